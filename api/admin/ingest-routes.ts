@@ -1,0 +1,22 @@
+// POST /admin/ingest: NDJSON records through the one ingest pipeline. Answers once the
+// accepted records are stored and queryable.
+import type { FastifyInstance } from 'fastify';
+import { ndjsonRecords, lineOf } from '../../ingest/ndjson.ts';
+import type { IngestPipeline } from '../../ingest/pipeline.ts';
+
+export async function ingestRoutes(app: FastifyInstance, opts: { pipeline: IngestPipeline; maxBodyBytes: number }): Promise<void> {
+  // Any content type: operators send files with curl --data-binary, often as text/plain.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: opts.maxBodyBytes }, (_req, body, done) => done(null, body));
+
+  app.post('/admin/ingest', { bodyLimit: opts.maxBodyBytes }, async (req) => {
+    const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    const report = await opts.pipeline.ingest(ndjsonRecords(body), 'http');
+    return {
+      accepted: report.accepted,
+      rejected: report.rejected.length,
+      duplicates: report.duplicates,
+      errors: report.rejected.map((r) => ({ line: lineOf(r.position) ?? r.position, reason: r.reason })),
+    };
+  });
+}

@@ -1,0 +1,202 @@
+// Transaction lookups and listings: by signature from tx_by_signature (a point read), and
+// filtered listings from the base table with keyset pagination.
+import { AppError, Errors } from '../../core/errors.ts';
+import type { Warehouse } from '../../views/warehouse.ts';
+import type { ListRequest, Page, SortOrder, Transaction, TransactionFilters } from './types.ts';
+
+export const TX_COLUMNS = `signature, instruction_index, toString(slot) AS slot, toUInt32(block_time) AS block_time,
+  program_id, protocol_name, instruction_type, fee, compute_units, accounts_count, success`;
+
+export interface TxRow {
+  signature: string;
+  instruction_index: number;
+  slot: string;
+  block_time: number;
+  program_id: string;
+  protocol_name: string;
+  instruction_type: string;
+  fee: string | number;
+  compute_units: number;
+  accounts_count: number;
+  success: boolean;
+}
+
+export function toTransaction(r: TxRow): Transaction {
+  return {
+    signature: r.signature,
+    slot: String(r.slot),
+    blockTime: Number(r.block_time),
+    programId: r.program_id,
+    protocolName: r.protocol_name,
+    instructionType: r.instruction_type,
+    fee: Number(r.fee),
+    computeUnits: Number(r.compute_units),
+    accountsCount: Number(r.accounts_count),
+    success: Boolean(r.success),
+  };
+}
+
+/** The record of lowest instruction_index for a signature, or null (also for hidden protocols). */
+export async function transactionBySignature(wh: Warehouse, signature: string, active: readonly string[]): Promise<Transaction | null> {
+  const rows = await wh.query<TxRow>(
+    `SELECT ${TX_COLUMNS} FROM tx_by_signature
+     WHERE sig_key = cityHash64({sig:String}) AND signature = {sig:String} AND protocol_name IN {active:Array(String)}
+     ORDER BY instruction_index LIMIT 1`,
+    { params: { sig: signature, active } },
+  );
+  return rows[0] ? toTransaction(rows[0]) : null;
+}
+
+// ---- keyset cursor -------------------------------------------------------------------
+
+export interface Cursor {
+  blockTime: number;
+  signature: string;
+  instructionIndex: number;
+}
+
+export function encodeCursor(c: Cursor): string {
+  return Buffer.from(JSON.stringify([c.blockTime, c.signature, c.instructionIndex])).toString('base64url');
+}
+
+export function decodeCursor(token: string, field: string): Cursor {
+  try {
+    const v: unknown = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
+    if (Array.isArray(v) && v.length === 3 && Number.isInteger(v[0]) && typeof v[1] === 'string' && Number.isInteger(v[2])) {
+      return { blockTime: v[0] as number, signature: v[1], instructionIndex: v[2] as number };
+    }
+  } catch {
+    // fall through
+  }
+  throw new AppError(Errors.invalidParams, `${field} is not a pagination token this service issued`, { field });
+}
+
+// ---- filtered listing -----------------------------------------------------------------
+
+interface Built {
+  where: string[];
+  params: Record<string, unknown>;
+}
+
+/** WHERE conditions shared by the base table and tx_by_signature (same column names). */
+function filterConditions(filters: TransactionFilters, visible: readonly string[], cursor: Cursor | undefined, order: SortOrder): Built {
+  const where = ['protocol_name IN {visible:Array(String)}'];
+  const params: Record<string, unknown> = { visible };
+  const bt = filters.blockTime;
+  if (bt?.gte !== undefined) {
+    where.push("block_time >= toDateTime({gte:UInt32}, 'UTC')");
+    params.gte = bt.gte;
+  }
+  if (bt?.lte !== undefined) {
+    where.push("block_time <= toDateTime({lte:UInt32}, 'UTC')");
+    params.lte = bt.lte;
+  }
+  if (filters.status === 'succeeded') where.push('success');
+  if (filters.status === 'failed') where.push('NOT success');
+  if (filters.programIds) {
+    where.push('program_id IN {programIds:Array(String)}');
+    params.programIds = filters.programIds;
+  }
+  if (filters.instructionTypes) {
+    where.push('instruction_type IN {instructionTypes:Array(String)}');
+    params.instructionTypes = filters.instructionTypes;
+  }
+  if (cursor) {
+    const op = order === 'asc' ? '>' : '<';
+    // The plain block_time bound lets the primary key prune; the tuple makes it exact.
+    where.push(`block_time ${op}= toDateTime({c_bt:UInt32}, 'UTC')`);
+    where.push(`(block_time, signature, instruction_index) ${op} (toDateTime({c_bt:UInt32}, 'UTC'), {c_sig:String}, {c_idx:UInt16})`);
+    Object.assign(params, { c_bt: cursor.blockTime, c_sig: cursor.signature, c_idx: cursor.instructionIndex });
+  }
+  return { where, params };
+}
+
+function page(rows: TxRow[], limit: number): Page<Transaction> & { rows: TxRow[] } {
+  const more = rows.length > limit;
+  const kept = more ? rows.slice(0, limit) : rows;
+  const last = kept.at(-1);
+  return {
+    rows: kept,
+    data: kept.map(toTransaction),
+    next: more && last ? encodeCursor({ blockTime: Number(last.block_time), signature: last.signature, instructionIndex: Number(last.instruction_index) }) : null,
+  };
+}
+
+/**
+ * List records matching the filters, ordered by (block_time, signature, instruction_index).
+ * `visible` is the set of protocols the caller may see (active ones, narrowed by filters).
+ */
+export async function listTransactions(wh: Warehouse, req: ListRequest, visible: readonly string[]): Promise<Page<Transaction>> {
+  if (visible.length === 0) return { data: [], next: null };
+  const cursor = req.cursor === undefined ? undefined : decodeCursor(req.cursor, 'paginationToken');
+  const dir = req.sortOrder === 'asc' ? 'ASC' : 'DESC';
+  const order = `ORDER BY block_time ${dir}, signature ${dir}, instruction_index ${dir}`;
+  const built = filterConditions(req.filters, visible, cursor, req.sortOrder);
+
+  if (req.filters.signatures) {
+    // Signature filters are point reads on the lookup table, whatever else is asked.
+    built.where.push('sig_key IN (SELECT cityHash64(arrayJoin({sigs:Array(String)})))', 'signature IN {sigs:Array(String)}');
+    built.params.sigs = req.filters.signatures;
+    const rows = await wh.query<TxRow>(
+      `SELECT ${TX_COLUMNS} FROM tx_by_signature WHERE ${built.where.join(' AND ')} ${order} LIMIT {lim:UInt32}`,
+      { params: { ...built.params, lim: req.limit + 1 } },
+    );
+    return strip(page(rows, req.limit));
+  }
+
+  // Narrow the scan to the most recent (or oldest) hours that can hold a page, using the
+  // hourly view's counts; widen to the whole range only if other filters thin it out.
+  const window = await pageWindow(wh, req, visible, cursor);
+  const run = async (extra: string | undefined): Promise<TxRow[]> =>
+    wh.query<TxRow>(
+      `SELECT ${TX_COLUMNS} FROM transactions WHERE ${[...built.where, ...(extra ? [extra] : [])].join(' AND ')}
+       ${order} LIMIT {lim:UInt32}`,
+      { params: { ...built.params, lim: req.limit + 1, win: window } },
+    );
+  if (window !== undefined) {
+    const bound = req.sortOrder === 'asc'
+      ? "block_time < toDateTime({win:UInt32}, 'UTC')"
+      : "block_time >= toDateTime({win:UInt32}, 'UTC')";
+    const rows = await run(bound);
+    if (rows.length > req.limit) return strip(page(rows, req.limit));
+  }
+  return strip(page(await run(undefined), req.limit));
+}
+
+function strip(p: Page<Transaction> & { rows: TxRow[] }): Page<Transaction> {
+  return { data: p.data, next: p.next };
+}
+
+/**
+ * The hour boundary that bounds the next page: for desc, the latest hour H such that hours
+ * >= H hold more than `limit` records of the visible protocols (before other filters); for
+ * asc, the earliest boundary below which that many lie. Undefined when the view cannot help.
+ */
+async function pageWindow(wh: Warehouse, req: ListRequest, visible: readonly string[], cursor: Cursor | undefined): Promise<number | undefined> {
+  const desc = req.sortOrder === 'desc';
+  const where = ['protocol_name IN {visible:Array(String)}'];
+  const params: Record<string, unknown> = { visible, need: req.limit + 1 };
+  const lo = req.filters.blockTime?.gte;
+  let hi = req.filters.blockTime?.lte;
+  let low = lo;
+  if (cursor) {
+    if (desc) hi = hi === undefined ? cursor.blockTime : Math.min(hi, cursor.blockTime);
+    else low = low === undefined ? cursor.blockTime : Math.max(low, cursor.blockTime);
+  }
+  if (low !== undefined) {
+    where.push("hour_start >= toStartOfHour(toDateTime({lo:UInt32}, 'UTC'))");
+    params.lo = low;
+  }
+  if (hi !== undefined) {
+    where.push("hour_start <= toDateTime({hi:UInt32}, 'UTC')");
+    params.hi = hi;
+  }
+  const rows = await wh.query<{ edge: number }>(
+    `SELECT toUInt32(${desc ? 'hour_start' : 'hour_start + 3600'}) AS edge FROM (
+       SELECT hour_start, sum(sum(tx_count)) OVER (ORDER BY hour_start ${desc ? 'DESC' : 'ASC'}) AS cum
+       FROM protocol_hourly WHERE ${where.join(' AND ')} GROUP BY hour_start)
+     WHERE cum >= {need:UInt64} ORDER BY hour_start ${desc ? 'DESC' : 'ASC'} LIMIT 1`,
+    { params },
+  );
+  return rows[0] ? Number(rows[0].edge) : undefined;
+}

@@ -1,0 +1,63 @@
+// buildApp(): the whole HTTP service, assembled from its parts; tests drive it with
+// app.inject() and the entry point (main.ts) listens on it.
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import type { Config } from '../core/config.ts';
+import { AppError, Errors, toAppError } from '../core/errors.ts';
+import { redactUrl, type Logger } from '../core/logger.ts';
+import type { IngestPipeline } from '../ingest/pipeline.ts';
+import type { ProtocolRegistry } from '../views/protocol-registry.ts';
+import type { Warehouse } from '../views/warehouse.ts';
+import { adminGuard } from './admin/admin-auth.ts';
+import { ingestRoutes } from './admin/ingest-routes.ts';
+import { protocolRoutes } from './admin/protocol-routes.ts';
+import type { Analytics } from './analytics/analytics.ts';
+import { healthRoutes } from './health-routes.ts';
+
+export interface AppDeps {
+  config: Config;
+  logger: Logger;
+  wh: Warehouse;
+  registry: ProtocolRegistry;
+  analytics: Analytics;
+  pipeline: IngestPipeline;
+}
+
+/** Map any error to the `{error, message}` body and its status. */
+function httpError(err: unknown): { status: number; body: { error: string; message: string } } {
+  const fe = err as FastifyError;
+  if (!(err instanceof AppError) && typeof fe?.statusCode === 'number' && fe.statusCode < 500) {
+    const kind = fe.statusCode === 413 ? Errors.payloadTooLarge : fe.statusCode === 404 ? Errors.notFound : Errors.invalidParams;
+    const message = fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 'request body is larger than the limit for this endpoint' : fe.message;
+    return { status: fe.statusCode, body: { error: kind.title, message } };
+  }
+  const e = toAppError(err);
+  return { status: e.kind.http, body: { error: e.kind.title, message: e.message } };
+}
+
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    requestIdHeader: 'x-request-id',
+    genReqId: () => crypto.randomUUID(),
+    bodyLimit: 1024 * 1024,
+    serializerOpts: { rounding: 'floor' },
+  });
+  app.setErrorHandler((err, req, reply) => {
+    const { status, body } = httpError(err);
+    if (status >= 500) req.log.error({ err }, 'request failed');
+    reply.code(status).send(body);
+  });
+  app.setNotFoundHandler((req, reply) => {
+    reply.code(404).send({ error: 'Not Found', message: `no route for ${req.method} ${redactUrl(req.url.split('?')[0] ?? '')}` });
+  });
+
+  await app.register(healthRoutes, { wh: deps.wh });
+
+  await app.register(async (admin) => {
+    admin.addHook('onRequest', adminGuard(deps.config.adminToken));
+    await admin.register(protocolRoutes, { registry: deps.registry, onChange: () => deps.analytics.cache.clear() });
+    await admin.register(ingestRoutes, { pipeline: deps.pipeline, maxBodyBytes: deps.config.ingest.maxBodyBytes });
+  });
+
+  return app;
+}

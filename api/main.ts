@@ -1,0 +1,46 @@
+// Entry point: validate config, migrate, seed demo data into an empty embedded store,
+// then serve. Prints where to reach the service and the operator token.
+import { ConfigError, loadConfig, type Config } from '../core/config.ts';
+import { createLogger } from '../core/logger.ts';
+import { progressPrinter, seedIfEmpty } from '../ingest/seed.ts';
+import { buildApp } from './app.ts';
+import { createServices } from './services.ts';
+
+async function main(): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const logger = createLogger(config.logLevel);
+  const services = await createServices(config, logger);
+  if (services.wh.transport === 'embedded') {
+    const seeded = await seedIfEmpty(services.wh, config.demoRows, config.demoSeed, progressPrinter());
+    if (seeded > 0) logger.info({ rows: seeded }, 'demo data seeded');
+  }
+  const app = await buildApp(services);
+  const shutdown = async (signal: string): Promise<void> => {
+    logger.info({ signal }, 'shutting down');
+    await app.close();
+    await services.close();
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  const address = await app.listen({ port: config.port, host: config.host });
+  process.stdout.write(
+    `\nSolana DeFi analytics service listening on ${address}\n` +
+      `  health:      ${address}/health\n` +
+      `  admin token: ${config.adminToken}${config.adminTokenGenerated ? '  (generated; set ADMIN_TOKEN to fix it)' : ''}\n\n`,
+  );
+}
+
+main().catch((err) => {
+  process.stderr.write(`fatal: ${(err as Error).stack ?? String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,137 @@
+// The one place that reads process.env. Every problem is collected and reported at once,
+// so an operator fixes a bad deployment in one go rather than one restart per mistake.
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+export interface Config {
+  port: number;
+  host: string;
+  clickhouse: {
+    url: string | undefined;
+    user: string;
+    password: string;
+    database: string;
+  };
+  dataDir: string;
+  demoRows: number;
+  demoSeed: number;
+  kafka: {
+    brokers: string[] | undefined;
+    topic: string;
+    groupId: string;
+  };
+  redisUrl: string | undefined;
+  adminToken: string;
+  adminTokenGenerated: boolean;
+  logLevel: LogLevel;
+  ingest: {
+    maxBodyBytes: number;
+    maxRecordBytes: number;
+    batchRows: number;
+  };
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+export function loadConfig(env: Env = process.env): Config {
+  const problems: string[] = [];
+  const str = (name: string): string | undefined => {
+    const v = env[name];
+    return v === undefined || v.trim() === '' ? undefined : v.trim();
+  };
+  const int = (name: string, def: number, min: number, max: number): number => {
+    const raw = str(name);
+    if (raw === undefined) return def;
+    if (!/^-?\d+$/.test(raw)) {
+      problems.push(`${name} must be an integer, got "${raw}"`);
+      return def;
+    }
+    const n = Number(raw);
+    if (n < min || n > max) problems.push(`${name} must be between ${min} and ${max}, got ${n}`);
+    return n;
+  };
+  const url = (name: string, protocols: string[]): string | undefined => {
+    const raw = str(name);
+    if (raw === undefined) return undefined;
+    try {
+      const u = new URL(raw);
+      if (!protocols.includes(u.protocol)) {
+        problems.push(`${name} must use ${protocols.join(' or ')}, got "${u.protocol}"`);
+      }
+    } catch {
+      problems.push(`${name} is not a valid URL: "${raw}"`);
+    }
+    return raw;
+  };
+
+  const port = int('PORT', 8080, 0, 65535);
+  const host = str('HOST') ?? '127.0.0.1';
+  const chUrl = url('CLICKHOUSE_URL', ['http:', 'https:']);
+  const dataDir = path.resolve(str('DATA_DIR') ?? './data');
+  const demoRows = int('DEMO_ROWS', 2_000_000, 0, 10_000_000_000);
+  const demoSeed = int('DEMO_SEED', 42, 0, 2 ** 31 - 1);
+
+  const brokersRaw = str('KAFKA_BROKERS');
+  let brokers: string[] | undefined;
+  if (brokersRaw !== undefined) {
+    brokers = brokersRaw.split(',').map((b) => b.trim()).filter(Boolean);
+    for (const b of brokers) {
+      if (!/^[A-Za-z0-9.\-_[\]:]+:\d{1,5}$/.test(b)) problems.push(`KAFKA_BROKERS entry "${b}" must be host:port`);
+    }
+    if (brokers.length === 0) problems.push('KAFKA_BROKERS is set but lists no broker');
+  }
+  const redisUrl = url('REDIS_URL', ['redis:', 'rediss:']);
+
+  const logLevelRaw = (str('LOG_LEVEL') ?? 'info') as LogLevel;
+  if (!LOG_LEVELS.includes(logLevelRaw)) {
+    problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevelRaw}"`);
+  }
+
+  let adminToken = str('ADMIN_TOKEN');
+  const adminTokenGenerated = adminToken === undefined;
+  if (adminToken !== undefined && adminToken.length < 16) {
+    problems.push('ADMIN_TOKEN must be at least 16 characters');
+  }
+  adminToken ??= randomBytes(24).toString('base64url');
+
+  const maxBodyBytes = int('INGEST_MAX_BODY_BYTES', 64 * 1024 * 1024, 1024, 2 ** 31 - 1);
+  const maxRecordBytes = int('INGEST_MAX_RECORD_BYTES', 256 * 1024, 256, 64 * 1024 * 1024);
+  const batchRows = int('INGEST_BATCH_ROWS', 10_000, 1, 1_000_000);
+
+  if (problems.length > 0) throw new ConfigError(problems);
+
+  return {
+    port,
+    host,
+    clickhouse: {
+      url: chUrl,
+      user: str('CLICKHOUSE_USER') ?? 'default',
+      password: env.CLICKHOUSE_PASSWORD ?? '',
+      database: str('CLICKHOUSE_DATABASE') ?? 'default',
+    },
+    dataDir,
+    demoRows,
+    demoSeed,
+    kafka: {
+      brokers,
+      topic: str('KAFKA_TOPIC') ?? 'solana.instructions',
+      groupId: str('KAFKA_GROUP_ID') ?? 'tx-analytics-ingest',
+    },
+    redisUrl,
+    adminToken,
+    adminTokenGenerated,
+    logLevel: logLevelRaw,
+    ingest: { maxBodyBytes, maxRecordBytes, batchRows },
+  };
+}

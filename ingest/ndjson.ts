@@ -1,0 +1,22 @@
+// Splitting an NDJSON body into records that remember their line numbers, so every
+// rejection can say exactly which line it was.
+import type { RawRecord } from './pipeline.ts';
+
+export function ndjsonRecords(body: Buffer | string): RawRecord[] {
+  const text = typeof body === 'string' ? body : body.toString('utf8');
+  const out: RawRecord[] = [];
+  let lineNo = 0;
+  for (const line of text.split('\n')) {
+    lineNo += 1;
+    const trimmed = line.endsWith('\r') ? line.slice(0, -1) : line;
+    if (trimmed.trim() === '') continue;
+    out.push({ value: trimmed, position: `line ${lineNo}` });
+  }
+  return out;
+}
+
+/** "line 12" -> 12; other positions are not lines. */
+export const lineOf = (position: string): number | undefined => {
+  const m = /^line (\d+)$/.exec(position);
+  return m ? Number(m[1]) : undefined;
+};

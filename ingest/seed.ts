@@ -1,0 +1,31 @@
+// Seeding an empty store with demo rows at first start, with a visible progress display.
+import type { Warehouse } from '../views/warehouse.ts';
+import { seedDemo, type SeedProgress } from './demo-generator.ts';
+
+export const DEMO_DAYS = 30;
+
+/** Demo data covers the DEMO_DAYS before the current hour. */
+export function demoWindow(now = Date.now()): { startTime: number; endTime: number } {
+  const endTime = Math.floor(now / 3_600_000) * 3600;
+  return { startTime: endTime - DEMO_DAYS * 86_400, endTime };
+}
+
+export function progressPrinter(out: NodeJS.WriteStream = process.stderr): (p: SeedProgress) => void {
+  return (p) => {
+    const pct = Math.floor((p.done / p.total) * 100);
+    const rate = p.elapsedMs > 0 ? Math.round(p.done / (p.elapsedMs / 1000)) : 0;
+    const bar = '#'.repeat(Math.floor(pct / 4)).padEnd(25, '.');
+    const line = `seeding demo data [${bar}] ${pct}% ${p.done.toLocaleString('en-US')}/${p.total.toLocaleString('en-US')} rows, ${rate.toLocaleString('en-US')} rows/s`;
+    if (out.isTTY) out.write(`\r${line}${p.done === p.total ? '\n' : ''}`);
+    else out.write(`${line}\n`);
+  };
+}
+
+/** Seed only when the base table is empty; returns how many rows were generated. */
+export async function seedIfEmpty(wh: Warehouse, rows: number, seed: number, onProgress?: (p: SeedProgress) => void): Promise<number> {
+  if (rows <= 0) return 0;
+  const [r] = await wh.query<{ n: string }>('SELECT count() AS n FROM transactions');
+  if (Number(r?.n ?? 0) > 0) return 0;
+  await seedDemo(wh, { seed, total: rows, ...demoWindow() }, onProgress);
+  return rows;
+}

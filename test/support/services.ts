@@ -1,0 +1,26 @@
+// Real services on a fresh embedded engine in a temporary data directory, for tests.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { loadConfig, type Config } from '../../core/config.ts';
+import { createLogger } from '../../core/logger.ts';
+import { createServices, type Services } from '../../api/services.ts';
+
+export const ADMIN_TOKEN = 'test-admin-token-0123456789';
+
+export function testConfig(env: Record<string, string> = {}): Config & { dataDir: string } {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'txa-test-'));
+  return loadConfig({ DATA_DIR: dataDir, DEMO_ROWS: '0', ADMIN_TOKEN, LOG_LEVEL: 'silent', ...env });
+}
+
+export async function startServices(env: Record<string, string> = {}): Promise<Services & { cleanup(): Promise<void> }> {
+  const config = testConfig(env);
+  const services = await createServices(config, createLogger('silent'));
+  return {
+    ...services,
+    async cleanup() {
+      await services.close();
+      if (config.clickhouse.url === undefined) rmSync(config.dataDir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,118 @@
+// Embedded transport: ClickHouse in-process through chDB. One engine per process and one
+// data directory per engine, so the service runs as a single process in this mode.
+import { mkdirSync } from 'node:fs';
+import { Session } from 'chdb';
+import {
+  renderSettings,
+  WarehouseError,
+  type InsertOptions,
+  type QueryOptions,
+  type Settings,
+  type Warehouse,
+} from './warehouse.ts';
+
+interface ChdbLikeError {
+  message: string;
+  clickhouseCode?: number;
+}
+
+function wrap(err: unknown): WarehouseError {
+  const e = err as ChdbLikeError;
+  const code = typeof e?.clickhouseCode === 'number' ? e.clickhouseCode : codeFromMessage(e?.message);
+  return new WarehouseError(String(e?.message ?? err), code, { cause: err });
+}
+
+function codeFromMessage(message: string | undefined): number | undefined {
+  const m = /Code: (\d+)\./.exec(message ?? '');
+  return m ? Number(m[1]) : undefined;
+}
+
+/** chDB has no per-call settings argument: they travel as a trailing SETTINGS clause. */
+function withSettings(sql: string, settings: Settings | undefined): string {
+  if (!settings || Object.keys(settings).length === 0) return sql;
+  return `${sql}\nSETTINGS ${renderSettings(settings)}`;
+}
+
+export class EmbeddedWarehouse implements Warehouse {
+  readonly transport = 'embedded' as const;
+  private readonly session: Session;
+  // chDB allows one open stream per session; further streams wait their turn.
+  private streamQueue: Promise<void> = Promise.resolve();
+
+  constructor(dataDir: string) {
+    mkdirSync(dataDir, { recursive: true });
+    this.session = new Session(dataDir);
+  }
+
+  async query<T>(sql: string, options: QueryOptions = {}): Promise<T[]> {
+    const text = await this.queryText(sql, 'JSONEachRow', options);
+    if (text.length === 0) return [];
+    const rows: T[] = [];
+    for (const line of text.split('\n')) if (line.length > 0) rows.push(JSON.parse(line) as T);
+    return rows;
+  }
+
+  async queryText(sql: string, format: string, options: QueryOptions = {}): Promise<string> {
+    const full = withSettings(sql, options.settings);
+    try {
+      const result = options.params
+        ? await this.session.queryBindAsync(full, options.params, { format, signal: options.signal })
+        : await this.session.queryAsync(full, { format, signal: options.signal });
+      return result.text();
+    } catch (err) {
+      throw wrap(err);
+    }
+  }
+
+  async *stream(sql: string, format: string, options: QueryOptions = {}): AsyncIterable<Uint8Array> {
+    let release!: () => void;
+    const turn = this.streamQueue;
+    this.streamQueue = new Promise<void>((r) => (release = r));
+    await turn;
+    try {
+      const full = withSettings(sql, options.settings);
+      let stream;
+      try {
+        stream = options.params
+          ? this.session.queryStreamBind(full, options.params, { format, signal: options.signal })
+          : this.session.queryStream(full, { format, signal: options.signal });
+      } catch (err) {
+        throw wrap(err);
+      }
+      try {
+        for await (const chunk of stream) yield chunk.raw();
+      } catch (err) {
+        throw wrap(err);
+      } finally {
+        stream.cancel();
+      }
+    } finally {
+      release();
+    }
+  }
+
+  async insert(table: string, rows: readonly object[], options: InsertOptions = {}): Promise<void> {
+    if (rows.length === 0) return;
+    let payload = '';
+    for (const row of rows) payload += `${JSON.stringify(row)}\n`;
+    try {
+      await this.session.insert({
+        table,
+        values: Buffer.from(payload),
+        format: 'JSONEachRow',
+        columns: options.columns,
+        settings: options.settings,
+      });
+    } catch (err) {
+      throw wrap(err);
+    }
+  }
+
+  async exec(sql: string, options: QueryOptions = {}): Promise<void> {
+    await this.queryText(sql, 'TSV', options);
+  }
+
+  async close(): Promise<void> {
+    this.session.close();
+  }
+}

@@ -1,0 +1,82 @@
+// Forward-only migration runner, safe to run at every start: applied migrations are
+// recorded with a checksum; an applied file that changed is an error, never re-run.
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Warehouse } from './warehouse.ts';
+
+export const MIGRATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
+
+export interface Migration {
+  version: number;
+  name: string;
+  checksum: string;
+  statements: string[];
+}
+
+/** Split a migration file into statements: a statement ends with `;` at the end of a line. */
+export function splitStatements(sql: string): string[] {
+  return sql
+    .split(/;[ \t]*(?:\r?\n|$)/)
+    .map((s) => s.trim())
+    .filter((s) => s.split('\n').some((line) => line.trim() !== '' && !line.trim().startsWith('--')));
+}
+
+export function loadMigrations(dir: string = MIGRATIONS_DIR): Migration[] {
+  const files = readdirSync(dir).filter((f) => /^\d{3}_[a-z0-9_]+\.sql$/.test(f)).sort();
+  return files.map((file) => {
+    const text = readFileSync(path.join(dir, file), 'utf8');
+    return {
+      version: Number(file.slice(0, 3)),
+      name: file.replace(/\.sql$/, ''),
+      checksum: createHash('sha256').update(text).digest('hex'),
+      statements: splitStatements(text),
+    };
+  });
+}
+
+export interface MigrateResult {
+  applied: string[];
+  current: number;
+}
+
+export async function migrate(
+  wh: Warehouse,
+  onApply: (name: string) => void = () => {},
+  migrations: Migration[] = loadMigrations(),
+): Promise<MigrateResult> {
+  await wh.exec(`CREATE TABLE IF NOT EXISTS schema_migrations
+    (version UInt32, name String, checksum String, applied_at DateTime64(3, 'UTC') DEFAULT now64(3))
+    ENGINE = MergeTree ORDER BY version`);
+  const done = new Map<number, string>();
+  for (const row of await wh.query<{ version: number; checksum: string }>(
+    'SELECT version, any(checksum) AS checksum FROM schema_migrations GROUP BY version',
+  )) {
+    done.set(Number(row.version), row.checksum);
+  }
+  const applied: string[] = [];
+  for (const m of migrations) {
+    const prior = done.get(m.version);
+    if (prior !== undefined) {
+      if (prior !== m.checksum) {
+        throw new Error(`migration ${m.name} was changed after it was applied; add a new migration instead`);
+      }
+      continue;
+    }
+    onApply(m.name);
+    for (const statement of m.statements) await wh.exec(statement);
+    await wh.insert('schema_migrations', [{ version: m.version, name: m.name, checksum: m.checksum }], {
+      columns: ['version', 'name', 'checksum'],
+    });
+    applied.push(m.name);
+  }
+  return { applied, current: migrations.at(-1)?.version ?? 0 };
+}
+
+/** Latest migration version the code knows, and the one the warehouse has applied. */
+export async function migrationStatus(wh: Warehouse): Promise<{ expected: number; applied: number }> {
+  const expected = loadMigrations().at(-1)?.version ?? 0;
+  const rows = await wh.query<{ v: number }>('SELECT max(version) AS v FROM schema_migrations');
+  return { expected, applied: Number(rows[0]?.v ?? 0) };
+}

@@ -1,0 +1,57 @@
+// The protocol registry (DESIGN.md section 5): program id -> protocol name with an active
+// flag. Read through a short-lived cache so every process sees an operator's change
+// within a second without a query per request.
+import type { Warehouse } from './warehouse.ts';
+
+export interface ProtocolEntry {
+  protocolName: string;
+  programId: string;
+  active: boolean;
+}
+
+interface Row {
+  protocol_name: string;
+  program_id: string;
+  active: boolean;
+}
+
+export class ProtocolRegistry {
+  private cache: { at: number; entries: ProtocolEntry[] } | undefined;
+
+  constructor(
+    private readonly wh: Warehouse,
+    private readonly ttlMs = 1000,
+  ) {}
+
+  async list(): Promise<ProtocolEntry[]> {
+    if (this.cache && Date.now() - this.cache.at < this.ttlMs) return this.cache.entries;
+    const rows = await this.wh.query<Row>(
+      'SELECT protocol_name, program_id, active FROM protocols FINAL ORDER BY protocol_name',
+    );
+    const entries = rows.map((r) => ({ protocolName: r.protocol_name, programId: r.program_id, active: Boolean(r.active) }));
+    this.cache = { at: Date.now(), entries };
+    return entries;
+  }
+
+  async get(name: string): Promise<ProtocolEntry | undefined> {
+    return (await this.list()).find((p) => p.protocolName === name);
+  }
+
+  /** Names of the protocols whose records are visible in answers. */
+  async activeNames(): Promise<string[]> {
+    return (await this.list()).filter((p) => p.active).map((p) => p.protocolName);
+  }
+
+  /** Every registered name, active or not: records of all of them may be stored. */
+  async knownNames(): Promise<Set<string>> {
+    return new Set((await this.list()).map((p) => p.protocolName));
+  }
+
+  async setActive(name: string, active: boolean): Promise<ProtocolEntry | undefined> {
+    const entry = await this.get(name);
+    if (!entry) return undefined;
+    await this.wh.insert('protocols', [{ protocol_name: name, program_id: entry.programId, active, updated_at: new Date().toISOString().replace('T', ' ').replace('Z', '') }]);
+    this.cache = undefined;
+    return { ...entry, active };
+  }
+}

@@ -1,0 +1,120 @@
+// Server transport: a ClickHouse server (or cluster) over HTTP with @clickhouse/client.
+// Used when CLICKHOUSE_URL is set; API and ingest then scale as separate processes.
+import { createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
+import type { Readable } from 'node:stream';
+import { WarehouseError, type InsertOptions, type QueryOptions, type Warehouse } from './warehouse.ts';
+
+export interface ServerWarehouseOptions {
+  url: string;
+  user: string;
+  password: string;
+  database: string;
+}
+
+function wrap(err: unknown): WarehouseError {
+  const e = err as { message?: string; code?: string };
+  const code = e?.code !== undefined && /^\d+$/.test(e.code) ? Number(e.code) : undefined;
+  return new WarehouseError(String(e?.message ?? err), code, { cause: err });
+}
+
+export class ServerWarehouse implements Warehouse {
+  readonly transport = 'server' as const;
+  private readonly client: ClickHouseClient;
+
+  constructor(options: ServerWarehouseOptions) {
+    this.client = createClient({
+      url: options.url,
+      username: options.user,
+      password: options.password,
+      database: options.database,
+      // Statements must be complete before we answer (ingest says "queryable when it returns").
+      clickhouse_settings: { wait_end_of_query: 1 },
+      request_timeout: 60_000,
+    });
+  }
+
+  async query<T>(sql: string, options: QueryOptions = {}): Promise<T[]> {
+    try {
+      const rs = await this.client.query({
+        query: sql,
+        format: 'JSONEachRow',
+        query_params: options.params,
+        clickhouse_settings: options.settings as ClickHouseSettings | undefined,
+        abort_signal: options.signal,
+      });
+      return await rs.json<T>();
+    } catch (err) {
+      throw wrap(err);
+    }
+  }
+
+  async queryText(sql: string, format: string, options: QueryOptions = {}): Promise<string> {
+    try {
+      const rs = await this.client.exec({
+        query: `${sql}\nFORMAT ${format}`,
+        query_params: options.params,
+        clickhouse_settings: options.settings as ClickHouseSettings | undefined,
+        abort_signal: options.signal,
+      });
+      const chunks: Buffer[] = [];
+      for await (const c of rs.stream as Readable) chunks.push(c as Buffer);
+      return Buffer.concat(chunks).toString('utf8');
+    } catch (err) {
+      throw wrap(err);
+    }
+  }
+
+  async *stream(sql: string, format: string, options: QueryOptions = {}): AsyncIterable<Uint8Array> {
+    let body: Readable;
+    try {
+      const rs = await this.client.exec({
+        query: `${sql}\nFORMAT ${format}`,
+        query_params: options.params,
+        clickhouse_settings: { ...(options.settings as ClickHouseSettings | undefined), wait_end_of_query: 0 },
+        abort_signal: options.signal,
+      });
+      body = rs.stream as Readable;
+    } catch (err) {
+      throw wrap(err);
+    }
+    try {
+      for await (const c of body) yield c as Buffer;
+    } catch (err) {
+      throw wrap(err);
+    } finally {
+      body.destroy();
+    }
+  }
+
+  async insert(table: string, rows: readonly object[], options: InsertOptions = {}): Promise<void> {
+    if (rows.length === 0) return;
+    try {
+      await this.client.insert({
+        table,
+        values: rows as object[],
+        format: 'JSONEachRow',
+        columns: options.columns ? ([...options.columns] as [string, ...string[]]) : undefined,
+        clickhouse_settings: options.settings as ClickHouseSettings | undefined,
+      });
+    } catch (err) {
+      throw wrap(err);
+    }
+  }
+
+  async exec(sql: string, options: QueryOptions = {}): Promise<void> {
+    try {
+      await this.client.command({
+        query: sql,
+        query_params: options.params,
+        clickhouse_settings: options.settings as ClickHouseSettings | undefined,
+        abort_signal: options.signal,
+      });
+    } catch (err) {
+      throw wrap(err);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.client.close();
+  }
+}

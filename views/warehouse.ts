@@ -1,0 +1,70 @@
+// The one interface every part of the service uses to reach ClickHouse. Two transports
+// implement it (embedded chDB and a ClickHouse server over HTTP); the SQL is the same.
+
+export type QueryParams = Record<string, unknown>;
+export type Settings = Record<string, string | number | boolean>;
+
+export interface QueryOptions {
+  /** Values for `{name:Type}` placeholders, bound by the engine, never spliced into SQL. */
+  params?: QueryParams;
+  /** Per-query engine settings (readonly, max_execution_time, ...). */
+  settings?: Settings;
+  /** Abandon the call; with a server it also cancels the query there. */
+  signal?: AbortSignal;
+}
+
+export interface InsertOptions {
+  /** Columns present in the rows; others take their DEFAULT expressions. */
+  columns?: readonly string[];
+  settings?: Settings;
+}
+
+export interface Warehouse {
+  readonly transport: 'embedded' | 'server';
+  /** Run a SELECT and return its rows (JSONEachRow semantics: 64-bit integers arrive as strings). */
+  query<T = Record<string, unknown>>(sql: string, options?: QueryOptions): Promise<T[]>;
+  /** Run a query and return its output in a named ClickHouse format (CSVWithNames, TSV, ...). */
+  queryText(sql: string, format: string, options?: QueryOptions): Promise<string>;
+  /** Stream a query's output in a named format, chunk by chunk, without buffering it whole. */
+  stream(sql: string, format: string, options?: QueryOptions): AsyncIterable<Uint8Array>;
+  /** Insert rows as JSONEachRow; one call is one INSERT statement. */
+  insert(table: string, rows: readonly object[], options?: InsertOptions): Promise<void>;
+  /** Run a statement that returns nothing (DDL, INSERT ... SELECT). */
+  exec(sql: string, options?: QueryOptions): Promise<void>;
+  close(): Promise<void>;
+}
+
+const SETTING_NAME = /^[a-z_][a-z0-9_]*$/;
+
+/** Render settings as a SQL SETTINGS clause body; names are checked, values quoted. */
+export function renderSettings(settings: Settings): string {
+  return Object.entries(settings)
+    .map(([k, v]) => {
+      if (!SETTING_NAME.test(k)) throw new Error(`invalid setting name: ${k}`);
+      if (typeof v === 'number' || typeof v === 'boolean') return `${k} = ${Number(v)}`;
+      return `${k} = '${v.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+    })
+    .join(', ');
+}
+
+/** A ClickHouse error, with the engine's numeric code when known. */
+export class WarehouseError extends Error {
+  constructor(
+    message: string,
+    readonly clickhouseCode: number | undefined,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'WarehouseError';
+  }
+}
+
+/** ClickHouse error codes the service reacts to. */
+export const ClickHouseCode = {
+  SYNTAX_ERROR: 62,
+  TIMEOUT_EXCEEDED: 159,
+  QUERY_WAS_CANCELLED: 394,
+  TOO_MANY_ROWS: 158,
+  MEMORY_LIMIT_EXCEEDED: 241,
+  READONLY: 164,
+} as const;
