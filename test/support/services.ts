@@ -24,3 +24,18 @@ export async function startServices(env: Record<string, string> = {}): Promise<S
     },
   };
 }
+
+/** Services plus the HTTP app built on them (drive it with app.inject()). */
+export async function startApp(env: Record<string, string> = {}) {
+  const { buildApp } = await import('../../api/app.ts');
+  const services = await startServices(env);
+  const app = await buildApp(services);
+  return {
+    services,
+    app,
+    async cleanup() {
+      await app.close();
+      await services.cleanup();
+    },
+  };
+}
