@@ -1,0 +1,133 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { demoRecords, ingestRecords, tableCounts } from './support/fixtures.ts';
+import { startServices } from './support/services.ts';
+import type { IngestRecord } from '../ingest/record-schema.ts';
+
+let s: Awaited<ReturnType<typeof startServices>>;
+let records: IngestRecord[];
+
+beforeAll(async () => {
+  s = await startServices({ INGEST_BATCH_ROWS: '700' });
+  records = await demoRecords(s, 4000);
+  const report = await ingestRecords(s, records);
+  expect(report.rejected).toEqual([]);
+});
+afterAll(async () => s.cleanup());
+
+const q = async <T>(sql: string): Promise<T[]> => s.wh.query<T>(sql);
+
+describe('ingest pipeline and views', () => {
+  it('stores every record once and every view total equals the base-table total', async () => {
+    const counts = await tableCounts(s);
+    const identities = new Set(records.map((r) => `${r.signature}#${r.instruction_index ?? 0}`));
+    expect(counts.transactions).toBe(identities.size);
+    expect(counts.tx_by_signature).toBe(counts.transactions);
+    expect(counts.protocol_hourly).toBe(counts.transactions);
+    expect(counts.instruction_hourly).toBe(counts.transactions);
+    const expectedAddressRows = records.reduce((n, r) => n + new Set([...(r.accounts ?? []), r.program_id]).size, 0);
+    expect(counts.tx_by_address).toBe(expectedAddressRows);
+  });
+
+  it('hourly view sums match the base table per protocol and hour', async () => {
+    const view = await q<Record<string, string>>(`
+      SELECT protocol_name, toUInt32(hour_start) h, sum(tx_count) c, sum(success_count) ok, sum(fee_sum) f, min(fee_min) fmin,
+             max(fee_max) fmax, sum(cu_sum) cu, sum(accounts_sum) acc, toUInt32(min(first_seen)) fs, toUInt32(max(last_seen)) ls,
+             max(max_slot) slot, uniqExactMerge(instruction_types) it, uniqExactMerge(programs) pr
+      FROM protocol_hourly GROUP BY protocol_name, h ORDER BY protocol_name, h`);
+    const base = await q<Record<string, string>>(`
+      SELECT protocol_name, toUInt32(toStartOfHour(block_time)) h, count() c, countIf(success) ok, sum(fee) f, min(fee) fmin,
+             max(fee) fmax, sum(compute_units) cu, sum(accounts_count) acc, toUInt32(min(block_time)) fs, toUInt32(max(block_time)) ls,
+             max(slot) slot, uniqExact(instruction_type) it, uniqExact(program_id) pr
+      FROM transactions GROUP BY protocol_name, h ORDER BY protocol_name, h`);
+    expect(view.length).toBeGreaterThan(100);
+    expect(view).toEqual(base);
+  });
+
+  it('instruction view sums match the base table', async () => {
+    const view = await q(`SELECT protocol_name, instruction_type, sum(tx_count) c, sum(success_count) ok, sum(fee_sum) f, sum(cu_sum) cu
+      FROM instruction_hourly GROUP BY 1, 2 ORDER BY 1, 2`);
+    const base = await q(`SELECT protocol_name, instruction_type, count() c, countIf(success) ok, sum(fee) f, sum(compute_units) cu
+      FROM transactions GROUP BY 1, 2 ORDER BY 1, 2`);
+    expect(view).toEqual(base);
+  });
+
+  it('replaying the same records changes no count anywhere', async () => {
+    const before = await tableCounts(s);
+    const feesBefore = await q(`SELECT sum(fee_sum) f FROM protocol_hourly`);
+    const report = await ingestRecords(s, records);
+    expect(report.accepted).toBe(records.length);
+    expect(report.duplicates).toBe(records.length);
+    // A replay in a different order and batching is still a no-op.
+    await ingestRecords(s, [...records].reverse().slice(0, 1500));
+    expect(await tableCounts(s)).toEqual(before);
+    expect(await q(`SELECT sum(fee_sum) f FROM protocol_hourly`)).toEqual(feesBefore);
+  });
+
+  it('duplicates inside one submission are stored once', async () => {
+    const before = await tableCounts(s);
+    const fresh = { ...records[0]!, signature: records[0]!.signature.slice(0, 80) + 'AAAAAAAA', instruction_index: 0 };
+    const report = await ingestRecords(s, [fresh, fresh, { ...fresh }]);
+    expect(report).toMatchObject({ accepted: 3, duplicates: 2, rejected: [] });
+    expect((await tableCounts(s)).transactions).toBe(before.transactions + 1);
+  });
+
+  it('derives date, hour and day_of_week from block_time in UTC', async () => {
+    const r = records[5]!;
+    const [row] = await s.wh.query<{ date: string; hour: number; day_of_week: number }>(
+      'SELECT toString(date) AS date, hour, day_of_week FROM transactions WHERE signature = {s:String} LIMIT 1', { params: { s: r.signature } });
+    const d = new Date(r.block_time * 1000);
+    expect(row).toEqual({ date: d.toISOString().slice(0, 10), hour: d.getUTCHours(), day_of_week: d.getUTCDay() === 0 ? 7 : d.getUTCDay() });
+  });
+});
+
+describe('bad input', () => {
+  const good = (): Record<string, unknown> => ({
+    signature: '5'.repeat(87) + 'a', slot: 300_000_000, block_time: 1_735_600_000, program_id: 'whirLbMiicVdio4qvUfM5KAg6Ct8VwpYzGff3uctyCc',
+    protocol_name: 'whirlpool', instruction_type: 'swap', fee: 5000, compute_units: 60_000, accounts: ['EfUr3UvsoY9EdC7QTaBRqhtyFbrLnBd2fDwkYhHXFvcN'], success: true,
+  });
+
+  it('rejects each bad record with its reason, stores the valid ones, and keeps them in the dead-letter table', async () => {
+    const before = (await tableCounts(s)).transactions;
+    const lines = [
+      '{"signature": "not closed',
+      JSON.stringify({ ...good(), fee: -1 }),
+      JSON.stringify({ ...good(), fee: '5000' }),
+      JSON.stringify({ ...good(), protocol_name: 'uniswap_v3' }),
+      JSON.stringify({ ...good(), signature: '0OIl'.repeat(20) }),
+      JSON.stringify({ ...good(), slot: undefined }),
+      JSON.stringify({ ...good(), accounts: undefined }),
+      JSON.stringify([1, 2, 3]),
+      JSON.stringify({ ...good(), signature: '6'.repeat(88), log_messages: ['Program log: a', 'Program log: b'], accounts: undefined, accounts_count: 9 }),
+      JSON.stringify(good()),
+    ];
+    const report = await s.pipeline.ingest(lines.map((value, i) => ({ value, position: `line ${i + 1}` })), 'test');
+    expect(report.accepted).toBe(2);
+    const reasons = Object.fromEntries(report.rejected.map((r) => [r.position, r.reason]));
+    expect(reasons['line 1']).toMatch(/^not valid JSON/);
+    expect(reasons['line 2']).toBe('fee must be >= 0');
+    expect(reasons['line 3']).toBe('fee must be integer');
+    expect(reasons['line 4']).toBe('unknown protocol_name "uniswap_v3"');
+    expect(reasons['line 5']).toBe('signature must be a Base58 signature of 64-88 characters');
+    expect(reasons['line 6']).toBe('missing required field slot');
+    expect(reasons['line 7']).toBe('accounts_count is required when accounts is absent');
+    expect(reasons['line 8']).toBe('record must be a JSON object');
+    expect(Object.keys(reasons)).toHaveLength(8);
+    expect((await tableCounts(s)).transactions).toBe(before + 2);
+
+    const [stored] = await s.wh.query<{ log_messages: string; accounts_count: number }>(
+      "SELECT log_messages, accounts_count FROM transactions WHERE signature = {s:String}", { params: { s: '6'.repeat(88) } });
+    expect(stored).toEqual({ log_messages: 'Program log: a\nProgram log: b', accounts_count: 9 });
+
+    const dead = await s.wh.query<{ position: string; reason: string; payload: string }>(
+      "SELECT position, reason, payload FROM dead_letters WHERE source = 'test' ORDER BY position");
+    expect(dead.map((d) => d.position).sort()).toEqual(Object.keys(reasons).sort());
+    expect(dead.find((d) => d.position === 'line 4')?.payload).toBe(lines[3]);
+  });
+
+  it('rejects an oversized record without reading it', async () => {
+    const huge = JSON.stringify({ ...good(), raw_data: 'x'.repeat(300_000) });
+    const report = await s.pipeline.ingest([{ value: huge, position: 'line 1' }], 'test');
+    expect(report.accepted).toBe(0);
+    expect(report.rejected[0]?.reason).toMatch(/^record is \d+ bytes; the limit is 262144$/);
+  });
+});
