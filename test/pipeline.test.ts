@@ -68,7 +68,7 @@ describe('ingest pipeline and views', () => {
     const fresh = { ...records[0]!, signature: records[0]!.signature.slice(0, 80) + 'AAAAAAAA', instruction_index: 0 };
     const report = await ingestRecords(s, [fresh, fresh, { ...fresh }]);
     expect(report).toMatchObject({ accepted: 3, duplicates: 2, rejected: [] });
-    expect((await tableCounts(s)).transactions).toBe(before.transactions + 1);
+    expect((await tableCounts(s)).transactions).toBe(before.transactions! + 1);
   });
 
   it('derives date, hour and day_of_week from block_time in UTC', async () => {
@@ -112,7 +112,7 @@ describe('bad input', () => {
     expect(reasons['line 7']).toBe('accounts_count is required when accounts is absent');
     expect(reasons['line 8']).toBe('record must be a JSON object');
     expect(Object.keys(reasons)).toHaveLength(8);
-    expect((await tableCounts(s)).transactions).toBe(before + 2);
+    expect((await tableCounts(s)).transactions).toBe(before! + 2);
 
     const [stored] = await s.wh.query<{ log_messages: string; accounts_count: number }>(
       "SELECT log_messages, accounts_count FROM transactions WHERE signature = {s:String}", { params: { s: '6'.repeat(88) } });
