@@ -27,7 +27,7 @@ export interface Services {
 }
 
 export interface ServiceOptions {
-  /** Clock of rate-limit windows and usage minutes (tests move it instead of waiting). */
+  /** Clock of rate-limit windows (tests move it instead of waiting). */
   now?: () => number;
 }
 

@@ -36,7 +36,8 @@ export interface AccessDeps {
   wh: Warehouse;
   logger: Logger;
   metrics: Metrics;
-  /** Clock of rate-limit windows and usage minutes; tests move it instead of sleeping. */
+  /** Clock of rate-limit windows; tests move it instead of sleeping. Usage minutes stay
+   *  on real time: they are stored, and must be real dates. */
   now?: () => number;
 }
 
@@ -58,7 +59,7 @@ export async function createAccess(deps: AccessDeps): Promise<Access> {
   const keys = new ApiKeyStore(wh);
   const authenticator = new KeyAuthenticator(keys, config.access.keyCacheTtlMs);
   const usageStore = new UsageStore(wh);
-  const usage = new UsageRecorder(usageStore, config.access.usageFlushMs, logger, now, () => metrics.usageFlushFailures.inc());
+  const usage = new UsageRecorder(usageStore, config.access.usageFlushMs, logger, Date.now, () => metrics.usageFlushFailures.inc());
 
   let rateLimitStore: RateLimitStore;
   let bus: KeyChangeBus;

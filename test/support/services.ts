@@ -11,7 +11,7 @@ export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 export interface StartOptions {
   /** A logger of the test's own (e.g. writing to a stream the test reads). */
   logger?: Logger;
-  /** Clock of rate-limit windows and usage minutes. */
+  /** Clock of rate-limit windows. */
   now?: () => number;
 }
 
