@@ -53,6 +53,13 @@ function connectRedis(url: string, log: Logger): Redis {
   return redis;
 }
 
+/** The Redis URL without its password, for error messages. */
+const redactedRedisUrl = (url: string): string => {
+  const u = new URL(url);
+  if (u.password !== '') u.password = '***';
+  return u.toString();
+};
+
 export async function createAccess(deps: AccessDeps): Promise<Access> {
   const { config, wh, logger, metrics } = deps;
   const now = deps.now ?? Date.now;
@@ -68,7 +75,14 @@ export async function createAccess(deps: AccessDeps): Promise<Access> {
     const commands = connectRedis(config.redisUrl, logger);
     const subscriber = connectRedis(config.redisUrl, logger);
     redisClients.push(commands, subscriber);
-    await Promise.all([commands.connect(), subscriber.connect()]);
+    try {
+      await Promise.all([commands.connect(), subscriber.connect()]);
+    } catch (err) {
+      commands.disconnect();
+      subscriber.disconnect();
+      // Starting anyway would silently turn the shared limit into a per-process one.
+      throw new Error(`cannot reach REDIS_URL ${redactedRedisUrl(config.redisUrl)}: ${(err as Error).message}`, { cause: err });
+    }
     rateLimitStore = new RedisRateLimitStore(commands, logger, now);
     bus = await redisKeyChangeBus(commands, subscriber, () => authenticator.invalidate(), logger);
   } else {

@@ -17,7 +17,9 @@ export interface StartOptions {
 
 export function testConfig(env: Record<string, string> = {}): Config & { dataDir: string } {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'txa-test-'));
-  return loadConfig({ DATA_DIR: dataDir, DEMO_ROWS: '0', ADMIN_TOKEN, LOG_LEVEL: 'silent', ...env });
+  // ANONYMOUS_RATE_LIMIT: interface tests check their 401s by the dozen from one address;
+  // the per-IP limit has its own test (access-rate-limit), which sets it low explicitly.
+  return loadConfig({ DATA_DIR: dataDir, DEMO_ROWS: '0', ADMIN_TOKEN, LOG_LEVEL: 'silent', ANONYMOUS_RATE_LIMIT: '100000', ...env });
 }
 
 export async function startServices(
