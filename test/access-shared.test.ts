@@ -86,6 +86,21 @@ describe('one limit across API processes (Redis store)', () => {
   });
 });
 
+describe('concurrent requests', () => {
+  it('150 at once over two apps: exactly 100 get through (the Redis increment is atomic)', async () => {
+    const { key } = await createKey(appA, 'free', 'concurrent');
+    const intoMinute = Date.now() % 60_000;
+    if (intoMinute > 55_000) await new Promise((r) => setTimeout(r, 60_500 - intoMinute));
+    const answers = await Promise.all(Array.from({ length: 150 }, (_, i) => get(i % 2 === 0 ? appA : appB, key)));
+    const statuses = answers.map((a) => a.statusCode);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(100);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(50);
+    // Each allowed request saw a distinct count: remaining values 0..99 once each.
+    const remaining = answers.filter((a) => a.statusCode === 200).map((a) => Number(a.headers['x-ratelimit-remaining']));
+    expect(new Set(remaining).size).toBe(100);
+  });
+});
+
 describe('revocation reaches every process within one second', () => {
   it('through Redis announcements', async () => {
     const { id, key } = await createKey(appA, 'enterprise', 'revoke-shared');
