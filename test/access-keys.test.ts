@@ -93,6 +93,10 @@ describe('usage', () => {
     expect(all.json<{ data: { keyId: string }[] }>().data.some((r) => r.keyId === id)).toBe(true);
     const listed = (await admin('GET', '/admin/keys')).json<{ data: { id: string; lastUsedAt: string | null }[] }>().data;
     expect(Date.parse(listed.find((k) => k.id === id)!.lastUsedAt!)).toBeGreaterThan(Date.now() - 60_000);
+    const one = (await admin('GET', `/admin/keys/${id}`)).json<{ lastUsedAt: string | null }>();
+    expect(one.lastUsedAt).toBe(listed.find((k) => k.id === id)!.lastUsedAt);
+    const never = await createKey(ctx.app, 'free', 'never-used');
+    expect((await admin('GET', `/admin/keys/${never.id}`)).json()).toMatchObject({ id: never.id, lastUsedAt: null });
   });
 
   it('is flushed by the timer, off the request path', async () => {

@@ -96,6 +96,16 @@ export class UsageStore {
     }));
   }
 
+  /** Last recorded use of one key (ISO 8601), or null when never used. */
+  async lastUsedOf(keyId: string): Promise<string | null> {
+    const rows = await this.wh.query<{ n: string; last: string }>(
+      'SELECT count() AS n, max(last_used_at) AS last FROM api_key_usage WHERE key_id = {key:String}',
+      { params: { key: keyId } },
+    );
+    const row = rows[0];
+    return row && Number(row.n) > 0 ? `${row.last.replace(' ', 'T')}Z` : null;
+  }
+
   /** Last recorded use per key id (ISO 8601); keys never used are absent. */
   async lastUsed(): Promise<Map<string, string>> {
     const rows = await this.wh.query<{ key_id: string; last: string }>(

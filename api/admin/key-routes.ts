@@ -57,8 +57,7 @@ export async function keyRoutes(app: FastifyInstance, opts: { access: Access }):
   app.get<{ Params: { id: string } }>('/admin/keys/:id', async (req) => {
     const key = await access.keys.get(req.params.id);
     if (!key) throw notFound(`no API key with id "${req.params.id}"`);
-    const lastUsed = await access.usageStore.lastUsed();
-    return publicKey(key, lastUsed.get(key.id) ?? null);
+    return publicKey(key, await access.usageStore.lastUsedOf(key.id));
   });
 
   const change = async (id: string, update: { status?: KeyStatus; plan?: Plan }) => {
@@ -71,7 +70,7 @@ export async function keyRoutes(app: FastifyInstance, opts: { access: Access }):
     }
     if (!updated) throw notFound(`no API key with id "${id}"`);
     await access.keyChanged(id);
-    return publicKey(updated, null);
+    return publicKey(updated, await access.usageStore.lastUsedOf(id));
   };
 
   app.post<{ Params: { id: string } }>('/admin/keys/:id/revoke', async (req) => change(req.params.id, { status: 'revoked' }));
