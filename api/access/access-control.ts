@@ -118,7 +118,8 @@ export function installAccessControl(app: FastifyInstance, access: Access): void
   });
 
   app.addHook('preHandler', async (req: FastifyRequest) => {
-    if (req.apiKey === null || req.method !== 'POST' || pathOf(req.url) !== '/v1/rpc') return;
+    // The matched route, not the raw path: whatever spelling reached the JSON-RPC handler.
+    if (req.apiKey === null || req.method !== 'POST' || req.routeOptions.url !== '/v1/rpc') return;
     if (Array.isArray(req.body) && req.body.length > 1) await charge(req, req.body.length - 1);
   });
 
