@@ -1,6 +1,6 @@
 // Operator API for API keys and their usage (DESIGN.md section 4), behind the admin token.
 // The secret appears in exactly one answer: the 201 of POST /admin/keys.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError, Errors, invalidParams, notFound } from '../../core/errors.ts';
 import { isKeyStatus, isPlan, KEY_STATUSES, PLANS, RevokedKeyError, type ApiKeyRecord, type KeyStatus, type Plan } from '../../views/api-key-store.ts';
 import type { Access } from '../access/access.ts';
@@ -45,6 +45,8 @@ export async function keyRoutes(app: FastifyInstance, opts: { access: Access }):
     }
     if (!isPlan(plan)) throw invalidParams(`plan must be one of ${PLANS.join(', ')}`, 'plan');
     const { record, secret } = await access.keys.create(name.trim(), plan);
+    // An audit trail of operator actions; never the secret.
+    req.log.info({ keyId: record.id, keyName: record.name, plan: record.plan }, 'api key created');
     reply.code(201);
     return { id: record.id, key: secret, name: record.name, plan: record.plan, status: record.status, createdAt: record.createdAt };
   });
@@ -60,7 +62,7 @@ export async function keyRoutes(app: FastifyInstance, opts: { access: Access }):
     return publicKey(key, await access.usageStore.lastUsedOf(key.id));
   });
 
-  const change = async (id: string, update: { status?: KeyStatus; plan?: Plan }) => {
+  const change = async (req: FastifyRequest, id: string, update: { status?: KeyStatus; plan?: Plan }) => {
     let updated: ApiKeyRecord | undefined;
     try {
       updated = await access.keys.update(id, update);
@@ -70,10 +72,11 @@ export async function keyRoutes(app: FastifyInstance, opts: { access: Access }):
     }
     if (!updated) throw notFound(`no API key with id "${id}"`);
     await access.keyChanged(id);
+    req.log.info({ keyId: id, ...update }, 'api key changed');
     return publicKey(updated, await access.usageStore.lastUsedOf(id));
   };
 
-  app.post<{ Params: { id: string } }>('/admin/keys/:id/revoke', async (req) => change(req.params.id, { status: 'revoked' }));
+  app.post<{ Params: { id: string } }>('/admin/keys/:id/revoke', async (req) => change(req, req.params.id, { status: 'revoked' }));
 
   app.patch<{ Params: { id: string }; Body: { status?: unknown; plan?: unknown } }>('/admin/keys/:id', async (req) => {
     const body = req.body ?? {};
@@ -89,7 +92,7 @@ export async function keyRoutes(app: FastifyInstance, opts: { access: Access }):
     if (update.status === undefined && update.plan === undefined) {
       throw invalidParams('body must carry "status" and/or "plan"');
     }
-    return change(req.params.id, update);
+    return change(req, req.params.id, update);
   });
 
   const usageRange = (q: UsageQuerystring): { fromMs: number; toMs: number; granularity: Granularity } => {
