@@ -29,9 +29,16 @@ export interface IngestReport {
   rejected: Rejection[];
 }
 
+/** Told what each ingest call did, for metrics; the pipeline works the same without one. */
+export interface IngestObserver {
+  observeIngest(source: string, accepted: number, rejected: number, duplicates: number): void;
+  observeBatch(rows: number): void;
+}
+
 export interface PipelineOptions {
   maxRecordBytes: number;
   batchRows: number;
+  observer?: IngestObserver;
 }
 
 type Step = { kind: 'ok'; row: TransactionRow } | { kind: 'dead-letter'; reason: string; payload: string };
@@ -65,6 +72,7 @@ export class IngestPipeline {
       duplicates += await this.serialised(() => this.storeBatch(rows.slice(i, i + this.options.batchRows)));
     }
     if (dead.length > 0) await this.deadLetter(source, dead);
+    this.options.observer?.observeIngest(source, rows.length, dead.length, duplicates);
     return { accepted: rows.length, duplicates, rejected: dead.map(({ position, reason }) => ({ position, reason })) };
   }
 
@@ -125,6 +133,7 @@ export class IngestPipeline {
     const fresh = unique.filter((r) => !existing.has(identity(r.signature, r.instruction_index)));
     if (fresh.length > 0) {
       await this.wh.insert('transactions', fresh, { columns: ROW_COLUMNS, settings: { parallel_view_processing: 1 } });
+      this.options.observer?.observeBatch(fresh.length);
       this.dataVersion.bump();
     }
     return batch.length - fresh.length;
