@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, startApp } from './support/services.ts';
 import { demoRecords } from './support/fixtures.ts';
+import { apiKeyHeaders } from './support/api-key.ts';
 
 let ctx: Awaited<ReturnType<typeof startApp>>;
 const auth = { authorization: `Bearer ${ADMIN_TOKEN}` };
@@ -97,7 +98,8 @@ describe('/admin/protocols', () => {
   });
 
   it('answers unknown routes with the error body', async () => {
-    const res = await ctx.app.inject({ method: 'GET', url: '/nope?api-key=secret' });
+    const { 'x-api-key': key } = await apiKeyHeaders(ctx.app);
+    const res = await ctx.app.inject({ method: 'GET', url: `/nope?api-key=${key}` });
     expect(res.statusCode).toBe(404);
     expect(res.json()).toEqual({ error: 'Not Found', message: 'no route for GET /nope' });
   });
