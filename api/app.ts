@@ -12,6 +12,7 @@ import { ingestRoutes } from './admin/ingest-routes.ts';
 import { protocolRoutes } from './admin/protocol-routes.ts';
 import type { Analytics } from './analytics/analytics.ts';
 import { healthRoutes } from './health-routes.ts';
+import { rpcRoutes } from './rpc/rpc-routes.ts';
 
 export interface AppDeps {
   config: Config;
@@ -52,6 +53,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   await app.register(healthRoutes, { wh: deps.wh });
+  await app.register(rpcRoutes, { analytics: deps.analytics });
 
   await app.register(async (admin) => {
     admin.addHook('onRequest', adminGuard(deps.config.adminToken));
