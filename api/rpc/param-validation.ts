@@ -12,7 +12,8 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { AppError, Errors } from '../../core/errors.ts';
 import { PARAM_SCHEMAS, type MethodName, type ParamsSchema } from './param-schemas.ts';
 
-const ajv = new Ajv({ allErrors: false, strict: true, verbose: true });
+// strictTuples off: trailing positional params are optional, which strict tuples forbid.
+const ajv = new Ajv({ allErrors: false, strict: true, strictTuples: false, verbose: true });
 
 const compiled = new Map<MethodName, { names: readonly string[]; validate: ValidateFunction }>(
   (Object.entries(PARAM_SCHEMAS) as [MethodName, ParamsSchema][]).map(([name, p]) => [name, { names: p.names, validate: ajv.compile(p.schema) }]),
