@@ -41,6 +41,16 @@ describe('single calls', () => {
   });
 });
 
+describe('content types', () => {
+  it('application/json with a charset, and no content-type header at all', async () => {
+    const withCharset = await rpc.raw(JSON.stringify(call(4, 'getProtocols')), 'application/json; charset=utf-8');
+    expect(withCharset.json).toEqual({ jsonrpc: '2.0', id: 4, result: ACTIVE });
+    const res = await ctx.app.inject({ method: 'POST', url: '/v1/rpc', headers: rpc.headers, payload: Buffer.from(JSON.stringify(call(5, 'getProtocols'))) });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ jsonrpc: '2.0', id: 5, result: ACTIVE });
+  });
+});
+
 describe('-32700 parse error', () => {
   it.each([
     ['broken JSON', '{"jsonrpc": "2.0", "method": "getProtocols", "id": 1'],
