@@ -116,6 +116,19 @@ describe('getTransactions defaults and options', () => {
     expect(e.data).toMatch(data);
   });
 
+  it('list sizes: 1000 signatures and 100 protocols accepted, 101 protocols refused', async () => {
+    const known = (await all('1', {}, ASC)).slice(0, 900).map((t) => t.signature);
+    const sigs = [...new Set(known)];
+    const padded = [...sigs, ...Array.from({ length: 1000 - sigs.length }, (_, i) => b58(`pad-${i}`, 88))];
+    expect(padded).toHaveLength(1000);
+    const page = await rpc.call<Page>('getTransactions', [{ filters: { signatures: padded }, limit: 10_000 }]);
+    expect(page.data).toEqual(await all('signature IN {s:Array(String)}', { s: sigs }));
+    const hundred = Array.from({ length: 100 }, (_, i) => ACTIVE_PROTOCOLS[i % ACTIVE_PROTOCOLS.length]!);
+    expect((await rpc.call<Page>('getTransactions', [{ filters: { protocols: hundred }, limit: 5 }])).data).toEqual((await all()).slice(0, 5));
+    const e = await rpc.error('getTransactions', [{ filters: { protocols: [...hundred, 'pump_fun'] } }]);
+    expect(e.data).toMatch(/options\.filters\.protocols must hold at most 100 items/);
+  });
+
   it('a token of another listing is refused', async () => {
     const addressPage = await rpc.call<Page>('getTransactionsForAddress', [PROGRAM_OF.jupiter_v6, { limit: 1 }]);
     expect(addressPage.paginationToken).toEqual(expect.any(String));
