@@ -178,6 +178,47 @@ describe('pagination', () => {
     expect(data.map((t) => t.signature)).toEqual((await ref(HOT, 'success')).map((t) => t.signature));
   });
 
+  it('a reference whose details are not visible yet ends the page before it; the next page serves it', async () => {
+    const addr = b58('inflight-address', 44);
+    await ingest(ctx.services, hotRecords('infl', 20).map((r) => ({ ...r, accounts: [addr] })));
+    const before = await ref(addr);
+    const wh = ctx.services.wh;
+    // Half-stored records, as a read between the commits of the two lookup tables sees
+    // them: in tx_by_address, not (yet) in tx_by_signature.
+    const orphan = async (signature: string, blockTime: number) => wh.exec(
+      `INSERT INTO tx_by_address (address_key, address, block_time, sig_key, instruction_index, program_id, protocol_name, success)
+       SELECT cityHash64({a:String}), {a:String}, toDateTime({bt:UInt32}, 'UTC'), cityHash64({s:String}), 0, {p:String}, 'jupiter_v6', true`,
+      { params: { a: addr, bt: blockTime, s: signature, p: PROGRAM_OF.jupiter_v6 } });
+    const lateSig = b58('inflight-late', 88);
+    const lateTime = before[5]!.blockTime + 1;
+    await orphan(lateSig, lateTime);
+
+    const page1 = await rpc.call<Page>('getTransactionsForAddress', [addr, { limit: 10 }]);
+    expect(page1.data).toEqual(before.slice(0, 6));
+    expect(page1.paginationToken).toEqual(expect.any(String));
+
+    // The rest of the insert lands: the detail row appears.
+    await wh.exec(
+      `INSERT INTO tx_by_signature (sig_key, signature, instruction_index, slot, block_time, program_id, protocol_name, instruction_type, fee, compute_units, accounts_count, success)
+       SELECT cityHash64({s:String}), {s:String}, 0, 999, toDateTime({bt:UInt32}, 'UTC'), {p:String}, 'jupiter_v6', 'route', 5000, 1234, 1, true`,
+      { params: { s: lateSig, bt: lateTime, p: PROGRAM_OF.jupiter_v6 } });
+    const page2 = await rpc.call<Page>('getTransactionsForAddress', [addr, { limit: 10, paginationToken: page1.paginationToken }]);
+    expect(page2.data[0]).toMatchObject({ signature: lateSig, blockTime: lateTime, computeUnits: 1234 });
+    expect(page2.data.slice(1)).toEqual(before.slice(6, 15));
+
+    // A reference that never gets details (first on its page) is passed over, not looped on.
+    await orphan(b58('inflight-never', 88), before[15]!.blockTime - 1);
+    const walked: TxObject[] = [];
+    let token: string | null = page2.paginationToken;
+    for (let i = 0; token !== null && i < 20; i++) {
+      const p: Page = await rpc.call<Page>('getTransactionsForAddress', [addr, { limit: 10, paginationToken: token }]);
+      walked.push(...p.data);
+      token = p.paginationToken;
+    }
+    expect(token).toBeNull();
+    expect(walked).toEqual(before.slice(15));
+  });
+
   it('records landing between pages: no skips, no repeats; only records ahead of the cursor appear', async () => {
     const addr = b58('live-address', 44);
     await ingest(ctx.services, hotRecords('live', 120).map((r) => ({ ...r, accounts: [addr] })));

@@ -5,7 +5,7 @@
 import { AppError, Errors } from '../../core/errors.ts';
 import type { Warehouse } from '../../views/warehouse.ts';
 import type { Analytics } from './analytics.ts';
-import { toTransaction, type TxRow } from './transactions.ts';
+import { toTransaction, TX_COLUMNS, type TxRow } from './transactions.ts';
 import type { Page, SortOrder, Transaction, TransactionFilters } from './types.ts';
 
 /** Filters of an address listing: the listing filters except instructionTypes. */
@@ -104,9 +104,31 @@ function joined(refs: string, signatures: boolean): string {
       AND t.success = a.success${signatures ? ' AND t.signature IN {sigs:Array(String)}' : ''}`;
 }
 
-type Row = TxRow & { sig_key: string };
+/** A reference to a record, as tx_by_address holds it. */
+interface RefRow {
+  sk: string;
+  instruction_index: number;
+  bt: number;
+  program_id: string;
+  protocol_name: string;
+  success: boolean;
+}
 
-/** One page of an address's records in (block_time, signature hash, instruction_index) order. */
+type DetailRow = TxRow & { sk: string };
+
+/**
+ * One page of an address's records in (block_time, signature hash, instruction_index) order.
+ *
+ * Two reads instead of a join (about half the time: the join read the references twice):
+ * the page's references from tx_by_address, then their details from tx_by_signature by
+ * primary key. A reference and a detail row belong together only when they agree on
+ * (sig_key, instruction_index, block_time, program, protocol, status), so two signatures
+ * sharing a 64-bit hash cannot be mixed up.
+ *
+ * A reference whose detail row is not visible yet (the lookup tables are filled by one
+ * INSERT but commit separately, so a read can fall between them) ends the page before
+ * it: the next page starts at that reference again, so no record is skipped.
+ */
 export async function listAddressTransactions(wh: Warehouse, req: AddressListRequest, visible: readonly string[]): Promise<Page<Transaction>> {
   if (visible.length === 0) return { data: [], next: null };
   const cursor = req.cursor === undefined ? undefined : decode(req.cursor, 'paginationToken');
@@ -119,23 +141,58 @@ export async function listAddressTransactions(wh: Warehouse, req: AddressListReq
     built.where.push(`(block_time, sig_key, instruction_index) ${asc ? '>' : '<'} (toDateTime({c_bt:UInt32}, 'UTC'), {c_sk:UInt64}, {c_idx:UInt16})`);
     Object.assign(built.params, { c_bt: cursor.blockTime, c_sk: cursor.sigKey, c_idx: cursor.instructionIndex });
   }
-  const refs = `SELECT sig_key, instruction_index, block_time, program_id, protocol_name, success FROM tx_by_address
-    WHERE ${built.where.join(' AND ')}
-    ORDER BY block_time ${dir}, sig_key ${dir}, instruction_index ${dir} LIMIT {lim:UInt32}`;
-  const rows = await wh.query<Row>(
-    `${joined(refs, req.filters.signatures !== undefined)}
-     ORDER BY block_time ${dir}, toUInt64(sig_key) ${dir}, instruction_index ${dir}, signature ${dir}`,
+  // One reference past the page tells whether there is a next page.
+  const refs = await wh.query<RefRow>(
+    `SELECT toString(sig_key) AS sk, instruction_index, toUInt32(block_time) AS bt, program_id, protocol_name, success
+     FROM tx_by_address WHERE ${built.where.join(' AND ')}
+     ORDER BY block_time ${dir}, sig_key ${dir}, instruction_index ${dir} LIMIT {lim:UInt32}`,
     { params: { ...built.params, lim: req.limit + 1 } },
   );
-  // One reference past the page tells whether there is a next page. (With a signatures
-  // filter a reference can be dropped by the join, which only ever shortens the page.)
-  const more = rows.length > req.limit;
-  const kept = more ? rows.slice(0, req.limit) : rows;
-  const last = kept.at(-1);
+  if (refs.length === 0) return { data: [], next: null };
+
+  // Keys travel as decimal strings (64-bit values do not fit a JS number); the engine
+  // turns them back into UInt64 so the primary key of tx_by_signature is used.
+  const details = await wh.query<DetailRow>(
+    `SELECT ${TX_COLUMNS}, toString(sig_key) AS sk FROM tx_by_signature
+     WHERE sig_key IN (SELECT arrayJoin(arrayMap(k -> toUInt64(k), {keys:Array(String)})))`,
+    { params: { keys: [...new Set(refs.map((r) => r.sk))] } },
+  );
+  const byRef = new Map<string, DetailRow[]>();
+  for (const d of details) {
+    const k = `${d.sk}#${Number(d.instruction_index)}`;
+    byRef.set(k, [...(byRef.get(k) ?? []), d]);
+  }
+  const wanted = req.filters.signatures === undefined ? undefined : new Set(req.filters.signatures);
+
+  const out: DetailRow[] = [];
+  let consumed: RefRow | undefined; // the last reference fully accounted for
+  let more = false;
+  for (const [i, ref] of refs.entries()) {
+    if (out.length >= req.limit) {
+      more = true;
+      break;
+    }
+    const matches = (byRef.get(`${ref.sk}#${Number(ref.instruction_index)}`) ?? []).filter((d) =>
+      Number(d.block_time) === Number(ref.bt) && d.program_id === ref.program_id
+      && d.protocol_name === ref.protocol_name && Boolean(d.success) === Boolean(ref.success));
+    if (matches.length === 0 && i > 0) {
+      // Not visible yet: stop here; the next page re-reads this reference.
+      more = true;
+      break;
+    }
+    // (A first reference without details is passed over rather than returning an empty
+    // page that points at itself, which a client would request forever.)
+    const kept = matches
+      .filter((d) => wanted === undefined || wanted.has(d.signature))
+      .sort((x, y) => (x.signature < y.signature ? -1 : x.signature > y.signature ? 1 : 0) * (asc ? 1 : -1));
+    out.push(...kept);
+    consumed = ref;
+    if (i === refs.length - 1) more = refs.length > req.limit;
+  }
   return {
-    data: kept.map(toTransaction),
-    next: more && last
-      ? encode({ blockTime: Number(last.block_time), sigKey: String(last.sig_key), instructionIndex: Number(last.instruction_index) })
+    data: out.map(toTransaction),
+    next: more && consumed
+      ? encode({ blockTime: Number(consumed.bt), sigKey: consumed.sk, instructionIndex: Number(consumed.instruction_index) })
       : null,
   };
 }
