@@ -84,7 +84,8 @@ function addressConditions(address: string, filters: AddressFilters, visible: re
 }
 
 /**
- * The join that turns tx_by_address references into records. A reference carries
+ * The join that turns tx_by_address references into records, for counting with a
+ * signatures filter (listings read references and details separately). A reference carries
  * (sig_key, instruction_index); the detail row must also agree on block_time, program,
  * protocol and status, so two signatures sharing a 64-bit hash cannot be mixed up, and
  * with a signatures filter the signature itself must be one of those asked for.
