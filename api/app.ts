@@ -18,6 +18,7 @@ import { protocolRoutes } from './admin/protocol-routes.ts';
 import type { Analytics } from './analytics/analytics.ts';
 import { healthRoutes } from './health-routes.ts';
 import { metricsRoutes } from './metrics-routes.ts';
+import { rpcRoutes } from './rpc/rpc-routes.ts';
 
 export interface AppDeps {
   config: Config;
@@ -78,6 +79,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     metrics: deps.metrics,
     tokens: [deps.config.adminToken, ...(deps.config.access.metricsToken === undefined ? [] : [deps.config.access.metricsToken])],
   });
+  await app.register(rpcRoutes, { analytics: deps.analytics });
 
   await app.register(async (admin) => {
     admin.addHook('onRequest', adminGuard(deps.config.adminToken));
