@@ -5,6 +5,7 @@
 import { AppError, Errors } from '../../core/errors.ts';
 import type { Warehouse } from '../../views/warehouse.ts';
 import type { Analytics } from './analytics.ts';
+import { commonConditions, type Conditions } from './filter-conditions.ts';
 import { toTransaction, TX_COLUMNS, type TxRow } from './transactions.ts';
 import type { Page, SortOrder, Transaction, TransactionFilters } from './types.ts';
 
@@ -50,31 +51,12 @@ function decode(token: string, field: string): AddressCursor {
   throw new AppError(Errors.invalidParams, `${field}: not a pagination token this method issued`, { field });
 }
 
-interface Built {
-  where: string[];
-  params: Record<string, unknown>;
-}
-
 /** Conditions on tx_by_address; every filter except signatures is answered by its own columns. */
-function addressConditions(address: string, filters: AddressFilters, visible: readonly string[]): Built {
+function addressConditions(address: string, filters: AddressFilters, visible: readonly string[]): Conditions {
+  const common = commonConditions(filters, visible);
   // The hash picks the key range; comparing the address itself rules out a hash collision.
-  const where = ['address_key = cityHash64({addr:String})', 'address = {addr:String}', 'protocol_name IN {visible:Array(String)}'];
-  const params: Record<string, unknown> = { addr: address, visible };
-  const bt = filters.blockTime;
-  if (bt?.gte !== undefined) {
-    where.push("block_time >= toDateTime({gte:UInt32}, 'UTC')");
-    params.gte = bt.gte;
-  }
-  if (bt?.lte !== undefined) {
-    where.push("block_time <= toDateTime({lte:UInt32}, 'UTC')");
-    params.lte = bt.lte;
-  }
-  if (filters.status === 'succeeded') where.push('success');
-  if (filters.status === 'failed') where.push('NOT success');
-  if (filters.programIds) {
-    where.push('program_id IN {programIds:Array(String)}');
-    params.programIds = filters.programIds;
-  }
+  const where = ['address_key = cityHash64({addr:String})', 'address = {addr:String}', ...common.where];
+  const params: Record<string, unknown> = { addr: address, ...common.params };
   if (filters.signatures) {
     // Hash match here; the signature itself is compared after the join.
     where.push('sig_key IN (SELECT cityHash64(arrayJoin({sigs:Array(String)})))');

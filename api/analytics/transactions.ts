@@ -2,6 +2,7 @@
 // filtered listings from the base table with keyset pagination.
 import { AppError, Errors } from '../../core/errors.ts';
 import type { Warehouse } from '../../views/warehouse.ts';
+import { commonConditions, type Conditions } from './filter-conditions.ts';
 import type { ListRequest, Page, SortOrder, Transaction, TransactionFilters } from './types.ts';
 
 export const TX_COLUMNS = `signature, instruction_index, toString(slot) AS slot, toUInt32(block_time) AS block_time,
@@ -73,30 +74,9 @@ export function decodeCursor(token: string, field: string): Cursor {
 
 // ---- filtered listing -----------------------------------------------------------------
 
-interface Built {
-  where: string[];
-  params: Record<string, unknown>;
-}
-
 /** WHERE conditions shared by the base table and tx_by_signature (same column names). */
-function filterConditions(filters: TransactionFilters, visible: readonly string[], cursor: Cursor | undefined, order: SortOrder): Built {
-  const where = ['protocol_name IN {visible:Array(String)}'];
-  const params: Record<string, unknown> = { visible };
-  const bt = filters.blockTime;
-  if (bt?.gte !== undefined) {
-    where.push("block_time >= toDateTime({gte:UInt32}, 'UTC')");
-    params.gte = bt.gte;
-  }
-  if (bt?.lte !== undefined) {
-    where.push("block_time <= toDateTime({lte:UInt32}, 'UTC')");
-    params.lte = bt.lte;
-  }
-  if (filters.status === 'succeeded') where.push('success');
-  if (filters.status === 'failed') where.push('NOT success');
-  if (filters.programIds) {
-    where.push('program_id IN {programIds:Array(String)}');
-    params.programIds = filters.programIds;
-  }
+function filterConditions(filters: TransactionFilters, visible: readonly string[], cursor: Cursor | undefined, order: SortOrder): Conditions {
+  const { where, params } = commonConditions(filters, visible);
   if (filters.instructionTypes) {
     where.push('instruction_type IN {instructionTypes:Array(String)}');
     params.instructionTypes = filters.instructionTypes;
