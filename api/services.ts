@@ -25,7 +25,7 @@ export async function createServices(config: Config, logger: Logger = createLogg
   await migrate(wh, (name) => logger.info({ migration: name }, 'applying migration'));
   const dataVersion = new DataVersion();
   const registry = new ProtocolRegistry(wh);
-  const analytics = new Analytics(wh, registry, dataVersion);
+  const analytics = new Analytics(wh, registry, dataVersion, config.sql);
   const pipeline = new IngestPipeline(wh, registry, dataVersion, logger, {
     maxRecordBytes: config.ingest.maxRecordBytes,
     batchRows: config.ingest.batchRows,

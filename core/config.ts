@@ -31,6 +31,11 @@ export interface Config {
     maxRecordBytes: number;
     batchRows: number;
   };
+  /** Limits of the SQL query interface (SPEC: 30 s time-out; tests lower it). */
+  sql: {
+    timeoutSeconds: number;
+    maxMemoryBytes: number;
+  };
 }
 
 export class ConfigError extends Error {
@@ -109,6 +114,9 @@ export function loadConfig(env: Env = process.env): Config {
   const maxRecordBytes = int('INGEST_MAX_RECORD_BYTES', 256 * 1024, 256, 64 * 1024 * 1024);
   const batchRows = int('INGEST_BATCH_ROWS', 10_000, 1, 1_000_000);
 
+  const sqlTimeoutSeconds = int('SQL_TIMEOUT_SECONDS', 30, 1, 3600);
+  const sqlMaxMemoryBytes = int('SQL_MAX_MEMORY_BYTES', 2 * 1024 ** 3, 16 * 1024 ** 2, 2 ** 50);
+
   if (problems.length > 0) throw new ConfigError(problems);
 
   return {
@@ -133,5 +141,6 @@ export function loadConfig(env: Env = process.env): Config {
     adminTokenGenerated,
     logLevel: logLevelRaw,
     ingest: { maxBodyBytes, maxRecordBytes, batchRows },
+    sql: { timeoutSeconds: sqlTimeoutSeconds, maxMemoryBytes: sqlMaxMemoryBytes },
   };
 }

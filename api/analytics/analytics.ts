@@ -5,8 +5,11 @@ import { AppError, Errors } from '../../core/errors.ts';
 import type { DataVersion } from '../../views/data-version.ts';
 import type { ProtocolRegistry } from '../../views/protocol-registry.ts';
 import type { Warehouse } from '../../views/warehouse.ts';
+import { toFeeStats, type FeeStats } from './fee-stats.ts';
+import { tableStorage, toGlobalStats, type GlobalStats } from './global-stats.ts';
 import { aggregateProtocols, type Bucket, type ProtocolAggregate } from './protocol-aggregates.ts';
 import { ResultCache } from './result-cache.ts';
+import { prepareQuery, queryError, runSettings, type RunLimits } from './sql-query.ts';
 import { edgesCondition, intervalCondition, planRange } from './time-range.ts';
 import { listTransactions, transactionBySignature } from './transactions.ts';
 import type {
@@ -27,13 +30,18 @@ const avg = (sum: number, n: number): number => (n === 0 ? 0 : sum / n);
 /** Most hourly buckets one activity answer may hold (about 14 months). */
 export const MAX_ACTIVITY_BUCKETS = 10_000;
 
+/** Limits of client SQL (SPEC: 30 s); services pass the configured values. */
+export const DEFAULT_SQL_LIMITS: RunLimits = { timeoutSeconds: 30, maxMemoryBytes: 2 * 1024 ** 3 };
+
 export class Analytics {
   readonly cache: ResultCache;
+  private realTablesCache: { at: number; names: Promise<ReadonlySet<string>> } | undefined;
 
   constructor(
     readonly wh: Warehouse,
     readonly registry: ProtocolRegistry,
     dataVersion: DataVersion,
+    readonly sqlLimits: RunLimits = DEFAULT_SQL_LIMITS,
   ) {
     this.cache = new ResultCache(dataVersion);
   }
@@ -177,6 +185,97 @@ export class Analytics {
 
   async transactions(req: ListRequest): Promise<Page<Transaction>> {
     return listTransactions(this.wh, req, await this.visibleProtocols(req.filters.protocols));
+  }
+
+  // ---- REST additions: fee statistics, global statistics, counts ------------------------
+
+  /** Records of the visible protocols (narrowed to `requested`) in a range, from the hourly view plus edges. */
+  async transactionCount(requested: readonly string[] | undefined, range: TimeRange): Promise<number> {
+    const protocols = await this.visibleProtocols(requested);
+    const [a] = await this.aggregate('count', { protocols, range, perProtocol: false });
+    return a?.txCount ?? 0;
+  }
+
+  /** Fee statistics for one protocol or all visible ones, overall and per protocol. */
+  async feeStats(protocolName: string | undefined, range: TimeRange): Promise<{ overall: FeeStats; protocols: FeeStats[] }> {
+    const protocols = protocolName === undefined ? await this.protocols() : [await this.requireProtocol(protocolName, 'protocol_name')];
+    const [all] = await this.aggregate('fees', { protocols, range, perProtocol: false, percentiles: true });
+    const per = await this.aggregate('fees-per', { protocols, range, percentiles: true });
+    const byName = new Map(per.map((a) => [a.protocolName, a]));
+    return {
+      overall: toFeeStats(protocolName ?? null, all),
+      protocols: protocols.map((p) => toFeeStats(p, byName.get(p))),
+    };
+  }
+
+  /** Whole-database figures: view totals over all time and storage from system.parts (no base-table scan). */
+  async globalStats(): Promise<GlobalStats> {
+    const active = await this.protocols();
+    const per = await this.aggregate('global', { protocols: active, range: {} });
+    return toGlobalStats(active, per, await tableStorage(this.wh));
+  }
+
+  // ---- SQL query interface -----------------------------------------------------------------
+
+  private realTables(): Promise<ReadonlySet<string>> {
+    // Table names change only with migrations; a minute of caching is plenty.
+    if (!this.realTablesCache || Date.now() - this.realTablesCache.at > 60_000) {
+      const names = this.wh
+        .query<{ name: string }>('SELECT name FROM system.tables WHERE database = currentDatabase()')
+        .then((rows) => new Set(rows.map((r) => r.name)) as ReadonlySet<string>);
+      names.catch(() => (this.realTablesCache = undefined));
+      this.realTablesCache = { at: Date.now(), names };
+    }
+    return this.realTablesCache.names;
+  }
+
+  /** Check, limit and run a client's SELECT; rows as JSONEachRow objects (64-bit integers as strings). */
+  async sqlQuery(text: unknown): Promise<{ data: Record<string, unknown>[]; count: number; query: string }> {
+    const prepared = await prepareQuery({ wh: this.wh, realTables: () => this.realTables() }, text);
+    const settings = runSettings(this.sqlLimits, await this.protocols());
+    try {
+      const data = await this.wh.query<Record<string, unknown>>(prepared.executed, { settings });
+      return { data, count: data.length, query: prepared.executed };
+    } catch (err) {
+      throw queryError(err, this.sqlLimits);
+    }
+  }
+
+  /**
+   * Check, limit and stream a client's SELECT as RFC 4180 CSV with a header row. The first
+   * chunk is awaited here so that errors the engine reports up front (time-out, unknown
+   * column …) still become a proper error answer; later failures can only cut the stream.
+   * `limits` lets internal callers (benchmarks, exports) lift the row cap; clients cannot.
+   */
+  async sqlCsv(text: unknown, limits: RunLimits = this.sqlLimits): Promise<{ query: string; body: AsyncIterable<Uint8Array> }> {
+    const prepared = await prepareQuery({ wh: this.wh, realTables: () => this.realTables() }, text);
+    const settings = runSettings(limits, await this.protocols(), {
+      // RFC 4180: CRLF line ends; NULL as an empty field rather than ClickHouse's \N.
+      output_format_csv_crlf_end_of_line: 1,
+      format_csv_null_representation: '',
+    });
+    const iterator = this.wh.stream(prepared.executed, 'CSVWithNames', { settings })[Symbol.asyncIterator]();
+    let first: IteratorResult<Uint8Array>;
+    try {
+      first = await iterator.next();
+    } catch (err) {
+      throw queryError(err, limits);
+    }
+    async function* body(): AsyncGenerator<Uint8Array> {
+      try {
+        if (first.done) return;
+        yield first.value;
+        for (;;) {
+          const next = await iterator.next();
+          if (next.done) return;
+          yield next.value;
+        }
+      } finally {
+        // Stops the engine's query when the client goes away mid-stream.
+        await iterator.return?.();
+      }
+    }
+    return { query: prepared.executed, body: body() };
   }
 }
 

@@ -1,0 +1,261 @@
+// The SQL query interface's engine side: decide whether a client's SQL may run, inject the
+// default LIMIT, and run it read-only with the engine's own limits.
+//
+// Order of checks, cheapest and safest first:
+//  1. input shape (non-empty string, at most 100000 characters);
+//  2. surface (sql-lexer.ts): no semicolon outside strings/comments, nothing left open,
+//     no control characters in quoted identifiers, first word SELECT/WITH/(;
+//  3. the engine formats the text passed as a bound *value* (formatQuerySingleLine): its
+//     own lexer and parser confirm one well-formed statement without ever running it as a
+//     statement, so no multi-statement trick can reach step 4;
+//  4. the engine's parse tree (`EXPLAIN AST <text>`): one SELECT; every table it reads is
+//     published or a CTE; no table functions; no SETTINGS, FORMAT or INTO OUTFILE; no
+//     function that reaches outside the data;
+//  5. the outermost LIMIT (read from the canonical text of step 3, cross-checked against
+//     the tree): at most 10000; absent -> LIMIT 1000 is appended.
+// The query then runs with readonly=1 (no writes, no file-reading table functions even
+// if a parser gap let one through), max_execution_time (the engine cancels it),
+// max_result_rows and max_memory_usage, and with additional_table_filters hiding the
+// records of inactive protocols exactly as every other interface does.
+import { AppError, Errors } from '../../core/errors.ts';
+import { ClickHouseCode, WarehouseError, type Settings, type Warehouse } from '../../views/warehouse.ts';
+import { parseAstDump, walk, type AstNode } from './sql-ast.ts';
+import { cteNames, isKeyword, lex, LexError, outerLimit } from './sql-lexer.ts';
+
+export const SQL_MAX_LIMIT = 10_000;
+export const SQL_DEFAULT_LIMIT = 1_000;
+export const SQL_MAX_LENGTH = 100_000;
+
+/** Tables a client may read. Internal tables (lookups, registry, keys, dead letters) are not listed. */
+export const PUBLISHED_TABLES: readonly string[] = ['transactions', 'protocol_hourly', 'instruction_hourly'];
+
+/** The engine's result-rows error (TOO_MANY_ROWS_OR_BYTES); views/warehouse.ts lists 158, the older code. */
+const TOO_MANY_ROWS_OR_BYTES = 396;
+
+/**
+ * Ordinary functions that reach outside the published data: files, dictionaries and other
+ * tables, server configuration and identity, introspection, models, sleeping. Compared in
+ * lower case; a trailing `*` matches a prefix. Table functions are rejected wholesale.
+ */
+const DENIED_FUNCTIONS: readonly string[] = [
+  'file', 'url', 's3', 'hdfs', 'azureblobstorage', 'gcs', 'mysql', 'postgresql', 'jdbc', 'odbc', 'remote', 'remotesecure',
+  'dict*', 'joinget*', 'hascolumnintable', 'getsetting*', 'getmergetreesetting', 'getserversetting*', 'getmacro',
+  'hostname', 'fqdn', 'version', 'buildid', 'uptime', 'revision', 'current*', 'enabledprofiles', 'enabledroles',
+  'defaultprofiles', 'defaultroles', 'getserverport', 'tcpport', 'serveruuid', 'filesystem*', 'getos*',
+  'hasthreadfuzzer', 'initialquery*', 'queryid', 'addresstoline*', 'addresstosymbol', 'demangle', 'trap',
+  'evalmlmodel', 'catboostevaluate', 'modelevaluate', 'naivebayesclassifier', 'getclienthttpheader', 'globalvariable',
+  'shardnum', 'shardcount', 'displayname', 'zookeepersessionuptime', 'transactionid', 'transactionlatestsnapshot',
+  'transactionoldestsnapshot', 'showcertificate', 'sleep', 'sleepeachrow', 'connectionid', 'connection_id',
+  'getsubcolumn', 'input', 'executable', 'cluster', 'clusterallreplicas', 'merge', 'view', 'numbers', 'system',
+];
+
+const IN_FUNCTIONS = new Set(['in', 'notin', 'globalin', 'globalnotin', 'nullin', 'notnullin', 'globalnullin', 'globalnotnullin']);
+
+function denied(fn: string): boolean {
+  const f = fn.toLowerCase();
+  return DENIED_FUNCTIONS.some((d) => (d.endsWith('*') ? f.startsWith(d.slice(0, -1)) : f === d));
+}
+
+const invalid = (message: string, cause?: unknown): AppError => new AppError(Errors.invalidQuery, message, { cause });
+
+/** The engine's message without its "Code: N. DB::Exception:" frame or our wrapper query. */
+export function engineMessage(err: unknown): string {
+  let m = err instanceof Error ? err.message : String(err);
+  m = m.replace(/^Code: \d+\.\s*/, '').replace(/^DB::Exception:\s*/, '');
+  const scope = m.indexOf(': In scope SELECT formatQuerySingleLine');
+  if (scope >= 0) m = m.slice(0, scope);
+  m = m.replace(/\s*\(version [^)]*\)\s*$/, '');
+  // "in scope <query> SETTINGS …" repeats the query with our settings: noise for the client.
+  m = m.replace(/ in scope [\s\S]*?(?=\. \([A-Z_]+\)$|$)/, '');
+  return m.split('\nStack trace')[0]!.trim();
+}
+
+export interface PreparedQuery {
+  /** The text that runs: the client's text, plus `LIMIT 1000` when the outer query had none. */
+  executed: string;
+  injectedLimit: boolean;
+}
+
+export interface GuardContext {
+  wh: Warehouse;
+  /** Every table and dictionary name of the current database (to stop a CTE name shadowing one ambiguously). */
+  realTables: () => Promise<ReadonlySet<string>>;
+}
+
+/** Decide whether `input` may run; answer the text to execute or throw 400 Invalid query. */
+export async function prepareQuery(ctx: GuardContext, input: unknown): Promise<PreparedQuery> {
+  if (typeof input !== 'string' || input.trim() === '') throw invalid('the query must be a non-empty string');
+  if (input.length > SQL_MAX_LENGTH) {
+    throw invalid(`the query is ${input.length} characters long; the maximum is ${SQL_MAX_LENGTH} characters`);
+  }
+  const text = input.trim();
+
+  // 2. Surface checks.
+  let lexed;
+  try {
+    lexed = lex(text);
+  } catch (err) {
+    if (err instanceof LexError) throw invalid(`${err.message}`);
+    throw err;
+  }
+  if (lexed.semicolons.length > 0) {
+    throw invalid('only one statement is allowed: remove the semicolon (";") outside strings and comments');
+  }
+  for (const t of lexed.tokens) {
+    // Identifiers are printed raw in the parse-tree dump; a control character could forge lines there.
+    if (t.type === 'quoted' && /[\u0000-\u001f\u007f]/.test(t.text)) {
+      throw invalid('quoted identifiers may not contain control characters');
+    }
+  }
+  const first = lexed.tokens[0];
+  if (!first) throw invalid('the query must be a non-empty string');
+  if (!(isKeyword(first, 'SELECT') || isKeyword(first, 'WITH') || (first.type === 'punct' && first.text === '('))) {
+    const what = first.type === 'word' ? `${first.text.toUpperCase()} statements are` : 'this statement is';
+    throw invalid(`${what} not allowed: only read-only SELECT queries (SELECT, WITH …) are accepted`);
+  }
+
+  // 3. One well-formed statement, per the engine, without executing the text.
+  let canonical: string;
+  try {
+    const [row] = await ctx.wh.query<{ f: string }>('SELECT formatQuerySingleLine({q:String}) AS f', { params: { q: text } });
+    canonical = row?.f ?? '';
+  } catch (err) {
+    if (err instanceof WarehouseError && /Multi-statements are not allowed/i.test(err.message)) {
+      throw invalid('only one statement is allowed', err);
+    }
+    throw invalid(`syntax error: ${engineMessage(err)}`, err);
+  }
+
+  // 4. The parse tree.
+  let roots: AstNode[];
+  try {
+    roots = parseAstDump(await ctx.wh.queryText(`EXPLAIN AST ${text}`, 'TSVRaw'));
+  } catch (err) {
+    throw invalid(`syntax error: ${engineMessage(err)}`, err);
+  }
+  const root = roots[0];
+  if (roots.length !== 1 || !root) throw invalid('only one statement is allowed');
+  if (root.kind !== 'SelectWithUnionQuery') {
+    throw invalid(`only read-only SELECT queries are accepted (this is a ${root.kind.replace(/Query$/, '')} statement)`);
+  }
+  const canonicalAll = lex(canonical).tokens;
+  for (const node of walk(root)) {
+    if (node.kind === 'SelectWithUnionQuery' && node.children.length !== 1) {
+      // The extra child is a FORMAT identifier or an INTO OUTFILE target (or settings).
+      if (canonicalAll.some((t, k) => isKeyword(t, 'INTO') && isKeyword(canonicalAll[k + 1], 'OUTFILE'))) throw invalid('INTO OUTFILE is not allowed');
+      if (canonicalAll.some((t) => isKeyword(t, 'SETTINGS'))) throw invalid('SETTINGS clauses are not allowed: the service sets the limits');
+      if (canonicalAll.some((t) => isKeyword(t, 'FORMAT'))) throw invalid('FORMAT clauses are not allowed: choose "json" or "csv" with the format field');
+      throw invalid('only plain SELECT queries are allowed (no FORMAT, SETTINGS or INTO OUTFILE clauses)');
+    }
+    if (node.kind === 'Set' || node.kind === 'SetQuery') throw invalid('SETTINGS clauses are not allowed: the service sets the limits');
+  }
+
+  const ctes = new Set(cteNames(canonical));
+  const real = await ctx.realTables();
+  for (const name of ctes) {
+    if (real.has(name) && !PUBLISHED_TABLES.includes(name)) {
+      throw invalid(`a WITH clause may not be named "${name}": that name belongs to an internal table`);
+    }
+  }
+  const checkTable = (name: string): void => {
+    const lower = name.toLowerCase();
+    if (lower.startsWith('system.') || lower === 'system' || lower.startsWith('information_schema.') || lower === 'information_schema') {
+      throw invalid(`system and information_schema tables are not available; published tables: ${PUBLISHED_TABLES.join(', ')}`);
+    }
+    if (name.includes('.')) throw invalid(`"${name}": tables are named without a database; published tables: ${PUBLISHED_TABLES.join(', ')}`);
+    if (PUBLISHED_TABLES.includes(name) || ctes.has(name)) return;
+    throw invalid(`table "${name}" is not published; published tables: ${PUBLISHED_TABLES.join(', ')}`);
+  };
+
+  for (const node of walk(root)) {
+    if (node.kind === 'TableIdentifier') checkTable(node.detail);
+    else if (node.kind === 'Function') {
+      const fn = node.detail;
+      if (node.parent?.kind === 'TableExpression') {
+        throw invalid(`table functions are not allowed (${fn}); read the published tables: ${PUBLISHED_TABLES.join(', ')}`);
+      }
+      if (denied(fn)) throw invalid(`function ${fn}() is not allowed: it reaches outside the published data`);
+      if (IN_FUNCTIONS.has(fn.toLowerCase())) {
+        // `x IN name` reads a whole table by name; only published tables and CTEs may be named.
+        const arg = node.children[0]?.children[1];
+        if (arg?.kind === 'Identifier') checkTable(arg.detail);
+      }
+    } else if (node.parent?.kind === 'TableExpression' && node.kind !== 'Subquery') {
+      throw invalid(`unsupported table expression (${node.kind})`);
+    }
+  }
+
+  // 5. The outermost LIMIT.
+  const lim = outerLimit(canonical);
+  if (lim.nonLiteral) throw invalid(`the outermost LIMIT must be a whole number of rows, at most ${SQL_MAX_LIMIT}`);
+  if (lim.length !== undefined) {
+    if (lim.length > SQL_MAX_LIMIT) throw invalid(`LIMIT ${lim.length} is over the maximum of ${SQL_MAX_LIMIT} rows`);
+    const inTree = [...walk(root)].some((n) => n.kind === 'Literal' && n.detail === `UInt64_${lim.length}` && n.parent?.kind === 'SelectQuery' && outermost(n));
+    if (!inTree) throw invalid('could not confirm the outermost LIMIT; write it as LIMIT <rows> at the end of the query');
+    return { executed: text, injectedLimit: false };
+  }
+  const list = root.children[0];
+  const single = list?.children.length === 1 && list.children[0]?.kind === 'SelectQuery' && !lim.offsetOnly;
+  // A LIMIT appended after a UNION binds to its last branch only: wrap those instead.
+  const sep = text.includes('--') || text.includes('#') ? '\n' : ' ';
+  const executed = single
+    ? `${text}${sep}LIMIT ${SQL_DEFAULT_LIMIT}`
+    : `SELECT * FROM (\n${text}\n) LIMIT ${SQL_DEFAULT_LIMIT}`;
+  return { executed, injectedLimit: true };
+}
+
+/** True when no Subquery or WITH element lies between the node and the root. */
+function outermost(n: AstNode): boolean {
+  for (let p = n.parent; p; p = p.parent) if (p.kind === 'Subquery' || p.kind === 'WithElement') return false;
+  return true;
+}
+
+export interface RunLimits {
+  timeoutSeconds: number;
+  maxMemoryBytes: number;
+  /** Row cap of the result; only internal callers (benchmarks) lift it above SQL_MAX_LIMIT. */
+  maxResultRows?: number;
+}
+
+const quote = (s: string): string => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+
+/** Engine settings every client query runs with. */
+export function runSettings(limits: RunLimits, visibleProtocols: readonly string[], extra: Settings = {}): Settings {
+  const filter = visibleProtocols.length === 0 ? 'false' : `protocol_name IN (${visibleProtocols.map(quote).join(', ')})`;
+  const filters = `{${PUBLISHED_TABLES.map((t) => `${quote(t)}: ${quote(filter)}`).join(', ')}}`;
+  return {
+    max_execution_time: limits.timeoutSeconds,
+    timeout_overflow_mode: 'throw',
+    max_result_rows: limits.maxResultRows ?? SQL_MAX_LIMIT,
+    result_overflow_mode: 'throw',
+    max_memory_usage: limits.maxMemoryBytes,
+    additional_table_filters: filters,
+    ...extra,
+    // Last, so the settings before it are still allowed to change (readonly=1 freezes settings).
+    readonly: 1,
+  };
+}
+
+/** Map an engine failure of a client query to what the client sees. */
+export function queryError(err: unknown, limits: RunLimits): AppError {
+  if (err instanceof AppError) return err;
+  if (!(err instanceof WarehouseError)) return new AppError(Errors.internal, 'Internal error', { cause: err });
+  switch (err.clickhouseCode) {
+    case ClickHouseCode.TIMEOUT_EXCEEDED:
+    case ClickHouseCode.QUERY_WAS_CANCELLED:
+      return new AppError(Errors.queryTimeout,
+        `the query ran longer than the ${limits.timeoutSeconds} s time-out and was cancelled by the engine; narrow it (a date range on transactions, or the hourly tables)`,
+        { cause: err });
+    case TOO_MANY_ROWS_OR_BYTES:
+    case ClickHouseCode.TOO_MANY_ROWS:
+      return invalid(`the result has more than ${limits.maxResultRows ?? SQL_MAX_LIMIT} rows: add a LIMIT (at most ${SQL_MAX_LIMIT})`, err);
+    case ClickHouseCode.MEMORY_LIMIT_EXCEEDED:
+      return invalid('the query needs more memory than a query may use: aggregate more, select fewer columns or add a narrower WHERE', err);
+    case ClickHouseCode.READONLY:
+      return invalid('the query tries something a read-only query may not do', err);
+    case undefined:
+      return new AppError(Errors.internal, 'Internal error', { cause: err });
+    default:
+      return invalid(engineMessage(err), err);
+  }
+}
