@@ -12,6 +12,9 @@ import { ingestRoutes } from './admin/ingest-routes.ts';
 import { protocolRoutes } from './admin/protocol-routes.ts';
 import type { Analytics } from './analytics/analytics.ts';
 import { healthRoutes } from './health-routes.ts';
+import { registerOpenApi } from './rest/openapi.ts';
+import { restApi } from './rest/rest-api.ts';
+import { sqlRoutes } from './sql/query-routes.ts';
 
 export interface AppDeps {
   config: Config;
@@ -58,6 +61,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await admin.register(protocolRoutes, { registry: deps.registry, onChange: () => deps.analytics.cache.clear() });
     await admin.register(ingestRoutes, { pipeline: deps.pipeline, maxBodyBytes: deps.config.ingest.maxBodyBytes });
   });
+
+  // OpenAPI first: it documents the routes registered after it.
+  await registerOpenApi(app);
+  await app.register(restApi, { prefix: '/api/v1', analytics: deps.analytics });
+  await app.register(sqlRoutes, { analytics: deps.analytics });
 
   return app;
 }
