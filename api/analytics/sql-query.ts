@@ -49,6 +49,11 @@ const DENIED_FUNCTIONS: readonly string[] = [
   'getsubcolumn', 'input', 'executable', 'cluster', 'clusterallreplicas', 'merge', 'view', 'numbers', 'system',
 ];
 
+/** First words of statements other than SELECT, named in the rejection message. */
+const STATEMENT_WORDS = new Set(['INSERT', 'UPDATE', 'DELETE', 'DROP', 'CREATE', 'ALTER', 'TRUNCATE', 'REPLACE', 'GRANT',
+  'REVOKE', 'KILL', 'OPTIMIZE', 'RENAME', 'ATTACH', 'DETACH', 'SYSTEM', 'SET', 'USE', 'SHOW', 'DESCRIBE', 'DESC', 'EXPLAIN',
+  'EXCHANGE', 'UNDROP', 'BACKUP', 'RESTORE', 'CHECK', 'WATCH', 'MOVE', 'EXISTS', 'BEGIN', 'COMMIT', 'ROLLBACK', 'UPSERT', 'MERGE']);
+
 const IN_FUNCTIONS = new Set(['in', 'notin', 'globalin', 'globalnotin', 'nullin', 'notnullin', 'globalnullin', 'globalnotnullin']);
 
 function denied(fn: string): boolean {
@@ -110,8 +115,11 @@ export async function prepareQuery(ctx: GuardContext, input: unknown): Promise<P
   const first = lexed.tokens[0];
   if (!first) throw invalid('the query must be a non-empty string');
   if (!(isKeyword(first, 'SELECT') || isKeyword(first, 'WITH') || (first.type === 'punct' && first.text === '('))) {
-    const what = first.type === 'word' ? `${first.text.toUpperCase()} statements are` : 'this statement is';
-    throw invalid(`${what} not allowed: only read-only SELECT queries (SELECT, WITH …) are accepted`);
+    const word = first.type === 'word' ? first.text.toUpperCase() : undefined;
+    if (word !== undefined && STATEMENT_WORDS.has(word)) {
+      throw invalid(`${word} statements are not allowed: only read-only SELECT queries (SELECT, WITH …) are accepted`);
+    }
+    throw invalid(`the query must start with SELECT or WITH (found "${first.text.slice(0, 40)}"): only read-only SELECT queries are accepted`);
   }
 
   // 3. One well-formed statement, per the engine, without executing the text.
@@ -136,7 +144,7 @@ export async function prepareQuery(ctx: GuardContext, input: unknown): Promise<P
   const root = roots[0];
   if (roots.length !== 1 || !root) throw invalid('only one statement is allowed');
   if (root.kind !== 'SelectWithUnionQuery') {
-    throw invalid(`only read-only SELECT queries are accepted (this is a ${root.kind.replace(/Query$/, '')} statement)`);
+    throw invalid(`only read-only SELECT queries are accepted (the engine parsed a ${root.kind.replace(/Query$/, '').toUpperCase()} statement)`);
   }
   const canonicalAll = lex(canonical).tokens;
   for (const node of walk(root)) {
@@ -195,8 +203,10 @@ export async function prepareQuery(ctx: GuardContext, input: unknown): Promise<P
     return { executed: text, injectedLimit: false };
   }
   const list = root.children[0];
-  const single = list?.children.length === 1 && list.children[0]?.kind === 'SelectQuery' && !lim.offsetOnly;
-  // A LIMIT appended after a UNION binds to its last branch only: wrap those instead.
+  const parenthesized = first.type === 'punct';
+  const single = list?.children.length === 1 && list.children[0]?.kind === 'SelectQuery' && !lim.offsetOnly && !parenthesized;
+  // A LIMIT appended after a UNION binds to its last branch only, and cannot follow a
+  // parenthesized query or a bare OFFSET: wrap those instead.
   const sep = text.includes('--') || text.includes('#') ? '\n' : ' ';
   const executed = single
     ? `${text}${sep}LIMIT ${SQL_DEFAULT_LIMIT}`
