@@ -232,7 +232,9 @@ export class Analytics {
   /** Check, limit and run a client's SELECT; rows as JSONEachRow objects (64-bit integers as strings). */
   async sqlQuery(text: unknown): Promise<{ data: Record<string, unknown>[]; count: number; query: string }> {
     const prepared = await prepareQuery({ wh: this.wh, realTables: () => this.realTables() }, text);
-    const settings = runSettings(this.sqlLimits, await this.protocols());
+    // 64-bit integers as strings (SPEC: "numeric values can arrive as strings"): JSON numbers
+    // lose precision above 2^53, and newer engines no longer quote them by default.
+    const settings = runSettings(this.sqlLimits, await this.protocols(), { output_format_json_quote_64bit_integers: 1 });
     try {
       const data = await this.wh.query<Record<string, unknown>>(prepared.executed, { settings });
       return { data, count: data.length, query: prepared.executed };
