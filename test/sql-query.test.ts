@@ -132,6 +132,16 @@ describe('CSV answers', () => {
     expect(lines[1]).toBe(`"${String(json.data[0]?.signature)}",${String(json.data[0]?.fee)}`);
   });
 
+  it('frees the engine stream when the consumer gives up before reading (next CSV still streams)', async () => {
+    const abandoned = await t.services.analytics.sqlCsv('SELECT signature FROM transactions');
+    await abandoned.body[Symbol.asyncIterator]().return?.();
+    const next = await Promise.race([
+      post({ query: 'SELECT 1 AS one', format: 'csv' }),
+      new Promise<never>((_, reject) => setTimeout(() => reject(new Error('CSV stream slot still taken')), 5000)),
+    ]);
+    expect(next.body).toBe('"one"\r\n1\r\n');
+  });
+
   it('answers errors found before the first row as JSON errors', async () => {
     const res = await post({ query: 'SELECT no_such_column FROM transactions', format: 'csv' });
     expect(res.statusCode).toBe(400);

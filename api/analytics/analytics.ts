@@ -257,27 +257,35 @@ export class Analytics {
       format_csv_null_representation: '',
     });
     const iterator = this.wh.stream(prepared.executed, 'CSVWithNames', { settings })[Symbol.asyncIterator]();
-    let first: IteratorResult<Uint8Array>;
+    let pending: IteratorResult<Uint8Array> | undefined;
     try {
-      first = await iterator.next();
+      pending = await iterator.next();
     } catch (err) {
       throw queryError(err, limits);
     }
-    async function* body(): AsyncGenerator<Uint8Array> {
-      try {
-        if (first.done) return;
-        yield first.value;
-        for (;;) {
-          const next = await iterator.next();
-          if (next.done) return;
-          yield next.value;
+    // A hand-written iterator rather than a generator: return() must reach the engine's
+    // stream even when the consumer gives up before reading the first chunk (a generator
+    // that never started would skip its finally), or the embedded engine's single stream
+    // slot would stay taken.
+    const body: AsyncIterableIterator<Uint8Array> = {
+      [Symbol.asyncIterator]() {
+        return this;
+      },
+      async next() {
+        if (pending !== undefined) {
+          const r = pending;
+          pending = undefined;
+          return r;
         }
-      } finally {
-        // Stops the engine's query when the client goes away mid-stream.
+        return iterator.next();
+      },
+      async return() {
+        pending = undefined;
         await iterator.return?.();
-      }
-    }
-    return { query: prepared.executed, body: body() };
+        return { done: true, value: undefined };
+      },
+    };
+    return { query: prepared.executed, body };
   }
 }
 

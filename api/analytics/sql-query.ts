@@ -94,6 +94,11 @@ export async function prepareQuery(ctx: GuardContext, input: unknown): Promise<P
     throw invalid(`the query is ${input.length} characters long; the maximum is ${SQL_MAX_LENGTH} characters`);
   }
   const text = input.trim();
+  // NUL and other control characters have no place in SQL text, and a C string boundary
+  // inside the engine could make it see less than the guard saw.
+  if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(text)) {
+    throw invalid('the query contains control characters (only tab, newline and carriage return are allowed)');
+  }
 
   // 2. Surface checks.
   let lexed;
@@ -134,6 +139,13 @@ export async function prepareQuery(ctx: GuardContext, input: unknown): Promise<P
     throw invalid(`syntax error: ${engineMessage(err)}`, err);
   }
 
+  // INTO OUTFILE must not even reach EXPLAIN (which runs without readonly): refuse it on
+  // the engine's canonical text first.
+  const canonicalTokens = lex(canonical).tokens;
+  if (canonicalTokens.some((t, k) => isKeyword(t, 'INTO') && isKeyword(canonicalTokens[k + 1], 'OUTFILE'))) {
+    throw invalid('INTO OUTFILE is not allowed');
+  }
+
   // 4. The parse tree.
   let roots: AstNode[];
   try {
@@ -146,7 +158,7 @@ export async function prepareQuery(ctx: GuardContext, input: unknown): Promise<P
   if (root.kind !== 'SelectWithUnionQuery') {
     throw invalid(`only read-only SELECT queries are accepted (the engine parsed a ${root.kind.replace(/Query$/, '').toUpperCase()} statement)`);
   }
-  const canonicalAll = lex(canonical).tokens;
+  const canonicalAll = canonicalTokens;
   for (const node of walk(root)) {
     if (node.kind === 'SelectWithUnionQuery' && node.children.length !== 1) {
       // The extra child is a FORMAT identifier or an INTO OUTFILE target (or settings).
