@@ -250,7 +250,7 @@ export class Analytics {
    * `limits` lets internal callers (benchmarks, exports) lift the row cap; clients cannot.
    */
   async sqlCsv(text: unknown, limits: RunLimits = this.sqlLimits): Promise<{ query: string; body: AsyncIterable<Uint8Array> }> {
-    const prepared = await prepareQuery({ wh: this.wh, realTables: () => this.realTables() }, text);
+    const prepared = await prepareQuery({ wh: this.wh, realTables: () => this.realTables() }, text, limits.maxResultRows);
     const settings = runSettings(limits, await this.protocols(), {
       // RFC 4180: CRLF line ends; NULL as an empty field rather than ClickHouse's \N.
       output_format_csv_crlf_end_of_line: 1,

@@ -88,7 +88,7 @@ export interface GuardContext {
 }
 
 /** Decide whether `input` may run; answer the text to execute or throw 400 Invalid query. */
-export async function prepareQuery(ctx: GuardContext, input: unknown): Promise<PreparedQuery> {
+export async function prepareQuery(ctx: GuardContext, input: unknown, maxLimit = SQL_MAX_LIMIT): Promise<PreparedQuery> {
   if (typeof input !== 'string' || input.trim() === '') throw invalid('the query must be a non-empty string');
   if (input.length > SQL_MAX_LENGTH) {
     throw invalid(`the query is ${input.length} characters long; the maximum is ${SQL_MAX_LENGTH} characters`);
@@ -207,9 +207,9 @@ export async function prepareQuery(ctx: GuardContext, input: unknown): Promise<P
 
   // 5. The outermost LIMIT.
   const lim = outerLimit(canonical);
-  if (lim.nonLiteral) throw invalid(`the outermost LIMIT must be a whole number of rows, at most ${SQL_MAX_LIMIT}`);
+  if (lim.nonLiteral) throw invalid(`the outermost LIMIT must be a whole number of rows, at most ${maxLimit}`);
   if (lim.length !== undefined) {
-    if (lim.length > SQL_MAX_LIMIT) throw invalid(`LIMIT ${lim.length} is over the maximum of ${SQL_MAX_LIMIT} rows`);
+    if (lim.length > maxLimit) throw invalid(`LIMIT ${lim.length} is over the maximum of ${maxLimit} rows`);
     const inTree = [...walk(root)].some((n) => n.kind === 'Literal' && n.detail === `UInt64_${lim.length}` && n.parent?.kind === 'SelectQuery' && outermost(n));
     if (!inTree) throw invalid('could not confirm the outermost LIMIT; write it as LIMIT <rows> at the end of the query');
     return { executed: text, injectedLimit: false };
@@ -235,7 +235,10 @@ function outermost(n: AstNode): boolean {
 export interface RunLimits {
   timeoutSeconds: number;
   maxMemoryBytes: number;
-  /** Row cap of the result; only internal callers (benchmarks) lift it above SQL_MAX_LIMIT. */
+  /**
+   * Row cap of the result and largest LIMIT accepted; only internal callers (benchmarks,
+   * exports) lift it above SQL_MAX_LIMIT. Clients always get SQL_MAX_LIMIT.
+   */
   maxResultRows?: number;
 }
 
