@@ -106,6 +106,7 @@ describe('OpenAPI document and docs page', () => {
     const required = doc.paths['/api/v1/analytics/time-series']!.get!.parameters!.filter((p) => p.required).map((p) => p.name).sort();
     expect(required).toEqual(['date_from', 'date_to']);
     expect(Object.keys(doc.paths['/api/v1/transactions/{signature}']!.get!.responses)).toEqual(expect.arrayContaining(['200', '404']));
+    expect((doc as unknown as { components: { schemas: Record<string, unknown> } }).components.schemas.ErrorBody).toMatchObject({ required: ['error', 'message'] });
     // Operator routes are not part of the public document.
     expect(Object.keys(doc.paths).some((p) => p.startsWith('/admin'))).toBe(false);
   });

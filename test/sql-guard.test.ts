@@ -90,6 +90,12 @@ describe('hostile query corpus', () => {
     }
   });
 
+  it('treats a request without a body as an empty query', async () => {
+    const res = await t.app.inject({ method: 'POST', url: '/v1/query', headers });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({ error: 'Invalid query', message: 'the query must be a non-empty string' });
+  });
+
   it('names the maximum length', async () => {
     const res = await post({ query: `SELECT 1 ${' '.repeat(100_001)}` });
     expect(res.statusCode).toBe(400);

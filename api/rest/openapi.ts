@@ -31,6 +31,10 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       security: [{ apiKey: [] }, { apiKeyQuery: [] }],
     },
     hideUntagged: true,
+    // Shared schemas appear under their $id (ErrorBody) rather than def-0, def-1 …
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
+    },
   });
   await app.register(swaggerUi, { routePrefix: '/api/v1/docs' });
   app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => app.swagger());

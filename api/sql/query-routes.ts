@@ -66,7 +66,9 @@ export async function sqlRoutes(app: FastifyInstance, opts: { analytics: Analyti
 
   const handler = async (req: FastifyRequest<{ Body: Body | undefined }>, reply: FastifyReply): Promise<unknown> => {
     const body = req.body;
-    if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    // No body at all is an empty query; a body of the wrong shape gets told the right one.
+    if (body === undefined || body === null) throw new AppError(Errors.invalidQuery, 'the query must be a non-empty string');
+    if (typeof body !== 'object' || Array.isArray(body)) {
       throw new AppError(Errors.invalidQuery, 'the body must be a JSON object {"query": "...", "format": "json" | "csv"}');
     }
     const format = body.format ?? 'json';
