@@ -9,7 +9,7 @@ import { toFeeStats, type FeeStats } from './fee-stats.ts';
 import { tableStorage, toGlobalStats, type GlobalStats } from './global-stats.ts';
 import { aggregateProtocols, type Bucket, type ProtocolAggregate } from './protocol-aggregates.ts';
 import { ResultCache } from './result-cache.ts';
-import { prepareQuery, queryError, runSettings, type RunLimits } from './sql-query.ts';
+import { loadFunctionAliases, prepareQuery, queryError, runSettings, type GuardContext, type RunLimits } from './sql-query.ts';
 import { edgesCondition, intervalCondition, planRange } from './time-range.ts';
 import { listTransactions, transactionBySignature } from './transactions.ts';
 import type {
@@ -36,6 +36,7 @@ export const DEFAULT_SQL_LIMITS: RunLimits = { timeoutSeconds: 30, maxMemoryByte
 export class Analytics {
   readonly cache: ResultCache;
   private realTablesCache: { at: number; names: Promise<ReadonlySet<string>> } | undefined;
+  private functionAliasCache: Promise<ReadonlyMap<string, string>> | undefined;
 
   constructor(
     readonly wh: Warehouse,
@@ -229,9 +230,24 @@ export class Analytics {
     return this.realTablesCache.names;
   }
 
+  private guardContext(): GuardContext {
+    return {
+      wh: this.wh,
+      realTables: () => this.realTables(),
+      // The engine's function catalogue is fixed for the life of the process.
+      functionAliases: () => {
+        if (!this.functionAliasCache) {
+          this.functionAliasCache = loadFunctionAliases(this.wh);
+          this.functionAliasCache.catch(() => (this.functionAliasCache = undefined));
+        }
+        return this.functionAliasCache;
+      },
+    };
+  }
+
   /** Check, limit and run a client's SELECT; rows as JSONEachRow objects (64-bit integers as strings). */
   async sqlQuery(text: unknown): Promise<{ data: Record<string, unknown>[]; count: number; query: string }> {
-    const prepared = await prepareQuery({ wh: this.wh, realTables: () => this.realTables() }, text);
+    const prepared = await prepareQuery(this.guardContext(), text);
     // 64-bit integers as strings (SPEC: "numeric values can arrive as strings"): JSON numbers
     // lose precision above 2^53, and newer engines no longer quote them by default.
     const settings = runSettings(this.sqlLimits, await this.protocols(), { output_format_json_quote_64bit_integers: 1 });
@@ -250,7 +266,7 @@ export class Analytics {
    * `limits` lets internal callers (benchmarks, exports) lift the row cap; clients cannot.
    */
   async sqlCsv(text: unknown, limits: RunLimits = this.sqlLimits): Promise<{ query: string; body: AsyncIterable<Uint8Array> }> {
-    const prepared = await prepareQuery({ wh: this.wh, realTables: () => this.realTables() }, text, limits.maxResultRows);
+    const prepared = await prepareQuery(this.guardContext(), text, limits.maxResultRows);
     const settings = runSettings(limits, await this.protocols(), {
       // RFC 4180: CRLF line ends; NULL as an empty field rather than ClickHouse's \N.
       output_format_csv_crlf_end_of_line: 1,

@@ -184,7 +184,7 @@ export function cteNames(canonical: string): string[] {
     const name = toks[k]!;
     if ((name.type === 'word' || name.type === 'quoted') && isKeyword(toks[k + 1], 'AS') && toks[k + 2]!.text === '(' && toks[k + 2]!.type === 'punct') {
       const prev = toks[k - 1];
-      if (prev && (isKeyword(prev, 'WITH') || (prev.type === 'punct' && prev.text === ','))) names.push(name.text);
+      if (prev && (isKeyword(prev, 'WITH') || isKeyword(prev, 'RECURSIVE') || (prev.type === 'punct' && prev.text === ','))) names.push(name.text);
     }
   }
   return names;

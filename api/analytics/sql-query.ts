@@ -27,6 +27,9 @@ export const SQL_DEFAULT_LIMIT = 1_000;
 export const SQL_MAX_LENGTH = 100_000;
 
 /** Tables a client may read. Internal tables (lookups, registry, keys, dead letters) are not listed. */
+/** Bytes a client result may hold (uncompressed, as the engine counts them). */
+export const MAX_RESULT_BYTES = 256 * 1024 * 1024;
+
 export const PUBLISHED_TABLES: readonly string[] = ['transactions', 'protocol_hourly', 'instruction_hourly'];
 
 /** The engine's result-rows error (TOO_MANY_ROWS_OR_BYTES); views/warehouse.ts lists 158, the older code. */
@@ -47,6 +50,7 @@ const DENIED_FUNCTIONS: readonly string[] = [
   'shardnum', 'shardcount', 'displayname', 'zookeepersessionuptime', 'transactionid', 'transactionlatestsnapshot',
   'transactionoldestsnapshot', 'showcertificate', 'sleep', 'sleepeachrow', 'connectionid', 'connection_id',
   'getsubcolumn', 'input', 'executable', 'cluster', 'clusterallreplicas', 'merge', 'view', 'numbers', 'system',
+  'authenticateduser', 'generateserialid', '__*',
 ];
 
 /** First words of statements other than SELECT, named in the rejection message. */
@@ -85,6 +89,17 @@ export interface GuardContext {
   wh: Warehouse;
   /** Every table and dictionary name of the current database (to stop a CTE name shadowing one ambiguously). */
   realTables: () => Promise<ReadonlySet<string>>;
+  /**
+   * Function aliases, lower-case alias -> canonical name (system.functions.alias_to), so that
+   * `DATABASE()` or `user()` are judged as currentDatabase() and currentUser().
+   */
+  functionAliases: () => Promise<ReadonlyMap<string, string>>;
+}
+
+/** The alias map the guard needs, read from the engine's function catalogue. */
+export async function loadFunctionAliases(wh: Warehouse): Promise<ReadonlyMap<string, string>> {
+  const rows = await wh.query<{ name: string; alias_to: string }>("SELECT name, alias_to FROM system.functions WHERE alias_to != ''");
+  return new Map(rows.map((r) => [r.name.toLowerCase(), r.alias_to]));
 }
 
 /** Decide whether `input` may run; answer the text to execute or throw 400 Invalid query. */
@@ -187,6 +202,7 @@ export async function prepareQuery(ctx: GuardContext, input: unknown, maxLimit =
     throw invalid(`table "${name}" is not published; published tables: ${PUBLISHED_TABLES.join(', ')}`);
   };
 
+  const aliases = await ctx.functionAliases();
   for (const node of walk(root)) {
     if (node.kind === 'TableIdentifier') checkTable(node.detail);
     else if (node.kind === 'Function') {
@@ -194,7 +210,10 @@ export async function prepareQuery(ctx: GuardContext, input: unknown, maxLimit =
       if (node.parent?.kind === 'TableExpression') {
         throw invalid(`table functions are not allowed (${fn}); read the published tables: ${PUBLISHED_TABLES.join(', ')}`);
       }
-      if (denied(fn)) throw invalid(`function ${fn}() is not allowed: it reaches outside the published data`);
+      const canonicalName = aliases.get(fn.toLowerCase());
+      if (denied(fn) || (canonicalName !== undefined && denied(canonicalName))) {
+        throw invalid(`function ${fn}() is not allowed: it reaches outside the published data`);
+      }
       if (IN_FUNCTIONS.has(fn.toLowerCase())) {
         // `x IN name` reads a whole table by name; only published tables and CTEs may be named.
         const arg = node.children[0]?.children[1];
@@ -254,6 +273,8 @@ export function runSettings(limits: RunLimits, visibleProtocols: readonly string
     max_result_rows: limits.maxResultRows ?? SQL_MAX_LIMIT,
     result_overflow_mode: 'throw',
     max_memory_usage: limits.maxMemoryBytes,
+    // Few rows can still be huge (groupArray over everything); the JSON answer is buffered.
+    max_result_bytes: limits.maxResultRows === undefined ? MAX_RESULT_BYTES : 0,
     additional_table_filters: filters,
     ...extra,
     // Last, so the settings before it are still allowed to change (readonly=1 freezes settings).
@@ -273,6 +294,9 @@ export function queryError(err: unknown, limits: RunLimits): AppError {
         { cause: err });
     case TOO_MANY_ROWS_OR_BYTES:
     case ClickHouseCode.TOO_MANY_ROWS:
+      if (/max bytes/i.test(err.message)) {
+        return invalid(`the result is larger than ${MAX_RESULT_BYTES / 1024 / 1024} MiB: select fewer or smaller columns, or aggregate`, err);
+      }
       return invalid(`the result has more than ${limits.maxResultRows ?? SQL_MAX_LIMIT} rows: add a LIMIT (at most ${SQL_MAX_LIMIT})`, err);
     case ClickHouseCode.MEMORY_LIMIT_EXCEEDED:
       return invalid('the query needs more memory than a query may use: aggregate more, select fewer columns or add a narrower WHERE', err);
