@@ -2,6 +2,9 @@
 // 400 {error:"Invalid query"}, and every legitimate analytical query of the other corpus runs.
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AppError } from '../core/errors.ts';
+import { loadFunctionAliases, prepareQuery, type GuardContext } from '../api/analytics/sql-query.ts';
+import type { QueryOptions, Warehouse } from '../views/warehouse.ts';
 import { apiKeyHeaders } from './support/api-key.ts';
 import { demoRecords, ingestRecords } from './support/fixtures.ts';
 import { startApp } from './support/services.ts';
@@ -137,5 +140,46 @@ describe('legitimate query corpus', () => {
       }
     }
     expect(failed).toEqual([]);
+  });
+});
+
+describe('the same decisions whatever the transport', () => {
+  /**
+   * The server transport sends `<sql>\nFORMAT <fmt>` as text (views/server-warehouse.ts);
+   * this wrapper frames every statement that way on the embedded engine, so the guard's
+   * reading of EXPLAIN AST is checked under the server's framing too.
+   */
+  function serverFramed(wh: Warehouse): Warehouse {
+    return {
+      transport: 'server',
+      query: <T>(sql: string, o?: QueryOptions) => wh.query<T>(`${sql}\nFORMAT JSONEachRow`, o),
+      queryText: (sql: string, format: string, o?: QueryOptions) => wh.queryText(`${sql}\nFORMAT ${format}`, format, o),
+      stream: (sql, format, o) => wh.stream(`${sql}\nFORMAT ${format}`, format, o),
+      insert: (table, rows, o) => wh.insert(table, rows, o),
+      exec: (sql, o) => wh.exec(sql, o),
+      close: async () => undefined,
+    };
+  }
+
+  const contextFor = (wh: Warehouse): GuardContext => ({
+    wh,
+    realTables: async () => new Set((await wh.query<{ name: string }>('SELECT name FROM system.tables WHERE database = currentDatabase()')).map((r) => r.name)),
+    functionAliases: () => loadFunctionAliases(wh),
+  });
+
+  it('accepts every legitimate query with the same executed text, and refuses every hostile one', async () => {
+    const embedded = contextFor(t.services.wh);
+    const server = contextFor(serverFramed(t.services.wh));
+    const differences: string[] = [];
+    for (const query of legit) {
+      const a = await prepareQuery(embedded, query).then((p) => p.executed, (e: Error) => `refused: ${e.message}`);
+      const b = await prepareQuery(server, query).then((p) => p.executed, (e: Error) => `refused: ${e.message}`);
+      if (a !== b || a.startsWith('refused')) differences.push(`${query.slice(0, 80)}: embedded ${a.slice(0, 80)} / server ${b.slice(0, 80)}`);
+    }
+    for (const h of hostile) {
+      const refused = await prepareQuery(server, materialize(h)).then(() => false, (e: unknown) => e instanceof AppError && e.kind.title === 'Invalid query');
+      if (!refused) differences.push(`hostile accepted under server framing: ${JSON.stringify(h.query).slice(0, 80)}`);
+    }
+    expect(differences).toEqual([]);
   });
 });

@@ -20,7 +20,7 @@
 import { AppError, Errors } from '../../core/errors.ts';
 import { ClickHouseCode, WarehouseError, type Settings, type Warehouse } from '../../views/warehouse.ts';
 import { parseAstDump, walk, type AstNode } from './sql-ast.ts';
-import { cteNames, isKeyword, lex, LexError, outerLimit } from './sql-lexer.ts';
+import { cteNames, isKeyword, lex, LexError, outerLimit, type Token } from './sql-lexer.ts';
 
 export const SQL_MAX_LIMIT = 10_000;
 export const SQL_DEFAULT_LIMIT = 1_000;
@@ -162,25 +162,34 @@ export async function prepareQuery(ctx: GuardContext, input: unknown, maxLimit =
   }
 
   // 4. The parse tree.
+  // The explained query gets a FORMAT clause of our own: a transport that appends
+  // `FORMAT <fmt>` to the text (the server transport does) would otherwise hand that
+  // clause to the explained query instead of to EXPLAIN, and the tree would differ by
+  // transport. With ours first, a transport's clause goes to EXPLAIN; ours shows up as a
+  // known last child of the root, which is removed before judging. When the client wrote
+  // a FORMAT of its own, ours lands on EXPLAIN (or is a syntax error) and the marker is
+  // missing: refused either way.
   let roots: AstNode[];
   try {
-    roots = parseAstDump(await ctx.wh.queryText(`EXPLAIN AST ${text}`, 'TSVRaw'));
+    roots = parseAstDump(await ctx.wh.queryText(`EXPLAIN AST ${text}\nFORMAT ${AST_FORMAT_MARKER}`, 'TSVRaw'));
   } catch (err) {
-    throw invalid(`syntax error: ${engineMessage(err)}`, err);
+    throw invalid(clauseMessage(canonicalTokens) ?? `syntax error: ${engineMessage(err)}`, err);
   }
   const root = roots[0];
   if (roots.length !== 1 || !root) throw invalid('only one statement is allowed');
   if (root.kind !== 'SelectWithUnionQuery') {
     throw invalid(`only read-only SELECT queries are accepted (the engine parsed a ${root.kind.replace(/Query$/, '').toUpperCase()} statement)`);
   }
-  const canonicalAll = canonicalTokens;
+  const marker = root.children.at(-1);
+  if (marker?.kind !== 'Identifier' || marker.detail !== AST_FORMAT_MARKER) {
+    // Our clause went to EXPLAIN: the query already ended in an output clause of its own.
+    throw invalid(clauseMessage(canonicalTokens) ?? 'only plain SELECT queries are allowed (no FORMAT, SETTINGS or INTO OUTFILE clauses)');
+  }
+  root.children.pop();
   for (const node of walk(root)) {
     if (node.kind === 'SelectWithUnionQuery' && node.children.length !== 1) {
       // The extra child is a FORMAT identifier or an INTO OUTFILE target (or settings).
-      if (canonicalAll.some((t, k) => isKeyword(t, 'INTO') && isKeyword(canonicalAll[k + 1], 'OUTFILE'))) throw invalid('INTO OUTFILE is not allowed');
-      if (canonicalAll.some((t) => isKeyword(t, 'SETTINGS'))) throw invalid('SETTINGS clauses are not allowed: the service sets the limits');
-      if (canonicalAll.some((t) => isKeyword(t, 'FORMAT'))) throw invalid('FORMAT clauses are not allowed: choose "json" or "csv" with the format field');
-      throw invalid('only plain SELECT queries are allowed (no FORMAT, SETTINGS or INTO OUTFILE clauses)');
+      throw invalid(clauseMessage(canonicalTokens) ?? 'only plain SELECT queries are allowed (no FORMAT, SETTINGS or INTO OUTFILE clauses)');
     }
     if (node.kind === 'Set' || node.kind === 'SetQuery') throw invalid('SETTINGS clauses are not allowed: the service sets the limits');
   }
@@ -243,6 +252,25 @@ export async function prepareQuery(ctx: GuardContext, input: unknown, maxLimit =
     ? `${text}${sep}LIMIT ${SQL_DEFAULT_LIMIT}`
     : `SELECT * FROM (\n${text}\n) LIMIT ${SQL_DEFAULT_LIMIT}`;
   return { executed, injectedLimit: true };
+}
+
+/** See the EXPLAIN step of prepareQuery. */
+const AST_FORMAT_MARKER = 'TSVRaw';
+
+/**
+ * Which output clause a refused query carries, for the message only (the refusal itself
+ * comes from the parse tree or the parser): read from the engine's canonical text.
+ */
+function clauseMessage(tokens: readonly Token[]): string | undefined {
+  const top = tokens.filter((t) => t.depth === 0);
+  if (top.some((t, k) => isKeyword(t, 'INTO') && isKeyword(top[k + 1], 'OUTFILE'))) return 'INTO OUTFILE is not allowed';
+  // `SETTINGS name =` and `FORMAT Name` at the end are clauses; a column called format is not.
+  if (top.some((t, k) => isKeyword(t, 'SETTINGS') && top[k + 1]?.type === 'word' && top[k + 2]?.text === '=')) {
+    return 'SETTINGS clauses are not allowed: the service sets the limits';
+  }
+  const formatAt = top.findIndex((t, k) => isKeyword(t, 'FORMAT') && top[k + 1]?.type === 'word' && (k + 2 === top.length || isKeyword(top[k + 2], 'SETTINGS')));
+  if (formatAt >= 0) return 'FORMAT clauses are not allowed: choose "json" or "csv" with the format field';
+  return undefined;
 }
 
 /** True when no Subquery or WITH element lies between the node and the root. */
