@@ -7,14 +7,21 @@ import { redactUrl, type Logger } from '../core/logger.ts';
 import type { IngestPipeline } from '../ingest/pipeline.ts';
 import type { ProtocolRegistry } from '../views/protocol-registry.ts';
 import type { Warehouse } from '../views/warehouse.ts';
+import { installAccessControl } from './access/access-control.ts';
+import type { Access } from './access/access.ts';
+import type { Metrics } from './access/metrics.ts';
+import { installRequestMetrics } from './access/request-metrics.ts';
 import { adminGuard } from './admin/admin-auth.ts';
 import { ingestRoutes } from './admin/ingest-routes.ts';
+import { keyRoutes } from './admin/key-routes.ts';
 import { protocolRoutes } from './admin/protocol-routes.ts';
 import type { Analytics } from './analytics/analytics.ts';
 import { healthRoutes } from './health-routes.ts';
 import { registerOpenApi } from './rest/openapi.ts';
 import { restApi } from './rest/rest-api.ts';
 import { sqlRoutes } from './sql/query-routes.ts';
+import { metricsRoutes } from './metrics-routes.ts';
+import { rpcRoutes } from './rpc/rpc-routes.ts';
 
 export interface AppDeps {
   config: Config;
@@ -23,6 +30,8 @@ export interface AppDeps {
   registry: ProtocolRegistry;
   analytics: Analytics;
   pipeline: IngestPipeline;
+  metrics: Metrics;
+  access: Access;
 }
 
 /** Map any error to the `{error, message}` body and its status. */
@@ -54,12 +63,32 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     reply.code(404).send({ error: 'Not Found', message: `no route for ${req.method} ${redactUrl(req.url.split('?')[0] ?? '')}` });
   });
 
-  await app.register(healthRoutes, { wh: deps.wh });
+  // Before any route: root hooks then cover every route registered after them, in any
+  // plugin, including interfaces other modules add later.
+  installRequestMetrics(app, deps.metrics);
+  installAccessControl(app, deps.access);
+  // Callers and operators correlate a response with its log lines by this id.
+  app.addHook('onSend', async (req, reply, payload) => {
+    reply.header('x-request-id', req.id);
+    return payload;
+  });
+
+  await app.register(healthRoutes, {
+    wh: deps.wh,
+    maxIngestAgeSeconds: deps.config.health.maxIngestAgeSeconds,
+    rateLimitStore: deps.access.rateLimitStore,
+  });
+  await app.register(metricsRoutes, {
+    metrics: deps.metrics,
+    tokens: [deps.config.adminToken, ...(deps.config.access.metricsToken === undefined ? [] : [deps.config.access.metricsToken])],
+  });
+  await app.register(rpcRoutes, { analytics: deps.analytics });
 
   await app.register(async (admin) => {
     admin.addHook('onRequest', adminGuard(deps.config.adminToken));
     await admin.register(protocolRoutes, { registry: deps.registry, onChange: () => deps.analytics.cache.clear() });
     await admin.register(ingestRoutes, { pipeline: deps.pipeline, maxBodyBytes: deps.config.ingest.maxBodyBytes });
+    await admin.register(keyRoutes, { access: deps.access });
   });
 
   // OpenAPI first: it documents the routes registered after it.

@@ -1,14 +1,27 @@
-// GET /health (no authentication): 200 when every check passes, 503 naming the one that failed.
+// GET /health (no authentication): 200 when every check passes, 503 naming the one that
+// failed. Checks: the engine answers, migrations are current, ingest freshness (failing
+// only when HEALTH_MAX_INGEST_AGE_SECONDS is set and exceeded: demo data is old by
+// design), and the shared rate-limit store when Redis is configured.
 import type { FastifyInstance } from 'fastify';
+import { readFreshness } from '../views/ingest-freshness.ts';
 import { migrationStatus } from '../views/migrate.ts';
 import type { Warehouse } from '../views/warehouse.ts';
+import type { RateLimitStore } from './access/rate-limit-store.ts';
 
 interface Check {
   ok: boolean;
   [detail: string]: unknown;
 }
 
-export async function healthRoutes(app: FastifyInstance, opts: { wh: Warehouse }): Promise<void> {
+export interface HealthOptions {
+  wh: Warehouse;
+  maxIngestAgeSeconds?: number | undefined;
+  rateLimitStore?: RateLimitStore;
+}
+
+const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+
+export async function healthRoutes(app: FastifyInstance, opts: HealthOptions): Promise<void> {
   app.get('/health', async (_req, reply) => {
     const checks: Record<string, Check> = {};
     const t0 = Date.now();
@@ -16,21 +29,37 @@ export async function healthRoutes(app: FastifyInstance, opts: { wh: Warehouse }
       await opts.wh.query('SELECT 1');
       checks.engine = { ok: true, transport: opts.wh.transport, latencyMs: Date.now() - t0 };
     } catch (err) {
-      checks.engine = { ok: false, transport: opts.wh.transport, error: (err as Error).message };
+      checks.engine = { ok: false, transport: opts.wh.transport, error: errorText(err) };
     }
     if (checks.engine.ok) {
       try {
         const m = await migrationStatus(opts.wh);
         checks.migrations = { ok: m.applied >= m.expected, ...m };
       } catch (err) {
-        checks.migrations = { ok: false, error: (err as Error).message };
+        checks.migrations = { ok: false, error: errorText(err) };
       }
       try {
-        const [row] = await opts.wh.query<{ newest: number }>('SELECT toUInt32(max(last_seen)) AS newest FROM protocol_hourly');
-        const newest = Number(row?.newest ?? 0);
-        checks.ingest = { ok: true, newestBlockTime: newest || null, freshnessSeconds: newest ? Math.max(0, Math.floor(Date.now() / 1000) - newest) : null };
+        const f = await readFreshness(opts.wh);
+        const now = Date.now() / 1000;
+        const ingestAge = f.newestIngestedAt === null ? null : Math.max(0, Math.floor(now - f.newestIngestedAt));
+        const max = opts.maxIngestAgeSeconds;
+        checks.ingest = {
+          ok: max === undefined || (ingestAge !== null && ingestAge <= max),
+          newestBlockTime: f.newestBlockTime,
+          freshnessSeconds: f.newestBlockTime === null ? null : Math.max(0, Math.floor(now - f.newestBlockTime)),
+          secondsSinceLastIngest: ingestAge,
+          ...(max === undefined ? {} : { maxIngestAgeSeconds: max }),
+        };
       } catch (err) {
-        checks.ingest = { ok: false, error: (err as Error).message };
+        checks.ingest = { ok: false, error: errorText(err) };
+      }
+    }
+    if (opts.rateLimitStore?.kind === 'redis') {
+      try {
+        await opts.rateLimitStore.ping();
+        checks.rateLimitStore = { ok: true, kind: 'redis' };
+      } catch (err) {
+        checks.rateLimitStore = { ok: false, kind: 'redis', error: errorText(err) };
       }
     }
     const failing = Object.entries(checks).find(([, c]) => !c.ok);

@@ -24,11 +24,28 @@ async function main(): Promise<void> {
     if (seeded > 0) logger.info({ rows: seeded }, 'demo data seeded');
   }
   const app = await buildApp(services);
+  // Graceful shutdown: stop accepting connections, let in-flight requests finish
+  // (app.close() waits for them), then flush buffered usage and close the engine
+  // (services.close()). A stuck request cannot hold the process past SHUTDOWN_TIMEOUT_MS.
+  let stopping = false;
   const shutdown = async (signal: string): Promise<void> => {
-    logger.info({ signal }, 'shutting down');
-    await app.close();
-    await services.close();
-    process.exit(0);
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down: finishing in-flight requests');
+    const deadline = setTimeout(() => {
+      logger.error({ timeoutMs: config.shutdownTimeoutMs }, 'shutdown timed out; exiting');
+      process.exit(1);
+    }, config.shutdownTimeoutMs);
+    deadline.unref();
+    try {
+      await app.close();
+      await services.close();
+      logger.info('shutdown complete');
+      process.exit(0);
+    } catch (err) {
+      logger.error({ err }, 'shutdown failed');
+      process.exit(1);
+    }
   };
   process.once('SIGINT', () => void shutdown('SIGINT'));
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
@@ -36,6 +53,8 @@ async function main(): Promise<void> {
   process.stdout.write(
     `\nSolana DeFi analytics service listening on ${address}\n` +
       `  health:      ${address}/health\n` +
+      `  metrics:     ${address}/metrics (Authorization: Bearer <METRICS_TOKEN or admin token>)\n` +
+      `  API keys:    npm run keys -- create --plan free --name me\n` +
       `  admin token: ${config.adminToken}${config.adminTokenGenerated ? '  (generated; set ADMIN_TOKEN to fix it)' : ''}\n\n`,
   );
 }

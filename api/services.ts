@@ -3,10 +3,14 @@ import type { Config } from '../core/config.ts';
 import { createLogger, type Logger } from '../core/logger.ts';
 import { IngestPipeline } from '../ingest/pipeline.ts';
 import { DataVersion } from '../views/data-version.ts';
+import { readFreshness } from '../views/ingest-freshness.ts';
+import { InstrumentedWarehouse } from '../views/instrumented-warehouse.ts';
 import { migrate } from '../views/migrate.ts';
 import { openWarehouse } from '../views/open-warehouse.ts';
 import { ProtocolRegistry } from '../views/protocol-registry.ts';
 import type { Warehouse } from '../views/warehouse.ts';
+import { createAccess, type Access } from './access/access.ts';
+import { Metrics } from './access/metrics.ts';
 import { Analytics } from './analytics/analytics.ts';
 
 export interface Services {
@@ -17,18 +21,61 @@ export interface Services {
   registry: ProtocolRegistry;
   analytics: Analytics;
   pipeline: IngestPipeline;
+  metrics: Metrics;
+  access: Access;
   close(): Promise<void>;
 }
 
-export async function createServices(config: Config, logger: Logger = createLogger(config.logLevel)): Promise<Services> {
-  const wh = openWarehouse(config);
+export interface ServiceOptions {
+  /** Clock of rate-limit windows (tests move it instead of waiting). */
+  now?: () => number;
+}
+
+export async function createServices(
+  config: Config,
+  logger: Logger = createLogger(config.logLevel),
+  options: ServiceOptions = {},
+): Promise<Services> {
+  const metrics = new Metrics();
+  // Every warehouse call, from any part, is timed for txa_warehouse_query_duration_seconds.
+  const wh = new InstrumentedWarehouse(openWarehouse(config), metrics);
   await migrate(wh, (name) => logger.info({ migration: name }, 'applying migration'));
+  metrics.addFreshness(cachedFreshness(wh));
   const dataVersion = new DataVersion();
   const registry = new ProtocolRegistry(wh);
   const analytics = new Analytics(wh, registry, dataVersion, config.sql);
   const pipeline = new IngestPipeline(wh, registry, dataVersion, logger, {
     maxRecordBytes: config.ingest.maxRecordBytes,
     batchRows: config.ingest.batchRows,
+    observer: metrics,
   });
-  return { config, logger, wh, dataVersion, registry, analytics, pipeline, close: () => wh.close() };
+  const access = await createAccess({ config, wh, logger, metrics, now: options.now });
+  return {
+    config,
+    logger,
+    wh,
+    dataVersion,
+    registry,
+    analytics,
+    pipeline,
+    metrics,
+    access,
+    async close() {
+      // Usage is flushed while the warehouse is still open.
+      await access.close();
+      await wh.close();
+    },
+  };
+}
+
+/** Freshness for scrapes, read at most every 5 s however often Prometheus scrapes. */
+function cachedFreshness(wh: Warehouse): () => ReturnType<typeof readFreshness> {
+  let cached: { at: number; value: ReturnType<typeof readFreshness> } | undefined;
+  return () => {
+    if (cached && Date.now() - cached.at < 5000) return cached.value;
+    const value = readFreshness(wh);
+    cached = { at: Date.now(), value };
+    value.catch(() => (cached = undefined));
+    return value;
+  };
 }

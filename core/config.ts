@@ -36,6 +36,28 @@ export interface Config {
     timeoutSeconds: number;
     maxMemoryBytes: number;
   };
+  access: {
+    /** Bearer token for GET /metrics; unset = the admin token is the only one accepted. */
+    metricsToken: string | undefined;
+    /** How long a key lookup is trusted; bounds how late a revocation is seen (< 1 s). */
+    keyCacheTtlMs: number;
+    /** Requests per minute per client IP without a valid key (slows key guessing). */
+    anonymousPerMinute: number;
+    /** How often buffered usage rows are written to the warehouse. */
+    usageFlushMs: number;
+  };
+  health: {
+    /** /health fails when the newest ingested record is older than this; unset = never. */
+    maxIngestAgeSeconds: number | undefined;
+  };
+  /** Longest wait for in-flight requests and the usage flush at shutdown. */
+  shutdownTimeoutMs: number;
+}
+
+/** Settings of the operator CLI (npm run keys), a client of a running service. */
+export interface ClientConfig {
+  url: string;
+  adminToken: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -116,6 +138,15 @@ export function loadConfig(env: Env = process.env): Config {
 
   const sqlTimeoutSeconds = int('SQL_TIMEOUT_SECONDS', 30, 1, 3600);
   const sqlMaxMemoryBytes = int('SQL_MAX_MEMORY_BYTES', 2 * 1024 ** 3, 16 * 1024 ** 2, 2 ** 50);
+  const metricsToken = str('METRICS_TOKEN');
+  if (metricsToken !== undefined && metricsToken.length < 16) problems.push('METRICS_TOKEN must be at least 16 characters');
+  // 1000 ms at most: DESIGN/issue require a revocation to be seen within one second.
+  const keyCacheTtlMs = int('KEY_CACHE_TTL_MS', 500, 0, 1000);
+  const anonymousPerMinute = int('ANONYMOUS_RATE_LIMIT', 60, 1, 1_000_000);
+  const usageFlushMs = int('USAGE_FLUSH_MS', 5000, 100, 300_000);
+  const maxIngestAgeRaw = str('HEALTH_MAX_INGEST_AGE_SECONDS');
+  const maxIngestAgeSeconds = maxIngestAgeRaw === undefined ? undefined : int('HEALTH_MAX_INGEST_AGE_SECONDS', 0, 1, 10 ** 9);
+  const shutdownTimeoutMs = int('SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000);
 
   if (problems.length > 0) throw new ConfigError(problems);
 
@@ -142,5 +173,23 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: logLevelRaw,
     ingest: { maxBodyBytes, maxRecordBytes, batchRows },
     sql: { timeoutSeconds: sqlTimeoutSeconds, maxMemoryBytes: sqlMaxMemoryBytes },
+    access: { metricsToken, keyCacheTtlMs, anonymousPerMinute, usageFlushMs },
+    health: { maxIngestAgeSeconds },
+    shutdownTimeoutMs,
   };
+}
+
+/** The CLI's settings: --url / --token flags win over TXA_URL / ADMIN_TOKEN. */
+export function loadClientConfig(flags: { url?: string; token?: string }, env: Env = process.env): ClientConfig {
+  const problems: string[] = [];
+  const url = (flags.url ?? env.TXA_URL ?? 'http://127.0.0.1:8080').replace(/\/+$/, '');
+  try {
+    const u = new URL(url);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') problems.push(`service URL must be http(s), got "${url}"`);
+  } catch {
+    problems.push(`service URL is not valid: "${url}"`);
+  }
+  const adminToken = flags.token ?? (env.ADMIN_TOKEN?.trim() || undefined);
+  if (problems.length > 0) throw new ConfigError(problems);
+  return { url, adminToken };
 }

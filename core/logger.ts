@@ -1,4 +1,4 @@
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger } from 'pino';
 import type { LogLevel } from './config.ts';
 
 export type { Logger };
@@ -13,11 +13,13 @@ interface LoggableRequest {
   ip?: string;
 }
 
-export function createLogger(level: LogLevel): Logger {
-  return pino({
+/** `destination` defaults to stdout; tests pass a stream to read what was logged. */
+export function createLogger(level: LogLevel, destination?: DestinationStream): Logger {
+  const options = {
     level,
     serializers: {
       req: (req: LoggableRequest) => ({ id: req.id, method: req.method, url: redactUrl(req.url ?? ''), ip: req.ip }),
     },
-  });
+  };
+  return destination === undefined ? pino(options) : pino(options, destination);
 }

@@ -44,10 +44,19 @@ describe('ingest pipeline and views', () => {
   });
 
   it('instruction view sums match the base table', async () => {
-    const view = await q(`SELECT protocol_name, instruction_type, sum(tx_count) c, sum(success_count) ok, sum(fee_sum) f, sum(cu_sum) cu
-      FROM instruction_hourly GROUP BY 1, 2 ORDER BY 1, 2`);
-    const base = await q(`SELECT protocol_name, instruction_type, count() c, countIf(success) ok, sum(fee) f, sum(compute_units) cu
-      FROM transactions GROUP BY 1, 2 ORDER BY 1, 2`);
+    const view = await q(`SELECT protocol_name, instruction_type, sum(tx_count) c, sum(success_count) ok, sum(fee_sum) f, min(fee_min) fmin,
+        max(fee_max) fmax, sum(cu_sum) cu, sum(accounts_sum) acc FROM instruction_hourly GROUP BY 1, 2 ORDER BY 1, 2`);
+    const base = await q(`SELECT protocol_name, instruction_type, count() c, countIf(success) ok, sum(fee) f, min(fee) fmin,
+        max(fee) fmax, sum(compute_units) cu, sum(accounts_count) acc FROM transactions GROUP BY 1, 2 ORDER BY 1, 2`);
+    expect(view).toEqual(base);
+  });
+
+  it('failure view counts match the base table', async () => {
+    const view = await q(`SELECT protocol_name, instruction_type, error_message, sum(failures) c, sum(fee_sum) f, sum(cu_sum) cu
+      FROM failure_hourly GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`);
+    const base = await q(`SELECT protocol_name, instruction_type, error_message, count() c, sum(fee) f, sum(compute_units) cu
+      FROM transactions WHERE NOT success GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`);
+    expect(view.length).toBeGreaterThan(5);
     expect(view).toEqual(base);
   });
 
@@ -68,7 +77,7 @@ describe('ingest pipeline and views', () => {
     const fresh = { ...records[0]!, signature: records[0]!.signature.slice(0, 80) + 'AAAAAAAA', instruction_index: 0 };
     const report = await ingestRecords(s, [fresh, fresh, { ...fresh }]);
     expect(report).toMatchObject({ accepted: 3, duplicates: 2, rejected: [] });
-    expect((await tableCounts(s)).transactions).toBe(before.transactions + 1);
+    expect((await tableCounts(s)).transactions).toBe(before.transactions! + 1);
   });
 
   it('derives date, hour and day_of_week from block_time in UTC', async () => {
@@ -112,7 +121,7 @@ describe('bad input', () => {
     expect(reasons['line 7']).toBe('accounts_count is required when accounts is absent');
     expect(reasons['line 8']).toBe('record must be a JSON object');
     expect(Object.keys(reasons)).toHaveLength(8);
-    expect((await tableCounts(s)).transactions).toBe(before + 2);
+    expect((await tableCounts(s)).transactions).toBe(before! + 2);
 
     const [stored] = await s.wh.query<{ log_messages: string; accounts_count: number }>(
       "SELECT log_messages, accounts_count FROM transactions WHERE signature = {s:String}", { params: { s: '6'.repeat(88) } });

@@ -45,7 +45,9 @@ export class EmbeddedWarehouse implements Warehouse {
   }
 
   async query<T>(sql: string, options: QueryOptions = {}): Promise<T[]> {
-    const text = await this.queryText(sql, 'JSONEachRow', options);
+    // Same row shape as a ClickHouse server's default: 64-bit integers as strings.
+    const settings = { output_format_json_quote_64bit_integers: 1, ...options.settings };
+    const text = await this.queryText(sql, 'JSONEachRow', { ...options, settings });
     if (text.length === 0) return [];
     const rows: T[] = [];
     for (const line of text.split('\n')) if (line.length > 0) rows.push(JSON.parse(line) as T);

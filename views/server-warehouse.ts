@@ -1,6 +1,6 @@
 // Server transport: a ClickHouse server (or cluster) over HTTP with @clickhouse/client.
 // Used when CLICKHOUSE_URL is set; API and ingest then scale as separate processes.
-import { createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
+import { ClickHouseLogLevel, createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
 import type { Readable } from 'node:stream';
 import { WarehouseError, type InsertOptions, type QueryOptions, type Warehouse } from './warehouse.ts';
 
@@ -30,6 +30,8 @@ export class ServerWarehouse implements Warehouse {
       // Statements must be complete before we answer (ingest says "queryable when it returns").
       clickhouse_settings: { wait_end_of_query: 1 },
       request_timeout: 60_000,
+      // Failures surface as WarehouseError to the caller, which decides what to log.
+      log: { level: ClickHouseLogLevel.OFF },
     });
   }
 
@@ -39,7 +41,8 @@ export class ServerWarehouse implements Warehouse {
         query: sql,
         format: 'JSONEachRow',
         query_params: options.params,
-        clickhouse_settings: options.settings as ClickHouseSettings | undefined,
+        // Explicit, so every server (and the test shim) gives 64-bit integers as strings.
+        clickhouse_settings: { output_format_json_quote_64bit_integers: 1, ...(options.settings as ClickHouseSettings | undefined) },
         abort_signal: options.signal,
       });
       return await rs.json<T>();

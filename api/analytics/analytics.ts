@@ -154,7 +154,10 @@ export class Analytics {
     if (plan.edges.length > 0) {
       const c = edgesCondition('block_time', plan.edges);
       Object.assign(params, c.params);
-      branches.push(`SELECT protocol_name, instruction_type, count(), countIf(success), sum(fee), sum(compute_units)
+      // Named like the view's columns: when no whole hour is covered this branch is the only
+      // one, and the outer query reads the columns by these names.
+      branches.push(`SELECT protocol_name, instruction_type, count() AS tx_count, countIf(success) AS success_count,
+        sum(fee) AS fee_sum, sum(compute_units) AS cu_sum
         FROM transactions WHERE protocol_name IN {protocols:Array(String)} AND (${c.sql})
         GROUP BY protocol_name, instruction_type`);
     }

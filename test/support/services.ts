@@ -3,19 +3,31 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadConfig, type Config } from '../../core/config.ts';
-import { createLogger } from '../../core/logger.ts';
+import { createLogger, type Logger } from '../../core/logger.ts';
 import { createServices, type Services } from '../../api/services.ts';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 
-export function testConfig(env: Record<string, string> = {}): Config & { dataDir: string } {
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'txa-test-'));
-  return loadConfig({ DATA_DIR: dataDir, DEMO_ROWS: '0', ADMIN_TOKEN, LOG_LEVEL: 'silent', ...env });
+export interface StartOptions {
+  /** A logger of the test's own (e.g. writing to a stream the test reads). */
+  logger?: Logger;
+  /** Clock of rate-limit windows. */
+  now?: () => number;
 }
 
-export async function startServices(env: Record<string, string> = {}): Promise<Services & { cleanup(): Promise<void> }> {
+export function testConfig(env: Record<string, string> = {}): Config & { dataDir: string } {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'txa-test-'));
+  // ANONYMOUS_RATE_LIMIT: interface tests check their 401s by the dozen from one address;
+  // the per-IP limit has its own test (access-rate-limit), which sets it low explicitly.
+  return loadConfig({ DATA_DIR: dataDir, DEMO_ROWS: '0', ADMIN_TOKEN, LOG_LEVEL: 'silent', ANONYMOUS_RATE_LIMIT: '100000', ...env });
+}
+
+export async function startServices(
+  env: Record<string, string> = {},
+  options: StartOptions = {},
+): Promise<Services & { cleanup(): Promise<void> }> {
   const config = testConfig(env);
-  const services = await createServices(config, createLogger('silent'));
+  const services = await createServices(config, options.logger ?? createLogger('silent'), { now: options.now });
   return {
     ...services,
     async cleanup() {
@@ -26,9 +38,9 @@ export async function startServices(env: Record<string, string> = {}): Promise<S
 }
 
 /** Services plus the HTTP app built on them (drive it with app.inject()). */
-export async function startApp(env: Record<string, string> = {}) {
+export async function startApp(env: Record<string, string> = {}, options: StartOptions = {}) {
   const { buildApp } = await import('../../api/app.ts');
-  const services = await startServices(env);
+  const services = await startServices(env, options);
   const app = await buildApp(services);
   return {
     services,

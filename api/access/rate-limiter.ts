@@ -1,0 +1,40 @@
+// Fixed one-minute windows aligned to the clock (DESIGN.md section 4): every counter
+// resets at the start of each UTC minute, which is what X-RateLimit-Reset announces.
+// The clock is injectable so tests can move to the next window without waiting.
+import type { RateLimitStore } from './rate-limit-store.ts';
+
+export interface RateDecision {
+  allowed: boolean;
+  limit: number;
+  /** Units left in this window after this request (never negative). */
+  remaining: number;
+  /** When the window ends, milliseconds since the epoch. */
+  resetAt: number;
+  /** Whole seconds until the window ends (at least 1), for Retry-After. */
+  retryAfterSeconds: number;
+}
+
+export class FixedWindowLimiter {
+  constructor(
+    private readonly store: RateLimitStore,
+    private readonly now: () => number = Date.now,
+    readonly windowMs = 60_000,
+  ) {}
+
+  /** Count `units` against `subject`'s limit in the current window. */
+  async consume(subject: string, limit: number, units = 1): Promise<RateDecision> {
+    const now = this.now();
+    const windowStart = Math.floor(now / this.windowMs) * this.windowMs;
+    const resetAt = windowStart + this.windowMs;
+    // The counter outlives its window a little so a slow request at the boundary still
+    // finds it; the window start in the key keeps windows apart.
+    const used = await this.store.increment(`${subject}:${windowStart}`, units, this.windowMs + 5_000);
+    return {
+      allowed: used <= limit,
+      limit,
+      remaining: Math.max(0, limit - used),
+      resetAt,
+      retryAfterSeconds: Math.max(1, Math.ceil((resetAt - now) / 1000)),
+    };
+  }
+}

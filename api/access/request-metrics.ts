@@ -1,0 +1,19 @@
+// Counts and times every HTTP request for /metrics. Labels are the route pattern
+// (/api/v1/transactions/:signature), never the raw URL, so they stay few.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Metrics } from './metrics.ts';
+import { interfaceOf, pathOf } from './protected-paths.ts';
+
+export function installRequestMetrics(app: FastifyInstance, metrics: Metrics): void {
+  app.addHook('onResponse', async (req: FastifyRequest, reply: FastifyReply) => {
+    const route = req.routeOptions.url ?? '(unmatched)';
+    const labels = {
+      interface: route === '(unmatched)' ? 'other' : interfaceOf(pathOf(req.url)),
+      route,
+      method: req.method,
+      status: String(reply.statusCode),
+    };
+    metrics.httpRequests.inc(labels);
+    metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
+  });
+}

@@ -1,0 +1,129 @@
+// Validating a method's positional params against its schema, and turning the first
+// violation into error data that names the field and the rule it broke, e.g.
+// "options.limit must be at most 10000 (got 10001)".
+//
+// Classification (documented in docs/json-rpc.md):
+// - a filter that cannot be read at all (filters, or the blockTime range object, or any
+//   member inside them has the wrong JSON type) is -32000 "Server error", which is what
+//   SPEC assigns to an unparsable filter;
+// - every other violation (missing or unknown fields, values out of range, unknown enum
+//   values, malformed Base58, gte after lte) is -32602 "Invalid params".
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { AppError, Errors } from '../../core/errors.ts';
+import { PARAM_SCHEMAS, type MethodName, type ParamsSchema } from './param-schemas.ts';
+
+// strictTuples off: trailing positional params are optional, which strict tuples forbid.
+const ajv = new Ajv({ allErrors: false, strict: true, strictTuples: false, verbose: true });
+
+const compiled = new Map<MethodName, { names: readonly string[]; validate: ValidateFunction }>(
+  (Object.entries(PARAM_SCHEMAS) as [MethodName, ParamsSchema][]).map(([name, p]) => [name, { names: p.names, validate: ajv.compile(p.schema) }]),
+);
+
+const shown = (v: unknown): string => {
+  const s = JSON.stringify(v);
+  return s === undefined ? String(v) : s.length > 80 ? `${s.slice(0, 77)}...` : s;
+};
+
+/** "/1/filters/protocols/0" -> "options.filters.protocols[0]" using the positional names. */
+function fieldName(instancePath: string, names: readonly string[]): string {
+  const parts = instancePath.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  if (parts.length === 0) return 'params';
+  const [first, ...rest] = parts;
+  let out = names[Number(first)] ?? `params[${first}]`;
+  for (const p of rest) out += /^\d+$/.test(p) ? `[${p}]` : `.${p}`;
+  return out;
+}
+
+/** Is this path inside a filter (the filters object or a blockTime range)? */
+const inFilter = (instancePath: string): boolean => /\/(filters|blockTime)(\/|$)/.test(instancePath);
+
+function describe(err: ErrorObject, names: readonly string[], method: string): AppError {
+  const field = fieldName(err.instancePath, names);
+  const p = err.params as Record<string, unknown>;
+  const got = ` (got ${shown(err.data)})`;
+  const invalid = (message: string, f = field): AppError => new AppError(Errors.invalidParams, message, { field: f });
+  switch (err.keyword) {
+    case 'type': {
+      const message = `${field} must be ${String(p.type).replace(',', ' or ')}${got}`;
+      if (inFilter(err.instancePath)) {
+        return new AppError(Errors.unparsableFilter, `unparsable filter: ${message}`, { field });
+      }
+      return invalid(message);
+    }
+    case 'required': {
+      const missing = String(p.missingProperty);
+      return invalid(`${field === 'params' ? missing : `${field}.${missing}`} is required`, `${field}.${missing}`);
+    }
+    case 'minItems':
+      if (err.instancePath === '') {
+        // The first position the caller left out is the one to name.
+        const at = Array.isArray(err.data) ? err.data.length : 0;
+        const name = names[at] ?? 'params';
+        return invalid(`${name} (params[${at}]) is required`, name);
+      }
+      return invalid(`${field} must not be empty; omit it to apply no filter`);
+    case 'maxItems':
+    case 'additionalItems':
+      if (err.instancePath === '') {
+        return invalid(`${method} takes at most ${names.length} positional parameter${names.length === 1 ? '' : 's'}${names.length ? ` (${names.join(', ')})` : ''}`);
+      }
+      return invalid(`${field} must hold at most ${String(p.limit)} items`);
+    case 'additionalProperties': {
+      const extra = String(p.additionalProperty);
+      return invalid(`${field}.${extra} is not an accepted field of ${field} for ${method}`, `${field}.${extra}`);
+    }
+    case 'enum':
+      return invalid(`${field} must be one of ${(p.allowedValues as unknown[]).map((v) => shown(v)).join(', ')}${got}`);
+    case 'maximum':
+      return invalid(`${field} must be at most ${String(p.limit)}${got}`);
+    case 'minimum':
+      return invalid(`${field} must be at least ${String(p.limit)}${got}`);
+    case 'multipleOf':
+      return invalid(`${field} must be a whole number${got}`);
+    case 'pattern': {
+      const rule = (err.parentSchema as { description?: string } | undefined)?.description ?? `a string matching ${String(p.pattern)}`;
+      return invalid(`${field} must be ${rule}${got}`);
+    }
+    case 'minLength':
+      return invalid(`${field} must not be empty`);
+    case 'maxLength':
+      return invalid(`${field} must be at most ${String(p.limit)} characters long`);
+    case 'uniqueItems':
+      return invalid(`${field} must not list the same value twice (items ${String(p.j)} and ${String(p.i)} are equal)`);
+    default:
+      return invalid(`${field} ${err.message ?? 'is invalid'}`);
+  }
+}
+
+/**
+ * Validate `params` for `method`; throws an AppError (-32602 or -32000) on the first
+ * violation. Range bounds are also checked for order, which a schema cannot express.
+ */
+export function validateParams(method: MethodName, params: readonly unknown[]): void {
+  const entry = compiled.get(method);
+  if (!entry) throw new Error(`no params schema for ${method}`);
+  if (!entry.validate(params)) {
+    const first = entry.validate.errors?.[0];
+    if (!first) throw new AppError(Errors.invalidParams, 'params are invalid', { field: 'params' });
+    throw describe(first, entry.names, method);
+  }
+  checkRanges(params, entry.names);
+}
+
+interface RangeLike {
+  gte?: number;
+  lte?: number;
+}
+
+function checkRanges(params: readonly unknown[], names: readonly string[]): void {
+  params.forEach((p, i) => {
+    if (typeof p !== 'object' || p === null) return;
+    const opts = p as { blockTime?: RangeLike; filters?: { blockTime?: RangeLike } };
+    const name = names[i] ?? `params[${i}]`;
+    for (const [path, r] of [[`${name}.blockTime`, opts.blockTime], [`${name}.filters.blockTime`, opts.filters?.blockTime]] as const) {
+      if (r?.gte !== undefined && r.lte !== undefined && r.gte > r.lte) {
+        throw new AppError(Errors.invalidParams, `${path}.gte must not be later than ${path}.lte (got gte ${r.gte}, lte ${r.lte})`, { field: path });
+      }
+    }
+  });
+}

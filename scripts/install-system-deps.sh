@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# System packages the access tests start themselves: redis-server (shared rate-limit
+# store) and prometheus (scrapes /metrics in test/access-metrics). Idempotent: when both
+# binaries are already on PATH nothing is downloaded, so CI can call it on every run.
+set -euo pipefail
+
+need=()
+command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
+command -v prometheus >/dev/null 2>&1 || need+=(prometheus)
+
+if [ "${#need[@]}" -eq 0 ]; then
+  echo "install-system-deps: redis-server and prometheus already installed"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null 2>&1 && SUDO="sudo" || { echo "install-system-deps: need root or sudo to install ${need[*]}" >&2; exit 1; }
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# --no-install-recommends: the daemons only; the tests start them with their own config.
+$SUDO apt-get install -y -qq --no-install-recommends "${need[@]}"
+echo "install-system-deps: installed ${need[*]}"

@@ -1,0 +1,138 @@
+// Rate limits per key and plan in fixed one-minute windows (in-process store), with the
+// window clock injected so the test moves to the next minute instead of waiting for it.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addAccessTestRoutes } from './support/access-routes.ts';
+import { adminHeaders, createKey } from './support/api-key.ts';
+import { startApp } from './support/services.ts';
+
+// 20 s into a minute: 40 s are left in the window.
+let now = Date.UTC(2030, 0, 1, 12, 0, 20);
+let ctx: Awaited<ReturnType<typeof startApp>>;
+
+beforeAll(async () => {
+  ctx = await startApp({ ANONYMOUS_RATE_LIMIT: '5' }, { now: () => now });
+  addAccessTestRoutes(ctx.app);
+  await ctx.app.ready();
+});
+afterAll(async () => {
+  await ctx?.cleanup();
+});
+
+const get = (key: string, url = '/api/v1/__access-test') => ctx.app.inject({ method: 'GET', url, headers: { 'x-api-key': key } });
+
+describe('per-key limit, free plan', () => {
+  it('allows 100 requests a minute, answers the 101st with 429, and resets with the next window', async () => {
+    const { key } = await createKey(ctx.app, 'free', 'limit-test');
+    for (let i = 1; i <= 100; i++) {
+      const res = await get(key);
+      expect(res.statusCode, `request ${i}`).toBe(200);
+      expect(res.headers['x-ratelimit-remaining']).toBe(String(100 - i));
+    }
+    const limited = await get(key);
+    expect(limited.statusCode).toBe(429);
+    expect(limited.json()).toEqual({
+      error: 'Too Many Requests',
+      message: 'Rate limit exceeded: 100 requests per minute for plan free; retry after 40 s',
+    });
+    expect(limited.headers['retry-after']).toBe('40');
+    expect(limited.headers['x-ratelimit-limit']).toBe('100');
+    expect(limited.headers['x-ratelimit-remaining']).toBe('0');
+    expect(limited.headers['x-ratelimit-plan']).toBe('free');
+    expect(limited.headers['x-ratelimit-reset']).toBe('2030-01-01T12:01:00.000Z');
+
+    // Still limited later in the same window, with a shorter wait.
+    now += 39_500;
+    const later = await get(key);
+    expect(later.statusCode).toBe(429);
+    expect(later.headers['retry-after']).toBe('1');
+
+    // The next window starts afresh.
+    now += 1_000;
+    const fresh = await get(key);
+    expect(fresh.statusCode).toBe(200);
+    expect(fresh.headers['x-ratelimit-remaining']).toBe('99');
+    expect(fresh.headers['x-ratelimit-reset']).toBe('2030-01-01T12:02:00.000Z');
+    expect(fresh.headers['retry-after']).toBeUndefined();
+  });
+
+  it('counts per key: another key of the same plan has its own window', async () => {
+    const a = await createKey(ctx.app, 'free', 'a');
+    const b = await createKey(ctx.app, 'free', 'b');
+    for (let i = 0; i < 10; i++) await get(a.key);
+    expect((await get(b.key)).headers['x-ratelimit-remaining']).toBe('99');
+  });
+});
+
+describe('plans', () => {
+  it('each plan announces its own limit, and a plan change applies at once', async () => {
+    const { id, key } = await createKey(ctx.app, 'x402', 'plan-test');
+    const x402 = await get(key);
+    expect(x402.headers['x-ratelimit-limit']).toBe('500');
+    expect(x402.headers['x-ratelimit-plan']).toBe('x402');
+    const patch = await ctx.app.inject({ method: 'PATCH', url: `/admin/keys/${id}`, headers: adminHeaders(), payload: { plan: 'enterprise' } });
+    expect(patch.statusCode).toBe(200);
+    const ent = await get(key);
+    expect(ent.headers['x-ratelimit-limit']).toBe('2000');
+    expect(ent.headers['x-ratelimit-plan']).toBe('enterprise');
+    // The window's count carries over: two requests so far.
+    expect(ent.headers['x-ratelimit-remaining']).toBe('1998');
+  });
+});
+
+describe('several units per request', () => {
+  it('counts every call of a JSON-RPC batch', async () => {
+    const { key } = await createKey(ctx.app, 'free', 'batch-test');
+    const batch = Array.from({ length: 10 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'getProtocols' }));
+    const res = await ctx.app.inject({ method: 'POST', url: '/v1/rpc', headers: { 'x-api-key': key }, payload: batch });
+    expect(res.headers['x-ratelimit-remaining']).toBe('90');
+    const single = await ctx.app.inject({ method: 'POST', url: '/v1/rpc', headers: { 'x-api-key': key }, payload: { jsonrpc: '2.0', id: 1, method: 'getProtocols' } });
+    expect(single.headers['x-ratelimit-remaining']).toBe('89');
+    // A batch larger than what is left is refused whole.
+    const big = Array.from({ length: 95 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'getProtocols' }));
+    const refused = await ctx.app.inject({ method: 'POST', url: '/v1/rpc', headers: { 'x-api-key': key }, payload: big });
+    expect(refused.statusCode).toBe(429);
+    expect(refused.headers['x-ratelimit-remaining']).toBe('0');
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+  });
+
+  it('request.consumeRateLimit(n) lets an adapter count extra units', async () => {
+    const { key } = await createKey(ctx.app, 'free', 'units-test');
+    const res = await ctx.app.inject({ method: 'POST', url: '/graphql/__access-test', headers: { 'x-api-key': key }, payload: { units: 4 } });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['x-ratelimit-remaining']).toBe('95');
+    const over = await ctx.app.inject({ method: 'POST', url: '/graphql/__access-test', headers: { 'x-api-key': key }, payload: { units: 200 } });
+    expect(over.statusCode).toBe(429);
+    expect(over.json()).toMatchObject({ error: 'Too Many Requests' });
+  });
+});
+
+describe('requests without a valid key', () => {
+  it('are limited per client IP, so keys cannot be guessed at speed', async () => {
+    const guess = (i: number, ip = '203.0.113.7') =>
+      ctx.app.inject({ method: 'GET', url: '/api/v1/__access-test', headers: { 'x-api-key': `txa_guess_${i}` }, remoteAddress: ip });
+    for (let i = 0; i < 5; i++) expect((await guess(i)).statusCode).toBe(403);
+    const limited = await guess(5);
+    expect(limited.statusCode).toBe(429);
+    expect(limited.json()).toMatchObject({ error: 'Too Many Requests' });
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(limited.headers['x-ratelimit-plan']).toBeUndefined();
+    // Missing keys count against the same address budget.
+    const missing = await ctx.app.inject({ method: 'GET', url: '/api/v1/__access-test', remoteAddress: '203.0.113.7' });
+    expect(missing.statusCode).toBe(429);
+    // Another address is unaffected, and so is a valid key from the limited address.
+    expect((await guess(6, '203.0.113.8')).statusCode).toBe(403);
+    const { key } = await createKey(ctx.app, 'free', 'ip-test');
+    const ok = await ctx.app.inject({ method: 'GET', url: '/api/v1/__access-test', headers: { 'x-api-key': key }, remoteAddress: '203.0.113.7' });
+    expect(ok.statusCode).toBe(200);
+  });
+});
+
+describe('metrics', () => {
+  it('count rate-limit rejections by plan, never by key', async () => {
+    const res = await ctx.app.inject({ method: 'GET', url: '/metrics', headers: adminHeaders() });
+    expect(res.statusCode).toBe(200);
+    expect(res.body).toMatch(/txa_rate_limit_rejections_total\{plan="free"\} [1-9]/);
+    expect(res.body).toMatch(/txa_rate_limit_rejections_total\{plan="anonymous"\} [1-9]/);
+    expect(res.body).not.toContain('limit-test');
+  });
+});

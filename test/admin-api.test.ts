@@ -1,0 +1,106 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADMIN_TOKEN, startApp } from './support/services.ts';
+import { demoRecords } from './support/fixtures.ts';
+import { apiKeyHeaders } from './support/api-key.ts';
+
+let ctx: Awaited<ReturnType<typeof startApp>>;
+const auth = { authorization: `Bearer ${ADMIN_TOKEN}` };
+
+beforeAll(async () => {
+  ctx = await startApp({ INGEST_MAX_BODY_BYTES: String(2 * 1024 * 1024) });
+});
+afterAll(async () => ctx.cleanup());
+
+describe('GET /health', () => {
+  it('answers without authentication, with each check', async () => {
+    const res = await ctx.app.inject({ method: 'GET', url: '/health' });
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(body.status).toBe('ok');
+    expect(body.checks.engine).toMatchObject({ ok: true, transport: 'embedded' });
+    expect(body.checks.migrations.ok).toBe(true);
+    expect(body.checks.migrations.applied).toBe(body.checks.migrations.expected);
+  });
+});
+
+describe('POST /admin/ingest', () => {
+  it('requires the admin token', async () => {
+    const none = await ctx.app.inject({ method: 'POST', url: '/admin/ingest', payload: '' });
+    expect(none.statusCode).toBe(401);
+    expect(none.json()).toEqual({ error: 'Unauthorized', message: expect.stringContaining('Bearer') });
+    const wrong = await ctx.app.inject({ method: 'POST', url: '/admin/ingest', payload: '', headers: { authorization: 'Bearer nope' } });
+    expect(wrong.statusCode).toBe(403);
+  });
+
+  it('stores valid lines, reports each bad line with its number and reason, and the records are queryable at once', async () => {
+    const records = await demoRecords(ctx.services, 50, 99);
+    const pump = records.find((r) => r.protocol_name === 'pump_fun')!;
+    const lines = [
+      JSON.stringify(records[0]),
+      '',
+      'not json at all',
+      JSON.stringify({ ...records[1], fee: -5 }),
+      ...records.slice(2).map((r) => JSON.stringify(r)),
+      JSON.stringify({ ...records[3], protocol_name: 'sushiswap_v9' }),
+    ];
+    const res = await ctx.app.inject({
+      method: 'POST', url: '/admin/ingest', headers: { ...auth, 'content-type': 'application/x-ndjson' }, payload: lines.join('\n'),
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({
+      accepted: 49,
+      rejected: 3,
+      duplicates: 0,
+      errors: [
+        { line: 3, reason: expect.stringMatching(/^not valid JSON/) },
+        { line: 4, reason: 'fee must be >= 0' },
+        { line: lines.length, reason: 'unknown protocol_name "sushiswap_v9"' },
+      ],
+    });
+    expect(await ctx.services.analytics.transaction(pump.signature)).toMatchObject({ signature: pump.signature, protocolName: 'pump_fun' });
+
+    const again = await ctx.app.inject({ method: 'POST', url: '/admin/ingest', headers: auth, payload: lines.join('\n') });
+    expect(again.json()).toMatchObject({ accepted: 49, duplicates: 49, rejected: 3 });
+  });
+
+  it('refuses an oversized body as a whole with 413 and stores nothing from it', async () => {
+    const [r] = await ctx.services.wh.query<{ n: string }>('SELECT count() n FROM transactions');
+    const big = `${JSON.stringify((await demoRecords(ctx.services, 1, 5))[0])}\n`.repeat(1);
+    const res = await ctx.app.inject({ method: 'POST', url: '/admin/ingest', headers: auth, payload: big + 'x'.repeat(3 * 1024 * 1024) });
+    expect(res.statusCode).toBe(413);
+    expect(res.json()).toEqual({ error: 'Payload Too Large', message: expect.stringContaining('larger than the limit') });
+    const [after] = await ctx.services.wh.query<{ n: string }>('SELECT count() n FROM transactions');
+    expect(after!.n).toBe(r!.n);
+  });
+});
+
+describe('/admin/protocols', () => {
+  it('lists the registry and toggles a protocol', async () => {
+    const list = await ctx.app.inject({ method: 'GET', url: '/admin/protocols', headers: auth });
+    expect(list.statusCode).toBe(200);
+    const data = list.json().data as { protocolName: string; active: boolean; programId: string }[];
+    expect(data).toHaveLength(12);
+    expect(data.find((p) => p.protocolName === 'phoenix_v1')).toEqual({ protocolName: 'phoenix_v1', programId: 'PhoeNiXZ8ByJGLkxNfZRnkUfjvmuYqLR89jjFHGqdXY', active: false });
+    expect(await ctx.services.analytics.protocols()).not.toContain('phoenix_v1');
+
+    const on = await ctx.app.inject({ method: 'PATCH', url: '/admin/protocols/phoenix_v1', headers: auth, payload: { active: true } });
+    expect(on.statusCode).toBe(200);
+    expect(on.json()).toMatchObject({ protocolName: 'phoenix_v1', active: true });
+    expect(await ctx.services.analytics.protocols()).toContain('phoenix_v1');
+
+    const bad = await ctx.app.inject({ method: 'PATCH', url: '/admin/protocols/phoenix_v1', headers: auth, payload: { active: 'yes' } });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json()).toEqual({ error: 'Bad Request', message: 'body must be {"active": true|false}' });
+    const missing = await ctx.app.inject({ method: 'PATCH', url: '/admin/protocols/uniswap_v3', headers: auth, payload: { active: true } });
+    expect(missing.statusCode).toBe(404);
+    await ctx.app.inject({ method: 'PATCH', url: '/admin/protocols/phoenix_v1', headers: auth, payload: { active: false } });
+    expect(await ctx.services.analytics.protocols()).not.toContain('phoenix_v1');
+  });
+
+  it('answers unknown routes with the error body', async () => {
+    const { 'x-api-key': key } = await apiKeyHeaders(ctx.app);
+    const res = await ctx.app.inject({ method: 'GET', url: `/nope?api-key=${key}` });
+    expect(res.statusCode).toBe(404);
+    expect(res.json()).toEqual({ error: 'Not Found', message: 'no route for GET /nope' });
+  });
+});

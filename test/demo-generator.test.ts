@@ -1,0 +1,63 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { demoRecordsNdjson, insertDemoRows } from '../ingest/demo-generator.ts';
+import { checkRecord, type IngestRecord } from '../ingest/record-schema.ts';
+import { PROTOCOL_PROFILES } from '../ingest/protocol-profiles.ts';
+import { FIXTURE_END, FIXTURE_START } from './support/fixtures.ts';
+import { startServices } from './support/services.ts';
+
+let s: Awaited<ReturnType<typeof startServices>>;
+beforeAll(async () => {
+  s = await startServices();
+});
+afterAll(async () => s.cleanup());
+
+const window = (seed: number, count: number, offset = 0) => ({ seed, total: 20_000, offset, count, startTime: FIXTURE_START, endTime: FIXTURE_END });
+const parse = (text: string): IngestRecord[] => text.trim().split('\n').map((l) => JSON.parse(l) as IngestRecord);
+
+describe('demo generator', () => {
+  it('is deterministic for a seed, and a slice equals the same rows of the whole', async () => {
+    const a = await demoRecordsNdjson(s.wh, window(42, 2000));
+    const b = await demoRecordsNdjson(s.wh, window(42, 2000));
+    expect(a).toBe(b);
+    const slice = await demoRecordsNdjson(s.wh, window(42, 500, 1000));
+    expect(parse(slice)).toEqual(parse(a).slice(1000, 1500));
+    const other = await demoRecordsNdjson(s.wh, window(43, 2000));
+    expect(other).not.toBe(a);
+  });
+
+  it('writes records the ingest schema accepts', async () => {
+    const known = new Set(PROTOCOL_PROFILES.map((p) => p.protocol));
+    const records = parse(await demoRecordsNdjson(s.wh, window(1, 3000)));
+    for (const r of records) expect(checkRecord(r, known)).toMatchObject({ ok: true });
+    expect(new Set(records.map((r) => `${r.signature}#${r.instruction_index}`)).size).toBe(records.length);
+  });
+
+  it('seeds inside the engine with realistic, skewed distributions', async () => {
+    await insertDemoRows(s.wh, { seed: 5, total: 200_000, offset: 0, count: 200_000, startTime: FIXTURE_START, endTime: FIXTURE_END });
+    const q = async <T>(sql: string) => (await s.wh.query<T>(sql))[0]!;
+    const total = Number((await q<{ n: string }>('SELECT count() n FROM transactions')).n);
+    expect(total).toBe(200_000);
+    // A few protocols dominate.
+    const top2 = await q<{ share: number }>(`SELECT sum(c) / 200000 share FROM (SELECT count() c FROM transactions GROUP BY protocol_name ORDER BY c DESC LIMIT 2)`);
+    expect(top2.share).toBeGreaterThan(0.45);
+    // Swaps dominate instruction mixes.
+    const swaps = await q<{ share: number }>(`SELECT countIf(instruction_type ILIKE '%swap%' OR instruction_type ILIKE '%route%' OR instruction_type IN ('buy', 'sell', 'buyExactSolIn')) / count() share FROM transactions`);
+    expect(swaps.share).toBeGreaterThan(0.7);
+    // Fees: 5000-lamport base plus a heavy-tailed priority fee.
+    const fees = await q<{ mn: string; med: number; p99: number; mean: number }>('SELECT min(fee) mn, median(fee) med, quantile(0.99)(fee) p99, avg(fee) mean FROM transactions');
+    expect(Number(fees.mn)).toBe(5000);
+    expect(fees.p99 / fees.med).toBeGreaterThan(20);
+    expect(fees.mean).toBeGreaterThan(fees.med);
+    // A few percent fail, with program-style errors and logs.
+    const fail = await q<{ rate: number; withMsg: number }>(`SELECT countIf(NOT success) / count() rate, countIf(NOT success AND error_message LIKE 'Program % failed: %' AND log_messages LIKE '%consumed%') / countIf(NOT success) withMsg FROM transactions`);
+    expect(fail.rate).toBeGreaterThan(0.02);
+    expect(fail.rate).toBeLessThan(0.08);
+    expect(fail.withMsg).toBe(1);
+    // Compute units depend on the instruction type.
+    const cu = await q<{ route: number; buy: number }>(`SELECT avgIf(compute_units, instruction_type = 'route' AND success) route, avgIf(compute_units, instruction_type = 'buy' AND success) buy FROM transactions`);
+    expect(cu.route).toBeGreaterThan(cu.buy * 2);
+    // Account popularity is Zipf-like: the hottest address appears far more than the median one.
+    const hot = await q<{ top: string; med: number }>(`SELECT max(c) top, median(c) med FROM (SELECT address, count() c FROM tx_by_address WHERE address NOT IN (SELECT program_id FROM protocols) GROUP BY address)`);
+    expect(Number(hot.top) / hot.med).toBeGreaterThan(100);
+  });
+});

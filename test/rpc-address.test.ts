@@ -1,0 +1,249 @@
+// getTransactionsForAddress: an address matches a record when it is one of its accounts or
+// its program id. Checked against plain SQL over the base table (has(accounts, a) OR
+// program_id = a), in the listing's documented order (blockTime, then signature hash).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { IngestRecord } from '../ingest/record-schema.ts';
+import { startApp } from './support/services.ts';
+import {
+  b58, DEMO_START, HOT, hotRecords, ingest, ingestDemo, PROGRAM_OF, RpcClient, sqlTransactions, type TxObject,
+} from './support/rpc-client.ts';
+
+let ctx: Awaited<ReturnType<typeof startApp>>;
+let rpc: RpcClient;
+let demoHot: string;
+
+interface Page<T = TxObject> {
+  data: T[];
+  paginationToken: string | null;
+  count?: number;
+}
+
+// The listing's order: time, then the signature's 64-bit hash (the lookup table's key).
+const ASC = 'block_time ASC, cityHash64(signature) ASC, instruction_index ASC';
+const DESC = 'block_time DESC, cityHash64(signature) DESC, instruction_index DESC';
+const OF = '(has(accounts, {addr:String}) OR program_id = {addr:String})';
+
+beforeAll(async () => {
+  ctx = await startApp();
+  rpc = await RpcClient.create(ctx.app);
+  await ingestDemo(ctx.services, 3000);
+  await ingest(ctx.services, hotRecords());
+  // The busiest plain account of the demo data (Zipf-like popularity), not a program id.
+  const [row] = await ctx.services.wh.query<{ a: string }>(
+    'SELECT arrayJoin(accounts) AS a, count() AS c FROM transactions GROUP BY a ORDER BY c DESC, a LIMIT 1');
+  demoHot = row!.a;
+});
+afterAll(async () => ctx?.cleanup());
+
+const ref = (addr: string, where = '1', params: Record<string, unknown> = {}, order = ASC) =>
+  sqlTransactions(ctx.services, `${OF} AND (${where})`, { ...params, addr }, order);
+
+describe('defaults and options', () => {
+  it('defaults: full details, oldest first, 100 records', async () => {
+    const expected = await ref(HOT);
+    expect(expected.length).toBeGreaterThan(150);
+    const page = await rpc.call<Page>('getTransactionsForAddress', [HOT]);
+    expect(page.data).toEqual(expected.slice(0, 100));
+    expect(typeof page.paginationToken).toBe('string');
+    expect(await rpc.call('getTransactionsForAddress', [HOT, {}])).toEqual(page);
+    expect(await rpc.call('getTransactionsForAddress', [HOT, null])).toEqual(page);
+  });
+
+  it('hides records of inactive protocols', async () => {
+    const page = await rpc.call<Page>('getTransactionsForAddress', [HOT, { limit: 10_000 }]);
+    expect(page.data.some((t) => t.protocolName === 'raydium_amm_v4')).toBe(false);
+    const stored = await ctx.services.wh.query('SELECT 1 FROM transactions WHERE has(accounts, {a:String}) AND protocol_name = \'raydium_amm_v4\'', { params: { a: HOT } });
+    expect(stored.length).toBeGreaterThan(0);
+  });
+
+  it('sortOrder desc', async () => {
+    const page = await rpc.call<Page>('getTransactionsForAddress', [demoHot, { sortOrder: 'desc', limit: 30 }]);
+    expect(page.data).toEqual((await ref(demoHot, '1', {}, DESC)).slice(0, 30));
+  });
+
+  it('a program id is an address: it matches every record of that program', async () => {
+    const addr = PROGRAM_OF.whirlpool!;
+    const page = await rpc.call<Page>('getTransactionsForAddress', [addr, { limit: 10_000 }]);
+    const expected = await ref(addr);
+    expect(expected.length).toBeGreaterThan(200);
+    expect(page.data).toEqual(expected);
+    expect(page.paginationToken).toBeNull();
+  });
+
+  it('limit 10000 (maximum) accepted, 10001 rejected, 0 rejected', async () => {
+    expect((await rpc.call<Page>('getTransactionsForAddress', [demoHot, { limit: 10_000 }])).data).toEqual(await ref(demoHot));
+    expect((await rpc.error('getTransactionsForAddress', [demoHot, { limit: 10_001 }])).data).toMatch(/options\.limit must be at most 10000/);
+    expect((await rpc.error('getTransactionsForAddress', [demoHot, { limit: 0 }])).code).toBe(-32602);
+  });
+
+  it('transactionDetails "signatures": signature, slot, blockTime and success only', async () => {
+    const page = await rpc.call<Page<Record<string, unknown>>>('getTransactionsForAddress', [HOT, { transactionDetails: 'signatures', limit: 40 }]);
+    const expected = (await ref(HOT)).slice(0, 40).map((t) => ({ signature: t.signature, slot: t.slot, blockTime: t.blockTime, success: t.success }));
+    expect(page.data).toEqual(expected);
+    expect(typeof page.paginationToken).toBe('string');
+  });
+
+  it('transactionDetails "none": no records, the number of matching records in count', async () => {
+    const page = await rpc.call<Page>('getTransactionsForAddress', [HOT, { transactionDetails: 'none' }]);
+    expect(page).toEqual({ data: [], paginationToken: null, count: (await ref(HOT)).length });
+    const filtered = await rpc.call<Page>('getTransactionsForAddress', [HOT, { transactionDetails: 'none', filters: { status: 'failed', protocols: ['pump_fun', 'jupiter_v6'] } }]);
+    expect(filtered.count).toBe((await ref(HOT, "NOT success AND protocol_name IN ('pump_fun', 'jupiter_v6')")).length);
+    const sigs = [b58('hot-0', 88), b58('hot-25', 88), b58('hot-3', 88), b58('nope', 88)];
+    const bySig = await rpc.call<Page>('getTransactionsForAddress', [HOT, { transactionDetails: 'none', filters: { signatures: sigs } }]);
+    expect(bySig.count).toBe(4); // hot-0 and hot-25, two instructions each; hot-3 is hidden
+  });
+
+  it('an address with no records', async () => {
+    expect(await rpc.call('getTransactionsForAddress', [b58('nobody', 44)])).toEqual({ data: [], paginationToken: null });
+  });
+
+  it.each([
+    [['not base58!'], /address must be a Base58 address of 32-44 characters/],
+    [[], /address \(params\[0\]\) is required/],
+    [[42], /address must be string/],
+    [[HOT, { filters: { instructionTypes: ['swap'] } }], /options\.filters\.instructionTypes is not an accepted field/],
+    [[HOT, { transactionDetails: 'accounts' }], /options\.transactionDetails must be one of "full", "signatures", "none"/],
+    [[HOT, { sortOrder: 'newest' }], /options\.sortOrder must be one of/],
+    [[HOT, { filters: { status: 'pending' } }], /options\.filters\.status must be one of/],
+    [[HOT, { filters: { protocols: ['drift_v2'] } }], /options\.filters\.protocols\[0\]: unknown protocol "drift_v2"/],
+    [[HOT, { filters: { signatures: ['bad sig'] } }], /options\.filters\.signatures\[0\] must be a Base58 signature/],
+    [[HOT, { paginationToken: 'WyJ4Il0' }], /paginationToken/],
+    [[HOT, {}, {}], /getTransactionsForAddress takes at most 2 positional parameters \(address, options\)/],
+  ])('-32602 for params %j', async (params, data) => {
+    const e = await rpc.error('getTransactionsForAddress', params);
+    expect(e).toMatchObject({ code: -32602, message: 'Invalid params' });
+    expect(e.data).toMatch(data);
+  });
+
+  it('a getTransactions token is refused', async () => {
+    const other = await rpc.call<Page>('getTransactions', [{ limit: 1 }]);
+    expect((await rpc.error('getTransactionsForAddress', [HOT, { paginationToken: other.paginationToken }])).code).toBe(-32602);
+  });
+});
+
+describe('filters, alone and combined', () => {
+  const mid = DEMO_START + 86_400 + 999;
+  const cases: [string, object, string, Record<string, unknown>][] = [
+    ['blockTime.gte', { blockTime: { gte: mid } }, "block_time >= toDateTime({g:UInt32}, 'UTC')", { g: mid }],
+    ['blockTime.lte', { blockTime: { lte: mid } }, "block_time <= toDateTime({l:UInt32}, 'UTC')", { l: mid }],
+    ['blockTime both', { blockTime: { gte: DEMO_START + 5000, lte: mid } }, "block_time BETWEEN toDateTime({g:UInt32}, 'UTC') AND toDateTime({l:UInt32}, 'UTC')", { g: DEMO_START + 5000, l: mid }],
+    ['status succeeded', { status: 'succeeded' }, 'success', {}],
+    ['status failed', { status: 'failed' }, 'NOT success', {}],
+    ['status all', { status: 'all' }, '1', {}],
+    ['protocols', { protocols: ['whirlpool', 'pump_amm'] }, "protocol_name IN ('whirlpool', 'pump_amm')", {}],
+    ['programIds', { programIds: [PROGRAM_OF.jupiter_v6] }, 'program_id = {p:String}', { p: PROGRAM_OF.jupiter_v6 }],
+    ['signatures', { signatures: [b58('hot-0', 88), b58('hot-25', 88), b58('hot-3', 88), b58('hot-100', 88), b58('nope', 88)] },
+      'signature IN {s:Array(String)}', { s: [b58('hot-0', 88), b58('hot-25', 88), b58('hot-3', 88), b58('hot-100', 88)] }],
+    ['all combined', { blockTime: { gte: DEMO_START + 5000, lte: DEMO_START + 170_000 }, status: 'succeeded', protocols: ['jupiter_v6', 'pump_fun', 'whirlpool'], programIds: [PROGRAM_OF.pump_fun, PROGRAM_OF.whirlpool] },
+      "block_time BETWEEN toDateTime({g:UInt32}, 'UTC') AND toDateTime({l:UInt32}, 'UTC') AND success AND protocol_name IN ('jupiter_v6', 'pump_fun', 'whirlpool') AND program_id IN {p:Array(String)}",
+      { g: DEMO_START + 5000, l: DEMO_START + 170_000, p: [PROGRAM_OF.pump_fun, PROGRAM_OF.whirlpool] }],
+  ];
+
+  it.each(cases)('%s: same records, in order, as the SQL filter (HOT and the demo hot account)', async (_label, filters, where, params) => {
+    for (const addr of [HOT, demoHot]) {
+      for (const [sortOrder, order] of [['asc', ASC], ['desc', DESC]] as const) {
+        const page = await rpc.call<Page>('getTransactionsForAddress', [addr, { filters, sortOrder, limit: 10_000 }]);
+        expect(page.data).toEqual(await ref(addr, where, params, order));
+      }
+    }
+    if (_label !== 'status all') expect((await ref(HOT, where, params)).length).toBeLessThan((await ref(HOT)).length);
+  });
+});
+
+describe('pagination', () => {
+  const walk = async (addr: string, options: Record<string, unknown>, limit: number, between?: (last: TxObject, round: number) => Promise<void>) => {
+    const data: TxObject[] = [];
+    let token: string | null = null;
+    let round = 0;
+    do {
+      const page: Page = await rpc.call<Page>('getTransactionsForAddress', [addr, { ...options, limit, ...(token ? { paginationToken: token } : {}) }]);
+      expect(page.data.length).toBeLessThanOrEqual(limit);
+      data.push(...page.data);
+      token = page.paginationToken;
+      const last = page.data.at(-1);
+      if (between && last && token) await between(last, round);
+      round += 1;
+      expect(round).toBeLessThan(1000);
+    } while (token !== null);
+    return data;
+  };
+
+  it.each([['asc', ASC], ['desc', DESC]] as const)('walking every page (%s) yields each record once, in order', async (sortOrder, order) => {
+    expect(await walk(HOT, { sortOrder }, 7)).toEqual(await ref(HOT, '1', {}, order));
+    expect(await walk(demoHot, { sortOrder }, 100)).toEqual(await ref(demoHot, '1', {}, order));
+  });
+
+  it('signatures-only pages walk the same records', async () => {
+    const data = await walk(HOT, { transactionDetails: 'signatures', filters: { status: 'succeeded' } }, 11);
+    expect(data.map((t) => t.signature)).toEqual((await ref(HOT, 'success')).map((t) => t.signature));
+  });
+
+  it('a reference whose details are not visible yet ends the page before it; the next page serves it', async () => {
+    const addr = b58('inflight-address', 44);
+    await ingest(ctx.services, hotRecords('infl', 20).map((r) => ({ ...r, accounts: [addr] })));
+    const before = await ref(addr);
+    const wh = ctx.services.wh;
+    // Half-stored records, as a read between the commits of the two lookup tables sees
+    // them: in tx_by_address, not (yet) in tx_by_signature.
+    const orphan = async (signature: string, blockTime: number) => wh.exec(
+      `INSERT INTO tx_by_address (address_key, address, block_time, sig_key, instruction_index, program_id, protocol_name, success)
+       SELECT cityHash64({a:String}), {a:String}, toDateTime({bt:UInt32}, 'UTC'), cityHash64({s:String}), 0, {p:String}, 'jupiter_v6', true`,
+      { params: { a: addr, bt: blockTime, s: signature, p: PROGRAM_OF.jupiter_v6 } });
+    const lateSig = b58('inflight-late', 88);
+    const lateTime = before[5]!.blockTime + 1;
+    await orphan(lateSig, lateTime);
+
+    const page1 = await rpc.call<Page>('getTransactionsForAddress', [addr, { limit: 10 }]);
+    expect(page1.data).toEqual(before.slice(0, 6));
+    expect(page1.paginationToken).toEqual(expect.any(String));
+
+    // The rest of the insert lands: the detail row appears.
+    await wh.exec(
+      `INSERT INTO tx_by_signature (sig_key, signature, instruction_index, slot, block_time, program_id, protocol_name, instruction_type, fee, compute_units, accounts_count, success)
+       SELECT cityHash64({s:String}), {s:String}, 0, 999, toDateTime({bt:UInt32}, 'UTC'), {p:String}, 'jupiter_v6', 'route', 5000, 1234, 1, true`,
+      { params: { s: lateSig, bt: lateTime, p: PROGRAM_OF.jupiter_v6 } });
+    const page2 = await rpc.call<Page>('getTransactionsForAddress', [addr, { limit: 10, paginationToken: page1.paginationToken }]);
+    expect(page2.data[0]).toMatchObject({ signature: lateSig, blockTime: lateTime, computeUnits: 1234 });
+    expect(page2.data.slice(1)).toEqual(before.slice(6, 15));
+
+    // A reference that never gets details (first on its page) is passed over, not looped on.
+    await orphan(b58('inflight-never', 88), before[15]!.blockTime - 1);
+    const walked: TxObject[] = [];
+    let token: string | null = page2.paginationToken;
+    for (let i = 0; token !== null && i < 20; i++) {
+      const p: Page = await rpc.call<Page>('getTransactionsForAddress', [addr, { limit: 10, paginationToken: token }]);
+      walked.push(...p.data);
+      token = p.paginationToken;
+    }
+    expect(token).toBeNull();
+    expect(walked).toEqual(before.slice(15));
+  });
+
+  it('records landing between pages: no skips, no repeats; only records ahead of the cursor appear', async () => {
+    const addr = b58('live-address', 44);
+    await ingest(ctx.services, hotRecords('live', 120).map((r) => ({ ...r, accounts: [addr] })));
+    const before = await ref(addr);
+    const inserted: { record: IngestRecord; after: TxObject }[] = [];
+    const data = await walk(addr, {}, 9, async (last, round) => {
+      const mk = (label: string, blockTime: number): IngestRecord => ({
+        signature: b58(`landing-${round}-${label}`, 88), slot: 500_000_000 + round, block_time: blockTime,
+        program_id: PROGRAM_OF.pump_fun!, protocol_name: 'pump_fun', instruction_type: 'buy', fee: 7000, compute_units: 31_000 + round,
+        accounts: [addr], success: round % 2 === 0,
+      });
+      const batch = [mk('later', last.blockTime + 3600), mk('earlier', last.blockTime - 60), mk('same-second', last.blockTime)];
+      await ingest(ctx.services, batch);
+      inserted.push(...batch.map((record) => ({ record, after: last })));
+    });
+    const keys = data.map((t) => `${t.signature}|${t.computeUnits}`);
+    expect(new Set(keys).size).toBe(keys.length);
+    const seen = new Set(keys);
+    for (const t of before) expect(seen.has(`${t.signature}|${t.computeUnits}`)).toBe(true);
+    for (const { record, after } of inserted) {
+      const isSeen = seen.has(`${record.signature}|${record.compute_units}`);
+      if (record.block_time > after.blockTime) expect(isSeen).toBe(true);
+      if (record.block_time < after.blockTime) expect(isSeen).toBe(false);
+    }
+    for (let i = 1; i < data.length; i++) expect(data[i]!.blockTime).toBeGreaterThanOrEqual(data[i - 1]!.blockTime);
+    expect(data.length).toBeGreaterThan(before.length);
+  });
+});

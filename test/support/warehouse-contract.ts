@@ -1,0 +1,85 @@
+// One contract every Warehouse transport must pass; each transport's test file runs it.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../core/logger.ts';
+import { IngestPipeline } from '../../ingest/pipeline.ts';
+import { Analytics } from '../../api/analytics/analytics.ts';
+import { DataVersion } from '../../views/data-version.ts';
+import { migrate } from '../../views/migrate.ts';
+import { ProtocolRegistry } from '../../views/protocol-registry.ts';
+import { WarehouseError, type Warehouse } from '../../views/warehouse.ts';
+import { demoRecords } from './fixtures.ts';
+
+export function warehouseContract(name: string, open: () => Promise<{ wh: Warehouse; close(): Promise<void> }>): void {
+  describe(`warehouse contract: ${name}`, () => {
+    let wh: Warehouse;
+    let close: () => Promise<void>;
+    beforeAll(async () => {
+      ({ wh, close } = await open());
+      await wh.exec('CREATE TABLE IF NOT EXISTS contract_t (id UInt64, name String, tags Array(String), at DateTime(\'UTC\') DEFAULT toDateTime(0, \'UTC\')) ENGINE = MergeTree ORDER BY id');
+    });
+    afterAll(async () => close());
+
+    it('inserts rows with a column list (other columns take their defaults) and reads them back', async () => {
+      await wh.insert('contract_t', [
+        { id: '18446744073709551615', name: "O'Brien \\ \"quoted\"\nline", tags: ['a', 'b'] },
+        { id: 2, name: 'two', tags: [] },
+      ], { columns: ['id', 'name', 'tags'] });
+      const rows = await wh.query<{ id: string; name: string; tags: string[]; at: string }>('SELECT id, name, tags, at FROM contract_t ORDER BY id');
+      expect(rows).toEqual([
+        { id: '2', name: 'two', tags: [], at: '1970-01-01 00:00:00' },
+        { id: '18446744073709551615', name: "O'Brien \\ \"quoted\"\nline", tags: ['a', 'b'], at: '1970-01-01 00:00:00' },
+      ]);
+    });
+
+    it('binds parameters in the engine, never in the SQL text', async () => {
+      const rows = await wh.query<{ n: string }>(
+        'SELECT name AS n FROM contract_t WHERE name = {name:String} AND has({ids:Array(UInt64)}, id)',
+        { params: { name: "O'Brien \\ \"quoted\"\nline", ids: [7, 2] } });
+      expect(rows).toEqual([]);
+      const big = await wh.query<{ n: string }>(
+        'SELECT name AS n FROM contract_t WHERE name = {name:String} AND id = {id:UInt64}',
+        { params: { name: "O'Brien \\ \"quoted\"\nline", id: '18446744073709551615' } });
+      expect(big).toEqual([{ n: "O'Brien \\ \"quoted\"\nline" }]);
+      const none = await wh.query('SELECT 1 FROM contract_t WHERE name = {name:String}', { params: { name: "' OR 1=1 --" } });
+      expect(none).toEqual([]);
+    });
+
+    it('returns text in a named format and streams the same bytes', async () => {
+      const text = await wh.queryText('SELECT number AS n, toString(number) AS s FROM numbers(5000)', 'CSVWithNames');
+      expect(text.split('\n')[0]).toBe('"n","s"');
+      expect(text.trim().split('\n')).toHaveLength(5001);
+      const parts: Buffer[] = [];
+      for await (const chunk of wh.stream('SELECT number AS n, toString(number) AS s FROM numbers(5000)', 'CSVWithNames')) parts.push(Buffer.from(chunk));
+      expect(Buffer.concat(parts).toString('utf8')).toBe(text);
+    });
+
+    it('applies per-query settings (limits are enforced by the engine)', async () => {
+      await expect(wh.query('SELECT number FROM numbers(100)', { settings: { max_result_rows: 10, result_overflow_mode: 'throw' } }))
+        .rejects.toBeInstanceOf(WarehouseError);
+      expect(await wh.query('SELECT number FROM numbers(100)', { settings: { max_result_rows: 1000 } })).toHaveLength(100);
+    });
+
+    it('reports engine errors with their ClickHouse code', async () => {
+      const err = await wh.query('SELEC 1').catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(WarehouseError);
+      expect((err as WarehouseError).clickhouseCode).toBe(62);
+    });
+
+    it('runs the migrations, the ingest pipeline and the analytics layer', async () => {
+      await migrate(wh);
+      expect((await migrate(wh)).applied).toEqual([]);
+      const dataVersion = new DataVersion();
+      const registry = new ProtocolRegistry(wh);
+      const pipeline = new IngestPipeline(wh, registry, dataVersion, createLogger('silent'), { maxRecordBytes: 65536, batchRows: 500 });
+      const records = await demoRecords({ wh }, 1500, 3);
+      const report = await pipeline.ingest(records.map((value, i) => ({ value, position: `line ${i + 1}` })), 'contract');
+      expect(report).toMatchObject({ accepted: 1500, rejected: [] });
+      const analytics = new Analytics(wh, registry, dataVersion);
+      const stats = await analytics.protocolStats('jupiter_v6');
+      const [scan] = await wh.query<{ c: string }>("SELECT count() c FROM transactions WHERE protocol_name = 'jupiter_v6'");
+      expect(stats.totalTransactions).toBe(Number(scan!.c));
+      const tx = await analytics.transaction(records.find((r) => r.protocol_name === 'pump_fun')!.signature);
+      expect(tx?.protocolName).toBe('pump_fun');
+    });
+  });
+}
