@@ -111,6 +111,17 @@ describe('OpenAPI document and docs page', () => {
     expect(Object.keys(doc.paths).some((p) => p.startsWith('/admin'))).toBe(false);
   });
 
+  it('serves the description without an API key, while data needs one', async () => {
+    for (const url of ['/api/v1/openapi.json', '/api/v1/docs', '/api/v1/docs/static/swagger-ui.css']) {
+      expect((await t.app.inject({ method: 'GET', url })).statusCode, url).toBe(200);
+    }
+    for (const [method, url] of [['GET', '/api/v1/stats'], ['GET', '/api/v1/transactions'], ['POST', '/v1/query'], ['POST', '/api/v1/query']] as const) {
+      const res = await t.app.inject({ method, url, ...(method === 'POST' ? { payload: { query: 'SELECT 1' } } : {}) });
+      expect(res.statusCode, url).toBe(401);
+      expect((res.json() as { error: string }).error).toBe('Unauthorized');
+    }
+  });
+
   it('serves the interactive docs page', async () => {
     const res = await get('/api/v1/docs');
     expect(String(res.headers['content-type'])).toMatch(/text\/html/);
