@@ -47,7 +47,7 @@ describe('hostile query corpus', () => {
   it('holds at least 150 queries covering every category', () => {
     expect(hostile.length).toBeGreaterThanOrEqual(150);
     const categories = new Set(hostile.map((h) => h.category));
-    for (const c of ['statement', 'multi-statement', 'table-function', 'table', 'clause', 'function', 'limit', 'shape']) {
+    for (const c of ['statement', 'multi-statement', 'table-function', 'table', 'clause', 'function', 'limit', 'shape', 'case']) {
       expect(categories).toContain(c);
     }
   });
