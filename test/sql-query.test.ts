@@ -142,6 +142,12 @@ describe('CSV answers', () => {
     expect(next.body).toBe('"one"\r\n1\r\n');
   });
 
+  it('accepts the format name in any case', async () => {
+    const res = await post({ query: 'SELECT 1 AS one', format: 'CSV' });
+    expect(res.headers['content-type']).toBe('text/csv; charset=utf-8');
+    expect(((await post({ query: 'SELECT 1 AS one', format: 'JSON' })).json() as JsonAnswer).data).toEqual([{ one: 1 }]);
+  });
+
   it('answers errors found before the first row as JSON errors', async () => {
     const res = await post({ query: 'SELECT no_such_column FROM transactions', format: 'csv' });
     expect(res.statusCode).toBe(400);

@@ -71,7 +71,8 @@ export async function sqlRoutes(app: FastifyInstance, opts: { analytics: Analyti
     if (typeof body !== 'object' || Array.isArray(body)) {
       throw new AppError(Errors.invalidQuery, 'the body must be a JSON object {"query": "...", "format": "json" | "csv"}');
     }
-    const format = body.format ?? 'json';
+    // "CSV" is as clear as "csv"; anything else is refused rather than guessed.
+    const format = typeof body.format === 'string' ? body.format.toLowerCase() : (body.format ?? 'json');
     if (format !== 'json' && format !== 'csv') {
       throw new AppError(Errors.invalidQuery, 'format must be "json" or "csv"');
     }
