@@ -92,6 +92,7 @@ describe('OpenAPI document and docs page', () => {
   it('serves an OpenAPI 3 document generated from the route schemas', async () => {
     const doc = (await get('/api/v1/openapi.json')).json() as {
       openapi: string;
+      components: { schemas: Record<string, unknown> };
       paths: Record<string, Record<string, { parameters?: { name: string; in: string; required?: boolean; schema: Record<string, unknown> }[]; responses: Record<string, unknown> }>>;
     };
     expect(doc.openapi).toMatch(/^3\./);
@@ -106,7 +107,7 @@ describe('OpenAPI document and docs page', () => {
     const required = doc.paths['/api/v1/analytics/time-series']!.get!.parameters!.filter((p) => p.required).map((p) => p.name).sort();
     expect(required).toEqual(['date_from', 'date_to']);
     expect(Object.keys(doc.paths['/api/v1/transactions/{signature}']!.get!.responses)).toEqual(expect.arrayContaining(['200', '404']));
-    expect((doc as unknown as { components: { schemas: Record<string, unknown> } }).components.schemas.ErrorBody).toMatchObject({ required: ['error', 'message'] });
+    expect(doc.components.schemas.ErrorBody).toMatchObject({ required: ['error', 'message'] });
     // Operator routes are not part of the public document.
     expect(Object.keys(doc.paths).some((p) => p.startsWith('/admin'))).toBe(false);
   });
