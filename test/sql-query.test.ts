@@ -148,6 +148,26 @@ describe('CSV answers', () => {
     expect(((await post({ query: 'SELECT 1 AS one', format: 'JSON' })).json() as JsonAnswer).data).toEqual([{ one: 1 }]);
   });
 
+  it('keeps streaming while other queries run on the engine meanwhile', async () => {
+    // Queries fall between the stream's reads; on one shared engine session they would end
+    // the stream (even its final "done" read fails with "No active streaming query").
+    const { body } = await t.services.analytics.sqlCsv('SELECT * EXCEPT (log_messages, raw_data, error_message) FROM transactions LIMIT 3000');
+    const it = body[Symbol.asyncIterator]();
+    let text = '';
+    let chunks = 0;
+    for (;;) {
+      const next = await it.next();
+      if (next.done) break;
+      chunks += 1;
+      text += Buffer.from(next.value).toString('utf8');
+      await t.services.wh.query('SELECT count() FROM transactions');
+      await post({ query: 'SELECT 1 AS one' });
+    }
+    expect(chunks).toBeGreaterThanOrEqual(1);
+    const [visible] = await t.services.wh.query<{ n: string }>('SELECT count() AS n FROM transactions WHERE protocol_name IN {a:Array(String)}', { params: { a: active } });
+    expect(text.split('\r\n').filter((l) => l !== '')).toHaveLength(Math.min(3000, Number(visible?.n)) + 1);
+  });
+
   it('answers errors found before the first row as JSON errors', async () => {
     const res = await post({ query: 'SELECT no_such_column FROM transactions', format: 'csv' });
     expect(res.statusCode).toBe(400);
