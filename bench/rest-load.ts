@@ -22,9 +22,10 @@ try {
   const today = new Date().toISOString().slice(0, 10);
   const weekAgo = new Date(Date.now() - 7 * 86_400_000).toISOString().slice(0, 10);
   const path = `/api/v1/analytics/protocols?protocol_name=${PROTOCOL}&date_from=${weekAgo}&date_to=${today}`;
-  const probe = await fetch(`${baseUrl}${path}`, { headers: apiKeyHeader() });
+  const headers = apiKeyHeader(server);
+  const probe = await fetch(`${baseUrl}${path}`, { headers });
   if (probe.status !== 200) throw new Error(`probe: HTTP ${probe.status} ${await probe.text()}`);
-  const result = await autocannon({ url: `${baseUrl}${path}`, connections: CONNECTIONS, duration: DURATION, headers: apiKeyHeader() });
+  const result = await autocannon({ url: `${baseUrl}${path}`, connections: CONNECTIONS, duration: DURATION, headers });
   const summary = {
     bench: 'rest-load',
     path,

@@ -23,7 +23,7 @@ async function drain(body: AsyncIterable<Uint8Array>): Promise<{ bytes: number; 
   return { bytes, lines };
 }
 
-async function pages(baseUrl: string, visible: number) {
+async function pages(baseUrl: string, headers: Record<string, string>, visible: number) {
   const want = Math.min(ROWS, visible);
   let rows = 0;
   let bytes = 0;
@@ -33,7 +33,7 @@ async function pages(baseUrl: string, visible: number) {
   for (let offset = 0; offset < want; offset += SQL_MAX_LIMIT) {
     const res = await fetch(`${baseUrl}/v1/query`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', ...apiKeyHeader() },
+      headers: { 'content-type': 'application/json', ...headers },
       body: JSON.stringify({ query: `SELECT ${COLUMNS} FROM transactions ${ORDER} LIMIT ${SQL_MAX_LIMIT} OFFSET ${offset}`, format: 'csv' }),
     });
     if (res.status !== 200 || !res.body) throw new Error(`page at ${offset}: HTTP ${res.status} ${await res.text()}`);
@@ -68,7 +68,7 @@ try {
   const visible = Number(v?.n ?? 0);
   process.stderr.write(`${visible} visible rows; streaming up to ${ROWS}\n`);
   const results = [];
-  if (MODE !== 'lifted') results.push(await pages(server.baseUrl, visible));
+  if (MODE !== 'lifted') results.push(await pages(server.baseUrl, apiKeyHeader(server), visible));
   if (MODE !== 'pages') results.push(await lifted(server, visible));
   for (const r of results) {
     process.stdout.write(`${r.mode}: ${r.rows} rows in ${r.seconds} s (${r.rowsPerSecond} rows/s, ${r.requests} requests, ${(r.bytes / 1e6).toFixed(1)} MB), peak RSS ${r.peakRssMb} MB (start ${r.startRssMb} MB), peak heap ${r.peakHeapMb} MB\n`);
