@@ -17,6 +17,9 @@ import { keyRoutes } from './admin/key-routes.ts';
 import { protocolRoutes } from './admin/protocol-routes.ts';
 import type { Analytics } from './analytics/analytics.ts';
 import { healthRoutes } from './health-routes.ts';
+import { registerOpenApi } from './rest/openapi.ts';
+import { restApi } from './rest/rest-api.ts';
+import { sqlRoutes } from './sql/query-routes.ts';
 import { metricsRoutes } from './metrics-routes.ts';
 import { rpcRoutes } from './rpc/rpc-routes.ts';
 
@@ -87,6 +90,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await admin.register(ingestRoutes, { pipeline: deps.pipeline, maxBodyBytes: deps.config.ingest.maxBodyBytes });
     await admin.register(keyRoutes, { access: deps.access });
   });
+
+  // OpenAPI first: it documents the routes registered after it.
+  await registerOpenApi(app);
+  await app.register(restApi, { prefix: '/api/v1', analytics: deps.analytics });
+  await app.register(sqlRoutes, { analytics: deps.analytics });
 
   return app;
 }

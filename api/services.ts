@@ -43,7 +43,7 @@ export async function createServices(
   metrics.addFreshness(cachedFreshness(wh));
   const dataVersion = new DataVersion();
   const registry = new ProtocolRegistry(wh);
-  const analytics = new Analytics(wh, registry, dataVersion);
+  const analytics = new Analytics(wh, registry, dataVersion, config.sql);
   const pipeline = new IngestPipeline(wh, registry, dataVersion, logger, {
     maxRecordBytes: config.ingest.maxRecordBytes,
     batchRows: config.ingest.batchRows,

@@ -36,10 +36,14 @@ function withSettings(sql: string, settings: Settings | undefined): string {
 export class EmbeddedWarehouse implements Warehouse {
   readonly transport = 'embedded' as const;
   private readonly session: Session;
-  // chDB allows one open stream per session; further streams wait their turn.
+  // Any other statement on a session ends that session's open stream (chDB answers the
+  // stream's next read with "No active streaming query"), so streams get a session of
+  // their own over the same data directory, opened on first use. chDB allows one open
+  // stream per session: further streams wait their turn.
+  private streamSession: Session | undefined;
   private streamQueue: Promise<void> = Promise.resolve();
 
-  constructor(dataDir: string) {
+  constructor(private readonly dataDir: string) {
     mkdirSync(dataDir, { recursive: true });
     this.session = new Session(dataDir);
   }
@@ -76,8 +80,8 @@ export class EmbeddedWarehouse implements Warehouse {
       let stream;
       try {
         stream = options.params
-          ? this.session.queryStreamBind(full, options.params, { format, signal: options.signal })
-          : this.session.queryStream(full, { format, signal: options.signal });
+          ? this.streams().queryStreamBind(full, options.params, { format, signal: options.signal })
+          : this.streams().queryStream(full, { format, signal: options.signal });
       } catch (err) {
         throw wrap(err);
       }
@@ -114,7 +118,13 @@ export class EmbeddedWarehouse implements Warehouse {
     await this.queryText(sql, 'TSV', options);
   }
 
+  private streams(): Session {
+    this.streamSession ??= new Session(this.dataDir);
+    return this.streamSession;
+  }
+
   async close(): Promise<void> {
+    this.streamSession?.close();
     this.session.close();
   }
 }

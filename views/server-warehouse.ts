@@ -73,7 +73,8 @@ export class ServerWarehouse implements Warehouse {
       const rs = await this.client.exec({
         query: `${sql}\nFORMAT ${format}`,
         query_params: options.params,
-        clickhouse_settings: { ...(options.settings as ClickHouseSettings | undefined), wait_end_of_query: 0 },
+        // wait_end_of_query first: a readonly=1 among the caller's settings freezes every setting after it.
+        clickhouse_settings: { wait_end_of_query: 0, ...(options.settings as ClickHouseSettings | undefined) },
         abort_signal: options.signal,
       });
       body = rs.stream as Readable;

@@ -3,9 +3,12 @@
 // /api/v1/*, /v1/query, /graphql) are protected without touching this code.
 
 /** Paths that never need an API key: the health check, the operator API (its own bearer
- *  token) and /metrics (admin or metrics token). Everything else does, unknown paths included. */
+ *  token), /metrics (admin or metrics token), and the REST/SQL API description (the OpenAPI
+ *  document and its docs page, which a browser loads without a key; they hold no data).
+ *  Everything else does, unknown paths included. */
 export function isExempt(path: string): boolean {
-  return path === '/health' || path === '/metrics' || path === '/admin' || path.startsWith('/admin/');
+  return path === '/health' || path === '/metrics' || path === '/admin' || path.startsWith('/admin/') ||
+    path === '/api/v1/openapi.json' || path === '/api/v1/docs' || path.startsWith('/api/v1/docs/');
 }
 
 export type Interface = 'rpc' | 'sql' | 'rest' | 'graphql' | 'other';

@@ -1,0 +1,91 @@
+// Global statistics (REST /stats): totals over every visible protocol from the hourly view
+// (no range, so no base-table edge is read), plus storage figures from system.parts, which
+// the engine keeps per data part: neither needs a scan of the base table.
+import type { Warehouse } from '../../views/warehouse.ts';
+import type { ProtocolAggregate } from './protocol-aggregates.ts';
+
+export interface TableStorage {
+  table: string;
+  rows: number;
+  parts: number;
+  bytesOnDisk: number;
+  uncompressedBytes: number;
+}
+
+export interface GlobalStats {
+  totalTransactions: number;
+  successfulTransactions: number;
+  failedTransactions: number;
+  successRate: number;
+  totalFees: number;
+  totalComputeUnits: number;
+  averageFee: number;
+  averageComputeUnits: number;
+  protocolCount: number;
+  protocols: { protocolName: string; totalTransactions: number }[];
+  firstSeen: number;
+  lastSeen: number;
+  latestSlot: string;
+  storage: {
+    bytesOnDisk: number;
+    uncompressedBytes: number;
+    tables: TableStorage[];
+  };
+}
+
+export async function tableStorage(wh: Warehouse): Promise<TableStorage[]> {
+  const rows = await wh.query<{ table: string; rows: string; parts: string; bytes: string; raw: string }>(
+    `SELECT table, sum(rows) AS rows, count() AS parts, sum(bytes_on_disk) AS bytes, sum(data_uncompressed_bytes) AS raw
+     FROM system.parts WHERE active AND database = currentDatabase()
+     GROUP BY table ORDER BY table`,
+  );
+  return rows.map((r) => ({
+    table: r.table,
+    rows: Number(r.rows),
+    parts: Number(r.parts),
+    bytesOnDisk: Number(r.bytes),
+    uncompressedBytes: Number(r.raw),
+  }));
+}
+
+export function toGlobalStats(active: readonly string[], perProtocol: readonly ProtocolAggregate[], storage: TableStorage[]): GlobalStats {
+  let n = 0;
+  let ok = 0;
+  let fees = 0;
+  let cu = 0;
+  let first = Infinity;
+  let last = 0;
+  let slot = 0n;
+  for (const a of perProtocol) {
+    if (a.txCount === 0) continue;
+    n += a.txCount;
+    ok += a.successCount;
+    fees += a.feeSum;
+    cu += a.cuSum;
+    first = Math.min(first, a.firstSeen);
+    last = Math.max(last, a.lastSeen);
+    const s = BigInt(a.maxSlot || '0');
+    if (s > slot) slot = s;
+  }
+  const counts = new Map(perProtocol.map((a) => [a.protocolName ?? '', a.txCount]));
+  return {
+    totalTransactions: n,
+    successfulTransactions: ok,
+    failedTransactions: n - ok,
+    successRate: n === 0 ? 0 : (ok / n) * 100,
+    totalFees: fees,
+    totalComputeUnits: cu,
+    averageFee: n === 0 ? 0 : fees / n,
+    averageComputeUnits: n === 0 ? 0 : cu / n,
+    protocolCount: active.length,
+    protocols: active.map((p) => ({ protocolName: p, totalTransactions: counts.get(p) ?? 0 })),
+    firstSeen: n === 0 ? 0 : first,
+    lastSeen: n === 0 ? 0 : last,
+    latestSlot: slot.toString(),
+    storage: {
+      bytesOnDisk: storage.reduce((s, t) => s + t.bytesOnDisk, 0),
+      uncompressedBytes: storage.reduce((s, t) => s + t.uncompressedBytes, 0),
+      tables: storage,
+    },
+  };
+}

@@ -1,0 +1,97 @@
+// POST /v1/query and its REST alias POST /api/v1/query: the SQL interface's HTTP adapter.
+// It only reads the body and shapes the answer; the analytics layer decides whether the
+// query may run and runs it (see api/analytics/sql-query.ts).
+import { Readable } from 'node:stream';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, Errors } from '../../core/errors.ts';
+import type { Analytics } from '../analytics/analytics.ts';
+import { PUBLISHED_TABLES, SQL_DEFAULT_LIMIT, SQL_MAX_LENGTH, SQL_MAX_LIMIT } from '../analytics/sql-query.ts';
+
+const bodySchema = {
+  type: 'object',
+  required: ['query'],
+  properties: {
+    query: {
+      type: 'string',
+      description: `One read-only SELECT (WITH, JOIN, GROUP BY … allowed) over ${PUBLISHED_TABLES.join(', ')}; ` +
+        `at most ${SQL_MAX_LENGTH} characters; LIMIT at most ${SQL_MAX_LIMIT}, LIMIT ${SQL_DEFAULT_LIMIT} appended when absent`,
+      examples: ['SELECT protocol_name, count() AS n FROM transactions GROUP BY protocol_name ORDER BY n DESC'],
+    },
+    format: { type: 'string', enum: ['json', 'csv'], default: 'json' },
+  },
+} as const;
+
+const jsonAnswer = {
+  type: 'object',
+  description: 'Rows keyed by column name or alias (64-bit integers arrive as strings), their count, and the executed text',
+  properties: {
+    data: { type: 'array', items: { type: 'object', additionalProperties: true } },
+    count: { type: 'integer' },
+    query: { type: 'string', description: 'The executed SQL, including an injected LIMIT' },
+  },
+} as const;
+
+const errorRef = (description: string) => ({ description, $ref: 'ErrorBody#' });
+
+const schema = {
+  tags: ['SQL'],
+  summary: 'Run a read-only SQL query',
+  description: 'format json (default): {data, count, query}. format csv: text/csv; charset=utf-8, header row, RFC 4180 ' +
+    'quoting, CRLF line ends, streamed. Rejected queries: 400 {error:"Invalid query", message}. Queries running longer ' +
+    'than the time-out (30 s) are cancelled by the engine: 408.',
+  body: bodySchema,
+  response: {
+    200: {
+      description: 'Query result (JSON; CSV when format is csv)',
+      content: {
+        'application/json': { schema: jsonAnswer },
+        'text/csv': { schema: { type: 'string' } },
+      },
+    },
+    400: errorRef('Invalid query'),
+    401: errorRef('API key missing'),
+    403: errorRef('API key invalid'),
+    408: errorRef('Query time-out: cancelled by the engine'),
+    429: errorRef('Rate limit exceeded'),
+  },
+};
+
+interface Body {
+  query?: unknown;
+  format?: unknown;
+}
+
+export async function sqlRoutes(app: FastifyInstance, opts: { analytics: Analytics }): Promise<void> {
+  const { analytics } = opts;
+
+  const handler = async (req: FastifyRequest<{ Body: Body | undefined }>, reply: FastifyReply): Promise<unknown> => {
+    const body = req.body;
+    // No body at all is an empty query; a body of the wrong shape gets told the right one.
+    if (body === undefined || body === null) throw new AppError(Errors.invalidQuery, 'the query must be a non-empty string');
+    if (typeof body !== 'object' || Array.isArray(body)) {
+      throw new AppError(Errors.invalidQuery, 'the body must be a JSON object {"query": "...", "format": "json" | "csv"}');
+    }
+    // "CSV" is as clear as "csv"; anything else is refused rather than guessed.
+    const format = typeof body.format === 'string' ? body.format.toLowerCase() : (body.format ?? 'json');
+    if (format !== 'json' && format !== 'csv') {
+      throw new AppError(Errors.invalidQuery, 'format must be "json" or "csv"');
+    }
+    if (format === 'json') return analytics.sqlQuery(body.query);
+    const csv = await analytics.sqlCsv(body.query);
+    return reply
+      .type('text/csv; charset=utf-8')
+      .header('content-disposition', 'inline; filename="query.csv"')
+      .send(Readable.from(csv.body, { objectMode: false }));
+  };
+
+  for (const url of ['/v1/query', '/api/v1/query']) {
+    app.post(url, {
+      schema,
+      // The schema documents the body; the handler checks it, so that a missing or
+      // non-string query gets the message SPEC requires instead of a generic one.
+      validatorCompiler: () => () => true,
+      // The JSON answer's rows are arbitrary: serialize them as they are.
+      serializerCompiler: () => (data) => JSON.stringify(data),
+    }, handler);
+  }
+}

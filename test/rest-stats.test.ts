@@ -1,0 +1,131 @@
+// REST /api/v1/stats (global statistics from the views and system.parts), the OpenAPI
+// document generated from the route schemas, and the interactive docs page.
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { toGlobalStats, type GlobalStats } from '../api/analytics/global-stats.ts';
+import type { QueryOptions } from '../views/warehouse.ts';
+import { apiKeyHeaders } from './support/api-key.ts';
+import { demoRecords, ingestRecords } from './support/fixtures.ts';
+import { startApp } from './support/services.ts';
+
+let t: Awaited<ReturnType<typeof startApp>>;
+let headers: Record<string, string>;
+let active: string[];
+
+beforeAll(async () => {
+  t = await startApp();
+  headers = await apiKeyHeaders(t.app);
+  const report = await ingestRecords(t.services, await demoRecords(t.services, 3000));
+  expect(report.rejected).toEqual([]);
+  active = await t.services.registry.activeNames();
+});
+afterAll(async () => t.cleanup());
+
+async function get(url: string, status = 200) {
+  const res = await t.app.inject({ method: 'GET', url, headers });
+  expect(res.statusCode, `${url}: ${res.body.slice(0, 300)}`).toBe(status);
+  return res;
+}
+
+describe('GET /api/v1/stats', () => {
+  it('equals the base table over the visible protocols', async () => {
+    const body = (await get('/api/v1/stats')).json() as { success: boolean; data: GlobalStats; meta: { count: number } };
+    expect(body.success).toBe(true);
+    const [ref] = await t.services.wh.query<{ n: string; ok: string; fees: string; cu: string; first: number; last: number; slot: string }>(
+      `SELECT count() AS n, countIf(success) AS ok, sum(fee) AS fees, sum(compute_units) AS cu, toUInt32(min(block_time)) AS first,
+              toUInt32(max(block_time)) AS last, toString(max(slot)) AS slot
+       FROM transactions WHERE protocol_name IN {a:Array(String)}`, { params: { a: active } });
+    const d = body.data;
+    expect(d.totalTransactions).toBe(Number(ref!.n));
+    expect(d.successfulTransactions).toBe(Number(ref!.ok));
+    expect(d.failedTransactions).toBe(Number(ref!.n) - Number(ref!.ok));
+    expect(d.successRate).toBeCloseTo((Number(ref!.ok) / Number(ref!.n)) * 100, 9);
+    expect(d.totalFees).toBe(Number(ref!.fees));
+    expect(d.totalComputeUnits).toBe(Number(ref!.cu));
+    expect(d.firstSeen).toBe(Number(ref!.first));
+    expect(d.lastSeen).toBe(Number(ref!.last));
+    expect(d.latestSlot).toBe(ref!.slot);
+    expect(d.protocolCount).toBe(active.length);
+    expect(d.protocols.map((p) => p.protocolName)).toEqual(active);
+    const per = await t.services.wh.query<{ p: string; n: string }>('SELECT protocol_name AS p, count() AS n FROM transactions GROUP BY p');
+    for (const p of d.protocols) expect(p.totalTransactions).toBe(Number(per.find((r) => r.p === p.protocolName)?.n ?? 0));
+  });
+
+  it('reports storage per table from system.parts', async () => {
+    const { data } = (await get('/api/v1/stats')).json() as { data: GlobalStats };
+    const tx = data.storage.tables.find((x) => x.table === 'transactions');
+    const [n] = await t.services.wh.query<{ n: string }>('SELECT count() AS n FROM transactions');
+    expect(tx?.rows).toBe(Number(n!.n)); // every stored row, hidden protocols included
+    expect(tx!.bytesOnDisk).toBeGreaterThan(0);
+    expect(data.storage.bytesOnDisk).toBe(data.storage.tables.reduce((s, x) => s + x.bytesOnDisk, 0));
+    expect(data.storage.tables.map((x) => x.table)).toEqual(expect.arrayContaining(['protocol_hourly', 'tx_by_signature']));
+  });
+
+  it('does not scan the base table (answers from the view and system.parts)', async () => {
+    t.services.analytics.cache.clear();
+    const seen: string[] = [];
+    const wh = t.services.wh;
+    const original = wh.query.bind(wh);
+    vi.spyOn(wh, 'query').mockImplementation(((sql: string, options?: QueryOptions) => {
+      seen.push(sql);
+      return original(sql, options);
+    }) as typeof wh.query);
+    try {
+      await get('/api/v1/stats');
+    } finally {
+      vi.restoreAllMocks();
+    }
+    expect(seen.length).toBeGreaterThan(0);
+    expect(seen.some((q) => /\bFROM protocol_hourly\b/.test(q))).toBe(true);
+    expect(seen.some((q) => /system\.parts/.test(q))).toBe(true);
+    expect(seen.filter((q) => /\bFROM transactions\b/.test(q))).toEqual([]);
+  });
+
+  it('answers zeros on an empty store', () => {
+    expect(toGlobalStats(['pump_fun'], [], [])).toMatchObject({
+      totalTransactions: 0, successRate: 0, averageFee: 0, firstSeen: 0, lastSeen: 0, latestSlot: '0',
+      protocols: [{ protocolName: 'pump_fun', totalTransactions: 0 }], storage: { bytesOnDisk: 0, tables: [] },
+    });
+  });
+});
+
+describe('OpenAPI document and docs page', () => {
+  it('serves an OpenAPI 3 document generated from the route schemas', async () => {
+    const doc = (await get('/api/v1/openapi.json')).json() as {
+      openapi: string;
+      components: { schemas: Record<string, unknown> };
+      paths: Record<string, Record<string, { parameters?: { name: string; in: string; required?: boolean; schema: Record<string, unknown> }[]; responses: Record<string, unknown> }>>;
+    };
+    expect(doc.openapi).toMatch(/^3\./);
+    for (const path of ['/api/v1/transactions', '/api/v1/transactions/{signature}', '/api/v1/analytics/protocols',
+      '/api/v1/analytics/time-series', '/api/v1/analytics/fees', '/api/v1/stats']) {
+      expect(doc.paths[path]?.get, path).toBeDefined();
+    }
+    expect(doc.paths['/v1/query']?.post).toBeDefined();
+    expect(doc.paths['/api/v1/query']?.post).toBeDefined();
+    const limit = doc.paths['/api/v1/transactions']!.get!.parameters!.find((p) => p.name === 'limit');
+    expect(limit).toMatchObject({ in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 } });
+    const required = doc.paths['/api/v1/analytics/time-series']!.get!.parameters!.filter((p) => p.required).map((p) => p.name).sort();
+    expect(required).toEqual(['date_from', 'date_to']);
+    expect(Object.keys(doc.paths['/api/v1/transactions/{signature}']!.get!.responses)).toEqual(expect.arrayContaining(['200', '404']));
+    expect(doc.components.schemas.ErrorBody).toMatchObject({ required: ['error', 'message'] });
+    // Operator routes are not part of the public document.
+    expect(Object.keys(doc.paths).some((p) => p.startsWith('/admin'))).toBe(false);
+  });
+
+  it('serves the description without an API key, while data needs one', async () => {
+    for (const url of ['/api/v1/openapi.json', '/api/v1/docs', '/api/v1/docs/static/swagger-ui.css']) {
+      expect((await t.app.inject({ method: 'GET', url })).statusCode, url).toBe(200);
+    }
+    for (const [method, url] of [['GET', '/api/v1/stats'], ['GET', '/api/v1/transactions'], ['POST', '/v1/query'], ['POST', '/api/v1/query']] as const) {
+      const res = await t.app.inject({ method, url, ...(method === 'POST' ? { payload: { query: 'SELECT 1' } } : {}) });
+      expect(res.statusCode, url).toBe(401);
+      expect((res.json() as { error: string }).error).toBe('Unauthorized');
+    }
+  });
+
+  it('serves the interactive docs page', async () => {
+    const res = await get('/api/v1/docs');
+    expect(String(res.headers['content-type'])).toMatch(/text\/html/);
+    expect(res.body).toMatch(/swagger/i);
+  });
+});

@@ -1,0 +1,185 @@
+// The SQL interface's gate: every hostile query of the corpus is refused with
+// 400 {error:"Invalid query"}, and every legitimate analytical query of the other corpus runs.
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AppError } from '../core/errors.ts';
+import { loadFunctionAliases, prepareQuery, type GuardContext } from '../api/analytics/sql-query.ts';
+import type { QueryOptions, Warehouse } from '../views/warehouse.ts';
+import { apiKeyHeaders } from './support/api-key.ts';
+import { demoRecords, ingestRecords } from './support/fixtures.ts';
+import { startApp } from './support/services.ts';
+
+interface Hostile {
+  category: string;
+  query: unknown;
+  generate?: 'over-length' | 'huge-in-list';
+  nonString?: boolean;
+}
+
+const hostile = JSON.parse(readFileSync(new URL('./fixtures/hostile-queries.json', import.meta.url), 'utf8')) as Hostile[];
+const legit = JSON.parse(readFileSync(new URL('./fixtures/legit-queries.json', import.meta.url), 'utf8')) as string[];
+
+/** Corpus entries the file cannot hold literally (too long to read). */
+function materialize(h: Hostile): unknown {
+  if (h.generate === 'over-length') return `SELECT count() FROM transactions WHERE fee > 0 ${'AND 1 '.repeat(20_000)}`;
+  if (h.generate === 'huge-in-list') {
+    // 30000 values: legal SQL, but over the 100000-character limit.
+    return `SELECT count() FROM transactions WHERE fee IN (${Array.from({ length: 30_000 }, (_, i) => 5000 + i).join(', ')})`;
+  }
+  return h.query;
+}
+
+let t: Awaited<ReturnType<typeof startApp>>;
+let headers: Record<string, string>;
+
+beforeAll(async () => {
+  t = await startApp({ SQL_TIMEOUT_SECONDS: '10' });
+  headers = await apiKeyHeaders(t.app);
+  const report = await ingestRecords(t.services, await demoRecords(t.services, 2000));
+  expect(report.rejected).toEqual([]);
+});
+afterAll(async () => t.cleanup());
+
+const post = (body: unknown, url = '/v1/query') =>
+  t.app.inject({ method: 'POST', url, headers: { ...headers, 'content-type': 'application/json' }, payload: JSON.stringify(body) });
+
+describe('hostile query corpus', () => {
+  it('holds at least 150 queries covering every category', () => {
+    expect(hostile.length).toBeGreaterThanOrEqual(150);
+    const categories = new Set(hostile.map((h) => h.category));
+    for (const c of ['statement', 'multi-statement', 'table-function', 'table', 'clause', 'function', 'limit', 'shape', 'case']) {
+      expect(categories).toContain(c);
+    }
+  });
+
+  it('refuses every one with 400 {error:"Invalid query", message}', async () => {
+    const wrong: string[] = [];
+    for (const h of hostile) {
+      const query = materialize(h);
+      const res = await post({ query });
+      const body = res.json() as { error?: string; message?: string };
+      if (res.statusCode !== 400 || body.error !== 'Invalid query' || typeof body.message !== 'string' || body.message === '') {
+        wrong.push(`${res.statusCode} ${JSON.stringify(query).slice(0, 120)} -> ${res.body.slice(0, 200)}`);
+      }
+    }
+    expect(wrong).toEqual([]);
+  });
+
+  it('names the reason in the message', async () => {
+    const cases: [string, RegExp][] = [
+      ['SELECT 1; DROP TABLE transactions', /one statement/],
+      ['DROP TABLE transactions', /DROP statements are not allowed/],
+      ['SELECT * FROM file(\'/etc/passwd\', \'LineAsString\')', /table functions are not allowed \(file\)/],
+      ['SELECT * FROM system.tables', /system and information_schema/],
+      ['SELECT * FROM protocols', /not published.*transactions, protocol_hourly, instruction_hourly/],
+      ['SELECT 1 SETTINGS readonly = 0', /SETTINGS/],
+      ['SELECT 1 FORMAT JSON', /FORMAT/],
+      ["SELECT 1 INTO OUTFILE '/tmp/x'", /INTO OUTFILE/],
+      ['SELECT fee FROM transactions LIMIT 10001', /maximum of 10000/],
+      ['SELECT hostName()', /hostName\(\) is not allowed/],
+    ];
+    for (const [query, pattern] of cases) {
+      const res = await post({ query });
+      expect(res.statusCode, query).toBe(400);
+      expect((res.json() as { message: string }).message, query).toMatch(pattern);
+    }
+  });
+
+  it('answers a non-string or empty query with the message SPEC gives', async () => {
+    for (const query of [undefined, null, '', '   ', 42, ['SELECT 1'], { q: 1 }]) {
+      const res = await post(query === undefined ? {} : { query });
+      expect(res.statusCode).toBe(400);
+      expect(res.json()).toEqual({ error: 'Invalid query', message: 'the query must be a non-empty string' });
+    }
+  });
+
+  it('treats a request without a body as an empty query', async () => {
+    const res = await t.app.inject({ method: 'POST', url: '/v1/query', headers });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({ error: 'Invalid query', message: 'the query must be a non-empty string' });
+  });
+
+  it('names the maximum length', async () => {
+    const res = await post({ query: `SELECT 1 ${' '.repeat(100_001)}` });
+    expect(res.statusCode).toBe(400);
+    expect((res.json() as { message: string }).message).toMatch(/100000 characters/);
+  });
+
+  it('left every table as it was (nothing was written, dropped or altered)', async () => {
+    const [row] = await t.services.wh.query<{ n: string }>('SELECT count() AS n FROM transactions');
+    expect(Number(row?.n)).toBe(2000);
+    const tables = await t.services.wh.query<{ name: string }>("SELECT name FROM system.tables WHERE database = currentDatabase() AND name IN ('t', 'leak', 'v', 't2')");
+    expect(tables).toEqual([]);
+  });
+});
+
+describe('legitimate query corpus', () => {
+  it('holds at least 60 ClickHouse queries', () => {
+    expect(legit.length).toBeGreaterThanOrEqual(60);
+  });
+
+  it('runs every one (JSON and CSV)', async () => {
+    const failed: string[] = [];
+    for (const query of legit) {
+      const res = await post({ query });
+      if (res.statusCode !== 200) failed.push(`${res.statusCode} ${query.slice(0, 100)} -> ${res.body.slice(0, 300)}`);
+      else {
+        const body = res.json() as { data: unknown[]; count: number; query: string };
+        if (!Array.isArray(body.data) || body.count !== body.data.length) failed.push(`bad body for ${query.slice(0, 100)}`);
+      }
+    }
+    expect(failed).toEqual([]);
+  });
+
+  it('also runs every one as CSV on the REST alias', async () => {
+    const failed: string[] = [];
+    for (const query of legit.slice(0, 30)) {
+      const res = await post({ query, format: 'csv' }, '/api/v1/query');
+      if (res.statusCode !== 200 || !String(res.headers['content-type']).startsWith('text/csv')) {
+        failed.push(`${res.statusCode} ${query.slice(0, 100)} -> ${res.body.slice(0, 200)}`);
+      }
+    }
+    expect(failed).toEqual([]);
+  });
+});
+
+describe('the same decisions whatever the transport', () => {
+  /**
+   * The server transport sends `<sql>\nFORMAT <fmt>` as text (views/server-warehouse.ts);
+   * this wrapper frames every statement that way on the embedded engine, so the guard's
+   * reading of EXPLAIN AST is checked under the server's framing too.
+   */
+  function serverFramed(wh: Warehouse): Warehouse {
+    return {
+      transport: 'server',
+      query: <T>(sql: string, o?: QueryOptions) => wh.query<T>(`${sql}\nFORMAT JSONEachRow`, o),
+      queryText: (sql: string, format: string, o?: QueryOptions) => wh.queryText(`${sql}\nFORMAT ${format}`, format, o),
+      stream: (sql, format, o) => wh.stream(`${sql}\nFORMAT ${format}`, format, o),
+      insert: (table, rows, o) => wh.insert(table, rows, o),
+      exec: (sql, o) => wh.exec(sql, o),
+      close: async () => undefined,
+    };
+  }
+
+  const contextFor = (wh: Warehouse): GuardContext => ({
+    wh,
+    realTables: async () => new Set((await wh.query<{ name: string }>('SELECT name FROM system.tables WHERE database = currentDatabase()')).map((r) => r.name)),
+    functionAliases: () => loadFunctionAliases(wh),
+  });
+
+  it('accepts every legitimate query with the same executed text, and refuses every hostile one', async () => {
+    const embedded = contextFor(t.services.wh);
+    const server = contextFor(serverFramed(t.services.wh));
+    const differences: string[] = [];
+    for (const query of legit) {
+      const a = await prepareQuery(embedded, query).then((p) => p.executed, (e: Error) => `refused: ${e.message}`);
+      const b = await prepareQuery(server, query).then((p) => p.executed, (e: Error) => `refused: ${e.message}`);
+      if (a !== b || a.startsWith('refused')) differences.push(`${query.slice(0, 80)}: embedded ${a.slice(0, 80)} / server ${b.slice(0, 80)}`);
+    }
+    for (const h of hostile) {
+      const refused = await prepareQuery(server, materialize(h)).then(() => false, (e: unknown) => e instanceof AppError && e.kind.title === 'Invalid query');
+      if (!refused) differences.push(`hostile accepted under server framing: ${JSON.stringify(h.query).slice(0, 80)}`);
+    }
+    expect(differences).toEqual([]);
+  });
+});
