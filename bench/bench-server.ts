@@ -31,7 +31,8 @@ function limiterClock(): (() => number) | undefined {
   return () => t0 + (Date.now() - t0) * 1000;
 }
 
-export async function startBenchServer(rows: number): Promise<BenchServer> {
+/** `configure` may add routes (e.g. a bare baseline) before the server starts listening. */
+export async function startBenchServer(rows: number, configure?: (app: FastifyInstance) => void): Promise<BenchServer> {
   const given = process.env.DATA_DIR;
   const dataDir = given ?? mkdtempSync(path.join(tmpdir(), 'txa-bench-'));
   const config = loadConfig({ ...process.env, DATA_DIR: dataDir, DEMO_ROWS: '0', LOG_LEVEL: process.env.LOG_LEVEL ?? 'silent' });
@@ -40,6 +41,7 @@ export async function startBenchServer(rows: number): Promise<BenchServer> {
   const seeded = await seedIfEmpty(services.wh, rows, config.demoSeed, progressPrinter());
   if (seeded > 0) process.stderr.write(`seeded ${seeded} rows in ${((Date.now() - t0) / 1000).toFixed(1)} s\n`);
   const app = await buildApp(services);
+  configure?.(app);
   const baseUrl = await app.listen({ port: 0, host: '127.0.0.1' });
   const keyRes = await app.inject({
     method: 'POST',
