@@ -2,6 +2,7 @@
 // then serve. Prints where to reach the service and the operator token.
 import { ConfigError, loadConfig, type Config } from '../core/config.ts';
 import { createLogger } from '../core/logger.ts';
+import { KafkaSource } from '../ingest/kafka-source.ts';
 import { progressPrinter, seedIfEmpty } from '../ingest/seed.ts';
 import { buildApp } from './app.ts';
 import { createServices } from './services.ts';
@@ -24,8 +25,14 @@ async function main(): Promise<void> {
     if (seeded > 0) logger.info({ rows: seeded }, 'demo data seeded');
   }
   const app = await buildApp(services);
+  // With KAFKA_BROKERS set, the Kafka source runs in this process on the same pipeline
+  // (embedded mode allows only one process per data directory).
+  const brokers = config.kafka.brokers;
+  const kafka = brokers === undefined ? undefined : new KafkaSource(services.pipeline, logger, { ...config.kafka, brokers });
   const shutdown = async (signal: string): Promise<void> => {
     logger.info({ signal }, 'shutting down');
+    // Stop consuming first: the batch in flight is stored and committed before the engine closes.
+    await kafka?.stop();
     await app.close();
     await services.close();
     process.exit(0);
@@ -33,9 +40,11 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => void shutdown('SIGINT'));
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
   const address = await app.listen({ port: config.port, host: config.host });
+  await kafka?.start();
   process.stdout.write(
     `\nSolana DeFi analytics service listening on ${address}\n` +
       `  health:      ${address}/health\n` +
+      (kafka ? `  kafka:       consuming ${config.kafka.topic} from ${config.kafka.brokers?.join(',')} as ${config.kafka.groupId}\n` : '') +
       `  admin token: ${config.adminToken}${config.adminTokenGenerated ? '  (generated; set ADMIN_TOKEN to fix it)' : ''}\n\n`,
   );
 }

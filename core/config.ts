@@ -21,6 +21,17 @@ export interface Config {
     brokers: string[] | undefined;
     topic: string;
     groupId: string;
+    clientId: string;
+    /** Where rejected records go, as their original bytes plus reason headers. */
+    deadLetterTopic: string;
+    /** Partitions of the topics the service creates when they do not exist yet. */
+    partitions: number;
+    /** A new consumer group starts at the earliest offset (no record is skipped). */
+    fromBeginning: boolean;
+    /** Fetch size per partition: bounds a batch (one pipeline insert) and memory held. */
+    maxBytesPerPartition: number;
+    /** Pause/retry delay after a failed warehouse insert, doubled up to 30 s. */
+    retryBackoffMs: number;
   };
   redisUrl: string | undefined;
   adminToken: string;
@@ -91,6 +102,30 @@ export function loadConfig(env: Env = process.env): Config {
     }
     if (brokers.length === 0) problems.push('KAFKA_BROKERS is set but lists no broker');
   }
+  const topicName = (name: string, def: string): string => {
+    const v = str(name) ?? def;
+    // Kafka's own rule for topic names.
+    if (!/^[A-Za-z0-9._-]{1,249}$/.test(v)) problems.push(`${name} must be 1-249 characters of letters, digits, ".", "_" or "-", got "${v}"`);
+    return v;
+  };
+  const bool = (name: string, def: boolean): boolean => {
+    const raw = str(name)?.toLowerCase();
+    if (raw === undefined) return def;
+    if (['1', 'true', 'yes'].includes(raw)) return true;
+    if (['0', 'false', 'no'].includes(raw)) return false;
+    problems.push(`${name} must be true or false, got "${raw}"`);
+    return def;
+  };
+  const kafkaTopic = topicName('KAFKA_TOPIC', 'solana.instructions');
+  const kafkaDeadLetterTopic = topicName('KAFKA_DLQ_TOPIC', `${kafkaTopic}.dlq`);
+  if (kafkaDeadLetterTopic === kafkaTopic) problems.push('KAFKA_DLQ_TOPIC must differ from KAFKA_TOPIC');
+  const kafkaGroupId = str('KAFKA_GROUP_ID') ?? 'tx-analytics-ingest';
+  const kafkaClientId = str('KAFKA_CLIENT_ID') ?? 'tx-analytics';
+  const kafkaPartitions = int('KAFKA_TOPIC_PARTITIONS', 4, 1, 10_000);
+  const kafkaFromBeginning = bool('KAFKA_FROM_BEGINNING', true);
+  const kafkaMaxBytesPerPartition = int('KAFKA_MAX_BYTES_PER_PARTITION', 4 * 1024 * 1024, 64 * 1024, 256 * 1024 * 1024);
+  const kafkaRetryBackoffMs = int('KAFKA_RETRY_BACKOFF_MS', 500, 10, 60_000);
+
   const redisUrl = url('REDIS_URL', ['redis:', 'rediss:']);
 
   const logLevelRaw = (str('LOG_LEVEL') ?? 'info') as LogLevel;
@@ -125,8 +160,14 @@ export function loadConfig(env: Env = process.env): Config {
     demoSeed,
     kafka: {
       brokers,
-      topic: str('KAFKA_TOPIC') ?? 'solana.instructions',
-      groupId: str('KAFKA_GROUP_ID') ?? 'tx-analytics-ingest',
+      topic: kafkaTopic,
+      groupId: kafkaGroupId,
+      clientId: kafkaClientId,
+      deadLetterTopic: kafkaDeadLetterTopic,
+      partitions: kafkaPartitions,
+      fromBeginning: kafkaFromBeginning,
+      maxBytesPerPartition: kafkaMaxBytesPerPartition,
+      retryBackoffMs: kafkaRetryBackoffMs,
     },
     redisUrl,
     adminToken,
