@@ -32,6 +32,10 @@ fetch() {
   command -v mvn >/dev/null || die "mvn is required to fetch the Kafka jars"
   command -v java >/dev/null || die "java (17+) is required to run the broker"
   mkdir -p "$CACHE"
+  # Test files start brokers in parallel: one fetches, the others wait for it.
+  exec 9>"$CACHE/.fetch.lock"
+  flock 9
+  if [[ -f "$MARKER" ]]; then flock -u 9; return 0; fi
   # A throwaway pom whose only purpose is to name the broker and a logging binding.
   cat >"$CACHE/pom.xml" <<POM
 <project xmlns="http://maven.apache.org/POM/4.0.0">
@@ -58,6 +62,7 @@ POM
   rm -rf "$LIB"
   mv "$LIB.tmp" "$LIB"
   touch "$MARKER"
+  flock -u 9
 }
 
 free_port() {
