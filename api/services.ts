@@ -29,6 +29,7 @@ export async function createServices(config: Config, logger: Logger = createLogg
   const pipeline = new IngestPipeline(wh, registry, dataVersion, logger, {
     maxRecordBytes: config.ingest.maxRecordBytes,
     batchRows: config.ingest.batchRows,
+    writerId: config.ingest.writerId,
   });
   return { config, logger, wh, dataVersion, registry, analytics, pipeline, close: () => wh.close() };
 }

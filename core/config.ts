@@ -1,6 +1,7 @@
 // The one place that reads process.env. Every problem is collected and reported at once,
 // so an operator fixes a bad deployment in one go rather than one restart per mistake.
 import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import path from 'node:path';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -32,6 +33,8 @@ export interface Config {
     maxBytesPerPartition: number;
     /** Pause/retry delay after a failed warehouse insert, doubled up to 30 s. */
     retryBackoffMs: number;
+    /** How long the group waits for a silent member (e.g. a killed process) before reassigning. */
+    sessionTimeoutMs: number;
   };
   redisUrl: string | undefined;
   adminToken: string;
@@ -41,6 +44,8 @@ export interface Config {
     maxBodyBytes: number;
     maxRecordBytes: number;
     batchRows: number;
+    /** Names this process in the ingest journal (INGEST_WRITER_ID; default: embedded, or the host name with a server). */
+    writerId: string;
   };
 }
 
@@ -125,6 +130,8 @@ export function loadConfig(env: Env = process.env): Config {
   const kafkaFromBeginning = bool('KAFKA_FROM_BEGINNING', true);
   const kafkaMaxBytesPerPartition = int('KAFKA_MAX_BYTES_PER_PARTITION', 4 * 1024 * 1024, 64 * 1024, 256 * 1024 * 1024);
   const kafkaRetryBackoffMs = int('KAFKA_RETRY_BACKOFF_MS', 500, 10, 60_000);
+  // The broker accepts 6-300 s by default (group.min/max.session.timeout.ms).
+  const kafkaSessionTimeoutMs = int('KAFKA_SESSION_TIMEOUT_MS', 30_000, 6_000, 300_000);
 
   const redisUrl = url('REDIS_URL', ['redis:', 'rediss:']);
 
@@ -143,6 +150,10 @@ export function loadConfig(env: Env = process.env): Config {
   const maxBodyBytes = int('INGEST_MAX_BODY_BYTES', 64 * 1024 * 1024, 1024, 2 ** 31 - 1);
   const maxRecordBytes = int('INGEST_MAX_RECORD_BYTES', 256 * 1024, 256, 64 * 1024 * 1024);
   const batchRows = int('INGEST_BATCH_ROWS', 10_000, 1, 1_000_000);
+  // Embedded: one process per data directory, so every journal entry is this process's
+  // predecessor's. Server: several ingest processes share the tables; each repairs only
+  // its own entries, so the id must be stable across restarts (a host or pod name).
+  const writerId = str('INGEST_WRITER_ID') ?? (chUrl === undefined ? 'embedded' : hostname());
 
   if (problems.length > 0) throw new ConfigError(problems);
 
@@ -168,11 +179,12 @@ export function loadConfig(env: Env = process.env): Config {
       fromBeginning: kafkaFromBeginning,
       maxBytesPerPartition: kafkaMaxBytesPerPartition,
       retryBackoffMs: kafkaRetryBackoffMs,
+      sessionTimeoutMs: kafkaSessionTimeoutMs,
     },
     redisUrl,
     adminToken,
     adminTokenGenerated,
     logLevel: logLevelRaw,
-    ingest: { maxBodyBytes, maxRecordBytes, batchRows },
+    ingest: { maxBodyBytes, maxRecordBytes, batchRows, writerId },
   };
 }

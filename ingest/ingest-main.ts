@@ -35,6 +35,7 @@ async function main(): Promise<void> {
   const pipeline = new IngestPipeline(wh, new ProtocolRegistry(wh), new DataVersion(), logger, {
     maxRecordBytes: config.ingest.maxRecordBytes,
     batchRows: config.ingest.batchRows,
+    writerId: config.ingest.writerId,
   });
   const source = new KafkaSource(pipeline, logger, { ...config.kafka, brokers });
 

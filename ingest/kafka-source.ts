@@ -76,11 +76,11 @@ export class KafkaSource {
 
     const consumer = this.kafka.consumer({
       groupId,
-      // Generous session: a slow insert must not get the member evicted (heartbeats
-      // continue during the insert anyway, see handleBatch).
-      sessionTimeout: 30_000,
+      // A slow insert cannot get the member evicted: heartbeats continue during the insert
+      // (see handleBatch). A shorter session lets a crashed member's partitions move sooner.
+      sessionTimeout: this.options.sessionTimeoutMs,
       rebalanceTimeout: 60_000,
-      heartbeatInterval: 3_000,
+      heartbeatInterval: Math.max(1_000, Math.floor(this.options.sessionTimeoutMs / 10)),
       maxBytesPerPartition: this.options.maxBytesPerPartition,
       maxBytes: Math.max(this.options.maxBytesPerPartition, 16 * 1024 * 1024),
       // Wait briefly for a fuller batch: fewer, larger inserts suit ClickHouse.
