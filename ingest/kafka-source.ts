@@ -53,6 +53,9 @@ export class KafkaSource {
   private producer: Producer | undefined;
   private deadLetters: DeadLetterPublisher | undefined;
   private readonly counters: KafkaSourceStats = { batches: 0, stored: 0, duplicates: 0, deadLettered: 0, insertErrors: 0 };
+  private joinedOnce: (() => void) | undefined;
+  /** Resolves when the consumer first joined its group and got its partitions. */
+  readonly joined: Promise<void> = new Promise((resolve) => (this.joinedOnce = resolve));
 
   constructor(
     private readonly pipeline: Pick<IngestPipeline, 'ingest'>,
@@ -94,6 +97,7 @@ export class KafkaSource {
     });
     consumer.on(consumer.events.GROUP_JOIN, (e) => {
       this.log.info({ groupId, assignment: e.payload.memberAssignment }, 'kafka consumer joined the group');
+      this.joinedOnce?.();
     });
     await consumer.connect();
     await consumer.subscribe({ topics: [topic], fromBeginning: this.options.fromBeginning });
