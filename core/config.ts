@@ -46,6 +46,8 @@ export interface Config {
     batchRows: number;
     /** Names this process in the ingest journal (INGEST_WRITER_ID; default: embedded, or the host name with a server). */
     writerId: string;
+    /** Port of GET /metrics in the standalone ingest process (INGEST_METRICS_PORT; 0 = none). */
+    metricsPort: number;
   };
 }
 
@@ -153,6 +155,7 @@ export function loadConfig(env: Env = process.env): Config {
   // Embedded: one process per data directory, so every journal entry is this process's
   // predecessor's. Server: several ingest processes share the tables; each repairs only
   // its own entries, so the id must be stable across restarts (a host or pod name).
+  const metricsPort = int('INGEST_METRICS_PORT', 9464, 0, 65535);
   const writerId = str('INGEST_WRITER_ID') ?? (chUrl === undefined ? 'embedded' : hostname());
 
   if (problems.length > 0) throw new ConfigError(problems);
@@ -185,6 +188,6 @@ export function loadConfig(env: Env = process.env): Config {
     adminToken,
     adminTokenGenerated,
     logLevel: logLevelRaw,
-    ingest: { maxBodyBytes, maxRecordBytes, batchRows, writerId },
+    ingest: { maxBodyBytes, maxRecordBytes, batchRows, writerId, metricsPort },
   };
 }

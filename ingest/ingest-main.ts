@@ -9,6 +9,7 @@ import { migrate } from '../views/migrate.ts';
 import { openWarehouse } from '../views/open-warehouse.ts';
 import { ProtocolRegistry } from '../views/protocol-registry.ts';
 import { KafkaSource } from './kafka-source.ts';
+import { startMetricsServer } from './metrics-server.ts';
 import { IngestPipeline } from './pipeline.ts';
 
 const REPORT_EVERY_MS = 10_000;
@@ -38,6 +39,8 @@ async function main(): Promise<void> {
     writerId: config.ingest.writerId,
   });
   const source = new KafkaSource(pipeline, logger, { ...config.kafka, brokers });
+  const metrics = config.ingest.metricsPort === 0 ? undefined : await startMetricsServer(config.ingest.metricsPort, config.host);
+  if (metrics) logger.info({ url: `http://${config.host}:${config.ingest.metricsPort}/metrics` }, 'ingest metrics');
 
   let stopping = false;
   const shutdown = async (signal: string): Promise<void> => {
@@ -46,6 +49,7 @@ async function main(): Promise<void> {
     logger.info({ signal }, 'stopping: finishing and committing the batch in flight');
     clearInterval(reporter);
     await source.stop();
+    metrics?.close();
     await wh.close();
     process.exit(0);
   };

@@ -15,7 +15,7 @@ import { loadConfig } from '../core/config.ts';
 import { createLogger } from '../core/logger.ts';
 import { kafkaClient } from '../ingest/kafka-client.ts';
 import { tableCounts } from './support/fixtures.ts';
-import { startBroker, waitFor, type TestBroker } from './support/kafka-broker.ts';
+import { freePort, startBroker, waitFor, type TestBroker } from './support/kafka-broker.ts';
 
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 const N = 20_000;
@@ -84,6 +84,7 @@ it('SIGKILLed and restarted ingest stores every record exactly once', async () =
     KAFKA_MAX_BYTES_PER_PARTITION: '65536',
     // A killed member holds its partitions until its session expires; keep that short.
     KAFKA_SESSION_TIMEOUT_MS: '6000',
+    INGEST_METRICS_PORT: '0',
   };
   const progress: number[] = [];
   for (let k = 0; k < KILLS; k += 1) {
@@ -106,8 +107,13 @@ it('SIGKILLed and restarted ingest stores every record exactly once', async () =
   expect(progress.some((c) => c > 0 && c < N), `committed offsets after each kill: ${progress.join(', ')}`).toBe(true);
 
   console.log(`drain from ${new Date().toISOString()}`);
-  const final = node('ingest/ingest-main.ts', env);
+  const metricsPort = await freePort();
+  const final = node('ingest/ingest-main.ts', { ...env, INGEST_METRICS_PORT: String(metricsPort) });
   await waitFor('the ingest process to drain the topic', async () => (await committed()) === N, 120_000, 500);
+  // The standalone process serves its measurements for Prometheus.
+  const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+  expect(metrics).toMatch(/txa_ingest_kafka_records_total\{topic="crash-test",outcome="accepted"\} \d+/);
+  expect(metrics).toContain('txa_ingest_kafka_consumer_lag{topic="crash-test",partition=');
   final.kill('SIGTERM');
   expect(await exited(final), final.output().slice(-2000)).toBe(0);
 
