@@ -49,13 +49,20 @@ const exited = (child: ChildProcess): Promise<number | null> =>
     : new Promise((resolve) => child.once('exit', (code) => resolve(code)));
 
 async function committed(): Promise<number> {
-  const admin = kafkaClient({ brokers: [broker.brokers], clientId: 'crash-test-admin' }, createLogger('silent')).admin();
-  await admin.connect();
-  try {
-    const [t] = await admin.fetchOffsets({ groupId: GROUP, topics: [TOPIC] });
-    return (t?.partitions ?? []).reduce((n, p) => n + Math.max(0, Number(p.offset)), 0);
-  } finally {
-    await admin.disconnect();
+  // Right after the broker starts, the group coordinator may still be loading
+  // (NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS): ask again.
+  for (let attempt = 0; ; attempt += 1) {
+    const admin = kafkaClient({ brokers: [broker.brokers], clientId: 'crash-test-admin' }, createLogger('silent')).admin();
+    try {
+      await admin.connect();
+      const [t] = await admin.fetchOffsets({ groupId: GROUP, topics: [TOPIC] });
+      return (t?.partitions ?? []).reduce((n, p) => n + Math.max(0, Number(p.offset)), 0);
+    } catch (err) {
+      if (attempt >= 20) throw err;
+      await new Promise((r) => setTimeout(r, 300));
+    } finally {
+      await admin.disconnect();
+    }
   }
 }
 
