@@ -6,6 +6,8 @@ import type { Logger } from '../core/logger.ts';
 export interface KafkaClientOptions {
   brokers: readonly string[];
   clientId: string;
+  /** Connection retries before an operation fails (default 30: rides out a broker restart). */
+  retries?: number;
 }
 
 // kafkajs levels -> pino methods. kafkajs logs every retried connection at ERROR; those
@@ -36,7 +38,7 @@ export function kafkaClient(options: KafkaClientOptions, log: Logger): Kafka {
     logCreator: logCreator(log),
     connectionTimeout: 3_000,
     // A broker restart takes a few seconds; keep retrying rather than failing the process.
-    retry: { initialRetryTime: 200, maxRetryTime: 5_000, retries: 30 },
+    retry: { initialRetryTime: 200, maxRetryTime: 5_000, retries: options.retries ?? 30 },
   });
 }
 

@@ -119,8 +119,10 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  const log = createLogger('warn');
-  const kafka = kafkaClient({ brokers: flags.brokers, clientId: 'tx-analytics-produce' }, log);
+  // kafkajs retry chatter would drown the progress display; failures still surface as errors.
+  const log = createLogger('error');
+  // A CLI should say soon that the broker is unreachable, not ride out a long outage.
+  const kafka = kafkaClient({ brokers: flags.brokers, clientId: 'tx-analytics-produce', retries: 5 }, log);
   const cfg = loadConfig({ ...process.env, KAFKA_TOPIC: flags.topic });
   await ensureTopics(kafka, [flags.topic], cfg.kafka.partitions);
   const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: false });
@@ -174,6 +176,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  process.stderr.write(`produce: ${(err as Error).message}\n`);
+  const message = (err as Error).message;
+  const hint = /connect|ECONNREFUSED|broker/i.test(message) ? ' (is the broker running? scripts/kafka.sh start)' : '';
+  process.stderr.write(`produce: ${message}${hint}\n`);
   process.exit(1);
 });

@@ -66,10 +66,11 @@ async function committed(): Promise<number> {
   }
 }
 
+// The first start fetches the broker jars (about a minute), hence the long hook timeout.
 beforeAll(async () => {
   broker = await startBroker();
   dataDir = mkdtempSync(path.join(tmpdir(), 'txa-crash-'));
-});
+}, 240_000);
 
 afterAll(async () => {
   for (const c of children) c.kill('SIGKILL');

@@ -25,6 +25,7 @@ let records: IngestRecord[];
 
 const lines = (rs: readonly object[]): string[] => rs.map((r) => JSON.stringify(r));
 
+// The first start fetches the broker jars (about a minute), hence the long hook timeout.
 beforeAll(async () => {
   broker = await startBroker();
   s = await startServices({ KAFKA_BROKERS: broker.brokers, KAFKA_TOPIC: TOPIC, KAFKA_GROUP_ID: 'kafka-ingest-test' });
@@ -35,7 +36,7 @@ beforeAll(async () => {
   source = new KafkaSource(s.pipeline, log, { ...s.config.kafka, brokers: [broker.brokers], retryBackoffMs: 100 });
   await source.start();
   records = await demoRecords(s, 12_000, 21);
-});
+}, 240_000);
 
 afterAll(async () => {
   await source?.stop();
