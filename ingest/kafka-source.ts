@@ -24,6 +24,8 @@ export interface KafkaSourceStats {
   duplicates: number;
   deadLettered: number;
   insertErrors: number;
+  /** Times this consumer joined its group (1 = never rebalanced since start). */
+  groupJoins: number;
 }
 
 const MAX_BACKOFF_MS = 30_000;
@@ -52,7 +54,7 @@ export class KafkaSource {
   private consumer: Consumer | undefined;
   private producer: Producer | undefined;
   private deadLetters: DeadLetterPublisher | undefined;
-  private readonly counters: KafkaSourceStats = { batches: 0, stored: 0, duplicates: 0, deadLettered: 0, insertErrors: 0 };
+  private readonly counters: KafkaSourceStats = { batches: 0, stored: 0, duplicates: 0, deadLettered: 0, insertErrors: 0, groupJoins: 0 };
   private joinedOnce: (() => void) | undefined;
   /** Resolves when the consumer first joined its group and got its partitions. */
   readonly joined: Promise<void> = new Promise((resolve) => (this.joinedOnce = resolve));
@@ -97,6 +99,7 @@ export class KafkaSource {
     });
     consumer.on(consumer.events.GROUP_JOIN, (e) => {
       this.log.info({ groupId, assignment: e.payload.memberAssignment }, 'kafka consumer joined the group');
+      this.counters.groupJoins += 1;
       this.joinedOnce?.();
     });
     await consumer.connect();

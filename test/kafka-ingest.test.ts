@@ -9,6 +9,7 @@ import { ensureTopics, kafkaClient } from '../ingest/kafka-client.ts';
 import { DLQ_HEADERS } from '../ingest/kafka-dead-letter.ts';
 import { publishLines } from '../ingest/kafka-producer.ts';
 import { KafkaSource } from '../ingest/kafka-source.ts';
+import type { IngestPipeline } from '../ingest/pipeline.ts';
 import type { IngestRecord } from '../ingest/record-schema.ts';
 import { demoRecords, tableCounts } from './support/fixtures.ts';
 import { startBroker, waitFor, type TestBroker } from './support/kafka-broker.ts';
@@ -145,4 +146,42 @@ describe('kafka source', () => {
     expect(counts.protocol_hourly).toBe(counts.transactions);
     expect(counts.instruction_hourly).toBe(counts.transactions);
   });
+
+  it('keeps its partitions through a slow insert (heartbeats) and retries a failing one with the partition paused', async () => {
+    const topic = `${TOPIC}.slow`;
+    const kafka = kafkaClient({ brokers: [broker.brokers], clientId: 'test-slow' }, log);
+    await ensureTopics(kafka, [topic], 1);
+    let calls = 0;
+    // The warehouse as seen by the source: the first insert takes longer than the session
+    // timeout, the next two fail, then inserts work again.
+    const flaky: Pick<IngestPipeline, 'ingest'> = {
+      ingest: async (records, source) => {
+        calls += 1;
+        if (calls === 1) await new Promise((r) => setTimeout(r, 9_000));
+        if (calls === 2 || calls === 3) throw new Error('warehouse unavailable (simulated)');
+        return s.pipeline.ingest(records, source);
+      },
+    };
+    const slow = new KafkaSource(flaky, log, {
+      ...s.config.kafka, brokers: [broker.brokers], topic, deadLetterTopic: `${topic}.dlq`, groupId: 'kafka-slow-test',
+      sessionTimeoutMs: 6_000, retryBackoffMs: 200,
+    });
+    const extra = await demoRecords(s, 600, 99);
+    try {
+      await slow.start();
+      await slow.joined;
+      await publishLines(producer, topic, lines(extra.slice(0, 300)));
+      await waitFor('the slow first batch', () => slow.stats().stored + slow.stats().duplicates >= 300, 60_000);
+      await publishLines(producer, topic, lines(extra.slice(300)));
+      await waitFor('the batch after two failed inserts', () => slow.stats().stored + slow.stats().duplicates >= 600, 60_000);
+      const stats = slow.stats();
+      // A 9 s insert under a 6 s session did not cost the partition: no rebalance.
+      expect(stats.groupJoins).toBe(1);
+      expect(stats.insertErrors).toBe(2);
+      expect(stats.stored).toBe(600);
+      expect(await register.getSingleMetricAsString('txa_ingest_kafka_paused_partitions')).toContain(`topic="${topic}"} 0`);
+    } finally {
+      await slow.stop();
+    }
+  }, 90_000);
 });
