@@ -92,12 +92,14 @@ parse_opts() {
       *) die "unknown option $1" ;;
     esac
   done
-  mkdir -p "$DIR"
-  DIR="$(cd "$DIR" && pwd)"
+  # Only start creates the directory; stop and status just look at it.
+  if [[ -d "$DIR" ]]; then DIR="$(cd "$DIR" && pwd)"; fi
 }
 
 start() {
   fetch
+  mkdir -p "$DIR"
+  DIR="$(cd "$DIR" && pwd)"
   local pid
   if pid="$(running_pid "$DIR")"; then
     echo "kafka.sh: already running (pid $pid)" >&2
