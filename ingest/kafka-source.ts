@@ -16,6 +16,20 @@ import type { IngestPipeline, RawRecord, Rejection } from './pipeline.ts';
 
 export type KafkaSourceOptions = Omit<Config['kafka'], 'brokers'> & { brokers: readonly string[] };
 
+/** A batch whose rows are stored (queryable) and whose offsets are committed. */
+export interface StoredBatch {
+  topic: string;
+  partition: number;
+  storedAt: number;
+  /** The batch's messages that were not rejected. */
+  messages: readonly KafkaMessage[];
+}
+
+export interface KafkaSourceHooks {
+  /** Called after each committed batch; the benchmark measures freshness with it. */
+  onStored?: (batch: StoredBatch) => void;
+}
+
 export interface KafkaSourceStats {
   batches: number;
   /** New rows stored. */
@@ -63,6 +77,7 @@ export class KafkaSource {
     private readonly pipeline: Pick<IngestPipeline, 'ingest'>,
     private readonly log: Logger,
     private readonly options: KafkaSourceOptions,
+    private readonly hooks: KafkaSourceHooks = {},
   ) {
     this.kafka = kafkaClient(options, log.child({ component: 'kafka' }));
   }
@@ -206,11 +221,14 @@ export class KafkaSource {
     kafkaMetrics.records.inc({ topic, outcome: 'rejected' }, rejected.length);
     kafkaMetrics.lag.set({ topic, partition: String(partition) }, Number(BigInt(batch.highWatermark) - BigInt(last) - 1n));
     const nowMs = Date.now();
+    const storedMessages: KafkaMessage[] = [];
     for (const m of batch.messages) {
       if (m.value === null || deadSet.has(`${topic}/${partition}/${m.offset}`)) continue;
+      storedMessages.push(m);
       kafkaMetrics.freshnessProduce.observe(labels, Math.max(0, (nowMs - Number(m.timestamp)) / 1000));
       const bt = blockTimeOf(m.value);
       if (bt !== undefined) kafkaMetrics.freshnessBlockTime.observe(labels, Math.max(0, nowMs / 1000 - bt));
     }
+    this.hooks.onStored?.({ topic, partition, storedAt: nowMs, messages: storedMessages });
   }
 }
