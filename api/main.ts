@@ -28,7 +28,10 @@ async function main(): Promise<void> {
   // With KAFKA_BROKERS set, the Kafka source runs in this process on the same pipeline
   // (embedded mode allows only one process per data directory).
   const brokers = config.kafka.brokers;
-  const kafka = brokers === undefined ? undefined : new KafkaSource(services.pipeline, logger, { ...config.kafka, brokers });
+  const kafka = brokers === undefined ? undefined : new KafkaSource(services.pipeline, logger, { ...config.kafka, brokers }, {
+    // The API keeps serving; ingest stops until a restart, and the log says so loudly.
+    onFatal: (err) => logger.fatal({ err }, 'kafka consumer stopped for good; restart the service to resume ingest'),
+  });
   const shutdown = async (signal: string): Promise<void> => {
     logger.info({ signal }, 'shutting down');
     // Stop consuming first: the batch in flight is stored and committed before the engine closes.

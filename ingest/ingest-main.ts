@@ -38,7 +38,14 @@ async function main(): Promise<void> {
     batchRows: config.ingest.batchRows,
     writerId: config.ingest.writerId,
   });
-  const source = new KafkaSource(pipeline, logger, { ...config.kafka, brokers });
+  const source = new KafkaSource(pipeline, logger, { ...config.kafka, brokers }, {
+    // A consumer that will not restart by itself: exit, so the supervisor restarts the process
+    // (uncommitted batches are re-delivered, and the journal repairs a half-done insert).
+    onFatal: (err) => {
+      logger.fatal({ err }, 'kafka consumer stopped for good; exiting');
+      process.exit(1);
+    },
+  });
   const metrics = config.ingest.metricsPort === 0 ? undefined : await startMetricsServer(config.ingest.metricsPort, config.host);
   if (metrics) logger.info({ url: `http://${config.host}:${config.ingest.metricsPort}/metrics` }, 'ingest metrics');
 

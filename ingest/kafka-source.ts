@@ -28,6 +28,8 @@ export interface StoredBatch {
 export interface KafkaSourceHooks {
   /** Called after each committed batch; the benchmark measures freshness with it. */
   onStored?: (batch: StoredBatch) => void;
+  /** The consumer stopped for good (an error kafkajs does not restart after). */
+  onFatal?: (err: Error) => void;
 }
 
 export interface KafkaSourceStats {
@@ -110,7 +112,9 @@ export class KafkaSource {
     });
     this.consumer = consumer;
     consumer.on(consumer.events.CRASH, (e) => {
+      // Retriable errors (a broker restart) restart the consumer by itself; others end it.
       this.log.error({ err: e.payload.error, restart: e.payload.restart, groupId }, 'kafka consumer crashed');
+      if (!e.payload.restart) this.hooks.onFatal?.(e.payload.error);
     });
     consumer.on(consumer.events.GROUP_JOIN, (e) => {
       this.log.info({ groupId, assignment: e.payload.memberAssignment }, 'kafka consumer joined the group');
