@@ -14,6 +14,8 @@ COPY ingest ./ingest
 COPY api ./api
 COPY tsconfig.json ./
 ENV HOST=0.0.0.0 PORT=8080 DATA_DIR=/data
+# Embedded mode (no CLICKHOUSE_URL) keeps its data here; mount a volume to keep it.
+RUN mkdir -p /data && chown node:node /data
 EXPOSE 8080 9464
 USER node
 CMD ["npm", "start"]
