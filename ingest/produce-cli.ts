@@ -40,6 +40,8 @@ interface Flags {
   brokers: string[];
   slice: number;
   quiet: boolean;
+  /** Partitions for the topic if it does not exist yet (KAFKA_TOPIC_PARTITIONS). */
+  partitions: number;
 }
 
 function parseFlags(argv: string[]): Flags {
@@ -95,6 +97,7 @@ function parseFlags(argv: string[]): Flags {
     brokers: config.kafka.brokers ?? ['127.0.0.1:9092'],
     slice: num('slice', 50_000, 100, 1_000_000),
     quiet: values.quiet === true,
+    partitions: config.kafka.partitions,
   };
   if (flags.offset + flags.count > flags.total) problems.push('--offset + --count must not exceed --total');
   if (flags.live && flags.rate === 0) problems.push('--live needs --rate (block times follow the rate)');
@@ -123,8 +126,7 @@ async function main(): Promise<void> {
   const log = createLogger('error');
   // A CLI should say soon that the broker is unreachable, not ride out a long outage.
   const kafka = kafkaClient({ brokers: flags.brokers, clientId: 'tx-analytics-produce', retries: 5 }, log);
-  const cfg = loadConfig({ ...process.env, KAFKA_TOPIC: flags.topic });
-  await ensureTopics(kafka, [flags.topic], cfg.kafka.partitions);
+  await ensureTopics(kafka, [flags.topic], flags.partitions);
   const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: false });
   await producer.connect();
 
