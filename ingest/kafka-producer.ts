@@ -23,11 +23,11 @@ export class Pacer {
 
   constructor(private readonly ratePerSecond: number) {}
 
+  /** Wait until `n` more records may go: a chunk leaves when the ones before it are due. */
   async take(n: number): Promise<void> {
     if (this.t0 === 0) this.t0 = performance.now();
+    const due = this.ratePerSecond > 0 ? this.t0 + (this.released / this.ratePerSecond) * 1000 : 0;
     this.released += n;
-    if (this.ratePerSecond <= 0) return;
-    const due = this.t0 + (this.released / this.ratePerSecond) * 1000;
     const wait = due - performance.now();
     if (wait > 1) await sleep(wait);
   }
