@@ -2,6 +2,7 @@
 // then serve. Prints where to reach the service and the operator token.
 import { ConfigError, loadConfig, type Config } from '../core/config.ts';
 import { createLogger } from '../core/logger.ts';
+import { KafkaSource } from '../ingest/kafka-source.ts';
 import { progressPrinter, seedIfEmpty } from '../ingest/seed.ts';
 import { buildApp } from './app.ts';
 import { createServices } from './services.ts';
@@ -24,6 +25,13 @@ async function main(): Promise<void> {
     if (seeded > 0) logger.info({ rows: seeded }, 'demo data seeded');
   }
   const app = await buildApp(services);
+  // With KAFKA_BROKERS set, the Kafka source runs in this process on the same pipeline
+  // (embedded mode allows only one process per data directory).
+  const brokers = config.kafka.brokers;
+  const kafka = brokers === undefined ? undefined : new KafkaSource(services.pipeline, logger, { ...config.kafka, brokers }, {
+    // The API keeps serving; ingest stops until a restart, and the log says so loudly.
+    onFatal: (err) => logger.fatal({ err }, 'kafka consumer stopped for good; restart the service to resume ingest'),
+  });
   // Graceful shutdown: stop accepting connections, let in-flight requests finish
   // (app.close() waits for them), then flush buffered usage and close the engine
   // (services.close()). A stuck request cannot hold the process past SHUTDOWN_TIMEOUT_MS.
@@ -38,6 +46,8 @@ async function main(): Promise<void> {
     }, config.shutdownTimeoutMs);
     deadline.unref();
     try {
+      // Stop consuming first: the batch in flight is stored and committed before the engine closes.
+      await kafka?.stop();
       await app.close();
       await services.close();
       logger.info('shutdown complete');
@@ -50,11 +60,13 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => void shutdown('SIGINT'));
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
   const address = await app.listen({ port: config.port, host: config.host });
+  await kafka?.start();
   process.stdout.write(
     `\nSolana DeFi analytics service listening on ${address}\n` +
       `  health:      ${address}/health\n` +
       `  metrics:     ${address}/metrics (Authorization: Bearer <METRICS_TOKEN or admin token>)\n` +
       `  API keys:    npm run keys -- create --plan free --name me\n` +
+      (kafka ? `  kafka:       consuming ${config.kafka.topic} from ${config.kafka.brokers?.join(',')} as ${config.kafka.groupId}\n` : '') +
       `  admin token: ${config.adminToken}${config.adminTokenGenerated ? '  (generated; set ADMIN_TOKEN to fix it)' : ''}\n\n`,
   );
 }

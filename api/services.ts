@@ -48,6 +48,7 @@ export async function createServices(
     maxRecordBytes: config.ingest.maxRecordBytes,
     batchRows: config.ingest.batchRows,
     observer: metrics,
+    writerId: config.ingest.writerId,
   });
   const access = await createAccess({ config, wh, logger, metrics, now: options.now });
   return {

@@ -1,6 +1,7 @@
 // The one place that reads process.env. Every problem is collected and reported at once,
 // so an operator fixes a bad deployment in one go rather than one restart per mistake.
 import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import path from 'node:path';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -21,6 +22,19 @@ export interface Config {
     brokers: string[] | undefined;
     topic: string;
     groupId: string;
+    clientId: string;
+    /** Where rejected records go, as their original bytes plus reason headers. */
+    deadLetterTopic: string;
+    /** Partitions of the topics the service creates when they do not exist yet. */
+    partitions: number;
+    /** A new consumer group starts at the earliest offset (no record is skipped). */
+    fromBeginning: boolean;
+    /** Fetch size per partition: bounds a batch (one pipeline insert) and memory held. */
+    maxBytesPerPartition: number;
+    /** Pause/retry delay after a failed warehouse insert, doubled up to 30 s. */
+    retryBackoffMs: number;
+    /** How long the group waits for a silent member (e.g. a killed process) before reassigning. */
+    sessionTimeoutMs: number;
   };
   redisUrl: string | undefined;
   adminToken: string;
@@ -30,6 +44,10 @@ export interface Config {
     maxBodyBytes: number;
     maxRecordBytes: number;
     batchRows: number;
+    /** Names this process in the ingest journal (INGEST_WRITER_ID; default: embedded, or the host name with a server). */
+    writerId: string;
+    /** Port of GET /metrics in the standalone ingest process (INGEST_METRICS_PORT; 0 = none). */
+    metricsPort: number;
   };
   /** Limits of the SQL query interface (SPEC: 30 s time-out; tests lower it). */
   sql: {
@@ -118,6 +136,32 @@ export function loadConfig(env: Env = process.env): Config {
     }
     if (brokers.length === 0) problems.push('KAFKA_BROKERS is set but lists no broker');
   }
+  const topicName = (name: string, def: string): string => {
+    const v = str(name) ?? def;
+    // Kafka's own rule for topic names.
+    if (!/^[A-Za-z0-9._-]{1,249}$/.test(v)) problems.push(`${name} must be 1-249 characters of letters, digits, ".", "_" or "-", got "${v}"`);
+    return v;
+  };
+  const bool = (name: string, def: boolean): boolean => {
+    const raw = str(name)?.toLowerCase();
+    if (raw === undefined) return def;
+    if (['1', 'true', 'yes'].includes(raw)) return true;
+    if (['0', 'false', 'no'].includes(raw)) return false;
+    problems.push(`${name} must be true or false, got "${raw}"`);
+    return def;
+  };
+  const kafkaTopic = topicName('KAFKA_TOPIC', 'solana.instructions');
+  const kafkaDeadLetterTopic = topicName('KAFKA_DLQ_TOPIC', `${kafkaTopic}.dlq`);
+  if (kafkaDeadLetterTopic === kafkaTopic) problems.push('KAFKA_DLQ_TOPIC must differ from KAFKA_TOPIC');
+  const kafkaGroupId = str('KAFKA_GROUP_ID') ?? 'tx-analytics-ingest';
+  const kafkaClientId = str('KAFKA_CLIENT_ID') ?? 'tx-analytics';
+  const kafkaPartitions = int('KAFKA_TOPIC_PARTITIONS', 4, 1, 10_000);
+  const kafkaFromBeginning = bool('KAFKA_FROM_BEGINNING', true);
+  const kafkaMaxBytesPerPartition = int('KAFKA_MAX_BYTES_PER_PARTITION', 4 * 1024 * 1024, 64 * 1024, 256 * 1024 * 1024);
+  const kafkaRetryBackoffMs = int('KAFKA_RETRY_BACKOFF_MS', 500, 10, 60_000);
+  // The broker accepts 6-300 s by default (group.min/max.session.timeout.ms).
+  const kafkaSessionTimeoutMs = int('KAFKA_SESSION_TIMEOUT_MS', 30_000, 6_000, 300_000);
+
   const redisUrl = url('REDIS_URL', ['redis:', 'rediss:']);
 
   const logLevelRaw = (str('LOG_LEVEL') ?? 'info') as LogLevel;
@@ -135,6 +179,11 @@ export function loadConfig(env: Env = process.env): Config {
   const maxBodyBytes = int('INGEST_MAX_BODY_BYTES', 64 * 1024 * 1024, 1024, 2 ** 31 - 1);
   const maxRecordBytes = int('INGEST_MAX_RECORD_BYTES', 256 * 1024, 256, 64 * 1024 * 1024);
   const batchRows = int('INGEST_BATCH_ROWS', 10_000, 1, 1_000_000);
+  // Embedded: one process per data directory, so every journal entry is this process's
+  // predecessor's. Server: several ingest processes share the tables; each repairs only
+  // its own entries, so the id must be stable across restarts (a host or pod name).
+  const metricsPort = int('INGEST_METRICS_PORT', 9464, 0, 65535);
+  const writerId = str('INGEST_WRITER_ID') ?? (chUrl === undefined ? 'embedded' : hostname());
 
   const sqlTimeoutSeconds = int('SQL_TIMEOUT_SECONDS', 30, 1, 3600);
   const sqlMaxMemoryBytes = int('SQL_MAX_MEMORY_BYTES', 2 * 1024 ** 3, 16 * 1024 ** 2, 2 ** 50);
@@ -164,14 +213,21 @@ export function loadConfig(env: Env = process.env): Config {
     demoSeed,
     kafka: {
       brokers,
-      topic: str('KAFKA_TOPIC') ?? 'solana.instructions',
-      groupId: str('KAFKA_GROUP_ID') ?? 'tx-analytics-ingest',
+      topic: kafkaTopic,
+      groupId: kafkaGroupId,
+      clientId: kafkaClientId,
+      deadLetterTopic: kafkaDeadLetterTopic,
+      partitions: kafkaPartitions,
+      fromBeginning: kafkaFromBeginning,
+      maxBytesPerPartition: kafkaMaxBytesPerPartition,
+      retryBackoffMs: kafkaRetryBackoffMs,
+      sessionTimeoutMs: kafkaSessionTimeoutMs,
     },
     redisUrl,
     adminToken,
     adminTokenGenerated,
     logLevel: logLevelRaw,
-    ingest: { maxBodyBytes, maxRecordBytes, batchRows },
+    ingest: { maxBodyBytes, maxRecordBytes, batchRows, writerId, metricsPort },
     sql: { timeoutSeconds: sqlTimeoutSeconds, maxMemoryBytes: sqlMaxMemoryBytes },
     access: { metricsToken, keyCacheTtlMs, anonymousPerMinute, usageFlushMs },
     health: { maxIngestAgeSeconds },

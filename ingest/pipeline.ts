@@ -7,7 +7,9 @@ import type { Logger } from '../core/logger.ts';
 import type { DataVersion } from '../views/data-version.ts';
 import type { ProtocolRegistry } from '../views/protocol-registry.ts';
 import type { Warehouse } from '../views/warehouse.ts';
+import { IngestJournal } from './ingest-journal.ts';
 import { checkRecord, ROW_COLUMNS, type TransactionRow } from './record-schema.ts';
+import type { Bucket } from '../views/view-repair.ts';
 
 export interface RawRecord {
   /** The record as received: bytes/text to parse, or an already-parsed value. */
@@ -39,6 +41,8 @@ export interface PipelineOptions {
   maxRecordBytes: number;
   batchRows: number;
   observer?: IngestObserver;
+  /** Names this writer in the ingest journal; unfinished inserts are repaired per writer. */
+  writerId?: string;
 }
 
 type Step = { kind: 'ok'; row: TransactionRow } | { kind: 'dead-letter'; reason: string; payload: string };
@@ -48,6 +52,10 @@ const LOOKUP_CHUNK = 2000;
 
 export class IngestPipeline {
   private writeTurn: Promise<unknown> = Promise.resolve();
+  private readonly journal: IngestJournal;
+  /** Unfinished inserts (of a crashed earlier process, or a failed insert) still to repair. */
+  private recovered = false;
+  private pendingRepairs: { id: string; buckets: Bucket[] }[] = [];
 
   constructor(
     private readonly wh: Warehouse,
@@ -55,7 +63,9 @@ export class IngestPipeline {
     private readonly dataVersion: DataVersion,
     private readonly log: Logger,
     private readonly options: PipelineOptions,
-  ) {}
+  ) {
+    this.journal = new IngestJournal(wh, options.writerId ?? 'default', log);
+  }
 
   /** Validate, de-duplicate and store records; resolves once stored rows are queryable. */
   async ingest(records: readonly RawRecord[], source: string): Promise<IngestReport> {
@@ -104,8 +114,28 @@ export class IngestPipeline {
     return run;
   }
 
+  /**
+   * Make the views agree with the base table where an insert did not finish, before any
+   * de-duplication relies on them. Runs once per process (for a crashed predecessor) and
+   * after any failed insert; throws while the warehouse cannot do it, so no batch is
+   * stored on top of an inconsistent state.
+   */
+  private async repairUnfinished(): Promise<void> {
+    if (!this.recovered) {
+      if ((await this.journal.recover()) > 0) this.dataVersion.bump();
+      this.recovered = true;
+    }
+    while (this.pendingRepairs.length > 0) {
+      const next = this.pendingRepairs[0]!;
+      await this.journal.repair(next.id, next.buckets);
+      this.pendingRepairs.shift();
+      this.dataVersion.bump();
+    }
+  }
+
   /** Insert the rows not already stored; returns how many were duplicates. */
   private async storeBatch(batch: TransactionRow[]): Promise<number> {
+    await this.repairUnfinished();
     // Within the batch: first occurrence of an identity wins.
     const seen = new Set<string>();
     const unique: TransactionRow[] = [];
@@ -132,7 +162,16 @@ export class IngestPipeline {
     }
     const fresh = unique.filter((r) => !existing.has(identity(r.signature, r.instruction_index)));
     if (fresh.length > 0) {
-      await this.wh.insert('transactions', fresh, { columns: ROW_COLUMNS, settings: { parallel_view_processing: 1 } });
+      // An INSERT into a table with views is not atomic across them: journal it so an
+      // insert that stops part-way (crash, failing view) is repaired before the next one.
+      const entry = await this.journal.begin(fresh);
+      try {
+        await this.wh.insert('transactions', fresh, { columns: ROW_COLUMNS, settings: { parallel_view_processing: 1 } });
+      } catch (err) {
+        this.pendingRepairs.push(entry);
+        throw err;
+      }
+      await this.journal.done(entry.id);
       this.options.observer?.observeBatch(fresh.length);
       this.dataVersion.bump();
     }

@@ -19,10 +19,12 @@ export async function ingestRecords(services: Pick<Services, 'pipeline'>, record
 }
 
 /** Row counts of the base table and every table a view writes to. */
-export async function tableCounts(services: Pick<Services, 'wh'>): Promise<Record<string, number>> {
-  const tables = ['transactions', 'tx_by_signature', 'tx_by_address', 'protocol_hourly', 'instruction_hourly', 'failure_hourly'];
-  const out: Record<string, number> = {};
-  for (const t of tables) {
+export const COUNTED_TABLES = ['transactions', 'tx_by_signature', 'tx_by_address', 'protocol_hourly', 'instruction_hourly', 'failure_hourly'] as const;
+export type CountedTable = (typeof COUNTED_TABLES)[number];
+
+export async function tableCounts(services: Pick<Services, 'wh'>): Promise<Record<CountedTable, number>> {
+  const out = {} as Record<CountedTable, number>;
+  for (const t of COUNTED_TABLES) {
     // Aggregating tables may hold unmerged parts: count their totals, not their rows.
     const expr = t === 'failure_hourly' ? 'sum(failures)' : t.endsWith('_hourly') ? 'sum(tx_count)' : 'count()';
     const [r] = await services.wh.query<{ n: string }>(`SELECT ${expr} AS n FROM ${t}`);

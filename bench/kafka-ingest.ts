@@ -1,0 +1,228 @@
+// Kafka ingest benchmark (npm run bench:kafka -- [--count N] [--rate R] [--seconds S]):
+//  1. sustained end-to-end rate of our source (broker, consumer, pipeline, views) over a
+//     pre-filled topic, with the producer's own rate alongside;
+//  2. ClickHouse's own Kafka table engine in the same embedded engine consuming the same
+//     topic into the same table shape (a copy of transactions and its views), and the ratio;
+//  3. freshness: records produced at R records/s (npm run produce --live, its own process)
+//     while our source runs; p50/p99 from each record's produce timestamp until its batch
+//     is stored, and until an activity query through the analytics layer (what
+//     getProtocolActivity answers from) counts it.
+// Defaults are a smoke run that finishes in about a minute; the recorded runs use
+// --count 1000000 --rate 20000 --seconds 60. Everything stays on loopback.
+import { spawn } from 'node:child_process';
+import { writeFileSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { Partitioners } from 'kafkajs';
+import { register } from 'prom-client';
+import { createLogger } from '../core/logger.ts';
+import { demoRecordsNdjson } from '../ingest/demo-generator.ts';
+import { ensureTopics, kafkaClient } from '../ingest/kafka-client.ts';
+import { publishLines } from '../ingest/kafka-producer.ts';
+import { KafkaSource } from '../ingest/kafka-source.ts';
+import { startBroker } from '../test/support/kafka-broker.ts';
+import { startServices } from '../test/support/services.ts';
+
+const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
+const { values } = parseArgs({
+  options: { count: { type: 'string' }, rate: { type: 'string' }, seconds: { type: 'string' }, brokers: { type: 'string' } },
+});
+const COUNT = Number(values.count ?? 20_000);
+const RATE = Number(values.rate ?? 5_000);
+const SECONDS = Number(values.seconds ?? 5);
+for (const [name, v] of Object.entries({ count: COUNT, rate: RATE, seconds: SECONDS })) {
+  if (!Number.isInteger(v) || v <= 0) throw new Error(`--${name} must be a positive whole number`);
+}
+
+const log = createLogger('warn');
+const quantile = (xs: number[], q: number): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? NaN;
+};
+const report = (line: string): void => void process.stderr.write(`${line}\n`);
+
+async function main(): Promise<void> {
+  const broker = values.brokers === undefined ? await startBroker() : undefined;
+  const brokers = values.brokers ?? broker!.brokers;
+  const s = await startServices({ LOG_LEVEL: 'warn' });
+  const kafka = kafkaClient({ brokers: [brokers], clientId: 'bench' }, log);
+  const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
+  const results: Record<string, unknown> = { count: COUNT, rate: RATE, seconds: SECONDS, at: new Date().toISOString() };
+  try {
+    await producer.connect();
+    const topic = `bench-${Date.now()}`;
+    await ensureTopics(kafka, [topic], 4);
+
+    // Phase 1: fill the topic, then drain it with our source.
+    const now = Math.floor(Date.now() / 1000);
+    const window = { startTime: now - 86_400, endTime: now };
+    let t0 = performance.now();
+    for (let offset = 0; offset < COUNT; offset += 50_000) {
+      const count = Math.min(50_000, COUNT - offset);
+      const text = await demoRecordsNdjson(s.wh, { seed: 9, total: COUNT, offset, count, ...window });
+      await publishLines(producer, topic, text.split('\n').filter(Boolean));
+    }
+    const produceRate = COUNT / ((performance.now() - t0) / 1000);
+    report(`produce (generate + publish): ${Math.round(produceRate)} records/s`);
+
+    const source = new KafkaSource(s.pipeline, log, { ...s.config.kafka, brokers: [brokers], topic, deadLetterTopic: `${topic}.dlq`, groupId: `${topic}-ours` });
+    await source.start();
+    // Both consumers are timed from their first stored rows to the last: joining a group
+    // and starting up are one-off costs, not part of the sustained rate.
+    while (source.stats().stored === 0) await sleep(5);
+    const firstOurs = source.stats().stored;
+    t0 = performance.now();
+    while (source.stats().stored < COUNT) await sleep(5);
+    const oursRate = (COUNT - firstOurs) / ((performance.now() - t0) / 1000);
+    await source.stop();
+    const insert = await register.getSingleMetric('txa_ingest_kafka_batch_insert_seconds')?.get();
+    const sum = insert?.values.find((v) => (v as { metricName?: string }).metricName?.endsWith('_sum'))?.value ?? 0;
+    const n = insert?.values.find((v) => (v as { metricName?: string }).metricName?.endsWith('_count'))?.value ?? 0;
+    report(`  ${n} batches, ${Math.round(COUNT / Math.max(1, n))} records each, ${Math.round((sum / Math.max(1, n)) * 1000)} ms per pipeline.ingest`);
+    report(`our source (fetch + validate + de-duplicate + insert + views + commit): ${Math.round(oursRate)} records/s`);
+    results.produceRecordsPerSecond = Math.round(produceRate);
+    results.oursRecordsPerSecond = Math.round(oursRate);
+
+    // Phase 2: ClickHouse's Kafka engine into a copy of the same table shape and views.
+    const chRate = await clickhouseKafkaEngine(s.wh, brokers, topic, COUNT);
+    results.clickhouseKafkaEngineRecordsPerSecond = chRate === undefined ? null : Math.round(chRate);
+    if (chRate !== undefined) {
+      results.ratioOursToEngine = Number((oursRate / chRate).toFixed(2));
+      report(`ClickHouse Kafka engine (no validation, no de-duplication): ${Math.round(chRate)} records/s; ours/engine = ${(oursRate / chRate).toFixed(2)}`);
+    }
+
+    // Phase 3: freshness at RATE records/s, produce acknowledgement -> visible in activity.
+    results.freshness = await freshness(s, brokers);
+  } finally {
+    await producer.disconnect();
+    await s.cleanup();
+    await broker?.cleanup();
+  }
+  mkdirSync(path.join(ROOT, 'bench', 'results'), { recursive: true });
+  const file = path.join(ROOT, 'bench', 'results', `kafka-ingest-${COUNT}.json`);
+  writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
+  report(`results written to ${path.relative(ROOT, file)}`);
+}
+
+async function clickhouseKafkaEngine(
+  wh: Awaited<ReturnType<typeof startServices>>['wh'], brokers: string, topic: string, count: number,
+): Promise<number | undefined> {
+  await wh.exec('CREATE DATABASE IF NOT EXISTS kbench');
+  await wh.exec('CREATE TABLE kbench.transactions AS default.transactions');
+  const views = await wh.query<{ name: string; as_select: string; target: string }>(
+    `SELECT name, as_select, extract(create_table_query, ' TO ([^ ]+)') AS target FROM system.tables
+     WHERE database = 'default' AND engine = 'MaterializedView' AND position(as_select, 'default.transactions') > 0`);
+  for (const v of views) {
+    const table = v.target.replace(/^default\./, '');
+    await wh.exec(`CREATE TABLE kbench.${table} AS default.${table}`);
+    await wh.exec(`CREATE MATERIALIZED VIEW kbench.${v.name} TO kbench.${table} AS ${v.as_select.replace('default.transactions', 'kbench.transactions')}`);
+  }
+  // Blocks of 5000 rows: the size of our batches at the default fetch size, so both write
+  // to ClickHouse at the same granularity.
+  await wh.exec(`CREATE TABLE kbench.queue (
+      signature String, instruction_index UInt16, slot UInt64, block_time UInt32, program_id String, protocol_name String,
+      instruction_type String, fee UInt64, compute_units UInt32, accounts Array(String), accounts_count UInt16, success Bool,
+      error_message String, log_messages String, raw_data String)
+    ENGINE = Kafka SETTINGS kafka_broker_list = '${brokers}', kafka_topic_list = '${topic}', kafka_group_name = '${topic}-clickhouse',
+      kafka_format = 'JSONEachRow', kafka_num_consumers = 1, kafka_max_block_size = 5000, kafka_skip_broken_messages = 1000`);
+  await wh.exec(`CREATE MATERIALIZED VIEW kbench.queue_mv TO kbench.transactions AS
+    SELECT * EXCEPT block_time, toDateTime(block_time, 'UTC') AS block_time FROM kbench.queue`);
+  const deadline = Date.now() + 120_000;
+  let n = 0;
+  let first: { n: number; t: number } | undefined;
+  while (Date.now() < deadline) {
+    const [r] = await wh.query<{ n: string }>('SELECT count() AS n FROM kbench.transactions');
+    n = Number(r?.n ?? 0);
+    if (n > 0 && first === undefined) first = { n, t: performance.now() };
+    if (n >= count) break;
+    await sleep(5);
+  }
+  const seconds = (performance.now() - (first?.t ?? 0)) / 1000;
+  await wh.exec('DROP DATABASE kbench SYNC');
+  if (n < count) {
+    report(`ClickHouse Kafka engine: only ${n} of ${count} records arrived within 120 s; no rate recorded`);
+    return undefined;
+  }
+  // Everything in one block: no sustained phase to time; report it as unmeasurable.
+  if (first === undefined || first.n >= count) {
+    report('ClickHouse Kafka engine: the whole topic arrived in one block; use a larger --count for a rate');
+    return undefined;
+  }
+  return (count - first.n) / seconds;
+}
+
+async function freshness(s: Awaited<ReturnType<typeof startServices>>, brokers: string): Promise<Record<string, number>> {
+  const topic = `fresh-${Date.now()}`;
+  const kafka = kafkaClient({ brokers: [brokers], clientId: 'bench-fresh' }, log);
+  await ensureTopics(kafka, [topic], 4);
+  const total = RATE * SECONDS;
+  const active = new Set(await s.analytics.protocols());
+  const protocolOf = (value: Buffer | null): string => /"protocol_name":"([a-z0-9_]+)"/.exec(value?.toString('latin1') ?? '')?.[1] ?? '';
+
+  // Batches are stored one at a time (the pipeline serialises writes), so the activity
+  // total reaching a batch's running total means that batch is visible.
+  const stored: { storedAt: number; activeTotal: number; timestamps: number[] }[] = [];
+  let activeTotal = 0;
+  const storeLatency: number[] = [];
+  const source = new KafkaSource(s.pipeline, log, {
+    ...s.config.kafka, brokers: [brokers], topic, deadLetterTopic: `${topic}.dlq`, groupId: `${topic}-ours`,
+  }, {
+    onStored: (b) => {
+      const timestamps = b.messages.map((m) => Number(m.timestamp));
+      for (const t of timestamps) storeLatency.push(b.storedAt - t);
+      activeTotal += b.messages.filter((m) => active.has(protocolOf(m.value))).length;
+      stored.push({ storedAt: b.storedAt, activeTotal, timestamps });
+    },
+  });
+  await source.start();
+  await source.joined;
+
+  // The producer runs as its own process (npm run produce, --live: block_time = now), so
+  // it does not compete with the consumer for this process's event loop.
+  const t0 = Date.now();
+  const producer = spawn(process.execPath, ['--import', 'tsx', 'ingest/produce-cli.ts', '--brokers', brokers, '--topic', topic,
+    '--count', String(total), '--rate', String(RATE), '--live', '--seed', '13', '--quiet'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  let producerOut = '';
+  producer.stdout.on('data', (d: Buffer) => (producerOut += d.toString()));
+  const producerDone = new Promise<number | null>((resolve) => producer.once('exit', (code) => resolve(code)));
+
+  const polls: { t: number; visible: number }[] = [];
+  const range = { gte: Math.floor(t0 / 1000) - 3600, lte: Math.floor(t0 / 1000) + SECONDS + 3600 };
+  let producing = true;
+  void producerDone.then(() => (producing = false));
+  const deadline = t0 + SECONDS * 1000 + 120_000;
+  while (Date.now() < deadline) {
+    const buckets = await s.analytics.activity(undefined, range, 'hour');
+    polls.push({ t: Date.now(), visible: buckets.reduce((n, b) => n + b.count, 0) });
+    if (!producing && source.stats().stored >= total) break;
+    await sleep(25);
+  }
+  const code = await producerDone;
+  await source.stop();
+  if (code !== 0) throw new Error(`producer exited with ${code}: ${producerOut}`);
+  const achieved = Number(/\((\d+) records\/s\)/.exec(producerOut)?.[1] ?? NaN);
+
+  const visibleLatency: number[] = [];
+  for (const b of stored) {
+    const p = polls.find((x) => x.t >= b.storedAt && x.visible >= b.activeTotal);
+    if (p) for (const ts of b.timestamps) visibleLatency.push(p.t - ts);
+  }
+  const out = {
+    producedRecordsPerSecond: achieved,
+    records: storeLatency.length,
+    storedP50Ms: Math.round(quantile(storeLatency, 0.5)),
+    storedP99Ms: Math.round(quantile(storeLatency, 0.99)),
+    visibleP50Ms: Math.round(quantile(visibleLatency, 0.5)),
+    visibleP99Ms: Math.round(quantile(visibleLatency, 0.99)),
+  };
+  report(`freshness at ${RATE} records/s (producer achieved ${achieved}/s): produce -> stored p50 ${out.storedP50Ms} ms, p99 ${out.storedP99Ms} ms; ` +
+    `produce -> counted by the activity query p50 ${out.visibleP50Ms} ms, p99 ${out.visibleP99Ms} ms (${out.records} records)`);
+  return out;
+}
+
+main().catch((err) => {
+  process.stderr.write(`bench: ${(err as Error).stack ?? String(err)}\n`);
+  process.exit(1);
+});

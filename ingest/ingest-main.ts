@@ -1,0 +1,81 @@
+// `npm run ingest`: the Kafka source as its own process, for server mode (CLICKHOUSE_URL
+// set), where API and ingest scale separately. In embedded mode it works too, but chDB
+// binds one process to a DATA_DIR, so it must not share one with a running API.
+// It builds only what ingest needs (warehouse, registry, pipeline), not the API.
+import { ConfigError, loadConfig, type Config } from '../core/config.ts';
+import { createLogger } from '../core/logger.ts';
+import { DataVersion } from '../views/data-version.ts';
+import { migrate } from '../views/migrate.ts';
+import { openWarehouse } from '../views/open-warehouse.ts';
+import { ProtocolRegistry } from '../views/protocol-registry.ts';
+import { KafkaSource } from './kafka-source.ts';
+import { startMetricsServer } from './metrics-server.ts';
+import { IngestPipeline } from './pipeline.ts';
+
+const REPORT_EVERY_MS = 10_000;
+
+async function main(): Promise<void> {
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const brokers = config.kafka.brokers;
+  if (brokers === undefined) {
+    process.stderr.write('Invalid configuration:\n  - KAFKA_BROKERS must be set for npm run ingest (e.g. 127.0.0.1:9092)\n');
+    process.exit(2);
+  }
+  const logger = createLogger(config.logLevel);
+  const wh = openWarehouse(config);
+  await migrate(wh, (name) => logger.info({ migration: name }, 'applying migration'));
+  const pipeline = new IngestPipeline(wh, new ProtocolRegistry(wh), new DataVersion(), logger, {
+    maxRecordBytes: config.ingest.maxRecordBytes,
+    batchRows: config.ingest.batchRows,
+    writerId: config.ingest.writerId,
+  });
+  const source = new KafkaSource(pipeline, logger, { ...config.kafka, brokers }, {
+    // A consumer that will not restart by itself: exit, so the supervisor restarts the process
+    // (uncommitted batches are re-delivered, and the journal repairs a half-done insert).
+    onFatal: (err) => {
+      logger.fatal({ err }, 'kafka consumer stopped for good; exiting');
+      process.exit(1);
+    },
+  });
+  const metrics = config.ingest.metricsPort === 0 ? undefined : await startMetricsServer(config.ingest.metricsPort, config.host);
+  if (metrics) logger.info({ url: `http://${config.host}:${config.ingest.metricsPort}/metrics` }, 'ingest metrics');
+
+  let stopping = false;
+  const shutdown = async (signal: string): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'stopping: finishing and committing the batch in flight');
+    clearInterval(reporter);
+    await source.stop();
+    metrics?.close();
+    await wh.close();
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+
+  let last = source.stats();
+  const reporter = setInterval(() => {
+    const now = source.stats();
+    const perSecond = Math.round(((now.stored + now.duplicates) - (last.stored + last.duplicates)) / (REPORT_EVERY_MS / 1000));
+    logger.info({ ...now, recordsPerSecond: perSecond }, 'ingest progress');
+    last = now;
+  }, REPORT_EVERY_MS);
+  reporter.unref();
+
+  await source.start();
+}
+
+main().catch((err) => {
+  process.stderr.write(`fatal: ${(err as Error).stack ?? String(err)}\n`);
+  process.exit(1);
+});

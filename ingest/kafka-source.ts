@@ -1,0 +1,238 @@
+// The Kafka source of the one ingest pipeline. Each fetched batch (thousands of records of
+// one partition) becomes ONE pipeline.ingest call; the batch's offsets are committed only
+// after that call resolved, i.e. after the warehouse confirmed the insert, and after the
+// rejected records reached the dead-letter topic. A crash anywhere before the commit
+// re-delivers the batch, and the pipeline's identity de-duplication turns the replay into
+// a no-op (docs/kafka.md explains why, and where that stops holding).
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Consumer, EachBatchPayload, Kafka, KafkaMessage, Producer } from 'kafkajs';
+import { Partitioners } from 'kafkajs';
+import type { Config } from '../core/config.ts';
+import type { Logger } from '../core/logger.ts';
+import { ensureTopics, kafkaClient } from './kafka-client.ts';
+import { DeadLetterPublisher, type DeadLetterInput } from './kafka-dead-letter.ts';
+import { kafkaMetrics } from './kafka-metrics.ts';
+import type { IngestPipeline, RawRecord, Rejection } from './pipeline.ts';
+
+export type KafkaSourceOptions = Omit<Config['kafka'], 'brokers'> & { brokers: readonly string[] };
+
+/** A batch whose rows are stored (queryable) and whose offsets are committed. */
+export interface StoredBatch {
+  topic: string;
+  partition: number;
+  storedAt: number;
+  /** The batch's messages that were not rejected. */
+  messages: readonly KafkaMessage[];
+}
+
+export interface KafkaSourceHooks {
+  /** Called after each committed batch; the benchmark measures freshness with it. */
+  onStored?: (batch: StoredBatch) => void;
+  /** The consumer stopped for good (an error kafkajs does not restart after). */
+  onFatal?: (err: Error) => void;
+}
+
+export interface KafkaSourceStats {
+  batches: number;
+  /** New rows stored. */
+  stored: number;
+  /** Re-delivered records that were already stored (no effect). */
+  duplicates: number;
+  deadLettered: number;
+  insertErrors: number;
+  /** Times this consumer joined its group (1 = never rebalanced since start). */
+  groupJoins: number;
+}
+
+const MAX_BACKOFF_MS = 30_000;
+const HEARTBEAT_EVERY_MS = 1_000;
+const BLOCK_TIME_KEY = Buffer.from('"block_time":');
+
+/** block_time of a JSON record without parsing it again (the pipeline already did). */
+function blockTimeOf(value: Buffer): number | undefined {
+  const at = value.indexOf(BLOCK_TIME_KEY);
+  if (at < 0) return undefined;
+  let i = at + BLOCK_TIME_KEY.length;
+  while (value[i] === 0x20) i += 1;
+  let n = 0;
+  let digits = 0;
+  for (; i < value.length; i += 1) {
+    const c = value[i]!;
+    if (c < 0x30 || c > 0x39) break;
+    n = n * 10 + (c - 0x30);
+    digits += 1;
+  }
+  return digits > 0 ? n : undefined;
+}
+
+export class KafkaSource {
+  private readonly kafka: Kafka;
+  private consumer: Consumer | undefined;
+  private producer: Producer | undefined;
+  private deadLetters: DeadLetterPublisher | undefined;
+  private readonly counters: KafkaSourceStats = { batches: 0, stored: 0, duplicates: 0, deadLettered: 0, insertErrors: 0, groupJoins: 0 };
+  private joinedOnce: (() => void) | undefined;
+  /** Resolves when the consumer first joined its group and got its partitions. */
+  readonly joined: Promise<void> = new Promise((resolve) => (this.joinedOnce = resolve));
+
+  constructor(
+    private readonly pipeline: Pick<IngestPipeline, 'ingest'>,
+    private readonly log: Logger,
+    private readonly options: KafkaSourceOptions,
+    private readonly hooks: KafkaSourceHooks = {},
+  ) {
+    this.kafka = kafkaClient(options, log.child({ component: 'kafka' }));
+  }
+
+  stats(): Readonly<KafkaSourceStats> {
+    return { ...this.counters };
+  }
+
+  /** Join the consumer group and start consuming; resolves once consumption has begun. */
+  async start(): Promise<void> {
+    const { topic, deadLetterTopic, partitions, groupId } = this.options;
+    await ensureTopics(this.kafka, [topic, deadLetterTopic], partitions);
+    this.producer = this.kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: false });
+    await this.producer.connect();
+    this.deadLetters = new DeadLetterPublisher(this.producer, deadLetterTopic);
+
+    const consumer = this.kafka.consumer({
+      groupId,
+      // A slow insert cannot get the member evicted: heartbeats continue during the insert
+      // (see handleBatch). A shorter session lets a crashed member's partitions move sooner.
+      sessionTimeout: this.options.sessionTimeoutMs,
+      rebalanceTimeout: 60_000,
+      heartbeatInterval: Math.max(1_000, Math.floor(this.options.sessionTimeoutMs / 10)),
+      maxBytesPerPartition: this.options.maxBytesPerPartition,
+      maxBytes: Math.max(this.options.maxBytesPerPartition, 16 * 1024 * 1024),
+      // Wait briefly for a fuller batch: fewer, larger inserts suit ClickHouse.
+      minBytes: 64 * 1024,
+      maxWaitTimeInMs: 250,
+      allowAutoTopicCreation: false,
+    });
+    this.consumer = consumer;
+    consumer.on(consumer.events.CRASH, (e) => {
+      // Retriable errors (a broker restart) restart the consumer by itself; others end it.
+      this.log.error({ err: e.payload.error, restart: e.payload.restart, groupId }, 'kafka consumer crashed');
+      if (!e.payload.restart) this.hooks.onFatal?.(e.payload.error);
+    });
+    consumer.on(consumer.events.GROUP_JOIN, (e) => {
+      this.log.info({ groupId, assignment: e.payload.memberAssignment }, 'kafka consumer joined the group');
+      this.counters.groupJoins += 1;
+      this.joinedOnce?.();
+    });
+    await consumer.connect();
+    await consumer.subscribe({ topics: [topic], fromBeginning: this.options.fromBeginning });
+    await consumer.run({
+      // Offsets are committed by hand, only after the warehouse confirmed the insert.
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      // The pipeline serialises writes per process anyway; one batch at a time keeps
+      // memory bounded to one fetch and makes the await below the back-pressure.
+      partitionsConsumedConcurrently: 1,
+      eachBatch: (payload) => this.handleBatch(payload),
+    });
+    this.log.info({ topic, groupId, deadLetterTopic, brokers: this.options.brokers }, 'kafka source started');
+  }
+
+  /** Leave the group after the batch in flight is stored and committed. */
+  async stop(): Promise<void> {
+    // disconnect() waits for the running eachBatch to return, and that commits what it wrote.
+    await this.consumer?.disconnect();
+    await this.producer?.disconnect();
+    this.consumer = undefined;
+    this.producer = undefined;
+    this.log.info({ ...this.counters }, 'kafka source stopped');
+  }
+
+  private async handleBatch(payload: EachBatchPayload): Promise<void> {
+    const { batch } = payload;
+    const { topic, partition } = batch;
+    if (batch.isEmpty()) return;
+    const labels = { topic };
+    const byPosition = new Map<string, KafkaMessage>();
+    const records: RawRecord[] = [];
+    const empty: Rejection[] = [];
+    for (const m of batch.messages) {
+      const position = `${topic}/${partition}/${m.offset}`;
+      byPosition.set(position, m);
+      // A tombstone or empty value is no record at all; the pipeline would call it bad JSON.
+      if (m.value === null || m.value.byteLength === 0) empty.push({ position, reason: 'empty message (no value)' });
+      else records.push({ value: m.value, position });
+    }
+
+    // Heartbeat while the warehouse works, so a slow insert does not look like a dead member.
+    const beat = setInterval(() => {
+      payload.heartbeat().catch(() => undefined);
+    }, HEARTBEAT_EVERY_MS);
+    let resume: (() => void) | undefined;
+    let report: Awaited<ReturnType<IngestPipeline['ingest']>> | undefined;
+    try {
+      let delay = this.options.retryBackoffMs;
+      while (report === undefined) {
+        // Stopping or re-seeked: leave the batch uncommitted; it is re-delivered later.
+        if (!payload.isRunning() || payload.isStale()) return;
+        const t0 = performance.now();
+        try {
+          report = await this.pipeline.ingest(records, `kafka:${topic}`);
+          kafkaMetrics.insertSeconds.observe(labels, (performance.now() - t0) / 1000);
+        } catch (err) {
+          // The warehouse is down or overloaded: stop fetching this partition (back-pressure)
+          // and retry the same batch with a growing delay; nothing is committed meanwhile.
+          this.counters.insertErrors += 1;
+          kafkaMetrics.insertErrors.inc(labels);
+          if (resume === undefined) {
+            resume = payload.pause();
+            kafkaMetrics.paused.inc(labels);
+          }
+          this.log.warn({ err, topic, partition, retryInMs: delay }, 'warehouse insert failed; partition paused, retrying');
+          await sleep(delay);
+          delay = Math.min(delay * 2, MAX_BACKOFF_MS);
+        }
+      }
+    } finally {
+      clearInterval(beat);
+      if (resume !== undefined) {
+        resume();
+        kafkaMetrics.paused.dec(labels);
+      }
+    }
+
+    const rejected = [...empty, ...report.rejected];
+    const deadSet = new Set(rejected.map((r) => r.position));
+    const dead: DeadLetterInput[] = rejected.flatMap((rejection) => {
+      const message = byPosition.get(rejection.position);
+      return message === undefined ? [] : [{ rejection, message, topic, partition }];
+    });
+    // The dead letters must be durable before the offsets move past them.
+    await this.deadLetters?.publish(dead);
+
+    const last = batch.lastOffset();
+    payload.resolveOffset(last);
+    await payload.commitOffsetsIfNecessary({
+      topics: [{ topic, partitions: [{ partition, offset: (BigInt(last) + 1n).toString() }] }],
+    });
+
+    const stored = report.accepted - report.duplicates;
+    this.counters.batches += 1;
+    this.counters.stored += stored;
+    this.counters.duplicates += report.duplicates;
+    this.counters.deadLettered += dead.length;
+    kafkaMetrics.batches.inc(labels);
+    kafkaMetrics.batchRecords.observe(labels, batch.messages.length);
+    kafkaMetrics.records.inc({ topic, outcome: 'accepted' }, stored);
+    kafkaMetrics.records.inc({ topic, outcome: 'duplicate' }, report.duplicates);
+    kafkaMetrics.records.inc({ topic, outcome: 'rejected' }, rejected.length);
+    kafkaMetrics.lag.set({ topic, partition: String(partition) }, Number(BigInt(batch.highWatermark) - BigInt(last) - 1n));
+    const nowMs = Date.now();
+    const storedMessages: KafkaMessage[] = [];
+    for (const m of batch.messages) {
+      if (m.value === null || deadSet.has(`${topic}/${partition}/${m.offset}`)) continue;
+      storedMessages.push(m);
+      kafkaMetrics.freshnessProduce.observe(labels, Math.max(0, (nowMs - Number(m.timestamp)) / 1000));
+      const bt = blockTimeOf(m.value);
+      if (bt !== undefined) kafkaMetrics.freshnessBlockTime.observe(labels, Math.max(0, nowMs / 1000 - bt));
+    }
+    this.hooks.onStored?.({ topic, partition, storedAt: nowMs, messages: storedMessages });
+  }
+}

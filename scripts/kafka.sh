@@ -1,0 +1,216 @@
+#!/usr/bin/env bash
+# A single-node Apache Kafka broker (KRaft: broker and controller in one JVM) on loopback,
+# for tests, benchmarks and local runs. The tests and the docs use this one script, and
+# docker-compose.yml mirrors its settings.
+#
+#   scripts/kafka.sh fetch                              download the broker jars (once; cached)
+#   scripts/kafka.sh start [--port N] [--controller-port M] [--dir D]
+#   scripts/kafka.sh stop [--dir D]
+#   scripts/kafka.sh status [--dir D]
+#
+# No Kafka distribution can be downloaded here, only Maven artifacts: the broker is
+# assembled from org.apache.kafka:kafka_2.13 and its runtime dependencies, which mvn copies
+# into .cache/kafka/lib (gitignored). The second run finds them there and skips mvn.
+# start prints KAFKA_BROKERS=127.0.0.1:PORT on its last line once the broker answers.
+set -euo pipefail
+
+KAFKA_VERSION="${KAFKA_VERSION:-3.9.1}"
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+CACHE="$ROOT/.cache/kafka"
+LIB="$CACHE/lib"
+MARKER="$LIB/.complete-$KAFKA_VERSION"
+
+die() { echo "kafka.sh: $*" >&2; exit 2; }
+
+usage() {
+  sed -n '5,9p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  exit 2
+}
+
+fetch() {
+  if [[ -f "$MARKER" ]]; then return 0; fi
+  command -v mvn >/dev/null || die "mvn is required to fetch the Kafka jars"
+  command -v java >/dev/null || die "java (17+) is required to run the broker"
+  mkdir -p "$CACHE"
+  # Test files start brokers in parallel: one fetches, the others wait for it.
+  exec 9>"$CACHE/.fetch.lock"
+  flock 9
+  if [[ -f "$MARKER" ]]; then flock -u 9; return 0; fi
+  # A throwaway pom whose only purpose is to name the broker and a logging binding.
+  cat >"$CACHE/pom.xml" <<POM
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>local.txa</groupId>
+  <artifactId>kafka-broker-jars</artifactId>
+  <version>1</version>
+  <packaging>pom</packaging>
+  <dependencies>
+    <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka_2.13</artifactId><version>$KAFKA_VERSION</version></dependency>
+    <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka-storage</artifactId><version>$KAFKA_VERSION</version></dependency>
+    <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka-server</artifactId><version>$KAFKA_VERSION</version></dependency>
+    <dependency><groupId>org.apache.kafka</groupId><artifactId>kafka-tools</artifactId><version>$KAFKA_VERSION</version></dependency>
+    <!-- Kafka 3.x logs through log4j 1 (reload4j) and slf4j. -->
+    <dependency><groupId>org.slf4j</groupId><artifactId>slf4j-reload4j</artifactId><version>1.7.36</version></dependency>
+    <dependency><groupId>ch.qos.reload4j</groupId><artifactId>reload4j</artifactId><version>1.2.25</version></dependency>
+  </dependencies>
+</project>
+POM
+  echo "kafka.sh: fetching Apache Kafka $KAFKA_VERSION jars from Maven Central (first run only)..." >&2
+  rm -rf "$LIB.tmp"
+  mvn -B -q -f "$CACHE/pom.xml" dependency:copy-dependencies \
+    -DincludeScope=runtime -DoutputDirectory="$LIB.tmp" >&2 || die "mvn could not fetch the Kafka jars"
+  rm -rf "$LIB"
+  mv "$LIB.tmp" "$LIB"
+  touch "$MARKER"
+  flock -u 9
+}
+
+free_port() {
+  node -e "const s=require('net').createServer();s.listen(0,'127.0.0.1',()=>{process.stdout.write(String(s.address().port));s.close()})"
+}
+
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+running_pid() {
+  local dir="$1"
+  [[ -f "$dir/kafka.pid" ]] || return 1
+  local pid
+  pid="$(cat "$dir/kafka.pid")"
+  kill -0 "$pid" 2>/dev/null || return 1
+  echo "$pid"
+}
+
+DIR="$ROOT/.kafka"
+PORT=""
+CPORT=""
+parse_opts() {
+  while [[ $# -gt 0 ]]; do
+    case "$1" in
+      --port) [[ $# -ge 2 && "$2" =~ ^[0-9]+$ ]] || die "--port needs a number"; PORT="$2"; shift 2 ;;
+      --controller-port) [[ $# -ge 2 && "$2" =~ ^[0-9]+$ ]] || die "--controller-port needs a number"; CPORT="$2"; shift 2 ;;
+      --dir) [[ $# -ge 2 ]] || die "--dir needs a path"; DIR="$2"; shift 2 ;;
+      *) die "unknown option $1" ;;
+    esac
+  done
+  # Only start creates the directory; stop and status just look at it.
+  if [[ -d "$DIR" ]]; then DIR="$(cd "$DIR" && pwd)"; fi
+}
+
+start() {
+  fetch
+  mkdir -p "$DIR"
+  DIR="$(cd "$DIR" && pwd)"
+  local pid
+  if pid="$(running_pid "$DIR")"; then
+    echo "kafka.sh: already running (pid $pid)" >&2
+    echo "KAFKA_BROKERS=127.0.0.1:$(cat "$DIR/port")"
+    return 0
+  fi
+  # A restart reuses the ports the directory was first started with, so clients keep
+  # their broker address across a broker restart.
+  [[ -z "$PORT" && -f "$DIR/port" ]] && PORT="$(cat "$DIR/port")"
+  [[ -z "$CPORT" && -f "$DIR/controller-port" ]] && CPORT="$(cat "$DIR/controller-port")"
+  PORT="${PORT:-9092}"
+  CPORT="${CPORT:-$(free_port)}"
+  port_open "$PORT" && die "port $PORT is already in use"
+  echo "$PORT" >"$DIR/port"
+  echo "$CPORT" >"$DIR/controller-port"
+
+  cat >"$DIR/server.properties" <<PROPS
+# Generated by scripts/kafka.sh; mirrored by the kafka service in docker-compose.yml.
+process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@127.0.0.1:$CPORT
+listeners=PLAINTEXT://127.0.0.1:$PORT,CONTROLLER://127.0.0.1:$CPORT
+advertised.listeners=PLAINTEXT://127.0.0.1:$PORT
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=PLAINTEXT
+log.dirs=$DIR/data
+num.partitions=4
+auto.create.topics.enable=true
+offsets.topic.replication.factor=1
+offsets.topic.num.partitions=4
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+default.replication.factor=1
+min.insync.replicas=1
+group.initial.rebalance.delay.ms=0
+message.max.bytes=4194304
+log.retention.hours=168
+log.segment.bytes=268435456
+PROPS
+
+  cat >"$DIR/log4j.properties" <<'L4J'
+log4j.rootLogger=WARN, file
+log4j.logger.kafka.server.KafkaRaftServer=INFO
+log4j.appender.file=org.apache.log4j.FileAppender
+log4j.appender.file.File=${kafka.logs.dir}/server.log
+log4j.appender.file.layout=org.apache.log4j.PatternLayout
+log4j.appender.file.layout.ConversionPattern=[%d] %p %m (%c)%n
+L4J
+
+  local jvm=(java -Xms256m -Xmx${KAFKA_HEAP:-768m} -XX:+UseG1GC -XX:TieredStopAtLevel=1
+    -Dkafka.logs.dir="$DIR" -Dlog4j.configuration="file:$DIR/log4j.properties" -cp "$LIB/*")
+  if [[ ! -f "$DIR/data/meta.properties" ]]; then
+    local cluster_id
+    cluster_id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | cut -c1-22)"
+    "${jvm[@]}" kafka.tools.StorageTool format -t "$cluster_id" -c "$DIR/server.properties" >"$DIR/format.log" 2>&1 \
+      || { cat "$DIR/format.log" >&2; die "formatting the storage directory failed"; }
+  fi
+  : >"$DIR/server.log"
+  # setsid: the broker outlives the shell that started it, in its own process group.
+  setsid "${jvm[@]}" kafka.Kafka "$DIR/server.properties" >"$DIR/stdout.log" 2>&1 </dev/null &
+  echo $! >"$DIR/kafka.pid"
+  local deadline=$((SECONDS + ${KAFKA_START_TIMEOUT:-90}))
+  while ! grep -q "Kafka Server started" "$DIR/server.log" 2>/dev/null || ! port_open "$PORT"; do
+    if ! running_pid "$DIR" >/dev/null; then
+      tail -n 30 "$DIR/stdout.log" "$DIR/server.log" >&2 || true
+      die "the broker exited during start-up"
+    fi
+    ((SECONDS < deadline)) || { stop_broker; die "the broker did not become ready in time"; }
+    sleep 0.3
+  done
+  echo "kafka.sh: broker ready on 127.0.0.1:$PORT (pid $(cat "$DIR/kafka.pid"), data in $DIR/data)" >&2
+  echo "KAFKA_BROKERS=127.0.0.1:$PORT"
+}
+
+stop_broker() {
+  local pid
+  if ! pid="$(running_pid "$DIR")"; then
+    rm -f "$DIR/kafka.pid"
+    echo "kafka.sh: not running" >&2
+    return 0
+  fi
+  kill -TERM "$pid" 2>/dev/null || true
+  # A clean shutdown flushes logs and skips recovery at the next start; give it a while.
+  for _ in $(seq 1 100); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.2
+  done
+  if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid" 2>/dev/null || true; fi
+  rm -f "$DIR/kafka.pid"
+  echo "kafka.sh: stopped" >&2
+}
+
+status() {
+  local pid
+  if pid="$(running_pid "$DIR")" && port_open "$(cat "$DIR/port")"; then
+    echo "running pid=$pid KAFKA_BROKERS=127.0.0.1:$(cat "$DIR/port") dir=$DIR"
+  else
+    echo "stopped dir=$DIR"
+    return 1
+  fi
+}
+
+cmd="${1:-}"
+[[ -n "$cmd" ]] || usage
+shift
+case "$cmd" in
+  fetch) fetch; echo "kafka.sh: jars for Kafka $KAFKA_VERSION in $LIB" >&2 ;;
+  start) parse_opts "$@"; start ;;
+  stop) parse_opts "$@"; stop_broker ;;
+  status) parse_opts "$@"; status ;;
+  -h|--help|help) usage ;;
+  *) die "unknown subcommand $cmd (fetch | start | stop | status)" ;;
+esac

@@ -1,0 +1,82 @@
+// Rebuilding the tables fed by materialized views on `transactions` for a set of
+// (protocol_name, hour) buckets, from the base table. Used after an insert that did not
+// finish (a crash between the base table's commit and a view's, or a failing view): the
+// base table is the truth, and each view target's rows in those buckets are deleted and
+// derived again with the view's own SELECT, so the repair is right whichever views had
+// committed, and running it twice is harmless.
+import type { Warehouse } from './warehouse.ts';
+
+export interface Bucket {
+  protocol_name: string;
+  /** Unix seconds of the hour's start. */
+  hour_start: number;
+}
+
+interface ViewDef {
+  name: string;
+  asSelect: string;
+  target: string;
+}
+
+/** Materialized views reading `transactions`, with their SELECT and target table. */
+async function viewsOnTransactions(wh: Warehouse): Promise<ViewDef[]> {
+  const rows = await wh.query<{ name: string; as_select: string; target: string }>(
+    `SELECT name, as_select, extract(create_table_query, ' TO ([^ ]+)') AS target
+     FROM system.tables
+     WHERE database = currentDatabase() AND engine = 'MaterializedView'
+       AND match(as_select, ' FROM (\`?[A-Za-z0-9_]+\`?\\\\.)?\`?transactions\`?( |$)')
+     ORDER BY name`,
+  );
+  return rows.map((r) => ({ name: r.name, asSelect: r.as_select, target: r.target }));
+}
+
+/**
+ * How a target's rows are repaired: by the column that places a row in an hour (delete the
+ * buckets, derive them again), or, for a target holding only max/min states (such as
+ * ingest_freshness), by deriving again without deleting: re-adding a max or min is harmless.
+ */
+async function repairRule(wh: Warehouse, target: string): Promise<{ timeColumn: string | undefined }> {
+  const [db, table] = target.includes('.') ? target.split('.', 2) : [undefined, target];
+  const cols = await wh.query<{ name: string; type: string }>(
+    `SELECT name, type FROM system.columns WHERE database = ${db ? '{db:String}' : 'currentDatabase()'} AND table = {t:String}`,
+    { params: { db: (db ?? '').replace(/`/g, ''), t: (table ?? '').replace(/`/g, '') } },
+  );
+  const names = new Set(cols.map((c) => c.name));
+  if (!names.has('protocol_name')) throw new Error(`view target ${target} has no protocol_name column: no repair rule for it`);
+  if (names.has('hour_start')) return { timeColumn: 'hour_start' };
+  if (names.has('block_time')) return { timeColumn: 'block_time' };
+  const idempotent = cols.every((c) => c.name === 'protocol_name' || /^SimpleAggregateFunction\((max|min),/.test(c.type));
+  if (idempotent) return { timeColumn: undefined };
+  throw new Error(`view target ${target} has neither hour_start nor block_time and is not max/min only: no repair rule for it`);
+}
+
+/** Delete and re-derive every view target's rows in `buckets` from the base table. */
+export async function rebuildViewBuckets(wh: Warehouse, buckets: readonly Bucket[]): Promise<void> {
+  if (buckets.length === 0) return;
+  const params = {
+    // "protocol#hourUnixSeconds" keys: plain strings bind reliably on both transports.
+    keys: buckets.map((b) => `${b.protocol_name}#${b.hour_start}`),
+    protocols: [...new Set(buckets.map((b) => b.protocol_name))],
+    from: Math.min(...buckets.map((b) => b.hour_start)),
+    to: Math.max(...buckets.map((b) => b.hour_start)) + 3599,
+  };
+  // The protocol and time-range terms let the base table's key prune; the tuple test is exact.
+  const inBase = `protocol_name IN {protocols:Array(String)}
+    AND block_time BETWEEN toDateTime({from:UInt32}, 'UTC') AND toDateTime({to:UInt32}, 'UTC')
+    AND concat(protocol_name, '#', toString(toUInt32(toStartOfHour(block_time)))) IN {keys:Array(String)}`;
+  for (const view of await viewsOnTransactions(wh)) {
+    const { timeColumn: col } = await repairRule(wh, view.target);
+    if (col !== undefined) {
+      await wh.exec(
+        `DELETE FROM ${view.target} WHERE concat(protocol_name, '#', toString(toUInt32(toStartOfHour(${col})))) IN {keys:Array(String)}`,
+        { params },
+      );
+    }
+    // The view's own SELECT, reading only the affected buckets of the base table.
+    const select = view.asSelect.replace(
+      /( FROM )((`?[A-Za-z0-9_]+`?\.)?`?transactions`?)( |$)/,
+      (_m, from: string, table: string, _db: string, tail: string) => `${from}(SELECT * FROM ${table} WHERE ${inBase}) AS transactions${tail}`,
+    );
+    await wh.exec(`INSERT INTO ${view.target} ${select}`, { params });
+  }
+}
