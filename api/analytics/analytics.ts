@@ -203,8 +203,8 @@ export class Analytics {
   /** Fee statistics for one protocol or all visible ones, overall and per protocol. */
   async feeStats(protocolName: string | undefined, range: TimeRange): Promise<{ overall: FeeStats; protocols: FeeStats[] }> {
     const protocols = protocolName === undefined ? await this.protocols() : [await this.requireProtocol(protocolName, 'protocol_name')];
-    const [all] = await this.aggregate('fees', { protocols, range, perProtocol: false, percentiles: true });
-    const per = await this.aggregate('fees-per', { protocols, range, percentiles: true });
+    const [all] = await this.aggregate('fees', { protocols, range, perProtocol: false, percentiles: true, extremes: true });
+    const per = await this.aggregate('fees-per', { protocols, range, percentiles: true, extremes: true });
     const byName = new Map(per.map((a) => [a.protocolName, a]));
     return {
       overall: toFeeStats(protocolName ?? null, all),
@@ -215,7 +215,7 @@ export class Analytics {
   /** Whole-database figures: view totals over all time and storage from system.parts (no base-table scan). */
   async globalStats(): Promise<GlobalStats> {
     const active = await this.protocols();
-    const per = await this.aggregate('global', { protocols: active, range: {} });
+    const per = await this.aggregate('global', { protocols: active, range: {}, extremes: true });
     return toGlobalStats(active, per, await tableStorage(this.wh));
   }
 
