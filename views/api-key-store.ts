@@ -97,6 +97,12 @@ export class ApiKeyStore {
     return rows[0] ? toRecord(rows[0]) : undefined;
   }
 
+  /** Every key by the hash of its secret: the authenticator's snapshot. */
+  async byHash(): Promise<Map<string, ApiKeyRecord>> {
+    const rows = await this.wh.query<Row>(`SELECT ${COLUMNS} FROM api_keys FINAL`);
+    return new Map(rows.map((r) => [r.key_hash, toRecord(r)]));
+  }
+
   /** The key a presented secret belongs to, whatever its status; undefined when unknown. */
   async findBySecret(secret: string): Promise<ApiKeyRecord | undefined> {
     const rows = await this.wh.query<Row>(

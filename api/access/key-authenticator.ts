@@ -1,46 +1,69 @@
-// Resolves a presented secret to its key record, through a cache so that a request
-// costs no warehouse query. An entry is trusted for at most ttlMs (config: under one
-// second), which bounds how long a revoked key keeps working on any process; with Redis,
-// a change made through any process also clears every process's cache at once.
+// Resolves a presented secret to its key record from an in-memory snapshot of the whole
+// key table, so a request costs no warehouse query however many distinct keys callers
+// use (a per-key cache expired between two uses of the same key once callers held more
+// than a few hundred keys, and every request then paid for a lookup). The snapshot is
+// trusted for at most ttlMs (config: under one second), which bounds how long a revoked
+// key keeps working on any process; it is reloaded lazily, by one query at a time, when a
+// request finds it older than that. With Redis, a change made through any process also
+// marks every process's snapshot stale at once. Keys number in the thousands (migration
+// 009), so a reload reads a few kilobytes. A secret missing from the snapshot is looked up
+// once in the store, so a key created through another process works at once.
 import { hashSecret, type ApiKeyRecord, type ApiKeyStore } from '../../views/api-key-store.ts';
 
-interface Entry {
+interface Snapshot {
   at: number;
-  value: Promise<ApiKeyRecord | undefined>;
+  keys: Map<string, ApiKeyRecord>;
 }
 
 export class KeyAuthenticator {
-  // Keyed by the secret's hash, so no secret sits in memory longer than a request.
-  private readonly cache = new Map<string, Entry>();
+  private snapshot: Snapshot | undefined;
+  private loading: Promise<Snapshot> | undefined;
 
   constructor(
     private readonly store: ApiKeyStore,
     private readonly ttlMs: number,
-    // Unknown secrets are cached too (a guessing client costs no queries), so the map is
-    // bounded: the oldest entries go first.
-    private readonly maxEntries = 10_000,
   ) {}
 
   /** The key record for `secret` whatever its status, or undefined when no key has it. */
-  lookup(secret: string): Promise<ApiKeyRecord | undefined> {
+  async lookup(secret: string): Promise<ApiKeyRecord | undefined> {
+    const snap = this.snapshot !== undefined && Date.now() - this.snapshot.at < this.ttlMs ? this.snapshot : await this.reload();
     const hash = hashSecret(secret);
-    const now = Date.now();
-    const hit = this.cache.get(hash);
-    if (hit && now - hit.at < this.ttlMs) return hit.value;
-    // Concurrent requests with the same key share one lookup; a failed lookup is not kept.
-    const value = this.store.findBySecret(secret);
-    this.cache.delete(hash);
-    this.cache.set(hash, { at: now, value });
-    value.catch(() => this.cache.delete(hash));
-    if (this.cache.size > this.maxEntries) {
-      const oldest = this.cache.keys().next().value;
-      if (oldest !== undefined) this.cache.delete(oldest);
-    }
-    return value;
+    const known = snap.keys.get(hash);
+    if (known !== undefined) return known;
+    // A key created moments ago through another process is not in the snapshot yet: ask
+    // the store, so a new key works everywhere at once. Callers without a valid key are
+    // limited per IP, which bounds what guessing can cost here.
+    const found = await this.store.findBySecret(secret);
+    if (found !== undefined && this.snapshot === snap) snap.keys.set(hash, found);
+    return found;
   }
 
-  /** Forget every cached lookup (a key changed somewhere). */
+  /** Forget the snapshot (a key changed somewhere); the next request reloads it. */
   invalidate(): void {
-    this.cache.clear();
+    this.snapshot = undefined;
+    this.loading = undefined;
+  }
+
+  private reload(): Promise<Snapshot> {
+    // Concurrent requests share one reload; a failed reload is not kept.
+    if (this.loading === undefined) {
+      const at = Date.now();
+      const loading = this.store.byHash().then(
+        (keys) => {
+          const snap = { at, keys };
+          if (this.loading === loading) {
+            this.snapshot = snap;
+            this.loading = undefined;
+          }
+          return snap;
+        },
+        (err: unknown) => {
+          if (this.loading === loading) this.loading = undefined;
+          throw err;
+        },
+      );
+      this.loading = loading;
+    }
+    return this.loading;
   }
 }

@@ -45,6 +45,9 @@ export async function keyRoutes(app: FastifyInstance, opts: { access: Access }):
     }
     if (!isPlan(plan)) throw invalidParams(`plan must be one of ${PLANS.join(', ')}`, 'plan');
     const { record, secret } = await access.keys.create(name.trim(), plan);
+    // Every process's key snapshot must learn the new key (here at once; elsewhere via
+    // Redis or within the snapshot's lifetime).
+    await access.keyChanged(record.id);
     // An audit trail of operator actions; never the secret.
     req.log.info({ keyId: record.id, keyName: record.name, plan: record.plan }, 'api key created');
     reply.code(201);
