@@ -17,14 +17,19 @@ if (baseUrl === undefined) {
   baseUrl = server.baseUrl;
 }
 try {
-  // A ragged range (today's partial day included) exercises view + base-table edges; the
-  // cache answers repeats, which is what a dashboard polling the endpoint sees.
-  const today = new Date().toISOString().slice(0, 10);
-  const weekAgo = new Date(Date.now() - 7 * 86_400_000).toISOString().slice(0, 10);
+  // The last week of the data (the store may have been seeded at another time): whole days
+  // from the views; the cache answers repeats, which is what a polling dashboard sees.
+  const last = server
+    ? Number((await server.services.wh.query<{ t: number }>('SELECT toUInt32(max(hour_start)) AS t FROM protocol_hourly'))[0]?.t ?? 0) * 1000
+    : Date.now();
+  const today = new Date(last).toISOString().slice(0, 10);
+  const weekAgo = new Date(last - 7 * 86_400_000).toISOString().slice(0, 10);
   const path = `/api/v1/analytics/protocols?protocol_name=${PROTOCOL}&date_from=${weekAgo}&date_to=${today}`;
   const headers = apiKeyHeader(server);
   const probe = await fetch(`${baseUrl}${path}`, { headers });
-  if (probe.status !== 200) throw new Error(`probe: HTTP ${probe.status} ${await probe.text()}`);
+  const probeBody = await probe.text();
+  if (probe.status !== 200) throw new Error(`probe: HTTP ${probe.status} ${probeBody}`);
+  process.stdout.write(`probe answer: ${probeBody.slice(0, 200)}\n`);
   const result = await autocannon({ url: `${baseUrl}${path}`, connections: CONNECTIONS, duration: DURATION, headers });
   const summary = {
     bench: 'rest-load',
