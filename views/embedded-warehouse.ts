@@ -85,8 +85,24 @@ export class EmbeddedWarehouse implements Warehouse {
       } catch (err) {
         throw wrap(err);
       }
+      // chDB formats each streamed block on its own, so a *WithNames format repeats its
+      // header at the start of every chunk; a server sends it once. Strip the repeats.
+      const headerLines = /WithNamesAndTypes$/i.test(format) ? 2 : /WithNames$/i.test(format) ? 1 : 0;
+      let header: Buffer | undefined;
       try {
-        for await (const chunk of stream) yield chunk.raw();
+        for await (const chunk of stream) {
+          const bytes = Buffer.from(chunk.raw());
+          if (headerLines > 0 && header === undefined) {
+            let end = -1;
+            for (let i = 0; i < headerLines; i++) end = bytes.indexOf(10, end + 1);
+            header = end < 0 ? undefined : bytes.subarray(0, end + 1);
+            yield bytes;
+          } else if (header !== undefined && bytes.subarray(0, header.length).equals(header)) {
+            yield bytes.subarray(header.length);
+          } else {
+            yield bytes;
+          }
+        }
       } catch (err) {
         throw wrap(err);
       } finally {
