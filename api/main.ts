@@ -1,6 +1,6 @@
 // Entry point: validate config, migrate, seed demo data into an empty embedded store,
 // then serve. Prints where to reach the service and the operator token.
-import { ConfigError, loadConfig, type Config } from '../core/config.ts';
+import { loadConfigOrExit } from '../core/config.ts';
 import { createLogger } from '../core/logger.ts';
 import { KafkaSource } from '../ingest/kafka-source.ts';
 import { progressPrinter, seedIfEmpty } from '../ingest/seed.ts';
@@ -8,16 +8,7 @@ import { buildApp } from './app.ts';
 import { createServices } from './services.ts';
 
 async function main(): Promise<void> {
-  let config: Config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`${err.message}\n`);
-      process.exit(2);
-    }
-    throw err;
-  }
+  const config = loadConfigOrExit();
   const logger = createLogger(config.logLevel);
   const services = await createServices(config, logger);
   if (services.wh.transport === 'embedded') {

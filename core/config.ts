@@ -249,3 +249,16 @@ export function loadClientConfig(flags: { url?: string; token?: string }, env: E
   if (problems.length > 0) throw new ConfigError(problems);
   return { url, adminToken };
 }
+
+/** For entry points: the configuration, or every problem on stderr and exit code 2. */
+export function loadConfigOrExit(): Config {
+  try {
+    return loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+}

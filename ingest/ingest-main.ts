@@ -2,7 +2,7 @@
 // set), where API and ingest scale separately. In embedded mode it works too, but chDB
 // binds one process to a DATA_DIR, so it must not share one with a running API.
 // It builds only what ingest needs (warehouse, registry, pipeline), not the API.
-import { ConfigError, loadConfig, type Config } from '../core/config.ts';
+import { loadConfigOrExit } from '../core/config.ts';
 import { createLogger } from '../core/logger.ts';
 import { DataVersion } from '../views/data-version.ts';
 import { migrate } from '../views/migrate.ts';
@@ -15,16 +15,7 @@ import { IngestPipeline } from './pipeline.ts';
 const REPORT_EVERY_MS = 10_000;
 
 async function main(): Promise<void> {
-  let config: Config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`${err.message}\n`);
-      process.exit(2);
-    }
-    throw err;
-  }
+  const config = loadConfigOrExit();
   const brokers = config.kafka.brokers;
   if (brokers === undefined) {
     process.stderr.write('Invalid configuration:\n  - KAFKA_BROKERS must be set for npm run ingest (e.g. 127.0.0.1:9092)\n');

@@ -154,7 +154,12 @@ L4J
     -Dkafka.logs.dir="$DIR" -Dlog4j.configuration="file:$DIR/log4j.properties" -cp "$LIB/*")
   if [[ ! -f "$DIR/data/meta.properties" ]]; then
     local cluster_id
-    cluster_id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | cut -c1-22)"
+    # A random 16-byte id in base64url. One starting with '-' would be read as an option by
+    # StorageTool (Kafka's own Uuid.randomUuid() avoids that prefix too): draw again.
+    cluster_id="-"
+    while [[ "$cluster_id" == -* ]]; do
+      cluster_id="$(head -c 16 /dev/urandom | base64 | tr '+/' '-_' | cut -c1-22)"
+    done
     "${jvm[@]}" kafka.tools.StorageTool format -t "$cluster_id" -c "$DIR/server.properties" >"$DIR/format.log" 2>&1 \
       || { cat "$DIR/format.log" >&2; die "formatting the storage directory failed"; }
   fi

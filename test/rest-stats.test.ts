@@ -3,20 +3,14 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { toGlobalStats, type GlobalStats } from '../api/analytics/global-stats.ts';
 import type { QueryOptions } from '../views/warehouse.ts';
-import { apiKeyHeaders } from './support/api-key.ts';
-import { demoRecords, ingestRecords } from './support/fixtures.ts';
-import { startApp } from './support/services.ts';
+import { startAppWithData } from './support/services.ts';
 
-let t: Awaited<ReturnType<typeof startApp>>;
+let t: Awaited<ReturnType<typeof startAppWithData>>['t'];
 let headers: Record<string, string>;
 let active: string[];
 
 beforeAll(async () => {
-  t = await startApp();
-  headers = await apiKeyHeaders(t.app);
-  const report = await ingestRecords(t.services, await demoRecords(t.services, 3000));
-  expect(report.rejected).toEqual([]);
-  active = await t.services.registry.activeNames();
+  ({ t, headers, active } = await startAppWithData(3000));
 });
 afterAll(async () => t.cleanup());
 

@@ -3,20 +3,15 @@
 // and against the JSON-RPC equivalent (Analytics.transactions).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Transaction } from '../api/analytics/types.ts';
-import { apiKeyHeaders } from './support/api-key.ts';
-import { demoRecords, FIXTURE_START, ingestRecords } from './support/fixtures.ts';
-import { startApp } from './support/services.ts';
+import { FIXTURE_START } from './support/fixtures.ts';
+import { startAppWithData } from './support/services.ts';
 
-let t: Awaited<ReturnType<typeof startApp>>;
+let t: Awaited<ReturnType<typeof startAppWithData>>['t'];
 let headers: Record<string, string>;
 let active: string[];
 
 beforeAll(async () => {
-  t = await startApp();
-  headers = await apiKeyHeaders(t.app);
-  const report = await ingestRecords(t.services, await demoRecords(t.services, 3000));
-  expect(report.rejected).toEqual([]);
-  active = await t.services.registry.activeNames();
+  ({ t, headers, active } = await startAppWithData(3000));
 });
 afterAll(async () => t.cleanup());
 

@@ -6,13 +6,16 @@ export default class SummaryReporter implements Reporter {
     let passed = 0;
     let failed = 0;
     for (const mod of testModules) {
+      let failedHere = 0;
       for (const test of mod.children.allTests()) {
         const state = test.result().state;
         if (state === 'passed') passed += 1;
-        else if (state === 'failed') failed += 1;
+        else if (state === 'failed') failedHere += 1;
       }
-      // A file that failed to load has no tests but must still count as a failure.
-      if (mod.state() === 'failed' && [...mod.children.allTests()].length === 0) failed += 1;
+      // A file can fail with no failed test (it did not load, or a beforeAll hook threw and
+      // its tests were skipped): it still counts as one failure.
+      if (mod.state() === 'failed' && failedHere === 0) failedHere = 1;
+      failed += failedHere;
     }
     failed += unhandledErrors.length;
     process.stdout.write(`\n${passed} passed, ${failed} failed\n`);
