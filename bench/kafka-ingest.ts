@@ -46,7 +46,8 @@ const report = (line: string): void => void process.stderr.write(`${line}\n`);
 async function main(): Promise<void> {
   const broker = values.brokers === undefined ? await startBroker() : undefined;
   const brokers = values.brokers ?? broker!.brokers;
-  const s = await startServices({ LOG_LEVEL: 'warn' });
+  // Ingest settings under test come from the environment (INGEST_BATCH_ROWS, KAFKA_MAX_BYTES_PER_PARTITION, ...).
+  const s = await startServices({ LOG_LEVEL: 'warn', ...pickEnv(['INGEST_BATCH_ROWS', 'KAFKA_MAX_BYTES_PER_PARTITION', 'KAFKA_TOPIC_PARTITIONS']) });
   const kafka = kafkaClient({ brokers: [brokers], clientId: 'bench' }, log);
   const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
   const results: Record<string, unknown> = { count: COUNT, rate: RATE, seconds: SECONDS, at: new Date().toISOString() };
@@ -226,3 +227,12 @@ main().catch((err) => {
   process.stderr.write(`bench: ${(err as Error).stack ?? String(err)}\n`);
   process.exit(1);
 });
+
+function pickEnv(names: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const n of names) {
+    const v = process.env[n];
+    if (v !== undefined) out[n] = v;
+  }
+  return out;
+}
