@@ -2,6 +2,7 @@
 // table keeps), newest first.
 import type { Warehouse } from '../../views/warehouse.ts';
 import type { Analytics } from './analytics.ts';
+import { commonConditions } from './filter-conditions.ts';
 import type { TimeRange } from './types.ts';
 
 export interface FailedTransaction {
@@ -37,20 +38,11 @@ interface Row {
 /** The newest `limit` failed records, ordered by (block_time, signature, instruction_index) descending. */
 export async function listFailedTransactions(wh: Warehouse, req: FailedRequest): Promise<FailedTransaction[]> {
   if (req.protocols.length === 0) return [];
-  const where = ['protocol_name IN {protocols:Array(String)}', 'NOT success'];
-  const params: Record<string, unknown> = { protocols: req.protocols, lim: req.limit };
-  if (req.programId !== undefined) {
-    where.push('program_id = {programId:String}');
-    params.programId = req.programId;
-  }
-  if (req.range.gte !== undefined) {
-    where.push("block_time >= toDateTime({gte:UInt32}, 'UTC')");
-    params.gte = req.range.gte;
-  }
-  if (req.range.lte !== undefined) {
-    where.push("block_time <= toDateTime({lte:UInt32}, 'UTC')");
-    params.lte = req.range.lte;
-  }
+  const { where, params } = commonConditions(
+    { blockTime: req.range, status: 'failed', programIds: req.programId === undefined ? undefined : [req.programId] },
+    req.protocols,
+  );
+  params.lim = req.limit;
   const select = (extra: string[], extraParams: Record<string, unknown>): Promise<Row[]> =>
     wh.query<Row>(
       `SELECT signature, toString(slot) AS slot, toUInt32(block_time) AS block_time, program_id, protocol_name,

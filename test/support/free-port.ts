@@ -1,5 +1,7 @@
-// A TCP port free right now on 127.0.0.1, for daemons (redis-server, prometheus) that
-// must be told their port up front rather than picking one themselves.
+// Daemons the tests start themselves (redis-server, prometheus, kafka): a TCP port free
+// right now on 127.0.0.1 for those that must be told their port up front, and a clean stop.
+import type { ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import net from 'node:net';
 
 export function freePort(): Promise<number> {
@@ -13,4 +15,14 @@ export function freePort(): Promise<number> {
       srv.close(() => resolve(port));
     });
   });
+}
+
+/** SIGTERM the daemon, wait for it to exit, then delete its working directory. */
+export async function stopDaemon(child: ChildProcess, dir: string): Promise<void> {
+  if (child.exitCode === null && child.signalCode === null) {
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
+    await exited;
+  }
+  rmSync(dir, { recursive: true, force: true });
 }

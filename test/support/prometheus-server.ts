@@ -2,10 +2,10 @@
 // random port, with a generated config that scrapes one target every second using a
 // bearer token, started and stopped by a test.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { freePort } from './free-port.ts';
+import { freePort, stopDaemon } from './free-port.ts';
 
 export interface PrometheusServer {
   url: string;
@@ -67,13 +67,6 @@ scrape_configs:
       if (body.status !== 'success') throw new Error(`prometheus query failed: ${body.error ?? res.status}`);
       return body.data?.result ?? [];
     },
-    async stop() {
-      if (child.exitCode === null) {
-        const exited = new Promise((r) => child.once('exit', r));
-        child.kill('SIGTERM');
-        await exited;
-      }
-      rmSync(dir, { recursive: true, force: true });
-    },
+    stop: () => stopDaemon(child, dir),
   };
 }

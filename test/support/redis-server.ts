@@ -1,10 +1,10 @@
 // A real redis-server (the Debian package's binary; scripts/install-system-deps.sh) on a
 // random port with no persistence, started and stopped by a test.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { freePort } from './free-port.ts';
+import { freePort, stopDaemon } from './free-port.ts';
 
 export interface RedisServer {
   url: string;
@@ -27,14 +27,7 @@ export async function startRedisServer(): Promise<RedisServer> {
   return {
     url: `redis://127.0.0.1:${port}`,
     port,
-    async stop() {
-      if (child.exitCode === null) {
-        const exited = new Promise((r) => child.once('exit', r));
-        child.kill('SIGTERM');
-        await exited;
-      }
-      rmSync(dir, { recursive: true, force: true });
-    },
+    stop: () => stopDaemon(child, dir),
   };
 }
 
