@@ -6,6 +6,7 @@
 //   npx tsx bench/rpc-load.ts                      # 200k demo rows, 20 s per scenario
 //   BENCH_ROWS=10000000 DATA_DIR=bench/tmp/rpc10m npx tsx bench/rpc-load.ts   # 10M rows, store kept for reruns
 //   BENCH_SECONDS=3 BENCH_ROWS=50000 npx tsx bench/rpc-load.ts   # quick smoke run
+//   BENCH_ONLY=getTransaction,getProtocolStats ...               # some scenarios only
 //
 // Scenarios: getProtocolStats over the full range, getProtocolActivity for one day hourly,
 // getTransaction for random known signatures, getTransactionsForAddress for the hottest
@@ -67,7 +68,7 @@ async function main(): Promise<void> {
   const { services, app, headers } = server;
   try {
     const sigs = (await services.wh.query<{ s: string }>(
-      `SELECT signature AS s FROM tx_by_signature WHERE protocol_name IN {p:Array(String)} ORDER BY cityHash64(signature, 'bench') LIMIT 100000`,
+      `SELECT signature AS s FROM tx_by_signature_v2 WHERE protocol_name IN {p:Array(String)} ORDER BY cityHash64(signature, 'bench') LIMIT 100000`,
       { params: { p: await services.analytics.protocols() } })).map((r) => r.s);
     const [hot] = await services.wh.query<{ a: string }>(
       `SELECT address AS a, count() AS c FROM tx_by_address
@@ -77,13 +78,16 @@ async function main(): Promise<void> {
     const url = server.baseUrl;
 
     const day = Number(span?.last ?? 0) - 2 * 86_400;
-    const scenarios: Scenario[] = [
+    const all: Scenario[] = [
       { name: 'bare constant route', path: '/bench/constant', body: '{}' },
       { name: 'getProtocolStats full range', path: '/v1/rpc', body: body('getProtocolStats', [{ protocolName: 'jupiter_v6' }]) },
       { name: 'getProtocolActivity one day hourly', path: '/v1/rpc', body: body('getProtocolActivity', [{ protocolName: 'pump_fun', blockTime: { gte: day, lte: day + 86_399 } }]) },
       { name: 'getTransaction random known signature', path: '/v1/rpc', body: () => body('getTransaction', [sigs[Math.floor(Math.random() * sigs.length)]]) },
       { name: 'getTransactionsForAddress hot address limit 100', path: '/v1/rpc', body: body('getTransactionsForAddress', [hot?.a, { limit: 100 }]) },
     ];
+    // BENCH_ONLY=getTransaction,getProtocolStats runs those (and the bare route, the ratio's base).
+    const only = process.env.BENCH_ONLY?.split(',').filter(Boolean);
+    const scenarios = all.filter((s, i) => i === 0 || !only || only.some((o) => s.name.startsWith(o)));
 
     // Each scenario must answer correctly before it is timed.
     for (const s of scenarios.slice(1)) {

@@ -155,7 +155,7 @@ export class IngestPipeline {
     const existing = new Set<string>();
     for (let i = 0; i < signatures.length; i += LOOKUP_CHUNK) {
       const stored = await this.wh.query<{ signature: string; instruction_index: number }>(
-        `SELECT signature, instruction_index FROM tx_by_signature
+        `SELECT signature, instruction_index FROM tx_by_signature_v2
          WHERE sig_key IN (SELECT cityHash64(arrayJoin({sigs:Array(String)})))`,
         { params: { sigs: signatures.slice(i, i + LOOKUP_CHUNK) } },
       );

@@ -51,7 +51,7 @@ describe('GET /api/v1/stats', () => {
     expect(tx?.rows).toBe(Number(n!.n)); // every stored row, hidden protocols included
     expect(tx!.bytesOnDisk).toBeGreaterThan(0);
     expect(data.storage.bytesOnDisk).toBe(data.storage.tables.reduce((s, x) => s + x.bytesOnDisk, 0));
-    expect(data.storage.tables.map((x) => x.table)).toEqual(expect.arrayContaining(['protocol_hourly', 'tx_by_signature']));
+    expect(data.storage.tables.map((x) => x.table)).toEqual(expect.arrayContaining(['protocol_hourly', 'tx_by_signature_v2']));
   });
 
   it('does not scan the base table (answers from the view and system.parts)', async () => {

@@ -184,7 +184,7 @@ describe('pagination', () => {
     const before = await ref(addr);
     const wh = ctx.services.wh;
     // Half-stored records, as a read between the commits of the two lookup tables sees
-    // them: in tx_by_address, not (yet) in tx_by_signature.
+    // them: in tx_by_address, not (yet) in tx_by_signature_v2.
     const orphan = async (signature: string, blockTime: number) => wh.exec(
       `INSERT INTO tx_by_address (address_key, address, block_time, sig_key, instruction_index, program_id, protocol_name, success)
        SELECT cityHash64({a:String}), {a:String}, toDateTime({bt:UInt32}, 'UTC'), cityHash64({s:String}), 0, {p:String}, 'jupiter_v6', true`,
@@ -199,7 +199,7 @@ describe('pagination', () => {
 
     // The rest of the insert lands: the detail row appears.
     await wh.exec(
-      `INSERT INTO tx_by_signature (sig_key, signature, instruction_index, slot, block_time, program_id, protocol_name, instruction_type, fee, compute_units, accounts_count, success)
+      `INSERT INTO tx_by_signature_v2 (sig_key, signature, instruction_index, slot, block_time, program_id, protocol_name, instruction_type, fee, compute_units, accounts_count, success)
        SELECT cityHash64({s:String}), {s:String}, 0, 999, toDateTime({bt:UInt32}, 'UTC'), {p:String}, 'jupiter_v6', 'route', 5000, 1234, 1, true`,
       { params: { s: lateSig, bt: lateTime, p: PROGRAM_OF.jupiter_v6 } });
     const page2 = await rpc.call<Page>('getTransactionsForAddress', [addr, { limit: 10, paginationToken: page1.paginationToken }]);

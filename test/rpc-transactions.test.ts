@@ -54,6 +54,28 @@ describe('getTransaction', () => {
     expect(await rpc.call('getTransaction', [hidden])).toBeNull();
   });
 
+  it('answers many concurrent lookups each with its own record (they share engine queries)', async () => {
+    const refs = await all('instruction_index = 0', {}, ASC);
+    const known = refs.filter((_, i) => i % 37 === 0).slice(0, 60);
+    const asked = [...known.map((r) => r.signature), b58('never-stored', 88), b58('hot-3', 88), known[0]!.signature, b58('hot-25', 88)];
+    const expected = [...known, null, null, known[0], (await all('signature = {s:String}', { s: b58('hot-25', 88) }, 'instruction_index'))[0]];
+    const got = await Promise.all(asked.map((s) => rpc.call('getTransaction', [s])));
+    expect(got).toEqual(expected);
+  });
+
+  it('sends lookups that arrive while one is in flight as one query', async () => {
+    const { SignatureLookup } = await import('../api/analytics/signature-lookup.ts');
+    let queries = 0;
+    const wh = ctx.services.wh;
+    const counting = { ...wh, query: <T>(sql: string, o?: Parameters<typeof wh.query>[1]) => ((queries += 1), wh.query<T>(sql, o)) } as typeof wh;
+    const lookup = new SignatureLookup(counting, { maxInFlight: 1, maxBatch: 200 });
+    const refs = (await all('instruction_index = 0', {}, ASC)).slice(0, 50);
+    const active = new Set(ACTIVE_PROTOCOLS);
+    const got = await Promise.all(refs.map((r) => lookup.find(r.signature, active)));
+    expect(got).toEqual(refs);
+    expect(queries).toBe(2); // the first alone, the 49 queued behind it together
+  });
+
   it.each([
     ['not Base58', ['0OIl-not-base58'], /signature must be a Base58 signature of 64-88 characters/],
     ['too short', ['5'.repeat(63)], /signature must be a Base58 signature/],

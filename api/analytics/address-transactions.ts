@@ -1,7 +1,7 @@
 // Transactions of one address (DESIGN: an address matches a record when it is one of its
 // accounts or its program_id). tx_by_address holds one narrow row per (address, record)
 // in (address_key, block_time, sig_key, instruction_index) order, so one address's history
-// is a contiguous key range read forwards or backwards; details come from tx_by_signature.
+// is a contiguous key range read forwards or backwards; details come from tx_by_signature_v2.
 import { AppError, Errors } from '../../core/errors.ts';
 import type { Warehouse } from '../../views/warehouse.ts';
 import type { Analytics } from './analytics.ts';
@@ -81,7 +81,7 @@ function joined(refs: string, signatures: boolean): string {
     INNER JOIN (
       SELECT sig_key, signature, instruction_index, slot, block_time, program_id, protocol_name, instruction_type,
              fee, compute_units, accounts_count, success
-      FROM tx_by_signature WHERE sig_key IN (SELECT sig_key FROM (${refs}))
+      FROM tx_by_signature_v2 WHERE sig_key IN (SELECT sig_key FROM (${refs}))
     ) AS t ON t.sig_key = a.sig_key AND t.instruction_index = a.instruction_index
     WHERE t.block_time = a.block_time AND t.program_id = a.program_id AND t.protocol_name = a.protocol_name
       AND t.success = a.success${signatures ? ' AND t.signature IN {sigs:Array(String)}' : ''}`;
@@ -103,7 +103,7 @@ type DetailRow = TxRow & { sk: string };
  * One page of an address's records in (block_time, signature hash, instruction_index) order.
  *
  * Two reads instead of a join (about half the time: the join read the references twice):
- * the page's references from tx_by_address, then their details from tx_by_signature by
+ * the page's references from tx_by_address, then their details from tx_by_signature_v2 by
  * primary key. A reference and a detail row belong together only when they agree on
  * (sig_key, instruction_index, block_time, program, protocol, status), so two signatures
  * sharing a 64-bit hash cannot be mixed up.
@@ -134,9 +134,9 @@ export async function listAddressTransactions(wh: Warehouse, req: AddressListReq
   if (refs.length === 0) return { data: [], next: null };
 
   // Keys travel as decimal strings (64-bit values do not fit a JS number); the engine
-  // turns them back into UInt64 so the primary key of tx_by_signature is used.
+  // turns them back into UInt64 so the primary key of tx_by_signature_v2 is used.
   const details = await wh.query<DetailRow>(
-    `SELECT ${TX_COLUMNS}, toString(sig_key) AS sk FROM tx_by_signature
+    `SELECT ${TX_COLUMNS}, toString(sig_key) AS sk FROM tx_by_signature_v2
      WHERE sig_key IN (SELECT arrayJoin(arrayMap(k -> toUInt64(k), {keys:Array(String)})))`,
     { params: { keys: [...new Set(refs.map((r) => r.sk))] } },
   );

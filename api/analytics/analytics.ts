@@ -11,7 +11,8 @@ import { aggregateProtocols, type Bucket, type ProtocolAggregate } from './proto
 import { ResultCache } from './result-cache.ts';
 import { loadFunctionAliases, prepareQuery, queryError, runSettings, type GuardContext, type RunLimits } from './sql-query.ts';
 import { edgesCondition, intervalCondition, planRange } from './time-range.ts';
-import { listTransactions, transactionBySignature } from './transactions.ts';
+import { SignatureLookup } from './signature-lookup.ts';
+import { listTransactions } from './transactions.ts';
 import type {
   ActivityBucket,
   InstructionTypeStats,
@@ -37,6 +38,7 @@ export class Analytics {
   readonly cache: ResultCache;
   private realTablesCache: { at: number; names: Promise<ReadonlySet<string>> } | undefined;
   private functionAliasCache: Promise<ReadonlyMap<string, string>> | undefined;
+  private readonly signatures: SignatureLookup;
 
   constructor(
     readonly wh: Warehouse,
@@ -45,6 +47,7 @@ export class Analytics {
     readonly sqlLimits: RunLimits = DEFAULT_SQL_LIMITS,
   ) {
     this.cache = new ResultCache(dataVersion);
+    this.signatures = new SignatureLookup(wh);
   }
 
   /** Names of the active protocols, which are the ones any answer may include. */
@@ -184,7 +187,7 @@ export class Analytics {
   }
 
   async transaction(signature: string): Promise<Transaction | null> {
-    return transactionBySignature(this.wh, signature, await this.protocols());
+    return this.signatures.find(signature, new Set(await this.protocols()));
   }
 
   async transactions(req: ListRequest): Promise<Page<Transaction>> {

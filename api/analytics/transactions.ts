@@ -1,5 +1,5 @@
-// Transaction lookups and listings: by signature from tx_by_signature (a point read), and
-// filtered listings from the base table with keyset pagination.
+// Transaction rows and filtered listings from the base table with keyset pagination
+// (point lookups by signature are in signature-lookup.ts).
 import { AppError, Errors } from '../../core/errors.ts';
 import type { Warehouse } from '../../views/warehouse.ts';
 import { commonConditions, type Conditions } from './filter-conditions.ts';
@@ -37,17 +37,6 @@ export function toTransaction(r: TxRow): Transaction {
   };
 }
 
-/** The record of lowest instruction_index for a signature, or null (also for hidden protocols). */
-export async function transactionBySignature(wh: Warehouse, signature: string, active: readonly string[]): Promise<Transaction | null> {
-  const rows = await wh.query<TxRow>(
-    `SELECT ${TX_COLUMNS} FROM tx_by_signature
-     WHERE sig_key = cityHash64({sig:String}) AND signature = {sig:String} AND protocol_name IN {active:Array(String)}
-     ORDER BY instruction_index LIMIT 1`,
-    { params: { sig: signature, active } },
-  );
-  return rows[0] ? toTransaction(rows[0]) : null;
-}
-
 // ---- keyset cursor -------------------------------------------------------------------
 
 export interface Cursor {
@@ -74,7 +63,7 @@ export function decodeCursor(token: string, field: string): Cursor {
 
 // ---- filtered listing -----------------------------------------------------------------
 
-/** WHERE conditions shared by the base table and tx_by_signature (same column names). */
+/** WHERE conditions shared by the base table and tx_by_signature_v2 (same column names). */
 function filterConditions(filters: TransactionFilters, visible: readonly string[], cursor: Cursor | undefined, order: SortOrder): Conditions {
   const { where, params } = commonConditions(filters, visible);
   if (filters.instructionTypes) {
@@ -118,7 +107,7 @@ export async function listTransactions(wh: Warehouse, req: ListRequest, visible:
     built.where.push('sig_key IN (SELECT cityHash64(arrayJoin({sigs:Array(String)})))', 'signature IN {sigs:Array(String)}');
     built.params.sigs = req.filters.signatures;
     const rows = await wh.query<TxRow>(
-      `SELECT ${TX_COLUMNS} FROM tx_by_signature WHERE ${built.where.join(' AND ')} ${order} LIMIT {lim:UInt32}`,
+      `SELECT ${TX_COLUMNS} FROM tx_by_signature_v2 WHERE ${built.where.join(' AND ')} ${order} LIMIT {lim:UInt32}`,
       { params: { ...built.params, lim: req.limit + 1 } },
     );
     return strip(page(rows, req.limit));

@@ -19,7 +19,7 @@ export async function ingestRecords(services: Pick<Services, 'pipeline'>, record
 }
 
 /** Row counts of the base table and every table a view writes to. */
-export const COUNTED_TABLES = ['transactions', 'tx_by_signature', 'tx_by_address', 'protocol_hourly', 'instruction_hourly', 'failure_hourly'] as const;
+export const COUNTED_TABLES = ['transactions', 'tx_by_signature_v2', 'tx_by_address', 'protocol_hourly', 'instruction_hourly', 'failure_hourly'] as const;
 export type CountedTable = (typeof COUNTED_TABLES)[number];
 
 export async function tableCounts(services: Pick<Services, 'wh'>): Promise<Record<CountedTable, number>> {
