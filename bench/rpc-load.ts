@@ -1,6 +1,7 @@
 // Load test of POST /v1/rpc over loopback with autocannon: 50 connections, 20 s per
-// scenario by default. A bare Fastify route answering a constant runs in the same process
-// and the same run, so each method's throughput is also given as a ratio of that ceiling
+// scenario by default; autocannon runs in a process of its own (load-client.ts), so the
+// server's event loop serves only requests. A bare Fastify route answering a constant runs
+// in the same server and the same run, so each method's throughput is also given as a ratio of that ceiling
 // (HTTP + JSON overhead only), which makes numbers comparable across machines.
 //
 //   npx tsx bench/rpc-load.ts                      # 200k demo rows, 20 s per scenario
@@ -11,7 +12,8 @@
 // Scenarios: getProtocolStats over the full range, getProtocolActivity for one day hourly,
 // getTransaction for random known signatures, getTransactionsForAddress for the hottest
 // address with limit 100. Every response is checked for a JSON-RPC error before counting.
-import autocannon, { type Request as AcRequest, type Result } from 'autocannon';
+import type { Result } from 'autocannon';
+import { runLoad } from './load-client.ts';
 import { startBenchServer } from './bench-server.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
@@ -23,7 +25,7 @@ const body = (method: string, params: unknown[]): string => JSON.stringify({ jso
 interface Scenario {
   name: string;
   path: string;
-  /** A fixed body, or a function giving each request its own body. */
+  /** A fixed body, or a function giving bodies one of which each request sends at random. */
   body: string | (() => string);
 }
 
@@ -38,25 +40,17 @@ interface Row {
   ratioToBare: number;
 }
 
-async function run(url: string, headers: Record<string, string>, s: Scenario, seconds = SECONDS): Promise<{ result: Result; rpcErrors: number }> {
-  let rpcErrors = 0;
-  const result = await autocannon({
+async function run(url: string, headers: Record<string, string>, s: Scenario, bodies: string[], seconds = SECONDS): Promise<{ result: Result; rpcErrors: number }> {
+  const { result, matched } = await runLoad({
     url: `${url}${s.path}`,
-    method: 'POST',
     connections: CONNECTIONS,
-    duration: seconds,
+    seconds,
     headers: { 'content-type': 'application/json', ...headers },
-    ...(typeof s.body === 'string'
-      ? { body: s.body }
-      : { requests: [{ setupRequest: (req: AcRequest) => ({ ...req, body: (s.body as () => string)() }) }] }),
+    ...(typeof s.body === 'string' ? { body: s.body } : { bodies }),
     // A JSON-RPC error still comes back as HTTP 200, so count them from the bodies.
-    setupClient: (client) => {
-      client.on('body', (buf: Buffer) => {
-        if (buf.includes('"error":')) rpcErrors += 1;
-      });
-    },
+    countBodiesContaining: '"error":',
   });
-  return { result, rpcErrors };
+  return { result, rpcErrors: matched };
 }
 
 async function main(): Promise<void> {
@@ -96,13 +90,15 @@ async function main(): Promise<void> {
     }
 
     // Warm up the server (JIT, connection pools) so the first timed scenario is not penalised.
-    await run(url, headers, scenarios[0]!, Math.min(2, SECONDS));
+    await run(url, headers, scenarios[0]!, [], Math.min(2, SECONDS));
 
     const rows: Row[] = [];
     let bare = 0;
     for (const s of scenarios) {
       process.stdout.write(`${s.name}: ${SECONDS}s x ${CONNECTIONS} connections...\n`);
-      const { result, rpcErrors } = await run(url, headers, s);
+      // Random-body scenarios send one of 100,000 bodies made up front (the load runs in its own process).
+      const bodies = typeof s.body === 'string' ? [] : Array.from({ length: 100_000 }, s.body as () => string);
+      const { result, rpcErrors } = await run(url, headers, s, bodies);
       const rps = result.requests.average;
       if (rows.length === 0) bare = rps;
       rows.push({

@@ -67,7 +67,10 @@ export class SignatureLookup {
     try {
       rows = await this.wh.query<TxRow>(
         `SELECT ${TX_COLUMNS} FROM tx_by_signature_v2 WHERE sig_key IN (${keys.join(', ')})`,
-        { params, settings: { max_threads: 1 } },
+        // One thread: a batch is a few hundred small reads, and the second core is better
+        // left to the HTTP side (measured: ~20% more lookups per second than two threads).
+        // No condition cache: a set of random keys never repeats.
+        { params, settings: { max_threads: 1, use_query_condition_cache: 0 } },
       );
     } catch (err) {
       for (const w of batch) w.reject(err);

@@ -1,0 +1,77 @@
+// autocannon in a process of its own. Run in the server's process, the load generator
+// shares the server's one event loop, and every figure measures both. runLoad() forks
+// this file with a job file; the child runs autocannon and prints the result as JSON.
+import { fork } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon, { type Request as AcRequest, type Result } from 'autocannon';
+
+export interface LoadJob {
+  url: string;
+  method?: 'GET' | 'POST';
+  headers?: Record<string, string>;
+  connections: number;
+  seconds: number;
+  /** One body for every request, or bodies to pick from at random per request. */
+  body?: string;
+  bodies?: string[];
+  /** Count answers whose body contains this text (a JSON-RPC error still answers 200). */
+  countBodiesContaining?: string;
+}
+
+export interface LoadResult {
+  result: Result;
+  /** Answers whose body contained `countBodiesContaining`. */
+  matched: number;
+}
+
+const SELF = fileURLToPath(import.meta.url);
+
+/** Run one load job in a child process and return autocannon's result. */
+export async function runLoad(job: LoadJob): Promise<LoadResult> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'txa-load-'));
+  const jobFile = path.join(dir, 'job.json');
+  writeFileSync(jobFile, JSON.stringify(job));
+  try {
+    return await new Promise<LoadResult>((resolve, reject) => {
+      const child = fork(SELF, [jobFile], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+      let answer: LoadResult | undefined;
+      child.on('message', (m) => (answer = m as LoadResult));
+      child.on('error', reject);
+      child.on('exit', (code) => (answer ? resolve(answer) : reject(new Error(`load client exited with ${code} and no result`))));
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function child(jobFile: string): Promise<void> {
+  const job = JSON.parse(readFileSync(jobFile, 'utf8')) as LoadJob;
+  const { bodies, countBodiesContaining: needle } = job;
+  let matched = 0;
+  const result = await autocannon({
+    url: job.url,
+    method: job.method ?? 'POST',
+    connections: job.connections,
+    duration: job.seconds,
+    headers: job.headers ?? {},
+    ...(bodies && bodies.length > 0
+      ? { requests: [{ setupRequest: (req: AcRequest) => ({ ...req, body: bodies[Math.floor(Math.random() * bodies.length)] }) }] }
+      : job.body === undefined ? {} : { body: job.body }),
+    setupClient: (client) => {
+      if (needle) client.on('body', (buf: Buffer) => {
+        if (buf.includes(needle)) matched += 1;
+      });
+    },
+  });
+  process.send!({ result, matched } satisfies LoadResult, () => process.exit(0));
+}
+
+if (process.argv[1] === SELF && process.argv[2]) {
+  child(process.argv[2]).catch((err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  });
+}
