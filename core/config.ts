@@ -31,6 +31,11 @@ export interface Config {
     fromBeginning: boolean;
     /** Fetch size per partition: bounds a batch (one pipeline insert) and memory held. */
     maxBytesPerPartition: number;
+    /**
+     * Partition batches handled at once: while one batch's insert runs in the engine, the
+     * others are parsed and validated (inserts themselves still go one at a time).
+     */
+    concurrentPartitions: number;
     /** Pause/retry delay after a failed warehouse insert, doubled up to 30 s. */
     retryBackoffMs: number;
     /** How long the group waits for a silent member (e.g. a killed process) before reassigning. */
@@ -158,6 +163,7 @@ export function loadConfig(env: Env = process.env): Config {
   const kafkaPartitions = int('KAFKA_TOPIC_PARTITIONS', 4, 1, 10_000);
   const kafkaFromBeginning = bool('KAFKA_FROM_BEGINNING', true);
   const kafkaMaxBytesPerPartition = int('KAFKA_MAX_BYTES_PER_PARTITION', 4 * 1024 * 1024, 64 * 1024, 256 * 1024 * 1024);
+  const kafkaConcurrentPartitions = int('KAFKA_CONCURRENT_PARTITIONS', 4, 1, 64);
   const kafkaRetryBackoffMs = int('KAFKA_RETRY_BACKOFF_MS', 500, 10, 60_000);
   // The broker accepts 6-300 s by default (group.min/max.session.timeout.ms).
   const kafkaSessionTimeoutMs = int('KAFKA_SESSION_TIMEOUT_MS', 30_000, 6_000, 300_000);
@@ -220,6 +226,7 @@ export function loadConfig(env: Env = process.env): Config {
       partitions: kafkaPartitions,
       fromBeginning: kafkaFromBeginning,
       maxBytesPerPartition: kafkaMaxBytesPerPartition,
+      concurrentPartitions: kafkaConcurrentPartitions,
       retryBackoffMs: kafkaRetryBackoffMs,
       sessionTimeoutMs: kafkaSessionTimeoutMs,
     },

@@ -129,7 +129,10 @@ export class KafkaSource {
       eachBatchAutoResolve: false,
       // The pipeline serialises writes per process anyway; one batch at a time keeps
       // memory bounded to one fetch and makes the await below the back-pressure.
-      partitionsConsumedConcurrently: 1,
+      // The pipeline serialises inserts; parsing and validating other partitions' batches
+      // meanwhile keeps the engine busy. Offsets are still committed per partition, each
+      // only after its own batch is stored.
+      partitionsConsumedConcurrently: this.options.concurrentPartitions,
       eachBatch: (payload) => this.handleBatch(payload),
     });
     this.log.info({ topic, groupId, deadLetterTopic, brokers: this.options.brokers }, 'kafka source started');
