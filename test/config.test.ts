@@ -34,5 +34,8 @@ describe('configuration', () => {
     const c = loadConfig({ CLICKHOUSE_URL: 'http://ch:8123', CLICKHOUSE_USER: 'u', CLICKHOUSE_PASSWORD: 'p', KAFKA_BROKERS: 'k1:9092, k2:9092' });
     expect(c.clickhouse).toEqual({ url: 'http://ch:8123', user: 'u', password: 'p', database: 'default' });
     expect(c.kafka.brokers).toEqual(['k1:9092', 'k2:9092']);
+    expect(c.kafka.concurrentPartitions).toBe(4);
+    expect(loadConfig({ KAFKA_CONCURRENT_PARTITIONS: '1' }).kafka.concurrentPartitions).toBe(1);
+    expect(() => loadConfig({ KAFKA_CONCURRENT_PARTITIONS: '0' })).toThrow(/KAFKA_CONCURRENT_PARTITIONS must be between 1 and 64, got 0/);
   });
 });
