@@ -1,5 +1,6 @@
 // One way to reach Kafka for the source, the producer CLI, tests and the benchmark: a
 // kafkajs client whose logs go through our pino logger, and idempotent topic creation.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Kafka, logLevel, type LogEntry } from 'kafkajs';
 import type { Logger } from '../core/logger.ts';
 
@@ -44,6 +45,22 @@ export function kafkaClient(options: KafkaClientOptions, log: Logger): Kafka {
 
 /** Create the topics that do not exist yet; existing topics are left as they are. */
 export async function ensureTopics(kafka: Kafka, topics: readonly string[], numPartitions: number): Promise<void> {
+  // Right after creating a topic the broker's metadata can still answer "does not host
+  // this topic-partition" while kafkajs waits for leaders; that error is retriable, and
+  // the next attempt finds the topics created.
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      await createMissingTopics(kafka, topics, numPartitions);
+      return;
+    } catch (err) {
+      const e = err as { retriable?: boolean; type?: string };
+      if (attempt >= 10 || !(e.retriable || e.type === 'UNKNOWN_TOPIC_OR_PARTITION')) throw err;
+      await sleep(300);
+    }
+  }
+}
+
+async function createMissingTopics(kafka: Kafka, topics: readonly string[], numPartitions: number): Promise<void> {
   const admin = kafka.admin();
   await admin.connect();
   try {
