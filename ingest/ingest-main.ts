@@ -44,7 +44,7 @@ async function main(): Promise<void> {
   const shutdown = async (signal: string): Promise<void> => {
     if (stopping) return;
     stopping = true;
-    logger.info({ signal }, 'stopping: finishing and committing the batch in flight');
+    logger.info({ signal }, 'stopping: finishing and committing the batches in flight');
     clearInterval(reporter);
     await source.stop();
     metrics?.close();

@@ -138,7 +138,7 @@ export class KafkaSource {
     this.log.info({ topic, groupId, deadLetterTopic, brokers: this.options.brokers }, 'kafka source started');
   }
 
-  /** Leave the group after the batch in flight is stored and committed. */
+  /** Leave the group after the batches in flight are stored and committed. */
   async stop(): Promise<void> {
     // disconnect() waits for the running eachBatch to return, and that commits what it wrote.
     await this.consumer?.disconnect();

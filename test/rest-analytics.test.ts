@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ActivityBucket, ProtocolStats } from '../api/analytics/types.ts';
 import type { FeeStats } from '../api/analytics/fee-stats.ts';
 import { FIXTURE_START } from './support/fixtures.ts';
+import { restGet, type Envelope } from './support/rest-client.ts';
 import { startAppWithData } from './support/services.ts';
 
 let t: Awaited<ReturnType<typeof startAppWithData>>['t'];
@@ -16,17 +17,7 @@ beforeAll(async () => {
 });
 afterAll(async () => t.cleanup());
 
-interface Envelope<T> {
-  success: true;
-  data: T;
-  meta: Record<string, unknown>;
-}
-
-async function get<T>(url: string, status = 200): Promise<T> {
-  const res = await t.app.inject({ method: 'GET', url, headers });
-  expect(res.statusCode, `${url}: ${res.body.slice(0, 300)}`).toBe(status);
-  return res.json() as T;
-}
+const get = restGet(() => t.app, () => headers);
 
 const DAYS = ['2024-12-29', '2024-12-30', '2024-12-31'] as const;
 const dayStart = (i: number) => FIXTURE_START + i * 86_400;

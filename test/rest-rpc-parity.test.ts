@@ -1,26 +1,20 @@
 // REST answers equal their JSON-RPC equivalents over HTTP on the same data: the REST day
 // range [date_from 00:00:00, date_to 23:59:59] is the JSON-RPC blockTime range.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiKeyHeaders } from './support/api-key.ts';
-import { demoRecords, FIXTURE_START, ingestRecords } from './support/fixtures.ts';
-import { startApp } from './support/services.ts';
+import { FIXTURE_START } from './support/fixtures.ts';
+import { restGet, type Envelope } from './support/rest-client.ts';
+import { startAppWithData } from './support/services.ts';
 
-let t: Awaited<ReturnType<typeof startApp>>;
+let t: Awaited<ReturnType<typeof startAppWithData>>['t'];
 let headers: Record<string, string>;
 
 beforeAll(async () => {
-  t = await startApp();
-  headers = await apiKeyHeaders(t.app);
-  const report = await ingestRecords(t.services, await demoRecords(t.services, 3000));
-  expect(report.rejected).toEqual([]);
+  ({ t, headers } = await startAppWithData(3000));
 });
 afterAll(async () => t.cleanup());
 
-async function rest(url: string): Promise<unknown> {
-  const res = await t.app.inject({ method: 'GET', url, headers });
-  expect(res.statusCode, res.body.slice(0, 300)).toBe(200);
-  return (res.json() as { data: unknown }).data;
-}
+const get = restGet(() => t.app, () => headers);
+const rest = async (url: string): Promise<unknown> => (await get<Envelope<unknown>>(url)).data;
 
 async function rpc(method: string, params: unknown[]): Promise<unknown> {
   const res = await t.app.inject({ method: 'POST', url: '/v1/rpc', headers, payload: { jsonrpc: '2.0', id: 1, method, params } });

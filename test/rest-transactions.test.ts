@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Transaction } from '../api/analytics/types.ts';
 import { FIXTURE_START } from './support/fixtures.ts';
+import { restGet, type Envelope } from './support/rest-client.ts';
 import { startAppWithData } from './support/services.ts';
 
 let t: Awaited<ReturnType<typeof startAppWithData>>['t'];
@@ -15,17 +16,7 @@ beforeAll(async () => {
 });
 afterAll(async () => t.cleanup());
 
-interface Envelope<T> {
-  success: true;
-  data: T;
-  meta: { limit?: number; offset?: number; count: number; total?: number };
-}
-
-async function get<T>(url: string, status = 200): Promise<T> {
-  const res = await t.app.inject({ method: 'GET', url, headers });
-  expect(res.statusCode, `${url}: ${res.body.slice(0, 300)}`).toBe(status);
-  return res.json() as T;
-}
+const get = restGet(() => t.app, () => headers);
 
 /** Independent reference: the same listing straight from the base table. */
 async function reference(where: string, params: Record<string, unknown>, limit: number, offset = 0) {
