@@ -20,6 +20,7 @@ import { healthRoutes } from './health-routes.ts';
 import { registerOpenApi } from './rest/openapi.ts';
 import { restApi } from './rest/rest-api.ts';
 import { sqlRoutes } from './sql/query-routes.ts';
+import type { SqlSandbox } from './sql/sql-sandbox.ts';
 import { metricsRoutes } from './metrics-routes.ts';
 import { rpcRoutes } from './rpc/rpc-routes.ts';
 
@@ -29,6 +30,7 @@ export interface AppDeps {
   wh: Warehouse;
   registry: ProtocolRegistry;
   analytics: Analytics;
+  sqlSandbox: SqlSandbox;
   pipeline: IngestPipeline;
   metrics: Metrics;
   access: Access;
@@ -57,6 +59,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.setErrorHandler((err, req, reply) => {
     const { status, body } = httpError(err);
     if (status >= 500) req.log.error({ err }, 'request failed');
+    if (err instanceof AppError && err.retryAfterSeconds !== undefined) reply.header('retry-after', String(err.retryAfterSeconds));
     reply.code(status).send(body);
   });
   app.setNotFoundHandler((req, reply) => {
@@ -94,7 +97,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // OpenAPI first: it documents the routes registered after it.
   await registerOpenApi(app);
   await app.register(restApi, { prefix: '/api/v1', analytics: deps.analytics });
-  await app.register(sqlRoutes, { analytics: deps.analytics });
+  await app.register(sqlRoutes, { sandbox: deps.sqlSandbox });
 
   return app;
 }

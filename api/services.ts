@@ -6,12 +6,13 @@ import { DataVersion } from '../views/data-version.ts';
 import { readFreshness } from '../views/ingest-freshness.ts';
 import { InstrumentedWarehouse } from '../views/instrumented-warehouse.ts';
 import { migrate } from '../views/migrate.ts';
-import { openWarehouse } from '../views/open-warehouse.ts';
+import { openSandboxSessions, openWarehouse } from '../views/open-warehouse.ts';
 import { ProtocolRegistry } from '../views/protocol-registry.ts';
 import type { Warehouse } from '../views/warehouse.ts';
 import { createAccess, type Access } from './access/access.ts';
 import { Metrics } from './access/metrics.ts';
 import { Analytics } from './analytics/analytics.ts';
+import { SqlSandbox } from './sql/sql-sandbox.ts';
 
 export interface Services {
   config: Config;
@@ -20,6 +21,8 @@ export interface Services {
   dataVersion: DataVersion;
   registry: ProtocolRegistry;
   analytics: Analytics;
+  /** Client SQL, on engine sessions of its own. */
+  sqlSandbox: SqlSandbox;
   pipeline: IngestPipeline;
   metrics: Metrics;
   access: Access;
@@ -43,7 +46,12 @@ export async function createServices(
   metrics.addFreshness(cachedFreshness(wh));
   const dataVersion = new DataVersion();
   const registry = new ProtocolRegistry(wh);
-  const analytics = new Analytics(wh, registry, dataVersion, config.sql);
+  const analytics = new Analytics(wh, registry, dataVersion);
+  const sqlSandbox = new SqlSandbox(
+    openSandboxSessions(config).map((session) => new InstrumentedWarehouse(session, metrics)),
+    config.sql,
+    () => analytics.protocols(),
+  );
   const pipeline = new IngestPipeline(wh, registry, dataVersion, logger, {
     maxRecordBytes: config.ingest.maxRecordBytes,
     batchRows: config.ingest.batchRows,
@@ -58,12 +66,14 @@ export async function createServices(
     dataVersion,
     registry,
     analytics,
+    sqlSandbox,
     pipeline,
     metrics,
     access,
     async close() {
       // Usage is flushed while the warehouse is still open.
       await access.close();
+      await sqlSandbox.close();
       await wh.close();
     },
   };

@@ -4,7 +4,7 @@
 //   lifted - in-process through the analytics layer with the row cap lifted internally
 //            (what an export job would do), one streamed query.
 // Usage: ROWS=1000000 MODE=both npx tsx bench/sql-csv-stream.ts   (DATA_DIR=… reuses a seeded store)
-import { SQL_MAX_LIMIT } from '../api/analytics/sql-query.ts';
+import { SQL_MAX_LIMIT } from '../api/sql/sql-guard.ts';
 import { apiKeyHeader, memorySampler, startBenchServer } from './bench-server.ts';
 
 const ROWS = Number(process.env.ROWS ?? 1_000_000);
@@ -50,10 +50,8 @@ async function lifted(server: Awaited<ReturnType<typeof startBenchServer>>, visi
   const want = Math.min(ROWS, visible);
   const mem = memorySampler();
   const t0 = performance.now();
-  const { body } = await server.services.analytics.sqlCsv(`SELECT ${COLUMNS} FROM transactions ${ORDER} LIMIT ${want}`, {
-    ...server.services.analytics.sqlLimits,
-    maxResultRows: want,
-  });
+  const { body } = await server.services.sqlSandbox.csv({ key: 'bench', plan: 'enterprise' },
+    `SELECT ${COLUMNS} FROM transactions ${ORDER} LIMIT ${want}`, { maxResultRows: want });
   const got = await drain(body);
   const seconds = (performance.now() - t0) / 1000;
   return { mode: 'lifted', rows: got.lines - 1, requests: 1, bytes: got.bytes, seconds: round(seconds), rowsPerSecond: Math.round((got.lines - 1) / seconds), ...mem.stop() };

@@ -1,7 +1,7 @@
 // The one place that reads process.env. Every problem is collected and reported at once,
 // so an operator fixes a bad deployment in one go rather than one restart per mistake.
 import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
+import { availableParallelism, hostname } from 'node:os';
 import path from 'node:path';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -58,6 +58,20 @@ export interface Config {
   sql: {
     timeoutSeconds: number;
     maxMemoryBytes: number;
+    /**
+     * Engine sessions that run client SQL, apart from the serving session: client queries
+     * run at most this many at a time in total (SQL_SESSIONS; default: cores - 1, at least 1).
+     */
+    sessions: number;
+    /** Threads one client query may use (SQL_MAX_THREADS; default 1, so serving keeps a core). */
+    maxThreads: number;
+    /** Client queries of one key that may wait for a session while one of its own runs (SQL_QUEUE_PER_KEY). */
+    queuePerKey: number;
+    /** Client queries that may wait for a session in total (SQL_QUEUE_TOTAL); past it: 429. */
+    queueTotal: number;
+    /** A dedicated read-only ClickHouse user for client SQL (server mode; deploy/clickhouse/sql-sandbox-user.sql). */
+    user: string | undefined;
+    password: string;
   };
   access: {
     /** Bearer token for GET /metrics; unset = the admin token is the only one accepted. */
@@ -193,6 +207,12 @@ export function loadConfig(env: Env = process.env): Config {
 
   const sqlTimeoutSeconds = int('SQL_TIMEOUT_SECONDS', 30, 1, 3600);
   const sqlMaxMemoryBytes = int('SQL_MAX_MEMORY_BYTES', 2 * 1024 ** 3, 16 * 1024 ** 2, 2 ** 50);
+  const sqlSessions = int('SQL_SESSIONS', Math.max(1, availableParallelism() - 1), 1, 64);
+  const sqlMaxThreads = int('SQL_MAX_THREADS', 1, 1, 256);
+  const sqlQueuePerKey = int('SQL_QUEUE_PER_KEY', 2, 0, 100);
+  const sqlQueueTotal = int('SQL_QUEUE_TOTAL', 8, 0, 10_000);
+  const sqlUser = str('CLICKHOUSE_SQL_USER');
+  if (sqlUser !== undefined && chUrl === undefined) problems.push('CLICKHOUSE_SQL_USER needs CLICKHOUSE_URL (embedded mode has no users)');
   const metricsToken = str('METRICS_TOKEN');
   if (metricsToken !== undefined && metricsToken.length < 16) problems.push('METRICS_TOKEN must be at least 16 characters');
   // 1000 ms at most: DESIGN/issue require a revocation to be seen within one second.
@@ -235,7 +255,16 @@ export function loadConfig(env: Env = process.env): Config {
     adminTokenGenerated,
     logLevel: logLevelRaw,
     ingest: { maxBodyBytes, maxRecordBytes, batchRows, writerId, metricsPort },
-    sql: { timeoutSeconds: sqlTimeoutSeconds, maxMemoryBytes: sqlMaxMemoryBytes },
+    sql: {
+      timeoutSeconds: sqlTimeoutSeconds,
+      maxMemoryBytes: sqlMaxMemoryBytes,
+      sessions: sqlSessions,
+      maxThreads: sqlMaxThreads,
+      queuePerKey: sqlQueuePerKey,
+      queueTotal: sqlQueueTotal,
+      user: sqlUser,
+      password: env.CLICKHOUSE_SQL_PASSWORD ?? '',
+    },
     access: { metricsToken, keyCacheTtlMs, anonymousPerMinute, usageFlushMs },
     health: { maxIngestAgeSeconds },
     shutdownTimeoutMs,

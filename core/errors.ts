@@ -42,13 +42,16 @@ export class AppError extends Error {
   constructor(
     readonly kind: ErrorKind,
     message: string,
-    options?: { cause?: unknown; field?: string },
+    options?: { cause?: unknown; field?: string; retryAfterSeconds?: number },
   ) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'AppError';
     this.field = options?.field;
+    this.retryAfterSeconds = options?.retryAfterSeconds;
   }
   readonly field: string | undefined;
+  /** For "come back later" errors (429, 503): the Retry-After the answer carries, in whole seconds. */
+  readonly retryAfterSeconds: number | undefined;
 }
 
 export const invalidParams = (message: string, field?: string): AppError =>

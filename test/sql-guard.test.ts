@@ -3,7 +3,8 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../core/errors.ts';
-import { loadFunctionAliases, prepareQuery, type GuardContext } from '../api/analytics/sql-query.ts';
+import { loadFunctionPolicy } from '../api/sql/function-policy.ts';
+import { prepareQuery, type GuardContext } from '../api/sql/sql-guard.ts';
 import type { QueryOptions, Warehouse } from '../views/warehouse.ts';
 import { apiKeyHeaders } from './support/api-key.ts';
 import { demoRecords, ingestRecords } from './support/fixtures.ts';
@@ -164,7 +165,7 @@ describe('the same decisions whatever the transport', () => {
   const contextFor = (wh: Warehouse): GuardContext => ({
     wh,
     realTables: async () => new Set((await wh.query<{ name: string }>('SELECT name FROM system.tables WHERE database = currentDatabase()')).map((r) => r.name)),
-    functionAliases: () => loadFunctionAliases(wh),
+    functions: () => loadFunctionPolicy(wh),
   });
 
   it('accepts every legitimate query with the same executed text, and refuses every hostile one', async () => {

@@ -12,7 +12,8 @@ let active: string[];
 
 beforeAll(async () => {
   // A 1 s time-out so the slow-query test is quick; everything else finishes far sooner.
-  t = await startApp({ SQL_TIMEOUT_SECONDS: '1' });
+  // Two sandbox sessions: one test reads a CSV stream (which holds its session) while asking more.
+  t = await startApp({ SQL_TIMEOUT_SECONDS: '1', SQL_SESSIONS: '2' });
   headers = await apiKeyHeaders(t.app);
   const report = await ingestRecords(t.services, await demoRecords(t.services, 3000));
   expect(report.rejected).toEqual([]);
@@ -133,7 +134,7 @@ describe('CSV answers', () => {
   });
 
   it('frees the engine stream when the consumer gives up before reading (next CSV still streams)', async () => {
-    const abandoned = await t.services.analytics.sqlCsv('SELECT signature FROM transactions');
+    const abandoned = await t.services.sqlSandbox.csv({ key: 'test', plan: 'free' }, 'SELECT signature FROM transactions');
     await abandoned.body[Symbol.asyncIterator]().return?.();
     const next = await Promise.race([
       post({ query: 'SELECT 1 AS one', format: 'csv' }),
@@ -151,7 +152,7 @@ describe('CSV answers', () => {
   it('keeps streaming while other queries run on the engine meanwhile', async () => {
     // Queries fall between the stream's reads; on one shared engine session they would end
     // the stream (even its final "done" read fails with "No active streaming query").
-    const { body } = await t.services.analytics.sqlCsv('SELECT * EXCEPT (log_messages, raw_data, error_message) FROM transactions LIMIT 3000');
+    const { body } = await t.services.sqlSandbox.csv({ key: 'test', plan: 'free' }, 'SELECT * EXCEPT (log_messages, raw_data, error_message) FROM transactions LIMIT 3000');
     const it = body[Symbol.asyncIterator]();
     let text = '';
     let chunks = 0;

@@ -9,3 +9,35 @@ export function openWarehouse(config: Pick<Config, 'clickhouse' | 'dataDir'>): W
   if (url !== undefined) return new ServerWarehouse({ url, user, password, database });
   return new EmbeddedWarehouse(config.dataDir);
 }
+
+/**
+ * The engine sessions client SQL runs on, apart from the serving one. Embedded: one chDB
+ * session each over the same data directory (a session runs one query at a time, and a
+ * second session runs concurrently with the first, so a heavy client query never queues
+ * serving queries). Server: the server runs queries concurrently anyway; the sessions share
+ * one client, logged in as the dedicated read-only user when CLICKHOUSE_SQL_USER is set
+ * (deploy/clickhouse/sql-sandbox-user.sql), so grants and a row policy back the guard.
+ */
+export function openSandboxSessions(config: Pick<Config, 'clickhouse' | 'dataDir' | 'sql'>): Warehouse[] {
+  const n = config.sql.sessions;
+  const { url, user, password, database } = config.clickhouse;
+  if (url === undefined) return Array.from({ length: n }, () => new EmbeddedWarehouse(config.dataDir));
+  const shared = new ServerWarehouse(
+    config.sql.user === undefined ? { url, user, password, database } : { url, user: config.sql.user, password: config.sql.password, database },
+  );
+  let open = n;
+  // Each slot closes "its" session; the shared client closes with the last one.
+  const slot: Warehouse = {
+    transport: 'server',
+    query: (sql, options) => shared.query(sql, options),
+    queryText: (sql, format, options) => shared.queryText(sql, format, options),
+    stream: (sql, format, options) => shared.stream(sql, format, options),
+    insert: () => Promise.reject(new Error('the SQL sandbox never writes')),
+    exec: () => Promise.reject(new Error('the SQL sandbox never writes')),
+    close: async () => {
+      open -= 1;
+      if (open === 0) await shared.close();
+    },
+  };
+  return Array.from({ length: n }, () => slot);
+}

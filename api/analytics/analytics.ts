@@ -1,5 +1,5 @@
-// The shared analytics layer: every interface (JSON-RPC, REST, SQL, GraphQL) asks here and
-// only maps the answer. It owns protocol visibility (inactive protocols are hidden), the
+// The shared analytics layer: every interface (JSON-RPC, REST, GraphQL) asks here and only
+// maps the answer (client SQL has its own sandbox in api/sql/). It owns protocol visibility (inactive protocols are hidden), the
 // result cache, and all SQL for answers; views/ owns the schema.
 import { AppError, Errors } from '../../core/errors.ts';
 import type { DataVersion } from '../../views/data-version.ts';
@@ -9,7 +9,6 @@ import { toFeeStats, type FeeStats } from './fee-stats.ts';
 import { tableStorage, toGlobalStats, type GlobalStats } from './global-stats.ts';
 import { aggregateProtocols, type Bucket, type ProtocolAggregate } from './protocol-aggregates.ts';
 import { ResultCache } from './result-cache.ts';
-import { loadFunctionAliases, prepareQuery, queryError, runSettings, type GuardContext, type RunLimits } from './sql-query.ts';
 import { edgesCondition, intervalCondition, planRange } from './time-range.ts';
 import { SignatureLookup } from './signature-lookup.ts';
 import { listTransactions } from './transactions.ts';
@@ -31,20 +30,14 @@ const avg = (sum: number, n: number): number => (n === 0 ? 0 : sum / n);
 /** Most hourly buckets one activity answer may hold (about 14 months). */
 export const MAX_ACTIVITY_BUCKETS = 10_000;
 
-/** Limits of client SQL (SPEC: 30 s); services pass the configured values. */
-export const DEFAULT_SQL_LIMITS: RunLimits = { timeoutSeconds: 30, maxMemoryBytes: 2 * 1024 ** 3 };
-
 export class Analytics {
   readonly cache: ResultCache;
-  private realTablesCache: { at: number; names: Promise<ReadonlySet<string>> } | undefined;
-  private functionAliasCache: Promise<ReadonlyMap<string, string>> | undefined;
   private readonly signatures: SignatureLookup;
 
   constructor(
     readonly wh: Warehouse,
     readonly registry: ProtocolRegistry,
     dataVersion: DataVersion,
-    readonly sqlLimits: RunLimits = DEFAULT_SQL_LIMITS,
   ) {
     this.cache = new ResultCache(dataVersion);
     this.signatures = new SignatureLookup(wh);
@@ -220,94 +213,6 @@ export class Analytics {
     const active = await this.protocols();
     const per = await this.aggregate('global', { protocols: active, range: {}, extremes: true });
     return toGlobalStats(active, per, await tableStorage(this.wh));
-  }
-
-  // ---- SQL query interface -----------------------------------------------------------------
-
-  private realTables(): Promise<ReadonlySet<string>> {
-    // Table names change only with migrations; a minute of caching is plenty.
-    if (!this.realTablesCache || Date.now() - this.realTablesCache.at > 60_000) {
-      const names = this.wh
-        .query<{ name: string }>('SELECT name FROM system.tables WHERE database = currentDatabase()')
-        .then((rows) => new Set(rows.map((r) => r.name)) as ReadonlySet<string>);
-      names.catch(() => (this.realTablesCache = undefined));
-      this.realTablesCache = { at: Date.now(), names };
-    }
-    return this.realTablesCache.names;
-  }
-
-  private guardContext(): GuardContext {
-    return {
-      wh: this.wh,
-      realTables: () => this.realTables(),
-      // The engine's function catalogue is fixed for the life of the process.
-      functionAliases: () => {
-        if (!this.functionAliasCache) {
-          this.functionAliasCache = loadFunctionAliases(this.wh);
-          this.functionAliasCache.catch(() => (this.functionAliasCache = undefined));
-        }
-        return this.functionAliasCache;
-      },
-    };
-  }
-
-  /** Check, limit and run a client's SELECT; rows as JSONEachRow objects (64-bit integers as strings). */
-  async sqlQuery(text: unknown): Promise<{ data: Record<string, unknown>[]; count: number; query: string }> {
-    const prepared = await prepareQuery(this.guardContext(), text);
-    // 64-bit integers as strings (SPEC: "numeric values can arrive as strings"): JSON numbers
-    // lose precision above 2^53, and newer engines no longer quote them by default.
-    const settings = runSettings(this.sqlLimits, await this.protocols(), { output_format_json_quote_64bit_integers: 1 });
-    try {
-      const data = await this.wh.query<Record<string, unknown>>(prepared.executed, { settings });
-      return { data, count: data.length, query: prepared.executed };
-    } catch (err) {
-      throw queryError(err, this.sqlLimits);
-    }
-  }
-
-  /**
-   * Check, limit and stream a client's SELECT as RFC 4180 CSV with a header row. The first
-   * chunk is awaited here so that errors the engine reports up front (time-out, unknown
-   * column …) still become a proper error answer; later failures can only cut the stream.
-   * `limits` lets internal callers (benchmarks, exports) lift the row cap; clients cannot.
-   */
-  async sqlCsv(text: unknown, limits: RunLimits = this.sqlLimits): Promise<{ query: string; body: AsyncIterable<Uint8Array> }> {
-    const prepared = await prepareQuery(this.guardContext(), text, limits.maxResultRows);
-    const settings = runSettings(limits, await this.protocols(), {
-      // RFC 4180: CRLF line ends; NULL as an empty field rather than ClickHouse's \N.
-      output_format_csv_crlf_end_of_line: 1,
-      format_csv_null_representation: '',
-    });
-    const iterator = this.wh.stream(prepared.executed, 'CSVWithNames', { settings })[Symbol.asyncIterator]();
-    let pending: IteratorResult<Uint8Array> | undefined;
-    try {
-      pending = await iterator.next();
-    } catch (err) {
-      throw queryError(err, limits);
-    }
-    // A hand-written iterator rather than a generator: return() must reach the engine's
-    // stream even when the consumer gives up before reading the first chunk (a generator
-    // that never started would skip its finally), or the embedded engine's single stream
-    // slot would stay taken.
-    const body: AsyncIterableIterator<Uint8Array> = {
-      [Symbol.asyncIterator]() {
-        return this;
-      },
-      async next() {
-        if (pending !== undefined) {
-          const r = pending;
-          pending = undefined;
-          return r;
-        }
-        return iterator.next();
-      },
-      async return() {
-        pending = undefined;
-        await iterator.return?.();
-        return { done: true, value: undefined };
-      },
-    };
-    return { query: prepared.executed, body };
   }
 }
 

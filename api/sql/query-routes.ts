@@ -1,11 +1,11 @@
 // POST /v1/query and its REST alias POST /api/v1/query: the SQL interface's HTTP adapter.
-// It only reads the body and shapes the answer; the analytics layer decides whether the
-// query may run and runs it (see api/analytics/sql-query.ts).
+// It only reads the body and shapes the answer; the sandbox decides whether the query may
+// run and runs it on its own engine sessions (see sql-sandbox.ts and sql-guard.ts).
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, Errors } from '../../core/errors.ts';
-import type { Analytics } from '../analytics/analytics.ts';
-import { PUBLISHED_TABLES, SQL_DEFAULT_LIMIT, SQL_MAX_LENGTH, SQL_MAX_LIMIT } from '../analytics/sql-query.ts';
+import { PUBLISHED_TABLES, SQL_DEFAULT_LIMIT, SQL_MAX_LENGTH, SQL_MAX_LIMIT } from './sql-guard.ts';
+import { SQL_MAX_RESPONSE_BYTES, type Caller, type SqlSandbox } from './sql-sandbox.ts';
 
 const bodySchema = {
   type: 'object',
@@ -37,8 +37,10 @@ const schema = {
   tags: ['SQL'],
   summary: 'Run a read-only SQL query',
   description: 'format json (default): {data, count, query}. format csv: text/csv; charset=utf-8, header row, RFC 4180 ' +
-    'quoting, CRLF line ends, streamed. Rejected queries: 400 {error:"Invalid query", message}. Queries running longer ' +
-    'than the time-out (30 s) are cancelled by the engine: 408.',
+    'quoting, CRLF line ends, streamed. Rejected queries: 400 {error:"Invalid query", message}, also for a query whose ' +
+    `estimated rows read exceed the plan's budget and for an answer over ${SQL_MAX_RESPONSE_BYTES / 1024 / 1024} MiB. ` +
+    'Queries running longer than the time-out (30 s) are cancelled by the engine: 408. Client SQL runs on engine ' +
+    'sessions of its own, one query per key at a time with a short queue: past it, 429 with Retry-After.',
   body: bodySchema,
   response: {
     200: {
@@ -52,7 +54,7 @@ const schema = {
     401: errorRef('API key missing'),
     403: errorRef('API key invalid'),
     408: errorRef('Query time-out: cancelled by the engine'),
-    429: errorRef('Rate limit exceeded'),
+    429: errorRef('Rate limit exceeded, or too many SQL queries of this key (or in total) running or waiting'),
   },
 };
 
@@ -61,8 +63,8 @@ interface Body {
   format?: unknown;
 }
 
-export async function sqlRoutes(app: FastifyInstance, opts: { analytics: Analytics }): Promise<void> {
-  const { analytics } = opts;
+export async function sqlRoutes(app: FastifyInstance, opts: { sandbox: SqlSandbox }): Promise<void> {
+  const { sandbox } = opts;
 
   const handler = async (req: FastifyRequest<{ Body: Body | undefined }>, reply: FastifyReply): Promise<unknown> => {
     const body = req.body;
@@ -76,8 +78,10 @@ export async function sqlRoutes(app: FastifyInstance, opts: { analytics: Analyti
     if (format !== 'json' && format !== 'csv') {
       throw new AppError(Errors.invalidQuery, 'format must be "json" or "csv"');
     }
-    if (format === 'json') return analytics.sqlQuery(body.query);
-    const csv = await analytics.sqlCsv(body.query);
+    // Access control has authenticated the key before any handler runs.
+    const caller: Caller = { key: req.apiKey?.id ?? req.ip, plan: req.apiKey?.plan ?? 'free' };
+    if (format === 'json') return sandbox.query(caller, body.query);
+    const csv = await sandbox.csv(caller, body.query);
     return reply
       .type('text/csv; charset=utf-8')
       .header('content-disposition', 'inline; filename="query.csv"')

@@ -42,7 +42,12 @@ export function parseAstDump(text: string): AstNode[] {
   return roots;
 }
 
+/** Every node below and including `node`, parents before children (iterative: trees may be deep). */
 export function* walk(node: AstNode): Generator<AstNode> {
-  yield node;
-  for (const c of node.children) yield* walk(c);
+  const stack: AstNode[] = [node];
+  while (stack.length > 0) {
+    const n = stack.pop()!;
+    yield n;
+    for (let i = n.children.length - 1; i >= 0; i--) stack.push(n.children[i]!);
+  }
 }

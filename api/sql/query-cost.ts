@@ -1,0 +1,91 @@
+// One cost model for every interface that lets a client shape a query (SQL today, GraphQL's
+// queryComplexity and its execution guard next): the engine's own estimate of the rows a
+// query reads (`EXPLAIN ESTIMATE`, which uses the primary key and partition pruning),
+// compared with the budget of the caller's plan before the query runs.
+import type { Plan } from '../../views/api-key-store.ts';
+import type { Settings, Warehouse } from '../../views/warehouse.ts';
+
+/**
+ * Rows one query may read, per plan. Checked before the query runs (the estimate) and
+ * enforced by the engine while it runs (max_rows_to_read), so a misestimate still stops.
+ */
+export const PLAN_QUERY_BUDGET: Readonly<Record<Plan, number>> = Object.freeze({
+  free: 100_000_000,
+  x402: 1_000_000_000,
+  enterprise: 10_000_000_000,
+});
+
+/** Bytes per budgeted row for max_bytes_to_read: wide rows (accounts, logs) are ~600 bytes. */
+const BYTES_PER_BUDGET_ROW = 1024;
+
+export interface CostEstimate {
+  /** Rows the engine expects to read, over every table read (a table read twice counts twice). */
+  estimatedRows: number;
+  /** The cost score compared with the budget: estimatedRows, or the product of a cross join's sides. */
+  score: number;
+  /** Rows per table, as estimated. */
+  tables: { table: string; rows: number }[];
+  /** What the caller can do to lower the score, most useful first. */
+  recommendations: string[];
+}
+
+export interface CostInput {
+  /** Published tables the query reads (from the guard's parse tree). */
+  tables: readonly string[];
+  /** The query joins with no condition (comma or CROSS JOIN). */
+  crossJoin: boolean;
+}
+
+/**
+ * Estimate the cost of `sql` (already checked by the guard) on `wh` with `settings` (the
+ * same settings it will run with, so row filters and limits apply to the estimate too).
+ */
+export async function estimateCost(wh: Warehouse, sql: string, input: CostInput, settings: Settings): Promise<CostEstimate> {
+  const rows = await wh.query<{ table: string; rows: string }>(`EXPLAIN ESTIMATE ${sql}`, { settings });
+  const perTable = new Map<string, number>();
+  for (const r of rows) perTable.set(r.table, (perTable.get(r.table) ?? 0) + Number(r.rows));
+  // A table the guard saw that the estimate leaves out (a scalar subquery's read, which
+  // the planner does not estimate) is costed at its whole size: an upper bound.
+  const missing = input.tables.filter((t) => !perTable.has(t));
+  if (missing.length > 0) {
+    const sizes = await wh.query<{ table: string; rows: string }>(
+      `SELECT table, sum(rows) AS rows FROM system.parts
+       WHERE active AND database = currentDatabase() AND table IN {tables:Array(String)} GROUP BY table`,
+      { params: { tables: missing } },
+    );
+    for (const s of sizes) perTable.set(s.table, Number(s.rows));
+  }
+  const estimatedRows = [...perTable.values()].reduce((a, b) => a + b, 0);
+  return costOf(estimatedRows, input.crossJoin, [...perTable].map(([table, n]) => ({ table, rows: n })));
+}
+
+/** The score for an estimate; cross joins are costed by the product of their sides. */
+export function costOf(estimatedRows: number, crossJoin: boolean, tables: { table: string; rows: number }[]): CostEstimate {
+  // Every row meets every row: the work is the product of the two sides, at most (rows/2)^2
+  // when the rows read split evenly between them (an upper bound for a two-way join).
+  const score = crossJoin ? Math.max(estimatedRows, (estimatedRows / 2) ** 2) : estimatedRows;
+  const recommendations: string[] = [];
+  if (tables.some((t) => t.table === 'transactions')) {
+    recommendations.push('narrow the date range (WHERE date BETWEEN \'YYYY-MM-DD\' AND \'YYYY-MM-DD\'), or read the hourly tables protocol_hourly / instruction_hourly instead of transactions');
+    recommendations.push('add a protocol (WHERE protocol_name = \'…\'): the table is ordered by protocol and time');
+  }
+  if (crossJoin) recommendations.unshift('join with a condition (JOIN … ON …) instead of a comma or CROSS JOIN');
+  return { estimatedRows, score, tables, recommendations };
+}
+
+/** Engine settings that enforce a plan's budget while the query runs. */
+export function budgetSettings(plan: Plan): Settings {
+  const rows = PLAN_QUERY_BUDGET[plan];
+  return { max_rows_to_read: rows, max_bytes_to_read: rows * BYTES_PER_BUDGET_ROW, read_overflow_mode: 'throw' };
+}
+
+/** The refusal message for a query over budget. */
+export function overBudgetMessage(cost: CostEstimate, plan: Plan): string {
+  const budget = PLAN_QUERY_BUDGET[plan];
+  const what = cost.score === cost.estimatedRows
+    ? `would read about ${fmt(cost.estimatedRows)} rows`
+    : `would compare about ${fmt(cost.score)} row pairs (a join without a condition over ${fmt(cost.estimatedRows)} rows)`;
+  return `the query ${what}; the ${plan} plan allows ${fmt(budget)} per query. To narrow it: ${cost.recommendations.join('; ') || 'read fewer rows'}`;
+}
+
+const fmt = (n: number): string => (n >= 1e9 ? `${(n / 1e9).toFixed(1)}B` : n >= 1e6 ? `${(n / 1e6).toFixed(1)}M` : `${Math.round(n)}`);

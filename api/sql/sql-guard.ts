@@ -1,0 +1,365 @@
+// Decide whether a client's SQL may run. Allow-lists that fail closed: the engine's own
+// parser says what the query is, and every node of its parse tree must be of a kind this
+// module knows and walks in full; every function must resolve to one the function policy
+// allows; every table must be published (or a CTE of the query). Anything else is refused
+// with 400 naming what was found.
+//
+// Order of checks, cheapest and safest first:
+//  1. input shape (non-empty string, at most 100000 characters, no control characters);
+//  2. surface (sql-lexer.ts): no semicolon outside strings/comments, nothing left open,
+//     first word SELECT/WITH/(;
+//  3. the engine formats the text passed as a bound *value* (formatQuerySingleLine): its
+//     own lexer and parser confirm one well-formed statement without ever running it as a
+//     statement, so no multi-statement trick can reach step 4;
+//  4. the engine's parse tree (`EXPLAIN AST <text>`, parse only: nothing is evaluated):
+//     one SELECT; node kinds, tables and functions on the allow-lists. `APPLY` transformers
+//     are the one node the dump prints without its content, so their text is taken from
+//     the canonical form of step 3 and parsed again on its own (see checkApply);
+//  5. the outermost LIMIT (read from the canonical text of step 3, cross-checked against
+//     the tree): at most 10000; absent -> LIMIT 1000 is appended.
+// All of it runs on the sandbox's own engine session, never the serving one.
+import { AppError, Errors } from '../../core/errors.ts';
+import { WarehouseError, type Warehouse } from '../../views/warehouse.ts';
+import type { FunctionPolicy } from './function-policy.ts';
+import { parseAstDump, walk, type AstNode } from './sql-ast.ts';
+import { cteNames, isKeyword, lex, LexError, outerLimit, type Token } from './sql-lexer.ts';
+
+export const SQL_MAX_LIMIT = 10_000;
+export const SQL_DEFAULT_LIMIT = 1_000;
+export const SQL_MAX_LENGTH = 100_000;
+
+/** Tables a client may read. Internal tables (lookups, registry, keys, dead letters) are not listed. */
+export const PUBLISHED_TABLES: readonly string[] = ['transactions', 'protocol_hourly', 'instruction_hourly'];
+
+/**
+ * Parse-tree node kinds the walker knows, each printed by EXPLAIN AST with all of its
+ * children. Any other kind (SETTINGS, query parameters, kinds a newer engine adds) is refused.
+ */
+const KNOWN_KINDS: ReadonlySet<string> = new Set([
+  'SelectWithUnionQuery', 'SelectIntersectExceptQuery', 'SelectQuery', 'ExpressionList',
+  'TablesInSelectQuery', 'TablesInSelectQueryElement', 'TableExpression', 'TableIdentifier', 'TableJoin', 'ArrayJoin',
+  'Subquery', 'WithElement', 'Identifier', 'Literal', 'Function', 'OrderByElement', 'InterpolateElement',
+  'WindowDefinition', 'WindowListElement', 'SampleRatio',
+  'Asterisk', 'QualifiedAsterisk', 'ColumnsRegexpMatcher', 'QualifiedColumnsRegexpMatcher', 'ColumnsListMatcher',
+  'QualifiedColumnsListMatcher', 'ColumnsTransformerList', 'ColumnsExceptTransformer', 'ColumnsReplaceTransformer',
+  'ColumnsReplaceTransformer::Replacement',
+  // Printed as a leaf: its content is checked from the canonical text (checkApply).
+  'ColumnsApplyTransformer',
+]);
+
+/** What may stand directly in a FROM/JOIN slot: a table name, a subquery, a SAMPLE ratio. */
+const TABLE_EXPRESSION_CHILDREN: ReadonlySet<string> = new Set(['TableIdentifier', 'Subquery', 'SampleRatio']);
+
+/** First words of statements other than SELECT, named in the rejection message. */
+const STATEMENT_WORDS = new Set(['INSERT', 'UPDATE', 'DELETE', 'DROP', 'CREATE', 'ALTER', 'TRUNCATE', 'REPLACE', 'GRANT',
+  'REVOKE', 'KILL', 'OPTIMIZE', 'RENAME', 'ATTACH', 'DETACH', 'SYSTEM', 'SET', 'USE', 'SHOW', 'DESCRIBE', 'DESC', 'EXPLAIN',
+  'EXCHANGE', 'UNDROP', 'BACKUP', 'RESTORE', 'CHECK', 'WATCH', 'MOVE', 'EXISTS', 'BEGIN', 'COMMIT', 'ROLLBACK', 'UPSERT', 'MERGE']);
+
+/** `x IN name` reads a whole table by name: such an argument must be a published table or a CTE. */
+const IN_FUNCTIONS = new Set(['in', 'notin', 'globalin', 'globalnotin', 'nullin', 'notnullin', 'globalnullin', 'globalnotnullin']);
+
+/** Most APPLY transformers one query may carry (each costs one more parse). */
+const MAX_APPLY = 16;
+
+const invalid = (message: string, cause?: unknown): AppError => new AppError(Errors.invalidQuery, message, { cause });
+
+/** The engine's message without its "Code: N. DB::Exception:" frame or our wrapper query. */
+export function engineMessage(err: unknown): string {
+  let m = err instanceof Error ? err.message : String(err);
+  m = m.replace(/^Code: \d+\.\s*/, '').replace(/^DB::Exception:\s*/, '');
+  const scope = m.indexOf(': In scope SELECT formatQuerySingleLine');
+  if (scope >= 0) m = m.slice(0, scope);
+  m = m.replace(/\s*\(version [^)]*\)\s*$/, '');
+  // "in scope <query> SETTINGS …" repeats the query with our settings: noise for the client.
+  m = m.replace(/ in scope [\s\S]*?(?=\. \([A-Z_]+\)$|$)/, '');
+  return m.split('\nStack trace')[0]!.trim();
+}
+
+export interface PreparedQuery {
+  /** The text that runs: the client's text, plus `LIMIT 1000` when the outer query had none. */
+  executed: string;
+  injectedLimit: boolean;
+  /** Published tables the query reads (CTE names excluded). */
+  tables: string[];
+  /** True when the query joins tables with no join condition (comma or CROSS JOIN). */
+  crossJoin: boolean;
+}
+
+export interface GuardContext {
+  /** The sandbox session: parse-only statements (formatQuerySingleLine, EXPLAIN AST) run here. */
+  wh: Warehouse;
+  /** Every table and dictionary name of the current database (to stop a CTE name shadowing one ambiguously). */
+  realTables: () => Promise<ReadonlySet<string>>;
+  /** The function allow-list, resolved against the engine's catalogue. */
+  functions: () => Promise<FunctionPolicy>;
+}
+
+/** Decide whether `input` may run; answer the text to execute or throw 400 Invalid query. */
+export async function prepareQuery(ctx: GuardContext, input: unknown, maxLimit = SQL_MAX_LIMIT): Promise<PreparedQuery> {
+  if (typeof input !== 'string' || input.trim() === '') throw invalid('the query must be a non-empty string');
+  if (input.length > SQL_MAX_LENGTH) {
+    throw invalid(`the query is ${input.length} characters long; the maximum is ${SQL_MAX_LENGTH} characters`);
+  }
+  const text = input.trim();
+  // NUL and other control characters have no place in SQL text, and a C string boundary
+  // inside the engine could make it see less than the guard saw.
+  if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(text)) {
+    throw invalid('the query contains control characters (only tab, newline and carriage return are allowed)');
+  }
+
+  // 2. Surface checks.
+  let lexed;
+  try {
+    lexed = lex(text);
+  } catch (err) {
+    if (err instanceof LexError) throw invalid(`${err.message}`);
+    throw err;
+  }
+  if (lexed.semicolons.length > 0) {
+    throw invalid('only one statement is allowed: remove the semicolon (";") outside strings and comments');
+  }
+  for (const t of lexed.tokens) {
+    // Identifiers are printed raw in the parse-tree dump: a control character could forge
+    // lines there, and "(alias …)"-like text could be read as the dump's own annotations.
+    if (t.type === 'quoted' && /[\u0000-\u001f\u007f()]/.test(t.text)) {
+      throw invalid('quoted identifiers may not contain control characters or parentheses');
+    }
+  }
+  const first = lexed.tokens[0];
+  if (!first) throw invalid('the query must be a non-empty string');
+  if (!(isKeyword(first, 'SELECT') || isKeyword(first, 'WITH') || (first.type === 'punct' && first.text === '('))) {
+    const word = first.type === 'word' ? first.text.toUpperCase() : undefined;
+    if (word !== undefined && STATEMENT_WORDS.has(word)) {
+      throw invalid(`${word} statements are not allowed: only read-only SELECT queries (SELECT, WITH …) are accepted`);
+    }
+    throw invalid(`the query must start with SELECT or WITH (found "${first.text.slice(0, 40)}"): only read-only SELECT queries are accepted`);
+  }
+
+  // 3. One well-formed statement, per the engine, without executing the text.
+  let canonical: string;
+  try {
+    const [row] = await ctx.wh.query<{ f: string }>('SELECT formatQuerySingleLine({q:String}) AS f', { params: { q: text } });
+    canonical = row?.f ?? '';
+  } catch (err) {
+    if (err instanceof WarehouseError && /Multi-statements are not allowed/i.test(err.message)) {
+      throw invalid('only one statement is allowed', err);
+    }
+    throw invalid(`syntax error: ${engineMessage(err)}`, err);
+  }
+
+  // INTO OUTFILE must not even reach EXPLAIN: refuse it on the engine's canonical text first.
+  const canonicalTokens = lex(canonical).tokens;
+  if (canonicalTokens.some((t, k) => isKeyword(t, 'INTO') && isKeyword(canonicalTokens[k + 1], 'OUTFILE'))) {
+    throw invalid('INTO OUTFILE is not allowed');
+  }
+
+  // 4. The parse tree.
+  const root = await explainRoot(ctx.wh, text, canonicalTokens);
+  if (root.kind !== 'SelectWithUnionQuery') {
+    throw invalid(`only read-only SELECT queries are accepted (the engine parsed a ${root.kind.replace(/Query$/, '').toUpperCase()} statement)`);
+  }
+
+  const ctes = new Set(cteNames(canonical));
+  const real = await ctx.realTables();
+  for (const name of ctes) {
+    if (real.has(name) && !PUBLISHED_TABLES.includes(name)) {
+      throw invalid(`a WITH clause may not be named "${name}": that name belongs to an internal table`);
+    }
+  }
+  const policy = await ctx.functions();
+  const seen = checkTree(root, { ctes, policy, canonicalTokens });
+  const applies = seen.applyCount > 0 ? applySegments(canonical, canonicalTokens) : [];
+  if (applies.length !== seen.applyCount) {
+    throw invalid('could not read an APPLY transformer; write it as APPLY function_name or APPLY (x -> expression)');
+  }
+  if (applies.length > MAX_APPLY) throw invalid(`at most ${MAX_APPLY} APPLY transformers are allowed in one query`);
+  for (const segment of applies) await checkApply(ctx.wh, segment, { ctes, policy, canonicalTokens });
+
+  // 5. The outermost LIMIT.
+  const lim = outerLimit(canonical);
+  const tables = [...seen.tables];
+  if (lim.nonLiteral) throw invalid(`the outermost LIMIT must be a whole number of rows, at most ${maxLimit}`);
+  if (lim.length !== undefined) {
+    if (lim.length > maxLimit) throw invalid(`LIMIT ${lim.length} is over the maximum of ${maxLimit} rows`);
+    const inTree = [...walk(root)].some((n) => n.kind === 'Literal' && n.detail === `UInt64_${lim.length}` && n.parent?.kind === 'SelectQuery' && outermost(n));
+    if (!inTree) throw invalid('could not confirm the outermost LIMIT; write it as LIMIT <rows> at the end of the query');
+    return { executed: text, injectedLimit: false, tables, crossJoin: seen.crossJoin };
+  }
+  const list = root.children[0];
+  const parenthesized = first.type === 'punct';
+  const single = list?.children.length === 1 && list.children[0]?.kind === 'SelectQuery' && !lim.offsetOnly && !parenthesized;
+  // A LIMIT appended after a UNION binds to its last branch only, and cannot follow a
+  // parenthesized query or a bare OFFSET: wrap those instead.
+  const sep = text.includes('--') || text.includes('#') ? '\n' : ' ';
+  const executed = single
+    ? `${text}${sep}LIMIT ${SQL_DEFAULT_LIMIT}`
+    : `SELECT * FROM (\n${text}\n) LIMIT ${SQL_DEFAULT_LIMIT}`;
+  return { executed, injectedLimit: true, tables, crossJoin: seen.crossJoin };
+}
+
+/** See explainRoot. */
+const AST_FORMAT_MARKER = 'TSVRaw';
+
+/**
+ * The parse tree of one statement. The explained query gets a FORMAT clause of our own: a
+ * transport that appends `FORMAT <fmt>` to the text (the server transport does) would
+ * otherwise hand that clause to the explained query instead of to EXPLAIN, and the tree
+ * would differ by transport. With ours first, a transport's clause goes to EXPLAIN; ours
+ * shows up as a known last child of the root, which is removed before judging. When the
+ * client wrote a FORMAT of its own, ours lands on EXPLAIN (or is a syntax error) and the
+ * marker is missing: refused either way.
+ */
+async function explainRoot(wh: Warehouse, text: string, canonicalTokens: readonly Token[]): Promise<AstNode> {
+  let roots: AstNode[];
+  try {
+    roots = parseAstDump(await wh.queryText(`EXPLAIN AST ${text}\nFORMAT ${AST_FORMAT_MARKER}`, 'TSVRaw'));
+  } catch (err) {
+    throw invalid(clauseMessage(canonicalTokens) ?? `syntax error: ${engineMessage(err)}`, err);
+  }
+  const root = roots[0];
+  if (roots.length !== 1 || !root) throw invalid('only one statement is allowed');
+  const marker = root.children.at(-1);
+  if (marker?.kind !== 'Identifier' || marker.detail !== AST_FORMAT_MARKER) {
+    throw invalid(clauseMessage(canonicalTokens) ?? 'only plain SELECT queries are allowed (no FORMAT, SETTINGS or INTO OUTFILE clauses)');
+  }
+  root.children.pop();
+  return root;
+}
+
+interface TreeContext {
+  ctes: ReadonlySet<string>;
+  policy: FunctionPolicy;
+  canonicalTokens: readonly Token[];
+}
+
+interface TreeFacts {
+  tables: Set<string>;
+  applyCount: number;
+  crossJoin: boolean;
+}
+
+/** Walk every node of the tree; refuse the first one that is not on an allow-list. */
+function checkTree(root: AstNode, ctx: TreeContext): TreeFacts {
+  const facts: TreeFacts = { tables: new Set(), applyCount: 0, crossJoin: false };
+  const checkTable = (name: string): void => {
+    const lower = name.toLowerCase();
+    if (lower.startsWith('system.') || lower === 'system' || lower.startsWith('information_schema.') || lower === 'information_schema') {
+      throw invalid(`system and information_schema tables are not available; published tables: ${PUBLISHED_TABLES.join(', ')}`);
+    }
+    if (name.includes('.')) throw invalid(`"${name}": tables are named without a database; published tables: ${PUBLISHED_TABLES.join(', ')}`);
+    if (ctx.ctes.has(name)) return;
+    if (PUBLISHED_TABLES.includes(name)) {
+      facts.tables.add(name);
+      return;
+    }
+    throw invalid(`table "${name}" is not published; published tables: ${PUBLISHED_TABLES.join(', ')}`);
+  };
+
+  for (const node of walk(root)) {
+    if (node.kind === 'Set' || node.kind === 'SetQuery') throw invalid('SETTINGS clauses are not allowed: the service sets the limits');
+    if (node.kind === 'QueryParameter') throw invalid('query parameters ({name:Type}) are not supported: write the values into the query');
+    if (!KNOWN_KINDS.has(node.kind)) throw invalid(`the query uses a construct this service does not accept (${node.kind})`);
+    if (node.kind === 'SelectWithUnionQuery' && node.children.length !== 1) {
+      // The extra child is a FORMAT identifier or an INTO OUTFILE target (or settings).
+      throw invalid(clauseMessage(ctx.canonicalTokens) ?? 'only plain SELECT queries are allowed (no FORMAT, SETTINGS or INTO OUTFILE clauses)');
+    }
+    if (node.parent?.kind === 'TableExpression' && !TABLE_EXPRESSION_CHILDREN.has(node.kind)) {
+      if (node.kind === 'Function') {
+        throw invalid(`table functions are not allowed (${node.detail}); read the published tables: ${PUBLISHED_TABLES.join(', ')}`);
+      }
+      throw invalid(`unsupported table expression (${node.kind})`);
+    }
+    switch (node.kind) {
+      case 'TableIdentifier':
+        checkTable(node.detail);
+        break;
+      case 'TableJoin':
+        // A join with nothing under it is a comma or CROSS join: every row with every row.
+        if (node.children.length === 0) facts.crossJoin = true;
+        break;
+      case 'ColumnsApplyTransformer':
+        facts.applyCount += 1;
+        break;
+      case 'Function': {
+        const verdict = ctx.policy.judge(node.detail);
+        if (!verdict.allowed) throw invalid(`function ${node.detail}() is not allowed: it ${verdict.reason}`);
+        if (IN_FUNCTIONS.has(verdict.canonical.toLowerCase())) {
+          const arg = node.children[0]?.children[1];
+          if (arg?.kind === 'Identifier') checkTable(arg.detail);
+        }
+        break;
+      }
+    }
+  }
+  return facts;
+}
+
+/** The text after each APPLY keyword of the canonical form: `name`, `name(params)` or `(x -> expr)`. */
+function applySegments(canonical: string, tokens: readonly Token[]): string[] {
+  const out: string[] = [];
+  for (let k = 0; k < tokens.length; k++) {
+    if (!isKeyword(tokens[k], 'APPLY')) continue;
+    const next = tokens[k + 1];
+    if (!next) continue;
+    const start = next.pos;
+    let endTok = next;
+    let j = k + 1;
+    if (next.type === 'word' && tokens[j + 1]?.text === '(' && tokens[j + 1]?.type === 'punct') j += 1;
+    const open = tokens[j]!;
+    if (open.type === 'punct' && open.text === '(') {
+      let m = j + 1;
+      while (m < tokens.length && !(tokens[m]!.type === 'punct' && tokens[m]!.text === ')' && tokens[m]!.depth === open.depth)) m += 1;
+      if (m >= tokens.length) continue;
+      endTok = tokens[m]!;
+    }
+    out.push(canonical.slice(start, endTok.pos + endTok.text.length));
+  }
+  return out;
+}
+
+/**
+ * An APPLY transformer's content, checked like the rest of the query: a function name is
+ * judged by the policy; a parametric call or a lambda is parsed on its own (EXPLAIN AST of a
+ * probe query that holds it as an ordinary expression) and walked by the same walker.
+ */
+async function checkApply(wh: Warehouse, segment: string, ctx: TreeContext): Promise<void> {
+  const tokens = lex(segment).tokens;
+  const head = tokens[0];
+  if (tokens.length === 1 && head && (head.type === 'word' || head.type === 'quoted')) {
+    const verdict = ctx.policy.judge(head.text);
+    if (!verdict.allowed) throw invalid(`function ${head.text}() is not allowed: it ${verdict.reason}`);
+    return;
+  }
+  let probe: string;
+  if (head?.type === 'word' && tokens[1]?.text === '(') probe = `SELECT ${segment}(0)`;
+  else if (head?.type === 'punct' && head.text === '(' && tokens.some((t, i) => t.text === '-' && tokens[i + 1]?.text === '>')) {
+    probe = `SELECT arrayMap(${segment.slice(1, -1)}, [])`;
+  } else {
+    throw invalid('could not read an APPLY transformer; write it as APPLY function_name or APPLY (x -> expression)');
+  }
+  const root = await explainRoot(wh, probe, tokens);
+  const facts = checkTree(root, ctx);
+  if (facts.applyCount > 0) throw invalid('APPLY transformers may not be nested');
+}
+
+/**
+ * Which output clause a refused query carries, for the message only (the refusal itself
+ * comes from the parse tree or the parser): read from the engine's canonical text.
+ */
+function clauseMessage(tokens: readonly Token[]): string | undefined {
+  const top = tokens.filter((t) => t.depth === 0);
+  if (top.some((t, k) => isKeyword(t, 'INTO') && isKeyword(top[k + 1], 'OUTFILE'))) return 'INTO OUTFILE is not allowed';
+  // `SETTINGS name =` and `FORMAT Name` at the end are clauses; a column called format is not.
+  if (top.some((t, k) => isKeyword(t, 'SETTINGS') && top[k + 1]?.type === 'word' && top[k + 2]?.text === '=')) {
+    return 'SETTINGS clauses are not allowed: the service sets the limits';
+  }
+  const formatAt = top.findIndex((t, k) => isKeyword(t, 'FORMAT') && top[k + 1]?.type === 'word' && (k + 2 === top.length || isKeyword(top[k + 2], 'SETTINGS')));
+  if (formatAt >= 0) return 'FORMAT clauses are not allowed: choose "json" or "csv" with the format field';
+  return undefined;
+}
+
+/** True when no Subquery or WITH element lies between the node and the root. */
+function outermost(n: AstNode): boolean {
+  for (let p = n.parent; p; p = p.parent) if (p.kind === 'Subquery' || p.kind === 'WithElement') return false;
+  return true;
+}

@@ -1,0 +1,312 @@
+// Client SQL, end to end: a slot on an engine session of its own (never the serving one),
+// the guard, the cost check, then the run with the engine's limits. Every statement of a
+// client request, parsing included, runs on its slot, so a heavy or hostile query can slow
+// only the sandbox, and the sandbox has a fixed number of slots, each query one thread.
+import { AppError, Errors } from '../../core/errors.ts';
+import type { Plan } from '../../views/api-key-store.ts';
+import { ClickHouseCode, WarehouseError, type Settings, type Warehouse } from '../../views/warehouse.ts';
+import { ConcurrencyGate, type Lease } from './concurrency-gate.ts';
+import { loadFunctionPolicy, type FunctionPolicy } from './function-policy.ts';
+import { budgetSettings, estimateCost, overBudgetMessage, PLAN_QUERY_BUDGET, type CostEstimate } from './query-cost.ts';
+import { engineMessage, prepareQuery, PUBLISHED_TABLES, SQL_MAX_LIMIT, type GuardContext, type PreparedQuery } from './sql-guard.ts';
+
+/** Bytes one SQL answer may carry (JSON body or CSV stream); documented in docs/rest-and-sql.md. */
+export const SQL_MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
+
+/** The engine's result-rows/bytes error (TOO_MANY_ROWS_OR_BYTES); views/warehouse.ts lists 158, the older code. */
+const TOO_MANY_ROWS_OR_BYTES = 396;
+
+export interface SandboxLimits {
+  timeoutSeconds: number;
+  maxMemoryBytes: number;
+  /** Threads one client query may use. */
+  maxThreads: number;
+  queuePerKey: number;
+  queueTotal: number;
+}
+
+export interface Caller {
+  /** Whose queries share the per-key limit (the API key id). */
+  key: string;
+  plan: Plan;
+}
+
+export interface RunOptions {
+  /**
+   * Row cap of the result and largest LIMIT accepted; only internal callers (benchmarks,
+   * exports) lift it above SQL_MAX_LIMIT, with the byte budget lifted too. Clients never.
+   */
+  maxResultRows?: number;
+}
+
+export interface SqlAnswer {
+  data: Record<string, unknown>[];
+  count: number;
+  query: string;
+}
+
+const quote = (s: string): string => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+const invalid = (message: string, cause?: unknown): AppError => new AppError(Errors.invalidQuery, message, { cause });
+
+export class SqlSandbox {
+  private readonly gate: ConcurrencyGate<Warehouse>;
+  private policy: Promise<FunctionPolicy> | undefined;
+  private realTablesCache: { at: number; names: Promise<ReadonlySet<string>> } | undefined;
+
+  constructor(
+    private readonly sessions: readonly Warehouse[],
+    private readonly limits: SandboxLimits,
+    /** Protocols a client may see (inactive ones are hidden, as on every interface). */
+    private readonly visibleProtocols: () => Promise<string[]>,
+  ) {
+    this.gate = new ConcurrencyGate(sessions, {
+      queuePerKey: limits.queuePerKey,
+      queueTotal: limits.queueTotal,
+      maxWaitMs: limits.timeoutSeconds * 1000,
+    });
+  }
+
+  /** Running and waiting client queries (for metrics and tests). */
+  stats(): { running: number; waiting: number } {
+    return this.gate.stats();
+  }
+
+  /** Check, cost, limit and run a client's SELECT; rows as JSON objects (64-bit integers as strings). */
+  async query(caller: Caller, text: unknown): Promise<SqlAnswer> {
+    const lease = await this.gate.acquire(caller.key);
+    try {
+      const wh = lease.slot;
+      const prepared = await this.prepare(wh, caller, text);
+      // 64-bit integers as strings (SPEC: "numeric values can arrive as strings"): JSON numbers
+      // lose precision above 2^53, and newer engines no longer quote them by default.
+      const settings = await this.settings(caller.plan, {}, { output_format_json_quote_64bit_integers: 1 });
+      let out: string;
+      try {
+        out = await wh.queryText(prepared.executed, 'JSONEachRow', { settings });
+      } catch (err) {
+        throw this.queryError(err, {});
+      }
+      // The engine bounds the result's block bytes; the JSON text is checked too before it
+      // is parsed, so one answer never holds more than the budget in memory twice.
+      if (out.length > SQL_MAX_RESPONSE_BYTES) throw tooLarge();
+      const data: Record<string, unknown>[] = [];
+      for (const line of out.split('\n')) if (line.length > 0) data.push(JSON.parse(line) as Record<string, unknown>);
+      return { data, count: data.length, query: prepared.executed };
+    } finally {
+      lease.release();
+    }
+  }
+
+  /**
+   * Check, cost, limit and stream a client's SELECT as RFC 4180 CSV with a header row. The
+   * first chunk is awaited here so that errors the engine reports up front still become a
+   * proper error answer; later failures can only cut the stream. The slot stays taken until
+   * the stream ends, and a stream not read to its end within the time-out is cancelled.
+   */
+  async csv(caller: Caller, text: unknown, options: RunOptions = {}): Promise<{ query: string; body: AsyncIterable<Uint8Array> }> {
+    const lease = await this.gate.acquire(caller.key);
+    let handedOver = false;
+    try {
+      const wh = lease.slot;
+      const prepared = await this.prepare(wh, caller, text, options);
+      const settings = await this.settings(caller.plan, options, {
+        // RFC 4180: CRLF line ends; NULL as an empty field rather than ClickHouse's \N.
+        output_format_csv_crlf_end_of_line: 1,
+        format_csv_null_representation: '',
+      });
+      const iterator = wh.stream(prepared.executed, 'CSVWithNames', { settings })[Symbol.asyncIterator]();
+      let pending: IteratorResult<Uint8Array> | undefined;
+      try {
+        pending = await iterator.next();
+      } catch (err) {
+        throw this.queryError(err, options);
+      }
+      handedOver = true;
+      return { query: prepared.executed, body: leasedStream(iterator, pending, lease, this.limits.timeoutSeconds * 1000, options.maxResultRows === undefined) };
+    } finally {
+      if (!handedOver) lease.release();
+    }
+  }
+
+  /** The cost of a query for `plan` without running it (GraphQL's queryComplexity shares this path). */
+  async cost(caller: Caller, text: unknown): Promise<CostEstimate & { prepared: PreparedQuery }> {
+    const lease = await this.gate.acquire(caller.key);
+    try {
+      const prepared = await prepareQuery(this.guardContext(lease.slot), text);
+      const cost = await estimateCost(lease.slot, prepared.executed, prepared, await this.settings(caller.plan, {}, {}));
+      return { ...cost, prepared };
+    } finally {
+      lease.release();
+    }
+  }
+
+  private async prepare(wh: Warehouse, caller: Caller, text: unknown, options: RunOptions = {}): Promise<PreparedQuery> {
+    const prepared = await prepareQuery(this.guardContext(wh), text, options.maxResultRows ?? SQL_MAX_LIMIT);
+    let cost: CostEstimate;
+    try {
+      cost = await estimateCost(wh, prepared.executed, prepared, await this.settings(caller.plan, options, {}));
+    } catch (err) {
+      throw this.queryError(err, options);
+    }
+    if (cost.score > PLAN_QUERY_BUDGET[caller.plan]) throw invalid(overBudgetMessage(cost, caller.plan));
+    return prepared;
+  }
+
+  private guardContext(wh: Warehouse): GuardContext {
+    return {
+      wh,
+      realTables: () => this.realTables(wh),
+      functions: () => {
+        this.policy ??= loadFunctionPolicy(wh);
+        this.policy.catch(() => (this.policy = undefined));
+        return this.policy;
+      },
+    };
+  }
+
+  private realTables(wh: Warehouse): Promise<ReadonlySet<string>> {
+    // Table names change only with migrations; a minute of caching is plenty.
+    if (!this.realTablesCache || Date.now() - this.realTablesCache.at > 60_000) {
+      const names = wh
+        .query<{ name: string }>('SELECT name FROM system.tables WHERE database = currentDatabase()')
+        .then((rows) => new Set(rows.map((r) => r.name)) as ReadonlySet<string>);
+      names.catch(() => (this.realTablesCache = undefined));
+      this.realTablesCache = { at: Date.now(), names };
+    }
+    return this.realTablesCache.names;
+  }
+
+  /** Engine settings every client query runs with. */
+  private async settings(plan: Plan, options: RunOptions, extra: Settings): Promise<Settings> {
+    const visible = await this.visibleProtocols();
+    const filter = visible.length === 0 ? 'false' : `protocol_name IN (${visible.map(quote).join(', ')})`;
+    const filters = `{${PUBLISHED_TABLES.map((t) => `${quote(t)}: ${quote(filter)}`).join(', ')}}`;
+    const internal = options.maxResultRows !== undefined;
+    return {
+      max_execution_time: this.limits.timeoutSeconds,
+      timeout_overflow_mode: 'throw',
+      max_result_rows: options.maxResultRows ?? SQL_MAX_LIMIT,
+      result_overflow_mode: 'throw',
+      // Few rows can still be huge (groupArray over everything, long random strings).
+      max_result_bytes: internal ? 0 : SQL_MAX_RESPONSE_BYTES,
+      max_memory_usage: this.limits.maxMemoryBytes,
+      max_threads: this.limits.maxThreads,
+      ...budgetSettings(plan),
+      max_bytes_in_join: Math.floor(this.limits.maxMemoryBytes / 2),
+      join_overflow_mode: 'throw',
+      max_ast_depth: 500,
+      max_ast_elements: 100_000,
+      max_expanded_ast_elements: 500_000,
+      max_subquery_depth: 50,
+      additional_table_filters: filters,
+      ...extra,
+      // Last, so the settings before it are still allowed to change (readonly=1 freezes settings).
+      readonly: 1,
+    };
+  }
+
+  /** Map an engine failure of a client query to what the client sees. */
+  private queryError(err: unknown, options: RunOptions): AppError {
+    if (err instanceof AppError) return err;
+    if (!(err instanceof WarehouseError)) return new AppError(Errors.internal, 'Internal error', { cause: err });
+    const t = this.limits.timeoutSeconds;
+    switch (err.clickhouseCode) {
+      case ClickHouseCode.TIMEOUT_EXCEEDED:
+      case ClickHouseCode.QUERY_WAS_CANCELLED:
+        return new AppError(Errors.queryTimeout,
+          `the query ran longer than the ${t} s time-out and was cancelled by the engine; narrow it (a date range on transactions, or the hourly tables)`,
+          { cause: err });
+      case TOO_MANY_ROWS_OR_BYTES:
+      case ClickHouseCode.TOO_MANY_ROWS:
+        if (/to read/i.test(err.message)) {
+          return invalid('the query read more rows than its plan allows per query: narrow the date range, add a protocol, or read the hourly tables', err);
+        }
+        if (/max bytes|result bytes/i.test(err.message)) return tooLarge(err);
+        return invalid(`the result has more than ${options.maxResultRows ?? SQL_MAX_LIMIT} rows: add a LIMIT (at most ${SQL_MAX_LIMIT})`, err);
+      case ClickHouseCode.MEMORY_LIMIT_EXCEEDED:
+        return invalid('the query needs more memory than a query may use: aggregate more, select fewer columns or add a narrower WHERE', err);
+      case ClickHouseCode.READONLY:
+        return invalid('the query tries something a read-only query may not do', err);
+      case undefined:
+        return new AppError(Errors.internal, 'Internal error', { cause: err });
+      default:
+        return invalid(engineMessage(err), err);
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.sessions.map((s) => s.close()));
+  }
+}
+
+function tooLarge(cause?: unknown): AppError {
+  return invalid(`the answer is larger than ${SQL_MAX_RESPONSE_BYTES / 1024 / 1024} MiB, the most one SQL answer may carry: select fewer or smaller columns, aggregate, or lower the LIMIT`, cause);
+}
+
+/**
+ * The CSV body handed to the HTTP layer. A hand-written iterator rather than a generator:
+ * return() must reach the engine's stream even when the consumer gives up before reading
+ * the first chunk (a generator that never started would skip its finally), and the slot is
+ * released exactly when the engine's stream is done, however it ends.
+ */
+function leasedStream(
+  iterator: AsyncIterator<Uint8Array>,
+  first: IteratorResult<Uint8Array>,
+  lease: Lease<Warehouse>,
+  deadlineMs: number,
+  budgeted: boolean,
+): AsyncIterableIterator<Uint8Array> {
+  let pending: IteratorResult<Uint8Array> | undefined = first;
+  let sent = 0;
+  let finished = false;
+  const finish = async (): Promise<void> => {
+    if (finished) return;
+    finished = true;
+    clearTimeout(timer);
+    try {
+      await iterator.return?.();
+    } finally {
+      lease.release();
+    }
+  };
+  // A reader that never finishes must not keep the session: cut the stream at the deadline.
+  const timer = setTimeout(() => void finish(), deadlineMs);
+  timer.unref();
+  const body: AsyncIterableIterator<Uint8Array> = {
+    [Symbol.asyncIterator]() {
+      return this;
+    },
+    async next() {
+      if (finished) return { done: true, value: undefined };
+      let r: IteratorResult<Uint8Array>;
+      if (pending !== undefined) {
+        r = pending;
+        pending = undefined;
+      } else {
+        try {
+          r = await iterator.next();
+        } catch (err) {
+          await finish();
+          throw err;
+        }
+      }
+      if (r.done) {
+        await finish();
+        return r;
+      }
+      sent += r.value.byteLength;
+      if (budgeted && sent > SQL_MAX_RESPONSE_BYTES) {
+        // Cut, never silently short: the error ends the HTTP response abnormally.
+        await finish();
+        throw tooLarge();
+      }
+      return r;
+    },
+    async return() {
+      pending = undefined;
+      await finish();
+      return { done: true, value: undefined };
+    },
+  };
+  return body;
+}
