@@ -1,6 +1,8 @@
 // The SQL interface's gate: every hostile query of the corpus is refused with
 // 400 {error:"Invalid query"}, and every legitimate analytical query of the other corpus runs.
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../core/errors.ts';
 import { loadFunctionPolicy } from '../api/sql/function-policy.ts';
@@ -20,8 +22,17 @@ interface Hostile {
 const hostile = JSON.parse(readFileSync(new URL('./fixtures/hostile-queries.json', import.meta.url), 'utf8')) as Hostile[];
 const legit = JSON.parse(readFileSync(new URL('./fixtures/legit-queries.json', import.meta.url), 'utf8')) as string[];
 
-/** Corpus entries the file cannot hold literally (too long to read). */
+/**
+ * A file only a walked-around guard could read: `{SECRET_FILE}` in the corpus names it, and
+ * no answer may ever carry its content.
+ */
+const SECRET = `SECRET-${Math.random().toString(36).slice(2)}`;
+const secretFile = path.join(mkdtempSync(path.join(tmpdir(), 'txa-secret-')), 'secret.txt');
+writeFileSync(secretFile, SECRET);
+
+/** Corpus entries the file cannot hold literally (too long to read, or naming the secret file). */
 function materialize(h: Hostile): unknown {
+  if (typeof h.query === 'string' && h.query.includes('{SECRET_FILE}')) return h.query.replaceAll('{SECRET_FILE}', secretFile);
   if (h.generate === 'over-length') return `SELECT count() FROM transactions WHERE fee > 0 ${'AND 1 '.repeat(20_000)}`;
   if (h.generate === 'huge-in-list') {
     // 30000 values: legal SQL, but over the 100000-character limit.
@@ -45,10 +56,11 @@ const post = (body: unknown, url = '/v1/query') =>
   t.app.inject({ method: 'POST', url, headers: { ...headers, 'content-type': 'application/json' }, payload: JSON.stringify(body) });
 
 describe('hostile query corpus', () => {
-  it('holds at least 150 queries covering every category', () => {
-    expect(hostile.length).toBeGreaterThanOrEqual(150);
+  it('holds at least 365 queries covering every category, 100+ aimed at the parse-tree walker', () => {
+    expect(hostile.length).toBeGreaterThanOrEqual(365);
+    expect(hostile.filter((h) => h.category === 'walker').length).toBeGreaterThanOrEqual(100);
     const categories = new Set(hostile.map((h) => h.category));
-    for (const c of ['statement', 'multi-statement', 'table-function', 'table', 'clause', 'function', 'limit', 'shape', 'case']) {
+    for (const c of ['statement', 'multi-statement', 'table-function', 'table', 'clause', 'function', 'limit', 'shape', 'case', 'walker']) {
       expect(categories).toContain(c);
     }
   });
@@ -59,7 +71,7 @@ describe('hostile query corpus', () => {
       const query = materialize(h);
       const res = await post({ query });
       const body = res.json() as { error?: string; message?: string };
-      if (res.statusCode !== 400 || body.error !== 'Invalid query' || typeof body.message !== 'string' || body.message === '') {
+      if (res.statusCode !== 400 || body.error !== 'Invalid query' || typeof body.message !== 'string' || body.message === '' || res.body.includes(SECRET)) {
         wrong.push(`${res.statusCode} ${JSON.stringify(query).slice(0, 120)} -> ${res.body.slice(0, 200)}`);
       }
     }
@@ -162,11 +174,14 @@ describe('the same decisions whatever the transport', () => {
     };
   }
 
-  const contextFor = (wh: Warehouse): GuardContext => ({
-    wh,
-    realTables: async () => new Set((await wh.query<{ name: string }>('SELECT name FROM system.tables WHERE database = currentDatabase()')).map((r) => r.name)),
-    functions: () => loadFunctionPolicy(wh),
-  });
+  const contextFor = (wh: Warehouse): GuardContext => {
+    const policy = loadFunctionPolicy(wh);
+    return {
+      wh,
+      realTables: async () => new Set((await wh.query<{ name: string }>('SELECT name FROM system.tables WHERE database = currentDatabase()')).map((r) => r.name)),
+      functions: () => policy,
+    };
+  };
 
   it('accepts every legitimate query with the same executed text, and refuses every hostile one', async () => {
     const embedded = contextFor(t.services.wh);

@@ -23,10 +23,11 @@ export const DENIED_FUNCTIONS: ReadonlyMap<string, string> = new Map(
 export const POLICY_ENGINE_VERSION = policy.engineVersion;
 
 /**
- * Names the parser produces that are syntax, not catalogue functions: `x -> …` (lambda),
- * `EXISTS (subquery)` and `GROUPING(…)` of GROUPING SETS.
+ * Names the parser or analyzer handles itself, absent from the catalogue: `x -> …` (lambda),
+ * `EXISTS (subquery)`, `GROUPING(…)` of GROUPING SETS, and `untuple(t)` (a tuple's
+ * elements as columns). Each is pure; its arguments are walked like any other.
  */
-const SYNTAX_FUNCTIONS: ReadonlySet<string> = new Set(['lambda', 'exists', 'grouping']);
+const SYNTAX_FUNCTIONS: ReadonlySet<string> = new Set(['lambda', 'exists', 'grouping', 'untuple']);
 
 /** The engine's aggregate-function combinators, longest first so `OrDefault` wins over `If`-like tails. */
 const COMBINATORS = ['SimpleState', 'MergeState', 'OrDefault', 'Distinct', 'Resample', 'ForEach', 'ArgMax', 'ArgMin', 'OrNull',

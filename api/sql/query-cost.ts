@@ -32,8 +32,8 @@ export interface CostEstimate {
 export interface CostInput {
   /** Published tables the query reads (from the guard's parse tree). */
   tables: readonly string[];
-  /** The query joins with no condition (comma or CROSS JOIN). */
-  crossJoin: boolean;
+  /** Joins with no condition (comma or CROSS JOIN) in the query; 0 for none. */
+  crossJoins: number;
 }
 
 /**
@@ -56,14 +56,16 @@ export async function estimateCost(wh: Warehouse, sql: string, input: CostInput,
     for (const s of sizes) perTable.set(s.table, Number(s.rows));
   }
   const estimatedRows = [...perTable.values()].reduce((a, b) => a + b, 0);
-  return costOf(estimatedRows, input.crossJoin, [...perTable].map(([table, n]) => ({ table, rows: n })));
+  return costOf(estimatedRows, input.crossJoins, [...perTable].map(([table, n]) => ({ table, rows: n })));
 }
 
-/** The score for an estimate; cross joins are costed by the product of their sides. */
-export function costOf(estimatedRows: number, crossJoin: boolean, tables: { table: string; rows: number }[]): CostEstimate {
-  // Every row meets every row: the work is the product of the two sides, at most (rows/2)^2
-  // when the rows read split evenly between them (an upper bound for a two-way join).
-  const score = crossJoin ? Math.max(estimatedRows, (estimatedRows / 2) ** 2) : estimatedRows;
+/** The score for an estimate; joins without a condition are costed by the product of their sides. */
+export function costOf(estimatedRows: number, crossJoins: number, tables: { table: string; rows: number }[]): CostEstimate {
+  // Every row meets every row: the work is the product of the k = crossJoins + 1 sides, at
+  // most (rows/k)^k when the rows read split evenly between them (an upper bound).
+  const sides = crossJoins + 1;
+  const score = crossJoins > 0 ? Math.max(estimatedRows, (estimatedRows / sides) ** sides) : estimatedRows;
+  const crossJoin = crossJoins > 0;
   const recommendations: string[] = [];
   if (tables.some((t) => t.table === 'transactions')) {
     recommendations.push('narrow the date range (WHERE date BETWEEN \'YYYY-MM-DD\' AND \'YYYY-MM-DD\'), or read the hourly tables protocol_hourly / instruction_hourly instead of transactions');

@@ -13,8 +13,8 @@
 //     statement, so no multi-statement trick can reach step 4;
 //  4. the engine's parse tree (`EXPLAIN AST <text>`, parse only: nothing is evaluated):
 //     one SELECT; node kinds, tables and functions on the allow-lists. `APPLY` transformers
-//     are the one node the dump prints without its content, so their text is taken from
-//     the canonical form of step 3 and parsed again on its own (see checkApply);
+//     are the one node the dump prints without its content, so they are read from the
+//     canonical form of step 3, where only a function name passes (see checkApplies);
 //  5. the outermost LIMIT (read from the canonical text of step 3, cross-checked against
 //     the tree): at most 10000; absent -> LIMIT 1000 is appended.
 // All of it runs on the sandbox's own engine session, never the serving one.
@@ -58,9 +58,6 @@ const STATEMENT_WORDS = new Set(['INSERT', 'UPDATE', 'DELETE', 'DROP', 'CREATE',
 /** `x IN name` reads a whole table by name: such an argument must be a published table or a CTE. */
 const IN_FUNCTIONS = new Set(['in', 'notin', 'globalin', 'globalnotin', 'nullin', 'notnullin', 'globalnullin', 'globalnotnullin']);
 
-/** Most APPLY transformers one query may carry (each costs one more parse). */
-const MAX_APPLY = 16;
-
 const invalid = (message: string, cause?: unknown): AppError => new AppError(Errors.invalidQuery, message, { cause });
 
 /** The engine's message without its "Code: N. DB::Exception:" frame or our wrapper query. */
@@ -81,8 +78,8 @@ export interface PreparedQuery {
   injectedLimit: boolean;
   /** Published tables the query reads (CTE names excluded). */
   tables: string[];
-  /** True when the query joins tables with no join condition (comma or CROSS JOIN). */
-  crossJoin: boolean;
+  /** Joins with no join condition (comma or CROSS JOIN) anywhere in the query. */
+  crossJoins: number;
 }
 
 export interface GuardContext {
@@ -168,12 +165,7 @@ export async function prepareQuery(ctx: GuardContext, input: unknown, maxLimit =
   }
   const policy = await ctx.functions();
   const seen = checkTree(root, { ctes, policy, canonicalTokens });
-  const applies = seen.applyCount > 0 ? applySegments(canonical, canonicalTokens) : [];
-  if (applies.length !== seen.applyCount) {
-    throw invalid('could not read an APPLY transformer; write it as APPLY function_name or APPLY (x -> expression)');
-  }
-  if (applies.length > MAX_APPLY) throw invalid(`at most ${MAX_APPLY} APPLY transformers are allowed in one query`);
-  for (const segment of applies) await checkApply(ctx.wh, segment, { ctes, policy, canonicalTokens });
+  if (seen.applyCount > 0) checkApplies(canonicalTokens, seen.applyCount, policy);
 
   // 5. The outermost LIMIT.
   const lim = outerLimit(canonical);
@@ -183,7 +175,7 @@ export async function prepareQuery(ctx: GuardContext, input: unknown, maxLimit =
     if (lim.length > maxLimit) throw invalid(`LIMIT ${lim.length} is over the maximum of ${maxLimit} rows`);
     const inTree = [...walk(root)].some((n) => n.kind === 'Literal' && n.detail === `UInt64_${lim.length}` && n.parent?.kind === 'SelectQuery' && outermost(n));
     if (!inTree) throw invalid('could not confirm the outermost LIMIT; write it as LIMIT <rows> at the end of the query');
-    return { executed: text, injectedLimit: false, tables, crossJoin: seen.crossJoin };
+    return { executed: text, injectedLimit: false, tables, crossJoins: seen.crossJoins };
   }
   const list = root.children[0];
   const parenthesized = first.type === 'punct';
@@ -194,7 +186,7 @@ export async function prepareQuery(ctx: GuardContext, input: unknown, maxLimit =
   const executed = single
     ? `${text}${sep}LIMIT ${SQL_DEFAULT_LIMIT}`
     : `SELECT * FROM (\n${text}\n) LIMIT ${SQL_DEFAULT_LIMIT}`;
-  return { executed, injectedLimit: true, tables, crossJoin: seen.crossJoin };
+  return { executed, injectedLimit: true, tables, crossJoins: seen.crossJoins };
 }
 
 /** See explainRoot. */
@@ -235,12 +227,12 @@ interface TreeContext {
 interface TreeFacts {
   tables: Set<string>;
   applyCount: number;
-  crossJoin: boolean;
+  crossJoins: number;
 }
 
 /** Walk every node of the tree; refuse the first one that is not on an allow-list. */
 function checkTree(root: AstNode, ctx: TreeContext): TreeFacts {
-  const facts: TreeFacts = { tables: new Set(), applyCount: 0, crossJoin: false };
+  const facts: TreeFacts = { tables: new Set(), applyCount: 0, crossJoins: 0 };
   const checkTable = (name: string): void => {
     const lower = name.toLowerCase();
     if (lower.startsWith('system.') || lower === 'system' || lower.startsWith('information_schema.') || lower === 'information_schema') {
@@ -275,7 +267,7 @@ function checkTree(root: AstNode, ctx: TreeContext): TreeFacts {
         break;
       case 'TableJoin':
         // A join with nothing under it is a comma or CROSS join: every row with every row.
-        if (node.children.length === 0) facts.crossJoin = true;
+        if (node.children.length === 0) facts.crossJoins += 1;
         break;
       case 'ColumnsApplyTransformer':
         facts.applyCount += 1;
@@ -294,52 +286,46 @@ function checkTree(root: AstNode, ctx: TreeContext): TreeFacts {
   return facts;
 }
 
-/** The text after each APPLY keyword of the canonical form: `name`, `name(params)` or `(x -> expr)`. */
-function applySegments(canonical: string, tokens: readonly Token[]): string[] {
-  const out: string[] = [];
+/**
+ * APPLY transformers, read from the engine's canonical text (the parse-tree dump prints them
+ * without their content). Accepted: `APPLY name` and `APPLY name(literal, …)`, optionally in
+ * parentheses, with the function judged by the policy. A lambda (`APPLY x -> …`) or any
+ * other shape is refused: its body would escape the walk.
+ */
+function checkApplies(tokens: readonly Token[], expected: number, policy: FunctionPolicy): void {
+  const refuse = (): never => {
+    throw invalid('APPLY accepts a function name only (APPLY sum, APPLY quantiles(0.5)); write a lambda as an expression per column instead');
+  };
+  let found = 0;
   for (let k = 0; k < tokens.length; k++) {
     if (!isKeyword(tokens[k], 'APPLY')) continue;
-    const next = tokens[k + 1];
-    if (!next) continue;
-    const start = next.pos;
-    let endTok = next;
+    found += 1;
     let j = k + 1;
-    if (next.type === 'word' && tokens[j + 1]?.text === '(' && tokens[j + 1]?.type === 'punct') j += 1;
-    const open = tokens[j]!;
-    if (open.type === 'punct' && open.text === '(') {
-      let m = j + 1;
-      while (m < tokens.length && !(tokens[m]!.type === 'punct' && tokens[m]!.text === ')' && tokens[m]!.depth === open.depth)) m += 1;
-      if (m >= tokens.length) continue;
-      endTok = tokens[m]!;
+    const wrapped = tokens[j]?.type === 'punct' && tokens[j]?.text === '(';
+    if (wrapped) j += 1;
+    const name = tokens[j];
+    if (!name || (name.type !== 'word' && name.type !== 'quoted')) refuse();
+    j += 1;
+    if (tokens[j]?.type === 'punct' && tokens[j]?.text === '(') {
+      // Parameters: literals only.
+      const depth = tokens[j]!.depth;
+      j += 1;
+      while (j < tokens.length && !(tokens[j]!.type === 'punct' && tokens[j]!.text === ')' && tokens[j]!.depth === depth)) {
+        const t = tokens[j]!;
+        if (!(t.type === 'number' || t.type === 'string' || (t.type === 'punct' && (t.text === ',' || t.text === '-')))) refuse();
+        j += 1;
+      }
+      j += 1;
     }
-    out.push(canonical.slice(start, endTok.pos + endTok.text.length));
+    if (wrapped) {
+      if (!(tokens[j]?.type === 'punct' && tokens[j]?.text === ')')) refuse();
+    } else if (tokens[j]?.type === 'punct' && (tokens[j]?.text === '-' || tokens[j]?.text === '(')) {
+      refuse();
+    }
+    const verdict = policy.judge(name!.text);
+    if (!verdict.allowed) throw invalid(`function ${name!.text}() is not allowed: it ${verdict.reason}`);
   }
-  return out;
-}
-
-/**
- * An APPLY transformer's content, checked like the rest of the query: a function name is
- * judged by the policy; a parametric call or a lambda is parsed on its own (EXPLAIN AST of a
- * probe query that holds it as an ordinary expression) and walked by the same walker.
- */
-async function checkApply(wh: Warehouse, segment: string, ctx: TreeContext): Promise<void> {
-  const tokens = lex(segment).tokens;
-  const head = tokens[0];
-  if (tokens.length === 1 && head && (head.type === 'word' || head.type === 'quoted')) {
-    const verdict = ctx.policy.judge(head.text);
-    if (!verdict.allowed) throw invalid(`function ${head.text}() is not allowed: it ${verdict.reason}`);
-    return;
-  }
-  let probe: string;
-  if (head?.type === 'word' && tokens[1]?.text === '(') probe = `SELECT ${segment}(0)`;
-  else if (head?.type === 'punct' && head.text === '(' && tokens.some((t, i) => t.text === '-' && tokens[i + 1]?.text === '>')) {
-    probe = `SELECT arrayMap(${segment.slice(1, -1)}, [])`;
-  } else {
-    throw invalid('could not read an APPLY transformer; write it as APPLY function_name or APPLY (x -> expression)');
-  }
-  const root = await explainRoot(wh, probe, tokens);
-  const facts = checkTree(root, ctx);
-  if (facts.applyCount > 0) throw invalid('APPLY transformers may not be nested');
+  if (found !== expected) refuse();
 }
 
 /**
