@@ -49,7 +49,7 @@ export async function createServices(
   const analytics = new Analytics(wh, registry, dataVersion);
   const sqlSandbox = new SqlSandbox(
     openSandboxSessions(config).map((session) => new InstrumentedWarehouse(session, metrics)),
-    config.sql,
+    { ...config.sql, readonlyByUser: config.sql.user !== undefined },
     () => analytics.protocols(),
   );
   const pipeline = new IngestPipeline(wh, registry, dataVersion, logger, {

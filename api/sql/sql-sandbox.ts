@@ -23,6 +23,11 @@ export interface SandboxLimits {
   maxThreads: number;
   queuePerKey: number;
   queueTotal: number;
+  /**
+   * Server mode with the dedicated user of deploy/clickhouse/sql-sandbox-user.sql: its
+   * profile holds readonly = 2 CONST, so the service must not send a readonly of its own.
+   */
+  readonlyByUser?: boolean;
 }
 
 export interface Caller {
@@ -177,7 +182,7 @@ export class SqlSandbox {
   }
 
   /** Engine settings every client query runs with. */
-  private async settings(plan: Plan, options: RunOptions, extra: Settings): Promise<Settings> {
+  async settings(plan: Plan, options: RunOptions, extra: Settings): Promise<Settings> {
     const visible = await this.visibleProtocols();
     const filter = visible.length === 0 ? 'false' : `protocol_name IN (${visible.map(quote).join(', ')})`;
     const filters = `{${PUBLISHED_TABLES.map((t) => `${quote(t)}: ${quote(filter)}`).join(', ')}}`;
@@ -201,7 +206,7 @@ export class SqlSandbox {
       additional_table_filters: filters,
       ...extra,
       // Last, so the settings before it are still allowed to change (readonly=1 freezes settings).
-      readonly: 1,
+      ...(this.limits.readonlyByUser === true ? {} : { readonly: 1 }),
     };
   }
 
