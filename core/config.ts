@@ -60,7 +60,7 @@ export interface Config {
     maxMemoryBytes: number;
     /**
      * Engine sessions that run client SQL, apart from the serving session: client queries
-     * run at most this many at a time in total (SQL_SESSIONS; default: cores - 1, at least 1).
+     * run at most this many at a time in total (SQL_SESSIONS; default: cores - 1, at least 2).
      */
     sessions: number;
     /** Threads one client query may use (SQL_MAX_THREADS; default 1, so serving keeps a core). */
@@ -207,7 +207,8 @@ export function loadConfig(env: Env = process.env): Config {
 
   const sqlTimeoutSeconds = int('SQL_TIMEOUT_SECONDS', 30, 1, 3600);
   const sqlMaxMemoryBytes = int('SQL_MAX_MEMORY_BYTES', 2 * 1024 ** 3, 16 * 1024 ** 2, 2 ** 50);
-  const sqlSessions = int('SQL_SESSIONS', Math.max(1, availableParallelism() - 1), 1, 64);
+  // At least two: one key runs one query at a time, so an abusive key can hold one session, never all.
+  const sqlSessions = int('SQL_SESSIONS', Math.max(2, availableParallelism() - 1), 1, 64);
   const sqlMaxThreads = int('SQL_MAX_THREADS', 1, 1, 256);
   const sqlQueuePerKey = int('SQL_QUEUE_PER_KEY', 2, 0, 100);
   const sqlQueueTotal = int('SQL_QUEUE_TOTAL', 8, 0, 10_000);
