@@ -196,6 +196,9 @@ export class SqlSandbox {
       max_result_bytes: internal ? 0 : SQL_MAX_RESPONSE_BYTES,
       max_memory_usage: this.limits.maxMemoryBytes,
       max_threads: this.limits.maxThreads,
+      // Client SQL yields the CPU to serving: its engine threads run at the lowest priority
+      // (nice 19; raising a thread's nice value needs no privilege).
+      os_thread_priority: 19,
       ...budgetSettings(plan),
       max_bytes_in_join: Math.floor(this.limits.maxMemoryBytes / 2),
       join_overflow_mode: 'throw',
