@@ -1,8 +1,8 @@
 // buildApp(): the whole HTTP service, assembled from its parts; tests drive it with
 // app.inject() and the entry point (main.ts) listens on it.
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { Config } from '../core/config.ts';
-import { AppError, Errors, toAppError } from '../core/errors.ts';
+import { AppError, Errors, notFound, toAppError } from '../core/errors.ts';
 import { redactUrl, type Logger } from '../core/logger.ts';
 import type { IngestPipeline } from '../ingest/pipeline.ts';
 import type { ProtocolRegistry } from '../views/protocol-registry.ts';
@@ -46,6 +46,8 @@ function httpError(err: unknown): { status: number; body: { error: string; messa
   return { status: e.kind.http, body: { error: e.kind.title, message: e.message } };
 }
 
+const pathOfUrl = (url: string): string => redactUrl(url.split('?')[0] ?? '');
+
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
@@ -60,7 +62,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     reply.code(status).send(body);
   });
   app.setNotFoundHandler((req, reply) => {
-    reply.code(404).send({ error: 'Not Found', message: `no route for ${req.method} ${redactUrl(req.url.split('?')[0] ?? '')}` });
+    reply.code(404).send({ error: 'Not Found', message: `no route for ${req.method} ${pathOfUrl(req.url)}` });
   });
 
   // Before any route: root hooks then cover every route registered after them, in any
@@ -80,15 +82,23 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   await app.register(metricsRoutes, {
     metrics: deps.metrics,
+    access: deps.access,
     tokens: [deps.config.adminToken, ...(deps.config.access.metricsToken === undefined ? [] : [deps.config.access.metricsToken])],
   });
   await app.register(rpcRoutes, { analytics: deps.analytics });
 
   await app.register(async (admin) => {
-    admin.addHook('onRequest', adminGuard(deps.config.adminToken));
+    admin.addHook('onRequest', adminGuard(deps.access, deps.config.adminToken));
     await admin.register(protocolRoutes, { registry: deps.registry, onChange: () => deps.analytics.cache.clear() });
     await admin.register(ingestRoutes, { pipeline: deps.pipeline, maxBodyBytes: deps.config.ingest.maxBodyBytes });
     await admin.register(keyRoutes, { access: deps.access });
+    // Unknown operator paths and methods are answered behind the token too: without it
+    // they would reach the root 404 unguarded and tell anyone which admin routes exist.
+    const unknownAdminRoute = async (req: FastifyRequest): Promise<never> => {
+      throw notFound(`no route for ${req.method} ${pathOfUrl(req.url)}`);
+    };
+    admin.all('/admin', unknownAdminRoute);
+    admin.all('/admin/*', unknownAdminRoute);
   });
 
   // OpenAPI first: it documents the routes registered after it.
