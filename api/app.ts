@@ -2,7 +2,7 @@
 // app.inject() and the entry point (main.ts) listens on it.
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
 import type { Config } from '../core/config.ts';
-import { AppError, Errors, notFound, toAppError } from '../core/errors.ts';
+import { AppError, Errors, httpTitle, kindForStatus, notFound, toAppError } from '../core/errors.ts';
 import { redactUrl, type Logger } from '../core/logger.ts';
 import type { IngestPipeline } from '../ingest/pipeline.ts';
 import type { ProtocolRegistry } from '../views/protocol-registry.ts';
@@ -34,13 +34,26 @@ export interface AppDeps {
   access: Access;
 }
 
-/** Map any error to the `{error, message}` body and its status. */
-function httpError(err: unknown): { status: number; body: { error: string; message: string } } {
-  const fe = err as FastifyError;
-  if (!(err instanceof AppError) && typeof fe?.statusCode === 'number' && fe.statusCode < 500) {
-    const kind = fe.statusCode === 413 ? Errors.payloadTooLarge : fe.statusCode === 404 ? Errors.notFound : Errors.invalidParams;
-    const message = fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 'request body is larger than the limit for this endpoint' : fe.message;
-    return { status: fe.statusCode, body: { error: kind.title, message } };
+// Clearer words than the framework's for the errors a client can cause by the shape of
+// its request (content type, size, JSON syntax); other framework 4xx keep their message.
+const FRAMEWORK_MESSAGES: Readonly<Record<string, (req: FastifyRequest) => string>> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: () => 'request body is larger than the limit for this endpoint',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: (req) =>
+    `content type ${JSON.stringify(String(req.headers['content-type'] ?? '').slice(0, 100))} is not accepted here; send application/json`,
+  FST_ERR_CTP_INVALID_JSON_BODY: () => 'request body is not valid JSON',
+  FST_ERR_CTP_EMPTY_JSON_BODY: () => 'request body is empty but content-type is application/json',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => 'request body size does not match its Content-Length',
+};
+
+/** Map any error to the `{error, message}` body and its status. The title always comes
+ *  from the catalog by status (core/errors.ts); a 5xx never shows its cause. */
+function httpError(err: unknown, req: FastifyRequest): { status: number; body: { error: string; message: string } } {
+  const fe = err as Partial<FastifyError> | null;
+  const status = fe?.statusCode;
+  if (!(err instanceof AppError) && typeof status === 'number' && status >= 400 && status < 500) {
+    const words = fe?.code === undefined ? undefined : FRAMEWORK_MESSAGES[fe.code];
+    const message = words ? words(req) : String(fe?.message ?? '') || httpTitle(status);
+    return { status, body: { error: kindForStatus(status).title, message } };
   }
   const e = toAppError(err);
   return { status: e.kind.http, body: { error: e.kind.title, message: e.message } };
@@ -57,12 +70,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     serializerOpts: { rounding: 'floor' },
   });
   app.setErrorHandler((err, req, reply) => {
-    const { status, body } = httpError(err);
+    const { status, body } = httpError(err, req);
     if (status >= 500) req.log.error({ err }, 'request failed');
     reply.code(status).send(body);
   });
   app.setNotFoundHandler((req, reply) => {
-    reply.code(404).send({ error: 'Not Found', message: `no route for ${req.method} ${pathOfUrl(req.url)}` });
+    reply.code(404).send({ error: Errors.notFound.title, message: `no route for ${req.method} ${pathOfUrl(req.url)}` });
   });
 
   // Before any route: root hooks then cover every route registered after them, in any
