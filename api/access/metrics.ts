@@ -98,7 +98,7 @@ export class Metrics implements WarehouseObserver, IngestObserver {
   }
 
   observeIngest(source: string, accepted: number, rejected: number, duplicates: number): void {
-    if (accepted - duplicates > 0) this.ingestRecords.inc({ source, outcome: 'accepted' }, accepted - duplicates);
+    if (accepted > 0) this.ingestRecords.inc({ source, outcome: 'accepted' }, accepted);
     if (duplicates > 0) this.ingestRecords.inc({ source, outcome: 'duplicate' }, duplicates);
     if (rejected > 0) this.ingestRecords.inc({ source, outcome: 'rejected' }, rejected);
   }
