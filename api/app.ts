@@ -1,13 +1,13 @@
 // buildApp(): the whole HTTP service, assembled from its parts; tests drive it with
 // app.inject() and the entry point (main.ts) listens on it.
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Config } from '../core/config.ts';
 import { AppError, Errors, httpTitle, kindForStatus, notFound, toAppError } from '../core/errors.ts';
 import { redactUrl, type Logger } from '../core/logger.ts';
 import type { IngestPipeline } from '../ingest/pipeline.ts';
 import type { ProtocolRegistry } from '../views/protocol-registry.ts';
 import type { Warehouse } from '../views/warehouse.ts';
-import { installAccessControl } from './access/access-control.ts';
+import { installAccessControl, setRateLimitHeaders } from './access/access-control.ts';
 import type { Access } from './access/access.ts';
 import type { Metrics } from './access/metrics.ts';
 import { installRequestMetrics } from './access/request-metrics.ts';
@@ -43,6 +43,8 @@ const FRAMEWORK_MESSAGES: Readonly<Record<string, (req: FastifyRequest) => strin
   FST_ERR_CTP_INVALID_JSON_BODY: () => 'request body is not valid JSON',
   FST_ERR_CTP_EMPTY_JSON_BODY: () => 'request body is empty but content-type is application/json',
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => 'request body size does not match its Content-Length',
+  FST_ERR_BAD_URL: () => 'the request path is not valid percent-encoded UTF-8',
+  FST_ERR_MAX_PARAM_LENGTH: () => 'a path parameter is longer than the limit of 100 characters',
 };
 
 /** Map any error to the `{error, message}` body and its status. The title always comes
@@ -68,12 +70,21 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     genReqId: () => crypto.randomUUID(),
     bodyLimit: 1024 * 1024,
     serializerOpts: { rounding: 'floor' },
+    // Errors met while routing (a path that is not valid percent-encoding, an over-long
+    // path parameter) skip the error handler: without this they answer Fastify's own
+    // body ({error, code, message, statusCode}; 414 titled "Bad Request").
+    // They also bypass the onSend hooks, so their headers are set here.
+    frameworkErrors: (err, req, reply) => {
+      reply.header('x-request-id', req.id);
+      void setRateLimitHeaders(deps.access, req, reply).then(() => sendError(err, req, reply));
+    },
   });
-  app.setErrorHandler((err, req, reply) => {
+  function sendError(err: unknown, req: FastifyRequest, reply: FastifyReply): void {
     const { status, body } = httpError(err, req);
     if (status >= 500) req.log.error({ err }, 'request failed');
     reply.code(status).send(body);
-  });
+  }
+  app.setErrorHandler((err, req, reply) => sendError(err, req, reply));
   app.setNotFoundHandler((req, reply) => {
     reply.code(404).send({ error: Errors.notFound.title, message: `no route for ${req.method} ${pathOfUrl(req.url)}` });
   });

@@ -54,6 +54,19 @@ describe('framework errors carry the title of their status', () => {
     expect(admin.json()).toEqual({ error: 'Not Found', message: 'no route for PUT /admin/protocols' });
   });
 
+  it('errors met while routing: a path that is not valid percent-encoding, an over-long path parameter', async () => {
+    const headers = await apiKeyHeaders(ctx.app);
+    const bad = await ctx.app.inject({ method: 'GET', url: '/api/v1/transactions/%E0%A4%A', headers });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json()).toEqual({ error: 'Bad Request', message: 'the request path is not valid percent-encoded UTF-8' });
+    expect(bad.headers['x-ratelimit-plan']).toBe('free');
+    expect(bad.headers['x-request-id']).toBeDefined();
+    const long = await ctx.app.inject({ method: 'GET', url: `/api/v1/transactions/${'1'.repeat(200)}`, headers });
+    expect(long.statusCode).toBe(414);
+    expect(long.json()).toEqual({ error: 'URI Too Long', message: 'a path parameter is longer than the limit of 100 characters' });
+    expect(long.headers['x-ratelimit-limit']).toBeDefined();
+  });
+
   it('an unexpected failure is a 500 "Internal Server Error" that hides its cause', async () => {
     const res = await ctx.app.inject({ method: 'GET', url: '/api/v1/__boom', headers: await apiKeyHeaders(ctx.app) });
     expect(res.statusCode).toBe(500);

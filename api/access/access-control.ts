@@ -61,6 +61,9 @@ export function presentedKey(req: FastifyRequest): string | undefined {
   return firstString(query?.['api-key']);
 }
 
+/** The per-IP counter of requests without a valid key. */
+const anonymousSubject = (req: FastifyRequest): string => `ip:${req.ip}`;
+
 const rateLimitedError = (d: RateDecision, who: string): AppError =>
   new AppError(
     Errors.rateLimited,
@@ -85,8 +88,6 @@ export function installAccessControl(app: FastifyInstance, access: Access): void
       throw rateLimitedError(decision, `plan ${key.plan}`);
     }
   }
-
-  const anonymousSubject = (req: FastifyRequest): string => `ip:${req.ip}`;
 
   /** Requests without a valid key are counted per client IP; over the limit they get 429
    *  instead of 401/403, so keys cannot be guessed at speed. Their 401/403 carry the
@@ -131,21 +132,7 @@ export function installAccessControl(app: FastifyInstance, access: Access): void
   });
 
   app.addHook('onSend', async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
-    let d = req.rateLimit;
-    if (d === null) {
-      // Answered without a limit decision (/health, the API description, a request refused
-      // before routing): the address's keyless budget, read without spending it.
-      try {
-        d = { ...(await access.limiter.peek(anonymousSubject(req), access.anonymousPerMinute)), plan: PER_ADDRESS_PLAN, allowed: true };
-      } catch {
-        return payload;
-      }
-    }
-    reply.header('x-ratelimit-limit', d.limit);
-    reply.header('x-ratelimit-remaining', d.remaining);
-    reply.header('x-ratelimit-reset', new Date(d.resetAt).toISOString());
-    reply.header('x-ratelimit-plan', d.plan);
-    if (!d.allowed) reply.header('retry-after', d.retryAfterSeconds);
+    await setRateLimitHeaders(access, req, reply);
     return payload;
   });
 
@@ -162,4 +149,24 @@ export function installAccessControl(app: FastifyInstance, access: Access): void
       access.usage.record(key.id, iface, `${req.method} ${route}`, outcome);
     }
   });
+}
+
+/** X-RateLimit-* (and Retry-After on a refusal) for `req`'s answer: its latest limit
+ *  decision, or, for a request answered without one (/health, the API description, a
+ *  request refused while routing), its address's keyless budget, read without spending it.
+ *  Exported for answers that bypass the onSend hooks (routing errors, see app.ts). */
+export async function setRateLimitHeaders(access: Access, req: FastifyRequest, reply: FastifyReply): Promise<void> {
+  let d = req.rateLimit;
+  if (d === null || d === undefined) {
+    try {
+      d = { ...(await access.limiter.peek(anonymousSubject(req), access.anonymousPerMinute)), plan: PER_ADDRESS_PLAN, allowed: true };
+    } catch {
+      return;
+    }
+  }
+  reply.header('x-ratelimit-limit', d.limit);
+  reply.header('x-ratelimit-remaining', d.remaining);
+  reply.header('x-ratelimit-reset', new Date(d.resetAt).toISOString());
+  reply.header('x-ratelimit-plan', d.plan);
+  if (!d.allowed) reply.header('retry-after', d.retryAfterSeconds);
 }
