@@ -119,7 +119,9 @@ export function checkRecord(value: unknown, registry: ProtocolLookup): RecordChe
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return { ok: false, reason: 'record must be a JSON object' };
   }
-  if (!validate(value)) return { ok: false, reason: describe(validate.errors?.[0]) };
+  // A field with alternatives (slot, log_messages) fails each branch and then the anyOf
+  // itself; the anyOf error names what is allowed, the first branch's error only half.
+  if (!validate(value)) return { ok: false, reason: describe(validate.errors?.find((e) => e.keyword === 'anyOf') ?? validate.errors?.[0]) };
   const r = value;
   const program = registry.programOf.get(r.protocol_name);
   if (program === undefined) {
