@@ -1,13 +1,13 @@
 // buildApp(): the whole HTTP service, assembled from its parts; tests drive it with
 // app.inject() and the entry point (main.ts) listens on it.
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { Config } from '../core/config.ts';
-import { AppError, Errors, toAppError } from '../core/errors.ts';
+import { AppError, Errors, httpTitle, kindForStatus, notFound, toAppError } from '../core/errors.ts';
 import { redactUrl, type Logger } from '../core/logger.ts';
 import type { IngestPipeline } from '../ingest/pipeline.ts';
 import type { ProtocolRegistry } from '../views/protocol-registry.ts';
 import type { Warehouse } from '../views/warehouse.ts';
-import { installAccessControl } from './access/access-control.ts';
+import { installAccessControl, setRateLimitHeaders } from './access/access-control.ts';
 import type { Access } from './access/access.ts';
 import type { Metrics } from './access/metrics.ts';
 import { installRequestMetrics } from './access/request-metrics.ts';
@@ -36,17 +36,34 @@ export interface AppDeps {
   access: Access;
 }
 
-/** Map any error to the `{error, message}` body and its status. */
-function httpError(err: unknown): { status: number; body: { error: string; message: string } } {
-  const fe = err as FastifyError;
-  if (!(err instanceof AppError) && typeof fe?.statusCode === 'number' && fe.statusCode < 500) {
-    const kind = fe.statusCode === 413 ? Errors.payloadTooLarge : fe.statusCode === 404 ? Errors.notFound : Errors.invalidParams;
-    const message = fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 'request body is larger than the limit for this endpoint' : fe.message;
-    return { status: fe.statusCode, body: { error: kind.title, message } };
+// Clearer words than the framework's for the errors a client can cause by the shape of
+// its request (content type, size, JSON syntax); other framework 4xx keep their message.
+const FRAMEWORK_MESSAGES: Readonly<Record<string, (req: FastifyRequest) => string>> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: () => 'request body is larger than the limit for this endpoint',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: (req) =>
+    `content type ${JSON.stringify(String(req.headers['content-type'] ?? '').slice(0, 100))} is not accepted here; send application/json`,
+  FST_ERR_CTP_INVALID_JSON_BODY: () => 'request body is not valid JSON',
+  FST_ERR_CTP_EMPTY_JSON_BODY: () => 'request body is empty but content-type is application/json',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => 'request body size does not match its Content-Length',
+  FST_ERR_BAD_URL: () => 'the request path is not valid percent-encoded UTF-8',
+  FST_ERR_MAX_PARAM_LENGTH: () => 'a path parameter is longer than the limit of 100 characters',
+};
+
+/** Map any error to the `{error, message}` body and its status. The title always comes
+ *  from the catalog by status (core/errors.ts); a 5xx never shows its cause. */
+function httpError(err: unknown, req: FastifyRequest): { status: number; body: { error: string; message: string } } {
+  const fe = err as Partial<FastifyError> | null;
+  const status = fe?.statusCode;
+  if (!(err instanceof AppError) && typeof status === 'number' && status >= 400 && status < 500) {
+    const words = fe?.code === undefined ? undefined : FRAMEWORK_MESSAGES[fe.code];
+    const message = words ? words(req) : String(fe?.message ?? '') || httpTitle(status);
+    return { status, body: { error: kindForStatus(status).title, message } };
   }
   const e = toAppError(err);
   return { status: e.kind.http, body: { error: e.kind.title, message: e.message } };
 }
+
+const pathOfUrl = (url: string): string => redactUrl(url.split('?')[0] ?? '');
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
@@ -55,15 +72,24 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     genReqId: () => crypto.randomUUID(),
     bodyLimit: 1024 * 1024,
     serializerOpts: { rounding: 'floor' },
+    // Errors met while routing (a path that is not valid percent-encoding, an over-long
+    // path parameter) skip the error handler: without this they answer Fastify's own
+    // body ({error, code, message, statusCode}; 414 titled "Bad Request").
+    // They also bypass the onSend hooks, so their headers are set here.
+    frameworkErrors: (err, req, reply) => {
+      reply.header('x-request-id', req.id);
+      void setRateLimitHeaders(deps.access, req, reply).then(() => sendError(err, req, reply));
+    },
   });
-  app.setErrorHandler((err, req, reply) => {
-    const { status, body } = httpError(err);
+  function sendError(err: unknown, req: FastifyRequest, reply: FastifyReply): void {
+    const { status, body } = httpError(err, req);
     if (status >= 500) req.log.error({ err }, 'request failed');
     if (err instanceof AppError && err.retryAfterSeconds !== undefined) reply.header('retry-after', String(err.retryAfterSeconds));
     reply.code(status).send(body);
-  });
+  }
+  app.setErrorHandler((err, req, reply) => sendError(err, req, reply));
   app.setNotFoundHandler((req, reply) => {
-    reply.code(404).send({ error: 'Not Found', message: `no route for ${req.method} ${redactUrl(req.url.split('?')[0] ?? '')}` });
+    reply.code(404).send({ error: Errors.notFound.title, message: `no route for ${req.method} ${pathOfUrl(req.url)}` });
   });
 
   // Before any route: root hooks then cover every route registered after them, in any
@@ -83,15 +109,23 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   await app.register(metricsRoutes, {
     metrics: deps.metrics,
+    access: deps.access,
     tokens: [deps.config.adminToken, ...(deps.config.access.metricsToken === undefined ? [] : [deps.config.access.metricsToken])],
   });
   await app.register(rpcRoutes, { analytics: deps.analytics });
 
   await app.register(async (admin) => {
-    admin.addHook('onRequest', adminGuard(deps.config.adminToken));
+    admin.addHook('onRequest', adminGuard(deps.access, deps.config.adminToken));
     await admin.register(protocolRoutes, { registry: deps.registry, onChange: () => deps.analytics.cache.clear() });
     await admin.register(ingestRoutes, { pipeline: deps.pipeline, maxBodyBytes: deps.config.ingest.maxBodyBytes });
     await admin.register(keyRoutes, { access: deps.access });
+    // Unknown operator paths and methods are answered behind the token too: without it
+    // they would reach the root 404 unguarded and tell anyone which admin routes exist.
+    const unknownAdminRoute = async (req: FastifyRequest): Promise<never> => {
+      throw notFound(`no route for ${req.method} ${pathOfUrl(req.url)}`);
+    };
+    admin.all('/admin', unknownAdminRoute);
+    admin.all('/admin/*', unknownAdminRoute);
   });
 
   // OpenAPI first: it documents the routes registered after it.

@@ -18,21 +18,62 @@ export interface ErrorKind {
 
 const kind = (k: ErrorKind): ErrorKind => Object.freeze(k);
 
+/** The HTTP reason phrase of each status the service answers with: the `error` field of
+ *  every `{error, message}` body comes from here (via a kind's `title`), so a 415 can never
+ *  again say "Bad Request". Two kinds keep a title of their own: SPEC.md names
+ *  `Invalid query` for rejected SQL, and the SQL time-out predates this table. */
+export const HTTP_TITLES: Readonly<Record<number, string>> = Object.freeze({
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  406: 'Not Acceptable',
+  408: 'Request Timeout',
+  409: 'Conflict',
+  411: 'Length Required',
+  413: 'Payload Too Large',
+  414: 'URI Too Long',
+  415: 'Unsupported Media Type',
+  422: 'Unprocessable Entity',
+  429: 'Too Many Requests',
+  431: 'Request Header Fields Too Large',
+  500: 'Internal Server Error',
+  501: 'Not Implemented',
+  502: 'Bad Gateway',
+  503: 'Service Unavailable',
+  504: 'Gateway Timeout',
+});
+
+/** The title for any status: the table above, else the class's generic phrase. */
+export function httpTitle(status: number): string {
+  return HTTP_TITLES[status] ?? (status >= 500 ? 'Internal Server Error' : 'Bad Request');
+}
+
+/** A kind whose HTTP title is the standard one for its status. */
+const std = (k: Omit<ErrorKind, 'title'>): ErrorKind => kind({ ...k, title: httpTitle(k.http) });
+
 export const Errors = {
-  invalidParams: kind({ code: 'ERR_INVALID_PARAMS', http: 400, title: 'Bad Request', rpc: -32602, rpcMessage: 'Invalid params', graphql: 'BAD_USER_INPUT' }),
+  invalidParams: std({ code: 'ERR_INVALID_PARAMS', http: 400, rpc: -32602, rpcMessage: 'Invalid params', graphql: 'BAD_USER_INPUT' }),
   invalidQuery: kind({ code: 'ERR_INVALID_QUERY', http: 400, title: 'Invalid query', rpc: -32602, rpcMessage: 'Invalid params', graphql: 'BAD_USER_INPUT' }),
-  unparsableFilter: kind({ code: 'ERR_UNPARSABLE_FILTER', http: 400, title: 'Bad Request', rpc: -32000, rpcMessage: 'Server error', graphql: 'BAD_USER_INPUT' }),
-  parseError: kind({ code: 'ERR_PARSE', http: 400, title: 'Bad Request', rpc: -32700, rpcMessage: 'Parse error', graphql: 'BAD_USER_INPUT' }),
-  invalidRequest: kind({ code: 'ERR_INVALID_REQUEST', http: 400, title: 'Bad Request', rpc: -32600, rpcMessage: 'Invalid Request', graphql: 'BAD_USER_INPUT' }),
-  methodNotFound: kind({ code: 'ERR_METHOD_NOT_FOUND', http: 404, title: 'Not Found', rpc: -32601, rpcMessage: 'Method not found', graphql: 'BAD_USER_INPUT' }),
-  notFound: kind({ code: 'ERR_NOT_FOUND', http: 404, title: 'Not Found', rpc: -32602, rpcMessage: 'Invalid params', graphql: 'NOT_FOUND' }),
-  unauthorized: kind({ code: 'ERR_UNAUTHORIZED', http: 401, title: 'Unauthorized', rpc: -32000, rpcMessage: 'Server error', graphql: 'UNAUTHENTICATED' }),
-  forbidden: kind({ code: 'ERR_FORBIDDEN', http: 403, title: 'Forbidden', rpc: -32000, rpcMessage: 'Server error', graphql: 'FORBIDDEN' }),
-  rateLimited: kind({ code: 'ERR_RATE_LIMITED', http: 429, title: 'Too Many Requests', rpc: -32000, rpcMessage: 'Server error', graphql: 'RATE_LIMITED' }),
-  payloadTooLarge: kind({ code: 'ERR_PAYLOAD_TOO_LARGE', http: 413, title: 'Payload Too Large', rpc: -32600, rpcMessage: 'Invalid Request', graphql: 'BAD_USER_INPUT' }),
+  unparsableFilter: std({ code: 'ERR_UNPARSABLE_FILTER', http: 400, rpc: -32000, rpcMessage: 'Server error', graphql: 'BAD_USER_INPUT' }),
+  parseError: std({ code: 'ERR_PARSE', http: 400, rpc: -32700, rpcMessage: 'Parse error', graphql: 'BAD_USER_INPUT' }),
+  invalidRequest: std({ code: 'ERR_INVALID_REQUEST', http: 400, rpc: -32600, rpcMessage: 'Invalid Request', graphql: 'BAD_USER_INPUT' }),
+  methodNotFound: std({ code: 'ERR_METHOD_NOT_FOUND', http: 404, rpc: -32601, rpcMessage: 'Method not found', graphql: 'BAD_USER_INPUT' }),
+  notFound: std({ code: 'ERR_NOT_FOUND', http: 404, rpc: -32602, rpcMessage: 'Invalid params', graphql: 'NOT_FOUND' }),
+  unauthorized: std({ code: 'ERR_UNAUTHORIZED', http: 401, rpc: -32000, rpcMessage: 'Server error', graphql: 'UNAUTHENTICATED' }),
+  forbidden: std({ code: 'ERR_FORBIDDEN', http: 403, rpc: -32000, rpcMessage: 'Server error', graphql: 'FORBIDDEN' }),
+  rateLimited: std({ code: 'ERR_RATE_LIMITED', http: 429, rpc: -32000, rpcMessage: 'Server error', graphql: 'RATE_LIMITED' }),
+  payloadTooLarge: std({ code: 'ERR_PAYLOAD_TOO_LARGE', http: 413, rpc: -32600, rpcMessage: 'Invalid Request', graphql: 'BAD_USER_INPUT' }),
   queryTimeout: kind({ code: 'ERR_QUERY_TIMEOUT', http: 408, title: 'Query Timeout', rpc: -32000, rpcMessage: 'Server error', graphql: 'QUERY_TOO_COMPLEX' }),
-  unavailable: kind({ code: 'ERR_UNAVAILABLE', http: 503, title: 'Service Unavailable', rpc: -32000, rpcMessage: 'Server error', graphql: 'INTERNAL_SERVER_ERROR' }),
-  internal: kind({ code: 'ERR_INTERNAL', http: 500, title: 'Internal Server Error', rpc: -32603, rpcMessage: 'Internal error', graphql: 'INTERNAL_SERVER_ERROR' }),
+  unavailable: std({ code: 'ERR_UNAVAILABLE', http: 503, rpc: -32000, rpcMessage: 'Server error', graphql: 'INTERNAL_SERVER_ERROR' }),
+  // Raised by the HTTP framework itself (content-type parsing, routing); no interface
+  // throws these, but their bodies must carry the right title all the same.
+  methodNotAllowed: std({ code: 'ERR_METHOD_NOT_ALLOWED', http: 405, rpc: -32600, rpcMessage: 'Invalid Request', graphql: 'BAD_USER_INPUT' }),
+  notAcceptable: std({ code: 'ERR_NOT_ACCEPTABLE', http: 406, rpc: -32600, rpcMessage: 'Invalid Request', graphql: 'BAD_USER_INPUT' }),
+  uriTooLong: std({ code: 'ERR_URI_TOO_LONG', http: 414, rpc: -32600, rpcMessage: 'Invalid Request', graphql: 'BAD_USER_INPUT' }),
+  unsupportedMediaType: std({ code: 'ERR_UNSUPPORTED_MEDIA_TYPE', http: 415, rpc: -32600, rpcMessage: 'Invalid Request', graphql: 'BAD_USER_INPUT' }),
+  internal: std({ code: 'ERR_INTERNAL', http: 500, rpc: -32603, rpcMessage: 'Internal error', graphql: 'INTERNAL_SERVER_ERROR' }),
 } as const;
 
 export type ErrorKindName = keyof typeof Errors;
@@ -63,4 +104,16 @@ export const notFound = (message: string): AppError => new AppError(Errors.notFo
 export function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
   return new AppError(Errors.internal, 'Internal error', { cause: err });
+}
+
+const BY_STATUS = new Map<number, ErrorKind>([
+  Errors.invalidRequest, Errors.unauthorized, Errors.forbidden, Errors.notFound, Errors.methodNotAllowed,
+  Errors.notAcceptable, Errors.payloadTooLarge, Errors.uriTooLong, Errors.unsupportedMediaType,
+  Errors.rateLimited, Errors.internal, Errors.unavailable,
+].map((k) => [k.http, k]));
+
+/** The catalog kind for an HTTP status raised outside our code (the framework's 4xx):
+ *  its standard-titled kind, or one made for that status. */
+export function kindForStatus(status: number): ErrorKind {
+  return BY_STATUS.get(status) ?? kind({ code: `ERR_HTTP_${status}`, http: status, title: httpTitle(status), rpc: -32600, rpcMessage: 'Invalid Request', graphql: 'BAD_USER_INPUT' });
 }

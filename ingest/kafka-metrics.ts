@@ -12,7 +12,7 @@ function once<M extends Metric>(name: string, make: (fullName: string) => M): M 
 }
 
 export type RecordOutcome = 'accepted' | 'duplicate' | 'rejected';
-export type RejectKind = 'not_json' | 'schema' | 'unknown_protocol' | 'oversized' | 'empty';
+export type RejectKind = 'not_json' | 'schema' | 'unknown_protocol' | 'program_mismatch' | 'oversized' | 'empty';
 
 export const kafkaMetrics = {
   /** rate() of this gives records/s accepted, re-delivered (duplicate) and rejected. */
@@ -59,5 +59,6 @@ export function rejectKind(reason: string): RejectKind {
   if (reason.startsWith('empty message')) return 'empty';
   if (reason.startsWith('not valid JSON')) return 'not_json';
   if (reason.startsWith('unknown protocol_name')) return 'unknown_protocol';
+  if (reason.startsWith('program_id "')) return 'program_mismatch';
   return 'schema';
 }

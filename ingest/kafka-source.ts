@@ -216,7 +216,7 @@ export class KafkaSource {
       topics: [{ topic, partitions: [{ partition, offset: (BigInt(last) + 1n).toString() }] }],
     });
 
-    const stored = report.accepted - report.duplicates;
+    const stored = report.accepted;
     this.counters.batches += 1;
     this.counters.stored += stored;
     this.counters.duplicates += report.duplicates;

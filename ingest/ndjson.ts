@@ -3,7 +3,9 @@
 import type { RawRecord } from './pipeline.ts';
 
 export function ndjsonRecords(body: Buffer | string): RawRecord[] {
-  const text = typeof body === 'string' ? body : body.toString('utf8');
+  const raw = typeof body === 'string' ? body : body.toString('utf8');
+  // A UTF-8 byte-order mark opens the file, not line 1's record.
+  const text = raw.charCodeAt(0) === 0xfeff ? raw.slice(1) : raw;
   const out: RawRecord[] = [];
   let lineNo = 0;
   for (const line of text.split('\n')) {

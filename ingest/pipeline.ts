@@ -8,7 +8,7 @@ import type { DataVersion } from '../views/data-version.ts';
 import type { ProtocolRegistry } from '../views/protocol-registry.ts';
 import type { Warehouse } from '../views/warehouse.ts';
 import { IngestJournal } from './ingest-journal.ts';
-import { checkRecord, ROW_COLUMNS, type TransactionRow } from './record-schema.ts';
+import { checkRecord, protocolLookup, ROW_COLUMNS, type ProtocolLookup, type TransactionRow } from './record-schema.ts';
 import type { Bucket } from '../views/view-repair.ts';
 
 export interface RawRecord {
@@ -24,9 +24,10 @@ export interface Rejection {
 }
 
 export interface IngestReport {
-  /** Valid records, including duplicates of records already stored. */
+  /** Records newly stored by this call (DESIGN.md section 4: `accepted` = newly stored). */
   accepted: number;
-  /** Accepted records that were already stored (replays); they change nothing. */
+  /** Valid records that were already stored, or repeated earlier in the same call; they
+   *  change nothing. Valid records = accepted + duplicates. */
   duplicates: number;
   rejected: Rejection[];
 }
@@ -69,7 +70,7 @@ export class IngestPipeline {
 
   /** Validate, de-duplicate and store records; resolves once stored rows are queryable. */
   async ingest(records: readonly RawRecord[], source: string): Promise<IngestReport> {
-    const known = await this.registry.knownNames();
+    const known = protocolLookup(await this.registry.list());
     const rows: TransactionRow[] = [];
     const dead: { position: string; reason: string; payload: string }[] = [];
     for (const rec of records) {
@@ -82,11 +83,12 @@ export class IngestPipeline {
       duplicates += await this.serialised(() => this.storeBatch(rows.slice(i, i + this.options.batchRows)));
     }
     if (dead.length > 0) await this.deadLetter(source, dead);
-    this.options.observer?.observeIngest(source, rows.length, dead.length, duplicates);
-    return { accepted: rows.length, duplicates, rejected: dead.map(({ position, reason }) => ({ position, reason })) };
+    const accepted = rows.length - duplicates;
+    this.options.observer?.observeIngest(source, accepted, dead.length, duplicates);
+    return { accepted, duplicates, rejected: dead.map(({ position, reason }) => ({ position, reason })) };
   }
 
-  private parseAndCheck(rec: RawRecord, known: ReadonlySet<string>): Step {
+  private parseAndCheck(rec: RawRecord, known: ProtocolLookup): Step {
     let value: unknown = rec.value;
     if (typeof value === 'string' || value instanceof Uint8Array) {
       const text = typeof value === 'string' ? value : Buffer.from(value).toString('utf8');
@@ -95,7 +97,8 @@ export class IngestPipeline {
         return { kind: 'dead-letter', reason: `record is ${bytes} bytes; the limit is ${this.options.maxRecordBytes}`, payload: text.slice(0, 4096) };
       }
       try {
-        value = JSON.parse(text);
+        // A byte-order mark (Windows tools write one) is encoding, not JSON.
+        value = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
       } catch (err) {
         return { kind: 'dead-letter', reason: `not valid JSON: ${(err as Error).message}`, payload: text };
       }

@@ -95,15 +95,47 @@ function describe(err: ErrorObject | undefined): string {
 
 export type RecordCheck = { ok: true; row: TransactionRow } | { ok: false; reason: string };
 
-/** Validate one parsed record against the schema and the known protocols; normalise it. */
-export function checkRecord(value: unknown, knownProtocols: ReadonlySet<string>): RecordCheck {
+/** The protocol registry as the record check needs it (DESIGN.md section 5: the registry
+ *  maps program id -> protocol name), every protocol included, active or not. */
+export interface ProtocolLookup {
+  /** protocol name -> its program id */
+  programOf: ReadonlyMap<string, string>;
+  /** program id -> protocol name */
+  protocolOf: ReadonlyMap<string, string>;
+}
+
+export function protocolLookup(entries: Iterable<{ protocolName: string; programId: string }>): ProtocolLookup {
+  const programOf = new Map<string, string>();
+  const protocolOf = new Map<string, string>();
+  for (const e of entries) {
+    programOf.set(e.protocolName, e.programId);
+    protocolOf.set(e.programId, e.protocolName);
+  }
+  return { programOf, protocolOf };
+}
+
+/** Validate one parsed record against the schema and the protocol registry; normalise it. */
+export function checkRecord(value: unknown, registry: ProtocolLookup): RecordCheck {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return { ok: false, reason: 'record must be a JSON object' };
   }
-  if (!validate(value)) return { ok: false, reason: describe(validate.errors?.[0]) };
+  // A field with alternatives (slot, log_messages) fails each branch and then the anyOf
+  // itself; the anyOf error names what is allowed, the first branch's error only half.
+  if (!validate(value)) return { ok: false, reason: describe(validate.errors?.find((e) => e.keyword === 'anyOf') ?? validate.errors?.[0]) };
   const r = value;
-  if (!knownProtocols.has(r.protocol_name)) {
+  const program = registry.programOf.get(r.protocol_name);
+  if (program === undefined) {
     return { ok: false, reason: `unknown protocol_name "${r.protocol_name}"` };
+  }
+  // The program id decides the protocol: a record naming one protocol with another's
+  // program (or with a program the registry does not know) would be counted under the
+  // wrong protocol in every aggregate, so it is refused rather than trusted.
+  const owner = registry.protocolOf.get(r.program_id);
+  if (owner === undefined) {
+    return { ok: false, reason: `program_id "${r.program_id}" is not in the protocol registry; the program of ${r.protocol_name} is ${program}` };
+  }
+  if (owner !== r.protocol_name) {
+    return { ok: false, reason: `program_id "${r.program_id}" is the program of ${owner}, not of ${r.protocol_name}` };
   }
   if (r.accounts === undefined && r.accounts_count === undefined) {
     return { ok: false, reason: 'accounts_count is required when accounts is absent' };

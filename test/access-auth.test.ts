@@ -36,7 +36,9 @@ describe('missing key', () => {
       const res = await ctx.app.inject({ method: url === '/api/v1/__access-test' ? 'GET' : 'POST', url, payload: url.startsWith('/api') ? undefined : {} });
       expect(res.statusCode, url).toBe(401);
       expect(res.json()).toEqual({ error: 'Unauthorized', message: MISSING_KEY_MESSAGE });
-      expect(res.headers['x-ratelimit-plan']).toBeUndefined();
+      // The per-address figures of keyless requests (this file raises ANONYMOUS_RATE_LIMIT).
+      expect(res.headers['x-ratelimit-plan']).toBe('free');
+      expect(res.headers['x-ratelimit-limit']).toBe('100000');
     }
     expect(MISSING_KEY_MESSAGE).toBe('API key required: send it in the x-api-key header or the api-key query parameter');
   });

@@ -115,7 +115,10 @@ describe('requests without a valid key', () => {
     expect(limited.statusCode).toBe(429);
     expect(limited.json()).toMatchObject({ error: 'Too Many Requests' });
     expect(Number(limited.headers['retry-after'])).toBeGreaterThanOrEqual(1);
-    expect(limited.headers['x-ratelimit-plan']).toBeUndefined();
+    // Per-address figures, labelled with the lowest plan (docs/access.md).
+    expect(limited.headers['x-ratelimit-plan']).toBe('free');
+    expect(limited.headers['x-ratelimit-limit']).toBe('5');
+    expect(limited.headers['x-ratelimit-remaining']).toBe('0');
     // Missing keys count against the same address budget.
     const missing = await ctx.app.inject({ method: 'GET', url: '/api/v1/__access-test', remoteAddress: '203.0.113.7' });
     expect(missing.statusCode).toBe(429);
@@ -124,6 +127,38 @@ describe('requests without a valid key', () => {
     const { key } = await createKey(ctx.app, 'free', 'ip-test');
     const ok = await ctx.app.inject({ method: 'GET', url: '/api/v1/__access-test', headers: { 'x-api-key': key }, remoteAddress: '203.0.113.7' });
     expect(ok.statusCode).toBe(200);
+  });
+});
+
+describe('X-RateLimit-* without a valid key', () => {
+  const headersOf = (res: { headers: Record<string, unknown> }) => ({
+    limit: res.headers['x-ratelimit-limit'],
+    remaining: res.headers['x-ratelimit-remaining'],
+    reset: res.headers['x-ratelimit-reset'],
+    plan: res.headers['x-ratelimit-plan'],
+    retryAfter: res.headers['retry-after'],
+  });
+
+  it('401 and 403 carry the address\'s per-IP figures, counting down', async () => {
+    const ip = '198.51.100.21';
+    const missing = await ctx.app.inject({ method: 'GET', url: '/api/v1/__access-test', remoteAddress: ip });
+    expect(missing.statusCode).toBe(401);
+    const reset = new Date((Math.floor(now / 60_000) + 1) * 60_000).toISOString();
+    expect(headersOf(missing)).toEqual({ limit: '5', remaining: '4', reset, plan: 'free', retryAfter: undefined });
+    const wrong = await ctx.app.inject({ method: 'POST', url: '/v1/rpc', headers: { 'x-api-key': 'txa_wrong' }, payload: {}, remoteAddress: ip });
+    expect(wrong.statusCode).toBe(403);
+    expect(headersOf(wrong)).toEqual({ limit: '5', remaining: '3', reset, plan: 'free', retryAfter: undefined });
+  });
+
+  it('responses outside any limit (/health) show the figures without spending them', async () => {
+    const ip = '198.51.100.22';
+    await ctx.app.inject({ method: 'GET', url: '/api/v1/__access-test', remoteAddress: ip });
+    const health = await ctx.app.inject({ method: 'GET', url: '/health', remoteAddress: ip });
+    expect(health.statusCode).toBe(200);
+    expect(headersOf(health)).toMatchObject({ limit: '5', remaining: '4', plan: 'free', retryAfter: undefined });
+    expect(headersOf(await ctx.app.inject({ method: 'GET', url: '/health', remoteAddress: ip }))).toMatchObject({ remaining: '4' });
+    // A fresh address shows its whole budget.
+    expect(headersOf(await ctx.app.inject({ method: 'GET', url: '/health', remoteAddress: '198.51.100.23' }))).toMatchObject({ limit: '5', remaining: '5', plan: 'free' });
   });
 });
 

@@ -86,6 +86,23 @@ describe('one limit across API processes (Redis store)', () => {
   });
 });
 
+describe('one budget of wrong operator tokens across API processes', () => {
+  it('10 wrong admin tokens on one app and 10 on the other exhaust it; then the right token is 429 on both', async () => {
+    const ip = '192.0.2.77';
+    const intoMinute = Date.now() % 60_000;
+    if (intoMinute > 55_000) await new Promise((r) => setTimeout(r, 60_500 - intoMinute));
+    const admin = (app: FastifyInstance, token: string) =>
+      app.inject({ method: 'GET', url: '/admin/keys', headers: { authorization: `Bearer ${token}` }, remoteAddress: ip });
+    for (let i = 0; i < 20; i++) expect((await admin(i % 2 === 0 ? appA : appB, `wrong-${i}`)).statusCode, `guess ${i}`).toBe(403);
+    for (const app of [appA, appB]) {
+      const res = await admin(app, ADMIN_TOKEN);
+      expect(res.statusCode).toBe(429);
+      expect(res.json()).toMatchObject({ error: 'Too Many Requests' });
+      expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    }
+  });
+});
+
 describe('concurrent requests', () => {
   it('150 at once over two apps: exactly 100 get through (the Redis increment is atomic)', async () => {
     const { key } = await createKey(appA, 'free', 'concurrent');

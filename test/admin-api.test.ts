@@ -60,7 +60,49 @@ describe('POST /admin/ingest', () => {
     expect(await ctx.services.analytics.transaction(pump.signature)).toMatchObject({ signature: pump.signature, protocolName: 'pump_fun' });
 
     const again = await ctx.app.inject({ method: 'POST', url: '/admin/ingest', headers: auth, payload: lines.join('\n') });
-    expect(again.json()).toMatchObject({ accepted: 49, duplicates: 49, rejected: 3 });
+    // `accepted` counts newly stored records only: a re-sent body stores nothing.
+    expect(again.json()).toMatchObject({ accepted: 0, duplicates: 49, rejected: 3 });
+  });
+
+  const ingest = (body: string) =>
+    ctx.app.inject({ method: 'POST', url: '/admin/ingest', headers: { ...auth, 'content-type': 'application/x-ndjson' }, payload: body });
+
+  it('counts a record repeated in the body, or already stored, as a duplicate and not as accepted', async () => {
+    const [a, b, c] = await demoRecords(ctx.services, 3, 123);
+    expect((await ingest(JSON.stringify(c))).json()).toMatchObject({ accepted: 1, duplicates: 0 });
+    const res = await ingest([a, b, a, c, { ...b }].map((r) => JSON.stringify(r)).join('\n'));
+    expect(res.statusCode).toBe(200);
+    expect(res.json()).toEqual({ accepted: 2, rejected: 0, duplicates: 3, errors: [] });
+  });
+
+  it('ignores a UTF-8 byte-order mark before line 1', async () => {
+    const [a, b] = await demoRecords(ctx.services, 2, 124);
+    const body = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(`${JSON.stringify(a)}\n${JSON.stringify(b)}\n`)]);
+    const res = await ctx.app.inject({ method: 'POST', url: '/admin/ingest', headers: auth, payload: body });
+    expect(res.json()).toEqual({ accepted: 2, rejected: 0, duplicates: 0, errors: [] });
+    const [stored] = await ctx.services.wh.query<{ n: string }>('SELECT count() n FROM transactions WHERE signature = {s:String}', { params: { s: a!.signature } });
+    expect(Number(stored!.n)).toBe(1);
+  });
+
+  it('rejects a record whose program_id is another protocol\'s, or unknown to the registry, naming both', async () => {
+    const [r] = await demoRecords(ctx.services, 1, 125);
+    const jupiter = { ...r!, protocol_name: 'jupiter_v6', instruction_type: 'route' };
+    const lines = [
+      JSON.stringify({ ...jupiter, program_id: 'CAMMCzo5YL8w4VFF8KVHrK22GGUsp5VTaW7grrKgrWqK' }),
+      JSON.stringify({ ...jupiter, program_id: '11111111111111111111111111111111' }),
+      JSON.stringify({ ...jupiter, program_id: 'JUP6LkbZbjS1jKKwapdHNy74zcZ3tLUZoi5QNyVTaV4' }),
+    ];
+    const res = await ingest(lines.join('\n'));
+    expect(res.json()).toEqual({
+      accepted: 1,
+      rejected: 2,
+      duplicates: 0,
+      errors: [
+        { line: 1, reason: 'program_id "CAMMCzo5YL8w4VFF8KVHrK22GGUsp5VTaW7grrKgrWqK" is the program of raydium_amm_v3, not of jupiter_v6' },
+        { line: 2, reason: 'program_id "11111111111111111111111111111111" is not in the protocol registry; the program of jupiter_v6 is JUP6LkbZbjS1jKKwapdHNy74zcZ3tLUZoi5QNyVTaV4' },
+      ],
+    });
+    expect(await ctx.services.analytics.transaction(r!.signature)).toMatchObject({ protocolName: 'jupiter_v6', programId: 'JUP6LkbZbjS1jKKwapdHNy74zcZ3tLUZoi5QNyVTaV4' });
   });
 
   it('refuses an oversized body as a whole with 413 and stores nothing from it', async () => {

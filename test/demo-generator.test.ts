@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoRecordsNdjson, insertDemoRows } from '../ingest/demo-generator.ts';
-import { checkRecord, type IngestRecord } from '../ingest/record-schema.ts';
+import { checkRecord, protocolLookup, type IngestRecord } from '../ingest/record-schema.ts';
 import { PROTOCOL_PROFILES } from '../ingest/protocol-profiles.ts';
 import { FIXTURE_END, FIXTURE_START } from './support/fixtures.ts';
 import { startServices } from './support/services.ts';
@@ -26,7 +26,7 @@ describe('demo generator', () => {
   });
 
   it('writes records the ingest schema accepts', async () => {
-    const known = new Set(PROTOCOL_PROFILES.map((p) => p.protocol));
+    const known = protocolLookup(PROTOCOL_PROFILES.map((p) => ({ protocolName: p.protocol, programId: p.programId })));
     const records = parse(await demoRecordsNdjson(s.wh, window(1, 3000)));
     for (const r of records) expect(checkRecord(r, known)).toMatchObject({ ok: true });
     expect(new Set(records.map((r) => `${r.signature}#${r.instruction_index}`)).size).toBe(records.length);

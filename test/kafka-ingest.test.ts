@@ -82,6 +82,11 @@ describe('kafka source', () => {
       { value: '{"signature": "not closed', kind: 'not_json', reason: /^not valid JSON/ },
       { value: JSON.stringify({ ...good, fee: -1 }), kind: 'schema', reason: /^fee must be >= 0$/ },
       { value: JSON.stringify({ ...good, protocol_name: 'uniswap_v3' }), kind: 'unknown_protocol', reason: /^unknown protocol_name "uniswap_v3"$/ },
+      {
+        value: JSON.stringify({ ...good, protocol_name: 'jupiter_v6', program_id: 'CAMMCzo5YL8w4VFF8KVHrK22GGUsp5VTaW7grrKgrWqK' }),
+        kind: 'program_mismatch',
+        reason: /^program_id "CAMMCzo5YL8w4VFF8KVHrK22GGUsp5VTaW7grrKgrWqK" is the program of raydium_amm_v3, not of jupiter_v6$/,
+      },
       { value: JSON.stringify({ ...good, raw_data: 'x'.repeat(300_000) }), kind: 'oversized', reason: /^record is \d+ bytes; the limit is 262144$/ },
       { value: null, kind: 'empty', reason: /^empty message/ },
     ];
@@ -106,7 +111,7 @@ describe('kafka source', () => {
         seen.set(String(message.key), { value: message.value, headers });
       },
     });
-    await waitFor('5 dead letters', () => seen.size >= bad.length, 30_000);
+    await waitFor(`${bad.length} dead letters`, () => seen.size >= bad.length, 30_000);
     await reader.disconnect();
 
     bad.forEach((b, i) => {
@@ -122,7 +127,7 @@ describe('kafka source', () => {
     });
 
     const metrics = await register.getSingleMetricAsString('txa_ingest_kafka_dead_letters_total');
-    for (const kind of ['not_json', 'schema', 'unknown_protocol', 'oversized', 'empty']) {
+    for (const kind of ['not_json', 'schema', 'unknown_protocol', 'program_mismatch', 'oversized', 'empty']) {
       expect(metrics).toContain(`kind="${kind}"} 1`);
     }
     expect(await register.getSingleMetricAsString('txa_ingest_kafka_consumer_lag')).toContain(`topic="${TOPIC}"`);

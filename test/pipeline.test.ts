@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoRecords, ingestRecords, tableCounts } from './support/fixtures.ts';
 import { startServices } from './support/services.ts';
 import type { IngestRecord } from '../ingest/record-schema.ts';
+import { rejectKind } from '../ingest/kafka-metrics.ts';
 
 let s: Awaited<ReturnType<typeof startServices>>;
 let records: IngestRecord[];
@@ -64,7 +65,8 @@ describe('ingest pipeline and views', () => {
     const before = await tableCounts(s);
     const feesBefore = await q(`SELECT sum(fee_sum) f FROM protocol_hourly`);
     const report = await ingestRecords(s, records);
-    expect(report.accepted).toBe(records.length);
+    // `accepted` counts newly stored records only: a replay stores none.
+    expect(report.accepted).toBe(0);
     expect(report.duplicates).toBe(records.length);
     // A replay in a different order and batching is still a no-op.
     await ingestRecords(s, [...records].reverse().slice(0, 1500));
@@ -76,7 +78,7 @@ describe('ingest pipeline and views', () => {
     const before = await tableCounts(s);
     const fresh = { ...records[0]!, signature: records[0]!.signature.slice(0, 80) + 'AAAAAAAA', instruction_index: 0 };
     const report = await ingestRecords(s, [fresh, fresh, { ...fresh }]);
-    expect(report).toMatchObject({ accepted: 3, duplicates: 2, rejected: [] });
+    expect(report).toMatchObject({ accepted: 1, duplicates: 2, rejected: [] });
     expect((await tableCounts(s)).transactions).toBe(before.transactions! + 1);
   });
 
@@ -131,6 +133,29 @@ describe('bad input', () => {
       "SELECT position, reason, payload FROM dead_letters WHERE source = 'test' ORDER BY position");
     expect(dead.map((d) => d.position).sort()).toEqual(Object.keys(reasons).sort());
     expect(dead.find((d) => d.position === 'line 4')?.payload).toBe(lines[3]);
+  });
+
+  it('checks program_id against the registry, for every source, and dead-letters a mismatch with its reason', async () => {
+    const raydiumProgram = 'CAMMCzo5YL8w4VFF8KVHrK22GGUsp5VTaW7grrKgrWqK';
+    const report = await s.pipeline.ingest([
+      { value: { ...good(), signature: '7'.repeat(88), program_id: raydiumProgram }, position: 'topic/0/41' },
+      { value: JSON.stringify({ ...good(), signature: '8'.repeat(88), program_id: 'So11111111111111111111111111111111111111112' }), position: 'topic/0/42' },
+    ], 'kafka:test-topic');
+    expect(report.accepted).toBe(0);
+    expect(report.rejected).toEqual([
+      { position: 'topic/0/41', reason: `program_id "${raydiumProgram}" is the program of raydium_amm_v3, not of whirlpool` },
+      { position: 'topic/0/42', reason: 'program_id "So11111111111111111111111111111111111111112" is not in the protocol registry; the program of whirlpool is whirLbMiicVdio4qvUfM5KAg6Ct8VwpYzGff3uctyCc' },
+    ]);
+    const dead = await s.wh.query<{ position: string; reason: string }>(
+      "SELECT position, reason FROM dead_letters WHERE source = 'kafka:test-topic' ORDER BY position");
+    expect(dead).toEqual(report.rejected);
+    expect(rejectKind(report.rejected[0]!.reason)).toBe('program_mismatch');
+    expect(rejectKind(report.rejected[1]!.reason)).toBe('program_mismatch');
+  });
+
+  it('reads a record that starts with a byte-order mark', async () => {
+    const report = await s.pipeline.ingest([{ value: `\uFEFF${JSON.stringify({ ...good(), signature: '9'.repeat(88) })}`, position: 'topic/0/43' }], 'test');
+    expect(report).toEqual({ accepted: 1, duplicates: 0, rejected: [] });
   });
 
   it('rejects an oversized record without reading it', async () => {

@@ -4,10 +4,13 @@
 //
 //   onRequest   key from x-api-key (wins) or ?api-key=; 401 missing, 403 unknown/inactive/
 //               revoked (both also count against a per-IP limit); valid: 1 unit counted.
+//               Operator paths (/admin/*, /metrics) check their bearer token in their own
+//               hooks (operator-auth.ts), with a per-address budget of failures.
 //   preHandler  a JSON-RPC batch (POST /v1/rpc with an array body) counts one unit per
 //               call: the units beyond the first are counted once the body is parsed.
-//   onSend      X-RateLimit-* on every authenticated response, errors included;
-//               Retry-After on 429.
+//   onSend      X-RateLimit-* on every response, errors included: the key's figures, or
+//               for a request without a valid key its address's figures (the per-IP limit
+//               of keyless requests, or the operator-token budget); Retry-After on 429.
 //   onResponse  per-key usage, counted off the request path.
 //
 // Other adapters that do several units of work per request call
@@ -16,6 +19,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, Errors } from '../../core/errors.ts';
 import { PLAN_LIMITS, type KeyStatus, type Plan } from '../../views/api-key-store.ts';
 import type { Access } from './access.ts';
+import { PER_ADDRESS_PLAN } from './operator-auth.ts';
 import { interfaceOf, isExempt, pathOf, rpcMethods } from './protected-paths.ts';
 import type { RateDecision } from './rate-limiter.ts';
 
@@ -30,7 +34,7 @@ declare module 'fastify' {
     /** The caller's key on protected routes once authenticated; null elsewhere. */
     apiKey: AuthenticatedKey | null;
     /** The latest rate-limit decision for this request (drives the X-RateLimit-* headers). */
-    rateLimit: (RateDecision & { plan: Plan | 'anonymous' }) | null;
+    rateLimit: (RateDecision & { plan: Plan }) | null;
     /** Count `units` more requests against the caller's plan; throws the 429 AppError when
      *  the limit is exceeded. No-op on exempt routes. */
     consumeRateLimit(units: number): Promise<void>;
@@ -56,6 +60,9 @@ export function presentedKey(req: FastifyRequest): string | undefined {
   const query = req.query as Record<string, unknown> | undefined;
   return firstString(query?.['api-key']);
 }
+
+/** The per-IP counter of requests without a valid key. */
+const anonymousSubject = (req: FastifyRequest): string => `ip:${req.ip}`;
 
 const rateLimitedError = (d: RateDecision, who: string): AppError =>
   new AppError(
@@ -83,11 +90,12 @@ export function installAccessControl(app: FastifyInstance, access: Access): void
   }
 
   /** Requests without a valid key are counted per client IP; over the limit they get 429
-   *  instead of 401/403, so keys cannot be guessed at speed. */
+   *  instead of 401/403, so keys cannot be guessed at speed. Their 401/403 carry the
+   *  address's figures. */
   async function chargeAnonymous(req: FastifyRequest): Promise<void> {
-    const decision = await access.limiter.consume(`ip:${req.ip}`, access.anonymousPerMinute, 1);
+    const decision = await access.limiter.consume(anonymousSubject(req), access.anonymousPerMinute, 1);
+    req.rateLimit = { ...decision, plan: PER_ADDRESS_PLAN };
     if (!decision.allowed) {
-      req.rateLimit = { ...decision, plan: 'anonymous' };
       access.metrics.rateLimitRejections.inc({ plan: 'anonymous' });
       throw rateLimitedError(decision, 'requests without a valid API key from one address');
     }
@@ -124,14 +132,7 @@ export function installAccessControl(app: FastifyInstance, access: Access): void
   });
 
   app.addHook('onSend', async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
-    const d = req.rateLimit;
-    if (d !== null) {
-      reply.header('x-ratelimit-limit', d.limit);
-      reply.header('x-ratelimit-remaining', d.remaining);
-      reply.header('x-ratelimit-reset', new Date(d.resetAt).toISOString());
-      if (d.plan !== 'anonymous') reply.header('x-ratelimit-plan', d.plan);
-      if (!d.allowed) reply.header('retry-after', d.retryAfterSeconds);
-    }
+    await setRateLimitHeaders(access, req, reply);
     return payload;
   });
 
@@ -148,4 +149,24 @@ export function installAccessControl(app: FastifyInstance, access: Access): void
       access.usage.record(key.id, iface, `${req.method} ${route}`, outcome);
     }
   });
+}
+
+/** X-RateLimit-* (and Retry-After on a refusal) for `req`'s answer: its latest limit
+ *  decision, or, for a request answered without one (/health, the API description, a
+ *  request refused while routing), its address's keyless budget, read without spending it.
+ *  Exported for answers that bypass the onSend hooks (routing errors, see app.ts). */
+export async function setRateLimitHeaders(access: Access, req: FastifyRequest, reply: FastifyReply): Promise<void> {
+  let d = req.rateLimit;
+  if (d === null || d === undefined) {
+    try {
+      d = { ...(await access.limiter.peek(anonymousSubject(req), access.anonymousPerMinute)), plan: PER_ADDRESS_PLAN, allowed: true };
+    } catch {
+      return;
+    }
+  }
+  reply.header('x-ratelimit-limit', d.limit);
+  reply.header('x-ratelimit-remaining', d.remaining);
+  reply.header('x-ratelimit-reset', new Date(d.resetAt).toISOString());
+  reply.header('x-ratelimit-plan', d.plan);
+  if (!d.allowed) reply.header('retry-after', d.retryAfterSeconds);
 }

@@ -27,14 +27,14 @@ export class Metrics implements WarehouseObserver, IngestObserver {
 
   readonly rateLimitRejections = new Counter({
     name: 'txa_rate_limit_rejections_total',
-    help: 'Requests answered 429, by plan ("anonymous" = limited per client IP without a valid key)',
+    help: 'Requests answered 429, by plan ("anonymous" = per-IP limit without a valid key, "operator" = per-address budget of wrong operator tokens)',
     labelNames: ['plan'] as const,
     registers: [this.registry],
   });
 
   readonly authFailures = new Counter({
     name: 'txa_auth_failures_total',
-    help: 'Requests refused for their API key: missing (401) or invalid/inactive/revoked (403)',
+    help: 'Requests refused for their credentials: API key missing (401) or invalid/inactive/revoked (403); operator_token = a wrong admin or metrics token (403)',
     labelNames: ['reason'] as const,
     registers: [this.registry],
   });
@@ -98,7 +98,7 @@ export class Metrics implements WarehouseObserver, IngestObserver {
   }
 
   observeIngest(source: string, accepted: number, rejected: number, duplicates: number): void {
-    if (accepted - duplicates > 0) this.ingestRecords.inc({ source, outcome: 'accepted' }, accepted - duplicates);
+    if (accepted > 0) this.ingestRecords.inc({ source, outcome: 'accepted' }, accepted);
     if (duplicates > 0) this.ingestRecords.inc({ source, outcome: 'duplicate' }, duplicates);
     if (rejected > 0) this.ingestRecords.inc({ source, outcome: 'rejected' }, rejected);
   }

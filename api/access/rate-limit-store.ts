@@ -5,7 +5,8 @@
 export interface RateLimitStore {
   readonly kind: 'memory' | 'redis';
   /** Add `units` to the counter `key` and return its new value; the counter disappears
-   *  `ttlMs` after it was created. Atomic across every process sharing the store. */
+   *  `ttlMs` after it was created. Atomic across every process sharing the store.
+   *  `units` 0 reads the counter (creating it at 0 when absent). */
   increment(key: string, units: number, ttlMs: number): Promise<number>;
   /** Throws when the store is unreachable (for /health). */
   ping(): Promise<void>;

@@ -23,6 +23,16 @@ export class FixedWindowLimiter {
 
   /** Count `units` against `subject`'s limit in the current window. */
   async consume(subject: string, limit: number, units = 1): Promise<RateDecision> {
+    return this.decide(subject, limit, units);
+  }
+
+  /** The current window's figures for `subject` without counting anything (for headers,
+   *  and for budgets spent only by failures); `allowed` says whether one more unit is. */
+  async peek(subject: string, limit: number): Promise<RateDecision> {
+    return this.decide(subject, limit, 0);
+  }
+
+  private async decide(subject: string, limit: number, units: number): Promise<RateDecision> {
     const now = this.now();
     const windowStart = Math.floor(now / this.windowMs) * this.windowMs;
     const resetAt = windowStart + this.windowMs;
@@ -30,7 +40,7 @@ export class FixedWindowLimiter {
     // finds it; the window start in the key keeps windows apart.
     const used = await this.store.increment(`${subject}:${windowStart}`, units, this.windowMs + 5_000);
     return {
-      allowed: used <= limit,
+      allowed: units === 0 ? used < limit : used <= limit,
       limit,
       remaining: Math.max(0, limit - used),
       resetAt,

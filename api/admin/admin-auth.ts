@@ -1,18 +1,11 @@
-// Operator endpoints are guarded by the ADMIN_TOKEN bearer token.
-import { timingSafeEqual, createHash } from 'node:crypto';
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, Errors } from '../../core/errors.ts';
+// Operator endpoints are guarded by the ADMIN_TOKEN bearer token, with wrong tokens
+// limited per client address (api/access/operator-auth.ts).
+import type { Access } from '../access/access.ts';
+import { operatorTokenGuard } from '../access/operator-auth.ts';
 
-const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
-
-export function adminGuard(adminToken: string) {
-  const expected = digest(adminToken);
-  return async (req: FastifyRequest, _reply: FastifyReply): Promise<void> => {
-    const header = req.headers.authorization;
-    if (!header) throw new AppError(Errors.unauthorized, 'Admin token required: send it as "Authorization: Bearer <ADMIN_TOKEN>"');
-    const m = /^Bearer\s+(.+)$/i.exec(header);
-    if (!m || !timingSafeEqual(digest(m[1]!.trim()), expected)) {
-      throw new AppError(Errors.forbidden, 'Invalid admin token');
-    }
-  };
+export function adminGuard(access: Access, adminToken: string) {
+  return operatorTokenGuard(access, [adminToken], {
+    missing: 'Admin token required: send it as "Authorization: Bearer <ADMIN_TOKEN>"',
+    invalid: 'Invalid admin token',
+  });
 }
