@@ -30,6 +30,9 @@ export const Errors = {
   forbidden: kind({ code: 'ERR_FORBIDDEN', http: 403, title: 'Forbidden', rpc: -32000, rpcMessage: 'Server error', graphql: 'FORBIDDEN' }),
   rateLimited: kind({ code: 'ERR_RATE_LIMITED', http: 429, title: 'Too Many Requests', rpc: -32000, rpcMessage: 'Server error', graphql: 'RATE_LIMITED' }),
   payloadTooLarge: kind({ code: 'ERR_PAYLOAD_TOO_LARGE', http: 413, title: 'Payload Too Large', rpc: -32600, rpcMessage: 'Invalid Request', graphql: 'BAD_USER_INPUT' }),
+  // An answer past the interface's byte budget (core/limits.ts): the caller must ask for less.
+  // JSON-RPC keeps to SPEC's codes: -32000 Server error, data naming the budget.
+  responseTooLarge: kind({ code: 'ERR_RESPONSE_TOO_LARGE', http: 400, title: 'Response Too Large', rpc: -32000, rpcMessage: 'Server error', graphql: 'BAD_USER_INPUT' }),
   queryTimeout: kind({ code: 'ERR_QUERY_TIMEOUT', http: 408, title: 'Query Timeout', rpc: -32000, rpcMessage: 'Server error', graphql: 'QUERY_TOO_COMPLEX' }),
   unavailable: kind({ code: 'ERR_UNAVAILABLE', http: 503, title: 'Service Unavailable', rpc: -32000, rpcMessage: 'Server error', graphql: 'INTERNAL_SERVER_ERROR' }),
   internal: kind({ code: 'ERR_INTERNAL', http: 500, title: 'Internal Server Error', rpc: -32603, rpcMessage: 'Internal error', graphql: 'INTERNAL_SERVER_ERROR' }),

@@ -5,7 +5,8 @@
 //   onRequest   key from x-api-key (wins) or ?api-key=; 401 missing, 403 unknown/inactive/
 //               revoked (both also count against a per-IP limit); valid: 1 unit counted.
 //   preHandler  a JSON-RPC batch (POST /v1/rpc with an array body) counts one unit per
-//               call: the units beyond the first are counted once the body is parsed.
+//               call (callCount: a batch refused whole counts once): the units beyond
+//               the first are counted once the body is parsed.
 //   onSend      X-RateLimit-* on every authenticated response, errors included;
 //               Retry-After on 429.
 //   onResponse  per-key usage, counted off the request path.
@@ -15,6 +16,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, Errors } from '../../core/errors.ts';
 import { PLAN_LIMITS, type KeyStatus, type Plan } from '../../views/api-key-store.ts';
+import { callCount } from '../rpc/json-rpc.ts';
 import type { Access } from './access.ts';
 import { interfaceOf, isExempt, pathOf, rpcMethods } from './protected-paths.ts';
 import type { RateDecision } from './rate-limiter.ts';
@@ -120,7 +122,9 @@ export function installAccessControl(app: FastifyInstance, access: Access): void
   app.addHook('preHandler', async (req: FastifyRequest) => {
     // The matched route, not the raw path: whatever spelling reached the JSON-RPC handler.
     if (req.apiKey === null || req.method !== 'POST' || req.routeOptions.url !== '/v1/rpc') return;
-    if (Array.isArray(req.body) && req.body.length > 1) await charge(req, req.body.length - 1);
+    // callCount: a batch refused as a whole (over 100 calls) runs nothing and counts once.
+    const calls = callCount(req.body);
+    if (calls > 1) await charge(req, calls - 1);
   });
 
   app.addHook('onSend', async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
@@ -142,7 +146,7 @@ export function installAccessControl(app: FastifyInstance, access: Access): void
     const iface = interfaceOf(path);
     const outcome = { error: reply.statusCode >= 400, rateLimited: reply.statusCode === 429 };
     if (iface === 'rpc' && req.body !== undefined) {
-      for (const method of rpcMethods(req.body)) access.usage.record(key.id, iface, method, outcome);
+      for (const method of rpcMethods(req.body).slice(0, callCount(req.body))) access.usage.record(key.id, iface, method, outcome);
     } else {
       const route = req.routeOptions.url ?? '(unmatched)';
       access.usage.record(key.id, iface, `${req.method} ${route}`, outcome);
