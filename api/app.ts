@@ -1,6 +1,6 @@
 // buildApp(): the whole HTTP service, assembled from its parts; tests drive it with
 // app.inject() and the entry point (main.ts) listens on it.
-import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply } from 'fastify';
 import type { Config } from '../core/config.ts';
 import { AppError, Errors, toAppError } from '../core/errors.ts';
 import { redactUrl, type Logger } from '../core/logger.ts';
@@ -53,6 +53,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     genReqId: () => crypto.randomUUID(),
     bodyLimit: 1024 * 1024,
     serializerOpts: { rounding: 'floor' },
+    // Errors the router raises before any hook or handler runs (a path segment over 100
+    // characters, malformed percent-encoding): the same {error, message} body as every
+    // other error, without echoing the URL (it may carry the api-key query parameter).
+    frameworkErrors: (err, _req, reply) => {
+      const status = typeof err.statusCode === 'number' && err.statusCode < 500 ? err.statusCode : 400;
+      const message = err.code === 'FST_ERR_MAX_PARAM_LENGTH'
+        ? 'a path parameter is longer than 100 characters'
+        : 'the URL is not valid (malformed percent-encoding)';
+      void (reply as FastifyReply).code(status).send({ error: status === 414 ? 'URI Too Long' : 'Bad Request', message });
+    },
   });
   app.setErrorHandler((err, req, reply) => {
     const { status, body } = httpError(err);
