@@ -65,6 +65,8 @@ export const Errors = {
   forbidden: std({ code: 'ERR_FORBIDDEN', http: 403, rpc: -32000, rpcMessage: 'Server error', graphql: 'FORBIDDEN' }),
   rateLimited: std({ code: 'ERR_RATE_LIMITED', http: 429, rpc: -32000, rpcMessage: 'Server error', graphql: 'RATE_LIMITED' }),
   payloadTooLarge: std({ code: 'ERR_PAYLOAD_TOO_LARGE', http: 413, rpc: -32600, rpcMessage: 'Invalid Request', graphql: 'BAD_USER_INPUT' }),
+  /** An answer over the interface's byte budget (core/limits.ts): the request must ask for less. */
+  responseTooLarge: kind({ code: 'ERR_RESPONSE_TOO_LARGE', http: 400, title: 'Response Too Large', rpc: -32000, rpcMessage: 'Server error', graphql: 'BAD_USER_INPUT' }),
   queryTimeout: kind({ code: 'ERR_QUERY_TIMEOUT', http: 408, title: 'Query Timeout', rpc: -32000, rpcMessage: 'Server error', graphql: 'QUERY_TOO_COMPLEX' }),
   unavailable: std({ code: 'ERR_UNAVAILABLE', http: 503, rpc: -32000, rpcMessage: 'Server error', graphql: 'INTERNAL_SERVER_ERROR' }),
   // Raised by the HTTP framework itself (content-type parsing, routing); no interface

@@ -7,7 +7,8 @@
 //               Operator paths (/admin/*, /metrics) check their bearer token in their own
 //               hooks (operator-auth.ts), with a per-address budget of failures.
 //   preHandler  a JSON-RPC batch (POST /v1/rpc with an array body) counts one unit per
-//               call: the units beyond the first are counted once the body is parsed.
+//               call (callCount: a batch refused whole counts once): the units beyond
+//               the first are counted once the body is parsed.
 //   onSend      X-RateLimit-* on every response, errors included: the key's figures, or
 //               for a request without a valid key its address's figures (the per-IP limit
 //               of keyless requests, or the operator-token budget); Retry-After on 429.
@@ -18,6 +19,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, Errors } from '../../core/errors.ts';
 import { PLAN_LIMITS, type KeyStatus, type Plan } from '../../views/api-key-store.ts';
+import { callCount } from '../rpc/json-rpc.ts';
 import type { Access } from './access.ts';
 import { PER_ADDRESS_PLAN } from './operator-auth.ts';
 import { interfaceOf, isExempt, pathOf, rpcMethods } from './protected-paths.ts';
@@ -128,7 +130,9 @@ export function installAccessControl(app: FastifyInstance, access: Access): void
   app.addHook('preHandler', async (req: FastifyRequest) => {
     // The matched route, not the raw path: whatever spelling reached the JSON-RPC handler.
     if (req.apiKey === null || req.method !== 'POST' || req.routeOptions.url !== '/v1/rpc') return;
-    if (Array.isArray(req.body) && req.body.length > 1) await charge(req, req.body.length - 1);
+    // callCount: a batch refused as a whole (over 100 calls) runs nothing and counts once.
+    const calls = callCount(req.body);
+    if (calls > 1) await charge(req, calls - 1);
   });
 
   app.addHook('onSend', async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
@@ -143,7 +147,7 @@ export function installAccessControl(app: FastifyInstance, access: Access): void
     const iface = interfaceOf(path);
     const outcome = { error: reply.statusCode >= 400, rateLimited: reply.statusCode === 429 };
     if (iface === 'rpc' && req.body !== undefined) {
-      for (const method of rpcMethods(req.body)) access.usage.record(key.id, iface, method, outcome);
+      for (const method of rpcMethods(req.body).slice(0, callCount(req.body))) access.usage.record(key.id, iface, method, outcome);
     } else {
       const route = req.routeOptions.url ?? '(unmatched)';
       access.usage.record(key.id, iface, `${req.method} ${route}`, outcome);

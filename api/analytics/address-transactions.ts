@@ -2,10 +2,11 @@
 // accounts or its program_id). tx_by_address holds one narrow row per (address, record)
 // in (address_key, block_time, sig_key, instruction_index) order, so one address's history
 // is a contiguous key range read forwards or backwards; details come from tx_by_signature_v2.
-import { AppError, Errors } from '../../core/errors.ts';
+import { MAX_BLOCK_TIME } from '../../core/limits.ts';
 import type { Warehouse } from '../../views/warehouse.ts';
 import type { Analytics } from './analytics.ts';
 import { commonConditions, type Conditions } from './filter-conditions.ts';
+import { decodeToken, encodeToken, isUInt, listingFingerprint } from './page-token.ts';
 import { toTransaction, TX_COLUMNS, type TxRow } from './transactions.ts';
 import type { Page, SortOrder, Transaction, TransactionFilters } from './types.ts';
 
@@ -31,24 +32,26 @@ interface AddressCursor {
   instructionIndex: number;
 }
 
-// A leading tag keeps tokens of other listings (getTransactions) from being mistaken for ours.
-const TAG = 'a1';
+// [TAG, blockTime, sigKey (decimal UInt64), instructionIndex, fingerprint of (address,
+// filters, sortOrder)]. The tag keeps tokens of other listings (getTransactions) out.
+const TAG = 'a2';
+const UINT64_MAX = 2n ** 64n - 1n;
 
-function encode(c: AddressCursor): string {
-  return Buffer.from(JSON.stringify([TAG, c.blockTime, c.sigKey, c.instructionIndex])).toString('base64url');
+const fingerprintOf = (req: AddressListRequest): string =>
+  listingFingerprint({ address: req.address, filters: req.filters, sortOrder: req.sortOrder });
+
+function encode(c: AddressCursor, req: AddressListRequest): string {
+  return encodeToken([TAG, c.blockTime, c.sigKey, c.instructionIndex, fingerprintOf(req)]);
 }
 
-function decode(token: string, field: string): AddressCursor {
-  try {
-    const v: unknown = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
-    if (Array.isArray(v) && v.length === 4 && v[0] === TAG && Number.isInteger(v[1]) && typeof v[2] === 'string'
-      && /^\d{1,20}$/.test(v[2]) && Number.isInteger(v[3])) {
-      return { blockTime: v[1] as number, sigKey: v[2], instructionIndex: v[3] as number };
-    }
-  } catch {
-    // fall through: any malformed token gets the same answer
-  }
-  throw new AppError(Errors.invalidParams, `${field}: not a pagination token this method issued`, { field });
+/** A UInt64 in canonical decimal (no sign, no leading zeros), as toString(sig_key) writes it. */
+const isUInt64Text = (v: unknown): v is string => typeof v === 'string' && /^(0|[1-9]\d{0,19})$/.test(v) && BigInt(v) <= UINT64_MAX;
+
+function decode(token: string, field: string, req: AddressListRequest): AddressCursor {
+  return decodeToken(token, field, TAG, fingerprintOf(req), (v) =>
+    v.length === 3 && isUInt(v[0], MAX_BLOCK_TIME) && isUInt64Text(v[1]) && isUInt(v[2], 65_535)
+      ? { blockTime: v[0], sigKey: v[1], instructionIndex: v[2] }
+      : undefined);
 }
 
 /** Conditions on tx_by_address; every filter except signatures is answered by its own columns. */
@@ -114,7 +117,7 @@ type DetailRow = TxRow & { sk: string };
  */
 export async function listAddressTransactions(wh: Warehouse, req: AddressListRequest, visible: readonly string[]): Promise<Page<Transaction>> {
   if (visible.length === 0) return { data: [], next: null };
-  const cursor = req.cursor === undefined ? undefined : decode(req.cursor, 'paginationToken');
+  const cursor = req.cursor === undefined ? undefined : decode(req.cursor, 'paginationToken', req);
   const built = addressConditions(req.address, req.filters, visible);
   const asc = req.sortOrder === 'asc';
   const dir = asc ? 'ASC' : 'DESC';
@@ -175,7 +178,7 @@ export async function listAddressTransactions(wh: Warehouse, req: AddressListReq
   return {
     data: out.map(toTransaction),
     next: more && consumed
-      ? encode({ blockTime: Number(consumed.bt), sigKey: consumed.sk, instructionIndex: Number(consumed.instruction_index) })
+      ? encode({ blockTime: Number(consumed.bt), sigKey: consumed.sk, instructionIndex: Number(consumed.instruction_index) }, req)
       : null,
   };
 }

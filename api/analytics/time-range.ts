@@ -22,6 +22,15 @@ export interface RangePlan {
 
 const HOUR = 3600;
 
+/**
+ * Time columns are DateTime: UInt32 seconds, so nothing is stored at or after 2^32. Interval
+ * arithmetic can reach past it (lte = 4294967295 becomes the exclusive bound 2^32; the hour
+ * after 4294965600 ends at 4294969200), and such a bound does not fit a UInt32 parameter:
+ * it wrapped around and dropped the records of the last storable hour. An upper bound at
+ * or past 2^32 bounds nothing and is left out; a lower one there matches nothing.
+ */
+const END_OF_TIME = 4_294_967_296;
+
 export function planRange(range: TimeRange): RangePlan {
   const from = range.gte;
   const to = range.lte === undefined ? undefined : range.lte + 1; // inclusive -> exclusive
@@ -48,11 +57,16 @@ export function intervalCondition(
 ): { sql: string; params: Record<string, number> } {
   const parts: string[] = [];
   const params: Record<string, number> = {};
+  // A negative or fractional bound would be mangled by the engine: fail loudly instead.
+  for (const v of [iv.from, iv.to]) {
+    if (v !== undefined && !(Number.isSafeInteger(v) && v >= 0)) throw new RangeError(`interval bound ${v} is not a Unix time`);
+  }
+  if (iv.from !== undefined && iv.from >= END_OF_TIME) return { sql: '0', params };
   if (iv.from !== undefined) {
     parts.push(`${column} >= toDateTime({${prefix}_from:UInt32}, 'UTC')`);
     params[`${prefix}_from`] = iv.from;
   }
-  if (iv.to !== undefined) {
+  if (iv.to !== undefined && iv.to < END_OF_TIME) {
     parts.push(`${column} < toDateTime({${prefix}_to:UInt32}, 'UTC')`);
     params[`${prefix}_to`] = iv.to;
   }

@@ -1,8 +1,10 @@
 // Transaction rows and filtered listings from the base table with keyset pagination
 // (point lookups by signature are in signature-lookup.ts).
-import { AppError, Errors } from '../../core/errors.ts';
+import { MAX_BLOCK_TIME } from '../../core/limits.ts';
+import { BASE58_SIGNATURE } from '../../ingest/record-schema.ts';
 import type { Warehouse } from '../../views/warehouse.ts';
 import { commonConditions, type Conditions } from './filter-conditions.ts';
+import { decodeToken, encodeToken, isUInt, listingFingerprint } from './page-token.ts';
 import type { ListRequest, Page, SortOrder, Transaction, TransactionFilters } from './types.ts';
 
 export const TX_COLUMNS = `signature, instruction_index, toString(slot) AS slot, toUInt32(block_time) AS block_time,
@@ -45,20 +47,23 @@ export interface Cursor {
   instructionIndex: number;
 }
 
-export function encodeCursor(c: Cursor): string {
-  return Buffer.from(JSON.stringify([c.blockTime, c.signature, c.instructionIndex])).toString('base64url');
+// [TAG, blockTime, signature, instructionIndex, fingerprint of (filters, sortOrder)]
+const TAG = 't2';
+
+const fingerprintOf = (req: Pick<ListRequest, 'filters' | 'sortOrder'>): string =>
+  listingFingerprint({ filters: req.filters, sortOrder: req.sortOrder });
+
+export function encodeCursor(c: Cursor, req: Pick<ListRequest, 'filters' | 'sortOrder'>): string {
+  return encodeToken([TAG, c.blockTime, c.signature, c.instructionIndex, fingerprintOf(req)]);
 }
 
-export function decodeCursor(token: string, field: string): Cursor {
-  try {
-    const v: unknown = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
-    if (Array.isArray(v) && v.length === 3 && Number.isInteger(v[0]) && typeof v[1] === 'string' && Number.isInteger(v[2])) {
-      return { blockTime: v[0] as number, signature: v[1], instructionIndex: v[2] as number };
-    }
-  } catch {
-    // fall through
-  }
-  throw new AppError(Errors.invalidParams, `${field} is not a pagination token this service issued`, { field });
+const SIGNATURE = new RegExp(BASE58_SIGNATURE);
+
+export function decodeCursor(token: string, field: string, req: Pick<ListRequest, 'filters' | 'sortOrder'>): Cursor {
+  return decodeToken(token, field, TAG, fingerprintOf(req), (v) =>
+    v.length === 3 && isUInt(v[0], MAX_BLOCK_TIME) && typeof v[1] === 'string' && SIGNATURE.test(v[1]) && isUInt(v[2], 65_535)
+      ? { blockTime: v[0], signature: v[1], instructionIndex: v[2] }
+      : undefined);
 }
 
 // ---- filtered listing -----------------------------------------------------------------
@@ -80,14 +85,17 @@ function filterConditions(filters: TransactionFilters, visible: readonly string[
   return { where, params };
 }
 
-function page(rows: TxRow[], limit: number): Page<Transaction> & { rows: TxRow[] } {
+function page(rows: TxRow[], req: ListRequest): Page<Transaction> & { rows: TxRow[] } {
+  const limit = req.limit;
   const more = rows.length > limit;
   const kept = more ? rows.slice(0, limit) : rows;
   const last = kept.at(-1);
   return {
     rows: kept,
     data: kept.map(toTransaction),
-    next: more && last ? encodeCursor({ blockTime: Number(last.block_time), signature: last.signature, instructionIndex: Number(last.instruction_index) }) : null,
+    next: more && last
+      ? encodeCursor({ blockTime: Number(last.block_time), signature: last.signature, instructionIndex: Number(last.instruction_index) }, req)
+      : null,
   };
 }
 
@@ -97,7 +105,7 @@ function page(rows: TxRow[], limit: number): Page<Transaction> & { rows: TxRow[]
  */
 export async function listTransactions(wh: Warehouse, req: ListRequest, visible: readonly string[]): Promise<Page<Transaction>> {
   if (visible.length === 0) return { data: [], next: null };
-  const cursor = req.cursor === undefined ? undefined : decodeCursor(req.cursor, 'paginationToken');
+  const cursor = req.cursor === undefined ? undefined : decodeCursor(req.cursor, 'paginationToken', req);
   const dir = req.sortOrder === 'asc' ? 'ASC' : 'DESC';
   const order = `ORDER BY block_time ${dir}, signature ${dir}, instruction_index ${dir}`;
   const built = filterConditions(req.filters, visible, cursor, req.sortOrder);
@@ -110,7 +118,7 @@ export async function listTransactions(wh: Warehouse, req: ListRequest, visible:
       `SELECT ${TX_COLUMNS} FROM tx_by_signature_v2 WHERE ${built.where.join(' AND ')} ${order} LIMIT {lim:UInt32}`,
       { params: { ...built.params, lim: req.limit + 1 } },
     );
-    return strip(page(rows, req.limit));
+    return strip(page(rows, req));
   }
 
   // Narrow the scan to the most recent (or oldest) hours that can hold a page, using the
@@ -127,9 +135,9 @@ export async function listTransactions(wh: Warehouse, req: ListRequest, visible:
       ? "block_time < toDateTime({win:UInt32}, 'UTC')"
       : "block_time >= toDateTime({win:UInt32}, 'UTC')";
     const rows = await run(bound);
-    if (rows.length > req.limit) return strip(page(rows, req.limit));
+    if (rows.length > req.limit) return strip(page(rows, req));
   }
-  return strip(page(await run(undefined), req.limit));
+  return strip(page(await run(undefined), req));
 }
 
 function strip(p: Page<Transaction> & { rows: TxRow[] }): Page<Transaction> {
@@ -161,11 +169,14 @@ async function pageWindow(wh: Warehouse, req: ListRequest, visible: readonly str
     params.hi = hi;
   }
   const rows = await wh.query<{ edge: number }>(
-    `SELECT toUInt32(${desc ? 'hour_start' : 'hour_start + 3600'}) AS edge FROM (
+    // UInt64: the end of the last storable hour (2106-02-07 06:00) is past UInt32 (DateTime arithmetic would wrap).
+    `SELECT ${desc ? 'toUInt64(hour_start)' : 'toUInt64(hour_start) + 3600'} AS edge FROM (
        SELECT hour_start, sum(sum(tx_count)) OVER (ORDER BY hour_start ${desc ? 'DESC' : 'ASC'}) AS cum
        FROM protocol_hourly WHERE ${where.join(' AND ')} GROUP BY hour_start)
      WHERE cum >= {need:UInt64} ORDER BY hour_start ${desc ? 'DESC' : 'ASC'} LIMIT 1`,
     { params },
   );
-  return rows[0] ? Number(rows[0].edge) : undefined;
+  const edge = rows[0] ? Number(rows[0].edge) : undefined;
+  // An asc window ending past the last storable second bounds nothing.
+  return edge !== undefined && edge <= MAX_BLOCK_TIME ? edge : undefined;
 }

@@ -1,6 +1,7 @@
 // Query-parameter rules the JSON Schema cannot state: real calendar dates, date order,
 // and the conversion of a day range to the blockTime range the analytics layer takes.
 import { invalidParams } from '../../core/errors.ts';
+import { MAX_BLOCK_DATE, MAX_BLOCK_TIME, MIN_BLOCK_DATE } from '../../core/limits.ts';
 import type { TimeRange } from '../analytics/types.ts';
 
 /** Unix seconds of 00:00:00 UTC of a YYYY-MM-DD day, or a 400 naming the parameter. */
@@ -10,6 +11,11 @@ export function dayStart(value: string, field: string): number {
   // Date.UTC rolls 2025-02-30 over to March: a round trip catches impossible days.
   if (!m || Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== value) {
     throw invalidParams(`${field} must be a calendar date written YYYY-MM-DD, got "${value}"`, field);
+  }
+  // Block times are UInt32 seconds: a day outside them cannot match anything, and its
+  // seconds would wrap around (2162-12-29 read as 2026) or be refused by the engine.
+  if (value < MIN_BLOCK_DATE || value > MAX_BLOCK_DATE) {
+    throw invalidParams(`${field} must be between ${MIN_BLOCK_DATE} and ${MAX_BLOCK_DATE} (the days block times can be stored for), got "${value}"`, field);
   }
   return ms / 1000;
 }
@@ -27,7 +33,8 @@ export function dayRange(q: { date_from?: string; date_to?: string }, required =
     if (q.date_to === undefined) throw invalidParams('date_to is required (YYYY-MM-DD)', 'date_to');
   }
   const gte = q.date_from === undefined ? undefined : dayStart(q.date_from, 'date_from');
-  const lte = q.date_to === undefined ? undefined : dayStart(q.date_to, 'date_to') + 86_399;
+  // The last storable day ends early, at 06:28:15 (MAX_BLOCK_TIME).
+  const lte = q.date_to === undefined ? undefined : Math.min(dayStart(q.date_to, 'date_to') + 86_399, MAX_BLOCK_TIME);
   if (gte !== undefined && lte !== undefined && gte > lte) {
     throw invalidParams(`date_from (${q.date_from}) is after date_to (${q.date_to})`, 'date_from');
   }

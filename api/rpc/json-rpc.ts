@@ -1,7 +1,11 @@
 // The JSON-RPC 2.0 envelope, to the letter of https://www.jsonrpc.org/specification:
 // single calls and batches, notifications (no id: never answered), and the standard
 // errors for parse failures, invalid requests and unknown methods. Independent of HTTP.
+// Also the guards against hostile bodies: ids that cannot be echoed exactly, params
+// nested too deep, and answers past the response byte budget (core/limits.ts).
 import { Errors } from '../../core/errors.ts';
+import { fitsBudget, formatBytes, MAX_PARAMS_DEPTH, RPC_RESPONSE_BUDGET_BYTES } from '../../core/limits.ts';
+import { echoesExactly, numericIdTokens } from './raw-ids.ts';
 import { invalidRequest, methodNotFound, parseError, rpcError, toRpcError, type RpcErrorObject } from './rpc-errors.ts';
 
 export type JsonRpcId = string | number | null;
@@ -28,6 +32,8 @@ export interface CallContext {
   onInternalError(err: unknown, reference: string): void;
   /** A reference a client can quote to find an internal failure in the logs. */
   reference: string;
+  /** Byte budget of the whole response; RPC_RESPONSE_BUDGET_BYTES unless set (tests). */
+  budgetBytes?: number;
 }
 
 const fail = (id: JsonRpcId, error: RpcErrorObject): RpcResponse => ({ jsonrpc: '2.0', id, error });
@@ -37,63 +43,181 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 const isValidId = (id: unknown): id is JsonRpcId =>
   id === null || typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id));
 
-/** How many calls a parsed body carries (for rate limiting: each call of a batch counts). */
-export function callCount(body: unknown): number {
-  return Array.isArray(body) ? Math.max(body.length, 1) : 1;
-}
+/** Call objects whose numeric id JSON.parse could not keep exactly (set by parseRpcBody). */
+const inexactIds = new WeakSet<object>();
 
-/** Answer one parsed request object; undefined for a notification. */
-async function handleCall(call: unknown, methods: MethodTable, ctx: CallContext): Promise<RpcResponse | undefined> {
-  if (!isObject(call)) return fail(null, invalidRequest('a request must be a JSON object'));
-  const hasId = Object.hasOwn(call, 'id');
-  // An id of the wrong type cannot be echoed, so the answer carries null (JSON-RPC 2.0 section 5).
-  if (hasId && !isValidId(call.id)) return fail(null, invalidRequest('id must be a string, a number or null'));
-  const id: JsonRpcId = hasId ? (call.id as JsonRpcId) : null;
-  if (call.jsonrpc !== '2.0') return fail(id, invalidRequest('jsonrpc must be exactly "2.0"'));
-  if (typeof call.method !== 'string') {
-    return fail(id, invalidRequest(Object.hasOwn(call, 'method') ? 'method must be a string' : 'method is required'));
-  }
-  const params = call.params;
-  if (Object.hasOwn(call, 'params') && !Array.isArray(params) && !isObject(params)) {
-    return fail(id, invalidRequest('params must be an array (positional parameters) when present'));
-  }
-  // A well-formed notification is never answered, not even with an error. Every method is
-  // a read, so running one whose answer nobody receives would only cost; it is skipped.
-  if (!hasId) return undefined;
-  if (!methods.has(call.method)) return fail(id, methodNotFound(`unknown method "${call.method}"`));
-  if (isObject(params)) {
-    // JSON-RPC allows by-name params, but every method here is specified positionally.
-    return fail(id, rpcError(Errors.invalidParams, 'params must be an array of positional parameters, e.g. "params": [{"limit": 10}]'));
-  }
+/**
+ * Parse a request body: the parsed JSON, or PARSE_FAILED. Call objects whose numeric id
+ * lost digits in parsing are remembered (from the raw text), so they are refused rather
+ * than answered with an id the client never sent.
+ */
+export function parseRpcBody(text: string): unknown {
+  let body: unknown;
   try {
-    return { jsonrpc: '2.0', id, result: await methods.call(call.method, Array.isArray(params) ? params : []) };
-  } catch (err) {
-    const mapped = toRpcError(err, ctx.reference);
-    if (mapped.internal) ctx.onInternalError(err, ctx.reference);
-    return fail(id, mapped.error);
+    body = JSON.parse(text);
+  } catch {
+    return PARSE_FAILED;
   }
+  const calls = Array.isArray(body) ? body : [body];
+  // The scan costs a pass over the text; only bodies with a numeric id need it.
+  if (calls.some((c) => isObject(c) && typeof c.id === 'number')) {
+    const tokens = numericIdTokens(text);
+    calls.forEach((c, i) => {
+      if (isObject(c) && typeof c.id === 'number' && !echoesExactly(tokens[i], c.id)) inexactIds.add(c);
+    });
+  }
+  return body;
 }
 
 /**
- * Answer a parsed body: one response, an array of responses (a batch), or undefined when
- * nothing is to be sent (a notification, or a batch of only notifications).
+ * How many requests a parsed body counts for against the rate limit: each call of a batch
+ * counts, but a batch refused as a whole (empty, or more than MAX_BATCH calls) runs no
+ * call and counts once, like any other refused request.
  */
-export async function handleBody(body: unknown, methods: MethodTable, ctx: CallContext): Promise<RpcResponse | RpcResponse[] | undefined> {
-  if (body === PARSE_FAILED) return fail(null, parseError('the request body is not valid JSON'));
-  if (!Array.isArray(body)) return handleCall(body, methods, ctx);
-  if (body.length === 0) return fail(null, invalidRequest('a batch must hold at least one request'));
-  if (body.length > MAX_BATCH) {
-    return fail(null, invalidRequest(`a batch may hold at most ${MAX_BATCH} requests; this one holds ${body.length}`));
+export function callCount(body: unknown): number {
+  if (!Array.isArray(body)) return 1;
+  return body.length === 0 || body.length > MAX_BATCH ? 1 : body.length;
+}
+
+/** Is `value` nested deeper than `limit` levels of arrays and objects? Iterative, and it
+ *  stops at the first path that is too deep, so a hostile value costs little. */
+export function deeperThan(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth > limit) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) {
+      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
+    }
   }
-  const answers: (RpcResponse | undefined)[] = new Array(body.length);
+  return false;
+}
+
+/** A call that passed the envelope checks, ready to run. */
+interface Runnable {
+  id: JsonRpcId;
+  method: string;
+  params: unknown;
+}
+
+/** Envelope checks of one request object: a final answer (undefined for a notification) or a call to run. */
+function envelope(call: unknown, methods: MethodTable): { answer: RpcResponse | undefined } | { run: Runnable } {
+  if (!isObject(call)) return { answer: fail(null, invalidRequest('a request must be a JSON object')) };
+  const hasId = Object.hasOwn(call, 'id');
+  // An id of the wrong type cannot be echoed, so the answer carries null (JSON-RPC 2.0 section 5).
+  if (hasId && !isValidId(call.id)) return { answer: fail(null, invalidRequest('id must be a string, a number or null')) };
+  if (hasId && inexactIds.has(call)) {
+    return {
+      answer: fail(null, invalidRequest(`id ${String(call.id)} is not the number that was sent: numeric ids must be integers `
+        + `within ±${Number.MAX_SAFE_INTEGER} (or numbers that survive a JSON round trip exactly); send large ids as strings`)),
+    };
+  }
+  const id: JsonRpcId = hasId ? (call.id as JsonRpcId) : null;
+  if (call.jsonrpc !== '2.0') return { answer: fail(id, invalidRequest('jsonrpc must be exactly "2.0"')) };
+  if (typeof call.method !== 'string') {
+    return { answer: fail(id, invalidRequest(Object.hasOwn(call, 'method') ? 'method must be a string' : 'method is required')) };
+  }
+  const params = call.params;
+  if (Object.hasOwn(call, 'params') && !Array.isArray(params) && !isObject(params)) {
+    return { answer: fail(id, invalidRequest('params must be an array (positional parameters) when present')) };
+  }
+  // A well-formed notification is never answered, not even with an error. Every method is
+  // a read, so running one whose answer nobody receives would only cost; it is skipped.
+  if (!hasId) return { answer: undefined };
+  if (!methods.has(call.method)) return { answer: fail(id, methodNotFound(`unknown method "${call.method}"`)) };
+  // Before validation: schema checks and error messages recurse into the value.
+  if (deeperThan(params, MAX_PARAMS_DEPTH)) {
+    return { answer: fail(id, rpcError(Errors.invalidParams, `params are nested more than ${MAX_PARAMS_DEPTH} levels deep (arrays and objects); no method takes anything that deep`)) };
+  }
+  if (isObject(params)) {
+    // JSON-RPC allows by-name params, but every method here is specified positionally.
+    return { answer: fail(id, rpcError(Errors.invalidParams, 'params must be an array of positional parameters, e.g. "params": [{"limit": 10}]')) };
+  }
+  return { run: { id, method: call.method, params } };
+}
+
+async function run(r: Runnable, methods: MethodTable, ctx: CallContext): Promise<RpcResponse> {
+  try {
+    return { jsonrpc: '2.0', id: r.id, result: await methods.call(r.method, Array.isArray(r.params) ? r.params : []) };
+  } catch (err) {
+    const mapped = toRpcError(err, ctx.reference);
+    if (mapped.internal) ctx.onInternalError(err, ctx.reference);
+    return fail(r.id, mapped.error);
+  }
+}
+
+const overBudget = (id: JsonRpcId, budget: number): string => JSON.stringify(fail(id, rpcError(Errors.responseTooLarge,
+  `this answer would take the response past its ${formatBytes(budget)} budget; ask for fewer records `
+  + '(a smaller limit, then page with paginationToken) or send fewer calls per batch')));
+
+/** One answer of a batch. */
+interface Answered {
+  /** Its JSON text; '' for a call not run because the budget was already used up. */
+  text: string;
+  id: JsonRpcId;
+  /** It passed the envelope checks, so past the budget it gets the budget error instead. */
+  runnable: boolean;
+}
+
+/**
+ * Answer a parsed body, as the JSON text to send: one response, an array of responses (a
+ * batch), or undefined when nothing is to be sent (a notification, or a batch of only
+ * notifications). The text stays within the byte budget: answers are kept in request
+ * order while the running total fits; the call that would pass the budget, and every call
+ * after it, is answered with a -32000 error naming the budget instead of its result.
+ */
+export async function handleBody(body: unknown, methods: MethodTable, ctx: CallContext): Promise<string | undefined> {
+  const budget = ctx.budgetBytes ?? RPC_RESPONSE_BUDGET_BYTES;
+  if (body === PARSE_FAILED) return JSON.stringify(fail(null, parseError('the request body is not valid JSON')));
+  if (!Array.isArray(body)) {
+    const e = envelope(body, methods);
+    if ('answer' in e) return e.answer === undefined ? undefined : JSON.stringify(e.answer);
+    const text = JSON.stringify(await run(e.run, methods, ctx));
+    return fitsBudget(text, budget) ? text : overBudget(e.run.id, budget);
+  }
+  if (body.length === 0) return JSON.stringify(fail(null, invalidRequest('a batch must hold at least one request')));
+  if (body.length > MAX_BATCH) {
+    return JSON.stringify(fail(null, invalidRequest(`a batch may hold at most ${MAX_BATCH} requests; this one holds ${body.length}`)));
+  }
+
+  const answers: (Answered | undefined)[] = new Array(body.length);
+  // Bytes of the answers finished so far. They all precede the next call to start, so once
+  // they pass the budget no later call can fit: it is not run (its answer would be dropped).
+  let finishedBytes = 2;
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < body.length) {
       const i = next++;
-      answers[i] = await handleCall(body[i], methods, ctx);
+      const e = envelope(body[i], methods);
+      if ('answer' in e) {
+        answers[i] = e.answer === undefined ? undefined : { text: JSON.stringify(e.answer), id: e.answer.id, runnable: false };
+      } else if (finishedBytes > budget) {
+        answers[i] = { text: '', id: e.run.id, runnable: true };
+      } else {
+        const text = JSON.stringify(await run(e.run, methods, ctx));
+        answers[i] = { text, id: e.run.id, runnable: true };
+        finishedBytes += Buffer.byteLength(text, 'utf8') + 1;
+      }
     }
   };
   await Promise.all(Array.from({ length: Math.min(BATCH_CONCURRENCY, body.length) }, worker));
-  const out = answers.filter((r): r is RpcResponse => r !== undefined);
-  return out.length === 0 ? undefined : out;
+
+  // In request order: keep answers while the running total fits, then budget errors.
+  const out: string[] = [];
+  let used = 2; // the brackets
+  let exhausted = false;
+  for (const a of answers) {
+    if (a === undefined) continue;
+    let text = a.text;
+    const bytes = text === '' ? Infinity : Buffer.byteLength(text, 'utf8') + 1;
+    if (a.runnable && (exhausted || used + bytes > budget)) {
+      exhausted = true;
+      text = overBudget(a.id, budget);
+    } else {
+      used += bytes;
+    }
+    out.push(text);
+  }
+  return out.length === 0 ? undefined : `[${out.join(',')}]`;
 }

@@ -1,6 +1,7 @@
 // JSON Schemas of the positional params of each JSON-RPC method (SPEC "Options objects").
 // Every limit and default the SPEC names lives here or in the method table beside it.
 // `description` on a pattern doubles as the human rule in error data ("must be ...").
+import { MAX_BLOCK_TIME, MIN_BLOCK_TIME } from '../../core/limits.ts';
 import { BASE58_ADDRESS, BASE58_SIGNATURE } from '../../ingest/record-schema.ts';
 
 export const LIMITS = {
@@ -16,7 +17,8 @@ export const LIMITS = {
 const signature = { type: 'string', pattern: BASE58_SIGNATURE, description: 'a Base58 signature of 64-88 characters' } as const;
 const address = { type: 'string', pattern: BASE58_ADDRESS, description: 'a Base58 address of 32-44 characters' } as const;
 const protocolName = { type: 'string', minLength: 1, maxLength: 64 } as const;
-const timestamp = { type: 'number', multipleOf: 1, minimum: 0, maximum: 4_294_967_295 } as const;
+/** Whole Unix seconds the store can hold (block_time is UInt32). */
+const timestamp = { type: 'number', multipleOf: 1, minimum: MIN_BLOCK_TIME, maximum: MAX_BLOCK_TIME } as const;
 const limit = (max: number) => ({ type: 'integer', minimum: 1, maximum: max }) as const;
 const list = <T extends object>(items: T, max: number) => ({ type: 'array', minItems: 1, maxItems: max, items }) as const;
 

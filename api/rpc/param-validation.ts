@@ -20,7 +20,13 @@ const compiled = new Map<MethodName, { names: readonly string[]; validate: Valid
 );
 
 const shown = (v: unknown): string => {
-  const s = JSON.stringify(v);
+  let s: string | undefined;
+  try {
+    s = JSON.stringify(v);
+  } catch {
+    // Defence in depth (params depth is bounded before validation): never fail while quoting.
+    return Array.isArray(v) ? 'an array' : typeof v;
+  }
   return s === undefined ? String(v) : s.length > 80 ? `${s.slice(0, 77)}...` : s;
 };
 

@@ -1,0 +1,64 @@
+// Keyset pagination tokens: base64url of a JSON array [tag, ...position, fingerprint].
+// A token is client input like any other: it is decoded strictly (each element's type and
+// range, and canonical spelling, so only tokens this service wrote pass) and it is bound to
+// the listing it came from (method tag, filters, sort order) by a fingerprint, so a token
+// of another listing or of other filters is refused rather than silently served.
+import { createHash } from 'node:crypto';
+import { AppError, Errors } from '../../core/errors.ts';
+
+/** JSON with object keys sorted and list filters sorted: equal filters, equal text. */
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) {
+    const items = v.map(canonical);
+    return `[${items.every((x) => x.startsWith('"')) ? items.sort().join(',') : items.join(',')}]`;
+  }
+  if (typeof v === 'object' && v !== null) {
+    const entries = Object.entries(v).filter(([, x]) => x !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, x]) => `${JSON.stringify(k)}:${canonical(x)}`).join(',')}}`;
+  }
+  return JSON.stringify(v) ?? 'null';
+}
+
+/** A short digest of what a listing was asked for (not limit: pages may differ in size). */
+export function listingFingerprint(what: unknown): string {
+  return createHash('sha256').update(canonical(what)).digest('base64url').slice(0, 12);
+}
+
+export function encodeToken(parts: readonly unknown[]): string {
+  return Buffer.from(JSON.stringify(parts)).toString('base64url');
+}
+
+const malformed = (field: string): AppError => new AppError(Errors.invalidParams,
+  `${field} is not a pagination token this method issued; pass back the paginationToken of the previous page unchanged`, { field });
+
+/**
+ * Decode a token: `read` checks the position elements (everything between the tag and the
+ * fingerprint) and returns the position, or undefined when any is malformed.
+ */
+export function decodeToken<T>(
+  token: string,
+  field: string,
+  tag: string,
+  fingerprint: string,
+  read: (position: unknown[]) => T | undefined,
+): T {
+  let v: unknown;
+  try {
+    v = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
+  } catch {
+    throw malformed(field);
+  }
+  if (!Array.isArray(v) || v.length < 3 || v[0] !== tag || typeof v.at(-1) !== 'string') throw malformed(field);
+  const position = read(v.slice(1, -1));
+  // Canonical spelling only (no padding, extra spaces, 1.0 for 1 …): the token must be
+  // exactly what encodeToken writes for what it holds.
+  if (position === undefined || encodeToken(v) !== token) throw malformed(field);
+  if (v.at(-1) !== fingerprint) {
+    throw new AppError(Errors.invalidParams, `${field} belongs to a listing with other filters or another sortOrder; `
+      + 'send the same filters and sortOrder as for the first page, or start again without a token', { field });
+  }
+  return position;
+}
+
+/** Element checks shared by the listings. */
+export const isUInt = (v: unknown, max: number): v is number => Number.isSafeInteger(v) && (v as number) >= 0 && (v as number) <= max;

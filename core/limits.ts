@@ -1,0 +1,45 @@
+// Limits that guard the service against hostile or careless input, defined once and
+// shared by every interface (docs/json-rpc.md and docs/rest-and-sql.md list them).
+
+/** block_time is stored as DateTime (UInt32 Unix seconds): the only instants the store can hold. */
+export const MIN_BLOCK_TIME = 0;
+export const MAX_BLOCK_TIME = 4_294_967_295; // 2106-02-07T06:28:15Z
+/** The calendar days holding those instants (UTC), for the date parameters of REST. */
+export const MIN_BLOCK_DATE = '1970-01-01';
+export const MAX_BLOCK_DATE = '2106-02-07';
+
+const MiB = 1024 * 1024;
+
+/** Largest JSON-RPC request body (bytes). */
+export const RPC_BODY_LIMIT_BYTES = 1 * MiB;
+
+/** Deepest nesting of a JSON-RPC call's params (arrays and objects). The deepest legitimate
+ *  params (options.filters.blockTime.gte) are 4 levels; a bound keeps validation and error
+ *  rendering, which recurse, far from the stack limit. */
+export const MAX_PARAMS_DEPTH = 32;
+
+/**
+ * Byte budget of one JSON-RPC response (a single answer or a whole batch), UTF-8 as sent.
+ * Results are kept in request order until the budget is used up; calls past it are
+ * answered with an error instead of their result.
+ */
+export const RPC_RESPONSE_BUDGET_BYTES = 32 * MiB;
+
+/** Byte budget of one REST response; a larger answer is a 400 asking for a smaller page. */
+export const REST_RESPONSE_BUDGET_BYTES = 16 * MiB;
+
+/** Bytes of a string as UTF-8, skipping the count when it cannot matter (each UTF-16 unit is at most 3 bytes). */
+export function fitsBudget(text: string, budget: number): boolean {
+  return text.length * 3 <= budget || Buffer.byteLength(text, 'utf8') <= budget;
+}
+
+/** "32 MiB" for a byte count that is a whole number of MiB, else "N bytes". */
+export function formatBytes(bytes: number): string {
+  return bytes >= MiB && bytes % MiB === 0 ? `${bytes / MiB} MiB` : `${bytes} bytes`;
+}
+
+/**
+ * Bytes one SQL answer may carry, JSON body or CSV stream (the engine's max_result_bytes,
+ * and the JSON text checked before it is parsed). Past it: 400 naming the budget.
+ */
+export const SQL_RESPONSE_BUDGET_BYTES = 32 * MiB;
