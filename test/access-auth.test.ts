@@ -1,26 +1,19 @@
 // Authentication on protected routes: missing key 401, invalid/inactive/revoked 403, key
 // in the header or the query, X-RateLimit-* headers on success and on errors, and the
 // api-key query parameter never reaching the logs.
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../core/logger.ts';
 import { MISSING_KEY_MESSAGE } from '../api/access/access-control.ts';
 import { addAccessTestRoutes } from './support/access-routes.ts';
 import { adminHeaders, apiKeyHeaders, createKey } from './support/api-key.ts';
+import { captureLog } from './support/log-capture.ts';
 import { startApp } from './support/services.ts';
 
-let logged = '';
-const sink = new Writable({
-  write(chunk: Buffer, _enc, done) {
-    logged += chunk.toString('utf8');
-    done();
-  },
-});
+const log = captureLog('info');
 
 let ctx: Awaited<ReturnType<typeof startApp>>;
 
 beforeAll(async () => {
-  ctx = await startApp({}, { logger: createLogger('info', sink) });
+  ctx = await startApp({}, { logger: log.logger });
   addAccessTestRoutes(ctx.app);
   await ctx.app.ready();
 });
@@ -152,18 +145,18 @@ describe('rate-limit headers', () => {
 
 describe('logs', () => {
   it('never contain a key: not the api-key query parameter, not at creation', async () => {
-    // `logged` holds everything since start-up, key creations included.
+    // The log holds everything since start-up, key creations included.
     const { 'x-api-key': key } = await apiKeyHeaders(ctx.app, 'x402');
-    expect(logged).toContain('api key created');
+    expect(log.text()).toContain('api key created');
     await get(`/api/v1/__access-test?api-key=${encodeURIComponent(key!)}&other=1`);
     await get('/api/v1/no-such-route?api-key=txa_guessed_secret_value');
     await get('/api/v1/__access-test/fail?api-key=txa_another_guess');
     // pino writes asynchronously to the stream; give it a tick.
     await new Promise((r) => setTimeout(r, 50));
-    expect(logged).toContain('[REDACTED]');
-    expect(logged).toContain('other=1');
-    expect(logged).not.toContain(key!);
-    expect(logged).not.toContain('txa_guessed_secret_value');
-    expect(logged).not.toContain('txa_another_guess');
+    expect(log.text()).toContain('[REDACTED]');
+    expect(log.text()).toContain('other=1');
+    expect(log.text()).not.toContain(key!);
+    expect(log.text()).not.toContain('txa_guessed_secret_value');
+    expect(log.text()).not.toContain('txa_another_guess');
   });
 });

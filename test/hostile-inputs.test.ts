@@ -3,10 +3,9 @@
 // JSON-RPC error other than -32603) and never a 5xx, a stack trace or an error log line;
 // and one test per fault an outside review found.
 import { readFileSync } from 'node:fs';
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../core/logger.ts';
 import { createKey } from './support/api-key.ts';
+import { captureLog } from './support/log-capture.ts';
 import { startApp } from './support/services.ts';
 import { b58, ingest, ingestDemo, PROGRAM_OF, RpcClient, type RpcAnswer } from './support/rpc-client.ts';
 
@@ -56,13 +55,7 @@ function bodyOf(c: RpcCase): string {
 }
 
 const MAX = 4_294_967_295;
-let logged = '';
-const sink = new Writable({
-  write(chunk: Buffer, _enc, done) {
-    logged += chunk.toString('utf8');
-    done();
-  },
-});
+const log = captureLog('warn');
 
 let ctx: Awaited<ReturnType<typeof startApp>>;
 let rpc: RpcClient;
@@ -82,7 +75,7 @@ const endOfTime = [MAX, MAX - 1, MAX - 1000, MAX - 10_000].map((t, i) => ({
 }));
 
 beforeAll(async () => {
-  ctx = await startApp({}, { logger: createLogger('warn', sink) });
+  ctx = await startApp({}, { logger: log.logger });
   rpc = await RpcClient.create(ctx.app);
   await ingestDemo(ctx.services, 300);
   await ingest(ctx.services, endOfTime);
@@ -177,13 +170,13 @@ describe('2. forged pagination tokens', () => {
   const forge = (text: string): string => Buffer.from(text).toString('base64url');
 
   it('a token with a negative or huge block time is -32602 naming paginationToken, and nothing is logged as an error', async () => {
-    const before = logged.length;
+    const before = log.text().length;
     for (const token of [forge('[-1,"x",0]'), forge('[1e20,"x",0]'), 'garbage!', forge('["t2",-1,"x",0,"y"]')]) {
       const e = await rpc.error('getTransactions', [{ paginationToken: token }]);
       expect(e).toMatchObject({ code: -32602, message: 'Invalid params' });
       expect(e.data).toMatch(/^paginationToken /);
     }
-    expect(logged.slice(before)).not.toMatch(/"level":50/);
+    expect(log.text().slice(before)).not.toMatch(/"level":50/);
   });
 
   it('a token is bound to its filters and sort order; with the same ones it pages on', async () => {
@@ -291,6 +284,6 @@ describe('6. ids that JSON numbers cannot carry exactly', () => {
 
 describe('no internal errors were logged', () => {
   it('the whole file produced no error log line', () => {
-    expect(logged).not.toMatch(/"level":50/);
+    expect(log.text()).not.toMatch(/"level":50/);
   });
 });
