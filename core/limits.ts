@@ -43,3 +43,6 @@ export function formatBytes(bytes: number): string {
  * and the JSON text checked before it is parsed). Past it: 400 naming the budget.
  */
 export const SQL_RESPONSE_BUDGET_BYTES = 32 * MiB;
+
+/** Most calls one JSON-RPC batch may carry (DESIGN section 4); a larger batch is refused whole. */
+export const RPC_MAX_BATCH = 100;

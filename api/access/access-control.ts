@@ -7,7 +7,7 @@
 //               Operator paths (/admin/*, /metrics) check their bearer token in their own
 //               hooks (operator-auth.ts), with a per-address budget of failures.
 //   preHandler  a JSON-RPC batch (POST /v1/rpc with an array body) counts one unit per
-//               call (callCount: a batch refused whole counts once): the units beyond
+//               call (rpcCallCount: a batch refused whole counts once): the units beyond
 //               the first are counted once the body is parsed.
 //   onSend      X-RateLimit-* on every response, errors included: the key's figures, or
 //               for a request without a valid key its address's figures (the per-IP limit
@@ -19,10 +19,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, Errors } from '../../core/errors.ts';
 import { PLAN_LIMITS, type KeyStatus, type Plan } from '../../views/api-key-store.ts';
-import { callCount } from '../rpc/json-rpc.ts';
 import type { Access } from './access.ts';
 import { PER_ADDRESS_PLAN } from './operator-auth.ts';
-import { interfaceOf, isExempt, pathOf, rpcMethods } from './protected-paths.ts';
+import { interfaceOf, isExempt, pathOf, rpcCallCount, rpcMethods } from './protected-paths.ts';
 import type { RateDecision } from './rate-limiter.ts';
 
 export interface AuthenticatedKey {
@@ -130,8 +129,8 @@ export function installAccessControl(app: FastifyInstance, access: Access): void
   app.addHook('preHandler', async (req: FastifyRequest) => {
     // The matched route, not the raw path: whatever spelling reached the JSON-RPC handler.
     if (req.apiKey === null || req.method !== 'POST' || req.routeOptions.url !== '/v1/rpc') return;
-    // callCount: a batch refused as a whole (over 100 calls) runs nothing and counts once.
-    const calls = callCount(req.body);
+    // rpcCallCount: a batch refused as a whole (over 100 calls) runs nothing and counts once.
+    const calls = rpcCallCount(req.body);
     if (calls > 1) await charge(req, calls - 1);
   });
 
@@ -147,7 +146,7 @@ export function installAccessControl(app: FastifyInstance, access: Access): void
     const iface = interfaceOf(path);
     const outcome = { error: reply.statusCode >= 400, rateLimited: reply.statusCode === 429 };
     if (iface === 'rpc' && req.body !== undefined) {
-      for (const method of rpcMethods(req.body).slice(0, callCount(req.body))) access.usage.record(key.id, iface, method, outcome);
+      for (const method of rpcMethods(req.body).slice(0, rpcCallCount(req.body))) access.usage.record(key.id, iface, method, outcome);
     } else {
       const route = req.routeOptions.url ?? '(unmatched)';
       access.usage.record(key.id, iface, `${req.method} ${route}`, outcome);

@@ -1,6 +1,7 @@
 // Which requests need an API key, and which interface a request belongs to. Decided by
 // path, not by route registration, so routes other modules add later (/v1/rpc,
 // /api/v1/*, /v1/query, /graphql) are protected without touching this code.
+import { RPC_MAX_BATCH } from '../../core/limits.ts';
 
 /** Paths that never need an API key: the health check, the operator API (its own bearer
  *  token), /metrics (admin or metrics token), and the REST/SQL API description (the OpenAPI
@@ -37,4 +38,14 @@ export function rpcMethods(body: unknown): string[] {
     const m = typeof c === 'object' && c !== null ? (c as { method?: unknown }).method : undefined;
     return typeof m === 'string' && RPC_METHOD.test(m) ? m : '(invalid)';
   });
+}
+
+/**
+ * How many requests a parsed JSON-RPC body counts for against the rate limit: each call of
+ * a batch counts, but a batch refused as a whole (empty, or more than RPC_MAX_BATCH calls)
+ * runs no call and counts once, like any other refused request.
+ */
+export function rpcCallCount(body: unknown): number {
+  if (!Array.isArray(body)) return 1;
+  return body.length === 0 || body.length > RPC_MAX_BATCH ? 1 : body.length;
 }

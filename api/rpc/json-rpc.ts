@@ -4,7 +4,7 @@
 // Also the guards against hostile bodies: ids that cannot be echoed exactly, params
 // nested too deep, and answers past the response byte budget (core/limits.ts).
 import { Errors } from '../../core/errors.ts';
-import { fitsBudget, formatBytes, MAX_PARAMS_DEPTH, RPC_RESPONSE_BUDGET_BYTES } from '../../core/limits.ts';
+import { fitsBudget, formatBytes, MAX_PARAMS_DEPTH, RPC_MAX_BATCH, RPC_RESPONSE_BUDGET_BYTES } from '../../core/limits.ts';
 import { echoesExactly, numericIdTokens } from './raw-ids.ts';
 import { invalidRequest, methodNotFound, parseError, rpcError, toRpcError, type RpcErrorObject } from './rpc-errors.ts';
 
@@ -14,8 +14,6 @@ export type RpcResponse =
   | { jsonrpc: '2.0'; id: JsonRpcId; result: unknown }
   | { jsonrpc: '2.0'; id: JsonRpcId; error: RpcErrorObject };
 
-/** Most calls one batch may carry (DESIGN section 4); each call counts for rate limits. */
-export const MAX_BATCH = 100;
 /** Calls of one batch run at most this many at a time, so one batch cannot hog the engine. */
 const BATCH_CONCURRENCY = 4;
 
@@ -67,16 +65,6 @@ export function parseRpcBody(text: string): unknown {
     });
   }
   return body;
-}
-
-/**
- * How many requests a parsed body counts for against the rate limit: each call of a batch
- * counts, but a batch refused as a whole (empty, or more than MAX_BATCH calls) runs no
- * call and counts once, like any other refused request.
- */
-export function callCount(body: unknown): number {
-  if (!Array.isArray(body)) return 1;
-  return body.length === 0 || body.length > MAX_BATCH ? 1 : body.length;
 }
 
 /** Is `value` nested deeper than `limit` levels of arrays and objects? Iterative, and it
@@ -177,8 +165,8 @@ export async function handleBody(body: unknown, methods: MethodTable, ctx: CallC
     return fitsBudget(text, budget) ? text : overBudget(e.run.id, budget);
   }
   if (body.length === 0) return JSON.stringify(fail(null, invalidRequest('a batch must hold at least one request')));
-  if (body.length > MAX_BATCH) {
-    return JSON.stringify(fail(null, invalidRequest(`a batch may hold at most ${MAX_BATCH} requests; this one holds ${body.length}`)));
+  if (body.length > RPC_MAX_BATCH) {
+    return JSON.stringify(fail(null, invalidRequest(`a batch may hold at most ${RPC_MAX_BATCH} requests; this one holds ${body.length}`)));
   }
 
   const answers: (Answered | undefined)[] = new Array(body.length);
