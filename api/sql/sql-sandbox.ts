@@ -138,24 +138,27 @@ export class SqlSandbox {
   async cost(caller: Caller, text: unknown): Promise<CostEstimate & { prepared: PreparedQuery }> {
     const lease = await this.gate.acquire(caller.key);
     try {
-      const prepared = await prepareQuery(this.guardContext(lease.slot), text);
-      const cost = await estimateCost(lease.slot, prepared.executed, prepared, await this.settings(caller.plan, {}, {}));
+      const { prepared, cost } = await this.checkAndCost(lease.slot, caller, text, {});
       return { ...cost, prepared };
     } finally {
       lease.release();
     }
   }
 
+  /** The guard, then the cost check: refused before running when over the plan's budget. */
   private async prepare(wh: Warehouse, caller: Caller, text: unknown, options: RunOptions = {}): Promise<PreparedQuery> {
+    const { prepared, cost } = await this.checkAndCost(wh, caller, text, options);
+    if (cost.score > PLAN_QUERY_BUDGET[caller.plan]) throw invalid(overBudgetMessage(cost, caller.plan));
+    return prepared;
+  }
+
+  private async checkAndCost(wh: Warehouse, caller: Caller, text: unknown, options: RunOptions): Promise<{ prepared: PreparedQuery; cost: CostEstimate }> {
     const prepared = await prepareQuery(this.guardContext(wh), text, options.maxResultRows ?? SQL_MAX_LIMIT);
-    let cost: CostEstimate;
     try {
-      cost = await estimateCost(wh, prepared.executed, prepared, await this.settings(caller.plan, options, {}));
+      return { prepared, cost: await estimateCost(wh, prepared.executed, prepared, await this.settings(caller.plan, options, {})) };
     } catch (err) {
       throw this.queryError(err, options);
     }
-    if (cost.score > PLAN_QUERY_BUDGET[caller.plan]) throw invalid(overBudgetMessage(cost, caller.plan));
-    return prepared;
   }
 
   private guardContext(wh: Warehouse): GuardContext {
