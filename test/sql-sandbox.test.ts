@@ -99,6 +99,13 @@ describe('cost check before running', () => {
     expect(res.statusCode).toBe(200);
   });
 
+  it('counts a join whose condition names no column (ON 1 = 1, ON true) as a cross join', async () => {
+    const cost = await t.services.sqlSandbox.cost({ key: 'cost-test', plan: 'free' },
+      'SELECT count() FROM transactions a JOIN transactions b ON 1 = 1 JOIN transactions c ON true');
+    expect(cost.score).toBe(2000 ** 3);
+    expect((await sql(free, 'SELECT count() FROM transactions a JOIN transactions b ON 1 = 1 JOIN transactions c ON true')).statusCode).toBe(400);
+  });
+
   it('agrees with the cost function GraphQL will share', async () => {
     const cost = await t.services.sqlSandbox.cost({ key: 'cost-test', plan: 'free' }, HEAVY);
     expect(cost.estimatedRows).toBe(6000);
@@ -109,6 +116,31 @@ describe('cost check before running', () => {
 });
 
 describe('bounded answers', () => {
+  it('refuses answers whose size only shows when formatted: constant columns and JSON escaping (1.8 GB of JSON before)', async () => {
+    for (const query of [
+      // A constant column counts once in the engine's result bytes, whatever the row count;
+      // a control character is six bytes in JSON.
+      'SELECT repeat(char(1), 1000000) AS s FROM transactions LIMIT 31',
+      'SELECT repeat(repeat(char(1), 1000000), 10) AS s FROM transactions LIMIT 30',
+    ]) {
+      const rss0 = process.memoryUsage().rss;
+      const res = await sql(enterprise, query);
+      expect(res.statusCode, query).toBe(400);
+      expect(res.json()).toEqual({ error: 'Invalid query', message: expect.stringMatching(/larger than 32 MiB/) });
+      // The engine refuses the materialized column before formatting it.
+      expect((process.memoryUsage().rss - rss0) / 1024 / 1024, query).toBeLessThan(600);
+    }
+  });
+
+  it('never shows the sandbox settings or the visible-protocol filter in an engine error', async () => {
+    const res = await sql(enterprise, "SELECT repeat('a', 3300000) AS s FROM transactions LIMIT 10");
+    expect(res.statusCode).toBe(400);
+    expect(res.body).not.toMatch(/SETTINGS|max_memory_usage|additional_table_filters|readonly/i);
+    const bad = await sql(enterprise, "SELECT toDateTime(0, 'No/Such_Zone') FROM transactions");
+    expect(bad.statusCode).toBe(400);
+    expect(bad.body).not.toMatch(/SETTINGS|additional_table_filters/i);
+  });
+
   it('refuses an answer over 32 MiB with a clear message, and memory stays bounded with five at once', async () => {
     const huge = 'SELECT randomPrintableASCII(1000000) AS s FROM transactions LIMIT 250';
     const rss0 = process.memoryUsage().rss;

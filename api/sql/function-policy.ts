@@ -72,6 +72,22 @@ export class FunctionPolicy {
     return { allowed: false, reason: 'is not a function this service knows' };
   }
 
+  /**
+   * The first word of `text` that names a refused aggregate function (directly, by alias,
+   * or behind combinators), with the reason. Strings can name aggregate functions to the
+   * engine: arrayReduce('f', …), initializeAggregation('fState', …), and type names such
+   * as 'AggregateFunction(f, UInt64)' in CAST or JSONExtract.
+   */
+  deniedAggregateIn(text: string): { name: string; reason: string } | undefined {
+    for (const [word] of text.matchAll(/[A-Za-z_][A-Za-z0-9_]*/g)) {
+      const e = this.lookup(word) ?? this.stripCombinators(word, 0);
+      if (e === undefined || Number(e.is_aggregate) !== 1) continue;
+      const verdict = this.verdict(e.name);
+      if (!verdict.allowed) return { name: word, reason: verdict.reason };
+    }
+    return undefined;
+  }
+
   private stripCombinators(name: string, depth: number): CatalogEntry | undefined {
     if (depth > 6) return undefined;
     for (const c of COMBINATORS) {

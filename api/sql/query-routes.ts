@@ -80,7 +80,7 @@ export async function sqlRoutes(app: FastifyInstance, opts: { sandbox: SqlSandbo
     }
     // Access control has authenticated the key before any handler runs.
     const caller: Caller = { key: req.apiKey?.id ?? req.ip, plan: req.apiKey?.plan ?? 'free' };
-    if (format === 'json') return sandbox.query(caller, body.query);
+    if (format === 'json') return reply.type('application/json; charset=utf-8').send(await sandbox.json(caller, body.query));
     const csv = await sandbox.csv(caller, body.query);
     return reply
       .type('text/csv; charset=utf-8')

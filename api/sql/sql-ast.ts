@@ -9,6 +9,8 @@ export interface AstNode {
   /** The rest of the line after the kind, without alias and children count (a name, a literal …). */
   detail: string;
   alias: string | undefined;
+  /** The "(children N)" the dump printed for this node (0 when it printed none). */
+  declaredChildren: number;
   children: AstNode[];
   parent: AstNode | undefined;
 }
@@ -24,8 +26,9 @@ export function parseAstDump(text: string): AstNode[] {
     if (!m) continue;
     const indent = m[1]!.length;
     let rest = m[3]!.trim();
-    const children = / \(children \d+\)$/.exec(` ${rest}`);
+    const children = / \(children (\d+)\)$/.exec(` ${rest}`);
     if (children) rest = ` ${rest}`.slice(0, children.index).trim();
+    const declaredChildren = children ? Number(children[1]) : 0;
     let alias: string | undefined;
     const a = / \(alias (.*)\)$/.exec(` ${rest}`);
     if (a) {
@@ -34,7 +37,7 @@ export function parseAstDump(text: string): AstNode[] {
     }
     while (stack.length > 0 && stack.at(-1)!.indent >= indent) stack.pop();
     const parent = stack.at(-1)?.node;
-    const node: AstNode = { kind: m[2]!, detail: rest, alias, children: [], parent };
+    const node: AstNode = { kind: m[2]!, detail: rest, alias, declaredChildren, children: [], parent };
     if (parent) parent.children.push(node);
     else roots.push(node);
     stack.push({ indent, node });

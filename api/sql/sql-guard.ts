@@ -67,8 +67,10 @@ export function engineMessage(err: unknown): string {
   const scope = m.indexOf(': In scope SELECT formatQuerySingleLine');
   if (scope >= 0) m = m.slice(0, scope);
   m = m.replace(/\s*\(version [^)]*\)\s*$/, '');
-  // "in scope <query> SETTINGS …" repeats the query with our settings: noise for the client.
-  m = m.replace(/ in scope [\s\S]*?(?=\. \([A-Z_]+\)$|$)/, '');
+  // "In scope <query> SETTINGS …" repeats the query with the sandbox's settings (limits, the
+  // row filter naming the visible protocols): cut it, whatever its case, keeping the code.
+  m = m.replace(/:? in scope [\s\S]*?(?=\. \([A-Z_]+\)$|$)/i, '');
+  m = m.replace(/\bSETTINGS\s+[a-z_]+\s*=[\s\S]*?(?=\. \([A-Z_]+\)$|$)/, '');
   return m.split('\nStack trace')[0]!.trim();
 }
 
@@ -118,8 +120,10 @@ export async function prepareQuery(ctx: GuardContext, input: unknown, maxLimit =
   for (const t of lexed.tokens) {
     // Identifiers are printed raw in the parse-tree dump: a control character could forge
     // lines there, and "(alias …)"-like text could be read as the dump's own annotations.
-    if (t.type === 'quoted' && /[\u0000-\u001f\u007f()]/.test(t.text)) {
-      throw invalid('quoted identifiers may not contain control characters or parentheses');
+    // The engine decodes backslash escapes inside quoted identifiers (`a\n…` is a newline
+    // there), so no backslash is accepted either: what the guard reads is what is printed.
+    if (t.type === 'quoted' && (t.escaped === true || /[\u0000-\u001f\u007f()\\]/.test(t.text))) {
+      throw invalid('quoted identifiers may not contain control characters, parentheses or backslashes');
     }
   }
   const first = lexed.tokens[0];
@@ -135,7 +139,7 @@ export async function prepareQuery(ctx: GuardContext, input: unknown, maxLimit =
   // 3. One well-formed statement, per the engine, without executing the text.
   let canonical: string;
   try {
-    const [row] = await ctx.wh.query<{ f: string }>('SELECT formatQuerySingleLine({q:String}) AS f', { params: { q: text } });
+    const [row] = await ctx.wh.query<{ f: string }>('SELECT formatQuerySingleLine({q:String}) AS f', { params: { q: text }, settings: PARSE_SETTINGS });
     canonical = row?.f ?? '';
   } catch (err) {
     if (err instanceof WarehouseError && /Multi-statements are not allowed/i.test(err.message)) {
@@ -193,6 +197,14 @@ export async function prepareQuery(ctx: GuardContext, input: unknown, maxLimit =
 const AST_FORMAT_MARKER = 'TSVRaw';
 
 /**
+ * Limits on parsing a client's text (the guard's own statements): deep nesting makes the
+ * parse-tree dump grow with the square of the depth, and its size is CPU here.
+ */
+const PARSE_SETTINGS = { max_parser_depth: 300, max_ast_depth: 300, max_ast_elements: 100_000, max_execution_time: 5 } as const;
+/** Largest parse-tree dump read back (a 100000-character query of ordinary shape stays far below). */
+const MAX_DUMP_BYTES = 4 * 1024 * 1024;
+
+/**
  * The parse tree of one statement. The explained query gets a FORMAT clause of our own: a
  * transport that appends `FORMAT <fmt>` to the text (the server transport does) would
  * otherwise hand that clause to the explained query instead of to EXPLAIN, and the tree
@@ -204,7 +216,11 @@ const AST_FORMAT_MARKER = 'TSVRaw';
 async function explainRoot(wh: Warehouse, text: string, canonicalTokens: readonly Token[]): Promise<AstNode> {
   let roots: AstNode[];
   try {
-    roots = parseAstDump(await wh.queryText(`EXPLAIN AST ${text}\nFORMAT ${AST_FORMAT_MARKER}`, 'TSVRaw'));
+    // No SETTINGS here (they would attach to the explained query): the text already passed
+    // the engine's parser under PARSE_SETTINGS in step 3, so its depth is bounded.
+    const dump = await wh.queryText(`EXPLAIN AST ${text}\nFORMAT ${AST_FORMAT_MARKER}`, 'TSVRaw');
+    if (dump.length > MAX_DUMP_BYTES) throw invalid('the query is nested too deeply or has too many parts to check; simplify it');
+    roots = parseAstDump(dump);
   } catch (err) {
     throw invalid(clauseMessage(canonicalTokens) ?? `syntax error: ${engineMessage(err)}`, err);
   }
@@ -215,6 +231,7 @@ async function explainRoot(wh: Warehouse, text: string, canonicalTokens: readonl
     throw invalid(clauseMessage(canonicalTokens) ?? 'only plain SELECT queries are allowed (no FORMAT, SETTINGS or INTO OUTFILE clauses)');
   }
   root.children.pop();
+  root.declaredChildren -= 1;
   return root;
 }
 
@@ -248,6 +265,9 @@ function checkTree(root: AstNode, ctx: TreeContext): TreeFacts {
   };
 
   for (const node of walk(root)) {
+    // Every node has exactly the children the dump announced for it: a line forged into
+    // the dump (by an identifier the guard failed to reject) would break a count.
+    if (node.children.length !== node.declaredChildren) throw invalid('the query could not be read unambiguously');
     if (node.kind === 'Set' || node.kind === 'SetQuery') throw invalid('SETTINGS clauses are not allowed: the service sets the limits');
     if (node.kind === 'QueryParameter') throw invalid('query parameters ({name:Type}) are not supported: write the values into the query');
     if (!KNOWN_KINDS.has(node.kind)) throw invalid(`the query uses a construct this service does not accept (${node.kind})`);
@@ -265,9 +285,22 @@ function checkTree(root: AstNode, ctx: TreeContext): TreeFacts {
       case 'TableIdentifier':
         checkTable(node.detail);
         break;
+      case 'Identifier':
+        // _part, _part_offset, _database …: the engine's virtual columns describe storage
+        // (and the gaps hidden rows leave in it), not the published data.
+        if (node.detail.split('.').some((part) => part.startsWith('_'))) {
+          throw invalid(`"${node.detail}": names starting with "_" are the engine's virtual columns and are not available`);
+        }
+        break;
+      case 'Literal': {
+        const named = node.detail.startsWith("'") ? ctx.policy.deniedAggregateIn(node.detail) : undefined;
+        if (named) throw invalid(`a string may not name the function ${named.name}(): it ${named.reason}`);
+        break;
+      }
       case 'TableJoin':
-        // A join with nothing under it is a comma or CROSS join: every row with every row.
-        if (node.children.length === 0) facts.crossJoins += 1;
+        // A join with nothing under it is a comma or CROSS join, and one whose condition
+        // names no column (ON 1 = 1, ON true) is the same: every row with every row.
+        if (![...walk(node)].some((n) => n.kind === 'Identifier')) facts.crossJoins += 1;
         break;
       case 'ColumnsApplyTransformer':
         facts.applyCount += 1;
@@ -276,8 +309,8 @@ function checkTree(root: AstNode, ctx: TreeContext): TreeFacts {
         const verdict = ctx.policy.judge(node.detail);
         if (!verdict.allowed) throw invalid(`function ${node.detail}() is not allowed: it ${verdict.reason}`);
         if (IN_FUNCTIONS.has(verdict.canonical.toLowerCase())) {
-          const arg = node.children[0]?.children[1];
-          if (arg?.kind === 'Identifier') checkTable(arg.detail);
+          // Any identifier argument after the tested value may name a table.
+          for (const arg of node.children[0]?.children.slice(1) ?? []) if (arg.kind === 'Identifier') checkTable(arg.detail);
         }
         break;
       }

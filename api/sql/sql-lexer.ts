@@ -16,6 +16,8 @@ export interface Token {
   depth: number;
   /** Offset of the token in the source. */
   pos: number;
+  /** For strings and quoted identifiers: the value had backslash escapes in the source. */
+  escaped?: boolean;
 }
 
 export class LexError extends Error {}
@@ -41,12 +43,14 @@ export function lex(src: string): Lexed {
     const start = i;
     i += 1;
     let value = '';
+    let escaped = false;
     for (;;) {
       if (i >= n) throw new LexError(`unterminated ${type === 'string' ? 'string literal' : 'quoted identifier'} starting at position ${start + 1}`);
       const c = src[i]!;
       if (c === '\\') {
         if (i + 1 >= n) throw new LexError(`unterminated ${type === 'string' ? 'string literal' : 'quoted identifier'} starting at position ${start + 1}`);
         value += src[i + 1];
+        escaped = true;
         i += 2;
         continue;
       }
@@ -62,7 +66,7 @@ export function lex(src: string): Lexed {
       value += c;
       i += 1;
     }
-    tokens.push({ type, text: value, depth, pos: start });
+    tokens.push({ type, text: value, depth, pos: start, ...(escaped ? { escaped } : {}) });
   };
 
   while (i < n) {

@@ -45,12 +45,6 @@ export interface RunOptions {
   maxResultRows?: number;
 }
 
-export interface SqlAnswer {
-  data: Record<string, unknown>[];
-  count: number;
-  query: string;
-}
-
 const quote = (s: string): string => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 const invalid = (message: string, cause?: unknown): AppError => new AppError(Errors.invalidQuery, message, { cause });
 
@@ -77,8 +71,15 @@ export class SqlSandbox {
     return this.gate.stats();
   }
 
-  /** Check, cost, limit and run a client's SELECT; rows as JSON objects (64-bit integers as strings). */
-  async query(caller: Caller, text: unknown): Promise<SqlAnswer> {
+  /**
+   * Check, cost, limit and run a client's SELECT; answers the JSON body
+   * `{"data":[rows…],"count":n,"query":"…"}` as text. The engine's JSONEachRow output is
+   * read as a stream and cut as soon as it passes the byte budget (JSON escaping can make
+   * the text several times the engine's result bytes), and the rows are never parsed and
+   * re-serialised here: each line already is a row object, so the body is assembled around
+   * them, and a big answer costs this process's event loop almost nothing.
+   */
+  async json(caller: Caller, text: unknown): Promise<string> {
     const lease = await this.gate.acquire(caller.key);
     try {
       const wh = lease.slot;
@@ -86,18 +87,27 @@ export class SqlSandbox {
       // 64-bit integers as strings (SPEC: "numeric values can arrive as strings"): JSON numbers
       // lose precision above 2^53, and newer engines no longer quote them by default.
       const settings = await this.settings(caller.plan, {}, { output_format_json_quote_64bit_integers: 1 });
-      let out: string;
+      const chunks: Buffer[] = [];
+      let bytes = 0;
+      let iterator: AsyncIterator<Uint8Array> | undefined;
       try {
-        out = await wh.queryText(prepared.executed, 'JSONEachRow', { settings });
+        iterator = wh.stream(await this.materialized(wh, prepared.executed, settings), 'JSONEachRow', { settings })[Symbol.asyncIterator]();
+        for (;;) {
+          const next = await iterator.next();
+          if (next.done) break;
+          bytes += next.value.byteLength;
+          if (bytes > SQL_MAX_RESPONSE_BYTES) throw tooLarge();
+          chunks.push(next.value as Buffer);
+        }
       } catch (err) {
         throw this.queryError(err, {});
+      } finally {
+        await iterator?.return?.();
       }
-      // The engine bounds the result's block bytes; the JSON text is checked too before it
-      // is parsed, so one answer never holds more than the budget in memory twice.
-      if (out.length > SQL_MAX_RESPONSE_BYTES) throw tooLarge();
-      const data: Record<string, unknown>[] = [];
-      for (const line of out.split('\n')) if (line.length > 0) data.push(JSON.parse(line) as Record<string, unknown>);
-      return { data, count: data.length, query: prepared.executed };
+      // JSONEachRow: one object per line, newlines inside values escaped as \n.
+      const lines = Buffer.concat(chunks).toString('utf8').replace(/\n$/, '');
+      const count = lines === '' ? 0 : lines.split('\n').length;
+      return `{"data":[${lines.replaceAll('\n', ',')}],"count":${count},"query":${JSON.stringify(prepared.executed)}}`;
     } finally {
       lease.release();
     }
@@ -120,9 +130,11 @@ export class SqlSandbox {
         output_format_csv_crlf_end_of_line: 1,
         format_csv_null_representation: '',
       });
-      const iterator = wh.stream(prepared.executed, 'CSVWithNames', { settings })[Symbol.asyncIterator]();
+      let iterator: AsyncIterator<Uint8Array>;
       let pending: IteratorResult<Uint8Array> | undefined;
       try {
+        const runnable = options.maxResultRows === undefined ? await this.materialized(wh, prepared.executed, settings) : prepared.executed;
+        iterator = wh.stream(runnable, 'CSVWithNames', { settings })[Symbol.asyncIterator]();
         pending = await iterator.next();
       } catch (err) {
         throw this.queryError(err, options);
@@ -161,6 +173,20 @@ export class SqlSandbox {
     }
   }
 
+  /**
+   * The query wrapped so that every result column is materialized. The engine's
+   * max_result_bytes counts a constant column once, whatever the row count, so
+   * `SELECT repeat(…) FROM t LIMIT 30` would pass it and then be formatted into gigabytes;
+   * materialized, the column counts at its real size and the engine refuses it before
+   * formatting. Names are kept (read with DESCRIBE, which does not run the query).
+   */
+  private async materialized(wh: Warehouse, sql: string, settings: Settings): Promise<string> {
+    const columns = await wh.query<{ name: string }>(`DESCRIBE TABLE (\n${sql}\n)`, { settings });
+    if (columns.length === 0) return sql;
+    const id = (name: string): string => `\`${name.replace(/\\/g, '\\\\').replace(/`/g, '\\`')}\``;
+    return `SELECT ${columns.map((c) => `materialize(${id(c.name)}) AS ${id(c.name)}`).join(', ')} FROM (\n${sql}\n)`;
+  }
+
   private guardContext(wh: Warehouse): GuardContext {
     return {
       wh,
@@ -196,8 +222,11 @@ export class SqlSandbox {
       timeout_overflow_mode: 'throw',
       max_result_rows: options.maxResultRows ?? SQL_MAX_LIMIT,
       result_overflow_mode: 'throw',
-      // Few rows can still be huge (groupArray over everything, long random strings).
-      max_result_bytes: internal ? 0 : SQL_MAX_RESPONSE_BYTES,
+      // Few rows can still be huge (groupArray over everything, long random strings). Half
+      // the answer budget: JSON escaping can multiply the bytes (a control character becomes
+      // six), and the streamed text is cut at the full budget anyway; a smaller block here
+      // bounds what the engine formats before that cut.
+      max_result_bytes: internal ? 0 : SQL_MAX_RESPONSE_BYTES / 2,
       max_memory_usage: this.limits.maxMemoryBytes,
       max_threads: this.limits.maxThreads,
       // Client SQL yields the CPU to serving: its engine threads run at the lowest priority
