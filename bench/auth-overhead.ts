@@ -20,7 +20,7 @@ import autocannon from 'autocannon';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { installAccessControl } from '../api/access/access-control.ts';
 import { createAccess, type Access } from '../api/access/access.ts';
-import { Metrics } from '../api/access/metrics.ts';
+import { Metrics } from '../core/metrics.ts';
 import { installRequestMetrics } from '../api/access/request-metrics.ts';
 import { createServices, type Services } from '../api/services.ts';
 import { loadConfig } from '../core/config.ts';

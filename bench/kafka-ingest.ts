@@ -16,7 +16,6 @@ import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Partitioners } from 'kafkajs';
-import { register } from 'prom-client';
 import { createLogger } from '../core/logger.ts';
 import { demoRecordsNdjson } from '../ingest/demo-generator.ts';
 import { ensureTopics, kafkaClient } from '../ingest/kafka-client.ts';
@@ -68,7 +67,7 @@ async function main(): Promise<void> {
     const produceRate = COUNT / ((performance.now() - t0) / 1000);
     report(`produce (generate + publish): ${Math.round(produceRate)} records/s`);
 
-    const source = new KafkaSource(s.pipeline, log, { ...s.config.kafka, brokers: [brokers], topic, deadLetterTopic: `${topic}.dlq`, groupId: `${topic}-ours` });
+    const source = new KafkaSource(s.pipeline, log, { ...s.config.kafka, brokers: [brokers], topic, deadLetterTopic: `${topic}.dlq`, groupId: `${topic}-ours` }, {}, s.metrics.kafka);
     await source.start();
     // Both consumers are timed from their first stored rows to the last: joining a group
     // and starting up are one-off costs, not part of the sustained rate.
@@ -78,7 +77,7 @@ async function main(): Promise<void> {
     while (source.stats().stored < COUNT) await sleep(5);
     const oursRate = (COUNT - firstOurs) / ((performance.now() - t0) / 1000);
     await source.stop();
-    const insert = await register.getSingleMetric('txa_ingest_kafka_batch_insert_seconds')?.get();
+    const insert = await s.metrics.registry.getSingleMetric('txa_ingest_kafka_batch_insert_seconds')?.get();
     const sum = insert?.values.find((v) => (v as { metricName?: string }).metricName?.endsWith('_sum'))?.value ?? 0;
     const n = insert?.values.find((v) => (v as { metricName?: string }).metricName?.endsWith('_count'))?.value ?? 0;
     report(`  ${n} batches, ${Math.round(COUNT / Math.max(1, n))} records each, ${Math.round((sum / Math.max(1, n)) * 1000)} ms per pipeline.ingest`);
