@@ -25,7 +25,7 @@ import { installRequestMetrics } from '../api/access/request-metrics.ts';
 import { createServices, type Services } from '../api/services.ts';
 import { loadConfig } from '../core/config.ts';
 import { createLogger } from '../core/logger.ts';
-import { startRedisServer } from '../test/support/redis-server.ts';
+import { startRedisServer } from '../scripts/daemons/redis-server.ts';
 
 const { values } = parseArgs({
   options: {

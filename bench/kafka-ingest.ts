@@ -21,8 +21,8 @@ import { demoRecordsNdjson } from '../ingest/demo-generator.ts';
 import { ensureTopics, kafkaClient } from '../ingest/kafka-client.ts';
 import { publishLines } from '../ingest/kafka-producer.ts';
 import { KafkaSource } from '../ingest/kafka-source.ts';
-import { startBroker } from '../test/support/kafka-broker.ts';
-import { startServices } from '../test/support/services.ts';
+import { startBroker } from '../scripts/daemons/kafka-broker.ts';
+import { startBenchServices } from './bench-server.ts';
 
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values } = parseArgs({
@@ -46,7 +46,7 @@ async function main(): Promise<void> {
   const broker = values.brokers === undefined ? await startBroker() : undefined;
   const brokers = values.brokers ?? broker!.brokers;
   // Ingest settings under test come from the environment (INGEST_BATCH_ROWS, KAFKA_MAX_BYTES_PER_PARTITION, ...).
-  const s = await startServices({ LOG_LEVEL: 'warn', ...pickEnv(['INGEST_BATCH_ROWS', 'KAFKA_MAX_BYTES_PER_PARTITION', 'KAFKA_TOPIC_PARTITIONS']) });
+  const s = await startBenchServices({ LOG_LEVEL: 'warn', ...pickEnv(['INGEST_BATCH_ROWS', 'KAFKA_MAX_BYTES_PER_PARTITION', 'KAFKA_TOPIC_PARTITIONS']) });
   const kafka = kafkaClient({ brokers: [brokers], clientId: 'bench' }, log);
   const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
   const results: Record<string, unknown> = { count: COUNT, rate: RATE, seconds: SECONDS, at: new Date().toISOString() };
@@ -107,7 +107,7 @@ async function main(): Promise<void> {
 }
 
 async function clickhouseKafkaEngine(
-  wh: Awaited<ReturnType<typeof startServices>>['wh'], brokers: string, topic: string, count: number,
+  wh: Awaited<ReturnType<typeof startBenchServices>>['wh'], brokers: string, topic: string, count: number,
 ): Promise<number | undefined> {
   await wh.exec('CREATE DATABASE IF NOT EXISTS kbench');
   await wh.exec('CREATE TABLE kbench.transactions AS default.transactions');
@@ -153,7 +153,7 @@ async function clickhouseKafkaEngine(
   return (count - first.n) / seconds;
 }
 
-async function freshness(s: Awaited<ReturnType<typeof startServices>>, brokers: string): Promise<Record<string, number>> {
+async function freshness(s: Awaited<ReturnType<typeof startBenchServices>>, brokers: string): Promise<Record<string, number>> {
   const topic = `fresh-${Date.now()}`;
   const kafka = kafkaClient({ brokers: [brokers], clientId: 'bench-fresh' }, log);
   await ensureTopics(kafka, [topic], 4);

@@ -12,7 +12,7 @@ import { buildApp } from '../api/app.ts';
 import { loadConfig } from '../core/config.ts';
 import { addAccessTestRoutes } from './support/access-routes.ts';
 import { adminHeaders, createKey } from './support/api-key.ts';
-import { startRedisServer, type RedisServer } from './support/redis-server.ts';
+import { startRedisServer, type RedisServer } from '../scripts/daemons/redis-server.ts';
 import { ADMIN_TOKEN, startServices } from './support/services.ts';
 
 let redis: RedisServer;

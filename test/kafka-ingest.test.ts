@@ -11,7 +11,7 @@ import { KafkaSource } from '../ingest/kafka-source.ts';
 import type { IngestPipeline } from '../ingest/pipeline.ts';
 import type { IngestRecord } from '../ingest/record-schema.ts';
 import { demoRecords, tableCounts } from './support/fixtures.ts';
-import { startBroker, waitFor, type TestBroker } from './support/kafka-broker.ts';
+import { startBroker, waitFor, type TestBroker } from '../scripts/daemons/kafka-broker.ts';
 import { startServices } from './support/services.ts';
 
 const TOPIC = 'kafka-ingest-test';

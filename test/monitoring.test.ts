@@ -16,8 +16,8 @@ import { ensureTopics, kafkaClient } from '../ingest/kafka-client.ts';
 import { publishLines } from '../ingest/kafka-producer.ts';
 import type { KafkaSource } from '../ingest/kafka-source.ts';
 import { demoRecords } from './support/fixtures.ts';
-import { freePort, startBroker, type TestBroker } from './support/kafka-broker.ts';
-import { startPrometheusWithConfig, type PrometheusServer } from './support/prometheus-server.ts';
+import { freePort, startBroker, type TestBroker } from '../scripts/daemons/kafka-broker.ts';
+import { startPrometheusWithConfig, type PrometheusServer } from '../scripts/daemons/prometheus-server.ts';
 import { ADMIN_TOKEN, startApp } from './support/services.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
