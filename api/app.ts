@@ -9,7 +9,7 @@ import type { ProtocolRegistry } from '../views/protocol-registry.ts';
 import type { Warehouse } from '../views/warehouse.ts';
 import { installAccessControl, setRateLimitHeaders } from './access/access-control.ts';
 import type { Access } from './access/access.ts';
-import type { Metrics } from './access/metrics.ts';
+import type { Metrics } from '../core/metrics.ts';
 import { installRequestMetrics } from './access/request-metrics.ts';
 import { adminGuard } from './admin/admin-auth.ts';
 import { ingestRoutes } from './admin/ingest-routes.ts';

@@ -2,10 +2,9 @@
 // then serve. Prints where to reach the service and the operator token.
 import { loadConfigOrExit } from '../core/config.ts';
 import { createLogger } from '../core/logger.ts';
-import { KafkaSource } from '../ingest/kafka-source.ts';
 import { progressPrinter, seedIfEmpty } from '../ingest/seed.ts';
 import { buildApp } from './app.ts';
-import { createServices } from './services.ts';
+import { createServices, inProcessKafka } from './services.ts';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
@@ -18,8 +17,7 @@ async function main(): Promise<void> {
   const app = await buildApp(services);
   // With KAFKA_BROKERS set, the Kafka source runs in this process on the same pipeline
   // (embedded mode allows only one process per data directory).
-  const brokers = config.kafka.brokers;
-  const kafka = brokers === undefined ? undefined : new KafkaSource(services.pipeline, logger, { ...config.kafka, brokers }, {
+  const kafka = inProcessKafka(services, {
     // The API keeps serving; ingest stops until a restart, and the log says so loudly.
     onFatal: (err) => logger.fatal({ err }, 'kafka consumer stopped for good; restart the service to resume ingest'),
   });

@@ -4,7 +4,7 @@
 // admin token is accepted here, so guessing it here must cost the same.
 import type { FastifyInstance } from 'fastify';
 import type { Access } from './access/access.ts';
-import type { Metrics } from './access/metrics.ts';
+import type { Metrics } from '../core/metrics.ts';
 import { operatorTokenGuard } from './access/operator-auth.ts';
 
 export async function metricsRoutes(app: FastifyInstance, opts: { metrics: Metrics; access: Access; tokens: string[] }): Promise<void> {

@@ -1,6 +1,7 @@
 // The service's parts wired together once, for the entry point, CLIs and tests alike.
 import type { Config } from '../core/config.ts';
 import { createLogger, type Logger } from '../core/logger.ts';
+import { KafkaSource, type KafkaSourceHooks } from '../ingest/kafka-source.ts';
 import { IngestPipeline } from '../ingest/pipeline.ts';
 import { DataVersion } from '../views/data-version.ts';
 import { readFreshness } from '../views/ingest-freshness.ts';
@@ -10,7 +11,7 @@ import { openSandboxSessions, openWarehouse } from '../views/open-warehouse.ts';
 import { ProtocolRegistry } from '../views/protocol-registry.ts';
 import type { Warehouse } from '../views/warehouse.ts';
 import { createAccess, type Access } from './access/access.ts';
-import { Metrics } from './access/metrics.ts';
+import { Metrics } from '../core/metrics.ts';
 import { Analytics } from './analytics/analytics.ts';
 import { SqlSandbox } from './sql/sql-sandbox.ts';
 
@@ -77,6 +78,18 @@ export async function createServices(
       await wh.close();
     },
   };
+}
+
+/**
+ * The Kafka source inside this process (KAFKA_BROKERS set; embedded mode allows only one
+ * process per data directory): the services' own pipeline, and its measurements on the
+ * services' registry, so /metrics shows them. undefined without brokers.
+ */
+export function inProcessKafka(services: Services, hooks: KafkaSourceHooks = {}): KafkaSource | undefined {
+  const { config } = services;
+  const brokers = config.kafka.brokers;
+  if (brokers === undefined) return undefined;
+  return new KafkaSource(services.pipeline, services.logger, { ...config.kafka, brokers }, hooks, services.metrics.kafka);
 }
 
 /** Freshness for scrapes, read at most every 5 s however often Prometheus scrapes. */

@@ -20,12 +20,12 @@ import autocannon from 'autocannon';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { installAccessControl } from '../api/access/access-control.ts';
 import { createAccess, type Access } from '../api/access/access.ts';
-import { Metrics } from '../api/access/metrics.ts';
+import { Metrics } from '../core/metrics.ts';
 import { installRequestMetrics } from '../api/access/request-metrics.ts';
 import { createServices, type Services } from '../api/services.ts';
 import { loadConfig } from '../core/config.ts';
 import { createLogger } from '../core/logger.ts';
-import { startRedisServer } from '../test/support/redis-server.ts';
+import { startRedisServer } from '../scripts/daemons/redis-server.ts';
 
 const { values } = parseArgs({
   options: {

@@ -31,6 +31,20 @@ function limiterClock(): (() => number) | undefined {
   return () => t0 + (Date.now() - t0) * 1000;
 }
 
+/** Services on an embedded engine in a fresh temporary data directory (removed by cleanup). */
+export async function startBenchServices(env: Record<string, string> = {}): Promise<Services & { cleanup(): Promise<void> }> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'txa-bench-'));
+  const config = loadConfig({ DATA_DIR: dataDir, DEMO_ROWS: '0', LOG_LEVEL: 'silent', ...env });
+  const services = await createServices(config, createLogger(config.logLevel));
+  return {
+    ...services,
+    async cleanup() {
+      await services.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
 /** `configure` may add routes (e.g. a bare baseline) before the server starts listening. */
 export async function startBenchServer(rows: number, configure?: (app: FastifyInstance) => void): Promise<BenchServer> {
   const given = process.env.DATA_DIR;

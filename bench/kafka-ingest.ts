@@ -16,14 +16,13 @@ import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Partitioners } from 'kafkajs';
-import { register } from 'prom-client';
 import { createLogger } from '../core/logger.ts';
 import { demoRecordsNdjson } from '../ingest/demo-generator.ts';
 import { ensureTopics, kafkaClient } from '../ingest/kafka-client.ts';
 import { publishLines } from '../ingest/kafka-producer.ts';
 import { KafkaSource } from '../ingest/kafka-source.ts';
-import { startBroker } from '../test/support/kafka-broker.ts';
-import { startServices } from '../test/support/services.ts';
+import { startBroker } from '../scripts/daemons/kafka-broker.ts';
+import { startBenchServices } from './bench-server.ts';
 
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values } = parseArgs({
@@ -47,7 +46,7 @@ async function main(): Promise<void> {
   const broker = values.brokers === undefined ? await startBroker() : undefined;
   const brokers = values.brokers ?? broker!.brokers;
   // Ingest settings under test come from the environment (INGEST_BATCH_ROWS, KAFKA_MAX_BYTES_PER_PARTITION, ...).
-  const s = await startServices({ LOG_LEVEL: 'warn', ...pickEnv(['INGEST_BATCH_ROWS', 'KAFKA_MAX_BYTES_PER_PARTITION', 'KAFKA_TOPIC_PARTITIONS']) });
+  const s = await startBenchServices({ LOG_LEVEL: 'warn', ...pickEnv(['INGEST_BATCH_ROWS', 'KAFKA_MAX_BYTES_PER_PARTITION', 'KAFKA_TOPIC_PARTITIONS']) });
   const kafka = kafkaClient({ brokers: [brokers], clientId: 'bench' }, log);
   const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
   const results: Record<string, unknown> = { count: COUNT, rate: RATE, seconds: SECONDS, at: new Date().toISOString() };
@@ -68,7 +67,7 @@ async function main(): Promise<void> {
     const produceRate = COUNT / ((performance.now() - t0) / 1000);
     report(`produce (generate + publish): ${Math.round(produceRate)} records/s`);
 
-    const source = new KafkaSource(s.pipeline, log, { ...s.config.kafka, brokers: [brokers], topic, deadLetterTopic: `${topic}.dlq`, groupId: `${topic}-ours` });
+    const source = new KafkaSource(s.pipeline, log, { ...s.config.kafka, brokers: [brokers], topic, deadLetterTopic: `${topic}.dlq`, groupId: `${topic}-ours` }, {}, s.metrics.kafka);
     await source.start();
     // Both consumers are timed from their first stored rows to the last: joining a group
     // and starting up are one-off costs, not part of the sustained rate.
@@ -78,7 +77,7 @@ async function main(): Promise<void> {
     while (source.stats().stored < COUNT) await sleep(5);
     const oursRate = (COUNT - firstOurs) / ((performance.now() - t0) / 1000);
     await source.stop();
-    const insert = await register.getSingleMetric('txa_ingest_kafka_batch_insert_seconds')?.get();
+    const insert = await s.metrics.registry.getSingleMetric('txa_ingest_kafka_batch_insert_seconds')?.get();
     const sum = insert?.values.find((v) => (v as { metricName?: string }).metricName?.endsWith('_sum'))?.value ?? 0;
     const n = insert?.values.find((v) => (v as { metricName?: string }).metricName?.endsWith('_count'))?.value ?? 0;
     report(`  ${n} batches, ${Math.round(COUNT / Math.max(1, n))} records each, ${Math.round((sum / Math.max(1, n)) * 1000)} ms per pipeline.ingest`);
@@ -108,7 +107,7 @@ async function main(): Promise<void> {
 }
 
 async function clickhouseKafkaEngine(
-  wh: Awaited<ReturnType<typeof startServices>>['wh'], brokers: string, topic: string, count: number,
+  wh: Awaited<ReturnType<typeof startBenchServices>>['wh'], brokers: string, topic: string, count: number,
 ): Promise<number | undefined> {
   await wh.exec('CREATE DATABASE IF NOT EXISTS kbench');
   await wh.exec('CREATE TABLE kbench.transactions AS default.transactions');
@@ -154,7 +153,7 @@ async function clickhouseKafkaEngine(
   return (count - first.n) / seconds;
 }
 
-async function freshness(s: Awaited<ReturnType<typeof startServices>>, brokers: string): Promise<Record<string, number>> {
+async function freshness(s: Awaited<ReturnType<typeof startBenchServices>>, brokers: string): Promise<Record<string, number>> {
   const topic = `fresh-${Date.now()}`;
   const kafka = kafkaClient({ brokers: [brokers], clientId: 'bench-fresh' }, log);
   await ensureTopics(kafka, [topic], 4);

@@ -1,6 +1,7 @@
 // The one place that reads process.env. Every problem is collected and reported at once,
 // so an operator fixes a bad deployment in one go rather than one restart per mistake.
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { availableParallelism, hostname } from 'node:os';
 import path from 'node:path';
 
@@ -214,7 +215,18 @@ export function loadConfig(env: Env = process.env): Config {
   const sqlQueueTotal = int('SQL_QUEUE_TOTAL', 8, 0, 10_000);
   const sqlUser = str('CLICKHOUSE_SQL_USER');
   if (sqlUser !== undefined && chUrl === undefined) problems.push('CLICKHOUSE_SQL_USER needs CLICKHOUSE_URL (embedded mode has no users)');
-  const metricsToken = str('METRICS_TOKEN');
+  // METRICS_TOKEN_FILE: the token in a file (a container secret), the same file Prometheus
+  // reads with credentials_file (deploy/prometheus/prometheus.yml), so the two cannot drift.
+  let metricsToken = str('METRICS_TOKEN');
+  const metricsTokenFile = str('METRICS_TOKEN_FILE');
+  if (metricsToken !== undefined && metricsTokenFile !== undefined) problems.push('set METRICS_TOKEN or METRICS_TOKEN_FILE, not both');
+  else if (metricsTokenFile !== undefined) {
+    try {
+      metricsToken = readFileSync(metricsTokenFile, 'utf8').trim();
+    } catch (err) {
+      problems.push(`METRICS_TOKEN_FILE cannot be read: ${(err as Error).message}`);
+    }
+  }
   if (metricsToken !== undefined && metricsToken.length < 16) problems.push('METRICS_TOKEN must be at least 16 characters');
   // 1000 ms at most: DESIGN/issue require a revocation to be seen within one second.
   const keyCacheTtlMs = int('KEY_CACHE_TTL_MS', 500, 0, 1000);

@@ -4,7 +4,9 @@
 // It builds only what ingest needs (warehouse, registry, pipeline), not the API.
 import { loadConfigOrExit } from '../core/config.ts';
 import { createLogger } from '../core/logger.ts';
+import { Metrics } from '../core/metrics.ts';
 import { DataVersion } from '../views/data-version.ts';
+import { InstrumentedWarehouse } from '../views/instrumented-warehouse.ts';
 import { migrate } from '../views/migrate.ts';
 import { openWarehouse } from '../views/open-warehouse.ts';
 import { ProtocolRegistry } from '../views/protocol-registry.ts';
@@ -22,12 +24,15 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const logger = createLogger(config.logLevel);
-  const wh = openWarehouse(config);
+  // The same measurements as the API process: warehouse calls, pipeline outcomes, Kafka.
+  const metrics = new Metrics();
+  const wh = new InstrumentedWarehouse(openWarehouse(config), metrics);
   await migrate(wh, (name) => logger.info({ migration: name }, 'applying migration'));
   const pipeline = new IngestPipeline(wh, new ProtocolRegistry(wh), new DataVersion(), logger, {
     maxRecordBytes: config.ingest.maxRecordBytes,
     batchRows: config.ingest.batchRows,
     writerId: config.ingest.writerId,
+    observer: metrics,
   });
   const source = new KafkaSource(pipeline, logger, { ...config.kafka, brokers }, {
     // A consumer that will not restart by itself: exit, so the supervisor restarts the process
@@ -36,9 +41,9 @@ async function main(): Promise<void> {
       logger.fatal({ err }, 'kafka consumer stopped for good; exiting');
       process.exit(1);
     },
-  });
-  const metrics = config.ingest.metricsPort === 0 ? undefined : await startMetricsServer(config.ingest.metricsPort, config.host);
-  if (metrics) logger.info({ url: `http://${config.host}:${config.ingest.metricsPort}/metrics` }, 'ingest metrics');
+  }, metrics.kafka);
+  const metricsServer = config.ingest.metricsPort === 0 ? undefined : await startMetricsServer(metrics.registry, config.ingest.metricsPort, config.host);
+  if (metricsServer) logger.info({ url: `http://${config.host}:${config.ingest.metricsPort}/metrics` }, 'ingest metrics');
 
   let stopping = false;
   const shutdown = async (signal: string): Promise<void> => {
@@ -47,7 +52,7 @@ async function main(): Promise<void> {
     logger.info({ signal }, 'stopping: finishing and committing the batches in flight');
     clearInterval(reporter);
     await source.stop();
-    metrics?.close();
+    metricsServer?.close();
     await wh.close();
     process.exit(0);
   };

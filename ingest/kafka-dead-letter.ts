@@ -4,7 +4,8 @@
 // batch's offsets, so a rejected record is never lost (it may appear twice after a crash).
 import type { IHeaders, KafkaMessage, Producer } from 'kafkajs';
 import type { Rejection } from './pipeline.ts';
-import { kafkaMetrics, rejectKind } from './kafka-metrics.ts';
+import type { KafkaMetrics } from '../core/metrics.ts';
+import { rejectKind } from './reject-kind.ts';
 
 export const DLQ_HEADERS = {
   reason: 'x-dlq-reason',
@@ -28,6 +29,7 @@ export class DeadLetterPublisher {
   constructor(
     private readonly producer: Producer,
     private readonly topic: string,
+    private readonly metrics: KafkaMetrics,
     /** Values above this are cut so the broker accepts them (its message.max.bytes). */
     private readonly maxValueBytes = 900 * 1024,
   ) {}
@@ -40,7 +42,7 @@ export class DeadLetterPublisher {
       acks: -1,
       messages: items.map(({ rejection, message, topic, partition }) => {
         const kind = rejectKind(rejection.reason);
-        kafkaMetrics.deadLetters.inc({ topic, kind });
+        this.metrics.deadLetters.inc({ topic, kind });
         let value = message.value ?? Buffer.alloc(0);
         const headers: IHeaders = {
           [DLQ_HEADERS.reason]: rejection.reason,

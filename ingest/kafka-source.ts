@@ -7,11 +7,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Consumer, EachBatchPayload, Kafka, KafkaMessage, Producer } from 'kafkajs';
 import { Partitioners } from 'kafkajs';
+import { Registry } from 'prom-client';
 import type { Config } from '../core/config.ts';
 import type { Logger } from '../core/logger.ts';
+import { KafkaMetrics } from '../core/metrics.ts';
 import { ensureTopics, kafkaClient } from './kafka-client.ts';
 import { DeadLetterPublisher, type DeadLetterInput } from './kafka-dead-letter.ts';
-import { kafkaMetrics } from './kafka-metrics.ts';
 import type { IngestPipeline, RawRecord, Rejection } from './pipeline.ts';
 
 export type KafkaSourceOptions = Omit<Config['kafka'], 'brokers'> & { brokers: readonly string[] };
@@ -80,6 +81,8 @@ export class KafkaSource {
     private readonly log: Logger,
     private readonly options: KafkaSourceOptions,
     private readonly hooks: KafkaSourceHooks = {},
+    /** Where the measurements go: the process's registry (Metrics.kafka); a private one when not given. */
+    private readonly metrics: KafkaMetrics = new KafkaMetrics(new Registry()),
   ) {
     this.kafka = kafkaClient(options, log.child({ component: 'kafka' }));
   }
@@ -94,7 +97,7 @@ export class KafkaSource {
     await ensureTopics(this.kafka, [topic, deadLetterTopic], partitions);
     this.producer = this.kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: false });
     await this.producer.connect();
-    this.deadLetters = new DeadLetterPublisher(this.producer, deadLetterTopic);
+    this.deadLetters = new DeadLetterPublisher(this.producer, deadLetterTopic, this.metrics);
 
     const consumer = this.kafka.consumer({
       groupId,
@@ -178,15 +181,15 @@ export class KafkaSource {
         const t0 = performance.now();
         try {
           report = await this.pipeline.ingest(records, `kafka:${topic}`);
-          kafkaMetrics.insertSeconds.observe(labels, (performance.now() - t0) / 1000);
+          this.metrics.insertSeconds.observe(labels, (performance.now() - t0) / 1000);
         } catch (err) {
           // The warehouse is down or overloaded: stop fetching this partition (back-pressure)
           // and retry the same batch with a growing delay; nothing is committed meanwhile.
           this.counters.insertErrors += 1;
-          kafkaMetrics.insertErrors.inc(labels);
+          this.metrics.insertErrors.inc(labels);
           if (resume === undefined) {
             resume = payload.pause();
-            kafkaMetrics.paused.inc(labels);
+            this.metrics.paused.inc(labels);
           }
           this.log.warn({ err, topic, partition, retryInMs: delay }, 'warehouse insert failed; partition paused, retrying');
           await sleep(delay);
@@ -197,7 +200,7 @@ export class KafkaSource {
       clearInterval(beat);
       if (resume !== undefined) {
         resume();
-        kafkaMetrics.paused.dec(labels);
+        this.metrics.paused.dec(labels);
       }
     }
 
@@ -221,20 +224,20 @@ export class KafkaSource {
     this.counters.stored += stored;
     this.counters.duplicates += report.duplicates;
     this.counters.deadLettered += dead.length;
-    kafkaMetrics.batches.inc(labels);
-    kafkaMetrics.batchRecords.observe(labels, batch.messages.length);
-    kafkaMetrics.records.inc({ topic, outcome: 'accepted' }, stored);
-    kafkaMetrics.records.inc({ topic, outcome: 'duplicate' }, report.duplicates);
-    kafkaMetrics.records.inc({ topic, outcome: 'rejected' }, rejected.length);
-    kafkaMetrics.lag.set({ topic, partition: String(partition) }, Number(BigInt(batch.highWatermark) - BigInt(last) - 1n));
+    this.metrics.batches.inc(labels);
+    this.metrics.batchRecords.observe(labels, batch.messages.length);
+    this.metrics.records.inc({ topic, outcome: 'accepted' }, stored);
+    this.metrics.records.inc({ topic, outcome: 'duplicate' }, report.duplicates);
+    this.metrics.records.inc({ topic, outcome: 'rejected' }, rejected.length);
+    this.metrics.lag.set({ topic, partition: String(partition) }, Number(BigInt(batch.highWatermark) - BigInt(last) - 1n));
     const nowMs = Date.now();
     const storedMessages: KafkaMessage[] = [];
     for (const m of batch.messages) {
       if (m.value === null || deadSet.has(`${topic}/${partition}/${m.offset}`)) continue;
       storedMessages.push(m);
-      kafkaMetrics.freshnessProduce.observe(labels, Math.max(0, (nowMs - Number(m.timestamp)) / 1000));
+      this.metrics.freshnessProduce.observe(labels, Math.max(0, (nowMs - Number(m.timestamp)) / 1000));
       const bt = blockTimeOf(m.value);
-      if (bt !== undefined) kafkaMetrics.freshnessBlockTime.observe(labels, Math.max(0, nowMs / 1000 - bt));
+      if (bt !== undefined) this.metrics.freshnessBlockTime.observe(labels, Math.max(0, nowMs / 1000 - bt));
     }
     this.hooks.onStored?.({ topic, partition, storedAt: nowMs, messages: storedMessages });
   }

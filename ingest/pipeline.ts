@@ -3,6 +3,7 @@
 // and sent to the dead-letter sink; it never stops the stream. Writes are serialised per
 // process so that "which of these are new?" and "insert them" cannot interleave, which is
 // what makes replaying records change no count in the base table or any view.
+import type { IngestObserver } from '../core/observers.ts';
 import type { Logger } from '../core/logger.ts';
 import type { DataVersion } from '../views/data-version.ts';
 import type { ProtocolRegistry } from '../views/protocol-registry.ts';
@@ -33,11 +34,6 @@ export interface IngestReport {
 }
 
 /** Told what each ingest call did, for metrics; the pipeline works the same without one. */
-export interface IngestObserver {
-  observeIngest(source: string, accepted: number, rejected: number, duplicates: number): void;
-  observeBatch(rows: number): void;
-}
-
 export interface PipelineOptions {
   maxRecordBytes: number;
   batchRows: number;

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoRecordsNdjson } from '../ingest/demo-generator.ts';
 import { addAccessTestRoutes } from './support/access-routes.ts';
 import { adminHeaders, apiKeyHeaders } from './support/api-key.ts';
-import { startPrometheus, type PrometheusServer } from './support/prometheus-server.ts';
+import { startPrometheus, type PrometheusServer } from '../scripts/daemons/prometheus-server.ts';
 import { startApp } from './support/services.ts';
 
 const METRICS_TOKEN = 'metrics-token-abcdefghijkl';

@@ -1,3 +1,6 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../core/config.ts';
 
@@ -37,5 +40,28 @@ describe('configuration', () => {
     expect(c.kafka.concurrentPartitions).toBe(4);
     expect(loadConfig({ KAFKA_CONCURRENT_PARTITIONS: '1' }).kafka.concurrentPartitions).toBe(1);
     expect(() => loadConfig({ KAFKA_CONCURRENT_PARTITIONS: '0' })).toThrow(/KAFKA_CONCURRENT_PARTITIONS must be between 1 and 64, got 0/);
+  });
+
+  it('reads the metrics token from METRICS_TOKEN_FILE (a container secret), and names a bad one', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'txa-config-'));
+    const file = path.join(dir, 'token');
+    writeFileSync(file, 'a-metrics-token-from-a-file\n');
+    expect(loadConfig({ METRICS_TOKEN_FILE: file }).access.metricsToken).toBe('a-metrics-token-from-a-file');
+    expect(() => loadConfig({ METRICS_TOKEN_FILE: path.join(dir, 'missing') })).toThrow(/METRICS_TOKEN_FILE cannot be read/);
+    expect(() => loadConfig({ METRICS_TOKEN_FILE: file, METRICS_TOKEN: 'another-token-0123456789' })).toThrow(/not both/);
+    writeFileSync(file, 'short\n');
+    expect(() => loadConfig({ METRICS_TOKEN_FILE: file })).toThrow(/at least 16 characters/);
+  });
+
+  it('ships a compose stack whose API and Prometheus read the same metrics-token secret', () => {
+    const root = path.resolve(import.meta.dirname, '..');
+    const compose = readFileSync(path.join(root, 'docker-compose.yml'), 'utf8');
+    const prometheus = readFileSync(path.join(root, 'deploy/prometheus/prometheus.yml'), 'utf8');
+    const secretPath = /credentials_file: (\S+)/.exec(prometheus)?.[1];
+    expect(secretPath).toBe('/run/secrets/metrics_token');
+    expect(compose).toContain(`METRICS_TOKEN_FILE: ${secretPath}`);
+    expect(compose.match(/secrets: \[metrics_token\]/g)).toHaveLength(2);
+    const file = /metrics_token:\n\s+file: (\S+)/.exec(compose)?.[1];
+    expect(loadConfig({ METRICS_TOKEN_FILE: path.join(root, file!) }).access.metricsToken?.length).toBeGreaterThanOrEqual(16);
   });
 });

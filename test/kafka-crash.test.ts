@@ -15,7 +15,7 @@ import { loadConfig } from '../core/config.ts';
 import { createLogger } from '../core/logger.ts';
 import { kafkaClient } from '../ingest/kafka-client.ts';
 import { tableCounts } from './support/fixtures.ts';
-import { freePort, startBroker, waitFor, type TestBroker } from './support/kafka-broker.ts';
+import { freePort, startBroker, waitFor, type TestBroker } from '../scripts/daemons/kafka-broker.ts';
 
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 const N = 20_000;

@@ -2,7 +2,6 @@
 // the analytics layer, invalid records land in the dead-letter topic with their reasons,
 // and a broker restart in mid-stream loses nothing.
 import { Partitioners, type Producer } from 'kafkajs';
-import { register } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../core/logger.ts';
 import { ensureTopics, kafkaClient } from '../ingest/kafka-client.ts';
@@ -12,7 +11,7 @@ import { KafkaSource } from '../ingest/kafka-source.ts';
 import type { IngestPipeline } from '../ingest/pipeline.ts';
 import type { IngestRecord } from '../ingest/record-schema.ts';
 import { demoRecords, tableCounts } from './support/fixtures.ts';
-import { startBroker, waitFor, type TestBroker } from './support/kafka-broker.ts';
+import { startBroker, waitFor, type TestBroker } from '../scripts/daemons/kafka-broker.ts';
 import { startServices } from './support/services.ts';
 
 const TOPIC = 'kafka-ingest-test';
@@ -34,7 +33,7 @@ beforeAll(async () => {
   await ensureTopics(kafka, [TOPIC], 4);
   producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
   await producer.connect();
-  source = new KafkaSource(s.pipeline, log, { ...s.config.kafka, brokers: [broker.brokers], retryBackoffMs: 100 });
+  source = new KafkaSource(s.pipeline, log, { ...s.config.kafka, brokers: [broker.brokers], retryBackoffMs: 100 }, {}, s.metrics.kafka);
   await source.start();
   records = await demoRecords(s, 12_000, 21);
 }, 240_000);
@@ -126,11 +125,11 @@ describe('kafka source', () => {
       expect(d!.value?.toString('utf8') ?? null).toBe(b.value === null ? '' : b.value);
     });
 
-    const metrics = await register.getSingleMetricAsString('txa_ingest_kafka_dead_letters_total');
+    const metrics = await s.metrics.registry.getSingleMetricAsString('txa_ingest_kafka_dead_letters_total');
     for (const kind of ['not_json', 'schema', 'unknown_protocol', 'program_mismatch', 'oversized', 'empty']) {
       expect(metrics).toContain(`kind="${kind}"} 1`);
     }
-    expect(await register.getSingleMetricAsString('txa_ingest_kafka_consumer_lag')).toContain(`topic="${TOPIC}"`);
+    expect(await s.metrics.registry.getSingleMetricAsString('txa_ingest_kafka_consumer_lag')).toContain(`topic="${TOPIC}"`);
   });
 
   it('loses nothing and duplicates nothing across a broker restart mid-stream', async () => {
@@ -170,7 +169,7 @@ describe('kafka source', () => {
     const slow = new KafkaSource(flaky, log, {
       ...s.config.kafka, brokers: [broker.brokers], topic, deadLetterTopic: `${topic}.dlq`, groupId: 'kafka-slow-test',
       sessionTimeoutMs: 6_000, retryBackoffMs: 200,
-    });
+    }, {}, s.metrics.kafka);
     const extra = await demoRecords(s, 600, 99);
     try {
       await slow.start();
@@ -184,7 +183,7 @@ describe('kafka source', () => {
       expect(stats.groupJoins).toBe(1);
       expect(stats.insertErrors).toBe(2);
       expect(stats.stored).toBe(600);
-      expect(await register.getSingleMetricAsString('txa_ingest_kafka_paused_partitions')).toContain(`topic="${topic}"} 0`);
+      expect(await s.metrics.registry.getSingleMetricAsString('txa_ingest_kafka_paused_partitions')).toContain(`topic="${topic}"} 0`);
     } finally {
       await slow.stop();
     }

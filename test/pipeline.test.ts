@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoRecords, ingestRecords, tableCounts } from './support/fixtures.ts';
 import { startServices } from './support/services.ts';
 import type { IngestRecord } from '../ingest/record-schema.ts';
-import { rejectKind } from '../ingest/kafka-metrics.ts';
+import { rejectKind } from '../ingest/reject-kind.ts';
 
 let s: Awaited<ReturnType<typeof startServices>>;
 let records: IngestRecord[];

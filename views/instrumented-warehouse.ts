@@ -1,10 +1,7 @@
 // A Warehouse that reports how long each call took, for the latency metrics. It wraps
 // whichever transport is configured, so every caller is measured without knowing it.
+import type { WarehouseObserver } from '../core/observers.ts';
 import type { InsertOptions, QueryOptions, Warehouse } from './warehouse.ts';
-
-export interface WarehouseObserver {
-  observeWarehouse(operation: string, seconds: number, ok: boolean): void;
-}
 
 export class InstrumentedWarehouse implements Warehouse {
   constructor(

@@ -10,7 +10,7 @@ import { UsageStore } from '../../views/usage-store.ts';
 import type { Warehouse } from '../../views/warehouse.ts';
 import { localKeyChangeBus, redisKeyChangeBus, type KeyChangeBus } from './key-change-bus.ts';
 import { KeyAuthenticator } from './key-authenticator.ts';
-import type { Metrics } from './metrics.ts';
+import type { Metrics } from '../../core/metrics.ts';
 import { MemoryRateLimitStore, type RateLimitStore } from './rate-limit-store.ts';
 import { FixedWindowLimiter } from './rate-limiter.ts';
 import { RedisRateLimitStore } from './redis-rate-limit-store.ts';

@@ -1,7 +1,7 @@
 // Counts and times every HTTP request for /metrics. Labels are the route pattern
 // (/api/v1/transactions/:signature), never the raw URL, so they stay few.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Metrics } from './metrics.ts';
+import type { Metrics } from '../../core/metrics.ts';
 import { interfaceOf, pathOf } from './protected-paths.ts';
 
 export function installRequestMetrics(app: FastifyInstance, metrics: Metrics): void {

@@ -2,7 +2,7 @@
 // created through the operator API (POST /admin/keys), so tests exercise the same path
 // clients do. One key per app and plan, created once and reused.
 import type { FastifyInstance } from 'fastify';
-import { ADMIN_TOKEN } from './services.ts';
+import { ADMIN_TOKEN } from './admin-token.ts';
 
 export type Plan = 'free' | 'x402' | 'enterprise';
 

@@ -5,8 +5,9 @@ import path from 'node:path';
 import { loadConfig, type Config } from '../../core/config.ts';
 import { createLogger, type Logger } from '../../core/logger.ts';
 import { createServices, type Services } from '../../api/services.ts';
+import { ADMIN_TOKEN } from './admin-token.ts';
 
-export const ADMIN_TOKEN = 'test-admin-token-0123456789';
+export { ADMIN_TOKEN };
 
 export interface StartOptions {
   /** A logger of the test's own (e.g. writing to a stream the test reads). */

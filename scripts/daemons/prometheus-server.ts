@@ -15,8 +15,6 @@ export interface PrometheusServer {
 }
 
 export async function startPrometheus(target: { host: string; port: number; bearerToken: string }): Promise<PrometheusServer> {
-  const port = await freePort();
-  const dir = mkdtempSync(path.join(tmpdir(), 'txa-prom-'));
   const config = `global:
   scrape_interval: 1s
   evaluation_interval: 1s
@@ -31,6 +29,13 @@ scrape_configs:
     static_configs:
       - targets: [${JSON.stringify(`${target.host}:${target.port}`)}]
 `;
+  return startPrometheusWithConfig(config);
+}
+
+/** A real Prometheus running `config` (a prometheus.yml text, e.g. the shipped one with test targets). */
+export async function startPrometheusWithConfig(config: string): Promise<PrometheusServer> {
+  const port = await freePort();
+  const dir = mkdtempSync(path.join(tmpdir(), 'txa-prom-'));
   writeFileSync(path.join(dir, 'prometheus.yml'), config);
   const child: ChildProcess = spawn(
     'prometheus',

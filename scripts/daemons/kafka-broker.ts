@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { freePort } from './free-port.ts';
 
 const run = promisify(execFile);
-const SCRIPT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'scripts', 'kafka.sh');
+const SCRIPT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'kafka.sh');
 
 export { freePort };
 

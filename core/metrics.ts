@@ -1,9 +1,11 @@
-// Prometheus metrics of one service instance. Each instance has its own registry (not
-// prom-client's global one) so several apps in one process, as in the tests, never clash.
-// No label ever carries a key id or key name: label values stay few and secrets stay out.
+// The process's one Prometheus registry and every measurement on it: HTTP, access, the
+// warehouse, the ingest pipeline and the Kafka source, whichever process runs them (the API
+// with Kafka in-process, or the standalone ingest process). Each instance has its own
+// registry (not prom-client's global one), so several services in one process, as in the
+// tests, never clash. No label ever carries a key id or key name: label values stay few
+// and secrets stay out.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { IngestObserver } from '../../ingest/pipeline.ts';
-import type { WarehouseObserver } from '../../views/instrumented-warehouse.ts';
+import type { IngestObserver, WarehouseObserver } from './observers.ts';
 
 export type FreshnessProbe = () => Promise<{ newestBlockTime: number | null; newestIngestedAt: number | null }>;
 
@@ -61,6 +63,9 @@ export class Metrics implements WarehouseObserver, IngestObserver {
     registers: [this.registry],
   });
 
+  /** The Kafka source's measurements (txa_ingest_kafka_*), on this same registry. */
+  readonly kafka = new KafkaMetrics(this.registry);
+
   readonly usageFlushFailures = new Counter({
     name: 'txa_usage_flush_failures_total',
     help: 'Failed writes of buffered per-key usage rows (they are retried at the next flush)',
@@ -105,5 +110,53 @@ export class Metrics implements WarehouseObserver, IngestObserver {
 
   observeBatch(rows: number): void {
     this.ingestBatchRows.observe(rows);
+  }
+}
+
+/** Measurements of the Kafka source (names prefixed txa_ingest_kafka_). */
+export class KafkaMetrics {
+  /** rate() of this gives records/s accepted, re-delivered (duplicate) and rejected. */
+  readonly records: Counter<'topic' | 'outcome'>;
+  readonly deadLetters: Counter<'topic' | 'kind'>;
+  readonly batches: Counter<'topic'>;
+  readonly insertErrors: Counter<'topic'>;
+  readonly insertSeconds: Histogram<'topic'>;
+  readonly batchRecords: Histogram<'topic'>;
+  readonly lag: Gauge<'topic' | 'partition'>;
+  readonly paused: Gauge<'topic'>;
+  readonly freshnessBlockTime: Histogram<'topic'>;
+  readonly freshnessProduce: Histogram<'topic'>;
+
+  constructor(registry: Registry) {
+    const registers = [registry];
+    const name = (n: string): string => `txa_ingest_kafka_${n}`;
+    this.records = new Counter({ name: name('records_total'), help: 'Kafka records processed, by outcome', labelNames: ['topic', 'outcome'], registers });
+    this.deadLetters = new Counter({
+      name: name('dead_letters_total'), help: 'Records published to the dead-letter topic, by kind of rejection', labelNames: ['topic', 'kind'], registers,
+    });
+    this.batches = new Counter({ name: name('batches_total'), help: 'Kafka batches stored and committed', labelNames: ['topic'], registers });
+    this.insertErrors = new Counter({
+      name: name('insert_errors_total'), help: 'Warehouse inserts that failed and were retried (the partition is paused meanwhile)', labelNames: ['topic'], registers,
+    });
+    this.insertSeconds = new Histogram({
+      name: name('batch_insert_seconds'), help: 'Time for one pipeline.ingest of a Kafka batch (validate, de-duplicate, insert)',
+      labelNames: ['topic'], buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], registers,
+    });
+    this.batchRecords = new Histogram({
+      name: name('batch_records'), help: 'Records per Kafka batch handed to the pipeline',
+      labelNames: ['topic'], buckets: [1, 10, 100, 500, 1000, 2500, 5000, 10000, 25000], registers,
+    });
+    this.lag = new Gauge({
+      name: name('consumer_lag'), help: 'Records between the committed position and the high watermark, per partition', labelNames: ['topic', 'partition'], registers,
+    });
+    this.paused = new Gauge({ name: name('paused_partitions'), help: 'Partitions paused because the warehouse is failing or slow', labelNames: ['topic'], registers });
+    this.freshnessBlockTime = new Histogram({
+      name: name('freshness_block_time_seconds'), help: 'Now minus the record block_time when its batch is stored (end-to-end freshness)',
+      labelNames: ['topic'], buckets: [0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3600, 86400], registers,
+    });
+    this.freshnessProduce = new Histogram({
+      name: name('freshness_produce_seconds'), help: 'Now minus the Kafka produce timestamp when the record is stored',
+      labelNames: ['topic'], buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300], registers,
+    });
   }
 }

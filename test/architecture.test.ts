@@ -1,0 +1,78 @@
+// The dependency rule of docs/architecture.md, read from the code's own import graph: a
+// layer imports only the layers below it, benchmarks and scripts never import test code,
+// and no module imports itself through a cycle. A new upward arrow fails here.
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+
+/** Each top-level folder and the folders it may import (itself always allowed). */
+const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
+  core: [],
+  views: ['core'],
+  ingest: ['core', 'views'],
+  api: ['core', 'views', 'ingest'],
+  scripts: ['core', 'views', 'ingest', 'api'],
+  bench: ['core', 'views', 'ingest', 'api', 'scripts'],
+  test: ['core', 'views', 'ingest', 'api', 'scripts', 'bench'],
+};
+
+function sourceFiles(dir: string): string[] {
+  const out: string[] = [];
+  for (const e of readdirSync(path.join(ROOT, dir), { withFileTypes: true })) {
+    const rel = path.join(dir, e.name);
+    if (e.isDirectory()) {
+      if (e.name !== 'node_modules' && e.name !== 'tmp' && !e.name.startsWith('.')) out.push(...sourceFiles(rel));
+    } else if (e.name.endsWith('.ts')) out.push(rel);
+  }
+  return out;
+}
+
+/** Relative imports of a file (static, side-effect and dynamic), resolved to repository paths. */
+function importsOf(file: string): string[] {
+  const text = readFileSync(path.join(ROOT, file), 'utf8');
+  const specs = [...text.matchAll(/(?:^|\n)\s*(?:import|export)\s[^;]*?from\s+'(\.[^']+)'|(?:^|\n)\s*import\s+'(\.[^']+)'|import\(\s*'(\.[^']+)'\s*\)/g)]
+    .map((m) => m[1] ?? m[2] ?? m[3]!);
+  return specs.map((s) => path.normalize(path.join(path.dirname(file), s)));
+}
+
+const files = Object.keys(MAY_IMPORT).flatMap(sourceFiles);
+const graph = new Map(files.map((f) => [f, importsOf(f)]));
+const layerOf = (file: string): string => file.split(path.sep)[0]!;
+
+describe('architecture', () => {
+  it('reads a real graph', () => {
+    expect(files.length).toBeGreaterThan(100);
+    expect(graph.get(path.join('api', 'app.ts'))).toContain(path.join('core', 'errors.ts'));
+  });
+
+  it('every import points at a layer below (or the same one)', () => {
+    const upward: string[] = [];
+    for (const [file, deps] of graph) {
+      const from = layerOf(file);
+      for (const dep of deps) {
+        const to = layerOf(dep);
+        if (to !== from && !MAY_IMPORT[from]!.includes(to)) upward.push(`${file} -> ${dep}`);
+      }
+    }
+    expect(upward).toEqual([]);
+  });
+
+  it('has no import cycles', () => {
+    const state = new Map<string, 'open' | 'done'>();
+    const cycles: string[] = [];
+    const visit = (f: string, trail: string[]): void => {
+      if (state.get(f) === 'done') return;
+      if (state.get(f) === 'open') {
+        cycles.push([...trail.slice(trail.indexOf(f)), f].join(' -> '));
+        return;
+      }
+      state.set(f, 'open');
+      for (const d of graph.get(f) ?? []) if (graph.has(d)) visit(d, [...trail, f]);
+      state.set(f, 'done');
+    };
+    for (const f of graph.keys()) visit(f, []);
+    expect(cycles).toEqual([]);
+  });
+});
