@@ -44,14 +44,15 @@ describe('GET /api/v1/stats', () => {
     for (const p of d.protocols) expect(p.totalTransactions).toBe(Number(per.find((r) => r.p === p.protocolName)?.n ?? 0));
   });
 
-  it('reports storage per table from system.parts', async () => {
+  it('reports storage of the published tables only, without row counts', async () => {
     const { data } = (await get('/api/v1/stats')).json() as { data: GlobalStats };
     const tx = data.storage.tables.find((x) => x.table === 'transactions');
-    const [n] = await t.services.wh.query<{ n: string }>('SELECT count() AS n FROM transactions');
-    expect(tx?.rows).toBe(Number(n!.n)); // every stored row, hidden protocols included
     expect(tx!.bytesOnDisk).toBeGreaterThan(0);
     expect(data.storage.bytesOnDisk).toBe(data.storage.tables.reduce((s, x) => s + x.bytesOnDisk, 0));
-    expect(data.storage.tables.map((x) => x.table)).toEqual(expect.arrayContaining(['protocol_hourly', 'tx_by_signature_v2']));
+    // Internal tables (keys, dead letters, lookups) are not described to a client, and no
+    // row count sits beside the visible total to reveal records of hidden protocols.
+    expect(data.storage.tables.map((x) => x.table).sort()).toEqual(['instruction_hourly', 'protocol_hourly', 'transactions']);
+    for (const x of data.storage.tables) expect(x).not.toHaveProperty('rows');
   });
 
   it('does not scan the base table (answers from the view and system.parts)', async () => {

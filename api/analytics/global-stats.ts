@@ -1,12 +1,12 @@
 // Global statistics (REST /stats): totals over every visible protocol from the hourly view
 // (no range, so no base-table edge is read), plus storage figures from system.parts, which
 // the engine keeps per data part: neither needs a scan of the base table.
+import { PUBLISHED_TABLES } from '../../views/tables.ts';
 import type { Warehouse } from '../../views/warehouse.ts';
 import type { ProtocolAggregate } from './protocol-aggregates.ts';
 
 export interface TableStorage {
   table: string;
-  rows: number;
   parts: number;
   bytesOnDisk: number;
   uncompressedBytes: number;
@@ -33,15 +33,20 @@ export interface GlobalStats {
   };
 }
 
+/**
+ * Storage of the published tables only, without row counts: a client is not told how many
+ * keys or dead letters exist, nor (by a row count beside the visible total) how many
+ * records of hidden protocols are stored.
+ */
 export async function tableStorage(wh: Warehouse): Promise<TableStorage[]> {
-  const rows = await wh.query<{ table: string; rows: string; parts: string; bytes: string; raw: string }>(
-    `SELECT table, sum(rows) AS rows, count() AS parts, sum(bytes_on_disk) AS bytes, sum(data_uncompressed_bytes) AS raw
-     FROM system.parts WHERE active AND database = currentDatabase()
+  const rows = await wh.query<{ table: string; parts: string; bytes: string; raw: string }>(
+    `SELECT table, count() AS parts, sum(bytes_on_disk) AS bytes, sum(data_uncompressed_bytes) AS raw
+     FROM system.parts WHERE active AND database = currentDatabase() AND table IN {tables:Array(String)}
      GROUP BY table ORDER BY table`,
+    { params: { tables: PUBLISHED_TABLES } },
   );
   return rows.map((r) => ({
     table: r.table,
-    rows: Number(r.rows),
     parts: Number(r.parts),
     bytesOnDisk: Number(r.bytes),
     uncompressedBytes: Number(r.raw),

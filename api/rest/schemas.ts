@@ -142,7 +142,7 @@ export const globalStats = {
     latestSlot: { type: 'string', description: 'Highest slot stored, as a string' },
     storage: {
       type: 'object',
-      description: 'From system.parts: all tables of the service, every protocol (active or not)',
+      description: 'From system.parts: the published tables (those SQL can read), their parts and bytes; no row counts (they would include records of protocols not yet available)',
       properties: {
         bytesOnDisk: num,
         uncompressedBytes: num,
@@ -150,7 +150,7 @@ export const globalStats = {
           type: 'array',
           items: {
             type: 'object',
-            properties: { table: str, rows: num, parts: int, bytesOnDisk: num, uncompressedBytes: num },
+            properties: { table: str, parts: int, bytesOnDisk: num, uncompressedBytes: num },
           },
         },
       },

@@ -19,6 +19,7 @@
 //     the tree): at most 10000; absent -> LIMIT 1000 is appended.
 // All of it runs on the sandbox's own engine session, never the serving one.
 import { AppError, Errors } from '../../core/errors.ts';
+import { PUBLISHED_TABLES } from '../../views/tables.ts';
 import { WarehouseError, type Warehouse } from '../../views/warehouse.ts';
 import type { FunctionPolicy } from './function-policy.ts';
 import { parseAstDump, walk, type AstNode } from './sql-ast.ts';
@@ -28,8 +29,8 @@ export const SQL_MAX_LIMIT = 10_000;
 export const SQL_DEFAULT_LIMIT = 1_000;
 export const SQL_MAX_LENGTH = 100_000;
 
-/** Tables a client may read. Internal tables (lookups, registry, keys, dead letters) are not listed. */
-export const PUBLISHED_TABLES: readonly string[] = ['transactions', 'protocol_hourly', 'instruction_hourly'];
+/** Tables a client may read (defined with the schema); internal tables are not listed. */
+export { PUBLISHED_TABLES };
 
 /**
  * Parse-tree node kinds the walker knows, each printed by EXPLAIN AST with all of its
