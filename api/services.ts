@@ -13,6 +13,7 @@ import type { Warehouse } from '../views/warehouse.ts';
 import { createAccess, type Access } from './access/access.ts';
 import { Metrics } from '../core/metrics.ts';
 import { Analytics } from './analytics/analytics.ts';
+import { setPageTokenSecret } from './analytics/page-token.ts';
 import { SqlSandbox } from './sql/sql-sandbox.ts';
 
 export interface Services {
@@ -47,6 +48,8 @@ export async function createServices(
   metrics.addFreshness(cachedFreshness(wh));
   const dataVersion = new DataVersion();
   const registry = new ProtocolRegistry(wh);
+  // Pagination tokens carry a MAC; replicas share the operator token, so they share the key.
+  setPageTokenSecret(config.adminToken);
   const analytics = new Analytics(wh, registry, dataVersion);
   const sqlSandbox = new SqlSandbox(
     openSandboxSessions(config).map((session) => new InstrumentedWarehouse(session, metrics)),

@@ -205,6 +205,33 @@ describe('2. forged pagination tokens', () => {
     expect(e.code).toBe(-32602);
     expect(e.data).toMatch(/^paginationToken belongs to a listing with other filters/);
   });
+
+  it('a token the service did not write is refused, however well-formed: an edited position keeps no valid MAC', async () => {
+    const first = await rpc.call<{ paginationToken: string }>('getTransactions', [{ limit: 1 }]);
+    const parts = JSON.parse(Buffer.from(first.paginationToken, 'base64url').toString('utf8')) as unknown[];
+    // The attack of the outside review: the public fingerprint kept, the position moved.
+    const forged = [...parts];
+    forged[1] = 1_794_000_000;
+    for (const token of [
+      Buffer.from(JSON.stringify(forged)).toString('base64url'),
+      Buffer.from(JSON.stringify(parts.slice(0, -1))).toString('base64url'),
+    ]) {
+      const e = await rpc.error('getTransactions', [{ limit: 1, paginationToken: token }]);
+      expect(e.code).toBe(-32602);
+      expect(e.data).toMatch(/^paginationToken is not a pagination token this method issued/);
+    }
+    // The genuine token still pages on.
+    expect(await rpc.call('getTransactions', [{ limit: 1, paginationToken: first.paginationToken }])).toHaveProperty('data');
+  });
+
+  it('a bad token is refused with transactionDetails "none" too (the count does not use it, but it is still checked)', async () => {
+    const e = await rpc.error('getTransactionsForAddress', [PROGRAM_OF.jupiter_v6, { transactionDetails: 'none', paginationToken: 'garbage!!' }]);
+    expect(e.code).toBe(-32602);
+    expect(e.data).toMatch(/^paginationToken is not a pagination token this method issued/);
+    const first = await rpc.call<{ paginationToken: string }>('getTransactionsForAddress', [PROGRAM_OF.jupiter_v6, { limit: 1 }]);
+    const counted = await rpc.call<{ count: number }>('getTransactionsForAddress', [PROGRAM_OF.jupiter_v6, { transactionDetails: 'none', paginationToken: first.paginationToken }]);
+    expect(counted.count).toBeGreaterThan(0);
+  });
 });
 
 describe('3. nesting depth and body size', () => {
@@ -279,6 +306,25 @@ describe('6. ids that JSON numbers cannot carry exactly', () => {
       const res = await post(`{"jsonrpc":"2.0","id":${id},"method":"getProtocols"}`);
       expect(res.body.startsWith(`{"jsonrpc":"2.0","id":${id},"result":`), res.body.slice(0, 100)).toBe(true);
     }
+  });
+});
+
+describe('7. numbers JSON cannot carry exactly, in params', () => {
+  it('a blockTime of 1793999934.0000001 (read as 1793999934) is -32602, not a range moved by a second', async () => {
+    const reply = await post(`{"jsonrpc":"2.0","id":1,"method":"getTransactions","params":[{"filters":{"blockTime":{"gte":1793999934.0000001,"lte":1793999934.0000001}}}]}`);
+    const answer = JSON.parse(reply.body) as { error?: { code: number; data: string } };
+    expect(answer.error?.code).toBe(-32602);
+    expect(answer.error?.data).toMatch(/^params: the number 1793999934.0000001 cannot be represented exactly/);
+    // Exact spellings pass, fractions included where a method would take them.
+    const ok = await post(`{"jsonrpc":"2.0","id":2,"method":"getTransactions","params":[{"limit":1.0e1,"filters":{"blockTime":{"gte":0,"lte":4294967295}}}]}`);
+    expect(JSON.parse(ok.body)).toHaveProperty('result');
+  });
+
+  it('in a batch, only the call holding the inexact number is refused', async () => {
+    const reply = await post(`[{"jsonrpc":"2.0","id":1,"method":"getProtocols"},{"jsonrpc":"2.0","id":2,"method":"getProtocolStats","params":[{"protocolName":"jupiter_v6","blockTime":{"gte":1793999933.9999999}}]}]`);
+    const answers = JSON.parse(reply.body) as { id: number; result?: unknown; error?: { code: number } }[];
+    expect(answers.find((a) => a.id === 1)).toHaveProperty('result');
+    expect(answers.find((a) => a.id === 2)?.error?.code).toBe(-32602);
   });
 });
 

@@ -54,6 +54,14 @@ function decode(token: string, field: string, req: AddressListRequest): AddressC
       : undefined);
 }
 
+/**
+ * Refuse a token that is not one this listing issued, even where the answer does not use
+ * it (a count): a bad token is always the caller's mistake, never silently ignored.
+ */
+export function checkAddressToken(req: AddressListRequest & { cursor: string }): void {
+  decode(req.cursor, 'paginationToken', req);
+}
+
 /** Conditions on tx_by_address; every filter except signatures is answered by its own columns. */
 function addressConditions(address: string, filters: AddressFilters, visible: readonly string[]): Conditions {
   const common = commonConditions(filters, visible);

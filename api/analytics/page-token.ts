@@ -1,9 +1,10 @@
-// Keyset pagination tokens: base64url of a JSON array [tag, ...position, fingerprint].
+// Keyset pagination tokens: base64url of a JSON array [tag, ...position, fingerprint, mac].
 // A token is client input like any other: it is decoded strictly (each element's type and
-// range, and canonical spelling, so only tokens this service wrote pass) and it is bound to
-// the listing it came from (method tag, filters, sort order) by a fingerprint, so a token
-// of another listing or of other filters is refused rather than silently served.
-import { createHash } from 'node:crypto';
+// range, and canonical spelling), it is bound to the listing it came from (method tag,
+// filters, sort order) by a fingerprint, so a token of other filters is refused with a
+// message saying so, and it carries a MAC over all of that under a server secret, so a
+// token the service did not write (a forged position, an edited element) is refused too.
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { AppError, Errors } from '../../core/errors.ts';
 
 /** JSON with object keys sorted and list filters sorted: equal filters, equal text. */
@@ -24,8 +25,21 @@ export function listingFingerprint(what: unknown): string {
   return createHash('sha256').update(canonical(what)).digest('base64url').slice(0, 12);
 }
 
+/**
+ * The MAC key. Every replica must use the same one for a token to page on whichever answers
+ * next, so services set it from a shared secret (setPageTokenSecret, from the operator
+ * token); until then a random one serves a lone process (tests of the helpers alone).
+ */
+let secret: Buffer = randomBytes(32);
+
+export function setPageTokenSecret(shared: string): void {
+  secret = createHash('sha256').update(`page-token:${shared}`).digest();
+}
+
+const macOf = (parts: readonly unknown[]): string => createHmac('sha256', secret).update(JSON.stringify(parts)).digest('base64url').slice(0, 22);
+
 export function encodeToken(parts: readonly unknown[]): string {
-  return Buffer.from(JSON.stringify(parts)).toString('base64url');
+  return Buffer.from(JSON.stringify([...parts, macOf(parts)])).toString('base64url');
 }
 
 const malformed = (field: string): AppError => new AppError(Errors.invalidParams,
@@ -48,12 +62,16 @@ export function decodeToken<T>(
   } catch {
     throw malformed(field);
   }
-  if (!Array.isArray(v) || v.length < 3 || v[0] !== tag || typeof v.at(-1) !== 'string') throw malformed(field);
-  const position = read(v.slice(1, -1));
+  if (!Array.isArray(v) || v.length < 4 || v[0] !== tag || typeof v.at(-1) !== 'string' || typeof v.at(-2) !== 'string') throw malformed(field);
+  const parts = v.slice(0, -1);
+  const position = read(v.slice(1, -2));
   // Canonical spelling only (no padding, extra spaces, 1.0 for 1 …): the token must be
   // exactly what encodeToken writes for what it holds.
-  if (position === undefined || encodeToken(v) !== token) throw malformed(field);
-  if (v.at(-1) !== fingerprint) {
+  if (position === undefined || Buffer.from(JSON.stringify(v)).toString('base64url') !== token) throw malformed(field);
+  const mac = Buffer.from(String(v.at(-1)));
+  const expected = Buffer.from(macOf(parts));
+  if (mac.length !== expected.length || !timingSafeEqual(mac, expected)) throw malformed(field);
+  if (parts.at(-1) !== fingerprint) {
     throw new AppError(Errors.invalidParams, `${field} belongs to a listing with other filters or another sortOrder; `
       + 'send the same filters and sortOrder as for the first page, or start again without a token', { field });
   }

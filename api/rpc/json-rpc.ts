@@ -5,7 +5,7 @@
 // nested too deep, and answers past the response byte budget (core/limits.ts).
 import { Errors } from '../../core/errors.ts';
 import { fitsBudget, formatBytes, MAX_PARAMS_DEPTH, RPC_MAX_BATCH, RPC_RESPONSE_BUDGET_BYTES } from '../../core/limits.ts';
-import { echoesExactly, numericIdTokens } from './raw-ids.ts';
+import { echoesExactly, inexactNestedNumbers, numericIdTokens } from './raw-ids.ts';
 import { invalidRequest, methodNotFound, parseError, rpcError, toRpcError, type RpcErrorObject } from './rpc-errors.ts';
 
 export type JsonRpcId = string | number | null;
@@ -43,6 +43,8 @@ const isValidId = (id: unknown): id is JsonRpcId =>
 
 /** Call objects whose numeric id JSON.parse could not keep exactly (set by parseRpcBody). */
 const inexactIds = new WeakSet<object>();
+/** Call objects whose params hold a number JSON.parse could not keep exactly, with its text. */
+const inexactParams = new WeakMap<object, string>();
 
 /**
  * Parse a request body: the parsed JSON, or PARSE_FAILED. Call objects whose numeric id
@@ -64,6 +66,10 @@ export function parseRpcBody(text: string): unknown {
       if (isObject(c) && typeof c.id === 'number' && !echoesExactly(tokens[i], c.id)) inexactIds.add(c);
     });
   }
+  inexactNestedNumbers(text).forEach((token, i) => {
+    const c = calls[i];
+    if (token !== undefined && isObject(c)) inexactParams.set(c, token);
+  });
   return body;
 }
 
@@ -117,6 +123,10 @@ function envelope(call: unknown, methods: MethodTable): { answer: RpcResponse | 
   // Before validation: schema checks and error messages recurse into the value.
   if (deeperThan(params, MAX_PARAMS_DEPTH)) {
     return { answer: fail(id, rpcError(Errors.invalidParams, `params are nested more than ${MAX_PARAMS_DEPTH} levels deep (arrays and objects); no method takes anything that deep`)) };
+  }
+  const inexact = inexactParams.get(call);
+  if (inexact !== undefined) {
+    return { answer: fail(id, rpcError(Errors.invalidParams, `params: the number ${inexact.slice(0, 40)} cannot be represented exactly (JSON numbers are doubles) and would be read as ${JSON.stringify(Number(inexact))}; send the value you mean, e.g. a whole number of seconds`)) };
   }
   if (isObject(params)) {
     // JSON-RPC allows by-name params, but every method here is specified positionally.

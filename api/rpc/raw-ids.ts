@@ -53,6 +53,49 @@ export function numericIdTokens(text: string): (string | undefined)[] {
   return out;
 }
 
+/**
+ * Per call (index as in numericIdTokens), the first number nested inside the call's members
+ * (its params) whose source text JSON.parse could not keep exactly: 1793999934.0000001
+ * parses to 1793999934 and would silently move a range bound by a second. `text` must be
+ * valid JSON.
+ */
+export function inexactNestedNumbers(text: string): (string | undefined)[] {
+  const out: (string | undefined)[] = [];
+  // Only a fraction or an exponent can lose digits below 2^53; skip the scan otherwise.
+  if (!/\d[.eE]/.test(text)) return out;
+  const stack: number[] = [];
+  let element = 0;
+  const n = text.length;
+  let i = 0;
+  while (i < n) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      i = stringEnd(text, i) + 1;
+      continue;
+    }
+    if (c === OPEN_OBJ || c === OPEN_ARR) stack.push(c === OPEN_OBJ ? OBJ : ARR);
+    else if (c === CLOSE_OBJ || c === CLOSE_ARR) stack.pop();
+    else if (c === COMMA) {
+      if (stack.length === 1 && stack[0] === ARR) element += 1;
+    } else if (c === MINUS || (c >= DIGIT_0 && c <= DIGIT_9)) {
+      const token = numberToken(text, i)!;
+      // Deeper than the call object itself: inside params (the id is checked on its own).
+      const callDepth = stack[0] === ARR ? 2 : 1;
+      if (stack.length > callDepth && !echoesExactly(token, Number(token))) {
+        const index = stack[0] === ARR ? element : 0;
+        out[index] ??= token;
+      }
+      i += token.length;
+      continue;
+    }
+    i += 1;
+  }
+  return out;
+}
+
+const MINUS = 0x2d;
+const DIGIT_0 = 0x30;
+const DIGIT_9 = 0x39;
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const OPEN_OBJ = 0x7b;

@@ -1,6 +1,6 @@
 // The JSON-RPC method table: each method validates its positional params (param-schemas.ts)
 // and maps them to one analytics call; results are shaped as SPEC names them. No SQL here.
-import { addressTransactionCount, addressTransactions } from '../analytics/address-transactions.ts';
+import { addressTransactionCount, addressTransactions, checkAddressToken } from '../analytics/address-transactions.ts';
 import type { Analytics, TopSortBy } from '../analytics/analytics.ts';
 import { failedTransactions } from '../analytics/failed-transactions.ts';
 import { protocolComparison, protocolPerformance } from '../analytics/protocol-reports.ts';
@@ -97,7 +97,11 @@ const handlers: Record<MethodName, Handler> = {
     await checkProtocols(a, filters.protocols, 'options.filters.protocols');
     const details = o.transactionDetails ?? 'full';
     if (details === 'none') {
-      // No per-record details: only how many records match (limit and paging do not apply).
+      // No per-record details: only how many records match (limit and paging do not apply,
+      // but a token sent along must still be one this listing issued).
+      if (o.paginationToken !== undefined) {
+        checkAddressToken({ address: address as string, filters, sortOrder: o.sortOrder ?? 'asc', limit: 1, cursor: o.paginationToken });
+      }
       return { data: [], paginationToken: null, count: await addressTransactionCount(a, address as string, filters) };
     }
     const page = await addressTransactions(a, {
