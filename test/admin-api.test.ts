@@ -56,6 +56,7 @@ describe('POST /admin/ingest', () => {
         { line: 4, reason: 'fee must be >= 0' },
         { line: lines.length, reason: 'unknown protocol_name "sushiswap_v9"' },
       ],
+      errorsOmitted: 0,
     });
     expect(await ctx.services.analytics.transaction(pump.signature)).toMatchObject({ signature: pump.signature, protocolName: 'pump_fun' });
 
@@ -72,14 +73,14 @@ describe('POST /admin/ingest', () => {
     expect((await ingest(JSON.stringify(c))).json()).toMatchObject({ accepted: 1, duplicates: 0 });
     const res = await ingest([a, b, a, c, { ...b }].map((r) => JSON.stringify(r)).join('\n'));
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toEqual({ accepted: 2, rejected: 0, duplicates: 3, errors: [] });
+    expect(res.json()).toEqual({ accepted: 2, rejected: 0, duplicates: 3, errors: [], errorsOmitted: 0 });
   });
 
   it('ignores a UTF-8 byte-order mark before line 1', async () => {
     const [a, b] = await demoRecords(ctx.services, 2, 124);
     const body = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(`${JSON.stringify(a)}\n${JSON.stringify(b)}\n`)]);
     const res = await ctx.app.inject({ method: 'POST', url: '/admin/ingest', headers: auth, payload: body });
-    expect(res.json()).toEqual({ accepted: 2, rejected: 0, duplicates: 0, errors: [] });
+    expect(res.json()).toEqual({ accepted: 2, rejected: 0, duplicates: 0, errors: [], errorsOmitted: 0 });
     const [stored] = await ctx.services.wh.query<{ n: string }>('SELECT count() n FROM transactions WHERE signature = {s:String}', { params: { s: a!.signature } });
     expect(Number(stored!.n)).toBe(1);
   });
@@ -101,6 +102,7 @@ describe('POST /admin/ingest', () => {
         { line: 1, reason: 'program_id "CAMMCzo5YL8w4VFF8KVHrK22GGUsp5VTaW7grrKgrWqK" is the program of raydium_amm_v3, not of jupiter_v6' },
         { line: 2, reason: 'program_id "11111111111111111111111111111111" is not in the protocol registry; the program of jupiter_v6 is JUP6LkbZbjS1jKKwapdHNy74zcZ3tLUZoi5QNyVTaV4' },
       ],
+      errorsOmitted: 0,
     });
     expect(await ctx.services.analytics.transaction(r!.signature)).toMatchObject({ protocolName: 'jupiter_v6', programId: 'JUP6LkbZbjS1jKKwapdHNy74zcZ3tLUZoi5QNyVTaV4' });
   });
@@ -144,5 +146,26 @@ describe('/admin/protocols', () => {
     const res = await ctx.app.inject({ method: 'GET', url: `/nope?api-key=${key}` });
     expect(res.statusCode).toBe(404);
     expect(res.json()).toEqual({ error: 'Not Found', message: 'no route for GET /nope' });
+  });
+
+  it('lists at most 1000 rejections in one answer and counts the rest (a million bad lines gave a 46 MB answer)', async () => {
+    const res = await ctx.app.inject({ method: 'POST', url: '/admin/ingest', headers: auth, payload: 'x\n'.repeat(2500) });
+    expect(res.statusCode).toBe(200);
+    const body = res.json() as { rejected: number; errors: unknown[]; errorsOmitted: number };
+    expect(body.rejected).toBe(2500);
+    expect(body.errors).toHaveLength(1000);
+    expect(body.errorsOmitted).toBe(1500);
+  });
+
+  it('answers usage queries with times outside what the store holds with 400 naming the field, not 500', async () => {
+    for (const [url, field] of [
+      ['/admin/usage?to=-271821-04-20T00:00:00Z', 'to'],
+      ['/admin/usage?from=-271821-04-20T00:00:00Z&to=2020-01-01T00:00:00Z', 'from'],
+      ['/admin/usage?to=%2B275760-09-13T00:00:00Z', 'to'],
+    ] as const) {
+      const res = await ctx.app.inject({ method: 'GET', url, headers: auth });
+      expect(res.statusCode, url).toBe(400);
+      expect(res.json()).toEqual({ error: 'Bad Request', message: `${field} must lie between 1970-01-01 and 2106-02-07` });
+    }
   });
 });

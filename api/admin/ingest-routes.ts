@@ -4,6 +4,13 @@ import type { FastifyInstance } from 'fastify';
 import { ndjsonRecords, lineOf } from '../../ingest/ndjson.ts';
 import type { IngestPipeline } from '../../ingest/pipeline.ts';
 
+/**
+ * Rejections listed in one answer; the rest are counted (errorsOmitted) and kept in the
+ * dead-letter table with their reasons. A body of a million bad lines answered every one
+ * (46 MB for 1 MiB of input) and stalled the process while building it.
+ */
+export const MAX_LISTED_ERRORS = 1000;
+
 export async function ingestRoutes(app: FastifyInstance, opts: { pipeline: IngestPipeline; maxBodyBytes: number }): Promise<void> {
   // Any content type: operators send files with curl --data-binary, often as text/plain.
   app.removeAllContentTypeParsers();
@@ -16,7 +23,8 @@ export async function ingestRoutes(app: FastifyInstance, opts: { pipeline: Inges
       accepted: report.accepted,
       rejected: report.rejected.length,
       duplicates: report.duplicates,
-      errors: report.rejected.map((r) => ({ line: lineOf(r.position) ?? r.position, reason: r.reason })),
+      errors: report.rejected.slice(0, MAX_LISTED_ERRORS).map((r) => ({ line: lineOf(r.position) ?? r.position, reason: r.reason })),
+      errorsOmitted: Math.max(0, report.rejected.length - MAX_LISTED_ERRORS),
     };
   });
 }

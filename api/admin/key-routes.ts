@@ -2,6 +2,7 @@
 // The secret appears in exactly one answer: the 201 of POST /admin/keys.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError, Errors, invalidParams, notFound } from '../../core/errors.ts';
+import { MAX_BLOCK_DATE, MAX_BLOCK_TIME, MIN_BLOCK_DATE, MIN_BLOCK_TIME } from '../../core/limits.ts';
 import { isKeyStatus, isPlan, KEY_STATUSES, PLANS, RevokedKeyError, type ApiKeyRecord, type KeyStatus, type Plan } from '../../views/api-key-store.ts';
 import type { Access } from '../access/access.ts';
 
@@ -25,6 +26,11 @@ function parseTime(value: unknown, field: string, fallback: number): number {
   if (value === undefined) return fallback;
   const ms = typeof value === 'string' ? Date.parse(value) : NaN;
   if (Number.isNaN(ms)) throw invalidParams(`${field} must be an ISO 8601 date or time`, field);
+  // Usage is stored per minute as a DateTime (1970-01-01 .. 2106-02-07): a time outside it
+  // cannot match anything, and the engine would refuse to parse it (a 500 before).
+  if (ms < MIN_BLOCK_TIME * 1000 || ms > MAX_BLOCK_TIME * 1000) {
+    throw invalidParams(`${field} must lie between ${MIN_BLOCK_DATE} and ${MAX_BLOCK_DATE}`, field);
+  }
   return ms;
 }
 

@@ -106,7 +106,7 @@ export class Analytics {
     if (range.lte < range.gte) return [];
     if (count > MAX_ACTIVITY_BUCKETS) {
       throw new AppError(Errors.invalidParams,
-        `blockTime: the range spans ${count} ${interval} buckets; at most ${MAX_ACTIVITY_BUCKETS} are allowed (use a shorter range or interval "day")`,
+        `blockTime: the range spans ${count} ${interval} buckets; at most ${MAX_ACTIVITY_BUCKETS} are allowed (${interval === 'day' ? 'use a shorter range' : 'use a shorter range or interval "day"'})`,
         { field: 'blockTime' });
     }
     const protocols = protocolName === undefined ? await this.protocols() : [await this.requireProtocol(protocolName)];

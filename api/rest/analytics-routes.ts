@@ -60,7 +60,7 @@ export async function analyticsRoutes(app: FastifyInstance, opts: { analytics: A
     const { gte, lte } = days.range as Required<typeof days.range>;
     const buckets = Math.round((lte + 1 - gte) / (q.granularity === 'day' ? 86_400 : 3_600));
     if (buckets > MAX_ACTIVITY_BUCKETS) {
-      throw invalidParams(`date_from..date_to spans ${buckets} ${q.granularity} buckets; at most ${MAX_ACTIVITY_BUCKETS} are allowed (shorten the range or use granularity=day)`, 'date_to');
+      throw invalidParams(`date_from..date_to spans ${buckets} ${q.granularity} buckets; at most ${MAX_ACTIVITY_BUCKETS} are allowed (${q.granularity === 'day' ? 'shorten the range' : 'shorten the range or use granularity=day'})`, 'date_to');
     }
     if (q.protocol_name !== undefined) await analytics.requireProtocol(q.protocol_name, 'protocol_name');
     const data = await analytics.activity(q.protocol_name, { gte, lte }, q.granularity);

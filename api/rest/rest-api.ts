@@ -1,11 +1,14 @@
 // The REST interface (base /api/v1): its routes and its validation messages. Registered
 // with prefix /api/v1 by buildApp, after the OpenAPI plugin so the routes are documented.
 import type { FastifyInstance, FastifySchemaValidationError } from 'fastify';
-import { Errors } from '../../core/errors.ts';
+import { Errors, invalidParams } from '../../core/errors.ts';
 import { fitsBudget, formatBytes, REST_RESPONSE_BUDGET_BYTES } from '../../core/limits.ts';
 import type { Analytics } from '../analytics/analytics.ts';
 import { analyticsRoutes } from './analytics-routes.ts';
-import { DATE_PATTERN } from './schemas.ts';
+import { DATE_PATTERN, queryParams } from './schemas.ts';
+
+/** Query parameters the schemas declare as integers. */
+const INTEGER_PARAMS = Object.entries(queryParams).filter(([, s]) => s.type === 'integer').map(([name]) => name);
 import { statsRoutes } from './stats-routes.ts';
 import { transactionsRoutes } from './transactions-routes.ts';
 
@@ -42,6 +45,18 @@ export async function restApi(app: FastifyInstance, opts: RestApiOptions): Promi
       error: err.title,
       message: `the answer is larger than the ${formatBytes(budget)} budget of one REST response; ask for less (a smaller limit, a shorter date range)`,
     });
+  });
+  // Whole-number parameters as plain decimal digits: the validator would coerce "0x10",
+  // "1e3", "+1" and " 1" to numbers, so a client's typo would silently mean something.
+  app.addHook('preValidation', async (req) => {
+    const query = req.query as Record<string, unknown> | undefined;
+    for (const name of INTEGER_PARAMS) {
+      const v = query?.[name];
+      if (v === undefined) continue;
+      if (typeof v !== 'string' || !/^(0|[1-9][0-9]{0,15})$/.test(v)) {
+        throw invalidParams(`${name} must be a whole number written in decimal digits`, name);
+      }
+    }
   });
   // Not `opts` itself: it carries the prefix, which would apply a second time.
   const deps = { analytics: opts.analytics };
