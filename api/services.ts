@@ -13,6 +13,7 @@ import type { Warehouse } from '../views/warehouse.ts';
 import { createAccess, type Access } from './access/access.ts';
 import { Metrics } from '../core/metrics.ts';
 import { Analytics } from './analytics/analytics.ts';
+import { BoundedWarehouse } from './analytics/bounded-warehouse.ts';
 import { setPageTokenSecret } from './analytics/page-token.ts';
 import { SqlSandbox } from './sql/sql-sandbox.ts';
 
@@ -50,7 +51,7 @@ export async function createServices(
   const registry = new ProtocolRegistry(wh);
   // Pagination tokens carry a MAC; replicas share the operator token, so they share the key.
   setPageTokenSecret(config.adminToken);
-  const analytics = new Analytics(wh, registry, dataVersion);
+  const analytics = new Analytics(new BoundedWarehouse(wh, config.analyticsTimeoutSeconds), registry, dataVersion);
   const sqlSandbox = new SqlSandbox(
     openSandboxSessions(config).map((session) => new InstrumentedWarehouse(session, metrics)),
     { ...config.sql, readonlyByUser: config.sql.user !== undefined },

@@ -55,6 +55,8 @@ export interface Config {
     /** Port of GET /metrics in the standalone ingest process (INGEST_METRICS_PORT; 0 = none). */
     metricsPort: number;
   };
+  /** Engine time limit of every read the analytics layer builds (JSON-RPC, REST): ANALYTICS_TIMEOUT_SECONDS. */
+  analyticsTimeoutSeconds: number;
   /** Limits of the SQL query interface (SPEC: 30 s time-out; tests lower it). */
   sql: {
     timeoutSeconds: number;
@@ -207,6 +209,7 @@ export function loadConfig(env: Env = process.env): Config {
   const writerId = str('INGEST_WRITER_ID') ?? (chUrl === undefined ? 'embedded' : hostname());
 
   const sqlTimeoutSeconds = int('SQL_TIMEOUT_SECONDS', 30, 1, 3600);
+  const analyticsTimeoutSeconds = int('ANALYTICS_TIMEOUT_SECONDS', 10, 1, 3600);
   const sqlMaxMemoryBytes = int('SQL_MAX_MEMORY_BYTES', 2 * 1024 ** 3, 16 * 1024 ** 2, 2 ** 50);
   // At least two: one key runs one query at a time, so an abusive key can hold one session, never all.
   const sqlSessions = int('SQL_SESSIONS', Math.max(2, availableParallelism() - 1), 1, 64);
@@ -268,6 +271,7 @@ export function loadConfig(env: Env = process.env): Config {
     adminTokenGenerated,
     logLevel: logLevelRaw,
     ingest: { maxBodyBytes, maxRecordBytes, batchRows, writerId, metricsPort },
+    analyticsTimeoutSeconds,
     sql: {
       timeoutSeconds: sqlTimeoutSeconds,
       maxMemoryBytes: sqlMaxMemoryBytes,

@@ -1,0 +1,68 @@
+// The warehouse as the analytics layer sees it: every read it builds carries the engine's
+// own time limit, and a read cut by it becomes the catalog's query time-out (JSON-RPC
+// -32000, REST 408) naming the limit, not an internal error. Filters that match nothing in
+// an index (an unknown program id, an instruction type) can still make a read scan; on the
+// one serving session such a read would hold up everyone's answers, so it is bounded.
+import { AppError, Errors } from '../../core/errors.ts';
+import { ClickHouseCode, WarehouseError, type InsertOptions, type QueryOptions, type Warehouse } from '../../views/warehouse.ts';
+
+export class BoundedWarehouse implements Warehouse {
+  constructor(
+    private readonly inner: Warehouse,
+    private readonly seconds: number,
+  ) {}
+
+  get transport(): Warehouse['transport'] {
+    return this.inner.transport;
+  }
+
+  private bounded(options: QueryOptions = {}): QueryOptions {
+    return { ...options, settings: { max_execution_time: this.seconds, timeout_overflow_mode: 'throw', ...options.settings } };
+  }
+
+  private mapped(err: unknown): unknown {
+    if (err instanceof WarehouseError && (err.clickhouseCode === ClickHouseCode.TIMEOUT_EXCEEDED || err.clickhouseCode === ClickHouseCode.QUERY_WAS_CANCELLED)) {
+      return new AppError(Errors.queryTimeout,
+        `the answer took longer than ${this.seconds} s to compute and was cancelled; narrow the request (a shorter blockTime range, fewer records per page)`,
+        { cause: err });
+    }
+    return err;
+  }
+
+  async query<T>(sql: string, options?: QueryOptions): Promise<T[]> {
+    try {
+      return await this.inner.query<T>(sql, this.bounded(options));
+    } catch (err) {
+      throw this.mapped(err);
+    }
+  }
+
+  async queryText(sql: string, format: string, options?: QueryOptions): Promise<string> {
+    try {
+      return await this.inner.queryText(sql, format, this.bounded(options));
+    } catch (err) {
+      throw this.mapped(err);
+    }
+  }
+
+  async *stream(sql: string, format: string, options?: QueryOptions): AsyncIterable<Uint8Array> {
+    try {
+      yield* this.inner.stream(sql, format, this.bounded(options));
+    } catch (err) {
+      throw this.mapped(err);
+    }
+  }
+
+  // Writes are the pipeline's, not the analytics layer's: passed through unchanged.
+  insert(table: string, rows: readonly object[], options?: InsertOptions): Promise<void> {
+    return this.inner.insert(table, rows, options);
+  }
+
+  exec(sql: string, options?: QueryOptions): Promise<void> {
+    return this.inner.exec(sql, options);
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}
