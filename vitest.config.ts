@@ -1,15 +1,29 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
+
+// Three speeds of test, one run: `npm test` runs all of them, `npm run test:fast` the first
+// two (no daemons to start), for a quick loop while working.
+//  - unit:    no engine, no network (pure functions, the import graph, configuration);
+//  - engine:  the real embedded engine (chDB) in the test's own process;
+//  - daemons: real outside processes as well (a Kafka broker, redis-server, Prometheus,
+//             the service as a child process).
+const UNIT = ['architecture', 'config', 'result-cache', 'sql-concurrency-gate', 'sql-lexer'].map((n) => `test/${n}.test.ts`);
+const DAEMONS = ['access-metrics', 'access-shared', 'access-shutdown', 'kafka-crash', 'kafka-ingest', 'monitoring'].map((n) => `test/${n}.test.ts`);
 
 // chDB binds one data directory per process: every test file runs in its own forked
 // process with its own temporary data directory.
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     pool: 'forks',
     fileParallelism: true,
-    maxWorkers: 2,
+    maxWorkers: Math.max(1, availableParallelism()),
     testTimeout: 60_000,
     hookTimeout: 120_000,
     reporters: ['default', './test/support/summary-reporter.ts'],
+    projects: [
+      { extends: true, test: { name: 'unit', include: UNIT } },
+      { extends: true, test: { name: 'engine', include: ['test/**/*.test.ts'], exclude: [...UNIT, ...DAEMONS] } },
+      { extends: true, test: { name: 'daemons', include: DAEMONS } },
+    ],
   },
 });
