@@ -62,8 +62,9 @@ export function presentedKey(req: FastifyRequest): string | undefined {
   return firstString(query?.['api-key']);
 }
 
-/** The per-IP counter of requests without a valid key. */
-const anonymousSubject = (req: FastifyRequest): string => `ip:${req.ip}`;
+/** The per-IP counter of requests without a valid key. `req.ip` is the socket's peer
+ *  address (trustProxy is off), the same as a bare socket's remoteAddress. */
+const anonymousSubject = (ip: string | undefined): string => `ip:${ip ?? ''}`;
 
 const rateLimitedError = (d: RateDecision, who: string): AppError =>
   new AppError(
@@ -94,7 +95,7 @@ export function installAccessControl(app: FastifyInstance, access: Access): void
    *  instead of 401/403, so keys cannot be guessed at speed. Their 401/403 carry the
    *  address's figures. */
   async function chargeAnonymous(req: FastifyRequest): Promise<void> {
-    const decision = await access.limiter.consume(anonymousSubject(req), access.anonymousPerMinute, 1);
+    const decision = await access.limiter.consume(anonymousSubject(req.ip), access.anonymousPerMinute, 1);
     req.rateLimit = { ...decision, plan: PER_ADDRESS_PLAN };
     if (!decision.allowed) {
       access.metrics.rateLimitRejections.inc({ plan: 'anonymous' });
@@ -159,17 +160,29 @@ export function installAccessControl(app: FastifyInstance, access: Access): void
  *  request refused while routing), its address's keyless budget, read without spending it.
  *  Exported for answers that bypass the onSend hooks (routing errors, see app.ts). */
 export async function setRateLimitHeaders(access: Access, req: FastifyRequest, reply: FastifyReply): Promise<void> {
-  let d = req.rateLimit;
-  if (d === null || d === undefined) {
-    try {
-      d = { ...(await access.limiter.peek(anonymousSubject(req), access.anonymousPerMinute)), plan: PER_ADDRESS_PLAN, allowed: true };
-    } catch {
-      return;
-    }
+  const d = req.rateLimit ?? (await addressFigures(access, req.ip));
+  if (d === undefined) return;
+  for (const [name, value] of rateLimitHeaders(d)) reply.header(name, value);
+}
+
+/** The keyless budget of a client address, read without spending it; undefined when the
+ *  store cannot be read (the answer then goes without the headers). */
+export async function addressFigures(access: Access, ip: string | undefined): Promise<(RateDecision & { plan: Plan }) | undefined> {
+  try {
+    return { ...(await access.limiter.peek(anonymousSubject(ip), access.anonymousPerMinute)), plan: PER_ADDRESS_PLAN, allowed: true };
+  } catch {
+    return undefined;
   }
-  reply.header('x-ratelimit-limit', d.limit);
-  reply.header('x-ratelimit-remaining', d.remaining);
-  reply.header('x-ratelimit-reset', new Date(d.resetAt).toISOString());
-  reply.header('x-ratelimit-plan', d.plan);
-  if (!d.allowed) reply.header('retry-after', d.retryAfterSeconds);
+}
+
+/** X-RateLimit-* (and Retry-After on a refusal) for a decision, as header name and value. */
+export function rateLimitHeaders(d: RateDecision & { plan: Plan }): [string, string][] {
+  const out: [string, string][] = [
+    ['x-ratelimit-limit', String(d.limit)],
+    ['x-ratelimit-remaining', String(d.remaining)],
+    ['x-ratelimit-reset', new Date(d.resetAt).toISOString()],
+    ['x-ratelimit-plan', d.plan],
+  ];
+  if (!d.allowed) out.push(['retry-after', String(d.retryAfterSeconds)]);
+  return out;
 }
