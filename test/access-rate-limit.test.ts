@@ -1,6 +1,7 @@
 // Rate limits per key and plan in fixed one-minute windows (in-process store), with the
 // window clock injected so the test moves to the next minute instead of waiting for it.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { addAccessTestRoutes } from './support/access-routes.ts';
 import { adminHeaders, createKey } from './support/api-key.ts';
 import { startApp } from './support/services.ts';
@@ -127,6 +128,24 @@ describe('requests without a valid key', () => {
     const { key } = await createKey(ctx.app, 'free', 'ip-test');
     const ok = await ctx.app.inject({ method: 'GET', url: '/api/v1/__access-test', headers: { 'x-api-key': key }, remoteAddress: '203.0.113.7' });
     expect(ok.statusCode).toBe(200);
+  });
+});
+
+describe('unknown keys once the address has spent its budget', () => {
+  it('are refused 429 before any key lookup, so guessing cannot load the engine', async () => {
+    const ip = '192.0.2.55';
+    const query = vi.spyOn(ctx.services.wh, 'query');
+    // A secret missing from the key snapshot is looked up by its hash (ApiKeyStore.findBySecret).
+    const lookups = (): number => query.mock.calls.filter(([sql]) => /key_hash = \{hash/.test(sql)).length;
+    const statuses: number[] = [];
+    for (let i = 0; i < 40; i++) {
+      const res = await ctx.app.inject({ method: 'GET', url: '/api/v1/__access-test', headers: { 'x-api-key': `txa_${randomBytes(32).toString('base64url')}` }, remoteAddress: ip });
+      statuses.push(res.statusCode);
+    }
+    const storeLookups = lookups();
+    query.mockRestore();
+    expect(statuses).toEqual([...Array(5).fill(403), ...Array(35).fill(429)]);
+    expect(storeLookups).toBe(5);
   });
 });
 

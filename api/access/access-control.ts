@@ -3,7 +3,9 @@
 // in any plugin, so interfaces added later are protected without any change here.
 //
 //   onRequest   key from x-api-key (wins) or ?api-key=; 401 missing, 403 unknown/inactive/
-//               revoked (both also count against a per-IP limit); valid: 1 unit counted.
+//               revoked (both also count against a per-IP limit; once that is spent, a key
+//               the snapshot does not know is refused 429 before any store lookup); valid:
+//               1 unit counted.
 //               Operator paths (/admin/*, /metrics) check their bearer token in their own
 //               hooks (operator-auth.ts), with a per-address budget of failures.
 //   preHandler  a JSON-RPC batch (POST /v1/rpc with an array body) counts one unit per
@@ -111,7 +113,13 @@ export function installAccessControl(app: FastifyInstance, access: Access): void
       await chargeAnonymous(req);
       throw new AppError(Errors.unauthorized, MISSING_KEY_MESSAGE);
     }
-    const record = await access.authenticator.lookup(secret);
+    // A secret the key snapshot does not know costs a store query; once the address has
+    // spent its budget for requests without a valid key, it is refused before that query
+    // (and the refusal counts, like every refused request), so guessing cannot load the engine.
+    const record = await access.authenticator.lookup(secret, async () => {
+      const budget = await access.limiter.peek(anonymousSubject(req.ip), access.anonymousPerMinute);
+      if (!budget.allowed) await chargeAnonymous(req);
+    });
     if (record === undefined) {
       access.metrics.authFailures.inc({ reason: 'invalid' });
       await chargeAnonymous(req);
