@@ -96,6 +96,26 @@ describe('several units per request', () => {
     expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
   });
 
+  it('a batch refused for the rate limit is recorded in usage call by call: invented names folded, notifications left out', async () => {
+    const { id, key } = await createKey(ctx.app, 'free', 'refused-batch');
+    const post = (payload: unknown) => ctx.app.inject({ method: 'POST', url: '/v1/rpc', headers: { 'x-api-key': key }, payload: payload as object });
+    const spend = await post(Array.from({ length: 98 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'getProtocols' })));
+    expect(spend.headers['x-ratelimit-remaining']).toBe('2');
+    const refused = await post([
+      { jsonrpc: '2.0', id: 1, method: 'getProtocols' },
+      { jsonrpc: '2.0', id: 2, method: 'probe_a' },
+      { jsonrpc: '2.0', id: 3, method: 'probe_b' },
+      { jsonrpc: '2.0', method: 'getProtocols' },
+    ]);
+    expect(refused.statusCode).toBe(429);
+    const usage = await ctx.app.inject({ method: 'GET', url: `/admin/keys/${id}/usage?granularity=day&flush=true`, headers: adminHeaders() });
+    const rows = usage.json<{ data: { method: string; requests: number; errors: number; rateLimited: number }[] }>().data;
+    expect(Object.fromEntries(rows.map((r) => [r.method, { requests: r.requests, errors: r.errors, rateLimited: r.rateLimited }]))).toEqual({
+      getProtocols: { requests: 99, errors: 1, rateLimited: 1 },
+      '(unknown)': { requests: 2, errors: 2, rateLimited: 2 },
+    });
+  });
+
   it('request.consumeRateLimit(n) lets an adapter count extra units', async () => {
     const { key } = await createKey(ctx.app, 'free', 'units-test');
     const res = await ctx.app.inject({ method: 'POST', url: '/graphql/__access-test', headers: { 'x-api-key': key }, payload: { units: 4 } });

@@ -14,7 +14,8 @@
 //   onSend      X-RateLimit-* on every response, errors included: the key's figures, or
 //               for a request without a valid key its address's figures (the per-IP limit
 //               of keyless requests, or the operator-token budget); Retry-After on 429.
-//   onResponse  per-key usage, counted off the request path.
+//   onResponse  per-key usage, counted off the request path; JSON-RPC calls by method, as
+//               the adapter reports their answers (req.rpcOutcomes).
 //
 // Other adapters that do several units of work per request call
 // `await request.consumeRateLimit(n)` (docs/access.md).
@@ -23,7 +24,7 @@ import { AppError, Errors } from '../../core/errors.ts';
 import { PLAN_LIMITS, type KeyStatus, type Plan } from '../../views/api-key-store.ts';
 import type { Access } from './access.ts';
 import { PER_ADDRESS_PLAN } from './operator-auth.ts';
-import { interfaceOf, isExempt, pathOf, rpcCallCount, rpcMethods } from './protected-paths.ts';
+import { interfaceOf, isExempt, pathOf, rpcCallCount, rpcUsageMethod, rpcUsageMethods } from './protected-paths.ts';
 import type { RateDecision } from './rate-limiter.ts';
 
 export interface AuthenticatedKey {
@@ -41,6 +42,9 @@ declare module 'fastify' {
     /** Count `units` more requests against the caller's plan; throws the 429 AppError when
      *  the limit is exceeded. No-op on exempt routes. */
     consumeRateLimit(units: number): Promise<void>;
+    /** Set by the JSON-RPC adapter: each answer's method as sent and whether it is an error,
+     *  in request order (notifications get no answer and are absent). null elsewhere. */
+    rpcOutcomes: { method: string | undefined; error: boolean }[] | null;
   }
 }
 
@@ -77,6 +81,7 @@ const rateLimitedError = (d: RateDecision, who: string): AppError =>
 export function installAccessControl(app: FastifyInstance, access: Access): void {
   app.decorateRequest('apiKey', null);
   app.decorateRequest('rateLimit', null);
+  app.decorateRequest('rpcOutcomes', null);
   app.decorateRequest('consumeRateLimit', async function consumeRateLimit(this: FastifyRequest, units: number): Promise<void> {
     await charge(this, units);
   });
@@ -151,11 +156,15 @@ export function installAccessControl(app: FastifyInstance, access: Access): void
   app.addHook('onResponse', async (req: FastifyRequest, reply: FastifyReply) => {
     const key = req.apiKey;
     if (key === null) return;
-    const path = pathOf(req.url);
-    const iface = interfaceOf(path);
+    const iface = interfaceOf(req.routeOptions.url ?? pathOf(req.url));
     const outcome = { error: reply.statusCode >= 400, rateLimited: reply.statusCode === 429 };
-    if (iface === 'rpc' && req.body !== undefined) {
-      for (const method of rpcMethods(req.body).slice(0, rpcCallCount(req.body))) access.usage.record(key.id, iface, method, outcome);
+    if (req.rpcOutcomes !== null) {
+      // As answered: names outside the method table under one label, errors as errors,
+      // notifications (no answer, nothing run) not at all.
+      for (const o of req.rpcOutcomes) access.usage.record(key.id, 'rpc', rpcUsageMethod(o.method), { error: o.error, rateLimited: false });
+    } else if (iface === 'rpc' && req.body !== undefined) {
+      // Refused before the adapter ran (a batch over the rate limit): each call it held.
+      for (const method of rpcUsageMethods(req.body)) access.usage.record(key.id, iface, method, outcome);
     } else {
       const route = req.routeOptions.url ?? '(unmatched)';
       access.usage.record(key.id, iface, `${req.method} ${route}`, outcome);
