@@ -25,6 +25,7 @@ const ANONYMOUS_RATE_LIMIT = 1000;
 let ctx: Awaited<ReturnType<typeof startApp>>;
 let port: number;
 let key: string;
+let keyId: string;
 
 beforeAll(async () => {
   ctx = await startApp({ REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS), ANONYMOUS_RATE_LIMIT: String(ANONYMOUS_RATE_LIMIT) });
@@ -35,7 +36,7 @@ beforeAll(async () => {
   });
   await ctx.app.listen({ port: 0, host: '127.0.0.1' });
   port = (ctx.app.server.address() as net.AddressInfo).port;
-  ({ key } = await createKey(ctx.app, 'free', 'http-protocol'));
+  ({ key, id: keyId } = await createKey(ctx.app, 'free', 'http-protocol'));
 });
 afterAll(async () => ctx?.cleanup());
 
@@ -147,6 +148,13 @@ describe('request time-out (REQUEST_TIMEOUT_MS)', () => {
     expectOurShape(res, 408);
   });
 
+  it('the in-flight slot of a timed-out request is given back', async () => {
+    await rawRequest(`POST /v1/rpc HTTP/1.1\r\nHost: x\r\nx-api-key: ${key}\r\nContent-Length: 10\r\n\r\n{`, { waitMs: 4 * REQUEST_TIMEOUT_MS });
+    const t0 = Date.now();
+    while (ctx.services.access.inFlight.inFlight(keyId) > 0 && Date.now() - t0 < 2000) await new Promise((r) => setTimeout(r, 20));
+    expect(ctx.services.access.inFlight.inFlight(keyId)).toBe(0);
+  });
+
   it('does not cut an answer that takes longer than the time-out', async () => {
     const res = await rawRequest(`GET /api/v1/__slow HTTP/1.1\r\nHost: x\r\nx-api-key: ${key}\r\n\r\n`, { waitMs: 5 * REQUEST_TIMEOUT_MS });
     expect(res.status).toBe(200);
@@ -167,5 +175,13 @@ describe('request time-out (REQUEST_TIMEOUT_MS)', () => {
     await new Promise((r) => setTimeout(r, 1.5 * REQUEST_TIMEOUT_MS));
     expect(await get()).toEqual({ status: 200, reused: true });
     agent.destroy();
+  });
+});
+
+describe('after all of the above', () => {
+  it('no in-flight slot is left held', async () => {
+    const t0 = Date.now();
+    while (ctx.services.access.inFlight.total() > 0 && Date.now() - t0 < 3000) await new Promise((r) => setTimeout(r, 20));
+    expect(ctx.services.access.inFlight.total()).toBe(0);
   });
 });

@@ -5,7 +5,8 @@
 //   onRequest   key from x-api-key (wins) or ?api-key=; 401 missing, 403 unknown/inactive/
 //               revoked (both also count against a per-IP limit; once that is spent, a key
 //               the snapshot does not know is refused 429 before any store lookup); valid:
-//               1 unit counted.
+//               1 unit counted, and on JSON-RPC and REST one of the key's in-flight slots
+//               taken (PLAN_CONCURRENCY; 429 when none is free).
 //               Operator paths (/admin/*, /metrics) check their bearer token in their own
 //               hooks (operator-auth.ts), with a per-address budget of failures.
 //   preHandler  a JSON-RPC batch (POST /v1/rpc with an array body) counts one unit per
@@ -21,7 +22,7 @@
 // `await request.consumeRateLimit(n)` (docs/access.md).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, Errors } from '../../core/errors.ts';
-import { PLAN_LIMITS, type KeyStatus, type Plan } from '../../views/api-key-store.ts';
+import { PLAN_CONCURRENCY, PLAN_LIMITS, type KeyStatus, type Plan } from '../../views/api-key-store.ts';
 import type { Access } from './access.ts';
 import { PER_ADDRESS_PLAN } from './operator-auth.ts';
 import { interfaceOf, isExempt, pathOf, rpcCallCount, rpcUsageMethod, rpcUsageMethods } from './protected-paths.ts';
@@ -72,6 +73,11 @@ export function presentedKey(req: FastifyRequest): string | undefined {
  *  address (trustProxy is off), the same as a bare socket's remoteAddress. */
 const anonymousSubject = (ip: string | undefined): string => `ip:${ip ?? ''}`;
 
+/** A request admitted with an in-flight slot is released this long after its client went
+ *  away even if its answer was never produced: a path that skips onSend (none is known)
+ *  must not hold a slot for good. Answers normally end long before. */
+const ABANDONED_SLOT_RELEASE_MS = 5 * 60_000;
+
 const rateLimitedError = (d: RateDecision, who: string): AppError =>
   new AppError(
     Errors.rateLimited,
@@ -110,7 +116,51 @@ export function installAccessControl(app: FastifyInstance, access: Access): void
     }
   }
 
-  app.addHook('onRequest', async (req: FastifyRequest) => {
+  /** In-flight slots of admitted requests, by request: released once. */
+  const slots = new WeakMap<FastifyRequest, { release(): void; answered(): void }>();
+
+  /** Take one of the key's in-flight slots for this request, or refuse it with 429. */
+  function admit(req: FastifyRequest, reply: FastifyReply, key: AuthenticatedKey): void {
+    // The client left while the key was checked: no answer can reach it, so no work starts
+    // (a request sent and dropped at once must not run without a slot), and no slot is
+    // taken that its already-past 'close' could never give back.
+    if (req.raw.destroyed || reply.raw.destroyed) throw new AppError(Errors.invalidRequest, 'the connection closed before the request was admitted');
+    const cap = PLAN_CONCURRENCY[key.plan];
+    const release = access.inFlight.tryAcquire(key.id, cap);
+    if (release === undefined) {
+      access.metrics.rateLimitRejections.inc({ plan: key.plan });
+      throw new AppError(
+        Errors.rateLimited,
+        `Too many requests in flight: plan ${key.plan} allows ${cap} concurrent JSON-RPC and REST requests per API key; retry when one of them has been answered`,
+        { retryAfterSeconds: 1 },
+      );
+    }
+    // Held until the answer is ready (onSend: the handler and its engine work are done)
+    // AND the response has ended (sent, or the client gone): a client that disconnects
+    // cannot free its slot while its query still runs, and one that stops reading keeps it.
+    let answered = false;
+    let ended = false;
+    let abandoned: NodeJS.Timeout | undefined;
+    const settle = (): void => {
+      if (!answered || !ended) return;
+      clearTimeout(abandoned);
+      release();
+    };
+    slots.set(req, {
+      release,
+      answered: () => {
+        answered = true;
+        settle();
+      },
+    });
+    reply.raw.once('close', () => {
+      ended = true;
+      settle();
+      if (!answered) abandoned = setTimeout(release, ABANDONED_SLOT_RELEASE_MS).unref();
+    });
+  }
+
+  app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
     if (isExempt(pathOf(req.url))) return;
     const secret = presentedKey(req);
     if (secret === undefined) {
@@ -138,6 +188,9 @@ export function installAccessControl(app: FastifyInstance, access: Access): void
     }
     req.apiKey = { id: record.id, name: record.name, plan: record.plan };
     await charge(req, 1);
+    // The matched route, not the raw path: a spelling such as /v1/%72pc reaches the same handler.
+    const routeIface = interfaceOf(req.routeOptions.url ?? '');
+    if (routeIface === 'rpc' || routeIface === 'rest') admit(req, reply, req.apiKey);
   });
 
   app.addHook('preHandler', async (req: FastifyRequest) => {
@@ -149,11 +202,14 @@ export function installAccessControl(app: FastifyInstance, access: Access): void
   });
 
   app.addHook('onSend', async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+    slots.get(req)?.answered();
     await setRateLimitHeaders(access, req, reply);
     return payload;
   });
 
   app.addHook('onResponse', async (req: FastifyRequest, reply: FastifyReply) => {
+    // The whole answer is sent: nothing of this request runs any more.
+    slots.get(req)?.release();
     const key = req.apiKey;
     if (key === null) return;
     const iface = interfaceOf(req.routeOptions.url ?? pathOf(req.url));
