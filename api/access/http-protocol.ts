@@ -88,8 +88,9 @@ export function clientErrorHandler(access: Access, config: Config, log: Logger):
         ];
         socket.write(`HTTP/1.1 ${status} ${httpTitle(status)}\r\n${headers.map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n${body}`);
       }
-      socket.destroy();
-    });
+    })
+      .catch((writeErr: unknown) => log.debug({ err: writeErr }, 'could not answer a request refused by the HTTP parser'))
+      .finally(() => socket.destroy());
   };
 }
 
