@@ -9,6 +9,7 @@ import type { ProtocolRegistry } from '../views/protocol-registry.ts';
 import type { Warehouse } from '../views/warehouse.ts';
 import { installAccessControl, setRateLimitHeaders } from './access/access-control.ts';
 import type { Access } from './access/access.ts';
+import { clientErrorHandler, httpServerOptions, installProtocolChecks } from './access/http-protocol.ts';
 import type { Metrics } from '../core/metrics.ts';
 import { installRequestMetrics } from './access/request-metrics.ts';
 import { adminGuard } from './admin/admin-auth.ts';
@@ -72,6 +73,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     genReqId: () => crypto.randomUUID(),
     bodyLimit: 1024 * 1024,
     serializerOpts: { rounding: 'floor' },
+    // Request time-out, idle-connection time-out, header size (docs/access.md, "Connections").
+    ...httpServerOptions(deps.config),
+    // Requests Node's parser refuses never reach a route: answer them in our shape too.
+    clientErrorHandler: clientErrorHandler(deps.access, deps.config, deps.logger),
     // Errors met while routing (a path that is not valid percent-encoding, an over-long
     // path parameter) skip the error handler: without this they answer Fastify's own
     // body ({error, code, message, statusCode}; 414 titled "Bad Request").
@@ -95,6 +100,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // Before any route: root hooks then cover every route registered after them, in any
   // plugin, including interfaces other modules add later.
   installRequestMetrics(app, deps.metrics);
+  // Malformed before unauthenticated: a request without Host is a 400 even without a key.
+  installProtocolChecks(app);
   installAccessControl(app, deps.access);
   // Callers and operators correlate a response with its log lines by this id.
   app.addHook('onSend', async (req, reply, payload) => {

@@ -10,6 +10,7 @@ import { createServices, type Services } from '../api/services.ts';
 import { loadConfig } from '../core/config.ts';
 import { createLogger } from '../core/logger.ts';
 import { progressPrinter, seedIfEmpty } from '../ingest/seed.ts';
+import { PLAN_CONCURRENCY } from '../views/api-key-store.ts';
 
 export interface BenchServer {
   services: Services;
@@ -17,6 +18,9 @@ export interface BenchServer {
   baseUrl: string;
   /** Headers carrying an enterprise API key created through the operator API. */
   headers: Record<string, string>;
+  /** Headers for `connections` concurrent connections: enough enterprise keys that none
+   *  has more connections than its cap on requests in flight (for runLoad's connectionHeaders). */
+  connectionHeaders(connections: number): Promise<Record<string, string>[]>;
   close(): Promise<void>;
 }
 
@@ -65,11 +69,21 @@ export async function startBenchServer(rows: number, configure?: (app: FastifyIn
   });
   if (keyRes.statusCode !== 201) throw new Error(`creating the bench API key failed: ${keyRes.statusCode} ${keyRes.body}`);
   const headers = { 'x-api-key': (keyRes.json() as { key: string }).key };
+  const connectionHeaders = async (connections: number): Promise<Record<string, string>[]> => {
+    const out = [headers];
+    while (out.length < Math.ceil(connections / PLAN_CONCURRENCY.enterprise)) {
+      const res = await app.inject({ method: 'POST', url: '/admin/keys', headers: { authorization: `Bearer ${config.adminToken}` }, payload: { name: `bench-${out.length}`, plan: 'enterprise' } });
+      if (res.statusCode !== 201) throw new Error(`creating a bench API key failed: ${res.statusCode} ${res.body}`);
+      out.push({ 'x-api-key': (res.json() as { key: string }).key });
+    }
+    return out;
+  };
   return {
     services,
     app,
     baseUrl,
     headers,
+    connectionHeaders,
     async close() {
       await app.close();
       await services.close();

@@ -19,6 +19,9 @@ export interface LoadJob {
   bodies?: string[];
   /** Count answers whose body contains this text (a JSON-RPC error still answers 200). */
   countBodiesContaining?: string;
+  /** Connection i also sends connectionHeaders[i % length]: one API key per few
+   *  connections keeps each key under its cap on requests in flight (PLAN_CONCURRENCY). */
+  connectionHeaders?: Record<string, string>[];
 }
 
 export interface LoadResult {
@@ -51,6 +54,7 @@ async function child(jobFile: string): Promise<void> {
   const job = JSON.parse(readFileSync(jobFile, 'utf8')) as LoadJob;
   const { bodies, countBodiesContaining: needle } = job;
   let matched = 0;
+  let connection = 0;
   const result = await autocannon({
     url: job.url,
     method: job.method ?? 'POST',
@@ -61,6 +65,8 @@ async function child(jobFile: string): Promise<void> {
       ? { requests: [{ setupRequest: (req: AcRequest) => ({ ...req, body: bodies[Math.floor(Math.random() * bodies.length)] }) }] }
       : job.body === undefined ? {} : { body: job.body }),
     setupClient: (client) => {
+      const own = job.connectionHeaders?.[connection++ % job.connectionHeaders.length];
+      if (own) client.setHeaders({ ...job.headers, ...own });
       if (needle) client.on('body', (buf: Buffer) => {
         if (buf.includes(needle)) matched += 1;
       });

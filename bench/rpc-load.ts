@@ -40,6 +40,9 @@ interface Row {
   ratioToBare: number;
 }
 
+/** One enterprise key per 16 connections or fewer (its cap on requests in flight), set in main(). */
+let connectionHeaders: Record<string, string>[] = [];
+
 async function run(url: string, headers: Record<string, string>, s: Scenario, bodies: string[], seconds = SECONDS): Promise<{ result: Result; rpcErrors: number }> {
   const { result, matched } = await runLoad({
     url: `${url}${s.path}`,
@@ -49,6 +52,7 @@ async function run(url: string, headers: Record<string, string>, s: Scenario, bo
     ...(typeof s.body === 'string' ? { body: s.body } : { bodies }),
     // A JSON-RPC error still comes back as HTTP 200, so count them from the bodies.
     countBodiesContaining: '"error":',
+    connectionHeaders,
   });
   return { result, rpcErrors: matched };
 }
@@ -60,6 +64,7 @@ async function main(): Promise<void> {
   // The ceiling: same server, same framework and hooks, no analytics.
   const server = await startBenchServer(ROWS, (a) => a.post('/bench/constant', async () => ({ jsonrpc: '2.0', id: 1, result: 'ok' })));
   const { services, app, headers } = server;
+  connectionHeaders = await server.connectionHeaders(CONNECTIONS);
   try {
     const sigs = (await services.wh.query<{ s: string }>(
       `SELECT signature AS s FROM tx_by_signature_v2 WHERE protocol_name IN {p:Array(String)} ORDER BY cityHash64(signature, 'bench') LIMIT 100000`,

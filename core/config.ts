@@ -86,6 +86,20 @@ export interface Config {
     /** How often buffered usage rows are written to the warehouse. */
     usageFlushMs: number;
   };
+  http: {
+    /**
+     * Longest time to receive a whole request, headers and body (REQUEST_TIMEOUT_MS); past
+     * it the connection is answered 408 and closed. Responses are not limited by it.
+     */
+    requestTimeoutMs: number;
+    /**
+     * A connection with no bytes moving either way for this long is closed
+     * (CONNECTION_TIMEOUT_MS; 0 = never): a client that stops reading its answer cannot
+     * hold the socket and the answer's memory for good. Longer than the SQL time-out, the
+     * longest an answer can legitimately be silent while the engine works.
+     */
+    connectionTimeoutMs: number;
+  };
   health: {
     /** /health fails when the newest ingested record is older than this; unset = never. */
     maxIngestAgeSeconds: number | undefined;
@@ -238,6 +252,17 @@ export function loadConfig(env: Env = process.env): Config {
   const maxIngestAgeRaw = str('HEALTH_MAX_INGEST_AGE_SECONDS');
   const maxIngestAgeSeconds = maxIngestAgeRaw === undefined ? undefined : int('HEALTH_MAX_INGEST_AGE_SECONDS', 0, 1, 10 ** 9);
   const shutdownTimeoutMs = int('SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000);
+  // 0 (Node's "no limit") is refused: a body trickled a byte at a time would hold a
+  // connection, and a unit of its key's rate limit, for as long as the client likes.
+  const requestTimeoutMs = int('REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000);
+  // The longest a legitimate answer keeps a connection silent: a SQL query or an analytics
+  // read running to its engine time limit.
+  const sqlTimeoutMs = Math.max(sqlTimeoutSeconds, analyticsTimeoutSeconds) * 1000;
+  const connectionTimeoutMs = int('CONNECTION_TIMEOUT_MS', Math.max(120_000, 2 * sqlTimeoutMs, 2 * requestTimeoutMs), 0, 86_400_000);
+  // A connection silent for less than the longest legitimate silence would cut answers.
+  if (connectionTimeoutMs !== 0 && connectionTimeoutMs <= Math.max(sqlTimeoutMs, requestTimeoutMs)) {
+    problems.push(`CONNECTION_TIMEOUT_MS must be 0 or more than SQL_TIMEOUT_SECONDS and ANALYTICS_TIMEOUT_SECONDS (${sqlTimeoutMs} ms) and REQUEST_TIMEOUT_MS (${requestTimeoutMs} ms), got ${connectionTimeoutMs}`);
+  }
 
   if (problems.length > 0) throw new ConfigError(problems);
 
@@ -283,6 +308,7 @@ export function loadConfig(env: Env = process.env): Config {
       password: env.CLICKHOUSE_SQL_PASSWORD ?? '',
     },
     access: { metricsToken, keyCacheTtlMs, anonymousPerMinute, usageFlushMs },
+    http: { requestTimeoutMs, connectionTimeoutMs },
     health: { maxIngestAgeSeconds },
     shutdownTimeoutMs,
   };

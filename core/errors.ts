@@ -35,6 +35,7 @@ export const HTTP_TITLES: Readonly<Record<number, string>> = Object.freeze({
   413: 'Payload Too Large',
   414: 'URI Too Long',
   415: 'Unsupported Media Type',
+  417: 'Expectation Failed',
   422: 'Unprocessable Entity',
   429: 'Too Many Requests',
   431: 'Request Header Fields Too Large',

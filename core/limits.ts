@@ -46,3 +46,16 @@ export const SQL_RESPONSE_BUDGET_BYTES = 32 * MiB;
 
 /** Most calls one JSON-RPC batch may carry (DESIGN section 4); a larger batch is refused whole. */
 export const RPC_MAX_BATCH = 100;
+
+/**
+ * Largest request line plus headers (bytes) the HTTP parser accepts; past it: 431. Node's
+ * default, stated here so the 431 message and the parser's limit cannot drift apart.
+ */
+export const HTTP_MAX_HEADER_BYTES = 16 * 1024;
+
+/**
+ * How long an idle keep-alive connection is kept open between requests. Longer than the
+ * 60 s idle time-out of common load balancers and reverse proxies, so the proxy, not this
+ * service, closes an idle connection and never sends a request on one being closed.
+ */
+export const HTTP_KEEP_ALIVE_TIMEOUT_MS = 72_000;

@@ -87,7 +87,7 @@ describe('usage', () => {
     expect(find('rest', 'GET /api/v1/__access-test')).toMatchObject({ requests: 3, errors: 0 });
     expect(find('rest', 'GET /api/v1/__access-test/fail')).toMatchObject({ requests: 1, errors: 1 });
     expect(find('rpc', 'getProtocols')).toMatchObject({ requests: 2 });
-    expect(find('rpc', 'getTransaction')).toMatchObject({ requests: 1 });
+    expect(find('rpc', 'getTransaction')).toMatchObject({ requests: 1, errors: 1 });
 
     const all = await admin('GET', '/admin/usage?granularity=day');
     expect(all.json<{ data: { keyId: string }[] }>().data.some((r) => r.keyId === id)).toBe(true);
@@ -97,6 +97,45 @@ describe('usage', () => {
     expect(one.lastUsedAt).toBe(listed.find((k) => k.id === id)!.lastUsedAt);
     const never = await createKey(ctx.app, 'free', 'never-used');
     expect((await admin('GET', `/admin/keys/${never.id}`)).json()).toMatchObject({ id: never.id, lastUsedAt: null });
+  });
+
+  it('JSON-RPC: invented method names fold into one label, errors count as errors, notifications not at all', async () => {
+    const { id, key } = await createKey(ctx.app, 'enterprise', 'rpc-usage');
+    const probes = Array.from({ length: 5 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: `probe_${'x'.repeat(50)}${i}` }));
+    const res = await ctx.app.inject({
+      method: 'POST',
+      url: '/v1/rpc',
+      headers: { 'x-api-key': key },
+      payload: [
+        ...probes,
+        { jsonrpc: '2.0', method: 'notif_method_0' },
+        { jsonrpc: '2.0', method: 'getProtocols' },
+        { jsonrpc: '2.0', id: 10, method: 'getProtocols' },
+        { jsonrpc: '2.0', id: 11, method: 'getTransaction', params: ['not base58!'] },
+        { jsonrpc: '2.0', id: 12, method: '__proto__' },
+        { jsonrpc: '2.0', id: 13 },
+      ],
+    });
+    expect(res.statusCode).toBe(200);
+    const answers = res.json<{ id: number; error?: { code: number } }[]>();
+    expect(answers.map((a) => [a.id, a.error?.code ?? 'ok'])).toEqual([
+      [0, -32601], [1, -32601], [2, -32601], [3, -32601], [4, -32601], [10, 'ok'], [11, -32602], [12, -32601], [13, -32600],
+    ]);
+    // A lone call answered with an error, and a body that is not JSON.
+    await ctx.app.inject({ method: 'POST', url: '/v1/rpc', headers: { 'x-api-key': key }, payload: { jsonrpc: '2.0', id: 1, method: 'getProtocolStats', params: [{}] } });
+    await ctx.app.inject({ method: 'POST', url: '/v1/rpc', headers: { 'x-api-key': key, 'content-type': 'application/json' }, payload: '{"jsonrpc":' });
+    // A notification alone: nothing runs, nothing is recorded.
+    expect((await ctx.app.inject({ method: 'POST', url: '/v1/rpc', headers: { 'x-api-key': key }, payload: { jsonrpc: '2.0', method: 'probe_notification' } })).statusCode).toBe(204);
+
+    const usage = await admin('GET', `/admin/keys/${id}/usage?granularity=day&flush=true`);
+    const rows = usage.json<{ data: { interface: string; method: string; requests: number; errors: number }[] }>().data;
+    const byMethod = Object.fromEntries(rows.map((r) => [`${r.interface} ${r.method}`, { requests: r.requests, errors: r.errors }]));
+    expect(byMethod).toEqual({
+      'rpc (unknown)': { requests: 5 + 2 + 1, errors: 5 + 2 + 1 },
+      'rpc getProtocols': { requests: 1, errors: 0 },
+      'rpc getTransaction': { requests: 1, errors: 1 },
+      'rpc getProtocolStats': { requests: 1, errors: 1 },
+    });
   });
 
   it('is flushed by the timer, off the request path', async () => {

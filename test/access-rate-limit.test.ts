@@ -1,6 +1,7 @@
 // Rate limits per key and plan in fixed one-minute windows (in-process store), with the
 // window clock injected so the test moves to the next minute instead of waiting for it.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { addAccessTestRoutes } from './support/access-routes.ts';
 import { adminHeaders, createKey } from './support/api-key.ts';
 import { startApp } from './support/services.ts';
@@ -95,6 +96,26 @@ describe('several units per request', () => {
     expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
   });
 
+  it('a batch refused for the rate limit is recorded in usage call by call: invented names folded, notifications left out', async () => {
+    const { id, key } = await createKey(ctx.app, 'free', 'refused-batch');
+    const post = (payload: unknown) => ctx.app.inject({ method: 'POST', url: '/v1/rpc', headers: { 'x-api-key': key }, payload: payload as object });
+    const spend = await post(Array.from({ length: 98 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'getProtocols' })));
+    expect(spend.headers['x-ratelimit-remaining']).toBe('2');
+    const refused = await post([
+      { jsonrpc: '2.0', id: 1, method: 'getProtocols' },
+      { jsonrpc: '2.0', id: 2, method: 'probe_a' },
+      { jsonrpc: '2.0', id: 3, method: 'probe_b' },
+      { jsonrpc: '2.0', method: 'getProtocols' },
+    ]);
+    expect(refused.statusCode).toBe(429);
+    const usage = await ctx.app.inject({ method: 'GET', url: `/admin/keys/${id}/usage?granularity=day&flush=true`, headers: adminHeaders() });
+    const rows = usage.json<{ data: { method: string; requests: number; errors: number; rateLimited: number }[] }>().data;
+    expect(Object.fromEntries(rows.map((r) => [r.method, { requests: r.requests, errors: r.errors, rateLimited: r.rateLimited }]))).toEqual({
+      getProtocols: { requests: 99, errors: 1, rateLimited: 1 },
+      '(unknown)': { requests: 2, errors: 2, rateLimited: 2 },
+    });
+  });
+
   it('request.consumeRateLimit(n) lets an adapter count extra units', async () => {
     const { key } = await createKey(ctx.app, 'free', 'units-test');
     const res = await ctx.app.inject({ method: 'POST', url: '/graphql/__access-test', headers: { 'x-api-key': key }, payload: { units: 4 } });
@@ -127,6 +148,24 @@ describe('requests without a valid key', () => {
     const { key } = await createKey(ctx.app, 'free', 'ip-test');
     const ok = await ctx.app.inject({ method: 'GET', url: '/api/v1/__access-test', headers: { 'x-api-key': key }, remoteAddress: '203.0.113.7' });
     expect(ok.statusCode).toBe(200);
+  });
+});
+
+describe('unknown keys once the address has spent its budget', () => {
+  it('are refused 429 before any key lookup, so guessing cannot load the engine', async () => {
+    const ip = '192.0.2.55';
+    const query = vi.spyOn(ctx.services.wh, 'query');
+    // A secret missing from the key snapshot is looked up by its hash (ApiKeyStore.findBySecret).
+    const lookups = (): number => query.mock.calls.filter(([sql]) => /key_hash = \{hash/.test(sql)).length;
+    const statuses: number[] = [];
+    for (let i = 0; i < 40; i++) {
+      const res = await ctx.app.inject({ method: 'GET', url: '/api/v1/__access-test', headers: { 'x-api-key': `txa_${randomBytes(32).toString('base64url')}` }, remoteAddress: ip });
+      statuses.push(res.statusCode);
+    }
+    const storeLookups = lookups();
+    query.mockRestore();
+    expect(statuses).toEqual([...Array(5).fill(403), ...Array(35).fill(429)]);
+    expect(storeLookups).toBe(5);
   });
 });
 

@@ -33,6 +33,16 @@ describe('configuration', () => {
     ]);
   });
 
+  it('times out requests by default, and keeps the idle-connection time-out above the longest silent answer', () => {
+    expect(loadConfig({}).http).toEqual({ requestTimeoutMs: 30_000, connectionTimeoutMs: 120_000 });
+    expect(loadConfig({ REQUEST_TIMEOUT_MS: '1000' }).http.requestTimeoutMs).toBe(1000);
+    expect(loadConfig({ SQL_TIMEOUT_SECONDS: '300' }).http.connectionTimeoutMs).toBe(600_000);
+    expect(loadConfig({ CONNECTION_TIMEOUT_MS: '0' }).http.connectionTimeoutMs).toBe(0);
+    // 0 would mean no request time-out at all: a trickled body holds its connection forever.
+    expect(() => loadConfig({ REQUEST_TIMEOUT_MS: '0' })).toThrow(/REQUEST_TIMEOUT_MS must be between 100 and 3600000, got 0/);
+    expect(() => loadConfig({ CONNECTION_TIMEOUT_MS: '30000' })).toThrow(/CONNECTION_TIMEOUT_MS must be 0 or more than SQL_TIMEOUT_SECONDS and ANALYTICS_TIMEOUT_SECONDS \(30000 ms\) and REQUEST_TIMEOUT_MS \(30000 ms\), got 30000/);
+  });
+
   it('parses the server transport and Kafka settings', () => {
     const c = loadConfig({ CLICKHOUSE_URL: 'http://ch:8123', CLICKHOUSE_USER: 'u', CLICKHOUSE_PASSWORD: 'p', KAFKA_BROKERS: 'k1:9092, k2:9092' });
     expect(c.clickhouse).toEqual({ url: 'http://ch:8123', user: 'u', password: 'p', database: 'default' });

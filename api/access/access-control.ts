@@ -3,7 +3,10 @@
 // in any plugin, so interfaces added later are protected without any change here.
 //
 //   onRequest   key from x-api-key (wins) or ?api-key=; 401 missing, 403 unknown/inactive/
-//               revoked (both also count against a per-IP limit); valid: 1 unit counted.
+//               revoked (both also count against a per-IP limit; once that is spent, a key
+//               the snapshot does not know is refused 429 before any store lookup); valid:
+//               1 unit counted, and on JSON-RPC and REST one of the key's in-flight slots
+//               taken (PLAN_CONCURRENCY; 429 when none is free).
 //               Operator paths (/admin/*, /metrics) check their bearer token in their own
 //               hooks (operator-auth.ts), with a per-address budget of failures.
 //   preHandler  a JSON-RPC batch (POST /v1/rpc with an array body) counts one unit per
@@ -12,16 +15,17 @@
 //   onSend      X-RateLimit-* on every response, errors included: the key's figures, or
 //               for a request without a valid key its address's figures (the per-IP limit
 //               of keyless requests, or the operator-token budget); Retry-After on 429.
-//   onResponse  per-key usage, counted off the request path.
+//   onResponse  per-key usage, counted off the request path; JSON-RPC calls by method, as
+//               the adapter reports their answers (req.rpcOutcomes).
 //
 // Other adapters that do several units of work per request call
 // `await request.consumeRateLimit(n)` (docs/access.md).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, Errors } from '../../core/errors.ts';
-import { PLAN_LIMITS, type KeyStatus, type Plan } from '../../views/api-key-store.ts';
+import { PLAN_CONCURRENCY, PLAN_LIMITS, type KeyStatus, type Plan } from '../../views/api-key-store.ts';
 import type { Access } from './access.ts';
 import { PER_ADDRESS_PLAN } from './operator-auth.ts';
-import { interfaceOf, isExempt, pathOf, rpcCallCount, rpcMethods } from './protected-paths.ts';
+import { interfaceOf, isExempt, pathOf, rpcCallCount, rpcUsageMethod, rpcUsageMethods } from './protected-paths.ts';
 import type { RateDecision } from './rate-limiter.ts';
 
 export interface AuthenticatedKey {
@@ -39,6 +43,9 @@ declare module 'fastify' {
     /** Count `units` more requests against the caller's plan; throws the 429 AppError when
      *  the limit is exceeded. No-op on exempt routes. */
     consumeRateLimit(units: number): Promise<void>;
+    /** Set by the JSON-RPC adapter: each answer's method as sent and whether it is an error,
+     *  in request order (notifications get no answer and are absent). null elsewhere. */
+    rpcOutcomes: { method: string | undefined; error: boolean }[] | null;
   }
 }
 
@@ -62,8 +69,14 @@ export function presentedKey(req: FastifyRequest): string | undefined {
   return firstString(query?.['api-key']);
 }
 
-/** The per-IP counter of requests without a valid key. */
-const anonymousSubject = (req: FastifyRequest): string => `ip:${req.ip}`;
+/** The per-IP counter of requests without a valid key. `req.ip` is the socket's peer
+ *  address (trustProxy is off), the same as a bare socket's remoteAddress. */
+const anonymousSubject = (ip: string | undefined): string => `ip:${ip ?? ''}`;
+
+/** A request admitted with an in-flight slot is released this long after its client went
+ *  away even if its answer was never produced: a path that skips onSend (none is known)
+ *  must not hold a slot for good. Answers normally end long before. */
+const ABANDONED_SLOT_RELEASE_MS = 5 * 60_000;
 
 const rateLimitedError = (d: RateDecision, who: string): AppError =>
   new AppError(
@@ -74,6 +87,7 @@ const rateLimitedError = (d: RateDecision, who: string): AppError =>
 export function installAccessControl(app: FastifyInstance, access: Access): void {
   app.decorateRequest('apiKey', null);
   app.decorateRequest('rateLimit', null);
+  app.decorateRequest('rpcOutcomes', null);
   app.decorateRequest('consumeRateLimit', async function consumeRateLimit(this: FastifyRequest, units: number): Promise<void> {
     await charge(this, units);
   });
@@ -94,7 +108,7 @@ export function installAccessControl(app: FastifyInstance, access: Access): void
    *  instead of 401/403, so keys cannot be guessed at speed. Their 401/403 carry the
    *  address's figures. */
   async function chargeAnonymous(req: FastifyRequest): Promise<void> {
-    const decision = await access.limiter.consume(anonymousSubject(req), access.anonymousPerMinute, 1);
+    const decision = await access.limiter.consume(anonymousSubject(req.ip), access.anonymousPerMinute, 1);
     req.rateLimit = { ...decision, plan: PER_ADDRESS_PLAN };
     if (!decision.allowed) {
       access.metrics.rateLimitRejections.inc({ plan: 'anonymous' });
@@ -102,7 +116,51 @@ export function installAccessControl(app: FastifyInstance, access: Access): void
     }
   }
 
-  app.addHook('onRequest', async (req: FastifyRequest) => {
+  /** In-flight slots of admitted requests, by request: released once. */
+  const slots = new WeakMap<FastifyRequest, { release(): void; answered(): void }>();
+
+  /** Take one of the key's in-flight slots for this request, or refuse it with 429. */
+  function admit(req: FastifyRequest, reply: FastifyReply, key: AuthenticatedKey): void {
+    // The client left while the key was checked: no answer can reach it, so no work starts
+    // (a request sent and dropped at once must not run without a slot), and no slot is
+    // taken that its already-past 'close' could never give back.
+    if (req.raw.destroyed || reply.raw.destroyed) throw new AppError(Errors.invalidRequest, 'the connection closed before the request was admitted');
+    const cap = PLAN_CONCURRENCY[key.plan];
+    const release = access.inFlight.tryAcquire(key.id, cap);
+    if (release === undefined) {
+      access.metrics.rateLimitRejections.inc({ plan: key.plan });
+      throw new AppError(
+        Errors.rateLimited,
+        `Too many requests in flight: plan ${key.plan} allows ${cap} concurrent JSON-RPC and REST requests per API key; retry when one of them has been answered`,
+        { retryAfterSeconds: 1 },
+      );
+    }
+    // Held until the answer is ready (onSend: the handler and its engine work are done)
+    // AND the response has ended (sent, or the client gone): a client that disconnects
+    // cannot free its slot while its query still runs, and one that stops reading keeps it.
+    let answered = false;
+    let ended = false;
+    let abandoned: NodeJS.Timeout | undefined;
+    const settle = (): void => {
+      if (!answered || !ended) return;
+      clearTimeout(abandoned);
+      release();
+    };
+    slots.set(req, {
+      release,
+      answered: () => {
+        answered = true;
+        settle();
+      },
+    });
+    reply.raw.once('close', () => {
+      ended = true;
+      settle();
+      if (!answered) abandoned = setTimeout(release, ABANDONED_SLOT_RELEASE_MS).unref();
+    });
+  }
+
+  app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
     if (isExempt(pathOf(req.url))) return;
     const secret = presentedKey(req);
     if (secret === undefined) {
@@ -110,7 +168,13 @@ export function installAccessControl(app: FastifyInstance, access: Access): void
       await chargeAnonymous(req);
       throw new AppError(Errors.unauthorized, MISSING_KEY_MESSAGE);
     }
-    const record = await access.authenticator.lookup(secret);
+    // A secret the key snapshot does not know costs a store query; once the address has
+    // spent its budget for requests without a valid key, it is refused before that query
+    // (and the refusal counts, like every refused request), so guessing cannot load the engine.
+    const record = await access.authenticator.lookup(secret, async () => {
+      const budget = await access.limiter.peek(anonymousSubject(req.ip), access.anonymousPerMinute);
+      if (!budget.allowed) await chargeAnonymous(req);
+    });
     if (record === undefined) {
       access.metrics.authFailures.inc({ reason: 'invalid' });
       await chargeAnonymous(req);
@@ -124,6 +188,9 @@ export function installAccessControl(app: FastifyInstance, access: Access): void
     }
     req.apiKey = { id: record.id, name: record.name, plan: record.plan };
     await charge(req, 1);
+    // The matched route, not the raw path: a spelling such as /v1/%72pc reaches the same handler.
+    const routeIface = interfaceOf(req.routeOptions.url ?? '');
+    if (routeIface === 'rpc' || routeIface === 'rest') admit(req, reply, req.apiKey);
   });
 
   app.addHook('preHandler', async (req: FastifyRequest) => {
@@ -135,18 +202,25 @@ export function installAccessControl(app: FastifyInstance, access: Access): void
   });
 
   app.addHook('onSend', async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+    slots.get(req)?.answered();
     await setRateLimitHeaders(access, req, reply);
     return payload;
   });
 
   app.addHook('onResponse', async (req: FastifyRequest, reply: FastifyReply) => {
+    // The whole answer is sent: nothing of this request runs any more.
+    slots.get(req)?.release();
     const key = req.apiKey;
     if (key === null) return;
-    const path = pathOf(req.url);
-    const iface = interfaceOf(path);
+    const iface = interfaceOf(req.routeOptions.url ?? pathOf(req.url));
     const outcome = { error: reply.statusCode >= 400, rateLimited: reply.statusCode === 429 };
-    if (iface === 'rpc' && req.body !== undefined) {
-      for (const method of rpcMethods(req.body).slice(0, rpcCallCount(req.body))) access.usage.record(key.id, iface, method, outcome);
+    if (req.rpcOutcomes !== null) {
+      // As answered: names outside the method table under one label, errors as errors,
+      // notifications (no answer, nothing run) not at all.
+      for (const o of req.rpcOutcomes) access.usage.record(key.id, 'rpc', rpcUsageMethod(o.method), { error: o.error, rateLimited: false });
+    } else if (iface === 'rpc' && req.body !== undefined) {
+      // Refused before the adapter ran (a batch over the rate limit): each call it held.
+      for (const method of rpcUsageMethods(req.body)) access.usage.record(key.id, iface, method, outcome);
     } else {
       const route = req.routeOptions.url ?? '(unmatched)';
       access.usage.record(key.id, iface, `${req.method} ${route}`, outcome);
@@ -159,17 +233,29 @@ export function installAccessControl(app: FastifyInstance, access: Access): void
  *  request refused while routing), its address's keyless budget, read without spending it.
  *  Exported for answers that bypass the onSend hooks (routing errors, see app.ts). */
 export async function setRateLimitHeaders(access: Access, req: FastifyRequest, reply: FastifyReply): Promise<void> {
-  let d = req.rateLimit;
-  if (d === null || d === undefined) {
-    try {
-      d = { ...(await access.limiter.peek(anonymousSubject(req), access.anonymousPerMinute)), plan: PER_ADDRESS_PLAN, allowed: true };
-    } catch {
-      return;
-    }
+  const d = req.rateLimit ?? (await addressFigures(access, req.ip));
+  if (d === undefined) return;
+  for (const [name, value] of rateLimitHeaders(d)) reply.header(name, value);
+}
+
+/** The keyless budget of a client address, read without spending it; undefined when the
+ *  store cannot be read (the answer then goes without the headers). */
+export async function addressFigures(access: Access, ip: string | undefined): Promise<(RateDecision & { plan: Plan }) | undefined> {
+  try {
+    return { ...(await access.limiter.peek(anonymousSubject(ip), access.anonymousPerMinute)), plan: PER_ADDRESS_PLAN, allowed: true };
+  } catch {
+    return undefined;
   }
-  reply.header('x-ratelimit-limit', d.limit);
-  reply.header('x-ratelimit-remaining', d.remaining);
-  reply.header('x-ratelimit-reset', new Date(d.resetAt).toISOString());
-  reply.header('x-ratelimit-plan', d.plan);
-  if (!d.allowed) reply.header('retry-after', d.retryAfterSeconds);
+}
+
+/** X-RateLimit-* (and Retry-After on a refusal) for a decision, as header name and value. */
+export function rateLimitHeaders(d: RateDecision & { plan: Plan }): [string, string][] {
+  const out: [string, string][] = [
+    ['x-ratelimit-limit', String(d.limit)],
+    ['x-ratelimit-remaining', String(d.remaining)],
+    ['x-ratelimit-reset', new Date(d.resetAt).toISOString()],
+    ['x-ratelimit-plan', d.plan],
+  ];
+  if (!d.allowed) out.push(['retry-after', String(d.retryAfterSeconds)]);
+  return out;
 }

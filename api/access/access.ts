@@ -12,6 +12,7 @@ import { localKeyChangeBus, redisKeyChangeBus, type KeyChangeBus } from './key-c
 import { KeyAuthenticator } from './key-authenticator.ts';
 import type { Metrics } from '../../core/metrics.ts';
 import { MemoryRateLimitStore, type RateLimitStore } from './rate-limit-store.ts';
+import { InFlightLimiter } from './in-flight.ts';
 import { FixedWindowLimiter } from './rate-limiter.ts';
 import { RedisRateLimitStore } from './redis-rate-limit-store.ts';
 import { UsageRecorder } from './usage-recorder.ts';
@@ -22,6 +23,8 @@ export interface Access {
   limiter: FixedWindowLimiter;
   rateLimitStore: RateLimitStore;
   anonymousPerMinute: number;
+  /** JSON-RPC and REST requests in flight per key (PLAN_CONCURRENCY). */
+  inFlight: InFlightLimiter;
   usageStore: UsageStore;
   usage: UsageRecorder;
   metrics: Metrics;
@@ -96,6 +99,7 @@ export async function createAccess(deps: AccessDeps): Promise<Access> {
     limiter: new FixedWindowLimiter(rateLimitStore, now),
     rateLimitStore,
     anonymousPerMinute: config.access.anonymousPerMinute,
+    inFlight: new InFlightLimiter(),
     usageStore,
     usage,
     metrics,

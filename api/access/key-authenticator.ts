@@ -24,15 +24,21 @@ export class KeyAuthenticator {
     private readonly ttlMs: number,
   ) {}
 
-  /** The key record for `secret` whatever its status, or undefined when no key has it. */
-  async lookup(secret: string): Promise<ApiKeyRecord | undefined> {
+  /**
+   * The key record for `secret` whatever its status, or undefined when no key has it.
+   * `beforeStoreLookup` runs only when the secret is not in the snapshot, before the store
+   * is asked; it may throw to refuse the request without that query.
+   */
+  async lookup(secret: string, beforeStoreLookup?: () => Promise<void>): Promise<ApiKeyRecord | undefined> {
     const snap = this.snapshot !== undefined && Date.now() - this.snapshot.at < this.ttlMs ? this.snapshot : await this.reload();
     const hash = hashSecret(secret);
     const known = snap.keys.get(hash);
     if (known !== undefined) return known;
     // A key created moments ago through another process is not in the snapshot yet: ask
-    // the store, so a new key works everywhere at once. Callers without a valid key are
-    // limited per IP, which bounds what guessing can cost here.
+    // the store, so a new key works everywhere at once. The caller checks first that the
+    // address may still present unknown keys (its per-IP budget), so guessing costs at
+    // most that many queries.
+    await beforeStoreLookup?.();
     const found = await this.store.findBySecret(secret);
     if (found !== undefined && this.snapshot === snap) snap.keys.set(hash, found);
     return found;

@@ -2,6 +2,7 @@
 // path, not by route registration, so routes other modules add later (/v1/rpc,
 // /api/v1/*, /v1/query, /graphql) are protected without touching this code.
 import { RPC_MAX_BATCH } from '../../core/limits.ts';
+import { PARAM_SCHEMAS } from '../rpc/param-schemas.ts';
 
 /** Paths that never need an API key: the health check, the operator API (its own bearer
  *  token), /metrics (admin or metrics token), and the REST/SQL API description (the OpenAPI
@@ -28,16 +29,26 @@ export const pathOf = (url: string): string => {
   return q === -1 ? url : url.slice(0, q);
 };
 
-const RPC_METHOD = /^[A-Za-z][A-Za-z0-9_.]{0,63}$/;
+/** The usage label of every JSON-RPC call that names no method of the method table. */
+export const UNKNOWN_RPC_METHOD = '(unknown)';
 
-/** JSON-RPC method names of a parsed request body (one per call of a batch); names that
- *  could not be real methods are folded into one value so labels stay few. */
-export function rpcMethods(body: unknown): string[] {
-  const calls = Array.isArray(body) ? body : [body];
-  return calls.map((c) => {
-    const m = typeof c === 'object' && c !== null ? (c as { method?: unknown }).method : undefined;
-    return typeof m === 'string' && RPC_METHOD.test(m) ? m : '(invalid)';
-  });
+const RPC_METHOD_NAMES: ReadonlySet<string> = new Set(Object.keys(PARAM_SCHEMAS));
+
+/** The usage label of a call's method: the method's name when it is one of the method
+ *  table's, else UNKNOWN_RPC_METHOD, so invented names cannot fill the usage table. */
+export const rpcUsageMethod = (method: unknown): string =>
+  typeof method === 'string' && RPC_METHOD_NAMES.has(method) ? method : UNKNOWN_RPC_METHOD;
+
+/** Usage labels of a parsed JSON-RPC body that was refused before any call ran (a batch
+ *  over the rate limit): one per call that would have been answered (notifications, calls
+ *  without an id, never are), or one for a batch refused whole (see rpcCallCount). */
+export function rpcUsageMethods(body: unknown): string[] {
+  if (!Array.isArray(body) || body.length === 0 || body.length > RPC_MAX_BATCH) {
+    return [rpcUsageMethod(Array.isArray(body) ? undefined : (body as { method?: unknown } | null)?.method)];
+  }
+  return body
+    .filter((c) => !(typeof c === 'object' && c !== null && !Array.isArray(c) && !Object.hasOwn(c, 'id')))
+    .map((c) => rpcUsageMethod(typeof c === 'object' && c !== null ? (c as { method?: unknown }).method : undefined));
 }
 
 /**

@@ -32,11 +32,18 @@ export interface CallContext {
   reference: string;
   /** Byte budget of the whole response; RPC_RESPONSE_BUDGET_BYTES unless set (tests). */
   budgetBytes?: number;
+  /** Told of each answer once it is final, in request order (not of notifications, which
+   *  get none): the call's method as sent (undefined without one) and whether the answer is
+   *  an error. Usage records are kept from this (api/access/access-control.ts). */
+  onAnswer?(method: string | undefined, error: boolean): void;
 }
 
 const fail = (id: JsonRpcId, error: RpcErrorObject): RpcResponse => ({ jsonrpc: '2.0', id, error });
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+const methodOf = (call: unknown): string | undefined =>
+  isObject(call) && typeof call.method === 'string' ? call.method : undefined;
 
 const isValidId = (id: unknown): id is JsonRpcId =>
   id === null || typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id));
@@ -156,6 +163,7 @@ interface Answered {
   id: JsonRpcId;
   /** It passed the envelope checks, so past the budget it gets the budget error instead. */
   runnable: boolean;
+  error: boolean;
 }
 
 /**
@@ -167,13 +175,24 @@ interface Answered {
  */
 export async function handleBody(body: unknown, methods: MethodTable, ctx: CallContext): Promise<string | undefined> {
   const budget = ctx.budgetBytes ?? RPC_RESPONSE_BUDGET_BYTES;
-  if (body === PARSE_FAILED) return JSON.stringify(fail(null, parseError('the request body is not valid JSON')));
+  const told = (method: string | undefined, error: boolean): void => ctx.onAnswer?.(method, error);
+  if (body === PARSE_FAILED) {
+    told(undefined, true);
+    return JSON.stringify(fail(null, parseError('the request body is not valid JSON')));
+  }
   if (!Array.isArray(body)) {
     const e = envelope(body, methods);
-    if ('answer' in e) return e.answer === undefined ? undefined : JSON.stringify(e.answer);
-    const text = JSON.stringify(await run(e.run, methods, ctx));
-    return fitsBudget(text, budget) ? text : overBudget(e.run.id, budget);
+    if ('answer' in e) {
+      if (e.answer !== undefined) told(methodOf(body), true);
+      return e.answer === undefined ? undefined : JSON.stringify(e.answer);
+    }
+    const response = await run(e.run, methods, ctx);
+    const text = JSON.stringify(response);
+    const fits = fitsBudget(text, budget);
+    told(e.run.method, !fits || 'error' in response);
+    return fits ? text : overBudget(e.run.id, budget);
   }
+  if (body.length === 0 || body.length > RPC_MAX_BATCH) told(undefined, true);
   if (body.length === 0) return JSON.stringify(fail(null, invalidRequest('a batch must hold at least one request')));
   if (body.length > RPC_MAX_BATCH) {
     return JSON.stringify(fail(null, invalidRequest(`a batch may hold at most ${RPC_MAX_BATCH} requests; this one holds ${body.length}`)));
@@ -189,12 +208,13 @@ export async function handleBody(body: unknown, methods: MethodTable, ctx: CallC
       const i = next++;
       const e = envelope(body[i], methods);
       if ('answer' in e) {
-        answers[i] = e.answer === undefined ? undefined : { text: JSON.stringify(e.answer), id: e.answer.id, runnable: false };
+        answers[i] = e.answer === undefined ? undefined : { text: JSON.stringify(e.answer), id: e.answer.id, runnable: false, error: true };
       } else if (finishedBytes > budget) {
-        answers[i] = { text: '', id: e.run.id, runnable: true };
+        answers[i] = { text: '', id: e.run.id, runnable: true, error: true };
       } else {
-        const text = JSON.stringify(await run(e.run, methods, ctx));
-        answers[i] = { text, id: e.run.id, runnable: true };
+        const response = await run(e.run, methods, ctx);
+        const text = JSON.stringify(response);
+        answers[i] = { text, id: e.run.id, runnable: true, error: 'error' in response };
         finishedBytes += Buffer.byteLength(text, 'utf8') + 1;
       }
     }
@@ -205,16 +225,19 @@ export async function handleBody(body: unknown, methods: MethodTable, ctx: CallC
   const out: string[] = [];
   let used = 2; // the brackets
   let exhausted = false;
-  for (const a of answers) {
+  for (const [i, a] of answers.entries()) {
     if (a === undefined) continue;
     let text = a.text;
+    let error = a.error;
     const bytes = text === '' ? Infinity : Buffer.byteLength(text, 'utf8') + 1;
     if (a.runnable && (exhausted || used + bytes > budget)) {
       exhausted = true;
       text = overBudget(a.id, budget);
+      error = true;
     } else {
       used += bytes;
     }
+    told(methodOf(body[i]), error);
     out.push(text);
   }
   return out.length === 0 ? undefined : `[${out.join(',')}]`;

@@ -43,10 +43,15 @@ export async function rpcRoutes(app: FastifyInstance, opts: RpcRouteOptions): Pr
   app.post('/v1/rpc', { bodyLimit: RPC_BODY_LIMIT_BYTES }, async (req, reply) => {
     // No body at all (no content type, nothing sent) is not valid JSON either.
     const body = req.body === undefined ? PARSE_FAILED : req.body;
+    // Each answer's method and outcome, for the usage records of access control (its
+    // onResponse hook reads req.rpcOutcomes).
+    const outcomes: { method: string | undefined; error: boolean }[] = [];
+    req.rpcOutcomes = outcomes;
     const answer = await handleBody(body, methods, {
       reference: req.id,
       budgetBytes: opts.responseBudgetBytes,
       onInternalError: (err, reference) => req.log.error({ err, reference }, 'JSON-RPC call failed'),
+      onAnswer: (method, error) => outcomes.push({ method, error }),
     });
     if (answer === undefined) return reply.code(204).send();
     return reply.code(200).header('content-type', 'application/json; charset=utf-8').send(answer);

@@ -1,0 +1,121 @@
+// The HTTP layer below Fastify: the server's time-outs and size limits, and answers to the
+// requests Node's HTTP parser refuses before any route or hook sees them (a header block
+// over the limit, a malformed request line or header, Content-Length with chunked
+// encoding, a body not received in time) or that Node would answer itself (no Host, an
+// unknown Expect). Every such answer is `{error, message}` with the title of its status
+// (core/errors.ts), `connection: close`, and the address's X-RateLimit-* figures, like
+// every other answer (docs/access.md).
+import type { Socket } from 'node:net';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Config } from '../../core/config.ts';
+import { AppError, httpTitle, kindForStatus } from '../../core/errors.ts';
+import { HTTP_KEEP_ALIVE_TIMEOUT_MS, HTTP_MAX_HEADER_BYTES } from '../../core/limits.ts';
+import type { Logger } from '../../core/logger.ts';
+import { addressFigures, rateLimitHeaders } from './access-control.ts';
+import type { Access } from './access.ts';
+
+/** Fastify's server options for the time-outs and limits of docs/access.md ("Connections"). */
+export function httpServerOptions(config: Config) {
+  const { requestTimeoutMs, connectionTimeoutMs } = config.http;
+  return {
+    // Time to receive a whole request (headers and body), not to answer it.
+    requestTimeout: requestTimeoutMs,
+    connectionTimeout: connectionTimeoutMs,
+    keepAliveTimeout: HTTP_KEEP_ALIVE_TIMEOUT_MS,
+    http: {
+      requestTimeout: requestTimeoutMs,
+      // Node's default (60 s) would outlast a shorter request time-out.
+      headersTimeout: requestTimeoutMs,
+      // Node looks for requests past their time-out every 30 s by default, which could
+      // double the time-out; at most 1 s late is close enough for a cheap walk.
+      connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(requestTimeoutMs / 4))),
+      maxHeaderSize: HTTP_MAX_HEADER_BYTES,
+      // Node answers a missing Host itself with an empty 400; checkProtocol() answers it.
+      requireHostHeader: false,
+    },
+  };
+}
+
+/** Status and message for an error of Node's HTTP parser (llhttp codes; `reason` is
+ *  llhttp's fixed text, never request bytes) or of its request time-out. */
+function parserErrorAnswer(err: NodeJS.ErrnoException & { reason?: unknown }, requestTimeoutMs: number): { status: number; message: string } {
+  switch (err.code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return { status: 431, message: `the request line and headers together are larger than the limit of ${HTTP_MAX_HEADER_BYTES} bytes; shorten the URL or the headers` };
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return { status: 408, message: `the request was not received in full within ${requestTimeoutMs} ms` };
+    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
+      return { status: 413, message: 'the chunk extensions of the request body are too large' };
+    case 'HPE_INVALID_METHOD':
+    case 'HPE_INVALID_CONSTANT':
+    case 'HPE_INVALID_VERSION':
+    case 'HPE_INVALID_URL':
+      return { status: 400, message: 'the request line is not "METHOD /path HTTP/1.1"' };
+    case 'HPE_INVALID_HEADER_TOKEN':
+      return { status: 400, message: 'a header name or value holds a character HTTP does not allow' };
+    case 'HPE_INVALID_TRANSFER_ENCODING':
+    case 'HPE_UNEXPECTED_CONTENT_LENGTH':
+    case 'HPE_INVALID_CONTENT_LENGTH':
+    case 'HPE_INVALID_CHUNK_SIZE':
+      return { status: 400, message: `the request body's framing is not valid: ${typeof err.reason === 'string' ? err.reason : err.code}` };
+    default:
+      return { status: 400, message: `the request is not valid HTTP/1.1${typeof err.reason === 'string' ? `: ${err.reason}` : ''}` };
+  }
+}
+
+/** Sockets already answered: the parser may report more errors for the same bytes. */
+const answered = new WeakSet<Socket>();
+
+/** Fastify's clientErrorHandler: an `{error, message}` answer written to the socket. */
+export function clientErrorHandler(access: Access, config: Config, log: Logger): (err: Error, socket: Socket) => void {
+  return (err, socket) => {
+    const e = err as NodeJS.ErrnoException & { reason?: unknown };
+    if (e.code === 'ECONNRESET' || socket.destroyed || answered.has(socket)) return;
+    answered.add(socket);
+    const { status, message } = parserErrorAnswer(e, config.http.requestTimeoutMs);
+    log.debug({ code: e.code, status }, 'request refused by the HTTP parser');
+    void addressFigures(access, socket.remoteAddress).then((figures) => {
+      // Node's own rule: write only when no answer of a request on this connection has
+      // begun (a keep-alive connection's earlier request may be mid-answer), else just close.
+      const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
+      if (socket.writable && !(inFlight?.headersSent ?? false)) {
+        const body = JSON.stringify({ error: httpTitle(status), message });
+        const headers = [
+          ['content-type', 'application/json; charset=utf-8'],
+          ['content-length', String(Buffer.byteLength(body))],
+          ['connection', 'close'],
+          ...(figures === undefined ? [] : rateLimitHeaders(figures)),
+        ];
+        socket.write(`HTTP/1.1 ${status} ${httpTitle(status)}\r\n${headers.map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n${body}`);
+      }
+    })
+      .catch((writeErr: unknown) => log.debug({ err: writeErr }, 'could not answer a request refused by the HTTP parser'))
+      .finally(() => socket.destroy());
+  };
+}
+
+// Node's own test for 100-continue, so what Node lets through as one, the hook does too.
+const CONTINUE = /(?:^|\W)100-continue(?:$|\W)/i;
+
+/**
+ * Checks Node leaves to the application here (see requireHostHeader above and the
+ * 'checkExpectation' listener), answered through Fastify so they carry the request id
+ * and rate-limit headers: an HTTP/1.1 request without Host is 400 (RFC 9112 section 3.2),
+ * an Expect other than 100-continue is 417 (RFC 9110 section 10.1.1). Install before
+ * access control, so such a request is refused as malformed rather than as unauthenticated.
+ */
+export function installProtocolChecks(app: FastifyInstance): void {
+  // Node emits this instead of 'request' for such a request; routing it like any other
+  // lets the hook below answer it.
+  app.server.on('checkExpectation', (req, res) => app.routing(req, res));
+  app.addHook('onRequest', async (req: FastifyRequest, reply) => {
+    if (req.raw.httpVersion !== '1.1') return;
+    const refuse = (status: number, message: string): AppError => {
+      reply.header('connection', 'close');
+      return new AppError(kindForStatus(status), message);
+    };
+    if (req.headers.host === undefined || req.headers.host === '') throw refuse(400, 'an HTTP/1.1 request must carry a Host header');
+    const expect = req.headers.expect;
+    if (expect !== undefined && !CONTINUE.test(expect)) throw refuse(417, 'the only expectation this service meets is "Expect: 100-continue"');
+  });
+}
