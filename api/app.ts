@@ -123,7 +123,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   await app.register(async (admin) => {
     admin.addHook('onRequest', adminGuard(deps.access, deps.config.adminToken));
-    await admin.register(protocolRoutes, { registry: deps.registry, onChange: () => deps.analytics.cache.clear() });
+    await admin.register(protocolRoutes, { registry: deps.registry, onChange: () => deps.analytics.invalidate() });
     await admin.register(ingestRoutes, { pipeline: deps.pipeline, maxBodyBytes: deps.config.ingest.maxBodyBytes });
     await admin.register(keyRoutes, { access: deps.access });
     // Unknown operator paths and methods are answered behind the token too: without it

@@ -238,7 +238,7 @@ describe('protocol registry', () => {
   it('activating a protocol makes its stored records visible', async () => {
     await expect(s.analytics.protocolStats('meteora_dlmm')).rejects.toThrow();
     await s.registry.setActive('meteora_dlmm', true);
-    s.analytics.cache.clear();
+    s.analytics.invalidate();
     const stats = await s.analytics.protocolStats('meteora_dlmm');
     expect(stats).toEqual(await scanStats('meteora_dlmm'));
     expect(stats.totalTransactions).toBeGreaterThan(0);

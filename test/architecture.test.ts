@@ -59,6 +59,12 @@ describe('architecture', () => {
     expect(upward).toEqual([]);
   });
 
+  it('keeps one analytics shape: no helper of the analytics layer imports its facade', () => {
+    const facade = path.join('api', 'analytics', 'analytics.ts');
+    const helpers = [...graph].filter(([file, deps]) => file.startsWith(path.join('api', 'analytics') + path.sep) && file !== facade && deps.includes(facade));
+    expect(helpers.map(([file]) => file)).toEqual([]);
+  });
+
   it('has no import cycles', () => {
     const state = new Map<string, 'open' | 'done'>();
     const cycles: string[] = [];

@@ -56,7 +56,7 @@ describe('GET /api/v1/stats', () => {
   });
 
   it('does not scan the base table (answers from the view and system.parts)', async () => {
-    t.services.analytics.cache.clear();
+    t.services.analytics.invalidate();
     const seen: string[] = [];
     const wh = t.services.wh;
     const original = wh.query.bind(wh);

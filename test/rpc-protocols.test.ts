@@ -454,7 +454,7 @@ describe('getFailedTransactions', () => {
 describe('deactivating a protocol hides it everywhere', () => {
   it('whirlpool disappears from every answer once inactive', async () => {
     await ctx.services.registry.setActive('whirlpool', false);
-    ctx.services.analytics.cache.clear();
+    ctx.services.analytics.invalidate();
     try {
       expect(await rpc.call<string[]>('getProtocols')).not.toContain('whirlpool');
       expect((await rpc.error('getProtocolStats', [{ protocolName: 'whirlpool' }])).data).toMatch(/unknown protocol "whirlpool"/);
@@ -467,7 +467,7 @@ describe('deactivating a protocol hides it everywhere', () => {
       expect(byProgram.data).toEqual([]);
     } finally {
       await ctx.services.registry.setActive('whirlpool', true);
-      ctx.services.analytics.cache.clear();
+      ctx.services.analytics.invalidate();
     }
     expect(await rpc.call<string[]>('getProtocols')).toContain('whirlpool');
   });

@@ -4,7 +4,6 @@
 // is a contiguous key range read forwards or backwards; details come from tx_by_signature_v2.
 import { MAX_BLOCK_TIME } from '../../core/limits.ts';
 import type { Warehouse } from '../../views/warehouse.ts';
-import type { Analytics } from './analytics.ts';
 import { commonConditions, type Conditions } from './filter-conditions.ts';
 import { decodeToken, encodeToken, isUInt, listingFingerprint } from './page-token.ts';
 import { toTransaction, TX_COLUMNS, type TxRow } from './transactions.ts';
@@ -203,13 +202,4 @@ export async function countAddressTransactions(wh: Warehouse, address: string, f
     : `SELECT count() AS n FROM (${joined(refs, true)})`;
   const rows = await wh.query<{ n: string }>(sql, { params: built.params });
   return Number(rows[0]?.n ?? 0);
-}
-
-/** Visible-protocol aware entry points (the interfaces call these, not the SQL helpers). */
-export async function addressTransactions(a: Analytics, req: AddressListRequest): Promise<Page<Transaction>> {
-  return listAddressTransactions(a.wh, req, await a.visibleProtocols(req.filters.protocols));
-}
-
-export async function addressTransactionCount(a: Analytics, address: string, filters: AddressFilters): Promise<number> {
-  return countAddressTransactions(a.wh, address, filters, await a.visibleProtocols(filters.protocols));
 }

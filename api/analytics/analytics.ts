@@ -5,9 +5,18 @@ import { AppError, Errors } from '../../core/errors.ts';
 import type { DataVersion } from '../../views/data-version.ts';
 import type { ProtocolRegistry } from '../../views/protocol-registry.ts';
 import type { Warehouse } from '../../views/warehouse.ts';
+import {
+  checkAddressToken,
+  countAddressTransactions,
+  listAddressTransactions,
+  type AddressFilters,
+  type AddressListRequest,
+} from './address-transactions.ts';
+import { listFailedTransactions, type FailedTransaction } from './failed-transactions.ts';
 import { toFeeStats, type FeeStats } from './fee-stats.ts';
 import { tableStorage, toGlobalStats, type GlobalStats } from './global-stats.ts';
 import { aggregateProtocols, type Bucket, type ProtocolAggregate } from './protocol-aggregates.ts';
+import { toComparison, toPerformance, type ProtocolComparisonItem, type ProtocolPerformance } from './protocol-reports.ts';
 import { ResultCache } from './result-cache.ts';
 import { edgesCondition, intervalCondition, planRange } from './time-range.ts';
 import { SignatureLookup } from './signature-lookup.ts';
@@ -31,16 +40,21 @@ const avg = (sum: number, n: number): number => (n === 0 ? 0 : sum / n);
 export const MAX_ACTIVITY_BUCKETS = 10_000;
 
 export class Analytics {
-  readonly cache: ResultCache;
+  private readonly cache: ResultCache;
   private readonly signatures: SignatureLookup;
 
   constructor(
-    readonly wh: Warehouse,
-    readonly registry: ProtocolRegistry,
+    private readonly wh: Warehouse,
+    private readonly registry: ProtocolRegistry,
     dataVersion: DataVersion,
   ) {
     this.cache = new ResultCache(dataVersion);
     this.signatures = new SignatureLookup(wh);
+  }
+
+  /** Forget cached answers (the registry changed: a protocol was activated or hidden). */
+  invalidate(): void {
+    this.cache.clear();
   }
 
   /** Names of the active protocols, which are the ones any answer may include. */
@@ -181,6 +195,47 @@ export class Analytics {
 
   async transaction(signature: string): Promise<Transaction | null> {
     return this.signatures.find(signature, new Set(await this.protocols()));
+  }
+
+  /**
+   * One item per requested protocol, in the order asked. Each name must be an active
+   * protocol; `field` names the list in the error (e.g. "options.protocols").
+   */
+  async protocolComparison(protocols: readonly string[], range: TimeRange, field = 'protocols'): Promise<ProtocolComparisonItem[]> {
+    for (const [i, name] of protocols.entries()) await this.requireProtocol(name, `${field}[${i}]`);
+    return toComparison(protocols, await this.aggregate('cmp', { protocols, range, distinct: true }));
+  }
+
+  /**
+   * Performance of one protocol. Percentiles come from merged t-digest states, so they are
+   * approximate (close to exact for the sizes here).
+   */
+  async protocolPerformance(protocolName: string, range: TimeRange): Promise<ProtocolPerformance> {
+    return toPerformance(protocolName, await this.protocolAggregate(protocolName, range));
+  }
+
+  /** Failed records of the visible protocols, or of one protocol (which must be active). */
+  async failedTransactions(
+    opts: { protocolName?: string; programId?: string; range: TimeRange; limit: number },
+    field = 'protocolName',
+  ): Promise<FailedTransaction[]> {
+    const protocols = opts.protocolName === undefined ? await this.protocols() : [await this.requireProtocol(opts.protocolName, field)];
+    return listFailedTransactions(this.wh, { protocols, programId: opts.programId, range: opts.range, limit: opts.limit });
+  }
+
+  /** One page of an address's records (its accounts or program id), of the visible protocols. */
+  async addressTransactions(req: AddressListRequest): Promise<Page<Transaction>> {
+    return listAddressTransactions(this.wh, req, await this.visibleProtocols(req.filters.protocols));
+  }
+
+  /** How many of an address's records match, with no details. */
+  async addressTransactionCount(address: string, filters: AddressFilters): Promise<number> {
+    return countAddressTransactions(this.wh, address, filters, await this.visibleProtocols(filters.protocols));
+  }
+
+  /** Refuse an address-listing token this service did not issue for `req`, without listing. */
+  checkAddressToken(req: AddressListRequest & { cursor: string }): void {
+    checkAddressToken(req);
   }
 
   async transactions(req: ListRequest): Promise<Page<Transaction>> {

@@ -1,7 +1,6 @@
 // Failed-transaction records (with error message, logs and raw data, which only the base
 // table keeps), newest first.
 import type { Warehouse } from '../../views/warehouse.ts';
-import type { Analytics } from './analytics.ts';
 import { commonConditions } from './filter-conditions.ts';
 import type { TimeRange } from './types.ts';
 
@@ -93,14 +92,4 @@ async function failedWindow(wh: Warehouse, req: FailedRequest): Promise<number |
     { params },
   );
   return rows[0] ? Number(rows[0].edge) : undefined;
-}
-
-/** Failed records of the visible protocols, or of one protocol (which must be active). */
-export async function failedTransactions(
-  a: Analytics,
-  opts: { protocolName?: string; programId?: string; range: TimeRange; limit: number },
-  field = 'protocolName',
-): Promise<FailedTransaction[]> {
-  const protocols = opts.protocolName === undefined ? await a.protocols() : [await a.requireProtocol(opts.protocolName, field)];
-  return listFailedTransactions(a.wh, { protocols, programId: opts.programId, range: opts.range, limit: opts.limit });
 }

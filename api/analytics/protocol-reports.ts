@@ -1,10 +1,7 @@
-// Protocol comparison and performance answers, built on the same per-protocol aggregates
-// as protocol statistics (protocol_hourly for whole hours, base table for ragged edges).
-// Kept beside analytics.ts as functions of an Analytics instance so that the interfaces
-// share one implementation.
-import type { Analytics } from './analytics.ts';
-import { aggregateProtocols, type ProtocolAggregate } from './protocol-aggregates.ts';
-import type { TimeRange } from './types.ts';
+// Protocol comparison and performance answers, shaped from the same per-protocol aggregates
+// as protocol statistics (protocol_hourly for whole hours, base table for ragged edges);
+// the facade (analytics.ts) reads the aggregates and these shape them.
+import type { ProtocolAggregate } from './protocol-aggregates.ts';
 
 export interface ProtocolComparisonItem {
   protocolName: string;
@@ -31,14 +28,8 @@ export interface ProtocolPerformance {
 const rate = (part: number, whole: number): number => (whole === 0 ? 0 : (part / whole) * 100);
 const avg = (sum: number, n: number): number => (n === 0 ? 0 : sum / n);
 
-/**
- * One item per requested protocol, in the order asked. Each name must be an active
- * protocol; `field` names the list in the error (e.g. "options.protocols").
- */
-export async function protocolComparison(a: Analytics, protocols: readonly string[], range: TimeRange, field = 'protocols'): Promise<ProtocolComparisonItem[]> {
-  for (const [i, name] of protocols.entries()) await a.requireProtocol(name, `${field}[${i}]`);
-  const rows = await a.cache.get(`cmp:${JSON.stringify([protocols, range])}`,
-    () => aggregateProtocols(a.wh, { protocols, range, distinct: true }));
+/** One item per requested protocol, in the order asked. */
+export function toComparison(protocols: readonly string[], rows: readonly ProtocolAggregate[]): ProtocolComparisonItem[] {
   const byName = new Map<string | undefined, ProtocolAggregate>(rows.map((r) => [r.protocolName, r]));
   return protocols.map((name) => {
     const r = byName.get(name);
@@ -59,8 +50,7 @@ export async function protocolComparison(a: Analytics, protocols: readonly strin
  * approximate (close to exact for the sizes here); compute units are whole numbers, so
  * they are rounded to integers.
  */
-export async function protocolPerformance(a: Analytics, protocolName: string, range: TimeRange): Promise<ProtocolPerformance> {
-  const r = await a.protocolAggregate(protocolName, range);
+export function toPerformance(protocolName: string, r: ProtocolAggregate | undefined): ProtocolPerformance {
   const n = r?.txCount ?? 0;
   const [p50, p95, p99] = r?.cuQuantiles ?? [0, 0, 0];
   return {

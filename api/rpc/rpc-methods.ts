@@ -1,9 +1,6 @@
 // The JSON-RPC method table: each method validates its positional params (param-schemas.ts)
 // and maps them to one analytics call; results are shaped as SPEC names them. No SQL here.
-import { addressTransactionCount, addressTransactions, checkAddressToken } from '../analytics/address-transactions.ts';
 import type { Analytics, TopSortBy } from '../analytics/analytics.ts';
-import { failedTransactions } from '../analytics/failed-transactions.ts';
-import { protocolComparison, protocolPerformance } from '../analytics/protocol-reports.ts';
 import type { SortOrder, TimeRange, Transaction, TransactionFilters } from '../analytics/types.ts';
 import { LIMITS, PARAM_SCHEMAS, type MethodName } from './param-schemas.ts';
 import { validateParams } from './param-validation.ts';
@@ -100,11 +97,11 @@ const handlers: Record<MethodName, Handler> = {
       // No per-record details: only how many records match (limit and paging do not apply,
       // but a token sent along must still be one this listing issued).
       if (o.paginationToken !== undefined) {
-        checkAddressToken({ address: address as string, filters, sortOrder: o.sortOrder ?? 'asc', limit: 1, cursor: o.paginationToken });
+        a.checkAddressToken({ address: address as string, filters, sortOrder: o.sortOrder ?? 'asc', limit: 1, cursor: o.paginationToken });
       }
-      return { data: [], paginationToken: null, count: await addressTransactionCount(a, address as string, filters) };
+      return { data: [], paginationToken: null, count: await a.addressTransactionCount(address as string, filters) };
     }
-    const page = await addressTransactions(a, {
+    const page = await a.addressTransactions({
       address: address as string,
       filters,
       sortOrder: o.sortOrder ?? 'asc',
@@ -125,13 +122,13 @@ const handlers: Record<MethodName, Handler> = {
 
   async getProtocolComparison(a, [options]) {
     const o = options as ComparisonOptions;
-    return protocolComparison(a, o.protocols, o.blockTime ?? {}, 'options.protocols');
+    return a.protocolComparison(o.protocols, o.blockTime ?? {}, 'options.protocols');
   },
 
   async getProtocolPerformance(a, [options]) {
     const o = options as ProtocolOptions;
     await a.requireProtocol(o.protocolName, 'options.protocolName');
-    return protocolPerformance(a, o.protocolName, o.blockTime ?? {});
+    return a.protocolPerformance(o.protocolName, o.blockTime ?? {});
   },
 
   async getTopProtocols(a, [options]) {
@@ -153,7 +150,7 @@ const handlers: Record<MethodName, Handler> = {
 
   async getFailedTransactions(a, [options]) {
     const o = (options ?? {}) as FailedOptions;
-    const data = await failedTransactions(a, {
+    const data = await a.failedTransactions({
       protocolName: o.protocolName,
       programId: o.programId,
       range: o.blockTime ?? {},
