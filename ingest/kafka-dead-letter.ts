@@ -5,7 +5,6 @@
 import type { IHeaders, KafkaMessage, Producer } from 'kafkajs';
 import type { Rejection } from './pipeline.ts';
 import type { KafkaMetrics } from '../core/metrics.ts';
-import { rejectKind } from './reject-kind.ts';
 
 export const DLQ_HEADERS = {
   reason: 'x-dlq-reason',
@@ -41,11 +40,11 @@ export class DeadLetterPublisher {
       topic: this.topic,
       acks: -1,
       messages: items.map(({ rejection, message, topic, partition }) => {
-        const kind = rejectKind(rejection.reason);
+        const kind = rejection.code;
         this.metrics.deadLetters.inc({ topic, kind });
         let value = message.value ?? Buffer.alloc(0);
         const headers: IHeaders = {
-          [DLQ_HEADERS.reason]: rejection.reason,
+          [DLQ_HEADERS.reason]: rejection.detail,
           [DLQ_HEADERS.kind]: kind,
           [DLQ_HEADERS.topic]: topic,
           [DLQ_HEADERS.partition]: String(partition),

@@ -156,14 +156,14 @@ export class KafkaSource {
     const { topic, partition } = batch;
     if (batch.isEmpty()) return;
     const labels = { topic };
-    const byPosition = new Map<string, KafkaMessage>();
+    const byOffset = new Map<string, KafkaMessage>();
     const records: RawRecord[] = [];
     const empty: Rejection[] = [];
     for (const m of batch.messages) {
-      const position = `${topic}/${partition}/${m.offset}`;
-      byPosition.set(position, m);
+      const position = { topic, partition, offset: m.offset };
+      byOffset.set(m.offset, m);
       // A tombstone or empty value is no record at all; the pipeline would call it bad JSON.
-      if (m.value === null || m.value.byteLength === 0) empty.push({ position, reason: 'empty message (no value)' });
+      if (m.value === null || m.value.byteLength === 0) empty.push({ code: 'empty', detail: 'empty message (no value)', position });
       else records.push({ value: m.value, position });
     }
 
@@ -205,9 +205,11 @@ export class KafkaSource {
     }
 
     const rejected = [...empty, ...report.rejected];
-    const deadSet = new Set(rejected.map((r) => r.position));
+    // Every position here is a message of this batch (one topic and partition): its offset names it.
+    const offsetOf = (r: Rejection): string => ('offset' in r.position ? r.position.offset : '');
+    const deadSet = new Set(rejected.map(offsetOf));
     const dead: DeadLetterInput[] = rejected.flatMap((rejection) => {
-      const message = byPosition.get(rejection.position);
+      const message = byOffset.get(offsetOf(rejection));
       return message === undefined ? [] : [{ rejection, message, topic, partition }];
     });
     // The dead letters must be durable before the offsets move past them.
@@ -233,7 +235,7 @@ export class KafkaSource {
     const nowMs = Date.now();
     const storedMessages: KafkaMessage[] = [];
     for (const m of batch.messages) {
-      if (m.value === null || deadSet.has(`${topic}/${partition}/${m.offset}`)) continue;
+      if (m.value === null || deadSet.has(m.offset)) continue;
       storedMessages.push(m);
       this.metrics.freshnessProduce.observe(labels, Math.max(0, (nowMs - Number(m.timestamp)) / 1000));
       const bt = blockTimeOf(m.value);

@@ -12,13 +12,7 @@ export function ndjsonRecords(body: Buffer | string): RawRecord[] {
     lineNo += 1;
     const trimmed = line.endsWith('\r') ? line.slice(0, -1) : line;
     if (trimmed.trim() === '') continue;
-    out.push({ value: trimmed, position: `line ${lineNo}` });
+    out.push({ value: trimmed, position: { line: lineNo } });
   }
   return out;
 }
-
-/** "line 12" -> 12; other positions are not lines. */
-export const lineOf = (position: string): number | undefined => {
-  const m = /^line (\d+)$/.exec(position);
-  return m ? Number(m[1]) : undefined;
-};

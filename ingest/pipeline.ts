@@ -9,20 +9,18 @@ import type { DataVersion } from '../views/data-version.ts';
 import type { ProtocolRegistry } from '../views/protocol-registry.ts';
 import type { Warehouse } from '../views/warehouse.ts';
 import { IngestJournal } from './ingest-journal.ts';
+import { positionText, type Position, type Rejection, type RejectionCode } from './rejection.ts';
 import { checkRecord, protocolLookup, ROW_COLUMNS, type ProtocolLookup, type TransactionRow } from './record-schema.ts';
 import type { Bucket } from '../views/view-repair.ts';
 
 export interface RawRecord {
   /** The record as received: bytes/text to parse, or an already-parsed value. */
   value: string | Uint8Array | object;
-  /** Where it came from, for error reports and the dead-letter sink ("line 3", "topic/0/1234"). */
-  position: string;
+  /** Where it came from, for error reports and the dead-letter sink. */
+  position: Position;
 }
 
-export interface Rejection {
-  position: string;
-  reason: string;
-}
+export type { Rejection };
 
 export interface IngestReport {
   /** Records newly stored by this call (DESIGN.md section 4: `accepted` = newly stored). */
@@ -42,7 +40,8 @@ export interface PipelineOptions {
   writerId?: string;
 }
 
-type Step = { kind: 'ok'; row: TransactionRow } | { kind: 'dead-letter'; reason: string; payload: string };
+type Step = { kind: 'ok'; row: TransactionRow } | { kind: 'dead-letter'; code: RejectionCode; detail: string; payload: string };
+type Dead = Rejection & { payload: string };
 
 const identity = (signature: string, index: number): string => `${signature}#${index}`;
 const LOOKUP_CHUNK = 5000;
@@ -68,11 +67,11 @@ export class IngestPipeline {
   async ingest(records: readonly RawRecord[], source: string): Promise<IngestReport> {
     const known = protocolLookup(await this.registry.list());
     const rows: TransactionRow[] = [];
-    const dead: { position: string; reason: string; payload: string }[] = [];
+    const dead: Dead[] = [];
     for (const rec of records) {
       const step = this.parseAndCheck(rec, known);
       if (step.kind === 'ok') rows.push(step.row);
-      else dead.push({ position: rec.position, reason: step.reason, payload: step.payload });
+      else dead.push({ code: step.code, detail: step.detail, position: rec.position, payload: step.payload });
     }
     let duplicates = 0;
     for (let i = 0; i < rows.length; i += this.options.batchRows) {
@@ -81,7 +80,7 @@ export class IngestPipeline {
     if (dead.length > 0) await this.deadLetter(source, dead);
     const accepted = rows.length - duplicates;
     this.options.observer?.observeIngest(source, accepted, dead.length, duplicates);
-    return { accepted, duplicates, rejected: dead.map(({ position, reason }) => ({ position, reason })) };
+    return { accepted, duplicates, rejected: dead.map(({ code, detail, position }) => ({ code, detail, position })) };
   }
 
   private parseAndCheck(rec: RawRecord, known: ProtocolLookup): Step {
@@ -90,13 +89,13 @@ export class IngestPipeline {
       const text = typeof value === 'string' ? value : Buffer.from(value).toString('utf8');
       const bytes = typeof value === 'string' ? Buffer.byteLength(value) : value.byteLength;
       if (bytes > this.options.maxRecordBytes) {
-        return { kind: 'dead-letter', reason: `record is ${bytes} bytes; the limit is ${this.options.maxRecordBytes}`, payload: text.slice(0, 4096) };
+        return { kind: 'dead-letter', code: 'oversized', detail: `record is ${bytes} bytes; the limit is ${this.options.maxRecordBytes}`, payload: text.slice(0, 4096) };
       }
       try {
         // A byte-order mark (Windows tools write one) is encoding, not JSON.
         value = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
       } catch (err) {
-        return { kind: 'dead-letter', reason: `not valid JSON: ${(err as Error).message}`, payload: text };
+        return { kind: 'dead-letter', code: 'not_json', detail: `not valid JSON: ${(err as Error).message}`, payload: text };
       }
     }
     const check = checkRecord(value, known);
@@ -104,7 +103,7 @@ export class IngestPipeline {
     const payload = typeof rec.value === 'object' && !(rec.value instanceof Uint8Array)
       ? JSON.stringify(rec.value)
       : typeof rec.value === 'string' ? rec.value : Buffer.from(rec.value).toString('utf8');
-    return { kind: 'dead-letter', reason: check.reason, payload };
+    return { kind: 'dead-letter', code: check.code, detail: check.detail, payload };
   }
 
   private serialised<T>(fn: () => Promise<T>): Promise<T> {
@@ -178,10 +177,10 @@ export class IngestPipeline {
     return batch.length - fresh.length;
   }
 
-  private async deadLetter(source: string, dead: { position: string; reason: string; payload: string }[]): Promise<void> {
+  private async deadLetter(source: string, dead: Dead[]): Promise<void> {
     try {
-      await this.wh.insert('dead_letters', dead.map((d) => ({ source, ...d })), {
-        columns: ['source', 'position', 'reason', 'payload'],
+      await this.wh.insert('dead_letters', dead.map((d) => ({ source, position: positionText(d.position), code: d.code, reason: d.detail, payload: d.payload })), {
+        columns: ['source', 'position', 'code', 'reason', 'payload'],
       });
     } catch (err) {
       // The rejection is still reported to the caller; losing the copy is logged loudly.

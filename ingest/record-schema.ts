@@ -1,5 +1,6 @@
 // The ingest record (DESIGN.md section 3): its JSON Schema, and the step that turns one
 // raw record into a row of the base table or into a reason for rejecting it.
+import { refuse, type Refusal } from './rejection.ts';
 import { Ajv, type ErrorObject } from 'ajv';
 
 export const BASE58_SIGNATURE = '^[1-9A-HJ-NP-Za-km-z]{64,88}$';
@@ -93,7 +94,7 @@ function describe(err: ErrorObject | undefined): string {
   return `${field || 'record'} ${err.message ?? 'is invalid'}`;
 }
 
-export type RecordCheck = { ok: true; row: TransactionRow } | { ok: false; reason: string };
+export type RecordCheck = { ok: true; row: TransactionRow } | Refusal;
 
 /** The protocol registry as the record check needs it (DESIGN.md section 5: the registry
  *  maps program id -> protocol name), every protocol included, active or not. */
@@ -117,31 +118,31 @@ export function protocolLookup(entries: Iterable<{ protocolName: string; program
 /** Validate one parsed record against the schema and the protocol registry; normalise it. */
 export function checkRecord(value: unknown, registry: ProtocolLookup): RecordCheck {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    return { ok: false, reason: 'record must be a JSON object' };
+    return refuse('not_object', 'record must be a JSON object');
   }
   // A field with alternatives (slot, log_messages) fails each branch and then the anyOf
   // itself; the anyOf error names what is allowed, the first branch's error only half.
-  if (!validate(value)) return { ok: false, reason: describe(validate.errors?.find((e) => e.keyword === 'anyOf') ?? validate.errors?.[0]) };
+  if (!validate(value)) return refuse('schema', describe(validate.errors?.find((e) => e.keyword === 'anyOf') ?? validate.errors?.[0]));
   const r = value;
   const program = registry.programOf.get(r.protocol_name);
   if (program === undefined) {
-    return { ok: false, reason: `unknown protocol_name "${r.protocol_name}"` };
+    return refuse('unknown_protocol', `unknown protocol_name "${r.protocol_name}"`);
   }
   // The program id decides the protocol: a record naming one protocol with another's
   // program (or with a program the registry does not know) would be counted under the
   // wrong protocol in every aggregate, so it is refused rather than trusted.
   const owner = registry.protocolOf.get(r.program_id);
   if (owner === undefined) {
-    return { ok: false, reason: `program_id "${r.program_id}" is not in the protocol registry; the program of ${r.protocol_name} is ${program}` };
+    return refuse('program_unregistered', `program_id "${r.program_id}" is not in the protocol registry; the program of ${r.protocol_name} is ${program}`);
   }
   if (owner !== r.protocol_name) {
-    return { ok: false, reason: `program_id "${r.program_id}" is the program of ${owner}, not of ${r.protocol_name}` };
+    return refuse('program_mismatch', `program_id "${r.program_id}" is the program of ${owner}, not of ${r.protocol_name}`);
   }
   if (r.accounts === undefined && r.accounts_count === undefined) {
-    return { ok: false, reason: 'accounts_count is required when accounts is absent' };
+    return refuse('accounts_count_missing', 'accounts_count is required when accounts is absent');
   }
   const slot = String(r.slot);
-  if (slot.length === 20 && slot > '18446744073709551615') return { ok: false, reason: 'slot is out of range' };
+  if (slot.length === 20 && slot > '18446744073709551615') return refuse('slot_out_of_range', 'slot is out of range');
   const accounts = r.accounts ?? [];
   return {
     ok: true,

@@ -52,9 +52,9 @@ describe('POST /admin/ingest', () => {
       rejected: 3,
       duplicates: 0,
       errors: [
-        { line: 3, reason: expect.stringMatching(/^not valid JSON/) },
-        { line: 4, reason: 'fee must be >= 0' },
-        { line: lines.length, reason: 'unknown protocol_name "sushiswap_v9"' },
+        { line: 3, code: 'not_json', reason: expect.stringMatching(/^not valid JSON/) },
+        { line: 4, code: 'schema', reason: 'fee must be >= 0' },
+        { line: lines.length, code: 'unknown_protocol', reason: 'unknown protocol_name "sushiswap_v9"' },
       ],
       errorsOmitted: 0,
     });
@@ -99,8 +99,8 @@ describe('POST /admin/ingest', () => {
       rejected: 2,
       duplicates: 0,
       errors: [
-        { line: 1, reason: 'program_id "CAMMCzo5YL8w4VFF8KVHrK22GGUsp5VTaW7grrKgrWqK" is the program of raydium_amm_v3, not of jupiter_v6' },
-        { line: 2, reason: 'program_id "11111111111111111111111111111111" is not in the protocol registry; the program of jupiter_v6 is JUP6LkbZbjS1jKKwapdHNy74zcZ3tLUZoi5QNyVTaV4' },
+        { line: 1, code: 'program_mismatch', reason: 'program_id "CAMMCzo5YL8w4VFF8KVHrK22GGUsp5VTaW7grrKgrWqK" is the program of raydium_amm_v3, not of jupiter_v6' },
+        { line: 2, code: 'program_unregistered', reason: 'program_id "11111111111111111111111111111111" is not in the protocol registry; the program of jupiter_v6 is JUP6LkbZbjS1jKKwapdHNy74zcZ3tLUZoi5QNyVTaV4' },
       ],
       errorsOmitted: 0,
     });

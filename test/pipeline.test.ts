@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { demoRecords, ingestRecords, tableCounts } from './support/fixtures.ts';
 import { startServices } from './support/services.ts';
 import type { IngestRecord } from '../ingest/record-schema.ts';
-import { rejectKind } from '../ingest/reject-kind.ts';
 
 let s: Awaited<ReturnType<typeof startServices>>;
 let records: IngestRecord[];
@@ -111,9 +110,11 @@ describe('bad input', () => {
       JSON.stringify({ ...good(), signature: '6'.repeat(88), log_messages: ['Program log: a', 'Program log: b'], accounts: undefined, accounts_count: 9 }),
       JSON.stringify(good()),
     ];
-    const report = await s.pipeline.ingest(lines.map((value, i) => ({ value, position: `line ${i + 1}` })), 'test');
+    const report = await s.pipeline.ingest(lines.map((value, i) => ({ value, position: { line: i + 1 } })), 'test');
     expect(report.accepted).toBe(2);
-    const reasons = Object.fromEntries(report.rejected.map((r) => [r.position, r.reason]));
+    const reasons = Object.fromEntries(report.rejected.map((r) => ['line' in r.position ? `line ${r.position.line}` : '?', r.detail]));
+    const codes = report.rejected.map((r) => r.code);
+    expect(codes).toEqual(['not_json', 'schema', 'schema', 'unknown_protocol', 'schema', 'schema', 'accounts_count_missing', 'not_object']);
     expect(reasons['line 1']).toMatch(/^not valid JSON/);
     expect(reasons['line 2']).toBe('fee must be >= 0');
     expect(reasons['line 3']).toBe('fee must be integer');
@@ -129,39 +130,38 @@ describe('bad input', () => {
       "SELECT log_messages, accounts_count FROM transactions WHERE signature = {s:String}", { params: { s: '6'.repeat(88) } });
     expect(stored).toEqual({ log_messages: 'Program log: a\nProgram log: b', accounts_count: 9 });
 
-    const dead = await s.wh.query<{ position: string; reason: string; payload: string }>(
-      "SELECT position, reason, payload FROM dead_letters WHERE source = 'test' ORDER BY position");
+    const dead = await s.wh.query<{ position: string; code: string; reason: string; payload: string }>(
+      "SELECT position, code, reason, payload FROM dead_letters WHERE source = 'test' ORDER BY position");
     expect(dead.map((d) => d.position).sort()).toEqual(Object.keys(reasons).sort());
+    expect(dead.find((d) => d.position === 'line 4')?.code).toBe('unknown_protocol');
     expect(dead.find((d) => d.position === 'line 4')?.payload).toBe(lines[3]);
   });
 
   it('checks program_id against the registry, for every source, and dead-letters a mismatch with its reason', async () => {
     const raydiumProgram = 'CAMMCzo5YL8w4VFF8KVHrK22GGUsp5VTaW7grrKgrWqK';
     const report = await s.pipeline.ingest([
-      { value: { ...good(), signature: '7'.repeat(88), program_id: raydiumProgram }, position: 'topic/0/41' },
-      { value: JSON.stringify({ ...good(), signature: '8'.repeat(88), program_id: 'So11111111111111111111111111111111111111112' }), position: 'topic/0/42' },
+      { value: { ...good(), signature: '7'.repeat(88), program_id: raydiumProgram }, position: { topic: 'topic', partition: 0, offset: '41' } },
+      { value: JSON.stringify({ ...good(), signature: '8'.repeat(88), program_id: 'So11111111111111111111111111111111111111112' }), position: { topic: 'topic', partition: 0, offset: '42' } },
     ], 'kafka:test-topic');
     expect(report.accepted).toBe(0);
     expect(report.rejected).toEqual([
-      { position: 'topic/0/41', reason: `program_id "${raydiumProgram}" is the program of raydium_amm_v3, not of whirlpool` },
-      { position: 'topic/0/42', reason: 'program_id "So11111111111111111111111111111111111111112" is not in the protocol registry; the program of whirlpool is whirLbMiicVdio4qvUfM5KAg6Ct8VwpYzGff3uctyCc' },
+      { code: 'program_mismatch', detail: `program_id "${raydiumProgram}" is the program of raydium_amm_v3, not of whirlpool`, position: { topic: 'topic', partition: 0, offset: '41' } },
+      { code: 'program_unregistered', detail: 'program_id "So11111111111111111111111111111111111111112" is not in the protocol registry; the program of whirlpool is whirLbMiicVdio4qvUfM5KAg6Ct8VwpYzGff3uctyCc', position: { topic: 'topic', partition: 0, offset: '42' } },
     ]);
-    const dead = await s.wh.query<{ position: string; reason: string }>(
-      "SELECT position, reason FROM dead_letters WHERE source = 'kafka:test-topic' ORDER BY position");
-    expect(dead).toEqual(report.rejected);
-    expect(rejectKind(report.rejected[0]!.reason)).toBe('program_mismatch');
-    expect(rejectKind(report.rejected[1]!.reason)).toBe('program_mismatch');
+    const dead = await s.wh.query<{ position: string; code: string; reason: string }>(
+      "SELECT position, code, reason FROM dead_letters WHERE source = 'kafka:test-topic' ORDER BY position");
+    expect(dead).toEqual(report.rejected.map((r) => ({ position: `topic/0/${'offset' in r.position ? r.position.offset : ''}`, code: r.code, reason: r.detail })));
   });
 
   it('reads a record that starts with a byte-order mark', async () => {
-    const report = await s.pipeline.ingest([{ value: `\uFEFF${JSON.stringify({ ...good(), signature: '9'.repeat(88) })}`, position: 'topic/0/43' }], 'test');
+    const report = await s.pipeline.ingest([{ value: `\uFEFF${JSON.stringify({ ...good(), signature: '9'.repeat(88) })}`, position: { topic: 'topic', partition: 0, offset: '43' } }], 'test');
     expect(report).toEqual({ accepted: 1, duplicates: 0, rejected: [] });
   });
 
   it('rejects an oversized record without reading it', async () => {
     const huge = JSON.stringify({ ...good(), raw_data: 'x'.repeat(300_000) });
-    const report = await s.pipeline.ingest([{ value: huge, position: 'line 1' }], 'test');
+    const report = await s.pipeline.ingest([{ value: huge, position: { line: 1 } }], 'test');
     expect(report.accepted).toBe(0);
-    expect(report.rejected[0]?.reason).toMatch(/^record is \d+ bytes; the limit is 262144$/);
+    expect(report.rejected[0]).toMatchObject({ code: 'oversized', detail: expect.stringMatching(/^record is \d+ bytes; the limit is 262144$/) });
   });
 });

@@ -1,7 +1,8 @@
 // POST /admin/ingest: NDJSON records through the one ingest pipeline. Answers once the
 // accepted records are stored and queryable.
 import type { FastifyInstance } from 'fastify';
-import { ndjsonRecords, lineOf } from '../../ingest/ndjson.ts';
+import { ndjsonRecords } from '../../ingest/ndjson.ts';
+import { positionText } from '../../ingest/rejection.ts';
 import type { IngestPipeline } from '../../ingest/pipeline.ts';
 
 /**
@@ -23,7 +24,11 @@ export async function ingestRoutes(app: FastifyInstance, opts: { pipeline: Inges
       accepted: report.accepted,
       rejected: report.rejected.length,
       duplicates: report.duplicates,
-      errors: report.rejected.slice(0, MAX_LISTED_ERRORS).map((r) => ({ line: lineOf(r.position) ?? r.position, reason: r.reason })),
+      errors: report.rejected.slice(0, MAX_LISTED_ERRORS).map((r) => ({
+        line: 'line' in r.position ? r.position.line : positionText(r.position),
+        code: r.code,
+        reason: r.detail,
+      })),
       errorsOmitted: Math.max(0, report.rejected.length - MAX_LISTED_ERRORS),
     };
   });

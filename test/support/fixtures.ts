@@ -15,7 +15,7 @@ export async function demoRecords(services: Pick<Services, 'wh'>, count: number,
 }
 
 export async function ingestRecords(services: Pick<Services, 'pipeline'>, records: readonly object[]) {
-  return services.pipeline.ingest(records.map((value, i) => ({ value, position: `line ${i + 1}` })), 'test');
+  return services.pipeline.ingest(records.map((value, i) => ({ value, position: { line: i + 1 } })), 'test');
 }
 
 /** Row counts of the base table and every table a view writes to. */

@@ -95,7 +95,7 @@ export function b58(label: string, len: number): string {
 
 /** Ingest records through the real pipeline; fails the test on any rejection. */
 export async function ingest(services: Services, records: readonly (IngestRecord | string)[]): Promise<void> {
-  const report = await services.pipeline.ingest(records.map((r, i) => ({ value: typeof r === 'string' ? r : r as object, position: `#${i}` })), 'test');
+  const report = await services.pipeline.ingest(records.map((r, i) => ({ value: typeof r === 'string' ? r : r as object, position: { line: i + 1 } })), 'test');
   if (report.rejected.length > 0) throw new Error(`rejected: ${JSON.stringify(report.rejected.slice(0, 3))}`);
 }
 

@@ -77,7 +77,7 @@ export function warehouseContract(name: string, open: () => Promise<{ wh: Wareho
       const registry = new ProtocolRegistry(wh);
       const pipeline = new IngestPipeline(wh, registry, dataVersion, createLogger('silent'), { maxRecordBytes: 65536, batchRows: 500 });
       const records = await demoRecords({ wh }, 1500, 3);
-      const report = await pipeline.ingest(records.map((value, i) => ({ value, position: `line ${i + 1}` })), 'contract');
+      const report = await pipeline.ingest(records.map((value, i) => ({ value, position: { line: i + 1 } })), 'contract');
       expect(report).toMatchObject({ accepted: 1500, rejected: [] });
       const analytics = new Analytics(wh, registry, dataVersion);
       const stats = await analytics.protocolStats('jupiter_v6');
