@@ -3,9 +3,9 @@
 // only when HEALTH_MAX_INGEST_AGE_SECONDS is set and exceeded: demo data is old by
 // design), and the shared rate-limit store when Redis is configured.
 import type { FastifyInstance } from 'fastify';
-import { readFreshness } from '../views/ingest-freshness.ts';
-import { migrationStatus } from '../views/migrate.ts';
-import type { Warehouse } from '../views/warehouse.ts';
+import { readFreshness } from '../warehouse/ingest-freshness.ts';
+import { migrationStatus } from '../warehouse/migrate.ts';
+import type { Warehouse } from '../warehouse/warehouse.ts';
 import type { RateLimitStore } from './access/rate-limit-store.ts';
 
 interface Check {

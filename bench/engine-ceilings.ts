@@ -13,8 +13,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { EmbeddedWarehouse } from '../views/embedded-warehouse.ts';
-import { MIGRATIONS_DIR, splitStatements } from '../views/migrate.ts';
+import { EmbeddedWarehouse } from '../warehouse/embedded-warehouse.ts';
+import { MIGRATIONS_DIR, splitStatements } from '../warehouse/migrate.ts';
 import { machine, median, timeMs } from './bench-support.ts';
 
 const { values } = parseArgs({ options: { rows: { type: 'string' } } });

@@ -10,8 +10,8 @@ import path from 'node:path';
 import { aggregateProtocols, aggregateProtocolsByScan } from '../api/analytics/protocol-aggregates.ts';
 import { seedDemo } from '../ingest/demo-generator.ts';
 import { progressPrinter } from '../ingest/seed.ts';
-import { EmbeddedWarehouse } from '../views/embedded-warehouse.ts';
-import { migrate } from '../views/migrate.ts';
+import { EmbeddedWarehouse } from '../warehouse/embedded-warehouse.ts';
+import { migrate } from '../warehouse/migrate.ts';
 import { flag, machine, median, timeMs } from './bench-support.ts';
 
 const rows = Number(flag('rows', '10000000'));

@@ -2,7 +2,7 @@
 // (seed, row number), so the same seed and window give the same rows on any machine, and
 // no row passes through JavaScript when seeding (INSERT ... SELECT FROM numbers()).
 // The same SELECT also renders ingest records (NDJSON) for the Kafka and HTTP sources.
-import type { Warehouse } from '../views/warehouse.ts';
+import type { Warehouse } from '../warehouse/warehouse.ts';
 import { PROTOCOL_PROFILES, type ProtocolProfile } from './protocol-profiles.ts';
 
 export interface DemoWindow {

@@ -4,7 +4,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { EmbeddedWarehouse } from '../views/embedded-warehouse.ts';
+import { EmbeddedWarehouse } from '../warehouse/embedded-warehouse.ts';
 import { demoRecordsNdjson } from './demo-generator.ts';
 
 function intFlag(name: string, def: number, min: number): number {

@@ -6,8 +6,8 @@
 // table would get them twice.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../core/logger.ts';
-import { rebuildViewBuckets, type Bucket } from '../views/view-repair.ts';
-import type { Warehouse } from '../views/warehouse.ts';
+import { rebuildViewBuckets, type Bucket } from '../warehouse/view-repair.ts';
+import type { Warehouse } from '../warehouse/warehouse.ts';
 
 export class IngestJournal {
   constructor(

@@ -5,11 +5,11 @@
 import { loadConfigOrExit } from '../core/config.ts';
 import { createLogger } from '../core/logger.ts';
 import { Metrics } from '../core/metrics.ts';
-import { DataVersion } from '../views/data-version.ts';
-import { InstrumentedWarehouse } from '../views/instrumented-warehouse.ts';
-import { migrate } from '../views/migrate.ts';
-import { openWarehouse } from '../views/open-warehouse.ts';
-import { ProtocolRegistry } from '../views/protocol-registry.ts';
+import { DataVersion } from '../warehouse/data-version.ts';
+import { InstrumentedWarehouse } from '../warehouse/instrumented-warehouse.ts';
+import { migrate } from '../warehouse/migrate.ts';
+import { openWarehouse } from '../warehouse/open-warehouse.ts';
+import { ProtocolRegistry } from '../warehouse/protocol-registry.ts';
 import { KafkaSource } from './kafka-source.ts';
 import { startMetricsServer } from './metrics-server.ts';
 import { IngestPipeline } from './pipeline.ts';

@@ -5,13 +5,13 @@
 // what makes replaying records change no count in the base table or any view.
 import type { IngestObserver } from '../core/observers.ts';
 import type { Logger } from '../core/logger.ts';
-import type { DataVersion } from '../views/data-version.ts';
-import type { ProtocolRegistry } from '../views/protocol-registry.ts';
-import type { Warehouse } from '../views/warehouse.ts';
+import type { DataVersion } from '../warehouse/data-version.ts';
+import type { ProtocolRegistry } from '../warehouse/protocol-registry.ts';
+import type { Warehouse } from '../warehouse/warehouse.ts';
 import { IngestJournal } from './ingest-journal.ts';
 import { positionText, type Position, type Rejection, type RejectionCode } from './rejection.ts';
 import { checkRecord, protocolLookup, ROW_COLUMNS, type ProtocolLookup, type TransactionRow } from './record-schema.ts';
-import type { Bucket } from '../views/view-repair.ts';
+import type { Bucket } from '../warehouse/view-repair.ts';
 
 export interface RawRecord {
   /** The record as received: bytes/text to parse, or an already-parsed value. */

@@ -9,7 +9,7 @@ import { parseArgs } from 'node:util';
 import { Partitioners } from 'kafkajs';
 import { ConfigError, loadConfig } from '../core/config.ts';
 import { createLogger } from '../core/logger.ts';
-import { EmbeddedWarehouse } from '../views/embedded-warehouse.ts';
+import { EmbeddedWarehouse } from '../warehouse/embedded-warehouse.ts';
 import { demoRecordsNdjson } from './demo-generator.ts';
 import { ensureTopics, kafkaClient } from './kafka-client.ts';
 import { Pacer, publishLines } from './kafka-producer.ts';

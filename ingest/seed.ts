@@ -1,5 +1,5 @@
 // Seeding an empty store with demo rows at first start, with a visible progress display.
-import type { Warehouse } from '../views/warehouse.ts';
+import type { Warehouse } from '../warehouse/warehouse.ts';
 import { seedDemo, type SeedProgress } from './demo-generator.ts';
 
 export const DEMO_DAYS = 30;

@@ -10,12 +10,12 @@ const ROOT = path.resolve(import.meta.dirname, '..');
 /** Each top-level folder and the folders it may import (itself always allowed). */
 const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   core: [],
-  views: ['core'],
-  ingest: ['core', 'views'],
-  api: ['core', 'views', 'ingest'],
-  scripts: ['core', 'views', 'ingest', 'api'],
-  bench: ['core', 'views', 'ingest', 'api', 'scripts'],
-  test: ['core', 'views', 'ingest', 'api', 'scripts', 'bench'],
+  warehouse: ['core'],
+  ingest: ['core', 'warehouse'],
+  api: ['core', 'warehouse', 'ingest'],
+  scripts: ['core', 'warehouse', 'ingest', 'api'],
+  bench: ['core', 'warehouse', 'ingest', 'api', 'scripts'],
+  test: ['core', 'warehouse', 'ingest', 'api', 'scripts', 'bench'],
 };
 
 function sourceFiles(dir: string): string[] {

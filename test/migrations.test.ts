@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync, readFileSync, readdirSync, mkdirSyn
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EmbeddedWarehouse } from '../views/embedded-warehouse.ts';
-import { MIGRATIONS_DIR, loadMigrations, migrate, migrationStatus, splitStatements } from '../views/migrate.ts';
+import { EmbeddedWarehouse } from '../warehouse/embedded-warehouse.ts';
+import { MIGRATIONS_DIR, loadMigrations, migrate, migrationStatus, splitStatements } from '../warehouse/migrate.ts';
 
 let dir: string;
 let wh: EmbeddedWarehouse;

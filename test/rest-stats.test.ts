@@ -2,7 +2,7 @@
 // document generated from the route schemas, and the interactive docs page.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { toGlobalStats, type GlobalStats } from '../api/analytics/global-stats.ts';
-import type { QueryOptions } from '../views/warehouse.ts';
+import type { QueryOptions } from '../warehouse/warehouse.ts';
 import { startAppWithData } from './support/services.ts';
 
 let t: Awaited<ReturnType<typeof startAppWithData>>['t'];

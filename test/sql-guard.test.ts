@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AppError } from '../core/errors.ts';
 import { loadFunctionPolicy } from '../api/sql/function-policy.ts';
 import { prepareQuery, type GuardContext } from '../api/sql/sql-guard.ts';
-import type { QueryOptions, Warehouse } from '../views/warehouse.ts';
+import type { QueryOptions, Warehouse } from '../warehouse/warehouse.ts';
 import { apiKeyHeaders } from './support/api-key.ts';
 import { demoRecords, ingestRecords } from './support/fixtures.ts';
 import { startApp } from './support/services.ts';
@@ -168,7 +168,7 @@ describe('legitimate query corpus', () => {
 
 describe('the same decisions whatever the transport', () => {
   /**
-   * The server transport sends `<sql>\nFORMAT <fmt>` as text (views/server-warehouse.ts);
+   * The server transport sends `<sql>\nFORMAT <fmt>` as text (warehouse/server-warehouse.ts);
    * this wrapper frames every statement that way on the embedded engine, so the guard's
    * reading of EXPLAIN AST is checked under the server's framing too.
    */

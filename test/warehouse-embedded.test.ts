@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { EmbeddedWarehouse } from '../views/embedded-warehouse.ts';
+import { EmbeddedWarehouse } from '../warehouse/embedded-warehouse.ts';
 import { warehouseContract } from './support/warehouse-contract.ts';
 
 warehouseContract('embedded (chDB)', async () => {

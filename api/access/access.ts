@@ -5,9 +5,9 @@
 import { Redis } from 'ioredis';
 import type { Config } from '../../core/config.ts';
 import type { Logger } from '../../core/logger.ts';
-import { ApiKeyStore } from '../../views/api-key-store.ts';
-import { UsageStore } from '../../views/usage-store.ts';
-import type { Warehouse } from '../../views/warehouse.ts';
+import { ApiKeyStore } from '../../warehouse/api-key-store.ts';
+import { UsageStore } from '../../warehouse/usage-store.ts';
+import type { Warehouse } from '../../warehouse/warehouse.ts';
 import { localKeyChangeBus, redisKeyChangeBus, type KeyChangeBus } from './key-change-bus.ts';
 import { KeyAuthenticator } from './key-authenticator.ts';
 import type { Metrics } from '../../core/metrics.ts';

@@ -8,7 +8,7 @@
 // marks every process's snapshot stale at once. Keys number in the thousands (migration
 // 009), so a reload reads a few kilobytes. A secret missing from the snapshot is looked up
 // once in the store, so a key created through another process works at once.
-import { hashSecret, type ApiKeyRecord, type ApiKeyStore } from '../../views/api-key-store.ts';
+import { hashSecret, type ApiKeyRecord, type ApiKeyStore } from '../../warehouse/api-key-store.ts';
 
 interface Snapshot {
   at: number;

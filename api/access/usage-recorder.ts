@@ -2,7 +2,7 @@
 // warehouse in batches off it: every flushMs and at shutdown. A failed write keeps the
 // rows for the next flush, up to a bound, so a warehouse hiccup loses nothing.
 import type { Logger } from '../../core/logger.ts';
-import type { UsageRow, UsageStore } from '../../views/usage-store.ts';
+import type { UsageRow, UsageStore } from '../../warehouse/usage-store.ts';
 
 export class UsageRecorder {
   private pending = new Map<string, UsageRow>();

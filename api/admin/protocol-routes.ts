@@ -1,7 +1,7 @@
 // Operator view of the protocol registry: list every protocol, activate or deactivate one.
 import type { FastifyInstance } from 'fastify';
 import { AppError, Errors, notFound } from '../../core/errors.ts';
-import type { ProtocolRegistry } from '../../views/protocol-registry.ts';
+import type { ProtocolRegistry } from '../../warehouse/protocol-registry.ts';
 
 export async function protocolRoutes(app: FastifyInstance, opts: { registry: ProtocolRegistry; onChange: () => void }): Promise<void> {
   app.get('/admin/protocols', async () => ({ data: await opts.registry.list() }));

@@ -3,7 +3,7 @@
 // in (address_key, block_time, sig_key, instruction_index) order, so one address's history
 // is a contiguous key range read forwards or backwards; details come from tx_by_signature_v2.
 import { MAX_BLOCK_TIME } from '../../core/limits.ts';
-import type { Warehouse } from '../../views/warehouse.ts';
+import type { Warehouse } from '../../warehouse/warehouse.ts';
 import { commonConditions, type Conditions } from './filter-conditions.ts';
 import { decodeToken, encodeToken, isUInt, listingFingerprint } from './page-token.ts';
 import { toTransaction, TX_COLUMNS, type TxRow } from './transactions.ts';

@@ -1,10 +1,10 @@
 // The shared analytics layer: every interface (JSON-RPC, REST, GraphQL) asks here and only
 // maps the answer (client SQL has its own sandbox in api/sql/). It owns protocol visibility (inactive protocols are hidden), the
-// result cache, and all SQL for answers; views/ owns the schema.
+// result cache, and all SQL for answers; warehouse/ owns the schema.
 import { AppError, Errors } from '../../core/errors.ts';
-import type { DataVersion } from '../../views/data-version.ts';
-import type { ProtocolRegistry } from '../../views/protocol-registry.ts';
-import type { Warehouse } from '../../views/warehouse.ts';
+import type { DataVersion } from '../../warehouse/data-version.ts';
+import type { ProtocolRegistry } from '../../warehouse/protocol-registry.ts';
+import type { Warehouse } from '../../warehouse/warehouse.ts';
 import {
   checkAddressToken,
   countAddressTransactions,

@@ -4,7 +4,7 @@
 // an index (an unknown program id, an instruction type) can still make a read scan; on the
 // one serving session such a read would hold up everyone's answers, so it is bounded.
 import { AppError, Errors } from '../../core/errors.ts';
-import { ClickHouseCode, WarehouseError, type InsertOptions, type QueryOptions, type Warehouse } from '../../views/warehouse.ts';
+import { ClickHouseCode, WarehouseError, type InsertOptions, type QueryOptions, type Warehouse } from '../../warehouse/warehouse.ts';
 
 export class BoundedWarehouse implements Warehouse {
   constructor(

@@ -1,6 +1,6 @@
 // Failed-transaction records (with error message, logs and raw data, which only the base
 // table keeps), newest first.
-import type { Warehouse } from '../../views/warehouse.ts';
+import type { Warehouse } from '../../warehouse/warehouse.ts';
 import { commonConditions } from './filter-conditions.ts';
 import type { TimeRange } from './types.ts';
 

@@ -1,8 +1,8 @@
 // Global statistics (REST /stats): totals over every visible protocol from the hourly view
 // (no range, so no base-table edge is read), plus storage figures from system.parts, which
 // the engine keeps per data part: neither needs a scan of the base table.
-import { PUBLISHED_TABLES } from '../../views/tables.ts';
-import type { Warehouse } from '../../views/warehouse.ts';
+import { PUBLISHED_TABLES } from '../../warehouse/tables.ts';
+import type { Warehouse } from '../../warehouse/warehouse.ts';
 import type { ProtocolAggregate } from './protocol-aggregates.ts';
 
 export interface TableStorage {

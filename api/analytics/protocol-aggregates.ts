@@ -1,7 +1,7 @@
 // Per-protocol aggregates over any time range, merged from the protocol_hourly view for
 // whole hours and from the base table for the ragged edges, in one statement. Every
 // protocol-level answer (stats, comparison, performance, top, activity, fees) reads this.
-import type { Warehouse } from '../../views/warehouse.ts';
+import type { Warehouse } from '../../warehouse/warehouse.ts';
 import { edgesCondition, intervalCondition, planRange, type TimeRange } from './time-range.ts';
 
 export type Bucket = 'hour' | 'day';

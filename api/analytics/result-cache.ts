@@ -5,7 +5,7 @@
 // Bounded by weight, not only by count: callers choose the keys (every distinct range is
 // an entry), and one activity answer can hold 10000 buckets, so a count limit alone let a
 // client fill memory with large answers. Expired entries are swept out, not merely skipped.
-import type { DataVersion } from '../../views/data-version.ts';
+import type { DataVersion } from '../../warehouse/data-version.ts';
 
 interface Entry {
   version: number;

@@ -3,7 +3,7 @@
 // query per request caps getTransaction at a few hundred a second. Lookups that arrive
 // while a query is in flight wait and go out together as one `sig_key IN (...)` read:
 // under load a batch is as large as the queue, at rest a lookup goes out at once.
-import type { Warehouse } from '../../views/warehouse.ts';
+import type { Warehouse } from '../../warehouse/warehouse.ts';
 import { toTransaction, TX_COLUMNS, type TxRow } from './transactions.ts';
 import type { Transaction } from './types.ts';
 

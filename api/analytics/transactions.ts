@@ -2,7 +2,7 @@
 // (point lookups by signature are in signature-lookup.ts).
 import { MAX_BLOCK_TIME } from '../../core/limits.ts';
 import { BASE58_SIGNATURE } from '../../ingest/record-schema.ts';
-import type { Warehouse } from '../../views/warehouse.ts';
+import type { Warehouse } from '../../warehouse/warehouse.ts';
 import { commonConditions, type Conditions } from './filter-conditions.ts';
 import { decodeToken, encodeToken, isUInt, listingFingerprint } from './page-token.ts';
 import type { ListRequest, Page, SortOrder, Transaction, TransactionFilters } from './types.ts';

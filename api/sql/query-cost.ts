@@ -2,8 +2,8 @@
 // queryComplexity and its execution guard next): the engine's own estimate of the rows a
 // query reads (`EXPLAIN ESTIMATE`, which uses the primary key and partition pruning),
 // compared with the budget of the caller's plan before the query runs.
-import type { Plan } from '../../views/api-key-store.ts';
-import type { Settings, Warehouse } from '../../views/warehouse.ts';
+import type { Plan } from '../../warehouse/api-key-store.ts';
+import type { Settings, Warehouse } from '../../warehouse/warehouse.ts';
 
 /**
  * Rows one query may read, per plan. Checked before the query runs (the estimate) and

@@ -19,8 +19,8 @@
 //     the tree): at most 10000; absent -> LIMIT 1000 is appended.
 // All of it runs on the sandbox's own engine session, never the serving one.
 import { AppError, Errors } from '../../core/errors.ts';
-import { PUBLISHED_TABLES } from '../../views/tables.ts';
-import { WarehouseError, type Warehouse } from '../../views/warehouse.ts';
+import { PUBLISHED_TABLES } from '../../warehouse/tables.ts';
+import { WarehouseError, type Warehouse } from '../../warehouse/warehouse.ts';
 import type { FunctionPolicy } from './function-policy.ts';
 import { parseAstDump, walk, type AstNode } from './sql-ast.ts';
 import { cteNames, isKeyword, lex, LexError, outerLimit, type Token } from './sql-lexer.ts';

@@ -4,8 +4,8 @@
 // only the sandbox, and the sandbox has a fixed number of slots, each query one thread.
 import { AppError, Errors } from '../../core/errors.ts';
 import { SQL_RESPONSE_BUDGET_BYTES } from '../../core/limits.ts';
-import type { Plan } from '../../views/api-key-store.ts';
-import { ClickHouseCode, WarehouseError, type Settings, type Warehouse } from '../../views/warehouse.ts';
+import type { Plan } from '../../warehouse/api-key-store.ts';
+import { ClickHouseCode, WarehouseError, type Settings, type Warehouse } from '../../warehouse/warehouse.ts';
 import { ConcurrencyGate, type Lease } from './concurrency-gate.ts';
 import { loadFunctionPolicy, type FunctionPolicy } from './function-policy.ts';
 import { budgetSettings, estimateCost, overBudgetMessage, PLAN_QUERY_BUDGET, type CostEstimate } from './query-cost.ts';
@@ -14,7 +14,7 @@ import { engineMessage, prepareQuery, PUBLISHED_TABLES, SQL_MAX_LIMIT, type Guar
 /** Bytes one SQL answer may carry (JSON body or CSV stream); defined with the other budgets. */
 export const SQL_MAX_RESPONSE_BYTES = SQL_RESPONSE_BUDGET_BYTES;
 
-/** The engine's result-rows/bytes error (TOO_MANY_ROWS_OR_BYTES); views/warehouse.ts lists 158, the older code. */
+/** The engine's result-rows/bytes error (TOO_MANY_ROWS_OR_BYTES); warehouse/warehouse.ts lists 158, the older code. */
 const TOO_MANY_ROWS_OR_BYTES = 396;
 
 export interface SandboxLimits {

@@ -3,10 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../core/logger.ts';
 import { IngestPipeline } from '../../ingest/pipeline.ts';
 import { Analytics } from '../../api/analytics/analytics.ts';
-import { DataVersion } from '../../views/data-version.ts';
-import { migrate } from '../../views/migrate.ts';
-import { ProtocolRegistry } from '../../views/protocol-registry.ts';
-import { WarehouseError, type Warehouse } from '../../views/warehouse.ts';
+import { DataVersion } from '../../warehouse/data-version.ts';
+import { migrate } from '../../warehouse/migrate.ts';
+import { ProtocolRegistry } from '../../warehouse/protocol-registry.ts';
+import { WarehouseError, type Warehouse } from '../../warehouse/warehouse.ts';
 import { demoRecords } from './fixtures.ts';
 
 export function warehouseContract(name: string, open: () => Promise<{ wh: Warehouse; close(): Promise<void> }>): void {
