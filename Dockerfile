@@ -9,7 +9,7 @@ COPY package.json package-lock.json ./
 # entries of chdb, which makes npm ci refuse it.
 RUN npm install --include=dev --no-audit --no-fund
 COPY core ./core
-COPY views ./views
+COPY warehouse ./warehouse
 COPY ingest ./ingest
 COPY api ./api
 COPY tsconfig.json ./

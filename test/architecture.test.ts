@@ -81,4 +81,10 @@ describe('architecture', () => {
     for (const f of graph.keys()) visit(f, []);
     expect(cycles).toEqual([]);
   });
+
+  it('the container image copies every layer the service runs from (read from the Dockerfile, which cannot be built here)', () => {
+    const dockerfile = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
+    const copied = new Set([...dockerfile.matchAll(/^COPY (\S+) \.\/\1$/gm)].map((m) => m[1]));
+    for (const layer of ['core', 'warehouse', 'ingest', 'api']) expect(copied, layer).toContain(layer);
+  });
 });
