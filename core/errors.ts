@@ -120,3 +120,38 @@ const BY_STATUS = new Map<number, ErrorKind>([
 export function kindForStatus(status: number): ErrorKind {
   return BY_STATUS.get(status) ?? kind({ code: `ERR_HTTP_${status}`, http: status, title: httpTitle(status), rpc: -32600, rpcMessage: 'Invalid Request', graphql: 'BAD_USER_INPUT' });
 }
+
+// ---- Parameter names: codes in the core, words at the edge ------------------------------
+// The analytics layer names the parameter at fault by a logical key (the protocol, the
+// protocols list, the range, the cursor) and never by an interface's spelling; each
+// interface words it (JSON-RPC `options.protocolName`, REST `protocol_name`, GraphQL
+// `protocols`) and adds its own hints (where to find the list of protocols).
+
+/** Logical parameter keys the core may name; `protocols[2]` names one element of the list. */
+export type ParamKey = 'protocol' | 'protocols' | 'range' | 'cursor';
+
+/** A parameter's place in a core message, for the interface to fill in. */
+export const param = (key: ParamKey, index?: number): string => `\u27e8${key}${index === undefined ? '' : `[${index}]`}\u27e9`;
+
+/** A hint's place in a core message (e.g. where the list of protocols is). */
+export const hint = (name: 'protocols'): string => `\u27e8hint:${name}\u27e9`;
+
+export interface Wording {
+  /** The interface's name for a logical key (the key itself when it has none). */
+  params: Partial<Record<ParamKey, string>>;
+  hints: Record<'protocols', string>;
+}
+
+/** The message with every placeholder in the interface's words. */
+export function wordMessage(message: string, words: Wording): string {
+  return message.replace(/\u27e8(hint:)?([a-z]+)(\[\d+\])?\u27e9/g, (_m, isHint: string | undefined, key: string, index: string | undefined) =>
+    isHint ? (words.hints[key as 'protocols'] ?? key) : `${words.params[key as ParamKey] ?? key}${index ?? ''}`);
+}
+
+/** An AppError worded for an interface (other errors pass through unchanged). */
+export function worded(err: unknown, words: Wording): unknown {
+  if (!(err instanceof AppError) || !err.message.includes('\u27e8')) return err;
+  const out = new AppError(err.kind, wordMessage(err.message, words), { cause: err.cause, field: err.field, retryAfterSeconds: err.retryAfterSeconds });
+  return out;
+}
+

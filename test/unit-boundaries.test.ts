@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { decodeToken, encodeToken, listingFingerprint, setPageTokenSecret } from '../api/analytics/page-token.ts';
 import { handleBody, parseRpcBody, PARSE_FAILED, type MethodTable } from '../api/rpc/json-rpc.ts';
 import { validateParams } from '../api/rpc/param-validation.ts';
-import { AppError } from '../core/errors.ts';
+import { AppError, Errors, hint, param, worded, wordMessage } from '../core/errors.ts';
 import { checkRecord, protocolLookup } from '../ingest/record-schema.ts';
 
 const methods: MethodTable = {
@@ -118,7 +118,7 @@ describe('pagination-token codec', () => {
 
   it('round-trips its own tokens; list order inside a filter does not change the fingerprint', () => {
     expect(listingFingerprint({ filters: { protocols: ['a', 'b'] }, sortOrder: 'desc' })).toBe(fp);
-    expect(decodeToken(encodeToken(['t', 42, fp]), 'paginationToken', 't', fp, read)).toBe(42);
+    expect(decodeToken(encodeToken(['t', 42, fp]), 't', fp, read)).toBe(42);
   });
 
   it('refuses edited, respelled, foreign and other-filter tokens', () => {
@@ -126,19 +126,32 @@ describe('pagination-token codec', () => {
     const parts = JSON.parse(Buffer.from(token, 'base64url').toString()) as unknown[];
     const b64 = (v: unknown) => Buffer.from(typeof v === 'string' ? v : JSON.stringify(v)).toString('base64url');
     for (const bad of [b64([parts[0], 43, ...parts.slice(2)]), b64(JSON.stringify(parts).replace('42', '42.0')), 'garbage!!', b64(['x', 42, fp, parts[3]])]) {
-      expect(() => decodeToken(bad, 'paginationToken', 't', fp, read)).toThrow(/not a pagination token this method issued/);
+      expect(() => decodeToken(bad, 't', fp, read)).toThrow(/not a pagination token this method issued/);
     }
     const other = listingFingerprint({ filters: {}, sortOrder: 'asc' });
-    expect(() => decodeToken(token, 'paginationToken', 't', other, read)).toThrow(/other filters/);
+    expect(() => decodeToken(token, 't', other, read)).toThrow(/other filters/);
   });
 
   it('refuses a token minted under another key (another deployment, or before a key change)', () => {
     const token = encodeToken(['t', 42, fp]);
     setPageTokenSecret('another operator token');
     try {
-      expect(() => decodeToken(token, 'paginationToken', 't', fp, read)).toThrow(/not a pagination token/);
+      expect(() => decodeToken(token, 't', fp, read)).toThrow(/not a pagination token/);
     } finally {
       setPageTokenSecret('test');
     }
   });
 });
+
+describe('parameter words at the edge', () => {
+  it('fills each logical key and hint with the words of the interface, keeping list positions', () => {
+    const words = { params: { protocol: 'protocol_name', protocols: 'options.protocols' }, hints: { protocols: 'see the list' } };
+    expect(wordMessage(`${param('protocol')}: unknown (${hint('protocols')})`, words)).toBe('protocol_name: unknown (see the list)');
+    expect(wordMessage(`${param('protocols', 3)} is wrong`, words)).toBe('options.protocols[3] is wrong');
+    // A key the interface has no word for is left as the key itself, never as a placeholder.
+    expect(wordMessage(`${param('cursor')} is bad`, words)).toBe('cursor is bad');
+    const err = worded(new AppError(Errors.invalidParams, `${param('range')}: too long`, { field: 'range' }), { params: { range: 'blockTime' }, hints: words.hints });
+    expect(err).toMatchObject({ kind: Errors.invalidParams, message: 'blockTime: too long', field: 'range' });
+  });
+});
+

@@ -46,8 +46,8 @@ function encode(c: AddressCursor, req: AddressListRequest): string {
 /** A UInt64 in canonical decimal (no sign, no leading zeros), as toString(sig_key) writes it. */
 const isUInt64Text = (v: unknown): v is string => typeof v === 'string' && /^(0|[1-9]\d{0,19})$/.test(v) && BigInt(v) <= UINT64_MAX;
 
-function decode(token: string, field: string, req: AddressListRequest): AddressCursor {
-  return decodeToken(token, field, TAG, fingerprintOf(req), (v) =>
+function decode(token: string, req: AddressListRequest): AddressCursor {
+  return decodeToken(token, TAG, fingerprintOf(req), (v) =>
     v.length === 3 && isUInt(v[0], MAX_BLOCK_TIME) && isUInt64Text(v[1]) && isUInt(v[2], 65_535)
       ? { blockTime: v[0], sigKey: v[1], instructionIndex: v[2] }
       : undefined);
@@ -58,7 +58,7 @@ function decode(token: string, field: string, req: AddressListRequest): AddressC
  * it (a count): a bad token is always the caller's mistake, never silently ignored.
  */
 export function checkAddressToken(req: AddressListRequest & { cursor: string }): void {
-  decode(req.cursor, 'paginationToken', req);
+  decode(req.cursor, req);
 }
 
 /** Conditions on tx_by_address; every filter except signatures is answered by its own columns. */
@@ -124,7 +124,7 @@ type DetailRow = TxRow & { sk: string };
  */
 export async function listAddressTransactions(wh: Warehouse, req: AddressListRequest, visible: readonly string[]): Promise<Page<Transaction>> {
   if (visible.length === 0) return { data: [], next: null };
-  const cursor = req.cursor === undefined ? undefined : decode(req.cursor, 'paginationToken', req);
+  const cursor = req.cursor === undefined ? undefined : decode(req.cursor, req);
   const built = addressConditions(req.address, req.filters, visible);
   const asc = req.sortOrder === 'asc';
   const dir = asc ? 'ASC' : 'DESC';

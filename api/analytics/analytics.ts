@@ -1,7 +1,7 @@
 // The shared analytics layer: every interface (JSON-RPC, REST, GraphQL) asks here and only
 // maps the answer (client SQL has its own sandbox in api/sql/). It owns protocol visibility (inactive protocols are hidden), the
 // result cache, and all SQL for answers; warehouse/ owns the schema.
-import { AppError, Errors } from '../../core/errors.ts';
+import { AppError, Errors, hint, param } from '../../core/errors.ts';
 import type { DataVersion } from '../../warehouse/data-version.ts';
 import type { ProtocolRegistry } from '../../warehouse/protocol-registry.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
@@ -63,10 +63,10 @@ export class Analytics {
   }
 
   /** Fail unless `name` is an active protocol: inactive ones are "available on request". */
-  async requireProtocol(name: string, field = 'protocolName'): Promise<string> {
+  async requireProtocol(name: string, key: 'protocol' | 'protocols' = 'protocol', index?: number): Promise<string> {
     const active = await this.registry.activeNames();
     if (!active.includes(name)) {
-      throw new AppError(Errors.invalidParams, `${field}: unknown protocol "${name}" (getProtocols lists the available ones)`, { field });
+      throw new AppError(Errors.invalidParams, `${param(key, index)}: unknown protocol "${name}" (${hint('protocols')})`, { field: key });
     }
     return name;
   }
@@ -120,8 +120,8 @@ export class Analytics {
     if (range.lte < range.gte) return [];
     if (count > MAX_ACTIVITY_BUCKETS) {
       throw new AppError(Errors.invalidParams,
-        `blockTime: the range spans ${count} ${interval} buckets; at most ${MAX_ACTIVITY_BUCKETS} are allowed (${interval === 'day' ? 'use a shorter range' : 'use a shorter range or interval "day"'})`,
-        { field: 'blockTime' });
+        `${param('range')}: the range spans ${count} ${interval} buckets; at most ${MAX_ACTIVITY_BUCKETS} are allowed (${interval === 'day' ? 'use a shorter range' : 'use a shorter range or interval "day"'})`,
+        { field: 'range' });
     }
     const protocols = protocolName === undefined ? await this.protocols() : [await this.requireProtocol(protocolName)];
     const rows = await this.aggregate('activity', { protocols, range, perProtocol: false, bucket: interval });
@@ -201,8 +201,8 @@ export class Analytics {
    * One item per requested protocol, in the order asked. Each name must be an active
    * protocol; `field` names the list in the error (e.g. "options.protocols").
    */
-  async protocolComparison(protocols: readonly string[], range: TimeRange, field = 'protocols'): Promise<ProtocolComparisonItem[]> {
-    for (const [i, name] of protocols.entries()) await this.requireProtocol(name, `${field}[${i}]`);
+  async protocolComparison(protocols: readonly string[], range: TimeRange): Promise<ProtocolComparisonItem[]> {
+    for (const [i, name] of protocols.entries()) await this.requireProtocol(name, 'protocols', i);
     return toComparison(protocols, await this.aggregate('cmp', { protocols, range, distinct: true }));
   }
 
@@ -215,11 +215,8 @@ export class Analytics {
   }
 
   /** Failed records of the visible protocols, or of one protocol (which must be active). */
-  async failedTransactions(
-    opts: { protocolName?: string; programId?: string; range: TimeRange; limit: number },
-    field = 'protocolName',
-  ): Promise<FailedTransaction[]> {
-    const protocols = opts.protocolName === undefined ? await this.protocols() : [await this.requireProtocol(opts.protocolName, field)];
+  async failedTransactions(opts: { protocolName?: string; programId?: string; range: TimeRange; limit: number }): Promise<FailedTransaction[]> {
+    const protocols = opts.protocolName === undefined ? await this.protocols() : [await this.requireProtocol(opts.protocolName)];
     return listFailedTransactions(this.wh, { protocols, programId: opts.programId, range: opts.range, limit: opts.limit });
   }
 
@@ -253,7 +250,7 @@ export class Analytics {
 
   /** Fee statistics for one protocol or all visible ones, overall and per protocol. */
   async feeStats(protocolName: string | undefined, range: TimeRange): Promise<{ overall: FeeStats; protocols: FeeStats[] }> {
-    const protocols = protocolName === undefined ? await this.protocols() : [await this.requireProtocol(protocolName, 'protocol_name')];
+    const protocols = protocolName === undefined ? await this.protocols() : [await this.requireProtocol(protocolName)];
     const [all] = await this.aggregate('fees', { protocols, range, perProtocol: false, percentiles: true, extremes: true });
     const per = await this.aggregate('fees-per', { protocols, range, percentiles: true, extremes: true });
     const byName = new Map(per.map((a) => [a.protocolName, a]));

@@ -5,7 +5,7 @@
 // message saying so, and it carries a MAC over all of that under a server secret, so a
 // token the service did not write (a forged position, an edited element) is refused too.
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { AppError, Errors } from '../../core/errors.ts';
+import { AppError, Errors, param } from '../../core/errors.ts';
 
 /** JSON with object keys sorted and list filters sorted: equal filters, equal text. */
 function canonical(v: unknown): string {
@@ -42,8 +42,8 @@ export function encodeToken(parts: readonly unknown[]): string {
   return Buffer.from(JSON.stringify([...parts, macOf(parts)])).toString('base64url');
 }
 
-const malformed = (field: string): AppError => new AppError(Errors.invalidParams,
-  `${field} is not a pagination token this method issued; pass back the paginationToken of the previous page unchanged`, { field });
+const malformed = (): AppError => new AppError(Errors.invalidParams,
+  `${param('cursor')} is not a pagination token this method issued; pass back the ${param('cursor')} of the previous page unchanged`, { field: 'cursor' });
 
 /**
  * Decode a token: `read` checks the position elements (everything between the tag and the
@@ -51,7 +51,6 @@ const malformed = (field: string): AppError => new AppError(Errors.invalidParams
  */
 export function decodeToken<T>(
   token: string,
-  field: string,
   tag: string,
   fingerprint: string,
   read: (position: unknown[]) => T | undefined,
@@ -60,20 +59,20 @@ export function decodeToken<T>(
   try {
     v = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
   } catch {
-    throw malformed(field);
+    throw malformed();
   }
-  if (!Array.isArray(v) || v.length < 4 || v[0] !== tag || typeof v.at(-1) !== 'string' || typeof v.at(-2) !== 'string') throw malformed(field);
+  if (!Array.isArray(v) || v.length < 4 || v[0] !== tag || typeof v.at(-1) !== 'string' || typeof v.at(-2) !== 'string') throw malformed();
   const parts = v.slice(0, -1);
   const position = read(v.slice(1, -2));
   // Canonical spelling only (no padding, extra spaces, 1.0 for 1 …): the token must be
   // exactly what encodeToken writes for what it holds.
-  if (position === undefined || Buffer.from(JSON.stringify(v)).toString('base64url') !== token) throw malformed(field);
+  if (position === undefined || Buffer.from(JSON.stringify(v)).toString('base64url') !== token) throw malformed();
   const mac = Buffer.from(String(v.at(-1)));
   const expected = Buffer.from(macOf(parts));
-  if (mac.length !== expected.length || !timingSafeEqual(mac, expected)) throw malformed(field);
+  if (mac.length !== expected.length || !timingSafeEqual(mac, expected)) throw malformed();
   if (parts.at(-1) !== fingerprint) {
-    throw new AppError(Errors.invalidParams, `${field} belongs to a listing with other filters or another sortOrder; `
-      + 'send the same filters and sortOrder as for the first page, or start again without a token', { field });
+    throw new AppError(Errors.invalidParams, `${param('cursor')} belongs to a listing with other filters or another sortOrder; `
+      + 'send the same filters and sortOrder as for the first page, or start again without a token', { field: 'cursor' });
   }
   return position;
 }

@@ -60,7 +60,7 @@ export function encodeCursor(c: Cursor, req: Pick<ListRequest, 'filters' | 'sort
 const SIGNATURE = new RegExp(BASE58_SIGNATURE);
 
 export function decodeCursor(token: string, field: string, req: Pick<ListRequest, 'filters' | 'sortOrder'>): Cursor {
-  return decodeToken(token, field, TAG, fingerprintOf(req), (v) =>
+  return decodeToken(token, TAG, fingerprintOf(req), (v) =>
     v.length === 3 && isUInt(v[0], MAX_BLOCK_TIME) && typeof v[1] === 'string' && SIGNATURE.test(v[1]) && isUInt(v[2], 65_535)
       ? { blockTime: v[0], signature: v[1], instructionIndex: v[2] }
       : undefined);

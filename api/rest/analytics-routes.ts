@@ -30,7 +30,7 @@ export async function analyticsRoutes(app: FastifyInstance, opts: { analytics: A
     },
   }, async (req) => {
     const days = dayRange(req.query);
-    const name = await analytics.requireProtocol(req.query.protocol_name, 'protocol_name');
+    const name = await analytics.requireProtocol(req.query.protocol_name);
     const data = await analytics.protocolStats(name, days.range);
     return { success: true, data, meta: { count: 1, protocolName: name, ...rangeMeta(days) } };
   });
@@ -62,7 +62,7 @@ export async function analyticsRoutes(app: FastifyInstance, opts: { analytics: A
     if (buckets > MAX_ACTIVITY_BUCKETS) {
       throw invalidParams(`date_from..date_to spans ${buckets} ${q.granularity} buckets; at most ${MAX_ACTIVITY_BUCKETS} are allowed (${q.granularity === 'day' ? 'shorten the range' : 'shorten the range or use granularity=day'})`, 'date_to');
     }
-    if (q.protocol_name !== undefined) await analytics.requireProtocol(q.protocol_name, 'protocol_name');
+    if (q.protocol_name !== undefined) await analytics.requireProtocol(q.protocol_name);
     const data = await analytics.activity(q.protocol_name, { gte, lte }, q.granularity);
     return { success: true, data, meta: { count: data.length, granularity: q.granularity, protocolName: q.protocol_name ?? null, ...rangeMeta(days) } };
   });

@@ -1,11 +1,17 @@
 // The REST interface (base /api/v1): its routes and its validation messages. Registered
 // with prefix /api/v1 by buildApp, after the OpenAPI plugin so the routes are documented.
 import type { FastifyInstance, FastifySchemaValidationError } from 'fastify';
-import { Errors, invalidParams } from '../../core/errors.ts';
+import { Errors, invalidParams, worded, type Wording } from '../../core/errors.ts';
 import { fitsBudget, formatBytes, REST_RESPONSE_BUDGET_BYTES } from '../../core/limits.ts';
 import type { Analytics } from '../analytics/analytics.ts';
 import { analyticsRoutes } from './analytics-routes.ts';
 import { DATE_PATTERN, queryParams } from './schemas.ts';
+
+/** REST's names for the analytics layer's logical parameters. */
+const REST_WORDING: Wording = {
+  params: { protocol: 'protocol_name', protocols: 'protocol_name', range: 'date_from..date_to', cursor: 'offset' },
+  hints: { protocols: 'GET /api/v1/stats lists the available ones' },
+};
 
 /** Query parameters the schemas declare as integers. */
 const INTEGER_PARAMS = Object.entries(queryParams).filter(([, s]) => s.type === 'integer').map(([name]) => name);
@@ -57,6 +63,11 @@ export async function restApi(app: FastifyInstance, opts: RestApiOptions): Promi
         throw invalidParams(`${name} must be a whole number written in decimal digits`, name);
       }
     }
+  });
+  // The analytics layer names parameters by logical key; REST words them its own way and
+  // hands the error on to the app's handler (an error thrown here goes to the parent's).
+  app.setErrorHandler((err) => {
+    throw worded(err, REST_WORDING);
   });
   // Not `opts` itself: it carries the prefix, which would apply a second time.
   const deps = { analytics: opts.analytics };

@@ -1,5 +1,6 @@
 // The JSON-RPC method table: each method validates its positional params (param-schemas.ts)
 // and maps them to one analytics call; results are shaped as SPEC names them. No SQL here.
+import { worded, type Wording } from '../../core/errors.ts';
 import type { Analytics, TopSortBy } from '../analytics/analytics.ts';
 import type { SortOrder, TimeRange, Transaction, TransactionFilters } from '../analytics/types.ts';
 import { LIMITS, PARAM_SCHEMAS, type MethodName } from './param-schemas.ts';
@@ -64,9 +65,9 @@ export type SignatureInfo = Pick<Transaction, 'signature' | 'slot' | 'blockTime'
 type Handler = (a: Analytics, params: readonly unknown[]) => Promise<unknown>;
 
 /** Every active-protocol name in the filters must exist; the error names its position. */
-async function checkProtocols(a: Analytics, names: readonly string[] | undefined, field: string): Promise<void> {
+async function checkProtocols(a: Analytics, names: readonly string[] | undefined): Promise<void> {
   if (!names) return;
-  for (const [i, name] of names.entries()) await a.requireProtocol(name, `${field}[${i}]`);
+  for (const [i, name] of names.entries()) await a.requireProtocol(name, 'protocols', i);
 }
 
 // Positional params arrive validated, so the casts below restate what the schema checked.
@@ -78,7 +79,7 @@ const handlers: Record<MethodName, Handler> = {
   async getTransactions(a, [options]): Promise<ListResult<Transaction>> {
     const o = (options ?? {}) as ListOptions;
     const filters = o.filters ?? {};
-    await checkProtocols(a, filters.protocols, 'options.filters.protocols');
+    await checkProtocols(a, filters.protocols);
     const page = await a.transactions({
       filters,
       sortOrder: o.sortOrder ?? 'desc',
@@ -91,7 +92,7 @@ const handlers: Record<MethodName, Handler> = {
   async getTransactionsForAddress(a, [address, options]) {
     const o = (options ?? {}) as AddressOptions;
     const filters = o.filters ?? {};
-    await checkProtocols(a, filters.protocols, 'options.filters.protocols');
+    await checkProtocols(a, filters.protocols);
     const details = o.transactionDetails ?? 'full';
     if (details === 'none') {
       // No per-record details: only how many records match (limit and paging do not apply,
@@ -116,18 +117,18 @@ const handlers: Record<MethodName, Handler> = {
 
   async getProtocolStats(a, [options]) {
     const o = options as ProtocolOptions;
-    await a.requireProtocol(o.protocolName, 'options.protocolName');
+    await a.requireProtocol(o.protocolName);
     return a.protocolStats(o.protocolName, o.blockTime ?? {});
   },
 
   async getProtocolComparison(a, [options]) {
     const o = options as ComparisonOptions;
-    return a.protocolComparison(o.protocols, o.blockTime ?? {}, 'options.protocols');
+    return a.protocolComparison(o.protocols, o.blockTime ?? {});
   },
 
   async getProtocolPerformance(a, [options]) {
     const o = options as ProtocolOptions;
-    await a.requireProtocol(o.protocolName, 'options.protocolName');
+    await a.requireProtocol(o.protocolName);
     return a.protocolPerformance(o.protocolName, o.blockTime ?? {});
   },
 
@@ -138,13 +139,13 @@ const handlers: Record<MethodName, Handler> = {
 
   async getProtocolActivity(a, [options]) {
     const o = options as ActivityOptions;
-    if (o.protocolName !== undefined) await a.requireProtocol(o.protocolName, 'options.protocolName');
+    if (o.protocolName !== undefined) await a.requireProtocol(o.protocolName);
     return a.activity(o.protocolName, o.blockTime, o.interval ?? 'hour');
   },
 
   async getInstructionTypes(a, [options]) {
     const o = (options ?? {}) as InstructionTypeOptions;
-    if (o.protocolName !== undefined) await a.requireProtocol(o.protocolName, 'options.protocolName');
+    if (o.protocolName !== undefined) await a.requireProtocol(o.protocolName);
     return a.instructionTypes(o.protocolName, o.blockTime ?? {}, o.limit ?? LIMITS.instructionTypes.default);
   },
 
@@ -155,7 +156,7 @@ const handlers: Record<MethodName, Handler> = {
       programId: o.programId,
       range: o.blockTime ?? {},
       limit: o.limit ?? LIMITS.failedTransactions.default,
-    }, 'options.protocolName');
+    });
     return { data };
   },
 
@@ -169,6 +170,24 @@ export const METHOD_NAMES = Object.keys(PARAM_SCHEMAS) as MethodName[];
 const isMethod = (name: string): name is MethodName => Object.hasOwn(handlers, name);
 
 /** The methods as the envelope layer sees them: look up, validate, run. */
+/**
+ * How JSON-RPC words the analytics layer's logical parameters: each method's options
+ * object names them (a list of protocols is `options.protocols` for a comparison and
+ * `options.filters.protocols` for a listing).
+ */
+function wordingFor(method: MethodName): Wording {
+  const listing = method === 'getTransactions' || method === 'getTransactionsForAddress';
+  return {
+    params: {
+      protocol: 'options.protocolName',
+      protocols: listing ? 'options.filters.protocols' : 'options.protocols',
+      range: 'blockTime',
+      cursor: 'paginationToken',
+    },
+    hints: { protocols: 'getProtocols lists the available ones' },
+  };
+}
+
 export class RpcMethods {
   constructor(private readonly analytics: Analytics) {}
 
@@ -179,6 +198,10 @@ export class RpcMethods {
   async call(name: string, params: readonly unknown[]): Promise<unknown> {
     if (!isMethod(name)) throw new Error(`unknown method ${name}`);
     validateParams(name, params);
-    return handlers[name](this.analytics, params);
+    try {
+      return await handlers[name](this.analytics, params);
+    } catch (err) {
+      throw worded(err, wordingFor(name));
+    }
   }
 }
