@@ -373,7 +373,7 @@ describe('getInstructionTypes', () => {
     [{ limit: 1001 }, /options\.limit must be at most 1000 \(got 1001\)/],
     [{ limit: -1 }, /options\.limit must be at least 1/],
     [{ protocolName: 'drift_v2' }, /options\.protocolName: unknown protocol "drift_v2"/],
-    [{ protocolName: '' }, /options\.protocolName must not be empty/],
+    [{ protocolName: '' }, /options\.protocolName must be a lowercase snake_case protocol name/],
   ])('-32602 for %j', async (options, data) => {
     const e = await rpc.error('getInstructionTypes', [options]);
     expect(e.code).toBe(-32602);

@@ -1,28 +1,11 @@
 // API keys in the warehouse (migration 008). Secrets are generated here and only their
 // SHA-256 hash is stored; the secret leaves this module once, in create()'s answer.
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { isPlan, type Plan } from '../core/plans.ts';
 import type { Warehouse } from './warehouse.ts';
 
-export const PLANS = ['free', 'x402', 'enterprise'] as const;
-export type Plan = (typeof PLANS)[number];
 export const KEY_STATUSES = ['active', 'inactive', 'revoked'] as const;
 export type KeyStatus = (typeof KEY_STATUSES)[number];
-
-/** Requests per minute per plan (SPEC.md "Subscription plan"). */
-export const PLAN_LIMITS: Readonly<Record<Plan, number>> = Object.freeze({ free: 100, x402: 500, enterprise: 2000 });
-
-/**
- * JSON-RPC and REST requests one key may have in flight at once, per API process (past it:
- * 429). The engine does not answer faster for being asked more at once, so a key's
- * concurrent calls only queue ahead of everyone else's: 60 heavy calls from one free key
- * stalled other keys' point lookups for 6-17 s. 4 covers a dashboard drawing its panels at
- * once (browsers open at most 6 connections per host); paid plans get more, growing slower
- * than their rate limits because engine capacity does not grow with concurrency. SQL has
- * its own, stricter gate (SQL_SESSIONS, SQL_QUEUE_PER_KEY).
- */
-export const PLAN_CONCURRENCY: Readonly<Record<Plan, number>> = Object.freeze({ free: 4, x402: 8, enterprise: 16 });
-
-export const isPlan = (v: unknown): v is Plan => typeof v === 'string' && (PLANS as readonly string[]).includes(v);
 export const isKeyStatus = (v: unknown): v is KeyStatus => typeof v === 'string' && (KEY_STATUSES as readonly string[]).includes(v);
 
 /** Recognisable prefix: secret scanners and operators can tell what leaked. */

@@ -1,19 +1,10 @@
 // Failed-transaction records (with error message, logs and raw data, which only the base
 // table keeps), newest first.
+import type { FailedTransaction } from '../../core/vocabulary/answers.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
 import { commonConditions } from './filter-conditions.ts';
 import type { TimeRange } from './types.ts';
-
-export interface FailedTransaction {
-  signature: string;
-  slot: string;
-  blockTime: number;
-  programId: string;
-  protocolName: string;
-  errorMessage: string;
-  logMessages: string;
-  rawData: string;
-}
+export type { FailedTransaction };
 
 export interface FailedRequest {
   /** Protocols to search (already narrowed to visible ones by the caller). */
