@@ -3,6 +3,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { isPlan, type Plan } from '../core/plans.ts';
 import type { Warehouse } from './warehouse.ts';
+import { TABLES } from './tables.ts';
 
 export const KEY_STATUSES = ['active', 'inactive', 'revoked'] as const;
 export type KeyStatus = (typeof KEY_STATUSES)[number];
@@ -77,30 +78,30 @@ export class ApiKeyStore {
       created_at: chTime(at),
       updated_at: chTime(at),
     };
-    await this.wh.insert('api_keys', [row]);
+    await this.wh.insert(TABLES.apiKeys, [row]);
     return { record: toRecord(row), secret };
   }
 
   async list(): Promise<ApiKeyRecord[]> {
-    const rows = await this.wh.query<Row>(`SELECT ${COLUMNS} FROM api_keys FINAL ORDER BY created_at, id`);
+    const rows = await this.wh.query<Row>(`SELECT ${COLUMNS} FROM ${TABLES.apiKeys} FINAL ORDER BY created_at, id`);
     return rows.map(toRecord);
   }
 
   async get(id: string): Promise<ApiKeyRecord | undefined> {
-    const rows = await this.wh.query<Row>(`SELECT ${COLUMNS} FROM api_keys FINAL WHERE id = {id:String}`, { params: { id } });
+    const rows = await this.wh.query<Row>(`SELECT ${COLUMNS} FROM ${TABLES.apiKeys} FINAL WHERE id = {id:String}`, { params: { id } });
     return rows[0] ? toRecord(rows[0]) : undefined;
   }
 
   /** Every key by the hash of its secret: the authenticator's snapshot. */
   async byHash(): Promise<Map<string, ApiKeyRecord>> {
-    const rows = await this.wh.query<Row>(`SELECT ${COLUMNS} FROM api_keys FINAL`);
+    const rows = await this.wh.query<Row>(`SELECT ${COLUMNS} FROM ${TABLES.apiKeys} FINAL`);
     return new Map(rows.map((r) => [r.key_hash, toRecord(r)]));
   }
 
   /** The key a presented secret belongs to, whatever its status; undefined when unknown. */
   async findBySecret(secret: string): Promise<ApiKeyRecord | undefined> {
     const rows = await this.wh.query<Row>(
-      `SELECT ${COLUMNS} FROM api_keys FINAL WHERE key_hash = {hash:FixedString(64)} LIMIT 1`,
+      `SELECT ${COLUMNS} FROM ${TABLES.apiKeys} FINAL WHERE key_hash = {hash:FixedString(64)} LIMIT 1`,
       { params: { hash: hashSecret(secret) } },
     );
     return rows[0] ? toRecord(rows[0]) : undefined;
@@ -114,7 +115,7 @@ export class ApiKeyStore {
   }
 
   private async applyUpdate(id: string, change: { status?: KeyStatus; plan?: Plan }): Promise<ApiKeyRecord | undefined> {
-    const rows = await this.wh.query<Row>(`SELECT ${COLUMNS} FROM api_keys FINAL WHERE id = {id:String}`, { params: { id } });
+    const rows = await this.wh.query<Row>(`SELECT ${COLUMNS} FROM ${TABLES.apiKeys} FINAL WHERE id = {id:String}`, { params: { id } });
     const current = rows[0];
     if (!current) return undefined;
     if (current.status === 'revoked' && change.status !== undefined && change.status !== 'revoked') {
@@ -129,7 +130,7 @@ export class ApiKeyStore {
       plan: change.plan ?? current.plan,
       updated_at: chTime(Math.max(this.now(), prev + 1)),
     };
-    await this.wh.insert('api_keys', [next]);
+    await this.wh.insert(TABLES.apiKeys, [next]);
     return toRecord(next);
   }
 }

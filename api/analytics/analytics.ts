@@ -32,6 +32,7 @@ import type {
   TopProtocol,
   Transaction,
 } from './types.ts';
+import { TABLES } from '../../warehouse/tables.ts';
 
 export type TopSortBy = 'transactions' | 'fees' | 'successRate';
 
@@ -158,7 +159,7 @@ export class Analytics {
       const c = intervalCondition('hour_start', plan.view, 'view');
       Object.assign(params, c.params);
       branches.push(`SELECT protocol_name, instruction_type, tx_count, success_count, fee_sum, cu_sum
-        FROM instruction_hourly WHERE protocol_name IN {protocols:Array(String)} AND ${c.sql}`);
+        FROM ${TABLES.instructionHourly} WHERE protocol_name IN {protocols:Array(String)} AND ${c.sql}`);
     }
     if (plan.edges.length > 0) {
       const c = edgesCondition('block_time', plan.edges);
@@ -167,7 +168,7 @@ export class Analytics {
       // one, and the outer query reads the columns by these names.
       branches.push(`SELECT protocol_name, instruction_type, count() AS tx_count, countIf(success) AS success_count,
         sum(fee) AS fee_sum, sum(compute_units) AS cu_sum
-        FROM transactions WHERE protocol_name IN {protocols:Array(String)} AND (${c.sql})
+        FROM ${TABLES.transactions} WHERE protocol_name IN {protocols:Array(String)} AND (${c.sql})
         GROUP BY protocol_name, instruction_type`);
     }
     if (branches.length === 0 || protocols.length === 0) return [];
