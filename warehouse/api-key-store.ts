@@ -45,8 +45,9 @@ const toRecord = (r: Row): ApiKeyRecord => ({
   id: r.id,
   keyPrefix: r.key_prefix,
   name: r.name,
+  // A row this version cannot read fails closed: refused until fixed (warehouse/integrity.ts reports it).
   plan: isPlan(r.plan) ? r.plan : 'free',
-  status: isKeyStatus(r.status) ? r.status : 'inactive',
+  status: isKeyStatus(r.status) && isPlan(r.plan) ? r.status : 'inactive',
   createdAt: isoFromCh(r.created_at),
   updatedAt: isoFromCh(r.updated_at),
 });
