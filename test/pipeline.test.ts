@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { demoRecords, ingestRecords, tableCounts } from './support/fixtures.ts';
+import { demoRecords, ingest, tableCounts } from './support/fixtures.ts';
 import { startServices } from './support/services.ts';
 import type { IngestRecord } from '../ingest/record-schema.ts';
 
@@ -9,7 +9,7 @@ let records: IngestRecord[];
 beforeAll(async () => {
   s = await startServices({ INGEST_BATCH_ROWS: '700' });
   records = await demoRecords(s, 4000);
-  const report = await ingestRecords(s, records);
+  const report = await ingest(s, records);
   expect(report.rejected).toEqual([]);
 });
 afterAll(async () => s.cleanup());
@@ -63,12 +63,12 @@ describe('ingest pipeline and views', () => {
   it('replaying the same records changes no count anywhere', async () => {
     const before = await tableCounts(s);
     const feesBefore = await q(`SELECT sum(fee_sum) f FROM protocol_hourly`);
-    const report = await ingestRecords(s, records);
+    const report = await ingest(s, records);
     // `accepted` counts newly stored records only: a replay stores none.
     expect(report.accepted).toBe(0);
     expect(report.duplicates).toBe(records.length);
     // A replay in a different order and batching is still a no-op.
-    await ingestRecords(s, [...records].reverse().slice(0, 1500));
+    await ingest(s, [...records].reverse().slice(0, 1500));
     expect(await tableCounts(s)).toEqual(before);
     expect(await q(`SELECT sum(fee_sum) f FROM protocol_hourly`)).toEqual(feesBefore);
   });
@@ -76,7 +76,7 @@ describe('ingest pipeline and views', () => {
   it('duplicates inside one submission are stored once', async () => {
     const before = await tableCounts(s);
     const fresh = { ...records[0]!, signature: records[0]!.signature.slice(0, 80) + 'AAAAAAAA', instruction_index: 0 };
-    const report = await ingestRecords(s, [fresh, fresh, { ...fresh }]);
+    const report = await ingest(s, [fresh, fresh, { ...fresh }]);
     expect(report).toMatchObject({ accepted: 1, duplicates: 2, rejected: [] });
     expect((await tableCounts(s)).transactions).toBe(before.transactions! + 1);
   });
