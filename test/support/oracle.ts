@@ -271,3 +271,9 @@ export async function globalStats(s: Db, protocols: readonly string[]) {
     averageComputeUnits: avg(t.computeUnits, t.count), firstSeen: t.firstSeen, lastSeen: t.lastSeen, latestSlot: t.latestSlot, protocolCount: protocols.length, protocols: per,
   };
 }
+
+/** The account (not program id) in most records: the demo data's busiest plain address. */
+export async function busiestAccount(s: Db): Promise<string> {
+  const [row] = await s.wh.query<{ a: string }>('SELECT arrayJoin(accounts) AS a, count() AS c FROM transactions GROUP BY a ORDER BY c DESC, a LIMIT 1');
+  return row!.a;
+}
