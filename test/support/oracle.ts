@@ -277,3 +277,11 @@ export async function busiestAccount(s: Db): Promise<string> {
   const [row] = await s.wh.query<{ a: string }>('SELECT arrayJoin(accounts) AS a, count() AS c FROM transactions GROUP BY a ORDER BY c DESC, a LIMIT 1');
   return row!.a;
 }
+
+/** A stored signature all of whose records belong to protocols outside `visible` (hidden), if any. */
+export async function hiddenSignature(s: Db, visible: readonly string[]): Promise<string | undefined> {
+  const [r] = await s.wh.query<{ signature: string }>(
+    `SELECT signature FROM transactions GROUP BY signature HAVING countIf(protocol_name IN {o_v:Array(String)}) = 0
+     ORDER BY signature LIMIT 1`, { params: { o_v: visible } });
+  return r?.signature;
+}
