@@ -285,3 +285,26 @@ export async function hiddenSignature(s: Db, visible: readonly string[]): Promis
      ORDER BY signature LIMIT 1`, { params: { o_v: visible } });
   return r?.signature;
 }
+
+// ---- What the views must hold: base-table aggregates at each view's grain --------------
+
+/** protocol_hourly's figures per protocol and hour. */
+export async function protocolHourly(s: Db): Promise<Record<string, string>[]> {
+  return s.wh.query<Record<string, string>>(`
+    SELECT protocol_name, toUInt32(toStartOfHour(block_time)) h, count() c, countIf(success) ok, sum(fee) f, min(fee) fmin,
+           max(fee) fmax, sum(compute_units) cu, sum(accounts_count) acc, toUInt32(min(block_time)) fs, toUInt32(max(block_time)) ls,
+           max(slot) slot, uniqExact(instruction_type) it, uniqExact(program_id) pr
+    FROM transactions GROUP BY protocol_name, h ORDER BY protocol_name, h`);
+}
+
+/** instruction_hourly's figures per protocol and instruction type, over all time. */
+export async function instructionTotals(s: Db): Promise<Record<string, string>[]> {
+  return s.wh.query(`SELECT protocol_name, instruction_type, count() c, countIf(success) ok, sum(fee) f, min(fee) fmin,
+      max(fee) fmax, sum(compute_units) cu, sum(accounts_count) acc FROM transactions GROUP BY 1, 2 ORDER BY 1, 2`);
+}
+
+/** failure_hourly's figures per protocol, instruction type and error message, over all time. */
+export async function failureTotals(s: Db): Promise<Record<string, string>[]> {
+  return s.wh.query(`SELECT protocol_name, instruction_type, error_message, count() c, sum(fee) f, sum(compute_units) cu
+    FROM transactions WHERE NOT success GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`);
+}
