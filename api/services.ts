@@ -16,6 +16,8 @@ import { Analytics } from './analytics/analytics.ts';
 import { BoundedWarehouse } from './analytics/bounded-warehouse.ts';
 import { setPageTokenSecret } from './analytics/page-token.ts';
 import { SqlSandbox } from './sql/sql-sandbox.ts';
+import { FreshnessWatermark } from './freshness.ts';
+import { LiveActivity } from './graphql/subscriptions/live-activity.ts';
 
 export interface Services {
   config: Config;
@@ -29,6 +31,10 @@ export interface Services {
   pipeline: IngestPipeline;
   metrics: Metrics;
   access: Access;
+  /** Newest block_time and ingest time per protocol, in memory (every answer's freshness). */
+  freshness: FreshnessWatermark;
+  /** Changed activity buckets, read once per write, for live GraphQL subscriptions. */
+  live: LiveActivity;
   close(): Promise<void>;
 }
 
@@ -63,6 +69,12 @@ export async function createServices(
     observer: metrics,
     writerId: config.ingest.writerId,
   });
+  // The watermark first: an event sent for a write then already carries that write's freshness.
+  const freshness = new FreshnessWatermark(wh, logger, config.freshnessRefreshMs);
+  pipeline.observeChanges(freshness);
+  await freshness.start();
+  const live = new LiveActivity(analytics, logger);
+  pipeline.observeChanges(live);
   const access = await createAccess({ config, wh, logger, metrics, now: options.now });
   return {
     config,
@@ -75,7 +87,10 @@ export async function createServices(
     pipeline,
     metrics,
     access,
+    freshness,
+    live,
     async close() {
+      freshness.stop();
       // Usage is flushed while the warehouse is still open.
       await access.close();
       await sqlSandbox.close();
