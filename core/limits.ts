@@ -63,7 +63,7 @@ export const HTTP_KEEP_ALIVE_TIMEOUT_MS = 72_000;
 // ---- Live GraphQL streams (/graphql/stream; docs/graphql-subscriptions.md) -------------
 // Open streams per key: PLAN_STREAMS (warehouse/api-key-store.ts, next to the other plan figures).
 
-/** Events one stream may have waiting for its client; past it the client is too slow and the stream is closed with an error event. */
+/** Events of earlier writes one stream may still have waiting for its client when the next write's arrive; at it the client is too slow and the stream is closed with an error event. (One write's events are always queued whole: a backfill can touch thousands of buckets at once.) */
 export const STREAM_MAX_QUEUED_EVENTS = 1000;
 /** A comment line this often keeps proxies and the idle-connection time-out from closing a quiet stream. */
 export const STREAM_HEARTBEAT_MS = 15_000;

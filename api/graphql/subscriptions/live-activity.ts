@@ -3,8 +3,9 @@
 // anyone asked for), not once per subscriber, and hands each subscriber the ones it wants.
 // While a read runs, further writes' buckets accumulate and are read together next, so a
 // burst of writes costs one read per read-time, and 200 streams cost what one does.
-// Each subscriber has a bounded queue: one that cannot take more is told (onOverflow) and
-// dropped, so a stalled client can never make the process hold an unbounded backlog.
+// Each subscriber has a bounded queue: one whose backlog from earlier writes is still at
+// its bound when the next write's figures arrive is told (onOverflow) and dropped, so a
+// stalled client holds at most that bound plus one write's buckets, never an unbounded backlog.
 import type { Logger } from '../../../core/logger.ts';
 import type { ChangedBucket, CommittedChange, DataChangeObserver } from '../../../core/observers.ts';
 import type { BucketFigures, BucketKey, BucketSize } from '../../analytics/activity-buckets.ts';
@@ -18,7 +19,7 @@ export interface SubscribeOptions {
   /** Protocols to follow; undefined: every visible one. */
   protocols: readonly string[] | undefined;
   size: BucketSize;
-  /** Most figures waiting for the consumer; one more and the feed ends with onOverflow. */
+  /** Most figures left over from earlier writes when the next write's arrive; past it the feed ends with onOverflow. */
   maxQueued: number;
   /** Called once when the queue overflowed; the feed has ended. */
   onOverflow(queued: number): void;
@@ -42,21 +43,27 @@ export class Feed implements AsyncIterableIterator<BucketFigures> {
     return this.protocols === undefined || this.protocols.has(protocol);
   }
 
-  push(f: BucketFigures): void {
-    if (this.ended) return;
-    if (this.waiting) {
-      const w = this.waiting;
-      this.waiting = undefined;
-      w({ value: f, done: false });
-      return;
-    }
+  /**
+   * Hand over one read's figures. A read's figures are always taken whole (one write may
+   * change thousands of buckets; a consumer cannot take them faster than they are pushed);
+   * what bounds the queue is the backlog from earlier reads: a consumer still holding
+   * `maxQueued` or more when the next read arrives is too slow, and its feed ends.
+   */
+  deliver(figures: readonly BucketFigures[]): void {
+    if (this.ended || figures.length === 0) return;
     if (this.queue.length >= this.options.maxQueued) {
       const queued = this.queue.length;
       this.end();
       this.options.onOverflow(queued);
       return;
     }
-    this.queue.push(f);
+    for (const f of figures) {
+      if (this.waiting) {
+        const w = this.waiting;
+        this.waiting = undefined;
+        w({ value: f, done: false });
+      } else this.queue.push(f);
+    }
   }
 
   get queued(): number {
@@ -154,7 +161,7 @@ export class LiveActivity implements DataChangeObserver {
       this.reads += 1;
       const figures = (await this.reader.activityBuckets([...keys.values()], size))
         .sort((a, b) => a.start - b.start || (a.protocolName < b.protocolName ? -1 : a.protocolName > b.protocolName ? 1 : 0));
-      for (const feed of takers) for (const f of figures) if (feed.wants(f.protocolName)) feed.push(f);
+      for (const feed of takers) feed.deliver(feed.protocols === undefined ? figures : figures.filter((f) => feed.wants(f.protocolName)));
     }
   }
 }

@@ -28,6 +28,8 @@ import {
   visit,
   type DocumentNode,
   type ExecutionResult,
+  type FragmentDefinitionNode,
+  type SelectionSetNode,
   type GraphQLSchema,
 } from 'graphql';
 import { AppError, Errors, type ErrorKind } from '../../../core/errors.ts';
@@ -118,6 +120,10 @@ function readParams(req: FastifyRequest): RequestParams {
     };
     raw = { query: one('query'), operationName: one('operationName'), variables: json('variables') };
   } else {
+    const type = String(req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+    if (type !== 'application/json') {
+      throw new AppError(Errors.unsupportedMediaType, 'send the subscription as application/json {query, variables?, operationName?}, or as GET query parameters');
+    }
     if (typeof req.body !== 'object' || req.body === null || Array.isArray(req.body)) throw bad('the request body must be a JSON object {query, variables?, operationName?}');
     raw = req.body as Record<string, unknown>;
   }
@@ -136,6 +142,20 @@ function countSelections(doc: DocumentNode): number {
   let n = 0;
   visit(doc, { [Kind.FIELD]: () => void (n += 1) });
   return n;
+}
+
+/** Do @skip or @include decide on the root field (directly, or on a fragment holding it)? */
+function rootHasSkipOrInclude(doc: DocumentNode, set: SelectionSetNode, seen = new Set<string>()): boolean {
+  for (const sel of set.selections) {
+    if (sel.directives?.some((d) => d.name.value === 'skip' || d.name.value === 'include')) return true;
+    if (sel.kind === Kind.INLINE_FRAGMENT && rootHasSkipOrInclude(doc, sel.selectionSet, seen)) return true;
+    if (sel.kind === Kind.FRAGMENT_SPREAD && !seen.has(sel.name.value)) {
+      seen.add(sel.name.value);
+      const frag = doc.definitions.find((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION && d.name.value === sel.name.value);
+      if (frag && rootHasSkipOrInclude(doc, frag.selectionSet, seen)) return true;
+    }
+  }
+  return false;
 }
 
 type Prepared = { kind: 'stream'; events: AsyncIterator<ExecutionResult> } | { kind: 'result'; result: ExecutionResult };
@@ -162,7 +182,6 @@ class LiveStream {
     // The socket's close ends everything, whoever closed it.
     this.raw.once('close', () => {
       this.finish();
-      clearTimeout(this.grace);
       this.onGone();
     });
     // Some clients (Firefox, Safari) want a first byte before they report the stream open.
@@ -309,7 +328,7 @@ export class GraphqlStreams {
     const ctx: StreamContext = {
       maxQueued: this.limits.maxQueued,
       onOverflow: (queued) => stream?.close([{
-        message: `the client read events too slowly: ${queued} were waiting (the limit); the stream is closed, reconnect and read faster or subscribe to fewer protocols`,
+        message: `the client read events too slowly: ${queued} events of earlier writes were still waiting when more arrived (the limit is ${this.limits.maxQueued}); the stream is closed: reconnect, and read faster or subscribe to fewer protocols`,
         extensions: { code: Errors.slowConsumer.graphql },
       }]),
     };
@@ -334,6 +353,10 @@ export class GraphqlStreams {
       'cache-control': 'no-cache',
       // Proxies such as nginx would otherwise buffer the events.
       'x-accel-buffering': 'no',
+      // A stream's connection is not reused: when the stream ends (complete, or closed by the
+      // server) the client sees the connection end, and a client that stopped reading is
+      // cut at the end of the grace period rather than kept as an idle keep-alive socket.
+      connection: 'close',
     });
     if (prepared.kind === 'result') {
       // Errors of the document or its arguments: reported in the stream, which then ends.
@@ -366,8 +389,11 @@ export class GraphqlStreams {
       if (err instanceof GraphQLError) return fail(err);
       throw err;
     }
-    const invalid = validate(schema, document, undefined, { maxErrors: 10 });
-    if (invalid.length > 0) return fail(...invalid);
+    // Counted before validation, whose cost grows with the square of repeated fields.
+    const fields = countSelections(document);
+    if (fields > this.limits.maxSelections) {
+      return fail(userError(`the subscription selects ${fields} fields; at most ${this.limits.maxSelections} are allowed (each is sent with every event)`));
+    }
     const op = getOperationAST(document, params.operationName);
     if (op === null || op === undefined) {
       return fail(userError(params.operationName === undefined
@@ -377,10 +403,22 @@ export class GraphqlStreams {
     if (op.operation !== 'subscription') {
       return fail(userError(`/graphql/stream serves subscriptions only; send ${op.operation === 'query' ? 'queries' : 'mutations'} to POST /graphql`));
     }
-    const fields = countSelections(document);
-    if (fields > this.limits.maxSelections) {
-      return fail(userError(`the subscription selects ${fields} fields; at most ${this.limits.maxSelections} are allowed (each is sent with every event)`));
+    // graphql 16 fails (a TypeError at execution, or a throw from its own validation rule
+    // when the condition is a variable) when @skip/@include decide on a subscription's root
+    // field; the spec's newer editions forbid them there, and so does this route. Checked
+    // before validation for that reason.
+    if (rootHasSkipOrInclude(document, op.selectionSet)) {
+      return fail(userError('@skip and @include are not allowed on the root field of a subscription'));
     }
+    let invalid: readonly GraphQLError[];
+    try {
+      invalid = validate(schema, document, undefined, { maxErrors: 10 });
+    } catch (err) {
+      // A validation rule that throws rather than reports (as above) is still the document's fault.
+      if (err instanceof GraphQLError) return fail(err);
+      throw err;
+    }
+    if (invalid.length > 0) return fail(...invalid);
     const result = await subscribe({
       schema,
       document,
