@@ -306,6 +306,27 @@ describe('protocolActivity over /graphql/stream', () => {
   });
 });
 
+describe('shutdown', () => {
+  it('ends open streams with an error event so that closing the server does not wait for them', async () => {
+    // A second app on the same services, so the file's app keeps serving.
+    const other = await buildApp(services);
+    await other.listen({ port: 0, host: '127.0.0.1' });
+    const url = `http://127.0.0.1:${(other.server.address() as net.AddressInfo).port}/graphql/stream`;
+    const c = createClient({ url, headers: { 'x-api-key': key }, retryAttempts: 0 });
+    clients.push(c);
+    const s = collect(c, 'subscription { protocolActivity { count } }');
+    await until(() => other.liveStreams.count() === 1, 5000, 'stream open');
+    const t0 = Date.now();
+    await other.close();
+    expect(Date.now() - t0).toBeLessThan(2000);
+    await s.done;
+    const last = s.results.at(-1)!;
+    expect((last.errors?.[0] as { extensions?: { code?: string } }).extensions?.code).toBe('INTERNAL_SERVER_ERROR');
+    expect(last.errors?.[0]?.message).toContain('shutting down');
+    await until(() => services.live.subscribers === 0, 2000, 'feed gone');
+  });
+});
+
 interface StreamCase {
   name: string;
   method?: 'GET' | 'POST' | 'PUT' | 'DELETE';
