@@ -5,6 +5,7 @@ import { KafkaSource, type KafkaSourceHooks } from '../ingest/kafka-source.ts';
 import { IngestPipeline } from '../ingest/pipeline.ts';
 import { DataVersion } from '../warehouse/data-version.ts';
 import { readFreshness } from '../warehouse/ingest-freshness.ts';
+import { journalClock, readFinishedBatches } from '../warehouse/journal-reader.ts';
 import { InstrumentedWarehouse } from '../warehouse/instrumented-warehouse.ts';
 import { migrate } from '../warehouse/migrate.ts';
 import { openSandboxSessions, openWarehouse } from '../warehouse/open-warehouse.ts';
@@ -75,6 +76,8 @@ export async function createServices(
   await freshness.start();
   const live = new LiveActivity(analytics, logger);
   pipeline.observeChanges(live);
+  // Writes of other processes (npm run ingest, other replicas) reach streams through the journal.
+  live.tailJournal({ clock: () => journalClock(wh), finishedSince: (since) => readFinishedBatches(wh, since) }, config.freshnessRefreshMs);
   const access = await createAccess({ config, wh, logger, metrics, now: options.now });
   return {
     config,
@@ -91,6 +94,7 @@ export async function createServices(
     live,
     async close() {
       freshness.stop();
+      live.stop();
       // Usage is flushed while the warehouse is still open.
       await access.close();
       await sqlSandbox.close();

@@ -31,6 +31,8 @@ export interface CommittedChange {
   newestBlockTimes: readonly { protocolName: string; blockTime: number }[];
   /** Unix milliseconds when the insert was committed (the rows' ingested_at is a few ms earlier). */
   committedAt: number;
+  /** The write's id in the ingest journal: a reader of the journal skips writes it was told of. */
+  batchId?: string;
 }
 
 /** Told after each committed write, once its rows are queryable in the base table and views. */

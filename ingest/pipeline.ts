@@ -76,7 +76,7 @@ export class IngestPipeline {
     return () => this.changeListeners.delete(listener);
   }
 
-  private reportChange(buckets: readonly Bucket[], rows: readonly TransactionRow[]): void {
+  private reportChange(batchId: string, buckets: readonly Bucket[], rows: readonly TransactionRow[]): void {
     if (this.changeListeners.size === 0) return;
     const newest = new Map<string, number>();
     for (const r of rows) newest.set(r.protocol_name, Math.max(newest.get(r.protocol_name) ?? 0, r.block_time));
@@ -84,6 +84,7 @@ export class IngestPipeline {
       buckets: buckets.map((b) => ({ protocolName: b.protocol_name, hourStart: b.hour_start })),
       newestBlockTimes: [...newest].map(([protocolName, blockTime]) => ({ protocolName, blockTime })),
       committedAt: Date.now(),
+      batchId,
     };
     for (const l of this.changeListeners) {
       try {
@@ -160,7 +161,7 @@ export class IngestPipeline {
       await this.journal.repair(next.id, next.buckets);
       this.pendingRepairs.shift();
       this.dataVersion.bump();
-      this.reportChange(next.buckets, []);
+      this.reportChange(next.id, next.buckets, []);
     }
   }
 
@@ -206,7 +207,7 @@ export class IngestPipeline {
       await this.journal.done(entry.id);
       this.options.observer?.observeBatch(fresh.length);
       this.dataVersion.bump();
-      this.reportChange(entry.buckets, fresh);
+      this.reportChange(entry.id, entry.buckets, fresh);
     }
     return batch.length - fresh.length;
   }

@@ -13,6 +13,9 @@ import { buildApp } from '../api/app.ts';
 import type { Services } from '../api/services.ts';
 import type { FastifyInstance } from 'fastify';
 import { PLAN_STREAMS } from '../warehouse/api-key-store.ts';
+import { IngestPipeline } from '../ingest/pipeline.ts';
+import { DataVersion } from '../warehouse/data-version.ts';
+import { createLogger } from '../core/logger.ts';
 import { adminHeaders, createKey } from './support/api-key.ts';
 import { demoRecords, FIXTURE_END, ingestRecords } from './support/fixtures.ts';
 import { liveRecord, parseSse, type SseEvent } from './support/live-records.ts';
@@ -20,6 +23,7 @@ import { startServices } from './support/services.ts';
 
 const HEARTBEAT_MS = 200;
 const MAX_QUEUED = 20;
+const JOURNAL_POLL_MS = 300;
 
 let services: Services & { cleanup(): Promise<void> };
 let app: FastifyInstance;
@@ -30,7 +34,7 @@ let active: { protocolName: string; programId: string }[];
 const clients: Client[] = [];
 
 beforeAll(async () => {
-  services = await startServices();
+  services = await startServices({ FRESHNESS_REFRESH_MS: String(JOURNAL_POLL_MS) });
   app = await buildApp(services, { streamLimits: { heartbeatMs: HEARTBEAT_MS, maxQueued: MAX_QUEUED, closeGraceMs: 5000 } });
   await app.listen({ port: 0, host: '127.0.0.1' });
   port = (app.server.address() as net.AddressInfo).port;
@@ -183,6 +187,28 @@ describe('protocolActivity over /graphql/stream', () => {
 
     for (const s of [hourly, daily, third]) s.stop();
     await until(() => services.live.subscribers === 0 && app.liveStreams.count() === 0, 5000, 'streams to close');
+  });
+
+  it('pushes writes of another process (the standalone ingest), learnt from the ingest journal', async () => {
+    const p = active[1]!;
+    const s = collect(client(), `subscription { protocolActivity(protocols: ["${p.protocolName}"]) { protocolName timestamp count successCount failedCount totalFees totalComputeUnits } }`);
+    await until(() => services.live.subscribers === 1, 5000, 'subscriber');
+    // Let the tail take its starting position, as it does one period after the first subscriber.
+    await new Promise((r) => setTimeout(r, 2 * JOURNAL_POLL_MS));
+    const other = new IngestPipeline(services.wh, services.registry, new DataVersion(), createLogger('silent'), { maxRecordBytes: 1 << 20, batchRows: 5000, writerId: 'standalone-ingest' });
+    const h = FIXTURE_END + 40 * 3600;
+    const t0 = Date.now();
+    const report = await other.ingest(Array.from({ length: 3 }, (_, i) => ({ value: liveRecord(p, h + i, i), position: { line: i + 1 } })), 'kafka');
+    expect(report.accepted).toBe(3);
+    await until(() => s.results.length > 0, 5000, 'event from the journal');
+    expect(Date.now() - t0).toBeLessThan(3 * JOURNAL_POLL_MS + 1000);
+    const k = `${p.protocolName}#${h}`;
+    expect(latest(s.results).get(k)).toMatchObject((await baseTable('hour', [k])).get(k)!);
+    // Read once: later polls (whose look-back covers it again) do not send it twice.
+    await new Promise((r) => setTimeout(r, 3 * JOURNAL_POLL_MS));
+    expect(s.results.length).toBe(1);
+    s.stop();
+    await until(() => services.live.subscribers === 0, 5000, 'stream to close');
   });
 
   it('closes a revoked key\'s streams within 1 s: announced on the key-change bus, and unannounced (another process)', async () => {

@@ -8,6 +8,7 @@
 // stalled client holds at most that bound plus one write's buckets, never an unbounded backlog.
 import type { Logger } from '../../../core/logger.ts';
 import type { ChangedBucket, CommittedChange, DataChangeObserver } from '../../../core/observers.ts';
+import type { FinishedBatch } from '../../../warehouse/journal-reader.ts';
 import type { BucketFigures, BucketKey, BucketSize } from '../../analytics/activity-buckets.ts';
 
 /** What the hub reads through: the analytics facade's activityBuckets. */
@@ -99,12 +100,29 @@ export class Feed implements AsyncIterableIterator<BucketFigures> {
 const HOUR = 3_600;
 const DAY = 86_400;
 
+/** Reads of the ingest journal, for writes other processes made. */
+export interface JournalSource {
+  clock(): Promise<number>;
+  finishedSince(sinceMs: number): Promise<FinishedBatch[]>;
+}
+
+/** How far back each journal read looks again: a 'done' row committed late, with an
+ *  earlier time than one already read, is still found (batch ids already handled are skipped). */
+const JOURNAL_LOOKBACK_MS = 5_000;
+
 export class LiveActivity implements DataChangeObserver {
   private readonly feeds = new Set<Feed>();
   private pending = new Map<string, ChangedBucket>();
   private reading: Promise<void> | undefined;
   /** Reads made (per bucket size), for tests and the benchmark: one per write, not per subscriber. */
   reads = 0;
+  /** Journal batches already handled (told by this process's pipeline, or read), with when. */
+  private readonly handled = new Map<string, number>();
+  private journalSince: number | undefined;
+  /** Where tailing began: batches finished earlier are history, not news. */
+  private journalStart = 0;
+  private tailTimer: NodeJS.Timeout | undefined;
+  private tailing = false;
 
   constructor(
     private readonly reader: BucketReader,
@@ -123,8 +141,55 @@ export class LiveActivity implements DataChangeObserver {
 
   dataChanged(change: CommittedChange): void {
     if (this.feeds.size === 0) return;
+    if (change.batchId !== undefined) this.handled.set(change.batchId, Date.now());
     for (const b of change.buckets) this.pending.set(`${b.protocolName}#${b.hourStart}`, b);
     this.schedule();
+  }
+
+  /**
+   * Also learn writes of other processes (the standalone ingest process, other replicas)
+   * from the ingest journal, every `everyMs` while anyone is subscribed: one small read of
+   * the journal per period, however many streams.
+   */
+  tailJournal(source: JournalSource, everyMs: number): void {
+    this.tailTimer = setInterval(() => void this.pollJournal(source), everyMs);
+    this.tailTimer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.tailTimer);
+  }
+
+  async pollJournal(source: JournalSource): Promise<void> {
+    if (this.tailing) return;
+    if (this.feeds.size === 0) {
+      // Nobody listens: forget the position, so a later subscriber starts from then, not from a backlog.
+      this.journalSince = undefined;
+      this.handled.clear();
+      return;
+    }
+    this.tailing = true;
+    try {
+      if (this.journalSince === undefined) {
+        this.journalSince = this.journalStart = await source.clock();
+        return;
+      }
+      const batches = await source.finishedSince(this.journalSince - JOURNAL_LOOKBACK_MS);
+      const buckets: ChangedBucket[] = [];
+      for (const b of batches) {
+        this.journalSince = Math.max(this.journalSince, b.at);
+        if (b.at < this.journalStart || this.handled.has(b.batchId)) continue;
+        this.handled.set(b.batchId, Date.now());
+        buckets.push(...b.buckets);
+      }
+      const old = Date.now() - 4 * JOURNAL_LOOKBACK_MS;
+      for (const [id, at] of this.handled) if (at < old) this.handled.delete(id);
+      if (buckets.length > 0) this.dataChanged({ buckets, newestBlockTimes: [], committedAt: Date.now() });
+    } catch (err) {
+      this.log.warn({ err }, 'reading the ingest journal for live subscriptions failed; trying again next period');
+    } finally {
+      this.tailing = false;
+    }
   }
 
   /** Resolves once every change reported so far has been read and handed out (tests, shutdown). */
