@@ -24,6 +24,11 @@ import { sqlRoutes } from './sql/query-routes.ts';
 import type { SqlSandbox } from './sql/sql-sandbox.ts';
 import { metricsRoutes } from './metrics-routes.ts';
 import { rpcRoutes } from './rpc/rpc-routes.ts';
+import { installFreshnessHeaders, type FreshnessWatermark } from './freshness.ts';
+import type { LiveActivity } from './graphql/subscriptions/live-activity.ts';
+import { liveStubSchema } from './graphql/subscriptions/schema.ts';
+import { installGraphqlStream, type StreamLimits } from './graphql/subscriptions/stream-route.ts';
+import type { GraphQLSchema } from 'graphql';
 
 export interface AppDeps {
   config: Config;
@@ -35,6 +40,16 @@ export interface AppDeps {
   pipeline: IngestPipeline;
   metrics: Metrics;
   access: Access;
+  freshness: FreshnessWatermark;
+  live: LiveActivity;
+}
+
+export interface AppOptions {
+  /** The executable GraphQL schema /graphql/stream runs on (default: the subscription SDL
+   *  with a stand-in Query, until the combined schema of api/graphql/schema/ is built). */
+  graphqlSchema?: GraphQLSchema;
+  /** Smaller stream limits for tests. */
+  streamLimits?: Partial<StreamLimits>;
 }
 
 // Clearer words than the framework's for the errors a client can cause by the shape of
@@ -66,7 +81,7 @@ function httpError(err: unknown, req: FastifyRequest): { status: number; body: {
 
 const pathOfUrl = (url: string): string => redactUrl(url.split('?')[0] ?? '');
 
-export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     requestIdHeader: 'x-request-id',
@@ -108,6 +123,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     reply.header('x-request-id', req.id);
     return payload;
   });
+  // X-Data-Newest-Block-Time / X-Data-Ingested-At on every answer of the four interfaces.
+  installFreshnessHeaders(app, deps.freshness, () => deps.analytics.protocols());
 
   await app.register(healthRoutes, {
     wh: deps.wh,
@@ -139,6 +156,18 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await registerOpenApi(app);
   await app.register(restApi, { prefix: '/api/v1', analytics: deps.analytics });
   await app.register(sqlRoutes, { sandbox: deps.sqlSandbox });
+  // Live GraphQL subscriptions over SSE. TODO(lead): pass the combined schema of
+  // api/graphql/schema/*.graphql as options.graphqlSchema once the query interface is merged.
+  installGraphqlStream(app, {
+    schema: options.graphqlSchema ?? liveStubSchema(),
+    live: deps.live,
+    analytics: deps.analytics,
+    access: deps.access,
+    freshness: deps.freshness,
+    logger: deps.logger,
+    connectionTimeoutMs: deps.config.http.connectionTimeoutMs,
+    limits: options.streamLimits,
+  });
 
   return app;
 }

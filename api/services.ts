@@ -5,6 +5,7 @@ import { KafkaSource, type KafkaSourceHooks } from '../ingest/kafka-source.ts';
 import { IngestPipeline } from '../ingest/pipeline.ts';
 import { DataVersion } from '../warehouse/data-version.ts';
 import { readFreshness } from '../warehouse/ingest-freshness.ts';
+import { journalClock, readFinishedBatches } from '../warehouse/journal-reader.ts';
 import { InstrumentedWarehouse } from '../warehouse/instrumented-warehouse.ts';
 import { checkIntegrity } from '../warehouse/integrity.ts';
 import { migrate } from '../warehouse/migrate.ts';
@@ -17,6 +18,8 @@ import { Analytics } from './analytics/analytics.ts';
 import { BoundedWarehouse } from './analytics/bounded-warehouse.ts';
 import { setPageTokenSecret } from './analytics/page-token.ts';
 import { SqlSandbox } from './sql/sql-sandbox.ts';
+import { FreshnessWatermark } from './freshness.ts';
+import { LiveActivity } from './graphql/subscriptions/live-activity.ts';
 
 export interface Services {
   config: Config;
@@ -30,6 +33,10 @@ export interface Services {
   pipeline: IngestPipeline;
   metrics: Metrics;
   access: Access;
+  /** Newest block_time and ingest time per protocol, in memory (every answer's freshness). */
+  freshness: FreshnessWatermark;
+  /** Changed activity buckets, read once per write, for live GraphQL subscriptions. */
+  live: LiveActivity;
   close(): Promise<void>;
 }
 
@@ -66,6 +73,14 @@ export async function createServices(
     observer: metrics,
     writerId: config.ingest.writerId,
   });
+  // The watermark first: an event sent for a write then already carries that write's freshness.
+  const freshness = new FreshnessWatermark(wh, logger, config.freshnessRefreshMs);
+  pipeline.observeChanges(freshness);
+  await freshness.start();
+  const live = new LiveActivity(analytics, logger);
+  pipeline.observeChanges(live);
+  // Writes of other processes (npm run ingest, other replicas) reach streams through the journal.
+  live.tailJournal({ clock: () => journalClock(wh), finishedSince: (since) => readFinishedBatches(wh, since) }, config.freshnessRefreshMs);
   const access = await createAccess({ config, wh, logger, metrics, now: options.now });
   return {
     config,
@@ -78,7 +93,11 @@ export async function createServices(
     pipeline,
     metrics,
     access,
+    freshness,
+    live,
     async close() {
+      freshness.stop();
+      live.stop();
       // Usage is flushed while the warehouse is still open.
       await access.close();
       await sqlSandbox.close();

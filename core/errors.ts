@@ -69,6 +69,8 @@ export const Errors = {
   /** An answer over the interface's byte budget (core/limits.ts): the request must ask for less. */
   responseTooLarge: kind({ code: 'ERR_RESPONSE_TOO_LARGE', http: 400, title: 'Response Too Large', rpc: -32000, rpcMessage: 'Server error', graphql: 'BAD_USER_INPUT' }),
   queryTimeout: kind({ code: 'ERR_QUERY_TIMEOUT', http: 408, title: 'Query Timeout', rpc: -32000, rpcMessage: 'Server error', graphql: 'QUERY_TOO_COMPLEX' }),
+  /** A live stream whose client did not read its events fast enough (its buffer filled): closed. */
+  slowConsumer: kind({ code: 'ERR_SLOW_CONSUMER', http: 429, title: 'Too Many Requests', rpc: -32000, rpcMessage: 'Server error', graphql: 'RATE_LIMITED' }),
   unavailable: std({ code: 'ERR_UNAVAILABLE', http: 503, rpc: -32000, rpcMessage: 'Server error', graphql: 'INTERNAL_SERVER_ERROR' }),
   // Raised by the HTTP framework itself (content-type parsing, routing); no interface
   // throws these, but their bodies must carry the right title all the same.

@@ -92,3 +92,21 @@ export const SQL_DEFAULT_LIMIT = 1_000;
 export const SQL_MAX_LENGTH = 100_000;
 /** SQL time-out (SPEC), also the bound on any one analytics answer by default. */
 export const SQL_TIMEOUT_SECONDS = 30;
+
+// ---- Live GraphQL streams (/graphql/stream; docs/graphql-subscriptions.md) -------------
+// Open streams per key: PLAN_STREAMS (core/plans.ts, with the other plan figures).
+
+/** Events of earlier writes one stream may still have waiting for its client when the next write's arrive; at it the client is too slow and the stream is closed with an error event. (One write's events are always queued whole: a backfill can touch thousands of buckets at once.) */
+export const STREAM_MAX_QUEUED_EVENTS = 1000;
+/** A comment line this often keeps proxies and the idle-connection time-out from closing a quiet stream. */
+export const STREAM_HEARTBEAT_MS = 15_000;
+/** How often the keys of open streams are checked again (besides every key-change announcement): revocation closes them within 1 s. */
+export const STREAM_KEY_CHECK_MS = 250;
+/** After the closing error event, a client that does not read it is disconnected this much later. */
+export const STREAM_CLOSE_GRACE_MS = 5000;
+/** Largest subscription document (characters). */
+export const STREAM_MAX_DOCUMENT_CHARS = 8 * 1024;
+/** Most fields one subscription may select (aliases included): each is sent with every event. */
+export const STREAM_MAX_SELECTIONS = 64;
+/** Most names in protocolActivity(protocols: [...]). */
+export const STREAM_MAX_PROTOCOLS = 100;

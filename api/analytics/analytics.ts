@@ -13,6 +13,7 @@ import {
   type AddressFilters,
   type AddressListRequest,
 } from './address-transactions.ts';
+import { readActivityBuckets, type BucketFigures, type BucketKey, type BucketSize } from './activity-buckets.ts';
 import { listFailedTransactions, type FailedTransaction } from './failed-transactions.ts';
 import { toFeeStats, type FeeStats } from './fee-stats.ts';
 import { tableStorage, toGlobalStats, type GlobalStats } from './global-stats.ts';
@@ -265,6 +266,16 @@ export class Analytics {
     const active = await this.protocols();
     const per = await this.aggregate('global', { protocols: active, range: {}, extremes: true });
     return toGlobalStats(active, per, await tableStorage(this.wh));
+  }
+
+  // ---- Live subscriptions ---------------------------------------------------------------
+
+  /**
+   * Current figures of named activity buckets of the visible protocols, uncached: live
+   * subscriptions ask once per committed write, right after it changed these very buckets.
+   */
+  async activityBuckets(keys: readonly BucketKey[], size: BucketSize): Promise<BucketFigures[]> {
+    return readActivityBuckets(this.wh, keys, size, await this.protocols());
   }
 }
 
