@@ -24,6 +24,7 @@ import { sqlRoutes } from './sql/query-routes.ts';
 import type { SqlSandbox } from './sql/sql-sandbox.ts';
 import { metricsRoutes } from './metrics-routes.ts';
 import { rpcRoutes } from './rpc/rpc-routes.ts';
+import { graphqlRoutes, type GraphqlRouteOptions } from './graphql/graphql-routes.ts';
 
 export interface AppDeps {
   config: Config;
@@ -35,6 +36,8 @@ export interface AppDeps {
   pipeline: IngestPipeline;
   metrics: Metrics;
   access: Access;
+  /** GraphQL cost budgets and time-out (PLAN_QUERY_BUDGET and 30 s unless set; tests lower them). */
+  graphql?: Pick<GraphqlRouteOptions, 'budgets' | 'timeoutMs'>;
 }
 
 // Clearer words than the framework's for the errors a client can cause by the shape of
@@ -139,6 +142,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await registerOpenApi(app);
   await app.register(restApi, { prefix: '/api/v1', analytics: deps.analytics });
   await app.register(sqlRoutes, { sandbox: deps.sqlSandbox });
+  await app.register(graphqlRoutes, { analytics: deps.analytics, ...deps.graphql });
 
   return app;
 }
