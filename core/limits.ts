@@ -75,9 +75,6 @@ export const GRAPHQL_MAX_ROOT_FIELDS = 10;
 /** `pagination.first`: default and maximum (a larger value is refused, never shrunk). */
 export const GRAPHQL_DEFAULT_FIRST = 100;
 export const GRAPHQL_MAX_FIRST = 1_000;
-/** Most buckets of one timeSeries series, and most points of one timeSeries answer. */
-export const GRAPHQL_MAX_BUCKETS = 10_000;
-export const GRAPHQL_MAX_POINTS = 100_000;
 /** Longest a GraphQL request may run before it is answered with a time-out error. */
 export const GRAPHQL_TIMEOUT_MS = 30_000;
 /** Largest GraphQL request body (bytes). */

@@ -71,14 +71,17 @@ export interface Series {
 export type CostQuestion =
   | { kind: 'listing'; request: ListRequest }
   | { kind: 'groups'; request: Omit<GroupPageRequest, 'filters'> & { filters: AskedGroupFilters } }
-  | { kind: 'series'; request: Omit<GroupRequest, 'filters'> & { filters: AskedGroupFilters } }
+  | { kind: 'series'; request: SeriesRequest }
   | { kind: 'failures'; request: Omit<FailureRequest, 'filters'> & { filters: AskedGroupFilters & { errorPattern?: string } } }
   | { kind: 'stats'; protocols?: readonly string[]; range: TimeRange }
   /** An answer of fixed cost (a point read, a list of names, a cost estimate). */
   | { kind: 'fixed' };
 
-/** Most buckets of one series, and most points of one time-series answer. */
-export const MAX_SERIES_BUCKETS = 10_000;
+/** A time series: over a closed range, in buckets of one size. */
+export type SeriesRequest = Omit<GroupRequest, 'filters' | 'bucket'> & { filters: AskedGroupFilters & { range: Required<TimeRange> }; bucket: TimeBucket };
+
+/** Most points of one time-series answer (buckets x series x metrics); each series has at
+ *  most MAX_ACTIVITY_BUCKETS buckets, like every activity answer. */
 export const MAX_SERIES_POINTS = 100_000;
 
 const rate = (part: number, whole: number): number => (whole === 0 ? 0 : (part / whole) * 100);
@@ -358,12 +361,8 @@ export class Analytics {
    * A time series over a closed range: one series per combination of the grouped keys (one
    * series without keys), each with every bucket of the range, empty ones as zeros.
    */
-  async timeSeries(req: Omit<GroupRequest, 'filters' | 'bucket'> & { filters: AskedGroupFilters & { range: Required<TimeRange> }; bucket: TimeBucket }): Promise<Series[]> {
-    const buckets = bucketCount(req.filters.range, req.bucket);
-    if (buckets > MAX_SERIES_BUCKETS) {
-      throw new AppError(Errors.invalidParams,
-        `${param('range')}: the range spans ${buckets} ${req.bucket} buckets; at most ${MAX_SERIES_BUCKETS} are allowed (use a shorter range or a coarser bucket)`, { field: 'range' });
-    }
+  async timeSeries(req: SeriesRequest): Promise<Series[]> {
+    checkBuckets(req.filters.range, req.bucket);
     const filters = await this.resolved(req.filters);
     const groups = await this.cache.get(`series:${JSON.stringify({ ...req, filters })}`,
       () => seriesGroups(this.wh, { filters, keys: [...req.keys, 'hour'], metrics: req.metrics, bucket: req.bucket }));
@@ -414,11 +413,12 @@ export class Analytics {
         };
       }
       case 'series': {
+        checkBuckets(q.request.filters.range, q.request.bucket);
         const filters = await this.resolved(q.request.filters);
         const r = q.request;
         return {
           statements: some(seriesStatement({ ...r, filters, keys: [...r.keys, 'hour'] })),
-          shape: { range: r.filters.range, protocolsGiven: r.filters.protocols !== undefined, keys: r.keys, metrics: r.metrics, bucket: r.bucket ?? 'hour' },
+          shape: { range: r.filters.range, protocolsGiven: r.filters.protocols !== undefined, keys: r.keys, metrics: r.metrics, bucket: r.bucket },
         };
       }
       case 'failures': {
@@ -443,6 +443,15 @@ export class Analytics {
     const active = await this.protocols();
     const per = await this.aggregate('global', { protocols: active, range: {}, extremes: true });
     return toGlobalStats(active, per, await tableStorage(this.wh));
+  }
+}
+
+/** Refuse a series of more than MAX_SERIES_BUCKETS buckets before anything runs. */
+function checkBuckets(range: Required<TimeRange>, bucket: TimeBucket): void {
+  const buckets = bucketCount(range, bucket);
+  if (buckets > MAX_ACTIVITY_BUCKETS) {
+    throw new AppError(Errors.invalidParams,
+      `${param('range')}: the range spans ${buckets} ${bucket} buckets; at most ${MAX_ACTIVITY_BUCKETS} are allowed (use a shorter range or a coarser bucket)`, { field: 'range' });
   }
 }
 

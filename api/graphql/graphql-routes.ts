@@ -94,7 +94,10 @@ function readParams(req: FastifyRequest): Params {
     }
   };
   if (req.method === 'GET') source = (req.query ?? {}) as Record<string, unknown>;
-  else if (isMap(req.body)) source = req.body;
+  else if (typeof req.body === 'string') {
+    // Fastify parses text/plain into a string; a GraphQL request body is JSON.
+    throw new AppError(Errors.unsupportedMediaType, 'send the request as application/json (or use GET with a query string)');
+  } else if (isMap(req.body)) source = req.body;
   else throw badRequest('the body must be a JSON object {"query": "...", "variables": {...}, "operationName": "...", "extensions": {...}}');
 
   const query = decoded('query', source.query);
@@ -123,7 +126,8 @@ function parseDocument(source: string): DocumentNode {
   try {
     return parse(source, { maxTokens: GRAPHQL_MAX_TOKENS, noLocation: false });
   } catch (err) {
-    if (err instanceof GraphQLError && /more than \d+ tokens/.test(err.message)) {
+    // graphql 16 words it "more that N tokens"; match the number and the word only.
+    if (err instanceof GraphQLError && /\d+ tokens/.test(err.message)) {
       throw tooComplex(`the document has more than ${GRAPHQL_MAX_TOKENS} tokens; send a smaller document`);
     }
     throw err;
