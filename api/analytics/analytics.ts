@@ -446,7 +446,7 @@ export class Analytics {
   }
 }
 
-/** Refuse a series of more than MAX_SERIES_BUCKETS buckets before anything runs. */
+/** Refuse a series of more than MAX_ACTIVITY_BUCKETS buckets before anything runs. */
 function checkBuckets(range: Required<TimeRange>, bucket: TimeBucket): void {
   const buckets = bucketCount(range, bucket);
   if (buckets > MAX_ACTIVITY_BUCKETS) {

@@ -209,6 +209,9 @@ export async function graphqlRoutes(app: FastifyInstance, opts: GraphqlRouteOpti
   const guardedExecute = (req: FastifyRequest, ledger: Ledger) => async (args: ExecutionArgs): Promise<ExecutionResult> => {
     const op = getOperationAST(args.document, args.operationName);
     if (!op) return { errors: [graphqlError(Errors.invalidParams, 'the document has no operation of that name')] };
+    // graphql-js leaves a mutation against a schema without Mutation to execution; refuse it as a request error.
+    const root = schema.getRootType(op.operation);
+    if (!root) return { errors: [graphqlError(Errors.invalidParams, `this service has no ${op.operation} operations`)] };
     const coerced = getVariableValues(schema, op.variableDefinitions ?? [], (args.variableValues ?? {}) as Record<string, unknown>, { maxErrors: 20 });
     if (coerced.errors) return { errors: coerced.errors };
     const variables = coerced.coerced;
@@ -225,7 +228,7 @@ export async function graphqlRoutes(app: FastifyInstance, opts: GraphqlRouteOpti
         throw new HttpError(e.kind?.http ?? 429, e.message, { graphqlErrors: [graphqlError(e.kind ?? Errors.rateLimited, e.message)] });
       }
     }
-    const rootFields = schema.getQueryType()!.getFields();
+    const rootFields = root.getFields();
     const plans = new Map<string, FieldPlan>();
     const errors: GraphQLError[] = [];
     for (const [key, node] of fields) {
