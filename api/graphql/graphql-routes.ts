@@ -119,6 +119,24 @@ function readParams(req: FastifyRequest): Params {
 
 const tooComplex = (message: string): GraphQLError => graphqlError(Errors.queryTooComplex, message);
 
+/**
+ * Parsed documents by text, and validation results by document: clients send the same few
+ * documents over and over, and validation (some thirty rules) was most of a cached answer's
+ * CPU time. Bounded: the oldest entry goes once there are DOCUMENT_CACHE_ENTRIES.
+ */
+const DOCUMENT_CACHE_ENTRIES = 500;
+const parsedDocuments = new Map<string, DocumentNode>();
+const validations = new WeakMap<DocumentNode, readonly GraphQLError[]>();
+
+function cachedParse(source: string): DocumentNode {
+  const hit = parsedDocuments.get(source);
+  if (hit !== undefined) return hit;
+  const document = parseDocument(source);
+  if (parsedDocuments.size >= DOCUMENT_CACHE_ENTRIES) parsedDocuments.delete(parsedDocuments.keys().next().value as string);
+  parsedDocuments.set(source, document);
+  return document;
+}
+
 function parseDocument(source: string): DocumentNode {
   if (source.length > GRAPHQL_MAX_DOCUMENT_CHARS) {
     throw tooComplex(`the document is ${source.length} characters long; at most ${GRAPHQL_MAX_DOCUMENT_CHARS} are allowed`);
@@ -291,7 +309,7 @@ export async function graphqlRoutes(app: FastifyInstance, opts: GraphqlRouteOpti
       ...(params.variables !== undefined ? { variables: params.variables } : {}),
       ...(params.extensions !== undefined ? { extensions: params.extensions } : {}),
       schema,
-      parse: parseDocument,
+      parse: cachedParse,
       validate: (s: GraphQLSchema, document: DocumentNode, validationRules: readonly ValidationRule[]) => {
         const op = getOperationAST(document, params.operationName);
         if (op?.operation === 'mutation' && req.method === 'GET') {
@@ -300,7 +318,8 @@ export async function graphqlRoutes(app: FastifyInstance, opts: GraphqlRouteOpti
             graphqlErrors: [graphqlError(Errors.methodNotAllowed, 'mutations are accepted on POST only')],
           });
         }
-        const errors = validate(s, document, validationRules);
+        let errors = validations.get(document);
+        if (errors === undefined) validations.set(document, (errors = validate(s, document, validationRules)));
         if (errors.length === 0 && op?.operation === 'subscription') {
           return [graphqlError(Errors.invalidParams, 'subscriptions are served as Server-Sent Events at /graphql/stream')];
         }
