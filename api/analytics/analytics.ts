@@ -27,11 +27,9 @@ import {
   type FailureRequest,
   type Group,
   type GroupFilters,
-  type GroupKey,
   type GroupPage,
   type GroupPageRequest,
   type GroupRequest,
-  type Metric,
   type TimeBucket,
 } from './group-aggregates.ts';
 import { toFeeStats, type FeeStats } from './fee-stats.ts';
