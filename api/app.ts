@@ -26,9 +26,10 @@ import { metricsRoutes } from './metrics-routes.ts';
 import { rpcRoutes } from './rpc/rpc-routes.ts';
 import { installFreshnessHeaders, type FreshnessWatermark } from './freshness.ts';
 import type { LiveActivity } from './graphql/subscriptions/live-activity.ts';
-import { liveStubSchema } from './graphql/subscriptions/schema.ts';
 import { installGraphqlStream, type StreamLimits } from './graphql/subscriptions/stream-route.ts';
 import type { GraphQLSchema } from 'graphql';
+import { graphqlRoutes, type GraphqlRouteOptions } from './graphql/graphql-routes.ts';
+import { buildExecutableSchema } from './graphql/schema.ts';
 
 export interface AppDeps {
   config: Config;
@@ -42,11 +43,12 @@ export interface AppDeps {
   access: Access;
   freshness: FreshnessWatermark;
   live: LiveActivity;
+  /** GraphQL cost budgets and time-out (PLAN_QUERY_BUDGET and 30 s unless set; tests lower them). */
+  graphql?: Pick<GraphqlRouteOptions, 'budgets' | 'timeoutMs'>;
 }
 
 export interface AppOptions {
-  /** The executable GraphQL schema /graphql/stream runs on (default: the subscription SDL
-   *  with a stand-in Query, until the combined schema of api/graphql/schema/ is built). */
+  /** The executable GraphQL schema of /graphql and /graphql/stream (default: every file of api/graphql/schema/). */
   graphqlSchema?: GraphQLSchema;
   /** Smaller stream limits for tests. */
   streamLimits?: Partial<StreamLimits>;
@@ -156,10 +158,11 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   await registerOpenApi(app);
   await app.register(restApi, { prefix: '/api/v1', analytics: deps.analytics });
   await app.register(sqlRoutes, { sandbox: deps.sqlSandbox });
-  // Live GraphQL subscriptions over SSE. TODO(lead): pass the combined schema of
-  // api/graphql/schema/*.graphql as options.graphqlSchema once the query interface is merged.
+  // GraphQL: queries on /graphql, live subscriptions over SSE on /graphql/stream, one schema.
+  const graphqlSchema = options.graphqlSchema ?? buildExecutableSchema();
+  await app.register(graphqlRoutes, { analytics: deps.analytics, schema: graphqlSchema, freshness: deps.freshness, ...deps.graphql });
   installGraphqlStream(app, {
-    schema: options.graphqlSchema ?? liveStubSchema(),
+    schema: graphqlSchema,
     live: deps.live,
     analytics: deps.analytics,
     access: deps.access,

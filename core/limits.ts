@@ -110,3 +110,25 @@ export const STREAM_MAX_DOCUMENT_CHARS = 8 * 1024;
 export const STREAM_MAX_SELECTIONS = 64;
 /** Most names in protocolActivity(protocols: [...]). */
 export const STREAM_MAX_PROTOCOLS = 100;
+
+// ---- GraphQL (docs/graphql.md, "Limits") ---------------------------------------------------
+
+/** Largest GraphQL document (the `query` text), in characters. */
+export const GRAPHQL_MAX_DOCUMENT_CHARS = 16_384;
+/** Most lexical tokens the parser reads before giving up (bounds parse work on hostile text). */
+export const GRAPHQL_MAX_TOKENS = 4_000;
+/** Deepest field nesting of an operation; introspection fields (`__schema`, `__type`) are exempt. */
+export const GRAPHQL_MAX_DEPTH = 8;
+/** Most aliased fields in one document (each top-level field also counts against the rate limit). */
+export const GRAPHQL_MAX_ALIASES = 10;
+/** Most top-level fields one operation may ask for. */
+export const GRAPHQL_MAX_ROOT_FIELDS = 10;
+/** `pagination.first`: default and maximum (a larger value is refused, never shrunk). */
+export const GRAPHQL_DEFAULT_FIRST = 100;
+export const GRAPHQL_MAX_FIRST = 1_000;
+/** Longest a GraphQL request may run before it is answered with a time-out error. */
+export const GRAPHQL_TIMEOUT_MS = 30_000;
+/** Largest GraphQL request body (bytes). */
+export const GRAPHQL_BODY_LIMIT_BYTES = 64 * 1024;
+/** Longest errorPattern, in characters. */
+export const GRAPHQL_MAX_PATTERN_CHARS = 200;

@@ -23,7 +23,7 @@ export interface Access {
   limiter: FixedWindowLimiter;
   rateLimitStore: RateLimitStore;
   anonymousPerMinute: number;
-  /** JSON-RPC and REST requests in flight per key (PLAN_CONCURRENCY). */
+  /** JSON-RPC, REST and GraphQL requests in flight per key (PLAN_CONCURRENCY). */
   inFlight: InFlightLimiter;
   usageStore: UsageStore;
   usage: UsageRecorder;

@@ -18,10 +18,11 @@ export function liveStubSchema(): GraphQLSchema {
   return buildSchema(`type Query {\n  "Placeholder until the query schema joins: always true."\n  _live: Boolean\n}\n\n${SUBSCRIPTION_SDL}`);
 }
 
-/** The GraphQL wording of the core's parameter keys and hints (codes in the core, words at the edge). */
+/** The subscription's wording of the core's parameter keys (its arguments sit at the top level,
+ *  not under filters as in queries: api/graphql/errors.ts) and hints. */
 export const GRAPHQL_WORDING: Wording = {
   params: { protocol: 'protocols', protocols: 'protocols', range: 'dateRange', cursor: 'after', order: 'sort' },
-  hints: { protocols: 'the protocolStats query lists the available ones', coarserBucket: 'bucket: DAY' },
+  hints: { protocols: 'query { protocols } lists the available ones', coarserBucket: 'bucket: DAY' },
 };
 
 /** A client error as GraphQL reports it: message and extensions.code from the catalog. */
