@@ -247,6 +247,15 @@ describe('HTTP: GET, methods, GraphiQL', () => {
     }
     const script = await t.app.inject({ method: 'GET', url: '/graphql/graphiql.js' });
     expect(script.body).toMatch(/'x-api-key'/);
+    // GraphiQL itself and React come from their npm packages, by name from an allow-list.
+    for (const name of ['graphiql.min.js', 'graphiql.min.css', 'react.production.min.js', 'react-dom.production.min.js']) {
+      expect(page.body, name).toContain(`/graphql/assets/${name}`);
+      const r = await t.app.inject({ method: 'GET', url: `/graphql/assets/${name}` });
+      expect(r.statusCode, name).toBe(200);
+    }
+    for (const probe of ['package.json', '..%2Fpackage.json', '..%2F..%2Fcore%2Fconfig.ts', 'graphiql.min.js.map']) {
+      expect((await t.app.inject({ method: 'GET', url: `/graphql/assets/${probe}` })).statusCode, probe).toBe(404);
+    }
     const data = await t.app.inject({ method: 'GET', url: `/graphql?query=${encodeURIComponent('{ protocols }')}` });
     expect(data.statusCode).toBe(401);
   });

@@ -6,10 +6,11 @@ import { PARAM_SCHEMAS } from '../rpc/param-schemas.ts';
 
 /** Paths that never need an API key: the health check, the operator API (its own bearer
  *  token), /metrics (admin or metrics token), and the REST/SQL API description (the OpenAPI
- *  document and its docs page, and GraphiQL's script and style, which a browser loads without a key; they hold no data).
+ *  document and its docs page, and GraphiQL's script, style and packaged files under
+ *  /graphql/assets/, which a browser loads without a key; they hold no data).
  *  Everything else does, unknown paths included. */
 export function isExempt(path: string): boolean {
-  return path === '/health' || path === '/graphql/graphiql.js' || path === '/graphql/graphiql.css' || path === '/metrics' || path === '/admin' || path.startsWith('/admin/') ||
+  return path === '/health' || path === '/graphql/graphiql.js' || path === '/graphql/graphiql.css' || path.startsWith('/graphql/assets/') || path === '/metrics' || path === '/admin' || path.startsWith('/admin/') ||
     path === '/api/v1/openapi.json' || path === '/api/v1/docs' || path.startsWith('/api/v1/docs/');
 }
 

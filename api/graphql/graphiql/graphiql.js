@@ -1,71 +1,62 @@
-// The GraphQL explorer: sends the query with the key typed into the page as x-api-key and
-// shows the answer. No framework and no third-party code: the page's Content-Security-Policy
-// allows only this file. The key stays in sessionStorage (this tab), never in the URL.
+// Starts GraphiQL (the npm package's own build, served from node_modules: no CDN) with a
+// fetcher that sends the key typed into the bar as x-api-key. The key stays in
+// sessionStorage (this tab), never in the URL. No inline script: the page's CSP allows
+// only this origin's files.
 'use strict';
 
-const $ = (id) => document.getElementById(id);
-
-const SDL_QUERY = `query { __schema { types { name kind description fields { name args { name type { ...T } } type { ...T } }
-  inputFields { name type { ...T } } enumValues { name } } } }
-fragment T on __Type { kind name ofType { kind name ofType { kind name ofType { kind name } } } }`;
-
-function typeName(t) {
-  if (t.kind === 'NON_NULL') return `${typeName(t.ofType)}!`;
-  if (t.kind === 'LIST') return `[${typeName(t.ofType)}]`;
-  return t.name;
-}
-
-/** A readable outline of the schema from introspection (types, fields, arguments, enum values). */
-function outline(schema) {
-  return schema.types.filter((t) => !t.name.startsWith('__')).map((t) => {
-    const body = (t.fields || t.inputFields || []).map((f) => {
-      const args = f.args && f.args.length ? `(${f.args.map((a) => `${a.name}: ${typeName(a.type)}`).join(', ')})` : '';
-      return `  ${f.name}${args}: ${typeName(f.type)}`;
-    }).concat((t.enumValues || []).map((v) => `  ${v.name}`));
-    return body.length ? `${t.kind.toLowerCase()} ${t.name} {\n${body.join('\n')}\n}` : `${t.kind.toLowerCase()} ${t.name}`;
-  }).join('\n\n');
-}
-
-async function send(query, variables) {
-  const key = $('key').value.trim();
-  sessionStorage.setItem('x-api-key', key);
-  const headers = { 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json' };
-  if (key !== '') headers['x-api-key'] = key;
-  const res = await fetch('/graphql', { method: 'POST', headers, body: JSON.stringify({ query, variables }) });
-  const remaining = res.headers.get('x-ratelimit-remaining');
-  $('status').textContent = `HTTP ${res.status}${remaining === null ? '' : `, ${remaining} requests left this minute`}`;
-  return res.json();
-}
-
-async function run() {
-  let variables;
-  try {
-    variables = JSON.parse($('variables').value || '{}');
-  } catch {
-    $('result').textContent = 'Variables are not valid JSON.';
-    return;
-  }
-  try {
-    $('result').textContent = JSON.stringify(await send($('query').value, variables), null, 2);
-  } catch (err) {
-    $('result').textContent = String(err);
+const DEFAULT_QUERY = `# Every operation of the service; Ctrl+Enter runs the query.
+query Example {
+  protocols
+  protocolStats(filters: { dateRange: { start: "2025-01-01", end: "2025-01-31" } }) {
+    protocolName totalTransactions averageFee uniquePrograms
   }
 }
-
-async function schema() {
-  try {
-    const answer = await send(SDL_QUERY, {});
-    $('result').textContent = answer.data ? outline(answer.data.__schema) : JSON.stringify(answer, null, 2);
-  } catch (err) {
-    $('result').textContent = String(err);
-  }
-}
+`;
 
 document.addEventListener('DOMContentLoaded', () => {
-  $('key').value = sessionStorage.getItem('x-api-key') || '';
-  $('run').addEventListener('click', run);
-  $('schema').addEventListener('click', schema);
-  document.addEventListener('keydown', (e) => {
-    if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) run();
+  const keyInput = document.getElementById('key');
+  const status = document.getElementById('status');
+  keyInput.value = sessionStorage.getItem('x-api-key') || '';
+
+  async function fetcher(params) {
+    const key = keyInput.value.trim();
+    sessionStorage.setItem('x-api-key', key);
+    const headers = { 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json' };
+    if (key !== '') headers['x-api-key'] = key;
+    // GraphiQL can send the name of an operation the text no longer has (right after an
+    // edit); the server rightly refuses that, so a name the text lacks is not sent.
+    const named = typeof params.operationName === 'string'
+      && new RegExp(`\\b(query|mutation|subscription)\\s+${params.operationName}\\b`).test(params.query);
+    const body = named ? params : { ...params, operationName: undefined };
+    const res = await fetch('/graphql', { method: 'POST', headers, body: JSON.stringify(body) });
+    const remaining = res.headers.get('x-ratelimit-remaining');
+    status.textContent = `HTTP ${res.status}${remaining === null ? '' : `, ${remaining} requests left this minute`}`;
+    return res.json();
+  }
+
+  // GraphiQL reads the schema (introspection) as it starts, and that needs the key: it is
+  // started once a key is there, and started again when the key changes.
+  const root = document.getElementById('graphiql');
+  let view;
+  let startedWith;
+  function start() {
+    const key = keyInput.value.trim();
+    if (key === startedWith) return;
+    startedWith = key;
+    sessionStorage.setItem('x-api-key', key);
+    if (view !== undefined) view.unmount();
+    view = undefined;
+    root.textContent = '';
+    if (key === '') {
+      root.textContent = 'Enter your API key above (create one in the dashboard) to explore the schema and run queries.';
+      return;
+    }
+    view = window.ReactDOM.createRoot(root);
+    view.render(window.React.createElement(window.GraphiQL, { fetcher, defaultQuery: DEFAULT_QUERY, shouldPersistHeaders: false }));
+  }
+  keyInput.addEventListener('change', start);
+  keyInput.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter') start();
   });
+  start();
 });
