@@ -7,6 +7,7 @@ import { DataVersion } from '../warehouse/data-version.ts';
 import { readFreshness } from '../warehouse/ingest-freshness.ts';
 import { InstrumentedWarehouse } from '../warehouse/instrumented-warehouse.ts';
 import { migrate } from '../warehouse/migrate.ts';
+import { AccountStore } from '../warehouse/account-store.ts';
 import { openSandboxSessions, openWarehouse } from '../warehouse/open-warehouse.ts';
 import { ProtocolRegistry } from '../warehouse/protocol-registry.ts';
 import type { Warehouse } from '../warehouse/warehouse.ts';
@@ -29,6 +30,8 @@ export interface Services {
   pipeline: IngestPipeline;
   metrics: Metrics;
   access: Access;
+  /** Dashboard accounts and their sessions. */
+  accounts: AccountStore;
   close(): Promise<void>;
 }
 
@@ -64,6 +67,7 @@ export async function createServices(
     writerId: config.ingest.writerId,
   });
   const access = await createAccess({ config, wh, logger, metrics, now: options.now });
+  const accounts = new AccountStore(wh, access.now);
   return {
     config,
     logger,
@@ -75,6 +79,7 @@ export async function createServices(
     pipeline,
     metrics,
     access,
+    accounts,
     async close() {
       // Usage is flushed while the warehouse is still open.
       await access.close();

@@ -162,7 +162,7 @@ export function installAccessControl(app: FastifyInstance, access: Access): void
   }
 
   app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
-    if (isExempt(pathOf(req.url))) return;
+    if (isExempt(pathOf(req.url), req.routeOptions.url)) return;
     const secret = presentedKey(req);
     if (secret === undefined) {
       access.metrics.authFailures.inc({ reason: 'missing' });
@@ -180,6 +180,11 @@ export function installAccessControl(app: FastifyInstance, access: Access): void
       access.metrics.authFailures.inc({ reason: 'invalid' });
       await chargeAnonymous(req);
       throw new AppError(Errors.forbidden, 'Invalid API key');
+    }
+    if (record.accountDisabled) {
+      access.metrics.authFailures.inc({ reason: 'inactive' });
+      await chargeAnonymous(req);
+      throw new AppError(Errors.forbidden, 'API key belongs to a disabled account');
     }
     if (record.status !== 'active') {
       const status = record.status;
