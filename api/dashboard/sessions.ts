@@ -115,13 +115,17 @@ export class Sessions {
 export function checkOrigin(req: FastifyRequest): void {
   const origin = req.headers.origin;
   if (origin === undefined) return;
-  let host: string | undefined;
-  try {
-    host = new URL(origin).host;
-  } catch {
-    host = undefined;
-  }
-  if (host === undefined || host !== req.headers.host) {
+  // Compared as URL hosts, so a default port written or not makes no difference.
+  const hostOf = (u: string): string | undefined => {
+    try {
+      return new URL(u).host;
+    } catch {
+      return undefined;
+    }
+  };
+  const from = hostOf(origin);
+  const own = hostOf(`${req.protocol}://${req.headers.host ?? ''}`);
+  if (from === undefined || from !== own) {
     throw new AppError(Errors.forbidden, 'Cross-site request refused: the dashboard accepts calls only from its own pages');
   }
 }
