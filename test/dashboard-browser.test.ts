@@ -189,7 +189,7 @@ describe('dashboard in Chromium', () => {
     expect(await page.getByLabel('Key held in this page').inputValue()).toBe(secret);
     await page.getByLabel('SQL query').fill('SELECT protocol_name, count() AS n FROM transactions GROUP BY protocol_name ORDER BY n DESC');
     await page.getByRole('button', { name: 'Run query' }).click();
-    await expect.poll(() => page.locator('#sql-status').textContent()).toMatch(/^1 rows in/);
+    await expect.poll(() => page.locator('#sql-status').textContent()).toMatch(/^1 row in/);
     expect(await page.locator('#sql-result tbody').textContent()).toBe('jupiter_v640');
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download CSV' }).click()]);
     expect(readFileSync((await download.path())!, 'utf8')).toBe('protocol_name,n\r\njupiter_v6,40\r\n');

@@ -45,8 +45,8 @@ export async function verifyPassword(password: string, stored: string): Promise<
   if (!m) return false;
   const [N, r, p] = [Number(m[1]), Number(m[2]), Number(m[3])];
   // Only parameters this code would write (or weaker ones within reason) are run: a stored
-  // value cannot make a sign-in allocate gigabytes.
-  if (N < 2 || N > 2 ** 20 || (N & (N - 1)) !== 0 || r < 1 || r > 32 || p < 1 || p > 16) return false;
+  // value cannot make a sign-in allocate more than 64 MiB or run for minutes.
+  if (N < 2 || N > 2 ** 20 || (N & (N - 1)) !== 0 || r < 1 || r > 32 || p < 1 || p > 16 || 128 * N * r > 64 * 1024 * 1024) return false;
   const expected = Buffer.from(m[5]!, 'base64url');
   const key = await derive(password, Buffer.from(m[4]!, 'base64url'), N, r, p, expected.length);
   return key.length === expected.length && timingSafeEqual(key, expected);

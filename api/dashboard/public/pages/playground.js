@@ -31,7 +31,7 @@ function examples(key, inline) {
     ['curl: SQL', `${header}curl -s ${origin}/v1/query -H "x-api-key: ${k}" -H 'content-type: application/json' \\\n  -d '{"query": "SELECT protocol_name, count() AS n FROM transactions GROUP BY protocol_name ORDER BY n DESC LIMIT 5"}'`],
     ['JSON-RPC', `${header}curl -s ${origin}/v1/rpc -H "x-api-key: ${k}" -H 'content-type: application/json' \\\n  -d '{"jsonrpc": "2.0", "id": 1, "method": "getTopProtocols", "params": [{"limit": 5}]}'`],
     ['REST', `${header}curl -s "${origin}/api/v1/stats" -H "x-api-key: ${k}"`],
-    ['GraphQL', `${header}curl -s ${origin}/graphql -H "x-api-key: ${k}" -H 'content-type: application/json' \\\n  -d '{"query": "{ topProtocols(limit: 5) { protocolName transactionCount } }"}'`],
+    ['GraphQL', `${header}curl -s ${origin}/graphql -H "x-api-key: ${k}" -H 'content-type: application/json' \\\n  -d '{"query": "{ protocolStats { protocolName totalTransactions successRate } }"}'`],
     ['SQL', 'SELECT toStartOfHour(block_time) AS hour, count() AS n, countIf(NOT success) AS failed\nFROM transactions\nWHERE block_time > now() - INTERVAL 1 DAY\nGROUP BY hour ORDER BY hour'],
   ];
 }
@@ -80,7 +80,7 @@ export function renderPlayground(main) {
       const columns = rows.length > 0 ? Object.keys(rows[0]) : [];
       last = { columns, rows };
       csv.disabled = rows.length === 0;
-      status.textContent = `${fmtInt(r.data.count)} rows in ${fmtInt(performance.now() - t0)} ms${rows.length > SHOWN_ROWS ? ` (first ${SHOWN_ROWS} shown; the CSV has all)` : ''}.`;
+      status.textContent = `${fmtInt(r.data.count)} row${r.data.count === 1 ? '' : 's'} in ${fmtInt(performance.now() - t0)} ms${rows.length > SHOWN_ROWS ? ` (first ${SHOWN_ROWS} shown; the CSV has all)` : ''}.`;
       replace(result, table('Query result', columns, rows.slice(0, SHOWN_ROWS).map((row) => columns.map((c) => {
         const v = row[c];
         return v === null ? 'NULL' : typeof v === 'object' ? JSON.stringify(v) : String(v);
