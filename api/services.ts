@@ -5,7 +5,9 @@ import { KafkaSource, type KafkaSourceHooks } from '../ingest/kafka-source.ts';
 import { IngestPipeline } from '../ingest/pipeline.ts';
 import { DataVersion } from '../warehouse/data-version.ts';
 import { readFreshness } from '../warehouse/ingest-freshness.ts';
+import { journalClock, readFinishedBatches } from '../warehouse/journal-reader.ts';
 import { InstrumentedWarehouse } from '../warehouse/instrumented-warehouse.ts';
+import { checkIntegrity } from '../warehouse/integrity.ts';
 import { migrate } from '../warehouse/migrate.ts';
 import { AccountStore } from '../warehouse/account-store.ts';
 import { openSandboxSessions, openWarehouse } from '../warehouse/open-warehouse.ts';
@@ -17,6 +19,8 @@ import { Analytics } from './analytics/analytics.ts';
 import { BoundedWarehouse } from './analytics/bounded-warehouse.ts';
 import { setPageTokenSecret } from './analytics/page-token.ts';
 import { SqlSandbox } from './sql/sql-sandbox.ts';
+import { FreshnessWatermark } from './freshness.ts';
+import { LiveActivity } from './graphql/subscriptions/live-activity.ts';
 
 export interface Services {
   config: Config;
@@ -32,6 +36,10 @@ export interface Services {
   access: Access;
   /** Dashboard accounts and their sessions. */
   accounts: AccountStore;
+  /** Newest block_time and ingest time per protocol, in memory (every answer's freshness). */
+  freshness: FreshnessWatermark;
+  /** Changed activity buckets, read once per write, for live GraphQL subscriptions. */
+  live: LiveActivity;
   close(): Promise<void>;
 }
 
@@ -49,6 +57,8 @@ export async function createServices(
   // Every warehouse call, from any part, is timed for txa_warehouse_query_duration_seconds.
   const wh = new InstrumentedWarehouse(openWarehouse(config), metrics);
   await migrate(wh, (name) => logger.info({ migration: name }, 'applying migration'));
+  // Start anyway, and say which rows are not trusted and what is done with them.
+  for (const p of await checkIntegrity(wh)) logger.warn(p, `untrusted row in ${p.table}: ${p.problem}; ${p.effect}`);
   metrics.addFreshness(cachedFreshness(wh));
   const dataVersion = new DataVersion();
   const registry = new ProtocolRegistry(wh);
@@ -66,6 +76,14 @@ export async function createServices(
     observer: metrics,
     writerId: config.ingest.writerId,
   });
+  // The watermark first: an event sent for a write then already carries that write's freshness.
+  const freshness = new FreshnessWatermark(wh, logger, config.freshnessRefreshMs);
+  pipeline.observeChanges(freshness);
+  await freshness.start();
+  const live = new LiveActivity(analytics, logger);
+  pipeline.observeChanges(live);
+  // Writes of other processes (npm run ingest, other replicas) reach streams through the journal.
+  live.tailJournal({ clock: () => journalClock(wh), finishedSince: (since) => readFinishedBatches(wh, since) }, config.freshnessRefreshMs);
   const access = await createAccess({ config, wh, logger, metrics, now: options.now });
   const accounts = new AccountStore(wh, access.now);
   return {
@@ -80,7 +98,11 @@ export async function createServices(
     metrics,
     access,
     accounts,
+    freshness,
+    live,
     async close() {
+      freshness.stop();
+      live.stop();
       // Usage is flushed while the warehouse is still open.
       await access.close();
       await sqlSandbox.close();

@@ -1,7 +1,7 @@
 // The dashboard end to end in headless Chromium against a real listening server: sign up,
 // sign in, create a key and read it once (a reload no longer shows it), call the API with
-// it, see its usage move, see the live page update after records are ingested (polling:
-// this branch has no /graphql/stream), run SQL in the playground, see exports unavailable,
+// it, see its usage move, see the live page update after records are ingested (over the
+// GraphQL subscription at /graphql/stream), run SQL in the playground, see exports unavailable,
 // revoke the key and see the API answer 403. On every page: no console errors (CSP
 // violations included), no serious or critical axe-core violations, a screenshot under
 // test/artifacts/. A key named <img src=x onerror=alert(1)> shows as text.
@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consoleErrors, launchChromium, screenshot, seriousViolations } from './support/browser.ts';
-import { ingestRecords } from './support/fixtures.ts';
+import { ingest } from './support/fixtures.ts';
 import { startApp } from './support/services.ts';
 
 const EMAIL = 'dana@example.com';
@@ -18,7 +18,8 @@ const PASSWORD = 'a long enough passphrase';
 const XSS_NAME = '<img src=x onerror=alert(1)>';
 
 // Requests the test makes fail on purpose: a weak-password sign-up (400), a wrong password
-// (401), the live stream and the export list this branch does not have (404).
+// (401), the live stream made to answer 404 (the polling fallback), and the export list this
+// branch does not have yet (404).
 const EXPECTED_FAILURES = new Set(['/dashboard/api/signup', '/dashboard/api/signin', '/graphql/stream', '/v1/query/exports']);
 
 let t: Awaited<ReturnType<typeof startApp>>;
@@ -169,20 +170,31 @@ describe('dashboard in Chromium', () => {
     await checkPage('usage');
   });
 
-  it('the live page (polling fallback) updates after records are ingested', async () => {
+  it('the live page (over the GraphQL subscription) updates after records are ingested', async () => {
     await visit('live', 'Live');
     await page.getByLabel('Paste an API key').fill(secret);
     await page.getByRole('button', { name: 'Use this key' }).click();
-    await expect.poll(() => page.locator('#live-mode').textContent()).toContain('Polling');
+    await expect.poll(() => page.locator('#live-mode').textContent()).toContain('GraphQL subscription');
     await expect.poll(() => page.locator('#live-top').textContent()).toContain('No transactions in the last 24 hours');
-    const report = await ingestRecords(t.services, Array.from({ length: 40 }, (_, i) => recentRecord(i)));
-    expect(report.rejected).toEqual([]);
+    await ingest(t.services, Array.from({ length: 40 }, (_, i) => recentRecord(i)));
     await expect.poll(() => page.locator('#live-top').textContent(), { timeout: 10_000 }).toContain('jupiter_v6');
     expect(await page.locator('#live-top .count').first().textContent()).toBe('40');
     await expect.poll(() => page.locator('#live-freshness').textContent(), { timeout: 10_000 }).toContain('s ago');
     await expect.poll(() => page.locator('#live-chart canvas').count(), { timeout: 10_000 }).toBeGreaterThan(0);
     await expect.poll(() => page.locator('#live-perf').textContent(), { timeout: 15_000 }).toMatch(/90 %/);
     await checkPage('live');
+
+    // A server without the stream (404): the page polls JSON-RPC every 2 s instead.
+    await page.route('**/graphql/stream', (route) => route.fulfill({ status: 404, contentType: 'application/json', body: '{"error":"Not Found","message":"no route"}' }));
+    await page.getByRole('link', { name: 'Usage' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Usage' }).waitFor();
+    await page.getByRole('link', { name: 'Live' }).click();
+    await expect.poll(() => page.locator('#live-mode').textContent()).toContain('Polling');
+    await ingest(t.services, Array.from({ length: 10 }, (_, i) => recentRecord(100 + i)));
+    await expect.poll(() => page.locator('#live-top .count').first().textContent(), { timeout: 10_000 }).toBe('50');
+    await screenshot(page, 'live-polling');
+    await page.unroute('**/graphql/stream');
+    expect(errors).toEqual([]);
   });
 
   it('runs SQL in the playground with the key held in page memory, with a CSV download and examples', async () => {
@@ -192,9 +204,9 @@ describe('dashboard in Chromium', () => {
     await page.getByLabel('SQL query').fill('SELECT protocol_name, count() AS n FROM transactions GROUP BY protocol_name ORDER BY n DESC');
     await page.getByRole('button', { name: 'Run query' }).click();
     await expect.poll(() => page.locator('#sql-status').textContent()).toMatch(/^1 row in/);
-    expect(await page.locator('#sql-result tbody').textContent()).toBe('jupiter_v640');
+    expect(await page.locator('#sql-result tbody').textContent()).toBe('jupiter_v650');
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download CSV' }).click()]);
-    expect(readFileSync((await download.path())!, 'utf8')).toBe('protocol_name,n\r\njupiter_v6,40\r\n');
+    expect(readFileSync((await download.path())!, 'utf8')).toBe('protocol_name,n\r\njupiter_v6,50\r\n');
     expect(await page.locator('#examples').textContent()).toContain('$TXA_API_KEY');
     await page.getByLabel(/Put the key itself/).check();
     expect(await page.locator('#examples').textContent()).toContain(secret);

@@ -64,7 +64,8 @@ const toRecord = (r: Row | JoinedRow): ApiKeyRecord => {
     keyPrefix: r.key_prefix,
     name: r.name,
     plan: r.account_id !== '' && isPlan(accountPlan) ? accountPlan : ownPlan,
-    status: isKeyStatus(r.status) ? r.status : 'inactive',
+    // A row this version cannot read fails closed: refused until fixed (warehouse/integrity.ts reports it).
+    status: isKeyStatus(r.status) && isPlan(r.plan) ? r.status : 'inactive',
     createdAt: isoFromCh(r.created_at),
     updatedAt: isoFromCh(r.updated_at),
     accountId: r.account_id,

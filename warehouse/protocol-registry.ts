@@ -2,6 +2,7 @@
 // flag. Read through a short-lived cache so every process sees an operator's change
 // within a second without a query per request.
 import type { Warehouse } from './warehouse.ts';
+import { usableProtocolRow } from './integrity.ts';
 import { TABLES } from './tables.ts';
 
 export interface ProtocolEntry {
@@ -29,7 +30,10 @@ export class ProtocolRegistry {
     const rows = await this.wh.query<Row>(
       `SELECT protocol_name, program_id, active FROM ${TABLES.protocols} FINAL ORDER BY protocol_name`,
     );
-    const entries = rows.map((r) => ({ protocolName: r.protocol_name, programId: r.program_id, active: Boolean(r.active) }));
+    // Rows the service cannot use are left out (warehouse/integrity.ts reports them).
+    const entries = rows
+      .filter((r) => usableProtocolRow(r.protocol_name, r.program_id))
+      .map((r) => ({ protocolName: r.protocol_name, programId: r.program_id, active: Boolean(r.active) }));
     this.cache = { at: Date.now(), entries };
     return entries;
   }

@@ -6,17 +6,26 @@ import { PARAM_SCHEMAS } from '../rpc/param-schemas.ts';
 
 /** Paths that never need an API key: the health check, the operator API (its own bearer
  *  token), /metrics (admin or metrics token), the REST/SQL API description (the OpenAPI
- *  document and its docs page, which a browser loads without a key; they hold no data),
- *  and the dashboard (its pages hold no data; its JSON calls need a session cookie,
- *  api/dashboard/). Everything else does, unknown paths included.
+ *  document and its docs page, and GraphiQL's script and style, which a browser loads without
+ *  a key; they hold no data), and the dashboard (its pages hold no data; its JSON calls need
+ *  a session cookie, api/dashboard/). Everything else does, unknown paths included.
  *  `route`, the matched route's pattern when known, must agree for the dashboard: a path
  *  under /dashboard/ that some spelling routes elsewhere is not exempt. */
 export function isExempt(path: string, route?: string): boolean {
   if (path === '/dashboard' || path.startsWith('/dashboard/')) {
     return route === undefined || route === '/dashboard' || route.startsWith('/dashboard/');
   }
-  return path === '/health' || path === '/metrics' || path === '/admin' || path.startsWith('/admin/') ||
+  return path === '/health' || path === '/graphql/graphiql.js' || path === '/graphql/graphiql.css' || path === '/metrics' || path === '/admin' || path.startsWith('/admin/') ||
     path === '/api/v1/openapi.json' || path === '/api/v1/docs' || path.startsWith('/api/v1/docs/');
+}
+
+/**
+ * A browser asking for the GraphiQL page (GET /graphql accepting text/html): the page holds
+ * no data and asks for a key itself, so it is served without one. The GraphQL route decides
+ * with this same predicate, so a request let through here never gets data.
+ */
+export function wantsGraphiql(method: string, path: string, accept: string | undefined): boolean {
+  return method === 'GET' && path === '/graphql' && typeof accept === 'string' && accept.toLowerCase().includes('text/html');
 }
 
 export type Interface = 'rpc' | 'sql' | 'rest' | 'graphql' | 'other';

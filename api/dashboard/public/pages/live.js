@@ -50,14 +50,14 @@ export function renderLive(main) {
     stream = null;
   }
 
+  /** Unix seconds from a header or extension value: seconds, or an ISO 8601 time. */
+  const seconds = (v) => (v === null || v === undefined || v === '' ? null : Number.isFinite(Number(v)) ? Number(v) : Date.parse(v) / 1000);
+
   function showFreshness(headers) {
-    const block = headers?.get('x-data-newest-block-time');
-    const ingested = headers?.get('x-data-ingested-at');
-    if (block) {
-      setFreshness(Number.isFinite(Number(block)) ? Number(block) : Date.parse(block) / 1000, ingested ? (Number.isFinite(Number(ingested)) ? Number(ingested) / 1000 : Date.parse(ingested) / 1000) : null);
-      return true;
-    }
-    return false;
+    const block = seconds(headers?.get('x-data-newest-block-time'));
+    if (block === null || Number.isNaN(block)) return false;
+    setFreshness(block, seconds(headers.get('x-data-ingested-at')));
+    return true;
   }
   function setFreshness(newestBlockTime, ingestedAt) {
     if (newestBlockTime === null || newestBlockTime === undefined) {
@@ -188,14 +188,18 @@ export function renderLive(main) {
   function onEvent(msg) {
     const b = msg?.data?.protocolActivity;
     if (!b) return;
+    if (!selected) selected = b.protocolName;
     if (b.protocolName === selected) {
       buckets.set(b.timestamp, b);
       drawChart();
     }
     const f = msg.extensions?.freshness;
-    if (f?.newestBlockTime) setFreshness(f.newestBlockTime, f.ingestedAtMs ? f.ingestedAtMs / 1000 : null);
+    if (f?.newestBlockTime) setFreshness(seconds(f.newestBlockTime), seconds(f.ingestedAt));
     updated.textContent = `Updated ${new Date().toLocaleTimeString('en-GB')} (stream).`;
+    // Records arrived: the top-protocols table follows within a second, not at its next 10 s read.
+    if (topSoon === null) topSoon = setTimeout(() => { topSoon = null; guarded(readTop)(); }, 1000);
   }
+  let topSoon = null;
 
   let pending = null;
   function restartSoon() {
@@ -217,12 +221,11 @@ export function renderLive(main) {
     await poll();
     if (my !== generation) return;
     let streaming = false;
-    if (selected) {
-      try {
-        streaming = await openStream(my);
-      } catch (err) {
-        if (err.name !== 'AbortError') error.textContent = err.message;
-      }
+    try {
+      // Without a chosen protocol yet (nothing stored), the stream covers every protocol.
+      streaming = await openStream(my);
+    } catch (err) {
+      if (err.name !== 'AbortError') error.textContent = err.message;
     }
     // A newer start (another key or protocol) took over meanwhile.
     if (!alive || my !== generation) return;
@@ -248,6 +251,7 @@ export function renderLive(main) {
     alive = false;
     stop();
     clearTimeout(pending);
+    clearTimeout(topSoon);
     picker.dispose();
     chart?.destroy();
   };
