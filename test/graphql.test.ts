@@ -66,7 +66,7 @@ describe('signature', () => {
               instruction_type AS it, protocol_name AS p, program_id AS prog, success AS ok
        FROM transactions WHERE protocol_name = 'whirlpool' AND instruction_index = 0 ORDER BY block_time LIMIT 1`);
     const d = await dataOf(gql(`query($s: String!) { signature(signature: $s) { signature slot blockTime programId protocolName
-      instructionType fee computeUnits accountsCount success date hour } none: signature(signature: "1111") { signature } }`, { s: row!.signature }));
+      instructionType fee computeUnits accountsCount success date hour } none: signature(signature: "${"1".repeat(88)}") { signature } }`, { s: row!.signature }));
     const when = new Date(row!.bt * 1000);
     expect(d.signature).toEqual({
       signature: row!.signature, slot: row!.slot, blockTime: row!.bt, programId: row!.prog, protocolName: row!.p,
