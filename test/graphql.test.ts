@@ -286,3 +286,38 @@ describe('several operations in one request', () => {
     expect(d.cost.score).toBeGreaterThan(0);
   });
 });
+
+describe('identical queries answered again', () => {
+  const Q = '{ a: protocolStats { protocolName totalTransactions } b: protocols }';
+
+  it('gives the same answer and cost, charging every top-level field again', async () => {
+    const first = await gql(Q);
+    const second = await gql(Q);
+    expect(second.body.data).toEqual(first.body.data);
+    expect(second.body.extensions.cost).toEqual(first.body.extensions.cost);
+    // Two top-level fields: two requests off the minute's allowance each time.
+    expect(Number(first.headers['x-ratelimit-remaining']) - Number(second.headers['x-ratelimit-remaining'])).toBe(2);
+  });
+
+  it('never answers from before new records landed or a protocol was hidden', async () => {
+    const before = await dataOf<{ a: { protocolName: string; totalTransactions: number }[]; b: string[] }>(gql(Q));
+    const p = before.b[0]!;
+    const count = (d: typeof before) => d.a.find((s) => s.protocolName === p)!.totalTransactions;
+    await ingest(t.services, [{
+      signature: b58('memo-check', 88), slot: 1, block_time: FIXTURE_START + 60, program_id: PROGRAM_OF[p], protocol_name: p,
+      instruction_type: 'swap', fee: 5000, compute_units: 1000, accounts_count: 3, success: true,
+    }]);
+    const after = await dataOf<typeof before>(gql(Q));
+    expect(count(after)).toBe(count(before) + 1);
+    const { adminHeaders } = await import('./support/api-key.ts');
+    const hide = (active: boolean) => t.app.inject({ method: 'PATCH', url: `/admin/protocols/${p}`, headers: { ...adminHeaders(), 'content-type': 'application/json' }, payload: { active } });
+    expect((await hide(false)).statusCode).toBe(200);
+    try {
+      const hidden = await dataOf<typeof before>(gql(Q));
+      expect(hidden.b).not.toContain(p);
+      expect(hidden.a.map((s) => s.protocolName)).not.toContain(p);
+    } finally {
+      await hide(true);
+    }
+  });
+});
