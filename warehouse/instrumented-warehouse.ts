@@ -13,6 +13,10 @@ export class InstrumentedWarehouse implements Warehouse {
     return this.inner.transport;
   }
 
+  get cluster(): Warehouse['cluster'] {
+    return this.inner.cluster;
+  }
+
   private async timed<T>(operation: string, fn: () => Promise<T>): Promise<T> {
     const t0 = performance.now();
     try {

@@ -19,8 +19,22 @@ export interface InsertOptions {
   settings?: Settings;
 }
 
+/**
+ * A ClickHouse cluster the tables are spread over (CLICKHOUSE_CLUSTER; docs/cluster.md):
+ * its name in the servers' remote_servers and the database the service's tables live in.
+ */
+export interface ClusterTarget {
+  name: string;
+  database: string;
+}
+
 export interface Warehouse {
   readonly transport: 'embedded' | 'server';
+  /**
+   * Set in cluster mode only: migrations render for it (warehouse/cluster-layout.ts) and view
+   * repair deletes on every shard. Unset, everything is exactly the single-node behaviour.
+   */
+  readonly cluster?: ClusterTarget;
   /** Run a SELECT and return its rows (JSONEachRow semantics: 64-bit integers arrive as strings). */
   query<T = Record<string, unknown>>(sql: string, options?: QueryOptions): Promise<T[]>;
   /** Run a query and return its output in a named ClickHouse format (CSVWithNames, TSV, ...). */

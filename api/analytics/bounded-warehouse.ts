@@ -16,6 +16,10 @@ export class BoundedWarehouse implements Warehouse {
     return this.inner.transport;
   }
 
+  get cluster(): Warehouse['cluster'] {
+    return this.inner.cluster;
+  }
+
   private bounded(options: QueryOptions = {}): QueryOptions {
     return { ...options, settings: { max_execution_time: this.seconds, timeout_overflow_mode: 'throw', ...options.settings } };
   }
