@@ -1,7 +1,7 @@
 // Server transport: a ClickHouse server (or cluster) over HTTP with @clickhouse/client.
 // Used when CLICKHOUSE_URL is set; API and ingest then scale as separate processes.
 import { ClickHouseLogLevel, createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { WarehouseError, type InsertOptions, type QueryOptions, type Warehouse } from './warehouse.ts';
 
 export interface ServerWarehouseOptions {
@@ -97,6 +97,22 @@ export class ServerWarehouse implements Warehouse {
         table,
         values: rows as object[],
         format: 'JSONEachRow',
+        columns: options.columns ? ([...options.columns] as [string, ...string[]]) : undefined,
+        clickhouse_settings: options.settings as ClickHouseSettings | undefined,
+      });
+    } catch (err) {
+      throw wrap(err);
+    }
+  }
+
+  async insertBytes(table: string, data: Uint8Array, format: string, options: InsertOptions = {}): Promise<void> {
+    if (data.byteLength === 0) return;
+    try {
+      // A stream of the bytes as they are: the client sends raw streams in the named format.
+      await this.client.insert({
+        table,
+        values: Readable.from([Buffer.from(data.buffer, data.byteOffset, data.byteLength)]),
+        format: format as 'JSONEachRow',
         columns: options.columns ? ([...options.columns] as [string, ...string[]]) : undefined,
         clickhouse_settings: options.settings as ClickHouseSettings | undefined,
       });

@@ -29,6 +29,12 @@ export interface Warehouse {
   stream(sql: string, format: string, options?: QueryOptions): AsyncIterable<Uint8Array>;
   /** Insert rows as JSONEachRow; one call is one INSERT statement. */
   insert(table: string, rows: readonly object[], options?: InsertOptions): Promise<void>;
+  /**
+   * Insert bytes already in a ClickHouse input format (JSONEachRow lines, RowBinary, ...);
+   * one call is one INSERT statement. The ingest pipeline hands records over this way
+   * without turning them into objects and back.
+   */
+  insertBytes(table: string, data: Uint8Array, format: string, options?: InsertOptions): Promise<void>;
   /** Run a statement that returns nothing (DDL, INSERT ... SELECT). */
   exec(sql: string, options?: QueryOptions): Promise<void>;
   close(): Promise<void>;
