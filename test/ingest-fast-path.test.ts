@@ -63,7 +63,7 @@ function recording(wh: Warehouse, payloads: string[]): Warehouse {
   });
 }
 
-const COLS = BASE_COLUMNS.filter((c) => c !== 'slot').concat(['toString(slot) AS slot', 'date', 'hour', 'day_of_week']).join(', ');
+const COLS = [...BASE_COLUMNS.filter((c) => c !== 'slot'), 'toString(slot) AS slot', 'date', 'hour', 'day_of_week'].join(', ');
 
 it('stores every record exactly as the row path does, passing the canonical ones through as received', async () => {
   const payloads: string[] = [];
