@@ -87,7 +87,7 @@ async function main(): Promise<void> {
   process.env.ADMIN_TOKEN ??= 'bench-admin-token-0123456789abcdef';
   const server = await startBenchServer(ROWS);
   const { wh, registry } = server.services;
-  const now = Math.floor(Date.now() / 3600) * 3600;
+  const now = Math.floor(Date.now() / 3_600_000) * 3600;
   // A seed per run and case: a reused store (DATA_DIR) never sees the same records twice.
   let seed = Date.now() % 1_000_000_000;
   const fresh = async (): Promise<string> =>
