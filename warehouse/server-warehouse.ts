@@ -107,15 +107,21 @@ export class ServerWarehouse implements Warehouse {
 
   async insertBytes(table: string, data: Uint8Array, format: string, options: InsertOptions = {}): Promise<void> {
     if (data.byteLength === 0) return;
+    const name = /^[A-Za-z_][A-Za-z0-9_]*$/;
+    if (!name.test(table) || !name.test(format) || !(options.columns ?? []).every((c) => name.test(c))) {
+      throw new WarehouseError(`invalid table, format or column name for an insert into ${table}`, undefined);
+    }
+    const columns = options.columns ? ` (${options.columns.join(', ')})` : '';
     try {
-      // A stream of the bytes as they are: the client sends raw streams in the named format.
-      await this.client.insert({
-        table,
-        values: Readable.from([Buffer.from(data.buffer, data.byteOffset, data.byteLength)]),
-        format: format as 'JSONEachRow',
-        columns: options.columns ? ([...options.columns] as [string, ...string[]]) : undefined,
+      // client.insert() JSON-encodes what it is given; exec() with values sends the bytes
+      // as the request body under the statement's own FORMAT clause.
+      const res = await this.client.exec({
+        query: `INSERT INTO ${table}${columns} FORMAT ${format}`,
+        values: Readable.from([Buffer.from(data.buffer, data.byteOffset, data.byteLength)], { objectMode: false }),
         clickhouse_settings: options.settings as ClickHouseSettings | undefined,
       });
+      res.stream.resume();
+      await new Promise<void>((resolve, reject) => res.stream.on('end', resolve).on('error', reject));
     } catch (err) {
       throw wrap(err);
     }
