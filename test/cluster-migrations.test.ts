@@ -163,6 +163,7 @@ class RecordingWarehouse implements Warehouse {
   // eslint-disable-next-line require-yield
   async *stream(): AsyncIterable<Uint8Array> { throw new Error('not used'); }
   async insert(_table: string, _rows: readonly object[], _options?: InsertOptions): Promise<void> {}
+  async insertBytes(_table: string, _data: Uint8Array, _format: string, _options?: InsertOptions): Promise<void> {}
   async exec(sql: string): Promise<void> { this.execs.push(sql); }
   async close(): Promise<void> {}
 }

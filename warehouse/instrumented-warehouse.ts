@@ -53,6 +53,10 @@ export class InstrumentedWarehouse implements Warehouse {
     return this.timed('insert', () => this.inner.insert(table, rows, options));
   }
 
+  insertBytes(table: string, data: Uint8Array, format: string, options?: InsertOptions): Promise<void> {
+    return this.timed('insert', () => this.inner.insertBytes(table, data, format, options));
+  }
+
   exec(sql: string, options?: QueryOptions): Promise<void> {
     return this.timed('exec', () => this.inner.exec(sql, options));
   }

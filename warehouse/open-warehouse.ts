@@ -34,6 +34,7 @@ export function openSandboxSessions(config: Pick<Config, 'clickhouse' | 'dataDir
     queryText: (sql, format, options) => shared.queryText(sql, format, options),
     stream: (sql, format, options) => shared.stream(sql, format, options),
     insert: () => Promise.reject(new Error('the SQL sandbox never writes')),
+    insertBytes: () => Promise.reject(new Error('the SQL sandbox never writes')),
     exec: () => Promise.reject(new Error('the SQL sandbox never writes')),
     close: async () => {
       open -= 1;

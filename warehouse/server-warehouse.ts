@@ -1,7 +1,7 @@
 // Server transport: a ClickHouse server (or cluster) over HTTP with @clickhouse/client.
 // Used when CLICKHOUSE_URL is set; API and ingest then scale as separate processes.
 import { ClickHouseLogLevel, createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { WarehouseError, type ClusterTarget, type InsertOptions, type QueryOptions, type Warehouse } from './warehouse.ts';
 
 export interface ServerWarehouseOptions {
@@ -126,6 +126,28 @@ export class ServerWarehouse implements Warehouse {
         columns: options.columns ? ([...options.columns] as [string, ...string[]]) : undefined,
         clickhouse_settings: { ...this.writeSettings, ...(options.settings as ClickHouseSettings | undefined) },
       });
+    } catch (err) {
+      throw wrap(err);
+    }
+  }
+
+  async insertBytes(table: string, data: Uint8Array, format: string, options: InsertOptions = {}): Promise<void> {
+    if (data.byteLength === 0) return;
+    const name = /^[A-Za-z_][A-Za-z0-9_]*$/;
+    if (!name.test(table) || !name.test(format) || !(options.columns ?? []).every((c) => name.test(c))) {
+      throw new WarehouseError(`invalid table, format or column name for an insert into ${table}`, undefined);
+    }
+    const columns = options.columns ? ` (${options.columns.join(', ')})` : '';
+    try {
+      // client.insert() JSON-encodes what it is given; exec() with values sends the bytes
+      // as the request body under the statement's own FORMAT clause.
+      const res = await this.client.exec({
+        query: `INSERT INTO ${table}${columns} FORMAT ${format}`,
+        values: Readable.from([Buffer.from(data.buffer, data.byteOffset, data.byteLength)], { objectMode: false }),
+        clickhouse_settings: options.settings as ClickHouseSettings | undefined,
+      });
+      res.stream.resume();
+      await new Promise<void>((resolve, reject) => res.stream.on('end', resolve).on('error', reject));
     } catch (err) {
       throw wrap(err);
     }

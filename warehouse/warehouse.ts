@@ -43,6 +43,12 @@ export interface Warehouse {
   stream(sql: string, format: string, options?: QueryOptions): AsyncIterable<Uint8Array>;
   /** Insert rows as JSONEachRow; one call is one INSERT statement. */
   insert(table: string, rows: readonly object[], options?: InsertOptions): Promise<void>;
+  /**
+   * Insert bytes already in a ClickHouse input format (JSONEachRow lines, RowBinary, ...);
+   * one call is one INSERT statement. The ingest pipeline hands records over this way
+   * without turning them into objects and back.
+   */
+  insertBytes(table: string, data: Uint8Array, format: string, options?: InsertOptions): Promise<void>;
   /** Run a statement that returns nothing (DDL, INSERT ... SELECT). */
   exec(sql: string, options?: QueryOptions): Promise<void>;
   close(): Promise<void>;
@@ -81,4 +87,12 @@ export const ClickHouseCode = {
   TOO_MANY_ROWS: 158,
   MEMORY_LIMIT_EXCEEDED: 241,
   READONLY: 164,
+  NOT_ENOUGH_SPACE: 243,
 } as const;
+
+/** The disk under the store is full: the engine could not reserve space, or a write hit ENOSPC. */
+export function isStorageFull(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  if (err instanceof WarehouseError && err.clickhouseCode === ClickHouseCode.NOT_ENOUGH_SPACE) return true;
+  return /NOT_ENOUGH_SPACE|No space left on device|ENOSPC/.test(err.message);
+}

@@ -62,6 +62,10 @@ export class BoundedWarehouse implements Warehouse {
     return this.inner.insert(table, rows, options);
   }
 
+  insertBytes(table: string, data: Uint8Array, format: string, options?: InsertOptions): Promise<void> {
+    return this.inner.insertBytes(table, data, format, options);
+  }
+
   exec(sql: string, options?: QueryOptions): Promise<void> {
     return this.inner.exec(sql, options);
   }
