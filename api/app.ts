@@ -21,6 +21,8 @@ import { healthRoutes } from './health-routes.ts';
 import { registerOpenApi } from './rest/openapi.ts';
 import { restApi } from './rest/rest-api.ts';
 import { sqlRoutes } from './sql/query-routes.ts';
+import { exportRoutes } from './exports/export-routes.ts';
+import type { ExportService } from './exports/export-service.ts';
 import type { SqlSandbox } from './sql/sql-sandbox.ts';
 import { metricsRoutes } from './metrics-routes.ts';
 import { rpcRoutes } from './rpc/rpc-routes.ts';
@@ -35,6 +37,7 @@ export interface AppDeps {
   pipeline: IngestPipeline;
   metrics: Metrics;
   access: Access;
+  exports: ExportService;
 }
 
 // Clearer words than the framework's for the errors a client can cause by the shape of
@@ -139,6 +142,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await registerOpenApi(app);
   await app.register(restApi, { prefix: '/api/v1', analytics: deps.analytics });
   await app.register(sqlRoutes, { sandbox: deps.sqlSandbox });
+  await app.register(exportRoutes, { exports: deps.exports });
 
   return app;
 }

@@ -7,7 +7,7 @@ import { DataVersion } from '../warehouse/data-version.ts';
 import { readFreshness } from '../warehouse/ingest-freshness.ts';
 import { InstrumentedWarehouse } from '../warehouse/instrumented-warehouse.ts';
 import { migrate } from '../warehouse/migrate.ts';
-import { openSandboxSessions, openWarehouse } from '../warehouse/open-warehouse.ts';
+import { openExportSessions, openSandboxSessions, openWarehouse } from '../warehouse/open-warehouse.ts';
 import { ProtocolRegistry } from '../warehouse/protocol-registry.ts';
 import type { Warehouse } from '../warehouse/warehouse.ts';
 import { createAccess, type Access } from './access/access.ts';
@@ -16,6 +16,9 @@ import { Analytics } from './analytics/analytics.ts';
 import { BoundedWarehouse } from './analytics/bounded-warehouse.ts';
 import { setPageTokenSecret } from './analytics/page-token.ts';
 import { SqlSandbox } from './sql/sql-sandbox.ts';
+import { DownloadLinks } from './exports/download-links.ts';
+import { ExportService } from './exports/export-service.ts';
+import { JobStore } from './exports/job-store.ts';
 
 export interface Services {
   config: Config;
@@ -29,12 +32,16 @@ export interface Services {
   pipeline: IngestPipeline;
   metrics: Metrics;
   access: Access;
+  /** Dataset export jobs, on engine sessions of their own. */
+  exports: ExportService;
   close(): Promise<void>;
 }
 
 export interface ServiceOptions {
   /** Clock of rate-limit windows (tests move it instead of waiting). */
   now?: () => number;
+  /** Clock of export jobs (retention, link expiry); tests move it instead of waiting. */
+  exportClock?: () => number;
 }
 
 export async function createServices(
@@ -64,6 +71,19 @@ export async function createServices(
     writerId: config.ingest.writerId,
   });
   const access = await createAccess({ config, wh, logger, metrics, now: options.now });
+  const exportSessions = openExportSessions(config).map((session) => new InstrumentedWarehouse(session, metrics));
+  const exports = new ExportService({
+    config: config.exports,
+    store: new JobStore(config.exports.dir),
+    sessions: exportSessions,
+    sandbox: sqlSandbox,
+    visibleProtocols: () => analytics.protocols(),
+    keyStatus: async (id) => (await access.keys.get(id))?.status,
+    links: new DownloadLinks(config.adminToken),
+    logger,
+    now: options.exportClock,
+  });
+  exports.start();
   return {
     config,
     logger,
@@ -75,7 +95,11 @@ export async function createServices(
     pipeline,
     metrics,
     access,
+    exports,
     async close() {
+      // A job's chunk in progress ends first; the job resumes at the next start.
+      await exports.close();
+      await Promise.all(exportSessions.map((s) => s.close()));
       // Usage is flushed while the warehouse is still open.
       await access.close();
       await sqlSandbox.close();

@@ -4,12 +4,16 @@
 import { RPC_MAX_BATCH } from '../../core/limits.ts';
 import { PARAM_SCHEMAS } from '../rpc/param-schemas.ts';
 
+/** Signed export download links (api/exports/download-links.ts): the link is the credential,
+ *  checked by its route (MAC, expiry, and the issuing key still active). */
+export const SIGNED_LINK_PREFIX = '/v1/exports/links/';
+
 /** Paths that never need an API key: the health check, the operator API (its own bearer
  *  token), /metrics (admin or metrics token), and the REST/SQL API description (the OpenAPI
  *  document and its docs page, which a browser loads without a key; they hold no data).
  *  Everything else does, unknown paths included. */
 export function isExempt(path: string): boolean {
-  return path === '/health' || path === '/metrics' || path === '/admin' || path.startsWith('/admin/') ||
+  return path === '/health' || path.startsWith(SIGNED_LINK_PREFIX) || path === '/metrics' || path === '/admin' || path.startsWith('/admin/') ||
     path === '/api/v1/openapi.json' || path === '/api/v1/docs' || path.startsWith('/api/v1/docs/');
 }
 
