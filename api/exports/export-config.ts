@@ -71,8 +71,9 @@ export interface SqlExportSpec extends OutputSpec {
 
 export type ExportSpec = FilterExportSpec | SqlExportSpec;
 
+/** A 400 naming the part at fault; a message starting with "." names a field inside it (`splits.train`). */
 const bad = (key: ExportParamKey, message: string, index?: number): AppError =>
-  new AppError(Errors.invalidParams, `${param(key, index)} ${message}`, { field: key });
+  new AppError(Errors.invalidParams, `${param(key, index)}${message.startsWith('.') ? '' : ' '}${message}`, { field: key });
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
