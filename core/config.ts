@@ -140,6 +140,8 @@ export interface ExportConfig {
 export interface ClientConfig {
   url: string;
   adminToken: string | undefined;
+  /** A client's API key (npm run export): --key or TXA_API_KEY. */
+  apiKey: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -368,7 +370,7 @@ export function loadConfig(env: Env = process.env): Config {
 }
 
 /** The CLI's settings: --url / --token flags win over TXA_URL / ADMIN_TOKEN. */
-export function loadClientConfig(flags: { url?: string; token?: string }, env: Env = process.env): ClientConfig {
+export function loadClientConfig(flags: { url?: string; token?: string; key?: string }, env: Env = process.env): ClientConfig {
   const problems: string[] = [];
   const url = (flags.url ?? env.TXA_URL ?? 'http://127.0.0.1:8080').replace(/\/+$/, '');
   try {
@@ -378,8 +380,9 @@ export function loadClientConfig(flags: { url?: string; token?: string }, env: E
     problems.push(`service URL is not valid: "${url}"`);
   }
   const adminToken = flags.token ?? (env.ADMIN_TOKEN?.trim() || undefined);
+  const apiKey = flags.key ?? (env.TXA_API_KEY?.trim() || undefined);
   if (problems.length > 0) throw new ConfigError(problems);
-  return { url, adminToken };
+  return { url, adminToken, apiKey };
 }
 
 /** For entry points: the configuration, or every problem on stderr and exit code 2. */
