@@ -23,7 +23,7 @@ import { engineMessage } from '../sql/sql-guard.ts';
 import { datasetCard, DATASET_CARD, MANIFEST, manifestOf } from './dataset-card.ts';
 import { DownloadLinks } from './download-links.ts';
 import { activeSplits, filterExportSpec, FORMAT_FILES, SPLIT_NAMES, sqlExportSpec, type ExportSpec, type FilterExportSpec, type SplitName, type SqlExportSpec } from './export-config.ts';
-import { countRows, fileDigest, fileName, planFilterExport, sampleCondition, splitExpression, writeFile, writeFilterChunk, writeSettings } from './export-writer.ts';
+import { countRows, fileDigest, fileName, literal, planFilterExport, sampleCondition, splitExpression, writeFile, writeFilterChunk, writeSettings } from './export-writer.ts';
 import { isFinished, JobStore, type ExportFile, type JobRecord, type JobStatus } from './job-store.ts';
 
 /** A job interrupted by this many restarts is failed instead of being started again. */
@@ -375,11 +375,11 @@ export class ExportService {
     this.checkpoint(job);
     if (splits.length > 1 && wh.transport === 'embedded') {
       const pattern = path.join(dir, `{_partition_id}-00000.${FORMAT_FILES[spec.format].ext}`);
-      await wh.exec(`INSERT INTO FUNCTION file('${pattern.replace(/'/g, "\\'")}', '${format}') PARTITION BY ${splitExpression(spec.splits, spec.seed)}\n${select}`, { settings });
+      await wh.exec(`INSERT INTO FUNCTION file(${literal(pattern)}, ${literal(format)}) PARTITION BY ${splitExpression(spec.splits, spec.seed)}\n${select}`, { settings });
     } else {
       for (const s of splits) {
         const one = splits.length > 1 ? `SELECT * FROM (${select}) WHERE ${splitExpression(spec.splits, spec.seed)} = '${s}'` : select;
-        await writeFile(wh, one, path.join(dir, fileName(s, 0, spec.format)), format, {}, settings);
+        await writeFile(wh, one, path.join(dir, fileName(s, 0, spec.format)), format, settings);
       }
     }
     this.checkpoint(job);

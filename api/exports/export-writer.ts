@@ -1,14 +1,21 @@
 // The engine work of an export: the split and sampling expressions, the plan of a filter
 // export (rows per hour and split, packed into chunks of about EXPORT_FILE_MAX_ROWS), and
-// writing one chunk's files. Every statement is ours, with the client's values bound as
-// parameters; a SQL export's text is the sandbox's, already checked by its guard.
+// writing one chunk's files. Every statement is ours; a SQL export's text is the sandbox's,
+// already checked by its guard.
+//
+// Values go into these statements as literals (`literal()`), not as bound parameters:
+// chDB runs bound-parameter queries one at a time across the whole process, so a 1.7 s
+// export statement with bound values held a serving getProtocolStats (also bound) for
+// 1.7 s; the same statement with literals ran beside it (bench/RESULTS.md, issue 13). The
+// values are never client text: protocol names checked against the registry's list,
+// whole numbers, and the engine's own timestamp text, each rendered by `literal()`.
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
-import type { QueryParams, Settings, Warehouse } from '../../warehouse/warehouse.ts';
+import type { Settings, Warehouse } from '../../warehouse/warehouse.ts';
 import { activeSplits, FORMAT_FILES, SPLIT_NAMES, type ExportFormat, type FilterExportSpec, type OutputSpec, type Sampling, type SplitName, type Splits } from './export-config.ts';
 import type { Chunk, JobWork } from './job-store.ts';
 
@@ -62,26 +69,26 @@ export function writeSettings(base: { maxThreads: number; timeoutSeconds: number
 
 // ---- Filter exports --------------------------------------------------------------------
 
-/** WHERE clause and bound values of a filter export (without chunk bounds). */
-export function filterWhere(spec: FilterExportSpec, visible: readonly string[], ingestedAt: string | null): { where: string; params: QueryParams } {
-  const parts = ['protocol_name IN {protocols:Array(String)}'];
-  const params: QueryParams = { protocols: spec.filters.protocols ?? [...visible] };
+/** A SQL literal of a string, a whole number or a list of them (see the header: why not bound). */
+export function literal(v: string | number | readonly (string | number)[]): string {
+  if (Array.isArray(v)) return `[${v.map((x) => literal(x)).join(', ')}]`;
+  if (typeof v === 'number') {
+    if (!Number.isSafeInteger(v)) throw new Error(`not a whole number: ${v}`);
+    return String(v);
+  }
+  return `'${String(v).replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+}
+
+/** WHERE clause of a filter export (without chunk bounds). */
+export function filterWhere(spec: FilterExportSpec, visible: readonly string[], ingestedAt: string | null): string {
+  const parts = [`protocol_name IN ${literal(spec.filters.protocols ?? [...visible])}`];
   const range = spec.filters.dateRange;
-  if (range?.start != null) {
-    parts.push('block_time >= toDateTime({rangeFrom:UInt32})');
-    params.rangeFrom = Date.parse(`${range.start}T00:00:00Z`) / 1000;
-  }
-  if (range?.end != null) {
-    // Inclusive end day: everything before the next midnight.
-    parts.push('block_time < toDateTime({rangeTo:UInt64})');
-    params.rangeTo = Date.parse(`${range.end}T00:00:00Z`) / 1000 + 86_400;
-  }
-  if (ingestedAt !== null) {
-    parts.push("ingested_at <= toDateTime64({ingestedAt:String}, 3, 'UTC')");
-    params.ingestedAt = ingestedAt;
-  }
+  if (range?.start != null) parts.push(`block_time >= toDateTime(${literal(Date.parse(`${range.start}T00:00:00Z`) / 1000)})`);
+  // Inclusive end day: everything before the next midnight.
+  if (range?.end != null) parts.push(`block_time < toDateTime(${literal(Date.parse(`${range.end}T00:00:00Z`) / 1000 + 86_400)})`);
+  if (ingestedAt !== null) parts.push(`ingested_at <= toDateTime64(${literal(ingestedAt)}, 3, 'UTC')`);
   parts.push(sampleCondition(spec.sampling));
-  return { where: parts.join(' AND '), params };
+  return parts.join(' AND ');
 }
 
 /**
@@ -97,12 +104,12 @@ export async function planFilterExport(
 ): Promise<{ work: JobWork; rowsTotal: number; schema: { name: string; type: string }[] }> {
   const [mark] = await wh.query<{ at: string }>("SELECT toString(max(ingested_at)) AS at FROM transactions", { settings });
   const ingestedAt = mark?.at ?? '1970-01-01 00:00:00.000';
-  const { where, params } = filterWhere(spec, visible, ingestedAt);
+  const where = filterWhere(spec, visible, ingestedAt);
   const rows = await wh.query<{ h: number; split: SplitName; n: string; newest: number }>(
     `SELECT toUInt32(toStartOfHour(block_time)) AS h, ${splitExpression(spec.splits, spec.seed)} AS split, count() AS n,
             toUInt32(max(block_time)) AS newest
      FROM transactions WHERE ${where} GROUP BY h, split ORDER BY h, split`,
-    { params, settings },
+    { settings },
   );
   const chunks: Chunk[] = [];
   let current: Chunk | undefined;
@@ -134,10 +141,10 @@ export async function planFilterExport(
 }
 
 /** The SELECT of one chunk of a filter export, restricted to one split when `split` is given. */
-function chunkSelect(spec: FilterExportSpec, where: string, split: SplitName | null): string {
-  const splitCond = split === null ? '' : ` AND ${splitExpression(spec.splits, spec.seed)} = '${split}'`;
+function chunkSelect(spec: FilterExportSpec, where: string, chunk: Chunk, split: SplitName | null): string {
+  const splitCond = split === null ? '' : ` AND ${splitExpression(spec.splits, spec.seed)} = ${literal(split)}`;
   return `SELECT ${spec.columns.join(', ')} FROM transactions
-WHERE ${where} AND block_time >= toDateTime({chunkFrom:UInt32}) AND block_time < toDateTime({chunkTo:UInt32})${splitCond}
+WHERE ${where} AND block_time >= toDateTime(${literal(chunk.from)}) AND block_time < toDateTime(${literal(chunk.to)})${splitCond}
 ORDER BY block_time, signature, instruction_index`;
 }
 
@@ -152,8 +159,7 @@ export async function writeFilterChunk(
   settings: Settings,
 ): Promise<{ name: string; split: SplitName; rows: number }[]> {
   const chunk = work.chunks[index]!;
-  const { where, params } = filterWhere(spec, visible, work.ingestedAt);
-  const bound = { ...params, chunkFrom: chunk.from, chunkTo: chunk.to };
+  const where = filterWhere(spec, visible, work.ingestedAt);
   const splits = SPLIT_NAMES.filter((s) => chunk.rows[s] > 0);
   const out = splits.map((split) => ({ name: fileName(split, index, spec.format), split, rows: chunk.rows[split] }));
   if (splits.length === 0) return out;
@@ -163,13 +169,13 @@ export async function writeFilterChunk(
   if (splits.length > 1 && spec.columns.includes('signature') && wh.transport === 'embedded') {
     const pattern = path.join(dir, `{_partition_id}-${String(index).padStart(5, '0')}.${FORMAT_FILES[spec.format].ext}`);
     await wh.exec(
-      `INSERT INTO FUNCTION file(${quote(pattern)}, ${quote(format)}) PARTITION BY ${splitExpression(spec.splits, spec.seed)}\n${chunkSelect(spec, where, null)}`,
-      { params: bound, settings },
+      `INSERT INTO FUNCTION file(${literal(pattern)}, ${literal(format)}) PARTITION BY ${splitExpression(spec.splits, spec.seed)}\n${chunkSelect(spec, where, chunk, null)}`,
+      { settings },
     );
     return out;
   }
   for (const f of out) {
-    await writeFile(wh, chunkSelect(spec, where, splits.length > 1 ? f.split : null), path.join(dir, f.name), format, bound, settings);
+    await writeFile(wh, chunkSelect(spec, where, chunk, splits.length > 1 ? f.split : null), path.join(dir, f.name), format, settings);
   }
   return out;
 }
@@ -182,18 +188,18 @@ export async function writeFilterChunk(
  * directory, not user_files). A server would write on its own disk, so there the rows are
  * streamed here in the format (one Parquet file for the whole result, headers once).
  */
-export async function writeFile(wh: Warehouse, select: string, file: string, format: string, params: QueryParams, settings: Settings): Promise<void> {
+export async function writeFile(wh: Warehouse, select: string, file: string, format: string, settings: Settings): Promise<void> {
   if (wh.transport === 'embedded') {
-    await wh.exec(`INSERT INTO FUNCTION file(${quote(file)}, ${quote(format)})\n${select}`, { params, settings });
+    await wh.exec(`INSERT INTO FUNCTION file(${literal(file)}, ${literal(format)})\n${select}`, { settings });
     return;
   }
   const { engine_file_truncate_on_insert: _t, ...rest } = settings;
-  await pipeline(Readable.from(wh.stream(select, format, { params, settings: rest })), createWriteStream(file));
+  await pipeline(Readable.from(wh.stream(select, format, { settings: rest })), createWriteStream(file));
 }
 
 /** Rows of a file the engine wrote (Parquet: from its footer; text formats: parsed). */
 export async function countRows(wh: Warehouse, file: string, format: ExportFormat): Promise<number> {
-  const [r] = await wh.query<{ n: string }>(`SELECT count() AS n FROM file(${quote(file)}, ${quote(FORMAT_FILES[format].engine)})`);
+  const [r] = await wh.query<{ n: string }>(`SELECT count() AS n FROM file(${literal(file)}, ${literal(FORMAT_FILES[format].engine)})`);
   return Number(r?.n ?? 0);
 }
 
@@ -203,7 +209,5 @@ export async function fileDigest(file: string): Promise<{ bytes: number; sha256:
   await pipeline(createReadStream(file), hash);
   return { bytes: (await stat(file)).size, sha256: hash.digest('hex') };
 }
-
-const quote = (s: string): string => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 
 export type { OutputSpec };
