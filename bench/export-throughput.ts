@@ -26,6 +26,7 @@ const small = Number(flag('small', '1000000'));
 const dir = path.resolve(flag('dir', `bench/tmp/export-${rows}`));
 const exportDir = path.resolve(`${dir}-exports`);
 const formats = flag('formats', 'PARQUET,CSV,JSONL').split(',') as ExportFormat[];
+const trace = process.argv.includes('--trace');
 const END = 1_767_225_600; // 2026-01-01T00:00:00Z: fixed, so runs are comparable
 const START = END - 30 * 86_400;
 const ADMIN = 'bench-admin-token-0123456789';
@@ -115,7 +116,7 @@ for (const target of [...new Set([small, rows])]) {
       if (job.status !== 'QUEUED' && job.status !== 'RUNNING') break;
       const ms = await protocolStatsMs();
       during.push(ms);
-      if (process.env.BENCH_TRACE) console.log(`at ${performance.now().toFixed(0)} t=${(performance.now() - t0).toFixed(0)} ms getProtocolStats ${ms.toFixed(0)} ms ${job.status}`);
+      if (trace) console.log(`at ${performance.now().toFixed(0)} t=${(performance.now() - t0).toFixed(0)} ms getProtocolStats ${ms.toFixed(0)} ms ${job.status}`);
     }
     // The job's own clock (created to finished): polling, slowed by the serving calls, would add its delay.
     const jobMs = Date.parse(job.finishedAt) - Date.parse(job.createdAt);
