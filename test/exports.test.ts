@@ -291,6 +291,10 @@ describe('downloads', () => {
       expect(existsSync(dir)).toBe(false);
       expect((await get(mine.files[0]!.path, a)).statusCode).toBe(404);
       expect((await get(mine.files[0]!.url)).statusCode).toBe(403);
+      // One more retention period later the job itself is forgotten.
+      clock += (t.services.config.exports.retentionHours * 3600 + 1) * 1000;
+      t.services.exports.sweep();
+      expect((await get(`/v1/exports/${mine.id}`, a)).statusCode).toBe(404);
     } finally {
       clock = Date.now();
     }

@@ -219,10 +219,19 @@ export class ExportService {
     return { running: all.filter((j) => j.status === 'RUNNING').length, queued: all.filter((j) => j.status === 'QUEUED').length };
   }
 
-  /** Expire finished jobs past retention (their files deleted); runs every minute. */
+  /**
+   * Expire COMPLETED jobs past retention (their files deleted), and forget jobs that have
+   * had no files for another retention period (so the journal stays small); runs every minute.
+   */
   sweep(): void {
     const now = this.now();
+    const retentionMs = this.deps.config.retentionHours * 3_600_000;
     for (const job of this.deps.store.all()) {
+      const ended = job.status === 'EXPIRED' ? job.expiresAt : job.status === 'FAILED' || job.status === 'CANCELLED' ? job.finishedAt : null;
+      if (ended !== null && Date.parse(ended) + retentionMs <= now) {
+        this.deps.store.remove(job.id);
+        continue;
+      }
       if (job.status === 'COMPLETED' && job.expiresAt !== null && Date.parse(job.expiresAt) <= now) {
         this.deps.store.deleteFiles(job.id);
         job.status = 'EXPIRED';

@@ -125,6 +125,13 @@ export class JobStore {
     return path.join(this.filesDir, id);
   }
 
+  /** Forget a job: its record and files. */
+  remove(id: string): void {
+    this.deleteFiles(id);
+    rmSync(path.join(this.jobsDir, `${id}.json`), { force: true });
+    this.jobs.delete(id);
+  }
+
   deleteFiles(id: string): void {
     rmSync(this.dirOf(id), { recursive: true, force: true });
   }
