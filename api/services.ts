@@ -6,6 +6,7 @@ import { IngestPipeline } from '../ingest/pipeline.ts';
 import { DataVersion } from '../warehouse/data-version.ts';
 import { readFreshness } from '../warehouse/ingest-freshness.ts';
 import { InstrumentedWarehouse } from '../warehouse/instrumented-warehouse.ts';
+import { checkIntegrity } from '../warehouse/integrity.ts';
 import { migrate } from '../warehouse/migrate.ts';
 import { openExportSessions, openSandboxSessions, openWarehouse } from '../warehouse/open-warehouse.ts';
 import { ProtocolRegistry } from '../warehouse/protocol-registry.ts';
@@ -53,6 +54,8 @@ export async function createServices(
   // Every warehouse call, from any part, is timed for txa_warehouse_query_duration_seconds.
   const wh = new InstrumentedWarehouse(openWarehouse(config), metrics);
   await migrate(wh, (name) => logger.info({ migration: name }, 'applying migration'));
+  // Start anyway, and say which rows are not trusted and what is done with them.
+  for (const p of await checkIntegrity(wh)) logger.warn(p, `untrusted row in ${p.table}: ${p.problem}; ${p.effect}`);
   metrics.addFreshness(cachedFreshness(wh));
   const dataVersion = new DataVersion();
   const registry = new ProtocolRegistry(wh);

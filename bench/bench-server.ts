@@ -10,7 +10,7 @@ import { createServices, type Services } from '../api/services.ts';
 import { loadConfig } from '../core/config.ts';
 import { createLogger } from '../core/logger.ts';
 import { progressPrinter, seedIfEmpty } from '../ingest/seed.ts';
-import { PLAN_CONCURRENCY } from '../warehouse/api-key-store.ts';
+import { PLAN_CONCURRENCY } from '../core/plans.ts';
 
 export interface BenchServer {
   services: Services;

@@ -128,7 +128,7 @@ export function kindForStatus(status: number): ErrorKind {
 // `protocols`) and adds its own hints (where to find the list of protocols).
 
 /** Logical parameter keys the core may name; `protocols[2]` names one element of the list. */
-export type ParamKey = 'protocol' | 'protocols' | 'range' | 'cursor' | ExportParamKey;
+export type ParamKey = 'protocol' | 'protocols' | 'range' | 'cursor' | 'order' | ExportParamKey;
 
 /**
  * The parts of an export job's configuration (api/exports/), by logical key: GraphQL words
@@ -139,22 +139,25 @@ export type ExportParamKey =
   | 'sampling' | 'sampling.strategy' | 'sampling.rate' | 'sampling.seed'
   | 'splits' | 'seed' | 'query' | 'job';
 
+/** Advice only an interface can word: where the protocol list is; how to ask for coarser buckets. */
+export type HintName = 'protocols' | 'coarserBucket';
+
 /** A parameter's place in a core message, for the interface to fill in. */
 export const param = (key: ParamKey, index?: number): string => `\u27e8${key}${index === undefined ? '' : `[${index}]`}\u27e9`;
 
 /** A hint's place in a core message (e.g. where the list of protocols is). */
-export const hint = (name: 'protocols'): string => `\u27e8hint:${name}\u27e9`;
+export const hint = (name: HintName): string => `\u27e8hint:${name}\u27e9`;
 
 export interface Wording {
   /** The interface's name for a logical key (the key itself when it has none). */
   params: Partial<Record<ParamKey, string>>;
-  hints: Record<'protocols', string>;
+  hints: Record<HintName, string>;
 }
 
 /** The message with every placeholder in the interface's words. */
 export function wordMessage(message: string, words: Wording): string {
   return message.replace(/\u27e8(hint:)?([a-zA-Z.]+)(\[\d+\])?\u27e9/g, (_m, isHint: string | undefined, key: string, index: string | undefined) =>
-    isHint ? (words.hints[key as 'protocols'] ?? key) : `${words.params[key as ParamKey] ?? key}${index ?? ''}`);
+    isHint ? (words.hints[key as HintName] ?? key) : `${words.params[key as ParamKey] ?? key}${index ?? ''}`);
 }
 
 /** An AppError worded for an interface (other errors pass through unchanged). */

@@ -59,3 +59,36 @@ export const HTTP_MAX_HEADER_BYTES = 16 * 1024;
  * service, closes an idle connection and never sends a request on one being closed.
  */
 export const HTTP_KEEP_ALIVE_TIMEOUT_MS = 72_000;
+
+// ---- SPEC "Limits": rows per answer. Every interface reads them here; docs quote them.
+
+/** Rows per page of each list answer: the default when none is asked, and the most allowed
+ *  (above it the request is refused, never silently shrunk). */
+export const LIST_LIMITS = {
+  /** JSON-RPC getTransactions / getTransactionsForAddress. */
+  transactions: { default: 100, max: 10_000 },
+  topProtocols: { default: 10, max: 100 },
+  instructionTypes: { default: 100, max: 1_000 },
+  failedTransactions: { default: 100, max: 1_000 },
+  /** REST /api/v1/transactions `limit`. */
+  restTransactions: { default: 100, max: 1_000 },
+  /** GraphQL `pagination.first` (DESIGN section 4). */
+  graphqlFirst: { default: 100, max: 1_000 },
+} as const;
+
+/** REST offset paging reaches this far (offset + limit); past it, narrow the date range. */
+export const REST_OFFSET_WINDOW = 10_000;
+
+/** Not in the SPEC: caps that keep one call's SQL parameters bounded. */
+export const FILTER_LIST_MAX = 100;
+export const SIGNATURE_LIST_MAX = 1_000;
+
+/** Most time buckets one activity or time-series answer may hold (10,000 hours is about 14 months). */
+export const MAX_ACTIVITY_BUCKETS = 10_000;
+
+/** SQL: the largest LIMIT, the LIMIT appended when absent, the longest query text. */
+export const SQL_MAX_LIMIT = 10_000;
+export const SQL_DEFAULT_LIMIT = 1_000;
+export const SQL_MAX_LENGTH = 100_000;
+/** SQL time-out (SPEC), also the bound on any one analytics answer by default. */
+export const SQL_TIMEOUT_SECONDS = 30;

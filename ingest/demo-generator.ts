@@ -4,6 +4,7 @@
 // The same SELECT also renders ingest records (NDJSON) for the Kafka and HTTP sources.
 import type { Warehouse } from '../warehouse/warehouse.ts';
 import { PROTOCOL_PROFILES, type ProtocolProfile } from './protocol-profiles.ts';
+import { BASE_COLUMNS, TABLES } from '../warehouse/tables.ts';
 
 export interface DemoWindow {
   seed: number;
@@ -98,10 +99,6 @@ FROM
 )`;
 }
 
-const RECORD_COLUMNS = [
-  'signature', 'instruction_index', 'slot', 'block_time', 'program_id', 'protocol_name', 'instruction_type',
-  'fee', 'compute_units', 'accounts', 'accounts_count', 'success', 'error_message', 'log_messages', 'raw_data',
-] as const;
 
 function windowParams(w: DemoWindow): Record<string, number> {
   if (!(w.endTime > w.startTime)) throw new Error('demo window: endTime must be after startTime');
@@ -111,7 +108,7 @@ function windowParams(w: DemoWindow): Record<string, number> {
 
 /** Insert one window of demo rows straight into the base table (views fill on insert). */
 export async function insertDemoRows(wh: Warehouse, w: DemoWindow): Promise<void> {
-  const sql = `INSERT INTO transactions (${RECORD_COLUMNS.join(', ')})\n${generatorSelect(w.profiles ?? PROTOCOL_PROFILES)}`;
+  const sql = `INSERT INTO ${TABLES.transactions} (${BASE_COLUMNS.join(', ')})\n${generatorSelect(w.profiles ?? PROTOCOL_PROFILES)}`;
   // Views run in parallel: they are independent and otherwise dominate insert time.
   await wh.exec(sql, { params: windowParams(w), settings: { parallel_view_processing: 1 } });
 }

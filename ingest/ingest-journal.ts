@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from '../core/logger.ts';
 import { rebuildViewBuckets, type Bucket } from '../warehouse/view-repair.ts';
 import type { Warehouse } from '../warehouse/warehouse.ts';
+import { TABLES } from '../warehouse/tables.ts';
 
 export class IngestJournal {
   constructor(
@@ -25,14 +26,14 @@ export class IngestJournal {
     }
     const buckets = [...seen.values()];
     const id = randomUUID();
-    await this.wh.insert('ingest_journal', [{ batch_id: id, writer: this.writer, state: 'begin', buckets }], {
+    await this.wh.insert(TABLES.ingestJournal, [{ batch_id: id, writer: this.writer, state: 'begin', buckets }], {
       columns: ['batch_id', 'writer', 'state', 'buckets'],
     });
     return { id, buckets };
   }
 
   async done(id: string): Promise<void> {
-    await this.wh.insert('ingest_journal', [{ batch_id: id, writer: this.writer, state: 'done', buckets: [] }], {
+    await this.wh.insert(TABLES.ingestJournal, [{ batch_id: id, writer: this.writer, state: 'done', buckets: [] }], {
       columns: ['batch_id', 'writer', 'state', 'buckets'],
     });
   }
@@ -47,7 +48,7 @@ export class IngestJournal {
   async recover(): Promise<number> {
     const open = await this.wh.query<{ batch_id: string; buckets: [string, number][] }>(
       `SELECT batch_id, anyIf(arrayMap(b -> (b.1, toUInt32(b.2)), buckets), state = 'begin') AS buckets
-       FROM ingest_journal WHERE writer = {writer:String}
+       FROM ${TABLES.ingestJournal} WHERE writer = {writer:String}
        GROUP BY batch_id HAVING countIf(state = 'done') = 0`,
       { params: { writer: this.writer } },
     );

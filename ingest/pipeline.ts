@@ -10,7 +10,8 @@ import type { ProtocolRegistry } from '../warehouse/protocol-registry.ts';
 import type { Warehouse } from '../warehouse/warehouse.ts';
 import { IngestJournal } from './ingest-journal.ts';
 import { positionText, type Position, type Rejection, type RejectionCode } from './rejection.ts';
-import { checkRecord, protocolLookup, ROW_COLUMNS, type ProtocolLookup, type TransactionRow } from './record-schema.ts';
+import { checkRecord, protocolLookup, type ProtocolLookup } from './record-schema.ts';
+import { BASE_COLUMNS, TABLES, type BaseRow } from '../warehouse/tables.ts';
 import type { Bucket } from '../warehouse/view-repair.ts';
 
 export interface RawRecord {
@@ -40,7 +41,7 @@ export interface PipelineOptions {
   writerId?: string;
 }
 
-type Step = { kind: 'ok'; row: TransactionRow } | { kind: 'dead-letter'; code: RejectionCode; detail: string; payload: string };
+type Step = { kind: 'ok'; row: BaseRow } | { kind: 'dead-letter'; code: RejectionCode; detail: string; payload: string };
 type Dead = Rejection & { payload: string };
 
 const identity = (signature: string, index: number): string => `${signature}#${index}`;
@@ -66,7 +67,7 @@ export class IngestPipeline {
   /** Validate, de-duplicate and store records; resolves once stored rows are queryable. */
   async ingest(records: readonly RawRecord[], source: string): Promise<IngestReport> {
     const known = protocolLookup(await this.registry.list());
-    const rows: TransactionRow[] = [];
+    const rows: BaseRow[] = [];
     const dead: Dead[] = [];
     for (const rec of records) {
       const step = this.parseAndCheck(rec, known);
@@ -132,11 +133,11 @@ export class IngestPipeline {
   }
 
   /** Insert the rows not already stored; returns how many were duplicates. */
-  private async storeBatch(batch: TransactionRow[]): Promise<number> {
+  private async storeBatch(batch: BaseRow[]): Promise<number> {
     await this.repairUnfinished();
     // Within the batch: first occurrence of an identity wins.
     const seen = new Set<string>();
-    const unique: TransactionRow[] = [];
+    const unique: BaseRow[] = [];
     for (const row of batch) {
       const id = identity(row.signature, row.instruction_index);
       if (!seen.has(id)) {
@@ -153,7 +154,7 @@ export class IngestPipeline {
     const existing = new Set<string>();
     for (let i = 0; i < signatures.length; i += LOOKUP_CHUNK) {
       const stored = await this.wh.query<{ signature: string; instruction_index: number }>(
-        `SELECT signature, instruction_index FROM tx_by_signature_v2
+        `SELECT signature, instruction_index FROM ${TABLES.txBySignature}
          WHERE sig_key IN (SELECT cityHash64(arrayJoin({sigs:Array(String)})))`,
         { params: { sigs: signatures.slice(i, i + LOOKUP_CHUNK) } },
       );
@@ -165,7 +166,7 @@ export class IngestPipeline {
       // insert that stops part-way (crash, failing view) is repaired before the next one.
       const entry = await this.journal.begin(fresh);
       try {
-        await this.wh.insert('transactions', fresh, { columns: ROW_COLUMNS, settings: { parallel_view_processing: 1 } });
+        await this.wh.insert(TABLES.transactions, fresh, { columns: BASE_COLUMNS, settings: { parallel_view_processing: 1 } });
       } catch (err) {
         this.pendingRepairs.push(entry);
         throw err;
@@ -179,7 +180,7 @@ export class IngestPipeline {
 
   private async deadLetter(source: string, dead: Dead[]): Promise<void> {
     try {
-      await this.wh.insert('dead_letters', dead.map((d) => ({ source, position: positionText(d.position), code: d.code, reason: d.detail, payload: d.payload })), {
+      await this.wh.insert(TABLES.deadLetters, dead.map((d) => ({ source, position: positionText(d.position), code: d.code, reason: d.detail, payload: d.payload })), {
         columns: ['source', 'position', 'code', 'reason', 'payload'],
       });
     } catch (err) {

@@ -1,92 +1,45 @@
 // The ingest record (DESIGN.md section 3): its JSON Schema, and the step that turns one
 // raw record into a row of the base table or into a reason for rejecting it.
 import { refuse, type Refusal } from './rejection.ts';
+import { Type, type Static } from '@sinclair/typebox';
 import { Ajv, type ErrorObject } from 'ajv';
+import { MAX_BLOCK_TIME, MIN_BLOCK_TIME } from '../core/limits.ts';
+import { Address, InstructionType, ProtocolName, ruleOfPattern, Signature } from '../core/vocabulary/primitives.ts';
+import type { BaseRow } from '../warehouse/tables.ts';
 
-export const BASE58_SIGNATURE = '^[1-9A-HJ-NP-Za-km-z]{64,88}$';
-export const BASE58_ADDRESS = '^[1-9A-HJ-NP-Za-km-z]{32,44}$';
-
-export const RECORD_SCHEMA = {
-  $id: 'ingest-record',
-  type: 'object',
-  required: ['signature', 'slot', 'block_time', 'program_id', 'protocol_name', 'instruction_type', 'fee', 'compute_units', 'success'],
-  properties: {
-    signature: { type: 'string', pattern: BASE58_SIGNATURE },
-    instruction_index: { type: 'integer', minimum: 0, maximum: 65535 },
-    slot: {
-      anyOf: [
-        { type: 'integer', minimum: 0 },
-        { type: 'string', pattern: '^(0|[1-9]\\d{0,19})$' },
-      ],
-    },
-    block_time: { type: 'integer', minimum: 0, maximum: 4294967295 },
-    program_id: { type: 'string', pattern: BASE58_ADDRESS },
-    protocol_name: { type: 'string', pattern: '^[a-z][a-z0-9_]{0,63}$' },
-    instruction_type: { type: 'string', minLength: 1, maxLength: 128 },
-    fee: { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER },
-    compute_units: { type: 'integer', minimum: 0, maximum: 4294967295 },
-    accounts: { type: 'array', maxItems: 1024, items: { type: 'string', pattern: BASE58_ADDRESS } },
-    accounts_count: { type: 'integer', minimum: 0, maximum: 65535 },
-    success: { type: 'boolean' },
-    error_message: { type: 'string' },
-    log_messages: { anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }] },
-    raw_data: { type: 'string' },
-  },
-} as const;
-
-export interface IngestRecord {
-  signature: string;
-  instruction_index?: number;
-  slot: number | string;
-  block_time: number;
-  program_id: string;
-  protocol_name: string;
-  instruction_type: string;
-  fee: number;
-  compute_units: number;
-  accounts?: string[];
-  accounts_count?: number;
-  success: boolean;
-  error_message?: string;
-  log_messages?: string | string[];
-  raw_data?: string;
-}
-
-/** A row as the base table takes it (derived columns are computed by the table). */
-export interface TransactionRow {
-  signature: string;
-  instruction_index: number;
-  slot: string;
-  block_time: number;
-  program_id: string;
-  protocol_name: string;
-  instruction_type: string;
-  fee: number;
-  compute_units: number;
-  accounts: string[];
-  accounts_count: number;
-  success: boolean;
-  error_message: string;
-  log_messages: string;
-  raw_data: string;
-}
-
-export const ROW_COLUMNS: readonly (keyof TransactionRow)[] = [
-  'signature', 'instruction_index', 'slot', 'block_time', 'program_id', 'protocol_name', 'instruction_type',
-  'fee', 'compute_units', 'accounts', 'accounts_count', 'success', 'error_message', 'log_messages', 'raw_data',
-];
+/**
+ * The record as producers send it (DESIGN.md section 3), built from the vocabulary's
+ * primitives; IngestRecord is derived from it. snake_case because producers write the
+ * column names of the base table.
+ */
+export const RecordSchema = Type.Object({
+  signature: Signature,
+  instruction_index: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
+  slot: Type.Union([Type.Integer({ minimum: 0 }), Type.String({ pattern: '^(0|[1-9]\\d{0,19})$' })]),
+  block_time: Type.Integer({ minimum: MIN_BLOCK_TIME, maximum: MAX_BLOCK_TIME }),
+  program_id: Address,
+  protocol_name: ProtocolName,
+  instruction_type: InstructionType,
+  fee: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
+  compute_units: Type.Integer({ minimum: 0, maximum: 4294967295 }),
+  accounts: Type.Optional(Type.Array(Address, { maxItems: 1024 })),
+  accounts_count: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
+  success: Type.Boolean(),
+  error_message: Type.Optional(Type.String()),
+  log_messages: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())])),
+  raw_data: Type.Optional(Type.String()),
+}, { $id: 'ingest-record' });
+export type IngestRecord = Static<typeof RecordSchema>;
 
 const ajv = new Ajv({ allErrors: false, strict: true });
-const validate = ajv.compile<IngestRecord>(RECORD_SCHEMA);
+const validate = ajv.compile<IngestRecord>(RecordSchema);
 
 function describe(err: ErrorObject | undefined): string {
   if (!err) return 'record does not match the schema';
   const field = err.instancePath.replace(/^\//, '').replace(/\//g, '.');
   if (err.keyword === 'required') return `missing required field ${String(err.params.missingProperty)}`;
   if (err.keyword === 'pattern') {
-    const what = err.schemaPath.includes('signature') ? 'a Base58 signature of 64-88 characters'
-      : err.schemaPath.includes('protocol_name') ? 'a lowercase snake_case protocol name'
-      : err.schemaPath.includes('slot') ? 'a non-negative integer' : 'a Base58 address of 32-44 characters';
+    const what = ruleOfPattern(err.params.pattern) ?? (err.schemaPath.includes('slot') ? 'a non-negative integer' : 'valid');
     return `${field} must be ${what}`;
   }
   if (err.keyword === 'anyOf' && field === 'slot') return 'slot must be a non-negative integer or a decimal string';
@@ -94,7 +47,7 @@ function describe(err: ErrorObject | undefined): string {
   return `${field || 'record'} ${err.message ?? 'is invalid'}`;
 }
 
-export type RecordCheck = { ok: true; row: TransactionRow } | Refusal;
+export type RecordCheck = { ok: true; row: BaseRow } | Refusal;
 
 /** The protocol registry as the record check needs it (DESIGN.md section 5: the registry
  *  maps program id -> protocol name), every protocol included, active or not. */

@@ -1,6 +1,7 @@
 // Seeding an empty store with demo rows at first start, with a visible progress display.
 import type { Warehouse } from '../warehouse/warehouse.ts';
 import { seedDemo, type SeedProgress } from './demo-generator.ts';
+import { TABLES } from '../warehouse/tables.ts';
 
 export const DEMO_DAYS = 30;
 
@@ -24,7 +25,7 @@ export function progressPrinter(out: NodeJS.WriteStream = process.stderr): (p: S
 /** Seed only when the base table is empty; returns how many rows were generated. */
 export async function seedIfEmpty(wh: Warehouse, rows: number, seed: number, onProgress?: (p: SeedProgress) => void): Promise<number> {
   if (rows <= 0) return 0;
-  const [r] = await wh.query<{ n: string }>('SELECT count() AS n FROM transactions');
+  const [r] = await wh.query<{ n: string }>(`SELECT count() AS n FROM ${TABLES.transactions}`);
   if (Number(r?.n ?? 0) > 0) return 0;
   await seedDemo(wh, { seed, total: rows, ...demoWindow() }, onProgress);
   return rows;

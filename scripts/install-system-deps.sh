@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
-# System packages the access tests start themselves: redis-server (shared rate-limit
-# store) and prometheus (scrapes /metrics in test/access-metrics). Idempotent: when both
-# binaries are already on PATH nothing is downloaded, so CI can call it on every run.
+# System packages the tests start themselves: redis-server (shared rate-limit store),
+# prometheus (scrapes /metrics in test/access-metrics) and chromium (the dashboard's
+# browser tests, driven by playwright-core: browser downloads fail here, Debian's build
+# does not). Idempotent: when every binary is already on PATH nothing is downloaded, so CI
+# can call it on every run.
 set -euo pipefail
 
 need=()
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 command -v prometheus >/dev/null 2>&1 || need+=(prometheus)
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
 
 if [ "${#need[@]}" -eq 0 ]; then
-  echo "install-system-deps: redis-server and prometheus already installed"
+  echo "install-system-deps: redis-server, prometheus and chromium already installed"
   exit 0
 fi
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_TOKEN, startApp } from './support/services.ts';
 import { demoRecords } from './support/fixtures.ts';
+import { countStored } from './support/oracle.ts';
 import { apiKeyHeaders } from './support/api-key.ts';
 
 let ctx: Awaited<ReturnType<typeof startApp>>;
@@ -81,8 +82,7 @@ describe('POST /admin/ingest', () => {
     const body = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(`${JSON.stringify(a)}\n${JSON.stringify(b)}\n`)]);
     const res = await ctx.app.inject({ method: 'POST', url: '/admin/ingest', headers: auth, payload: body });
     expect(res.json()).toEqual({ accepted: 2, rejected: 0, duplicates: 0, errors: [], errorsOmitted: 0 });
-    const [stored] = await ctx.services.wh.query<{ n: string }>('SELECT count() n FROM transactions WHERE signature = {s:String}', { params: { s: a!.signature } });
-    expect(Number(stored!.n)).toBe(1);
+    expect(await countStored(ctx.services, 'signature = {s:String}', { s: a!.signature })).toBe(1);
   });
 
   it('rejects a record whose program_id is another protocol\'s, or unknown to the registry, naming both', async () => {
@@ -108,13 +108,12 @@ describe('POST /admin/ingest', () => {
   });
 
   it('refuses an oversized body as a whole with 413 and stores nothing from it', async () => {
-    const [r] = await ctx.services.wh.query<{ n: string }>('SELECT count() n FROM transactions');
+    const before = await countStored(ctx.services);
     const big = `${JSON.stringify((await demoRecords(ctx.services, 1, 5))[0])}\n`.repeat(1);
     const res = await ctx.app.inject({ method: 'POST', url: '/admin/ingest', headers: auth, payload: big + 'x'.repeat(3 * 1024 * 1024) });
     expect(res.statusCode).toBe(413);
     expect(res.json()).toEqual({ error: 'Payload Too Large', message: expect.stringContaining('larger than the limit') });
-    const [after] = await ctx.services.wh.query<{ n: string }>('SELECT count() n FROM transactions');
-    expect(after!.n).toBe(r!.n);
+    expect(await countStored(ctx.services)).toBe(before);
   });
 });
 

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { downloadFile } from '../scripts/export-cli.ts';
 import { loadClientConfig } from '../core/config.ts';
 import { apiKeyHeaders } from './support/api-key.ts';
-import { demoRecords, ingestRecords } from './support/fixtures.ts';
+import { demoRecords, ingest } from './support/fixtures.ts';
 import { startApp } from './support/services.ts';
 
 let t: Awaited<ReturnType<typeof startApp>>;
@@ -25,7 +25,7 @@ beforeAll(async () => {
     if (req.url.includes('/files/')) ranges.push(req.headers.range as string | undefined);
   });
   key = (await apiKeyHeaders(t.app, 'enterprise'))['x-api-key']!;
-  await ingestRecords(t.services, await demoRecords(t.services, 2000));
+  await ingest(t.services, await demoRecords(t.services, 2000));
   url = await t.app.listen({ port: 0, host: '127.0.0.1' });
 });
 afterAll(async () => {

@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiKeyHeaders } from './support/api-key.ts';
-import { demoRecords, ingestRecords } from './support/fixtures.ts';
+import { demoRecords, ingest } from './support/fixtures.ts';
 import { startApp } from './support/services.ts';
 
 interface Case {
@@ -23,7 +23,7 @@ let headers: Record<string, string>;
 beforeAll(async () => {
   t = await startApp();
   headers = await apiKeyHeaders(t.app, 'enterprise');
-  await ingestRecords(t.services, await demoRecords(t.services, 200));
+  await ingest(t.services, await demoRecords(t.services, 200));
 });
 afterAll(async () => t.cleanup());
 

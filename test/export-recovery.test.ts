@@ -10,7 +10,7 @@ import { DownloadLinks } from '../api/exports/download-links.ts';
 import { ExportService, MAX_ATTEMPTS, type ExportServiceDeps } from '../api/exports/export-service.ts';
 import { JobStore } from '../api/exports/job-store.ts';
 import { EmbeddedWarehouse } from '../warehouse/embedded-warehouse.ts';
-import { demoRecords, ingestRecords } from './support/fixtures.ts';
+import { demoRecords, ingest } from './support/fixtures.ts';
 import { startServices } from './support/services.ts';
 
 let s: Awaited<ReturnType<typeof startServices>>;
@@ -19,7 +19,7 @@ const owner = { id: 'key-1', plan: 'enterprise' as const };
 
 beforeAll(async () => {
   s = await startServices();
-  await ingestRecords(s, await demoRecords(s, 1000));
+  await ingest(s, await demoRecords(s, 1000));
 });
 afterAll(async () => {
   await s.cleanup();

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminHeaders, apiKeyHeaders, createKey } from './support/api-key.ts';
-import { demoRecords, ingestRecords } from './support/fixtures.ts';
+import { demoRecords, ingest } from './support/fixtures.ts';
 import { startApp } from './support/services.ts';
 
 let t: Awaited<ReturnType<typeof startApp>>;
@@ -26,7 +26,7 @@ beforeAll(async () => {
   t = await startApp({ EXPORT_FILE_MAX_ROWS: '400', EXPORT_MAX_JOBS_FREE: '1', EXPORT_MAX_ROWS_FREE: '50' }, { exportClock: () => clock });
   a = await apiKeyHeaders(t.app, 'enterprise');
   b = { 'x-api-key': (await createKey(t.app, 'enterprise', 'other')).key };
-  const report = await ingestRecords(t.services, await demoRecords(t.services, ROWS));
+  const report = await ingest(t.services, await demoRecords(t.services, ROWS));
   expect(report.rejected).toEqual([]);
   protocols = (await t.services.analytics.protocols()).slice(0, 3);
 });

@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey } from './support/api-key.ts';
 import { captureLog } from './support/log-capture.ts';
 import { startApp } from './support/services.ts';
-import { b58, ingest, ingestDemo, PROGRAM_OF, RpcClient, type RpcAnswer } from './support/rpc-client.ts';
+import { b58, ingest, ingestDemo, PROGRAM_OF } from './support/fixtures.ts';
+import { RpcClient, type RpcAnswer } from './support/rpc-client.ts';
 
 interface RpcCase {
   name: string;

@@ -5,7 +5,7 @@ import { createLogger } from '../core/logger.ts';
 import { IngestJournal } from '../ingest/ingest-journal.ts';
 import { IngestPipeline } from '../ingest/pipeline.ts';
 import type { IngestRecord } from '../ingest/record-schema.ts';
-import { demoRecords, ingestRecords, tableCounts } from './support/fixtures.ts';
+import { demoRecords, ingest, tableCounts } from './support/fixtures.ts';
 import { startServices } from './support/services.ts';
 
 let s: Awaited<ReturnType<typeof startServices>>;
@@ -20,14 +20,14 @@ afterAll(async () => s.cleanup());
 it('rebuilds the views of an unfinished insert, and the replay then adds nothing', async () => {
   const first = records.slice(0, 2000);
   const second = records.slice(2000);
-  expect((await ingestRecords(s, first)).rejected).toEqual([]);
+  expect((await ingest(s, first)).rejected).toEqual([]);
   const good = await tableCounts(s);
 
   // Simulate a crash inside the insert of `second`: journal 'begin', base rows stored,
   // but the view rows of those records never committed.
   const journal = new IngestJournal(s.wh, s.config.ingest.writerId, createLogger('silent'));
   await journal.begin(second.map((r) => ({ protocol_name: r.protocol_name, block_time: r.block_time })));
-  await ingestRecords(s, second);
+  await ingest(s, second);
   const sigs = second.map((r) => r.signature);
   await s.wh.exec('DELETE FROM tx_by_signature_v2 WHERE signature IN {sigs:Array(String)}', { params: { sigs } });
   await s.wh.exec('DELETE FROM protocol_hourly WHERE hour_start >= toDateTime({t:UInt32})', { params: { t: second[0]!.block_time } });
@@ -38,7 +38,7 @@ it('rebuilds the views of an unfinished insert, and the replay then adds nothing
   const restarted = new IngestPipeline(s.wh, s.registry, s.dataVersion, createLogger('silent'), {
     maxRecordBytes: s.config.ingest.maxRecordBytes, batchRows: 700, writerId: s.config.ingest.writerId,
   });
-  const report = await ingestRecords({ pipeline: restarted }, records);
+  const report = await ingest({ pipeline: restarted }, records);
   expect(report.duplicates).toBe(records.length);
   const counts = await tableCounts(s);
   expect(counts.transactions).toBe(good.transactions! + second.length);

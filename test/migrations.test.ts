@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EmbeddedWarehouse } from '../warehouse/embedded-warehouse.ts';
 import { MIGRATIONS_DIR, loadMigrations, migrate, migrationStatus, splitStatements } from '../warehouse/migrate.ts';
+import { BASE_COLUMNS, TABLES } from '../warehouse/tables.ts';
 
 let dir: string;
 let wh: EmbeddedWarehouse;
@@ -34,6 +35,19 @@ describe('migrations', () => {
       "SELECT name, engine, create_table_query FROM system.tables WHERE database = currentDatabase() AND engine = 'MaterializedView'");
     expect(rows.map((r) => r.name).sort()).toEqual(['failure_hourly_mv', 'ingest_freshness_mv', 'instruction_hourly_mv', 'protocol_hourly_mv', 'tx_by_address_mv', 'tx_by_signature_v2_mv']);
     for (const r of rows) expect(r.create_table_query).toMatch(/ TO default\.\w+/);
+  });
+
+  it('create every table the code names, and the base table with the columns the ingest path writes', async () => {
+    const tables = await wh.query<{ name: string }>("SELECT name FROM system.tables WHERE database = currentDatabase() AND engine != 'MaterializedView'");
+    const names = new Set(tables.map((t) => t.name));
+    for (const name of Object.values(TABLES)) expect(names, name).toContain(name);
+    const cols = await wh.query<{ name: string; default_kind: string }>(
+      "SELECT name, default_kind FROM system.columns WHERE database = currentDatabase() AND table = 'transactions'");
+    // The ingest path writes every column that has no default, and only columns a client
+    // may write (not MATERIALIZED or ALIAS ones, which the table computes).
+    const writable = cols.filter((c) => c.default_kind === '' || c.default_kind === 'DEFAULT').map((c) => c.name);
+    for (const c of cols.filter((x) => x.default_kind === '')) expect(BASE_COLUMNS, c.name).toContain(c.name);
+    for (const c of BASE_COLUMNS) expect(writable, c).toContain(c);
   });
 
   it('refuse to run when an applied migration was edited', async () => {

@@ -9,7 +9,8 @@ import { restApi } from '../api/rest/rest-api.ts';
 import { errorBody } from '../api/rest/schemas.ts';
 import { rpcRoutes } from '../api/rpc/rpc-routes.ts';
 import { startApp } from './support/services.ts';
-import { ingestDemo, RpcClient, type RpcAnswer } from './support/rpc-client.ts';
+import { ingestDemo } from './support/fixtures.ts';
+import { RpcClient, type RpcAnswer } from './support/rpc-client.ts';
 
 let ctx: Awaited<ReturnType<typeof startApp>>;
 let rpc: RpcClient;

@@ -1,7 +1,8 @@
 // REST answers equal their JSON-RPC equivalents over HTTP on the same data: the REST day
 // range [date_from 00:00:00, date_to 23:59:59] is the JSON-RPC blockTime range.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FIXTURE_START } from './support/fixtures.ts';
+import { dayStart } from './support/fixtures.ts';
+import { transactionsWhere } from './support/oracle.ts';
 import { restGet, type Envelope } from './support/rest-client.ts';
 import { startAppWithData } from './support/services.ts';
 
@@ -24,8 +25,8 @@ async function rpc(method: string, params: unknown[]): Promise<unknown> {
   return body.result;
 }
 
-const from = FIXTURE_START + 86_400; // 2024-12-30
-const to = FIXTURE_START + 3 * 86_400 - 1; // 2024-12-31 23:59:59
+const from = dayStart(1); // 2024-12-30
+const to = dayStart(3) - 1; // 2024-12-31 23:59:59
 
 describe('REST equals JSON-RPC', () => {
   it('/analytics/protocols = getProtocolStats', async () => {
@@ -48,7 +49,7 @@ describe('REST equals JSON-RPC', () => {
   });
 
   it('/transactions/:signature = getTransaction', async () => {
-    const [row] = await t.services.wh.query<{ signature: string }>("SELECT signature FROM transactions WHERE protocol_name = 'raydium_cp_swap' LIMIT 1");
+    const [row] = await transactionsWhere(t.services, "protocol_name = 'raydium_cp_swap'");
     expect(await rest(`/api/v1/transactions/${row!.signature}`)).toEqual(await rpc('getTransaction', [row!.signature]));
   });
 });

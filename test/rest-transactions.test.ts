@@ -1,9 +1,10 @@
-// REST /api/v1/transactions and /api/v1/transactions/:signature: filters, paging, the
-// envelope, parameter errors, and values checked against independent SQL on the base table
-// and against the JSON-RPC equivalent (Analytics.transactions).
+// REST /api/v1/transactions and /api/v1/transactions/:signature: filters, offset paging,
+// the envelope and meta, parameter errors. Offset pages and totals are REST's own and are
+// checked against the oracle; the records equal the analytics layer's (Analytics.transactions).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Transaction } from '../api/analytics/types.ts';
-import { FIXTURE_START } from './support/fixtures.ts';
+import { dayStart, FIXTURE_DAYS } from './support/fixtures.ts';
+import { countStored, hiddenSignature, transactionsWhere } from './support/oracle.ts';
 import { restGet, type Envelope } from './support/rest-client.ts';
 import { startAppWithData } from './support/services.ts';
 
@@ -18,22 +19,13 @@ afterAll(async () => t.cleanup());
 
 const get = restGet(() => t.app, () => headers);
 
-/** Independent reference: the same listing straight from the base table. */
+/** Independent reference: one offset page of the listing (newest first), from the base table. */
 async function reference(where: string, params: Record<string, unknown>, limit: number, offset = 0) {
-  return t.services.wh.query<{ signature: string; block_time: number; fee: string; protocol_name: string }>(
-    `SELECT signature, toUInt32(block_time) AS block_time, toString(fee) AS fee, protocol_name FROM transactions
-     WHERE protocol_name IN {active:Array(String)} AND ${where}
-     ORDER BY block_time DESC, signature DESC, instruction_index DESC LIMIT {lim:UInt32} OFFSET {off:UInt32}`,
-    { params: { ...params, active, lim: limit, off: offset } },
-  );
+  return (await transactionsWhere(t.services, where, params)).slice(offset, offset + limit);
 }
 
-const key = (tx: Transaction) => `${tx.signature}|${tx.blockTime}|${tx.fee}|${tx.protocolName}`;
-const refKey = (r: { signature: string; block_time: number; fee: string; protocol_name: string }) =>
-  `${r.signature}|${Number(r.block_time)}|${Number(r.fee)}|${r.protocol_name}`;
-
-const DAY2 = '2024-12-30';
-const DAY2_START = FIXTURE_START + 86_400;
+const DAY2 = FIXTURE_DAYS[1];
+const DAY2_START = dayStart(1);
 
 describe('GET /api/v1/transactions', () => {
   it('lists the newest 100 visible records by default in the success envelope', async () => {
@@ -41,10 +33,8 @@ describe('GET /api/v1/transactions', () => {
     expect(body.success).toBe(true);
     expect(body.data).toHaveLength(100);
     expect(body.meta).toMatchObject({ limit: 100, offset: 0, count: 100 });
-    const ref = await reference('1', {}, 100);
-    expect(body.data.map(key)).toEqual(ref.map(refKey));
-    const [all] = await t.services.wh.query<{ n: string }>('SELECT count() AS n FROM transactions WHERE protocol_name IN {a:Array(String)}', { params: { a: active } });
-    expect(body.meta.total).toBe(Number(all?.n));
+    expect(body.data).toEqual(await reference('1', {}, 100));
+    expect(body.meta.total).toBe(await countStored(t.services, 'protocol_name IN {a:Array(String)}', { a: active }));
     // Every field of the transaction object is present and typed as in JSON-RPC.
     const tx = body.data[0]!;
     expect(Object.keys(tx).sort()).toEqual(['accountsCount', 'blockTime', 'computeUnits', 'fee', 'instructionType', 'programId', 'protocolName', 'signature', 'slot', 'success']);
@@ -57,11 +47,9 @@ describe('GET /api/v1/transactions', () => {
     const body = await get<Envelope<Transaction[]>>(url);
     const where = "protocol_name = {p:String} AND block_time >= toDateTime({from:UInt32}, 'UTC') AND block_time <= toDateTime({to:UInt32}, 'UTC')";
     const params = { p: protocol, from: DAY2_START, to: DAY2_START + 86_399 };
-    const ref = await reference(where, params, 7, 5);
-    expect(body.data.map(key)).toEqual(ref.map(refKey));
+    expect(body.data).toEqual(await reference(where, params, 7, 5));
     expect(body.meta).toMatchObject({ limit: 7, offset: 5, count: 7 });
-    const [n] = await t.services.wh.query<{ n: string }>(`SELECT count() AS n FROM transactions WHERE ${where}`, { params });
-    expect(body.meta.total).toBe(Number(n?.n));
+    expect(body.meta.total).toBe(await countStored(t.services, where, params));
     for (const tx of body.data) {
       expect(tx.protocolName).toBe(protocol);
       expect(tx.blockTime).toBeGreaterThanOrEqual(DAY2_START);
@@ -70,7 +58,7 @@ describe('GET /api/v1/transactions', () => {
 
     const programId = body.data[0]!.programId;
     const byProgram = await get<Envelope<Transaction[]>>(`/api/v1/transactions?program_id=${programId}&limit=20`);
-    expect(byProgram.data.map(key)).toEqual((await reference('program_id = {pid:String}', { pid: programId }, 20)).map(refKey));
+    expect(byProgram.data).toEqual(await reference('program_id = {pid:String}', { pid: programId }, 20));
     expect(byProgram.meta.total).toBeUndefined(); // not cheap for a program filter
   });
 
@@ -79,7 +67,7 @@ describe('GET /api/v1/transactions', () => {
     const a = await get<Envelope<Transaction[]>>('/api/v1/transactions?limit=10&offset=0');
     const b = await get<Envelope<Transaction[]>>('/api/v1/transactions?limit=10&offset=10');
     const c = await get<Envelope<Transaction[]>>('/api/v1/transactions?limit=10&offset=20');
-    expect([...a.data, ...b.data, ...c.data].map(key)).toEqual(long.data.map(key));
+    expect([...a.data, ...b.data, ...c.data]).toEqual(long.data);
   });
 
   it('equals the JSON-RPC getTransactions answer (same analytics call)', async () => {
@@ -91,10 +79,9 @@ describe('GET /api/v1/transactions', () => {
   });
 
   it('filters by signature', async () => {
-    const [row] = await t.services.wh.query<{ signature: string }>('SELECT signature FROM transactions WHERE protocol_name = {p:String} LIMIT 1', { params: { p: 'whirlpool' } });
+    const [row] = await transactionsWhere(t.services, "protocol_name = 'whirlpool'");
     const body = await get<Envelope<Transaction[]>>(`/api/v1/transactions?signature=${row!.signature}`);
-    expect(body.data.length).toBeGreaterThanOrEqual(1);
-    expect(body.data.every((tx) => tx.signature === row!.signature)).toBe(true);
+    expect(body.data).toEqual(await reference('signature = {s:String}', { s: row!.signature }, 100));
   });
 
   it('answers an empty page past the end and for inactive or unknown protocols', async () => {
@@ -132,26 +119,20 @@ describe('GET /api/v1/transactions', () => {
 });
 
 describe('GET /api/v1/transactions/:signature', () => {
-  it('returns the record of lowest instruction index, as the base table holds it', async () => {
-    const [ref] = await t.services.wh.query<{ signature: string; slot: string; block_time: number; fee: string; compute_units: number; instruction_type: string }>(
-      `SELECT signature, toString(slot) AS slot, toUInt32(block_time) AS block_time, toString(fee) AS fee, compute_units, instruction_type
-       FROM transactions WHERE protocol_name IN {a:Array(String)} ORDER BY signature, instruction_index LIMIT 1`, { params: { a: active } });
+  it('returns the analytics record (lowest instruction index) in the envelope', async () => {
+    const [ref] = await transactionsWhere(t.services, '1', {}, 'signature, instruction_index');
     const body = await get<Envelope<Transaction>>(`/api/v1/transactions/${ref!.signature}`);
     expect(body.success).toBe(true);
     expect(body.meta.count).toBe(1);
-    expect(body.data).toMatchObject({
-      signature: ref!.signature, slot: ref!.slot, blockTime: Number(ref!.block_time), fee: Number(ref!.fee),
-      computeUnits: Number(ref!.compute_units), instructionType: ref!.instruction_type,
-    });
+    expect(body.data.signature).toBe(ref!.signature);
     expect(body.data).toEqual(await t.services.analytics.transaction(ref!.signature));
   });
 
   it('404 {error, message} when absent or hidden (inactive protocol)', async () => {
     const absent = await get<{ error: string; message: string }>('/api/v1/transactions/1111111111111111111111111111111111111111111111111111111111111111', 404);
     expect(absent).toEqual({ error: 'Not Found', message: expect.stringMatching(/no transaction with signature/) });
-    const [hidden] = await t.services.wh.query<{ signature: string }>(
-      'SELECT signature FROM transactions WHERE protocol_name NOT IN {a:Array(String)} LIMIT 1', { params: { a: active } });
+    const hidden = await hiddenSignature(t.services, active);
     expect(hidden).toBeDefined();
-    await get(`/api/v1/transactions/${hidden!.signature}`, 404);
+    await get(`/api/v1/transactions/${hidden}`, 404);
   });
 });

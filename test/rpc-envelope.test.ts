@@ -2,7 +2,8 @@
 // error codes, all answered with HTTP 200 (204 when nothing is to be answered).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp } from './support/services.ts';
-import { DEMO_START, ingestDemo, RpcClient, type RpcAnswer } from './support/rpc-client.ts';
+import { FIXTURE_START, ingestDemo } from './support/fixtures.ts';
+import { RpcClient, type RpcAnswer } from './support/rpc-client.ts';
 
 let ctx: Awaited<ReturnType<typeof startApp>>;
 let rpc: RpcClient;
@@ -154,7 +155,7 @@ describe('-32000 server error for unparsable filters', () => {
     ['filters.protocols a string', 'getTransactions', [{ filters: { protocols: 'jupiter_v6' } }], /options\.filters\.protocols must be array/],
     ['address filters a number', 'getTransactionsForAddress', ['JUP6LkbZbjS1jKKwapdHNy74zcZ3tLUZoi5QNyVTaV4', { filters: 1 }], /options\.filters must be object/],
     ['stats blockTime a string', 'getProtocolStats', [{ protocolName: 'jupiter_v6', blockTime: '2025-01-01' }], /options\.blockTime must be object/],
-    ['activity blockTime.lte a string', 'getProtocolActivity', [{ blockTime: { gte: DEMO_START, lte: 'now' } }], /options\.blockTime\.lte must be number/],
+    ['activity blockTime.lte a string', 'getProtocolActivity', [{ blockTime: { gte: FIXTURE_START, lte: 'now' } }], /options\.blockTime\.lte must be number/],
   ])('%s', async (_label, method, params, data) => {
     const e = await rpc.error(method, params);
     expect(e.code).toBe(-32000);

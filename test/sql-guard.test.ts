@@ -9,7 +9,7 @@ import { loadFunctionPolicy } from '../api/sql/function-policy.ts';
 import { prepareQuery, type GuardContext } from '../api/sql/sql-guard.ts';
 import type { QueryOptions, Warehouse } from '../warehouse/warehouse.ts';
 import { apiKeyHeaders } from './support/api-key.ts';
-import { demoRecords, ingestRecords } from './support/fixtures.ts';
+import { ingestDemo } from './support/fixtures.ts';
 import { startApp } from './support/services.ts';
 
 interface Hostile {
@@ -49,8 +49,7 @@ let headers: Record<string, string>;
 beforeAll(async () => {
   t = await startApp({ SQL_TIMEOUT_SECONDS: '10' });
   headers = await apiKeyHeaders(t.app);
-  const report = await ingestRecords(t.services, await demoRecords(t.services, 2000));
-  expect(report.rejected).toEqual([]);
+  await ingestDemo(t.services, 2000);
 });
 afterAll(async () => t.cleanup());
 

@@ -3,7 +3,7 @@
 // inactive protocols hidden exactly as in the other interfaces.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiKeyHeaders } from './support/api-key.ts';
-import { demoRecords, ingestRecords } from './support/fixtures.ts';
+import { ingestDemo } from './support/fixtures.ts';
 import { startApp } from './support/services.ts';
 
 let t: Awaited<ReturnType<typeof startApp>>;
@@ -15,8 +15,7 @@ beforeAll(async () => {
   // Two sandbox sessions: one test reads a CSV stream (which holds its session) while asking more.
   t = await startApp({ SQL_TIMEOUT_SECONDS: '1', SQL_SESSIONS: '2' });
   headers = await apiKeyHeaders(t.app);
-  const report = await ingestRecords(t.services, await demoRecords(t.services, 3000));
-  expect(report.rejected).toEqual([]);
+  await ingestDemo(t.services, 3000);
   active = await t.services.registry.activeNames();
 });
 afterAll(async () => t.cleanup());

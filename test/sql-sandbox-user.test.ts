@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../core/config.ts';
 import { PUBLISHED_TABLES, SQL_MAX_LIMIT } from '../api/sql/sql-guard.ts';
 import { SQL_MAX_RESPONSE_BYTES, SqlSandbox } from '../api/sql/sql-sandbox.ts';
-import { PLAN_QUERY_BUDGET } from '../api/sql/query-cost.ts';
+import { PLAN_QUERY_BUDGET } from '../core/plans.ts';
 import { startServices } from './support/services.ts';
 
 const file = readFileSync(new URL('../deploy/clickhouse/sql-sandbox-user.sql', import.meta.url), 'utf8');

@@ -145,11 +145,12 @@ describe('pagination-token codec', () => {
 
 describe('parameter words at the edge', () => {
   it('fills each logical key and hint with the words of the interface, keeping list positions', () => {
-    const words = { params: { protocol: 'protocol_name', protocols: 'options.protocols' }, hints: { protocols: 'see the list' } };
+    const words = { params: { protocol: 'protocol_name', protocols: 'options.protocols' }, hints: { protocols: 'see the list', coarserBucket: 'daily buckets' } };
     expect(wordMessage(`${param('protocol')}: unknown (${hint('protocols')})`, words)).toBe('protocol_name: unknown (see the list)');
     expect(wordMessage(`${param('protocols', 3)} is wrong`, words)).toBe('options.protocols[3] is wrong');
     // A key the interface has no word for is left as the key itself, never as a placeholder.
     expect(wordMessage(`${param('cursor')} is bad`, words)).toBe('cursor is bad');
+    expect(wordMessage(`try ${hint('coarserBucket')}`, words)).toBe('try daily buckets');
     const err = worded(new AppError(Errors.invalidParams, `${param('range')}: too long`, { field: 'range' }), { params: { range: 'blockTime' }, hints: words.hints });
     expect(err).toMatchObject({ kind: Errors.invalidParams, message: 'blockTime: too long', field: 'range' });
   });

@@ -1,28 +1,12 @@
 // API keys in the warehouse (migration 008). Secrets are generated here and only their
 // SHA-256 hash is stored; the secret leaves this module once, in create()'s answer.
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { isPlan, type Plan } from '../core/plans.ts';
 import type { Warehouse } from './warehouse.ts';
+import { TABLES } from './tables.ts';
 
-export const PLANS = ['free', 'x402', 'enterprise'] as const;
-export type Plan = (typeof PLANS)[number];
 export const KEY_STATUSES = ['active', 'inactive', 'revoked'] as const;
 export type KeyStatus = (typeof KEY_STATUSES)[number];
-
-/** Requests per minute per plan (SPEC.md "Subscription plan"). */
-export const PLAN_LIMITS: Readonly<Record<Plan, number>> = Object.freeze({ free: 100, x402: 500, enterprise: 2000 });
-
-/**
- * JSON-RPC and REST requests one key may have in flight at once, per API process (past it:
- * 429). The engine does not answer faster for being asked more at once, so a key's
- * concurrent calls only queue ahead of everyone else's: 60 heavy calls from one free key
- * stalled other keys' point lookups for 6-17 s. 4 covers a dashboard drawing its panels at
- * once (browsers open at most 6 connections per host); paid plans get more, growing slower
- * than their rate limits because engine capacity does not grow with concurrency. SQL has
- * its own, stricter gate (SQL_SESSIONS, SQL_QUEUE_PER_KEY).
- */
-export const PLAN_CONCURRENCY: Readonly<Record<Plan, number>> = Object.freeze({ free: 4, x402: 8, enterprise: 16 });
-
-export const isPlan = (v: unknown): v is Plan => typeof v === 'string' && (PLANS as readonly string[]).includes(v);
 export const isKeyStatus = (v: unknown): v is KeyStatus => typeof v === 'string' && (KEY_STATUSES as readonly string[]).includes(v);
 
 /** Recognisable prefix: secret scanners and operators can tell what leaked. */
@@ -61,8 +45,9 @@ const toRecord = (r: Row): ApiKeyRecord => ({
   id: r.id,
   keyPrefix: r.key_prefix,
   name: r.name,
+  // A row this version cannot read fails closed: refused until fixed (warehouse/integrity.ts reports it).
   plan: isPlan(r.plan) ? r.plan : 'free',
-  status: isKeyStatus(r.status) ? r.status : 'inactive',
+  status: isKeyStatus(r.status) && isPlan(r.plan) ? r.status : 'inactive',
   createdAt: isoFromCh(r.created_at),
   updatedAt: isoFromCh(r.updated_at),
 });
@@ -94,30 +79,30 @@ export class ApiKeyStore {
       created_at: chTime(at),
       updated_at: chTime(at),
     };
-    await this.wh.insert('api_keys', [row]);
+    await this.wh.insert(TABLES.apiKeys, [row]);
     return { record: toRecord(row), secret };
   }
 
   async list(): Promise<ApiKeyRecord[]> {
-    const rows = await this.wh.query<Row>(`SELECT ${COLUMNS} FROM api_keys FINAL ORDER BY created_at, id`);
+    const rows = await this.wh.query<Row>(`SELECT ${COLUMNS} FROM ${TABLES.apiKeys} FINAL ORDER BY created_at, id`);
     return rows.map(toRecord);
   }
 
   async get(id: string): Promise<ApiKeyRecord | undefined> {
-    const rows = await this.wh.query<Row>(`SELECT ${COLUMNS} FROM api_keys FINAL WHERE id = {id:String}`, { params: { id } });
+    const rows = await this.wh.query<Row>(`SELECT ${COLUMNS} FROM ${TABLES.apiKeys} FINAL WHERE id = {id:String}`, { params: { id } });
     return rows[0] ? toRecord(rows[0]) : undefined;
   }
 
   /** Every key by the hash of its secret: the authenticator's snapshot. */
   async byHash(): Promise<Map<string, ApiKeyRecord>> {
-    const rows = await this.wh.query<Row>(`SELECT ${COLUMNS} FROM api_keys FINAL`);
+    const rows = await this.wh.query<Row>(`SELECT ${COLUMNS} FROM ${TABLES.apiKeys} FINAL`);
     return new Map(rows.map((r) => [r.key_hash, toRecord(r)]));
   }
 
   /** The key a presented secret belongs to, whatever its status; undefined when unknown. */
   async findBySecret(secret: string): Promise<ApiKeyRecord | undefined> {
     const rows = await this.wh.query<Row>(
-      `SELECT ${COLUMNS} FROM api_keys FINAL WHERE key_hash = {hash:FixedString(64)} LIMIT 1`,
+      `SELECT ${COLUMNS} FROM ${TABLES.apiKeys} FINAL WHERE key_hash = {hash:FixedString(64)} LIMIT 1`,
       { params: { hash: hashSecret(secret) } },
     );
     return rows[0] ? toRecord(rows[0]) : undefined;
@@ -131,7 +116,7 @@ export class ApiKeyStore {
   }
 
   private async applyUpdate(id: string, change: { status?: KeyStatus; plan?: Plan }): Promise<ApiKeyRecord | undefined> {
-    const rows = await this.wh.query<Row>(`SELECT ${COLUMNS} FROM api_keys FINAL WHERE id = {id:String}`, { params: { id } });
+    const rows = await this.wh.query<Row>(`SELECT ${COLUMNS} FROM ${TABLES.apiKeys} FINAL WHERE id = {id:String}`, { params: { id } });
     const current = rows[0];
     if (!current) return undefined;
     if (current.status === 'revoked' && change.status !== undefined && change.status !== 'revoked') {
@@ -146,7 +131,7 @@ export class ApiKeyStore {
       plan: change.plan ?? current.plan,
       updated_at: chTime(Math.max(this.now(), prev + 1)),
     };
-    await this.wh.insert('api_keys', [next]);
+    await this.wh.insert(TABLES.apiKeys, [next]);
     return toRecord(next);
   }
 }

@@ -2,6 +2,8 @@
 // flag. Read through a short-lived cache so every process sees an operator's change
 // within a second without a query per request.
 import type { Warehouse } from './warehouse.ts';
+import { usableProtocolRow } from './integrity.ts';
+import { TABLES } from './tables.ts';
 
 export interface ProtocolEntry {
   protocolName: string;
@@ -26,9 +28,12 @@ export class ProtocolRegistry {
   async list(): Promise<ProtocolEntry[]> {
     if (this.cache && Date.now() - this.cache.at < this.ttlMs) return this.cache.entries;
     const rows = await this.wh.query<Row>(
-      'SELECT protocol_name, program_id, active FROM protocols FINAL ORDER BY protocol_name',
+      `SELECT protocol_name, program_id, active FROM ${TABLES.protocols} FINAL ORDER BY protocol_name`,
     );
-    const entries = rows.map((r) => ({ protocolName: r.protocol_name, programId: r.program_id, active: Boolean(r.active) }));
+    // Rows the service cannot use are left out (warehouse/integrity.ts reports them).
+    const entries = rows
+      .filter((r) => usableProtocolRow(r.protocol_name, r.program_id))
+      .map((r) => ({ protocolName: r.protocol_name, programId: r.program_id, active: Boolean(r.active) }));
     this.cache = { at: Date.now(), entries };
     return entries;
   }
@@ -50,7 +55,7 @@ export class ProtocolRegistry {
   async setActive(name: string, active: boolean): Promise<ProtocolEntry | undefined> {
     const entry = await this.get(name);
     if (!entry) return undefined;
-    await this.wh.insert('protocols', [{ protocol_name: name, program_id: entry.programId, active, updated_at: new Date().toISOString().replace('T', ' ').replace('Z', '') }]);
+    await this.wh.insert(TABLES.protocols, [{ protocol_name: name, program_id: entry.programId, active, updated_at: new Date().toISOString().replace('T', ' ').replace('Z', '') }]);
     this.cache = undefined;
     return { ...entry, active };
   }

@@ -1,5 +1,52 @@
-// Table names that other layers must agree on. The published tables are the client-facing
-// part of the schema: what client SQL may read and what client-facing storage figures
-// describe. Every other table (lookups, the registry, keys, usage, dead letters, the
-// journal) is internal and never named to a client.
-export const PUBLISHED_TABLES: readonly string[] = Object.freeze(['transactions', 'protocol_hourly', 'instruction_hourly']);
+// The warehouse's table names and the base table's row, defined once: SQL elsewhere names
+// tables through TABLES, the ingest path writes BASE_COLUMNS, and test/migrations.test.ts
+// checks that every name here is a table the migrations create.
+import { Type, type Static } from '@sinclair/typebox';
+
+export const TABLES = {
+  /** The base table: one row per instruction record (migration 001). */
+  transactions: 'transactions',
+  /** Records by signature (sig_key = cityHash64(signature)): point lookups, details and de-duplication (021). */
+  txBySignature: 'tx_by_signature_v2',
+  /** One reference row per (account or program, record): address histories (003). */
+  txByAddress: 'tx_by_address',
+  protocolHourly: 'protocol_hourly',
+  instructionHourly: 'instruction_hourly',
+  failureHourly: 'failure_hourly',
+  /** Newest block_time and ingest time per protocol (011). */
+  ingestFreshness: 'ingest_freshness',
+  protocols: 'protocols',
+  deadLetters: 'dead_letters',
+  ingestJournal: 'ingest_journal',
+  apiKeys: 'api_keys',
+  apiKeyUsage: 'api_key_usage',
+} as const;
+
+// The published tables are the client-facing part of the schema: what client SQL may read
+// and what client-facing storage figures describe. Every other table (lookups, the
+// registry, keys, usage, dead letters, the journal) is internal and never named to a client.
+export const PUBLISHED_TABLES: readonly string[] = Object.freeze([TABLES.transactions, TABLES.protocolHourly, TABLES.instructionHourly]);
+
+/** A row as the base table takes it (derived columns such as sig_key are computed by the table). */
+export const BaseRow = Type.Object({
+  signature: Type.String(),
+  instruction_index: Type.Integer(),
+  /** UInt64 as a decimal string: it can exceed 2^53. */
+  slot: Type.String(),
+  block_time: Type.Integer(),
+  program_id: Type.String(),
+  protocol_name: Type.String(),
+  instruction_type: Type.String(),
+  fee: Type.Integer(),
+  compute_units: Type.Integer(),
+  accounts: Type.Array(Type.String()),
+  accounts_count: Type.Integer(),
+  success: Type.Boolean(),
+  error_message: Type.String(),
+  log_messages: Type.String(),
+  raw_data: Type.String(),
+});
+export type BaseRow = Static<typeof BaseRow>;
+
+/** The columns an insert into the base table names, in the order of BaseRow. */
+export const BASE_COLUMNS = Object.freeze(Object.keys(BaseRow.properties)) as readonly (keyof BaseRow)[];

@@ -2,6 +2,7 @@
 // reads for the operator API. Every read aggregates with sum()/max(), so rows of the same
 // minute written by several flushes or processes count once each, merged or not.
 import type { Warehouse } from './warehouse.ts';
+import { TABLES } from './tables.ts';
 
 export interface UsageRow {
   keyId: string;
@@ -77,7 +78,7 @@ export class UsageStore {
     }>(
       `SELECT key_id, ${BUCKET[q.granularity]} AS bucket, interface, method,
               sum(requests) AS requests, sum(errors) AS errors, sum(rate_limited) AS rate_limited
-       FROM api_key_usage
+       FROM ${TABLES.apiKeyUsage}
        WHERE minute >= {from:DateTime('UTC')} AND minute < {to:DateTime('UTC')}
          ${q.keyId === undefined ? '' : 'AND key_id = {key:String}'}
        GROUP BY key_id, bucket, interface, method
@@ -99,7 +100,7 @@ export class UsageStore {
   /** Last recorded use of one key (ISO 8601), or null when never used. */
   async lastUsedOf(keyId: string): Promise<string | null> {
     const rows = await this.wh.query<{ n: string; last: string }>(
-      'SELECT count() AS n, max(last_used_at) AS last FROM api_key_usage WHERE key_id = {key:String}',
+      `SELECT count() AS n, max(last_used_at) AS last FROM ${TABLES.apiKeyUsage} WHERE key_id = {key:String}`,
       { params: { key: keyId } },
     );
     const row = rows[0];
@@ -109,7 +110,7 @@ export class UsageStore {
   /** Last recorded use per key id (ISO 8601); keys never used are absent. */
   async lastUsed(): Promise<Map<string, string>> {
     const rows = await this.wh.query<{ key_id: string; last: string }>(
-      'SELECT key_id, max(last_used_at) AS last FROM api_key_usage GROUP BY key_id',
+      `SELECT key_id, max(last_used_at) AS last FROM ${TABLES.apiKeyUsage} GROUP BY key_id`,
     );
     return new Map(rows.map((r) => [r.key_id, `${r.last.replace(' ', 'T')}Z`]));
   }

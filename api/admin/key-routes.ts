@@ -3,7 +3,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError, Errors, invalidParams, notFound } from '../../core/errors.ts';
 import { MAX_BLOCK_DATE, MAX_BLOCK_TIME, MIN_BLOCK_DATE, MIN_BLOCK_TIME } from '../../core/limits.ts';
-import { isKeyStatus, isPlan, KEY_STATUSES, PLANS, RevokedKeyError, type ApiKeyRecord, type KeyStatus, type Plan } from '../../warehouse/api-key-store.ts';
+import { isPlan, PLANS, type Plan } from '../../core/plans.ts';
+import { isKeyStatus, KEY_STATUSES, RevokedKeyError, type ApiKeyRecord, type KeyStatus } from '../../warehouse/api-key-store.ts';
 import type { Access } from '../access/access.ts';
 
 const MAX_NAME = 200;

@@ -8,6 +8,7 @@ import { commonConditions, type Conditions } from './filter-conditions.ts';
 import { decodeToken, encodeToken, isUInt, listingFingerprint } from './page-token.ts';
 import { toTransaction, TX_COLUMNS, type TxRow } from './transactions.ts';
 import type { Page, SortOrder, Transaction, TransactionFilters } from './types.ts';
+import { TABLES } from '../../warehouse/tables.ts';
 
 /** Filters of an address listing: the listing filters except instructionTypes. */
 export type AddressFilters = Omit<TransactionFilters, 'instructionTypes'>;
@@ -91,7 +92,7 @@ function joined(refs: string, signatures: boolean): string {
     INNER JOIN (
       SELECT sig_key, signature, instruction_index, slot, block_time, program_id, protocol_name, instruction_type,
              fee, compute_units, accounts_count, success
-      FROM tx_by_signature_v2 WHERE sig_key IN (SELECT sig_key FROM (${refs}))
+      FROM ${TABLES.txBySignature} WHERE sig_key IN (SELECT sig_key FROM (${refs}))
     ) AS t ON t.sig_key = a.sig_key AND t.instruction_index = a.instruction_index
     WHERE t.block_time = a.block_time AND t.program_id = a.program_id AND t.protocol_name = a.protocol_name
       AND t.success = a.success${signatures ? ' AND t.signature IN {sigs:Array(String)}' : ''}`;
@@ -137,7 +138,7 @@ export async function listAddressTransactions(wh: Warehouse, req: AddressListReq
   // One reference past the page tells whether there is a next page.
   const refs = await wh.query<RefRow>(
     `SELECT toString(sig_key) AS sk, instruction_index, toUInt32(block_time) AS bt, program_id, protocol_name, success
-     FROM tx_by_address WHERE ${built.where.join(' AND ')}
+     FROM ${TABLES.txByAddress} WHERE ${built.where.join(' AND ')}
      ORDER BY block_time ${dir}, sig_key ${dir}, instruction_index ${dir} LIMIT {lim:UInt32}`,
     { params: { ...built.params, lim: req.limit + 1 } },
   );
@@ -146,7 +147,7 @@ export async function listAddressTransactions(wh: Warehouse, req: AddressListReq
   // Keys travel as decimal strings (64-bit values do not fit a JS number); the engine
   // turns them back into UInt64 so the primary key of tx_by_signature_v2 is used.
   const details = await wh.query<DetailRow>(
-    `SELECT ${TX_COLUMNS}, toString(sig_key) AS sk FROM tx_by_signature_v2
+    `SELECT ${TX_COLUMNS}, toString(sig_key) AS sk FROM ${TABLES.txBySignature}
      WHERE sig_key IN (SELECT arrayJoin(arrayMap(k -> toUInt64(k), {keys:Array(String)})))`,
     { params: { keys: [...new Set(refs.map((r) => r.sk))] } },
   );
@@ -194,7 +195,7 @@ export async function listAddressTransactions(wh: Warehouse, req: AddressListReq
 export async function countAddressTransactions(wh: Warehouse, address: string, filters: AddressFilters, visible: readonly string[]): Promise<number> {
   if (visible.length === 0) return 0;
   const built = addressConditions(address, filters, visible);
-  const refs = `SELECT sig_key, instruction_index, block_time, program_id, protocol_name, success FROM tx_by_address
+  const refs = `SELECT sig_key, instruction_index, block_time, program_id, protocol_name, success FROM ${TABLES.txByAddress}
     WHERE ${built.where.join(' AND ')}`;
   // Only a signatures filter needs the detail rows (to compare the signature itself).
   const sql = filters.signatures === undefined

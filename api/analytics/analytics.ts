@@ -2,6 +2,7 @@
 // maps the answer (client SQL has its own sandbox in api/sql/). It owns protocol visibility (inactive protocols are hidden), the
 // result cache, and all SQL for answers; warehouse/ owns the schema.
 import { AppError, Errors, hint, param } from '../../core/errors.ts';
+import { MAX_ACTIVITY_BUCKETS } from '../../core/limits.ts';
 import type { DataVersion } from '../../warehouse/data-version.ts';
 import type { ProtocolRegistry } from '../../warehouse/protocol-registry.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
@@ -31,13 +32,12 @@ import type {
   TopProtocol,
   Transaction,
 } from './types.ts';
+import { TABLES } from '../../warehouse/tables.ts';
 
 export type TopSortBy = 'transactions' | 'fees' | 'successRate';
 
 const rate = (part: number, whole: number): number => (whole === 0 ? 0 : (part / whole) * 100);
 const avg = (sum: number, n: number): number => (n === 0 ? 0 : sum / n);
-/** Most hourly buckets one activity answer may hold (about 14 months). */
-export const MAX_ACTIVITY_BUCKETS = 10_000;
 
 export class Analytics {
   private readonly cache: ResultCache;
@@ -120,7 +120,7 @@ export class Analytics {
     if (range.lte < range.gte) return [];
     if (count > MAX_ACTIVITY_BUCKETS) {
       throw new AppError(Errors.invalidParams,
-        `${param('range')}: the range spans ${count} ${interval} buckets; at most ${MAX_ACTIVITY_BUCKETS} are allowed (${interval === 'day' ? 'use a shorter range' : 'use a shorter range or interval "day"'})`,
+        `${param('range')}: the range spans ${count} ${interval} buckets; at most ${MAX_ACTIVITY_BUCKETS} are allowed (use a shorter range${interval === 'day' ? '' : ` or ${hint('coarserBucket')}`})`,
         { field: 'range' });
     }
     const protocols = protocolName === undefined ? await this.protocols() : [await this.requireProtocol(protocolName)];
@@ -159,7 +159,7 @@ export class Analytics {
       const c = intervalCondition('hour_start', plan.view, 'view');
       Object.assign(params, c.params);
       branches.push(`SELECT protocol_name, instruction_type, tx_count, success_count, fee_sum, cu_sum
-        FROM instruction_hourly WHERE protocol_name IN {protocols:Array(String)} AND ${c.sql}`);
+        FROM ${TABLES.instructionHourly} WHERE protocol_name IN {protocols:Array(String)} AND ${c.sql}`);
     }
     if (plan.edges.length > 0) {
       const c = edgesCondition('block_time', plan.edges);
@@ -168,7 +168,7 @@ export class Analytics {
       // one, and the outer query reads the columns by these names.
       branches.push(`SELECT protocol_name, instruction_type, count() AS tx_count, countIf(success) AS success_count,
         sum(fee) AS fee_sum, sum(compute_units) AS cu_sum
-        FROM transactions WHERE protocol_name IN {protocols:Array(String)} AND (${c.sql})
+        FROM ${TABLES.transactions} WHERE protocol_name IN {protocols:Array(String)} AND (${c.sql})
         GROUP BY protocol_name, instruction_type`);
     }
     if (branches.length === 0 || protocols.length === 0) return [];

@@ -1,19 +1,11 @@
 // Failed-transaction records (with error message, logs and raw data, which only the base
 // table keeps), newest first.
+import type { FailedTransaction } from '../../core/vocabulary/answers.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
 import { commonConditions } from './filter-conditions.ts';
 import type { TimeRange } from './types.ts';
-
-export interface FailedTransaction {
-  signature: string;
-  slot: string;
-  blockTime: number;
-  programId: string;
-  protocolName: string;
-  errorMessage: string;
-  logMessages: string;
-  rawData: string;
-}
+import { TABLES } from '../../warehouse/tables.ts';
+export type { FailedTransaction };
 
 export interface FailedRequest {
   /** Protocols to search (already narrowed to visible ones by the caller). */
@@ -46,7 +38,7 @@ export async function listFailedTransactions(wh: Warehouse, req: FailedRequest):
     wh.query<Row>(
       `SELECT signature, toString(slot) AS slot, toUInt32(block_time) AS block_time, program_id, protocol_name,
               error_message, log_messages, raw_data
-       FROM transactions WHERE ${[...where, ...extra].join(' AND ')}
+       FROM ${TABLES.transactions} WHERE ${[...where, ...extra].join(' AND ')}
        ORDER BY block_time DESC, signature DESC, instruction_index DESC LIMIT {lim:UInt32}`,
       { params: { ...params, ...extraParams } },
     );
@@ -87,7 +79,7 @@ async function failedWindow(wh: Warehouse, req: FailedRequest): Promise<number |
   const rows = await wh.query<{ edge: number }>(
     `SELECT toUInt32(hour_start) AS edge FROM (
        SELECT hour_start, sum(sum(tx_count) - sum(success_count)) OVER (ORDER BY hour_start DESC) AS cum
-       FROM protocol_hourly WHERE ${where.join(' AND ')} GROUP BY hour_start)
+       FROM ${TABLES.protocolHourly} WHERE ${where.join(' AND ')} GROUP BY hour_start)
      WHERE cum >= {need:UInt64} ORDER BY hour_start DESC LIMIT 1`,
     { params },
   );

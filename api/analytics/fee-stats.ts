@@ -1,20 +1,9 @@
 // Fee statistics (REST /analytics/fees; GraphQL fee metrics): totals, average, extremes and
 // t-digest percentiles, from the same merged view + ragged-edge aggregate as every other
 // protocol-level answer. Percentiles are approximate by design (mergeable sketches).
+import type { FeeStats } from '../../core/vocabulary/answers.ts';
 import type { ProtocolAggregate } from './protocol-aggregates.ts';
-
-export interface FeeStats {
-  /** The protocol, or null for all requested protocols together. */
-  protocolName: string | null;
-  totalTransactions: number;
-  totalFees: number;
-  averageFee: number;
-  minFee: number;
-  maxFee: number;
-  p50Fee: number;
-  p95Fee: number;
-  p99Fee: number;
-}
+export type { FeeStats };
 
 export function toFeeStats(protocolName: string | null, a: ProtocolAggregate | undefined): FeeStats {
   const n = a?.txCount ?? 0;

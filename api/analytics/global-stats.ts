@@ -1,37 +1,11 @@
 // Global statistics (REST /stats): totals over every visible protocol from the hourly view
 // (no range, so no base-table edge is read), plus storage figures from system.parts, which
 // the engine keeps per data part: neither needs a scan of the base table.
+import type { TableStorage, GlobalStats } from '../../core/vocabulary/answers.ts';
 import { PUBLISHED_TABLES } from '../../warehouse/tables.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
 import type { ProtocolAggregate } from './protocol-aggregates.ts';
-
-export interface TableStorage {
-  table: string;
-  parts: number;
-  bytesOnDisk: number;
-  uncompressedBytes: number;
-}
-
-export interface GlobalStats {
-  totalTransactions: number;
-  successfulTransactions: number;
-  failedTransactions: number;
-  successRate: number;
-  totalFees: number;
-  totalComputeUnits: number;
-  averageFee: number;
-  averageComputeUnits: number;
-  protocolCount: number;
-  protocols: { protocolName: string; totalTransactions: number }[];
-  firstSeen: number;
-  lastSeen: number;
-  latestSlot: string;
-  storage: {
-    bytesOnDisk: number;
-    uncompressedBytes: number;
-    tables: TableStorage[];
-  };
-}
+export type { TableStorage, GlobalStats };
 
 /**
  * Storage of the published tables only, without row counts: a client is not told how many

@@ -71,8 +71,8 @@ export function decodeToken<T>(
   const expected = Buffer.from(macOf(parts));
   if (mac.length !== expected.length || !timingSafeEqual(mac, expected)) throw malformed();
   if (parts.at(-1) !== fingerprint) {
-    throw new AppError(Errors.invalidParams, `${param('cursor')} belongs to a listing with other filters or another sortOrder; `
-      + 'send the same filters and sortOrder as for the first page, or start again without a token', { field: 'cursor' });
+    throw new AppError(Errors.invalidParams, `${param('cursor')} belongs to a listing with other filters or another ${param('order')}; `
+      + `send the same filters and ${param('order')} as for the first page, or start again without a token`, { field: 'cursor' });
   }
   return position;
 }

@@ -3,6 +3,7 @@
 // protocol-level answer (stats, comparison, performance, top, activity, fees) reads this.
 import type { Warehouse } from '../../warehouse/warehouse.ts';
 import { edgesCondition, intervalCondition, planRange, type TimeRange } from './time-range.ts';
+import { TABLES } from '../../warehouse/tables.ts';
 
 export type Bucket = 'hour' | 'day';
 
@@ -111,12 +112,12 @@ export async function aggregateProtocols(wh: Warehouse, req: AggregateRequest): 
     const cond = intervalCondition('hour_start', plan.view, 'view');
     Object.assign(params, cond.params);
     viewWhere = `protocol_name IN {protocols:Array(String)} AND ${cond.sql}`;
-    branches.push(`SELECT ${viewCols.join(', ')} FROM protocol_hourly WHERE ${viewWhere}`);
+    branches.push(`SELECT ${viewCols.join(', ')} FROM ${TABLES.protocolHourly} WHERE ${viewWhere}`);
   }
   if (plan.edges.length > 0) {
     const cond = edgesCondition('block_time', plan.edges);
     Object.assign(params, cond.params);
-    branches.push(`SELECT ${rawCols.join(', ')} FROM transactions
+    branches.push(`SELECT ${rawCols.join(', ')} FROM ${TABLES.transactions}
       WHERE protocol_name IN {protocols:Array(String)} AND (${cond.sql})
       GROUP BY protocol_name, b`);
   }
@@ -162,7 +163,7 @@ export async function aggregateProtocolsByScan(wh: Warehouse, protocol: string, 
     `SELECT count() AS tx_count, countIf(success) AS success_count, sum(fee) AS fee_sum, sum(compute_units) AS cu_sum,
             sum(accounts_count) AS accounts_sum, toUInt32(min(block_time)) AS first_seen, toUInt32(max(block_time)) AS last_seen,
             uniqExact(instruction_type) AS instruction_types
-     FROM transactions WHERE protocol_name = {p:String} AND ${cond.sql}`,
+     FROM ${TABLES.transactions} WHERE protocol_name = {p:String} AND ${cond.sql}`,
     { params: { p: protocol, ...cond.params } },
   );
   return rows[0];

@@ -1,29 +1,9 @@
 // Protocol comparison and performance answers, shaped from the same per-protocol aggregates
 // as protocol statistics (protocol_hourly for whole hours, base table for ragged edges);
 // the facade (analytics.ts) reads the aggregates and these shape them.
+import type { ProtocolComparisonItem, ProtocolPerformance } from '../../core/vocabulary/answers.ts';
 import type { ProtocolAggregate } from './protocol-aggregates.ts';
-
-export interface ProtocolComparisonItem {
-  protocolName: string;
-  totalTransactions: number;
-  successRate: number;
-  averageFee: number;
-  averageComputeUnits: number;
-  uniqueInstructionTypes: number;
-}
-
-export interface ProtocolPerformance {
-  protocolName: string;
-  successRate: number;
-  averageComputeUnits: number;
-  averageFee: number;
-  p50ComputeUnits: number;
-  p95ComputeUnits: number;
-  p99ComputeUnits: number;
-  averageAccountsCount: number;
-  /** Total fees in lamports over the range (DESIGN section 4). */
-  totalVolume: number;
-}
+export type { ProtocolComparisonItem, ProtocolPerformance };
 
 const rate = (part: number, whole: number): number => (whole === 0 ? 0 : (part / whole) * 100);
 const avg = (sum: number, n: number): number => (n === 0 ? 0 : sum / n);

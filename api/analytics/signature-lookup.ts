@@ -6,6 +6,7 @@
 import type { Warehouse } from '../../warehouse/warehouse.ts';
 import { toTransaction, TX_COLUMNS, type TxRow } from './transactions.ts';
 import type { Transaction } from './types.ts';
+import { TABLES } from '../../warehouse/tables.ts';
 
 interface Waiter {
   signature: string;
@@ -66,7 +67,7 @@ export class SignatureLookup {
     let rows: TxRow[];
     try {
       rows = await this.wh.query<TxRow>(
-        `SELECT ${TX_COLUMNS} FROM tx_by_signature_v2 WHERE sig_key IN (${keys.join(', ')})`,
+        `SELECT ${TX_COLUMNS} FROM ${TABLES.txBySignature} WHERE sig_key IN (${keys.join(', ')})`,
         // One thread: a batch is a few hundred small reads, and the second core is better
         // left to the HTTP side (measured: ~20% more lookups per second than two threads).
         // No condition cache: a set of random keys never repeats.

@@ -1,11 +1,12 @@
 // Transaction rows and filtered listings from the base table with keyset pagination
 // (point lookups by signature are in signature-lookup.ts).
 import { MAX_BLOCK_TIME } from '../../core/limits.ts';
-import { BASE58_SIGNATURE } from '../../ingest/record-schema.ts';
+import { BASE58_SIGNATURE } from '../../core/vocabulary/primitives.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
 import { commonConditions, type Conditions } from './filter-conditions.ts';
 import { decodeToken, encodeToken, isUInt, listingFingerprint } from './page-token.ts';
 import type { ListRequest, Page, SortOrder, Transaction, TransactionFilters } from './types.ts';
+import { TABLES } from '../../warehouse/tables.ts';
 
 export const TX_COLUMNS = `signature, instruction_index, toString(slot) AS slot, toUInt32(block_time) AS block_time,
   program_id, protocol_name, instruction_type, fee, compute_units, accounts_count, success`;
@@ -115,7 +116,7 @@ export async function listTransactions(wh: Warehouse, req: ListRequest, visible:
     built.where.push('sig_key IN (SELECT cityHash64(arrayJoin({sigs:Array(String)})))', 'signature IN {sigs:Array(String)}');
     built.params.sigs = req.filters.signatures;
     const rows = await wh.query<TxRow>(
-      `SELECT ${TX_COLUMNS} FROM tx_by_signature_v2 WHERE ${built.where.join(' AND ')} ${order} LIMIT {lim:UInt32}`,
+      `SELECT ${TX_COLUMNS} FROM ${TABLES.txBySignature} WHERE ${built.where.join(' AND ')} ${order} LIMIT {lim:UInt32}`,
       { params: { ...built.params, lim: req.limit + 1 } },
     );
     return strip(page(rows, req));
@@ -126,7 +127,7 @@ export async function listTransactions(wh: Warehouse, req: ListRequest, visible:
   const window = await pageWindow(wh, req, visible, cursor);
   const run = async (extra: string | undefined): Promise<TxRow[]> =>
     wh.query<TxRow>(
-      `SELECT ${TX_COLUMNS} FROM transactions WHERE ${[...built.where, ...(extra ? [extra] : [])].join(' AND ')}
+      `SELECT ${TX_COLUMNS} FROM ${TABLES.transactions} WHERE ${[...built.where, ...(extra ? [extra] : [])].join(' AND ')}
        ${order} LIMIT {lim:UInt32}`,
       { params: { ...built.params, lim: req.limit + 1, win: window } },
     );
@@ -172,7 +173,7 @@ async function pageWindow(wh: Warehouse, req: ListRequest, visible: readonly str
     // UInt64: the end of the last storable hour (2106-02-07 06:00) is past UInt32 (DateTime arithmetic would wrap).
     `SELECT ${desc ? 'toUInt64(hour_start)' : 'toUInt64(hour_start) + 3600'} AS edge FROM (
        SELECT hour_start, sum(sum(tx_count)) OVER (ORDER BY hour_start ${desc ? 'DESC' : 'ASC'}) AS cum
-       FROM protocol_hourly WHERE ${where.join(' AND ')} GROUP BY hour_start)
+       FROM ${TABLES.protocolHourly} WHERE ${where.join(' AND ')} GROUP BY hour_start)
      WHERE cum >= {need:UInt64} ORDER BY hour_start ${desc ? 'DESC' : 'ASC'} LIMIT 1`,
     { params },
   );

@@ -1,66 +1,10 @@
-// The shapes the analytics layer answers with; the interfaces map these to their wire forms.
+// The requests the analytics layer takes. Answer shapes and primitives are the
+// vocabulary's (core/vocabulary/: schema and type in one), re-exported for its helpers.
+import type { SortOrder, TxStatus } from '../../core/vocabulary/primitives.ts';
 import type { TimeRange } from './time-range.ts';
 
-export type { TimeRange };
-
-export interface ProtocolStats {
-  protocolName: string;
-  totalTransactions: number;
-  successfulTransactions: number;
-  failedTransactions: number;
-  successRate: number;
-  totalFees: number;
-  averageFee: number;
-  totalComputeUnits: number;
-  averageComputeUnits: number;
-  averageAccountsCount: number;
-  uniqueInstructionTypes: number;
-  firstSeen: number;
-  lastSeen: number;
-}
-
-export interface ActivityBucket {
-  timestamp: number;
-  date: string;
-  hour?: number;
-  count: number;
-  successCount: number;
-  failedCount: number;
-  totalFees: number;
-  totalComputeUnits: number;
-}
-
-export interface InstructionTypeStats {
-  instructionType: string;
-  protocolName: string;
-  count: number;
-  successRate: number;
-  averageComputeUnits: number;
-  averageFee: number;
-}
-
-export interface TopProtocol {
-  protocolName: string;
-  transactionCount: number;
-  successRate: number;
-  totalFees: number;
-}
-
-export interface Transaction {
-  signature: string;
-  slot: string;
-  blockTime: number;
-  programId: string;
-  protocolName: string;
-  instructionType: string;
-  fee: number;
-  computeUnits: number;
-  accountsCount: number;
-  success: boolean;
-}
-
-export type SortOrder = 'asc' | 'desc';
-export type TxStatus = 'succeeded' | 'failed' | 'all';
+export type { ActivityBucket, InstructionTypeStats, ProtocolStats, TopProtocol, Transaction } from '../../core/vocabulary/answers.ts';
+export type { SortOrder, TimeRange, TxStatus };
 
 export interface TransactionFilters {
   blockTime?: TimeRange;

@@ -22,7 +22,7 @@ import type { ExportFileHandle, ExportOwner, ExportService } from './export-serv
 /** This interface's names for the logical keys: the body's own field names. */
 const WORDING: Wording = {
   params: { job: 'id', cursor: 'after' },
-  hints: { protocols: 'GET /api/v1/stats lists the available ones' },
+  hints: { protocols: 'GET /api/v1/stats lists the available ones', coarserBucket: 'ask for fewer, larger buckets' },
 };
 
 const wordedErrors = async <T>(work: () => T | Promise<T>): Promise<T> => {

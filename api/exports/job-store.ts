@@ -7,7 +7,7 @@
 // killed mid-write. The records are few (retention bounds them) and are all held in memory.
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Plan } from '../../warehouse/api-key-store.ts';
+import type { Plan } from '../../core/plans.ts';
 import type { Settings } from '../../warehouse/warehouse.ts';
 import type { ExportSpec, SplitName } from './export-config.ts';
 

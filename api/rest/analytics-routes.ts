@@ -2,8 +2,8 @@
 // by the same analytics functions as JSON-RPC (a day range becomes the blockTime range
 // [date_from 00:00:00, date_to 23:59:59] UTC).
 import type { FastifyInstance } from 'fastify';
-import { invalidParams } from '../../core/errors.ts';
-import { MAX_ACTIVITY_BUCKETS, type Analytics } from '../analytics/analytics.ts';
+import { MAX_ACTIVITY_BUCKETS } from '../../core/limits.ts';
+import type { Analytics } from '../analytics/analytics.ts';
 import { dayRange, rangeMeta } from './params.ts';
 import { activityBucket, envelope, errors, feeAnswer, protocolStats, queryParams } from './schemas.ts';
 
@@ -58,11 +58,7 @@ export async function analyticsRoutes(app: FastifyInstance, opts: { analytics: A
     const q = req.query;
     const days = dayRange(q, true);
     const { gte, lte } = days.range as Required<typeof days.range>;
-    const buckets = Math.round((lte + 1 - gte) / (q.granularity === 'day' ? 86_400 : 3_600));
-    if (buckets > MAX_ACTIVITY_BUCKETS) {
-      throw invalidParams(`date_from..date_to spans ${buckets} ${q.granularity} buckets; at most ${MAX_ACTIVITY_BUCKETS} are allowed (${q.granularity === 'day' ? 'shorten the range' : 'shorten the range or use granularity=day'})`, 'date_to');
-    }
-    if (q.protocol_name !== undefined) await analytics.requireProtocol(q.protocol_name);
+    // The analytics layer checks the protocol and the bucket count (words at the edge: REST_WORDING).
     const data = await analytics.activity(q.protocol_name, { gte, lte }, q.granularity);
     return { success: true, data, meta: { count: data.length, granularity: q.granularity, protocolName: q.protocol_name ?? null, ...rangeMeta(days) } };
   });

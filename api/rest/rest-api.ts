@@ -5,12 +5,13 @@ import { Errors, invalidParams, worded, type Wording } from '../../core/errors.t
 import { fitsBudget, formatBytes, REST_RESPONSE_BUDGET_BYTES } from '../../core/limits.ts';
 import type { Analytics } from '../analytics/analytics.ts';
 import { analyticsRoutes } from './analytics-routes.ts';
-import { DATE_PATTERN, queryParams } from './schemas.ts';
+import { ruleOfPattern } from '../../core/vocabulary/primitives.ts';
+import { queryParams } from './schemas.ts';
 
 /** REST's names for the analytics layer's logical parameters. */
 const REST_WORDING: Wording = {
-  params: { protocol: 'protocol_name', protocols: 'protocol_name', range: 'date_from..date_to', cursor: 'offset' },
-  hints: { protocols: 'GET /api/v1/stats lists the available ones' },
+  params: { protocol: 'protocol_name', protocols: 'protocol_name', range: 'date_from..date_to', cursor: 'offset', order: 'order' },
+  hints: { protocols: 'GET /api/v1/stats lists the available ones', coarserBucket: 'granularity=day' },
 };
 
 /** Query parameters the schemas declare as integers. */
@@ -25,7 +26,8 @@ export function schemaErrorMessage(errors: FastifySchemaValidationError[], dataV
     const missing = typeof params.missingProperty === 'string' ? params.missingProperty : undefined;
     const name = missing ?? (e.instancePath.replace(/^\//, '').replace(/\//g, '.') || dataVar);
     if (missing) return `${name} is required`;
-    if (e.keyword === 'pattern' && params.pattern === DATE_PATTERN) return `${name} must be a date written YYYY-MM-DD`;
+    const rule = e.keyword === 'pattern' ? ruleOfPattern(params.pattern) : undefined;
+    if (rule !== undefined) return `${name} must be ${rule}`;
     if (e.keyword === 'enum' && Array.isArray(params.allowedValues)) return `${name} must be one of ${params.allowedValues.join(', ')}`;
     return `${name} ${e.message ?? 'is invalid'}`;
   });

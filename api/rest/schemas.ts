@@ -1,23 +1,32 @@
 // JSON Schemas of the REST interface. They drive request validation, response
 // serialization (fast-json-stringify drops anything undeclared) and the OpenAPI document.
-// Field names of the objects equal the JSON-RPC results: the same analytics layer answers both.
+// Field names of the objects equal the JSON-RPC results: the same analytics layer answers both,
+// and the primitives and answer shapes are the vocabulary's (core/vocabulary/).
+import { LIST_LIMITS, REST_OFFSET_WINDOW } from '../../core/limits.ts';
+import { FeeStats } from '../../core/vocabulary/answers.ts';
+import { Address, Day, ProtocolName, Signature } from '../../core/vocabulary/primitives.ts';
 
-const num = { type: 'number' } as const;
 const int = { type: 'integer' } as const;
 const str = { type: 'string' } as const;
 
-export const DATE_PATTERN = '^[0-9]{4}-[0-9]{2}-[0-9]{2}$';
-
-const date = (description: string) => ({ type: 'string', pattern: DATE_PATTERN, description, examples: ['2025-01-01'] }) as const;
+/** A primitive of the vocabulary with REST's own description (the rule stays the primitive's). */
+const described = <T extends object>(primitive: T, description: string, extra: object = {}) => ({ ...primitive, description, ...extra });
+const day = (description: string) => described(Day, description, { examples: ['2025-01-01'] });
 
 export const queryParams = {
-  protocol_name: { type: 'string', minLength: 1, description: 'Protocol identifier, e.g. jupiter_v6 (GET /api/v1/stats lists them)' },
-  program_id: { type: 'string', minLength: 1, description: 'Program id (Base58)' },
-  signature: { type: 'string', minLength: 1, description: 'Transaction signature (Base58)' },
-  date_from: date('First day, YYYY-MM-DD, inclusive, UTC (from 00:00:00)'),
-  date_to: date('Last day, YYYY-MM-DD, inclusive, UTC (until 23:59:59)'),
-  limit: { type: 'integer', minimum: 1, maximum: 1000, default: 100, description: 'Rows per page, 1-1000' },
-  offset: { type: 'integer', minimum: 0, default: 0, description: 'Rows to skip; offset + limit is at most 10000' },
+  protocol_name: described(ProtocolName, 'Protocol identifier, e.g. jupiter_v6 (GET /api/v1/stats lists them)'),
+  program_id: described(Address, 'Program id (Base58)'),
+  signature: described(Signature, 'Transaction signature (Base58)'),
+  date_from: day('First day, YYYY-MM-DD, inclusive, UTC (from 00:00:00)'),
+  date_to: day('Last day, YYYY-MM-DD, inclusive, UTC (until 23:59:59)'),
+  limit: {
+    type: 'integer',
+    minimum: 1,
+    maximum: LIST_LIMITS.restTransactions.max,
+    default: LIST_LIMITS.restTransactions.default,
+    description: `Rows per page, 1-${LIST_LIMITS.restTransactions.max}`,
+  },
+  offset: { type: 'integer', minimum: 0, default: 0, description: `Rows to skip; offset + limit is at most ${REST_OFFSET_WINDOW}` },
   granularity: { type: 'string', enum: ['hour', 'day'], default: 'hour', description: 'Bucket size' },
 } as const;
 
@@ -49,112 +58,16 @@ export const meta = {
   },
 } as const;
 
-export const transaction = {
-  type: 'object',
-  properties: {
-    signature: str,
-    slot: { type: 'string', description: 'Slot number as a string' },
-    blockTime: { type: 'integer', description: 'Unix seconds' },
-    programId: str,
-    protocolName: str,
-    instructionType: str,
-    fee: { type: 'integer', description: 'Lamports' },
-    computeUnits: int,
-    accountsCount: int,
-    success: { type: 'boolean' },
-  },
-} as const;
+// Answer shapes come from the vocabulary, where their types are derived from them.
+export { ActivityBucket as activityBucket, GlobalStats as globalStats, ProtocolStats as protocolStats, Transaction as transaction } from '../../core/vocabulary/answers.ts';
 
-export const protocolStats = {
-  type: 'object',
-  properties: {
-    protocolName: str,
-    totalTransactions: int,
-    successfulTransactions: int,
-    failedTransactions: int,
-    successRate: { type: 'number', description: 'Percent 0-100' },
-    totalFees: num,
-    averageFee: num,
-    totalComputeUnits: num,
-    averageComputeUnits: num,
-    averageAccountsCount: num,
-    uniqueInstructionTypes: int,
-    firstSeen: { type: 'integer', description: 'Unix seconds; 0 when there are no records' },
-    lastSeen: { type: 'integer', description: 'Unix seconds; 0 when there are no records' },
-  },
-} as const;
-
-export const activityBucket = {
-  type: 'object',
-  properties: {
-    timestamp: { type: 'integer', description: 'Bucket start, Unix seconds' },
-    date: str,
-    hour: { type: 'integer', description: 'Hour of day 0-23 (hour granularity only)' },
-    count: int,
-    successCount: int,
-    failedCount: int,
-    totalFees: num,
-    totalComputeUnits: num,
-  },
-} as const;
-
-export const feeStats = {
-  type: 'object',
-  properties: {
-    protocolName: { type: ['string', 'null'], description: 'null for all protocols together' },
-    totalTransactions: int,
-    totalFees: num,
-    averageFee: num,
-    minFee: num,
-    maxFee: num,
-    p50Fee: { type: 'number', description: 'Approximate (t-digest)' },
-    p95Fee: { type: 'number', description: 'Approximate (t-digest)' },
-    p99Fee: { type: 'number', description: 'Approximate (t-digest)' },
-  },
-} as const;
-
+/** The fee answer: the overall statistics and the same per protocol. */
 export const feeAnswer = {
   type: 'object',
+  required: [...FeeStats.required ?? [], 'protocols'],
   properties: {
-    ...feeStats.properties,
-    protocols: { type: 'array', items: feeStats, description: 'The same statistics per protocol' },
-  },
-} as const;
-
-export const globalStats = {
-  type: 'object',
-  properties: {
-    totalTransactions: int,
-    successfulTransactions: int,
-    failedTransactions: int,
-    successRate: num,
-    totalFees: num,
-    totalComputeUnits: num,
-    averageFee: num,
-    averageComputeUnits: num,
-    protocolCount: { type: 'integer', description: 'Active (visible) protocols' },
-    protocols: {
-      type: 'array',
-      items: { type: 'object', properties: { protocolName: str, totalTransactions: int } },
-    },
-    firstSeen: int,
-    lastSeen: int,
-    latestSlot: { type: 'string', description: 'Highest slot stored, as a string' },
-    storage: {
-      type: 'object',
-      description: 'From system.parts: the published tables (those SQL can read), their parts and bytes; no row counts (they would include records of protocols not yet available)',
-      properties: {
-        bytesOnDisk: num,
-        uncompressedBytes: num,
-        tables: {
-          type: 'array',
-          items: {
-            type: 'object',
-            properties: { table: str, parts: int, bytesOnDisk: num, uncompressedBytes: num },
-          },
-        },
-      },
-    },
+    ...FeeStats.properties,
+    protocols: { type: 'array', items: FeeStats, description: 'The same statistics per protocol' },
   },
 } as const;
 

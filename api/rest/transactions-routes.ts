@@ -2,13 +2,13 @@
 // lookup as JSON-RPC getTransactions / getTransaction (newest first).
 import type { FastifyInstance } from 'fastify';
 import { invalidParams, notFound } from '../../core/errors.ts';
+// The listing is keyset-based underneath, so offset paging stops at this depth.
+import { REST_OFFSET_WINDOW } from '../../core/limits.ts';
 import type { Analytics } from '../analytics/analytics.ts';
 import type { TransactionFilters } from '../analytics/types.ts';
 import { dayRange, rangeMeta } from './params.ts';
 import { envelope, errors, queryParams, transaction } from './schemas.ts';
 
-/** Deepest row a page may reach; the listing is keyset-based underneath, so offset paging stops here. */
-export const MAX_OFFSET_WINDOW = 10_000;
 
 interface ListQuery {
   protocol_name?: string;
@@ -29,7 +29,7 @@ export async function transactionsRoutes(app: FastifyInstance, opts: { analytics
       summary: 'List transactions',
       description: 'Instruction records, newest first (block time, then signature, then instruction index). ' +
         'Equals JSON-RPC getTransactions with sortOrder desc and the same filters. ' +
-        `offset + limit may reach ${MAX_OFFSET_WINDOW}; go further back with date_to.`,
+        `offset + limit may reach ${REST_OFFSET_WINDOW}; go further back with date_to.`,
       querystring: {
         type: 'object',
         properties: {
@@ -47,8 +47,8 @@ export async function transactionsRoutes(app: FastifyInstance, opts: { analytics
   }, async (req) => {
     const q = req.query;
     const days = dayRange(q);
-    if (q.offset + q.limit > MAX_OFFSET_WINDOW) {
-      throw invalidParams(`offset + limit must be at most ${MAX_OFFSET_WINDOW} (got ${q.offset + q.limit}); narrow the range with date_to instead`, 'offset');
+    if (q.offset + q.limit > REST_OFFSET_WINDOW) {
+      throw invalidParams(`offset + limit must be at most ${REST_OFFSET_WINDOW} (got ${q.offset + q.limit}); narrow the range with date_to instead`, 'offset');
     }
     const filters: TransactionFilters = {};
     if (q.protocol_name !== undefined) filters.protocols = [q.protocol_name];

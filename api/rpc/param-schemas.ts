@@ -1,45 +1,31 @@
-// JSON Schemas of the positional params of each JSON-RPC method (SPEC "Options objects").
-// Every limit and default the SPEC names lives here or in the method table beside it.
-// `description` on a pattern doubles as the human rule in error data ("must be ...").
-import { MAX_BLOCK_TIME, MIN_BLOCK_TIME } from '../../core/limits.ts';
-import { BASE58_ADDRESS, BASE58_SIGNATURE } from '../../ingest/record-schema.ts';
+// JSON Schemas of the positional params of each JSON-RPC method (SPEC "Options objects"),
+// built from the vocabulary's primitives (core/vocabulary/primitives.ts) and the limits of
+// core/limits.ts. `description` on a pattern doubles as the human rule in error data ("must be ...").
+import { FILTER_LIST_MAX, LIST_LIMITS, SIGNATURE_LIST_MAX } from '../../core/limits.ts';
+import {
+  Address as address,
+  BlockTimeRange as blockTime,
+  InstructionType,
+  ProtocolName as protocolName,
+  Signature as signature,
+  SORT_ORDERS,
+  TX_STATUSES,
+} from '../../core/vocabulary/primitives.ts';
 
-export const LIMITS = {
-  transactions: { default: 100, max: 10_000 },
-  topProtocols: { default: 10, max: 100 },
-  instructionTypes: { default: 100, max: 1_000 },
-  failedTransactions: { default: 100, max: 1_000 },
-  /** Not in the SPEC: caps that keep one call's SQL parameters bounded. */
-  filterList: 100,
-  signatureList: 1_000,
-} as const;
-
-const signature = { type: 'string', pattern: BASE58_SIGNATURE, description: 'a Base58 signature of 64-88 characters' } as const;
-const address = { type: 'string', pattern: BASE58_ADDRESS, description: 'a Base58 address of 32-44 characters' } as const;
-const protocolName = { type: 'string', minLength: 1, maxLength: 64 } as const;
-/** Whole Unix seconds the store can hold (block_time is UInt32). */
-const timestamp = { type: 'number', multipleOf: 1, minimum: MIN_BLOCK_TIME, maximum: MAX_BLOCK_TIME } as const;
 const limit = (max: number) => ({ type: 'integer', minimum: 1, maximum: max }) as const;
 const list = <T extends object>(items: T, max: number) => ({ type: 'array', minItems: 1, maxItems: max, items }) as const;
 
-/** The shared range filter {gte, lte}, both inclusive Unix seconds. */
-const blockTime = {
-  type: 'object',
-  additionalProperties: false,
-  properties: { gte: timestamp, lte: timestamp },
-} as const;
-
 const filterProps = {
   blockTime,
-  status: { type: 'string', enum: ['succeeded', 'failed', 'all'] },
-  protocols: list(protocolName, LIMITS.filterList),
-  programIds: list(address, LIMITS.filterList),
-  signatures: list(signature, LIMITS.signatureList),
+  status: { type: 'string', enum: TX_STATUSES },
+  protocols: list(protocolName, FILTER_LIST_MAX),
+  programIds: list(address, FILTER_LIST_MAX),
+  signatures: list(signature, SIGNATURE_LIST_MAX),
 } as const;
 
 const listOptions = {
-  sortOrder: { type: 'string', enum: ['asc', 'desc'] },
-  limit: limit(LIMITS.transactions.max),
+  sortOrder: { type: 'string', enum: SORT_ORDERS },
+  limit: limit(LIST_LIMITS.transactions.max),
   paginationToken: { type: 'string', minLength: 1, maxLength: 512 },
 } as const;
 
@@ -70,7 +56,7 @@ export const PARAM_SCHEMAS = {
       filters: {
         type: 'object',
         additionalProperties: false,
-        properties: { ...filterProps, instructionTypes: list({ type: 'string', minLength: 1, maxLength: 128 }, LIMITS.filterList) },
+        properties: { ...filterProps, instructionTypes: list(InstructionType, FILTER_LIST_MAX) },
       },
     },
   }]),
@@ -91,7 +77,7 @@ export const PARAM_SCHEMAS = {
     type: 'object',
     additionalProperties: false,
     required: ['protocols'],
-    properties: { protocols: { ...list(protocolName, LIMITS.filterList), uniqueItems: true }, blockTime },
+    properties: { protocols: { ...list(protocolName, FILTER_LIST_MAX), uniqueItems: true }, blockTime },
   }]),
   getProtocolPerformance: tuple(1, ['options'], [{
     type: 'object', additionalProperties: false, required: ['protocolName'], properties: { protocolName, blockTime },
@@ -100,7 +86,7 @@ export const PARAM_SCHEMAS = {
     ...optionalObject,
     additionalProperties: false,
     properties: {
-      limit: limit(LIMITS.topProtocols.max),
+      limit: limit(LIST_LIMITS.topProtocols.max),
       sortBy: { type: 'string', enum: ['transactions', 'fees', 'successRate'] },
       blockTime,
     },
@@ -118,12 +104,12 @@ export const PARAM_SCHEMAS = {
   getInstructionTypes: tuple(0, ['options'], [{
     ...optionalObject,
     additionalProperties: false,
-    properties: { protocolName, limit: limit(LIMITS.instructionTypes.max), blockTime },
+    properties: { protocolName, limit: limit(LIST_LIMITS.instructionTypes.max), blockTime },
   }]),
   getFailedTransactions: tuple(0, ['options'], [{
     ...optionalObject,
     additionalProperties: false,
-    properties: { protocolName, programId: address, limit: limit(LIMITS.failedTransactions.max), blockTime },
+    properties: { protocolName, programId: address, limit: limit(LIST_LIMITS.failedTransactions.max), blockTime },
   }]),
   getProtocols: tuple(0, [], []),
 } as const satisfies Record<string, ParamsSchema>;

@@ -3,7 +3,8 @@
 import { worded, type Wording } from '../../core/errors.ts';
 import type { Analytics, TopSortBy } from '../analytics/analytics.ts';
 import type { SortOrder, TimeRange, Transaction, TransactionFilters } from '../analytics/types.ts';
-import { LIMITS, PARAM_SCHEMAS, type MethodName } from './param-schemas.ts';
+import { LIST_LIMITS } from '../../core/limits.ts';
+import { PARAM_SCHEMAS, type MethodName } from './param-schemas.ts';
 import { validateParams } from './param-validation.ts';
 
 interface ListOptions {
@@ -83,7 +84,7 @@ const handlers: Record<MethodName, Handler> = {
     const page = await a.transactions({
       filters,
       sortOrder: o.sortOrder ?? 'desc',
-      limit: o.limit ?? LIMITS.transactions.default,
+      limit: o.limit ?? LIST_LIMITS.transactions.default,
       cursor: o.paginationToken,
     });
     return { data: page.data, paginationToken: page.next };
@@ -106,7 +107,7 @@ const handlers: Record<MethodName, Handler> = {
       address: address as string,
       filters,
       sortOrder: o.sortOrder ?? 'asc',
-      limit: o.limit ?? LIMITS.transactions.default,
+      limit: o.limit ?? LIST_LIMITS.transactions.default,
       cursor: o.paginationToken,
     });
     const data: (Transaction | SignatureInfo)[] = details === 'full'
@@ -134,7 +135,7 @@ const handlers: Record<MethodName, Handler> = {
 
   async getTopProtocols(a, [options]) {
     const o = (options ?? {}) as TopOptions;
-    return a.topProtocols(o.blockTime ?? {}, o.sortBy ?? 'transactions', o.limit ?? LIMITS.topProtocols.default);
+    return a.topProtocols(o.blockTime ?? {}, o.sortBy ?? 'transactions', o.limit ?? LIST_LIMITS.topProtocols.default);
   },
 
   async getProtocolActivity(a, [options]) {
@@ -146,7 +147,7 @@ const handlers: Record<MethodName, Handler> = {
   async getInstructionTypes(a, [options]) {
     const o = (options ?? {}) as InstructionTypeOptions;
     if (o.protocolName !== undefined) await a.requireProtocol(o.protocolName);
-    return a.instructionTypes(o.protocolName, o.blockTime ?? {}, o.limit ?? LIMITS.instructionTypes.default);
+    return a.instructionTypes(o.protocolName, o.blockTime ?? {}, o.limit ?? LIST_LIMITS.instructionTypes.default);
   },
 
   async getFailedTransactions(a, [options]) {
@@ -155,7 +156,7 @@ const handlers: Record<MethodName, Handler> = {
       protocolName: o.protocolName,
       programId: o.programId,
       range: o.blockTime ?? {},
-      limit: o.limit ?? LIMITS.failedTransactions.default,
+      limit: o.limit ?? LIST_LIMITS.failedTransactions.default,
     });
     return { data };
   },
@@ -183,8 +184,9 @@ function wordingFor(method: MethodName): Wording {
       protocols: listing ? 'options.filters.protocols' : 'options.protocols',
       range: 'blockTime',
       cursor: 'paginationToken',
+      order: 'sortOrder',
     },
-    hints: { protocols: 'getProtocols lists the available ones' },
+    hints: { protocols: 'getProtocols lists the available ones', coarserBucket: 'interval "day"' },
   };
 }
 

@@ -2,18 +2,12 @@
 // queryComplexity and its execution guard next): the engine's own estimate of the rows a
 // query reads (`EXPLAIN ESTIMATE`, which uses the primary key and partition pruning),
 // compared with the budget of the caller's plan before the query runs.
-import type { Plan } from '../../warehouse/api-key-store.ts';
+import { PLAN_QUERY_BUDGET, type Plan } from '../../core/plans.ts';
 import type { Settings, Warehouse } from '../../warehouse/warehouse.ts';
 
-/**
- * Rows one query may read, per plan. Checked before the query runs (the estimate) and
- * enforced by the engine while it runs (max_rows_to_read), so a misestimate still stops.
- */
-export const PLAN_QUERY_BUDGET: Readonly<Record<Plan, number>> = Object.freeze({
-  free: 100_000_000,
-  x402: 1_000_000_000,
-  enterprise: 10_000_000_000,
-});
+// The budget is checked before the query runs (the estimate) and enforced by the engine
+// while it runs (max_rows_to_read), so a misestimate still stops.
+export { PLAN_QUERY_BUDGET };
 
 /** Bytes per budgeted row for max_bytes_to_read: wide rows (accounts, logs) are ~600 bytes. */
 const BYTES_PER_BUDGET_ROW = 1024;

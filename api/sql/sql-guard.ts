@@ -19,15 +19,15 @@
 //     the tree): at most 10000; absent -> LIMIT 1000 is appended.
 // All of it runs on the sandbox's own engine session, never the serving one.
 import { AppError, Errors } from '../../core/errors.ts';
+import { SQL_DEFAULT_LIMIT, SQL_MAX_LENGTH, SQL_MAX_LIMIT } from '../../core/limits.ts';
 import { PUBLISHED_TABLES } from '../../warehouse/tables.ts';
 import { WarehouseError, type Warehouse } from '../../warehouse/warehouse.ts';
 import type { FunctionPolicy } from './function-policy.ts';
 import { parseAstDump, walk, type AstNode } from './sql-ast.ts';
 import { cteNames, isKeyword, lex, LexError, outerLimit, type Token } from './sql-lexer.ts';
 
-export const SQL_MAX_LIMIT = 10_000;
-export const SQL_DEFAULT_LIMIT = 1_000;
-export const SQL_MAX_LENGTH = 100_000;
+// The SPEC's SQL limits live with every other limit; re-exported for the SQL modules.
+export { SQL_DEFAULT_LIMIT, SQL_MAX_LENGTH, SQL_MAX_LIMIT };
 
 /** Tables a client may read (defined with the schema); internal tables are not listed. */
 export { PUBLISHED_TABLES };

@@ -4,7 +4,7 @@
 // only the sandbox, and the sandbox has a fixed number of slots, each query one thread.
 import { AppError, Errors } from '../../core/errors.ts';
 import { SQL_RESPONSE_BUDGET_BYTES } from '../../core/limits.ts';
-import type { Plan } from '../../warehouse/api-key-store.ts';
+import type { Plan } from '../../core/plans.ts';
 import { ClickHouseCode, WarehouseError, type Settings, type Warehouse } from '../../warehouse/warehouse.ts';
 import { ConcurrencyGate, type Lease } from './concurrency-gate.ts';
 import { loadFunctionPolicy, type FunctionPolicy } from './function-policy.ts';

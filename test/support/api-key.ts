@@ -2,9 +2,8 @@
 // created through the operator API (POST /admin/keys), so tests exercise the same path
 // clients do. One key per app and plan, created once and reused.
 import type { FastifyInstance } from 'fastify';
+import type { Plan } from '../../core/plans.ts';
 import { ADMIN_TOKEN } from './admin-token.ts';
-
-export type Plan = 'free' | 'x402' | 'enterprise';
 
 const keys = new WeakMap<FastifyInstance, Map<Plan, Promise<string>>>();
 

@@ -59,11 +59,10 @@ export async function startApp(env: Record<string, string> = {}, options: StartO
 /** An app with `records` demo records ingested and an API key: the set-up of interface tests. */
 export async function startAppWithData(records: number) {
   const { apiKeyHeaders } = await import('./api-key.ts');
-  const { demoRecords, ingestRecords } = await import('./fixtures.ts');
+  const { ingestDemo } = await import('./fixtures.ts');
   const t = await startApp();
   const headers = await apiKeyHeaders(t.app);
-  const report = await ingestRecords(t.services, await demoRecords(t.services, records));
-  if (report.rejected.length > 0) throw new Error(`fixture records rejected: ${JSON.stringify(report.rejected[0])}`);
+  await ingestDemo(t.services, records);
   const active = await t.services.registry.activeNames();
   return { t, headers, active };
 }

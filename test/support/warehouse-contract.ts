@@ -8,6 +8,7 @@ import { migrate } from '../../warehouse/migrate.ts';
 import { ProtocolRegistry } from '../../warehouse/protocol-registry.ts';
 import { WarehouseError, type Warehouse } from '../../warehouse/warehouse.ts';
 import { demoRecords } from './fixtures.ts';
+import { protocolStats } from './oracle.ts';
 
 export function warehouseContract(name: string, open: () => Promise<{ wh: Warehouse; close(): Promise<void> }>): void {
   describe(`warehouse contract: ${name}`, () => {
@@ -81,8 +82,7 @@ export function warehouseContract(name: string, open: () => Promise<{ wh: Wareho
       expect(report).toMatchObject({ accepted: 1500, rejected: [] });
       const analytics = new Analytics(wh, registry, dataVersion);
       const stats = await analytics.protocolStats('jupiter_v6');
-      const [scan] = await wh.query<{ c: string }>("SELECT count() c FROM transactions WHERE protocol_name = 'jupiter_v6'");
-      expect(stats.totalTransactions).toBe(Number(scan!.c));
+      expect(stats).toEqual(await protocolStats({ wh }, 'jupiter_v6'));
       const tx = await analytics.transaction(records.find((r) => r.protocol_name === 'pump_fun')!.signature);
       expect(tx?.protocolName).toBe('pump_fun');
     });

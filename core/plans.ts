@@ -1,0 +1,29 @@
+// Subscription plans (SPEC "Subscription plan") and everything that differs by plan, in one
+// table per concern so a new plan is one line in each.
+export const PLANS = ['free', 'x402', 'enterprise'] as const;
+export type Plan = (typeof PLANS)[number];
+export const isPlan = (v: unknown): v is Plan => typeof v === 'string' && (PLANS as readonly string[]).includes(v);
+
+/** Requests per minute per plan (SPEC.md "Limits"). */
+export const PLAN_LIMITS: Readonly<Record<Plan, number>> = Object.freeze({ free: 100, x402: 500, enterprise: 2000 });
+
+/**
+ * JSON-RPC and REST requests one key may have in flight at once, per API process (past it:
+ * 429). The engine does not answer faster for being asked more at once, so a key's
+ * concurrent calls only queue ahead of everyone else's: 60 heavy calls from one free key
+ * stalled other keys' point lookups for 6-17 s. 4 covers a dashboard drawing its panels at
+ * once (browsers open at most 6 connections per host); paid plans get more, growing slower
+ * than their rate limits because engine capacity does not grow with concurrency. SQL has
+ * its own, stricter gate (SQL_SESSIONS, SQL_QUEUE_PER_KEY).
+ */
+export const PLAN_CONCURRENCY: Readonly<Record<Plan, number>> = Object.freeze({ free: 4, x402: 8, enterprise: 16 });
+
+/**
+ * Rows one query may plan to read, per plan (the engine's EXPLAIN ESTIMATE; a cross join
+ * counts as the product of its sides). The same budget guards client SQL and GraphQL.
+ */
+export const PLAN_QUERY_BUDGET: Readonly<Record<Plan, number>> = Object.freeze({
+  free: 100_000_000,
+  x402: 1_000_000_000,
+  enterprise: 10_000_000_000,
+});

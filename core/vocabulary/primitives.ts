@@ -1,0 +1,48 @@
+// The primitives every interface and the ingest record share, defined once as JSON Schema
+// (TypeBox) so the validation rule, the TypeScript type and the OpenAPI text cannot drift.
+// `description` doubles as the human rule in error messages ("must be <description>").
+import { Type, type Static } from '@sinclair/typebox';
+import { MAX_BLOCK_TIME, MIN_BLOCK_TIME } from '../limits.ts';
+
+/** Base58 (Bitcoin alphabet): no 0, O, I or l. */
+const BASE58 = '[1-9A-HJ-NP-Za-km-z]';
+export const BASE58_SIGNATURE = `^${BASE58}{64,88}$`;
+export const BASE58_ADDRESS = `^${BASE58}{32,44}$`;
+/** Lowercase snake_case, as the registry names protocols (DESIGN section 5). */
+export const PROTOCOL_NAME_PATTERN = '^[a-z][a-z0-9_]{0,63}$';
+export const DAY_PATTERN = '^[0-9]{4}-[0-9]{2}-[0-9]{2}$';
+
+export const Signature = Type.String({ pattern: BASE58_SIGNATURE, description: 'a Base58 signature of 64-88 characters' });
+export const Address = Type.String({ pattern: BASE58_ADDRESS, description: 'a Base58 address of 32-44 characters' });
+export const ProtocolName = Type.String({
+  pattern: PROTOCOL_NAME_PATTERN,
+  description: 'a lowercase snake_case protocol name of 1-64 characters, e.g. jupiter_v6',
+});
+export const InstructionType = Type.String({ minLength: 1, maxLength: 128 });
+/** Whole Unix seconds the store can hold (block_time is DateTime, UInt32). A number that is
+ *  a multiple of 1 rather than an integer type, so 1.5 reads as "not a whole number" (a bad
+ *  value), not as a wrong JSON type (an unparsable filter, in JSON-RPC's classification). */
+export const UnixSeconds = Type.Number({ multipleOf: 1, minimum: MIN_BLOCK_TIME, maximum: MAX_BLOCK_TIME });
+/** The range filter {gte, lte}, both inclusive Unix seconds. */
+export const BlockTimeRange = Type.Object({ gte: Type.Optional(UnixSeconds), lte: Type.Optional(UnixSeconds) }, { additionalProperties: false });
+/** A calendar day, UTC. */
+export const Day = Type.String({ pattern: DAY_PATTERN, description: 'a date written YYYY-MM-DD' });
+
+export const TX_STATUSES = ['succeeded', 'failed', 'all'] as const;
+export const TxStatus = Type.Union(TX_STATUSES.map((s) => Type.Literal(s)));
+export const SORT_ORDERS = ['asc', 'desc'] as const;
+export const SortOrder = Type.Union(SORT_ORDERS.map((s) => Type.Literal(s)));
+
+export type TxStatus = (typeof TX_STATUSES)[number];
+export type SortOrder = (typeof SORT_ORDERS)[number];
+export type Signature = Static<typeof Signature>;
+
+const RULES: ReadonlyMap<string, string> = new Map(
+  [Signature, Address, ProtocolName, Day].map((s) => [s.pattern as string, s.description as string]),
+);
+
+/** The human rule of a primitive's pattern ("a Base58 signature of 64-88 characters"), for
+ *  validators that report only the pattern a value failed. */
+export function ruleOfPattern(pattern: unknown): string | undefined {
+  return typeof pattern === 'string' ? RULES.get(pattern) : undefined;
+}

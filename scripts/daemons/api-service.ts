@@ -1,0 +1,77 @@
+// The service itself as a child process (api/main.ts), for the fuzzers, the soak and the
+// tests that need a real listening server in another process: its own data directory, an
+// operator token, a key of the asked plan, and a clean stop.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { stopDaemon } from './free-port.ts';
+
+export interface ApiService {
+  url: string;
+  adminToken: string;
+  child: ChildProcess;
+  /** Create an API key of `plan` through the operator API. */
+  createKey(plan?: 'free' | 'x402' | 'enterprise', name?: string): Promise<{ id: string; key: string }>;
+  stop(): Promise<void>;
+}
+
+export interface ApiServiceOptions {
+  /** Demo records seeded at the first start (default 20,000). */
+  demoRows?: number;
+  /** More environment for the service (e.g. KAFKA_BROKERS). */
+  env?: Record<string, string>;
+}
+
+export async function startApiService(opts: ApiServiceOptions = {}): Promise<ApiService> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'txa-service-'));
+  const adminToken = randomBytes(24).toString('base64url');
+  const child = spawn(process.execPath, ['--import', 'tsx', 'api/main.ts'], {
+    env: {
+      ...process.env,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATA_DIR: path.join(dir, 'data'),
+      DEMO_ROWS: String(opts.demoRows ?? 20_000),
+      ADMIN_TOKEN: adminToken,
+      LOG_LEVEL: 'warn',
+      ...opts.env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the service did not start in 180 s:\n${out.slice(-4000)}`)), 180_000);
+    const onData = (d: Buffer) => {
+      out += d.toString();
+      if (out.length > 1_000_000) out = out.slice(-100_000);
+      const m = /listening on (http:\/\/[^\s]+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the service exited (${code}) before listening:\n${out.slice(-4000)}`));
+    });
+  });
+  return {
+    url,
+    adminToken,
+    child,
+    async createKey(plan = 'enterprise', name = `service-${plan}`) {
+      const res = await fetch(`${url}/admin/keys`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ name, plan }),
+      });
+      if (res.status !== 201) throw new Error(`creating a key answered ${res.status}: ${await res.text()}`);
+      return (await res.json()) as { id: string; key: string };
+    },
+    stop: () => stopDaemon(child, dir),
+  };
+}

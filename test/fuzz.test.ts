@@ -1,0 +1,61 @@
+// A short run of the contract fuzzers against a started service (npm run fuzz runs them
+// long): schemathesis over the REST OpenAPI document (and GraphQL when served), and the
+// JSON-RPC fuzzer over every method's params schema. Target: no server error, no schema
+// violation. A failure prints the request to replay; it then becomes a regression case in
+// the matching hostile corpus under test/fixtures/.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkAnswer, fuzzRpc, rpcSamples } from '../scripts/fuzz/rpc-fuzzer.ts';
+import { runSchemathesis } from '../scripts/fuzz/schemathesis.ts';
+import { startApiService, type ApiService } from '../scripts/daemons/api-service.ts';
+
+const SEED = 20261122;
+let service: ApiService;
+let keys: string[];
+
+beforeAll(async () => {
+  service = await startApiService({ demoRows: 20_000 });
+  keys = await Promise.all([1, 2, 3].map((i) => service.createKey('enterprise', `fuzz-${i}`).then((k) => k.key)));
+}, 240_000);
+afterAll(async () => {
+  await service?.stop();
+});
+
+describe('the JSON-RPC fuzzer', () => {
+  it('finds what it is meant to find: an internal error, a wrong id, a result off its schema', () => {
+    const outcomes: Record<string, number> = {};
+    expect(checkAnswer({ jsonrpc: '2.0', id: 1, error: { code: -32603, message: 'Internal error' } }, 1, 'getProtocols', outcomes)).toMatch(/internal error/);
+    expect(checkAnswer({ jsonrpc: '2.0', id: 2, result: [] }, 1, 'getProtocols', outcomes)).toMatch(/does not echo/);
+    expect(checkAnswer({ jsonrpc: '2.0', id: 1, result: [{ protocolName: 'x' }] }, 1, 'getTopProtocols', outcomes)).toMatch(/does not match its schema/);
+    expect(checkAnswer({ jsonrpc: '2.0', id: 1, result: ['jupiter_v6'] }, 1, 'getProtocols', outcomes)).toBeUndefined();
+  });
+
+  it('answers every generated call with a JSON-RPC envelope, no internal error, every result on its schema', async () => {
+    const report = await fuzzRpc({
+      url: service.url,
+      keys: keys.slice(1),
+      seed: SEED,
+      maxRequests: 1500,
+      maxMs: 40_000,
+      samples: await rpcSamples(service.url, keys[1]!),
+    });
+    expect(report.failures, JSON.stringify(report.failures.slice(0, 3), null, 1)).toEqual([]);
+    // The run reached every kind of answer: results, invalid params, malformed requests.
+    expect(report.outcomes.result ?? 0).toBeGreaterThan(100);
+    expect(report.outcomes['-32602'] ?? 0).toBeGreaterThan(50);
+    expect(report.outcomes['-32600'] ?? 0).toBeGreaterThan(10);
+  }, 120_000);
+});
+
+describe('schemathesis', () => {
+  it('REST: no server error, responses on their schema, declared status codes and content types', async () => {
+    const run = await runSchemathesis({
+      location: `${service.url}/api/v1/openapi.json`,
+      headers: { 'x-api-key': keys[0]! },
+      seconds: 25,
+      seed: String(SEED),
+      ratePerMinute: 1800,
+    });
+    expect(run.exitCode, run.output.slice(-6000)).toBe(0);
+    expect(run.generated).toBeGreaterThan(100);
+  }, 240_000);
+});
