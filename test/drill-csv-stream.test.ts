@@ -9,7 +9,7 @@ import { buildApp } from '../api/app.ts';
 import { SqlSandbox } from '../api/sql/sql-sandbox.ts';
 import type { Warehouse } from '../warehouse/warehouse.ts';
 import { apiKeyHeaders } from './support/api-key.ts';
-import { demoRecords, ingestRecords } from './support/fixtures.ts';
+import { ingestDemo } from './support/fixtures.ts';
 import { startServices } from './support/services.ts';
 
 let services: Awaited<ReturnType<typeof startServices>>;
@@ -45,7 +45,7 @@ function breakingStreams(wh: Warehouse): Warehouse {
 
 beforeAll(async () => {
   services = await startServices();
-  await ingestRecords(services, await demoRecords(services, 4000));
+  await ingestDemo(services, 4000);
   sandbox = new SqlSandbox([breakingStreams(services.wh)], { ...services.config.sql, queuePerKey: 0 }, () => services.analytics.protocols());
   app = await buildApp({ ...services, sqlSandbox: sandbox });
   url = await app.listen({ port: 0, host: '127.0.0.1' });
