@@ -22,10 +22,10 @@ import { SIGNED_LINK_PREFIX } from '../access/protected-paths.ts';
 import type { SqlSandbox } from '../sql/sql-sandbox.ts';
 import { engineMessage } from '../sql/sql-guard.ts';
 import { datasetCard, DATASET_CARD, MANIFEST, manifestOf } from './dataset-card.ts';
-import { DownloadLinks } from './download-links.ts';
-import { activeSplits, filterExportSpec, FORMAT_FILES, SPLIT_NAMES, sqlExportSpec, type ExportSpec, type FilterExportSpec, type SplitName, type SqlExportSpec } from './export-config.ts';
+import type { DownloadLinks } from './download-links.ts';
+import { activeSplits, filterExportSpec, FORMAT_FILES, SPLIT_NAMES, sqlExportSpec, type ExportSpec, type FilterExportSpec, type SqlExportSpec } from './export-config.ts';
 import { countRows, fileDigest, fileName, literal, planFilterExport, sampleCondition, splitExpression, writeFile, writeFilterChunk, writeSettings } from './export-writer.ts';
-import { isFinished, JobStore, type ExportFile, type JobRecord, type JobStatus } from './job-store.ts';
+import { isFinished, type ExportFile, type JobRecord, type JobStatus, type JobStore } from './job-store.ts';
 
 /** A job interrupted by this many restarts is failed instead of being started again. */
 export const MAX_ATTEMPTS = 3;
@@ -368,7 +368,7 @@ export class ExportService {
       job.rowsWritten += written.reduce((a, f) => a + f.rows, 0);
       work.nextChunk = i + 1;
       this.advance(job);
-      this.checkDisk(job);
+      this.checkDisk();
     }
   }
 
@@ -403,7 +403,7 @@ export class ExportService {
     if (job.rowsWritten > cap) {
       throw new JobFailure(`the query returns more than ${cap} rows, the ${job.plan} plan's cap per export: add a WHERE or a LIMIT (at most ${cap})`);
     }
-    this.checkDisk(job);
+    this.checkDisk();
   }
 
   /** Stop here when the job was cancelled meanwhile, or the service is stopping. */
@@ -421,7 +421,7 @@ export class ExportService {
   }
 
   /** Fail the job when export files together pass the disk budget. */
-  private checkDisk(job: JobRecord): void {
+  private checkDisk(): void {
     const used = this.deps.store.all().filter((j) => j.status !== 'EXPIRED').reduce((a, j) => a + j.files.reduce((b, f) => b + f.bytes, 0), 0);
     const budget = this.deps.config.diskBudgetBytes;
     if (used > budget) {
