@@ -142,8 +142,12 @@ function outputOf(v: Record<string, unknown>): OutputSpec {
  * protocols the caller may see (inactive ones are hidden on every interface).
  */
 export function filterExportSpec(input: unknown, visible: readonly string[]): FilterExportSpec {
-  if (!isObject(input)) throw bad('filters', 'the export configuration must be an object {format, filters, columns, sampling, splits, seed}');
-  onlyKeys(input, ['format', 'filters', 'columns', 'sampling', 'splits', 'seed'], 'filters');
+  if (!isObject(input)) throw new AppError(Errors.invalidParams, 'the export configuration must be a JSON object {format, filters, columns, sampling, splits, seed}');
+  for (const k of Object.keys(input)) {
+    if (!['format', 'filters', 'columns', 'sampling', 'splits', 'seed'].includes(k)) {
+      throw new AppError(Errors.invalidParams, `the export configuration has no field "${k.slice(0, 50)}"; fields: format, filters, columns, sampling, splits, seed`);
+    }
+  }
   const output = outputOf(input);
   let protocols: string[] | null = null;
   let dateRange: FilterExportSpec['filters']['dateRange'] = null;
@@ -189,8 +193,12 @@ export function filterExportSpec(input: unknown, visible: readonly string[]): Fi
 
 /** The SQL export a client asked for (the query itself is judged by the SQL sandbox). */
 export function sqlExportSpec(input: unknown): SqlExportSpec {
-  if (!isObject(input)) throw bad('query', 'the body must be a JSON object {query, format, sampling, splits, seed}');
-  onlyKeys(input, ['query', 'format', 'sampling', 'splits', 'seed'], 'query');
+  if (!isObject(input)) throw new AppError(Errors.invalidParams, 'the body must be a JSON object {query, format, sampling, splits, seed}');
+  for (const k of Object.keys(input)) {
+    if (!['query', 'format', 'sampling', 'splits', 'seed'].includes(k)) {
+      throw new AppError(Errors.invalidParams, `the body has no field "${k.slice(0, 50)}"; fields: query, format, sampling, splits, seed`);
+    }
+  }
   if (typeof input.query !== 'string' || input.query.trim() === '') throw bad('query', 'must be a non-empty string');
   return { kind: 'sql', ...outputOf(input), query: input.query };
 }

@@ -16,6 +16,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, Errors, worded, type Wording } from '../../core/errors.ts';
 import { SIGNED_LINK_PREFIX } from '../access/protected-paths.ts';
 import { fileDigest } from './export-writer.ts';
+import { errors, fileResponses, filterBody, jobSchema, pageSchema, sqlBody } from './export-schemas.ts';
 import type { ExportFileHandle, ExportOwner, ExportService } from './export-service.ts';
 
 
@@ -45,29 +46,55 @@ const JOB_BASES = ['/v1/query/exports', '/v1/exports'] as const;
 export async function exportRoutes(app: FastifyInstance, opts: { exports: ExportService }): Promise<void> {
   const svc = opts.exports;
   const tags = ['Exports'];
+  // Bodies and queries are checked by the service, which names the field at fault; answers
+  // are written as they are (the schemas document them for the OpenAPI document).
+  app.setValidatorCompiler(() => () => true);
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  const created = { 202: { description: 'The job, QUEUED (or already RUNNING)', ...jobSchema }, ...errors(400, 401, 403, 413, 415, 429) };
+  const idParam = { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] };
+  const fileParams = { type: 'object', properties: { id: { type: 'string' }, name: { type: 'string' } }, required: ['id', 'name'] };
 
-  app.post('/v1/query/exports', { schema: { tags, summary: 'Export the rows of a SQL SELECT to files (background job)' } },
-    async (req, reply) => reply.code(202).send(await wordedErrors(() => svc.createSql(ownerOf(req), req.body))));
-  app.post('/v1/exports', { schema: { tags, summary: 'Export transactions by filters to files (background job)' } },
-    async (req, reply) => reply.code(202).send(await wordedErrors(() => svc.create(ownerOf(req), req.body))));
+  app.post('/v1/query/exports', {
+    schema: { tags, summary: 'Export the rows of a SQL SELECT to files (background job)', body: sqlBody, response: created },
+  }, async (req, reply) => reply.code(202).send(await wordedErrors(() => svc.createSql(ownerOf(req), req.body))));
+  app.post('/v1/exports', {
+    schema: { tags, summary: 'Export transactions by filters to files (background job)', body: filterBody, response: created },
+  }, async (req, reply) => reply.code(202).send(await wordedErrors(() => svc.create(ownerOf(req), req.body))));
 
   for (const base of JOB_BASES) {
-    app.get(base, { schema: { tags, summary: 'Your export jobs, newest first' } }, async (req) => {
+    app.get(base, {
+      schema: {
+        tags, summary: 'Your export jobs, newest first',
+        querystring: { type: 'object', properties: { first: { type: 'integer', minimum: 1, maximum: 100, default: 20 }, after: { type: 'string' } } },
+        response: { 200: { description: 'A page of jobs', ...pageSchema }, ...errors(400, 401, 403, 429) },
+      },
+    }, async (req) => {
       const q = req.query as Record<string, string | undefined>;
       const first = q.first === undefined ? undefined : /^\d{1,4}$/.test(q.first) ? Number(q.first) : NaN;
       return wordedErrors(() => svc.list(ownerOf(req), { first, after: q.after ?? null }));
     });
-    app.get<{ Params: { id: string } }>(`${base}/:id`, { schema: { tags, summary: 'One export job: status, progress, files and fresh download links' } },
-      async (req) => wordedErrors(() => svc.get(ownerOf(req), req.params.id)));
-    app.post<{ Params: { id: string } }>(`${base}/:id/cancel`, { schema: { tags, summary: 'Cancel an export job' } },
-      async (req) => wordedErrors(() => svc.cancel(ownerOf(req), req.params.id)));
-    app.get<{ Params: { id: string; name: string } }>(`${base}/:id/files/:name`, { schema: { tags, summary: 'Download a file of a completed job (Range supported)' } },
-      async (req, reply) => sendFile(req, reply, await wordedErrors(() => svc.openFile(ownerOf(req), req.params.id, req.params.name))));
+    app.get<{ Params: { id: string } }>(`${base}/:id`, {
+      schema: { tags, summary: 'One export job: status, progress, files and fresh download links', params: idParam,
+        response: { 200: { description: 'The job', ...jobSchema }, ...errors(401, 403, 404, 414, 429) } },
+    }, async (req) => wordedErrors(() => svc.get(ownerOf(req), req.params.id)));
+    app.post<{ Params: { id: string } }>(`${base}/:id/cancel`, {
+      schema: { tags, summary: 'Cancel an export job (a finished job is answered as it is)', params: idParam,
+        response: { 200: { description: 'The job', ...jobSchema }, ...errors(400, 401, 403, 404, 414, 415, 429) } },
+    }, async (req) => wordedErrors(() => svc.cancel(ownerOf(req), req.params.id)));
+    app.get<{ Params: { id: string; name: string } }>(`${base}/:id/files/:name`, {
+      schema: { tags, summary: 'Download a file of a completed job (Range, If-Range, ETag)', params: fileParams,
+        response: { ...fileResponses, ...errors(401, 403, 404, 414, 416, 429) } },
+    }, async (req, reply) => sendFile(req, reply, await wordedErrors(() => svc.openFile(ownerOf(req), req.params.id, req.params.name))));
   }
 
-  app.get<{ Params: { id: string; name: string } }>(`${SIGNED_LINK_PREFIX}:id/:name`,
-    { schema: { tags, summary: 'Download through a signed link (no API key; expires, and stops with the key\'s revocation)' } },
-    async (req, reply) => sendFile(req, reply, await svc.openLink(req.params.id, req.params.name, req.query as Record<string, unknown>)));
+  app.get<{ Params: { id: string; name: string } }>(`${SIGNED_LINK_PREFIX}:id/:name`, {
+    schema: {
+      tags, summary: 'Download through a signed link (no API key; expires, and stops with the key\'s revocation)',
+      security: [], params: fileParams,
+      querystring: { type: 'object', properties: { key: { type: 'string' }, expires: { type: 'string' }, sig: { type: 'string' } }, required: ['key', 'expires', 'sig'] },
+      response: { ...fileResponses, ...errors(403, 404, 414, 416) },
+    },
+  }, async (req, reply) => sendFile(req, reply, await svc.openLink(req.params.id, req.params.name, req.query as Record<string, unknown>)));
 }
 
 /**
