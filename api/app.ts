@@ -26,6 +26,12 @@ import type { ExportService } from './exports/export-service.ts';
 import type { SqlSandbox } from './sql/sql-sandbox.ts';
 import { metricsRoutes } from './metrics-routes.ts';
 import { rpcRoutes } from './rpc/rpc-routes.ts';
+import { installFreshnessHeaders, type FreshnessWatermark } from './freshness.ts';
+import type { LiveActivity } from './graphql/subscriptions/live-activity.ts';
+import { installGraphqlStream, type StreamLimits } from './graphql/subscriptions/stream-route.ts';
+import type { GraphQLSchema } from 'graphql';
+import { graphqlRoutes, type GraphqlRouteOptions } from './graphql/graphql-routes.ts';
+import { buildExecutableSchema } from './graphql/schema.ts';
 
 export interface AppDeps {
   config: Config;
@@ -38,6 +44,17 @@ export interface AppDeps {
   metrics: Metrics;
   access: Access;
   exports: ExportService;
+  freshness: FreshnessWatermark;
+  live: LiveActivity;
+  /** GraphQL cost budgets and time-out (PLAN_QUERY_BUDGET and 30 s unless set; tests lower them). */
+  graphql?: Pick<GraphqlRouteOptions, 'budgets' | 'timeoutMs'>;
+}
+
+export interface AppOptions {
+  /** The executable GraphQL schema of /graphql and /graphql/stream (default: every file of api/graphql/schema/). */
+  graphqlSchema?: GraphQLSchema;
+  /** Smaller stream limits for tests. */
+  streamLimits?: Partial<StreamLimits>;
 }
 
 // Clearer words than the framework's for the errors a client can cause by the shape of
@@ -69,7 +86,7 @@ function httpError(err: unknown, req: FastifyRequest): { status: number; body: {
 
 const pathOfUrl = (url: string): string => redactUrl(url.split('?')[0] ?? '');
 
-export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     requestIdHeader: 'x-request-id',
@@ -111,6 +128,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     reply.header('x-request-id', req.id);
     return payload;
   });
+  // X-Data-Newest-Block-Time / X-Data-Ingested-At on every answer of the four interfaces.
+  installFreshnessHeaders(app, deps.freshness, () => deps.analytics.protocols());
 
   await app.register(healthRoutes, {
     wh: deps.wh,
@@ -143,6 +162,19 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(restApi, { prefix: '/api/v1', analytics: deps.analytics });
   await app.register(sqlRoutes, { sandbox: deps.sqlSandbox });
   await app.register(exportRoutes, { exports: deps.exports });
+  // GraphQL: queries on /graphql, live subscriptions over SSE on /graphql/stream, one schema.
+  const graphqlSchema = options.graphqlSchema ?? buildExecutableSchema();
+  await app.register(graphqlRoutes, { analytics: deps.analytics, schema: graphqlSchema, freshness: deps.freshness, ...deps.graphql });
+  installGraphqlStream(app, {
+    schema: graphqlSchema,
+    live: deps.live,
+    analytics: deps.analytics,
+    access: deps.access,
+    freshness: deps.freshness,
+    logger: deps.logger,
+    connectionTimeoutMs: deps.config.http.connectionTimeoutMs,
+    limits: options.streamLimits,
+  });
 
   return app;
 }

@@ -5,6 +5,7 @@ import { KafkaSource, type KafkaSourceHooks } from '../ingest/kafka-source.ts';
 import { IngestPipeline } from '../ingest/pipeline.ts';
 import { DataVersion } from '../warehouse/data-version.ts';
 import { readFreshness } from '../warehouse/ingest-freshness.ts';
+import { journalClock, readFinishedBatches } from '../warehouse/journal-reader.ts';
 import { InstrumentedWarehouse } from '../warehouse/instrumented-warehouse.ts';
 import { checkIntegrity } from '../warehouse/integrity.ts';
 import { migrate } from '../warehouse/migrate.ts';
@@ -20,6 +21,8 @@ import { SqlSandbox } from './sql/sql-sandbox.ts';
 import { DownloadLinks } from './exports/download-links.ts';
 import { ExportService } from './exports/export-service.ts';
 import { JobStore } from './exports/job-store.ts';
+import { FreshnessWatermark } from './freshness.ts';
+import { LiveActivity } from './graphql/subscriptions/live-activity.ts';
 
 export interface Services {
   config: Config;
@@ -35,6 +38,10 @@ export interface Services {
   access: Access;
   /** Dataset export jobs, on engine sessions of their own. */
   exports: ExportService;
+  /** Newest block_time and ingest time per protocol, in memory (every answer's freshness). */
+  freshness: FreshnessWatermark;
+  /** Changed activity buckets, read once per write, for live GraphQL subscriptions. */
+  live: LiveActivity;
   close(): Promise<void>;
 }
 
@@ -73,6 +80,14 @@ export async function createServices(
     observer: metrics,
     writerId: config.ingest.writerId,
   });
+  // The watermark first: an event sent for a write then already carries that write's freshness.
+  const freshness = new FreshnessWatermark(wh, logger, config.freshnessRefreshMs);
+  pipeline.observeChanges(freshness);
+  await freshness.start();
+  const live = new LiveActivity(analytics, logger);
+  pipeline.observeChanges(live);
+  // Writes of other processes (npm run ingest, other replicas) reach streams through the journal.
+  live.tailJournal({ clock: () => journalClock(wh), finishedSince: (since) => readFinishedBatches(wh, since) }, config.freshnessRefreshMs);
   const access = await createAccess({ config, wh, logger, metrics, now: options.now });
   const exportSessions = openExportSessions(config).map((session) => new InstrumentedWarehouse(session, metrics));
   const exports = new ExportService({
@@ -99,7 +114,11 @@ export async function createServices(
     metrics,
     access,
     exports,
+    freshness,
+    live,
     async close() {
+      freshness.stop();
+      live.stop();
       // A job's chunk in progress ends first; the job resumes at the next start.
       await exports.close();
       await Promise.all(exportSessions.map((s) => s.close()));

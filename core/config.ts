@@ -106,6 +106,12 @@ export interface Config {
   };
   /** Longest wait for in-flight requests and the usage flush at shutdown. */
   shutdownTimeoutMs: number;
+  /**
+   * How often the API re-reads the freshness watermark (FRESHNESS_REFRESH_MS): writes by
+   * this process's pipeline are seen at once, writes by another process (npm run ingest)
+   * within this long. One read of a table of one row per protocol.
+   */
+  freshnessRefreshMs: number;
   /** Dataset export jobs (docs/exports.md). */
   exports: ExportConfig;
 }
@@ -282,6 +288,7 @@ export function loadConfig(env: Env = process.env): Config {
   const maxIngestAgeRaw = str('HEALTH_MAX_INGEST_AGE_SECONDS');
   const maxIngestAgeSeconds = maxIngestAgeRaw === undefined ? undefined : int('HEALTH_MAX_INGEST_AGE_SECONDS', 0, 1, 10 ** 9);
   const shutdownTimeoutMs = int('SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000);
+  const freshnessRefreshMs = int('FRESHNESS_REFRESH_MS', 2000, 100, 600_000);
   // 0 (Node's "no limit") is refused: a body trickled a byte at a time would hold a
   // connection, and a unit of its key's rate limit, for as long as the client likes.
   const requestTimeoutMs = int('REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000);
@@ -365,6 +372,7 @@ export function loadConfig(env: Env = process.env): Config {
     http: { requestTimeoutMs, connectionTimeoutMs },
     health: { maxIngestAgeSeconds },
     shutdownTimeoutMs,
+    freshnessRefreshMs,
     exports: exportsConfig,
   };
 }

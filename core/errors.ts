@@ -68,7 +68,12 @@ export const Errors = {
   payloadTooLarge: std({ code: 'ERR_PAYLOAD_TOO_LARGE', http: 413, rpc: -32600, rpcMessage: 'Invalid Request', graphql: 'BAD_USER_INPUT' }),
   /** An answer over the interface's byte budget (core/limits.ts): the request must ask for less. */
   responseTooLarge: kind({ code: 'ERR_RESPONSE_TOO_LARGE', http: 400, title: 'Response Too Large', rpc: -32000, rpcMessage: 'Server error', graphql: 'BAD_USER_INPUT' }),
+  /** A GraphQL request over one of its limits (depth, aliases, document size) or over its
+   *  plan's cost budget: refused before anything runs. */
+  queryTooComplex: std({ code: 'ERR_QUERY_TOO_COMPLEX', http: 400, rpc: -32602, rpcMessage: 'Invalid params', graphql: 'QUERY_TOO_COMPLEX' }),
   queryTimeout: kind({ code: 'ERR_QUERY_TIMEOUT', http: 408, title: 'Query Timeout', rpc: -32000, rpcMessage: 'Server error', graphql: 'QUERY_TOO_COMPLEX' }),
+  /** A live stream whose client did not read its events fast enough (its buffer filled): closed. */
+  slowConsumer: kind({ code: 'ERR_SLOW_CONSUMER', http: 429, title: 'Too Many Requests', rpc: -32000, rpcMessage: 'Server error', graphql: 'RATE_LIMITED' }),
   unavailable: std({ code: 'ERR_UNAVAILABLE', http: 503, rpc: -32000, rpcMessage: 'Server error', graphql: 'INTERNAL_SERVER_ERROR' }),
   // Raised by the HTTP framework itself (content-type parsing, routing); no interface
   // throws these, but their bodies must carry the right title all the same.

@@ -92,3 +92,43 @@ export const SQL_DEFAULT_LIMIT = 1_000;
 export const SQL_MAX_LENGTH = 100_000;
 /** SQL time-out (SPEC), also the bound on any one analytics answer by default. */
 export const SQL_TIMEOUT_SECONDS = 30;
+
+// ---- Live GraphQL streams (/graphql/stream; docs/graphql-subscriptions.md) -------------
+// Open streams per key: PLAN_STREAMS (core/plans.ts, with the other plan figures).
+
+/** Events of earlier writes one stream may still have waiting for its client when the next write's arrive; at it the client is too slow and the stream is closed with an error event. (One write's events are always queued whole: a backfill can touch thousands of buckets at once.) */
+export const STREAM_MAX_QUEUED_EVENTS = 1000;
+/** A comment line this often keeps proxies and the idle-connection time-out from closing a quiet stream. */
+export const STREAM_HEARTBEAT_MS = 15_000;
+/** How often the keys of open streams are checked again (besides every key-change announcement): revocation closes them within 1 s. */
+export const STREAM_KEY_CHECK_MS = 250;
+/** After the closing error event, a client that does not read it is disconnected this much later. */
+export const STREAM_CLOSE_GRACE_MS = 5000;
+/** Largest subscription document (characters). */
+export const STREAM_MAX_DOCUMENT_CHARS = 8 * 1024;
+/** Most fields one subscription may select (aliases included): each is sent with every event. */
+export const STREAM_MAX_SELECTIONS = 64;
+/** Most names in protocolActivity(protocols: [...]). */
+export const STREAM_MAX_PROTOCOLS = 100;
+
+// ---- GraphQL (docs/graphql.md, "Limits") ---------------------------------------------------
+
+/** Largest GraphQL document (the `query` text), in characters. */
+export const GRAPHQL_MAX_DOCUMENT_CHARS = 16_384;
+/** Most lexical tokens the parser reads before giving up (bounds parse work on hostile text). */
+export const GRAPHQL_MAX_TOKENS = 4_000;
+/** Deepest field nesting of an operation; introspection fields (`__schema`, `__type`) are exempt. */
+export const GRAPHQL_MAX_DEPTH = 8;
+/** Most aliased fields in one document (each top-level field also counts against the rate limit). */
+export const GRAPHQL_MAX_ALIASES = 10;
+/** Most top-level fields one operation may ask for. */
+export const GRAPHQL_MAX_ROOT_FIELDS = 10;
+/** `pagination.first`: default and maximum (a larger value is refused, never shrunk). */
+export const GRAPHQL_DEFAULT_FIRST = 100;
+export const GRAPHQL_MAX_FIRST = 1_000;
+/** Longest a GraphQL request may run before it is answered with a time-out error. */
+export const GRAPHQL_TIMEOUT_MS = 30_000;
+/** Largest GraphQL request body (bytes). */
+export const GRAPHQL_BODY_LIMIT_BYTES = 64 * 1024;
+/** Longest errorPattern, in characters. */
+export const GRAPHQL_MAX_PATTERN_CHARS = 200;

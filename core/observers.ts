@@ -12,3 +12,30 @@ export interface IngestObserver {
   observeIngest(source: string, accepted: number, rejected: number, duplicates: number): void;
   observeBatch(rows: number): void;
 }
+
+/** One (protocol, hour) bucket of the hourly views. */
+export interface ChangedBucket {
+  protocolName: string;
+  /** Unix seconds of the hour's start. */
+  hourStart: number;
+}
+
+/**
+ * What one committed write into the base table changed, as the writer already knows it
+ * (no query): the (protocol, hour) buckets its rows fell in, and per protocol the newest
+ * block_time among them. Also reported for buckets whose views were rebuilt after an
+ * unfinished insert (then `newestBlockTimes` is empty: those rows' times are not known).
+ */
+export interface CommittedChange {
+  buckets: readonly ChangedBucket[];
+  newestBlockTimes: readonly { protocolName: string; blockTime: number }[];
+  /** Unix milliseconds when the insert was committed (the rows' ingested_at is a few ms earlier). */
+  committedAt: number;
+  /** The write's id in the ingest journal: a reader of the journal skips writes it was told of. */
+  batchId?: string;
+}
+
+/** Told after each committed write, once its rows are queryable in the base table and views. */
+export interface DataChangeObserver {
+  dataChanged(change: CommittedChange): void;
+}

@@ -19,6 +19,14 @@ export const PLAN_LIMITS: Readonly<Record<Plan, number>> = Object.freeze({ free:
 export const PLAN_CONCURRENCY: Readonly<Record<Plan, number>> = Object.freeze({ free: 4, x402: 8, enterprise: 16 });
 
 /**
+ * Live GraphQL streams (/graphql/stream) one key may hold open at once, per API process
+ * (past it: 429). A stream costs no engine work of its own (one read per committed write
+ * serves every stream), but each holds a connection, a buffer and a heartbeat timer; a
+ * dashboard needs a few, a back-end fanning data out to its own users holds one per feed.
+ */
+export const PLAN_STREAMS: Readonly<Record<Plan, number>> = Object.freeze({ free: 2, x402: 10, enterprise: 50 });
+
+/**
  * Rows one query may plan to read, per plan (the engine's EXPLAIN ESTIMATE; a cross join
  * counts as the product of its sides). The same budget guards client SQL and GraphQL.
  */

@@ -3,7 +3,7 @@
 // and sent to the dead-letter sink; it never stops the stream. Writes are serialised per
 // process so that "which of these are new?" and "insert them" cannot interleave, which is
 // what makes replaying records change no count in the base table or any view.
-import type { IngestObserver } from '../core/observers.ts';
+import type { DataChangeObserver, IngestObserver } from '../core/observers.ts';
 import type { Logger } from '../core/logger.ts';
 import type { DataVersion } from '../warehouse/data-version.ts';
 import type { ProtocolRegistry } from '../warehouse/protocol-registry.ts';
@@ -41,6 +41,8 @@ export interface PipelineOptions {
   writerId?: string;
 }
 
+type ChangeListener = DataChangeObserver['dataChanged'];
+
 type Step = { kind: 'ok'; row: BaseRow } | { kind: 'dead-letter'; code: RejectionCode; detail: string; payload: string };
 type Dead = Rejection & { payload: string };
 
@@ -53,6 +55,7 @@ export class IngestPipeline {
   /** Unfinished inserts (of a crashed earlier process, or a failed insert) still to repair. */
   private recovered = false;
   private pendingRepairs: { id: string; buckets: Bucket[] }[] = [];
+  private readonly changeListeners = new Set<ChangeListener>();
 
   constructor(
     private readonly wh: Warehouse,
@@ -62,6 +65,36 @@ export class IngestPipeline {
     private readonly options: PipelineOptions,
   ) {
     this.journal = new IngestJournal(wh, options.writerId ?? 'default', log);
+  }
+
+  /**
+   * Be told what each committed write changed (live subscriptions, the freshness watermark).
+   * Listeners run synchronously on the write path: they must only record and schedule.
+   */
+  observeChanges(observer: DataChangeObserver): () => void {
+    const listener: ChangeListener = (c) => observer.dataChanged(c);
+    this.changeListeners.add(listener);
+    return () => this.changeListeners.delete(listener);
+  }
+
+  private reportChange(batchId: string, buckets: readonly Bucket[], rows: readonly BaseRow[]): void {
+    if (this.changeListeners.size === 0) return;
+    const newest = new Map<string, number>();
+    for (const r of rows) newest.set(r.protocol_name, Math.max(newest.get(r.protocol_name) ?? 0, r.block_time));
+    const change = {
+      buckets: buckets.map((b) => ({ protocolName: b.protocol_name, hourStart: b.hour_start })),
+      newestBlockTimes: [...newest].map(([protocolName, blockTime]) => ({ protocolName, blockTime })),
+      committedAt: Date.now(),
+      batchId,
+    };
+    for (const l of this.changeListeners) {
+      try {
+        l(change);
+      } catch (err) {
+        // A listener's failure must not fail a write that is already committed.
+        this.log.error({ err }, 'data-change listener failed');
+      }
+    }
   }
 
   /** Validate, de-duplicate and store records; resolves once stored rows are queryable. */
@@ -129,6 +162,7 @@ export class IngestPipeline {
       await this.journal.repair(next.id, next.buckets);
       this.pendingRepairs.shift();
       this.dataVersion.bump();
+      this.reportChange(next.id, next.buckets, []);
     }
   }
 
@@ -174,6 +208,7 @@ export class IngestPipeline {
       await this.journal.done(entry.id);
       this.options.observer?.observeBatch(fresh.length);
       this.dataVersion.bump();
+      this.reportChange(entry.id, entry.buckets, fresh);
     }
     return batch.length - fresh.length;
   }

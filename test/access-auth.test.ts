@@ -28,7 +28,9 @@ describe('missing key', () => {
     for (const url of ['/api/v1/__access-test', '/v1/rpc', '/v1/query', '/graphql', '/api/v1/transactions']) {
       const res = await ctx.app.inject({ method: url === '/api/v1/__access-test' ? 'GET' : 'POST', url, payload: url.startsWith('/api') ? undefined : {} });
       expect(res.statusCode, url).toBe(401);
-      expect(res.json()).toEqual({ error: 'Unauthorized', message: MISSING_KEY_MESSAGE });
+      // GraphQL answers in its own error shape, with the same status and message (docs/graphql.md).
+      if (url === '/graphql') expect(res.json()).toMatchObject({ errors: [{ message: MISSING_KEY_MESSAGE, extensions: { code: 'UNAUTHENTICATED' } }] });
+      else expect(res.json()).toEqual({ error: 'Unauthorized', message: MISSING_KEY_MESSAGE });
       // The per-address figures of keyless requests (this file raises ANONYMOUS_RATE_LIMIT).
       expect(res.headers['x-ratelimit-plan']).toBe('free');
       expect(res.headers['x-ratelimit-limit']).toBe('100000');

@@ -80,7 +80,7 @@ describe('per-key cap on requests in flight', () => {
     expect(extra.statusCode).toBe(429);
     expect(extra.json()).toEqual({
       error: 'Too Many Requests',
-      message: `Too many requests in flight: plan free allows ${FREE_CAP} concurrent JSON-RPC and REST requests per API key; retry when one of them has been answered`,
+      message: `Too many requests in flight: plan free allows ${FREE_CAP} concurrent JSON-RPC, REST and GraphQL requests per API key; retry when one of them has been answered`,
     });
     expect(extra.headers['retry-after']).toBe('1');
     expect(extra.headers['x-ratelimit-plan']).toBe('free');

@@ -1,5 +1,5 @@
 // A short run of the contract fuzzers against a started service (npm run fuzz runs them
-// long): schemathesis over the REST OpenAPI document (and GraphQL when served), and the
+// long): schemathesis over the REST OpenAPI document and the GraphQL schema, and the
 // JSON-RPC fuzzer over every method's params schema. Target: no server error, no schema
 // violation. A failure prints the request to replay; it then becomes a regression case in
 // the matching hostile corpus under test/fixtures/.
@@ -57,5 +57,17 @@ describe('schemathesis', () => {
     });
     expect(run.exitCode, run.output.slice(-6000)).toBe(0);
     expect(run.generated).toBeGreaterThan(100);
+  }, 240_000);
+
+  it('GraphQL: no server error, answers on their schema, from queries generated from the schema', async () => {
+    const run = await runSchemathesis({
+      location: `${service.url}/graphql`,
+      headers: { 'x-api-key': keys[1]! },
+      seconds: 20,
+      seed: String(SEED),
+      ratePerMinute: 1800,
+    });
+    expect(run.exitCode, run.output.slice(-6000)).toBe(0);
+    expect(run.generated).toBeGreaterThan(20);
   }, 240_000);
 });

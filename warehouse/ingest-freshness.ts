@@ -19,3 +19,13 @@ export async function readFreshness(wh: Warehouse): Promise<Freshness> {
   if (!row || Number(row.n) === 0) return { newestBlockTime: null, newestIngestedAt: null };
   return { newestBlockTime: Number(row.block), newestIngestedAt: Number(row.ingested) / 1000 };
 }
+
+/** The same figures per protocol (one row each), for watermarks that answer per visible protocol. */
+export async function readFreshnessByProtocol(wh: Warehouse): Promise<Map<string, { newestBlockTime: number; newestIngestedAt: number }>> {
+  const rows = await wh.query<{ protocol_name: string; block: string; ingested: string }>(
+    `SELECT protocol_name, toUnixTimestamp(max(newest_block)) AS block,
+            toUnixTimestamp64Milli(max(newest_ingested)) AS ingested
+     FROM ingest_freshness GROUP BY protocol_name`,
+  );
+  return new Map(rows.map((r) => [r.protocol_name, { newestBlockTime: Number(r.block), newestIngestedAt: Number(r.ingested) / 1000 }]));
+}

@@ -5,8 +5,9 @@
 //   onRequest   key from x-api-key (wins) or ?api-key=; 401 missing, 403 unknown/inactive/
 //               revoked (both also count against a per-IP limit; once that is spent, a key
 //               the snapshot does not know is refused 429 before any store lookup); valid:
-//               1 unit counted, and on JSON-RPC and REST one of the key's in-flight slots
-//               taken (PLAN_CONCURRENCY; 429 when none is free).
+//               1 unit counted, and on JSON-RPC, REST and POST/GET /graphql one of the
+//               key's in-flight slots taken (PLAN_CONCURRENCY; 429 when none is free).
+//               GET /graphql accepting text/html (the GraphiQL page) needs no key.
 //               Operator paths (/admin/*, /metrics) check their bearer token in their own
 //               hooks (operator-auth.ts), with a per-address budget of failures.
 //   preHandler  a JSON-RPC batch (POST /v1/rpc with an array body) counts one unit per
@@ -18,7 +19,8 @@
 //   onResponse  per-key usage, counted off the request path; JSON-RPC calls by method, as
 //               the adapter reports their answers (req.rpcOutcomes).
 //
-// Other adapters that do several units of work per request call
+// GraphQL counts each top-level field as one unit (api/graphql/graphql-routes.ts); other
+// adapters that do several units of work per request call
 // `await request.consumeRateLimit(n)` (docs/access.md).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, Errors } from '../../core/errors.ts';
@@ -26,7 +28,7 @@ import { PLAN_CONCURRENCY, PLAN_LIMITS, type Plan } from '../../core/plans.ts';
 import type { KeyStatus } from '../../warehouse/api-key-store.ts';
 import type { Access } from './access.ts';
 import { PER_ADDRESS_PLAN } from './operator-auth.ts';
-import { interfaceOf, isExempt, pathOf, rpcCallCount, rpcUsageMethod, rpcUsageMethods } from './protected-paths.ts';
+import { interfaceOf, isExempt, pathOf, rpcCallCount, rpcUsageMethod, rpcUsageMethods, wantsGraphiql } from './protected-paths.ts';
 import type { RateDecision } from './rate-limiter.ts';
 
 export interface AuthenticatedKey {
@@ -132,7 +134,7 @@ export function installAccessControl(app: FastifyInstance, access: Access): void
       access.metrics.rateLimitRejections.inc({ plan: key.plan });
       throw new AppError(
         Errors.rateLimited,
-        `Too many requests in flight: plan ${key.plan} allows ${cap} concurrent JSON-RPC and REST requests per API key; retry when one of them has been answered`,
+        `Too many requests in flight: plan ${key.plan} allows ${cap} concurrent JSON-RPC, REST and GraphQL requests per API key; retry when one of them has been answered`,
         { retryAfterSeconds: 1 },
       );
     }
@@ -162,7 +164,8 @@ export function installAccessControl(app: FastifyInstance, access: Access): void
   }
 
   app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
-    if (isExempt(pathOf(req.url))) return;
+    const path = pathOf(req.url);
+    if (isExempt(path) || wantsGraphiql(req.method, path, req.headers.accept)) return;
     const secret = presentedKey(req);
     if (secret === undefined) {
       access.metrics.authFailures.inc({ reason: 'missing' });
@@ -190,8 +193,10 @@ export function installAccessControl(app: FastifyInstance, access: Access): void
     req.apiKey = { id: record.id, name: record.name, plan: record.plan };
     await charge(req, 1);
     // The matched route, not the raw path: a spelling such as /v1/%72pc reaches the same handler.
-    const routeIface = interfaceOf(req.routeOptions.url ?? '');
-    if (routeIface === 'rpc' || routeIface === 'rest') admit(req, reply, req.apiKey);
+    const route = req.routeOptions.url ?? '';
+    const routeIface = interfaceOf(route);
+    // GraphQL's request route only: its event streams (/graphql/stream) are long-lived.
+    if (routeIface === 'rpc' || routeIface === 'rest' || route === '/graphql') admit(req, reply, req.apiKey);
   });
 
   app.addHook('preHandler', async (req: FastifyRequest) => {

@@ -23,13 +23,16 @@ export interface Access {
   limiter: FixedWindowLimiter;
   rateLimitStore: RateLimitStore;
   anonymousPerMinute: number;
-  /** JSON-RPC and REST requests in flight per key (PLAN_CONCURRENCY). */
+  /** JSON-RPC, REST and GraphQL requests in flight per key (PLAN_CONCURRENCY). */
   inFlight: InFlightLimiter;
   usageStore: UsageStore;
   usage: UsageRecorder;
   metrics: Metrics;
   /** Call after changing a key: every process drops its cached lookups. */
   keyChanged(keyId: string): Promise<void>;
+  /** Be told when any key changed (here or, with Redis, in another process): open streams
+   *  re-check their keys at once instead of at their next periodic check. */
+  onKeyChange(listener: () => void): () => void;
   /** Flush usage and disconnect from Redis. */
   close(): Promise<void>;
 }
@@ -73,6 +76,11 @@ export async function createAccess(deps: AccessDeps): Promise<Access> {
 
   let rateLimitStore: RateLimitStore;
   let bus: KeyChangeBus;
+  const keyListeners = new Set<() => void>();
+  const onBusChange = (): void => {
+    authenticator.invalidate();
+    for (const l of keyListeners) l();
+  };
   const redisClients: Redis[] = [];
   if (config.redisUrl !== undefined) {
     const commands = connectRedis(config.redisUrl, logger);
@@ -87,10 +95,10 @@ export async function createAccess(deps: AccessDeps): Promise<Access> {
       throw new Error(`cannot reach REDIS_URL ${redactedRedisUrl(config.redisUrl)}: ${(err as Error).message}`, { cause: err });
     }
     rateLimitStore = new RedisRateLimitStore(commands, logger, now);
-    bus = await redisKeyChangeBus(commands, subscriber, () => authenticator.invalidate(), logger);
+    bus = await redisKeyChangeBus(commands, subscriber, onBusChange, logger);
   } else {
     rateLimitStore = new MemoryRateLimitStore(now);
-    bus = localKeyChangeBus(() => authenticator.invalidate());
+    bus = localKeyChangeBus(onBusChange);
   }
 
   return {
@@ -104,6 +112,10 @@ export async function createAccess(deps: AccessDeps): Promise<Access> {
     usage,
     metrics,
     keyChanged: (keyId) => bus.publish(keyId),
+    onKeyChange(listener) {
+      keyListeners.add(listener);
+      return () => keyListeners.delete(listener);
+    },
     async close() {
       await usage.close();
       await bus.close();

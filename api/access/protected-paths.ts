@@ -10,11 +10,21 @@ export const SIGNED_LINK_PREFIX = '/v1/exports/links/';
 
 /** Paths that never need an API key: the health check, the operator API (its own bearer
  *  token), /metrics (admin or metrics token), and the REST/SQL API description (the OpenAPI
- *  document and its docs page, which a browser loads without a key; they hold no data).
- *  Everything else does, unknown paths included. */
+ *  document and its docs page, and GraphiQL's script, style and packaged files under
+ *  /graphql/assets/, which a browser loads without a key; they hold no data), and signed
+ *  export links. Everything else does, unknown paths included. */
 export function isExempt(path: string): boolean {
-  return path === '/health' || path.startsWith(SIGNED_LINK_PREFIX) || path === '/metrics' || path === '/admin' || path.startsWith('/admin/') ||
+  return path === '/health' || path.startsWith(SIGNED_LINK_PREFIX) || path === '/graphql/graphiql.js' || path === '/graphql/graphiql.css' || path.startsWith('/graphql/assets/') || path === '/metrics' || path === '/admin' || path.startsWith('/admin/') ||
     path === '/api/v1/openapi.json' || path === '/api/v1/docs' || path.startsWith('/api/v1/docs/');
+}
+
+/**
+ * A browser asking for the GraphiQL page (GET /graphql accepting text/html): the page holds
+ * no data and asks for a key itself, so it is served without one. The GraphQL route decides
+ * with this same predicate, so a request let through here never gets data.
+ */
+export function wantsGraphiql(method: string, path: string, accept: string | undefined): boolean {
+  return method === 'GET' && path === '/graphql' && typeof accept === 'string' && accept.toLowerCase().includes('text/html');
 }
 
 export type Interface = 'rpc' | 'sql' | 'rest' | 'graphql' | 'other';

@@ -13,15 +13,35 @@ import {
   type AddressFilters,
   type AddressListRequest,
 } from './address-transactions.ts';
+import { readActivityBuckets, type BucketFigures, type BucketKey, type BucketSize } from './activity-buckets.ts';
+import { costOf, type AnswerCost, type CostShape } from './analytics-cost.ts';
 import { listFailedTransactions, type FailedTransaction } from './failed-transactions.ts';
+import type { Statement } from './filter-conditions.ts';
+import {
+  bucketCount,
+  bucketStarts,
+  failurePageStatement,
+  groupPageStatement,
+  pageFailures,
+  pageGroups,
+  seriesGroups,
+  seriesStatement,
+  type FailureRequest,
+  type Group,
+  type GroupFilters,
+  type GroupPage,
+  type GroupPageRequest,
+  type GroupRequest,
+  type TimeBucket,
+} from './group-aggregates.ts';
 import { toFeeStats, type FeeStats } from './fee-stats.ts';
 import { tableStorage, toGlobalStats, type GlobalStats } from './global-stats.ts';
-import { aggregateProtocols, type Bucket, type ProtocolAggregate } from './protocol-aggregates.ts';
+import { aggregateProtocols, aggregateStatement, type AggregateRequest, type Bucket, type ProtocolAggregate } from './protocol-aggregates.ts';
 import { toComparison, toPerformance, type ProtocolComparisonItem, type ProtocolPerformance } from './protocol-reports.ts';
 import { ResultCache } from './result-cache.ts';
 import { edgesCondition, intervalCondition, planRange } from './time-range.ts';
 import { SignatureLookup } from './signature-lookup.ts';
-import { listTransactions } from './transactions.ts';
+import { listingStatements, listTransactionEdges, listTransactions } from './transactions.ts';
 import type {
   ActivityBucket,
   InstructionTypeStats,
@@ -35,6 +55,35 @@ import type {
 import { TABLES } from '../../warehouse/tables.ts';
 
 export type TopSortBy = 'transactions' | 'fees' | 'successRate';
+
+/** Filters of grouped answers as asked: protocols undefined means every visible one. */
+export type AskedGroupFilters = Omit<GroupFilters, 'protocols'> & { protocols?: readonly string[] };
+
+/** Protocol statistics with the count of distinct program ids (GraphQL protocolStats). */
+export type ProtocolStatsWithPrograms = ProtocolStats & { uniquePrograms: number };
+
+/** One series of a time series: its keys (those grouped by) and one point per bucket. */
+export interface Series {
+  keys: Pick<Group, 'protocol' | 'instructionType'>;
+  points: { time: number; values: Group['values'] }[];
+}
+
+/** A question whose cost can be estimated before it runs, one per kind of answer. */
+export type CostQuestion =
+  | { kind: 'listing'; request: ListRequest }
+  | { kind: 'groups'; request: Omit<GroupPageRequest, 'filters'> & { filters: AskedGroupFilters } }
+  | { kind: 'series'; request: SeriesRequest }
+  | { kind: 'failures'; request: Omit<FailureRequest, 'filters'> & { filters: AskedGroupFilters & { errorPattern?: string } } }
+  | { kind: 'stats'; protocols?: readonly string[]; range: TimeRange }
+  /** An answer of fixed cost (a point read, a list of names, a cost estimate). */
+  | { kind: 'fixed' };
+
+/** A time series: over a closed range, in buckets of one size. */
+export type SeriesRequest = Omit<GroupRequest, 'filters' | 'bucket'> & { filters: AskedGroupFilters & { range: Required<TimeRange> }; bucket: TimeBucket };
+
+/** Most points of one time-series answer (buckets x series x metrics); each series has at
+ *  most MAX_ACTIVITY_BUCKETS buckets, like every activity answer. */
+export const MAX_SERIES_POINTS = 100_000;
 
 const rate = (part: number, whole: number): number => (whole === 0 ? 0 : (part / whole) * 100);
 const avg = (sum: number, n: number): number => (n === 0 ? 0 : sum / n);
@@ -260,11 +309,158 @@ export class Analytics {
     };
   }
 
+  // ---- GraphQL additions: several protocols at once, groups, series, costs --------------
+
+  /**
+   * The names of an asked protocol list, each of which must be active; the list must not be
+   * empty. Duplicates are dropped, order kept.
+   */
+  async requireProtocols(names: readonly string[]): Promise<string[]> {
+    if (names.length === 0) {
+      throw new AppError(Errors.invalidParams, `${param('protocols')} must name at least one protocol (${hint('protocols')}); leave it out for all of them`, { field: 'protocols' });
+    }
+    for (const [i, name] of names.entries()) await this.requireProtocol(name, 'protocols', i);
+    return [...new Set(names)];
+  }
+
+  private async resolved<F extends AskedGroupFilters>(filters: F): Promise<F & { protocols: string[] }> {
+    return { ...filters, protocols: filters.protocols === undefined ? await this.protocols() : await this.requireProtocols(filters.protocols) };
+  }
+
+  /** Statistics of each asked protocol (every visible one when none is asked), in that order. */
+  async protocolStatsList(asked: readonly string[] | undefined, range: TimeRange): Promise<ProtocolStatsWithPrograms[]> {
+    const protocols = asked === undefined ? await this.protocols() : await this.requireProtocols(asked);
+    const rows = await this.aggregate('stats-list', this.statsRequest(protocols, range));
+    const byName = new Map(rows.map((a) => [a.protocolName, a]));
+    return protocols.map((p) => ({ ...toStats(p, byName.get(p)), uniquePrograms: byName.get(p)?.programs ?? 0 }));
+  }
+
+  private statsRequest(protocols: readonly string[], range: TimeRange): AggregateRequest {
+    return { protocols, range, distinct: true, programs: true };
+  }
+
+  /** A page of records with a cursor per record (GraphQL edges). */
+  async transactionEdges(req: ListRequest): Promise<{ edges: { node: Transaction; cursor: string }[]; more: boolean }> {
+    return listTransactionEdges(this.wh, req, await this.visibleProtocols(req.filters.protocols));
+  }
+
+  /** A page of groups (by protocol, hour, instruction type) with the asked metrics. */
+  async transactionGroups(req: Omit<GroupPageRequest, 'filters'> & { filters: AskedGroupFilters }): Promise<GroupPage> {
+    const filters = await this.resolved(req.filters);
+    return this.cache.get(`groups:${JSON.stringify({ ...req, filters })}`, () => pageGroups(this.wh, { ...req, filters }));
+  }
+
+  /** Failures grouped by error message (and the asked keys), most frequent first. */
+  async failureGroups(req: Omit<FailureRequest, 'filters'> & { filters: AskedGroupFilters & { errorPattern?: string } }): Promise<GroupPage> {
+    const filters = await this.resolved(req.filters);
+    return this.cache.get(`failures:${JSON.stringify({ ...req, filters })}`, () => pageFailures(this.wh, { ...req, filters }));
+  }
+
+  /**
+   * A time series over a closed range: one series per combination of the grouped keys (one
+   * series without keys), each with every bucket of the range, empty ones as zeros.
+   */
+  async timeSeries(req: SeriesRequest): Promise<Series[]> {
+    checkBuckets(req.filters.range, req.bucket);
+    const filters = await this.resolved(req.filters);
+    const groups = await this.cache.get(`series:${JSON.stringify({ ...req, filters })}`,
+      () => seriesGroups(this.wh, { filters, keys: [...req.keys, 'hour'], metrics: req.metrics, bucket: req.bucket }));
+    const starts = bucketStarts(req.filters.range, req.bucket);
+    const bySeries = new Map<string, { keys: Series['keys']; byTime: Map<number, Group['values']> }>();
+    if (req.keys.length === 0) bySeries.set('', { keys: {}, byTime: new Map() });
+    for (const g of groups) {
+      const keys: Series['keys'] = {};
+      if (g.protocol !== undefined) keys.protocol = g.protocol;
+      if (g.instructionType !== undefined) keys.instructionType = g.instructionType;
+      const id = JSON.stringify(keys);
+      let s = bySeries.get(req.keys.length === 0 ? '' : id);
+      if (!s) bySeries.set(id, (s = { keys, byTime: new Map() }));
+      s.byTime.set(g.time ?? 0, g.values);
+    }
+    const points = bySeries.size * starts.length * Math.max(1, req.metrics.length);
+    if (points > MAX_SERIES_POINTS) {
+      throw new AppError(Errors.invalidParams,
+        `${param('range')}: the answer would hold ${points} points; at most ${MAX_SERIES_POINTS} are allowed (use a shorter range, a coarser bucket, fewer metrics or fewer groups)`, { field: 'range' });
+    }
+    const zero = Object.fromEntries(req.metrics.map((m) => [m, 0])) as Group['values'];
+    return [...bySeries.values()].map((s) => ({ keys: s.keys, points: starts.map((time) => ({ time, values: s.byTime.get(time) ?? zero })) }));
+  }
+
+  /** The cost of answering a question, estimated by the engine before anything runs. */
+  async cost(q: CostQuestion): Promise<AnswerCost> {
+    const { statements, shape } = await this.costParts(q);
+    return this.cache.get(`cost:${JSON.stringify(statements)}`, () => costOf(this.wh, statements, shape));
+  }
+
+  private async costParts(q: CostQuestion): Promise<{ statements: Statement[]; shape: CostShape }> {
+    const some = (s: Statement | undefined): Statement[] => (s === undefined ? [] : [s]);
+    switch (q.kind) {
+      case 'listing': {
+        const f = q.request.filters;
+        const listing = await listingStatements(this.wh, q.request, await this.visibleProtocols(f.protocols));
+        return {
+          statements: listing === undefined ? [] : [listing.windowed ?? listing.full],
+          shape: { range: f.blockTime ?? {}, protocolsGiven: f.protocols !== undefined },
+        };
+      }
+      case 'groups': {
+        const filters = await this.resolved(q.request.filters);
+        const r = q.request;
+        return {
+          statements: some(groupPageStatement({ ...r, filters })),
+          shape: { range: r.filters.range, protocolsGiven: r.filters.protocols !== undefined, keys: r.keys, metrics: [...r.metrics, r.sort.metric], bucket: r.bucket },
+        };
+      }
+      case 'series': {
+        checkBuckets(q.request.filters.range, q.request.bucket);
+        const filters = await this.resolved(q.request.filters);
+        const r = q.request;
+        return {
+          statements: some(seriesStatement({ ...r, filters, keys: [...r.keys, 'hour'] })),
+          shape: { range: r.filters.range, protocolsGiven: r.filters.protocols !== undefined, keys: r.keys, metrics: r.metrics, bucket: r.bucket },
+        };
+      }
+      case 'failures': {
+        const filters = await this.resolved(q.request.filters);
+        const r = q.request;
+        return {
+          statements: some(failurePageStatement({ ...r, filters })),
+          shape: { range: r.filters.range, protocolsGiven: r.filters.protocols !== undefined, keys: r.keys, metrics: r.metrics },
+        };
+      }
+      case 'stats': {
+        const protocols = q.protocols === undefined ? await this.protocols() : await this.requireProtocols(q.protocols);
+        return { statements: some(aggregateStatement(this.statsRequest(protocols, q.range))), shape: { range: q.range, protocolsGiven: q.protocols !== undefined } };
+      }
+      case 'fixed':
+        return { statements: [], shape: { range: { gte: 0, lte: 0 }, protocolsGiven: true } };
+    }
+  }
+
   /** Whole-database figures: view totals over all time and storage from system.parts (no base-table scan). */
   async globalStats(): Promise<GlobalStats> {
     const active = await this.protocols();
     const per = await this.aggregate('global', { protocols: active, range: {}, extremes: true });
     return toGlobalStats(active, per, await tableStorage(this.wh));
+  }
+
+  // ---- Live subscriptions ---------------------------------------------------------------
+
+  /**
+   * Current figures of named activity buckets of the visible protocols, uncached: live
+   * subscriptions ask once per committed write, right after it changed these very buckets.
+   */
+  async activityBuckets(keys: readonly BucketKey[], size: BucketSize): Promise<BucketFigures[]> {
+    return readActivityBuckets(this.wh, keys, size, await this.protocols());
+  }
+}
+
+/** Refuse a series of more than MAX_ACTIVITY_BUCKETS buckets before anything runs. */
+function checkBuckets(range: Required<TimeRange>, bucket: TimeBucket): void {
+  const buckets = bucketCount(range, bucket);
+  if (buckets > MAX_ACTIVITY_BUCKETS) {
+    throw new AppError(Errors.invalidParams,
+      `${param('range')}: the range spans ${buckets} ${bucket} buckets; at most ${MAX_ACTIVITY_BUCKETS} are allowed (use a shorter range or a coarser bucket)`, { field: 'range' });
   }
 }
 

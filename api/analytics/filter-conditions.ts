@@ -2,6 +2,13 @@
 // status, programIds). The base table and both lookup tables name these columns alike.
 import type { TransactionFilters } from './types.ts';
 
+/** One SQL statement with its bound parameters: what a helper runs, and what the cost model
+ *  (analytics-cost.ts) asks the engine to estimate, so both see the same text. */
+export interface Statement {
+  sql: string;
+  params: Record<string, unknown>;
+}
+
 export interface Conditions {
   where: string[];
   params: Record<string, unknown>;

@@ -2,6 +2,7 @@
 // whole hours and from the base table for the ragged edges, in one statement. Every
 // protocol-level answer (stats, comparison, performance, top, activity, fees) reads this.
 import type { Warehouse } from '../../warehouse/warehouse.ts';
+import type { Statement } from './filter-conditions.ts';
 import { edgesCondition, intervalCondition, planRange, type TimeRange } from './time-range.ts';
 import { TABLES } from '../../warehouse/tables.ts';
 
@@ -67,7 +68,15 @@ interface Row {
 const triple = (xs: number[] | undefined): [number, number, number] => [xs?.[0] ?? 0, xs?.[1] ?? 0, xs?.[2] ?? 0];
 
 export async function aggregateProtocols(wh: Warehouse, req: AggregateRequest): Promise<ProtocolAggregate[]> {
-  if (req.protocols.length === 0) return [];
+  const statement = aggregateStatement(req);
+  if (statement === undefined) return [];
+  const rows = await wh.query<Row>(statement.sql, { params: statement.params });
+  return rows.map(toAggregate);
+}
+
+/** The one statement aggregateProtocols runs (undefined when nothing can match), for the cost model too. */
+export function aggregateStatement(req: AggregateRequest): Statement | undefined {
+  if (req.protocols.length === 0) return undefined;
   const perProtocol = req.perProtocol ?? true;
   const plan = planRange(req.range);
   const viewBucket = req.bucket === 'day' ? 'toStartOfDay(hour_start)' : 'hour_start';
@@ -121,7 +130,7 @@ export async function aggregateProtocols(wh: Warehouse, req: AggregateRequest): 
       WHERE protocol_name IN {protocols:Array(String)} AND (${cond.sql})
       GROUP BY protocol_name, b`);
   }
-  if (branches.length === 0) return [];
+  if (branches.length === 0) return undefined;
 
   // Hour-aligned ranges (the common case: open or whole-hour bounds) read the view
   // directly; the UNION ALL wrapper is only needed to merge in ragged edges, and skipping
@@ -135,8 +144,11 @@ export async function aggregateProtocols(wh: Warehouse, req: AggregateRequest): 
     FROM ${source}
     ${keys.length > 0 ? `GROUP BY ${keys.join(', ')} ORDER BY ${keys.join(', ')}` : 'HAVING tx_count > 0'}`;
 
-  const rows = await wh.query<Row>(sql, { params });
-  return rows.map((r) => ({
+  return { sql, params };
+}
+
+function toAggregate(r: Row): ProtocolAggregate {
+  return {
     protocolName: r.protocol_name,
     bucket: r.b === undefined ? undefined : Number(r.b),
     txCount: Number(r.tx_count),
@@ -153,7 +165,7 @@ export async function aggregateProtocols(wh: Warehouse, req: AggregateRequest): 
     programs: Number(r.programs ?? 0),
     cuQuantiles: triple(r.cu_q),
     feeQuantiles: triple(r.fee_q),
-  }));
+  };
 }
 
 /** The protocol-stats figures computed by scanning the base table only: the reference for benchmarks. */

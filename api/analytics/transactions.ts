@@ -3,7 +3,7 @@
 import { MAX_BLOCK_TIME } from '../../core/limits.ts';
 import { BASE58_SIGNATURE } from '../../core/vocabulary/primitives.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
-import { commonConditions, type Conditions } from './filter-conditions.ts';
+import { commonConditions, type Conditions, type Statement } from './filter-conditions.ts';
 import { decodeToken, encodeToken, isUInt, listingFingerprint } from './page-token.ts';
 import type { ListRequest, Page, SortOrder, Transaction, TransactionFilters } from './types.ts';
 import { TABLES } from '../../warehouse/tables.ts';
@@ -86,26 +86,48 @@ function filterConditions(filters: TransactionFilters, visible: readonly string[
   return { where, params };
 }
 
-function page(rows: TxRow[], req: ListRequest): Page<Transaction> & { rows: TxRow[] } {
-  const limit = req.limit;
-  const more = rows.length > limit;
-  const kept = more ? rows.slice(0, limit) : rows;
-  const last = kept.at(-1);
-  return {
-    rows: kept,
-    data: kept.map(toTransaction),
-    next: more && last
-      ? encodeCursor({ blockTime: Number(last.block_time), signature: last.signature, instructionIndex: Number(last.instruction_index) }, req)
-      : null,
-  };
+/** One page of rows plus whether more follow (the query asked for one row past the page). */
+interface RowPage {
+  rows: TxRow[];
+  more: boolean;
 }
+
+function cut(rows: TxRow[], limit: number): RowPage {
+  return { rows: rows.length > limit ? rows.slice(0, limit) : rows, more: rows.length > limit };
+}
+
+const cursorOf = (r: TxRow, req: ListRequest): string =>
+  encodeCursor({ blockTime: Number(r.block_time), signature: r.signature, instructionIndex: Number(r.instruction_index) }, req);
 
 /**
  * List records matching the filters, ordered by (block_time, signature, instruction_index).
  * `visible` is the set of protocols the caller may see (active ones, narrowed by filters).
  */
 export async function listTransactions(wh: Warehouse, req: ListRequest, visible: readonly string[]): Promise<Page<Transaction>> {
-  if (visible.length === 0) return { data: [], next: null };
+  const { rows, more } = await listRows(wh, req, visible);
+  const last = rows.at(-1);
+  return { data: rows.map(toTransaction), next: more && last ? cursorOf(last, req) : null };
+}
+
+/** The same page with a cursor per record (GraphQL edges): each resumes right after its record. */
+export async function listTransactionEdges(wh: Warehouse, req: ListRequest, visible: readonly string[]): Promise<{ edges: { node: Transaction; cursor: string }[]; more: boolean }> {
+  const { rows, more } = await listRows(wh, req, visible);
+  return { edges: rows.map((r) => ({ node: toTransaction(r), cursor: cursorOf(r, req) })), more };
+}
+
+interface Listing {
+  /** The statement over the whole range, and the narrower one bounded by the page window when the hourly view could find one. */
+  full: Statement;
+  windowed: Statement | undefined;
+}
+
+/**
+ * The statements a listing runs: with a page window (the hours that can hold the page, from
+ * the hourly view) first, and over the whole range when the window held too few rows. The
+ * cost model estimates the same statements (the windowed one when there is one).
+ */
+export async function listingStatements(wh: Warehouse, req: ListRequest, visible: readonly string[]): Promise<Listing | undefined> {
+  if (visible.length === 0) return undefined;
   const cursor = req.cursor === undefined ? undefined : decodeCursor(req.cursor, 'paginationToken', req);
   const dir = req.sortOrder === 'asc' ? 'ASC' : 'DESC';
   const order = `ORDER BY block_time ${dir}, signature ${dir}, instruction_index ${dir}`;
@@ -115,34 +137,35 @@ export async function listTransactions(wh: Warehouse, req: ListRequest, visible:
     // Signature filters are point reads on the lookup table, whatever else is asked.
     built.where.push('sig_key IN (SELECT cityHash64(arrayJoin({sigs:Array(String)})))', 'signature IN {sigs:Array(String)}');
     built.params.sigs = req.filters.signatures;
-    const rows = await wh.query<TxRow>(
-      `SELECT ${TX_COLUMNS} FROM ${TABLES.txBySignature} WHERE ${built.where.join(' AND ')} ${order} LIMIT {lim:UInt32}`,
-      { params: { ...built.params, lim: req.limit + 1 } },
-    );
-    return strip(page(rows, req));
+    return {
+      full: { sql: `SELECT ${TX_COLUMNS} FROM ${TABLES.txBySignature} WHERE ${built.where.join(' AND ')} ${order} LIMIT {lim:UInt32}`, params: { ...built.params, lim: req.limit + 1 } },
+      windowed: undefined,
+    };
   }
 
   // Narrow the scan to the most recent (or oldest) hours that can hold a page, using the
   // hourly view's counts; widen to the whole range only if other filters thin it out.
   const window = await pageWindow(wh, req, visible, cursor);
-  const run = async (extra: string | undefined): Promise<TxRow[]> =>
-    wh.query<TxRow>(
-      `SELECT ${TX_COLUMNS} FROM ${TABLES.transactions} WHERE ${[...built.where, ...(extra ? [extra] : [])].join(' AND ')}
+  const statement = (extra: string | undefined): Statement => ({
+    sql: `SELECT ${TX_COLUMNS} FROM ${TABLES.transactions} WHERE ${[...built.where, ...(extra ? [extra] : [])].join(' AND ')}
        ${order} LIMIT {lim:UInt32}`,
-      { params: { ...built.params, lim: req.limit + 1, win: window } },
-    );
-  if (window !== undefined) {
-    const bound = req.sortOrder === 'asc'
-      ? "block_time < toDateTime({win:UInt32}, 'UTC')"
-      : "block_time >= toDateTime({win:UInt32}, 'UTC')";
-    const rows = await run(bound);
-    if (rows.length > req.limit) return strip(page(rows, req));
-  }
-  return strip(page(await run(undefined), req));
+    params: { ...built.params, lim: req.limit + 1, win: window },
+  });
+  const bound = req.sortOrder === 'asc'
+    ? "block_time < toDateTime({win:UInt32}, 'UTC')"
+    : "block_time >= toDateTime({win:UInt32}, 'UTC')";
+  return { full: statement(undefined), windowed: window === undefined ? undefined : statement(bound) };
 }
 
-function strip(p: Page<Transaction> & { rows: TxRow[] }): Page<Transaction> {
-  return { data: p.data, next: p.next };
+async function listRows(wh: Warehouse, req: ListRequest, visible: readonly string[]): Promise<RowPage> {
+  const listing = await listingStatements(wh, req, visible);
+  if (listing === undefined) return { rows: [], more: false };
+  const run = (s: Statement): Promise<TxRow[]> => wh.query<TxRow>(s.sql, { params: s.params });
+  if (listing.windowed !== undefined) {
+    const rows = await run(listing.windowed);
+    if (rows.length > req.limit) return cut(rows, req.limit);
+  }
+  return cut(await run(listing.full), req.limit);
 }
 
 /**

@@ -34,8 +34,9 @@ export interface CostInput {
  * Estimate the cost of `sql` (already checked by the guard) on `wh` with `settings` (the
  * same settings it will run with, so row filters and limits apply to the estimate too).
  */
-export async function estimateCost(wh: Warehouse, sql: string, input: CostInput, settings: Settings): Promise<CostEstimate> {
-  const rows = await wh.query<{ table: string; rows: string }>(`EXPLAIN ESTIMATE ${sql}`, { settings });
+export async function estimateCost(wh: Warehouse, sql: string, input: CostInput, settings: Settings, params?: Record<string, unknown>): Promise<CostEstimate> {
+  // `params`: the bound parameters of a statement the analytics layer built (GraphQL answers).
+  const rows = await wh.query<{ table: string; rows: string }>(`EXPLAIN ESTIMATE ${sql}`, { settings, params });
   const perTable = new Map<string, number>();
   for (const r of rows) perTable.set(r.table, (perTable.get(r.table) ?? 0) + Number(r.rows));
   // A table the guard saw that the estimate leaves out (a scalar subquery's read, which

@@ -1,0 +1,60 @@
+// The cost of an analytics answer before it runs, by the one cost model the SQL sandbox uses
+// (api/sql/query-cost.ts): the engine's own estimate (EXPLAIN ESTIMATE) of the rows each
+// statement the answer runs would read, plus a fixed base cost, compared by the caller with
+// the plan's budget (PLAN_QUERY_BUDGET). GraphQL's queryComplexity reports it and its guard
+// refuses over-budget requests with it, so the two cannot disagree.
+import type { Warehouse } from '../../warehouse/warehouse.ts';
+import { estimateCost } from '../sql/query-cost.ts';
+import type { Statement } from './filter-conditions.ts';
+import { PERCENTILE_METRICS, type GroupKey, type Metric, type TimeBucket } from './group-aggregates.ts';
+import type { TimeRange } from './time-range.ts';
+
+/** Row-equivalents charged per statement whatever it reads (an engine round trip). */
+export const COST_PER_STATEMENT = 1_000;
+/** Row-equivalents charged per percentile metric (merging t-digest states). */
+export const COST_PER_PERCENTILE = 1_000;
+
+/** What a caller can do to lower a cost, as codes; each interface words them. */
+export type Recommendation = 'narrowRange' | 'addProtocol' | 'coarserBucket' | 'dropPercentile';
+
+export interface AnswerCost {
+  /** Rows the engine expects the answer's statements to read. */
+  estimatedRows: number;
+  /** The fixed part: COST_PER_STATEMENT per statement plus COST_PER_PERCENTILE per percentile metric. */
+  baseCost: number;
+  /** estimatedRows + baseCost: what is compared with the plan's budget. */
+  score: number;
+  recommendations: Recommendation[];
+}
+
+/** What the recommendations look at: the shape of the question, not its SQL. */
+export interface CostShape {
+  range: TimeRange;
+  protocolsGiven: boolean;
+  keys?: readonly GroupKey[];
+  bucket?: TimeBucket;
+  metrics?: readonly Metric[];
+}
+
+const WEEK = 7 * 86_400;
+
+export async function costOf(wh: Warehouse, statements: readonly Statement[], shape: CostShape): Promise<AnswerCost> {
+  let estimatedRows = 0;
+  for (const s of statements) {
+    const e = await estimateCost(wh, s.sql, { tables: [], crossJoins: 0 }, {}, s.params);
+    estimatedRows += e.estimatedRows;
+  }
+  const percentiles = (shape.metrics ?? []).filter((m) => PERCENTILE_METRICS.has(m)).length;
+  const baseCost = COST_PER_STATEMENT * Math.max(1, statements.length) + COST_PER_PERCENTILE * percentiles;
+  return { estimatedRows, baseCost, score: estimatedRows + baseCost, recommendations: recommend(shape, percentiles) };
+}
+
+function recommend(shape: CostShape, percentiles: number): Recommendation[] {
+  const out: Recommendation[] = [];
+  const { gte, lte } = shape.range;
+  if (gte === undefined || lte === undefined || lte - gte > WEEK) out.push('narrowRange');
+  if (!shape.protocolsGiven) out.push('addProtocol');
+  if (shape.keys?.includes('hour') || (shape.bucket !== undefined && shape.bucket !== 'month')) out.push('coarserBucket');
+  if (percentiles > 0) out.push('dropPercentile');
+  return out;
+}

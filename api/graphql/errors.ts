@@ -1,0 +1,50 @@
+// GraphQL's words for the core's errors, and the one place a GraphQL error gets its
+// `extensions.code` (from the catalog in core/errors.ts) and a message safe to show.
+import { GraphQLError, type GraphQLFormattedError } from 'graphql';
+import { AppError, Errors, worded, type ErrorKind, type Wording } from '../../core/errors.ts';
+
+/** The analytics layer's logical parameters, as GraphQL arguments name them. */
+export const GRAPHQL_WORDING: Wording = {
+  params: {
+    protocol: 'filters.protocols',
+    protocols: 'filters.protocols',
+    range: 'filters.dateRange',
+    cursor: 'pagination.after',
+    order: 'sort',
+  },
+  hints: { protocols: 'query { protocols } lists the available ones', coarserBucket: 'a coarser bucketBy (DAY, WEEK, MONTH)' },
+};
+
+/** A GraphQL error carrying a catalog kind (its code) and a message safe to show. */
+export function graphqlError(kind: ErrorKind, message: string, options: { path?: readonly (string | number)[] } = {}): GraphQLError {
+  return new GraphQLError(message, { path: options.path, extensions: { code: kind.graphql } });
+}
+
+/** An error thrown while answering a field, as a GraphQL error at that field. */
+export function fieldError(err: unknown, path: readonly (string | number)[]): GraphQLError {
+  if (err instanceof GraphQLError) return err;
+  return new GraphQLError(err instanceof Error ? err.message : String(err), { path, originalError: err instanceof Error ? err : undefined });
+}
+
+/**
+ * The wire form of one error: catalog errors worded for GraphQL with their code; errors of
+ * the GraphQL language itself (syntax, validation, variable coercion) keep their message
+ * and are BAD_USER_INPUT unless a rule set a code; anything else is an internal error whose
+ * cause is logged, never shown.
+ */
+export function formatError(e: GraphQLError, log: (err: unknown) => void): GraphQLFormattedError {
+  const orig = e.originalError;
+  const place = { ...(e.locations ? { locations: e.locations } : {}), ...(e.path ? { path: e.path } : {}) };
+  if (orig instanceof AppError) {
+    const w = worded(orig, GRAPHQL_WORDING) as AppError;
+    if (w.kind.http >= 500) log(orig);
+    const message = w.kind.http >= 500 ? 'Internal error' : w.message;
+    return { message, ...place, extensions: { code: w.kind.graphql } };
+  }
+  if (orig !== undefined && !(orig instanceof GraphQLError)) {
+    log(orig);
+    return { message: 'Internal error', ...place, extensions: { code: Errors.internal.graphql } };
+  }
+  const code = typeof e.extensions?.code === 'string' ? e.extensions.code : Errors.invalidParams.graphql;
+  return { message: e.message, ...place, extensions: { code } };
+}

@@ -1,0 +1,17 @@
+// The `extensions` object of every GraphQL answer, built in one place so every answer
+// carries the same entries: the cost and, on answers that reached the data, its freshness.
+import type { FreshnessExtension } from '../freshness.ts';
+
+export interface AnswerFacts {
+  /** The request's cost score (0 when it was refused before it was costed) and the plan's budget (0 without a key). */
+  cost: { requested: number; budget: number };
+  /** How fresh the data is (newest block_time and ingest time of the visible protocols). */
+  freshness?: FreshnessExtension;
+}
+
+export function buildExtensions(facts: AnswerFacts): Record<string, unknown> {
+  return {
+    cost: { requested: facts.cost.requested, budget: facts.cost.budget },
+    ...(facts.freshness === undefined ? {} : { freshness: facts.freshness }),
+  };
+}

@@ -1,0 +1,324 @@
+// Each top-level field of a request, turned into the analytics question it asks (for the
+// cost guard, before anything runs) and how to answer it (for its resolver). Arguments are
+// checked here with GraphQL's names for them; the answers come from the shared analytics
+// layer and are only reshaped for the schema's types.
+import { AppError, Errors, invalidParams } from '../../core/errors.ts';
+import {
+  GRAPHQL_DEFAULT_FIRST,
+  GRAPHQL_MAX_FIRST,
+  GRAPHQL_MAX_PATTERN_CHARS,
+  MAX_BLOCK_TIME,
+} from '../../core/limits.ts';
+import type { AskedGroupFilters, Analytics, CostQuestion } from '../analytics/analytics.ts';
+import type { AnswerCost, Recommendation } from '../analytics/analytics-cost.ts';
+import { FAILURE_METRICS, type Group, type GroupKey, type Metric, type TimeBucket } from '../analytics/group-aggregates.ts';
+import type { ListRequest, TimeRange, Transaction, TransactionFilters } from '../analytics/types.ts';
+import { dayStart } from '../rest/params.ts';
+
+/** A top-level field ready to run: what it costs is asked of `question`, `run` answers it. */
+export interface FieldPlan {
+  question: CostQuestion;
+  run(): Promise<unknown>;
+}
+
+/** GraphQL enum values to the analytics layer's names. */
+const METRIC: Record<string, Metric> = {
+  COUNT: 'count', AVG_FEE: 'avgFee', MIN_FEE: 'minFee', MAX_FEE: 'maxFee', P50_FEE: 'p50Fee', P95_FEE: 'p95Fee',
+  P99_FEE: 'p99Fee', SUM_FEE: 'sumFee', P95_COMPUTE_UNITS: 'p95ComputeUnits',
+};
+const METRIC_NAME = Object.fromEntries(Object.entries(METRIC).map(([k, v]) => [v, k])) as Record<Metric, string>;
+const GROUP_KEY: Record<string, GroupKey> = { PROTOCOL: 'protocol', HOUR: 'hour', INSTRUCTION_TYPE: 'instructionType' };
+const BUCKET: Record<string, TimeBucket> = { HOUR: 'hour', DAY: 'day', WEEK: 'week', MONTH: 'month' };
+
+/** Most entries of a filter list, and the longest string in one. */
+export const MAX_LIST_ITEMS = 100;
+export const MAX_STRING_CHARS = 128;
+
+const RECOMMENDATION: Record<Recommendation, string> = {
+  narrowRange: 'narrow filters.dateRange (fewer days)',
+  addProtocol: 'add a protocol (filters.protocols)',
+  coarserBucket: 'use a coarser bucket (bucketBy DAY, WEEK or MONTH, or groupBy without HOUR)',
+  dropPercentile: 'drop a percentile metric (P50_FEE, P95_FEE, P99_FEE, P95_COMPUTE_UNITS)',
+};
+
+export const wordRecommendations = (cost: AnswerCost): string[] => cost.recommendations.map((r) => RECOMMENDATION[r]);
+
+interface DateRangeArg { start?: string | null; end?: string | null }
+interface FiltersArg {
+  protocols?: string[] | null;
+  dateRange?: DateRangeArg | null;
+  errorPattern?: string | null;
+  instructionTypes?: string[] | null;
+  programIds?: string[] | null;
+  signatures?: string[] | null;
+  status?: 'SUCCEEDED' | 'FAILED' | 'ALL' | null;
+}
+interface PaginationArg { first?: number | null; after?: string | null }
+interface SortArg { field?: string | null; direction?: 'ASC' | 'DESC' | null }
+
+type Args = Record<string, unknown>;
+
+const present = <T>(v: T | null | undefined): v is T => v !== null && v !== undefined;
+
+function list(value: string[] | null | undefined, name: string): string[] | undefined {
+  if (!present(value)) return undefined;
+  if (value.length > MAX_LIST_ITEMS) throw invalidParams(`${name} may hold at most ${MAX_LIST_ITEMS} entries (got ${value.length})`, name);
+  for (const [i, v] of value.entries()) {
+    if (v.length === 0 || v.length > MAX_STRING_CHARS) throw invalidParams(`${name}[${i}] must be 1 to ${MAX_STRING_CHARS} characters long`, name);
+  }
+  return value;
+}
+
+/** filters.dateRange as a block-time range: [start 00:00:00, end 23:59:59] UTC. */
+function rangeOf(f: FiltersArg | null | undefined, required = false): TimeRange {
+  const d = f?.dateRange;
+  if (required && (!present(d) || !present(d.start) || !present(d.end))) {
+    throw invalidParams('filters.dateRange with both start and end (YYYY-MM-DD) is required', 'dateRange');
+  }
+  if (!present(d)) return {};
+  const gte = present(d.start) ? dayStart(d.start, 'filters.dateRange.start') : undefined;
+  const lte = present(d.end) ? Math.min(dayStart(d.end, 'filters.dateRange.end') + 86_399, MAX_BLOCK_TIME) : undefined;
+  if (gte !== undefined && lte !== undefined && gte > lte) {
+    throw invalidParams(`filters.dateRange.start (${d.start}) is after filters.dateRange.end (${d.end})`, 'dateRange');
+  }
+  return { ...(gte === undefined ? {} : { gte }), ...(lte === undefined ? {} : { lte }) };
+}
+
+/** Refuse filters the answer cannot honour (rather than ignore them). */
+function refuse(f: FiltersArg | null | undefined, names: (keyof FiltersArg)[], why: string): void {
+  for (const n of names) if (present(f?.[n])) throw invalidParams(`filters.${n} ${why}`, n);
+}
+
+function pageOf(p: PaginationArg | null | undefined): { limit: number; cursor?: string } {
+  const first = p?.first ?? GRAPHQL_DEFAULT_FIRST;
+  if (first < 1 || first > GRAPHQL_MAX_FIRST) {
+    throw invalidParams(`pagination.first must be between 1 and ${GRAPHQL_MAX_FIRST} (got ${first}); page on with pagination.after`, 'first');
+  }
+  const after = p?.after;
+  if (present(after) && (after.length === 0 || after.length > 1024)) {
+    throw new AppError(Errors.invalidParams, 'pagination.after is not a cursor this service issued; pass back an edge cursor or pageInfo.endCursor unchanged', { field: 'after' });
+  }
+  return { limit: first, ...(present(after) ? { cursor: after } : {}) };
+}
+
+const unique = <T>(xs: readonly T[]): T[] => [...new Set(xs)];
+
+function metricsOf(v: unknown, name = 'metrics'): Metric[] {
+  const names = (v as string[] | null | undefined) ?? [];
+  if (names.length > Object.keys(METRIC).length * 2) throw invalidParams(`${name} may hold at most ${Object.keys(METRIC).length * 2} entries`, name);
+  return unique(names.map((n) => METRIC[n]!));
+}
+
+const keysOf = (v: unknown): GroupKey[] => unique(((v as string[] | null | undefined) ?? []).map((n) => GROUP_KEY[n]!));
+
+function groupFilters(f: FiltersArg | null | undefined, range: TimeRange): AskedGroupFilters {
+  const protocols = list(f?.protocols, 'filters.protocols');
+  const instructionTypes = list(f?.instructionTypes, 'filters.instructionTypes');
+  return { range, ...(protocols ? { protocols } : {}), ...(instructionTypes ? { instructionTypes } : {}) };
+}
+
+// ---- the node shapes of the schema --------------------------------------------------------
+
+const groupNode = (g: Group): Record<string, unknown> => ({
+  protocol: g.protocol ?? null,
+  protocolName: g.protocol ?? null,
+  hour: g.time ?? null,
+  instructionType: g.instructionType ?? null,
+  ...g.values,
+});
+
+const transactionOut = (t: Transaction): Record<string, unknown> => {
+  const d = new Date(t.blockTime * 1000);
+  return { ...t, date: d.toISOString().slice(0, 10), hour: d.getUTCHours() };
+};
+
+const connection = <N>(edges: { node: N; cursor: string }[], more: boolean) => ({
+  edges,
+  pageInfo: { hasNextPage: more, endCursor: edges.at(-1)?.cursor ?? null },
+});
+
+// ---- the fields ---------------------------------------------------------------------------
+
+/** The question and answer of transactions(filters, pagination, groupBy, metrics, sort). */
+async function transactionsPlan(a: Analytics, args: Args): Promise<FieldPlan> {
+  const f = args.filters as FiltersArg | null | undefined;
+  refuse(f, ['errorPattern'], 'applies to failedTransactions only');
+  const range = rangeOf(f);
+  const page = pageOf(args.pagination as PaginationArg | null | undefined);
+  const keys = keysOf(args.groupBy);
+  const asked = metricsOf(args.metrics);
+  const sort = args.sort as SortArg | null | undefined;
+  const direction = sort?.direction === 'ASC' ? 'asc' : 'desc';
+
+  if (keys.length === 0 && asked.length === 0) {
+    // Records, in time order.
+    if (present(sort?.field)) throw invalidParams('sort.field sorts groups; without groupBy or metrics records are in time order (sort.direction)', 'sort');
+    const protocols = list(f?.protocols, 'filters.protocols');
+    if (protocols) await a.requireProtocols(protocols);
+    const filters: TransactionFilters = {};
+    if (protocols) filters.protocols = protocols;
+    if (range.gte !== undefined || range.lte !== undefined) filters.blockTime = range;
+    const itypes = list(f?.instructionTypes, 'filters.instructionTypes');
+    if (itypes) filters.instructionTypes = itypes;
+    const programIds = list(f?.programIds, 'filters.programIds');
+    if (programIds) filters.programIds = programIds;
+    const signatures = list(f?.signatures, 'filters.signatures');
+    if (signatures) filters.signatures = signatures;
+    if (present(f?.status) && f.status !== 'ALL') filters.status = f.status === 'SUCCEEDED' ? 'succeeded' : 'failed';
+    const request: ListRequest = { filters, sortOrder: direction, limit: page.limit, ...(page.cursor ? { cursor: page.cursor } : {}) };
+    return {
+      question: { kind: 'listing', request },
+      async run() {
+        const { edges, more } = await a.transactionEdges(request);
+        return connection(edges.map((e) => ({ node: e.node, cursor: e.cursor })), more);
+      },
+    };
+  }
+
+  // Groups (no keys but metrics: one group of everything).
+  refuse(f, ['programIds', 'signatures', 'status'], 'cannot be combined with groupBy or metrics: aggregates come from hourly views that do not keep it; list the records instead');
+  const metrics = asked.length > 0 ? asked : (['count'] as Metric[]);
+  const request = {
+    filters: groupFilters(f, range),
+    keys,
+    metrics,
+    sort: { metric: present(sort?.field) ? METRIC[sort.field]! : metrics.includes('count') ? 'count' as const : metrics[0]!, direction } as const,
+    limit: page.limit,
+    ...(page.cursor ? { cursor: page.cursor } : {}),
+  };
+  return {
+    question: { kind: 'groups', request },
+    async run() {
+      const { groups, more } = await a.transactionGroups(request);
+      return connection(groups.map((g) => ({ node: groupNode(g.group), cursor: g.cursor })), more);
+    },
+  };
+}
+
+function signaturePlan(a: Analytics, args: Args): FieldPlan {
+  const signature = args.signature as string;
+  if (signature.length === 0 || signature.length > MAX_STRING_CHARS) throw invalidParams(`signature must be 1 to ${MAX_STRING_CHARS} characters long`, 'signature');
+  return {
+    question: { kind: 'fixed' },
+    async run() {
+      const tx = await a.transaction(signature);
+      return tx === null ? null : transactionOut(tx);
+    },
+  };
+}
+
+function protocolStatsPlan(a: Analytics, args: Args): FieldPlan {
+  const f = args.filters as FiltersArg | null | undefined;
+  refuse(f, ['errorPattern', 'instructionTypes', 'programIds', 'signatures', 'status'], 'is not a filter of protocolStats (protocols and dateRange are)');
+  const range = rangeOf(f);
+  const protocols = list(f?.protocols, 'filters.protocols');
+  return {
+    question: { kind: 'stats', ...(protocols ? { protocols } : {}), range },
+    run: () => a.protocolStatsList(protocols, range),
+  };
+}
+
+function timeSeriesPlan(a: Analytics, args: Args): FieldPlan {
+  const f = args.filters as FiltersArg;
+  refuse(f, ['errorPattern', 'programIds', 'signatures', 'status'], 'is not a filter of timeSeries (protocols, dateRange and instructionTypes are)');
+  const range = rangeOf(f, true) as Required<TimeRange>;
+  const keys = keysOf(args.groupBy);
+  if (keys.includes('hour')) throw invalidParams('groupBy HOUR is not allowed in timeSeries: bucketBy sets the time buckets', 'groupBy');
+  const metrics = metricsOf(args.metrics);
+  if (metrics.length === 0) throw invalidParams('metrics must name at least one metric', 'metrics');
+  const bucket = BUCKET[args.bucketBy as string] ?? 'hour';
+  const request = { filters: { ...groupFilters(f, range), range }, keys, metrics, bucket };
+  return {
+    question: { kind: 'series', request },
+    async run() {
+      const series = await a.timeSeries(request);
+      const out: { timestamp: number; value: number; label: string }[] = [];
+      for (const s of series) {
+        const name = keys.length === 0 ? 'all' : keys.map((k) => (k === 'protocol' ? s.keys.protocol : s.keys.instructionType)).join('/');
+        for (const m of metrics) {
+          const label = `${name}:${METRIC_NAME[m]}`;
+          for (const p of s.points) out.push({ timestamp: p.time, value: p.values[m] ?? 0, label });
+        }
+      }
+      return out;
+    },
+  };
+}
+
+function failedTransactionsPlan(a: Analytics, args: Args): FieldPlan {
+  const f = args.filters as FiltersArg | null | undefined;
+  refuse(f, ['programIds', 'signatures', 'status'], 'is not a filter of failedTransactions (protocols, dateRange, instructionTypes and errorPattern are)');
+  const range = rangeOf(f);
+  const keys = present(args.groupBy) ? keysOf(args.groupBy) : (['protocol', 'instructionType'] as GroupKey[]);
+  const metrics = metricsOf(args.metrics);
+  const other = metrics.filter((m) => !FAILURE_METRICS.has(m));
+  if (other.length > 0) throw invalidParams(`metrics: failedTransactions offers COUNT, SUM_FEE and AVG_FEE (not ${other.map((m) => METRIC_NAME[m]).join(', ')})`, 'metrics');
+  const pattern = f?.errorPattern ?? undefined;
+  if (pattern !== undefined && (pattern.length === 0 || pattern.length > GRAPHQL_MAX_PATTERN_CHARS)) {
+    throw invalidParams(`filters.errorPattern must be 1 to ${GRAPHQL_MAX_PATTERN_CHARS} characters long`, 'errorPattern');
+  }
+  const page = pageOf(args.pagination as PaginationArg | null | undefined);
+  const request = {
+    filters: { ...groupFilters(f, range), ...(pattern !== undefined ? { errorPattern: pattern } : {}) },
+    keys,
+    metrics: metrics.length > 0 ? metrics : (['count'] as Metric[]),
+    limit: page.limit,
+    ...(page.cursor ? { cursor: page.cursor } : {}),
+  };
+  return {
+    question: { kind: 'failures', request },
+    async run() {
+      const { groups, more } = await a.failureGroups(request);
+      return connection(groups.map((g) => ({
+        node: {
+          protocolName: g.group.protocol ?? null,
+          instructionType: g.group.instructionType ?? null,
+          hour: g.group.time ?? null,
+          errorMessage: g.group.errorMessage ?? '',
+          count: g.group.values.count ?? 0,
+          sumFee: g.group.values.sumFee ?? null,
+          avgFee: g.group.values.avgFee ?? null,
+        },
+        cursor: g.cursor,
+      })), more);
+    },
+  };
+}
+
+async function queryComplexityPlan(a: Analytics, args: Args, budget: number): Promise<FieldPlan> {
+  // The question transactions(filters, groupBy, metrics) would ask, with default paging.
+  const inner = await transactionsPlan(a, { filters: args.filters, groupBy: args.groupBy, metrics: args.metrics });
+  return {
+    question: { kind: 'fixed' },
+    async run() {
+      const cost = await a.cost(inner.question);
+      return { ...cost, withinBudget: cost.score <= budget, recommendations: wordRecommendations(cost) };
+    },
+  };
+}
+
+function protocolsPlan(a: Analytics): FieldPlan {
+  return { question: { kind: 'fixed' }, run: () => a.protocols() };
+}
+
+/** The plan of one top-level field of Query; undefined for fields this module does not own. */
+export async function planField(a: Analytics, field: string, args: Args, budget: number): Promise<FieldPlan | undefined> {
+  switch (field) {
+    case 'transactions':
+      return transactionsPlan(a, args);
+    case 'signature':
+      return signaturePlan(a, args);
+    case 'protocolStats':
+      return protocolStatsPlan(a, args);
+    case 'timeSeries':
+      return timeSeriesPlan(a, args);
+    case 'failedTransactions':
+      return failedTransactionsPlan(a, args);
+    case 'queryComplexity':
+      return queryComplexityPlan(a, args, budget);
+    case 'protocols':
+      return protocolsPlan(a);
+    default:
+      return undefined;
+  }
+}

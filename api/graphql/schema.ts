@@ -1,0 +1,39 @@
+// The executable schema: the SDL of every *.graphql file in schema/ (sorted by name and
+// concatenated, so other modules add types and root fields by adding a file), with the
+// resolvers of Query's fields. A Query resolver only runs the plan the request's guard
+// already checked and costed (field-plans.ts); other types resolve by property.
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { buildSchema, type GraphQLFieldResolver, type GraphQLSchema } from 'graphql';
+import type { FieldPlan } from './field-plans.ts';
+
+const SCHEMA_DIR = path.join(import.meta.dirname, 'schema');
+
+/** The SDL as served: every schema file, sorted by name. */
+export function schemaSource(dir = SCHEMA_DIR): string {
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.graphql'))
+    .sort()
+    .map((f) => readFileSync(path.join(dir, f), 'utf8'))
+    .join('\n');
+}
+
+/** What a request's resolvers see: the plans of its top-level fields by response key. */
+export interface RequestContext {
+  plans: ReadonlyMap<string, FieldPlan>;
+}
+
+const runPlan: GraphQLFieldResolver<unknown, RequestContext> = (_source, _args, ctx, info) => {
+  const plan = ctx.plans.get(String(info.path.key));
+  // Every Query field is planned before execution; a missing plan is a bug, not bad input.
+  if (plan === undefined) throw new Error(`no plan for Query.${info.fieldName}`);
+  return plan.run();
+};
+
+export function buildExecutableSchema(dir = SCHEMA_DIR): GraphQLSchema {
+  const schema = buildSchema(schemaSource(dir));
+  const query = schema.getQueryType();
+  if (query === null || query === undefined) throw new Error('the GraphQL schema has no Query type');
+  for (const field of Object.values(query.getFields())) field.resolve = runPlan;
+  return schema;
+}

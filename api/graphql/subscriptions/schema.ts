@@ -1,0 +1,149 @@
+// The subscription part of the GraphQL schema and its resolvers. The SDL lives in
+// api/graphql/schema/subscription.graphql, so the combined schema (every *.graphql file of
+// that folder) holds it; resolvers come as a root value, so they work on any schema built
+// from that SDL without touching how the query resolvers are attached.
+// liveStubSchema() is the subscription SDL plus a placeholder Query, for as long as the
+// query schema is not on this branch: the stream route takes whichever schema it is given.
+import { readFileSync } from 'node:fs';
+import { buildSchema, GraphQLError, type GraphQLSchema } from 'graphql';
+import { AppError, Errors, wordMessage, type Wording } from '../../../core/errors.ts';
+import { STREAM_MAX_PROTOCOLS } from '../../../core/limits.ts';
+import type { BucketFigures, BucketSize } from '../../analytics/activity-buckets.ts';
+import type { Feed, LiveActivity } from './live-activity.ts';
+
+export const SUBSCRIPTION_SDL = readFileSync(new URL('../schema/subscription.graphql', import.meta.url), 'utf8');
+
+/** The subscription SDL with a stand-in Query type (a schema must have one). */
+export function liveStubSchema(): GraphQLSchema {
+  return buildSchema(`type Query {\n  "Placeholder until the query schema joins: always true."\n  _live: Boolean\n}\n\n${SUBSCRIPTION_SDL}`);
+}
+
+/** The subscription's wording of the core's parameter keys (its arguments sit at the top level,
+ *  not under filters as in queries: api/graphql/errors.ts) and hints. */
+export const GRAPHQL_WORDING: Wording = {
+  params: { protocol: 'protocols', protocols: 'protocols', range: 'dateRange', cursor: 'after', order: 'sort' },
+  hints: { protocols: 'query { protocols } lists the available ones', coarserBucket: 'bucket: DAY' },
+};
+
+/** A client error as GraphQL reports it: message and extensions.code from the catalog. */
+export function userError(message: string, kind = Errors.invalidParams): GraphQLError {
+  return new GraphQLError(message, { extensions: { code: kind.graphql } });
+}
+
+/** What the stream route hands every resolver. */
+export interface StreamContext {
+  /** Events one stream may queue (STREAM_MAX_QUEUED_EVENTS, or a test's figure). */
+  maxQueued: number;
+  /** The feed overflowed: the route closes the stream with an error event. */
+  onOverflow(queued: number): void;
+}
+
+/** The analytics the resolvers validate against: the names a caller may see. */
+export interface VisibleProtocols {
+  protocols(): Promise<string[]>;
+}
+
+export interface ActivityEvent {
+  protocolName: string;
+  bucket: 'HOUR' | 'DAY';
+  timestamp: number;
+  bucketStart: string;
+  date: string;
+  hour: number | null;
+  count: number;
+  successCount: number;
+  failedCount: number;
+  totalFees: number;
+  totalComputeUnits: number;
+}
+
+export function toActivityEvent(f: BucketFigures): ActivityEvent {
+  const iso = new Date(f.start * 1000).toISOString().replace('.000Z', 'Z');
+  return {
+    protocolName: f.protocolName,
+    bucket: f.size === 'day' ? 'DAY' : 'HOUR',
+    timestamp: f.start,
+    bucketStart: iso,
+    date: iso.slice(0, 10),
+    hour: f.size === 'hour' ? new Date(f.start * 1000).getUTCHours() : null,
+    count: f.count,
+    successCount: f.successCount,
+    failedCount: f.failedCount,
+    totalFees: f.totalFees,
+    totalComputeUnits: f.totalComputeUnits,
+  };
+}
+
+/**
+ * Each figure as the payload GraphQL executes the selection on: { protocolActivity: event }.
+ * An iterator object rather than an async generator: a generator's return() waits behind
+ * its pending next(), so a quiet stream closed by its client would keep its feed for good.
+ */
+function asPayloads(feed: Feed): AsyncIterableIterator<{ protocolActivity: ActivityEvent }> {
+  const it: AsyncIterableIterator<{ protocolActivity: ActivityEvent }> = {
+    async next() {
+      const r = await feed.next();
+      return r.done ? { value: undefined, done: true } : { value: { protocolActivity: toActivityEvent(r.value) }, done: false };
+    },
+    async return() {
+      await feed.return();
+      return { value: undefined, done: true };
+    },
+    [Symbol.asyncIterator]: () => it,
+  };
+  return it;
+}
+
+interface ProtocolActivityArgs {
+  protocols?: readonly string[] | null;
+  bucket?: 'HOUR' | 'DAY' | null;
+}
+
+/** The root value serving `subscription { protocolActivity(...) }`. */
+export function subscriptionRoot(live: LiveActivity, analytics: VisibleProtocols) {
+  return {
+    async protocolActivity(args: ProtocolActivityArgs, ctx: StreamContext) {
+      const size: BucketSize = args.bucket === 'DAY' ? 'day' : 'hour';
+      let protocols: string[] | undefined;
+      if (args.protocols !== undefined && args.protocols !== null) {
+        if (args.protocols.length === 0) throw userError('protocols: the list is empty; name at least one protocol, or leave the argument out for every protocol');
+        if (args.protocols.length > STREAM_MAX_PROTOCOLS) throw userError(`protocols: at most ${STREAM_MAX_PROTOCOLS} names, got ${args.protocols.length}`);
+        const active = new Set(await analytics.protocols());
+        args.protocols.forEach((name, i) => {
+          if (!active.has(name)) {
+            const shown = JSON.stringify(name.length > 100 ? `${name.slice(0, 100)}…` : name);
+            throw userError(wordMessage(`protocols[${i}]: unknown protocol ${shown} (\u27e8hint:protocols\u27e9)`, GRAPHQL_WORDING));
+          }
+        });
+        protocols = [...new Set(args.protocols)];
+      }
+      const feed = live.subscribe({ protocols, size, maxQueued: ctx.maxQueued, onOverflow: (n) => ctx.onOverflow(n) });
+      return asPayloads(feed);
+    },
+  };
+}
+
+/** extensions.code for any GraphQL error: its own, the catalog's for an AppError, BAD_USER_INPUT
+ *  for errors of the document or variables (no original error), else an internal error whose
+ *  cause is not shown. */
+export function formatError(err: GraphQLError): { message: string; locations?: readonly unknown[]; path?: readonly unknown[]; extensions: Record<string, unknown> } {
+  const own = err.extensions?.code;
+  const original = err.originalError;
+  let code: string;
+  let message = err.message;
+  if (typeof own === 'string') code = own;
+  else if (original instanceof AppError) {
+    code = original.kind.graphql;
+    message = wordMessage(original.message, GRAPHQL_WORDING);
+  } else if (original === undefined || original instanceof GraphQLError) code = Errors.invalidParams.graphql;
+  else {
+    code = Errors.internal.graphql;
+    message = 'Internal error';
+  }
+  return {
+    message,
+    ...(err.locations ? { locations: err.locations } : {}),
+    ...(err.path ? { path: err.path } : {}),
+    extensions: { ...(typeof own === 'string' ? err.extensions : {}), code },
+  };
+}

@@ -1,0 +1,407 @@
+// Live GraphQL subscriptions over SSE (/graphql/stream, graphql-sse distinct connections),
+// on the real engine and a real HTTP server, read by graphql-sse's own client and by raw
+// sockets: buckets of records ingested after a stream opened arrive with the base table's
+// figures; one read per write serves every stream; a revoked key's streams close within
+// 1 s (through the key-change bus, and without it as another process's revocation);
+// the per-key cap answers 429; a slow consumer is closed by an error event; 401 without a
+// key; heartbeats. The hostile corpus is test/fixtures/hostile-graphql-stream.json.
+import { readFileSync } from 'node:fs';
+import net from 'node:net';
+import { createClient, type Client, type ExecutionResult } from 'graphql-sse';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../api/app.ts';
+import type { Services } from '../api/services.ts';
+import type { FastifyInstance } from 'fastify';
+import { PLAN_STREAMS } from '../core/plans.ts';
+import { IngestPipeline } from '../ingest/pipeline.ts';
+import { DataVersion } from '../warehouse/data-version.ts';
+import { createLogger } from '../core/logger.ts';
+import { adminHeaders, createKey } from './support/api-key.ts';
+import { demoRecords, FIXTURE_END, ingest } from './support/fixtures.ts';
+import { liveRecord, parseSse, type SseEvent } from './support/live-records.ts';
+import { startServices } from './support/services.ts';
+
+const HEARTBEAT_MS = 200;
+const MAX_QUEUED = 20;
+const JOURNAL_POLL_MS = 300;
+
+let services: Services & { cleanup(): Promise<void> };
+let app: FastifyInstance;
+let base: string;
+let port: number;
+let key: string;
+let active: { protocolName: string; programId: string }[];
+const clients: Client[] = [];
+
+beforeAll(async () => {
+  services = await startServices({ FRESHNESS_REFRESH_MS: String(JOURNAL_POLL_MS) });
+  app = await buildApp(services, { streamLimits: { heartbeatMs: HEARTBEAT_MS, maxQueued: MAX_QUEUED, closeGraceMs: 5000 } });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  port = (app.server.address() as net.AddressInfo).port;
+  base = `http://127.0.0.1:${port}`;
+  ({ key } = await createKey(app, 'enterprise', 'live'));
+  const report = await ingest(services, await demoRecords(services, 300));
+  expect(report.rejected).toEqual([]);
+  active = (await services.registry.list()).filter((p) => p.active);
+});
+afterAll(async () => {
+  for (const c of clients) c.dispose();
+  await app?.close();
+  await services?.cleanup();
+});
+
+function client(apiKey = key): Client {
+  const c = createClient({ url: `${base}/graphql/stream`, headers: { 'x-api-key': apiKey }, retryAttempts: 0 });
+  clients.push(c);
+  return c;
+}
+
+interface Collected {
+  results: ExecutionResult<Record<string, unknown>, Record<string, unknown>>[];
+  done: Promise<{ error?: unknown; at: number }>;
+  stop(): void;
+}
+
+function collect(c: Client, query: string, variables?: Record<string, unknown>): Collected {
+  const results: Collected['results'] = [];
+  let stop!: () => void;
+  const done = new Promise<{ error?: unknown; at: number }>((resolve) => {
+    stop = c.subscribe({ query, variables }, {
+      next: (r) => void results.push(r as Collected['results'][number]),
+      error: (error) => resolve({ error, at: Date.now() }),
+      complete: () => resolve({ at: Date.now() }),
+    });
+  });
+  return { results, done, stop };
+}
+
+async function until(cond: () => boolean | Promise<boolean>, ms = 5000, what = 'condition'): Promise<void> {
+  const t0 = Date.now();
+  while (!(await cond())) {
+    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** The base table's figures of (protocol, bucket start) buckets. */
+async function baseTable(size: 'hour' | 'day', keys: string[]): Promise<Map<string, Record<string, number>>> {
+  const b = size === 'day' ? 'toUInt32(toStartOfDay(block_time))' : 'toUInt32(toStartOfHour(block_time))';
+  const rows = await services.wh.query<{ k: string; n: string; ok: string; fees: string; cu: string }>(
+    `SELECT concat(protocol_name, '#', toString(${b})) AS k, count() AS n, countIf(success) AS ok, sum(fee) AS fees, sum(compute_units) AS cu
+     FROM transactions WHERE k IN {keys:Array(String)} GROUP BY k`,
+    { params: { keys } },
+  );
+  return new Map(rows.map((r) => [r.k, { count: Number(r.n), successCount: Number(r.ok), failedCount: Number(r.n) - Number(r.ok), totalFees: Number(r.fees), totalComputeUnits: Number(r.cu) }]));
+}
+
+const EVENT_FIELDS = 'protocolName bucket timestamp bucketStart date hour count successCount failedCount totalFees totalComputeUnits';
+
+interface Event {
+  protocolName: string;
+  bucket: string;
+  timestamp: number;
+  count: number;
+  successCount: number;
+  failedCount: number;
+  totalFees: number;
+  totalComputeUnits: number;
+  hour: number | null;
+  date: string;
+  bucketStart: string;
+}
+
+/** The latest event per bucket key. */
+function latest(results: Collected['results']): Map<string, Event> {
+  const out = new Map<string, Event>();
+  for (const r of results) {
+    const e = r.data?.protocolActivity as Event | undefined;
+    if (e) out.set(`${e.protocolName}#${e.timestamp}`, e);
+  }
+  return out;
+}
+
+describe('protocolActivity over /graphql/stream', () => {
+  it('pushes the buckets of records ingested after it opened, with the base table figures, one read per write for every stream', async () => {
+    const [p1, p2, p3] = active;
+    const hourly = collect(client(), `subscription { protocolActivity(protocols: ["${p1!.protocolName}", "${p2!.protocolName}"]) { ${EVENT_FIELDS} } }`);
+    const daily = collect(client(), `subscription($b: ActivityBucketSize) { protocolActivity(bucket: $b) { ${EVENT_FIELDS} } }`, { b: 'DAY' });
+    const third = collect(client(), `subscription { protocolActivity(protocols: ["${p3!.protocolName}"]) { count } }`);
+    await until(() => services.live.subscribers === 3, 5000, 'three subscribers');
+    const readsBefore = services.live.reads;
+
+    // Two hours of p1, one of p2, one of p3, and one hour of an inactive protocol (never sent).
+    const h0 = FIXTURE_END + 10 * 3600;
+    const hidden = (await services.registry.list()).find((p) => !p.active)!;
+    const records = [
+      ...Array.from({ length: 6 }, (_, i) => liveRecord(p1!, h0 + 60 * i, i)),
+      ...Array.from({ length: 4 }, (_, i) => liveRecord(p1!, h0 + 3600 + 60 * i, i + 6)),
+      ...Array.from({ length: 3 }, (_, i) => liveRecord(p2!, h0 + 120 * i, i + 10)),
+      ...Array.from({ length: 2 }, (_, i) => liveRecord(p3!, h0 + 7200 + i, i + 13)),
+      liveRecord(hidden, h0, 99),
+    ];
+    const report = await ingest(services, records);
+    expect(report.accepted).toBe(records.length);
+    await services.live.idle();
+    // One write: one read of hour buckets and one of day buckets, whatever the number of streams.
+    expect(services.live.reads - readsBefore).toBe(2);
+
+    const hourKeys = [`${p1!.protocolName}#${h0}`, `${p1!.protocolName}#${h0 + 3600}`, `${p2!.protocolName}#${h0}`];
+    await until(() => latest(hourly.results).size === 3, 5000, 'hourly events');
+    const truthH = await baseTable('hour', hourKeys);
+    const gotH = latest(hourly.results);
+    expect([...gotH.keys()].sort()).toEqual([...hourKeys].sort());
+    for (const k of hourKeys) {
+      const e = gotH.get(k)!;
+      expect({ count: e.count, successCount: e.successCount, failedCount: e.failedCount, totalFees: e.totalFees, totalComputeUnits: e.totalComputeUnits }, k).toEqual(truthH.get(k));
+      expect(e.bucket).toBe('HOUR');
+      expect(e.bucketStart).toBe(new Date(e.timestamp * 1000).toISOString().replace('.000Z', 'Z'));
+      expect(e.hour).toBe(new Date(e.timestamp * 1000).getUTCHours());
+    }
+
+    const day = h0 - (h0 % 86_400);
+    const dayKeys = [p1!, p2!, p3!].map((p) => `${p.protocolName}#${day}`);
+    await until(() => latest(daily.results).size === 3, 5000, 'daily events');
+    const truthD = await baseTable('day', dayKeys);
+    const gotD = latest(daily.results);
+    expect([...gotD.keys()].sort()).toEqual([...dayKeys].sort());
+    for (const k of dayKeys) {
+      const e = gotD.get(k)!;
+      expect({ count: e.count, successCount: e.successCount, failedCount: e.failedCount, totalFees: e.totalFees, totalComputeUnits: e.totalComputeUnits }, k).toEqual(truthD.get(k));
+      expect(e.bucket).toBe('DAY');
+      expect(e.hour).toBeNull();
+    }
+    await until(() => third.results.length === 1, 5000, 'third stream');
+    expect(third.results[0]!.data).toEqual({ protocolActivity: { count: 2 } });
+
+    // Every event says how fresh the data is: this write's newest visible block_time.
+    const newest = Math.max(...records.filter((r) => r.protocol_name !== hidden.protocolName).map((r) => r.block_time));
+    for (const r of [...hourly.results, ...daily.results]) {
+      expect((r.extensions as { freshness: { newestBlockTime: string } }).freshness.newestBlockTime).toBe(new Date(newest * 1000).toISOString().replace('.000Z', 'Z'));
+    }
+
+    // A later write to a bucket sends its new totals.
+    await ingest(services, [liveRecord(p2!, h0 + 5, 200)]);
+    const k2 = `${p2!.protocolName}#${h0}`;
+    await until(() => latest(hourly.results).get(k2)!.count === 4, 5000, 'updated bucket');
+    expect(latest(hourly.results).get(k2)).toMatchObject((await baseTable('hour', [k2])).get(k2)!);
+
+    for (const s of [hourly, daily, third]) s.stop();
+    await until(() => services.live.subscribers === 0 && app.liveStreams.count() === 0, 5000, 'streams to close');
+  });
+
+  it('pushes writes of another process (the standalone ingest), learnt from the ingest journal', async () => {
+    const p = active[1]!;
+    const s = collect(client(), `subscription { protocolActivity(protocols: ["${p.protocolName}"]) { protocolName timestamp count successCount failedCount totalFees totalComputeUnits } }`);
+    await until(() => services.live.subscribers === 1, 5000, 'subscriber');
+    // Let the tail take its starting position, as it does one period after the first subscriber.
+    await new Promise((r) => setTimeout(r, 2 * JOURNAL_POLL_MS));
+    const other = new IngestPipeline(services.wh, services.registry, new DataVersion(), createLogger('silent'), { maxRecordBytes: 1 << 20, batchRows: 5000, writerId: 'standalone-ingest' });
+    const h = FIXTURE_END + 40 * 3600;
+    const t0 = Date.now();
+    const report = await other.ingest(Array.from({ length: 3 }, (_, i) => ({ value: liveRecord(p, h + i, i), position: { line: i + 1 } })), 'kafka');
+    expect(report.accepted).toBe(3);
+    await until(() => s.results.length > 0, 5000, 'event from the journal');
+    expect(Date.now() - t0).toBeLessThan(3 * JOURNAL_POLL_MS + 1000);
+    const k = `${p.protocolName}#${h}`;
+    expect(latest(s.results).get(k)).toMatchObject((await baseTable('hour', [k])).get(k)!);
+    // Read once: later polls (whose look-back covers it again) do not send it twice.
+    await new Promise((r) => setTimeout(r, 3 * JOURNAL_POLL_MS));
+    expect(s.results.length).toBe(1);
+    s.stop();
+    await until(() => services.live.subscribers === 0, 5000, 'stream to close');
+  });
+
+  it('closes a revoked key\'s streams within 1 s: announced on the key-change bus, and unannounced (another process)', async () => {
+    for (const announced of [true, false]) {
+      const k = await createKey(app, 'enterprise', `revoked-${announced}`);
+      const s = collect(client(k.key), 'subscription { protocolActivity { count } }');
+      await until(() => app.liveStreams.count(k.id) === 1, 5000, 'stream open');
+      const t0 = Date.now();
+      if (announced) {
+        const res = await app.inject({ method: 'POST', url: `/admin/keys/${k.id}/revoke`, headers: adminHeaders() });
+        expect(res.statusCode).toBe(200);
+      } else {
+        // Straight to the store, no announcement: as a revocation through another API process without Redis.
+        await services.access.keys.update(k.id, { status: 'revoked' });
+      }
+      const end = await s.done;
+      expect(end.at - t0, `announced: ${announced}`).toBeLessThan(1000);
+      const last = s.results.at(-1)!;
+      expect(last.errors?.[0]?.message).toBe('API key has been revoked');
+      expect((last.errors?.[0] as { extensions?: { code?: string } }).extensions?.code).toBe('FORBIDDEN');
+      await until(() => app.liveStreams.count(k.id) === 0, 2000, 'slot released');
+      // And the key can open no new stream.
+      const again = await fetch(`${base}/graphql/stream`, { method: 'POST', headers: { 'x-api-key': k.key, accept: 'text/event-stream', 'content-type': 'application/json' }, body: JSON.stringify({ query: 'subscription { protocolActivity { count } }' }) });
+      expect(again.status).toBe(403);
+    }
+  });
+
+  it('answers 401 without a key, 403 with a bad one, 406 without an event-stream accept, before any stream starts', async () => {
+    const body = JSON.stringify({ query: 'subscription { protocolActivity { count } }' });
+    const post = (headers: Record<string, string>) => fetch(`${base}/graphql/stream`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+    const none = await post({ accept: 'text/event-stream' });
+    expect(none.status).toBe(401);
+    expect(await none.json()).toMatchObject({ error: 'Unauthorized' });
+    expect(none.headers.get('x-ratelimit-limit')).not.toBeNull();
+    expect(none.headers.get('x-request-id')).not.toBeNull();
+    const bad = await post({ accept: 'text/event-stream', 'x-api-key': 'not-a-key' });
+    expect(bad.status).toBe(403);
+    const json = await post({ accept: 'application/json', 'x-api-key': key });
+    expect(json.status).toBe(406);
+    expect(await json.json()).toMatchObject({ error: 'Not Acceptable' });
+  });
+
+  it('carries x-request-id, X-RateLimit-* and freshness headers on the stream, and sends heartbeats', async () => {
+    const ctrl = new AbortController();
+    const res = await fetch(`${base}/graphql/stream?api-key=${encodeURIComponent(key)}&query=${encodeURIComponent('subscription { protocolActivity { count } }')}`, {
+      headers: { accept: 'text/event-stream' },
+      signal: ctrl.signal,
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+    expect(res.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    expect(res.headers.get('x-ratelimit-plan')).toBe('enterprise');
+    expect(Number(res.headers.get('x-ratelimit-remaining'))).toBeGreaterThan(0);
+    expect(res.headers.get('x-data-newest-block-time')).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    const reader = res.body!.getReader();
+    let text = '';
+    const t0 = Date.now();
+    while (Date.now() - t0 < 5 * HEARTBEAT_MS) {
+      const { value } = await reader.read();
+      text += new TextDecoder().decode(value);
+      if (parseSse(text).comments >= 3) break;
+    }
+    expect(parseSse(text).comments).toBeGreaterThanOrEqual(3);
+    ctrl.abort();
+    await until(() => app.liveStreams.count() === 0, 2000, 'stream to close');
+  });
+
+  it('refuses a stream over the plan\'s cap with 429 and its headers', async () => {
+    const free = await createKey(app, 'free', 'cap');
+    const cap = PLAN_STREAMS.free;
+    const open = Array.from({ length: cap }, () => collect(client(free.key), 'subscription { protocolActivity { count } }'));
+    await until(() => app.liveStreams.count(free.id) === cap, 5000, 'streams open');
+    const over = await fetch(`${base}/graphql/stream`, { method: 'POST', headers: { 'x-api-key': free.key, accept: 'text/event-stream', 'content-type': 'application/json' }, body: JSON.stringify({ query: 'subscription { protocolActivity { count } }' }) });
+    expect(over.status).toBe(429);
+    expect((await over.json() as { message: string }).message).toContain(`allows ${cap} open /graphql/stream connections`);
+    expect(over.headers.get('x-ratelimit-plan')).toBe('free');
+    expect(over.headers.get('x-request-id')).not.toBeNull();
+    // Another key is not affected; closing one frees a slot.
+    open[0]!.stop();
+    await until(() => app.liveStreams.count(free.id) === cap - 1, 5000, 'slot freed');
+    const again = collect(client(free.key), 'subscription { protocolActivity { count } }');
+    await until(() => app.liveStreams.count(free.id) === cap, 5000, 'slot reused');
+    for (const s of [...open, again]) s.stop();
+    await until(() => app.liveStreams.count() === 0, 5000, 'streams to close');
+  });
+
+  it('closes a slow consumer with an error event once its queue is full', async () => {
+    const p = active[0]!;
+    // Long aliases make each event about 6 KB, so the socket's buffers fill with fewer events.
+    const aliases = Array.from({ length: 60 }, (_, i) => `${'a'.repeat(90)}${i}: count`).join(' ');
+    const query = `subscription { protocolActivity(protocols: ["${p.protocolName}"]) { ${aliases} } }`;
+    const body = JSON.stringify({ query });
+    const socket = net.connect(port, '127.0.0.1');
+    await new Promise((r) => socket.once('connect', r));
+    socket.write(`POST /graphql/stream HTTP/1.1\r\nhost: x\r\nx-api-key: ${key}\r\naccept: text/event-stream\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    await until(() => services.live.subscribers === 1, 5000, 'subscriber');
+    socket.pause(); // reads nothing from here on
+    // Many hours of one protocol: one event per hour, far more bytes than the sockets hold.
+    const start = FIXTURE_END + 100 * 86_400;
+    for (let batch = 0; batch < 6 && services.live.subscribers > 0; batch++) {
+      const records = Array.from({ length: 1000 }, (_, i) => liveRecord(p, start + (batch * 1000 + i) * 3600, i));
+      await ingest(services, records);
+      await services.live.idle();
+    }
+    expect(services.live.subscribers).toBe(0);
+    // Reading again: the events sent so far, then the error event and complete, then the end.
+    let text = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (d: string) => (text += d));
+    socket.resume();
+    await new Promise((r) => socket.once('end', r));
+    const events = parseSse(text.slice(text.indexOf('\r\n\r\n') + 4)).events;
+    const last2 = events.slice(-2);
+    expect(last2[1]).toEqual({ event: 'complete', data: '' } satisfies SseEvent);
+    const err = JSON.parse(last2[0]!.data) as { errors: { message: string; extensions: { code: string } }[] };
+    expect(err.errors[0]!.extensions.code).toBe('RATE_LIMITED');
+    expect(err.errors[0]!.message).toContain(`the limit is ${MAX_QUEUED}`);
+    expect(events.filter((e) => e.event === 'next').length).toBeGreaterThan(MAX_QUEUED);
+    socket.destroy();
+    await until(() => app.liveStreams.count() === 0, 5000, 'stream to close');
+  });
+});
+
+describe('shutdown', () => {
+  it('ends open streams with an error event so that closing the server does not wait for them', async () => {
+    // A second app on the same services, so the file's app keeps serving.
+    const other = await buildApp(services);
+    await other.listen({ port: 0, host: '127.0.0.1' });
+    const url = `http://127.0.0.1:${(other.server.address() as net.AddressInfo).port}/graphql/stream`;
+    const c = createClient({ url, headers: { 'x-api-key': key }, retryAttempts: 0 });
+    clients.push(c);
+    const s = collect(c, 'subscription { protocolActivity { count } }');
+    await until(() => other.liveStreams.count() === 1, 5000, 'stream open');
+    const t0 = Date.now();
+    await other.close();
+    expect(Date.now() - t0).toBeLessThan(2000);
+    await s.done;
+    const last = s.results.at(-1)!;
+    expect((last.errors?.[0] as { extensions?: { code?: string } }).extensions?.code).toBe('INTERNAL_SERVER_ERROR');
+    expect(last.errors?.[0]?.message).toContain('shutting down');
+    await until(() => services.live.subscribers === 0, 2000, 'feed gone');
+  });
+});
+
+interface StreamCase {
+  name: string;
+  method?: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /** Headers beyond x-api-key (a valid key unless `noKey`). */
+  headers?: Record<string, string>;
+  noKey?: boolean;
+  /** JSON body (POST) or the raw body text (`rawBody`). */
+  body?: unknown;
+  rawBody?: string;
+  /** Query-string parameters (GET). */
+  params?: Record<string, string>;
+  expect: { status: number; code?: string; message?: string };
+}
+
+const CASES = (JSON.parse(readFileSync(new URL('./fixtures/hostile-graphql-stream.json', import.meta.url), 'utf8')) as { cases: StreamCase[] }).cases;
+
+describe('hostile stream inputs (test/fixtures/hostile-graphql-stream.json)', () => {
+  it.each(CASES.map((c) => [c.name, c] as const))('%s', async (_name, c) => {
+    const method = c.method ?? 'POST';
+    // "__KEY__" stands for the test's valid key (the key in the query string, as EventSource sends it).
+    const params = c.params ? Object.fromEntries(Object.entries(c.params).map(([k, v]) => [k, v === '__KEY__' ? key : v])) : undefined;
+    const qs = params ? `?${new URLSearchParams(params).toString()}` : '';
+    const headers: Record<string, string> = { accept: 'text/event-stream', ...(c.noKey ? {} : { 'x-api-key': key }), ...c.headers };
+    if (method === 'POST' && !('content-type' in headers)) headers['content-type'] = 'application/json';
+    const res = await fetch(`${base}/graphql/stream${qs}`, {
+      method,
+      headers,
+      body: method === 'GET' ? undefined : (c.rawBody ?? (c.body === undefined ? undefined : JSON.stringify(c.body))),
+      signal: AbortSignal.timeout(5000),
+    });
+    expect(res.status).toBe(c.expect.status);
+    const text = await res.text(); // every case ends its answer: none may leave a stream open
+    expect(res.headers.get('x-request-id')).not.toBeNull();
+    expect(res.headers.get('x-ratelimit-limit')).not.toBeNull();
+    if (res.status === 200) {
+      const events = parseSse(text).events;
+      expect(events.map((e) => e.event)).toEqual(['next', 'complete']);
+      const result = JSON.parse(events[0]!.data) as { data?: unknown; errors: { message: string; extensions: { code: string } }[] };
+      expect(result.data).toBeUndefined();
+      expect(result.errors.length).toBeGreaterThan(0);
+      for (const e of result.errors) expect(e.extensions.code).toBe(c.expect.code ?? 'BAD_USER_INPUT');
+      if (c.expect.message) expect(result.errors.map((e) => e.message).join('\n')).toContain(c.expect.message);
+      // Nothing internal leaks.
+      expect(text).not.toMatch(/at .*\.ts:\d+|node_modules|SELECT /);
+    } else {
+      const body = JSON.parse(text) as { error: string; message: string };
+      expect(typeof body.message).toBe('string');
+      if (c.expect.message) expect(body.message).toContain(c.expect.message);
+    }
+    expect(services.live.subscribers).toBe(0);
+  });
+});
