@@ -71,7 +71,8 @@ export async function exportRoutes(app: FastifyInstance, opts: { exports: Export
     }, async (req) => {
       const q = req.query as Record<string, string | undefined>;
       const first = q.first === undefined ? undefined : /^\d{1,4}$/.test(q.first) ? Number(q.first) : NaN;
-      return wordedErrors(() => svc.list(ownerOf(req), { first, after: q.after ?? null }));
+      const { cursors: _c, ...page } = await wordedErrors(() => svc.list(ownerOf(req), { first, after: q.after ?? null }));
+      return page;
     });
     app.get<{ Params: { id: string } }>(`${base}/:id`, {
       schema: { tags, summary: 'One export job: status, progress, files and fresh download links', params: idParam,

@@ -70,6 +70,8 @@ export interface ExportJobView {
 
 export interface ExportPage {
   jobs: ExportJobView[];
+  /** Each job's cursor, in the same order (GraphQL's edges). */
+  cursors: string[];
   hasNextPage: boolean;
   endCursor: string | null;
 }
@@ -179,11 +181,12 @@ export class ExportService {
       start = i + 1;
     }
     const slice = jobs.slice(start, start + first);
-    const last = slice.at(-1);
+    const cursors = slice.map((j) => Buffer.from(`${j.seq}|${j.id}`).toString('base64url'));
     return {
       jobs: slice.map((j) => this.view(j)),
+      cursors,
       hasNextPage: start + first < jobs.length,
-      endCursor: last === undefined ? null : Buffer.from(`${last.seq}|${last.id}`).toString('base64url'),
+      endCursor: cursors.at(-1) ?? null,
     };
   }
 

@@ -48,6 +48,8 @@ import { fieldError, formatError, graphqlError } from './errors.ts';
 import type { FreshnessWatermark } from '../freshness.ts';
 import { buildExtensions } from './extensions.ts';
 import { planField, type FieldPlan } from './field-plans.ts';
+import { planExportField } from './export-plans.ts';
+import type { ExportService } from '../exports/export-service.ts';
 import { buildExecutableSchema, type RequestContext } from './schema.ts';
 import { aliasLimit, depthLimit } from './validation-rules.ts';
 
@@ -61,6 +63,8 @@ export interface GraphqlRouteOptions {
   budgets?: Readonly<Record<Plan, number>>;
   /** Longest a request may run; GRAPHQL_TIMEOUT_MS unless set. */
   timeoutMs?: number;
+  /** Export jobs (exportDataset, exportJob, exportJobs, cancelExportJob); those fields answer an error without it. */
+  exports?: ExportService;
 }
 
 const GRAPHQL_RESPONSE = 'application/graphql-response+json';
@@ -258,7 +262,10 @@ export async function graphqlRoutes(app: FastifyInstance, opts: GraphqlRouteOpti
       try {
         const def = rootFields[node.name.value];
         if (!def) continue;
-        const plan = await planField(opts.analytics, node.name.value, getArgumentValues(def, node, variables), ledger.budget);
+        const args = getArgumentValues(def, node, variables);
+        const owner = req.apiKey === null ? null : { id: req.apiKey.id, plan: req.apiKey.plan };
+        const plan = (opts.exports === undefined ? undefined : planExportField(opts.exports, owner, node.name.value, args))
+          ?? await planField(opts.analytics, node.name.value, args, ledger.budget);
         if (plan) plans.set(key, plan);
       } catch (err) {
         errors.push(fieldError(err, [key]));
