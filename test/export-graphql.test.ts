@@ -1,7 +1,7 @@
 // GraphQL's export fields over the real app: exportDataset(config) -> {id, status, progress},
 // followed with exportJob(id) to COMPLETED with files and links; exportJobs newest first with
 // cursors; cancelExportJob; bad configs are BAD_USER_INPUT naming config.<field> in GraphQL's
-// words; another key gets NOT_FOUND; the export cap is RATE_LIMITED.
+// words; another key's job is null (as an unknown id is); the export cap is RATE_LIMITED.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiKeyHeaders, createKey } from './support/api-key.ts';
 import { demoRecords, ingest } from './support/fixtures.ts';
@@ -67,9 +67,12 @@ describe('GraphQL exports', () => {
     expect(page.pageInfo.endCursor).toBe(page.edges[0].cursor);
     const mine = page.edges[0].node.id;
     const theirs = await gql(`query($id: ID!) { exportJob(id: $id) { id } exportJobs { edges { node { id } } } }`, { id: mine }, other);
-    expect(theirs.body.errors?.[0]?.extensions.code).toBe('NOT_FOUND');
-    expect(theirs.body.errors?.[0]?.message).toMatch(/^id: no export job/);
-    expect(theirs.body.data!.exportJobs.edges).toEqual([]);
+    // Another key's job does not exist for this key: null, exactly as for an unknown id.
+    expect(theirs.body.errors).toBeUndefined();
+    expect(theirs.body.data).toEqual({ exportJob: null, exportJobs: { edges: [] } });
+    const cancel = await gql(`mutation($id: ID!) { cancelExportJob(id: $id) { id status } }`, { id: mine }, other);
+    expect(cancel.body.data).toEqual({ cancelExportJob: null });
+    expect((await gql(`query($id: ID!) { exportJob(id: $id) { status } }`, { id: mine })).body.data!.exportJob.status).toBe('COMPLETED');
     const bad = await gql('{ exportJobs(pagination: { after: "Zm9v" }) { edges { cursor } } }');
     expect(bad.body.errors?.[0]?.message).toMatch(/^pagination\.after is not a cursor/);
   });
@@ -114,7 +117,7 @@ describe('GraphQL exports', () => {
     expect(r.body.errors?.[0]?.message).toMatch(/XLSX/);
   });
 
-  it('answers RATE_LIMITED past the plan\'s cap of queued and running jobs', async () => {
+  it('answers 429 RATE_LIMITED with Retry-After past the plan\'s cap of queued and running jobs', async () => {
     const free = await apiKeyHeaders(t.app, 'free');
     const cfg = t.services.config.exports;
     const saved = cfg.fileMaxRows;
@@ -123,7 +126,10 @@ describe('GraphQL exports', () => {
       const one = await gql('mutation { exportDataset(config: { format: CSV, columns: ["fee"] }) { id } }', undefined, free);
       expect(one.body.errors).toBeUndefined();
       const two = await gql('mutation { exportDataset(config: { format: CSV, columns: ["fee"] }) { id } }', undefined, free);
+      expect(two.status).toBe(429);
+      expect(two.headers['retry-after']).toBe('30');
       expect(two.body.errors?.[0]?.extensions.code).toBe('RATE_LIMITED');
+      expect(two.body.errors?.[0]?.message).toMatch(/plan free allows 1 queued or running/);
       await gql(`mutation($id: ID!) { cancelExportJob(id: $id) { id } }`, { id: one.body.data!.exportDataset.id }, free);
       for (let i = 0; i < 500 && t.services.exports.stats().running > 0; i++) await new Promise((res) => setTimeout(res, 10));
     } finally {

@@ -254,7 +254,8 @@ export class ExportService {
 
   // ---- Jobs ------------------------------------------------------------------------------
 
-  private checkCaps(owner: ExportOwner): void {
+  /** Throw the 429 AppError (with Retry-After) when `owner` is at its plan's cap of queued and running jobs. */
+  checkCaps(owner: ExportOwner): void {
     const cap = this.deps.config.maxJobs[owner.plan];
     const active = this.deps.store.all().filter((j) => j.owner === owner.id && (j.status === 'QUEUED' || j.status === 'RUNNING')).length;
     if (active >= cap) {

@@ -17,6 +17,16 @@ function withoutNulls(v: unknown): unknown {
 
 const fixed = (run: () => Promise<unknown> | unknown): FieldPlan => ({ question: { kind: 'fixed' }, run: async () => run() });
 
+/** A job this key does not have (none, or another key's) is null, as signature(...) is for an unknown signature. */
+function orNull<T>(read: () => T): T | null {
+  try {
+    return read();
+  } catch (err) {
+    if (err instanceof AppError && err.kind === Errors.notFound) return null;
+    throw err;
+  }
+}
+
 /** The plan of an export field, or undefined for fields this module does not own. */
 export function planExportField(exports: ExportService, owner: ExportOwner | null, field: string, args: Args): FieldPlan | undefined {
   const who = (): ExportOwner => {
@@ -25,11 +35,13 @@ export function planExportField(exports: ExportService, owner: ExportOwner | nul
   };
   switch (field) {
     case 'exportDataset':
+      // At the cap the request is refused before it runs (429 with Retry-After, like the rate limit).
+      exports.checkCaps(who());
       return fixed(() => exports.create(who(), withoutNulls(args.config)));
     case 'cancelExportJob':
-      return fixed(() => exports.cancel(who(), String(args.id)));
+      return fixed(() => orNull(() => exports.cancel(who(), String(args.id))));
     case 'exportJob':
-      return fixed(() => exports.get(who(), String(args.id)));
+      return fixed(() => orNull(() => exports.get(who(), String(args.id))));
     case 'exportJobs':
       return fixed(() => {
         const p = (withoutNulls(args.pagination) ?? {}) as { first?: number; after?: string };

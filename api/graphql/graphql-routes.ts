@@ -268,6 +268,13 @@ export async function graphqlRoutes(app: FastifyInstance, opts: GraphqlRouteOpti
           ?? await planField(opts.analytics, node.name.value, args, ledger.budget);
         if (plan) plans.set(key, plan);
       } catch (err) {
+        // A cap on work the caller already has running (export jobs) refuses the request as the rate limit does.
+        if (err instanceof AppError && err.kind === Errors.rateLimited) {
+          throw new HttpError(429, err.message, {
+            headers: err.retryAfterSeconds === undefined ? [] : [{ name: 'Retry-After', value: String(err.retryAfterSeconds) }],
+            graphqlErrors: [graphqlError(Errors.rateLimited, err.message)],
+          });
+        }
         errors.push(fieldError(err, [key]));
       }
     }
@@ -345,7 +352,7 @@ export async function graphqlRoutes(app: FastifyInstance, opts: GraphqlRouteOpti
       result.unsubscribe();
       return sendError(new AppError(Errors.internal, 'unexpected streamed result'), req, reply, ledger);
     }
-    for (const h of result.headers) if (h.name.toLowerCase() === 'allow') reply.header('allow', h.value);
+    for (const h of result.headers) if (['allow', 'retry-after'].includes(h.name.toLowerCase())) reply.header(h.name.toLowerCase(), h.value);
     const payload = result.payload;
     // GraphQL-over-HTTP: a request error (no data: the document did not parse or validate,
     // variables did not coerce, the guard refused it) is 400 under graphql-response+json
