@@ -5,6 +5,7 @@ import type { Config } from '../core/config.ts';
 import { AppError, Errors, httpTitle, kindForStatus, notFound, toAppError } from '../core/errors.ts';
 import { redactUrl, type Logger } from '../core/logger.ts';
 import type { IngestPipeline } from '../ingest/pipeline.ts';
+import type { AccountStore } from '../warehouse/account-store.ts';
 import type { ProtocolRegistry } from '../warehouse/protocol-registry.ts';
 import type { Warehouse } from '../warehouse/warehouse.ts';
 import { installAccessControl, setRateLimitHeaders } from './access/access-control.ts';
@@ -12,11 +13,13 @@ import type { Access } from './access/access.ts';
 import { clientErrorHandler, httpServerOptions, installProtocolChecks } from './access/http-protocol.ts';
 import type { Metrics } from '../core/metrics.ts';
 import { installRequestMetrics } from './access/request-metrics.ts';
+import { accountAdminRoutes } from './admin/account-routes.ts';
 import { adminGuard } from './admin/admin-auth.ts';
 import { ingestRoutes } from './admin/ingest-routes.ts';
 import { keyRoutes } from './admin/key-routes.ts';
 import { protocolRoutes } from './admin/protocol-routes.ts';
 import type { Analytics } from './analytics/analytics.ts';
+import { dashboard } from './dashboard/dashboard.ts';
 import { healthRoutes } from './health-routes.ts';
 import { registerOpenApi } from './rest/openapi.ts';
 import { restApi } from './rest/rest-api.ts';
@@ -44,6 +47,8 @@ export interface AppDeps {
   metrics: Metrics;
   access: Access;
   exports: ExportService;
+  /** Dashboard accounts and sessions. */
+  accounts: AccountStore;
   freshness: FreshnessWatermark;
   live: LiveActivity;
   /** GraphQL cost budgets and time-out (PLAN_QUERY_BUDGET and 30 s unless set; tests lower them). */
@@ -148,6 +153,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
     await admin.register(protocolRoutes, { registry: deps.registry, onChange: () => deps.analytics.invalidate() });
     await admin.register(ingestRoutes, { pipeline: deps.pipeline, maxBodyBytes: deps.config.ingest.maxBodyBytes });
     await admin.register(keyRoutes, { access: deps.access });
+    await admin.register(accountAdminRoutes, { access: deps.access, accounts: deps.accounts });
     // Unknown operator paths and methods are answered behind the token too: without it
     // they would reach the root 404 unguarded and tell anyone which admin routes exist.
     const unknownAdminRoute = async (req: FastifyRequest): Promise<never> => {
@@ -175,6 +181,8 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
     connectionTimeoutMs: deps.config.http.connectionTimeoutMs,
     limits: options.streamLimits,
   });
+  // The dashboard: pages without a key, its JSON calls behind a session cookie.
+  await app.register(dashboard, { config: deps.config, access: deps.access, accounts: deps.accounts, wh: deps.wh });
 
   return app;
 }

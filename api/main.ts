@@ -53,6 +53,7 @@ async function main(): Promise<void> {
   process.stdout.write(
     `\nSolana DeFi analytics service listening on ${address}\n` +
       `  health:      ${address}/health\n` +
+      `  dashboard:   ${address}/dashboard (sign up, then create API keys)\n` +
       `  metrics:     ${address}/metrics (Authorization: Bearer <METRICS_TOKEN or admin token>)\n` +
       `  API keys:    npm run keys -- create --plan free --name me\n` +
       (kafka ? `  kafka:       consuming ${config.kafka.topic} from ${config.kafka.brokers?.join(',')} as ${config.kafka.groupId}\n` : '') +

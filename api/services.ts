@@ -9,6 +9,7 @@ import { journalClock, readFinishedBatches } from '../warehouse/journal-reader.t
 import { InstrumentedWarehouse } from '../warehouse/instrumented-warehouse.ts';
 import { checkIntegrity } from '../warehouse/integrity.ts';
 import { migrate } from '../warehouse/migrate.ts';
+import { AccountStore } from '../warehouse/account-store.ts';
 import { openExportSessions, openSandboxSessions, openWarehouse } from '../warehouse/open-warehouse.ts';
 import { ProtocolRegistry } from '../warehouse/protocol-registry.ts';
 import type { Warehouse } from '../warehouse/warehouse.ts';
@@ -38,6 +39,8 @@ export interface Services {
   access: Access;
   /** Dataset export jobs, on engine sessions of their own. */
   exports: ExportService;
+  /** Dashboard accounts and their sessions. */
+  accounts: AccountStore;
   /** Newest block_time and ingest time per protocol, in memory (every answer's freshness). */
   freshness: FreshnessWatermark;
   /** Changed activity buckets, read once per write, for live GraphQL subscriptions. */
@@ -89,6 +92,7 @@ export async function createServices(
   // Writes of other processes (npm run ingest, other replicas) reach streams through the journal.
   live.tailJournal({ clock: () => journalClock(wh), finishedSince: (since) => readFinishedBatches(wh, since) }, config.freshnessRefreshMs);
   const access = await createAccess({ config, wh, logger, metrics, now: options.now });
+  const accounts = new AccountStore(wh, access.now);
   const exportSessions = openExportSessions(config).map((session) => new InstrumentedWarehouse(session, metrics));
   const exports = new ExportService({
     config: config.exports,
@@ -114,6 +118,7 @@ export async function createServices(
     metrics,
     access,
     exports,
+    accounts,
     freshness,
     live,
     async close() {

@@ -100,6 +100,21 @@ export interface Config {
      */
     connectionTimeoutMs: number;
   };
+  /** Dashboard accounts and sessions (docs/dashboard.md). */
+  dashboard: {
+    /** open: anyone may sign up; invite: only through an operator's invitation (DASHBOARD_SIGNUP). */
+    signup: 'open' | 'invite';
+    /** Lifetime of a session from sign-in (SESSION_TTL_HOURS); sign-out ends it earlier. */
+    sessionTtlMs: number;
+    /** Mark the session cookie Secure (SESSION_COOKIE_SECURE): set it when clients reach the
+     *  service over TLS (a proxy terminating TLS included); the cookie is also Secure on a
+     *  request that arrived over TLS directly. */
+    cookieSecure: boolean;
+    /** Failed sign-ins one account may take per 15-minute window (SIGNIN_FAILURES_PER_ACCOUNT). */
+    signinFailuresPerAccount: number;
+    /** Sign-in and sign-up attempts one client address may make per 15-minute window (SIGNIN_ATTEMPTS_PER_ADDRESS). */
+    signinAttemptsPerAddress: number;
+  };
   health: {
     /** /health fails when the newest ingested record is older than this; unset = never. */
     maxIngestAgeSeconds: number | undefined;
@@ -324,6 +339,12 @@ export function loadConfig(env: Env = process.env): Config {
     statementTimeoutSeconds: int('EXPORT_STATEMENT_TIMEOUT_SECONDS', 600, 1, 86_400),
     linkTtlSeconds: int('EXPORT_LINK_TTL_SECONDS', 3600, 10, 7 * 86_400),
   };
+  const signupRaw = (str('DASHBOARD_SIGNUP') ?? 'open').toLowerCase();
+  if (signupRaw !== 'open' && signupRaw !== 'invite') problems.push(`DASHBOARD_SIGNUP must be open or invite, got "${signupRaw}"`);
+  const sessionTtlHours = int('SESSION_TTL_HOURS', 12, 1, 24 * 30);
+  const cookieSecure = bool('SESSION_COOKIE_SECURE', false);
+  const signinFailuresPerAccount = int('SIGNIN_FAILURES_PER_ACCOUNT', 10, 1, 10_000);
+  const signinAttemptsPerAddress = int('SIGNIN_ATTEMPTS_PER_ADDRESS', 30, 1, 1_000_000);
 
   if (problems.length > 0) throw new ConfigError(problems);
 
@@ -370,6 +391,13 @@ export function loadConfig(env: Env = process.env): Config {
     },
     access: { metricsToken, keyCacheTtlMs, anonymousPerMinute, usageFlushMs },
     http: { requestTimeoutMs, connectionTimeoutMs },
+    dashboard: {
+      signup: signupRaw === 'invite' ? 'invite' : 'open',
+      sessionTtlMs: sessionTtlHours * 3_600_000,
+      cookieSecure,
+      signinFailuresPerAccount,
+      signinAttemptsPerAddress,
+    },
     health: { maxIngestAgeSeconds },
     shutdownTimeoutMs,
     freshnessRefreshMs,

@@ -64,6 +64,8 @@ export const Errors = {
   notFound: std({ code: 'ERR_NOT_FOUND', http: 404, rpc: -32602, rpcMessage: 'Invalid params', graphql: 'NOT_FOUND' }),
   unauthorized: std({ code: 'ERR_UNAUTHORIZED', http: 401, rpc: -32000, rpcMessage: 'Server error', graphql: 'UNAUTHENTICATED' }),
   forbidden: std({ code: 'ERR_FORBIDDEN', http: 403, rpc: -32000, rpcMessage: 'Server error', graphql: 'FORBIDDEN' }),
+  /** The request clashes with what exists (an account with this email). */
+  conflict: std({ code: 'ERR_CONFLICT', http: 409, rpc: -32000, rpcMessage: 'Server error', graphql: 'BAD_USER_INPUT' }),
   rateLimited: std({ code: 'ERR_RATE_LIMITED', http: 429, rpc: -32000, rpcMessage: 'Server error', graphql: 'RATE_LIMITED' }),
   payloadTooLarge: std({ code: 'ERR_PAYLOAD_TOO_LARGE', http: 413, rpc: -32600, rpcMessage: 'Invalid Request', graphql: 'BAD_USER_INPUT' }),
   /** An answer over the interface's byte budget (core/limits.ts): the request must ask for less. */

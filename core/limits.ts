@@ -93,6 +93,26 @@ export const SQL_MAX_LENGTH = 100_000;
 /** SQL time-out (SPEC), also the bound on any one analytics answer by default. */
 export const SQL_TIMEOUT_SECONDS = 30;
 
+// ---- Dashboard accounts (docs/dashboard.md). Stated to the user where they apply.
+
+/** Password length, in characters: at least 12 (the rule the sign-up page states), at most
+ *  256 (a bound on what is hashed; scrypt's cost does not grow with length, the body's does). */
+export const PASSWORD_MIN_LENGTH = 12;
+export const PASSWORD_MAX_LENGTH = 256;
+/** The longest email address (RFC 5321's path limit). */
+export const EMAIL_MAX_LENGTH = 254;
+/** A key's name and free-text environment label, in characters. */
+export const KEY_NAME_MAX_LENGTH = 100;
+export const KEY_ENVIRONMENT_MAX_LENGTH = 32;
+/** Keys one account may hold, revoked ones included (a revoked key stays listed). */
+export const KEYS_PER_ACCOUNT_MAX = 50;
+/** Largest body of a dashboard JSON call (sign-up, sign-in, key creation). */
+export const DASHBOARD_BODY_LIMIT_BYTES = 16 * 1024;
+/** How long an operator's invitation can be accepted. */
+export const INVITE_TTL_MS = 7 * 86_400_000;
+/** Window of the sign-in attempt limits (per account, per client address). */
+export const SIGNIN_WINDOW_MS = 15 * 60_000;
+
 // ---- Live GraphQL streams (/graphql/stream; docs/graphql-subscriptions.md) -------------
 // Open streams per key: PLAN_STREAMS (core/plans.ts, with the other plan figures).
 

@@ -66,7 +66,7 @@ describe('signature', () => {
               instruction_type AS it, protocol_name AS p, program_id AS prog, success AS ok
        FROM transactions WHERE protocol_name = 'whirlpool' AND instruction_index = 0 ORDER BY block_time LIMIT 1`);
     const d = await dataOf(gql(`query($s: String!) { signature(signature: $s) { signature slot blockTime programId protocolName
-      instructionType fee computeUnits accountsCount success date hour } none: signature(signature: "1111") { signature } }`, { s: row!.signature }));
+      instructionType fee computeUnits accountsCount success date hour } none: signature(signature: "${"1".repeat(88)}") { signature } }`, { s: row!.signature }));
     const when = new Date(row!.bt * 1000);
     expect(d.signature).toEqual({
       signature: row!.signature, slot: row!.slot, blockTime: row!.bt, programId: row!.prog, protocolName: row!.p,
@@ -284,5 +284,40 @@ describe('several operations in one request', () => {
     expect(d.first[0].totalTransactions + middle.totalTransactions + d.last[0].totalTransactions).toBe(d.whole[0].totalTransactions);
     expect(d.top.edges[0].node.count).toBeGreaterThan(d.whole[0].totalTransactions - 1);
     expect(d.cost.score).toBeGreaterThan(0);
+  });
+});
+
+describe('identical queries answered again', () => {
+  const Q = '{ a: protocolStats { protocolName totalTransactions } b: protocols }';
+
+  it('gives the same answer and cost, charging every top-level field again', async () => {
+    const first = await gql(Q);
+    const second = await gql(Q);
+    expect(second.body.data).toEqual(first.body.data);
+    expect(second.body.extensions.cost).toEqual(first.body.extensions.cost);
+    // Two top-level fields: two requests off the minute's allowance each time.
+    expect(Number(first.headers['x-ratelimit-remaining']) - Number(second.headers['x-ratelimit-remaining'])).toBe(2);
+  });
+
+  it('never answers from before new records landed or a protocol was hidden', async () => {
+    const before = await dataOf<{ a: { protocolName: string; totalTransactions: number }[]; b: string[] }>(gql(Q));
+    const p = before.b[0]!;
+    const count = (d: typeof before) => d.a.find((s) => s.protocolName === p)!.totalTransactions;
+    await ingest(t.services, [{
+      signature: b58('memo-check', 88), slot: 1, block_time: FIXTURE_START + 60, program_id: PROGRAM_OF[p], protocol_name: p,
+      instruction_type: 'swap', fee: 5000, compute_units: 1000, accounts_count: 3, success: true,
+    }]);
+    const after = await dataOf<typeof before>(gql(Q));
+    expect(count(after)).toBe(count(before) + 1);
+    const { adminHeaders } = await import('./support/api-key.ts');
+    const hide = (active: boolean) => t.app.inject({ method: 'PATCH', url: `/admin/protocols/${p}`, headers: { ...adminHeaders(), 'content-type': 'application/json' }, payload: { active } });
+    expect((await hide(false)).statusCode).toBe(200);
+    try {
+      const hidden = await dataOf<typeof before>(gql(Q));
+      expect(hidden.b).not.toContain(p);
+      expect(hidden.a.map((s) => s.protocolName)).not.toContain(p);
+    } finally {
+      await hide(true);
+    }
   });
 });

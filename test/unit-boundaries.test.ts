@@ -156,3 +156,25 @@ describe('parameter words at the edge', () => {
   });
 });
 
+
+describe('one vocabulary across the interfaces', () => {
+  it("GraphQL's record and statistics types carry the vocabulary's answer fields, with the same kinds, plus only their documented additions", async () => {
+    const { buildSchema, getNamedType, GraphQLObjectType } = await import('graphql');
+    const { schemaSource } = await import('../api/graphql/schema.ts');
+    const answers = await import('../core/vocabulary/answers.ts');
+    const schema = buildSchema(schemaSource());
+    const kindOf = (t: string): string => (t === 'Boolean' ? 'boolean' : t === 'String' ? 'string' : 'number');
+    const vocabKind = (s: { type?: unknown }): string => (s.type === 'boolean' ? 'boolean' : s.type === 'string' ? 'string' : 'number');
+    for (const [name, shape, additions] of [
+      ['Transaction', answers.Transaction, ['date', 'hour']],
+      ['ProtocolStats', answers.ProtocolStats, ['uniquePrograms']],
+    ] as const) {
+      const type = schema.getType(name);
+      expect(type, name).toBeInstanceOf(GraphQLObjectType);
+      const fields = (type as InstanceType<typeof GraphQLObjectType>).getFields();
+      const vocab = shape.properties as Record<string, { type?: unknown }>;
+      expect(Object.keys(fields).sort(), name).toEqual([...Object.keys(vocab), ...additions].sort());
+      for (const [field, s] of Object.entries(vocab)) expect(kindOf(getNamedType(fields[field]!.type).name), `${name}.${field}`).toBe(vocabKind(s));
+    }
+  });
+});

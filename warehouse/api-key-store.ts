@@ -1,4 +1,4 @@
-// API keys in the warehouse (migration 008). Secrets are generated here and only their
+// API keys in the warehouse (migrations 009 and 031). Secrets are generated here and only their
 // SHA-256 hash is stored; the secret leaves this module once, in create()'s answer.
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { isPlan, type Plan } from '../core/plans.ts';
@@ -17,10 +17,17 @@ export interface ApiKeyRecord {
   /** The first characters of the secret, for recognising a key in listings. */
   keyPrefix: string;
   name: string;
+  /** The plan the key is served with: its account's plan when it has an account. */
   plan: Plan;
   status: KeyStatus;
   createdAt: string;
   updatedAt: string;
+  /** The owning dashboard account ('' for keys made through the operator API). */
+  accountId: string;
+  /** Environment label given at creation ('' when none). */
+  environment: string;
+  /** The owning account is disabled: the key is refused whatever its own status. */
+  accountDisabled: boolean;
 }
 
 interface Row {
@@ -28,10 +35,18 @@ interface Row {
   key_hash: string;
   key_prefix: string;
   name: string;
+  account_id: string;
+  environment: string;
   plan: string;
   status: string;
   created_at: string;
   updated_at: string;
+}
+
+/** A key row with its account's plan and status ('' for a key without an account). */
+interface JoinedRow extends Row {
+  account_plan: string;
+  account_status: string;
 }
 
 export const hashSecret = (secret: string): string => createHash('sha256').update(secret).digest('hex');
@@ -41,18 +56,34 @@ const chTime = (ms: number): string => new Date(ms).toISOString().replace('T', '
 /** ISO 8601 from ClickHouse's "YYYY-MM-DD hh:mm:ss.sss" (UTC). */
 export const isoFromCh = (t: string): string => `${t.replace(' ', 'T')}Z`;
 
-const toRecord = (r: Row): ApiKeyRecord => ({
-  id: r.id,
-  keyPrefix: r.key_prefix,
-  name: r.name,
-  // A row this version cannot read fails closed: refused until fixed (warehouse/integrity.ts reports it).
-  plan: isPlan(r.plan) ? r.plan : 'free',
-  status: isKeyStatus(r.status) && isPlan(r.plan) ? r.status : 'inactive',
-  createdAt: isoFromCh(r.created_at),
-  updatedAt: isoFromCh(r.updated_at),
-});
+const toRecord = (r: Row | JoinedRow): ApiKeyRecord => {
+  const accountPlan = 'account_plan' in r ? r.account_plan : '';
+  const ownPlan: Plan = isPlan(r.plan) ? r.plan : 'free';
+  return {
+    id: r.id,
+    keyPrefix: r.key_prefix,
+    name: r.name,
+    plan: r.account_id !== '' && isPlan(accountPlan) ? accountPlan : ownPlan,
+    // A row this version cannot read fails closed: refused until fixed (warehouse/integrity.ts reports it).
+    status: isKeyStatus(r.status) && isPlan(r.plan) ? r.status : 'inactive',
+    createdAt: isoFromCh(r.created_at),
+    updatedAt: isoFromCh(r.updated_at),
+    accountId: r.account_id,
+    environment: r.environment,
+    // A key whose account row cannot be found is refused too (fail closed).
+    accountDisabled: r.account_id !== '' && 'account_status' in r && r.account_status !== 'active',
+  };
+};
 
-const COLUMNS = 'id, key_hash, key_prefix, name, plan, status, created_at, updated_at';
+const COLUMNS = 'id, key_hash, key_prefix, name, account_id, environment, plan, status, created_at, updated_at';
+
+/** Keys with their account's plan and status: every read that serves a key goes through it,
+ *  so an account's plan change or disabling reaches its keys at the next snapshot reload. */
+const JOINED = `SELECT k.id AS id, k.key_hash AS key_hash, k.key_prefix AS key_prefix, k.name AS name,
+         k.account_id AS account_id, k.environment AS environment, k.plan AS plan, k.status AS status,
+         k.created_at AS created_at, k.updated_at AS updated_at, a.plan AS account_plan, a.status AS account_status
+  FROM (SELECT ${COLUMNS} FROM ${TABLES.apiKeys} FINAL) AS k
+  LEFT JOIN (SELECT id, plan, status FROM ${TABLES.accounts} FINAL) AS a ON a.id = k.account_id`;
 
 export class ApiKeyStore {
   // Changes read the current row and write a new one: serialised so two changes made
@@ -65,7 +96,7 @@ export class ApiKeyStore {
   ) {}
 
   /** Create a key; the returned secret is never stored and cannot be read again. */
-  async create(name: string, plan: Plan): Promise<{ record: ApiKeyRecord; secret: string }> {
+  async create(name: string, plan: Plan, owner: { accountId?: string; environment?: string } = {}): Promise<{ record: ApiKeyRecord; secret: string }> {
     // 32 random bytes (256 bits) in base64url: 43 characters, URL- and header-safe.
     const secret = `${KEY_PREFIX}${randomBytes(32).toString('base64url')}`;
     const at = this.now();
@@ -74,6 +105,8 @@ export class ApiKeyStore {
       key_hash: hashSecret(secret),
       key_prefix: secret.slice(0, KEY_PREFIX.length + 6),
       name,
+      account_id: owner.accountId ?? '',
+      environment: owner.environment ?? '',
       plan,
       status: 'active',
       created_at: chTime(at),
@@ -84,25 +117,31 @@ export class ApiKeyStore {
   }
 
   async list(): Promise<ApiKeyRecord[]> {
-    const rows = await this.wh.query<Row>(`SELECT ${COLUMNS} FROM ${TABLES.apiKeys} FINAL ORDER BY created_at, id`);
+    const rows = await this.wh.query<JoinedRow>(`${JOINED} ORDER BY created_at, id`);
+    return rows.map(toRecord);
+  }
+
+  /** The keys of one dashboard account, oldest first. */
+  async listByAccount(accountId: string): Promise<ApiKeyRecord[]> {
+    const rows = await this.wh.query<JoinedRow>(`${JOINED} WHERE k.account_id = {account:String} ORDER BY created_at, id`, { params: { account: accountId } });
     return rows.map(toRecord);
   }
 
   async get(id: string): Promise<ApiKeyRecord | undefined> {
-    const rows = await this.wh.query<Row>(`SELECT ${COLUMNS} FROM ${TABLES.apiKeys} FINAL WHERE id = {id:String}`, { params: { id } });
+    const rows = await this.wh.query<JoinedRow>(`${JOINED} WHERE k.id = {id:String}`, { params: { id } });
     return rows[0] ? toRecord(rows[0]) : undefined;
   }
 
   /** Every key by the hash of its secret: the authenticator's snapshot. */
   async byHash(): Promise<Map<string, ApiKeyRecord>> {
-    const rows = await this.wh.query<Row>(`SELECT ${COLUMNS} FROM ${TABLES.apiKeys} FINAL`);
+    const rows = await this.wh.query<JoinedRow>(JOINED);
     return new Map(rows.map((r) => [r.key_hash, toRecord(r)]));
   }
 
   /** The key a presented secret belongs to, whatever its status; undefined when unknown. */
   async findBySecret(secret: string): Promise<ApiKeyRecord | undefined> {
-    const rows = await this.wh.query<Row>(
-      `SELECT ${COLUMNS} FROM ${TABLES.apiKeys} FINAL WHERE key_hash = {hash:FixedString(64)} LIMIT 1`,
+    const rows = await this.wh.query<JoinedRow>(
+      `${JOINED} WHERE k.key_hash = {hash:FixedString(64)} LIMIT 1`,
       { params: { hash: hashSecret(secret) } },
     );
     return rows[0] ? toRecord(rows[0]) : undefined;
@@ -132,7 +171,8 @@ export class ApiKeyStore {
       updated_at: chTime(Math.max(this.now(), prev + 1)),
     };
     await this.wh.insert(TABLES.apiKeys, [next]);
-    return toRecord(next);
+    // Read back through the join: the answer shows the plan the key is served with.
+    return (await this.get(id)) ?? toRecord(next);
   }
 }
 

@@ -20,6 +20,10 @@ export const TABLES = {
   ingestJournal: 'ingest_journal',
   apiKeys: 'api_keys',
   apiKeyUsage: 'api_key_usage',
+  /** Dashboard accounts: email, password hash, plan, status, invitation (030). */
+  accounts: 'accounts',
+  /** Dashboard sessions by the hash of their token (032). */
+  dashboardSessions: 'dashboard_sessions',
 } as const;
 
 // The published tables are the client-facing part of the schema: what client SQL may read

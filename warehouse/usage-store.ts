@@ -19,6 +19,8 @@ export interface UsageRow {
 
 export interface UsageQuery {
   keyId?: string;
+  /** Only these keys (an account's); an empty list matches nothing. */
+  keyIds?: readonly string[];
   fromMs: number;
   toMs: number;
   /** Bucket size of the answer: minute, hour or day. */
@@ -81,10 +83,18 @@ export class UsageStore {
        FROM ${TABLES.apiKeyUsage}
        WHERE minute >= {from:DateTime('UTC')} AND minute < {to:DateTime('UTC')}
          ${q.keyId === undefined ? '' : 'AND key_id = {key:String}'}
+         ${q.keyIds === undefined ? '' : 'AND key_id IN {keys:Array(String)}'}
        GROUP BY key_id, bucket, interface, method
        ORDER BY key_id, bucket, interface, method
        LIMIT 100000`,
-      { params: { from: chSeconds(q.fromMs), to: chSeconds(q.toMs), ...(q.keyId === undefined ? {} : { key: q.keyId }) } },
+      {
+        params: {
+          from: chSeconds(q.fromMs),
+          to: chSeconds(q.toMs),
+          ...(q.keyId === undefined ? {} : { key: q.keyId }),
+          ...(q.keyIds === undefined ? {} : { keys: [...q.keyIds] }),
+        },
+      },
     );
     return rows.map((r) => ({
       keyId: r.key_id,

@@ -165,7 +165,7 @@ export function installAccessControl(app: FastifyInstance, access: Access): void
 
   app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
     const path = pathOf(req.url);
-    if (isExempt(path) || wantsGraphiql(req.method, path, req.headers.accept)) return;
+    if (isExempt(path, req.routeOptions.url) || wantsGraphiql(req.method, path, req.headers.accept)) return;
     const secret = presentedKey(req);
     if (secret === undefined) {
       access.metrics.authFailures.inc({ reason: 'missing' });
@@ -183,6 +183,11 @@ export function installAccessControl(app: FastifyInstance, access: Access): void
       access.metrics.authFailures.inc({ reason: 'invalid' });
       await chargeAnonymous(req);
       throw new AppError(Errors.forbidden, 'Invalid API key');
+    }
+    if (record.accountDisabled) {
+      access.metrics.authFailures.inc({ reason: 'inactive' });
+      await chargeAnonymous(req);
+      throw new AppError(Errors.forbidden, 'API key belongs to a disabled account');
     }
     if (record.status !== 'active') {
       const status = record.status;

@@ -28,6 +28,8 @@ export interface Access {
   usageStore: UsageStore;
   usage: UsageRecorder;
   metrics: Metrics;
+  /** The clock of rate-limit windows (tests move it). */
+  now: () => number;
   /** Call after changing a key: every process drops its cached lookups. */
   keyChanged(keyId: string): Promise<void>;
   /** Be told when any key changed (here or, with Redis, in another process): open streams
@@ -111,6 +113,7 @@ export async function createAccess(deps: AccessDeps): Promise<Access> {
     usageStore,
     usage,
     metrics,
+    now,
     keyChanged: (keyId) => bus.publish(keyId),
     onKeyChange(listener) {
       keyListeners.add(listener);

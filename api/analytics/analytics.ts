@@ -91,11 +91,13 @@ const avg = (sum: number, n: number): number => (n === 0 ? 0 : sum / n);
 export class Analytics {
   private readonly cache: ResultCache;
   private readonly signatures: SignatureLookup;
+  /** Bumped by invalidate(): answers given before may show protocols no longer visible. */
+  private generation = 0;
 
   constructor(
     private readonly wh: Warehouse,
     private readonly registry: ProtocolRegistry,
-    dataVersion: DataVersion,
+    private readonly dataVersion: DataVersion,
   ) {
     this.cache = new ResultCache(dataVersion);
     this.signatures = new SignatureLookup(wh);
@@ -103,7 +105,17 @@ export class Analytics {
 
   /** Forget cached answers (the registry changed: a protocol was activated or hidden). */
   invalidate(): void {
+    this.generation += 1;
     this.cache.clear();
+  }
+
+  /**
+   * Changes whenever an answer given before may no longer be given (new data landed in this
+   * process, or the registry changed): an interface that keeps whole answers of its own
+   * keeps them for this version only, and for seconds at most (other processes' writes).
+   */
+  answersVersion(): string {
+    return `${this.dataVersion.current}.${this.generation}`;
   }
 
   /** Names of the active protocols, which are the ones any answer may include. */

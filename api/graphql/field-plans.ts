@@ -13,7 +13,8 @@ import type { AskedGroupFilters, Analytics, CostQuestion } from '../analytics/an
 import type { AnswerCost, Recommendation } from '../analytics/analytics-cost.ts';
 import { FAILURE_METRICS, type Group, type GroupKey, type Metric, type TimeBucket } from '../analytics/group-aggregates.ts';
 import type { ListRequest, TimeRange, Transaction, TransactionFilters } from '../analytics/types.ts';
-import { dayStart } from '../rest/params.ts';
+import { FILTER_LIST_MAX, SIGNATURE_LIST_MAX } from '../../core/limits.ts';
+import { Address, breaksRule, dayStart, InstructionType, ProtocolName, Signature } from '../../core/vocabulary/primitives.ts';
 
 /** A top-level field ready to run: what it costs is asked of `question`, `run` answers it. */
 export interface FieldPlan {
@@ -30,9 +31,14 @@ const METRIC_NAME = Object.fromEntries(Object.entries(METRIC).map(([k, v]) => [v
 const GROUP_KEY: Record<string, GroupKey> = { PROTOCOL: 'protocol', HOUR: 'hour', INSTRUCTION_TYPE: 'instructionType' };
 const BUCKET: Record<string, TimeBucket> = { HOUR: 'hour', DAY: 'day', WEEK: 'week', MONTH: 'month' };
 
-/** Most entries of a filter list, and the longest string in one. */
-export const MAX_LIST_ITEMS = 100;
-export const MAX_STRING_CHARS = 128;
+/** Each string filter is the vocabulary's primitive, with the list caps every interface shares. */
+type Primitive = typeof Signature | typeof Address | typeof ProtocolName | typeof InstructionType;
+const LISTS: Record<string, { primitive: Primitive; max: number }> = {
+  'filters.protocols': { primitive: ProtocolName, max: FILTER_LIST_MAX },
+  'filters.instructionTypes': { primitive: InstructionType, max: FILTER_LIST_MAX },
+  'filters.programIds': { primitive: Address, max: FILTER_LIST_MAX },
+  'filters.signatures': { primitive: Signature, max: SIGNATURE_LIST_MAX },
+};
 
 const RECOMMENDATION: Record<Recommendation, string> = {
   narrowRange: 'narrow filters.dateRange (fewer days)',
@@ -60,11 +66,13 @@ type Args = Record<string, unknown>;
 
 const present = <T>(v: T | null | undefined): v is T => v !== null && v !== undefined;
 
-function list(value: string[] | null | undefined, name: string): string[] | undefined {
+function list(value: string[] | null | undefined, name: keyof typeof LISTS): string[] | undefined {
   if (!present(value)) return undefined;
-  if (value.length > MAX_LIST_ITEMS) throw invalidParams(`${name} may hold at most ${MAX_LIST_ITEMS} entries (got ${value.length})`, name);
+  const { primitive, max } = LISTS[name]!;
+  if (value.length > max) throw invalidParams(`${name} may hold at most ${max} entries (got ${value.length})`, name);
   for (const [i, v] of value.entries()) {
-    if (v.length === 0 || v.length > MAX_STRING_CHARS) throw invalidParams(`${name}[${i}] must be 1 to ${MAX_STRING_CHARS} characters long`, name);
+    const rule = breaksRule(v, primitive);
+    if (rule !== undefined) throw invalidParams(`${name}[${i}] must be ${rule} (got ${JSON.stringify(v.slice(0, 100))})`, name);
   }
   return value;
 }
@@ -197,7 +205,8 @@ async function transactionsPlan(a: Analytics, args: Args): Promise<FieldPlan> {
 
 function signaturePlan(a: Analytics, args: Args): FieldPlan {
   const signature = args.signature as string;
-  if (signature.length === 0 || signature.length > MAX_STRING_CHARS) throw invalidParams(`signature must be 1 to ${MAX_STRING_CHARS} characters long`, 'signature');
+  const rule = breaksRule(signature, Signature);
+  if (rule !== undefined) throw invalidParams(`signature must be ${rule} (got ${JSON.stringify(signature.slice(0, 100))})`, 'signature');
   return {
     question: { kind: 'fixed' },
     async run() {

@@ -189,6 +189,51 @@ function topLevelFields(document: DocumentNode, op: OperationDefinitionNode, var
 interface Ledger {
   requested: number;
   budget: number;
+  /** Top-level fields, each one request against the rate limit (0 until the guard ran). */
+  fields: number;
+  /** The operation was a query (so its answer may be reused). */
+  query: boolean;
+}
+
+/** A complete answer of a query, kept to answer the identical request again. */
+interface Remembered {
+  version: string;
+  at: number;
+  fields: number;
+  requested: number;
+  data: unknown;
+}
+
+/**
+ * Whole answers of identical query requests (same plan, document, operation and variables)
+ * while no data has landed and the registry is unchanged (Analytics.answersVersion), and
+ * for ANSWER_MEMO_MS at most (writes of other processes). A dashboard polling one query
+ * then costs what a cached JSON-RPC call costs: no parse, validation, planning, costing or
+ * execution. The rate limit and the answer's extensions are as for a first answer: each
+ * top-level field is charged again and the remembered cost is reported. Only answers with
+ * data and no errors are kept; bounded by count.
+ */
+const ANSWER_MEMO_MS = 2000;
+const ANSWER_MEMO_ENTRIES = 1000;
+class AnswerMemo {
+  private readonly entries = new Map<string, Remembered>();
+
+  get(key: string, version: string): Remembered | undefined {
+    const hit = this.entries.get(key);
+    if (hit === undefined) return undefined;
+    if (hit.version !== version || Date.now() - hit.at >= ANSWER_MEMO_MS) {
+      this.entries.delete(key);
+      return undefined;
+    }
+    return hit;
+  }
+
+  set(key: string, value: Remembered): void {
+    this.entries.delete(key);
+    this.entries.set(key, value);
+    // Oldest first: a Map iterates in insertion order.
+    while (this.entries.size > ANSWER_MEMO_ENTRIES) this.entries.delete(this.entries.keys().next().value as string);
+  }
 }
 
 export async function graphqlRoutes(app: FastifyInstance, opts: GraphqlRouteOptions): Promise<void> {
@@ -197,6 +242,7 @@ export async function graphqlRoutes(app: FastifyInstance, opts: GraphqlRouteOpti
   const timeoutMs = opts.timeoutMs ?? GRAPHQL_TIMEOUT_MS;
   const rules = [...specifiedRules, depthLimit(), aliasLimit()];
   const page = graphiqlAssets();
+  const memo = new AnswerMemo();
 
   /** Any error answered outside an execution result (authentication, rate limit, body
    *  parsing, malformed parameters): the GraphQL error shape with the same status. */
@@ -243,6 +289,8 @@ export async function graphqlRoutes(app: FastifyInstance, opts: GraphqlRouteOpti
     if (coerced.errors) return { errors: coerced.errors };
     const variables = coerced.coerced;
     const fields = [...topLevelFields(args.document, op, variables)].filter(([, f]) => !f.name.value.startsWith('__'));
+    ledger.fields = fields.length;
+    ledger.query = op.operation === 'query';
     if (fields.length > GRAPHQL_MAX_ROOT_FIELDS) {
       return { errors: [tooComplex(`the operation asks for ${fields.length} top-level fields; at most ${GRAPHQL_MAX_ROOT_FIELDS} are allowed`)] };
     }
@@ -312,7 +360,7 @@ export async function graphqlRoutes(app: FastifyInstance, opts: GraphqlRouteOpti
 
   async function handle(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     if (wantsGraphiql(req.method, pathOf(req.url), req.headers.accept)) return page.send(reply);
-    const ledger: Ledger = { requested: 0, budget: req.apiKey ? budgets[req.apiKey.plan] : 0 };
+    const ledger: Ledger = { requested: 0, budget: req.apiKey ? budgets[req.apiKey.plan] : 0, fields: 0, query: false };
     let params: Params;
     try {
       params = readParams(req);
@@ -320,6 +368,25 @@ export async function graphqlRoutes(app: FastifyInstance, opts: GraphqlRouteOpti
       return sendError(err, req, reply, ledger);
     }
     const type = responseType(req.headers.accept);
+    const send = async (status: number, body: Record<string, unknown>): Promise<FastifyReply> => {
+      const freshness = opts.freshness?.extension(await opts.analytics.protocols());
+      body.extensions = buildExtensions({ cost: { requested: ledger.requested, budget: ledger.budget }, freshness });
+      return reply.code(status).header('content-type', `${type}; charset=utf-8`).send(body);
+    };
+    // An identical query answered a moment ago, with nothing changed since: its answer again.
+    const memoKey = req.apiKey === undefined || req.apiKey === null ? undefined
+      : `${req.apiKey.plan}\u0000${params.operationName ?? ''}\u0000${params.query}\u0000${JSON.stringify(params.variables ?? null)}`;
+    const version = opts.analytics.answersVersion();
+    const remembered = memoKey === undefined ? undefined : memo.get(memoKey, version);
+    if (remembered !== undefined) {
+      try {
+        if (remembered.fields > 1) await req.consumeRateLimit(remembered.fields - 1);
+      } catch (err) {
+        return sendError(err, req, reply, ledger);
+      }
+      ledger.requested = remembered.requested;
+      return send(200, { data: remembered.data });
+    }
     const result = await processRequest<RequestContext>({
       // Headers helix reads (accept) only to choose streaming; answers here are single results.
       request: { body: req.body, headers: { accept: JSON_TYPE }, method: req.method, query: req.query },
@@ -365,9 +432,10 @@ export async function graphqlRoutes(app: FastifyInstance, opts: GraphqlRouteOpti
       body.errors = payload.errors.map((e) => formatError(e instanceof GraphQLError ? e : new GraphQLError(String((e as Error).message)), (err) => req.log.error({ err }, 'GraphQL field failed')));
     }
     if (!requestError) body.data = payload.data;
-    const freshness = opts.freshness?.extension(await opts.analytics.protocols());
-    body.extensions = buildExtensions({ cost: { requested: ledger.requested, budget: ledger.budget }, freshness });
-    return reply.code(status).header('content-type', `${type}; charset=utf-8`).send(body);
+    if (memoKey !== undefined && ledger.query && status === 200 && !requestError && body.errors === undefined) {
+      memo.set(memoKey, { version, at: Date.now(), fields: ledger.fields, requested: ledger.requested, data: payload.data });
+    }
+    return send(status, body);
   }
 
   app.get('/graphql', handle);

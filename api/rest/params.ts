@@ -1,24 +1,9 @@
 // Query-parameter rules the JSON Schema cannot state: real calendar dates, date order,
 // and the conversion of a day range to the blockTime range the analytics layer takes.
 import { invalidParams } from '../../core/errors.ts';
-import { MAX_BLOCK_DATE, MAX_BLOCK_TIME, MIN_BLOCK_DATE } from '../../core/limits.ts';
+import { MAX_BLOCK_TIME } from '../../core/limits.ts';
+import { dayStart } from '../../core/vocabulary/primitives.ts';
 import type { TimeRange } from '../analytics/types.ts';
-
-/** Unix seconds of 00:00:00 UTC of a YYYY-MM-DD day, or a 400 naming the parameter. */
-export function dayStart(value: string, field: string): number {
-  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
-  const ms = m ? Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])) : NaN;
-  // Date.UTC rolls 2025-02-30 over to March: a round trip catches impossible days.
-  if (!m || Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== value) {
-    throw invalidParams(`${field} must be a calendar date written YYYY-MM-DD, got "${value}"`, field);
-  }
-  // Block times are UInt32 seconds: a day outside them cannot match anything, and its
-  // seconds would wrap around (2162-12-29 read as 2026) or be refused by the engine.
-  if (value < MIN_BLOCK_DATE || value > MAX_BLOCK_DATE) {
-    throw invalidParams(`${field} must be between ${MIN_BLOCK_DATE} and ${MAX_BLOCK_DATE} (the days block times can be stored for), got "${value}"`, field);
-  }
-  return ms / 1000;
-}
 
 export interface DayRange {
   dateFrom: string | undefined;

@@ -2,7 +2,8 @@
 // (TypeBox) so the validation rule, the TypeScript type and the OpenAPI text cannot drift.
 // `description` doubles as the human rule in error messages ("must be <description>").
 import { Type, type Static } from '@sinclair/typebox';
-import { MAX_BLOCK_TIME, MIN_BLOCK_TIME } from '../limits.ts';
+import { invalidParams } from '../errors.ts';
+import { MAX_BLOCK_DATE, MAX_BLOCK_TIME, MIN_BLOCK_DATE, MIN_BLOCK_TIME } from '../limits.ts';
 
 /** Base58 (Bitcoin alphabet): no 0, O, I or l. */
 const BASE58 = '[1-9A-HJ-NP-Za-km-z]';
@@ -18,7 +19,7 @@ export const ProtocolName = Type.String({
   pattern: PROTOCOL_NAME_PATTERN,
   description: 'a lowercase snake_case protocol name of 1-64 characters, e.g. jupiter_v6',
 });
-export const InstructionType = Type.String({ minLength: 1, maxLength: 128 });
+export const InstructionType = Type.String({ minLength: 1, maxLength: 128, description: 'an instruction type of 1-128 characters' });
 /** Whole Unix seconds the store can hold (block_time is DateTime, UInt32). A number that is
  *  a multiple of 1 rather than an integer type, so 1.5 reads as "not a whole number" (a bad
  *  value), not as a wrong JSON type (an unparsable filter, in JSON-RPC's classification). */
@@ -46,3 +47,40 @@ const RULES: ReadonlyMap<string, string> = new Map(
 export function ruleOfPattern(pattern: unknown): string | undefined {
   return typeof pattern === 'string' ? RULES.get(pattern) : undefined;
 }
+
+const compiled = new Map<string, RegExp>();
+
+/**
+ * Check a string against a primitive (its pattern and lengths): undefined when it is one,
+ * else the rule it breaks ("a Base58 signature of 64-88 characters"), for interfaces whose
+ * own validation cannot carry JSON Schema (GraphQL's type system knows only String).
+ */
+export function breaksRule(value: string, primitive: { pattern?: string; minLength?: number; maxLength?: number; description?: string }): string | undefined {
+  const rule = primitive.description ?? `a string of ${primitive.minLength ?? 0}-${primitive.maxLength ?? 'any'} characters`;
+  if (primitive.minLength !== undefined && value.length < primitive.minLength) return rule;
+  if (primitive.maxLength !== undefined && value.length > primitive.maxLength) return rule;
+  if (primitive.pattern !== undefined) {
+    let re = compiled.get(primitive.pattern);
+    if (re === undefined) compiled.set(primitive.pattern, (re = new RegExp(primitive.pattern)));
+    if (!re.test(value)) return rule;
+  }
+  return undefined;
+}
+
+/** Unix seconds of 00:00:00 UTC of a YYYY-MM-DD day (a real calendar day the store can
+ *  hold), or invalid params naming `field` in the caller's words. */
+export function dayStart(value: string, field: string): number {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
+  const ms = m ? Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])) : NaN;
+  // Date.UTC rolls 2025-02-30 over to March: a round trip catches impossible days.
+  if (!m || Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== value) {
+    throw invalidParams(`${field} must be a calendar date written YYYY-MM-DD, got "${value}"`, field);
+  }
+  // Block times are UInt32 seconds: a day outside them cannot match anything, and its
+  // seconds would wrap around (2162-12-29 read as 2026) or be refused by the engine.
+  if (value < MIN_BLOCK_DATE || value > MAX_BLOCK_DATE) {
+    throw invalidParams(`${field} must be between ${MIN_BLOCK_DATE} and ${MAX_BLOCK_DATE} (the days block times can be stored for), got "${value}"`, field);
+  }
+  return ms / 1000;
+}
+

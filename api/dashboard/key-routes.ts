@@ -1,0 +1,169 @@
+// The dashboard's calls about the signed-in account's own keys: list, create (the secret is
+// in that one answer only), revoke; usage per key or for the whole account; data freshness.
+// Every call needs a live session; the state-changing ones its CSRF token as well.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { AppError, Errors, invalidParams, notFound } from '../../core/errors.ts';
+import { DASHBOARD_BODY_LIMIT_BYTES, KEYS_PER_ACCOUNT_MAX } from '../../core/limits.ts';
+import { PLAN_LIMITS } from '../../core/plans.ts';
+import type { ApiKeyRecord } from '../../warehouse/api-key-store.ts';
+import { readFreshness } from '../../warehouse/ingest-freshness.ts';
+import type { Warehouse } from '../../warehouse/warehouse.ts';
+import type { Access } from '../access/access.ts';
+import type { DashboardCaller, Sessions } from './sessions.ts';
+import { objectBody, parseEnvironment, parseKeyName } from './validation.ts';
+
+export interface KeyRouteOptions {
+  access: Access;
+  sessions: Sessions;
+  wh: Warehouse;
+}
+
+const publicKey = (k: ApiKeyRecord, lastUsedAt: string | null) => ({
+  id: k.id,
+  name: k.name,
+  environment: k.environment,
+  status: k.status,
+  plan: k.plan,
+  keyPrefix: k.keyPrefix,
+  createdAt: k.createdAt,
+  lastUsedAt,
+});
+
+const GRANULARITY = {
+  // bucket size, and how far back the page looks
+  minute: { bucketMs: 60_000, spanMs: 60 * 60_000 },
+  hour: { bucketMs: 3_600_000, spanMs: 48 * 3_600_000 },
+  day: { bucketMs: 86_400_000, spanMs: 30 * 86_400_000 },
+} as const;
+type Granularity = keyof typeof GRANULARITY;
+const isGranularity = (v: unknown): v is Granularity => typeof v === 'string' && Object.hasOwn(GRANULARITY, v);
+
+/** The interfaces usage is counted under (api/access/protected-paths.ts interfaceOf). */
+const INTERFACES = ['rpc', 'rest', 'sql', 'graphql', 'other'] as const;
+
+const ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+export async function dashboardKeyRoutes(app: FastifyInstance, opts: KeyRouteOptions): Promise<void> {
+  const { access, sessions, wh } = opts;
+
+  async function ownKey(caller: DashboardCaller, id: string): Promise<ApiKeyRecord> {
+    // Someone else's key and no key at all answer alike: ids are not probed this way.
+    const key = ID.test(id) ? await access.keys.get(id) : undefined;
+    if (key === undefined || key.accountId !== caller.account.id) throw notFound('No such key on this account');
+    return key;
+  }
+
+  app.get('/dashboard/api/keys', async (req) => {
+    const caller = await sessions.require(req);
+    const [keys, lastUsed] = await Promise.all([access.keys.listByAccount(caller.account.id), access.usageStore.lastUsed()]);
+    return { data: keys.map((k) => publicKey(k, lastUsed.get(k.id) ?? null)), plan: caller.account.plan };
+  });
+
+  app.post('/dashboard/api/keys', { bodyLimit: DASHBOARD_BODY_LIMIT_BYTES }, async (req, reply) => {
+    const caller = await sessions.requireWithCsrf(req);
+    const body = objectBody(req.body, '{"name": "...", "environment": "production" | "staging" | "development" | "<label>"}');
+    const name = parseKeyName(body.name);
+    const environment = parseEnvironment(body.environment);
+    const held = (await access.keys.listByAccount(caller.account.id)).filter((k) => k.status !== 'revoked').length;
+    if (held >= KEYS_PER_ACCOUNT_MAX) {
+      throw new AppError(Errors.conflict, `This account already holds ${KEYS_PER_ACCOUNT_MAX} keys that are not revoked; revoke one first`);
+    }
+    const { record, secret } = await access.keys.create(name, caller.account.plan, { accountId: caller.account.id, environment });
+    await access.keyChanged(record.id);
+    req.log.info({ keyId: record.id, accountId: caller.account.id }, 'api key created in the dashboard');
+    reply.code(201);
+    // The one answer that carries the secret.
+    return { ...publicKey(record, null), key: secret };
+  });
+
+  app.post<{ Params: { id: string } }>('/dashboard/api/keys/:id/revoke', { bodyLimit: DASHBOARD_BODY_LIMIT_BYTES }, async (req) => {
+    const caller = await sessions.requireWithCsrf(req);
+    const key = await ownKey(caller, req.params.id);
+    const updated = key.status === 'revoked' ? key : await access.keys.update(key.id, { status: 'revoked' });
+    // Every process's key snapshot drops it: 403 within a second (KEY_CACHE_TTL_MS).
+    await access.keyChanged(key.id);
+    req.log.info({ keyId: key.id, accountId: caller.account.id }, 'api key revoked in the dashboard');
+    const lastUsed = await access.usageStore.lastUsedOf(key.id);
+    return publicKey(updated ?? key, lastUsed);
+  });
+
+  // Usage is written every USAGE_FLUSH_MS; the page wants the latest, so this process's
+  // buffer is written first, at most once a second however many pages ask.
+  let lastFlush = 0;
+  const freshUsage = async (): Promise<void> => {
+    if (Date.now() - lastFlush < 1000) return;
+    lastFlush = Date.now();
+    await access.usage.flush();
+  };
+
+  app.get<{ Querystring: { key?: string; granularity?: string } }>('/dashboard/api/usage', async (req: FastifyRequest<{ Querystring: { key?: string; granularity?: string } }>) => {
+    const caller = await sessions.require(req);
+    const granularity = req.query.granularity ?? 'minute';
+    if (!isGranularity(granularity)) throw invalidParams('granularity must be minute, hour or day', 'granularity');
+    const which = req.query.key ?? 'all';
+    const accountKeys = await access.keys.listByAccount(caller.account.id);
+    const keys = which === 'all' ? accountKeys : [await ownKey(caller, which)];
+    await freshUsage();
+
+    const g = GRANULARITY[granularity];
+    const now = Date.now();
+    const toMs = Math.floor(now / g.bucketMs) * g.bucketMs + g.bucketMs;
+    const fromMs = toMs - g.spanMs;
+    const rows = keys.length === 0 ? [] : await access.usageStore.query({ keyIds: keys.map((k) => k.id), fromMs, toMs, granularity });
+
+    // One point per bucket over the whole span (empty buckets are zeros, so the chart's
+    // time axis is even), each interface separately, plus errors and rate-limit refusals.
+    const buckets = new Map<number, Record<string, number>>();
+    for (let t = fromMs; t < toMs; t += g.bucketMs) {
+      buckets.set(t, { t: t / 1000, rpc: 0, rest: 0, sql: 0, graphql: 0, other: 0, errors: 0, rateLimited: 0 });
+    }
+    const byInterface: Record<string, number> = Object.fromEntries(INTERFACES.map((i) => [i, 0]));
+    const byMethod = new Map<string, number>();
+    let requests = 0;
+    let errors = 0;
+    let rateLimited = 0;
+    for (const r of rows) {
+      const b = buckets.get(Date.parse(r.bucket));
+      const iface = (INTERFACES as readonly string[]).includes(r.interface) ? r.interface : 'other';
+      if (b !== undefined) {
+        b[iface]! += r.requests;
+        b.errors! += r.errors;
+        b.rateLimited! += r.rateLimited;
+      }
+      byInterface[iface]! += r.requests;
+      const label = `${iface} ${r.method}`;
+      byMethod.set(label, (byMethod.get(label) ?? 0) + r.requests);
+      requests += r.requests;
+      errors += r.errors;
+      rateLimited += r.rateLimited;
+    }
+    // The current one-minute window of each key: what is left before 429.
+    const windows = await Promise.all(keys.map(async (k) => {
+      const limit = PLAN_LIMITS[k.plan];
+      const d = await access.limiter.peek(`key:${k.id}`, limit);
+      return { keyId: k.id, name: k.name, status: k.status, plan: k.plan, limit, remaining: d.remaining, resetAt: new Date(d.resetAt).toISOString() };
+    }));
+    const perMinute = PLAN_LIMITS[caller.account.plan];
+    return {
+      key: which,
+      granularity,
+      from: new Date(fromMs).toISOString(),
+      to: new Date(toMs).toISOString(),
+      plan: caller.account.plan,
+      limitPerMinute: perMinute,
+      // The plan's limit for one key over one bucket (what the chart draws).
+      limitPerBucket: perMinute * (g.bucketMs / 60_000),
+      totals: { requests, errors, rateLimited, byInterface },
+      methods: [...byMethod].sort((a, b) => b[1] - a[1]).slice(0, 20).map(([label, n]) => ({ label, requests: n })),
+      buckets: [...buckets.values()],
+      windows,
+    };
+  });
+
+  // How fresh the stored data is (newest block_time and ingest time), for the live page when
+  // the analytics answers carry no freshness headers.
+  app.get('/dashboard/api/freshness', async (req) => {
+    await sessions.require(req);
+    return readFreshness(wh);
+  });
+}

@@ -1,0 +1,88 @@
+// Usage: requests per minute, hour or day for one key or the whole account, per interface
+// (JSON-RPC, REST, SQL, GraphQL), rate-limit refusals, the plan's limit drawn on the chart,
+// and what is left of each key's current one-minute window. Refreshed every 5 s.
+import { dash } from '../lib/api.js';
+import { fmtInt, fmtTime, h, replace, table, uid } from '../lib/dom.js';
+import { lineChart } from '../lib/chart.js';
+
+const IFACES = [['rpc', 'JSON-RPC'], ['rest', 'REST'], ['sql', 'SQL'], ['graphql', 'GraphQL']];
+
+export function renderUsage(main, ctx) {
+  let alive = true;
+  let chart = null;
+  let timer = null;
+  let shapeKey = '';
+  const keySel = h('select', { id: uid('uk') }, h('option', { value: 'all' }, 'All keys of the account'));
+  const granSel = h('select', { id: uid('ug') },
+    h('option', { value: 'minute' }, 'Per minute (last hour)'),
+    h('option', { value: 'hour' }, 'Per hour (last 48 hours)'),
+    h('option', { value: 'day' }, 'Per day (last 30 days)'));
+  const summary = h('div', { id: 'usage-summary', class: 'stats' });
+  const chartBox = h('div', { class: 'chart', id: 'usage-chart' });
+  const windows = h('div', { id: 'usage-windows' });
+  const detail = h('div', { id: 'usage-detail', class: 'two' });
+  const error = h('p', { class: 'error', role: 'alert' });
+
+  const controls = h('form', { class: 'card row', onsubmit: (e) => e.preventDefault() },
+    h('div', { class: 'field' }, h('label', { for: keySel.id }, 'Key'), keySel),
+    h('div', { class: 'field' }, h('label', { for: granSel.id }, 'Granularity'), granSel));
+  keySel.addEventListener('change', () => refresh(true));
+  granSel.addEventListener('change', () => refresh(true));
+
+  const stat = (label, value, id) => h('div', { class: 'stat' }, h('p', { class: 'label' }, label), h('p', { class: 'value', id }, value));
+
+  async function refresh(reshape = false) {
+    try {
+      const u = await dash('GET', `usage?key=${encodeURIComponent(keySel.value)}&granularity=${granSel.value}`);
+      if (!alive) return;
+      error.textContent = '';
+      replace(summary,
+        stat('Requests', fmtInt(u.totals.requests), 'usage-requests'),
+        stat('Errors', fmtInt(u.totals.errors), 'usage-errors'),
+        stat('Rate-limited (429)', fmtInt(u.totals.rateLimited), 'usage-ratelimited'),
+        stat(`Plan ${u.plan}`, `${fmtInt(u.limitPerMinute)} / min per key`, 'usage-plan'));
+      const xs = u.buckets.map((b) => b.t);
+      const data = [xs, ...IFACES.map(([k]) => u.buckets.map((b) => b[k])), u.buckets.map((b) => b.rateLimited), u.buckets.map(() => u.limitPerBucket)];
+      const shape = `${keySel.value}/${granSel.value}`;
+      if (!chart || reshape || shape !== shapeKey) {
+        chart?.destroy();
+        chartBox.replaceChildren();
+        shapeKey = shape;
+        chart = lineChart(chartBox, {
+          title: `Requests per ${u.granularity} by interface, with rate-limit refusals and the plan's limit of ${fmtInt(u.limitPerBucket)} per ${u.granularity} per key`,
+          yLabel: `requests / ${u.granularity}`,
+          limit: u.limitPerBucket,
+          data,
+          series: [...IFACES.map(([, label]) => ({ label })), { label: 'Rate-limited', stroke: '#b3261e' }, { label: `Plan limit (${u.plan})`, stroke: '#5b5f71', dash: [6, 4] }],
+        });
+      } else chart.update(data);
+      replace(windows, table('Current one-minute window', ['Key', 'Status', 'Limit / min', 'Remaining', 'Resets at'],
+        u.windows.map((w) => [h('span', { class: 'keyname' }, w.name), w.status, fmtInt(w.limit), h('span', { class: 'remaining' }, fmtInt(w.remaining)), fmtTime(w.resetAt)]),
+        { empty: 'No keys yet.' }));
+      replace(detail,
+        table('Requests by interface', ['Interface', 'Requests'], IFACES.map(([k, label]) => [label, fmtInt(u.totals.byInterface[k])])),
+        table('Busiest methods', ['Interface and method', 'Requests'], u.methods.map((m) => [m.label, fmtInt(m.requests)]), { empty: 'No requests in this period.' }));
+    } catch (err) {
+      if (alive) error.textContent = err.message;
+    }
+  }
+
+  async function loadKeys() {
+    const { data } = await dash('GET', 'keys');
+    for (const k of data) keySel.append(h('option', { value: k.id }, `${k.name} (${k.environment || 'no environment'}, ${k.status})`));
+  }
+
+  replace(main,
+    h('h1', null, 'Usage'),
+    h('p', { class: 'muted' }, 'Requests answered with your keys, counted per minute. Limits apply per key, in fixed one-minute windows.'),
+    controls, error, summary,
+    h('section', { class: 'card', 'aria-labelledby': 'usage-chart-title' }, h('h2', { id: 'usage-chart-title' }, 'Requests over time'), chartBox),
+    windows, detail);
+  loadKeys().catch(() => {}).finally(() => refresh(true));
+  timer = setInterval(() => { if (document.visibilityState === 'visible') refresh(); }, 5000);
+  return () => {
+    alive = false;
+    clearInterval(timer);
+    chart?.destroy();
+  };
+}
