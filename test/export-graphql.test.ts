@@ -77,6 +77,19 @@ describe('GraphQL exports', () => {
     expect(bad.body.errors?.[0]?.message).toMatch(/^pagination\.after is not a cursor/);
   });
 
+  it('answers export fields fresh on every request, per key (never from the memo of identical queries)', async () => {
+    const doc = '{ exportJobs(pagination: { first: 100 }) { edges { node { id status progress } } } }';
+    const mine = (await gql(doc)).body.data!.exportJobs.edges;
+    expect(mine.length).toBeGreaterThan(0);
+    // The identical document from another key of the same plan: that key's own (empty) list.
+    expect((await gql(doc, undefined, other)).body.data!.exportJobs.edges).toEqual([]);
+    // A job started between two identical polls shows up at once.
+    const started = await gql('mutation { exportDataset(config: { format: CSV, columns: ["fee"] }) { id } }');
+    const again = (await gql(doc)).body.data!.exportJobs.edges;
+    expect(again[0].node.id).toBe(started.body.data!.exportDataset.id);
+    await waitJob(again[0].node.id);
+  });
+
   it('cancelExportJob cancels a running job', async () => {
     const cfg = t.services.config.exports;
     const saved = cfg.fileMaxRows;

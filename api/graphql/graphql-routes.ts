@@ -191,7 +191,8 @@ interface Ledger {
   budget: number;
   /** Top-level fields, each one request against the rate limit (0 until the guard ran). */
   fields: number;
-  /** The operation was a query (so its answer may be reused). */
+  /** The operation was a query whose answer may be reused: not a mutation, and no export job
+   *  field (those answer per key, and change as jobs run, with no data version to tell). */
   query: boolean;
 }
 
@@ -312,8 +313,9 @@ export async function graphqlRoutes(app: FastifyInstance, opts: GraphqlRouteOpti
         if (!def) continue;
         const args = getArgumentValues(def, node, variables);
         const owner = req.apiKey === null ? null : { id: req.apiKey.id, plan: req.apiKey.plan };
-        const plan = (opts.exports === undefined ? undefined : planExportField(opts.exports, owner, node.name.value, args))
-          ?? await planField(opts.analytics, node.name.value, args, ledger.budget);
+        const exportPlan = opts.exports === undefined ? undefined : planExportField(opts.exports, owner, node.name.value, args);
+        if (exportPlan !== undefined) ledger.query = false;
+        const plan = exportPlan ?? await planField(opts.analytics, node.name.value, args, ledger.budget);
         if (plan) plans.set(key, plan);
       } catch (err) {
         // A cap on work the caller already has running (export jobs) refuses the request as the rate limit does.
