@@ -15,6 +15,12 @@ export interface Config {
     user: string;
     password: string;
     database: string;
+    /**
+     * Cluster mode (CLICKHOUSE_CLUSTER: a cluster of the servers' remote_servers): migrations
+     * create replicated local tables and Distributed tables over them on every node
+     * (docs/cluster.md). Unset: one server, or embedded.
+     */
+    cluster: string | undefined;
   };
   dataDir: string;
   demoRows: number;
@@ -210,6 +216,14 @@ export function loadConfig(env: Env = process.env): Config {
   const port = int('PORT', 8080, 0, 65535);
   const host = str('HOST') ?? '127.0.0.1';
   const chUrl = url('CLICKHOUSE_URL', ['http:', 'https:']);
+  const chCluster = str('CLICKHOUSE_CLUSTER');
+  if (chCluster !== undefined) {
+    if (chUrl === undefined) problems.push('CLICKHOUSE_CLUSTER needs CLICKHOUSE_URL (the embedded engine is one process, not a cluster)');
+    // Rendered into DDL (ON CLUSTER name, Distributed('name', ...)): an identifier only.
+    if (!/^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(chCluster)) problems.push(`CLICKHOUSE_CLUSTER must be a cluster name of letters, digits and "_", got "${chCluster}"`);
+  }
+  const chDatabase = str('CLICKHOUSE_DATABASE') ?? 'default';
+  if (chCluster !== undefined && !/^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(chDatabase)) problems.push(`CLICKHOUSE_DATABASE must be letters, digits and "_" in cluster mode, got "${chDatabase}"`);
   const dataDir = path.resolve(str('DATA_DIR') ?? './data');
   const demoRows = int('DEMO_ROWS', 2_000_000, 0, 10_000_000_000);
   const demoSeed = int('DEMO_SEED', 42, 0, 2 ** 31 - 1);
@@ -355,7 +369,8 @@ export function loadConfig(env: Env = process.env): Config {
       url: chUrl,
       user: str('CLICKHOUSE_USER') ?? 'default',
       password: env.CLICKHOUSE_PASSWORD ?? '',
-      database: str('CLICKHOUSE_DATABASE') ?? 'default',
+      database: chDatabase,
+      cluster: chCluster,
     },
     dataDir,
     demoRows,

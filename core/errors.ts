@@ -44,6 +44,7 @@ export const HTTP_TITLES: Readonly<Record<number, string>> = Object.freeze({
   502: 'Bad Gateway',
   503: 'Service Unavailable',
   504: 'Gateway Timeout',
+  507: 'Insufficient Storage',
 });
 
 /** The title for any status: the table above, else the class's generic phrase. */
@@ -77,6 +78,8 @@ export const Errors = {
   /** A live stream whose client did not read its events fast enough (its buffer filled): closed. */
   slowConsumer: kind({ code: 'ERR_SLOW_CONSUMER', http: 429, title: 'Too Many Requests', rpc: -32000, rpcMessage: 'Server error', graphql: 'RATE_LIMITED' }),
   unavailable: std({ code: 'ERR_UNAVAILABLE', http: 503, rpc: -32000, rpcMessage: 'Server error', graphql: 'INTERNAL_SERVER_ERROR' }),
+  /** The disk under the store is full: a write was not stored; retry once space is freed. */
+  storageFull: std({ code: 'ERR_STORAGE_FULL', http: 507, rpc: -32000, rpcMessage: 'Server error', graphql: 'INTERNAL_SERVER_ERROR' }),
   // Raised by the HTTP framework itself (content-type parsing, routing); no interface
   // throws these, but their bodies must carry the right title all the same.
   methodNotAllowed: std({ code: 'ERR_METHOD_NOT_ALLOWED', http: 405, rpc: -32600, rpcMessage: 'Invalid Request', graphql: 'BAD_USER_INPUT' }),

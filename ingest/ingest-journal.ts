@@ -18,7 +18,11 @@ export class IngestJournal {
     private readonly log: Logger,
   ) {}
 
-  async begin(rows: readonly { protocol_name: string; block_time: number }[]): Promise<{ id: string; buckets: Bucket[] }> {
+  /**
+   * Journal an insert about to start. `finishing` names an earlier insert of this writer
+   * that has finished: its 'done' row goes in the same write (one journal write per batch).
+   */
+  async begin(rows: readonly { protocol_name: string; block_time: number }[], finishing?: string): Promise<{ id: string; buckets: Bucket[] }> {
     const seen = new Map<string, Bucket>();
     for (const r of rows) {
       const hour = r.block_time - (r.block_time % 3600);
@@ -26,7 +30,9 @@ export class IngestJournal {
     }
     const buckets = [...seen.values()];
     const id = randomUUID();
-    await this.wh.insert(TABLES.ingestJournal, [{ batch_id: id, writer: this.writer, state: 'begin', buckets }], {
+    const entries: { batch_id: string; writer: string; state: string; buckets: Bucket[] }[] = [{ batch_id: id, writer: this.writer, state: 'begin', buckets }];
+    if (finishing !== undefined) entries.unshift({ batch_id: finishing, writer: this.writer, state: 'done', buckets: [] });
+    await this.wh.insert(TABLES.ingestJournal, entries, {
       columns: ['batch_id', 'writer', 'state', 'buckets'],
     });
     return { id, buckets };

@@ -3,15 +3,17 @@
 // and sent to the dead-letter sink; it never stops the stream. Writes are serialised per
 // process so that "which of these are new?" and "insert them" cannot interleave, which is
 // what makes replaying records change no count in the base table or any view.
+import { AppError, Errors } from '../core/errors.ts';
 import type { DataChangeObserver, IngestObserver } from '../core/observers.ts';
 import type { Logger } from '../core/logger.ts';
 import type { DataVersion } from '../warehouse/data-version.ts';
 import type { ProtocolRegistry } from '../warehouse/protocol-registry.ts';
-import type { Warehouse } from '../warehouse/warehouse.ts';
+import { isStorageFull, type Warehouse } from '../warehouse/warehouse.ts';
 import { IngestJournal } from './ingest-journal.ts';
 import { positionText, type Position, type Rejection, type RejectionCode } from './rejection.ts';
-import { checkRecord, protocolLookup, type ProtocolLookup } from './record-schema.ts';
+import { checkRecord, protocolLookup, type IngestRecord, type ProtocolLookup } from './record-schema.ts';
 import { BASE_COLUMNS, TABLES, type BaseRow } from '../warehouse/tables.ts';
+import { WarehouseError } from '../warehouse/warehouse.ts';
 import type { Bucket } from '../warehouse/view-repair.ts';
 
 export interface RawRecord {
@@ -39,12 +41,56 @@ export interface PipelineOptions {
   observer?: IngestObserver;
   /** Names this writer in the ingest journal; unfinished inserts are repaired per writer. */
   writerId?: string;
+  /**
+   * Hand records that need no normalising to the engine as received (default true).
+   * false re-serialises every record from its normalised row: the path before issue 15,
+   * kept for the benchmark's comparison and as the retry of a batch the engine refused.
+   */
+  rawInsert?: boolean;
 }
 
 type ChangeListener = DataChangeObserver['dataChanged'];
 
-type Step = { kind: 'ok'; row: BaseRow } | { kind: 'dead-letter'; code: RejectionCode; detail: string; payload: string };
+/**
+ * A valid record: its normalised row (what de-duplication, routing and the journal read)
+ * and, when the record as received needs no normalising, its original JSON text, which
+ * goes to the engine as it came.
+ */
+interface Accepted {
+  row: BaseRow;
+  line?: string | Buffer;
+}
+type Step = { kind: 'ok'; accepted: Accepted } | { kind: 'dead-letter'; code: RejectionCode; detail: string; payload: string };
 type Dead = Rejection & { payload: string };
+
+// How records reach the engine (issue 15; figures in bench/RESULTS.md, "Ingest at the
+// engine's speed", from `npx tsx bench/ingest-paths.ts`). Three paths were measured on the
+// same records into the same migrated store, against the engine's own insert of the same
+// NDJSON bytes:
+//  - JSONEachRow of the record's original text, built into one buffer (this one): the
+//    engine parses exactly the bytes it would parse on its own; building the buffer is a
+//    copy. Records that need normalising (a log_messages array, a missing accounts_count,
+//    a slot number past 2^53, an object handed in by a caller) are re-serialised from their
+//    normalised row, one by one, in the same buffer.
+//  - RowBinary built in JS: the engine's parse is cheaper, but encoding ~600 bytes of
+//    strings a record in JS costs more than the engine saves (and it needs every record
+//    normalised into an object first).
+//  - a staged file read by the engine (INSERT ... SELECT FROM file()): the same parse plus a
+//    write and a read of the whole batch, and a temporary file to clean up after a crash.
+// The engine's JSON reader is stricter than JSON.parse in two ways a valid record can hit:
+// a number written 1e3 or 5000.0 and a key given twice. An insert it refuses for its input
+// (INSERT_FORMAT_ERRORS) is repaired like any failed insert and the batch goes again with
+// every record re-serialised (JSON.stringify writes canonical numbers, one key each), so
+// such a record costs speed, never correctness.
+const NL = Buffer.from('\n');
+/** Engine errors of reading the input itself (CANNOT_PARSE_*, INCORRECT_DATA, ...). */
+const INSERT_FORMAT_ERRORS = new Set([6, 26, 27, 32, 38, 41, 69, 70, 72, 117, 130, 131]);
+/** The insert's settings: views in parallel; fields the base table does not take (a
+ *  producer's extra keys, a `date` it has no say over) are skipped, as the named column
+ *  list already skips them when rows are objects. */
+const INSERT_SETTINGS = { parallel_view_processing: 1, input_format_skip_unknown_fields: 1 } as const;
+
+class FormatRefused extends Error {}
 
 const identity = (signature: string, index: number): string => `${signature}#${index}`;
 const LOOKUP_CHUNK = 5000;
@@ -56,6 +102,11 @@ export class IngestPipeline {
   private recovered = false;
   private pendingRepairs: { id: string; buckets: Bucket[] }[] = [];
   private readonly changeListeners = new Set<ChangeListener>();
+  /** Write turns waiting behind the running one. */
+  private queued = 0;
+  /** A stored batch whose journal 'done' row rides on the next batch's 'begin' (one
+   *  journal write per batch while batches queue; written alone when none follows). */
+  private pendingDone: string | undefined;
 
   constructor(
     private readonly wh: Warehouse,
@@ -77,10 +128,10 @@ export class IngestPipeline {
     return () => this.changeListeners.delete(listener);
   }
 
-  private reportChange(batchId: string, buckets: readonly Bucket[], rows: readonly BaseRow[]): void {
+  private reportChange(batchId: string, buckets: readonly Bucket[], rows: readonly Accepted[]): void {
     if (this.changeListeners.size === 0) return;
     const newest = new Map<string, number>();
-    for (const r of rows) newest.set(r.protocol_name, Math.max(newest.get(r.protocol_name) ?? 0, r.block_time));
+    for (const { row: r } of rows) newest.set(r.protocol_name, Math.max(newest.get(r.protocol_name) ?? 0, r.block_time));
     const change = {
       buckets: buckets.map((b) => ({ protocolName: b.protocol_name, hourStart: b.hour_start })),
       newestBlockTimes: [...newest].map(([protocolName, blockTime]) => ({ protocolName, blockTime })),
@@ -100,16 +151,34 @@ export class IngestPipeline {
   /** Validate, de-duplicate and store records; resolves once stored rows are queryable. */
   async ingest(records: readonly RawRecord[], source: string): Promise<IngestReport> {
     const known = protocolLookup(await this.registry.list());
-    const rows: BaseRow[] = [];
+    const rows: Accepted[] = [];
     const dead: Dead[] = [];
     for (const rec of records) {
       const step = this.parseAndCheck(rec, known);
-      if (step.kind === 'ok') rows.push(step.row);
+      if (step.kind === 'ok') rows.push(step.accepted);
       else dead.push({ code: step.code, detail: step.detail, position: rec.position, payload: step.payload });
     }
     let duplicates = 0;
-    for (let i = 0; i < rows.length; i += this.options.batchRows) {
-      duplicates += await this.serialised(() => this.storeBatch(rows.slice(i, i + this.options.batchRows)));
+    try {
+      for (let i = 0; i < rows.length; i += this.options.batchRows) {
+        const batch = rows.slice(i, i + this.options.batchRows);
+        duplicates += await this.serialised(async () => {
+          try {
+            return await this.storeBatch(batch, this.options.rawInsert ?? true);
+          } catch (err) {
+            if (!(err instanceof FormatRefused)) throw err;
+            this.log.warn({ err: err.cause }, 'the engine refused a batch as received; storing it re-serialised');
+            return this.storeBatch(batch, false);
+          }
+        });
+      }
+    } catch (err) {
+      // A full disk is the operator's to fix, not a bug: said as such, with what was kept.
+      if (isStorageFull(err)) {
+        throw new AppError(Errors.storageFull, 'the store is out of disk space: this write was not completed (earlier batches of it stay stored, '
+          + 'and the views are repaired before the next write); send it again once space is freed', { cause: err, retryAfterSeconds: 60 });
+      }
+      throw err;
     }
     if (dead.length > 0) await this.deadLetter(source, dead);
     const accepted = rows.length - duplicates;
@@ -119,21 +188,25 @@ export class IngestPipeline {
 
   private parseAndCheck(rec: RawRecord, known: ProtocolLookup): Step {
     let value: unknown = rec.value;
+    let json: string | undefined;
     if (typeof value === 'string' || value instanceof Uint8Array) {
-      const text = typeof value === 'string' ? value : Buffer.from(value).toString('utf8');
+      const text = typeof value === 'string' ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('utf8');
       const bytes = typeof value === 'string' ? Buffer.byteLength(value) : value.byteLength;
       if (bytes > this.options.maxRecordBytes) {
         return { kind: 'dead-letter', code: 'oversized', detail: `record is ${bytes} bytes; the limit is ${this.options.maxRecordBytes}`, payload: text.slice(0, 4096) };
       }
+      // A byte-order mark (Windows tools write one) is encoding, not JSON.
+      json = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
       try {
-        // A byte-order mark (Windows tools write one) is encoding, not JSON.
-        value = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+        value = JSON.parse(json);
       } catch (err) {
         return { kind: 'dead-letter', code: 'not_json', detail: `not valid JSON: ${(err as Error).message}`, payload: text };
       }
     }
     const check = checkRecord(value, known);
-    if (check.ok) return { kind: 'ok', row: check.row };
+    if (check.ok) {
+      return { kind: 'ok', accepted: { row: check.row, line: json !== undefined && asReceived(value as IngestRecord, json) ? rawLine(rec.value as string | Uint8Array, json) : undefined } };
+    }
     const payload = typeof rec.value === 'object' && !(rec.value instanceof Uint8Array)
       ? JSON.stringify(rec.value)
       : typeof rec.value === 'string' ? rec.value : Buffer.from(rec.value).toString('utf8');
@@ -141,9 +214,22 @@ export class IngestPipeline {
   }
 
   private serialised<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.writeTurn.then(fn, fn);
+    this.queued += 1;
+    const turn = (): Promise<T> => {
+      this.queued -= 1;
+      return fn();
+    };
+    const run = this.writeTurn.then(turn, turn);
     this.writeTurn = run.catch(() => undefined);
     return run;
+  }
+
+  /** Write the 'done' row that was waiting for a next batch, when none will carry it. */
+  private async flushDone(): Promise<void> {
+    const id = this.pendingDone;
+    if (id === undefined) return;
+    this.pendingDone = undefined;
+    await this.journal.done(id);
   }
 
   /**
@@ -167,45 +253,67 @@ export class IngestPipeline {
   }
 
   /** Insert the rows not already stored; returns how many were duplicates. */
-  private async storeBatch(batch: BaseRow[]): Promise<number> {
+  private async storeBatch(batch: Accepted[], raw: boolean): Promise<number> {
+    try {
+      return await this.storeBatchOnce(batch, raw);
+    } finally {
+      // Nothing queued behind to carry a deferred 'done' (or this batch failed): write it now.
+      if (this.queued === 0 || this.pendingRepairs.length > 0) await this.flushDone().catch((err) => this.log.error({ err }, 'journal done write failed'));
+    }
+  }
+
+  private async storeBatchOnce(batch: Accepted[], raw: boolean): Promise<number> {
     await this.repairUnfinished();
     // Within the batch: first occurrence of an identity wins.
     const seen = new Set<string>();
-    const unique: BaseRow[] = [];
-    for (const row of batch) {
-      const id = identity(row.signature, row.instruction_index);
+    const unique: Accepted[] = [];
+    for (const a of batch) {
+      const id = identity(a.row.signature, a.row.instruction_index);
       if (!seen.has(id)) {
         seen.add(id);
-        unique.push(row);
+        unique.push(a);
       }
     }
     // Against the store: the signature lookup table answers by primary key (sig_key).
     // Signatures are compared here, not in SQL: a hash collision returns a row whose own
     // signature then matches no identity, and the SQL filter on 5000 strings cost as much
-    // as the lookup itself. Signatures travel as a bound parameter, which a server receives
-    // in the URL: 5000 of them (~450 KiB) stay under ClickHouse's 1 MiB URI limit.
-    const signatures = [...new Set(unique.map((r) => r.signature))];
+    // as the lookup itself. PREWHERE reads the signature column only where a key matched:
+    // for new records (nearly all) the read stays on the 8-byte keys.
+    // Embedded, the whole batch goes in one read (issue 15: 40,000 signatures in one query
+    // cost about half of eight 5,000-signature queries). A server receives the bound
+    // signatures in the URL: 5000 of them (~450 KiB) stay under its 1 MiB URI limit.
+    const signatures = [...new Set(unique.map((a) => a.row.signature))];
     const existing = new Set<string>();
-    for (let i = 0; i < signatures.length; i += LOOKUP_CHUNK) {
+    const chunk = this.wh.transport === 'embedded' ? signatures.length : LOOKUP_CHUNK;
+    for (let i = 0; i < signatures.length; i += chunk) {
       const stored = await this.wh.query<{ signature: string; instruction_index: number }>(
         `SELECT signature, instruction_index FROM ${TABLES.txBySignature}
-         WHERE sig_key IN (SELECT cityHash64(arrayJoin({sigs:Array(String)})))`,
-        { params: { sigs: signatures.slice(i, i + LOOKUP_CHUNK) } },
+         PREWHERE sig_key IN (SELECT cityHash64(arrayJoin({sigs:Array(String)})))`,
+        { params: { sigs: signatures.slice(i, i + chunk) } },
       );
       for (const r of stored) existing.add(identity(r.signature, Number(r.instruction_index)));
     }
-    const fresh = unique.filter((r) => !existing.has(identity(r.signature, r.instruction_index)));
+    const fresh = unique.filter((a) => !existing.has(identity(a.row.signature, a.row.instruction_index)));
     if (fresh.length > 0) {
+      const payload = insertPayload(fresh, raw);
       // An INSERT into a table with views is not atomic across them: journal it so an
       // insert that stops part-way (crash, failing view) is repaired before the next one.
-      const entry = await this.journal.begin(fresh);
+      // The previous batch's 'done' rides on this 'begin' when it was deferred.
+      const carried = this.pendingDone;
+      this.pendingDone = undefined;
+      const entry = await this.journal.begin(fresh.map((a) => a.row), carried);
       try {
-        await this.wh.insert(TABLES.transactions, fresh, { columns: BASE_COLUMNS, settings: { parallel_view_processing: 1 } });
+        await this.wh.insertBytes(TABLES.transactions, payload.bytes, 'JSONEachRow', { columns: BASE_COLUMNS, settings: INSERT_SETTINGS });
       } catch (err) {
         this.pendingRepairs.push(entry);
+        if (payload.raw > 0 && err instanceof WarehouseError && err.clickhouseCode !== undefined && INSERT_FORMAT_ERRORS.has(err.clickhouseCode)) {
+          throw new FormatRefused('insert refused for its input', { cause: err });
+        }
         throw err;
       }
-      await this.journal.done(entry.id);
+      // While another batch waits its turn, its 'begin' carries this 'done' (one journal
+      // write per batch); otherwise storeBatch writes it before returning.
+      this.pendingDone = entry.id;
       this.options.observer?.observeBatch(fresh.length);
       this.dataVersion.bump();
       this.reportChange(entry.id, entry.buckets, fresh);
@@ -223,4 +331,54 @@ export class IngestPipeline {
       this.log.error({ err, count: dead.length, source }, 'dead-letter write failed');
     }
   }
+}
+
+/**
+ * Whether the engine, reading the record's own JSON into the base table's columns, stores
+ * what the normalised row holds. What the engine cannot do by itself: join a log_messages
+ * array, count accounts for a missing accounts_count, and keep a slot number past 2^53 as
+ * JSON.parse rounded it (the row path stores that rounded value; a decimal-string slot it
+ * reads exactly as the row path does). Absent optional fields take the columns' defaults
+ * (0, '', []), which are the row's. A record spread over several lines is re-serialised,
+ * since each record must be one line of the buffer.
+ */
+function asReceived(r: IngestRecord, json: string): boolean {
+  return r.accounts_count !== undefined
+    && !Array.isArray(r.log_messages)
+    && (typeof r.slot !== 'number' || r.slot <= Number.MAX_SAFE_INTEGER)
+    && json.indexOf('\n') < 0;
+}
+
+/** The record's bytes without a byte-order mark: the received buffer itself when there is one. */
+function rawLine(value: string | Uint8Array, json: string): string | Buffer {
+  if (typeof value === 'string') return json;
+  const b = Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+  return b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf ? b.subarray(3) : b;
+}
+
+/** One JSONEachRow buffer for the batch: original lines as received, the rest re-serialised. */
+function insertPayload(rows: readonly Accepted[], raw: boolean): { bytes: Buffer; raw: number } {
+  const parts: Buffer[] = [];
+  let text = '';
+  let rawCount = 0;
+  const flushText = (): void => {
+    if (text.length > 0) parts.push(Buffer.from(text));
+    text = '';
+  };
+  for (const a of rows) {
+    const line = raw ? a.line : undefined;
+    if (line === undefined) {
+      text += `${JSON.stringify(a.row)}\n`;
+    } else if (typeof line === 'string') {
+      rawCount += 1;
+      text += `${line}\n`;
+    } else {
+      // A received buffer (Kafka): copied once, into the batch's buffer, never decoded.
+      rawCount += 1;
+      flushText();
+      parts.push(line, NL);
+    }
+  }
+  flushText();
+  return { bytes: parts.length === 1 ? parts[0]! : Buffer.concat(parts), raw: rawCount };
 }

@@ -52,6 +52,15 @@ describe('configuration', () => {
     expect(() => loadConfig({ KAFKA_CONCURRENT_PARTITIONS: '0' })).toThrow(/KAFKA_CONCURRENT_PARTITIONS must be between 1 and 64, got 0/);
   });
 
+  it('turns on cluster mode with CLICKHOUSE_CLUSTER, only with a server and a plain cluster name', () => {
+    const c = loadConfig({ CLICKHOUSE_URL: 'http://ch:8123', CLICKHOUSE_CLUSTER: 'txa' });
+    expect(c.clickhouse.cluster).toBe('txa');
+    expect(loadConfig({ CLICKHOUSE_URL: 'http://ch:8123' }).clickhouse.cluster).toBeUndefined();
+    expect(() => loadConfig({ CLICKHOUSE_CLUSTER: 'txa' })).toThrow(/CLICKHOUSE_CLUSTER needs CLICKHOUSE_URL/);
+    expect(() => loadConfig({ CLICKHOUSE_URL: 'http://ch:8123', CLICKHOUSE_CLUSTER: "txa' --" })).toThrow(/CLICKHOUSE_CLUSTER must be a cluster name/);
+    expect(() => loadConfig({ CLICKHOUSE_URL: 'http://ch:8123', CLICKHOUSE_CLUSTER: 'txa', CLICKHOUSE_DATABASE: 'a-b' })).toThrow(/CLICKHOUSE_DATABASE must be letters/);
+  });
+
   it('reads the metrics token from METRICS_TOKEN_FILE (a container secret), and names a bad one', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'txa-config-'));
     const file = path.join(dir, 'token');

@@ -178,6 +178,7 @@ describe('the same decisions whatever the transport', () => {
       queryText: (sql: string, format: string, o?: QueryOptions) => wh.queryText(`${sql}\nFORMAT ${format}`, format, o),
       stream: (sql, format, o) => wh.stream(`${sql}\nFORMAT ${format}`, format, o),
       insert: (table, rows, o) => wh.insert(table, rows, o),
+      insertBytes: (table, data, format, o) => wh.insertBytes(table, data, format, o),
       exec: (sql, o) => wh.exec(sql, o),
       close: async () => undefined,
     };

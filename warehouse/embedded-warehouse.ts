@@ -130,6 +130,22 @@ export class EmbeddedWarehouse implements Warehouse {
     }
   }
 
+  async insertBytes(table: string, data: Uint8Array, format: string, options: InsertOptions = {}): Promise<void> {
+    if (data.byteLength === 0) return;
+    try {
+      await this.session.insert({
+        table,
+        values: Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength),
+        // chDB's type names the formats it streams; any input format name is accepted.
+        format: format as 'JSONEachRow',
+        columns: options.columns,
+        settings: options.settings,
+      });
+    } catch (err) {
+      throw wrap(err);
+    }
+  }
+
   async exec(sql: string, options: QueryOptions = {}): Promise<void> {
     await this.queryText(sql, 'TSV', options);
   }

@@ -13,6 +13,10 @@ export class InstrumentedWarehouse implements Warehouse {
     return this.inner.transport;
   }
 
+  get cluster(): Warehouse['cluster'] {
+    return this.inner.cluster;
+  }
+
   private async timed<T>(operation: string, fn: () => Promise<T>): Promise<T> {
     const t0 = performance.now();
     try {
@@ -47,6 +51,10 @@ export class InstrumentedWarehouse implements Warehouse {
 
   insert(table: string, rows: readonly object[], options?: InsertOptions): Promise<void> {
     return this.timed('insert', () => this.inner.insert(table, rows, options));
+  }
+
+  insertBytes(table: string, data: Uint8Array, format: string, options?: InsertOptions): Promise<void> {
+    return this.timed('insert', () => this.inner.insertBytes(table, data, format, options));
   }
 
   exec(sql: string, options?: QueryOptions): Promise<void> {

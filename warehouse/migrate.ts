@@ -4,7 +4,8 @@ import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Warehouse } from './warehouse.ts';
+import { renderForCluster } from './cluster-layout.ts';
+import type { ClusterTarget, Warehouse } from './warehouse.ts';
 
 export const MIGRATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
 
@@ -36,6 +37,41 @@ export function loadMigrations(dir: string = MIGRATIONS_DIR): Migration[] {
   });
 }
 
+/**
+ * The statements a migration runs: on one node exactly the file's statements (nothing
+ * changes for existing installs); in cluster mode each rendered for the cluster
+ * (ON CLUSTER, Replicated* engines, Distributed tables: warehouse/cluster-layout.ts). The
+ * checksum stays the file's, in both modes.
+ */
+export function renderMigration(m: Migration, cluster: ClusterTarget | undefined): string[] {
+  if (cluster === undefined) return m.statements;
+  return m.statements.flatMap((s) => renderForCluster(s, cluster));
+}
+
+export const SCHEMA_MIGRATIONS_DDL = `CREATE TABLE IF NOT EXISTS schema_migrations
+    (version UInt32, name String, checksum String, applied_at DateTime64(3, 'UTC') DEFAULT now64(3))
+    ENGINE = MergeTree ORDER BY version`;
+
+/**
+ * Before the first ON CLUSTER statement: the server knows the cluster and has the macros
+ * the replicated tables' Keeper paths use, so a misconfigured node fails here, in words,
+ * rather than half-way through a migration.
+ */
+export async function checkClusterReady(wh: Warehouse, cluster: ClusterTarget): Promise<void> {
+  const [hosts] = await wh.query<{ n: string }>('SELECT count() AS n FROM system.clusters WHERE cluster = {c:String}', { params: { c: cluster.name } });
+  if (Number(hosts?.n ?? 0) === 0) {
+    throw new Error(`CLICKHOUSE_CLUSTER=${cluster.name}: the server has no such cluster in remote_servers (SELECT cluster FROM system.clusters)`);
+  }
+  const macros = await wh.query<{ macro: string }>("SELECT macro FROM system.macros WHERE macro IN ('shard', 'replica')");
+  const have = new Set(macros.map((r) => r.macro));
+  const missing = ['shard', 'replica'].filter((x) => !have.has(x));
+  if (missing.length > 0) throw new Error(`CLICKHOUSE_CLUSTER=${cluster.name}: the server has no ${missing.map((x) => `{${x}}`).join(' or ')} macro (<macros> in its config)`);
+  const [mode] = await wh.query<{ v: string }>("SELECT getSetting('distributed_product_mode') AS v");
+  if (mode?.v !== 'global') {
+    throw new Error(`CLICKHOUSE_CLUSTER=${cluster.name}: distributed_product_mode is "${mode?.v}", must be "global" (the server warehouse sends it; a proxy or profile overrides it)`);
+  }
+}
+
 export interface MigrateResult {
   applied: string[];
   current: number;
@@ -46,9 +82,9 @@ export async function migrate(
   onApply: (name: string) => void = () => {},
   migrations: Migration[] = loadMigrations(),
 ): Promise<MigrateResult> {
-  await wh.exec(`CREATE TABLE IF NOT EXISTS schema_migrations
-    (version UInt32, name String, checksum String, applied_at DateTime64(3, 'UTC') DEFAULT now64(3))
-    ENGINE = MergeTree ORDER BY version`);
+  const cluster = wh.cluster;
+  if (cluster !== undefined) await checkClusterReady(wh, cluster);
+  for (const ddl of cluster === undefined ? [SCHEMA_MIGRATIONS_DDL] : renderForCluster(SCHEMA_MIGRATIONS_DDL, cluster)) await wh.exec(ddl);
   const done = new Map<number, string>();
   for (const row of await wh.query<{ version: number; checksum: string }>(
     'SELECT version, any(checksum) AS checksum FROM schema_migrations GROUP BY version',
@@ -65,7 +101,7 @@ export async function migrate(
       continue;
     }
     onApply(m.name);
-    for (const statement of m.statements) await wh.exec(statement);
+    for (const statement of renderMigration(m, cluster)) await wh.exec(statement);
     await wh.insert('schema_migrations', [{ version: m.version, name: m.name, checksum: m.checksum }], {
       columns: ['version', 'name', 'checksum'],
     });

@@ -5,8 +5,8 @@ import type { Warehouse } from './warehouse.ts';
 
 /** Embedded chDB unless CLICKHOUSE_URL names a server. */
 export function openWarehouse(config: Pick<Config, 'clickhouse' | 'dataDir'>): Warehouse {
-  const { url, user, password, database } = config.clickhouse;
-  if (url !== undefined) return new ServerWarehouse({ url, user, password, database });
+  const { url, user, password, database, cluster } = config.clickhouse;
+  if (url !== undefined) return new ServerWarehouse({ url, user, password, database, cluster });
   return new EmbeddedWarehouse(config.dataDir);
 }
 
@@ -20,19 +20,21 @@ export function openWarehouse(config: Pick<Config, 'clickhouse' | 'dataDir'>): W
  */
 export function openSandboxSessions(config: Pick<Config, 'clickhouse' | 'dataDir' | 'sql'>): Warehouse[] {
   const n = config.sql.sessions;
-  const { url, user, password, database } = config.clickhouse;
+  const { url, user, password, database, cluster } = config.clickhouse;
   if (url === undefined) return Array.from({ length: n }, () => new EmbeddedWarehouse(config.dataDir));
   const shared = new ServerWarehouse(
-    config.sql.user === undefined ? { url, user, password, database } : { url, user: config.sql.user, password: config.sql.password, database },
+    config.sql.user === undefined ? { url, user, password, database, cluster } : { url, user: config.sql.user, password: config.sql.password, database, cluster },
   );
   let open = n;
   // Each slot closes "its" session; the shared client closes with the last one.
   const slot: Warehouse = {
     transport: 'server',
+    cluster: shared.cluster,
     query: (sql, options) => shared.query(sql, options),
     queryText: (sql, format, options) => shared.queryText(sql, format, options),
     stream: (sql, format, options) => shared.stream(sql, format, options),
     insert: () => Promise.reject(new Error('the SQL sandbox never writes')),
+    insertBytes: () => Promise.reject(new Error('the SQL sandbox never writes')),
     exec: () => Promise.reject(new Error('the SQL sandbox never writes')),
     close: async () => {
       open -= 1;

@@ -4,7 +4,13 @@
 // base table is the truth, and each view target's rows in those buckets are deleted and
 // derived again with the view's own SELECT, so the repair is right whichever views had
 // committed, and running it twice is harmless.
-import type { Warehouse } from './warehouse.ts';
+// In cluster mode (docs/cluster.md) the views read each node's transactions_local and write
+// to local tables (or, for tx_by_address, through the Distributed table): the repair deletes
+// the buckets on every shard (DELETE ... ON CLUSTER on the local tables) and derives them
+// again from the whole base table (the Distributed transactions), inserting through the
+// Distributed target, so the rows land where the sharding key places them.
+import { localName } from './cluster-layout.ts';
+import type { ClusterTarget, Warehouse } from './warehouse.ts';
 
 export interface Bucket {
   protocol_name: string;
@@ -18,14 +24,15 @@ interface ViewDef {
   target: string;
 }
 
-/** Materialized views reading `transactions`, with their SELECT and target table. */
-async function viewsOnTransactions(wh: Warehouse): Promise<ViewDef[]> {
+/** Materialized views reading `transactions` (`transactions_local` on a cluster), with their SELECT and target table. */
+async function viewsOnTransactions(wh: Warehouse, source: string): Promise<ViewDef[]> {
   const rows = await wh.query<{ name: string; as_select: string; target: string }>(
     `SELECT name, as_select, extract(create_table_query, ' TO ([^ ]+)') AS target
      FROM system.tables
      WHERE database = currentDatabase() AND engine = 'MaterializedView'
-       AND match(as_select, ' FROM (\`?[A-Za-z0-9_]+\`?\\\\.)?\`?transactions\`?( |$)')
+       AND match(as_select, concat(' FROM (\`?[A-Za-z0-9_]+\`?\\\\.)?\`?', {source:String}, '\`?( |$)'))
      ORDER BY name`,
+    { params: { source } },
   );
   return rows.map((r) => ({ name: r.name, asSelect: r.as_select, target: r.target }));
 }
@@ -64,19 +71,46 @@ export async function rebuildViewBuckets(wh: Warehouse, buckets: readonly Bucket
   const inBase = `protocol_name IN {protocols:Array(String)}
     AND block_time BETWEEN toDateTime({from:UInt32}, 'UTC') AND toDateTime({to:UInt32}, 'UTC')
     AND concat(protocol_name, '#', toString(toUInt32(toStartOfHour(block_time)))) IN {keys:Array(String)}`;
-  for (const view of await viewsOnTransactions(wh)) {
-    const { timeColumn: col } = await repairRule(wh, view.target);
+  const cluster = wh.cluster;
+  const source = cluster === undefined ? 'transactions' : localName('transactions');
+  for (const view of await viewsOnTransactions(wh, source)) {
+    const { insertInto, deleteFrom, readFrom } = cluster === undefined ? singleNode(view.target) : onCluster(view.target, cluster);
+    const { timeColumn: col } = await repairRule(wh, insertInto);
     if (col !== undefined) {
       await wh.exec(
-        `DELETE FROM ${view.target} WHERE concat(protocol_name, '#', toString(toUInt32(toStartOfHour(${col})))) IN {keys:Array(String)}`,
+        `DELETE FROM ${deleteFrom} WHERE concat(protocol_name, '#', toString(toUInt32(toStartOfHour(${col})))) IN {keys:Array(String)}`,
         { params },
       );
     }
     // The view's own SELECT, reading only the affected buckets of the base table.
     const select = view.asSelect.replace(
-      /( FROM )((`?[A-Za-z0-9_]+`?\.)?`?transactions`?)( |$)/,
-      (_m, from: string, table: string, _db: string, tail: string) => `${from}(SELECT * FROM ${table} WHERE ${inBase}) AS transactions${tail}`,
+      new RegExp(`( FROM )((\`?[A-Za-z0-9_]+\`?\\.)?\`?${source}\`?)( |$)`),
+      (_m, from: string, table: string, _db: string, tail: string) => `${from}(SELECT * FROM ${readFrom(table)} WHERE ${inBase}) AS ${source}${tail}`,
     );
-    await wh.exec(`INSERT INTO ${view.target} ${select}`, { params });
+    await wh.exec(`INSERT INTO ${insertInto} ${select}`, { params });
   }
+}
+
+interface RepairTables {
+  /** Where the re-derived rows are inserted (and whose columns decide the rule). */
+  insertInto: string;
+  /** DELETE target, with ON CLUSTER when every shard holds some of the rows. */
+  deleteFrom: string;
+  /** The base table the rows are derived from, given the view's own FROM. */
+  readFrom: (viewSource: string) => string;
+}
+
+function singleNode(target: string): RepairTables {
+  return { insertInto: target, deleteFrom: target, readFrom: (t) => t };
+}
+
+/** A view target is a shard's local table or a Distributed table: repair all shards of it. */
+function onCluster(target: string, cluster: ClusterTarget): RepairTables {
+  const table = (target.includes('.') ? target.split('.', 2)[1]! : target).replace(/`/g, '');
+  const logical = table.endsWith('_local') ? table.slice(0, -'_local'.length) : table;
+  return {
+    insertInto: `${cluster.database}.${logical}`,
+    deleteFrom: `${cluster.database}.${localName(logical)} ON CLUSTER ${cluster.name}`,
+    readFrom: () => `${cluster.database}.transactions`,
+  };
 }

@@ -19,8 +19,22 @@ export interface InsertOptions {
   settings?: Settings;
 }
 
+/**
+ * A ClickHouse cluster the tables are spread over (CLICKHOUSE_CLUSTER; docs/cluster.md):
+ * its name in the servers' remote_servers and the database the service's tables live in.
+ */
+export interface ClusterTarget {
+  name: string;
+  database: string;
+}
+
 export interface Warehouse {
   readonly transport: 'embedded' | 'server';
+  /**
+   * Set in cluster mode only: migrations render for it (warehouse/cluster-layout.ts) and view
+   * repair deletes on every shard. Unset, everything is exactly the single-node behaviour.
+   */
+  readonly cluster?: ClusterTarget;
   /** Run a SELECT and return its rows (JSONEachRow semantics: 64-bit integers arrive as strings). */
   query<T = Record<string, unknown>>(sql: string, options?: QueryOptions): Promise<T[]>;
   /** Run a query and return its output in a named ClickHouse format (CSVWithNames, TSV, ...). */
@@ -29,6 +43,12 @@ export interface Warehouse {
   stream(sql: string, format: string, options?: QueryOptions): AsyncIterable<Uint8Array>;
   /** Insert rows as JSONEachRow; one call is one INSERT statement. */
   insert(table: string, rows: readonly object[], options?: InsertOptions): Promise<void>;
+  /**
+   * Insert bytes already in a ClickHouse input format (JSONEachRow lines, RowBinary, ...);
+   * one call is one INSERT statement. The ingest pipeline hands records over this way
+   * without turning them into objects and back.
+   */
+  insertBytes(table: string, data: Uint8Array, format: string, options?: InsertOptions): Promise<void>;
   /** Run a statement that returns nothing (DDL, INSERT ... SELECT). */
   exec(sql: string, options?: QueryOptions): Promise<void>;
   close(): Promise<void>;
@@ -67,4 +87,12 @@ export const ClickHouseCode = {
   TOO_MANY_ROWS: 158,
   MEMORY_LIMIT_EXCEEDED: 241,
   READONLY: 164,
+  NOT_ENOUGH_SPACE: 243,
 } as const;
+
+/** The disk under the store is full: the engine could not reserve space, or a write hit ENOSPC. */
+export function isStorageFull(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  if (err instanceof WarehouseError && err.clickhouseCode === ClickHouseCode.NOT_ENOUGH_SPACE) return true;
+  return /NOT_ENOUGH_SPACE|No space left on device|ENOSPC/.test(err.message);
+}

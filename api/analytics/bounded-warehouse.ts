@@ -16,6 +16,10 @@ export class BoundedWarehouse implements Warehouse {
     return this.inner.transport;
   }
 
+  get cluster(): Warehouse['cluster'] {
+    return this.inner.cluster;
+  }
+
   private bounded(options: QueryOptions = {}): QueryOptions {
     return { ...options, settings: { max_execution_time: this.seconds, timeout_overflow_mode: 'throw', ...options.settings } };
   }
@@ -56,6 +60,10 @@ export class BoundedWarehouse implements Warehouse {
   // Writes are the pipeline's, not the analytics layer's: passed through unchanged.
   insert(table: string, rows: readonly object[], options?: InsertOptions): Promise<void> {
     return this.inner.insert(table, rows, options);
+  }
+
+  insertBytes(table: string, data: Uint8Array, format: string, options?: InsertOptions): Promise<void> {
+    return this.inner.insertBytes(table, data, format, options);
   }
 
   exec(sql: string, options?: QueryOptions): Promise<void> {

@@ -10,10 +10,24 @@ export interface RedisServer {
   url: string;
   port: number;
   stop(): Promise<void>;
+  /** Start it again on the same port (empty: no persistence), after stop(). */
+  restart(): Promise<void>;
 }
 
 export async function startRedisServer(): Promise<RedisServer> {
   const port = await freePort();
+  let child = await launch(port);
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    port,
+    stop: () => child.stop(),
+    restart: async () => {
+      child = await launch(port);
+    },
+  };
+}
+
+async function launch(port: number): Promise<{ stop(): Promise<void> }> {
   const dir = mkdtempSync(path.join(tmpdir(), 'txa-redis-'));
   const child: ChildProcess = spawn(
     'redis-server',
@@ -24,11 +38,7 @@ export async function startRedisServer(): Promise<RedisServer> {
   child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
   await waitForPort(port, child, () => output);
-  return {
-    url: `redis://127.0.0.1:${port}`,
-    port,
-    stop: () => stopDaemon(child, dir),
-  };
+  return { stop: () => stopDaemon(child, dir) };
 }
 
 async function waitForPort(port: number, child: ChildProcess, output: () => string): Promise<void> {

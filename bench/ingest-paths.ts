@@ -1,0 +1,206 @@
+// Ingest at the engine's speed (issue 15): how fast records reach the engine through each
+// insert path and through the pipeline, as ratios to the engine's own insert of the very
+// same NDJSON bytes through the same views, in the same run on the same store.
+//
+//   npx tsx bench/ingest-paths.ts [--rows 1000000] [--records 40000] [--out bench/results/x.json]
+//
+// A store of --rows demo rows (all views) is seeded first; every case then inserts
+// --records fresh demo records (a seed of its own, so none is a duplicate; the data's
+// last day) into it:
+//   ceiling        the engine alone: one INSERT ... FORMAT JSONEachRow of the NDJSON bytes
+//                  (measured first and last; the ratios use their mean)
+//   path:*         from parsed, validated rows to the engine, the build and the insert
+//                  timed apart: JSONEachRow of JSON.stringify'd rows (the path before),
+//                  JSONEachRow of the original lines, RowBinary built in JS, and a staged
+//                  file the engine reads (INSERT ... SELECT FROM file())
+//   pipeline:*     IngestPipeline.ingest of the NDJSON lines, everything included
+//                  (parse, validate, de-duplicate, journal, insert): as received / re-serialised
+//   http           POST /admin/ingest of the NDJSON body over loopback
+import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { createLogger } from '../core/logger.ts';
+import { demoRecordsNdjson } from '../ingest/demo-generator.ts';
+import { ndjsonRecords } from '../ingest/ndjson.ts';
+import { IngestPipeline } from '../ingest/pipeline.ts';
+import { checkRecord, protocolLookup } from '../ingest/record-schema.ts';
+import { BASE_COLUMNS, TABLES, type BaseRow } from '../warehouse/tables.ts';
+import { startBenchServer } from './bench-server.ts';
+import { machine, timeMs } from './bench-support.ts';
+
+const { values } = parseArgs({ options: { rows: { type: 'string' }, records: { type: 'string' }, out: { type: 'string' }, only: { type: 'string' } } });
+const ROWS = Number(values.rows ?? 1_000_000);
+const RECORDS = Number(values.records ?? 40_000);
+const INSERT = { columns: BASE_COLUMNS, settings: { parallel_view_processing: 1, input_format_skip_unknown_fields: 1 } };
+const say = (s: string): void => void process.stderr.write(`${s}\n`);
+
+/** RowBinary of base rows in BASE_COLUMNS order (String = varint length + bytes). */
+export function rowBinary(rows: readonly BaseRow[]): Buffer {
+  let buf = Buffer.allocUnsafe(1 << 20);
+  let off = 0;
+  const ensure = (n: number): void => {
+    if (off + n <= buf.length) return;
+    const next = Buffer.allocUnsafe(Math.max(buf.length * 2, off + n));
+    buf.copy(next, 0, 0, off);
+    buf = next;
+  };
+  const varint = (v: number): void => {
+    ensure(10);
+    while (v >= 0x80) {
+      buf[off++] = (v & 0x7f) | 0x80;
+      v = Math.floor(v / 128);
+    }
+    buf[off++] = v;
+  };
+  const str = (s: string): void => {
+    const n = Buffer.byteLength(s);
+    varint(n);
+    ensure(n);
+    off += buf.write(s, off);
+  };
+  for (const r of rows) {
+    str(r.signature);
+    ensure(2 + 8 + 4);
+    off = buf.writeUInt16LE(r.instruction_index, off);
+    off = buf.writeBigUInt64LE(BigInt(r.slot), off);
+    off = buf.writeUInt32LE(r.block_time, off);
+    str(r.program_id);
+    str(r.protocol_name);
+    str(r.instruction_type);
+    ensure(8 + 4);
+    off = buf.writeBigUInt64LE(BigInt(r.fee), off);
+    off = buf.writeUInt32LE(r.compute_units, off);
+    varint(r.accounts.length);
+    for (const a of r.accounts) str(a);
+    ensure(3);
+    off = buf.writeUInt16LE(r.accounts_count, off);
+    buf[off++] = r.success ? 1 : 0;
+    str(r.error_message);
+    str(r.log_messages);
+    str(r.raw_data);
+  }
+  return buf.subarray(0, off);
+}
+
+async function main(): Promise<void> {
+  process.env.ADMIN_TOKEN ??= 'bench-admin-token-0123456789abcdef';
+  const server = await startBenchServer(ROWS);
+  const { wh, registry } = server.services;
+  const now = Math.floor(Date.now() / 3_600_000) * 3600;
+  // A seed per run and case: a reused store (DATA_DIR) never sees the same records twice.
+  let seed = Date.now() % 1_000_000_000;
+  const fresh = async (): Promise<string> =>
+    demoRecordsNdjson(wh, { seed: seed++, total: RECORDS, offset: 0, count: RECORDS, startTime: now - 86_400, endTime: now });
+  const known = protocolLookup(await registry.list());
+  const parsed = (nd: string): BaseRow[] => nd.trim().split('\n').map((l) => {
+    const c = checkRecord(JSON.parse(l), known);
+    if (!c.ok) throw new Error(c.detail);
+    return c.row;
+  });
+  const rate = (ms: number): number => Math.round(RECORDS / (ms / 1000));
+  const results: Record<string, { ms: number; buildMs?: number; insertMs?: number; recordsPerSec: number; note?: string }> = {};
+  const record = (name: string, r: { ms: number; buildMs?: number; insertMs?: number; note?: string }): void => {
+    results[name] = { ...r, recordsPerSec: rate(r.ms) };
+    say(`${name.padEnd(26)} ${rate(r.ms).toLocaleString('en-US').padStart(9)} records/s  ${r.ms.toFixed(0)} ms${r.buildMs === undefined ? '' : ` (build ${r.buildMs.toFixed(0)} ms, insert ${r.insertMs!.toFixed(0)} ms)`}${r.note ? `  ${r.note}` : ''}`);
+  };
+  const want = (name: string): boolean => values.only === undefined || values.only.split(',').some((o) => name.startsWith(o));
+  const ceiling = async (name: string): Promise<void> => {
+    const bytes = Buffer.from(await fresh());
+    record(name, { ms: await timeMs(() => wh.insertBytes(TABLES.transactions, bytes, 'JSONEachRow', INSERT)) });
+  };
+
+  say(`store: ${ROWS.toLocaleString('en-US')} rows; ${RECORDS.toLocaleString('en-US')} fresh records per case; ${machine()}`);
+  await ceiling('ceiling (first)');
+
+  if (want('path')) {
+    const timed = async (name: string, build: (nd: string, rows: BaseRow[]) => Buffer | Promise<Buffer>, insert: (b: Buffer) => Promise<void>): Promise<void> => {
+      const nd = await fresh();
+      const rows = parsed(nd);
+      let payload!: Buffer;
+      const buildMs = await timeMs(async () => void (payload = await build(nd, rows)));
+      const insertMs = await timeMs(() => insert(payload));
+      record(name, { ms: buildMs + insertMs, buildMs, insertMs });
+    };
+    const jsonInsert = (b: Buffer): Promise<void> => wh.insertBytes(TABLES.transactions, b, 'JSONEachRow', INSERT);
+    await timed('path: JSON.stringify rows', (_nd, rows) => {
+      let s = '';
+      for (const r of rows) s += `${JSON.stringify(r)}\n`;
+      return Buffer.from(s);
+    }, jsonInsert);
+    await timed('path: original lines', (nd) => {
+      const lines = nd.split('\n');
+      let s = '';
+      for (const l of lines) if (l.length > 0) s += `${l}\n`;
+      return Buffer.from(s);
+    }, jsonInsert);
+    await timed('path: JSONCompactEachRow', (_nd, rows) => {
+      let s = '';
+      for (const r of rows) s += `${JSON.stringify(BASE_COLUMNS.map((c) => r[c]))}\n`;
+      return Buffer.from(s);
+    }, (b) => wh.insertBytes(TABLES.transactions, b, 'JSONCompactEachRow', INSERT));
+    // chDB 3.4 takes only text formats as insert data (its raw insert refuses RowBinary and
+    // Native), so binary rows reach the engine as a staged file, which a server transport
+    // would instead receive as the request body.
+    const dir = mkdtempSync(path.join(tmpdir(), 'txa-stage-'));
+    try {
+      const structure = 'signature String, instruction_index UInt16, slot UInt64, block_time UInt32, program_id String, protocol_name String, instruction_type String, fee UInt64, compute_units UInt32, accounts Array(String), accounts_count UInt16, success Bool, error_message String, log_messages String, raw_data String';
+      const fromFile = (format: string) => (): Promise<void> => wh.exec(
+        `INSERT INTO ${TABLES.transactions} (${BASE_COLUMNS.join(', ')}) SELECT * FROM file({f:String}, {fmt:String}, {s:String})`,
+        { params: { f: path.join(dir, `batch.${format}`), fmt: format, s: structure }, settings: { parallel_view_processing: 1 } });
+      await timed('path: RowBinary (JS, file)', (_nd, rows) => {
+        writeFileSync(path.join(dir, 'batch.RowBinary'), rowBinary(rows));
+        return Buffer.alloc(0);
+      }, fromFile('RowBinary'));
+      await timed('path: staged NDJSON file', (nd) => {
+        writeFileSync(path.join(dir, 'batch.JSONEachRow'), nd);
+        return Buffer.alloc(0);
+      }, fromFile('JSONEachRow'));
+    } catch (err) {
+      say(`path: staged file failed: ${(err as Error).message.slice(0, 300)}`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  if (want('pipeline')) {
+    const log = createLogger('silent');
+    const opts = { maxRecordBytes: 256 * 1024, batchRows: server.services.config.ingest.batchRows, writerId: 'bench' };
+    for (const [name, raw] of [['pipeline: as received', true], ['pipeline: re-serialised', false]] as const) {
+      const p = new IngestPipeline(wh, registry, server.services.dataVersion, log, { ...opts, rawInsert: raw });
+      const body = Buffer.from(await fresh());
+      let accepted = 0;
+      const ms = await timeMs(async () => void ({ accepted } = await p.ingest(ndjsonRecords(body), 'bench')));
+      if (accepted !== RECORDS) throw new Error(`${name}: accepted ${accepted} of ${RECORDS}`);
+      record(name, { ms, note: `batch ${opts.batchRows}` });
+    }
+  }
+  if (want('http')) {
+    const body = Buffer.from(await fresh());
+    let answer: { accepted: number } | undefined;
+    const ms = await timeMs(async () => {
+      const res = await fetch(`${server.baseUrl}/admin/ingest`, { method: 'POST', body, headers: { authorization: `Bearer ${process.env.ADMIN_TOKEN}`, 'content-type': 'application/x-ndjson' } });
+      answer = (await res.json()) as { accepted: number };
+    });
+    if (answer?.accepted !== RECORDS) throw new Error(`http: ${JSON.stringify(answer).slice(0, 300)}`);
+    record('http: POST /admin/ingest', { ms });
+  }
+  await ceiling('ceiling (last)');
+
+  const ceil = (results['ceiling (first)']!.recordsPerSec + results['ceiling (last)']!.recordsPerSec) / 2;
+  say(`\nratios to the engine's own insert of the same bytes (${Math.round(ceil).toLocaleString('en-US')} records/s, mean of first and last):`);
+  const ratios: Record<string, number> = {};
+  for (const [k, v] of Object.entries(results)) {
+    ratios[k] = Number((v.recordsPerSec / ceil).toFixed(2));
+    say(`  ${k.padEnd(26)} ${ratios[k]!.toFixed(2)}`);
+  }
+  const report = { date: new Date().toISOString(), machine: machine(), rows: ROWS, records: RECORDS, ceilingRecordsPerSec: Math.round(ceil), results, ratios };
+  if (values.out) {
+    mkdirSync(path.dirname(values.out), { recursive: true });
+    writeFileSync(values.out, `${JSON.stringify(report, null, 2)}\n`);
+  }
+  console.log(JSON.stringify(report));
+  await server.close();
+}
+
+await main();

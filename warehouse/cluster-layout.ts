@@ -1,0 +1,194 @@
+// Cluster mode (CLICKHOUSE_CLUSTER; docs/cluster.md): how each table of the numbered
+// migrations is laid out on a sharded, replicated ClickHouse cluster, and the renderer that
+// turns one single-node migration statement into the statements a cluster runs.
+//
+// Why a renderer and not a second set of migration files: the .sql files stay the one
+// definition of the schema, byte for byte what a single node runs (their checksums are what
+// existing installs recorded, so not a comment of them may change), and a cluster install
+// gets the same columns, keys, codecs, TTLs and view SELECTs by construction. What the
+// renderer needs beyond the file is the role of each table, below; a statement it does not
+// recognise, or a table without a role, is an error, so a new migration cannot silently
+// create a table on one node only (test/cluster-migrations.test.ts walks every migration).
+//
+// Two roles:
+//  - sharded: the rows are spread over the shards. `<name>_local` is the Replicated* table
+//    on every node (Keeper path per shard, one replica per node), and `<name>` is a
+//    Distributed table over it, so every query keeps the table name it uses today (TABLES in
+//    warehouse/tables.ts still means "what queries read"). Materialized views run on each
+//    node's `transactions_local`, on the node where a block is inserted.
+//  - everywhere: small tables (registry, keys, usage, accounts, sessions, journal, dead
+//    letters, the migration log) replicated to every node of the cluster: one Keeper path for
+//    the whole cluster, so each node holds the whole table, any node answers a read alone, and
+//    FINAL and point lookups work exactly as on one node.
+import type { ClusterTarget } from './warehouse.ts';
+
+export type TableRole =
+  | {
+      kind: 'sharded';
+      /** The Distributed table's sharding key: which shard an inserted row goes to. */
+      shardingKey: string;
+      /**
+       * Where a materialized view on transactions writes this table's rows: into the local
+       * table of the node that received the base rows ('local'), or through the Distributed
+       * table, which sends each row to the shard of its own key ('distributed').
+       */
+      viewWrites: 'local' | 'distributed';
+      why: string;
+    }
+  | { kind: 'everywhere'; why: string };
+
+const HOURLY_WHY =
+  'hourly states stay on the shard whose base rows produced them (the view writes locally, no network hop per insert); ' +
+  'a (protocol, hour) may so have rows on every shard, and every read already aggregates (sum, min, max, uniqExactMerge, ' +
+  'quantilesTDigestMerge GROUP BY), which over the Distributed table merges the states of all shards: exact for counts, ' +
+  'sums and distinct counts. Keeping a protocol\'s hours on one shard instead would put most of the load on the shard of the ' +
+  'busiest protocol and send every view row across the network. The key only places rows inserted directly (view repair, backfills).';
+
+export const CLUSTER_LAYOUT: Readonly<Record<string, TableRole>> = Object.freeze({
+  transactions: {
+    kind: 'sharded',
+    shardingKey: 'cityHash64(signature)',
+    viewWrites: 'local',
+    why: 'a record\'s instructions stay together and land on the shard that also holds its tx_by_signature rows (sig_key = cityHash64(signature)); listings by protocol and time read every shard in parallel',
+  },
+  tx_by_signature: {
+    kind: 'sharded',
+    shardingKey: 'sig_key',
+    viewWrites: 'local',
+    why: 'the layout 021 replaces; same placement as tx_by_signature_v2',
+  },
+  tx_by_signature_v2: {
+    kind: 'sharded',
+    shardingKey: 'sig_key',
+    viewWrites: 'local',
+    why: 'sig_key = cityHash64(signature), the base table\'s own key: the view writes on the node holding the base rows, which is the shard the Distributed key would choose, and a lookup by signature touches one shard (optimize_skip_unused_shards)',
+  },
+  tx_by_address: {
+    kind: 'sharded',
+    shardingKey: 'address_key',
+    viewWrites: 'distributed',
+    why: 'one address\'s whole history on one shard: an address listing reads one shard in key order (keyset cursor unchanged); the view sends each row to its address\'s shard, since an address\'s records were signed on every shard',
+  },
+  protocol_hourly: { kind: 'sharded', shardingKey: 'cityHash64(protocol_name)', viewWrites: 'local', why: HOURLY_WHY },
+  instruction_hourly: { kind: 'sharded', shardingKey: 'cityHash64(protocol_name)', viewWrites: 'local', why: HOURLY_WHY },
+  failure_hourly: { kind: 'sharded', shardingKey: 'cityHash64(protocol_name)', viewWrites: 'local', why: HOURLY_WHY },
+  ingest_freshness: {
+    kind: 'sharded',
+    shardingKey: 'cityHash64(protocol_name)',
+    viewWrites: 'local',
+    why: 'max() states per shard, merged by max() in every read',
+  },
+  protocols: { kind: 'everywhere', why: 'a dozen rows read with FINAL by every process and in the sandbox\'s row policy' },
+  dead_letters: { kind: 'everywhere', why: 'rejections are rare (kept 30 days); an operator reads them from any node' },
+  ingest_journal: { kind: 'everywhere', why: 'each writer reads its own unfinished entries, and the API reads finished batches, from whichever node it reaches' },
+  api_keys: { kind: 'everywhere', why: 'thousands of rows read whole with FINAL by every API replica' },
+  api_key_usage: { kind: 'everywhere', why: 'per-minute sums per key, merged by sum() in reads; small next to the records' },
+  accounts: { kind: 'everywhere', why: 'read with FINAL by id or email' },
+  dashboard_sessions: { kind: 'everywhere', why: 'a point read by token hash with FINAL on every dashboard call' },
+  schema_migrations: { kind: 'everywhere', why: 'every node (and any process reaching any node) sees which migrations ran' },
+});
+
+/** The table a sharded table's rows are stored in on each node. */
+export const localName = (table: string): string => `${table}_local`;
+
+const IDENT = '[A-Za-z_][A-Za-z0-9_]*';
+const q = (s: string): string => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+
+function roleOf(table: string): TableRole {
+  const role = CLUSTER_LAYOUT[table];
+  if (role === undefined) throw new Error(`no cluster role for table ${table}: add it to CLUSTER_LAYOUT (warehouse/cluster-layout.ts)`);
+  return role;
+}
+
+/** Leading `--` comment lines of a statement, kept in front of the first rendered statement. */
+function splitComments(statement: string): { comments: string; body: string } {
+  const lines = statement.split('\n');
+  let i = 0;
+  while (i < lines.length && (lines[i]!.trim().startsWith('--') || lines[i]!.trim() === '')) i++;
+  return { comments: lines.slice(0, i).map((l) => `${l}\n`).join(''), body: lines.slice(i).join('\n') };
+}
+
+/** `ENGINE = XMergeTree[(args)]` as its replicated form with a Keeper path and the replica macro. */
+function replicatedEngine(engine: string, args: string | undefined, keeperPath: string): string {
+  if (!/^(Replacing|Aggregating|Summing|Collapsing|VersionedCollapsing)?MergeTree$/.test(engine)) {
+    throw new Error(`engine ${engine} has no replicated form the cluster renderer knows`);
+  }
+  const rest = args !== undefined && args.trim() !== '' ? `, ${args.trim()}` : '';
+  return `ENGINE = Replicated${engine}(${q(keeperPath)}, '{replica}'${rest})`;
+}
+
+const CREATE_TABLE = new RegExp(`^CREATE TABLE IF NOT EXISTS (${IDENT})(\\s*\\([\\s\\S]*\\)\\s*)ENGINE = (${IDENT})(?:\\(([^)]*)\\))?([\\s\\S]*)$`);
+const CREATE_VIEW = new RegExp(`^CREATE MATERIALIZED VIEW IF NOT EXISTS (${IDENT}) TO (${IDENT}) AS\\b([\\s\\S]*)$`);
+const DROP = new RegExp(`^DROP (TABLE|VIEW) IF EXISTS (${IDENT})$`);
+const ALTER = new RegExp(`^ALTER TABLE (${IDENT}) ([\\s\\S]+)$`);
+const INSERT = new RegExp(`^INSERT INTO (${IDENT})\\b`);
+
+/**
+ * One single-node statement as the statements a cluster runs (in order). DDL gets
+ * `ON CLUSTER`, so every node runs it (Keeper's distributed DDL queue); inserts are unchanged:
+ * they name the Distributed or everywhere-replicated table, and the server warehouse sends
+ * them with distributed_foreground_insert and a quorum (server-warehouse.ts).
+ */
+export function renderForCluster(statement: string, cluster: ClusterTarget): string[] {
+  const { comments, body } = splitComments(statement.trim());
+  const on = `ON CLUSTER ${cluster.name}`;
+  const out = (statements: string[]): string[] => statements.map((s, i) => (i === 0 ? comments + s : s));
+
+  let m = CREATE_TABLE.exec(body);
+  if (m) {
+    const [, table, columns, engine, args, rest] = m as unknown as [string, string, string, string, string | undefined, string];
+    const role = roleOf(table);
+    if (role.kind === 'everywhere') {
+      return out([`CREATE TABLE IF NOT EXISTS ${table} ${on}${columns}${replicatedEngine(engine, args, `/clickhouse/tables/all/{database}/${table}`)}${rest}`]);
+    }
+    const local = localName(table);
+    return out([
+      `CREATE TABLE IF NOT EXISTS ${local} ${on}${columns}${replicatedEngine(engine, args, `/clickhouse/tables/{shard}/{database}/${local}`)}${rest}`,
+      `CREATE TABLE IF NOT EXISTS ${table} ${on} AS ${cluster.database}.${local}\n` +
+        `ENGINE = Distributed(${q(cluster.name)}, ${q(cluster.database)}, ${q(local)}, ${role.shardingKey})`,
+    ]);
+  }
+
+  m = CREATE_VIEW.exec(body);
+  if (m) {
+    const [, view, target, select] = m as unknown as [string, string, string, string];
+    const role = roleOf(target);
+    if (role.kind !== 'sharded') throw new Error(`view ${view} writes to ${target}, which is not sharded: views run on each shard's rows`);
+    const sources = [...select.matchAll(new RegExp(`\\bFROM (${IDENT})\\b`, 'g'))].map((x) => x[1]!);
+    if (sources.length !== 1 || sources[0] !== 'transactions') {
+      throw new Error(`view ${view} must read only FROM transactions to be rendered for a cluster, reads ${sources.join(', ') || 'nothing'}`);
+    }
+    const to = role.viewWrites === 'local' ? localName(target) : target;
+    return out([`CREATE MATERIALIZED VIEW IF NOT EXISTS ${view} ${on} TO ${to} AS${select.replace(/\bFROM transactions\b/, `FROM ${localName('transactions')}`)}`]);
+  }
+
+  m = DROP.exec(body);
+  if (m) {
+    const [, kind, name] = m as unknown as [string, 'TABLE' | 'VIEW', string];
+    if (kind === 'VIEW') return out([`DROP VIEW IF EXISTS ${name} ${on} SYNC`]);
+    const role = roleOf(name);
+    if (role.kind === 'everywhere') return out([`DROP TABLE IF EXISTS ${name} ${on} SYNC`]);
+    // The Distributed table first: nothing may read through it into a dropped local table.
+    return out([`DROP TABLE IF EXISTS ${name} ${on} SYNC`, `DROP TABLE IF EXISTS ${localName(name)} ${on} SYNC`]);
+  }
+
+  m = ALTER.exec(body);
+  if (m) {
+    const [, table, commands] = m as unknown as [string, string, string];
+    if (!/^(ADD|DROP|MODIFY|COMMENT|RENAME) COLUMN\b/.test(commands)) {
+      throw new Error(`ALTER TABLE ${table}: only column changes are rendered for a cluster, got "${commands.slice(0, 40)}"`);
+    }
+    const role = roleOf(table);
+    if (role.kind === 'everywhere') return out([`ALTER TABLE ${table} ${on} ${commands}`]);
+    // The stored columns first, then the Distributed table's view of them.
+    return out([`ALTER TABLE ${localName(table)} ${on} ${commands}`, `ALTER TABLE ${table} ${on} ${commands}`]);
+  }
+
+  m = INSERT.exec(body);
+  if (m) {
+    roleOf(m[1]!);
+    return out([body]);
+  }
+
+  throw new Error(`statement not rendered for a cluster (add a rule to warehouse/cluster-layout.ts): ${body.slice(0, 80)}`);
+}
