@@ -24,6 +24,8 @@ import { healthRoutes } from './health-routes.ts';
 import { registerOpenApi } from './rest/openapi.ts';
 import { restApi } from './rest/rest-api.ts';
 import { sqlRoutes } from './sql/query-routes.ts';
+import { exportRoutes } from './exports/export-routes.ts';
+import type { ExportService } from './exports/export-service.ts';
 import type { SqlSandbox } from './sql/sql-sandbox.ts';
 import { metricsRoutes } from './metrics-routes.ts';
 import { rpcRoutes } from './rpc/rpc-routes.ts';
@@ -44,6 +46,7 @@ export interface AppDeps {
   pipeline: IngestPipeline;
   metrics: Metrics;
   access: Access;
+  exports: ExportService;
   /** Dashboard accounts and sessions. */
   accounts: AccountStore;
   freshness: FreshnessWatermark;
@@ -164,9 +167,10 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   await registerOpenApi(app);
   await app.register(restApi, { prefix: '/api/v1', analytics: deps.analytics });
   await app.register(sqlRoutes, { sandbox: deps.sqlSandbox });
+  await app.register(exportRoutes, { exports: deps.exports });
   // GraphQL: queries on /graphql, live subscriptions over SSE on /graphql/stream, one schema.
   const graphqlSchema = options.graphqlSchema ?? buildExecutableSchema();
-  await app.register(graphqlRoutes, { analytics: deps.analytics, schema: graphqlSchema, freshness: deps.freshness, ...deps.graphql });
+  await app.register(graphqlRoutes, { analytics: deps.analytics, schema: graphqlSchema, freshness: deps.freshness, exports: deps.exports, ...deps.graphql });
   installGraphqlStream(app, {
     schema: graphqlSchema,
     live: deps.live,

@@ -10,7 +10,7 @@ import { InstrumentedWarehouse } from '../warehouse/instrumented-warehouse.ts';
 import { checkIntegrity } from '../warehouse/integrity.ts';
 import { migrate } from '../warehouse/migrate.ts';
 import { AccountStore } from '../warehouse/account-store.ts';
-import { openSandboxSessions, openWarehouse } from '../warehouse/open-warehouse.ts';
+import { openExportSessions, openSandboxSessions, openWarehouse } from '../warehouse/open-warehouse.ts';
 import { ProtocolRegistry } from '../warehouse/protocol-registry.ts';
 import type { Warehouse } from '../warehouse/warehouse.ts';
 import { createAccess, type Access } from './access/access.ts';
@@ -19,6 +19,9 @@ import { Analytics } from './analytics/analytics.ts';
 import { BoundedWarehouse } from './analytics/bounded-warehouse.ts';
 import { setPageTokenSecret } from './analytics/page-token.ts';
 import { SqlSandbox } from './sql/sql-sandbox.ts';
+import { DownloadLinks } from './exports/download-links.ts';
+import { ExportService } from './exports/export-service.ts';
+import { JobStore } from './exports/job-store.ts';
 import { FreshnessWatermark } from './freshness.ts';
 import { LiveActivity } from './graphql/subscriptions/live-activity.ts';
 
@@ -34,6 +37,8 @@ export interface Services {
   pipeline: IngestPipeline;
   metrics: Metrics;
   access: Access;
+  /** Dataset export jobs, on engine sessions of their own. */
+  exports: ExportService;
   /** Dashboard accounts and their sessions. */
   accounts: AccountStore;
   /** Newest block_time and ingest time per protocol, in memory (every answer's freshness). */
@@ -46,6 +51,8 @@ export interface Services {
 export interface ServiceOptions {
   /** Clock of rate-limit windows (tests move it instead of waiting). */
   now?: () => number;
+  /** Clock of export jobs (retention, link expiry); tests move it instead of waiting. */
+  exportClock?: () => number;
 }
 
 export async function createServices(
@@ -86,6 +93,19 @@ export async function createServices(
   live.tailJournal({ clock: () => journalClock(wh), finishedSince: (since) => readFinishedBatches(wh, since) }, config.freshnessRefreshMs);
   const access = await createAccess({ config, wh, logger, metrics, now: options.now });
   const accounts = new AccountStore(wh, access.now);
+  const exportSessions = openExportSessions(config).map((session) => new InstrumentedWarehouse(session, metrics));
+  const exports = new ExportService({
+    config: config.exports,
+    store: new JobStore(config.exports.dir),
+    sessions: exportSessions,
+    sandbox: sqlSandbox,
+    visibleProtocols: () => analytics.protocols(),
+    keyStatus: async (id) => (await access.keys.get(id))?.status,
+    links: new DownloadLinks(config.adminToken),
+    logger,
+    now: options.exportClock,
+  });
+  exports.start();
   return {
     config,
     logger,
@@ -97,12 +117,16 @@ export async function createServices(
     pipeline,
     metrics,
     access,
+    exports,
     accounts,
     freshness,
     live,
     async close() {
       freshness.stop();
       live.stop();
+      // A job's chunk in progress ends first; the job resumes at the next start.
+      await exports.close();
+      await Promise.all(exportSessions.map((s) => s.close()));
       // Usage is flushed while the warehouse is still open.
       await access.close();
       await sqlSandbox.close();

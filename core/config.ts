@@ -133,12 +133,42 @@ export interface Config {
    * within this long. One read of a table of one row per protocol.
    */
   freshnessRefreshMs: number;
+  /** Dataset export jobs (docs/exports.md). */
+  exports: ExportConfig;
+}
+
+/** Plans by name, as in warehouse/api-key-store.ts (core imports nothing of ours). */
+type PlanValues<T> = { free: T; x402: T; enterprise: T };
+
+export interface ExportConfig {
+  /** Where jobs (one JSON record each) and their files live (EXPORT_DIR; default DATA_DIR/../exports). */
+  dir: string;
+  /** How long a finished job's files stay downloadable (EXPORT_RETENTION_HOURS); then EXPIRED, files deleted. */
+  retentionHours: number;
+  /** Bytes all export files together may hold (EXPORT_DISK_BUDGET_BYTES); a job that would pass it FAILS. */
+  diskBudgetBytes: number;
+  /** Most rows one file holds, about (EXPORT_FILE_MAX_ROWS): a job writes one file per split per chunk of this size. */
+  fileMaxRows: number;
+  /** Rows one job may write, per plan (EXPORT_MAX_ROWS_FREE, _X402, _ENTERPRISE). */
+  maxRows: PlanValues<number>;
+  /** Jobs QUEUED or RUNNING at once per key, per plan (EXPORT_MAX_JOBS_FREE, _X402, _ENTERPRISE); past it: 429. */
+  maxJobs: PlanValues<number>;
+  /** Jobs the service runs at once, each on an engine session of its own (EXPORT_WORKERS). */
+  workers: number;
+  /** Engine threads one export statement may use (EXPORT_MAX_THREADS; default 1, so serving keeps a core). */
+  maxThreads: number;
+  /** Engine time limit of one export statement (a chunk), seconds (EXPORT_STATEMENT_TIMEOUT_SECONDS). */
+  statementTimeoutSeconds: number;
+  /** Lifetime of a signed download link, seconds (EXPORT_LINK_TTL_SECONDS); re-minted on every status read. */
+  linkTtlSeconds: number;
 }
 
 /** Settings of the operator CLI (npm run keys), a client of a running service. */
 export interface ClientConfig {
   url: string;
   adminToken: string | undefined;
+  /** A client's API key (npm run export): --key or TXA_API_KEY. */
+  apiKey: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -300,6 +330,29 @@ export function loadConfig(env: Env = process.env): Config {
     problems.push(`CONNECTION_TIMEOUT_MS must be 0 or more than SQL_TIMEOUT_SECONDS and ANALYTICS_TIMEOUT_SECONDS (${sqlTimeoutMs} ms) and REQUEST_TIMEOUT_MS (${requestTimeoutMs} ms), got ${connectionTimeoutMs}`);
   }
 
+  const exportDir = path.resolve(str('EXPORT_DIR') ?? path.join(dataDir, '..', `${path.basename(dataDir)}-exports`));
+  // Not inside the engine's data directory: the engine owns that tree.
+  if (exportDir === dataDir || exportDir.startsWith(`${dataDir}${path.sep}`)) problems.push('EXPORT_DIR must not be inside DATA_DIR');
+  const exportsConfig: ExportConfig = {
+    dir: exportDir,
+    retentionHours: int('EXPORT_RETENTION_HOURS', 72, 1, 24 * 365),
+    diskBudgetBytes: int('EXPORT_DISK_BUDGET_BYTES', 20 * 1024 ** 3, 1024 ** 2, 2 ** 53),
+    fileMaxRows: int('EXPORT_FILE_MAX_ROWS', 1_000_000, 1, 1_000_000_000),
+    maxRows: {
+      free: int('EXPORT_MAX_ROWS_FREE', 1_000_000, 0, 10 ** 12),
+      x402: int('EXPORT_MAX_ROWS_X402', 20_000_000, 0, 10 ** 12),
+      enterprise: int('EXPORT_MAX_ROWS_ENTERPRISE', 500_000_000, 0, 10 ** 12),
+    },
+    maxJobs: {
+      free: int('EXPORT_MAX_JOBS_FREE', 1, 0, 1000),
+      x402: int('EXPORT_MAX_JOBS_X402', 2, 0, 1000),
+      enterprise: int('EXPORT_MAX_JOBS_ENTERPRISE', 4, 0, 1000),
+    },
+    workers: int('EXPORT_WORKERS', 1, 1, 16),
+    maxThreads: int('EXPORT_MAX_THREADS', 1, 1, 256),
+    statementTimeoutSeconds: int('EXPORT_STATEMENT_TIMEOUT_SECONDS', 600, 1, 86_400),
+    linkTtlSeconds: int('EXPORT_LINK_TTL_SECONDS', 3600, 10, 7 * 86_400),
+  };
   const signupRaw = (str('DASHBOARD_SIGNUP') ?? 'open').toLowerCase();
   if (signupRaw !== 'open' && signupRaw !== 'invite') problems.push(`DASHBOARD_SIGNUP must be open or invite, got "${signupRaw}"`);
   const sessionTtlHours = int('SESSION_TTL_HOURS', 12, 1, 24 * 30);
@@ -363,11 +416,12 @@ export function loadConfig(env: Env = process.env): Config {
     health: { maxIngestAgeSeconds },
     shutdownTimeoutMs,
     freshnessRefreshMs,
+    exports: exportsConfig,
   };
 }
 
 /** The CLI's settings: --url / --token flags win over TXA_URL / ADMIN_TOKEN. */
-export function loadClientConfig(flags: { url?: string; token?: string }, env: Env = process.env): ClientConfig {
+export function loadClientConfig(flags: { url?: string; token?: string; key?: string }, env: Env = process.env): ClientConfig {
   const problems: string[] = [];
   const url = (flags.url ?? env.TXA_URL ?? 'http://127.0.0.1:8080').replace(/\/+$/, '');
   try {
@@ -377,8 +431,9 @@ export function loadClientConfig(flags: { url?: string; token?: string }, env: E
     problems.push(`service URL is not valid: "${url}"`);
   }
   const adminToken = flags.token ?? (env.ADMIN_TOKEN?.trim() || undefined);
+  const apiKey = flags.key ?? (env.TXA_API_KEY?.trim() || undefined);
   if (problems.length > 0) throw new ConfigError(problems);
-  return { url, adminToken };
+  return { url, adminToken, apiKey };
 }
 
 /** For entry points: the configuration, or every problem on stderr and exit code 2. */

@@ -138,7 +138,17 @@ export function kindForStatus(status: number): ErrorKind {
 // `protocols`) and adds its own hints (where to find the list of protocols).
 
 /** Logical parameter keys the core may name; `protocols[2]` names one element of the list. */
-export type ParamKey = 'protocol' | 'protocols' | 'range' | 'cursor' | 'order';
+export type ParamKey = 'protocol' | 'protocols' | 'range' | 'cursor' | 'order' | ExportParamKey;
+
+/**
+ * The parts of an export job's configuration (api/exports/), by logical key: GraphQL words
+ * them `config.columns`, `config.sampling.rate`…, the SQL export route by its body's names.
+ */
+export type ExportParamKey =
+  | 'format' | 'filters' | 'filters.protocols' | 'filters.dateRange' | 'columns'
+  | 'sampling' | 'sampling.strategy' | 'sampling.rate' | 'sampling.seed'
+  | 'splits' | 'seed' | 'query' | 'job';
+
 /** Advice only an interface can word: where the protocol list is; how to ask for coarser buckets. */
 export type HintName = 'protocols' | 'coarserBucket';
 
@@ -156,7 +166,7 @@ export interface Wording {
 
 /** The message with every placeholder in the interface's words. */
 export function wordMessage(message: string, words: Wording): string {
-  return message.replace(/\u27e8(hint:)?([a-zA-Z]+)(\[\d+\])?\u27e9/g, (_m, isHint: string | undefined, key: string, index: string | undefined) =>
+  return message.replace(/\u27e8(hint:)?([a-zA-Z.]+)(\[\d+\])?\u27e9/g, (_m, isHint: string | undefined, key: string, index: string | undefined) =>
     isHint ? (words.hints[key as HintName] ?? key) : `${words.params[key as ParamKey] ?? key}${index ?? ''}`);
 }
 

@@ -1,8 +1,8 @@
 // The dashboard end to end in headless Chromium against a real listening server: sign up,
 // sign in, create a key and read it once (a reload no longer shows it), call the API with
 // it, see its usage move, see the live page update after records are ingested (over the
-// GraphQL subscription at /graphql/stream), run SQL in the playground, see exports unavailable,
-// revoke the key and see the API answer 403. On every page: no console errors (CSP
+// GraphQL subscription at /graphql/stream), run SQL in the playground, see its export jobs
+// with a working download link, revoke the key and see the API answer 403. On every page: no console errors (CSP
 // violations included), no serious or critical axe-core violations, a screenshot under
 // test/artifacts/. A key named <img src=x onerror=alert(1)> shows as text.
 import { randomBytes } from 'node:crypto';
@@ -215,10 +215,21 @@ describe('dashboard in Chromium', () => {
     await checkPage('playground');
   });
 
-  it('the exports page says exports are not available on this server', async () => {
+  it('the exports page lists the key\'s export jobs with progress and a working signed download link', async () => {
+    const created = await fetch(`${base}/v1/query/exports`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': secret },
+      body: JSON.stringify({ query: 'SELECT protocol_name, count() AS n FROM transactions GROUP BY protocol_name', format: 'CSV' }),
+    });
+    expect(created.status).toBe(202);
+    const { id } = (await created.json()) as { id: string };
     await page.getByRole('link', { name: 'Exports' }).click();
     await page.getByRole('heading', { level: 1, name: 'Exports' }).waitFor();
-    await expect.poll(() => page.locator('#exports').textContent()).toBe('Exports are not available on this server.');
+    await expect.poll(() => page.locator('#exports').textContent(), { timeout: 30_000 }).toContain('COMPLETED');
+    expect(await page.locator('#exports').textContent()).toContain(id.slice(0, 12));
+    const href = await page.locator('#exports a').first().getAttribute('href');
+    expect(href).toMatch(/^\/v1\/exports\/links\//);
+    expect((await fetch(`${base}${href}`)).status).toBe(200);
     await checkPage('exports');
   });
 

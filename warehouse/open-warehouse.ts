@@ -43,3 +43,11 @@ export function openSandboxSessions(config: Pick<Config, 'clickhouse' | 'dataDir
   };
   return Array.from({ length: n }, () => slot);
 }
+
+/**
+ * Engine sessions export jobs run on (api/exports/), one per worker: like the SQL sandbox's,
+ * apart from the serving session, so a long export statement never queues serving queries.
+ */
+export function openExportSessions(config: Pick<Config, 'clickhouse' | 'dataDir' | 'exports'>): Warehouse[] {
+  return Array.from({ length: config.exports.workers }, () => openWarehouse(config));
+}

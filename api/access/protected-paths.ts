@@ -4,18 +4,22 @@
 import { RPC_MAX_BATCH } from '../../core/limits.ts';
 import { PARAM_SCHEMAS } from '../rpc/param-schemas.ts';
 
+/** Signed export download links (api/exports/download-links.ts): the link is the credential,
+ *  checked by its route (MAC, expiry, and the issuing key still active). */
+export const SIGNED_LINK_PREFIX = '/v1/exports/links/';
+
 /** Paths that never need an API key: the health check, the operator API (its own bearer
  *  token), /metrics (admin or metrics token), the REST/SQL API description (the OpenAPI
  *  document and its docs page, and GraphiQL's script, style and packaged files under
  *  /graphql/assets/, which a browser loads without a key; they hold no data), and the dashboard (its pages hold no data; its JSON calls need
- *  a session cookie, api/dashboard/). Everything else does, unknown paths included.
+ *  a session cookie, api/dashboard/), and signed export links. Everything else does, unknown paths included.
  *  `route`, the matched route's pattern when known, must agree for the dashboard: a path
  *  under /dashboard/ that some spelling routes elsewhere is not exempt. */
 export function isExempt(path: string, route?: string): boolean {
   if (path === '/dashboard' || path.startsWith('/dashboard/')) {
     return route === undefined || route === '/dashboard' || route.startsWith('/dashboard/');
   }
-  return path === '/health' || path === '/graphql/graphiql.js' || path === '/graphql/graphiql.css' || path.startsWith('/graphql/assets/') || path === '/metrics' || path === '/admin' || path.startsWith('/admin/') ||
+  return path === '/health' || path.startsWith(SIGNED_LINK_PREFIX) || path === '/graphql/graphiql.js' || path === '/graphql/graphiql.css' || path.startsWith('/graphql/assets/') || path === '/metrics' || path === '/admin' || path.startsWith('/admin/') ||
     path === '/api/v1/openapi.json' || path === '/api/v1/docs' || path.startsWith('/api/v1/docs/');
 }
 

@@ -48,6 +48,8 @@ import { fieldError, formatError, graphqlError } from './errors.ts';
 import type { FreshnessWatermark } from '../freshness.ts';
 import { buildExtensions } from './extensions.ts';
 import { planField, type FieldPlan } from './field-plans.ts';
+import { planExportField } from './export-plans.ts';
+import type { ExportService } from '../exports/export-service.ts';
 import { buildExecutableSchema, type RequestContext } from './schema.ts';
 import { aliasLimit, depthLimit } from './validation-rules.ts';
 
@@ -61,6 +63,8 @@ export interface GraphqlRouteOptions {
   budgets?: Readonly<Record<Plan, number>>;
   /** Longest a request may run; GRAPHQL_TIMEOUT_MS unless set. */
   timeoutMs?: number;
+  /** Export jobs (exportDataset, exportJob, exportJobs, cancelExportJob); those fields answer an error without it. */
+  exports?: ExportService;
 }
 
 const GRAPHQL_RESPONSE = 'application/graphql-response+json';
@@ -187,7 +191,8 @@ interface Ledger {
   budget: number;
   /** Top-level fields, each one request against the rate limit (0 until the guard ran). */
   fields: number;
-  /** The operation was a query (so its answer may be reused). */
+  /** The operation was a query whose answer may be reused: not a mutation, and no export job
+   *  field (those answer per key, and change as jobs run, with no data version to tell). */
   query: boolean;
 }
 
@@ -306,9 +311,20 @@ export async function graphqlRoutes(app: FastifyInstance, opts: GraphqlRouteOpti
       try {
         const def = rootFields[node.name.value];
         if (!def) continue;
-        const plan = await planField(opts.analytics, node.name.value, getArgumentValues(def, node, variables), ledger.budget);
+        const args = getArgumentValues(def, node, variables);
+        const owner = req.apiKey === null ? null : { id: req.apiKey.id, plan: req.apiKey.plan };
+        const exportPlan = opts.exports === undefined ? undefined : planExportField(opts.exports, owner, node.name.value, args);
+        if (exportPlan !== undefined) ledger.query = false;
+        const plan = exportPlan ?? await planField(opts.analytics, node.name.value, args, ledger.budget);
         if (plan) plans.set(key, plan);
       } catch (err) {
+        // A cap on work the caller already has running (export jobs) refuses the request as the rate limit does.
+        if (err instanceof AppError && err.kind === Errors.rateLimited) {
+          throw new HttpError(429, err.message, {
+            headers: err.retryAfterSeconds === undefined ? [] : [{ name: 'Retry-After', value: String(err.retryAfterSeconds) }],
+            graphqlErrors: [graphqlError(Errors.rateLimited, err.message)],
+          });
+        }
         errors.push(fieldError(err, [key]));
       }
     }
@@ -405,7 +421,7 @@ export async function graphqlRoutes(app: FastifyInstance, opts: GraphqlRouteOpti
       result.unsubscribe();
       return sendError(new AppError(Errors.internal, 'unexpected streamed result'), req, reply, ledger);
     }
-    for (const h of result.headers) if (h.name.toLowerCase() === 'allow') reply.header('allow', h.value);
+    for (const h of result.headers) if (['allow', 'retry-after'].includes(h.name.toLowerCase())) reply.header(h.name.toLowerCase(), h.value);
     const payload = result.payload;
     // GraphQL-over-HTTP: a request error (no data: the document did not parse or validate,
     // variables did not coerce, the guard refused it) is 400 under graphql-response+json

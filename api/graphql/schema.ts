@@ -1,6 +1,6 @@
 // The executable schema: the SDL of every *.graphql file in schema/ (sorted by name and
 // concatenated, so other modules add types and root fields by adding a file), with the
-// resolvers of Query's fields. A Query resolver only runs the plan the request's guard
+// resolvers of Query's and Mutation's fields. Such a resolver only runs the plan the request's guard
 // already checked and costed (field-plans.ts); other types resolve by property.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -35,5 +35,7 @@ export function buildExecutableSchema(dir = SCHEMA_DIR): GraphQLSchema {
   const query = schema.getQueryType();
   if (query === null || query === undefined) throw new Error('the GraphQL schema has no Query type');
   for (const field of Object.values(query.getFields())) field.resolve = runPlan;
+  // Mutation fields (export jobs) are planned and run the same way.
+  for (const field of Object.values(schema.getMutationType()?.getFields() ?? {})) field.resolve = runPlan;
   return schema;
 }

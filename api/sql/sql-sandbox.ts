@@ -157,6 +157,36 @@ export class SqlSandbox {
     }
   }
 
+  /**
+   * A client's SELECT checked for an export job (api/exports/): the same guard and cost
+   * check as any client query, with `maxRows` (the plan's export cap) as the largest LIMIT
+   * and no LIMIT injected; answers the text to run, its columns and the settings to run it
+   * with. The export writes the rows to files, so the statement around the query is an
+   * INSERT: these settings leave out readonly and the answer-size limits, and keep the
+   * visibility filter, the read budget and the engine limits. The guard remains the wall
+   * (as for every client query in embedded mode, DESIGN section 4).
+   */
+  async prepareExport(caller: Caller, text: unknown, maxRows: number): Promise<{ sql: string; columns: { name: string; type: string }[]; settings: Settings }> {
+    const lease = await this.gate.acquire(caller.key);
+    try {
+      const wh = lease.slot;
+      const prepared = await this.prepare(wh, caller, text, { maxResultRows: maxRows });
+      // The guard appends LIMIT 1000 to a query without one; an export wants every row.
+      const sql = prepared.injectedLimit ? String(text).trim() : prepared.executed;
+      const { readonly: _r, max_result_rows: _mr, max_result_bytes: _mb, result_overflow_mode: _ro, ...settings } =
+        await this.settings(caller.plan, { maxResultRows: maxRows }, {});
+      let columns: { name: string; type: string }[];
+      try {
+        columns = await wh.query<{ name: string; type: string }>(`DESCRIBE TABLE (\n${sql}\n)`, { settings: { ...settings, readonly: 1 } });
+      } catch (err) {
+        throw this.queryError(err, { maxResultRows: maxRows });
+      }
+      return { sql, columns: columns.map((c) => ({ name: c.name, type: c.type })), settings };
+    } finally {
+      lease.release();
+    }
+  }
+
   /** The guard, then the cost check: refused before running when over the plan's budget. */
   private async prepare(wh: Warehouse, caller: Caller, text: unknown, options: RunOptions = {}): Promise<PreparedQuery> {
     const { prepared, cost } = await this.checkAndCost(wh, caller, text, options);

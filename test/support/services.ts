@@ -14,13 +14,15 @@ export interface StartOptions {
   logger?: Logger;
   /** Clock of rate-limit windows. */
   now?: () => number;
+  /** Clock of export jobs (retention, link expiry). */
+  exportClock?: () => number;
 }
 
 export function testConfig(env: Record<string, string> = {}): Config & { dataDir: string } {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'txa-test-'));
   // ANONYMOUS_RATE_LIMIT: interface tests check their 401s by the dozen from one address;
   // the per-IP limit has its own test (access-rate-limit), which sets it low explicitly.
-  return loadConfig({ DATA_DIR: dataDir, DEMO_ROWS: '0', ADMIN_TOKEN, LOG_LEVEL: 'silent', ANONYMOUS_RATE_LIMIT: '100000', ...env });
+  return loadConfig({ DATA_DIR: dataDir, EXPORT_DIR: `${dataDir}-exports`, DEMO_ROWS: '0', ADMIN_TOKEN, LOG_LEVEL: 'silent', ANONYMOUS_RATE_LIMIT: '100000', ...env });
 }
 
 export async function startServices(
@@ -28,12 +30,13 @@ export async function startServices(
   options: StartOptions = {},
 ): Promise<Services & { cleanup(): Promise<void> }> {
   const config = testConfig(env);
-  const services = await createServices(config, options.logger ?? createLogger('silent'), { now: options.now });
+  const services = await createServices(config, options.logger ?? createLogger('silent'), { now: options.now, exportClock: options.exportClock });
   return {
     ...services,
     async cleanup() {
       await services.close();
       if (config.clickhouse.url === undefined) rmSync(config.dataDir, { recursive: true, force: true });
+      rmSync(config.exports.dir, { recursive: true, force: true });
     },
   };
 }

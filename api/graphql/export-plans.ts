@@ -1,0 +1,57 @@
+// GraphQL's export fields as thin adapters over the export job service (api/exports/):
+// exportDataset and cancelExportJob (Mutation), exportJob and exportJobs (Query). They cost
+// a fixed amount (the job runs later, under its own caps); the service checks the config
+// and names the part at fault by logical key, which errors.ts words as `config.columns[1]`.
+import { AppError, Errors } from '../../core/errors.ts';
+import type { ExportJobView, ExportOwner, ExportService } from '../exports/export-service.ts';
+import type { FieldPlan } from './field-plans.ts';
+
+type Args = Record<string, unknown>;
+
+/** GraphQL input objects carry null for fields given as null: the service knows absent ones only. */
+function withoutNulls(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(withoutNulls);
+  if (typeof v !== 'object' || v === null) return v;
+  return Object.fromEntries(Object.entries(v).filter(([, x]) => x !== null && x !== undefined).map(([k, x]) => [k, withoutNulls(x)]));
+}
+
+const fixed = (run: () => Promise<unknown> | unknown): FieldPlan => ({ question: { kind: 'fixed' }, run: async () => run() });
+
+/** A job this key does not have (none, or another key's) is null, as signature(...) is for an unknown signature. */
+function orNull<T>(read: () => T): T | null {
+  try {
+    return read();
+  } catch (err) {
+    if (err instanceof AppError && err.kind === Errors.notFound) return null;
+    throw err;
+  }
+}
+
+/** The plan of an export field, or undefined for fields this module does not own. */
+export function planExportField(exports: ExportService, owner: ExportOwner | null, field: string, args: Args): FieldPlan | undefined {
+  const who = (): ExportOwner => {
+    if (owner === null) throw new AppError(Errors.unauthorized, 'API key required');
+    return owner;
+  };
+  switch (field) {
+    case 'exportDataset':
+      // At the cap the request is refused before it runs (429 with Retry-After, like the rate limit).
+      exports.checkCaps(who());
+      return fixed(() => exports.create(who(), withoutNulls(args.config)));
+    case 'cancelExportJob':
+      return fixed(() => orNull(() => exports.cancel(who(), String(args.id))));
+    case 'exportJob':
+      return fixed(() => orNull(() => exports.get(who(), String(args.id))));
+    case 'exportJobs':
+      return fixed(() => {
+        const p = (withoutNulls(args.pagination) ?? {}) as { first?: number; after?: string };
+        const page = exports.list(who(), p);
+        return {
+          edges: page.jobs.map((node: ExportJobView, i) => ({ node, cursor: page.cursors[i]! })),
+          pageInfo: { hasNextPage: page.hasNextPage, endCursor: page.endCursor },
+        };
+      });
+    default:
+      return undefined;
+  }
+}
