@@ -206,7 +206,7 @@ interface Remembered {
 }
 
 /**
- * Whole answers of identical query requests (same plan, document, operation and variables)
+ * Whole answers of identical query requests (same API key, document, operation and variables)
  * while no data has landed and the registry is unchanged (Analytics.answersVersion), and
  * for ANSWER_MEMO_MS at most (writes of other processes). A dashboard polling one query
  * then costs what a cached JSON-RPC call costs: no parse, validation, planning, costing or
@@ -375,9 +375,11 @@ export async function graphqlRoutes(app: FastifyInstance, opts: GraphqlRouteOpti
       body.extensions = buildExtensions({ cost: { requested: ledger.requested, budget: ledger.budget }, freshness });
       return reply.code(status).header('content-type', `${type}; charset=utf-8`).send(body);
     };
-    // An identical query answered a moment ago, with nothing changed since: its answer again.
+    // An identical query of the same key answered a moment ago, with nothing changed since:
+    // its answer again. Keyed by the key itself, so no answer can reach another key (export
+    // jobs, the plan's budget); export fields are never kept, as their progress moves.
     const memoKey = req.apiKey === undefined || req.apiKey === null ? undefined
-      : `${req.apiKey.plan}\u0000${params.operationName ?? ''}\u0000${params.query}\u0000${JSON.stringify(params.variables ?? null)}`;
+      : `${req.apiKey.id}\u0000${params.operationName ?? ''}\u0000${params.query}\u0000${JSON.stringify(params.variables ?? null)}`;
     const version = opts.analytics.answersVersion();
     const remembered = memoKey === undefined ? undefined : memo.get(memoKey, version);
     if (remembered !== undefined) {
