@@ -88,3 +88,21 @@ describe('architecture', () => {
     for (const layer of ['core', 'warehouse', 'ingest', 'api']) expect(copied, layer).toContain(layer);
   });
 });
+
+describe('table names defined once', () => {
+  it('no SQL in the service layers names a table literally: it goes through TABLES (warehouse/tables.ts)', async () => {
+    const { TABLES } = await import('../warehouse/tables.ts');
+    const names = Object.values(TABLES).join('|');
+    const literal = new RegExp(`\\b(FROM|JOIN|INTO|TABLE)\\s+(${names})\\b`);
+    // The cluster renderer rewrites the migrations' own text; the SQL route's example is text for people.
+    const allowed = new Set([path.join('warehouse', 'cluster-layout.ts'), path.join('api', 'sql', 'query-routes.ts')]);
+    const offenders = ['api', 'ingest', 'warehouse']
+      .flatMap(sourceFiles)
+      .filter((f) => !allowed.has(f))
+      .flatMap((f) => readFileSync(path.join(ROOT, f), 'utf8').split('\n').map((line, i) => ({ f, i, line })))
+      // Prose in comments may name a table; code may not.
+      .filter(({ line }) => literal.test(line) && !/^\s*(\/\/|\*|\/\*)/.test(line))
+      .map(({ f, i, line }) => `${f}:${i + 1}: ${line.trim()}`);
+    expect(offenders).toEqual([]);
+  });
+});

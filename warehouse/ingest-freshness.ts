@@ -25,7 +25,7 @@ export async function readFreshnessByProtocol(wh: Warehouse): Promise<Map<string
   const rows = await wh.query<{ protocol_name: string; block: string; ingested: string }>(
     `SELECT protocol_name, toUnixTimestamp(max(newest_block)) AS block,
             toUnixTimestamp64Milli(max(newest_ingested)) AS ingested
-     FROM ingest_freshness GROUP BY protocol_name`,
+     FROM ${TABLES.ingestFreshness} GROUP BY protocol_name`,
   );
   return new Map(rows.map((r) => [r.protocol_name, { newestBlockTime: Number(r.block), newestIngestedAt: Number(r.ingested) / 1000 }]));
 }

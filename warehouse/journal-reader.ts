@@ -3,6 +3,7 @@
 // it to learn the (protocol, hour) buckets written by the standalone ingest process or
 // another replica; its own writes it hears from its pipeline directly.
 import type { Warehouse } from './warehouse.ts';
+import { TABLES } from './tables.ts';
 
 export interface FinishedBatch {
   batchId: string;
@@ -24,9 +25,9 @@ export async function readFinishedBatches(wh: Warehouse, sinceMs: number): Promi
   const rows = await wh.query<{ batch_id: string; at: string; buckets: [string, number][] }>(
     `SELECT d.batch_id AS batch_id, toUnixTimestamp64Milli(d.done_at) AS at,
             arrayMap(x -> (x.1, toUInt32(x.2)), b.begun) AS buckets
-     FROM (SELECT batch_id, max(at) AS done_at FROM ingest_journal
+     FROM (SELECT batch_id, max(at) AS done_at FROM ${TABLES.ingestJournal}
            WHERE state = 'done' AND at >= fromUnixTimestamp64Milli({since:Int64}, 'UTC') GROUP BY batch_id) AS d
-     INNER JOIN (SELECT batch_id, any(buckets) AS begun FROM ingest_journal
+     INNER JOIN (SELECT batch_id, any(buckets) AS begun FROM ${TABLES.ingestJournal}
            WHERE state = 'begin' AND at >= fromUnixTimestamp64Milli({begin:Int64}, 'UTC') GROUP BY batch_id) AS b
      ON d.batch_id = b.batch_id
      ORDER BY at`,

@@ -4,6 +4,7 @@
 // hours or days, so the view alone answers them (no ragged edges from the base table); the
 // figures are those of getProtocolActivity's buckets.
 import type { Warehouse } from '../../warehouse/warehouse.ts';
+import { TABLES } from '../../warehouse/tables.ts';
 
 export type BucketSize = 'hour' | 'day';
 
@@ -58,7 +59,7 @@ async function readChunk(wh: Warehouse, wanted: readonly BucketKey[], size: Buck
   const rows = await wh.query<Row>(
     `SELECT protocol_name, ${bucket} AS b, sum(tx_count) AS tx_count, sum(success_count) AS success_count,
             sum(fee_sum) AS fee_sum, sum(cu_sum) AS cu_sum
-     FROM protocol_hourly
+     FROM ${TABLES.protocolHourly}
      WHERE protocol_name IN {protocols:Array(String)}
        AND hour_start BETWEEN toDateTime({from:UInt32}, 'UTC') AND toDateTime({to:UInt32}, 'UTC')
        AND concat(protocol_name, '#', toString(b)) IN {keys:Array(String)}

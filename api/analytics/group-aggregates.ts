@@ -8,6 +8,7 @@ import type { Warehouse } from '../../warehouse/warehouse.ts';
 import type { Statement } from './filter-conditions.ts';
 import { decodeToken, encodeToken, listingFingerprint } from './page-token.ts';
 import { edgesCondition, intervalCondition, planRange, type TimeRange } from './time-range.ts';
+import { TABLES } from '../../warehouse/tables.ts';
 
 export type GroupKey = 'protocol' | 'hour' | 'instructionType';
 export type Metric = 'count' | 'avgFee' | 'minFee' | 'maxFee' | 'p50Fee' | 'p95Fee' | 'p99Fee' | 'sumFee' | 'p95ComputeUnits';
@@ -152,7 +153,7 @@ function groupedSelect(
   if (plan.edges.length > 0) {
     const c = edgesCondition('block_time', plan.edges);
     Object.assign(params, c.params);
-    branches.push(`SELECT ${rawCols.join(', ')} FROM transactions WHERE ${[...where, ...source.rawWhere, `(${c.sql})`].join(' AND ')}
+    branches.push(`SELECT ${rawCols.join(', ')} FROM ${TABLES.transactions} WHERE ${[...where, ...source.rawWhere, `(${c.sql})`].join(' AND ')}
       GROUP BY ${[...source.keyColumns, 't'].join(', ')}`);
   }
   if (branches.length === 0) return undefined;

@@ -24,7 +24,7 @@ import { engineMessage } from '../sql/sql-guard.ts';
 import { datasetCard, DATASET_CARD, MANIFEST, manifestOf } from './dataset-card.ts';
 import type { DownloadLinks } from './download-links.ts';
 import { activeSplits, filterExportSpec, FORMAT_FILES, SPLIT_NAMES, sqlExportSpec, type ExportSpec, type FilterExportSpec, type SqlExportSpec } from './export-config.ts';
-import { countRows, fileDigest, fileName, literal, planFilterExport, sampleCondition, splitExpression, writeFile, writeFilterChunk, writeSettings } from './export-writer.ts';
+import { countRows, dataWatermark, fileDigest, fileName, literal, planFilterExport, sampleCondition, splitExpression, writeFile, writeFilterChunk, writeSettings } from './export-writer.ts';
 import { isFinished, type ExportFile, type JobRecord, type JobStatus, type JobStore } from './job-store.ts';
 
 /** A job interrupted by this many restarts is failed instead of being started again. */
@@ -382,7 +382,7 @@ export class ExportService {
     const settings = { ...run.settings, ...writeSettings({ maxThreads: this.deps.config.maxThreads, timeoutSeconds: this.deps.config.statementTimeoutSeconds }) };
     const splits = activeSplits(spec.splits);
     job.files = [];
-    job.work = { ingestedAt: await watermark(wh), maxBlockTime: null, visible: [], chunks: [], nextChunk: 0 };
+    job.work = { ingestedAt: await dataWatermark(wh), maxBlockTime: null, visible: [], chunks: [], nextChunk: 0 };
     // One more row than the cap: a query over it is failed rather than cut silently.
     const select = `SELECT * FROM (\n${run.sql}\n) WHERE ${sampleCondition(spec.sampling)} LIMIT ${cap + 1}`;
     const format = FORMAT_FILES[spec.format].engine;
@@ -490,12 +490,6 @@ export class ExportService {
 }
 
 const newestFirst = (a: JobRecord, b: JobRecord): number => b.seq - a.seq;
-
-/** The newest ingested_at now: a SQL export's data watermark. */
-async function watermark(wh: Warehouse): Promise<string> {
-  const [r] = await wh.query<{ at: string }>('SELECT toString(max(ingested_at)) AS at FROM transactions');
-  return r?.at ?? '';
-}
 
 /** What the owner reads on a FAILED job: our own reasons as they are, engine failures briefly. */
 function failureMessage(err: unknown): string {

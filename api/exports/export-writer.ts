@@ -18,6 +18,7 @@ import { Readable } from 'node:stream';
 import type { Settings, Warehouse } from '../../warehouse/warehouse.ts';
 import { activeSplits, FORMAT_FILES, SPLIT_NAMES, type ExportFormat, type FilterExportSpec, type OutputSpec, type Sampling, type SplitName, type Splits } from './export-config.ts';
 import type { Chunk, JobWork } from './job-store.ts';
+import { TABLES } from '../../warehouse/tables.ts';
 
 /**
  * Hashes are taken modulo 2^32 and compared with integer thresholds: the same figures in
@@ -102,13 +103,12 @@ export async function planFilterExport(
   fileMaxRows: number,
   settings: Settings,
 ): Promise<{ work: JobWork; rowsTotal: number; schema: { name: string; type: string }[] }> {
-  const [mark] = await wh.query<{ at: string }>("SELECT toString(max(ingested_at)) AS at FROM transactions", { settings });
-  const ingestedAt = mark?.at ?? '1970-01-01 00:00:00.000';
+  const ingestedAt = await dataWatermark(wh, settings);
   const where = filterWhere(spec, visible, ingestedAt);
   const rows = await wh.query<{ h: number; split: SplitName; n: string; newest: number }>(
     `SELECT toUInt32(toStartOfHour(block_time)) AS h, ${splitExpression(spec.splits, spec.seed)} AS split, count() AS n,
             toUInt32(max(block_time)) AS newest
-     FROM transactions WHERE ${where} GROUP BY h, split ORDER BY h, split`,
+     FROM ${TABLES.transactions} WHERE ${where} GROUP BY h, split ORDER BY h, split`,
     { settings },
   );
   const chunks: Chunk[] = [];
@@ -135,7 +135,7 @@ export async function planFilterExport(
     for (const s of SPLIT_NAMES) current.rows[s] += perSplit[s];
   }
   const schema = await wh.query<{ name: string; type: string }>(
-    `DESCRIBE TABLE (SELECT ${spec.columns.join(', ')} FROM transactions)`, { settings },
+    `DESCRIBE TABLE (SELECT ${spec.columns.join(', ')} FROM ${TABLES.transactions})`, { settings },
   );
   return { work: { ingestedAt, maxBlockTime, visible: [...visible], chunks, nextChunk: 0 }, rowsTotal: total, schema: schema.map((c) => ({ name: c.name, type: c.type })) };
 }
@@ -143,7 +143,7 @@ export async function planFilterExport(
 /** The SELECT of one chunk of a filter export, restricted to one split when `split` is given. */
 function chunkSelect(spec: FilterExportSpec, where: string, chunk: Chunk, split: SplitName | null): string {
   const splitCond = split === null ? '' : ` AND ${splitExpression(spec.splits, spec.seed)} = ${literal(split)}`;
-  return `SELECT ${spec.columns.join(', ')} FROM transactions
+  return `SELECT ${spec.columns.join(', ')} FROM ${TABLES.transactions}
 WHERE ${where} AND block_time >= toDateTime(${literal(chunk.from)}) AND block_time < toDateTime(${literal(chunk.to)})${splitCond}
 ORDER BY block_time, signature, instruction_index`;
 }
@@ -201,6 +201,12 @@ export async function writeFile(wh: Warehouse, select: string, file: string, for
 export async function countRows(wh: Warehouse, file: string, format: ExportFormat): Promise<number> {
   const [r] = await wh.query<{ n: string }>(`SELECT count() AS n FROM file(${literal(file)}, ${literal(FORMAT_FILES[format].engine)})`);
   return Number(r?.n ?? 0);
+}
+
+/** The newest ingested_at now: a job reads only rows at or before it (its snapshot), and the manifest records it. */
+export async function dataWatermark(wh: Warehouse, settings: Settings = {}): Promise<string> {
+  const [r] = await wh.query<{ at: string }>(`SELECT toString(max(ingested_at)) AS at FROM ${TABLES.transactions}`, { settings });
+  return r?.at ?? '1970-01-01 00:00:00.000';
 }
 
 /** Size and SHA-256 of a file, read once. */
