@@ -1,13 +1,14 @@
 // Graceful shutdown of the real entry point (api/main.ts as a child process): on SIGTERM
 // a request still being received is answered, buffered usage is written before exit, and
 // the process exits 0. Checked by starting the service again on the same data directory.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, expect, it } from 'vitest';
+import { spawnMain, type MainProcess } from '../scripts/daemons/api-service.ts';
 import { ADMIN_TOKEN } from './support/services.ts';
 
 const dataDir = mkdtempSync(path.join(tmpdir(), 'txa-shutdown-'));
@@ -17,39 +18,17 @@ afterAll(() => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-/** Start api/main.ts; resolves with its address once it prints it. */
-function startMain(): Promise<{ child: ChildProcess; url: string; exited: Promise<number | null> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'api/main.ts'], {
-    env: {
-      ...process.env,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      DATA_DIR: dataDir,
-      DEMO_ROWS: '0',
-      ADMIN_TOKEN,
-      LOG_LEVEL: 'warn',
-      // Only the shutdown flush can write usage within this test.
-      USAGE_FLUSH_MS: '300000',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  let out = '';
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`main did not start: ${out}`)), 60_000);
-    const onData = (d: Buffer) => {
-      out += d.toString();
-      const m = /listening on (http:\/\/[^\s]+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ child, url: m[1]!, exited });
-      }
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', onData);
-    void exited.then((code) => reject(new Error(`main exited early (${code}): ${out}`)));
-  });
+/** Start api/main.ts on this test's data; resolves with its address once it prints it. */
+async function startMain(): Promise<MainProcess> {
+  const main = await spawnMain({
+    DATA_DIR: dataDir,
+    DEMO_ROWS: '0',
+    ADMIN_TOKEN,
+    // Only the shutdown flush can write usage within this test.
+    USAGE_FLUSH_MS: '300000',
+  }, 60_000);
+  children.push(main.child);
+  return main;
 }
 
 const B58 = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';

@@ -3,12 +3,13 @@
 // and export directories, and the job resumes at its first unwritten chunk and completes;
 // no job is left RUNNING. Its files are whole: every sha256 and row count of the manifest
 // holds for the files as downloaded.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, expect, it } from 'vitest';
+import { spawnMain, type MainProcess } from '../scripts/daemons/api-service.ts';
 import { ADMIN_TOKEN } from './support/services.ts';
 
 const dataDir = mkdtempSync(path.join(tmpdir(), 'txa-export-kill-'));
@@ -20,40 +21,18 @@ afterAll(() => {
   rmSync(exportDir, { recursive: true, force: true });
 });
 
-function startMain(): Promise<{ child: ChildProcess; url: string; exited: Promise<unknown> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'api/main.ts'], {
-    env: {
-      ...process.env,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      DATA_DIR: dataDir,
-      EXPORT_DIR: exportDir,
-      // Seeded at the first start only (an empty store).
-      DEMO_ROWS: '20000',
-      ADMIN_TOKEN,
-      LOG_LEVEL: 'warn',
-      // Many small chunks: the job is long enough to be killed in the middle.
-      EXPORT_FILE_MAX_ROWS: '150',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  const exited = new Promise((r) => child.once('exit', r));
-  let out = '';
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`main did not start: ${out}`)), 120_000);
-    const onData = (d: Buffer) => {
-      out += d.toString();
-      const m = /listening on (http:\/\/[^\s]+)/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve({ child, url: m[1]!, exited });
-      }
-    };
-    child.stdout?.on('data', onData);
-    child.stderr?.on('data', onData);
-    void exited.then((code) => reject(new Error(`main exited early (${String(code)}): ${out}`)));
-  });
+async function startMain(): Promise<MainProcess> {
+  const main = await spawnMain({
+    DATA_DIR: dataDir,
+    EXPORT_DIR: exportDir,
+    // Seeded at the first start only (an empty store).
+    DEMO_ROWS: '20000',
+    ADMIN_TOKEN,
+    // Many small chunks: the job is long enough to be killed in the middle.
+    EXPORT_FILE_MAX_ROWS: '150',
+  }, 120_000);
+  children.push(main.child);
+  return main;
 }
 
 type Job = { id: string; status: string; progress: number; rowsWritten: number; rowsTotal: number; files: { name: string; rows: number; sha256: string; path: string }[] };

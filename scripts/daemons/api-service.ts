@@ -24,40 +24,53 @@ export interface ApiServiceOptions {
   env?: Record<string, string>;
 }
 
-export async function startApiService(opts: ApiServiceOptions = {}): Promise<ApiService> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'txa-service-'));
-  const adminToken = randomBytes(24).toString('base64url');
+export interface MainProcess {
+  child: ChildProcess;
+  /** http://host:port the service printed once listening. */
+  url: string;
+  /** Resolves with the exit code (null when killed by a signal). */
+  exited: Promise<number | null>;
+}
+
+/**
+ * Start api/main.ts as a child process with `env` over this process's environment (PORT 0
+ * and HOST 127.0.0.1 unless given); resolves once it prints the address it listens on.
+ */
+export function spawnMain(env: Record<string, string>, timeoutMs = 180_000): Promise<MainProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'api/main.ts'], {
-    env: {
-      ...process.env,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      DATA_DIR: path.join(dir, 'data'),
-      DEMO_ROWS: String(opts.demoRows ?? 20_000),
-      ADMIN_TOKEN: adminToken,
-      LOG_LEVEL: 'warn',
-      ...opts.env,
-    },
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
   let out = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the service did not start in 180 s:\n${out.slice(-4000)}`)), 180_000);
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the service did not start in ${timeoutMs / 1000} s:\n${out.slice(-4000)}`)), timeoutMs);
     const onData = (d: Buffer) => {
       out += d.toString();
       if (out.length > 1_000_000) out = out.slice(-100_000);
       const m = /listening on (http:\/\/[^\s]+)/.exec(out);
       if (m) {
         clearTimeout(timer);
-        resolve(m[1]!);
+        resolve({ child, url: m[1]!, exited });
       }
     };
     child.stdout?.on('data', onData);
     child.stderr?.on('data', onData);
-    child.once('exit', (code) => {
+    void exited.then((code) => {
       clearTimeout(timer);
       reject(new Error(`the service exited (${code}) before listening:\n${out.slice(-4000)}`));
     });
+  });
+}
+
+export async function startApiService(opts: ApiServiceOptions = {}): Promise<ApiService> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'txa-service-'));
+  const adminToken = randomBytes(24).toString('base64url');
+  const { child, url } = await spawnMain({
+    DATA_DIR: path.join(dir, 'data'),
+    DEMO_ROWS: String(opts.demoRows ?? 20_000),
+    ADMIN_TOKEN: adminToken,
+    ...opts.env,
   });
   return {
     url,
