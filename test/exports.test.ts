@@ -179,6 +179,17 @@ describe('SQL exports', () => {
     expect(next.jobs[0]!.id).not.toBe(job.id);
   });
 
+  it('a query with no rows completes with zero rows in every format (the engine cannot count an empty text file)', async () => {
+    for (const format of ['CSV', 'JSONL', 'PARQUET']) {
+      const r = await post('/v1/query/exports', a, { query: 'SELECT signature, fee FROM transactions WHERE fee < 0', format });
+      expect(r.statusCode, r.body).toBe(202);
+      const job = await waitJob(r.json<Job>().id);
+      expect(job.status, `${format}: ${job.error ?? ''}`).toBe('COMPLETED');
+      expect(job.rowsWritten).toBe(0);
+      expect(job.files.every((f) => f.rows === 0)).toBe(true);
+    }
+  });
+
   it('refuses SQL the sandbox refuses, naming it (400), and splits without a signature column', async () => {
     const drop = await post('/v1/query/exports', a, { query: 'DROP TABLE transactions' });
     expect(drop.statusCode).toBe(400);

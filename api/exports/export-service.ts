@@ -11,6 +11,7 @@
 //   QUEUED -> CANCELLED;  RUNNING at a restart -> QUEUED (resumed), FAILED after MAX_ATTEMPTS
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { ExportConfig } from '../../core/config.ts';
 import { AppError, Errors, param, type ExportParamKey } from '../../core/errors.ts';
@@ -23,8 +24,9 @@ import type { SqlSandbox } from '../sql/sql-sandbox.ts';
 import { engineMessage } from '../sql/sql-guard.ts';
 import { datasetCard, DATASET_CARD, MANIFEST, manifestOf } from './dataset-card.ts';
 import type { DownloadLinks } from './download-links.ts';
-import { activeSplits, filterExportSpec, FORMAT_FILES, SPLIT_NAMES, sqlExportSpec, type ExportSpec, type FilterExportSpec, type SqlExportSpec } from './export-config.ts';
-import { countRows, dataWatermark, fileDigest, fileName, literal, planFilterExport, sampleCondition, splitExpression, writeFile, writeFilterChunk, writeSettings } from './export-writer.ts';
+import { activeSplits, filterExportSpec, FORMAT_FILES, SPLIT_NAMES, sqlExportSpec, type ExportFormat, type ExportSpec, type FilterExportSpec, type SqlExportSpec } from './export-config.ts';
+import { fileFacts } from './file-facts.ts';
+import { dataWatermark, fileName, literal, planFilterExport, sampleCondition, splitExpression, writeFile, writeFilterChunk, writeSettings } from './export-writer.ts';
 import { isFinished, type ExportFile, type JobRecord, type JobStatus, type JobStore } from './job-store.ts';
 
 /** A job interrupted by this many restarts is failed instead of being started again. */
@@ -364,16 +366,41 @@ export class ExportService {
     const work = job.work;
     // Files of chunks before nextChunk are done; a chunk interrupted mid-write is rewritten whole.
     job.files = job.files.filter((f) => Number(f.name.slice(f.name.indexOf('-') + 1, f.name.indexOf('.'))) < work.nextChunk);
+    // Each file's hash and row count are taken on the worker while the engine writes the
+    // next chunk (file-facts.ts: why); the job completes once every file is checked.
+    let failure: unknown = null;
+    const checks: Promise<void>[] = [];
+    const check = (entry: ExportFile): void => {
+      checks.push(this.checkFile(entry, path.join(dir, entry.name), spec.format).catch((err: unknown) => { failure ??= err; }));
+    };
+    for (const f of job.files) if (f.sha256 === '') check(f);
     for (let i = work.nextChunk; i < work.chunks.length; i++) {
       this.checkpoint(job);
+      if (failure !== null) throw failure;
       const written = await writeFilterChunk(wh, spec, work.visible, work, i, dir, settings);
       this.checkpoint(job);
-      for (const f of written) job.files.push({ ...f, ...(await fileDigest(path.join(dir, f.name))) });
+      for (const f of written) {
+        const entry: ExportFile = { ...f, bytes: (await stat(path.join(dir, f.name))).size, sha256: '' };
+        job.files.push(entry);
+        check(entry);
+      }
       job.rowsWritten += written.reduce((a, f) => a + f.rows, 0);
       work.nextChunk = i + 1;
       this.advance(job);
       this.checkDisk();
     }
+    await Promise.all(checks);
+    if (failure !== null) throw failure;
+  }
+
+  /** Hash and count one written file; its rows must be the rows the plan counted for it. */
+  private async checkFile(entry: ExportFile, file: string, format: ExportFormat): Promise<void> {
+    const facts = await fileFacts(file, format);
+    if (facts.rows !== entry.rows) {
+      throw new JobFailure(`${entry.name} holds ${facts.rows} rows where the export's plan counted ${entry.rows}; the files were deleted, try the export again`);
+    }
+    entry.bytes = facts.bytes;
+    entry.sha256 = facts.sha256;
   }
 
   private async runSql(job: JobRecord, spec: SqlExportSpec, wh: Warehouse, dir: string): Promise<void> {
@@ -401,7 +428,7 @@ export class ExportService {
       const name = fileName(s, 0, spec.format);
       const file = path.join(dir, name);
       if (!existsSync(file)) continue;
-      job.files.push({ name, split: s, rows: await countRows(wh, file, spec.format), ...(await fileDigest(file)) });
+      job.files.push({ name, split: s, ...(await fileFacts(file, spec.format)) });
     }
     job.rowsWritten = job.files.reduce((a, f) => a + f.rows, 0);
     if (job.rowsWritten > cap) {

@@ -197,12 +197,6 @@ export async function writeFile(wh: Warehouse, select: string, file: string, for
   await pipeline(Readable.from(wh.stream(select, format, { settings: rest })), createWriteStream(file));
 }
 
-/** Rows of a file the engine wrote (Parquet: from its footer; text formats: parsed). */
-export async function countRows(wh: Warehouse, file: string, format: ExportFormat): Promise<number> {
-  const [r] = await wh.query<{ n: string }>(`SELECT count() AS n FROM file(${literal(file)}, ${literal(FORMAT_FILES[format].engine)})`);
-  return Number(r?.n ?? 0);
-}
-
 /** The newest ingested_at now: a job reads only rows at or before it (its snapshot), and the manifest records it. */
 export async function dataWatermark(wh: Warehouse, settings: Settings = {}): Promise<string> {
   const [r] = await wh.query<{ at: string }>(`SELECT toString(max(ingested_at)) AS at FROM ${TABLES.transactions}`, { settings });
