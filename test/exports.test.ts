@@ -3,7 +3,7 @@
 // sampling, splits); reproducible bytes; no transaction in two splits; cancel mid-job;
 // ranged downloads; signed links and revocation; ownership; expiry; caps and the disk budget.
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -158,6 +158,15 @@ describe('formats, filters, sampling and splits', () => {
     expect(new Set(job.files.map((f) => f.split))).toEqual(new Set(['train', 'test', 'val']));
   });
 });
+
+/** Bytes of every export data file on disk (what the service's budget counts: not manifests or cards). */
+function heldBytes(dir: string): number {
+  const root = path.join(dir, 'files');
+  if (!existsSync(root)) return 0;
+  return readdirSync(root, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile() && !['manifest.json', 'README.md'].includes(e.name))
+    .reduce((n, e) => n + statSync(path.join(e.parentPath, e.name)).size, 0);
+}
 
 describe('SQL exports', () => {
   it('exports every row of a sandboxed SELECT (no 10,000 or 1,000 row cap), split by signature', async () => {
@@ -335,6 +344,26 @@ describe('limits', () => {
       const job = await exportJob({ format: 'CSV' });
       expect(job.status).toBe('FAILED');
       expect(job.error).toMatch(/export disk budget is used up/);
+      expect(existsSync(path.join(cfg.dir, 'files', job.id))).toBe(false);
+    } finally {
+      cfg.diskBudgetBytes = saved;
+    }
+  });
+
+  it('stops before a chunk that would pass the disk budget, at the bytes per row written so far', async () => {
+    const cfg = t.services.config.exports;
+    const saved = cfg.diskBudgetBytes;
+    cfg.diskBudgetBytes = Number.MAX_SAFE_INTEGER;
+    try {
+      const probe = await exportJob({ format: 'CSV', columns: ['signature'] });
+      expect(probe.status).toBe('COMPLETED');
+      const first = probe.files.filter((f) => f.name.endsWith('-00000.csv')).reduce((x, f) => x + f.bytes, 0);
+      expect(probe.files.length).toBeGreaterThan(3);
+      // Room for the files held now and this job's first chunk, not for its second.
+      cfg.diskBudgetBytes = heldBytes(cfg.dir) + first + 10;
+      const job = await exportJob({ format: 'CSV', columns: ['signature'] });
+      expect(job.status).toBe('FAILED');
+      expect(job.error).toMatch(/^the export disk budget is used up: the next chunk \(about \d+ bytes\) would take export files to/);
       expect(existsSync(path.join(cfg.dir, 'files', job.id))).toBe(false);
     } finally {
       cfg.diskBudgetBytes = saved;

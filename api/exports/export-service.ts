@@ -377,6 +377,11 @@ export class ExportService {
     for (let i = work.nextChunk; i < work.chunks.length; i++) {
       this.checkpoint(job);
       if (failure !== null) throw failure;
+      // Refuse a chunk that would pass the budget at this job's bytes per row so far, rather
+      // than notice once it is on disk.
+      const soFar = job.files.reduce((a, f) => ({ rows: a.rows + f.rows, bytes: a.bytes + f.bytes }), { rows: 0, bytes: 0 });
+      const chunkRows = SPLIT_NAMES.reduce((a, s) => a + work.chunks[i]!.rows[s], 0);
+      this.checkDisk(soFar.rows === 0 ? 0 : Math.ceil((soFar.bytes / soFar.rows) * chunkRows));
       const written = await writeFilterChunk(wh, spec, work.visible, work, i, dir, settings);
       this.checkpoint(job);
       for (const f of written) {
@@ -452,11 +457,12 @@ export class ExportService {
   }
 
   /** Fail the job when export files together pass the disk budget. */
-  private checkDisk(): void {
-    const used = this.deps.store.all().filter((j) => j.status !== 'EXPIRED').reduce((a, j) => a + j.files.reduce((b, f) => b + f.bytes, 0), 0);
+  private checkDisk(coming = 0): void {
+    const used = coming + this.deps.store.all().filter((j) => j.status !== 'EXPIRED').reduce((a, j) => a + j.files.reduce((b, f) => b + f.bytes, 0), 0);
     const budget = this.deps.config.diskBudgetBytes;
     if (used > budget) {
-      throw new JobFailure(`the export disk budget is used up: export files hold ${used} bytes of the ${budget} allowed (EXPORT_DISK_BUDGET_BYTES); `
+      const held = coming === 0 ? `export files hold ${used} bytes` : `the next chunk (about ${coming} bytes) would take export files to ${used} bytes`;
+      throw new JobFailure(`the export disk budget is used up: ${held} of the ${budget} allowed (EXPORT_DISK_BUDGET_BYTES); `
         + 'this job\'s files were deleted. Export less (a narrower dateRange, sampling) or try again when older exports have expired');
     }
   }
