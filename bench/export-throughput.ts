@@ -7,7 +7,7 @@
 //  3. getProtocolStats p99 over JSON-RPC (each call a range of its own: no cache) quiet, and
 //     while the export jobs run. The same serving load runs during the bare statements, so
 //     the throughput ratio compares like with like.
-// Usage: npx tsx bench/export-throughput.ts --rows 2000000 [--small 1000000] [--dir bench/tmp/export-2000000] [--formats PARQUET,CSV,JSONL] [--trace]
+// Usage: npx tsx bench/export-throughput.ts --rows 2000000 [--small 1000000] [--sizes 1000000,10000000] [--dir bench/tmp/export-2000000] [--formats PARQUET,CSV,JSONL] [--trace]
 import { mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { loadConfig } from '../core/config.ts';
@@ -27,6 +27,8 @@ const small = Number(flag('small', '1000000'));
 const dir = path.resolve(flag('dir', `bench/tmp/export-${rows}`));
 const exportDir = path.resolve(`${dir}-exports`);
 const formats = flag('formats', 'PARQUET,CSV,JSONL').split(',') as ExportFormat[];
+// Export sizes (rows); by default --small and the whole store. A 100M-row store exports 10M.
+const sizes = flag('sizes', '') === '' ? [...new Set([small, rows])] : flag('sizes', '').split(',').map(Number);
 const trace = process.argv.includes('--trace');
 const END = 1_767_225_600; // 2026-01-01T00:00:00Z: fixed, so runs are comparable
 const START = END - 30 * 86_400;
@@ -117,7 +119,7 @@ for (const format of formats) {
   rmSync(warm, { force: true });
 }
 
-for (const target of [...new Set([small, rows])]) {
+for (const target of sizes) {
   const range = await rangeFor(target);
   for (const format of formats) {
     // The job, from POST to COMPLETED; serving is measured meanwhile, one call after another.
