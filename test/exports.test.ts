@@ -159,14 +159,18 @@ describe('formats, filters, sampling and splits', () => {
   });
 });
 
-/** Bytes of every export data file on disk (what the service's budget counts: not manifests or cards). */
-function heldBytes(dir: string): number {
-  const root = path.join(dir, 'files');
+/** Bytes of every export data file under `root` (what the service's budget counts: not manifests or cards). */
+function heldIn(root: string): number {
   if (!existsSync(root)) return 0;
-  return readdirSync(root, { recursive: true, withFileTypes: true })
-    .filter((e) => e.isFile() && !['manifest.json', 'README.md'].includes(e.name))
-    .reduce((n, e) => n + statSync(path.join(e.parentPath, e.name)).size, 0);
+  try {
+    return readdirSync(root, { recursive: true, withFileTypes: true })
+      .filter((e) => e.isFile() && !['manifest.json', 'README.md'].includes(e.name))
+      .reduce((n, e) => n + statSync(path.join(e.parentPath, e.name)).size, 0);
+  } catch {
+    return 0; // deleted while being listed
+  }
 }
+const heldBytes = (dir: string): number => heldIn(path.join(dir, 'files'));
 
 describe('SQL exports', () => {
   it('exports every row of a sandboxed SELECT (no 10,000 or 1,000 row cap), split by signature', async () => {
@@ -345,6 +349,30 @@ describe('limits', () => {
       expect(job.status).toBe('FAILED');
       expect(job.error).toMatch(/export disk budget is used up/);
       expect(existsSync(path.join(cfg.dir, 'files', job.id))).toBe(false);
+    } finally {
+      cfg.diskBudgetBytes = saved;
+    }
+  });
+
+  it('fails a SQL export whose rows would pass the disk budget before writing any (rows need not come from a table)', async () => {
+    const cfg = t.services.config.exports;
+    const saved = cfg.diskBudgetBytes;
+    cfg.diskBudgetBytes = heldBytes(cfg.dir) + 10_000_000;
+    try {
+      for (const format of ['CSV', 'JSONL', 'PARQUET']) {
+        // 2,000 rows of 100 kB of random text: ~200 MB in every format, against 10 MB of room.
+        const r = await post('/v1/query/exports', a, { query: "SELECT signature, randomPrintableASCII(100000) AS pad FROM transactions LIMIT 2000", format });
+        expect(r.statusCode, r.body).toBe(202);
+        const dir = path.join(cfg.dir, 'files', r.json<Job>().id);
+        let largest = 0;
+        const sizes = setInterval(() => { largest = Math.max(largest, existsSync(dir) ? heldIn(dir) : 0); }, 5);
+        const job = await waitJob(r.json<Job>().id);
+        clearInterval(sizes);
+        expect(job.status, format).toBe('FAILED');
+        expect(job.error).toMatch(/^the export disk budget is used up: the query's rows \(about \d+ bytes\) would take export files to/);
+        expect(largest, `${format}: bytes written before failing`).toBe(0);
+        expect(existsSync(dir)).toBe(false);
+      }
     } finally {
       cfg.diskBudgetBytes = saved;
     }

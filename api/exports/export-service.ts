@@ -26,7 +26,7 @@ import { datasetCard, DATASET_CARD, MANIFEST, manifestOf } from './dataset-card.
 import type { DownloadLinks } from './download-links.ts';
 import { activeSplits, filterExportSpec, FORMAT_FILES, SPLIT_NAMES, sqlExportSpec, type ExportFormat, type ExportSpec, type FilterExportSpec, type SqlExportSpec } from './export-config.ts';
 import { fileFacts } from './file-facts.ts';
-import { dataWatermark, fileName, literal, planFilterExport, sampleCondition, splitExpression, writeFile, writeFilterChunk, writeSettings } from './export-writer.ts';
+import { dataWatermark, fileName, literal, planFilterExport, rowBytesExpression, sampleCondition, splitExpression, writeFile, writeFilterChunk, writeSettings } from './export-writer.ts';
 import { isFinished, type ExportFile, type JobRecord, type JobStatus, type JobStore } from './job-store.ts';
 
 /** A job interrupted by this many restarts is failed instead of being started again. */
@@ -418,6 +418,16 @@ export class ExportService {
     // One more row than the cap: a query over it is failed rather than cut silently.
     const select = `SELECT * FROM (\n${run.sql}\n) WHERE ${sampleCondition(spec.sampling)} LIMIT ${cap + 1}`;
     const format = FORMAT_FILES[spec.format].engine;
+    const overCap = `the query returns more than ${cap} rows, the ${job.plan} plan's cap per export: add a WHERE or a LIMIT (at most ${cap})`;
+    // A SQL export is one statement the engine cannot stop half-way, and its rows need not come
+    // from a table (repeat('x', 100000) costs no read budget): so its rows and bytes are counted
+    // first, by the engine formatting each row as the file will hold it, and a query over the
+    // row cap or the disk budget fails before anything is written. The files are counted
+    // again once written (a query whose output changes between the two runs is caught there).
+    const [probe] = await wh.query<{ rows: string | number; bytes: string | number }>(
+      `SELECT count() AS rows, sum(${rowBytesExpression(spec.format)}) AS bytes FROM (\n${select}\n)`, { settings });
+    if (Number(probe?.rows ?? 0) > cap) throw new JobFailure(overCap);
+    this.checkDisk(Number(probe?.bytes ?? 0), 'the query\'s rows');
     this.checkpoint(job);
     if (splits.length > 1 && wh.transport === 'embedded') {
       const pattern = path.join(dir, `{_partition_id}-00000.${FORMAT_FILES[spec.format].ext}`);
@@ -437,7 +447,7 @@ export class ExportService {
     }
     job.rowsWritten = job.files.reduce((a, f) => a + f.rows, 0);
     if (job.rowsWritten > cap) {
-      throw new JobFailure(`the query returns more than ${cap} rows, the ${job.plan} plan's cap per export: add a WHERE or a LIMIT (at most ${cap})`);
+      throw new JobFailure(overCap);
     }
     this.checkDisk();
   }
@@ -457,11 +467,11 @@ export class ExportService {
   }
 
   /** Fail the job when export files together pass the disk budget. */
-  private checkDisk(coming = 0): void {
+  private checkDisk(coming = 0, what = 'the next chunk'): void {
     const used = coming + this.deps.store.all().filter((j) => j.status !== 'EXPIRED').reduce((a, j) => a + j.files.reduce((b, f) => b + f.bytes, 0), 0);
     const budget = this.deps.config.diskBudgetBytes;
     if (used > budget) {
-      const held = coming === 0 ? `export files hold ${used} bytes` : `the next chunk (about ${coming} bytes) would take export files to ${used} bytes`;
+      const held = coming === 0 ? `export files hold ${used} bytes` : `${what} (about ${coming} bytes) would take export files to ${used} bytes`;
       throw new JobFailure(`the export disk budget is used up: ${held} of the ${budget} allowed (EXPORT_DISK_BUDGET_BYTES); `
         + 'this job\'s files were deleted. Export less (a narrower dateRange, sampling) or try again when older exports have expired');
     }

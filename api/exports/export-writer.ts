@@ -197,6 +197,16 @@ export async function writeFile(wh: Warehouse, select: string, file: string, for
   await pipeline(Readable.from(wh.stream(select, format, { settings: rest })), createWriteStream(file));
 }
 
+/**
+ * Bytes a row takes in an export file, as the engine computes it: the row formatted exactly
+ * as the text formats write it (a CSV file adds its header line), and for Parquet the row's
+ * size in memory, an upper bound for what compresses (incompressible data is about its size).
+ */
+export function rowBytesExpression(format: ExportFormat): string {
+  if (format === 'PARQUET') return 'byteSize(*)';
+  return `length(formatRow(${literal(format === 'CSV' ? 'CSV' : 'JSONEachRow')}, *))`;
+}
+
 /** The newest ingested_at now: a job reads only rows at or before it (its snapshot), and the manifest records it. */
 export async function dataWatermark(wh: Warehouse, settings: Settings = {}): Promise<string> {
   const [r] = await wh.query<{ at: string }>(`SELECT toString(max(ingested_at)) AS at FROM ${TABLES.transactions}`, { settings });
