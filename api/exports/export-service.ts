@@ -93,7 +93,7 @@ export interface ExportServiceDeps {
   sandbox: SqlSandbox;
   /** Protocols a client may see (inactive ones hidden). */
   visibleProtocols: () => Promise<string[]>;
-  /** A key's status, read from the store (revoked keys' links stop working). */
+  /** A key's status, read from the store (revoked keys' links stop working); a key of a disabled account reads as inactive. */
   keyStatus: (keyId: string) => Promise<KeyStatus | undefined>;
   links: DownloadLinks;
   logger: Logger;
