@@ -30,7 +30,8 @@ function orNull<T>(read: () => T): T | null {
 /**
  * The plan of an export field, or undefined for fields this module does not own.
  * `creations`: the exportDataset fields of the whole request, checked against the job cap
- * together before any runs (one at a time, each saw the cap free and all but one failed later).
+ * together before any runs (checked one at a time, each saw room for itself: jobs started up
+ * to the cap and the rest were 200 field errors).
  */
 export function planExportField(exports: ExportService, owner: ExportOwner | null, field: string, args: Args, creations = 1): FieldPlan | undefined {
   const who = (): ExportOwner => {
