@@ -100,7 +100,11 @@ export async function createServices(
     sessions: exportSessions,
     sandbox: sqlSandbox,
     visibleProtocols: () => analytics.protocols(),
-    keyStatus: async (id) => (await access.keys.get(id))?.status,
+    // A key of a disabled account is refused everywhere else (access control): its links too.
+    keyStatus: async (id) => {
+      const key = await access.keys.get(id);
+      return key?.accountDisabled === true ? 'inactive' : key?.status;
+    },
     links: new DownloadLinks(config.adminToken),
     logger,
     now: options.exportClock,

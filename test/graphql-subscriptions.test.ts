@@ -17,6 +17,7 @@ import { IngestPipeline } from '../ingest/pipeline.ts';
 import { DataVersion } from '../warehouse/data-version.ts';
 import { createLogger } from '../core/logger.ts';
 import { adminHeaders, createKey } from './support/api-key.ts';
+import { call, signUp } from './support/dashboard-session.ts';
 import { demoRecords, FIXTURE_END, ingest } from './support/fixtures.ts';
 import { liveRecord, parseSse, type SseEvent } from './support/live-records.ts';
 import { startServices } from './support/services.ts';
@@ -30,6 +31,7 @@ let app: FastifyInstance;
 let base: string;
 let port: number;
 let key: string;
+let keyId: string;
 let active: { protocolName: string; programId: string }[];
 const clients: Client[] = [];
 
@@ -39,7 +41,7 @@ beforeAll(async () => {
   await app.listen({ port: 0, host: '127.0.0.1' });
   port = (app.server.address() as net.AddressInfo).port;
   base = `http://127.0.0.1:${port}`;
-  ({ key } = await createKey(app, 'enterprise', 'live'));
+  ({ key, id: keyId } = await createKey(app, 'enterprise', 'live'));
   const report = await ingest(services, await demoRecords(services, 300));
   expect(report.rejected).toEqual([]);
   active = (await services.registry.list()).filter((p) => p.active);
@@ -364,13 +366,62 @@ interface StreamCase {
   rawBody?: string;
   /** Query-string parameters (GET). */
   params?: Record<string, string>;
+  /**
+   * A case staged around the request rather than one request answered:
+   * client-gone: the client sends the request and closes the connection `abortAfterMs`
+   * (each) later, before or while the stream starts: no stream, slot or subscriber remains.
+   * account-disabled: the stream of a dashboard key is open when the operator disables its
+   * account: the stream ends with an error event of `expect.code`, within 1 s.
+   */
+  stage?: 'client-gone' | 'account-disabled';
+  abortAfterMs?: number[];
   expect: { status: number; code?: string; message?: string };
 }
 
 const CASES = (JSON.parse(readFileSync(new URL('./fixtures/hostile-graphql-stream.json', import.meta.url), 'utf8')) as { cases: StreamCase[] }).cases;
 
+/** Send a stream request on a raw socket and close it `ms` later (0: at once). */
+function hangUp(c: StreamCase, ms: number): Promise<void> {
+  const body = JSON.stringify(c.body);
+  const socket = net.connect(port, '127.0.0.1');
+  socket.on('error', () => undefined);
+  socket.resume();
+  return new Promise((resolve) => socket.once('connect', () => {
+    socket.write(`POST /graphql/stream HTTP/1.1\r\nhost: x\r\nx-api-key: ${key}\r\naccept: text/event-stream\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    setTimeout(() => {
+      socket.destroy();
+      resolve();
+    }, ms);
+  }));
+}
+
+async function staged(c: StreamCase, index: number): Promise<void> {
+  if (c.stage === 'client-gone') {
+    for (const ms of c.abortAfterMs ?? [0]) await hangUp(c, ms);
+    await until(() => app.liveStreams.count(keyId) === 0 && services.live.subscribers === 0, 3000, 'no stream left by clients gone');
+    return;
+  }
+  const s = await signUp(app, `stream-${index}@example.com`);
+  const made = await call(app, s, 'POST', '/dashboard/api/keys', { name: 'stream', environment: 'production' });
+  const doc = c.body as { query: string; variables?: Record<string, unknown> };
+  const stream = collect(client(made.json<{ key: string }>().key), doc.query, doc.variables);
+  await until(() => services.live.subscribers === 1, 5000, 'stream open');
+  const t0 = Date.now();
+  const res = await app.inject({ method: 'PATCH', url: `/admin/accounts/${s.accountId}`, headers: adminHeaders(), payload: { status: 'disabled' } });
+  expect(res.statusCode).toBe(200);
+  const end = await Promise.race([stream.done, new Promise<undefined>((r) => setTimeout(r, 3000))]);
+  stream.stop();
+  expect(end, 'the stream ended').toBeDefined();
+  expect(end!.at - t0).toBeLessThan(1000);
+  const last = stream.results.at(-1)!;
+  expect((last.errors?.[0] as { extensions?: { code?: string } }).extensions?.code).toBe(c.expect.code);
+  if (c.expect.message) expect(last.errors?.[0]?.message).toContain(c.expect.message);
+  await until(() => services.live.subscribers === 0, 2000, 'feed gone');
+}
+
 describe('hostile stream inputs (test/fixtures/hostile-graphql-stream.json)', () => {
-  it.each(CASES.map((c) => [c.name, c] as const))('%s', async (_name, c) => {
+  it.each(CASES.map((c, i) => [c.name, c, i] as const))('%s', async (_name, c, i) => {
+    if (c.stage !== undefined) return staged(c, i);
     const method = c.method ?? 'POST';
     // "__KEY__" stands for the test's valid key (the key in the query string, as EventSource sends it).
     const params = c.params ? Object.fromEntries(Object.entries(c.params).map(([k, v]) => [k, v === '__KEY__' ? key : v])) : undefined;

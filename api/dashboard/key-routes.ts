@@ -46,6 +46,23 @@ const ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 export async function dashboardKeyRoutes(app: FastifyInstance, opts: KeyRouteOptions): Promise<void> {
   const { access, sessions, wh } = opts;
 
+  // Key creations of one account run one at a time in this process: the count of held keys
+  // and the write are otherwise interleaved, and parallel calls all passed the cap.
+  const creating = new Map<string, Promise<unknown>>();
+  function inTurn<T>(accountId: string, work: () => Promise<T>): Promise<T> {
+    const run = (creating.get(accountId) ?? Promise.resolve()).then(work);
+    const tail = run.catch(() => undefined);
+    creating.set(accountId, tail);
+    void tail.then(() => {
+      if (creating.get(accountId) === tail) creating.delete(accountId);
+    });
+    return run;
+  }
+  const heldKeys = async (accountId: string): Promise<number> =>
+    (await access.keys.listByAccount(accountId)).filter((k) => k.status !== 'revoked').length;
+  const overCap = (): AppError =>
+    new AppError(Errors.conflict, `This account already holds ${KEYS_PER_ACCOUNT_MAX} keys that are not revoked; revoke one first`);
+
   async function ownKey(caller: DashboardCaller, id: string): Promise<ApiKeyRecord> {
     // Someone else's key and no key at all answer alike: ids are not probed this way.
     const key = ID.test(id) ? await access.keys.get(id) : undefined;
@@ -64,11 +81,17 @@ export async function dashboardKeyRoutes(app: FastifyInstance, opts: KeyRouteOpt
     const body = objectBody(req.body, '{"name": "...", "environment": "production" | "staging" | "development" | "<label>"}');
     const name = parseKeyName(body.name);
     const environment = parseEnvironment(body.environment);
-    const held = (await access.keys.listByAccount(caller.account.id)).filter((k) => k.status !== 'revoked').length;
-    if (held >= KEYS_PER_ACCOUNT_MAX) {
-      throw new AppError(Errors.conflict, `This account already holds ${KEYS_PER_ACCOUNT_MAX} keys that are not revoked; revoke one first`);
-    }
-    const { record, secret } = await access.keys.create(name, caller.account.plan, { accountId: caller.account.id, environment });
+    const { record, secret } = await inTurn(caller.account.id, async () => {
+      if (await heldKeys(caller.account.id) >= KEYS_PER_ACCOUNT_MAX) throw overCap();
+      const made = await access.keys.create(name, caller.account.plan, { accountId: caller.account.id, environment });
+      // Another API process may have created one meanwhile: over the cap, this one is
+      // withdrawn before its secret is shown (fail closed; the caller may try again).
+      if (await heldKeys(caller.account.id) > KEYS_PER_ACCOUNT_MAX) {
+        await access.keys.update(made.record.id, { status: 'revoked' });
+        throw overCap();
+      }
+      return made;
+    });
     await access.keyChanged(record.id);
     req.log.info({ keyId: record.id, accountId: caller.account.id }, 'api key created in the dashboard');
     reply.code(201);

@@ -16,11 +16,12 @@ export function objectBody(body: unknown, shape: string): Record<string, unknown
   return body as Record<string, unknown>;
 }
 
-/** A normalised email address (trimmed, lower-case), or a 400. A plain shape check: the
- *  address is an identifier here, never mailed. */
+/** A normalised email address (NFKC, trimmed, lower-case), or a 400. A plain shape check:
+ *  the address is an identifier here, never mailed. NFKC: a full-width or composed spelling
+ *  of an address is the same account, not a look-alike second one. */
 export function parseEmail(v: unknown): string {
   if (typeof v !== 'string' || v.trim() === '') throw invalidParams('email is required', 'email');
-  const email = v.trim().toLowerCase();
+  const email = v.normalize('NFKC').trim().toLowerCase();
   if (email.length > EMAIL_MAX_LENGTH) throw invalidParams(`email must be at most ${EMAIL_MAX_LENGTH} characters`, 'email');
   if (INVISIBLE.test(email) || !/^[^\s@"<>()[\]\\,;:]+@[^\s@"<>()[\]\\,;:]+\.[^\s@"<>()[\]\\,;:]+$/u.test(email)) {
     throw invalidParams('email must be an address such as name@example.com', 'email');

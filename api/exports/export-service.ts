@@ -95,7 +95,7 @@ export interface ExportServiceDeps {
   sandbox: SqlSandbox;
   /** Protocols a client may see (inactive ones hidden). */
   visibleProtocols: () => Promise<string[]>;
-  /** A key's status, read from the store (revoked keys' links stop working). */
+  /** A key's status, read from the store (revoked keys' links stop working); a key of a disabled account reads as inactive. */
   keyStatus: (keyId: string) => Promise<KeyStatus | undefined>;
   links: DownloadLinks;
   logger: Logger;
@@ -256,13 +256,15 @@ export class ExportService {
 
   // ---- Jobs ------------------------------------------------------------------------------
 
-  /** Throw the 429 AppError (with Retry-After) when `owner` is at its plan's cap of queued and running jobs. */
-  checkCaps(owner: ExportOwner): void {
+  /** Throw the 429 AppError (with Retry-After) when `adding` more jobs would pass `owner`'s
+   *  plan's cap of queued and running jobs (a GraphQL request may create several at once). */
+  checkCaps(owner: ExportOwner, adding = 1): void {
     const cap = this.deps.config.maxJobs[owner.plan];
     const active = this.deps.store.all().filter((j) => j.owner === owner.id && (j.status === 'QUEUED' || j.status === 'RUNNING')).length;
-    if (active >= cap) {
+    if (active + adding > cap) {
+      const asked = adding > 1 ? ` (this request would start ${adding}, ${active} are queued or running)` : '';
       throw new AppError(Errors.rateLimited,
-        `Too many export jobs: plan ${owner.plan} allows ${cap} queued or running at once per API key; retry when one has finished (or cancel one)`,
+        `Too many export jobs: plan ${owner.plan} allows ${cap} queued or running at once per API key${asked}; retry when one has finished (or cancel one)`,
         { retryAfterSeconds: 30 });
     }
   }

@@ -27,8 +27,13 @@ function orNull<T>(read: () => T): T | null {
   }
 }
 
-/** The plan of an export field, or undefined for fields this module does not own. */
-export function planExportField(exports: ExportService, owner: ExportOwner | null, field: string, args: Args): FieldPlan | undefined {
+/**
+ * The plan of an export field, or undefined for fields this module does not own.
+ * `creations`: the exportDataset fields of the whole request, checked against the job cap
+ * together before any runs (checked one at a time, each saw room for itself: jobs started up
+ * to the cap and the rest were 200 field errors).
+ */
+export function planExportField(exports: ExportService, owner: ExportOwner | null, field: string, args: Args, creations = 1): FieldPlan | undefined {
   const who = (): ExportOwner => {
     if (owner === null) throw new AppError(Errors.unauthorized, 'API key required');
     return owner;
@@ -36,7 +41,7 @@ export function planExportField(exports: ExportService, owner: ExportOwner | nul
   switch (field) {
     case 'exportDataset':
       // At the cap the request is refused before it runs (429 with Retry-After, like the rate limit).
-      exports.checkCaps(who());
+      exports.checkCaps(who(), creations);
       return fixed(() => exports.create(who(), withoutNulls(args.config)));
     case 'cancelExportJob':
       return fixed(() => orNull(() => exports.cancel(who(), String(args.id))));

@@ -20,6 +20,7 @@ import {
   GraphQLIncludeDirective,
   GraphQLSkipDirective,
   Kind,
+  MaxIntrospectionDepthRule,
   parse,
   specifiedRules,
   validate,
@@ -51,7 +52,7 @@ import { planField, type FieldPlan } from './field-plans.ts';
 import { planExportField } from './export-plans.ts';
 import type { ExportService } from '../exports/export-service.ts';
 import { buildExecutableSchema, type RequestContext } from './schema.ts';
-import { aliasLimit, depthLimit } from './validation-rules.ts';
+import { aliasLimit, depthLimit, introspectionDepthLimit } from './validation-rules.ts';
 
 export interface GraphqlRouteOptions {
   analytics: Analytics;
@@ -241,7 +242,7 @@ export async function graphqlRoutes(app: FastifyInstance, opts: GraphqlRouteOpti
   const schema: GraphQLSchema = opts.schema ?? buildExecutableSchema();
   const budgets = opts.budgets ?? PLAN_QUERY_BUDGET;
   const timeoutMs = opts.timeoutMs ?? GRAPHQL_TIMEOUT_MS;
-  const rules = [...specifiedRules, depthLimit(), aliasLimit()];
+  const rules = [...specifiedRules.filter((r) => r !== MaxIntrospectionDepthRule), introspectionDepthLimit, depthLimit(), aliasLimit()];
   const page = graphiqlAssets();
   const memo = new AnswerMemo();
 
@@ -307,13 +308,14 @@ export async function graphqlRoutes(app: FastifyInstance, opts: GraphqlRouteOpti
     const rootFields = root.getFields();
     const plans = new Map<string, FieldPlan>();
     const errors: GraphQLError[] = [];
+    const creations = op.operation === 'mutation' ? fields.filter(([, f]) => f.name.value === 'exportDataset').length : 0;
     for (const [key, node] of fields) {
       try {
         const def = rootFields[node.name.value];
         if (!def) continue;
         const args = getArgumentValues(def, node, variables);
         const owner = req.apiKey === null ? null : { id: req.apiKey.id, plan: req.apiKey.plan };
-        const exportPlan = opts.exports === undefined ? undefined : planExportField(opts.exports, owner, node.name.value, args);
+        const exportPlan = opts.exports === undefined ? undefined : planExportField(opts.exports, owner, node.name.value, args, creations);
         if (exportPlan !== undefined) ledger.query = false;
         const plan = exportPlan ?? await planField(opts.analytics, node.name.value, args, ledger.budget);
         if (plan) plans.set(key, plan);

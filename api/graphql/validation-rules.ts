@@ -5,6 +5,7 @@
 import {
   GraphQLError,
   Kind,
+  MaxIntrospectionDepthRule,
   type ASTNode,
   type FragmentDefinitionNode,
   type SelectionSetNode,
@@ -79,3 +80,16 @@ export function aliasLimit(max = GRAPHQL_MAX_ALIASES): ValidationRule {
     };
   };
 }
+
+/**
+ * graphql-js's bound on introspection nesting (`fields`, `interfaces`, `possibleTypes`,
+ * `inputFields` at most 3 deep, which keeps a deep introspection query from growing its answer
+ * exponentially), reporting as a limit: QUERY_TOO_COMPLEX like the other limits, rather than
+ * BAD_USER_INPUT, which it would be without a code.
+ */
+export const introspectionDepthLimit: ValidationRule = (context: ValidationContext) =>
+  MaxIntrospectionDepthRule(Object.create(context, {
+    reportError: {
+      value: (e: GraphQLError) => context.reportError(tooComplex(`${e.message}: introspection nests fields, interfaces, possibleTypes and inputFields at most 3 levels deep`, e.nodes?.[0] ?? context.getDocument())),
+    },
+  }) as ValidationContext);

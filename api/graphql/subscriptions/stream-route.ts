@@ -345,6 +345,14 @@ export class GraphqlStreams {
     await setFreshnessHeaders(req, reply, this.opts.freshness, () => this.opts.analytics.protocols());
     reply.hijack();
     const raw = reply.raw;
+    // A client that hung up while the request was prepared has closed the socket already:
+    // its 'close' event has passed, so nothing below would ever release the slot or the feed.
+    if (raw.destroyed || raw.socket === null || raw.socket.destroyed) {
+      release();
+      if (prepared.kind === 'stream') void prepared.events.return?.().catch(() => undefined);
+      raw.destroy();
+      return reply;
+    }
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : String(value);
     raw.writeHead(200, {
@@ -460,8 +468,10 @@ export class GraphqlStreams {
         for (const s of this.open) bySecret.set(s.secret, [...(bySecret.get(s.secret) ?? []), s]);
         for (const [secret, streams] of bySecret) {
           const record = await this.opts.access.authenticator.lookup(secret);
-          if (record !== undefined && record.status === 'active') continue;
-          const message = record?.status === 'inactive' ? 'API key is inactive' : 'API key has been revoked';
+          // A disabled account's keys are refused like revoked ones (access control does the same).
+          if (record !== undefined && record.status === 'active' && !record.accountDisabled) continue;
+          const message = record?.accountDisabled === true ? 'API key belongs to a disabled account'
+            : record?.status === 'inactive' ? 'API key is inactive' : 'API key has been revoked';
           for (const s of streams) s.close([{ message, extensions: { code: Errors.forbidden.graphql } }]);
         }
       } while (this.recheck);
