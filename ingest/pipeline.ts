@@ -10,6 +10,8 @@ import type { DataVersion } from '../warehouse/data-version.ts';
 import type { ProtocolRegistry } from '../warehouse/protocol-registry.ts';
 import { isStorageFull, type Warehouse } from '../warehouse/warehouse.ts';
 import { IngestJournal } from './ingest-journal.ts';
+import { hashHigh, hashInto, hashLow } from './city-hash.ts';
+import { storedKeysFor, type StoredKeys } from './stored-keys.ts';
 import { positionText, type Position, type Rejection, type RejectionCode } from './rejection.ts';
 import { checkRecord, protocolLookup, type IngestRecord, type ProtocolLookup } from './record-schema.ts';
 import { BASE_COLUMNS, TABLES, type BaseRow } from '../warehouse/tables.ts';
@@ -59,6 +61,9 @@ type ChangeListener = DataChangeObserver['dataChanged'];
 interface Accepted {
   row: BaseRow;
   line?: string | Buffer;
+  /** sig_key = cityHash64(signature), high and low halves: what the stored-keys filter takes. */
+  kh: number;
+  kl: number;
 }
 type Step = { kind: 'ok'; accepted: Accepted } | { kind: 'dead-letter'; code: RejectionCode; detail: string; payload: string };
 type Dead = Rejection & { payload: string };
@@ -94,6 +99,8 @@ class FormatRefused extends Error {}
 
 const identity = (signature: string, index: number): string => `${signature}#${index}`;
 const LOOKUP_CHUNK = 5000;
+/** Records parsed between two yields to the event loop while a batch is being stored. */
+const SLICE = 500;
 
 export class IngestPipeline {
   private writeTurn: Promise<unknown> = Promise.resolve();
@@ -107,6 +114,8 @@ export class IngestPipeline {
   /** A stored batch whose journal 'done' row rides on the next batch's 'begin' (one
    *  journal write per batch while batches queue; written alone when none follows). */
   private pendingDone: string | undefined;
+  /** Keys stored in the warehouse, shared by the process's pipelines over it; unset in a cluster. */
+  private readonly storedKeys: StoredKeys | undefined;
 
   constructor(
     private readonly wh: Warehouse,
@@ -116,6 +125,7 @@ export class IngestPipeline {
     private readonly options: PipelineOptions,
   ) {
     this.journal = new IngestJournal(wh, options.writerId ?? 'default', log);
+    this.storedKeys = storedKeysFor(wh);
   }
 
   /**
@@ -148,31 +158,69 @@ export class IngestPipeline {
     }
   }
 
+  /**
+   * Do now what the first write would otherwise do first: repair unfinished inserts and
+   * build the stored-keys filter (one read of every stored key). Optional; a service calls it
+   * at start so that its first batch does not wait for the filter.
+   */
+  async prepare(): Promise<void> {
+    await this.serialised(async () => {
+      await this.repairUnfinished();
+      await this.storedKeys?.catchUp();
+    });
+  }
+
   /** Validate, de-duplicate and store records; resolves once stored rows are queryable. */
   async ingest(records: readonly RawRecord[], source: string): Promise<IngestReport> {
     const known = protocolLookup(await this.registry.list());
-    const rows: Accepted[] = [];
     const dead: Dead[] = [];
-    for (const rec of records) {
-      const step = this.parseAndCheck(rec, known);
-      if (step.kind === 'ok') rows.push(step.accepted);
-      else dead.push({ code: step.code, detail: step.detail, position: rec.position, payload: step.payload });
-    }
+    let valid = 0;
     let duplicates = 0;
-    try {
-      for (let i = 0; i < rows.length; i += this.options.batchRows) {
-        const batch = rows.slice(i, i + this.options.batchRows);
-        duplicates += await this.serialised(async () => {
-          try {
-            return await this.storeBatch(batch, this.options.rawInsert ?? true);
-          } catch (err) {
-            if (!(err instanceof FormatRefused)) throw err;
-            this.log.warn({ err: err.cause }, 'the engine refused a batch as received; storing it re-serialised');
-            return this.storeBatch(batch, false);
-          }
-        });
+    let failure: { err: unknown } | undefined;
+    const stores: Promise<void>[] = [];
+    // Batches are parsed and checked while the batch before is being stored: the engine
+    // inserts off the event loop (chDB runs it on a worker thread), so JavaScript's share
+    // (JSON.parse, validation, hashing) overlaps the engine's instead of adding to it. A batch
+    // is handed to the write turn as soon as it is parsed; the parse of the next one yields to
+    // the event loop every SLICE records, so the stored batch's steps (reads, journal, insert)
+    // start without waiting for the whole next batch.
+    let batch: Accepted[] = [];
+    const hand = (rows: Accepted[]): void => {
+      stores.push(this.serialised(async () => {
+        // A batch behind a failed one is not stored: the call stops at its first failure,
+        // earlier batches stay stored (as when batches ran one after the other).
+        if (failure !== undefined) return;
+        try {
+          duplicates += await this.storeBatch(rows, this.options.rawInsert ?? true);
+        } catch (err) {
+          if (!(err instanceof FormatRefused)) throw err;
+          this.log.warn({ err: err.cause }, 'the engine refused a batch as received; storing it re-serialised');
+          duplicates += await this.storeBatch(rows, false);
+        }
+      }).catch((err: unknown) => {
+        failure ??= { err };
+      }));
+    };
+    for (let i = 0; i < records.length; i++) {
+      if (failure !== undefined) break;
+      const rec = records[i]!;
+      const step = this.parseAndCheck(rec, known);
+      if (step.kind === 'ok') {
+        batch.push(step.accepted);
+        valid += 1;
+        if (batch.length >= this.options.batchRows) {
+          hand(batch);
+          batch = [];
+        }
+      } else {
+        dead.push({ code: step.code, detail: step.detail, position: rec.position, payload: step.payload });
       }
-    } catch (err) {
+      if (i % SLICE === SLICE - 1 && stores.length > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    if (batch.length > 0 && failure === undefined) hand(batch);
+    await Promise.all(stores);
+    if (failure !== undefined) {
+      const { err } = failure;
       // A full disk is the operator's to fix, not a bug: said as such, with what was kept.
       if (isStorageFull(err)) {
         throw new AppError(Errors.storageFull, 'the store is out of disk space: this write was not completed (earlier batches of it stay stored, '
@@ -181,7 +229,7 @@ export class IngestPipeline {
       throw err;
     }
     if (dead.length > 0) await this.deadLetter(source, dead);
-    const accepted = rows.length - duplicates;
+    const accepted = valid - duplicates;
     this.options.observer?.observeIngest(source, accepted, dead.length, duplicates);
     return { accepted, duplicates, rejected: dead.map(({ code, detail, position }) => ({ code, detail, position })) };
   }
@@ -205,7 +253,9 @@ export class IngestPipeline {
     }
     const check = checkRecord(value, known);
     if (check.ok) {
-      return { kind: 'ok', accepted: { row: check.row, line: json !== undefined && asReceived(value as IngestRecord, json) ? rawLine(rec.value as string | Uint8Array, json) : undefined } };
+      hashInto(check.row.signature);
+      const line = json !== undefined && asReceived(value as IngestRecord, json) ? rawLine(rec.value as string | Uint8Array, json) : undefined;
+      return { kind: 'ok', accepted: { row: check.row, line, kh: hashHigh(), kl: hashLow() } };
     }
     const payload = typeof rec.value === 'object' && !(rec.value instanceof Uint8Array)
       ? JSON.stringify(rec.value)
@@ -282,7 +332,16 @@ export class IngestPipeline {
     // Embedded, the whole batch goes in one read (issue 15: 40,000 signatures in one query
     // cost about half of eight 5,000-signature queries). A server receives the bound
     // signatures in the URL: 5000 of them (~450 KiB) stay under its 1 MiB URI limit.
-    const signatures = [...new Set(unique.map((a) => a.row.signature))];
+    // The stored-keys filter (ingest/stored-keys.ts, where its correctness with other writers
+    // is argued) first learns every key committed since the last batch, then rules out the
+    // signatures it has never seen: only the rest (re-deliveries, ~1 % false positives) are read.
+    let maybeStored: Accepted[] = unique;
+    if (this.storedKeys !== undefined) {
+      await this.storedKeys.catchUp();
+      const keys = this.storedKeys;
+      maybeStored = unique.filter((a) => keys.mayContain(a.kh, a.kl));
+    }
+    const signatures = [...new Set(maybeStored.map((a) => a.row.signature))];
     const existing = new Set<string>();
     const chunk = this.wh.transport === 'embedded' ? signatures.length : LOOKUP_CHUNK;
     for (let i = 0; i < signatures.length; i += chunk) {
@@ -314,6 +373,7 @@ export class IngestPipeline {
       // While another batch waits its turn, its 'begin' carries this 'done' (one journal
       // write per batch); otherwise storeBatch writes it before returning.
       this.pendingDone = entry.id;
+      if (this.storedKeys !== undefined) for (const a of fresh) this.storedKeys.add(a.kh, a.kl);
       this.options.observer?.observeBatch(fresh.length);
       this.dataVersion.bump();
       this.reportChange(entry.id, entry.buckets, fresh);
