@@ -28,7 +28,7 @@
 //    per shard: there the filter is not used (storedKeysFor returns undefined) and every
 //    batch reads the store, as before.
 // False positives only cost a read: the exact check compares signatures in the store.
-import type { Warehouse } from '../warehouse/warehouse.ts';
+import { blockNumbersFollowCommits, type Warehouse } from '../warehouse/warehouse.ts';
 import { TABLES } from '../warehouse/tables.ts';
 
 /** Bits per key and probes: ~0.8 % false positives. */
@@ -191,7 +191,7 @@ export class StoredKeys {
 const filters = new WeakMap<Warehouse, StoredKeys>();
 
 export function storedKeysFor(wh: Warehouse): StoredKeys | undefined {
-  if (wh.cluster !== undefined) return undefined;
+  if (!blockNumbersFollowCommits(wh)) return undefined;
   let f = filters.get(wh);
   if (f === undefined) {
     f = new StoredKeys(wh);
