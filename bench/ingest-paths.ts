@@ -17,7 +17,8 @@
 //                  (parse, validate, de-duplicate, journal, insert): as received / re-serialised
 //   http           POST /admin/ingest of the NDJSON body over loopback
 //   rounds         (--rounds N) N rounds of: the engine's insert of the bytes from a buffer,
-//                  from a staged file, the pipeline, POST /admin/ingest; each round's ratios
+//                  from a staged file, the pipeline, the pipeline without its stored-keys
+//                  filter (every batch reads the store), POST /admin/ingest; each round's ratios
 //                  are to that round's best engine path, so a change of load between rounds
 //                  (the machine is shared) moves both sides; the medians are reported.
 // The pipelines are warmed first (one small ingest; its stored-keys filter built, JIT warm):
@@ -210,6 +211,8 @@ async function main(): Promise<void> {
   if (ROUNDS > 0 && values.rounds !== undefined) {
     const p = new IngestPipeline(wh, registry, server.services.dataVersion, log, opts);
     await warm(p, 'rounds pipeline');
+    const unfiltered = new IngestPipeline(wh, registry, server.services.dataVersion, log, { ...opts, storedKeysFilter: false });
+    await warm(unfiltered, 'rounds pipeline without the stored-keys filter');
     const structure = 'signature String, instruction_index UInt16, slot UInt64, block_time UInt32, program_id String, protocol_name String, instruction_type String, fee UInt64, compute_units UInt32, accounts Array(String), accounts_count UInt16, success Bool, error_message String, log_messages String, raw_data String';
     for (let r = 0; r < ROUNDS; r++) {
       const load = loadavg()[0]!;
@@ -228,6 +231,10 @@ async function main(): Promise<void> {
         const rep = await p.ingest(ndjsonRecords(b), 'bench');
         if (rep.accepted !== RECORDS) throw new Error(`pipeline accepted ${rep.accepted}`);
       });
+      const noFilter = await rate1(async (b) => {
+        const rep = await unfiltered.ingest(ndjsonRecords(b), 'bench');
+        if (rep.accepted !== RECORDS) throw new Error(`pipeline accepted ${rep.accepted}`);
+      });
       const http = await rate1(async (b) => {
         const res = await fetch(`${server.baseUrl}/admin/ingest`, { method: 'POST', body: b, headers: { authorization: `Bearer ${process.env.ADMIN_TOKEN}`, 'content-type': 'application/x-ndjson' } });
         const answer = (await res.json()) as { accepted: number };
@@ -237,15 +244,15 @@ async function main(): Promise<void> {
       const buffer2 = await rate1((b) => wh.insertBytes(TABLES.transactions, b, 'JSONEachRow', INSERT));
       const bufferMean = (buffer + buffer2) / 2;
       const best = Math.max(bufferMean, file);
-      const rr = { load, buffer, buffer2, file, pipeline: pipe, http, 'pipeline/buffer': pipe / bufferMean, 'http/buffer': http / bufferMean, 'pipeline/best': pipe / best, 'http/best': http / best };
+      const rr = { load, buffer, buffer2, file, pipeline: pipe, noFilter, http, 'noFilter/buffer': noFilter / bufferMean, 'pipeline/buffer': pipe / bufferMean, 'http/buffer': http / bufferMean, 'pipeline/best': pipe / best, 'http/best': http / best };
       roundRatios.push(rr);
       say(`round ${r + 1}/${ROUNDS} (load ${load.toFixed(1)} on ${availableParallelism()} cores): engine buffer ${buffer.toLocaleString('en-US')}/${buffer2.toLocaleString('en-US')}, file ${file.toLocaleString('en-US')}, `
-        + `pipeline ${pipe.toLocaleString('en-US')}, http ${http.toLocaleString('en-US')} records/s; pipeline ${rr['pipeline/buffer'].toFixed(2)} of buffer, ${rr['pipeline/best'].toFixed(2)} of best; `
+        + `pipeline ${pipe.toLocaleString('en-US')} (without the filter ${noFilter.toLocaleString('en-US')}), http ${http.toLocaleString('en-US')} records/s; pipeline ${rr['pipeline/buffer'].toFixed(2)} of buffer, ${rr['pipeline/best'].toFixed(2)} of best; `
         + `http ${rr['http/buffer'].toFixed(2)} of buffer, ${rr['http/best'].toFixed(2)} of best`);
     }
     const med = (k: string): number => median(roundRatios.map((x) => x[k]!));
     say(`medians over ${ROUNDS} rounds: pipeline ${med('pipeline/buffer').toFixed(2)} of the buffer insert, ${med('pipeline/best').toFixed(2)} of the best engine path; `
-      + `POST /admin/ingest ${med('http/buffer').toFixed(2)} / ${med('http/best').toFixed(2)}; file/buffer ${median(roundRatios.map((x) => x.file! / ((x.buffer! + x.buffer2!) / 2))).toFixed(2)}`);
+      + `without the filter ${med('noFilter/buffer').toFixed(2)}; POST /admin/ingest ${med('http/buffer').toFixed(2)} / ${med('http/best').toFixed(2)}; file/buffer ${median(roundRatios.map((x) => x.file! / ((x.buffer! + x.buffer2!) / 2))).toFixed(2)}`);
   }
   rmSync(stageDir, { recursive: true, force: true });
 

@@ -49,6 +49,9 @@ export interface PipelineOptions {
    * kept for the benchmark's comparison and as the retry of a batch the engine refused.
    */
   rawInsert?: boolean;
+  /** Rule out never-stored records with the in-memory filter of stored keys (default true);
+   *  false reads the store for every batch, as before issue 15 (the benchmark's comparison). */
+  storedKeysFilter?: boolean;
 }
 
 type ChangeListener = DataChangeObserver['dataChanged'];
@@ -142,7 +145,7 @@ export class IngestPipeline {
     private readonly options: PipelineOptions,
   ) {
     this.journal = new IngestJournal(wh, options.writerId ?? 'default', log);
-    this.storedKeys = storedKeysFor(wh);
+    this.storedKeys = options.storedKeysFilter === false ? undefined : storedKeysFor(wh);
   }
 
   /**
