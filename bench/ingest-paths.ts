@@ -2,7 +2,7 @@
 // insert path and through the pipeline, as ratios to the engine's own insert of the very
 // same NDJSON bytes through the same views, in the same run on the same store.
 //
-//   npx tsx bench/ingest-paths.ts [--rows 1000000] [--records 40000] [--out bench/results/x.json]
+//   npx tsx bench/ingest-paths.ts [--rows 1000000] [--records 40000] [--rounds 1] [--only path,pipeline,http] [--out bench/results/x.json]
 //
 // A store of --rows demo rows (all views) is seeded first; every case then inserts
 // --records fresh demo records (a seed of its own, so none is a duplicate; the data's
@@ -16,7 +16,15 @@
 //   pipeline:*     IngestPipeline.ingest of the NDJSON lines, everything included
 //                  (parse, validate, de-duplicate, journal, insert): as received / re-serialised
 //   http           POST /admin/ingest of the NDJSON body over loopback
+//   rounds         (--rounds N) N rounds of: the engine's insert of the bytes from a buffer,
+//                  from a staged file, the pipeline, the pipeline without its stored-keys
+//                  filter (every batch reads the store), POST /admin/ingest; each round's ratios
+//                  are to that round's best engine path, so a change of load between rounds
+//                  (the machine is shared) moves both sides; the medians are reported.
+// The pipelines are warmed first (one small ingest; its stored-keys filter built, JIT warm):
+// a running service pays the filter's build once at start, not per call (timed apart).
 import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { availableParallelism, loadavg } from 'node:os';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -27,9 +35,10 @@ import { IngestPipeline } from '../ingest/pipeline.ts';
 import { checkRecord, protocolLookup } from '../ingest/record-schema.ts';
 import { BASE_COLUMNS, TABLES, type BaseRow } from '../warehouse/tables.ts';
 import { startBenchServer } from './bench-server.ts';
-import { machine, timeMs } from './bench-support.ts';
+import { machine, median, timeMs } from './bench-support.ts';
 
-const { values } = parseArgs({ options: { rows: { type: 'string' }, records: { type: 'string' }, out: { type: 'string' }, only: { type: 'string' } } });
+const { values } = parseArgs({ options: { rows: { type: 'string' }, records: { type: 'string' }, out: { type: 'string' }, only: { type: 'string' }, rounds: { type: 'string' } } });
+const ROUNDS = Number(values.rounds ?? 1);
 const ROWS = Number(values.rows ?? 1_000_000);
 const RECORDS = Number(values.records ?? 40_000);
 const INSERT = { columns: BASE_COLUMNS, settings: { parallel_view_processing: 1, input_format_skip_unknown_fields: 1 } };
@@ -163,11 +172,20 @@ async function main(): Promise<void> {
     }
   }
 
+  const log = createLogger('silent');
+  const opts = { maxRecordBytes: 256 * 1024, batchRows: server.services.config.ingest.batchRows, writerId: 'bench' };
+  // The stored-keys filter is built once per process and shared by its pipelines over the
+  // warehouse (the service's too): its build is timed apart, then one small ingest warms the JIT.
+  const warm = async (p: IngestPipeline, name: string): Promise<void> => {
+    const prepMs = await timeMs(() => p.prepare());
+    if (prepMs > 50) say(`${name}: prepare (repair check, stored-keys filter) ${prepMs.toFixed(0)} ms`);
+    const small = await demoRecordsNdjson(wh, { seed: seed++, total: 2000, offset: 0, count: 2000, startTime: now - 86_400, endTime: now });
+    await p.ingest(ndjsonRecords(small), 'bench-warm');
+  };
   if (want('pipeline')) {
-    const log = createLogger('silent');
-    const opts = { maxRecordBytes: 256 * 1024, batchRows: server.services.config.ingest.batchRows, writerId: 'bench' };
     for (const [name, raw] of [['pipeline: as received', true], ['pipeline: re-serialised', false]] as const) {
       const p = new IngestPipeline(wh, registry, server.services.dataVersion, log, { ...opts, rawInsert: raw });
+      await warm(p, name);
       const body = Buffer.from(await fresh());
       let accepted = 0;
       const ms = await timeMs(async () => void ({ accepted } = await p.ingest(ndjsonRecords(body), 'bench')));
@@ -187,6 +205,57 @@ async function main(): Promise<void> {
   }
   await ceiling('ceiling (last)');
 
+  // Rounds: the same comparison repeated, each ratio within its round.
+  const roundRatios: Record<string, number>[] = [];
+  const stageDir = mkdtempSync(path.join(tmpdir(), 'txa-stage-'));
+  if (ROUNDS > 0 && values.rounds !== undefined) {
+    const p = new IngestPipeline(wh, registry, server.services.dataVersion, log, opts);
+    await warm(p, 'rounds pipeline');
+    const unfiltered = new IngestPipeline(wh, registry, server.services.dataVersion, log, { ...opts, storedKeysFilter: false });
+    await warm(unfiltered, 'rounds pipeline without the stored-keys filter');
+    const structure = 'signature String, instruction_index UInt16, slot UInt64, block_time UInt32, program_id String, protocol_name String, instruction_type String, fee UInt64, compute_units UInt32, accounts Array(String), accounts_count UInt16, success Bool, error_message String, log_messages String, raw_data String';
+    for (let r = 0; r < ROUNDS; r++) {
+      const load = loadavg()[0]!;
+      const rate1 = async (fn: (b: Buffer<ArrayBuffer>) => Promise<unknown>): Promise<number> => {
+        const b = Buffer.from(await fresh());
+        return rate(await timeMs(() => fn(b)));
+      };
+      const buffer = await rate1((b) => wh.insertBytes(TABLES.transactions, b, 'JSONEachRow', INSERT));
+      const file = await rate1(async (b) => {
+        const f = path.join(stageDir, 'batch.ndjson');
+        writeFileSync(f, b);
+        await wh.exec(`INSERT INTO ${TABLES.transactions} (${BASE_COLUMNS.join(', ')}) SELECT * FROM file({f:String}, 'JSONEachRow', {s:String})`,
+          { params: { f, s: structure }, settings: INSERT.settings });
+      });
+      const pipe = await rate1(async (b) => {
+        const rep = await p.ingest(ndjsonRecords(b), 'bench');
+        if (rep.accepted !== RECORDS) throw new Error(`pipeline accepted ${rep.accepted}`);
+      });
+      const noFilter = await rate1(async (b) => {
+        const rep = await unfiltered.ingest(ndjsonRecords(b), 'bench');
+        if (rep.accepted !== RECORDS) throw new Error(`pipeline accepted ${rep.accepted}`);
+      });
+      const http = await rate1(async (b) => {
+        const res = await fetch(`${server.baseUrl}/admin/ingest`, { method: 'POST', body: b, headers: { authorization: `Bearer ${process.env.ADMIN_TOKEN}`, 'content-type': 'application/x-ndjson' } });
+        const answer = (await res.json()) as { accepted: number };
+        if (answer.accepted !== RECORDS) throw new Error(`http: ${JSON.stringify(answer).slice(0, 300)}`);
+      });
+      // A buffer insert right after, so each side has the engine measured around it.
+      const buffer2 = await rate1((b) => wh.insertBytes(TABLES.transactions, b, 'JSONEachRow', INSERT));
+      const bufferMean = (buffer + buffer2) / 2;
+      const best = Math.max(bufferMean, file);
+      const rr = { load, buffer, buffer2, file, pipeline: pipe, noFilter, http, 'noFilter/buffer': noFilter / bufferMean, 'pipeline/buffer': pipe / bufferMean, 'http/buffer': http / bufferMean, 'pipeline/best': pipe / best, 'http/best': http / best };
+      roundRatios.push(rr);
+      say(`round ${r + 1}/${ROUNDS} (load ${load.toFixed(1)} on ${availableParallelism()} cores): engine buffer ${buffer.toLocaleString('en-US')}/${buffer2.toLocaleString('en-US')}, file ${file.toLocaleString('en-US')}, `
+        + `pipeline ${pipe.toLocaleString('en-US')} (without the filter ${noFilter.toLocaleString('en-US')}), http ${http.toLocaleString('en-US')} records/s; pipeline ${rr['pipeline/buffer'].toFixed(2)} of buffer, ${rr['pipeline/best'].toFixed(2)} of best; `
+        + `http ${rr['http/buffer'].toFixed(2)} of buffer, ${rr['http/best'].toFixed(2)} of best`);
+    }
+    const med = (k: string): number => median(roundRatios.map((x) => x[k]!));
+    say(`medians over ${ROUNDS} rounds: pipeline ${med('pipeline/buffer').toFixed(2)} of the buffer insert, ${med('pipeline/best').toFixed(2)} of the best engine path; `
+      + `without the filter ${med('noFilter/buffer').toFixed(2)}; POST /admin/ingest ${med('http/buffer').toFixed(2)} / ${med('http/best').toFixed(2)}; file/buffer ${median(roundRatios.map((x) => x.file! / ((x.buffer! + x.buffer2!) / 2))).toFixed(2)}`);
+  }
+  rmSync(stageDir, { recursive: true, force: true });
+
   const ceil = (results['ceiling (first)']!.recordsPerSec + results['ceiling (last)']!.recordsPerSec) / 2;
   say(`\nratios to the engine's own insert of the same bytes (${Math.round(ceil).toLocaleString('en-US')} records/s, mean of first and last):`);
   const ratios: Record<string, number> = {};
@@ -194,7 +263,7 @@ async function main(): Promise<void> {
     ratios[k] = Number((v.recordsPerSec / ceil).toFixed(2));
     say(`  ${k.padEnd(26)} ${ratios[k]!.toFixed(2)}`);
   }
-  const report = { date: new Date().toISOString(), machine: machine(), rows: ROWS, records: RECORDS, ceilingRecordsPerSec: Math.round(ceil), results, ratios };
+  const report = { date: new Date().toISOString(), machine: machine(), rows: ROWS, records: RECORDS, ceilingRecordsPerSec: Math.round(ceil), results, ratios, rounds: roundRatios };
   if (values.out) {
     mkdirSync(path.dirname(values.out), { recursive: true });
     writeFileSync(values.out, `${JSON.stringify(report, null, 2)}\n`);
