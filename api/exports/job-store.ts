@@ -5,7 +5,8 @@
 // progress, which would be a stream of tiny parts and FINAL reads in a MergeTree table;
 // and a job record written with write-then-rename is never half-written, even by a process
 // killed mid-write. The records are few (retention bounds them) and are all held in memory.
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { Plan } from '../../core/plans.ts';
 import type { Settings } from '../../warehouse/warehouse.ts';
@@ -79,12 +80,18 @@ export class JobStore {
   private readonly jobs = new Map<string, JobRecord>();
   readonly jobsDir: string;
   readonly filesDir: string;
+  /** Where a job's files wait to be unlinked (deleteFiles: why). */
+  private readonly trashDir: string;
+  private trashed = 0;
 
   constructor(readonly root: string) {
     this.jobsDir = path.join(root, 'jobs');
     this.filesDir = path.join(root, 'files');
+    this.trashDir = path.join(root, 'trash');
     mkdirSync(this.jobsDir, { recursive: true });
     mkdirSync(this.filesDir, { recursive: true });
+    // What a stop left half-deleted.
+    void rm(this.trashDir, { recursive: true, force: true }).catch(() => undefined);
     for (const name of readdirSync(this.jobsDir)) {
       if (!name.endsWith('.json')) continue;
       try {
@@ -132,7 +139,23 @@ export class JobStore {
     this.jobs.delete(id);
   }
 
+  /**
+   * Delete a job's files: gone from the job's directory at once, their disk freed shortly
+   * after. Unlinking gigabytes (a 10M-row JSONL export is 6.5 GB) takes seconds, and done on
+   * the event loop it held every request for that long; so the directory is renamed aside
+   * (instant, same disk) and unlinked in the background.
+   */
   deleteFiles(id: string): void {
-    rmSync(this.dirOf(id), { recursive: true, force: true });
+    const dir = this.dirOf(id);
+    if (!existsSync(dir)) return;
+    const aside = path.join(this.trashDir, `${id}-${process.pid}-${this.trashed++}`);
+    try {
+      mkdirSync(this.trashDir, { recursive: true });
+      renameSync(dir, aside);
+    } catch {
+      rmSync(dir, { recursive: true, force: true });
+      return;
+    }
+    void rm(aside, { recursive: true, force: true }).catch(() => undefined);
   }
 }
