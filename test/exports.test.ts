@@ -291,6 +291,35 @@ describe('downloads', () => {
     expect(listed.jobs.map((j) => j.id)).not.toContain(job.id);
   });
 
+  it("counts a link's downloads against the issuing key's rate limit, and refused links against the address", async () => {
+    const free = { 'x-api-key': (await createKey(t.app, 'free', 'link-limits')).key };
+    // Within the free plan's 50-row cap of this suite.
+    const created = await post('/v1/query/exports', free, { query: 'SELECT signature FROM transactions LIMIT 10', format: 'CSV' });
+    expect(created.statusCode, created.body).toBe(202);
+    const mine = await waitJob(created.json<Job>().id, free);
+    expect(mine.status, mine.error ?? '').toBe('COMPLETED');
+    const url = mine.files[0]!.url;
+    const first = await get(url);
+    expect(first.statusCode).toBe(200);
+    expect(first.headers['x-ratelimit-plan']).toBe('free');
+    let limited;
+    for (let i = 0; i < 250 && limited === undefined; i++) {
+      const r = await get(url);
+      if (r.statusCode === 429) limited = r;
+      else expect(r.statusCode).toBe(200);
+    }
+    expect(limited, 'no 429 in 250 downloads on a 100-a-minute key').toBeDefined();
+    expect(Number(limited!.headers['retry-after'])).toBeGreaterThan(0);
+    // Forged links: counted against the address like requests without a valid key (this
+    // suite's per-address limit is 100,000, so the count is seen in the headers).
+    const forged = url.replace(/sig=[^&]+/, 'sig=AAAA');
+    const one = await t.app.inject({ method: 'GET', url: forged, remoteAddress: '203.0.113.77' });
+    const two = await t.app.inject({ method: 'GET', url: forged, remoteAddress: '203.0.113.77' });
+    expect([one.statusCode, two.statusCode]).toEqual([403, 403]);
+    expect(one.headers['x-ratelimit-limit']).toBe('100000');
+    expect(Number(two.headers['x-ratelimit-remaining'])).toBe(Number(one.headers['x-ratelimit-remaining']) - 1);
+  });
+
   it("answers 403 to a revoked key's links", async () => {
     const c = await createKey(t.app, 'enterprise', 'to-revoke');
     const mine = await exportJob({ format: 'CSV', columns: ['signature'] }, { 'x-api-key': c.key });

@@ -46,6 +46,10 @@ declare module 'fastify' {
     /** Count `units` more requests against the caller's plan; throws the 429 AppError when
      *  the limit is exceeded. No-op on exempt routes. */
     consumeRateLimit(units: number): Promise<void>;
+    /** Count one request of a route that carries its own credential (a signed export link)
+     *  against the plan of the key it stands for, or, when the credential is not valid
+     *  (null), against the client's address like any request without a valid key. */
+    consumeRateLimitOf(key: { id: string; plan: Plan } | null): Promise<void>;
     /** Set by the JSON-RPC adapter: each answer's method as sent and whether it is an error,
      *  in request order (notifications get no answer and are absent). null elsewhere. */
     rpcOutcomes: { method: string | undefined; error: boolean }[] | null;
@@ -95,8 +99,12 @@ export function installAccessControl(app: FastifyInstance, access: Access): void
     await charge(this, units);
   });
 
-  async function charge(req: FastifyRequest, units: number): Promise<void> {
-    const key = req.apiKey;
+  app.decorateRequest('consumeRateLimitOf', async function consumeRateLimitOf(this: FastifyRequest, key: { id: string; plan: Plan } | null): Promise<void> {
+    if (key === null) await chargeAnonymous(this);
+    else await charge(this, 1, key);
+  });
+
+  async function charge(req: FastifyRequest, units: number, key: { id: string; plan: Plan } | null = req.apiKey): Promise<void> {
     if (key === null || units <= 0) return;
     const limit = PLAN_LIMITS[key.plan];
     const decision = await access.limiter.consume(`key:${key.id}`, limit, units);

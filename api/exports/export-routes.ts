@@ -93,9 +93,22 @@ export async function exportRoutes(app: FastifyInstance, opts: { exports: Export
       tags, summary: 'Download through a signed link (no API key; expires, and stops with the key\'s revocation)',
       security: [], params: fileParams,
       querystring: { type: 'object', properties: { key: { type: 'string' }, expires: { type: 'string' }, sig: { type: 'string' } }, required: ['key', 'expires', 'sig'] },
-      response: { ...fileResponses, ...errors(403, 404, 414, 416) },
+      response: { ...fileResponses, ...errors(403, 404, 414, 416, 429) },
     },
-  }, async (req, reply) => sendFile(req, reply, await svc.openLink(req.params.id, req.params.name, req.query as Record<string, unknown>)));
+  }, async (req, reply) => {
+    // A link is a credential of its own, so its downloads count against the issuing key's
+    // rate limit, and refused links against the client's address, as requests without a
+    // valid key do: the path is exempt from the key check, not from limits.
+    let handle;
+    try {
+      handle = await svc.openLink(req.params.id, req.params.name, req.query as Record<string, unknown>);
+    } catch (err) {
+      if (err instanceof AppError && err.kind === Errors.forbidden) await req.consumeRateLimitOf(null);
+      throw err;
+    }
+    await req.consumeRateLimitOf(handle.key);
+    return sendFile(req, reply, handle);
+  });
 }
 
 /**

@@ -208,7 +208,7 @@ export class ExportService {
   }
 
   /** The file a signed link names; 403 for a forged, expired or revoked link, 404 when gone. */
-  async openLink(job: string, file: string, query: Record<string, unknown>): Promise<ExportFileHandle> {
+  async openLink(job: string, file: string, query: Record<string, unknown>): Promise<ExportFileHandle & { key: { id: string; plan: Plan } }> {
     const claims = this.deps.links.read(job, file, query);
     if (claims === undefined) throw new AppError(Errors.forbidden, 'this download link is not valid');
     if (claims.expires * 1000 < this.now()) throw new AppError(Errors.forbidden, 'this download link has expired: read the job again for a fresh one');
@@ -216,7 +216,7 @@ export class ExportService {
     if (status !== 'active') throw new AppError(Errors.forbidden, 'the API key this link was issued to is no longer active');
     const record = this.deps.store.get(claims.job);
     if (record === undefined || record.owner !== claims.key) throw fileNotFound();
-    return this.fileOf(record, claims.file);
+    return { ...this.fileOf(record, claims.file), key: { id: record.owner, plan: record.plan } };
   }
 
   /** Running jobs, for metrics and tests. */
