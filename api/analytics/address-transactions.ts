@@ -128,9 +128,9 @@ type ListingRow = TxRow & { sk: string };
  * written whole by one view). 003's narrow references and 100 scattered detail reads from
  * tx_by_signature_v2 cost ~5x more per page (bench/RESULTS.md, "Hot-address history").
  *
- * Records sharing (block_time, signature hash, instruction_index) — two signatures with one
+ * Records sharing (block_time, sig_key, instruction_index) — two signatures with one
  * 64-bit hash — are served together, ordered by signature, so the keyset cursor, which
- * names that triple, never splits them: WITH TIES reads the whole group past the limit.
+ * names that triple, never splits them.
  */
 export async function listAddressTransactions(wh: Warehouse, req: AddressListRequest, visible: readonly string[]): Promise<Page<Transaction>> {
   if (visible.length === 0) return { data: [], next: null };
@@ -151,31 +151,36 @@ export async function listAddressTransactions(wh: Warehouse, req: AddressListReq
     Object.assign(built.params, { c_bt: cursor.blockTime, c_sk: cursor.sigKey, c_idx: cursor.instructionIndex });
   }
   // One record past the page tells whether there is a next page.
-  const rows = await wh.query<ListingRow>(
-    `SELECT ${TX_COLUMNS}, toString(sig_key) AS sk FROM ${TABLES.addressListing} WHERE ${built.where.join(' AND ')}
-     ORDER BY block_time ${dir}, sig_key ${dir}, instruction_index ${dir} LIMIT {lim:UInt32} WITH TIES`,
+  const read = (where: string[], params: Record<string, unknown>, limit: number | undefined) => wh.query<ListingRow>(
+    `SELECT ${TX_COLUMNS}, toString(sig_key) AS sk FROM ${TABLES.addressListing} WHERE ${where.join(' AND ')}
+     ORDER BY block_time ${dir}, sig_key ${dir}, instruction_index ${dir}${limit === undefined ? '' : ' LIMIT {lim:UInt32}'}`,
     // One thread: a page is one short range, and the second core serves other requests.
-    { params: { ...built.params, lim: req.limit + 1 }, settings: { max_threads: 1 } },
+    { params: { ...params, ...(limit === undefined ? {} : { lim: limit }) }, settings: { max_threads: 1 } },
   );
+  const rows = await read(built.where, built.params, req.limit + 1);
+  let served = rows;
+  let more = false;
+  if (rows.length > req.limit) {
+    more = true;
+    // The last group read may be cut by the limit: it starts the next page instead. (Not
+    // LIMIT ... WITH TIES, which reads every column of whole blocks: 500 ms a page, not 12.)
+    const tail = rows.at(-1)!;
+    let k = rows.length - 1;
+    while (k > 0 && sameKey(rows[k - 1]!, tail)) k -= 1;
+    served = k > 0 ? rows.slice(0, k) : await read(
+      [...built.where, '(block_time, sig_key, instruction_index) = (toDateTime({g_bt:UInt32}, \'UTC\'), {g_sk:UInt64}, {g_idx:UInt16})'],
+      { ...built.params, g_bt: Number(tail.block_time), g_sk: tail.sk, g_idx: Number(tail.instruction_index) }, undefined);
+  }
 
   const out: ListingRow[] = [];
-  let last: ListingRow | undefined; // the last record served
-  let more = false;
-  for (let i = 0; i < rows.length;) {
-    if (out.length >= req.limit) {
-      more = true;
-      break;
-    }
+  for (let i = 0; i < served.length;) {
     // The group of records sharing this key, ordered by signature in the page's direction.
     let j = i + 1;
-    while (j < rows.length && sameKey(rows[j]!, rows[i]!)) j += 1;
-    const group = rows.slice(i, j).sort((x, y) => (x.signature < y.signature ? -1 : x.signature > y.signature ? 1 : 0) * (asc ? 1 : -1));
-    out.push(...group);
-    last = group.at(-1);
+    while (j < served.length && sameKey(served[j]!, served[i]!)) j += 1;
+    out.push(...served.slice(i, j).sort((x, y) => (x.signature < y.signature ? -1 : x.signature > y.signature ? 1 : 0) * (asc ? 1 : -1)));
     i = j;
   }
-  // Every row read was served: more may follow when the read was cut by the limit.
-  if (!more && rows.length > req.limit) more = true;
+  const last = out.at(-1);
   return {
     data: out.map(toTransaction),
     next: more && last
