@@ -11,7 +11,8 @@
 //
 // Scenarios: getProtocolStats over the full range, getProtocolActivity for one day hourly,
 // getTransaction for random known signatures, getTransactionsForAddress for the hottest
-// address with limit 100. Every response is checked for a JSON-RPC error before counting.
+// address with limit 100 (also with 1 connection: the single-client latency). Every
+// response is checked for a JSON-RPC error before counting.
 import type { Result } from 'autocannon';
 import { runLoad } from './load-client.ts';
 import { startBenchServer } from './bench-server.ts';
@@ -43,10 +44,10 @@ interface Row {
 /** One enterprise key per 16 connections or fewer (its cap on requests in flight), set in main(). */
 let connectionHeaders: Record<string, string>[] = [];
 
-async function run(url: string, headers: Record<string, string>, s: Scenario, bodies: string[], seconds = SECONDS): Promise<{ result: Result; rpcErrors: number }> {
+async function run(url: string, headers: Record<string, string>, s: Scenario, bodies: string[], seconds = SECONDS, connections = CONNECTIONS): Promise<{ result: Result; rpcErrors: number }> {
   const { result, matched } = await runLoad({
     url: `${url}${s.path}`,
-    connections: CONNECTIONS,
+    connections,
     seconds,
     headers: { 'content-type': 'application/json', ...headers },
     ...(typeof s.body === 'string' ? { body: s.body } : { bodies }),
@@ -84,6 +85,8 @@ async function main(): Promise<void> {
       { name: 'getTransaction random known signature', path: '/v1/rpc', body: () => body('getTransaction', [sigs[Math.floor(Math.random() * sigs.length)]]) },
       { name: 'getTransactionsForAddress hot address limit 100', path: '/v1/rpc', body: body('getTransactionsForAddress', [hot?.a, { limit: 100 }]) },
     ];
+    // Issue 15 also asks for the hot-address listing's latency with one client alone.
+    const SINGLE = 'getTransactionsForAddress hot address limit 100';
     // BENCH_ONLY=getTransaction,getProtocolStats runs those (and the bare route, the ratio's base).
     const only = process.env.BENCH_ONLY?.split(',').filter(Boolean);
     const scenarios = all.filter((s, i) => i === 0 || !only || only.some((o) => s.name.startsWith(o)));
@@ -116,6 +119,20 @@ async function main(): Promise<void> {
         rpcErrors,
         ratioToBare: bare === 0 ? 0 : Number((rps / bare).toFixed(3)),
       });
+      if (s.name === SINGLE && CONNECTIONS !== 1) {
+        process.stdout.write(`${s.name}: ${SECONDS}s x 1 connection...\n`);
+        const one = await run(url, headers, s, bodies, SECONDS, 1);
+        rows.push({
+          scenario: `${s.name}, 1 connection`,
+          requestsPerSec: Math.round(one.result.requests.average),
+          p50Ms: one.result.latency.p50,
+          p99Ms: one.result.latency.p99,
+          errors: one.result.errors,
+          non2xx: one.result.non2xx,
+          rpcErrors: one.rpcErrors,
+          ratioToBare: bare === 0 ? 0 : Number((one.result.requests.average / bare).toFixed(3)),
+        });
+      }
     }
     console.table(rows);
     process.stdout.write(`${JSON.stringify({ rows: ROWS, seconds: SECONDS, connections: CONNECTIONS, transport: services.wh.transport, results: rows })}\n`);

@@ -100,7 +100,7 @@ describe('cluster mode: every migration rendered', () => {
     for (const s of sql.filter((x) => x.startsWith('CREATE TABLE'))) expect(s).toMatch(/ENGINE = (Replicated\w*MergeTree\(|Distributed\()/);
   });
 
-  it('runs the views on each shard\'s transactions_local, writing locally except tx_by_address (routed by address)', () => {
+  it('runs the views on each shard\'s transactions_local, writing locally except the address tables (routed by address)', () => {
     const views = rendered().map((r) => r.sql.replace(/^--.*\n/gm, '')).filter((s) => s.startsWith('CREATE MATERIALIZED VIEW'));
     const targets = Object.fromEntries(views.map((v) => [/VIEW IF NOT EXISTS (\w+)/.exec(v)![1]!, /ON CLUSTER txa TO (\w+) AS/.exec(v)![1]!]));
     expect(targets).toEqual({
@@ -111,6 +111,7 @@ describe('cluster mode: every migration rendered', () => {
       failure_hourly_mv: 'failure_hourly_local',
       ingest_freshness_mv: 'ingest_freshness_local',
       tx_by_signature_v2_mv: 'tx_by_signature_v2_local',
+      tx_by_address_listing_mv: 'tx_by_address_listing',
     });
     for (const v of views) {
       expect(v).toMatch(/\bFROM transactions_local\b/);

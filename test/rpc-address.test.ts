@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IngestRecord } from '../ingest/record-schema.ts';
 import { startApp } from './support/services.ts';
-import { b58, FIXTURE_START, HOT, hotRecords, ingest, ingestDemo, PROGRAM_OF } from './support/fixtures.ts';
+import { b58, FIXTURE_END, FIXTURE_START, HOT, hotRecords, ingest, ingestDemo, PROGRAM_OF } from './support/fixtures.ts';
 import { ADDRESS_ORDER, addressTransactions, busiestAccount, countStored, type TxObject } from './support/oracle.ts';
 import { RpcClient } from './support/rpc-client.ts';
 
@@ -179,45 +179,26 @@ describe('pagination', () => {
     expect(data.map((t) => t.signature)).toEqual((await ref(HOT, 'success')).map((t) => t.signature));
   });
 
-  it('a reference whose details are not visible yet ends the page before it; the next page serves it', async () => {
+  it('a record is listed from one row written whole: a half-stored record neither shows nor cuts a page', async () => {
+    // Pages come from tx_by_address_listing alone (040), whose view writes each row with
+    // every field, so the state a read between the commits of the other lookup tables sees
+    // (a reference in tx_by_address without its tx_by_signature_v2 row) changes nothing.
     const addr = b58('inflight-address', 44);
     await ingest(ctx.services, hotRecords('infl', 20).map((r) => ({ ...r, accounts: [addr] })));
     const before = await ref(addr);
     const wh = ctx.services.wh;
-    // Half-stored records, as a read between the commits of the two lookup tables sees
-    // them: in tx_by_address, not (yet) in tx_by_signature_v2.
     const orphan = async (signature: string, blockTime: number) => wh.exec(
       `INSERT INTO tx_by_address (address_key, address, block_time, sig_key, instruction_index, program_id, protocol_name, success)
        SELECT cityHash64({a:String}), {a:String}, toDateTime({bt:UInt32}, 'UTC'), cityHash64({s:String}), 0, {p:String}, 'jupiter_v6', true`,
       { params: { a: addr, bt: blockTime, s: signature, p: PROGRAM_OF.jupiter_v6 } });
-    const lateSig = b58('inflight-late', 88);
-    const lateTime = before[5]!.blockTime + 1;
-    await orphan(lateSig, lateTime);
+    await orphan(b58('inflight-late', 88), before[5]!.blockTime + 1);
+    await orphan(b58('inflight-never', 88), before[15]!.blockTime - 1);
 
     const page1 = await rpc.call<Page>('getTransactionsForAddress', [addr, { limit: 10 }]);
-    expect(page1.data).toEqual(before.slice(0, 6));
-    expect(page1.paginationToken).toEqual(expect.any(String));
-
-    // The rest of the insert lands: the detail row appears.
-    await wh.exec(
-      `INSERT INTO tx_by_signature_v2 (sig_key, signature, instruction_index, slot, block_time, program_id, protocol_name, instruction_type, fee, compute_units, accounts_count, success)
-       SELECT cityHash64({s:String}), {s:String}, 0, 999, toDateTime({bt:UInt32}, 'UTC'), {p:String}, 'jupiter_v6', 'route', 5000, 1234, 1, true`,
-      { params: { s: lateSig, bt: lateTime, p: PROGRAM_OF.jupiter_v6 } });
-    const page2 = await rpc.call<Page>('getTransactionsForAddress', [addr, { limit: 10, paginationToken: page1.paginationToken }]);
-    expect(page2.data[0]).toMatchObject({ signature: lateSig, blockTime: lateTime, computeUnits: 1234 });
-    expect(page2.data.slice(1)).toEqual(before.slice(6, 15));
-
-    // A reference that never gets details (first on its page) is passed over, not looped on.
-    await orphan(b58('inflight-never', 88), before[15]!.blockTime - 1);
-    const walked: TxObject[] = [];
-    let token: string | null = page2.paginationToken;
-    for (let i = 0; token !== null && i < 20; i++) {
-      const p: Page = await rpc.call<Page>('getTransactionsForAddress', [addr, { limit: 10, paginationToken: token }]);
-      walked.push(...p.data);
-      token = p.paginationToken;
+    expect(page1.data).toEqual(before.slice(0, 10));
+    for (const sortOrder of ['asc', 'desc'] as const) {
+      expect(await walk(addr, { sortOrder }, 10)).toEqual(await ref(addr, '1', {}, sortOrder === 'asc' ? ASC : DESC));
     }
-    expect(token).toBeNull();
-    expect(walked).toEqual(before.slice(15));
   });
 
   it('records landing between pages: no skips, no repeats; only records ahead of the cursor appear', async () => {
@@ -246,5 +227,77 @@ describe('pagination', () => {
     }
     for (let i = 1; i < data.length; i++) expect(data[i]!.blockTime).toBeGreaterThanOrEqual(data[i - 1]!.blockTime);
     expect(data.length).toBeGreaterThan(before.length);
+  });
+});
+
+describe('a hot address\'s whole history, page by page, against the reference (issue 15)', () => {
+  // Every page of every listing below is compared with support/oracle.ts, which reads the
+  // base table alone: whatever table or shared read serves pages, the answers are the same.
+  const walk = async (addr: string, options: Record<string, unknown>, limit: number): Promise<TxObject[]> => {
+    const data: TxObject[] = [];
+    let token: string | null = null;
+    for (let round = 0; ; round++) {
+      expect(round).toBeLessThan(2000);
+      const page: Page = await rpc.call<Page>('getTransactionsForAddress', [addr, { ...options, limit, ...(token ? { paginationToken: token } : {}) }]);
+      expect(page.data.length).toBeLessThanOrEqual(limit);
+      data.push(...page.data);
+      token = page.paginationToken;
+      if (token === null) return data;
+      expect(page.data.length).toBe(limit); // only the last page is short
+    }
+  };
+  const mid = FIXTURE_START + 86_400 + 999;
+  const filterCases: [string, Record<string, unknown>, string, Record<string, unknown>][] = [
+    ['no filters', {}, '1', {}],
+    ['blockTime gte (after)', { blockTime: { gte: mid } }, "block_time >= toDateTime({t:UInt32}, 'UTC')", { t: mid }],
+    ['blockTime lte (before)', { blockTime: { lte: mid } }, "block_time <= toDateTime({t:UInt32}, 'UTC')", { t: mid }],
+    ['blockTime both, failed only', { blockTime: { gte: FIXTURE_START + 5000, lte: mid }, status: 'failed' },
+      "block_time BETWEEN toDateTime({a:UInt32}, 'UTC') AND toDateTime({b:UInt32}, 'UTC') AND NOT success", { a: FIXTURE_START + 5000, b: mid }],
+    ['protocols and programIds', { protocols: ['jupiter_v6', 'pump_fun', 'whirlpool'], programIds: [PROGRAM_OF.pump_fun, PROGRAM_OF.whirlpool] },
+      "protocol_name IN ('jupiter_v6', 'pump_fun', 'whirlpool') AND program_id IN {p:Array(String)}", { p: [PROGRAM_OF.pump_fun, PROGRAM_OF.whirlpool] }],
+    ['signatures', { signatures: [b58('hot-0', 88), b58('hot-25', 88), b58('hot-3', 88), b58('hot-100', 88), b58('hot-249', 88), b58('nope', 88)] },
+      'signature IN {s:Array(String)}', { s: [b58('hot-0', 88), b58('hot-25', 88), b58('hot-3', 88), b58('hot-100', 88), b58('hot-249', 88)] }],
+  ];
+
+  it.each(filterCases)('%s: every page, both orders, limits 1, 7 and 100, equals the reference', async (_label, filters, where, params) => {
+    for (const [sortOrder, order] of [['asc', ASC], ['desc', DESC]] as const) {
+      const expected = await ref(HOT, where, params, order);
+      expect(expected.length).toBeGreaterThan(0);
+      for (const limit of [1, 7, 100]) expect(await walk(HOT, { filters, sortOrder }, limit)).toEqual(expected);
+      // Signatures-only pages: the same records, four fields each.
+      expect(await walk(HOT, { filters, sortOrder, transactionDetails: 'signatures' }, 13))
+        .toEqual(expected.map((t) => ({ signature: t.signature, slot: t.slot, blockTime: t.blockTime, success: t.success })));
+    }
+  });
+
+  it('the demo data\'s busiest account and a program id: every page of 100 in both orders', async () => {
+    for (const addr of [demoHot, PROGRAM_OF.pump_fun!]) {
+      for (const [sortOrder, order] of [['asc', ASC], ['desc', DESC]] as const) {
+        const expected = await ref(addr, '1', {}, order);
+        expect(expected.length).toBeGreaterThan(100);
+        expect(await walk(addr, { sortOrder }, 100)).toEqual(expected);
+      }
+    }
+  });
+
+  it('concurrent identical requests (one shared read) each get the reference page', async () => {
+    const expected = (await ref(HOT)).slice(0, 50);
+    const pages = await Promise.all(Array.from({ length: 12 }, () => rpc.call<Page>('getTransactionsForAddress', [HOT, { limit: 50 }])));
+    for (const p of pages) expect(p.data).toEqual(expected);
+  });
+
+  it('a request made after a record is stored sees it, even while an identical read is in flight', async () => {
+    const addr = b58('shared-read-address', 44);
+    await ingest(ctx.services, hotRecords('shared', 30).map((r) => ({ ...r, accounts: [addr] })));
+    const earlier = rpc.call<Page>('getTransactionsForAddress', [addr, { sortOrder: 'desc', limit: 5 }]);
+    const newest: IngestRecord = {
+      signature: b58('shared-newest', 88), slot: 600_000_000, block_time: FIXTURE_END - 1, program_id: PROGRAM_OF.pump_fun!, protocol_name: 'pump_fun',
+      instruction_type: 'buy', fee: 5000, compute_units: 1000, accounts: [addr], success: true,
+    };
+    await ingest(ctx.services, [newest]);
+    const later = await rpc.call<Page>('getTransactionsForAddress', [addr, { sortOrder: 'desc', limit: 5 }]);
+    expect(later.data[0]).toMatchObject({ signature: newest.signature });
+    expect(later.data).toEqual((await ref(addr, '1', {}, DESC)).slice(0, 5));
+    await earlier;
   });
 });

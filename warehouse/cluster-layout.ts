@@ -69,6 +69,12 @@ export const CLUSTER_LAYOUT: Readonly<Record<string, TableRole>> = Object.freeze
     viewWrites: 'distributed',
     why: 'one address\'s whole history on one shard: an address listing reads one shard in key order (keyset cursor unchanged); the view sends each row to its address\'s shard, since an address\'s records were signed on every shard',
   },
+  tx_by_address_listing: {
+    kind: 'sharded',
+    shardingKey: 'address_key',
+    viewWrites: 'distributed',
+    why: 'as tx_by_address, whose order and keys it shares: one address\'s listing rows on one shard, read in key order',
+  },
   protocol_hourly: { kind: 'sharded', shardingKey: 'cityHash64(protocol_name)', viewWrites: 'local', why: HOURLY_WHY },
   instruction_hourly: { kind: 'sharded', shardingKey: 'cityHash64(protocol_name)', viewWrites: 'local', why: HOURLY_WHY },
   failure_hourly: { kind: 'sharded', shardingKey: 'cityHash64(protocol_name)', viewWrites: 'local', why: HOURLY_WHY },

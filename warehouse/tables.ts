@@ -10,6 +10,8 @@ export const TABLES = {
   txBySignature: 'tx_by_signature_v2',
   /** One reference row per (account or program, record): address histories (003). */
   txByAddress: 'tx_by_address',
+  /** tx_by_address's order with the fields a listing returns: an address's pages in one read (040). */
+  addressListing: 'tx_by_address_listing',
   protocolHourly: 'protocol_hourly',
   instructionHourly: 'instruction_hourly',
   failureHourly: 'failure_hourly',

@@ -1,7 +1,8 @@
 // Transactions of one address (DESIGN: an address matches a record when it is one of its
-// accounts or its program_id). tx_by_address holds one narrow row per (address, record)
-// in (address_key, block_time, sig_key, instruction_index) order, so one address's history
-// is a contiguous key range read forwards or backwards; details come from tx_by_signature_v2.
+// accounts or its program_id). tx_by_address_listing holds one row per (address, record)
+// with the fields a listing returns, in (address_key, block_time, sig_key = cityHash64(signature),
+// instruction_index) order, so a page is one contiguous key range read forwards or backwards.
+// Counts read the narrower references of tx_by_address, in the same order.
 import { MAX_BLOCK_TIME } from '../../core/limits.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
 import { commonConditions, type Conditions } from './filter-conditions.ts';
@@ -23,8 +24,8 @@ export interface AddressListRequest {
 }
 
 /**
- * Keyset position in an address listing. sig_key (not the signature) is the middle key
- * because it is what tx_by_address is sorted by, so the cursor is a primary-key bound.
+ * Keyset position in an address listing. The signature's hash (not the signature) is the
+ * middle key because it is what the address tables sort by, so the cursor is a primary-key bound.
  */
 interface AddressCursor {
   blockTime: number;
@@ -42,6 +43,14 @@ const fingerprintOf = (req: AddressListRequest): string =>
 
 function encode(c: AddressCursor, req: AddressListRequest): string {
   return encodeToken([TAG, c.blockTime, c.sigKey, c.instructionIndex, fingerprintOf(req)]);
+}
+
+/**
+ * The token of a page starting after the record at (blockTime, sigKey, instructionIndex):
+ * what a previous page would have returned (benchmarks use it to start at random places).
+ */
+export function addressCursorToken(req: AddressListRequest, blockTime: number, sigKey: string, instructionIndex: number): string {
+  return encode({ blockTime, sigKey, instructionIndex }, req);
 }
 
 /** A UInt64 in canonical decimal (no sign, no leading zeros), as toString(sig_key) writes it. */
@@ -76,6 +85,16 @@ function addressConditions(address: string, filters: AddressFilters, visible: re
   return { where, params };
 }
 
+/** Conditions on tx_by_address_listing: the same, but it holds the signature itself. */
+function listingConditions(address: string, filters: AddressFilters, visible: readonly string[]): Conditions {
+  const built = addressConditions(address, { ...filters, signatures: undefined }, visible);
+  if (filters.signatures) {
+    built.where.push('signature IN {sigs:Array(String)}');
+    built.params.sigs = filters.signatures;
+  }
+  return built;
+}
+
 /**
  * The join that turns tx_by_address references into records, for counting with a
  * signatures filter (listings read references and details separately). A reference carries
@@ -98,98 +117,80 @@ function joined(refs: string, signatures: boolean): string {
       AND t.success = a.success${signatures ? ' AND t.signature IN {sigs:Array(String)}' : ''}`;
 }
 
-/** A reference to a record, as tx_by_address holds it. */
-interface RefRow {
-  sk: string;
-  instruction_index: number;
-  bt: number;
-  program_id: string;
-  protocol_name: string;
-  success: boolean;
-}
-
-type DetailRow = TxRow & { sk: string };
+/** A listing row as tx_by_address_listing holds it, with its key's signature hash. */
+type ListingRow = TxRow & { sk: string };
 
 /**
  * One page of an address's records in (block_time, signature hash, instruction_index) order.
  *
- * Two reads instead of a join (about half the time: the join read the references twice):
- * the page's references from tx_by_address, then their details from tx_by_signature_v2 by
- * primary key. A reference and a detail row belong together only when they agree on
- * (sig_key, instruction_index, block_time, program, protocol, status), so two signatures
- * sharing a 64-bit hash cannot be mixed up.
+ * One range read of tx_by_address_listing (040), whose rows carry every field a listing
+ * returns: no second read of details, and no half-stored record to step around (a row is
+ * written whole by one view). 003's narrow references and 100 scattered detail reads from
+ * tx_by_signature_v2 cost ~5x more per page (bench/RESULTS.md, "Hot-address history").
  *
- * A reference whose detail row is not visible yet (the lookup tables are filled by one
- * INSERT but commit separately, so a read can fall between them) ends the page before
- * it: the next page starts at that reference again, so no record is skipped.
+ * Records sharing (block_time, sig_key, instruction_index) — two signatures with one
+ * 64-bit hash — are served together, ordered by signature, so the keyset cursor, which
+ * names that triple, never splits them.
  */
 export async function listAddressTransactions(wh: Warehouse, req: AddressListRequest, visible: readonly string[]): Promise<Page<Transaction>> {
   if (visible.length === 0) return { data: [], next: null };
   const cursor = req.cursor === undefined ? undefined : decode(req.cursor, req);
-  const built = addressConditions(req.address, req.filters, visible);
+  const built = listingConditions(req.address, req.filters, visible);
   const asc = req.sortOrder === 'asc';
   const dir = asc ? 'ASC' : 'DESC';
   if (cursor) {
     // Strictly after the last record served: a keyset bound on the table's own key, so
     // records landing meanwhile are either ahead of it (served later) or behind (never).
-    built.where.push(`(block_time, sig_key, instruction_index) ${asc ? '>' : '<'} (toDateTime({c_bt:UInt32}, 'UTC'), {c_sk:UInt64}, {c_idx:UInt16})`);
+    // The bound on block_time alone says nothing new, but the primary key can use it (the
+    // tuple comparison it cannot): a page from the middle of 2.4M records read ~100x the
+    // rows without it (123 ms instead of 17 on the 10M store).
+    built.where.push(
+      `(block_time, sig_key, instruction_index) ${asc ? '>' : '<'} (toDateTime({c_bt:UInt32}, 'UTC'), {c_sk:UInt64}, {c_idx:UInt16})`,
+      `block_time ${asc ? '>=' : '<='} toDateTime({c_bt:UInt32}, 'UTC')`,
+    );
     Object.assign(built.params, { c_bt: cursor.blockTime, c_sk: cursor.sigKey, c_idx: cursor.instructionIndex });
   }
-  // One reference past the page tells whether there is a next page.
-  const refs = await wh.query<RefRow>(
-    `SELECT toString(sig_key) AS sk, instruction_index, toUInt32(block_time) AS bt, program_id, protocol_name, success
-     FROM ${TABLES.txByAddress} WHERE ${built.where.join(' AND ')}
-     ORDER BY block_time ${dir}, sig_key ${dir}, instruction_index ${dir} LIMIT {lim:UInt32}`,
-    { params: { ...built.params, lim: req.limit + 1 } },
+  // One record past the page tells whether there is a next page.
+  const read = (where: string[], params: Record<string, unknown>, limit: number | undefined) => wh.query<ListingRow>(
+    `SELECT ${TX_COLUMNS}, toString(sig_key) AS sk FROM ${TABLES.addressListing} WHERE ${where.join(' AND ')}
+     ORDER BY block_time ${dir}, sig_key ${dir}, instruction_index ${dir}${limit === undefined ? '' : ' LIMIT {lim:UInt32}'}`,
+    // One thread: a page is one short range, and the second core serves other requests.
+    { params: { ...params, ...(limit === undefined ? {} : { lim: limit }) }, settings: { max_threads: 1 } },
   );
-  if (refs.length === 0) return { data: [], next: null };
-
-  // Keys travel as decimal strings (64-bit values do not fit a JS number); the engine
-  // turns them back into UInt64 so the primary key of tx_by_signature_v2 is used.
-  const details = await wh.query<DetailRow>(
-    `SELECT ${TX_COLUMNS}, toString(sig_key) AS sk FROM ${TABLES.txBySignature}
-     WHERE sig_key IN (SELECT arrayJoin(arrayMap(k -> toUInt64(k), {keys:Array(String)})))`,
-    { params: { keys: [...new Set(refs.map((r) => r.sk))] } },
-  );
-  const byRef = new Map<string, DetailRow[]>();
-  for (const d of details) {
-    const k = `${d.sk}#${Number(d.instruction_index)}`;
-    byRef.set(k, [...(byRef.get(k) ?? []), d]);
-  }
-  const wanted = req.filters.signatures === undefined ? undefined : new Set(req.filters.signatures);
-
-  const out: DetailRow[] = [];
-  let consumed: RefRow | undefined; // the last reference fully accounted for
+  const rows = await read(built.where, built.params, req.limit + 1);
+  let served = rows;
   let more = false;
-  for (const [i, ref] of refs.entries()) {
-    if (out.length >= req.limit) {
-      more = true;
-      break;
-    }
-    const matches = (byRef.get(`${ref.sk}#${Number(ref.instruction_index)}`) ?? []).filter((d) =>
-      Number(d.block_time) === Number(ref.bt) && d.program_id === ref.program_id
-      && d.protocol_name === ref.protocol_name && Boolean(d.success) === Boolean(ref.success));
-    if (matches.length === 0 && i > 0) {
-      // Not visible yet: stop here; the next page re-reads this reference.
-      more = true;
-      break;
-    }
-    // (A first reference without details is passed over rather than returning an empty
-    // page that points at itself, which a client would request forever.)
-    const kept = matches
-      .filter((d) => wanted === undefined || wanted.has(d.signature))
-      .sort((x, y) => (x.signature < y.signature ? -1 : x.signature > y.signature ? 1 : 0) * (asc ? 1 : -1));
-    out.push(...kept);
-    consumed = ref;
-    if (i === refs.length - 1) more = refs.length > req.limit;
+  if (rows.length > req.limit) {
+    more = true;
+    // The last group read may be cut by the limit: it starts the next page instead. (Not
+    // LIMIT ... WITH TIES, which reads every column of whole blocks: 500 ms a page, not 12.)
+    const tail = rows.at(-1)!;
+    let k = rows.length - 1;
+    while (k > 0 && sameKey(rows[k - 1]!, tail)) k -= 1;
+    served = k > 0 ? rows.slice(0, k) : await read(
+      [...built.where, '(block_time, sig_key, instruction_index) = (toDateTime({g_bt:UInt32}, \'UTC\'), {g_sk:UInt64}, {g_idx:UInt16})'],
+      { ...built.params, g_bt: Number(tail.block_time), g_sk: tail.sk, g_idx: Number(tail.instruction_index) }, undefined);
   }
+
+  const out: ListingRow[] = [];
+  for (let i = 0; i < served.length;) {
+    // The group of records sharing this key, ordered by signature in the page's direction.
+    let j = i + 1;
+    while (j < served.length && sameKey(served[j]!, served[i]!)) j += 1;
+    out.push(...served.slice(i, j).sort((x, y) => (x.signature < y.signature ? -1 : x.signature > y.signature ? 1 : 0) * (asc ? 1 : -1)));
+    i = j;
+  }
+  const last = out.at(-1);
   return {
     data: out.map(toTransaction),
-    next: more && consumed
-      ? encode({ blockTime: Number(consumed.bt), sigKey: consumed.sk, instructionIndex: Number(consumed.instruction_index) }, req)
+    next: more && last
+      ? encode({ blockTime: Number(last.block_time), sigKey: last.sk, instructionIndex: Number(last.instruction_index) }, req)
       : null,
   };
 }
+
+const sameKey = (a: ListingRow, b: ListingRow): boolean =>
+  a.sk === b.sk && Number(a.block_time) === Number(b.block_time) && Number(a.instruction_index) === Number(b.instruction_index);
 
 /** How many records of the address match the filters (no paging). */
 export async function countAddressTransactions(wh: Warehouse, address: string, filters: AddressFilters, visible: readonly string[]): Promise<number> {

@@ -40,6 +40,7 @@ import { aggregateProtocols, aggregateStatement, type AggregateRequest, type Buc
 import { toComparison, toPerformance, type ProtocolComparisonItem, type ProtocolPerformance } from './protocol-reports.ts';
 import { ResultCache } from './result-cache.ts';
 import { edgesCondition, intervalCondition, planRange } from './time-range.ts';
+import { SharedReads } from './shared-reads.ts';
 import { SignatureLookup } from './signature-lookup.ts';
 import { listingStatements, listTransactionEdges, listTransactions } from './transactions.ts';
 import type {
@@ -91,6 +92,7 @@ const avg = (sum: number, n: number): number => (n === 0 ? 0 : sum / n);
 export class Analytics {
   private readonly cache: ResultCache;
   private readonly signatures: SignatureLookup;
+  private readonly addressPages = new SharedReads();
   /** Bumped by invalidate(): answers given before may show protocols no longer visible. */
   private generation = 0;
 
@@ -283,7 +285,11 @@ export class Analytics {
 
   /** One page of an address's records (its accounts or program id), of the visible protocols. */
   async addressTransactions(req: AddressListRequest): Promise<Page<Transaction>> {
-    return listAddressTransactions(this.wh, req, await this.visibleProtocols(req.filters.protocols));
+    const visible = await this.visibleProtocols(req.filters.protocols);
+    // Concurrent requests for the same page share one read (shared-reads.ts); a page's
+    // records are fresh objects per read, and callers only map them, never mutate.
+    const key = JSON.stringify([this.answersVersion(), visible, req.address, req.filters, req.sortOrder, req.limit, req.cursor ?? null]);
+    return this.addressPages.run(key, () => listAddressTransactions(this.wh, req, visible));
   }
 
   /** How many of an address's records match, with no details. */
