@@ -7,7 +7,7 @@
 //  3. getProtocolStats p99 over JSON-RPC (each call a range of its own: no cache) quiet, and
 //     while the export jobs run. The same serving load runs during the bare statements, so
 //     the throughput ratio compares like with like.
-// Usage: npx tsx bench/export-throughput.ts --rows 2000000 [--small 1000000] [--sizes 1000000,10000000] [--dir bench/tmp/export-2000000] [--formats PARQUET,CSV,JSONL] [--trace]
+// Usage: npx tsx bench/export-throughput.ts --rows 2000000 [--small 1000000] [--sizes 1000000,10000000] [--dir bench/tmp/export-2000000] [--formats PARQUET,CSV,JSONL] [--out file.json] [--trace]
 import { mkdirSync, rmSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
@@ -210,7 +210,7 @@ const report = {
 console.log(JSON.stringify(report, null, 2));
 mkdirSync('bench/results', { recursive: true });
 const { writeFileSync } = await import('node:fs');
-writeFileSync(`bench/results/export-throughput-${rows}.json`, `${JSON.stringify(report, null, 2)}\n`);
+writeFileSync(flag('out', `bench/results/export-throughput-${rows}.json`), `${JSON.stringify(report, null, 2)}\n`);
 await app.close();
 await bare.close();
 await services.close();

@@ -75,6 +75,14 @@ try {
     const k = JSON.parse(readFileSync(path.join(ROOT, 'bench', 'results', 'kafka-ingest-10000.json'), 'utf8'));
     rows.push({ benchmark: 'Kafka (10k records)', figure: 'our source end-to-end', value: `${k.oursRecordsPerSecond} rec/s`, ratio: k.ratioOursToEngine ?? null, of: `ClickHouse Kafka engine (${k.clickhouseKafkaEngineRecordsPerSecond} rec/s)` });
   }
+  // 6. Exports: a job against one bare INSERT INTO FUNCTION file() of the same rows, per format.
+  const exportOut = path.join(tmp, 'export.json');
+  r = await run('export-throughput.ts', ['--rows', '200000', '--sizes', '100000', '--dir', path.join(tmp, 'export'), '--out', exportOut], {}, 120_000);
+  if (!r.ok) failed('exports (200k store, ~100k rows)', r);
+  else {
+    const e = JSON.parse(readFileSync(exportOut, 'utf8'));
+    for (const x of e.results) rows.push({ benchmark: 'exports (200k store, ~100k rows)', figure: `${x.format} job`, value: `${x.jobRowsPerSecond} rows/s`, ratio: x.ratio, of: `bare INSERT INTO FUNCTION file() (${x.bareRowsPerSecond} rows/s)` });
+  }
 } finally {
   rmSync(tmp, { recursive: true, force: true });
 }
