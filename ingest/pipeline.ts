@@ -211,7 +211,7 @@ export class IngestPipeline {
 
   /**
    * Do now what the first write would otherwise do first: repair unfinished inserts and
-   * build the stored-keys filter (one read of every stored key). Optional; a service calls it
+   * build the stored-keys filter (one read of every stored key); start the parse workers. Optional; a service calls it
    * at start so that its first batch does not wait for the filter.
    */
   async prepare(): Promise<void> {
