@@ -144,6 +144,8 @@ export class ParsePool {
 
   async close(): Promise<void> {
     const slots = this.slots.splice(0);
+    // A chunk still in flight is parsed on the main thread by the call that sent it.
+    for (const s of slots) for (const t of s.inFlight.values()) t.reject(new Error('parse workers closed'));
     await Promise.all(slots.map((s) => s.worker.terminate().catch(() => undefined)));
   }
 }
