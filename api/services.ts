@@ -80,6 +80,7 @@ export async function createServices(
   const pipeline = new IngestPipeline(wh, registry, dataVersion, logger, {
     maxRecordBytes: config.ingest.maxRecordBytes,
     batchRows: config.ingest.batchRows,
+    parseWorkers: config.ingest.parseWorkers,
     observer: metrics,
     writerId: config.ingest.writerId,
   });
@@ -134,6 +135,7 @@ export async function createServices(
       // Usage is flushed while the warehouse is still open.
       await access.close();
       await sqlSandbox.close();
+      await pipeline.close();
       await wh.close();
     },
   };

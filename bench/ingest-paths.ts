@@ -2,7 +2,7 @@
 // insert path and through the pipeline, as ratios to the engine's own insert of the very
 // same NDJSON bytes through the same views, in the same run on the same store.
 //
-//   npx tsx bench/ingest-paths.ts [--rows 1000000] [--records 40000] [--rounds 1] [--only path,pipeline,http] [--out bench/results/x.json]
+//   npx tsx bench/ingest-paths.ts [--rows 1000000] [--records 40000] [--rounds 1] [--workers 2] [--only path,pipeline,http] [--out bench/results/x.json]
 //
 // A store of --rows demo rows (all views) is seeded first; every case then inserts
 // --records fresh demo records (a seed of its own, so none is a duplicate; the data's
@@ -18,7 +18,9 @@
 //   http           POST /admin/ingest of the NDJSON body over loopback
 //   rounds         (--rounds N) N rounds of: the engine's insert of the bytes from a buffer,
 //                  from a staged file, the pipeline, the pipeline without its stored-keys
-//                  filter (every batch reads the store), POST /admin/ingest; each round's ratios
+//                  filter (every batch reads the store), the pipeline with --workers parse
+//                  workers (default 2; the others parse on the main thread), POST /admin/ingest
+//                  (as the service is configured: INGEST_PARSE_WORKERS); each round's ratios
 //                  are to that round's best engine path, so a change of load between rounds
 //                  (the machine is shared) moves both sides; the medians are reported.
 // The pipelines are warmed first (one small ingest; its stored-keys filter built, JIT warm):
@@ -37,7 +39,8 @@ import { BASE_COLUMNS, TABLES, type BaseRow } from '../warehouse/tables.ts';
 import { startBenchServer } from './bench-server.ts';
 import { machine, median, timeMs } from './bench-support.ts';
 
-const { values } = parseArgs({ options: { rows: { type: 'string' }, records: { type: 'string' }, out: { type: 'string' }, only: { type: 'string' }, rounds: { type: 'string' } } });
+const { values } = parseArgs({ options: { rows: { type: 'string' }, records: { type: 'string' }, out: { type: 'string' }, only: { type: 'string' }, rounds: { type: 'string' }, workers: { type: 'string' } } });
+const WORKERS = Number(values.workers ?? 2);
 const ROUNDS = Number(values.rounds ?? 1);
 const ROWS = Number(values.rows ?? 1_000_000);
 const RECORDS = Number(values.records ?? 40_000);
@@ -173,7 +176,7 @@ async function main(): Promise<void> {
   }
 
   const log = createLogger('silent');
-  const opts = { maxRecordBytes: 256 * 1024, batchRows: server.services.config.ingest.batchRows, writerId: 'bench' };
+  const opts = { maxRecordBytes: 256 * 1024, batchRows: server.services.config.ingest.batchRows, writerId: 'bench', parseWorkers: 0 };
   // The stored-keys filter is built once per process and shared by its pipelines over the
   // warehouse (the service's too): its build is timed apart, then one small ingest warms the JIT.
   const warm = async (p: IngestPipeline, name: string): Promise<void> => {
@@ -213,6 +216,15 @@ async function main(): Promise<void> {
     await warm(p, 'rounds pipeline');
     const unfiltered = new IngestPipeline(wh, registry, server.services.dataVersion, log, { ...opts, storedKeysFilter: false });
     await warm(unfiltered, 'rounds pipeline without the stored-keys filter');
+    const onWorkers = new IngestPipeline(wh, registry, server.services.dataVersion, log, { ...opts, parseWorkers: WORKERS });
+    await warm(onWorkers, `rounds pipeline on ${WORKERS} parse workers`);
+    while (onWorkers.parseWorkersReady < WORKERS) await new Promise((r) => setTimeout(r, 50));
+    await onWorkers.ingest(ndjsonRecords(await demoRecordsNdjson(wh, { seed: seed++, total: 4000, offset: 0, count: 4000, startTime: now - 86_400, endTime: now })), 'bench-warm');
+    // The service's pipeline starts its parse workers on its first large call: started here.
+    const served = server.services.pipeline;
+    await served.prepare();
+    for (let t = 0; t < 200 && served.parseWorkersReady < server.services.config.ingest.parseWorkers; t++) await new Promise((r) => setTimeout(r, 50));
+    say(`http: POST /admin/ingest with INGEST_PARSE_WORKERS=${server.services.config.ingest.parseWorkers} (${served.parseWorkersReady} ready)`);
     const structure = 'signature String, instruction_index UInt16, slot UInt64, block_time UInt32, program_id String, protocol_name String, instruction_type String, fee UInt64, compute_units UInt32, accounts Array(String), accounts_count UInt16, success Bool, error_message String, log_messages String, raw_data String';
     for (let r = 0; r < ROUNDS; r++) {
       const load = loadavg()[0]!;
@@ -235,6 +247,12 @@ async function main(): Promise<void> {
         const rep = await unfiltered.ingest(ndjsonRecords(b), 'bench');
         if (rep.accepted !== RECORDS) throw new Error(`pipeline accepted ${rep.accepted}`);
       });
+      const workersBefore = onWorkers.recordsParsedOnWorkers;
+      const pipeW = await rate1(async (b) => {
+        const rep = await onWorkers.ingest(ndjsonRecords(b), 'bench');
+        if (rep.accepted !== RECORDS) throw new Error(`pipeline on workers accepted ${rep.accepted}`);
+      });
+      if (onWorkers.recordsParsedOnWorkers - workersBefore !== RECORDS) say(`  (only ${onWorkers.recordsParsedOnWorkers - workersBefore} records were parsed on the workers)`);
       const http = await rate1(async (b) => {
         const res = await fetch(`${server.baseUrl}/admin/ingest`, { method: 'POST', body: b, headers: { authorization: `Bearer ${process.env.ADMIN_TOKEN}`, 'content-type': 'application/x-ndjson' } });
         const answer = (await res.json()) as { accepted: number };
@@ -244,15 +262,17 @@ async function main(): Promise<void> {
       const buffer2 = await rate1((b) => wh.insertBytes(TABLES.transactions, b, 'JSONEachRow', INSERT));
       const bufferMean = (buffer + buffer2) / 2;
       const best = Math.max(bufferMean, file);
-      const rr = { load, buffer, buffer2, file, pipeline: pipe, noFilter, http, 'noFilter/buffer': noFilter / bufferMean, 'pipeline/buffer': pipe / bufferMean, 'http/buffer': http / bufferMean, 'pipeline/best': pipe / best, 'http/best': http / best };
+      const rr = { load, buffer, buffer2, file, pipeline: pipe, noFilter, pipelineWorkers: pipeW, http, 'noFilter/buffer': noFilter / bufferMean, 'pipeline/buffer': pipe / bufferMean,
+        'pipelineWorkers/buffer': pipeW / bufferMean, 'http/buffer': http / bufferMean, 'pipeline/best': pipe / best, 'pipelineWorkers/best': pipeW / best, 'http/best': http / best };
       roundRatios.push(rr);
       say(`round ${r + 1}/${ROUNDS} (load ${load.toFixed(1)} on ${availableParallelism()} cores): engine buffer ${buffer.toLocaleString('en-US')}/${buffer2.toLocaleString('en-US')}, file ${file.toLocaleString('en-US')}, `
-        + `pipeline ${pipe.toLocaleString('en-US')} (without the filter ${noFilter.toLocaleString('en-US')}), http ${http.toLocaleString('en-US')} records/s; pipeline ${rr['pipeline/buffer'].toFixed(2)} of buffer, ${rr['pipeline/best'].toFixed(2)} of best; `
+        + `pipeline ${pipe.toLocaleString('en-US')} (without the filter ${noFilter.toLocaleString('en-US')}, on ${WORKERS} workers ${pipeW.toLocaleString('en-US')}), http ${http.toLocaleString('en-US')} records/s; `
+        + `pipeline ${rr['pipeline/buffer'].toFixed(2)} of buffer, ${rr['pipeline/best'].toFixed(2)} of best; on workers ${rr['pipelineWorkers/buffer'].toFixed(2)} / ${rr['pipelineWorkers/best'].toFixed(2)}; `
         + `http ${rr['http/buffer'].toFixed(2)} of buffer, ${rr['http/best'].toFixed(2)} of best`);
     }
     const med = (k: string): number => median(roundRatios.map((x) => x[k]!));
     say(`medians over ${ROUNDS} rounds: pipeline ${med('pipeline/buffer').toFixed(2)} of the buffer insert, ${med('pipeline/best').toFixed(2)} of the best engine path; `
-      + `without the filter ${med('noFilter/buffer').toFixed(2)}; POST /admin/ingest ${med('http/buffer').toFixed(2)} / ${med('http/best').toFixed(2)}; file/buffer ${median(roundRatios.map((x) => x.file! / ((x.buffer! + x.buffer2!) / 2))).toFixed(2)}`);
+      + `without the filter ${med('noFilter/buffer').toFixed(2)}; on ${WORKERS} parse workers ${med('pipelineWorkers/buffer').toFixed(2)} / ${med('pipelineWorkers/best').toFixed(2)}; POST /admin/ingest ${med('http/buffer').toFixed(2)} / ${med('http/best').toFixed(2)}; file/buffer ${median(roundRatios.map((x) => x.file! / ((x.buffer! + x.buffer2!) / 2))).toFixed(2)}`);
   }
   rmSync(stageDir, { recursive: true, force: true });
 

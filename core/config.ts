@@ -56,6 +56,8 @@ export interface Config {
     maxBodyBytes: number;
     maxRecordBytes: number;
     batchRows: number;
+    /** Worker threads that parse and check records beside the engine's insert (INGEST_PARSE_WORKERS; 0 = on the main thread). */
+    parseWorkers: number;
     /** Names this process in the ingest journal (INGEST_WRITER_ID; default: embedded, or the host name with a server). */
     writerId: string;
     /** Port of GET /metrics in the standalone ingest process (INGEST_METRICS_PORT; 0 = none). */
@@ -281,6 +283,10 @@ export function loadConfig(env: Env = process.env): Config {
   const maxBodyBytes = int('INGEST_MAX_BODY_BYTES', 64 * 1024 * 1024, 1024, 2 ** 31 - 1);
   const maxRecordBytes = int('INGEST_MAX_RECORD_BYTES', 256 * 1024, 256, 64 * 1024 * 1024);
   const batchRows = int('INGEST_BATCH_ROWS', 10_000, 1, 1_000_000);
+  // Parse workers (ingest/parse-pool.ts): the records' JavaScript runs beside the engine's
+  // insert. Default two where there is a second core (measured on 2 cores: bench/RESULTS.md,
+  // "Parse workers"); none on one core, where they could only take turns with the main thread.
+  const parseWorkers = int('INGEST_PARSE_WORKERS', availableParallelism() >= 2 ? 2 : 0, 0, 16);
   // Embedded: one process per data directory, so every journal entry is this process's
   // predecessor's. Server: several ingest processes share the tables; each repairs only
   // its own entries, so the id must be stable across restarts (a host or pod name).
@@ -392,7 +398,7 @@ export function loadConfig(env: Env = process.env): Config {
     adminToken,
     adminTokenGenerated,
     logLevel: logLevelRaw,
-    ingest: { maxBodyBytes, maxRecordBytes, batchRows, writerId, metricsPort },
+    ingest: { maxBodyBytes, maxRecordBytes, batchRows, parseWorkers, writerId, metricsPort },
     analyticsTimeoutSeconds,
     sql: {
       timeoutSeconds: sqlTimeoutSeconds,

@@ -31,6 +31,7 @@ async function main(): Promise<void> {
   const pipeline = new IngestPipeline(wh, new ProtocolRegistry(wh), new DataVersion(), logger, {
     maxRecordBytes: config.ingest.maxRecordBytes,
     batchRows: config.ingest.batchRows,
+    parseWorkers: config.ingest.parseWorkers,
     writerId: config.ingest.writerId,
     observer: metrics,
   });

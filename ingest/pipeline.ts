@@ -10,10 +10,11 @@ import type { DataVersion } from '../warehouse/data-version.ts';
 import type { ProtocolRegistry } from '../warehouse/protocol-registry.ts';
 import { isStorageFull, type Warehouse } from '../warehouse/warehouse.ts';
 import { IngestJournal } from './ingest-journal.ts';
-import { hashHigh, hashInto, hashLow } from './city-hash.ts';
 import { storedKeysFor, type StoredKeys } from './stored-keys.ts';
 import { positionText, type Position, type Rejection, type RejectionCode } from './rejection.ts';
-import { checkRecord, protocolLookup, type IngestRecord, type ProtocolLookup } from './record-schema.ts';
+import { normaliseRecord, protocolLookup, type IngestRecord, type ProtocolLookup } from './record-schema.ts';
+import { parseRecord, recordText } from './parse-record.ts';
+import { DEAD, OK_ROW, ParsePool, type ParseReply, type ParseTask } from './parse-pool.ts';
 import { BASE_COLUMNS, TABLES, type BaseRow } from '../warehouse/tables.ts';
 import { WarehouseError } from '../warehouse/warehouse.ts';
 import type { Bucket } from '../warehouse/view-repair.ts';
@@ -52,17 +53,28 @@ export interface PipelineOptions {
   /** Rule out never-stored records with the in-memory filter of stored keys (default true);
    *  false reads the store for every batch, as before issue 15 (the benchmark's comparison). */
   storedKeysFilter?: boolean;
+  /** Worker threads that parse and check records beside the engine's insert (ingest/parse-pool.ts;
+   *  INGEST_PARSE_WORKERS). 0 (the default here) parses on the calling thread. */
+  parseWorkers?: number;
+  /** The workers' module (tests: one that fails); default ingest/parse-worker.ts. */
+  parseWorkerEntry?: URL;
 }
 
 type ChangeListener = DataChangeObserver['dataChanged'];
 
 /**
- * A valid record: its normalised row (what de-duplication, routing and the journal read)
- * and, when the record as received needs no normalising, its original JSON text, which
- * goes to the engine as it came.
+ * A valid record: what de-duplication, routing and the journal read (identity, protocol,
+ * block time), its normalised row, and, when the record as received needs no normalising,
+ * its original JSON text, which goes to the engine as it came. A record parsed on a worker
+ * comes without its row when it has a line: rowOf rebuilds the row from the line if a
+ * re-serialised insert ever needs it (the same text parses to the same row).
  */
 interface Accepted {
-  row: BaseRow;
+  signature: string;
+  instruction_index: number;
+  protocol_name: string;
+  block_time: number;
+  row?: BaseRow;
   line?: string | Buffer;
   /** sig_key = cityHash64(signature), high and low halves: what the stored-keys filter takes. */
   kh: number;
@@ -80,7 +92,7 @@ interface Queued {
   resolve: (duplicates: number) => void;
   reject: (err: unknown) => void;
 }
-type Step = { kind: 'ok'; accepted: Accepted } | { kind: 'dead-letter'; code: RejectionCode; detail: string; payload: string };
+type Step = { kind: 'ok'; accepted: Accepted } | { kind: 'dead-letter'; code: RejectionCode; detail: string };
 type Dead = Rejection & { payload: string };
 
 // How records reach the engine (issue 15; figures in bench/RESULTS.md, "Ingest at the
@@ -118,6 +130,9 @@ const LOOKUP_CHUNK = 5000;
 const SLICE = 500;
 /** Parsed rows handed to the write queue at a time (the writer groups them up to batchRows). */
 const HAND_ROWS = 5000;
+/** Records per chunk sent to a parse worker, and chunks in flight per ready worker. */
+const PARSE_CHUNK = 2000;
+const CHUNKS_PER_WORKER = 2;
 
 export class IngestPipeline {
   private writeTurn: Promise<unknown> = Promise.resolve();
@@ -136,6 +151,10 @@ export class IngestPipeline {
   private pendingDone: string | undefined;
   /** Keys stored in the warehouse, shared by the process's pipelines over it; unset in a cluster. */
   private readonly storedKeys: StoredKeys | undefined;
+  /** Parse workers (options.parseWorkers > 0); the main thread parses while none is ready. */
+  private readonly pool: ParsePool | undefined;
+  /** Records a parse worker answered for (tests and benchmarks check the workers were used). */
+  recordsParsedOnWorkers = 0;
 
   constructor(
     private readonly wh: Warehouse,
@@ -146,6 +165,18 @@ export class IngestPipeline {
   ) {
     this.journal = new IngestJournal(wh, options.writerId ?? 'default', log);
     this.storedKeys = options.storedKeysFilter === false ? undefined : storedKeysFor(wh);
+    const workers = options.parseWorkers ?? 0;
+    this.pool = workers > 0 ? new ParsePool(workers, log, options.parseWorkerEntry) : undefined;
+  }
+
+  /** Parse workers ready to take records (0 while they start, or when none could start). */
+  get parseWorkersReady(): number {
+    return this.pool?.readyWorkers ?? 0;
+  }
+
+  /** Stop the parse workers (they never keep a process alive; this frees them sooner). */
+  async close(): Promise<void> {
+    await this.pool?.close();
   }
 
   /**
@@ -161,7 +192,7 @@ export class IngestPipeline {
   private reportChange(batchId: string, buckets: readonly Bucket[], rows: readonly Accepted[]): void {
     if (this.changeListeners.size === 0) return;
     const newest = new Map<string, number>();
-    for (const { row: r } of rows) newest.set(r.protocol_name, Math.max(newest.get(r.protocol_name) ?? 0, r.block_time));
+    for (const r of rows) newest.set(r.protocol_name, Math.max(newest.get(r.protocol_name) ?? 0, r.block_time));
     const change = {
       buckets: buckets.map((b) => ({ protocolName: b.protocol_name, hourStart: b.hour_start })),
       newestBlockTimes: [...newest].map(([protocolName, blockTime]) => ({ protocolName, blockTime })),
@@ -180,10 +211,11 @@ export class IngestPipeline {
 
   /**
    * Do now what the first write would otherwise do first: repair unfinished inserts and
-   * build the stored-keys filter (one read of every stored key). Optional; a service calls it
+   * build the stored-keys filter (one read of every stored key); start the parse workers. Optional; a service calls it
    * at start so that its first batch does not wait for the filter.
    */
   async prepare(): Promise<void> {
+    this.pool?.start();
     await this.serialised(async () => {
       await this.repairUnfinished();
       await this.storedKeys?.catchUp();
@@ -192,7 +224,8 @@ export class IngestPipeline {
 
   /** Validate, de-duplicate and store records; resolves once stored rows are queryable. */
   async ingest(records: readonly RawRecord[], source: string): Promise<IngestReport> {
-    const known = protocolLookup(await this.registry.list());
+    const entries = await this.registry.list();
+    const known = protocolLookup(entries);
     const dead: Dead[] = [];
     const call: Call = { failure: undefined };
     const handed: Promise<number>[] = [];
@@ -203,23 +236,86 @@ export class IngestPipeline {
     // handed to the write queue every HAND_ROWS; the writer takes everything queued (this
     // call's and other calls') as one insert. Parsing yields to the event loop every SLICE
     // records while there is a write in hand, so the writer's steps run without waiting for
-    // the whole call to be parsed.
+    // the whole call to be parsed. With parse workers, chunks of PARSE_CHUNK records are
+    // parsed on them, CHUNKS_PER_WORKER per worker ahead, and taken back in order: the main
+    // thread's share shrinks to assembling the answers, and the rest runs on another core.
     let chunk: Accepted[] = [];
-    for (let i = 0; i < records.length; i++) {
-      if (call.failure !== undefined) break;
-      const rec = records[i]!;
-      const step = this.parseAndCheck(rec, known);
-      if (step.kind === 'ok') {
-        chunk.push(step.accepted);
-        valid += 1;
-        if (chunk.length >= Math.min(HAND_ROWS, this.options.batchRows)) {
-          handed.push(this.enqueue(chunk, call));
-          chunk = [];
-        }
-      } else {
-        dead.push({ code: step.code, detail: step.detail, position: rec.position, payload: step.payload });
+    const take = (a: Accepted): void => {
+      chunk.push(a);
+      valid += 1;
+      if (chunk.length >= Math.min(HAND_ROWS, this.options.batchRows)) {
+        handed.push(this.enqueue(chunk, call));
+        chunk = [];
       }
-      if (i % SLICE === SLICE - 1 && handed.length > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+    };
+    const refuse = (rec: RawRecord, code: RejectionCode, detail: string): void => {
+      dead.push({ code, detail, position: rec.position, payload: payloadOf(rec.value, code) });
+    };
+    const inThread = async (from: number, to: number): Promise<void> => {
+      for (let i = from; i < to; i++) {
+        if (call.failure !== undefined) break;
+        const rec = records[i]!;
+        const step = this.parseAndCheck(rec, known);
+        if (step.kind === 'ok') take(step.accepted);
+        else refuse(rec, step.code, step.detail);
+        if (i % SLICE === SLICE - 1 && handed.length > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+    };
+    const pool = this.pool;
+    if (records.length >= PARSE_CHUNK) pool?.start();
+    const workers = pool?.readyWorkers ?? 0;
+    if (pool === undefined || workers === 0 || records.length < PARSE_CHUNK) {
+      await inThread(0, records.length);
+    } else {
+      const pairs: [string, string][] = entries.map((e) => [e.protocolName, e.programId]);
+      const chunks = Math.ceil(records.length / PARSE_CHUNK);
+      const ahead: Promise<ParseReply | undefined>[] = [];
+      const send = (c: number): Promise<ParseReply | undefined> => {
+        const task = parseTask(records, c * PARSE_CHUNK, Math.min(records.length, (c + 1) * PARSE_CHUNK));
+        // A chunk a worker cannot take (mixed or parsed values) or could not parse (it failed)
+        // is parsed here instead: the same function, the same answers.
+        if (task === undefined) return Promise.resolve(undefined);
+        return pool.parse({ ...task, known: pairs, maxRecordBytes: this.options.maxRecordBytes }).catch(() => undefined);
+      };
+      let sent = 0;
+      while (sent < chunks && sent < workers * CHUNKS_PER_WORKER) ahead.push(send(sent++));
+      for (let c = 0; c < chunks; c++) {
+        if (call.failure !== undefined) break;
+        const reply = await ahead[c]!;
+        if (sent < chunks) ahead.push(send(sent++));
+        const from = c * PARSE_CHUNK;
+        const to = Math.min(records.length, from + PARSE_CHUNK);
+        if (reply === undefined) {
+          await inThread(from, to);
+          continue;
+        }
+        this.recordsParsedOnWorkers += to - from;
+        let s = 0;
+        let r = 0;
+        let d = 0;
+        for (let i = from; i < to; i++) {
+          const k = i - from;
+          const rec = records[i]!;
+          const status = reply.status[k]!;
+          if (status === DEAD) {
+            refuse(rec, reply.dead[d]! as RejectionCode, reply.dead[d + 1]!);
+            d += 2;
+            continue;
+          }
+          const signature = reply.sigs[s++]!;
+          if (status === OK_ROW) {
+            const row = reply.rows[r++]!;
+            take({ signature, instruction_index: row.instruction_index, protocol_name: row.protocol_name, block_time: row.block_time, row, kh: reply.kh[k]!, kl: reply.kl[k]! });
+          } else {
+            take({
+              signature, instruction_index: reply.ix[k]!, protocol_name: pairs[reply.proto[k]!]![0], block_time: reply.bt[k]!,
+              line: rawLine(rec.value as string | Uint8Array), kh: reply.kh[k]!, kl: reply.kl[k]!,
+            });
+          }
+        }
+      }
+      // A call stopped by a failure leaves its chunks in flight to finish unobserved (send
+      // catches their failures).
     }
     if (chunk.length > 0 && call.failure === undefined) handed.push(this.enqueue(chunk, call));
     const outcomes = await Promise.allSettled(handed);
@@ -305,32 +401,11 @@ export class IngestPipeline {
   }
 
   private parseAndCheck(rec: RawRecord, known: ProtocolLookup): Step {
-    let value: unknown = rec.value;
-    let json: string | undefined;
-    if (typeof value === 'string' || value instanceof Uint8Array) {
-      const text = typeof value === 'string' ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('utf8');
-      const bytes = typeof value === 'string' ? Buffer.byteLength(value) : value.byteLength;
-      if (bytes > this.options.maxRecordBytes) {
-        return { kind: 'dead-letter', code: 'oversized', detail: `record is ${bytes} bytes; the limit is ${this.options.maxRecordBytes}`, payload: text.slice(0, 4096) };
-      }
-      // A byte-order mark (Windows tools write one) is encoding, not JSON.
-      json = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
-      try {
-        value = JSON.parse(json);
-      } catch (err) {
-        return { kind: 'dead-letter', code: 'not_json', detail: `not valid JSON: ${(err as Error).message}`, payload: text };
-      }
-    }
-    const check = checkRecord(value, known);
-    if (check.ok) {
-      hashInto(check.row.signature);
-      const line = json !== undefined && asReceived(value as IngestRecord, json) ? rawLine(rec.value as string | Uint8Array, json) : undefined;
-      return { kind: 'ok', accepted: { row: check.row, line, kh: hashHigh(), kl: hashLow() } };
-    }
-    const payload = typeof rec.value === 'object' && !(rec.value instanceof Uint8Array)
-      ? JSON.stringify(rec.value)
-      : typeof rec.value === 'string' ? rec.value : Buffer.from(rec.value).toString('utf8');
-    return { kind: 'dead-letter', code: check.code, detail: check.detail, payload };
+    const p = parseRecord(rec.value, this.options.maxRecordBytes, known);
+    if (p.kind === 'dead') return { kind: 'dead-letter', code: p.code, detail: p.detail };
+    const { row } = p;
+    const line = p.asReceived ? rawLine(rec.value as string | Uint8Array) : undefined;
+    return { kind: 'ok', accepted: { signature: row.signature, instruction_index: row.instruction_index, protocol_name: row.protocol_name, block_time: row.block_time, row, line, kh: p.kh, kl: p.kl } };
   }
 
   private serialised<T>(fn: () => Promise<T>): Promise<T> {
@@ -390,7 +465,7 @@ export class IngestPipeline {
     const seen = new Map<string, number | Set<number>>();
     const unique: Accepted[] = [];
     for (const a of batch) {
-      const { signature, instruction_index: ix } = a.row;
+      const { signature, instruction_index: ix } = a;
       const prev = seen.get(signature);
       if (prev === undefined) {
         seen.set(signature, ix);
@@ -420,7 +495,7 @@ export class IngestPipeline {
       const keys = this.storedKeys;
       maybeStored = unique.filter((a) => keys.mayContain(a.kh, a.kl));
     }
-    const signatures = [...new Set(maybeStored.map((a) => a.row.signature))];
+    const signatures = [...new Set(maybeStored.map((a) => a.signature))];
     const existing = new Set<string>();
     const chunk = this.wh.transport === 'embedded' ? signatures.length : LOOKUP_CHUNK;
     for (let i = 0; i < signatures.length; i += chunk) {
@@ -431,7 +506,7 @@ export class IngestPipeline {
       );
       for (const r of stored) existing.add(identity(r.signature, Number(r.instruction_index)));
     }
-    const fresh = existing.size === 0 ? unique : unique.filter((a) => !existing.has(identity(a.row.signature, a.row.instruction_index)));
+    const fresh = existing.size === 0 ? unique : unique.filter((a) => !existing.has(identity(a.signature, a.instruction_index)));
     if (fresh.length > 0) {
       const payload = insertPayload(fresh, raw);
       // An INSERT into a table with views is not atomic across them: journal it so an
@@ -439,7 +514,7 @@ export class IngestPipeline {
       // The previous batch's 'done' rides on this 'begin' when it was deferred.
       const carried = this.pendingDone;
       this.pendingDone = undefined;
-      const entry = await this.journal.begin(fresh.map((a) => a.row), carried);
+      const entry = await this.journal.begin(fresh, carried);
       try {
         await this.wh.insertBytes(TABLES.transactions, payload.bytes, 'JSONEachRow', { columns: BASE_COLUMNS, settings: INSERT_SETTINGS });
       } catch (err) {
@@ -475,27 +550,57 @@ export class IngestPipeline {
   }
 }
 
-/**
- * Whether the engine, reading the record's own JSON into the base table's columns, stores
- * what the normalised row holds. What the engine cannot do by itself: join a log_messages
- * array, count accounts for a missing accounts_count, and keep a slot number past 2^53 as
- * JSON.parse rounded it (the row path stores that rounded value; a decimal-string slot it
- * reads exactly as the row path does). Absent optional fields take the columns' defaults
- * (0, '', []), which are the row's. A record spread over several lines is re-serialised,
- * since each record must be one line of the buffer.
- */
-function asReceived(r: IngestRecord, json: string): boolean {
-  return r.accounts_count !== undefined
-    && !Array.isArray(r.log_messages)
-    && (typeof r.slot !== 'number' || r.slot <= Number.MAX_SAFE_INTEGER)
-    && json.indexOf('\n') < 0;
-}
-
-/** The record's bytes without a byte-order mark: the received buffer itself when there is one. */
-function rawLine(value: string | Uint8Array, json: string): string | Buffer {
-  if (typeof value === 'string') return json;
+/** The record's own text without a byte-order mark: the received buffer itself when there is one. */
+function rawLine(value: string | Uint8Array): string | Buffer {
+  if (typeof value === 'string') return value.charCodeAt(0) === 0xfeff ? value.slice(1) : value;
   const b = Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
   return b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf ? b.subarray(3) : b;
+}
+
+/** The normalised row; rebuilt from the line for a record a worker parsed (same text, same row). */
+function rowOf(a: Accepted): BaseRow {
+  a.row ??= normaliseRecord(JSON.parse(typeof a.line === 'string' ? a.line : a.line!.toString('utf8')) as IngestRecord);
+  return a.row;
+}
+
+/** What the dead-letter table keeps of a refused record: its text (the first 4 KiB of an oversized one). */
+function payloadOf(value: RawRecord['value'], code: RejectionCode): string {
+  if (typeof value === 'string' || value instanceof Uint8Array) {
+    const text = recordText(value);
+    return code === 'oversized' ? text.slice(0, 4096) : text;
+  }
+  return JSON.stringify(value);
+}
+
+/** A worker's task for records [from, to): all texts, or all bytes packed into one transferred buffer; otherwise none. */
+function parseTask(records: readonly RawRecord[], from: number, to: number): Pick<ParseTask, 'texts' | 'packed'> | undefined {
+  const first = records[from]!.value;
+  if (typeof first === 'string') {
+    const texts: string[] = [];
+    for (let i = from; i < to; i++) {
+      const v = records[i]!.value;
+      if (typeof v !== 'string') return undefined;
+      texts.push(v);
+    }
+    return { texts };
+  }
+  if (!(first instanceof Uint8Array)) return undefined;
+  let total = 0;
+  for (let i = from; i < to; i++) {
+    const v = records[i]!.value;
+    if (!(v instanceof Uint8Array)) return undefined;
+    total += v.byteLength;
+  }
+  const bytes = new Uint8Array(total);
+  const ends = new Uint32Array(to - from);
+  let off = 0;
+  for (let i = from; i < to; i++) {
+    const v = records[i]!.value as Uint8Array;
+    bytes.set(v, off);
+    off += v.byteLength;
+    ends[i - from] = off;
+  }
+  return { packed: { bytes, ends } };
 }
 
 /** One JSONEachRow buffer for the batch: original lines as received, the rest re-serialised. */
@@ -510,7 +615,7 @@ function insertPayload(rows: readonly Accepted[], raw: boolean): { bytes: Buffer
   for (const a of rows) {
     const line = raw ? a.line : undefined;
     if (line === undefined) {
-      text += `${JSON.stringify(a.row)}\n`;
+      text += `${JSON.stringify(rowOf(a))}\n`;
     } else if (typeof line === 'string') {
       rawCount += 1;
       text += `${line}\n`;

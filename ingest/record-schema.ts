@@ -96,25 +96,30 @@ export function checkRecord(value: unknown, registry: ProtocolLookup): RecordChe
   }
   const slot = String(r.slot);
   if (slot.length === 20 && slot > '18446744073709551615') return refuse('slot_out_of_range', 'slot is out of range');
+  return { ok: true, row: normaliseRecord(r) };
+}
+
+/** The base row of a record that passed checkRecord: defaults filled, slot as text, log
+ *  lines joined. Pure: the same record always gives the same row (ingest/parse-pool.ts
+ *  relies on it to rebuild a row on the main thread from the record's text). */
+export function normaliseRecord(r: IngestRecord): BaseRow {
+  const slot = String(r.slot);
   const accounts = r.accounts ?? [];
   return {
-    ok: true,
-    row: {
-      signature: r.signature,
-      instruction_index: r.instruction_index ?? 0,
-      slot,
-      block_time: r.block_time,
-      program_id: r.program_id,
-      protocol_name: r.protocol_name,
-      instruction_type: r.instruction_type,
-      fee: r.fee,
-      compute_units: r.compute_units,
-      accounts,
-      accounts_count: r.accounts_count ?? accounts.length,
-      success: r.success,
-      error_message: r.error_message ?? '',
-      log_messages: Array.isArray(r.log_messages) ? r.log_messages.join('\n') : (r.log_messages ?? ''),
-      raw_data: r.raw_data ?? '',
-    },
+    signature: r.signature,
+    instruction_index: r.instruction_index ?? 0,
+    slot,
+    block_time: r.block_time,
+    program_id: r.program_id,
+    protocol_name: r.protocol_name,
+    instruction_type: r.instruction_type,
+    fee: r.fee,
+    compute_units: r.compute_units,
+    accounts,
+    accounts_count: r.accounts_count ?? accounts.length,
+    success: r.success,
+    error_message: r.error_message ?? '',
+    log_messages: Array.isArray(r.log_messages) ? r.log_messages.join('\n') : (r.log_messages ?? ''),
+    raw_data: r.raw_data ?? '',
   };
 }

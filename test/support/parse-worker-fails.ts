@@ -1,0 +1,2 @@
+// A parse worker that cannot start (test/ingest-parse-workers.test.ts): its module throws.
+throw new Error('this parse worker cannot start');
