@@ -284,9 +284,11 @@ export function loadConfig(env: Env = process.env): Config {
   const maxRecordBytes = int('INGEST_MAX_RECORD_BYTES', 256 * 1024, 256, 64 * 1024 * 1024);
   const batchRows = int('INGEST_BATCH_ROWS', 10_000, 1, 1_000_000);
   // Parse workers (ingest/parse-pool.ts): the records' JavaScript runs beside the engine's
-  // insert. Default two where there is a second core (measured on 2 cores: bench/RESULTS.md,
-  // "Parse workers"); none on one core, where they could only take turns with the main thread.
-  const parseWorkers = int('INGEST_PARSE_WORKERS', availableParallelism() >= 2 ? 2 : 0, 0, 16);
+  // insert, which itself kept 1.5-2 cores busy on a 2-core machine (bench/RESULTS.md, "Parse
+  // workers": 2 workers there gained a median 1.14x, within the load's noise). So the default
+  // leaves the engine two cores and gives workers what is beyond them: none on 1-2 cores, one
+  // on 3, two from 4 on.
+  const parseWorkers = int('INGEST_PARSE_WORKERS', Math.max(0, Math.min(2, availableParallelism() - 2)), 0, 16);
   // Embedded: one process per data directory, so every journal entry is this process's
   // predecessor's. Server: several ingest processes share the tables; each repairs only
   // its own entries, so the id must be stable across restarts (a host or pod name).
