@@ -1,6 +1,7 @@
 // Route schemas of the export routes, for the OpenAPI document (/api/v1/openapi.json) and
 // the contract fuzzer that reads it. Bodies and queries are checked by export-config.ts
 // (so that errors name the field in this interface's words), not by these schemas.
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { EXPORT_COLUMNS, EXPORT_FORMATS, SPLIT_NAMES } from './export-config.ts';
 import { JOB_STATUSES } from './job-store.ts';
 
@@ -19,42 +20,44 @@ export const errors = (...codes: number[]) =>
   Object.fromEntries(codes.map((c) => [c, { description: TEXT[c] ?? 'Error', $ref: 'ErrorBody#' }]));
 
 const nullable = (type: string) => ({ type: [type, 'null'] });
-const link = { type: 'object', properties: { url: { type: 'string' }, path: { type: 'string' } } } as const;
+const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
+const Link = Type.Object({ url: Type.String(), path: Type.String() });
 
-export const jobSchema = {
-  type: 'object',
-  required: ['id', 'status', 'progress'],
-  properties: {
-    id: { type: 'string' },
-    status: { type: 'string', enum: [...JOB_STATUSES] },
-    progress: { type: 'integer', minimum: 0, maximum: 100, description: 'Rows written over rows planned, 0-100; never backwards' },
-    kind: { type: 'string', enum: ['filters', 'sql'] },
-    format: { type: 'string', enum: [...EXPORT_FORMATS] },
-    rowsWritten: { type: 'integer' },
-    rowsTotal: nullable('integer'),
-    createdAt: { type: 'string' },
-    startedAt: nullable('string'),
-    finishedAt: nullable('string'),
-    expiresAt: nullable('string'),
-    error: { ...nullable('string'), description: 'Why a FAILED job failed' },
-    seeds: { type: 'object', properties: { split: { type: 'integer' }, sampling: nullable('integer') } },
-    files: {
-      type: 'array',
-      items: {
-        type: 'object',
-        properties: {
-          name: { type: 'string' }, split: { type: 'string', enum: [...SPLIT_NAMES] }, rows: { type: 'integer' },
-          bytes: { type: 'integer' }, sha256: { type: 'string' },
-          url: { type: 'string', description: 'Signed link (no API key needed), minted at this read' },
-          path: { type: 'string', description: 'Authenticated download path' },
-        },
-      },
-    },
-    manifest: { type: ['object', 'null'], properties: link.properties },
-    card: { type: ['object', 'null'], properties: link.properties },
-    linkExpiresAt: nullable('string'),
-  },
-} as const;
+/** A job's file as every interface shows it: the stored facts plus its two ways to download. */
+export const ExportFileViewSchema = Type.Object({
+  name: Type.String(),
+  split: Type.Union(SPLIT_NAMES.map((s) => Type.Literal(s))),
+  rows: Type.Integer(),
+  bytes: Type.Integer(),
+  sha256: Type.String(),
+  url: Type.String({ description: 'Signed link (no API key needed), minted at this read' }),
+  path: Type.String({ description: 'Authenticated download path' }),
+});
+export type ExportFileView = Static<typeof ExportFileViewSchema>;
+
+/** A job as every interface shows it: the REST response schema and the service's type, one definition. */
+export const ExportJobViewSchema = Type.Object({
+  id: Type.String(),
+  status: Type.Union(JOB_STATUSES.map((s) => Type.Literal(s))),
+  progress: Type.Integer({ minimum: 0, maximum: 100, description: 'Rows written over rows planned, 0-100; never backwards' }),
+  kind: Type.Union([Type.Literal('filters'), Type.Literal('sql')]),
+  format: Type.Union(EXPORT_FORMATS.map((f) => Type.Literal(f))),
+  rowsWritten: Type.Integer(),
+  rowsTotal: Nullable(Type.Integer()),
+  createdAt: Type.String(),
+  startedAt: Nullable(Type.String()),
+  finishedAt: Nullable(Type.String()),
+  expiresAt: Nullable(Type.String()),
+  error: Nullable(Type.String({ description: 'Why a FAILED job failed' })),
+  seeds: Type.Object({ split: Type.Integer(), sampling: Nullable(Type.Integer()) }),
+  /** Data files (COMPLETED jobs), then manifest.json and README.md as `manifest` and `card`. */
+  files: Type.Array(ExportFileViewSchema),
+  manifest: Nullable(Link),
+  card: Nullable(Link),
+  linkExpiresAt: Nullable(Type.String()),
+});
+export type ExportJobView = Static<typeof ExportJobViewSchema>;
+export const jobSchema = ExportJobViewSchema;
 
 const output = {
   format: { type: 'string', enum: [...EXPORT_FORMATS], default: 'PARQUET' },

@@ -26,6 +26,7 @@ import { datasetCard, DATASET_CARD, MANIFEST, manifestOf } from './dataset-card.
 import type { DownloadLinks } from './download-links.ts';
 import { activeSplits, filterExportSpec, FORMAT_FILES, SPLIT_NAMES, sqlExportSpec, type ExportFormat, type ExportSpec, type FilterExportSpec, type SqlExportSpec } from './export-config.ts';
 import { fileFacts } from './file-facts.ts';
+import type { ExportFileView, ExportJobView } from './export-schemas.ts';
 import { dataWatermark, fileName, literal, planFilterExport, rowBytesExpression, sampleCondition, splitExpression, writeFile, writeFilterChunk, writeSettings } from './export-writer.ts';
 import { isFinished, type ExportFile, type JobRecord, type JobStatus, type JobStore } from './job-store.ts';
 
@@ -41,34 +42,7 @@ export interface ExportOwner {
   plan: Plan;
 }
 
-export interface ExportFileView extends ExportFile {
-  /** Signed link, minted at this read; works without the key until `linkExpiresAt` or the key's revocation. */
-  url: string;
-  /** Authenticated download path (send the API key). */
-  path: string;
-}
-
-/** A job as every interface shows it. */
-export interface ExportJobView {
-  id: string;
-  status: JobStatus;
-  progress: number;
-  kind: 'filters' | 'sql';
-  format: ExportSpec['format'];
-  rowsWritten: number;
-  rowsTotal: number | null;
-  createdAt: string;
-  startedAt: string | null;
-  finishedAt: string | null;
-  expiresAt: string | null;
-  error: string | null;
-  seeds: { split: number; sampling: number | null };
-  /** Data files (COMPLETED jobs), then manifest.json and README.md as `manifest` and `card`. */
-  files: ExportFileView[];
-  manifest: { url: string; path: string } | null;
-  card: { url: string; path: string } | null;
-  linkExpiresAt: string | null;
-}
+export type { ExportFileView, ExportJobView } from './export-schemas.ts';
 
 export interface ExportPage {
   jobs: ExportJobView[];
