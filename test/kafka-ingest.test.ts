@@ -45,6 +45,29 @@ afterAll(async () => {
   await broker?.cleanup();
 });
 
+/**
+ * Publish half of `rest`, stop the broker for `awayMs`, start it again, publish the other
+ * half: every record must be stored exactly once, in the base table and every view, with the
+ * producer and the consumer reconnecting on their own.
+ */
+async function restartMidStream(rest: readonly object[], awayMs: number): Promise<void> {
+  const before = (await tableCounts(s)).transactions ?? 0;
+  const half = Math.floor(rest.length / 2);
+  await publishLines(producer, TOPIC, lines(rest.slice(0, half)));
+  await broker.stop();
+  if (awayMs > 0) await new Promise((r) => setTimeout(r, awayMs));
+  await broker.start();
+  await publishLines(producer, TOPIC, lines(rest.slice(half)));
+  await waitFor('all records after the restart', async () => ((await tableCounts(s)).transactions ?? 0) >= before + rest.length, 90_000, 500);
+  // Let any re-delivery after the restart arrive; it must change nothing.
+  await new Promise((r) => setTimeout(r, 1_000));
+  const counts = await tableCounts(s);
+  expect(counts.transactions).toBe(before + rest.length);
+  expect(counts.tx_by_signature_v2).toBe(counts.transactions);
+  expect(counts.protocol_hourly).toBe(counts.transactions);
+  expect(counts.instruction_hourly).toBe(counts.transactions);
+}
+
 describe('kafka source', () => {
   it('stores produced records once and they are queryable through the analytics layer', async () => {
     const first = records.slice(0, 4_000);
@@ -133,44 +156,13 @@ describe('kafka source', () => {
   });
 
   it('loses nothing and duplicates nothing across a broker restart mid-stream', async () => {
-    const before = (await tableCounts(s)).transactions ?? 0;
-    const rest = records.slice(4_001);
-    const half = Math.floor(rest.length / 2);
-    await publishLines(producer, TOPIC, lines(rest.slice(0, half)));
-    await broker.stop();
-    await broker.start();
-    // The producer and the consumer reconnect on their own.
-    await publishLines(producer, TOPIC, lines(rest.slice(half)));
-    await waitFor('all records after the restart', async () => ((await tableCounts(s)).transactions ?? 0) >= before + rest.length, 90_000, 500);
-    // Let any re-delivery after the restart arrive; it must change nothing.
-    await new Promise((r) => setTimeout(r, 1_000));
-    const counts = await tableCounts(s);
-    expect(counts.transactions).toBe(before + rest.length);
-    expect(counts.tx_by_signature_v2).toBe(counts.transactions);
-    expect(counts.protocol_hourly).toBe(counts.transactions);
-    expect(counts.instruction_hourly).toBe(counts.transactions);
+    await restartMidStream(records.slice(4_001), 0);
   });
 
   it('loses nothing and duplicates nothing when the broker is away for 30 s mid-stream, and reports the lag it then works off', { timeout: 180_000 }, async () => {
-    const before = (await tableCounts(s)).transactions ?? 0;
-    const rest = await demoRecords(s, 4_000, 77);
-    const half = Math.floor(rest.length / 2);
-    await publishLines(producer, TOPIC, lines(rest.slice(0, half)));
-    await broker.stop();
     // Longer than the client's own retries (kafkajs gives up on a connection after about
     // 30 s of backoff): the source must come back by itself, not only ride out a blip.
-    await new Promise((r) => setTimeout(r, 30_000));
-    await broker.start();
-    // The producer and the consumer reconnect on their own.
-    await publishLines(producer, TOPIC, lines(rest.slice(half)));
-    await waitFor('all records after the restart', async () => ((await tableCounts(s)).transactions ?? 0) >= before + rest.length, 90_000, 500);
-    // Let any re-delivery after the restart arrive; it must change nothing.
-    await new Promise((r) => setTimeout(r, 1_000));
-    const counts = await tableCounts(s);
-    expect(counts.transactions).toBe(before + rest.length);
-    expect(counts.tx_by_signature_v2).toBe(counts.transactions);
-    expect(counts.protocol_hourly).toBe(counts.transactions);
-    expect(counts.instruction_hourly).toBe(counts.transactions);
+    await restartMidStream(await demoRecords(s, 4_000, 77), 30_000);
     // The lag it worked off is reported per partition, and is back to 0 once caught up.
     const lag = await s.metrics.registry.getSingleMetricAsString('txa_ingest_kafka_consumer_lag');
     const values = [...lag.matchAll(new RegExp(`topic="${TOPIC.replace(/\./g, '\\.')}",partition="\\d+"} (\\d+)`, 'g'))].map((m) => Number(m[1]));
