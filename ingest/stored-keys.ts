@@ -150,14 +150,15 @@ export class StoredKeys {
     let n = 0;
     const width = 2n ** 64n / BigInt(ranges);
     for (let r = 0; r < ranges; r++) {
-      const slice = ranges === 1 ? '' : `AND sig_key >= ${BigInt(r) * width} ${r === ranges - 1 ? '' : `AND sig_key < ${BigInt(r + 1) * width}`}`;
+      const lo = BigInt(r) * width;
+      const hi = r === ranges - 1 ? 2n ** 64n - 1n : BigInt(r + 1) * width - 1n;
       // Only parts holding a block above the watermark are read (the engine selects parts by
       // their name before reading any column).
       const text = await this.wh.queryText(
         `SELECT bitShiftRight(sig_key, 32), bitAnd(sig_key, 4294967295) FROM ${TABLES.txBySignature}
-         WHERE toUInt64(splitByChar('_', _part)[3]) > {w:Int64} ${slice}`,
+         WHERE toUInt64(splitByChar('_', _part)[3]) > {w:Int64} AND sig_key BETWEEN {lo:UInt64} AND {hi:UInt64}`,
         'TabSeparated',
-        { params: { w: this.watermark } },
+        { params: { w: this.watermark, lo: lo.toString(), hi: hi.toString() } },
       );
       n += this.addText(text);
     }
