@@ -35,3 +35,22 @@ export const PLAN_QUERY_BUDGET: Readonly<Record<Plan, number>> = Object.freeze({
   x402: 1_000_000_000,
   enterprise: 10_000_000_000,
 });
+
+// ---- Fair sharing of heavy work (SQL sessions, export workers) ----------------------------
+
+/**
+ * The share of the client-SQL engine sessions (and of the export workers) that the running
+ * work of ALL keys of one plan may hold together: floor(slots x share), at least one. With
+ * the default 2 sessions, free keys together hold at most one, so however heavy their
+ * queries, another plan's key always finds a session (an enterprise `SELECT 1` answers at
+ * once); x402 keys hold at most one of 2 (two of 3), enterprise keys may use all.
+ */
+export const PLAN_HEAVY_SHARE: Readonly<Record<Plan, number>> = Object.freeze({ free: 0.5, x402: 0.75, enterprise: 1 });
+
+/** Who gets a freed session or worker first: the waiter of the highest plan, oldest first within it. */
+export const PLAN_PRIORITY: Readonly<Record<Plan, number>> = Object.freeze({ free: 0, x402: 1, enterprise: 2 });
+
+/** Slots of `total` one plan's work may hold together (PLAN_HEAVY_SHARE). */
+export function planShareOf(plan: Plan, total: number): number {
+  return Math.max(1, Math.floor(total * PLAN_HEAVY_SHARE[plan]));
+}

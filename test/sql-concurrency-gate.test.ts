@@ -73,3 +73,51 @@ describe('SQL concurrency gate', () => {
     b.release();
   });
 });
+
+describe('SQL concurrency gate: fair shares between plans', () => {
+  const shares = {
+    queuePerKey: 1,
+    queueTotal: 10,
+    maxWaitMs: 60_000,
+    groupCap: (g: string, slots: number) => (g === 'free' ? Math.max(1, Math.floor(slots / 2)) : slots),
+    groupPriority: (g: string) => (g === 'enterprise' ? 2 : g === 'x402' ? 1 : 0),
+  };
+
+  it('free keys together hold at most their share: a third free key waits while a session stays free, and an enterprise key takes it at once', async () => {
+    const gate = new ConcurrencyGate(['s1', 's2'], shares);
+    const f1 = await gate.acquire('F1', 'free');
+    const f2 = gate.acquire('F2', 'free'); // another free key: the free share (1 of 2) is held
+    expect(gate.stats()).toEqual({ running: 1, waiting: 1 });
+    const e1 = await gate.acquire('E1', 'enterprise'); // no wait: the second session is kept for other plans
+    expect(gate.stats()).toEqual({ running: 2, waiting: 1 });
+    e1.release();
+    // The freed session is not the free plan's to take while a free query runs.
+    expect(gate.stats()).toEqual({ running: 1, waiting: 1 });
+    f1.release();
+    (await f2).release();
+    expect(gate.stats()).toEqual({ running: 0, waiting: 0 });
+  });
+
+  it('a freed session goes to the waiter of the highest plan first, even if it came later', async () => {
+    const gate = new ConcurrencyGate(['only'], shares);
+    const e0 = await gate.acquire('E0', 'enterprise');
+    const order: string[] = [];
+    const f = gate.acquire('F', 'free').then((l) => (order.push('free'), l));
+    const x = gate.acquire('X', 'x402').then((l) => (order.push('x402'), l));
+    const e = gate.acquire('E', 'enterprise').then((l) => (order.push('enterprise'), l));
+    e0.release();
+    (await e).release();
+    (await x).release();
+    (await f).release();
+    expect(order).toEqual(['enterprise', 'x402', 'free']);
+  });
+
+  it('with a single session every plan still gets it in turn (a share is at least one)', async () => {
+    const gate = new ConcurrencyGate(['only'], shares);
+    const f = await gate.acquire('F', 'free');
+    f.release();
+    const e = await gate.acquire('E', 'enterprise');
+    e.release();
+    expect(gate.stats()).toEqual({ running: 0, waiting: 0 });
+  });
+});

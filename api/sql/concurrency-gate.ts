@@ -1,7 +1,10 @@
 // Bounded concurrency for client SQL: a fixed set of slots (one per sandbox engine session),
 // one running query per key with a short queue behind it, and a short queue in total.
 // Past either queue the caller is told to come back (429 + Retry-After) instead of piling
-// up: a pile-up is how one caller stalls everyone.
+// up: a pile-up is how one caller stalls everyone. Slots are shared fairly between groups
+// (plans): a group holds at most its share of the slots together, so heavy queries of many
+// free keys leave a session for the other plans, and a freed slot goes to the waiter of the
+// highest-priority group first (oldest first within a group).
 import { AppError, Errors } from '../../core/errors.ts';
 
 export interface GateLimits {
@@ -11,10 +14,15 @@ export interface GateLimits {
   queueTotal: number;
   /** Longest wait for a slot before the caller is told to retry (ms). */
   maxWaitMs: number;
+  /** Most slots the leases of one group may hold together, given the number of slots (no cap when absent). */
+  groupCap?: (group: string, slots: number) => number;
+  /** Order between groups when a slot frees: higher first (all equal when absent). */
+  groupPriority?: (group: string) => number;
 }
 
 interface Waiter<S> {
   key: string;
+  group: string;
   resolve: (lease: Lease<S>) => void;
   reject: (err: unknown) => void;
   timer: NodeJS.Timeout;
@@ -34,7 +42,9 @@ export function busy(message: string): AppError {
 
 export class ConcurrencyGate<S> {
   private readonly free: S[];
+  private readonly slots: number;
   private readonly runningPerKey = new Map<string, number>();
+  private readonly runningPerGroup = new Map<string, number>();
   private readonly waiting: Waiter<S>[] = [];
 
   constructor(
@@ -43,6 +53,13 @@ export class ConcurrencyGate<S> {
   ) {
     if (slots.length === 0) throw new Error('a concurrency gate needs at least one slot');
     this.free = [...slots];
+    this.slots = slots.length;
+  }
+
+  /** Whether `group` may take one more slot now (its share not yet held). */
+  private withinShare(group: string): boolean {
+    const cap = this.limits.groupCap?.(group, this.slots) ?? this.slots;
+    return (this.runningPerGroup.get(group) ?? 0) < Math.max(1, cap);
   }
 
   /** Figures for metrics and tests. */
@@ -52,13 +69,17 @@ export class ConcurrencyGate<S> {
     return { running, waiting: this.waiting.length };
   }
 
-  /** A slot for `key`, now or after a short wait; refused with 429 when the queues are full. */
-  acquire(key: string): Promise<Lease<S>> {
+  /** A slot for `key` of `group`, now or after a short wait; refused with 429 when the queues are full. */
+  acquire(key: string, group = ''): Promise<Lease<S>> {
     const running = this.runningPerKey.get(key) ?? 0;
     const queuedForKey = this.waiting.filter((w) => w.key === key).length;
     // One running query per key: a second waits (or is refused), so one caller cannot take
-    // every slot however many requests it sends.
-    if (running === 0 && queuedForKey === 0 && this.free.length > 0) return Promise.resolve(this.lease(key));
+    // every slot however many requests it sends. A group at its share waits too, however
+    // many slots are free: those are the other groups'.
+    // (No eligible waiter can be passed here: a freed slot goes to one at once.)
+    if (running === 0 && queuedForKey === 0 && this.free.length > 0 && this.withinShare(group)) {
+      return Promise.resolve(this.lease(key, group));
+    }
     if (running + queuedForKey >= 1 + this.limits.queuePerKey) {
       return Promise.reject(busy(`this key already has ${running + queuedForKey} SQL queries running or waiting; at most ${1 + this.limits.queuePerKey} at a time: wait for one to finish`));
     }
@@ -68,6 +89,7 @@ export class ConcurrencyGate<S> {
     return new Promise<Lease<S>>((resolve, reject) => {
       const waiter: Waiter<S> = {
         key,
+        group,
         resolve,
         reject,
         timer: setTimeout(() => {
@@ -80,35 +102,50 @@ export class ConcurrencyGate<S> {
     });
   }
 
-  private lease(key: string): Lease<S> {
+  private lease(key: string, group: string): Lease<S> {
     const slot = this.free.pop()!;
-    this.runningPerKey.set(key, (this.runningPerKey.get(key) ?? 0) + 1);
+    bump(this.runningPerKey, key, 1);
+    bump(this.runningPerGroup, group, 1);
     let released = false;
     return {
       slot,
       release: () => {
         if (released) return;
         released = true;
-        const n = (this.runningPerKey.get(key) ?? 1) - 1;
-        if (n <= 0) this.runningPerKey.delete(key);
-        else this.runningPerKey.set(key, n);
+        bump(this.runningPerKey, key, -1);
+        bump(this.runningPerGroup, group, -1);
         this.free.push(slot);
         this.dispatch();
       },
     };
   }
 
-  /** Hand free slots to the oldest waiters whose key has nothing running. */
+  private rank(group: string): number {
+    return this.limits.groupPriority?.(group) ?? 0;
+  }
+
+  /** A waiter that could take a slot now: its key has nothing running and its group is within its share. */
+  private eligible(w: Waiter<S>): boolean {
+    return (this.runningPerKey.get(w.key) ?? 0) === 0 && this.withinShare(w.group);
+  }
+
+  /** Hand free slots to eligible waiters: the highest-priority group first, oldest first within it. */
   private dispatch(): void {
-    for (let i = 0; i < this.waiting.length && this.free.length > 0; ) {
-      const w = this.waiting[i]!;
-      if ((this.runningPerKey.get(w.key) ?? 0) > 0) {
-        i += 1;
-        continue;
+    while (this.free.length > 0) {
+      let best: Waiter<S> | undefined;
+      for (const w of this.waiting) {
+        if (this.eligible(w) && (best === undefined || this.rank(w.group) > this.rank(best.group))) best = w;
       }
-      this.waiting.splice(i, 1);
-      clearTimeout(w.timer);
-      w.resolve(this.lease(w.key));
+      if (best === undefined) return;
+      this.waiting.splice(this.waiting.indexOf(best), 1);
+      clearTimeout(best.timer);
+      best.resolve(this.lease(best.key, best.group));
     }
   }
+}
+
+function bump(counts: Map<string, number>, name: string, by: number): void {
+  const n = (counts.get(name) ?? 0) + by;
+  if (n <= 0) counts.delete(name);
+  else counts.set(name, n);
 }

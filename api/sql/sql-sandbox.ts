@@ -4,7 +4,7 @@
 // only the sandbox, and the sandbox has a fixed number of slots, each query one thread.
 import { AppError, Errors } from '../../core/errors.ts';
 import { SQL_RESPONSE_BUDGET_BYTES } from '../../core/limits.ts';
-import type { Plan } from '../../core/plans.ts';
+import { isPlan, planShareOf, PLAN_PRIORITY, type Plan } from '../../core/plans.ts';
 import { ClickHouseCode, WarehouseError, type Settings, type Warehouse } from '../../warehouse/warehouse.ts';
 import { ConcurrencyGate, type Lease } from './concurrency-gate.ts';
 import { loadFunctionPolicy, type FunctionPolicy } from './function-policy.ts';
@@ -63,6 +63,9 @@ export class SqlSandbox {
       queuePerKey: limits.queuePerKey,
       queueTotal: limits.queueTotal,
       maxWaitMs: limits.timeoutSeconds * 1000,
+      // Fair shares between plans (core/plans.ts): free keys' heavy queries never take every session.
+      groupCap: (plan, slots) => (isPlan(plan) ? planShareOf(plan, slots) : slots),
+      groupPriority: (plan) => (isPlan(plan) ? PLAN_PRIORITY[plan] : 0),
     });
   }
 
@@ -80,7 +83,7 @@ export class SqlSandbox {
    * them, and a big answer costs this process's event loop almost nothing.
    */
   async json(caller: Caller, text: unknown): Promise<string> {
-    const lease = await this.gate.acquire(caller.key);
+    const lease = await this.gate.acquire(caller.key, caller.plan);
     try {
       const wh = lease.slot;
       const prepared = await this.prepare(wh, caller, text);
@@ -120,7 +123,7 @@ export class SqlSandbox {
    * the stream ends, and a stream not read to its end within the time-out is cancelled.
    */
   async csv(caller: Caller, text: unknown, options: RunOptions = {}): Promise<{ query: string; body: AsyncIterable<Uint8Array> }> {
-    const lease = await this.gate.acquire(caller.key);
+    const lease = await this.gate.acquire(caller.key, caller.plan);
     let handedOver = false;
     try {
       const wh = lease.slot;
@@ -148,7 +151,7 @@ export class SqlSandbox {
 
   /** The cost of a query for `plan` without running it (GraphQL's queryComplexity shares this path). */
   async cost(caller: Caller, text: unknown): Promise<CostEstimate & { prepared: PreparedQuery }> {
-    const lease = await this.gate.acquire(caller.key);
+    const lease = await this.gate.acquire(caller.key, caller.plan);
     try {
       const { prepared, cost } = await this.checkAndCost(lease.slot, caller, text, {});
       return { ...cost, prepared };
@@ -167,7 +170,7 @@ export class SqlSandbox {
    * (as for every client query in embedded mode, DESIGN section 4).
    */
   async prepareExport(caller: Caller, text: unknown, maxRows: number): Promise<{ sql: string; columns: { name: string; type: string }[]; settings: Settings }> {
-    const lease = await this.gate.acquire(caller.key);
+    const lease = await this.gate.acquire(caller.key, caller.plan);
     try {
       const wh = lease.slot;
       const prepared = await this.prepare(wh, caller, text, { maxResultRows: maxRows });
