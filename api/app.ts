@@ -10,6 +10,7 @@ import type { ProtocolRegistry } from '../warehouse/protocol-registry.ts';
 import type { Warehouse } from '../warehouse/warehouse.ts';
 import { installAccessControl, setRateLimitHeaders } from './access/access-control.ts';
 import type { Access } from './access/access.ts';
+import { installAnswerBudget, installRequestScope } from './access/request-budget.ts';
 import { clientErrorHandler, httpServerOptions, installProtocolChecks } from './access/http-protocol.ts';
 import type { Metrics } from '../core/metrics.ts';
 import { installRequestMetrics } from './access/request-metrics.ts';
@@ -124,10 +125,13 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
 
   // Before any route: root hooks then cover every route registered after them, in any
   // plugin, including interfaces other modules add later.
+  // First of all: the request's budget scope, which every later hook and handler runs in.
+  installRequestScope(app, deps.access.budgets);
   installRequestMetrics(app, deps.metrics);
   // Malformed before unauthenticated: a request without Host is a 400 even without a key.
   installProtocolChecks(app);
   installAccessControl(app, deps.access);
+  installAnswerBudget(app);
   // Callers and operators correlate a response with its log lines by this id.
   app.addHook('onSend', async (req, reply, payload) => {
     reply.header('x-request-id', req.id);

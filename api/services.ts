@@ -13,6 +13,7 @@ import { AccountStore } from '../warehouse/account-store.ts';
 import { openExportSessions, openSandboxSessions, openWarehouse } from '../warehouse/open-warehouse.ts';
 import { ProtocolRegistry } from '../warehouse/protocol-registry.ts';
 import type { Warehouse } from '../warehouse/warehouse.ts';
+import { BudgetedWarehouse, BudgetScope } from '../warehouse/budget-scope.ts';
 import { createAccess, type Access } from './access/access.ts';
 import { Metrics } from '../core/metrics.ts';
 import { Analytics } from './analytics/analytics.ts';
@@ -71,9 +72,12 @@ export async function createServices(
   const registry = new ProtocolRegistry(wh);
   // Pagination tokens carry a MAC; replicas share the operator token, so they share the key.
   setPageTokenSecret(config.adminToken);
-  const analytics = new Analytics(new BoundedWarehouse(wh, config.analyticsTimeoutSeconds), registry, dataVersion);
+  // Every statement a door can cause passes the request budget (warehouse/budget-scope.ts):
+  // the serving session's analytics reads, client SQL, export chunks.
+  const budgets = new BudgetScope();
+  const analytics = new Analytics(new BoundedWarehouse(new BudgetedWarehouse(wh, budgets, 'analytics'), config.analyticsTimeoutSeconds), registry, dataVersion);
   const sqlSandbox = new SqlSandbox(
-    openSandboxSessions(config).map((session) => new InstrumentedWarehouse(session, metrics)),
+    openSandboxSessions(config).map((session) => new BudgetedWarehouse(new InstrumentedWarehouse(session, metrics), budgets, 'sql')),
     { ...config.sql, readonlyByUser: config.sql.user !== undefined },
     () => analytics.protocols(),
   );
@@ -92,13 +96,15 @@ export async function createServices(
   pipeline.observeChanges(live);
   // Writes of other processes (npm run ingest, other replicas) reach streams through the journal.
   live.tailJournal({ clock: () => journalClock(wh), finishedSince: (since) => readFinishedBatches(wh, since) }, config.freshnessRefreshMs);
-  const access = await createAccess({ config, wh, logger, metrics, now: options.now });
+  const access = await createAccess({ config, wh, logger, metrics, now: options.now, budgets });
   const accounts = new AccountStore(wh, access.now);
   const exportSessions = openExportSessions(config).map((session) => new InstrumentedWarehouse(session, metrics));
+  // Export statements write files: their reads are budgeted, their output is bounded by the job's quotas instead.
+  const budgetedExportSessions = exportSessions.map((session) => new BudgetedWarehouse(session, budgets, 'export', false));
   const exports = new ExportService({
     config: config.exports,
     store: new JobStore(config.exports.dir),
-    sessions: exportSessions,
+    sessions: budgetedExportSessions,
     sandbox: sqlSandbox,
     visibleProtocols: () => analytics.protocols(),
     // A key of a disabled account is refused everywhere else (access control): its links too.

@@ -152,3 +152,46 @@ export const GRAPHQL_TIMEOUT_MS = 30_000;
 export const GRAPHQL_BODY_LIMIT_BYTES = 64 * 1024;
 /** Longest errorPattern, in characters. */
 export const GRAPHQL_MAX_PATTERN_CHARS = 200;
+
+// ---- One request budget (core/budget.ts): what differs by door ------------------------------
+// Plan figures (rows read, join rows, memory) are in core/plans.ts; these are per door.
+
+/** The doors a request can come through; each has its answer budget and wall time. */
+export const DOORS = ['rpc', 'rest', 'sql', 'graphql', 'stream', 'export', 'download', 'operator'] as const;
+export type Door = (typeof DOORS)[number];
+
+/** Largest GraphQL answer (bytes, UTF-8 as sent), like REST's and JSON-RPC's. */
+export const GRAPHQL_RESPONSE_BUDGET_BYTES = 16 * MiB;
+
+/**
+ * Bytes one answer may carry, per door. Streams (one event at a time, bounded by
+ * STREAM_MAX_QUEUED_EVENTS), export jobs (files, bounded by their quotas), file downloads
+ * (the file as written) and operator calls have no answer budget of this kind.
+ */
+export const ANSWER_BUDGET_BYTES: Readonly<Record<Door, number>> = Object.freeze({
+  rpc: RPC_RESPONSE_BUDGET_BYTES,
+  rest: REST_RESPONSE_BUDGET_BYTES,
+  sql: SQL_RESPONSE_BUDGET_BYTES,
+  graphql: GRAPHQL_RESPONSE_BUDGET_BYTES,
+  stream: Infinity,
+  export: Infinity,
+  download: Infinity,
+  operator: Infinity,
+});
+
+/**
+ * Wall time of one whole request, per door (ms): no statement of the request starts or runs
+ * past it (each also stops at SQL_TIMEOUT_SECONDS). SQL allows a wait for a session
+ * (up to the time-out) before its run; a JSON-RPC batch runs up to RPC_MAX_BATCH calls.
+ * Streams and export jobs are long-lived: their statements are bounded one by one.
+ */
+export const DOOR_WALL_MS: Readonly<Record<Door, number>> = Object.freeze({
+  rpc: 60_000,
+  rest: 30_000,
+  sql: 2 * SQL_TIMEOUT_SECONDS * 1000,
+  graphql: GRAPHQL_TIMEOUT_MS,
+  stream: Infinity,
+  export: Infinity,
+  download: Infinity,
+  operator: Infinity,
+});

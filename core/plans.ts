@@ -54,3 +54,18 @@ export const PLAN_PRIORITY: Readonly<Record<Plan, number>> = Object.freeze({ fre
 export function planShareOf(plan: Plan, total: number): number {
   return Math.max(1, Math.floor(total * PLAN_HEAVY_SHARE[plan]));
 }
+
+// ---- The request budget's plan figures (core/budget.ts) -----------------------------------
+
+/**
+ * Rows one join may hold in memory (the engine's max_rows_in_join) per plan. A join's output
+ * is priced before it runs by the cost check against PLAN_QUERY_BUDGET.
+ */
+export const PLAN_JOIN_ROWS: Readonly<Record<Plan, number>> = Object.freeze({ free: 10_000_000, x402: 100_000_000, enterprise: 1_000_000_000 });
+
+/**
+ * Engine memory one statement may use, per plan (max_memory_usage; the SQL sandbox's own
+ * SQL_MAX_MEMORY_BYTES applies too, the smaller wins). Enough for any answer the doors
+ * build from the hourly views; the bound is for hostile client SQL and wide listings.
+ */
+export const PLAN_MEMORY_BYTES: Readonly<Record<Plan, number>> = Object.freeze({ free: 1024 ** 3, x402: 2 * 1024 ** 3, enterprise: 4 * 1024 ** 3 });

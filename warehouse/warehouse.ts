@@ -11,6 +11,12 @@ export interface QueryOptions {
   settings?: Settings;
   /** Abandon the call; with a server it also cancels the query there. */
   signal?: AbortSignal;
+  /**
+   * The statement only parses (`EXPLAIN AST …`): it reads nothing, so the request budget adds
+   * no settings to it (they would become part of the tree it prints). Honoured only for
+   * statements that start with EXPLAIN AST (warehouse/budget-scope.ts).
+   */
+  parseOnly?: boolean;
 }
 
 export interface InsertOptions {
@@ -85,6 +91,10 @@ export const ClickHouseCode = {
   TIMEOUT_EXCEEDED: 159,
   QUERY_WAS_CANCELLED: 394,
   TOO_MANY_ROWS: 158,
+  /** Result or read rows/bytes over a limit (the newer code of TOO_MANY_ROWS). */
+  TOO_MANY_ROWS_OR_BYTES: 396,
+  /** A join's in-memory table over max_rows_in_join / max_bytes_in_join. */
+  SET_SIZE_LIMIT_EXCEEDED: 191,
   MEMORY_LIMIT_EXCEEDED: 241,
   READONLY: 164,
   NOT_ENOUGH_SPACE: 243,

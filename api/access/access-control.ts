@@ -30,6 +30,7 @@ import type { Access } from './access.ts';
 import { PER_ADDRESS_PLAN } from './operator-auth.ts';
 import { interfaceOf, isExempt, pathOf, rpcCallCount, rpcUsageMethod, rpcUsageMethods, wantsGraphiql } from './protected-paths.ts';
 import type { RateDecision } from './rate-limiter.ts';
+import { grantBudget } from './request-budget.ts';
 
 export interface AuthenticatedKey {
   id: string;
@@ -204,6 +205,8 @@ export function installAccessControl(app: FastifyInstance, access: Access): void
       throw new AppError(Errors.forbidden, STATUS_MESSAGE[status]);
     }
     req.apiKey = { id: record.id, name: record.name, plan: record.plan };
+    // From here every statement this request causes runs under the plan's budget at this door.
+    grantBudget(access.budgets, req, record.plan);
     await charge(req, 1);
     // The matched route, not the raw path: a spelling such as /v1/%72pc reaches the same handler.
     const route = req.routeOptions.url ?? '';

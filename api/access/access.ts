@@ -8,6 +8,7 @@ import type { Logger } from '../../core/logger.ts';
 import { ApiKeyStore } from '../../warehouse/api-key-store.ts';
 import { UsageStore } from '../../warehouse/usage-store.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
+import { BudgetScope } from '../../warehouse/budget-scope.ts';
 import { localKeyChangeBus, redisKeyChangeBus, type KeyChangeBus } from './key-change-bus.ts';
 import { KeyAuthenticator } from './key-authenticator.ts';
 import type { Metrics } from '../../core/metrics.ts';
@@ -23,6 +24,8 @@ export interface Access {
   limiter: FixedWindowLimiter;
   rateLimitStore: RateLimitStore;
   anonymousPerMinute: number;
+  /** Where each request's budget lives while it is served (core/budget.ts); the warehouses the doors reach read it. */
+  budgets: BudgetScope;
   /** JSON-RPC, REST and GraphQL requests in flight per key (PLAN_CONCURRENCY). */
   inFlight: InFlightLimiter;
   usageStore: UsageStore;
@@ -47,6 +50,8 @@ export interface AccessDeps {
   /** Clock of rate-limit windows; tests move it instead of sleeping. Usage minutes stay
    *  on real time: they are stored, and must be real dates. */
   now?: () => number;
+  /** The budget scope the services' warehouses read (one per process; a new one unless given). */
+  budgets?: BudgetScope;
 }
 
 function connectRedis(url: string, log: Logger): Redis {
@@ -108,6 +113,7 @@ export async function createAccess(deps: AccessDeps): Promise<Access> {
     authenticator,
     limiter: new FixedWindowLimiter(rateLimitStore, now),
     rateLimitStore,
+    budgets: deps.budgets ?? new BudgetScope(),
     anonymousPerMinute: config.access.anonymousPerMinute,
     inFlight: new InFlightLimiter(),
     usageStore,

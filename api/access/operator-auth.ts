@@ -9,6 +9,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, Errors } from '../../core/errors.ts';
 import type { Access } from './access.ts';
+import { grantOperatorBudget } from './request-budget.ts';
 import type { RateDecision } from './rate-limiter.ts';
 
 /** Wrong operator or metrics tokens allowed per client address per one-minute window. */
@@ -55,7 +56,10 @@ export function operatorTokenGuard(access: Access, tokens: readonly string[], me
     const given = m ? digest(m[1]!.trim()) : undefined;
     // Every token is compared (no early exit), each in constant time.
     const ok = given !== undefined && accepted.map((t) => timingSafeEqual(t, given)).includes(true);
-    if (ok) return;
+    if (ok) {
+      grantOperatorBudget(access.budgets, req);
+      return;
+    }
     access.metrics.authFailures.inc({ reason: 'operator_token' });
     const after = await access.limiter.consume(subject(req), limit, 1);
     req.rateLimit = { ...after, plan: PER_ADDRESS_PLAN };

@@ -1,7 +1,7 @@
 // Which requests need an API key, and which interface a request belongs to. Decided by
 // path, not by route registration, so routes other modules add later (/v1/rpc,
 // /api/v1/*, /v1/query, /graphql) are protected without touching this code.
-import { RPC_MAX_BATCH } from '../../core/limits.ts';
+import { RPC_MAX_BATCH, type Door } from '../../core/limits.ts';
 import { PARAM_SCHEMAS } from '../rpc/param-schemas.ts';
 
 /** Signed export download links (api/exports/download-links.ts): the link is the credential,
@@ -40,6 +40,21 @@ export function interfaceOf(path: string): Interface {
   if (path === '/api/v1' || path.startsWith('/api/v1/')) return 'rest';
   if (path === '/graphql' || path.startsWith('/graphql/')) return 'graphql';
   return 'other';
+}
+
+/**
+ * The door of the request budget (core/budget.ts) for a matched route pattern. Export jobs
+ * and their downloads are doors of their own (their answers are files); any route not
+ * named here gets the REST door's budget, the tightest of the answering doors.
+ */
+export function doorOf(route: string): Door {
+  if (route === '/v1/rpc') return 'rpc';
+  if (route === '/v1/query' || route === '/api/v1/query') return 'sql';
+  if (route === '/graphql/stream') return 'stream';
+  if (route === '/graphql') return 'graphql';
+  if (route.endsWith('/files/:name') || route.startsWith(SIGNED_LINK_PREFIX)) return 'download';
+  if (route === '/v1/exports' || route.startsWith('/v1/exports/') || route.startsWith('/v1/query/exports')) return 'export';
+  return 'rest';
 }
 
 /** The path of a raw request URL, without the query string. */

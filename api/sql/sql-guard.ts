@@ -219,7 +219,7 @@ async function explainRoot(wh: Warehouse, text: string, canonicalTokens: readonl
   try {
     // No SETTINGS here (they would attach to the explained query): the text already passed
     // the engine's parser under PARSE_SETTINGS in step 3, so its depth is bounded.
-    const dump = await wh.queryText(`EXPLAIN AST ${text}\nFORMAT ${AST_FORMAT_MARKER}`, 'TSVRaw');
+    const dump = await wh.queryText(`EXPLAIN AST ${text}\nFORMAT ${AST_FORMAT_MARKER}`, 'TSVRaw', { parseOnly: true });
     if (dump.length > MAX_DUMP_BYTES) throw invalid('the query is nested too deeply or has too many parts to check; simplify it');
     roots = parseAstDump(dump);
   } catch (err) {

@@ -1,0 +1,76 @@
+// The request budget at the HTTP edge (core/budget.ts, warehouse/budget-scope.ts). Every
+// request runs in a budget scope from its first hook; authentication (a key's plan, or the
+// operator token) fills it, and from then on every statement the request causes runs under
+// it. The answer backstop: whatever a door sends passes its door's answer byte budget here,
+// so a door that forgets its own check still cannot send more (its own check, with advice
+// in its own words, normally answers first).
+import { pipeline, Transform, type Readable } from 'node:stream';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Budget } from '../../core/budget.ts';
+import { Errors } from '../../core/errors.ts';
+import { formatBytes } from '../../core/limits.ts';
+import type { Plan } from '../../core/plans.ts';
+import type { BudgetScope } from '../../warehouse/budget-scope.ts';
+import { doorOf } from './protected-paths.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The request's budget once authenticated (a key's plan, or the operator's); null before and on open routes. */
+    budget: Budget | null;
+  }
+}
+
+/** Open a budget scope for every request (before any other hook, so all of it runs inside). */
+export function installRequestScope(app: FastifyInstance, scope: BudgetScope): void {
+  app.decorateRequest('budget', null);
+  // Callback style: the rest of the request's hooks and its handler run inside `run`.
+  app.addHook('onRequest', (_req, _reply, done) => scope.run(undefined, done));
+}
+
+/** Give `req` the budget of `plan` at its door; every statement it causes from now on runs under it. */
+export function grantBudget(scope: BudgetScope, req: FastifyRequest, plan: Plan): Budget {
+  const budget = new Budget(plan, doorOf(req.routeOptions.url ?? ''));
+  scope.assign(budget);
+  req.budget = budget;
+  return budget;
+}
+
+/** The operator's budget (the highest plan's figures, no answer budget) for a request that passed the operator token. */
+export function grantOperatorBudget(scope: BudgetScope, req: FastifyRequest): void {
+  const budget = new Budget('enterprise', 'operator');
+  scope.assign(budget);
+  req.budget = budget;
+}
+
+const tooLargeMessage = (budget: Budget): string =>
+  `the answer is larger than ${formatBytes(budget.answerBytes)}, the most one ${budget.door} answer may carry: ask for fewer records or a shorter range`;
+
+/** Cut answers over the door's byte budget: a whole body is replaced by the error, a stream is ended abnormally. */
+export function installAnswerBudget(app: FastifyInstance): void {
+  app.addHook('onSend', async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+    const budget = req.budget;
+    if (budget === null || !Number.isFinite(budget.answerBytes) || payload === null || payload === undefined) return payload;
+    if (typeof payload === 'string' || Buffer.isBuffer(payload)) {
+      const bytes = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.byteLength;
+      if (bytes <= budget.answerBytes) return payload;
+      req.log.error({ door: budget.door, bytes, budget: budget.answerBytes }, 'an answer passed its door budget without the door refusing it');
+      reply.code(Errors.responseTooLarge.http).header('content-type', 'application/json; charset=utf-8').removeHeader('content-length');
+      return JSON.stringify({ error: Errors.responseTooLarge.title, message: tooLargeMessage(budget) });
+    }
+    // pipeline, not pipe: an error on either side ends both (the client sees a cut answer).
+    if (typeof (payload as Readable).pipe === 'function') return pipeline(payload as Readable, byteCap(budget), () => {});
+    return payload;
+  });
+}
+
+/** A pass-through that ends the stream with an error once more than the budget has passed. */
+function byteCap(budget: Budget): Transform {
+  let sent = 0;
+  return new Transform({
+    transform(chunk: Buffer | string, _enc, callback) {
+      sent += typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.byteLength;
+      if (sent > budget.answerBytes) callback(new Error(tooLargeMessage(budget)));
+      else callback(null, chunk);
+    },
+  });
+}

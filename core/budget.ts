@@ -1,0 +1,120 @@
+// One request budget, whatever the door (DESIGN section 7, "One budget, one choke point").
+// A request declares its plan and its door; the budget derives every figure from the plan
+// tables (core/plans.ts) and the SPEC limits (core/limits.ts): rows and bytes the engine may
+// read, rows a join may hold, answer bytes, wall time, memory, and the cost ledger checked
+// before a statement runs. The warehouse applies it to every statement of the request
+// (warehouse/budget-scope.ts); doors read their answer budget and cost budget from it.
+import { ANSWER_BUDGET_BYTES, DOOR_WALL_MS, SQL_TIMEOUT_SECONDS, type Door } from './limits.ts';
+import { PLAN_JOIN_ROWS, PLAN_MEMORY_BYTES, PLAN_QUERY_BUDGET, type Plan } from './plans.ts';
+
+export type { Door };
+
+/** Bytes per budgeted row for max_bytes_to_read: wide rows (accounts, logs) are ~600 bytes. */
+export const BYTES_PER_BUDGET_ROW = 1024;
+
+/** Engine settings a budget sets on a statement (a subset of the warehouse's Settings). */
+export type BudgetSettings = Record<string, number | string>;
+
+/** What a statement or answer would cost before it runs, compared with the budget's cost figure. */
+export class OverBudget extends Error {
+  constructor(readonly requested: number, readonly budget: number, message: string) {
+    super(message);
+    this.name = 'OverBudget';
+  }
+}
+
+export class Budget {
+  /** Rows the engine may read per statement (and, as the cost check's budget, per request). */
+  readonly readRows: number;
+  readonly readBytes: number;
+  /** Rows one join may hold in memory (the engine's max_rows_in_join). */
+  readonly joinRows: number;
+  /** Bytes one answer of this door may carry. */
+  readonly answerBytes: number;
+  /** Engine memory one statement may use. */
+  readonly memoryBytes: number;
+  /** Longest one statement may run (SPEC's 30 s applies to a statement). */
+  readonly statementSeconds: number;
+  /** When the whole request must be done (epoch ms). */
+  readonly deadline: number;
+  private spentCost = 0;
+
+  constructor(
+    readonly plan: Plan,
+    readonly door: Door,
+    now: number = Date.now(),
+  ) {
+    this.readRows = PLAN_QUERY_BUDGET[plan];
+    this.readBytes = this.readRows * BYTES_PER_BUDGET_ROW;
+    this.joinRows = PLAN_JOIN_ROWS[plan];
+    this.answerBytes = ANSWER_BUDGET_BYTES[door];
+    this.memoryBytes = PLAN_MEMORY_BYTES[plan];
+    this.statementSeconds = SQL_TIMEOUT_SECONDS;
+    this.deadline = now + DOOR_WALL_MS[door];
+  }
+
+  /** Cost units spent by this request so far (estimated rows read plus base costs). */
+  get spent(): number {
+    return this.spentCost;
+  }
+
+  /**
+   * Charge `cost` before the work it prices runs; refused (nothing charged) when the
+   * request's total would pass the plan's cost budget. `what` names the work in the message.
+   */
+  charge(cost: number, what: string): void {
+    const total = this.spentCost + cost;
+    if (total > this.readRows) {
+      throw new OverBudget(total, this.readRows,
+        `${what} would cost ${Math.round(total)} (estimated rows read plus a base cost); the ${this.plan} plan allows ${this.readRows} per request`);
+    }
+    this.spentCost = total;
+  }
+
+  /** Seconds left before the request's deadline (may be 0 or less once it has passed). */
+  remainingSeconds(now: number = Date.now()): number {
+    return (this.deadline - now) / 1000;
+  }
+
+  /**
+   * The engine limits of one statement run under this budget. `answerLimited`: the
+   * statement's rows become an answer (not a file), so its result bytes are bounded too.
+   */
+  engineSettings(answerLimited: boolean, now: number = Date.now()): BudgetSettings {
+    const seconds = Math.max(1, Math.min(this.statementSeconds, Math.ceil(this.remainingSeconds(now))));
+    return {
+      max_execution_time: seconds,
+      timeout_overflow_mode: 'throw',
+      max_rows_to_read: this.readRows,
+      max_bytes_to_read: this.readBytes,
+      read_overflow_mode: 'throw',
+      max_memory_usage: this.memoryBytes,
+      max_rows_in_join: this.joinRows,
+      max_bytes_in_join: Math.floor(this.memoryBytes / 2),
+      join_overflow_mode: 'throw',
+      ...(answerLimited && Number.isFinite(this.answerBytes) ? { max_result_bytes: this.answerBytes, result_overflow_mode: 'throw' } : {}),
+    };
+  }
+}
+
+/** Numeric limits where a statement's own value and the budget's are both set: the smaller wins. */
+const TIGHTEN = new Set(['max_execution_time', 'max_rows_to_read', 'max_bytes_to_read', 'max_memory_usage', 'max_rows_in_join', 'max_bytes_in_join', 'max_result_bytes']);
+
+/**
+ * A statement's settings under a budget: every limit the budget sets is at most the budget's,
+ * never loosened (0 means "no limit" to the engine, so it counts as the largest). The
+ * statement's own keys keep their order after the budget's, so a trailing `readonly` (which
+ * freezes the settings after it) stays last.
+ */
+export function tightened<S extends Record<string, unknown>>(own: S | undefined, budget: BudgetSettings): S & BudgetSettings {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(budget)) if (own === undefined || !(k in own)) out[k] = v;
+  for (const [k, v] of Object.entries(own ?? {})) {
+    const b = budget[k];
+    if (TIGHTEN.has(k) && typeof b === 'number') {
+      const mine = Number(v);
+      out[k] = mine > 0 && mine < b ? mine : b;
+    } else out[k] = v;
+  }
+  return out as S & BudgetSettings;
+}

@@ -1,0 +1,98 @@
+// One request budget at one choke point (core/budget.ts, warehouse/budget-scope.ts,
+// api/access/request-budget.ts): a route added anywhere gets its plan's limits applied by
+// the engine to every statement it causes, without doing anything itself; a route that
+// reaches the engine without a budget is refused; an answer over its door's byte budget
+// never leaves, even from a door that forgot its own check.
+import { Readable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Budget, tightened } from '../core/budget.ts';
+import { ANSWER_BUDGET_BYTES } from '../core/limits.ts';
+import { PLAN_MEMORY_BYTES, PLAN_QUERY_BUDGET } from '../core/plans.ts';
+import { BudgetedWarehouse } from '../warehouse/budget-scope.ts';
+import { apiKeyHeaders } from './support/api-key.ts';
+import { captureLog } from './support/log-capture.ts';
+import { startApp } from './support/services.ts';
+
+describe('the budget, as figures', () => {
+  it('derives every figure from the plan and the door', () => {
+    const free = new Budget('free', 'graphql', 0);
+    expect(free.readRows).toBe(PLAN_QUERY_BUDGET.free);
+    expect(free.answerBytes).toBe(ANSWER_BUDGET_BYTES.graphql);
+    expect(free.engineSettings(true, 0)).toMatchObject({ max_rows_to_read: PLAN_QUERY_BUDGET.free, max_memory_usage: PLAN_MEMORY_BYTES.free, max_result_bytes: ANSWER_BUDGET_BYTES.graphql, max_execution_time: 30 });
+    // Files are not answers: no result-bytes limit on an export's statements.
+    expect(new Budget('free', 'export', 0).engineSettings(false, 0)).not.toHaveProperty('max_result_bytes');
+  });
+
+  it('never loosens a statement\'s own tighter limit, and a statement cannot lift one (0 means no limit)', () => {
+    const budget = new Budget('free', 'sql', 0).engineSettings(true, 0);
+    const out = tightened({ max_execution_time: 5, max_rows_to_read: 0, max_memory_usage: 2 ** 40, readonly: 1 }, budget);
+    expect(out.max_execution_time).toBe(5);
+    expect(out.max_rows_to_read).toBe(PLAN_QUERY_BUDGET.free);
+    expect(out.max_memory_usage).toBe(PLAN_MEMORY_BYTES.free);
+    // readonly freezes the settings after it: it stays last.
+    expect(Object.keys(out).at(-1)).toBe('readonly');
+  });
+
+  it('shortens a statement to what is left of the request\'s wall time, and charges cost before work runs', () => {
+    const b = new Budget('free', 'rest', 0);
+    expect(b.engineSettings(true, 25_500).max_execution_time).toBe(5);
+    b.charge(PLAN_QUERY_BUDGET.free - 10, 'the first field');
+    expect(() => b.charge(11, 'the second field')).toThrow(/the second field would cost .* the free plan allows/);
+    expect(b.spent).toBe(PLAN_QUERY_BUDGET.free - 10);
+  });
+});
+
+describe('every route passes the budget', () => {
+  let t: Awaited<ReturnType<typeof startApp>>;
+  const log = captureLog('error');
+  beforeAll(async () => {
+    t = await startApp({}, { logger: log.logger });
+    const { app, services } = t;
+    // Routes a later change might add: the tests show they are budgeted without any code of their own.
+    const probe = new BudgetedWarehouse(services.wh, services.access.budgets, 'probe');
+    const limits = async () => (await probe.query<Record<string, string>>(
+      "SELECT toString(getSetting('max_rows_to_read')) AS rows, toString(getSetting('max_memory_usage')) AS memory, toString(getSetting('max_result_bytes')) AS answer",
+    ))[0];
+    app.get('/v1/new-door', async () => limits());
+    app.get('/dashboard/new-open-route', async () => limits());
+    app.get('/v1/new-door/big', async () => 'x'.repeat(ANSWER_BUDGET_BYTES.rest + 1));
+    app.get('/v1/new-door/big-stream', async (_req, reply) => {
+      const chunk = Buffer.alloc(1024 * 1024, 'y');
+      let n = 0;
+      return reply.type('text/plain').send(new Readable({ read() { this.push(n++ < 40 ? chunk : null); } }));
+    });
+  });
+  afterAll(async () => t?.cleanup());
+
+  it('a new door runs every statement under the plan of the calling key, enforced by the engine', async () => {
+    for (const plan of ['free', 'enterprise'] as const) {
+      const res = await t.app.inject({ method: 'GET', url: '/v1/new-door', headers: await apiKeyHeaders(t.app, plan) });
+      expect(res.statusCode).toBe(200);
+      expect(res.json()).toEqual({ rows: String(PLAN_QUERY_BUDGET[plan]), memory: String(PLAN_MEMORY_BYTES[plan]), answer: String(ANSWER_BUDGET_BYTES.rest) });
+    }
+  });
+
+  it('a route that reaches the engine without a budget is refused, and the log says why', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/dashboard/new-open-route' });
+    expect(res.statusCode).toBe(500);
+    expect(res.json()).toEqual({ error: 'Internal Server Error', message: 'Internal error' });
+    expect(log.text()).toMatch(/a probe statement ran in a request without a budget/);
+  });
+
+  it('an answer over the door\'s byte budget never leaves, even when the door did not check it', async () => {
+    const headers = await apiKeyHeaders(t.app, 'free');
+    const res = await t.app.inject({ method: 'GET', url: '/v1/new-door/big', headers });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toMatchObject({ error: 'Response Too Large', message: expect.stringMatching(/larger than 16 MiB/) });
+    // A streamed answer is cut: the client never receives more than the budget.
+    const streamed = await t.app.inject({ method: 'GET', url: '/v1/new-door/big-stream', headers }).catch((err: unknown) => err);
+    const bytes = streamed instanceof Error ? 0 : streamed.rawPayload.byteLength;
+    expect(bytes).toBeLessThanOrEqual(ANSWER_BUDGET_BYTES.rest);
+  });
+
+  it('outside any request (ingest, start-up, tests) statements run under the operator budget, never unlimited', async () => {
+    const [row] = await new BudgetedWarehouse(t.services.wh, t.services.access.budgets, 'probe')
+      .query<{ rows: string }>("SELECT toString(getSetting('max_rows_to_read')) AS rows");
+    expect(row?.rows).toBe(String(PLAN_QUERY_BUDGET.enterprise));
+  });
+});
