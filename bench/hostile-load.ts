@@ -1,0 +1,166 @@
+// The hostile review's attack as a benchmark: three free keys send the heaviest work their
+// plan allows (aliased GraphQL time series with unique comments, the audit's join queries,
+// full JSON-RPC batches, generated-row SQL exports) for BENCH_SECONDS, while a fourth client
+// (an enterprise key) probes /health and getProtocolStats. The same probes run on the idle
+// server first, in the same run. The service runs as its own process (api/main.ts), so its
+// memory is measured apart from this load generator's.
+//
+//   npx tsx bench/hostile-load.ts                              # 300k demo rows, 60 s of attack
+//   BENCH_SECONDS=20 BENCH_ROWS=100000 npx tsx bench/hostile-load.ts
+//
+// Figures: the server's peak RSS (target: bounded, under 1.5 GiB), probe p50/p99 idle and
+// under attack (target p99 under 250 ms), answers by status per attacker, 5xx (target 0),
+// and whether the server is still alive at the end (target: no crash).
+import { readFileSync } from 'node:fs';
+import { startApiService } from '../scripts/daemons/api-service.ts';
+import { machine } from './bench-support.ts';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 60);
+const ROWS = Number(process.env.BENCH_ROWS ?? 300_000);
+const IDLE_SECONDS = Math.min(10, SECONDS);
+const PROBE_EVERY_MS = 100;
+
+const percentile = (xs: number[], p: number): number => {
+  if (xs.length === 0) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]!;
+};
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The audit's document: ten aliased hourly time series grouped by protocol and instruction type, four metrics each. */
+function heavyDocument(from: string, to: string, tag: number): string {
+  const field = (i: number) => `a${i}: timeSeries(bucketBy: HOUR, groupBy: [PROTOCOL, INSTRUCTION_TYPE], metrics: [COUNT, SUM_FEE, MAX_FEE, MIN_FEE], filters: { dateRange: { start: "${from}", end: "${to}" } }) { timestamp value label }`;
+  return `# ${tag} ${Math.random()}\n{ ${Array.from({ length: 10 }, (_, i) => field(i)).join('\n')} }`;
+}
+
+const JOINS = [
+  'SELECT count() FROM transactions t1 JOIN transactions t2 ON t1.success = t2.success WHERE t1.fee > 0',
+  'SELECT count() FROM transactions t1 JOIN transactions t2 ON t1.fee = t1.fee',
+  'SELECT count() FROM transactions t1 JOIN transactions t2 ON t1.protocol_name = t2.protocol_name',
+  'SELECT protocol_name, instruction_type, count(), avg(fee), quantileExact(0.99)(fee) FROM transactions GROUP BY protocol_name, instruction_type',
+];
+
+interface Tally {
+  sent: number;
+  byStatus: Record<string, number>;
+  bytes: number;
+}
+
+async function main(): Promise<void> {
+  process.stdout.write(`starting the service with ${ROWS} demo rows...\n`);
+  const service = await startApiService({ demoRows: ROWS, env: { LOG_LEVEL: 'error' } });
+  const pid = service.child.pid!;
+  const exited = new Promise<number | null>((r) => service.child.once('exit', (code) => r(code)));
+  let crashed: number | null | undefined;
+  void exited.then((c) => (crashed = c));
+  const attackers = await Promise.all([1, 2, 3].map((i) => service.createKey('free', `attacker-${i}`)));
+  const prober = await service.createKey('enterprise', 'prober');
+  const json = (key: string) => ({ 'content-type': 'application/json', 'x-api-key': key });
+
+  // The demo window: the newest 30 days (the seed's), as dates.
+  const to = new Date().toISOString().slice(0, 10);
+  const from = new Date(Date.now() - 30 * 86_400_000).toISOString().slice(0, 10);
+
+  let peakRss = 0;
+  const rssTimer = setInterval(() => {
+    try {
+      const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+      if (m) peakRss = Math.max(peakRss, Number(m[1]) * 1024);
+    } catch { /* the process is gone: counted as a crash below */ }
+  }, 250);
+
+  const probeBody = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getProtocolStats', params: [{ protocolName: 'jupiter_v6' }] });
+  async function probe(seconds: number): Promise<{ health: number[]; stats: number[]; failures: number }> {
+    const health: number[] = [];
+    const stats: number[] = [];
+    let failures = 0;
+    const end = Date.now() + seconds * 1000;
+    while (Date.now() < end) {
+      const t0 = performance.now();
+      const h = await fetch(`${service.url}/health`).catch(() => undefined);
+      health.push(performance.now() - t0);
+      if (h?.status !== 200) failures += 1;
+      await h?.arrayBuffer();
+      const t1 = performance.now();
+      const s = await fetch(`${service.url}/v1/rpc`, { method: 'POST', headers: json(prober.key), body: probeBody }).catch(() => undefined);
+      const text = (await s?.text()) ?? '';
+      stats.push(performance.now() - t1);
+      if (s?.status !== 200 || text.includes('"error"')) failures += 1;
+      await sleep(PROBE_EVERY_MS);
+    }
+    return { health, stats, failures };
+  }
+
+  process.stdout.write(`idle probes for ${IDLE_SECONDS} s...\n`);
+  const idle = await probe(IDLE_SECONDS);
+
+  let attacking = true;
+  let tag = 0;
+  const work = [
+    (key: string) => fetch(`${service.url}/graphql`, { method: 'POST', headers: json(key), body: JSON.stringify({ query: heavyDocument(from, to, tag++) }) }),
+    (key: string) => fetch(`${service.url}/v1/query`, { method: 'POST', headers: json(key), body: JSON.stringify({ query: `${JOINS[tag++ % JOINS.length]} -- ${Math.random()}` }) }),
+    (key: string) => fetch(`${service.url}/v1/rpc`, {
+      method: 'POST', headers: json(key),
+      body: JSON.stringify(Array.from({ length: 20 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'getTransactions', params: [{ limit: 10_000, sortOrder: i % 2 === 0 ? 'desc' : 'asc' }] }))),
+    }),
+    (key: string) => fetch(`${service.url}/v1/query/exports`, {
+      method: 'POST', headers: json(key),
+      body: JSON.stringify({ query: `SELECT number, randomPrintableASCII(200) AS junk FROM numbers(1000000000) -- ${tag++}`, format: 'csv' }),
+    }),
+  ];
+  const tallies: Tally[] = attackers.map(() => ({ sent: 0, byStatus: {}, bytes: 0 }));
+  // Each attacker keeps as many requests in flight as its plan admits, and waits out its 429s.
+  const attack = attackers.flatMap((a, i) => [0, 1, 2, 3].map(async (lane) => {
+    const tally = tallies[i]!;
+    let n = lane;
+    while (attacking) {
+      const res = await work[n++ % work.length]!(a.key).catch(() => undefined);
+      tally.sent += 1;
+      const status = res === undefined ? 'network' : String(res.status);
+      tally.byStatus[status] = (tally.byStatus[status] ?? 0) + 1;
+      const body = res === undefined ? new ArrayBuffer(0) : await res.arrayBuffer().catch(() => new ArrayBuffer(0));
+      tally.bytes += body.byteLength;
+      if (res?.status === 429) await sleep(Math.min(5, Number(res.headers.get('retry-after') ?? 1)) * 1000);
+    }
+  }));
+  process.stdout.write(`attack by 3 free keys for ${SECONDS} s, probing meanwhile...\n`);
+  const loaded = await probe(SECONDS);
+  attacking = false;
+  await Promise.race([Promise.all(attack), sleep(35_000)]);
+  clearInterval(rssTimer);
+  const alive = crashed === undefined;
+
+  const row = (name: string, xs: number[]) => `| ${name} | ${percentile(xs, 50).toFixed(1)} | ${percentile(xs, 99).toFixed(1)} | ${xs.length} |`;
+  const fiveXx = tallies.reduce((n, t) => n + Object.entries(t.byStatus).filter(([s]) => s.startsWith('5')).reduce((a, [, c]) => a + c, 0), 0);
+  const report = [
+    `machine: ${machine()}`,
+    `rows: ${ROWS}, attack ${SECONDS} s, idle probes ${IDLE_SECONDS} s, ${new Date().toISOString()}`,
+    '',
+    '| probe | p50 ms | p99 ms | n |',
+    '|---|---|---|---|',
+    row('/health idle', idle.health),
+    row('/health under attack', loaded.health),
+    row('getProtocolStats idle', idle.stats),
+    row('getProtocolStats under attack', loaded.stats),
+    '',
+    `probe failures: idle ${idle.failures}, under attack ${loaded.failures}`,
+    `server peak RSS: ${(peakRss / 1024 ** 2).toFixed(0)} MiB (target < 1536)`,
+    `attackers' answers: ${tallies.map((t, i) => `#${i + 1} ${t.sent} sent, ${JSON.stringify(t.byStatus)}, ${(t.bytes / 1024 ** 2).toFixed(1)} MiB received`).join('; ')}`,
+    `5xx answers: ${fiveXx}; server alive at the end: ${alive ? 'yes' : `no (exit ${crashed})`}`,
+  ].join('\n');
+  process.stdout.write(`\n${report}\n`);
+  process.stdout.write(`${JSON.stringify({
+    bench: 'hostile-load', rows: ROWS, seconds: SECONDS, peakRssMiB: Math.round(peakRss / 1024 ** 2),
+    idle: { healthP99: percentile(idle.health, 99), statsP99: percentile(idle.stats, 99) },
+    loaded: { healthP99: percentile(loaded.health, 99), statsP99: percentile(loaded.stats, 99) },
+    probeFailures: loaded.failures, fiveXx, alive, attackers: tallies,
+  })}\n`);
+  await service.stop();
+  if (!alive || fiveXx > 0) process.exitCode = 1;
+}
+
+main().catch((err) => {
+  process.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
+  process.exit(1);
+});
