@@ -59,6 +59,11 @@ export class AnswerMemo {
     return hit;
   }
 
+  /** Keep an answer, stamped with the memo's own clock. */
+  remember(key: string, value: Omit<Remembered, 'at'>): void {
+    this.set(key, { ...value, at: this.now() });
+  }
+
   set(key: string, value: Remembered): void {
     const old = this.entries.get(key);
     if (old !== undefined) this.drop(key, old);

@@ -191,7 +191,7 @@ export async function graphqlRoutes(app: FastifyInstance, opts: GraphqlRouteOpti
     };
     const stream = answerStream(answer, {
       budgetBytes,
-      ...(keep ? { onData: (data: Buffer) => memo.set(memoKey, { version, at: Date.now(), fields: ledger.fields, requested: ledger.requested, data }) } : {}),
+      ...(keep ? { onData: (data: Buffer) => memo.remember(memoKey, { version, fields: ledger.fields, requested: ledger.requested, data }) } : {}),
     });
     return reply.code(status).header('content-type', `${type}; charset=utf-8`).send(stream);
   }
