@@ -53,7 +53,7 @@ export interface AppDeps {
   freshness: FreshnessWatermark;
   live: LiveActivity;
   /** GraphQL cost budgets and time-out (PLAN_QUERY_BUDGET and 30 s unless set; tests lower them). */
-  graphql?: Pick<GraphqlRouteOptions, 'budgets' | 'timeoutMs'>;
+  graphql?: Pick<GraphqlRouteOptions, 'budgets' | 'timeoutMs' | 'responseBudgetBytes' | 'maxDocumentPoints' | 'memo'>;
 }
 
 export interface AppOptions {
@@ -135,6 +135,17 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   // Callers and operators correlate a response with its log lines by this id.
   app.addHook('onSend', async (req, reply, payload) => {
     reply.header('x-request-id', req.id);
+    return payload;
+  });
+  // No page of this service may be framed (clickjacking): every HTML answer, whichever
+  // plugin sent it (Swagger UI, GraphiQL, the dashboard, pages added later).
+  app.addHook('onSend', async (_req, reply, payload) => {
+    if (/^text\/html/i.test(String(reply.getHeader('content-type') ?? ''))) {
+      const csp = reply.getHeader('content-security-policy');
+      if (csp === undefined) reply.header('content-security-policy', "frame-ancestors 'none'");
+      else if (!/frame-ancestors/i.test(String(csp))) reply.header('content-security-policy', `${String(csp)}; frame-ancestors 'none'`);
+      reply.header('x-frame-options', 'DENY');
+    }
     return payload;
   });
   // X-Data-Newest-Block-Time / X-Data-Ingested-At on every answer of the four interfaces.

@@ -153,15 +153,48 @@ export const GRAPHQL_BODY_LIMIT_BYTES = 64 * 1024;
 /** Longest errorPattern, in characters. */
 export const GRAPHQL_MAX_PATTERN_CHARS = 200;
 
+// ---- GraphQL answer budget (docs/graphql.md, "Limits") ------------------------------------
+
+/**
+ * Byte budget of one GraphQL answer, UTF-8 as sent. A top-level field whose part would take
+ * the answer past it answers null with a QUERY_TOO_COMPLEX error at its path (the fields
+ * before it keep theirs), as JSON-RPC answers the calls of a batch past its budget.
+ */
+export const GRAPHQL_RESPONSE_BUDGET_BYTES = 16 * MiB;
+/**
+ * Most items one document may ask for over all its top-level fields (aliases included):
+ * records or groups of a page (pagination.first), time-series points (buckets x metrics x
+ * series), protocolStats entries. Checked before execution from what the arguments say;
+ * where the series count is known only once the data is read, the points are counted as
+ * each field answers. Bounds the answer's size and the time graphql-js spends completing it
+ * (one block of the event loop): 50,000 points took about 100 ms.
+ */
+export const GRAPHQL_MAX_DOCUMENT_POINTS = 50_000;
+/**
+ * Most field selections in one document, counting each fragment spread as the fields it
+ * brings (so a fragment spread twice counts twice): GraphiQL's introspection query is about
+ * 470. Checked right after parsing, before validation, with the next limit.
+ */
+export const GRAPHQL_MAX_SELECTIONS = 1_000;
+/**
+ * Most times one response name may be selected in one selection set (its fragments
+ * included). graphql-js's overlapping-fields rule compares every pair of them: 1,500
+ * identical fields held the event loop 70-260 ms before it gave up with "Validation aborted".
+ */
+export const GRAPHQL_MAX_SAME_NAME = 10;
+/** Bytes of the remembered answers of identical GraphQL queries, all keys together (the oldest go first). */
+export const GRAPHQL_MEMO_BUDGET_BYTES = 64 * MiB;
+/** How long a remembered answer may be served again; a timer drops expired ones. */
+export const GRAPHQL_MEMO_TTL_MS = 2000;
+/** Bytes serialised between two turns of the event loop when an answer is written out. */
+export const ANSWER_CHUNK_BYTES = 64 * 1024;
+
 // ---- One request budget (core/budget.ts): what differs by door ------------------------------
 // Plan figures (rows read, join rows, memory) are in core/plans.ts; these are per door.
 
 /** The doors a request can come through; each has its answer budget and wall time. */
 export const DOORS = ['rpc', 'rest', 'sql', 'graphql', 'stream', 'export', 'download', 'operator'] as const;
 export type Door = (typeof DOORS)[number];
-
-/** Largest GraphQL answer (bytes, UTF-8 as sent), like REST's and JSON-RPC's. */
-export const GRAPHQL_RESPONSE_BUDGET_BYTES = 16 * MiB;
 
 /**
  * Bytes one answer may carry, per door. Streams (one event at a time, bounded by

@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Errors } from '../core/errors.ts';
+import { GRAPHQL_RESPONSE_BUDGET_BYTES } from '../core/limits.ts';
 import { apiKeyHeaders } from './support/api-key.ts';
 import { captureLog } from './support/log-capture.ts';
 import { ingestDemo } from './support/fixtures.ts';
@@ -47,6 +48,7 @@ describe('hostile GraphQL corpus (test/fixtures/hostile-graphql.json)', () => {
     const started = Date.now();
     const res = await send(c);
     expect(res.statusCode, res.body.slice(0, 400)).toBe(c.expect.status);
+    expect(Buffer.byteLength(res.body), 'bytes bounded').toBeLessThanOrEqual(GRAPHQL_RESPONSE_BUDGET_BYTES);
     expect(res.body).not.toMatch(/\n\s+at |\.ts:\d+|node_modules|DB::Exception|Internal error/);
     expect(Date.now() - started, 'answered promptly').toBeLessThan(5_000);
     if (c.expect.code !== undefined) {

@@ -39,6 +39,15 @@ export function fieldError(err: unknown, path: readonly (string | number)[]): Gr
   return new GraphQLError(err instanceof Error ? err.message : String(err), { path, originalError: err instanceof Error ? err : undefined });
 }
 
+/** Arguments some shared services name bare (the export service's "first must be ..."), as GraphQL writes them. */
+const AS_WRITTEN: Readonly<Record<string, string>> = { first: 'pagination.first', after: 'pagination.after' };
+
+/** A message that starts with a bare argument name, with the name as the request wrote it. */
+function asWritten(message: string, field: string | undefined): string {
+  const written = field === undefined ? undefined : AS_WRITTEN[field];
+  return written !== undefined && message.startsWith(`${field} `) ? `${written}${message.slice(field!.length)}` : message;
+}
+
 /**
  * The wire form of one error: catalog errors worded for GraphQL with their code; errors of
  * the GraphQL language itself (syntax, validation, variable coercion) keep their message
@@ -51,7 +60,7 @@ export function formatError(e: GraphQLError, log: (err: unknown) => void): Graph
   if (orig instanceof AppError) {
     const w = worded(orig, GRAPHQL_WORDING) as AppError;
     if (w.kind.http >= 500) log(orig);
-    const message = w.kind.http >= 500 ? 'Internal error' : w.message;
+    const message = w.kind.http >= 500 ? 'Internal error' : asWritten(w.message, w.field);
     return { message, ...place, extensions: { code: w.kind.graphql } };
   }
   if (orig !== undefined && !(orig instanceof GraphQLError)) {

@@ -11,15 +11,28 @@ import {
 } from '../../core/limits.ts';
 import type { AskedGroupFilters, Analytics, CostQuestion } from '../analytics/analytics.ts';
 import type { AnswerCost, Recommendation } from '../analytics/analytics-cost.ts';
-import { FAILURE_METRICS, type Group, type GroupKey, type Metric, type TimeBucket } from '../analytics/group-aggregates.ts';
+import { bucketCount, FAILURE_METRICS, type Group, type GroupKey, type Metric, type TimeBucket } from '../analytics/group-aggregates.ts';
 import type { ListRequest, TimeRange, Transaction, TransactionFilters } from '../analytics/types.ts';
 import { FILTER_LIST_MAX, SIGNATURE_LIST_MAX } from '../../core/limits.ts';
 import { Address, breaksRule, dayStart, InstructionType, ProtocolName, Signature } from '../../core/vocabulary/primitives.ts';
 
-/** A top-level field ready to run: what it costs is asked of `question`, `run` answers it. */
+/**
+ * What a running field reports to its request: the items it answers, against the document's
+ * GRAPHQL_MAX_DOCUMENT_POINTS (throws QUERY_TOO_COMPLEX past it).
+ */
+export interface FieldMeter {
+  count(points: number): void;
+}
+
+/**
+ * A top-level field ready to run: what it costs is asked of `question`, `run` answers it;
+ * `points` is how many items its arguments ask for (the least it can answer when the number
+ * of series is known only once read; 1 when absent).
+ */
 export interface FieldPlan {
   question: CostQuestion;
-  run(): Promise<unknown>;
+  points?: number;
+  run(meter: FieldMeter): Promise<unknown>;
 }
 
 /** GraphQL enum values to the analytics layer's names. */
@@ -100,7 +113,7 @@ function refuse(f: FiltersArg | null | undefined, names: (keyof FiltersArg)[], w
 function pageOf(p: PaginationArg | null | undefined): { limit: number; cursor?: string } {
   const first = p?.first ?? GRAPHQL_DEFAULT_FIRST;
   if (first < 1 || first > GRAPHQL_MAX_FIRST) {
-    throw invalidParams(`pagination.first must be between 1 and ${GRAPHQL_MAX_FIRST} (got ${first}); page on with pagination.after`, 'first');
+    throw invalidParams(`pagination.first must be between 1 and ${GRAPHQL_MAX_FIRST} (got ${first}); page on with pagination.after`, 'pagination.first');
   }
   const after = p?.after;
   if (present(after) && (after.length === 0 || after.length > 1024)) {
@@ -109,15 +122,20 @@ function pageOf(p: PaginationArg | null | undefined): { limit: number; cursor?: 
   return { limit: first, ...(present(after) ? { cursor: after } : {}) };
 }
 
-const unique = <T>(xs: readonly T[]): T[] => [...new Set(xs)];
-
-function metricsOf(v: unknown, name = 'metrics'): Metric[] {
+/** The enum values of a list argument, each at most once: a repeated value is refused (it was dropped silently). */
+function distinct(v: unknown, name: string, max: number): string[] {
   const names = (v as string[] | null | undefined) ?? [];
-  if (names.length > Object.keys(METRIC).length * 2) throw invalidParams(`${name} may hold at most ${Object.keys(METRIC).length * 2} entries`, name);
-  return unique(names.map((n) => METRIC[n]!));
+  if (names.length > max) throw invalidParams(`${name} may hold at most ${max} entries, each value once (got ${names.length})`, name);
+  const seen = new Set<string>();
+  for (const [i, n] of names.entries()) {
+    if (seen.has(n)) throw invalidParams(`${name}[${i}]: ${n} is listed twice; name each value once`, name);
+    seen.add(n);
+  }
+  return names;
 }
 
-const keysOf = (v: unknown): GroupKey[] => unique(((v as string[] | null | undefined) ?? []).map((n) => GROUP_KEY[n]!));
+const metricsOf = (v: unknown): Metric[] => distinct(v, 'metrics', Object.keys(METRIC).length).map((n) => METRIC[n]!);
+const keysOf = (v: unknown): GroupKey[] => distinct(v, 'groupBy', Object.keys(GROUP_KEY).length).map((n) => GROUP_KEY[n]!);
 
 function groupFilters(f: FiltersArg | null | undefined, range: TimeRange): AskedGroupFilters {
   const protocols = list(f?.protocols, 'filters.protocols');
@@ -176,8 +194,10 @@ async function transactionsPlan(a: Analytics, args: Args): Promise<FieldPlan> {
     const request: ListRequest = { filters, sortOrder: direction, limit: page.limit, ...(page.cursor ? { cursor: page.cursor } : {}) };
     return {
       question: { kind: 'listing', request },
-      async run() {
+      points: page.limit,
+      async run(meter) {
         const { edges, more } = await a.transactionEdges(request);
+        meter.count(edges.length);
         return connection(edges.map((e) => ({ node: e.node, cursor: e.cursor })), more);
       },
     };
@@ -196,8 +216,10 @@ async function transactionsPlan(a: Analytics, args: Args): Promise<FieldPlan> {
   };
   return {
     question: { kind: 'groups', request },
-    async run() {
+    points: page.limit,
+    async run(meter) {
       const { groups, more } = await a.transactionGroups(request);
+      meter.count(groups.length);
       return connection(groups.map((g) => ({ node: groupNode(g.group), cursor: g.cursor })), more);
     },
   };
@@ -223,11 +245,16 @@ function protocolStatsPlan(a: Analytics, args: Args): FieldPlan {
   const protocols = list(f?.protocols, 'filters.protocols');
   return {
     question: { kind: 'stats', ...(protocols ? { protocols } : {}), range },
-    run: () => a.protocolStatsList(protocols, range),
+    points: protocols?.length ?? 1,
+    async run(meter) {
+      const stats = await a.protocolStatsList(protocols, range);
+      meter.count(stats.length);
+      return stats;
+    },
   };
 }
 
-function timeSeriesPlan(a: Analytics, args: Args): FieldPlan {
+async function timeSeriesPlan(a: Analytics, args: Args): Promise<FieldPlan> {
   const f = args.filters as FiltersArg;
   refuse(f, ['errorPattern', 'programIds', 'signatures', 'status'], 'is not a filter of timeSeries (protocols, dateRange and instructionTypes are)');
   const range = rangeOf(f, true) as Required<TimeRange>;
@@ -237,10 +264,14 @@ function timeSeriesPlan(a: Analytics, args: Args): FieldPlan {
   if (metrics.length === 0) throw invalidParams('metrics must name at least one metric', 'metrics');
   const bucket = BUCKET[args.bucketBy as string] ?? 'hour';
   const request = { filters: { ...groupFilters(f, range), range }, keys, metrics, bucket };
+  // Known before reading: buckets x metrics x protocols (by PROTOCOL); instruction types only once read.
+  const protocolSeries = keys.includes('protocol') ? (request.filters.protocols?.length ?? (await a.protocols()).length) : 1;
   return {
     question: { kind: 'series', request },
-    async run() {
+    points: bucketCount(range, bucket) * metrics.length * Math.max(1, protocolSeries),
+    async run(meter) {
       const series = await a.timeSeries(request);
+      meter.count(series.length * (series[0]?.points.length ?? 0) * metrics.length);
       const out: { timestamp: number; value: number; label: string }[] = [];
       for (const s of series) {
         const name = keys.length === 0 ? 'all' : keys.map((k) => (k === 'protocol' ? s.keys.protocol : s.keys.instructionType)).join('/');
@@ -276,8 +307,10 @@ function failedTransactionsPlan(a: Analytics, args: Args): FieldPlan {
   };
   return {
     question: { kind: 'failures', request },
-    async run() {
+    points: page.limit,
+    async run(meter) {
       const { groups, more } = await a.failureGroups(request);
+      meter.count(groups.length);
       return connection(groups.map((g) => ({
         node: {
           protocolName: g.group.protocol ?? null,
