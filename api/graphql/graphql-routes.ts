@@ -112,7 +112,8 @@ export async function graphqlRoutes(app: FastifyInstance, opts: GraphqlRouteOpti
 
   async function handle(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     if (wantsGraphiql(req.method, pathOf(req.url), req.headers.accept)) return page.send(reply);
-    const ledger: Ledger = { requested: 0, budget: req.apiKey ? budgets[req.apiKey.plan] : 0, fields: 0, query: false, points: 0 };
+    // The request budget's cost figure (core/budget.ts); tests may lower it per plan.
+    const ledger: Ledger = { requested: 0, budget: req.apiKey ? (opts.budgets?.[req.apiKey.plan] ?? req.budget?.readRows ?? budgets[req.apiKey.plan]) : 0, fields: 0, query: false, points: 0 };
     let params: Params;
     try {
       params = readParams(req);

@@ -155,6 +155,13 @@ export const guardedExecute = (o: GuardOptions, req: FastifyRequest, ledger: Led
     if (errors.length === 0 && ledger.requested > ledger.budget) {
       errors.push(tooComplex(`the request would cost ${Math.round(ledger.requested)} (estimated rows read plus a base cost); `
         + `the ${req.apiKey?.plan ?? 'current'} plan allows ${ledger.budget} per request. queryComplexity lists what would lower it`));
+    } else if (errors.length === 0) {
+      // Spent on the request's one budget (core/budget.ts), which every door's work draws on.
+      try {
+        req.budget?.charge(ledger.requested, 'the request');
+      } catch (err) {
+        errors.push(tooComplex((err as Error).message));
+      }
     }
   }
   if (errors.length === 0) {
