@@ -65,8 +65,9 @@ function watchDir(id: string): () => number {
   };
 }
 
-// 400 million hashes of generated rows: no table read, many seconds of one core.
-const SLOW = "SELECT count() AS n FROM (SELECT arrayJoin(range(20000)) AS a, arrayJoin(range(20001)) AS b) WHERE cityHash64(a, b) % 7 = 8";
+// 1.6 billion hashes of generated rows: no table read, seconds of one core, little memory
+// (a cross join's output comes in small blocks; two arrayJoins in one block did not).
+const SLOW = "SELECT count() AS n FROM (SELECT arrayJoin(range(40000)) AS a) AS l CROSS JOIN (SELECT arrayJoin(range(40001)) AS b) AS r WHERE cityHash64(a, b) % 7 = 8";
 
 describe('time and read budgets per statement', () => {
   it('fails a SQL export whose statement passes the SQL time-out, naming the limit per statement', async () => {
