@@ -129,12 +129,19 @@ describe('disk quotas', () => {
       const third = await waitJob(await start('/v1/query/exports', one, { query, format: 'CSV' }), one);
       expect(third.status).toBe('FAILED');
       expect(third.error).toMatch(/^this API key's export files would hold about \d+ bytes; the free plan allows 250000 bytes per key/);
+      // Once the key's files fill its quota, a new job is refused at once (it could only fail).
+      cfg.quotas.keyBytes.free = keyHeld(one);
+      const full = await post('/v1/query/exports', one, { query, format: 'CSV' });
+      expect(full.statusCode, full.body).toBe(429);
+      expect(full.json().message).toMatch(/^this API key's export files hold \d+ bytes of the \d+ the free plan allows; a new export can start when older ones expire/);
+      expect(Number(full.headers['retry-after'])).toBeGreaterThan(0);
+      cfg.quotas.keyBytes.free = 250_000;
       // Another free key has a quota of its own.
       expect((await waitJob(await start('/v1/query/exports', two, { query, format: 'CSV' }), two)).status).toBe('COMPLETED');
       // The free plan's share of the budget is used up; the enterprise plan's is not.
       const held = heldBytes();
       cfg.diskBudgetBytes = held + 1_000_000;
-      cfg.quotas.planShare.free = held / cfg.diskBudgetBytes;
+      cfg.quotas.planShare.free = (held + 1000) / cfg.diskBudgetBytes;
       const refused = await waitJob(await start('/v1/query/exports', two, { query, format: 'CSV' }), two);
       expect(refused.status).toBe('FAILED');
       expect(refused.error).toMatch(/^export files of all free-plan keys would hold about \d+ bytes; the free plan's share of the export disk is \d+ bytes/);
@@ -210,6 +217,11 @@ describe('fair sharing of export workers', () => {
     }
   });
 });
+
+/** Bytes of a key's unexpired export files, as its jobs list them. */
+function keyHeld(headers: Record<string, string>): number {
+  return t.services.exports.list(owners.get(headers['x-api-key']!)!, { first: 100 }).jobs.reduce((a, j) => a + j.files.reduce((b, f) => b + f.bytes, 0), 0);
+}
 
 function heldBytes(): number {
   const root = path.join(t.services.config.exports.dir, 'files');

@@ -6,6 +6,8 @@
 // once cannot each take the same room. Files on disk are counted again after each write.
 import { statfsSync } from 'node:fs';
 import type { ExportConfig } from '../../core/config.ts';
+import { AppError, Errors } from '../../core/errors.ts';
+import type { Plan } from '../../core/plans.ts';
 import { JobFailure } from './job-errors.ts';
 import type { JobRecord, JobStore } from './job-store.ts';
 
@@ -70,6 +72,26 @@ export class ExportQuotas {
         + `${what} (about ${coming} bytes) does not fit. Try again later, or export less`);
     }
     if (hold) this.writing.set(job.id, { job, bytes: coming });
+  }
+
+  /**
+   * Refuse a new job (429, Retry-After until the first of the files in the way expires) when
+   * its key's or its plan's quota is already full: it could only fail. Room that is merely
+   * short is judged when the job runs, against its own bytes.
+   */
+  checkRoom(owner: { id: string; plan: Plan }, now: number): void {
+    const live = this.store.all().filter((j) => j.status !== 'EXPIRED' && j.files.length > 0);
+    const q = this.config.quotas;
+    const full = (jobs: JobRecord[], limit: number, what: string): void => {
+      const bytes = jobs.reduce((a, j) => a + bytesOf(j), 0);
+      if (bytes < limit) return;
+      const expiries = jobs.map((j) => (j.expiresAt === null ? Number.POSITIVE_INFINITY : Date.parse(j.expiresAt))).filter(Number.isFinite);
+      const wait = expiries.length === 0 ? 60 : Math.max(1, Math.ceil((Math.min(...expiries) - now) / 1000));
+      throw new AppError(Errors.rateLimited, `${what} hold ${bytes} bytes of the ${limit} the ${owner.plan} plan allows; `
+        + `a new export can start when older ones expire (the first in ${wait} s)`, { retryAfterSeconds: wait });
+    };
+    full(live.filter((j) => j.owner === owner.id), q.keyBytes[owner.plan], 'this API key\'s export files');
+    full(live.filter((j) => j.plan === owner.plan), Math.floor(q.planShare[owner.plan] * this.config.diskBudgetBytes), `export files of all ${owner.plan}-plan keys`);
   }
 
   /** The job's statement ended: its bytes are now its files (or deleted). */

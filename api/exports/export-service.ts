@@ -237,6 +237,7 @@ export class ExportService {
 
   private enqueue(owner: ExportOwner, spec: ExportSpec, run: JobRecord['run'], schema: JobRecord['schema']): JobRecord {
     this.checkCaps(owner);
+    this.quotas.checkRoom(owner, this.now());
     const job: JobRecord = {
       id: `exp_${randomBytes(12).toString('base64url')}`,
       seq: this.deps.store.nextSeq(),
