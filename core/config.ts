@@ -4,6 +4,8 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { availableParallelism, hostname } from 'node:os';
 import path from 'node:path';
+import { EXPORT_INGEST_RESERVE_BYTES, SQL_TIMEOUT_SECONDS } from './limits.ts';
+import { PLAN_EXPORT_DISK_SHARE, PLAN_EXPORT_JOB_BYTES, PLAN_EXPORT_KEY_BYTES, PLAN_EXPORT_MAX_JOBS, PLAN_EXPORT_MAX_ROWS, type Plan } from './plans.ts';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -139,8 +141,17 @@ export interface Config {
   exports: ExportConfig;
 }
 
-/** Plans by name, as in warehouse/api-key-store.ts (core imports nothing of ours). */
-type PlanValues<T> = { free: T; x402: T; enterprise: T };
+type PlanValues<T> = Record<Plan, T>;
+
+/** Disk quotas of export files (numbers in core/plans.ts "Export quotas"; tests lower them). */
+export interface ExportQuotas {
+  /** Bytes one job's files may hold, per plan. */
+  jobBytes: PlanValues<number>;
+  /** Bytes one key's unexpired files may hold together, per plan. */
+  keyBytes: PlanValues<number>;
+  /** Share (0-1) of diskBudgetBytes the files of all keys of a plan may hold together. */
+  planShare: PlanValues<number>;
+}
 
 export interface ExportConfig {
   /** Where jobs (one JSON record each) and their files live (EXPORT_DIR; default DATA_DIR/../exports). */
@@ -149,6 +160,9 @@ export interface ExportConfig {
   retentionHours: number;
   /** Bytes all export files together may hold (EXPORT_DISK_BUDGET_BYTES); a job that would pass it FAILS. */
   diskBudgetBytes: number;
+  /** Bytes of the export disk left free for ingest (EXPORT_INGEST_RESERVE_BYTES): files stay below free space minus this. */
+  ingestReserveBytes: number;
+  quotas: ExportQuotas;
   /** Most rows one file holds, about (EXPORT_FILE_MAX_ROWS): a job writes one file per split per chunk of this size. */
   fileMaxRows: number;
   /** Rows one job may write, per plan (EXPORT_MAX_ROWS_FREE, _X402, _ENTERPRISE). */
@@ -159,7 +173,8 @@ export interface ExportConfig {
   workers: number;
   /** Engine threads one export statement may use (EXPORT_MAX_THREADS; default 1, so serving keeps a core). */
   maxThreads: number;
-  /** Engine time limit of one export statement (a chunk), seconds (EXPORT_STATEMENT_TIMEOUT_SECONDS). */
+  /** Engine time limit of one export statement (a chunk, a SQL export's count or write), seconds
+   *  (EXPORT_STATEMENT_TIMEOUT_SECONDS; default and most: SQL_TIMEOUT_SECONDS, the SPEC's limit per statement). */
   statementTimeoutSeconds: number;
   /** Lifetime of a signed download link, seconds (EXPORT_LINK_TTL_SECONDS); re-minted on every status read. */
   linkTtlSeconds: number;
@@ -295,7 +310,7 @@ export function loadConfig(env: Env = process.env): Config {
   const metricsPort = int('INGEST_METRICS_PORT', 9464, 0, 65535);
   const writerId = str('INGEST_WRITER_ID') ?? (chUrl === undefined ? 'embedded' : hostname());
 
-  const sqlTimeoutSeconds = int('SQL_TIMEOUT_SECONDS', 30, 1, 3600);
+  const sqlTimeoutSeconds = int('SQL_TIMEOUT_SECONDS', SQL_TIMEOUT_SECONDS, 1, 3600);
   const analyticsTimeoutSeconds = int('ANALYTICS_TIMEOUT_SECONDS', 10, 1, 3600);
   const sqlMaxMemoryBytes = int('SQL_MAX_MEMORY_BYTES', 2 * 1024 ** 3, 16 * 1024 ** 2, 2 ** 50);
   // At least two: one key runs one query at a time, so an abusive key can hold one session, never all.
@@ -346,19 +361,23 @@ export function loadConfig(env: Env = process.env): Config {
     retentionHours: int('EXPORT_RETENTION_HOURS', 72, 1, 24 * 365),
     diskBudgetBytes: int('EXPORT_DISK_BUDGET_BYTES', 20 * 1024 ** 3, 1024 ** 2, 2 ** 53),
     fileMaxRows: int('EXPORT_FILE_MAX_ROWS', 1_000_000, 1, 1_000_000_000),
+    ingestReserveBytes: int('EXPORT_INGEST_RESERVE_BYTES', EXPORT_INGEST_RESERVE_BYTES, 0, 2 ** 53),
+    quotas: { jobBytes: { ...PLAN_EXPORT_JOB_BYTES }, keyBytes: { ...PLAN_EXPORT_KEY_BYTES }, planShare: { ...PLAN_EXPORT_DISK_SHARE } },
     maxRows: {
-      free: int('EXPORT_MAX_ROWS_FREE', 1_000_000, 0, 10 ** 12),
-      x402: int('EXPORT_MAX_ROWS_X402', 20_000_000, 0, 10 ** 12),
-      enterprise: int('EXPORT_MAX_ROWS_ENTERPRISE', 500_000_000, 0, 10 ** 12),
+      free: int('EXPORT_MAX_ROWS_FREE', PLAN_EXPORT_MAX_ROWS.free, 0, 10 ** 12),
+      x402: int('EXPORT_MAX_ROWS_X402', PLAN_EXPORT_MAX_ROWS.x402, 0, 10 ** 12),
+      enterprise: int('EXPORT_MAX_ROWS_ENTERPRISE', PLAN_EXPORT_MAX_ROWS.enterprise, 0, 10 ** 12),
     },
     maxJobs: {
-      free: int('EXPORT_MAX_JOBS_FREE', 1, 0, 1000),
-      x402: int('EXPORT_MAX_JOBS_X402', 2, 0, 1000),
-      enterprise: int('EXPORT_MAX_JOBS_ENTERPRISE', 4, 0, 1000),
+      free: int('EXPORT_MAX_JOBS_FREE', PLAN_EXPORT_MAX_JOBS.free, 0, 1000),
+      x402: int('EXPORT_MAX_JOBS_X402', PLAN_EXPORT_MAX_JOBS.x402, 0, 1000),
+      enterprise: int('EXPORT_MAX_JOBS_ENTERPRISE', PLAN_EXPORT_MAX_JOBS.enterprise, 0, 1000),
     },
-    workers: int('EXPORT_WORKERS', 1, 1, 16),
+    // Two: one stays free for paid plans (plans.ts EXPORT_WORKERS_RESERVED_FOR_PAID).
+    workers: int('EXPORT_WORKERS', 2, 1, 16),
     maxThreads: int('EXPORT_MAX_THREADS', 1, 1, 256),
-    statementTimeoutSeconds: int('EXPORT_STATEMENT_TIMEOUT_SECONDS', 600, 1, 86_400),
+    // A job's statements obey the same time-out as a client query: lowering is allowed, raising is not.
+    statementTimeoutSeconds: int('EXPORT_STATEMENT_TIMEOUT_SECONDS', sqlTimeoutSeconds, 1, sqlTimeoutSeconds),
     linkTtlSeconds: int('EXPORT_LINK_TTL_SECONDS', 3600, 10, 7 * 86_400),
   };
   const signupRaw = (str('DASHBOARD_SIGNUP') ?? 'open').toLowerCase();

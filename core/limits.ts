@@ -90,8 +90,16 @@ export const MAX_ACTIVITY_BUCKETS = 10_000;
 export const SQL_MAX_LIMIT = 10_000;
 export const SQL_DEFAULT_LIMIT = 1_000;
 export const SQL_MAX_LENGTH = 100_000;
-/** SQL time-out (SPEC), also the bound on any one analytics answer by default. */
+/** SQL time-out (SPEC), also the bound on any one analytics answer by default, and on each
+ *  statement of an export job (a job runs many; none may run longer than a client query). */
 export const SQL_TIMEOUT_SECONDS = 30;
+
+/**
+ * Bytes of the disk holding export files that exports leave free (EXPORT_INGEST_RESERVE_BYTES):
+ * export files together stay below the disk's free space minus this, so ingest (often on
+ * the same disk) and the engine's merges keep room however full the export budget is.
+ */
+export const EXPORT_INGEST_RESERVE_BYTES = 2 * 1024 * MiB;
 
 // ---- Dashboard accounts (docs/dashboard.md). Stated to the user where they apply.
 

@@ -69,3 +69,41 @@ export const PLAN_JOIN_ROWS: Readonly<Record<Plan, number>> = Object.freeze({ fr
  * build from the hourly views; the bound is for hostile client SQL and wide listings.
  */
 export const PLAN_MEMORY_BYTES: Readonly<Record<Plan, number>> = Object.freeze({ free: 1024 ** 3, x402: 2 * 1024 ** 3, enterprise: 4 * 1024 ** 3 });
+
+// ---- Export quotas (docs/exports.md "Limits", "Quotas" and "Fair sharing") ---------------
+// Defaults of the per-plan export caps; EXPORT_MAX_ROWS_* and EXPORT_MAX_JOBS_* override
+// the first two (core/config.ts), the byte quotas are read from here.
+
+/** Rows one export job may write. */
+export const PLAN_EXPORT_MAX_ROWS: Readonly<Record<Plan, number>> = Object.freeze({ free: 1_000_000, x402: 20_000_000, enterprise: 500_000_000 });
+
+/** Export jobs one key may have QUEUED or RUNNING at once (past it: 429). */
+export const PLAN_EXPORT_MAX_JOBS: Readonly<Record<Plan, number>> = Object.freeze({ free: 1, x402: 2, enterprise: 4 });
+
+const GiB = 1024 ** 3;
+
+/**
+ * Bytes one export job's files may hold. Rows need not come from a table (a SQL export of
+ * `repeat('x', 100000)` costs no read budget), so output is budgeted in bytes as well as rows:
+ * the engine counts a SQL export's bytes before writing, a filter export's are estimated
+ * before its first chunk and checked before every chunk.
+ */
+export const PLAN_EXPORT_JOB_BYTES: Readonly<Record<Plan, number>> = Object.freeze({ free: 1 * GiB, x402: 16 * GiB, enterprise: 128 * GiB });
+
+/** Bytes the unexpired export files of one key may hold together (a new job waits for old ones to expire). */
+export const PLAN_EXPORT_KEY_BYTES: Readonly<Record<Plan, number>> = Object.freeze({ free: 2 * GiB, x402: 32 * GiB, enterprise: 256 * GiB });
+
+/**
+ * Share of the export disk budget (EXPORT_DISK_BUDGET_BYTES) the files of all keys of a plan
+ * may hold together: however many free keys there are, they cannot fill the disk paid
+ * exports need. 1 for enterprise: its keys are bounded by the budget itself.
+ */
+export const PLAN_EXPORT_DISK_SHARE: Readonly<Record<Plan, number>> = Object.freeze({ free: 0.1, x402: 0.5, enterprise: 1 });
+
+/**
+ * Export workers kept for paid plans: free jobs may use at most EXPORT_WORKERS minus this
+ * many (and at least one), so a free key's heavy export never makes a paid key wait for a
+ * worker. With a single worker there is nothing to keep; preemption at chunk boundaries
+ * still bounds the wait to one statement.
+ */
+export const EXPORT_WORKERS_RESERVED_FOR_PAID = 1;

@@ -75,6 +75,12 @@ describe('GraphQL exports', () => {
     expect((await gql(`query($id: ID!) { exportJob(id: $id) { status } }`, { id: mine })).body.data!.exportJob.status).toBe('COMPLETED');
     const bad = await gql('{ exportJobs(pagination: { after: "Zm9v" }) { edges { cursor } } }');
     expect(bad.body.errors?.[0]?.message).toMatch(/^pagination\.after is not a cursor/);
+    // Arguments are named as written: the page size is pagination.first, not a bare first.
+    for (const first of [0, 101]) {
+      const big = await gql(`{ exportJobs(pagination: { first: ${first} }) { edges { cursor } } }`);
+      expect(big.body.errors?.[0]?.message).toMatch(/^pagination\.first must be a whole number from 1 to 100$/);
+      expect(big.body.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    }
   });
 
   it('answers export fields fresh on every request, per key (never from the memo of identical queries)', async () => {

@@ -407,7 +407,7 @@ describe('limits', () => {
     }
   });
 
-  it('stops before a chunk that would pass the disk budget, at the bytes per row written so far', async () => {
+  it('stops before writing an export whose estimated bytes would pass the disk budget, though its first chunk would fit', async () => {
     const cfg = t.services.config.exports;
     const saved = cfg.diskBudgetBytes;
     cfg.diskBudgetBytes = Number.MAX_SAFE_INTEGER;
@@ -416,12 +416,18 @@ describe('limits', () => {
       expect(probe.status).toBe('COMPLETED');
       const first = probe.files.filter((f) => f.name.endsWith('-00000.csv')).reduce((x, f) => x + f.bytes, 0);
       expect(probe.files.length).toBeGreaterThan(3);
-      // Room for the files held now and this job's first chunk, not for its second.
+      // Room for the files held now and this job's first chunk, not for the whole job.
       cfg.diskBudgetBytes = heldBytes(cfg.dir) + first + 10;
-      const job = await exportJob({ format: 'CSV', columns: ['signature'] });
+      const r = await post('/v1/exports', a, { format: 'CSV', columns: ['signature'] });
+      const dir = path.join(cfg.dir, 'files', r.json<Job>().id);
+      let largest = 0;
+      const sizes = setInterval(() => { largest = Math.max(largest, heldIn(dir)); }, 5);
+      const job = await waitJob(r.json<Job>().id);
+      clearInterval(sizes);
       expect(job.status).toBe('FAILED');
-      expect(job.error).toMatch(/^the export disk budget is used up: the next chunk \(about \d+ bytes\) would take export files to/);
-      expect(existsSync(path.join(cfg.dir, 'files', job.id))).toBe(false);
+      expect(job.error).toMatch(/^the export disk budget is used up: this export \(about \d+ bytes\) would take export files to/);
+      expect(largest).toBe(0);
+      expect(existsSync(dir)).toBe(false);
     } finally {
       cfg.diskBudgetBytes = saved;
     }

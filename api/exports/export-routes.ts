@@ -112,8 +112,8 @@ export async function exportRoutes(app: FastifyInstance, opts: { exports: Export
 }
 
 /**
- * Send a file with ranges: `Range: bytes=a-b` (one range; anything else gets the whole
- * file), honoured only when `If-Range` is absent or equals the strong ETag (the sha256),
+ * Send a file with ranges: `Range: bytes=a-b` (one range; anything else, or a range ending
+ * before it starts, gets the whole file), honoured only when `If-Range` is absent or equals the strong ETag (the sha256),
  * so a download resumed after the file changed restarts rather than splicing two files.
  */
 async function sendFile(req: FastifyRequest, reply: FastifyReply, h: ExportFileHandle): Promise<FastifyReply> {
@@ -135,7 +135,10 @@ async function sendFile(req: FastifyRequest, reply: FastifyReply, h: ExportFileH
   const range = req.headers.range;
   const ifRange = req.headers['if-range'];
   const m = typeof range === 'string' ? /^bytes=(\d*)-(\d*)$/.exec(range.trim()) : null;
-  if (m !== null && (m[1] !== '' || m[2] !== '') && (ifRange === undefined || ifRange === etag)) {
+  // RFC 9110 section 14.1.1: a range whose last byte comes before its first is invalid, and
+  // an invalid Range header is ignored (the whole file, 200), unlike a valid one past the end (416).
+  const invalid = m !== null && m[1] !== '' && m[2] !== '' && Number(m[2]) < Number(m[1]);
+  if (m !== null && !invalid && (m[1] !== '' || m[2] !== '') && (ifRange === undefined || ifRange === etag)) {
     let start: number;
     let end: number;
     if (m[1] === '') {

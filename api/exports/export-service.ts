@@ -3,32 +3,35 @@
 // create / createSql / get / list / cancel. Jobs run in the background on engine sessions
 // of their own (never the serving session, never the SQL sandbox's), in chunks of about
 // EXPORT_FILE_MAX_ROWS rows by time range: between chunks a job reports progress, notices
-// cancellation and checks the disk budget, and after a restart it resumes at the first
+// cancellation, checks the disk quotas and may give its worker to another job, and after a restart it resumes at the first
 // chunk not written. A running engine statement cannot really be cancelled, so a cancel
-// takes effect when the chunk in progress ends (its result is then deleted).
+// takes effect when the chunk in progress ends (its result is then deleted). The engine
+// work is export-runner.ts (budgets per statement), the disk quotas export-quotas.ts, and
+// who gets a worker export-scheduler.ts (a job may yield its worker at a chunk boundary).
 //
 //   QUEUED -> RUNNING -> COMPLETED | FAILED | CANCELLED;  COMPLETED -> EXPIRED after retention
 //   QUEUED -> CANCELLED;  RUNNING at a restart -> QUEUED (resumed), FAILED after MAX_ATTEMPTS
+//   RUNNING -> QUEUED when it yields its worker (resumed at its next chunk)
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { ExportConfig } from '../../core/config.ts';
 import { AppError, Errors, param, type ExportParamKey } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { Plan } from '../../core/plans.ts';
 import type { KeyStatus } from '../../warehouse/api-key-store.ts';
-import { WarehouseError, type Warehouse } from '../../warehouse/warehouse.ts';
-import { SIGNED_LINK_PREFIX } from '../access/protected-paths.ts';
+import type { Warehouse } from '../../warehouse/warehouse.ts';
 import type { SqlSandbox } from '../sql/sql-sandbox.ts';
-import { engineMessage } from '../sql/sql-guard.ts';
 import { datasetCard, DATASET_CARD, MANIFEST, manifestOf } from './dataset-card.ts';
 import type { DownloadLinks } from './download-links.ts';
-import { activeSplits, filterExportSpec, FORMAT_FILES, SPLIT_NAMES, sqlExportSpec, type ExportFormat, type ExportSpec, type FilterExportSpec, type SqlExportSpec } from './export-config.ts';
-import { fileFacts } from './file-facts.ts';
+import { activeSplits, filterExportSpec, sqlExportSpec, type ExportSpec } from './export-config.ts';
+import { ExportQuotas } from './export-quotas.ts';
+import { runFilters, runSql, type RunContext } from './export-runner.ts';
+import { nextJob, shouldYield } from './export-scheduler.ts';
 import type { ExportFileView, ExportJobView } from './export-schemas.ts';
-import { dataWatermark, fileName, literal, planFilterExport, rowBytesExpression, sampleCondition, splitExpression, writeFile, writeFilterChunk, writeSettings } from './export-writer.ts';
-import { isFinished, type ExportFile, type JobRecord, type JobStatus, type JobStore } from './job-store.ts';
+import { failureMessage, fileNotFound, fileOf, jobView, type ExportFileHandle } from './export-views.ts';
+import { Cancelled, JobFailure, Stopping, Yielded } from './job-errors.ts';
+import { isFinished, type JobRecord, type JobStatus, type JobStore } from './job-store.ts';
 
 /** A job interrupted by this many restarts is failed instead of being started again. */
 export const MAX_ATTEMPTS = 3;
@@ -52,14 +55,7 @@ export interface ExportPage {
   endCursor: string | null;
 }
 
-/** A file ready to be sent. */
-export interface ExportFileHandle {
-  file: string;
-  name: string;
-  bytes: number;
-  sha256: string;
-  contentType: string;
-}
+export type { ExportFileHandle } from './export-views.ts';
 
 export interface ExportServiceDeps {
   config: ExportConfig;
@@ -74,29 +70,25 @@ export interface ExportServiceDeps {
   links: DownloadLinks;
   logger: Logger;
   now?: () => number;
+  /** Free bytes of the disk holding `dir` (statfs; tests stand in a small disk). */
+  freeDisk?: (dir: string) => number;
 }
 
 const bad = (key: ExportParamKey, message: string): AppError => new AppError(Errors.invalidParams, `${param(key)} ${message}`, { field: key });
 const jobNotFound = (): AppError => new AppError(Errors.notFound, `${param('job')}: no export job with this id for this API key`);
-const fileNotFound = (): AppError => new AppError(Errors.notFound, 'no such file in this export job (it may have expired)');
-
-/** Thrown between chunks when the job was cancelled meanwhile. */
-class Cancelled extends Error {}
-/** Thrown between chunks when the service is closing: the job stays RUNNING on disk and resumes at the next start. */
-class Stopping extends Error {}
-/** A failure whose message is meant for the job's owner. */
-class JobFailure extends Error {}
 
 export class ExportService {
   private readonly now: () => number;
   private readonly free: Warehouse[];
   private readonly running = new Set<Promise<void>>();
+  private readonly quotas: ExportQuotas;
   private sweeper: NodeJS.Timeout | undefined;
   private stopped = false;
 
   constructor(private readonly deps: ExportServiceDeps) {
     this.now = deps.now ?? Date.now;
     this.free = [...deps.sessions];
+    this.quotas = new ExportQuotas(deps.config, deps.store, deps.freeDisk);
   }
 
   /** Recover what a previous process left (RUNNING jobs resumed or failed), expire old files, start queued jobs. */
@@ -245,6 +237,7 @@ export class ExportService {
 
   private enqueue(owner: ExportOwner, spec: ExportSpec, run: JobRecord['run'], schema: JobRecord['schema']): JobRecord {
     this.checkCaps(owner);
+    this.quotas.checkRoom(owner, this.now());
     const job: JobRecord = {
       id: `exp_${randomBytes(12).toString('base64url')}`,
       seq: this.deps.store.nextSeq(),
@@ -278,10 +271,11 @@ export class ExportService {
     return job;
   }
 
-  /** Start queued jobs, oldest first, while a session is free. */
+  /** Start queued jobs while a session is free, in the scheduler's order (export-scheduler.ts). */
   private pump(): void {
     while (!this.stopped && this.free.length > 0) {
-      const next = this.deps.store.all().filter((j) => j.status === 'QUEUED').sort((a, b) => -newestFirst(a, b))[0];
+      const all = this.deps.store.all();
+      const next = nextJob(all.filter((j) => j.status === 'QUEUED'), all.filter((j) => j.status === 'RUNNING'), this.deps.sessions.length);
       if (next === undefined) return;
       const wh = this.free.pop()!;
       next.status = 'RUNNING';
@@ -301,10 +295,23 @@ export class ExportService {
     this.deps.store.save(job);
     const dir = this.deps.store.dirOf(job.id);
     mkdirSync(dir, { recursive: true });
+    const ctx: RunContext = {
+      job, wh, dir,
+      config: this.deps.config,
+      quotas: this.quotas,
+      visibleProtocols: this.deps.visibleProtocols,
+      checkpoint: () => this.checkpoint(job),
+      boundary: () => {
+        const all = this.deps.store.all();
+        if (shouldYield(job, all.filter((j) => j.status === 'QUEUED'), all.filter((j) => j.status === 'RUNNING'), this.deps.sessions.length)) throw new Yielded();
+      },
+      advance: () => this.advance(job),
+      save: () => this.deps.store.save(job),
+    };
     try {
       if (job.attempts > MAX_ATTEMPTS) throw new JobFailure(`the service stopped ${job.attempts - 1} times while this job ran; it was not started again`);
-      if (job.spec.kind === 'filters') await this.runFilters(job, job.spec, wh, dir);
-      else await this.runSql(job, job.spec, wh, dir);
+      if (job.spec.kind === 'filters') await runFilters(ctx, job.spec);
+      else await runSql(ctx, job.spec);
       this.checkpoint(job);
       writeFileSync(path.join(dir, MANIFEST), `${JSON.stringify(manifestOf({ ...job, finishedAt: new Date(this.now()).toISOString() }), null, 2)}\n`);
       writeFileSync(path.join(dir, DATASET_CARD), datasetCard(job));
@@ -312,120 +319,23 @@ export class ExportService {
       job.progress = 100;
       this.finish(job, 'COMPLETED', null);
     } catch (err) {
+      this.quotas.release(job);
       if (job.status === 'CANCELLED' || err instanceof Cancelled) {
         if (job.status !== 'CANCELLED') this.finish(job, 'CANCELLED', null);
         this.deps.store.deleteFiles(job.id);
       } else if (err instanceof Stopping) {
         // Shutting down: left RUNNING on disk, so the next start resumes it.
+      } else if (err instanceof Yielded) {
+        // Back in the queue, resumed at its next chunk; giving way is not a failed attempt.
+        this.deps.logger.info({ job: job.id, chunk: job.work?.nextChunk ?? 0 }, 'export job yields its worker to a queued job');
+        job.status = 'QUEUED';
+        job.attempts -= 1;
+        this.deps.store.save(job);
       } else {
         this.deps.logger.warn({ job: job.id, err }, 'export job failed');
         this.finish(job, 'FAILED', failureMessage(err));
       }
     }
-  }
-
-  private async runFilters(job: JobRecord, spec: FilterExportSpec, wh: Warehouse, dir: string): Promise<void> {
-    const settings = writeSettings({ maxThreads: this.deps.config.maxThreads, timeoutSeconds: this.deps.config.statementTimeoutSeconds });
-    if (job.work === null) {
-      const visible = await this.deps.visibleProtocols();
-      const plan = await planFilterExport(wh, spec, visible, this.deps.config.fileMaxRows, settings);
-      this.checkpoint(job);
-      const cap = this.deps.config.maxRows[job.plan];
-      if (plan.rowsTotal > cap) {
-        throw new JobFailure(`the export would write ${plan.rowsTotal} rows; the ${job.plan} plan allows ${cap} rows per export: narrow filters.dateRange, name fewer filters.protocols, or sample (sampling.rate)`);
-      }
-      job.work = plan.work;
-      job.rowsTotal = plan.rowsTotal;
-      job.schema = plan.schema;
-      this.deps.store.save(job);
-    }
-    const work = job.work;
-    // Files of chunks before nextChunk are done; a chunk interrupted mid-write is rewritten whole.
-    job.files = job.files.filter((f) => Number(f.name.slice(f.name.indexOf('-') + 1, f.name.indexOf('.'))) < work.nextChunk);
-    // Each file's hash and row count are taken on the worker while the engine writes the
-    // next chunk (file-facts.ts: why); the job completes once every file is checked.
-    let failure: unknown = null;
-    const checks: Promise<void>[] = [];
-    const check = (entry: ExportFile): void => {
-      checks.push(this.checkFile(entry, path.join(dir, entry.name), spec.format).catch((err: unknown) => { failure ??= err; }));
-    };
-    for (const f of job.files) if (f.sha256 === '') check(f);
-    for (let i = work.nextChunk; i < work.chunks.length; i++) {
-      this.checkpoint(job);
-      if (failure !== null) throw failure;
-      // Refuse a chunk that would pass the budget at this job's bytes per row so far, rather
-      // than notice once it is on disk.
-      const soFar = job.files.reduce((a, f) => ({ rows: a.rows + f.rows, bytes: a.bytes + f.bytes }), { rows: 0, bytes: 0 });
-      const chunkRows = SPLIT_NAMES.reduce((a, s) => a + work.chunks[i]!.rows[s], 0);
-      this.checkDisk(soFar.rows === 0 ? 0 : Math.ceil((soFar.bytes / soFar.rows) * chunkRows));
-      const written = await writeFilterChunk(wh, spec, work.visible, work, i, dir, settings);
-      this.checkpoint(job);
-      for (const f of written) {
-        const entry: ExportFile = { ...f, bytes: (await stat(path.join(dir, f.name))).size, sha256: '' };
-        job.files.push(entry);
-        check(entry);
-      }
-      job.rowsWritten += written.reduce((a, f) => a + f.rows, 0);
-      work.nextChunk = i + 1;
-      this.advance(job);
-      this.checkDisk();
-    }
-    await Promise.all(checks);
-    if (failure !== null) throw failure;
-  }
-
-  /** Hash and count one written file; its rows must be the rows the plan counted for it. */
-  private async checkFile(entry: ExportFile, file: string, format: ExportFormat): Promise<void> {
-    const facts = await fileFacts(file, format);
-    if (facts.rows !== entry.rows) {
-      throw new JobFailure(`${entry.name} holds ${facts.rows} rows where the export's plan counted ${entry.rows}; the files were deleted, try the export again`);
-    }
-    entry.bytes = facts.bytes;
-    entry.sha256 = facts.sha256;
-  }
-
-  private async runSql(job: JobRecord, spec: SqlExportSpec, wh: Warehouse, dir: string): Promise<void> {
-    const run = job.run!;
-    const cap = this.deps.config.maxRows[job.plan];
-    const settings = { ...run.settings, ...writeSettings({ maxThreads: this.deps.config.maxThreads, timeoutSeconds: this.deps.config.statementTimeoutSeconds }) };
-    const splits = activeSplits(spec.splits);
-    job.files = [];
-    job.work = { ingestedAt: await dataWatermark(wh), maxBlockTime: null, visible: [], chunks: [], nextChunk: 0 };
-    // One more row than the cap: a query over it is failed rather than cut silently.
-    const select = `SELECT * FROM (\n${run.sql}\n) WHERE ${sampleCondition(spec.sampling)} LIMIT ${cap + 1}`;
-    const format = FORMAT_FILES[spec.format].engine;
-    const overCap = `the query returns more than ${cap} rows, the ${job.plan} plan's cap per export: add a WHERE or a LIMIT (at most ${cap})`;
-    // A SQL export is one statement the engine cannot stop half-way, and its rows need not come
-    // from a table (repeat('x', 100000) costs no read budget): so its rows and bytes are counted
-    // first, by the engine formatting each row as the file will hold it, and a query over the
-    // row cap or the disk budget fails before anything is written. The files are counted
-    // again once written (a query whose output changes between the two runs is caught there).
-    const [probe] = await wh.query<{ rows: string | number; bytes: string | number }>(
-      `SELECT count() AS rows, sum(${rowBytesExpression(spec.format)}) AS bytes FROM (\n${select}\n)`, { settings });
-    if (Number(probe?.rows ?? 0) > cap) throw new JobFailure(overCap);
-    this.checkDisk(Number(probe?.bytes ?? 0), 'the query\'s rows');
-    this.checkpoint(job);
-    if (splits.length > 1 && wh.transport === 'embedded') {
-      const pattern = path.join(dir, `{_partition_id}-00000.${FORMAT_FILES[spec.format].ext}`);
-      await wh.exec(`INSERT INTO FUNCTION file(${literal(pattern)}, ${literal(format)}) PARTITION BY ${splitExpression(spec.splits, spec.seed)}\n${select}`, { settings });
-    } else {
-      for (const s of splits) {
-        const one = splits.length > 1 ? `SELECT * FROM (${select}) WHERE ${splitExpression(spec.splits, spec.seed)} = '${s}'` : select;
-        await writeFile(wh, one, path.join(dir, fileName(s, 0, spec.format)), format, settings);
-      }
-    }
-    this.checkpoint(job);
-    for (const s of SPLIT_NAMES) {
-      const name = fileName(s, 0, spec.format);
-      const file = path.join(dir, name);
-      if (!existsSync(file)) continue;
-      job.files.push({ name, split: s, ...(await fileFacts(file, spec.format)) });
-    }
-    job.rowsWritten = job.files.reduce((a, f) => a + f.rows, 0);
-    if (job.rowsWritten > cap) {
-      throw new JobFailure(overCap);
-    }
-    this.checkDisk();
   }
 
   /** Stop here when the job was cancelled meanwhile, or the service is stopping. */
@@ -442,17 +352,6 @@ export class ExportService {
     this.deps.store.save(job);
   }
 
-  /** Fail the job when export files together pass the disk budget. */
-  private checkDisk(coming = 0, what = 'the next chunk'): void {
-    const used = coming + this.deps.store.all().filter((j) => j.status !== 'EXPIRED').reduce((a, j) => a + j.files.reduce((b, f) => b + f.bytes, 0), 0);
-    const budget = this.deps.config.diskBudgetBytes;
-    if (used > budget) {
-      const held = coming === 0 ? `export files hold ${used} bytes` : `${what} (about ${coming} bytes) would take export files to ${used} bytes`;
-      throw new JobFailure(`the export disk budget is used up: ${held} of the ${budget} allowed (EXPORT_DISK_BUDGET_BYTES); `
-        + 'this job\'s files were deleted. Export less (a narrower dateRange, sampling) or try again when older exports have expired');
-    }
-  }
-
   private finish(job: JobRecord, status: JobStatus, error: string | null): void {
     job.status = status;
     job.error = error;
@@ -465,55 +364,13 @@ export class ExportService {
     this.deps.store.save(job);
   }
 
-  // ---- Views and files -------------------------------------------------------------------
-
   private view(job: JobRecord): ExportJobView {
-    const completed = job.status === 'COMPLETED';
-    const expires = completed ? Math.min(Math.floor(this.now() / 1000) + this.deps.config.linkTtlSeconds, Math.floor(Date.parse(job.expiresAt!) / 1000)) : 0;
-    const link = (name: string) => ({
-      url: this.deps.links.mint(SIGNED_LINK_PREFIX, { job: job.id, file: name, key: job.owner, expires }),
-      path: `/v1/query/exports/${job.id}/files/${encodeURIComponent(name)}`,
-    });
-    return {
-      id: job.id,
-      status: job.status,
-      progress: job.progress,
-      kind: job.spec.kind,
-      format: job.spec.format,
-      rowsWritten: job.rowsWritten,
-      rowsTotal: job.rowsTotal,
-      createdAt: job.createdAt,
-      startedAt: job.startedAt,
-      finishedAt: job.finishedAt,
-      expiresAt: job.expiresAt,
-      error: job.error,
-      seeds: { split: job.spec.seed, sampling: job.spec.sampling?.seed ?? null },
-      files: completed ? job.files.map((f) => ({ ...f, ...link(f.name) })) : [],
-      manifest: completed ? link(MANIFEST) : null,
-      card: completed ? link(DATASET_CARD) : null,
-      linkExpiresAt: completed ? new Date(expires * 1000).toISOString() : null,
-    };
+    return jobView(job, { now: this.now(), linkTtlSeconds: this.deps.config.linkTtlSeconds, links: this.deps.links });
   }
 
   private fileOf(job: JobRecord, name: string): ExportFileHandle {
-    if (job.status !== 'COMPLETED') throw fileNotFound();
-    const file = path.join(this.deps.store.dirOf(job.id), name);
-    const data = job.files.find((f) => f.name === name);
-    if (data !== undefined) return { file, name, bytes: data.bytes, sha256: data.sha256, contentType: FORMAT_FILES[job.spec.format].contentType };
-    if (name === MANIFEST || name === DATASET_CARD) {
-      // Small, written once: digested at each read rather than recorded.
-      return { file, name, bytes: -1, sha256: '', contentType: name === MANIFEST ? 'application/json; charset=utf-8' : 'text/markdown; charset=utf-8' };
-    }
-    throw fileNotFound();
+    return fileOf(job, name, this.deps.store.dirOf(job.id));
   }
 }
 
 const newestFirst = (a: JobRecord, b: JobRecord): number => b.seq - a.seq;
-
-/** What the owner reads on a FAILED job: our own reasons as they are, engine failures briefly. */
-function failureMessage(err: unknown): string {
-  if (err instanceof JobFailure || err instanceof AppError) return err.message;
-  const m = err instanceof WarehouseError ? engineMessage(err) : err instanceof Error ? err.message : String(err);
-  if (/ENOSPC|No space left|NOT_ENOUGH_SPACE/i.test(m)) return 'the disk holding export files is full; try again later';
-  return `the engine failed while writing the export: ${m.slice(0, 500)}`;
-}

@@ -43,6 +43,8 @@ export interface JobWork {
   chunks: Chunk[];
   /** Index of the first chunk not yet written. */
   nextChunk: number;
+  /** Bytes per row of a sample, as the files hold them: the estimate before any file is written. */
+  rowBytes?: number;
 }
 
 export interface JobRecord {

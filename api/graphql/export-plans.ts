@@ -27,6 +27,18 @@ function orNull<T>(read: () => T): T | null {
   }
 }
 
+/** The service names the page size `first`, as REST's query does; here it is written `pagination.first`. */
+function inPagination<T>(read: () => T): T {
+  try {
+    return read();
+  } catch (err) {
+    if (err instanceof AppError && err.field === 'first' && err.message.startsWith('first ')) {
+      throw new AppError(err.kind, `pagination.${err.message}`, { field: 'pagination.first', cause: err });
+    }
+    throw err;
+  }
+}
+
 /**
  * The plan of an export field, or undefined for fields this module does not own.
  * `creations`: the exportDataset fields of the whole request, checked against the job cap
@@ -50,7 +62,7 @@ export function planExportField(exports: ExportService, owner: ExportOwner | nul
     case 'exportJobs':
       return fixed(() => {
         const p = (withoutNulls(args.pagination) ?? {}) as { first?: number; after?: string };
-        const page = exports.list(who(), p);
+        const page = inPagination(() => exports.list(who(), p));
         return {
           edges: page.jobs.map((node: ExportJobView, i) => ({ node, cursor: page.cursors[i]! })),
           pageInfo: { hasNextPage: page.hasNextPage, endCursor: page.endCursor },
