@@ -113,6 +113,7 @@ export async function createServices(
       return key?.accountDisabled === true ? 'inactive' : key?.status;
     },
     links: new DownloadLinks(config.adminToken),
+    budgets,
     logger,
     now: options.exportClock,
   });

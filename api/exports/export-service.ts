@@ -27,6 +27,8 @@ import type { DownloadLinks } from './download-links.ts';
 import { activeSplits, filterExportSpec, sqlExportSpec, type ExportSpec } from './export-config.ts';
 import { ExportQuotas } from './export-quotas.ts';
 import { runFilters, runSql, type RunContext } from './export-runner.ts';
+import { Budget } from '../../core/budget.ts';
+import type { BudgetScope } from '../../warehouse/budget-scope.ts';
 import { nextJob, shouldYield } from './export-scheduler.ts';
 import type { ExportFileView, ExportJobView } from './export-schemas.ts';
 import { failureMessage, fileNotFound, fileOf, jobView, type ExportFileHandle } from './export-views.ts';
@@ -72,6 +74,8 @@ export interface ExportServiceDeps {
   now?: () => number;
   /** Free bytes of the disk holding `dir` (statfs; tests stand in a small disk). */
   freeDisk?: (dir: string) => number;
+  /** The request-budget scope of the sessions (warehouse/budget-scope.ts): a job's statements run under its owner's plan. */
+  budgets?: BudgetScope;
 }
 
 const bad = (key: ExportParamKey, message: string): AppError => new AppError(Errors.invalidParams, `${param(key)} ${message}`, { field: key });
@@ -310,8 +314,10 @@ export class ExportService {
     };
     try {
       if (job.attempts > MAX_ATTEMPTS) throw new JobFailure(`the service stopped ${job.attempts - 1} times while this job ran; it was not started again`);
-      if (job.spec.kind === 'filters') await runFilters(ctx, job.spec);
-      else await runSql(ctx, job.spec);
+      // Under the budget of the job's plan, whichever request or process started the worker.
+      const spec = job.spec;
+      const work = () => (spec.kind === 'filters' ? runFilters(ctx, spec) : runSql(ctx, spec));
+      await (this.deps.budgets === undefined ? work() : this.deps.budgets.run(new Budget(job.plan, 'export'), work));
       this.checkpoint(job);
       writeFileSync(path.join(dir, MANIFEST), `${JSON.stringify(manifestOf({ ...job, finishedAt: new Date(this.now()).toISOString() }), null, 2)}\n`);
       writeFileSync(path.join(dir, DATASET_CARD), datasetCard(job));
