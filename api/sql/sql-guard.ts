@@ -61,8 +61,13 @@ const IN_FUNCTIONS = new Set(['in', 'notin', 'globalin', 'globalnotin', 'nullin'
 
 const invalid = (message: string, cause?: unknown): AppError => new AppError(Errors.invalidQuery, message, { cause });
 
-/** The engine's message without its "Code: N. DB::Exception:" frame or our wrapper query. */
-export function engineMessage(err: unknown): string {
+/**
+ * The engine's message without its "Code: N. DB::Exception:" frame or our wrapper query, and
+ * without the database in table names (`default.transactions` -> `transactions`): clients
+ * name tables without one, and the database's name is the deployment's, not theirs.
+ * `database`: the current database when it is not `default` (server mode may use another).
+ */
+export function engineMessage(err: unknown, database = 'default'): string {
   let m = err instanceof Error ? err.message : String(err);
   m = m.replace(/^Code: \d+\.\s*/, '').replace(/^DB::Exception:\s*/, '');
   const scope = m.indexOf(': In scope SELECT formatQuerySingleLine');
@@ -72,6 +77,10 @@ export function engineMessage(err: unknown): string {
   // row filter naming the visible protocols): cut it, whatever its case, keeping the code.
   m = m.replace(/:? in scope [\s\S]*?(?=\. \([A-Z_]+\)$|$)/i, '');
   m = m.replace(/\bSETTINGS\s+[a-z_]+\s*=[\s\S]*?(?=\. \([A-Z_]+\)$|$)/, '');
+  for (const db of new Set(['default', database])) {
+    const name = db.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    m = m.replace(new RegExp(`(^|[^\\w.])(?:\`${name}\`|${name})\\.(?=[\`\\w])`, 'g'), '$1');
+  }
   return m.split('\nStack trace')[0]!.trim();
 }
 

@@ -52,6 +52,8 @@ export class SqlSandbox {
   private readonly gate: ConcurrencyGate<Warehouse>;
   private policy: Promise<FunctionPolicy> | undefined;
   private realTablesCache: { at: number; names: Promise<ReadonlySet<string>> } | undefined;
+  /** The engine's current database, once known: engine messages shown to clients never name it. */
+  private database = 'default';
 
   constructor(
     private readonly sessions: readonly Warehouse[],
@@ -233,8 +235,11 @@ export class SqlSandbox {
     // Table names change only with migrations; a minute of caching is plenty.
     if (!this.realTablesCache || Date.now() - this.realTablesCache.at > 60_000) {
       const names = wh
-        .query<{ name: string }>('SELECT name FROM system.tables WHERE database = currentDatabase()')
-        .then((rows) => new Set(rows.map((r) => r.name)) as ReadonlySet<string>);
+        .query<{ name: string; db: string }>('SELECT name, currentDatabase() AS db FROM system.tables WHERE database = currentDatabase()')
+        .then((rows) => {
+          this.database = rows[0]?.db ?? this.database;
+          return new Set(rows.map((r) => r.name)) as ReadonlySet<string>;
+        });
       names.catch(() => (this.realTablesCache = undefined));
       this.realTablesCache = { at: Date.now(), names };
     }
@@ -301,7 +306,7 @@ export class SqlSandbox {
       case undefined:
         return new AppError(Errors.internal, 'Internal error', { cause: err });
       default:
-        return invalid(engineMessage(err), err);
+        return invalid(engineMessage(err, this.database), err);
     }
   }
 
