@@ -93,6 +93,16 @@ export const SQL_MAX_LENGTH = 100_000;
 /** SQL time-out (SPEC), also the bound on any one analytics answer by default. */
 export const SQL_TIMEOUT_SECONDS = 30;
 
+// ---- SQL join pricing (docs/rest-and-sql.md, "Cost model"): what a join produces is
+// estimated before it runs, from key statistics measured on the engine.
+
+/** Rows read per table to measure a join key (the most rows sharing one value) or an array column's longest array. */
+export const SQL_JOIN_SAMPLE_ROWS = 1_000_000;
+/** How long one measurement is reused before it is taken again (data grows; its shape changes slowly). */
+export const SQL_JOIN_STATS_TTL_MS = 10 * 60_000;
+/** Most measurements kept at once (a few numbers each); past it the oldest goes. */
+export const SQL_JOIN_STATS_MAX_ENTRIES = 1_000;
+
 // ---- Dashboard accounts (docs/dashboard.md). Stated to the user where they apply.
 
 /** Password length, in characters: at least 12 (the rule the sign-up page states), at most

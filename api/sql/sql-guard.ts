@@ -63,9 +63,8 @@ const invalid = (message: string, cause?: unknown): AppError => new AppError(Err
 
 /**
  * The engine's message without its "Code: N. DB::Exception:" frame or our wrapper query, and
- * without the database in table names (`default.transactions` -> `transactions`): clients
- * name tables without one, and the database's name is the deployment's, not theirs.
- * `database`: the current database when it is not `default` (server mode may use another).
+ * without the database in table names (`default.transactions` -> `transactions`, and the
+ * `database` of server mode): clients name tables without one, the name is the deployment's.
  */
 export function engineMessage(err: unknown, database = 'default'): string {
   let m = err instanceof Error ? err.message : String(err);
@@ -92,6 +91,10 @@ export interface PreparedQuery {
   tables: string[];
   /** Joins with no join condition (comma or CROSS JOIN) anywhere in the query. */
   crossJoins: number;
+  /** The engine's parse tree of the client's text, the canonical text's tokens and its CTE names, for the join pricing (join-cost.ts). */
+  tree: AstNode;
+  canonicalTokens: readonly Token[];
+  cteNames: readonly string[];
 }
 
 export interface GuardContext {
@@ -170,7 +173,9 @@ export async function prepareQuery(ctx: GuardContext, input: unknown, maxLimit =
     throw invalid(`only read-only SELECT queries are accepted (the engine parsed a ${root.kind.replace(/Query$/, '').toUpperCase()} statement)`);
   }
 
-  const ctes = new Set(cteNames(canonical));
+  const cteList = cteNames(canonical);
+  const ctes = new Set(cteList);
+  const parsed = { tree: root, canonicalTokens, cteNames: cteList };
   const real = await ctx.realTables();
   for (const name of ctes) {
     if (real.has(name) && !PUBLISHED_TABLES.includes(name)) {
@@ -189,7 +194,7 @@ export async function prepareQuery(ctx: GuardContext, input: unknown, maxLimit =
     if (lim.length > maxLimit) throw invalid(`LIMIT ${lim.length} is over the maximum of ${maxLimit} rows`);
     const inTree = [...walk(root)].some((n) => n.kind === 'Literal' && n.detail === `UInt64_${lim.length}` && n.parent?.kind === 'SelectQuery' && outermost(n));
     if (!inTree) throw invalid('could not confirm the outermost LIMIT; write it as LIMIT <rows> at the end of the query');
-    return { executed: text, injectedLimit: false, tables, crossJoins: seen.crossJoins };
+    return { executed: text, injectedLimit: false, tables, crossJoins: seen.crossJoins, ...parsed };
   }
   const list = root.children[0];
   const parenthesized = first.type === 'punct';
@@ -200,7 +205,7 @@ export async function prepareQuery(ctx: GuardContext, input: unknown, maxLimit =
   const executed = single
     ? `${text}${sep}LIMIT ${SQL_DEFAULT_LIMIT}`
     : `SELECT * FROM (\n${text}\n) LIMIT ${SQL_DEFAULT_LIMIT}`;
-  return { executed, injectedLimit: true, tables, crossJoins: seen.crossJoins };
+  return { executed, injectedLimit: true, tables, crossJoins: seen.crossJoins, ...parsed };
 }
 
 /** See explainRoot. */

@@ -8,7 +8,9 @@ import type { Plan } from '../../core/plans.ts';
 import { ClickHouseCode, WarehouseError, type Settings, type Warehouse } from '../../warehouse/warehouse.ts';
 import { ConcurrencyGate, type Lease } from './concurrency-gate.ts';
 import { loadFunctionPolicy, type FunctionPolicy } from './function-policy.ts';
-import { budgetSettings, estimateCost, overBudgetMessage, PLAN_QUERY_BUDGET, type CostEstimate } from './query-cost.ts';
+import { priceJoins } from './join-cost.ts';
+import { JoinStats } from './join-stats.ts';
+import { budgetSettings, estimateCost, overBudgetMessage, PLAN_QUERY_BUDGET, withJoins, type CostEstimate } from './query-cost.ts';
 import { engineMessage, prepareQuery, PUBLISHED_TABLES, SQL_MAX_LIMIT, type GuardContext, type PreparedQuery } from './sql-guard.ts';
 
 /** Bytes one SQL answer may carry (JSON body or CSV stream); defined with the other budgets. */
@@ -52,6 +54,8 @@ export class SqlSandbox {
   private readonly gate: ConcurrencyGate<Warehouse>;
   private policy: Promise<FunctionPolicy> | undefined;
   private realTablesCache: { at: number; names: Promise<ReadonlySet<string>> } | undefined;
+  /** Key statistics of the published tables for the join pricing, measured on demand and kept a while. */
+  private readonly joinStats = new JoinStats();
   /** The engine's current database, once known: engine messages shown to clients never name it. */
   private database = 'default';
 
@@ -199,7 +203,10 @@ export class SqlSandbox {
   private async checkAndCost(wh: Warehouse, caller: Caller, text: unknown, options: RunOptions): Promise<{ prepared: PreparedQuery; cost: CostEstimate }> {
     const prepared = await prepareQuery(this.guardContext(wh), text, options.maxResultRows ?? SQL_MAX_LIMIT);
     try {
-      return { prepared, cost: await estimateCost(wh, prepared.executed, prepared, await this.settings(caller.plan, options, {})) };
+      // Joins are priced by what they produce (join-cost.ts), not by the cross-join formula.
+      const read = await estimateCost(wh, prepared.executed, { tables: prepared.tables, crossJoins: 0 }, await this.settings(caller.plan, options, {}));
+      const joins = await priceJoins(prepared.tree, prepared.canonicalTokens, prepared.cteNames, this.joinStats.facts(wh, read.tables));
+      return { prepared, cost: withJoins(read, joins) };
     } catch (err) {
       throw this.queryError(err, options);
     }

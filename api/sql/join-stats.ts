@@ -1,0 +1,128 @@
+// What the join pricing (join-cost.ts) needs to know about the published tables' data,
+// measured on the engine and kept for a while: a table's rows, how many rows at most share
+// one value of a join key, and how long an array column's arrays get. ClickHouse 26.7 has
+// column statistics (ALTER TABLE … ADD STATISTICS, experimental), but only the optimizer
+// reads them: SQL sees their description, not their numbers, and the published tables
+// declare none. So the numbers are measured here over a bounded read (the first
+// SQL_JOIN_SAMPLE_ROWS rows of the table) and reused for SQL_JOIN_STATS_TTL_MS.
+import { SQL_JOIN_SAMPLE_ROWS, SQL_JOIN_STATS_MAX_ENTRIES, SQL_JOIN_STATS_TTL_MS } from '../../core/limits.ts';
+import type { Settings, Warehouse } from '../../warehouse/warehouse.ts';
+import { KEY_FUNCTIONS, type JoinFacts } from './join-cost.ts';
+
+// A measurement's own limits: it runs on the client's sandbox slot, before the client's
+// query. No readonly: the statements are the service's own, and the sandbox user of server
+// mode holds readonly = 2 CONST, where sending one is an error.
+const MEASURE_SETTINGS: Settings = { max_execution_time: 5, max_threads: 1, max_rows_to_read: SQL_JOIN_SAMPLE_ROWS * 2, read_overflow_mode: 'break' };
+
+const PLAIN_NAME = /^\w+$/;
+
+interface Entry<T> {
+  at: number;
+  value: Promise<T>;
+}
+
+export class JoinStats {
+  private readonly entries = new Map<string, Entry<number>>();
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  /** The facts one query's join pricing reads: `estimated`, the rows the engine expects per table read. */
+  facts(wh: Warehouse, estimated: readonly { table: string; rows: number }[]): JoinFacts {
+    return {
+      // EXPLAIN ESTIMATE sums every read of a table: a self-join's side is capped at the table's rows.
+      sideRows: async (table) => {
+        const total = await this.tableRows(wh, table).catch(() => Infinity);
+        return Math.min(total, estimated.find((t) => t.table === table)?.rows ?? total);
+      },
+      keyTop: (table, columns) => this.keyTop(wh, table, columns).catch(() => Infinity),
+      arrayLength: (table, column) => this.arrayLength(wh, table, column),
+    };
+  }
+
+  /**
+   * Rows the table holds now (active parts), for the cap of a side's estimate. Not cached:
+   * it is one read of the parts list, and a stale count (a table that was empty) would
+   * price a join of today's rows by yesterday's.
+   */
+  async tableRows(wh: Warehouse, table: string): Promise<number> {
+    const [row] = await wh.query<{ n: string }>(
+      'SELECT sum(rows) AS n FROM system.parts WHERE active AND database = currentDatabase() AND table = {t:String}',
+      { params: { t: table }, settings: MEASURE_SETTINGS },
+    );
+    return Number(row?.n ?? 0);
+  }
+
+  /**
+   * Most rows of the table that share one value of `columns` (one tuple for several). Measured
+   * on the sample and scaled to the table's rows: the sample is the start of the table in its
+   * storage order (one protocol, one time span), where a low-cardinality column looks even
+   * less varied than it is, so the figure errs high, the safe side. Unknown columns (not
+   * a column of the table, or a type GROUP BY refuses): the table's rows, the worst case.
+   */
+  async keyTop(wh: Warehouse, table: string, columns: readonly string[]): Promise<number> {
+    const total = await this.tableRows(wh, table);
+    const terms = [...new Set(columns)].sort().map(keyTerm);
+    if (terms.length === 0 || terms.some((t) => t === undefined)) return total;
+    const top = await this.cached(`top\u0000${table}\u0000${[...new Set(columns)].sort().join('\u0000')}`, async () => {
+      // Column names are bound as identifiers; a function name comes from KEY_FUNCTIONS itself.
+      const exprs = terms.map((t, i) => (t!.fn === undefined ? `{c${i}:Identifier}` : `${t!.fn}({c${i}:Identifier})`) + ` AS k${i}`).join(', ');
+      const keys = terms.map((_, i) => `k${i}`).join(', ');
+      const params: Record<string, unknown> = { t: table, n: SQL_JOIN_SAMPLE_ROWS, ...Object.fromEntries(terms.map((t, i) => [`c${i}`, t!.column])) };
+      const [row] = await wh.query<{ sampled: string; top: string }>(
+        `SELECT sum(c) AS sampled, max(c) AS top FROM (SELECT count() AS c FROM (SELECT ${exprs} FROM {t:Identifier} LIMIT {n:UInt64}) GROUP BY ${keys})`,
+        { params, settings: MEASURE_SETTINGS },
+      );
+      const sampled = Number(row?.sampled ?? 0);
+      // An empty table proves nothing about the rows to come: not kept, the worst case meanwhile.
+      if (sampled === 0) throw new Error('empty sample');
+      return Number(row?.top ?? 0) / sampled;
+    }).catch(() => 1);
+    // A share of the sample, scaled to the table; never under one row.
+    return Math.min(total, Math.max(1, Math.ceil(top * total)));
+  }
+
+  /** The longest array of an array column in the sample (an ARRAY JOIN multiplies each row by its array's length). */
+  async arrayLength(wh: Warehouse, table: string, column: string): Promise<number> {
+    if (!PLAIN_NAME.test(column)) return Infinity;
+    return this.cached(`len\u0000${table}\u0000${column}`, async () => {
+      const [row] = await wh.query<{ n: string }>(
+        // length() alone reads the arrays' sizes, not their elements.
+        'SELECT max(l) AS n FROM (SELECT length({c:Identifier}) AS l FROM {t:Identifier} LIMIT {n:UInt64})',
+        { params: { t: table, c: column, n: SQL_JOIN_SAMPLE_ROWS }, settings: MEASURE_SETTINGS },
+      );
+      return Math.max(1, Number(row?.n ?? 1));
+    }).catch(() => Infinity);
+  }
+
+  private cached(key: string, load: () => Promise<number>): Promise<number> {
+    return this.remember(this.entries, key, load);
+  }
+
+  private remember<T>(map: Map<string, Entry<T>>, key: string, load: () => Promise<T>): Promise<T> {
+    const hit = map.get(key);
+    if (hit && this.now() - hit.at <= SQL_JOIN_STATS_TTL_MS) return hit.value;
+    if (map.size >= SQL_JOIN_STATS_MAX_ENTRIES) {
+      // Oldest first (insertion order): a bounded cache however many key sets clients try.
+      const oldest = map.keys().next();
+      if (!oldest.done) map.delete(oldest.value);
+    }
+    const value = load();
+    // A failed measurement is not kept: the next query measures again.
+    value.catch(() => map.delete(key));
+    map.delete(key);
+    map.set(key, { at: this.now(), value });
+    return value;
+  }
+}
+
+/**
+ * `col` or `fn(col)` with fn one of KEY_FUNCTIONS (the set's own string, not the caller's).
+ * Column names are bound as identifiers; an unknown one is an engine error, and the
+ * measurement's failure prices the key at the worst case.
+ */
+function keyTerm(term: string): { column: string; fn?: string } | undefined {
+  const m = /^(\w+)\((\w+)\)$/.exec(term);
+  if (!m) return PLAIN_NAME.test(term) ? { column: term } : undefined;
+  const fn = [...KEY_FUNCTIONS].find((f) => f === m[1]);
+  return fn === undefined ? undefined : { column: m[2]!, fn };
+}
