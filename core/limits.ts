@@ -102,6 +102,8 @@ export const SQL_JOIN_SAMPLE_ROWS = 1_000_000;
 export const SQL_JOIN_STATS_TTL_MS = 10 * 60_000;
 /** Most measurements kept at once (a few numbers each); past it the oldest goes. */
 export const SQL_JOIN_STATS_MAX_ENTRIES = 1_000;
+/** Rows of the right side one join may hold in memory (the engine's max_rows_in_join), on top of max_bytes_in_join. */
+export const SQL_JOIN_MAX_RIGHT_ROWS = 100_000_000;
 
 // ---- Dashboard accounts (docs/dashboard.md). Stated to the user where they apply.
 

@@ -4,6 +4,7 @@
 // over it, and every legitimate join stays far under it.
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SQL_JOIN_MAX_RIGHT_ROWS } from '../core/limits.ts';
 import { apiKeyHeaders } from './support/api-key.ts';
 import { ingestDemo } from './support/fixtures.ts';
 import { startApp } from './support/services.ts';
@@ -64,6 +65,14 @@ describe('the audit\'s joins are refused before they run', () => {
     expect(cost.joinRows).toBe(2 * ROWS);
     const res = await sql(q);
     expect(res.statusCode, res.body).toBe(200);
+  });
+});
+
+describe('while a join runs', () => {
+  it('keeps the engine\'s own join limits: right-side rows and bytes, throwing past them', async () => {
+    const settings = await t.services.sqlSandbox.settings('free', {}, {});
+    expect(settings).toMatchObject({ max_rows_in_join: SQL_JOIN_MAX_RIGHT_ROWS, join_overflow_mode: 'throw' });
+    expect(Number(settings.max_bytes_in_join)).toBeGreaterThan(0);
   });
 });
 

@@ -3,7 +3,7 @@
 // client request, parsing included, runs on its slot, so a heavy or hostile query can slow
 // only the sandbox, and the sandbox has a fixed number of slots, each query one thread.
 import { AppError, Errors } from '../../core/errors.ts';
-import { SQL_RESPONSE_BUDGET_BYTES } from '../../core/limits.ts';
+import { SQL_JOIN_MAX_RIGHT_ROWS, SQL_RESPONSE_BUDGET_BYTES } from '../../core/limits.ts';
 import type { Plan } from '../../core/plans.ts';
 import { ClickHouseCode, WarehouseError, type Settings, type Warehouse } from '../../warehouse/warehouse.ts';
 import { ConcurrencyGate, type Lease } from './concurrency-gate.ts';
@@ -276,6 +276,9 @@ export class SqlSandbox {
       os_thread_priority: 19,
       ...budgetSettings(plan),
       max_bytes_in_join: Math.floor(this.limits.maxMemoryBytes / 2),
+      // The engine bounds a join's right side only (26.7 has no limit on the rows a join
+      // produces: that is priced before running); time and memory bound the rest.
+      max_rows_in_join: SQL_JOIN_MAX_RIGHT_ROWS,
       join_overflow_mode: 'throw',
       max_ast_depth: 500,
       max_ast_elements: 100_000,
