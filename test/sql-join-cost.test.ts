@@ -3,8 +3,11 @@
 // and table facts at the audit's sizes (two reads of 0.5M rows), no engine needed. And the
 // engine messages a client sees, without the database's name.
 import { describe, expect, it } from 'vitest';
+import { SQL_JOIN_MEASUREMENTS_PER_QUERY, SQL_JOIN_STATS_TTL_MS } from '../core/limits.ts';
 import { PLAN_QUERY_BUDGET } from '../core/plans.ts';
 import { joinKinds, priceJoins, type JoinFacts } from '../api/sql/join-cost.ts';
+import { JoinStats } from '../api/sql/join-stats.ts';
+import type { QueryOptions, Warehouse } from '../warehouse/warehouse.ts';
 import { parseAstDump } from '../api/sql/sql-ast.ts';
 import { engineMessage } from '../api/sql/sql-guard.ts';
 import { lex } from '../api/sql/sql-lexer.ts';
@@ -161,5 +164,67 @@ describe('engine messages a client sees', () => {
     // Another current database (server mode) is cut too; words ending in "default" are not.
     expect(engineMessage(new Error('Code: 1. DB::Exception: no column in analytics.transactions; join_default.x kept. (X)'), 'analytics'))
       .toBe('no column in transactions; join_default.x kept. (X)');
+  });
+});
+
+describe('key statistics (JoinStats): measured on the engine, bounded, kept a while', () => {
+  /** A table of 100M rows whose 1M-row sample shows `sample` per key set; counts the measurements. */
+  function fakeEngine(sample: (params: Record<string, unknown>) => { sampled: number; values: number; top: number } | Error) {
+    const calls: { sql: string; params: Record<string, unknown> }[] = [];
+    const wh = {
+      query: async (sql: string, o?: QueryOptions) => {
+        const params = (o?.params ?? {}) as Record<string, unknown>;
+        if (sql.includes('system.parts')) return [{ n: '100000000' }];
+        calls.push({ sql, params });
+        const r = sample(params);
+        if (r instanceof Error) throw r;
+        return [{ sampled: String(r.sampled), values: String(r.values), top: String(r.top) }];
+      },
+    } as unknown as Warehouse;
+    return { wh, calls };
+  }
+
+  it('scales a repeating key\'s most common value to the table, keeps a mostly distinct key\'s count', async () => {
+    const { wh, calls } = fakeEngine((p) => (p.c0 === 'signature' ? { sampled: 1e6, values: 250_000, top: 12 }
+      : p.c0 === 'fee' ? { sampled: 1e6, values: 300_000, top: 200_000 } : { sampled: 1e6, values: 2, top: 900_000 }));
+    const facts = new JoinStats().facts(wh, [{ table: 'transactions', rows: 100_000_000 }]);
+    expect(await facts.keyTop('transactions', ['success'])).toBe(90_000_000);
+    expect(await facts.keyTop('transactions', ['signature'])).toBe(12);
+    // Many distinct fees, but one that a fifth of all records pay: scaled.
+    expect(await facts.keyTop('transactions', ['fee'])).toBe(20_000_000);
+    // Names are bound as identifiers, never written into the text.
+    expect(calls.every((c) => !c.sql.includes('signature') && !c.sql.includes('success'))).toBe(true);
+  });
+
+  it('renders a key function from its own list, and refuses to measure anything else', async () => {
+    const { wh, calls } = fakeEngine(() => ({ sampled: 1e6, values: 900, top: 5000 }));
+    const facts = new JoinStats().facts(wh, []);
+    expect(await facts.keyTop('transactions', ['toStartOfHour(block_time)', 'protocol_name'])).toBe(500_000);
+    expect(calls[0]?.sql).toContain('toStartOfHour({c1:Identifier})');
+    expect(await facts.keyTop('transactions', ['sleep(block_time)'])).toBe(100_000_000);
+    expect(await facts.keyTop('transactions', ['a b'])).toBe(100_000_000);
+    expect(calls).toHaveLength(1);
+  });
+
+  it('measures at most a few new keys per query, keeps them for the TTL, and keeps no failure', async () => {
+    let now = 0;
+    let fail = true;
+    const { wh, calls } = fakeEngine(() => (fail ? new Error('engine down') : { sampled: 1e6, values: 1e6, top: 1 }));
+    const stats = new JoinStats(() => now);
+    const first = stats.facts(wh, []);
+    expect(await first.keyTop('transactions', ['signature'])).toBe(100_000_000); // failed: the worst case
+    fail = false;
+    const q = stats.facts(wh, []);
+    const cols = ['signature', 'slot', 'fee', 'compute_units', 'program_id'];
+    const tops = [];
+    for (const c of cols) tops.push(await q.keyTop('transactions', [c]));
+    expect(tops.slice(0, SQL_JOIN_MEASUREMENTS_PER_QUERY)).toEqual(Array(SQL_JOIN_MEASUREMENTS_PER_QUERY).fill(1));
+    expect(tops.at(-1)).toBe(100_000_000); // no measurement left for this query
+    const measured = calls.length;
+    expect(await stats.facts(wh, []).keyTop('transactions', ['signature'])).toBe(1);
+    expect(calls).toHaveLength(measured); // kept
+    now += SQL_JOIN_STATS_TTL_MS + 1;
+    await stats.facts(wh, []).keyTop('transactions', ['signature']);
+    expect(calls).toHaveLength(measured + 1); // measured again after the TTL
   });
 });

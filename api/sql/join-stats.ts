@@ -5,14 +5,17 @@
 // reads them: SQL sees their description, not their numbers, and the published tables
 // declare none. So the numbers are measured here over a bounded read (the first
 // SQL_JOIN_SAMPLE_ROWS rows of the table) and reused for SQL_JOIN_STATS_TTL_MS.
-import { SQL_JOIN_SAMPLE_ROWS, SQL_JOIN_STATS_MAX_ENTRIES, SQL_JOIN_STATS_TTL_MS } from '../../core/limits.ts';
+import { SQL_JOIN_DISTINCT_KEY_SHARE, SQL_JOIN_LOCAL_REPEAT_MAX, SQL_JOIN_MEASUREMENTS_PER_QUERY, SQL_JOIN_SAMPLE_ROWS, SQL_JOIN_STATS_MAX_ENTRIES, SQL_JOIN_STATS_TTL_MS } from '../../core/limits.ts';
 import type { Settings, Warehouse } from '../../warehouse/warehouse.ts';
 import { KEY_FUNCTIONS, type JoinFacts } from './join-cost.ts';
 
 // A measurement's own limits: it runs on the client's sandbox slot, before the client's
 // query. No readonly: the statements are the service's own, and the sandbox user of server
 // mode holds readonly = 2 CONST, where sending one is an error.
-const MEASURE_SETTINGS: Settings = { max_execution_time: 5, max_threads: 1, max_rows_to_read: SQL_JOIN_SAMPLE_ROWS * 2, read_overflow_mode: 'break' };
+// Past the time or the rows, the measurement stops and keeps what it read (a smaller sample).
+const MEASURE_SETTINGS: Settings = {
+  max_execution_time: 2, timeout_overflow_mode: 'break', max_threads: 1, max_rows_to_read: SQL_JOIN_SAMPLE_ROWS * 2, read_overflow_mode: 'break',
+};
 
 const PLAIN_NAME = /^\w+$/;
 
@@ -22,20 +25,22 @@ interface Entry<T> {
 }
 
 export class JoinStats {
-  private readonly entries = new Map<string, Entry<number>>();
+  private readonly entries = new Map<string, Entry<unknown>>();
 
   constructor(private readonly now: () => number = Date.now) {}
 
   /** The facts one query's join pricing reads: `estimated`, the rows the engine expects per table read. */
   facts(wh: Warehouse, estimated: readonly { table: string; rows: number }[]): JoinFacts {
+    // Measurements run on the client's slot: a few per query, however many joins it has.
+    const budget = { left: SQL_JOIN_MEASUREMENTS_PER_QUERY };
     return {
       // EXPLAIN ESTIMATE sums every read of a table: a self-join's side is capped at the table's rows.
       sideRows: async (table) => {
         const total = await this.tableRows(wh, table).catch(() => Infinity);
         return Math.min(total, estimated.find((t) => t.table === table)?.rows ?? total);
       },
-      keyTop: (table, columns) => this.keyTop(wh, table, columns).catch(() => Infinity),
-      arrayLength: (table, column) => this.arrayLength(wh, table, column),
+      keyTop: (table, columns) => this.keyTop(wh, table, columns, budget).catch(() => Infinity),
+      arrayLength: (table, column) => this.arrayLength(wh, table, column, budget),
     };
   }
 
@@ -53,64 +58,72 @@ export class JoinStats {
   }
 
   /**
-   * Most rows of the table that share one value of `columns` (one tuple for several). Measured
-   * on the sample and scaled to the table's rows: the sample is the start of the table in its
-   * storage order (one protocol, one time span), where a low-cardinality column looks even
-   * less varied than it is, so the figure errs high, the safe side. Unknown columns (not
-   * a column of the table, or a type GROUP BY refuses): the table's rows, the worst case.
+   * Most rows of the table that share one value of `columns` (one tuple for several),
+   * measured on the sample: the start of the table in its storage order (one protocol, one
+   * time span), where a low-cardinality column looks even less varied than it is. A key
+   * that nearly identifies rows (signature: the instructions of one transaction, stored
+   * side by side) keeps its count, which does not grow with the table; any other key is
+   * scaled to the table, its most common value keeping its share (core/limits.ts, SQL join
+   * pricing). Unknown columns, a type GROUP BY refuses, or no measurement left for this
+   * query: the table's rows.
    */
-  async keyTop(wh: Warehouse, table: string, columns: readonly string[]): Promise<number> {
+  async keyTop(wh: Warehouse, table: string, columns: readonly string[], budget: { left: number }): Promise<number> {
     const total = await this.tableRows(wh, table);
-    const terms = [...new Set(columns)].sort().map(keyTerm);
+    const names = [...new Set(columns)].sort();
+    const terms = names.map(keyTerm);
     if (terms.length === 0 || terms.some((t) => t === undefined)) return total;
-    const top = await this.cached(`top\u0000${table}\u0000${[...new Set(columns)].sort().join('\u0000')}`, async () => {
+    const sample = await this.remember(`top\u0000${table}\u0000${names.join('\u0000')}`, budget, async () => {
       // Column names are bound as identifiers; a function name comes from KEY_FUNCTIONS itself.
       const exprs = terms.map((t, i) => (t!.fn === undefined ? `{c${i}:Identifier}` : `${t!.fn}({c${i}:Identifier})`) + ` AS k${i}`).join(', ');
       const keys = terms.map((_, i) => `k${i}`).join(', ');
       const params: Record<string, unknown> = { t: table, n: SQL_JOIN_SAMPLE_ROWS, ...Object.fromEntries(terms.map((t, i) => [`c${i}`, t!.column])) };
-      const [row] = await wh.query<{ sampled: string; top: string }>(
-        `SELECT sum(c) AS sampled, max(c) AS top FROM (SELECT count() AS c FROM (SELECT ${exprs} FROM {t:Identifier} LIMIT {n:UInt64}) GROUP BY ${keys})`,
+      const [row] = await wh.query<{ sampled: string; values: string; top: string }>(
+        `SELECT sum(c) AS sampled, count() AS values, max(c) AS top FROM (SELECT count() AS c FROM (SELECT ${exprs} FROM {t:Identifier} LIMIT {n:UInt64}) GROUP BY ${keys})`,
         { params, settings: MEASURE_SETTINGS },
       );
       const sampled = Number(row?.sampled ?? 0);
       // An empty table proves nothing about the rows to come: not kept, the worst case meanwhile.
       if (sampled === 0) throw new Error('empty sample');
-      return Number(row?.top ?? 0) / sampled;
-    }).catch(() => 1);
-    // A share of the sample, scaled to the table; never under one row.
-    return Math.min(total, Math.max(1, Math.ceil(top * total)));
+      return { sampled, values: Number(row?.values ?? 0), top: Number(row?.top ?? sampled) };
+    }).catch(() => undefined);
+    if (sample === undefined) return total;
+    const distinct = sample.values >= sample.sampled * SQL_JOIN_DISTINCT_KEY_SHARE && sample.top <= SQL_JOIN_LOCAL_REPEAT_MAX;
+    const top = distinct || sample.sampled >= total ? sample.top : Math.ceil((sample.top / sample.sampled) * total);
+    return Math.min(total, Math.max(1, top));
   }
 
   /** The longest array of an array column in the sample (an ARRAY JOIN multiplies each row by its array's length). */
-  async arrayLength(wh: Warehouse, table: string, column: string): Promise<number> {
+  async arrayLength(wh: Warehouse, table: string, column: string, budget: { left: number }): Promise<number> {
     if (!PLAIN_NAME.test(column)) return Infinity;
-    return this.cached(`len\u0000${table}\u0000${column}`, async () => {
+    const n = await this.remember(`len\u0000${table}\u0000${column}`, budget, async () => {
       const [row] = await wh.query<{ n: string }>(
         // length() alone reads the arrays' sizes, not their elements.
         'SELECT max(l) AS n FROM (SELECT length({c:Identifier}) AS l FROM {t:Identifier} LIMIT {n:UInt64})',
         { params: { t: table, c: column, n: SQL_JOIN_SAMPLE_ROWS }, settings: MEASURE_SETTINGS },
       );
       return Math.max(1, Number(row?.n ?? 1));
-    }).catch(() => Infinity);
+    }).catch(() => undefined);
+    return n ?? Infinity;
   }
 
-  private cached(key: string, load: () => Promise<number>): Promise<number> {
-    return this.remember(this.entries, key, load);
-  }
-
-  private remember<T>(map: Map<string, Entry<T>>, key: string, load: () => Promise<T>): Promise<T> {
-    const hit = map.get(key);
+  /** A kept measurement, or a new one while the query has some left (else undefined: the worst case). */
+  private async remember<T>(key: string, budget: { left: number }, load: () => Promise<T>): Promise<T | undefined> {
+    const hit = this.entries.get(key) as Entry<T> | undefined;
     if (hit && this.now() - hit.at <= SQL_JOIN_STATS_TTL_MS) return hit.value;
-    if (map.size >= SQL_JOIN_STATS_MAX_ENTRIES) {
+    if (budget.left <= 0) return undefined;
+    budget.left -= 1;
+    if (this.entries.size >= SQL_JOIN_STATS_MAX_ENTRIES) {
       // Oldest first (insertion order): a bounded cache however many key sets clients try.
-      const oldest = map.keys().next();
-      if (!oldest.done) map.delete(oldest.value);
+      const oldest = this.entries.keys().next();
+      if (!oldest.done) this.entries.delete(oldest.value);
     }
     const value = load();
-    // A failed measurement is not kept: the next query measures again.
-    value.catch(() => map.delete(key));
-    map.delete(key);
-    map.set(key, { at: this.now(), value });
+    // A failed measurement is not kept: a later query measures again.
+    value.catch(() => {
+      if (this.entries.get(key)?.value === value) this.entries.delete(key);
+    });
+    this.entries.delete(key);
+    this.entries.set(key, { at: this.now(), value });
     return value;
   }
 }
