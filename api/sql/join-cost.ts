@@ -87,7 +87,10 @@ export async function priceJoins(root: AstNode, tokens: readonly Token[], cteNam
   const limitBy = tokens.some((t, k) => (isKeyword(t, 'LIMIT') && tokens.slice(k + 1).some((u) => u.depth === t.depth && isKeyword(u, 'BY'))) ||
     isKeyword(t, 'ROLLUP') || isKeyword(t, 'CUBE'));
 
-  const pricer = new Pricer(facts, kindOf, ctes, limitBy);
+  // Expression aliases, wherever defined: a name one of them takes (`'x' AS signature`, even
+  // a quoted `a.signature`) may not stand for the column of the same name.
+  const aliases = new Set(nodes.filter((n) => n.alias !== undefined && n.parent?.kind !== 'TableExpression').map((n) => n.alias!));
+  const pricer = new Pricer(facts, kindOf, ctes, limitBy, aliases);
   const joins: JoinCost[] = [];
   // Only SELECTs with a join are priced here; a side's rows are worked out when a join needs them.
   const joined = new Set(joinElements.map((e) => e.parent?.parent));
@@ -104,6 +107,7 @@ class Pricer {
     private readonly kindOf: ReadonlyMap<AstNode, JoinKind>,
     private readonly ctes: ReadonlyMap<string, AstNode | undefined>,
     private readonly limitBy: boolean,
+    private readonly aliases: ReadonlySet<string>,
   ) {}
 
   /** The FROM chain of one SELECT: its output rows and its joins (each priced once). */
@@ -128,9 +132,9 @@ class Pricer {
         if (!acc) return { rows: Infinity, joins };
         const factor = await this.arrayFactor(arrayJoin.children[0]?.children ?? [], acc);
         const rows = acc.rows * factor;
-        // Rows repeated per array element: a key value's multiplicity grows by the factor too.
-        const prev = acc;
-        acc = { rows, names, table: prev.table, top: async (cols) => Math.min(rows, (await prev.top(cols)) * factor) };
+        // An array's element may repeat across every row (one account in all of them): after
+        // an ARRAY JOIN a key's multiplicity is unknown.
+        acc = { rows, names, table: acc.table, top: async () => rows };
         continue;
       }
       const expr = element.children.find((c) => c.kind === 'TableExpression');
@@ -196,7 +200,7 @@ class Pricer {
       const fn = node.kind === 'Function' && KEY_FUNCTIONS.has(node.detail) && node.children[0]?.children.length === 1 ? node.detail : undefined;
       const ident = fn === undefined ? node : node.children[0]!.children[0]!;
       const parts = ident.detail.split('.');
-      if (ident.kind !== 'Identifier' || ident.children.length !== 0 || parts.length !== 2) return undefined;
+      if (ident.kind !== 'Identifier' || ident.children.length !== 0 || parts.length !== 2 || this.aliases.has(ident.detail)) return undefined;
       const [q, column] = parts as [string, string];
       const inL = leftNames.includes(q);
       const inR = rightNames.includes(q);
@@ -256,7 +260,8 @@ class Pricer {
     const source = new Map<string, string>();
     let star = false;
     for (const item of list.children) {
-      if (item.kind === 'Asterisk') star = true;
+      // A bare `*` only: `* REPLACE (… AS signature)` changes what a name holds.
+      if (item.kind === 'Asterisk' && item.children.length === 0) star = true;
       if (item.kind === 'Identifier' && !item.detail.includes('.')) source.set(item.alias ?? item.detail, item.detail);
     }
     const mapped = cols.map((c) => {
@@ -272,7 +277,7 @@ class Pricer {
     // GROUP BY plain columns all in the key: each key value once (twice with WITH TOTALS).
     if (grouped && grouped.children.every((g) => g.kind === 'Identifier' && mapped.includes(g.detail))) return Math.min(rows, 2);
     const only = tables.children.length === 1 ? tables.children[0]!.children.find((c) => c.kind === 'TableExpression')?.children[0] : undefined;
-    if (only?.kind === 'TableIdentifier' && !this.ctes.has(only.detail) && !grouped && !hasArrayJoin(select)) {
+    if (only?.kind === 'TableIdentifier' && !this.ctes.has(only.detail) && !grouped && !hasArrayJoin(select) && !mapped.some((c) => this.aliases.has(c!.replace(/^\w+\((.*)\)$/, '$1')))) {
       return Math.min(rows, await this.facts.keyTop(only.detail, mapped as string[]));
     }
     return rows;
