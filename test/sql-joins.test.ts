@@ -59,6 +59,20 @@ describe('the audit\'s joins are refused before they run', () => {
     expect(cost.joinRows).toBe(ROWS * ROWS); // every row with every row
   });
 
+  it('a join in a scalar or IN subquery is refused before the engine plans the query (planning runs such subqueries)', async () => {
+    for (const query of [
+      'SELECT (SELECT count() FROM transactions a, transactions b WHERE cityHash64(a.signature, b.signature) % 7 = 1) AS n',
+      'SELECT count() FROM transactions WHERE fee IN (SELECT a.fee FROM transactions a, transactions b WHERE cityHash64(a.signature, b.signature) % 7 = 1)',
+    ]) {
+      const started = Date.now();
+      const res = await sql(query);
+      expect(res.statusCode, res.body).toBe(400);
+      expect((res.json() as { message: string }).message).toMatch(/its joins would produce about 1.6B rows/);
+      // The join alone is about 10 s of hashing here.
+      expect(Date.now() - started).toBeLessThan(2000);
+    }
+  });
+
   it('PASTE JOIN pairs rows by position: priced as the sum of its sides, and runs', async () => {
     const q = 'SELECT count() AS n FROM transactions a PASTE JOIN transactions b';
     const cost = await t.services.sqlSandbox.cost({ key: 'cost', plan: 'free' }, q);

@@ -26,6 +26,11 @@ export interface JoinCost {
   rows: number;
   /** What was joined, for the refusal message: `t1 × t2 on success`, `… (no key on both sides)`. */
   what: string;
+  /**
+   * In a subquery of an expression (scalar, IN, a WITH expression): the engine may run it
+   * while planning, so EXPLAIN ESTIMATE itself would run the join (see priceSqlQuery).
+   */
+  inExpression?: boolean;
 }
 
 export interface JoinPrice {
@@ -94,7 +99,11 @@ export async function priceJoins(root: AstNode, tokens: readonly Token[], cteNam
   const joins: JoinCost[] = [];
   // Only SELECTs with a join are priced here; a side's rows are worked out when a join needs them.
   const joined = new Set(joinElements.map((e) => e.parent?.parent));
-  for (const n of nodes) if (n.kind === 'SelectQuery' && joined.has(n)) joins.push(...(await pricer.chain(n)).joins);
+  for (const n of nodes) {
+    if (n.kind !== 'SelectQuery' || !joined.has(n)) continue;
+    const inExpression = inExpressionSubquery(n);
+    for (const j of (await pricer.chain(n)).joins) joins.push({ ...j, inExpression });
+  }
   return { rows: joins.reduce((a, j) => a + j.rows, 0), joins };
 }
 
@@ -317,6 +326,12 @@ class Pricer {
     }
     return factor;
   }
+}
+
+/** True when a subquery that is not a FROM element (a scalar or IN subquery) encloses the node. */
+function inExpressionSubquery(n: AstNode): boolean {
+  for (let p = n.parent; p; p = p.parent) if (p.kind === 'Subquery' && p.parent?.kind !== 'TableExpression') return true;
+  return false;
 }
 
 /** Nodes of one SELECT's own expressions (not of its subqueries). */

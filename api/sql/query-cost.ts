@@ -4,7 +4,9 @@
 // compared with the budget of the caller's plan before the query runs.
 import { PLAN_QUERY_BUDGET, type Plan } from '../../core/plans.ts';
 import type { Settings, Warehouse } from '../../warehouse/warehouse.ts';
-import type { JoinCost, JoinPrice } from './join-cost.ts';
+import { priceJoins, type JoinCost, type JoinPrice } from './join-cost.ts';
+import type { JoinStats } from './join-stats.ts';
+import type { PreparedQuery } from './sql-guard.ts';
 
 // The budget is checked before the query runs (the estimate) and enforced by the engine
 // while it runs (max_rows_to_read), so a misestimate still stops.
@@ -90,6 +92,26 @@ export function withJoins(cost: CostEstimate, joins: JoinPrice): CostEstimate {
     ...cost.recommendations.filter((r) => !r.startsWith('join with a condition')),
   ];
   return { ...cost, score: cost.estimatedRows + joins.rows, joinRows: joins.rows, costliestJoin, recommendations };
+}
+
+/**
+ * The cost of a client's SELECT: rows read (EXPLAIN ESTIMATE) plus join output (join-cost.ts).
+ * EXPLAIN ESTIMATE plans the query, and planning runs scalar and IN subqueries (their
+ * results shape the plan): a join inside one would run before it is priced. So those joins
+ * are priced first, their sides at their tables' full size (the estimate leaves such reads
+ * out anyway), and over the budget the query is refused without asking the engine to plan it.
+ */
+export async function estimateSqlCost(wh: Warehouse, prepared: PreparedQuery, settings: Settings, stats: JoinStats, budget: number): Promise<CostEstimate> {
+  const early = await priceJoins(prepared.tree, prepared.canonicalTokens, prepared.cteNames, stats.facts(wh, []));
+  const planned = early.joins.filter((j) => j.inExpression === true);
+  const plannedRows = planned.reduce((a, j) => a + j.rows, 0);
+  if (plannedRows > budget) {
+    const tables = await Promise.all(prepared.tables.map(async (table) => ({ table, rows: await stats.tableRows(wh, table).catch(() => 0) })));
+    const read = costOf(tables.reduce((a, t) => a + t.rows, 0), 0, tables);
+    return withJoins(read, { rows: plannedRows, joins: planned });
+  }
+  const read = await estimateCost(wh, prepared.executed, { tables: prepared.tables, crossJoins: 0 }, settings);
+  return withJoins(read, await priceJoins(prepared.tree, prepared.canonicalTokens, prepared.cteNames, stats.facts(wh, read.tables)));
 }
 
 /** Engine settings that enforce a plan's budget while the query runs. */

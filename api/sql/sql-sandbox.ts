@@ -8,9 +8,8 @@ import type { Plan } from '../../core/plans.ts';
 import { ClickHouseCode, WarehouseError, type Settings, type Warehouse } from '../../warehouse/warehouse.ts';
 import { ConcurrencyGate, type Lease } from './concurrency-gate.ts';
 import { loadFunctionPolicy, type FunctionPolicy } from './function-policy.ts';
-import { priceJoins } from './join-cost.ts';
 import { JoinStats } from './join-stats.ts';
-import { budgetSettings, estimateCost, overBudgetMessage, PLAN_QUERY_BUDGET, withJoins, type CostEstimate } from './query-cost.ts';
+import { budgetSettings, estimateSqlCost, overBudgetMessage, PLAN_QUERY_BUDGET, type CostEstimate } from './query-cost.ts';
 import { engineMessage, prepareQuery, PUBLISHED_TABLES, SQL_MAX_LIMIT, type GuardContext, type PreparedQuery } from './sql-guard.ts';
 
 /** Bytes one SQL answer may carry (JSON body or CSV stream); defined with the other budgets. */
@@ -204,9 +203,8 @@ export class SqlSandbox {
     const prepared = await prepareQuery(this.guardContext(wh), text, options.maxResultRows ?? SQL_MAX_LIMIT);
     try {
       // Joins are priced by what they produce (join-cost.ts), not by the cross-join formula.
-      const read = await estimateCost(wh, prepared.executed, { tables: prepared.tables, crossJoins: 0 }, await this.settings(caller.plan, options, {}));
-      const joins = await priceJoins(prepared.tree, prepared.canonicalTokens, prepared.cteNames, this.joinStats.facts(wh, read.tables));
-      return { prepared, cost: withJoins(read, joins) };
+      const settings = await this.settings(caller.plan, options, {});
+      return { prepared, cost: await estimateSqlCost(wh, prepared, settings, this.joinStats, PLAN_QUERY_BUDGET[caller.plan]) };
     } catch (err) {
       throw this.queryError(err, options);
     }
