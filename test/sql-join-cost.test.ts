@@ -227,4 +227,14 @@ describe('key statistics (JoinStats): measured on the engine, bounded, kept a wh
     await stats.facts(wh, []).keyTop('transactions', ['signature']);
     expect(calls).toHaveLength(measured + 1); // measured again after the TTL
   });
+
+  it('shares one query\'s measurements between its pricing passes', async () => {
+    const { wh, calls } = fakeEngine(() => ({ sampled: 1e6, values: 1e6, top: 1 }));
+    const stats = new JoinStats();
+    const shared = JoinStats.budget();
+    const [early, late] = [stats.facts(wh, [], shared), stats.facts(wh, [], shared)];
+    for (const c of ['a', 'b', 'c']) await early.keyTop('transactions', [c]);
+    for (const c of ['d', 'e', 'f']) await late.keyTop('transactions', [c]);
+    expect(calls).toHaveLength(SQL_JOIN_MEASUREMENTS_PER_QUERY);
+  });
 });

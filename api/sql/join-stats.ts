@@ -29,10 +29,17 @@ export class JoinStats {
 
   constructor(private readonly now: () => number = Date.now) {}
 
-  /** The facts one query's join pricing reads: `estimated`, the rows the engine expects per table read. */
-  facts(wh: Warehouse, estimated: readonly { table: string; rows: number }[]): JoinFacts {
-    // Measurements run on the client's slot: a few per query, however many joins it has.
-    const budget = { left: SQL_JOIN_MEASUREMENTS_PER_QUERY };
+  /** New measurements one query may still cause: one object per query, shared by its pricing passes. */
+  static budget(): { left: number } {
+    return { left: SQL_JOIN_MEASUREMENTS_PER_QUERY };
+  }
+
+  /**
+   * The facts one query's join pricing reads: `estimated`, the rows the engine expects per
+   * table read. Measurements run on the client's slot: a few per query (`budget`), however
+   * many joins it has.
+   */
+  facts(wh: Warehouse, estimated: readonly { table: string; rows: number }[], budget = JoinStats.budget()): JoinFacts {
     return {
       // EXPLAIN ESTIMATE sums every read of a table: a self-join's side is capped at the table's rows.
       sideRows: async (table) => {

@@ -5,7 +5,7 @@
 import { PLAN_QUERY_BUDGET, type Plan } from '../../core/plans.ts';
 import type { Settings, Warehouse } from '../../warehouse/warehouse.ts';
 import { priceJoins, type JoinCost, type JoinPrice } from './join-cost.ts';
-import type { JoinStats } from './join-stats.ts';
+import { JoinStats } from './join-stats.ts';
 import type { PreparedQuery } from './sql-guard.ts';
 
 // The budget is checked before the query runs (the estimate) and enforced by the engine
@@ -102,7 +102,8 @@ export function withJoins(cost: CostEstimate, joins: JoinPrice): CostEstimate {
  * out anyway), and over the budget the query is refused without asking the engine to plan it.
  */
 export async function estimateSqlCost(wh: Warehouse, prepared: PreparedQuery, settings: Settings, stats: JoinStats, budget: number): Promise<CostEstimate> {
-  const early = await priceJoins(prepared.tree, prepared.canonicalTokens, prepared.cteNames, stats.facts(wh, []));
+  const measurements = JoinStats.budget();
+  const early = await priceJoins(prepared.tree, prepared.canonicalTokens, prepared.cteNames, stats.facts(wh, [], measurements));
   const planned = early.joins.filter((j) => j.inExpression === true);
   const plannedRows = planned.reduce((a, j) => a + j.rows, 0);
   if (plannedRows > budget) {
@@ -111,7 +112,7 @@ export async function estimateSqlCost(wh: Warehouse, prepared: PreparedQuery, se
     return withJoins(read, { rows: plannedRows, joins: planned });
   }
   const read = await estimateCost(wh, prepared.executed, { tables: prepared.tables, crossJoins: 0 }, settings);
-  return withJoins(read, await priceJoins(prepared.tree, prepared.canonicalTokens, prepared.cteNames, stats.facts(wh, read.tables)));
+  return withJoins(read, await priceJoins(prepared.tree, prepared.canonicalTokens, prepared.cteNames, stats.facts(wh, read.tables, measurements)));
 }
 
 /** Engine settings that enforce a plan's budget while the query runs. */
