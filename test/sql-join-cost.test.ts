@@ -156,6 +156,48 @@ describe('every join of the tree, each by its kind', () => {
   });
 });
 
+const EMPTY_WITH_UNPRICEABLE = `SelectWithUnionQuery (children 1)
+ ExpressionList (children 1)
+  SelectQuery (children 2)
+   ExpressionList (children 1)
+    Function count (children 1)
+     ExpressionList
+   TablesInSelectQuery (children 2)
+    TablesInSelectQueryElement (children 1)
+     TableExpression (children 1)
+      TableIdentifier protocol_hourly (alias h)
+    TablesInSelectQueryElement (children 2)
+     TableExpression (children 1)
+      Subquery (alias b) (children 1)
+       SelectWithUnionQuery (children 1)
+        ExpressionList (children 1)
+         SelectQuery (children 2)
+          ExpressionList (children 1)
+           Function arrayJoin (alias x) (children 1)
+            ExpressionList (children 1)
+             Function range (children 1)
+              ExpressionList (children 1)
+               Identifier fee
+          TablesInSelectQuery (children 1)
+           TablesInSelectQueryElement (children 1)
+            TableExpression (children 1)
+             TableIdentifier transactions
+     TableJoin (children 1)
+      Function equals (children 1)
+       ExpressionList (children 2)
+        Identifier h.tx_count
+        Identifier b.x
+`;
+
+describe('what cannot be priced', () => {
+  it('is Infinity, also beside an empty side (0 × Infinity is no number, and no number must never pass)', async () => {
+    const emptyHourly: JoinFacts = { ...facts, sideRows: async (t) => (t === 'protocol_hourly' ? 0 : AUDIT_ROWS) };
+    const p = await priceJoins(parseAstDump(EMPTY_WITH_UNPRICEABLE)[0]!,
+      lex('SELECT count() FROM protocol_hourly AS h INNER JOIN (SELECT arrayJoin(range(fee)) AS x FROM transactions) AS b ON h.tx_count = b.x').tokens, [], emptyHourly);
+    expect(p.rows).toBe(Infinity);
+  });
+});
+
 describe('engine messages a client sees', () => {
   it('never name the database', () => {
     const err = new Error("Code: 60. DB::Exception: Table default.transactions_x does not exist. Maybe you meant default.transactions?. (UNKNOWN_TABLE) (version 26.7.2.1)");

@@ -140,7 +140,7 @@ class Pricer {
       if (arrayJoin) {
         if (!acc) return { rows: Infinity, joins };
         const factor = await this.arrayFactor(arrayJoin.children[0]?.children ?? [], acc);
-        const rows = acc.rows * factor;
+        const rows = Number.isNaN(acc.rows * factor) ? Infinity : acc.rows * factor;
         // An array's element may repeat across every row (one account in all of them): after
         // an ARRAY JOIN a key's multiplicity is unknown.
         acc = { rows, names, table: acc.table, top: async () => rows };
@@ -150,6 +150,7 @@ class Pricer {
       if (!expr) return { rows: Infinity, joins };
       const side = await this.side(expr);
       const tableJoin = element.children.find((c) => c.kind === 'TableJoin');
+      if (acc && !tableJoin) return { rows: Infinity, joins };
       if (!acc || !tableJoin) {
         acc = side;
         names = [...side.names];
@@ -187,7 +188,8 @@ class Pricer {
     const k = kind?.kind ?? 'FULL';
     rows += k === 'LEFT' ? L : k === 'RIGHT' ? R : k === 'FULL' ? L + R : 0;
     if (kind && kind.strictness !== 'ALL' && k !== 'FULL') rows = Math.min(rows, k === 'RIGHT' ? R : L);
-    return { rows, what };
+    // 0 × Infinity (an empty side with one that cannot be priced) is no number: the worst case.
+    return { rows: Number.isNaN(rows) ? Infinity : rows, what };
   }
 
   /** Equalities between a plain column of the left side and one of the right, from ON … AND … or USING. */
@@ -309,7 +311,7 @@ class Pricer {
     for (const f of ownNodes(q)) {
       if (f.kind === 'Function' && f.detail === 'arrayJoin') rows *= await this.arrayFactor(f.children[0]?.children ?? [], undefined);
     }
-    return rows;
+    return Number.isNaN(rows) ? Infinity : rows;
   }
 
   /** Rows one row becomes through ARRAY JOIN of `arrays` (zipped: the longest counts). */

@@ -106,7 +106,8 @@ export async function estimateSqlCost(wh: Warehouse, prepared: PreparedQuery, se
   const early = await priceJoins(prepared.tree, prepared.canonicalTokens, prepared.cteNames, stats.facts(wh, [], measurements));
   const planned = early.joins.filter((j) => j.inExpression === true);
   const plannedRows = planned.reduce((a, j) => a + j.rows, 0);
-  if (plannedRows > budget) {
+  // Written so that a NaN is over budget too (fail closed).
+  if (!(plannedRows <= budget)) {
     const tables = await Promise.all(prepared.tables.map(async (table) => ({ table, rows: await stats.tableRows(wh, table).catch(() => 0) })));
     const read = costOf(tables.reduce((a, t) => a + t.rows, 0), 0, tables);
     return withJoins(read, { rows: plannedRows, joins: planned });

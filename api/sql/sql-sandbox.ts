@@ -195,7 +195,8 @@ export class SqlSandbox {
   /** The guard, then the cost check: refused before running when over the plan's budget. */
   private async prepare(wh: Warehouse, caller: Caller, text: unknown, options: RunOptions = {}): Promise<PreparedQuery> {
     const { prepared, cost } = await this.checkAndCost(wh, caller, text, options);
-    if (cost.score > PLAN_QUERY_BUDGET[caller.plan]) throw invalid(overBudgetMessage(cost, caller.plan));
+    // Not `score > budget`: a score that is no number is refused too.
+    if (!(cost.score <= PLAN_QUERY_BUDGET[caller.plan])) throw invalid(overBudgetMessage(cost, caller.plan));
     return prepared;
   }
 
