@@ -101,6 +101,28 @@ export const SQL_TIMEOUT_SECONDS = 30;
  */
 export const EXPORT_INGEST_RESERVE_BYTES = 2 * 1024 * MiB;
 
+// ---- SQL join pricing (docs/rest-and-sql.md, "Cost model"): what a join produces is
+// estimated before it runs, from key statistics measured on the engine.
+
+/** Rows read per table to measure a join key (the most rows sharing one value) or an array column's longest array. */
+export const SQL_JOIN_SAMPLE_ROWS = 1_000_000;
+/** How long one measurement is reused before it is taken again (data grows; its shape changes slowly). */
+export const SQL_JOIN_STATS_TTL_MS = 10 * 60_000;
+/** New measurements one query may cause (each a bounded read on the client's own slot); past them a key is priced at the worst case. */
+export const SQL_JOIN_MEASUREMENTS_PER_QUERY = 4;
+/**
+ * A key that identifies rows or nearly (signature: the instructions of one transaction) keeps
+ * the sample's most-repeated count as the table grows: its distinct values are at least
+ * SQL_JOIN_DISTINCT_KEY_SHARE of the sample and no value repeats more than
+ * SQL_JOIN_LOCAL_REPEAT_MAX times. Any other key (success, protocol_name, a fee many records
+ * share) has its most common value's share of the sample scaled to the table's rows.
+ */
+export const SQL_JOIN_DISTINCT_KEY_SHARE = 0.1;
+export const SQL_JOIN_LOCAL_REPEAT_MAX = 64;
+/** Most measurements kept at once (a few numbers each); past it the oldest goes. */
+export const SQL_JOIN_STATS_MAX_ENTRIES = 1_000;
+// Rows of the right side one join may hold in memory: PLAN_JOIN_ROWS (core/plans.ts), per plan.
+
 // ---- Dashboard accounts (docs/dashboard.md). Stated to the user where they apply.
 
 /** Password length, in characters: at least 12 (the rule the sign-up page states), at most

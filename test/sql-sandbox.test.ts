@@ -90,8 +90,8 @@ describe('cost check before running', () => {
     const res = await sql(free, HEAVY);
     expect(res.statusCode).toBe(400);
     const { message } = res.json() as { message: string };
-    expect(message).toMatch(/row pairs \(a join without a condition over 6000 rows\); the free plan allows 100.0M per query/);
-    expect(message).toMatch(/join with a condition \(JOIN … ON …\)/);
+    expect(message).toMatch(/would read about 6000 rows and its joins would produce about 8.0B rows \(a × b × c \(no join condition: every row with every row\): about 8.0B\); the free plan allows 100.0M per query/);
+    expect(message).toMatch(/join on the key that identifies rows/);
     expect(message).toMatch(/narrow the date range/);
     // Nothing ran: the refusal came from the estimate, at once.
     expect(t.services.sqlSandbox.stats()).toEqual({ running: 0, waiting: 0 });
@@ -105,14 +105,15 @@ describe('cost check before running', () => {
   it('counts a join whose condition names no column (ON 1 = 1, ON true) as a cross join', async () => {
     const cost = await t.services.sqlSandbox.cost({ key: 'cost-test', plan: 'free' },
       'SELECT count() FROM transactions a JOIN transactions b ON 1 = 1 JOIN transactions c ON true');
-    expect(cost.score).toBe(2000 ** 3);
+    // Rows read, plus each join's product: a × b, then (a × b) × c.
+    expect(cost.score).toBe(6000 + 2000 ** 2 + 2000 ** 3);
     expect((await sql(free, 'SELECT count() FROM transactions a JOIN transactions b ON 1 = 1 JOIN transactions c ON true')).statusCode).toBe(400);
   });
 
   it('agrees with the cost function GraphQL will share', async () => {
     const cost = await t.services.sqlSandbox.cost({ key: 'cost-test', plan: 'free' }, HEAVY);
     expect(cost.estimatedRows).toBe(6000);
-    expect(cost.score).toBe(2000 ** 3);
+    expect(cost.score).toBe(6000 + 2000 ** 2 + 2000 ** 3);
     const plain = await t.services.sqlSandbox.cost({ key: 'cost-test', plan: 'free' }, 'SELECT count() FROM transactions');
     expect(plain.score).toBe(plain.estimatedRows);
   });

@@ -10,7 +10,7 @@ import { startClickHouseShim, type Shim } from './support/clickhouse-http-shim.t
 import { ingestDemo } from './support/fixtures.ts';
 import { startApp } from './support/services.ts';
 
-const hostile = JSON.parse(readFileSync(new URL('./fixtures/hostile-queries.json', import.meta.url), 'utf8')) as { query: unknown; generate?: string }[];
+const hostile = JSON.parse(readFileSync(new URL('./fixtures/hostile-queries.json', import.meta.url), 'utf8')) as { query: unknown; generate?: string; stage?: string }[];
 const legit = JSON.parse(readFileSync(new URL('./fixtures/legit-queries.json', import.meta.url), 'utf8')) as string[];
 
 let shim: Shim | undefined;
@@ -51,7 +51,8 @@ describe('SQL over the server transport', () => {
 
   it('refuses every hostile query with 400 Invalid query', async () => {
     const wrong: string[] = [];
-    for (const h of hostile.filter((x) => x.generate === undefined)) {
+    // Joins refused by their cost (stage "cost") are checked at a size where they matter: test/sql-joins.test.ts.
+    for (const h of hostile.filter((x) => x.generate === undefined && x.stage !== 'cost')) {
       const res = await post({ query: h.query });
       if (res.statusCode !== 400 || (res.json() as { error?: string }).error !== 'Invalid query') {
         wrong.push(`${res.statusCode} ${JSON.stringify(h.query).slice(0, 100)} -> ${res.body.slice(0, 200)}`);

@@ -61,8 +61,12 @@ const IN_FUNCTIONS = new Set(['in', 'notin', 'globalin', 'globalnotin', 'nullin'
 
 const invalid = (message: string, cause?: unknown): AppError => new AppError(Errors.invalidQuery, message, { cause });
 
-/** The engine's message without its "Code: N. DB::Exception:" frame or our wrapper query. */
-export function engineMessage(err: unknown): string {
+/**
+ * The engine's message without its "Code: N. DB::Exception:" frame or our wrapper query, and
+ * without the database in table names (`default.transactions` -> `transactions`, and the
+ * `database` of server mode): clients name tables without one, the name is the deployment's.
+ */
+export function engineMessage(err: unknown, database = 'default'): string {
   let m = err instanceof Error ? err.message : String(err);
   m = m.replace(/^Code: \d+\.\s*/, '').replace(/^DB::Exception:\s*/, '');
   const scope = m.indexOf(': In scope SELECT formatQuerySingleLine');
@@ -72,6 +76,10 @@ export function engineMessage(err: unknown): string {
   // row filter naming the visible protocols): cut it, whatever its case, keeping the code.
   m = m.replace(/:? in scope [\s\S]*?(?=\. \([A-Z_]+\)$|$)/i, '');
   m = m.replace(/\bSETTINGS\s+[a-z_]+\s*=[\s\S]*?(?=\. \([A-Z_]+\)$|$)/, '');
+  for (const db of new Set(['default', database])) {
+    const name = db.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    m = m.replace(new RegExp(`(^|[^\\w.])(?:\`${name}\`|${name})\\.(?=[\`\\w])`, 'g'), '$1');
+  }
   return m.split('\nStack trace')[0]!.trim();
 }
 
@@ -81,8 +89,10 @@ export interface PreparedQuery {
   injectedLimit: boolean;
   /** Published tables the query reads (CTE names excluded). */
   tables: string[];
-  /** Joins with no join condition (comma or CROSS JOIN) anywhere in the query. */
-  crossJoins: number;
+  /** The engine's parse tree of the client's text, the canonical text's tokens and its CTE names, for the join pricing (join-cost.ts). */
+  tree: AstNode;
+  canonicalTokens: readonly Token[];
+  cteNames: readonly string[];
 }
 
 export interface GuardContext {
@@ -161,7 +171,9 @@ export async function prepareQuery(ctx: GuardContext, input: unknown, maxLimit =
     throw invalid(`only read-only SELECT queries are accepted (the engine parsed a ${root.kind.replace(/Query$/, '').toUpperCase()} statement)`);
   }
 
-  const ctes = new Set(cteNames(canonical));
+  const cteList = cteNames(canonical);
+  const ctes = new Set(cteList);
+  const parsed = { tree: root, canonicalTokens, cteNames: cteList };
   const real = await ctx.realTables();
   for (const name of ctes) {
     if (real.has(name) && !PUBLISHED_TABLES.includes(name)) {
@@ -180,7 +192,7 @@ export async function prepareQuery(ctx: GuardContext, input: unknown, maxLimit =
     if (lim.length > maxLimit) throw invalid(`LIMIT ${lim.length} is over the maximum of ${maxLimit} rows`);
     const inTree = [...walk(root)].some((n) => n.kind === 'Literal' && n.detail === `UInt64_${lim.length}` && n.parent?.kind === 'SelectQuery' && outermost(n));
     if (!inTree) throw invalid('could not confirm the outermost LIMIT; write it as LIMIT <rows> at the end of the query');
-    return { executed: text, injectedLimit: false, tables, crossJoins: seen.crossJoins };
+    return { executed: text, injectedLimit: false, tables, ...parsed };
   }
   const list = root.children[0];
   const parenthesized = first.type === 'punct';
@@ -191,7 +203,7 @@ export async function prepareQuery(ctx: GuardContext, input: unknown, maxLimit =
   const executed = single
     ? `${text}${sep}LIMIT ${SQL_DEFAULT_LIMIT}`
     : `SELECT * FROM (\n${text}\n) LIMIT ${SQL_DEFAULT_LIMIT}`;
-  return { executed, injectedLimit: true, tables, crossJoins: seen.crossJoins };
+  return { executed, injectedLimit: true, tables, ...parsed };
 }
 
 /** See explainRoot. */
@@ -245,12 +257,11 @@ interface TreeContext {
 interface TreeFacts {
   tables: Set<string>;
   applyCount: number;
-  crossJoins: number;
 }
 
 /** Walk every node of the tree; refuse the first one that is not on an allow-list. */
 function checkTree(root: AstNode, ctx: TreeContext): TreeFacts {
-  const facts: TreeFacts = { tables: new Set(), applyCount: 0, crossJoins: 0 };
+  const facts: TreeFacts = { tables: new Set(), applyCount: 0 };
   const checkTable = (name: string): void => {
     const lower = name.toLowerCase();
     if (lower.startsWith('system.') || lower === 'system' || lower.startsWith('information_schema.') || lower === 'information_schema') {
@@ -298,11 +309,6 @@ function checkTree(root: AstNode, ctx: TreeContext): TreeFacts {
         if (named) throw invalid(`a string may not name the function ${named.name}(): it ${named.reason}`);
         break;
       }
-      case 'TableJoin':
-        // A join with nothing under it is a comma or CROSS join, and one whose condition
-        // names no column (ON 1 = 1, ON true) is the same: every row with every row.
-        if (![...walk(node)].some((n) => n.kind === 'Identifier')) facts.crossJoins += 1;
-        break;
       case 'ColumnsApplyTransformer':
         facts.applyCount += 1;
         break;

@@ -4,11 +4,12 @@
 // only the sandbox, and the sandbox has a fixed number of slots, each query one thread.
 import { AppError, Errors } from '../../core/errors.ts';
 import { SQL_RESPONSE_BUDGET_BYTES } from '../../core/limits.ts';
-import { isPlan, planShareOf, PLAN_PRIORITY, type Plan } from '../../core/plans.ts';
+import { isPlan, planShareOf, PLAN_JOIN_ROWS, PLAN_PRIORITY, type Plan } from '../../core/plans.ts';
 import { ClickHouseCode, WarehouseError, type Settings, type Warehouse } from '../../warehouse/warehouse.ts';
 import { ConcurrencyGate, type Lease } from './concurrency-gate.ts';
 import { loadFunctionPolicy, type FunctionPolicy } from './function-policy.ts';
-import { budgetSettings, estimateCost, overBudgetMessage, PLAN_QUERY_BUDGET, type CostEstimate } from './query-cost.ts';
+import { JoinStats } from './join-stats.ts';
+import { budgetSettings, estimateSqlCost, overBudgetMessage, PLAN_QUERY_BUDGET, type CostEstimate } from './query-cost.ts';
 import { engineMessage, prepareQuery, PUBLISHED_TABLES, SQL_MAX_LIMIT, type GuardContext, type PreparedQuery } from './sql-guard.ts';
 
 /** Bytes one SQL answer may carry (JSON body or CSV stream); defined with the other budgets. */
@@ -52,6 +53,10 @@ export class SqlSandbox {
   private readonly gate: ConcurrencyGate<Warehouse>;
   private policy: Promise<FunctionPolicy> | undefined;
   private realTablesCache: { at: number; names: Promise<ReadonlySet<string>> } | undefined;
+  /** Key statistics of the published tables for the join pricing, measured on demand and kept a while. */
+  private readonly joinStats = new JoinStats();
+  /** The engine's current database, once known: engine messages shown to clients never name it. */
+  private database = 'default';
 
   constructor(
     private readonly sessions: readonly Warehouse[],
@@ -193,14 +198,17 @@ export class SqlSandbox {
   /** The guard, then the cost check: refused before running when over the plan's budget. */
   private async prepare(wh: Warehouse, caller: Caller, text: unknown, options: RunOptions = {}): Promise<PreparedQuery> {
     const { prepared, cost } = await this.checkAndCost(wh, caller, text, options);
-    if (cost.score > PLAN_QUERY_BUDGET[caller.plan]) throw invalid(overBudgetMessage(cost, caller.plan));
+    // Not `score > budget`: a score that is no number is refused too.
+    if (!(cost.score <= PLAN_QUERY_BUDGET[caller.plan])) throw invalid(overBudgetMessage(cost, caller.plan));
     return prepared;
   }
 
   private async checkAndCost(wh: Warehouse, caller: Caller, text: unknown, options: RunOptions): Promise<{ prepared: PreparedQuery; cost: CostEstimate }> {
     const prepared = await prepareQuery(this.guardContext(wh), text, options.maxResultRows ?? SQL_MAX_LIMIT);
     try {
-      return { prepared, cost: await estimateCost(wh, prepared.executed, prepared, await this.settings(caller.plan, options, {})) };
+      // Joins are priced by what they produce (join-cost.ts), not by the cross-join formula.
+      const settings = await this.settings(caller.plan, options, {});
+      return { prepared, cost: await estimateSqlCost(wh, prepared, settings, this.joinStats, PLAN_QUERY_BUDGET[caller.plan]) };
     } catch (err) {
       throw this.queryError(err, options);
     }
@@ -236,8 +244,11 @@ export class SqlSandbox {
     // Table names change only with migrations; a minute of caching is plenty.
     if (!this.realTablesCache || Date.now() - this.realTablesCache.at > 60_000) {
       const names = wh
-        .query<{ name: string }>('SELECT name FROM system.tables WHERE database = currentDatabase()')
-        .then((rows) => new Set(rows.map((r) => r.name)) as ReadonlySet<string>);
+        .query<{ name: string; db: string }>('SELECT name, currentDatabase() AS db FROM system.tables WHERE database = currentDatabase()')
+        .then((rows) => {
+          this.database = rows[0]?.db ?? this.database;
+          return new Set(rows.map((r) => r.name)) as ReadonlySet<string>;
+        });
       names.catch(() => (this.realTablesCache = undefined));
       this.realTablesCache = { at: Date.now(), names };
     }
@@ -267,6 +278,9 @@ export class SqlSandbox {
       os_thread_priority: 19,
       ...budgetSettings(plan),
       max_bytes_in_join: Math.floor(this.limits.maxMemoryBytes / 2),
+      // The engine bounds a join's right side only (26.7 has no limit on the rows a join
+      // produces: that is priced before running); time and memory bound the rest.
+      max_rows_in_join: PLAN_JOIN_ROWS[plan],
       join_overflow_mode: 'throw',
       max_ast_depth: 500,
       max_ast_elements: 100_000,
@@ -304,7 +318,7 @@ export class SqlSandbox {
       case undefined:
         return new AppError(Errors.internal, 'Internal error', { cause: err });
       default:
-        return invalid(engineMessage(err), err);
+        return invalid(engineMessage(err, this.database), err);
     }
   }
 
