@@ -79,7 +79,7 @@ export async function sqlRoutes(app: FastifyInstance, opts: { sandbox: SqlSandbo
       throw new AppError(Errors.invalidQuery, 'format must be "json" or "csv"');
     }
     // Access control has authenticated the key before any handler runs.
-    const caller: Caller = { key: req.apiKey?.id ?? req.ip, plan: req.apiKey?.plan ?? 'free' };
+    const caller: Caller = { key: req.apiKey?.id ?? req.ip, plan: req.apiKey?.plan ?? 'free', ...(req.budget === null ? {} : { budget: req.budget }) };
     if (format === 'json') return reply.type('application/json; charset=utf-8').send(await sandbox.json(caller, body.query));
     const csv = await sandbox.csv(caller, body.query);
     return reply

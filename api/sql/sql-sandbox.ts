@@ -2,18 +2,18 @@
 // the guard, the cost check, then the run with the engine's limits. Every statement of a
 // client request, parsing included, runs on its slot, so a heavy or hostile query can slow
 // only the sandbox, and the sandbox has a fixed number of slots, each query one thread.
+import type { Budget } from '../../core/budget.ts';
 import { AppError, Errors } from '../../core/errors.ts';
-import { SQL_RESPONSE_BUDGET_BYTES } from '../../core/limits.ts';
 import { isPlan, planShareOf, PLAN_JOIN_ROWS, PLAN_PRIORITY, type Plan } from '../../core/plans.ts';
 import { ClickHouseCode, WarehouseError, type Settings, type Warehouse } from '../../warehouse/warehouse.ts';
-import { ConcurrencyGate, type Lease } from './concurrency-gate.ts';
+import { ConcurrencyGate } from './concurrency-gate.ts';
+import { leasedStream, SQL_MAX_RESPONSE_BYTES, tooLarge } from './leased-stream.ts';
 import { loadFunctionPolicy, type FunctionPolicy } from './function-policy.ts';
 import { JoinStats } from './join-stats.ts';
 import { budgetSettings, estimateSqlCost, overBudgetMessage, PLAN_QUERY_BUDGET, type CostEstimate } from './query-cost.ts';
 import { engineMessage, prepareQuery, PUBLISHED_TABLES, SQL_MAX_LIMIT, type GuardContext, type PreparedQuery } from './sql-guard.ts';
 
-/** Bytes one SQL answer may carry (JSON body or CSV stream); defined with the other budgets. */
-export const SQL_MAX_RESPONSE_BYTES = SQL_RESPONSE_BUDGET_BYTES;
+export { SQL_MAX_RESPONSE_BYTES };
 
 /** The engine's result-rows/bytes error (TOO_MANY_ROWS_OR_BYTES); warehouse/warehouse.ts lists 158, the older code. */
 const TOO_MANY_ROWS_OR_BYTES = 396;
@@ -36,6 +36,8 @@ export interface Caller {
   /** Whose queries share the per-key limit (the API key id). */
   key: string;
   plan: Plan;
+  /** The request's budget (core/budget.ts): a query's cost is charged on it before it runs. */
+  budget?: Budget;
 }
 
 export interface RunOptions {
@@ -200,6 +202,11 @@ export class SqlSandbox {
     const { prepared, cost } = await this.checkAndCost(wh, caller, text, options);
     // Not `score > budget`: a score that is no number is refused too.
     if (!(cost.score <= PLAN_QUERY_BUDGET[caller.plan])) throw invalid(overBudgetMessage(cost, caller.plan));
+    try {
+      caller.budget?.charge(cost.score, 'the query');
+    } catch (err) {
+      throw invalid((err as Error).message);
+    }
     return prepared;
   }
 
@@ -327,74 +334,3 @@ export class SqlSandbox {
   }
 }
 
-function tooLarge(cause?: unknown): AppError {
-  return invalid(`the answer is larger than ${SQL_MAX_RESPONSE_BYTES / 1024 / 1024} MiB, the most one SQL answer may carry: select fewer or smaller columns, aggregate, or lower the LIMIT`, cause);
-}
-
-/**
- * The CSV body handed to the HTTP layer. A hand-written iterator rather than a generator:
- * return() must reach the engine's stream even when the consumer gives up before reading
- * the first chunk (a generator that never started would skip its finally), and the slot is
- * released exactly when the engine's stream is done, however it ends.
- */
-function leasedStream(
-  iterator: AsyncIterator<Uint8Array>,
-  first: IteratorResult<Uint8Array>,
-  lease: Lease<Warehouse>,
-  deadlineMs: number,
-  budgeted: boolean,
-): AsyncIterableIterator<Uint8Array> {
-  let pending: IteratorResult<Uint8Array> | undefined = first;
-  let sent = 0;
-  let finished = false;
-  const finish = async (): Promise<void> => {
-    if (finished) return;
-    finished = true;
-    clearTimeout(timer);
-    try {
-      await iterator.return?.();
-    } finally {
-      lease.release();
-    }
-  };
-  // A reader that never finishes must not keep the session: cut the stream at the deadline.
-  const timer = setTimeout(() => void finish(), deadlineMs);
-  timer.unref();
-  const body: AsyncIterableIterator<Uint8Array> = {
-    [Symbol.asyncIterator]() {
-      return this;
-    },
-    async next() {
-      if (finished) return { done: true, value: undefined };
-      let r: IteratorResult<Uint8Array>;
-      if (pending !== undefined) {
-        r = pending;
-        pending = undefined;
-      } else {
-        try {
-          r = await iterator.next();
-        } catch (err) {
-          await finish();
-          throw err;
-        }
-      }
-      if (r.done) {
-        await finish();
-        return r;
-      }
-      sent += r.value.byteLength;
-      if (budgeted && sent > SQL_MAX_RESPONSE_BYTES) {
-        // Cut, never silently short: the error ends the HTTP response abnormally.
-        await finish();
-        throw tooLarge();
-      }
-      return r;
-    },
-    async return() {
-      pending = undefined;
-      await finish();
-      return { done: true, value: undefined };
-    },
-  };
-  return body;
-}
