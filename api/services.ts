@@ -14,6 +14,7 @@ import { openExportSessions, openSandboxSessions, openWarehouse } from '../wareh
 import { ProtocolRegistry } from '../warehouse/protocol-registry.ts';
 import type { Warehouse } from '../warehouse/warehouse.ts';
 import { BudgetedWarehouse, BudgetScope } from '../warehouse/budget-scope.ts';
+import { PlanLanes } from '../warehouse/plan-lanes.ts';
 import { createAccess, type Access } from './access/access.ts';
 import { Metrics } from '../core/metrics.ts';
 import { Analytics } from './analytics/analytics.ts';
@@ -75,7 +76,7 @@ export async function createServices(
   // Every statement a door can cause passes the request budget (warehouse/budget-scope.ts):
   // the serving session's analytics reads, client SQL, export chunks.
   const budgets = new BudgetScope();
-  const analytics = new Analytics(new BoundedWarehouse(new BudgetedWarehouse(wh, budgets, 'analytics'), config.analyticsTimeoutSeconds), registry, dataVersion);
+  const analytics = new Analytics(new BoundedWarehouse(new BudgetedWarehouse(wh, budgets, 'analytics', true, new PlanLanes()), config.analyticsTimeoutSeconds), registry, dataVersion);
   const sqlSandbox = new SqlSandbox(
     openSandboxSessions(config).map((session) => new BudgetedWarehouse(new InstrumentedWarehouse(session, metrics), budgets, 'sql')),
     { ...config.sql, readonlyByUser: config.sql.user !== undefined },

@@ -19,6 +19,8 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 60);
 const ROWS = Number(process.env.BENCH_ROWS ?? 300_000);
 const IDLE_SECONDS = Math.min(10, SECONDS);
 const PROBE_EVERY_MS = 100;
+/** Which kinds of attack run (all by default): graphql, sql, rpc, export. */
+const ATTACKS = (process.env.ATTACKS ?? 'graphql,sql,rpc,export').split(',');
 
 const percentile = (xs: number[], p: number): number => {
   if (xs.length === 0) return NaN;
@@ -97,7 +99,8 @@ async function main(): Promise<void> {
 
   let attacking = true;
   let tag = 0;
-  const work = [
+  const kinds = ['graphql', 'sql', 'rpc', 'export'];
+  const allWork = [
     (key: string) => fetch(`${service.url}/graphql`, { method: 'POST', headers: json(key), body: JSON.stringify({ query: heavyDocument(from, to, tag++) }) }),
     (key: string) => fetch(`${service.url}/v1/query`, { method: 'POST', headers: json(key), body: JSON.stringify({ query: `${JOINS[tag++ % JOINS.length]} -- ${Math.random()}` }) }),
     (key: string) => fetch(`${service.url}/v1/rpc`, {
@@ -109,6 +112,7 @@ async function main(): Promise<void> {
       body: JSON.stringify({ query: `SELECT number, randomPrintableASCII(200) AS junk FROM numbers(1000000000) -- ${tag++}`, format: 'csv' }),
     }),
   ];
+  const work = allWork.filter((_, i) => ATTACKS.includes(kinds[i]!));
   const tallies: Tally[] = attackers.map(() => ({ sent: 0, byStatus: {}, bytes: 0 }));
   // Each attacker keeps as many requests in flight as its plan admits, and waits out its 429s.
   const attack = attackers.flatMap((a, i) => [0, 1, 2, 3].map(async (lane) => {
@@ -124,6 +128,7 @@ async function main(): Promise<void> {
       if (res?.status === 429) await sleep(Math.min(5, Number(res.headers.get('retry-after') ?? 1)) * 1000);
     }
   }));
+  const idleRss = peakRss;
   process.stdout.write(`attack by 3 free keys for ${SECONDS} s, probing meanwhile...\n`);
   const loaded = await probe(SECONDS);
   attacking = false;
@@ -135,7 +140,7 @@ async function main(): Promise<void> {
   const fiveXx = tallies.reduce((n, t) => n + Object.entries(t.byStatus).filter(([s]) => s.startsWith('5')).reduce((a, [, c]) => a + c, 0), 0);
   const report = [
     `machine: ${machine()}`,
-    `rows: ${ROWS}, attack ${SECONDS} s, idle probes ${IDLE_SECONDS} s, ${new Date().toISOString()}`,
+    `rows: ${ROWS}, attack ${SECONDS} s (${ATTACKS.join(', ')}), idle probes ${IDLE_SECONDS} s, ${new Date().toISOString()}`,
     '',
     '| probe | p50 ms | p99 ms | n |',
     '|---|---|---|---|',
@@ -145,13 +150,13 @@ async function main(): Promise<void> {
     row('getProtocolStats under attack', loaded.stats),
     '',
     `probe failures: idle ${idle.failures}, under attack ${loaded.failures}`,
-    `server peak RSS: ${(peakRss / 1024 ** 2).toFixed(0)} MiB (target < 1536)`,
+    `server peak RSS: ${(peakRss / 1024 ** 2).toFixed(0)} MiB (target < 1536); before the attack ${(idleRss / 1024 ** 2).toFixed(0)} MiB`,
     `attackers' answers: ${tallies.map((t, i) => `#${i + 1} ${t.sent} sent, ${JSON.stringify(t.byStatus)}, ${(t.bytes / 1024 ** 2).toFixed(1)} MiB received`).join('; ')}`,
     `5xx answers: ${fiveXx}; server alive at the end: ${alive ? 'yes' : `no (exit ${crashed})`}`,
   ].join('\n');
   process.stdout.write(`\n${report}\n`);
   process.stdout.write(`${JSON.stringify({
-    bench: 'hostile-load', rows: ROWS, seconds: SECONDS, peakRssMiB: Math.round(peakRss / 1024 ** 2),
+    bench: 'hostile-load', rows: ROWS, seconds: SECONDS, attacks: ATTACKS, peakRssMiB: Math.round(peakRss / 1024 ** 2), idleRssMiB: Math.round(idleRss / 1024 ** 2),
     idle: { healthP99: percentile(idle.health, 99), statsP99: percentile(idle.stats, 99) },
     loaded: { healthP99: percentile(loaded.health, 99), statsP99: percentile(loaded.stats, 99) },
     probeFailures: loaded.failures, fiveXx, alive, attackers: tallies,

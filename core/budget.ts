@@ -15,6 +15,12 @@ export const BYTES_PER_BUDGET_ROW = 1024;
 /** Engine settings a budget sets on a statement (a subset of the warehouse's Settings). */
 export type BudgetSettings = Record<string, number | string>;
 
+/** Answer bytes held per plan across the process's requests (api/access/answer-memory.ts). */
+export interface AnswerMemory {
+  reserve(plan: Plan, bytes: number): boolean;
+  release(plan: Plan, bytes: number): void;
+}
+
 /** What a statement or answer would cost before it runs, compared with the budget's cost figure. */
 export class OverBudget extends Error {
   constructor(readonly requested: number, readonly budget: number, message: string) {
@@ -38,6 +44,9 @@ export class Budget {
   /** When the whole request must be done (epoch ms). */
   readonly deadline: number;
   private spentCost = 0;
+  private heldBytes = 0;
+  /** Where answer bytes are held per plan (the process's pool); none outside the HTTP edge. */
+  answerMemory: AnswerMemory | undefined;
 
   constructor(
     readonly plan: Plan,
@@ -69,6 +78,23 @@ export class Budget {
         `${what} would cost ${Math.round(total)} (estimated rows read plus a base cost); the ${this.plan} plan allows ${this.readRows} per request`);
     }
     this.spentCost = total;
+  }
+
+  /**
+   * Hold `bytes` of answer in the plan's answer memory until the request ends (releaseAnswers);
+   * false, holding nothing, when the plan's answers in flight would pass it.
+   */
+  reserveAnswer(bytes: number): boolean {
+    if (this.answerMemory === undefined) return true;
+    if (!this.answerMemory.reserve(this.plan, bytes)) return false;
+    this.heldBytes += bytes;
+    return true;
+  }
+
+  /** Give back every byte this request held (its response is sent, or its client gone). */
+  releaseAnswers(): void {
+    if (this.heldBytes > 0) this.answerMemory?.release(this.plan, this.heldBytes);
+    this.heldBytes = 0;
   }
 
   /** Seconds left before the request's deadline (may be 0 or less once it has passed). */

@@ -50,6 +50,16 @@ export const PLAN_HEAVY_SHARE: Readonly<Record<Plan, number>> = Object.freeze({ 
 /** Who gets a freed session or worker first: the waiter of the highest plan, oldest first within it. */
 export const PLAN_PRIORITY: Readonly<Record<Plan, number>> = Object.freeze({ free: 0, x402: 1, enterprise: 2 });
 
+/**
+ * Statements of one plan (all its keys together) that may wait in or run on the serving
+ * engine session at once; the rest wait in the API process, where another plan's statement
+ * passes them (warehouse/plan-lanes.ts). The session runs one statement at a time, so this
+ * bounds how many statements of other plans an enterprise read (or /health) can queue
+ * behind: one free one, two x402 ones. Work outside any key (ingest, start-up, operators)
+ * is not held back.
+ */
+export const PLAN_SESSION_STATEMENTS: Readonly<Record<Plan, number>> = Object.freeze({ free: 1, x402: 2, enterprise: 8 });
+
 /** Slots of `total` one plan's work may hold together (PLAN_HEAVY_SHARE). */
 export function planShareOf(plan: Plan, total: number): number {
   return Math.max(1, Math.floor(total * PLAN_HEAVY_SHARE[plan]));
@@ -107,3 +117,11 @@ export const PLAN_EXPORT_DISK_SHARE: Readonly<Record<Plan, number>> = Object.fre
  * still bounds the wait to one statement.
  */
 export const EXPORT_WORKERS_RESERVED_FOR_PAID = 1;
+
+/**
+ * Bytes of answers that the requests of one plan (all its keys together) may hold in the API
+ * process at once, while they are assembled and sent (the budget's memory figure for what
+ * the engine hands back). Three free keys with four 32 MiB JSON-RPC batches each in flight
+ * would otherwise hold about 400 MiB of answer text; past it a call is answered "busy".
+ */
+export const PLAN_ANSWER_MEMORY_BYTES: Readonly<Record<Plan, number>> = Object.freeze({ free: 64 * 1024 ** 2, x402: 256 * 1024 ** 2, enterprise: 1024 ** 3 });

@@ -10,6 +10,7 @@ import { ANSWER_BUDGET_BYTES } from '../core/limits.ts';
 import { PLAN_MEMORY_BYTES, PLAN_QUERY_BUDGET } from '../core/plans.ts';
 import { BudgetedWarehouse } from '../warehouse/budget-scope.ts';
 import { apiKeyHeaders } from './support/api-key.ts';
+import { PlanAnswerMemory } from '../api/access/answer-memory.ts';
 import { captureLog } from './support/log-capture.ts';
 import { startApp } from './support/services.ts';
 
@@ -88,6 +89,25 @@ describe('every route passes the budget', () => {
     const streamed = await t.app.inject({ method: 'GET', url: '/v1/new-door/big-stream', headers }).catch(() => undefined);
     const bytes = streamed === undefined ? 0 : streamed.rawPayload.byteLength;
     expect(bytes).toBeLessThanOrEqual(ANSWER_BUDGET_BYTES.rest);
+  });
+
+  it('bounds the answer bytes a plan\'s requests hold at once: a JSON-RPC call past the plan\'s answer memory answers busy, and the bytes go back when the response ends', async () => {
+    const memory = new PlanAnswerMemory({ free: 10, x402: 10, enterprise: 10 });
+    t.services.access.answerMemory = memory;
+    try {
+      const headers = { ...(await apiKeyHeaders(t.app, 'free')), 'content-type': 'application/json' };
+      const call = (id: number) => ({ jsonrpc: '2.0', id, method: 'getProtocols', params: [] });
+      const res = await t.app.inject({ method: 'POST', url: '/v1/rpc', headers, payload: [call(1), call(2), call(3)] });
+      const answers = res.json() as { id: number; result?: unknown; error?: { message: string; data?: unknown } }[];
+      // The first answer is held (an answer larger than the whole memory still goes alone); the next ones find it full.
+      expect(answers[0]).toHaveProperty('result');
+      expect(answers.slice(1).map((a) => JSON.stringify(a.error?.data))).toEqual([expect.stringMatching(/answer memory/), expect.stringMatching(/answer memory/)]);
+      expect(memory.heldBy('free')).toBe(0);
+      const again = await t.app.inject({ method: 'POST', url: '/v1/rpc', headers, payload: call(4) });
+      expect(again.json()).toHaveProperty('result');
+    } finally {
+      t.services.access.answerMemory = new PlanAnswerMemory();
+    }
   });
 
   it('outside any request (ingest, start-up, tests) statements run under the operator budget, never unlimited', async () => {

@@ -8,6 +8,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Budget, tightened } from '../core/budget.ts';
 import { AppError, Errors } from '../core/errors.ts';
+import { PlanLanes } from './plan-lanes.ts';
 import type { InsertOptions, QueryOptions, Warehouse } from './warehouse.ts';
 
 /** A request's slot for its budget: made when the request arrives, filled once it is authenticated. */
@@ -52,6 +53,9 @@ function budgeted(scope: BudgetScope, label: string, sql: string, options: Query
   return { ...options, settings: tightened(options?.settings, budget.engineSettings(answerLimited)) };
 }
 
+const timedOutWaiting = (budget: Budget): AppError =>
+  new AppError(Errors.queryTimeout, `the request waited past its ${budget.door} time budget for its plan's turn on the engine; retry shortly, or ask for less`, { retryAfterSeconds: 1 });
+
 export class BudgetedWarehouse implements Warehouse {
   constructor(
     private readonly inner: Warehouse,
@@ -60,7 +64,22 @@ export class BudgetedWarehouse implements Warehouse {
     private readonly label: string,
     /** Whether rows this warehouse returns become answers (bounded by the door's answer bytes) or files. */
     private readonly answerLimited = true,
+    /** Per-plan shares of the session (the serving session's); none where a gate of its own shares it. */
+    private readonly lanes?: PlanLanes,
   ) {}
+
+  /** Run `work` once the statement's plan has its turn on the session (operators never wait). */
+  private async inTurn<T>(work: () => Promise<T>): Promise<T> {
+    const budget = this.scope.current();
+    if (this.lanes === undefined || budget === undefined || budget.door === 'operator') return work();
+    const release = await this.lanes.enter(budget.plan, budget.remainingSeconds() * 1000);
+    if (release === undefined) throw timedOutWaiting(budget);
+    try {
+      return await work();
+    } finally {
+      release();
+    }
+  }
 
   get transport(): Warehouse['transport'] {
     return this.inner.transport;
@@ -70,33 +89,34 @@ export class BudgetedWarehouse implements Warehouse {
     return this.inner.cluster;
   }
 
-  query<T>(sql: string, options?: QueryOptions): Promise<T[]> {
-    try {
-      return this.inner.query<T>(sql, budgeted(this.scope, this.label, sql, options, this.answerLimited));
-    } catch (err) {
-      return Promise.reject(err);
-    }
+  async query<T>(sql: string, options?: QueryOptions): Promise<T[]> {
+    const budgetedOptions = budgeted(this.scope, this.label, sql, options, this.answerLimited);
+    return this.inTurn(() => this.inner.query<T>(sql, budgetedOptions));
   }
 
-  queryText(sql: string, format: string, options?: QueryOptions): Promise<string> {
-    try {
-      return this.inner.queryText(sql, format, budgeted(this.scope, this.label, sql, options, this.answerLimited));
-    } catch (err) {
-      return Promise.reject(err);
-    }
+  async queryText(sql: string, format: string, options?: QueryOptions): Promise<string> {
+    const budgetedOptions = budgeted(this.scope, this.label, sql, options, this.answerLimited);
+    return this.inTurn(() => this.inner.queryText(sql, format, budgetedOptions));
   }
 
   async *stream(sql: string, format: string, options?: QueryOptions): AsyncIterable<Uint8Array> {
-    yield* this.inner.stream(sql, format, budgeted(this.scope, this.label, sql, options, this.answerLimited));
+    const budgetedOptions = budgeted(this.scope, this.label, sql, options, this.answerLimited);
+    const budget = this.scope.current();
+    const release = this.lanes === undefined || budget === undefined || budget.door === 'operator'
+      ? () => {}
+      : await this.lanes.enter(budget.plan, budget.remainingSeconds() * 1000);
+    if (release === undefined) throw timedOutWaiting(budget!);
+    try {
+      yield* this.inner.stream(sql, format, budgetedOptions);
+    } finally {
+      release();
+    }
   }
 
   // A statement that writes (an export chunk's INSERT … SELECT) reads under the budget too.
-  exec(sql: string, options?: QueryOptions): Promise<void> {
-    try {
-      return this.inner.exec(sql, budgeted(this.scope, this.label, sql, options, false));
-    } catch (err) {
-      return Promise.reject(err);
-    }
+  async exec(sql: string, options?: QueryOptions): Promise<void> {
+    const budgetedOptions = budgeted(this.scope, this.label, sql, options, false);
+    return this.inTurn(() => this.inner.exec(sql, budgetedOptions));
   }
 
   // Inserts are the pipeline's: rows it was given, nothing read.

@@ -9,6 +9,7 @@ import { ApiKeyStore } from '../../warehouse/api-key-store.ts';
 import { UsageStore } from '../../warehouse/usage-store.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
 import { BudgetScope } from '../../warehouse/budget-scope.ts';
+import { PlanAnswerMemory } from './answer-memory.ts';
 import { localKeyChangeBus, redisKeyChangeBus, type KeyChangeBus } from './key-change-bus.ts';
 import { KeyAuthenticator } from './key-authenticator.ts';
 import type { Metrics } from '../../core/metrics.ts';
@@ -26,6 +27,8 @@ export interface Access {
   anonymousPerMinute: number;
   /** Where each request's budget lives while it is served (core/budget.ts); the warehouses the doors reach read it. */
   budgets: BudgetScope;
+  /** Answer bytes held per plan across this process's requests (PLAN_ANSWER_MEMORY_BYTES). */
+  answerMemory: PlanAnswerMemory;
   /** JSON-RPC, REST and GraphQL requests in flight per key (PLAN_CONCURRENCY). */
   inFlight: InFlightLimiter;
   usageStore: UsageStore;
@@ -114,6 +117,7 @@ export async function createAccess(deps: AccessDeps): Promise<Access> {
     limiter: new FixedWindowLimiter(rateLimitStore, now),
     rateLimitStore,
     budgets: deps.budgets ?? new BudgetScope(),
+    answerMemory: new PlanAnswerMemory(),
     anonymousPerMinute: config.access.anonymousPerMinute,
     inFlight: new InFlightLimiter(),
     usageStore,

@@ -6,7 +6,7 @@
 // in its own words, normally answers first).
 import { pipeline, Transform, type Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { Budget } from '../../core/budget.ts';
+import { Budget, type AnswerMemory } from '../../core/budget.ts';
 import { Errors } from '../../core/errors.ts';
 import { formatBytes } from '../../core/limits.ts';
 import type { Plan } from '../../core/plans.ts';
@@ -24,12 +24,17 @@ declare module 'fastify' {
 export function installRequestScope(app: FastifyInstance, scope: BudgetScope): void {
   app.decorateRequest('budget', null);
   // Callback style: the rest of the request's hooks and its handler run inside `run`.
-  app.addHook('onRequest', (_req, _reply, done) => scope.run(undefined, done));
+  app.addHook('onRequest', (req, reply, done) => {
+    // The answer bytes a request held go back once its response has ended, however it ended.
+    reply.raw.once('close', () => req.budget?.releaseAnswers());
+    scope.run(undefined, done);
+  });
 }
 
 /** Give `req` the budget of `plan` at its door; every statement it causes from now on runs under it. */
-export function grantBudget(scope: BudgetScope, req: FastifyRequest, plan: Plan): Budget {
+export function grantBudget(scope: BudgetScope, req: FastifyRequest, plan: Plan, answerMemory?: AnswerMemory): Budget {
   const budget = new Budget(plan, doorOf(req.routeOptions.url ?? ''));
+  budget.answerMemory = answerMemory;
   scope.assign(budget);
   req.budget = budget;
   return budget;

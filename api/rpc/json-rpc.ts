@@ -36,6 +36,9 @@ export interface CallContext {
    *  get none): the call's method as sent (undefined without one) and whether the answer is
    *  an error. Usage records are kept from this (api/access/access-control.ts). */
   onAnswer?(method: string | undefined, error: boolean): void;
+  /** Hold an answer's bytes in its plan's answer memory (core/budget.ts) until the response is
+   *  sent; false when the plan's answers in flight already fill it (the call then answers busy). */
+  reserveAnswer?(bytes: number): boolean;
 }
 
 const fail = (id: JsonRpcId, error: RpcErrorObject): RpcResponse => ({ jsonrpc: '2.0', id, error });
@@ -152,6 +155,13 @@ async function run(r: Runnable, methods: MethodTable, ctx: CallContext): Promise
   }
 }
 
+const busy = (id: JsonRpcId): string => JSON.stringify(fail(id, rpcError(Errors.rateLimited,
+  'the answers of this plan\'s requests in flight fill its answer memory; retry shortly, or ask for fewer records per call')));
+
+/** The call's text, or the busy error when its plan's answer memory cannot hold it. */
+const held = (text: string, id: JsonRpcId, ctx: CallContext): string =>
+  ctx.reserveAnswer === undefined || ctx.reserveAnswer(Buffer.byteLength(text, 'utf8')) ? text : busy(id);
+
 const overBudget = (id: JsonRpcId, budget: number): string => JSON.stringify(fail(id, rpcError(Errors.responseTooLarge,
   `this answer would take the response past its ${formatBytes(budget)} budget; ask for fewer records `
   + '(a smaller limit, then page with paginationToken) or send fewer calls per batch')));
@@ -189,8 +199,9 @@ export async function handleBody(body: unknown, methods: MethodTable, ctx: CallC
     const response = await run(e.run, methods, ctx);
     const text = JSON.stringify(response);
     const fits = fitsBudget(text, budget);
-    told(e.run.method, !fits || 'error' in response);
-    return fits ? text : overBudget(e.run.id, budget);
+    const answer = fits ? held(text, e.run.id, ctx) : overBudget(e.run.id, budget);
+    told(e.run.method, answer !== text || 'error' in response);
+    return answer;
   }
   if (body.length === 0 || body.length > RPC_MAX_BATCH) told(undefined, true);
   if (body.length === 0) return JSON.stringify(fail(null, invalidRequest('a batch must hold at least one request')));
@@ -213,8 +224,9 @@ export async function handleBody(body: unknown, methods: MethodTable, ctx: CallC
         answers[i] = { text: '', id: e.run.id, runnable: true, error: true };
       } else {
         const response = await run(e.run, methods, ctx);
-        const text = JSON.stringify(response);
-        answers[i] = { text, id: e.run.id, runnable: true, error: 'error' in response };
+        const raw = JSON.stringify(response);
+        const text = held(raw, e.run.id, ctx);
+        answers[i] = { text, id: e.run.id, runnable: true, error: text !== raw || 'error' in response };
         finishedBytes += Buffer.byteLength(text, 'utf8') + 1;
       }
     }

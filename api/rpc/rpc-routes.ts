@@ -52,6 +52,8 @@ export async function rpcRoutes(app: FastifyInstance, opts: RpcRouteOptions): Pr
       budgetBytes: opts.responseBudgetBytes,
       onInternalError: (err, reference) => req.log.error({ err, reference }, 'JSON-RPC call failed'),
       onAnswer: (method, error) => outcomes.push({ method, error }),
+      // The plan's answer memory (core/budget.ts); a bare app without the access hooks has no budget.
+      reserveAnswer: (bytes: number) => req.budget?.reserveAnswer(bytes) ?? true,
     });
     if (answer === undefined) return reply.code(204).send();
     return reply.code(200).header('content-type', 'application/json; charset=utf-8').send(answer);
