@@ -11,7 +11,7 @@ async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const logger = createLogger(config.logLevel);
   // Before the engine opens: a fatal error from here on ends the process (docs/reliability.md).
-  const guard = installProcessGuard({ stallExitMs: config.stallExitMs, logger });
+  const guard = installProcessGuard({ stallExitMs: config.stallExitMs });
   const services = await createServices(config, logger);
   if (services.wh.transport === 'embedded') {
     const seeded = await seedIfEmpty(services.wh, config.demoRows, config.demoSeed, progressPrinter());

@@ -14,15 +14,9 @@
 import { writeSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 
-export interface GuardLogger {
-  fatal(obj: object, msg: string): void;
-}
-
 export interface ProcessGuardOptions {
   /** The main thread's event loop silent this long means stuck: SIGKILL (0 = no watchdog). */
   stallExitMs: number;
-  /** Where the last words go (stderr when absent). */
-  logger?: GuardLogger;
 }
 
 export interface ProcessGuard {
@@ -33,12 +27,16 @@ export interface ProcessGuard {
   exitNow(reason: string, err?: unknown): never;
 }
 
-let installed: { logger: GuardLogger | undefined } | undefined;
+let installed = false;
 
-function lastWords(logger: GuardLogger | undefined, obj: object, msg: string): void {
+/**
+ * The last log line, pino's shape, written synchronously to stderr: the service's logger
+ * writes asynchronously through the thread pool (the engine's statements may hold it), and
+ * what is still queued dies with the process.
+ */
+function lastWords(fields: Record<string, unknown>, msg: string): void {
   try {
-    if (logger) logger.fatal(obj, msg);
-    else writeSync(2, `${msg} ${JSON.stringify(obj)}\n`);
+    writeSync(2, `${JSON.stringify({ level: 60, time: Date.now(), pid: process.pid, ...fields, msg })}\n`);
   } catch {
     // Nothing more can be said; dying matters more than saying so.
   }
@@ -48,8 +46,9 @@ function lastWords(logger: GuardLogger | undefined, obj: object, msg: string): v
  * SIGKILL, not process.exit(1): exit waits for the engine's running statements (see the
  * top of this file), and no handler (the engine's included) can delay SIGKILL.
  */
-function killNow(logger: GuardLogger | undefined, reason: string, err?: unknown): never {
-  lastWords(logger, { reason, err: err instanceof Error ? { message: err.message, stack: err.stack } : err }, `fatal: ${reason}; the process ends now (SIGKILL)`);
+function killNow(reason: string, err?: unknown): never {
+  const error = err instanceof Error ? { type: err.name, message: err.message, stack: err.stack } : err;
+  lastWords({ reason, err: error }, `fatal: ${reason}; the process ends now (SIGKILL)`);
   process.kill(process.pid, 'SIGKILL');
   // Not reached: SIGKILL to oneself is delivered before kill() returns.
   throw new Error('unreachable');
@@ -58,7 +57,7 @@ function killNow(logger: GuardLogger | undefined, reason: string, err?: unknown)
 // An external SIGABRT while the loop runs: die of it as a process without the engine would.
 // Removing the last listener gives the signal back its default action (libuv sets SIG_DFL).
 function onAbortSignal(): void {
-  lastWords(installed?.logger, { signal: 'SIGABRT' }, 'fatal: SIGABRT received; the process ends now');
+  lastWords({ signal: 'SIGABRT' }, 'fatal: SIGABRT received; the process ends now');
   process.removeListener('SIGABRT', onAbortSignal);
   process.kill(process.pid, 'SIGABRT');
 }
@@ -71,7 +70,7 @@ function onAbortSignal(): void {
  * A no-op unless an entry point installed the guard.
  */
 export function reclaimAbortSignal(): void {
-  if (installed === undefined) return;
+  if (!installed) return;
   // Off and on again: libuv only calls sigaction when a signal's first listener starts.
   process.removeListener('SIGABRT', onAbortSignal);
   process.on('SIGABRT', onAbortSignal);
@@ -103,11 +102,11 @@ setInterval(() => {
  * SIGABRT is the process's own again after each engine session opens.
  */
 export function installProcessGuard(options: ProcessGuardOptions): ProcessGuard {
-  const { logger, stallExitMs } = options;
-  installed = { logger };
+  const { stallExitMs } = options;
+  installed = true;
   // An error nobody handled leaves state nobody knows: log it and end.
-  process.on('uncaughtException', (err, origin) => killNow(logger, origin === 'unhandledRejection' ? 'unhandled promise rejection' : 'uncaught exception', err));
-  process.on('unhandledRejection', (reason) => killNow(logger, 'unhandled promise rejection', reason));
+  process.on('uncaughtException', (err) => killNow('uncaught exception', err));
+  process.on('unhandledRejection', (reason) => killNow('unhandled promise rejection', reason));
   reclaimAbortSignal();
 
   let watching = false;
@@ -121,8 +120,8 @@ export function installProcessGuard(options: ProcessGuardOptions): ProcessGuard 
       const worker = new Worker(WATCHDOG_SOURCE, { eval: true, workerData: { beats: beats.buffer, stallExitMs, checkMs, pid: process.pid } });
       // The watchdog must never be what keeps a finished process alive.
       worker.unref();
-      worker.on('error', (err) => lastWords(logger, { err: err.message }, 'the event-loop watchdog failed; a stuck process will not be ended'));
+      worker.on('error', (err) => lastWords({ err: err.message }, 'the event-loop watchdog failed; a stuck process will not be ended'));
     },
-    exitNow: (reason, err) => killNow(logger, reason, err),
+    exitNow: (reason, err) => killNow(reason, err),
   };
 }

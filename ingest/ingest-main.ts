@@ -26,7 +26,7 @@ async function main(): Promise<void> {
   }
   const logger = createLogger(config.logLevel);
   // Before the engine opens: a fatal error from here on ends the process (docs/reliability.md).
-  const guard = installProcessGuard({ stallExitMs: config.stallExitMs, logger });
+  const guard = installProcessGuard({ stallExitMs: config.stallExitMs });
   // The same measurements as the API process: warehouse calls, pipeline outcomes, Kafka.
   const metrics = new Metrics();
   const wh = new InstrumentedWarehouse(openWarehouse(config), metrics);

@@ -44,13 +44,15 @@ async function start(env: Record<string, string> = {}, nodeArgs: string[] = []):
   let out = '';
   main.child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   main.child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+  // 'close', not 'exit': the last words may still be in the pipes when 'exit' comes.
+  const closed = new Promise<void>((r) => main.child.once('close', () => r()));
   return {
     child: main.child,
     url: main.url,
     output: () => out,
     ended: async (withinMs = EXIT_DEADLINE_MS) => {
       const timeout = new Promise<'still running'>((r) => setTimeout(() => r('still running'), withinMs).unref());
-      const exited = main.exited.then(() => ({ code: main.child.exitCode, signal: main.child.signalCode }));
+      const exited = closed.then(() => ({ code: main.child.exitCode, signal: main.child.signalCode }));
       return Promise.race([exited, timeout]);
     },
   };
