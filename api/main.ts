@@ -2,6 +2,7 @@
 // then serve. Prints where to reach the service and the operator token.
 import { loadConfigOrExit } from '../core/config.ts';
 import { createLogger } from '../core/logger.ts';
+import { installProcessGuard } from '../core/process-guard.ts';
 import { progressPrinter, seedIfEmpty } from '../ingest/seed.ts';
 import { buildApp } from './app.ts';
 import { createServices, inProcessKafka } from './services.ts';
@@ -9,6 +10,8 @@ import { createServices, inProcessKafka } from './services.ts';
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const logger = createLogger(config.logLevel);
+  // Before the engine opens: a fatal error from here on ends the process (docs/reliability.md).
+  const guard = installProcessGuard({ stallExitMs: config.stallExitMs });
   const services = await createServices(config, logger);
   if (services.wh.transport === 'embedded') {
     const seeded = await seedIfEmpty(services.wh, config.demoRows, config.demoSeed, progressPrinter());
@@ -23,16 +26,15 @@ async function main(): Promise<void> {
   });
   // Graceful shutdown: stop accepting connections, let in-flight requests finish
   // (app.close() waits for them), then flush buffered usage and close the engine
-  // (services.close()). A stuck request cannot hold the process past SHUTDOWN_TIMEOUT_MS.
+  // (services.close()). A stuck request cannot hold the process past SHUTDOWN_TIMEOUT_MS:
+  // then it is killed, as process.exit() would wait for the engine's running statements; a
+  // stuck event loop, which runs no timer, is ended by the guard's watchdog.
   let stopping = false;
   const shutdown = async (signal: string): Promise<void> => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down: finishing in-flight requests');
-    const deadline = setTimeout(() => {
-      logger.error({ timeoutMs: config.shutdownTimeoutMs }, 'shutdown timed out; exiting');
-      process.exit(1);
-    }, config.shutdownTimeoutMs);
+    const deadline = setTimeout(() => guard.exitNow(`shutdown timed out after ${config.shutdownTimeoutMs} ms (SHUTDOWN_TIMEOUT_MS)`), config.shutdownTimeoutMs);
     deadline.unref();
     try {
       // Stop consuming first: the batch in flight is stored and committed before the engine closes.
@@ -42,13 +44,13 @@ async function main(): Promise<void> {
       logger.info('shutdown complete');
       process.exit(0);
     } catch (err) {
-      logger.error({ err }, 'shutdown failed');
-      process.exit(1);
+      guard.exitNow('shutdown failed', err);
     }
   };
   process.once('SIGINT', () => void shutdown('SIGINT'));
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
   const address = await app.listen({ port: config.port, host: config.host });
+  guard.watchEventLoop();
   await kafka?.start();
   process.stdout.write(
     `\nSolana DeFi analytics service listening on ${address}\n` +

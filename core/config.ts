@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { availableParallelism, hostname } from 'node:os';
 import path from 'node:path';
-import { EXPORT_INGEST_RESERVE_BYTES, SQL_TIMEOUT_SECONDS } from './limits.ts';
+import { EXPORT_INGEST_RESERVE_BYTES, PROCESS_STALL_EXIT_MS, SQL_TIMEOUT_SECONDS } from './limits.ts';
 import { PLAN_EXPORT_DISK_SHARE, PLAN_EXPORT_JOB_BYTES, PLAN_EXPORT_KEY_BYTES, PLAN_EXPORT_MAX_JOBS, PLAN_EXPORT_MAX_ROWS, type Plan } from './plans.ts';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -131,6 +131,8 @@ export interface Config {
   };
   /** Longest wait for in-flight requests and the usage flush at shutdown. */
   shutdownTimeoutMs: number;
+  /** The event loop stuck this long ends the process (PROCESS_STALL_EXIT_MS; 0 = never): core/process-guard.ts. */
+  stallExitMs: number;
   /**
    * How often the API re-reads the freshness watermark (FRESHNESS_REFRESH_MS): writes by
    * this process's pipeline are seen at once, writes by another process (npm run ingest)
@@ -340,6 +342,9 @@ export function loadConfig(env: Env = process.env): Config {
   const maxIngestAgeRaw = str('HEALTH_MAX_INGEST_AGE_SECONDS');
   const maxIngestAgeSeconds = maxIngestAgeRaw === undefined ? undefined : int('HEALTH_MAX_INGEST_AGE_SECONDS', 0, 1, 10 ** 9);
   const shutdownTimeoutMs = int('SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000);
+  const stallExitMs = int('PROCESS_STALL_EXIT_MS', PROCESS_STALL_EXIT_MS, 0, 3_600_000);
+  // Below a second a busy moment (a large answer serialised) would count as stuck.
+  if (stallExitMs !== 0 && stallExitMs < 1000) problems.push(`PROCESS_STALL_EXIT_MS must be 0 (no watchdog) or at least 1000, got ${stallExitMs}`);
   const freshnessRefreshMs = int('FRESHNESS_REFRESH_MS', 2000, 100, 600_000);
   // 0 (Node's "no limit") is refused: a body trickled a byte at a time would hold a
   // connection, and a unit of its key's rate limit, for as long as the client likes.
@@ -442,6 +447,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     health: { maxIngestAgeSeconds },
     shutdownTimeoutMs,
+    stallExitMs,
     freshnessRefreshMs,
     exports: exportsConfig,
   };

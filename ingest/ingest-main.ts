@@ -5,6 +5,7 @@
 import { loadConfigOrExit } from '../core/config.ts';
 import { createLogger } from '../core/logger.ts';
 import { Metrics } from '../core/metrics.ts';
+import { installProcessGuard } from '../core/process-guard.ts';
 import { DataVersion } from '../warehouse/data-version.ts';
 import { InstrumentedWarehouse } from '../warehouse/instrumented-warehouse.ts';
 import { migrate } from '../warehouse/migrate.ts';
@@ -24,6 +25,8 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const logger = createLogger(config.logLevel);
+  // Before the engine opens: a fatal error from here on ends the process (docs/reliability.md).
+  const guard = installProcessGuard({ stallExitMs: config.stallExitMs });
   // The same measurements as the API process: warehouse calls, pipeline outcomes, Kafka.
   const metrics = new Metrics();
   const wh = new InstrumentedWarehouse(openWarehouse(config), metrics);
@@ -38,10 +41,7 @@ async function main(): Promise<void> {
   const source = new KafkaSource(pipeline, logger, { ...config.kafka, brokers }, {
     // A consumer that will not restart by itself: exit, so the supervisor restarts the process
     // (uncommitted batches are re-delivered, and the journal repairs a half-done insert).
-    onFatal: (err) => {
-      logger.fatal({ err }, 'kafka consumer stopped for good; exiting');
-      process.exit(1);
-    },
+    onFatal: (err) => guard.exitNow('kafka consumer stopped for good', err),
   }, metrics.kafka);
   const metricsServer = config.ingest.metricsPort === 0 ? undefined : await startMetricsServer(metrics.registry, config.ingest.metricsPort, config.host);
   if (metricsServer) logger.info({ url: `http://${config.host}:${config.ingest.metricsPort}/metrics` }, 'ingest metrics');
@@ -59,6 +59,7 @@ async function main(): Promise<void> {
   };
   process.once('SIGINT', () => void shutdown('SIGINT'));
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  guard.watchEventLoop();
 
   let last = source.stats();
   const reporter = setInterval(() => {

@@ -43,6 +43,13 @@ describe('configuration', () => {
     expect(() => loadConfig({ CONNECTION_TIMEOUT_MS: '30000' })).toThrow(/CONNECTION_TIMEOUT_MS must be 0 or more than SQL_TIMEOUT_SECONDS and ANALYTICS_TIMEOUT_SECONDS \(30000 ms\) and REQUEST_TIMEOUT_MS \(30000 ms\), got 30000/);
   });
 
+  it('ends a stuck process after 30 s by default; the watchdog can be turned off, not set below a second', () => {
+    expect(loadConfig({}).stallExitMs).toBe(30_000);
+    expect(loadConfig({ PROCESS_STALL_EXIT_MS: '0' }).stallExitMs).toBe(0);
+    expect(loadConfig({ PROCESS_STALL_EXIT_MS: '2000' }).stallExitMs).toBe(2000);
+    expect(() => loadConfig({ PROCESS_STALL_EXIT_MS: '500' })).toThrow(/PROCESS_STALL_EXIT_MS must be 0 \(no watchdog\) or at least 1000, got 500/);
+  });
+
   it('parses the server transport and Kafka settings', () => {
     const c = loadConfig({ CLICKHOUSE_URL: 'http://ch:8123', CLICKHOUSE_USER: 'u', CLICKHOUSE_PASSWORD: 'p', KAFKA_BROKERS: 'k1:9092, k2:9092' });
     expect(c.clickhouse).toEqual({ url: 'http://ch:8123', user: 'u', password: 'p', database: 'default' });

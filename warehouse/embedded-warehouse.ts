@@ -2,6 +2,7 @@
 // data directory per engine, so the service runs as a single process in this mode.
 import { mkdirSync } from 'node:fs';
 import { Session } from 'chdb';
+import { reclaimAbortSignal } from '../core/process-guard.ts';
 import {
   renderSettings,
   WarehouseError,
@@ -46,6 +47,9 @@ export class EmbeddedWarehouse implements Warehouse {
   constructor(private readonly dataDir: string) {
     mkdirSync(dataDir, { recursive: true });
     this.session = new Session(dataDir);
+    // Opening the engine installs its SIGABRT handler, which holds an aborting process for
+    // 300 s (docs/reliability.md, "A crash ends the process"): take the signal back.
+    reclaimAbortSignal();
   }
 
   async query<T>(sql: string, options: QueryOptions = {}): Promise<T[]> {
@@ -151,7 +155,10 @@ export class EmbeddedWarehouse implements Warehouse {
   }
 
   private streams(): Session {
-    this.streamSession ??= new Session(this.dataDir);
+    if (this.streamSession === undefined) {
+      this.streamSession = new Session(this.dataDir);
+      reclaimAbortSignal();
+    }
     return this.streamSession;
   }
 

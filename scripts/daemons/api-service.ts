@@ -35,9 +35,10 @@ export interface MainProcess {
 /**
  * Start api/main.ts as a child process with `env` over this process's environment (PORT 0
  * and HOST 127.0.0.1 unless given); resolves once it prints the address it listens on.
+ * `nodeArgs` go to node after tsx is registered (a heap limit, a test's preload).
  */
-export function spawnMain(env: Record<string, string>, timeoutMs = 180_000): Promise<MainProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'api/main.ts'], {
+export function spawnMain(env: Record<string, string>, timeoutMs = 180_000, nodeArgs: string[] = []): Promise<MainProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', ...nodeArgs, 'api/main.ts'], {
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
