@@ -76,7 +76,11 @@ export async function createServices(
   // Every statement a door can cause passes the request budget (warehouse/budget-scope.ts):
   // the serving session's analytics reads, client SQL, export chunks.
   const budgets = new BudgetScope();
-  const analytics = new Analytics(new BoundedWarehouse(new BudgetedWarehouse(wh, budgets, 'analytics', true, new PlanLanes()), config.analyticsTimeoutSeconds), registry, dataVersion);
+  // Free keys' analytics statements run on a serving session of their own: however heavy
+  // (10,000-record listings), they never queue a paid key's read or /health behind them.
+  const freeServing = new InstrumentedWarehouse(openWarehouse(config), metrics);
+  const servingWh = new BudgetedWarehouse(wh, budgets, 'analytics', true, new PlanLanes(), { free: freeServing });
+  const analytics = new Analytics(new BoundedWarehouse(servingWh, config.analyticsTimeoutSeconds), registry, dataVersion);
   const sqlSandbox = new SqlSandbox(
     openSandboxSessions(config).map((session) => new BudgetedWarehouse(new InstrumentedWarehouse(session, metrics), budgets, 'sql')),
     { ...config.sql, readonlyByUser: config.sql.user !== undefined },
@@ -144,6 +148,7 @@ export async function createServices(
       await access.close();
       await sqlSandbox.close();
       await pipeline.close();
+      await freeServing.close();
       await wh.close();
     },
   };

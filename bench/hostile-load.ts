@@ -131,6 +131,11 @@ async function main(): Promise<void> {
   const idleRss = peakRss;
   process.stdout.write(`attack by 3 free keys for ${SECONDS} s, probing meanwhile...\n`);
   const loaded = await probe(SECONDS);
+  // Where the memory is, while the attack still runs: V8's heap and buffers, the rest is the engine's.
+  const metrics = await fetch(`${service.url}/metrics`, { headers: { authorization: `Bearer ${service.adminToken}` } }).then((r) => r.text()).catch(() => '');
+  const figure = (name: string) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)`, 'm').exec(metrics)?.[1] ?? NaN) / 1024 ** 2;
+  const heapMiB = figure('nodejs_heap_size_used_bytes');
+  const externalMiB = figure('nodejs_external_memory_bytes');
   attacking = false;
   await Promise.race([Promise.all(attack), sleep(35_000)]);
   clearInterval(rssTimer);
@@ -150,7 +155,7 @@ async function main(): Promise<void> {
     row('getProtocolStats under attack', loaded.stats),
     '',
     `probe failures: idle ${idle.failures}, under attack ${loaded.failures}`,
-    `server peak RSS: ${(peakRss / 1024 ** 2).toFixed(0)} MiB (target < 1536); before the attack ${(idleRss / 1024 ** 2).toFixed(0)} MiB`,
+    `server peak RSS: ${(peakRss / 1024 ** 2).toFixed(0)} MiB (target < 1536); before the attack ${(idleRss / 1024 ** 2).toFixed(0)} MiB; at the attack's end V8 heap used ${heapMiB.toFixed(0)} MiB, external ${externalMiB.toFixed(0)} MiB`,
     `attackers' answers: ${tallies.map((t, i) => `#${i + 1} ${t.sent} sent, ${JSON.stringify(t.byStatus)}, ${(t.bytes / 1024 ** 2).toFixed(1)} MiB received`).join('; ')}`,
     `5xx answers: ${fiveXx}; server alive at the end: ${alive ? 'yes' : `no (exit ${crashed})`}`,
   ].join('\n');

@@ -8,7 +8,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Budget, tightened } from '../core/budget.ts';
 import { AppError, Errors } from '../core/errors.ts';
-import { PlanLanes } from './plan-lanes.ts';
+import type { Plan } from '../core/plans.ts';
+import type { PlanLanes } from './plan-lanes.ts';
 import type { InsertOptions, QueryOptions, Warehouse } from './warehouse.ts';
 
 /** A request's slot for its budget: made when the request arrives, filled once it is authenticated. */
@@ -66,7 +67,15 @@ export class BudgetedWarehouse implements Warehouse {
     private readonly answerLimited = true,
     /** Per-plan shares of the session (the serving session's); none where a gate of its own shares it. */
     private readonly lanes?: PlanLanes,
+    /** Sessions of their own for some plans' statements (the free plan's, on the serving side), so they never queue the others'. */
+    private readonly planSessions: Partial<Record<Plan, Warehouse>> = {},
   ) {}
+
+  /** The session the current request's statements run on. */
+  private session(): Warehouse {
+    const budget = this.scope.current();
+    return (budget === undefined || budget.door === 'operator' ? undefined : this.planSessions[budget.plan]) ?? this.inner;
+  }
 
   /** Run `work` once the statement's plan has its turn on the session (operators never wait). */
   private async inTurn<T>(work: () => Promise<T>): Promise<T> {
@@ -91,12 +100,12 @@ export class BudgetedWarehouse implements Warehouse {
 
   async query<T>(sql: string, options?: QueryOptions): Promise<T[]> {
     const budgetedOptions = budgeted(this.scope, this.label, sql, options, this.answerLimited);
-    return this.inTurn(() => this.inner.query<T>(sql, budgetedOptions));
+    return this.inTurn(() => this.session().query<T>(sql, budgetedOptions));
   }
 
   async queryText(sql: string, format: string, options?: QueryOptions): Promise<string> {
     const budgetedOptions = budgeted(this.scope, this.label, sql, options, this.answerLimited);
-    return this.inTurn(() => this.inner.queryText(sql, format, budgetedOptions));
+    return this.inTurn(() => this.session().queryText(sql, format, budgetedOptions));
   }
 
   async *stream(sql: string, format: string, options?: QueryOptions): AsyncIterable<Uint8Array> {
@@ -107,7 +116,7 @@ export class BudgetedWarehouse implements Warehouse {
       : await this.lanes.enter(budget.plan, budget.remainingSeconds() * 1000);
     if (release === undefined) throw timedOutWaiting(budget!);
     try {
-      yield* this.inner.stream(sql, format, budgetedOptions);
+      yield* this.session().stream(sql, format, budgetedOptions);
     } finally {
       release();
     }
@@ -116,7 +125,7 @@ export class BudgetedWarehouse implements Warehouse {
   // A statement that writes (an export chunk's INSERT … SELECT) reads under the budget too.
   async exec(sql: string, options?: QueryOptions): Promise<void> {
     const budgetedOptions = budgeted(this.scope, this.label, sql, options, false);
-    return this.inTurn(() => this.inner.exec(sql, budgetedOptions));
+    return this.inTurn(() => this.session().exec(sql, budgetedOptions));
   }
 
   // Inserts are the pipeline's: rows it was given, nothing read.
