@@ -1,0 +1,245 @@
+// The catalog's per-protocol aggregates: statistics, comparison, performance, rankings,
+// activity over time, instruction types, fees, the protocol list and whole-store figures.
+// Each is declared once; its doors are derived (api/catalog/catalog.ts).
+import { Type, type TSchema } from '@sinclair/typebox';
+import { FILTER_LIST_MAX, LIST_LIMITS, MAX_ACTIVITY_BUCKETS } from '../../core/limits.ts';
+import {
+  ActivityBucket,
+  GlobalStats,
+  InstructionTypeStats,
+  ProtocolComparisonItem,
+  ProtocolPerformance,
+  ProtocolStats,
+  TopProtocol,
+} from '../../core/vocabulary/answers.ts';
+import { closedDayRange, dayRange, rangeMeta } from '../rest/params.ts';
+import { envelope, errors, FeeAnswer, ok } from '../rest/schemas.ts';
+import { filled, optional, required, restGet, rpcMethod, stringEnum, withDefault, type Operation } from './declare.ts';
+import { blockTime, ClosedBlockTime, dayRangeQuery, limit, list, options, ProtocolName, query } from './params.ts';
+
+const strict = <T extends TSchema>(s: T): T => ({ ...s, additionalProperties: false });
+
+const ProtocolOptions = (method: string) => options({ protocolName: ProtocolName, blockTime }, `${method} options`);
+const StatsOptions = ProtocolOptions('getProtocolStats');
+const PerformanceOptions = ProtocolOptions('getProtocolPerformance');
+const ComparisonOptions = options({
+  protocols: { ...list(ProtocolName, FILTER_LIST_MAX, 'Protocol identifiers, each once'), uniqueItems: true },
+  blockTime,
+}, 'getProtocolComparison options');
+const TopOptions = options({
+  limit: limit(LIST_LIMITS.topProtocols),
+  sortBy: withDefault(stringEnum(['transactions', 'fees', 'successRate'], 'transactions, fees or successRate (default transactions)'), 'transactions'),
+  blockTime,
+}, 'getTopProtocols options');
+const ActivityOptions = options({
+  protocolName: Type.Optional(ProtocolName),
+  blockTime: ClosedBlockTime,
+  interval: withDefault(stringEnum(['hour', 'day'], 'hour or day (default hour); day buckets have no hour field'), 'hour'),
+}, 'getProtocolActivity options (protocolName omitted: all protocols)');
+const InstructionTypeOptions = options({
+  protocolName: Type.Optional(ProtocolName),
+  limit: limit(LIST_LIMITS.instructionTypes),
+  blockTime,
+}, 'getInstructionTypes options (protocolName omitted: all protocols)');
+
+const SeriesQuery = Type.Object({
+  protocol_name: Type.Optional(query.protocol_name),
+  date_from: query.date_from,
+  date_to: query.date_to,
+  granularity: query.granularity,
+});
+
+const optionsOf = (fields: string) => `Options object: ${fields}`;
+
+export const protocolStats: Operation = {
+  name: 'protocolStats',
+  summary: 'Aggregates for one protocol: counts, success rate, fees, compute units, first and last seen',
+  preset: 'protocolStats',
+  cost: { requests: 1, question: 'stats' },
+  graphql: { field: 'protocolStats' },
+  rpc: rpcMethod({
+    method: 'getProtocolStats',
+    params: [required('options', StatsOptions, optionsOf('protocolName (required), blockTime'))],
+    result: strict(ProtocolStats),
+    async run(a, [o]) {
+      await a.requireProtocol(o.protocolName);
+      return a.protocolStats(o.protocolName, o.blockTime ?? {});
+    },
+  }),
+  rest: restGet({
+    url: '/analytics/protocols',
+    schema: {
+      tags: ['REST'],
+      summary: 'Aggregates for one protocol',
+      description: 'Equals JSON-RPC getProtocolStats {protocolName, blockTime} over the day range. Unknown or inactive protocols: 400.',
+      querystring: Type.Object({ protocol_name: query.protocol_name, ...dayRangeQuery }),
+      response: { 200: envelope(ProtocolStats, 'Protocol statistics'), ...errors(400, 401, 403, 429) },
+    },
+    async run(a, req) {
+      const days = dayRange(req.query);
+      const name = await a.requireProtocol(req.query.protocol_name);
+      return ok(await a.protocolStats(name, days.range), { count: 1, protocolName: name, ...rangeMeta(days) });
+    },
+  }),
+};
+
+export const protocolComparison: Operation = {
+  name: 'protocolComparison',
+  summary: 'One comparison item per requested protocol',
+  preset: 'protocolComparison',
+  cost: { requests: 1, question: 'stats' },
+  rpc: rpcMethod({
+    method: 'getProtocolComparison',
+    params: [required('options', ComparisonOptions, optionsOf('protocols (required), blockTime'))],
+    result: Type.Array(strict(ProtocolComparisonItem)),
+    run: (a, [o]) => a.protocolComparison(o.protocols, o.blockTime ?? {}),
+  }),
+};
+
+export const protocolPerformance: Operation = {
+  name: 'protocolPerformance',
+  summary: 'Performance of one protocol: success rate, compute-unit percentiles, fees, total volume',
+  preset: 'protocolPerformance',
+  cost: { requests: 1, question: 'stats' },
+  rpc: rpcMethod({
+    method: 'getProtocolPerformance',
+    params: [required('options', PerformanceOptions, optionsOf('protocolName (required), blockTime'))],
+    result: strict(ProtocolPerformance),
+    async run(a, [o]) {
+      await a.requireProtocol(o.protocolName);
+      return a.protocolPerformance(o.protocolName, o.blockTime ?? {});
+    },
+  }),
+};
+
+export const topProtocols: Operation = {
+  name: 'topProtocols',
+  summary: 'Protocols ranked by transactions, fees or success rate',
+  preset: 'topProtocols',
+  cost: { requests: 1, question: 'stats' },
+  rpc: rpcMethod({
+    method: 'getTopProtocols',
+    params: [optional('options', TopOptions, optionsOf('limit, sortBy, blockTime'))],
+    result: Type.Array(strict(TopProtocol)),
+    async run(a, [options]) {
+      const o = filled(TopOptions, options);
+      return a.topProtocols(o.blockTime ?? {}, o.sortBy, o.limit);
+    },
+  }),
+};
+
+export const protocolActivity: Operation = {
+  name: 'protocolActivity',
+  summary: 'Transactions over time in hourly or daily buckets, empty buckets included as zeros',
+  preset: 'activity',
+  cost: { requests: 1, question: 'series' },
+  graphql: { field: 'timeSeries' },
+  rpc: rpcMethod({
+    method: 'getProtocolActivity',
+    params: [required('options', ActivityOptions, optionsOf('protocolName, blockTime (required, both bounds), interval'))],
+    result: Type.Array(strict(ActivityBucket)),
+    async run(a, [options]) {
+      const o = filled(ActivityOptions, options);
+      if (o.protocolName !== undefined) await a.requireProtocol(o.protocolName);
+      return a.activity(o.protocolName, o.blockTime, o.interval);
+    },
+  }),
+  rest: restGet({
+    url: '/analytics/time-series',
+    schema: {
+      tags: ['REST'],
+      summary: 'Transactions over time',
+      description: 'Hourly or daily buckets over the whole day range, empty buckets included as zeros ' +
+        '(JSON-RPC getProtocolActivity; day buckets have no hour field). Without protocol_name, all protocols together. ' +
+        `At most ${MAX_ACTIVITY_BUCKETS} buckets.`,
+      querystring: SeriesQuery,
+      response: { 200: envelope(Type.Array(ActivityBucket), 'Buckets in time order'), ...errors(400, 401, 403, 429) },
+    },
+    async run(a, req) {
+      const q = filled(SeriesQuery, req.query);
+      const days = closedDayRange(q);
+      // The analytics layer checks the protocol and the bucket count (words at the edge: REST's wording).
+      const data = await a.activity(q.protocol_name, days.range, q.granularity);
+      return ok(data, { count: data.length, granularity: q.granularity, protocolName: q.protocol_name ?? null, ...rangeMeta(days) });
+    },
+  }),
+};
+
+export const instructionTypes: Operation = {
+  name: 'instructionTypes',
+  summary: 'Statistics per instruction type, most frequent first',
+  preset: 'instructionTypes',
+  cost: { requests: 1, question: 'stats' },
+  rpc: rpcMethod({
+    method: 'getInstructionTypes',
+    params: [optional('options', InstructionTypeOptions, optionsOf('protocolName, limit, blockTime'))],
+    result: Type.Array(strict(InstructionTypeStats)),
+    async run(a, [options]) {
+      const o = filled(InstructionTypeOptions, options);
+      if (o.protocolName !== undefined) await a.requireProtocol(o.protocolName);
+      return a.instructionTypes(o.protocolName, o.blockTime ?? {}, o.limit);
+    },
+  }),
+};
+
+export const protocols: Operation = {
+  name: 'protocols',
+  summary: 'The active protocol identifiers',
+  preset: 'protocols',
+  cost: { requests: 1, question: 'fixed' },
+  graphql: { field: 'protocols' },
+  rpc: rpcMethod({ method: 'getProtocols', params: [], result: Type.Array(Type.String()), run: (a) => a.protocols() }),
+};
+
+export const feeStats: Operation = {
+  name: 'feeStats',
+  summary: 'Fee statistics for one protocol or all together, and per protocol',
+  preset: 'feeStats',
+  cost: { requests: 1, question: 'stats' },
+  // SPEC "Versioning": /analytics/fees becomes transactions with fee metrics.
+  graphql: { field: 'transactions' },
+  rest: restGet({
+    url: '/analytics/fees',
+    schema: {
+      tags: ['REST'],
+      summary: 'Fee statistics',
+      description: 'Total, average, minimum, maximum and p50/p95/p99 of fees in lamports, for one protocol or all ' +
+        'protocols together, plus the same per protocol. Percentiles come from mergeable t-digest sketches (approximate).',
+      querystring: Type.Object({ protocol_name: Type.Optional(query.protocol_name), ...dayRangeQuery }),
+      response: { 200: envelope(FeeAnswer, 'Fee statistics'), ...errors(400, 401, 403, 429) },
+    },
+    async run(a, req) {
+      const days = dayRange(req.query);
+      const { overall, protocols: per } = await a.feeStats(req.query.protocol_name, days.range);
+      return ok({ ...overall, protocols: per }, { count: 1, protocolName: req.query.protocol_name ?? null, ...rangeMeta(days) });
+    },
+  }),
+};
+
+export const globalStats: Operation = {
+  name: 'globalStats',
+  summary: 'Global database statistics',
+  preset: 'globalStats',
+  cost: { requests: 1, question: 'fixed' },
+  // SPEC "Versioning": /stats becomes protocolStats.
+  graphql: { field: 'protocolStats' },
+  rest: restGet({
+    url: '/stats',
+    schema: {
+      tags: ['REST'],
+      summary: 'Global statistics',
+      description: 'Totals, success and failure, per-protocol counts, first and last block time, latest slot over the ' +
+        'active protocols (from the hourly view), and storage size per table (system.parts). Never scans the base table.',
+      response: { 200: envelope(GlobalStats, 'Global statistics'), ...errors(401, 403, 429) },
+    },
+    run: async (a) => ok(await a.globalStats(), { count: 1 }),
+  }),
+};
+
+export const queryComplexity: Operation = {
+  name: 'queryComplexity',
+  summary: 'What a question would cost, and what would lower it, before it runs',
+  preset: 'cost',
+  cost: { requests: 1, question: 'fixed' },
+  graphql: { field: 'queryComplexity' },
+};
