@@ -20,7 +20,7 @@ import { openRpcDocument } from '../api/rpc/openrpc.ts';
 import { paramsCheck } from '../api/rpc/param-validation.ts';
 import { RpcMethods } from '../api/rpc/rpc-methods.ts';
 import { AppError } from '../core/errors.ts';
-import { MAX_SERIES_POINTS } from '../core/limits.ts';
+import { LIST_LIMITS, MAX_SERIES_POINTS } from '../core/limits.ts';
 
 const SPEC_METHODS = ['getTransaction', 'getTransactions', 'getTransactionsForAddress', 'getProtocolStats', 'getProtocolComparison',
   'getProtocolPerformance', 'getTopProtocols', 'getProtocolActivity', 'getInstructionTypes', 'getFailedTransactions', 'getProtocols'];
@@ -142,6 +142,12 @@ describe('the catalog and the other doors', () => {
     for (const op of CATALOG) {
       if (op.graphql) expect(sdl, `${op.name} -> ${op.graphql.field}`).toMatch(new RegExp(`^\\s+${op.graphql.field}\\(|^\\s+${op.graphql.field}:`, 'm'));
     }
+  });
+
+  it('GraphQL states the page size of LIST_LIMITS.graphqlFirst', () => {
+    const sdl = readFileSync(new URL('../api/graphql/schema/query.graphql', import.meta.url), 'utf8');
+    const { default: first, max } = LIST_LIMITS.graphqlFirst;
+    expect(sdl).toContain(`first (default ${first}, at most ${max}; larger is refused)`);
   });
 
   it('keeps the analytics layer\'s series cap equal to core/limits.ts until it reads it from there', async () => {

@@ -3,12 +3,12 @@
 // SPEC's words as descriptions. A primitive with a pattern keeps its own description: it is
 // the rule error messages quote ("must be a Base58 signature of 64-88 characters").
 import { Type, type TSchema } from '@sinclair/typebox';
-import { FILTER_LIST_MAX, LIST_LIMITS, PAGE_TOKEN_MAX_CHARS, REST_OFFSET_WINDOW, SIGNATURE_LIST_MAX } from '../../core/limits.ts';
+import { LIST_LIMITS, PAGE_TOKEN_MAX_CHARS, REST_OFFSET_WINDOW } from '../../core/limits.ts';
 import {
   Address,
   BlockTimeRange,
   Day,
-  InstructionType,
+  FILTER_LISTS,
   ProtocolName,
   Signature,
   SORT_ORDERS,
@@ -24,6 +24,9 @@ export const limit = (l: { default: number; max: number }) =>
 /** A non-empty list of at most `max` items (an empty list would filter everything away). */
 export const list = <T extends TSchema>(items: T, max: number, description: string) =>
   Type.Array(items, { minItems: 1, maxItems: max, description });
+/** One of the list filters every interface shares (FILTER_LISTS). */
+const filterList = <K extends keyof typeof FILTER_LISTS>(key: K, description: string) =>
+  Type.Optional(list(FILTER_LISTS[key].item, FILTER_LISTS[key].max, description));
 
 /** An options object: no fields beyond those declared. */
 export const options = <P extends Parameters<typeof Type.Object>[0]>(properties: P, description: string) =>
@@ -41,15 +44,15 @@ export const sortOrder = (order: (typeof SORT_ORDERS)[number]) => withDefault(st
 const filterFields = {
   blockTime,
   status: Type.Optional(stringEnum(TX_STATUSES, 'succeeded, failed or all (default all)')),
-  protocols: Type.Optional(list(ProtocolName, FILTER_LIST_MAX, 'Protocol identifiers')),
-  programIds: Type.Optional(list(Address, FILTER_LIST_MAX, 'Program identifiers')),
-  signatures: Type.Optional(list(Signature, SIGNATURE_LIST_MAX, 'Transaction signatures')),
+  protocols: filterList('protocols', 'Protocol identifiers'),
+  programIds: filterList('programIds', 'Program identifiers'),
+  signatures: filterList('signatures', 'Transaction signatures'),
 };
 
 /** The filters object of getTransactions. */
 export const Filters = options({
   ...filterFields,
-  instructionTypes: Type.Optional(list(InstructionType, FILTER_LIST_MAX, 'Instruction types')),
+  instructionTypes: filterList('instructionTypes', 'Instruction types'),
 }, 'Filters, all optional; a record must match every one given');
 /** getTransactionsForAddress: the same filters except instructionTypes, which SPEC does not list for it. */
 export const AddressFilters = options(filterFields, 'Filters, all optional (no instructionTypes for this method)');

@@ -2,7 +2,8 @@
 // activity over time, instruction types, fees, the protocol list and whole-store figures.
 // Each is declared once; its doors are derived (api/catalog/catalog.ts).
 import { Type, type TSchema } from '@sinclair/typebox';
-import { FILTER_LIST_MAX, LIST_LIMITS, MAX_ACTIVITY_BUCKETS } from '../../core/limits.ts';
+import { LIST_LIMITS, MAX_ACTIVITY_BUCKETS } from '../../core/limits.ts';
+import { FILTER_LISTS } from '../../core/vocabulary/primitives.ts';
 import {
   ActivityBucket,
   GlobalStats,
@@ -23,7 +24,7 @@ const ProtocolOptions = (method: string) => options({ protocolName: ProtocolName
 const StatsOptions = ProtocolOptions('getProtocolStats');
 const PerformanceOptions = ProtocolOptions('getProtocolPerformance');
 const ComparisonOptions = options({
-  protocols: { ...list(ProtocolName, FILTER_LIST_MAX, 'Protocol identifiers, each once'), uniqueItems: true },
+  protocols: { ...list(FILTER_LISTS.protocols.item, FILTER_LISTS.protocols.max, 'Protocol identifiers, each once'), uniqueItems: true },
   blockTime,
 }, 'getProtocolComparison options');
 const TopOptions = options({
