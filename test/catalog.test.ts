@@ -95,7 +95,7 @@ describe('a new operation or parameter shows on every door, from the catalog alo
     }),
     rest: restGet({
       url: '/analytics/fee-leaders',
-      schema: { tags: ['REST'], summary: 'Protocols by fee', querystring: Query, response: { 200: envelope(Type.Array(Type.String()), 'Names'), ...errors(400) } },
+      schema: { summary: 'Protocols by fee', querystring: Query, response: { 200: envelope(Type.Array(Type.String()), 'Names'), ...errors(400) } },
       run: async (a, req) => ok([...await a.protocols(), `min_fee=${req.query.min_fee ?? 'none'}`], { count: 2 }),
     }),
   };

@@ -33,20 +33,24 @@ export const optional = <S extends TSchema>(name: string, schema: S, description
   ({ name, schema, required: false, description });
 
 /** An optional position may also be null: JSON-RPC clients often fill unused positions so. */
-type ArgOf<P> = P extends Positional<infer S, true> ? Static<S> : P extends Positional<infer S, false> ? Static<S> | null | undefined : never;
-/** The params a method's handler receives, typed from its positions. */
+type CheckedOf<P> = P extends Positional<infer S, true> ? Static<S> : P extends Positional<infer S, false> ? Static<S> | null | undefined : never;
+/** The params as validated, typed from their positions. */
+export type CheckedArgs<P extends readonly Positional[]> = { -readonly [K in keyof P]: CheckedOf<P[K]> };
+/** An options object reaches the handler with its defaults filled in (absent or null: all defaults). */
+type ArgOf<P> = P extends Positional<infer S extends TObject> ? Filled<S> : CheckedOf<P>;
+/** The params a method's handler receives. */
 export type ArgsOf<P extends readonly Positional[]> = { -readonly [K in keyof P]: ArgOf<P[K]> };
 
 /**
  * The schema of a method's params array: one item per position, the required ones first
  * (trailing positions may be left out), nothing beyond. Optional object positions accept
- * null too. This is the schema validated and the one documented (OpenRPC), so the type the
- * handler gets (ArgsOf) is declared here, with the schema it stands for.
+ * null too. This is the schema validated and the one documented (OpenRPC), so the type of
+ * what it accepts (CheckedArgs) is declared here, with the schema it stands for.
  */
-export function positionalSchema<const P extends readonly Positional[]>(params: P): TUnsafe<ArgsOf<P>> {
+export function positionalSchema<const P extends readonly Positional[]>(params: P): TUnsafe<CheckedArgs<P>> {
   const items = positionSchemas(params);
   const minItems = params.filter((p) => p.required).length;
-  return Type.Unsafe<ArgsOf<P>>(items.length === 0
+  return Type.Unsafe<CheckedArgs<P>>(items.length === 0
     ? { type: 'array', maxItems: 0 }
     : { type: 'array', items, minItems, maxItems: items.length, additionalItems: false });
 }
@@ -82,9 +86,21 @@ export function rpcMethod<const P extends readonly Positional[], R extends TSche
     result: d.result,
     async call(a: Analytics, params: unknown, check: ParamsCheck) {
       check(schema, params);
-      return d.run(a, params);
+      return d.run(a, withDefaults(d.params, params));
     },
   };
+}
+
+const isObjectSchema = (s: TSchema): s is TObject => s.type === 'object' && typeof s.properties === 'object';
+
+/** Checked params with each options object's defaults filled in (filled). */
+function withDefaults<const P extends readonly Positional[]>(positions: P, args: CheckedArgs<P>): ArgsOf<P> {
+  const out = positions.map((p, i) => {
+    const value: unknown = args[i];
+    return isObjectSchema(p.schema) && (typeof value === 'object' || value === undefined) ? fillDefaults(p.schema, value) : value;
+  });
+  // Each position is as checked, an object one with its declared defaults added: ArgsOf.
+  return out as ArgsOf<P>;
 }
 
 // ---- REST: routes through the TypeBox type provider ---------------------------------------
@@ -103,14 +119,16 @@ export interface RestRoute {
   mount(app: FastifyInstance, a: Analytics): void;
 }
 
-/** A GET route whose handler is typed from its own schema (the validated schema is the documented one). */
+/** A GET route of the REST interface (tagged REST, so OpenAPI lists it), its handler typed
+ *  from its own schema: the validated schema is the documented one. */
 export function restGet<const S extends FastifySchema>(d: { url: string; schema: S; run(a: Analytics, req: RestRequest<S>): RestAnswer<S> }): RestRoute {
+  const schema = { ...d.schema, tags: ['REST'] };
   return {
     method: 'GET',
     url: d.url,
-    schema: d.schema,
+    schema,
     mount(app, a) {
-      app.withTypeProvider<TypeBoxTypeProvider>().get<RouteGenericInterface, ContextConfigDefault, S>(d.url, { schema: d.schema }, (req) => d.run(a, req));
+      app.withTypeProvider<TypeBoxTypeProvider>().get<RouteGenericInterface, ContextConfigDefault, S>(d.url, { schema }, (req) => d.run(a, req));
     },
   };
 }
@@ -140,6 +158,16 @@ export interface Operation {
   readonly graphql?: { field: string };
 }
 
+/** The head of an operation: its name (the preset's unless given), SPEC's words for it, the
+ *  preset it runs, its cost (one request, priced as `question`) and its GraphQL field. */
+export const operation = (preset: Preset, question: Cost['question'], summary: string, more: { name?: string; graphql?: string } = {}) => ({
+  name: more.name ?? preset,
+  summary,
+  preset,
+  cost: { requests: 1, question },
+  ...(more.graphql === undefined ? {} : { graphql: { field: more.graphql } }),
+});
+
 // ---- parameter helpers -------------------------------------------------------------------
 
 /** A string enum as `{type: 'string', enum}` (errors read "must be one of …"), typed as its values. */
@@ -160,10 +188,14 @@ export type Filled<T extends TObject> = Static<T> & { [K in DefaultedKeys<T>]-?:
  * level, so every default is stated once, in the schema that documents it.
  */
 export function filled<T extends TObject>(schema: T, value: Static<T> | null | undefined): Filled<T> {
+  // Every key Filled promises has been set from its declared default.
+  return fillDefaults(schema, value) as Filled<T>;
+}
+
+function fillDefaults(schema: TObject, value: object | null | undefined): Record<string, unknown> {
   const out: Record<string, unknown> = { ...(value ?? {}) };
   for (const [key, property] of Object.entries(schema.properties)) {
     if (out[key] === undefined && property.default !== undefined) out[key] = property.default;
   }
-  // Every key Filled promises has just been set from its declared default.
-  return out as Filled<T>;
+  return out;
 }

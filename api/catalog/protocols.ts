@@ -1,7 +1,7 @@
 // The catalog's per-protocol aggregates: statistics, comparison, performance, rankings,
 // activity over time, instruction types, fees, the protocol list and whole-store figures.
 // Each is declared once; its doors are derived (api/catalog/catalog.ts).
-import { Type, type TSchema } from '@sinclair/typebox';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { LIST_LIMITS, MAX_ACTIVITY_BUCKETS } from '../../core/limits.ts';
 import { FILTER_LISTS } from '../../core/vocabulary/primitives.ts';
 import {
@@ -13,16 +13,15 @@ import {
   ProtocolStats,
   TopProtocol,
 } from '../../core/vocabulary/answers.ts';
+import type { Analytics } from '../analytics/analytics.ts';
+import type { TimeRange } from '../analytics/types.ts';
 import { closedDayRange, dayRange, rangeMeta } from '../rest/params.ts';
 import { envelope, errors, FeeAnswer, ok } from '../rest/schemas.ts';
-import { filled, optional, required, restGet, rpcMethod, stringEnum, withDefault, type Operation } from './declare.ts';
+import { filled, operation, optional, required, restGet, rpcMethod, stringEnum, withDefault, type Operation } from './declare.ts';
 import { blockTime, ClosedBlockTime, dayRangeQuery, limit, list, options, ProtocolName, query } from './params.ts';
 
 const strict = <T extends TSchema>(s: T): T => ({ ...s, additionalProperties: false });
 
-const ProtocolOptions = (method: string) => options({ protocolName: ProtocolName, blockTime }, `${method} options`);
-const StatsOptions = ProtocolOptions('getProtocolStats');
-const PerformanceOptions = ProtocolOptions('getProtocolPerformance');
 const ComparisonOptions = options({
   protocols: { ...list(FILTER_LISTS.protocols.item, FILTER_LISTS.protocols.max, 'Protocol identifiers, each once'), uniqueItems: true },
   blockTime,
@@ -52,25 +51,26 @@ const SeriesQuery = Type.Object({
 
 const optionsOf = (fields: string) => `Options object: ${fields}`;
 
-export const protocolStats: Operation = {
-  name: 'protocolStats',
-  summary: 'Aggregates for one protocol: counts, success rate, fees, compute units, first and last seen',
-  preset: 'protocolStats',
-  cost: { requests: 1, question: 'stats' },
-  graphql: { field: 'protocolStats' },
-  rpc: rpcMethod({
-    method: 'getProtocolStats',
-    params: [required('options', StatsOptions, optionsOf('protocolName (required), blockTime'))],
-    result: strict(ProtocolStats),
+/** A method over one protocol's figures in an optional range (getProtocolStats, getProtocolPerformance). */
+function oneProtocol<R extends TSchema>(method: string, result: R, read: (a: Analytics, name: string, range: TimeRange) => Promise<Static<R>>) {
+  const Options = options({ protocolName: ProtocolName, blockTime }, `${method} options`);
+  return rpcMethod({
+    method,
+    params: [required('options', Options, optionsOf('protocolName (required), blockTime'))],
+    result: strict(result),
     async run(a, [o]) {
       await a.requireProtocol(o.protocolName);
-      return a.protocolStats(o.protocolName, o.blockTime ?? {});
+      return read(a, o.protocolName, o.blockTime ?? {});
     },
-  }),
+  });
+}
+
+export const protocolStats: Operation = {
+  ...operation('protocolStats', 'stats', 'Aggregates for one protocol: counts, success rate, fees, compute units, first and last seen', { graphql: 'protocolStats' }),
+  rpc: oneProtocol('getProtocolStats', ProtocolStats, (a, name, range) => a.protocolStats(name, range)),
   rest: restGet({
     url: '/analytics/protocols',
     schema: {
-      tags: ['REST'],
       summary: 'Aggregates for one protocol',
       description: 'Equals JSON-RPC getProtocolStats {protocolName, blockTime} over the day range. Unknown or inactive protocols: 400.',
       querystring: Type.Object({ protocol_name: query.protocol_name, ...dayRangeQuery }),
@@ -85,10 +85,7 @@ export const protocolStats: Operation = {
 };
 
 export const protocolComparison: Operation = {
-  name: 'protocolComparison',
-  summary: 'One comparison item per requested protocol',
-  preset: 'protocolComparison',
-  cost: { requests: 1, question: 'stats' },
+  ...operation('protocolComparison', 'stats', 'One comparison item per requested protocol'),
   rpc: rpcMethod({
     method: 'getProtocolComparison',
     params: [required('options', ComparisonOptions, optionsOf('protocols (required), blockTime'))],
@@ -98,49 +95,27 @@ export const protocolComparison: Operation = {
 };
 
 export const protocolPerformance: Operation = {
-  name: 'protocolPerformance',
-  summary: 'Performance of one protocol: success rate, compute-unit percentiles, fees, total volume',
-  preset: 'protocolPerformance',
-  cost: { requests: 1, question: 'stats' },
-  rpc: rpcMethod({
-    method: 'getProtocolPerformance',
-    params: [required('options', PerformanceOptions, optionsOf('protocolName (required), blockTime'))],
-    result: strict(ProtocolPerformance),
-    async run(a, [o]) {
-      await a.requireProtocol(o.protocolName);
-      return a.protocolPerformance(o.protocolName, o.blockTime ?? {});
-    },
-  }),
+  ...operation('protocolPerformance', 'stats', 'Performance of one protocol: success rate, compute-unit percentiles, fees, total volume'),
+  rpc: oneProtocol('getProtocolPerformance', ProtocolPerformance, (a, name, range) => a.protocolPerformance(name, range)),
 };
 
 export const topProtocols: Operation = {
-  name: 'topProtocols',
-  summary: 'Protocols ranked by transactions, fees or success rate',
-  preset: 'topProtocols',
-  cost: { requests: 1, question: 'stats' },
+  ...operation('topProtocols', 'stats', 'Protocols ranked by transactions, fees or success rate'),
   rpc: rpcMethod({
     method: 'getTopProtocols',
     params: [optional('options', TopOptions, optionsOf('limit, sortBy, blockTime'))],
     result: Type.Array(strict(TopProtocol)),
-    async run(a, [options]) {
-      const o = filled(TopOptions, options);
-      return a.topProtocols(o.blockTime ?? {}, o.sortBy, o.limit);
-    },
+    run: (a, [o]) => a.topProtocols(o.blockTime ?? {}, o.sortBy, o.limit),
   }),
 };
 
 export const protocolActivity: Operation = {
-  name: 'protocolActivity',
-  summary: 'Transactions over time in hourly or daily buckets, empty buckets included as zeros',
-  preset: 'activity',
-  cost: { requests: 1, question: 'series' },
-  graphql: { field: 'timeSeries' },
+  ...operation('activity', 'series', 'Transactions over time in hourly or daily buckets, empty buckets included as zeros', { name: 'protocolActivity', graphql: 'timeSeries' }),
   rpc: rpcMethod({
     method: 'getProtocolActivity',
     params: [required('options', ActivityOptions, optionsOf('protocolName, blockTime (required, both bounds), interval'))],
     result: Type.Array(strict(ActivityBucket)),
-    async run(a, [options]) {
-      const o = filled(ActivityOptions, options);
+    async run(a, [o]) {
       if (o.protocolName !== undefined) await a.requireProtocol(o.protocolName);
       return a.activity(o.protocolName, o.blockTime, o.interval);
     },
@@ -148,7 +123,6 @@ export const protocolActivity: Operation = {
   rest: restGet({
     url: '/analytics/time-series',
     schema: {
-      tags: ['REST'],
       summary: 'Transactions over time',
       description: 'Hourly or daily buckets over the whole day range, empty buckets included as zeros ' +
         '(JSON-RPC getProtocolActivity; day buckets have no hour field). Without protocol_name, all protocols together. ' +
@@ -167,16 +141,12 @@ export const protocolActivity: Operation = {
 };
 
 export const instructionTypes: Operation = {
-  name: 'instructionTypes',
-  summary: 'Statistics per instruction type, most frequent first',
-  preset: 'instructionTypes',
-  cost: { requests: 1, question: 'stats' },
+  ...operation('instructionTypes', 'stats', 'Statistics per instruction type, most frequent first'),
   rpc: rpcMethod({
     method: 'getInstructionTypes',
     params: [optional('options', InstructionTypeOptions, optionsOf('protocolName, limit, blockTime'))],
     result: Type.Array(strict(InstructionTypeStats)),
-    async run(a, [options]) {
-      const o = filled(InstructionTypeOptions, options);
+    async run(a, [o]) {
       if (o.protocolName !== undefined) await a.requireProtocol(o.protocolName);
       return a.instructionTypes(o.protocolName, o.blockTime ?? {}, o.limit);
     },
@@ -184,25 +154,16 @@ export const instructionTypes: Operation = {
 };
 
 export const protocols: Operation = {
-  name: 'protocols',
-  summary: 'The active protocol identifiers',
-  preset: 'protocols',
-  cost: { requests: 1, question: 'fixed' },
-  graphql: { field: 'protocols' },
+  ...operation('protocols', 'fixed', 'The active protocol identifiers', { graphql: 'protocols' }),
   rpc: rpcMethod({ method: 'getProtocols', params: [], result: Type.Array(Type.String()), run: (a) => a.protocols() }),
 };
 
 export const feeStats: Operation = {
-  name: 'feeStats',
-  summary: 'Fee statistics for one protocol or all together, and per protocol',
-  preset: 'feeStats',
-  cost: { requests: 1, question: 'stats' },
   // SPEC "Versioning": /analytics/fees becomes transactions with fee metrics.
-  graphql: { field: 'transactions' },
+  ...operation('feeStats', 'stats', 'Fee statistics for one protocol or all together, and per protocol', { graphql: 'transactions' }),
   rest: restGet({
     url: '/analytics/fees',
     schema: {
-      tags: ['REST'],
       summary: 'Fee statistics',
       description: 'Total, average, minimum, maximum and p50/p95/p99 of fees in lamports, for one protocol or all ' +
         'protocols together, plus the same per protocol. Percentiles come from mergeable t-digest sketches (approximate).',
@@ -218,16 +179,11 @@ export const feeStats: Operation = {
 };
 
 export const globalStats: Operation = {
-  name: 'globalStats',
-  summary: 'Global database statistics',
-  preset: 'globalStats',
-  cost: { requests: 1, question: 'fixed' },
   // SPEC "Versioning": /stats becomes protocolStats.
-  graphql: { field: 'protocolStats' },
+  ...operation('globalStats', 'fixed', 'Global database statistics', { graphql: 'protocolStats' }),
   rest: restGet({
     url: '/stats',
     schema: {
-      tags: ['REST'],
       summary: 'Global statistics',
       description: 'Totals, success and failure, per-protocol counts, first and last block time, latest slot over the ' +
         'active protocols (from the hourly view), and storage size per table (system.parts). Never scans the base table.',
@@ -238,9 +194,5 @@ export const globalStats: Operation = {
 };
 
 export const queryComplexity: Operation = {
-  name: 'queryComplexity',
-  summary: 'What a question would cost, and what would lower it, before it runs',
-  preset: 'cost',
-  cost: { requests: 1, question: 'fixed' },
-  graphql: { field: 'queryComplexity' },
+  ...operation('cost', 'fixed', 'What a question would cost, and what would lower it, before it runs', { name: 'queryComplexity', graphql: 'queryComplexity' }),
 };

@@ -8,7 +8,7 @@ import type { Analytics } from '../analytics/analytics.ts';
 import type { TransactionFilters } from '../analytics/types.ts';
 import { dayRange, rangeMeta } from '../rest/params.ts';
 import { envelope, errors, ok } from '../rest/schemas.ts';
-import { filled, optional, required, restGet, rpcMethod, stringEnum, withDefault, type Operation } from './declare.ts';
+import { filled, operation, optional, required, restGet, rpcMethod, stringEnum, withDefault, type Operation } from './declare.ts';
 import { Address, AddressFilters, blockTime, dayRangeQuery, Filters, limit, listingOptions, options, ProtocolName, query, Signature } from './params.ts';
 
 const closed = { additionalProperties: false } as const;
@@ -47,11 +47,7 @@ const FailedOptions = options({
 }, 'getFailedTransactions options');
 
 export const transaction: Operation = {
-  name: 'transaction',
-  summary: 'One transaction by signature: the record of lowest instruction index, or null (REST: 404) when absent',
-  preset: 'transaction',
-  cost: { requests: 1, question: 'fixed' },
-  graphql: { field: 'signature' },
+  ...operation('transaction', 'fixed', 'One transaction by signature: the record of lowest instruction index, or null (REST: 404) when absent', { graphql: 'signature' }),
   rpc: rpcMethod({
     method: 'getTransaction',
     params: [required('signature', Signature, 'Transaction signature, Base58')],
@@ -61,7 +57,6 @@ export const transaction: Operation = {
   rest: restGet({
     url: '/transactions/:signature',
     schema: {
-      tags: ['REST'],
       summary: 'One transaction by signature',
       description: 'The record of lowest instruction index for the signature (JSON-RPC getTransaction). 404 when absent.',
       params: Type.Object({ signature: query.signature }),
@@ -76,17 +71,12 @@ export const transaction: Operation = {
 };
 
 export const transactions: Operation = {
-  name: 'transactions',
-  summary: 'List transactions with filters, in block-time order',
-  preset: 'transactions',
-  cost: { requests: 1, question: 'listing' },
-  graphql: { field: 'transactions' },
+  ...operation('transactions', 'listing', 'List transactions with filters, in block-time order', { graphql: 'transactions' }),
   rpc: rpcMethod({
     method: 'getTransactions',
     params: [optional('options', TransactionsOptions, 'Listing options: sortOrder, limit, paginationToken, filters')],
     result: page(strict(Transaction)),
-    async run(a, [options]) {
-      const o = filled(TransactionsOptions, options);
+    async run(a, [o]) {
       const filters = o.filters ?? {};
       await checkProtocols(a, filters.protocols);
       const p = await a.transactions({ filters, sortOrder: o.sortOrder, limit: o.limit, cursor: o.paginationToken });
@@ -96,7 +86,6 @@ export const transactions: Operation = {
   rest: restGet({
     url: '/transactions',
     schema: {
-      tags: ['REST'],
       summary: 'List transactions',
       description: 'Instruction records, newest first (block time, then signature, then instruction index). ' +
         'Equals JSON-RPC getTransactions with sortOrder desc and the same filters. ' +
@@ -128,10 +117,7 @@ export const transactions: Operation = {
 };
 
 export const addressTransactions: Operation = {
-  name: 'addressTransactions',
-  summary: 'Transactions touching an address (one of its accounts, or its program id)',
-  preset: 'addressTransactions',
-  cost: { requests: 1, question: 'listing' },
+  ...operation('addressTransactions', 'listing', 'Transactions touching an address (one of its accounts, or its program id)'),
   rpc: rpcMethod({
     method: 'getTransactionsForAddress',
     params: [
@@ -144,8 +130,7 @@ export const addressTransactions: Operation = {
       // transactionDetails "none": only how many records match.
       Type.Object({ data: Type.Array(Type.Never(), { maxItems: 0 }), paginationToken: Type.Null(), count: Type.Integer({ minimum: 0 }) }, closed),
     ]),
-    async run(a, [address, options]) {
-      const o = filled(AddressOptions, options);
+    async run(a, [address, o]) {
       const filters = o.filters ?? {};
       await checkProtocols(a, filters.protocols);
       if (o.transactionDetails === 'none') {
@@ -162,17 +147,12 @@ export const addressTransactions: Operation = {
 };
 
 export const failedTransactions: Operation = {
-  name: 'failedTransactions',
-  summary: 'Failed transactions with their error message, logs and raw data, newest first',
-  preset: 'failedTransactions',
-  cost: { requests: 1, question: 'listing' },
-  graphql: { field: 'failedTransactions' },
+  ...operation('failedTransactions', 'listing', 'Failed transactions with their error message, logs and raw data, newest first', { graphql: 'failedTransactions' }),
   rpc: rpcMethod({
     method: 'getFailedTransactions',
     params: [optional('options', FailedOptions, 'protocolName, programId, limit, blockTime')],
     result: Type.Object({ data: Type.Array(strict(FailedTransaction)) }, closed),
-    async run(a, [options]) {
-      const o = filled(FailedOptions, options);
+    async run(a, [o]) {
       const data = await a.failedTransactions({ protocolName: o.protocolName, programId: o.programId, range: o.blockTime ?? {}, limit: o.limit });
       return { data };
     },
