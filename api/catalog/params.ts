@@ -17,6 +17,9 @@ import {
 } from '../../core/vocabulary/primitives.ts';
 import { stringEnum, withDefault } from './declare.ts';
 
+/** A closed answer schema: a result carries SPEC's fields and nothing else. */
+export const strict = <T extends TSchema>(s: T): T => ({ ...s, additionalProperties: false });
+
 /** Rows per answer, 1 to SPEC's maximum, SPEC's default when absent. */
 export const limit = (l: { default: number; max: number }) =>
   withDefault(Type.Integer({ minimum: 1, maximum: l.max, description: `Rows to return: default ${l.default}, at most ${l.max}` }), l.default);

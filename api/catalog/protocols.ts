@@ -18,9 +18,8 @@ import type { TimeRange } from '../analytics/types.ts';
 import { closedDayRange, dayRange, rangeMeta } from '../rest/params.ts';
 import { envelope, errors, FeeAnswer, ok } from '../rest/schemas.ts';
 import { filled, operation, optional, required, restGet, rpcMethod, stringEnum, withDefault, type Operation } from './declare.ts';
-import { blockTime, ClosedBlockTime, dayRangeQuery, limit, list, options, ProtocolName, query } from './params.ts';
+import { blockTime, ClosedBlockTime, dayRangeQuery, limit, list, options, ProtocolName, query, strict } from './params.ts';
 
-const strict = <T extends TSchema>(s: T): T => ({ ...s, additionalProperties: false });
 
 const ComparisonOptions = options({
   protocols: { ...list(FILTER_LISTS.protocols.item, FILTER_LISTS.protocols.max, 'Protocol identifiers, each once'), uniqueItems: true },

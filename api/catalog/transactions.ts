@@ -9,11 +9,9 @@ import type { TransactionFilters } from '../analytics/types.ts';
 import { dayRange, rangeMeta } from '../rest/params.ts';
 import { envelope, errors, ok } from '../rest/schemas.ts';
 import { filled, operation, optional, required, restGet, rpcMethod, stringEnum, withDefault, type Operation } from './declare.ts';
-import { Address, AddressFilters, blockTime, dayRangeQuery, Filters, limit, listingOptions, options, ProtocolName, query, Signature } from './params.ts';
+import { Address, AddressFilters, blockTime, dayRangeQuery, Filters, limit, listingOptions, options, ProtocolName, query, Signature, strict } from './params.ts';
 
 const closed = { additionalProperties: false } as const;
-/** Answers are closed: a result carries SPEC's fields and nothing else. */
-const strict = <T extends TSchema>(s: T): T => ({ ...s, additionalProperties: false });
 /** A page of a keyset listing: pass paginationToken back for the next page (null on the last). */
 const page = <T extends TSchema>(item: T) => Type.Object({ data: Type.Array(item), paginationToken: Type.Union([Type.String(), Type.Null()]) }, closed);
 /** transactionDetails "signatures": the signature-level fields, as getSignaturesForAddress gives. */

@@ -14,9 +14,6 @@ import { ruleOfPattern } from '../../core/vocabulary/primitives.ts';
 import { CATALOG, rpcMethodsOf } from '../catalog/catalog.ts';
 import type { ParamsCheck, RpcMethod } from '../catalog/declare.ts';
 
-// strictTuples off: trailing positional params are optional, which strict tuples forbid.
-const ajv = new Ajv({ allErrors: false, strict: true, strictTuples: false, verbose: true });
-
 const shown = (v: unknown): string => {
   let s: string | undefined;
   try {
@@ -111,29 +108,34 @@ function check(validate: ValidateFunction, names: readonly string[], method: str
 }
 
 /**
- * The door's params check of one method, compiled once from the method's own schema (the
- * one the catalog documents); it refuses to vouch for any other schema.
+ * The door's params checks of `methods` by method name, each compiled once from the method's
+ * own schema (the one the catalog documents); a check refuses to vouch for any other schema.
  */
-export function paramsCheck(m: RpcMethod): ParamsCheck {
-  const validate = ajv.compile(m.schema);
-  const names = m.params.map((p) => p.name);
-  return (schema, params) => {
-    if (schema !== m.schema) throw new Error(`the params check of ${m.method} was asked about another schema`);
-    check(validate, names, m.method, params);
-  };
+export function paramsChecks(methods: Iterable<RpcMethod>): ReadonlyMap<string, ParamsCheck> {
+  // strictTuples off: trailing positional params are optional, which strict tuples forbid.
+  const ajv = new Ajv({ allErrors: false, strict: true, strictTuples: false, verbose: true });
+  return new Map([...methods].map((m) => {
+    const validate = ajv.compile(m.schema);
+    const names = m.params.map((p) => p.name);
+    const checkOf: ParamsCheck = (schema, params) => {
+      if (schema !== m.schema) throw new Error(`the params check of ${m.method} was asked about another schema`);
+      check(validate, names, m.method, params);
+    };
+    return [m.method, checkOf];
+  }));
 }
 
-/** The checks of the service's catalog, for validateParams. */
-const CHECKS: ReadonlyMap<string, { m: RpcMethod; check: ParamsCheck }> = new Map(
-  [...rpcMethodsOf(CATALOG)].map(([name, m]) => [name, { m, check: paramsCheck(m) }]),
-);
+/** The service catalog's methods and their checks, for validateParams. */
+const CATALOG_METHODS = rpcMethodsOf(CATALOG);
+const CATALOG_CHECKS = paramsChecks(CATALOG_METHODS.values());
 
 /** Validate `params` for the catalog's method `method`; throws as the door would. */
 export function validateParams(method: string, params: readonly unknown[]): void {
-  const entry = CHECKS.get(method);
-  if (!entry) throw new Error(`no params schema for ${method}`);
-  const check: ParamsCheck = entry.check;
-  check(entry.m.schema, params);
+  const m = CATALOG_METHODS.get(method);
+  const found = CATALOG_CHECKS.get(method);
+  if (!m || !found) throw new Error(`no params schema for ${method}`);
+  const check: ParamsCheck = found;
+  check(m.schema, params);
 }
 
 interface RangeLike {

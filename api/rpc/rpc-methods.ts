@@ -7,7 +7,7 @@ import type { Analytics } from '../analytics/analytics.ts';
 import { CATALOG, rpcMethodsOf, type Operation, type RpcMethod } from '../catalog/catalog.ts';
 import type { ParamsCheck } from '../catalog/declare.ts';
 import { openRpcDocument, RPC_DISCOVER, type OpenRpcDocument } from './openrpc.ts';
-import { paramsCheck } from './param-validation.ts';
+import { paramsChecks } from './param-validation.ts';
 
 /**
  * How JSON-RPC words the analytics layer's logical parameters: each method's options
@@ -34,7 +34,9 @@ export class RpcMethods {
   private readonly document: OpenRpcDocument;
 
   constructor(private readonly analytics: Analytics, catalog: readonly Operation[] = CATALOG) {
-    this.methods = new Map([...rpcMethodsOf(catalog)].map(([name, m]) => [name, { m, check: paramsCheck(m) }]));
+    const methods = rpcMethodsOf(catalog);
+    const checks = paramsChecks(methods.values());
+    this.methods = new Map([...methods].map(([name, m]) => [name, { m, check: checks.get(name)! }]));
     this.document = openRpcDocument(catalog);
   }
 
