@@ -79,12 +79,20 @@ export const LIST_LIMITS = {
 /** REST offset paging reaches this far (offset + limit); past it, narrow the date range. */
 export const REST_OFFSET_WINDOW = 10_000;
 
+/** Longest page token or cursor any interface accepts (JSON-RPC paginationToken, GraphQL
+ *  pagination.after), in characters. Tokens this service writes are far shorter; a group
+ *  cursor carries its group's keys (an error message among them), hence the headroom. */
+export const PAGE_TOKEN_MAX_CHARS = 1024;
+
 /** Not in the SPEC: caps that keep one call's SQL parameters bounded. */
 export const FILTER_LIST_MAX = 100;
 export const SIGNATURE_LIST_MAX = 1_000;
 
 /** Most time buckets one activity or time-series answer may hold (10,000 hours is about 14 months). */
 export const MAX_ACTIVITY_BUCKETS = 10_000;
+/** Most points of one time-series answer (buckets x series x metrics); each series has at
+ *  most MAX_ACTIVITY_BUCKETS buckets, like every activity answer. */
+export const MAX_SERIES_POINTS = 100_000;
 
 /** SQL: the largest LIMIT, the LIMIT appended when absent, the longest query text. */
 export const SQL_MAX_LIMIT = 10_000;
@@ -173,9 +181,10 @@ export const GRAPHQL_MAX_DEPTH = 8;
 export const GRAPHQL_MAX_ALIASES = 10;
 /** Most top-level fields one operation may ask for. */
 export const GRAPHQL_MAX_ROOT_FIELDS = 10;
-/** `pagination.first`: default and maximum (a larger value is refused, never shrunk). */
-export const GRAPHQL_DEFAULT_FIRST = 100;
-export const GRAPHQL_MAX_FIRST = 1_000;
+/** `pagination.first`: default and maximum (a larger value is refused, never shrunk); the
+ *  figures are LIST_LIMITS.graphqlFirst, named here for the modules that import them so. */
+export const GRAPHQL_DEFAULT_FIRST = LIST_LIMITS.graphqlFirst.default;
+export const GRAPHQL_MAX_FIRST = LIST_LIMITS.graphqlFirst.max;
 /** Longest a GraphQL request may run before it is answered with a time-out error. */
 export const GRAPHQL_TIMEOUT_MS = 30_000;
 /** Largest GraphQL request body (bytes). */

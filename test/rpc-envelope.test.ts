@@ -250,3 +250,22 @@ describe('transport', () => {
     expect((r.json as RpcAnswer).error?.data).toMatch(/larger than/);
   });
 });
+
+describe('discovery: the OpenRPC document', () => {
+  it('is served at GET /v1/openrpc.json without a key, and answered by rpc.discover with the same content', async () => {
+    const res = await ctx.app.inject({ method: 'GET', url: '/v1/openrpc.json' });
+    expect(res.statusCode).toBe(200);
+    const doc = res.json() as { openrpc: string; methods: { name: string }[] };
+    expect(doc.openrpc).toMatch(/^1\./);
+    expect(doc.methods.map((m) => m.name)).toEqual(['getTransaction', 'getTransactions', 'getTransactionsForAddress', 'getProtocolStats',
+      'getProtocolComparison', 'getProtocolPerformance', 'getTopProtocols', 'getProtocolActivity', 'getInstructionTypes',
+      'getFailedTransactions', 'getProtocols']);
+    const r = await rpc.raw(call(1, 'rpc.discover'));
+    expect(r.json).toEqual({ jsonrpc: '2.0', id: 1, result: doc });
+  });
+
+  it('rpc.discover takes no parameters', async () => {
+    const r = await rpc.raw(call(2, 'rpc.discover', [{}]));
+    expect(r.json).toEqual({ jsonrpc: '2.0', id: 2, error: { code: -32602, message: 'Invalid params', data: 'rpc.discover takes no parameters' } });
+  });
+});

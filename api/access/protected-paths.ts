@@ -2,15 +2,16 @@
 // path, not by route registration, so routes other modules add later (/v1/rpc,
 // /api/v1/*, /v1/query, /graphql) are protected without touching this code.
 import { RPC_MAX_BATCH, type Door } from '../../core/limits.ts';
-import { PARAM_SCHEMAS } from '../rpc/param-schemas.ts';
+import { RPC_METHOD_NAMES as CATALOG_RPC_METHODS } from '../catalog/catalog.ts';
+import { RPC_DISCOVER } from '../rpc/openrpc.ts';
 
 /** Signed export download links (api/exports/download-links.ts): the link is the credential,
  *  checked by its route (MAC, expiry, and the issuing key still active). */
 export const SIGNED_LINK_PREFIX = '/v1/exports/links/';
 
 /** Paths that never need an API key: the health check, the operator API (its own bearer
- *  token), /metrics (admin or metrics token), the REST/SQL API description (the OpenAPI
- *  document and its docs page, and GraphiQL's script, style and packaged files under
+ *  token), /metrics (admin or metrics token), the API descriptions (the OpenAPI document and
+ *  its docs page, the JSON-RPC OpenRPC document: rpc.discover answers the same to a key holder, and GraphiQL's script, style and packaged files under
  *  /graphql/assets/, which a browser loads without a key; they hold no data), and the dashboard (its pages hold no data; its JSON calls need
  *  a session cookie, api/dashboard/), and signed export links. Everything else does, unknown paths included.
  *  `route`, the matched route's pattern when known, must agree for the dashboard: a path
@@ -20,7 +21,7 @@ export function isExempt(path: string, route?: string): boolean {
     return route === undefined || route === '/dashboard' || route.startsWith('/dashboard/');
   }
   return path === '/health' || path.startsWith(SIGNED_LINK_PREFIX) || path === '/graphql/graphiql.js' || path === '/graphql/graphiql.css' || path.startsWith('/graphql/assets/') || path === '/metrics' || path === '/admin' || path.startsWith('/admin/') ||
-    path === '/api/v1/openapi.json' || path === '/api/v1/docs' || path.startsWith('/api/v1/docs/');
+    path === '/api/v1/openapi.json' || path === '/api/v1/docs' || path.startsWith('/api/v1/docs/') || path === '/v1/openrpc.json';
 }
 
 /**
@@ -66,7 +67,7 @@ export const pathOf = (url: string): string => {
 /** The usage label of every JSON-RPC call that names no method of the method table. */
 export const UNKNOWN_RPC_METHOD = '(unknown)';
 
-const RPC_METHOD_NAMES: ReadonlySet<string> = new Set(Object.keys(PARAM_SCHEMAS));
+const RPC_METHOD_NAMES: ReadonlySet<string> = new Set([...CATALOG_RPC_METHODS, RPC_DISCOVER]);
 
 /** The usage label of a call's method: the method's name when it is one of the method
  *  table's, else UNKNOWN_RPC_METHOD, so invented names cannot fill the usage table. */

@@ -1,12 +1,13 @@
-// The REST interface (base /api/v1): its routes and its validation messages. Registered
-// with prefix /api/v1 by buildApp, after the OpenAPI plugin so the routes are documented.
+// The REST interface (base /api/v1): its routes, derived from the catalog (api/catalog/:
+// each operation with a REST route declares its URL, its TypeBox schemas and its handler),
+// and its validation messages. Registered with prefix /api/v1 by buildApp, after the
+// OpenAPI plugin so the routes are documented from the same schemas Fastify validates with.
 import type { FastifyInstance, FastifySchemaValidationError } from 'fastify';
 import { Errors, invalidParams, worded, type Wording } from '../../core/errors.ts';
 import { fitsBudget, formatBytes, REST_RESPONSE_BUDGET_BYTES } from '../../core/limits.ts';
-import type { Analytics } from '../analytics/analytics.ts';
-import { analyticsRoutes } from './analytics-routes.ts';
 import { ruleOfPattern } from '../../core/vocabulary/primitives.ts';
-import { queryParams } from './schemas.ts';
+import type { Analytics } from '../analytics/analytics.ts';
+import { CATALOG, restRoutesOf, type Operation } from '../catalog/catalog.ts';
 
 /** REST's names for the analytics layer's logical parameters. */
 const REST_WORDING: Wording = {
@@ -14,10 +15,11 @@ const REST_WORDING: Wording = {
   hints: { protocols: 'GET /api/v1/stats lists the available ones', coarserBucket: 'granularity=day' },
 };
 
-/** Query parameters the schemas declare as integers. */
-const INTEGER_PARAMS = Object.entries(queryParams).filter(([, s]) => s.type === 'integer').map(([name]) => name);
-import { statsRoutes } from './stats-routes.ts';
-import { transactionsRoutes } from './transactions-routes.ts';
+/** Query parameters the matched route's schema declares as integers. */
+function integerParams(schema: unknown): string[] {
+  const properties = (schema as { querystring?: { properties?: Record<string, { type?: unknown }> } } | undefined)?.querystring?.properties ?? {};
+  return Object.entries(properties).filter(([, s]) => s.type === 'integer').map(([name]) => name);
+}
 
 /** "limit must be <= 1000" rather than "querystring/limit must be <= 1000": clients know parameters, not schema paths. */
 export function schemaErrorMessage(errors: FastifySchemaValidationError[], dataVar: string): Error {
@@ -38,6 +40,8 @@ export interface RestApiOptions {
   analytics: Analytics;
   /** Byte budget of one response; REST_RESPONSE_BUDGET_BYTES (core/limits.ts) unless set. */
   responseBudgetBytes?: number;
+  /** The operations to serve; the service's catalog unless set (tests). */
+  catalog?: readonly Operation[];
 }
 
 export async function restApi(app: FastifyInstance, opts: RestApiOptions): Promise<void> {
@@ -58,7 +62,7 @@ export async function restApi(app: FastifyInstance, opts: RestApiOptions): Promi
   // "1e3", "+1" and " 1" to numbers, so a client's typo would silently mean something.
   app.addHook('preValidation', async (req) => {
     const query = req.query as Record<string, unknown> | undefined;
-    for (const name of INTEGER_PARAMS) {
+    for (const name of integerParams(req.routeOptions.schema)) {
       const v = query?.[name];
       if (v === undefined) continue;
       if (typeof v !== 'string' || !/^(0|[1-9][0-9]{0,15})$/.test(v)) {
@@ -71,9 +75,5 @@ export async function restApi(app: FastifyInstance, opts: RestApiOptions): Promi
   app.setErrorHandler((err) => {
     throw worded(err, REST_WORDING);
   });
-  // Not `opts` itself: it carries the prefix, which would apply a second time.
-  const deps = { analytics: opts.analytics };
-  await app.register(transactionsRoutes, deps);
-  await app.register(analyticsRoutes, deps);
-  await app.register(statsRoutes, deps);
+  for (const route of restRoutesOf(opts.catalog ?? CATALOG)) route.mount(app, opts.analytics);
 }

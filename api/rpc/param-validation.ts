@@ -10,14 +10,9 @@
 //   values, malformed Base58, gte after lte) is -32602 "Invalid params".
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { AppError, Errors } from '../../core/errors.ts';
-import { PARAM_SCHEMAS, type MethodName, type ParamsSchema } from './param-schemas.ts';
-
-// strictTuples off: trailing positional params are optional, which strict tuples forbid.
-const ajv = new Ajv({ allErrors: false, strict: true, strictTuples: false, verbose: true });
-
-const compiled = new Map<MethodName, { names: readonly string[]; validate: ValidateFunction }>(
-  (Object.entries(PARAM_SCHEMAS) as [MethodName, ParamsSchema][]).map(([name, p]) => [name, { names: p.names, validate: ajv.compile(p.schema) }]),
-);
+import { ruleOfPattern } from '../../core/vocabulary/primitives.ts';
+import { CATALOG, rpcMethodsOf } from '../catalog/catalog.ts';
+import type { ParamsCheck, RpcMethod } from '../catalog/declare.ts';
 
 const shown = (v: unknown): string => {
   let s: string | undefined;
@@ -87,7 +82,7 @@ function describe(err: ErrorObject, names: readonly string[], method: string): A
     case 'multipleOf':
       return invalid(`${field} must be a whole number${got}`);
     case 'pattern': {
-      const rule = (err.parentSchema as { description?: string } | undefined)?.description ?? `a string matching ${String(p.pattern)}`;
+      const rule = ruleOfPattern(p.pattern) ?? (err.parentSchema as { description?: string } | undefined)?.description ?? `a string matching ${String(p.pattern)}`;
       return invalid(`${field} must be ${rule}${got}`);
     }
     case 'minLength':
@@ -101,19 +96,46 @@ function describe(err: ErrorObject, names: readonly string[], method: string): A
   }
 }
 
-/**
- * Validate `params` for `method`; throws an AppError (-32602 or -32000) on the first
- * violation. Range bounds are also checked for order, which a schema cannot express.
- */
-export function validateParams(method: MethodName, params: readonly unknown[]): void {
-  const entry = compiled.get(method);
-  if (!entry) throw new Error(`no params schema for ${method}`);
-  if (!entry.validate(params)) {
-    const first = entry.validate.errors?.[0];
+/** Throws an AppError (-32602 or -32000) on the first violation of `validate`; range bounds
+ *  are also checked for order, which a schema cannot express. */
+function check(validate: ValidateFunction, names: readonly string[], method: string, params: unknown): void {
+  if (!validate(params)) {
+    const first = validate.errors?.[0];
     if (!first) throw new AppError(Errors.invalidParams, 'params are invalid', { field: 'params' });
-    throw describe(first, entry.names, method);
+    throw describe(first, names, method);
   }
-  checkRanges(params, entry.names);
+  if (Array.isArray(params)) checkRanges(params, names);
+}
+
+/**
+ * The door's params checks of `methods` by method name, each compiled once from the method's
+ * own schema (the one the catalog documents); a check refuses to vouch for any other schema.
+ */
+export function paramsChecks(methods: Iterable<RpcMethod>): ReadonlyMap<string, ParamsCheck> {
+  // strictTuples off: trailing positional params are optional, which strict tuples forbid.
+  const ajv = new Ajv({ allErrors: false, strict: true, strictTuples: false, verbose: true });
+  return new Map([...methods].map((m) => {
+    const validate = ajv.compile(m.schema);
+    const names = m.params.map((p) => p.name);
+    const checkOf: ParamsCheck = (schema, params) => {
+      if (schema !== m.schema) throw new Error(`the params check of ${m.method} was asked about another schema`);
+      check(validate, names, m.method, params);
+    };
+    return [m.method, checkOf];
+  }));
+}
+
+/** The service catalog's methods and their checks, for validateParams. */
+const CATALOG_METHODS = rpcMethodsOf(CATALOG);
+const CATALOG_CHECKS = paramsChecks(CATALOG_METHODS.values());
+
+/** Validate `params` for the catalog's method `method`; throws as the door would. */
+export function validateParams(method: string, params: readonly unknown[]): void {
+  const m = CATALOG_METHODS.get(method);
+  const found = CATALOG_CHECKS.get(method);
+  if (!m || !found) throw new Error(`no params schema for ${method}`);
+  const check: ParamsCheck = found;
+  check(m.schema, params);
 }
 
 interface RangeLike {

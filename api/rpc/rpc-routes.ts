@@ -1,4 +1,4 @@
-// POST /v1/rpc: the HTTP side of JSON-RPC. Every JSON-RPC answer is HTTP 200, a parse
+// POST /v1/rpc: the HTTP side of JSON-RPC, and GET /v1/openrpc.json, its OpenRPC document. Every JSON-RPC answer is HTTP 200, a parse
 // failure included (DESIGN section 4); a body that yields no answer (notifications only)
 // is 204 No Content. Authentication and rate limiting, which may answer 401/403/429, are
 // hooks outside this plugin; errors from them are passed on to the app's handler.
@@ -39,6 +39,9 @@ export async function rpcRoutes(app: FastifyInstance, opts: RpcRouteOptions): Pr
     }
     throw err;
   });
+
+  // The same document rpc.discover answers; exempt from the API key (api/access/protected-paths.ts).
+  app.get('/v1/openrpc.json', async (_req, reply) => reply.header('cache-control', 'public, max-age=300').send(methods.openRpc));
 
   app.post('/v1/rpc', { bodyLimit: RPC_BODY_LIMIT_BYTES }, async (req, reply) => {
     // No body at all (no content type, nothing sent) is not valid JSON either.

@@ -3,7 +3,7 @@
 // `description` doubles as the human rule in error messages ("must be <description>").
 import { Type, type Static } from '@sinclair/typebox';
 import { invalidParams } from '../errors.ts';
-import { MAX_BLOCK_DATE, MAX_BLOCK_TIME, MIN_BLOCK_DATE, MIN_BLOCK_TIME } from '../limits.ts';
+import { FILTER_LIST_MAX, MAX_BLOCK_DATE, MAX_BLOCK_TIME, MIN_BLOCK_DATE, MIN_BLOCK_TIME, SIGNATURE_LIST_MAX } from '../limits.ts';
 
 /** Base58 (Bitcoin alphabet): no 0, O, I or l. */
 const BASE58 = '[1-9A-HJ-NP-Za-km-z]';
@@ -28,6 +28,15 @@ export const UnixSeconds = Type.Number({ multipleOf: 1, minimum: MIN_BLOCK_TIME,
 export const BlockTimeRange = Type.Object({ gte: Type.Optional(UnixSeconds), lte: Type.Optional(UnixSeconds) }, { additionalProperties: false });
 /** A calendar day, UTC. */
 export const Day = Type.String({ pattern: DAY_PATTERN, description: 'a date written YYYY-MM-DD' });
+
+/** The list filters every interface takes (JSON-RPC's options.filters.*, GraphQL's
+ *  filters.*): each item's primitive and the most items one list may hold. */
+export const FILTER_LISTS = {
+  protocols: { item: ProtocolName, max: FILTER_LIST_MAX },
+  instructionTypes: { item: InstructionType, max: FILTER_LIST_MAX },
+  programIds: { item: Address, max: FILTER_LIST_MAX },
+  signatures: { item: Signature, max: SIGNATURE_LIST_MAX },
+} as const;
 
 export const TX_STATUSES = ['succeeded', 'failed', 'all'] as const;
 export const TxStatus = Type.Union(TX_STATUSES.map((s) => Type.Literal(s)));

@@ -1,12 +1,16 @@
 // Property-based fuzzing of JSON-RPC from its contract: calls generated from each method's
-// params schema (api/rpc/param-schemas.ts): valid, at the boundaries, and invalid (one
+// params schema (the catalog's, api/catalog/): valid, at the boundaries, and invalid (one
 // mutation of a valid call), plus envelope faults (ids of every type, batches,
 // notifications, wrong versions). Every answer must be a JSON-RPC 2.0 envelope with the
 // caller's id, never an internal error (-32603) or a 5xx, and every result must match the
-// method's result schema (api/rpc/result-schemas.ts). A seed makes a run replayable.
+// method's result schema (the catalog's too). A seed makes a run replayable.
 import { Ajv, type ValidateFunction } from 'ajv';
-import { PARAM_SCHEMAS, type MethodName } from '../../api/rpc/param-schemas.ts';
-import { RESULT_SCHEMAS } from '../../api/rpc/result-schemas.ts';
+import { CATALOG, rpcMethodsOf } from '../../api/catalog/catalog.ts';
+
+const RPC_METHODS = rpcMethodsOf(CATALOG);
+type MethodName = string;
+/** A method's params schema and result schema, as the catalog declares them. */
+const methodOf = (name: MethodName) => RPC_METHODS.get(name)!;
 
 export interface RpcFuzzOptions {
   url: string;
@@ -182,7 +186,7 @@ class Generator {
   }
 }
 
-const METHODS = Object.keys(PARAM_SCHEMAS) as MethodName[];
+const METHODS: MethodName[] = [...RPC_METHODS.keys()];
 
 interface Call {
   body: unknown;
@@ -195,7 +199,7 @@ function makeCall(g: Generator, mode: Mode, n: number): Call {
   const id = g.pick<unknown>([n, `c-${n}`, null, n + 0.5, -n]);
   if (mode === 'envelope') {
     const method = g.pick(METHODS);
-    const params = g.valid(PARAM_SCHEMAS[method].schema as Schema, 'params');
+    const params = g.valid(methodOf(method).schema as Schema, 'params');
     const variants: Call[] = [
       { body: { jsonrpc: '1.0', id: n, method, params }, ids: [n], methods: [undefined] },
       { body: { id: n, method, params }, ids: [n], methods: [undefined] },
@@ -210,7 +214,7 @@ function makeCall(g: Generator, mode: Mode, n: number): Call {
     const batch = Array.from({ length: batchSize }, (_, i) => {
       const m = g.pick(METHODS);
       const notify = g.chance(0.2);
-      return { m, notify, call: { jsonrpc: '2.0', ...(notify ? {} : { id: n * 10 + i }), method: m, params: g.valid(PARAM_SCHEMAS[m].schema as Schema, 'params') } };
+      return { m, notify, call: { jsonrpc: '2.0', ...(notify ? {} : { id: n * 10 + i }), method: m, params: g.valid(methodOf(m).schema as Schema, 'params') } };
     });
     variants.push({
       body: batch.map((b) => b.call),
@@ -220,14 +224,14 @@ function makeCall(g: Generator, mode: Mode, n: number): Call {
     return g.pick(variants);
   }
   const method = g.pick(METHODS);
-  const schema = PARAM_SCHEMAS[method].schema as Schema;
+  const schema = methodOf(method).schema as Schema;
   let params = g.valid(schema, 'params', mode === 'boundary');
   if (mode === 'invalid') params = g.mutate(params);
   return { body: { jsonrpc: '2.0', id, method, params }, ids: [id], methods: [method] };
 }
 
 const ajv = new Ajv({ strict: false, allErrors: false });
-const resultValidators = new Map<MethodName, ValidateFunction>(METHODS.map((m) => [m, ajv.compile(RESULT_SCHEMAS[m])]));
+const resultValidators = new Map<MethodName, ValidateFunction>(METHODS.map((m) => [m, ajv.compile(methodOf(m).result)]));
 
 export function checkAnswer(answer: unknown, expectedId: unknown, method: MethodName | undefined, outcomes: Record<string, number>): string | undefined {
   if (typeof answer !== 'object' || answer === null) return 'answer is not an object';

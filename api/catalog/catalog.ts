@@ -1,0 +1,39 @@
+// The catalog: every SPEC operation the analytics layer answers, declared once
+// (declare.ts says how). The doors are derived from it: JSON-RPC dispatch and params
+// validation (api/rpc/), the OpenRPC document (api/rpc/openrpc.ts), REST routes and so the
+// OpenAPI document (api/rest/), and the GraphQL field each maps to. A door takes the
+// catalog as an argument, so a test can build every door from a catalog of its own.
+import type { Operation, RestRoute, RpcMethod } from './declare.ts';
+import { globalStats, feeStats, instructionTypes, protocolActivity, protocolComparison, protocolPerformance, protocols, protocolStats, queryComplexity, topProtocols } from './protocols.ts';
+import { addressTransactions, failedTransactions, transaction, transactions } from './transactions.ts';
+
+export type { Operation, RestRoute, RpcMethod } from './declare.ts';
+
+/** In SPEC's order of the JSON-RPC method table, then the REST-only and GraphQL-only ones. */
+export const CATALOG: readonly Operation[] = Object.freeze([
+  transaction,
+  transactions,
+  addressTransactions,
+  protocolStats,
+  protocolComparison,
+  protocolPerformance,
+  topProtocols,
+  protocolActivity,
+  instructionTypes,
+  failedTransactions,
+  protocols,
+  feeStats,
+  globalStats,
+  queryComplexity,
+]);
+
+/** The JSON-RPC methods of a catalog, by method name. */
+export function rpcMethodsOf(catalog: readonly Operation[]): ReadonlyMap<string, RpcMethod> {
+  return new Map(catalog.flatMap((op) => (op.rpc ? [[op.rpc.method, op.rpc] as const] : [])));
+}
+
+/** The REST routes of a catalog. */
+export const restRoutesOf = (catalog: readonly Operation[]): RestRoute[] => catalog.flatMap((op) => (op.rest ? [op.rest] : []));
+
+/** The JSON-RPC method names of the service's catalog (usage labels, the method table). */
+export const RPC_METHOD_NAMES: readonly string[] = Object.freeze([...rpcMethodsOf(CATALOG).keys()]);

@@ -1,0 +1,201 @@
+// How an operation of the catalog is declared: its names on each door, its parameters as
+// TypeBox schemas (JSON Schema and TypeScript type in one), its answer, the facade method it
+// runs and its cost. The doors are derived from these declarations (docs/architecture.md,
+// "The catalog"); nothing here knows how a door validates or words an error.
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type, type Static, type TObject, type TOptionalWithFlag, type TSchema, type TUnsafe } from '@sinclair/typebox';
+import type {
+  ContextConfigDefault,
+  FastifyInstance,
+  FastifyRequest,
+  FastifySchema,
+  RawRequestDefaultExpression,
+  RawServerDefault,
+  RouteGenericInterface,
+} from 'fastify';
+import type { ResolveFastifyReplyReturnType } from 'fastify/types/type-provider.js';
+import type { Analytics, CostQuestion } from '../analytics/analytics.ts';
+
+// ---- JSON-RPC: positional params ---------------------------------------------------------
+
+/** One positional parameter of a JSON-RPC method; `name` labels its position in error data. */
+export interface Positional<S extends TSchema = TSchema, R extends boolean = boolean> {
+  readonly name: string;
+  readonly schema: S;
+  readonly required: R;
+  /** SPEC's words for it. */
+  readonly description: string;
+}
+
+export const required = <S extends TSchema>(name: string, schema: S, description: string): Positional<S, true> =>
+  ({ name, schema, required: true, description });
+export const optional = <S extends TSchema>(name: string, schema: S, description: string): Positional<S, false> =>
+  ({ name, schema, required: false, description });
+
+/** An optional position may also be null: JSON-RPC clients often fill unused positions so. */
+type CheckedOf<P> = P extends Positional<infer S, true> ? Static<S> : P extends Positional<infer S, false> ? Static<S> | null | undefined : never;
+/** The params as validated, typed from their positions. */
+export type CheckedArgs<P extends readonly Positional[]> = { -readonly [K in keyof P]: CheckedOf<P[K]> };
+/** An options object reaches the handler with its defaults filled in (absent or null: all defaults). */
+type ArgOf<P> = P extends Positional<infer S extends TObject> ? Filled<S> : CheckedOf<P>;
+/** The params a method's handler receives. */
+export type ArgsOf<P extends readonly Positional[]> = { -readonly [K in keyof P]: ArgOf<P[K]> };
+
+/**
+ * The schema of a method's params array: one item per position, the required ones first
+ * (trailing positions may be left out), nothing beyond. Optional object positions accept
+ * null too. This is the schema validated and the one documented (OpenRPC), so the type of
+ * what it accepts (CheckedArgs) is declared here, with the schema it stands for.
+ */
+export function positionalSchema<const P extends readonly Positional[]>(params: P): TUnsafe<CheckedArgs<P>> {
+  const items = positionSchemas(params);
+  const minItems = params.filter((p) => p.required).length;
+  return Type.Unsafe<CheckedArgs<P>>(items.length === 0
+    ? { type: 'array', maxItems: 0 }
+    : { type: 'array', items, minItems, maxItems: items.length, additionalItems: false });
+}
+
+/** Each position's schema as validated: an optional object position accepts null too. */
+export const positionSchemas = (params: readonly Positional[]): TSchema[] =>
+  params.map((p) => (!p.required && p.schema.type === 'object' ? { ...p.schema, type: ['object', 'null'] } : p.schema));
+
+/** A door's params check: returns only when `params` is valid for `schema`, else throws the door's error. */
+export type ParamsCheck = <S extends TSchema>(schema: S, params: unknown) => asserts params is Static<S>;
+
+/** A JSON-RPC method as the door sees it: types erased, params checked by the door's `check` before the handler runs. */
+export interface RpcMethod {
+  readonly method: string;
+  readonly params: readonly Positional[];
+  /** The params array's schema (positionalSchema). */
+  readonly schema: TSchema;
+  readonly result: TSchema;
+  call(a: Analytics, params: unknown, check: ParamsCheck): Promise<unknown>;
+}
+
+export function rpcMethod<const P extends readonly Positional[], R extends TSchema>(d: {
+  method: string;
+  params: P;
+  result: R;
+  run(a: Analytics, args: ArgsOf<P>): Promise<Static<R>>;
+}): RpcMethod {
+  const schema = positionalSchema(d.params);
+  return {
+    method: d.method,
+    params: d.params,
+    schema,
+    result: d.result,
+    async call(a: Analytics, params: unknown, check: ParamsCheck) {
+      check(schema, params);
+      return d.run(a, withDefaults(d.params, params));
+    },
+  };
+}
+
+const isObjectSchema = (s: TSchema): s is TObject => s.type === 'object' && typeof s.properties === 'object';
+
+/** Checked params with each options object's defaults filled in (filled). */
+function withDefaults<const P extends readonly Positional[]>(positions: P, args: CheckedArgs<P>): ArgsOf<P> {
+  const out = positions.map((p, i) => {
+    const value: unknown = args[i];
+    return isObjectSchema(p.schema) && (typeof value === 'object' || value === undefined) ? fillDefaults(p.schema, value) : value;
+  });
+  // Each position is as checked, an object one with its declared defaults added: ArgsOf.
+  return out as ArgsOf<P>;
+}
+
+// ---- REST: routes through the TypeBox type provider ---------------------------------------
+
+/** A request as the TypeBox type provider types it from the route's schema. */
+export type RestRequest<S extends FastifySchema> = FastifyRequest<RouteGenericInterface, RawServerDefault, RawRequestDefaultExpression, S, TypeBoxTypeProvider>;
+/** What the handler may answer: the Static of the route's response schemas. */
+export type RestAnswer<S extends FastifySchema> = ResolveFastifyReplyReturnType<TypeBoxTypeProvider, S, RouteGenericInterface>;
+
+export interface RestRoute {
+  readonly method: 'GET';
+  /** Below the REST base /api/v1. */
+  readonly url: string;
+  /** The route schema: what Fastify validates and serialises with, and so what OpenAPI shows. */
+  readonly schema: FastifySchema;
+  mount(app: FastifyInstance, a: Analytics): void;
+}
+
+/** A GET route of the REST interface (tagged REST, so OpenAPI lists it), its handler typed
+ *  from its own schema: the validated schema is the documented one. */
+export function restGet<const S extends FastifySchema>(d: { url: string; schema: S; run(a: Analytics, req: RestRequest<S>): RestAnswer<S> }): RestRoute {
+  const schema = { ...d.schema, tags: ['REST'] };
+  return {
+    method: 'GET',
+    url: d.url,
+    schema,
+    mount(app, a) {
+      app.withTypeProvider<TypeBoxTypeProvider>().get<RouteGenericInterface, ContextConfigDefault, S>(d.url, { schema }, (req) => d.run(a, req));
+    },
+  };
+}
+
+// ---- the operation -----------------------------------------------------------------------
+
+/** The facade's methods: what an operation can name as the preset it runs. */
+export type Preset = { [K in keyof Analytics]: Analytics[K] extends (...args: never[]) => Promise<unknown> ? K : never }[keyof Analytics];
+
+/** What a call costs: requests against the plan's rate limit, and the kind of question whose
+ *  estimate (Analytics.cost) prices it against the request budget. */
+export interface Cost {
+  requests: number;
+  question: CostQuestion['kind'];
+}
+
+export interface Operation {
+  /** The catalog's name (SPEC's words, camelCase). */
+  readonly name: string;
+  /** What it answers, in SPEC's words. */
+  readonly summary: string;
+  readonly preset: Preset;
+  readonly cost: Cost;
+  readonly rpc?: RpcMethod;
+  readonly rest?: RestRoute;
+  /** The GraphQL field that asks the same question (SPEC "Versioning", REST-to-GraphQL mapping). */
+  readonly graphql?: { field: string };
+}
+
+/** The head of an operation: its name (the preset's unless given), SPEC's words for it, the
+ *  preset it runs, its cost (one request, priced as `question`) and its GraphQL field. */
+export const operation = (preset: Preset, question: Cost['question'], summary: string, more: { name?: string; graphql?: string } = {}) => ({
+  name: more.name ?? preset,
+  summary,
+  preset,
+  cost: { requests: 1, question },
+  ...(more.graphql === undefined ? {} : { graphql: { field: more.graphql } }),
+});
+
+// ---- parameter helpers -------------------------------------------------------------------
+
+/** A string enum as `{type: 'string', enum}` (errors read "must be one of …"), typed as its values. */
+export const stringEnum = <const T extends readonly string[]>(values: T, description: string) =>
+  Type.Unsafe<T[number]>({ type: 'string', enum: [...values], description });
+
+/** An optional property with a default; the type records it, so `filled` can promise the key. */
+export const withDefault = <S extends TSchema>(schema: S, value: Static<S>): TOptionalWithFlag<S & { default: Static<S> }, true> =>
+  Type.Optional({ ...schema, default: value }, true);
+
+/** Keys of an object schema whose property declares a default. */
+type DefaultedKeys<T extends TObject> = { [K in keyof T['properties']]: T['properties'][K] extends { default: unknown } ? K : never }[keyof T['properties']];
+/** An options object once its defaults are filled in: those keys are present. */
+export type Filled<T extends TObject> = Static<T> & { [K in DefaultedKeys<T>]-?: Static<T['properties'][K]> };
+
+/**
+ * A validated options object (or none) with the schema's defaults filled in at the top
+ * level, so every default is stated once, in the schema that documents it.
+ */
+export function filled<T extends TObject>(schema: T, value: Static<T> | null | undefined): Filled<T> {
+  // Every key Filled promises has been set from its declared default.
+  return fillDefaults(schema, value) as Filled<T>;
+}
+
+function fillDefaults(schema: TObject, value: object | null | undefined): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...(value ?? {}) };
+  for (const [key, property] of Object.entries(schema.properties)) {
+    if (out[key] === undefined && property.default !== undefined) out[key] = property.default;
+  }
+  return out;
+}

@@ -1,0 +1,197 @@
+// The catalog's per-protocol aggregates: statistics, comparison, performance, rankings,
+// activity over time, instruction types, fees, the protocol list and whole-store figures.
+// Each is declared once; its doors are derived (api/catalog/catalog.ts).
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { LIST_LIMITS, MAX_ACTIVITY_BUCKETS } from '../../core/limits.ts';
+import { FILTER_LISTS } from '../../core/vocabulary/primitives.ts';
+import {
+  ActivityBucket,
+  GlobalStats,
+  InstructionTypeStats,
+  ProtocolComparisonItem,
+  ProtocolPerformance,
+  ProtocolStats,
+  TopProtocol,
+} from '../../core/vocabulary/answers.ts';
+import type { Analytics } from '../analytics/analytics.ts';
+import type { TimeRange } from '../analytics/types.ts';
+import { closedDayRange, dayRange, rangeMeta } from '../rest/params.ts';
+import { envelope, errors, FeeAnswer, ok } from '../rest/schemas.ts';
+import { filled, operation, optional, required, restGet, rpcMethod, stringEnum, withDefault, type Operation } from './declare.ts';
+import { blockTime, ClosedBlockTime, dayRangeQuery, limit, list, options, ProtocolName, query, strict } from './params.ts';
+
+
+const ComparisonOptions = options({
+  protocols: { ...list(FILTER_LISTS.protocols.item, FILTER_LISTS.protocols.max, 'Protocol identifiers, each once'), uniqueItems: true },
+  blockTime,
+}, 'getProtocolComparison options');
+const TopOptions = options({
+  limit: limit(LIST_LIMITS.topProtocols),
+  sortBy: withDefault(stringEnum(['transactions', 'fees', 'successRate'], 'transactions, fees or successRate (default transactions)'), 'transactions'),
+  blockTime,
+}, 'getTopProtocols options');
+const ActivityOptions = options({
+  protocolName: Type.Optional(ProtocolName),
+  blockTime: ClosedBlockTime,
+  interval: withDefault(stringEnum(['hour', 'day'], 'hour or day (default hour); day buckets have no hour field'), 'hour'),
+}, 'getProtocolActivity options (protocolName omitted: all protocols)');
+const InstructionTypeOptions = options({
+  protocolName: Type.Optional(ProtocolName),
+  limit: limit(LIST_LIMITS.instructionTypes),
+  blockTime,
+}, 'getInstructionTypes options (protocolName omitted: all protocols)');
+
+const SeriesQuery = Type.Object({
+  protocol_name: Type.Optional(query.protocol_name),
+  date_from: query.date_from,
+  date_to: query.date_to,
+  granularity: query.granularity,
+});
+
+const optionsOf = (fields: string) => `Options object: ${fields}`;
+
+/** A method over one protocol's figures in an optional range (getProtocolStats, getProtocolPerformance). */
+function oneProtocol<R extends TSchema>(method: string, result: R, read: (a: Analytics, name: string, range: TimeRange) => Promise<Static<R>>) {
+  const Options = options({ protocolName: ProtocolName, blockTime }, `${method} options`);
+  return rpcMethod({
+    method,
+    params: [required('options', Options, optionsOf('protocolName (required), blockTime'))],
+    result: strict(result),
+    async run(a, [o]) {
+      await a.requireProtocol(o.protocolName);
+      return read(a, o.protocolName, o.blockTime ?? {});
+    },
+  });
+}
+
+export const protocolStats: Operation = {
+  ...operation('protocolStats', 'stats', 'Aggregates for one protocol: counts, success rate, fees, compute units, first and last seen', { graphql: 'protocolStats' }),
+  rpc: oneProtocol('getProtocolStats', ProtocolStats, (a, name, range) => a.protocolStats(name, range)),
+  rest: restGet({
+    url: '/analytics/protocols',
+    schema: {
+      summary: 'Aggregates for one protocol',
+      description: 'Equals JSON-RPC getProtocolStats {protocolName, blockTime} over the day range. Unknown or inactive protocols: 400.',
+      querystring: Type.Object({ protocol_name: query.protocol_name, ...dayRangeQuery }),
+      response: { 200: envelope(ProtocolStats, 'Protocol statistics'), ...errors(400, 401, 403, 429) },
+    },
+    async run(a, req) {
+      const days = dayRange(req.query);
+      const name = await a.requireProtocol(req.query.protocol_name);
+      return ok(await a.protocolStats(name, days.range), { count: 1, protocolName: name, ...rangeMeta(days) });
+    },
+  }),
+};
+
+export const protocolComparison: Operation = {
+  ...operation('protocolComparison', 'stats', 'One comparison item per requested protocol'),
+  rpc: rpcMethod({
+    method: 'getProtocolComparison',
+    params: [required('options', ComparisonOptions, optionsOf('protocols (required), blockTime'))],
+    result: Type.Array(strict(ProtocolComparisonItem)),
+    run: (a, [o]) => a.protocolComparison(o.protocols, o.blockTime ?? {}),
+  }),
+};
+
+export const protocolPerformance: Operation = {
+  ...operation('protocolPerformance', 'stats', 'Performance of one protocol: success rate, compute-unit percentiles, fees, total volume'),
+  rpc: oneProtocol('getProtocolPerformance', ProtocolPerformance, (a, name, range) => a.protocolPerformance(name, range)),
+};
+
+export const topProtocols: Operation = {
+  ...operation('topProtocols', 'stats', 'Protocols ranked by transactions, fees or success rate'),
+  rpc: rpcMethod({
+    method: 'getTopProtocols',
+    params: [optional('options', TopOptions, optionsOf('limit, sortBy, blockTime'))],
+    result: Type.Array(strict(TopProtocol)),
+    run: (a, [o]) => a.topProtocols(o.blockTime ?? {}, o.sortBy, o.limit),
+  }),
+};
+
+export const protocolActivity: Operation = {
+  ...operation('activity', 'series', 'Transactions over time in hourly or daily buckets, empty buckets included as zeros', { name: 'protocolActivity', graphql: 'timeSeries' }),
+  rpc: rpcMethod({
+    method: 'getProtocolActivity',
+    params: [required('options', ActivityOptions, optionsOf('protocolName, blockTime (required, both bounds), interval'))],
+    result: Type.Array(strict(ActivityBucket)),
+    async run(a, [o]) {
+      if (o.protocolName !== undefined) await a.requireProtocol(o.protocolName);
+      return a.activity(o.protocolName, o.blockTime, o.interval);
+    },
+  }),
+  rest: restGet({
+    url: '/analytics/time-series',
+    schema: {
+      summary: 'Transactions over time',
+      description: 'Hourly or daily buckets over the whole day range, empty buckets included as zeros ' +
+        '(JSON-RPC getProtocolActivity; day buckets have no hour field). Without protocol_name, all protocols together. ' +
+        `At most ${MAX_ACTIVITY_BUCKETS} buckets.`,
+      querystring: SeriesQuery,
+      response: { 200: envelope(Type.Array(ActivityBucket), 'Buckets in time order'), ...errors(400, 401, 403, 429) },
+    },
+    async run(a, req) {
+      const q = filled(SeriesQuery, req.query);
+      const days = closedDayRange(q);
+      // The analytics layer checks the protocol and the bucket count (words at the edge: REST's wording).
+      const data = await a.activity(q.protocol_name, days.range, q.granularity);
+      return ok(data, { count: data.length, granularity: q.granularity, protocolName: q.protocol_name ?? null, ...rangeMeta(days) });
+    },
+  }),
+};
+
+export const instructionTypes: Operation = {
+  ...operation('instructionTypes', 'stats', 'Statistics per instruction type, most frequent first'),
+  rpc: rpcMethod({
+    method: 'getInstructionTypes',
+    params: [optional('options', InstructionTypeOptions, optionsOf('protocolName, limit, blockTime'))],
+    result: Type.Array(strict(InstructionTypeStats)),
+    async run(a, [o]) {
+      if (o.protocolName !== undefined) await a.requireProtocol(o.protocolName);
+      return a.instructionTypes(o.protocolName, o.blockTime ?? {}, o.limit);
+    },
+  }),
+};
+
+export const protocols: Operation = {
+  ...operation('protocols', 'fixed', 'The active protocol identifiers', { graphql: 'protocols' }),
+  rpc: rpcMethod({ method: 'getProtocols', params: [], result: Type.Array(Type.String()), run: (a) => a.protocols() }),
+};
+
+export const feeStats: Operation = {
+  // SPEC "Versioning": /analytics/fees becomes transactions with fee metrics.
+  ...operation('feeStats', 'stats', 'Fee statistics for one protocol or all together, and per protocol', { graphql: 'transactions' }),
+  rest: restGet({
+    url: '/analytics/fees',
+    schema: {
+      summary: 'Fee statistics',
+      description: 'Total, average, minimum, maximum and p50/p95/p99 of fees in lamports, for one protocol or all ' +
+        'protocols together, plus the same per protocol. Percentiles come from mergeable t-digest sketches (approximate).',
+      querystring: Type.Object({ protocol_name: Type.Optional(query.protocol_name), ...dayRangeQuery }),
+      response: { 200: envelope(FeeAnswer, 'Fee statistics'), ...errors(400, 401, 403, 429) },
+    },
+    async run(a, req) {
+      const days = dayRange(req.query);
+      const { overall, protocols: per } = await a.feeStats(req.query.protocol_name, days.range);
+      return ok({ ...overall, protocols: per }, { count: 1, protocolName: req.query.protocol_name ?? null, ...rangeMeta(days) });
+    },
+  }),
+};
+
+export const globalStats: Operation = {
+  // SPEC "Versioning": /stats becomes protocolStats.
+  ...operation('globalStats', 'fixed', 'Global database statistics', { graphql: 'protocolStats' }),
+  rest: restGet({
+    url: '/stats',
+    schema: {
+      summary: 'Global statistics',
+      description: 'Totals, success and failure, per-protocol counts, first and last block time, latest slot over the ' +
+        'active protocols (from the hourly view), and storage size per table (system.parts). Never scans the base table.',
+      response: { 200: envelope(GlobalStats, 'Global statistics'), ...errors(401, 403, 429) },
+    },
+    run: async (a) => ok(await a.globalStats(), { count: 1 }),
+  }),
+};
+
+export const queryComplexity: Operation = {
+  ...operation('cost', 'fixed', 'What a question would cost, and what would lower it, before it runs', { name: 'queryComplexity', graphql: 'queryComplexity' }),
+};

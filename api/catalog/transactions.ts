@@ -1,0 +1,158 @@
+// The catalog's record-level operations: one transaction, listings, records of an address,
+// failed transactions. Each is declared once; its doors are derived (api/catalog/catalog.ts).
+import { Type, type TSchema } from '@sinclair/typebox';
+import { invalidParams, notFound } from '../../core/errors.ts';
+import { LIST_LIMITS, REST_OFFSET_WINDOW } from '../../core/limits.ts';
+import { FailedTransaction, Transaction } from '../../core/vocabulary/answers.ts';
+import type { Analytics } from '../analytics/analytics.ts';
+import type { TransactionFilters } from '../analytics/types.ts';
+import { dayRange, rangeMeta } from '../rest/params.ts';
+import { envelope, errors, ok } from '../rest/schemas.ts';
+import { filled, operation, optional, required, restGet, rpcMethod, stringEnum, withDefault, type Operation } from './declare.ts';
+import { Address, AddressFilters, blockTime, dayRangeQuery, Filters, limit, listingOptions, options, ProtocolName, query, Signature, strict } from './params.ts';
+
+const closed = { additionalProperties: false } as const;
+/** A page of a keyset listing: pass paginationToken back for the next page (null on the last). */
+const page = <T extends TSchema>(item: T) => Type.Object({ data: Type.Array(item), paginationToken: Type.Union([Type.String(), Type.Null()]) }, closed);
+/** transactionDetails "signatures": the signature-level fields, as getSignaturesForAddress gives. */
+export const SignatureInfo = Type.Pick(Transaction, ['signature', 'slot', 'blockTime', 'success'], closed);
+
+/** Every active-protocol name in the filters must exist; the error names its position. */
+async function checkProtocols(a: Analytics, names: readonly string[] | undefined): Promise<void> {
+  if (!names) return;
+  for (const [i, name] of names.entries()) await a.requireProtocol(name, 'protocols', i);
+}
+
+const TransactionsOptions = options({ ...listingOptions('desc'), filters: Type.Optional(Filters) }, 'getTransactions options');
+const AddressOptions = options({
+  ...listingOptions('asc'),
+  transactionDetails: withDefault(stringEnum(['full', 'signatures', 'none'], 'full, signatures or none (default full)'), 'full'),
+  filters: Type.Optional(AddressFilters),
+}, 'getTransactionsForAddress options');
+const ListQuery = Type.Object({
+  protocol_name: Type.Optional(query.protocol_name),
+  program_id: Type.Optional(query.program_id),
+  ...dayRangeQuery,
+  signature: Type.Optional(query.signature),
+  limit: query.limit,
+  offset: query.offset,
+});
+const FailedOptions = options({
+  protocolName: Type.Optional(ProtocolName),
+  programId: Type.Optional(Address),
+  limit: limit(LIST_LIMITS.failedTransactions),
+  blockTime,
+}, 'getFailedTransactions options');
+
+export const transaction: Operation = {
+  ...operation('transaction', 'fixed', 'One transaction by signature: the record of lowest instruction index, or null (REST: 404) when absent', { graphql: 'signature' }),
+  rpc: rpcMethod({
+    method: 'getTransaction',
+    params: [required('signature', Signature, 'Transaction signature, Base58')],
+    result: Type.Union([strict(Transaction), Type.Null()]),
+    run: (a, [signature]) => a.transaction(signature),
+  }),
+  rest: restGet({
+    url: '/transactions/:signature',
+    schema: {
+      summary: 'One transaction by signature',
+      description: 'The record of lowest instruction index for the signature (JSON-RPC getTransaction). 404 when absent.',
+      params: Type.Object({ signature: query.signature }),
+      response: { 200: envelope(Transaction, 'The transaction'), ...errors(400, 401, 403, 404, 429) },
+    },
+    async run(a, req) {
+      const tx = await a.transaction(req.params.signature);
+      if (!tx) throw notFound(`no transaction with signature "${req.params.signature}"`);
+      return ok(tx, { count: 1 });
+    },
+  }),
+};
+
+export const transactions: Operation = {
+  ...operation('transactions', 'listing', 'List transactions with filters, in block-time order', { graphql: 'transactions' }),
+  rpc: rpcMethod({
+    method: 'getTransactions',
+    params: [optional('options', TransactionsOptions, 'Listing options: sortOrder, limit, paginationToken, filters')],
+    result: page(strict(Transaction)),
+    async run(a, [o]) {
+      const filters = o.filters ?? {};
+      await checkProtocols(a, filters.protocols);
+      const p = await a.transactions({ filters, sortOrder: o.sortOrder, limit: o.limit, cursor: o.paginationToken });
+      return { data: p.data, paginationToken: p.next };
+    },
+  }),
+  rest: restGet({
+    url: '/transactions',
+    schema: {
+      summary: 'List transactions',
+      description: 'Instruction records, newest first (block time, then signature, then instruction index). ' +
+        'Equals JSON-RPC getTransactions with sortOrder desc and the same filters. ' +
+        `offset + limit may reach ${REST_OFFSET_WINDOW}; go further back with date_to.`,
+      querystring: ListQuery,
+      response: { 200: envelope(Type.Array(Transaction), 'A page of transactions'), ...errors(400, 401, 403, 429) },
+    },
+    async run(a, req) {
+      const q = filled(ListQuery, req.query);
+      const days = dayRange(q);
+      if (q.offset + q.limit > REST_OFFSET_WINDOW) {
+        throw invalidParams(`offset + limit must be at most ${REST_OFFSET_WINDOW} (got ${q.offset + q.limit}); narrow the range with date_to instead`, 'offset');
+      }
+      const filters: TransactionFilters = {};
+      if (q.protocol_name !== undefined) filters.protocols = [q.protocol_name];
+      if (q.program_id !== undefined) filters.programIds = [q.program_id];
+      if (q.signature !== undefined) filters.signatures = [q.signature];
+      if (days.range.gte !== undefined || days.range.lte !== undefined) filters.blockTime = days.range;
+      // One keyset page as deep as offset + limit, so a page equals the JSON-RPC answer's slice.
+      const p = await a.transactions({ filters, sortOrder: 'desc', limit: q.offset + q.limit });
+      const data = p.data.slice(q.offset);
+      // The total is cheap (hourly view plus ragged edges) unless a filter the view lacks is set.
+      const cheap = q.program_id === undefined && q.signature === undefined;
+      const total = cheap ? await a.transactionCount(filters.protocols, days.range) : undefined;
+      const meta = { limit: q.limit, offset: q.offset, count: data.length, protocolName: q.protocol_name ?? null, ...rangeMeta(days) };
+      return ok(data, total === undefined ? meta : { ...meta, total });
+    },
+  }),
+};
+
+export const addressTransactions: Operation = {
+  ...operation('addressTransactions', 'listing', 'Transactions touching an address (one of its accounts, or its program id)'),
+  rpc: rpcMethod({
+    method: 'getTransactionsForAddress',
+    params: [
+      required('address', Address, 'Account or program address, Base58'),
+      optional('options', AddressOptions, 'Listing options: transactionDetails, sortOrder, limit, paginationToken, filters'),
+    ],
+    result: Type.Union([
+      page(strict(Transaction)),
+      page(SignatureInfo),
+      // transactionDetails "none": only how many records match.
+      Type.Object({ data: Type.Array(Type.Never(), { maxItems: 0 }), paginationToken: Type.Null(), count: Type.Integer({ minimum: 0 }) }, closed),
+    ]),
+    async run(a, [address, o]) {
+      const filters = o.filters ?? {};
+      await checkProtocols(a, filters.protocols);
+      if (o.transactionDetails === 'none') {
+        // No per-record details: only how many records match (limit and paging do not apply,
+        // but a token sent along must still be one this listing issued).
+        if (o.paginationToken !== undefined) a.checkAddressToken({ address, filters, sortOrder: o.sortOrder, limit: 1, cursor: o.paginationToken });
+        return { data: [], paginationToken: null, count: await a.addressTransactionCount(address, filters) };
+      }
+      const p = await a.addressTransactions({ address, filters, sortOrder: o.sortOrder, limit: o.limit, cursor: o.paginationToken });
+      if (o.transactionDetails === 'full') return { data: p.data, paginationToken: p.next };
+      return { data: p.data.map(({ signature, slot, blockTime, success }) => ({ signature, slot, blockTime, success })), paginationToken: p.next };
+    },
+  }),
+};
+
+export const failedTransactions: Operation = {
+  ...operation('failedTransactions', 'listing', 'Failed transactions with their error message, logs and raw data, newest first', { graphql: 'failedTransactions' }),
+  rpc: rpcMethod({
+    method: 'getFailedTransactions',
+    params: [optional('options', FailedOptions, 'protocolName, programId, limit, blockTime')],
+    result: Type.Object({ data: Type.Array(strict(FailedTransaction)) }, closed),
+    async run(a, [o]) {
+      const data = await a.failedTransactions({ protocolName: o.protocolName, programId: o.programId, range: o.blockTime ?? {}, limit: o.limit });
+      return { data };
+    },
+  }),
+};

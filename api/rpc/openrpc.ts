@@ -1,0 +1,56 @@
+// The OpenRPC document (https://spec.open-rpc.org) of the JSON-RPC door, derived from the
+// catalog: each method with its positional params and result as the schemas the door
+// validates and the fuzzer checks against. Answered by the `rpc.discover` method and served
+// at GET /v1/openrpc.json (without an API key, like the OpenAPI document: it holds no data).
+import { Errors, type ErrorKind } from '../../core/errors.ts';
+import { positionSchemas, type Operation } from '../catalog/declare.ts';
+
+/** The service-discovery method of OpenRPC. */
+export const RPC_DISCOVER = 'rpc.discover';
+
+/** The OpenRPC version the document follows. */
+const OPENRPC_VERSION = '1.3.2';
+
+export interface OpenRpcDocument {
+  openrpc: string;
+  info: { title: string; version: string; description: string };
+  methods: Record<string, unknown>[];
+}
+
+const errorOf = (kind: ErrorKind, when: string) => ({ code: kind.rpc, message: kind.rpcMessage, data: when });
+
+/** Errors every method may answer besides its result (docs/json-rpc.md, "Errors"). */
+const METHOD_ERRORS = [
+  errorOf(Errors.invalidParams, 'a parameter is missing, unknown or out of range; data names it and the rule'),
+  errorOf(Errors.unparsableFilter, 'a filter (filters, blockTime) could not be read: a member has the wrong JSON type'),
+];
+
+export function openRpcDocument(catalog: readonly Operation[]): OpenRpcDocument {
+  return {
+    openrpc: OPENRPC_VERSION,
+    info: {
+      title: 'Solana DeFi transaction analytics: JSON-RPC 2.0',
+      version: '1.0.0',
+      description: 'Read-only analytics over instruction-level transaction records, at POST {base_url}/v1/rpc. '
+        + 'Params are positional; send the API key in the x-api-key header (or the api-key query parameter).',
+    },
+    methods: catalog.flatMap((op) => {
+      const m = op.rpc;
+      if (!m) return [];
+      const schemas = positionSchemas(m.params);
+      return [{
+        name: m.method,
+        summary: op.summary,
+        paramStructure: 'by-position',
+        params: m.params.map((p, i) => ({ name: p.name, description: p.description, required: p.required, schema: schemas[i] })),
+        result: { name: 'result', schema: m.result },
+        errors: METHOD_ERRORS,
+        // Extensions: what else the catalog says of the operation.
+        'x-cost': op.cost,
+        'x-analytics-preset': op.preset,
+        ...(op.rest ? { 'x-rest': `${op.rest.method} /api/v1${op.rest.url}` } : {}),
+        ...(op.graphql ? { 'x-graphql': op.graphql.field } : {}),
+      }];
+    }),
+  };
+}
