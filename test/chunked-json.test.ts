@@ -55,8 +55,8 @@ describe('jsonChunks', () => {
     expect(chunked.result).toBe(whole.result);
     expect(whole.result).toBeGreaterThan(35_000_000);
     console.info(`${(whole.result / 1e6).toFixed(0)} MB answer: JSON.stringify held the loop ${whole.maxBlockMs.toFixed(0)} ms, jsonChunks at most ${chunked.maxBlockMs.toFixed(0)} ms at once`);
-    expect(chunked.maxBlockMs).toBeLessThan(100);
-    expect(whole.maxBlockMs).toBeGreaterThan(chunked.maxBlockMs);
+    // A ratio in one run, never a wall-clock figure: the machine's load moves both alike.
+    expect(chunked.maxBlockMs).toBeLessThan(whole.maxBlockMs / 3);
   });
 });
 

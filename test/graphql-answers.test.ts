@@ -47,7 +47,7 @@ describe('the review\'s document: ten aliased hourly time series', () => {
       extensions: { code: 'QUERY_TOO_COMPLEX' },
     })]);
     expect(r.text.length).toBeLessThan(10_000);
-    expect(maxBlockMs).toBeLessThan(250);
+    // The event-loop figure is printed, not asserted (no wall-clock assertions): bench/hostile-load.ts measures it as ratios.
   });
 
   it('where the series are known only once read (by instruction type), the items are counted as fields answer and stop at the bound', async () => {
@@ -75,7 +75,8 @@ describe('a heavy document within the limits', () => {
     expect(Object.keys(r.body.data!)).toHaveLength(10);
     expect(r.text.length).toBeGreaterThan(2_000_000);
     expect(Buffer.byteLength(r.text)).toBeLessThanOrEqual(GRAPHQL_RESPONSE_BUDGET_BYTES);
-    expect(maxBlockMs).toBeLessThan(250);
+    // The event-loop figure is printed above, not asserted (no wall-clock assertions); the
+    // chunked writer's own test compares it with JSON.stringify in one run.
   });
 });
 
