@@ -9,7 +9,7 @@ import { joinKinds, priceJoins, type JoinFacts } from '../api/sql/join-cost.ts';
 import { JoinStats } from '../api/sql/join-stats.ts';
 import type { QueryOptions, Warehouse } from '../warehouse/warehouse.ts';
 import { parseAstDump } from '../api/sql/sql-ast.ts';
-import { engineMessage } from '../api/sql/sql-guard.ts';
+import { ENGINE_MESSAGE_MAX_CHARS, engineMessage } from '../api/sql/sql-guard.ts';
 import { lex } from '../api/sql/sql-lexer.ts';
 
 const AUDIT_ROWS = 500_000;
@@ -206,6 +206,18 @@ describe('engine messages a client sees', () => {
     // Another current database (server mode) is cut too; words ending in "default" are not.
     expect(engineMessage(new Error('Code: 1. DB::Exception: no column in analytics.transactions; join_default.x kept. (X)'), 'analytics'))
       .toBe('no column in transactions; join_default.x kept. (X)');
+  });
+
+  it('are cut to ENGINE_MESSAGE_MAX_CHARS, keeping their head and code, however long the value the engine quotes', () => {
+    // The 2026-11 review: parseDateTimeBestEffort of a 20 MB string answered a 20 MB error body.
+    const quoted = '1'.repeat(20_000_000);
+    const m = engineMessage(new Error(`Code: 41. DB::Exception: Cannot parse string '${quoted}' as DateTime: syntax error at position 19. (CANNOT_PARSE_DATETIME) (version 26.7.2.1)`));
+    expect(m.length).toBeLessThanOrEqual(ENGINE_MESSAGE_MAX_CHARS);
+    expect(m).toMatch(/^Cannot parse string '1111/);
+    expect(m).toMatch(/…\. \(CANNOT_PARSE_DATETIME\)$/);
+    // The sandbox's settings are still cut from a long message.
+    const scoped = engineMessage(new Error(`Code: 62. DB::Exception: bad ${'x'.repeat(2000)}: In scope SELECT 1 SETTINGS additional_table_filters = {'transactions': 'protocol_name IN (1)'}. (SYNTAX_ERROR)`));
+    expect(scoped).not.toMatch(/additional_table_filters|In scope/);
   });
 });
 

@@ -73,6 +73,17 @@ describe('the audit\'s joins are refused before they run', () => {
     }
   });
 
+  it('a CTE whose body joins itself (WITH RECURSIVE) is refused, and the key\'s next query still finds a session', async () => {
+    // The 2026-11 review: pricing awaited the CTE's own pending price, so the request never
+    // answered and the free plan's SQL session stayed taken until the process restarted.
+    const res = await sql('WITH RECURSIVE r AS (SELECT 1 AS n UNION ALL SELECT r.n + 1 FROM r JOIN transactions t ON t.instruction_index = r.n WHERE r.n < 5) SELECT count() FROM r');
+    expect(res.statusCode, res.body).toBe(400);
+    expect((res.json() as { message: string }).message).toMatch(/join whose output cannot be estimated/);
+    const next = await sql('SELECT 1 AS one');
+    expect(next.statusCode, next.body).toBe(200);
+    expect(t.services.sqlSandbox.stats()).toEqual({ running: 0, waiting: 0 });
+  });
+
   it('PASTE JOIN pairs rows by position: priced as the sum of its sides, and runs', async () => {
     const q = 'SELECT count() AS n FROM transactions a PASTE JOIN transactions b';
     const cost = await t.services.sqlSandbox.cost({ key: 'cost', plan: 'free' }, q);

@@ -104,6 +104,17 @@ describe('JSON answers', () => {
     expect(body.message).not.toMatch(/additional_table_filters|readonly/);
   });
 
+  it('answers an engine error about a huge value in a short message (the value is not echoed whole)', async () => {
+    // The 2026-11 review: 20 of these made a 20 MB error body (40 passed the answer budget).
+    const res = await post({ query: `SELECT parseDateTimeBestEffort(concat(${Array.from({ length: 5 }, () => "repeat('1', 1000000)").join(', ')}))` });
+    expect(res.statusCode).toBe(400);
+    const body = res.json() as { error: string; message: string };
+    expect(body.error).toBe('Invalid query');
+    expect(body.message).toMatch(/^Cannot parse string '1111/);
+    expect(body.message.length).toBeLessThanOrEqual(1_000);
+    expect(res.body.length).toBeLessThan(2_000);
+  });
+
   it('refuses a body that is not an object and an unknown format', async () => {
     const notObject = await t.app.inject({ method: 'POST', url: '/v1/query', headers: { ...headers, 'content-type': 'application/json' }, payload: '"SELECT 1"' });
     expect(notObject.statusCode).toBe(400);

@@ -110,6 +110,8 @@ export async function priceJoins(root: AstNode, tokens: readonly Token[], cteNam
 class Pricer {
   private readonly chains = new Map<AstNode, Promise<{ rows: number; joins: JoinCost[] }>>();
   private readonly inProgress = new Set<AstNode>();
+  /** SELECTs whose chain is being priced (chain() calls are awaited one at a time, so this is the current path). */
+  private readonly pricing = new Set<AstNode>();
 
   constructor(
     private readonly facts: JoinFacts,
@@ -121,9 +123,14 @@ class Pricer {
 
   /** The FROM chain of one SELECT: its output rows and its joins (each priced once). */
   chain(select: AstNode): Promise<{ rows: number; joins: JoinCost[] }> {
+    // Reached again while its own price is pending: a CTE whose body names itself (WITH
+    // RECURSIVE, or CTEs naming each other). Its size has no bound, and awaiting its own
+    // pending price never settled: the request hung and held a SQL session for good.
+    if (this.pricing.has(select)) return Promise.resolve({ rows: Infinity, joins: [] });
     let hit = this.chains.get(select);
     if (!hit) {
-      hit = this.priceChain(select);
+      this.pricing.add(select);
+      hit = this.priceChain(select).finally(() => this.pricing.delete(select));
       this.chains.set(select, hit);
     }
     return hit;

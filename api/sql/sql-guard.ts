@@ -68,6 +68,10 @@ const invalid = (message: string, cause?: unknown): AppError => new AppError(Err
  */
 export function engineMessage(err: unknown, database = 'default'): string {
   let m = err instanceof Error ? err.message : String(err);
+  // The engine quotes the offending value whole ("Cannot parse string '…'" of a 20 MB
+  // string made a 20 MB error body): keep the head and the closing "(CODE)", before any
+  // further work on the text.
+  if (m.length > ENGINE_MESSAGE_MAX_CHARS) m = cut(m);
   m = m.replace(/^Code: \d+\.\s*/, '').replace(/^DB::Exception:\s*/, '');
   const scope = m.indexOf(': In scope SELECT formatQuerySingleLine');
   if (scope >= 0) m = m.slice(0, scope);
@@ -81,6 +85,15 @@ export function engineMessage(err: unknown, database = 'default'): string {
     m = m.replace(new RegExp(`(^|[^\\w.])(?:\`${name}\`|${name})\\.(?=[\`\\w])`, 'g'), '$1');
   }
   return m.split('\nStack trace')[0]!.trim();
+}
+
+/** Longest engine message a client is shown; real ones are a few hundred characters. */
+export const ENGINE_MESSAGE_MAX_CHARS = 1_000;
+
+/** The message's head, "…", and its error code, in at most ENGINE_MESSAGE_MAX_CHARS. */
+function cut(m: string): string {
+  const code = /\. \([A-Z_]+\)(?=(?:\s*\(version [^)]*\))?\s*$)/.exec(m.slice(-200))?.[0] ?? '';
+  return `${m.slice(0, ENGINE_MESSAGE_MAX_CHARS - code.length - 1)}…${code}`;
 }
 
 export interface PreparedQuery {
