@@ -18,6 +18,42 @@ const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   test: ['core', 'warehouse', 'ingest', 'api', 'scripts', 'bench'],
 };
 
+// Inside api/: the layers of docs/architecture.md ("House rules"), highest first. A unit
+// is a folder or a file; a file listed on its own belongs to that unit, not its folder's.
+// Each layer imports only the layers below it; `peers` says whether units of one layer
+// may import each other (interfaces may not: each door is independent of the others).
+const API_LAYERS = ['composition', 'interfaces', 'services', 'analytics'] as const;
+type ApiLayer = (typeof API_LAYERS)[number];
+const API_UNITS: Readonly<Record<ApiLayer, readonly string[]>> = {
+  // Wiring: builds everything and may import anything.
+  composition: ['api/main.ts', 'api/app.ts', 'api/services.ts'],
+  // The doors: each adapts the services to its protocol.
+  interfaces: ['api/rpc', 'api/rest', 'api/sql/query-routes.ts', 'api/graphql', 'api/exports/export-routes.ts', 'api/dashboard', 'api/admin', 'api/health-routes.ts', 'api/metrics-routes.ts'],
+  // Shared by several doors: access control, export jobs (the service every door's export
+  // adapts), the SQL sandbox (client SQL, and the guard SQL exports go through), the
+  // freshness watermark, streamed JSON answers.
+  services: ['api/access', 'api/exports', 'api/sql', 'api/freshness.ts', 'api/answers'],
+  // The one analytics layer: below every door and service, above the warehouse.
+  analytics: ['api/analytics'],
+};
+const API_LAYER_PEERS_MAY_IMPORT: Readonly<Record<ApiLayer, boolean>> = { composition: true, interfaces: false, services: true, analytics: true };
+const API_LAYER_OF = new Map(API_LAYERS.flatMap((l) => API_UNITS[l].map((u) => [path.normalize(u), l] as const)));
+/** The unit of a file inside api/ (the most specific one listed), or undefined outside api/. */
+function apiUnitOf(file: string): string | undefined {
+  if (!file.startsWith(`api${path.sep}`)) return undefined;
+  if (API_LAYER_OF.has(file)) return file;
+  return [...API_LAYER_OF.keys()].filter((u) => file.startsWith(`${u}${path.sep}`)).sort((a, b) => b.length - a.length)[0];
+}
+
+/** Imports across the layers inside api/ that are still there, each with its owner and the way out.
+ *  The owner removes the entry with the import; an entry whose import is gone fails the test. */
+const API_LAYER_EXCEPTIONS: Readonly<Record<string, string>> = {
+  [`${path.join('api', 'access', 'protected-paths.ts')} -> ${path.join('api', 'rpc', 'param-schemas.ts')}`]:
+    'method catalog (api/rpc/, api/catalog/): access control counts JSON-RPC calls by method name; the names come from the catalog, below every door',
+  [`${path.join('api', 'analytics', 'analytics-cost.ts')} -> ${path.join('api', 'sql', 'query-cost.ts')}`]:
+    'question-model refactor (api/analytics/): the analytics cost calls the SQL sandbox\'s estimate; the shared cost function moves below both (the question compiler costs its statement)',
+};
+
 function sourceFiles(dir: string): string[] {
   const out: string[] = [];
   for (const e of readdirSync(path.join(ROOT, dir), { withFileTypes: true })) {
@@ -57,6 +93,30 @@ describe('architecture', () => {
       }
     }
     expect(upward).toEqual([]);
+  });
+
+  it('inside api/, interfaces import services and analytics, never each other, and nothing below imports upward', () => {
+    const wrong: string[] = [];
+    for (const [file, deps] of graph) {
+      const from = apiUnitOf(file);
+      if (from === undefined) continue;
+      for (const dep of deps) {
+        const to = apiUnitOf(dep);
+        if (to === undefined || to === from) continue;
+        const [fromLayer, toLayer] = [API_LAYER_OF.get(from)!, API_LAYER_OF.get(to)!];
+        const rank = (l: ApiLayer): number => API_LAYERS.indexOf(l);
+        const ok = rank(toLayer) > rank(fromLayer) || (rank(toLayer) === rank(fromLayer) && API_LAYER_PEERS_MAY_IMPORT[fromLayer]);
+        if (!ok) wrong.push(`${file} -> ${dep}`);
+      }
+    }
+    expect(wrong.filter((w) => API_LAYER_EXCEPTIONS[w] === undefined)).toEqual([]);
+    // An exception whose import is gone is removed from the list.
+    expect(Object.keys(API_LAYER_EXCEPTIONS).filter((w) => !wrong.includes(w))).toEqual([]);
+  });
+
+  it('places every file of api/ in a layer', () => {
+    const unplaced = files.filter((f) => f.startsWith(`api${path.sep}`) && apiUnitOf(f) === undefined);
+    expect(unplaced).toEqual([]);
   });
 
   it('keeps one analytics shape: no helper of the analytics layer imports its facade', () => {

@@ -13,7 +13,7 @@ import type { Access } from '../access/access.ts';
 import { FixedWindowLimiter, type RateDecision } from '../access/rate-limiter.ts';
 import { decoyHash, hashPassword, PASSWORD_RULE, passwordProblem, verifyPassword } from './passwords.ts';
 import { checkOrigin, type Sessions } from './sessions.ts';
-import { ENVIRONMENTS, objectBody, parseEmail } from './validation.ts';
+import { ENVIRONMENTS, objectBody, parseEmail } from '../../core/vocabulary/account-input.ts';
 
 export interface AccountRouteOptions {
   config: Config;

@@ -10,7 +10,7 @@ import { readFreshness } from '../../warehouse/ingest-freshness.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
 import type { Access } from '../access/access.ts';
 import type { DashboardCaller, Sessions } from './sessions.ts';
-import { objectBody, parseEnvironment, parseKeyName } from './validation.ts';
+import { objectBody, parseEnvironment, parseKeyName } from '../../core/vocabulary/account-input.ts';
 
 export interface KeyRouteOptions {
   access: Access;
