@@ -21,6 +21,7 @@ import type { Logger } from '../../core/logger.ts';
 import type { Plan } from '../../core/plans.ts';
 import type { KeyStatus } from '../../warehouse/api-key-store.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
+import { decodeToken, encodeToken, isUInt, listingFingerprint } from '../analytics/page-token.ts';
 import type { SqlSandbox } from '../sql/sql-sandbox.ts';
 import { datasetCard, DATASET_CARD, MANIFEST, manifestOf } from './dataset-card.ts';
 import type { DownloadLinks } from './download-links.ts';
@@ -145,15 +146,21 @@ export class ExportService {
     const first = page.first ?? EXPORT_LIST_DEFAULT;
     if (!Number.isSafeInteger(first) || first < 1 || first > EXPORT_LIST_MAX) throw new AppError(Errors.invalidParams, `first must be a whole number from 1 to ${EXPORT_LIST_MAX}`, { field: 'first' });
     const jobs = this.deps.store.all().filter((j) => j.owner === owner.id).sort(newestFirst);
+    // Cursors are the listings' signed page tokens (api/analytics/page-token.ts), bound to
+    // this owner's listing: one the service did not write, or another key's, is refused.
+    const fingerprint = listingFingerprint({ exportJobs: owner.id });
     let start = 0;
     if (page.after != null) {
-      const at = Buffer.from(page.after, 'base64url').toString('utf8');
-      const i = jobs.findIndex((j) => `${j.seq}|${j.id}` === at);
+      let at: JobPosition | undefined;
+      try {
+        at = decodeToken(page.after, CURSOR_TAG, fingerprint, jobPosition);
+      } catch { /* answered below, as a cursor of no job */ }
+      const i = at === undefined ? -1 : jobs.findIndex((j) => j.seq === at.seq && j.id === at.id);
       if (i < 0) throw new AppError(Errors.invalidParams, `${param('cursor')} is not a cursor of this listing`, { field: 'cursor' });
       start = i + 1;
     }
     const slice = jobs.slice(start, start + first);
-    const cursors = slice.map((j) => Buffer.from(`${j.seq}|${j.id}`).toString('base64url'));
+    const cursors = slice.map((j) => encodeToken([CURSOR_TAG, j.seq, j.id, fingerprint]));
     return {
       jobs: slice.map((j) => this.view(j)),
       cursors,
@@ -381,3 +388,9 @@ export class ExportService {
 }
 
 const newestFirst = (a: JobRecord, b: JobRecord): number => b.seq - a.seq;
+
+/** The export listing's tag in its cursors, and a cursor's position: the job after which the next page starts. */
+const CURSOR_TAG = 'exportJobs';
+type JobPosition = { seq: number; id: string };
+const jobPosition = (v: unknown[]): JobPosition | undefined =>
+  v.length === 2 && isUInt(v[0], Number.MAX_SAFE_INTEGER) && typeof v[1] === 'string' && v[1].length > 0 ? { seq: v[0], id: v[1] } : undefined;
