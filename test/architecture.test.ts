@@ -1,11 +1,10 @@
 // The dependency rule of docs/architecture.md, read from the code's own import graph: a
 // layer imports only the layers below it, benchmarks and scripts never import test code,
 // and no module imports itself through a cycle. A new upward arrow fails here.
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-
-const ROOT = path.resolve(import.meta.dirname, '..');
+import { ROOT, sourceFiles } from './support/source-scan.ts';
 
 /** Each top-level folder and the folders it may import (itself always allowed). */
 const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
@@ -53,17 +52,6 @@ const API_LAYER_EXCEPTIONS: Readonly<Record<string, string>> = {
   [`${path.join('api', 'analytics', 'analytics-cost.ts')} -> ${path.join('api', 'sql', 'query-cost.ts')}`]:
     'question-model refactor (api/analytics/): the analytics cost calls the SQL sandbox\'s estimate; the shared cost function moves below both (the question compiler costs its statement)',
 };
-
-function sourceFiles(dir: string): string[] {
-  const out: string[] = [];
-  for (const e of readdirSync(path.join(ROOT, dir), { withFileTypes: true })) {
-    const rel = path.join(dir, e.name);
-    if (e.isDirectory()) {
-      if (e.name !== 'node_modules' && e.name !== 'tmp' && !e.name.startsWith('.')) out.push(...sourceFiles(rel));
-    } else if (e.name.endsWith('.ts')) out.push(rel);
-  }
-  return out;
-}
 
 /** Relative imports of a file (static, side-effect and dynamic), resolved to repository paths. */
 function importsOf(file: string): string[] {
@@ -146,23 +134,5 @@ describe('architecture', () => {
     const dockerfile = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
     const copied = new Set([...dockerfile.matchAll(/^COPY (\S+) \.\/\1$/gm)].map((m) => m[1]));
     for (const layer of ['core', 'warehouse', 'ingest', 'api']) expect(copied, layer).toContain(layer);
-  });
-});
-
-describe('table names defined once', () => {
-  it('no SQL in the service layers names a table literally: it goes through TABLES (warehouse/tables.ts)', async () => {
-    const { TABLES } = await import('../warehouse/tables.ts');
-    const names = Object.values(TABLES).join('|');
-    const literal = new RegExp(`\\b(FROM|JOIN|INTO|TABLE)\\s+(${names})\\b`);
-    // The cluster renderer rewrites the migrations' own text; the SQL route's example is text for people.
-    const allowed = new Set([path.join('warehouse', 'cluster-layout.ts'), path.join('api', 'sql', 'query-routes.ts')]);
-    const offenders = ['api', 'ingest', 'warehouse']
-      .flatMap(sourceFiles)
-      .filter((f) => !allowed.has(f))
-      .flatMap((f) => readFileSync(path.join(ROOT, f), 'utf8').split('\n').map((line, i) => ({ f, i, line })))
-      // Prose in comments may name a table; code may not.
-      .filter(({ line }) => literal.test(line) && !/^\s*(\/\/|\*|\/\*)/.test(line))
-      .map(({ f, i, line }) => `${f}:${i + 1}: ${line.trim()}`);
-    expect(offenders).toEqual([]);
   });
 });
