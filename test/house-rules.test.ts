@@ -105,7 +105,6 @@ const CONTAINERS = /^(?:Map|Set|WeakMap|WeakSet|Array|ArrayBuffer|SharedArrayBuf
 /** Constructors whose instances hold no state that changes (or only a compiled pattern). */
 const IMMUTABLE = /^(?:RegExp|URL|TextEncoder|TextDecoder|Intl\.\w+|Error|\w+Error)$/;
 
-
 /** Module-level state in service code today, as `file: name`, with its owner and the way out. */
 export const MODULE_STATE: Readonly<Record<string, string>> = {
   [`${p('api', 'analytics', 'page-token.ts')}: secret`]: 'question-model refactor (api/analytics/): the MAC key set by setPageTokenSecret; becomes a codec object built from the operator token in services.ts and handed to the listings (and to the export service, which uses the same codec)',
