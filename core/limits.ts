@@ -277,3 +277,55 @@ export const DOOR_WALL_MS: Readonly<Record<Door, number>> = Object.freeze({
  * lag p99 of the soak stays under 100 ms; engine work runs off the main thread).
  */
 export const PROCESS_STALL_EXIT_MS = 30_000;
+
+// ---- Service internals: figures that bound work or memory but no client asks about ------
+// (test/house-rules.test.ts keeps every such number here or in core/plans.ts).
+
+/** Wrong operator or metrics tokens allowed per client address per one-minute window. */
+export const OPERATOR_TOKEN_FAILURES_PER_MINUTE = 20;
+/** A request admitted with an in-flight slot is released this long after its client went
+ *  away even if its answer was never produced: a path that skips onSend (none is known)
+ *  must not hold a slot for good. Answers normally end long before. */
+export const ABANDONED_SLOT_RELEASE_MS = 5 * 60_000;
+/** A key's name as the operator API takes it (characters); the dashboard's is KEY_NAME_MAX_LENGTH. */
+export const OPERATOR_KEY_NAME_MAX_LENGTH = 200;
+/** Rejected lines POST /admin/ingest lists one by one; the rest are counted, and all are in the
+ *  dead-letter table with their reasons (a million listed errors were 46 MB of answer). */
+export const INGEST_MAX_LISTED_ERRORS = 1000;
+/** How long a claim on an email holds while its dashboard account is being created. */
+export const EMAIL_CLAIM_MS = 60_000;
+/** What the dashboard's usage page shows per granularity: bucket size and how far back it looks. */
+export const USAGE_VIEWS = Object.freeze({
+  minute: { bucketMs: 60_000, spanMs: 60 * 60_000 },
+  hour: { bucketMs: 3_600_000, spanMs: 48 * 3_600_000 },
+  day: { bucketMs: 86_400_000, spanMs: 30 * 86_400_000 },
+} as const);
+
+/** Export jobs: a job interrupted by this many restarts is failed instead of started again. */
+export const EXPORT_MAX_ATTEMPTS = 3;
+/** Export jobs per page of a listing, by default and at most. */
+export const EXPORT_LIST_DEFAULT = 20;
+export const EXPORT_LIST_MAX = 100;
+/** Rows read to estimate a filter export's bytes per row before its first chunk. */
+export const EXPORT_SAMPLE_ROWS = 1000;
+
+/** GraphQL: bytes kept back for `errors` and `extensions` when fields are measured against the answer budget. */
+export const GRAPHQL_ANSWER_TAIL_RESERVE_BYTES = 16 * 1024;
+/** GraphQL: entries of the parsed-document cache; the oldest goes past it. */
+export const GRAPHQL_DOCUMENT_CACHE_ENTRIES = 500;
+/** Live streams: how far back each ingest-journal read looks again, so that a batch committed
+ *  late, with an earlier time than one already read, is still found. */
+export const STREAM_JOURNAL_LOOKBACK_MS = 5_000;
+
+/** SQL: whole seconds a caller refused a session should wait (about one query's share). */
+export const SQL_RETRY_AFTER_SECONDS = 2;
+/** SQL: bytes per budgeted row for max_bytes_to_read (wide rows, accounts and logs, are ~600 bytes). */
+export const SQL_BYTES_PER_BUDGET_ROW = 1024;
+/** SQL: the engine's own limits while it parses a client query for the guard (EXPLAIN AST). */
+export const SQL_PARSE_LIMITS = Object.freeze({ maxParserDepth: 300, maxAstDepth: 300, maxAstElements: 100_000, seconds: 5 });
+/** SQL: the largest parse-tree dump read back (a 100000-character query of ordinary shape stays far below). */
+export const SQL_MAX_AST_DUMP_BYTES = 4 * MiB;
+/** SQL join pricing: longest one key measurement runs (seconds); past it, it keeps what it read. */
+export const SQL_JOIN_MEASURE_SECONDS = 2;
+/** SQL join pricing: rows one key measurement may read before it stops and keeps what it read (twice the sample). */
+export const SQL_JOIN_MEASURE_MAX_ROWS = 2 * SQL_JOIN_SAMPLE_ROWS;

@@ -134,8 +134,9 @@ describe('deploy/cluster (files parsed and cross-checked; the stack itself not r
   });
 
   it('configures API and ingest replicas with variables core/config.ts reads, and values it accepts', () => {
-    const source = readFileSync(path.join(root, 'core/config.ts'), 'utf8');
-    const known = new Set([...source.matchAll(/\b(?:str|int|bool|url|topicName)\('([A-Z][A-Z0-9_]*)'/g), ...source.matchAll(/\benv\.([A-Z][A-Z0-9_]*)/g)].map((m) => m[1]!));
+    // The loader and its sections (core/config/).
+    const source = ['core/config.ts', ...readdirSync(path.join(root, 'core/config')).map((f) => `core/config/${f}`)].map((f) => readFileSync(path.join(root, f), 'utf8')).join('\n');
+    const known = new Set([...source.matchAll(/\b(?:str|int|bool|url|topicName|raw)\('([A-Z][A-Z0-9_]*)'/g), ...source.matchAll(/\benv\.([A-Z][A-Z0-9_]*)/g)].map((m) => m[1]!));
     expect(known).toContain('CLICKHOUSE_CLUSTER');
     const writers = new Set<string>();
     for (const s of [...apis, ...ingests]) {

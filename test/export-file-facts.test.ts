@@ -9,8 +9,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FORMAT_FILES, type ExportFormat } from '../api/exports/export-config.ts';
-import { fileFacts } from '../api/exports/file-facts.ts';
+import { FileFactsWorker } from '../api/exports/file-facts.ts';
 import { EmbeddedWarehouse } from '../warehouse/embedded-warehouse.ts';
+
+const worker = new FileFactsWorker();
+const fileFacts = (file: string, format: ExportFormat) => worker.facts(file, format);
 
 const dir = mkdtempSync(path.join(tmpdir(), 'txa-file-facts-'));
 let wh: EmbeddedWarehouse;

@@ -75,6 +75,16 @@ describe('GraphQL exports', () => {
     expect((await gql(`query($id: ID!) { exportJob(id: $id) { status } }`, { id: mine })).body.data!.exportJob.status).toBe('COMPLETED');
     const bad = await gql('{ exportJobs(pagination: { after: "Zm9v" }) { edges { cursor } } }');
     expect(bad.body.errors?.[0]?.message).toMatch(/^pagination\.after is not a cursor/);
+    // Cursors are signed and bound to the key's own listing: another key cannot page with
+    // one, and a cursor edited or written by hand (here: the same position without its MAC,
+    // the old unsigned form) is refused.
+    const cursor = page.edges[0].cursor as string;
+    const page2 = (c: string, h?: typeof other) => gql('query($c: String) { exportJobs(pagination: { first: 1, after: $c }) { edges { cursor } } }', { c }, h);
+    expect((await page2(cursor)).body.errors).toBeUndefined();
+    expect((await page2(cursor, other)).body.errors?.[0]?.message).toMatch(/^pagination\.after is not a cursor/);
+    const parts = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
+    const unsigned = Buffer.from(JSON.stringify(parts.slice(0, -1))).toString('base64url');
+    expect((await page2(unsigned)).body.errors?.[0]?.message).toMatch(/^pagination\.after is not a cursor/);
     // Arguments are named as written: the page size is pagination.first, not a bare first.
     for (const first of [0, 101]) {
       const big = await gql(`{ exportJobs(pagination: { first: ${first} }) { edges { cursor } } }`);

@@ -54,7 +54,7 @@ export class UsageStore {
   async insert(rows: readonly UsageRow[]): Promise<void> {
     if (rows.length === 0) return;
     await this.wh.insert(
-      'api_key_usage',
+      TABLES.apiKeyUsage,
       rows.map((r) => ({
         key_id: r.keyId,
         minute: chSeconds(r.minute),

@@ -10,6 +10,7 @@
 // again from the whole base table (the Distributed transactions), inserting through the
 // Distributed target, so the rows land where the sharding key places them.
 import { localName } from './cluster-layout.ts';
+import { TABLES } from './tables.ts';
 import type { ClusterTarget, Warehouse } from './warehouse.ts';
 
 export interface Bucket {
@@ -72,7 +73,7 @@ export async function rebuildViewBuckets(wh: Warehouse, buckets: readonly Bucket
     AND block_time BETWEEN toDateTime({from:UInt32}, 'UTC') AND toDateTime({to:UInt32}, 'UTC')
     AND concat(protocol_name, '#', toString(toUInt32(toStartOfHour(block_time)))) IN {keys:Array(String)}`;
   const cluster = wh.cluster;
-  const source = cluster === undefined ? 'transactions' : localName('transactions');
+  const source = cluster === undefined ? TABLES.transactions : localName(TABLES.transactions);
   for (const view of await viewsOnTransactions(wh, source)) {
     const { insertInto, deleteFrom, readFrom } = cluster === undefined ? singleNode(view.target) : onCluster(view.target, cluster);
     const { timeColumn: col } = await repairRule(wh, insertInto);

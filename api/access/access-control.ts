@@ -31,6 +31,7 @@ import { PER_ADDRESS_PLAN } from './operator-auth.ts';
 import { interfaceOf, isExempt, pathOf, rpcCallCount, rpcUsageMethod, rpcUsageMethods, wantsGraphiql } from './protected-paths.ts';
 import type { RateDecision } from './rate-limiter.ts';
 import { grantBudget } from './request-budget.ts';
+import { ABANDONED_SLOT_RELEASE_MS } from '../../core/limits.ts';
 
 export interface AuthenticatedKey {
   id: string;
@@ -81,10 +82,6 @@ export function presentedKey(req: FastifyRequest): string | undefined {
  *  address (trustProxy is off), the same as a bare socket's remoteAddress. */
 const anonymousSubject = (ip: string | undefined): string => `ip:${ip ?? ''}`;
 
-/** A request admitted with an in-flight slot is released this long after its client went
- *  away even if its answer was never produced: a path that skips onSend (none is known)
- *  must not hold a slot for good. Answers normally end long before. */
-const ABANDONED_SLOT_RELEASE_MS = 5 * 60_000;
 
 const rateLimitedError = (d: RateDecision, who: string): AppError =>
   new AppError(

@@ -63,11 +63,10 @@ function parserErrorAnswer(err: NodeJS.ErrnoException & { reason?: unknown }, re
   }
 }
 
-/** Sockets already answered: the parser may report more errors for the same bytes. */
-const answered = new WeakSet<Socket>();
-
 /** Fastify's clientErrorHandler: an `{error, message}` answer written to the socket. */
 export function clientErrorHandler(access: Access, config: Config, log: Logger): (err: Error, socket: Socket) => void {
+  /** Sockets already answered: the parser may report more errors for the same bytes. */
+  const answered = new WeakSet<Socket>();
   return (err, socket) => {
     const e = err as NodeJS.ErrnoException & { reason?: unknown };
     if (e.code === 'ECONNRESET' || socket.destroyed || answered.has(socket)) return;

@@ -11,9 +11,9 @@ import { AppError, Errors } from '../../core/errors.ts';
 import type { Access } from './access.ts';
 import { grantOperatorBudget } from './request-budget.ts';
 import type { RateDecision } from './rate-limiter.ts';
+import { OPERATOR_TOKEN_FAILURES_PER_MINUTE } from '../../core/limits.ts';
 
-/** Wrong operator or metrics tokens allowed per client address per one-minute window. */
-export const OPERATOR_TOKEN_FAILURES_PER_MINUTE = 20;
+export { OPERATOR_TOKEN_FAILURES_PER_MINUTE };
 
 /** The plan named in X-RateLimit-Plan for limits that belong to no key (per-address
  *  limits): SPEC.md allows only free, x402 and enterprise, and an unauthenticated caller

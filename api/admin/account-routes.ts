@@ -10,7 +10,7 @@ import { INVITE_TTL_MS } from '../../core/limits.ts';
 import { isPlan, PLANS, type Plan } from '../../core/plans.ts';
 import { sha256Hex, type AccountRecord, type AccountStore } from '../../warehouse/account-store.ts';
 import type { Access } from '../access/access.ts';
-import { objectBody, parseEmail } from '../dashboard/validation.ts';
+import { objectBody, parseEmail } from '../../core/vocabulary/account-input.ts';
 
 const view = (a: AccountRecord, keys: number) => ({
   id: a.id,

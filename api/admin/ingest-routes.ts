@@ -4,13 +4,10 @@ import type { FastifyInstance } from 'fastify';
 import { ndjsonRecords } from '../../ingest/ndjson.ts';
 import { positionText } from '../../ingest/rejection.ts';
 import type { IngestPipeline } from '../../ingest/pipeline.ts';
+import { INGEST_MAX_LISTED_ERRORS } from '../../core/limits.ts';
 
-/**
- * Rejections listed in one answer; the rest are counted (errorsOmitted) and kept in the
- * dead-letter table with their reasons. A body of a million bad lines answered every one
- * (46 MB for 1 MiB of input) and stalled the process while building it.
- */
-export const MAX_LISTED_ERRORS = 1000;
+/** Rejected lines listed one by one (core/limits.ts INGEST_MAX_LISTED_ERRORS). */
+export { INGEST_MAX_LISTED_ERRORS as MAX_LISTED_ERRORS };
 
 export async function ingestRoutes(app: FastifyInstance, opts: { pipeline: IngestPipeline; maxBodyBytes: number }): Promise<void> {
   // Any content type: operators send files with curl --data-binary, often as text/plain.
@@ -24,12 +21,12 @@ export async function ingestRoutes(app: FastifyInstance, opts: { pipeline: Inges
       accepted: report.accepted,
       rejected: report.rejected.length,
       duplicates: report.duplicates,
-      errors: report.rejected.slice(0, MAX_LISTED_ERRORS).map((r) => ({
+      errors: report.rejected.slice(0, INGEST_MAX_LISTED_ERRORS).map((r) => ({
         line: 'line' in r.position ? r.position.line : positionText(r.position),
         code: r.code,
         reason: r.detail,
       })),
-      errorsOmitted: Math.max(0, report.rejected.length - MAX_LISTED_ERRORS),
+      errorsOmitted: Math.max(0, report.rejected.length - INGEST_MAX_LISTED_ERRORS),
     };
   });
 }

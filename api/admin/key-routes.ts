@@ -2,12 +2,11 @@
 // The secret appears in exactly one answer: the 201 of POST /admin/keys.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError, Errors, invalidParams, notFound } from '../../core/errors.ts';
-import { MAX_BLOCK_DATE, MAX_BLOCK_TIME, MIN_BLOCK_DATE, MIN_BLOCK_TIME } from '../../core/limits.ts';
+import { MAX_BLOCK_DATE, MAX_BLOCK_TIME, MIN_BLOCK_DATE, MIN_BLOCK_TIME, OPERATOR_KEY_NAME_MAX_LENGTH } from '../../core/limits.ts';
 import { isPlan, PLANS, type Plan } from '../../core/plans.ts';
 import { isKeyStatus, KEY_STATUSES, RevokedKeyError, type ApiKeyRecord, type KeyStatus } from '../../warehouse/api-key-store.ts';
 import type { Access } from '../access/access.ts';
 
-const MAX_NAME = 200;
 const DAY_MS = 86_400_000;
 const GRANULARITIES = ['minute', 'hour', 'day'] as const;
 type Granularity = (typeof GRANULARITIES)[number];
@@ -47,8 +46,8 @@ export async function keyRoutes(app: FastifyInstance, opts: { access: Access }):
   app.post<{ Body: { name?: unknown; plan?: unknown } }>('/admin/keys', async (req, reply) => {
     const name = req.body?.name;
     const plan = req.body?.plan;
-    if (typeof name !== 'string' || name.trim() === '' || name.length > MAX_NAME) {
-      throw invalidParams(`name must be a non-empty string of at most ${MAX_NAME} characters`, 'name');
+    if (typeof name !== 'string' || name.trim() === '' || name.length > OPERATOR_KEY_NAME_MAX_LENGTH) {
+      throw invalidParams(`name must be a non-empty string of at most ${OPERATOR_KEY_NAME_MAX_LENGTH} characters`, 'name');
     }
     if (!isPlan(plan)) throw invalidParams(`plan must be one of ${PLANS.join(', ')}`, 'plan');
     const { record, secret } = await access.keys.create(name.trim(), plan);

@@ -5,15 +5,21 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../core/config.ts';
 import { AppError, Errors, invalidParams } from '../../core/errors.ts';
 import {
-  DASHBOARD_BODY_LIMIT_BYTES, KEY_ENVIRONMENT_MAX_LENGTH, KEY_NAME_MAX_LENGTH, KEYS_PER_ACCOUNT_MAX, PASSWORD_MAX_LENGTH,
-  PASSWORD_MIN_LENGTH, SIGNIN_WINDOW_MS,
+  DASHBOARD_BODY_LIMIT_BYTES,
+  EMAIL_CLAIM_MS,
+  KEY_ENVIRONMENT_MAX_LENGTH,
+  KEY_NAME_MAX_LENGTH,
+  KEYS_PER_ACCOUNT_MAX,
+  PASSWORD_MAX_LENGTH,
+  PASSWORD_MIN_LENGTH,
+  SIGNIN_WINDOW_MS,
 } from '../../core/limits.ts';
 import { sha256Hex, type AccountRecord, type AccountStore } from '../../warehouse/account-store.ts';
 import type { Access } from '../access/access.ts';
 import { FixedWindowLimiter, type RateDecision } from '../access/rate-limiter.ts';
-import { decoyHash, hashPassword, PASSWORD_RULE, passwordProblem, verifyPassword } from './passwords.ts';
+import { decoyHasher, hashPassword, PASSWORD_RULE, passwordProblem, verifyPassword } from './passwords.ts';
 import { checkOrigin, type Sessions } from './sessions.ts';
-import { ENVIRONMENTS, objectBody, parseEmail } from './validation.ts';
+import { ENVIRONMENTS, objectBody, parseEmail } from '../../core/vocabulary/account-input.ts';
 
 export interface AccountRouteOptions {
   config: Config;
@@ -30,12 +36,9 @@ const windowMinutes = SIGNIN_WINDOW_MS / 60_000;
 const tooMany = (d: RateDecision, what: string): AppError =>
   new AppError(Errors.rateLimited, `${what}; retry after ${d.retryAfterSeconds} s`, { retryAfterSeconds: d.retryAfterSeconds });
 
-/** A claim on an email while its account is being created, in the shared rate-limit store
- *  (atomic across API processes with Redis): the engine has no unique constraint. */
-const EMAIL_CLAIM_MS = 60_000;
-
 export async function accountRoutes(app: FastifyInstance, opts: AccountRouteOptions): Promise<void> {
   const { config, access, accounts, sessions } = opts;
+  const decoyHash = decoyHasher();
   const limits = config.dashboard;
   const limiter = new FixedWindowLimiter(access.rateLimitStore, access.now, SIGNIN_WINDOW_MS);
   const addressSubject = (req: FastifyRequest): string => `dashboard-address:${req.ip}`;

@@ -3,14 +3,14 @@
 // Every call needs a live session; the state-changing ones its CSRF token as well.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError, Errors, invalidParams, notFound } from '../../core/errors.ts';
-import { DASHBOARD_BODY_LIMIT_BYTES, KEYS_PER_ACCOUNT_MAX } from '../../core/limits.ts';
+import { DASHBOARD_BODY_LIMIT_BYTES, KEYS_PER_ACCOUNT_MAX, USAGE_VIEWS } from '../../core/limits.ts';
 import { PLAN_LIMITS } from '../../core/plans.ts';
 import type { ApiKeyRecord } from '../../warehouse/api-key-store.ts';
 import { readFreshness } from '../../warehouse/ingest-freshness.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
 import type { Access } from '../access/access.ts';
 import type { DashboardCaller, Sessions } from './sessions.ts';
-import { objectBody, parseEnvironment, parseKeyName } from './validation.ts';
+import { objectBody, parseEnvironment, parseKeyName } from '../../core/vocabulary/account-input.ts';
 
 export interface KeyRouteOptions {
   access: Access;
@@ -29,14 +29,8 @@ const publicKey = (k: ApiKeyRecord, lastUsedAt: string | null) => ({
   lastUsedAt,
 });
 
-const GRANULARITY = {
-  // bucket size, and how far back the page looks
-  minute: { bucketMs: 60_000, spanMs: 60 * 60_000 },
-  hour: { bucketMs: 3_600_000, spanMs: 48 * 3_600_000 },
-  day: { bucketMs: 86_400_000, spanMs: 30 * 86_400_000 },
-} as const;
-type Granularity = keyof typeof GRANULARITY;
-const isGranularity = (v: unknown): v is Granularity => typeof v === 'string' && Object.hasOwn(GRANULARITY, v);
+type Granularity = keyof typeof USAGE_VIEWS;
+const isGranularity = (v: unknown): v is Granularity => typeof v === 'string' && Object.hasOwn(USAGE_VIEWS, v);
 
 /** The interfaces usage is counted under (api/access/protected-paths.ts interfaceOf). */
 const INTERFACES = ['rpc', 'rest', 'sql', 'graphql', 'other'] as const;
@@ -128,7 +122,7 @@ export async function dashboardKeyRoutes(app: FastifyInstance, opts: KeyRouteOpt
     const keys = which === 'all' ? accountKeys : [await ownKey(caller, which)];
     await freshUsage();
 
-    const g = GRANULARITY[granularity];
+    const g = USAGE_VIEWS[granularity];
     const now = Date.now();
     const toMs = Math.floor(now / g.bucketMs) * g.bucketMs + g.bucketMs;
     const fromMs = toMs - g.spanMs;

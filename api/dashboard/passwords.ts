@@ -53,9 +53,9 @@ export async function verifyPassword(password: string, stored: string): Promise<
 }
 
 /** A hash no password matches, verified when an email is unknown so that the answer takes
- *  as long as for a known one (no account enumeration by timing). Made once, lazily. */
-let decoy: Promise<string> | undefined;
-export function decoyHash(): Promise<string> {
-  decoy ??= hashPassword(randomBytes(32).toString('base64url'));
-  return decoy;
+ *  as long as for a known one (no account enumeration by timing). The function returned
+ *  makes it once, lazily, and holds it: the dashboard's routes make one. */
+export function decoyHasher(): () => Promise<string> {
+  let decoy: Promise<string> | undefined;
+  return () => (decoy ??= hashPassword(randomBytes(32).toString('base64url')));
 }

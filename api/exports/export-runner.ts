@@ -16,12 +16,11 @@ import { budgetSettings } from '../sql/query-cost.ts';
 import { activeSplits, FORMAT_FILES, SPLIT_NAMES, type ExportFormat, type FilterExportSpec, type SqlExportSpec } from './export-config.ts';
 import type { ExportQuotas } from './export-quotas.ts';
 import { dataWatermark, fileName, filterWhere, literal, planFilterExport, rowBytesExpression, sampleCondition, splitExpression, writeFile, writeFilterChunk, writeSettings } from './export-writer.ts';
-import { fileFacts } from './file-facts.ts';
+import type { FileFactsWorker } from './file-facts.ts';
 import { JobFailure } from './job-errors.ts';
 import type { ExportFile, JobRecord } from './job-store.ts';
+import { EXPORT_SAMPLE_ROWS } from '../../core/limits.ts';
 
-/** Rows read to estimate a filter export's bytes per row before its first chunk. */
-const SAMPLE_ROWS = 1000;
 
 /** What a run needs of the service. */
 export interface RunContext {
@@ -39,6 +38,8 @@ export interface RunContext {
   /** Progress from rows written, saved. */
   advance: () => void;
   save: () => void;
+  /** Takes the bytes, sha256 and rows of each written file (the service's one worker thread). */
+  files: FileFactsWorker;
 }
 
 /** Settings of a filter export's statements: the export session's, and the plan's read budget. */
@@ -95,7 +96,7 @@ export async function runFilters(ctx: RunContext, spec: FilterExportSpec): Promi
     // against the quotas before it is written, not once it is on disk.
     const where = filterWhere(spec, visible, plan.work.ingestedAt);
     const [s] = await statement(ctx, settings, () => wh.query<{ n: string | number; bytes: string | number | null }>(
-      `SELECT count() AS n, sum(${rowBytesExpression(spec.format)}) AS bytes FROM (SELECT ${spec.columns.join(', ')} FROM ${TABLES.transactions} WHERE ${where} LIMIT ${SAMPLE_ROWS})`,
+      `SELECT count() AS n, sum(${rowBytesExpression(spec.format)}) AS bytes FROM (SELECT ${spec.columns.join(', ')} FROM ${TABLES.transactions} WHERE ${where} LIMIT ${EXPORT_SAMPLE_ROWS})`,
       { settings }));
     job.work = { ...plan.work, rowBytes: Number(s?.n ?? 0) === 0 ? 0 : Number(s?.bytes ?? 0) / Number(s!.n) };
     job.rowsTotal = plan.rowsTotal;
@@ -110,7 +111,7 @@ export async function runFilters(ctx: RunContext, spec: FilterExportSpec): Promi
   let failure: unknown = null;
   const checks: Promise<void>[] = [];
   const check = (entry: ExportFile): void => {
-    checks.push(checkFile(entry, path.join(dir, entry.name), spec.format).catch((err: unknown) => { failure ??= err; }));
+    checks.push(checkFile(ctx.files, entry, path.join(dir, entry.name), spec.format).catch((err: unknown) => { failure ??= err; }));
   };
   for (const f of job.files) if (f.sha256 === '') check(f);
   const rowsOf = (i: number): number => SPLIT_NAMES.reduce((a, s) => a + work.chunks[i]!.rows[s], 0);
@@ -153,8 +154,8 @@ export async function runFilters(ctx: RunContext, spec: FilterExportSpec): Promi
 }
 
 /** Hash and count one written file; its rows must be the rows the plan counted for it. */
-async function checkFile(entry: ExportFile, file: string, format: ExportFormat): Promise<void> {
-  const facts = await fileFacts(file, format);
+async function checkFile(files: FileFactsWorker, entry: ExportFile, file: string, format: ExportFormat): Promise<void> {
+  const facts = await files.facts(file, format);
   if (facts.rows !== entry.rows) {
     throw new JobFailure(`${entry.name} holds ${facts.rows} rows where the export's plan counted ${entry.rows}; the files were deleted, try the export again`);
   }
@@ -212,7 +213,7 @@ export async function runSql(ctx: RunContext, spec: SqlExportSpec): Promise<void
     const name = fileName(s, 0, spec.format);
     const file = path.join(dir, name);
     if (!existsSync(file)) continue;
-    job.files.push({ name, split: s, ...(await fileFacts(file, spec.format)) });
+    job.files.push({ name, split: s, ...(await ctx.files.facts(file, spec.format)) });
   }
   job.rowsWritten = job.files.reduce((a, f) => a + f.rows, 0);
   if (job.rowsWritten > cap) throw new JobFailure(overCap);

@@ -63,14 +63,14 @@ const output = {
   format: { type: 'string', enum: [...EXPORT_FORMATS], default: 'PARQUET' },
   sampling: {
     type: 'object',
-    properties: { strategy: { type: 'string', enum: ['RANDOM'] }, rate: { type: 'number', minimum: 0, maximum: 1 }, seed: { type: 'integer', minimum: 0, maximum: 4294967295 } },
+    properties: { strategy: { type: 'string', enum: ['RANDOM'] }, rate: { type: 'number', minimum: 0, maximum: 1 }, seed: { type: 'integer', minimum: 0, maximum: 2 ** 32 - 1 } },
   },
   splits: {
     type: 'object',
     description: 'Fractions summing to 1 (within 1e-9); by a hash of the signature',
     properties: Object.fromEntries(SPLIT_NAMES.map((s) => [s, { type: 'number', minimum: 0, maximum: 1 }])),
   },
-  seed: { type: 'integer', minimum: 0, maximum: 4294967295, description: 'Split seed; drawn and reported when absent' },
+  seed: { type: 'integer', minimum: 0, maximum: 2 ** 32 - 1, description: 'Split seed; drawn and reported when absent' },
 };
 
 export const filterBody = {

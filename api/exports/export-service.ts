@@ -10,7 +10,7 @@
 // who gets a worker export-scheduler.ts (a job may yield its worker at a chunk boundary).
 //
 //   QUEUED -> RUNNING -> COMPLETED | FAILED | CANCELLED;  COMPLETED -> EXPIRED after retention
-//   QUEUED -> CANCELLED;  RUNNING at a restart -> QUEUED (resumed), FAILED after MAX_ATTEMPTS
+//   QUEUED -> CANCELLED;  RUNNING at a restart -> QUEUED (resumed), FAILED after EXPORT_MAX_ATTEMPTS
 //   RUNNING -> QUEUED when it yields its worker (resumed at its next chunk)
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -21,11 +21,13 @@ import type { Logger } from '../../core/logger.ts';
 import type { Plan } from '../../core/plans.ts';
 import type { KeyStatus } from '../../warehouse/api-key-store.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
+import { decodeToken, encodeToken, isUInt, listingFingerprint } from '../analytics/page-token.ts';
 import type { SqlSandbox } from '../sql/sql-sandbox.ts';
 import { datasetCard, DATASET_CARD, MANIFEST, manifestOf } from './dataset-card.ts';
 import type { DownloadLinks } from './download-links.ts';
 import { activeSplits, filterExportSpec, sqlExportSpec, type ExportSpec } from './export-config.ts';
 import { ExportQuotas } from './export-quotas.ts';
+import { FileFactsWorker } from './file-facts.ts';
 import { runFilters, runSql, type RunContext } from './export-runner.ts';
 import { Budget } from '../../core/budget.ts';
 import type { BudgetScope } from '../../warehouse/budget-scope.ts';
@@ -34,12 +36,10 @@ import type { ExportFileView, ExportJobView } from './export-schemas.ts';
 import { failureMessage, fileNotFound, fileOf, jobView, type ExportFileHandle } from './export-views.ts';
 import { Cancelled, JobFailure, Stopping, Yielded } from './job-errors.ts';
 import { isFinished, type JobRecord, type JobStatus, type JobStore } from './job-store.ts';
+import { EXPORT_LIST_DEFAULT, EXPORT_LIST_MAX, EXPORT_MAX_ATTEMPTS } from '../../core/limits.ts';
 
-/** A job interrupted by this many restarts is failed instead of being started again. */
-export const MAX_ATTEMPTS = 3;
-/** Jobs per page of list() by default and at most. */
-export const LIST_DEFAULT = 20;
-export const LIST_MAX = 100;
+/** Restarts a job survives, and the listing's page sizes (core/limits.ts). */
+export { EXPORT_MAX_ATTEMPTS as MAX_ATTEMPTS, EXPORT_LIST_DEFAULT as LIST_DEFAULT, EXPORT_LIST_MAX as LIST_MAX };
 
 /** Whose job it is: the API key (its id) and its plan. */
 export interface ExportOwner {
@@ -86,6 +86,7 @@ export class ExportService {
   private readonly free: Warehouse[];
   private readonly running = new Set<Promise<void>>();
   private readonly quotas: ExportQuotas;
+  private readonly files = new FileFactsWorker();
   private sweeper: NodeJS.Timeout | undefined;
   private stopped = false;
 
@@ -99,7 +100,7 @@ export class ExportService {
   start(): void {
     for (const job of this.deps.store.all()) {
       if (job.status !== 'RUNNING') continue;
-      if (job.attempts >= MAX_ATTEMPTS) {
+      if (job.attempts >= EXPORT_MAX_ATTEMPTS) {
         this.finish(job, 'FAILED', `the service stopped ${job.attempts} times while this job ran; it was not started again`);
       } else {
         this.deps.logger.warn({ job: job.id, chunk: job.work?.nextChunk ?? 0 }, 'export job interrupted by a restart: resuming');
@@ -142,18 +143,24 @@ export class ExportService {
 
   /** The owner's jobs, newest first; `after` is the endCursor of the previous page. */
   list(owner: ExportOwner, page: { first?: number; after?: string | null } = {}): ExportPage {
-    const first = page.first ?? LIST_DEFAULT;
-    if (!Number.isSafeInteger(first) || first < 1 || first > LIST_MAX) throw new AppError(Errors.invalidParams, `first must be a whole number from 1 to ${LIST_MAX}`, { field: 'first' });
+    const first = page.first ?? EXPORT_LIST_DEFAULT;
+    if (!Number.isSafeInteger(first) || first < 1 || first > EXPORT_LIST_MAX) throw new AppError(Errors.invalidParams, `first must be a whole number from 1 to ${EXPORT_LIST_MAX}`, { field: 'first' });
     const jobs = this.deps.store.all().filter((j) => j.owner === owner.id).sort(newestFirst);
+    // Cursors are the listings' signed page tokens (api/analytics/page-token.ts), bound to
+    // this owner's listing: one the service did not write, or another key's, is refused.
+    const fingerprint = listingFingerprint({ exportJobs: owner.id });
     let start = 0;
     if (page.after != null) {
-      const at = Buffer.from(page.after, 'base64url').toString('utf8');
-      const i = jobs.findIndex((j) => `${j.seq}|${j.id}` === at);
+      let at: JobPosition | undefined;
+      try {
+        at = decodeToken(page.after, CURSOR_TAG, fingerprint, jobPosition);
+      } catch { /* answered below, as a cursor of no job */ }
+      const i = at === undefined ? -1 : jobs.findIndex((j) => j.seq === at.seq && j.id === at.id);
       if (i < 0) throw new AppError(Errors.invalidParams, `${param('cursor')} is not a cursor of this listing`, { field: 'cursor' });
       start = i + 1;
     }
     const slice = jobs.slice(start, start + first);
-    const cursors = slice.map((j) => Buffer.from(`${j.seq}|${j.id}`).toString('base64url'));
+    const cursors = slice.map((j) => encodeToken([CURSOR_TAG, j.seq, j.id, fingerprint]));
     return {
       jobs: slice.map((j) => this.view(j)),
       cursors,
@@ -311,9 +318,10 @@ export class ExportService {
       },
       advance: () => this.advance(job),
       save: () => this.deps.store.save(job),
+      files: this.files,
     };
     try {
-      if (job.attempts > MAX_ATTEMPTS) throw new JobFailure(`the service stopped ${job.attempts - 1} times while this job ran; it was not started again`);
+      if (job.attempts > EXPORT_MAX_ATTEMPTS) throw new JobFailure(`the service stopped ${job.attempts - 1} times while this job ran; it was not started again`);
       // Under the budget of the job's plan, whichever request or process started the worker.
       const spec = job.spec;
       const work = () => (spec.kind === 'filters' ? runFilters(ctx, spec) : runSql(ctx, spec));
@@ -380,3 +388,9 @@ export class ExportService {
 }
 
 const newestFirst = (a: JobRecord, b: JobRecord): number => b.seq - a.seq;
+
+/** The export listing's tag in its cursors, and a cursor's position: the job after which the next page starts. */
+const CURSOR_TAG = 'exportJobs';
+type JobPosition = { seq: number; id: string };
+const jobPosition = (v: unknown[]): JobPosition | undefined =>
+  v.length === 2 && isUInt(v[0], Number.MAX_SAFE_INTEGER) && typeof v[1] === 'string' && v[1].length > 0 ? { seq: v[0], id: v[1] } : undefined;

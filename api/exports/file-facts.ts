@@ -140,42 +140,47 @@ parentPort.on('message', ({ id, file, format }) => {
 
 type Reply = { id: number; facts?: FileFacts; error?: string };
 
-let worker: Worker | null = null;
-let nextId = 0;
-const waiting = new Map<number, { resolve: (f: FileFacts) => void; reject: (e: Error) => void }>();
-
-function theWorker(): Worker {
-  if (worker !== null) return worker;
-  const w = new Worker(WORKER_SOURCE, { eval: true });
-  w.on('message', (r: Reply) => {
-    const wait = waiting.get(r.id);
-    if (wait === undefined) return;
-    waiting.delete(r.id);
-    if (r.facts !== undefined) wait.resolve(r.facts);
-    else wait.reject(new Error(r.error ?? 'file facts failed'));
-    if (waiting.size === 0) w.unref();
-  });
-  const fail = (err: Error): void => {
-    worker = null;
-    for (const wait of waiting.values()) wait.reject(err);
-    waiting.clear();
-  };
-  w.on('error', fail);
-  w.on('exit', (code) => fail(new Error(`file facts worker exited (${code})`)));
-  worker = w;
-  return w;
-}
-
 /**
- * Bytes, sha256 and row count of an export file, in one read on a worker thread. Files are
- * taken in order of request (one worker: hashing uses one core, the engine the other).
+ * The worker thread that takes the facts: bytes, sha256 and row count of an export file, in
+ * one read. Files are taken in order of request (one worker: hashing uses one core, the
+ * engine the other). Started at the first file, and unreferenced while idle, so it never
+ * keeps the process alive; each export service holds one.
  */
-export function fileFacts(file: string, format: ExportFormat): Promise<FileFacts> {
-  const w = theWorker();
-  w.ref();
-  const id = nextId++;
-  return new Promise<FileFacts>((resolve, reject) => {
-    waiting.set(id, { resolve, reject });
-    w.postMessage({ id, file, format });
-  });
+export class FileFactsWorker {
+  private worker: Worker | null = null;
+  private nextId = 0;
+  private readonly waiting = new Map<number, { resolve: (f: FileFacts) => void; reject: (e: Error) => void }>();
+
+  /** Bytes, sha256 and row count of an export file. */
+  facts(file: string, format: ExportFormat): Promise<FileFacts> {
+    const w = this.theWorker();
+    w.ref();
+    const id = this.nextId++;
+    return new Promise<FileFacts>((resolve, reject) => {
+      this.waiting.set(id, { resolve, reject });
+      w.postMessage({ id, file, format });
+    });
+  }
+
+  private theWorker(): Worker {
+    if (this.worker !== null) return this.worker;
+    const w = new Worker(WORKER_SOURCE, { eval: true });
+    w.on('message', (r: Reply) => {
+      const wait = this.waiting.get(r.id);
+      if (wait === undefined) return;
+      this.waiting.delete(r.id);
+      if (r.facts !== undefined) wait.resolve(r.facts);
+      else wait.reject(new Error(r.error ?? 'file facts failed'));
+      if (this.waiting.size === 0) w.unref();
+    });
+    const fail = (err: Error): void => {
+      this.worker = null;
+      for (const wait of this.waiting.values()) wait.reject(err);
+      this.waiting.clear();
+    };
+    w.on('error', fail);
+    w.on('exit', (code) => fail(new Error(`file facts worker exited (${code})`)));
+    this.worker = w;
+    return w;
+  }
 }

@@ -8,7 +8,7 @@ import { Readable } from 'node:stream';
 import type { GraphQLFormattedError } from 'graphql';
 import { jsonChunks } from '../answers/chunked-json.ts';
 import { Errors } from '../../core/errors.ts';
-import { ANSWER_CHUNK_BYTES, formatBytes } from '../../core/limits.ts';
+import { ANSWER_CHUNK_BYTES, formatBytes, GRAPHQL_ANSWER_TAIL_RESERVE_BYTES } from '../../core/limits.ts';
 
 export interface Answer {
   /** Absent for a request error; null when execution nulled it. */
@@ -24,8 +24,6 @@ export interface StreamOptions {
   onData?: (data: Buffer) => void;
 }
 
-/** Bytes kept back for `errors` and `extensions` when fields are measured against the budget. */
-const TAIL_RESERVE = 16 * 1024;
 
 export const overBudgetMessage = (budget: number): string =>
   `this field's answer would take the response past its ${formatBytes(budget)} budget; ask for less `
@@ -64,7 +62,7 @@ async function* answerChunks(answer: Answer, o: StreamOptions): AsyncGenerator<B
             const b = Buffer.from(chunk, 'utf8');
             bytes += b.length;
             // Stop reading as soon as the field cannot fit: never more than the budget held.
-            if (sent + Buffer.byteLength(head) + bytes + TAIL_RESERVE > o.budgetBytes) {
+            if (sent + Buffer.byteLength(head) + bytes + GRAPHQL_ANSWER_TAIL_RESERVE_BYTES > o.budgetBytes) {
               cut = true;
               break;
             }

@@ -13,7 +13,7 @@ import {
   type ValidationRule,
 } from 'graphql';
 import { Errors } from '../../core/errors.ts';
-import { GRAPHQL_MAX_DOCUMENT_CHARS, GRAPHQL_MAX_SAME_NAME, GRAPHQL_MAX_SELECTIONS, GRAPHQL_MAX_TOKENS } from '../../core/limits.ts';
+import { GRAPHQL_DOCUMENT_CACHE_ENTRIES, GRAPHQL_MAX_DOCUMENT_CHARS, GRAPHQL_MAX_SAME_NAME, GRAPHQL_MAX_SELECTIONS, GRAPHQL_MAX_TOKENS } from '../../core/limits.ts';
 import { graphqlError } from './errors.ts';
 
 export const tooComplex = (message: string): GraphQLError => graphqlError(Errors.queryTooComplex, message);
@@ -135,8 +135,6 @@ export function parseDocument(source: string, maxSelections = GRAPHQL_MAX_SELECT
   return document;
 }
 
-/** Entries of the parse cache; the oldest goes past it. */
-const DOCUMENT_CACHE_ENTRIES = 500;
 
 /**
  * Parsed documents by text, and validation results by document: clients send the same few
@@ -151,7 +149,7 @@ export class DocumentCache {
     const hit = this.parsed.get(source);
     if (hit !== undefined) return hit;
     const document = parseDocument(source);
-    if (this.parsed.size >= DOCUMENT_CACHE_ENTRIES) this.parsed.delete(this.parsed.keys().next().value as string);
+    if (this.parsed.size >= GRAPHQL_DOCUMENT_CACHE_ENTRIES) this.parsed.delete(this.parsed.keys().next().value as string);
     this.parsed.set(source, document);
     return document;
   }

@@ -5,7 +5,7 @@
 // losing X-RateLimit-* and x-request-id), and sets the status GraphQL-over-HTTP asks for.
 // Before anything runs, a guard plans, costs and sizes the request (request-guard.ts); the
 // answer is streamed in chunks within its byte budget (answer-stream.ts).
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   getOperationAST,
   GraphQLError,
@@ -16,13 +16,8 @@ import {
   type ValidationRule,
 } from 'graphql';
 import { HttpError, processRequest } from 'graphql-helix';
-import { AppError, Errors, kindForStatus, notFound, type ErrorKind } from '../../core/errors.ts';
-import {
-  GRAPHQL_BODY_LIMIT_BYTES,
-  GRAPHQL_MAX_DOCUMENT_POINTS,
-  GRAPHQL_RESPONSE_BUDGET_BYTES,
-  GRAPHQL_TIMEOUT_MS,
-} from '../../core/limits.ts';
+import { AppError, Errors, notFound } from '../../core/errors.ts';
+import { GRAPHQL_BODY_LIMIT_BYTES, GRAPHQL_MAX_DOCUMENT_POINTS, GRAPHQL_RESPONSE_BUDGET_BYTES, GRAPHQL_TIMEOUT_MS } from '../../core/limits.ts';
 import { PLAN_QUERY_BUDGET, type Plan } from '../../core/plans.ts';
 import { pathOf, wantsGraphiql } from '../access/protected-paths.ts';
 import type { Analytics } from '../analytics/analytics.ts';
@@ -35,7 +30,7 @@ import { formatError, graphqlError } from './errors.ts';
 import { buildExtensions } from './extensions.ts';
 import { graphiqlAssets } from './graphiql-page.ts';
 import { guardedExecute, type Ledger } from './request-guard.ts';
-import { GRAPHQL_RESPONSE, JSON_TYPE, readParams, responseType, type Params } from './request-params.ts';
+import { GRAPHQL_RESPONSE, JSON_TYPE, readParams, responseType, sendGraphqlError, type Params } from './request-params.ts';
 import { buildExecutableSchema, type RequestContext } from './schema.ts';
 import { aliasLimit, depthLimit, introspectionDepthLimit } from './validation-rules.ts';
 
@@ -76,35 +71,9 @@ export async function graphqlRoutes(app: FastifyInstance, opts: GraphqlRouteOpti
   const memo = new AnswerMemo(opts.memo);
   app.addHook('onClose', async () => memo.close());
 
-  /** Any error answered outside an execution result (authentication, rate limit, body
-   *  parsing, malformed parameters): the GraphQL error shape with the same status. */
-  function sendError(err: unknown, req: FastifyRequest, reply: FastifyReply, ledger?: Ledger): FastifyReply {
-    const fe = err as Partial<FastifyError> | null;
-    let kind: ErrorKind;
-    let message: string;
-    if (err instanceof AppError) {
-      kind = err.kind;
-      message = kind.http >= 500 ? 'Internal error' : err.message;
-      if (kind.http >= 500) req.log.error({ err }, 'GraphQL request failed');
-    } else if (typeof fe?.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
-      kind = kindForStatus(fe.statusCode);
-      message = fe.code === 'FST_ERR_CTP_INVALID_JSON_BODY' ? 'request body is not valid JSON'
-        : fe.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ? 'request body is empty; send {"query": "..."}'
-          : fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ? 'send the request as application/json (or use GET with a query string)'
-            : fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? `request body is larger than ${GRAPHQL_BODY_LIMIT_BYTES} bytes`
-              : String(fe.message ?? kind.title);
-    } else {
-      req.log.error({ err }, 'GraphQL request failed');
-      kind = Errors.internal;
-      message = 'Internal error';
-    }
-    if (err instanceof AppError && err.retryAfterSeconds !== undefined) reply.header('retry-after', String(err.retryAfterSeconds));
-    const budget = ledger?.budget ?? (req.apiKey ? budgets[req.apiKey.plan] : 0);
-    return reply
-      .code(kind.http)
-      .header('content-type', `${responseType(req.headers.accept)}; charset=utf-8`)
-      .send({ errors: [{ message, extensions: { code: kind.graphql } }], extensions: buildExtensions({ cost: { requested: ledger?.requested ?? 0, budget } }) });
-  }
+  /** Any error answered outside an execution result, with the request's cost figures (request-params.ts). */
+  const sendError = (err: unknown, req: FastifyRequest, reply: FastifyReply, ledger?: Ledger): FastifyReply =>
+    sendGraphqlError(err, req, reply, { requested: ledger?.requested ?? 0, budget: ledger?.budget ?? (req.apiKey ? budgets[req.apiKey.plan] : 0) });
 
   // Errors raised before the handler (the access-control hooks, the body parser) are
   // answered in GraphQL's shape too, on every route of this plugin.

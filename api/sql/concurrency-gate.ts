@@ -6,6 +6,7 @@
 // free keys leave a session for the other plans, and a freed slot goes to the waiter of the
 // highest-priority group first (oldest first within a group).
 import { AppError, Errors } from '../../core/errors.ts';
+import { SQL_RETRY_AFTER_SECONDS } from '../../core/limits.ts';
 
 export interface GateLimits {
   /** Queries of one key that may wait while one of its own runs. */
@@ -33,11 +34,9 @@ export interface Lease<S> {
   release(): void;
 }
 
-/** Whole seconds a refused caller should wait: about one query's time-out share. */
-const RETRY_AFTER_SECONDS = 2;
 
 export function busy(message: string): AppError {
-  return new AppError(Errors.rateLimited, message, { retryAfterSeconds: RETRY_AFTER_SECONDS });
+  return new AppError(Errors.rateLimited, message, { retryAfterSeconds: SQL_RETRY_AFTER_SECONDS });
 }
 
 export class ConcurrencyGate<S> {

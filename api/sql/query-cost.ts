@@ -3,17 +3,20 @@
 // query reads (`EXPLAIN ESTIMATE`, which uses the primary key and partition pruning),
 // compared with the budget of the caller's plan before the query runs.
 import { PLAN_QUERY_BUDGET, type Plan } from '../../core/plans.ts';
+import { TABLES } from '../../warehouse/tables.ts';
 import type { Settings, Warehouse } from '../../warehouse/warehouse.ts';
 import { priceJoins, type JoinCost, type JoinPrice } from './join-cost.ts';
 import { JoinStats } from './join-stats.ts';
 import type { PreparedQuery } from './sql-guard.ts';
+import { SQL_BYTES_PER_BUDGET_ROW } from '../../core/limits.ts';
 
 // The budget is checked before the query runs (the estimate) and enforced by the engine
 // while it runs (max_rows_to_read), so a misestimate still stops.
 export { PLAN_QUERY_BUDGET };
 
-/** Bytes per budgeted row for max_bytes_to_read: wide rows (accounts, logs) are ~600 bytes. */
-const BYTES_PER_BUDGET_ROW = 1024;
+
+/** The published hourly tables, as a recommendation names them. */
+const HOURLY_TABLES = `${TABLES.protocolHourly} / ${TABLES.instructionHourly}`;
 
 export interface CostEstimate {
   /** Rows the engine expects to read, over every table read (a table read twice counts twice). */
@@ -69,8 +72,8 @@ export function costOf(estimatedRows: number, crossJoins: number, tables: { tabl
   const score = crossJoins > 0 ? Math.max(estimatedRows, (estimatedRows / sides) ** sides) : estimatedRows;
   const crossJoin = crossJoins > 0;
   const recommendations: string[] = [];
-  if (tables.some((t) => t.table === 'transactions')) {
-    recommendations.push('narrow the date range (WHERE date BETWEEN \'YYYY-MM-DD\' AND \'YYYY-MM-DD\'), or read the hourly tables protocol_hourly / instruction_hourly instead of transactions');
+  if (tables.some((t) => t.table === TABLES.transactions)) {
+    recommendations.push(`narrow the date range (WHERE date BETWEEN 'YYYY-MM-DD' AND 'YYYY-MM-DD'), or read the hourly tables ${HOURLY_TABLES} instead of ${TABLES.transactions}`);
     recommendations.push('add a protocol (WHERE protocol_name = \'…\'): the table is ordered by protocol and time');
   }
   if (crossJoin) recommendations.unshift('join with a condition (JOIN … ON …) instead of a comma or CROSS JOIN');
@@ -88,7 +91,7 @@ export function withJoins(cost: CostEstimate, joins: JoinPrice): CostEstimate {
   const recommendations = [
     'join on the key that identifies rows (signature and instruction_index for transactions; protocol_name and hour_start for the hourly tables) rather than a column many rows share',
     "narrow each side of the join with a date range (WHERE date BETWEEN 'YYYY-MM-DD' AND 'YYYY-MM-DD') or a protocol",
-    'join aggregated subqueries (GROUP BY the join key first), or read the hourly tables protocol_hourly / instruction_hourly',
+    `join aggregated subqueries (GROUP BY the join key first), or read the hourly tables ${HOURLY_TABLES}`,
     ...cost.recommendations.filter((r) => !r.startsWith('join with a condition')),
   ];
   return { ...cost, score: cost.estimatedRows + joins.rows, joinRows: joins.rows, costliestJoin, recommendations };
@@ -119,7 +122,7 @@ export async function estimateSqlCost(wh: Warehouse, prepared: PreparedQuery, se
 /** Engine settings that enforce a plan's budget while the query runs. */
 export function budgetSettings(plan: Plan): Settings {
   const rows = PLAN_QUERY_BUDGET[plan];
-  return { max_rows_to_read: rows, max_bytes_to_read: rows * BYTES_PER_BUDGET_ROW, read_overflow_mode: 'throw' };
+  return { max_rows_to_read: rows, max_bytes_to_read: rows * SQL_BYTES_PER_BUDGET_ROW, read_overflow_mode: 'throw' };
 }
 
 /** The refusal message for a query over budget. */

@@ -19,7 +19,7 @@
 //     the tree): at most 10000; absent -> LIMIT 1000 is appended.
 // All of it runs on the sandbox's own engine session, never the serving one.
 import { AppError, Errors } from '../../core/errors.ts';
-import { SQL_DEFAULT_LIMIT, SQL_MAX_LENGTH, SQL_MAX_LIMIT } from '../../core/limits.ts';
+import { SQL_DEFAULT_LIMIT, SQL_MAX_AST_DUMP_BYTES, SQL_MAX_LENGTH, SQL_MAX_LIMIT, SQL_PARSE_LIMITS } from '../../core/limits.ts';
 import { PUBLISHED_TABLES } from '../../warehouse/tables.ts';
 import { WarehouseError, type Warehouse } from '../../warehouse/warehouse.ts';
 import type { FunctionPolicy } from './function-policy.ts';
@@ -226,9 +226,12 @@ const AST_FORMAT_MARKER = 'TSVRaw';
  * Limits on parsing a client's text (the guard's own statements): deep nesting makes the
  * parse-tree dump grow with the square of the depth, and its size is CPU here.
  */
-const PARSE_SETTINGS = { max_parser_depth: 300, max_ast_depth: 300, max_ast_elements: 100_000, max_execution_time: 5 } as const;
-/** Largest parse-tree dump read back (a 100000-character query of ordinary shape stays far below). */
-const MAX_DUMP_BYTES = 4 * 1024 * 1024;
+const PARSE_SETTINGS = {
+  max_parser_depth: SQL_PARSE_LIMITS.maxParserDepth,
+  max_ast_depth: SQL_PARSE_LIMITS.maxAstDepth,
+  max_ast_elements: SQL_PARSE_LIMITS.maxAstElements,
+  max_execution_time: SQL_PARSE_LIMITS.seconds,
+} as const;
 
 /**
  * The parse tree of one statement. The explained query gets a FORMAT clause of our own: a
@@ -245,7 +248,7 @@ async function explainRoot(wh: Warehouse, text: string, canonicalTokens: readonl
     // No SETTINGS here (they would attach to the explained query): the text already passed
     // the engine's parser under PARSE_SETTINGS in step 3, so its depth is bounded.
     const dump = await wh.queryText(`EXPLAIN AST ${text}\nFORMAT ${AST_FORMAT_MARKER}`, 'TSVRaw', { parseOnly: true });
-    if (dump.length > MAX_DUMP_BYTES) throw invalid('the query is nested too deeply or has too many parts to check; simplify it');
+    if (dump.length > SQL_MAX_AST_DUMP_BYTES) throw invalid('the query is nested too deeply or has too many parts to check; simplify it');
     roots = parseAstDump(dump);
   } catch (err) {
     throw invalid(clauseMessage(canonicalTokens) ?? `syntax error: ${engineMessage(err)}`, err);

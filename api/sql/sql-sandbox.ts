@@ -15,8 +15,6 @@ import { engineMessage, prepareQuery, PUBLISHED_TABLES, SQL_MAX_LIMIT, type Guar
 
 export { SQL_MAX_RESPONSE_BYTES };
 
-/** The engine's result-rows/bytes error (TOO_MANY_ROWS_OR_BYTES); warehouse/warehouse.ts lists 158, the older code. */
-const TOO_MANY_ROWS_OR_BYTES = 396;
 
 export interface SandboxLimits {
   timeoutSeconds: number;
@@ -311,7 +309,7 @@ export class SqlSandbox {
         return new AppError(Errors.queryTimeout,
           `the query ran longer than the ${t} s time-out and was cancelled by the engine; narrow it (a date range on transactions, or the hourly tables)`,
           { cause: err });
-      case TOO_MANY_ROWS_OR_BYTES:
+      case ClickHouseCode.TOO_MANY_ROWS_OR_BYTES:
       case ClickHouseCode.TOO_MANY_ROWS:
         if (/to read/i.test(err.message)) {
           return invalid('the query read more rows than its plan allows per query: narrow the date range, add a protocol, or read the hourly tables', err);

@@ -51,13 +51,15 @@ const RULES: ReadonlyMap<string, string> = new Map(
   [Signature, Address, ProtocolName, Day].map((s) => [s.pattern as string, s.description as string]),
 );
 
+/** The primitives' patterns, compiled once (breaksRule compiles any other pattern per call). */
+const PATTERNS: ReadonlyMap<string, RegExp> = new Map([Signature, Address, ProtocolName, Day].map((s) => [s.pattern as string, new RegExp(s.pattern as string)]));
+
 /** The human rule of a primitive's pattern ("a Base58 signature of 64-88 characters"), for
  *  validators that report only the pattern a value failed. */
 export function ruleOfPattern(pattern: unknown): string | undefined {
   return typeof pattern === 'string' ? RULES.get(pattern) : undefined;
 }
 
-const compiled = new Map<string, RegExp>();
 
 /**
  * Check a string against a primitive (its pattern and lengths): undefined when it is one,
@@ -69,8 +71,7 @@ export function breaksRule(value: string, primitive: { pattern?: string; minLeng
   if (primitive.minLength !== undefined && value.length < primitive.minLength) return rule;
   if (primitive.maxLength !== undefined && value.length > primitive.maxLength) return rule;
   if (primitive.pattern !== undefined) {
-    let re = compiled.get(primitive.pattern);
-    if (re === undefined) compiled.set(primitive.pattern, (re = new RegExp(primitive.pattern)));
+    const re = PATTERNS.get(primitive.pattern) ?? new RegExp(primitive.pattern);
     if (!re.test(value)) return rule;
   }
   return undefined;

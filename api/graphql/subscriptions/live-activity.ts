@@ -10,6 +10,7 @@ import type { Logger } from '../../../core/logger.ts';
 import type { ChangedBucket, CommittedChange, DataChangeObserver } from '../../../core/observers.ts';
 import type { FinishedBatch } from '../../../warehouse/journal-reader.ts';
 import type { BucketFigures, BucketKey, BucketSize } from '../../analytics/activity-buckets.ts';
+import { STREAM_JOURNAL_LOOKBACK_MS } from '../../../core/limits.ts';
 
 /** What the hub reads through: the analytics facade's activityBuckets. */
 export interface BucketReader {
@@ -106,9 +107,6 @@ export interface JournalSource {
   finishedSince(sinceMs: number): Promise<FinishedBatch[]>;
 }
 
-/** How far back each journal read looks again: a 'done' row committed late, with an
- *  earlier time than one already read, is still found (batch ids already handled are skipped). */
-const JOURNAL_LOOKBACK_MS = 5_000;
 
 export class LiveActivity implements DataChangeObserver {
   private readonly feeds = new Set<Feed>();
@@ -174,7 +172,7 @@ export class LiveActivity implements DataChangeObserver {
         this.journalSince = this.journalStart = await source.clock();
         return;
       }
-      const batches = await source.finishedSince(this.journalSince - JOURNAL_LOOKBACK_MS);
+      const batches = await source.finishedSince(this.journalSince - STREAM_JOURNAL_LOOKBACK_MS);
       const buckets: ChangedBucket[] = [];
       for (const b of batches) {
         this.journalSince = Math.max(this.journalSince, b.at);
@@ -182,7 +180,7 @@ export class LiveActivity implements DataChangeObserver {
         this.handled.set(b.batchId, Date.now());
         buckets.push(...b.buckets);
       }
-      const old = Date.now() - 4 * JOURNAL_LOOKBACK_MS;
+      const old = Date.now() - 4 * STREAM_JOURNAL_LOOKBACK_MS;
       for (const [id, at] of this.handled) if (at < old) this.handled.delete(id);
       if (buckets.length > 0) this.dataChanged({ buckets, newestBlockTimes: [], committedAt: Date.now() });
     } catch (err) {

@@ -16,22 +16,8 @@
 // A stream ends with an error event and `complete` when its key is revoked or deactivated
 // (checked on every key-change announcement and every STREAM_KEY_CHECK_MS), when its client
 // reads too slowly (its queue of events is full), or at shutdown.
-import type { ServerResponse } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import {
-  getOperationAST,
-  GraphQLError,
-  Kind,
-  parse,
-  subscribe,
-  validate,
-  visit,
-  type DocumentNode,
-  type ExecutionResult,
-  type FragmentDefinitionNode,
-  type SelectionSetNode,
-  type GraphQLSchema,
-} from 'graphql';
+import type { ExecutionResult, GraphQLSchema } from 'graphql';
 import { AppError, Errors, type ErrorKind } from '../../../core/errors.ts';
 import {
   STREAM_CLOSE_GRACE_MS,
@@ -47,8 +33,11 @@ import { presentedKey, setRateLimitHeaders } from '../../access/access-control.t
 import type { Access } from '../../access/access.ts';
 import { InFlightLimiter } from '../../access/in-flight.ts';
 import { setFreshnessHeaders, type FreshnessWatermark } from '../../freshness.ts';
+import { acceptsEventStream, readParams } from '../request-params.ts';
 import type { LiveActivity } from './live-activity.ts';
-import { formatError, subscriptionRoot, userError, type StreamContext, type VisibleProtocols } from './schema.ts';
+import { LiveStream, sseEvent, type StreamHost } from './live-stream.ts';
+import { formatError, subscriptionRoot, type StreamContext, type VisibleProtocols } from './schema.ts';
+import { prepareSubscription, type Prepared } from './stream-document.ts';
 
 export const STREAM_PATH = '/graphql/stream';
 
@@ -75,168 +64,8 @@ export interface GraphqlStreamOptions {
   limits?: Partial<StreamLimits>;
 }
 
-type ErrorJson = ReturnType<typeof formatError>;
-
-const sseEvent = (event: 'next' | 'complete', data?: unknown): string =>
-  // `data:` even when empty: EventSource drops an event without a data field.
-  `event: ${event}\ndata:${data === undefined ? '' : ` ${JSON.stringify(data)}`}\n\n`;
-
-const HEARTBEAT = ':\n\n';
-
-/** Does the Accept header allow an event stream (absent, text/event-stream, text/*, or * / *)? */
-function acceptsEventStream(accept: string | undefined): boolean {
-  if (accept === undefined || accept.trim() === '') return true;
-  return accept.split(',').some((part) => {
-    const type = part.split(';')[0]!.trim().toLowerCase();
-    return type === 'text/event-stream' || type === 'text/*' || type === '*/*';
-  });
-}
-
-interface RequestParams {
-  query: string;
-  variables: Record<string, unknown> | undefined;
-  operationName: string | undefined;
-}
-
-/** The GraphQL-over-HTTP parameters of a GET (query string) or POST (JSON body); 400 when malformed. */
-function readParams(req: FastifyRequest): RequestParams {
-  const bad = (message: string): AppError => new AppError(Errors.invalidRequest, message);
-  let raw: Record<string, unknown>;
-  if (req.method === 'GET') {
-    const q = (req.query ?? {}) as Record<string, unknown>;
-    const one = (name: string): unknown => {
-      const v = q[name];
-      if (Array.isArray(v)) throw bad(`the query parameter "${name}" is given more than once`);
-      return v;
-    };
-    const json = (name: string): unknown => {
-      const v = one(name);
-      if (v === undefined) return undefined;
-      try {
-        return JSON.parse(String(v));
-      } catch {
-        throw bad(`the query parameter "${name}" is not valid JSON`);
-      }
-    };
-    raw = { query: one('query'), operationName: one('operationName'), variables: json('variables') };
-  } else {
-    const type = String(req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-    if (type !== 'application/json') {
-      throw new AppError(Errors.unsupportedMediaType, 'send the subscription as application/json {query, variables?, operationName?}, or as GET query parameters');
-    }
-    if (typeof req.body !== 'object' || req.body === null || Array.isArray(req.body)) throw bad('the request body must be a JSON object {query, variables?, operationName?}');
-    raw = req.body as Record<string, unknown>;
-  }
-  if (typeof raw.query !== 'string' || raw.query.trim() === '') throw bad('"query" must be a non-empty string holding a subscription');
-  if (raw.variables !== undefined && raw.variables !== null && (typeof raw.variables !== 'object' || Array.isArray(raw.variables))) throw bad('"variables" must be a JSON object');
-  if (raw.operationName !== undefined && raw.operationName !== null && typeof raw.operationName !== 'string') throw bad('"operationName" must be a string');
-  return {
-    query: raw.query,
-    variables: (raw.variables ?? undefined) as Record<string, unknown> | undefined,
-    operationName: (raw.operationName ?? undefined) as string | undefined,
-  };
-}
-
-/** Fields selected anywhere in the document (aliases and fragments included): each is sent with every event. */
-function countSelections(doc: DocumentNode): number {
-  let n = 0;
-  visit(doc, { [Kind.FIELD]: () => void (n += 1) });
-  return n;
-}
-
-/** Do @skip or @include decide on the root field (directly, or on a fragment holding it)? */
-function rootHasSkipOrInclude(doc: DocumentNode, set: SelectionSetNode, seen = new Set<string>()): boolean {
-  for (const sel of set.selections) {
-    if (sel.directives?.some((d) => d.name.value === 'skip' || d.name.value === 'include')) return true;
-    if (sel.kind === Kind.INLINE_FRAGMENT && rootHasSkipOrInclude(doc, sel.selectionSet, seen)) return true;
-    if (sel.kind === Kind.FRAGMENT_SPREAD && !seen.has(sel.name.value)) {
-      seen.add(sel.name.value);
-      const frag = doc.definitions.find((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION && d.name.value === sel.name.value);
-      if (frag && rootHasSkipOrInclude(doc, frag.selectionSet, seen)) return true;
-    }
-  }
-  return false;
-}
-
-type Prepared = { kind: 'stream'; events: AsyncIterator<ExecutionResult> } | { kind: 'result'; result: ExecutionResult };
-
-/** One open stream: its events, heartbeat and closing. */
-class LiveStream {
-  private closed = false;
-  private heartbeat: NodeJS.Timeout | undefined;
-  private grace: NodeJS.Timeout | undefined;
-  private signalClosed!: () => void;
-  private readonly closedSignal = new Promise<void>((resolve) => (this.signalClosed = resolve));
-
-  constructor(
-    readonly keyId: string,
-    readonly secret: string,
-    private readonly raw: ServerResponse,
-    private readonly events: AsyncIterator<ExecutionResult>,
-    private readonly streams: GraphqlStreams,
-    private readonly onGone: () => void,
-  ) {}
-
-  start(): void {
-    const { limits } = this.streams;
-    // The socket's close ends everything, whoever closed it.
-    this.raw.once('close', () => {
-      this.finish();
-      this.onGone();
-    });
-    // Some clients (Firefox, Safari) want a first byte before they report the stream open.
-    this.raw.write(HEARTBEAT);
-    this.heartbeat = setInterval(() => {
-      // Behind a full socket a heartbeat is pointless and would only add to the backlog.
-      if (!this.raw.writableNeedDrain) this.raw.write(HEARTBEAT);
-    }, limits.heartbeatMs);
-    this.heartbeat.unref();
-    void this.pump();
-  }
-
-  /** Ends the stream with `errors` in a last `next` event, then `complete`; a client that
-   *  does not read them is disconnected after the grace period. */
-  close(errors?: ErrorJson[]): void {
-    if (this.closed) return;
-    if (errors !== undefined && this.raw.writable) this.raw.write(sseEvent('next', { errors }));
-    if (this.raw.writable) this.raw.end(sseEvent('complete'));
-    this.finish();
-    this.grace = setTimeout(() => this.raw.destroy(), this.streams.limits.closeGraceMs);
-    this.grace.unref();
-  }
-
-  private finish(): void {
-    if (this.closed) return;
-    this.closed = true;
-    clearInterval(this.heartbeat);
-    this.signalClosed();
-    // Leaves the hub at once, even while a next() is pending.
-    void this.events.return?.().catch(() => undefined);
-  }
-
-  private async pump(): Promise<void> {
-    try {
-      for (;;) {
-        const r = await Promise.race([this.events.next(), this.closedSignal.then(() => undefined)]);
-        if (this.closed || r === undefined) return;
-        if (r.done) {
-          this.close();
-          return;
-        }
-        this.raw.write(sseEvent('next', await this.streams.withExtensions(r.value)));
-        if (this.raw.writableNeedDrain) {
-          await Promise.race([new Promise((resolve) => this.raw.once('drain', resolve)), this.closedSignal]);
-        }
-      }
-    } catch (err) {
-      this.streams.logger.error({ err }, 'live stream failed');
-      this.close([{ message: 'Internal error', extensions: { code: Errors.internal.graphql } }]);
-    }
-  }
-}
-
 /** The open streams of this process: the per-key cap, revocation checks, shutdown. */
-export class GraphqlStreams {
+export class GraphqlStreams implements StreamHost {
   readonly limits: StreamLimits;
   readonly logger: Logger;
   private readonly open = new Set<LiveStream>();
@@ -316,7 +145,7 @@ export class GraphqlStreams {
     if (!acceptsEventStream(req.headers.accept)) {
       throw new AppError(Errors.notAcceptable, '/graphql/stream answers with an event stream: send accept: text/event-stream (queries go to POST /graphql)');
     }
-    const params = readParams(req);
+    const params = readParams(req, 'stream');
     const cap = PLAN_STREAMS[key.plan];
     const release = this.slots.tryAcquire(key.id, cap);
     if (release === undefined) {
@@ -333,7 +162,7 @@ export class GraphqlStreams {
       }]),
     };
     try {
-      prepared = await this.prepare(params, ctx);
+      prepared = await prepareSubscription(params, ctx, { schema: this.opts.schema, root: this.root, limits: this.limits });
     } catch (err) {
       release();
       throw err;
@@ -381,62 +210,6 @@ export class GraphqlStreams {
     this.ensureChecker();
     stream.start();
     return reply;
-  }
-
-  private async prepare(params: RequestParams, ctx: StreamContext): Promise<Prepared> {
-    const fail = (...errors: GraphQLError[]): Prepared => ({ kind: 'result', result: { errors } });
-    const { schema } = this.opts;
-    if (params.query.length > this.limits.maxDocumentChars) {
-      return fail(userError(`the document is ${params.query.length} characters; at most ${this.limits.maxDocumentChars} are allowed on /graphql/stream`));
-    }
-    let document: DocumentNode;
-    try {
-      // A token budget bounds parsing work whatever the document holds.
-      document = parse(params.query, { maxTokens: 2000 });
-    } catch (err) {
-      if (err instanceof GraphQLError) return fail(err);
-      throw err;
-    }
-    // Counted before validation, whose cost grows with the square of repeated fields.
-    const fields = countSelections(document);
-    if (fields > this.limits.maxSelections) {
-      return fail(userError(`the subscription selects ${fields} fields; at most ${this.limits.maxSelections} are allowed (each is sent with every event)`));
-    }
-    const op = getOperationAST(document, params.operationName);
-    if (op === null || op === undefined) {
-      return fail(userError(params.operationName === undefined
-        ? 'the document holds several operations: name the one to run in "operationName"'
-        : `no operation named ${JSON.stringify(params.operationName.slice(0, 100))} in the document`));
-    }
-    if (op.operation !== 'subscription') {
-      return fail(userError(`/graphql/stream serves subscriptions only; send ${op.operation === 'query' ? 'queries' : 'mutations'} to POST /graphql`));
-    }
-    // graphql 16 fails (a TypeError at execution, or a throw from its own validation rule
-    // when the condition is a variable) when @skip/@include decide on a subscription's root
-    // field; the spec's newer editions forbid them there, and so does this route. Checked
-    // before validation for that reason.
-    if (rootHasSkipOrInclude(document, op.selectionSet)) {
-      return fail(userError('@skip and @include are not allowed on the root field of a subscription'));
-    }
-    let invalid: readonly GraphQLError[];
-    try {
-      invalid = validate(schema, document, undefined, { maxErrors: 10 });
-    } catch (err) {
-      // A validation rule that throws rather than reports (as above) is still the document's fault.
-      if (err instanceof GraphQLError) return fail(err);
-      throw err;
-    }
-    if (invalid.length > 0) return fail(...invalid);
-    const result = await subscribe({
-      schema,
-      document,
-      rootValue: this.root,
-      contextValue: ctx,
-      variableValues: params.variables,
-      operationName: params.operationName,
-    });
-    if (Symbol.asyncIterator in result) return { kind: 'stream', events: result[Symbol.asyncIterator]() };
-    return { kind: 'result', result };
   }
 
   private ensureChecker(): void {

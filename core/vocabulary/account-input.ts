@@ -1,7 +1,8 @@
-// Allow-list checks of what the dashboard's calls (and the operator's account routes) take:
+// Allow-list checks of what the dashboard's calls and the operator's account routes take
+// (one definition for both interfaces, so neither imports the other):
 // emails, key names, environment labels. Each refusal says the rule.
-import { invalidParams } from '../../core/errors.ts';
-import { EMAIL_MAX_LENGTH, KEY_ENVIRONMENT_MAX_LENGTH, KEY_NAME_MAX_LENGTH } from '../../core/limits.ts';
+import { invalidParams } from '../errors.ts';
+import { EMAIL_MAX_LENGTH, KEY_ENVIRONMENT_MAX_LENGTH, KEY_NAME_MAX_LENGTH } from '../limits.ts';
 
 /** The environment labels the page offers; any other short label is accepted too. */
 export const ENVIRONMENTS = ['production', 'staging', 'development'] as const;

@@ -1,0 +1,98 @@
+// One open stream of /graphql/stream (stream-route.ts): its events written as the
+// graphql-sse protocol's `next` events, heartbeats, back-pressure and closing.
+import type { ServerResponse } from 'node:http';
+import type { ExecutionResult } from 'graphql';
+import { Errors } from '../../../core/errors.ts';
+import type { Logger } from '../../../core/logger.ts';
+import type { formatError } from './schema.ts';
+
+export type ErrorJson = ReturnType<typeof formatError>;
+
+export const sseEvent = (event: 'next' | 'complete', data?: unknown): string =>
+  // `data:` even when empty: EventSource drops an event without a data field.
+  `event: ${event}\ndata:${data === undefined ? '' : ` ${JSON.stringify(data)}`}\n\n`;
+
+export const HEARTBEAT = ':\n\n';
+
+/** What a stream needs of the route that opened it. */
+export interface StreamHost {
+  readonly limits: { heartbeatMs: number; closeGraceMs: number };
+  readonly logger: Logger;
+  /** An execution result as the event's payload (extensions.freshness added). */
+  withExtensions(result: ExecutionResult): Promise<Record<string, unknown>>;
+}
+
+/** One open stream: its events, heartbeat and closing. */
+export class LiveStream {
+  private closed = false;
+  private heartbeat: NodeJS.Timeout | undefined;
+  private grace: NodeJS.Timeout | undefined;
+  private signalClosed!: () => void;
+  private readonly closedSignal = new Promise<void>((resolve) => (this.signalClosed = resolve));
+
+  constructor(
+    readonly keyId: string,
+    readonly secret: string,
+    private readonly raw: ServerResponse,
+    private readonly events: AsyncIterator<ExecutionResult>,
+    private readonly streams: StreamHost,
+    private readonly onGone: () => void,
+  ) {}
+
+  start(): void {
+    const { limits } = this.streams;
+    // The socket's close ends everything, whoever closed it.
+    this.raw.once('close', () => {
+      this.finish();
+      this.onGone();
+    });
+    // Some clients (Firefox, Safari) want a first byte before they report the stream open.
+    this.raw.write(HEARTBEAT);
+    this.heartbeat = setInterval(() => {
+      // Behind a full socket a heartbeat is pointless and would only add to the backlog.
+      if (!this.raw.writableNeedDrain) this.raw.write(HEARTBEAT);
+    }, limits.heartbeatMs);
+    this.heartbeat.unref();
+    void this.pump();
+  }
+
+  /** Ends the stream with `errors` in a last `next` event, then `complete`; a client that
+   *  does not read them is disconnected after the grace period. */
+  close(errors?: ErrorJson[]): void {
+    if (this.closed) return;
+    if (errors !== undefined && this.raw.writable) this.raw.write(sseEvent('next', { errors }));
+    if (this.raw.writable) this.raw.end(sseEvent('complete'));
+    this.finish();
+    this.grace = setTimeout(() => this.raw.destroy(), this.streams.limits.closeGraceMs);
+    this.grace.unref();
+  }
+
+  private finish(): void {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.heartbeat);
+    this.signalClosed();
+    // Leaves the hub at once, even while a next() is pending.
+    void this.events.return?.().catch(() => undefined);
+  }
+
+  private async pump(): Promise<void> {
+    try {
+      for (;;) {
+        const r = await Promise.race([this.events.next(), this.closedSignal.then(() => undefined)]);
+        if (this.closed || r === undefined) return;
+        if (r.done) {
+          this.close();
+          return;
+        }
+        this.raw.write(sseEvent('next', await this.streams.withExtensions(r.value)));
+        if (this.raw.writableNeedDrain) {
+          await Promise.race([new Promise((resolve) => this.raw.once('drain', resolve)), this.closedSignal]);
+        }
+      }
+    } catch (err) {
+      this.streams.logger.error({ err }, 'live stream failed');
+      this.close([{ message: 'Internal error', extensions: { code: Errors.internal.graphql } }]);
+    }
+  }
+}

@@ -1,0 +1,336 @@
+// House rules as tests (docs/architecture.md, "House rules"): file size, table names only
+// through TABLES, no module-level mutable state, every limit in core/limits.ts or
+// core/plans.ts, and one reader of the environment. Each rule reads the service's own
+// source (api/, core/, warehouse/, ingest/; not test/, bench/, scripts/) and fails on a new
+// offence. Its allow-list names today's exceptions with a reason and an owner: an entry is
+// removed when the code it excuses is fixed, and an entry that excuses nothing fails the
+// test too, so the lists only shrink.
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { lineAt, serviceFiles, sourceOf, textOf, treeOf, walk, type Node } from './support/source-scan.ts';
+
+const p = (...parts: string[]): string => path.join(...parts);
+
+/** Expressions TypeScript wraps around a value (`x as const`, `x satisfies T`, `x!`). */
+const WRAPPERS = new Set(['TSAsExpression', 'TSSatisfiesExpression', 'TSNonNullExpression', 'TSTypeAssertion', 'TSInstantiationExpression', 'ParenthesizedExpression']);
+const unwrap = (n: Node): Node => (WRAPPERS.has(n.type) ? unwrap(n.expression as Node) : n);
+/** A node of a type, not a value (`'a' | 'b'`, `Map<string, 2>`): never code that runs. */
+const isType = (n: Node): boolean => n.type.startsWith('TS') && !WRAPPERS.has(n.type);
+
+// ---------------------------------------------------------------------------------------
+// Rule 1: no service file over MAX_LINES lines.
+
+const MAX_LINES = 400;
+
+/** Files over MAX_LINES today, each with its owner; the owner removes the entry when splitting the file. */
+export const LONG_FILES: Readonly<Record<string, string>> = {
+  [p('api', 'analytics', 'analytics.ts')]: 'question-model refactor (api/analytics/): the facade splits as the question compiler takes over its methods',
+  [p('ingest', 'pipeline.ts')]: 'ingest pipeline steps (ingest/): the pipeline splits into its steps',
+};
+
+export function scanLongFiles(): string[] {
+  return serviceFiles()
+    .map((f) => ({ f, lines: textOf(f).split('\n').length - (textOf(f).endsWith('\n') ? 1 : 0) }))
+    .filter(({ lines }) => lines > MAX_LINES)
+    .map(({ f, lines }) => `${f}: ${lines} lines`);
+}
+
+// ---------------------------------------------------------------------------------------
+// Rule 3: no literal table name in service code.
+
+/** Files that may spell table names: they are the migrations' own text or the names' one definition. */
+const TABLE_NAME_HOMES: Readonly<Record<string, string>> = {
+  [p('warehouse', 'tables.ts')]: 'where TABLES is defined',
+  [p('warehouse', 'cluster-layout.ts')]: 'renders the migrations\' own text for a cluster: its placement map is keyed by every table the migrations create (tables outside TABLES included)',
+  [p('api', 'sql', 'query-routes.ts')]: 'the SQL route\'s example query in its OpenAPI schema is text for people, written as a client would',
+};
+
+/** Literal table names in service code today, by file, with their owner. */
+export const TABLE_LITERALS: Readonly<Record<string, string>> = {
+  [p('api', 'analytics', 'protocol-aggregates.ts')]: 'question-model refactor (api/analytics/): protocol_hourly on the main stats path; TABLES.protocolHourly',
+  [p('api', 'analytics', 'group-aggregates.ts')]: 'question-model refactor (api/analytics/): the hourly views by name; TABLES.instructionHourly / protocolHourly / failureHourly',
+};
+
+/** Table names that are also words of the API (a column, a parameter, a sort key): found in SQL positions only. */
+const WORDS = new Set(['transactions', 'protocols', 'accounts']);
+
+/** The text of a string or template literal, `${…}` as \u0000; undefined for other nodes. */
+function literalText(n: Node): string | undefined {
+  if (n.type === 'Literal' && typeof n.value === 'string') return n.value;
+  if (n.type === 'TemplateLiteral') {
+    const quasis = n.quasis as { value: { cooked: string | null; raw: string } }[];
+    return quasis.map((q) => q.value.cooked ?? q.value.raw).join('\u0000');
+  }
+  return undefined;
+}
+
+export async function scanTableNames(): Promise<string[]> {
+  const { TABLES } = await import('../warehouse/tables.ts');
+  const names = Object.values(TABLES) as string[];
+  const distinct = names.filter((n) => !WORDS.has(n));
+  const words = names.filter((n) => WORDS.has(n));
+  const id = (list: string[]): string => `(?:${list.join('|')})`;
+  // Anywhere in a string, quoted or bare: a name no word of the API shares.
+  const anywhere = new RegExp(`(?<![A-Za-z0-9_])${id(distinct)}(?![A-Za-z0-9_])`);
+  // In SQL positions (across lines, after an optional database prefix), or quoted inside SQL text.
+  const sqlPosition = new RegExp(`\\b(?:FROM|JOIN|INTO|TABLE|UPDATE|VIEW|TO|EXISTS)\\s+(?:[\\w\\u0000\`"]+\\.)?[\`"]?${id(words)}(?![A-Za-z0-9_])|'${id(words)}'`, 'i');
+  const offenders: string[] = [];
+  for (const file of serviceFiles()) {
+    if (TABLE_NAME_HOMES[file] !== undefined) continue;
+    walk(treeOf(file), (n, parent) => {
+      // Type positions (`'transactions' | 'fees'`) and import paths are not SQL.
+      if (isType(n) || n.type === 'ImportDeclaration' || n.type === 'ExportNamedDeclaration' && n.source) return false;
+      const text = literalText(n);
+      if (text === undefined) return;
+      let hit = anywhere.test(text) || sqlPosition.test(text);
+      // A whole literal naming a word-table where a table is expected: compared with a
+      // `table`, or handed to a call that takes a table.
+      if (!hit && WORDS.has(text) && parent !== undefined) {
+        const other = parent.type === 'BinaryExpression' ? sourceOf(file, (parent.left === n ? parent.right : parent.left) as Node) : '';
+        const callee = parent.type === 'CallExpression' ? sourceOf(file, parent.callee as Node) : '';
+        hit = /\btable$/i.test(other) || /(?:^|\.)(?:insert|localName|optimize|truncate|table\w*)$/i.test(callee);
+      }
+      if (hit) offenders.push(`${file}:${lineAt(file, n.start)}: ${sourceOf(file, n).split('\n')[0]!.slice(0, 120)}`);
+      return false;
+    });
+  }
+  return offenders;
+}
+
+// ---------------------------------------------------------------------------------------
+// Rule 4: no module-level mutable state.
+
+/** Constructors whose instances are mutable containers. */
+const CONTAINERS = /^(?:Map|Set|WeakMap|WeakSet|Array|ArrayBuffer|SharedArrayBuffer|(?:Ui|I)nt(?:8|16|32)Array|Uint8ClampedArray|Float(?:32|64)Array|Big(?:Ui|I)nt64Array|EventEmitter)$/;
+/** Constructors whose instances hold no state that changes (or only a compiled pattern). */
+const IMMUTABLE = /^(?:RegExp|URL|TextEncoder|TextDecoder|Intl\.\w+|Error|\w+Error)$/;
+
+/** Module-level state in service code today, as `file: name`, with its owner and the way out. */
+export const MODULE_STATE: Readonly<Record<string, string>> = {
+  [`${p('api', 'analytics', 'page-token.ts')}: secret`]: 'question-model refactor (api/analytics/): the MAC key set by setPageTokenSecret; becomes a codec object built from the operator token in services.ts and handed to the listings (and to the export service, which uses the same codec)',
+  [`${p('api', 'rpc', 'json-rpc.ts')}: inexactIds`]: 'method catalog (api/rpc/): marks on parsed bodies; belong to the parse result rather than a module-wide WeakSet',
+  [`${p('api', 'rpc', 'json-rpc.ts')}: inexactParams`]: 'method catalog (api/rpc/): as inexactIds',
+  [`${p('api', 'rpc', 'param-validation.ts')}: ajv`]: 'method catalog (api/rpc/): the validators compile from the catalog, once, into the object that holds them',
+  [`${p('ingest', 'city-hash.ts')}: V`]: 'ingest pipeline steps (ingest/): the hash\'s register file; becomes a hasher object each pipeline (and parse worker) owns',
+  [`${p('ingest', 'city-hash.ts')}: buf`]: 'ingest pipeline steps (ingest/): as V (the input buffer)',
+  [`${p('ingest', 'city-hash.ts')}: scratch`]: 'ingest pipeline steps (ingest/): as V (the scratch buffer)',
+  [`${p('ingest', 'demo-records-cli.ts')}: wh`]: 'ingest pipeline steps (ingest/): a CLI\'s top-level script; its body moves into a main() function',
+  [`${p('ingest', 'record-schema.ts')}: ajv`]: 'ingest pipeline steps (ingest/): the record check compiles into the object that holds it',
+  [`${p('ingest', 'stored-keys.ts')}: filters`]: 'ingest pipeline steps (ingest/): one Bloom filter per warehouse, kept in a module-wide WeakMap; the services wiring holds it instead',
+};
+
+/** Calls and assignments that change a container or an object (`x.push(…)`, `x[i] = …`, `x.y = …`). */
+const mutationOf = (name: string): RegExp =>
+  new RegExp(`(?<![\\w.])${name}(?:\\.(?:push|pop|shift|unshift|splice|sort|reverse|fill|copyWithin|set|delete|clear|add|write\\w*)\\(|\\s*\\[[^\\]\\n]*\\]\\s*(?:[-+*/|&^]|<<|>>>?)?=(?!=)|\\.\\w+\\s*=(?!=))`);
+
+/**
+ * Top-level state of a module: a `let` or `var`; an instance of a class (a validator with its
+ * cache, a client); a container (Map, Set, array, typed array, buffer, object literal) that
+ * its module changes, or that it exports without a read-only type (`ReadonlySet`,
+ * `ReadonlyMap`) so that any importer could. A lookup table built once and never changed is
+ * not state.
+ */
+export function scanMutableState(): string[] {
+  const offenders: string[] = [];
+  for (const file of serviceFiles()) {
+    const text = textOf(file);
+    for (const stmt of treeOf(file).body as Node[]) {
+      const exported = stmt.type === 'ExportNamedDeclaration';
+      const decl = exported ? (stmt.declaration as Node | null) : stmt;
+      if (decl?.type !== 'VariableDeclaration') continue;
+      for (const d of decl.declarations as Node[]) {
+        const id = d.id as Node;
+        const name = id.type === 'Identifier' ? String(id.name) : sourceOf(file, id);
+        const at = `${file}: ${name}`;
+        if (decl.kind !== 'const') {
+          offenders.push(`${at} (top-level ${String(decl.kind)})`);
+          continue;
+        }
+        if (d.init === null || d.init === undefined || id.type !== 'Identifier') continue;
+        const init = unwrap(d.init as Node);
+        const callee = init.type === 'NewExpression' || init.type === 'CallExpression' ? sourceOf(file, init.callee as Node) : '';
+        const readonlyType = /^:\s*Readonly|^:\s*readonly /.test(id.typeAnnotation ? sourceOf(file, id.typeAnnotation as Node) : '');
+        const changed = mutationOf(name).test(text) || (exported && !readonlyType);
+        if (init.type === 'NewExpression' && !CONTAINERS.test(callee)) {
+          if (!IMMUTABLE.test(callee)) offenders.push(`${at} (an instance of ${callee})`);
+        } else if (init.type === 'NewExpression' || /^(?:Buffer\.(?:alloc|allocUnsafe|allocUnsafeSlow|from)|Array\.(?:from|of))$/.test(callee)) {
+          if (changed) offenders.push(`${at} (${callee}${init.type === 'NewExpression' ? '' : '()'}${exported && !readonlyType ? ', exported without a read-only type' : ', changed after load'})`);
+        } else if ((init.type === 'ArrayExpression' || init.type === 'ObjectExpression') && mutationOf(name).test(text)) {
+          offenders.push(`${at} (${init.type === 'ArrayExpression' ? 'an array' : 'an object'} changed after load)`);
+        }
+      }
+    }
+  }
+  return offenders;
+}
+
+// ---------------------------------------------------------------------------------------
+// Rule 5: every number in core/limits.ts or core/plans.ts.
+
+/** Numbers that are not limits, as `file: NAME`, with what they are (kept short: everything
+ *  else that bounds work, memory or time is a limit and lives in core/limits.ts or core/plans.ts). */
+export const NOT_LIMITS: Readonly<Record<string, string>> = {
+  [`${p('warehouse', 'warehouse.ts')}: ClickHouseCode`]: 'the engine\'s error codes',
+  [`${p('ingest', 'pipeline.ts')}: INSERT_FORMAT_ERRORS`]: 'the engine\'s error codes of a malformed insert',
+  [`${p('ingest', 'city-hash.ts')}: *`]: 'the hash algorithm: its register layout and constants',
+  [`${p('ingest', 'protocol-profiles.ts')}: PROTOCOL_PROFILES`]: 'the demo data\'s shape (DESIGN.md section 5): fees, compute units and shares per protocol',
+  [`${p('ingest', 'demo-generator.ts')}: SLOT_ANCHOR`]: 'a point in Solana\'s history the demo slots are counted from',
+  [`${p('api', 'rpc', 'raw-ids.ts')}: ARR`]: 'a state of the id scanner',
+  [`${p('ingest', 'parse-pool.ts')}: DEAD`]: 'a state of a parse worker',
+  [`${p('api', 'analytics', 'time-range.ts')}: END_OF_TIME`]: '2^32: one past the last instant a DateTime column holds',
+  [`${p('ingest', 'record-schema.ts')}: RecordSchema`]: 'the UInt16 and UInt32 bounds of stored columns (and the accounts list the engine stores)',
+  [`${p('api', 'analytics', 'group-aggregates.ts')}: FIRST_MONDAY`]: 'a calendar fact: 1970-01-05, day 4, was a Monday',
+  [`${p('api', 'exports', 'export-schemas.ts')}: ExportJobViewSchema`]: 'progress is a percentage (0-100)',
+  [`${p('api', 'dashboard', 'passwords.ts')}: SCRYPT_PARAMS`]: 'scrypt\'s cost parameters and key length: the stored hash\'s format, which verifyPassword bounds itself',
+};
+
+/** Limits still outside core/ today, as `file: NAME`, with their owner, who moves them. */
+export const LIMITS_TO_MOVE: Readonly<Record<string, string>> = {
+  [`${p('api', 'analytics', 'activity-buckets.ts')}: KEYS_PER_READ`]: 'question-model refactor (api/analytics/)',
+  [`${p('api', 'analytics', 'analytics-cost.ts')}: COST_PER_STATEMENT`]: 'question-model refactor (api/analytics/): the question compiler\'s cost',
+  [`${p('api', 'analytics', 'analytics-cost.ts')}: COST_PER_PERCENTILE`]: 'question-model refactor (api/analytics/): as COST_PER_STATEMENT',
+  [`${p('api', 'analytics', 'analytics.ts')}: MAX_SERIES_POINTS`]: 'question-model refactor (api/analytics/)',
+  [`${p('api', 'rpc', 'json-rpc.ts')}: BATCH_CONCURRENCY`]: 'method catalog (api/rpc/)',
+  [`${p('api', 'rpc', 'param-schemas.ts')}: listOptions`]: 'method catalog (api/rpc/): paginationToken\'s maxLength (512)',
+  [`${p('ingest', 'demo-generator.ts')}: SIG_CHUNKS`]: 'ingest pipeline steps (ingest/)',
+  [`${p('ingest', 'demo-generator.ts')}: ACCOUNT_POOL`]: 'ingest pipeline steps (ingest/)',
+  [`${p('ingest', 'demo-records-cli.ts')}: count`]: 'ingest pipeline steps (ingest/): a CLI\'s defaults',
+  [`${p('ingest', 'demo-records-cli.ts')}: seed`]: 'ingest pipeline steps (ingest/): a CLI\'s defaults',
+  [`${p('ingest', 'seed.ts')}: DEMO_DAYS`]: 'ingest pipeline steps (ingest/)',
+  [`${p('ingest', 'ingest-main.ts')}: REPORT_EVERY_MS`]: 'ingest pipeline steps (ingest/)',
+  [`${p('ingest', 'kafka-source.ts')}: MAX_BACKOFF_MS`]: 'ingest pipeline steps (ingest/)',
+  [`${p('ingest', 'kafka-source.ts')}: HEARTBEAT_EVERY_MS`]: 'ingest pipeline steps (ingest/)',
+  [`${p('ingest', 'pipeline.ts')}: LOOKUP_CHUNK`]: 'ingest pipeline steps (ingest/)',
+  [`${p('ingest', 'pipeline.ts')}: SLICE`]: 'ingest pipeline steps (ingest/)',
+  [`${p('ingest', 'pipeline.ts')}: HAND_ROWS`]: 'ingest pipeline steps (ingest/)',
+  [`${p('ingest', 'pipeline.ts')}: PARSE_CHUNK`]: 'ingest pipeline steps (ingest/)',
+  [`${p('ingest', 'pipeline.ts')}: CHUNKS_PER_WORKER`]: 'ingest pipeline steps (ingest/)',
+  [`${p('ingest', 'stored-keys.ts')}: BITS_PER_KEY`]: 'ingest pipeline steps (ingest/): the Bloom filter\'s sizing',
+  [`${p('ingest', 'stored-keys.ts')}: PROBES`]: 'ingest pipeline steps (ingest/): as BITS_PER_KEY',
+  [`${p('ingest', 'stored-keys.ts')}: MIN_CAPACITY`]: 'ingest pipeline steps (ingest/): as BITS_PER_KEY',
+  [`${p('ingest', 'stored-keys.ts')}: READ_SLICE`]: 'ingest pipeline steps (ingest/)',
+};
+
+/** Factors of units (seconds in a minute, hour, day; days in a week; bytes in a KiB): in a
+ *  product or a quotient they convert a unit, they do not set a limit. */
+const UNIT_FACTORS = new Set([7, 24, 60, 1000, 1024, 3600, 86_400, 60_000, 3_600_000, 86_400_000]);
+/** A constant named for a unit (HOUR, DAY_MS, WEEK_SECONDS, MiB) is its size, not a limit. */
+const UNIT_NAME = /^(?:MINUTE|HOUR|DAY|WEEK|KiB|MiB|GiB)S?(?:_MS|_SECONDS)?$/i;
+
+/**
+ * Numbers of 2 or more in the top-level constants of a service file outside core/, as
+ * `file: NAME = number`. Not counted: a constant's functions (they compute; the constant is
+ * the function), property keys (HTTP statuses of a response schema), unit factors, the
+ * bounds of a binary range (`2 ** 32`) and numbers written in hex (character codes, bit
+ * masks).
+ */
+export function scanNumbers(): string[] {
+  const offenders: string[] = [];
+  for (const file of serviceFiles()) {
+    if (file.startsWith(`core${path.sep}`)) continue;
+    for (const stmt of treeOf(file).body as Node[]) {
+      const decl = stmt.type === 'ExportNamedDeclaration' ? (stmt.declaration as Node | null) : stmt;
+      if (decl?.type !== 'VariableDeclaration' || decl.kind !== 'const') continue;
+      for (const d of decl.declarations as Node[]) {
+        if (d.init === null || d.init === undefined) continue;
+        const name = sourceOf(file, d.id as Node).split(':')[0]!.trim();
+        walk(d.init as Node, (n, parent) => {
+          if (['ArrowFunctionExpression', 'FunctionExpression', 'ClassExpression'].includes(n.type) || isType(n)) return false;
+          if (n.type === 'BinaryExpression' && n.operator === '**' && (n.left as Node).type === 'Literal' && (n.left as Node).value === 2) return false;
+          if (n.type !== 'Literal' || typeof n.value !== 'number' || n.value < 2 || UNIT_NAME.test(name)) return;
+          if (UNIT_FACTORS.has(n.value) && parent?.type === 'BinaryExpression' && ['*', '/'].includes(String(parent.operator))) return;
+          if (parent?.type === 'Property' && parent.key === n) return;
+          if (/^0x/i.test(sourceOf(file, n))) return;
+          offenders.push(`${file}: ${name} = ${sourceOf(file, n)}`);
+        });
+      }
+    }
+  }
+  return [...new Set(offenders)];
+}
+
+// ---------------------------------------------------------------------------------------
+// Rule 6: one reader of the environment: core/config.ts.
+
+/** Service files other than core/config.ts that read process.env today, with their owner. */
+export const ENV_READERS: Readonly<Record<string, string>> = {
+  [p('ingest', 'produce-cli.ts')]: 'ingest pipeline steps (ingest/): the CLI hands process.env, with its flags over it, to loadConfig; loadConfig could take the overrides instead',
+};
+
+export function scanEnvReaders(): string[] {
+  const offenders: string[] = [];
+  for (const file of serviceFiles()) {
+    if (file === p('core', 'config.ts')) continue;
+    walk(treeOf(file), (n) => {
+      const obj = n.object as Node | undefined;
+      const prop = n.property as Node | undefined;
+      if (n.type === 'MemberExpression' && obj?.type === 'Identifier' && obj.name === 'process' && prop?.type === 'Identifier' && prop.name === 'env') {
+        offenders.push(`${file}:${lineAt(file, n.start)}`);
+      }
+    });
+  }
+  return offenders;
+}
+
+// ---------------------------------------------------------------------------------------
+
+/** Offences not excused by a list, and list entries that excuse nothing any more. */
+function judge(offences: string[], excused: (offence: string) => string | undefined, entries: readonly string[]): { unexcused: string[]; stale: string[] } {
+  const used = new Set<string>();
+  const unexcused: string[] = [];
+  for (const o of offences) {
+    const entry = excused(o);
+    if (entry === undefined) unexcused.push(o);
+    else used.add(entry);
+  }
+  return { unexcused, stale: entries.filter((e) => !used.has(e)) };
+}
+
+/** The `file: NAME` part of a `file: NAME (…)` or `file: NAME = n` offence, and the file-wide `file: *`. */
+const byName = (list: Readonly<Record<string, string>>) => (o: string): string | undefined => {
+  const key = o.replace(/ (?:\(.*\)|= .*)$/, '');
+  return [key, `${key.split(': ')[0]}: *`].find((k) => list[k] !== undefined);
+};
+const byFile = (list: Readonly<Record<string, string>>) => (o: string): string | undefined => {
+  const file = o.split(':')[0]!;
+  return list[file] === undefined ? undefined : file;
+};
+
+describe('house rules', () => {
+  it(`no service file is longer than ${MAX_LINES} lines (the allow-list only shrinks)`, () => {
+    const { unexcused, stale } = judge(scanLongFiles(), byFile(LONG_FILES), Object.keys(LONG_FILES));
+    expect(unexcused).toEqual([]);
+    expect(stale, 'files now within the limit: remove them from LONG_FILES').toEqual([]);
+  });
+
+  it('no service code names a table literally, in any string, across lines: it goes through TABLES (warehouse/tables.ts)', async () => {
+    const { unexcused, stale } = judge(await scanTableNames(), byFile(TABLE_LITERALS), Object.keys(TABLE_LITERALS));
+    expect(unexcused).toEqual([]);
+    expect(stale, 'files that name tables through TABLES now: remove them from TABLE_LITERALS').toEqual([]);
+  });
+
+  it('finds a table name in the places SQL puts one (the scan itself)', async () => {
+    const found = await scanTableNames();
+    // Today's known offenders: a bare name inside multi-line SQL and a name passed as a value.
+    expect(found.some((o) => o.startsWith(p('api', 'analytics', 'protocol-aggregates.ts')) && o.includes('protocol_hourly WHERE'))).toBe(true);
+    expect(found.some((o) => o.startsWith(p('api', 'analytics', 'group-aggregates.ts')) && o.includes("'failure_hourly'"))).toBe(true);
+  });
+
+  it('holds no mutable state at module level: state lives in objects the services wiring builds', () => {
+    const { unexcused, stale } = judge(scanMutableState(), byName(MODULE_STATE), Object.keys(MODULE_STATE));
+    expect(unexcused).toEqual([]);
+    expect(stale, 'state now held by objects: remove it from MODULE_STATE').toEqual([]);
+  });
+
+  it('keeps every limit in core/limits.ts or core/plans.ts: no number of 2 or more in a top-level constant elsewhere', () => {
+    const { unexcused, stale } = judge(scanNumbers(), (o) => byName(NOT_LIMITS)(o) ?? byName(LIMITS_TO_MOVE)(o), [...Object.keys(NOT_LIMITS), ...Object.keys(LIMITS_TO_MOVE)]);
+    expect(unexcused).toEqual([]);
+    expect(stale, 'entries that excuse nothing any more: remove them').toEqual([]);
+  });
+
+  it('reads the environment in one place: core/config.ts', () => {
+    const { unexcused, stale } = judge(scanEnvReaders(), byFile(ENV_READERS), Object.keys(ENV_READERS));
+    expect(unexcused).toEqual([]);
+    expect(stale, 'files that no longer read process.env: remove them from ENV_READERS').toEqual([]);
+  });
+});
