@@ -41,7 +41,8 @@ export class Budget {
   readonly memoryBytes: number;
   /** Longest one statement may run (SPEC's 30 s applies to a statement). */
   readonly statementSeconds: number;
-  /** When the whole request must be done (epoch ms). */
+  /** When the request started, and when it must be done (epoch ms). */
+  readonly start: number;
   readonly deadline: number;
   private spentCost = 0;
   private heldBytes = 0;
@@ -59,6 +60,7 @@ export class Budget {
     this.answerBytes = ANSWER_BUDGET_BYTES[door];
     this.memoryBytes = PLAN_MEMORY_BYTES[plan];
     this.statementSeconds = SQL_TIMEOUT_SECONDS;
+    this.start = now;
     this.deadline = now + DOOR_WALL_MS[door];
   }
 

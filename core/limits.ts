@@ -317,6 +317,12 @@ export const GRAPHQL_DOCUMENT_CACHE_ENTRIES = 500;
  *  late, with an earlier time than one already read, is still found. */
 export const STREAM_JOURNAL_LOOKBACK_MS = 5_000;
 
+/** SQL: the longest engine message a client is shown; real ones are a few hundred characters
+ *  (a 20 MB value quoted whole made a 20 MB error body). */
+export const ENGINE_MESSAGE_MAX_CHARS = 1_000;
+/** A request still unanswered this long after its door's wall time (DOOR_WALL_MS) is answered
+ *  with the time-out error, whatever its handler is waiting for (a promise that never settles). */
+export const REQUEST_DEADLINE_GRACE_MS = 5_000;
 /** SQL: whole seconds a caller refused a session should wait (about one query's share). */
 export const SQL_RETRY_AFTER_SECONDS = 2;
 /** SQL: bytes per budgeted row for max_bytes_to_read (wide rows, accounts and logs, are ~600 bytes). */

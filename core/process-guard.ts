@@ -27,8 +27,6 @@ export interface ProcessGuard {
   exitNow(reason: string, err?: unknown): never;
 }
 
-let installed = false;
-
 /**
  * The last log line, pino's shape, written synchronously to stderr: the service's logger
  * writes asynchronously through the thread pool (the engine's statements may hold it), and
@@ -70,7 +68,8 @@ function onAbortSignal(): void {
  * A no-op unless an entry point installed the guard.
  */
 export function reclaimAbortSignal(): void {
-  if (!installed) return;
+  // Installed = the guard's listener is on the process (the signal is the process's, so is the mark).
+  if (!process.listeners('SIGABRT').includes(onAbortSignal)) return;
   // Off and on again: libuv only calls sigaction when a signal's first listener starts.
   process.removeListener('SIGABRT', onAbortSignal);
   process.on('SIGABRT', onAbortSignal);
@@ -103,11 +102,10 @@ setInterval(() => {
  */
 export function installProcessGuard(options: ProcessGuardOptions): ProcessGuard {
   const { stallExitMs } = options;
-  installed = true;
   // An error nobody handled leaves state nobody knows: log it and end.
   process.on('uncaughtException', (err) => killNow('uncaught exception', err));
   process.on('unhandledRejection', (reason) => killNow('unhandled promise rejection', reason));
-  reclaimAbortSignal();
+  process.on('SIGABRT', onAbortSignal);
 
   let watching = false;
   return {

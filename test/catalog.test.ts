@@ -15,7 +15,7 @@ import { optional, restGet, rpcMethod, type ParamsCheck } from '../api/catalog/d
 import { limit, options } from '../api/catalog/params.ts';
 import { registerOpenApi } from '../api/rest/openapi.ts';
 import { restApi } from '../api/rest/rest-api.ts';
-import { envelope, errors, ok } from '../api/rest/schemas.ts';
+import { envelope, errors, ok } from '../api/catalog/rest-schemas.ts';
 import { openRpcDocument } from '../api/rpc/openrpc.ts';
 import { paramsChecks } from '../api/rpc/param-validation.ts';
 import { RpcMethods } from '../api/rpc/rpc-methods.ts';

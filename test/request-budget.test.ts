@@ -4,9 +4,9 @@
 // reaches the engine without a budget is refused; an answer over its door's byte budget
 // never leaves, even from a door that forgot its own check.
 import { Readable } from 'node:stream';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Budget, tightened } from '../core/budget.ts';
-import { ANSWER_BUDGET_BYTES } from '../core/limits.ts';
+import { ANSWER_BUDGET_BYTES, DOOR_WALL_MS, REQUEST_DEADLINE_GRACE_MS } from '../core/limits.ts';
 import { PLAN_MEMORY_BYTES, PLAN_QUERY_BUDGET } from '../core/plans.ts';
 import { BudgetedWarehouse } from '../warehouse/budget-scope.ts';
 import { apiKeyHeaders } from './support/api-key.ts';
@@ -57,6 +57,7 @@ describe('every route passes the budget', () => {
     app.get('/v1/new-door', async () => limits());
     app.get('/dashboard/new-open-route', async () => limits());
     app.get('/v1/new-door/big', async () => 'x'.repeat(ANSWER_BUDGET_BYTES.rest + 1));
+    app.get('/v1/new-door/stuck', () => new Promise(() => {}));
     app.get('/v1/new-door/big-stream', async (_req, reply) => {
       const chunk = Buffer.alloc(1024 * 1024, 'y');
       let n = 0;
@@ -107,6 +108,20 @@ describe('every route passes the budget', () => {
       expect(again.json()).toHaveProperty('result');
     } finally {
       t.services.access.answerMemory = new PlanAnswerMemory();
+    }
+  });
+
+  it('a request whose handler never settles is answered with the time-out a little after its wall time', async () => {
+    const headers = await apiKeyHeaders(t.app, 'free');
+    vi.useFakeTimers({ toFake: ['setTimeout', 'Date'] });
+    try {
+      const pending = t.app.inject({ method: 'GET', url: '/v1/new-door/stuck', headers });
+      await vi.advanceTimersByTimeAsync(DOOR_WALL_MS.rest + REQUEST_DEADLINE_GRACE_MS + 10);
+      const res = await pending;
+      expect(res.statusCode).toBe(408);
+      expect(res.json()).toMatchObject({ message: expect.stringMatching(/ran past its 30 s time budget/) });
+    } finally {
+      vi.useRealTimers();
     }
   });
 

@@ -121,3 +121,14 @@ describe('SQL concurrency gate: fair shares between plans', () => {
     expect(gate.stats()).toEqual({ running: 0, waiting: 0 });
   });
 });
+
+describe('SQL concurrency gate: a holder that never lets go', () => {
+  it('gets its slot taken back after maxHoldMs, so a request stuck in JavaScript cannot keep a session for good', async () => {
+    const gate = new ConcurrencyGate(['only'], { queuePerKey: 0, queueTotal: 10, maxWaitMs: 60_000, maxHoldMs: 50 });
+    await gate.acquire('stuck'); // never released by its holder
+    const next = await gate.acquire('B');
+    expect(next.slot).toBe('only');
+    next.release();
+    expect(gate.stats()).toEqual({ running: 0, waiting: 0 });
+  });
+});

@@ -9,7 +9,7 @@ import { joinKinds, priceJoins, type JoinFacts } from '../api/sql/join-cost.ts';
 import { JoinStats } from '../api/sql/join-stats.ts';
 import type { QueryOptions, Warehouse } from '../warehouse/warehouse.ts';
 import { parseAstDump } from '../api/sql/sql-ast.ts';
-import { ENGINE_MESSAGE_MAX_CHARS, engineMessage } from '../api/sql/sql-guard.ts';
+import { ENGINE_MESSAGE_MAX_CHARS, engineMessage } from '../api/sql/engine-message.ts';
 import { lex } from '../api/sql/sql-lexer.ts';
 
 const AUDIT_ROWS = 500_000;

@@ -3,7 +3,7 @@
 // /api/v1/*, /v1/query, /graphql) are protected without touching this code.
 import { RPC_MAX_BATCH, type Door } from '../../core/limits.ts';
 import { RPC_METHOD_NAMES as CATALOG_RPC_METHODS } from '../catalog/catalog.ts';
-import { RPC_DISCOVER } from '../rpc/openrpc.ts';
+import { RPC_DISCOVER } from '../catalog/catalog.ts';
 
 /** Signed export download links (api/exports/download-links.ts): the link is the credential,
  *  checked by its route (MAC, expiry, and the issuing key still active). */

@@ -7,8 +7,8 @@
 import { pipeline, Transform, type Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Budget, type AnswerMemory } from '../../core/budget.ts';
-import { Errors } from '../../core/errors.ts';
-import { formatBytes } from '../../core/limits.ts';
+import { AppError, Errors } from '../../core/errors.ts';
+import { formatBytes, REQUEST_DEADLINE_GRACE_MS } from '../../core/limits.ts';
 import type { Plan } from '../../core/plans.ts';
 import type { BudgetScope } from '../../warehouse/budget-scope.ts';
 import { doorOf } from './protected-paths.ts';
@@ -32,12 +32,29 @@ export function installRequestScope(app: FastifyInstance, scope: BudgetScope): v
 }
 
 /** Give `req` the budget of `plan` at its door; every statement it causes from now on runs under it. */
-export function grantBudget(scope: BudgetScope, req: FastifyRequest, plan: Plan, answerMemory?: AnswerMemory): Budget {
+export function grantBudget(scope: BudgetScope, req: FastifyRequest, plan: Plan, answerMemory?: AnswerMemory, reply?: FastifyReply): Budget {
   const budget = new Budget(plan, doorOf(req.routeOptions.url ?? ''));
   budget.answerMemory = answerMemory;
   scope.assign(budget);
   req.budget = budget;
+  if (reply !== undefined) answerByDeadline(budget, reply);
   return budget;
+}
+
+/**
+ * The wall time holds for the answer too: a request whose handler is still waiting (on a
+ * promise that never settles) a little after its deadline is answered with the time-out
+ * error, so no client waits for good. A statement still running then has its own limit.
+ */
+function answerByDeadline(budget: Budget, reply: FastifyReply): void {
+  if (!Number.isFinite(budget.deadline)) return;
+  const timer = setTimeout(() => {
+    if (reply.sent || reply.raw.headersSent) return;
+    reply.log.error({ door: budget.door }, 'a request passed its wall time unanswered; answered with the time-out');
+    void reply.send(new AppError(Errors.queryTimeout, `the request ran past its ${Math.round((budget.deadline - budget.start) / 1000)} s time budget and was abandoned; ask for less`));
+  }, budget.deadline - Date.now() + REQUEST_DEADLINE_GRACE_MS);
+  timer.unref();
+  reply.raw.once('close', () => clearTimeout(timer));
 }
 
 /** The operator's budget (the highest plan's figures, no answer budget) for a request that passed the operator token. */

@@ -10,6 +10,9 @@ import { addressTransactions, failedTransactions, transaction, transactions } fr
 export type { Operation, RestRoute, RpcMethod } from './declare.ts';
 
 /** In SPEC's order of the JSON-RPC method table, then the REST-only and GraphQL-only ones. */
+/** The service-discovery method of OpenRPC, answered by the JSON-RPC door beside the catalog's methods. */
+export const RPC_DISCOVER = 'rpc.discover';
+
 export const CATALOG: readonly Operation[] = Object.freeze([
   transaction,
   transactions,

@@ -15,8 +15,8 @@ import {
 } from '../../core/vocabulary/answers.ts';
 import type { Analytics } from '../analytics/analytics.ts';
 import type { TimeRange } from '../analytics/types.ts';
-import { closedDayRange, dayRange, rangeMeta } from '../rest/params.ts';
-import { envelope, errors, FeeAnswer, ok } from '../rest/schemas.ts';
+import { closedDayRange, dayRange, rangeMeta } from './rest-params.ts';
+import { envelope, errors, FeeAnswer, ok } from './rest-schemas.ts';
 import { filled, operation, optional, required, restGet, rpcMethod, stringEnum, withDefault, type Operation } from './declare.ts';
 import { blockTime, ClosedBlockTime, dayRangeQuery, limit, list, options, ProtocolName, query, strict } from './params.ts';
 

@@ -6,8 +6,8 @@ import { LIST_LIMITS, REST_OFFSET_WINDOW } from '../../core/limits.ts';
 import { FailedTransaction, Transaction } from '../../core/vocabulary/answers.ts';
 import type { Analytics } from '../analytics/analytics.ts';
 import type { TransactionFilters } from '../analytics/types.ts';
-import { dayRange, rangeMeta } from '../rest/params.ts';
-import { envelope, errors, ok } from '../rest/schemas.ts';
+import { dayRange, rangeMeta } from './rest-params.ts';
+import { envelope, errors, ok } from './rest-schemas.ts';
 import { filled, operation, optional, required, restGet, rpcMethod, stringEnum, withDefault, type Operation } from './declare.ts';
 import { Address, AddressFilters, blockTime, dayRangeQuery, Filters, limit, listingOptions, options, ProtocolName, query, Signature, strict } from './params.ts';
 

@@ -4,7 +4,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
-import { errorBody } from './schemas.ts';
+import { errorBody } from '../catalog/rest-schemas.ts';
 
 export async function registerOpenApi(app: FastifyInstance): Promise<void> {
   app.addSchema(errorBody);

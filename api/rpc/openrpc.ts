@@ -3,10 +3,10 @@
 // validates and the fuzzer checks against. Answered by the `rpc.discover` method and served
 // at GET /v1/openrpc.json (without an API key, like the OpenAPI document: it holds no data).
 import { Errors, type ErrorKind } from '../../core/errors.ts';
+import { RPC_DISCOVER } from '../catalog/catalog.ts';
 import { positionSchemas, type Operation } from '../catalog/declare.ts';
 
-/** The service-discovery method of OpenRPC. */
-export const RPC_DISCOVER = 'rpc.discover';
+export { RPC_DISCOVER };
 
 /** The OpenRPC version the document follows. */
 const OPENRPC_VERSION = '1.3.2';

@@ -19,6 +19,12 @@ export interface GateLimits {
   groupCap?: (group: string, slots: number) => number;
   /** Order between groups when a slot frees: higher first (all equal when absent). */
   groupPriority?: (group: string) => number;
+  /**
+   * Longest a lease may hold its slot: past it the slot is given back whatever its holder is
+   * doing (every statement on it has stopped at its own engine time limit by then). A request
+   * stuck in JavaScript must not keep a session from everyone for good (no limit when absent).
+   */
+  maxHoldMs?: number;
 }
 
 interface Waiter<S> {
@@ -106,17 +112,18 @@ export class ConcurrencyGate<S> {
     bump(this.runningPerKey, key, 1);
     bump(this.runningPerGroup, group, 1);
     let released = false;
-    return {
-      slot,
-      release: () => {
-        if (released) return;
-        released = true;
-        bump(this.runningPerKey, key, -1);
-        bump(this.runningPerGroup, group, -1);
-        this.free.push(slot);
-        this.dispatch();
-      },
+    const hold = this.limits.maxHoldMs === undefined ? undefined : setTimeout(() => release(), this.limits.maxHoldMs);
+    hold?.unref();
+    const release = (): void => {
+      if (released) return;
+      released = true;
+      clearTimeout(hold);
+      bump(this.runningPerKey, key, -1);
+      bump(this.runningPerGroup, group, -1);
+      this.free.push(slot);
+      this.dispatch();
     };
+    return { slot, release };
   }
 
   private rank(group: string): number {

@@ -18,6 +18,7 @@
 //  5. the outermost LIMIT (read from the canonical text of step 3, cross-checked against
 //     the tree): at most 10000; absent -> LIMIT 1000 is appended.
 // All of it runs on the sandbox's own engine session, never the serving one.
+import { engineMessage } from './engine-message.ts';
 import { AppError, Errors } from '../../core/errors.ts';
 import { SQL_DEFAULT_LIMIT, SQL_MAX_AST_DUMP_BYTES, SQL_MAX_LENGTH, SQL_MAX_LIMIT, SQL_PARSE_LIMITS } from '../../core/limits.ts';
 import { PUBLISHED_TABLES } from '../../warehouse/tables.ts';
@@ -61,40 +62,6 @@ const IN_FUNCTIONS = new Set(['in', 'notin', 'globalin', 'globalnotin', 'nullin'
 
 const invalid = (message: string, cause?: unknown): AppError => new AppError(Errors.invalidQuery, message, { cause });
 
-/**
- * The engine's message without its "Code: N. DB::Exception:" frame or our wrapper query, and
- * without the database in table names (`default.transactions` -> `transactions`, and the
- * `database` of server mode): clients name tables without one, the name is the deployment's.
- */
-export function engineMessage(err: unknown, database = 'default'): string {
-  let m = err instanceof Error ? err.message : String(err);
-  // The engine quotes the offending value whole ("Cannot parse string '…'" of a 20 MB
-  // string made a 20 MB error body): keep the head and the closing "(CODE)", before any
-  // further work on the text.
-  if (m.length > ENGINE_MESSAGE_MAX_CHARS) m = cut(m);
-  m = m.replace(/^Code: \d+\.\s*/, '').replace(/^DB::Exception:\s*/, '');
-  const scope = m.indexOf(': In scope SELECT formatQuerySingleLine');
-  if (scope >= 0) m = m.slice(0, scope);
-  m = m.replace(/\s*\(version [^)]*\)\s*$/, '');
-  // "In scope <query> SETTINGS …" repeats the query with the sandbox's settings (limits, the
-  // row filter naming the visible protocols): cut it, whatever its case, keeping the code.
-  m = m.replace(/:? in scope [\s\S]*?(?=\. \([A-Z_]+\)$|$)/i, '');
-  m = m.replace(/\bSETTINGS\s+[a-z_]+\s*=[\s\S]*?(?=\. \([A-Z_]+\)$|$)/, '');
-  for (const db of new Set(['default', database])) {
-    const name = db.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-    m = m.replace(new RegExp(`(^|[^\\w.])(?:\`${name}\`|${name})\\.(?=[\`\\w])`, 'g'), '$1');
-  }
-  return m.split('\nStack trace')[0]!.trim();
-}
-
-/** Longest engine message a client is shown; real ones are a few hundred characters. */
-export const ENGINE_MESSAGE_MAX_CHARS = 1_000;
-
-/** The message's head, "…", and its error code, in at most ENGINE_MESSAGE_MAX_CHARS. */
-function cut(m: string): string {
-  const code = /\. \([A-Z_]+\)(?=(?:\s*\(version [^)]*\))?\s*$)/.exec(m.slice(-200))?.[0] ?? '';
-  return `${m.slice(0, ENGINE_MESSAGE_MAX_CHARS - code.length - 1)}…${code}`;
-}
 
 export interface PreparedQuery {
   /** The text that runs: the client's text, plus `LIMIT 1000` when the outer query had none. */
@@ -405,3 +372,5 @@ function outermost(n: AstNode): boolean {
   for (let p = n.parent; p; p = p.parent) if (p.kind === 'Subquery' || p.kind === 'WithElement') return false;
   return true;
 }
+
+export { engineMessage };

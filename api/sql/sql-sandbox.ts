@@ -68,6 +68,8 @@ export class SqlSandbox {
       queuePerKey: limits.queuePerKey,
       queueTotal: limits.queueTotal,
       maxWaitMs: limits.timeoutSeconds * 1000,
+      // A wait, a run and the CSV stream's own deadline, with room: no request holds a session longer.
+      maxHoldMs: 3 * limits.timeoutSeconds * 1000,
       // Fair shares between plans (core/plans.ts): free keys' heavy queries never take every session.
       groupCap: (plan, slots) => (isPlan(plan) ? planShareOf(plan, slots) : slots),
       groupPriority: (plan) => (isPlan(plan) ? PLAN_PRIORITY[plan] : 0),
