@@ -166,6 +166,8 @@ export const STREAM_CLOSE_GRACE_MS = 5000;
 export const STREAM_MAX_DOCUMENT_CHARS = 8 * 1024;
 /** Most fields one subscription may select (aliases included): each is sent with every event. */
 export const STREAM_MAX_SELECTIONS = 64;
+/** Events one stream takes from its queue before it lets the event loop turn (I/O, other streams, /health run between). */
+export const STREAM_EVENTS_PER_TURN = 32;
 /** Most names in protocolActivity(protocols: [...]). */
 export const STREAM_MAX_PROTOCOLS = 100;
 

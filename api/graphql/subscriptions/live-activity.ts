@@ -10,7 +10,7 @@ import type { Logger } from '../../../core/logger.ts';
 import type { ChangedBucket, CommittedChange, DataChangeObserver } from '../../../core/observers.ts';
 import type { FinishedBatch } from '../../../warehouse/journal-reader.ts';
 import type { BucketFigures, BucketKey, BucketSize } from '../../analytics/activity-buckets.ts';
-import { STREAM_JOURNAL_LOOKBACK_MS } from '../../../core/limits.ts';
+import { STREAM_EVENTS_PER_TURN, STREAM_JOURNAL_LOOKBACK_MS } from '../../../core/limits.ts';
 
 /** What the hub reads through: the analytics facade's activityBuckets. */
 export interface BucketReader {
@@ -32,6 +32,7 @@ export class Feed implements AsyncIterableIterator<BucketFigures> {
   private readonly queue: BucketFigures[] = [];
   private waiting: ((r: IteratorResult<BucketFigures>) => void) | undefined;
   private ended = false;
+  private sinceYield = 0;
   readonly protocols: ReadonlySet<string> | undefined;
 
   constructor(
@@ -74,7 +75,16 @@ export class Feed implements AsyncIterableIterator<BucketFigures> {
 
   next(): Promise<IteratorResult<BucketFigures>> {
     const f = this.queue.shift();
-    if (f !== undefined) return Promise.resolve({ value: f, done: false });
+    if (f !== undefined) {
+      // Events taken from a full queue resolve at once, so one stream's thousands of events
+      // (a write that touched thousands of buckets), each executed and written, would chain
+      // as microtasks and hold the event loop for seconds across streams: every
+      // STREAM_EVENTS_PER_TURN events, the next one waits for a turn of the loop.
+      if (++this.sinceYield < STREAM_EVENTS_PER_TURN) return Promise.resolve({ value: f, done: false });
+      this.sinceYield = 0;
+      return new Promise((resolve) => setImmediate(() => resolve({ value: f, done: false })));
+    }
+    this.sinceYield = 0;
     if (this.ended) return Promise.resolve({ value: undefined, done: true });
     return new Promise((resolve) => (this.waiting = resolve));
   }
