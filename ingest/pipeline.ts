@@ -12,8 +12,9 @@ import { isStorageFull, type Warehouse } from '../warehouse/warehouse.ts';
 import { IngestJournal } from './ingest-journal.ts';
 import { storedKeysFor, type StoredKeys } from './stored-keys.ts';
 import { positionText, type Position, type Rejection, type RejectionCode } from './rejection.ts';
-import { normaliseRecord, protocolLookup, type IngestRecord, type ProtocolLookup } from './record-schema.ts';
-import { parseRecord, recordText } from './parse-record.ts';
+import { normaliseRecord, protocolLookup, type IngestRecord } from './record-schema.ts';
+import { cityHasher } from './city-hash.ts';
+import { parseRecord, recordText, type RecordContext } from './parse-record.ts';
 import { DEAD, OK_ROW, ParsePool, type ParseReply, type ParseTask } from './parse-pool.ts';
 import { BASE_COLUMNS, TABLES, type BaseRow } from '../warehouse/tables.ts';
 import { WarehouseError } from '../warehouse/warehouse.ts';
@@ -155,6 +156,8 @@ export class IngestPipeline {
   private readonly pool: ParsePool | undefined;
   /** Records a parse worker answered for (tests and benchmarks check the workers were used). */
   recordsParsedOnWorkers = 0;
+  /** This pipeline's sig_key hasher (records parsed on this thread). */
+  private readonly hasher = cityHasher();
 
   constructor(
     private readonly wh: Warehouse,
@@ -225,7 +228,7 @@ export class IngestPipeline {
   /** Validate, de-duplicate and store records; resolves once stored rows are queryable. */
   async ingest(records: readonly RawRecord[], source: string): Promise<IngestReport> {
     const entries = await this.registry.list();
-    const known = protocolLookup(entries);
+    const ctx: RecordContext = { maxRecordBytes: this.options.maxRecordBytes, known: protocolLookup(entries), hasher: this.hasher };
     const dead: Dead[] = [];
     const call: Call = { failure: undefined };
     const handed: Promise<number>[] = [];
@@ -255,7 +258,7 @@ export class IngestPipeline {
       for (let i = from; i < to; i++) {
         if (call.failure !== undefined) break;
         const rec = records[i]!;
-        const step = this.parseAndCheck(rec, known);
+        const step = this.parseAndCheck(rec, ctx);
         if (step.kind === 'ok') take(step.accepted);
         else refuse(rec, step.code, step.detail);
         if (i % SLICE === SLICE - 1 && handed.length > 0) await new Promise<void>((resolve) => setImmediate(resolve));
@@ -400,9 +403,10 @@ export class IngestPipeline {
     }
   }
 
-  private parseAndCheck(rec: RawRecord, known: ProtocolLookup): Step {
-    const p = parseRecord(rec.value, this.options.maxRecordBytes, known);
-    if (p.kind === 'dead') return { kind: 'dead-letter', code: p.code, detail: p.detail };
+  private parseAndCheck(rec: RawRecord, ctx: RecordContext): Step {
+    const result = parseRecord(rec.value, ctx);
+    if (result.kind !== 'ok') return { kind: 'dead-letter', code: result.code, detail: result.reason };
+    const p = result.value;
     const { row } = p;
     const line = p.asReceived ? rawLine(rec.value as string | Uint8Array) : undefined;
     return { kind: 'ok', accepted: { signature: row.signature, instruction_index: row.instruction_index, protocol_name: row.protocol_name, block_time: row.block_time, row, line, kh: p.kh, kl: p.kl } };
