@@ -272,7 +272,7 @@ export class IngestPipeline {
     return run;
   }
 
-  /** Runs once per process (for a crashed predecessor) and after any failed insert. */
+  /** Runs before the first write (for a crashed predecessor) and after any failed insert. */
   private repairUnfinished(): Promise<void> {
     return this.journal.repairUnfinished((entry) => {
       if (entry === 'recovered') this.notifier.recovered();

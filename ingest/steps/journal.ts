@@ -15,7 +15,7 @@ export interface JournalEntry {
 
 export class WriteJournal {
   private readonly journal: IngestJournal;
-  /** Whether a crashed predecessor's unfinished inserts were looked for (once per process). */
+  /** Whether a crashed predecessor's unfinished inserts were looked for (before the first write). */
   private recovered = false;
   /** Failed inserts still to repair, oldest first. */
   private readonly pendingRepairs: JournalEntry[] = [];
