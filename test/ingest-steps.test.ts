@@ -12,7 +12,8 @@ import { protocolLookup } from '../ingest/record-schema.ts';
 import { DeadLetters } from '../ingest/steps/dead-letter.ts';
 import { dedupeInBatch, StoreDedupe } from '../ingest/steps/dedupe.ts';
 import type { Accepted } from '../ingest/steps/records.ts';
-import { deadLetter, drop, ok, route, runBatchSteps, type BatchStep, type DropCode, type StepSink } from '../ingest/steps/step.ts';
+import { parseCall } from '../ingest/steps/parse-call.ts';
+import { drop, ok, runBatchSteps, type BatchStep, type DropCode, type StepSink } from '../ingest/steps/step.ts';
 import { DataVersion } from '../warehouse/data-version.ts';
 import type { ProtocolRegistry } from '../warehouse/protocol-registry.ts';
 import type { Warehouse } from '../warehouse/warehouse.ts';
@@ -27,20 +28,24 @@ const good = (signature: string, extra: Record<string, unknown> = {}): Record<st
 });
 
 /** A sink that records what reached it. */
-function recordingSink<T>(): StepSink<T> & { dropped: [T, DropCode][]; dead: [T, string, string][] } {
+function recordingSink<T>(): Pick<StepSink<T>, 'drop'> & { dropped: [T, DropCode][] } {
   const dropped: [T, DropCode][] = [];
-  const dead: [T, string, string][] = [];
-  return { dropped, dead, drop: (item, code) => void dropped.push([item, code]), deadLetter: (item, code, reason) => void dead.push([item, code, reason]) };
+  return { dropped, drop: (item, code) => void dropped.push([item, code]) };
 }
 
 describe('step results reach their sink', () => {
-  it('route: ok gives the value on, drop and dead-letter go to the sink with their code (and reason)', () => {
-    const sink = recordingSink<string>();
-    expect(route('a', ok(1), sink)).toBe(1);
-    expect(route('b', drop('already_stored'), sink)).toBeUndefined();
-    expect(route('c', deadLetter('schema', 'fee must be >= 0'), sink)).toBeUndefined();
-    expect(sink.dropped).toEqual([['b', 'already_stored']]);
-    expect(sink.dead).toEqual([['c', 'schema', 'fee must be >= 0']]);
+  it('record steps: ok goes on as an accepted record, dead-letter reaches the sink with its code and reason, in order', async () => {
+    const ctx: RecordContext = { maxRecordBytes: 2000, known: protocolLookup(ENTRIES), hasher: cityHasher() };
+    const records: RawRecord[] = ['{"x":', JSON.stringify(good(sig('4'))), '[]'].map((value, i) => ({ value, position: { line: i + 1 } }));
+    const seen: string[] = [];
+    await parseCall(records, ctx, ENTRIES, undefined, {
+      ok: (a) => void seen.push(`ok ${a.signature === sig('4')}`),
+      deadLetter: (rec, code, reason) => void seen.push(`dead ${JSON.stringify(rec.position)} ${code} ${reason.length > 0}`),
+      stopped: () => false,
+      writing: () => false,
+      parsedOnWorkers: () => undefined,
+    });
+    expect(seen).toEqual(['dead {"line":1} not_json true', 'ok true', 'dead {"line":3} not_object true']);
   });
 
   it('runBatchSteps: each step sees only what the one before passed on; drops are counted with their code', async () => {

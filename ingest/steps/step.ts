@@ -30,9 +30,6 @@ export const ok = <T>(value: T): Ok<T> => ({ kind: 'ok', value });
 export const drop = (code: DropCode): Drop => ({ kind: 'drop', code });
 export const deadLetter = (code: RejectionCode, reason: string): DeadLetter => ({ kind: 'dead-letter', code, reason });
 
-/** A step over one record. */
-export type RecordStep<I, O> = (input: I) => RecordResult<O>;
-
 /** A step of the writer over a whole batch (it needs to see the others, or the store): one
  *  result per item, in the items' order. It passes a record on or drops it; refusing one
  *  belongs to the record steps, which know where the record came from. */
@@ -43,14 +40,6 @@ export type BatchStep<T> = (items: T[]) => Promise<(Ok<T> | Drop)[]> | (Ok<T> | 
 export interface StepSink<T> {
   drop(item: T, code: DropCode): void;
   deadLetter(item: T, code: RejectionCode, reason: string): void;
-}
-
-/** Route one result: its value when ok; otherwise the item goes to its sink and undefined is returned. */
-export function route<T, O>(item: T, result: StepResult<O>, sink: StepSink<T>): O | undefined {
-  if (result.kind === 'ok') return result.value;
-  if (result.kind === 'drop') sink.drop(item, result.code);
-  else sink.deadLetter(item, result.code, result.reason);
-  return undefined;
 }
 
 /** Run batch steps in order, each over what the one before passed on; returns what the last passed on. */
