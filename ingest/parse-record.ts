@@ -4,12 +4,11 @@
 // both run, so that a record gets the same answer, code and message wherever it was parsed.
 // A new record step is added here, once, for both.
 import type { CityHasher } from './city-hash.ts';
-import type { ProtocolLookup } from './steps/resolve-protocol.ts';
-import { checkSteps } from './record-schema.ts';
 import { parse } from './steps/parse.ts';
-import { storesAsReceived } from './steps/normalise.ts';
+import { normalise, storesAsReceived } from './steps/normalise.ts';
+import { resolveProtocol, type ProtocolLookup } from './steps/resolve-protocol.ts';
 import { ok, type RecordResult } from './steps/step.ts';
-import type { IngestRecord } from './steps/validate.ts';
+import { validate, type IngestRecord } from './steps/validate.ts';
 import type { BaseRow } from '../warehouse/tables.ts';
 
 export { recordText } from './steps/parse.ts';
@@ -28,6 +27,15 @@ export interface RecordContext {
   maxRecordBytes: number;
   known: ProtocolLookup;
   hasher: CityHasher;
+}
+
+/** The record steps after parse (validate, resolve-protocol, normalise): a parsed record to its row, or the first refusal. */
+export function checkSteps(value: unknown, registry: ProtocolLookup): RecordResult<BaseRow> {
+  const valid = validate(value);
+  if (valid.kind !== 'ok') return valid;
+  const resolved = resolveProtocol(valid.value, registry);
+  if (resolved.kind !== 'ok') return resolved;
+  return normalise(resolved.value);
 }
 
 export function parseRecord(value: string | Uint8Array | object, ctx: RecordContext): RecordResult<Checked> {

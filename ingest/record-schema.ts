@@ -1,28 +1,17 @@
 // The ingest record (DESIGN.md section 3) and the check that turns one parsed record into a
 // row of the base table or a reason for refusing it: the record steps after parsing
-// (ingest/steps/: validate, resolve-protocol, normalise), run in order, answered in the
-// form callers outside the pipeline read (tests, the benchmark).
+// (ingest/parse-record.ts), answered in the form callers outside the pipeline read (tests,
+// the benchmark).
 import { refuse, type Refusal } from './rejection.ts';
 import type { BaseRow } from '../warehouse/tables.ts';
-import type { RecordResult } from './steps/step.ts';
-import { validate, type IngestRecord } from './steps/validate.ts';
-import { resolveProtocol, type ProtocolLookup } from './steps/resolve-protocol.ts';
-import { normalise } from './steps/normalise.ts';
+import type { ProtocolLookup } from './steps/resolve-protocol.ts';
+import { checkSteps } from './parse-record.ts';
 
 export { RecordSchema, type IngestRecord } from './steps/validate.ts';
 export { protocolLookup, type ProtocolLookup } from './steps/resolve-protocol.ts';
 export { normaliseRecord } from './steps/normalise.ts';
 
 export type RecordCheck = { ok: true; row: BaseRow } | Refusal;
-
-/** validate, resolve-protocol, normalise: a parsed record to its row, or the first refusal. */
-export function checkSteps(value: unknown, registry: ProtocolLookup): RecordResult<BaseRow> {
-  const valid = validate(value);
-  if (valid.kind !== 'ok') return valid;
-  const resolved = resolveProtocol(valid.value, registry);
-  if (resolved.kind !== 'ok') return resolved;
-  return normalise(resolved.value);
-}
 
 /** Validate one parsed record against the schema and the protocol registry; normalise it. */
 export function checkRecord(value: unknown, registry: ProtocolLookup): RecordCheck {
