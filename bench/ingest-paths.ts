@@ -177,8 +177,8 @@ async function main(): Promise<void> {
 
   const log = createLogger('silent');
   const opts = { maxRecordBytes: 256 * 1024, batchRows: server.services.config.ingest.batchRows, writerId: 'bench', parseWorkers: 0 };
-  // The stored-keys filter is built once per process and shared by its pipelines over the
-  // warehouse (the service's too): its build is timed apart, then one small ingest warms the JIT.
+  // Each pipeline builds its stored-keys filter once (a service at start): its build is timed
+  // apart, then one small ingest warms the JIT.
   const warm = async (p: IngestPipeline, name: string): Promise<void> => {
     const prepMs = await timeMs(() => p.prepare());
     if (prepMs > 50) say(`${name}: prepare (repair check, stored-keys filter) ${prepMs.toFixed(0)} ms`);

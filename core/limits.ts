@@ -325,6 +325,13 @@ export const ENGINE_MESSAGE_MAX_CHARS = 1_000;
 /** A request still unanswered this long after its door's wall time (DOOR_WALL_MS) is answered
  *  with the time-out error, whatever its handler is waiting for (a promise that never settles). */
 export const REQUEST_DEADLINE_GRACE_MS = 5_000;
+/** Ingest: signatures per store lookup of the de-duplication step over a server (embedded reads them all at once). */
+export const INGEST_LOOKUP_CHUNK = 5000;
+/** Ingest: records parsed between two yields to the event loop while a batch is being stored. */
+export const INGEST_PARSE_SLICE = 500;
+/** Ingest: records per chunk sent to a parse worker, and chunks in flight per ready worker. */
+export const INGEST_PARSE_CHUNK = 2000;
+export const INGEST_CHUNKS_PER_WORKER = 2;
 /** SQL: whole seconds a caller refused a session should wait (about one query's share). */
 export const SQL_RETRY_AFTER_SECONDS = 2;
 /** SQL: bytes per budgeted row for max_bytes_to_read (wide rows, accounts and logs, are ~600 bytes). */

@@ -188,15 +188,8 @@ export class StoredKeys {
   }
 }
 
-/** One filter per warehouse in a process: every pipeline over it shares what it learned. */
-const filters = new WeakMap<Warehouse, StoredKeys>();
-
+/** A filter for one pipeline over wh (each learns from the store, so none needs another's);
+ *  undefined where block numbers do not follow commits (a cluster). */
 export function storedKeysFor(wh: Warehouse): StoredKeys | undefined {
-  if (!blockNumbersFollowCommits(wh)) return undefined;
-  let f = filters.get(wh);
-  if (f === undefined) {
-    f = new StoredKeys(wh);
-    filters.set(wh, f);
-  }
-  return f;
+  return blockNumbersFollowCommits(wh) ? new StoredKeys(wh) : undefined;
 }

@@ -25,7 +25,6 @@ const MAX_LINES = 400;
 /** Files over MAX_LINES today, each with its owner; the owner removes the entry when splitting the file. */
 export const LONG_FILES: Readonly<Record<string, string>> = {
   [p('api', 'analytics', 'analytics.ts')]: 'question-model refactor (api/analytics/): the facade splits as the question compiler takes over its methods',
-  [p('ingest', 'pipeline.ts')]: 'ingest pipeline steps (ingest/): the pipeline splits into its steps',
 };
 
 export function scanLongFiles(): string[] {
@@ -110,12 +109,7 @@ export const MODULE_STATE: Readonly<Record<string, string>> = {
   [`${p('api', 'analytics', 'page-token.ts')}: secret`]: 'question-model refactor (api/analytics/): the MAC key set by setPageTokenSecret; becomes a codec object built from the operator token in services.ts and handed to the listings (and to the export service, which uses the same codec)',
   [`${p('api', 'rpc', 'json-rpc.ts')}: inexactIds`]: 'method catalog (api/rpc/): marks on parsed bodies; belong to the parse result rather than a module-wide WeakSet',
   [`${p('api', 'rpc', 'json-rpc.ts')}: inexactParams`]: 'method catalog (api/rpc/): as inexactIds',
-  [`${p('ingest', 'city-hash.ts')}: V`]: 'ingest pipeline steps (ingest/): the hash\'s register file; becomes a hasher object each pipeline (and parse worker) owns',
-  [`${p('ingest', 'city-hash.ts')}: buf`]: 'ingest pipeline steps (ingest/): as V (the input buffer)',
-  [`${p('ingest', 'city-hash.ts')}: scratch`]: 'ingest pipeline steps (ingest/): as V (the scratch buffer)',
   [`${p('ingest', 'demo-records-cli.ts')}: wh`]: 'ingest pipeline steps (ingest/): a CLI\'s top-level script; its body moves into a main() function',
-  [`${p('ingest', 'record-schema.ts')}: ajv`]: 'ingest pipeline steps (ingest/): the record check compiles into the object that holds it',
-  [`${p('ingest', 'stored-keys.ts')}: filters`]: 'ingest pipeline steps (ingest/): one Bloom filter per warehouse, kept in a module-wide WeakMap; the services wiring holds it instead',
 };
 
 /** Calls and assignments that change a container or an object (`x.push(…)`, `x[i] = …`, `x.y = …`). */
@@ -170,14 +164,13 @@ export function scanMutableState(): string[] {
  *  else that bounds work, memory or time is a limit and lives in core/limits.ts or core/plans.ts). */
 export const NOT_LIMITS: Readonly<Record<string, string>> = {
   [`${p('warehouse', 'warehouse.ts')}: ClickHouseCode`]: 'the engine\'s error codes',
-  [`${p('ingest', 'pipeline.ts')}: INSERT_FORMAT_ERRORS`]: 'the engine\'s error codes of a malformed insert',
-  [`${p('ingest', 'city-hash.ts')}: *`]: 'the hash algorithm: its register layout and constants',
+  [`${p('ingest', 'steps', 'insert.ts')}: INSERT_FORMAT_ERRORS`]: 'the engine\'s error codes of a malformed insert',
   [`${p('ingest', 'protocol-profiles.ts')}: PROTOCOL_PROFILES`]: 'the demo data\'s shape (DESIGN.md section 5): fees, compute units and shares per protocol',
   [`${p('ingest', 'demo-generator.ts')}: SLOT_ANCHOR`]: 'a point in Solana\'s history the demo slots are counted from',
   [`${p('api', 'rpc', 'raw-ids.ts')}: ARR`]: 'a state of the id scanner',
   [`${p('ingest', 'parse-pool.ts')}: DEAD`]: 'a state of a parse worker',
   [`${p('api', 'analytics', 'time-range.ts')}: END_OF_TIME`]: '2^32: one past the last instant a DateTime column holds',
-  [`${p('ingest', 'record-schema.ts')}: RecordSchema`]: 'the UInt16 and UInt32 bounds of stored columns (and the accounts list the engine stores)',
+  [`${p('ingest', 'steps', 'validate.ts')}: RecordSchema`]: 'the UInt16 and UInt32 bounds of stored columns (and the accounts list the engine stores)',
   [`${p('api', 'analytics', 'group-aggregates.ts')}: FIRST_MONDAY`]: 'a calendar fact: 1970-01-05, day 4, was a Monday',
   [`${p('api', 'exports', 'export-schemas.ts')}: ExportJobViewSchema`]: 'progress is a percentage (0-100)',
   [`${p('api', 'dashboard', 'passwords.ts')}: SCRYPT_PARAMS`]: 'scrypt\'s cost parameters and key length: the stored hash\'s format, which verifyPassword bounds itself',
@@ -198,11 +191,7 @@ export const LIMITS_TO_MOVE: Readonly<Record<string, string>> = {
   [`${p('ingest', 'ingest-main.ts')}: REPORT_EVERY_MS`]: 'ingest pipeline steps (ingest/)',
   [`${p('ingest', 'kafka-source.ts')}: MAX_BACKOFF_MS`]: 'ingest pipeline steps (ingest/)',
   [`${p('ingest', 'kafka-source.ts')}: HEARTBEAT_EVERY_MS`]: 'ingest pipeline steps (ingest/)',
-  [`${p('ingest', 'pipeline.ts')}: LOOKUP_CHUNK`]: 'ingest pipeline steps (ingest/)',
-  [`${p('ingest', 'pipeline.ts')}: SLICE`]: 'ingest pipeline steps (ingest/)',
   [`${p('ingest', 'pipeline.ts')}: HAND_ROWS`]: 'ingest pipeline steps (ingest/)',
-  [`${p('ingest', 'pipeline.ts')}: PARSE_CHUNK`]: 'ingest pipeline steps (ingest/)',
-  [`${p('ingest', 'pipeline.ts')}: CHUNKS_PER_WORKER`]: 'ingest pipeline steps (ingest/)',
   [`${p('ingest', 'stored-keys.ts')}: BITS_PER_KEY`]: 'ingest pipeline steps (ingest/): the Bloom filter\'s sizing',
   [`${p('ingest', 'stored-keys.ts')}: PROBES`]: 'ingest pipeline steps (ingest/): as BITS_PER_KEY',
   [`${p('ingest', 'stored-keys.ts')}: MIN_CAPACITY`]: 'ingest pipeline steps (ingest/): as BITS_PER_KEY',

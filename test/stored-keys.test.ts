@@ -21,8 +21,8 @@ beforeAll(async () => {
 });
 afterAll(async () => s.cleanup());
 
-/** Another handle on the same warehouse: the process-wide filter is per handle, so a
- *  pipeline over it keeps a filter of its own and hears nothing from the first one. */
+/** Another handle on the same warehouse: a pipeline over it keeps a filter of its own (as
+ *  every pipeline does) and hears nothing from the first one. */
 function otherHandle(wh: Warehouse): Warehouse {
   return new Proxy(wh, {
     get(target, prop, receiver) {

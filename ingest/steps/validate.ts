@@ -1,0 +1,55 @@
+// Step 2, validate: a JSON value against the record schema (DESIGN.md section 3). Refuses
+// `not_object` and `schema` (the message names the first field that fails).
+import { Type, type Static } from '@sinclair/typebox';
+import { Ajv, type ErrorObject } from 'ajv';
+import { MAX_BLOCK_TIME, MIN_BLOCK_TIME } from '../../core/limits.ts';
+import { Address, InstructionType, ProtocolName, ruleOfPattern, Signature } from '../../core/vocabulary/primitives.ts';
+import { deadLetter, ok, type RecordResult } from './step.ts';
+
+/**
+ * The record as producers send it (DESIGN.md section 3), built from the vocabulary's
+ * primitives; IngestRecord is derived from it. snake_case because producers write the
+ * column names of the base table.
+ */
+export const RecordSchema = Type.Object({
+  signature: Signature,
+  instruction_index: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
+  slot: Type.Union([Type.Integer({ minimum: 0 }), Type.String({ pattern: '^(0|[1-9]\\d{0,19})$' })]),
+  block_time: Type.Integer({ minimum: MIN_BLOCK_TIME, maximum: MAX_BLOCK_TIME }),
+  program_id: Address,
+  protocol_name: ProtocolName,
+  instruction_type: InstructionType,
+  fee: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
+  compute_units: Type.Integer({ minimum: 0, maximum: 4294967295 }),
+  accounts: Type.Optional(Type.Array(Address, { maxItems: 1024 })),
+  accounts_count: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
+  success: Type.Boolean(),
+  error_message: Type.Optional(Type.String()),
+  log_messages: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())])),
+  raw_data: Type.Optional(Type.String()),
+}, { $id: 'ingest-record' });
+export type IngestRecord = Static<typeof RecordSchema>;
+
+// Compiled once: the validator is a pure function of the schema.
+const validator = new Ajv({ allErrors: false, strict: true }).compile<IngestRecord>(RecordSchema);
+
+function describe(err: ErrorObject | undefined): string {
+  if (!err) return 'record does not match the schema';
+  const field = err.instancePath.replace(/^\//, '').replace(/\//g, '.');
+  if (err.keyword === 'required') return `missing required field ${String(err.params.missingProperty)}`;
+  if (err.keyword === 'pattern') {
+    const what = ruleOfPattern(err.params.pattern) ?? (err.schemaPath.includes('slot') ? 'a non-negative integer' : 'valid');
+    return `${field} must be ${what}`;
+  }
+  if (err.keyword === 'anyOf' && field === 'slot') return 'slot must be a non-negative integer or a decimal string';
+  if (err.keyword === 'anyOf' && field === 'log_messages') return 'log_messages must be a string or an array of strings';
+  return `${field || 'record'} ${err.message ?? 'is invalid'}`;
+}
+
+export function validate(value: unknown): RecordResult<IngestRecord> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return deadLetter('not_object', 'record must be a JSON object');
+  // A field with alternatives (slot, log_messages) fails each branch and then the anyOf
+  // itself; the anyOf error names what is allowed, the first branch's error only half.
+  if (!validator(value)) return deadLetter('schema', describe(validator.errors?.find((e) => e.keyword === 'anyOf') ?? validator.errors?.[0]));
+  return ok(value);
+}
