@@ -5,7 +5,7 @@
 // Counts read the narrower references of tx_by_address, in the same order.
 import { MAX_BLOCK_TIME } from '../../core/limits.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
-import { addFilter, commonConditions, type Conditions } from './question/filters.ts';
+import { addFilter, commonConditions, type Conditions } from './question/model.ts';
 import { decodeToken, encodeToken, isUInt, listingFingerprint } from './page-token.ts';
 import { toTransaction, TX_COLUMNS, type TxRow } from './transactions.ts';
 import type { Page, SortOrder, Transaction, TransactionFilters } from './types.ts';

@@ -5,7 +5,7 @@
 // refuses over-budget requests with it, so the two cannot disagree.
 import type { Warehouse } from '../../warehouse/warehouse.ts';
 import { estimateCost } from '../sql/query-cost.ts';
-import type { Statement } from './question/filters.ts';
+import type { Statement } from './question/model.ts';
 import type { Granularity } from './question/granularity.ts';
 import type { TimeRange } from './time-range.ts';
 

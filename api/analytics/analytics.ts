@@ -30,7 +30,7 @@ import { PRESETS, toActivity, toInstructionTypes, toStats, toTop, type TopSortBy
 import { toComparison, toPerformance, type ProtocolComparisonItem, type ProtocolPerformance } from './protocol-reports.ts';
 import { resolveProtocols, unknownProtocol, type ProtocolAsk } from './protocol-scope.ts';
 import { compile, costShapeOf, readRows, type AnswerRow, type CompiledStatement, type Question, type QuestionFilters } from './question/compile.ts';
-import type { Statement } from './question/filters.ts';
+import type { Statement } from './question/model.ts';
 import { bucketCount, type ActivityGranularity, type Granularity } from './question/granularity.ts';
 import { ResultCache } from './result-cache.ts';
 import { SharedReads } from './shared-reads.ts';

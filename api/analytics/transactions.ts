@@ -3,7 +3,7 @@
 import { MAX_BLOCK_TIME } from '../../core/limits.ts';
 import { BASE58_SIGNATURE } from '../../core/vocabulary/primitives.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
-import { addFilter, commonConditions, type Conditions, type Statement } from './question/filters.ts';
+import { addFilter, commonConditions, type Conditions, type Statement } from './question/model.ts';
 import { decodeToken, encodeToken, isUInt, listingFingerprint } from './page-token.ts';
 import type { ListRequest, Page, SortOrder, Transaction, TransactionFilters } from './types.ts';
 import { TABLES } from '../../warehouse/tables.ts';

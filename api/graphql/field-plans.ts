@@ -214,34 +214,32 @@ function transactionsAsk(args: Args): TransactionsAsk {
   return { kind: 'groups', request, points: page.limit };
 }
 
-/** The prepared answer of a transactions(...) request: its protocols resolved and its statements built, once. */
-function prepareTransactions(a: Analytics, ask: TransactionsAsk): Promise<Prepared<unknown>> {
-  return ask.kind === 'listing' ? a.prepareListing(ask.request) : a.prepareGroups(ask.request);
+type Edges = { edges: { node: unknown; cursor: string }[]; more: boolean };
+
+/** The prepared answer of a transactions(...) request, as connection edges: its protocols resolved and its statement(s) built, once. */
+async function prepareTransactions(a: Analytics, ask: TransactionsAsk): Promise<Prepared<Edges>> {
+  if (ask.kind === 'listing') return a.prepareListing(ask.request);
+  const groups = await a.prepareGroups(ask.request);
+  return {
+    ...groups,
+    answer: async () => {
+      const page = await groups.answer();
+      return { edges: page.groups.map((g) => ({ node: groupNode(g.group), cursor: g.cursor })), more: page.more };
+    },
+  };
 }
 
 /** The question and answer of transactions(filters, pagination, groupBy, metrics, sort). */
 async function transactionsPlan(a: Analytics, args: Args): Promise<FieldPlan> {
   const ask = transactionsAsk(args);
-  if (ask.kind === 'listing') {
-    const prepared = await a.prepareListing(ask.request);
-    return {
-      question: prepared,
-      points: ask.points,
-      async run(meter) {
-        const { edges, more } = await prepared.answer();
-        meter.count(edges.length);
-        return connection(edges.map((e) => ({ node: e.node, cursor: e.cursor })), more);
-      },
-    };
-  }
-  const prepared = await a.prepareGroups(ask.request);
+  const prepared = await prepareTransactions(a, ask);
   return {
     question: prepared,
     points: ask.points,
     async run(meter) {
-      const { groups, more } = await prepared.answer();
-      meter.count(groups.length);
-      return connection(groups.map((g) => ({ node: groupNode(g.group), cursor: g.cursor })), more);
+      const { edges, more } = await prepared.answer();
+      meter.count(edges.length);
+      return connection(edges, more);
     },
   };
 }

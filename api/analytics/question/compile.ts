@@ -6,9 +6,11 @@
 // Only the view columns the question's measures use are read (each costs ~0.5 ms).
 import type { CostShape } from '../analytics-cost.ts';
 import { edgesCondition, intervalCondition, planRange, type TimeRange } from '../time-range.ts';
-import { addFilter, STATUS_SQL, type Conditions, type Statement } from './filters.ts';
 import { bucketSql, type Granularity } from './granularity.ts';
-import { BASE_TABLE, DIMENSIONS, MEASURES, SOURCES, STATES, type Dimension, type Measures, type MeasureType, type Source, type State } from './model.ts';
+import {
+  addFilter, BASE_TABLE, DIMENSIONS, MEASURES, SOURCES, STATES, STATUS_SQL,
+  type Conditions, type Dimension, type Measures, type MeasureType, type Source, type State, type Statement,
+} from './model.ts';
 
 export interface QuestionFilters {
   /** The protocols to read, already resolved to visible ones; none means nothing matches. */
