@@ -8,7 +8,7 @@ import type { CostShape } from '../analytics-cost.ts';
 import { edgesCondition, intervalCondition, planRange, type TimeRange } from '../time-range.ts';
 import { bucketSql, type Granularity } from './granularity.ts';
 import {
-  addFilter, BASE_TABLE, DIMENSIONS, MEASURES, SOURCES, STATES, STATUS_SQL,
+  addFilter, BASE_TABLE, DIMENSIONS, isDerived, MEASURES, SOURCES, STATES, STATUS_SQL,
   type Conditions, type Dimension, type Measures, type MeasureType, type Source, type State, type Statement,
 } from './model.ts';
 
@@ -56,6 +56,43 @@ export const measureColumn = (m: string): string => `m_${m}`;
 
 const dedupe = <T>(xs: readonly T[]): T[] => [...new Set(xs)];
 
+function measure(catalog: Measures, name: string): Measures[string] {
+  const m = catalog[name];
+  if (m === undefined) throw new Error(`no measure ${name}`);
+  return m;
+}
+
+/**
+ * The measures a question reads as output columns (aggregates, and a derived one it is
+ * ordered by), and the derived ones computed from them after reading, inputs first.
+ */
+function measurePlan(q: Question, catalog: Measures): { columns: string[]; derived: string[] } {
+  const ordered = q.order?.measure;
+  const columns: string[] = [];
+  const derived: string[] = [];
+  const add = (name: string): void => {
+    const m = measure(catalog, name);
+    if (isDerived(m) && name !== ordered) {
+      m.of.forEach(add);
+      if (!derived.includes(name)) derived.push(name);
+    } else if (!columns.includes(name)) columns.push(name);
+  };
+  for (const name of [...q.measures, ...(ordered === undefined ? [] : [ordered])]) add(name);
+  return { columns, derived };
+}
+
+function sqlOf(catalog: Measures, name: string): string {
+  const m = measure(catalog, name);
+  if (!isDerived(m)) return m.sql;
+  const [a, b] = m.of.map((x) => sqlOf(catalog, x));
+  return m.op === 'difference' ? `${a} - ${b}` : `${a} / ${b}${m.scale === undefined ? '' : ` * ${m.scale}`}`;
+}
+
+function statesOf(catalog: Measures, name: string): State[] {
+  const m = measure(catalog, name);
+  return isDerived(m) ? m.of.flatMap((x) => statesOf(catalog, x)) : [...m.states];
+}
+
 function chooseSource(dimensions: readonly Dimension[], states: readonly State[], f: QuestionFilters): Source {
   const needs = [
     ...(f.instructionTypes !== undefined ? ['instructionTypes' as const] : []),
@@ -75,14 +112,14 @@ function chooseSource(dimensions: readonly Dimension[], states: readonly State[]
  * The statement answering `q` over the measures of `catalog` (the model's by default);
  * undefined when nothing can match (no protocol to read, an empty range).
  */
-export function compile<M extends string>(q: Question<M>, catalog: Readonly<Record<M, Measures[string]>> = MEASURES as never): CompiledStatement | undefined {
+export function compile(q: Question, catalog: Measures = MEASURES): CompiledStatement | undefined {
   const f = q.filters;
   if (f.protocols.length === 0) return undefined;
   const dims = q.dimensions ?? [];
   const granularity = q.granularity ?? 'hour';
-  const selected = dedupe([...q.measures, ...(q.order?.measure === undefined ? [] : [q.order.measure])]);
-  // tx_count always: empty groups are dropped by it.
-  const states = dedupe<State>(['tx_count', ...selected.flatMap((m) => catalog[m].states)]);
+  const { columns: selected } = measurePlan(q, catalog);
+  // tx_count always: an answer without dimensions drops its empty row by it.
+  const states = dedupe<State>(['tx_count', ...selected.flatMap((m) => statesOf(catalog, m))]);
   const source = chooseSource(dims, states, f);
   const plan = planRange(f.range);
 
@@ -120,14 +157,16 @@ export function compile<M extends string>(q: Question<M>, catalog: Readonly<Reco
   const from = direct ? source.table : `(${branches.join('\nUNION ALL\n')})`;
   const keys = dims.map((d) => (d === 'time' ? `${bucketSql(granularity, direct ? 'hour_start' : 't')} AS b` : DIMENSIONS[d].column));
   const keyColumns = dims.map((d) => DIMENSIONS[d].column);
-  const select = [...keys, ...selected.map((m) => `${catalog[m].sql} AS ${measureColumn(m)}`)];
+  const select = [...keys, ...selected.map((m) => `${sqlOf(catalog, m)} AS ${measureColumn(m)}`)];
 
   const where = direct && viewWhere !== undefined ? [viewWhere] : [];
   if (f.cells !== undefined) {
     where.push("concat(protocol_name, '#', toString(b)) IN {cells:Array(String)}");
     params.cells = f.cells.map((c) => `${c.protocol}#${c.start}`);
   }
-  const having = ['sum(tx_count) > 0'];
+  // Every group has records (each row counts at least one); only the one row of an
+  // answer without dimensions can be empty.
+  const having = dims.length === 0 ? ['sum(tx_count) > 0'] : [];
   const order = q.order;
   const keyDirection = (order?.dimensions ?? order?.direction ?? 'asc').toUpperCase();
   const orderBy = [
@@ -148,20 +187,23 @@ export function compile<M extends string>(q: Question<M>, catalog: Readonly<Reco
     FROM ${from}
     ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
     ${keyColumns.length > 0 ? `GROUP BY ${keyColumns.join(', ')}` : ''}
-    HAVING ${having.join(' AND ')}
+    ${having.length > 0 ? `HAVING ${having.join(' AND ')}` : ''}
     ${orderBy.length > 0 ? `ORDER BY ${orderBy.join(', ')}` : ''}
     ${q.page !== undefined ? 'LIMIT {lim:UInt32}' : ''}`;
   return { sql, params, costShape: costShapeOf(q, catalog) };
 }
 
 /** What the cost model judges: the range, whether protocols were named, the time buckets, the percentile merges shown and sorted by. */
-export function costShapeOf<M extends string>(q: Question<M>, catalog: Readonly<Record<M, Measures[string]>> = MEASURES as never): CostShape {
+export function costShapeOf(q: Question, catalog: Measures = MEASURES): CostShape {
   const charged = [...q.measures, ...(q.order?.measure === undefined ? [] : [q.order.measure])];
   return {
     range: q.filters.range,
     protocolsGiven: q.filters.protocolsNamed ?? false,
     ...(q.dimensions?.includes('time') ? { granularity: q.granularity ?? 'hour' } : {}),
-    percentiles: charged.filter((m) => catalog[m].percentile === true).length,
+    percentiles: charged.filter((name) => {
+      const m = measure(catalog, name);
+      return !isDerived(m) && m.percentile === true;
+    }).length,
   };
 }
 
@@ -184,9 +226,9 @@ const VALUE: Record<MeasureType, (v: unknown) => number | string | [number, numb
   },
 };
 
-/** The rows of a compiled question as its answer rows. */
-export function readRows<M extends string>(q: Question<M>, rows: readonly Record<string, unknown>[], catalog: Readonly<Record<M, Measures[string]>> = MEASURES as never): AnswerRow[] {
-  const selected = dedupe([...q.measures, ...(q.order?.measure === undefined ? [] : [q.order.measure])]);
+/** The rows of a compiled question as its answer rows, derived measures computed. */
+export function readRows(q: Question, rows: readonly Record<string, unknown>[], catalog: Measures = MEASURES): AnswerRow[] {
+  const { columns, derived } = measurePlan(q, catalog);
   return rows.map((r) => {
     const row: AnswerRow = { values: {} };
     for (const d of q.dimensions ?? []) {
@@ -194,7 +236,17 @@ export function readRows<M extends string>(q: Question<M>, rows: readonly Record
       if (d === 'time') row.time = Number(v);
       else row[d] = String(v);
     }
-    for (const m of selected) row.values[m] = VALUE[catalog[m].type](r[measureColumn(m)]);
+    for (const name of columns) {
+      const m = measure(catalog, name);
+      row.values[name] = VALUE[isDerived(m) ? 'number' : m.type](r[measureColumn(name)]);
+    }
+    for (const name of derived) {
+      const m = measure(catalog, name);
+      if (!isDerived(m)) continue;
+      const [a, b] = m.of.map((x) => row.values[x] as number) as [number, number];
+      // As the engine computes it: (a / b) * scale, in doubles; no group has zero records.
+      row.values[name] = m.op === 'difference' ? a - b : b === 0 ? 0 : m.scale === undefined ? a / b : (a / b) * m.scale;
+    }
     return row;
   });
 }
