@@ -108,29 +108,27 @@ function chooseSource(dimensions: readonly Dimension[], states: readonly State[]
   return source;
 }
 
-/**
- * The statement answering `q` over the measures of `catalog` (the model's by default);
- * undefined when nothing can match (no protocol to read, an empty range).
- */
-export function compile(q: Question, catalog: Measures = MEASURES): CompiledStatement | undefined {
-  const f = q.filters;
-  if (f.protocols.length === 0) return undefined;
-  const dims = q.dimensions ?? [];
-  const granularity = q.granularity ?? 'hour';
-  const { columns: selected } = measurePlan(q, catalog);
-  // tx_count always: an answer without dimensions drops its empty row by it.
-  const states = dedupe<State>(['tx_count', ...selected.flatMap((m) => statesOf(catalog, m))]);
-  const source = chooseSource(dims, states, f);
-  const plan = planRange(f.range);
+/** What a question reads from: the view alone (direct), or whole hours and edges merged. */
+interface Read {
+  from: string;
+  /** The view is read directly: its conditions go in the outer WHERE, and hours are `hour_start`. */
+  direct: boolean;
+  where: string[];
+}
 
-  const shared: Conditions = { where: [], params: {} };
+/**
+ * Whole hours from the source view and ragged edges from the base table, each branch with
+ * the dimension columns, the hour start `t` (when bucketed in time) and the states; the
+ * view alone when no edge is needed and its columns carry the states' names.
+ */
+function readOf(source: Source, states: readonly State[], dims: readonly Dimension[], f: QuestionFilters, params: Record<string, unknown>): Read | undefined {
+  const plan = planRange(f.range);
+  const shared: Conditions = { where: [], params };
   addFilter(shared, 'protocols', f.protocols);
   addFilter(shared, 'instructionTypes', f.instructionTypes);
   addFilter(shared, 'errorPattern', f.errorPattern);
-  const params = shared.params;
   const columns = dims.filter((d) => d !== 'time').map((d) => DIMENSIONS[d].column);
   const timed = dims.includes('time');
-
   const branches: string[] = [];
   let viewWhere: string | undefined;
   if (plan.view) {
@@ -152,14 +150,31 @@ export function compile(q: Question, catalog: Measures = MEASURES): CompiledStat
       GROUP BY ${(groupBy.length > 0 ? groupBy : ['protocol_name']).join(', ')}`);
   }
   if (branches.length === 0) return undefined;
+  if (viewWhere !== undefined && plan.edges.length === 0 && states.every((s) => source.states[s] === s)) {
+    return { from: source.table, direct: true, where: [viewWhere] };
+  }
+  return { from: `(${branches.join('\nUNION ALL\n')})`, direct: false, where: [] };
+}
 
-  const direct = viewWhere !== undefined && plan.edges.length === 0 && states.every((s) => source.states[s] === s);
-  const from = direct ? source.table : `(${branches.join('\nUNION ALL\n')})`;
-  const keys = dims.map((d) => (d === 'time' ? `${bucketSql(granularity, direct ? 'hour_start' : 't')} AS b` : DIMENSIONS[d].column));
+/**
+ * The statement answering `q` over the measures of `catalog` (the model's by default);
+ * undefined when nothing can match (no protocol to read, an empty range).
+ */
+export function compile(q: Question, catalog: Measures = MEASURES): CompiledStatement | undefined {
+  const f = q.filters;
+  if (f.protocols.length === 0) return undefined;
+  const dims = q.dimensions ?? [];
+  const { columns: selected } = measurePlan(q, catalog);
+  // tx_count always: an answer without dimensions drops its empty row by it.
+  const states = dedupe<State>(['tx_count', ...selected.flatMap((m) => statesOf(catalog, m))]);
+  const params: Record<string, unknown> = {};
+  const read = readOf(chooseSource(dims, states, f), states, dims, f, params);
+  if (read === undefined) return undefined;
+
+  const keys = dims.map((d) => (d === 'time' ? `${bucketSql(q.granularity ?? 'hour', read.direct ? 'hour_start' : 't')} AS b` : DIMENSIONS[d].column));
   const keyColumns = dims.map((d) => DIMENSIONS[d].column);
   const select = [...keys, ...selected.map((m) => `${sqlOf(catalog, m)} AS ${measureColumn(m)}`)];
-
-  const where = direct && viewWhere !== undefined ? [viewWhere] : [];
+  const where = read.where;
   if (f.cells !== undefined) {
     where.push("concat(protocol_name, '#', toString(b)) IN {cells:Array(String)}");
     params.cells = f.cells.map((c) => `${c.protocol}#${c.start}`);
@@ -184,7 +199,7 @@ export function compile(q: Question, catalog: Measures = MEASURES): CompiledStat
   }
   if (q.page !== undefined) params.lim = q.page.limit;
   const sql = `SELECT ${select.join(', ')}
-    FROM ${from}
+    FROM ${read.from}
     ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
     ${keyColumns.length > 0 ? `GROUP BY ${keyColumns.join(', ')}` : ''}
     ${having.length > 0 ? `HAVING ${having.join(' AND ')}` : ''}
