@@ -258,7 +258,7 @@ export class Analytics {
     return out;
   }
 
-  // ---- GraphQL's open questions: groups, failures, series ------------------------------------
+  // ---- open questions (the caller picks dimensions and measures): groups, failures, series ----
 
   async prepareGroups(req: GroupPageRequest): Promise<Prepared<GroupPage>> {
     const protocols = await this.scope({ kind: 'list', names: req.filters.protocols });

@@ -1,5 +1,5 @@
-// GraphQL's open questions over the model: transactions(groupBy, metrics), timeSeries and
-// failedTransactions, as questions (the caller picks the dimensions and measures), with
+// Open questions over the model, where the caller picks the dimensions and measures
+// (GraphQL's transactions(groupBy, metrics), timeSeries and failedTransactions ask them), with
 // their answers shaped into keyset pages of groups (cursors bound to the question by the
 // token codec) or into series with every bucket. No SQL here: compile.ts writes it.
 import { AppError, Errors, param } from '../../core/errors.ts';
