@@ -5,7 +5,7 @@
 // Counts read the narrower references of tx_by_address, in the same order.
 import { MAX_BLOCK_TIME } from '../../core/limits.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
-import { commonConditions, type Conditions } from './filter-conditions.ts';
+import { addFilter, commonConditions, type Conditions } from './question/model.ts';
 import { decodeToken, encodeToken, isUInt, listingFingerprint } from './page-token.ts';
 import { toTransaction, TX_COLUMNS, type TxRow } from './transactions.ts';
 import type { Page, SortOrder, Transaction, TransactionFilters } from './types.ts';
@@ -88,10 +88,7 @@ function addressConditions(address: string, filters: AddressFilters, visible: re
 /** Conditions on tx_by_address_listing: the same, but it holds the signature itself. */
 function listingConditions(address: string, filters: AddressFilters, visible: readonly string[]): Conditions {
   const built = addressConditions(address, { ...filters, signatures: undefined }, visible);
-  if (filters.signatures) {
-    built.where.push('signature IN {sigs:Array(String)}');
-    built.params.sigs = filters.signatures;
-  }
+  addFilter(built, 'signatures', filters.signatures);
   return built;
 }
 

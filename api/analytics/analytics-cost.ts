@@ -5,8 +5,8 @@
 // refuses over-budget requests with it, so the two cannot disagree.
 import type { Warehouse } from '../../warehouse/warehouse.ts';
 import { estimateCost } from '../sql/query-cost.ts';
-import type { Statement } from './filter-conditions.ts';
-import { PERCENTILE_METRICS, type GroupKey, type Metric, type TimeBucket } from './group-aggregates.ts';
+import type { Statement } from './question/model.ts';
+import type { Granularity } from './question/granularity.ts';
 import type { TimeRange } from './time-range.ts';
 
 /** Row-equivalents charged per statement whatever it reads (an engine round trip). */
@@ -31,9 +31,10 @@ export interface AnswerCost {
 export interface CostShape {
   range: TimeRange;
   protocolsGiven: boolean;
-  keys?: readonly GroupKey[];
-  bucket?: TimeBucket;
-  metrics?: readonly Metric[];
+  /** The size of the time buckets, when the answer is bucketed in time. */
+  granularity?: Granularity;
+  /** Percentile measures shown or sorted by (each merges t-digest states). */
+  percentiles?: number;
 }
 
 const WEEK = 7 * 86_400;
@@ -44,7 +45,7 @@ export async function costOf(wh: Warehouse, statements: readonly Statement[], sh
     const e = await estimateCost(wh, s.sql, { tables: [], crossJoins: 0 }, {}, s.params);
     estimatedRows += e.estimatedRows;
   }
-  const percentiles = (shape.metrics ?? []).filter((m) => PERCENTILE_METRICS.has(m)).length;
+  const percentiles = shape.percentiles ?? 0;
   const baseCost = COST_PER_STATEMENT * Math.max(1, statements.length) + COST_PER_PERCENTILE * percentiles;
   return { estimatedRows, baseCost, score: estimatedRows + baseCost, recommendations: recommend(shape, percentiles) };
 }
@@ -54,7 +55,7 @@ function recommend(shape: CostShape, percentiles: number): Recommendation[] {
   const { gte, lte } = shape.range;
   if (gte === undefined || lte === undefined || lte - gte > WEEK) out.push('narrowRange');
   if (!shape.protocolsGiven) out.push('addProtocol');
-  if (shape.keys?.includes('hour') || (shape.bucket !== undefined && shape.bucket !== 'month')) out.push('coarserBucket');
+  if (shape.granularity !== undefined && shape.granularity !== 'month') out.push('coarserBucket');
   if (percentiles > 0) out.push('dropPercentile');
   return out;
 }

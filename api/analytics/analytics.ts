@@ -1,11 +1,16 @@
 // The shared analytics layer: every interface (JSON-RPC, REST, GraphQL) asks here and only
-// maps the answer (client SQL has its own sandbox in api/sql/). It owns protocol visibility (inactive protocols are hidden), the
-// result cache, and all SQL for answers; warehouse/ owns the schema.
+// maps the answer (client SQL has its own sandbox in api/sql/). It owns protocol visibility
+// (inactive protocols are hidden; each request's protocols are resolved once, by
+// protocol-scope.ts), the result cache, and all SQL for answers: aggregate answers are
+// presets over the question model (presets.ts, group-pages.ts), compiled by the one
+// compiler (question/compile.ts) into one statement that is costed and run as the same
+// object; record listings are built by their own helpers. warehouse/ owns the schema.
 import { AppError, Errors, hint, param } from '../../core/errors.ts';
 import { MAX_ACTIVITY_BUCKETS } from '../../core/limits.ts';
 import type { DataVersion } from '../../warehouse/data-version.ts';
 import type { ProtocolRegistry } from '../../warehouse/protocol-registry.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
+import { cellsRange, KEYS_PER_READ, toBucketFigures, type BucketFigures, type BucketKey } from './activity-buckets.ts';
 import {
   checkAddressToken,
   countAddressTransactions,
@@ -13,81 +18,49 @@ import {
   type AddressFilters,
   type AddressListRequest,
 } from './address-transactions.ts';
-import { readActivityBuckets, type BucketFigures, type BucketKey, type BucketSize } from './activity-buckets.ts';
 import { costOf, type AnswerCost, type CostShape } from './analytics-cost.ts';
 import { listFailedTransactions, type FailedTransaction } from './failed-transactions.ts';
-import type { Statement } from './filter-conditions.ts';
-import {
-  bucketCount,
-  bucketStarts,
-  failurePageStatement,
-  groupPageStatement,
-  pageFailures,
-  pageGroups,
-  seriesGroups,
-  seriesStatement,
-  type FailureRequest,
-  type Group,
-  type GroupFilters,
-  type GroupPage,
-  type GroupPageRequest,
-  type GroupRequest,
-  type TimeBucket,
-} from './group-aggregates.ts';
 import { toFeeStats, type FeeStats } from './fee-stats.ts';
 import { tableStorage, toGlobalStats, type GlobalStats } from './global-stats.ts';
-import { aggregateProtocols, aggregateStatement, type AggregateRequest, type Bucket, type ProtocolAggregate } from './protocol-aggregates.ts';
+import {
+  failuresQuestion, groupsQuestion, seriesQuestion, toFailurePage, toGroupPage, toSeries,
+  type FailureRequest, type GroupPage, type GroupPageRequest, type Series, type SeriesRequest,
+} from './group-pages.ts';
+import { PRESETS, toActivity, toInstructionTypes, toStats, toTop, type TopSortBy } from './presets.ts';
 import { toComparison, toPerformance, type ProtocolComparisonItem, type ProtocolPerformance } from './protocol-reports.ts';
+import { resolveProtocols, unknownProtocol, type ProtocolAsk } from './protocol-scope.ts';
+import { compile, costShapeOf, readRows, type AnswerRow, type CompiledStatement, type Question, type QuestionFilters } from './question/compile.ts';
+import type { Statement } from './question/model.ts';
+import { bucketCount, type ActivityGranularity, type Granularity } from './question/granularity.ts';
 import { ResultCache } from './result-cache.ts';
-import { edgesCondition, intervalCondition, planRange } from './time-range.ts';
 import { SharedReads } from './shared-reads.ts';
 import { SignatureLookup } from './signature-lookup.ts';
-import { listingStatements, listTransactionEdges, listTransactions } from './transactions.ts';
-import type {
-  ActivityBucket,
-  InstructionTypeStats,
-  ListRequest,
-  Page,
-  ProtocolStats,
-  TimeRange,
-  TopProtocol,
-  Transaction,
-} from './types.ts';
-import { TABLES } from '../../warehouse/tables.ts';
+import { chargedStatements, listingStatements, listTransactionEdges, listTransactions } from './transactions.ts';
+import type { InstructionTypeStats, ListRequest, Page, ProtocolStats, TimeRange, TopProtocol, Transaction, ActivityBucket } from './types.ts';
 
-export type TopSortBy = 'transactions' | 'fees' | 'successRate';
-
-/** Filters of grouped answers as asked: protocols undefined means every visible one. */
-export type AskedGroupFilters = Omit<GroupFilters, 'protocols'> & { protocols?: readonly string[] };
+export type { TopSortBy };
 
 /** Protocol statistics with the count of distinct program ids (GraphQL protocolStats). */
 export type ProtocolStatsWithPrograms = ProtocolStats & { uniquePrograms: number };
 
-/** One series of a time series: its keys (those grouped by) and one point per bucket. */
-export interface Series {
-  keys: Pick<Group, 'protocol' | 'instructionType'>;
-  points: { time: number; values: Group['values'] }[];
+/** The figures of the performance preset: what protocolPerformance is shaped from. */
+export type ProtocolAggregate = AnswerRow['values'] & { cuQuantiles: [number, number, number] };
+
+/**
+ * An answer prepared for one request: its statements built once, costed (cost) and run
+ * (answer) as the same objects. GraphQL's field plans hold one per field.
+ */
+export interface Prepared<T> {
+  kind: 'prepared';
+  statements: readonly Statement[];
+  shape: CostShape;
+  answer(): Promise<T>;
 }
 
-/** A question whose cost can be estimated before it runs, one per kind of answer. */
-export type CostQuestion =
-  | { kind: 'listing'; request: ListRequest }
-  | { kind: 'groups'; request: Omit<GroupPageRequest, 'filters'> & { filters: AskedGroupFilters } }
-  | { kind: 'series'; request: SeriesRequest }
-  | { kind: 'failures'; request: Omit<FailureRequest, 'filters'> & { filters: AskedGroupFilters & { errorPattern?: string } } }
-  | { kind: 'stats'; protocols?: readonly string[]; range: TimeRange }
-  /** An answer of fixed cost (a point read, a list of names, a cost estimate). */
-  | { kind: 'fixed' };
+/** What a request's cost is asked of: a prepared answer, or an answer of fixed cost (a point read, a list of names). */
+export type CostQuestion = { kind: 'fixed' } | Prepared<unknown>;
 
-/** A time series: over a closed range, in buckets of one size. */
-export type SeriesRequest = Omit<GroupRequest, 'filters' | 'bucket'> & { filters: AskedGroupFilters & { range: Required<TimeRange> }; bucket: TimeBucket };
-
-/** Most points of one time-series answer (buckets x series x metrics); each series has at
- *  most MAX_ACTIVITY_BUCKETS buckets, like every activity answer. */
-export const MAX_SERIES_POINTS = 100_000;
-
-const rate = (part: number, whole: number): number => (whole === 0 ? 0 : (part / whole) * 100);
-const avg = (sum: number, n: number): number => (n === 0 ? 0 : sum / n);
+const FIXED_SHAPE: CostShape = { range: { gte: 0, lte: 0 }, protocolsGiven: true };
 
 export class Analytics {
   private readonly cache: ResultCache;
@@ -120,153 +93,79 @@ export class Analytics {
     return `${this.dataVersion.current}.${this.generation}`;
   }
 
+  // ---- protocols ----------------------------------------------------------------------------
+
   /** Names of the active protocols, which are the ones any answer may include. */
   async protocols(): Promise<string[]> {
     return this.registry.activeNames();
   }
 
+  /** The protocols a request reads: one registry read, resolved by protocol-scope.ts. */
+  private async scope(ask: ProtocolAsk): Promise<string[]> {
+    return resolveProtocols(await this.registry.activeNames(), ask);
+  }
+
   /** Fail unless `name` is an active protocol: inactive ones are "available on request". */
   async requireProtocol(name: string, key: 'protocol' | 'protocols' = 'protocol', index?: number): Promise<string> {
-    const active = await this.registry.activeNames();
-    if (!active.includes(name)) {
-      throw new AppError(Errors.invalidParams, `${param(key, index)}: unknown protocol "${name}" (${hint('protocols')})`, { field: key });
-    }
+    if (!(await this.registry.activeNames()).includes(name)) throw unknownProtocol(name, key, index);
     return name;
+  }
+
+  /** The names of an asked protocol list, each active, the list not empty; duplicates dropped, order kept. */
+  async requireProtocols(names: readonly string[]): Promise<string[]> {
+    return this.scope({ kind: 'list', names });
   }
 
   /** The visible protocols, narrowed to `requested` when given (unknown names just match nothing). */
   async visibleProtocols(requested?: readonly string[]): Promise<string[]> {
-    const active = await this.registry.activeNames();
-    return requested === undefined ? active : active.filter((p) => requested.includes(p));
+    return this.scope({ kind: 'narrow', names: requested });
   }
 
-  private aggregate(key: string, req: Parameters<typeof aggregateProtocols>[1]): Promise<ProtocolAggregate[]> {
-    return this.cache.get(`agg:${key}:${JSON.stringify(req)}`, () => aggregateProtocols(this.wh, req));
+  // ---- questions: compiled once, costed and run as the same statement -----------------------
+
+  /** The rows of a compiled question, from the result cache (keyed by the statement itself). */
+  private rows(q: Question, statement: CompiledStatement | undefined): Promise<AnswerRow[]> {
+    if (statement === undefined) return Promise.resolve([]);
+    return this.cache.get(`q:${statement.sql}:${JSON.stringify(statement.params)}`,
+      async () => readRows(q, await this.wh.query<Record<string, unknown>>(statement.sql, { params: statement.params })));
+  }
+
+  private ask(q: Question): Promise<AnswerRow[]> {
+    return this.rows(q, compile(q));
+  }
+
+  private prepared<T>(q: Question, shape: (rows: AnswerRow[]) => T): Prepared<T> {
+    const statement = compile(q);
+    return {
+      kind: 'prepared',
+      statements: statement === undefined ? [] : [statement],
+      shape: statement?.costShape ?? costShapeOf(q),
+      answer: async () => shape(await this.rows(q, statement)),
+    };
+  }
+
+  /** The cost of answering, estimated by the engine before anything runs. */
+  async cost(q: CostQuestion): Promise<AnswerCost> {
+    const [statements, shape] = q.kind === 'fixed' ? [[], FIXED_SHAPE] : [q.statements, q.shape];
+    return this.cache.get(`cost:${JSON.stringify([statements, shape])}`, () => costOf(this.wh, statements, shape));
+  }
+
+  // ---- presets: protocol-level answers -------------------------------------------------------
+
+  private async filters(ask: ProtocolAsk, range: TimeRange): Promise<QuestionFilters> {
+    const named = ask.kind === 'one' ? ask.name !== undefined : ask.kind === 'each' || ask.names !== undefined;
+    return { protocols: await this.scope(ask), range, protocolsNamed: named };
   }
 
   async protocolStats(protocolName: string, range: TimeRange = {}): Promise<ProtocolStats> {
-    await this.requireProtocol(protocolName);
-    const [a] = await this.aggregate('stats', { protocols: [protocolName], range, distinct: true });
-    return toStats(protocolName, a);
+    const [row] = await this.ask(PRESETS.stats(await this.filters({ kind: 'one', name: protocolName }, range)));
+    return toStats(protocolName, row);
   }
 
-  /** Stats plus t-digest percentiles, for performance answers. */
+  /** The performance figures of one protocol, with t-digest percentiles of compute units. */
   async protocolAggregate(protocolName: string, range: TimeRange = {}): Promise<ProtocolAggregate | undefined> {
-    await this.requireProtocol(protocolName);
-    const [a] = await this.aggregate('perf', { protocols: [protocolName], range, distinct: true, percentiles: true });
-    return a;
-  }
-
-  async topProtocols(range: TimeRange, sortBy: TopSortBy, limit: number): Promise<TopProtocol[]> {
-    const rows = await this.aggregate('top', { protocols: await this.protocols(), range });
-    const items = rows.map((a) => ({
-      protocolName: a.protocolName ?? '',
-      transactionCount: a.txCount,
-      successRate: rate(a.successCount, a.txCount),
-      totalFees: a.feeSum,
-    }));
-    const key: Record<TopSortBy, (t: TopProtocol) => number> = {
-      transactions: (t) => t.transactionCount,
-      fees: (t) => t.totalFees,
-      successRate: (t) => t.successRate,
-    };
-    return items
-      .sort((x, y) => key[sortBy](y) - key[sortBy](x) || x.protocolName.localeCompare(y.protocolName))
-      .slice(0, limit);
-  }
-
-  /** Hourly or daily buckets over a closed range; buckets without records are included as zeros. */
-  async activity(protocolName: string | undefined, range: Required<TimeRange>, interval: Bucket): Promise<ActivityBucket[]> {
-    const step = interval === 'day' ? 86_400 : 3_600;
-    const first = Math.floor(range.gte / step) * step;
-    const count = Math.floor(range.lte / step) - Math.floor(range.gte / step) + 1;
-    if (range.lte < range.gte) return [];
-    if (count > MAX_ACTIVITY_BUCKETS) {
-      throw new AppError(Errors.invalidParams,
-        `${param('range')}: the range spans ${count} ${interval} buckets; at most ${MAX_ACTIVITY_BUCKETS} are allowed (use a shorter range${interval === 'day' ? '' : ` or ${hint('coarserBucket')}`})`,
-        { field: 'range' });
-    }
-    const protocols = protocolName === undefined ? await this.protocols() : [await this.requireProtocol(protocolName)];
-    const rows = await this.aggregate('activity', { protocols, range, perProtocol: false, bucket: interval });
-    const byBucket = new Map(rows.map((r) => [r.bucket, r]));
-    const out: ActivityBucket[] = [];
-    for (let i = 0; i < count; i++) {
-      const ts = first + i * step;
-      const r = byBucket.get(ts);
-      const d = new Date(ts * 1000);
-      const bucket: ActivityBucket = {
-        timestamp: ts,
-        date: d.toISOString().slice(0, 10),
-        ...(interval === 'hour' ? { hour: d.getUTCHours() } : {}),
-        count: r?.txCount ?? 0,
-        successCount: r?.successCount ?? 0,
-        failedCount: r ? r.txCount - r.successCount : 0,
-        totalFees: r?.feeSum ?? 0,
-        totalComputeUnits: r?.cuSum ?? 0,
-      };
-      out.push(bucket);
-    }
-    return out;
-  }
-
-  async instructionTypes(protocolName: string | undefined, range: TimeRange, limit: number): Promise<InstructionTypeStats[]> {
-    const protocols = protocolName === undefined ? await this.protocols() : [await this.requireProtocol(protocolName)];
-    return this.cache.get(`itypes:${JSON.stringify([protocols, range, limit])}`, () => this.instructionTypesUncached(protocols, range, limit));
-  }
-
-  private async instructionTypesUncached(protocols: string[], range: TimeRange, limit: number): Promise<InstructionTypeStats[]> {
-    const plan = planRange(range);
-    const params: Record<string, unknown> = { protocols, lim: limit };
-    const branches: string[] = [];
-    if (plan.view) {
-      const c = intervalCondition('hour_start', plan.view, 'view');
-      Object.assign(params, c.params);
-      branches.push(`SELECT protocol_name, instruction_type, tx_count, success_count, fee_sum, cu_sum
-        FROM ${TABLES.instructionHourly} WHERE protocol_name IN {protocols:Array(String)} AND ${c.sql}`);
-    }
-    if (plan.edges.length > 0) {
-      const c = edgesCondition('block_time', plan.edges);
-      Object.assign(params, c.params);
-      // Named like the view's columns: when no whole hour is covered this branch is the only
-      // one, and the outer query reads the columns by these names.
-      branches.push(`SELECT protocol_name, instruction_type, count() AS tx_count, countIf(success) AS success_count,
-        sum(fee) AS fee_sum, sum(compute_units) AS cu_sum
-        FROM ${TABLES.transactions} WHERE protocol_name IN {protocols:Array(String)} AND (${c.sql})
-        GROUP BY protocol_name, instruction_type`);
-    }
-    if (branches.length === 0 || protocols.length === 0) return [];
-    const rows = await this.wh.query<{ protocol_name: string; instruction_type: string; c: string; s: string; f: string; cu: string }>(
-      `SELECT protocol_name, instruction_type, sum(tx_count) AS c, sum(success_count) AS s, sum(fee_sum) AS f, sum(cu_sum) AS cu
-       FROM (${branches.join('\nUNION ALL\n')})
-       GROUP BY protocol_name, instruction_type
-       ORDER BY c DESC, protocol_name, instruction_type
-       LIMIT {lim:UInt32}`,
-      { params },
-    );
-    return rows.map((r) => {
-      const n = Number(r.c);
-      return {
-        instructionType: r.instruction_type,
-        protocolName: r.protocol_name,
-        count: n,
-        successRate: rate(Number(r.s), n),
-        averageComputeUnits: avg(Number(r.cu), n),
-        averageFee: avg(Number(r.f), n),
-      };
-    });
-  }
-
-  async transaction(signature: string): Promise<Transaction | null> {
-    return this.signatures.find(signature, new Set(await this.protocols()));
-  }
-
-  /**
-   * One item per requested protocol, in the order asked. Each name must be an active
-   * protocol; `field` names the list in the error (e.g. "options.protocols").
-   */
-  async protocolComparison(protocols: readonly string[], range: TimeRange): Promise<ProtocolComparisonItem[]> {
-    for (const [i, name] of protocols.entries()) await this.requireProtocol(name, 'protocols', i);
-    return toComparison(protocols, await this.aggregate('cmp', { protocols, range, distinct: true }));
+    const [row] = await this.ask(PRESETS.performance(await this.filters({ kind: 'one', name: protocolName }, range)));
+    return row?.values as ProtocolAggregate | undefined;
   }
 
   /**
@@ -274,12 +173,154 @@ export class Analytics {
    * approximate (close to exact for the sizes here).
    */
   async protocolPerformance(protocolName: string, range: TimeRange): Promise<ProtocolPerformance> {
-    return toPerformance(protocolName, await this.protocolAggregate(protocolName, range));
+    const [row] = await this.ask(PRESETS.performance(await this.filters({ kind: 'one', name: protocolName }, range)));
+    return toPerformance(protocolName, row);
+  }
+
+  /** One item per requested protocol, in the order asked; each must be active. */
+  async protocolComparison(protocols: readonly string[], range: TimeRange): Promise<ProtocolComparisonItem[]> {
+    return toComparison(protocols, await this.ask(PRESETS.comparison(await this.filters({ kind: 'each', names: protocols }, range))));
+  }
+
+  async topProtocols(range: TimeRange, sortBy: TopSortBy, limit: number): Promise<TopProtocol[]> {
+    return toTop(await this.ask(PRESETS.top(await this.filters({ kind: 'narrow', names: undefined }, range))), sortBy, limit);
+  }
+
+  /** Hourly or daily buckets over a closed range; buckets without records are included as zeros. */
+  async activity(protocolName: string | undefined, range: Required<TimeRange>, interval: ActivityGranularity): Promise<ActivityBucket[]> {
+    const count = bucketCount(range, interval);
+    if (range.lte < range.gte) return [];
+    if (count > MAX_ACTIVITY_BUCKETS) {
+      throw new AppError(Errors.invalidParams,
+        `${param('range')}: the range spans ${count} ${interval} buckets; at most ${MAX_ACTIVITY_BUCKETS} are allowed (use a shorter range${interval === 'day' ? '' : ` or ${hint('coarserBucket')}`})`,
+        { field: 'range' });
+    }
+    const rows = await this.ask(PRESETS.activity(await this.filters({ kind: 'one', name: protocolName }, range), interval));
+    return toActivity(rows, range, interval);
+  }
+
+  async instructionTypes(protocolName: string | undefined, range: TimeRange, limit: number): Promise<InstructionTypeStats[]> {
+    return toInstructionTypes(await this.ask(PRESETS.instructionTypes(await this.filters({ kind: 'one', name: protocolName }, range), limit)));
+  }
+
+  /** Records of the visible protocols (narrowed to `requested`) in a range. */
+  async transactionCount(requested: readonly string[] | undefined, range: TimeRange): Promise<number> {
+    const [row] = await this.ask(PRESETS.count(await this.filters({ kind: 'narrow', names: requested }, range)));
+    return (row?.values.count as number | undefined) ?? 0;
+  }
+
+  /** Fee statistics for one protocol or all visible ones, overall and per protocol. */
+  async feeStats(protocolName: string | undefined, range: TimeRange): Promise<{ overall: FeeStats; protocols: FeeStats[] }> {
+    const f = await this.filters({ kind: 'one', name: protocolName }, range);
+    const [[all], per] = await Promise.all([this.ask(PRESETS.fees(f)), this.ask(PRESETS.feesPerProtocol(f))]);
+    const byName = new Map(per.map((r) => [r.protocol, r]));
+    return { overall: toFeeStats(protocolName ?? null, all), protocols: f.protocols.map((p) => toFeeStats(p, byName.get(p))) };
+  }
+
+  /** Whole-database figures: view totals over all time and storage from system.parts (no base-table scan). */
+  async globalStats(): Promise<GlobalStats> {
+    const f = await this.filters({ kind: 'narrow', names: undefined }, {});
+    return toGlobalStats(f.protocols, await this.ask(PRESETS.global(f)), await tableStorage(this.wh));
+  }
+
+  /** Statistics of each asked protocol (every visible one when none is asked), in that order. */
+  async protocolStatsList(asked: readonly string[] | undefined, range: TimeRange): Promise<ProtocolStatsWithPrograms[]> {
+    return (await this.prepareStatsList(asked, range)).answer();
+  }
+
+  async prepareStatsList(asked: readonly string[] | undefined, range: TimeRange): Promise<Prepared<ProtocolStatsWithPrograms[]>> {
+    const f = await this.filters({ kind: 'list', names: asked }, range);
+    return this.prepared(PRESETS.stats(f, true), (rows) => {
+      const byName = new Map(rows.map((r) => [r.protocol, r]));
+      return f.protocols.map((p) => ({ ...toStats(p, byName.get(p)), uniquePrograms: (byName.get(p)?.values.programs as number | undefined) ?? 0 }));
+    });
+  }
+
+  /**
+   * Current figures of named activity buckets of the visible protocols, uncached: live
+   * subscriptions ask once per committed write, right after it changed these very buckets.
+   */
+  async activityBuckets(keys: readonly BucketKey[], size: ActivityGranularity): Promise<BucketFigures[]> {
+    const shown = new Set(await this.protocols());
+    const wanted = keys.filter((k) => shown.has(k.protocolName));
+    const out: BucketFigures[] = [];
+    for (let i = 0; i < wanted.length; i += KEYS_PER_READ) {
+      const chunk = wanted.slice(i, i + KEYS_PER_READ);
+      const q = PRESETS.cells({
+        protocols: [...new Set(chunk.map((k) => k.protocolName))],
+        range: cellsRange(chunk, size),
+        cells: chunk.map((k) => ({ protocol: k.protocolName, start: k.start })),
+      }, size);
+      const statement = compile(q);
+      const rows = statement === undefined ? [] : readRows(q, await this.wh.query<Record<string, unknown>>(statement.sql, { params: statement.params }));
+      out.push(...toBucketFigures(chunk, size, rows));
+    }
+    return out;
+  }
+
+  // ---- open questions (the caller picks dimensions and measures): groups, failures, series ----
+
+  async prepareGroups(req: GroupPageRequest): Promise<Prepared<GroupPage>> {
+    const protocols = await this.scope({ kind: 'list', names: req.filters.protocols });
+    return this.prepared(groupsQuestion(req, protocols), (rows) => toGroupPage(req, protocols, rows));
+  }
+
+  async prepareFailures(req: FailureRequest): Promise<Prepared<GroupPage>> {
+    const protocols = await this.scope({ kind: 'list', names: req.filters.protocols });
+    return this.prepared(failuresQuestion(req, protocols), (rows) => toFailurePage(req, protocols, rows));
+  }
+
+  async prepareSeries(req: SeriesRequest): Promise<Prepared<Series[]>> {
+    checkBuckets(req.filters.range, req.granularity);
+    const protocols = await this.scope({ kind: 'list', names: req.filters.protocols });
+    return this.prepared(seriesQuestion(req, protocols), (rows) => toSeries(req, rows));
+  }
+
+  /** A page of groups (by protocol, time, instruction type) with the asked metrics. */
+  async transactionGroups(req: GroupPageRequest): Promise<GroupPage> {
+    return (await this.prepareGroups(req)).answer();
+  }
+
+  /** Failures grouped by error message (and the asked keys), most frequent first. */
+  async failureGroups(req: FailureRequest): Promise<GroupPage> {
+    return (await this.prepareFailures(req)).answer();
+  }
+
+  /** A time series over a closed range: one series per combination of the grouped keys, each with every bucket. */
+  async timeSeries(req: SeriesRequest): Promise<Series[]> {
+    return (await this.prepareSeries(req)).answer();
+  }
+
+  // ---- records ---------------------------------------------------------------------------------
+
+  async transaction(signature: string): Promise<Transaction | null> {
+    return this.signatures.find(signature, new Set(await this.protocols()));
+  }
+
+  async transactions(req: ListRequest): Promise<Page<Transaction>> {
+    return listTransactions(this.wh, req, await this.visibleProtocols(req.filters.protocols));
+  }
+
+  /** A page of records with a cursor per record (GraphQL edges). */
+  async transactionEdges(req: ListRequest): Promise<{ edges: { node: Transaction; cursor: string }[]; more: boolean }> {
+    return (await this.prepareListing(req, 'narrow')).answer();
+  }
+
+  /** A listing's statements, read once (the page window asks the hourly view): costed, then run. */
+  async prepareListing(req: ListRequest, protocols: 'narrow' | 'list' = 'list'): Promise<Prepared<{ edges: { node: Transaction; cursor: string }[]; more: boolean }>> {
+    const visible = await this.scope({ kind: protocols, names: req.filters.protocols });
+    const listing = await listingStatements(this.wh, req, visible);
+    return {
+      kind: 'prepared',
+      statements: chargedStatements(listing, req.filters),
+      shape: { range: req.filters.blockTime ?? {}, protocolsGiven: req.filters.protocols !== undefined },
+      answer: () => listTransactionEdges(this.wh, req, listing),
+    };
   }
 
   /** Failed records of the visible protocols, or of one protocol (which must be active). */
   async failedTransactions(opts: { protocolName?: string; programId?: string; range: TimeRange; limit: number }): Promise<FailedTransaction[]> {
-    const protocols = opts.protocolName === undefined ? await this.protocols() : [await this.requireProtocol(opts.protocolName)];
+    const protocols = await this.scope({ kind: 'one', name: opts.protocolName });
     return listFailedTransactions(this.wh, { protocols, programId: opts.programId, range: opts.range, limit: opts.limit });
   }
 
@@ -301,208 +342,13 @@ export class Analytics {
   checkAddressToken(req: AddressListRequest & { cursor: string }): void {
     checkAddressToken(req);
   }
-
-  async transactions(req: ListRequest): Promise<Page<Transaction>> {
-    return listTransactions(this.wh, req, await this.visibleProtocols(req.filters.protocols));
-  }
-
-  // ---- REST additions: fee statistics, global statistics, counts ------------------------
-
-  /** Records of the visible protocols (narrowed to `requested`) in a range, from the hourly view plus edges. */
-  async transactionCount(requested: readonly string[] | undefined, range: TimeRange): Promise<number> {
-    const protocols = await this.visibleProtocols(requested);
-    const [a] = await this.aggregate('count', { protocols, range, perProtocol: false });
-    return a?.txCount ?? 0;
-  }
-
-  /** Fee statistics for one protocol or all visible ones, overall and per protocol. */
-  async feeStats(protocolName: string | undefined, range: TimeRange): Promise<{ overall: FeeStats; protocols: FeeStats[] }> {
-    const protocols = protocolName === undefined ? await this.protocols() : [await this.requireProtocol(protocolName)];
-    const [all] = await this.aggregate('fees', { protocols, range, perProtocol: false, percentiles: true, extremes: true });
-    const per = await this.aggregate('fees-per', { protocols, range, percentiles: true, extremes: true });
-    const byName = new Map(per.map((a) => [a.protocolName, a]));
-    return {
-      overall: toFeeStats(protocolName ?? null, all),
-      protocols: protocols.map((p) => toFeeStats(p, byName.get(p))),
-    };
-  }
-
-  // ---- GraphQL additions: several protocols at once, groups, series, costs --------------
-
-  /**
-   * The names of an asked protocol list, each of which must be active; the list must not be
-   * empty. Duplicates are dropped, order kept.
-   */
-  async requireProtocols(names: readonly string[]): Promise<string[]> {
-    if (names.length === 0) {
-      throw new AppError(Errors.invalidParams, `${param('protocols')} must name at least one protocol (${hint('protocols')}); leave it out for all of them`, { field: 'protocols' });
-    }
-    for (const [i, name] of names.entries()) await this.requireProtocol(name, 'protocols', i);
-    return [...new Set(names)];
-  }
-
-  private async resolved<F extends AskedGroupFilters>(filters: F): Promise<F & { protocols: string[] }> {
-    return { ...filters, protocols: filters.protocols === undefined ? await this.protocols() : await this.requireProtocols(filters.protocols) };
-  }
-
-  /** Statistics of each asked protocol (every visible one when none is asked), in that order. */
-  async protocolStatsList(asked: readonly string[] | undefined, range: TimeRange): Promise<ProtocolStatsWithPrograms[]> {
-    const protocols = asked === undefined ? await this.protocols() : await this.requireProtocols(asked);
-    const rows = await this.aggregate('stats-list', this.statsRequest(protocols, range));
-    const byName = new Map(rows.map((a) => [a.protocolName, a]));
-    return protocols.map((p) => ({ ...toStats(p, byName.get(p)), uniquePrograms: byName.get(p)?.programs ?? 0 }));
-  }
-
-  private statsRequest(protocols: readonly string[], range: TimeRange): AggregateRequest {
-    return { protocols, range, distinct: true, programs: true };
-  }
-
-  /** A page of records with a cursor per record (GraphQL edges). */
-  async transactionEdges(req: ListRequest): Promise<{ edges: { node: Transaction; cursor: string }[]; more: boolean }> {
-    return listTransactionEdges(this.wh, req, await this.visibleProtocols(req.filters.protocols));
-  }
-
-  /** A page of groups (by protocol, hour, instruction type) with the asked metrics. */
-  async transactionGroups(req: Omit<GroupPageRequest, 'filters'> & { filters: AskedGroupFilters }): Promise<GroupPage> {
-    const filters = await this.resolved(req.filters);
-    return this.cache.get(`groups:${JSON.stringify({ ...req, filters })}`, () => pageGroups(this.wh, { ...req, filters }));
-  }
-
-  /** Failures grouped by error message (and the asked keys), most frequent first. */
-  async failureGroups(req: Omit<FailureRequest, 'filters'> & { filters: AskedGroupFilters & { errorPattern?: string } }): Promise<GroupPage> {
-    const filters = await this.resolved(req.filters);
-    return this.cache.get(`failures:${JSON.stringify({ ...req, filters })}`, () => pageFailures(this.wh, { ...req, filters }));
-  }
-
-  /**
-   * A time series over a closed range: one series per combination of the grouped keys (one
-   * series without keys), each with every bucket of the range, empty ones as zeros.
-   */
-  async timeSeries(req: SeriesRequest): Promise<Series[]> {
-    checkBuckets(req.filters.range, req.bucket);
-    const filters = await this.resolved(req.filters);
-    const groups = await this.cache.get(`series:${JSON.stringify({ ...req, filters })}`,
-      () => seriesGroups(this.wh, { filters, keys: [...req.keys, 'hour'], metrics: req.metrics, bucket: req.bucket }));
-    const starts = bucketStarts(req.filters.range, req.bucket);
-    const bySeries = new Map<string, { keys: Series['keys']; byTime: Map<number, Group['values']> }>();
-    if (req.keys.length === 0) bySeries.set('', { keys: {}, byTime: new Map() });
-    for (const g of groups) {
-      const keys: Series['keys'] = {};
-      if (g.protocol !== undefined) keys.protocol = g.protocol;
-      if (g.instructionType !== undefined) keys.instructionType = g.instructionType;
-      const id = JSON.stringify(keys);
-      let s = bySeries.get(req.keys.length === 0 ? '' : id);
-      if (!s) bySeries.set(id, (s = { keys, byTime: new Map() }));
-      s.byTime.set(g.time ?? 0, g.values);
-    }
-    const points = bySeries.size * starts.length * Math.max(1, req.metrics.length);
-    if (points > MAX_SERIES_POINTS) {
-      throw new AppError(Errors.invalidParams,
-        `${param('range')}: the answer would hold ${points} points; at most ${MAX_SERIES_POINTS} are allowed (use a shorter range, a coarser bucket, fewer metrics or fewer groups)`, { field: 'range' });
-    }
-    const zero = Object.fromEntries(req.metrics.map((m) => [m, 0])) as Group['values'];
-    return [...bySeries.values()].map((s) => ({ keys: s.keys, points: starts.map((time) => ({ time, values: s.byTime.get(time) ?? zero })) }));
-  }
-
-  /** The cost of answering a question, estimated by the engine before anything runs. */
-  async cost(q: CostQuestion): Promise<AnswerCost> {
-    const { statements, shape } = await this.costParts(q);
-    return this.cache.get(`cost:${JSON.stringify(statements)}`, () => costOf(this.wh, statements, shape));
-  }
-
-  private async costParts(q: CostQuestion): Promise<{ statements: Statement[]; shape: CostShape }> {
-    const some = (s: Statement | undefined): Statement[] => (s === undefined ? [] : [s]);
-    switch (q.kind) {
-      case 'listing': {
-        const f = q.request.filters;
-        const listing = await listingStatements(this.wh, q.request, await this.visibleProtocols(f.protocols));
-        // The page window is found from the hourly view, which does not see instruction
-        // types, program ids or status: with them the window may hold too few rows and the
-        // listing reads the whole range next, so both statements are charged.
-        const thinned = f.instructionTypes !== undefined || f.programIds !== undefined || f.status !== undefined;
-        const statements = listing === undefined ? [] : listing.windowed === undefined ? [listing.full] : thinned ? [listing.windowed, listing.full] : [listing.windowed];
-        return {
-          statements,
-          shape: { range: f.blockTime ?? {}, protocolsGiven: f.protocols !== undefined },
-        };
-      }
-      case 'groups': {
-        const filters = await this.resolved(q.request.filters);
-        const r = q.request;
-        return {
-          statements: some(groupPageStatement({ ...r, filters })),
-          shape: { range: r.filters.range, protocolsGiven: r.filters.protocols !== undefined, keys: r.keys, metrics: [...r.metrics, r.sort.metric], bucket: r.bucket },
-        };
-      }
-      case 'series': {
-        checkBuckets(q.request.filters.range, q.request.bucket);
-        const filters = await this.resolved(q.request.filters);
-        const r = q.request;
-        return {
-          statements: some(seriesStatement({ ...r, filters, keys: [...r.keys, 'hour'] })),
-          shape: { range: r.filters.range, protocolsGiven: r.filters.protocols !== undefined, keys: r.keys, metrics: r.metrics, bucket: r.bucket },
-        };
-      }
-      case 'failures': {
-        const filters = await this.resolved(q.request.filters);
-        const r = q.request;
-        return {
-          statements: some(failurePageStatement({ ...r, filters })),
-          shape: { range: r.filters.range, protocolsGiven: r.filters.protocols !== undefined, keys: r.keys, metrics: r.metrics },
-        };
-      }
-      case 'stats': {
-        const protocols = q.protocols === undefined ? await this.protocols() : await this.requireProtocols(q.protocols);
-        return { statements: some(aggregateStatement(this.statsRequest(protocols, q.range))), shape: { range: q.range, protocolsGiven: q.protocols !== undefined } };
-      }
-      case 'fixed':
-        return { statements: [], shape: { range: { gte: 0, lte: 0 }, protocolsGiven: true } };
-    }
-  }
-
-  /** Whole-database figures: view totals over all time and storage from system.parts (no base-table scan). */
-  async globalStats(): Promise<GlobalStats> {
-    const active = await this.protocols();
-    const per = await this.aggregate('global', { protocols: active, range: {}, extremes: true });
-    return toGlobalStats(active, per, await tableStorage(this.wh));
-  }
-
-  // ---- Live subscriptions ---------------------------------------------------------------
-
-  /**
-   * Current figures of named activity buckets of the visible protocols, uncached: live
-   * subscriptions ask once per committed write, right after it changed these very buckets.
-   */
-  async activityBuckets(keys: readonly BucketKey[], size: BucketSize): Promise<BucketFigures[]> {
-    return readActivityBuckets(this.wh, keys, size, await this.protocols());
-  }
 }
 
 /** Refuse a series of more than MAX_ACTIVITY_BUCKETS buckets before anything runs. */
-function checkBuckets(range: Required<TimeRange>, bucket: TimeBucket): void {
-  const buckets = bucketCount(range, bucket);
+function checkBuckets(range: Required<TimeRange>, granularity: Granularity): void {
+  const buckets = bucketCount(range, granularity);
   if (buckets > MAX_ACTIVITY_BUCKETS) {
     throw new AppError(Errors.invalidParams,
-      `${param('range')}: the range spans ${buckets} ${bucket} buckets; at most ${MAX_ACTIVITY_BUCKETS} are allowed (use a shorter range or a coarser bucket)`, { field: 'range' });
+      `${param('range')}: the range spans ${buckets} ${granularity} buckets; at most ${MAX_ACTIVITY_BUCKETS} are allowed (use a shorter range or a coarser bucket)`, { field: 'range' });
   }
-}
-
-export function toStats(protocolName: string, a: ProtocolAggregate | undefined): ProtocolStats {
-  const n = a?.txCount ?? 0;
-  const ok = a?.successCount ?? 0;
-  return {
-    protocolName,
-    totalTransactions: n,
-    successfulTransactions: ok,
-    failedTransactions: n - ok,
-    successRate: rate(ok, n),
-    totalFees: a?.feeSum ?? 0,
-    averageFee: avg(a?.feeSum ?? 0, n),
-    totalComputeUnits: a?.cuSum ?? 0,
-    averageComputeUnits: avg(a?.cuSum ?? 0, n),
-    averageAccountsCount: avg(a?.accountsSum ?? 0, n),
-    uniqueInstructionTypes: a?.instructionTypes ?? 0,
-    firstSeen: n === 0 ? 0 : (a?.firstSeen ?? 0),
-    lastSeen: n === 0 ? 0 : (a?.lastSeen ?? 0),
-  };
 }

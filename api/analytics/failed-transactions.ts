@@ -2,7 +2,7 @@
 // table keeps), newest first.
 import type { FailedTransaction } from '../../core/vocabulary/answers.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
-import { commonConditions } from './filter-conditions.ts';
+import { commonConditions } from './question/model.ts';
 import type { TimeRange } from './types.ts';
 import { TABLES } from '../../warehouse/tables.ts';
 export type { FailedTransaction };

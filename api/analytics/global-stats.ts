@@ -1,10 +1,10 @@
 // Global statistics (REST /stats): totals over every visible protocol from the hourly view
-// (no range, so no base-table edge is read), plus storage figures from system.parts, which
+// (the global preset, with no range, so no base-table edge is read), plus storage figures from system.parts, which
 // the engine keeps per data part: neither needs a scan of the base table.
 import type { TableStorage, GlobalStats } from '../../core/vocabulary/answers.ts';
 import { PUBLISHED_TABLES } from '../../warehouse/tables.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
-import type { ProtocolAggregate } from './protocol-aggregates.ts';
+import { num, type AnswerRow } from './question/compile.ts';
 export type { TableStorage, GlobalStats };
 
 /**
@@ -27,7 +27,7 @@ export async function tableStorage(wh: Warehouse): Promise<TableStorage[]> {
   }));
 }
 
-export function toGlobalStats(active: readonly string[], perProtocol: readonly ProtocolAggregate[], storage: TableStorage[]): GlobalStats {
+export function toGlobalStats(active: readonly string[], perProtocol: readonly AnswerRow[], storage: TableStorage[]): GlobalStats {
   let n = 0;
   let ok = 0;
   let fees = 0;
@@ -35,18 +35,17 @@ export function toGlobalStats(active: readonly string[], perProtocol: readonly P
   let first = Infinity;
   let last = 0;
   let slot = 0n;
-  for (const a of perProtocol) {
-    if (a.txCount === 0) continue;
-    n += a.txCount;
-    ok += a.successCount;
-    fees += a.feeSum;
-    cu += a.cuSum;
-    first = Math.min(first, a.firstSeen);
-    last = Math.max(last, a.lastSeen);
-    const s = BigInt(a.maxSlot || '0');
+  for (const r of perProtocol) {
+    n += num(r, 'count');
+    ok += num(r, 'successCount');
+    fees += num(r, 'sumFee');
+    cu += num(r, 'sumComputeUnits');
+    first = Math.min(first, num(r, 'firstSeen'));
+    last = Math.max(last, num(r, 'lastSeen'));
+    const s = BigInt(String(r.values.maxSlot ?? '0'));
     if (s > slot) slot = s;
   }
-  const counts = new Map(perProtocol.map((a) => [a.protocolName ?? '', a.txCount]));
+  const counts = new Map(perProtocol.map((r) => [r.protocol ?? '', num(r, 'count')]));
   return {
     totalTransactions: n,
     successfulTransactions: ok,

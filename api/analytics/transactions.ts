@@ -3,7 +3,7 @@
 import { MAX_BLOCK_TIME } from '../../core/limits.ts';
 import { BASE58_SIGNATURE } from '../../core/vocabulary/primitives.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
-import { commonConditions, type Conditions, type Statement } from './filter-conditions.ts';
+import { addFilter, commonConditions, type Conditions, type Statement } from './question/model.ts';
 import { decodeToken, encodeToken, isUInt, listingFingerprint } from './page-token.ts';
 import type { ListRequest, Page, SortOrder, Transaction, TransactionFilters } from './types.ts';
 import { TABLES } from '../../warehouse/tables.ts';
@@ -72,10 +72,7 @@ export function decodeCursor(token: string, field: string, req: Pick<ListRequest
 /** WHERE conditions shared by the base table and tx_by_signature_v2 (same column names). */
 function filterConditions(filters: TransactionFilters, visible: readonly string[], cursor: Cursor | undefined, order: SortOrder): Conditions {
   const { where, params } = commonConditions(filters, visible);
-  if (filters.instructionTypes) {
-    where.push('instruction_type IN {instructionTypes:Array(String)}');
-    params.instructionTypes = filters.instructionTypes;
-  }
+  addFilter({ where, params }, 'instructionTypes', filters.instructionTypes);
   if (cursor) {
     const op = order === 'asc' ? '>' : '<';
     // The plain block_time bound lets the primary key prune; the tuple makes it exact.
@@ -104,18 +101,30 @@ const cursorOf = (r: TxRow, req: ListRequest): string =>
  * `visible` is the set of protocols the caller may see (active ones, narrowed by filters).
  */
 export async function listTransactions(wh: Warehouse, req: ListRequest, visible: readonly string[]): Promise<Page<Transaction>> {
-  const { rows, more } = await listRows(wh, req, visible);
+  const { rows, more } = await listRows(wh, req, await listingStatements(wh, req, visible));
   const last = rows.at(-1);
   return { data: rows.map(toTransaction), next: more && last ? cursorOf(last, req) : null };
 }
 
-/** The same page with a cursor per record (GraphQL edges): each resumes right after its record. */
-export async function listTransactionEdges(wh: Warehouse, req: ListRequest, visible: readonly string[]): Promise<{ edges: { node: Transaction; cursor: string }[]; more: boolean }> {
-  const { rows, more } = await listRows(wh, req, visible);
+/** A page of prepared listing statements with a cursor per record (GraphQL edges): each resumes right after its record. */
+export async function listTransactionEdges(wh: Warehouse, req: ListRequest, listing: Listing | undefined): Promise<{ edges: { node: Transaction; cursor: string }[]; more: boolean }> {
+  const { rows, more } = await listRows(wh, req, listing);
   return { edges: rows.map((r) => ({ node: toTransaction(r), cursor: cursorOf(r, req) })), more };
 }
 
-interface Listing {
+/**
+ * The statements a listing is charged for. The page window is found from the hourly view,
+ * which does not see instruction types, program ids or status: with them the window may
+ * hold too few rows and the listing reads the whole range next, so both are charged.
+ */
+export function chargedStatements(listing: Listing | undefined, filters: TransactionFilters): Statement[] {
+  if (listing === undefined) return [];
+  if (listing.windowed === undefined) return [listing.full];
+  const thinned = filters.instructionTypes !== undefined || filters.programIds !== undefined || filters.status !== undefined;
+  return thinned ? [listing.windowed, listing.full] : [listing.windowed];
+}
+
+export interface Listing {
   /** The statement over the whole range, and the narrower one bounded by the page window when the hourly view could find one. */
   full: Statement;
   windowed: Statement | undefined;
@@ -135,8 +144,8 @@ export async function listingStatements(wh: Warehouse, req: ListRequest, visible
 
   if (req.filters.signatures) {
     // Signature filters are point reads on the lookup table, whatever else is asked.
-    built.where.push('sig_key IN (SELECT cityHash64(arrayJoin({sigs:Array(String)})))', 'signature IN {sigs:Array(String)}');
-    built.params.sigs = req.filters.signatures;
+    built.where.push('sig_key IN (SELECT cityHash64(arrayJoin({sigs:Array(String)})))');
+    addFilter(built, 'signatures', req.filters.signatures);
     return {
       full: { sql: `SELECT ${TX_COLUMNS} FROM ${TABLES.txBySignature} WHERE ${built.where.join(' AND ')} ${order} LIMIT {lim:UInt32}`, params: { ...built.params, lim: req.limit + 1 } },
       windowed: undefined,
@@ -157,8 +166,7 @@ export async function listingStatements(wh: Warehouse, req: ListRequest, visible
   return { full: statement(undefined), windowed: window === undefined ? undefined : statement(bound) };
 }
 
-async function listRows(wh: Warehouse, req: ListRequest, visible: readonly string[]): Promise<RowPage> {
-  const listing = await listingStatements(wh, req, visible);
+async function listRows(wh: Warehouse, req: ListRequest, listing: Listing | undefined): Promise<RowPage> {
   if (listing === undefined) return { rows: [], more: false };
   const run = (s: Statement): Promise<TxRow[]> => wh.query<TxRow>(s.sql, { params: s.params });
   if (listing.windowed !== undefined) {

@@ -9,9 +9,10 @@ import {
   GRAPHQL_MAX_PATTERN_CHARS,
   MAX_BLOCK_TIME,
 } from '../../core/limits.ts';
-import type { AskedGroupFilters, Analytics, CostQuestion } from '../analytics/analytics.ts';
+import type { Analytics, CostQuestion, Prepared } from '../analytics/analytics.ts';
 import type { AnswerCost, Recommendation } from '../analytics/analytics-cost.ts';
-import { bucketCount, FAILURE_METRICS, type Group, type GroupKey, type Metric, type TimeBucket } from '../analytics/group-aggregates.ts';
+import { FAILURE_METRICS, type Group, type GroupFilters, type GroupKey, type GroupPageRequest, type Metric } from '../analytics/group-pages.ts';
+import { bucketCount, type Granularity } from '../analytics/question/granularity.ts';
 import type { ListRequest, TimeRange, Transaction, TransactionFilters } from '../analytics/types.ts';
 import { FILTER_LIST_MAX, SIGNATURE_LIST_MAX } from '../../core/limits.ts';
 import { Address, breaksRule, dayStart, InstructionType, ProtocolName, Signature } from '../../core/vocabulary/primitives.ts';
@@ -25,7 +26,8 @@ export interface FieldMeter {
 }
 
 /**
- * A top-level field ready to run: what it costs is asked of `question`, `run` answers it;
+ * A top-level field ready to run: what it costs is asked of `question` (its prepared
+ * answer: the statements are built once, then costed and run as the same objects), `run` answers it;
  * `points` is how many items its arguments ask for (the least it can answer when the number
  * of series is known only once read; 1 when absent).
  */
@@ -41,8 +43,8 @@ const METRIC: Record<string, Metric> = {
   P99_FEE: 'p99Fee', SUM_FEE: 'sumFee', P95_COMPUTE_UNITS: 'p95ComputeUnits',
 };
 const METRIC_NAME = Object.fromEntries(Object.entries(METRIC).map(([k, v]) => [v, k])) as Record<Metric, string>;
-const GROUP_KEY: Record<string, GroupKey> = { PROTOCOL: 'protocol', HOUR: 'hour', INSTRUCTION_TYPE: 'instructionType' };
-const BUCKET: Record<string, TimeBucket> = { HOUR: 'hour', DAY: 'day', WEEK: 'week', MONTH: 'month' };
+const GROUP_KEY: Record<string, GroupKey> = { PROTOCOL: 'protocol', HOUR: 'time', INSTRUCTION_TYPE: 'instructionType' };
+const GRANULARITY: Record<string, Granularity> = { HOUR: 'hour', DAY: 'day', WEEK: 'week', MONTH: 'month' };
 
 /** Each string filter is the vocabulary's primitive, with the list caps every interface shares. */
 type Primitive = typeof Signature | typeof Address | typeof ProtocolName | typeof InstructionType;
@@ -137,7 +139,7 @@ function distinct(v: unknown, name: string, max: number): string[] {
 const metricsOf = (v: unknown): Metric[] => distinct(v, 'metrics', Object.keys(METRIC).length).map((n) => METRIC[n]!);
 const keysOf = (v: unknown): GroupKey[] => distinct(v, 'groupBy', Object.keys(GROUP_KEY).length).map((n) => GROUP_KEY[n]!);
 
-function groupFilters(f: FiltersArg | null | undefined, range: TimeRange): AskedGroupFilters {
+function groupFilters(f: FiltersArg | null | undefined, range: TimeRange): GroupFilters {
   const protocols = list(f?.protocols, 'filters.protocols');
   const instructionTypes = list(f?.instructionTypes, 'filters.instructionTypes');
   return { range, ...(protocols ? { protocols } : {}), ...(instructionTypes ? { instructionTypes } : {}) };
@@ -165,8 +167,13 @@ const connection = <N>(edges: { node: N; cursor: string }[], more: boolean) => (
 
 // ---- the fields ---------------------------------------------------------------------------
 
-/** The question and answer of transactions(filters, pagination, groupBy, metrics, sort). */
-async function transactionsPlan(a: Analytics, args: Args): Promise<FieldPlan> {
+/** What transactions(filters, pagination, groupBy, metrics, sort) asks: records, or groups (no keys but metrics: one group of everything). */
+type TransactionsAsk =
+  | { kind: 'listing'; request: ListRequest; points: number }
+  | { kind: 'groups'; request: GroupPageRequest; points: number };
+
+/** The arguments of transactions(...) checked and turned into its request; nothing is read. */
+function transactionsAsk(args: Args): TransactionsAsk {
   const f = args.filters as FiltersArg | null | undefined;
   refuse(f, ['errorPattern'], 'applies to failedTransactions only');
   const range = rangeOf(f);
@@ -179,9 +186,8 @@ async function transactionsPlan(a: Analytics, args: Args): Promise<FieldPlan> {
   if (keys.length === 0 && asked.length === 0) {
     // Records, in time order.
     if (present(sort?.field)) throw invalidParams('sort.field sorts groups; without groupBy or metrics records are in time order (sort.direction)', 'sort');
-    const protocols = list(f?.protocols, 'filters.protocols');
-    if (protocols) await a.requireProtocols(protocols);
     const filters: TransactionFilters = {};
+    const protocols = list(f?.protocols, 'filters.protocols');
     if (protocols) filters.protocols = protocols;
     if (range.gte !== undefined || range.lte !== undefined) filters.blockTime = range;
     const itypes = list(f?.instructionTypes, 'filters.instructionTypes');
@@ -192,35 +198,48 @@ async function transactionsPlan(a: Analytics, args: Args): Promise<FieldPlan> {
     if (signatures) filters.signatures = signatures;
     if (present(f?.status) && f.status !== 'ALL') filters.status = f.status === 'SUCCEEDED' ? 'succeeded' : 'failed';
     const request: ListRequest = { filters, sortOrder: direction, limit: page.limit, ...(page.cursor ? { cursor: page.cursor } : {}) };
-    return {
-      question: { kind: 'listing', request },
-      points: page.limit,
-      async run(meter) {
-        const { edges, more } = await a.transactionEdges(request);
-        meter.count(edges.length);
-        return connection(edges.map((e) => ({ node: e.node, cursor: e.cursor })), more);
-      },
-    };
+    return { kind: 'listing', request, points: page.limit };
   }
 
-  // Groups (no keys but metrics: one group of everything).
   refuse(f, ['programIds', 'signatures', 'status'], 'cannot be combined with groupBy or metrics: aggregates come from hourly views that do not keep it; list the records instead');
   const metrics = asked.length > 0 ? asked : (['count'] as Metric[]);
-  const request = {
+  const request: GroupPageRequest = {
     filters: groupFilters(f, range),
     keys,
     metrics,
-    sort: { metric: present(sort?.field) ? METRIC[sort.field]! : metrics.includes('count') ? 'count' as const : metrics[0]!, direction } as const,
+    sort: { metric: present(sort?.field) ? METRIC[sort.field]! : metrics.includes('count') ? 'count' : metrics[0]!, direction },
     limit: page.limit,
     ...(page.cursor ? { cursor: page.cursor } : {}),
   };
+  return { kind: 'groups', request, points: page.limit };
+}
+
+type Edges = { edges: { node: unknown; cursor: string }[]; more: boolean };
+
+/** The prepared answer of a transactions(...) request, as connection edges: its protocols resolved and its statement(s) built, once. */
+async function prepareTransactions(a: Analytics, ask: TransactionsAsk): Promise<Prepared<Edges>> {
+  if (ask.kind === 'listing') return a.prepareListing(ask.request);
+  const groups = await a.prepareGroups(ask.request);
   return {
-    question: { kind: 'groups', request },
-    points: page.limit,
+    ...groups,
+    answer: async () => {
+      const page = await groups.answer();
+      return { edges: page.groups.map((g) => ({ node: groupNode(g.group), cursor: g.cursor })), more: page.more };
+    },
+  };
+}
+
+/** The question and answer of transactions(filters, pagination, groupBy, metrics, sort). */
+async function transactionsPlan(a: Analytics, args: Args): Promise<FieldPlan> {
+  const ask = transactionsAsk(args);
+  const prepared = await prepareTransactions(a, ask);
+  return {
+    question: prepared,
+    points: ask.points,
     async run(meter) {
-      const { groups, more } = await a.transactionGroups(request);
-      meter.count(groups.length);
-      return connection(groups.map((g) => ({ node: groupNode(g.group), cursor: g.cursor })), more);
+      const { edges, more } = await prepared.answer();
+      meter.count(edges.length);
+      return connection(edges, more);
     },
   };
 }
@@ -238,16 +257,17 @@ function signaturePlan(a: Analytics, args: Args): FieldPlan {
   };
 }
 
-function protocolStatsPlan(a: Analytics, args: Args): FieldPlan {
+async function protocolStatsPlan(a: Analytics, args: Args): Promise<FieldPlan> {
   const f = args.filters as FiltersArg | null | undefined;
   refuse(f, ['errorPattern', 'instructionTypes', 'programIds', 'signatures', 'status'], 'is not a filter of protocolStats (protocols and dateRange are)');
   const range = rangeOf(f);
   const protocols = list(f?.protocols, 'filters.protocols');
+  const prepared = await a.prepareStatsList(protocols, range);
   return {
-    question: { kind: 'stats', ...(protocols ? { protocols } : {}), range },
+    question: prepared,
     points: protocols?.length ?? 1,
     async run(meter) {
-      const stats = await a.protocolStatsList(protocols, range);
+      const stats = await prepared.answer();
       meter.count(stats.length);
       return stats;
     },
@@ -259,18 +279,19 @@ async function timeSeriesPlan(a: Analytics, args: Args): Promise<FieldPlan> {
   refuse(f, ['errorPattern', 'programIds', 'signatures', 'status'], 'is not a filter of timeSeries (protocols, dateRange and instructionTypes are)');
   const range = rangeOf(f, true) as Required<TimeRange>;
   const keys = keysOf(args.groupBy);
-  if (keys.includes('hour')) throw invalidParams('groupBy HOUR is not allowed in timeSeries: bucketBy sets the time buckets', 'groupBy');
+  if (keys.includes('time')) throw invalidParams('groupBy HOUR is not allowed in timeSeries: bucketBy sets the time buckets', 'groupBy');
   const metrics = metricsOf(args.metrics);
   if (metrics.length === 0) throw invalidParams('metrics must name at least one metric', 'metrics');
-  const bucket = BUCKET[args.bucketBy as string] ?? 'hour';
-  const request = { filters: { ...groupFilters(f, range), range }, keys, metrics, bucket };
+  const granularity = GRANULARITY[args.bucketBy as string] ?? 'hour';
+  const request = { filters: { ...groupFilters(f, range), range }, keys, metrics, granularity };
   // Known before reading: buckets x metrics x protocols (by PROTOCOL); instruction types only once read.
   const protocolSeries = keys.includes('protocol') ? (request.filters.protocols?.length ?? (await a.protocols()).length) : 1;
+  const prepared = await a.prepareSeries(request);
   return {
-    question: { kind: 'series', request },
-    points: bucketCount(range, bucket) * metrics.length * Math.max(1, protocolSeries),
+    question: prepared,
+    points: bucketCount(range, granularity) * metrics.length * Math.max(1, protocolSeries),
     async run(meter) {
-      const series = await a.timeSeries(request);
+      const series = await prepared.answer();
       meter.count(series.length * (series[0]?.points.length ?? 0) * metrics.length);
       const out: { timestamp: number; value: number; label: string }[] = [];
       for (const s of series) {
@@ -285,7 +306,7 @@ async function timeSeriesPlan(a: Analytics, args: Args): Promise<FieldPlan> {
   };
 }
 
-function failedTransactionsPlan(a: Analytics, args: Args): FieldPlan {
+async function failedTransactionsPlan(a: Analytics, args: Args): Promise<FieldPlan> {
   const f = args.filters as FiltersArg | null | undefined;
   refuse(f, ['programIds', 'signatures', 'status'], 'is not a filter of failedTransactions (protocols, dateRange, instructionTypes and errorPattern are)');
   const range = rangeOf(f);
@@ -305,11 +326,12 @@ function failedTransactionsPlan(a: Analytics, args: Args): FieldPlan {
     limit: page.limit,
     ...(page.cursor ? { cursor: page.cursor } : {}),
   };
+  const prepared = await a.prepareFailures(request);
   return {
-    question: { kind: 'failures', request },
+    question: prepared,
     points: page.limit,
     async run(meter) {
-      const { groups, more } = await a.failureGroups(request);
+      const { groups, more } = await prepared.answer();
       meter.count(groups.length);
       return connection(groups.map((g) => ({
         node: {
@@ -328,12 +350,15 @@ function failedTransactionsPlan(a: Analytics, args: Args): FieldPlan {
 }
 
 async function queryComplexityPlan(a: Analytics, args: Args, budget: number): Promise<FieldPlan> {
-  // The question transactions(filters, groupBy, metrics) would ask, with default paging.
-  const inner = await transactionsPlan(a, { filters: args.filters, groupBy: args.groupBy, metrics: args.metrics });
+  // The question transactions(filters, groupBy, metrics) would ask, with default paging:
+  // its arguments are checked now, a listing's protocols too (a listing reads its page
+  // window to be prepared); groups are prepared when this field runs.
+  const ask = transactionsAsk({ filters: args.filters, groupBy: args.groupBy, metrics: args.metrics });
+  const listing = ask.kind === 'listing' ? await prepareTransactions(a, ask) : undefined;
   return {
     question: { kind: 'fixed' },
     async run() {
-      const cost = await a.cost(inner.question);
+      const cost = await a.cost(listing ?? await prepareTransactions(a, ask));
       return { ...cost, withinBudget: cost.score <= budget, recommendations: wordRecommendations(cost) };
     },
   };

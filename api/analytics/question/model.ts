@@ -1,0 +1,209 @@
+// The question model (in the spirit of Cube's measures and dimensions): what an aggregate
+// answer may ask for, and where it can be read from. Each measure, dimension and source is
+// declared once here; compile.ts turns a question over them into one statement.
+//
+// - A state is a partial aggregate the hourly views keep per hour; its base-table
+//   expression builds the same state from raw rows for the ragged edges of a range, so
+//   whole hours and edges merge exactly.
+// - A measure is an expression over merged states (its merge), with an output type.
+// - A dimension is a column answers group by; time is bucketed by one Granularity.
+// - A source is an hourly view with the states, dimensions and filters it can answer;
+//   edges always come from the base table.
+// - A filter's condition and bound parameter read the same over the base table, the lookup
+//   tables (same column names) and the views that keep its column: record listings
+//   (transactions.ts, address-transactions.ts, failed-transactions.ts) take theirs from here too.
+import { TABLES } from '../../../warehouse/tables.ts';
+import type { TransactionFilters } from '../types.ts';
+
+/** The quantiles the views' t-digest states are built for. */
+const Q = '0.5, 0.95, 0.99';
+
+/** Each state: its expression over base-table rows (the view's column is named alike unless a source says otherwise). */
+export const STATES = {
+  tx_count: 'count()',
+  success_count: 'countIf(success)',
+  fee_sum: 'sum(fee)',
+  fee_min: 'min(fee)',
+  fee_max: 'max(fee)',
+  cu_sum: 'sum(compute_units)',
+  accounts_sum: 'sum(accounts_count)',
+  first_seen: 'min(block_time)',
+  last_seen: 'max(block_time)',
+  max_slot: 'max(slot)',
+  instruction_types: 'uniqExactState(toString(instruction_type))',
+  programs: 'uniqExactState(toString(program_id))',
+  cu_digest: `quantilesTDigestState(${Q})(compute_units)`,
+  fee_digest: `quantilesTDigestState(${Q})(fee)`,
+} as const;
+export type State = keyof typeof STATES;
+
+/** How a measure's value arrives: a number, a decimal string (a UInt64 past 2^53), or the quantiles 0.5, 0.95, 0.99. */
+export type MeasureType = 'number' | 'text' | 'quantiles';
+
+/** A measure the engine merges: one output column. */
+export interface AggregateMeasure {
+  /** The states it merges. */
+  states: readonly State[];
+  /** Its value over the merged rows, written over the state columns. */
+  sql: string;
+  type: MeasureType;
+  /** Merged from t-digest states: approximate, and the dearest merge (the cost model charges it). */
+  percentile?: boolean;
+}
+
+/**
+ * A measure derived from two aggregate measures: their ratio (times `scale`) or difference.
+ * Each output column costs the engine about 0.2 ms per answer, so it is read as its inputs
+ * and computed after reading; an answer ordered by it gets it written as SQL (the same IEEE
+ * arithmetic on the same integers, so the two agree to the bit).
+ */
+export interface DerivedMeasure {
+  of: readonly [string, string];
+  op: 'ratio' | 'difference';
+  scale?: number;
+}
+
+export type Measure = AggregateMeasure | DerivedMeasure;
+
+export const isDerived = (m: Measure): m is DerivedMeasure => 'of' in m;
+
+/**
+ * Every measure of today's answers. Averages and rates are over records (count). Sums stay
+ * UInt64 (a float conversion per column costs the engine time; the value read is the same).
+ */
+export const MEASURES = {
+  count: { states: ['tx_count'], sql: 'sum(tx_count)', type: 'number' },
+  successCount: { states: ['success_count'], sql: 'sum(success_count)', type: 'number' },
+  failedCount: { of: ['count', 'successCount'], op: 'difference' },
+  successRate: { of: ['successCount', 'count'], op: 'ratio', scale: 100 },
+  sumFee: { states: ['fee_sum'], sql: 'sum(fee_sum)', type: 'number' },
+  avgFee: { of: ['sumFee', 'count'], op: 'ratio' },
+  minFee: { states: ['fee_min'], sql: 'min(fee_min)', type: 'number' },
+  maxFee: { states: ['fee_max'], sql: 'max(fee_max)', type: 'number' },
+  sumComputeUnits: { states: ['cu_sum'], sql: 'sum(cu_sum)', type: 'number' },
+  avgComputeUnits: { of: ['sumComputeUnits', 'count'], op: 'ratio' },
+  sumAccounts: { states: ['accounts_sum'], sql: 'sum(accounts_sum)', type: 'number' },
+  avgAccounts: { of: ['sumAccounts', 'count'], op: 'ratio' },
+  firstSeen: { states: ['first_seen'], sql: 'toUInt32(min(first_seen))', type: 'number' },
+  lastSeen: { states: ['last_seen'], sql: 'toUInt32(max(last_seen))', type: 'number' },
+  maxSlot: { states: ['max_slot'], sql: 'toString(max(max_slot))', type: 'text' },
+  instructionTypes: { states: ['instruction_types'], sql: 'uniqExactMerge(instruction_types)', type: 'number' },
+  programs: { states: ['programs'], sql: 'uniqExactMerge(programs)', type: 'number' },
+  feeQuantiles: { states: ['fee_digest'], sql: `quantilesTDigestMerge(${Q})(fee_digest)`, type: 'quantiles', percentile: true },
+  cuQuantiles: { states: ['cu_digest'], sql: `quantilesTDigestMerge(${Q})(cu_digest)`, type: 'quantiles', percentile: true },
+  p50Fee: { states: ['fee_digest'], sql: `toFloat64(quantilesTDigestMerge(${Q})(fee_digest)[1])`, type: 'number', percentile: true },
+  p95Fee: { states: ['fee_digest'], sql: `toFloat64(quantilesTDigestMerge(${Q})(fee_digest)[2])`, type: 'number', percentile: true },
+  p99Fee: { states: ['fee_digest'], sql: `toFloat64(quantilesTDigestMerge(${Q})(fee_digest)[3])`, type: 'number', percentile: true },
+  p95ComputeUnits: { states: ['cu_digest'], sql: `toFloat64(quantilesTDigestMerge(${Q})(cu_digest)[2])`, type: 'number', percentile: true },
+} as const satisfies Record<string, Measure>;
+export type MeasureName = keyof typeof MEASURES;
+/** A catalog of measures: the model's, or the model's with more (a test's, say). */
+export type Measures = Readonly<Record<string, Measure>>;
+
+/** Dimensions: the column each is read as, in both a view and the base table, and its key type. */
+export const DIMENSIONS = {
+  protocol: { column: 'protocol_name', type: 'String' },
+  instructionType: { column: 'instruction_type', type: 'String' },
+  program: { column: 'program_id', type: 'String' },
+  errorMessage: { column: 'error_message', type: 'String' },
+  /** The start of a time bucket of the question's granularity (from hour starts), Unix seconds. */
+  time: { column: 'b', type: 'UInt32' },
+} as const;
+export type Dimension = keyof typeof DIMENSIONS;
+
+/** Filters an aggregate source may apply beyond protocols and range, which every source applies. */
+export type SourceFilter = 'instructionTypes' | 'errorPattern' | 'cells';
+
+export interface Source {
+  table: string;
+  /** The states it keeps, each with its view column. */
+  states: Readonly<Partial<Record<State, string>>>;
+  dimensions: readonly Dimension[];
+  filters: readonly SourceFilter[];
+  /** The records it aggregates: every one, or only failed ones (then edges read `NOT success`). */
+  status: 'all' | 'failed';
+}
+
+const same = (...states: State[]): Partial<Record<State, string>> => Object.fromEntries(states.map((s) => [s, s]));
+const SUMS: State[] = ['tx_count', 'success_count', 'fee_sum', 'fee_min', 'fee_max', 'cu_sum', 'accounts_sum', 'cu_digest', 'fee_digest'];
+
+/** The hourly views, smallest first: a question is read from the first that can answer it. */
+export const SOURCES: readonly Source[] = [
+  {
+    table: TABLES.protocolHourly,
+    states: same(...SUMS, 'first_seen', 'last_seen', 'max_slot', 'instruction_types', 'programs'),
+    dimensions: ['protocol', 'time'],
+    filters: ['cells'],
+    status: 'all',
+  },
+  {
+    table: TABLES.instructionHourly,
+    states: same(...SUMS),
+    dimensions: ['protocol', 'instructionType', 'time'],
+    filters: ['instructionTypes', 'cells'],
+    status: 'all',
+  },
+  {
+    table: TABLES.failureHourly,
+    states: { tx_count: 'failures', fee_sum: 'fee_sum', cu_sum: 'cu_sum' },
+    dimensions: ['protocol', 'instructionType', 'errorMessage', 'time'],
+    filters: ['instructionTypes', 'errorPattern', 'cells'],
+    status: 'failed',
+  },
+];
+
+/** Where the ragged edges of every source are read, and records are listed. */
+export const BASE_TABLE = TABLES.transactions;
+
+// ---- filters ----------------------------------------------------------------------------------
+
+/** One SQL statement with its bound parameters: what runs, and what the cost model
+ *  (analytics-cost.ts) asks the engine to estimate, so both see the same text. */
+export interface Statement {
+  sql: string;
+  params: Record<string, unknown>;
+}
+
+export interface Conditions {
+  where: string[];
+  params: Record<string, unknown>;
+}
+
+/** List and pattern filters: the condition, and the parameter it binds. */
+export const FILTERS = {
+  protocols: { sql: 'protocol_name IN {protocols:Array(String)}', param: 'protocols' },
+  instructionTypes: { sql: 'instruction_type IN {instructionTypes:Array(String)}', param: 'instructionTypes' },
+  programs: { sql: 'program_id IN {programIds:Array(String)}', param: 'programIds' },
+  signatures: { sql: 'signature IN {sigs:Array(String)}', param: 'sigs' },
+  // A case-insensitive substring: no regular expressions from clients.
+  errorPattern: { sql: 'positionCaseInsensitiveUTF8(error_message, {pattern:String}) > 0', param: 'pattern' },
+} as const;
+export type FilterName = keyof typeof FILTERS;
+
+/** The status filter: which records a condition keeps ('all' keeps every one). */
+export const STATUS_SQL = { succeeded: 'success', failed: 'NOT success' } as const;
+
+/** Add a filter's condition and parameter, when it is given. */
+export function addFilter(c: Conditions, name: FilterName, value: unknown): void {
+  if (value === undefined) return;
+  c.where.push(FILTERS[name].sql);
+  c.params[FILTERS[name].param] = value;
+}
+
+/** The conditions every record listing shares: visible protocols, blockTime (inclusive), status, programIds. */
+export function commonConditions(filters: Pick<TransactionFilters, 'blockTime' | 'status' | 'programIds'>, visible: readonly string[]): Conditions {
+  const c: Conditions = { where: [], params: {} };
+  addFilter(c, 'protocols', visible);
+  const bt = filters.blockTime;
+  if (bt?.gte !== undefined) {
+    c.where.push("block_time >= toDateTime({gte:UInt32}, 'UTC')");
+    c.params.gte = bt.gte;
+  }
+  if (bt?.lte !== undefined) {
+    c.where.push("block_time <= toDateTime({lte:UInt32}, 'UTC')");
+    c.params.lte = bt.lte;
+  }
+  if (filters.status === 'succeeded' || filters.status === 'failed') c.where.push(STATUS_SQL[filters.status]);
+  addFilter(c, 'programs', filters.programIds);
+  return c;
+}
