@@ -94,9 +94,6 @@ export const MAX_ACTIVITY_BUCKETS = 10_000;
  *  most MAX_ACTIVITY_BUCKETS buckets, like every activity answer. */
 export const MAX_SERIES_POINTS = 100_000;
 
-/** Most points of one time-series answer (buckets x series x metrics); each series has at
- *  most MAX_ACTIVITY_BUCKETS buckets, like every activity answer. */
-export const MAX_SERIES_POINTS = 100_000;
 
 /** SQL: the largest LIMIT, the LIMIT appended when absent, the longest query text. */
 export const SQL_MAX_LIMIT = 10_000;

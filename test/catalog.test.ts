@@ -149,9 +149,4 @@ describe('the catalog and the other doors', () => {
     const { default: first, max } = LIST_LIMITS.graphqlFirst;
     expect(sdl).toContain(`first (default ${first}, at most ${max}; larger is refused)`);
   });
-
-  it('keeps the analytics layer\'s series cap equal to core/limits.ts until it reads it from there', async () => {
-    const facade = await import('../api/analytics/analytics.ts');
-    expect(facade.MAX_SERIES_POINTS).toBe(MAX_SERIES_POINTS);
-  });
 });

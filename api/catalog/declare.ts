@@ -14,7 +14,7 @@ import type {
   RouteGenericInterface,
 } from 'fastify';
 import type { ResolveFastifyReplyReturnType } from 'fastify/types/type-provider.js';
-import type { Analytics, CostQuestion } from '../analytics/analytics.ts';
+import type { Analytics } from '../analytics/analytics.ts';
 
 // ---- JSON-RPC: positional params ---------------------------------------------------------
 
@@ -138,11 +138,15 @@ export function restGet<const S extends FastifySchema>(d: { url: string; schema:
 /** The facade's methods: what an operation can name as the preset it runs. */
 export type Preset = { [K in keyof Analytics]: Analytics[K] extends (...args: never[]) => Promise<unknown> ? K : never }[keyof Analytics];
 
-/** What a call costs: requests against the plan's rate limit, and the kind of question whose
- *  estimate (Analytics.cost) prices it against the request budget. */
+/** The shape of the statement whose estimate prices a call against the request budget: a
+ *  question compiled by the question model (stats of a range, a time series, a listing
+ *  window), or a fixed read that costs a round trip. */
+export type CostKind = 'stats' | 'series' | 'listing' | 'fixed';
+
+/** What a call costs: requests against the plan's rate limit, and the shape of its statement. */
 export interface Cost {
   requests: number;
-  question: CostQuestion['kind'];
+  question: CostKind;
 }
 
 export interface Operation {

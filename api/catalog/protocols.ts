@@ -57,10 +57,8 @@ function oneProtocol<R extends TSchema>(method: string, result: R, read: (a: Ana
     method,
     params: [required('options', Options, optionsOf('protocolName (required), blockTime'))],
     result: strict(result),
-    async run(a, [o]) {
-      await a.requireProtocol(o.protocolName);
-      return read(a, o.protocolName, o.blockTime ?? {});
-    },
+    // The facade resolves the protocol (once, with the same error); nothing to check here.
+    run: (a, [o]) => read(a, o.protocolName, o.blockTime ?? {}),
   });
 }
 
@@ -114,10 +112,7 @@ export const protocolActivity: Operation = {
     method: 'getProtocolActivity',
     params: [required('options', ActivityOptions, optionsOf('protocolName, blockTime (required, both bounds), interval'))],
     result: Type.Array(strict(ActivityBucket)),
-    async run(a, [o]) {
-      if (o.protocolName !== undefined) await a.requireProtocol(o.protocolName);
-      return a.activity(o.protocolName, o.blockTime, o.interval);
-    },
+    run: (a, [o]) => a.activity(o.protocolName, o.blockTime, o.interval),
   }),
   rest: restGet({
     url: '/analytics/time-series',
@@ -145,10 +140,7 @@ export const instructionTypes: Operation = {
     method: 'getInstructionTypes',
     params: [optional('options', InstructionTypeOptions, optionsOf('protocolName, limit, blockTime'))],
     result: Type.Array(strict(InstructionTypeStats)),
-    async run(a, [o]) {
-      if (o.protocolName !== undefined) await a.requireProtocol(o.protocolName);
-      return a.instructionTypes(o.protocolName, o.blockTime ?? {}, o.limit);
-    },
+    run: (a, [o]) => a.instructionTypes(o.protocolName, o.blockTime ?? {}, o.limit),
   }),
 };
 
