@@ -50,8 +50,8 @@ interface Tally {
 }
 
 async function main(): Promise<void> {
-  process.stdout.write(`starting the service with ${ROWS} demo rows...\n`);
-  const service = await startApiService({ demoRows: ROWS, env: { LOG_LEVEL: 'error' } });
+  process.stdout.write(`seeding ${ROWS} demo rows, then starting the service again on the store...\n`);
+  const service = await startApiService({ demoRows: ROWS, env: { LOG_LEVEL: 'error', ...(process.env.SERVER_NODE_OPTIONS === undefined ? {} : { NODE_OPTIONS: process.env.SERVER_NODE_OPTIONS }) }, restartAfterSeeding: true });
   const pid = service.child.pid!;
   const exited = new Promise<number | null>((r) => service.child.once('exit', (code) => r(code)));
   let crashed: number | null | undefined;

@@ -123,5 +123,7 @@ export const EXPORT_WORKERS_RESERVED_FOR_PAID = 1;
  * process at once, while they are assembled and sent (the budget's memory figure for what
  * the engine hands back). Three free keys with four 32 MiB JSON-RPC batches each in flight
  * would otherwise hold about 400 MiB of answer text; past it a call is answered "busy".
+ * All plans together (448 MiB) stay well inside the process's V8 heap limit (1 GiB by
+ * default, NODE_HEAP_MB in package.json's start script), with room for the caches.
  */
-export const PLAN_ANSWER_MEMORY_BYTES: Readonly<Record<Plan, number>> = Object.freeze({ free: 64 * 1024 ** 2, x402: 256 * 1024 ** 2, enterprise: 1024 ** 3 });
+export const PLAN_ANSWER_MEMORY_BYTES: Readonly<Record<Plan, number>> = Object.freeze({ free: 64 * 1024 ** 2, x402: 128 * 1024 ** 2, enterprise: 256 * 1024 ** 2 });

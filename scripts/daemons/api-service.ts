@@ -20,6 +20,12 @@ export interface ApiService {
 export interface ApiServiceOptions {
   /** Demo records seeded at the first start (default 20,000). */
   demoRows?: number;
+  /**
+   * Seed in a first start, stop, and serve from a second start on the seeded store: the
+   * service as it runs in steady state, without the seeding's memory and merges (benchmarks
+   * that measure the process).
+   */
+  restartAfterSeeding?: boolean;
   /** More environment for the service (e.g. KAFKA_BROKERS). */
   env?: Record<string, string>;
 }
@@ -67,12 +73,13 @@ export function spawnMain(env: Record<string, string>, timeoutMs = 180_000, node
 export async function startApiService(opts: ApiServiceOptions = {}): Promise<ApiService> {
   const dir = mkdtempSync(path.join(tmpdir(), 'txa-service-'));
   const adminToken = randomBytes(24).toString('base64url');
-  const { child, url } = await spawnMain({
-    DATA_DIR: path.join(dir, 'data'),
-    DEMO_ROWS: String(opts.demoRows ?? 20_000),
-    ADMIN_TOKEN: adminToken,
-    ...opts.env,
-  });
+  const env = { DATA_DIR: path.join(dir, 'data'), DEMO_ROWS: String(opts.demoRows ?? 20_000), ADMIN_TOKEN: adminToken, ...opts.env };
+  if (opts.restartAfterSeeding === true) {
+    const seeding = await spawnMain(env);
+    seeding.child.kill('SIGTERM');
+    await seeding.exited;
+  }
+  const { child, url } = await spawnMain(env);
   return {
     url,
     adminToken,
