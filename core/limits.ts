@@ -48,10 +48,13 @@ export const SQL_RESPONSE_BUDGET_BYTES = 32 * MiB;
 export const RPC_MAX_BATCH = 100;
 
 /**
- * Largest request line plus headers (bytes) the HTTP parser accepts; past it: 431. Node's
+ * Largest request line plus headers (bytes) the HTTP parser accepts; past it: 431 (414 when
+ * the request line alone fills it, see HTTP_MAX_URI_BYTES). Node's
  * default, stated here so the 431 message and the parser's limit cannot drift apart.
  */
 export const HTTP_MAX_HEADER_BYTES = 16 * 1024;
+/** Longest request URI (path and query string) answered; longer ones get 414. */
+export const HTTP_MAX_URI_BYTES = 8 * 1024;
 
 /**
  * How long an idle keep-alive connection is kept open between requests. Longer than the
