@@ -182,7 +182,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   });
 
   // OpenAPI first: it documents the routes registered after it.
-  await registerOpenApi(app);
+  await registerOpenApi(app, { protocols: () => deps.analytics.protocols() });
   await app.register(restApi, { prefix: '/api/v1', analytics: deps.analytics });
   await app.register(sqlRoutes, { sandbox: deps.sqlSandbox });
   await app.register(exportRoutes, { exports: deps.exports });

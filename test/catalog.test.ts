@@ -121,7 +121,7 @@ describe('a new operation or parameter shows on every door, from the catalog alo
 
   it('REST and OpenAPI: the route, validated and documented from one schema', async () => {
     const app = Fastify();
-    await registerOpenApi(app);
+    await registerOpenApi(app, { protocols: async () => ['jupiter_v6'] });
     await app.register(restApi, { prefix: '/api/v1', analytics, catalog });
     await app.ready();
     const doc = app.swagger() as { paths: Record<string, { get?: { parameters?: { name: string; schema: unknown }[] } }> };
