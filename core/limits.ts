@@ -53,6 +53,9 @@ export const RPC_MAX_BATCH = 100;
  * default, stated here so the 431 message and the parser's limit cannot drift apart.
  */
 export const HTTP_MAX_HEADER_BYTES = 16 * 1024;
+/** ANONYMOUS_RATE_LIMIT of a service under a contract fuzz run (scripts/fuzz/): schemathesis
+ *  repeats authenticated requests without the key, which must be answered 401, not 429. */
+export const FUZZ_ANONYMOUS_RATE_LIMIT = 1_000_000;
 /** Longest request URI (path and query string) answered; longer ones get 414. */
 export const HTTP_MAX_URI_BYTES = 8 * 1024;
 
