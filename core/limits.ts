@@ -96,6 +96,8 @@ export const SIGNATURE_LIST_MAX = 1_000;
 
 /** Most time buckets one activity or time-series answer may hold (10,000 hours is about 14 months). */
 export const MAX_ACTIVITY_BUCKETS = 10_000;
+/** Hourly buckets per day of a time series' range (its bucket count is days x this). */
+export const HOURS_PER_DAY = 24;
 /** Most points of one time-series answer (buckets x series x metrics); each series has at
  *  most MAX_ACTIVITY_BUCKETS buckets, like every activity answer. */
 export const MAX_SERIES_POINTS = 100_000;

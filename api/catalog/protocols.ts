@@ -2,7 +2,7 @@
 // activity over time, instruction types, fees, the protocol list and whole-store figures.
 // Each is declared once; its doors are derived (api/catalog/catalog.ts).
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { LIST_LIMITS, MAX_ACTIVITY_BUCKETS } from '../../core/limits.ts';
+import { HOURS_PER_DAY, LIST_LIMITS, MAX_ACTIVITY_BUCKETS } from '../../core/limits.ts';
 import { FILTER_LISTS } from '../../core/vocabulary/primitives.ts';
 import {
   ActivityBucket,
@@ -129,7 +129,7 @@ export const protocolActivity: Operation = {
         `At most ${MAX_ACTIVITY_BUCKETS} buckets.`,
       querystring: SeriesQuery,
       // Hourly buckets: 24 a day; daily: 1 (the last storable day has fewer hours, never more).
-      ...crossFieldRules(DAYS_IN_ORDER, { rule: 'spanAtMost', params: ['date_from', 'date_to'], perDay: { param: 'granularity', hour: 24, day: 1 }, maximum: MAX_ACTIVITY_BUCKETS }),
+      ...crossFieldRules(DAYS_IN_ORDER, { rule: 'spanAtMost', params: ['date_from', 'date_to'], perDay: { param: 'granularity', hour: HOURS_PER_DAY, day: 1 }, maximum: MAX_ACTIVITY_BUCKETS }),
       response: { 200: envelope(Type.Array(ActivityBucket), 'Buckets in time order'), ...errors(400, 401, 403, 429) },
     },
     async run(a, req) {
