@@ -5,7 +5,7 @@
 import type { FastifyInstance, FastifySchemaValidationError } from 'fastify';
 import { Errors, invalidParams, worded, type Wording } from '../../core/errors.ts';
 import { fitsBudget, formatBytes, REST_RESPONSE_BUDGET_BYTES } from '../../core/limits.ts';
-import { dayStart, ruleOfPattern } from '../../core/vocabulary/primitives.ts';
+import { Day, DAY_PATTERN, dayStart, ruleOfPattern } from '../../core/vocabulary/primitives.ts';
 import type { Analytics } from '../analytics/analytics.ts';
 import { CATALOG, restRoutesOf, type Operation } from '../catalog/catalog.ts';
 
@@ -14,6 +14,8 @@ const REST_WORDING: Wording = {
   params: { protocol: 'protocol_name', protocols: 'protocol_name', range: 'date_from..date_to', cursor: 'offset', order: 'order' },
   hints: { protocols: 'GET /api/v1/stats lists the available ones', coarserBucket: 'granularity=day' },
 };
+
+const DAY_SHAPE = new RegExp(DAY_PATTERN);
 
 /** Query parameters the matched route's schema declares as integers, or as dates. */
 function paramsOf(schema: unknown, is: (s: { type?: unknown; format?: unknown }) => boolean): string[] {
@@ -70,11 +72,13 @@ export async function restApi(app: FastifyInstance, opts: RestApiOptions): Promi
         throw invalidParams(`${name} must be a whole number written in decimal digits`, name);
       }
     }
-    // Dates: the schema's pattern states the rule; dayStart says which part is broken
-    // (not a calendar day, or outside the days the store can hold) in the client's words.
+    // Dates: the schema's pattern states the whole rule; this says which part is broken (not
+    // written YYYY-MM-DD, not a calendar day, outside the days the store can hold).
     for (const name of paramsOf(req.routeOptions.schema, (s) => s.format === 'date')) {
       const v = query?.[name];
-      if (typeof v === 'string') dayStart(v, name);
+      if (typeof v !== 'string') continue;
+      if (!DAY_SHAPE.test(v)) throw invalidParams(`${name} must be ${Day.description}`, name);
+      dayStart(v, name);
     }
   });
   // The analytics layer names parameters by logical key; REST words them its own way and
