@@ -14,6 +14,7 @@ import { CATALOG, rpcMethodsOf, type Operation } from '../api/catalog/catalog.ts
 import { optional, restGet, rpcMethod, type ParamsCheck } from '../api/catalog/declare.ts';
 import { limit, options } from '../api/catalog/params.ts';
 import { registerOpenApi } from '../api/rest/openapi.ts';
+import { CALENDAR_DAY_PATTERN, dayStart } from '../core/vocabulary/primitives.ts';
 import { restApi } from '../api/rest/rest-api.ts';
 import { envelope, errors, ok } from '../api/catalog/rest-schemas.ts';
 import { openRpcDocument } from '../api/rpc/openrpc.ts';
@@ -153,5 +154,30 @@ describe('the catalog and the other doors', () => {
   it('keeps the analytics layer\'s series cap equal to core/limits.ts until it reads it from there', async () => {
     const facade = await import('../api/analytics/analytics.ts');
     expect(facade.MAX_SERIES_POINTS).toBe(MAX_SERIES_POINTS);
+  });
+});
+
+describe('the calendar-day pattern of REST dates', () => {
+  it('accepts exactly the days dayStart accepts, 1970-01-01 to 2106-02-07, leap days included', () => {
+    const re = new RegExp(CALENDAR_DAY_PATTERN, 'u');
+    const accepted = (v: string) => {
+      try {
+        dayStart(v, 'd');
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    const mismatches: string[] = [];
+    for (let y = 1965; y <= 2110; y++) {
+      for (let m = 0; m <= 13; m++) {
+        for (let d = 0; d <= 32; d++) {
+          const v = `${y}-${String(m).padStart(2, '0')}-${String(d).padStart(2, '0')}`;
+          if (re.test(v) !== accepted(v)) mismatches.push(v);
+        }
+      }
+    }
+    expect(mismatches).toEqual([]);
+    for (const v of ['4157-52-69', '20250101', '2025-01-01T00:00:00Z', ' 2025-01-01']) expect(re.test(v), v).toBe(false);
   });
 });
