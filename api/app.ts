@@ -10,6 +10,7 @@ import type { ProtocolRegistry } from '../warehouse/protocol-registry.ts';
 import type { Warehouse } from '../warehouse/warehouse.ts';
 import { installAccessControl, setRateLimitHeaders } from './access/access-control.ts';
 import type { Access } from './access/access.ts';
+import { installMethodNotAllowed } from './access/allowed-methods.ts';
 import { installAnswerBudget, installRequestScope } from './access/request-budget.ts';
 import { clientErrorHandler, httpServerOptions, installProtocolChecks } from './access/http-protocol.ts';
 import type { Metrics } from '../core/metrics.ts';
@@ -131,6 +132,8 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   // Malformed before unauthenticated: a request without Host is a 400 even without a key.
   installProtocolChecks(app);
   installAccessControl(app, deps.access);
+  // A path some route answers, asked with another method: 405 with Allow (learns the routes registered below).
+  installMethodNotAllowed(app);
   installAnswerBudget(app);
   // Callers and operators correlate a response with its log lines by this id.
   app.addHook('onSend', async (req, reply, payload) => {
@@ -179,7 +182,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   });
 
   // OpenAPI first: it documents the routes registered after it.
-  await registerOpenApi(app);
+  await registerOpenApi(app, { protocols: () => deps.analytics.protocols() });
   await app.register(restApi, { prefix: '/api/v1', analytics: deps.analytics });
   await app.register(sqlRoutes, { sandbox: deps.sqlSandbox });
   await app.register(exportRoutes, { exports: deps.exports });

@@ -48,10 +48,16 @@ export const SQL_RESPONSE_BUDGET_BYTES = 32 * MiB;
 export const RPC_MAX_BATCH = 100;
 
 /**
- * Largest request line plus headers (bytes) the HTTP parser accepts; past it: 431. Node's
+ * Largest request line plus headers (bytes) the HTTP parser accepts; past it: 431 (414 when
+ * the request line alone fills it, see HTTP_MAX_URI_BYTES). Node's
  * default, stated here so the 431 message and the parser's limit cannot drift apart.
  */
 export const HTTP_MAX_HEADER_BYTES = 16 * 1024;
+/** ANONYMOUS_RATE_LIMIT of a service under a contract fuzz run (scripts/fuzz/): schemathesis
+ *  repeats authenticated requests without the key, which must be answered 401, not 429. */
+export const FUZZ_ANONYMOUS_RATE_LIMIT = 1_000_000;
+/** Longest request URI (path and query string) answered; longer ones get 414. */
+export const HTTP_MAX_URI_BYTES = 8 * 1024;
 
 /**
  * How long an idle keep-alive connection is kept open between requests. Longer than the
@@ -90,6 +96,8 @@ export const SIGNATURE_LIST_MAX = 1_000;
 
 /** Most time buckets one activity or time-series answer may hold (10,000 hours is about 14 months). */
 export const MAX_ACTIVITY_BUCKETS = 10_000;
+/** Hourly buckets per day of a time series' range (its bucket count is days x this). */
+export const HOURS_PER_DAY = 24;
 /** Most points of one time-series answer (buckets x series x metrics); each series has at
  *  most MAX_ACTIVITY_BUCKETS buckets, like every activity answer. */
 export const MAX_SERIES_POINTS = 100_000;

@@ -14,6 +14,7 @@ import { CATALOG, rpcMethodsOf, type Operation } from '../api/catalog/catalog.ts
 import { optional, restGet, rpcMethod, type ParamsCheck } from '../api/catalog/declare.ts';
 import { limit, options } from '../api/catalog/params.ts';
 import { registerOpenApi } from '../api/rest/openapi.ts';
+import { CALENDAR_DAY_PATTERN, dayStart } from '../core/vocabulary/primitives.ts';
 import { restApi } from '../api/rest/rest-api.ts';
 import { envelope, errors, ok } from '../api/catalog/rest-schemas.ts';
 import { openRpcDocument } from '../api/rpc/openrpc.ts';
@@ -121,7 +122,7 @@ describe('a new operation or parameter shows on every door, from the catalog alo
 
   it('REST and OpenAPI: the route, validated and documented from one schema', async () => {
     const app = Fastify();
-    await registerOpenApi(app);
+    await registerOpenApi(app, { protocols: async () => ['jupiter_v6'] });
     await app.register(restApi, { prefix: '/api/v1', analytics, catalog });
     await app.ready();
     const doc = app.swagger() as { paths: Record<string, { get?: { parameters?: { name: string; schema: unknown }[] } }> };
@@ -148,5 +149,30 @@ describe('the catalog and the other doors', () => {
     const sdl = readFileSync(new URL('../api/graphql/schema/query.graphql', import.meta.url), 'utf8');
     const { default: first, max } = LIST_LIMITS.graphqlFirst;
     expect(sdl).toContain(`first (default ${first}, at most ${max}; larger is refused)`);
+  });
+});
+
+describe('the calendar-day pattern of REST dates', () => {
+  it('accepts exactly the days dayStart accepts, 1970-01-01 to 2106-02-07, leap days included', () => {
+    const re = new RegExp(CALENDAR_DAY_PATTERN, 'u');
+    const accepted = (v: string) => {
+      try {
+        dayStart(v, 'd');
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    const mismatches: string[] = [];
+    for (let y = 1965; y <= 2110; y++) {
+      for (let m = 0; m <= 13; m++) {
+        for (let d = 0; d <= 32; d++) {
+          const v = `${y}-${String(m).padStart(2, '0')}-${String(d).padStart(2, '0')}`;
+          if (re.test(v) !== accepted(v)) mismatches.push(v);
+        }
+      }
+    }
+    expect(mismatches).toEqual([]);
+    for (const v of ['4157-52-69', '20250101', '2025-01-01T00:00:00Z', ' 2025-01-01']) expect(re.test(v), v).toBe(false);
   });
 });

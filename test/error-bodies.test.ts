@@ -67,6 +67,26 @@ describe('framework errors carry the title of their status', () => {
     expect(long.headers['x-ratelimit-limit']).toBeDefined();
   });
 
+  it('405 with Allow for a method a path does not answer (QUERY, TRACE, PUT on a GET route), 404 for a path nobody answers', async () => {
+    const headers = await apiKeyHeaders(ctx.app);
+    for (const [method, url, allow] of [
+      ['QUERY', '/api/v1/transactions/1111111111111111111111111111111111111111111111111111111111111111', 'GET, HEAD'],
+      ['TRACE', '/api/v1/stats', 'GET, HEAD'],
+      ['PUT', '/api/v1/transactions?limit=1', 'GET, HEAD'],
+      ['GET', '/v1/query', 'POST'],
+      ['DELETE', '/v1/exports/exp_x/cancel', 'POST'],
+    ] as const) {
+      const res = await ctx.app.inject({ method, url, headers });
+      expect(res.statusCode, `${method} ${url}`).toBe(405);
+      expect(res.headers.allow).toBe(allow);
+      expect(res.json()).toMatchObject({ error: 'Method Not Allowed' });
+      expect(res.headers['x-ratelimit-limit']).toBeDefined();
+    }
+    // Without a key, a protected path is refused as unauthenticated first.
+    expect((await ctx.app.inject({ method: 'PUT', url: '/api/v1/stats' })).statusCode).toBe(401);
+    expect((await ctx.app.inject({ method: 'PUT', url: '/api/v1/nothing-here', headers })).statusCode).toBe(404);
+  });
+
   it('an unexpected failure is a 500 "Internal Server Error" that hides its cause', async () => {
     const res = await ctx.app.inject({ method: 'GET', url: '/api/v1/__boom', headers: await apiKeyHeaders(ctx.app) });
     expect(res.statusCode).toBe(500);

@@ -40,7 +40,6 @@ export function scanLongFiles(): string[] {
 const TABLE_NAME_HOMES: Readonly<Record<string, string>> = {
   [p('warehouse', 'tables.ts')]: 'where TABLES is defined',
   [p('warehouse', 'cluster-layout.ts')]: 'renders the migrations\' own text for a cluster: its placement map is keyed by every table the migrations create (tables outside TABLES included)',
-  [p('api', 'sql', 'query-routes.ts')]: 'the SQL route\'s example query in its OpenAPI schema is text for people, written as a client would',
 };
 
 /** Literal table names in service code today, by file, with their owner. */

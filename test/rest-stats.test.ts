@@ -97,6 +97,33 @@ describe('OpenAPI document and docs page', () => {
     expect(Object.keys(doc.paths).some((p) => p.startsWith('/admin'))).toBe(false);
   });
 
+  it('states what the server checks: active protocol names as the enum, real calendar days, every status and its headers', async () => {
+    type Op = { parameters?: { name: string; schema: Record<string, unknown> }[]; responses: Record<string, { headers?: Record<string, { required?: boolean }> }>; security?: unknown[]; requestBody?: unknown };
+    const doc = (await get('/api/v1/openapi.json')).json() as { paths: Record<string, Record<string, Op>>; components: { responses: Record<string, { headers: Record<string, { required?: boolean }> }> } };
+    const param = (path: string, name: string) => doc.paths[path]!.get!.parameters!.find((p) => p.name === name)!.schema;
+    const active = (await get('/api/v1/stats')).json<{ data: { protocols: { protocolName: string }[] } }>().data.protocols.map((p) => p.protocolName);
+    for (const path of ['/api/v1/analytics/protocols', '/api/v1/analytics/time-series', '/api/v1/analytics/fees']) {
+      expect([...(param(path, 'protocol_name').enum as string[])].sort(), path).toEqual([...active].sort());
+    }
+    // The listing's filter answers an empty page for an unknown name: any name of the pattern is valid.
+    expect(param('/api/v1/transactions', 'protocol_name')).toMatchObject({ pattern: expect.any(String) });
+    expect(param('/api/v1/transactions', 'protocol_name').enum).toBeUndefined();
+    const day = new RegExp(param('/api/v1/transactions', 'date_from').pattern as string, 'u');
+    expect(param('/api/v1/transactions', 'date_from').format).toBe('date');
+    for (const ok of ['1970-01-01', '2024-02-29', '2106-02-07']) expect(day.test(ok), ok).toBe(true);
+    for (const bad of ['4157-52-69', '2025-02-30', '2100-02-29', '1969-12-31', '2106-02-08', '2025-1-1']) expect(day.test(bad), bad).toBe(false);
+    expect(doc.components.responses.MethodNotAllowed!.headers.Allow).toMatchObject({ required: true });
+    for (const [path, item] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(item)) {
+        const statuses = Object.keys(op.responses);
+        expect(statuses, `${method} ${path}`).toEqual(expect.arrayContaining(['400', '414', '429']));
+        if (op.security === undefined || op.security.length > 0) expect(statuses, `${method} ${path}`).toEqual(expect.arrayContaining(['401', '403']));
+        if (op.requestBody !== undefined) expect(statuses, `${method} ${path}`).toEqual(expect.arrayContaining(['413', '415']));
+        expect(op.responses['429']!.headers!['Retry-After'], `${method} ${path}`).toMatchObject({ required: true });
+      }
+    }
+  });
+
   it('serves the description without an API key, while data needs one', async () => {
     for (const url of ['/api/v1/openapi.json', '/api/v1/docs', '/api/v1/docs/static/swagger-ui.css']) {
       expect((await t.app.inject({ method: 'GET', url })).statusCode, url).toBe(200);

@@ -9,7 +9,7 @@ import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Config } from '../../core/config.ts';
 import { AppError, httpTitle, kindForStatus } from '../../core/errors.ts';
-import { HTTP_KEEP_ALIVE_TIMEOUT_MS, HTTP_MAX_HEADER_BYTES } from '../../core/limits.ts';
+import { HTTP_KEEP_ALIVE_TIMEOUT_MS, HTTP_MAX_HEADER_BYTES, HTTP_MAX_URI_BYTES } from '../../core/limits.ts';
 import type { Logger } from '../../core/logger.ts';
 import { addressFigures, rateLimitHeaders } from './access-control.ts';
 import type { Access } from './access.ts';
@@ -36,11 +36,20 @@ export function httpServerOptions(config: Config) {
   };
 }
 
+const URI_TOO_LONG = `the request URI is larger than the limit of ${HTTP_MAX_URI_BYTES} bytes; send fewer or shorter parameters`;
+
+/** The bytes the parser overflowed on are a request line that never ended: the URI alone
+ *  filled the head limit, so the answer is 414 rather than 431. */
+function requestLineOverflow(raw: unknown): boolean {
+  return Buffer.isBuffer(raw) && /^[A-Z]+ /.test(raw.subarray(0, 16).toString('latin1')) && !raw.includes('\n');
+}
+
 /** Status and message for an error of Node's HTTP parser (llhttp codes; `reason` is
  *  llhttp's fixed text, never request bytes) or of its request time-out. */
-function parserErrorAnswer(err: NodeJS.ErrnoException & { reason?: unknown }, requestTimeoutMs: number): { status: number; message: string } {
+function parserErrorAnswer(err: NodeJS.ErrnoException & { reason?: unknown; rawPacket?: unknown }, requestTimeoutMs: number): { status: number; message: string } {
   switch (err.code) {
     case 'HPE_HEADER_OVERFLOW':
+      if (requestLineOverflow(err.rawPacket)) return { status: 414, message: URI_TOO_LONG };
       return { status: 431, message: `the request line and headers together are larger than the limit of ${HTTP_MAX_HEADER_BYTES} bytes; shorten the URL or the headers` };
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return { status: 408, message: `the request was not received in full within ${requestTimeoutMs} ms` };
@@ -68,7 +77,7 @@ export function clientErrorHandler(access: Access, config: Config, log: Logger):
   /** Sockets already answered: the parser may report more errors for the same bytes. */
   const answered = new WeakSet<Socket>();
   return (err, socket) => {
-    const e = err as NodeJS.ErrnoException & { reason?: unknown };
+    const e = err as NodeJS.ErrnoException & { reason?: unknown; rawPacket?: unknown };
     if (e.code === 'ECONNRESET' || socket.destroyed || answered.has(socket)) return;
     answered.add(socket);
     const { status, message } = parserErrorAnswer(e, config.http.requestTimeoutMs);
@@ -99,8 +108,9 @@ const CONTINUE = /(?:^|\W)100-continue(?:$|\W)/i;
 /**
  * Checks Node leaves to the application here (see requireHostHeader above and the
  * 'checkExpectation' listener), answered through Fastify so they carry the request id
- * and rate-limit headers: an HTTP/1.1 request without Host is 400 (RFC 9112 section 3.2),
- * an Expect other than 100-continue is 417 (RFC 9110 section 10.1.1). Install before
+ * and rate-limit headers: a URI over HTTP_MAX_URI_BYTES is 414 (RFC 9110 section 15.5.15),
+ * an HTTP/1.1 request without Host is 400 (RFC 9112 section 3.2), an Expect other than
+ * 100-continue is 417 (RFC 9110 section 10.1.1). Install before
  * access control, so such a request is refused as malformed rather than as unauthenticated.
  */
 export function installProtocolChecks(app: FastifyInstance): void {
@@ -108,11 +118,12 @@ export function installProtocolChecks(app: FastifyInstance): void {
   // lets the hook below answer it.
   app.server.on('checkExpectation', (req, res) => app.routing(req, res));
   app.addHook('onRequest', async (req: FastifyRequest, reply) => {
-    if (req.raw.httpVersion !== '1.1') return;
     const refuse = (status: number, message: string): AppError => {
       reply.header('connection', 'close');
       return new AppError(kindForStatus(status), message);
     };
+    if (Buffer.byteLength(req.url, 'latin1') > HTTP_MAX_URI_BYTES) throw refuse(414, URI_TOO_LONG);
+    if (req.raw.httpVersion !== '1.1') return;
     if (req.headers.host === undefined || req.headers.host === '') throw refuse(400, 'an HTTP/1.1 request must carry a Host header');
     const expect = req.headers.expect;
     if (expect !== undefined && !CONTINUE.test(expect)) throw refuse(417, 'the only expectation this service meets is "Expect: 100-continue"');

@@ -5,9 +5,10 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import { LIST_LIMITS, PAGE_TOKEN_MAX_CHARS, REST_OFFSET_WINDOW } from '../../core/limits.ts';
 import {
+  ActiveProtocolName,
   Address,
   BlockTimeRange,
-  Day,
+  CalendarDay,
   FILTER_LISTS,
   ProtocolName,
   Signature,
@@ -77,10 +78,14 @@ export { Address, ProtocolName, Signature };
 
 /** A primitive of the vocabulary with REST's own description (the rule stays the primitive's: REST words errors by pattern). */
 const described = <T extends TSchema>(primitive: T, description: string, extra: object = {}): T => ({ ...primitive, description, ...extra });
-const day = (description: string) => described(Day, description, { examples: ['2025-01-01'] });
+/** A day of a REST range: a real calendar day the store can hold, stated by the pattern and
+ *  checked by dayStart() before the schema (rest-api.ts), whose words the client gets. */
+const day = (description: string) => described(CalendarDay, description, { examples: ['2025-01-01'] });
 
 export const query = {
-  protocol_name: described(ProtocolName, 'Protocol identifier, e.g. jupiter_v6 (GET /api/v1/stats lists them)'),
+  protocol_name: described(ActiveProtocolName, 'Protocol identifier, e.g. jupiter_v6 (GET /api/v1/stats lists them); unknown or inactive: 400'),
+  /** A listing's filter: an unknown or inactive protocol matches nothing (an empty page). */
+  protocol_filter: described(ProtocolName, 'Protocol identifier, e.g. jupiter_v6; an unknown or inactive one matches nothing (an empty page)'),
   program_id: described(Address, 'Program id (Base58)'),
   signature: described(Signature, 'Transaction signature (Base58)'),
   date_from: day('First day, YYYY-MM-DD, inclusive, UTC (from 00:00:00)'),

@@ -2,7 +2,7 @@
 // activity over time, instruction types, fees, the protocol list and whole-store figures.
 // Each is declared once; its doors are derived (api/catalog/catalog.ts).
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { LIST_LIMITS, MAX_ACTIVITY_BUCKETS } from '../../core/limits.ts';
+import { HOURS_PER_DAY, LIST_LIMITS, MAX_ACTIVITY_BUCKETS } from '../../core/limits.ts';
 import { FILTER_LISTS } from '../../core/vocabulary/primitives.ts';
 import {
   ActivityBucket,
@@ -16,7 +16,7 @@ import {
 import type { Analytics } from '../analytics/analytics.ts';
 import type { TimeRange } from '../analytics/types.ts';
 import { closedDayRange, dayRange, rangeMeta } from './rest-params.ts';
-import { envelope, errors, FeeAnswer, ok } from './rest-schemas.ts';
+import { crossFieldRules, DAYS_IN_ORDER, envelope, errors, FeeAnswer, ok } from './rest-schemas.ts';
 import { filled, operation, optional, required, restGet, rpcMethod, stringEnum, withDefault, type Operation } from './declare.ts';
 import { blockTime, ClosedBlockTime, dayRangeQuery, limit, list, options, ProtocolName, query, strict } from './params.ts';
 
@@ -71,6 +71,7 @@ export const protocolStats: Operation = {
       summary: 'Aggregates for one protocol',
       description: 'Equals JSON-RPC getProtocolStats {protocolName, blockTime} over the day range. Unknown or inactive protocols: 400.',
       querystring: Type.Object({ protocol_name: query.protocol_name, ...dayRangeQuery }),
+      ...crossFieldRules(DAYS_IN_ORDER),
       response: { 200: envelope(ProtocolStats, 'Protocol statistics'), ...errors(400, 401, 403, 429) },
     },
     async run(a, req) {
@@ -122,6 +123,8 @@ export const protocolActivity: Operation = {
         '(JSON-RPC getProtocolActivity; day buckets have no hour field). Without protocol_name, all protocols together. ' +
         `At most ${MAX_ACTIVITY_BUCKETS} buckets.`,
       querystring: SeriesQuery,
+      // Hourly buckets: 24 a day; daily: 1 (the last storable day has fewer hours, never more).
+      ...crossFieldRules(DAYS_IN_ORDER, { rule: 'spanAtMost', params: ['date_from', 'date_to'], perDay: { param: 'granularity', hour: HOURS_PER_DAY, day: 1 }, maximum: MAX_ACTIVITY_BUCKETS }),
       response: { 200: envelope(Type.Array(ActivityBucket), 'Buckets in time order'), ...errors(400, 401, 403, 429) },
     },
     async run(a, req) {
@@ -159,6 +162,7 @@ export const feeStats: Operation = {
       description: 'Total, average, minimum, maximum and p50/p95/p99 of fees in lamports, for one protocol or all ' +
         'protocols together, plus the same per protocol. Percentiles come from mergeable t-digest sketches (approximate).',
       querystring: Type.Object({ protocol_name: Type.Optional(query.protocol_name), ...dayRangeQuery }),
+      ...crossFieldRules(DAYS_IN_ORDER),
       response: { 200: envelope(FeeAnswer, 'Fee statistics'), ...errors(400, 401, 403, 429) },
     },
     async run(a, req) {

@@ -41,6 +41,15 @@ export const FeeAnswer = Type.Object({ ...FeeStats.properties, protocols: Type.A
 export const envelope = <T extends TSchema>(data: T, description: string) =>
   Type.Object({ success: Type.Literal(true), data, meta: Meta }, { description });
 
+/**
+ * Rules between parameters that JSON Schema cannot state, for the OpenAPI document's readers
+ * (`x-cross-field-rules` on the operation; docs/rest-and-sql.md, "Rules a schema cannot
+ * state"): the server refuses a request that breaks one with 400, naming it.
+ */
+export const crossFieldRules = (...rules: object[]) => ({ 'x-cross-field-rules': rules });
+/** date_from is not after date_to. */
+export const DAYS_IN_ORDER = { rule: 'ordered', params: ['date_from', 'date_to'] } as const;
+
 /** A success answer (the envelope's `success` is the literal true). */
 export const ok = <D, M>(data: D, meta: M) => ({ success: true as const, data, meta });
 

@@ -7,7 +7,7 @@ import { FailedTransaction, Transaction } from '../../core/vocabulary/answers.ts
 import type { Analytics } from '../analytics/analytics.ts';
 import type { TransactionFilters } from '../analytics/types.ts';
 import { dayRange, rangeMeta } from './rest-params.ts';
-import { envelope, errors, ok } from './rest-schemas.ts';
+import { crossFieldRules, DAYS_IN_ORDER, envelope, errors, ok } from './rest-schemas.ts';
 import { filled, operation, optional, required, restGet, rpcMethod, stringEnum, withDefault, type Operation } from './declare.ts';
 import { Address, AddressFilters, blockTime, dayRangeQuery, Filters, limit, listingOptions, options, ProtocolName, query, Signature, strict } from './params.ts';
 
@@ -30,7 +30,7 @@ const AddressOptions = options({
   filters: Type.Optional(AddressFilters),
 }, 'getTransactionsForAddress options');
 const ListQuery = Type.Object({
-  protocol_name: Type.Optional(query.protocol_name),
+  protocol_name: Type.Optional(query.protocol_filter),
   program_id: Type.Optional(query.program_id),
   ...dayRangeQuery,
   signature: Type.Optional(query.signature),
@@ -89,6 +89,7 @@ export const transactions: Operation = {
         'Equals JSON-RPC getTransactions with sortOrder desc and the same filters. ' +
         `offset + limit may reach ${REST_OFFSET_WINDOW}; go further back with date_to.`,
       querystring: ListQuery,
+      ...crossFieldRules(DAYS_IN_ORDER, { rule: 'sumAtMost', params: ['offset', 'limit'], maximum: REST_OFFSET_WINDOW }),
       response: { 200: envelope(Type.Array(Transaction), 'A page of transactions'), ...errors(400, 401, 403, 429) },
     },
     async run(a, req) {

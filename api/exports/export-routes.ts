@@ -65,7 +65,9 @@ export async function exportRoutes(app: FastifyInstance, opts: { exports: Export
     app.get(base, {
       schema: {
         tags, summary: 'Your export jobs, newest first',
-        querystring: { type: 'object', properties: { first: { type: 'integer', minimum: 1, maximum: 100, default: 20 }, after: { type: 'string' } } },
+        querystring: { type: 'object', properties: { first: { type: 'integer', minimum: 1, maximum: 100, default: 20 }, after: { type: 'string', minLength: 1, description: 'endCursor of the previous page' } } },
+        // A cursor is one this listing issued (endCursor), not any string: others are 400.
+        'x-cross-field-rules': [{ rule: 'issued', param: 'after', by: 'endCursor' }],
         response: { 200: { description: 'A page of jobs', ...pageSchema }, ...errors(400, 401, 403, 429) },
       },
     }, async (req) => {

@@ -2,7 +2,9 @@
 // the contract fuzzer that reads it. Bodies and queries are checked by export-config.ts
 // (so that errors name the field in this interface's words), not by these schemas.
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { EXPORT_COLUMNS, EXPORT_FORMATS, SPLIT_NAMES } from './export-config.ts';
+import { ActiveProtocolName, CalendarDay } from '../../core/vocabulary/primitives.ts';
+import { sqlText, SQL_EXPORT_EXAMPLES, SQL_EXPORT_LANGUAGE_RULE } from '../sql/sql-text.ts';
+import { EXPORT_COLUMNS, EXPORT_FORMATS, MAX_SEED, SPLIT_NAMES, SPLIT_SUM_TOLERANCE } from './export-config.ts';
 import { JOB_STATUSES } from './job-store.ts';
 
 const TEXT: Record<number, string> = {
@@ -59,39 +61,73 @@ export const ExportJobViewSchema = Type.Object({
 export type ExportJobView = Static<typeof ExportJobViewSchema>;
 export const jobSchema = ExportJobViewSchema;
 
+/** A value the service reads case-insensitively ("csv" is CSV), as a pattern over the values. */
+const caseless = (values: readonly string[]) =>
+  `^(?:${values.map((v) => [...v].map((c) => (/[a-z]/i.test(c) ? `[${c.toUpperCase()}${c.toLowerCase()}]` : c)).join('')).join('|')})$`;
+/** Every optional field of these bodies may also be null, which means "absent". */
+const orNull = <T extends { type: string }>(schema: T) => ({ ...schema, type: [schema.type, 'null'] });
+const fraction = orNull({ type: 'number', minimum: 0, maximum: 1 });
+const seed = (description: string) => orNull({ type: 'integer', minimum: 0, maximum: MAX_SEED, description });
+
+/** Rules between fields that JSON Schema cannot state, for the document's readers
+ *  (x-cross-field-rules, docs/rest-and-sql.md "Rules a schema cannot state"). */
+export const SPLITS_SUM_TO_ONE = { rule: 'sumEquals', property: 'splits', value: 1, tolerance: SPLIT_SUM_TOLERANCE } as const;
+
 const output = {
-  format: { type: 'string', enum: [...EXPORT_FORMATS], default: 'PARQUET' },
-  sampling: {
+  format: orNull({ type: 'string', pattern: caseless(EXPORT_FORMATS), default: 'PARQUET', description: `${EXPORT_FORMATS.join(', ')} (any case)` }),
+  sampling: orNull({
     type: 'object',
-    properties: { strategy: { type: 'string', enum: ['RANDOM'] }, rate: { type: 'number', minimum: 0, maximum: 1 }, seed: { type: 'integer', minimum: 0, maximum: 2 ** 32 - 1 } },
-  },
-  splits: {
+    additionalProperties: false,
+    required: ['rate'],
+    properties: { strategy: { type: 'string', enum: ['RANDOM'] }, rate: { type: 'number', minimum: 0, maximum: 1 }, seed: seed('Sampling seed; drawn when absent') },
+  }),
+  splits: orNull({
     type: 'object',
-    description: 'Fractions summing to 1 (within 1e-9); by a hash of the signature',
-    properties: Object.fromEntries(SPLIT_NAMES.map((s) => [s, { type: 'number', minimum: 0, maximum: 1 }])),
-  },
-  seed: { type: 'integer', minimum: 0, maximum: 2 ** 32 - 1, description: 'Split seed; drawn and reported when absent' },
+    additionalProperties: false,
+    description: `Fractions summing to 1 (within ${SPLIT_SUM_TOLERANCE}; an absent one is 0); by a hash of the signature`,
+    properties: Object.fromEntries(SPLIT_NAMES.map((s) => [s, fraction])),
+  }),
+  seed: seed('Split seed; drawn and reported when absent'),
 };
+
+const day = (description: string) => ({ ...CalendarDay, type: ['string', 'null'], description });
 
 export const filterBody = {
   type: 'object',
+  additionalProperties: false,
   properties: {
     ...output,
-    filters: {
+    filters: orNull({
       type: 'object',
+      additionalProperties: false,
       properties: {
-        protocols: { type: 'array', items: { type: 'string' }, minItems: 1 },
-        dateRange: { type: 'object', properties: { start: { type: 'string', format: 'date' }, end: { type: 'string', format: 'date' } } },
+        protocols: orNull({ type: 'array', items: ActiveProtocolName, minItems: 1, description: 'Active protocol names (GET /api/v1/stats lists them)' }),
+        dateRange: orNull({
+          type: 'object',
+          additionalProperties: false,
+          description: 'Inclusive UTC days; start not after end',
+          properties: { start: day('First day, YYYY-MM-DD'), end: day('Last day, YYYY-MM-DD') },
+        }),
       },
-    },
-    columns: { type: 'array', items: { type: 'string', enum: [...EXPORT_COLUMNS] }, minItems: 1 },
+    }),
+    columns: orNull({ type: 'array', items: { type: 'string', enum: [...EXPORT_COLUMNS] }, minItems: 1, uniqueItems: true }),
   },
+  'x-cross-field-rules': [SPLITS_SUM_TO_ONE, { rule: 'ordered', fields: ['filters.dateRange.start', 'filters.dateRange.end'] }],
 } as const;
 
 export const sqlBody = {
   type: 'object',
+  additionalProperties: false,
   required: ['query'],
-  properties: { query: { type: 'string', description: 'One read-only SELECT, as for POST /v1/query; no LIMIT is added' }, ...output },
+  properties: {
+    query: {
+      ...sqlText,
+      examples: [...SQL_EXPORT_EXAMPLES],
+      description: 'One read-only SELECT, as for POST /v1/query; no LIMIT is added. With sampling or splits, its result needs a signature column',
+    },
+    ...output,
+  },
+  'x-cross-field-rules': [SPLITS_SUM_TO_ONE, SQL_EXPORT_LANGUAGE_RULE],
 } as const;
 
 export const pageSchema = {

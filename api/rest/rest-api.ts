@@ -5,7 +5,7 @@
 import type { FastifyInstance, FastifySchemaValidationError } from 'fastify';
 import { Errors, invalidParams, worded, type Wording } from '../../core/errors.ts';
 import { fitsBudget, formatBytes, REST_RESPONSE_BUDGET_BYTES } from '../../core/limits.ts';
-import { ruleOfPattern } from '../../core/vocabulary/primitives.ts';
+import { Day, DAY_PATTERN, dayStart, ruleOfPattern } from '../../core/vocabulary/primitives.ts';
 import type { Analytics } from '../analytics/analytics.ts';
 import { CATALOG, restRoutesOf, type Operation } from '../catalog/catalog.ts';
 
@@ -15,10 +15,12 @@ const REST_WORDING: Wording = {
   hints: { protocols: 'GET /api/v1/stats lists the available ones', coarserBucket: 'granularity=day' },
 };
 
-/** Query parameters the matched route's schema declares as integers. */
-function integerParams(schema: unknown): string[] {
-  const properties = (schema as { querystring?: { properties?: Record<string, { type?: unknown }> } } | undefined)?.querystring?.properties ?? {};
-  return Object.entries(properties).filter(([, s]) => s.type === 'integer').map(([name]) => name);
+const DAY_SHAPE = new RegExp(DAY_PATTERN);
+
+/** Query parameters the matched route's schema declares as integers, or as dates. */
+function paramsOf(schema: unknown, is: (s: { type?: unknown; format?: unknown }) => boolean): string[] {
+  const properties = (schema as { querystring?: { properties?: Record<string, { type?: unknown; format?: unknown }> } } | undefined)?.querystring?.properties ?? {};
+  return Object.entries(properties).filter(([, s]) => is(s)).map(([name]) => name);
 }
 
 /** "limit must be <= 1000" rather than "querystring/limit must be <= 1000": clients know parameters, not schema paths. */
@@ -60,14 +62,23 @@ export async function restApi(app: FastifyInstance, opts: RestApiOptions): Promi
   });
   // Whole-number parameters as plain decimal digits: the validator would coerce "0x10",
   // "1e3", "+1" and " 1" to numbers, so a client's typo would silently mean something.
+  // (preValidation runs before the schema is checked.)
   app.addHook('preValidation', async (req) => {
     const query = req.query as Record<string, unknown> | undefined;
-    for (const name of integerParams(req.routeOptions.schema)) {
+    for (const name of paramsOf(req.routeOptions.schema, (s) => s.type === 'integer')) {
       const v = query?.[name];
       if (v === undefined) continue;
       if (typeof v !== 'string' || !/^(0|[1-9][0-9]{0,15})$/.test(v)) {
         throw invalidParams(`${name} must be a whole number written in decimal digits`, name);
       }
+    }
+    // Dates: the schema's pattern states the whole rule; this says which part is broken (not
+    // written YYYY-MM-DD, not a calendar day, outside the days the store can hold).
+    for (const name of paramsOf(req.routeOptions.schema, (s) => s.format === 'date')) {
+      const v = query?.[name];
+      if (typeof v !== 'string') continue;
+      if (!DAY_SHAPE.test(v)) throw invalidParams(`${name} must be ${Day.description}`, name);
+      dayStart(v, name);
     }
   });
   // The analytics layer names parameters by logical key; REST words them its own way and

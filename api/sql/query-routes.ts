@@ -6,19 +6,21 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, Errors } from '../../core/errors.ts';
 import { PUBLISHED_TABLES, SQL_DEFAULT_LIMIT, SQL_MAX_LENGTH, SQL_MAX_LIMIT } from './sql-guard.ts';
 import { SQL_MAX_RESPONSE_BYTES, type Caller, type SqlSandbox } from './sql-sandbox.ts';
+import { sqlText, SQL_LANGUAGE_RULE } from './sql-text.ts';
 
 const bodySchema = {
   type: 'object',
   required: ['query'],
   properties: {
     query: {
-      type: 'string',
+      ...sqlText,
       description: `One read-only SELECT (WITH, JOIN, GROUP BY … allowed) over ${PUBLISHED_TABLES.join(', ')}; ` +
         `at most ${SQL_MAX_LENGTH} characters; LIMIT at most ${SQL_MAX_LIMIT}, LIMIT ${SQL_DEFAULT_LIMIT} appended when absent`,
-      examples: ['SELECT protocol_name, count() AS n FROM transactions GROUP BY protocol_name ORDER BY n DESC'],
     },
-    format: { type: 'string', enum: ['json', 'csv'], default: 'json' },
+    // Read in any case ("CSV" is csv); null is the default.
+    format: { type: ['string', 'null'], pattern: '^(?:[Jj][Ss][Oo][Nn]|[Cc][Ss][Vv])$', default: 'json', description: 'json or csv (any case)' },
   },
+  'x-cross-field-rules': [SQL_LANGUAGE_RULE],
 } as const;
 
 const jsonAnswer = {
@@ -54,6 +56,8 @@ const schema = {
     401: errorRef('API key missing'),
     403: errorRef('API key invalid'),
     408: errorRef('Query time-out: cancelled by the engine'),
+    413: errorRef('Request body larger than the limit'),
+    415: errorRef('Body is not application/json'),
     429: errorRef('Rate limit exceeded, or too many SQL queries of this key (or in total) running or waiting'),
   },
 };

@@ -3,6 +3,7 @@
 // `description` doubles as the human rule in error messages ("must be <description>").
 import { Type, type Static } from '@sinclair/typebox';
 import { invalidParams } from '../errors.ts';
+import { calendarDayPattern } from './calendar.ts';
 import { FILTER_LIST_MAX, MAX_BLOCK_DATE, MAX_BLOCK_TIME, MIN_BLOCK_DATE, MIN_BLOCK_TIME, SIGNATURE_LIST_MAX } from '../limits.ts';
 
 /** Base58 (Bitcoin alphabet): no 0, O, I or l. */
@@ -19,6 +20,10 @@ export const ProtocolName = Type.String({
   pattern: PROTOCOL_NAME_PATTERN,
   description: 'a lowercase snake_case protocol name of 1-64 characters, e.g. jupiter_v6',
 });
+/** The `$comment` of a protocol name checked against the registry's active names (an
+ *  unknown or inactive one is refused), so a document can list those names as its enum. */
+export const ACTIVE_PROTOCOL_COMMENT = 'one of the active protocol names (the registry)';
+export const ActiveProtocolName = Type.String({ ...ProtocolName, $comment: ACTIVE_PROTOCOL_COMMENT });
 export const InstructionType = Type.String({ minLength: 1, maxLength: 128, description: 'an instruction type of 1-128 characters' });
 /** Whole Unix seconds the store can hold (block_time is DateTime, UInt32). A number that is
  *  a multiple of 1 rather than an integer type, so 1.5 reads as "not a whole number" (a bad
@@ -28,6 +33,14 @@ export const UnixSeconds = Type.Number({ multipleOf: 1, minimum: MIN_BLOCK_TIME,
 export const BlockTimeRange = Type.Object({ gte: Type.Optional(UnixSeconds), lte: Type.Optional(UnixSeconds) }, { additionalProperties: false });
 /** A calendar day, UTC. */
 export const Day = Type.String({ pattern: DAY_PATTERN, description: 'a date written YYYY-MM-DD' });
+/** A real calendar day the store can hold (MIN_BLOCK_DATE..MAX_BLOCK_DATE): the rule of
+ *  dayStart() as a pattern, so a schema (the OpenAPI document's) states it in full. */
+export const CALENDAR_DAY_PATTERN = calendarDayPattern(MIN_BLOCK_DATE, MAX_BLOCK_DATE);
+export const CalendarDay = Type.String({
+  format: 'date',
+  pattern: CALENDAR_DAY_PATTERN,
+  description: `a calendar date written YYYY-MM-DD, ${MIN_BLOCK_DATE} to ${MAX_BLOCK_DATE}`,
+});
 
 /** The list filters every interface takes (JSON-RPC's options.filters.*, GraphQL's
  *  filters.*): each item's primitive and the most items one list may hold. */
@@ -48,11 +61,11 @@ export type SortOrder = (typeof SORT_ORDERS)[number];
 export type Signature = Static<typeof Signature>;
 
 const RULES: ReadonlyMap<string, string> = new Map(
-  [Signature, Address, ProtocolName, Day].map((s) => [s.pattern as string, s.description as string]),
+  [Signature, Address, ProtocolName, Day, CalendarDay].map((s) => [s.pattern as string, s.description as string]),
 );
 
 /** The primitives' patterns, compiled once (breaksRule compiles any other pattern per call). */
-const PATTERNS: ReadonlyMap<string, RegExp> = new Map([Signature, Address, ProtocolName, Day].map((s) => [s.pattern as string, new RegExp(s.pattern as string)]));
+const PATTERNS: ReadonlyMap<string, RegExp> = new Map([Signature, Address, ProtocolName, Day, CalendarDay].map((s) => [s.pattern as string, new RegExp(s.pattern as string)]));
 
 /** The human rule of a primitive's pattern ("a Base58 signature of 64-88 characters"), for
  *  validators that report only the pattern a value failed. */

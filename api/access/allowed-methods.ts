@@ -1,0 +1,58 @@
+// 405 Method Not Allowed: a request whose path some route answers, but not with the
+// request's method (PUT on a GET route, TRACE, QUERY …), is answered 405 with an `Allow`
+// header listing the methods that path does answer (RFC 9110 section 15.5.6), rather than
+// the 404 of a path nobody answers. Routes are learnt as they are registered (onRoute), so
+// routes other modules add later are covered; the answer is given in onRequest, before any
+// body is read (so a QUERY without Content-Type is not refused as a malformed body first).
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { AppError, Errors } from '../../core/errors.ts';
+import { pathOf } from './protected-paths.ts';
+
+interface KnownRoute {
+  readonly pattern: RegExp;
+  readonly methods: Set<string>;
+}
+
+/** A route's URL (find-my-way syntax: `:param`, `:param(regex)`, `*`) as a regular expression
+ *  over a request path. A path parameter is one non-empty segment; `*` is any rest. */
+export function routePattern(url: string): RegExp {
+  const segments = url.split('/').map((segment) => {
+    if (segment === '*') return '.*';
+    if (segment.includes(':')) return '[^/]+';
+    return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/\\\*$/, '.*');
+  });
+  return new RegExp(`^${segments.join('/')}$`);
+}
+
+/** The methods the routes matching `path` answer, in a stable order ('' when none). */
+export function allowedMethods(routes: Iterable<KnownRoute>, path: string): string {
+  const methods = new Set<string>();
+  for (const route of routes) if (route.pattern.test(path)) for (const m of route.methods) methods.add(m);
+  return [...methods].sort().join(', ');
+}
+
+/**
+ * Install the 405 answer. Call before the routes are registered (it learns them as they
+ * are) and after access control (a 405 is a request like any other: authenticated first
+ * where its path needs a key, and counted against the rate limit).
+ */
+export function installMethodNotAllowed(app: FastifyInstance): void {
+  const routes = new Map<string, KnownRoute>();
+  app.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    const known = routes.get(route.url) ?? { pattern: routePattern(route.url), methods: new Set<string>() };
+    for (const m of methods) {
+      known.methods.add(m.toUpperCase());
+      // Fastify answers HEAD for every GET route (exposeHeadRoutes).
+      if (m.toUpperCase() === 'GET') known.methods.add('HEAD');
+    }
+    routes.set(route.url, known);
+  });
+  app.addHook('onRequest', async (req: FastifyRequest, reply) => {
+    if (!req.is404) return;
+    const allow = allowedMethods(routes.values(), pathOf(req.url));
+    if (allow === '' || allow.split(', ').includes(req.method)) return;
+    reply.header('allow', allow);
+    throw new AppError(Errors.methodNotAllowed, `${req.method} is not a method of ${pathOf(req.url).slice(0, 200)}; it answers ${allow}`);
+  });
+}

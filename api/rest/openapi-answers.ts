@@ -1,0 +1,93 @@
+// What the OpenAPI document adds to the route schemas: the answers every operation can get
+// whatever its route (a URI over the limit, throttling, a malformed request, access
+// control), the rate-limit headers every answer carries, 405 with Allow for a method a path
+// does not answer, and protocol names as the registry's list. Route schemas state what is
+// particular to a route; this states the HTTP layer's part once (docs/rest-and-sql.md,
+// "Statuses").
+import { HTTP_MAX_URI_BYTES } from '../../core/limits.ts';
+import { ACTIVE_PROTOCOL_COMMENT } from '../../core/vocabulary/primitives.ts';
+
+type Json = Record<string, unknown>;
+const ERROR_CONTENT = { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } } };
+
+/** SPEC "Limits": on every answer. */
+const RATE_LIMIT_HEADERS: Json = {
+  'X-RateLimit-Limit': { description: 'Requests allowed per minute for the plan (or for requests without a valid key, per address)', schema: { type: 'integer' } },
+  'X-RateLimit-Remaining': { description: 'Requests left in the current window', schema: { type: 'integer', minimum: 0 } },
+  'X-RateLimit-Reset': { description: 'When the window resets (ISO 8601)', schema: { type: 'string', format: 'date-time' } },
+  'X-RateLimit-Plan': { description: 'free, x402 or enterprise (requests without a valid key count as free, per address)', schema: { type: 'string', enum: ['free', 'x402', 'enterprise'] } },
+};
+const RETRY_AFTER = { description: 'Seconds to wait before retrying', required: true, schema: { type: 'integer', minimum: 1 } };
+
+/** Answers any operation can get, whatever its route. */
+const COMMON: Record<number, string> = {
+  400: 'Malformed request (a path that is not valid percent-encoding, an HTTP/1.1 request without Host) or an invalid parameter: the message names it',
+  414: `The URI is longer than ${HTTP_MAX_URI_BYTES} bytes, or a path parameter longer than 100 characters`,
+  417: 'An Expect header other than 100-continue',
+  429: 'Rate limit exceeded (per API key and plan; requests without a valid key per client address): wait Retry-After seconds',
+  500: 'Internal error (its cause is logged, never shown)',
+  503: 'The service is starting, stopping or cannot reach its store: retry later',
+};
+const SECURED: Record<number, string> = {
+  401: 'API key missing: send x-api-key (or the api-key query parameter)',
+  403: 'API key invalid, inactive or revoked',
+};
+const WITH_BODY: Record<number, string> = {
+  408: 'The request was not received in full in time',
+  413: 'Request body larger than the limit of this endpoint',
+  415: 'Body is not application/json',
+};
+
+const errorAnswer = (description: string): Json => ({ description, content: ERROR_CONTENT });
+
+/** The document with the common answers and headers added to every operation (an answer a
+ *  route declares itself keeps its own words). */
+export function withCommonAnswers<D extends object>(document: D): D {
+  const doc = document as Json;
+  const components = (doc.components ?? {}) as Json;
+  components.responses = {
+    ...(components.responses as Json | undefined),
+    MethodNotAllowed: {
+      description: 'The path exists but does not answer this method (e.g. PUT, TRACE or QUERY on a GET route); Allow lists the methods it answers',
+      headers: { Allow: { description: 'The methods this path answers, e.g. "GET, HEAD"', required: true, schema: { type: 'string' } }, ...RATE_LIMIT_HEADERS },
+      content: ERROR_CONTENT,
+    },
+  };
+  doc.components = components;
+  const globalSecurity = doc.security as unknown[] | undefined;
+  for (const item of Object.values((doc.paths ?? {}) as Record<string, Json>)) {
+    for (const op of Object.values(item) as Json[]) {
+      if (typeof op !== 'object' || op === null || typeof op.responses !== 'object') continue;
+      const secured = ((op.security as unknown[] | undefined) ?? globalSecurity ?? []).length > 0;
+      const extra = { ...COMMON, ...(secured ? SECURED : {}), ...(op.requestBody === undefined ? {} : WITH_BODY) };
+      const responses = op.responses as Record<string, Json>;
+      for (const [status, description] of Object.entries(extra)) responses[status] ??= errorAnswer(description);
+      for (const [status, answer] of Object.entries(responses)) {
+        answer.headers = { ...RATE_LIMIT_HEADERS, ...(answer.headers as Json | undefined), ...(status === '429' ? { 'Retry-After': RETRY_AFTER } : {}) };
+      }
+    }
+  }
+  return document;
+}
+
+/**
+ * The document with every protocol name the server checks against the registry (the
+ * ActiveProtocolName primitive, marked by its $comment) stated as the registry's active
+ * names: exactly the values the server accepts. A listing's protocol filter keeps the
+ * pattern (an unknown name there matches nothing). A copy; the cached document is left as it is.
+ */
+export function withProtocolNames(doc: Json, names: readonly string[]): Json {
+  if (names.length === 0) return doc;
+  const visit = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(visit);
+    if (typeof value !== 'object' || value === null) return value;
+    const out: Json = {};
+    for (const [k, v] of Object.entries(value)) out[k] = visit(v);
+    if (out.$comment === ACTIVE_PROTOCOL_COMMENT) {
+      delete out.pattern;
+      out.enum = [...names];
+    }
+    return out;
+  };
+  return visit(doc) as Json;
+}
