@@ -236,6 +236,10 @@ export const GRAPHQL_MAX_SAME_NAME = 10;
 export const GRAPHQL_MEMO_BUDGET_BYTES = 64 * MiB;
 /** How long a remembered answer may be served again; a timer drops expired ones. */
 export const GRAPHQL_MEMO_TTL_MS = 2000;
+/** Items (records, groups, points) up to which a GraphQL answer is serialised in one piece
+ *  rather than streamed in chunks: a few milliseconds of the event loop, and the common
+ *  answer (stats, a page of groups) skips the stream's turns. */
+export const GRAPHQL_ONE_PIECE_ANSWER_ITEMS = 2_000;
 /** Bytes serialised between two turns of the event loop when an answer is written out. */
 export const ANSWER_CHUNK_BYTES = 64 * 1024;
 

@@ -94,6 +94,21 @@ export function answerStream(answer: Answer, options: StreamOptions): Readable {
   return Readable.from(answerChunks(answer, options), { objectMode: false });
 }
 
+/**
+ * The whole answer as one text, when it fits the budget (undefined when it does not: the
+ * stream then cuts the fields past it); `data` also as bytes, for the memo.
+ */
+export function onePieceAnswer(answer: Answer, budgetBytes: number): { text: string; data: Buffer | undefined } | undefined {
+  const dataText = answer.data === undefined ? undefined : JSON.stringify(answer.data);
+  const parts: string[] = [];
+  if (dataText !== undefined) parts.push(`"data":${dataText}`);
+  if (answer.errors !== undefined && answer.errors.length > 0) parts.push(`"errors":${JSON.stringify(answer.errors)}`);
+  parts.push(`"extensions":${JSON.stringify(answer.extensions)}`);
+  const text = `{${parts.join(',')}}`;
+  if (Buffer.byteLength(text, 'utf8') > budgetBytes) return undefined;
+  return { text, data: dataText === undefined ? undefined : Buffer.from(dataText, 'utf8') };
+}
+
 /** A remembered `data` written again with fresh extensions: bytes only, nothing serialised. */
 export function rememberedStream(data: Buffer, extensions: Record<string, unknown>, chunkBytes = ANSWER_CHUNK_BYTES): Readable {
   async function* chunks(): AsyncGenerator<Buffer> {

@@ -17,14 +17,21 @@ import {
 } from 'graphql';
 import { HttpError, processRequest } from 'graphql-helix';
 import { AppError, Errors, notFound } from '../../core/errors.ts';
-import { GRAPHQL_BODY_LIMIT_BYTES, GRAPHQL_MAX_DOCUMENT_POINTS, GRAPHQL_RESPONSE_BUDGET_BYTES, GRAPHQL_TIMEOUT_MS } from '../../core/limits.ts';
+import {
+  ANSWER_CHUNK_BYTES,
+  GRAPHQL_BODY_LIMIT_BYTES,
+  GRAPHQL_MAX_DOCUMENT_POINTS,
+  GRAPHQL_ONE_PIECE_ANSWER_ITEMS,
+  GRAPHQL_RESPONSE_BUDGET_BYTES,
+  GRAPHQL_TIMEOUT_MS,
+} from '../../core/limits.ts';
 import { PLAN_QUERY_BUDGET, type Plan } from '../../core/plans.ts';
 import { pathOf, wantsGraphiql } from '../access/protected-paths.ts';
 import type { Analytics } from '../analytics/analytics.ts';
 import type { ExportService } from '../exports/export-service.ts';
 import type { FreshnessWatermark } from '../freshness.ts';
 import { AnswerMemo, type MemoOptions } from './answer-memo.ts';
-import { answerStream, rememberedStream } from './answer-stream.ts';
+import { answerStream, onePieceAnswer, rememberedStream } from './answer-stream.ts';
 import { DocumentCache } from './document-limits.ts';
 import { formatError, graphqlError } from './errors.ts';
 import { buildExtensions } from './extensions.ts';
@@ -108,7 +115,10 @@ export async function graphqlRoutes(app: FastifyInstance, opts: GraphqlRouteOpti
         return sendError(err, req, reply, ledger);
       }
       ledger.requested = remembered.requested;
-      return reply.code(200).header('content-type', `${type}; charset=utf-8`).send(rememberedStream(remembered.data, await extensions()));
+      const ext = await extensions();
+      // A small remembered answer goes out as one text; a large one in chunks.
+      const body = remembered.data.length <= ANSWER_CHUNK_BYTES ? `{"data":${remembered.data.toString('utf8')},"extensions":${JSON.stringify(ext)}}` : rememberedStream(remembered.data, ext);
+      return reply.code(200).header('content-type', `${type}; charset=utf-8`).send(body);
     }
     const result = await processRequest<RequestContext>({
       // Headers helix reads (accept) only to choose streaming; answers here are single results.
@@ -159,6 +169,15 @@ export async function graphqlRoutes(app: FastifyInstance, opts: GraphqlRouteOpti
       ...(errors === undefined ? {} : { errors }),
       extensions: await extensions(),
     };
+    // Few items (the common answer: stats, a page of groups): one serialisation costs less than
+    // a stream's turns and is far below a noticeable block. Many: written out in chunks.
+    if (ledger.points <= GRAPHQL_ONE_PIECE_ANSWER_ITEMS) {
+      const whole = onePieceAnswer(answer, budgetBytes);
+      if (whole !== undefined) {
+        if (keep && whole.data !== undefined) memo.remember(memoKey, { version, fields: ledger.fields, requested: ledger.requested, data: whole.data });
+        return reply.code(status).header('content-type', `${type}; charset=utf-8`).send(whole.text);
+      }
+    }
     const stream = answerStream(answer, {
       budgetBytes,
       ...(keep ? { onData: (data: Buffer) => memo.remember(memoKey, { version, fields: ledger.fields, requested: ledger.requested, data }) } : {}),
