@@ -14,8 +14,8 @@ import type { AnswerCost, Recommendation } from '../analytics/analytics-cost.ts'
 import { FAILURE_METRICS, type Group, type GroupFilters, type GroupKey, type GroupPageRequest, type Metric } from '../analytics/group-pages.ts';
 import { bucketCount, type Granularity } from '../analytics/question/granularity.ts';
 import type { ListRequest, TimeRange, Transaction, TransactionFilters } from '../analytics/types.ts';
-import { FILTER_LIST_MAX, SIGNATURE_LIST_MAX } from '../../core/limits.ts';
-import { Address, breaksRule, dayStart, InstructionType, ProtocolName, Signature } from '../../core/vocabulary/primitives.ts';
+import { PAGE_TOKEN_MAX_CHARS } from '../../core/limits.ts';
+import { breaksRule, dayStart, FILTER_LISTS, Signature } from '../../core/vocabulary/primitives.ts';
 
 /**
  * What a running field reports to its request: the items it answers, against the document's
@@ -46,14 +46,12 @@ const METRIC_NAME = Object.fromEntries(Object.entries(METRIC).map(([k, v]) => [v
 const GROUP_KEY: Record<string, GroupKey> = { PROTOCOL: 'protocol', HOUR: 'time', INSTRUCTION_TYPE: 'instructionType' };
 const GRANULARITY: Record<string, Granularity> = { HOUR: 'hour', DAY: 'day', WEEK: 'week', MONTH: 'month' };
 
-/** Each string filter is the vocabulary's primitive, with the list caps every interface shares. */
-type Primitive = typeof Signature | typeof Address | typeof ProtocolName | typeof InstructionType;
-const LISTS: Record<string, { primitive: Primitive; max: number }> = {
-  'filters.protocols': { primitive: ProtocolName, max: FILTER_LIST_MAX },
-  'filters.instructionTypes': { primitive: InstructionType, max: FILTER_LIST_MAX },
-  'filters.programIds': { primitive: Address, max: FILTER_LIST_MAX },
-  'filters.signatures': { primitive: Signature, max: SIGNATURE_LIST_MAX },
-};
+/** Each string filter is the vocabulary's primitive, with the list caps every interface
+ *  shares (FILTER_LISTS), under GraphQL's argument names. */
+const LISTS: Record<string, { primitive: Primitive; max: number }> = Object.fromEntries(
+  Object.entries(FILTER_LISTS).map(([name, l]) => [`filters.${name}`, { primitive: l.item, max: l.max }]),
+);
+type Primitive = (typeof FILTER_LISTS)[keyof typeof FILTER_LISTS]['item'];
 
 const RECOMMENDATION: Record<Recommendation, string> = {
   narrowRange: 'narrow filters.dateRange (fewer days)',
@@ -118,7 +116,7 @@ function pageOf(p: PaginationArg | null | undefined): { limit: number; cursor?: 
     throw invalidParams(`pagination.first must be between 1 and ${GRAPHQL_MAX_FIRST} (got ${first}); page on with pagination.after`, 'pagination.first');
   }
   const after = p?.after;
-  if (present(after) && (after.length === 0 || after.length > 1024)) {
+  if (present(after) && (after.length === 0 || after.length > PAGE_TOKEN_MAX_CHARS)) {
     throw new AppError(Errors.invalidParams, 'pagination.after is not a cursor this service issued; pass back an edge cursor or pageInfo.endCursor unchanged', { field: 'after' });
   }
   return { limit: first, ...(present(after) ? { cursor: after } : {}) };
