@@ -3,34 +3,14 @@
 // their number is known only then), each answer has a byte budget and is written out in
 // chunks so the event loop is never held for long, listings are charged for every statement
 // they may run, and no HTML page can be framed.
-import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../api/app.ts';
+import { describe, expect, it } from 'vitest';
 import { GRAPHQL_MAX_DOCUMENT_POINTS, GRAPHQL_RESPONSE_BUDGET_BYTES } from '../core/limits.ts';
 import { graphqlClient } from './support/graphql-client.ts';
 import { longestLoopBlock } from './support/loop-probe.ts';
-import { startAppWithData } from './support/services.ts';
+import { graphqlFixture, STRICT } from './support/graphql-fixture.ts';
 
-let t: Awaited<ReturnType<typeof startAppWithData>>['t'];
-let headers: Record<string, string>;
-const extraApps: FastifyInstance[] = [];
-
-beforeAll(async () => {
-  ({ t, headers } = await startAppWithData(20_000));
-});
-afterAll(async () => {
-  for (const a of extraApps) await a.close();
-  await t?.cleanup();
-});
-
-const gql = graphqlClient(() => t.app, () => headers);
-const STRICT = { accept: 'application/graphql-response+json' };
-
-async function appWith(graphql: Parameters<typeof buildApp>[0]['graphql']): Promise<FastifyInstance> {
-  const app = await buildApp({ ...t.services, graphql });
-  extraApps.push(app);
-  return app;
-}
+const fx = graphqlFixture(20_000);
+const { gql, appWith } = fx;
 
 /** The review's field: hourly buckets over 26 days, by protocol and instruction type, 4 metrics (~95,000 points on this data). */
 const AUDIT_FIELD = 'timeSeries(filters: {dateRange: {start: "2024-12-06", end: "2024-12-31"}}, bucketBy: HOUR, groupBy: [PROTOCOL, INSTRUCTION_TYPE], metrics: [COUNT, SUM_FEE, MAX_FEE, MIN_FEE]) { timestamp value label }';
@@ -54,7 +34,7 @@ describe('the review\'s document: ten aliased hourly time series', () => {
     // One protocol before reading, dozens of instruction types after: 48 x 1 x 1 = 48 planned points.
     const field = 'timeSeries(filters: {protocols: ["jupiter_v6"], dateRange: {start: "2024-12-30", end: "2024-12-31"}}, groupBy: [INSTRUCTION_TYPE]) { value }';
     const small = await appWith({ maxDocumentPoints: 200 });
-    const r = await graphqlClient(() => small, () => headers)(aliased(3, field));
+    const r = await graphqlClient(() => small, fx.headers)(aliased(3, field));
     expect(r.status).toBe(200);
     expect(r.body.errors?.[0]).toMatchObject({ message: expect.stringMatching(/answer more than 200 items .* at most 200 are allowed per document/), extensions: { code: 'QUERY_TOO_COMPLEX' } });
     // Under the real bound the same document is answered.
@@ -84,7 +64,7 @@ describe('the byte budget of one answer', () => {
   it('fields whose part would pass it answer null with QUERY_TOO_COMPLEX naming the budget; the fields before keep theirs; never a 5xx', async () => {
     const small = await appWith({ responseBudgetBytes: 300_000 });
     const listing = 'transactions(pagination: {first: 500}) { edges { node { signature slot blockTime programId protocolName fee } cursor } }';
-    const r = await graphqlClient(() => small, () => headers)(aliased(3, listing), undefined, STRICT);
+    const r = await graphqlClient(() => small, fx.headers)(aliased(3, listing), undefined, STRICT);
     expect(r.status).toBe(200);
     expect(Buffer.byteLength(r.text)).toBeLessThanOrEqual(300_000);
     expect((r.body.data!.a0 as { edges: unknown[] }).edges).toHaveLength(500);
@@ -100,7 +80,7 @@ describe('the byte budget of one answer', () => {
   it('an answer cut for the budget is not remembered: the next identical request is cut again, not answered from the memo', async () => {
     const small = await appWith({ responseBudgetBytes: 100_000 });
     const q = aliased(2, 'transactions(pagination: {first: 300}) { edges { cursor } }');
-    const send = graphqlClient(() => small, () => headers);
+    const send = graphqlClient(() => small, fx.headers);
     const first = await send(q);
     const again = await send(q);
     expect(first.body.errors?.length).toBeGreaterThan(0);
@@ -137,7 +117,7 @@ describe('listings are charged for every statement they may run', () => {
     const plain = await gql('{ transactions(pagination: {first: 100}) { pageInfo { hasNextPage } } }');
     const budget = plain.body.extensions.cost.requested + 1000;
     const tight = await appWith({ budgets: { free: budget, x402: budget, enterprise: budget } });
-    const r = await graphqlClient(() => tight, () => headers)(q, undefined, STRICT);
+    const r = await graphqlClient(() => tight, fx.headers)(q, undefined, STRICT);
     expect(r.status).toBe(400);
     expect(r.body.errors?.[0]?.extensions.code).toBe('QUERY_TOO_COMPLEX');
     expect(r.body.extensions.cost.requested).toBeGreaterThan(budget);
@@ -150,7 +130,7 @@ describe('no page can be framed', () => {
     ['GraphiQL', '/graphql'],
     ['the dashboard', '/dashboard'],
   ])('%s carries Content-Security-Policy frame-ancestors \'none\' and X-Frame-Options DENY', async (_name, url) => {
-    const res = await t.app.inject({ method: 'GET', url, headers: { accept: 'text/html' } });
+    const res = await fx.t().app.inject({ method: 'GET', url, headers: { accept: 'text/html' } });
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/html/);
     expect(res.headers['content-security-policy']).toMatch(/frame-ancestors 'none'/);

@@ -2,36 +2,15 @@
 // top-level field one request, every limit at its edge, bad input naming its argument, the
 // one cost model (queryComplexity agrees with the guard that refuses over budget), the
 // time-out, GET and GraphiQL.
-import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../api/app.ts';
+import { describe, expect, it } from 'vitest';
 import { GRAPHQL_MAX_ALIASES, GRAPHQL_MAX_DOCUMENT_CHARS, GRAPHQL_MAX_TOKENS } from '../core/limits.ts';
 import { PLAN_QUERY_BUDGET } from '../api/sql/query-cost.ts';
 import { apiKeyHeaders, createKey } from './support/api-key.ts';
 import { graphqlClient, type GraphqlReply } from './support/graphql-client.ts';
-import { startAppWithData } from './support/services.ts';
+import { graphqlFixture, STRICT } from './support/graphql-fixture.ts';
 
-let t: Awaited<ReturnType<typeof startAppWithData>>['t'];
-let headers: Record<string, string>;
-const extraApps: FastifyInstance[] = [];
-
-beforeAll(async () => {
-  ({ t, headers } = await startAppWithData(1500));
-});
-afterAll(async () => {
-  for (const a of extraApps) await a.close();
-  await t.cleanup();
-});
-
-const gql = graphqlClient(() => t.app, () => headers);
-const STRICT = { accept: 'application/graphql-response+json' };
-
-/** A second app on the same services (same keys and data) with other GraphQL settings. */
-async function appWith(graphql: Parameters<typeof buildApp>[0]['graphql']): Promise<FastifyInstance> {
-  const app = await buildApp({ ...t.services, graphql });
-  extraApps.push(app);
-  return app;
-}
+const fx = graphqlFixture(1500);
+const { gql, appWith } = fx;
 
 function expectError(r: GraphqlReply<unknown>, status: number, code: string, message?: RegExp): void {
   expect(r.status, r.text.slice(0, 400)).toBe(status);
@@ -44,7 +23,7 @@ function expectError(r: GraphqlReply<unknown>, status: number, code: string, mes
 
 describe('authentication and rate limits answer in GraphQL shape', () => {
   it('401 without a key, 403 with an unknown one, both with X-RateLimit-* and extensions.code', async () => {
-    const none = await t.app.inject({ method: 'POST', url: '/graphql', headers: { 'content-type': 'application/json' }, payload: '{"query":"{ protocols }"}' });
+    const none = await fx.t().app.inject({ method: 'POST', url: '/graphql', headers: { 'content-type': 'application/json' }, payload: '{"query":"{ protocols }"}' });
     expect(none.statusCode).toBe(401);
     expect(none.json()).toMatchObject({ errors: [{ message: expect.stringMatching(/x-api-key/), extensions: { code: 'UNAUTHENTICATED' } }] });
     expect(none.headers['x-ratelimit-limit']).toBeDefined();
@@ -53,7 +32,7 @@ describe('authentication and rate limits answer in GraphQL shape', () => {
   });
 
   it('counts each top-level field as one request, and refuses with 429 RATE_LIMITED and Retry-After once the plan is spent', async () => {
-    const free = { 'x-api-key': (await createKey(t.app, 'free', 'graphql-rate')).key };
+    const free = { 'x-api-key': (await createKey(fx.t().app, 'free', 'graphql-rate')).key };
     const send = (q: string) => gql(q, undefined, free);
     const one = await send('{ protocols }');
     const before = Number(one.headers['x-ratelimit-remaining']);
@@ -129,7 +108,7 @@ describe('limits at their edges', () => {
 
   it('a request running past the time-out is answered with QUERY_TOO_COMPLEX, not left hanging', async () => {
     const app = await appWith({ timeoutMs: 1 });
-    const r = await graphqlClient(() => app, () => headers)('{ timeSeries(filters: { dateRange: { start: "2020-01-01", end: "2024-12-31" } }, bucketBy: DAY, metrics: [COUNT, P99_FEE], groupBy: [PROTOCOL, INSTRUCTION_TYPE]) { value } }');
+    const r = await graphqlClient(() => app, fx.headers)('{ timeSeries(filters: { dateRange: { start: "2020-01-01", end: "2024-12-31" } }, bucketBy: DAY, metrics: [COUNT, P99_FEE], groupBy: [PROTOCOL, INSTRUCTION_TYPE]) { value } }');
     expectError(r, 200, 'QUERY_TOO_COMPLEX', /ran longer than 0.001 s/);
   });
 });
@@ -190,7 +169,7 @@ describe('one cost model: queryComplexity and the guard', () => {
     expect(run.body.extensions.cost.requested).toBe(c.score);
 
     const tight = await appWith({ budgets: { free: c.score - 1, x402: c.score - 1, enterprise: c.score - 1 } });
-    const tgql = graphqlClient(() => tight, () => headers);
+    const tgql = graphqlClient(() => tight, fx.headers);
     const refused = await tgql(`{ transactions(${args}) { pageInfo { hasNextPage } } }`, undefined, STRICT);
     expectError(refused, 400, 'QUERY_TOO_COMPLEX', new RegExp(`would cost ${c.score}.*allows ${c.score - 1}`));
     expect(refused.body.data).toBeUndefined();
@@ -199,7 +178,7 @@ describe('one cost model: queryComplexity and the guard', () => {
     expect(says.body.data!.queryComplexity).toEqual({ score: c.score, withinBudget: false });
 
     const exact = await appWith({ budgets: { free: c.score, x402: c.score, enterprise: c.score } });
-    expect((await graphqlClient(() => exact, () => headers)(`{ transactions(${args}) { pageInfo { hasNextPage } } }`)).status).toBe(200);
+    expect((await graphqlClient(() => exact, fx.headers)(`{ transactions(${args}) { pageInfo { hasNextPage } } }`)).status).toBe(200);
   });
 
   it('recommends what a user can change: a narrower range, a protocol, a coarser bucket, fewer percentiles', async () => {
@@ -224,56 +203,56 @@ describe('one cost model: queryComplexity and the guard', () => {
 
 describe('HTTP: GET, methods, GraphiQL', () => {
   it('answers queries on GET (query string) and refuses mutations there with 405 and Allow: POST', async () => {
-    const ok = await t.app.inject({ method: 'GET', url: `/graphql?query=${encodeURIComponent('{ protocols }')}`, headers });
+    const ok = await fx.t().app.inject({ method: 'GET', url: `/graphql?query=${encodeURIComponent('{ protocols }')}`, headers: fx.headers() });
     expect(ok.statusCode).toBe(200);
     expect(ok.json().data.protocols.length).toBeGreaterThan(0);
-    const mutation = await t.app.inject({ method: 'GET', url: `/graphql?query=${encodeURIComponent('mutation { x }')}`, headers });
+    const mutation = await fx.t().app.inject({ method: 'GET', url: `/graphql?query=${encodeURIComponent('mutation { x }')}`, headers: fx.headers() });
     expect(mutation.statusCode).toBe(405);
     expect(mutation.headers.allow).toBe('POST');
     expect(mutation.json().errors[0].extensions.code).toBeDefined();
   });
 
   it('serves GraphiQL without a key, from files under a strict CSP with no inline script; data still needs a key', async () => {
-    const page = await t.app.inject({ method: 'GET', url: '/graphql', headers: { accept: 'text/html,application/xhtml+xml' } });
+    const page = await fx.t().app.inject({ method: 'GET', url: '/graphql', headers: { accept: 'text/html,application/xhtml+xml' } });
     expect(page.statusCode).toBe(200);
     expect(page.headers['content-type']).toMatch(/^text\/html/);
     expect(page.headers['content-security-policy']).toMatch(/script-src 'self'/);
     expect(page.body).toMatch(/<script src="\/graphql\/graphiql\.js" defer><\/script>/);
     expect(page.body).not.toMatch(/<script>|<script [^>]*>[^<]+<\/script>|https?:\/\//);
     for (const asset of ['/graphql/graphiql.js', '/graphql/graphiql.css']) {
-      const r = await t.app.inject({ method: 'GET', url: asset });
+      const r = await fx.t().app.inject({ method: 'GET', url: asset });
       expect(r.statusCode, asset).toBe(200);
       expect(r.body).not.toMatch(/https?:\/\//);
     }
-    const script = await t.app.inject({ method: 'GET', url: '/graphql/graphiql.js' });
+    const script = await fx.t().app.inject({ method: 'GET', url: '/graphql/graphiql.js' });
     expect(script.body).toMatch(/'x-api-key'/);
     // GraphiQL itself and React come from their npm packages, by name from an allow-list.
     for (const name of ['graphiql.min.js', 'graphiql.min.css', 'react.production.min.js', 'react-dom.production.min.js']) {
       expect(page.body, name).toContain(`/graphql/assets/${name}`);
-      const r = await t.app.inject({ method: 'GET', url: `/graphql/assets/${name}` });
+      const r = await fx.t().app.inject({ method: 'GET', url: `/graphql/assets/${name}` });
       expect(r.statusCode, name).toBe(200);
     }
     for (const probe of ['package.json', '..%2Fpackage.json', '..%2F..%2Fcore%2Fconfig.ts', 'graphiql.min.js.map']) {
-      expect((await t.app.inject({ method: 'GET', url: `/graphql/assets/${probe}` })).statusCode, probe).toBe(404);
+      expect((await fx.t().app.inject({ method: 'GET', url: `/graphql/assets/${probe}` })).statusCode, probe).toBe(404);
     }
-    const data = await t.app.inject({ method: 'GET', url: `/graphql?query=${encodeURIComponent('{ protocols }')}` });
+    const data = await fx.t().app.inject({ method: 'GET', url: `/graphql?query=${encodeURIComponent('{ protocols }')}` });
     expect(data.statusCode).toBe(401);
   });
 
   it('answers malformed requests 400 in GraphQL shape', async () => {
     for (const payload of ['[]', '{"query": 1}', '{"query": "{ protocols }", "variables": "x"}', '{"nope": 1}', '{ "not json']) {
-      const r = await t.app.inject({ method: 'POST', url: '/graphql', headers: { ...headers, 'content-type': 'application/json' }, payload });
+      const r = await fx.t().app.inject({ method: 'POST', url: '/graphql', headers: { ...fx.headers(), 'content-type': 'application/json' }, payload });
       expect(r.statusCode, payload).toBe(400);
       expect(r.json().errors[0].extensions.code, payload).toBe('BAD_USER_INPUT');
     }
-    const text = await t.app.inject({ method: 'POST', url: '/graphql', headers: { ...headers, 'content-type': 'text/plain' }, payload: '{ protocols }' });
+    const text = await fx.t().app.inject({ method: 'POST', url: '/graphql', headers: { ...fx.headers(), 'content-type': 'text/plain' }, payload: '{ protocols }' });
     expect(text.statusCode).toBe(415);
     expect(text.json().errors[0].message).toMatch(/application\/json/);
   });
 });
 
 it('keys of every plan get the budget of their plan', async () => {
-  const x402 = await apiKeyHeaders(t.app, 'x402');
+  const x402 = await apiKeyHeaders(fx.t().app, 'x402');
   const r = await gql('{ protocols }', undefined, x402);
   expect(r.body.extensions.cost.budget).toBe(PLAN_QUERY_BUDGET.x402);
 });
