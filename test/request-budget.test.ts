@@ -125,6 +125,14 @@ describe('every route passes the budget', () => {
     }
   });
 
+  it('work run under a budget of its own (an export job, for its owner\'s plan) gets that plan\'s limits, whatever started it', async () => {
+    const probe = new BudgetedWarehouse(t.services.wh, t.services.access.budgets, 'probe', false);
+    const rows = await t.services.access.budgets.run(new Budget('free', 'export'), () =>
+      probe.query<{ rows: string; answer: string }>("SELECT toString(getSetting('max_rows_to_read')) AS rows, toString(getSetting('max_result_bytes')) AS answer"));
+    // Files are not answers: the plan's read budget, and no result-bytes limit from the budget.
+    expect(rows[0]).toEqual({ rows: String(PLAN_QUERY_BUDGET.free), answer: '0' });
+  });
+
   it('outside any request (ingest, start-up, tests) statements run under the operator budget, never unlimited', async () => {
     const [row] = await new BudgetedWarehouse(t.services.wh, t.services.access.budgets, 'probe')
       .query<{ rows: string }>("SELECT toString(getSetting('max_rows_to_read')) AS rows");
