@@ -11,7 +11,7 @@ import type { Warehouse } from '../warehouse/warehouse.ts';
 import { installAccessControl, setRateLimitHeaders } from './access/access-control.ts';
 import type { Access } from './access/access.ts';
 import { installMethodNotAllowed } from './access/allowed-methods.ts';
-import { installAnswerBudget, installRequestScope } from './access/request-budget.ts';
+import { installAnswerBudget, installRequestBudget } from './access/request-budget.ts';
 import { clientErrorHandler, httpServerOptions, installProtocolChecks } from './access/http-protocol.ts';
 import type { Metrics } from '../core/metrics.ts';
 import { installRequestMetrics } from './access/request-metrics.ts';
@@ -127,7 +127,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   // Before any route: root hooks then cover every route registered after them, in any
   // plugin, including interfaces other modules add later.
   // First of all: the request's budget scope, which every later hook and handler runs in.
-  installRequestScope(app, deps.access.budgets);
+  installRequestBudget(app);
   installRequestMetrics(app, deps.metrics);
   // Malformed before unauthenticated: a request without Host is a 400 even without a key.
   installProtocolChecks(app);

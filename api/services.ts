@@ -13,7 +13,7 @@ import { AccountStore } from '../warehouse/account-store.ts';
 import { openExportSessions, openSandboxSessions, openWarehouse } from '../warehouse/open-warehouse.ts';
 import { ProtocolRegistry } from '../warehouse/protocol-registry.ts';
 import type { Warehouse } from '../warehouse/warehouse.ts';
-import { BudgetedWarehouse, BudgetScope } from '../warehouse/budget-scope.ts';
+import { BudgetedWarehouse, operatorBudget } from '../warehouse/budgeted-warehouse.ts';
 import { PlanLanes } from '../warehouse/plan-lanes.ts';
 import { createAccess, type Access } from './access/access.ts';
 import { Metrics } from '../core/metrics.ts';
@@ -33,7 +33,10 @@ export interface Services {
   wh: Warehouse;
   dataVersion: DataVersion;
   registry: ProtocolRegistry;
+  /** The analytics layer as the doors get it: each binds its request's budget (unbound, it refuses every statement). */
   analytics: Analytics;
+  /** The same layer under the operator's budget: background work, CLIs, benchmarks and tests outside any request. */
+  operatorAnalytics: Analytics;
   /** Client SQL, on engine sessions of its own. */
   sqlSandbox: SqlSandbox;
   pipeline: IngestPipeline;
@@ -73,16 +76,15 @@ export async function createServices(
   const registry = new ProtocolRegistry(wh);
   // Pagination tokens carry a MAC; replicas share the operator token, so they share the key.
   setPageTokenSecret(config.adminToken);
-  // Every statement a door can cause passes the request budget (warehouse/budget-scope.ts):
-  // the serving session's analytics reads, client SQL, export chunks.
-  const budgets = new BudgetScope();
+  // Every statement a door can cause passes the request budget (warehouse/budgeted-warehouse.ts):
+  // the serving session's analytics reads, client SQL, export chunks; each is bound to a budget.
   // Free keys' analytics statements run on a serving session of their own: however heavy
   // (10,000-record listings), they never queue a paid key's read or /health behind them.
   const freeServing = new InstrumentedWarehouse(openWarehouse(config), metrics);
-  const servingWh = new BudgetedWarehouse(wh, budgets, 'analytics', true, new PlanLanes(), { free: freeServing });
+  const servingWh = new BudgetedWarehouse(wh, 'analytics', true, new PlanLanes(), { free: freeServing });
   const analytics = new Analytics(new BoundedWarehouse(servingWh, config.analyticsTimeoutSeconds), registry, dataVersion);
   const sqlSandbox = new SqlSandbox(
-    openSandboxSessions(config).map((session) => new BudgetedWarehouse(new InstrumentedWarehouse(session, metrics), budgets, 'sql')),
+    openSandboxSessions(config).map((session) => new BudgetedWarehouse(new InstrumentedWarehouse(session, metrics), 'sql')),
     { ...config.sql, readonlyByUser: config.sql.user !== undefined },
     () => analytics.protocols(),
   );
@@ -97,15 +99,17 @@ export async function createServices(
   const freshness = new FreshnessWatermark(wh, logger, config.freshnessRefreshMs);
   pipeline.observeChanges(freshness);
   await freshness.start();
-  const live = new LiveActivity(analytics, logger);
+  // Live streams' reads serve every subscriber at once: background work, under the operator's budget.
+  const operatorAnalytics = analytics.under(operatorBudget());
+  const live = new LiveActivity(operatorAnalytics, logger);
   pipeline.observeChanges(live);
   // Writes of other processes (npm run ingest, other replicas) reach streams through the journal.
   live.tailJournal({ clock: () => journalClock(wh), finishedSince: (since) => readFinishedBatches(wh, since) }, config.freshnessRefreshMs);
-  const access = await createAccess({ config, wh, logger, metrics, now: options.now, budgets });
+  const access = await createAccess({ config, wh, logger, metrics, now: options.now });
   const accounts = new AccountStore(wh, access.now);
   const exportSessions = openExportSessions(config).map((session) => new InstrumentedWarehouse(session, metrics));
   // Export statements write files: their reads are budgeted, their output is bounded by the job's quotas instead.
-  const budgetedExportSessions = exportSessions.map((session) => new BudgetedWarehouse(session, budgets, 'export', false));
+  const budgetedExportSessions = exportSessions.map((session) => new BudgetedWarehouse(session, 'export', false));
   const exports = new ExportService({
     config: config.exports,
     store: new JobStore(config.exports.dir),
@@ -118,7 +122,6 @@ export async function createServices(
       return key?.accountDisabled === true ? 'inactive' : key?.status;
     },
     links: new DownloadLinks(config.adminToken),
-    budgets,
     logger,
     now: options.exportClock,
   });
@@ -130,6 +133,7 @@ export async function createServices(
     dataVersion,
     registry,
     analytics,
+    operatorAnalytics,
     sqlSandbox,
     pipeline,
     metrics,

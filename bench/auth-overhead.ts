@@ -47,7 +47,7 @@ async function benchApp(services: Services, metrics: Metrics, access: Access | u
   installRequestMetrics(app, metrics);
   if (access) installAccessControl(app, access);
   // A cached aggregate: the first call computes it in the engine, later ones hit the cache.
-  app.get(ROUTE, async () => services.analytics.topProtocols({}, 'transactions', 10));
+  app.get(ROUTE, async () => services.operatorAnalytics.topProtocols({}, 'transactions', 10));
   await app.listen({ port: 0, host: '127.0.0.1' });
   return app;
 }

@@ -96,7 +96,7 @@ async function main(): Promise<void> {
     app.post('/bench/address', async (req) => {
       const b = req.body as { design: string; at: Position };
       const { services } = server;
-      const visible = await services.analytics.visibleProtocols();
+      const visible = await services.operatorAnalytics.visibleProtocols();
       const request = { address: hot, filters: {}, sortOrder: 'asc' as const, limit: LIMIT, cursor: b.at ? addressCursorToken({ address: hot, filters: {}, sortOrder: 'asc', limit: LIMIT }, ...b.at) : undefined };
       let data: Transaction[];
       if (b.design === 'today' || b.design === 'coalesced') {
@@ -106,7 +106,7 @@ async function main(): Promise<void> {
       } else if (b.design === 'listing') {
         data = (await listAddressTransactions(services.wh, request, visible)).data;
       } else {
-        data = (await services.analytics.addressTransactions(request)).data;
+        data = (await services.operatorAnalytics.addressTransactions(request)).data;
       }
       return { jsonrpc: '2.0', id: 1, result: { data } };
     });

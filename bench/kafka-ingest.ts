@@ -194,7 +194,7 @@ async function freshness(s: Awaited<ReturnType<typeof startBenchServices>>, brok
   void producerDone.then(() => (producing = false));
   const deadline = t0 + SECONDS * 1000 + 120_000;
   while (Date.now() < deadline) {
-    const buckets = await s.analytics.activity(undefined, range, 'hour');
+    const buckets = await s.operatorAnalytics.activity(undefined, range, 'hour');
     polls.push({ t: Date.now(), visible: buckets.reduce((n, b) => n + b.count, 0) });
     if (!producing && source.stats().stored >= total) break;
     await sleep(25);

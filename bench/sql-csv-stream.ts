@@ -4,6 +4,7 @@
 //   lifted - in-process through the analytics layer with the row cap lifted internally
 //            (what an export job would do), one streamed query.
 // Usage: ROWS=1000000 MODE=both npx tsx bench/sql-csv-stream.ts   (DATA_DIR=… reuses a seeded store)
+import { Budget } from '../core/budget.ts';
 import { SQL_MAX_LIMIT } from '../api/sql/sql-guard.ts';
 import { apiKeyHeader, memorySampler, startBenchServer } from './bench-server.ts';
 
@@ -50,7 +51,7 @@ async function lifted(server: Awaited<ReturnType<typeof startBenchServer>>, visi
   const want = Math.min(ROWS, visible);
   const mem = memorySampler();
   const t0 = performance.now();
-  const { body } = await server.services.sqlSandbox.csv({ key: 'bench', plan: 'enterprise' },
+  const { body } = await server.services.sqlSandbox.csv({ key: 'bench', plan: 'enterprise', budget: new Budget('enterprise', 'sql') },
     `SELECT ${COLUMNS} FROM transactions ${ORDER} LIMIT ${want}`, { maxResultRows: want });
   const got = await drain(body);
   const seconds = (performance.now() - t0) / 1000;

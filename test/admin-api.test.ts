@@ -59,7 +59,7 @@ describe('POST /admin/ingest', () => {
       ],
       errorsOmitted: 0,
     });
-    expect(await ctx.services.analytics.transaction(pump.signature)).toMatchObject({ signature: pump.signature, protocolName: 'pump_fun' });
+    expect(await ctx.services.operatorAnalytics.transaction(pump.signature)).toMatchObject({ signature: pump.signature, protocolName: 'pump_fun' });
 
     const again = await ctx.app.inject({ method: 'POST', url: '/admin/ingest', headers: auth, payload: lines.join('\n') });
     // `accepted` counts newly stored records only: a re-sent body stores nothing.
@@ -104,7 +104,7 @@ describe('POST /admin/ingest', () => {
       ],
       errorsOmitted: 0,
     });
-    expect(await ctx.services.analytics.transaction(r!.signature)).toMatchObject({ protocolName: 'jupiter_v6', programId: 'JUP6LkbZbjS1jKKwapdHNy74zcZ3tLUZoi5QNyVTaV4' });
+    expect(await ctx.services.operatorAnalytics.transaction(r!.signature)).toMatchObject({ protocolName: 'jupiter_v6', programId: 'JUP6LkbZbjS1jKKwapdHNy74zcZ3tLUZoi5QNyVTaV4' });
   });
 
   it('refuses an oversized body as a whole with 413 and stores nothing from it', async () => {

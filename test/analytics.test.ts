@@ -57,7 +57,7 @@ describe('protocol stats', () => {
   it.each(RANGES)('%s: every field equals the base-table figures', async (label, range) => {
     for (const p of ['jupiter_v6', 'pump_fun', 'whirlpool', 'raydium_cp_swap']) {
       const want = await oracle.protocolStats(s, p, range);
-      expect(await s.analytics.protocolStats(p, range)).toEqual(want);
+      expect(await s.operatorAnalytics.protocolStats(p, range)).toEqual(want);
       if (label === 'no range') expect(want.totalTransactions).toBeGreaterThan(100);
     }
   });
@@ -78,21 +78,21 @@ describe('protocol stats', () => {
       ranges.push([a, a + (x % 40_000)]);
     }
     for (const [gte, lte] of ranges) {
-      const got = await s.analytics.protocolStats('jupiter_v6', { gte, lte });
+      const got = await s.operatorAnalytics.protocolStats('jupiter_v6', { gte, lte });
       const want = await oracle.protocolStats(s, 'jupiter_v6', { gte, lte });
       expect({ gte, lte, ...got }).toEqual({ gte, lte, ...want });
     }
   });
 
   it('an empty range gives zeros, and inactive or unknown protocols are refused', async () => {
-    expect(await s.analytics.protocolStats('whirlpool', { gte: 10, lte: 20 })).toMatchObject({ totalTransactions: 0, successRate: 0, firstSeen: 0 });
-    await expect(s.analytics.protocolStats('drift_v2')).rejects.toThrow(/unknown protocol "drift_v2"/);
-    await expect(s.analytics.protocolStats('nope_v1')).rejects.toThrow(/unknown protocol/);
+    expect(await s.operatorAnalytics.protocolStats('whirlpool', { gte: 10, lte: 20 })).toMatchObject({ totalTransactions: 0, successRate: 0, firstSeen: 0 });
+    await expect(s.operatorAnalytics.protocolStats('drift_v2')).rejects.toThrow(/unknown protocol "drift_v2"/);
+    await expect(s.operatorAnalytics.protocolStats('nope_v1')).rejects.toThrow(/unknown protocol/);
   });
 
   it('percentiles come from t-digest states and are close to the exact quantiles', async () => {
     const range = { gte: FIXTURE_START + 999, lte: FIXTURE_END - 999 };
-    const a = await s.analytics.protocolAggregate('jupiter_v6', range);
+    const a = await s.operatorAnalytics.protocolAggregate('jupiter_v6', range);
     const exact = await oracle.exactQuantiles(s, 'compute_units', ['jupiter_v6'], range, [0.5, 0.95, 0.99]);
     a!.cuQuantiles.forEach((v, i) => expect(Math.abs(v - exact[i]!) / exact[i]!).toBeLessThan(0.05));
   });
@@ -101,13 +101,13 @@ describe('protocol stats', () => {
 describe('protocol comparison and performance', () => {
   it.each(RANGES)('%s: comparison has one item per protocol, in the order asked', async (_label, range) => {
     const protocols = ['pump_fun', 'jupiter_v6', 'whirlpool', 'jupiter_v4'];
-    expect(await s.analytics.protocolComparison(protocols, range)).toEqual(close(await oracle.protocolComparison(s, protocols, range)));
+    expect(await s.operatorAnalytics.protocolComparison(protocols, range)).toEqual(close(await oracle.protocolComparison(s, protocols, range)));
   });
 
   it.each(RANGES.slice(0, 3))('%s: performance averages and volume exact, percentiles integers within 3 percentile points', async (_label, range) => {
     for (const p of ['jupiter_v6', 'pump_fun']) {
       const st = await oracle.protocolStats(s, p, range);
-      const got = await s.analytics.protocolPerformance(p, range);
+      const got = await s.operatorAnalytics.protocolPerformance(p, range);
       const { p50ComputeUnits, p95ComputeUnits, p99ComputeUnits, ...exact } = got;
       expect(exact).toEqual(close({
         protocolName: p, successRate: st.successRate, averageComputeUnits: st.averageComputeUnits, averageFee: st.averageFee,
@@ -125,7 +125,7 @@ describe('protocol comparison and performance', () => {
   });
 
   it('performance over a range without records is all zeros', async () => {
-    expect(await s.analytics.protocolPerformance('whirlpool', { gte: 1000, lte: 2000 })).toEqual({
+    expect(await s.operatorAnalytics.protocolPerformance('whirlpool', { gte: 1000, lte: 2000 })).toEqual({
       protocolName: 'whirlpool', successRate: 0, averageComputeUnits: 0, averageFee: 0, p50ComputeUnits: 0, p95ComputeUnits: 0,
       p99ComputeUnits: 0, averageAccountsCount: 0, totalVolume: 0,
     });
@@ -134,13 +134,13 @@ describe('protocol comparison and performance', () => {
 
 describe('top protocols', () => {
   it.each(['transactions', 'fees', 'successRate'] as const)('by %s: every field, sorted, over all time and a ragged range with a limit', async (sortBy) => {
-    expect(await s.analytics.topProtocols({}, sortBy, 10)).toEqual(close(await oracle.topProtocols(s, ACTIVE_PROTOCOLS, {}, sortBy, 10)));
+    expect(await s.operatorAnalytics.topProtocols({}, sortBy, 10)).toEqual(close(await oracle.topProtocols(s, ACTIVE_PROTOCOLS, {}, sortBy, 10)));
     const range = { gte: FIXTURE_START + 3 * 3600 + 11, lte: FIXTURE_END - 7 * 3600 - 5 };
-    expect(await s.analytics.topProtocols(range, sortBy, 3)).toEqual(close(await oracle.topProtocols(s, ACTIVE_PROTOCOLS, range, sortBy, 3)));
+    expect(await s.operatorAnalytics.topProtocols(range, sortBy, 3)).toEqual(close(await oracle.topProtocols(s, ACTIVE_PROTOCOLS, range, sortBy, 3)));
   });
 
   it('hide inactive protocols; every active protocol with records is listed', async () => {
-    const byTx = await s.analytics.topProtocols({}, 'transactions', 100);
+    const byTx = await s.operatorAnalytics.topProtocols({}, 'transactions', 100);
     expect(byTx[0]!.protocolName).toBe('jupiter_v6');
     expect(byTx.map((t) => t.protocolName).sort()).toEqual([...ACTIVE_PROTOCOLS].sort());
   });
@@ -149,7 +149,7 @@ describe('top protocols', () => {
 describe('activity', () => {
   it('hourly buckets over a ragged range equal base-table counts, zero-filled, edges counting only seconds inside', async () => {
     const range = { gte: FIXTURE_START + 1800, lte: FIXTURE_START + 6 * 3600 + 1799 };
-    const buckets = await s.analytics.activity('pump_fun', range, 'hour');
+    const buckets = await s.operatorAnalytics.activity('pump_fun', range, 'hour');
     expect(buckets).toHaveLength(7);
     expect(buckets).toEqual(await oracle.activityBuckets(s, ['pump_fun'], range, 'hour'));
     expect(buckets.reduce((n, b) => n + b.count, 0)).toBeGreaterThan(0);
@@ -157,7 +157,7 @@ describe('activity', () => {
 
   it('24 hourly buckets of one day over all visible protocols', async () => {
     const range = { gte: FIXTURE_START + 86_400, lte: FIXTURE_START + 2 * 86_400 - 1 };
-    const buckets = await s.analytics.activity(undefined, range, 'hour');
+    const buckets = await s.operatorAnalytics.activity(undefined, range, 'hour');
     expect(buckets).toHaveLength(24);
     expect(buckets).toEqual(await oracle.activityBuckets(s, ACTIVE_PROTOCOLS, range, 'hour'));
     expect(buckets.reduce((n, b) => n + b.count, 0)).toBeGreaterThan(100);
@@ -165,46 +165,46 @@ describe('activity', () => {
 
   it('daily buckets have no hour field and exclude inactive protocols', async () => {
     const range = { gte: FIXTURE_START, lte: FIXTURE_END - 1 };
-    const buckets = await s.analytics.activity(undefined, range, 'day');
+    const buckets = await s.operatorAnalytics.activity(undefined, range, 'day');
     expect(buckets).toHaveLength(3);
     expect(buckets[0]).not.toHaveProperty('hour');
     expect(buckets).toEqual(await oracle.activityBuckets(s, await oracle.activeProtocols(s), range, 'day'));
   });
 
   it('refuses more buckets than allowed', async () => {
-    await expect(s.analytics.activity(undefined, { gte: 0, lte: 86_400 * 500 }, 'hour')).rejects.toThrow(/at most 10000/);
+    await expect(s.operatorAnalytics.activity(undefined, { gte: 0, lte: 86_400 * 500 }, 'hour')).rejects.toThrow(/at most 10000/);
   });
 });
 
 describe('instruction types', () => {
   it('equal base-table figures over a ragged range', async () => {
     const range = { gte: FIXTURE_START + 5000, lte: FIXTURE_END - 7000 };
-    expect(await s.analytics.instructionTypes('whirlpool', range, 100)).toEqual(await oracle.instructionTypes(s, ['whirlpool'], range, 100));
+    expect(await s.operatorAnalytics.instructionTypes('whirlpool', range, 100)).toEqual(await oracle.instructionTypes(s, ['whirlpool'], range, 100));
   });
 
   it('over all protocols: most frequent first (then protocol, type), limited', async () => {
-    const all = await s.analytics.instructionTypes(undefined, {}, 100);
+    const all = await s.operatorAnalytics.instructionTypes(undefined, {}, 100);
     expect(all.length).toBeGreaterThan(20);
     expect(all).toEqual(close(await oracle.instructionTypes(s, ACTIVE_PROTOCOLS, {}, 100)));
-    expect(await s.analytics.instructionTypes(undefined, {}, 3)).toEqual(close(await oracle.instructionTypes(s, ACTIVE_PROTOCOLS, {}, 3)));
-    expect(await s.analytics.instructionTypes(undefined, {}, 1000)).toEqual(close(await oracle.instructionTypes(s, ACTIVE_PROTOCOLS, {}, 1000)));
+    expect(await s.operatorAnalytics.instructionTypes(undefined, {}, 3)).toEqual(close(await oracle.instructionTypes(s, ACTIVE_PROTOCOLS, {}, 3)));
+    expect(await s.operatorAnalytics.instructionTypes(undefined, {}, 1000)).toEqual(close(await oracle.instructionTypes(s, ACTIVE_PROTOCOLS, {}, 1000)));
   });
 
   it.each(RANGES)('%s: one protocol with a limit', async (_label, range) => {
-    expect(await s.analytics.instructionTypes('jupiter_v6', range, 4)).toEqual(close(await oracle.instructionTypes(s, ['jupiter_v6'], range, 4)));
+    expect(await s.operatorAnalytics.instructionTypes('jupiter_v6', range, 4)).toEqual(close(await oracle.instructionTypes(s, ['jupiter_v6'], range, 4)));
   });
 });
 
 describe('failed transactions', () => {
   it('the newest failed records of the visible protocols, every field', async () => {
-    const got = await s.analytics.failedTransactions({ range: {}, limit: 100 });
+    const got = await s.operatorAnalytics.failedTransactions({ range: {}, limit: 100 });
     expect(got).toHaveLength(100);
     expect(got).toEqual(await oracle.failedTransactions(s, { limit: 100 }));
     expect(got.every((f) => (f.errorMessage as string).length > 0)).toBe(true);
   });
 
   it('log lines sent as an array come back joined with newlines', async () => {
-    const got = await s.analytics.failedTransactions({ protocolName: 'pump_fun', range: {}, limit: 1000 });
+    const got = await s.operatorAnalytics.failedTransactions({ protocolName: 'pump_fun', range: {}, limit: 1000 });
     expect(got.find((f) => f.errorMessage === 'failure 126')?.logMessages).toBe('log a 126\nlog b 126');
   });
 
@@ -217,14 +217,14 @@ describe('failed transactions', () => {
       { protocols: ['jupiter_v6'], programId: PROGRAM_OF.jupiter_v6, range: { lte: FIXTURE_START + 2 * 86_400 }, limit: 5 }],
   ])('filtered by %s', async (_label, opts, ref) => {
     const limit = (opts as { limit?: number }).limit ?? 100;
-    expect(await s.analytics.failedTransactions({ range: {}, limit, ...opts })).toEqual(await oracle.failedTransactions(s, { limit, ...ref }));
+    expect(await s.operatorAnalytics.failedTransactions({ range: {}, limit, ...opts })).toEqual(await oracle.failedTransactions(s, { limit, ...ref }));
   });
 
   it('a limit of 1000 returns every visible failure, and none of a hidden protocol', async () => {
     const all = await oracle.failedTransactions(s, { limit: 1000 });
     expect(all.length).toBeGreaterThan(100);
     expect(all.length).toBeLessThan(1000);
-    const got = await s.analytics.failedTransactions({ range: {}, limit: 1000 });
+    const got = await s.operatorAnalytics.failedTransactions({ range: {}, limit: 1000 });
     expect(got).toEqual(all);
     expect(got.some((f) => !ACTIVE_PROTOCOLS.includes(f.protocolName))).toBe(false);
     expect(await oracle.countStored(s, 'NOT success AND protocol_name NOT IN {a:Array(String)}', { a: ACTIVE_PROTOCOLS })).toBeGreaterThan(0);
@@ -235,16 +235,16 @@ describe('transactions', () => {
   it('looks up a signature, returning its lowest instruction index; null when unknown or hidden', async () => {
     const second = records.find((r) => r.instruction_index === 1 && records.some((o) => o.signature === r.signature && o.instruction_index === 0))!;
     const first = records.find((r) => r.signature === second.signature && r.instruction_index === 0)!;
-    const tx = await s.analytics.transaction(second.signature);
+    const tx = await s.operatorAnalytics.transaction(second.signature);
     if (first.protocol_name !== 'raydium_amm_v4' && first.protocol_name !== 'meteora_dlmm') {
       expect(tx).toMatchObject({ signature: first.signature, protocolName: first.protocol_name, instructionType: first.instruction_type, slot: String(first.slot) });
     }
     const multi = b58('hot-25', 88);
-    expect(await s.analytics.transaction(multi)).toEqual(await oracle.transaction(s, multi));
-    expect((await s.analytics.transaction(multi))!.instructionType).toBe('buy'); // index 0, not the 'claim' at index 1
-    expect(await s.analytics.transaction('1'.repeat(88))).toBeNull();
+    expect(await s.operatorAnalytics.transaction(multi)).toEqual(await oracle.transaction(s, multi));
+    expect((await s.operatorAnalytics.transaction(multi))!.instructionType).toBe('buy'); // index 0, not the 'claim' at index 1
+    expect(await s.operatorAnalytics.transaction('1'.repeat(88))).toBeNull();
     expect(await oracle.countStored(s, 'signature = {s:String}', { s: b58('hot-3', 88) })).toBe(1);
-    expect(await s.analytics.transaction(b58('hot-3', 88))).toBeNull(); // raydium_amm_v4: inactive
+    expect(await s.operatorAnalytics.transaction(b58('hot-3', 88))).toBeNull(); // raydium_amm_v4: inactive
   });
 
   const mid = FIXTURE_START + 86_400 + 1234;
@@ -284,7 +284,7 @@ describe('transactions', () => {
   it.each(cases)('filter %s: the same records, in order (both orders), as the SQL condition', async (_label, make) => {
     const [filters, where, params] = await make();
     for (const sortOrder of ['desc', 'asc'] as const) {
-      const page = await s.analytics.transactions({ filters, sortOrder, limit: 10_000 });
+      const page = await s.operatorAnalytics.transactions({ filters, sortOrder, limit: 10_000 });
       expect(page.data).toEqual(await oracle.transactionsWhere(s, where, params, LISTING_ORDER[sortOrder]));
       expect(page.next).toBeNull();
     }
@@ -301,8 +301,8 @@ describe('transactions', () => {
 
   it('counts the records of visible protocols in a range', async () => {
     const range = { gte: FIXTURE_START + 86_400, lte: FIXTURE_START + 2 * 86_400 - 1 };
-    expect(await s.analytics.transactionCount(['jupiter_v6'], range)).toBe((await oracle.totals(s, ['jupiter_v6'], range)).count);
-    expect(await s.analytics.transactionCount(undefined, {})).toBe((await oracle.totals(s, ACTIVE_PROTOCOLS)).count);
+    expect(await s.operatorAnalytics.transactionCount(['jupiter_v6'], range)).toBe((await oracle.totals(s, ['jupiter_v6'], range)).count);
+    expect(await s.operatorAnalytics.transactionCount(undefined, {})).toBe((await oracle.totals(s, ACTIVE_PROTOCOLS)).count);
   });
 
   it('pages through a filtered listing without skips or repeats, even while new records arrive', async () => {
@@ -311,7 +311,7 @@ describe('transactions', () => {
     let cursor: string | undefined;
     let pages = 0;
     do {
-      const page = await s.analytics.transactions({ filters, sortOrder: 'desc', limit: 250, cursor });
+      const page = await s.operatorAnalytics.transactions({ filters, sortOrder: 'desc', limit: 250, cursor });
       for (const t of page.data) seen.push(`${t.signature}:${t.blockTime}`);
       cursor = page.next ?? undefined;
       if (pages === 1) {
@@ -332,7 +332,7 @@ describe('transactions', () => {
   });
 
   it('rejects a forged pagination token', async () => {
-    await expect(s.analytics.transactions({ filters: {}, sortOrder: 'desc', limit: 5, cursor: 'garbage' })).rejects.toThrow(/pagination token/);
+    await expect(s.operatorAnalytics.transactions({ filters: {}, sortOrder: 'desc', limit: 5, cursor: 'garbage' })).rejects.toThrow(/pagination token/);
   });
 });
 
@@ -357,19 +357,19 @@ describe('address transactions', () => {
 
   it.each(cases)('filter %s: the same records, in order (both orders), as the SQL condition; the count agrees', async (label, filters, where, params) => {
     for (const sortOrder of ['asc', 'desc'] as const) {
-      const page = await s.analytics.addressTransactions({ address: HOT, filters, sortOrder, limit: 10_000 });
+      const page = await s.operatorAnalytics.addressTransactions({ address: HOT, filters, sortOrder, limit: 10_000 });
       expect(page.data).toEqual(await oracle.addressTransactions(s, HOT, where, params, ADDRESS_ORDER[sortOrder]));
     }
-    expect(await s.analytics.addressTransactionCount(HOT, filters)).toBe((await oracle.addressTransactions(s, HOT, where, params)).length);
+    expect(await s.operatorAnalytics.addressTransactionCount(HOT, filters)).toBe((await oracle.addressTransactions(s, HOT, where, params)).length);
     if (label !== 'status all') expect((await oracle.addressTransactions(s, HOT, where, params)).length).toBeLessThan((await oracle.addressTransactions(s, HOT)).length);
   });
 
   it('a program id is an address: it matches every visible record of that program; hidden protocols are left out', async () => {
-    const page = await s.analytics.addressTransactions({ address: PROGRAM_OF.whirlpool!, filters: {}, sortOrder: 'asc', limit: 10_000 });
+    const page = await s.operatorAnalytics.addressTransactions({ address: PROGRAM_OF.whirlpool!, filters: {}, sortOrder: 'asc', limit: 10_000 });
     const want = await oracle.addressTransactions(s, PROGRAM_OF.whirlpool!);
     expect(want.length).toBeGreaterThan(200);
     expect(page).toEqual({ data: want, next: null });
-    const hot = await s.analytics.addressTransactions({ address: HOT, filters: {}, sortOrder: 'asc', limit: 10_000 });
+    const hot = await s.operatorAnalytics.addressTransactions({ address: HOT, filters: {}, sortOrder: 'asc', limit: 10_000 });
     expect(hot.data.some((t) => t.protocolName === 'raydium_amm_v4')).toBe(false);
     expect(await oracle.countStored(s, "has(accounts, {a:String}) AND protocol_name = 'raydium_amm_v4'", { a: HOT })).toBeGreaterThan(0);
   });
@@ -393,14 +393,14 @@ describe('fee statistics', () => {
 
   it('one protocol over a range: exact totals and extremes, close percentiles; its one per-protocol item is the overall one', async () => {
     const range = { gte: FIXTURE_START, lte: FIXTURE_START + 2 * 86_400 - 1 };
-    const { overall, protocols } = await s.analytics.feeStats('jupiter_v6', range);
+    const { overall, protocols } = await s.operatorAnalytics.feeStats('jupiter_v6', range);
     expect(overall.protocolName).toBe('jupiter_v6');
     await check(['jupiter_v6'], overall, range);
     expect(protocols).toEqual([overall]);
   });
 
   it('all visible protocols together, and each protocol', async () => {
-    const { overall, protocols } = await s.analytics.feeStats(undefined, {});
+    const { overall, protocols } = await s.operatorAnalytics.feeStats(undefined, {});
     expect(overall.protocolName).toBeNull();
     await check(ACTIVE_PROTOCOLS, overall);
     expect(protocols.map((p) => p.protocolName)).toEqual(await oracle.activeProtocols(s));
@@ -409,14 +409,14 @@ describe('fee statistics', () => {
   });
 
   it('zeros for an empty range', async () => {
-    expect((await s.analytics.feeStats(undefined, { gte: 1000, lte: 2000 })).overall).toMatchObject({ totalTransactions: 0, totalFees: 0, minFee: 0, maxFee: 0, p99Fee: 0 });
+    expect((await s.operatorAnalytics.feeStats(undefined, { gte: 1000, lte: 2000 })).overall).toMatchObject({ totalTransactions: 0, totalFees: 0, minFee: 0, maxFee: 0, p99Fee: 0 });
   });
 });
 
 describe('global statistics', () => {
   it('equal the base table over the visible protocols', async () => {
     const active = await oracle.activeProtocols(s);
-    const { storage, ...got } = await s.analytics.globalStats();
+    const { storage, ...got } = await s.operatorAnalytics.globalStats();
     expect(got).toEqual(close(await oracle.globalStats(s, active)));
     expect(storage.bytesOnDisk).toBeGreaterThan(0);
   });
@@ -424,13 +424,13 @@ describe('global statistics', () => {
 
 describe('protocol registry', () => {
   it('activating a protocol makes its stored records visible', async () => {
-    await expect(s.analytics.protocolStats('meteora_dlmm')).rejects.toThrow();
+    await expect(s.operatorAnalytics.protocolStats('meteora_dlmm')).rejects.toThrow();
     await s.registry.setActive('meteora_dlmm', true);
     s.analytics.invalidate();
-    const stats = await s.analytics.protocolStats('meteora_dlmm');
+    const stats = await s.operatorAnalytics.protocolStats('meteora_dlmm');
     expect(stats).toEqual(await oracle.protocolStats(s, 'meteora_dlmm'));
     expect(stats.totalTransactions).toBeGreaterThan(0);
     await s.registry.setActive('meteora_dlmm', false);
-    await expect(s.analytics.protocolStats('meteora_dlmm')).rejects.toThrow();
+    await expect(s.operatorAnalytics.protocolStats('meteora_dlmm')).rejects.toThrow();
   });
 });

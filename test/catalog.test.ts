@@ -27,7 +27,8 @@ const SPEC_METHODS = ['getTransaction', 'getTransactions', 'getTransactionsForAd
   'getProtocolPerformance', 'getTopProtocols', 'getProtocolActivity', 'getInstructionTypes', 'getFailedTransactions', 'getProtocols'];
 
 /** A facade that answers what the test's extra operation asks, and nothing else. */
-const analytics = { protocols: async () => ['jupiter_v6'] } as unknown as Analytics;
+// A stand-in for the layer (a unit test: no engine); its per-request view is itself.
+const analytics = { protocols: async () => ['jupiter_v6'], under() { return this; } } as unknown as Analytics;
 
 /** Without `$schema`: both meta-schemas name one ajv does not know (their own). */
 const withoutDialect = (schema: unknown): Record<string, unknown> => {
@@ -105,7 +106,7 @@ describe('a new operation or parameter shows on every door, from the catalog alo
   it('JSON-RPC: dispatched and validated, with the door\'s error wording', async () => {
     const methods = new RpcMethods(analytics, catalog);
     expect(methods.has('getFeeLeaders')).toBe(true);
-    expect(await methods.call('getFeeLeaders', [{ minFee: 10 }])).toEqual(['jupiter_v6']);
+    expect(await methods.under(null).call('getFeeLeaders', [{ minFee: 10 }])).toEqual(['jupiter_v6']);
     const check: ParamsCheck = paramsChecks([feeLeaders.rpc!]).get('getFeeLeaders')!;
     expect(refusal(() => check(feeLeaders.rpc!.schema, [{ minFee: -1 }]))).toBe('options.minFee must be at least 0 (got -1)');
     expect(refusal(() => check(feeLeaders.rpc!.schema, [{ limit: 51 }]))).toBe('options.limit must be at most 50 (got 51)');

@@ -274,7 +274,7 @@ describe('the analytics layer is the same in both modes', () => {
     // Only the schema's owners (runner, repair, transports and their pass-through wrappers) know the mode.
     expect(readers.sort()).toEqual([
       'api/analytics/bounded-warehouse.ts',
-      'warehouse/budget-scope.ts',
+      'warehouse/budgeted-warehouse.ts',
       'warehouse/cluster-layout.ts',
       'warehouse/instrumented-warehouse.ts',
       'warehouse/migrate.ts',

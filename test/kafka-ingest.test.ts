@@ -80,12 +80,12 @@ describe('kafka source', () => {
     expect(counts.protocol_hourly).toBe(first.length);
     const jupiter = first.filter((r) => r.protocol_name === 'jupiter_v6');
     expect(jupiter.length).toBeGreaterThan(100);
-    const stats = await s.analytics.protocolStats('jupiter_v6');
+    const stats = await s.operatorAnalytics.protocolStats('jupiter_v6');
     expect(stats.totalTransactions).toBe(jupiter.length);
     expect(stats.totalFees).toBe(jupiter.reduce((n, r) => n + r.fee, 0));
     // Records of inactive protocols are stored but hidden, so look up an active one's.
     const sample = jupiter.find((r) => (r.instruction_index ?? 0) === 0)!;
-    const tx = await s.analytics.transaction(sample.signature);
+    const tx = await s.operatorAnalytics.transaction(sample.signature);
     expect(tx).toMatchObject({ signature: sample.signature, protocolName: sample.protocol_name, instructionType: sample.instruction_type });
 
     // Offsets were committed: nothing is left for the group.

@@ -1,14 +1,14 @@
-// One request budget at one choke point (core/budget.ts, warehouse/budget-scope.ts,
-// api/access/request-budget.ts): a route added anywhere gets its plan's limits applied by
-// the engine to every statement it causes, without doing anything itself; a route that
-// reaches the engine without a budget is refused; an answer over its door's byte budget
-// never leaves, even from a door that forgot its own check.
+// One request budget at one choke point (core/budget.ts, warehouse/budgeted-warehouse.ts,
+// api/access/request-budget.ts): a route that asks under its request's budget gets its
+// plan's limits applied by the engine to every statement; a route that reaches the engine
+// without binding one, or on an open path (no budget), is refused; an answer over its door's
+// byte budget never leaves, even from a door that forgot its own check.
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Budget, tightened } from '../core/budget.ts';
 import { ANSWER_BUDGET_BYTES, DOOR_WALL_MS, REQUEST_DEADLINE_GRACE_MS } from '../core/limits.ts';
 import { PLAN_MEMORY_BYTES, PLAN_QUERY_BUDGET } from '../core/plans.ts';
-import { BudgetedWarehouse } from '../warehouse/budget-scope.ts';
+import { BudgetedWarehouse, operatorBudget } from '../warehouse/budgeted-warehouse.ts';
 import { apiKeyHeaders } from './support/api-key.ts';
 import { PlanAnswerMemory } from '../api/access/answer-memory.ts';
 import { captureLog } from './support/log-capture.ts';
@@ -49,13 +49,14 @@ describe('every route passes the budget', () => {
   beforeAll(async () => {
     t = await startApp({}, { logger: log.logger });
     const { app, services } = t;
-    // Routes a later change might add: the tests show they are budgeted without any code of their own.
-    const probe = new BudgetedWarehouse(services.wh, services.access.budgets, 'probe');
-    const limits = async () => (await probe.query<Record<string, string>>(
+    // Routes a later change might add, asking a session as the doors do (services.ts).
+    const probe = new BudgetedWarehouse(services.wh, 'probe');
+    const limits = async (wh: BudgetedWarehouse) => (await wh.query<Record<string, string>>(
       "SELECT toString(getSetting('max_rows_to_read')) AS rows, toString(getSetting('max_memory_usage')) AS memory, toString(getSetting('max_result_bytes')) AS answer",
     ))[0];
-    app.get('/v1/new-door', async () => limits());
-    app.get('/dashboard/new-open-route', async () => limits());
+    app.get('/v1/new-door', async (req) => limits(probe.under(req.budget)));
+    app.get('/v1/new-door/unbound', async () => limits(probe));
+    app.get('/dashboard/new-open-route', async (req) => limits(probe.under(req.budget)));
     app.get('/v1/new-door/big', async () => 'x'.repeat(ANSWER_BUDGET_BYTES.rest + 1));
     app.get('/v1/new-door/stuck', () => new Promise(() => {}));
     app.get('/v1/new-door/big-stream', async (_req, reply) => {
@@ -74,11 +75,18 @@ describe('every route passes the budget', () => {
     }
   });
 
+  it('a door that forgets to bind its request\'s budget reaches nothing, even for a key', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/v1/new-door/unbound', headers: await apiKeyHeaders(t.app, 'enterprise') });
+    expect(res.statusCode).toBe(500);
+    expect(res.json()).toMatchObject({ error: 'Internal Server Error', message: 'Internal error' });
+    expect(log.text()).toMatch(/a probe statement ran without a budget/);
+  });
+
   it('a route that reaches the engine without a budget is refused, and the log says why', async () => {
     const res = await t.app.inject({ method: 'GET', url: '/dashboard/new-open-route' });
     expect(res.statusCode).toBe(500);
     expect(res.json()).toEqual({ error: 'Internal Server Error', message: 'Internal error' });
-    expect(log.text()).toMatch(/a probe statement ran in a request without a budget/);
+    expect(log.text()).toMatch(/a probe statement ran without a budget \(bind one with under\(\)\)/);
   });
 
   it('an answer over the door\'s byte budget never leaves, even when the door did not check it', async () => {
@@ -126,16 +134,19 @@ describe('every route passes the budget', () => {
   });
 
   it('work run under a budget of its own (an export job, for its owner\'s plan) gets that plan\'s limits, whatever started it', async () => {
-    const probe = new BudgetedWarehouse(t.services.wh, t.services.access.budgets, 'probe', false);
-    const rows = await t.services.access.budgets.run(new Budget('free', 'export'), () =>
-      probe.query<{ rows: string; answer: string }>("SELECT toString(getSetting('max_rows_to_read')) AS rows, toString(getSetting('max_result_bytes')) AS answer"));
+    const probe = new BudgetedWarehouse(t.services.wh, 'probe', false);
+    const rows = await probe.under(new Budget('free', 'export'))
+      .query<{ rows: string; answer: string }>("SELECT toString(getSetting('max_rows_to_read')) AS rows, toString(getSetting('max_result_bytes')) AS answer");
     // Files are not answers: the plan's read budget, and no result-bytes limit from the budget.
     expect(rows[0]).toEqual({ rows: String(PLAN_QUERY_BUDGET.free), answer: '0' });
   });
 
-  it('outside any request (ingest, start-up, tests) statements run under the operator budget, never unlimited', async () => {
-    const [row] = await new BudgetedWarehouse(t.services.wh, t.services.access.budgets, 'probe')
+  it('background work (live streams, CLIs, tests) runs under the operator budget it names, never unlimited', async () => {
+    const [row] = await new BudgetedWarehouse(t.services.wh, 'probe').under(operatorBudget())
       .query<{ rows: string }>("SELECT toString(getSetting('max_rows_to_read')) AS rows");
     expect(row?.rows).toBe(String(PLAN_QUERY_BUDGET.enterprise));
+    // The analytics layer the doors get refuses until bound; the operator's view answers.
+    await expect(t.services.analytics.protocolStats('jupiter_v6')).rejects.toThrow('Internal error');
+    expect((await t.services.operatorAnalytics.protocolStats('jupiter_v6')).protocolName).toBe('jupiter_v6');
   });
 });

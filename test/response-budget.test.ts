@@ -2,6 +2,7 @@
 // pass it gets results for the head and errors for the tail (and the server does not
 // build the oversized answer), a single call past it gets the error, and a REST answer
 // past its budget is a 400.
+import { asOperator } from './support/operator-requests.ts';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REST_RESPONSE_BUDGET_BYTES, RPC_RESPONSE_BUDGET_BYTES } from '../core/limits.ts';
@@ -27,7 +28,7 @@ const listing = (id: number, limit: number) => ({ jsonrpc: '2.0', id, method: 'g
 
 /** The JSON-RPC interface alone (no API keys), with a small budget. */
 async function smallBudgetRpc(budget: number): Promise<FastifyInstance> {
-  const app = Fastify();
+  const app = asOperator(Fastify());
   await app.register(rpcRoutes, { analytics: ctx.services.analytics, responseBudgetBytes: budget });
   return app;
 }
@@ -85,7 +86,7 @@ describe('JSON-RPC', () => {
 
 describe('REST', () => {
   async function smallBudgetRest(budget: number): Promise<FastifyInstance> {
-    const app = Fastify();
+    const app = asOperator(Fastify());
     app.addSchema(errorBody);
     await app.register(restApi, { prefix: '/api/v1', analytics: ctx.services.analytics, responseBudgetBytes: budget });
     return app;

@@ -18,7 +18,7 @@ afterAll(async () => t.cleanup());
 
 const get = restGet(() => t.app, () => headers);
 
-const a = () => t.services.analytics;
+const a = () => t.services.operatorAnalytics;
 /** The answer as it travels: JSON. */
 const wire = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
 

@@ -27,7 +27,7 @@ describe('GET /api/v1/stats', () => {
     expect(body.success).toBe(true);
     // Storage sizes move as the engine merges parts: compare the figures, then the table list.
     const { storage, ...figures } = body.data;
-    const { storage: want, ...wantFigures } = await t.services.analytics.globalStats();
+    const { storage: want, ...wantFigures } = await t.services.operatorAnalytics.globalStats();
     expect(figures).toEqual(JSON.parse(JSON.stringify(wantFigures)));
     expect(storage.tables.map((x) => x.table)).toEqual(want.tables.map((x) => x.table));
     expect(figures.totalTransactions).toBeGreaterThan(0);

@@ -72,7 +72,7 @@ describe('GET /api/v1/transactions', () => {
 
   it('equals the JSON-RPC getTransactions answer (same analytics call)', async () => {
     const rest = await get<Envelope<Transaction[]>>(`/api/v1/transactions?protocol_name=pump_fun&date_from=${DAY2}&limit=50`);
-    const rpc = await t.services.analytics.transactions({
+    const rpc = await t.services.operatorAnalytics.transactions({
       filters: { protocols: ['pump_fun'], blockTime: { gte: DAY2_START } }, sortOrder: 'desc', limit: 50,
     });
     expect(rest.data).toEqual(rpc.data);
@@ -125,7 +125,7 @@ describe('GET /api/v1/transactions/:signature', () => {
     expect(body.success).toBe(true);
     expect(body.meta.count).toBe(1);
     expect(body.data.signature).toBe(ref!.signature);
-    expect(body.data).toEqual(await t.services.analytics.transaction(ref!.signature));
+    expect(body.data).toEqual(await t.services.operatorAnalytics.transaction(ref!.signature));
   });
 
   it('404 {error, message} when absent or hidden (inactive protocol)', async () => {

@@ -36,7 +36,7 @@ const ref = (addr: string, where = '1', params: Record<string, unknown> = {}, or
   addressTransactions(ctx.services, addr, where, params, order);
 /** The analytics layer's records for an address listing, in wire form. */
 const analyticsPage = async (address: string, filters: object, sortOrder: 'asc' | 'desc', limit: number) =>
-  JSON.parse(JSON.stringify((await ctx.services.analytics.addressTransactions({ address, filters, sortOrder, limit })).data)) as TxObject[];
+  JSON.parse(JSON.stringify((await ctx.services.operatorAnalytics.addressTransactions({ address, filters, sortOrder, limit })).data)) as TxObject[];
 
 describe('defaults and options', () => {
   it('defaults: full details, oldest first, 100 records', async () => {

@@ -221,9 +221,10 @@ describe('batches', () => {
 
 describe('-32603 internal error', () => {
   it('hides internals, keeps HTTP 200, and the next call still works', async () => {
-    const analytics = ctx.services.analytics;
-    const original = analytics.protocols.bind(analytics);
-    analytics.protocols = async () => {
+    // The registry every request's view of the analytics layer reads its protocols from.
+    const registry = ctx.services.registry;
+    const original = registry.activeNames.bind(registry);
+    registry.activeNames = async () => {
       throw new Error('connection to 10.1.2.3 refused: secret-detail');
     };
     try {
@@ -235,7 +236,7 @@ describe('-32603 internal error', () => {
       expect(typeof a.error?.data).toBe('string');
       expect(r.body).not.toMatch(/secret-detail|10\.1\.2\.3/);
     } finally {
-      analytics.protocols = original;
+      registry.activeNames = original;
     }
     expect(await rpc.call('getProtocols')).toEqual(ACTIVE);
   });

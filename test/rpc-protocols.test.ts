@@ -25,7 +25,7 @@ interface Range {
   lte?: number;
 }
 
-const a = () => ctx.services.analytics;
+const a = () => ctx.services.operatorAnalytics;
 /** The answer as it travels: JSON, so the parity compares the wire form. */
 const wire = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
 /** The options' blockTime as given (undefined: no range). */

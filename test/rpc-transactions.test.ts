@@ -20,7 +20,7 @@ interface Page {
 const { desc: DESC, asc: ASC } = LISTING_ORDER;
 /** The analytics layer's page for a listing request, in wire form ({data, paginationToken}). */
 const analyticsPage = async (filters: object, sortOrder: 'asc' | 'desc', limit: number) => {
-  const p = await ctx.services.analytics.transactions({ filters, sortOrder, limit });
+  const p = await ctx.services.operatorAnalytics.transactions({ filters, sortOrder, limit });
   return JSON.parse(JSON.stringify(p.data)) as TxObject[];
 };
 
@@ -38,7 +38,7 @@ describe('getTransaction', () => {
   it('returns the analytics record under the field names of SPEC, slot as a string', async () => {
     const [ref] = await all('instruction_index = 0 AND NOT success', {}, ASC);
     const got = await rpc.call<TxObject>('getTransaction', [ref!.signature]);
-    expect(got).toEqual(JSON.parse(JSON.stringify(await ctx.services.analytics.transaction(ref!.signature))));
+    expect(got).toEqual(JSON.parse(JSON.stringify(await ctx.services.operatorAnalytics.transaction(ref!.signature))));
     expect(got.signature).toBe(ref!.signature);
     expect(typeof got.slot).toBe('string');
     expect(Object.keys(got).sort()).toEqual(['accountsCount', 'blockTime', 'computeUnits', 'fee', 'instructionType', 'programId',
@@ -65,10 +65,10 @@ describe('getTransaction', () => {
     let queries = 0;
     const wh = ctx.services.wh;
     const counting = { ...wh, query: <T>(sql: string, o?: Parameters<typeof wh.query>[1]) => ((queries += 1), wh.query<T>(sql, o)) } as typeof wh;
-    const lookup = new SignatureLookup(counting, { maxInFlight: 1, maxBatch: 200 });
+    const lookup = new SignatureLookup({ maxInFlight: 1, maxBatch: 200 });
     const refs = (await all('instruction_index = 0', {}, ASC)).slice(0, 50);
     const active = new Set(ACTIVE_PROTOCOLS);
-    const got = await Promise.all(refs.map((r) => lookup.find(r.signature, active)));
+    const got = await Promise.all(refs.map((r) => lookup.find(counting, r.signature, active)));
     expect(got).toEqual(refs);
     expect(queries).toBe(2); // the first alone, the 49 queued behind it together
   });

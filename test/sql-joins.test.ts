@@ -2,6 +2,7 @@
 // read, so a self-join on `success` passed as 0.5M rows and produced 56.7 billion pairs).
 // On 40,000 records a free key's budget (100M) is small enough for the audit's shapes to be
 // over it, and every legitimate join stays far under it.
+import { Budget } from '../core/budget.ts';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PLAN_JOIN_ROWS } from '../core/plans.ts';
@@ -55,7 +56,7 @@ describe('the audit\'s joins are refused before they run', () => {
     const res = await sql('SELECT count() FROM transactions t1 JOIN transactions t2 ON t1.fee = t1.fee');
     expect(res.statusCode).toBe(400);
     expect((res.json() as { message: string }).message).toMatch(/no equality between plain columns of both sides: every row with every row/);
-    const cost = await t.services.sqlSandbox.cost({ key: 'cost', plan: 'free' }, 'SELECT count() FROM transactions t1 JOIN transactions t2 ON t1.fee = t1.fee');
+    const cost = await t.services.sqlSandbox.cost({ key: 'cost', plan: 'free', budget: new Budget('free', 'sql') }, 'SELECT count() FROM transactions t1 JOIN transactions t2 ON t1.fee = t1.fee');
     expect(cost.joinRows).toBe(ROWS * ROWS); // every row with every row
   });
 
@@ -86,7 +87,7 @@ describe('the audit\'s joins are refused before they run', () => {
 
   it('PASTE JOIN pairs rows by position: priced as the sum of its sides, and runs', async () => {
     const q = 'SELECT count() AS n FROM transactions a PASTE JOIN transactions b';
-    const cost = await t.services.sqlSandbox.cost({ key: 'cost', plan: 'free' }, q);
+    const cost = await t.services.sqlSandbox.cost({ key: 'cost', plan: 'free', budget: new Budget('free', 'sql') }, q);
     expect(cost.joinRows).toBe(2 * ROWS);
     const res = await sql(q);
     expect(res.statusCode, res.body).toBe(200);
@@ -109,12 +110,12 @@ describe('legitimate joins pass for a free key', () => {
 
   it('prices a self-join on signature by the most rows one signature has', async () => {
     const [most] = await t.services.wh.query<{ n: string }>('SELECT max(c) AS n FROM (SELECT count() AS c FROM transactions GROUP BY signature)');
-    const cost = await t.services.sqlSandbox.cost({ key: 'cost', plan: 'free' }, 'SELECT count() FROM transactions a JOIN transactions b ON a.signature = b.signature');
+    const cost = await t.services.sqlSandbox.cost({ key: 'cost', plan: 'free', budget: new Budget('free', 'sql') }, 'SELECT count() FROM transactions a JOIN transactions b ON a.signature = b.signature');
     expect(cost.joinRows).toBe(ROWS * Number(most?.n));
   });
 
   it('prices transactions joined with protocol_hourly on protocol_name and hour at most one hourly row per record', async () => {
-    const cost = await t.services.sqlSandbox.cost({ key: 'cost', plan: 'free' },
+    const cost = await t.services.sqlSandbox.cost({ key: 'cost', plan: 'free', budget: new Budget('free', 'sql') },
       'SELECT count() FROM transactions AS t JOIN protocol_hourly AS h ON h.protocol_name = t.protocol_name AND h.hour_start = toStartOfHour(t.block_time)');
     expect(cost.joinRows).toBeLessThanOrEqual(ROWS);
   });

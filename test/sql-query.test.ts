@@ -1,6 +1,7 @@
 // The SQL interface's answers: JSON {data, count, query} with the injected LIMIT echoed,
 // streamed RFC 4180 CSV, the row cap, the engine-enforced time-out (408), and records of
 // inactive protocols hidden exactly as in the other interfaces.
+import { Budget } from '../core/budget.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiKeyHeaders } from './support/api-key.ts';
 import { ingestDemo } from './support/fixtures.ts';
@@ -144,7 +145,7 @@ describe('CSV answers', () => {
   });
 
   it('frees the engine stream when the consumer gives up before reading (next CSV still streams)', async () => {
-    const abandoned = await t.services.sqlSandbox.csv({ key: 'test', plan: 'free' }, 'SELECT signature FROM transactions');
+    const abandoned = await t.services.sqlSandbox.csv({ key: 'test', plan: 'free', budget: new Budget('free', 'sql') }, 'SELECT signature FROM transactions');
     await abandoned.body[Symbol.asyncIterator]().return?.();
     const next = await Promise.race([
       post({ query: 'SELECT 1 AS one', format: 'csv' }),
@@ -162,7 +163,7 @@ describe('CSV answers', () => {
   it('keeps streaming while other queries run on the engine meanwhile', async () => {
     // Queries fall between the stream's reads; on one shared engine session they would end
     // the stream (even its final "done" read fails with "No active streaming query").
-    const { body } = await t.services.sqlSandbox.csv({ key: 'test', plan: 'free' }, 'SELECT * EXCEPT (log_messages, raw_data, error_message) FROM transactions LIMIT 3000');
+    const { body } = await t.services.sqlSandbox.csv({ key: 'test', plan: 'free', budget: new Budget('free', 'sql') }, 'SELECT * EXCEPT (log_messages, raw_data, error_message) FROM transactions LIMIT 3000');
     const it = body[Symbol.asyncIterator]();
     let text = '';
     let chunks = 0;

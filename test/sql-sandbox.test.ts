@@ -2,6 +2,7 @@
 // heavy query does not slow serving; a query the plan's budget cannot cover is refused
 // before it runs; a key gets one running query and 429 past its queue; an answer over the
 // byte budget is refused, and memory stays bounded while it is.
+import { Budget } from '../core/budget.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiKeyHeaders } from './support/api-key.ts';
 import { ingestDemo } from './support/fixtures.ts';
@@ -104,7 +105,7 @@ describe('cost check before running', () => {
   });
 
   it('counts a join whose condition names no column (ON 1 = 1, ON true) as a cross join', async () => {
-    const cost = await t.services.sqlSandbox.cost({ key: 'cost-test', plan: 'free' },
+    const cost = await t.services.sqlSandbox.cost({ key: 'cost-test', plan: 'free', budget: new Budget('free', 'sql') },
       'SELECT count() FROM transactions a JOIN transactions b ON 1 = 1 JOIN transactions c ON true');
     // Rows read, plus each join's product: a × b, then (a × b) × c.
     expect(cost.score).toBe(6000 + 2000 ** 2 + 2000 ** 3);
@@ -112,10 +113,10 @@ describe('cost check before running', () => {
   });
 
   it('agrees with the cost function GraphQL will share', async () => {
-    const cost = await t.services.sqlSandbox.cost({ key: 'cost-test', plan: 'free' }, HEAVY);
+    const cost = await t.services.sqlSandbox.cost({ key: 'cost-test', plan: 'free', budget: new Budget('free', 'sql') }, HEAVY);
     expect(cost.estimatedRows).toBe(6000);
     expect(cost.score).toBe(6000 + 2000 ** 2 + 2000 ** 3);
-    const plain = await t.services.sqlSandbox.cost({ key: 'cost-test', plan: 'free' }, 'SELECT count() FROM transactions');
+    const plain = await t.services.sqlSandbox.cost({ key: 'cost-test', plan: 'free', budget: new Budget('free', 'sql') }, 'SELECT count() FROM transactions');
     expect(plain.score).toBe(plain.estimatedRows);
   });
 });

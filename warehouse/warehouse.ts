@@ -14,7 +14,7 @@ export interface QueryOptions {
   /**
    * The statement only parses (`EXPLAIN AST …`): it reads nothing, so the request budget adds
    * no settings to it (they would become part of the tree it prints). Honoured only for
-   * statements that start with EXPLAIN AST (warehouse/budget-scope.ts).
+   * statements that start with EXPLAIN AST (warehouse/budgeted-warehouse.ts).
    */
   parseOnly?: boolean;
 }

@@ -203,7 +203,7 @@ export function installAccessControl(app: FastifyInstance, access: Access): void
     }
     req.apiKey = { id: record.id, name: record.name, plan: record.plan };
     // From here every statement this request causes runs under the plan's budget at this door.
-    grantBudget(access.budgets, req, record.plan, access.answerMemory, reply);
+    grantBudget(req, record.plan, access.answerMemory, reply);
     await charge(req, 1);
     // The matched route, not the raw path: a spelling such as /v1/%72pc reaches the same handler.
     const route = req.routeOptions.url ?? '';

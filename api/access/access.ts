@@ -8,7 +8,6 @@ import type { Logger } from '../../core/logger.ts';
 import { ApiKeyStore } from '../../warehouse/api-key-store.ts';
 import { UsageStore } from '../../warehouse/usage-store.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
-import { BudgetScope } from '../../warehouse/budget-scope.ts';
 import { PlanAnswerMemory } from './answer-memory.ts';
 import { localKeyChangeBus, redisKeyChangeBus, type KeyChangeBus } from './key-change-bus.ts';
 import { KeyAuthenticator } from './key-authenticator.ts';
@@ -25,8 +24,6 @@ export interface Access {
   limiter: FixedWindowLimiter;
   rateLimitStore: RateLimitStore;
   anonymousPerMinute: number;
-  /** Where each request's budget lives while it is served (core/budget.ts); the warehouses the doors reach read it. */
-  budgets: BudgetScope;
   /** Answer bytes held per plan across this process's requests (PLAN_ANSWER_MEMORY_BYTES). */
   answerMemory: PlanAnswerMemory;
   /** JSON-RPC, REST and GraphQL requests in flight per key (PLAN_CONCURRENCY). */
@@ -53,8 +50,6 @@ export interface AccessDeps {
   /** Clock of rate-limit windows; tests move it instead of sleeping. Usage minutes stay
    *  on real time: they are stored, and must be real dates. */
   now?: () => number;
-  /** The budget scope the services' warehouses read (one per process; a new one unless given). */
-  budgets?: BudgetScope;
 }
 
 function connectRedis(url: string, log: Logger): Redis {
@@ -116,7 +111,6 @@ export async function createAccess(deps: AccessDeps): Promise<Access> {
     authenticator,
     limiter: new FixedWindowLimiter(rateLimitStore, now),
     rateLimitStore,
-    budgets: deps.budgets ?? new BudgetScope(),
     answerMemory: new PlanAnswerMemory(),
     anonymousPerMinute: config.access.anonymousPerMinute,
     inFlight: new InFlightLimiter(),

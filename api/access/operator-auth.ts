@@ -57,7 +57,7 @@ export function operatorTokenGuard(access: Access, tokens: readonly string[], me
     // Every token is compared (no early exit), each in constant time.
     const ok = given !== undefined && accepted.map((t) => timingSafeEqual(t, given)).includes(true);
     if (ok) {
-      grantOperatorBudget(access.budgets, req);
+      grantOperatorBudget(req);
       return;
     }
     access.metrics.authFailures.inc({ reason: 'operator_token' });

@@ -1,16 +1,17 @@
-// The request budget at the HTTP edge (core/budget.ts, warehouse/budget-scope.ts). Every
-// request runs in a budget scope from its first hook; authentication (a key's plan, or the
-// operator token) fills it, and from then on every statement the request causes runs under
-// it. The answer backstop: whatever a door sends passes its door's answer byte budget here,
-// so a door that forgets its own check still cannot send more (its own check, with advice
-// in its own words, normally answers first).
+// The request budget at the HTTP edge (core/budget.ts, warehouse/budgeted-warehouse.ts).
+// Authentication (a key's plan, or the operator token) gives each request its budget
+// (`req.budget`); the doors ask the analytics layer, the SQL sandbox and the export service
+// under it, and an open route has none, so anything it asks of the engine is refused. The
+// answer backstop: whatever a door sends passes its door's answer byte budget here, so a
+// door that forgets its own check still cannot send more (its own check, with advice in its
+// own words, normally answers first).
 import { pipeline, Transform, type Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Budget, type AnswerMemory } from '../../core/budget.ts';
 import { AppError, Errors } from '../../core/errors.ts';
 import { formatBytes, REQUEST_DEADLINE_GRACE_MS } from '../../core/limits.ts';
 import type { Plan } from '../../core/plans.ts';
-import type { BudgetScope } from '../../warehouse/budget-scope.ts';
+import { operatorBudget } from '../../warehouse/budgeted-warehouse.ts';
 import { doorOf } from './protected-paths.ts';
 
 declare module 'fastify' {
@@ -20,24 +21,18 @@ declare module 'fastify' {
   }
 }
 
-/** Open a budget scope for every request (before any other hook, so all of it runs inside). */
-export function installRequestScope(app: FastifyInstance, scope: BudgetScope): void {
+/** Every request starts without a budget (so an open route reaches nothing); the answer bytes it held go back when its response ends. */
+export function installRequestBudget(app: FastifyInstance): void {
   app.decorateRequest('budget', null);
-  // Callback style: the rest of the request's hooks and its handler run inside `run`.
-  app.addHook('onRequest', (req, reply, done) => {
-    // The answer bytes a request held go back once its response has ended, however it ended.
-    reply.raw.once('close', () => req.budget?.releaseAnswers());
-    scope.run(undefined, done);
-  });
 }
 
 /** Give `req` the budget of `plan` at its door; every statement it causes from now on runs under it. */
-export function grantBudget(scope: BudgetScope, req: FastifyRequest, plan: Plan, answerMemory?: AnswerMemory, reply?: FastifyReply): Budget {
+export function grantBudget(req: FastifyRequest, plan: Plan, answerMemory?: AnswerMemory, reply?: FastifyReply): Budget {
   const budget = new Budget(plan, doorOf(req.routeOptions.url ?? ''));
   budget.answerMemory = answerMemory;
-  scope.assign(budget);
   req.budget = budget;
   if (reply !== undefined) answerByDeadline(budget, reply);
+  else req.raw.once('close', () => budget.releaseAnswers());
   return budget;
 }
 
@@ -45,23 +40,29 @@ export function grantBudget(scope: BudgetScope, req: FastifyRequest, plan: Plan,
  * The wall time holds for the answer too: a request whose handler is still waiting (on a
  * promise that never settles) a little after its deadline is answered with the time-out
  * error, so no client waits for good. A statement still running then has its own limit.
+ * The answer bytes the request held go back once its response has ended, however it ended.
  */
 function answerByDeadline(budget: Budget, reply: FastifyReply): void {
-  if (!Number.isFinite(budget.deadline)) return;
+  if (!Number.isFinite(budget.deadline)) {
+    reply.raw.once('close', () => budget.releaseAnswers());
+    return;
+  }
   const timer = setTimeout(() => {
     if (reply.sent || reply.raw.headersSent) return;
     reply.log.error({ door: budget.door }, 'a request passed its wall time unanswered; answered with the time-out');
     void reply.send(new AppError(Errors.queryTimeout, `the request ran past its ${Math.round((budget.deadline - budget.start) / 1000)} s time budget and was abandoned; ask for less`));
   }, budget.deadline - Date.now() + REQUEST_DEADLINE_GRACE_MS);
   timer.unref();
-  reply.raw.once('close', () => clearTimeout(timer));
+  // One listener for both: a close listener per concern costs the cheapest requests measurably.
+  reply.raw.once('close', () => {
+    clearTimeout(timer);
+    budget.releaseAnswers();
+  });
 }
 
 /** The operator's budget (the highest plan's figures, no answer budget) for a request that passed the operator token. */
-export function grantOperatorBudget(scope: BudgetScope, req: FastifyRequest): void {
-  const budget = new Budget('enterprise', 'operator');
-  scope.assign(budget);
-  req.budget = budget;
+export function grantOperatorBudget(req: FastifyRequest): void {
+  req.budget = operatorBudget();
 }
 
 const tooLargeMessage = (budget: Budget): string =>
@@ -69,19 +70,20 @@ const tooLargeMessage = (budget: Budget): string =>
 
 /** Cut answers over the door's byte budget: a whole body is replaced by the error, a stream is ended abnormally. */
 export function installAnswerBudget(app: FastifyInstance): void {
-  app.addHook('onSend', async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+  // Callback style: an async hook costs every answer a promise, and this one runs on all of them.
+  app.addHook('onSend', (req: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: Error | null, payload?: unknown) => void) => {
     const budget = req.budget;
-    if (budget === null || !Number.isFinite(budget.answerBytes) || payload === null || payload === undefined) return payload;
+    if (budget === null || !Number.isFinite(budget.answerBytes) || payload === null || payload === undefined) return done(null, payload);
     if (typeof payload === 'string' || Buffer.isBuffer(payload)) {
       const bytes = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.byteLength;
-      if (bytes <= budget.answerBytes) return payload;
+      if (bytes <= budget.answerBytes) return done(null, payload);
       req.log.error({ door: budget.door, bytes, budget: budget.answerBytes }, 'an answer passed its door budget without the door refusing it');
       reply.code(Errors.responseTooLarge.http).header('content-type', 'application/json; charset=utf-8').removeHeader('content-length');
-      return JSON.stringify({ error: Errors.responseTooLarge.title, message: tooLargeMessage(budget) });
+      return done(null, JSON.stringify({ error: Errors.responseTooLarge.title, message: tooLargeMessage(budget) }));
     }
     // pipeline, not pipe: an error on either side ends both (the client sees a cut answer).
-    if (typeof (payload as Readable).pipe === 'function') return pipeline(payload as Readable, byteCap(budget), () => {});
-    return payload;
+    if (typeof (payload as Readable).pipe === 'function') return done(null, pipeline(payload as Readable, byteCap(budget), () => {}));
+    return done(null, payload);
   });
 }
 

@@ -9,6 +9,8 @@ import { AppError, Errors, hint, param } from '../../core/errors.ts';
 import { MAX_ACTIVITY_BUCKETS } from '../../core/limits.ts';
 import type { DataVersion } from '../../warehouse/data-version.ts';
 import type { ProtocolRegistry } from '../../warehouse/protocol-registry.ts';
+import type { Budget } from '../../core/budget.ts';
+import { boundTo } from '../../warehouse/budgeted-warehouse.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
 import { cellsRange, KEYS_PER_READ, toBucketFigures, type BucketFigures, type BucketKey } from './activity-buckets.ts';
 import {
@@ -62,25 +64,44 @@ export type CostQuestion = { kind: 'fixed' } | Prepared<unknown>;
 
 const FIXED_SHAPE: CostShape = { range: { gte: 0, lte: 0 }, protocolsGiven: true };
 
-export class Analytics {
-  private readonly cache: ResultCache;
-  private readonly signatures: SignatureLookup;
-  private readonly addressPages = new SharedReads();
+/** What every request's view of the layer shares: cached answers, coalesced reads, the registry's generation. */
+interface Shared {
+  readonly cache: ResultCache;
+  readonly signatures: SignatureLookup;
+  readonly addressPages: SharedReads;
   /** Bumped by invalidate(): answers given before may show protocols no longer visible. */
-  private generation = 0;
+  generation: number;
+}
+
+export class Analytics {
+  private readonly shared: Shared;
 
   constructor(
     private readonly wh: Warehouse,
     private readonly registry: ProtocolRegistry,
     private readonly dataVersion: DataVersion,
+    shared?: Shared,
   ) {
-    this.cache = new ResultCache(dataVersion);
-    this.signatures = new SignatureLookup(wh);
+    this.shared = shared ?? { cache: new ResultCache(dataVersion), signatures: new SignatureLookup(), addressPages: new SharedReads(), generation: 0 };
+  }
+
+  /**
+   * This layer for one request: every statement it causes runs under `budget` (its plan's
+   * limits, its door's answer bytes; warehouse/budgeted-warehouse.ts), and with none
+   * (null: an open route) every statement is refused. Doors ask through the view their
+   * request's budget gives them; cached answers and coalesced reads stay shared.
+   */
+  under(budget: Budget | null | undefined): Analytics {
+    return new Analytics(boundTo(this.wh, budget), this.registry, this.dataVersion, this.shared);
+  }
+
+  private get cache(): ResultCache {
+    return this.shared.cache;
   }
 
   /** Forget cached answers (the registry changed: a protocol was activated or hidden). */
   invalidate(): void {
-    this.generation += 1;
+    this.shared.generation += 1;
     this.cache.clear();
   }
 
@@ -90,7 +111,7 @@ export class Analytics {
    * keeps them for this version only, and for seconds at most (other processes' writes).
    */
   answersVersion(): string {
-    return `${this.dataVersion.current}.${this.generation}`;
+    return `${this.dataVersion.current}.${this.shared.generation}`;
   }
 
   // ---- protocols ----------------------------------------------------------------------------
@@ -294,7 +315,7 @@ export class Analytics {
   // ---- records ---------------------------------------------------------------------------------
 
   async transaction(signature: string): Promise<Transaction | null> {
-    return this.signatures.find(signature, new Set(await this.protocols()));
+    return this.shared.signatures.find(this.wh, signature, new Set(await this.protocols()));
   }
 
   async transactions(req: ListRequest): Promise<Page<Transaction>> {
@@ -330,7 +351,7 @@ export class Analytics {
     // Concurrent requests for the same page share one read (shared-reads.ts); a page's
     // records are fresh objects per read, and callers only map them, never mutate.
     const key = JSON.stringify([this.answersVersion(), visible, req.address, req.filters, req.sortOrder, req.limit, req.cursor ?? null]);
-    return this.addressPages.run(key, () => listAddressTransactions(this.wh, req, visible));
+    return this.shared.addressPages.run(key, () => listAddressTransactions(this.wh, req, visible));
   }
 
   /** How many of an address's records match, with no details. */

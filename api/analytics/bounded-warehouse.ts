@@ -4,13 +4,20 @@
 // an index (an unknown program id, an instruction type) can still make a read scan; on the
 // one serving session such a read would hold up everyone's answers, so it is bounded.
 import { AppError, Errors } from '../../core/errors.ts';
+import type { Budget } from '../../core/budget.ts';
+import { boundTo, type BudgetBinding } from '../../warehouse/budgeted-warehouse.ts';
 import { ClickHouseCode, WarehouseError, type InsertOptions, type QueryOptions, type Warehouse } from '../../warehouse/warehouse.ts';
 
-export class BoundedWarehouse implements Warehouse {
+export class BoundedWarehouse implements Warehouse, BudgetBinding {
   constructor(
     private readonly inner: Warehouse,
     private readonly seconds: number,
   ) {}
+
+  /** The same bounds over the inner session bound to `budget` (warehouse/budgeted-warehouse.ts). */
+  under(budget: Budget | null | undefined): BoundedWarehouse {
+    return new BoundedWarehouse(boundTo(this.inner, budget), this.seconds);
+  }
 
   get transport(): Warehouse['transport'] {
     return this.inner.transport;

@@ -10,6 +10,8 @@ import { TABLES } from '../../warehouse/tables.ts';
 
 interface Waiter {
   signature: string;
+  /** The asking request's warehouse (bound to its budget): a batch runs on its first waiter's. */
+  wh: Warehouse;
   active: ReadonlySet<string>;
   resolve: (tx: Transaction | null) => void;
   reject: (err: unknown) => void;
@@ -28,18 +30,15 @@ export class SignatureLookup {
   private readonly maxBatch: number;
   private readonly maxInFlight: number;
 
-  constructor(
-    private readonly wh: Warehouse,
-    options: SignatureLookupOptions = {},
-  ) {
+  constructor(options: SignatureLookupOptions = {}) {
     this.maxBatch = options.maxBatch ?? 200;
     this.maxInFlight = options.maxInFlight ?? 1;
   }
 
   /** The record of lowest instruction_index for `signature` among `active` protocols, or null. */
-  find(signature: string, active: ReadonlySet<string>): Promise<Transaction | null> {
+  find(wh: Warehouse, signature: string, active: ReadonlySet<string>): Promise<Transaction | null> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ signature, active, resolve, reject });
+      this.queue.push({ signature, wh, active, resolve, reject });
       this.pump();
     });
   }
@@ -66,7 +65,7 @@ export class SignatureLookup {
     });
     let rows: TxRow[];
     try {
-      rows = await this.wh.query<TxRow>(
+      rows = await batch[0]!.wh.query<TxRow>(
         `SELECT ${TX_COLUMNS} FROM ${TABLES.txBySignature} WHERE sig_key IN (${keys.join(', ')})`,
         // One thread: a batch is a few hundred small reads, and the second core is better
         // left to the HTTP side (measured: ~20% more lookups per second than two threads).

@@ -128,7 +128,8 @@ export function restGet<const S extends FastifySchema>(d: { url: string; schema:
     url: d.url,
     schema,
     mount(app, a) {
-      app.withTypeProvider<TypeBoxTypeProvider>().get<RouteGenericInterface, ContextConfigDefault, S>(d.url, { schema }, (req) => d.run(a, req));
+      // Each request asks under its own budget (a route without one is refused by the engine side).
+      app.withTypeProvider<TypeBoxTypeProvider>().get<RouteGenericInterface, ContextConfigDefault, S>(d.url, { schema }, (req) => d.run(a.under(req.budget), req));
     },
   };
 }

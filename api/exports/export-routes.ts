@@ -38,7 +38,7 @@ function ownerOf(req: FastifyRequest): ExportOwner {
   // Access control ran before every route here and set the key.
   const key = req.apiKey;
   if (key === null) throw new AppError(Errors.unauthorized, 'API key required');
-  return { id: key.id, plan: key.plan };
+  return { id: key.id, plan: key.plan, budget: req.budget };
 }
 
 const JOB_BASES = ['/v1/query/exports', '/v1/exports'] as const;

@@ -30,7 +30,7 @@ import { ExportQuotas } from './export-quotas.ts';
 import { FileFactsWorker } from './file-facts.ts';
 import { runFilters, runSql, type RunContext } from './export-runner.ts';
 import { Budget } from '../../core/budget.ts';
-import type { BudgetScope } from '../../warehouse/budget-scope.ts';
+import { boundTo } from '../../warehouse/budgeted-warehouse.ts';
 import { nextJob, shouldYield } from './export-scheduler.ts';
 import type { ExportFileView, ExportJobView } from './export-schemas.ts';
 import { failureMessage, fileNotFound, fileOf, jobView, type ExportFileHandle } from './export-views.ts';
@@ -45,6 +45,8 @@ export { EXPORT_MAX_ATTEMPTS as MAX_ATTEMPTS, EXPORT_LIST_DEFAULT as LIST_DEFAUL
 export interface ExportOwner {
   id: string;
   plan: Plan;
+  /** The asking request's budget: checking and costing a SQL export's query runs under it. */
+  budget?: Budget | null;
 }
 
 export type { ExportFileView, ExportJobView } from './export-schemas.ts';
@@ -74,8 +76,6 @@ export interface ExportServiceDeps {
   now?: () => number;
   /** Free bytes of the disk holding `dir` (statfs; tests stand in a small disk). */
   freeDisk?: (dir: string) => number;
-  /** The request-budget scope of the sessions (warehouse/budget-scope.ts): a job's statements run under its owner's plan. */
-  budgets?: BudgetScope;
 }
 
 const bad = (key: ExportParamKey, message: string): AppError => new AppError(Errors.invalidParams, `${param(key)} ${message}`, { field: key });
@@ -127,7 +127,7 @@ export class ExportService {
     const spec = sqlExportSpec(body);
     this.checkCaps(owner);
     const cap = this.deps.config.maxRows[owner.plan];
-    const prepared = await this.deps.sandbox.prepareExport({ key: owner.id, plan: owner.plan }, spec.query, cap);
+    const prepared = await this.deps.sandbox.prepareExport({ key: owner.id, plan: owner.plan, budget: owner.budget ?? undefined }, spec.query, cap);
     // Splitting and sampling hash the signature: the query must return it.
     const needsSignature = spec.sampling !== null || activeSplits(spec.splits).length > 1;
     const sig = prepared.columns.find((c) => c.name === 'signature');
@@ -306,8 +306,9 @@ export class ExportService {
     this.deps.store.save(job);
     const dir = this.deps.store.dirOf(job.id);
     mkdirSync(dir, { recursive: true });
+    // Under the budget of the job's plan, whichever request or process started the worker.
     const ctx: RunContext = {
-      job, wh, dir,
+      job, wh: boundTo(wh, new Budget(job.plan, 'export')), dir,
       config: this.deps.config,
       quotas: this.quotas,
       visibleProtocols: this.deps.visibleProtocols,
@@ -322,10 +323,8 @@ export class ExportService {
     };
     try {
       if (job.attempts > EXPORT_MAX_ATTEMPTS) throw new JobFailure(`the service stopped ${job.attempts - 1} times while this job ran; it was not started again`);
-      // Under the budget of the job's plan, whichever request or process started the worker.
       const spec = job.spec;
-      const work = () => (spec.kind === 'filters' ? runFilters(ctx, spec) : runSql(ctx, spec));
-      await (this.deps.budgets === undefined ? work() : this.deps.budgets.run(new Budget(job.plan, 'export'), work));
+      await (spec.kind === 'filters' ? runFilters(ctx, spec) : runSql(ctx, spec));
       this.checkpoint(job);
       writeFileSync(path.join(dir, MANIFEST), `${JSON.stringify(manifestOf({ ...job, finishedAt: new Date(this.now()).toISOString() }), null, 2)}\n`);
       writeFileSync(path.join(dir, DATASET_CARD), datasetCard(job));

@@ -118,6 +118,8 @@ export const guardedExecute = (o: GuardOptions, req: FastifyRequest, ledger: Led
     }
   }
   const rootFields = root.getFields();
+  // Every statement of this request's fields runs under its budget (none: refused).
+  const analytics = o.analytics.under(req.budget);
   const plans = new Map<string, FieldPlan>();
   const errors: GraphQLError[] = [];
   const creations = op.operation === 'mutation' ? fields.filter(([, f]) => f.name.value === 'exportDataset').length : 0;
@@ -126,10 +128,10 @@ export const guardedExecute = (o: GuardOptions, req: FastifyRequest, ledger: Led
       const def = rootFields[node.name.value];
       if (!def) continue;
       const fieldArgs = getArgumentValues(def, node, variables);
-      const owner = req.apiKey === null ? null : { id: req.apiKey.id, plan: req.apiKey.plan };
+      const owner = req.apiKey === null ? null : { id: req.apiKey.id, plan: req.apiKey.plan, budget: req.budget };
       const exportPlan = o.exports === undefined ? undefined : planExportField(o.exports, owner, node.name.value, fieldArgs, creations);
       if (exportPlan !== undefined) ledger.query = false;
-      const plan = exportPlan ?? await planField(o.analytics, node.name.value, fieldArgs, ledger.budget);
+      const plan = exportPlan ?? await planField(analytics, node.name.value, fieldArgs, ledger.budget);
       if (plan) plans.set(key, plan);
     } catch (err) {
       // A cap on work the caller already has running (export jobs) refuses the request as the rate limit does.
@@ -145,7 +147,7 @@ export const guardedExecute = (o: GuardOptions, req: FastifyRequest, ledger: Led
   if (errors.length === 0) {
     const scores = await Promise.all([...plans].map(async ([key, plan]) => {
       try {
-        return (await o.analytics.cost(plan.question)).score;
+        return (await analytics.cost(plan.question)).score;
       } catch (err) {
         errors.push(fieldError(err, [key]));
         return 0;

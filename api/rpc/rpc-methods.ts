@@ -3,9 +3,11 @@
 // declared handler runs one analytics call. rpc.discover answers the OpenRPC document of
 // the same catalog. No SQL here.
 import { AppError, Errors, worded, type Wording } from '../../core/errors.ts';
+import type { Budget } from '../../core/budget.ts';
 import type { Analytics } from '../analytics/analytics.ts';
 import { CATALOG, rpcMethodsOf, type Operation, type RpcMethod } from '../catalog/catalog.ts';
 import type { ParamsCheck } from '../catalog/declare.ts';
+import type { MethodTable } from './json-rpc.ts';
 import { openRpcDocument, RPC_DISCOVER, type OpenRpcDocument } from './openrpc.ts';
 import { paramsChecks } from './param-validation.ts';
 
@@ -49,7 +51,13 @@ export class RpcMethods {
     return name === RPC_DISCOVER || this.methods.has(name);
   }
 
-  async call(name: string, params: readonly unknown[]): Promise<unknown> {
+  /** The table for one request: every method asks the analytics layer under `budget` (null: refused). */
+  under(budget: Budget | null): MethodTable {
+    const analytics = this.analytics.under(budget);
+    return { has: (name) => this.has(name), call: (name, params) => this.call(name, params, analytics) };
+  }
+
+  private async call(name: string, params: readonly unknown[], analytics: Analytics): Promise<unknown> {
     if (name === RPC_DISCOVER) {
       if (params.length > 0) throw new AppError(Errors.invalidParams, `${RPC_DISCOVER} takes no parameters`, { field: 'params' });
       return this.document;
@@ -65,7 +73,7 @@ export class RpcMethods {
       validated = true;
     };
     try {
-      return await entry.m.call(this.analytics, params, check);
+      return await entry.m.call(analytics, params, check);
     } catch (err) {
       throw validated ? worded(err, wordingFor(name)) : err;
     }

@@ -50,7 +50,7 @@ export async function rpcRoutes(app: FastifyInstance, opts: RpcRouteOptions): Pr
     // onResponse hook reads req.rpcOutcomes).
     const outcomes: { method: string | undefined; error: boolean }[] = [];
     req.rpcOutcomes = outcomes;
-    const answer = await handleBody(body, methods, {
+    const answer = await handleBody(body, methods.under(req.budget), {
       reference: req.id,
       budgetBytes: opts.responseBudgetBytes,
       onInternalError: (err, reference) => req.log.error({ err, reference }, 'JSON-RPC call failed'),

@@ -6,6 +6,7 @@ import type { Budget } from '../../core/budget.ts';
 import { AppError, Errors } from '../../core/errors.ts';
 import { isPlan, planShareOf, PLAN_JOIN_ROWS, PLAN_PRIORITY, type Plan } from '../../core/plans.ts';
 import { ClickHouseCode, WarehouseError, type Settings, type Warehouse } from '../../warehouse/warehouse.ts';
+import { boundTo } from '../../warehouse/budgeted-warehouse.ts';
 import { ConcurrencyGate } from './concurrency-gate.ts';
 import { leasedStream, SQL_MAX_RESPONSE_BYTES, tooLarge } from './leased-stream.ts';
 import { loadFunctionPolicy, type FunctionPolicy } from './function-policy.ts';
@@ -34,7 +35,8 @@ export interface Caller {
   /** Whose queries share the per-key limit (the API key id). */
   key: string;
   plan: Plan;
-  /** The request's budget (core/budget.ts): a query's cost is charged on it before it runs. */
+  /** The request's budget (core/budget.ts): a query's cost is charged on it before it runs, and
+   *  every statement runs under it (none: refused, warehouse/budgeted-warehouse.ts). */
   budget?: Budget;
 }
 
@@ -92,7 +94,7 @@ export class SqlSandbox {
   async json(caller: Caller, text: unknown): Promise<string> {
     const lease = await this.gate.acquire(caller.key, caller.plan);
     try {
-      const wh = lease.slot;
+      const wh = boundTo(lease.slot, caller.budget);
       const prepared = await this.prepare(wh, caller, text);
       // 64-bit integers as strings (SPEC: "numeric values can arrive as strings"): JSON numbers
       // lose precision above 2^53, and newer engines no longer quote them by default.
@@ -133,7 +135,7 @@ export class SqlSandbox {
     const lease = await this.gate.acquire(caller.key, caller.plan);
     let handedOver = false;
     try {
-      const wh = lease.slot;
+      const wh = boundTo(lease.slot, caller.budget);
       const prepared = await this.prepare(wh, caller, text, options);
       const settings = await this.settings(caller.plan, options, {
         // RFC 4180: CRLF line ends; NULL as an empty field rather than ClickHouse's \N.
@@ -160,7 +162,7 @@ export class SqlSandbox {
   async cost(caller: Caller, text: unknown): Promise<CostEstimate & { prepared: PreparedQuery }> {
     const lease = await this.gate.acquire(caller.key, caller.plan);
     try {
-      const { prepared, cost } = await this.checkAndCost(lease.slot, caller, text, {});
+      const { prepared, cost } = await this.checkAndCost(boundTo(lease.slot, caller.budget), caller, text, {});
       return { ...cost, prepared };
     } finally {
       lease.release();
@@ -179,7 +181,7 @@ export class SqlSandbox {
   async prepareExport(caller: Caller, text: unknown, maxRows: number): Promise<{ sql: string; columns: { name: string; type: string }[]; settings: Settings }> {
     const lease = await this.gate.acquire(caller.key, caller.plan);
     try {
-      const wh = lease.slot;
+      const wh = boundTo(lease.slot, caller.budget);
       const prepared = await this.prepare(wh, caller, text, { maxResultRows: maxRows });
       // The guard appends LIMIT 1000 to a query without one; an export wants every row.
       const sql = prepared.injectedLimit ? String(text).trim() : prepared.executed;
