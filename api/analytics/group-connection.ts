@@ -6,7 +6,7 @@
 // its ragged edges), so they are always exact and never estimated.
 import { pageFlags, type ConnectionPage, type ConnectionWants } from './connection.ts';
 import type { ConnectionRead, Group, GroupPage } from './group-pages.ts';
-import type { Prepared } from './analytics.ts';
+import type { CostShape } from './analytics-cost.ts';
 import type { PageDirection } from './page-token.ts';
 import { compile, costShapeOf, type AnswerRow, type CompiledStatement, type Question } from './question/compile.ts';
 import { compileCount } from './question/count.ts';
@@ -23,13 +23,21 @@ export interface GroupReads {
   count(statement: Statement): Promise<number>;
 }
 
+/** The facade's Prepared answer, spelled here (helpers do not import the facade). */
+export interface PreparedGroups {
+  kind: 'prepared';
+  statements: readonly Statement[];
+  shape: CostShape;
+  answer(): Promise<ConnectionPage<Group>>;
+}
+
 export function prepareGroupConnection(
   req: GroupConnectionRequest,
   wants: ConnectionWants,
   question: (read: ConnectionRead) => Question,
   toPage: (rows: AnswerRow[]) => GroupPage,
   reads: GroupReads,
-): Prepared<ConnectionPage<Group>> {
+): PreparedGroups {
   const q = question('page');
   const main = compile(q);
   const probeQ = wants.boundary && req.cursor !== undefined ? question('boundary') : undefined;
