@@ -248,3 +248,16 @@ describe('refusals (Relay\'s rules and hostile cursors) are 400 BAD_USER_INPUT n
     expectRefused(await ask('failedTransactions', `last: 2, before: ${JSON.stringify(g.pageInfo.endCursor)}`), /pagination\.before is not a pagination token/);
   });
 });
+
+describe('docs/graphql.md', () => {
+  it('its paging example runs as written', async () => {
+    const { readFileSync } = await import('node:fs');
+    const doc = readFileSync(new URL('../docs/graphql.md', import.meta.url), 'utf8');
+    const example = /### Paging[\s\S]*?```graphql\n([\s\S]*?)```/.exec(doc)?.[1];
+    expect(example).toBeDefined();
+    const d = await dataOf(gql(example!));
+    const [n] = await sql<{ n: string }>("SELECT count() AS n FROM transactions WHERE protocol_name = 'pump_fun' AND NOT success");
+    expect(d.transactions).toMatchObject({ totalCount: Number(n!.n), totalCountIsEstimate: false, pageInfo: { hasNextPage: false } });
+    expect(d.transactions.nodes.length).toBe(Math.min(50, Number(n!.n)));
+  });
+});
