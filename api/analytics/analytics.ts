@@ -25,9 +25,10 @@ import { tableStorage, toGlobalStats, type GlobalStats } from './global-stats.ts
 import { NO_EXTRAS, type ConnectionPage, type ConnectionWants } from './connection.ts';
 import {
   failuresQuestion, groupsQuestion, seriesQuestion, toFailurePage, toGroupPage, toSeries,
-  type ConnectionRead, type FailureRequest, type Group, type GroupPage, type GroupPageRequest, type Series, type SeriesRequest,
+  type FailureRequest, type Group, type GroupPageRequest, type Series, type SeriesRequest,
 } from './group-pages.ts';
-import { prepareGroupConnection, type GroupConnectionRequest } from './group-connection.ts';
+import { prepareGroupConnection, type GroupReads } from './group-connection.ts';
+import { compileCount } from './question/count.ts';
 import { prepareRecordConnection } from './record-connection.ts';
 import { PRESETS, toActivity, toInstructionTypes, toStats, toTop, type TopSortBy } from './presets.ts';
 import { toComparison, toPerformance, type ProtocolComparisonItem, type ProtocolPerformance } from './protocol-reports.ts';
@@ -263,24 +264,32 @@ export class Analytics {
 
   // ---- open questions (the caller picks dimensions and measures): groups, failures, series ----
 
-  /** A page of groups as a connection: its statement, and those of the extras asked (connection.ts). */
-  async prepareGroups(req: GroupPageRequest, wants: ConnectionWants = NO_EXTRAS): Promise<Prepared<ConnectionPage<Group>>> {
+  /** A page of groups as a connection: its statement, and those of the extras asked (group-connection.ts); `budget` as for prepareListing. */
+  async prepareGroups(req: GroupPageRequest, wants: ConnectionWants = NO_EXTRAS, budget?: number): Promise<Prepared<ConnectionPage<Group>>> {
     const protocols = await this.scope({ kind: 'list', names: req.filters.protocols });
-    return this.groupConnection(req, wants, (read) => groupsQuestion(req, protocols, read), (rows) => toGroupPage(req, protocols, rows));
+    return prepareGroupConnection(req, wants, groupsQuestion(req, protocols), (rows) => toGroupPage(req, protocols, rows), this.groupReads(budget));
   }
 
-  async prepareFailures(req: FailureRequest, wants: ConnectionWants = NO_EXTRAS): Promise<Prepared<ConnectionPage<Group>>> {
+  async prepareFailures(req: FailureRequest, wants: ConnectionWants = NO_EXTRAS, budget?: number): Promise<Prepared<ConnectionPage<Group>>> {
     const protocols = await this.scope({ kind: 'list', names: req.filters.protocols });
-    return this.groupConnection(req, wants, (read) => failuresQuestion(req, protocols, read), (rows) => toFailurePage(req, protocols, rows));
+    return prepareGroupConnection(req, wants, failuresQuestion(req, protocols), (rows) => toFailurePage(req, protocols, rows), this.groupReads(budget));
   }
 
-  /** A connection of groups over this layer's cached reads (group-connection.ts). */
-  private groupConnection(req: GroupConnectionRequest, wants: ConnectionWants, question: (read: ConnectionRead) => Question, toPage: (rows: AnswerRow[]) => GroupPage): Prepared<ConnectionPage<Group>> {
-    return prepareGroupConnection(req, wants, question, toPage, {
+  /** How group connections compile and read: this layer's compiler, cache and cost model. */
+  private groupReads(budget: number | undefined): GroupReads {
+    return {
+      compile: (q) => compile(q),
+      compileCount: (q) => compileCount(q),
       rows: (q, statement) => this.rows(q, statement),
       count: (c) => this.cache.get(`n:${c.sql}:${JSON.stringify(c.params)}`,
         async () => Number((await this.wh.query<{ n: string }>(c.sql, { params: c.params }))[0]?.n ?? 0)),
-    });
+      fits: (statements, shape) => this.fits(statements, shape, budget),
+    };
+  }
+
+  /** Whether statements of an answer of `shape` cost at most `budget` (always, without one), as the guard scores them. */
+  private async fits(statements: readonly Statement[], shape: CostShape, budget: number | undefined): Promise<boolean> {
+    return budget === undefined || (await this.cost({ kind: 'prepared', statements, shape, answer: async () => undefined })).score <= budget;
   }
 
   async prepareSeries(req: SeriesRequest): Promise<Prepared<Series[]>> {
@@ -327,9 +336,7 @@ export class Analytics {
   async prepareListing(req: ListRequest, wants: ConnectionWants = NO_EXTRAS, budget?: number, protocols: 'narrow' | 'list' = 'list'): Promise<Prepared<ConnectionPage<Transaction>>> {
     const visible = await this.scope({ kind: protocols, names: req.filters.protocols });
     const shape: CostShape = { range: req.filters.blockTime ?? {}, protocolsGiven: req.filters.protocols !== undefined };
-    const fits = async (statements: readonly Statement[]): Promise<boolean> =>
-      budget === undefined || (await this.cost({ kind: 'prepared', statements, shape, answer: async () => undefined })).score <= budget;
-    const connection = await prepareRecordConnection(this.wh, req, visible, wants, fits);
+    const connection = await prepareRecordConnection(this.wh, req, visible, wants, (statements) => this.fits(statements, shape, budget));
     return { kind: 'prepared', statements: connection.statements, shape, answer: () => connection.answer() };
   }
 

@@ -4,7 +4,7 @@
 // token codec) or into series with every bucket. No SQL here: compile.ts writes it.
 import { AppError, Errors, param } from '../../core/errors.ts';
 import { MAX_SERIES_POINTS } from '../../core/limits.ts';
-import { decodeToken, encodeToken, listingFingerprint, scanOrder, type PageDirection } from './page-token.ts';
+import { decodeToken, encodeToken, listingFingerprint, type PageDirection } from './page-token.ts';
 import type { AnswerRow, Position, Question } from './question/compile.ts';
 import { bucketStarts, type Granularity } from './question/granularity.ts';
 import type { Dimension, MeasureName } from './question/model.ts';
@@ -31,7 +31,7 @@ export interface GroupPageRequest {
   sort: { metric: Metric; direction: SortDirection };
   limit: number;
   cursor?: string;
-  /** Forward (default): the groups after `cursor`; backward: the `limit` groups right before it (the last ones without it). */
+  /** Forward (default): the groups after `cursor`; backward: those right before it (group-connection.ts reads them). */
   direction?: PageDirection;
 }
 
@@ -43,26 +43,6 @@ export interface FailureRequest {
   limit: number;
   cursor?: string;
   direction?: PageDirection;
-}
-
-/**
- * Which read of a connection a question is for: its page, or the probe of the end the page
- * starts from (read the other way from the cursor, the cursor's position included, one group).
- */
-export type ConnectionRead = 'page' | 'boundary';
-
-/** The order and page of a read over groups listed in `listed` order, from `after`. */
-function keyset(listed: SortDirection, limit: number, direction: PageDirection, read: ConnectionRead, after: Position | undefined) {
-  const order = scanOrder(listed, direction);
-  return read === 'page'
-    ? { direction: order, page: { limit: limit + 1, ...(after ? { after } : {}) } }
-    : { direction: scanOrder(order, 'backward'), page: { limit: 1, ...(after ? { after } : {}), inclusive: true } };
-}
-
-/** Group rows in the listing's order: a backward page's (read in reverse) turned back, one row past the page dropped first. */
-function listed<T>(rows: readonly T[], limit: number, direction: PageDirection | undefined): T[] {
-  const kept = rows.slice(0, limit);
-  return direction === 'backward' ? kept.reverse() : kept;
 }
 
 /** A time series: over a closed range, in buckets of one granularity. */
@@ -132,30 +112,26 @@ function toGroup(r: AnswerRow, metrics: readonly Metric[]): Group {
 const groupFingerprint = (req: GroupPageRequest, protocols: readonly string[]): string =>
   listingFingerprint({ f: { ...req.filters, protocols }, k: req.keys, m: [...req.metrics].sort(), s: req.sort, b: 'hour' });
 
-/**
- * A page of groups sorted by a metric, then by the group keys, one way (read the other way
- * for a backward page); one row past the page tells whether more follow.
- */
-export function groupsQuestion(req: GroupPageRequest, protocols: readonly string[], read: ConnectionRead = 'page'): Question<Metric> {
-  const direction = req.direction ?? 'forward';
-  const after = req.cursor === undefined ? undefined : decodeToken(req.cursor, 'g1', groupFingerprint(req, protocols), (v) => readPosition(v, req.keys), direction);
-  const k = keyset(req.sort.direction, req.limit, direction, read, after);
+/** A page of groups sorted by a metric, then by the group keys, one way; one row past the page tells whether more follow. */
+export function groupsQuestion(req: GroupPageRequest, protocols: readonly string[]): Question<Metric> {
+  const after = req.cursor === undefined ? undefined : decodeToken(req.cursor, 'g1', groupFingerprint(req, protocols), (v) => readPosition(v, req.keys), req.direction);
   return {
     measures: req.metrics,
     dimensions: req.keys,
     filters: filtersOf(req.filters, protocols),
-    order: { measure: req.sort.metric, direction: k.direction },
-    page: k.page,
+    order: { measure: req.sort.metric, direction: req.sort.direction },
+    page: { limit: req.limit + 1, ...(after ? { after } : {}) },
   };
 }
 
 export function toGroupPage(req: GroupPageRequest, protocols: readonly string[], rows: readonly AnswerRow[]): GroupPage {
   const fp = groupFingerprint(req, protocols);
+  const kept = rows.slice(0, req.limit).map((r) => toGroup(r, req.metrics));
   return {
-    groups: listed(rows, req.limit, req.direction).map((r) => {
-      const g = toGroup(r, req.metrics);
-      return { group: g, cursor: encodeToken(['g1', (r.values[req.sort.metric] as number | undefined) ?? 0, ...req.keys.map((k) => keyValue(g, k)), fp]) };
-    }),
+    groups: kept.map((g, i) => ({
+      group: g,
+      cursor: encodeToken(['g1', (rows[i]!.values[req.sort.metric] as number | undefined) ?? 0, ...req.keys.map((k) => keyValue(g, k)), fp]),
+    })),
     more: rows.length > req.limit,
   };
 }
@@ -167,24 +143,22 @@ const failureFingerprint = (req: FailureRequest, protocols: readonly string[]): 
   listingFingerprint({ f: { ...req.filters, protocols }, k: req.keys, m: [...req.metrics].sort() });
 
 /** Failed records grouped by error message (and the asked keys), most frequent first. */
-export function failuresQuestion(req: FailureRequest, protocols: readonly string[], read: ConnectionRead = 'page'): Question<Metric> {
+export function failuresQuestion(req: FailureRequest, protocols: readonly string[]): Question<Metric> {
   const keys = failureKeys(req);
-  const direction = req.direction ?? 'forward';
-  const after = req.cursor === undefined ? undefined : decodeToken(req.cursor, 'f1', failureFingerprint(req, protocols), (v) => readPosition(v, keys), direction);
-  const k = keyset('desc', req.limit, direction, read, after);
+  const after = req.cursor === undefined ? undefined : decodeToken(req.cursor, 'f1', failureFingerprint(req, protocols), (v) => readPosition(v, keys), req.direction);
   return {
     measures: req.metrics,
     dimensions: keys,
     filters: { ...filtersOf(req.filters, protocols), status: 'failed' },
-    order: { measure: 'count', direction: k.direction },
-    page: k.page,
+    order: { measure: 'count', direction: 'desc' },
+    page: { limit: req.limit + 1, ...(after ? { after } : {}) },
   };
 }
 
 export function toFailurePage(req: FailureRequest, protocols: readonly string[], rows: readonly AnswerRow[]): GroupPage {
   const keys = failureKeys(req);
   const fp = failureFingerprint(req, protocols);
-  const kept = listed(rows, req.limit, req.direction).map((r) => toGroup(r, [...new Set<Metric>([...req.metrics, 'count'])]));
+  const kept = rows.slice(0, req.limit).map((r) => toGroup(r, [...new Set<Metric>([...req.metrics, 'count'])]));
   return {
     groups: kept.map((g) => ({ group: g, cursor: encodeToken(['f1', g.values.count ?? 0, ...keys.map((k) => keyValue(g, k)), fp]) })),
     more: rows.length > req.limit,

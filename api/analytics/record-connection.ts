@@ -10,9 +10,9 @@
 //   hourly view keeps the read short).
 // - The count reads the hourly views (exact: counts, success counts, instruction types,
 //   ragged edges from the base table) unless a filter they do not keep asks for records:
-//   signatures are point reads; programIds need the base table. When that read would pass
-//   the plan's budget, the count is the views' count of every other filter, an upper
-//   bound, marked estimated.
+//   signatures are point reads; programIds (any record-level filter) need the base table.
+//   When that read would pass the plan's budget, the count is the views' count of the
+//   filters they keep, an upper bound, marked estimated.
 import type { Warehouse } from '../../warehouse/warehouse.ts';
 import { TABLES } from '../../warehouse/tables.ts';
 import { pageFlags, type ConnectionPage, type ConnectionWants, type TotalCount } from './connection.ts';
@@ -61,14 +61,18 @@ export function countPlan(filters: TransactionFilters, visible: readonly string[
     addFilter(built, 'signatures', filters.signatures);
     return { statement: { sql: `SELECT count() AS n FROM ${TABLES.txBySignature} WHERE ${built.where.join(' AND ')}`, params: built.params }, read: NUMBER, estimated: false };
   }
-  if (filters.programIds === undefined) return viewCount(filters, visible, false);
+  if (!recordLevel(filters)) return viewCount(filters, visible, false);
   if (!exact) return viewCount(filters, visible, true);
   const built = filterConditions(filters, visible);
   return { statement: { sql: `SELECT count() AS n FROM ${TABLES.transactions} WHERE ${built.where.join(' AND ')}`, params: built.params }, read: NUMBER, estimated: false };
 }
 
+/** The filters the hourly views keep; any other (programIds today) asks for records. An allow-list: a filter added later counts records until a view keeps it. */
+const VIEW_KEPT: ReadonlySet<string> = new Set(['protocols', 'blockTime', 'instructionTypes', 'status']);
+const recordLevel = (filters: TransactionFilters): boolean => Object.entries(filters).some(([k, v]) => v !== undefined && !VIEW_KEPT.has(k));
+
 /** Whether an exact count has a cheaper estimate to fall back on (it reads the base table over the range). */
-export const countHasEstimate = (filters: TransactionFilters): boolean => filters.signatures === undefined && filters.programIds !== undefined;
+export const countHasEstimate = (filters: TransactionFilters): boolean => filters.signatures === undefined && recordLevel(filters);
 
 /** The scan that probes the end a page starts from: the other way from its cursor, the cursor's record included, one record. */
 const boundaryScan = (page: Scan): Scan => ({

@@ -10,7 +10,8 @@ import { FAILURE_METRICS, type Group, type GroupFilters, type GroupKey, type Gro
 import { bucketCount, type Granularity } from '../analytics/question/granularity.ts';
 import type { ListRequest, TimeRange, Transaction, TransactionFilters } from '../analytics/types.ts';
 import type { ConnectionPage } from '../analytics/connection.ts';
-import { connectionOf, pageOf, wantsOf, type ConnectionSelection, type PaginationArg } from './connection-plans.ts';
+import { pageOf, type PaginationArg } from '../catalog/pagination-args.ts';
+import { connectionOf, wantsOf, type ConnectionSelection } from './connection-plans.ts';
 import { breaksRule, dayStart, FILTER_LISTS, Signature } from '../../core/vocabulary/primitives.ts';
 
 /**
@@ -198,7 +199,7 @@ function transactionsAsk(args: Args): TransactionsAsk {
 async function prepareTransactions(a: Analytics, ask: TransactionsAsk, selection?: ConnectionSelection, budget?: number): Promise<Prepared<ConnectionPage<unknown>>> {
   const wants = wantsOf(selection, ask.request.direction ?? 'forward');
   if (ask.kind === 'listing') return a.prepareListing(ask.request, wants, budget);
-  const groups = await a.prepareGroups(ask.request, wants);
+  const groups = await a.prepareGroups(ask.request, wants, budget);
   return {
     ...groups,
     answer: async () => {
@@ -285,7 +286,7 @@ async function timeSeriesPlan(a: Analytics, args: Args): Promise<FieldPlan> {
   };
 }
 
-async function failedTransactionsPlan(a: Analytics, args: Args, selection: ConnectionSelection | undefined): Promise<FieldPlan> {
+async function failedTransactionsPlan(a: Analytics, args: Args, selection: ConnectionSelection | undefined, budget: number): Promise<FieldPlan> {
   const f = args.filters as FiltersArg | null | undefined;
   refuse(f, ['programIds', 'signatures', 'status'], 'is not a filter of failedTransactions (protocols, dateRange, instructionTypes and errorPattern are)');
   const range = rangeOf(f);
@@ -306,7 +307,7 @@ async function failedTransactionsPlan(a: Analytics, args: Args, selection: Conne
     direction: page.direction,
     ...(page.cursor ? { cursor: page.cursor } : {}),
   };
-  const prepared = await a.prepareFailures(request, wantsOf(selection, page.direction));
+  const prepared = await a.prepareFailures(request, wantsOf(selection, page.direction), budget);
   return {
     question: prepared,
     points: page.limit,
@@ -360,7 +361,7 @@ export async function planField(a: Analytics, field: string, args: Args, budget:
     case 'timeSeries':
       return timeSeriesPlan(a, args);
     case 'failedTransactions':
-      return failedTransactionsPlan(a, args, selection);
+      return failedTransactionsPlan(a, args, selection, budget);
     case 'queryComplexity':
       return queryComplexityPlan(a, args, budget);
     case 'protocols':
