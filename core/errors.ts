@@ -137,8 +137,9 @@ export function kindForStatus(status: number): ErrorKind {
 // interface words it (JSON-RPC `options.protocolName`, REST `protocol_name`, GraphQL
 // `protocols`) and adds its own hints (where to find the list of protocols).
 
-/** Logical parameter keys the core may name; `protocols[2]` names one element of the list. */
-export type ParamKey = 'protocol' | 'protocols' | 'range' | 'cursor' | 'order' | ExportParamKey;
+/** Logical parameter keys the core may name; `protocols[2]` names one element of the list.
+ *  `cursorBefore` is the cursor a backward page ends before (GraphQL's pagination.before). */
+export type ParamKey = 'protocol' | 'protocols' | 'range' | 'cursor' | 'cursorBefore' | 'order' | ExportParamKey;
 
 /**
  * The parts of an export job's configuration (api/exports/), by logical key: GraphQL words

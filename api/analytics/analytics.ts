@@ -24,10 +24,14 @@ import { costOf, type AnswerCost, type CostShape } from './analytics-cost.ts';
 import { listFailedTransactions, type FailedTransaction } from './failed-transactions.ts';
 import { toFeeStats, type FeeStats } from './fee-stats.ts';
 import { tableStorage, toGlobalStats, type GlobalStats } from './global-stats.ts';
+import { NO_EXTRAS, type ConnectionPage, type ConnectionWants } from './connection.ts';
 import {
   failuresQuestion, groupsQuestion, seriesQuestion, toFailurePage, toGroupPage, toSeries,
-  type FailureRequest, type GroupPage, type GroupPageRequest, type Series, type SeriesRequest,
+  type FailureRequest, type Group, type GroupPageRequest, type Series, type SeriesRequest,
 } from './group-pages.ts';
+import { prepareGroupConnection, type GroupReads } from './group-connection.ts';
+import { compileCount } from './question/count.ts';
+import { prepareRecordConnection } from './record-connection.ts';
 import { PRESETS, toActivity, toInstructionTypes, toStats, toTop, type TopSortBy } from './presets.ts';
 import { toComparison, toPerformance, type ProtocolComparisonItem, type ProtocolPerformance } from './protocol-reports.ts';
 import { resolveProtocols, unknownProtocol, type ProtocolAsk } from './protocol-scope.ts';
@@ -37,7 +41,7 @@ import { bucketCount, type ActivityGranularity, type Granularity } from './quest
 import { ResultCache } from './result-cache.ts';
 import { SharedReads } from './shared-reads.ts';
 import { SignatureLookup } from './signature-lookup.ts';
-import { chargedStatements, listingStatements, listTransactionEdges, listTransactions } from './transactions.ts';
+import { listTransactions } from './transactions.ts';
 import type { InstructionTypeStats, ListRequest, Page, ProtocolStats, TimeRange, TopProtocol, Transaction, ActivityBucket } from './types.ts';
 
 export type { TopSortBy };
@@ -281,14 +285,32 @@ export class Analytics {
 
   // ---- open questions (the caller picks dimensions and measures): groups, failures, series ----
 
-  async prepareGroups(req: GroupPageRequest): Promise<Prepared<GroupPage>> {
+  /** A page of groups as a connection: its statement, and those of the extras asked (group-connection.ts); `budget` as for prepareListing. */
+  async prepareGroups(req: GroupPageRequest, wants: ConnectionWants = NO_EXTRAS, budget?: number): Promise<Prepared<ConnectionPage<Group>>> {
     const protocols = await this.scope({ kind: 'list', names: req.filters.protocols });
-    return this.prepared(groupsQuestion(req, protocols), (rows) => toGroupPage(req, protocols, rows));
+    return prepareGroupConnection(req, wants, groupsQuestion(req, protocols), (rows) => toGroupPage(req, protocols, rows), this.groupReads(budget));
   }
 
-  async prepareFailures(req: FailureRequest): Promise<Prepared<GroupPage>> {
+  async prepareFailures(req: FailureRequest, wants: ConnectionWants = NO_EXTRAS, budget?: number): Promise<Prepared<ConnectionPage<Group>>> {
     const protocols = await this.scope({ kind: 'list', names: req.filters.protocols });
-    return this.prepared(failuresQuestion(req, protocols), (rows) => toFailurePage(req, protocols, rows));
+    return prepareGroupConnection(req, wants, failuresQuestion(req, protocols), (rows) => toFailurePage(req, protocols, rows), this.groupReads(budget));
+  }
+
+  /** How group connections compile and read: this layer's compiler, cache and cost model. */
+  private groupReads(budget: number | undefined): GroupReads {
+    return {
+      compile: (q) => compile(q),
+      compileCount: (q) => compileCount(q),
+      rows: (q, statement) => this.rows(q, statement),
+      count: (c) => this.cache.get(`n:${c.sql}:${JSON.stringify(c.params)}`,
+        async () => Number((await this.wh.query<{ n: string }>(c.sql, { params: c.params }))[0]?.n ?? 0)),
+      fits: (statements, shape) => this.fits(statements, shape, budget),
+    };
+  }
+
+  /** Whether statements of an answer of `shape` cost at most `budget` (always, without one), as the guard scores them. */
+  private async fits(statements: readonly Statement[], shape: CostShape, budget: number | undefined): Promise<boolean> {
+    return budget === undefined || (await this.cost({ kind: 'prepared', statements, shape, answer: async () => undefined })).score <= budget;
   }
 
   async prepareSeries(req: SeriesRequest): Promise<Prepared<Series[]>> {
@@ -298,12 +320,12 @@ export class Analytics {
   }
 
   /** A page of groups (by protocol, time, instruction type) with the asked metrics. */
-  async transactionGroups(req: GroupPageRequest): Promise<GroupPage> {
+  async transactionGroups(req: GroupPageRequest): Promise<ConnectionPage<Group>> {
     return (await this.prepareGroups(req)).answer();
   }
 
   /** Failures grouped by error message (and the asked keys), most frequent first. */
-  async failureGroups(req: FailureRequest): Promise<GroupPage> {
+  async failureGroups(req: FailureRequest): Promise<ConnectionPage<Group>> {
     return (await this.prepareFailures(req)).answer();
   }
 
@@ -323,20 +345,20 @@ export class Analytics {
   }
 
   /** A page of records with a cursor per record (GraphQL edges). */
-  async transactionEdges(req: ListRequest): Promise<{ edges: { node: Transaction; cursor: string }[]; more: boolean }> {
-    return (await this.prepareListing(req, 'narrow')).answer();
+  async transactionEdges(req: ListRequest, wants: ConnectionWants = NO_EXTRAS): Promise<ConnectionPage<Transaction>> {
+    return (await this.prepareListing(req, wants, undefined, 'narrow')).answer();
   }
 
-  /** A listing's statements, read once (the page window asks the hourly view): costed, then run. */
-  async prepareListing(req: ListRequest, protocols: 'narrow' | 'list' = 'list'): Promise<Prepared<{ edges: { node: Transaction; cursor: string }[]; more: boolean }>> {
+  /**
+   * A listing's statements as a connection, read once (the page window asks the hourly view):
+   * costed, then run. `budget`: the plan's, which an exact count must fit in with the page
+   * (else its estimate is given, record-connection.ts); no limit when absent.
+   */
+  async prepareListing(req: ListRequest, wants: ConnectionWants = NO_EXTRAS, budget?: number, protocols: 'narrow' | 'list' = 'list'): Promise<Prepared<ConnectionPage<Transaction>>> {
     const visible = await this.scope({ kind: protocols, names: req.filters.protocols });
-    const listing = await listingStatements(this.wh, req, visible);
-    return {
-      kind: 'prepared',
-      statements: chargedStatements(listing, req.filters),
-      shape: { range: req.filters.blockTime ?? {}, protocolsGiven: req.filters.protocols !== undefined },
-      answer: () => listTransactionEdges(this.wh, req, listing),
-    };
+    const shape: CostShape = { range: req.filters.blockTime ?? {}, protocolsGiven: req.filters.protocols !== undefined };
+    const connection = await prepareRecordConnection(this.wh, req, visible, wants, (statements) => this.fits(statements, shape, budget));
+    return { kind: 'prepared', statements: connection.statements, shape, answer: () => connection.answer() };
   }
 
   /** Failed records of the visible protocols, or of one protocol (which must be active). */

@@ -4,7 +4,7 @@
 // token codec) or into series with every bucket. No SQL here: compile.ts writes it.
 import { AppError, Errors, param } from '../../core/errors.ts';
 import { MAX_SERIES_POINTS } from '../../core/limits.ts';
-import { decodeToken, encodeToken, listingFingerprint } from './page-token.ts';
+import { decodeToken, encodeToken, listingFingerprint, type PageDirection } from './page-token.ts';
 import type { AnswerRow, Position, Question } from './question/compile.ts';
 import { bucketStarts, type Granularity } from './question/granularity.ts';
 import type { Dimension, MeasureName } from './question/model.ts';
@@ -31,6 +31,8 @@ export interface GroupPageRequest {
   sort: { metric: Metric; direction: SortDirection };
   limit: number;
   cursor?: string;
+  /** Forward (default): the groups after `cursor`; backward: those right before it (group-connection.ts reads them). */
+  direction?: PageDirection;
 }
 
 export interface FailureRequest {
@@ -40,6 +42,7 @@ export interface FailureRequest {
   metrics: readonly Metric[];
   limit: number;
   cursor?: string;
+  direction?: PageDirection;
 }
 
 /** A time series: over a closed range, in buckets of one granularity. */
@@ -111,7 +114,7 @@ const groupFingerprint = (req: GroupPageRequest, protocols: readonly string[]): 
 
 /** A page of groups sorted by a metric, then by the group keys, one way; one row past the page tells whether more follow. */
 export function groupsQuestion(req: GroupPageRequest, protocols: readonly string[]): Question<Metric> {
-  const after = req.cursor === undefined ? undefined : decodeToken(req.cursor, 'g1', groupFingerprint(req, protocols), (v) => readPosition(v, req.keys));
+  const after = req.cursor === undefined ? undefined : decodeToken(req.cursor, 'g1', groupFingerprint(req, protocols), (v) => readPosition(v, req.keys), req.direction);
   return {
     measures: req.metrics,
     dimensions: req.keys,
@@ -142,7 +145,7 @@ const failureFingerprint = (req: FailureRequest, protocols: readonly string[]): 
 /** Failed records grouped by error message (and the asked keys), most frequent first. */
 export function failuresQuestion(req: FailureRequest, protocols: readonly string[]): Question<Metric> {
   const keys = failureKeys(req);
-  const after = req.cursor === undefined ? undefined : decodeToken(req.cursor, 'f1', failureFingerprint(req, protocols), (v) => readPosition(v, keys));
+  const after = req.cursor === undefined ? undefined : decodeToken(req.cursor, 'f1', failureFingerprint(req, protocols), (v) => readPosition(v, keys), req.direction);
   return {
     measures: req.metrics,
     dimensions: keys,

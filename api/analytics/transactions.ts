@@ -4,7 +4,7 @@ import { MAX_BLOCK_TIME } from '../../core/limits.ts';
 import { BASE58_SIGNATURE } from '../../core/vocabulary/primitives.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
 import { addFilter, commonConditions, type Conditions, type Statement } from './question/model.ts';
-import { decodeToken, encodeToken, isUInt, listingFingerprint } from './page-token.ts';
+import { decodeToken, encodeToken, isUInt, listingFingerprint, scanOrder, type PageDirection } from './page-token.ts';
 import type { ListRequest, Page, SortOrder, Transaction, TransactionFilters } from './types.ts';
 import { TABLES } from '../../warehouse/tables.ts';
 
@@ -60,23 +60,47 @@ export function encodeCursor(c: Cursor, req: Pick<ListRequest, 'filters' | 'sort
 
 const SIGNATURE = new RegExp(BASE58_SIGNATURE);
 
-export function decodeCursor(token: string, field: string, req: Pick<ListRequest, 'filters' | 'sortOrder'>): Cursor {
+/** A cursor of this listing (its filters and sortOrder), whichever way the page goes from it. */
+export function decodeCursor(token: string, req: Pick<ListRequest, 'filters' | 'sortOrder'>, direction: PageDirection = 'forward'): Cursor {
   return decodeToken(token, TAG, fingerprintOf(req), (v) =>
     v.length === 3 && isUInt(v[0], MAX_BLOCK_TIME) && typeof v[1] === 'string' && SIGNATURE.test(v[1]) && isUInt(v[2], 65_535)
       ? { blockTime: v[0], signature: v[1], instructionIndex: v[2] }
-      : undefined);
+      : undefined, direction);
+}
+
+/**
+ * How a listing's statements read: in `order` (the listing's order, or its reverse for a
+ * backward page), from `cursor` (strictly past it, or from it on when `inclusive`), at
+ * most `limit` records and one more to tell whether more follow.
+ */
+export interface Scan {
+  order: SortOrder;
+  cursor: Cursor | undefined;
+  inclusive: boolean;
+  limit: number;
+}
+
+/** The scan of a page of `req`: its cursor decoded (as the argument it came in), its order turned for a backward page. */
+export function scanOf(req: ListRequest): Scan {
+  const direction = req.direction ?? 'forward';
+  return {
+    order: scanOrder(req.sortOrder, direction),
+    cursor: req.cursor === undefined ? undefined : decodeCursor(req.cursor, req, direction),
+    inclusive: false,
+    limit: req.limit,
+  };
 }
 
 // ---- filtered listing -----------------------------------------------------------------
 
 /** WHERE conditions shared by the base table and tx_by_signature_v2 (same column names). */
-function filterConditions(filters: TransactionFilters, visible: readonly string[], cursor: Cursor | undefined, order: SortOrder): Conditions {
+export function filterConditions(filters: TransactionFilters, visible: readonly string[], cursor?: Cursor, order: SortOrder = 'desc', inclusive = false): Conditions {
   const { where, params } = commonConditions(filters, visible);
   addFilter({ where, params }, 'instructionTypes', filters.instructionTypes);
   if (cursor) {
-    const op = order === 'asc' ? '>' : '<';
+    const op = `${order === 'asc' ? '>' : '<'}${inclusive ? '=' : ''}`;
     // The plain block_time bound lets the primary key prune; the tuple makes it exact.
-    where.push(`block_time ${op}= toDateTime({c_bt:UInt32}, 'UTC')`);
+    where.push(`block_time ${order === 'asc' ? '>' : '<'}= toDateTime({c_bt:UInt32}, 'UTC')`);
     where.push(`(block_time, signature, instruction_index) ${op} (toDateTime({c_bt:UInt32}, 'UTC'), {c_sig:String}, {c_idx:UInt16})`);
     Object.assign(params, { c_bt: cursor.blockTime, c_sig: cursor.signature, c_idx: cursor.instructionIndex });
   }
@@ -93,6 +117,12 @@ function cut(rows: TxRow[], limit: number): RowPage {
   return { rows: rows.length > limit ? rows.slice(0, limit) : rows, more: rows.length > limit };
 }
 
+/** A listing's page, read: its records in the listing's order (a backward page read in reverse, turned back). */
+export async function readPage(wh: Warehouse, req: ListRequest, scan: Scan, listing: Listing | undefined): Promise<RowPage> {
+  const page = await listRows(wh, scan.limit, listing);
+  return scan.order === req.sortOrder ? page : { rows: page.rows.reverse(), more: page.more };
+}
+
 const cursorOf = (r: TxRow, req: ListRequest): string =>
   encodeCursor({ blockTime: Number(r.block_time), signature: r.signature, instructionIndex: Number(r.instruction_index) }, req);
 
@@ -101,16 +131,15 @@ const cursorOf = (r: TxRow, req: ListRequest): string =>
  * `visible` is the set of protocols the caller may see (active ones, narrowed by filters).
  */
 export async function listTransactions(wh: Warehouse, req: ListRequest, visible: readonly string[]): Promise<Page<Transaction>> {
-  const { rows, more } = await listRows(wh, req, await listingStatements(wh, req, visible));
+  const scan = scanOf(req);
+  const { rows, more } = await readPage(wh, req, scan, await listingStatements(wh, req, visible, scan));
   const last = rows.at(-1);
   return { data: rows.map(toTransaction), next: more && last ? cursorOf(last, req) : null };
 }
 
-/** A page of prepared listing statements with a cursor per record (GraphQL edges): each resumes right after its record. */
-export async function listTransactionEdges(wh: Warehouse, req: ListRequest, listing: Listing | undefined): Promise<{ edges: { node: Transaction; cursor: string }[]; more: boolean }> {
-  const { rows, more } = await listRows(wh, req, listing);
-  return { edges: rows.map((r) => ({ node: toTransaction(r), cursor: cursorOf(r, req) })), more };
-}
+/** Records as connection edges, each with its cursor (which resumes right after, or right before, its record). */
+export const toEdges = (rows: readonly TxRow[], req: ListRequest): { node: Transaction; cursor: string }[] =>
+  rows.map((r) => ({ node: toTransaction(r), cursor: cursorOf(r, req) }));
 
 /**
  * The statements a listing is charged for. The page window is found from the hourly view,
@@ -135,45 +164,46 @@ export interface Listing {
  * the hourly view) first, and over the whole range when the window held too few rows. The
  * cost model estimates the same statements (the windowed one when there is one).
  */
-export async function listingStatements(wh: Warehouse, req: ListRequest, visible: readonly string[]): Promise<Listing | undefined> {
+export async function listingStatements(wh: Warehouse, req: ListRequest, visible: readonly string[], scan: Scan = scanOf(req)): Promise<Listing | undefined> {
   if (visible.length === 0) return undefined;
-  const cursor = req.cursor === undefined ? undefined : decodeCursor(req.cursor, 'paginationToken', req);
-  const dir = req.sortOrder === 'asc' ? 'ASC' : 'DESC';
+  const { cursor, limit } = scan;
+  const dir = scan.order === 'asc' ? 'ASC' : 'DESC';
   const order = `ORDER BY block_time ${dir}, signature ${dir}, instruction_index ${dir}`;
-  const built = filterConditions(req.filters, visible, cursor, req.sortOrder);
+  const built = filterConditions(req.filters, visible, cursor, scan.order, scan.inclusive);
 
   if (req.filters.signatures) {
     // Signature filters are point reads on the lookup table, whatever else is asked.
     built.where.push('sig_key IN (SELECT cityHash64(arrayJoin({sigs:Array(String)})))');
     addFilter(built, 'signatures', req.filters.signatures);
     return {
-      full: { sql: `SELECT ${TX_COLUMNS} FROM ${TABLES.txBySignature} WHERE ${built.where.join(' AND ')} ${order} LIMIT {lim:UInt32}`, params: { ...built.params, lim: req.limit + 1 } },
+      full: { sql: `SELECT ${TX_COLUMNS} FROM ${TABLES.txBySignature} WHERE ${built.where.join(' AND ')} ${order} LIMIT {lim:UInt32}`, params: { ...built.params, lim: limit + 1 } },
       windowed: undefined,
     };
   }
 
   // Narrow the scan to the most recent (or oldest) hours that can hold a page, using the
   // hourly view's counts; widen to the whole range only if other filters thin it out.
-  const window = await pageWindow(wh, req, visible, cursor);
+  const window = await pageWindow(wh, req.filters, visible, scan);
   const statement = (extra: string | undefined): Statement => ({
     sql: `SELECT ${TX_COLUMNS} FROM ${TABLES.transactions} WHERE ${[...built.where, ...(extra ? [extra] : [])].join(' AND ')}
        ${order} LIMIT {lim:UInt32}`,
-    params: { ...built.params, lim: req.limit + 1, win: window },
+    params: { ...built.params, lim: limit + 1, win: window },
   });
-  const bound = req.sortOrder === 'asc'
+  const bound = scan.order === 'asc'
     ? "block_time < toDateTime({win:UInt32}, 'UTC')"
     : "block_time >= toDateTime({win:UInt32}, 'UTC')";
   return { full: statement(undefined), windowed: window === undefined ? undefined : statement(bound) };
 }
 
-async function listRows(wh: Warehouse, req: ListRequest, listing: Listing | undefined): Promise<RowPage> {
+/** The rows of a listing in its scan order: the windowed statement, and the full one when the window held too few. */
+async function listRows(wh: Warehouse, limit: number, listing: Listing | undefined): Promise<RowPage> {
   if (listing === undefined) return { rows: [], more: false };
   const run = (s: Statement): Promise<TxRow[]> => wh.query<TxRow>(s.sql, { params: s.params });
   if (listing.windowed !== undefined) {
     const rows = await run(listing.windowed);
-    if (rows.length > req.limit) return cut(rows, req.limit);
+    if (rows.length > limit) return cut(rows, limit);
   }
-  return cut(await run(listing.full), req.limit);
+  return cut(await run(listing.full), limit);
 }
 
 /**
@@ -181,12 +211,13 @@ async function listRows(wh: Warehouse, req: ListRequest, listing: Listing | unde
  * >= H hold more than `limit` records of the visible protocols (before other filters); for
  * asc, the earliest boundary below which that many lie. Undefined when the view cannot help.
  */
-async function pageWindow(wh: Warehouse, req: ListRequest, visible: readonly string[], cursor: Cursor | undefined): Promise<number | undefined> {
-  const desc = req.sortOrder === 'desc';
+async function pageWindow(wh: Warehouse, filters: TransactionFilters, visible: readonly string[], scan: Scan): Promise<number | undefined> {
+  const { cursor } = scan;
+  const desc = scan.order === 'desc';
   const where = ['protocol_name IN {visible:Array(String)}'];
-  const params: Record<string, unknown> = { visible, need: req.limit + 1 };
-  const lo = req.filters.blockTime?.gte;
-  let hi = req.filters.blockTime?.lte;
+  const params: Record<string, unknown> = { visible, need: scan.limit + 1 };
+  const lo = filters.blockTime?.gte;
+  let hi = filters.blockTime?.lte;
   let low = lo;
   if (cursor) {
     if (desc) hi = hi === undefined ? cursor.blockTime : Math.min(hi, cursor.blockTime);

@@ -1,6 +1,7 @@
 // The requests the analytics layer takes. Answer shapes and primitives are the
 // vocabulary's (core/vocabulary/: schema and type in one), re-exported for its helpers.
 import type { SortOrder, TxStatus } from '../../core/vocabulary/primitives.ts';
+import type { PageDirection } from './page-token.ts';
 import type { TimeRange } from './time-range.ts';
 
 export type { ActivityBucket, InstructionTypeStats, ProtocolStats, TopProtocol, Transaction } from '../../core/vocabulary/answers.ts';
@@ -21,6 +22,8 @@ export interface ListRequest {
   limit: number;
   /** Opaque keyset cursor from a previous page. */
   cursor?: string;
+  /** Forward (default): the records after `cursor` in sortOrder; backward: the `limit` records right before it (or the last ones without it), still in sortOrder. */
+  direction?: PageDirection;
 }
 
 export interface Page<T> {

@@ -10,6 +10,7 @@ export const GRAPHQL_WORDING: Wording = {
     protocols: 'filters.protocols',
     range: 'filters.dateRange',
     cursor: 'pagination.after',
+    cursorBefore: 'pagination.before',
     order: 'sort',
     // exportDataset(config) and the export job fields.
     format: 'config.format',
@@ -40,7 +41,7 @@ export function fieldError(err: unknown, path: readonly (string | number)[]): Gr
 }
 
 /** Arguments some shared services name bare (the export service's "first must be ..."), as GraphQL writes them. */
-const AS_WRITTEN: Readonly<Record<string, string>> = { first: 'pagination.first', after: 'pagination.after' };
+const AS_WRITTEN: Readonly<Record<string, string>> = { first: 'pagination.first', after: 'pagination.after', last: 'pagination.last', before: 'pagination.before' };
 
 /** A message that starts with a bare argument name, with the name as the request wrote it. */
 function asWritten(message: string, field: string | undefined): string {

@@ -61,11 +61,16 @@ export function planExportField(exports: ExportService, owner: ExportOwner | nul
       return fixed(() => orNull(() => exports.get(who(), String(args.id))));
     case 'exportJobs':
       return fixed(() => {
-        const p = (withoutNulls(args.pagination) ?? {}) as { first?: number; after?: string };
+        const p = (withoutNulls(args.pagination) ?? {}) as { first?: number; after?: string; last?: number; before?: string };
+        if (p.last !== undefined || p.before !== undefined) {
+          throw new AppError(Errors.invalidParams, 'exportJobs pages forward only (pagination.first and pagination.after): a key has few jobs, newest first', { field: 'pagination.last' });
+        }
         const page = inPagination(() => exports.list(who(), p));
+        const edges = page.jobs.map((node: ExportJobView, i) => ({ node, cursor: page.cursors[i]! }));
         return {
-          edges: page.jobs.map((node: ExportJobView, i) => ({ node, cursor: page.cursors[i]! })),
-          pageInfo: { hasNextPage: page.hasNextPage, endCursor: page.endCursor },
+          edges,
+          // A cursor the service accepts names one of this key's jobs, so jobs lie before the page.
+          pageInfo: { hasNextPage: page.hasNextPage, endCursor: page.endCursor, hasPreviousPage: p.after !== undefined, startCursor: edges[0]?.cursor ?? null },
         };
       });
     default:

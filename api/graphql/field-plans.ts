@@ -2,19 +2,16 @@
 // cost guard, before anything runs) and how to answer it (for its resolver). Arguments are
 // checked here with GraphQL's names for them; the answers come from the shared analytics
 // layer and are only reshaped for the schema's types.
-import { AppError, Errors, invalidParams } from '../../core/errors.ts';
-import {
-  GRAPHQL_DEFAULT_FIRST,
-  GRAPHQL_MAX_FIRST,
-  GRAPHQL_MAX_PATTERN_CHARS,
-  MAX_BLOCK_TIME,
-} from '../../core/limits.ts';
+import { invalidParams } from '../../core/errors.ts';
+import { GRAPHQL_MAX_PATTERN_CHARS, MAX_BLOCK_TIME } from '../../core/limits.ts';
 import type { Analytics, CostQuestion, Prepared } from '../analytics/analytics.ts';
 import type { AnswerCost, Recommendation } from '../analytics/analytics-cost.ts';
 import { FAILURE_METRICS, type Group, type GroupFilters, type GroupKey, type GroupPageRequest, type Metric } from '../analytics/group-pages.ts';
 import { bucketCount, type Granularity } from '../analytics/question/granularity.ts';
 import type { ListRequest, TimeRange, Transaction, TransactionFilters } from '../analytics/types.ts';
-import { PAGE_TOKEN_MAX_CHARS } from '../../core/limits.ts';
+import type { ConnectionPage } from '../analytics/connection.ts';
+import { pageOf, type PaginationArg } from '../catalog/pagination-args.ts';
+import { connectionOf, wantsOf, type ConnectionSelection } from './connection-plans.ts';
 import { breaksRule, dayStart, FILTER_LISTS, Signature } from '../../core/vocabulary/primitives.ts';
 
 /**
@@ -72,7 +69,6 @@ interface FiltersArg {
   signatures?: string[] | null;
   status?: 'SUCCEEDED' | 'FAILED' | 'ALL' | null;
 }
-interface PaginationArg { first?: number | null; after?: string | null }
 interface SortArg { field?: string | null; direction?: 'ASC' | 'DESC' | null }
 
 type Args = Record<string, unknown>;
@@ -108,18 +104,6 @@ function rangeOf(f: FiltersArg | null | undefined, required = false): TimeRange 
 /** Refuse filters the answer cannot honour (rather than ignore them). */
 function refuse(f: FiltersArg | null | undefined, names: (keyof FiltersArg)[], why: string): void {
   for (const n of names) if (present(f?.[n])) throw invalidParams(`filters.${n} ${why}`, n);
-}
-
-function pageOf(p: PaginationArg | null | undefined): { limit: number; cursor?: string } {
-  const first = p?.first ?? GRAPHQL_DEFAULT_FIRST;
-  if (first < 1 || first > GRAPHQL_MAX_FIRST) {
-    throw invalidParams(`pagination.first must be between 1 and ${GRAPHQL_MAX_FIRST} (got ${first}); page on with pagination.after`, 'pagination.first');
-  }
-  const after = p?.after;
-  if (present(after) && (after.length === 0 || after.length > PAGE_TOKEN_MAX_CHARS)) {
-    throw new AppError(Errors.invalidParams, 'pagination.after is not a cursor this service issued; pass back an edge cursor or pageInfo.endCursor unchanged', { field: 'after' });
-  }
-  return { limit: first, ...(present(after) ? { cursor: after } : {}) };
 }
 
 /** The enum values of a list argument, each at most once: a repeated value is refused (it was dropped silently). */
@@ -158,11 +142,6 @@ const transactionOut = (t: Transaction): Record<string, unknown> => {
   return { ...t, date: d.toISOString().slice(0, 10), hour: d.getUTCHours() };
 };
 
-const connection = <N>(edges: { node: N; cursor: string }[], more: boolean) => ({
-  edges,
-  pageInfo: { hasNextPage: more, endCursor: edges.at(-1)?.cursor ?? null },
-});
-
 // ---- the fields ---------------------------------------------------------------------------
 
 /** What transactions(filters, pagination, groupBy, metrics, sort) asks: records, or groups (no keys but metrics: one group of everything). */
@@ -195,7 +174,7 @@ function transactionsAsk(args: Args): TransactionsAsk {
     const signatures = list(f?.signatures, 'filters.signatures');
     if (signatures) filters.signatures = signatures;
     if (present(f?.status) && f.status !== 'ALL') filters.status = f.status === 'SUCCEEDED' ? 'succeeded' : 'failed';
-    const request: ListRequest = { filters, sortOrder: direction, limit: page.limit, ...(page.cursor ? { cursor: page.cursor } : {}) };
+    const request: ListRequest = { filters, sortOrder: direction, limit: page.limit, direction: page.direction, ...(page.cursor ? { cursor: page.cursor } : {}) };
     return { kind: 'listing', request, points: page.limit };
   }
 
@@ -207,37 +186,40 @@ function transactionsAsk(args: Args): TransactionsAsk {
     metrics,
     sort: { metric: present(sort?.field) ? METRIC[sort.field]! : metrics.includes('count') ? 'count' : metrics[0]!, direction },
     limit: page.limit,
+    direction: page.direction,
     ...(page.cursor ? { cursor: page.cursor } : {}),
   };
   return { kind: 'groups', request, points: page.limit };
 }
 
-type Edges = { edges: { node: unknown; cursor: string }[]; more: boolean };
-
-/** The prepared answer of a transactions(...) request, as connection edges: its protocols resolved and its statement(s) built, once. */
-async function prepareTransactions(a: Analytics, ask: TransactionsAsk): Promise<Prepared<Edges>> {
-  if (ask.kind === 'listing') return a.prepareListing(ask.request);
-  const groups = await a.prepareGroups(ask.request);
+/**
+ * The prepared answer of a transactions(...) request, as a connection page: its protocols
+ * resolved and its statement(s) built, once, with the reads the selection asks for.
+ */
+async function prepareTransactions(a: Analytics, ask: TransactionsAsk, selection?: ConnectionSelection, budget?: number): Promise<Prepared<ConnectionPage<unknown>>> {
+  const wants = wantsOf(selection, ask.request.direction ?? 'forward');
+  if (ask.kind === 'listing') return a.prepareListing(ask.request, wants, budget);
+  const groups = await a.prepareGroups(ask.request, wants, budget);
   return {
     ...groups,
     answer: async () => {
       const page = await groups.answer();
-      return { edges: page.groups.map((g) => ({ node: groupNode(g.group), cursor: g.cursor })), more: page.more };
+      return { ...page, edges: page.edges.map((e) => ({ node: groupNode(e.node), cursor: e.cursor })) };
     },
   };
 }
 
 /** The question and answer of transactions(filters, pagination, groupBy, metrics, sort). */
-async function transactionsPlan(a: Analytics, args: Args): Promise<FieldPlan> {
+async function transactionsPlan(a: Analytics, args: Args, selection: ConnectionSelection | undefined, budget: number): Promise<FieldPlan> {
   const ask = transactionsAsk(args);
-  const prepared = await prepareTransactions(a, ask);
+  const prepared = await prepareTransactions(a, ask, selection, budget);
   return {
     question: prepared,
     points: ask.points,
     async run(meter) {
-      const { edges, more } = await prepared.answer();
-      meter.count(edges.length);
-      return connection(edges, more);
+      const page = await prepared.answer();
+      meter.count(page.edges.length);
+      return connectionOf(page, (n) => n);
     },
   };
 }
@@ -304,7 +286,7 @@ async function timeSeriesPlan(a: Analytics, args: Args): Promise<FieldPlan> {
   };
 }
 
-async function failedTransactionsPlan(a: Analytics, args: Args): Promise<FieldPlan> {
+async function failedTransactionsPlan(a: Analytics, args: Args, selection: ConnectionSelection | undefined, budget: number): Promise<FieldPlan> {
   const f = args.filters as FiltersArg | null | undefined;
   refuse(f, ['programIds', 'signatures', 'status'], 'is not a filter of failedTransactions (protocols, dateRange, instructionTypes and errorPattern are)');
   const range = rangeOf(f);
@@ -322,27 +304,25 @@ async function failedTransactionsPlan(a: Analytics, args: Args): Promise<FieldPl
     keys,
     metrics: metrics.length > 0 ? metrics : (['count'] as Metric[]),
     limit: page.limit,
+    direction: page.direction,
     ...(page.cursor ? { cursor: page.cursor } : {}),
   };
-  const prepared = await a.prepareFailures(request);
+  const prepared = await a.prepareFailures(request, wantsOf(selection, page.direction), budget);
   return {
     question: prepared,
     points: page.limit,
     async run(meter) {
-      const { groups, more } = await prepared.answer();
-      meter.count(groups.length);
-      return connection(groups.map((g) => ({
-        node: {
-          protocolName: g.group.protocol ?? null,
-          instructionType: g.group.instructionType ?? null,
-          hour: g.group.time ?? null,
-          errorMessage: g.group.errorMessage ?? '',
-          count: g.group.values.count ?? 0,
-          sumFee: g.group.values.sumFee ?? null,
-          avgFee: g.group.values.avgFee ?? null,
-        },
-        cursor: g.cursor,
-      })), more);
+      const page = await prepared.answer();
+      meter.count(page.edges.length);
+      return connectionOf(page, (g: Group) => ({
+        protocolName: g.protocol ?? null,
+        instructionType: g.instructionType ?? null,
+        hour: g.time ?? null,
+        errorMessage: g.errorMessage ?? '',
+        count: g.values.count ?? 0,
+        sumFee: g.values.sumFee ?? null,
+        avgFee: g.values.avgFee ?? null,
+      }));
     },
   };
 }
@@ -366,11 +346,14 @@ function protocolsPlan(a: Analytics): FieldPlan {
   return { question: { kind: 'fixed' }, run: () => a.protocols() };
 }
 
-/** The plan of one top-level field of Query; undefined for fields this module does not own. */
-export async function planField(a: Analytics, field: string, args: Args, budget: number): Promise<FieldPlan | undefined> {
+/**
+ * The plan of one top-level field of Query; undefined for fields this module does not own.
+ * `selection`: the connection fields the document selects that cost reads of their own.
+ */
+export async function planField(a: Analytics, field: string, args: Args, budget: number, selection?: ConnectionSelection): Promise<FieldPlan | undefined> {
   switch (field) {
     case 'transactions':
-      return transactionsPlan(a, args);
+      return transactionsPlan(a, args, selection, budget);
     case 'signature':
       return signaturePlan(a, args);
     case 'protocolStats':
@@ -378,7 +361,7 @@ export async function planField(a: Analytics, field: string, args: Args, budget:
     case 'timeSeries':
       return timeSeriesPlan(a, args);
     case 'failedTransactions':
-      return failedTransactionsPlan(a, args);
+      return failedTransactionsPlan(a, args, selection, budget);
     case 'queryComplexity':
       return queryComplexityPlan(a, args, budget);
     case 'protocols':

@@ -29,6 +29,7 @@ import { GRAPHQL_MAX_ROOT_FIELDS } from '../../core/limits.ts';
 import type { Analytics } from '../analytics/analytics.ts';
 import type { ExportService } from '../exports/export-service.ts';
 import { tooComplex } from './document-limits.ts';
+import { connectionSelection } from './connection-plans.ts';
 import { fieldError, graphqlError } from './errors.ts';
 import { planExportField } from './export-plans.ts';
 import { planField, type FieldMeter, type FieldPlan } from './field-plans.ts';
@@ -131,7 +132,7 @@ export const guardedExecute = (o: GuardOptions, req: FastifyRequest, ledger: Led
       const owner = req.apiKey === null ? null : { id: req.apiKey.id, plan: req.apiKey.plan, budget: req.budget };
       const exportPlan = o.exports === undefined ? undefined : planExportField(o.exports, owner, node.name.value, fieldArgs, creations);
       if (exportPlan !== undefined) ledger.query = false;
-      const plan = exportPlan ?? await planField(analytics, node.name.value, fieldArgs, ledger.budget);
+      const plan = exportPlan ?? await planField(analytics, node.name.value, fieldArgs, ledger.budget, connectionSelection(args.document, op, key, variables));
       if (plan) plans.set(key, plan);
     } catch (err) {
       // A cap on work the caller already has running (export jobs) refuses the request as the rate limit does.

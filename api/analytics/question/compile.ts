@@ -42,8 +42,8 @@ export interface Question<M extends string = string> {
   filters: QuestionFilters;
   /** By a measure (if any), then by the dimensions in the order given; by the dimensions ascending when absent. */
   order?: { measure?: M; direction: 'asc' | 'desc'; dimensions?: 'asc' | 'desc' };
-  /** At most `limit` rows, after `after` (which needs one direction for the measure and the dimensions). */
-  page?: { limit: number; after?: Position };
+  /** At most `limit` rows, after `after` (which needs one direction for the measure and the dimensions); from it on when `inclusive`. */
+  page?: { limit: number; after?: Position; inclusive?: boolean };
 }
 
 /** The one statement a question compiles to: costed and run as this same object. */
@@ -193,7 +193,7 @@ export function compile(q: Question, catalog: Measures = MEASURES): CompiledStat
     const sortColumn = order?.measure === undefined ? [] : [measureColumn(order.measure)];
     if (order === undefined || (order.dimensions ?? order.direction) !== order.direction) throw new Error('a keyset page needs one direction');
     const placeholders = [...(sortColumn.length > 0 ? ['{c_v:Float64}'] : []), ...dims.map((d, i) => `{c_k${i}:${DIMENSIONS[d].type}}`)];
-    having.push(`(${[...sortColumn, ...keyColumns].join(', ')}) ${order.direction === 'asc' ? '>' : '<'} (${placeholders.join(', ')})`);
+    having.push(`(${[...sortColumn, ...keyColumns].join(', ')}) ${order.direction === 'asc' ? '>' : '<'}${q.page?.inclusive ? '=' : ''} (${placeholders.join(', ')})`);
     if (sortColumn.length > 0) params.c_v = after.value;
     after.keys.forEach((k, i) => (params[`c_k${i}`] = k));
   }
