@@ -4,7 +4,7 @@
 // the plan's budget (PLAN_QUERY_BUDGET). GraphQL's queryComplexity reports it and its guard
 // refuses over-budget requests with it, so the two cannot disagree.
 import type { Warehouse } from '../../warehouse/warehouse.ts';
-import { estimateCost } from '../sql/query-cost.ts';
+import { estimateCost } from './statement-cost.ts';
 import type { Statement } from './question/model.ts';
 import type { Granularity } from './question/granularity.ts';
 import type { TimeRange } from './time-range.ts';

@@ -11,7 +11,7 @@ import { ConcurrencyGate } from './concurrency-gate.ts';
 import { leasedStream, SQL_MAX_RESPONSE_BYTES, tooLarge } from './leased-stream.ts';
 import { loadFunctionPolicy, type FunctionPolicy } from './function-policy.ts';
 import { JoinStats } from './join-stats.ts';
-import { budgetSettings, estimateSqlCost, overBudgetMessage, PLAN_QUERY_BUDGET, type CostEstimate } from './query-cost.ts';
+import { budgetSettings, estimateSqlCost, overBudgetMessage, PLAN_QUERY_BUDGET, type SqlCostEstimate } from './query-cost.ts';
 import { engineMessage, prepareQuery, PUBLISHED_TABLES, SQL_MAX_LIMIT, type GuardContext, type PreparedQuery } from './sql-guard.ts';
 
 export { SQL_MAX_RESPONSE_BYTES };
@@ -159,7 +159,7 @@ export class SqlSandbox {
   }
 
   /** The cost of a query for `plan` without running it (GraphQL's queryComplexity shares this path). */
-  async cost(caller: Caller, text: unknown): Promise<CostEstimate & { prepared: PreparedQuery }> {
+  async cost(caller: Caller, text: unknown): Promise<SqlCostEstimate & { prepared: PreparedQuery }> {
     const lease = await this.gate.acquire(caller.key, caller.plan);
     try {
       const { prepared, cost } = await this.checkAndCost(boundTo(lease.slot, caller.budget), caller, text, {});
@@ -212,7 +212,7 @@ export class SqlSandbox {
     return prepared;
   }
 
-  private async checkAndCost(wh: Warehouse, caller: Caller, text: unknown, options: RunOptions): Promise<{ prepared: PreparedQuery; cost: CostEstimate }> {
+  private async checkAndCost(wh: Warehouse, caller: Caller, text: unknown, options: RunOptions): Promise<{ prepared: PreparedQuery; cost: SqlCostEstimate }> {
     const prepared = await prepareQuery(this.guardContext(wh), text, options.maxResultRows ?? SQL_MAX_LIMIT);
     try {
       // Joins are priced by what they produce (join-cost.ts), not by the cross-join formula.
