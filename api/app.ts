@@ -1,61 +1,38 @@
 // buildApp(): the whole HTTP service, assembled from its parts; tests drive it with
 // app.inject() and the entry point (main.ts) listens on it.
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import type { Config } from '../core/config.ts';
 import { AppError, Errors, httpTitle, kindForStatus, notFound, toAppError } from '../core/errors.ts';
-import { redactUrl, type Logger } from '../core/logger.ts';
-import type { IngestPipeline } from '../ingest/pipeline.ts';
-import type { AccountStore } from '../warehouse/account-store.ts';
-import type { ProtocolRegistry } from '../warehouse/protocol-registry.ts';
-import type { Warehouse } from '../warehouse/warehouse.ts';
+import { redactUrl } from '../core/logger.ts';
 import { installAccessControl, setRateLimitHeaders } from './access/access-control.ts';
-import type { Access } from './access/access.ts';
 import { installMethodNotAllowed } from './access/allowed-methods.ts';
 import { installAnswerBudget, installRequestBudget } from './access/request-budget.ts';
 import { clientErrorHandler, httpServerOptions, installProtocolChecks } from './access/http-protocol.ts';
-import type { Metrics } from '../core/metrics.ts';
 import { installRequestMetrics } from './access/request-metrics.ts';
 import { accountAdminRoutes } from './admin/account-routes.ts';
 import { adminGuard } from './admin/admin-auth.ts';
 import { ingestRoutes } from './admin/ingest-routes.ts';
 import { keyRoutes } from './admin/key-routes.ts';
 import { protocolRoutes } from './admin/protocol-routes.ts';
-import type { Analytics } from './analytics/analytics.ts';
 import { dashboard } from './dashboard/dashboard.ts';
 import { healthRoutes } from './health-routes.ts';
 import { registerOpenApi } from './rest/openapi.ts';
 import { restApi } from './rest/rest-api.ts';
 import { sqlRoutes } from './sql/query-routes.ts';
 import { exportRoutes } from './exports/export-routes.ts';
-import type { ExportService } from './exports/export-service.ts';
-import type { SqlSandbox } from './sql/sql-sandbox.ts';
 import { metricsRoutes } from './metrics-routes.ts';
 import { rpcRoutes } from './rpc/rpc-routes.ts';
-import { installFreshnessHeaders, type FreshnessWatermark } from './freshness.ts';
-import type { LiveActivity } from './graphql/subscriptions/live-activity.ts';
+import { installFreshnessHeaders } from './freshness.ts';
 import { installGraphqlStream, type StreamLimits } from './graphql/subscriptions/stream-route.ts';
 import type { GraphQLSchema } from 'graphql';
 import { graphqlRoutes, type GraphqlRouteOptions } from './graphql/graphql-routes.ts';
 import { buildExecutableSchema } from './graphql/schema.ts';
+import type { Services } from './services.ts';
 
-export interface AppDeps {
-  config: Config;
-  logger: Logger;
-  wh: Warehouse;
-  registry: ProtocolRegistry;
-  analytics: Analytics;
-  sqlSandbox: SqlSandbox;
-  pipeline: IngestPipeline;
-  metrics: Metrics;
-  access: Access;
-  exports: ExportService;
-  /** Dashboard accounts and sessions. */
-  accounts: AccountStore;
-  freshness: FreshnessWatermark;
-  live: LiveActivity;
+/** What the app is built from: the services (api/services.ts, where each is described), and GraphQL's limits. */
+export type AppDeps = Pick<Services, 'config' | 'logger' | 'wh' | 'registry' | 'analytics' | 'sqlSandbox' | 'pipeline' | 'metrics' | 'access' | 'exports' | 'accounts' | 'freshness' | 'live'> & {
   /** GraphQL cost budgets and time-out (PLAN_QUERY_BUDGET and 30 s unless set; tests lower them). */
   graphql?: Pick<GraphqlRouteOptions, 'budgets' | 'timeoutMs' | 'responseBudgetBytes' | 'maxDocumentPoints' | 'memo'>;
-}
+};
 
 export interface AppOptions {
   /** The executable GraphQL schema of /graphql and /graphql/stream (default: every file of api/graphql/schema/). */
