@@ -4,7 +4,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { ActiveProtocolName, CalendarDay } from '../../core/vocabulary/primitives.ts';
 import { sqlText, SQL_EXPORT_EXAMPLES, SQL_EXPORT_LANGUAGE_RULE } from '../sql/sql-text.ts';
-import { EXPORT_COLUMNS, EXPORT_FORMATS, MAX_SEED, SPLIT_NAMES, SPLIT_SUM_TOLERANCE } from './export-config.ts';
+import { EXPORT_COLUMNS, EXPORT_FORMATS, MAX_SEED, NORMALIZE_COLUMNS, NORMALIZE_METHODS, ONE_HOT_COLUMNS, SAMPLING_STRATEGIES, SPLIT_NAMES, SPLIT_SUM_TOLERANCE, STRATUM_COLUMNS } from './export-config.ts';
 import { JOB_STATUSES } from './job-store.ts';
 
 const TEXT: Record<number, string> = {
@@ -51,6 +51,10 @@ export const ExportJobViewSchema = Type.Object({
   finishedAt: Nullable(Type.String()),
   expiresAt: Nullable(Type.String()),
   error: Nullable(Type.String({ description: 'Why a FAILED job failed' })),
+  rowCount: Nullable(Type.Integer({ description: 'Rows in the files of a COMPLETED (or since EXPIRED) job; null before' })),
+  fileSize: Nullable(Type.Integer({ description: 'Bytes of the data files of a COMPLETED job; null otherwise' })),
+  downloadUrl: Nullable(Type.String({ description: 'Signed link of a COMPLETED job: its data file when it wrote one, else manifest.json (which lists every file); null otherwise' })),
+  completedAt: Nullable(Type.String({ description: 'When the job COMPLETED (also for an EXPIRED job); null otherwise' })),
   seeds: Type.Object({ split: Type.Integer(), sampling: Nullable(Type.Integer()) }),
   /** Data files (COMPLETED jobs), then manifest.json and README.md as `manifest` and `card`. */
   files: Type.Array(ExportFileViewSchema),
@@ -79,7 +83,12 @@ const output = {
     type: 'object',
     additionalProperties: false,
     required: ['rate'],
-    properties: { strategy: { type: 'string', enum: ['RANDOM'] }, rate: { type: 'number', minimum: 0, maximum: 1 }, seed: seed('Sampling seed; drawn when absent') },
+    properties: {
+      strategy: { type: 'string', enum: [...SAMPLING_STRATEGIES], description: 'RANDOM: each transaction kept with probability rate. STRATIFIED (filter exports): each stratum keeps rate of its rows' },
+      rate: { type: 'number', minimum: 0, maximum: 1 },
+      seed: seed('Sampling seed; drawn when absent'),
+      stratifyBy: orNull({ type: 'string', enum: [...STRATUM_COLUMNS], default: 'protocol_name', description: 'STRATIFIED only: the column whose values are the strata' }),
+    },
   }),
   splits: orNull({
     type: 'object',
@@ -111,6 +120,16 @@ export const filterBody = {
       },
     }),
     columns: orNull({ type: 'array', items: { type: 'string', enum: [...EXPORT_COLUMNS] }, minItems: 1, uniqueItems: true }),
+    preprocessing: orNull({
+      type: 'object',
+      additionalProperties: false,
+      description: 'Training-set transforms computed by the engine while writing, stated in the dataset card (docs/exports.md); each column must be exported',
+      properties: {
+        normalize: orNull({ type: 'array', items: { type: 'string', enum: [...NORMALIZE_COLUMNS] }, uniqueItems: true }),
+        normalizeMethod: orNull({ type: 'string', pattern: caseless(NORMALIZE_METHODS), default: 'Z_SCORE', description: `${NORMALIZE_METHODS.join(' or ')} (any case); fitted on the train split` }),
+        oneHotEncode: orNull({ type: 'array', items: { type: 'string', enum: [...ONE_HOT_COLUMNS] }, uniqueItems: true }),
+      },
+    }),
   },
   'x-cross-field-rules': [SPLITS_SUM_TO_ONE, { rule: 'ordered', fields: ['filters.dateRange.start', 'filters.dateRange.end'] }],
 } as const;
