@@ -7,6 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 PYARROW_VERSION=26.0.1
 DATASETS_VERSION=5.2.0
+# One install at a time: the fuzzers and the loader tests share the venv and may start together.
+exec 9>.venv.lock
+flock 9
 VENV=.venv
 has() { "$VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(0 if m.version('$1') == '$2' else 1)" 2>/dev/null; }
 if [ -x "$VENV/bin/python" ] && has pyarrow "$PYARROW_VERSION" && has datasets "$DATASETS_VERSION"; then
