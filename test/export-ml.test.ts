@@ -263,3 +263,27 @@ describe('job fields rowCount, fileSize, downloadUrl, completedAt', () => {
     expect(started).toMatchObject({ rowCount: null, fileSize: null, downloadUrl: null, completedAt: null });
   });
 });
+
+describe('files every loader reads', () => {
+  it('a SQL export\'s CSV writes arrays as JSON and times as ISO 8601 UTC; its schema says String for them', async () => {
+    const r = await post('/v1/query/exports', { query: `SELECT signature, accounts, block_time FROM transactions WHERE date = '${RANGE.start}' ORDER BY signature LIMIT 30`, format: 'CSV' });
+    expect(r.statusCode, r.body).toBe(202);
+    let job = r.json<Job>();
+    for (let i = 0; i < 400 && ['QUEUED', 'RUNNING'].includes(job.status); i++) {
+      await new Promise((res) => setTimeout(res, 25));
+      job = (await get(`/v1/exports/${job.id}`)).json<Job>();
+    }
+    expect(job.status, job.error ?? '').toBe('COMPLETED');
+    const rows = await rowsOf<{ signature: string; accounts: string; block_time: string }>(job, 'CSV', 'signature, accounts, toString(block_time) AS block_time');
+    expect(rows).toHaveLength(30);
+    const csv = (await get(`/v1/exports/${job.id}/files/${job.files[0]!.name}`)).body.split('\n');
+    expect(csv[1]).toMatch(/^"[1-9A-HJ-NP-Za-km-z]+","\[.*\]","\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z"$/);
+    for (const row of rows) {
+      const [stored] = await t.services.wh.query<{ accounts: string[] }>(`SELECT accounts FROM transactions WHERE signature = {s:String} LIMIT 1`, { params: { s: row.signature } });
+      expect(JSON.parse(row.accounts)).toEqual(stored!.accounts);
+    }
+    const manifest = await manifestOf(job);
+    expect(manifest.schema.find((c: { name: string }) => c.name === 'accounts').type).toBe('String');
+    expect(manifest.watermark.ingestedAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
+  });
+});
