@@ -55,7 +55,7 @@ async function exportTo(name: string, config: Record<string, unknown>, empty: bo
 }
 
 beforeAll(async () => {
-  // The pinned loaders (installed once; about 15 s on a fresh machine, then reused).
+  // The pinned loaders (installed once; 15-90 s on a fresh machine, mostly download; then reused).
   python = path.join(execFileSync('bash', [path.join(ROOT, 'scripts/fuzz/python-loaders.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim(), 'python');
   t = await startApp({ EXPORT_FILE_MAX_ROWS: '400' });
   a = await apiKeyHeaders(t.app, 'enterprise');
