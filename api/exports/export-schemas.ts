@@ -77,19 +77,23 @@ const seed = (description: string) => orNull({ type: 'integer', minimum: 0, maxi
  *  (x-cross-field-rules, docs/rest-and-sql.md "Rules a schema cannot state"). */
 export const SPLITS_SUM_TO_ONE = { rule: 'sumEquals', property: 'splits', value: 1, tolerance: SPLIT_SUM_TOLERANCE } as const;
 
+/** Sampling of a filter export (RANDOM or STRATIFIED) or of a SQL export (RANDOM: a query's result has no strata). */
+const sampling = (strategies: readonly string[]) => orNull({
+  type: 'object',
+  additionalProperties: false,
+  required: ['rate'],
+  properties: {
+    strategy: { type: 'string', enum: [...strategies], description: 'RANDOM: each transaction kept with probability rate. STRATIFIED (filter exports): each stratum keeps rate of its rows' },
+    rate: { type: 'number', minimum: 0, maximum: 1 },
+    seed: seed('Sampling seed; drawn when absent'),
+    ...(strategies.includes('STRATIFIED')
+      ? { stratifyBy: orNull({ type: 'string', enum: [...STRATUM_COLUMNS], default: 'protocol_name', description: 'STRATIFIED only: the column whose values are the strata' }) }
+      : {}),
+  },
+});
+
 const output = {
   format: orNull({ type: 'string', pattern: caseless(EXPORT_FORMATS), default: 'PARQUET', description: `${EXPORT_FORMATS.join(', ')} (any case)` }),
-  sampling: orNull({
-    type: 'object',
-    additionalProperties: false,
-    required: ['rate'],
-    properties: {
-      strategy: { type: 'string', enum: [...SAMPLING_STRATEGIES], description: 'RANDOM: each transaction kept with probability rate. STRATIFIED (filter exports): each stratum keeps rate of its rows' },
-      rate: { type: 'number', minimum: 0, maximum: 1 },
-      seed: seed('Sampling seed; drawn when absent'),
-      stratifyBy: orNull({ type: 'string', enum: [...STRATUM_COLUMNS], default: 'protocol_name', description: 'STRATIFIED only: the column whose values are the strata' }),
-    },
-  }),
   splits: orNull({
     type: 'object',
     additionalProperties: false,
@@ -99,6 +103,10 @@ const output = {
   seed: seed('Split seed; drawn and reported when absent'),
 };
 
+/** Rules of the ML options a schema cannot state: the columns they name are exported; stratifyBy goes with STRATIFIED. */
+export const PREPROCESSING_COLUMNS_EXPORTED = { rule: 'subsetOf', fields: ['preprocessing.normalize', 'preprocessing.oneHotEncode'], of: 'columns' } as const;
+export const STRATIFY_BY_WITH_STRATIFIED = { rule: 'onlyWith', field: 'sampling.stratifyBy', when: 'sampling.strategy', equals: 'STRATIFIED' } as const;
+
 const day = (description: string) => ({ ...CalendarDay, type: ['string', 'null'], description });
 
 export const filterBody = {
@@ -106,6 +114,7 @@ export const filterBody = {
   additionalProperties: false,
   properties: {
     ...output,
+    sampling: sampling(SAMPLING_STRATEGIES),
     filters: orNull({
       type: 'object',
       additionalProperties: false,
@@ -131,7 +140,7 @@ export const filterBody = {
       },
     }),
   },
-  'x-cross-field-rules': [SPLITS_SUM_TO_ONE, { rule: 'ordered', fields: ['filters.dateRange.start', 'filters.dateRange.end'] }],
+  'x-cross-field-rules': [SPLITS_SUM_TO_ONE, { rule: 'ordered', fields: ['filters.dateRange.start', 'filters.dateRange.end'] }, PREPROCESSING_COLUMNS_EXPORTED, STRATIFY_BY_WITH_STRATIFIED],
 } as const;
 
 export const sqlBody = {
@@ -145,6 +154,7 @@ export const sqlBody = {
       description: 'One read-only SELECT, as for POST /v1/query; no LIMIT is added. With sampling or splits, its result needs a signature column',
     },
     ...output,
+    sampling: sampling(['RANDOM']),
   },
   'x-cross-field-rules': [SPLITS_SUM_TO_ONE, SQL_EXPORT_LANGUAGE_RULE],
 } as const;
