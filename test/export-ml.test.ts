@@ -286,4 +286,20 @@ describe('files every loader reads', () => {
     expect(manifest.schema.find((c: { name: string }) => c.name === 'accounts').type).toBe('String');
     expect(manifest.watermark.ingestedAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
   });
+
+  it('an export of 0 rows with every ML option completes: one empty file per split, with the columns as stored', async () => {
+    const job = await exportJob({
+      format: 'PARQUET', filters: { dateRange: { start: '2020-01-01', end: '2020-01-01' } }, columns: ['signature', 'protocol_name', 'fee'],
+      sampling: { strategy: 'STRATIFIED', rate: 0.5 }, splits: { train: 0.5, val: 0.5 }, preprocessing: { normalize: ['fee'], oneHotEncode: ['protocol_name'] },
+    });
+    expect(job.files.map((f) => [f.name, f.rows])).toEqual([['train-00000.parquet', 0], ['val-00000.parquet', 0]]);
+    expect(job.rowCount).toBe(0);
+    const manifest = await manifestOf(job);
+    expect(manifest.schema.map((c: { name: string }) => c.name)).toEqual(['signature', 'protocol_name', 'fee']);
+    expect(manifest.sampling.strata).toEqual([]);
+    expect(manifest.preprocessing.normalize[0]).toMatchObject({ column: 'fee', rows: 0, mean: null });
+    const card = (await get(`/v1/exports/${job.id}/files/README.md`)).body;
+    expect(card).toMatch(/This export has no rows/);
+    expect(card).toMatch(/data_files:\n {2}- split: train\n {4}path: "train-\*\.parquet"\n {2}- split: validation/);
+  });
 });

@@ -1,7 +1,8 @@
-// The engine work of an export: the split and sampling expressions, the plan of a filter
-// export (rows per hour and split, packed into chunks of about EXPORT_FILE_MAX_ROWS), and
-// writing one chunk's files. Every statement is ours; a SQL export's text is the sandbox's,
-// already checked by its guard.
+// The engine work of an export: the plan of a filter export (its strata and fitted transforms,
+// rows per hour and split, packed into chunks of about EXPORT_FILE_MAX_ROWS), the columns its
+// files hold, and writing one chunk's files (the split and sampling expressions are in
+// export-sql.ts). Every statement is ours; a SQL export's text is the sandbox's, already
+// checked by its guard.
 //
 // Values go into these statements as literals (`literal()`), not as bound parameters:
 // chDB runs bound-parameter queries one at a time across the whole process, so a 1.7 s

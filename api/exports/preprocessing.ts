@@ -99,7 +99,8 @@ function indicatorName(column: string, value: string, taken: Set<string>): strin
 export function preprocessedColumn(column: string, fitted: FittedPreprocessing | null | undefined): string[] | null {
   if (fitted == null) return null;
   const hot = fitted.oneHot.find((o) => o.column === column);
-  if (hot !== undefined) return hot.categories.map((v, i) => `toUInt8(${column} = ${literal(v)}) AS \`${hot.names[i]}\``);
+  // No value to encode (an export of 0 rows): the column as stored, so the files keep their columns.
+  if (hot !== undefined) return hot.categories.length === 0 ? null : hot.categories.map((v, i) => `toUInt8(${column} = ${literal(v)}) AS \`${hot.names[i]}\``);
   const n = fitted.normalize.find((o) => o.column === column);
   if (n === undefined) return null;
   const x = `toFloat64(${column})`;
