@@ -147,7 +147,8 @@ export type ParamKey = 'protocol' | 'protocols' | 'range' | 'cursor' | 'cursorBe
  */
 export type ExportParamKey =
   | 'format' | 'filters' | 'filters.protocols' | 'filters.dateRange' | 'columns'
-  | 'sampling' | 'sampling.strategy' | 'sampling.rate' | 'sampling.seed'
+  | 'sampling' | 'sampling.strategy' | 'sampling.rate' | 'sampling.seed' | 'sampling.stratifyBy'
+  | 'preprocessing' | 'preprocessing.normalize' | 'preprocessing.normalizeMethod' | 'preprocessing.oneHotEncode'
   | 'splits' | 'seed' | 'query' | 'job';
 
 /** Advice only an interface can word: where the protocol list is; how to ask for coarser buckets. */

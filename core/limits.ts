@@ -324,6 +324,18 @@ export const EXPORT_LIST_MAX = 100;
 /** Rows read to estimate a filter export's bytes per row before its first chunk. */
 export const EXPORT_SAMPLE_ROWS = 1000;
 
+// ---- Export ML options: stratified sampling and preprocessing (issue 27) ----------------
+/** STRATIFIED sampling: distinct values of the stratum column one export may have (a free-text
+ *  column with more is refused: stratification is for categories). */
+export const EXPORT_STRATA_MAX = 1000;
+/** STRATIFIED sampling: hash buckets per stratum of the first pass that finds each stratum's
+ *  threshold (2^12: the second pass reads one bucket, about 1/4096 of a stratum's rows). */
+export const EXPORT_STRATUM_BUCKET_BITS = 12;
+/** oneHotEncode: distinct values a column may have in one export (one indicator column each). */
+export const EXPORT_ONE_HOT_MAX_CATEGORIES = 64;
+/** oneHotEncode: longest indicator column name (`protocol_name_jupiter_v6`), characters. */
+export const EXPORT_ONE_HOT_NAME_MAX_CHARS = 64;
+
 /** GraphQL: bytes kept back for `errors` and `extensions` when fields are measured against the answer budget. */
 export const GRAPHQL_ANSWER_TAIL_RESERVE_BYTES = 16 * 1024;
 /** GraphQL: entries of the parsed-document cache; the oldest goes past it. */

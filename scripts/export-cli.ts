@@ -35,6 +35,9 @@ options (sql, filters):
   --no-wait                      print the job and return
   --out DIR                      where files go (default ./export-<id>)
 options (filters): --protocols a,b  --from YYYY-MM-DD  --to YYYY-MM-DD  --columns a,b
+  --stratify-by COLUMN           with --sample: STRATIFIED by this column (protocol_name, instruction_type, …)
+  --normalize a,b [--normalize-method z_score|min_max]   rescale numeric columns (fitted on the train split)
+  --one-hot a,b                  one 0/1 column per value (protocol_name, instruction_type, program_id)
   --url <url>   service base URL (env TXA_URL)       --key <key>  API key (env TXA_API_KEY)
 `;
 
@@ -192,6 +195,7 @@ async function run(argv: string[]): Promise<void> {
       url: { type: 'string' }, key: { type: 'string' }, format: { type: 'string' }, splits: { type: 'string' },
       seed: { type: 'string' }, sample: { type: 'string' }, 'sample-seed': { type: 'string' }, protocols: { type: 'string' },
       from: { type: 'string' }, to: { type: 'string' }, columns: { type: 'string' }, out: { type: 'string' },
+      'stratify-by': { type: 'string' }, normalize: { type: 'string' }, 'normalize-method': { type: 'string' }, 'one-hot': { type: 'string' },
       'no-wait': { type: 'boolean' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
     },
   });
@@ -224,7 +228,16 @@ async function run(argv: string[]): Promise<void> {
       const filters: Record<string, unknown> = {};
       if (values.protocols !== undefined) filters.protocols = values.protocols.split(',').map((s) => s.trim());
       if (values.from !== undefined || values.to !== undefined) filters.dateRange = { start: values.from, end: values.to };
-      const config = { ...outputOptions(values), filters, ...(values.columns ? { columns: values.columns.split(',').map((s) => s.trim()) } : {}) };
+      const list = (v: string | undefined): string[] | undefined => v?.split(',').map((s) => s.trim());
+      const output = outputOptions(values);
+      if (values['stratify-by'] !== undefined) {
+        if (output.sampling === undefined) throw new CliError('--stratify-by needs --sample RATE', 2);
+        output.sampling = { ...(output.sampling as object), strategy: 'STRATIFIED', stratifyBy: values['stratify-by'] };
+      }
+      const preprocessing = values.normalize !== undefined || values['one-hot'] !== undefined
+        ? { normalize: list(values.normalize), normalizeMethod: values['normalize-method']?.toUpperCase(), oneHotEncode: list(values['one-hot']) }
+        : undefined;
+      const config = { ...output, filters, ...(values.columns ? { columns: list(values.columns) } : {}), ...(preprocessing ? { preprocessing } : {}) };
       return finish(await call<JobView>(cfg, 'POST', '/v1/exports', config));
     }
     case 'status': {

@@ -86,3 +86,17 @@ it('resumes an interrupted download from its .part with Range and If-Range', asy
   expect(sha(dest)).toBe(f.sha256);
   expect(existsSync(`${dest}.part`)).toBe(false);
 }, 120_000);
+
+it('passes the ML options: --stratify-by with --sample, --normalize, --normalize-method, --one-hot', async () => {
+  const dir = path.join(out, 'ml');
+  const r = await cli(['filters', '--format', 'jsonl', '--columns', 'signature,protocol_name,fee', '--sample', '0.5', '--sample-seed', '3',
+    '--stratify-by', 'protocol_name', '--normalize', 'fee', '--normalize-method', 'min_max', '--one-hot', 'protocol_name', '--out', dir]);
+  expect(r.code, r.stderr).toBe(0);
+  const manifest = JSON.parse(readFileSync(path.join(dir, 'manifest.json'), 'utf8'));
+  expect(manifest.config.sampling).toMatchObject({ strategy: 'STRATIFIED', rate: 0.5, seed: 3, stratifyBy: 'protocol_name' });
+  expect(manifest.config.preprocessing).toEqual({ normalize: ['fee'], normalizeMethod: 'MIN_MAX', oneHotEncode: ['protocol_name'] });
+  expect(manifest.sampling.column).toBe('protocol_name');
+  const refused = await cli(['filters', '--stratify-by', 'protocol_name']);
+  expect(refused.code).toBe(2);
+  expect(refused.stderr).toMatch(/--stratify-by needs --sample RATE/);
+}, 120_000);

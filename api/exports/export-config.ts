@@ -34,11 +34,32 @@ export const SPLIT_SUM_TOLERANCE = 1e-9;
 /** Seeds are 32-bit unsigned integers (cityHash64's seed argument, and exact in every JSON). */
 export const MAX_SEED = 2 ** 32 - 1;
 
+export const SAMPLING_STRATEGIES = ['RANDOM', 'STRATIFIED'] as const;
+/** Columns a STRATIFIED sample may keep the shares of: categories, never free text or numbers. */
+export const STRATUM_COLUMNS = ['protocol_name', 'program_id', 'instruction_type', 'success', 'hour', 'day_of_week'] as const;
+export type StratumColumn = (typeof STRATUM_COLUMNS)[number];
+
 export interface Sampling {
-  strategy: 'RANDOM';
-  /** Share of transactions kept, 0-1. */
+  strategy: (typeof SAMPLING_STRATEGIES)[number];
+  /** Share kept, 0-1: of transactions (RANDOM), of each stratum's rows (STRATIFIED). */
   rate: number;
   seed: number;
+  /** STRATIFIED only: the column whose values are the strata (default protocol_name). */
+  stratifyBy?: StratumColumn;
+}
+
+/** Numeric columns `preprocessing.normalize` may rescale, and how. */
+export const NORMALIZE_COLUMNS = ['fee', 'compute_units', 'accounts_count'] as const;
+export const NORMALIZE_METHODS = ['Z_SCORE', 'MIN_MAX'] as const;
+export type NormalizeMethod = (typeof NORMALIZE_METHODS)[number];
+/** Low-cardinality columns `preprocessing.oneHotEncode` may turn into indicator columns. */
+export const ONE_HOT_COLUMNS = ['protocol_name', 'instruction_type', 'program_id'] as const;
+
+/** Transforms of a training set, computed by the engine while it writes (preprocessing.ts). */
+export interface Preprocessing {
+  normalize: string[];
+  normalizeMethod: NormalizeMethod;
+  oneHotEncode: string[];
 }
 
 /** The part of a job's spec both kinds share: the file format and how rows are split and sampled. */
@@ -61,6 +82,8 @@ export interface FilterExportSpec extends OutputSpec {
     dateRange: { start: string | null; end: string | null } | null;
   };
   columns: string[];
+  /** null (or absent, in jobs written before it existed): the columns as stored. */
+  preprocessing?: Preprocessing | null;
 }
 
 /** An export of a sandboxed SQL SELECT (POST /v1/query/exports). */
@@ -98,13 +121,51 @@ function formatOf(v: unknown): ExportFormat {
 
 function samplingOf(v: unknown): Sampling | null {
   if (v === undefined || v === null) return null;
-  if (!isObject(v)) throw bad('sampling', 'must be an object {strategy: RANDOM, rate, seed?}');
-  onlyKeys(v, ['strategy', 'rate', 'seed'], 'sampling');
-  if (v.strategy !== undefined && v.strategy !== 'RANDOM') throw bad('sampling.strategy', 'must be RANDOM');
+  if (!isObject(v)) throw bad('sampling', 'must be an object {strategy: RANDOM or STRATIFIED, rate, seed?, stratifyBy?}');
+  onlyKeys(v, ['strategy', 'rate', 'seed', 'stratifyBy'], 'sampling');
+  const strategy = v.strategy === undefined ? 'RANDOM' : typeof v.strategy === 'string' ? v.strategy.toUpperCase() : v.strategy;
+  if (!(SAMPLING_STRATEGIES as readonly unknown[]).includes(strategy)) throw bad('sampling.strategy', `must be one of ${SAMPLING_STRATEGIES.join(', ')}`);
   if (typeof v.rate !== 'number' || !Number.isFinite(v.rate) || v.rate < 0 || v.rate > 1) {
     throw bad('sampling.rate', 'must be a number from 0 to 1 (the share of transactions kept)');
   }
-  return { strategy: 'RANDOM', rate: v.rate, seed: seedOf(v.seed, 'sampling.seed') };
+  const seed = seedOf(v.seed, 'sampling.seed');
+  if (strategy === 'RANDOM') {
+    if (v.stratifyBy !== undefined && v.stratifyBy !== null) throw bad('sampling.stratifyBy', 'is for strategy STRATIFIED');
+    return { strategy: 'RANDOM', rate: v.rate, seed };
+  }
+  const by = v.stratifyBy ?? 'protocol_name';
+  if (typeof by !== 'string' || !(STRATUM_COLUMNS as readonly string[]).includes(by)) {
+    throw bad('sampling.stratifyBy', `must be one of ${STRATUM_COLUMNS.join(', ')}${typeof by === 'string' ? `, got "${by.slice(0, 40)}"` : ''}`);
+  }
+  return { strategy: 'STRATIFIED', rate: v.rate, seed, stratifyBy: by as StratumColumn };
+}
+
+/** A list of distinct column names drawn from `allowed` and written in the export (`columns`). */
+function columnList(v: unknown, key: ExportParamKey, allowed: readonly string[], columns: readonly string[]): string[] {
+  if (v === undefined || v === null) return [];
+  if (!Array.isArray(v)) throw bad(key, `must be a list of column names from ${allowed.join(', ')}`);
+  const out: string[] = [];
+  v.forEach((c, i) => {
+    if (typeof c !== 'string' || !allowed.includes(c)) {
+      throw bad(key, `${typeof c === 'string' ? `"${c.slice(0, 60)}"` : 'is not a string:'} cannot be used here; columns: ${allowed.join(', ')}`, i);
+    }
+    if (!columns.includes(c)) throw bad(key, `"${c}" is not among the exported columns; add it to columns`, i);
+    if (out.includes(c)) throw bad(key, `"${c}" is listed twice`, i);
+    out.push(c);
+  });
+  return out;
+}
+
+function preprocessingOf(v: unknown, columns: readonly string[]): Preprocessing | null {
+  if (v === undefined || v === null) return null;
+  if (!isObject(v)) throw bad('preprocessing', 'must be an object {normalize, normalizeMethod, oneHotEncode}');
+  onlyKeys(v, ['normalize', 'normalizeMethod', 'oneHotEncode'], 'preprocessing');
+  const m = v.normalizeMethod === undefined || v.normalizeMethod === null ? 'Z_SCORE' : typeof v.normalizeMethod === 'string' ? v.normalizeMethod.toUpperCase() : v.normalizeMethod;
+  if (!(NORMALIZE_METHODS as readonly unknown[]).includes(m)) throw bad('preprocessing.normalizeMethod', `must be one of ${NORMALIZE_METHODS.join(', ')}`);
+  const normalize = columnList(v.normalize, 'preprocessing.normalize', NORMALIZE_COLUMNS, columns);
+  const oneHotEncode = columnList(v.oneHotEncode, 'preprocessing.oneHotEncode', ONE_HOT_COLUMNS, columns);
+  if (normalize.length === 0 && oneHotEncode.length === 0) return null;
+  return { normalize, normalizeMethod: m as NormalizeMethod, oneHotEncode };
 }
 
 function splitsOf(v: unknown): Splits {
@@ -144,8 +205,8 @@ function outputOf(v: Record<string, unknown>): OutputSpec {
 export function filterExportSpec(input: unknown, visible: readonly string[]): FilterExportSpec {
   if (!isObject(input)) throw new AppError(Errors.invalidParams, 'the export configuration must be a JSON object {format, filters, columns, sampling, splits, seed}');
   for (const k of Object.keys(input)) {
-    if (!['format', 'filters', 'columns', 'sampling', 'splits', 'seed'].includes(k)) {
-      throw new AppError(Errors.invalidParams, `the export configuration has no field "${k.slice(0, 50)}"; fields: format, filters, columns, sampling, splits, seed`);
+    if (!['format', 'filters', 'columns', 'sampling', 'splits', 'seed', 'preprocessing'].includes(k)) {
+      throw new AppError(Errors.invalidParams, `the export configuration has no field "${k.slice(0, 50)}"; fields: format, filters, columns, sampling, splits, seed, preprocessing`);
     }
   }
   const output = outputOf(input);
@@ -188,7 +249,7 @@ export function filterExportSpec(input: unknown, visible: readonly string[]): Fi
       columns.push(c);
     });
   }
-  return { kind: 'filters', ...output, filters: { protocols, dateRange }, columns };
+  return { kind: 'filters', ...output, filters: { protocols, dateRange }, columns, preprocessing: preprocessingOf(input.preprocessing, columns) };
 }
 
 /** The SQL export a client asked for (the query itself is judged by the SQL sandbox). */
@@ -200,7 +261,10 @@ export function sqlExportSpec(input: unknown): SqlExportSpec {
     }
   }
   if (typeof input.query !== 'string' || input.query.trim() === '') throw bad('query', 'must be a non-empty string');
-  return { kind: 'sql', ...outputOf(input), query: input.query };
+  const output = outputOf(input);
+  // Strata are columns of transactions; a query's result has columns of its own.
+  if (output.sampling?.strategy === 'STRATIFIED') throw bad('sampling.strategy', 'STRATIFIED is offered for exports by filters (POST /v1/exports, exportDataset); a SQL export samples RANDOM');
+  return { kind: 'sql', ...output, query: input.query };
 }
 
 /** Splits that receive rows, in file-name order. */

@@ -15,7 +15,7 @@ import { TABLES } from '../../warehouse/tables.ts';
 import { budgetSettings } from '../sql/query-cost.ts';
 import { activeSplits, FORMAT_FILES, SPLIT_NAMES, type ExportFormat, type FilterExportSpec, type SqlExportSpec } from './export-config.ts';
 import type { ExportQuotas } from './export-quotas.ts';
-import { dataWatermark, fileName, filterWhere, literal, planFilterExport, rowBytesExpression, sampleCondition, splitExpression, writeFile, writeFilterChunk, writeSettings } from './export-writer.ts';
+import { csvJsonColumns, dataWatermark, isNested, emptySelect, fileName, filterWhere, literal, planFilterExport, rowBytesExpression, sampleCondition, selectList, splitExpression, writeEmptySplits, writeFile, writeFilterChunk, writeSettings } from './export-writer.ts';
 import type { FileFactsWorker } from './file-facts.ts';
 import { JobFailure } from './job-errors.ts';
 import type { ExportFile, JobRecord } from './job-store.ts';
@@ -94,9 +94,9 @@ export async function runFilters(ctx: RunContext, spec: FilterExportSpec): Promi
     }
     // Bytes per row of a sample as the file will hold them: the first chunk is checked
     // against the quotas before it is written, not once it is on disk.
-    const where = filterWhere(spec, visible, plan.work.ingestedAt);
+    const where = filterWhere(spec, visible, plan.work.ingestedAt, plan.work.strata);
     const [s] = await statement(ctx, settings, () => wh.query<{ n: string | number; bytes: string | number | null }>(
-      `SELECT count() AS n, sum(${rowBytesExpression(spec.format)}) AS bytes FROM (SELECT ${spec.columns.join(', ')} FROM ${TABLES.transactions} WHERE ${where} LIMIT ${EXPORT_SAMPLE_ROWS})`,
+      `SELECT count() AS n, sum(${rowBytesExpression(spec.format)}) AS bytes FROM (SELECT ${selectList(spec, plan.work.fitted)} FROM ${TABLES.transactions} WHERE ${where} LIMIT ${EXPORT_SAMPLE_ROWS})`,
       { settings }));
     job.work = { ...plan.work, rowBytes: Number(s?.n ?? 0) === 0 ? 0 : Number(s?.bytes ?? 0) / Number(s!.n) };
     job.rowsTotal = plan.rowsTotal;
@@ -149,6 +149,13 @@ export async function runFilters(ctx: RunContext, spec: FilterExportSpec): Promi
     ctx.advance();
     ctx.quotas.recheck(job);
   }
+  ctx.checkpoint();
+  const empty = await statement(ctx, settings, () => writeEmptySplits(wh, spec, emptySelect(spec, work.fitted), new Set(job.files.map((f) => f.split)), dir, settings));
+  for (const f of empty) {
+    const entry: ExportFile = { ...f, bytes: (await stat(path.join(dir, f.name))).size, sha256: '' };
+    job.files.push(entry);
+    check(entry);
+  }
   await Promise.all(checks);
   if (failure !== null) throw failure;
 }
@@ -177,7 +184,8 @@ export async function runSql(ctx: RunContext, spec: SqlExportSpec): Promise<void
   job.files = [];
   job.work = { ingestedAt: await dataWatermark(wh), maxBlockTime: null, visible: [], chunks: [], nextChunk: 0 };
   // One more row than the cap: a query over it is failed rather than cut silently.
-  const select = `SELECT * FROM (\n${run.sql}\n) WHERE ${sampleCondition(spec.sampling)} LIMIT ${cap + 1}`;
+  const sampled = `SELECT * FROM (\n${run.sql}\n) WHERE ${sampleCondition(spec.sampling)} LIMIT ${cap + 1}`;
+  const select = spec.format === 'CSV' ? csvJsonColumns(sampled, job.schema) : sampled;
   const format = FORMAT_FILES[spec.format].engine;
   const overCap = `the query returns more than ${cap} rows, the ${job.plan} plan's cap per export: add a WHERE or a LIMIT (at most ${cap})`;
   // A SQL export is one statement the engine cannot stop half-way, and its rows need not come
@@ -209,6 +217,7 @@ export async function runSql(ctx: RunContext, spec: SqlExportSpec): Promise<void
     ctx.quotas.release(job);
   }
   ctx.checkpoint();
+  await statement(ctx, settings, () => writeEmptySplits(wh, spec, select, new Set(SPLIT_NAMES.filter((s) => existsSync(path.join(dir, fileName(s, 0, spec.format))))), dir, settings));
   for (const s of SPLIT_NAMES) {
     const name = fileName(s, 0, spec.format);
     const file = path.join(dir, name);
@@ -217,5 +226,7 @@ export async function runSql(ctx: RunContext, spec: SqlExportSpec): Promise<void
   }
   job.rowsWritten = job.files.reduce((a, f) => a + f.rows, 0);
   if (job.rowsWritten > cap) throw new JobFailure(overCap);
+  // The CSV holds nested columns as JSON text (csvJsonColumns): the schema says what the file holds.
+  if (spec.format === 'CSV' && job.schema !== null) job.schema = job.schema.map((c) => (isNested(c.type) ? { ...c, type: 'String' } : c));
   ctx.quotas.recheck(job);
 }

@@ -4,7 +4,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { ActiveProtocolName, CalendarDay } from '../../core/vocabulary/primitives.ts';
 import { sqlText, SQL_EXPORT_EXAMPLES, SQL_EXPORT_LANGUAGE_RULE } from '../sql/sql-text.ts';
-import { EXPORT_COLUMNS, EXPORT_FORMATS, MAX_SEED, SPLIT_NAMES, SPLIT_SUM_TOLERANCE } from './export-config.ts';
+import { EXPORT_COLUMNS, EXPORT_FORMATS, MAX_SEED, NORMALIZE_COLUMNS, NORMALIZE_METHODS, ONE_HOT_COLUMNS, SAMPLING_STRATEGIES, SPLIT_NAMES, SPLIT_SUM_TOLERANCE, STRATUM_COLUMNS } from './export-config.ts';
 import { JOB_STATUSES } from './job-store.ts';
 
 const TEXT: Record<number, string> = {
@@ -51,6 +51,10 @@ export const ExportJobViewSchema = Type.Object({
   finishedAt: Nullable(Type.String()),
   expiresAt: Nullable(Type.String()),
   error: Nullable(Type.String({ description: 'Why a FAILED job failed' })),
+  rowCount: Nullable(Type.Integer({ description: 'Rows in the files of a COMPLETED (or since EXPIRED) job; null before' })),
+  fileSize: Nullable(Type.Integer({ description: 'Bytes of the data files of a COMPLETED job; null otherwise' })),
+  downloadUrl: Nullable(Type.String({ description: 'Signed link of a COMPLETED job: its data file when it wrote one, else manifest.json (which lists every file); null otherwise' })),
+  completedAt: Nullable(Type.String({ description: 'When the job COMPLETED (also for an EXPIRED job); null otherwise' })),
   seeds: Type.Object({ split: Type.Integer(), sampling: Nullable(Type.Integer()) }),
   /** Data files (COMPLETED jobs), then manifest.json and README.md as `manifest` and `card`. */
   files: Type.Array(ExportFileViewSchema),
@@ -73,14 +77,23 @@ const seed = (description: string) => orNull({ type: 'integer', minimum: 0, maxi
  *  (x-cross-field-rules, docs/rest-and-sql.md "Rules a schema cannot state"). */
 export const SPLITS_SUM_TO_ONE = { rule: 'sumEquals', property: 'splits', value: 1, tolerance: SPLIT_SUM_TOLERANCE } as const;
 
+/** Sampling of a filter export (RANDOM or STRATIFIED) or of a SQL export (RANDOM: a query's result has no strata). */
+const sampling = (strategies: readonly string[]) => orNull({
+  type: 'object',
+  additionalProperties: false,
+  required: ['rate'],
+  properties: {
+    strategy: { type: 'string', enum: [...strategies], description: 'RANDOM: each transaction kept with probability rate. STRATIFIED (filter exports): each stratum keeps rate of its rows' },
+    rate: { type: 'number', minimum: 0, maximum: 1 },
+    seed: seed('Sampling seed; drawn when absent'),
+    ...(strategies.includes('STRATIFIED')
+      ? { stratifyBy: orNull({ type: 'string', enum: [...STRATUM_COLUMNS], default: 'protocol_name', description: 'STRATIFIED only: the column whose values are the strata' }) }
+      : {}),
+  },
+});
+
 const output = {
   format: orNull({ type: 'string', pattern: caseless(EXPORT_FORMATS), default: 'PARQUET', description: `${EXPORT_FORMATS.join(', ')} (any case)` }),
-  sampling: orNull({
-    type: 'object',
-    additionalProperties: false,
-    required: ['rate'],
-    properties: { strategy: { type: 'string', enum: ['RANDOM'] }, rate: { type: 'number', minimum: 0, maximum: 1 }, seed: seed('Sampling seed; drawn when absent') },
-  }),
   splits: orNull({
     type: 'object',
     additionalProperties: false,
@@ -90,6 +103,10 @@ const output = {
   seed: seed('Split seed; drawn and reported when absent'),
 };
 
+/** Rules of the ML options a schema cannot state: the columns they name are exported; stratifyBy goes with STRATIFIED. */
+export const PREPROCESSING_COLUMNS_EXPORTED = { rule: 'subsetOf', fields: ['preprocessing.normalize', 'preprocessing.oneHotEncode'], of: 'columns' } as const;
+export const STRATIFY_BY_WITH_STRATIFIED = { rule: 'onlyWith', field: 'sampling.stratifyBy', when: 'sampling.strategy', equals: 'STRATIFIED' } as const;
+
 const day = (description: string) => ({ ...CalendarDay, type: ['string', 'null'], description });
 
 export const filterBody = {
@@ -97,6 +114,7 @@ export const filterBody = {
   additionalProperties: false,
   properties: {
     ...output,
+    sampling: sampling(SAMPLING_STRATEGIES),
     filters: orNull({
       type: 'object',
       additionalProperties: false,
@@ -111,8 +129,18 @@ export const filterBody = {
       },
     }),
     columns: orNull({ type: 'array', items: { type: 'string', enum: [...EXPORT_COLUMNS] }, minItems: 1, uniqueItems: true }),
+    preprocessing: orNull({
+      type: 'object',
+      additionalProperties: false,
+      description: 'Training-set transforms computed by the engine while writing, stated in the dataset card (docs/exports.md); each column must be exported',
+      properties: {
+        normalize: orNull({ type: 'array', items: { type: 'string', enum: [...NORMALIZE_COLUMNS] }, uniqueItems: true }),
+        normalizeMethod: orNull({ type: 'string', pattern: caseless(NORMALIZE_METHODS), default: 'Z_SCORE', description: `${NORMALIZE_METHODS.join(' or ')} (any case); fitted on the train split` }),
+        oneHotEncode: orNull({ type: 'array', items: { type: 'string', enum: [...ONE_HOT_COLUMNS] }, uniqueItems: true }),
+      },
+    }),
   },
-  'x-cross-field-rules': [SPLITS_SUM_TO_ONE, { rule: 'ordered', fields: ['filters.dateRange.start', 'filters.dateRange.end'] }],
+  'x-cross-field-rules': [SPLITS_SUM_TO_ONE, { rule: 'ordered', fields: ['filters.dateRange.start', 'filters.dateRange.end'] }, PREPROCESSING_COLUMNS_EXPORTED, STRATIFY_BY_WITH_STRATIFIED],
 } as const;
 
 export const sqlBody = {
@@ -126,6 +154,7 @@ export const sqlBody = {
       description: 'One read-only SELECT, as for POST /v1/query; no LIMIT is added. With sampling or splits, its result needs a signature column',
     },
     ...output,
+    sampling: sampling(['RANDOM']),
   },
   'x-cross-field-rules': [SPLITS_SUM_TO_ONE, SQL_EXPORT_LANGUAGE_RULE],
 } as const;

@@ -1,7 +1,8 @@
-// The engine work of an export: the split and sampling expressions, the plan of a filter
-// export (rows per hour and split, packed into chunks of about EXPORT_FILE_MAX_ROWS), and
-// writing one chunk's files. Every statement is ours; a SQL export's text is the sandbox's,
-// already checked by its guard.
+// The engine work of an export: the plan of a filter export (its strata and fitted transforms,
+// rows per hour and split, packed into chunks of about EXPORT_FILE_MAX_ROWS), the columns its
+// files hold, and writing one chunk's files (the split and sampling expressions are in
+// export-sql.ts). Every statement is ours; a SQL export's text is the sandbox's, already
+// checked by its guard.
 //
 // Values go into these statements as literals (`literal()`), not as bound parameters:
 // chDB runs bound-parameter queries one at a time across the whole process, so a 1.7 s
@@ -16,36 +17,14 @@ import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
 import type { Settings, Warehouse } from '../../warehouse/warehouse.ts';
-import { activeSplits, FORMAT_FILES, SPLIT_NAMES, type ExportFormat, type FilterExportSpec, type OutputSpec, type Sampling, type SplitName, type Splits } from './export-config.ts';
+import { activeSplits, FORMAT_FILES, SPLIT_NAMES, type ExportFormat, type FilterExportSpec, type OutputSpec, type SplitName } from './export-config.ts';
+import { literal, sampleCondition, splitExpression } from './export-sql.ts';
 import type { Chunk, JobWork } from './job-store.ts';
 import { TABLES } from '../../warehouse/tables.ts';
+import { fitPreprocessing, preprocessedColumn, type FittedPreprocessing } from './preprocessing.ts';
+import { planStrata, stratifiedCondition, type StrataPlan } from './stratified-sampling.ts';
 
-/**
- * Hashes are taken modulo 2^32 and compared with integer thresholds: the same figures in
- * any language, and 1/2^32 resolution for rates and split fractions.
- */
-const HASH_RANGE = 2 ** 32;
-const threshold = (fraction: number): number => Math.min(HASH_RANGE, Math.round(fraction * HASH_RANGE));
-const hashOf = (column: string, seed: number): string => `(cityHash64(${column}, toUInt64(${seed})) % ${HASH_RANGE})`;
-
-/**
- * The row is kept by the sample: a hash of the signature with the sampling seed, so a
- * transaction's instructions are kept or dropped together, independently of its split.
- */
-export function sampleCondition(sampling: Sampling | null, column = 'signature'): string {
-  if (sampling === null || sampling.rate >= 1) return '1';
-  return `${hashOf(column, sampling.seed)} < ${threshold(sampling.rate)}`;
-}
-
-/** The split a row falls in, by a hash of its signature with the split seed: a transaction never straddles splits. */
-export function splitExpression(splits: Splits, seed: number, column = 'signature'): string {
-  const active = activeSplits(splits);
-  if (active.length === 1) return `'${active[0]}'`;
-  const h = hashOf(column, seed);
-  const t1 = threshold(splits.train);
-  const t2 = threshold(splits.train + splits.test);
-  return `multiIf(${h} < ${t1}, 'train', ${h} < ${t2}, 'test', 'val')`;
-}
+export { literal, sampleCondition, splitExpression } from './export-sql.ts';
 
 /** File name of a split's part of a chunk: `train-00000.parquet`, sorting in write order. */
 export const fileName = (split: SplitName, chunk: number, format: ExportFormat): string =>
@@ -65,31 +44,42 @@ export function writeSettings(base: { maxThreads: number; timeoutSeconds: number
     engine_file_truncate_on_insert: 1,
     // Numbers as JSON numbers in JSONL (every exported integer is below 2^53).
     output_format_json_quote_64bit_integers: 0,
+    // CSV and JSONL timestamps in ISO 8601 UTC (`2026-11-02T10:00:00Z`), as Parquet's are UTC:
+    // without it they carried no time zone and loaders read them as local times.
+    date_time_output_format: 'iso',
   };
 }
 
 // ---- Filter exports --------------------------------------------------------------------
 
-/** A SQL literal of a string, a whole number or a list of them (see the header: why not bound). */
-export function literal(v: string | number | readonly (string | number)[]): string {
-  if (Array.isArray(v)) return `[${v.map((x) => literal(x)).join(', ')}]`;
-  if (typeof v === 'number') {
-    if (!Number.isSafeInteger(v)) throw new Error(`not a whole number: ${v}`);
-    return String(v);
-  }
-  return `'${String(v).replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
-}
-
-/** WHERE clause of a filter export (without chunk bounds). */
-export function filterWhere(spec: FilterExportSpec, visible: readonly string[], ingestedAt: string | null): string {
+/** WHERE clause of a filter export before sampling (without chunk bounds). */
+export function baseWhere(spec: FilterExportSpec, visible: readonly string[], ingestedAt: string | null): string {
   const parts = [`protocol_name IN ${literal(spec.filters.protocols ?? [...visible])}`];
   const range = spec.filters.dateRange;
   if (range?.start != null) parts.push(`block_time >= toDateTime(${literal(Date.parse(`${range.start}T00:00:00Z`) / 1000)})`);
   // Inclusive end day: everything before the next midnight.
   if (range?.end != null) parts.push(`block_time < toDateTime(${literal(Date.parse(`${range.end}T00:00:00Z`) / 1000 + 86_400)})`);
   if (ingestedAt !== null) parts.push(`ingested_at <= toDateTime64(${literal(ingestedAt)}, 3, 'UTC')`);
-  parts.push(sampleCondition(spec.sampling));
   return parts.join(' AND ');
+}
+
+/** WHERE clause of a filter export (without chunk bounds); a STRATIFIED one needs its planned strata. */
+export function filterWhere(spec: FilterExportSpec, visible: readonly string[], ingestedAt: string | null, strata?: StrataPlan): string {
+  const s = spec.sampling;
+  if (s?.strategy === 'STRATIFIED' && strata === undefined) throw new Error('a STRATIFIED export is read with its planned strata');
+  const sample = s?.strategy === 'STRATIFIED' ? stratifiedCondition(s, strata!) : sampleCondition(s);
+  return `${baseWhere(spec, visible, ingestedAt)} AND ${sample}`;
+}
+
+/**
+ * What a filter export's files hold, as SELECT expressions: the columns in their order, each
+ * as stored or under its fitted transform (preprocessing.ts); in CSV, `accounts` as a JSON
+ * array (a CSV cell is text: JSON is what every loader can parse, not the engine's `['a','b']`).
+ */
+export function selectList(spec: FilterExportSpec, fitted: FittedPreprocessing | null | undefined): string {
+  return spec.columns
+    .flatMap((c) => preprocessedColumn(c, fitted) ?? [spec.format === 'CSV' && c === 'accounts' ? 'toJSONString(accounts) AS accounts' : c])
+    .join(', ');
 }
 
 /**
@@ -107,7 +97,8 @@ export async function planFilterExport(
   // out of the plan's read budget (which the filter's own statements keep) but not the time-out.
   const { max_rows_to_read: _r, max_bytes_to_read: _b, ...timeOnly } = settings;
   const ingestedAt = await dataWatermark(wh, timeOnly);
-  const where = filterWhere(spec, visible, ingestedAt);
+  const strata = spec.sampling?.strategy === 'STRATIFIED' ? await planStrata(wh, spec.sampling, baseWhere(spec, visible, ingestedAt), settings) : undefined;
+  const where = filterWhere(spec, visible, ingestedAt, strata);
   const rows = await wh.query<{ h: number; split: SplitName; n: string; newest: number }>(
     `SELECT toUInt32(toStartOfHour(block_time)) AS h, ${splitExpression(spec.splits, spec.seed)} AS split, count() AS n,
             toUInt32(max(block_time)) AS newest
@@ -137,16 +128,20 @@ export async function planFilterExport(
     current.to = h + 3600;
     for (const s of SPLIT_NAMES) current.rows[s] += perSplit[s];
   }
+  const fitted = await fitPreprocessing(wh, spec, where, settings);
   const schema = await wh.query<{ name: string; type: string }>(
-    `DESCRIBE TABLE (SELECT ${spec.columns.join(', ')} FROM ${TABLES.transactions})`, { settings },
+    `DESCRIBE TABLE (SELECT ${selectList(spec, fitted)} FROM ${TABLES.transactions})`, { settings },
   );
-  return { work: { ingestedAt, maxBlockTime, visible: [...visible], chunks, nextChunk: 0 }, rowsTotal: total, schema: schema.map((c) => ({ name: c.name, type: c.type })) };
+  const work: JobWork = { ingestedAt, maxBlockTime, visible: [...visible], chunks, nextChunk: 0 };
+  if (strata !== undefined) work.strata = strata;
+  if (fitted !== null) work.fitted = fitted;
+  return { work, rowsTotal: total, schema: schema.map((c) => ({ name: c.name, type: c.type })) };
 }
 
 /** The SELECT of one chunk of a filter export, restricted to one split when `split` is given. */
-function chunkSelect(spec: FilterExportSpec, where: string, chunk: Chunk, split: SplitName | null): string {
+function chunkSelect(spec: FilterExportSpec, work: JobWork, where: string, chunk: Chunk, split: SplitName | null): string {
   const splitCond = split === null ? '' : ` AND ${splitExpression(spec.splits, spec.seed)} = ${literal(split)}`;
-  return `SELECT ${spec.columns.join(', ')} FROM ${TABLES.transactions}
+  return `SELECT ${selectList(spec, work.fitted)} FROM ${TABLES.transactions}
 WHERE ${where} AND block_time >= toDateTime(${literal(chunk.from)}) AND block_time < toDateTime(${literal(chunk.to)})${splitCond}
 ORDER BY block_time, signature, instruction_index`;
 }
@@ -162,7 +157,7 @@ export async function writeFilterChunk(
   settings: Settings,
 ): Promise<{ name: string; split: SplitName; rows: number }[]> {
   const chunk = work.chunks[index]!;
-  const where = filterWhere(spec, visible, work.ingestedAt);
+  const where = filterWhere(spec, visible, work.ingestedAt, work.strata);
   const splits = SPLIT_NAMES.filter((s) => chunk.rows[s] > 0);
   const out = splits.map((split) => ({ name: fileName(split, index, spec.format), split, rows: chunk.rows[split] }));
   if (splits.length === 0) return out;
@@ -172,15 +167,51 @@ export async function writeFilterChunk(
   if (splits.length > 1 && spec.columns.includes('signature') && wh.transport === 'embedded') {
     const pattern = path.join(dir, `{_partition_id}-${String(index).padStart(5, '0')}.${FORMAT_FILES[spec.format].ext}`);
     await wh.exec(
-      `INSERT INTO FUNCTION file(${literal(pattern)}, ${literal(format)}) PARTITION BY ${splitExpression(spec.splits, spec.seed)}\n${chunkSelect(spec, where, chunk, null)}`,
+      `INSERT INTO FUNCTION file(${literal(pattern)}, ${literal(format)}) PARTITION BY ${splitExpression(spec.splits, spec.seed)}\n${chunkSelect(spec, work, where, chunk, null)}`,
       { settings },
     );
     return out;
   }
   for (const f of out) {
-    await writeFile(wh, chunkSelect(spec, where, chunk, splits.length > 1 ? f.split : null), path.join(dir, f.name), format, settings);
+    await writeFile(wh, chunkSelect(spec, work, where, chunk, splits.length > 1 ? f.split : null), path.join(dir, f.name), format, settings);
   }
   return out;
+}
+
+/**
+ * Every split asked for gets a file, an empty one with the columns' schema when no row fell
+ * in it (a CSV header, a Parquet file of 0 rows, an empty JSONL file): loaders then find each
+ * split, and an export of 0 rows still says what its columns are. `select` is the export's
+ * SELECT; the engine writes its first 0 rows. Returns the files written.
+ */
+export async function writeEmptySplits(
+  wh: Warehouse, spec: OutputSpec, select: string, present: ReadonlySet<SplitName>, dir: string, settings: Settings,
+): Promise<{ name: string; split: SplitName; rows: number }[]> {
+  const out: { name: string; split: SplitName; rows: number }[] = [];
+  for (const split of activeSplits(spec.splits)) {
+    if (present.has(split)) continue;
+    const name = fileName(split, 0, spec.format);
+    await writeFile(wh, `SELECT * FROM (\n${select}\n) LIMIT 0`, path.join(dir, name), FORMAT_FILES[spec.format].engine, settings);
+    out.push({ name, split, rows: 0 });
+  }
+  return out;
+}
+
+/** A SELECT of a filter export's columns that the engine can describe and write 0 rows of. */
+export const emptySelect = (spec: FilterExportSpec, fitted: FittedPreprocessing | null | undefined): string =>
+  `SELECT ${selectList(spec, fitted)} FROM ${TABLES.transactions} WHERE 0`;
+
+/** A quoted identifier (a SQL export's column names are the client's). */
+const ident = (name: string): string => `\`${name.replace(/\\/g, '\\\\').replace(/`/g, '\\`')}\``;
+
+/** Arrays, maps and tuples: a CSV cell holds them as JSON text. */
+export const isNested = (type: string): boolean => /^(Nullable\()?(Array|Map|Tuple)\(/.test(type);
+
+/** A SQL export's SELECT as its CSV writes it: arrays, maps and tuples as JSON (see selectList). */
+export function csvJsonColumns(select: string, columns: readonly { name: string; type: string }[] | null): string {
+  const nested = (columns ?? []).filter((c) => isNested(c.type));
+  if (nested.length === 0) return select;
+  return `SELECT * REPLACE (${nested.map((c) => `toJSONString(${ident(c.name)}) AS ${ident(c.name)}`).join(', ')}) FROM (\n${select}\n)`;
 }
 
 // ---- Any SELECT into one file ------------------------------------------------------------

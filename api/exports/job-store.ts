@@ -11,6 +11,8 @@ import path from 'node:path';
 import type { Plan } from '../../core/plans.ts';
 import type { Settings } from '../../warehouse/warehouse.ts';
 import type { ExportSpec, SplitName } from './export-config.ts';
+import type { FittedPreprocessing } from './preprocessing.ts';
+import type { StrataPlan } from './stratified-sampling.ts';
 
 export const JOB_STATUSES = ['QUEUED', 'RUNNING', 'COMPLETED', 'FAILED', 'CANCELLED', 'EXPIRED'] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
@@ -45,6 +47,10 @@ export interface JobWork {
   nextChunk: number;
   /** Bytes per row of a sample, as the files hold them: the estimate before any file is written. */
   rowBytes?: number;
+  /** A STRATIFIED sample's strata and thresholds, fixed when planned (stratified-sampling.ts). */
+  strata?: StrataPlan;
+  /** The fitted preprocessing, fixed when planned (preprocessing.ts). */
+  fitted?: FittedPreprocessing;
 }
 
 export interface JobRecord {

@@ -5,6 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 SCHEMATHESIS_VERSION=4.32.5
+# One install at a time: the fuzzers and the loader tests share the venv and may start together.
+exec 9>.venv.lock
+flock 9
 VENV=.venv
 if [ -x "$VENV/bin/schemathesis" ] && "$VENV/bin/schemathesis" --version 2>/dev/null | grep -q "$SCHEMATHESIS_VERSION"; then
   echo "$PWD/$VENV/bin"

@@ -2,7 +2,8 @@
 
 JSON Schema checks one value at a time, so some rules of this API cannot be written in it:
 date_from not after date_to, offset + limit within the listing's window, the bucket count of a
-time series, export splits summing to 1, SQL text being a SELECT the sandbox accepts, and a
+time series, export splits summing to 1, the columns an export's preprocessing names being
+exported, stratifyBy going with STRATIFIED sampling, SQL text being a SELECT the sandbox accepts, and a
 cursor being one the listing issued. The document states each of them on the operation (or on
 the body schema) as `x-cross-field-rules` (docs/rest-and-sql.md, "Rules a schema cannot
 state"), and the server refuses a request that breaks one with 400.
@@ -109,6 +110,17 @@ def _apply(rule: dict[str, Any], case: Any) -> None:
     elif kind == "language" and body is not None and isinstance(body.get(rule["property"]), str):
         valid = rule["valid"]
         body[rule["property"]] = valid[zlib.crc32(body[rule["property"]].encode("utf-8", "replace")) % len(valid)]
+    elif kind == "subsetOf" and body is not None and isinstance(body.get(rule["of"]), list):
+        # Columns an option names must be among the exported ones: others are dropped.
+        for dotted in rule["fields"]:
+            held = _get(body, dotted)
+            if held is not None and isinstance(held[0].get(held[1]), list):
+                held[0][held[1]] = [c for c in held[0][held[1]] if c in body[rule["of"]]]
+    elif kind == "onlyWith" and body is not None:
+        # A field that belongs to one value of another is dropped beside any other value.
+        held, when = _get(body, rule["field"]), _get(body, rule["when"])
+        if held is not None and held[1] in held[0] and (when is None or when[0].get(when[1], None) != rule["equals"]):
+            held[0].pop(held[1], None)
     elif kind == "issued" and query is not None:
         # A cursor only the server can mint: a generated one is dropped, the first page asked.
         query.pop(rule["param"], None)

@@ -2,7 +2,7 @@
 // download links, refreshed every 2 s while a job runs. A server without export jobs (404)
 // is said so plainly.
 import { messageOf, service } from '../lib/api.js';
-import { fmtInt, fmtTime, h, replace, table } from '../lib/dom.js';
+import { fmtInt, fmtNum, fmtTime, h, replace, table } from '../lib/dom.js';
 import { currentKey, keyPicker } from '../lib/keyring.js';
 
 const RUNNING = new Set(['QUEUED', 'RUNNING']);
@@ -32,12 +32,14 @@ export function renderExports(main) {
     }
     error.textContent = '';
     const jobs = r.data.jobs ?? [];
-    replace(box, table('Export jobs of this key', ['Job', 'Status', 'Progress', 'Rows', 'Created', 'Files', 'Actions'], jobs.map((j) => [
+    replace(box, table('Export jobs of this key', ['Job', 'Status', 'Progress', 'Rows', 'Size', 'Created', 'Completed', 'Files', 'Actions'], jobs.map((j) => [
       h('code', null, String(j.id).slice(0, 12)),
       j.error ? `${j.status}: ${j.error}` : j.status,
       h('progress', { max: '100', value: String(j.progress ?? 0), 'aria-label': `Progress of job ${String(j.id).slice(0, 12)}` }, `${j.progress ?? 0} %`),
-      fmtInt(j.rowsWritten),
+      fmtInt(j.rowCount ?? j.rowsWritten),
+      j.fileSize == null ? '–' : `${fmtNum(j.fileSize / 1048576, 2)} MiB`,
       fmtTime(j.createdAt),
+      j.completedAt ? fmtTime(j.completedAt) : '–',
       (j.files ?? []).length === 0 ? '–' : h('ul', { class: 'plain' }, j.files.map((f) => h('li', null, h('a', { href: f.url, download: f.name }, f.name)))),
       RUNNING.has(j.status) ? h('button', { type: 'button', class: 'danger small', onclick: () => cancel(j.id) }, 'Cancel') : '',
     ]), { empty: 'No export jobs for this key. Start one with POST /v1/query/exports (docs).' }));
