@@ -36,6 +36,7 @@ const ListQuery = Type.Object({
   signature: Type.Optional(query.signature),
   limit: query.limit,
   offset: query.offset,
+  cursor: Type.Optional(query.cursor),
 });
 const FailedOptions = options({
   protocolName: Type.Optional(ProtocolName),
@@ -87,7 +88,8 @@ export const transactions: Operation = {
       summary: 'List transactions',
       description: 'Instruction records, newest first (block time, then signature, then instruction index). ' +
         'Equals JSON-RPC getTransactions with sortOrder desc and the same filters. ' +
-        `offset + limit may reach ${REST_OFFSET_WINDOW}; go further back with date_to.`,
+        `offset + limit may reach ${REST_OFFSET_WINDOW}; to walk further (any day, any size), pass meta.next back as cursor. ` +
+        'The cursor is the JSON-RPC paginationToken of getTransactions (sortOrder desc, same filters): one signed codec for every door.',
       querystring: ListQuery,
       ...crossFieldRules(DAYS_IN_ORDER, { rule: 'sumAtMost', params: ['offset', 'limit'], maximum: REST_OFFSET_WINDOW }),
       response: { 200: envelope(Type.Array(Transaction), 'A page of transactions'), ...errors(400, 401, 403, 429) },
@@ -96,20 +98,25 @@ export const transactions: Operation = {
       const q = filled(ListQuery, req.query);
       const days = dayRange(q);
       if (q.offset + q.limit > REST_OFFSET_WINDOW) {
-        throw invalidParams(`offset + limit must be at most ${REST_OFFSET_WINDOW} (got ${q.offset + q.limit}); narrow the range with date_to instead`, 'offset');
+        throw invalidParams(`offset + limit must be at most ${REST_OFFSET_WINDOW} (got ${q.offset + q.limit}); `
+          + 'to page further, drop offset and pass the meta.next of each page as cursor (it reaches every record)', 'offset');
+      }
+      if (q.cursor !== undefined && q.offset !== 0) {
+        throw invalidParams('cursor and offset cannot be combined: the cursor already says where the page starts; drop offset', 'offset');
       }
       const filters: TransactionFilters = {};
       if (q.protocol_name !== undefined) filters.protocols = [q.protocol_name];
       if (q.program_id !== undefined) filters.programIds = [q.program_id];
       if (q.signature !== undefined) filters.signatures = [q.signature];
       if (days.range.gte !== undefined || days.range.lte !== undefined) filters.blockTime = days.range;
-      // One keyset page as deep as offset + limit, so a page equals the JSON-RPC answer's slice.
-      const p = await a.transactions({ filters, sortOrder: 'desc', limit: q.offset + q.limit });
+      // One keyset page as deep as offset + limit (a page equals the JSON-RPC answer's slice),
+      // or the keyset page after the cursor. Either way the page's next cursor resumes after its last row.
+      const p = await a.transactions({ filters, sortOrder: 'desc', limit: q.offset + q.limit, cursor: q.cursor });
       const data = p.data.slice(q.offset);
       // The total is cheap (hourly view plus ragged edges) unless a filter the view lacks is set.
       const cheap = q.program_id === undefined && q.signature === undefined;
       const total = cheap ? await a.transactionCount(filters.protocols, days.range) : undefined;
-      const meta = { limit: q.limit, offset: q.offset, count: data.length, protocolName: q.protocol_name ?? null, ...rangeMeta(days) };
+      const meta = { limit: q.limit, offset: q.offset, count: data.length, next: p.next, protocolName: q.protocol_name ?? null, ...rangeMeta(days) };
       return ok(data, total === undefined ? meta : { ...meta, total });
     },
   }),
