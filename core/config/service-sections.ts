@@ -68,7 +68,27 @@ export function httpSection(r: EnvReader, longestSilenceSeconds: number): Config
   if (connectionTimeoutMs !== 0 && connectionTimeoutMs <= Math.max(sqlTimeoutMs, requestTimeoutMs)) {
     r.problem(`CONNECTION_TIMEOUT_MS must be 0 or more than SQL_TIMEOUT_SECONDS and ANALYTICS_TIMEOUT_SECONDS (${sqlTimeoutMs} ms) and REQUEST_TIMEOUT_MS (${requestTimeoutMs} ms), got ${connectionTimeoutMs}`);
   }
-  return { requestTimeoutMs, connectionTimeoutMs };
+  return { requestTimeoutMs, connectionTimeoutMs, corsOrigins: corsOrigins(r) };
+}
+
+/** CORS_ORIGINS: unset or `*` any origin; `none` no cross-origin access; else a comma list of exact origins. */
+function corsOrigins(r: EnvReader): '*' | readonly string[] {
+  const raw = r.str('CORS_ORIGINS');
+  if (raw === undefined || raw === '*') return '*';
+  if (raw.toLowerCase() === 'none') return [];
+  const origins: string[] = [];
+  for (const item of raw.split(',').map((s) => s.trim()).filter((s) => s !== '')) {
+    let origin: string | undefined;
+    try {
+      const u = new URL(item);
+      // An origin is scheme, host and port only: what a browser sends in the Origin header.
+      if ((u.protocol === 'http:' || u.protocol === 'https:') && u.origin === item.replace(/\/$/, '')) origin = u.origin;
+    } catch { /* reported below */ }
+    if (origin === undefined) r.problem(`CORS_ORIGINS must be *, none, or a comma-separated list of origins like https://app.example.com (scheme, host, optional port; no path), got "${item.slice(0, 100)}"`);
+    else origins.push(origin);
+  }
+  if (origins.length === 0 && r.problems.length === 0) r.problem('CORS_ORIGINS lists no origin; use none for no cross-origin access');
+  return origins;
 }
 
 export function exportsSection(r: EnvReader, dataDir: string, sqlTimeoutSeconds: number): ExportConfig {

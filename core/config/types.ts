@@ -104,6 +104,13 @@ export interface Config {
      * longest an answer can legitimately be silent while the engine works.
      */
     connectionTimeoutMs: number;
+    /**
+     * Origins whose pages may call the API doors from a browser (CORS_ORIGINS): '*' any
+     * (the default: keys travel in a header or the query, never in a cookie), a list of
+     * exact origins, or an empty list (CORS_ORIGINS=none) for no cross-origin access.
+     * The dashboard (cookies) is same-origin whatever this says (docs/browser-clients.md).
+     */
+    corsOrigins: '*' | readonly string[];
   };
   /** Dashboard accounts and sessions (docs/dashboard.md). */
   dashboard: {
