@@ -7,16 +7,19 @@ import path from 'node:path';
 import { EXPORT_INGEST_RESERVE_BYTES, PROCESS_STALL_EXIT_MS } from '../limits.ts';
 import { PLAN_EXPORT_DISK_SHARE, PLAN_EXPORT_JOB_BYTES, PLAN_EXPORT_KEY_BYTES, PLAN_EXPORT_MAX_JOBS, PLAN_EXPORT_MAX_ROWS } from '../plans.ts';
 import type { EnvReader } from './env-reader.ts';
-import type { Config, ExportConfig, LogLevel } from './types.ts';
+import type { Config, ExportConfig, LogFormat, LogLevel } from './types.ts';
 
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+const LOG_FORMATS: readonly LogFormat[] = ['auto', 'json', 'pretty'];
 
-export function operatorSection(r: EnvReader): Pick<Config, 'logLevel' | 'adminToken' | 'adminTokenGenerated'> {
+export function operatorSection(r: EnvReader): Pick<Config, 'logLevel' | 'logFormat' | 'adminToken' | 'adminTokenGenerated'> {
   const logLevel = (r.str('LOG_LEVEL') ?? 'info') as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) r.problem(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  const logFormat = (r.str('LOG_FORMAT') ?? 'auto').toLowerCase() as LogFormat;
+  if (!LOG_FORMATS.includes(logFormat)) r.problem(`LOG_FORMAT must be one of ${LOG_FORMATS.join(', ')}, got "${logFormat}"`);
   const given = r.str('ADMIN_TOKEN');
   if (given !== undefined && given.length < 16) r.problem('ADMIN_TOKEN must be at least 16 characters');
-  return { logLevel, adminToken: given ?? randomBytes(24).toString('base64url'), adminTokenGenerated: given === undefined };
+  return { logLevel, logFormat, adminToken: given ?? randomBytes(24).toString('base64url'), adminTokenGenerated: given === undefined };
 }
 
 export function accessSection(r: EnvReader): Config['access'] {

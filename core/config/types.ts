@@ -2,6 +2,8 @@
 // service, each documented with the variable that sets it.
 import type { Plan } from '../plans.ts';
 
+/** LOG_FORMAT: json lines, pretty lines for a person, or auto (pretty on a terminal). */
+export type LogFormat = 'auto' | 'json' | 'pretty';
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
 export interface Config {
@@ -49,6 +51,8 @@ export interface Config {
   adminToken: string;
   adminTokenGenerated: boolean;
   logLevel: LogLevel;
+  /** LOG_FORMAT (default auto: pretty lines on a terminal, JSON lines when piped). */
+  logFormat: LogFormat;
   ingest: {
     maxBodyBytes: number;
     maxRecordBytes: number;
