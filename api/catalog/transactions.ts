@@ -91,7 +91,12 @@ export const transactions: Operation = {
         `offset + limit may reach ${REST_OFFSET_WINDOW}; to walk further (any day, any size), pass meta.next back as cursor. ` +
         'The cursor is the JSON-RPC paginationToken of getTransactions (sortOrder desc, same filters): one signed codec for every door.',
       querystring: ListQuery,
-      ...crossFieldRules(DAYS_IN_ORDER, { rule: 'sumAtMost', params: ['offset', 'limit'], maximum: REST_OFFSET_WINDOW }),
+      ...crossFieldRules(
+        DAYS_IN_ORDER,
+        { rule: 'sumAtMost', params: ['offset', 'limit'], maximum: REST_OFFSET_WINDOW },
+        // A cursor only the server mints (and never together with an offset).
+        { rule: 'issued', param: 'cursor', by: 'meta.next' },
+      ),
       response: { 200: envelope(Type.Array(Transaction), 'A page of transactions'), ...errors(400, 401, 403, 429) },
     },
     async run(a, req) {
