@@ -3,7 +3,7 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import { invalidParams, notFound } from '../../core/errors.ts';
 import { LIST_LIMITS, REST_OFFSET_WINDOW } from '../../core/limits.ts';
-import { FailedTransaction, Transaction } from '../../core/vocabulary/answers.ts';
+import { AddressTransaction, FailedTransaction, Transaction } from '../../core/vocabulary/answers.ts';
 import type { Analytics } from '../analytics/analytics.ts';
 import type { TransactionFilters } from '../analytics/types.ts';
 import { dayRange, rangeMeta } from './rest-params.ts';
@@ -14,8 +14,8 @@ import { Address, AddressFilters, blockTime, dayRangeQuery, Filters, limit, list
 const closed = { additionalProperties: false } as const;
 /** A page of a keyset listing: pass paginationToken back for the next page (null on the last). */
 const page = <T extends TSchema>(item: T) => Type.Object({ data: Type.Array(item), paginationToken: Type.Union([Type.String(), Type.Null()]) }, closed);
-/** transactionDetails "signatures": the signature-level fields, as getSignaturesForAddress gives. */
-export const SignatureInfo = Type.Pick(Transaction, ['signature', 'slot', 'blockTime', 'success'], closed);
+/** transactionDetails "signatures": the signature-level fields, as getSignaturesForAddress gives, and the instruction's index. */
+export const SignatureInfo = Type.Pick(AddressTransaction, ['signature', 'instructionIndex', 'slot', 'blockTime', 'success'], closed);
 
 /** Every active-protocol name in the filters must exist; the error names its position. */
 async function checkProtocols(a: Analytics, names: readonly string[] | undefined): Promise<void> {
@@ -136,7 +136,7 @@ export const addressTransactions: Operation = {
       optional('options', AddressOptions, 'Listing options: transactionDetails, sortOrder, limit, paginationToken, filters'),
     ],
     result: Type.Union([
-      page(strict(Transaction)),
+      page(strict(AddressTransaction)),
       page(SignatureInfo),
       // transactionDetails "none": only how many records match.
       Type.Object({ data: Type.Array(Type.Never(), { maxItems: 0 }), paginationToken: Type.Null(), count: Type.Integer({ minimum: 0 }) }, closed),
@@ -152,7 +152,7 @@ export const addressTransactions: Operation = {
       }
       const p = await a.addressTransactions({ address, filters, sortOrder: o.sortOrder, limit: o.limit, cursor: o.paginationToken });
       if (o.transactionDetails === 'full') return { data: p.data, paginationToken: p.next };
-      return { data: p.data.map(({ signature, slot, blockTime, success }) => ({ signature, slot, blockTime, success })), paginationToken: p.next };
+      return { data: p.data.map(({ signature, instructionIndex, slot, blockTime, success }) => ({ signature, instructionIndex, slot, blockTime, success })), paginationToken: p.next };
     },
   }),
 };
