@@ -287,3 +287,23 @@ describe('a page on a second origin, in Chromium', () => {
     expect(got.lines).toBe(51);
   });
 });
+
+describe('a UTF-8 byte order mark before a JSON body', () => {
+  it('is ignored alike by JSON-RPC, SQL (both paths) and GraphQL', async () => {
+    const bom = (o: object): Buffer => Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify(o))]);
+    const json = { ...headers, 'content-type': 'application/json' };
+    const rpc = await t.app.inject({ method: 'POST', url: '/v1/rpc', headers: json, payload: bom({ jsonrpc: '2.0', id: 1, method: 'getProtocols', params: [] }) });
+    expect(rpc.json()).toMatchObject({ jsonrpc: '2.0', id: 1, result: expect.arrayContaining(['jupiter_v6']) });
+    for (const url of ['/v1/query', '/api/v1/query']) {
+      const sql = await t.app.inject({ method: 'POST', url, headers: json, payload: bom({ query: 'SELECT 1 AS one' }) });
+      expect(sql.statusCode, url).toBe(200);
+      expect(sql.json().data).toEqual([{ one: 1 }]);
+    }
+    const gql = await t.app.inject({ method: 'POST', url: '/graphql', headers: json, payload: bom({ query: '{ protocolStats { protocolName } }' }) });
+    expect(gql.statusCode).toBe(200);
+    expect(gql.json().data.protocolStats.length).toBeGreaterThan(0);
+    // Two marks are not one: the second is part of the text, which is then not JSON.
+    const twice = await t.app.inject({ method: 'POST', url: '/v1/rpc', headers: json, payload: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), bom({ jsonrpc: '2.0', id: 1, method: 'getProtocols' })]) });
+    expect(twice.json().error.code).toBe(-32700);
+  });
+});
