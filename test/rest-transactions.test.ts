@@ -168,6 +168,17 @@ describe('GET /api/v1/transactions keyset cursor (meta.next)', () => {
     expect(both.message).toMatch(/cursor and offset cannot be combined/);
   });
 
+  it('is declared in the OpenAPI document: the cursor parameter and meta.next', async () => {
+    const doc = (await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
+    const op = doc.paths['/api/v1/transactions'].get;
+    const cursor = op.parameters.find((p: { name: string }) => p.name === 'cursor');
+    expect(cursor).toMatchObject({ in: 'query', required: false, schema: { type: 'string', maxLength: 1024 } });
+    expect(op['x-cross-field-rules']).toContainEqual({ rule: 'issued', param: 'cursor', by: 'meta.next' });
+    const meta = op.responses['200'].content['application/json'].schema.properties.meta;
+    // OpenAPI 3.0 spells string-or-null as nullable.
+    expect(meta.properties.next).toMatchObject({ type: 'string', nullable: true });
+  });
+
   it('says next: null on the last page', async () => {
     const page = await get<Page>('/api/v1/transactions?date_from=2030-01-01');
     expect(page.meta.next).toBeNull();
