@@ -223,7 +223,10 @@ describe('a page on a second origin, in Chromium', () => {
       const csv = await fetch(`${base}/api/v1/query`, { method: 'POST', headers: json, body: JSON.stringify({ query: 'SELECT signature FROM transactions LIMIT 3', format: 'csv' }) });
       const gql = await fetch(`${base}/graphql`, { method: 'POST', headers: json, body: JSON.stringify({ query: '{ protocolStats { protocolName } }' }) });
       const noKey = await fetch(`${base}/api/v1/stats`);
+      // A "simple" request (no preflight at all): text/plain body, key in the query.
+      const plain = await fetch(`${base}/v1/rpc?api-key=${encodeURIComponent(key)}`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'getProtocols', params: [] }) });
       return {
+        plain: (await plain.json()).result.length,
         rpc: (await rpc.json()).result,
         rpcRemaining: rpc.headers.get('x-ratelimit-remaining'),
         restCount: restBody.data.length,
@@ -248,6 +251,7 @@ describe('a page on a second origin, in Chromium', () => {
     expect(got.csv).toBe('"signature"');
     expect(got.gql).toBeGreaterThan(0);
     expect(got.noKey).toEqual([401, 'Unauthorized']);
+    expect(got.plain).toBe(got.rpc.length);
   });
 
   it('follows the GraphQL stream with an EventSource (key in the query: EventSource sends no headers)', async () => {
