@@ -8,7 +8,13 @@ import type { AddressInfo } from 'node:net';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import Fastify from 'fastify';
+import { Readable } from 'node:stream';
 import { buildApp } from '../api/app.ts';
+import { installAnswerBudget } from '../api/access/request-budget.ts';
+import { installCompression } from '../api/answers/compression.ts';
+import { Budget } from '../core/budget.ts';
+import { ANSWER_BUDGET_BYTES } from '../core/limits.ts';
 import { launchChromium } from './support/browser.ts';
 import { apiKeyHeaders } from './support/api-key.ts';
 import { ingest, ingestDemo } from './support/fixtures.ts';
@@ -143,6 +149,35 @@ describe('compression', () => {
     const rpc = await t.app.inject({ method: 'POST', url: '/v1/rpc', headers: { ...headers, 'accept-encoding': 'gzip' }, payload: { jsonrpc: '2.0', id: 1, method: 'getTransactions', params: [{ limit: 200 }] } });
     expect(rpc.headers['content-encoding']).toBe('gzip');
     expect(JSON.parse(gunzipSync(rpc.rawPayload).toString()).result.data).toHaveLength(200);
+  });
+});
+
+describe('the answer byte budget counts the answer before compression', () => {
+  it('refuses a whole answer over the door budget, and cuts a stream, even when its gzip would fit many times over', async () => {
+    // The edge's own hooks, in the order buildApp installs them, on a route of the REST door.
+    const app = Fastify();
+    app.decorateRequest('budget', null);
+    app.addHook('onRequest', async (req) => {
+      req.budget = new Budget('enterprise', 'rest');
+    });
+    installAnswerBudget(app);
+    const over = ANSWER_BUDGET_BYTES.rest + 1024;
+    app.get('/whole', async (_req, reply) => reply.type('application/json').send(`"${'a'.repeat(over)}"`));
+    app.get('/stream', async (_req, reply) => reply.type('text/csv').send(Readable.from((function* () {
+      for (let sent = 0; sent < over; sent += 65_536) yield Buffer.alloc(65_536, 0x61);
+    })())));
+    installCompression(app);
+    try {
+      const whole = await app.inject({ method: 'GET', url: '/whole', headers: { 'accept-encoding': 'gzip' } });
+      expect(whole.statusCode).toBe(400);
+      expect(whole.json().error).toBe('Response Too Large');
+      const stream = await app.inject({ method: 'GET', url: '/stream', headers: { 'accept-encoding': 'gzip' } }).catch((err: Error) => err);
+      // Cut: the coded stream is aborted once the uncompressed bytes pass the budget.
+      expect(stream).toBeInstanceOf(Error);
+      expect((stream as Error).message).toMatch(/destroyed before completion/);
+    } finally {
+      await app.close();
+    }
   });
 });
 
