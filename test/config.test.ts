@@ -33,6 +33,12 @@ describe('configuration', () => {
     ]);
   });
 
+  it('reads LOG_FORMAT: auto by default (pretty on a terminal), json or pretty; anything else named', () => {
+    expect(loadConfig({}).logFormat).toBe('auto');
+    expect(loadConfig({ LOG_FORMAT: 'JSON' }).logFormat).toBe('json');
+    expect(() => loadConfig({ LOG_FORMAT: 'colour' })).toThrow(/LOG_FORMAT must be one of auto, json, pretty, got "colour"/);
+  });
+
   it('reads CORS_ORIGINS: any origin by default, none, or a list of exact origins (each problem named)', () => {
     expect(loadConfig({}).http.corsOrigins).toBe('*');
     expect(loadConfig({ CORS_ORIGINS: '*' }).http.corsOrigins).toBe('*');
