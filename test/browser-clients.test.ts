@@ -216,6 +216,11 @@ describe('caching: ETag from the data version, If-None-Match, Cache-Control', ()
     expect(gql.headers.etag).toMatch(/^W\//);
     const again = await t.app.inject({ method: 'GET', url: `/graphql?query=${q}`, headers: { ...headers, accept: 'application/json', 'if-none-match': String(gql.headers.etag) } });
     expect(again.statusCode).toBe(304);
+    // Export jobs move without the data version: never tagged.
+    const jobs = await t.app.inject({ method: 'GET', url: `/graphql?query=${encodeURIComponent('{ exportJobs { edges { node { status } } } }')}`, headers: { ...headers, accept: 'application/json' } });
+    expect(jobs.statusCode).toBe(200);
+    expect(jobs.headers.etag).toBeUndefined();
+    expect(jobs.headers['cache-control']).toBe('no-store');
     const rpc = await t.app.inject({ method: 'POST', url: '/v1/rpc', headers, payload: { jsonrpc: '2.0', id: 1, method: 'getProtocols', params: [] } });
     expect(rpc.headers['cache-control']).toBe('no-store');
     expect(rpc.headers.etag).toBeUndefined();

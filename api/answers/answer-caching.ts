@@ -35,12 +35,21 @@ export function noneMatch(header: string | undefined, tag: string): boolean {
   return header.split(',').some((t) => t.trim() === '*' || opaque(t) === opaque(tag));
 }
 
+/** GraphQL fields whose answers move without the data version: export jobs (status, progress,
+ *  fresh links). A document that names one is not tagged (a field cannot be selected without
+ *  its name appearing in the text, aliases and fragments included; a mere mention fails safe). */
+const UNVERSIONED_GRAPHQL = /exportJob/;
+
 /** Whether a request's answer is one the data version names: a data GET of REST or GraphQL. */
 function taggable(req: FastifyRequest): boolean {
   if (req.method !== 'GET' && req.method !== 'HEAD') return false;
   const route = req.routeOptions.url;
   if (route === undefined || req.apiKey === null) return false;
-  return route === '/graphql' || (interfaceOf(route) === 'rest' && doorOf(route) === 'rest');
+  if (route === '/graphql') {
+    const query = (req.query as Record<string, unknown> | undefined)?.query;
+    return typeof query === 'string' && !UNVERSIONED_GRAPHQL.test(query);
+  }
+  return interfaceOf(route) === 'rest' && doorOf(route) === 'rest';
 }
 
 /** `version()`: the data version, changing whenever an answer given before may differ now. */
@@ -49,7 +58,8 @@ export function installAnswerCaching(app: FastifyInstance, version: () => string
   // After authentication (the tag is the caller's) and before the handler (a 304 runs nothing).
   app.addHook('preHandler', async (req, reply) => {
     if (!taggable(req)) return;
-    const digest = createHash('sha256').update(`${version()}\n${req.apiKey?.id ?? ''}\n${withoutKey(req.url)}`).digest('base64url').slice(0, 27);
+    // The key and its plan: GraphQL's extensions.cost states the plan's budget.
+    const digest = createHash('sha256').update(`${version()}\n${req.apiKey?.id ?? ''}.${req.apiKey?.plan ?? ''}\n${withoutKey(req.url)}`).digest('base64url').slice(0, 27);
     const tag = `W/"${digest}"`;
     tags.set(req, tag);
     const inm = req.headers['if-none-match'];
