@@ -4,7 +4,8 @@ import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstanc
 import { AppError, Errors, httpTitle, kindForStatus, notFound, toAppError } from '../core/errors.ts';
 import { redactUrl } from '../core/logger.ts';
 import { installAccessControl, setRateLimitHeaders } from './access/access-control.ts';
-import { installMethodNotAllowed } from './access/allowed-methods.ts';
+import { installMethodNotAllowed, learnRoutes } from './access/allowed-methods.ts';
+import { installCors } from './access/cors.ts';
 import { installAnswerBudget, installRequestBudget } from './access/request-budget.ts';
 import { clientErrorHandler, httpServerOptions, installProtocolChecks } from './access/http-protocol.ts';
 import { installRequestMetrics } from './access/request-metrics.ts';
@@ -22,6 +23,8 @@ import { exportRoutes } from './exports/export-routes.ts';
 import { metricsRoutes } from './metrics-routes.ts';
 import { rpcRoutes } from './rpc/rpc-routes.ts';
 import { installFreshnessHeaders } from './freshness.ts';
+import { installAnswerCaching } from './answers/answer-caching.ts';
+import { installCompression } from './answers/compression.ts';
 import { installGraphqlStream, type StreamLimits } from './graphql/subscriptions/stream-route.ts';
 import type { GraphQLSchema } from 'graphql';
 import { graphqlRoutes, type GraphqlRouteOptions } from './graphql/graphql-routes.ts';
@@ -108,9 +111,13 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   installRequestMetrics(app, deps.metrics);
   // Malformed before unauthenticated: a request without Host is a 400 even without a key.
   installProtocolChecks(app);
+  // The routes registered below, as they are: CORS preflights and the 405 answer name their methods.
+  const routes = learnRoutes(app);
+  // Browsers on other origins: preflights answered without a key, so before access control.
+  installCors(app, routes, deps.config.http.corsOrigins);
   installAccessControl(app, deps.access);
-  // A path some route answers, asked with another method: 405 with Allow (learns the routes registered below).
-  installMethodNotAllowed(app);
+  // A path some route answers, asked with another method: 405 with Allow.
+  installMethodNotAllowed(app, routes);
   installAnswerBudget(app);
   // Callers and operators correlate a response with its log lines by this id.
   app.addHook('onSend', async (req, reply, payload) => {
@@ -130,6 +137,8 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   });
   // X-Data-Newest-Block-Time / X-Data-Ingested-At on every answer of the four interfaces.
   installFreshnessHeaders(app, deps.freshness, () => deps.analytics.protocols());
+  // ETag from the data version, If-None-Match -> 304, Cache-Control on the API doors' answers.
+  installAnswerCaching(app, () => `${deps.analytics.answersVersion()}.${deps.freshness.current().ingestedAtMs ?? 0}`);
 
   await app.register(healthRoutes, {
     wh: deps.wh,
@@ -178,6 +187,9 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   });
   // The dashboard: pages without a key, its JSON calls behind a session cookie.
   await app.register(dashboard, { config: deps.config, access: deps.access, accounts: deps.accounts, wh: deps.wh });
+  // Last of all: a root onSend hook added now runs after every other one (each door's own
+  // budget check included), so it codes the answer exactly as they left it.
+  installCompression(app);
 
   return app;
 }

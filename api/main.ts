@@ -1,15 +1,41 @@
 // Entry point: validate config, migrate, seed demo data into an empty embedded store,
 // then serve. Prints where to reach the service and the operator token.
-import { loadConfigOrExit } from '../core/config.ts';
-import { createLogger } from '../core/logger.ts';
+import { loadConfigOrExit, type Config } from '../core/config.ts';
+import { createServiceLogger } from '../core/logger.ts';
 import { installProcessGuard } from '../core/process-guard.ts';
 import { progressPrinter, seedIfEmpty } from '../ingest/seed.ts';
 import { buildApp } from './app.ts';
 import { createServices, inProcessKafka } from './services.ts';
 
+// ---- the start-up banner: where to reach the service, and commands that work as printed
+// (copied into another terminal, where ADMIN_TOKEN and TXA_URL are not set).
+
+/** The keys CLI's default service URL (scripts/keys-cli.ts, core/config.ts loadClientConfig). */
+const CLI_DEFAULT_URL = 'http://127.0.0.1:8080';
+
+/** A value as one shell word (single-quoted unless it is plainly safe). */
+const shellWord = (s: string): string => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
+
+/** The command that creates a first API key against this process, as one line a shell runs. */
+function createKeyCommand(address: string, adminToken: string): string {
+  const env = [`ADMIN_TOKEN=${shellWord(adminToken)}`];
+  if (address !== CLI_DEFAULT_URL) env.push(`TXA_URL=${shellWord(address)}`);
+  return `${env.join(' ')} npm run keys -- create --plan free --name me`;
+}
+
+function startupBanner(config: Config, address: string, kafka: string | undefined): string {
+  return `\nSolana DeFi analytics service listening on ${address}\n` +
+    `  health:      ${address}/health\n` +
+    `  dashboard:   ${address}/dashboard (sign up, then create API keys)\n` +
+    `  metrics:     ${address}/metrics (Authorization: Bearer <METRICS_TOKEN or admin token>)\n` +
+    `  API key:     ${createKeyCommand(address, config.adminToken)}\n` +
+    (kafka ? `  kafka:       ${kafka}\n` : '') +
+    `  admin token: ${config.adminToken}${config.adminTokenGenerated ? '  (generated; set ADMIN_TOKEN to fix it)' : ''}\n\n`;
+}
+
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
-  const logger = createLogger(config.logLevel);
+  const logger = createServiceLogger(config.logLevel, config.logFormat);
   // Before the engine opens: a fatal error from here on ends the process (docs/reliability.md).
   const guard = installProcessGuard({ stallExitMs: config.stallExitMs });
   const services = await createServices(config, logger);
@@ -52,15 +78,8 @@ async function main(): Promise<void> {
   const address = await app.listen({ port: config.port, host: config.host });
   guard.watchEventLoop();
   await kafka?.start();
-  process.stdout.write(
-    `\nSolana DeFi analytics service listening on ${address}\n` +
-      `  health:      ${address}/health\n` +
-      `  dashboard:   ${address}/dashboard (sign up, then create API keys)\n` +
-      `  metrics:     ${address}/metrics (Authorization: Bearer <METRICS_TOKEN or admin token>)\n` +
-      `  API keys:    npm run keys -- create --plan free --name me\n` +
-      (kafka ? `  kafka:       consuming ${config.kafka.topic} from ${config.kafka.brokers?.join(',')} as ${config.kafka.groupId}\n` : '') +
-      `  admin token: ${config.adminToken}${config.adminTokenGenerated ? '  (generated; set ADMIN_TOKEN to fix it)' : ''}\n\n`,
-  );
+  const consuming = kafka ? `consuming ${config.kafka.topic} from ${config.kafka.brokers?.join(',')} as ${config.kafka.groupId}` : undefined;
+  process.stdout.write(startupBanner(config, address, consuming));
 }
 
 main().catch((err) => {

@@ -8,7 +8,7 @@ import { accessSection, dashboardSection, exportsSection, httpSection, lifecycle
 import type { ClientConfig, Config } from './config/types.ts';
 
 export { ConfigError } from './config/env-reader.ts';
-export type { ClientConfig, Config, ExportConfig, ExportQuotas, LogLevel } from './config/types.ts';
+export type { ClientConfig, Config, ExportConfig, ExportQuotas, LogFormat, LogLevel } from './config/types.ts';
 
 export function loadConfig(env: Env = process.env): Config {
   const r = new EnvReader(env);

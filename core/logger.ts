@@ -1,5 +1,5 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
-import type { LogLevel } from './config.ts';
+import type { LogFormat, LogLevel } from './config.ts';
 
 export type { Logger };
 
@@ -11,6 +11,50 @@ interface LoggableRequest {
   method?: string;
   url?: string;
   ip?: string;
+}
+
+const LEVEL_NAMES: Readonly<Record<number, string>> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
+const LEVEL_COLOURS: Readonly<Record<number, string>> = { 10: '90', 20: '36', 30: '32', 40: '33', 50: '31', 60: '35' };
+/** Fields every line has, or that a person reading a terminal does not need. */
+const QUIET_FIELDS = new Set(['level', 'time', 'msg', 'pid', 'hostname', 'err']);
+
+/** A value as a person reads it after `key=`: strings bare unless they hold spaces, the rest as JSON. */
+const shown = (v: unknown): string => (typeof v === 'string' ? (/[\s"=]/.test(v) ? JSON.stringify(v) : v) : JSON.stringify(v) ?? String(v));
+
+/**
+ * One pino JSON line as a person reads it on a terminal: time, level, message, then the other
+ * fields as key=value, and an error's stack on the lines below. `colour` adds ANSI colours.
+ */
+export function prettyLine(json: string, colour: boolean): string {
+  let o: Record<string, unknown>;
+  try {
+    o = JSON.parse(json) as Record<string, unknown>;
+  } catch {
+    return json.endsWith('\n') ? json : `${json}\n`;
+  }
+  const level = Number(o.level);
+  const paint = (code: string, s: string): string => (colour ? `\u001b[${code}m${s}\u001b[0m` : s);
+  const time = typeof o.time === 'number' ? new Date(o.time).toISOString().slice(11, 23) : '';
+  const fields = Object.entries(o).filter(([k]) => !QUIET_FIELDS.has(k)).map(([k, v]) => `${paint('90', `${k}=`)}${shown(v)}`);
+  let line = `${paint('90', time)} ${paint(LEVEL_COLOURS[level] ?? '0', (LEVEL_NAMES[level] ?? String(o.level)).padEnd(5))} ${String(o.msg ?? '')}${fields.length > 0 ? `  ${fields.join(' ')}` : ''}\n`;
+  const err = o.err as { type?: string; message?: string; stack?: string } | undefined;
+  if (err !== undefined) line += `${String(err.stack ?? `${err.type ?? 'Error'}: ${err.message ?? ''}`).replace(/^/gm, '    ')}\n`;
+  return line;
+}
+
+/** A destination that writes each line prettily to `out` (a terminal). */
+export function prettyDestination(out: NodeJS.WritableStream & { isTTY?: boolean }): DestinationStream {
+  const colour = out.isTTY === true;
+  return { write: (line: string) => void out.write(prettyLine(line, colour)) };
+}
+
+/**
+ * The logger of an entry point: JSON lines (for log collectors) unless LOG_FORMAT says pretty,
+ * or says auto (the default) and stdout is a terminal, where a person reads it.
+ */
+export function createServiceLogger(level: LogLevel, format: LogFormat): Logger {
+  const pretty = format === 'pretty' || (format === 'auto' && process.stdout.isTTY === true);
+  return createLogger(level, pretty ? prettyDestination(process.stdout) : undefined);
 }
 
 /** `destination` defaults to stdout; tests pass a stream to read what was logged. */

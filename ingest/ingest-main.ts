@@ -3,7 +3,7 @@
 // binds one process to a DATA_DIR, so it must not share one with a running API.
 // It builds only what ingest needs (warehouse, registry, pipeline), not the API.
 import { loadConfigOrExit } from '../core/config.ts';
-import { createLogger } from '../core/logger.ts';
+import { createServiceLogger } from '../core/logger.ts';
 import { Metrics } from '../core/metrics.ts';
 import { installProcessGuard } from '../core/process-guard.ts';
 import { DataVersion } from '../warehouse/data-version.ts';
@@ -24,7 +24,7 @@ async function main(): Promise<void> {
     process.stderr.write('Invalid configuration:\n  - KAFKA_BROKERS must be set for npm run ingest (e.g. 127.0.0.1:9092)\n');
     process.exit(2);
   }
-  const logger = createLogger(config.logLevel);
+  const logger = createServiceLogger(config.logLevel, config.logFormat);
   // Before the engine opens: a fatal error from here on ends the process (docs/reliability.md).
   const guard = installProcessGuard({ stallExitMs: config.stallExitMs });
   // The same measurements as the API process: warehouse calls, pipeline outcomes, Kafka.

@@ -59,11 +59,13 @@ function headers(cfg: ClientConfig): Record<string, string> {
 }
 
 async function call<T>(cfg: ClientConfig, method: string, p: string, body?: unknown): Promise<T> {
+  // Before the request: a missing key is said as such, not reported as an unreachable service.
+  const auth = headers(cfg);
   let res: Response;
   try {
     res = await fetch(`${cfg.url}${p}`, {
       method,
-      headers: { ...headers(cfg), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      headers: { ...auth, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
       body: body !== undefined ? JSON.stringify(body) : undefined,
     });
   } catch (err) {
@@ -79,7 +81,9 @@ async function call<T>(cfg: ClientConfig, method: string, p: string, body?: unkn
   if (!res.ok) {
     const msg = typeof parsed === 'object' && parsed !== null && 'message' in parsed ? String((parsed as { message: unknown }).message) : text;
     const retry = res.headers.get('retry-after');
-    throw new CliError(`${method} ${p} failed: ${res.status} ${msg}${retry ? ` (retry after ${retry} s)` : ''}`, 1);
+    // The key was sent and refused: say which key setting to check.
+    const hint = res.status === 401 || res.status === 403 ? ' (check the key given with --key or TXA_API_KEY)' : '';
+    throw new CliError(`${method} ${p} failed: ${res.status} ${msg}${hint}${retry ? ` (retry after ${retry} s)` : ''}`, 1);
   }
   return parsed as T;
 }

@@ -33,8 +33,24 @@ describe('configuration', () => {
     ]);
   });
 
+  it('reads LOG_FORMAT: auto by default (pretty on a terminal), json or pretty; anything else named', () => {
+    expect(loadConfig({}).logFormat).toBe('auto');
+    expect(loadConfig({ LOG_FORMAT: 'JSON' }).logFormat).toBe('json');
+    expect(() => loadConfig({ LOG_FORMAT: 'colour' })).toThrow(/LOG_FORMAT must be one of auto, json, pretty, got "colour"/);
+  });
+
+  it('reads CORS_ORIGINS: any origin by default, none, or a list of exact origins (each problem named)', () => {
+    expect(loadConfig({}).http.corsOrigins).toBe('*');
+    expect(loadConfig({ CORS_ORIGINS: '*' }).http.corsOrigins).toBe('*');
+    expect(loadConfig({ CORS_ORIGINS: 'none' }).http.corsOrigins).toEqual([]);
+    expect(loadConfig({ CORS_ORIGINS: 'https://app.example.com, http://localhost:5173/' }).http.corsOrigins).toEqual(['https://app.example.com', 'http://localhost:5173']);
+    expect(() => loadConfig({ CORS_ORIGINS: 'https://app.example.com/path,ftp://x.org,app.example.com' })).toThrow(
+      /CORS_ORIGINS must be \*, none, or a comma-separated list of origins[^\n]*"https:\/\/app\.example\.com\/path"\n[^\n]*"ftp:\/\/x\.org"\n[^\n]*"app\.example\.com"/,
+    );
+  });
+
   it('times out requests by default, and keeps the idle-connection time-out above the longest silent answer', () => {
-    expect(loadConfig({}).http).toEqual({ requestTimeoutMs: 30_000, connectionTimeoutMs: 120_000 });
+    expect(loadConfig({}).http).toEqual({ requestTimeoutMs: 30_000, connectionTimeoutMs: 120_000, corsOrigins: '*' });
     expect(loadConfig({ REQUEST_TIMEOUT_MS: '1000' }).http.requestTimeoutMs).toBe(1000);
     expect(loadConfig({ SQL_TIMEOUT_SECONDS: '300' }).http.connectionTimeoutMs).toBe(600_000);
     expect(loadConfig({ CONNECTION_TIMEOUT_MS: '0' }).http.connectionTimeoutMs).toBe(0);

@@ -33,9 +33,9 @@ afterAll(async () => {
   rmSync(out, { recursive: true, force: true });
 });
 
-function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/export-cli.ts', ...args], {
-    env: { ...process.env, TXA_URL: url, TXA_API_KEY: key },
+    env: { ...process.env, TXA_URL: url, TXA_API_KEY: key, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -100,3 +100,13 @@ it('passes the ML options: --stratify-by with --sample, --normalize, --normalize
   expect(refused.code).toBe(2);
   expect(refused.stderr).toMatch(/--stratify-by needs --sample RATE/);
 }, 120_000);
+
+it('says a missing key is missing (not that the service cannot be reached), and a refused key is refused', async () => {
+  const missing = await cli(['sql', 'SELECT 1'], { TXA_API_KEY: '' });
+  expect(missing.code).toBe(2);
+  expect(missing.stderr).toMatch(/no API key: pass --key or set TXA_API_KEY/);
+  expect(missing.stderr).not.toMatch(/cannot reach/);
+  const wrong = await cli(['sql', 'SELECT 1'], { TXA_API_KEY: 'txa_not_a_real_key_0000000000000000' });
+  expect(wrong.code).toBe(1);
+  expect(wrong.stderr).toMatch(/failed: 40[13] .*check the key given with --key or TXA_API_KEY/);
+}, 60_000);

@@ -104,7 +104,10 @@ describe('GET /api/v1/transactions', () => {
     ['limit=1.5', /limit/],
     ['offset=-1', /offset/],
     ['offset=x', /offset/],
-    ['offset=9950&limit=100', /offset \+ limit must be at most 10000/],
+    // The advice names what reaches further: the cursor.
+    ['offset=9950&limit=100', /offset \+ limit must be at most 10000 \(got 10050\); to page further, drop offset and pass the meta\.next of each page as cursor/],
+    ['cursor=', /cursor/],
+    ['cursor=bm90LWEtdG9rZW4', /cursor is not a pagination token this method issued/],
     ['date_from=2024-13-01', /date_from/],
     ['date_from=2025-02-30', /date_from/],
     ['date_to=20250101', /date_to/],
@@ -115,6 +118,70 @@ describe('GET /api/v1/transactions', () => {
     const body = await get<{ error: string; message: string }>(`/api/v1/transactions?${qs}`, 400);
     expect(body.error).toBe('Bad Request');
     expect(body.message).toMatch(pattern);
+  });
+});
+
+describe('GET /api/v1/transactions keyset cursor (meta.next)', () => {
+  type Page = Envelope<Transaction[]> & { meta: { next: string | null } };
+
+  it('walks a whole day with cursor = meta.next: every record once, in order, past any offset window', async () => {
+    const where = "block_time >= toDateTime({from:UInt32}, 'UTC') AND block_time <= toDateTime({to:UInt32}, 'UTC') AND protocol_name IN {a:Array(String)}";
+    const all = await transactionsWhere(t.services, where, { from: DAY2_START, to: DAY2_START + 86_399, a: active });
+    expect(all.length).toBeGreaterThan(300); // several pages
+    const seen: Transaction[] = [];
+    let url = `/api/v1/transactions?date_from=${DAY2}&date_to=${DAY2}&limit=137`;
+    for (let pages = 0; pages < 100; pages += 1) {
+      const page = await get<Page>(url);
+      seen.push(...page.data);
+      expect(page.meta.offset).toBe(0);
+      if (page.meta.next === null) break;
+      expect(page.data).toHaveLength(137);
+      url = `/api/v1/transactions?date_from=${DAY2}&date_to=${DAY2}&limit=137&cursor=${encodeURIComponent(page.meta.next)}`;
+    }
+    expect(seen).toEqual(all);
+  });
+
+  it('an offset page also carries meta.next, resuming right after its last row', async () => {
+    const long = await get<Page>('/api/v1/transactions?limit=40');
+    const first = await get<Page>('/api/v1/transactions?limit=10&offset=20');
+    expect(first.data).toEqual(long.data.slice(20, 30));
+    const after = await get<Page>(`/api/v1/transactions?limit=10&cursor=${encodeURIComponent(first.meta.next!)}`);
+    expect(after.data).toEqual(long.data.slice(30, 40));
+  });
+
+  it('is the JSON-RPC paginationToken of the same listing (one signed codec for every door)', async () => {
+    const rpc = await t.services.operatorAnalytics.transactions({ filters: { protocols: ['jupiter_v6'] }, sortOrder: 'desc', limit: 5 });
+    const rest = await get<Page>(`/api/v1/transactions?protocol_name=jupiter_v6&limit=5&cursor=${encodeURIComponent(rpc.next!)}`);
+    const rpc2 = await t.services.operatorAnalytics.transactions({ filters: { protocols: ['jupiter_v6'] }, sortOrder: 'desc', limit: 5, cursor: rpc.next! });
+    expect(rest.data).toEqual(rpc2.data);
+    expect(rest.meta.next).toBe(rpc2.next);
+  });
+
+  it('refuses a cursor of other filters, an edited cursor, and cursor with offset, with advice', async () => {
+    const page = await get<Page>('/api/v1/transactions?protocol_name=pump_fun&limit=3');
+    const cursor = page.meta.next!;
+    const other = await get<{ message: string }>(`/api/v1/transactions?protocol_name=whirlpool&cursor=${encodeURIComponent(cursor)}`, 400);
+    expect(other.message).toMatch(/cursor belongs to a listing with other filters/);
+    const edited = `${cursor.slice(0, -2)}${cursor.endsWith('A') ? 'B' : 'A'}`;
+    expect((await get<{ message: string }>(`/api/v1/transactions?protocol_name=pump_fun&cursor=${edited}`, 400)).message).toMatch(/cursor is not a pagination token/);
+    const both = await get<{ message: string }>(`/api/v1/transactions?protocol_name=pump_fun&offset=3&cursor=${encodeURIComponent(cursor)}`, 400);
+    expect(both.message).toMatch(/cursor and offset cannot be combined/);
+  });
+
+  it('is declared in the OpenAPI document: the cursor parameter and meta.next', async () => {
+    const doc = (await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
+    const op = doc.paths['/api/v1/transactions'].get;
+    const cursor = op.parameters.find((p: { name: string }) => p.name === 'cursor');
+    expect(cursor).toMatchObject({ in: 'query', required: false, schema: { type: 'string', maxLength: 1024 } });
+    expect(op['x-cross-field-rules']).toContainEqual({ rule: 'issued', param: 'cursor', by: 'meta.next' });
+    const meta = op.responses['200'].content['application/json'].schema.properties.meta;
+    // OpenAPI 3.0 spells string-or-null as nullable.
+    expect(meta.properties.next).toMatchObject({ type: 'string', nullable: true });
+  });
+
+  it('says next: null on the last page', async () => {
+    const page = await get<Page>('/api/v1/transactions?date_from=2030-01-01');
+    expect(page.meta.next).toBeNull();
   });
 });
 

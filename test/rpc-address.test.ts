@@ -75,9 +75,9 @@ describe('defaults and options', () => {
     expect((await rpc.error('getTransactionsForAddress', [demoHot, { limit: 0 }])).code).toBe(-32602);
   });
 
-  it('transactionDetails "signatures": signature, slot, blockTime and success only', async () => {
+  it('transactionDetails "signatures": signature, instructionIndex, slot, blockTime and success only', async () => {
     const page = await rpc.call<Page<Record<string, unknown>>>('getTransactionsForAddress', [HOT, { transactionDetails: 'signatures', limit: 40 }]);
-    const expected = (await ref(HOT)).slice(0, 40).map((t) => ({ signature: t.signature, slot: t.slot, blockTime: t.blockTime, success: t.success }));
+    const expected = (await ref(HOT)).slice(0, 40).map((t) => ({ signature: t.signature, instructionIndex: t.instructionIndex, slot: t.slot, blockTime: t.blockTime, success: t.success }));
     expect(page.data).toEqual(expected);
     expect(typeof page.paginationToken).toBe('string');
   });
@@ -174,6 +174,16 @@ describe('pagination', () => {
     expect(await walk(demoHot, { sortOrder }, 100)).toEqual(await ref(demoHot, '1', {}, order));
   });
 
+  it('tells apart two instructions of one transaction by instructionIndex', async () => {
+    const addr = b58('two-instructions', 44);
+    const [base] = hotRecords('twoix', 1);
+    await ingest(ctx.services, [0, 3].map((i) => ({ ...base!, instruction_index: i, accounts: [addr] })));
+    for (const transactionDetails of ['full', 'signatures'] as const) {
+      const page = await rpc.call<Page<{ signature: string; instructionIndex: number }>>('getTransactionsForAddress', [addr, { transactionDetails }]);
+      expect(page.data.map((t) => [t.signature, t.instructionIndex])).toEqual([[base!.signature, 0], [base!.signature, 3]]);
+    }
+  });
+
   it('signatures-only pages walk the same records', async () => {
     const data = await walk(HOT, { transactionDetails: 'signatures', filters: { status: 'succeeded' } }, 11);
     expect(data.map((t) => t.signature)).toEqual((await ref(HOT, 'success')).map((t) => t.signature));
@@ -266,7 +276,7 @@ describe('a hot address\'s whole history, page by page, against the reference (i
       for (const limit of [1, 7, 100]) expect(await walk(HOT, { filters, sortOrder }, limit)).toEqual(expected);
       // Signatures-only pages: the same records, four fields each.
       expect(await walk(HOT, { filters, sortOrder, transactionDetails: 'signatures' }, 13))
-        .toEqual(expected.map((t) => ({ signature: t.signature, slot: t.slot, blockTime: t.blockTime, success: t.success })));
+        .toEqual(expected.map((t) => ({ signature: t.signature, instructionIndex: t.instructionIndex, slot: t.slot, blockTime: t.blockTime, success: t.success })));
     }
   });
 

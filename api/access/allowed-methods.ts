@@ -13,6 +13,9 @@ interface KnownRoute {
   readonly methods: Set<string>;
 }
 
+/** The routes registered so far, learnt as they are (shared by the 405 answer and CORS preflights). */
+export type RouteTable = ReadonlyMap<string, KnownRoute>;
+
 /** A route's URL (find-my-way syntax: `:param`, `:param(regex)`, `*`) as a regular expression
  *  over a request path. A path parameter is one non-empty segment; `*` is any rest. */
 export function routePattern(url: string): RegExp {
@@ -31,12 +34,8 @@ export function allowedMethods(routes: Iterable<KnownRoute>, path: string): stri
   return [...methods].sort().join(', ');
 }
 
-/**
- * Install the 405 answer. Call before the routes are registered (it learns them as they
- * are) and after access control (a 405 is a request like any other: authenticated first
- * where its path needs a key, and counted against the rate limit).
- */
-export function installMethodNotAllowed(app: FastifyInstance): void {
+/** Learn every route registered after this call (its URL pattern and methods). */
+export function learnRoutes(app: FastifyInstance): RouteTable {
   const routes = new Map<string, KnownRoute>();
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
@@ -48,6 +47,16 @@ export function installMethodNotAllowed(app: FastifyInstance): void {
     }
     routes.set(route.url, known);
   });
+  return routes;
+}
+
+/**
+ * Install the 405 answer. Call before the routes are registered (it learns them as they
+ * are) and after access control (a 405 is a request like any other: authenticated first
+ * where its path needs a key, and counted against the rate limit). OPTIONS on an API door's
+ * path never gets here: CORS (cors.ts) answers it first.
+ */
+export function installMethodNotAllowed(app: FastifyInstance, routes: RouteTable): void {
   app.addHook('onRequest', async (req: FastifyRequest, reply) => {
     if (!req.is404) return;
     const allow = allowedMethods(routes.values(), pathOf(req.url));

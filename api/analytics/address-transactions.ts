@@ -8,7 +8,7 @@ import type { Warehouse } from '../../warehouse/warehouse.ts';
 import { addFilter, commonConditions, type Conditions } from './question/model.ts';
 import { decodeToken, encodeToken, isUInt, listingFingerprint } from './page-token.ts';
 import { toTransaction, TX_COLUMNS, type TxRow } from './transactions.ts';
-import type { Page, SortOrder, Transaction, TransactionFilters } from './types.ts';
+import type { AddressTransaction, Page, SortOrder, TransactionFilters } from './types.ts';
 import { TABLES } from '../../warehouse/tables.ts';
 
 /** Filters of an address listing: the listing filters except instructionTypes. */
@@ -129,7 +129,7 @@ type ListingRow = TxRow & { sk: string };
  * 64-bit hash — are served together, ordered by signature, so the keyset cursor, which
  * names that triple, never splits them.
  */
-export async function listAddressTransactions(wh: Warehouse, req: AddressListRequest, visible: readonly string[]): Promise<Page<Transaction>> {
+export async function listAddressTransactions(wh: Warehouse, req: AddressListRequest, visible: readonly string[]): Promise<Page<AddressTransaction>> {
   if (visible.length === 0) return { data: [], next: null };
   const cursor = req.cursor === undefined ? undefined : decode(req.cursor, req);
   const built = listingConditions(req.address, req.filters, visible);
@@ -179,7 +179,7 @@ export async function listAddressTransactions(wh: Warehouse, req: AddressListReq
   }
   const last = out.at(-1);
   return {
-    data: out.map(toTransaction),
+    data: out.map((r) => ({ ...toTransaction(r), instructionIndex: Number(r.instruction_index) })),
     next: more && last
       ? encode({ blockTime: Number(last.block_time), sigKey: last.sk, instructionIndex: Number(last.instruction_index) }, req)
       : null,

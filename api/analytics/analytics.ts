@@ -42,7 +42,7 @@ import { ResultCache } from './result-cache.ts';
 import { SharedReads } from './shared-reads.ts';
 import { SignatureLookup } from './signature-lookup.ts';
 import { listTransactions } from './transactions.ts';
-import type { InstructionTypeStats, ListRequest, Page, ProtocolStats, TimeRange, TopProtocol, Transaction, ActivityBucket } from './types.ts';
+import type { AddressTransaction, InstructionTypeStats, ListRequest, Page, ProtocolStats, TimeRange, TopProtocol, Transaction, ActivityBucket } from './types.ts';
 
 export type { TopSortBy };
 
@@ -368,7 +368,7 @@ export class Analytics {
   }
 
   /** One page of an address's records (its accounts or program id), of the visible protocols. */
-  async addressTransactions(req: AddressListRequest): Promise<Page<Transaction>> {
+  async addressTransactions(req: AddressListRequest): Promise<Page<AddressTransaction>> {
     const visible = await this.visibleProtocols(req.filters.protocols);
     // Concurrent requests for the same page share one read (shared-reads.ts); a page's
     // records are fresh objects per read, and callers only map them, never mutate.

@@ -5,6 +5,7 @@
 // Bounded by weight, not only by count: callers choose the keys (every distinct range is
 // an entry), and one activity answer can hold 10000 buckets, so a count limit alone let a
 // client fill memory with large answers. Expired entries are swept out, not merely skipped.
+import { RESULT_CACHE_TTL_MS } from '../../core/limits.ts';
 import type { DataVersion } from '../../warehouse/data-version.ts';
 
 interface Entry {
@@ -22,7 +23,7 @@ export class ResultCache {
 
   constructor(
     private readonly dataVersion: DataVersion,
-    private readonly ttlMs = 2000,
+    private readonly ttlMs = RESULT_CACHE_TTL_MS,
     private readonly maxEntries = 5000,
     /** Most answer items (buckets, rows) held in all entries together. */
     private readonly maxWeight = 200_000,

@@ -4,7 +4,7 @@ import type { SortOrder, TxStatus } from '../../core/vocabulary/primitives.ts';
 import type { PageDirection } from './page-token.ts';
 import type { TimeRange } from './time-range.ts';
 
-export type { ActivityBucket, InstructionTypeStats, ProtocolStats, TopProtocol, Transaction } from '../../core/vocabulary/answers.ts';
+export type { ActivityBucket, AddressTransaction, InstructionTypeStats, ProtocolStats, TopProtocol, Transaction } from '../../core/vocabulary/answers.ts';
 export type { SortOrder, TimeRange, TxStatus };
 
 export interface TransactionFilters {

@@ -95,7 +95,13 @@ export const query = {
     maximum: LIST_LIMITS.restTransactions.max,
     description: `Rows per page, 1-${LIST_LIMITS.restTransactions.max}`,
   }), LIST_LIMITS.restTransactions.default),
-  offset: withDefault(Type.Integer({ minimum: 0, description: `Rows to skip; offset + limit is at most ${REST_OFFSET_WINDOW}` }), 0),
+  offset: withDefault(Type.Integer({ minimum: 0, description: `Rows to skip; offset + limit is at most ${REST_OFFSET_WINDOW} (page further with cursor)` }), 0),
+  /** The keyset cursor: the same signed token as JSON-RPC's paginationToken (api/analytics/page-token.ts). */
+  cursor: Type.String({
+    minLength: 1,
+    maxLength: PAGE_TOKEN_MAX_CHARS,
+    description: 'meta.next of the previous page, unchanged, to continue right after it (with the same filters); reaches every record of any range. Not combined with offset',
+  }),
   granularity: withDefault(stringEnum(['hour', 'day'], 'Bucket size'), 'hour'),
 };
 

@@ -24,6 +24,10 @@ export const Meta = Type.Object({
   offset: Type.Optional(int),
   count: Type.Integer({ description: 'Items in data (1 for a single object)' }),
   total: Type.Optional(Type.Integer({ description: 'All matching records, where cheap to know (views)' })),
+  next: Type.Optional(Type.Unsafe<string | null>({
+    type: ['string', 'null'],
+    description: 'Keyset listings: pass it back as cursor for the page after this one; null on the last page',
+  })),
   protocolName: Type.Optional(nullableStr),
   dateFrom: Type.Optional(nullableStr),
   dateTo: Type.Optional(nullableStr),

@@ -3,7 +3,7 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import { invalidParams, notFound } from '../../core/errors.ts';
 import { LIST_LIMITS, REST_OFFSET_WINDOW } from '../../core/limits.ts';
-import { FailedTransaction, Transaction } from '../../core/vocabulary/answers.ts';
+import { AddressTransaction, FailedTransaction, Transaction } from '../../core/vocabulary/answers.ts';
 import type { Analytics } from '../analytics/analytics.ts';
 import type { TransactionFilters } from '../analytics/types.ts';
 import { dayRange, rangeMeta } from './rest-params.ts';
@@ -14,8 +14,8 @@ import { Address, AddressFilters, blockTime, dayRangeQuery, Filters, limit, list
 const closed = { additionalProperties: false } as const;
 /** A page of a keyset listing: pass paginationToken back for the next page (null on the last). */
 const page = <T extends TSchema>(item: T) => Type.Object({ data: Type.Array(item), paginationToken: Type.Union([Type.String(), Type.Null()]) }, closed);
-/** transactionDetails "signatures": the signature-level fields, as getSignaturesForAddress gives. */
-export const SignatureInfo = Type.Pick(Transaction, ['signature', 'slot', 'blockTime', 'success'], closed);
+/** transactionDetails "signatures": the signature-level fields, as getSignaturesForAddress gives, and the instruction's index. */
+export const SignatureInfo = Type.Pick(AddressTransaction, ['signature', 'instructionIndex', 'slot', 'blockTime', 'success'], closed);
 
 /** Every active-protocol name in the filters must exist; the error names its position. */
 async function checkProtocols(a: Analytics, names: readonly string[] | undefined): Promise<void> {
@@ -36,6 +36,7 @@ const ListQuery = Type.Object({
   signature: Type.Optional(query.signature),
   limit: query.limit,
   offset: query.offset,
+  cursor: Type.Optional(query.cursor),
 });
 const FailedOptions = options({
   protocolName: Type.Optional(ProtocolName),
@@ -87,29 +88,40 @@ export const transactions: Operation = {
       summary: 'List transactions',
       description: 'Instruction records, newest first (block time, then signature, then instruction index). ' +
         'Equals JSON-RPC getTransactions with sortOrder desc and the same filters. ' +
-        `offset + limit may reach ${REST_OFFSET_WINDOW}; go further back with date_to.`,
+        `offset + limit may reach ${REST_OFFSET_WINDOW}; to walk further (any day, any size), pass meta.next back as cursor. ` +
+        'The cursor is the JSON-RPC paginationToken of getTransactions (sortOrder desc, same filters): one signed codec for every door.',
       querystring: ListQuery,
-      ...crossFieldRules(DAYS_IN_ORDER, { rule: 'sumAtMost', params: ['offset', 'limit'], maximum: REST_OFFSET_WINDOW }),
+      ...crossFieldRules(
+        DAYS_IN_ORDER,
+        { rule: 'sumAtMost', params: ['offset', 'limit'], maximum: REST_OFFSET_WINDOW },
+        // A cursor only the server mints (and never together with an offset).
+        { rule: 'issued', param: 'cursor', by: 'meta.next' },
+      ),
       response: { 200: envelope(Type.Array(Transaction), 'A page of transactions'), ...errors(400, 401, 403, 429) },
     },
     async run(a, req) {
       const q = filled(ListQuery, req.query);
       const days = dayRange(q);
       if (q.offset + q.limit > REST_OFFSET_WINDOW) {
-        throw invalidParams(`offset + limit must be at most ${REST_OFFSET_WINDOW} (got ${q.offset + q.limit}); narrow the range with date_to instead`, 'offset');
+        throw invalidParams(`offset + limit must be at most ${REST_OFFSET_WINDOW} (got ${q.offset + q.limit}); `
+          + 'to page further, drop offset and pass the meta.next of each page as cursor (it reaches every record)', 'offset');
+      }
+      if (q.cursor !== undefined && q.offset !== 0) {
+        throw invalidParams('cursor and offset cannot be combined: the cursor already says where the page starts; drop offset', 'offset');
       }
       const filters: TransactionFilters = {};
       if (q.protocol_name !== undefined) filters.protocols = [q.protocol_name];
       if (q.program_id !== undefined) filters.programIds = [q.program_id];
       if (q.signature !== undefined) filters.signatures = [q.signature];
       if (days.range.gte !== undefined || days.range.lte !== undefined) filters.blockTime = days.range;
-      // One keyset page as deep as offset + limit, so a page equals the JSON-RPC answer's slice.
-      const p = await a.transactions({ filters, sortOrder: 'desc', limit: q.offset + q.limit });
+      // One keyset page as deep as offset + limit (a page equals the JSON-RPC answer's slice),
+      // or the keyset page after the cursor. Either way the page's next cursor resumes after its last row.
+      const p = await a.transactions({ filters, sortOrder: 'desc', limit: q.offset + q.limit, cursor: q.cursor });
       const data = p.data.slice(q.offset);
       // The total is cheap (hourly view plus ragged edges) unless a filter the view lacks is set.
       const cheap = q.program_id === undefined && q.signature === undefined;
       const total = cheap ? await a.transactionCount(filters.protocols, days.range) : undefined;
-      const meta = { limit: q.limit, offset: q.offset, count: data.length, protocolName: q.protocol_name ?? null, ...rangeMeta(days) };
+      const meta = { limit: q.limit, offset: q.offset, count: data.length, next: p.next, protocolName: q.protocol_name ?? null, ...rangeMeta(days) };
       return ok(data, total === undefined ? meta : { ...meta, total });
     },
   }),
@@ -124,7 +136,7 @@ export const addressTransactions: Operation = {
       optional('options', AddressOptions, 'Listing options: transactionDetails, sortOrder, limit, paginationToken, filters'),
     ],
     result: Type.Union([
-      page(strict(Transaction)),
+      page(strict(AddressTransaction)),
       page(SignatureInfo),
       // transactionDetails "none": only how many records match.
       Type.Object({ data: Type.Array(Type.Never(), { maxItems: 0 }), paginationToken: Type.Null(), count: Type.Integer({ minimum: 0 }) }, closed),
@@ -140,7 +152,7 @@ export const addressTransactions: Operation = {
       }
       const p = await a.addressTransactions({ address, filters, sortOrder: o.sortOrder, limit: o.limit, cursor: o.paginationToken });
       if (o.transactionDetails === 'full') return { data: p.data, paginationToken: p.next };
-      return { data: p.data.map(({ signature, slot, blockTime, success }) => ({ signature, slot, blockTime, success })), paginationToken: p.next };
+      return { data: p.data.map(({ signature, instructionIndex, slot, blockTime, success }) => ({ signature, instructionIndex, slot, blockTime, success })), paginationToken: p.next };
     },
   }),
 };

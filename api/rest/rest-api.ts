@@ -11,7 +11,7 @@ import { CATALOG, restRoutesOf, type Operation } from '../catalog/catalog.ts';
 
 /** REST's names for the analytics layer's logical parameters. */
 const REST_WORDING: Wording = {
-  params: { protocol: 'protocol_name', protocols: 'protocol_name', range: 'date_from..date_to', cursor: 'offset', order: 'order' },
+  params: { protocol: 'protocol_name', protocols: 'protocol_name', range: 'date_from..date_to', cursor: 'cursor', order: 'order' },
   hints: { protocols: 'GET /api/v1/stats lists the available ones', coarserBucket: 'granularity=day' },
 };
 

@@ -61,7 +61,10 @@ const inexactParams = new WeakMap<object, string>();
  * lost digits in parsing are remembered (from the raw text), so they are refused rather
  * than answered with an id the client never sent.
  */
-export function parseRpcBody(text: string): unknown {
+export function parseRpcBody(raw: string): unknown {
+  // One leading UTF-8 byte order mark is no part of the JSON text (RFC 8259 section 8.1 lets a
+  // parser ignore it); the other doors' parser (Fastify's, secure-json-parse) drops it too.
+  const text = raw.charCodeAt(0) === 0xfeff ? raw.slice(1) : raw;
   let body: unknown;
   try {
     body = JSON.parse(text);

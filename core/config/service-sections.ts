@@ -7,16 +7,19 @@ import path from 'node:path';
 import { EXPORT_INGEST_RESERVE_BYTES, PROCESS_STALL_EXIT_MS } from '../limits.ts';
 import { PLAN_EXPORT_DISK_SHARE, PLAN_EXPORT_JOB_BYTES, PLAN_EXPORT_KEY_BYTES, PLAN_EXPORT_MAX_JOBS, PLAN_EXPORT_MAX_ROWS } from '../plans.ts';
 import type { EnvReader } from './env-reader.ts';
-import type { Config, ExportConfig, LogLevel } from './types.ts';
+import type { Config, ExportConfig, LogFormat, LogLevel } from './types.ts';
 
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+const LOG_FORMATS: readonly LogFormat[] = ['auto', 'json', 'pretty'];
 
-export function operatorSection(r: EnvReader): Pick<Config, 'logLevel' | 'adminToken' | 'adminTokenGenerated'> {
+export function operatorSection(r: EnvReader): Pick<Config, 'logLevel' | 'logFormat' | 'adminToken' | 'adminTokenGenerated'> {
   const logLevel = (r.str('LOG_LEVEL') ?? 'info') as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) r.problem(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  const logFormat = (r.str('LOG_FORMAT') ?? 'auto').toLowerCase() as LogFormat;
+  if (!LOG_FORMATS.includes(logFormat)) r.problem(`LOG_FORMAT must be one of ${LOG_FORMATS.join(', ')}, got "${logFormat}"`);
   const given = r.str('ADMIN_TOKEN');
   if (given !== undefined && given.length < 16) r.problem('ADMIN_TOKEN must be at least 16 characters');
-  return { logLevel, adminToken: given ?? randomBytes(24).toString('base64url'), adminTokenGenerated: given === undefined };
+  return { logLevel, logFormat, adminToken: given ?? randomBytes(24).toString('base64url'), adminTokenGenerated: given === undefined };
 }
 
 export function accessSection(r: EnvReader): Config['access'] {
@@ -68,7 +71,27 @@ export function httpSection(r: EnvReader, longestSilenceSeconds: number): Config
   if (connectionTimeoutMs !== 0 && connectionTimeoutMs <= Math.max(sqlTimeoutMs, requestTimeoutMs)) {
     r.problem(`CONNECTION_TIMEOUT_MS must be 0 or more than SQL_TIMEOUT_SECONDS and ANALYTICS_TIMEOUT_SECONDS (${sqlTimeoutMs} ms) and REQUEST_TIMEOUT_MS (${requestTimeoutMs} ms), got ${connectionTimeoutMs}`);
   }
-  return { requestTimeoutMs, connectionTimeoutMs };
+  return { requestTimeoutMs, connectionTimeoutMs, corsOrigins: corsOrigins(r) };
+}
+
+/** CORS_ORIGINS: unset or `*` any origin; `none` no cross-origin access; else a comma list of exact origins. */
+function corsOrigins(r: EnvReader): '*' | readonly string[] {
+  const raw = r.str('CORS_ORIGINS');
+  if (raw === undefined || raw === '*') return '*';
+  if (raw.toLowerCase() === 'none') return [];
+  const origins: string[] = [];
+  for (const item of raw.split(',').map((s) => s.trim()).filter((s) => s !== '')) {
+    let origin: string | undefined;
+    try {
+      const u = new URL(item);
+      // An origin is scheme, host and port only: what a browser sends in the Origin header.
+      if ((u.protocol === 'http:' || u.protocol === 'https:') && u.origin === item.replace(/\/$/, '')) origin = u.origin;
+    } catch { /* reported below */ }
+    if (origin === undefined) r.problem(`CORS_ORIGINS must be *, none, or a comma-separated list of origins like https://app.example.com (scheme, host, optional port; no path), got "${item.slice(0, 100)}"`);
+    else origins.push(origin);
+  }
+  if (origins.length === 0 && r.problems.length === 0) r.problem('CORS_ORIGINS lists no origin; use none for no cross-origin access');
+  return origins;
 }
 
 export function exportsSection(r: EnvReader, dataDir: string, sqlTimeoutSeconds: number): ExportConfig {

@@ -2,6 +2,8 @@
 // service, each documented with the variable that sets it.
 import type { Plan } from '../plans.ts';
 
+/** LOG_FORMAT: json lines, pretty lines for a person, or auto (pretty on a terminal). */
+export type LogFormat = 'auto' | 'json' | 'pretty';
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
 export interface Config {
@@ -49,6 +51,8 @@ export interface Config {
   adminToken: string;
   adminTokenGenerated: boolean;
   logLevel: LogLevel;
+  /** LOG_FORMAT (default auto: pretty lines on a terminal, JSON lines when piped). */
+  logFormat: LogFormat;
   ingest: {
     maxBodyBytes: number;
     maxRecordBytes: number;
@@ -104,6 +108,13 @@ export interface Config {
      * longest an answer can legitimately be silent while the engine works.
      */
     connectionTimeoutMs: number;
+    /**
+     * Origins whose pages may call the API doors from a browser (CORS_ORIGINS): '*' any
+     * (the default: keys travel in a header or the query, never in a cookie), a list of
+     * exact origins, or an empty list (CORS_ORIGINS=none) for no cross-origin access.
+     * The dashboard (cookies) is same-origin whatever this says (docs/browser-clients.md).
+     */
+    corsOrigins: '*' | readonly string[];
   };
   /** Dashboard accounts and sessions (docs/dashboard.md). */
   dashboard: {

@@ -26,6 +26,13 @@ export const Transaction = Type.Object({
   success: Type.Boolean(),
 });
 
+/** A record of an address listing: the transaction object and which of its instructions it is
+ *  (one transaction can touch an address in several instructions; without it they look alike). */
+export const AddressTransaction = Type.Object({
+  ...Transaction.properties,
+  instructionIndex: int('Position of the instruction in its transaction, from 0: tells apart the records of one transaction'),
+});
+
 export const ProtocolStats = Type.Object({
   protocolName: str(),
   totalTransactions: int(),
@@ -144,6 +151,7 @@ export const GlobalStats = Type.Object({
 });
 
 export type Transaction = Static<typeof Transaction>;
+export type AddressTransaction = Static<typeof AddressTransaction>;
 export type ProtocolStats = Static<typeof ProtocolStats>;
 export type ActivityBucket = Static<typeof ActivityBucket>;
 export type InstructionTypeStats = Static<typeof InstructionTypeStats>;

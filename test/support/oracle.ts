@@ -217,8 +217,13 @@ export const ADDRESS_ORDER = {
  * condition `where`, in `order`: the reference of every transaction listing.
  */
 export async function transactionsWhere(s: Db, where = '1', params: Params = {}, order: string = LISTING_ORDER.desc): Promise<TxObject[]> {
+  return (await rowsWhere(s, where, params, order)).map(({ instructionIndex: _i, ...tx }) => tx);
+}
+
+/** transactionsWhere with each record's instruction index (the address listing's rows carry it). */
+async function rowsWhere(s: Db, where: string, params: Params, order: string): Promise<(TxObject & { instructionIndex: number })[]> {
   const rows = await s.wh.query<Record<string, string | number | boolean>>(
-    `SELECT signature, toString(slot) AS slot, toUInt32(block_time) AS bt, program_id, protocol_name, instruction_type,
+    `SELECT signature, instruction_index, toString(slot) AS slot, toUInt32(block_time) AS bt, program_id, protocol_name, instruction_type,
             fee, compute_units, accounts_count, success
      FROM transactions WHERE protocol_name IN {o_active:Array(String)} AND (${where}) ORDER BY ${order}`,
     { params: { ...params, o_active: ACTIVE_PROTOCOLS } },
@@ -234,12 +239,13 @@ export async function transactionsWhere(s: Db, where = '1', params: Params = {},
     computeUnits: Number(r.compute_units),
     accountsCount: Number(r.accounts_count),
     success: Boolean(r.success),
+    instructionIndex: Number(r.instruction_index),
   }));
 }
 
-/** An address's records (it is one of the accounts, or the program id), matching `where`. */
-export async function addressTransactions(s: Db, address: string, where = '1', params: Params = {}, order: string = ADDRESS_ORDER.asc): Promise<TxObject[]> {
-  return transactionsWhere(s, `(has(accounts, {o_addr:String}) OR program_id = {o_addr:String}) AND (${where})`, { ...params, o_addr: address }, order);
+/** An address's records (it is one of the accounts, or the program id), matching `where`, with their instruction index. */
+export async function addressTransactions(s: Db, address: string, where = '1', params: Params = {}, order: string = ADDRESS_ORDER.asc): Promise<(TxObject & { instructionIndex: number })[]> {
+  return rowsWhere(s, `(has(accounts, {o_addr:String}) OR program_id = {o_addr:String}) AND (${where})`, { ...params, o_addr: address }, order);
 }
 
 /** The visible record of a signature with the lowest instruction index, or null. */
