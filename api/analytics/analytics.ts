@@ -30,7 +30,7 @@ import { PRESETS, toActivity, toInstructionTypes, toStats, toTop, type TopSortBy
 import { toComparison, toPerformance, type ProtocolComparisonItem, type ProtocolPerformance } from './protocol-reports.ts';
 import { resolveProtocols, unknownProtocol, type ProtocolAsk } from './protocol-scope.ts';
 import { compile, costShapeOf, readRows, type AnswerRow, type CompiledStatement, type Question, type QuestionFilters } from './question/compile.ts';
-import type { Statement } from './question/model.ts';
+import { MEASURES, type Measures, type Statement } from './question/model.ts';
 import { bucketCount, type ActivityGranularity, type Granularity } from './question/granularity.ts';
 import { ResultCache } from './result-cache.ts';
 import { SharedReads } from './shared-reads.ts';
@@ -73,6 +73,8 @@ export class Analytics {
     private readonly wh: Warehouse,
     private readonly registry: ProtocolRegistry,
     private readonly dataVersion: DataVersion,
+    /** The question model's measures this service answers (the model's; a test may add some). */
+    readonly measures: Measures = MEASURES,
   ) {
     this.cache = new ResultCache(dataVersion);
     this.signatures = new SignatureLookup(wh);
@@ -127,19 +129,19 @@ export class Analytics {
   private rows(q: Question, statement: CompiledStatement | undefined): Promise<AnswerRow[]> {
     if (statement === undefined) return Promise.resolve([]);
     return this.cache.get(`q:${statement.sql}:${JSON.stringify(statement.params)}`,
-      async () => readRows(q, await this.wh.query<Record<string, unknown>>(statement.sql, { params: statement.params })));
+      async () => readRows(q, await this.wh.query<Record<string, unknown>>(statement.sql, { params: statement.params }), this.measures));
   }
 
   private ask(q: Question): Promise<AnswerRow[]> {
-    return this.rows(q, compile(q));
+    return this.rows(q, compile(q, this.measures));
   }
 
   private prepared<T>(q: Question, shape: (rows: AnswerRow[]) => T): Prepared<T> {
-    const statement = compile(q);
+    const statement = compile(q, this.measures);
     return {
       kind: 'prepared',
       statements: statement === undefined ? [] : [statement],
-      shape: statement?.costShape ?? costShapeOf(q),
+      shape: statement?.costShape ?? costShapeOf(q, this.measures),
       answer: async () => shape(await this.rows(q, statement)),
     };
   }

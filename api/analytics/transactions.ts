@@ -3,7 +3,7 @@
 import { MAX_BLOCK_TIME } from '../../core/limits.ts';
 import { BASE58_SIGNATURE } from '../../core/vocabulary/primitives.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
-import { addFilter, commonConditions, type Conditions, type Statement } from './question/model.ts';
+import { addFilter, addRanges, commonConditions, type Conditions, type Statement } from './question/model.ts';
 import { decodeToken, encodeToken, isUInt, listingFingerprint } from './page-token.ts';
 import type { ListRequest, Page, SortOrder, Transaction, TransactionFilters } from './types.ts';
 import { TABLES } from '../../warehouse/tables.ts';
@@ -73,6 +73,8 @@ export function decodeCursor(token: string, field: string, req: Pick<ListRequest
 function filterConditions(filters: TransactionFilters, visible: readonly string[], cursor: Cursor | undefined, order: SortOrder): Conditions {
   const { where, params } = commonConditions(filters, visible);
   addFilter({ where, params }, 'instructionTypes', filters.instructionTypes);
+  addRanges({ where, params }, filters.ranges);
+  addFilter({ where, params }, 'logMessage', filters.logMessage);
   if (cursor) {
     const op = order === 'asc' ? '>' : '<';
     // The plain block_time bound lets the primary key prune; the tuple makes it exact.

@@ -2,6 +2,7 @@
 // vocabulary's (core/vocabulary/: schema and type in one), re-exported for its helpers.
 import type { SortOrder, TxStatus } from '../../core/vocabulary/primitives.ts';
 import type { TimeRange } from './time-range.ts';
+import type { Bounds, RangeFilter } from './question/model.ts';
 
 export type { ActivityBucket, InstructionTypeStats, ProtocolStats, TopProtocol, Transaction } from '../../core/vocabulary/answers.ts';
 export type { SortOrder, TimeRange, TxStatus };
@@ -13,6 +14,10 @@ export interface TransactionFilters {
   programIds?: string[];
   instructionTypes?: string[];
   signatures?: string[];
+  /** Inclusive ranges of record columns (slot, fee, compute units, accounts count). */
+  ranges?: Partial<Record<RangeFilter, Bounds>>;
+  /** Case-insensitive substring of the record's log messages. */
+  logMessage?: string;
 }
 
 export interface ListRequest {
