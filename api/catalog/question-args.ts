@@ -226,7 +226,7 @@ export function transactionsAsk(args: Args, vocab: QuestionVocabulary): Transact
     // Records, in time order.
     const field = sort?.field ?? undefined;
     if (field !== undefined && field !== 'DATE') {
-      throw invalidParams(`sort.field ${field} sorts groups; records are listed in time order (sort.field DATE, sort.direction)`, 'sort');
+      throw invalidParams(`sort.field sorts groups by ${field}; without groupBy or metrics records are in time order (sort.field DATE, sort.direction)`, 'sort');
     }
     const request: ListRequest = {
       filters: listingFilters(f, range),

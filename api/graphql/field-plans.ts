@@ -41,15 +41,16 @@ const FAILURE_KEYS: readonly GroupKey[] = ['protocol', 'instructionType', 'time'
 
 const GRANULARITY: Record<string, Granularity> = { HOUR: 'hour', DAY: 'day', WEEK: 'week', MONTH: 'month' };
 
-const RECOMMENDATION: Record<Recommendation, string> = {
+const RECOMMENDATION: Record<Exclude<Recommendation, 'dropPercentile'>, string> = {
   narrowRange: 'narrow filters.dateRange (fewer days)',
   addProtocol: 'add a protocol (filters.protocols)',
   coarserBucket: 'use a coarser bucket (bucketBy DAY, WEEK or MONTH, or groupBy without HOUR)',
-  dropPercentile: 'drop a percentile metric (P50_…, P95_… or P99_… metrics)',
   useViews: 'drop what only records answer (groupBy PROGRAM_ID; filters slotRange, feeRange, computeRange, accountsCount, success, status, logMessage, programIds, signatures): without them hourly views answer',
 };
 
-export const wordRecommendations = (cost: AnswerCost): string[] => cost.recommendations.map((r) => RECOMMENDATION[r]);
+/** The recommendations in words; the percentile metrics are the vocabulary's. */
+export const wordRecommendations = (cost: AnswerCost, vocab: QuestionVocabulary): string[] => cost.recommendations.map((r) =>
+  (r === 'dropPercentile' ? `drop a percentile metric (${vocab.metrics.filter((m) => m.percentile).map((m) => m.value).join(', ')})` : RECOMMENDATION[r]));
 
 // ---- the node shapes of the schema --------------------------------------------------------
 
@@ -235,7 +236,7 @@ async function queryComplexityPlan(a: Analytics, args: Args, budget: number): Pr
     question: { kind: 'fixed' },
     async run() {
       const cost = await a.cost(listing ?? await prepareTransactions(a, ask, vocab));
-      return { ...cost, withinBudget: cost.score <= budget, recommendations: wordRecommendations(cost) };
+      return { ...cost, withinBudget: cost.score <= budget, recommendations: wordRecommendations(cost, vocab) };
     },
   };
 }
