@@ -189,12 +189,12 @@ export class Analytics {
   }
 
   /** Hourly or daily buckets over a closed range; buckets without records are included as zeros. */
-  async activity(protocolName: string | undefined, range: Required<TimeRange>, interval: ActivityGranularity): Promise<ActivityBucket[]> {
+  async activity(protocolName: string | undefined, range: Required<TimeRange>, interval: Granularity): Promise<ActivityBucket[]> {
     const count = bucketCount(range, interval);
     if (range.lte < range.gte) return [];
     if (count > MAX_ACTIVITY_BUCKETS) {
       throw new AppError(Errors.invalidParams,
-        `${param('range')}: the range spans ${count} ${interval} buckets; at most ${MAX_ACTIVITY_BUCKETS} are allowed (use a shorter range${interval === 'day' ? '' : ` or ${hint('coarserBucket')}`})`,
+        `${param('range')}: the range spans ${count} ${interval} buckets; at most ${MAX_ACTIVITY_BUCKETS} are allowed (use a shorter range${interval === 'hour' ? ` or ${hint('coarserBucket')}` : ''})`,
         { field: 'range' });
     }
     const rows = await this.ask(PRESETS.activity(await this.filters({ kind: 'one', name: protocolName }, range), interval));
