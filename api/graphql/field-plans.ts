@@ -86,7 +86,8 @@ async function prepareTransactions(a: Analytics, ask: TransactionsAsk, vocab: Qu
       ...listing,
       answer: async () => {
         const page = await listing.answer();
-        return { edges: page.edges.map((e) => ({ node: transactionOut(e.node), cursor: e.cursor })), more: page.more };
+        // A record's node: its fields and its UTC day (the node's hour is the HOUR group key, not the record's hour of day).
+        return { edges: page.edges.map((e) => ({ node: { ...e.node, date: transactionOut(e.node).date }, cursor: e.cursor })), more: page.more };
       },
     };
   }
