@@ -2,10 +2,14 @@
 // vocabulary's (core/vocabulary/: schema and type in one), re-exported for its helpers.
 import type { SortOrder, TxStatus } from '../../core/vocabulary/primitives.ts';
 import type { TimeRange } from './time-range.ts';
-import type { Bounds, RangeFilter } from './question/model.ts';
 
 export type { ActivityBucket, InstructionTypeStats, ProtocolStats, TopProtocol, Transaction } from '../../core/vocabulary/answers.ts';
 export type { SortOrder, TimeRange, TxStatus };
+
+/** Record columns a range filter bounds (question/model.ts RANGE_FILTERS writes their conditions). */
+export type RangeFilter = 'slot' | 'fee' | 'computeUnits' | 'accountsCount';
+/** Inclusive bounds; either side may be left out. */
+export interface Bounds { min?: number; max?: number }
 
 export interface TransactionFilters {
   blockTime?: TimeRange;

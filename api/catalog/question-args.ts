@@ -133,8 +133,8 @@ function bounds(r: RangeArg, name: string, max: number): Bounds {
   return out;
 }
 
-/** The record-level filters (ranges, success or status, log messages, programs, signatures): the base table answers them. */
-function recordFilters(f: FiltersArg | null | undefined): Pick<GroupFilters, 'programIds' | 'signatures' | 'success' | 'ranges' | 'logMessage'> {
+/** The record-level filters but the lists (ranges, success or status, log messages): the base table answers them. */
+function recordFilters(f: FiltersArg | null | undefined): Pick<GroupFilters, 'success' | 'ranges' | 'logMessage'> {
   const ranges: Partial<Record<RangeFilter, Bounds>> = {};
   for (const [arg, name] of Object.entries(RANGE_ARGS) as [keyof typeof RANGE_ARGS, RangeFilter][]) {
     const r = f?.[arg];
@@ -149,11 +149,7 @@ function recordFilters(f: FiltersArg | null | undefined): Pick<GroupFilters, 'pr
   if (present(log) && (log.length === 0 || log.length > QUESTION_MAX_LOG_MESSAGE_CHARS)) {
     throw invalidParams(`filters.logMessage must be 1 to ${QUESTION_MAX_LOG_MESSAGE_CHARS} characters long`, 'logMessage');
   }
-  const programIds = list(f?.programIds, 'filters.programIds');
-  const signatures = list(f?.signatures, 'filters.signatures');
   return {
-    ...(programIds ? { programIds } : {}),
-    ...(signatures ? { signatures } : {}),
     ...(success !== undefined ? { success } : {}),
     ...(Object.keys(ranges).length > 0 ? { ranges } : {}),
     ...(present(log) ? { logMessage: log } : {}),
@@ -164,7 +160,16 @@ function recordFilters(f: FiltersArg | null | undefined): Pick<GroupFilters, 'pr
 export function groupFilters(f: FiltersArg | null | undefined, range: TimeRange): GroupFilters {
   const protocols = list(f?.protocols, 'filters.protocols');
   const instructionTypes = list(f?.instructionTypes, 'filters.instructionTypes');
-  return { range, ...(protocols ? { protocols } : {}), ...(instructionTypes ? { instructionTypes } : {}), ...recordFilters(f) };
+  const programIds = list(f?.programIds, 'filters.programIds');
+  const signatures = list(f?.signatures, 'filters.signatures');
+  return {
+    range,
+    ...(protocols ? { protocols } : {}),
+    ...(instructionTypes ? { instructionTypes } : {}),
+    ...(programIds ? { programIds } : {}),
+    ...(signatures ? { signatures } : {}),
+    ...recordFilters(f),
+  };
 }
 
 /** filters.errorPattern of failedTransactions. */
@@ -181,24 +186,6 @@ export type TransactionsAsk =
   | { kind: 'listing'; request: ListRequest; points: number }
   | { kind: 'groups'; request: GroupPageRequest; points: number };
 
-/** A listing's filters: those of the records' own listing, with the record-level ones. */
-function listingFilters(f: FiltersArg | null | undefined, range: TimeRange): TransactionFilters {
-  const g = groupFilters(f, range);
-  if (g.logMessage !== undefined && g.signatures !== undefined) {
-    throw invalidParams('filters.logMessage cannot be combined with filters.signatures (signature reads do not hold log messages)', 'logMessage');
-  }
-  const filters: TransactionFilters = {};
-  if (g.protocols) filters.protocols = [...g.protocols];
-  if (range.gte !== undefined || range.lte !== undefined) filters.blockTime = range;
-  if (g.instructionTypes) filters.instructionTypes = [...g.instructionTypes];
-  if (g.programIds) filters.programIds = [...g.programIds];
-  if (g.signatures) filters.signatures = [...g.signatures];
-  if (g.success !== undefined) filters.status = g.success ? 'succeeded' : 'failed';
-  if (g.ranges) filters.ranges = g.ranges;
-  if (g.logMessage !== undefined) filters.logMessage = g.logMessage;
-  return filters;
-}
-
 /** The sort of groups: a metric (default COUNT, or the first metric asked), or a grouped key. */
 function groupSort(sort: SortArg | null | undefined, keys: readonly GroupKey[], metrics: readonly Metric[], vocab: QuestionVocabulary): GroupPageRequest['sort'] {
   const direction = sort?.direction === 'ASC' ? 'asc' : 'desc';
@@ -212,39 +199,80 @@ function groupSort(sort: SortArg | null | undefined, keys: readonly GroupKey[], 
   return { key, direction };
 }
 
+/**
+ * The string filters and the date range, checked against the vocabulary's primitives (their
+ * patterns, real calendar days): done last, in one place, so a request goes down to the
+ * primitives once and on to the analytics layer without coming back up here.
+ */
+function checkedStrings(f: FiltersArg | null | undefined) {
+  // Sizes and order first (no primitive needed), then each value against its primitive.
+  const d = f?.dateRange;
+  const lists = (['protocols', 'instructionTypes', 'programIds', 'signatures'] as const).map((key) => {
+    const value = f?.[key];
+    const max = FILTER_LISTS[key].max;
+    if (present(value) && value.length > max) throw invalidParams(`filters.${key} may hold at most ${max} entries (got ${value.length})`, `filters.${key}`);
+    return [key, value ?? undefined] as const;
+  });
+  const gte = present(d?.start) ? dayStart(d.start, 'filters.dateRange.start') : undefined;
+  const end = present(d?.end) ? dayStart(d.end, 'filters.dateRange.end') : undefined;
+  for (const [key, value] of lists) {
+    for (const [i, v] of (value ?? []).entries()) {
+      const rule = breaksRule(v, FILTER_LISTS[key].item);
+      if (rule !== undefined) throw invalidParams(`filters.${key}[${i}] must be ${rule} (got ${JSON.stringify(v.slice(0, 100))})`, `filters.${key}`);
+    }
+  }
+  const lte = end === undefined ? undefined : Math.min(end + 86_399, MAX_BLOCK_TIME);
+  if (gte !== undefined && lte !== undefined && gte > lte) {
+    throw invalidParams(`filters.dateRange.start (${d!.start}) is after filters.dateRange.end (${d!.end})`, 'dateRange');
+  }
+  const named = Object.fromEntries(lists.filter(([, v]) => v !== undefined)) as Partial<Record<(typeof lists)[number][0], string[]>>;
+  return { range: { ...(gte === undefined ? {} : { gte }), ...(lte === undefined ? {} : { lte }) } as TimeRange, ...named };
+}
+
 /** The arguments of transactions(...) checked and turned into its request; nothing is read. */
 export function transactionsAsk(args: Args, vocab: QuestionVocabulary): TransactionsAsk {
   const f = args.filters as FiltersArg | null | undefined;
   refuse(f, ['errorPattern'], 'applies to failedTransactions only');
-  const range = rangeOf(f);
   const page = pageOf(args.pagination as PaginationArg | null | undefined);
   const keys = keysOf(args.groupBy, vocab);
   const asked = metricsOf(args.metrics, vocab);
   const sort = args.sort as SortArg | null | undefined;
-
-  if (keys.length === 0 && asked.length === 0) {
-    // Records, in time order.
-    const field = sort?.field ?? undefined;
-    if (field !== undefined && field !== 'DATE') {
-      throw invalidParams(`sort.field sorts groups by ${field}; without groupBy or metrics records are in time order (sort.field DATE, sort.direction)`, 'sort');
-    }
-    const request: ListRequest = {
-      filters: listingFilters(f, range),
-      sortOrder: sort?.direction === 'ASC' ? 'asc' : 'desc',
-      limit: page.limit,
-      ...(page.cursor ? { cursor: page.cursor } : {}),
-    };
-    return { kind: 'listing', request, points: page.limit };
+  const listing = keys.length === 0 && asked.length === 0;
+  const field = sort?.field ?? undefined;
+  // Records are in time order.
+  if (listing && field !== undefined && field !== 'DATE') {
+    throw invalidParams(`sort.field sorts groups by ${field}; without groupBy or metrics records are in time order (sort.field DATE, sort.direction)`, 'sort');
   }
-
   const metrics = asked.length > 0 ? asked : ['count'];
-  const request: GroupPageRequest = {
-    filters: groupFilters(f, range),
-    keys,
-    metrics,
-    sort: groupSort(sort, keys, metrics, vocab),
-    limit: page.limit,
-    ...(page.cursor ? { cursor: page.cursor } : {}),
+  const groupOrder = listing ? undefined : groupSort(sort, keys, metrics, vocab);
+  const records = recordFilters(f);
+  if (listing && records.logMessage !== undefined && present(f?.signatures)) {
+    throw invalidParams('filters.logMessage cannot be combined with filters.signatures (signature reads do not hold log messages)', 'logMessage');
+  }
+  const s = checkedStrings(f);
+  const cursor = page.cursor ? { cursor: page.cursor } : {};
+  const filters: GroupFilters = {
+    range: s.range,
+    ...(s.protocols ? { protocols: s.protocols } : {}),
+    ...(s.instructionTypes ? { instructionTypes: s.instructionTypes } : {}),
+    ...(s.programIds ? { programIds: s.programIds } : {}),
+    ...(s.signatures ? { signatures: s.signatures } : {}),
+    ...records,
   };
-  return { kind: 'groups', request, points: page.limit };
+  if (groupOrder !== undefined) {
+    return { kind: 'groups', request: { filters, keys, metrics, sort: groupOrder, limit: page.limit, ...cursor }, points: page.limit };
+  }
+  // A listing's filters: the records' own, with the record-level ones.
+  const { range, protocols, instructionTypes, programIds, signatures, success, ranges, logMessage } = filters;
+  const listed: TransactionFilters = {
+    ...(protocols ? { protocols: [...protocols] } : {}),
+    ...(range.gte !== undefined || range.lte !== undefined ? { blockTime: range } : {}),
+    ...(instructionTypes ? { instructionTypes: [...instructionTypes] } : {}),
+    ...(programIds ? { programIds: [...programIds] } : {}),
+    ...(signatures ? { signatures: [...signatures] } : {}),
+    ...(success !== undefined ? { status: success ? 'succeeded' as const : 'failed' as const } : {}),
+    ...(ranges ? { ranges } : {}),
+    ...(logMessage !== undefined ? { logMessage } : {}),
+  };
+  return { kind: 'listing', request: { filters: listed, sortOrder: sort?.direction === 'ASC' ? 'asc' : 'desc', limit: page.limit, ...cursor }, points: page.limit };
 }

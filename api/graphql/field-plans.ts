@@ -5,15 +5,16 @@
 import { invalidParams } from '../../core/errors.ts';
 import type { Analytics, CostQuestion, Prepared } from '../analytics/analytics.ts';
 import type { AnswerCost, Recommendation } from '../analytics/analytics-cost.ts';
-import { FAILURE_METRICS, type Group, type GroupPageRequest, type Metric } from '../analytics/group-pages.ts';
+import { FAILURE_METRICS, type Metric } from '../analytics/group-pages.ts';
 import { bucketCount, type Granularity } from '../analytics/question/granularity.ts';
 import { isTimeDimension } from '../analytics/question/model.ts';
 import type { TimeRange, Transaction } from '../analytics/types.ts';
 import {
   errorPatternOf, groupFilters, keysOf, list, metricsOf, pageOf, rangeOf, refuse, transactionsAsk,
-  type Args, type FiltersArg, type TransactionsAsk,
+  type Args, type FiltersArg,
 } from '../catalog/question-args.ts';
 import { metricValue, questionVocabulary, type GroupKey, type QuestionVocabulary } from '../catalog/question-vocabulary.ts';
+import { prepareTransactions } from '../catalog/transactions-question.ts';
 import { breaksRule, Signature } from '../../core/vocabulary/primitives.ts';
 
 /**
@@ -54,16 +55,6 @@ export const wordRecommendations = (cost: AnswerCost, vocab: QuestionVocabulary)
 
 // ---- the node shapes of the schema --------------------------------------------------------
 
-/** A group as a node: each grouped key in its field (as the vocabulary shows it), and the metrics. */
-function groupNode(g: Group, vocab: QuestionVocabulary): Record<string, unknown> {
-  const node: Record<string, unknown> = { protocolName: g.protocol ?? null, ...g.values };
-  for (const k of vocab.groupKeys) {
-    const v = g[k.dimension];
-    node[k.field] = v === undefined ? null : k.show(v);
-  }
-  return node;
-}
-
 const transactionOut = (t: Transaction): Record<string, unknown> => {
   const d = new Date(t.blockTime * 1000);
   return { ...t, date: d.toISOString().slice(0, 10), hour: d.getUTCHours() };
@@ -76,43 +67,16 @@ const connection = <N>(edges: { node: N; cursor: string }[], more: boolean) => (
 
 // ---- the fields ---------------------------------------------------------------------------
 
-type Edges = { edges: { node: unknown; cursor: string }[]; more: boolean };
-
-/** The prepared answer of a transactions(...) request, as connection edges: its protocols resolved and its statement(s) built, once. */
-async function prepareTransactions(a: Analytics, ask: TransactionsAsk, vocab: QuestionVocabulary): Promise<Prepared<Edges>> {
-  if (ask.kind === 'listing') {
-    const listing = await a.prepareListing(ask.request);
-    return {
-      ...listing,
-      answer: async () => {
-        const page = await listing.answer();
-        // A record's node: its fields and its UTC day (the node's hour is the HOUR group key, not the record's hour of day).
-        return { edges: page.edges.map((e) => ({ node: { ...e.node, date: transactionOut(e.node).date }, cursor: e.cursor })), more: page.more };
-      },
-    };
-  }
-  const groups = await a.prepareGroups(ask.request);
-  return {
-    ...groups,
-    answer: async () => {
-      const page = await groups.answer();
-      return { edges: page.groups.map((g) => ({ node: groupNode(g.group, vocab), cursor: g.cursor })), more: page.more };
-    },
-  };
-}
-
-/** The question and answer of transactions(filters, pagination, groupBy, metrics, sort). */
+/** The question and answer of transactions(filters, pagination, groupBy, metrics, sort): prepared by the catalog. */
 async function transactionsPlan(a: Analytics, args: Args): Promise<FieldPlan> {
-  const vocab = questionVocabulary(a.measures);
-  const ask = transactionsAsk(args, vocab);
-  const prepared = await prepareTransactions(a, ask, vocab);
+  const { prepared, points } = await prepareTransactions(a, args, questionVocabulary(a.measures));
   return {
     question: prepared,
-    points: ask.points,
+    points,
     async run(meter) {
       const { edges, more } = await prepared.answer();
       meter.count(edges.length);
-      return connection(edges, more);
+      return { edges, pageInfo: { hasNextPage: more, endCursor: edges.at(-1)?.cursor ?? null } };
     },
   };
 }
@@ -231,12 +195,13 @@ async function queryComplexityPlan(a: Analytics, args: Args, budget: number): Pr
   // its arguments are checked now, a listing's protocols too (a listing reads its page
   // window to be prepared); groups are prepared when this field runs.
   const vocab = questionVocabulary(a.measures);
-  const ask = transactionsAsk({ filters: args.filters, groupBy: args.groupBy, metrics: args.metrics }, vocab);
-  const listing = ask.kind === 'listing' ? await prepareTransactions(a, ask, vocab) : undefined;
+  const asked = { filters: args.filters, groupBy: args.groupBy, metrics: args.metrics };
+  const ask = transactionsAsk(asked, vocab);
+  const listing = ask.kind === 'listing' ? (await prepareTransactions(a, asked, vocab)).prepared : undefined;
   return {
     question: { kind: 'fixed' },
     async run() {
-      const cost = await a.cost(listing ?? await prepareTransactions(a, ask, vocab));
+      const cost = await a.cost(listing ?? (await prepareTransactions(a, asked, vocab)).prepared);
       return { ...cost, withinBudget: cost.score <= budget, recommendations: wordRecommendations(cost, vocab) };
     },
   };

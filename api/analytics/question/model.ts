@@ -13,7 +13,7 @@
 //   tables (same column names) and the views that keep its column: record listings
 //   (transactions.ts, address-transactions.ts, failed-transactions.ts) take theirs from here too.
 import { TABLES } from '../../../warehouse/tables.ts';
-import type { TransactionFilters } from '../types.ts';
+import type { Bounds, RangeFilter, TransactionFilters } from '../types.ts';
 import type { Granularity } from './granularity.ts';
 
 /** The quantiles the views' t-digest states are built for. */
@@ -233,9 +233,8 @@ export const RANGE_FILTERS = {
   fee: { column: 'fee', type: 'UInt64' },
   computeUnits: { column: 'compute_units', type: 'UInt32' },
   accountsCount: { column: 'accounts_count', type: 'UInt16' },
-} as const;
-export type RangeFilter = keyof typeof RANGE_FILTERS;
-export interface Bounds { min?: number; max?: number }
+} as const satisfies Record<RangeFilter, { column: string; type: string }>;
+export type { Bounds, RangeFilter };
 
 /** Add the conditions of record-column ranges. */
 export function addRanges(c: Conditions, ranges: Partial<Record<RangeFilter, Bounds>> | undefined): void {
