@@ -250,6 +250,15 @@ describe('on GraphQL', () => {
 });
 
 describe('week and month buckets on REST and JSON-RPC', () => {
+  it('the OpenAPI and OpenRPC documents show them (derived from the catalog)', async () => {
+    const api = (await t.app.inject({ url: '/api/v1/openapi.json' })).json();
+    const series = api.paths['/api/v1/analytics/time-series'].get.parameters.find((p: { name: string }) => p.name === 'granularity');
+    expect(series.schema.enum).toEqual(['hour', 'day', 'week', 'month']);
+    const rpc = (await t.app.inject({ url: '/v1/openrpc.json' })).json();
+    const activity = rpc.methods.find((m: { name: string }) => m.name === 'getProtocolActivity');
+    expect(JSON.stringify(activity.params)).toContain('"enum":["hour","day","week","month"]');
+  });
+
   it('REST granularity=week and JSON-RPC interval "month" equal the reference; SPEC\'s values unchanged', async () => {
     const rest = await t.app.inject({ url: '/api/v1/analytics/time-series?protocol_name=pump_fun&date_from=2024-11-20&date_to=2024-12-31&granularity=week', headers });
     expect(rest.statusCode).toBe(200);
