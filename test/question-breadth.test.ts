@@ -235,6 +235,27 @@ describe('on GraphQL', () => {
     expect(data.transactions.edges.length).toBe(want.length);
   });
 
+  it('lists records sorted by FEE, COMPUTE_UNITS, ACCOUNTS_COUNT or SLOT, paged with cursors, no gap and no repeat', async () => {
+    const day = FIXTURE_START + DAY;
+    const want = records.filter((r) => r.protocol === 'pump_fun' && r.t >= day && r.t < day + DAY);
+    for (const [field, of, dir] of [['FEE', (r: Rec) => r.fee, 'ASC'], ['COMPUTE_UNITS', (r: Rec) => r.cu, 'DESC'], ['ACCOUNTS_COUNT', (r: Rec) => r.accounts, 'ASC'], ['SLOT', (r: Rec) => r.slot, 'DESC']] as const) {
+      const seen: { signature: string; v: number }[] = [];
+      let after: string | undefined;
+      const key = { FEE: 'fee', COMPUTE_UNITS: 'computeUnits', ACCOUNTS_COUNT: 'accountsCount', SLOT: 'slot' }[field];
+      for (;;) {
+        const page = (await dataOf(gql(`{ transactions(filters: { protocols: ["pump_fun"], dateRange: { start: "2024-12-30", end: "2024-12-30" } }, sort: { field: ${field}, direction: ${dir} },
+          pagination: { first: 97${after ? `, after: "${after}"` : ''} }) { edges { node { signature fee computeUnits accountsCount slot } } pageInfo { hasNextPage endCursor } } }`))).transactions;
+        seen.push(...page.edges.map((e: { node: Record<string, string | number> }) => ({ signature: `${e.node.signature}`, v: Number(e.node[key]) })));
+        if (!page.pageInfo.hasNextPage) break;
+        after = page.pageInfo.endCursor;
+      }
+      expect(seen.length, field).toBe(want.length);
+      const values = seen.map((x) => x.v);
+      const sorted = want.map(of).sort((a, b) => (dir === 'ASC' ? a - b : b - a));
+      expect(values, field).toEqual(sorted);
+    }
+  });
+
   it('costs rise with what is asked: a percentile, then a record-level filter or PROGRAM_ID', async () => {
     const cost = async (args: string) => (await dataOf(gql(`{ queryComplexity(${args}) { score estimatedRows baseCost recommendations } }`))).queryComplexity;
     const plain = await cost('groupBy: [WEEK], metrics: [COUNT]');

@@ -7,6 +7,7 @@ import { addFilter, addRanges, commonConditions, type Conditions, type Statement
 import { decodeToken, encodeToken, isUInt, listingFingerprint } from './page-token.ts';
 import type { ListRequest, Page, SortOrder, Transaction, TransactionFilters } from './types.ts';
 import { TABLES } from '../../warehouse/tables.ts';
+import { sortedCursorOf, sortedListingStatement } from './sorted-listing.ts';
 
 export const TX_COLUMNS = `signature, instruction_index, toString(slot) AS slot, toUInt32(block_time) AS block_time,
   program_id, protocol_name, instruction_type, fee, compute_units, accounts_count, success`;
@@ -95,8 +96,9 @@ function cut(rows: TxRow[], limit: number): RowPage {
   return { rows: rows.length > limit ? rows.slice(0, limit) : rows, more: rows.length > limit };
 }
 
-const cursorOf = (r: TxRow, req: ListRequest): string =>
-  encodeCursor({ blockTime: Number(r.block_time), signature: r.signature, instructionIndex: Number(r.instruction_index) }, req);
+const cursorOf = (r: TxRow, req: ListRequest): string => (req.sortBy !== undefined
+  ? sortedCursorOf({ ...r }, { ...req, sortBy: req.sortBy })
+  : encodeCursor({ blockTime: Number(r.block_time), signature: r.signature, instructionIndex: Number(r.instruction_index) }, req));
 
 /**
  * List records matching the filters, ordered by (block_time, signature, instruction_index).
@@ -116,13 +118,14 @@ export async function listTransactionEdges(wh: Warehouse, req: ListRequest, list
 
 /**
  * The statements a listing is charged for. The page window is found from the hourly view,
- * which does not see instruction types, program ids or status: with them the window may
+ * which does not see instruction types, program ids, status, ranges or log messages: with them the window may
  * hold too few rows and the listing reads the whole range next, so both are charged.
  */
 export function chargedStatements(listing: Listing | undefined, filters: TransactionFilters): Statement[] {
   if (listing === undefined) return [];
   if (listing.windowed === undefined) return [listing.full];
-  const thinned = filters.instructionTypes !== undefined || filters.programIds !== undefined || filters.status !== undefined;
+  const thinned = filters.instructionTypes !== undefined || filters.programIds !== undefined || filters.status !== undefined
+    || filters.ranges !== undefined || filters.logMessage !== undefined;
   return thinned ? [listing.windowed, listing.full] : [listing.windowed];
 }
 
@@ -139,6 +142,11 @@ export interface Listing {
  */
 export async function listingStatements(wh: Warehouse, req: ListRequest, visible: readonly string[]): Promise<Listing | undefined> {
   if (visible.length === 0) return undefined;
+  if (req.sortBy !== undefined) {
+    // Sorted by a record column: one statement over the whole range (sorted-listing.ts).
+    const table = req.filters.signatures ? TABLES.txBySignature : TABLES.transactions;
+    return { full: sortedListingStatement({ ...req, sortBy: req.sortBy }, filterConditions(req.filters, visible, undefined, req.sortOrder), TX_COLUMNS, table), windowed: undefined };
+  }
   const cursor = req.cursor === undefined ? undefined : decodeCursor(req.cursor, 'paginationToken', req);
   const dir = req.sortOrder === 'asc' ? 'ASC' : 'DESC';
   const order = `ORDER BY block_time ${dir}, signature ${dir}, instruction_index ${dir}`;

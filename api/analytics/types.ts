@@ -27,6 +27,8 @@ export interface TransactionFilters {
 export interface ListRequest {
   filters: TransactionFilters;
   sortOrder: SortOrder;
+  /** A record column to sort by (then by time); by time when absent. */
+  sortBy?: RangeFilter;
   limit: number;
   /** Opaque keyset cursor from a previous page. */
   cursor?: string;

@@ -239,9 +239,10 @@ export function transactionsAsk(args: Args, vocab: QuestionVocabulary): Transact
   const sort = args.sort as SortArg | null | undefined;
   const listing = keys.length === 0 && asked.length === 0;
   const field = sort?.field ?? undefined;
-  // Records are in time order.
-  if (listing && field !== undefined && field !== 'DATE') {
-    throw invalidParams(`sort.field sorts groups by ${field}; without groupBy or metrics records are in time order (sort.field DATE, sort.direction)`, 'sort');
+  // Records: in time order (DATE), or by a record column then time.
+  const recordSort = field === undefined ? undefined : RECORD_SORTS[field]?.column;
+  if (listing && field !== undefined && field !== 'DATE' && recordSort === undefined) {
+    throw invalidParams(`sort.field sorts groups by ${field}; without groupBy or metrics records are sorted by DATE, SLOT, FEE, COMPUTE_UNITS or ACCOUNTS_COUNT`, 'sort');
   }
   const metrics = asked.length > 0 ? asked : ['count'];
   const groupOrder = listing ? undefined : groupSort(sort, keys, metrics, vocab);
@@ -274,5 +275,6 @@ export function transactionsAsk(args: Args, vocab: QuestionVocabulary): Transact
     ...(ranges ? { ranges } : {}),
     ...(logMessage !== undefined ? { logMessage } : {}),
   };
-  return { kind: 'listing', request: { filters: listed, sortOrder: sort?.direction === 'ASC' ? 'asc' : 'desc', limit: page.limit, ...cursor }, points: page.limit };
+  const sortBy = recordSort === undefined ? {} : { sortBy: recordSort };
+  return { kind: 'listing', request: { filters: listed, sortOrder: sort?.direction === 'ASC' ? 'asc' : 'desc', ...sortBy, limit: page.limit, ...cursor }, points: page.limit };
 }

@@ -4,6 +4,7 @@
 // by default, a test's with more), so a measure declared as a metric in the model shows as
 // an enum value, a node field and a sort field with no edit here or in a door.
 import { isDerived, MEASURES, type Dimension, type Measures } from '../analytics/question/model.ts';
+import type { RangeFilter } from '../analytics/types.ts';
 
 /** One metric: its enum value, the measure it reads, the node field that carries it. */
 export interface MetricWord {
@@ -49,11 +50,11 @@ export const KEY_SORTS: Readonly<Record<string, { keys: readonly GroupKey[]; des
   INSTRUCTION_TYPE: { keys: ['instructionType'], description: 'Groups by INSTRUCTION_TYPE: by instruction type' },
 };
 /** Record columns a sort may name; groups are sorted by metrics or keys instead. */
-export const RECORD_SORTS: Readonly<Record<string, string>> = {
-  SLOT: 'Records: by slot',
-  FEE: 'Records: by fee',
-  COMPUTE_UNITS: 'Records: by compute units',
-  ACCOUNTS_COUNT: 'Records: by accounts count',
+export const RECORD_SORTS: Readonly<Record<string, { column: RangeFilter; description: string }>> = {
+  SLOT: { column: 'slot', description: 'Records: by slot, then time' },
+  FEE: { column: 'fee', description: 'Records: by fee, then time' },
+  COMPUTE_UNITS: { column: 'computeUnits', description: 'Records: by compute units, then time' },
+  ACCOUNTS_COUNT: { column: 'accountsCount', description: 'Records: by accounts count, then time' },
 };
 
 /** A measure's enum value: its name in UPPER_SNAKE_CASE (p95ComputeUnits: P95_COMPUTE_UNITS). */

@@ -28,7 +28,7 @@ export function vocabularySource(measures: Measures = MEASURES): string {
     `"What a sort orders by: a metric, a group key, or (records) a column."\nenum SortField {\n${[
       ...v.metrics.map((m) => described(m.description, m.value)),
       ...Object.entries(KEY_SORTS).map(([value, s]) => described(s.description, value)),
-      ...Object.entries(RECORD_SORTS).map(([value, d]) => described(d, value)),
+      ...Object.entries(RECORD_SORTS).map(([value, r]) => described(r.description, value)),
     ].join('\n')}\n}`,
     `extend type TransactionNode {\n${[...keyFields, ...metricFields].join('\n')}\n}`,
   ].join('\n\n');
