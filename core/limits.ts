@@ -369,3 +369,15 @@ export const SQL_MAX_AST_DUMP_BYTES = 4 * MiB;
 export const SQL_JOIN_MEASURE_SECONDS = 2;
 /** SQL join pricing: rows one key measurement may read before it stops and keeps what it read (twice the sample). */
 export const SQL_JOIN_MEASURE_MAX_ROWS = 2 * SQL_JOIN_SAMPLE_ROWS;
+
+// ---- Question breadth (issue 27): range filters of open questions ---------------------------
+/** The largest bound each record-column range filter takes: the column's own type's maximum
+ *  (slot and fee are UInt64 but clients send JSON numbers: bounds stay safe integers). */
+export const QUESTION_RANGE_MAX = Object.freeze({
+  slot: Number.MAX_SAFE_INTEGER,
+  fee: Number.MAX_SAFE_INTEGER,
+  computeUnits: 4_294_967_295,
+  accountsCount: 65_535,
+});
+/** filters.logMessage: the longest substring searched for. */
+export const QUESTION_MAX_LOG_MESSAGE_CHARS = 200;

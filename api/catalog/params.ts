@@ -16,6 +16,7 @@ import {
   TX_STATUSES,
   UnixSeconds,
 } from '../../core/vocabulary/primitives.ts';
+import { GRANULARITIES } from '../analytics/question/granularity.ts';
 import { stringEnum, withDefault } from './declare.ts';
 
 /** A closed answer schema: a result carries SPEC's fields and nothing else. */
@@ -96,7 +97,7 @@ export const query = {
     description: `Rows per page, 1-${LIST_LIMITS.restTransactions.max}`,
   }), LIST_LIMITS.restTransactions.default),
   offset: withDefault(Type.Integer({ minimum: 0, description: `Rows to skip; offset + limit is at most ${REST_OFFSET_WINDOW}` }), 0),
-  granularity: withDefault(stringEnum(['hour', 'day'], 'Bucket size'), 'hour'),
+  granularity: withDefault(stringEnum(GRANULARITIES, 'Bucket size: hour, day, week (ISO weeks, from Monday 00:00 UTC) or month (UTC)'), 'hour'),
 };
 
 /** The optional day range every REST analytics route takes. */
