@@ -2,7 +2,8 @@
 // rather than by time: one statement over the whole filtered range (no page window: the
 // hourly view counts records by hour, which says nothing of where the largest fees are),
 // keyset-paged by (column, block_time, signature, instruction_index), with a cursor of its
-// own tag bound to the filters, the column and the direction.
+// own tag bound to the filters, the column and the direction. A backward page (last/before)
+// reads the same key the other way from its cursor and is turned back by transactions.ts.
 import { MAX_BLOCK_TIME } from '../../core/limits.ts';
 import { BASE58_SIGNATURE } from '../../core/vocabulary/primitives.ts';
 import { TABLES } from '../../warehouse/tables.ts';
