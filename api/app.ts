@@ -173,7 +173,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   await app.register(sqlRoutes, { sandbox: deps.sqlSandbox });
   await app.register(exportRoutes, { exports: deps.exports });
   // GraphQL: queries on /graphql, live subscriptions over SSE on /graphql/stream, one schema.
-  const graphqlSchema = options.graphqlSchema ?? buildExecutableSchema();
+  const graphqlSchema = options.graphqlSchema ?? buildExecutableSchema(undefined, deps.analytics.measures);
   await app.register(graphqlRoutes, { analytics: deps.analytics, schema: graphqlSchema, freshness: deps.freshness, exports: deps.exports, ...deps.graphql });
   installGraphqlStream(app, {
     schema: graphqlSchema,

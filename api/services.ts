@@ -25,6 +25,7 @@ import { DownloadLinks } from './exports/download-links.ts';
 import { ExportService } from './exports/export-service.ts';
 import { JobStore } from './exports/job-store.ts';
 import { FreshnessWatermark } from './freshness.ts';
+import type { Measures } from './analytics/question/model.ts';
 import { LiveActivity } from './graphql/subscriptions/live-activity.ts';
 
 export interface Services {
@@ -58,6 +59,8 @@ export interface ServiceOptions {
   now?: () => number;
   /** Clock of export jobs (retention, link expiry); tests move it instead of waiting. */
   exportClock?: () => number;
+  /** The question model's measures to answer (the model's; a test adds one to see it on every door). */
+  measures?: Measures;
 }
 
 export async function createServices(
@@ -82,7 +85,7 @@ export async function createServices(
   // (10,000-record listings), they never queue a paid key's read or /health behind them.
   const freeServing = new InstrumentedWarehouse(openWarehouse(config), metrics);
   const servingWh = new BudgetedWarehouse(wh, 'analytics', true, new PlanLanes(), { free: freeServing });
-  const analytics = new Analytics(new BoundedWarehouse(servingWh, config.analyticsTimeoutSeconds), registry, dataVersion);
+  const analytics = new Analytics(new BoundedWarehouse(servingWh, config.analyticsTimeoutSeconds), registry, dataVersion, options.measures);
   const sqlSandbox = new SqlSandbox(
     openSandboxSessions(config).map((session) => new BudgetedWarehouse(new InstrumentedWarehouse(session, metrics), 'sql')),
     { ...config.sql, readonlyByUser: config.sql.user !== undefined },

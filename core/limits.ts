@@ -384,3 +384,15 @@ export const COMPRESS_MIN_BYTES = 1024;
 export const COMPRESS_GZIP_LEVEL = 6;
 /** Brotli quality of answers: 4 compresses JSON about as well as gzip 6 at lower CPU; 11 is far too slow for live answers. */
 export const COMPRESS_BROTLI_QUALITY = 4;
+
+// ---- Question breadth (issue 27): range filters of open questions ---------------------------
+/** The largest bound each record-column range filter takes: the column's own type's maximum
+ *  (slot and fee are UInt64 but clients send JSON numbers: bounds stay safe integers). */
+export const QUESTION_RANGE_MAX = Object.freeze({
+  slot: Number.MAX_SAFE_INTEGER,
+  fee: Number.MAX_SAFE_INTEGER,
+  computeUnits: 4_294_967_295,
+  accountsCount: 65_535,
+});
+/** filters.logMessage: the longest substring searched for. */
+export const QUESTION_MAX_LOG_MESSAGE_CHARS = 200;

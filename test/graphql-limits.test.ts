@@ -125,7 +125,11 @@ describe('bad input names its argument (BAD_USER_INPUT, 400 under graphql-respon
     ['timeSeries without both ends', '{ timeSeries(filters: { dateRange: { start: "2024-12-30" } }) { value } }', /filters\.dateRange with both start and end/],
     ['garbage cursor', '{ transactions(pagination: { after: "bm90IGEgY3Vyc29y" }) { pageInfo { hasNextPage } } }', /pagination\.after is not a pagination token/],
     ['sort.field without groups', '{ transactions(sort: { field: COUNT }) { pageInfo { hasNextPage } } }', /sort\.field sorts groups/],
-    ['scan-only filter with groups', '{ transactions(filters: { programIds: ["x"] }, groupBy: [PROTOCOL]) { pageInfo { hasNextPage } } }', /filters\.programIds cannot be combined with groupBy/],
+    ['record sort for groups', '{ transactions(groupBy: [PROTOCOL], sort: { field: FEE }) { pageInfo { hasNextPage } } }', /sort\.field FEE sorts records; sort groups by a metric/],
+    ['key sort without the key', '{ transactions(groupBy: [PROTOCOL], sort: { field: PROGRAM_ID }) { pageInfo { hasNextPage } } }', /sort\.field PROGRAM_ID sorts groups by a key they are grouped by/],
+    ['inverted range', '{ transactions(groupBy: [PROTOCOL], filters: { feeRange: { min: 10, max: 5 } }) { pageInfo { hasNextPage } } }', /filters\.feeRange\.min \(10\) is above its max \(5\)/],
+    ['fractional range', '{ transactions(groupBy: [PROTOCOL], filters: { computeRange: { min: 1.5 } }) { pageInfo { hasNextPage } } }', /filters\.computeRange\.min must be a whole number from 0 to 4294967295/],
+    ['DATE groups in a series', '{ timeSeries(filters: { dateRange: { start: "2024-12-30", end: "2024-12-30" } }, groupBy: [WEEK]) { value } }', /groupBy WEEK is not allowed in timeSeries/],
     ['percentile of failures', '{ failedTransactions(metrics: [P95_FEE]) { pageInfo { hasNextPage } } }', /metrics: failedTransactions offers COUNT, SUM_FEE and AVG_FEE \(not P95_FEE\)/],
     ['HOUR groups in a series', '{ timeSeries(filters: { dateRange: { start: "2024-12-30", end: "2024-12-30" } }, groupBy: [HOUR]) { value } }', /groupBy HOUR is not allowed in timeSeries/],
   ];
@@ -187,7 +191,7 @@ describe('one cost model: queryComplexity and the guard', () => {
       'narrow filters.dateRange (fewer days)',
       'add a protocol (filters.protocols)',
       'use a coarser bucket (bucketBy DAY, WEEK or MONTH, or groupBy without HOUR)',
-      'drop a percentile metric (P50_FEE, P95_FEE, P99_FEE, P95_COMPUTE_UNITS)',
+      'drop a percentile metric (P50_FEE, P95_FEE, P99_FEE, P50_COMPUTE_UNITS, P95_COMPUTE_UNITS, P99_COMPUTE_UNITS)',
     ]);
     const narrow = await gql('{ queryComplexity(filters: { protocols: ["pump_fun"], dateRange: { start: "2024-12-30", end: "2024-12-30" } }, groupBy: [PROTOCOL], metrics: [COUNT]) { recommendations } }');
     expect(narrow.body.data!.queryComplexity.recommendations).toEqual([]);

@@ -147,6 +147,57 @@ describe('transactions (groups) page both ways', () => {
   });
 });
 
+describe('sorted listings and record-level filters (the question breadth) page both ways', () => {
+  type Fee = { signature: string; blockTime: number; fee: number };
+  it('records sorted by FEE, ASC and DESC, with a feeRange (base-table count, exact)', async () => {
+    for (const dir of ['ASC', 'DESC'] as const) {
+      const rows = await sql<{ k: string }>(`SELECT concat(toString(fee), ':', toString(toUInt32(block_time)), ':', signature) AS k FROM transactions
+        WHERE protocol_name IN {active:Array(String)} AND fee >= 5000
+        ORDER BY fee ${dir}, block_time ${dir}, signature ${dir}, instruction_index ${dir}`, { active: await active() });
+      await expectBothWays<Fee>('transactions', `filters: { feeRange: { min: 5000 } }, sort: { field: FEE, direction: ${dir} }`, 'signature blockTime fee', 211,
+        rows.map((r) => r.k), (n) => `${n.fee}:${n.blockTime}:${n.signature}`);
+    }
+  });
+
+  it('groups sorted by a key (PROTOCOL, then DATE), with success (read from the base table)', async () => {
+    for (const dir of ['ASC', 'DESC'] as const) {
+      const ref = await sql<{ p: string; d: string; n: string }>(
+        `SELECT protocol_name AS p, toString(toDate(block_time)) AS d, count() AS n FROM transactions
+         WHERE protocol_name IN {a:Array(String)} AND success GROUP BY p, d ORDER BY p ${dir}, d ${dir}`, { a: await active() });
+      await expectBothWays<{ protocol: string; date: string; count: number }>('transactions',
+        `filters: { success: true }, groupBy: [PROTOCOL, DATE], sort: { field: PROTOCOL, direction: ${dir} }`, 'protocol date count', 3,
+        ref.map((r) => [r.p, r.d, Number(r.n)]), (n) => [n.protocol, n.date, n.count]);
+    }
+  });
+
+  it('a sorted listing\'s cursor is refused by the time-ordered listing, as before', async () => {
+    const c = await page<Fee>('transactions', 'sort: { field: FEE }', 'signature', { first: 2 }, '');
+    const r = await gql(`{ transactions(pagination: { last: 2, before: ${JSON.stringify(c.pageInfo.endCursor)} }) { edges { cursor } } }`, undefined, STRICT);
+    expectRefused(r, /pagination\.before is not a pagination token/);
+  });
+
+  it('group totalCount with a record-level filter over budget: the views\' count of the other filters, marked estimated', async () => {
+    const args = 'filters: { feeRange: { min: 20000 } }, groupBy: [PROTOCOL, HOUR]';
+    const [exact] = await sql<{ n: string }>(`SELECT count() AS n FROM (SELECT DISTINCT protocol_name, toStartOfHour(block_time) FROM transactions
+      WHERE protocol_name IN {a:Array(String)} AND fee >= 20000)`, { a: await active() });
+    const [others] = await sql<{ n: string }>(`SELECT count() AS n FROM (SELECT DISTINCT protocol_name, toStartOfHour(block_time) FROM transactions
+      WHERE protocol_name IN {a:Array(String)})`, { a: await active() });
+    expect(Number(others!.n)).toBeGreaterThan(Number(exact!.n));
+    const ask = (client: Gql, extra: string) => client(`{ transactions(${args}, pagination: { first: 10 }) { edges { cursor } ${extra} } }`);
+    const pageOnly = (await ask(gql, '')).body.extensions.cost.requested;
+    const withCount = await ask(gql, 'totalCount totalCountIsEstimate');
+    expect(withCount.body.data!.transactions).toMatchObject({ totalCount: Number(exact!.n), totalCountIsEstimate: false });
+    const full = withCount.body.extensions.cost.requested;
+    expect(full).toBeGreaterThan(pageOnly);
+    const budget = full - 1;
+    const tight = await fx.appWith({ budgets: { free: budget, x402: budget, enterprise: budget } });
+    const estimated = await ask(graphqlClient(() => tight, fx.headers), 'totalCount totalCountIsEstimate');
+    expect(estimated.status, estimated.text.slice(0, 300)).toBe(200);
+    expect(estimated.body.data!.transactions).toMatchObject({ totalCount: Number(others!.n), totalCountIsEstimate: true });
+    expect(estimated.body.extensions.cost.requested).toBeLessThanOrEqual(budget);
+  });
+});
+
 describe('failedTransactions page both ways', () => {
   it('by PROTOCOL and error message, with errorPattern', async () => {
     const ref = await sql<{ p: string; e: string; n: string }>(

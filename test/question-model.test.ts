@@ -104,10 +104,13 @@ describe('a measure added by one declaration', () => {
 });
 
 describe('source choice', () => {
-  it('takes the smallest view that keeps every dimension, state and filter, and refuses a question no view answers', () => {
+  it('takes the smallest view that keeps every dimension, state and filter, and the base table for what no view keeps', () => {
     expect(compile({ measures: ['count'], dimensions: ['instructionType'], filters: { protocols: PROTOCOLS, range: {} } })!.sql).toContain('FROM instruction_hourly');
     expect(compile({ measures: ['count'], dimensions: ['errorMessage'], filters: { protocols: PROTOCOLS, range: {}, status: 'failed' } })!.sql).toContain('failures AS tx_count');
-    expect(() => compile({ measures: ['programs'], dimensions: ['instructionType'], filters: { protocols: PROTOCOLS, range: {} } })).toThrow(/no hourly view/);
+    const records = compile({ measures: ['programs'], dimensions: ['instructionType'], filters: { protocols: PROTOCOLS, range: {} } })!;
+    expect(records.sql).not.toMatch(/_hourly/);
+    expect(records.sql).toContain('FROM transactions');
+    expect(records.costShape.records).toBe(true);
     expect(compile({ measures: ['count'], filters: { protocols: [], range: {} } })).toBeUndefined();
   });
 });

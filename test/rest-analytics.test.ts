@@ -77,7 +77,7 @@ describe('GET /api/v1/analytics/time-series', () => {
   it.each([
     ['date_to=2024-12-30', /date_from is required/],
     ['date_from=2024-12-30', /date_to is required/],
-    ['date_from=2024-12-30&date_to=2024-12-30&granularity=week', /granularity must be one of hour, day/],
+    ['date_from=2024-12-30&date_to=2024-12-30&granularity=minute', /granularity must be one of hour, day, week, month/],
     ['date_from=2000-01-01&date_to=2024-12-30', /at most 10000 are allowed/],
     ['date_from=2024-12-31&date_to=2024-12-30', /is after date_to/],
     ['date_from=2024-12-30&date_to=2024-12-30&protocol_name=nope', /protocol_name: unknown protocol/],

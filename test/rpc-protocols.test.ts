@@ -195,7 +195,7 @@ describe('getProtocolActivity', () => {
     [[{ protocolName: 'jupiter_v6' }], -32602, /options\.blockTime is required/],
     [[{ blockTime: { gte: FIXTURE_START } }], -32602, /options\.blockTime\.lte is required/],
     [[{ blockTime: { lte: FIXTURE_START } }], -32602, /options\.blockTime\.gte is required/],
-    [[{ blockTime: { gte: FIXTURE_START, lte: FIXTURE_START + 10 }, interval: 'week' }], -32602, /options\.interval must be one of "hour", "day"/],
+    [[{ blockTime: { gte: FIXTURE_START, lte: FIXTURE_START + 10 }, interval: 'minute' }], -32602, /options\.interval must be one of "hour", "day", "week", "month"/],
     [[{ blockTime: { gte: FIXTURE_START, lte: FIXTURE_START + 10 }, protocolName: 'kamino_lending' }], -32602, /options\.protocolName: unknown protocol/],
     [[{ blockTime: { gte: 0, lte: 4_000_000_000 } }], -32602, /blockTime: the range spans/],
     [[{ blockTime: { gte: FIXTURE_START + 10, lte: FIXTURE_START } }], -32602, /gte must not be later than/],

@@ -179,6 +179,13 @@ export function renderForCluster(statement: string, cluster: ClusterTarget): str
   }
 
   m = ALTER.exec(body);
+  if (m && /^MODIFY QUERY\b/.test(m[2]!)) {
+    // A view's new SELECT: each node's view reads its own shard of the base table.
+    const [, view, commands] = m as unknown as [string, string, string];
+    const sources = [...commands.matchAll(new RegExp(`\\bFROM (${IDENT})\\b`, 'g'))].map((x) => x[1]!);
+    if (sources.length !== 1 || sources[0] !== 'transactions') throw new Error(`view ${view} must read only FROM transactions to be rendered for a cluster`);
+    return out([`ALTER TABLE ${view} ${on} ${commands.replace(/\bFROM transactions\b/, `FROM ${localName('transactions')}`)}`]);
+  }
   if (m) {
     const [, table, commands] = m as unknown as [string, string, string];
     if (!/^(ADD|DROP|MODIFY|COMMENT|RENAME) COLUMN\b/.test(commands)) {

@@ -15,7 +15,7 @@ export const COST_PER_STATEMENT = 1_000;
 export const COST_PER_PERCENTILE = 1_000;
 
 /** What a caller can do to lower a cost, as codes; each interface words them. */
-export type Recommendation = 'narrowRange' | 'addProtocol' | 'coarserBucket' | 'dropPercentile';
+export type Recommendation = 'narrowRange' | 'addProtocol' | 'coarserBucket' | 'dropPercentile' | 'useViews';
 
 export interface AnswerCost {
   /** Rows the engine expects the answer's statements to read. */
@@ -35,6 +35,8 @@ export interface CostShape {
   granularity?: Granularity;
   /** Percentile measures shown or sorted by (each merges t-digest states). */
   percentiles?: number;
+  /** Read from the base table's records (a dimension or filter no hourly view keeps). */
+  records?: boolean;
 }
 
 const WEEK = 7 * 86_400;
@@ -57,5 +59,6 @@ function recommend(shape: CostShape, percentiles: number): Recommendation[] {
   if (!shape.protocolsGiven) out.push('addProtocol');
   if (shape.granularity !== undefined && shape.granularity !== 'month') out.push('coarserBucket');
   if (percentiles > 0) out.push('dropPercentile');
+  if (shape.records === true) out.push('useViews');
   return out;
 }

@@ -36,7 +36,7 @@ import { PRESETS, toActivity, toInstructionTypes, toStats, toTop, type TopSortBy
 import { toComparison, toPerformance, type ProtocolComparisonItem, type ProtocolPerformance } from './protocol-reports.ts';
 import { resolveProtocols, unknownProtocol, type ProtocolAsk } from './protocol-scope.ts';
 import { compile, costShapeOf, readRows, type AnswerRow, type CompiledStatement, type Question, type QuestionFilters } from './question/compile.ts';
-import type { Statement } from './question/model.ts';
+import { MEASURES, type Measures, type Statement } from './question/model.ts';
 import { bucketCount, type ActivityGranularity, type Granularity } from './question/granularity.ts';
 import { ResultCache } from './result-cache.ts';
 import { SharedReads } from './shared-reads.ts';
@@ -84,6 +84,8 @@ export class Analytics {
     private readonly wh: Warehouse,
     private readonly registry: ProtocolRegistry,
     private readonly dataVersion: DataVersion,
+    /** The question model's measures this service answers (the model's; a test may add some). */
+    readonly measures: Measures = MEASURES,
     shared?: Shared,
   ) {
     this.shared = shared ?? { cache: new ResultCache(dataVersion), signatures: new SignatureLookup(), addressPages: new SharedReads(), generation: 0 };
@@ -96,7 +98,7 @@ export class Analytics {
    * request's budget gives them; cached answers and coalesced reads stay shared.
    */
   under(budget: Budget | null | undefined): Analytics {
-    return new Analytics(boundTo(this.wh, budget), this.registry, this.dataVersion, this.shared);
+    return new Analytics(boundTo(this.wh, budget), this.registry, this.dataVersion, this.measures, this.shared);
   }
 
   private get cache(): ResultCache {
@@ -152,19 +154,19 @@ export class Analytics {
   private rows(q: Question, statement: CompiledStatement | undefined): Promise<AnswerRow[]> {
     if (statement === undefined) return Promise.resolve([]);
     return this.cache.get(`q:${statement.sql}:${JSON.stringify(statement.params)}`,
-      async () => readRows(q, await this.wh.query<Record<string, unknown>>(statement.sql, { params: statement.params })));
+      async () => readRows(q, await this.wh.query<Record<string, unknown>>(statement.sql, { params: statement.params }), this.measures));
   }
 
   private ask(q: Question): Promise<AnswerRow[]> {
-    return this.rows(q, compile(q));
+    return this.rows(q, compile(q, this.measures));
   }
 
   private prepared<T>(q: Question, shape: (rows: AnswerRow[]) => T): Prepared<T> {
-    const statement = compile(q);
+    const statement = compile(q, this.measures);
     return {
       kind: 'prepared',
       statements: statement === undefined ? [] : [statement],
-      shape: statement?.costShape ?? costShapeOf(q),
+      shape: statement?.costShape ?? costShapeOf(q, this.measures),
       answer: async () => shape(await this.rows(q, statement)),
     };
   }
@@ -212,12 +214,12 @@ export class Analytics {
   }
 
   /** Hourly or daily buckets over a closed range; buckets without records are included as zeros. */
-  async activity(protocolName: string | undefined, range: Required<TimeRange>, interval: ActivityGranularity): Promise<ActivityBucket[]> {
+  async activity(protocolName: string | undefined, range: Required<TimeRange>, interval: Granularity): Promise<ActivityBucket[]> {
     const count = bucketCount(range, interval);
     if (range.lte < range.gte) return [];
     if (count > MAX_ACTIVITY_BUCKETS) {
       throw new AppError(Errors.invalidParams,
-        `${param('range')}: the range spans ${count} ${interval} buckets; at most ${MAX_ACTIVITY_BUCKETS} are allowed (use a shorter range${interval === 'day' ? '' : ` or ${hint('coarserBucket')}`})`,
+        `${param('range')}: the range spans ${count} ${interval} buckets; at most ${MAX_ACTIVITY_BUCKETS} are allowed (use a shorter range${interval === 'hour' ? ` or ${hint('coarserBucket')}` : ''})`,
         { field: 'range' });
     }
     const rows = await this.ask(PRESETS.activity(await this.filters({ kind: 'one', name: protocolName }, range), interval));
@@ -299,8 +301,8 @@ export class Analytics {
   /** How group connections compile and read: this layer's compiler, cache and cost model. */
   private groupReads(budget: number | undefined): GroupReads {
     return {
-      compile: (q) => compile(q),
-      compileCount: (q) => compileCount(q),
+      compile: (q) => compile(q, this.measures),
+      compileCount: (q) => compileCount(q, this.measures),
       rows: (q, statement) => this.rows(q, statement),
       count: (c) => this.cache.get(`n:${c.sql}:${JSON.stringify(c.params)}`,
         async () => Number((await this.wh.query<{ n: string }>(c.sql, { params: c.params }))[0]?.n ?? 0)),

@@ -16,6 +16,19 @@ export interface ConnectionWants {
 
 export const NO_EXTRAS: ConnectionWants = { boundary: false, totalCount: false };
 
+/** Which of a connection's costly fields a request selects (GraphQL reads them off its document). */
+export interface SelectedExtras {
+  hasPreviousPage: boolean;
+  hasNextPage: boolean;
+  totalCount: boolean;
+}
+
+/** What is read for a page going `direction`: the flag of the end it starts from is a read of its own. */
+export function wantsOf(selection: SelectedExtras | undefined, direction: PageDirection): ConnectionWants {
+  if (selection === undefined) return NO_EXTRAS;
+  return { boundary: direction === 'forward' ? selection.hasPreviousPage : selection.hasNextPage, totalCount: selection.totalCount };
+}
+
 /**
  * How many items the listing holds, whatever the page. `estimated` when counting exactly
  * would pass the plan's budget and a cheaper figure was given instead (docs/graphql.md

@@ -5,20 +5,22 @@
 import { AppError, Errors, param } from '../../core/errors.ts';
 import { MAX_SERIES_POINTS } from '../../core/limits.ts';
 import { decodeToken, encodeToken, listingFingerprint, type PageDirection } from './page-token.ts';
-import type { AnswerRow, Position, Question } from './question/compile.ts';
+import type { AnswerRow, Position, Question, QuestionFilters } from './question/compile.ts';
 import { bucketStarts, type Granularity } from './question/granularity.ts';
-import type { Dimension, MeasureName } from './question/model.ts';
+import { isTimeDimension, type Dimension } from './question/model.ts';
 import type { TimeRange } from './time-range.ts';
 
-export type GroupKey = Extract<Dimension, 'protocol' | 'time' | 'instructionType'>;
-export type Metric = Extract<MeasureName, 'count' | 'avgFee' | 'minFee' | 'maxFee' | 'p50Fee' | 'p95Fee' | 'p99Fee' | 'sumFee' | 'p95ComputeUnits'>;
+/** The dimensions a caller may group by. */
+export type GroupKey = Exclude<Dimension, 'errorMessage'>;
+/** A measure of the service's catalog (the door checked it is one offered as a metric). */
+export type Metric = string;
 export type SortDirection = 'asc' | 'desc';
 
 /** What the failure view keeps: counts and fee sums, no extremes or percentiles. */
 export const FAILURE_METRICS: ReadonlySet<Metric> = new Set(['count', 'sumFee', 'avgFee']);
 
 /** Filters as asked: protocols undefined means every visible one. */
-export interface GroupFilters {
+export interface GroupFilters extends Pick<QuestionFilters, 'programIds' | 'signatures' | 'success' | 'ranges' | 'logMessage'> {
   protocols?: readonly string[];
   range: TimeRange;
   instructionTypes?: readonly string[];
@@ -28,7 +30,8 @@ export interface GroupPageRequest {
   filters: GroupFilters;
   keys: readonly GroupKey[];
   metrics: readonly Metric[];
-  sort: { metric: Metric; direction: SortDirection };
+  /** By a metric, or by a grouped key (then by the other keys). */
+  sort: { metric: Metric; key?: undefined; direction: SortDirection } | { metric?: undefined; key: GroupKey; direction: SortDirection };
   limit: number;
   cursor?: string;
   /** Forward (default): the groups after `cursor`; backward: those right before it (group-connection.ts reads them). */
@@ -57,8 +60,13 @@ export interface SeriesRequest {
 export interface Group {
   protocol?: string;
   instructionType?: string;
+  program?: string;
   /** Start of the time bucket, Unix seconds. */
   time?: number;
+  date?: number;
+  week?: number;
+  month?: number;
+  dayOfWeek?: number;
   errorMessage?: string;
   values: Partial<Record<Metric, number>>;
 }
@@ -70,7 +78,7 @@ export interface GroupPage {
 
 /** One series of a time series: its keys (those grouped by) and one point per bucket. */
 export interface Series {
-  keys: Pick<Group, 'protocol' | 'instructionType'>;
+  keys: Pick<Group, 'protocol' | 'instructionType' | 'program'>;
   points: { time: number; values: Group['values'] }[];
 }
 
@@ -82,6 +90,11 @@ const filtersOf = (f: GroupFilters & { errorPattern?: string }, protocols: reado
   protocolsNamed: f.protocols !== undefined,
   ...(f.instructionTypes !== undefined ? { instructionTypes: f.instructionTypes } : {}),
   ...(f.errorPattern !== undefined ? { errorPattern: f.errorPattern } : {}),
+  ...(f.programIds !== undefined ? { programIds: f.programIds } : {}),
+  ...(f.signatures !== undefined ? { signatures: f.signatures } : {}),
+  ...(f.success !== undefined ? { success: f.success } : {}),
+  ...(f.ranges !== undefined ? { ranges: f.ranges } : {}),
+  ...(f.logMessage !== undefined ? { logMessage: f.logMessage } : {}),
 });
 
 function readPosition(v: unknown[], keys: readonly PageKey[]): Position | undefined {
@@ -89,20 +102,21 @@ function readPosition(v: unknown[], keys: readonly PageKey[]): Position | undefi
   const out: (string | number)[] = [];
   for (const [i, k] of keys.entries()) {
     const x = v[i + 1];
-    if (k === 'time' ? !(Number.isSafeInteger(x) && (x as number) >= 0 && (x as number) <= 4_294_967_295) : typeof x !== 'string') return undefined;
+    if (k !== 'errorMessage' && isTimeDimension(k) ? !(Number.isSafeInteger(x) && (x as number) >= 0 && (x as number) <= 4_294_967_295) : typeof x !== 'string') return undefined;
     out.push(x as string | number);
   }
   return { value: v[0], keys: out };
 }
 
-const keyValue = (g: Group, k: PageKey): string | number => (k === 'time' ? (g.time ?? 0) : (g[k] ?? ''));
+const keyValue = (g: Group, k: PageKey): string | number => g[k] ?? (k !== 'errorMessage' && isTimeDimension(k) ? 0 : '');
+
+const TEXT_KEYS = ['protocol', 'instructionType', 'program', 'errorMessage'] as const;
+const NUMBER_KEYS = ['time', 'date', 'week', 'month', 'dayOfWeek'] as const;
 
 function toGroup(r: AnswerRow, metrics: readonly Metric[]): Group {
   const g: Group = { values: {} };
-  if (r.protocol !== undefined) g.protocol = r.protocol;
-  if (r.instructionType !== undefined) g.instructionType = r.instructionType;
-  if (r.time !== undefined) g.time = r.time;
-  if (r.errorMessage !== undefined) g.errorMessage = r.errorMessage;
+  for (const k of TEXT_KEYS) if (r[k] !== undefined) g[k] = r[k];
+  for (const k of NUMBER_KEYS) if (r[k] !== undefined) g[k] = r[k];
   for (const m of metrics) g.values[m] = r.values[m] as number;
   return g;
 }
@@ -114,23 +128,31 @@ const groupFingerprint = (req: GroupPageRequest, protocols: readonly string[]): 
 
 /** A page of groups sorted by a metric, then by the group keys, one way; one row past the page tells whether more follow. */
 export function groupsQuestion(req: GroupPageRequest, protocols: readonly string[]): Question<Metric> {
-  const after = req.cursor === undefined ? undefined : decodeToken(req.cursor, 'g1', groupFingerprint(req, protocols), (v) => readPosition(v, req.keys), req.direction);
+  const keys = pageKeys(req);
+  const after = req.cursor === undefined ? undefined : decodeToken(req.cursor, 'g1', groupFingerprint(req, protocols), (v) => readPosition(v, keys), req.direction);
   return {
     measures: req.metrics,
-    dimensions: req.keys,
+    dimensions: keys,
     filters: filtersOf(req.filters, protocols),
-    order: { measure: req.sort.metric, direction: req.sort.direction },
+    order: { ...(req.sort.metric === undefined ? {} : { measure: req.sort.metric }), direction: req.sort.direction },
     page: { limit: req.limit + 1, ...(after ? { after } : {}) },
   };
 }
 
+/** The keys in page order: a key sorted by first, then the others as asked. */
+const pageKeys = (req: GroupPageRequest): GroupKey[] =>
+  req.sort.key === undefined ? [...req.keys] : [req.sort.key, ...req.keys.filter((k) => k !== req.sort.key)];
+
 export function toGroupPage(req: GroupPageRequest, protocols: readonly string[], rows: readonly AnswerRow[]): GroupPage {
   const fp = groupFingerprint(req, protocols);
   const kept = rows.slice(0, req.limit).map((r) => toGroup(r, req.metrics));
+  const keys = pageKeys(req);
+  const sortMetric = req.sort.metric;
   return {
     groups: kept.map((g, i) => ({
       group: g,
-      cursor: encodeToken(['g1', (rows[i]!.values[req.sort.metric] as number | undefined) ?? 0, ...req.keys.map((k) => keyValue(g, k)), fp]),
+      // Sorted by a key, the position is the keys alone (the value is unused).
+      cursor: encodeToken(['g1', sortMetric === undefined ? 0 : ((rows[i]!.values[sortMetric] as number | undefined) ?? 0), ...keys.map((k) => keyValue(g, k)), fp]),
     })),
     more: rows.length > req.limit,
   };
@@ -184,6 +206,7 @@ export function toSeries(req: SeriesRequest, rows: readonly AnswerRow[]): Series
     const keys: Series['keys'] = {};
     if (g.protocol !== undefined) keys.protocol = g.protocol;
     if (g.instructionType !== undefined) keys.instructionType = g.instructionType;
+    if (g.program !== undefined) keys.program = g.program;
     const id = JSON.stringify(keys);
     let s = bySeries.get(req.keys.length === 0 ? '' : id);
     if (!s) bySeries.set(id, (s = { keys, byTime: new Map() }));

@@ -3,7 +3,7 @@
 // how its rows become the answer's shape. No SQL here: compile.ts writes it.
 import type { ActivityBucket, InstructionTypeStats, ProtocolStats, TopProtocol } from '../../core/vocabulary/answers.ts';
 import { num, type AnswerRow, type Question, type QuestionFilters } from './question/compile.ts';
-import { bucketStarts, type ActivityGranularity } from './question/granularity.ts';
+import { bucketStarts, type ActivityGranularity, type Granularity } from './question/granularity.ts';
 import type { MeasureName } from './question/model.ts';
 import type { TimeRange } from './time-range.ts';
 
@@ -23,7 +23,7 @@ export const PRESETS = {
   performance: (f: QuestionFilters): Preset =>
     perProtocol(['count', 'successRate', 'avgComputeUnits', 'avgFee', 'cuQuantiles', 'avgAccounts', 'sumFee'], f),
   top: (f: QuestionFilters): Preset => perProtocol(['count', 'successRate', 'sumFee'], f),
-  activity: (f: QuestionFilters, granularity: ActivityGranularity): Preset =>
+  activity: (f: QuestionFilters, granularity: Granularity): Preset =>
     ({ measures: ['count', 'successCount', 'failedCount', 'sumFee', 'sumComputeUnits'], dimensions: ['time'], granularity, filters: f }),
   /** Figures of named (protocol, bucket) cells, for live subscriptions. */
   cells: (f: QuestionFilters, granularity: ActivityGranularity): Preset =>
@@ -75,7 +75,7 @@ export function toTop(rows: readonly AnswerRow[], sortBy: TopSortBy, limit: numb
 }
 
 /** Every bucket of a closed range, those without records as zeros. */
-export function toActivity(rows: readonly AnswerRow[], range: Required<TimeRange>, granularity: ActivityGranularity): ActivityBucket[] {
+export function toActivity(rows: readonly AnswerRow[], range: Required<TimeRange>, granularity: Granularity): ActivityBucket[] {
   const byBucket = new Map(rows.map((r) => [r.time, r]));
   return bucketStarts(range, granularity).map((ts) => {
     const r = byBucket.get(ts);

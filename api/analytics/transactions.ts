@@ -3,10 +3,11 @@
 import { MAX_BLOCK_TIME } from '../../core/limits.ts';
 import { BASE58_SIGNATURE } from '../../core/vocabulary/primitives.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
-import { addFilter, commonConditions, type Conditions, type Statement } from './question/model.ts';
+import { addFilter, addRanges, commonConditions, type Conditions, type Statement } from './question/model.ts';
 import { decodeToken, encodeToken, isUInt, listingFingerprint, scanOrder, type PageDirection } from './page-token.ts';
 import type { ListRequest, Page, SortOrder, Transaction, TransactionFilters } from './types.ts';
 import { TABLES } from '../../warehouse/tables.ts';
+import { decodeSorted, sortedCursorOf, sortedListingStatement } from './sorted-listing.ts';
 
 export const TX_COLUMNS = `signature, instruction_index, toString(slot) AS slot, toUInt32(block_time) AS block_time,
   program_id, protocol_name, instruction_type, fee, compute_units, accounts_count, success`;
@@ -75,7 +76,8 @@ export function decodeCursor(token: string, req: Pick<ListRequest, 'filters' | '
  */
 export interface Scan {
   order: SortOrder;
-  cursor: Cursor | undefined;
+  /** A listing sorted by a record column (sortBy) also keys on its row's value of that column. */
+  cursor: (Cursor & { value?: number }) | undefined;
   inclusive: boolean;
   limit: number;
 }
@@ -85,7 +87,8 @@ export function scanOf(req: ListRequest): Scan {
   const direction = req.direction ?? 'forward';
   return {
     order: scanOrder(req.sortOrder, direction),
-    cursor: req.cursor === undefined ? undefined : decodeCursor(req.cursor, req, direction),
+    cursor: req.cursor === undefined ? undefined
+      : req.sortBy !== undefined ? decodeSorted(req.cursor, req, direction) : decodeCursor(req.cursor, req, direction),
     inclusive: false,
     limit: req.limit,
   };
@@ -97,6 +100,8 @@ export function scanOf(req: ListRequest): Scan {
 export function filterConditions(filters: TransactionFilters, visible: readonly string[], cursor?: Cursor, order: SortOrder = 'desc', inclusive = false): Conditions {
   const { where, params } = commonConditions(filters, visible);
   addFilter({ where, params }, 'instructionTypes', filters.instructionTypes);
+  addRanges({ where, params }, filters.ranges);
+  addFilter({ where, params }, 'logMessage', filters.logMessage);
   if (cursor) {
     const op = `${order === 'asc' ? '>' : '<'}${inclusive ? '=' : ''}`;
     // The plain block_time bound lets the primary key prune; the tuple makes it exact.
@@ -123,8 +128,9 @@ export async function readPage(wh: Warehouse, req: ListRequest, scan: Scan, list
   return scan.order === req.sortOrder ? page : { rows: page.rows.reverse(), more: page.more };
 }
 
-const cursorOf = (r: TxRow, req: ListRequest): string =>
-  encodeCursor({ blockTime: Number(r.block_time), signature: r.signature, instructionIndex: Number(r.instruction_index) }, req);
+const cursorOf = (r: TxRow, req: ListRequest): string => (req.sortBy !== undefined
+  ? sortedCursorOf({ ...r }, { ...req, sortBy: req.sortBy })
+  : encodeCursor({ blockTime: Number(r.block_time), signature: r.signature, instructionIndex: Number(r.instruction_index) }, req));
 
 /**
  * List records matching the filters, ordered by (block_time, signature, instruction_index).
@@ -143,13 +149,14 @@ export const toEdges = (rows: readonly TxRow[], req: ListRequest): { node: Trans
 
 /**
  * The statements a listing is charged for. The page window is found from the hourly view,
- * which does not see instruction types, program ids or status: with them the window may
+ * which does not see instruction types, program ids, status, ranges or log messages: with them the window may
  * hold too few rows and the listing reads the whole range next, so both are charged.
  */
 export function chargedStatements(listing: Listing | undefined, filters: TransactionFilters): Statement[] {
   if (listing === undefined) return [];
   if (listing.windowed === undefined) return [listing.full];
-  const thinned = filters.instructionTypes !== undefined || filters.programIds !== undefined || filters.status !== undefined;
+  const thinned = filters.instructionTypes !== undefined || filters.programIds !== undefined || filters.status !== undefined
+    || filters.ranges !== undefined || filters.logMessage !== undefined;
   return thinned ? [listing.windowed, listing.full] : [listing.windowed];
 }
 
@@ -166,6 +173,11 @@ export interface Listing {
  */
 export async function listingStatements(wh: Warehouse, req: ListRequest, visible: readonly string[], scan: Scan = scanOf(req)): Promise<Listing | undefined> {
   if (visible.length === 0) return undefined;
+  if (req.sortBy !== undefined) {
+    // Sorted by a record column: one statement over the whole range (sorted-listing.ts).
+    const table = req.filters.signatures ? TABLES.txBySignature : TABLES.transactions;
+    return { full: sortedListingStatement({ ...req, sortBy: req.sortBy }, scan, filterConditions(req.filters, visible), TX_COLUMNS, table), windowed: undefined };
+  }
   const { cursor, limit } = scan;
   const dir = scan.order === 'asc' ? 'ASC' : 'DESC';
   const order = `ORDER BY block_time ${dir}, signature ${dir}, instruction_index ${dir}`;

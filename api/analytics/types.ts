@@ -7,6 +7,11 @@ import type { TimeRange } from './time-range.ts';
 export type { ActivityBucket, AddressTransaction, InstructionTypeStats, ProtocolStats, TopProtocol, Transaction } from '../../core/vocabulary/answers.ts';
 export type { SortOrder, TimeRange, TxStatus };
 
+/** Record columns a range filter bounds (question/model.ts RANGE_FILTERS writes their conditions). */
+export type RangeFilter = 'slot' | 'fee' | 'computeUnits' | 'accountsCount';
+/** Inclusive bounds; either side may be left out. */
+export interface Bounds { min?: number; max?: number }
+
 export interface TransactionFilters {
   blockTime?: TimeRange;
   status?: TxStatus;
@@ -14,11 +19,17 @@ export interface TransactionFilters {
   programIds?: string[];
   instructionTypes?: string[];
   signatures?: string[];
+  /** Inclusive ranges of record columns (slot, fee, compute units, accounts count). */
+  ranges?: Partial<Record<RangeFilter, Bounds>>;
+  /** Case-insensitive substring of the record's log messages. */
+  logMessage?: string;
 }
 
 export interface ListRequest {
   filters: TransactionFilters;
   sortOrder: SortOrder;
+  /** A record column to sort by (then by time); by time when absent. */
+  sortBy?: RangeFilter;
   limit: number;
   /** Opaque keyset cursor from a previous page. */
   cursor?: string;

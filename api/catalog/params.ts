@@ -16,6 +16,7 @@ import {
   TX_STATUSES,
   UnixSeconds,
 } from '../../core/vocabulary/primitives.ts';
+import { GRANULARITIES } from '../analytics/question/granularity.ts';
 import { stringEnum, withDefault } from './declare.ts';
 
 /** A closed answer schema: a result carries SPEC's fields and nothing else. */
@@ -102,7 +103,7 @@ export const query = {
     maxLength: PAGE_TOKEN_MAX_CHARS,
     description: 'meta.next of the previous page, unchanged, to continue right after it (with the same filters); reaches every record of any range. Not combined with offset',
   }),
-  granularity: withDefault(stringEnum(['hour', 'day'], 'Bucket size'), 'hour'),
+  granularity: withDefault(stringEnum(GRANULARITIES, 'Bucket size: hour, day, week (ISO weeks, from Monday 00:00 UTC) or month (UTC)'), 'hour'),
 };
 
 /** The optional day range every REST analytics route takes. */

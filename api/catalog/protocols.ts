@@ -14,6 +14,7 @@ import {
   TopProtocol,
 } from '../../core/vocabulary/answers.ts';
 import type { Analytics } from '../analytics/analytics.ts';
+import { GRANULARITIES } from '../analytics/question/granularity.ts';
 import type { TimeRange } from '../analytics/types.ts';
 import { closedDayRange, dayRange, rangeMeta } from './rest-params.ts';
 import { crossFieldRules, DAYS_IN_ORDER, envelope, errors, FeeAnswer, ok } from './rest-schemas.ts';
@@ -33,7 +34,7 @@ const TopOptions = options({
 const ActivityOptions = options({
   protocolName: Type.Optional(ProtocolName),
   blockTime: ClosedBlockTime,
-  interval: withDefault(stringEnum(['hour', 'day'], 'hour or day (default hour); day buckets have no hour field'), 'hour'),
+  interval: withDefault(stringEnum(GRANULARITIES, 'hour, day, week (ISO weeks, from Monday 00:00 UTC) or month (UTC) (default hour); only hour buckets have an hour field'), 'hour'),
 }, 'getProtocolActivity options (protocolName omitted: all protocols)');
 const InstructionTypeOptions = options({
   protocolName: Type.Optional(ProtocolName),
@@ -108,7 +109,7 @@ export const topProtocols: Operation = {
 };
 
 export const protocolActivity: Operation = {
-  ...operation('activity', 'series', 'Transactions over time in hourly or daily buckets, empty buckets included as zeros', { name: 'protocolActivity', graphql: 'timeSeries' }),
+  ...operation('activity', 'series', 'Transactions over time in hourly, daily, weekly (from Monday, UTC) or monthly buckets, empty buckets included as zeros', { name: 'protocolActivity', graphql: 'timeSeries' }),
   rpc: rpcMethod({
     method: 'getProtocolActivity',
     params: [required('options', ActivityOptions, optionsOf('protocolName, blockTime (required, both bounds), interval'))],
@@ -119,12 +120,14 @@ export const protocolActivity: Operation = {
     url: '/analytics/time-series',
     schema: {
       summary: 'Transactions over time',
-      description: 'Hourly or daily buckets over the whole day range, empty buckets included as zeros ' +
-        '(JSON-RPC getProtocolActivity; day buckets have no hour field). Without protocol_name, all protocols together. ' +
+      description: 'Hourly, daily, weekly (ISO weeks, from Monday 00:00 UTC) or monthly buckets over the whole day range, empty buckets included as zeros ' +
+        '(JSON-RPC getProtocolActivity; only hour buckets have an hour field; the first and last week or month may be partly outside the range, and count only the records inside it). ' +
+        'Without protocol_name, all protocols together. ' +
         `At most ${MAX_ACTIVITY_BUCKETS} buckets.`,
       querystring: SeriesQuery,
-      // Hourly buckets: 24 a day; daily: 1 (the last storable day has fewer hours, never more).
-      ...crossFieldRules(DAYS_IN_ORDER, { rule: 'spanAtMost', params: ['date_from', 'date_to'], perDay: { param: 'granularity', hour: HOURS_PER_DAY, day: 1 }, maximum: MAX_ACTIVITY_BUCKETS }),
+      // Hourly buckets: 24 a day; daily: 1 (the last storable day has fewer hours, never more);
+      // weeks and months: 0, as the storable range never holds more of them than the maximum.
+      ...crossFieldRules(DAYS_IN_ORDER, { rule: 'spanAtMost', params: ['date_from', 'date_to'], perDay: { param: 'granularity', hour: HOURS_PER_DAY, day: 1, week: 0, month: 0 }, maximum: MAX_ACTIVITY_BUCKETS }),
       response: { 200: envelope(Type.Array(ActivityBucket), 'Buckets in time order'), ...errors(400, 401, 403, 429) },
     },
     async run(a, req) {

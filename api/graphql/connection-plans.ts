@@ -5,15 +5,10 @@ import {
   getDirectiveValues, GraphQLIncludeDirective, GraphQLSkipDirective, Kind,
   type DocumentNode, type FragmentDefinitionNode, type OperationDefinitionNode, type SelectionSetNode,
 } from 'graphql';
-import type { ConnectionPage, ConnectionWants } from '../analytics/connection.ts';
-import type { PageDirection } from '../analytics/page-token.ts';
+import type { ConnectionPage, SelectedExtras } from '../analytics/connection.ts';
 
-/** The connection fields a document selects that cost reads of their own. */
-export interface ConnectionSelection {
-  hasPreviousPage: boolean;
-  hasNextPage: boolean;
-  totalCount: boolean;
-}
+/** The connection fields a document selects that cost reads of their own (analytics/connection.ts turns them into reads). */
+export type ConnectionSelection = SelectedExtras;
 
 const COSTLY = new Set(['hasPreviousPage', 'hasNextPage', 'totalCount', 'totalCountIsEstimate']);
 
@@ -47,12 +42,6 @@ export function connectionSelection(document: DocumentNode, operation: Operation
   };
   visit(operation.selectionSet, -1, new Set());
   return { hasPreviousPage: found.has('hasPreviousPage'), hasNextPage: found.has('hasNextPage'), totalCount: found.has('totalCount') || found.has('totalCountIsEstimate') };
-}
-
-/** What the analytics layer reads for a page going `direction`: the flag of the end it starts from is a read of its own. */
-export function wantsOf(selection: ConnectionSelection | undefined, direction: PageDirection): ConnectionWants {
-  if (selection === undefined) return { boundary: false, totalCount: false };
-  return { boundary: direction === 'forward' ? selection.hasPreviousPage : selection.hasNextPage, totalCount: selection.totalCount };
 }
 
 /** The connection object of the schema (edges, nodes, pageInfo, totalCount, totalCountIsEstimate). */

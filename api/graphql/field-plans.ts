@@ -3,16 +3,22 @@
 // checked here with GraphQL's names for them; the answers come from the shared analytics
 // layer and are only reshaped for the schema's types.
 import { invalidParams } from '../../core/errors.ts';
-import { GRAPHQL_MAX_PATTERN_CHARS, MAX_BLOCK_TIME } from '../../core/limits.ts';
 import type { Analytics, CostQuestion, Prepared } from '../analytics/analytics.ts';
 import type { AnswerCost, Recommendation } from '../analytics/analytics-cost.ts';
-import { FAILURE_METRICS, type Group, type GroupFilters, type GroupKey, type GroupPageRequest, type Metric } from '../analytics/group-pages.ts';
+import { FAILURE_METRICS, type Group, type Metric } from '../analytics/group-pages.ts';
 import { bucketCount, type Granularity } from '../analytics/question/granularity.ts';
-import type { ListRequest, TimeRange, Transaction, TransactionFilters } from '../analytics/types.ts';
-import type { ConnectionPage } from '../analytics/connection.ts';
+import { isTimeDimension } from '../analytics/question/model.ts';
+import type { TimeRange, Transaction } from '../analytics/types.ts';
+import {
+  errorPatternOf, groupFilters, keysOf, list, metricsOf, rangeOf, refuse, transactionsAsk,
+  type Args, type FiltersArg,
+} from '../catalog/question-args.ts';
 import { pageOf, type PaginationArg } from '../catalog/pagination-args.ts';
-import { connectionOf, wantsOf, type ConnectionSelection } from './connection-plans.ts';
-import { breaksRule, dayStart, FILTER_LISTS, Signature } from '../../core/vocabulary/primitives.ts';
+import { wantsOf } from '../analytics/connection.ts';
+import { connectionOf, type ConnectionSelection } from './connection-plans.ts';
+import { metricValue, questionVocabulary, type GroupKey, type QuestionVocabulary } from '../catalog/question-vocabulary.ts';
+import { prepareTransactions } from '../catalog/transactions-question.ts';
+import { breaksRule, Signature } from '../../core/vocabulary/primitives.ts';
 
 /**
  * What a running field reports to its request: the items it answers, against the document's
@@ -34,108 +40,23 @@ export interface FieldPlan {
   run(meter: FieldMeter): Promise<unknown>;
 }
 
-/** GraphQL enum values to the analytics layer's names. */
-const METRIC: Record<string, Metric> = {
-  COUNT: 'count', AVG_FEE: 'avgFee', MIN_FEE: 'minFee', MAX_FEE: 'maxFee', P50_FEE: 'p50Fee', P95_FEE: 'p95Fee',
-  P99_FEE: 'p99Fee', SUM_FEE: 'sumFee', P95_COMPUTE_UNITS: 'p95ComputeUnits',
-};
-const METRIC_NAME = Object.fromEntries(Object.entries(METRIC).map(([k, v]) => [v, k])) as Record<Metric, string>;
-const GROUP_KEY: Record<string, GroupKey> = { PROTOCOL: 'protocol', HOUR: 'time', INSTRUCTION_TYPE: 'instructionType' };
+/** The keys failedTransactions' nodes show. */
+const FAILURE_KEYS: readonly GroupKey[] = ['protocol', 'instructionType', 'time'];
+
 const GRANULARITY: Record<string, Granularity> = { HOUR: 'hour', DAY: 'day', WEEK: 'week', MONTH: 'month' };
 
-/** Each string filter is the vocabulary's primitive, with the list caps every interface
- *  shares (FILTER_LISTS), under GraphQL's argument names. */
-const LISTS: Record<string, { primitive: Primitive; max: number }> = Object.fromEntries(
-  Object.entries(FILTER_LISTS).map(([name, l]) => [`filters.${name}`, { primitive: l.item, max: l.max }]),
-);
-type Primitive = (typeof FILTER_LISTS)[keyof typeof FILTER_LISTS]['item'];
-
-const RECOMMENDATION: Record<Recommendation, string> = {
+const RECOMMENDATION: Record<Exclude<Recommendation, 'dropPercentile'>, string> = {
   narrowRange: 'narrow filters.dateRange (fewer days)',
   addProtocol: 'add a protocol (filters.protocols)',
   coarserBucket: 'use a coarser bucket (bucketBy DAY, WEEK or MONTH, or groupBy without HOUR)',
-  dropPercentile: 'drop a percentile metric (P50_FEE, P95_FEE, P99_FEE, P95_COMPUTE_UNITS)',
+  useViews: 'drop what only records answer (groupBy PROGRAM_ID; filters slotRange, feeRange, computeRange, accountsCount, success, status, logMessage, programIds, signatures): without them hourly views answer',
 };
 
-export const wordRecommendations = (cost: AnswerCost): string[] => cost.recommendations.map((r) => RECOMMENDATION[r]);
-
-interface DateRangeArg { start?: string | null; end?: string | null }
-interface FiltersArg {
-  protocols?: string[] | null;
-  dateRange?: DateRangeArg | null;
-  errorPattern?: string | null;
-  instructionTypes?: string[] | null;
-  programIds?: string[] | null;
-  signatures?: string[] | null;
-  status?: 'SUCCEEDED' | 'FAILED' | 'ALL' | null;
-}
-interface SortArg { field?: string | null; direction?: 'ASC' | 'DESC' | null }
-
-type Args = Record<string, unknown>;
-
-const present = <T>(v: T | null | undefined): v is T => v !== null && v !== undefined;
-
-function list(value: string[] | null | undefined, name: keyof typeof LISTS): string[] | undefined {
-  if (!present(value)) return undefined;
-  const { primitive, max } = LISTS[name]!;
-  if (value.length > max) throw invalidParams(`${name} may hold at most ${max} entries (got ${value.length})`, name);
-  for (const [i, v] of value.entries()) {
-    const rule = breaksRule(v, primitive);
-    if (rule !== undefined) throw invalidParams(`${name}[${i}] must be ${rule} (got ${JSON.stringify(v.slice(0, 100))})`, name);
-  }
-  return value;
-}
-
-/** filters.dateRange as a block-time range: [start 00:00:00, end 23:59:59] UTC. */
-function rangeOf(f: FiltersArg | null | undefined, required = false): TimeRange {
-  const d = f?.dateRange;
-  if (required && (!present(d) || !present(d.start) || !present(d.end))) {
-    throw invalidParams('filters.dateRange with both start and end (YYYY-MM-DD) is required', 'dateRange');
-  }
-  if (!present(d)) return {};
-  const gte = present(d.start) ? dayStart(d.start, 'filters.dateRange.start') : undefined;
-  const lte = present(d.end) ? Math.min(dayStart(d.end, 'filters.dateRange.end') + 86_399, MAX_BLOCK_TIME) : undefined;
-  if (gte !== undefined && lte !== undefined && gte > lte) {
-    throw invalidParams(`filters.dateRange.start (${d.start}) is after filters.dateRange.end (${d.end})`, 'dateRange');
-  }
-  return { ...(gte === undefined ? {} : { gte }), ...(lte === undefined ? {} : { lte }) };
-}
-
-/** Refuse filters the answer cannot honour (rather than ignore them). */
-function refuse(f: FiltersArg | null | undefined, names: (keyof FiltersArg)[], why: string): void {
-  for (const n of names) if (present(f?.[n])) throw invalidParams(`filters.${n} ${why}`, n);
-}
-
-/** The enum values of a list argument, each at most once: a repeated value is refused (it was dropped silently). */
-function distinct(v: unknown, name: string, max: number): string[] {
-  const names = (v as string[] | null | undefined) ?? [];
-  if (names.length > max) throw invalidParams(`${name} may hold at most ${max} entries, each value once (got ${names.length})`, name);
-  const seen = new Set<string>();
-  for (const [i, n] of names.entries()) {
-    if (seen.has(n)) throw invalidParams(`${name}[${i}]: ${n} is listed twice; name each value once`, name);
-    seen.add(n);
-  }
-  return names;
-}
-
-const metricsOf = (v: unknown): Metric[] => distinct(v, 'metrics', Object.keys(METRIC).length).map((n) => METRIC[n]!);
-const keysOf = (v: unknown): GroupKey[] => distinct(v, 'groupBy', Object.keys(GROUP_KEY).length).map((n) => GROUP_KEY[n]!);
-
-function groupFilters(f: FiltersArg | null | undefined, range: TimeRange): GroupFilters {
-  const protocols = list(f?.protocols, 'filters.protocols');
-  const instructionTypes = list(f?.instructionTypes, 'filters.instructionTypes');
-  return { range, ...(protocols ? { protocols } : {}), ...(instructionTypes ? { instructionTypes } : {}) };
-}
+/** The recommendations in words; the percentile metrics are the vocabulary's. */
+export const wordRecommendations = (cost: AnswerCost, vocab: QuestionVocabulary): string[] => cost.recommendations.map((r) =>
+  (r === 'dropPercentile' ? `drop a percentile metric (${vocab.metrics.filter((m) => m.percentile).map((m) => m.value).join(', ')})` : RECOMMENDATION[r]));
 
 // ---- the node shapes of the schema --------------------------------------------------------
-
-const groupNode = (g: Group): Record<string, unknown> => ({
-  protocol: g.protocol ?? null,
-  protocolName: g.protocol ?? null,
-  hour: g.time ?? null,
-  instructionType: g.instructionType ?? null,
-  ...g.values,
-});
 
 const transactionOut = (t: Transaction): Record<string, unknown> => {
   const d = new Date(t.blockTime * 1000);
@@ -144,78 +65,12 @@ const transactionOut = (t: Transaction): Record<string, unknown> => {
 
 // ---- the fields ---------------------------------------------------------------------------
 
-/** What transactions(filters, pagination, groupBy, metrics, sort) asks: records, or groups (no keys but metrics: one group of everything). */
-type TransactionsAsk =
-  | { kind: 'listing'; request: ListRequest; points: number }
-  | { kind: 'groups'; request: GroupPageRequest; points: number };
-
-/** The arguments of transactions(...) checked and turned into its request; nothing is read. */
-function transactionsAsk(args: Args): TransactionsAsk {
-  const f = args.filters as FiltersArg | null | undefined;
-  refuse(f, ['errorPattern'], 'applies to failedTransactions only');
-  const range = rangeOf(f);
-  const page = pageOf(args.pagination as PaginationArg | null | undefined);
-  const keys = keysOf(args.groupBy);
-  const asked = metricsOf(args.metrics);
-  const sort = args.sort as SortArg | null | undefined;
-  const direction = sort?.direction === 'ASC' ? 'asc' : 'desc';
-
-  if (keys.length === 0 && asked.length === 0) {
-    // Records, in time order.
-    if (present(sort?.field)) throw invalidParams('sort.field sorts groups; without groupBy or metrics records are in time order (sort.direction)', 'sort');
-    const filters: TransactionFilters = {};
-    const protocols = list(f?.protocols, 'filters.protocols');
-    if (protocols) filters.protocols = protocols;
-    if (range.gte !== undefined || range.lte !== undefined) filters.blockTime = range;
-    const itypes = list(f?.instructionTypes, 'filters.instructionTypes');
-    if (itypes) filters.instructionTypes = itypes;
-    const programIds = list(f?.programIds, 'filters.programIds');
-    if (programIds) filters.programIds = programIds;
-    const signatures = list(f?.signatures, 'filters.signatures');
-    if (signatures) filters.signatures = signatures;
-    if (present(f?.status) && f.status !== 'ALL') filters.status = f.status === 'SUCCEEDED' ? 'succeeded' : 'failed';
-    const request: ListRequest = { filters, sortOrder: direction, limit: page.limit, direction: page.direction, ...(page.cursor ? { cursor: page.cursor } : {}) };
-    return { kind: 'listing', request, points: page.limit };
-  }
-
-  refuse(f, ['programIds', 'signatures', 'status'], 'cannot be combined with groupBy or metrics: aggregates come from hourly views that do not keep it; list the records instead');
-  const metrics = asked.length > 0 ? asked : (['count'] as Metric[]);
-  const request: GroupPageRequest = {
-    filters: groupFilters(f, range),
-    keys,
-    metrics,
-    sort: { metric: present(sort?.field) ? METRIC[sort.field]! : metrics.includes('count') ? 'count' : metrics[0]!, direction },
-    limit: page.limit,
-    direction: page.direction,
-    ...(page.cursor ? { cursor: page.cursor } : {}),
-  };
-  return { kind: 'groups', request, points: page.limit };
-}
-
-/**
- * The prepared answer of a transactions(...) request, as a connection page: its protocols
- * resolved and its statement(s) built, once, with the reads the selection asks for.
- */
-async function prepareTransactions(a: Analytics, ask: TransactionsAsk, selection?: ConnectionSelection, budget?: number): Promise<Prepared<ConnectionPage<unknown>>> {
-  const wants = wantsOf(selection, ask.request.direction ?? 'forward');
-  if (ask.kind === 'listing') return a.prepareListing(ask.request, wants, budget);
-  const groups = await a.prepareGroups(ask.request, wants, budget);
-  return {
-    ...groups,
-    answer: async () => {
-      const page = await groups.answer();
-      return { ...page, edges: page.edges.map((e) => ({ node: groupNode(e.node), cursor: e.cursor })) };
-    },
-  };
-}
-
-/** The question and answer of transactions(filters, pagination, groupBy, metrics, sort). */
+/** The question and answer of transactions(filters, pagination, groupBy, metrics, sort): prepared by the catalog. */
 async function transactionsPlan(a: Analytics, args: Args, selection: ConnectionSelection | undefined, budget: number): Promise<FieldPlan> {
-  const ask = transactionsAsk(args);
-  const prepared = await prepareTransactions(a, ask, selection, budget);
+  const { prepared, points } = await prepareTransactions(a, args, questionVocabulary(a.measures), selection, budget);
   return {
     question: prepared,
-    points: ask.points,
+    points,
     async run(meter) {
       const page = await prepared.answer();
       meter.count(page.edges.length);
@@ -239,7 +94,8 @@ function signaturePlan(a: Analytics, args: Args): FieldPlan {
 
 async function protocolStatsPlan(a: Analytics, args: Args): Promise<FieldPlan> {
   const f = args.filters as FiltersArg | null | undefined;
-  refuse(f, ['errorPattern', 'instructionTypes', 'programIds', 'signatures', 'status'], 'is not a filter of protocolStats (protocols and dateRange are)');
+  refuse(f, ['errorPattern', 'instructionTypes', 'programIds', 'signatures', 'status', 'success', 'slotRange', 'feeRange', 'computeRange', 'accountsCount', 'logMessage'],
+    'is not a filter of protocolStats (protocols and dateRange are)');
   const range = rangeOf(f);
   const protocols = list(f?.protocols, 'filters.protocols');
   const prepared = await a.prepareStatsList(protocols, range);
@@ -256,11 +112,13 @@ async function protocolStatsPlan(a: Analytics, args: Args): Promise<FieldPlan> {
 
 async function timeSeriesPlan(a: Analytics, args: Args): Promise<FieldPlan> {
   const f = args.filters as FiltersArg;
-  refuse(f, ['errorPattern', 'programIds', 'signatures', 'status'], 'is not a filter of timeSeries (protocols, dateRange and instructionTypes are)');
+  refuse(f, ['errorPattern'], 'is not a filter of timeSeries (failedTransactions takes it)');
   const range = rangeOf(f, true) as Required<TimeRange>;
-  const keys = keysOf(args.groupBy);
-  if (keys.includes('time')) throw invalidParams('groupBy HOUR is not allowed in timeSeries: bucketBy sets the time buckets', 'groupBy');
-  const metrics = metricsOf(args.metrics);
+  const vocab = questionVocabulary(a.measures);
+  const keys = keysOf(args.groupBy, vocab);
+  const timeKey = vocab.groupKeys.find((k) => keys.includes(k.dimension) && isTimeDimension(k.dimension));
+  if (timeKey !== undefined) throw invalidParams(`groupBy ${timeKey.value} is not allowed in timeSeries: bucketBy sets the time buckets`, 'groupBy');
+  const metrics = metricsOf(args.metrics, vocab);
   if (metrics.length === 0) throw invalidParams('metrics must name at least one metric', 'metrics');
   const granularity = GRANULARITY[args.bucketBy as string] ?? 'hour';
   const request = { filters: { ...groupFilters(f, range), range }, keys, metrics, granularity };
@@ -275,9 +133,9 @@ async function timeSeriesPlan(a: Analytics, args: Args): Promise<FieldPlan> {
       meter.count(series.length * (series[0]?.points.length ?? 0) * metrics.length);
       const out: { timestamp: number; value: number; label: string }[] = [];
       for (const s of series) {
-        const name = keys.length === 0 ? 'all' : keys.map((k) => (k === 'protocol' ? s.keys.protocol : s.keys.instructionType)).join('/');
+        const name = keys.length === 0 ? 'all' : keys.map((k) => s.keys[k as keyof typeof s.keys]).join('/');
         for (const m of metrics) {
-          const label = `${name}:${METRIC_NAME[m]}`;
+          const label = `${name}:${metricValue(m)}`;
           for (const p of s.points) out.push({ timestamp: p.time, value: p.values[m] ?? 0, label });
         }
       }
@@ -288,16 +146,17 @@ async function timeSeriesPlan(a: Analytics, args: Args): Promise<FieldPlan> {
 
 async function failedTransactionsPlan(a: Analytics, args: Args, selection: ConnectionSelection | undefined, budget: number): Promise<FieldPlan> {
   const f = args.filters as FiltersArg | null | undefined;
-  refuse(f, ['programIds', 'signatures', 'status'], 'is not a filter of failedTransactions (protocols, dateRange, instructionTypes and errorPattern are)');
+  refuse(f, ['programIds', 'signatures', 'status', 'success', 'slotRange', 'feeRange', 'computeRange', 'accountsCount', 'logMessage'],
+    'is not a filter of failedTransactions (protocols, dateRange, instructionTypes and errorPattern are)');
   const range = rangeOf(f);
-  const keys = present(args.groupBy) ? keysOf(args.groupBy) : (['protocol', 'instructionType'] as GroupKey[]);
-  const metrics = metricsOf(args.metrics);
+  const vocab = questionVocabulary(a.measures);
+  const keys = args.groupBy !== null && args.groupBy !== undefined ? keysOf(args.groupBy, vocab) : (['protocol', 'instructionType'] as GroupKey[]);
+  const unshown = keys.filter((k) => !FAILURE_KEYS.includes(k));
+  if (unshown.length > 0) throw invalidParams('groupBy: failedTransactions groups by PROTOCOL, INSTRUCTION_TYPE and HOUR', 'groupBy');
+  const metrics = metricsOf(args.metrics, vocab);
   const other = metrics.filter((m) => !FAILURE_METRICS.has(m));
-  if (other.length > 0) throw invalidParams(`metrics: failedTransactions offers COUNT, SUM_FEE and AVG_FEE (not ${other.map((m) => METRIC_NAME[m]).join(', ')})`, 'metrics');
-  const pattern = f?.errorPattern ?? undefined;
-  if (pattern !== undefined && (pattern.length === 0 || pattern.length > GRAPHQL_MAX_PATTERN_CHARS)) {
-    throw invalidParams(`filters.errorPattern must be 1 to ${GRAPHQL_MAX_PATTERN_CHARS} characters long`, 'errorPattern');
-  }
+  if (other.length > 0) throw invalidParams(`metrics: failedTransactions offers COUNT, SUM_FEE and AVG_FEE (not ${other.map(metricValue).join(', ')})`, 'metrics');
+  const pattern = errorPatternOf(f);
   const page = pageOf(args.pagination as PaginationArg | null | undefined);
   const request = {
     filters: { ...groupFilters(f, range), ...(pattern !== undefined ? { errorPattern: pattern } : {}) },
@@ -331,13 +190,15 @@ async function queryComplexityPlan(a: Analytics, args: Args, budget: number): Pr
   // The question transactions(filters, groupBy, metrics) would ask, with default paging:
   // its arguments are checked now, a listing's protocols too (a listing reads its page
   // window to be prepared); groups are prepared when this field runs.
-  const ask = transactionsAsk({ filters: args.filters, groupBy: args.groupBy, metrics: args.metrics });
-  const listing = ask.kind === 'listing' ? await prepareTransactions(a, ask) : undefined;
+  const vocab = questionVocabulary(a.measures);
+  const asked = { filters: args.filters, groupBy: args.groupBy, metrics: args.metrics };
+  const ask = transactionsAsk(asked, vocab);
+  const listing = ask.kind === 'listing' ? (await prepareTransactions(a, asked, vocab)).prepared : undefined;
   return {
     question: { kind: 'fixed' },
     async run() {
-      const cost = await a.cost(listing ?? await prepareTransactions(a, ask));
-      return { ...cost, withinBudget: cost.score <= budget, recommendations: wordRecommendations(cost) };
+      const cost = await a.cost(listing ?? (await prepareTransactions(a, asked, vocab)).prepared);
+      return { ...cost, withinBudget: cost.score <= budget, recommendations: wordRecommendations(cost, vocab) };
     },
   };
 }

@@ -62,7 +62,7 @@ export interface GraphqlRouteOptions {
 }
 
 export async function graphqlRoutes(app: FastifyInstance, opts: GraphqlRouteOptions): Promise<void> {
-  const schema: GraphQLSchema = opts.schema ?? buildExecutableSchema();
+  const schema: GraphQLSchema = opts.schema ?? buildExecutableSchema(undefined, opts.analytics.measures);
   const budgets = opts.budgets ?? PLAN_QUERY_BUDGET;
   const guard = {
     schema,

@@ -5,17 +5,44 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { buildSchema, type GraphQLFieldResolver, type GraphQLSchema } from 'graphql';
+import { MEASURES, type Measures } from '../analytics/question/model.ts';
+import { KEY_SORTS, questionVocabulary, RECORD_SORTS } from '../catalog/question-vocabulary.ts';
 import type { FieldMeter, FieldPlan } from './field-plans.ts';
 
 const SCHEMA_DIR = path.join(import.meta.dirname, 'schema');
 
-/** The SDL as served: every schema file, sorted by name. */
-export function schemaSource(dir = SCHEMA_DIR): string {
-  return readdirSync(dir)
-    .filter((f) => f.endsWith('.graphql'))
-    .sort()
-    .map((f) => readFileSync(path.join(dir, f), 'utf8'))
-    .join('\n');
+const described = (text: string, line: string): string => `  ${JSON.stringify(text)}\n  ${line}`;
+
+/**
+ * The enums and node fields of open questions, from the catalog's vocabulary: GroupBy,
+ * Metric, SortField and TransactionNode's group keys and metric fields.
+ */
+export function vocabularySource(measures: Measures = MEASURES): string {
+  const v = questionVocabulary(measures);
+  const metrics = v.metrics.map((m) => described(m.description, m.value));
+  const keyFields = v.groupKeys.filter((k) => k.type !== undefined).map((k) => described(`Group key (groupBy ${k.value})`, `${k.field}: ${k.type}`));
+  const metricFields = v.metrics.map((m) => described(`Metric ${m.value}`, `${m.measure}: Float`));
+  return [
+    `"What groups are keyed by; any two (or more) may be combined. Weeks start on Monday 00:00 UTC."\nenum GroupBy {\n${v.groupKeys.map((k) => described(k.description, k.value)).join('\n')}\n}`,
+    `"Aggregates over the records of a group. Percentiles are approximate (mergeable t-digest sketches)."\nenum Metric {\n${metrics.join('\n')}\n}`,
+    `"What a sort orders by: a metric, a group key, or (records) a column."\nenum SortField {\n${[
+      ...v.metrics.map((m) => described(m.description, m.value)),
+      ...Object.entries(KEY_SORTS).map(([value, s]) => described(s.description, value)),
+      ...Object.entries(RECORD_SORTS).map(([value, r]) => described(r.description, value)),
+    ].join('\n')}\n}`,
+    `extend type TransactionNode {\n${[...keyFields, ...metricFields].join('\n')}\n}`,
+  ].join('\n\n');
+}
+
+/** The SDL as served: every schema file, sorted by name, then the vocabulary of open questions. */
+export function schemaSource(dir = SCHEMA_DIR, measures: Measures = MEASURES): string {
+  return [
+    ...readdirSync(dir)
+      .filter((f) => f.endsWith('.graphql'))
+      .sort()
+      .map((f) => readFileSync(path.join(dir, f), 'utf8')),
+    vocabularySource(measures),
+  ].join('\n');
 }
 
 /** What a request's resolvers see: the plans of its top-level fields by response key. */
@@ -40,8 +67,9 @@ const runPlan: GraphQLFieldResolver<unknown, RequestContext> = async (_source, _
   return value;
 };
 
-export function buildExecutableSchema(dir = SCHEMA_DIR): GraphQLSchema {
-  const schema = buildSchema(schemaSource(dir));
+/** The schema of `dir`'s files, its open questions over `measures` (the model's by default). */
+export function buildExecutableSchema(dir = SCHEMA_DIR, measures: Measures = MEASURES): GraphQLSchema {
+  const schema = buildSchema(schemaSource(dir, measures));
   const query = schema.getQueryType();
   if (query === null || query === undefined) throw new Error('the GraphQL schema has no Query type');
   for (const field of Object.values(query.getFields())) field.resolve = runPlan;

@@ -16,6 +16,8 @@ export interface StartOptions {
   now?: () => number;
   /** Clock of export jobs (retention, link expiry). */
   exportClock?: () => number;
+  /** The question model's measures the services answer (the model's unless given). */
+  measures?: import('../../api/analytics/question/model.ts').Measures;
 }
 
 export function testConfig(env: Record<string, string> = {}): Config & { dataDir: string } {
@@ -30,7 +32,7 @@ export async function startServices(
   options: StartOptions = {},
 ): Promise<Services & { cleanup(): Promise<void> }> {
   const config = testConfig(env);
-  const services = await createServices(config, options.logger ?? createLogger('silent'), { now: options.now, exportClock: options.exportClock });
+  const services = await createServices(config, options.logger ?? createLogger('silent'), { now: options.now, exportClock: options.exportClock, ...(options.measures ? { measures: options.measures } : {}) });
   return {
     ...services,
     async cleanup() {

@@ -8,8 +8,8 @@ import type { CostShape } from '../analytics-cost.ts';
 import { edgesCondition, intervalCondition, planRange, type TimeRange } from '../time-range.ts';
 import { bucketSql, type Granularity } from './granularity.ts';
 import {
-  addFilter, BASE_TABLE, DIMENSIONS, isDerived, MEASURES, SOURCES, STATES, STATUS_SQL,
-  type Conditions, type Dimension, type Measures, type MeasureType, type Source, type State, type Statement,
+  addFilter, addRanges, BASE_SOURCE, BASE_TABLE, DIMENSIONS, isDerived, isTimeDimension, MEASURES, SOURCES, STATES, STATUS_SQL,
+  type Bounds, type Conditions, type Dimension, type Measures, type MeasureType, type RangeFilter, type Source, type SourceFilter, type State, type Statement,
 } from './model.ts';
 
 export interface QuestionFilters {
@@ -25,6 +25,15 @@ export interface QuestionFilters {
   cells?: readonly { protocol: string; start: number }[];
   /** Whether the caller named the protocols (else the cost model recommends naming some). */
   protocolsNamed?: boolean;
+  // Record-level filters: no view keeps them, so they read the base table (BASE_SOURCE).
+  programIds?: readonly string[];
+  signatures?: readonly string[];
+  /** Only succeeded (true) or only failed (false) records. */
+  success?: boolean;
+  /** Inclusive ranges of record columns. */
+  ranges?: Partial<Record<RangeFilter, Bounds>>;
+  /** Case-insensitive substring of the record's log messages. */
+  logMessage?: string;
 }
 
 /** A keyset position: the order measure's value and each dimension's, of the last row seen. */
@@ -93,19 +102,23 @@ function statesOf(catalog: Measures, name: string): State[] {
   return isDerived(m) ? m.of.flatMap((x) => statesOf(catalog, x)) : [...m.states];
 }
 
-function chooseSource(dimensions: readonly Dimension[], states: readonly State[], f: QuestionFilters): Source {
-  const needs = [
-    ...(f.instructionTypes !== undefined ? ['instructionTypes' as const] : []),
-    ...(f.errorPattern !== undefined ? ['errorPattern' as const] : []),
-    ...(f.cells !== undefined ? ['cells' as const] : []),
+/** The source filters a question needs beyond protocols and range. */
+function neededFilters(f: QuestionFilters): SourceFilter[] {
+  const given: [SourceFilter, unknown][] = [
+    ['instructionTypes', f.instructionTypes], ['errorPattern', f.errorPattern], ['cells', f.cells],
+    ['programs', f.programIds], ['signatures', f.signatures], ['success', f.success], ['logMessage', f.logMessage],
+    ['ranges', f.ranges !== undefined && Object.keys(f.ranges).length > 0 ? f.ranges : undefined],
   ];
-  const source = SOURCES.find((s) => s.status === (f.status ?? 'all')
+  return given.filter(([, v]) => v !== undefined).map(([n]) => n);
+}
+
+/** The smallest view that keeps every dimension, state and filter asked; else the base table. */
+export function chooseSource(dimensions: readonly Dimension[], states: readonly State[], f: QuestionFilters): Source {
+  const needs = neededFilters(f);
+  return SOURCES.find((s) => s.status === (f.status ?? 'all')
     && dimensions.every((d) => s.dimensions.includes(d))
     && states.every((st) => s.states[st] !== undefined)
-    && needs.every((n) => s.filters.includes(n)));
-  // Aggregates never scan the base table's whole range: a question no view answers is a bug.
-  if (source === undefined) throw new Error(`no hourly view answers ${JSON.stringify({ dimensions, states, filters: needs, status: f.status })}`);
-  return source;
+    && needs.every((n) => s.filters.includes(n))) ?? BASE_SOURCE;
 }
 
 /** What a question reads from: the view alone (direct), or whole hours and edges merged. */
@@ -122,13 +135,24 @@ interface Read {
  * view alone when no edge is needed and its columns carry the states' names.
  */
 function readOf(source: Source, states: readonly State[], dims: readonly Dimension[], f: QuestionFilters, params: Record<string, unknown>): Read | undefined {
-  const plan = planRange(f.range);
+  // The base table answers the whole range from records: one "edge" from gte to lte.
+  const plan = source.base
+    ? { view: undefined, edges: f.range.gte !== undefined && f.range.lte !== undefined && f.range.lte < f.range.gte ? [] : [{ from: f.range.gte, to: f.range.lte === undefined ? undefined : f.range.lte + 1 }] }
+    : planRange(f.range);
   const shared: Conditions = { where: [], params };
   addFilter(shared, 'protocols', f.protocols);
   addFilter(shared, 'instructionTypes', f.instructionTypes);
   addFilter(shared, 'errorPattern', f.errorPattern);
-  const columns = dims.filter((d) => d !== 'time').map((d) => DIMENSIONS[d].column);
-  const timed = dims.includes('time');
+  // Record-level filters: only the base table has these columns (chooseSource saw to it).
+  const records: Conditions = { where: [], params };
+  addFilter(records, 'programs', f.programIds);
+  addFilter(records, 'signatures', f.signatures);
+  addFilter(records, 'logMessage', f.logMessage);
+  addRanges(records, f.ranges);
+  if (f.success !== undefined) records.where.push(STATUS_SQL[f.success ? 'succeeded' : 'failed']);
+  if (source.base && f.status === 'failed') records.where.push(STATUS_SQL.failed);
+  const columns = dims.filter((d) => !isTimeDimension(d)).map((d) => DIMENSIONS[d].column);
+  const timed = dims.some(isTimeDimension);
   const branches: string[] = [];
   let viewWhere: string | undefined;
   if (plan.view) {
@@ -141,7 +165,7 @@ function readOf(source: Source, states: readonly State[], dims: readonly Dimensi
   if (plan.edges.length > 0) {
     const c = edgesCondition('block_time', plan.edges);
     Object.assign(params, c.params);
-    const where = [...shared.where, ...(source.status === 'failed' ? [STATUS_SQL.failed] : []), `(${c.sql})`];
+    const where = [...shared.where, ...records.where, ...(source.status === 'failed' ? [STATUS_SQL.failed] : []), `(${c.sql})`];
     const cols = [...columns, ...(timed ? ['toStartOfHour(block_time) AS t'] : []), ...states.map((s) => `${STATES[s]} AS ${s}`)];
     // Grouped by something always: an aggregate without GROUP BY answers one row even over
     // no records, and its min(block_time) would merge in as 1970.
@@ -156,6 +180,13 @@ function readOf(source: Source, states: readonly State[], dims: readonly Dimensi
   return { from: `(${branches.join('\nUNION ALL\n')})`, direct: false, where: [] };
 }
 
+/** The key expression of a time dimension over a column of hour starts. */
+function timeKey(d: Dimension, q: Question, hourStart: string): string {
+  const kind = (DIMENSIONS[d] as { time?: string }).time;
+  if (kind === 'dayOfWeek') return `toDayOfWeek(${hourStart})`;
+  return bucketSql(kind === 'question' || kind === undefined ? (q.granularity ?? 'hour') : (kind as Granularity), hourStart);
+}
+
 /**
  * The statement answering `q` over the measures of `catalog` (the model's by default);
  * undefined when nothing can match (no protocol to read, an empty range).
@@ -168,10 +199,11 @@ export function compile(q: Question, catalog: Measures = MEASURES): CompiledStat
   // tx_count always: an answer without dimensions drops its empty row by it.
   const states = dedupe<State>(['tx_count', ...selected.flatMap((m) => statesOf(catalog, m))]);
   const params: Record<string, unknown> = {};
-  const read = readOf(chooseSource(dims, states, f), states, dims, f, params);
+  const source = chooseSource(dims, states, f);
+  const read = readOf(source, states, dims, f, params);
   if (read === undefined) return undefined;
 
-  const keys = dims.map((d) => (d === 'time' ? `${bucketSql(q.granularity ?? 'hour', read.direct ? 'hour_start' : 't')} AS b` : DIMENSIONS[d].column));
+  const keys = dims.map((d) => (isTimeDimension(d) ? `${timeKey(d, q, read.direct ? 'hour_start' : 't')} AS ${DIMENSIONS[d].column}` : DIMENSIONS[d].column));
   const keyColumns = dims.map((d) => DIMENSIONS[d].column);
   const select = [...keys, ...selected.map((m) => `${sqlOf(catalog, m)} AS ${measureColumn(m)}`)];
   const where = read.where;
@@ -205,7 +237,7 @@ export function compile(q: Question, catalog: Measures = MEASURES): CompiledStat
     ${having.length > 0 ? `HAVING ${having.join(' AND ')}` : ''}
     ${orderBy.length > 0 ? `ORDER BY ${orderBy.join(', ')}` : ''}
     ${q.page !== undefined ? 'LIMIT {lim:UInt32}' : ''}`;
-  return { sql, params, costShape: costShapeOf(q, catalog) };
+  return { sql, params, costShape: { ...costShapeOf(q, catalog), ...(source.base ? { records: true } : {}) } };
 }
 
 /** What the cost model judges: the range, whether protocols were named, the time buckets, the percentile merges shown and sorted by. */
@@ -229,6 +261,10 @@ export interface AnswerRow {
   program?: string;
   errorMessage?: string;
   time?: number;
+  date?: number;
+  week?: number;
+  month?: number;
+  dayOfWeek?: number;
   values: Record<string, number | string | [number, number, number]>;
 }
 
@@ -248,8 +284,8 @@ export function readRows(q: Question, rows: readonly Record<string, unknown>[], 
     const row: AnswerRow = { values: {} };
     for (const d of q.dimensions ?? []) {
       const v = r[DIMENSIONS[d].column];
-      if (d === 'time') row.time = Number(v);
-      else row[d] = String(v);
+      if (d === 'protocol' || d === 'instructionType' || d === 'program' || d === 'errorMessage') row[d] = String(v);
+      else row[d] = Number(v);
     }
     for (const name of columns) {
       const m = measure(catalog, name);

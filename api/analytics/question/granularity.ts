@@ -3,7 +3,9 @@
 // a Granularity, and the engine and this module agree on where each bucket starts.
 import type { TimeRange } from '../time-range.ts';
 
-export type Granularity = 'hour' | 'day' | 'week' | 'month';
+/** Every bucket size, smallest first (the catalog offers them on JSON-RPC and REST). */
+export const GRANULARITIES = ['hour', 'day', 'week', 'month'] as const;
+export type Granularity = (typeof GRANULARITIES)[number];
 
 /** The granularities of activity answers: whole hours or UTC days. */
 export type ActivityGranularity = Extract<Granularity, 'hour' | 'day'>;

@@ -13,7 +13,8 @@
 //   tables (same column names) and the views that keep its column: record listings
 //   (transactions.ts, address-transactions.ts, failed-transactions.ts) take theirs from here too.
 import { TABLES } from '../../../warehouse/tables.ts';
-import type { TransactionFilters } from '../types.ts';
+import type { Bounds, RangeFilter, TransactionFilters } from '../types.ts';
+import type { Granularity } from './granularity.ts';
 
 /** The quantiles the views' t-digest states are built for. */
 const Q = '0.5, 0.95, 0.99';
@@ -26,6 +27,8 @@ export const STATES = {
   fee_min: 'min(fee)',
   fee_max: 'max(fee)',
   cu_sum: 'sum(compute_units)',
+  cu_min: 'min(compute_units)',
+  cu_max: 'max(compute_units)',
   accounts_sum: 'sum(accounts_count)',
   first_seen: 'min(block_time)',
   last_seen: 'max(block_time)',
@@ -42,6 +45,8 @@ export type MeasureType = 'number' | 'text' | 'quantiles';
 
 /** A measure the engine merges: one output column. */
 export interface AggregateMeasure {
+  /** Offered to clients as a metric (GraphQL's Metric enum, by the catalog), in these words. */
+  metric?: string;
   /** The states it merges. */
   states: readonly State[];
   /** Its value over the merged rows, written over the state columns. */
@@ -58,6 +63,7 @@ export interface AggregateMeasure {
  * arithmetic on the same integers, so the two agree to the bit).
  */
 export interface DerivedMeasure {
+  metric?: string;
   of: readonly [string, string];
   op: 'ratio' | 'difference';
   scale?: number;
@@ -72,18 +78,20 @@ export const isDerived = (m: Measure): m is DerivedMeasure => 'of' in m;
  * UInt64 (a float conversion per column costs the engine time; the value read is the same).
  */
 export const MEASURES = {
-  count: { states: ['tx_count'], sql: 'sum(tx_count)', type: 'number' },
+  count: { states: ['tx_count'], sql: 'sum(tx_count)', type: 'number', metric: 'Records in the group' },
   successCount: { states: ['success_count'], sql: 'sum(success_count)', type: 'number' },
   failedCount: { of: ['count', 'successCount'], op: 'difference' },
   successRate: { of: ['successCount', 'count'], op: 'ratio', scale: 100 },
-  sumFee: { states: ['fee_sum'], sql: 'sum(fee_sum)', type: 'number' },
-  avgFee: { of: ['sumFee', 'count'], op: 'ratio' },
-  minFee: { states: ['fee_min'], sql: 'min(fee_min)', type: 'number' },
-  maxFee: { states: ['fee_max'], sql: 'max(fee_max)', type: 'number' },
-  sumComputeUnits: { states: ['cu_sum'], sql: 'sum(cu_sum)', type: 'number' },
-  avgComputeUnits: { of: ['sumComputeUnits', 'count'], op: 'ratio' },
-  sumAccounts: { states: ['accounts_sum'], sql: 'sum(accounts_sum)', type: 'number' },
-  avgAccounts: { of: ['sumAccounts', 'count'], op: 'ratio' },
+  sumFee: { states: ['fee_sum'], sql: 'sum(fee_sum)', type: 'number', metric: 'Total fee, lamports' },
+  avgFee: { of: ['sumFee', 'count'], op: 'ratio', metric: 'Average fee per record, lamports' },
+  minFee: { states: ['fee_min'], sql: 'min(fee_min)', type: 'number', metric: 'Lowest fee, lamports' },
+  maxFee: { states: ['fee_max'], sql: 'max(fee_max)', type: 'number', metric: 'Highest fee, lamports' },
+  sumComputeUnits: { states: ['cu_sum'], sql: 'sum(cu_sum)', type: 'number', metric: 'Total compute units' },
+  avgComputeUnits: { of: ['sumComputeUnits', 'count'], op: 'ratio', metric: 'Average compute units per record' },
+  minComputeUnits: { states: ['cu_min'], sql: 'min(cu_min)', type: 'number', metric: 'Fewest compute units of a record' },
+  maxComputeUnits: { states: ['cu_max'], sql: 'max(cu_max)', type: 'number', metric: 'Most compute units of a record' },
+  sumAccounts: { states: ['accounts_sum'], sql: 'sum(accounts_sum)', type: 'number', metric: 'Total accounts count' },
+  avgAccounts: { of: ['sumAccounts', 'count'], op: 'ratio', metric: 'Average accounts count per record' },
   firstSeen: { states: ['first_seen'], sql: 'toUInt32(min(first_seen))', type: 'number' },
   lastSeen: { states: ['last_seen'], sql: 'toUInt32(max(last_seen))', type: 'number' },
   maxSlot: { states: ['max_slot'], sql: 'toString(max(max_slot))', type: 'text' },
@@ -91,28 +99,47 @@ export const MEASURES = {
   programs: { states: ['programs'], sql: 'uniqExactMerge(programs)', type: 'number' },
   feeQuantiles: { states: ['fee_digest'], sql: `quantilesTDigestMerge(${Q})(fee_digest)`, type: 'quantiles', percentile: true },
   cuQuantiles: { states: ['cu_digest'], sql: `quantilesTDigestMerge(${Q})(cu_digest)`, type: 'quantiles', percentile: true },
-  p50Fee: { states: ['fee_digest'], sql: `toFloat64(quantilesTDigestMerge(${Q})(fee_digest)[1])`, type: 'number', percentile: true },
-  p95Fee: { states: ['fee_digest'], sql: `toFloat64(quantilesTDigestMerge(${Q})(fee_digest)[2])`, type: 'number', percentile: true },
-  p99Fee: { states: ['fee_digest'], sql: `toFloat64(quantilesTDigestMerge(${Q})(fee_digest)[3])`, type: 'number', percentile: true },
-  p95ComputeUnits: { states: ['cu_digest'], sql: `toFloat64(quantilesTDigestMerge(${Q})(cu_digest)[2])`, type: 'number', percentile: true },
+  p50Fee: { states: ['fee_digest'], sql: `toFloat64(quantilesTDigestMerge(${Q})(fee_digest)[1])`, type: 'number', percentile: true, metric: 'Median fee (t-digest, approximate)' },
+  p95Fee: { states: ['fee_digest'], sql: `toFloat64(quantilesTDigestMerge(${Q})(fee_digest)[2])`, type: 'number', percentile: true, metric: '95th percentile of fees (t-digest, approximate)' },
+  p99Fee: { states: ['fee_digest'], sql: `toFloat64(quantilesTDigestMerge(${Q})(fee_digest)[3])`, type: 'number', percentile: true, metric: '99th percentile of fees (t-digest, approximate)' },
+  p50ComputeUnits: { states: ['cu_digest'], sql: `toFloat64(quantilesTDigestMerge(${Q})(cu_digest)[1])`, type: 'number', percentile: true, metric: 'Median compute units (t-digest, approximate)' },
+  p95ComputeUnits: { states: ['cu_digest'], sql: `toFloat64(quantilesTDigestMerge(${Q})(cu_digest)[2])`, type: 'number', percentile: true, metric: '95th percentile of compute units (t-digest, approximate)' },
+  p99ComputeUnits: { states: ['cu_digest'], sql: `toFloat64(quantilesTDigestMerge(${Q})(cu_digest)[3])`, type: 'number', percentile: true, metric: '99th percentile of compute units (t-digest, approximate)' },
 } as const satisfies Record<string, Measure>;
 export type MeasureName = keyof typeof MEASURES;
 /** A catalog of measures: the model's, or the model's with more (a test's, say). */
 export type Measures = Readonly<Record<string, Measure>>;
 
-/** Dimensions: the column each is read as, in both a view and the base table, and its key type. */
+/**
+ * Dimensions: the column each is read as, in both a view and the base table, and its key
+ * type. A dimension with `time` is computed from the hour start of its rows (every view keeps
+ * hour starts; edges and the base table take toStartOfHour(block_time)), so days, ISO weeks
+ * (Monday 00:00 UTC), months and days of week are unions of whole hours and views answer them.
+ */
 export const DIMENSIONS = {
   protocol: { column: 'protocol_name', type: 'String' },
   instructionType: { column: 'instruction_type', type: 'String' },
   program: { column: 'program_id', type: 'String' },
   errorMessage: { column: 'error_message', type: 'String' },
   /** The start of a time bucket of the question's granularity (from hour starts), Unix seconds. */
-  time: { column: 'b', type: 'UInt32' },
-} as const;
+  time: { column: 'b', type: 'UInt32', time: 'question' },
+  /** The start of the UTC day, Unix seconds. */
+  date: { column: 'b_date', type: 'UInt32', time: 'day' },
+  /** The start of the ISO week (Monday 00:00 UTC), Unix seconds. */
+  week: { column: 'b_week', type: 'UInt32', time: 'week' },
+  /** The start of the UTC month, Unix seconds. */
+  month: { column: 'b_month', type: 'UInt32', time: 'month' },
+  /** ISO day of week in UTC: 1 Monday ... 7 Sunday. */
+  dayOfWeek: { column: 'b_dow', type: 'UInt8', time: 'dayOfWeek' },
+} as const satisfies Record<string, { column: string; type: string; time?: Granularity | 'question' | 'dayOfWeek' }>;
 export type Dimension = keyof typeof DIMENSIONS;
 
+/** The dimensions computed from hour starts. */
+export const TIME_DIMENSIONS = (Object.keys(DIMENSIONS) as Dimension[]).filter((d) => 'time' in DIMENSIONS[d]);
+export const isTimeDimension = (d: Dimension): boolean => 'time' in DIMENSIONS[d];
+
 /** Filters an aggregate source may apply beyond protocols and range, which every source applies. */
-export type SourceFilter = 'instructionTypes' | 'errorPattern' | 'cells';
+export type SourceFilter = 'instructionTypes' | 'errorPattern' | 'cells' | 'programs' | 'signatures' | 'success' | 'ranges' | 'logMessage';
 
 export interface Source {
   table: string;
@@ -122,31 +149,34 @@ export interface Source {
   filters: readonly SourceFilter[];
   /** The records it aggregates: every one, or only failed ones (then edges read `NOT success`). */
   status: 'all' | 'failed';
+  /** The base table itself: the whole range read from records (no view keeps what is asked). */
+  base?: true;
 }
 
 const same = (...states: State[]): Partial<Record<State, string>> => Object.fromEntries(states.map((s) => [s, s]));
-const SUMS: State[] = ['tx_count', 'success_count', 'fee_sum', 'fee_min', 'fee_max', 'cu_sum', 'accounts_sum', 'cu_digest', 'fee_digest'];
+// cu_min and cu_max: added to both views by migration 050.
+const SUMS: State[] = ['tx_count', 'success_count', 'fee_sum', 'fee_min', 'fee_max', 'cu_sum', 'cu_min', 'cu_max', 'accounts_sum', 'cu_digest', 'fee_digest'];
 
 /** The hourly views, smallest first: a question is read from the first that can answer it. */
 export const SOURCES: readonly Source[] = [
   {
     table: TABLES.protocolHourly,
     states: same(...SUMS, 'first_seen', 'last_seen', 'max_slot', 'instruction_types', 'programs'),
-    dimensions: ['protocol', 'time'],
+    dimensions: ['protocol', ...TIME_DIMENSIONS],
     filters: ['cells'],
     status: 'all',
   },
   {
     table: TABLES.instructionHourly,
     states: same(...SUMS),
-    dimensions: ['protocol', 'instructionType', 'time'],
+    dimensions: ['protocol', 'instructionType', ...TIME_DIMENSIONS],
     filters: ['instructionTypes', 'cells'],
     status: 'all',
   },
   {
     table: TABLES.failureHourly,
     states: { tx_count: 'failures', fee_sum: 'fee_sum', cu_sum: 'cu_sum' },
-    dimensions: ['protocol', 'instructionType', 'errorMessage', 'time'],
+    dimensions: ['protocol', 'instructionType', 'errorMessage', ...TIME_DIMENSIONS],
     filters: ['instructionTypes', 'errorPattern', 'cells'],
     status: 'failed',
   },
@@ -154,6 +184,21 @@ export const SOURCES: readonly Source[] = [
 
 /** Where the ragged edges of every source are read, and records are listed. */
 export const BASE_TABLE = TABLES.transactions;
+
+/**
+ * The base table as a source of last resort: what no view keeps (program ids, record-level
+ * filters such as ranges, status, signatures or log messages) is aggregated from the records
+ * of the range, which the one cost model prices by the rows it would read (and the plan's
+ * budget may refuse). Its key (protocol_name, block_time) prunes to the asked protocols and range.
+ */
+export const BASE_SOURCE: Source = {
+  table: BASE_TABLE,
+  states: same(...(Object.keys(STATES) as State[])),
+  dimensions: Object.keys(DIMENSIONS) as Dimension[],
+  filters: ['instructionTypes', 'errorPattern', 'cells', 'programs', 'signatures', 'success', 'ranges', 'logMessage'],
+  status: 'all',
+  base: true,
+};
 
 // ---- filters ----------------------------------------------------------------------------------
 
@@ -177,8 +222,34 @@ export const FILTERS = {
   signatures: { sql: 'signature IN {sigs:Array(String)}', param: 'sigs' },
   // A case-insensitive substring: no regular expressions from clients.
   errorPattern: { sql: 'positionCaseInsensitiveUTF8(error_message, {pattern:String}) > 0', param: 'pattern' },
+  // The base table keeps each record's log messages as one text: a case-insensitive substring of it.
+  logMessage: { sql: 'positionCaseInsensitiveUTF8(log_messages, {logMessage:String}) > 0', param: 'logMessage' },
 } as const;
 export type FilterName = keyof typeof FILTERS;
+
+/** Range filters over record columns: inclusive bounds, each side optional (base table only). */
+export const RANGE_FILTERS = {
+  slot: { column: 'slot', type: 'UInt64' },
+  fee: { column: 'fee', type: 'UInt64' },
+  computeUnits: { column: 'compute_units', type: 'UInt32' },
+  accountsCount: { column: 'accounts_count', type: 'UInt16' },
+} as const satisfies Record<RangeFilter, { column: string; type: string }>;
+export type { Bounds, RangeFilter };
+
+/** Add the conditions of record-column ranges. */
+export function addRanges(c: Conditions, ranges: Partial<Record<RangeFilter, Bounds>> | undefined): void {
+  for (const [name, b] of Object.entries(ranges ?? {}) as [RangeFilter, Bounds][]) {
+    const { column, type } = RANGE_FILTERS[name];
+    if (b.min !== undefined) {
+      c.where.push(`${column} >= {r_${name}_min:${type}}`);
+      c.params[`r_${name}_min`] = b.min;
+    }
+    if (b.max !== undefined) {
+      c.where.push(`${column} <= {r_${name}_max:${type}}`);
+      c.params[`r_${name}_max`] = b.max;
+    }
+  }
+}
 
 /** The status filter: which records a condition keeps ('all' keeps every one). */
 export const STATUS_SQL = { succeeded: 'success', failed: 'NOT success' } as const;

@@ -1,0 +1,76 @@
+// Record listings sorted by a record column (slot, fee, compute units, accounts count)
+// rather than by time: one statement over the whole filtered range (no page window: the
+// hourly view counts records by hour, which says nothing of where the largest fees are),
+// keyset-paged by (column, block_time, signature, instruction_index), with a cursor of its
+// own tag bound to the filters, the column and the direction. A backward page (last/before)
+// reads the same key the other way from its cursor and is turned back by transactions.ts.
+import { MAX_BLOCK_TIME } from '../../core/limits.ts';
+import { BASE58_SIGNATURE } from '../../core/vocabulary/primitives.ts';
+import { TABLES } from '../../warehouse/tables.ts';
+import { decodeToken, encodeToken, isUInt, listingFingerprint, type PageDirection } from './page-token.ts';
+import { addFilter, RANGE_FILTERS, type Conditions, type Statement } from './question/model.ts';
+import type { ListRequest, RangeFilter } from './types.ts';
+
+/** The record columns a listing may be sorted by: those the range filters bound. */
+export type ListingSort = RangeFilter;
+
+// [TAG, value, blockTime, signature, instructionIndex, fingerprint of (filters, sortOrder, sortBy)]
+const TAG = 's1';
+const SIGNATURE = new RegExp(BASE58_SIGNATURE);
+
+interface SortedCursor { value: number; blockTime: number; signature: string; instructionIndex: number }
+
+/** How the statement reads (transactions.ts's Scan): in `order`, from `cursor` (past it, or from it on when `inclusive`), `limit` rows and one more. */
+interface SortedScan {
+  order: 'asc' | 'desc';
+  cursor: (Omit<SortedCursor, 'value'> & { value?: number }) | undefined;
+  inclusive: boolean;
+  limit: number;
+}
+
+const fingerprintOf = (req: ListRequest): string => listingFingerprint({ filters: req.filters, sortOrder: req.sortOrder, sortBy: req.sortBy });
+
+/** The cursor resuming right after a row (its column value read as a number: slots and fees stay below 2^53). */
+export function sortedCursorOf(r: { block_time: number; signature: string; instruction_index: number } & Record<string, unknown>, req: ListRequest & { sortBy: ListingSort }): string {
+  const column = RANGE_FILTERS[req.sortBy].column;
+  return encodeToken([TAG, Number(r[column]), Number(r.block_time), r.signature, Number(r.instruction_index), fingerprintOf(req)]);
+}
+
+/** A cursor of this sorted listing, whichever way the page goes from it (the direction names the argument in errors). */
+export function decodeSorted(token: string, req: ListRequest, direction: PageDirection = 'forward'): SortedCursor {
+  return decodeToken(token, TAG, fingerprintOf(req), (v) =>
+    v.length === 4 && isUInt(v[0], Number.MAX_SAFE_INTEGER) && isUInt(v[1], MAX_BLOCK_TIME) && typeof v[2] === 'string' && SIGNATURE.test(v[2]) && isUInt(v[3], 65_535)
+      ? { value: v[0], blockTime: v[1], signature: v[2], instructionIndex: v[3] }
+      : undefined, direction);
+}
+
+/**
+ * The one statement of a listing sorted by `req.sortBy`, over `built` (the listing's filter
+ * conditions, without a time cursor) from `table` (the base table, or the signature lookup),
+ * read as `scan` says: in the listing's order or its reverse (a backward page, turned back
+ * by the caller), strictly past its cursor or from it on.
+ */
+export function sortedListingStatement(req: ListRequest & { sortBy: ListingSort }, scan: SortedScan, built: Conditions, columns: string, table: string): Statement {
+  const { type } = RANGE_FILTERS[req.sortBy];
+  // The listing's columns alias slot as text: its number is toUInt64 of it (the same value).
+  const column = req.sortBy === 'slot' ? 'toUInt64(slot)' : RANGE_FILTERS[req.sortBy].column;
+  const dir = scan.order === 'asc' ? 'ASC' : 'DESC';
+  const where = [...built.where];
+  const params: Record<string, unknown> = { ...built.params, lim: scan.limit + 1 };
+  const c = scan.cursor;
+  if (c !== undefined) {
+    if (c.value === undefined) throw new Error('sorted listing scan without a sorted cursor');
+    const op = `${dir === 'ASC' ? '>' : '<'}${scan.inclusive ? '=' : ''}`;
+    where.push(`(${column}, block_time, signature, instruction_index) ${op} ({s_v:${type}}, toDateTime({s_bt:UInt32}, 'UTC'), {s_sig:String}, {s_idx:UInt16})`);
+    Object.assign(params, { s_v: c.value, s_bt: c.blockTime, s_sig: c.signature, s_idx: c.instructionIndex });
+  }
+  if (table === TABLES.txBySignature) {
+    where.push('sig_key IN (SELECT cityHash64(arrayJoin({sigs:Array(String)})))');
+    addFilter({ where, params }, 'signatures', req.filters.signatures);
+  }
+  return {
+    sql: `SELECT ${columns} FROM ${table} WHERE ${where.join(' AND ')}
+      ORDER BY ${column} ${dir}, block_time ${dir}, signature ${dir}, instruction_index ${dir} LIMIT {lim:UInt32}`,
+    params,
+  };
+}
