@@ -12,6 +12,7 @@ import { installAccessControl, setRateLimitHeaders } from './access/access-contr
 import type { Access } from './access/access.ts';
 import { installMethodNotAllowed } from './access/allowed-methods.ts';
 import { installAnswerBudget, installRequestScope } from './access/request-budget.ts';
+import { installAnswerStats } from './access/answer-stats.ts';
 import { clientErrorHandler, httpServerOptions, installProtocolChecks } from './access/http-protocol.ts';
 import type { Metrics } from '../core/metrics.ts';
 import { installRequestMetrics } from './access/request-metrics.ts';
@@ -135,6 +136,8 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   // A path some route answers, asked with another method: 405 with Allow (learns the routes registered below).
   installMethodNotAllowed(app);
   installAnswerBudget(app);
+  // X-Stats-* (elapsed, rows and bytes read, cost) on every metered answer (api/access/answer-stats.ts).
+  installAnswerStats(app);
   // Callers and operators correlate a response with its log lines by this id.
   app.addHook('onSend', async (req, reply, payload) => {
     reply.header('x-request-id', req.id);
