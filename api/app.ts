@@ -13,6 +13,8 @@ import type { Access } from './access/access.ts';
 import { installMethodNotAllowed } from './access/allowed-methods.ts';
 import { installAnswerBudget, installRequestScope } from './access/request-budget.ts';
 import { installAnswerStats } from './access/answer-stats.ts';
+import { executionRoutes } from './exports/execution-routes.ts';
+import type { ExecutionService } from './exports/executions.ts';
 import { clientErrorHandler, httpServerOptions, installProtocolChecks } from './access/http-protocol.ts';
 import type { Metrics } from '../core/metrics.ts';
 import { installRequestMetrics } from './access/request-metrics.ts';
@@ -50,6 +52,8 @@ export interface AppDeps {
   metrics: Metrics;
   access: Access;
   exports: ExportService;
+  /** SQL executions (POST /v1/query/executions). */
+  executions: ExecutionService;
   /** Dashboard accounts and sessions. */
   accounts: AccountStore;
   freshness: FreshnessWatermark;
@@ -189,6 +193,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   await app.register(restApi, { prefix: '/api/v1', analytics: deps.analytics });
   await app.register(sqlRoutes, { sandbox: deps.sqlSandbox });
   await app.register(exportRoutes, { exports: deps.exports });
+  await app.register(executionRoutes, { executions: deps.executions });
   // GraphQL: queries on /graphql, live subscriptions over SSE on /graphql/stream, one schema.
   const graphqlSchema = options.graphqlSchema ?? buildExecutableSchema();
   await app.register(graphqlRoutes, { analytics: deps.analytics, schema: graphqlSchema, freshness: deps.freshness, exports: deps.exports, ...deps.graphql });

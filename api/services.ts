@@ -23,6 +23,7 @@ import { setPageTokenSecret } from './analytics/page-token.ts';
 import { SqlSandbox } from './sql/sql-sandbox.ts';
 import { DownloadLinks } from './exports/download-links.ts';
 import { ExportService } from './exports/export-service.ts';
+import { ExecutionService } from './exports/executions.ts';
 import { JobStore } from './exports/job-store.ts';
 import { FreshnessWatermark } from './freshness.ts';
 import { LiveActivity } from './graphql/subscriptions/live-activity.ts';
@@ -41,6 +42,8 @@ export interface Services {
   access: Access;
   /** Dataset export jobs, on engine sessions of their own. */
   exports: ExportService;
+  /** SQL executions: SQL export jobs read back page by page (api/exports/executions.ts). */
+  executions: ExecutionService;
   /** Dashboard accounts and their sessions. */
   accounts: AccountStore;
   /** Newest block_time and ingest time per protocol, in memory (every answer's freshness). */
@@ -106,9 +109,10 @@ export async function createServices(
   const exportSessions = openExportSessions(config).map((session) => new InstrumentedWarehouse(session, metrics));
   // Export statements write files: their reads are budgeted, their output is bounded by the job's quotas instead.
   const budgetedExportSessions = exportSessions.map((session) => new BudgetedWarehouse(session, budgets, 'export', false));
+  const jobStore = new JobStore(config.exports.dir);
   const exports = new ExportService({
     config: config.exports,
-    store: new JobStore(config.exports.dir),
+    store: jobStore,
     sessions: budgetedExportSessions,
     sandbox: sqlSandbox,
     visibleProtocols: () => analytics.protocols(),
@@ -123,6 +127,8 @@ export async function createServices(
     now: options.exportClock,
   });
   exports.start();
+  // Pages are read on the serving session, under each request's budget and its plan's share.
+  const executions = new ExecutionService(exports, jobStore, servingWh, options.exportClock);
   return {
     config,
     logger,
@@ -135,6 +141,7 @@ export async function createServices(
     metrics,
     access,
     exports,
+    executions,
     accounts,
     freshness,
     live,
@@ -142,6 +149,7 @@ export async function createServices(
       freshness.stop();
       live.stop();
       // A job's chunk in progress ends first; the job resumes at the next start.
+      executions.close();
       await exports.close();
       await Promise.all(exportSessions.map((s) => s.close()));
       // Usage is flushed while the warehouse is still open.

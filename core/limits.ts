@@ -357,3 +357,25 @@ export const SQL_MAX_AST_DUMP_BYTES = 4 * MiB;
 export const SQL_JOIN_MEASURE_SECONDS = 2;
 /** SQL join pricing: rows one key measurement may read before it stops and keeps what it read (twice the sample). */
 export const SQL_JOIN_MEASURE_MAX_ROWS = 2 * SQL_JOIN_SAMPLE_ROWS;
+
+// ---- SQL executions (issue 26: POST /v1/query/executions; api/exports/executions.ts) ----------
+
+/** Rows one results page may carry (and the page size when none is asked). */
+export const EXECUTION_PAGE_MAX_ROWS = 10_000;
+/** Hours an execution's results are kept after it finishes; then EXPIRED and its files deleted. */
+export const EXECUTION_RESULT_TTL_HOURS = 24;
+/** How often finished executions are checked for expiry (also checked whenever one is read). */
+export const EXECUTION_SWEEP_MS = 60_000;
+/** Longest results cursor or execution id read (a longer one is refused before it is decoded). */
+export const EXECUTION_TOKEN_MAX_CHARS = 512;
+
+// ---- Resumable live streams (issue 26: Last-Event-ID on /graphql/stream; live-activity.ts) ----
+
+/** Default replay window of stream events (STREAM_REPLAY_WINDOW_SECONDS): 24 h, as Helius keeps. */
+export const STREAM_REPLAY_WINDOW_SECONDS = 86_400;
+/** Most events kept for replay, whatever the window: past it the oldest go (a reconnect before them gets a gap event). */
+export const STREAM_REPLAY_MAX_EVENTS = 500_000;
+/** Event ids: a per-process sequence starting at the process start in ms times this, so ids of a later process sort after. */
+export const STREAM_EVENT_SEQ_PER_MS = 1000;
+/** Longest Last-Event-ID read (two whole numbers and a dash). */
+export const STREAM_EVENT_ID_MAX_CHARS = 64;

@@ -28,7 +28,7 @@ import { PLAN_CONCURRENCY, PLAN_LIMITS, type Plan } from '../../core/plans.ts';
 import type { KeyStatus } from '../../warehouse/api-key-store.ts';
 import type { Access } from './access.ts';
 import { PER_ADDRESS_PLAN } from './operator-auth.ts';
-import { interfaceOf, isExempt, pathOf, rpcCallCount, rpcUsageMethod, rpcUsageMethods, wantsGraphiql } from './protected-paths.ts';
+import { interfaceOf, isExempt, isFreePoll, pathOf, rpcCallCount, rpcUsageMethod, rpcUsageMethods, wantsGraphiql } from './protected-paths.ts';
 import type { RateDecision } from './rate-limiter.ts';
 import { grantBudget } from './request-budget.ts';
 import { answerStatsOf } from './answer-stats.ts';
@@ -208,7 +208,10 @@ export function installAccessControl(app: FastifyInstance, access: Access): void
     grantBudget(access.budgets, req, record.plan, access.answerMemory, reply);
     // The matched route, not the raw path: a spelling such as /v1/%72pc reaches the same handler.
     const route = req.routeOptions.url ?? '';
-    await charge(req, 1);
+    if (isFreePoll(req.method, route)) {
+      // Not charged: the headers show the key's window as it is.
+      req.rateLimit = { ...(await access.limiter.peek(`key:${record.id}`, PLAN_LIMITS[record.plan])), plan: record.plan, allowed: true };
+    } else await charge(req, 1);
     const routeIface = interfaceOf(route);
     // GraphQL's request route only: its event streams (/graphql/stream) are long-lived.
     if (routeIface === 'rpc' || routeIface === 'rest' || route === '/graphql') admit(req, reply, req.apiKey);
