@@ -100,7 +100,8 @@ export async function createServices(
   const freshness = new FreshnessWatermark(wh, logger, config.freshnessRefreshMs);
   pipeline.observeChanges(freshness);
   await freshness.start();
-  const live = new LiveActivity(analytics, logger);
+  // Events kept for the replay window, for clients that reconnect with Last-Event-ID.
+  const live = new LiveActivity(analytics, logger, { windowSeconds: config.streamReplayWindowSeconds });
   pipeline.observeChanges(live);
   // Writes of other processes (npm run ingest, other replicas) reach streams through the journal.
   live.tailJournal({ clock: () => journalClock(wh), finishedSince: (since) => readFinishedBatches(wh, since) }, config.freshnessRefreshMs);
