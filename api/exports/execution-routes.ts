@@ -4,10 +4,10 @@
 //   GET  /v1/query/executions/:id                                      -> state and progress (not charged)
 //   GET  /v1/query/executions/:id/results     ?cursor=&limit=          -> a page (JSON or CSV), total rows
 //   POST /v1/query/executions/:id/cancel                               -> the execution
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import { AppError, Errors } from '../../core/errors.ts';
 import { EXECUTION_PAGE_MAX_ROWS, EXECUTION_RESULT_TTL_HOURS, EXECUTION_TOKEN_MAX_CHARS } from '../../core/limits.ts';
-import { sqlText } from '../sql/sql-text.ts';
+import { sqlText, SQL_EXAMPLES, SQL_LANGUAGE_RULE } from '../sql/sql-text.ts';
 import { errors } from './export-schemas.ts';
 import type { ExportOwner } from './export-service.ts';
 import type { ExecutionService } from './executions.ts';
@@ -53,7 +53,7 @@ const pageSchema = {
     nextCursor: { ...nullable('string'), description: 'Pass as cursor for the next page; null on the last' },
   },
 } as const;
-const idParam = { type: 'object', properties: { id: { type: 'string', maxLength: EXECUTION_TOKEN_MAX_CHARS } }, required: ['id'] };
+const idParam = { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] };
 
 export async function executionRoutes(app: FastifyInstance, opts: { executions: ExecutionService }): Promise<void> {
   const svc = opts.executions;
@@ -69,7 +69,16 @@ export async function executionRoutes(app: FastifyInstance, opts: { executions: 
       description: 'The same sandbox, guard, cost check, budgets and fair sharing as POST /v1/query and SQL exports; ' +
         `no 30 s answer deadline and no ${EXECUTION_PAGE_MAX_ROWS}-row LIMIT on the whole result (the plan's export row cap applies). ` +
         'Poll GET /v1/query/executions/{id} (not charged), then page the results.',
-      body: { type: 'object', required: ['query'], properties: { query: sqlText, format: { type: ['string', 'null'], pattern: '^(?:[Jj][Ss][Oo][Nn]|[Cc][Ss][Vv])$', default: 'json' } } },
+      body: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['query'],
+        properties: {
+          query: { ...sqlText, examples: [...SQL_EXAMPLES], description: 'One read-only SELECT, as for POST /v1/query; no LIMIT is added' },
+          format: { type: ['string', 'null'], pattern: '^(?:[Jj][Ss][Oo][Nn]|[Cc][Ss][Vv])$', default: 'json', description: 'json or csv (any case): the format of the result pages' },
+        },
+        'x-cross-field-rules': [SQL_LANGUAGE_RULE],
+      },
       response: { 202: one('The execution, QUEUED (or already RUNNING)'), ...errors(400, 401, 403, 413, 415, 429) },
     },
   }, async (req, reply) => reply.code(202).send(await svc.create(ownerOf(req), req.body)));
@@ -85,7 +94,9 @@ export async function executionRoutes(app: FastifyInstance, opts: { executions: 
   }, async (req) => svc.cancel(ownerOf(req), req.params.id));
 
   app.get<{ Params: { id: string }; Querystring: { cursor?: string; limit?: string } }>('/v1/query/executions/:id/results', {
-    schema: {
+    // A cursor is one this execution's pages issued (nextCursor), not any string: others are 400.
+    schema: ({
+      'x-cross-field-rules': [{ rule: 'issued', param: 'cursor', by: 'nextCursor' }],
       tags, summary: `A page of an execution's results (at most ${EXECUTION_PAGE_MAX_ROWS} rows), in its format`,
       params: idParam,
       querystring: { type: 'object', properties: {
@@ -97,7 +108,7 @@ export async function executionRoutes(app: FastifyInstance, opts: { executions: 
         ...errors(400, 401, 403, 404, 414, 429),
         409: { description: 'The execution has no results (QUEUED, RUNNING, FAILED or CANCELLED)', $ref: 'ErrorBody#' },
       },
-    },
+    }) as FastifySchema,
   }, async (req, reply: FastifyReply) => {
     const page = await svc.page(ownerOf(req), req.params.id, req.query.cursor, req.query.limit);
     reply.header(EXECUTION_TOTAL_ROWS_HEADER, String(page.totalRows));
