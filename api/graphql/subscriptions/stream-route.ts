@@ -32,6 +32,7 @@ import { PLAN_STREAMS } from '../../../core/plans.ts';
 import { presentedKey, setRateLimitHeaders } from '../../access/access-control.ts';
 import type { Access } from '../../access/access.ts';
 import { InFlightLimiter } from '../../access/in-flight.ts';
+import { answerStatsOf, setAnswerStatsHeaders } from '../../access/answer-stats.ts';
 import { setFreshnessHeaders, type FreshnessWatermark } from '../../freshness.ts';
 import { acceptsEventStream, readParams } from '../request-params.ts';
 import type { LiveActivity } from './live-activity.ts';
@@ -185,6 +186,9 @@ export class GraphqlStreams implements StreamHost {
     reply.header('x-request-id', req.id);
     await setRateLimitHeaders(this.opts.access, req, reply);
     await setFreshnessHeaders(req, reply, this.opts.freshness, () => this.opts.analytics.protocols());
+    // X-Stats-* as of the stream's start (what opening it read and cost).
+    const stats = answerStatsOf(req.budget);
+    if (stats !== undefined) setAnswerStatsHeaders(reply, stats);
     reply.hijack();
     const raw = reply.raw;
     // A client that hung up while the request was prepared has closed the socket already:
