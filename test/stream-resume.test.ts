@@ -192,7 +192,7 @@ describe('a subscriber that comes back after the replay window', () => {
     await write(s, batch(s, 4, 2, 600_002_000));
     const back = await open(s, last);
     await back.until(1);
-    expect(back.events[0]!.event).toBe('gap');
+    expect(back.events[0]!.event, back.events[0]!.data).toBe('gap');
     const gap = JSON.parse(back.events[0]!.data);
     expect(gap.reason).toBe('window');
     expect(gap.lastEventId).toBe(last);

@@ -260,7 +260,9 @@ export class LiveActivity implements DataChangeObserver {
 
   private async readAndFanOut(changed: readonly ChangedBucket[]): Promise<void> {
     const feeds = [...this.feeds];
-    for (const size of ['hour', 'day'] as const) {
+    // Sizes someone listens to first: a size read only for the replay window never delays a live event.
+    const sizes = (['hour', 'day'] as const).slice().sort((a, b) => Number(!feeds.some((f) => f.options.size === a)) - Number(!feeds.some((f) => f.options.size === b)));
+    for (const size of sizes) {
       const takers = feeds.filter((f) => f.options.size === size);
       // Within the replay window every visible protocol's events are made (a subscriber may
       // come back for them); otherwise only what the open streams want.
