@@ -146,6 +146,9 @@ describe('usage: cost per key and per method over time', () => {
     for (const [label, cost] of perMethod) {
       const m = u.methods.find((x: { label: string }) => x.label.endsWith(label));
       expect(m?.cost, label).toBe(cost);
+      // Over time too: the costly methods' buckets add up to their cost.
+      const c = u.costlyMethods.find((x: { label: string }) => x.label.endsWith(label));
+      if (cost > 0) expect(c.costPerBucket.reduce((a: number, b: number) => a + b, 0), label).toBe(cost);
     }
   });
 });

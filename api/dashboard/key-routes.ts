@@ -137,7 +137,7 @@ export async function dashboardKeyRoutes(app: FastifyInstance, opts: KeyRouteOpt
     // Cost per key over time: one series per key of the answer.
     const keyCost = new Map(keys.map((k) => [k.id, { keyId: k.id, name: k.name, requests: 0, cost: 0, rowsRead: 0, bytesRead: 0, buckets: new Map<number, number>() }]));
     const byInterface: Record<string, number> = Object.fromEntries(INTERFACES.map((i) => [i, 0]));
-    const byMethod = new Map<string, { requests: number; cost: number; rowsRead: number }>();
+    const byMethod = new Map<string, { requests: number; cost: number; rowsRead: number; buckets: Map<number, number> }>();
     let cost = 0;
     let requests = 0;
     let errors = 0;
@@ -161,7 +161,8 @@ export async function dashboardKeyRoutes(app: FastifyInstance, opts: KeyRouteOpt
       }
       byInterface[iface]! += r.requests;
       const label = `${iface} ${r.method}`;
-      const m = byMethod.get(label) ?? { requests: 0, cost: 0, rowsRead: 0 };
+      const m = byMethod.get(label) ?? { requests: 0, cost: 0, rowsRead: 0, buckets: new Map<number, number>() };
+      m.buckets.set(Date.parse(r.bucket), (m.buckets.get(Date.parse(r.bucket)) ?? 0) + r.cost);
       m.requests += r.requests;
       m.cost += r.cost;
       m.rowsRead += r.rowsRead;
@@ -189,8 +190,11 @@ export async function dashboardKeyRoutes(app: FastifyInstance, opts: KeyRouteOpt
       limitPerBucket: perMinute * (g.bucketMs / 60_000),
       totals: { requests, errors, rateLimited, cost, byInterface },
       // Busiest methods, and the costliest (cost in the plan's units: docs/access.md, "The cost of every answer").
-      methods: [...byMethod].sort((a, b) => b[1].requests - a[1].requests).slice(0, 20).map(([label, m]) => ({ label, ...m })),
-      costlyMethods: [...byMethod].filter(([, m]) => m.cost > 0).sort((a, b) => b[1].cost - a[1].cost).slice(0, 20).map(([label, m]) => ({ label, ...m })),
+      methods: [...byMethod].sort((a, b) => b[1].requests - a[1].requests).slice(0, 20).map(([label, m]) => ({ label, requests: m.requests, cost: m.cost, rowsRead: m.rowsRead })),
+      // With their cost per bucket, for the chart of cost per method over time.
+      costlyMethods: [...byMethod].filter(([, m]) => m.cost > 0).sort((a, b) => b[1].cost - a[1].cost).slice(0, 20).map(([label, m]) => ({
+        label, requests: m.requests, cost: m.cost, rowsRead: m.rowsRead, costPerBucket: [...buckets.keys()].map((t) => m.buckets.get(t) ?? 0),
+      })),
       keys: [...keyCost.values()].map((k) => ({
         keyId: k.keyId, name: k.name, requests: k.requests, cost: k.cost, rowsRead: k.rowsRead, bytesRead: k.bytesRead,
         costPerBucket: [...buckets.keys()].map((t) => k.buckets.get(t) ?? 0),

@@ -12,6 +12,7 @@ export function renderUsage(main, ctx) {
   let alive = true;
   let chart = null;
   let costChart = null;
+  let methodChart = null;
   let timer = null;
   let shapeKey = '';
   const keySel = h('select', { id: uid('uk') }, h('option', { value: 'all' }, 'All keys of the account'));
@@ -22,6 +23,7 @@ export function renderUsage(main, ctx) {
   const summary = h('div', { id: 'usage-summary', class: 'stats' });
   const chartBox = h('div', { class: 'chart', id: 'usage-chart' });
   const costBox = h('div', { class: 'chart', id: 'usage-cost-chart' });
+  const methodBox = h('div', { class: 'chart', id: 'usage-method-cost-chart' });
   const costDetail = h('div', { id: 'usage-cost-detail', class: 'two' });
   const windows = h('div', { id: 'usage-windows' });
   const detail = h('div', { id: 'usage-detail', class: 'two' });
@@ -73,6 +75,20 @@ export function renderUsage(main, ctx) {
           series: u.keys.map((k) => ({ label: k.name })),
         }) };
       } else costChart.chart.update(costData);
+      // Cost per method over time: the five costliest methods of the period.
+      const top = u.costlyMethods.slice(0, 5);
+      const methodData = [xs, ...top.map((m) => m.costPerBucket)];
+      const methodShape = top.map((m) => m.label).join('|');
+      if (!methodChart || reshape || methodChart.shape !== methodShape) {
+        methodChart?.chart.destroy();
+        methodBox.replaceChildren();
+        methodChart = { shape: methodShape, chart: lineChart(methodBox, {
+          title: `Cost per ${u.granularity} of the five costliest methods, in the plan's units`,
+          yLabel: `cost / ${u.granularity}`,
+          data: methodData,
+          series: top.map((m) => ({ label: m.label })),
+        }) };
+      } else methodChart.chart.update(methodData);
       replace(costDetail,
         table('Cost by key', ['Key', 'Requests', 'Cost', 'Rows read'], u.keys.map((k) => [h('span', { class: 'keyname' }, k.name), fmtInt(k.requests), h('span', { class: 'cost' }, fmtInt(k.cost)), fmtInt(k.rowsRead)]), { empty: 'No keys yet.' }),
         table('Costliest methods', ['Interface and method', 'Requests', 'Cost', 'Rows read'], u.costlyMethods.map((m) => [m.label, fmtInt(m.requests), fmtInt(m.cost), fmtInt(m.rowsRead)]), { empty: 'Nothing cost anything in this period.' }));
@@ -98,7 +114,8 @@ export function renderUsage(main, ctx) {
     controls, error, summary,
     h('section', { class: 'card', 'aria-labelledby': 'usage-chart-title' }, h('h2', { id: 'usage-chart-title' }, 'Requests over time'), chartBox),
     windows, detail,
-    h('section', { class: 'card', 'aria-labelledby': 'usage-cost-title' }, h('h2', { id: 'usage-cost-title' }, 'Cost over time'), costBox),
+    h('section', { class: 'card', 'aria-labelledby': 'usage-cost-title' }, h('h2', { id: 'usage-cost-title' }, 'Cost over time, per key'), costBox),
+    h('section', { class: 'card', 'aria-labelledby': 'usage-method-cost-title' }, h('h2', { id: 'usage-method-cost-title' }, 'Cost over time, per method'), methodBox),
     costDetail);
   loadKeys().catch(() => {}).finally(() => refresh(true));
   timer = setInterval(() => { if (document.visibilityState === 'visible') refresh(); }, 5000);
@@ -107,5 +124,6 @@ export function renderUsage(main, ctx) {
     clearInterval(timer);
     chart?.destroy();
     costChart?.chart.destroy();
+    methodChart?.chart.destroy();
   };
 }
