@@ -7,6 +7,8 @@ import { installAccessControl, setRateLimitHeaders } from './access/access-contr
 import { installMethodNotAllowed, learnRoutes } from './access/allowed-methods.ts';
 import { installCors } from './access/cors.ts';
 import { installAnswerBudget, installRequestBudget } from './access/request-budget.ts';
+import { installAnswerStats } from './access/answer-stats.ts';
+import { executionRoutes } from './exports/execution-routes.ts';
 import { clientErrorHandler, httpServerOptions, installProtocolChecks } from './access/http-protocol.ts';
 import { installRequestMetrics } from './access/request-metrics.ts';
 import { accountAdminRoutes } from './admin/account-routes.ts';
@@ -32,7 +34,7 @@ import { buildExecutableSchema } from './graphql/schema.ts';
 import type { Services } from './services.ts';
 
 /** What the app is built from: the services (api/services.ts, where each is described), and GraphQL's limits. */
-export type AppDeps = Pick<Services, 'config' | 'logger' | 'wh' | 'registry' | 'analytics' | 'sqlSandbox' | 'pipeline' | 'metrics' | 'access' | 'exports' | 'accounts' | 'freshness' | 'live'> & {
+export type AppDeps = Pick<Services, 'config' | 'logger' | 'wh' | 'registry' | 'analytics' | 'sqlSandbox' | 'pipeline' | 'metrics' | 'access' | 'exports' | 'executions' | 'accounts' | 'freshness' | 'live'> & {
   /** GraphQL cost budgets and time-out (PLAN_QUERY_BUDGET and 30 s unless set; tests lower them). */
   graphql?: Pick<GraphqlRouteOptions, 'budgets' | 'timeoutMs' | 'responseBudgetBytes' | 'maxDocumentPoints' | 'memo'>;
 };
@@ -119,6 +121,8 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   // A path some route answers, asked with another method: 405 with Allow.
   installMethodNotAllowed(app, routes);
   installAnswerBudget(app);
+  // X-Stats-* (elapsed, rows and bytes read, cost) on every metered answer (api/access/answer-stats.ts).
+  installAnswerStats(app);
   // Callers and operators correlate a response with its log lines by this id.
   app.addHook('onSend', async (req, reply, payload) => {
     reply.header('x-request-id', req.id);
@@ -172,6 +176,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   await app.register(restApi, { prefix: '/api/v1', analytics: deps.analytics });
   await app.register(sqlRoutes, { sandbox: deps.sqlSandbox });
   await app.register(exportRoutes, { exports: deps.exports });
+  await app.register(executionRoutes, { executions: deps.executions });
   // GraphQL: queries on /graphql, live subscriptions over SSE on /graphql/stream, one schema.
   const graphqlSchema = options.graphqlSchema ?? buildExecutableSchema(undefined, deps.analytics.measures);
   await app.register(graphqlRoutes, { analytics: deps.analytics, schema: graphqlSchema, freshness: deps.freshness, exports: deps.exports, ...deps.graphql });

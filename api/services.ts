@@ -23,6 +23,7 @@ import { setPageTokenSecret } from './analytics/page-token.ts';
 import { SqlSandbox } from './sql/sql-sandbox.ts';
 import { DownloadLinks } from './exports/download-links.ts';
 import { ExportService } from './exports/export-service.ts';
+import { ExecutionService } from './exports/executions.ts';
 import { JobStore } from './exports/job-store.ts';
 import { FreshnessWatermark } from './freshness.ts';
 import type { Measures } from './analytics/question/model.ts';
@@ -45,6 +46,8 @@ export interface Services {
   access: Access;
   /** Dataset export jobs, on engine sessions of their own. */
   exports: ExportService;
+  /** SQL executions: SQL export jobs read back page by page (api/exports/executions.ts). */
+  executions: ExecutionService;
   /** Dashboard accounts and their sessions. */
   accounts: AccountStore;
   /** Newest block_time and ingest time per protocol, in memory (every answer's freshness). */
@@ -103,8 +106,9 @@ export async function createServices(
   pipeline.observeChanges(freshness);
   await freshness.start();
   // Live streams' reads serve every subscriber at once: background work, under the operator's budget.
+  // Events are kept for the replay window, for clients that reconnect with Last-Event-ID.
   const operatorAnalytics = analytics.under(operatorBudget());
-  const live = new LiveActivity(operatorAnalytics, logger);
+  const live = new LiveActivity(operatorAnalytics, logger, { windowSeconds: config.streamReplayWindowSeconds });
   pipeline.observeChanges(live);
   // Writes of other processes (npm run ingest, other replicas) reach streams through the journal.
   live.tailJournal({ clock: () => journalClock(wh), finishedSince: (since) => readFinishedBatches(wh, since) }, config.freshnessRefreshMs);
@@ -113,9 +117,10 @@ export async function createServices(
   const exportSessions = openExportSessions(config).map((session) => new InstrumentedWarehouse(session, metrics));
   // Export statements write files: their reads are budgeted, their output is bounded by the job's quotas instead.
   const budgetedExportSessions = exportSessions.map((session) => new BudgetedWarehouse(session, 'export', false));
+  const jobStore = new JobStore(config.exports.dir);
   const exports = new ExportService({
     config: config.exports,
-    store: new JobStore(config.exports.dir),
+    store: jobStore,
     sessions: budgetedExportSessions,
     sandbox: sqlSandbox,
     visibleProtocols: () => analytics.protocols(),
@@ -129,6 +134,8 @@ export async function createServices(
     now: options.exportClock,
   });
   exports.start();
+  // Pages are read on the serving session, under each request's budget and its plan's share.
+  const executions = new ExecutionService(exports, jobStore, servingWh, options.exportClock);
   return {
     config,
     logger,
@@ -142,6 +149,7 @@ export async function createServices(
     metrics,
     access,
     exports,
+    executions,
     accounts,
     freshness,
     live,
@@ -149,6 +157,7 @@ export async function createServices(
       freshness.stop();
       live.stop();
       // A job's chunk in progress ends first; the job resumes at the next start.
+      executions.close();
       await exports.close();
       await Promise.all(exportSessions.map((s) => s.close()));
       // Usage is flushed while the warehouse is still open.

@@ -21,6 +21,19 @@ export interface AnswerMemory {
   release(plan: Plan, bytes: number): void;
 }
 
+/**
+ * An answer's statistics (issue 26, "The cost of every answer"): the request's time so far,
+ * what its statements read as the engine reported it, and its cost in the plan's units (the
+ * cost charged before running, or the rows actually read when that is more: a door that
+ * prices nothing up front still costs what it read).
+ */
+export interface AnswerStats {
+  elapsedMs: number;
+  rowsRead: number;
+  bytesRead: number;
+  cost: number;
+}
+
 /** What a statement or answer would cost before it runs, compared with the budget's cost figure. */
 export class OverBudget extends Error {
   constructor(readonly requested: number, readonly budget: number, message: string) {
@@ -46,6 +59,9 @@ export class Budget {
   readonly deadline: number;
   private spentCost = 0;
   private heldBytes = 0;
+  private rowsReadSum = 0;
+  private bytesReadSum = 0;
+  private frozen: AnswerStats | undefined;
   /** Where answer bytes are held per plan (the process's pool); none outside the HTTP edge. */
   answerMemory: AnswerMemory | undefined;
 
@@ -67,6 +83,31 @@ export class Budget {
   /** Cost units spent by this request so far (estimated rows read plus base costs). */
   get spent(): number {
     return this.spentCost;
+  }
+
+  /** Add what one statement of this request read (the warehouse reports it: budget-scope.ts). */
+  recordRead(rows: number, bytes: number): void {
+    if (Number.isFinite(rows) && rows > 0) this.rowsReadSum += rows;
+    if (Number.isFinite(bytes) && bytes > 0) this.bytesReadSum += bytes;
+  }
+
+  /** Rows and bytes read by this request's statements so far. */
+  get rowsReadSoFar(): number {
+    return this.rowsReadSum;
+  }
+
+  /** The cost in the plan's units: what was charged, or the rows read when more. */
+  get cost(): number {
+    return Math.round(Math.max(this.spentCost, this.rowsReadSum));
+  }
+
+  /**
+   * The answer's statistics, taken once: the first call (when the answer's body is built)
+   * fixes them, so its body and its headers say the same.
+   */
+  stats(now: number = Date.now()): AnswerStats {
+    this.frozen ??= { elapsedMs: Math.max(0, now - this.start), rowsRead: this.rowsReadSum, bytesRead: this.bytesReadSum, cost: this.cost };
+    return this.frozen;
   }
 
   /**

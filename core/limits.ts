@@ -242,7 +242,6 @@ export const GRAPHQL_MEMO_TTL_MS = 2000;
 export const GRAPHQL_ONE_PIECE_ANSWER_ITEMS = 2_000;
 /** Bytes serialised between two turns of the event loop when an answer is written out. */
 export const ANSWER_CHUNK_BYTES = 64 * 1024;
-
 // ---- One request budget (core/budget.ts): what differs by door ------------------------------
 // Plan figures (rows read, join rows, memory) are in core/plans.ts; these are per door.
 
@@ -385,14 +384,7 @@ export const COMPRESS_GZIP_LEVEL = 6;
 /** Brotli quality of answers: 4 compresses JSON about as well as gzip 6 at lower CPU; 11 is far too slow for live answers. */
 export const COMPRESS_BROTLI_QUALITY = 4;
 
-// ---- Question breadth (issue 27): range filters of open questions ---------------------------
-/** The largest bound each record-column range filter takes: the column's own type's maximum
- *  (slot and fee are UInt64 but clients send JSON numbers: bounds stay safe integers). */
-export const QUESTION_RANGE_MAX = Object.freeze({
-  slot: Number.MAX_SAFE_INTEGER,
-  fee: Number.MAX_SAFE_INTEGER,
-  computeUnits: 4_294_967_295,
-  accountsCount: 65_535,
-});
-/** filters.logMessage: the longest substring searched for. */
-export const QUESTION_MAX_LOG_MESSAGE_CHARS = 200;
+// Limits of newer features, each in a file of its own under core/limits/.
+export * from './limits/open-questions.ts';
+export * from './limits/sql-executions.ts';
+export * from './limits/stream-replay.ts';

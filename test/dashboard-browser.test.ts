@@ -159,11 +159,16 @@ describe('dashboard in Chromium', () => {
   it('the key works against the API, and the usage page shows its requests', async () => {
     for (let i = 0; i < 6; i++) expect((await rpc(secret)).status).toBe(200);
     await visit('usage', 'Usage');
-    await page.getByLabel('Key').selectOption({ label: 'prod bot (production, active)' });
+    await page.getByLabel('Key', { exact: true }).selectOption({ label: 'prod bot (production, active)' });
     await expect.poll(async () => Number((await page.locator('#usage-requests').textContent())?.replace(/,/g, '')), { timeout: 15_000 }).toBe(6);
     expect(await page.locator('#usage-detail').textContent()).toContain('JSON-RPC6');
     expect(await page.locator('#usage-chart canvas').count()).toBeGreaterThan(0);
     expect(await page.locator('#usage-chart').textContent()).toContain('Plan limit (free)');
+    // The cost of the answers: a total, a chart per key over time, per key and per method.
+    expect(await page.locator('#usage-cost').textContent()).toMatch(/^\d[\d,]*$/);
+    expect(await page.locator('#usage-cost-chart canvas').count()).toBeGreaterThan(0);
+    expect(await page.locator('#usage-method-cost-chart canvas').count()).toBeGreaterThan(0);
+    expect(await page.locator('#usage-cost-detail').textContent()).toContain('Cost by key');
     // 6 of the free plan's 100 spent in this one-minute window, or a fresh window when the
     // minute turned since the requests (a loaded machine can take that long).
     expect(['94', '100']).toContain(await page.locator('#usage-windows .remaining').first().textContent());

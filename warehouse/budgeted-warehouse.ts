@@ -11,7 +11,7 @@ import { Budget, tightened } from '../core/budget.ts';
 import { AppError, Errors } from '../core/errors.ts';
 import type { Plan } from '../core/plans.ts';
 import type { PlanLanes } from './plan-lanes.ts';
-import type { InsertOptions, QueryOptions, Warehouse } from './warehouse.ts';
+import type { InsertOptions, QueryOptions, StatementStats, Warehouse } from './warehouse.ts';
 
 /** A warehouse whose statements run under a budget it is given: `under` binds one. */
 export interface BudgetBinding {
@@ -39,7 +39,13 @@ function budgeted(budget: Budget | undefined, label: string, sql: string, option
   if (budget.remainingSeconds() <= 0) {
     throw new AppError(Errors.queryTimeout, `the request ran past its ${budget.door} time budget; ask for less (a shorter range, fewer records per page)`);
   }
-  return { ...options, settings: tightened(options?.settings, budget.engineSettings(answerLimited)) };
+  // What the statement read goes on the request's ledger (the answer's statistics), and to the caller's own listener.
+  const own = options?.onStats;
+  const onStats = (s: StatementStats): void => {
+    budget.recordRead(s.rowsRead, s.bytesRead);
+    own?.(s);
+  };
+  return { ...options, onStats, settings: tightened(options?.settings, budget.engineSettings(answerLimited)) };
 }
 
 const timedOutWaiting = (budget: Budget): AppError =>

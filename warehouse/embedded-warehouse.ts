@@ -53,12 +53,26 @@ export class EmbeddedWarehouse implements Warehouse {
   }
 
   async query<T>(sql: string, options: QueryOptions = {}): Promise<T[]> {
-    // Same row shape as a ClickHouse server's default: 64-bit integers as strings.
+    // Same row shape as a ClickHouse server's default: 64-bit integers as strings. The rows
+    // come as JSONEachRowWithProgress (the same values as JSONEachRow, each under "row"), whose
+    // progress line says what the statement read (the result's own rowsRead counts rows
+    // returned), for the answer's statistics.
     const settings = { output_format_json_quote_64bit_integers: 1, ...options.settings };
-    const text = await this.queryText(sql, 'JSONEachRow', { ...options, settings });
-    if (text.length === 0) return [];
+    const text = await this.queryText(sql, 'JSONEachRowWithProgress', { ...options, settings });
     const rows: T[] = [];
-    for (const line of text.split('\n')) if (line.length > 0) rows.push(JSON.parse(line) as T);
+    let rowsRead = 0;
+    let bytesRead = 0;
+    for (const line of text.split('\n')) {
+      if (line.length === 0) continue;
+      const item = JSON.parse(line) as { row?: T; progress?: { read_rows?: string; read_bytes?: string } };
+      if (item.row !== undefined) rows.push(item.row);
+      else if (item.progress !== undefined) {
+        // Progress is cumulative: the largest figure is the statement's.
+        rowsRead = Math.max(rowsRead, Number(item.progress.read_rows ?? 0));
+        bytesRead = Math.max(bytesRead, Number(item.progress.read_bytes ?? 0));
+      }
+    }
+    options.onStats?.({ rowsRead, bytesRead });
     return rows;
   }
 

@@ -37,6 +37,17 @@ function wrap(err: unknown): WarehouseError {
   return new WarehouseError(String(e?.message ?? err), code, { cause: err });
 }
 
+/** What a statement read, from the server's X-ClickHouse-Summary header (wait_end_of_query makes it final). */
+function reportSummary(header: string | string[] | undefined, onStats: NonNullable<QueryOptions['onStats']>): void {
+  if (typeof header !== 'string') return;
+  try {
+    const s = JSON.parse(header) as { read_rows?: string; read_bytes?: string };
+    onStats({ rowsRead: Number(s.read_rows ?? 0), bytesRead: Number(s.read_bytes ?? 0) });
+  } catch {
+    // A summary the server did not send whole: the statistics go without this statement.
+  }
+}
+
 export class ServerWarehouse implements Warehouse {
   readonly transport = 'server' as const;
   readonly cluster: ClusterTarget | undefined;
@@ -71,7 +82,9 @@ export class ServerWarehouse implements Warehouse {
         clickhouse_settings: { output_format_json_quote_64bit_integers: 1, ...this.readSettings, ...(options.settings as ClickHouseSettings | undefined) },
         abort_signal: options.signal,
       });
-      return await rs.json<T>();
+      const rows = await rs.json<T>();
+      if (options.onStats !== undefined) reportSummary(rs.response_headers['x-clickhouse-summary'], options.onStats);
+      return rows;
     } catch (err) {
       throw wrap(err);
     }

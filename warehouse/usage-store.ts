@@ -13,6 +13,10 @@ export interface UsageRow {
   requests: number;
   errors: number;
   rateLimited: number;
+  /** Cost in the plan's units, and rows and bytes read, of the requests counted here (migration 070). */
+  cost: number;
+  rowsRead: number;
+  bytesRead: number;
   /** Time of the last request counted in this row, milliseconds since the epoch. */
   lastUsedAt: number;
 }
@@ -35,6 +39,9 @@ export interface UsageBucket {
   requests: number;
   errors: number;
   rateLimited: number;
+  cost: number;
+  rowsRead: number;
+  bytesRead: number;
 }
 
 const chSeconds = (ms: number): string => new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
@@ -63,6 +70,9 @@ export class UsageStore {
         requests: r.requests,
         errors: r.errors,
         rate_limited: r.rateLimited,
+        cost: Math.round(r.cost),
+        rows_read: Math.round(r.rowsRead),
+        bytes_read: Math.round(r.bytesRead),
         last_used_at: chMillis(r.lastUsedAt),
       })),
     );
@@ -77,9 +87,13 @@ export class UsageStore {
       requests: string;
       errors: string;
       rate_limited: string;
+      cost: string;
+      rows_read: string;
+      bytes_read: string;
     }>(
       `SELECT key_id, ${BUCKET[q.granularity]} AS bucket, interface, method,
-              sum(requests) AS requests, sum(errors) AS errors, sum(rate_limited) AS rate_limited
+              sum(requests) AS requests, sum(errors) AS errors, sum(rate_limited) AS rate_limited,
+              sum(cost) AS cost, sum(rows_read) AS rows_read, sum(bytes_read) AS bytes_read
        FROM ${TABLES.apiKeyUsage}
        WHERE minute >= {from:DateTime('UTC')} AND minute < {to:DateTime('UTC')}
          ${q.keyId === undefined ? '' : 'AND key_id = {key:String}'}
@@ -104,6 +118,9 @@ export class UsageStore {
       requests: Number(r.requests),
       errors: Number(r.errors),
       rateLimited: Number(r.rate_limited),
+      cost: Number(r.cost),
+      rowsRead: Number(r.rows_read),
+      bytesRead: Number(r.bytes_read),
     }));
   }
 

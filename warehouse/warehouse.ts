@@ -17,6 +17,18 @@ export interface QueryOptions {
    * statements that start with EXPLAIN AST (warehouse/budgeted-warehouse.ts).
    */
   parseOnly?: boolean;
+  /**
+   * Told what the statement read, when the transport knows it (a whole answer: `query`); a
+   * streamed statement's reads are not reported by the embedded engine. The request budget's
+   * ledger collects them (warehouse/budget-scope.ts) for the answer's statistics.
+   */
+  onStats?: (stats: StatementStats) => void;
+}
+
+/** What one statement read, as the engine reports it. */
+export interface StatementStats {
+  rowsRead: number;
+  bytesRead: number;
 }
 
 export interface InsertOptions {

@@ -28,9 +28,11 @@ import { PLAN_CONCURRENCY, PLAN_LIMITS, type Plan } from '../../core/plans.ts';
 import type { KeyStatus } from '../../warehouse/api-key-store.ts';
 import type { Access } from './access.ts';
 import { PER_ADDRESS_PLAN } from './operator-auth.ts';
-import { interfaceOf, isExempt, pathOf, rpcCallCount, rpcUsageMethod, rpcUsageMethods, wantsGraphiql } from './protected-paths.ts';
+import { interfaceOf, isExempt, isFreePoll, pathOf, rpcCallCount, rpcUsageMethod, rpcUsageMethods, wantsGraphiql } from './protected-paths.ts';
 import type { RateDecision } from './rate-limiter.ts';
 import { grantBudget } from './request-budget.ts';
+import { answerStatsOf } from './answer-stats.ts';
+import type { UsageSpent } from './usage-recorder.ts';
 import { ABANDONED_SLOT_RELEASE_MS } from '../../core/limits.ts';
 
 export interface AuthenticatedKey {
@@ -204,9 +206,12 @@ export function installAccessControl(app: FastifyInstance, access: Access): void
     req.apiKey = { id: record.id, name: record.name, plan: record.plan };
     // From here every statement this request causes runs under the plan's budget at this door.
     grantBudget(req, record.plan, access.answerMemory, reply);
-    await charge(req, 1);
     // The matched route, not the raw path: a spelling such as /v1/%72pc reaches the same handler.
     const route = req.routeOptions.url ?? '';
+    if (isFreePoll(req.method, route)) {
+      // Not charged: the headers show the key's window as it is.
+      req.rateLimit = { ...(await access.limiter.peek(`key:${record.id}`, PLAN_LIMITS[record.plan])), plan: record.plan, allowed: true };
+    } else await charge(req, 1);
     const routeIface = interfaceOf(route);
     // GraphQL's request route only: its event streams (/graphql/stream) are long-lived.
     if (routeIface === 'rpc' || routeIface === 'rest' || route === '/graphql') admit(req, reply, req.apiKey);
@@ -233,19 +238,27 @@ export function installAccessControl(app: FastifyInstance, access: Access): void
     if (key === null) return;
     const iface = interfaceOf(req.routeOptions.url ?? pathOf(req.url));
     const outcome = { error: reply.statusCode >= 400, rateLimited: reply.statusCode === 429 };
+    // The answer's cost and reads (its X-Stats-* figures) on the usage row of what it did.
+    const stats = answerStatsOf(req.budget);
+    const spent = { cost: stats?.cost ?? 0, rowsRead: stats?.rowsRead ?? 0, bytesRead: stats?.bytesRead ?? 0 };
     if (req.rpcOutcomes !== null) {
       // As answered: names outside the method table under one label, errors as errors,
-      // notifications (no answer, nothing run) not at all.
-      for (const o of req.rpcOutcomes) access.usage.record(key.id, 'rpc', rpcUsageMethod(o.method), { error: o.error, rateLimited: false });
+      // notifications (no answer, nothing run) not at all. A batch's calls run side by side
+      // on one budget: its cost is shared evenly among them.
+      const share = sharedSpent(spent, req.rpcOutcomes.length);
+      for (const o of req.rpcOutcomes) access.usage.record(key.id, 'rpc', rpcUsageMethod(o.method), { error: o.error, rateLimited: false }, 1, share);
     } else if (iface === 'rpc' && req.body !== undefined) {
       // Refused before the adapter ran (a batch over the rate limit): each call it held.
       for (const method of rpcUsageMethods(req.body)) access.usage.record(key.id, iface, method, outcome);
     } else {
       const route = req.routeOptions.url ?? '(unmatched)';
-      access.usage.record(key.id, iface, `${req.method} ${route}`, outcome);
+      access.usage.record(key.id, iface, `${req.method} ${route}`, outcome, 1, spent);
     }
   });
 }
+
+const sharedSpent = (s: UsageSpent, calls: number): UsageSpent =>
+  calls <= 1 ? s : { cost: s.cost / calls, rowsRead: s.rowsRead / calls, bytesRead: s.bytesRead / calls };
 
 /** X-RateLimit-* (and Retry-After on a refusal) for `req`'s answer: its latest limit
  *  decision, or, for a request answered without one (/health, the API description, a

@@ -37,7 +37,7 @@ export type Interface = 'rpc' | 'sql' | 'rest' | 'graphql' | 'other';
 
 export function interfaceOf(path: string): Interface {
   if (path === '/v1/rpc') return 'rpc';
-  if (path === '/v1/query' || path === '/api/v1/query') return 'sql';
+  if (path === '/v1/query' || path === '/api/v1/query' || path.startsWith('/v1/query/executions')) return 'sql';
   if (path === '/api/v1' || path.startsWith('/api/v1/')) return 'rest';
   if (path === '/graphql' || path.startsWith('/graphql/')) return 'graphql';
   return 'other';
@@ -50,13 +50,20 @@ export function interfaceOf(path: string): Interface {
  */
 export function doorOf(route: string): Door {
   if (route === '/v1/rpc') return 'rpc';
-  if (route === '/v1/query' || route === '/api/v1/query') return 'sql';
+  // SQL executions answer pages of a client query's rows: the SQL door's answer budget.
+  if (route === '/v1/query' || route === '/api/v1/query' || route.startsWith('/v1/query/executions')) return 'sql';
   if (route === '/graphql/stream') return 'stream';
   if (route === '/graphql') return 'graphql';
   if (route.endsWith('/files/:name') || route.startsWith(SIGNED_LINK_PREFIX)) return 'download';
   if (route === '/v1/exports' || route.startsWith('/v1/exports/') || route.startsWith('/v1/query/exports')) return 'export';
   return 'rest';
 }
+
+/**
+ * Reads that are not charged against the rate limit (the key is still checked): polling an
+ * SQL execution's state, which reads nothing but memory (issue 26: "not charged").
+ */
+export const isFreePoll = (method: string, route: string): boolean => method === 'GET' && route === '/v1/query/executions/:id';
 
 /** The path of a raw request URL, without the query string. */
 export const pathOf = (url: string): string => {

@@ -4,6 +4,15 @@
 import type { Logger } from '../../core/logger.ts';
 import type { UsageRow, UsageStore } from '../../warehouse/usage-store.ts';
 
+/** What a counted request spent. */
+export interface UsageSpent {
+  cost: number;
+  rowsRead: number;
+  bytesRead: number;
+}
+
+const NOTHING_SPENT: UsageSpent = Object.freeze({ cost: 0, rowsRead: 0, bytesRead: 0 });
+
 export class UsageRecorder {
   private pending = new Map<string, UsageRow>();
   private readonly timer: NodeJS.Timeout;
@@ -23,19 +32,23 @@ export class UsageRecorder {
     this.timer.unref();
   }
 
-  record(keyId: string, iface: string, method: string, outcome: { error: boolean; rateLimited: boolean }, units = 1): void {
+  /** `spent`: the answer's cost in the plan's units and what it read (api/access/answer-stats.ts). */
+  record(keyId: string, iface: string, method: string, outcome: { error: boolean; rateLimited: boolean }, units = 1, spent: UsageSpent = NOTHING_SPENT): void {
     const at = this.now();
     const minute = Math.floor(at / 60_000) * 60_000;
     const id = `${keyId}\u0000${minute}\u0000${iface}\u0000${method}`;
     let row = this.pending.get(id);
     if (!row) {
       if (this.pending.size >= this.maxPending) return;
-      row = { keyId, minute, interface: iface, method, requests: 0, errors: 0, rateLimited: 0, lastUsedAt: at };
+      row = { keyId, minute, interface: iface, method, requests: 0, errors: 0, rateLimited: 0, cost: 0, rowsRead: 0, bytesRead: 0, lastUsedAt: at };
       this.pending.set(id, row);
     }
     row.requests += units;
     if (outcome.error) row.errors += units;
     if (outcome.rateLimited) row.rateLimited += units;
+    row.cost += spent.cost;
+    row.rowsRead += spent.rowsRead;
+    row.bytesRead += spent.bytesRead;
     row.lastUsedAt = Math.max(row.lastUsedAt, at);
   }
 
@@ -61,6 +74,9 @@ export class UsageRecorder {
           now.requests += row.requests;
           now.errors += row.errors;
           now.rateLimited += row.rateLimited;
+          now.cost += row.cost;
+          now.rowsRead += row.rowsRead;
+          now.bytesRead += row.bytesRead;
           now.lastUsedAt = Math.max(now.lastUsedAt, row.lastUsedAt);
         } else if (this.pending.size < this.maxPending) {
           this.pending.set(id, row);

@@ -22,6 +22,8 @@ export interface BucketFigures extends BucketKey {
   failedCount: number;
   totalFees: number;
   totalComputeUnits: number;
+  /** Newest slot in the bucket (0 when empty): live events' ids are slot-based (event-log.ts). */
+  maxSlot: number;
 }
 
 /** Keys per statement: bound parameters travel in the URL to a server (1 MiB limit), and a
@@ -55,6 +57,7 @@ export function toBucketFigures(keys: readonly BucketKey[], granularity: Activit
       failedCount: num(r, 'failedCount'),
       totalFees: num(r, 'sumFee'),
       totalComputeUnits: num(r, 'sumComputeUnits'),
+      maxSlot: Number(r?.values.maxSlot ?? 0) || 0,
     };
   });
 }

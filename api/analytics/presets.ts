@@ -27,7 +27,7 @@ export const PRESETS = {
     ({ measures: ['count', 'successCount', 'failedCount', 'sumFee', 'sumComputeUnits'], dimensions: ['time'], granularity, filters: f }),
   /** Figures of named (protocol, bucket) cells, for live subscriptions. */
   cells: (f: QuestionFilters, granularity: ActivityGranularity): Preset =>
-    ({ measures: ['count', 'successCount', 'failedCount', 'sumFee', 'sumComputeUnits'], dimensions: ['protocol', 'time'], granularity, filters: f }),
+    ({ measures: ['count', 'successCount', 'failedCount', 'sumFee', 'sumComputeUnits', 'maxSlot'], dimensions: ['protocol', 'time'], granularity, filters: f }),
   instructionTypes: (f: QuestionFilters, limit: number): Preset => ({
     measures: ['count', 'successRate', 'avgComputeUnits', 'avgFee'],
     dimensions: ['protocol', 'instructionType'],

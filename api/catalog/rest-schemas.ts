@@ -36,7 +36,13 @@ export const Meta = Type.Object({
     gte: nullableInt,
     lte: nullableInt,
   }, { description: 'The day range as Unix seconds, inclusive (the JSON-RPC blockTime filter)' })),
-}, { description: 'Paging and the range the answer covers' });
+  stats: Type.Optional(Type.Object({
+    elapsedMs: int,
+    rowsRead: int,
+    bytesRead: int,
+    cost: int,
+  }, { description: "The answer's statistics, as in its X-Stats-* headers: time taken (ms), rows and bytes the engine read, cost in the plan's units" })),
+}, { description: 'Paging, the range the answer covers, and its statistics' });
 
 /** The fee answer: the overall statistics and the same per protocol. */
 export const FeeAnswer = Type.Object({ ...FeeStats.properties, protocols: Type.Array(FeeStats, { description: 'The same statistics per protocol' }) });

@@ -132,10 +132,13 @@ export async function dashboardKeyRoutes(app: FastifyInstance, opts: KeyRouteOpt
     // time axis is even), each interface separately, plus errors and rate-limit refusals.
     const buckets = new Map<number, Record<string, number>>();
     for (let t = fromMs; t < toMs; t += g.bucketMs) {
-      buckets.set(t, { t: t / 1000, rpc: 0, rest: 0, sql: 0, graphql: 0, other: 0, errors: 0, rateLimited: 0 });
+      buckets.set(t, { t: t / 1000, rpc: 0, rest: 0, sql: 0, graphql: 0, other: 0, errors: 0, rateLimited: 0, cost: 0 });
     }
+    // Cost per key over time: one series per key of the answer.
+    const keyCost = new Map(keys.map((k) => [k.id, { keyId: k.id, name: k.name, requests: 0, cost: 0, rowsRead: 0, bytesRead: 0, buckets: new Map<number, number>() }]));
     const byInterface: Record<string, number> = Object.fromEntries(INTERFACES.map((i) => [i, 0]));
-    const byMethod = new Map<string, number>();
+    const byMethod = new Map<string, { requests: number; cost: number; rowsRead: number; buckets: Map<number, number> }>();
+    let cost = 0;
     let requests = 0;
     let errors = 0;
     let rateLimited = 0;
@@ -146,10 +149,25 @@ export async function dashboardKeyRoutes(app: FastifyInstance, opts: KeyRouteOpt
         b[iface]! += r.requests;
         b.errors! += r.errors;
         b.rateLimited! += r.rateLimited;
+        b.cost! += r.cost;
+      }
+      const k = keyCost.get(r.keyId);
+      if (k !== undefined) {
+        k.requests += r.requests;
+        k.cost += r.cost;
+        k.rowsRead += r.rowsRead;
+        k.bytesRead += r.bytesRead;
+        k.buckets.set(Date.parse(r.bucket), (k.buckets.get(Date.parse(r.bucket)) ?? 0) + r.cost);
       }
       byInterface[iface]! += r.requests;
       const label = `${iface} ${r.method}`;
-      byMethod.set(label, (byMethod.get(label) ?? 0) + r.requests);
+      const m = byMethod.get(label) ?? { requests: 0, cost: 0, rowsRead: 0, buckets: new Map<number, number>() };
+      m.buckets.set(Date.parse(r.bucket), (m.buckets.get(Date.parse(r.bucket)) ?? 0) + r.cost);
+      m.requests += r.requests;
+      m.cost += r.cost;
+      m.rowsRead += r.rowsRead;
+      byMethod.set(label, m);
+      cost += r.cost;
       requests += r.requests;
       errors += r.errors;
       rateLimited += r.rateLimited;
@@ -170,8 +188,17 @@ export async function dashboardKeyRoutes(app: FastifyInstance, opts: KeyRouteOpt
       limitPerMinute: perMinute,
       // The plan's limit for one key over one bucket (what the chart draws).
       limitPerBucket: perMinute * (g.bucketMs / 60_000),
-      totals: { requests, errors, rateLimited, byInterface },
-      methods: [...byMethod].sort((a, b) => b[1] - a[1]).slice(0, 20).map(([label, n]) => ({ label, requests: n })),
+      totals: { requests, errors, rateLimited, cost, byInterface },
+      // Busiest methods, and the costliest (cost in the plan's units: docs/access.md, "The cost of every answer").
+      methods: [...byMethod].sort((a, b) => b[1].requests - a[1].requests).slice(0, 20).map(([label, m]) => ({ label, requests: m.requests, cost: m.cost, rowsRead: m.rowsRead })),
+      // With their cost per bucket, for the chart of cost per method over time.
+      costlyMethods: [...byMethod].filter(([, m]) => m.cost > 0).sort((a, b) => b[1].cost - a[1].cost).slice(0, 20).map(([label, m]) => ({
+        label, requests: m.requests, cost: m.cost, rowsRead: m.rowsRead, costPerBucket: [...buckets.keys()].map((t) => m.buckets.get(t) ?? 0),
+      })),
+      keys: [...keyCost.values()].map((k) => ({
+        keyId: k.keyId, name: k.name, requests: k.requests, cost: k.cost, rowsRead: k.rowsRead, bytesRead: k.bytesRead,
+        costPerBucket: [...buckets.keys()].map((t) => k.buckets.get(t) ?? 0),
+      })),
       buckets: [...buckets.values()],
       windows,
     };

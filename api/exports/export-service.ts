@@ -123,7 +123,7 @@ export class ExportService {
   }
 
   /** Start an export of a sandboxed SQL SELECT: `{query, format, sampling, splits, seed}`. */
-  async createSql(owner: ExportOwner, body: unknown): Promise<ExportJobView> {
+  async createSql(owner: ExportOwner, body: unknown, execution?: JobRecord['execution']): Promise<ExportJobView> {
     const spec = sqlExportSpec(body);
     this.checkCaps(owner);
     const cap = this.deps.config.maxRows[owner.plan];
@@ -134,7 +134,7 @@ export class ExportService {
     if (needsSignature && (sig === undefined || !/String/.test(sig.type))) {
       throw bad(spec.sampling !== null ? 'sampling' : 'splits', 'needs a column named signature (a String) in the query\'s result: splits and samples are drawn by transaction');
     }
-    return this.view(this.enqueue(owner, spec, { sql: prepared.sql, settings: prepared.settings }, prepared.columns));
+    return this.view(this.enqueue(owner, spec, { sql: prepared.sql, settings: prepared.settings }, prepared.columns, execution));
   }
 
   get(owner: ExportOwner, id: string): ExportJobView {
@@ -145,7 +145,8 @@ export class ExportService {
   list(owner: ExportOwner, page: { first?: number; after?: string | null } = {}): ExportPage {
     const first = page.first ?? EXPORT_LIST_DEFAULT;
     if (!Number.isSafeInteger(first) || first < 1 || first > EXPORT_LIST_MAX) throw new AppError(Errors.invalidParams, `first must be a whole number from 1 to ${EXPORT_LIST_MAX}`, { field: 'first' });
-    const jobs = this.deps.store.all().filter((j) => j.owner === owner.id).sort(newestFirst);
+    // SQL executions are listed by nobody: their results are read by id (executions.ts).
+    const jobs = this.deps.store.all().filter((j) => j.owner === owner.id && j.execution === undefined).sort(newestFirst);
     // Cursors are the listings' signed page tokens (api/analytics/page-token.ts), bound to
     // this owner's listing: one the service did not write, or another key's, is refused.
     const fingerprint = listingFingerprint({ exportJobs: owner.id });
@@ -246,7 +247,7 @@ export class ExportService {
     }
   }
 
-  private enqueue(owner: ExportOwner, spec: ExportSpec, run: JobRecord['run'], schema: JobRecord['schema']): JobRecord {
+  private enqueue(owner: ExportOwner, spec: ExportSpec, run: JobRecord['run'], schema: JobRecord['schema'], execution?: JobRecord['execution']): JobRecord {
     this.checkCaps(owner);
     this.quotas.checkRoom(owner, this.now());
     const job: JobRecord = {
@@ -269,6 +270,7 @@ export class ExportService {
       files: [],
       schema,
       run,
+      ...(execution === undefined ? {} : { execution }),
     };
     this.deps.store.save(job);
     this.pump();

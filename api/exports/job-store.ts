@@ -82,6 +82,11 @@ export interface JobRecord {
   schema: { name: string; type: string }[] | null;
   /** A SQL export's checked text and the settings it runs with (visibility filter, read budget). */
   run: { sql: string; settings: Settings } | null;
+  /**
+   * Set when the job is a SQL execution (POST /v1/query/executions, api/exports/executions.ts):
+   * its one Parquet file is read back page by page in `format`; it is not an export listing's.
+   */
+  execution?: { format: 'json' | 'csv' };
 }
 
 export class JobStore {

@@ -35,6 +35,7 @@ import { answerStream, onePieceAnswer, rememberedStream } from './answer-stream.
 import { DocumentCache } from './document-limits.ts';
 import { formatError, graphqlError } from './errors.ts';
 import { buildExtensions } from './extensions.ts';
+import { answerStatsOf } from '../access/answer-stats.ts';
 import { graphiqlAssets } from './graphiql-page.ts';
 import { guardedExecute, type Ledger } from './request-guard.ts';
 import { GRAPHQL_RESPONSE, JSON_TYPE, readParams, responseType, sendGraphqlError, type Params } from './request-params.ts';
@@ -100,6 +101,7 @@ export async function graphqlRoutes(app: FastifyInstance, opts: GraphqlRouteOpti
     const extensions = async (): Promise<Record<string, unknown>> => buildExtensions({
       cost: { requested: ledger.requested, budget: ledger.budget },
       freshness: opts.freshness?.extension(await opts.analytics.protocols()),
+      stats: answerStatsOf(req.budget),
     });
     // An identical query of the same key answered a moment ago, with nothing changed since:
     // its answer again. Keyed by the key itself, so no answer can reach another key (export

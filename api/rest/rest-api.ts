@@ -3,6 +3,7 @@
 // and its validation messages. Registered with prefix /api/v1 by buildApp, after the
 // OpenAPI plugin so the routes are documented from the same schemas Fastify validates with.
 import type { FastifyInstance, FastifySchemaValidationError } from 'fastify';
+import { answerStatsOf } from '../access/answer-stats.ts';
 import { Errors, invalidParams, worded, type Wording } from '../../core/errors.ts';
 import { fitsBudget, formatBytes, REST_RESPONSE_BUDGET_BYTES } from '../../core/limits.ts';
 import { Day, DAY_PATTERN, dayStart, ruleOfPattern } from '../../core/vocabulary/primitives.ts';
@@ -59,6 +60,14 @@ export async function restApi(app: FastifyInstance, opts: RestApiOptions): Promi
       error: err.title,
       message: `the answer is larger than the ${formatBytes(budget)} budget of one REST response; ask for less (a smaller limit, a shorter date range)`,
     });
+  });
+  // meta.stats: the answer's statistics, the same figures as its X-Stats-* headers.
+  app.addHook('preSerialization', async (req, _reply, payload: unknown) => {
+    const stats = answerStatsOf(req.budget);
+    if (stats === undefined || payload === null || typeof payload !== 'object') return payload;
+    const meta = (payload as { meta?: unknown }).meta;
+    if ((payload as { success?: unknown }).success !== true || meta === null || typeof meta !== 'object') return payload;
+    return { ...payload, meta: { ...meta, stats } };
   });
   // Whole-number parameters as plain decimal digits: the validator would coerce "0x10",
   // "1e3", "+1" and " 1" to numbers, so a client's typo would silently mean something.

@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { EXPORT_INGEST_RESERVE_BYTES, PROCESS_STALL_EXIT_MS } from '../limits.ts';
+import { EXPORT_INGEST_RESERVE_BYTES, PROCESS_STALL_EXIT_MS, STREAM_REPLAY_WINDOW_SECONDS } from '../limits.ts';
 import { PLAN_EXPORT_DISK_SHARE, PLAN_EXPORT_JOB_BYTES, PLAN_EXPORT_KEY_BYTES, PLAN_EXPORT_MAX_JOBS, PLAN_EXPORT_MAX_ROWS } from '../plans.ts';
 import type { EnvReader } from './env-reader.ts';
 import type { Config, ExportConfig, LogFormat, LogLevel } from './types.ts';
@@ -45,7 +45,7 @@ export function accessSection(r: EnvReader): Config['access'] {
   };
 }
 
-export function lifecycleSection(r: EnvReader): Pick<Config, 'health' | 'shutdownTimeoutMs' | 'stallExitMs' | 'freshnessRefreshMs'> {
+export function lifecycleSection(r: EnvReader): Pick<Config, 'health' | 'shutdownTimeoutMs' | 'stallExitMs' | 'freshnessRefreshMs' | 'streamReplayWindowSeconds'> {
   const maxIngestAgeSeconds = r.str('HEALTH_MAX_INGEST_AGE_SECONDS') === undefined ? undefined : r.int('HEALTH_MAX_INGEST_AGE_SECONDS', 0, 1, 10 ** 9);
   const stallExitMs = r.int('PROCESS_STALL_EXIT_MS', PROCESS_STALL_EXIT_MS, 0, 3_600_000);
   // Below a second a busy moment (a large answer serialised) would count as stuck.
@@ -55,6 +55,8 @@ export function lifecycleSection(r: EnvReader): Pick<Config, 'health' | 'shutdow
     shutdownTimeoutMs: r.int('SHUTDOWN_TIMEOUT_MS', 10_000, 0, 600_000),
     stallExitMs,
     freshnessRefreshMs: r.int('FRESHNESS_REFRESH_MS', 2000, 100, 600_000),
+    // Resumable live streams (Last-Event-ID): how far back a reconnecting client is replayed.
+    streamReplayWindowSeconds: r.int('STREAM_REPLAY_WINDOW_SECONDS', STREAM_REPLAY_WINDOW_SECONDS, 1, 7 * 86_400),
   };
 }
 

@@ -145,6 +145,8 @@ export interface Config {
    * within this long. One read of a table of one row per protocol.
    */
   freshnessRefreshMs: number;
+  /** How long events of /graphql/stream are kept for clients that reconnect with Last-Event-ID (docs/graphql-subscriptions.md). */
+  streamReplayWindowSeconds: number;
   /** Dataset export jobs (docs/exports.md). */
   exports: ExportConfig;
 }

@@ -32,6 +32,8 @@ export function liveRecord(protocol: { protocolName: string; programId: string }
 export interface SseEvent {
   event: string;
   data: string;
+  /** The event's `id:` (resumable streams), when it has one. */
+  id?: string;
 }
 
 /** Parse complete SSE events (and count comment lines) out of a text buffer; returns the rest. */
@@ -42,13 +44,15 @@ export function parseSse(buffer: string): { events: SseEvent[]; comments: number
   const rest = blocks.pop() ?? '';
   for (const block of blocks) {
     let event = 'message';
+    let id: string | undefined;
     const data: string[] = [];
     for (const line of block.split('\n')) {
       if (line.startsWith(':')) comments += 1;
+      else if (line.startsWith('id:')) id = line.slice(3).trim();
       else if (line.startsWith('event:')) event = line.slice(6).trim();
       else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
     }
-    if (data.length > 0 || event !== 'message') events.push({ event, data: data.join('\n') });
+    if (data.length > 0 || event !== 'message') events.push({ event, data: data.join('\n'), ...(id === undefined ? {} : { id }) });
   }
   return { events, comments, rest };
 }

@@ -10,7 +10,8 @@ import type { Logger } from '../../../core/logger.ts';
 import type { ChangedBucket, CommittedChange, DataChangeObserver } from '../../../core/observers.ts';
 import type { FinishedBatch } from '../../../warehouse/journal-reader.ts';
 import type { BucketFigures, BucketKey, BucketSize } from '../../analytics/activity-buckets.ts';
-import { STREAM_EVENTS_PER_TURN, STREAM_JOURNAL_LOOKBACK_MS } from '../../../core/limits.ts';
+import { STREAM_EVENTS_PER_TURN, STREAM_JOURNAL_LOOKBACK_MS, STREAM_REPLAY_MAX_EVENTS, STREAM_REPLAY_WINDOW_SECONDS } from '../../../core/limits.ts';
+import { EventLog, type Gap, type LoggedEvent } from './event-log.ts';
 
 /** What the hub reads through: the analytics facade's activityBuckets. */
 export interface BucketReader {
@@ -27,13 +28,17 @@ export interface SubscribeOptions {
   onOverflow(queued: number): void;
 }
 
-/** One subscriber's figures, as an async iterator (what a GraphQL subscribe resolver returns). */
-export class Feed implements AsyncIterableIterator<BucketFigures> {
-  private readonly queue: BucketFigures[] = [];
-  private waiting: ((r: IteratorResult<BucketFigures>) => void) | undefined;
+/** One subscriber's events (figures with their ids), as an async iterator (what a GraphQL subscribe resolver returns). */
+export class Feed implements AsyncIterableIterator<LoggedEvent> {
+  private readonly queue: LoggedEvent[] = [];
+  /** Replayed events still at the front of the queue: they are not a backlog of a slow reader. */
+  private replayLeft = 0;
+  private waiting: ((r: IteratorResult<LoggedEvent>) => void) | undefined;
   private ended = false;
   private sinceYield = 0;
   readonly protocols: ReadonlySet<string> | undefined;
+  /** Set when the client came back after events it can no longer be sent (event-log.ts). */
+  gap: Gap | undefined;
 
   constructor(
     readonly options: SubscribeOptions,
@@ -52,10 +57,10 @@ export class Feed implements AsyncIterableIterator<BucketFigures> {
    * what bounds the queue is the backlog from earlier reads: a consumer still holding
    * `maxQueued` or more when the next read arrives is too slow, and its feed ends.
    */
-  deliver(figures: readonly BucketFigures[]): void {
+  deliver(figures: readonly LoggedEvent[]): void {
     if (this.ended || figures.length === 0) return;
-    if (this.queue.length >= this.options.maxQueued) {
-      const queued = this.queue.length;
+    if (this.queue.length - this.replayLeft >= this.options.maxQueued) {
+      const queued = this.queue.length - this.replayLeft;
       this.end();
       this.options.onOverflow(queued);
       return;
@@ -69,13 +74,20 @@ export class Feed implements AsyncIterableIterator<BucketFigures> {
     }
   }
 
+  /** What the client missed, before anything live (the feed was just made: nothing is queued). */
+  replay(events: readonly LoggedEvent[]): void {
+    for (const e of events) if (this.wants(e.figures.protocolName) && e.figures.size === this.options.size) this.queue.push(e);
+    this.replayLeft = this.queue.length;
+  }
+
   get queued(): number {
     return this.queue.length;
   }
 
-  next(): Promise<IteratorResult<BucketFigures>> {
+  next(): Promise<IteratorResult<LoggedEvent>> {
     const f = this.queue.shift();
     if (f !== undefined) {
+      if (this.replayLeft > 0) this.replayLeft -= 1;
       // Events taken from a full queue resolve at once, so one stream's thousands of events
       // (a write that touched thousands of buckets), each executed and written, would chain
       // as microtasks and hold the event loop for seconds across streams: every
@@ -89,7 +101,7 @@ export class Feed implements AsyncIterableIterator<BucketFigures> {
     return new Promise((resolve) => (this.waiting = resolve));
   }
 
-  return(): Promise<IteratorResult<BucketFigures>> {
+  return(): Promise<IteratorResult<LoggedEvent>> {
     this.end();
     return Promise.resolve({ value: undefined, done: true });
   }
@@ -131,16 +143,44 @@ export class LiveActivity implements DataChangeObserver {
   private journalStart = 0;
   private tailTimer: NodeJS.Timeout | undefined;
   private tailing = false;
+  /** Every event made, kept for the replay window (resumable streams). */
+  readonly events: EventLog;
+  /** Per bucket size, when its last subscriber left: its events are still made for the window after, for it to come back to. */
+  private readonly left: Record<BucketSize, number> = { hour: -Infinity, day: -Infinity };
+  private readonly windowMs: number;
 
   constructor(
     private readonly reader: BucketReader,
     private readonly log: Logger,
-  ) {}
+    replay: { windowSeconds?: number; maxEvents?: number } = {},
+    private readonly now: () => number = Date.now,
+  ) {
+    this.windowMs = (replay.windowSeconds ?? STREAM_REPLAY_WINDOW_SECONDS) * 1000;
+    this.events = new EventLog(this.windowMs, replay.maxEvents ?? STREAM_REPLAY_MAX_EVENTS, now);
+  }
 
-  subscribe(options: SubscribeOptions): Feed {
-    const feed = new Feed(options, (f) => this.feeds.delete(f));
+  /**
+   * A subscriber's feed. With `lastEventId` (a reconnect), the events after it still kept are
+   * queued first, then the live ones: in one synchronous step, so none is missed or sent twice;
+   * when some are no longer kept the feed carries the gap instead, and only live events follow.
+   */
+  subscribe(options: SubscribeOptions, lastEventId?: string): Feed {
+    const feed = new Feed(options, (f) => {
+      this.feeds.delete(f);
+      this.left[f.options.size] = this.now();
+    });
+    if (lastEventId !== undefined) {
+      const missed = this.events.since(lastEventId);
+      if (missed.gap !== undefined) feed.gap = missed.gap;
+      else feed.replay(missed.events);
+    }
     this.feeds.add(feed);
     return feed;
+  }
+
+  /** Events of `size` are made: someone listens, or listened within the replay window. */
+  private making(size: BucketSize): boolean {
+    return this.now() - this.left[size] < this.windowMs || [...this.feeds].some((f) => f.options.size === size);
   }
 
   get subscribers(): number {
@@ -148,7 +188,7 @@ export class LiveActivity implements DataChangeObserver {
   }
 
   dataChanged(change: CommittedChange): void {
-    if (this.feeds.size === 0) return;
+    if (this.feeds.size === 0 && !this.making('hour') && !this.making('day')) return;
     if (change.batchId !== undefined) this.handled.set(change.batchId, Date.now());
     for (const b of change.buckets) this.pending.set(`${b.protocolName}#${b.hourStart}`, b);
     this.schedule();
@@ -170,8 +210,8 @@ export class LiveActivity implements DataChangeObserver {
 
   async pollJournal(source: JournalSource): Promise<void> {
     if (this.tailing) return;
-    if (this.feeds.size === 0) {
-      // Nobody listens: forget the position, so a later subscriber starts from then, not from a backlog.
+    if (this.feeds.size === 0 && !this.making('hour') && !this.making('day')) {
+      // Nobody listens, nor will come back for replay: forget the position, so a later subscriber starts from then, not from a backlog.
       this.journalSince = undefined;
       this.handled.clear();
       return;
@@ -220,12 +260,18 @@ export class LiveActivity implements DataChangeObserver {
 
   private async readAndFanOut(changed: readonly ChangedBucket[]): Promise<void> {
     const feeds = [...this.feeds];
-    const all = feeds.some((f) => f.protocols === undefined);
-    const wanted = new Set(feeds.flatMap((f) => [...(f.protocols ?? [])]));
-    const relevant = changed.filter((b) => all || wanted.has(b.protocolName));
-    for (const size of ['hour', 'day'] as const) {
+    // Sizes someone listens to first: a size read only for the replay window never delays a live event.
+    const sizes = (['hour', 'day'] as const).slice().sort((a, b) => Number(!feeds.some((f) => f.options.size === a)) - Number(!feeds.some((f) => f.options.size === b)));
+    for (const size of sizes) {
       const takers = feeds.filter((f) => f.options.size === size);
-      if (takers.length === 0 || relevant.length === 0) continue;
+      // Within the replay window every visible protocol's events are made (a subscriber may
+      // come back for them); otherwise only what the open streams want.
+      const keeping = this.now() - this.left[size] < this.windowMs;
+      if (takers.length === 0 && !keeping) continue;
+      const all = keeping || takers.some((f) => f.protocols === undefined);
+      const wanted = new Set(takers.flatMap((f) => [...(f.protocols ?? [])]));
+      const relevant = changed.filter((b) => all || wanted.has(b.protocolName));
+      if (relevant.length === 0) continue;
       const keys = new Map<string, BucketKey>();
       for (const b of relevant) {
         const start = size === 'day' ? b.hourStart - (b.hourStart % DAY) : b.hourStart - (b.hourStart % HOUR);
@@ -234,7 +280,12 @@ export class LiveActivity implements DataChangeObserver {
       this.reads += 1;
       const figures = (await this.reader.activityBuckets([...keys.values()], size))
         .sort((a, b) => a.start - b.start || (a.protocolName < b.protocolName ? -1 : a.protocolName > b.protocolName ? 1 : 0));
-      for (const feed of takers) feed.deliver(feed.protocols === undefined ? figures : figures.filter((f) => feed.wants(f.protocolName)));
+      // Ids are given and the events kept, then handed out, in one synchronous step (subscribe's replay relies on it).
+      const made = this.events.append(figures);
+      for (const feed of this.feeds) {
+        if (feed.options.size !== size) continue;
+        feed.deliver(feed.protocols === undefined ? made : made.filter((e) => feed.wants(e.figures.protocolName)));
+      }
     }
   }
 }

@@ -8,9 +8,10 @@ import type { formatError } from './schema.ts';
 
 export type ErrorJson = ReturnType<typeof formatError>;
 
-export const sseEvent = (event: 'next' | 'complete', data?: unknown): string =>
-  // `data:` even when empty: EventSource drops an event without a data field.
-  `event: ${event}\ndata:${data === undefined ? '' : ` ${JSON.stringify(data)}`}\n\n`;
+export const sseEvent = (event: 'next' | 'complete' | 'gap', data?: unknown, id?: string): string =>
+  // `data:` even when empty: EventSource drops an event without a data field. `id:` is what
+  // a reconnecting client sends back as Last-Event-ID (event-log.ts).
+  `${id === undefined ? '' : `id: ${id}\n`}event: ${event}\ndata:${data === undefined ? '' : ` ${JSON.stringify(data)}`}\n\n`;
 
 export const HEARTBEAT = ':\n\n';
 
@@ -37,9 +38,12 @@ export class LiveStream {
     private readonly events: AsyncIterator<ExecutionResult>,
     private readonly streams: StreamHost,
     private readonly onGone: () => void,
+    /** The id of the event the iterator last gave (its SSE `id:`). */
+    private readonly eventId: () => string | undefined = () => undefined,
   ) {}
 
-  start(): void {
+  /** `first`: an event written before any other (a reconnect's `gap`). */
+  start(first?: string): void {
     const { limits } = this.streams;
     // The socket's close ends everything, whoever closed it.
     this.raw.once('close', () => {
@@ -48,6 +52,7 @@ export class LiveStream {
     });
     // Some clients (Firefox, Safari) want a first byte before they report the stream open.
     this.raw.write(HEARTBEAT);
+    if (first !== undefined) this.raw.write(first);
     this.heartbeat = setInterval(() => {
       // Behind a full socket a heartbeat is pointless and would only add to the backlog.
       if (!this.raw.writableNeedDrain) this.raw.write(HEARTBEAT);
@@ -85,7 +90,8 @@ export class LiveStream {
           this.close();
           return;
         }
-        this.raw.write(sseEvent('next', await this.streams.withExtensions(r.value)));
+        const id = this.eventId();
+        this.raw.write(sseEvent('next', await this.streams.withExtensions(r.value), id));
         if (this.raw.writableNeedDrain) {
           await Promise.race([new Promise((resolve) => this.raw.once('drain', resolve)), this.closedSignal]);
         }

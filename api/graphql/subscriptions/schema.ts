@@ -9,6 +9,7 @@ import { buildSchema, GraphQLError, type GraphQLSchema } from 'graphql';
 import { AppError, Errors, wordMessage, type Wording } from '../../../core/errors.ts';
 import { STREAM_MAX_PROTOCOLS } from '../../../core/limits.ts';
 import type { BucketFigures, BucketSize } from '../../analytics/activity-buckets.ts';
+import type { Gap } from './event-log.ts';
 import type { Feed, LiveActivity } from './live-activity.ts';
 
 export const SUBSCRIPTION_SDL = readFileSync(new URL('../schema/subscription.graphql', import.meta.url), 'utf8');
@@ -36,6 +37,12 @@ export interface StreamContext {
   maxQueued: number;
   /** The feed overflowed: the route closes the stream with an error event. */
   onOverflow(queued: number): void;
+  /** The client's Last-Event-ID (a reconnect), already checked for shape by the route. */
+  lastEventId?: string;
+  /** Set by the resolver: the client came back too late for some events (sent as a `gap` event first). */
+  gap?: Gap;
+  /** The id of the event being executed (a stream takes its events one at a time): its SSE `id:`. */
+  eventId?: string;
 }
 
 /** The analytics the resolvers validate against: the names a caller may see. */
@@ -79,11 +86,13 @@ export function toActivityEvent(f: BucketFigures): ActivityEvent {
  * An iterator object rather than an async generator: a generator's return() waits behind
  * its pending next(), so a quiet stream closed by its client would keep its feed for good.
  */
-function asPayloads(feed: Feed): AsyncIterableIterator<{ protocolActivity: ActivityEvent }> {
+function asPayloads(feed: Feed, ctx: StreamContext): AsyncIterableIterator<{ protocolActivity: ActivityEvent }> {
   const it: AsyncIterableIterator<{ protocolActivity: ActivityEvent }> = {
     async next() {
       const r = await feed.next();
-      return r.done ? { value: undefined, done: true } : { value: { protocolActivity: toActivityEvent(r.value) }, done: false };
+      if (r.done) return { value: undefined, done: true };
+      ctx.eventId = r.value.id;
+      return { value: { protocolActivity: toActivityEvent(r.value.figures) }, done: false };
     },
     async return() {
       await feed.return();
@@ -117,8 +126,9 @@ export function subscriptionRoot(live: LiveActivity, analytics: VisibleProtocols
         });
         protocols = [...new Set(args.protocols)];
       }
-      const feed = live.subscribe({ protocols, size, maxQueued: ctx.maxQueued, onOverflow: (n) => ctx.onOverflow(n) });
-      return asPayloads(feed);
+      const feed = live.subscribe({ protocols, size, maxQueued: ctx.maxQueued, onOverflow: (n) => ctx.onOverflow(n) }, ctx.lastEventId);
+      ctx.gap = feed.gap;
+      return asPayloads(feed, ctx);
     },
   };
 }

@@ -32,14 +32,25 @@ import { PLAN_STREAMS } from '../../../core/plans.ts';
 import { presentedKey, setRateLimitHeaders } from '../../access/access-control.ts';
 import type { Access } from '../../access/access.ts';
 import { InFlightLimiter } from '../../access/in-flight.ts';
+import { answerStatsOf, setAnswerStatsHeaders } from '../../access/answer-stats.ts';
 import { setFreshnessHeaders, type FreshnessWatermark } from '../../freshness.ts';
 import { acceptsEventStream, readParams } from '../request-params.ts';
 import type { LiveActivity } from './live-activity.ts';
 import { LiveStream, sseEvent, type StreamHost } from './live-stream.ts';
+import { parseEventId } from './event-log.ts';
 import { formatError, subscriptionRoot, type StreamContext, type VisibleProtocols } from './schema.ts';
 import { prepareSubscription, type Prepared } from './stream-document.ts';
 
 export const STREAM_PATH = '/graphql/stream';
+
+/** The Last-Event-ID header, checked for shape (400 before the stream opens); undefined when absent. */
+function lastEventIdOf(req: FastifyRequest): string | undefined {
+  const raw = req.headers['last-event-id'];
+  const v = Array.isArray(raw) ? raw[0] : raw;
+  if (v === undefined || v.trim() === '') return undefined;
+  parseEventId(v.trim());
+  return v.trim();
+}
 
 export interface StreamLimits {
   maxQueued: number;
@@ -146,6 +157,8 @@ export class GraphqlStreams implements StreamHost {
       throw new AppError(Errors.notAcceptable, '/graphql/stream answers with an event stream: send accept: text/event-stream (queries go to POST /graphql)');
     }
     const params = readParams(req, 'stream');
+    // A reconnect: the id of the last event the client had (EventSource sends it by itself).
+    const lastEventId = lastEventIdOf(req);
     const cap = PLAN_STREAMS[key.plan];
     const release = this.slots.tryAcquire(key.id, cap);
     if (release === undefined) {
@@ -160,6 +173,7 @@ export class GraphqlStreams implements StreamHost {
         message: `the client read events too slowly: ${queued} events of earlier writes were still waiting when more arrived (the limit is ${this.limits.maxQueued}); the stream is closed: reconnect, and read faster or subscribe to fewer protocols`,
         extensions: { code: Errors.slowConsumer.graphql },
       }]),
+      ...(lastEventId === undefined ? {} : { lastEventId }),
     };
     try {
       prepared = await prepareSubscription(params, ctx, { schema: this.opts.schema, root: this.root, limits: this.limits });
@@ -172,6 +186,9 @@ export class GraphqlStreams implements StreamHost {
     reply.header('x-request-id', req.id);
     await setRateLimitHeaders(this.opts.access, req, reply);
     await setFreshnessHeaders(req, reply, this.opts.freshness, () => this.opts.analytics.protocols());
+    // X-Stats-* as of the stream's start (what opening it read and cost).
+    const stats = answerStatsOf(req.budget);
+    if (stats !== undefined) setAnswerStatsHeaders(reply, stats);
     reply.hijack();
     const raw = reply.raw;
     // A client that hung up while the request was prepared has closed the socket already:
@@ -205,10 +222,11 @@ export class GraphqlStreams implements StreamHost {
     stream = new LiveStream(key.id, secret, raw, prepared.events, this, () => {
       release();
       this.open.delete(stream!);
-    });
+    }, () => ctx.eventId);
     this.open.add(stream);
     this.ensureChecker();
-    stream.start();
+    // Came back too late for some events: say which, then the live stream (its id: where to resume from).
+    stream.start(ctx.gap === undefined ? undefined : sseEvent('gap', ctx.gap, ctx.gap.resumeAfterId));
     return reply;
   }
 

@@ -1,6 +1,7 @@
 // Usage: requests per minute, hour or day for one key or the whole account, per interface
 // (JSON-RPC, REST, SQL, GraphQL), rate-limit refusals, the plan's limit drawn on the chart,
-// and what is left of each key's current one-minute window. Refreshed every 5 s.
+// what is left of each key's current one-minute window, and the cost of the answers (in the
+// plan's units) per key over time and per method. Refreshed every 5 s.
 import { dash } from '../lib/api.js';
 import { fmtInt, fmtTime, h, replace, table, uid } from '../lib/dom.js';
 import { lineChart } from '../lib/chart.js';
@@ -10,6 +11,8 @@ const IFACES = [['rpc', 'JSON-RPC'], ['rest', 'REST'], ['sql', 'SQL'], ['graphql
 export function renderUsage(main, ctx) {
   let alive = true;
   let chart = null;
+  let costChart = null;
+  let methodChart = null;
   let timer = null;
   let shapeKey = '';
   const keySel = h('select', { id: uid('uk') }, h('option', { value: 'all' }, 'All keys of the account'));
@@ -19,6 +22,9 @@ export function renderUsage(main, ctx) {
     h('option', { value: 'day' }, 'Per day (last 30 days)'));
   const summary = h('div', { id: 'usage-summary', class: 'stats' });
   const chartBox = h('div', { class: 'chart', id: 'usage-chart' });
+  const costBox = h('div', { class: 'chart', id: 'usage-cost-chart' });
+  const methodBox = h('div', { class: 'chart', id: 'usage-method-cost-chart' });
+  const costDetail = h('div', { id: 'usage-cost-detail', class: 'two' });
   const windows = h('div', { id: 'usage-windows' });
   const detail = h('div', { id: 'usage-detail', class: 'two' });
   const error = h('p', { class: 'error', role: 'alert' });
@@ -40,6 +46,7 @@ export function renderUsage(main, ctx) {
         stat('Requests', fmtInt(u.totals.requests), 'usage-requests'),
         stat('Errors', fmtInt(u.totals.errors), 'usage-errors'),
         stat('Rate-limited (429)', fmtInt(u.totals.rateLimited), 'usage-ratelimited'),
+        stat('Cost (plan units)', fmtInt(u.totals.cost), 'usage-cost'),
         stat(`Plan ${u.plan}`, `${fmtInt(u.limitPerMinute)} / min per key`, 'usage-plan'));
       const xs = u.buckets.map((b) => b.t);
       const data = [xs, ...IFACES.map(([k]) => u.buckets.map((b) => b[k])), u.buckets.map((b) => b.rateLimited), u.buckets.map(() => u.limitPerBucket)];
@@ -56,6 +63,35 @@ export function renderUsage(main, ctx) {
           series: [...IFACES.map(([, label]) => ({ label })), { label: 'Rate-limited', stroke: '#b3261e' }, { label: `Plan limit (${u.plan})`, stroke: '#5b5f71', dash: [6, 4] }],
         });
       } else chart.update(data);
+      // Cost per key over time: one line per key.
+      const costData = [xs, ...u.keys.map((k) => k.costPerBucket)];
+      if (!costChart || reshape || costChart.series !== u.keys.length) {
+        costChart?.chart.destroy();
+        costBox.replaceChildren();
+        costChart = { series: u.keys.length, chart: lineChart(costBox, {
+          title: `Cost per ${u.granularity} per key, in the plan's units (rows read, or the estimate charged)`,
+          yLabel: `cost / ${u.granularity}`,
+          data: costData,
+          series: u.keys.map((k) => ({ label: k.name })),
+        }) };
+      } else costChart.chart.update(costData);
+      // Cost per method over time: the five costliest methods of the period.
+      const top = u.costlyMethods.slice(0, 5);
+      const methodData = [xs, ...top.map((m) => m.costPerBucket)];
+      const methodShape = top.map((m) => m.label).join('|');
+      if (!methodChart || reshape || methodChart.shape !== methodShape) {
+        methodChart?.chart.destroy();
+        methodBox.replaceChildren();
+        methodChart = { shape: methodShape, chart: lineChart(methodBox, {
+          title: `Cost per ${u.granularity} of the five costliest methods, in the plan's units`,
+          yLabel: `cost / ${u.granularity}`,
+          data: methodData,
+          series: top.map((m) => ({ label: m.label })),
+        }) };
+      } else methodChart.chart.update(methodData);
+      replace(costDetail,
+        table('Cost by key', ['Key', 'Requests', 'Cost', 'Rows read'], u.keys.map((k) => [h('span', { class: 'keyname' }, k.name), fmtInt(k.requests), h('span', { class: 'cost' }, fmtInt(k.cost)), fmtInt(k.rowsRead)]), { empty: 'No keys yet.' }),
+        table('Costliest methods', ['Interface and method', 'Requests', 'Cost', 'Rows read'], u.costlyMethods.map((m) => [m.label, fmtInt(m.requests), fmtInt(m.cost), fmtInt(m.rowsRead)]), { empty: 'Nothing cost anything in this period.' }));
       replace(windows, table('Current one-minute window', ['Key', 'Status', 'Limit / min', 'Remaining', 'Resets at'],
         u.windows.map((w) => [h('span', { class: 'keyname' }, w.name), w.status, fmtInt(w.limit), h('span', { class: 'remaining' }, fmtInt(w.remaining)), fmtTime(w.resetAt)]),
         { empty: 'No keys yet.' }));
@@ -77,12 +113,17 @@ export function renderUsage(main, ctx) {
     h('p', { class: 'muted' }, 'Requests answered with your keys, counted per minute. Limits apply per key, in fixed one-minute windows.'),
     controls, error, summary,
     h('section', { class: 'card', 'aria-labelledby': 'usage-chart-title' }, h('h2', { id: 'usage-chart-title' }, 'Requests over time'), chartBox),
-    windows, detail);
+    windows, detail,
+    h('section', { class: 'card', 'aria-labelledby': 'usage-cost-title' }, h('h2', { id: 'usage-cost-title' }, 'Cost over time, per key'), costBox),
+    h('section', { class: 'card', 'aria-labelledby': 'usage-method-cost-title' }, h('h2', { id: 'usage-method-cost-title' }, 'Cost over time, per method'), methodBox),
+    costDetail);
   loadKeys().catch(() => {}).finally(() => refresh(true));
   timer = setInterval(() => { if (document.visibilityState === 'visible') refresh(); }, 5000);
   return () => {
     alive = false;
     clearInterval(timer);
     chart?.destroy();
+    costChart?.chart.destroy();
+    methodChart?.chart.destroy();
   };
 }

@@ -1,0 +1,119 @@
+// HTTP adapter of SQL executions (executions.ts; docs/rest-and-sql.md, "SQL executions"):
+//
+//   POST /v1/query/executions                 {query, format}          -> 202 execution (an id at once)
+//   GET  /v1/query/executions/:id                                      -> state and progress (not charged)
+//   GET  /v1/query/executions/:id/results     ?cursor=&limit=          -> a page (JSON or CSV), total rows
+//   POST /v1/query/executions/:id/cancel                               -> the execution
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
+import { AppError, Errors } from '../../core/errors.ts';
+import { EXECUTION_PAGE_MAX_ROWS, EXECUTION_RESULT_TTL_HOURS, EXECUTION_TOKEN_MAX_CHARS } from '../../core/limits.ts';
+import { sqlText, SQL_EXAMPLES, SQL_LANGUAGE_RULE } from '../sql/sql-text.ts';
+import { errors } from './export-schemas.ts';
+import type { ExportOwner } from './export-service.ts';
+import type { ExecutionService } from './executions.ts';
+import { JOB_STATUSES } from './job-store.ts';
+
+/** Headers of a results page: the total row count and the next page's cursor (also in a JSON body). */
+export const EXECUTION_TOTAL_ROWS_HEADER = 'x-execution-total-rows';
+export const EXECUTION_NEXT_CURSOR_HEADER = 'x-execution-next-cursor';
+
+function ownerOf(req: FastifyRequest): ExportOwner {
+  const key = req.apiKey;
+  if (key === null) throw new AppError(Errors.unauthorized, 'API key required');
+  return { id: key.id, plan: key.plan, budget: req.budget };
+}
+
+const nullable = (type: string) => ({ type: [type, 'null'] });
+const executionSchema = {
+  type: 'object',
+  description: `An execution. Its results are kept ${EXECUTION_RESULT_TTL_HOURS} h after it finished, for the key that started it only`,
+  properties: {
+    id: { type: 'string' },
+    state: { type: 'string', enum: [...JOB_STATUSES] },
+    progress: { type: 'integer', description: '0-100, never backwards' },
+    format: { type: 'string', enum: ['json', 'csv'] },
+    totalRows: { ...nullable('integer'), description: 'Rows of the result, once COMPLETED' },
+    columns: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, type: { type: 'string' } } } },
+    createdAt: { type: 'string', format: 'date-time' },
+    startedAt: nullable('string'),
+    finishedAt: nullable('string'),
+    expiresAt: { ...nullable('string'), description: 'When the results are (or were) deleted' },
+    error: nullable('string'),
+    resultsPath: { ...nullable('string'), description: 'The first page, once COMPLETED' },
+  },
+} as const;
+const pageSchema = {
+  type: 'object',
+  description: 'A page of results (format json). format csv: text/csv with a header row; the totals in headers',
+  properties: {
+    data: { type: 'array', items: { type: 'object', additionalProperties: true } },
+    count: { type: 'integer' },
+    totalRows: { type: 'integer' },
+    offset: { type: 'integer' },
+    nextCursor: { ...nullable('string'), description: 'Pass as cursor for the next page; null on the last' },
+  },
+} as const;
+const idParam = { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] };
+
+export async function executionRoutes(app: FastifyInstance, opts: { executions: ExecutionService }): Promise<void> {
+  const svc = opts.executions;
+  const tags = ['SQL executions'];
+  // The service checks bodies and queries (naming the field); answers are written as they are.
+  app.setValidatorCompiler(() => () => true);
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  const one = (description: string) => ({ ...executionSchema, description });
+
+  app.post('/v1/query/executions', {
+    schema: {
+      tags, summary: 'Start a SQL execution: an id at once, the query runs in the background',
+      description: 'The same sandbox, guard, cost check, budgets and fair sharing as POST /v1/query and SQL exports; ' +
+        `no 30 s answer deadline and no ${EXECUTION_PAGE_MAX_ROWS}-row LIMIT on the whole result (the plan's export row cap applies). ` +
+        'Poll GET /v1/query/executions/{id} (not charged), then page the results.',
+      body: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['query'],
+        properties: {
+          query: { ...sqlText, examples: [...SQL_EXAMPLES], description: 'One read-only SELECT, as for POST /v1/query; no LIMIT is added' },
+          format: { type: ['string', 'null'], pattern: '^(?:[Jj][Ss][Oo][Nn]|[Cc][Ss][Vv])$', default: 'json', description: 'json or csv (any case): the format of the result pages' },
+        },
+        'x-cross-field-rules': [SQL_LANGUAGE_RULE],
+      },
+      response: { 202: one('The execution, QUEUED (or already RUNNING)'), ...errors(400, 401, 403, 413, 415, 429) },
+    },
+  }, async (req, reply) => reply.code(202).send(await svc.create(ownerOf(req), req.body)));
+
+  app.get<{ Params: { id: string } }>('/v1/query/executions/:id', {
+    schema: { tags, summary: 'State and progress of an execution (not charged against the rate limit)', params: idParam,
+      response: { 200: one('The execution'), ...errors(401, 403, 404, 414) } },
+  }, async (req) => svc.get(ownerOf(req), req.params.id));
+
+  app.post<{ Params: { id: string } }>('/v1/query/executions/:id/cancel', {
+    schema: { tags, summary: 'Cancel an execution (a finished one is answered as it is)', params: idParam,
+      response: { 200: one('The execution'), ...errors(401, 403, 404, 414, 415, 429) } },
+  }, async (req) => svc.cancel(ownerOf(req), req.params.id));
+
+  app.get<{ Params: { id: string }; Querystring: { cursor?: string; limit?: string } }>('/v1/query/executions/:id/results', {
+    // A cursor is one this execution's pages issued (nextCursor), not any string: others are 400.
+    schema: ({
+      'x-cross-field-rules': [{ rule: 'issued', param: 'cursor', by: 'nextCursor' }],
+      tags, summary: `A page of an execution's results (at most ${EXECUTION_PAGE_MAX_ROWS} rows), in its format`,
+      params: idParam,
+      querystring: { type: 'object', properties: {
+        cursor: { type: 'string', maxLength: EXECUTION_TOKEN_MAX_CHARS, description: 'nextCursor of the previous page; none for the first' },
+        limit: { type: 'integer', minimum: 1, maximum: EXECUTION_PAGE_MAX_ROWS, default: EXECUTION_PAGE_MAX_ROWS },
+      } },
+      response: {
+        200: { description: 'The page', content: { 'application/json': { schema: pageSchema }, 'text/csv': { schema: { type: 'string' } } } },
+        ...errors(400, 401, 403, 404, 414, 429),
+        409: { description: 'The execution has no results (QUEUED, RUNNING, FAILED or CANCELLED)', $ref: 'ErrorBody#' },
+      },
+    }) as FastifySchema,
+  }, async (req, reply: FastifyReply) => {
+    const page = await svc.page(ownerOf(req), req.params.id, req.query.cursor, req.query.limit);
+    reply.header(EXECUTION_TOTAL_ROWS_HEADER, String(page.totalRows));
+    if (page.nextCursor !== null) reply.header(EXECUTION_NEXT_CURSOR_HEADER, page.nextCursor);
+    if (page.format === 'csv') return reply.type('text/csv; charset=utf-8').send(page.text ?? '');
+    return reply.type('application/json; charset=utf-8').send({ data: page.rows, count: page.count, totalRows: page.totalRows, offset: page.offset, nextCursor: page.nextCursor });
+  });
+}

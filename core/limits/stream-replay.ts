@@ -1,0 +1,13 @@
+// Limits of stream replay: part of core/limits.ts (which re-exports this file), kept apart so that no file
+// of limits outgrows the house rule; every number still lives under core/limits.
+
+// ---- Resumable live streams (issue 26: Last-Event-ID on /graphql/stream; live-activity.ts) ----
+
+/** Default replay window of stream events (STREAM_REPLAY_WINDOW_SECONDS): 24 h, as Helius keeps. */
+export const STREAM_REPLAY_WINDOW_SECONDS = 86_400;
+/** Most events kept for replay, whatever the window (about 300 bytes each in memory, ~60 MB at the bound): past it the oldest go (a reconnect before them gets a gap event). */
+export const STREAM_REPLAY_MAX_EVENTS = 200_000;
+/** Event ids: a per-process sequence starting at the process start in ms times this, so ids of a later process sort after. */
+export const STREAM_EVENT_SEQ_PER_MS = 1000;
+/** Longest Last-Event-ID read (two whole numbers and a dash). */
+export const STREAM_EVENT_ID_MAX_CHARS = 64;
