@@ -105,8 +105,9 @@ FROM
     toUInt32(${tCuMin}[p][t] + ${h(3)} % ${tCuSpan}[p][t]) AS cu_full,
     toUInt32(least(1400000, ceil(toUInt32(${tCuMin}[p][t0] + ${h(3, 'src')} % ${tCuSpan}[p][t0]) * ${fHeadroom}[p] / 1000) * 1000)) AS cu_limit,
     ${eNames}[p][arrayFirstIndex(c -> c > ${h(11, 'src')} % arrayElement(${eCum}[p], -1), ${eCum}[p])] AS error_kind,
-    -- a failed call stops part-way, or at its CU limit when that is what it ran out of
-    if(success, cu_full, if(error_kind = ${lit(CU_EXCEEDED)}, cu_limit, toUInt32(intDiv(cu_full * (40 + ${h(16)} % 55), 100)))) AS compute_units,
+    -- a failed call stops part-way, or (the transaction's first instruction) at the CU limit
+    -- when that is what it ran out of
+    if(success, cu_full, if(error_kind = ${lit(CU_EXCEEDED)} AND instruction_index = 0, cu_limit, toUInt32(intDiv(cu_full * (40 + ${h(16)} % 55), 100)))) AS compute_units,
     -- 5000 lamports per signature, plus (for the protocol's prioritized share) a priority fee:
     -- a log-normal CU price (micro-lamports, Box-Muller) times the CU limit, capped
     ${fMedian}[p] * exp(${fSigma}[p] * sqrt(-2 * log((${h(17, 'src')} % 1000000 + 1) / 1000000.0)) * cos(2 * pi() * ${unit(18, 'src')})) AS cu_price,
