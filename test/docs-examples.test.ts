@@ -66,7 +66,8 @@ function runDoc(commands: DocCommand[]): Promise<{ out: string; rc: number }[]> 
 /** What is wrong with a command's result, or null. */
 function problemOf(c: DocCommand, out: string, rc: number): string | null {
   if (rc !== 0) return `exit code ${rc}`;
-  const callsService = /\bcurl\b/.test(c.text) || /^\s*[a-z_]+\s+'[[{]/.test(c.text);
+  const definesFunction = /^\s*\w+\(\)\s*\{/.test(c.text);
+  const callsService = !definesFunction && (/\bcurl\b/.test(c.text) || /^\s*[a-z_]+\s+'[[{]/.test(c.text));
   if (!callsService) return null;
   const file = /(?:^|\s)(?:-o|--output)\s+(\S+)/.exec(c.text)?.[1];
   if (file) {

@@ -103,6 +103,6 @@ export function emptinessOf(output: string): string | null {
 /** An error answer (JSON-RPC error, REST/SQL {error, message}, GraphQL errors, an HTTP error page). */
 export function errorOf(output: string): string | null {
   const compact = output.replace(/\s+/g, '');
-  const m = /"error":\{[^}]*\}|"errors":\[|\{"error":"[^"]*","message":"[^"]*"|"statusCode":[45]\d\d/.exec(compact);
+  const m = /"error":\{[^}]*\}|"errors":\[(?!\])|\{"error":"[^"]*","message":"[^"]*"|"statusCode":[45]\d\d/.exec(compact);
   return m ? m[0].slice(0, 200) : null;
 }
