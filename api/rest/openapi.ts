@@ -49,5 +49,10 @@ export async function registerOpenApi(app: FastifyInstance, opts: OpenApiOptions
     },
   });
   await app.register(swaggerUi, { routePrefix: '/api/v1/docs' });
-  app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => withProtocolNames(app.swagger() as unknown as Record<string, unknown>, await opts.protocols()));
+  // servers: the address the document was fetched from, so generators and clients built from
+  // it call this server (a relative '/' would leave them without a base URL).
+  app.get('/api/v1/openapi.json', { schema: { hide: true } }, async (req) => ({
+    ...withProtocolNames(app.swagger() as unknown as Record<string, unknown>, await opts.protocols()),
+    servers: [{ url: `${req.protocol}://${req.host}`, description: 'this server' }],
+  }));
 }
