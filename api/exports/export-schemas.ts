@@ -135,15 +135,12 @@ export const pageSchema = {
   properties: { jobs: { type: 'array', items: jobSchema }, hasNextPage: { type: 'boolean' }, endCursor: nullable('string') },
 } as const;
 
-// One binary media type for every file: generated clients (openapi-python-client and the like)
-// then hand back bytes, whatever the file; listing each real type (Parquet, CSV, NDJSON, JSON,
-// Markdown) made them parse some as text or JSON and fail. The Content-Type header of the
-// answer still names the file's own type.
-const fileContent = { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } };
+const FILE_TYPES = ['application/vnd.apache.parquet', 'text/csv; charset=utf-8', 'application/x-ndjson; charset=utf-8', 'application/json; charset=utf-8', 'text/markdown; charset=utf-8'];
+const fileContent = Object.fromEntries(FILE_TYPES.map((t) => [t, { schema: { type: 'string', format: 'binary' } }]));
 
 /** Answers of the download routes: the file, a part of it, not modified, or an error. */
 export const fileResponses = {
-  200: { description: 'The file (ETag: its sha256; Content-Disposition names it; Content-Type its own type: Parquet, CSV, NDJSON, JSON or Markdown)', content: fileContent },
+  200: { description: 'The file (ETag: its sha256; Content-Disposition names it)', content: fileContent },
   206: { description: 'The requested range (Range: bytes=a-b; If-Range: the ETag)', content: fileContent },
   304: { description: 'Not modified (If-None-Match matched the ETag)', type: 'null' },
 };
