@@ -96,7 +96,7 @@ export const query = {
     description: `Rows per page, 1-${LIST_LIMITS.restTransactions.max}`,
   }), LIST_LIMITS.restTransactions.default),
   offset: withDefault(Type.Integer({ minimum: 0, description: `Rows to skip; offset + limit is at most ${REST_OFFSET_WINDOW}` }), 0),
-  granularity: withDefault(stringEnum(['hour', 'day'], 'Bucket size'), 'hour'),
+  granularity: withDefault(stringEnum(['hour', 'day'], 'Bucket size', 'Granularity'), 'hour'),
 };
 
 /** The optional day range every REST analytics route takes. */
