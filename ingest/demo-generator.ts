@@ -3,7 +3,7 @@
 // no row passes through JavaScript when seeding (INSERT ... SELECT FROM numbers()).
 // The same SELECT also renders ingest records (NDJSON) for the Kafka and HTTP sources.
 import type { Warehouse } from '../warehouse/warehouse.ts';
-import { PROTOCOL_PROFILES, type ProtocolProfile } from './protocol-profiles.ts';
+import { CU_EXCEEDED, PROTOCOL_PROFILES, WELL_KNOWN, type ProtocolProfile } from './protocol-profiles.ts';
 import { BASE_COLUMNS, TABLES } from '../warehouse/tables.ts';
 
 export interface DemoWindow {
@@ -20,12 +20,14 @@ export interface DemoWindow {
 }
 
 const SIG_CHUNKS = 65_536; // 8 chunks x 11 base58 chars = an 88-char signature
-const ACCOUNT_POOL = 100_000; // addresses drawn log-uniformly: a few are very hot (Zipf-like)
+const ACCOUNT_POOL = 100_000; // wallets drawn log-uniformly: a few are very hot (Zipf-like)
 const SLOT_ANCHOR = { time: 1_700_000_000, slot: 229_000_000 };
 
 const lit = (s: string): string => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 const arr = (xs: readonly (string | number)[]): string =>
   `[${xs.map((x) => (typeof x === 'number' ? String(x) : lit(x))).join(', ')}]`;
+const nested = (ps: readonly ProtocolProfile[], f: (p: ProtocolProfile) => readonly (string | number)[]): string =>
+  `[${ps.map((p) => arr(f(p))).join(', ')}]`;
 const cumulative = (ws: readonly number[]): number[] => {
   let acc = 0;
   return ws.map((w) => (acc += w));
@@ -38,24 +40,48 @@ function generatorSelect(profiles: readonly ProtocolProfile[]): string {
   const pPrograms = arr(profiles.map((p) => p.programId));
   const pCum = cumulative(profiles.map((p) => p.weight));
   const pFail = arr(profiles.map((p) => Math.round(p.failRate * 10_000)));
-  const tNames = `[${profiles.map((p) => arr(p.instructions.map((x) => x.name))).join(', ')}]`;
-  const tCum = `[${profiles.map((p) => arr(cumulative(p.instructions.map((x) => x.weight)))).join(', ')}]`;
-  const tCuMin = `[${profiles.map((p) => arr(p.instructions.map((x) => x.cuMin))).join(', ')}]`;
-  const tCuSpan = `[${profiles.map((p) => arr(p.instructions.map((x) => x.cuMax - x.cuMin + 1))).join(', ')}]`;
-  const pErrors = `[${profiles.map((p) => arr(p.errors)).join(', ')}]`;
+  const tNames = nested(profiles, (p) => p.instructions.map((x) => x.name));
+  const tCum = nested(profiles, (p) => cumulative(p.instructions.map((x) => x.weight)));
+  const tCuMin = nested(profiles, (p) => p.instructions.map((x) => x.cuMin));
+  const tCuSpan = nested(profiles, (p) => p.instructions.map((x) => x.cuMax - x.cuMin + 1));
+  const tAccMin = nested(profiles, (p) => p.instructions.map((x) => x.accMin));
+  const tAccSpan = nested(profiles, (p) => p.instructions.map((x) => x.accMax - x.accMin + 1));
+  const tSigners = nested(profiles, (p) => p.instructions.map((x) => x.signers));
+  const eNames = nested(profiles, (p) => p.errors.map(([e]) => e));
+  const eCum = nested(profiles, (p) => cumulative(p.errors.map(([, w]) => w)));
+  const fPrio = arr(profiles.map((p) => Math.round(p.fee.prioritized * 10_000)));
+  const fMedian = arr(profiles.map((p) => p.fee.cuPriceMedian));
+  // sigma of a log-normal from its median and p99 (2.3263: the standard normal's 99th percentile)
+  const fSigma = arr(profiles.map((p) => Number((Math.log(p.fee.cuPriceP99 / p.fee.cuPriceMedian) / 2.3263).toFixed(4))));
+  const fHeadroom = arr(profiles.map((p) => p.fee.cuLimitHeadroom));
+  const fMax = arr(profiles.map((p) => p.fee.maxPriorityLamports));
+  // Pools: one flat array, each protocol's pools from poolStart[p] + 1; aggregators use the
+  // pools of the venues they route through (those in this window's profiles).
+  const poolStart = cumulative([0, ...profiles.map((p) => p.pools)]).slice(0, profiles.length);
+  const totalPools = profiles.reduce((s, p) => s + p.pools, 0);
+  const index = new Map(profiles.map((p, k) => [p.protocol, k + 1]));
+  const routes = `[${profiles.map((p) => `CAST(${arr((p.routesThrough ?? []).flatMap((r) => index.get(r) ?? []))} AS Array(UInt32))`).join(', ')}]`;
+  const pumpMints = arr(profiles.map((p) => (p.mints === 'pump' ? 1 : 0)));
+  const mintPool = Math.max(1, ...profiles.map((p) => p.pools));
+  const majors = arr(WELL_KNOWN.majorMints);
   // intHash64 is a cheap 64-bit mixer; salting a per-row base hash gives independent draws
   // at a fraction of sipHash's cost (hashing dominates generation time).
   const h = (salt: number, of = 'n'): string => `intHash64(${of === 'n' ? 'row_hash' : 'src_hash'} + ${salt})`;
   const unit = (salt: number, of = 'n'): string => `((${h(salt, of)} % 1000000) / 1000000.0)`;
   const sigPart = (hash: string, k: number): string =>
     `chunks[1 + bitAnd(bitShiftRight(${hash}, ${16 * k}), 65535)]`;
+  const address = (label: string): string =>
+    `base58Encode(concat(sipHash128({seed:UInt64}, '${label}', number), sipHash128({seed:UInt64}, '${label}2', number)))`;
 
   return `
 WITH
   (SELECT groupArray(substring(base58Encode(sipHash128({seed:UInt64}, 'sig', number)), 1, 11))
      FROM numbers(${SIG_CHUNKS})) AS chunks,
-  (SELECT groupArray(base58Encode(concat(sipHash128({seed:UInt64}, 'acct', number), sipHash128({seed:UInt64}, 'acct2', number))))
-     FROM numbers(${ACCOUNT_POOL})) AS pool
+  (SELECT groupArray(${address('acct')}) FROM numbers(${ACCOUNT_POOL})) AS wallets,
+  (SELECT groupArray(${address('pool')}) FROM numbers(${totalPools})) AS pool_addrs,
+  (SELECT groupArray(${address('mint')}) FROM numbers(${mintPool})) AS market_mints,
+  -- pump.fun mints are vanity addresses ending in "pump"
+  (SELECT groupArray(concat(substring(${address('pumpmint')}, 1, 40), 'pump')) FROM numbers(${mintPool})) AS pump_mints
 SELECT signature, instruction_index, slot, block_time, program_id, protocol_name, instruction_type,
        fee, compute_units, accounts, accounts_count, success, error_message, log_messages, raw_data
 FROM
@@ -63,36 +89,53 @@ FROM
   SELECT
     number AS n,
     intHash64(bitXor(n, intHash64({seed:UInt64}))) AS row_hash,
-    -- about one record in ten is a transaction's second instruction (same signature and time)
+    -- about one record in ten is a transaction's second instruction (same signature, time,
+    -- program, fee and outcome: a transaction succeeds or fails as a whole)
     toUInt16(n > 0 AND ${h(0)} % 10 = 0) AS instruction_index,
     n - instruction_index AS src,
     intHash64(bitXor(src, intHash64({seed:UInt64}))) AS src_hash,
-    arrayFirstIndex(c -> c > ${h(1)} % ${pCum.at(-1)}, ${arr(pCum)}) AS p,
+    arrayFirstIndex(c -> c > ${h(1, 'src')} % ${pCum.at(-1)}, ${arr(pCum)}) AS p,
     ${pNames}[p] AS protocol_name,
     ${pPrograms}[p] AS program_id,
     arrayFirstIndex(c -> c > ${h(2)} % arrayElement(${tCum}[p], -1), ${tCum}[p]) AS t,
+    -- the transaction's first instruction: it sets the signers and the CU limit (t0 = t on row 0)
+    arrayFirstIndex(c -> c > ${h(2, 'src')} % arrayElement(${tCum}[p], -1), ${tCum}[p]) AS t0,
     ${tNames}[p][t] AS instruction_type,
-    toBool((${h(4)} % 10000) >= ${pFail}[p]) AS success,
+    toBool((${h(4, 'src')} % 10000) >= ${pFail}[p]) AS success,
     toUInt32(${tCuMin}[p][t] + ${h(3)} % ${tCuSpan}[p][t]) AS cu_full,
-    if(success, cu_full, intDiv(cu_full, 3)) AS compute_units,
-    -- 5000-lamport base fee plus, on 3 of 4, a heavy-tailed priority fee (1e3..1e6, mostly small)
-    toUInt64(5000 + if(${h(5, 'src')} % 4 = 0, 0, floor(exp(log(1000) + pow(${unit(5, 'src')}, 2) * log(1000))))) AS fee,
+    toUInt32(least(1400000, ceil(toUInt32(${tCuMin}[p][t0] + ${h(3, 'src')} % ${tCuSpan}[p][t0]) * ${fHeadroom}[p] / 1000) * 1000)) AS cu_limit,
+    ${eNames}[p][arrayFirstIndex(c -> c > ${h(11, 'src')} % arrayElement(${eCum}[p], -1), ${eCum}[p])] AS error_kind,
+    -- a failed call stops part-way, or (the transaction's first instruction) at the CU limit
+    -- when that is what it ran out of
+    if(success, cu_full, if(error_kind = ${lit(CU_EXCEEDED)} AND instruction_index = 0, cu_limit, toUInt32(intDiv(cu_full * (40 + ${h(16)} % 55), 100)))) AS compute_units,
+    -- 5000 lamports per signature, plus (for the protocol's prioritized share) a priority fee:
+    -- a log-normal CU price (micro-lamports, Box-Muller) times the CU limit, capped
+    ${fMedian}[p] * exp(${fSigma}[p] * sqrt(-2 * log((${h(17, 'src')} % 1000000 + 1) / 1000000.0)) * cos(2 * pi() * ${unit(18, 'src')})) AS cu_price,
+    if((${h(5, 'src')} % 10000) < ${fPrio}[p], least(${fMax}[p], ceil(cu_price * cu_limit / 1000000)), 0) AS priority_fee,
+    toUInt64(5000 * ${tSigners}[p][t0] + priority_fee) AS fee,
     toDateTime({start:UInt32} + intDiv(src * {span:UInt64}, {total:UInt64}), 'UTC') AS block_time,
     toUInt64(${SLOT_ANCHOR.slot} + intDiv((toUInt32(block_time) - ${SLOT_ANCHOR.time}) * 5, 2)) AS slot,
     concat(${[0, 1, 2, 3].map((k) => sigPart(h(6, 'src'), k)).join(', ')},
            ${[0, 1, 2, 3].map((k) => sigPart(h(7, 'src'), k)).join(', ')}) AS signature,
+    -- accounts: the signing wallet (Zipf-like over ${ACCOUNT_POOL}), the pool it trades (Zipf-like
+    -- over the protocol's pools, or a routed venue's), the pool's two mints and the token program
+    ${routes}[p] AS venues,
+    if(length(venues) = 0, p, venues[1 + ${h(13, 'src')} % greatest(1, length(venues))]) AS q,
+    toUInt32(floor(exp(${unit(12, 'src')} * log(${arr(profiles.map((x) => x.pools))}[q])))) AS k,
+    pool_addrs[${arr(poolStart)}[q] + k] AS pool,
+    if(${pumpMints}[q] = 1, pump_mints[k], if(k <= ${WELL_KNOWN.majorMints.length}, ${majors}[k], market_mints[k])) AS token,
+    if(${pumpMints}[q] = 0 AND k > 1 AND ${h(14, 'src')} % 5 = 0, ${lit(WELL_KNOWN.majorMints[0])}, ${lit(WELL_KNOWN.wrappedSol)}) AS quote,
+    if(${pumpMints}[q] = 1 AND ${h(15, 'src')} % 10 < 3, ${lit(WELL_KNOWN.token2022Program)}, ${lit(WELL_KNOWN.tokenProgram)}) AS token_program,
     -- direct indexing, no lambda: a lambda capturing the pool would copy it for every row
-    arraySlice([${[0, 1, 2, 3, 4, 5].map((k) => `pool[toUInt32(floor(exp(${unit(10 + k, 'src')} * log(${ACCOUNT_POOL - 1}))))]`).join(', ')}],
-               1, 3 + ${h(8, 'src')} % 4) AS accounts,
-    -- accounts lists the named accounts; accounts_count also counts programs and sysvars
-    toUInt16(length(accounts) + 6 + ${h(9, 'src')} % 10) AS accounts_count,
-    ${pErrors}[p][1 + ${h(11)} % length(${pErrors}[p])] AS error_kind,
+    [wallets[toUInt32(floor(exp(${unit(10, 'src')} * log(${ACCOUNT_POOL - 1}))))], pool, quote, token, token_program] AS accounts,
+    -- accounts lists the named accounts; accounts_count also counts vaults, programs and sysvars
+    toUInt16(greatest(length(accounts), ${tAccMin}[p][t] + ${h(9)} % ${tAccSpan}[p][t])) AS accounts_count,
     if(success, '', concat('Program ', program_id, ' failed: ', error_kind)) AS error_message,
     if(success, '', concat(
       'Program ', program_id, ' invoke [1]\\n',
       'Program log: Instruction: ', instruction_type, '\\n',
       'Program log: Error: ', error_kind, '\\n',
-      'Program ', program_id, ' consumed ', toString(compute_units), ' of 1400000 compute units\\n',
+      'Program ', program_id, ' consumed ', toString(compute_units), ' of ', toString(cu_limit), ' compute units\\n',
       'Program ', program_id, ' failed: ', error_kind)) AS log_messages,
     if(success, '', base58Encode(sipHash128({seed:UInt64}, n, 12))) AS raw_data
   FROM numbers({offset:UInt64}, {count:UInt64})

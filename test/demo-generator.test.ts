@@ -14,6 +14,8 @@ afterAll(async () => s.cleanup());
 const window = (seed: number, count: number, offset = 0) => ({ seed, total: 20_000, offset, count, startTime: FIXTURE_START, endTime: FIXTURE_END });
 const parse = (text: string): IngestRecord[] => text.trim().split('\n').map((l) => JSON.parse(l) as IngestRecord);
 
+const q = async <T>(sql: string) => (await s.wh.query<T>(sql))[0]!;
+
 describe('demo generator', () => {
   it('is deterministic for a seed, and a slice equals the same rows of the whole', async () => {
     const a = await demoRecordsNdjson(s.wh, window(42, 2000));
@@ -59,5 +61,35 @@ describe('demo generator', () => {
     // Account popularity is Zipf-like: the hottest address appears far more than the median one.
     const hot = await q<{ top: string; med: number }>(`SELECT max(c) top, median(c) med FROM (SELECT address, count() c FROM tx_by_address WHERE address NOT IN (SELECT program_id FROM protocols) GROUP BY address)`);
     expect(Number(hot.top) / hot.med).toBeGreaterThan(100);
+  });
+
+  it('differs per protocol the way the programs do (ingest/protocol-profiles.ts), over accounts of realistic pools', async () => {
+    // Reads the 200,000 rows the test above seeded.
+    type P = { p: string; avg_fee: number; p95: number; cu: number; acc: number; fail: number };
+    const rows = await s.wh.query<P>(`SELECT protocol_name p, avg(fee) avg_fee, quantile(0.95)(fee) p95, avgIf(compute_units, success) cu,
+      avg(accounts_count) acc, countIf(NOT success) / count() fail FROM transactions GROUP BY p`);
+    const of = Object.fromEntries(rows.map((r) => [r.p, r]));
+    // Memecoin venues pay the highest priority fees, order books the lowest; no common level any more.
+    expect(of.pump_fun!.avg_fee).toBeGreaterThan(of.jupiter_v6!.avg_fee * 2);
+    expect(of.jupiter_v6!.avg_fee).toBeGreaterThan(of.whirlpool!.avg_fee * 3);
+    expect(of.phoenix_v1!.p95).toBeLessThan(of.pump_fun!.p95 / 50);
+    // Aggregator routes cost most CU and touch most accounts; the classic Raydium AMM swap is cheapest of the AMMs.
+    expect(of.jupiter_v6!.cu).toBeGreaterThan(of.whirlpool!.cu * 2);
+    expect(of.raydium_amm_v4!.cu).toBeLessThan(of.whirlpool!.cu);
+    expect(of.jupiter_v6!.acc).toBeGreaterThan(of.whirlpool!.acc * 1.8);
+    expect(of.pump_fun!.fail).toBeGreaterThan(of.whirlpool!.fail * 2);
+    // The fee is the transaction's: 5,000 lamports per signature plus the priority fee, the same on each of its instructions.
+    const tx = await q<{ split: string; below: string }>(`SELECT countIf(fees > 1 OR outcomes > 1) split, (SELECT countIf(fee < 5000) FROM transactions) below
+      FROM (SELECT signature, uniqExact(fee) fees, uniqExact(success) outcomes FROM transactions GROUP BY signature)`);
+    expect(Number(tx.split)).toBe(0);
+    expect(Number(tx.below)).toBe(0);
+    // Every record names the token program (classic or 2022); wrapped SOL is in most; pump.fun mints end in "pump".
+    const acc = await q<{ tokenProgram: number; wsol: number; pumpMint: number }>(`SELECT
+      countIf(has(accounts, 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA') OR has(accounts, 'TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb')) / count() tokenProgram,
+      countIf(has(accounts, 'So11111111111111111111111111111111111111112')) / count() wsol,
+      countIf(protocol_name = 'pump_fun' AND arrayExists(a -> endsWith(a, 'pump'), accounts)) / countIf(protocol_name = 'pump_fun') pumpMint FROM transactions`);
+    expect(acc.tokenProgram).toBe(1);
+    expect(acc.wsol).toBeGreaterThan(0.6);
+    expect(acc.pumpMint).toBe(1);
   });
 });

@@ -97,10 +97,21 @@ describe('OpenAPI document and docs page', () => {
     expect(Object.keys(doc.paths).some((p) => p.startsWith('/admin'))).toBe(false);
   });
 
+  it('names its server (generated clients take their base URL from it)', async () => {
+    const res = await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json', headers: { host: 'api.example.test:8080' } });
+    expect((res.json() as { servers: { url: string }[] }).servers).toEqual([expect.objectContaining({ url: 'http://api.example.test:8080' })]);
+  });
+
   it('states what the server checks: active protocol names as the enum, real calendar days, every status and its headers', async () => {
     type Op = { parameters?: { name: string; schema: Record<string, unknown> }[]; responses: Record<string, { headers?: Record<string, { required?: boolean }> }>; security?: unknown[]; requestBody?: unknown };
-    const doc = (await get('/api/v1/openapi.json')).json() as { paths: Record<string, Record<string, Op>>; components: { responses: Record<string, { headers: Record<string, { required?: boolean }> }> } };
-    const param = (path: string, name: string) => doc.paths[path]!.get!.parameters!.find((p) => p.name === name)!.schema;
+    const doc = (await get('/api/v1/openapi.json')).json() as {
+      paths: Record<string, Record<string, Op>>;
+      components: { responses: Record<string, { headers: Record<string, { required?: boolean }> }>; schemas: Record<string, Record<string, unknown>> };
+    };
+    // A named enum is stated once under components/schemas and referenced (ProtocolName).
+    const resolved = (schema: Record<string, unknown>) =>
+      typeof schema.$ref === 'string' ? doc.components.schemas[schema.$ref.replace('#/components/schemas/', '')]! : schema;
+    const param = (path: string, name: string) => resolved(doc.paths[path]!.get!.parameters!.find((p) => p.name === name)!.schema);
     const active = (await get('/api/v1/stats')).json<{ data: { protocols: { protocolName: string }[] } }>().data.protocols.map((p) => p.protocolName);
     for (const path of ['/api/v1/analytics/protocols', '/api/v1/analytics/time-series', '/api/v1/analytics/fees']) {
       expect([...(param(path, 'protocol_name').enum as string[])].sort(), path).toEqual([...active].sort());

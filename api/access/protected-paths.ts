@@ -35,9 +35,13 @@ export function wantsGraphiql(method: string, path: string, accept: string | und
 
 export type Interface = 'rpc' | 'sql' | 'rest' | 'graphql' | 'other';
 
+/** The SQL interface's routes: SPEC's /v1/query and its REST alias, and /v1/query/csv (the
+ *  same query answered as CSV only, for generated clients; api/sql/query-routes.ts). */
+export const SQL_QUERY_PATHS: readonly string[] = ['/v1/query', '/api/v1/query', '/v1/query/csv'];
+
 export function interfaceOf(path: string): Interface {
   if (path === '/v1/rpc') return 'rpc';
-  if (path === '/v1/query' || path === '/api/v1/query' || path.startsWith('/v1/query/executions')) return 'sql';
+  if (SQL_QUERY_PATHS.includes(path) || path.startsWith('/v1/query/executions')) return 'sql';
   if (path === '/api/v1' || path.startsWith('/api/v1/')) return 'rest';
   if (path === '/graphql' || path.startsWith('/graphql/')) return 'graphql';
   return 'other';
@@ -51,7 +55,7 @@ export function interfaceOf(path: string): Interface {
 export function doorOf(route: string): Door {
   if (route === '/v1/rpc') return 'rpc';
   // SQL executions answer pages of a client query's rows: the SQL door's answer budget.
-  if (route === '/v1/query' || route === '/api/v1/query' || route.startsWith('/v1/query/executions')) return 'sql';
+  if (SQL_QUERY_PATHS.includes(route) || route.startsWith('/v1/query/executions')) return 'sql';
   if (route === '/graphql/stream') return 'stream';
   if (route === '/graphql') return 'graphql';
   if (route.endsWith('/files/:name') || route.startsWith(SIGNED_LINK_PREFIX)) return 'download';

@@ -175,9 +175,10 @@ export const operation = (preset: Preset, question: Cost['question'], summary: s
 
 // ---- parameter helpers -------------------------------------------------------------------
 
-/** A string enum as `{type: 'string', enum}` (errors read "must be one of …"), typed as its values. */
-export const stringEnum = <const T extends readonly string[]>(values: T, description: string) =>
-  Type.Unsafe<T[number]>({ type: 'string', enum: [...values], description });
+/** A string enum as `{type: 'string', enum}` (errors read "must be one of …"), typed as its values.
+ *  A title names it in the OpenAPI document, so generated clients make one enum class of that name. */
+export const stringEnum = <const T extends readonly string[]>(values: T, description: string, title?: string) =>
+  Type.Unsafe<T[number]>({ type: 'string', enum: [...values], description, ...(title === undefined ? {} : { title }) });
 
 /** An optional property with a default; the type records it, so `filled` can promise the key. */
 export const withDefault = <S extends TSchema>(schema: S, value: Static<S>): TOptionalWithFlag<S & { default: Static<S> }, true> =>

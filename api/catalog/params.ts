@@ -103,7 +103,7 @@ export const query = {
     maxLength: PAGE_TOKEN_MAX_CHARS,
     description: 'meta.next of the previous page, unchanged, to continue right after it (with the same filters); reaches every record of any range. Not combined with offset',
   }),
-  granularity: withDefault(stringEnum(GRANULARITIES, 'Bucket size: hour, day, week (ISO weeks, from Monday 00:00 UTC) or month (UTC)'), 'hour'),
+  granularity: withDefault(stringEnum(GRANULARITIES, 'Bucket size: hour, day, week (ISO weeks, from Monday 00:00 UTC) or month (UTC)', 'Granularity'), 'hour'),
 };
 
 /** The optional day range every REST analytics route takes. */

@@ -16,7 +16,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, Errors, worded, type Wording } from '../../core/errors.ts';
 import { SIGNED_LINK_PREFIX } from '../access/protected-paths.ts';
 import { fileDigest } from './export-writer.ts';
-import { errors, fileResponses, filterBody, jobSchema, pageSchema, sqlBody } from './export-schemas.ts';
+import { errors, FILE_MEDIA_TYPE, fileResponses, filterBody, jobSchema, pageSchema, sqlBody } from './export-schemas.ts';
 import type { ExportFileHandle, ExportOwner, ExportService } from './export-service.ts';
 
 
@@ -132,7 +132,7 @@ async function sendFile(req: FastifyRequest, reply: FastifyReply, h: ExportFileH
     .header('etag', etag)
     .header('cache-control', 'private, no-cache')
     .header('content-disposition', `attachment; filename="${h.name.replace(/[^\w.-]/g, '_')}"; filename*=UTF-8''${encodeURIComponent(h.name)}`)
-    .type(h.contentType);
+    .type(FILE_MEDIA_TYPE);
   if (req.headers['if-none-match'] === etag) return reply.code(304).send();
   const range = req.headers.range;
   const ifRange = req.headers['if-range'];

@@ -24,11 +24,15 @@ export const errors = (...codes: number[]) =>
 const nullable = (type: string) => ({ type: [type, 'null'] });
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
 const Link = Type.Object({ url: Type.String(), path: Type.String() });
+/** A string enum as one named schema ({enum, title}), not a union of constants: generated clients
+ *  make one enum class of it (a union gave openapi-python-client one class per value). */
+const NamedEnum = <const V extends readonly string[]>(title: string, values: V) =>
+  Type.Unsafe<V[number]>({ type: 'string', enum: [...values], title });
 
 /** A job's file as every interface shows it: the stored facts plus its two ways to download. */
 export const ExportFileViewSchema = Type.Object({
   name: Type.String(),
-  split: Type.Union(SPLIT_NAMES.map((s) => Type.Literal(s))),
+  split: NamedEnum('ExportSplit', SPLIT_NAMES),
   rows: Type.Integer(),
   bytes: Type.Integer(),
   sha256: Type.String(),
@@ -40,10 +44,10 @@ export type ExportFileView = Static<typeof ExportFileViewSchema>;
 /** A job as every interface shows it: the REST response schema and the service's type, one definition. */
 export const ExportJobViewSchema = Type.Object({
   id: Type.String(),
-  status: Type.Union(JOB_STATUSES.map((s) => Type.Literal(s))),
+  status: NamedEnum('ExportJobStatus', JOB_STATUSES),
   progress: Type.Integer({ minimum: 0, maximum: 100, description: 'Rows written over rows planned, 0-100; never backwards' }),
-  kind: Type.Union([Type.Literal('filters'), Type.Literal('sql')]),
-  format: Type.Union(EXPORT_FORMATS.map((f) => Type.Literal(f))),
+  kind: NamedEnum('ExportJobKind', ['filters', 'sql'] as const),
+  format: NamedEnum('ExportFormat', EXPORT_FORMATS),
   rowsWritten: Type.Integer(),
   rowsTotal: Nullable(Type.Integer()),
   createdAt: Type.String(),
@@ -83,7 +87,7 @@ const sampling = (strategies: readonly string[]) => orNull({
   additionalProperties: false,
   required: ['rate'],
   properties: {
-    strategy: { type: 'string', enum: [...strategies], description: 'RANDOM: each transaction kept with probability rate. STRATIFIED (filter exports): each stratum keeps rate of its rows' },
+    strategy: { type: 'string', enum: [...strategies], title: strategies.includes('STRATIFIED') ? 'SamplingStrategy' : 'SqlSamplingStrategy', description: 'RANDOM: each transaction kept with probability rate. STRATIFIED (filter exports): each stratum keeps rate of its rows' },
     rate: { type: 'number', minimum: 0, maximum: 1 },
     seed: seed('Sampling seed; drawn when absent'),
     ...(strategies.includes('STRATIFIED')
@@ -128,7 +132,7 @@ export const filterBody = {
         }),
       },
     }),
-    columns: orNull({ type: 'array', items: { type: 'string', enum: [...EXPORT_COLUMNS] }, minItems: 1, uniqueItems: true }),
+    columns: orNull({ type: 'array', items: { type: 'string', enum: [...EXPORT_COLUMNS], title: 'ExportColumn' }, minItems: 1, uniqueItems: true }),
     preprocessing: orNull({
       type: 'object',
       additionalProperties: false,
@@ -164,8 +168,12 @@ export const pageSchema = {
   properties: { jobs: { type: 'array', items: jobSchema }, hasNextPage: { type: 'boolean' }, endCursor: nullable('string') },
 } as const;
 
-const FILE_TYPES = ['application/vnd.apache.parquet', 'text/csv; charset=utf-8', 'application/x-ndjson; charset=utf-8', 'application/json; charset=utf-8', 'text/markdown; charset=utf-8'];
-const fileContent = Object.fromEntries(FILE_TYPES.map((t) => [t, { schema: { type: 'string', format: 'binary' } }]));
+// One binary media type for every file, answered and documented: generated clients
+// (openapi-python-client and the like) then hand back the bytes whatever the file; five
+// listed types (Parquet, CSV, NDJSON, JSON, Markdown) made them decode some as text and fail.
+// The file's kind is in its name (Content-Disposition) and the job's `format`.
+export const FILE_MEDIA_TYPE = 'application/octet-stream';
+const fileContent = { [FILE_MEDIA_TYPE]: { schema: { type: 'string', format: 'binary' } } };
 
 /** Answers of the download routes: the file, a part of it, not modified, or an error. */
 export const fileResponses = {

@@ -86,8 +86,35 @@ export function withProtocolNames(doc: Json, names: readonly string[]): Json {
     if (out.$comment === ACTIVE_PROTOCOL_COMMENT) {
       delete out.pattern;
       out.enum = [...names];
+      out.title = 'ProtocolName'; // one enum class in generated clients
     }
     return out;
   };
   return visit(doc) as Json;
+}
+
+/**
+ * The document with every named enum (a string enum with a `title`, e.g. ExportJobStatus,
+ * ExportFormat, ProtocolName) stated once under components/schemas and referenced where it is
+ * used, so a generated client has one enum class of that name for every answer and parameter
+ * that carries it (inline, generators name a class per operation). A use with a default of its
+ * own stays inline, since OpenAPI 3.0 ignores keywords beside a $ref. A copy.
+ */
+export function withNamedEnums(doc: Json): Json {
+  const named: Record<string, Json> = {};
+  const visit = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(visit);
+    if (typeof value !== 'object' || value === null) return value;
+    const out: Json = {};
+    for (const [k, v] of Object.entries(value)) out[k] = visit(v);
+    if (typeof out.title !== 'string' || !Array.isArray(out.enum) || out.type !== 'string' || 'default' in out) return out;
+    const core: Json = { type: 'string', title: out.title, enum: out.enum };
+    const known = named[out.title];
+    if (known !== undefined && JSON.stringify(known) !== JSON.stringify(core)) return out; // a different enum of the same name
+    named[out.title] = core;
+    return { $ref: `#/components/schemas/${out.title}` };
+  };
+  const paths = visit(doc.paths);
+  const components = (doc.components ?? {}) as Json;
+  return { ...doc, paths, components: { ...components, schemas: { ...(components.schemas as Json | undefined), ...named } } };
 }

@@ -8,7 +8,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import { errorBody } from '../catalog/rest-schemas.ts';
-import { withCommonAnswers, withProtocolNames } from './openapi-answers.ts';
+import { withCommonAnswers, withNamedEnums, withProtocolNames } from './openapi-answers.ts';
 
 export interface OpenApiOptions {
   /** The active protocol names (the registry's), which protocol_name and filters.protocols take. */
@@ -49,5 +49,10 @@ export async function registerOpenApi(app: FastifyInstance, opts: OpenApiOptions
     },
   });
   await app.register(swaggerUi, { routePrefix: '/api/v1/docs' });
-  app.get('/api/v1/openapi.json', { schema: { hide: true } }, async () => withProtocolNames(app.swagger() as unknown as Record<string, unknown>, await opts.protocols()));
+  // servers: the address the document was fetched from, so generators and clients built from
+  // it call this server (a relative '/' would leave them without a base URL).
+  app.get('/api/v1/openapi.json', { schema: { hide: true } }, async (req) => ({
+    ...withNamedEnums(withProtocolNames(app.swagger() as unknown as Record<string, unknown>, await opts.protocols())),
+    servers: [{ url: `${req.protocol}://${req.host}`, description: 'this server' }],
+  }));
 }

@@ -4,6 +4,7 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, Errors } from '../../core/errors.ts';
+import { SQL_QUERY_PATHS } from '../access/protected-paths.ts';
 import { PUBLISHED_TABLES, SQL_DEFAULT_LIMIT, SQL_MAX_LENGTH, SQL_MAX_LIMIT } from './sql-guard.ts';
 import { SQL_MAX_RESPONSE_BYTES, type Caller, type SqlSandbox } from './sql-sandbox.ts';
 import { sqlText, SQL_LANGUAGE_RULE } from './sql-text.ts';
@@ -35,11 +36,53 @@ const jsonAnswer = {
 
 const errorRef = (description: string) => ({ description, $ref: 'ErrorBody#' });
 
+/** The CSV route's body: the same query; format may be left out (or say csv). */
+const csvBodySchema = {
+  ...bodySchema,
+  properties: {
+    ...bodySchema.properties,
+    format: { type: ['string', 'null'], pattern: '^[Cc][Ss][Vv]$', default: 'csv', description: 'csv (any case), or left out' },
+  },
+} as const;
+
+const COMMON_DESCRIPTION = 'Rejected queries: 400 {error:"Invalid query", message}, also for a query whose ' +
+  `estimated rows read exceed the plan's budget and for an answer over ${SQL_MAX_RESPONSE_BYTES / 1024 / 1024} MiB. ` +
+  'Queries running longer than the time-out (30 s) are cancelled by the engine: 408. Client SQL runs on engine ' +
+  'sessions of its own, one query per key at a time with a short queue: past it, 429 with Retry-After.';
+
+const errorAnswers = {
+  400: errorRef('Invalid query'),
+  401: errorRef('API key missing'),
+  403: errorRef('API key invalid'),
+  408: errorRef('Query time-out: cancelled by the engine'),
+  413: errorRef('Request body larger than the limit'),
+  415: errorRef('Body is not application/json'),
+  429: errorRef('Rate limit exceeded, or too many SQL queries of this key (or in total) running or waiting'),
+};
+
+/**
+ * The same query answered as CSV only. Generated clients (openapi-python-client among them)
+ * decode an answer by the first media type its operation lists, so one operation answering
+ * JSON or CSV by a body field cannot serve both to them: this one has CSV as its only type.
+ */
+const csvSchema = {
+  tags: ['SQL'],
+  summary: 'Run a read-only SQL query, answered as CSV',
+  description: 'The same query as POST /v1/query with format csv, for clients generated from this document (one media ' +
+    'type per operation): text/csv; charset=utf-8, header row, RFC 4180 quoting, CRLF line ends, streamed. ' + COMMON_DESCRIPTION,
+  body: csvBodySchema,
+  response: {
+    200: { description: 'Query result as CSV', content: { 'text/csv': { schema: { type: 'string' } } } },
+    ...errorAnswers,
+  },
+};
+
 const schema = {
   tags: ['SQL'],
   summary: 'Run a read-only SQL query',
   description: 'format json (default): {data, count, query}. format csv: text/csv; charset=utf-8, header row, RFC 4180 ' +
-    'quoting, CRLF line ends, streamed. Rejected queries: 400 {error:"Invalid query", message}, also for a query whose ' +
+    'quoting, CRLF line ends, streamed (generated clients: call POST /v1/query/csv for CSV, since they decode this ' +
+    'operation\'s answers as JSON). Rejected queries: 400 {error:"Invalid query", message}, also for a query whose ' +
     `estimated rows read exceed the plan's budget and for an answer over ${SQL_MAX_RESPONSE_BYTES / 1024 / 1024} MiB. ` +
     'Queries running longer than the time-out (30 s) are cancelled by the engine: 408. Client SQL runs on engine ' +
     'sessions of its own, one query per key at a time with a short queue: past it, 429 with Retry-After.',
@@ -52,15 +95,12 @@ const schema = {
         'text/csv': { schema: { type: 'string' } },
       },
     },
-    400: errorRef('Invalid query'),
-    401: errorRef('API key missing'),
-    403: errorRef('API key invalid'),
-    408: errorRef('Query time-out: cancelled by the engine'),
-    413: errorRef('Request body larger than the limit'),
-    415: errorRef('Body is not application/json'),
-    429: errorRef('Rate limit exceeded, or too many SQL queries of this key (or in total) running or waiting'),
+    ...errorAnswers,
   },
 };
+
+/** Each route and whether it answers CSV only. */
+const SQL_ROUTES = SQL_QUERY_PATHS.map((url) => [url, url.endsWith('/csv')] as const);
 
 interface Body {
   query?: unknown;
@@ -70,7 +110,7 @@ interface Body {
 export async function sqlRoutes(app: FastifyInstance, opts: { sandbox: SqlSandbox }): Promise<void> {
   const { sandbox } = opts;
 
-  const handler = async (req: FastifyRequest<{ Body: Body | undefined }>, reply: FastifyReply): Promise<unknown> => {
+  const answer = (csvOnly: boolean) => async (req: FastifyRequest<{ Body: Body | undefined }>, reply: FastifyReply): Promise<unknown> => {
     const body = req.body;
     // No body at all is an empty query; a body of the wrong shape gets told the right one.
     if (body === undefined || body === null) throw new AppError(Errors.invalidQuery, 'the query must be a non-empty string');
@@ -78,9 +118,9 @@ export async function sqlRoutes(app: FastifyInstance, opts: { sandbox: SqlSandbo
       throw new AppError(Errors.invalidQuery, 'the body must be a JSON object {"query": "...", "format": "json" | "csv"}');
     }
     // "CSV" is as clear as "csv"; anything else is refused rather than guessed.
-    const format = typeof body.format === 'string' ? body.format.toLowerCase() : (body.format ?? 'json');
-    if (format !== 'json' && format !== 'csv') {
-      throw new AppError(Errors.invalidQuery, 'format must be "json" or "csv"');
+    const format = typeof body.format === 'string' ? body.format.toLowerCase() : (body.format ?? (csvOnly ? 'csv' : 'json'));
+    if (csvOnly ? format !== 'csv' : format !== 'json' && format !== 'csv') {
+      throw new AppError(Errors.invalidQuery, csvOnly ? 'format must be "csv" (or left out) on this route' : 'format must be "json" or "csv"');
     }
     // Access control has authenticated the key before any handler runs.
     const caller: Caller = { key: req.apiKey?.id ?? req.ip, plan: req.apiKey?.plan ?? 'free', ...(req.budget === null ? {} : { budget: req.budget }) };
@@ -92,14 +132,14 @@ export async function sqlRoutes(app: FastifyInstance, opts: { sandbox: SqlSandbo
       .send(Readable.from(csv.body, { objectMode: false }));
   };
 
-  for (const url of ['/v1/query', '/api/v1/query']) {
+  for (const [url, csvOnly] of SQL_ROUTES) {
     app.post(url, {
-      schema,
+      schema: csvOnly ? csvSchema : schema,
       // The schema documents the body; the handler checks it, so that a missing or
       // non-string query gets the message SPEC requires instead of a generic one.
       validatorCompiler: () => () => true,
       // The JSON answer's rows are arbitrary: serialize them as they are.
       serializerCompiler: () => (data) => JSON.stringify(data),
-    }, handler);
+    }, answer(csvOnly));
   }
 }
