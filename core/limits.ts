@@ -357,3 +357,7 @@ export const SQL_MAX_AST_DUMP_BYTES = 4 * MiB;
 export const SQL_JOIN_MEASURE_SECONDS = 2;
 /** SQL join pricing: rows one key measurement may read before it stops and keeps what it read (twice the sample). */
 export const SQL_JOIN_MEASURE_MAX_ROWS = 2 * SQL_JOIN_SAMPLE_ROWS;
+
+// ---- Record reads by signature key (issue 25: the billion-record store; bench/RESULTS.md, "Storage diet")
+/** Signatures or signature keys in one coalesced read of tx_by_signature_v2 (the query text grows with each). */
+export const RECORD_LOOKUP_MAX_KEYS = 1000;
