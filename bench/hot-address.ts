@@ -9,7 +9,9 @@
 //               tx_by_signature_v2 by key (the two reads the listing made before 040)
 //  - coalesced: the same, but the detail reads of concurrent listings go out as one read
 //               (as getTransaction's point reads do, signature-lookup.ts)
-//  - listing:   one range read of tx_by_address_listing (040)
+//  - listing:   the service's page read (060): references, then details through the shared
+//               point-read queue of getTransaction (signature-lookup.ts); 040's one-read
+//               table is gone (bench/RESULTS.md, "Storage diet")
 //  - shared:    listing, and identical concurrent requests share one read: what the service
 //               does (analytics.addressTransactions)
 // plus JSON-RPC getTransactionsForAddress itself. Scenarios: the first page (limit 100,
@@ -19,6 +21,7 @@
 import { execSync } from 'node:child_process';
 import type { FastifyInstance } from 'fastify';
 import { addressCursorToken, listAddressTransactions } from '../api/analytics/address-transactions.ts';
+import { SignatureLookup } from '../api/analytics/signature-lookup.ts';
 import { toTransaction, TX_COLUMNS, type TxRow } from '../api/analytics/transactions.ts';
 import type { Page, Transaction } from '../api/analytics/types.ts';
 import type { Warehouse } from '../warehouse/warehouse.ts';
@@ -91,6 +94,7 @@ const load = (): string => execSync('uptime').toString().trim().replace(/.*load 
 
 async function main(): Promise<void> {
   let batcher!: DetailBatcher;
+  let lookup!: SignatureLookup;
   let hot = '';
   const routes = (app: FastifyInstance): void => {
     app.post('/bench/address', async (req) => {
@@ -104,7 +108,7 @@ async function main(): Promise<void> {
         const keys = [...new Set(refs.map((r) => r.sk))];
         data = assemble(refs, b.design === 'today' ? await readDetails(services.wh, keys) : await batcher.read(keys));
       } else if (b.design === 'listing') {
-        data = (await listAddressTransactions(services.wh, request, visible)).data;
+        data = (await listAddressTransactions(services.wh, (k) => lookup.byKeys(services.wh, k), request, visible)).data;
       } else {
         data = (await services.operatorAnalytics.addressTransactions(request)).data;
       }
@@ -114,6 +118,7 @@ async function main(): Promise<void> {
   const server = await startBenchServer(ROWS, routes);
   const { services, app, headers } = server;
   batcher = new DetailBatcher(services.wh);
+  lookup = new SignatureLookup();
   const connectionHeaders = await server.connectionHeaders(50);
   try {
     const [h] = await services.wh.query<{ a: string; c: string }>(

@@ -17,6 +17,8 @@ export interface LoadJob {
   /** One body for every request, or bodies to pick from at random per request. */
   body?: string;
   bodies?: string[];
+  /** Paths (with query) to pick from at random per request, instead of the url's own. */
+  paths?: string[];
   /** Count answers whose body contains this text (a JSON-RPC error still answers 200). */
   countBodiesContaining?: string;
   /** Connection i also sends connectionHeaders[i % length]: one API key per few
@@ -52,7 +54,8 @@ export async function runLoad(job: LoadJob): Promise<LoadResult> {
 
 async function child(jobFile: string): Promise<void> {
   const job = JSON.parse(readFileSync(jobFile, 'utf8')) as LoadJob;
-  const { bodies, countBodiesContaining: needle } = job;
+  const { bodies, paths, countBodiesContaining: needle } = job;
+  const pick = (xs: string[]): string => xs[Math.floor(Math.random() * xs.length)]!;
   let matched = 0;
   let connection = 0;
   const result = await autocannon({
@@ -61,8 +64,12 @@ async function child(jobFile: string): Promise<void> {
     connections: job.connections,
     duration: job.seconds,
     headers: job.headers ?? {},
-    ...(bodies && bodies.length > 0
-      ? { requests: [{ setupRequest: (req: AcRequest) => ({ ...req, body: bodies[Math.floor(Math.random() * bodies.length)] }) }] }
+    ...((bodies && bodies.length > 0) || (paths && paths.length > 0)
+      ? { requests: [{ setupRequest: (req: AcRequest) => ({
+        ...req,
+        ...(bodies && bodies.length > 0 ? { body: pick(bodies) } : job.body === undefined ? {} : { body: job.body }),
+        ...(paths && paths.length > 0 ? { path: pick(paths) } : {}),
+      }) }] }
       : job.body === undefined ? {} : { body: job.body }),
     setupClient: (client) => {
       const own = job.connectionHeaders?.[connection++ % job.connectionHeaders.length];

@@ -59,7 +59,7 @@ try {
     rows.push({ benchmark: 'storage (200k rows)', figure: 'seeding through all views', value: `${s.seedRowsPerSecond} rows/s`, ratio: null, of: `${s.diskBytesPerRow} disk bytes per row` });
   }
   // 3. JSON-RPC under load: each method against a bare route of the same server.
-  r = await run('rpc-load.ts', [], { BENCH_SECONDS: '3', BENCH_ROWS: '100000', BENCH_CONNECTIONS: '20', DATA_DIR: path.join(tmp, 'rpc') }, 90_000);
+  r = await run('rpc-load.ts', [], { BENCH_SECONDS: '3', BENCH_SINGLE: '0', BENCH_ROWS: '100000', BENCH_CONNECTIONS: '20', DATA_DIR: path.join(tmp, 'rpc') }, 90_000);
   const rpc = lastJson(r.out);
   if (!r.ok || !rpc) failed('JSON-RPC (100k rows, 20 conn)', r);
   else for (const x of rpc.results.slice(1)) rows.push({ benchmark: 'JSON-RPC (100k rows, 20 conn)', figure: x.scenario, value: `${x.requestsPerSec} req/s, p99 ${x.p99Ms} ms`, ratio: x.ratioToBare, of: `bare route (${rpc.results[0].requestsPerSec} req/s)` });

@@ -13,8 +13,10 @@
 // getTransaction for random known signatures, getTransactionsForAddress for the hottest
 // address with limit 100 (also with 1 connection: the single-client latency). Every
 // response is checked for a JSON-RPC error before counting.
+import { loadavg } from 'node:os';
 import type { Result } from 'autocannon';
 import { runLoad } from './load-client.ts';
+import { addressCursorToken } from '../api/analytics/address-transactions.ts';
 import { startBenchServer } from './bench-server.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
@@ -28,6 +30,10 @@ interface Scenario {
   path: string;
   /** A fixed body, or a function giving bodies one of which each request sends at random. */
   body: string | (() => string);
+  /** GET: a function giving paths one of which each request asks at random (REST). */
+  get?: () => string;
+  /** What marks an error answered with HTTP 200 (GraphQL: "errors"). */
+  errorMark?: string;
 }
 
 interface Row {
@@ -39,6 +45,7 @@ interface Row {
   non2xx: number;
   rpcErrors: number;
   ratioToBare: number;
+  load1: number;
 }
 
 /** One enterprise key per 16 connections or fewer (its cap on requests in flight), set in main(). */
@@ -49,10 +56,10 @@ async function run(url: string, headers: Record<string, string>, s: Scenario, bo
     url: `${url}${s.path}`,
     connections,
     seconds,
-    headers: { 'content-type': 'application/json', ...headers },
-    ...(typeof s.body === 'string' ? { body: s.body } : { bodies }),
+    headers: s.get ? headers : { 'content-type': 'application/json', ...headers },
+    ...(s.get ? { method: 'GET' as const, paths: bodies } : typeof s.body === 'string' ? { body: s.body } : { bodies }),
     // A JSON-RPC error still comes back as HTTP 200, so count them from the bodies.
-    countBodiesContaining: '"error":',
+    countBodiesContaining: s.errorMark ?? '"error":',
     connectionHeaders,
   });
   return { result, rpcErrors: matched };
@@ -73,7 +80,26 @@ async function main(): Promise<void> {
     const [hot] = await services.wh.query<{ a: string }>(
       `SELECT address AS a, count() AS c FROM tx_by_address
        WHERE address NOT IN (SELECT program_id FROM protocols) GROUP BY a ORDER BY c DESC LIMIT 1`);
-    const [span] = await services.wh.query<{ last: number }>('SELECT toUInt32(toStartOfDay(max(hour_start))) AS last FROM protocol_hourly');
+    const [span] = await services.wh.query<{ first: number; last: number }>('SELECT toUInt32(min(hour_start)) AS first, toUInt32(toStartOfDay(max(hour_start))) AS last FROM protocol_hourly');
+    // Random addresses at random places of their histories (issue 25): 2,000 references
+    // chosen by a hash of the record, each a page start (half of them first pages).
+    const places = await services.wh.query<{ a: string; bt: number; sk: string; ii: number }>(
+      `SELECT address AS a, toUInt32(block_time) AS bt, toString(sig_key) AS sk, instruction_index AS ii FROM tx_by_address
+       WHERE intHash64(sig_key) % 2000 = 0 ORDER BY cityHash64(address, sig_key) LIMIT 2000`);
+    const randomPage = (): string => {
+      const p = places[Math.floor(Math.random() * places.length)]!;
+      const req = { address: p.a, filters: {}, sortOrder: 'asc' as const, limit: 100 };
+      return body('getTransactionsForAddress', [p.a, { limit: 100, ...(Math.random() < 0.5 ? { paginationToken: addressCursorToken(req, Number(p.bt), p.sk, Number(p.ii)) } : {}) }]);
+    };
+    // Whole hours only (answered from the hourly view alone), a different range each time,
+    // so the result cache never answers: the view-backed read itself.
+    const hours = Math.max(1, Math.floor((Number(span?.last ?? 0) - Number(span?.first ?? 0)) / 3600));
+    const uncachedStats = (): string => {
+      const a = Math.floor(Math.random() * hours);
+      const b = a + Math.floor(Math.random() * (hours - a));
+      const gte = Number(span?.first ?? 0) + a * 3600;
+      return body('getProtocolStats', [{ protocolName: 'jupiter_v6', blockTime: { gte, lte: Number(span?.first ?? 0) + b * 3600 + 3599 } }]);
+    };
 
     const url = server.baseUrl;
 
@@ -84,17 +110,26 @@ async function main(): Promise<void> {
       { name: 'getProtocolActivity one day hourly', path: '/v1/rpc', body: body('getProtocolActivity', [{ protocolName: 'pump_fun', blockTime: { gte: day, lte: day + 86_399 } }]) },
       { name: 'getTransaction random known signature', path: '/v1/rpc', body: () => body('getTransaction', [sigs[Math.floor(Math.random() * sigs.length)]]) },
       { name: 'getTransactionsForAddress hot address limit 100', path: '/v1/rpc', body: body('getTransactionsForAddress', [hot?.a, { limit: 100 }]) },
+      { name: 'getTransactionsForAddress random address random page', path: '/v1/rpc', body: randomPage },
+      { name: 'getProtocolStats uncached (a random whole-hour range)', path: '/v1/rpc', body: uncachedStats },
+      // The same point read through the other doors (REST and GraphQL have no address listing).
+      { name: 'REST GET /api/v1/transactions/:signature random known signature', path: '/api/v1/transactions/x', body: '', get: () => `/api/v1/transactions/${sigs[Math.floor(Math.random() * sigs.length)]}` },
+      { name: 'GraphQL signature(signature) random known signature', path: '/graphql', errorMark: '"errors":',
+        body: () => JSON.stringify({ query: `{ signature(signature: "${sigs[Math.floor(Math.random() * sigs.length)]}") { signature slot blockTime protocolName fee } }` }) },
     ];
-    // Issue 15 also asks for the hot-address listing's latency with one client alone.
-    const SINGLE = 'getTransactionsForAddress hot address limit 100';
+    // Issues 15 and 25 also ask for latencies with one client alone.
+    const SINGLE = new Set(['getTransactionsForAddress hot address limit 100', 'getTransaction random known signature',
+      'getProtocolStats uncached (a random whole-hour range)', 'getTransactionsForAddress random address random page']);
     // BENCH_ONLY=getTransaction,getProtocolStats runs those (and the bare route, the ratio's base).
     const only = process.env.BENCH_ONLY?.split(',').filter(Boolean);
     const scenarios = all.filter((s, i) => i === 0 || !only || only.some((o) => s.name.startsWith(o)));
 
     // Each scenario must answer correctly before it is timed.
     for (const s of scenarios.slice(1)) {
-      const res = await app.inject({ method: 'POST', url: s.path, headers: { 'content-type': 'application/json', ...headers }, payload: typeof s.body === 'string' ? s.body : s.body() });
-      if (res.statusCode !== 200 || res.body.includes('"error":')) throw new Error(`${s.name} does not answer: ${res.statusCode} ${res.body.slice(0, 300)}`);
+      const res = s.get
+        ? await app.inject({ method: 'GET', url: s.get(), headers })
+        : await app.inject({ method: 'POST', url: s.path, headers: { 'content-type': 'application/json', ...headers }, payload: typeof s.body === 'string' ? s.body : s.body() });
+      if (res.statusCode !== 200 || res.body.includes(s.errorMark ?? '"error":')) throw new Error(`${s.name} does not answer: ${res.statusCode} ${res.body.slice(0, 300)}`);
     }
 
     // Warm up the server (JIT, connection pools) so the first timed scenario is not penalised.
@@ -105,7 +140,7 @@ async function main(): Promise<void> {
     for (const s of scenarios) {
       process.stdout.write(`${s.name}: ${SECONDS}s x ${CONNECTIONS} connections...\n`);
       // Random-body scenarios send one of 100,000 bodies made up front (the load runs in its own process).
-      const bodies = typeof s.body === 'string' ? [] : Array.from({ length: 100_000 }, s.body as () => string);
+      const bodies = s.get ? Array.from({ length: 100_000 }, s.get) : typeof s.body === 'string' ? [] : Array.from({ length: 100_000 }, s.body as () => string);
       const { result, rpcErrors } = await run(url, headers, s, bodies);
       const rps = result.requests.average;
       if (rows.length === 0) bare = rps;
@@ -118,8 +153,9 @@ async function main(): Promise<void> {
         non2xx: result.non2xx,
         rpcErrors,
         ratioToBare: bare === 0 ? 0 : Number((rps / bare).toFixed(3)),
+        load1: Number(loadavg()[0]!.toFixed(1)),
       });
-      if (s.name === SINGLE && CONNECTIONS !== 1) {
+      if (SINGLE.has(s.name) && CONNECTIONS !== 1 && process.env.BENCH_SINGLE !== '0') {
         process.stdout.write(`${s.name}: ${SECONDS}s x 1 connection...\n`);
         const one = await run(url, headers, s, bodies, SECONDS, 1);
         rows.push({
@@ -131,11 +167,12 @@ async function main(): Promise<void> {
           non2xx: one.result.non2xx,
           rpcErrors: one.rpcErrors,
           ratioToBare: bare === 0 ? 0 : Number((one.result.requests.average / bare).toFixed(3)),
+          load1: Number(loadavg()[0]!.toFixed(1)),
         });
       }
     }
     console.table(rows);
-    process.stdout.write(`${JSON.stringify({ rows: ROWS, seconds: SECONDS, connections: CONNECTIONS, transport: services.wh.transport, results: rows })}\n`);
+    process.stdout.write(`${JSON.stringify({ date: new Date().toISOString(), load: loadavg().map((x) => x.toFixed(2)).join(' '), rows: ROWS, seconds: SECONDS, connections: CONNECTIONS, transport: services.wh.transport, results: rows })}\n`);
   } finally {
     await server.close();
   }

@@ -384,6 +384,10 @@ export const COMPRESS_GZIP_LEVEL = 6;
 /** Brotli quality of answers: 4 compresses JSON about as well as gzip 6 at lower CPU; 11 is far too slow for live answers. */
 export const COMPRESS_BROTLI_QUALITY = 4;
 
+// ---- Record reads by signature key (issue 25: the billion-record store; bench/RESULTS.md, "Storage diet")
+/** Signatures or signature keys in one coalesced read of tx_by_signature_v2 (the query text grows with each). */
+export const RECORD_LOOKUP_MAX_KEYS = 1000;
+
 // Limits of newer features, each in a file of its own under core/limits/.
 export * from './limits/open-questions.ts';
 export * from './limits/sql-executions.ts';

@@ -189,10 +189,10 @@ describe('pagination', () => {
     expect(data.map((t) => t.signature)).toEqual((await ref(HOT, 'success')).map((t) => t.signature));
   });
 
-  it('a record is listed from one row written whole: a half-stored record neither shows nor cuts a page', async () => {
-    // Pages come from tx_by_address_listing alone (040), whose view writes each row with
-    // every field, so the state a read between the commits of the other lookup tables sees
-    // (a reference in tx_by_address without its tx_by_signature_v2 row) changes nothing.
+  it('a half-stored record (a reference without its record) neither shows nor cuts a page', async () => {
+    // Pages read references from tx_by_address and records from tx_by_signature_v2 (060):
+    // the state a read between the commits of the two lookup tables sees, or a crash
+    // leaves, is a reference without its row; it is passed over.
     const addr = b58('inflight-address', 44);
     await ingest(ctx.services, hotRecords('infl', 20).map((r) => ({ ...r, accounts: [addr] })));
     const before = await ref(addr);

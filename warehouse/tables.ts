@@ -8,10 +8,8 @@ export const TABLES = {
   transactions: 'transactions',
   /** Records by signature (sig_key = cityHash64(signature)): point lookups, details and de-duplication (021). */
   txBySignature: 'tx_by_signature_v2',
-  /** One reference row per (account or program, record): address histories (003). */
+  /** One reference row per (account or program, record): address histories, pages and counts (003; 060 dropped 040's wide copy). */
   txByAddress: 'tx_by_address',
-  /** tx_by_address's order with the fields a listing returns: an address's pages in one read (040). */
-  addressListing: 'tx_by_address_listing',
   protocolHourly: 'protocol_hourly',
   instructionHourly: 'instruction_hourly',
   failureHourly: 'failure_hourly',

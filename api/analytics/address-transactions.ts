@@ -1,13 +1,14 @@
 // Transactions of one address (DESIGN: an address matches a record when it is one of its
-// accounts or its program_id). tx_by_address_listing holds one row per (address, record)
-// with the fields a listing returns, in (address_key, block_time, sig_key = cityHash64(signature),
-// instruction_index) order, so a page is one contiguous key range read forwards or backwards.
-// Counts read the narrower references of tx_by_address, in the same order.
+// accounts or its program_id). tx_by_address holds one narrow reference per (address, record)
+// in (address_key, block_time, sig_key = cityHash64(signature), instruction_index) order, so
+// an address's history is one contiguous key range read forwards or backwards; a page's
+// records come from tx_by_signature_v2 by primary key.
 import { MAX_BLOCK_TIME } from '../../core/limits.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
-import { addFilter, commonConditions, type Conditions } from './question/model.ts';
+import { commonConditions, type Conditions } from './question/model.ts';
 import { decodeToken, encodeToken, isUInt, listingFingerprint } from './page-token.ts';
-import { toTransaction, TX_COLUMNS, type TxRow } from './transactions.ts';
+import { toTransaction } from './transactions.ts';
+import type { KeyedRow } from './signature-lookup.ts';
 import type { AddressTransaction, Page, SortOrder, TransactionFilters } from './types.ts';
 import { TABLES } from '../../warehouse/tables.ts';
 
@@ -85,13 +86,6 @@ function addressConditions(address: string, filters: AddressFilters, visible: re
   return { where, params };
 }
 
-/** Conditions on tx_by_address_listing: the same, but it holds the signature itself. */
-function listingConditions(address: string, filters: AddressFilters, visible: readonly string[]): Conditions {
-  const built = addressConditions(address, { ...filters, signatures: undefined }, visible);
-  addFilter(built, 'signatures', filters.signatures);
-  return built;
-}
-
 /**
  * The join that turns tx_by_address references into records, for counting with a
  * signatures filter (listings read references and details separately). A reference carries
@@ -114,80 +108,122 @@ function joined(refs: string, signatures: boolean): string {
       AND t.success = a.success${signatures ? ' AND t.signature IN {sigs:Array(String)}' : ''}`;
 }
 
-/** A listing row as tx_by_address_listing holds it, with its key's signature hash. */
-type ListingRow = TxRow & { sk: string };
+/** A reference to a record, as tx_by_address holds it. */
+interface RefRow {
+  sk: string;
+  instruction_index: number;
+  bt: number;
+  program_id: string;
+  protocol_name: string;
+  success: boolean;
+}
+
+/** Reads a page's records by signature key (SignatureLookup.byKeys: coalesced point reads). */
+export type RecordsByKey = (keys: readonly string[]) => Promise<KeyedRow[]>;
 
 /**
  * One page of an address's records in (block_time, signature hash, instruction_index) order.
  *
- * One range read of tx_by_address_listing (040), whose rows carry every field a listing
- * returns: no second read of details, and no half-stored record to step around (a row is
- * written whole by one view). 003's narrow references and 100 scattered detail reads from
- * tx_by_signature_v2 cost ~5x more per page (bench/RESULTS.md, "Hot-address history").
+ * Two reads: the page's references, one key range of tx_by_address (003), then their
+ * records from tx_by_signature_v2 by primary key, a read shared with concurrent pages and
+ * getTransaction lookups (signature-lookup.ts). Migration 060 dropped 040's listing table,
+ * which carried the records on every address row: ~450 B a record for a ~3x faster page
+ * (bench/RESULTS.md, "Storage diet"). A reference and a record belong together only when
+ * they agree on (sig_key, instruction_index, block_time, program, protocol, status), so two
+ * signatures sharing a 64-bit hash cannot be mixed up.
  *
- * Records sharing (block_time, sig_key, instruction_index) — two signatures with one
- * 64-bit hash — are served together, ordered by signature, so the keyset cursor, which
- * names that triple, never splits them.
+ * A reference whose record is not stored (the lookup tables are filled by one insert but
+ * commit separately; a crash between them leaves one without the other) is passed over:
+ * it neither shows nor ends the page. Records sharing (block_time, sig_key,
+ * instruction_index) are served together, ordered by signature, so the keyset cursor,
+ * which names that triple, never splits them.
  */
-export async function listAddressTransactions(wh: Warehouse, req: AddressListRequest, visible: readonly string[]): Promise<Page<AddressTransaction>> {
+export async function listAddressTransactions(wh: Warehouse, records: RecordsByKey, req: AddressListRequest, visible: readonly string[]): Promise<Page<AddressTransaction>> {
   if (visible.length === 0) return { data: [], next: null };
-  const cursor = req.cursor === undefined ? undefined : decode(req.cursor, req);
-  const built = listingConditions(req.address, req.filters, visible);
+  const built = addressConditions(req.address, req.filters, visible);
   const asc = req.sortOrder === 'asc';
   const dir = asc ? 'ASC' : 'DESC';
-  if (cursor) {
-    // Strictly after the last record served: a keyset bound on the table's own key, so
-    // records landing meanwhile are either ahead of it (served later) or behind (never).
-    // The bound on block_time alone says nothing new, but the primary key can use it (the
-    // tuple comparison it cannot): a page from the middle of 2.4M records read ~100x the
-    // rows without it (123 ms instead of 17 on the 10M store).
-    built.where.push(
+  // Strictly after a position: a keyset bound on the table's own key, so records landing
+  // meanwhile are either ahead of it (served later) or behind (never). The bound on
+  // block_time alone says nothing new, but the primary key can use it (the tuple comparison
+  // it cannot): a page from the middle of 2.4M records read ~100x the rows without it.
+  const after = (c: AddressCursor | undefined): Conditions => (c === undefined ? built : {
+    where: [...built.where,
       `(block_time, sig_key, instruction_index) ${asc ? '>' : '<'} (toDateTime({c_bt:UInt32}, 'UTC'), {c_sk:UInt64}, {c_idx:UInt16})`,
-      `block_time ${asc ? '>=' : '<='} toDateTime({c_bt:UInt32}, 'UTC')`,
-    );
-    Object.assign(built.params, { c_bt: cursor.blockTime, c_sk: cursor.sigKey, c_idx: cursor.instructionIndex });
-  }
-  // One record past the page tells whether there is a next page.
-  const read = (where: string[], params: Record<string, unknown>, limit: number | undefined) => wh.query<ListingRow>(
-    `SELECT ${TX_COLUMNS}, toString(sig_key) AS sk FROM ${TABLES.addressListing} WHERE ${where.join(' AND ')}
+      `block_time ${asc ? '>=' : '<='} toDateTime({c_bt:UInt32}, 'UTC')`],
+    params: { ...built.params, c_bt: c.blockTime, c_sk: c.sigKey, c_idx: c.instructionIndex },
+  });
+  const read = (where: string[], params: Record<string, unknown>, limit: number | undefined) => wh.query<RefRow>(
+    `SELECT toString(sig_key) AS sk, instruction_index, toUInt32(block_time) AS bt, program_id, protocol_name, success
+     FROM ${TABLES.txByAddress} WHERE ${where.join(' AND ')}
      ORDER BY block_time ${dir}, sig_key ${dir}, instruction_index ${dir}${limit === undefined ? '' : ' LIMIT {lim:UInt32}'}`,
     // One thread: a page is one short range, and the second core serves other requests.
     { params: { ...params, ...(limit === undefined ? {} : { lim: limit }) }, settings: { max_threads: 1 } },
   );
-  const rows = await read(built.where, built.params, req.limit + 1);
-  let served = rows;
-  let more = false;
-  if (rows.length > req.limit) {
-    more = true;
-    // The last group read may be cut by the limit: it starts the next page instead. (Not
-    // LIMIT ... WITH TIES, which reads every column of whole blocks: 500 ms a page, not 12.)
-    const tail = rows.at(-1)!;
-    let k = rows.length - 1;
-    while (k > 0 && sameKey(rows[k - 1]!, tail)) k -= 1;
-    served = k > 0 ? rows.slice(0, k) : await read(
-      [...built.where, '(block_time, sig_key, instruction_index) = (toDateTime({g_bt:UInt32}, \'UTC\'), {g_sk:UInt64}, {g_idx:UInt16})'],
-      { ...built.params, g_bt: Number(tail.block_time), g_sk: tail.sk, g_idx: Number(tail.instruction_index) }, undefined);
-  }
+  const wanted = req.filters.signatures === undefined ? undefined : new Set(req.filters.signatures);
 
-  const out: ListingRow[] = [];
-  for (let i = 0; i < served.length;) {
-    // The group of records sharing this key, ordered by signature in the page's direction.
-    let j = i + 1;
-    while (j < served.length && sameKey(served[j]!, served[i]!)) j += 1;
-    out.push(...served.slice(i, j).sort((x, y) => (x.signature < y.signature ? -1 : x.signature > y.signature ? 1 : 0) * (asc ? 1 : -1)));
-    i = j;
+  const out: KeyedRow[] = [];
+  let position = req.cursor === undefined ? undefined : decode(req.cursor, req);
+  let more = false;
+  // Usually one round; another only when references without records left the page short.
+  for (;;) {
+    const need = req.limit - out.length;
+    const bound = after(position);
+    // One reference past the page tells whether there is a next page.
+    const refs = await read(bound.where, bound.params, need + 1);
+    let served = refs;
+    let refsLeft = false;
+    if (refs.length > need) {
+      refsLeft = true;
+      // The last group read may be cut by the limit: it starts the next page instead.
+      const tail = refs.at(-1)!;
+      let k = refs.length - 1;
+      while (k > 0 && sameKey(refs[k - 1]!, tail)) k -= 1;
+      served = k > 0 ? refs.slice(0, k) : await read(
+        [...bound.where, '(block_time, sig_key, instruction_index) = (toDateTime({g_bt:UInt32}, \'UTC\'), {g_sk:UInt64}, {g_idx:UInt16})'],
+        { ...bound.params, g_bt: Number(tail.bt), g_sk: tail.sk, g_idx: Number(tail.instruction_index) }, undefined);
+    }
+    const byRef = new Map<string, KeyedRow[]>();
+    for (const d of await records([...new Set(served.map((r) => r.sk))])) {
+      const k = `${d.sk}#${Number(d.instruction_index)}`;
+      const list = byRef.get(k);
+      if (list) list.push(d);
+      else byRef.set(k, [d]);
+    }
+    for (let i = 0; i < served.length;) {
+      if (out.length >= req.limit) {
+        more = true;
+        break;
+      }
+      // The group of references sharing this key (one, unless two signatures share a hash).
+      let j = i + 1;
+      while (j < served.length && sameKey(served[j]!, served[i]!)) j += 1;
+      const group = served.slice(i, j);
+      const ref = group[0]!;
+      const matches = (byRef.get(`${ref.sk}#${Number(ref.instruction_index)}`) ?? []).filter((d) =>
+        Number(d.block_time) === Number(ref.bt) && group.some((g) => d.program_id === g.program_id
+          && d.protocol_name === g.protocol_name && Boolean(d.success) === Boolean(g.success))
+        && (wanted === undefined || wanted.has(d.signature)));
+      // One record per signature, at most one per reference of the group.
+      const unique = [...new Map(matches.map((d) => [d.signature, d])).values()].slice(0, group.length);
+      out.push(...unique.sort((x, y) => (x.signature < y.signature ? -1 : x.signature > y.signature ? 1 : 0) * (asc ? 1 : -1)));
+      position = { blockTime: Number(ref.bt), sigKey: ref.sk, instructionIndex: Number(ref.instruction_index) };
+      i = j;
+    }
+    if (more || !refsLeft) break;
+    if (out.length >= req.limit) {
+      more = true;
+      break;
+    }
   }
-  const last = out.at(-1);
   return {
     data: out.map((r) => ({ ...toTransaction(r), instructionIndex: Number(r.instruction_index) })),
-    next: more && last
-      ? encode({ blockTime: Number(last.block_time), sigKey: last.sk, instructionIndex: Number(last.instruction_index) }, req)
-      : null,
+    next: more && position ? encode(position, req) : null,
   };
 }
 
-const sameKey = (a: ListingRow, b: ListingRow): boolean =>
-  a.sk === b.sk && Number(a.block_time) === Number(b.block_time) && Number(a.instruction_index) === Number(b.instruction_index);
+const sameKey = (a: RefRow, b: RefRow): boolean =>
+  a.sk === b.sk && Number(a.bt) === Number(b.bt) && Number(a.instruction_index) === Number(b.instruction_index);
 
 /** How many records of the address match the filters (no paging). */
 export async function countAddressTransactions(wh: Warehouse, address: string, filters: AddressFilters, visible: readonly string[]): Promise<number> {

@@ -1,28 +1,32 @@
-// Point lookups by signature, coalesced. Each embedded query has a fixed cost of a few
-// milliseconds whatever it reads, and random signatures never share granules, so one
-// query per request caps getTransaction at a few hundred a second. Lookups that arrive
-// while a query is in flight wait and go out together as one `sig_key IN (...)` read:
-// under load a batch is as large as the queue, at rest a lookup goes out at once.
+// Point reads of tx_by_signature_v2, coalesced: by signature (getTransaction) and by
+// signature key (the records of an address page, whose references carry sig_key). Each
+// embedded query has a fixed cost of a few milliseconds whatever it reads, and random keys
+// never share granules, so one query per request caps these reads at a few hundred a
+// second. Reads that arrive while a query is in flight wait and go out together as one
+// `sig_key IN (...)` read: under load a batch is as large as the queue, at rest a read goes
+// out at once.
+import { RECORD_LOOKUP_MAX_KEYS } from '../../core/limits.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
 import { toTransaction, TX_COLUMNS, type TxRow } from './transactions.ts';
 import type { Transaction } from './types.ts';
 import { TABLES } from '../../warehouse/tables.ts';
 
-interface Waiter {
-  signature: string;
-  /** The asking request's warehouse (bound to its budget): a batch runs on its first waiter's. */
-  wh: Warehouse;
-  active: ReadonlySet<string>;
-  resolve: (tx: Transaction | null) => void;
-  reject: (err: unknown) => void;
-}
+/** A record as tx_by_signature_v2 holds it, with its signature key in decimal. */
+export type KeyedRow = TxRow & { sk: string };
+
+/** A lookup waiting for the next batch; `wh` is the asking request's warehouse (bound to its budget): a batch runs on its first waiter's. */
+type Waiter =
+  | { kind: 'signature'; signature: string; wh: Warehouse; active: ReadonlySet<string>; resolve: (tx: Transaction | null) => void; reject: (err: unknown) => void }
+  | { kind: 'keys'; keys: readonly string[]; wh: Warehouse; resolve: (rows: KeyedRow[]) => void; reject: (err: unknown) => void };
 
 export interface SignatureLookupOptions {
-  /** Most signatures in one query (its text grows with each). */
+  /** Most signatures and keys in one query (its text grows with each). */
   maxBatch?: number;
   /** Queries in flight at once: concurrent embedded queries contend, so one by default. */
   maxInFlight?: number;
 }
+
+const weight = (w: Waiter): number => (w.kind === 'signature' ? 1 : w.keys.length);
 
 export class SignatureLookup {
   private readonly queue: Waiter[] = [];
@@ -31,21 +35,37 @@ export class SignatureLookup {
   private readonly maxInFlight: number;
 
   constructor(options: SignatureLookupOptions = {}) {
-    this.maxBatch = options.maxBatch ?? 200;
+    this.maxBatch = options.maxBatch ?? RECORD_LOOKUP_MAX_KEYS;
     this.maxInFlight = options.maxInFlight ?? 1;
   }
 
   /** The record of lowest instruction_index for `signature` among `active` protocols, or null. */
   find(wh: Warehouse, signature: string, active: ReadonlySet<string>): Promise<Transaction | null> {
     return new Promise((resolve, reject) => {
-      this.queue.push({ signature, wh, active, resolve, reject });
+      this.queue.push({ kind: 'signature', signature, wh, active, resolve, reject });
+      this.pump();
+    });
+  }
+
+  /**
+   * Every record whose signature key is one of `keys` (decimal UInt64), whatever its
+   * protocol: the caller matches them to its references (a key may belong to two signatures).
+   */
+  byKeys(wh: Warehouse, keys: readonly string[]): Promise<KeyedRow[]> {
+    if (keys.length === 0) return Promise.resolve([]);
+    return new Promise((resolve, reject) => {
+      this.queue.push({ kind: 'keys', keys, wh, resolve, reject });
       this.pump();
     });
   }
 
   private pump(): void {
     while (this.inFlight < this.maxInFlight && this.queue.length > 0) {
-      const batch = this.queue.splice(0, this.maxBatch);
+      // Whole waiters up to maxBatch keys (at least one, however large).
+      let n = 0;
+      let total = 0;
+      while (n < this.queue.length && (n === 0 || total + weight(this.queue[n]!) <= this.maxBatch)) total += weight(this.queue[n++]!);
+      const batch = this.queue.splice(0, n);
       this.inFlight += 1;
       void this.run(batch).finally(() => {
         this.inFlight -= 1;
@@ -55,18 +75,19 @@ export class SignatureLookup {
   }
 
   private async run(batch: Waiter[]): Promise<void> {
-    const unique = [...new Set(batch.map((w) => w.signature))];
+    const signatures = [...new Set(batch.flatMap((w) => (w.kind === 'signature' ? [w.signature] : [])))];
+    const keys = [...new Set(batch.flatMap((w) => (w.kind === 'keys' ? w.keys : [])))];
     const params: Record<string, string> = {};
-    // One bound parameter per signature: the hashes fold to constants, so the primary
-    // key is used (an array parameter mapped through cityHash64 is not).
-    const keys = unique.map((s, i) => {
-      params[`s${i}`] = s;
-      return `cityHash64({s${i}:String})`;
-    });
-    let rows: TxRow[];
+    // One bound parameter per signature or key: the hashes fold to constants, so the
+    // primary key is used (an array parameter mapped through cityHash64 is not).
+    const set = [
+      ...signatures.map((s, i) => ((params[`s${i}`] = s), `cityHash64({s${i}:String})`)),
+      ...keys.map((k, i) => ((params[`k${i}`] = k), `{k${i}:UInt64}`)),
+    ];
+    let rows: KeyedRow[];
     try {
-      rows = await batch[0]!.wh.query<TxRow>(
-        `SELECT ${TX_COLUMNS} FROM ${TABLES.txBySignature} WHERE sig_key IN (${keys.join(', ')})`,
+      rows = await batch[0]!.wh.query<KeyedRow>(
+        `SELECT ${TX_COLUMNS}, toString(sig_key) AS sk FROM ${TABLES.txBySignature} WHERE sig_key IN (${set.join(', ')})`,
         // One thread: a batch is a few hundred small reads, and the second core is better
         // left to the HTTP side (measured: ~20% more lookups per second than two threads).
         // No condition cache: a set of random keys never repeats.
@@ -76,13 +97,20 @@ export class SignatureLookup {
       for (const w of batch) w.reject(err);
       return;
     }
-    const bySignature = new Map<string, TxRow[]>();
+    const bySignature = new Map<string, KeyedRow[]>();
+    const byKey = new Map<string, KeyedRow[]>();
     for (const r of rows) {
-      const list = bySignature.get(r.signature);
-      if (list) list.push(r);
-      else bySignature.set(r.signature, [r]);
+      for (const [map, k] of [[bySignature, r.signature], [byKey, r.sk]] as const) {
+        const list = map.get(k);
+        if (list) list.push(r);
+        else map.set(k, [r]);
+      }
     }
     for (const w of batch) {
+      if (w.kind === 'keys') {
+        w.resolve(w.keys.flatMap((k) => byKey.get(k) ?? []));
+        continue;
+      }
       let best: TxRow | undefined;
       for (const r of bySignature.get(w.signature) ?? []) {
         if (w.active.has(r.protocol_name) && (best === undefined || r.instruction_index < best.instruction_index)) best = r;

@@ -1,0 +1,69 @@
+// Why point reads fall when a store grows (issue 25): what one batch of getTransaction
+// lookups costs the engine, read from its own counters, on a seeded store.
+//
+//   npx tsx bench/point-reads.ts --dir /path/to/store [--batches 20] [--batch 100] [--optimize]
+//   /work/shared/tools/memcap 1300M -- npx tsx bench/point-reads.ts --dir ...   (past memory)
+//
+// Prints the active parts, the primary-key and mark memory of each lookup table, then for
+// batches of random keys (the service's query shape, signature-lookup.ts): the time, parts
+// and marks selected, bytes read from disk and decompressed, and mark-cache misses per key.
+// --optimize merges tx_by_signature_v2 to one part per partition first (OPTIMIZE FINAL),
+// to separate the part count from the size of the store.
+import { EmbeddedWarehouse } from '../warehouse/embedded-warehouse.ts';
+import { TABLES } from '../warehouse/tables.ts';
+import { flag, machine, median, timeMs } from './bench-support.ts';
+
+const dir = flag('dir', '');
+if (dir === '') throw new Error('--dir of a seeded store is required');
+const BATCHES = Number(flag('batches', '20'));
+const BATCH = Number(flag('batch', '100'));
+const wh = new EmbeddedWarehouse(dir);
+const EVENTS = ['SelectedParts', 'SelectedMarks', 'SelectedRanges', 'OSReadBytes', 'OSReadChars', 'ReadCompressedBytes', 'CompressedReadBufferBlocks',
+  'MarkCacheMisses', 'MarkCacheHits', 'LoadedPrimaryIndexFiles', 'PrimaryIndexCacheMisses', 'ReadBufferFromFileDescriptorRead'] as const;
+
+async function events(): Promise<Record<string, number>> {
+  const rows = await wh.query<{ event: string; value: string }>('SELECT event, value FROM system.events WHERE event IN {e:Array(String)}', { params: { e: EVENTS } });
+  return Object.fromEntries(EVENTS.map((e) => [e, Number(rows.find((r) => r.event === e)?.value ?? 0)]));
+}
+
+try {
+  console.log(machine());
+  if (process.argv.includes('--optimize')) {
+    const ms = await timeMs(() => wh.exec(`OPTIMIZE TABLE ${TABLES.txBySignature} FINAL`));
+    console.log(`OPTIMIZE FINAL ${TABLES.txBySignature}: ${(ms / 1000).toFixed(1)} s`);
+  }
+  await wh.exec('SYSTEM STOP MERGES');
+  console.table(await wh.query(`SELECT table, count() AS parts, sum(rows) AS rows, formatReadableSize(sum(bytes_on_disk)) AS disk,
+      formatReadableSize(sum(primary_key_bytes_in_memory)) AS pk_memory, sum(marks) AS marks,
+      formatReadableSize(sum(marks_bytes)) AS marks_on_disk
+    FROM system.parts WHERE active AND database = currentDatabase() AND table IN {t:Array(String)} GROUP BY table ORDER BY table`,
+  { params: { t: [TABLES.transactions, TABLES.txBySignature, TABLES.txByAddress] } }));
+  // Random stored keys, read from the sig_key column alone (8 B a record; a sample of
+  // signatures, as rpc-load.ts takes, reads the whole signature column into the cache).
+  const [range] = await wh.query<{ n: string }>(`SELECT count() AS n FROM ${TABLES.txBySignature}`);
+  const total = Number(range!.n);
+  const sample = (await wh.query<{ k: string }>(
+    `SELECT toString(sig_key) AS k FROM ${TABLES.txBySignature} WHERE intHash64(sig_key) % {m:UInt64} = 0 LIMIT {n:UInt32}`,
+    { params: { m: Math.max(1, Math.floor(total / (4 * BATCHES * BATCH))), n: 2 * BATCHES * BATCH } })).map((r) => r.k);
+  const rows: Record<string, number | string>[] = [];
+  for (const size of [1, BATCH]) {
+    const times: number[] = [];
+    const before = await events();
+    for (let b = 0; b < BATCHES; b++) {
+      const picks = Array.from({ length: size }, () => sample[Math.floor(Math.random() * sample.length)]!);
+      const set = picks.map((_, i) => `{k${i}:UInt64}`).join(', ');
+      const params = Object.fromEntries(picks.map((k, i) => [`k${i}`, k]));
+      times.push(await timeMs(() => wh.query(`SELECT signature, instruction_index, slot, block_time, program_id, protocol_name, instruction_type,
+          fee, compute_units, accounts_count, success FROM ${TABLES.txBySignature} WHERE sig_key IN (${set})`,
+      { params, settings: { max_threads: 1, use_query_condition_cache: 0 } })));
+    }
+    const after = await events();
+    const per = (e: string) => Number(((after[e]! - before[e]!) / (BATCHES * size)).toFixed(1));
+    rows.push({ keys: size, 'ms/batch (median)': Number(median(times).toFixed(2)), 'ms/key': Number((median(times) / size).toFixed(3)),
+      ...Object.fromEntries(EVENTS.map((e) => [`${e}/key`, per(e)])) });
+  }
+  console.table(rows);
+  console.log(JSON.stringify({ date: new Date().toISOString(), machine: machine(), records: total, results: rows }));
+} finally {
+  await wh.close();
+}
