@@ -19,7 +19,7 @@ import { createAccess, type Access } from './access/access.ts';
 import { Metrics } from '../core/metrics.ts';
 import { Analytics } from './analytics/analytics.ts';
 import { BoundedWarehouse } from './analytics/bounded-warehouse.ts';
-import { setPageTokenSecret } from './analytics/page-token.ts';
+import { PageTokens } from './analytics/page-token.ts';
 import { SqlSandbox } from './sql/sql-sandbox.ts';
 import { DownloadLinks } from './exports/download-links.ts';
 import { ExportService } from './exports/export-service.ts';
@@ -35,6 +35,8 @@ export interface Services {
   wh: Warehouse;
   dataVersion: DataVersion;
   registry: ProtocolRegistry;
+  /** The codec of every listing's pagination tokens, keyed by the operator token (replicas share it). */
+  pageTokens: PageTokens;
   /** The analytics layer as the doors get it: each binds its request's budget (unbound, it refuses every statement). */
   analytics: Analytics;
   /** The same layer under the operator's budget: background work, CLIs, benchmarks and tests outside any request. */
@@ -81,14 +83,14 @@ export async function createServices(
   const dataVersion = new DataVersion();
   const registry = new ProtocolRegistry(wh);
   // Pagination tokens carry a MAC; replicas share the operator token, so they share the key.
-  setPageTokenSecret(config.adminToken);
+  const pageTokens = new PageTokens(config.adminToken);
   // Every statement a door can cause passes the request budget (warehouse/budgeted-warehouse.ts):
   // the serving session's analytics reads, client SQL, export chunks; each is bound to a budget.
   // Free keys' analytics statements run on a serving session of their own: however heavy
   // (10,000-record listings), they never queue a paid key's read or /health behind them.
   const freeServing = new InstrumentedWarehouse(openWarehouse(config), metrics);
   const servingWh = new BudgetedWarehouse(wh, 'analytics', true, new PlanLanes(), { free: freeServing });
-  const analytics = new Analytics(new BoundedWarehouse(servingWh, config.analyticsTimeoutSeconds), registry, dataVersion, options.measures);
+  const analytics = new Analytics(new BoundedWarehouse(servingWh, config.analyticsTimeoutSeconds), registry, dataVersion, pageTokens, options.measures);
   const sqlSandbox = new SqlSandbox(
     openSandboxSessions(config).map((session) => new BudgetedWarehouse(new InstrumentedWarehouse(session, metrics), 'sql')),
     { ...config.sql, readonlyByUser: config.sql.user !== undefined },
@@ -130,18 +132,20 @@ export async function createServices(
       return key?.accountDisabled === true ? 'inactive' : key?.status;
     },
     links: new DownloadLinks(config.adminToken),
+    tokens: pageTokens,
     logger,
     now: options.exportClock,
   });
   exports.start();
   // Pages are read on the serving session, under each request's budget and its plan's share.
-  const executions = new ExecutionService(exports, jobStore, servingWh, options.exportClock);
+  const executions = new ExecutionService(exports, jobStore, servingWh, pageTokens, options.exportClock);
   return {
     config,
     logger,
     wh,
     dataVersion,
     registry,
+    pageTokens,
     analytics,
     operatorAnalytics,
     sqlSandbox,

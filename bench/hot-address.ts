@@ -101,14 +101,14 @@ async function main(): Promise<void> {
       const b = req.body as { design: string; at: Position };
       const { services } = server;
       const visible = await services.operatorAnalytics.visibleProtocols();
-      const request = { address: hot, filters: {}, sortOrder: 'asc' as const, limit: LIMIT, cursor: b.at ? addressCursorToken({ address: hot, filters: {}, sortOrder: 'asc', limit: LIMIT }, ...b.at) : undefined };
+      const request = { address: hot, filters: {}, sortOrder: 'asc' as const, limit: LIMIT, cursor: b.at ? addressCursorToken(services.pageTokens, { address: hot, filters: {}, sortOrder: 'asc', limit: LIMIT }, ...b.at) : undefined };
       let data: Transaction[];
       if (b.design === 'today' || b.design === 'coalesced') {
         const refs = await readRefs(services.wh, hot, visible, b.at);
         const keys = [...new Set(refs.map((r) => r.sk))];
         data = assemble(refs, b.design === 'today' ? await readDetails(services.wh, keys) : await batcher.read(keys));
       } else if (b.design === 'listing') {
-        data = (await listAddressTransactions(services.wh, (k) => lookup.byKeys(services.wh, k), request, visible)).data;
+        data = (await listAddressTransactions(services.wh, services.pageTokens, (k) => lookup.byKeys(services.wh, k), request, visible)).data;
       } else {
         data = (await services.operatorAnalytics.addressTransactions(request)).data;
       }

@@ -89,7 +89,7 @@ async function main(): Promise<void> {
     const randomPage = (): string => {
       const p = places[Math.floor(Math.random() * places.length)]!;
       const req = { address: p.a, filters: {}, sortOrder: 'asc' as const, limit: 100 };
-      return body('getTransactionsForAddress', [p.a, { limit: 100, ...(Math.random() < 0.5 ? { paginationToken: addressCursorToken(req, Number(p.bt), p.sk, Number(p.ii)) } : {}) }]);
+      return body('getTransactionsForAddress', [p.a, { limit: 100, ...(Math.random() < 0.5 ? { paginationToken: addressCursorToken(services.pageTokens, req, Number(p.bt), p.sk, Number(p.ii)) } : {}) }]);
     };
     // Whole hours only (answered from the hourly view alone), a different range each time,
     // so the result cache never answers: the view-backed read itself.

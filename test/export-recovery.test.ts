@@ -34,6 +34,7 @@ const deps = (sessions: EmbeddedWarehouse[]): ExportServiceDeps => ({
   visibleProtocols: () => s.analytics.protocols(),
   keyStatus: async () => 'active',
   links: new DownloadLinks('recovery-test-secret'),
+  tokens: s.pageTokens,
   logger: s.logger,
 });
 

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { listAddressTransactions } from '../api/analytics/address-transactions.ts';
+import { PageTokens } from '../api/analytics/page-token.ts';
 import { SignatureLookup } from '../api/analytics/signature-lookup.ts';
 import { insertDemoRows } from '../ingest/demo-generator.ts';
 import { EmbeddedWarehouse } from '../warehouse/embedded-warehouse.ts';
@@ -53,7 +54,7 @@ describe('migration 060', () => {
           const got: string[] = [];
           let cursor: string | undefined;
           do {
-            const page = await listAddressTransactions(wh, (k) => lookup.byKeys(wh, k), { address: a, filters: {}, sortOrder, limit: 50, cursor }, visible);
+            const page = await listAddressTransactions(wh, new PageTokens('migration-060'), (k) => lookup.byKeys(wh, k), { address: a, filters: {}, sortOrder, limit: 50, cursor }, visible);
             got.push(...page.data.map((t) => t.signature));
             cursor = page.next ?? undefined;
           } while (cursor !== undefined);

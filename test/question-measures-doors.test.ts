@@ -31,7 +31,7 @@ let headers: Record<string, string>;
 beforeAll(async () => {
   t = await startApp({}, { measures: WITH_RATE });
   const s = t.services;
-  plain = await buildApp({ ...s, analytics: new Analytics(s.wh, s.registry, s.dataVersion) });
+  plain = await buildApp({ ...s, analytics: new Analytics(s.wh, s.registry, s.dataVersion, s.pageTokens) });
   headers = await apiKeyHeaders(t.app);
   await ingestDemo(s, 3000, 7);
 });

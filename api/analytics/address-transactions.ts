@@ -6,7 +6,7 @@
 import { MAX_BLOCK_TIME } from '../../core/limits.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
 import { commonConditions, type Conditions } from './question/model.ts';
-import { decodeToken, encodeToken, isUInt, listingFingerprint } from './page-token.ts';
+import { isUInt, listingFingerprint, type PageTokens } from './page-token.ts';
 import { toTransaction } from './transactions.ts';
 import type { KeyedRow } from './signature-lookup.ts';
 import type { AddressTransaction, Page, SortOrder, TransactionFilters } from './types.ts';
@@ -42,23 +42,23 @@ const UINT64_MAX = 2n ** 64n - 1n;
 const fingerprintOf = (req: AddressListRequest): string =>
   listingFingerprint({ address: req.address, filters: req.filters, sortOrder: req.sortOrder });
 
-function encode(c: AddressCursor, req: AddressListRequest): string {
-  return encodeToken([TAG, c.blockTime, c.sigKey, c.instructionIndex, fingerprintOf(req)]);
+function encode(tokens: PageTokens, c: AddressCursor, req: AddressListRequest): string {
+  return tokens.encode([TAG, c.blockTime, c.sigKey, c.instructionIndex, fingerprintOf(req)]);
 }
 
 /**
  * The token of a page starting after the record at (blockTime, sigKey, instructionIndex):
  * what a previous page would have returned (benchmarks use it to start at random places).
  */
-export function addressCursorToken(req: AddressListRequest, blockTime: number, sigKey: string, instructionIndex: number): string {
-  return encode({ blockTime, sigKey, instructionIndex }, req);
+export function addressCursorToken(tokens: PageTokens, req: AddressListRequest, blockTime: number, sigKey: string, instructionIndex: number): string {
+  return encode(tokens, { blockTime, sigKey, instructionIndex }, req);
 }
 
 /** A UInt64 in canonical decimal (no sign, no leading zeros), as toString(sig_key) writes it. */
 const isUInt64Text = (v: unknown): v is string => typeof v === 'string' && /^(0|[1-9]\d{0,19})$/.test(v) && BigInt(v) <= UINT64_MAX;
 
-function decode(token: string, req: AddressListRequest): AddressCursor {
-  return decodeToken(token, TAG, fingerprintOf(req), (v) =>
+function decode(tokens: PageTokens, token: string, req: AddressListRequest): AddressCursor {
+  return tokens.decode(token, TAG, fingerprintOf(req), (v) =>
     v.length === 3 && isUInt(v[0], MAX_BLOCK_TIME) && isUInt64Text(v[1]) && isUInt(v[2], 65_535)
       ? { blockTime: v[0], sigKey: v[1], instructionIndex: v[2] }
       : undefined);
@@ -68,8 +68,8 @@ function decode(token: string, req: AddressListRequest): AddressCursor {
  * Refuse a token that is not one this listing issued, even where the answer does not use
  * it (a count): a bad token is always the caller's mistake, never silently ignored.
  */
-export function checkAddressToken(req: AddressListRequest & { cursor: string }): void {
-  decode(req.cursor, req);
+export function checkAddressToken(tokens: PageTokens, req: AddressListRequest & { cursor: string }): void {
+  decode(tokens, req.cursor, req);
 }
 
 /** Conditions on tx_by_address; every filter except signatures is answered by its own columns. */
@@ -138,7 +138,7 @@ export type RecordsByKey = (keys: readonly string[]) => Promise<KeyedRow[]>;
  * instruction_index) are served together, ordered by signature, so the keyset cursor,
  * which names that triple, never splits them.
  */
-export async function listAddressTransactions(wh: Warehouse, records: RecordsByKey, req: AddressListRequest, visible: readonly string[]): Promise<Page<AddressTransaction>> {
+export async function listAddressTransactions(wh: Warehouse, tokens: PageTokens, records: RecordsByKey, req: AddressListRequest, visible: readonly string[]): Promise<Page<AddressTransaction>> {
   if (visible.length === 0) return { data: [], next: null };
   const built = addressConditions(req.address, req.filters, visible);
   const asc = req.sortOrder === 'asc';
@@ -163,7 +163,7 @@ export async function listAddressTransactions(wh: Warehouse, records: RecordsByK
   const wanted = req.filters.signatures === undefined ? undefined : new Set(req.filters.signatures);
 
   const out: KeyedRow[] = [];
-  let position = req.cursor === undefined ? undefined : decode(req.cursor, req);
+  let position = req.cursor === undefined ? undefined : decode(tokens, req.cursor, req);
   let more = false;
   // Usually one round; another only when references without records left the page short.
   for (;;) {
@@ -218,7 +218,7 @@ export async function listAddressTransactions(wh: Warehouse, records: RecordsByK
   }
   return {
     data: out.map((r) => ({ ...toTransaction(r), instructionIndex: Number(r.instruction_index) })),
-    next: more && position ? encode(position, req) : null,
+    next: more && position ? encode(tokens, position, req) : null,
   };
 }
 

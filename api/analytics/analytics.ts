@@ -31,6 +31,7 @@ import {
 } from './group-pages.ts';
 import { prepareGroupConnection, type GroupReads } from './group-connection.ts';
 import { compileCount } from './question/count.ts';
+import type { PageTokens } from './page-token.ts';
 import { prepareRecordConnection } from './record-connection.ts';
 import { PRESETS, toActivity, toInstructionTypes, toStats, toTop, type TopSortBy } from './presets.ts';
 import { toComparison, toPerformance, type ProtocolComparisonItem, type ProtocolPerformance } from './protocol-reports.ts';
@@ -84,6 +85,8 @@ export class Analytics {
     private readonly wh: Warehouse,
     private readonly registry: ProtocolRegistry,
     private readonly dataVersion: DataVersion,
+    /** The codec of pagination tokens every listing issues and reads (one key for all, from services.ts). */
+    private readonly tokens: PageTokens,
     /** The question model's measures this service answers (the model's; a test may add some). */
     readonly measures: Measures = MEASURES,
     shared?: Shared,
@@ -98,17 +101,13 @@ export class Analytics {
    * request's budget gives them; cached answers and coalesced reads stay shared.
    */
   under(budget: Budget | null | undefined): Analytics {
-    return new Analytics(boundTo(this.wh, budget), this.registry, this.dataVersion, this.measures, this.shared);
-  }
-
-  private get cache(): ResultCache {
-    return this.shared.cache;
+    return new Analytics(boundTo(this.wh, budget), this.registry, this.dataVersion, this.tokens, this.measures, this.shared);
   }
 
   /** Forget cached answers (the registry changed: a protocol was activated or hidden). */
   invalidate(): void {
     this.shared.generation += 1;
-    this.cache.clear();
+    this.shared.cache.clear();
   }
 
   /**
@@ -153,7 +152,7 @@ export class Analytics {
   /** The rows of a compiled question, from the result cache (keyed by the statement itself). */
   private rows(q: Question, statement: CompiledStatement | undefined): Promise<AnswerRow[]> {
     if (statement === undefined) return Promise.resolve([]);
-    return this.cache.get(`q:${statement.sql}:${JSON.stringify(statement.params)}`,
+    return this.shared.cache.get(`q:${statement.sql}:${JSON.stringify(statement.params)}`,
       async () => readRows(q, await this.wh.query<Record<string, unknown>>(statement.sql, { params: statement.params }), this.measures));
   }
 
@@ -174,7 +173,7 @@ export class Analytics {
   /** The cost of answering, estimated by the engine before anything runs. */
   async cost(q: CostQuestion): Promise<AnswerCost> {
     const [statements, shape] = q.kind === 'fixed' ? [[], FIXED_SHAPE] : [q.statements, q.shape];
-    return this.cache.get(`cost:${JSON.stringify([statements, shape])}`, () => costOf(this.wh, statements, shape));
+    return this.shared.cache.get(`cost:${JSON.stringify([statements, shape])}`, () => costOf(this.wh, statements, shape));
   }
 
   // ---- presets: protocol-level answers -------------------------------------------------------
@@ -290,12 +289,12 @@ export class Analytics {
   /** A page of groups as a connection: its statement, and those of the extras asked (group-connection.ts); `budget` as for prepareListing. */
   async prepareGroups(req: GroupPageRequest, wants: ConnectionWants = NO_EXTRAS, budget?: number): Promise<Prepared<ConnectionPage<Group>>> {
     const protocols = await this.scope({ kind: 'list', names: req.filters.protocols });
-    return prepareGroupConnection(req, wants, groupsQuestion(req, protocols), (rows) => toGroupPage(req, protocols, rows), this.groupReads(budget));
+    return prepareGroupConnection(req, wants, groupsQuestion(this.tokens, req, protocols), (rows) => toGroupPage(this.tokens, req, protocols, rows), this.groupReads(budget));
   }
 
   async prepareFailures(req: FailureRequest, wants: ConnectionWants = NO_EXTRAS, budget?: number): Promise<Prepared<ConnectionPage<Group>>> {
     const protocols = await this.scope({ kind: 'list', names: req.filters.protocols });
-    return prepareGroupConnection(req, wants, failuresQuestion(req, protocols), (rows) => toFailurePage(req, protocols, rows), this.groupReads(budget));
+    return prepareGroupConnection(req, wants, failuresQuestion(this.tokens, req, protocols), (rows) => toFailurePage(this.tokens, req, protocols, rows), this.groupReads(budget));
   }
 
   /** How group connections compile and read: this layer's compiler, cache and cost model. */
@@ -304,7 +303,7 @@ export class Analytics {
       compile: (q) => compile(q, this.measures),
       compileCount: (q) => compileCount(q, this.measures),
       rows: (q, statement) => this.rows(q, statement),
-      count: (c) => this.cache.get(`n:${c.sql}:${JSON.stringify(c.params)}`,
+      count: (c) => this.shared.cache.get(`n:${c.sql}:${JSON.stringify(c.params)}`,
         async () => Number((await this.wh.query<{ n: string }>(c.sql, { params: c.params }))[0]?.n ?? 0)),
       fits: (statements, shape) => this.fits(statements, shape, budget),
     };
@@ -343,7 +342,7 @@ export class Analytics {
   }
 
   async transactions(req: ListRequest): Promise<Page<Transaction>> {
-    return listTransactions(this.wh, req, await this.visibleProtocols(req.filters.protocols));
+    return listTransactions(this.wh, this.tokens, req, await this.visibleProtocols(req.filters.protocols));
   }
 
   /** A page of records with a cursor per record (GraphQL edges). */
@@ -359,7 +358,7 @@ export class Analytics {
   async prepareListing(req: ListRequest, wants: ConnectionWants = NO_EXTRAS, budget?: number, protocols: 'narrow' | 'list' = 'list'): Promise<Prepared<ConnectionPage<Transaction>>> {
     const visible = await this.scope({ kind: protocols, names: req.filters.protocols });
     const shape: CostShape = { range: req.filters.blockTime ?? {}, protocolsGiven: req.filters.protocols !== undefined };
-    const connection = await prepareRecordConnection(this.wh, req, visible, wants, (statements) => this.fits(statements, shape, budget));
+    const connection = await prepareRecordConnection(this.wh, this.tokens, req, visible, wants, (statements) => this.fits(statements, shape, budget));
     return { kind: 'prepared', statements: connection.statements, shape, answer: () => connection.answer() };
   }
 
@@ -375,7 +374,7 @@ export class Analytics {
     // Concurrent requests for the same page share one read (shared-reads.ts); a page's
     // records are fresh objects per read, and callers only map them, never mutate.
     const key = JSON.stringify([this.answersVersion(), visible, req.address, req.filters, req.sortOrder, req.limit, req.cursor ?? null]);
-    return this.shared.addressPages.run(key, () => listAddressTransactions(this.wh, (keys) => this.shared.signatures.byKeys(this.wh, keys), req, visible));
+    return this.shared.addressPages.run(key, () => listAddressTransactions(this.wh, this.tokens, (keys) => this.shared.signatures.byKeys(this.wh, keys), req, visible));
   }
 
   /** How many of an address's records match, with no details. */
@@ -385,7 +384,7 @@ export class Analytics {
 
   /** Refuse an address-listing token this service did not issue for `req`, without listing. */
   checkAddressToken(req: AddressListRequest & { cursor: string }): void {
-    checkAddressToken(req);
+    checkAddressToken(this.tokens, req);
   }
 }
 

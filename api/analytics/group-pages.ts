@@ -4,7 +4,7 @@
 // token codec) or into series with every bucket. No SQL here: compile.ts writes it.
 import { AppError, Errors, param } from '../../core/errors.ts';
 import { MAX_SERIES_POINTS } from '../../core/limits.ts';
-import { decodeToken, encodeToken, listingFingerprint, type PageDirection } from './page-token.ts';
+import { listingFingerprint, type PageDirection, type PageTokens } from './page-token.ts';
 import type { AnswerRow, Position, Question, QuestionFilters } from './question/compile.ts';
 import { bucketStarts, type Granularity } from './question/granularity.ts';
 import { isTimeDimension, type Dimension } from './question/model.ts';
@@ -127,9 +127,9 @@ const groupFingerprint = (req: GroupPageRequest, protocols: readonly string[]): 
   listingFingerprint({ f: { ...req.filters, protocols }, k: req.keys, m: [...req.metrics].sort(), s: req.sort, b: 'hour' });
 
 /** A page of groups sorted by a metric, then by the group keys, one way; one row past the page tells whether more follow. */
-export function groupsQuestion(req: GroupPageRequest, protocols: readonly string[]): Question<Metric> {
+export function groupsQuestion(tokens: PageTokens, req: GroupPageRequest, protocols: readonly string[]): Question<Metric> {
   const keys = pageKeys(req);
-  const after = req.cursor === undefined ? undefined : decodeToken(req.cursor, 'g1', groupFingerprint(req, protocols), (v) => readPosition(v, keys), req.direction);
+  const after = req.cursor === undefined ? undefined : tokens.decode(req.cursor, 'g1', groupFingerprint(req, protocols), (v) => readPosition(v, keys), req.direction);
   return {
     measures: req.metrics,
     dimensions: keys,
@@ -143,7 +143,7 @@ export function groupsQuestion(req: GroupPageRequest, protocols: readonly string
 const pageKeys = (req: GroupPageRequest): GroupKey[] =>
   req.sort.key === undefined ? [...req.keys] : [req.sort.key, ...req.keys.filter((k) => k !== req.sort.key)];
 
-export function toGroupPage(req: GroupPageRequest, protocols: readonly string[], rows: readonly AnswerRow[]): GroupPage {
+export function toGroupPage(tokens: PageTokens, req: GroupPageRequest, protocols: readonly string[], rows: readonly AnswerRow[]): GroupPage {
   const fp = groupFingerprint(req, protocols);
   const kept = rows.slice(0, req.limit).map((r) => toGroup(r, req.metrics));
   const keys = pageKeys(req);
@@ -152,7 +152,7 @@ export function toGroupPage(req: GroupPageRequest, protocols: readonly string[],
     groups: kept.map((g, i) => ({
       group: g,
       // Sorted by a key, the position is the keys alone (the value is unused).
-      cursor: encodeToken(['g1', sortMetric === undefined ? 0 : ((rows[i]!.values[sortMetric] as number | undefined) ?? 0), ...keys.map((k) => keyValue(g, k)), fp]),
+      cursor: tokens.encode(['g1', sortMetric === undefined ? 0 : ((rows[i]!.values[sortMetric] as number | undefined) ?? 0), ...keys.map((k) => keyValue(g, k)), fp]),
     })),
     more: rows.length > req.limit,
   };
@@ -165,9 +165,9 @@ const failureFingerprint = (req: FailureRequest, protocols: readonly string[]): 
   listingFingerprint({ f: { ...req.filters, protocols }, k: req.keys, m: [...req.metrics].sort() });
 
 /** Failed records grouped by error message (and the asked keys), most frequent first. */
-export function failuresQuestion(req: FailureRequest, protocols: readonly string[]): Question<Metric> {
+export function failuresQuestion(tokens: PageTokens, req: FailureRequest, protocols: readonly string[]): Question<Metric> {
   const keys = failureKeys(req);
-  const after = req.cursor === undefined ? undefined : decodeToken(req.cursor, 'f1', failureFingerprint(req, protocols), (v) => readPosition(v, keys), req.direction);
+  const after = req.cursor === undefined ? undefined : tokens.decode(req.cursor, 'f1', failureFingerprint(req, protocols), (v) => readPosition(v, keys), req.direction);
   return {
     measures: req.metrics,
     dimensions: keys,
@@ -177,12 +177,12 @@ export function failuresQuestion(req: FailureRequest, protocols: readonly string
   };
 }
 
-export function toFailurePage(req: FailureRequest, protocols: readonly string[], rows: readonly AnswerRow[]): GroupPage {
+export function toFailurePage(tokens: PageTokens, req: FailureRequest, protocols: readonly string[], rows: readonly AnswerRow[]): GroupPage {
   const keys = failureKeys(req);
   const fp = failureFingerprint(req, protocols);
   const kept = rows.slice(0, req.limit).map((r) => toGroup(r, [...new Set<Metric>([...req.metrics, 'count'])]));
   return {
-    groups: kept.map((g) => ({ group: g, cursor: encodeToken(['f1', g.values.count ?? 0, ...keys.map((k) => keyValue(g, k)), fp]) })),
+    groups: kept.map((g) => ({ group: g, cursor: tokens.encode(['f1', g.values.count ?? 0, ...keys.map((k) => keyValue(g, k)), fp]) })),
     more: rows.length > req.limit,
   };
 }

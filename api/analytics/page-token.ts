@@ -4,13 +4,14 @@
 // filters, sort order) by a fingerprint, so a token of other filters is refused with a
 // message saying so, and it carries a MAC over all of that under a server secret, so a
 // token the service did not write (a forged position, an edited element) is refused too.
+// The key is the codec's (PageTokens), built once by services.ts: no module-wide secret.
 //
 // A token names a position (a record, a group), never a way to go: the same edge cursor
 // resumes forwards (after it) or backwards (before it), as Relay's connections expect. The
 // direction is the page's, given at decode time: it picks the word an error names the token
 // by (GraphQL's pagination.after or pagination.before), and scanOrder turns it and the
 // listing's order into the order a page is read in.
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { AppError, Errors, param, type ParamKey } from '../../core/errors.ts';
 import { PAGE_TOKEN_MAX_CHARS } from '../../core/limits.ts';
 
@@ -42,61 +43,65 @@ export function listingFingerprint(what: unknown): string {
   return createHash('sha256').update(canonical(what)).digest('base64url').slice(0, 12);
 }
 
-/**
- * The MAC key. Every replica must use the same one for a token to page on whichever answers
- * next, so services set it from a shared secret (setPageTokenSecret, from the operator
- * token); until then a random one serves a lone process (tests of the helpers alone).
- */
-let secret: Buffer = randomBytes(32);
-
-export function setPageTokenSecret(shared: string): void {
-  secret = createHash('sha256').update(`page-token:${shared}`).digest();
-}
-
-const macOf = (parts: readonly unknown[]): string => createHmac('sha256', secret).update(JSON.stringify(parts)).digest('base64url').slice(0, 22);
-
-export function encodeToken(parts: readonly unknown[]): string {
-  return Buffer.from(JSON.stringify([...parts, macOf(parts)])).toString('base64url');
-}
-
 const malformed = (key: ParamKey): AppError => new AppError(Errors.invalidParams,
   `${param(key)} is not a pagination token this method issued; pass back the ${param(key)} of the previous page unchanged`, { field: key });
 
 /**
- * Decode a token: `read` checks the position elements (everything between the tag and the
- * fingerprint) and returns the position, or undefined when any is malformed. `direction`
- * is the page's (errors name the token as the argument it came in).
+ * The codec of pagination tokens under one MAC key. Every replica must use the same key for
+ * a token to page on whichever answers next, so services build it once from a shared secret
+ * (the operator token) and hand it to every listing that issues or reads tokens.
  */
-export function decodeToken<T>(
-  token: string,
-  tag: string,
-  fingerprint: string,
-  read: (position: unknown[]) => T | undefined,
-  direction: PageDirection = 'forward',
-): T {
-  const key = tokenParam(direction);
-  // Bounded before anything is decoded, whichever door let it in.
-  if (token.length === 0 || token.length > PAGE_TOKEN_MAX_CHARS) throw malformed(key);
-  let v: unknown;
-  try {
-    v = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
-  } catch {
-    throw malformed(key);
+export class PageTokens {
+  private readonly key: Buffer;
+
+  constructor(shared: string) {
+    this.key = createHash('sha256').update(`page-token:${shared}`).digest();
   }
-  if (!Array.isArray(v) || v.length < 4 || v[0] !== tag || typeof v.at(-1) !== 'string' || typeof v.at(-2) !== 'string') throw malformed(key);
-  const parts = v.slice(0, -1);
-  const position = read(v.slice(1, -2));
-  // Canonical spelling only (no padding, extra spaces, 1.0 for 1 …): the token must be
-  // exactly what encodeToken writes for what it holds.
-  if (position === undefined || Buffer.from(JSON.stringify(v)).toString('base64url') !== token) throw malformed(key);
-  const mac = Buffer.from(String(v.at(-1)));
-  const expected = Buffer.from(macOf(parts));
-  if (mac.length !== expected.length || !timingSafeEqual(mac, expected)) throw malformed(key);
-  if (parts.at(-1) !== fingerprint) {
-    throw new AppError(Errors.invalidParams, `${param(key)} belongs to a listing with other filters or another ${param('order')}; `
-      + `send the same filters and ${param('order')} as for the first page, or start again without a token`, { field: key });
+
+  private macOf(parts: readonly unknown[]): string {
+    return createHmac('sha256', this.key).update(JSON.stringify(parts)).digest('base64url').slice(0, 22);
   }
-  return position;
+
+  encode(parts: readonly unknown[]): string {
+    return Buffer.from(JSON.stringify([...parts, this.macOf(parts)])).toString('base64url');
+  }
+
+  /**
+   * Decode a token: `read` checks the position elements (everything between the tag and the
+   * fingerprint) and returns the position, or undefined when any is malformed. `direction`
+   * is the page's (errors name the token as the argument it came in).
+   */
+  decode<T>(
+    token: string,
+    tag: string,
+    fingerprint: string,
+    read: (position: unknown[]) => T | undefined,
+    direction: PageDirection = 'forward',
+  ): T {
+    const key = tokenParam(direction);
+    // Bounded before anything is decoded, whichever door let it in.
+    if (token.length === 0 || token.length > PAGE_TOKEN_MAX_CHARS) throw malformed(key);
+    let v: unknown;
+    try {
+      v = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
+    } catch {
+      throw malformed(key);
+    }
+    if (!Array.isArray(v) || v.length < 4 || v[0] !== tag || typeof v.at(-1) !== 'string' || typeof v.at(-2) !== 'string') throw malformed(key);
+    const parts = v.slice(0, -1);
+    const position = read(v.slice(1, -2));
+    // Canonical spelling only (no padding, extra spaces, 1.0 for 1 …): the token must be
+    // exactly what encode writes for what it holds.
+    if (position === undefined || Buffer.from(JSON.stringify(v)).toString('base64url') !== token) throw malformed(key);
+    const mac = Buffer.from(String(v.at(-1)));
+    const expected = Buffer.from(this.macOf(parts));
+    if (mac.length !== expected.length || !timingSafeEqual(mac, expected)) throw malformed(key);
+    if (parts.at(-1) !== fingerprint) {
+      throw new AppError(Errors.invalidParams, `${param(key)} belongs to a listing with other filters or another ${param('order')}; `
+        + `send the same filters and ${param('order')} as for the first page, or start again without a token`, { field: key });
+    }
+    return position;
+  }
 }
 
 /** Element checks shared by the listings. */

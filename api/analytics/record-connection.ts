@@ -18,7 +18,7 @@ import { TABLES } from '../../warehouse/tables.ts';
 import { pageFlags, type ConnectionPage, type ConnectionWants, type TotalCount } from './connection.ts';
 import { compile, readRows, type Question } from './question/compile.ts';
 import { addFilter, type Statement } from './question/model.ts';
-import { scanOrder } from './page-token.ts';
+import { scanOrder, type PageTokens } from './page-token.ts';
 import {
   chargedStatements, filterConditions, listingStatements, readPage, scanOf, toEdges,
   type Listing, type Scan,
@@ -94,12 +94,13 @@ export interface RecordConnection {
  */
 export async function prepareRecordConnection(
   wh: Warehouse,
+  tokens: PageTokens,
   req: ListRequest,
   visible: readonly string[],
   wants: ConnectionWants,
   fits: (statements: readonly Statement[]) => Promise<boolean>,
 ): Promise<RecordConnection> {
-  const scan = scanOf(req);
+  const scan = scanOf(tokens, req);
   const listing = await listingStatements(wh, req, visible, scan);
   const probeScan = wants.boundary && scan.cursor !== undefined ? boundaryScan(scan) : undefined;
   const probe: Listing | undefined = probeScan === undefined ? undefined : await listingStatements(wh, req, visible, probeScan);
@@ -124,7 +125,7 @@ export async function prepareRecordConnection(
         totalCount = { value: count.read(rows), estimated: count.estimated };
       }
       return {
-        edges: toEdges(page.rows, req),
+        edges: toEdges(tokens, page.rows, req),
         ...pageFlags(req.direction ?? 'forward', page.more, beyond),
         ...(totalCount === undefined ? {} : { totalCount }),
       };

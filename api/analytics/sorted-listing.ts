@@ -7,7 +7,7 @@
 import { MAX_BLOCK_TIME } from '../../core/limits.ts';
 import { BASE58_SIGNATURE } from '../../core/vocabulary/primitives.ts';
 import { TABLES } from '../../warehouse/tables.ts';
-import { decodeToken, encodeToken, isUInt, listingFingerprint, type PageDirection } from './page-token.ts';
+import { isUInt, listingFingerprint, type PageDirection, type PageTokens } from './page-token.ts';
 import { addFilter, RANGE_FILTERS, type Conditions, type Statement } from './question/model.ts';
 import type { ListRequest, RangeFilter } from './types.ts';
 
@@ -31,14 +31,14 @@ interface SortedScan {
 const fingerprintOf = (req: ListRequest): string => listingFingerprint({ filters: req.filters, sortOrder: req.sortOrder, sortBy: req.sortBy });
 
 /** The cursor resuming right after a row (its column value read as a number: slots and fees stay below 2^53). */
-export function sortedCursorOf(r: { block_time: number; signature: string; instruction_index: number } & Record<string, unknown>, req: ListRequest & { sortBy: ListingSort }): string {
+export function sortedCursorOf(tokens: PageTokens, r: { block_time: number; signature: string; instruction_index: number } & Record<string, unknown>, req: ListRequest & { sortBy: ListingSort }): string {
   const column = RANGE_FILTERS[req.sortBy].column;
-  return encodeToken([TAG, Number(r[column]), Number(r.block_time), r.signature, Number(r.instruction_index), fingerprintOf(req)]);
+  return tokens.encode([TAG, Number(r[column]), Number(r.block_time), r.signature, Number(r.instruction_index), fingerprintOf(req)]);
 }
 
 /** A cursor of this sorted listing, whichever way the page goes from it (the direction names the argument in errors). */
-export function decodeSorted(token: string, req: ListRequest, direction: PageDirection = 'forward'): SortedCursor {
-  return decodeToken(token, TAG, fingerprintOf(req), (v) =>
+export function decodeSorted(tokens: PageTokens, token: string, req: ListRequest, direction: PageDirection = 'forward'): SortedCursor {
+  return tokens.decode(token, TAG, fingerprintOf(req), (v) =>
     v.length === 4 && isUInt(v[0], Number.MAX_SAFE_INTEGER) && isUInt(v[1], MAX_BLOCK_TIME) && typeof v[2] === 'string' && SIGNATURE.test(v[2]) && isUInt(v[3], 65_535)
       ? { value: v[0], blockTime: v[1], signature: v[2], instructionIndex: v[3] }
       : undefined, direction);

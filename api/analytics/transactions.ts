@@ -4,7 +4,7 @@ import { MAX_BLOCK_TIME } from '../../core/limits.ts';
 import { BASE58_SIGNATURE } from '../../core/vocabulary/primitives.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
 import { addFilter, addRanges, commonConditions, type Conditions, type Statement } from './question/model.ts';
-import { decodeToken, encodeToken, isUInt, listingFingerprint, scanOrder, type PageDirection } from './page-token.ts';
+import { isUInt, listingFingerprint, scanOrder, type PageDirection, type PageTokens } from './page-token.ts';
 import type { ListRequest, Page, SortOrder, Transaction, TransactionFilters } from './types.ts';
 import { TABLES } from '../../warehouse/tables.ts';
 import { decodeSorted, sortedCursorOf, sortedListingStatement } from './sorted-listing.ts';
@@ -55,15 +55,15 @@ const TAG = 't2';
 const fingerprintOf = (req: Pick<ListRequest, 'filters' | 'sortOrder'>): string =>
   listingFingerprint({ filters: req.filters, sortOrder: req.sortOrder });
 
-export function encodeCursor(c: Cursor, req: Pick<ListRequest, 'filters' | 'sortOrder'>): string {
-  return encodeToken([TAG, c.blockTime, c.signature, c.instructionIndex, fingerprintOf(req)]);
+export function encodeCursor(tokens: PageTokens, c: Cursor, req: Pick<ListRequest, 'filters' | 'sortOrder'>): string {
+  return tokens.encode([TAG, c.blockTime, c.signature, c.instructionIndex, fingerprintOf(req)]);
 }
 
 const SIGNATURE = new RegExp(BASE58_SIGNATURE);
 
 /** A cursor of this listing (its filters and sortOrder), whichever way the page goes from it. */
-export function decodeCursor(token: string, req: Pick<ListRequest, 'filters' | 'sortOrder'>, direction: PageDirection = 'forward'): Cursor {
-  return decodeToken(token, TAG, fingerprintOf(req), (v) =>
+export function decodeCursor(tokens: PageTokens, token: string, req: Pick<ListRequest, 'filters' | 'sortOrder'>, direction: PageDirection = 'forward'): Cursor {
+  return tokens.decode(token, TAG, fingerprintOf(req), (v) =>
     v.length === 3 && isUInt(v[0], MAX_BLOCK_TIME) && typeof v[1] === 'string' && SIGNATURE.test(v[1]) && isUInt(v[2], 65_535)
       ? { blockTime: v[0], signature: v[1], instructionIndex: v[2] }
       : undefined, direction);
@@ -83,12 +83,12 @@ export interface Scan {
 }
 
 /** The scan of a page of `req`: its cursor decoded (as the argument it came in), its order turned for a backward page. */
-export function scanOf(req: ListRequest): Scan {
+export function scanOf(tokens: PageTokens, req: ListRequest): Scan {
   const direction = req.direction ?? 'forward';
   return {
     order: scanOrder(req.sortOrder, direction),
     cursor: req.cursor === undefined ? undefined
-      : req.sortBy !== undefined ? decodeSorted(req.cursor, req, direction) : decodeCursor(req.cursor, req, direction),
+      : req.sortBy !== undefined ? decodeSorted(tokens, req.cursor, req, direction) : decodeCursor(tokens, req.cursor, req, direction),
     inclusive: false,
     limit: req.limit,
   };
@@ -128,24 +128,24 @@ export async function readPage(wh: Warehouse, req: ListRequest, scan: Scan, list
   return scan.order === req.sortOrder ? page : { rows: page.rows.reverse(), more: page.more };
 }
 
-const cursorOf = (r: TxRow, req: ListRequest): string => (req.sortBy !== undefined
-  ? sortedCursorOf({ ...r }, { ...req, sortBy: req.sortBy })
-  : encodeCursor({ blockTime: Number(r.block_time), signature: r.signature, instructionIndex: Number(r.instruction_index) }, req));
+const cursorOf = (tokens: PageTokens, r: TxRow, req: ListRequest): string => (req.sortBy !== undefined
+  ? sortedCursorOf(tokens, { ...r }, { ...req, sortBy: req.sortBy })
+  : encodeCursor(tokens, { blockTime: Number(r.block_time), signature: r.signature, instructionIndex: Number(r.instruction_index) }, req));
 
 /**
  * List records matching the filters, ordered by (block_time, signature, instruction_index).
  * `visible` is the set of protocols the caller may see (active ones, narrowed by filters).
  */
-export async function listTransactions(wh: Warehouse, req: ListRequest, visible: readonly string[]): Promise<Page<Transaction>> {
-  const scan = scanOf(req);
+export async function listTransactions(wh: Warehouse, tokens: PageTokens, req: ListRequest, visible: readonly string[]): Promise<Page<Transaction>> {
+  const scan = scanOf(tokens, req);
   const { rows, more } = await readPage(wh, req, scan, await listingStatements(wh, req, visible, scan));
   const last = rows.at(-1);
-  return { data: rows.map(toTransaction), next: more && last ? cursorOf(last, req) : null };
+  return { data: rows.map(toTransaction), next: more && last ? cursorOf(tokens, last, req) : null };
 }
 
 /** Records as connection edges, each with its cursor (which resumes right after, or right before, its record). */
-export const toEdges = (rows: readonly TxRow[], req: ListRequest): { node: Transaction; cursor: string }[] =>
-  rows.map((r) => ({ node: toTransaction(r), cursor: cursorOf(r, req) }));
+export const toEdges = (tokens: PageTokens, rows: readonly TxRow[], req: ListRequest): { node: Transaction; cursor: string }[] =>
+  rows.map((r) => ({ node: toTransaction(r), cursor: cursorOf(tokens, r, req) }));
 
 /**
  * The statements a listing is charged for. The page window is found from the hourly view,
@@ -171,7 +171,7 @@ export interface Listing {
  * the hourly view) first, and over the whole range when the window held too few rows. The
  * cost model estimates the same statements (the windowed one when there is one).
  */
-export async function listingStatements(wh: Warehouse, req: ListRequest, visible: readonly string[], scan: Scan = scanOf(req)): Promise<Listing | undefined> {
+export async function listingStatements(wh: Warehouse, req: ListRequest, visible: readonly string[], scan: Scan): Promise<Listing | undefined> {
   if (visible.length === 0) return undefined;
   if (req.sortBy !== undefined) {
     // Sorted by a record column: one statement over the whole range (sorted-listing.ts).

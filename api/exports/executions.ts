@@ -13,7 +13,7 @@ import path from 'node:path';
 import { AppError, Errors } from '../../core/errors.ts';
 import { EXECUTION_PAGE_MAX_ROWS, EXECUTION_RESULT_TTL_HOURS, EXECUTION_SWEEP_MS, EXECUTION_TOKEN_MAX_CHARS } from '../../core/limits.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
-import { decodeToken, encodeToken, isUInt, listingFingerprint } from '../analytics/page-token.ts';
+import { isUInt, listingFingerprint, type PageTokens } from '../analytics/page-token.ts';
 import { literal } from './export-writer.ts';
 import type { ExportOwner, ExportService } from './export-service.ts';
 import { failureMessage } from './export-views.ts';
@@ -71,6 +71,8 @@ export class ExecutionService {
     private readonly store: JobStore,
     /** Reads pages back (the serving session, bound to each asking request's budget): the file is on this process's disk. */
     private readonly reader: Warehouse,
+    /** The listings' page-token codec (services.ts): page cursors are its tokens. */
+    private readonly tokens: PageTokens,
     private readonly now: () => number = Date.now,
   ) {
     this.sweeper = setInterval(() => this.sweep(), EXECUTION_SWEEP_MS);
@@ -128,7 +130,7 @@ export class ExecutionService {
     const sql = `SELECT * FROM file(${literal(path.join(this.store.dirOf(job.id), file.name))}, 'Parquet', ${literal(structure)}) LIMIT ${size} OFFSET ${offset}`;
     const settings = { input_format_parquet_preserve_order: 1, max_threads: 1 };
     const nextOffset = offset + size;
-    const nextCursor = nextOffset < total ? encodeToken([CURSOR_TAG, nextOffset, listingFingerprint({ execution: job.id })]) : null;
+    const nextCursor = nextOffset < total ? this.tokens.encode([CURSOR_TAG, nextOffset, listingFingerprint({ execution: job.id })]) : null;
     try {
       if (format === 'json') {
         const rows = await boundTo(this.reader, owner.budget).query<Record<string, unknown>>(sql, { settings });
@@ -164,7 +166,7 @@ export class ExecutionService {
       throw bad('cursor', 'is not a cursor of this execution; pass the nextCursor of the previous page unchanged');
     }
     try {
-      return decodeToken(cursor, CURSOR_TAG, listingFingerprint({ execution: job.id }),
+      return this.tokens.decode(cursor, CURSOR_TAG, listingFingerprint({ execution: job.id }),
         (p) => (p.length === 1 && isUInt(p[0], Number.MAX_SAFE_INTEGER) ? p[0] : undefined));
     } catch {
       throw bad('cursor', 'is not a cursor of this execution; pass the nextCursor of the previous page unchanged');

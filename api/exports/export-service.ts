@@ -21,7 +21,7 @@ import type { Logger } from '../../core/logger.ts';
 import type { Plan } from '../../core/plans.ts';
 import type { KeyStatus } from '../../warehouse/api-key-store.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
-import { decodeToken, encodeToken, isUInt, listingFingerprint } from '../analytics/page-token.ts';
+import { isUInt, listingFingerprint, type PageTokens } from '../analytics/page-token.ts';
 import type { SqlSandbox } from '../sql/sql-sandbox.ts';
 import { datasetCard, DATASET_CARD, MANIFEST, manifestOf } from './dataset-card.ts';
 import type { DownloadLinks } from './download-links.ts';
@@ -72,6 +72,8 @@ export interface ExportServiceDeps {
   /** A key's status, read from the store (revoked keys' links stop working); a key of a disabled account reads as inactive. */
   keyStatus: (keyId: string) => Promise<KeyStatus | undefined>;
   links: DownloadLinks;
+  /** The listings' page-token codec (services.ts): job lists' cursors are its tokens. */
+  tokens: PageTokens;
   logger: Logger;
   now?: () => number;
   /** Free bytes of the disk holding `dir` (statfs; tests stand in a small disk). */
@@ -154,14 +156,14 @@ export class ExportService {
     if (page.after != null) {
       let at: JobPosition | undefined;
       try {
-        at = decodeToken(page.after, CURSOR_TAG, fingerprint, jobPosition);
+        at = this.deps.tokens.decode(page.after, CURSOR_TAG, fingerprint, jobPosition);
       } catch { /* answered below, as a cursor of no job */ }
       const i = at === undefined ? -1 : jobs.findIndex((j) => j.seq === at.seq && j.id === at.id);
       if (i < 0) throw new AppError(Errors.invalidParams, `${param('cursor')} is not a cursor of this listing`, { field: 'cursor' });
       start = i + 1;
     }
     const slice = jobs.slice(start, start + first);
-    const cursors = slice.map((j) => encodeToken([CURSOR_TAG, j.seq, j.id, fingerprint]));
+    const cursors = slice.map((j) => this.deps.tokens.encode([CURSOR_TAG, j.seq, j.id, fingerprint]));
     return {
       jobs: slice.map((j) => this.view(j)),
       cursors,

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../core/logger.ts';
 import { IngestPipeline } from '../../ingest/pipeline.ts';
 import { Analytics } from '../../api/analytics/analytics.ts';
+import { PageTokens } from '../../api/analytics/page-token.ts';
 import { DataVersion } from '../../warehouse/data-version.ts';
 import { migrate } from '../../warehouse/migrate.ts';
 import { ProtocolRegistry } from '../../warehouse/protocol-registry.ts';
@@ -80,7 +81,7 @@ export function warehouseContract(name: string, open: () => Promise<{ wh: Wareho
       const records = await demoRecords({ wh }, 1500, 3);
       const report = await pipeline.ingest(records.map((value, i) => ({ value, position: { line: i + 1 } })), 'contract');
       expect(report).toMatchObject({ accepted: 1500, rejected: [] });
-      const analytics = new Analytics(wh, registry, dataVersion);
+      const analytics = new Analytics(wh, registry, dataVersion, new PageTokens('contract'));
       const stats = await analytics.protocolStats('jupiter_v6');
       expect(stats).toEqual(await protocolStats({ wh }, 'jupiter_v6'));
       const tx = await analytics.transaction(records.find((r) => r.protocol_name === 'pump_fun')!.signature);
