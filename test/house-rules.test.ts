@@ -102,8 +102,6 @@ const IMMUTABLE = /^(?:RegExp|URL|TextEncoder|TextDecoder|Intl\.\w+|Error|\w+Err
 
 /** Module-level state in service code today, as `file: name`, with its owner and the way out. */
 export const MODULE_STATE: Readonly<Record<string, string>> = {
-  [`${p('api', 'rpc', 'json-rpc.ts')}: inexactIds`]: 'method catalog (api/rpc/): marks on parsed bodies; belong to the parse result rather than a module-wide WeakSet',
-  [`${p('api', 'rpc', 'json-rpc.ts')}: inexactParams`]: 'method catalog (api/rpc/): as inexactIds',
   [`${p('ingest', 'demo-records-cli.ts')}: wh`]: 'ingest pipeline steps (ingest/): a CLI\'s top-level script; its body moves into a main() function',
 };
 

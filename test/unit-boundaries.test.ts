@@ -33,7 +33,7 @@ describe('JSON-RPC envelope', () => {
   });
 
   it('maps every malformed envelope to its standard code', async () => {
-    expect(parseRpcBody('{')).toBe(PARSE_FAILED);
+    expect(parseRpcBody('{').value).toBe(PARSE_FAILED);
     expect(await answer('{')).toMatchObject({ id: null, error: { code: -32700 } });
     expect(await answer('[]')).toMatchObject({ id: null, error: { code: -32600 } });
     expect(await answer('{"jsonrpc":"1.0","id":1,"method":"echo"}')).toMatchObject({ id: 1, error: { code: -32600 } });

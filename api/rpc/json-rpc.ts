@@ -51,39 +51,51 @@ const methodOf = (call: unknown): string | undefined =>
 const isValidId = (id: unknown): id is JsonRpcId =>
   id === null || typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id));
 
-/** Call objects whose numeric id JSON.parse could not keep exactly (set by parseRpcBody). */
-const inexactIds = new WeakSet<object>();
-/** Call objects whose params hold a number JSON.parse could not keep exactly, with its text. */
-const inexactParams = new WeakMap<object, string>();
+/**
+ * A request body as parsed, with what the raw text told of its calls that JSON.parse lost.
+ * Calls are named by position (0 for a lone call, the index in a batch).
+ */
+export interface RpcBody {
+  /** The parsed JSON (an array for a batch), or PARSE_FAILED. */
+  readonly value: unknown;
+  /** Calls whose numeric id JSON.parse could not keep exactly. */
+  readonly inexactIds: ReadonlySet<number>;
+  /** Calls whose params hold a number JSON.parse could not keep exactly, with its text. */
+  readonly inexactParams: ReadonlyMap<number, string>;
+}
+
+/** A body that was not valid JSON, or none at all. */
+export const unparsedBody = (): RpcBody => ({ value: PARSE_FAILED, inexactIds: new Set(), inexactParams: new Map() });
 
 /**
- * Parse a request body: the parsed JSON, or PARSE_FAILED. Call objects whose numeric id
- * lost digits in parsing are remembered (from the raw text), so they are refused rather
- * than answered with an id the client never sent.
+ * Parse a request body: the parsed JSON (or PARSE_FAILED) with its calls' marks. A call
+ * whose numeric id lost digits in parsing is marked (from the raw text), so it is refused
+ * rather than answered with an id the client never sent.
  */
-export function parseRpcBody(raw: string): unknown {
+export function parseRpcBody(raw: string): RpcBody {
   // One leading UTF-8 byte order mark is no part of the JSON text (RFC 8259 section 8.1 lets a
   // parser ignore it); the other doors' parser (Fastify's, secure-json-parse) drops it too.
   const text = raw.charCodeAt(0) === 0xfeff ? raw.slice(1) : raw;
-  let body: unknown;
+  let value: unknown;
   try {
-    body = JSON.parse(text);
+    value = JSON.parse(text);
   } catch {
-    return PARSE_FAILED;
+    return unparsedBody();
   }
-  const calls = Array.isArray(body) ? body : [body];
+  const calls = Array.isArray(value) ? value : [value];
+  const inexactIds = new Set<number>();
+  const inexactParams = new Map<number, string>();
   // The scan costs a pass over the text; only bodies with a numeric id need it.
   if (calls.some((c) => isObject(c) && typeof c.id === 'number')) {
     const tokens = numericIdTokens(text);
     calls.forEach((c, i) => {
-      if (isObject(c) && typeof c.id === 'number' && !echoesExactly(tokens[i], c.id)) inexactIds.add(c);
+      if (isObject(c) && typeof c.id === 'number' && !echoesExactly(tokens[i], c.id)) inexactIds.add(i);
     });
   }
   inexactNestedNumbers(text).forEach((token, i) => {
-    const c = calls[i];
-    if (token !== undefined && isObject(c)) inexactParams.set(c, token);
+    if (token !== undefined && isObject(calls[i])) inexactParams.set(i, token);
   });
-  return body;
+  return { value, inexactIds, inexactParams };
 }
 
 /** Is `value` nested deeper than `limit` levels of arrays and objects? Iterative, and it
@@ -108,13 +120,14 @@ interface Runnable {
   params: unknown;
 }
 
-/** Envelope checks of one request object: a final answer (undefined for a notification) or a call to run. */
-function envelope(call: unknown, methods: MethodTable): { answer: RpcResponse | undefined } | { run: Runnable } {
+/** Envelope checks of the request object at `at` of `body`: a final answer (undefined for a notification) or a call to run. */
+function envelope(body: RpcBody, at: number, methods: MethodTable): { answer: RpcResponse | undefined } | { run: Runnable } {
+  const call = Array.isArray(body.value) ? body.value[at] : body.value;
   if (!isObject(call)) return { answer: fail(null, invalidRequest('a request must be a JSON object')) };
   const hasId = Object.hasOwn(call, 'id');
   // An id of the wrong type cannot be echoed, so the answer carries null (JSON-RPC 2.0 section 5).
   if (hasId && !isValidId(call.id)) return { answer: fail(null, invalidRequest('id must be a string, a number or null')) };
-  if (hasId && inexactIds.has(call)) {
+  if (hasId && body.inexactIds.has(at)) {
     return {
       answer: fail(null, invalidRequest(`id ${String(call.id)} is not the number that was sent: numeric ids must be integers `
         + `within ±${Number.MAX_SAFE_INTEGER} (or numbers that survive a JSON round trip exactly); send large ids as strings`)),
@@ -137,7 +150,7 @@ function envelope(call: unknown, methods: MethodTable): { answer: RpcResponse | 
   if (deeperThan(params, MAX_PARAMS_DEPTH)) {
     return { answer: fail(id, rpcError(Errors.invalidParams, `params are nested more than ${MAX_PARAMS_DEPTH} levels deep (arrays and objects); no method takes anything that deep`)) };
   }
-  const inexact = inexactParams.get(call);
+  const inexact = body.inexactParams.get(at);
   if (inexact !== undefined) {
     return { answer: fail(id, rpcError(Errors.invalidParams, `params: the number ${inexact.slice(0, 40)} cannot be represented exactly (JSON numbers are doubles) and would be read as ${JSON.stringify(Number(inexact))}; send the value you mean, e.g. a whole number of seconds`)) };
   }
@@ -186,7 +199,8 @@ interface Answered {
  * order while the running total fits; the call that would pass the budget, and every call
  * after it, is answered with a -32000 error naming the budget instead of its result.
  */
-export async function handleBody(body: unknown, methods: MethodTable, ctx: CallContext): Promise<string | undefined> {
+export async function handleBody(parsed: RpcBody, methods: MethodTable, ctx: CallContext): Promise<string | undefined> {
+  const body = parsed.value;
   const budget = ctx.budgetBytes ?? RPC_RESPONSE_BUDGET_BYTES;
   const told = (method: string | undefined, error: boolean): void => ctx.onAnswer?.(method, error);
   if (body === PARSE_FAILED) {
@@ -194,7 +208,7 @@ export async function handleBody(body: unknown, methods: MethodTable, ctx: CallC
     return JSON.stringify(fail(null, parseError('the request body is not valid JSON')));
   }
   if (!Array.isArray(body)) {
-    const e = envelope(body, methods);
+    const e = envelope(parsed, 0, methods);
     if ('answer' in e) {
       if (e.answer !== undefined) told(methodOf(body), true);
       return e.answer === undefined ? undefined : JSON.stringify(e.answer);
@@ -220,7 +234,7 @@ export async function handleBody(body: unknown, methods: MethodTable, ctx: CallC
   const worker = async (): Promise<void> => {
     while (next < body.length) {
       const i = next++;
-      const e = envelope(body[i], methods);
+      const e = envelope(parsed, i, methods);
       if ('answer' in e) {
         answers[i] = e.answer === undefined ? undefined : { text: JSON.stringify(e.answer), id: e.answer.id, runnable: false, error: true };
       } else if (finishedBytes > budget) {

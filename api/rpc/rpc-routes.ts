@@ -5,7 +5,7 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { formatBytes, RPC_BODY_LIMIT_BYTES } from '../../core/limits.ts';
 import type { Analytics } from '../analytics/analytics.ts';
-import { handleBody, PARSE_FAILED, parseRpcBody, type RpcResponse } from './json-rpc.ts';
+import { handleBody, parseRpcBody, unparsedBody, type RpcBody, type RpcResponse } from './json-rpc.ts';
 import { invalidRequest } from './rpc-errors.ts';
 import { RpcMethods } from './rpc-methods.ts';
 
@@ -21,10 +21,13 @@ export async function rpcRoutes(app: FastifyInstance, opts: RpcRouteOptions): Pr
   // Within this plugin only: read any content type as text and parse it here, so invalid
   // JSON becomes a JSON-RPC parse error (-32700) rather than Fastify's HTTP 400. The parsed
   // value (an array for a batch) is what request.body holds, for hooks that count calls.
-  // parseRpcBody also reads numeric ids from the raw text, which JSON.parse may round.
+  // parseRpcBody also reads numeric ids from the raw text, which JSON.parse may round: the
+  // parse result, with those marks, is request.rpcBody.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: RPC_BODY_LIMIT_BYTES }, (_req, text, done) => {
-    done(null, parseRpcBody(text as string));
+  app.decorateRequest('rpcBody', null);
+  app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: RPC_BODY_LIMIT_BYTES }, (req, text, done) => {
+    req.rpcBody = parseRpcBody(text as string);
+    done(null, req.rpcBody.value);
   });
 
   // Body-level failures (too large, unreadable) still get a JSON-RPC answer; anything else
@@ -45,7 +48,7 @@ export async function rpcRoutes(app: FastifyInstance, opts: RpcRouteOptions): Pr
 
   app.post('/v1/rpc', { bodyLimit: RPC_BODY_LIMIT_BYTES }, async (req, reply) => {
     // No body at all (no content type, nothing sent) is not valid JSON either.
-    const body = req.body === undefined ? PARSE_FAILED : req.body;
+    const body = req.rpcBody ?? unparsedBody();
     // Each answer's method and outcome, for the usage records of access control (its
     // onResponse hook reads req.rpcOutcomes).
     const outcomes: { method: string | undefined; error: boolean }[] = [];
@@ -61,4 +64,11 @@ export async function rpcRoutes(app: FastifyInstance, opts: RpcRouteOptions): Pr
     if (answer === undefined) return reply.code(204).send();
     return reply.code(200).header('content-type', 'application/json; charset=utf-8').send(answer);
   });
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The JSON-RPC body as parsed, with its calls' marks (its value is request.body); null before parsing. */
+    rpcBody: RpcBody | null;
+  }
 }
