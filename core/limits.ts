@@ -392,3 +392,7 @@ export const RECORD_LOOKUP_MAX_KEYS = 1000;
 export * from './limits/open-questions.ts';
 export * from './limits/sql-executions.ts';
 export * from './limits/stream-replay.ts';
+export * from './limits/analytics-reads.ts';
+export * from './limits/rpc-batches.ts';
+export * from './limits/demo-data.ts';
+export * from './limits/ingest-pipeline.ts';

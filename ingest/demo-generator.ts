@@ -2,6 +2,7 @@
 // (seed, row number), so the same seed and window give the same rows on any machine, and
 // no row passes through JavaScript when seeding (INSERT ... SELECT FROM numbers()).
 // The same SELECT also renders ingest records (NDJSON) for the Kafka and HTTP sources.
+import { DEMO_ACCOUNT_POOL, DEMO_SIG_CHUNKS } from '../core/limits.ts';
 import type { Warehouse } from '../warehouse/warehouse.ts';
 import { CU_EXCEEDED, PROTOCOL_PROFILES, WELL_KNOWN, type ProtocolProfile } from './protocol-profiles.ts';
 import { BASE_COLUMNS, TABLES } from '../warehouse/tables.ts';
@@ -19,8 +20,6 @@ export interface DemoWindow {
   profiles?: readonly ProtocolProfile[];
 }
 
-const SIG_CHUNKS = 65_536; // 8 chunks x 11 base58 chars = an 88-char signature
-const ACCOUNT_POOL = 100_000; // wallets drawn log-uniformly: a few are very hot (Zipf-like)
 const SLOT_ANCHOR = { time: 1_700_000_000, slot: 229_000_000 };
 
 const lit = (s: string): string => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
@@ -76,8 +75,8 @@ function generatorSelect(profiles: readonly ProtocolProfile[]): string {
   return `
 WITH
   (SELECT groupArray(substring(base58Encode(sipHash128({seed:UInt64}, 'sig', number)), 1, 11))
-     FROM numbers(${SIG_CHUNKS})) AS chunks,
-  (SELECT groupArray(${address('acct')}) FROM numbers(${ACCOUNT_POOL})) AS wallets,
+     FROM numbers(${DEMO_SIG_CHUNKS})) AS chunks,
+  (SELECT groupArray(${address('acct')}) FROM numbers(${DEMO_ACCOUNT_POOL})) AS wallets,
   (SELECT groupArray(${address('pool')}) FROM numbers(${totalPools})) AS pool_addrs,
   (SELECT groupArray(${address('mint')}) FROM numbers(${mintPool})) AS market_mints,
   -- pump.fun mints are vanity addresses ending in "pump"
@@ -117,7 +116,7 @@ FROM
     toUInt64(${SLOT_ANCHOR.slot} + intDiv((toUInt32(block_time) - ${SLOT_ANCHOR.time}) * 5, 2)) AS slot,
     concat(${[0, 1, 2, 3].map((k) => sigPart(h(6, 'src'), k)).join(', ')},
            ${[0, 1, 2, 3].map((k) => sigPart(h(7, 'src'), k)).join(', ')}) AS signature,
-    -- accounts: the signing wallet (Zipf-like over ${ACCOUNT_POOL}), the pool it trades (Zipf-like
+    -- accounts: the signing wallet (Zipf-like over ${DEMO_ACCOUNT_POOL}), the pool it trades (Zipf-like
     -- over the protocol's pools, or a routed venue's), the pool's two mints and the token program
     ${routes}[p] AS venues,
     if(length(venues) = 0, p, venues[1 + ${h(13, 'src')} % greatest(1, length(venues))]) AS q,
@@ -127,7 +126,7 @@ FROM
     if(${pumpMints}[q] = 0 AND k > 1 AND ${h(14, 'src')} % 5 = 0, ${lit(WELL_KNOWN.majorMints[0])}, ${lit(WELL_KNOWN.wrappedSol)}) AS quote,
     if(${pumpMints}[q] = 1 AND ${h(15, 'src')} % 10 < 3, ${lit(WELL_KNOWN.token2022Program)}, ${lit(WELL_KNOWN.tokenProgram)}) AS token_program,
     -- direct indexing, no lambda: a lambda capturing the pool would copy it for every row
-    [wallets[toUInt32(floor(exp(${unit(10, 'src')} * log(${ACCOUNT_POOL - 1}))))], pool, quote, token, token_program] AS accounts,
+    [wallets[toUInt32(floor(exp(${unit(10, 'src')} * log(${DEMO_ACCOUNT_POOL - 1}))))], pool, quote, token, token_program] AS accounts,
     -- accounts lists the named accounts; accounts_count also counts vaults, programs and sysvars
     toUInt16(greatest(length(accounts), ${tAccMin}[p][t] + ${h(9)} % ${tAccSpan}[p][t])) AS accounts_count,
     if(success, '', concat('Program ', program_id, ' failed: ', error_kind)) AS error_message,

@@ -4,6 +4,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { DEMO_DAYS, DEMO_RECORDS_DEFAULT_COUNT, DEMO_RECORDS_DEFAULT_SEED, DEMO_RECORDS_SLICE } from '../core/limits.ts';
 import { EmbeddedWarehouse } from '../warehouse/embedded-warehouse.ts';
 import { demoRecordsNdjson } from './demo-generator.ts';
 
@@ -18,21 +19,24 @@ function intFlag(name: string, def: number, min: number): number {
   return Number(raw);
 }
 
-const count = intFlag('count', 1000, 1);
-const seed = intFlag('seed', 7, 0);
-const days = intFlag('days', 30, 1);
-const end = intFlag('end', Math.floor(Date.now() / 3_600_000) * 3600, 1);
-const dir = mkdtempSync(path.join(tmpdir(), 'txa-demo-'));
-const wh = new EmbeddedWarehouse(dir);
-try {
-  const slice = 100_000; // bounded memory: one slice of NDJSON at a time
-  for (let offset = 0; offset < count; offset += slice) {
-    const text = await demoRecordsNdjson(wh, {
-      seed, total: count, offset, count: Math.min(slice, count - offset), startTime: end - days * 86_400, endTime: end,
-    });
-    if (!process.stdout.write(text)) await new Promise((r) => process.stdout.once('drain', r));
+async function main(): Promise<void> {
+  const count = intFlag('count', DEMO_RECORDS_DEFAULT_COUNT, 1);
+  const seed = intFlag('seed', DEMO_RECORDS_DEFAULT_SEED, 0);
+  const days = intFlag('days', DEMO_DAYS, 1);
+  const end = intFlag('end', Math.floor(Date.now() / 3_600_000) * 3600, 1);
+  const dir = mkdtempSync(path.join(tmpdir(), 'txa-demo-'));
+  const wh = new EmbeddedWarehouse(dir);
+  try {
+    for (let offset = 0; offset < count; offset += DEMO_RECORDS_SLICE) {
+      const text = await demoRecordsNdjson(wh, {
+        seed, total: count, offset, count: Math.min(DEMO_RECORDS_SLICE, count - offset), startTime: end - days * 86_400, endTime: end,
+      });
+      if (!process.stdout.write(text)) await new Promise((r) => process.stdout.once('drain', r));
+    }
+  } finally {
+    await wh.close();
+    rmSync(dir, { recursive: true, force: true });
   }
-} finally {
-  await wh.close();
-  rmSync(dir, { recursive: true, force: true });
 }
+
+await main();

@@ -3,6 +3,7 @@
 // binds one process to a DATA_DIR, so it must not share one with a running API.
 // It builds only what ingest needs (warehouse, registry, pipeline), not the API.
 import { loadConfigOrExit } from '../core/config.ts';
+import { INGEST_REPORT_EVERY_MS } from '../core/limits.ts';
 import { createServiceLogger } from '../core/logger.ts';
 import { Metrics } from '../core/metrics.ts';
 import { installProcessGuard } from '../core/process-guard.ts';
@@ -14,8 +15,6 @@ import { ProtocolRegistry } from '../warehouse/protocol-registry.ts';
 import { KafkaSource } from './kafka-source.ts';
 import { startMetricsServer } from './metrics-server.ts';
 import { IngestPipeline } from './pipeline.ts';
-
-const REPORT_EVERY_MS = 10_000;
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
@@ -64,10 +63,10 @@ async function main(): Promise<void> {
   let last = source.stats();
   const reporter = setInterval(() => {
     const now = source.stats();
-    const perSecond = Math.round(((now.stored + now.duplicates) - (last.stored + last.duplicates)) / (REPORT_EVERY_MS / 1000));
+    const perSecond = Math.round(((now.stored + now.duplicates) - (last.stored + last.duplicates)) / (INGEST_REPORT_EVERY_MS / 1000));
     logger.info({ ...now, recordsPerSecond: perSecond }, 'ingest progress');
     last = now;
-  }, REPORT_EVERY_MS);
+  }, INGEST_REPORT_EVERY_MS);
   reporter.unref();
 
   // Repair a crashed predecessor's inserts and build the stored-keys filter while the

@@ -10,6 +10,7 @@ import { Partitioners } from 'kafkajs';
 import { Registry } from 'prom-client';
 import type { Config } from '../core/config.ts';
 import type { Logger } from '../core/logger.ts';
+import { KAFKA_HEARTBEAT_EVERY_MS, KAFKA_MAX_BACKOFF_MS } from '../core/limits.ts';
 import { KafkaMetrics } from '../core/metrics.ts';
 import { ensureTopics, kafkaClient } from './kafka-client.ts';
 import { DeadLetterPublisher, type DeadLetterInput } from './kafka-dead-letter.ts';
@@ -45,8 +46,6 @@ export interface KafkaSourceStats {
   groupJoins: number;
 }
 
-const MAX_BACKOFF_MS = 30_000;
-const HEARTBEAT_EVERY_MS = 1_000;
 const BLOCK_TIME_KEY = Buffer.from('"block_time":');
 
 /** block_time of a JSON record without parsing it again (the pipeline already did). */
@@ -170,7 +169,7 @@ export class KafkaSource {
     // Heartbeat while the warehouse works, so a slow insert does not look like a dead member.
     const beat = setInterval(() => {
       payload.heartbeat().catch(() => undefined);
-    }, HEARTBEAT_EVERY_MS);
+    }, KAFKA_HEARTBEAT_EVERY_MS);
     let resume: (() => void) | undefined;
     let report: Awaited<ReturnType<IngestPipeline['ingest']>> | undefined;
     try {
@@ -193,7 +192,7 @@ export class KafkaSource {
           }
           this.log.warn({ err, topic, partition, retryInMs: delay }, 'warehouse insert failed; partition paused, retrying');
           await sleep(delay);
-          delay = Math.min(delay * 2, MAX_BACKOFF_MS);
+          delay = Math.min(delay * 2, KAFKA_MAX_BACKOFF_MS);
         }
       }
     } finally {

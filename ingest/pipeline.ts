@@ -10,6 +10,7 @@
 // cannot interleave, which is what makes replaying records change no count in the base
 // table or any view.
 import { AppError, Errors } from '../core/errors.ts';
+import { INGEST_HAND_ROWS } from '../core/limits.ts';
 import type { DataChangeObserver, IngestObserver } from '../core/observers.ts';
 import type { Logger } from '../core/logger.ts';
 import type { DataVersion } from '../warehouse/data-version.ts';
@@ -75,9 +76,6 @@ interface Queued {
   resolve: (duplicates: number) => void;
   reject: (err: unknown) => void;
 }
-
-/** Parsed rows handed to the write queue at a time (the writer groups them up to batchRows). */
-const HAND_ROWS = 5000;
 
 /** A writer step's drop: marked on the record, counted by its call as a duplicate. */
 const markDropped: Pick<StepSink<Accepted>, 'drop'> = { drop: (a, code) => void (a.dropped = code) };
@@ -159,14 +157,14 @@ export class IngestPipeline {
     // Records are parsed and checked while earlier ones are being stored: the engine inserts
     // off the event loop (chDB runs it on a worker thread), so JavaScript's share (JSON.parse,
     // validation, hashing) overlaps the engine's instead of adding to it. Parsed rows are
-    // handed to the write queue every HAND_ROWS; the writer takes everything queued (this
+    // handed to the write queue every INGEST_HAND_ROWS; the writer takes everything queued (this
     // call's and other calls') as one insert.
     let chunk: Accepted[] = [];
     await parseCall(records, ctx, entries, this.pool, {
       ok: (a) => {
         chunk.push(a);
         valid += 1;
-        if (chunk.length >= Math.min(HAND_ROWS, this.options.batchRows)) {
+        if (chunk.length >= Math.min(INGEST_HAND_ROWS, this.options.batchRows)) {
           handed.push(this.enqueue(chunk, call));
           chunk = [];
         }

@@ -1,9 +1,8 @@
 // Seeding an empty store with demo rows at first start, with a visible progress display.
+import { DEMO_DAYS } from '../core/limits.ts';
 import type { Warehouse } from '../warehouse/warehouse.ts';
 import { seedDemo, type SeedProgress } from './demo-generator.ts';
 import { TABLES } from '../warehouse/tables.ts';
-
-export const DEMO_DAYS = 30;
 
 /** Demo data covers the DEMO_DAYS before the current hour. */
 export function demoWindow(now = Date.now()): { startTime: number; endTime: number } {

@@ -29,14 +29,8 @@
 //    batch reads the store, as before.
 // False positives only cost a read: the exact check compares signatures in the store.
 import { blockNumbersFollowCommits, type Warehouse } from '../warehouse/warehouse.ts';
+import { STORED_KEYS_BITS_PER_KEY, STORED_KEYS_MIN_CAPACITY, STORED_KEYS_PROBES, STORED_KEYS_READ_SLICE } from '../core/limits.ts';
 import { TABLES } from '../warehouse/tables.ts';
-
-/** Bits per key and probes: ~0.8 % false positives. */
-const BITS_PER_KEY = 10;
-const PROBES = 7;
-const MIN_CAPACITY = 1 << 20;
-/** Keys per read when the filter is first built. */
-const READ_SLICE = 2_000_000;
 
 /** One Bloom filter layer, probes derived from the key's two 32-bit halves (Kirsch-Mitzenmacher). */
 class Layer {
@@ -44,9 +38,9 @@ class Layer {
   private readonly mask: number;
   count = 0;
   constructor(readonly capacity: number) {
-    // A power of two of bits, at least capacity * BITS_PER_KEY.
+    // A power of two of bits, at least capacity * STORED_KEYS_BITS_PER_KEY.
     let n = 32;
-    while (n < capacity * BITS_PER_KEY) n *= 2;
+    while (n < capacity * STORED_KEYS_BITS_PER_KEY) n *= 2;
     this.bits = new Uint32Array(n / 32);
     this.mask = n - 1;
   }
@@ -55,7 +49,7 @@ class Layer {
     const bits = this.bits;
     const step = hi | 1;
     let h = lo;
-    for (let i = 0; i < PROBES; i++) {
+    for (let i = 0; i < STORED_KEYS_PROBES; i++) {
       const b = (h & this.mask) >>> 0;
       bits[b >>> 5]! |= 1 << (b & 31);
       h = (h + step) | 0;
@@ -67,7 +61,7 @@ class Layer {
     const bits = this.bits;
     const step = hi | 1;
     let h = lo;
-    for (let i = 0; i < PROBES; i++) {
+    for (let i = 0; i < STORED_KEYS_PROBES; i++) {
       const b = (h & this.mask) >>> 0;
       if ((bits[b >>> 5]! & (1 << (b & 31))) === 0) return false;
       h = (h + step) | 0;
@@ -98,7 +92,7 @@ export class StoredKeys {
     if (top === undefined || top.count >= top.capacity) {
       // A full layer keeps its rate; a new one twice the size takes what follows.
       const total = this.layers.reduce((n, l) => n + l.count, 0);
-      top = new Layer(Math.max(MIN_CAPACITY, 2 * total));
+      top = new Layer(Math.max(STORED_KEYS_MIN_CAPACITY, 2 * total));
       this.layers.push(top);
     }
     top.add(hi, lo);
@@ -144,8 +138,8 @@ export class StoredKeys {
       // Sized for the store as it is, so the first layer holds it at the designed rate; read
       // in slices of the key space so that no answer is one huge string.
       const rows = Number(top?.n ?? 0);
-      this.layers.push(new Layer(Math.max(MIN_CAPACITY, 2 * rows)));
-      ranges = Math.max(1, Math.ceil(rows / READ_SLICE));
+      this.layers.push(new Layer(Math.max(STORED_KEYS_MIN_CAPACITY, 2 * rows)));
+      ranges = Math.max(1, Math.ceil(rows / STORED_KEYS_READ_SLICE));
     }
     let n = 0;
     const width = 2n ** 64n / BigInt(ranges);

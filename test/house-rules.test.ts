@@ -102,7 +102,6 @@ const IMMUTABLE = /^(?:RegExp|URL|TextEncoder|TextDecoder|Intl\.\w+|Error|\w+Err
 
 /** Module-level state in service code today, as `file: name`, with its owner and the way out. */
 export const MODULE_STATE: Readonly<Record<string, string>> = {
-  [`${p('ingest', 'demo-records-cli.ts')}: wh`]: 'ingest pipeline steps (ingest/): a CLI\'s top-level script; its body moves into a main() function',
 };
 
 /** Calls and assignments that change a container or an object (`x.push(…)`, `x[i] = …`, `x.y = …`). */
@@ -173,23 +172,6 @@ export const NOT_LIMITS: Readonly<Record<string, string>> = {
 
 /** Limits still outside core/ today, as `file: NAME`, with their owner, who moves them. */
 export const LIMITS_TO_MOVE: Readonly<Record<string, string>> = {
-  [`${p('api', 'analytics', 'activity-buckets.ts')}: KEYS_PER_READ`]: 'question-model refactor (api/analytics/)',
-  [`${p('api', 'analytics', 'analytics-cost.ts')}: COST_PER_STATEMENT`]: 'question-model refactor (api/analytics/): the question compiler\'s cost',
-  [`${p('api', 'analytics', 'analytics-cost.ts')}: COST_PER_PERCENTILE`]: 'question-model refactor (api/analytics/): as COST_PER_STATEMENT',
-  [`${p('api', 'rpc', 'json-rpc.ts')}: BATCH_CONCURRENCY`]: 'method catalog (api/rpc/)',
-  [`${p('ingest', 'demo-generator.ts')}: SIG_CHUNKS`]: 'ingest pipeline steps (ingest/)',
-  [`${p('ingest', 'demo-generator.ts')}: ACCOUNT_POOL`]: 'ingest pipeline steps (ingest/)',
-  [`${p('ingest', 'demo-records-cli.ts')}: count`]: 'ingest pipeline steps (ingest/): a CLI\'s defaults',
-  [`${p('ingest', 'demo-records-cli.ts')}: seed`]: 'ingest pipeline steps (ingest/): a CLI\'s defaults',
-  [`${p('ingest', 'seed.ts')}: DEMO_DAYS`]: 'ingest pipeline steps (ingest/)',
-  [`${p('ingest', 'ingest-main.ts')}: REPORT_EVERY_MS`]: 'ingest pipeline steps (ingest/)',
-  [`${p('ingest', 'kafka-source.ts')}: MAX_BACKOFF_MS`]: 'ingest pipeline steps (ingest/)',
-  [`${p('ingest', 'kafka-source.ts')}: HEARTBEAT_EVERY_MS`]: 'ingest pipeline steps (ingest/)',
-  [`${p('ingest', 'pipeline.ts')}: HAND_ROWS`]: 'ingest pipeline steps (ingest/)',
-  [`${p('ingest', 'stored-keys.ts')}: BITS_PER_KEY`]: 'ingest pipeline steps (ingest/): the Bloom filter\'s sizing',
-  [`${p('ingest', 'stored-keys.ts')}: PROBES`]: 'ingest pipeline steps (ingest/): as BITS_PER_KEY',
-  [`${p('ingest', 'stored-keys.ts')}: MIN_CAPACITY`]: 'ingest pipeline steps (ingest/): as BITS_PER_KEY',
-  [`${p('ingest', 'stored-keys.ts')}: READ_SLICE`]: 'ingest pipeline steps (ingest/)',
 };
 
 /** Factors of units (seconds in a minute, hour, day; days in a week; bytes in a KiB): in a

@@ -26,10 +26,6 @@ export interface BucketFigures extends BucketKey {
   maxSlot: number;
 }
 
-/** Keys per statement: bound parameters travel in the URL to a server (1 MiB limit), and a
- *  backfill can touch tens of thousands of buckets between two reads. */
-export const KEYS_PER_READ = 5000;
-
 const SPAN: Record<ActivityGranularity, number> = { hour: 3_600, day: 86_400 };
 
 /** The closed range covering every named bucket (the range term prunes by the view's key; the cells test is exact). */

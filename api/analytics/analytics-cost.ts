@@ -3,16 +3,12 @@
 // statement the answer runs would read, plus a fixed base cost, compared by the caller with
 // the plan's budget (PLAN_QUERY_BUDGET). GraphQL's queryComplexity reports it and its guard
 // refuses over-budget requests with it, so the two cannot disagree.
+import { ANSWER_COST_PER_PERCENTILE, ANSWER_COST_PER_STATEMENT } from '../../core/limits.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
 import { estimateCost } from './statement-cost.ts';
 import type { Statement } from './question/model.ts';
 import type { Granularity } from './question/granularity.ts';
 import type { TimeRange } from './time-range.ts';
-
-/** Row-equivalents charged per statement whatever it reads (an engine round trip). */
-export const COST_PER_STATEMENT = 1_000;
-/** Row-equivalents charged per percentile metric (merging t-digest states). */
-export const COST_PER_PERCENTILE = 1_000;
 
 /** What a caller can do to lower a cost, as codes; each interface words them. */
 export type Recommendation = 'narrowRange' | 'addProtocol' | 'coarserBucket' | 'dropPercentile' | 'useViews';
@@ -20,7 +16,7 @@ export type Recommendation = 'narrowRange' | 'addProtocol' | 'coarserBucket' | '
 export interface AnswerCost {
   /** Rows the engine expects the answer's statements to read. */
   estimatedRows: number;
-  /** The fixed part: COST_PER_STATEMENT per statement plus COST_PER_PERCENTILE per percentile metric. */
+  /** The fixed part: ANSWER_COST_PER_STATEMENT per statement plus ANSWER_COST_PER_PERCENTILE per percentile metric (core/limits). */
   baseCost: number;
   /** estimatedRows + baseCost: what is compared with the plan's budget. */
   score: number;
@@ -48,7 +44,7 @@ export async function costOf(wh: Warehouse, statements: readonly Statement[], sh
     estimatedRows += e.estimatedRows;
   }
   const percentiles = shape.percentiles ?? 0;
-  const baseCost = COST_PER_STATEMENT * Math.max(1, statements.length) + COST_PER_PERCENTILE * percentiles;
+  const baseCost = ANSWER_COST_PER_STATEMENT * Math.max(1, statements.length) + ANSWER_COST_PER_PERCENTILE * percentiles;
   return { estimatedRows, baseCost, score: estimatedRows + baseCost, recommendations: recommend(shape, percentiles) };
 }
 

@@ -6,13 +6,13 @@
 // compiler (question/compile.ts) into one statement that is costed and run as the same
 // object; record listings are built by their own helpers. warehouse/ owns the schema.
 import { AppError, Errors, hint, param } from '../../core/errors.ts';
-import { MAX_ACTIVITY_BUCKETS } from '../../core/limits.ts';
+import { ACTIVITY_KEYS_PER_READ, MAX_ACTIVITY_BUCKETS } from '../../core/limits.ts';
 import type { DataVersion } from '../../warehouse/data-version.ts';
 import type { ProtocolRegistry } from '../../warehouse/protocol-registry.ts';
 import type { Budget } from '../../core/budget.ts';
 import { boundTo } from '../../warehouse/budgeted-warehouse.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
-import { cellsRange, KEYS_PER_READ, toBucketFigures, type BucketFigures, type BucketKey } from './activity-buckets.ts';
+import { cellsRange, toBucketFigures, type BucketFigures, type BucketKey } from './activity-buckets.ts';
 import {
   checkAddressToken,
   countAddressTransactions,
@@ -270,8 +270,8 @@ export class Analytics {
     const shown = new Set(await this.protocols());
     const wanted = keys.filter((k) => shown.has(k.protocolName));
     const out: BucketFigures[] = [];
-    for (let i = 0; i < wanted.length; i += KEYS_PER_READ) {
-      const chunk = wanted.slice(i, i + KEYS_PER_READ);
+    for (let i = 0; i < wanted.length; i += ACTIVITY_KEYS_PER_READ) {
+      const chunk = wanted.slice(i, i + ACTIVITY_KEYS_PER_READ);
       const q = PRESETS.cells({
         protocols: [...new Set(chunk.map((k) => k.protocolName))],
         range: cellsRange(chunk, size),

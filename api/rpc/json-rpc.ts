@@ -4,7 +4,7 @@
 // Also the guards against hostile bodies: ids that cannot be echoed exactly, params
 // nested too deep, and answers past the response byte budget (core/limits.ts).
 import { Errors } from '../../core/errors.ts';
-import { fitsBudget, formatBytes, MAX_PARAMS_DEPTH, RPC_MAX_BATCH, RPC_RESPONSE_BUDGET_BYTES } from '../../core/limits.ts';
+import { fitsBudget, formatBytes, MAX_PARAMS_DEPTH, RPC_BATCH_CONCURRENCY, RPC_MAX_BATCH, RPC_RESPONSE_BUDGET_BYTES } from '../../core/limits.ts';
 import { echoesExactly, inexactNestedNumbers, numericIdTokens } from './raw-ids.ts';
 import { invalidRequest, methodNotFound, parseError, rpcError, toRpcError, type RpcErrorObject } from './rpc-errors.ts';
 
@@ -13,9 +13,6 @@ export type JsonRpcId = string | number | null;
 export type RpcResponse =
   | { jsonrpc: '2.0'; id: JsonRpcId; result: unknown }
   | { jsonrpc: '2.0'; id: JsonRpcId; error: RpcErrorObject };
-
-/** Calls of one batch run at most this many at a time, so one batch cannot hog the engine. */
-const BATCH_CONCURRENCY = 4;
 
 /** The body when it was not valid JSON (a marker, since `null` is valid JSON). */
 export const PARSE_FAILED: { readonly parseFailed: true } = Object.freeze({ parseFailed: true });
@@ -248,7 +245,7 @@ export async function handleBody(parsed: RpcBody, methods: MethodTable, ctx: Cal
       }
     }
   };
-  await Promise.all(Array.from({ length: Math.min(BATCH_CONCURRENCY, body.length) }, worker));
+  await Promise.all(Array.from({ length: Math.min(RPC_BATCH_CONCURRENCY, body.length) }, worker));
 
   // In request order: keep answers while the running total fits, then budget errors.
   const out: string[] = [];

@@ -1,0 +1,23 @@
+// Limits of the ingest pipeline and its sources: part of core/limits.ts (which re-exports this file), kept
+// apart so that no file of limits outgrows the house rule; every number still lives under core/limits.
+
+// ---- Ingest pipeline (ingest/pipeline.ts, ingest/ingest-main.ts) ------------------------------
+/** Parsed rows handed to the write queue at a time (the writer groups them up to batchRows). */
+export const INGEST_HAND_ROWS = 5000;
+/** npm run ingest: how often the consumer's progress line is printed (ms). */
+export const INGEST_REPORT_EVERY_MS = 10_000;
+
+// ---- Kafka source (ingest/kafka-source.ts) ----------------------------------------------------
+/** Longest wait between two retries of a failed insert (ms): the wait doubles up to it. */
+export const KAFKA_MAX_BACKOFF_MS = 30_000;
+/** How often the consumer heartbeats while the warehouse works on a batch (ms), so it does not look dead. */
+export const KAFKA_HEARTBEAT_EVERY_MS = 1_000;
+
+// ---- Stored-keys filter (ingest/stored-keys.ts): the Bloom filter of signatures already stored ----
+/** Bits per key and probes: ~0.8 % false positives. */
+export const STORED_KEYS_BITS_PER_KEY = 10;
+export const STORED_KEYS_PROBES = 7;
+/** The smallest layer, in keys. */
+export const STORED_KEYS_MIN_CAPACITY = 1 << 20;
+/** Keys per read when the filter is first built. */
+export const STORED_KEYS_READ_SLICE = 2_000_000;
