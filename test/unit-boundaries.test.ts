@@ -2,6 +2,7 @@
 // envelope (against a stub method table), parameter validation, the ingest record check
 // and the pagination-token codec. The same behaviour is asserted end to end elsewhere;
 // here a regression shows in milliseconds (npm run test:fast).
+import { createHash, createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { listingFingerprint, PageTokens } from '../api/analytics/page-token.ts';
 import { handleBody, parseRpcBody, PARSE_FAILED, type MethodTable } from '../api/rpc/json-rpc.ts';
@@ -138,6 +139,13 @@ describe('pagination-token codec', () => {
   it('refuses a token minted under another key (another deployment, or before a key change)', () => {
     const token = encodeToken(['t', 42, fp]);
     expect(() => new PageTokens('another operator token').decode(token, 't', fp, read)).toThrow(/not a pagination token/);
+  });
+
+  it('writes the token format of every deployment so far: base64url JSON of the parts and their HMAC under sha256("page-token:" + operator token)', () => {
+    const parts = ['t', 42, fp];
+    const key = createHash('sha256').update('page-token:test').digest();
+    const mac = createHmac('sha256', key).update(JSON.stringify(parts)).digest('base64url').slice(0, 22);
+    expect(encodeToken(parts)).toBe(Buffer.from(JSON.stringify([...parts, mac])).toString('base64url'));
   });
 
   it('accepts a token of another codec built from the same operator token (another replica)', () => {
