@@ -1,6 +1,8 @@
 // Validating a method's positional params against its schema, and turning the first
 // violation into error data that names the field and the rule it broke, e.g.
-// "options.limit must be at most 10000 (got 10001)".
+// "options.limit must be at most 10000 (got 10001)". Shared by every door that calls the
+// catalog's methods by their positions' names (JSON-RPC params, MCP tool arguments), so
+// both word a fault alike.
 //
 // Classification (documented in docs/json-rpc.md):
 // - a filter that cannot be read at all (filters, or the blockTime range object, or any
@@ -11,8 +13,8 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { AppError, Errors } from '../../core/errors.ts';
 import { ruleOfPattern } from '../../core/vocabulary/primitives.ts';
-import { CATALOG, rpcMethodsOf } from '../catalog/catalog.ts';
-import type { ParamsCheck, RpcMethod } from '../catalog/declare.ts';
+import { CATALOG, rpcMethodsOf } from './catalog.ts';
+import type { ParamsCheck, RpcMethod } from './declare.ts';
 
 const shown = (v: unknown): string => {
   let s: string | undefined;
