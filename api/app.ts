@@ -31,6 +31,7 @@ import type { ExportService } from './exports/export-service.ts';
 import type { SqlSandbox } from './sql/sql-sandbox.ts';
 import { metricsRoutes } from './metrics-routes.ts';
 import { rpcRoutes } from './rpc/rpc-routes.ts';
+import { mcpRoutes } from './mcp/mcp-routes.ts';
 import { installFreshnessHeaders, type FreshnessWatermark } from './freshness.ts';
 import type { LiveActivity } from './graphql/subscriptions/live-activity.ts';
 import { installGraphqlStream, type StreamLimits } from './graphql/subscriptions/stream-route.ts';
@@ -165,6 +166,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
     tokens: [deps.config.adminToken, ...(deps.config.access.metricsToken === undefined ? [] : [deps.config.access.metricsToken])],
   });
   await app.register(rpcRoutes, { analytics: deps.analytics });
+  await app.register(mcpRoutes, { analytics: deps.analytics, sandbox: deps.sqlSandbox, registry: deps.registry, freshness: deps.freshness, usage: deps.access.usageStore });
 
   await app.register(async (admin) => {
     admin.addHook('onRequest', adminGuard(deps.access, deps.config.adminToken));

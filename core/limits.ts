@@ -247,7 +247,7 @@ export const ANSWER_CHUNK_BYTES = 64 * 1024;
 // Plan figures (rows read, join rows, memory) are in core/plans.ts; these are per door.
 
 /** The doors a request can come through; each has its answer budget and wall time. */
-export const DOORS = ['rpc', 'rest', 'sql', 'graphql', 'stream', 'export', 'download', 'operator'] as const;
+export const DOORS = ['rpc', 'rest', 'sql', 'graphql', 'mcp', 'stream', 'export', 'download', 'operator'] as const;
 export type Door = (typeof DOORS)[number];
 
 /**
@@ -260,6 +260,8 @@ export const ANSWER_BUDGET_BYTES: Readonly<Record<Door, number>> = Object.freeze
   rest: REST_RESPONSE_BUDGET_BYTES,
   sql: SQL_RESPONSE_BUDGET_BYTES,
   graphql: GRAPHQL_RESPONSE_BUDGET_BYTES,
+  // An MCP tool call answers what its JSON-RPC method (or run_sql, what /v1/query) answers.
+  mcp: Math.max(RPC_RESPONSE_BUDGET_BYTES, SQL_RESPONSE_BUDGET_BYTES),
   stream: Infinity,
   export: Infinity,
   download: Infinity,
@@ -277,6 +279,7 @@ export const DOOR_WALL_MS: Readonly<Record<Door, number>> = Object.freeze({
   rest: 30_000,
   sql: 2 * SQL_TIMEOUT_SECONDS * 1000,
   graphql: GRAPHQL_TIMEOUT_MS,
+  mcp: 2 * SQL_TIMEOUT_SECONDS * 1000,
   stream: Infinity,
   export: Infinity,
   download: Infinity,
@@ -357,3 +360,15 @@ export const SQL_MAX_AST_DUMP_BYTES = 4 * MiB;
 export const SQL_JOIN_MEASURE_SECONDS = 2;
 /** SQL join pricing: rows one key measurement may read before it stops and keeps what it read (twice the sample). */
 export const SQL_JOIN_MEASURE_MAX_ROWS = 2 * SQL_JOIN_SAMPLE_ROWS;
+
+// ---- MCP door and users' own Prometheus (api/mcp/, api/user-metrics/; docs/mcp.md, docs/user-metrics.md) ----
+
+/** POST /mcp: bytes of one request body (a tool call's arguments are small; run_sql carries
+ *  at most SQL_MAX_LENGTH characters of query, JSON-escaped). */
+export const MCP_BODY_LIMIT_BYTES = 1 * MiB;
+/** MCP get_usage: how far back the key's usage is summed, in hours. */
+export const MCP_USAGE_HOURS = 24;
+/** GET /v1/metrics: the windows of its gauges (label `window`), in seconds. */
+export const USER_METRICS_WINDOWS = Object.freeze({ '5m': 5 * 60, '1h': 60 * 60 } as const);
+/** GET /v1/metrics: instruction types one scrape may name (each adds a series per protocol). */
+export const USER_METRICS_MAX_INSTRUCTION_TYPES = 20;

@@ -28,7 +28,7 @@ import { PLAN_CONCURRENCY, PLAN_LIMITS, type Plan } from '../../core/plans.ts';
 import type { KeyStatus } from '../../warehouse/api-key-store.ts';
 import type { Access } from './access.ts';
 import { PER_ADDRESS_PLAN } from './operator-auth.ts';
-import { interfaceOf, isExempt, pathOf, rpcCallCount, rpcUsageMethod, rpcUsageMethods, wantsGraphiql } from './protected-paths.ts';
+import { BEARER_KEY_ROUTES, interfaceOf, isExempt, pathOf, rpcCallCount, rpcUsageMethod, rpcUsageMethods, wantsGraphiql } from './protected-paths.ts';
 import type { RateDecision } from './rate-limiter.ts';
 import { grantBudget } from './request-budget.ts';
 import { ABANDONED_SLOT_RELEASE_MS } from '../../core/limits.ts';
@@ -70,10 +70,15 @@ function firstString(v: unknown): string | undefined {
   return typeof s === 'string' && s.trim() !== '' ? s.trim() : undefined;
 }
 
-/** The presented key: the header wins when both forms are sent (SPEC.md prefers it). */
+/** The presented key: the header wins when both forms are sent (SPEC.md prefers it); on
+ *  the routes of BEARER_KEY_ROUTES `Authorization: Bearer <key>` comes next. */
 export function presentedKey(req: FastifyRequest): string | undefined {
   const fromHeader = firstString(req.headers['x-api-key']);
   if (fromHeader !== undefined) return fromHeader;
+  if (BEARER_KEY_ROUTES.has(req.routeOptions.url ?? '')) {
+    const bearer = /^Bearer\s+(\S+)\s*$/i.exec(firstString(req.headers.authorization) ?? '');
+    if (bearer !== null) return bearer[1];
+  }
   const query = req.query as Record<string, unknown> | undefined;
   return firstString(query?.['api-key']);
 }
@@ -209,7 +214,7 @@ export function installAccessControl(app: FastifyInstance, access: Access): void
     const route = req.routeOptions.url ?? '';
     const routeIface = interfaceOf(route);
     // GraphQL's request route only: its event streams (/graphql/stream) are long-lived.
-    if (routeIface === 'rpc' || routeIface === 'rest' || route === '/graphql') admit(req, reply, req.apiKey);
+    if (routeIface === 'rpc' || routeIface === 'rest' || routeIface === 'mcp' || route === '/graphql') admit(req, reply, req.apiKey);
   });
 
   app.addHook('preHandler', async (req: FastifyRequest) => {

@@ -10,6 +10,7 @@ import { MAX_ACTIVITY_BUCKETS } from '../../core/limits.ts';
 import type { DataVersion } from '../../warehouse/data-version.ts';
 import type { ProtocolRegistry } from '../../warehouse/protocol-registry.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
+import { TABLES } from '../../warehouse/tables.ts';
 import { cellsRange, KEYS_PER_READ, toBucketFigures, type BucketFigures, type BucketKey } from './activity-buckets.ts';
 import {
   checkAddressToken,
@@ -35,6 +36,7 @@ import { bucketCount, type ActivityGranularity, type Granularity } from './quest
 import { ResultCache } from './result-cache.ts';
 import { SharedReads } from './shared-reads.ts';
 import { SignatureLookup } from './signature-lookup.ts';
+import { tableColumns, type TableColumn } from './table-columns.ts';
 import { chargedStatements, listingStatements, listTransactionEdges, listTransactions } from './transactions.ts';
 import type { InstructionTypeStats, ListRequest, Page, ProtocolStats, TimeRange, TopProtocol, Transaction, ActivityBucket } from './types.ts';
 
@@ -289,6 +291,11 @@ export class Analytics {
   /** A time series over a closed range: one series per combination of the grouped keys, each with every bucket. */
   async timeSeries(req: SeriesRequest): Promise<Series[]> {
     return (await this.prepareSeries(req)).answer();
+  }
+
+  /** The base table's columns (name and type), as client SQL reads them. */
+  async transactionColumns(): Promise<TableColumn[]> {
+    return this.cache.get('columns:transactions', () => tableColumns(this.wh, TABLES.transactions));
   }
 
   // ---- records ---------------------------------------------------------------------------------
