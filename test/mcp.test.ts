@@ -204,7 +204,7 @@ describe('MCP door', () => {
     const none = await post({});
     expect(none.status).toBe(401);
     expect(await none.json()).toEqual({ error: 'Unauthorized', message: 'API key required: send it in the x-api-key header or the api-key query parameter' });
-    await expect(connect({})).rejects.toThrow(/401/);
+    await expect(connect({})).rejects.toMatchObject({ code: 401, message: expect.stringContaining('API key required') });
     const wrong = await post({ 'x-api-key': 'txa_not_a_key' });
     expect(wrong.status).toBe(403);
     expect((await wrong.json()) as unknown).toMatchObject({ error: 'Forbidden' });
@@ -221,7 +221,7 @@ describe('MCP door', () => {
     expect((await call('getProtocols', {}, c)).isError).toBeFalsy();
     const revoked = await t.app.inject({ method: 'POST', url: `/admin/keys/${k.id}/revoke`, headers: adminHeaders() });
     expect(revoked.statusCode).toBe(200);
-    await expect(c.callTool({ name: 'getProtocols', arguments: {} })).rejects.toThrow(/403/);
+    await expect(c.callTool({ name: 'getProtocols', arguments: {} })).rejects.toMatchObject({ code: 403, message: expect.stringContaining('API key has been revoked') });
     await c.close();
   });
 
