@@ -1,6 +1,7 @@
 // The MCP door's resources: what an agent reads before it asks. The transactions table's
 // columns (name and type from the engine, with SPEC's words for the columns SPEC names) and
 // the protocol list (the same as the list_protocols tool).
+import { TABLES } from '../../warehouse/tables.ts';
 import type { Analytics } from '../analytics/analytics.ts';
 import { protocolList, type ToolDeps } from './mcp-tools.ts';
 
@@ -33,7 +34,7 @@ export interface Resource {
 async function columns(analytics: Analytics): Promise<string> {
   const cols = await analytics.transactionColumns();
   return JSON.stringify({
-    table: 'transactions',
+    table: TABLES.transactions,
     note: 'In JSON answers of run_sql, 64-bit integers (fee, slot, …) arrive as strings.',
     columns: cols.map((c) => ({ ...c, ...(SPEC_COLUMN_NOTES[c.name] === undefined ? {} : { description: SPEC_COLUMN_NOTES[c.name] }) })),
   });
@@ -45,7 +46,7 @@ export function resources(deps: Pick<ToolDeps, 'analytics' | 'registry' | 'fresh
       uri: 'txa://tables/transactions/columns',
       name: 'transactions-columns',
       title: 'Columns of the transactions table',
-      description: 'Name, type and meaning of each column of the SQL table transactions (what run_sql reads)',
+      description: `Name, type and meaning of each column of the SQL table ${TABLES.transactions} (what run_sql reads)`,
       mimeType: 'application/json',
       read: () => columns(deps.analytics),
     },
