@@ -32,6 +32,7 @@ import type { SqlSandbox } from './sql/sql-sandbox.ts';
 import { metricsRoutes } from './metrics-routes.ts';
 import { rpcRoutes } from './rpc/rpc-routes.ts';
 import { mcpRoutes } from './mcp/mcp-routes.ts';
+import { userMetricsRoutes } from './user-metrics/user-metrics-routes.ts';
 import { installFreshnessHeaders, type FreshnessWatermark } from './freshness.ts';
 import type { LiveActivity } from './graphql/subscriptions/live-activity.ts';
 import { installGraphqlStream, type StreamLimits } from './graphql/subscriptions/stream-route.ts';
@@ -187,6 +188,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   await registerOpenApi(app, { protocols: () => deps.analytics.protocols() });
   await app.register(restApi, { prefix: '/api/v1', analytics: deps.analytics });
   await app.register(sqlRoutes, { sandbox: deps.sqlSandbox });
+  await app.register(userMetricsRoutes, { analytics: deps.analytics, freshness: deps.freshness });
   await app.register(exportRoutes, { exports: deps.exports });
   // GraphQL: queries on /graphql, live subscriptions over SSE on /graphql/stream, one schema.
   const graphqlSchema = options.graphqlSchema ?? buildExecutableSchema();

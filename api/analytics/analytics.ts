@@ -37,6 +37,7 @@ import { ResultCache } from './result-cache.ts';
 import { SharedReads } from './shared-reads.ts';
 import { SignatureLookup } from './signature-lookup.ts';
 import { tableColumns, type TableColumn } from './table-columns.ts';
+import { metricsQuestions, toMetricsSeries, type MetricsAsk, type MetricsSeries } from './protocol-metrics.ts';
 import { chargedStatements, listingStatements, listTransactionEdges, listTransactions } from './transactions.ts';
 import type { InstructionTypeStats, ListRequest, Page, ProtocolStats, TimeRange, TopProtocol, Transaction, ActivityBucket } from './types.ts';
 
@@ -291,6 +292,17 @@ export class Analytics {
   /** A time series over a closed range: one series per combination of the grouped keys, each with every bucket. */
   async timeSeries(req: SeriesRequest): Promise<Series[]> {
     return (await this.prepareSeries(req)).answer();
+  }
+
+  /**
+   * Prometheus figures of the visible protocols (all, or the asked ones, each active), per
+   * instruction type when types are asked: all-time totals and the figures of each window.
+   */
+  async protocolMetrics(asked: readonly string[] | undefined, ask: Omit<MetricsAsk, 'protocols'>): Promise<MetricsSeries[]> {
+    const full: MetricsAsk = { ...ask, protocols: await this.scope({ kind: 'list', names: asked }) };
+    const q = metricsQuestions(full);
+    const [totals, ...windows] = await Promise.all([this.ask(q.totals), ...q.windows.map(([, w]) => this.ask(w))]);
+    return toMetricsSeries(full, totals!, q.windows.map(([label], i) => [label, windows[i]!]));
   }
 
   /** The base table's columns (name and type), as client SQL reads them. */
