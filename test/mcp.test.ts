@@ -4,6 +4,8 @@
 // same message the other door gives); keys are refused as on every door (401 without, 403
 // revoked, cut off at once), batches count per call, and the resources describe the table
 // and the protocols.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -213,6 +215,25 @@ describe('MCP door', () => {
     const bearer = await connect({ authorization: `Bearer ${key}` });
     expect(JSON.parse(text(await call('getProtocols', {}, bearer)))).toEqual(await rpc.call('getProtocols', []));
     await bearer.close();
+  });
+
+  it('the client configuration of docs/mcp.md works as written (its URL and key pointed at this server)', async () => {
+    const doc = readFileSync(path.join(import.meta.dirname, '..', 'docs', 'mcp.md'), 'utf8');
+    const block = /```json\n([\s\S]*?)```/.exec(doc)![1]!;
+    const server = (JSON.parse(block) as { mcpServers: Record<string, { url: string; headers: Record<string, string> }> }).mcpServers.txa!;
+    const headers = Object.fromEntries(Object.entries(server.headers).map(([k, v]) => [k, v.replace('YOUR_API_KEY', key)]));
+    const c = await connect(headers, server.url.replace('http://localhost:8080', base));
+    expect(JSON.parse(text(await call('getProtocols', {}, c)))).toEqual(await rpc.call('getProtocols', []));
+    await c.close();
+  });
+
+  it('answers only POST (405 with Allow otherwise); a body that is not JSON is a JSON-RPC parse error', async () => {
+    const get = await fetch(`${base}/mcp`, { headers: { 'x-api-key': key, accept: 'text/event-stream' } });
+    expect(get.status).toBe(405);
+    expect(get.headers.get('allow')).toContain('POST');
+    const bad = await fetch(`${base}/mcp`, { method: 'POST', body: '{"jsonrpc":', headers: { 'x-api-key': key, 'content-type': 'application/json', accept: 'application/json, text/event-stream' } });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: { code: number } }).error.code).toBe(-32700);
   });
 
   it('a revoked key is cut off at its next call', async () => {
