@@ -24,13 +24,20 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 export const mcpRequestCount = (body: unknown): number =>
   Array.isArray(body) ? body.filter((m) => isObject(m) && typeof m.method === 'string' && Object.hasOwn(m, 'id')).length : 1;
 
+/**
+ * The request as the transport reads it: its method, URL and headers (the body is handed over
+ * parsed). Only those parts, rather than a whole fetch Request, whose construction cost a
+ * tenth of a tool call's CPU time; the SDK version is pinned (package.json), and
+ * test/mcp.test.ts fails if the transport reads anything else.
+ */
 function webRequest(req: FastifyRequest): Request {
   const headers = new Headers();
   for (const name of TRANSPORT_HEADERS) {
     const v = req.headers[name];
     if (typeof v === 'string') headers.set(name, v);
   }
-  return new Request(`http://${req.hostname || 'localhost'}${req.url}`, { method: 'POST', headers });
+  const parts: Pick<Request, 'method' | 'url' | 'headers'> = { method: 'POST', url: `http://${req.hostname || 'localhost'}${req.url}`, headers };
+  return parts as Request;
 }
 
 export async function mcpRoutes(app: FastifyInstance, opts: ToolDeps): Promise<void> {
@@ -60,23 +67,21 @@ export async function mcpRoutes(app: FastifyInstance, opts: ToolDeps): Promise<v
       budget: req.budget,
       rateLimit: rl === null ? null : { limit: rl.limit, remaining: rl.remaining, resetAt: rl.resetAt },
     };
+    // Stateless: a transport (and a server) per request, as the SDK requires. Neither is
+    // closed: with JSON answers nothing of them outlives the answer (no stream, no timer),
+    // and closing fails their pending requests with a new error each, a sixth of a call's time.
     const server = door.server(caller, {
       reference: req.id,
       onInternalError: (err) => req.log.error({ err, reference: req.id }, 'MCP call failed'),
     });
-    // Stateless: a transport (and a server) per request, as the SDK requires.
     const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true });
     await server.connect(transport);
-    try {
-      const res = await transport.handleRequest(webRequest(req), { parsedBody: req.body });
-      reply.code(res.status);
-      res.headers.forEach((value, name) => {
-        if (name !== 'content-length') reply.header(name, value);
-      });
-      const text = await res.text();
-      return reply.send(text === '' ? undefined : text);
-    } finally {
-      await server.close();
-    }
+    const res = await transport.handleRequest(webRequest(req), { parsedBody: req.body });
+    reply.code(res.status);
+    res.headers.forEach((value, name) => {
+      if (name !== 'content-length') reply.header(name, value);
+    });
+    const text = await res.text();
+    return reply.send(text === '' ? undefined : text);
   });
 }
