@@ -4,7 +4,9 @@
 // one `initialize`): POST /mcp with a `tools/call` JSON-RPC request, Accept naming JSON and
 // event streams, and the negotiated protocol version. Each pair runs JSON-RPC, MCP, MCP,
 // JSON-RPC (so drift of a shared, loaded machine falls on both alike), and the ratio is the
-// MCP door's throughput over JSON-RPC's. The load average is printed with every run.
+// MCP door's throughput over JSON-RPC's. The load average is printed with every run. Then
+// the server's CPU time per call on each door (sequential app.inject calls), whose ratio a
+// shared, loaded machine moves far less.
 //
 //   npx tsx bench/mcp-load.ts                           # 100k demo rows, 10 s per run, 16 connections
 //   BENCH_SECONDS=3 BENCH_ROWS=20000 npx tsx bench/mcp-load.ts   # quick smoke run
@@ -16,6 +18,8 @@ import { runLoad } from './load-client.ts';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const ROWS = Number(process.env.BENCH_ROWS ?? 100_000);
+/** Calls per block of the CPU-time comparison. */
+const CPU_CALLS = Number(process.env.BENCH_CPU_CALLS ?? 200);
 
 const rpcBody = (method: string, params: unknown[]): string => JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
 /** The tool call of the same method: its positions by name (api/mcp/mcp-tools.ts). */
@@ -111,7 +115,29 @@ async function main(): Promise<void> {
       });
     }
     console.table(rows);
-    process.stdout.write(`${JSON.stringify({ rows: ROWS, seconds: SECONDS, connections: CONNECTIONS, cores: (await import('node:os')).cpus().length, results: rows })}\n`);
+
+    // The server's CPU time per call, one call at a time through app.inject (no network, no
+    // load client): what each door costs this process, far less moved by a loaded machine than
+    // throughput. Doors alternate in blocks of CPU_CALLS.
+    const cpu = [];
+    for (const p of chosen) {
+      const per = { rpc: [] as number[], mcp: [] as number[] };
+      for (const door of ['rpc', 'mcp', 'mcp', 'rpc'] as const) {
+        const h = door === 'rpc' ? { 'content-type': 'application/json', ...headers } : { 'content-type': 'application/json', ...MCP_HEADERS, ...headers };
+        const make = door === 'rpc' ? p.rpc : p.mcp;
+        const before = process.cpuUsage();
+        for (let i = 0; i < CPU_CALLS; i++) {
+          const res = await app.inject({ method: 'POST', url: door === 'rpc' ? '/v1/rpc' : '/mcp', headers: h, payload: make() });
+          if (res.statusCode !== 200) throw new Error(`${p.name} ${door}: ${res.statusCode} ${res.body.slice(0, 200)}`);
+        }
+        const used = process.cpuUsage(before);
+        per[door].push((used.user + used.system) / 1000 / CPU_CALLS);
+      }
+      const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
+      cpu.push({ call: p.name, rpcCpuMsPerCall: Number(mean(per.rpc).toFixed(3)), mcpCpuMsPerCall: Number(mean(per.mcp).toFixed(3)), ratio: Number((mean(per.rpc) / mean(per.mcp)).toFixed(3)) });
+    }
+    console.table(cpu);
+    process.stdout.write(`${JSON.stringify({ rows: ROWS, seconds: SECONDS, connections: CONNECTIONS, cores: (await import('node:os')).cpus().length, results: rows, cpu })}\n`);
   } finally {
     await server.close();
   }
