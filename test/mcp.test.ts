@@ -253,6 +253,8 @@ describe('MCP door', () => {
     const one = await fetch(`${base}/mcp`, { method: 'POST', headers, body: JSON.stringify(callOf(1)) });
     expect(one.status).toBe(200);
     const before = Number(one.headers.get('x-ratelimit-remaining'));
+    // Like every analytics answer, it says how fresh the data is (docs/access.md, "Freshness").
+    expect(one.headers.get('x-data-newest-block-time')).toMatch(/^\d{4}-\d\d-\d\dT/);
     const batch = await fetch(`${base}/mcp`, { method: 'POST', headers, body: JSON.stringify([callOf(2), callOf(3), callOf(4)]) });
     expect(batch.status).toBe(200);
     expect(Number(batch.headers.get('x-ratelimit-remaining'))).toBe(before - 3);
