@@ -236,6 +236,17 @@ describe('MCP door', () => {
     expect(((await bad.json()) as { error: { code: number } }).error.code).toBe(-32700);
   });
 
+  it('/llms.txt describes the doors for agents without a key, listing every MCP tool', async () => {
+    const res = await fetch(`${base}/llms.txt`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+    const body = await res.text();
+    expect(body).toMatch(/^# /);
+    for (const door of ['POST /mcp', 'POST /v1/rpc', 'POST /v1/query', 'POST /graphql', 'GET /v1/metrics', 'x-api-key']) expect(body).toContain(door);
+    const { tools } = await client.listTools();
+    for (const tool of tools) expect(body).toContain(`- ${tool.name}: `);
+  });
+
   it('a revoked key is cut off at its next call', async () => {
     const k = await createKey(t.app, 'x402', 'mcp-revoked');
     const c = await connect({ 'x-api-key': k.key });
