@@ -6,7 +6,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError, Errors, worded, type Wording } from '../../core/errors.ts';
 import { FILTER_LIST_MAX, USER_METRICS_MAX_INSTRUCTION_TYPES, USER_METRICS_WINDOWS } from '../../core/limits.ts';
-import { PROTOCOL_NAME_PATTERN } from '../../core/vocabulary/primitives.ts';
+import { InstructionType, PROTOCOL_NAME_PATTERN } from '../../core/vocabulary/primitives.ts';
 import type { Analytics } from '../analytics/analytics.ts';
 import type { FreshnessWatermark } from '../freshness.ts';
 import { EXPOSITION_CONTENT_TYPE, exposition } from './exposition.ts';
@@ -18,7 +18,8 @@ const WORDING: Wording = {
 
 const ACCEPTED = ['protocol', 'instruction_type', 'api-key'];
 const PROTOCOL = new RegExp(PROTOCOL_NAME_PATTERN);
-const TYPE_MAX_CHARS = 128;
+/** The vocabulary's bound on an instruction type (the ingest record's and every filter's). */
+const TYPE_MAX_CHARS: number = InstructionType.maxLength ?? 0;
 
 const bad = (message: string, field: string): AppError => new AppError(Errors.invalidParams, message, { field });
 
