@@ -8,7 +8,7 @@
 // the server's CPU time per call on each door (sequential app.inject calls), whose ratio a
 // shared, loaded machine moves far less.
 //
-//   npx tsx bench/mcp-load.ts                           # 100k demo rows, 10 s per run, 16 connections
+//   npm run bench:mcp                                   # 100k demo rows, 10 s per run, 16 connections
 //   BENCH_SECONDS=3 BENCH_ROWS=20000 npx tsx bench/mcp-load.ts   # quick smoke run
 import { loadavg } from 'node:os';
 import type { Result } from 'autocannon';
