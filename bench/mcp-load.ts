@@ -11,6 +11,10 @@
 //   npm run bench:mcp                                   # 100k demo rows, 10 s per run, 16 connections
 //   BENCH_SECONDS=3 BENCH_ROWS=20000 npx tsx bench/mcp-load.ts   # quick smoke run
 import { loadavg } from 'node:os';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { CallToolRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { Result } from 'autocannon';
 import { startBenchServer } from './bench-server.ts';
 import { runLoad } from './load-client.ts';
@@ -32,6 +36,25 @@ interface Pair {
   name: string;
   rpc: () => string;
   mcp: () => string;
+}
+
+/** Microseconds per tools/call through the SDK alone (a new server and transport per call, as the door does). */
+async function sdkFloorMicros(calls: number): Promise<number> {
+  const validator = new AjvJsonSchemaValidator();
+  const message = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'constant', arguments: {} } };
+  const one = async (): Promise<string> => {
+    const server = new Server({ name: 'floor', version: '1.0.0' }, { capabilities: { tools: {} }, jsonSchemaValidator: validator });
+    server.setRequestHandler(CallToolRequestSchema, () => ({ content: [{ type: 'text', text: '["ok"]' }] }));
+    const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true });
+    await server.connect(transport);
+    const headers = new Headers({ ...MCP_HEADERS, 'content-type': 'application/json' });
+    const res = await transport.handleRequest({ method: 'POST', url: 'http://bench/mcp', headers } as Request, { parsedBody: message });
+    return res.text();
+  };
+  for (let i = 0; i < calls / 4; i++) await one();
+  const t0 = performance.now();
+  for (let i = 0; i < calls; i++) await one();
+  return ((performance.now() - t0) * 1000) / calls;
 }
 
 const load = (): string => loadavg().map((x) => x.toFixed(2)).join(' ');
@@ -137,7 +160,13 @@ async function main(): Promise<void> {
       cpu.push({ call: p.name, rpcCpuMsPerCall: Number(mean(per.rpc).toFixed(3)), mcpCpuMsPerCall: Number(mean(per.mcp).toFixed(3)), ratio: Number((mean(per.rpc) / mean(per.mcp)).toFixed(3)) });
     }
     console.table(cpu);
-    process.stdout.write(`${JSON.stringify({ rows: ROWS, seconds: SECONDS, connections: CONNECTIONS, cores: (await import('node:os')).cpus().length, results: rows, cpu })}\n`);
+
+    // The SDK's own floor: a bare Server on the same stateless JSON transport answering a
+    // constant tool call, no service code at all. Its time per call is the least any tool
+    // call through the official transport can cost here; compare it with the CPU table.
+    const sdk = await sdkFloorMicros(2000);
+    process.stdout.write(`SDK floor (Server + stateless Streamable HTTP transport, constant tool): ${sdk.toFixed(0)} µs per call (load ${load()})\n`);
+    process.stdout.write(`${JSON.stringify({ rows: ROWS, seconds: SECONDS, connections: CONNECTIONS, cores: (await import('node:os')).cpus().length, results: rows, cpu, sdkFloorMicros: Math.round(sdk) })}\n`);
   } finally {
     await server.close();
   }
