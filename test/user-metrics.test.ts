@@ -160,6 +160,14 @@ describe('GET /v1/metrics', () => {
     expect(b).toBe(a - 1);
   });
 
+  it('is in the OpenAPI document, its protocol parameter naming the active protocols', async () => {
+    const doc = (await (await fetch(`${base}/api/v1/openapi.json`)).json()) as { paths: Record<string, { get?: { tags: string[]; parameters: { name: string; schema: unknown }[] } }> };
+    const op = doc.paths['/v1/metrics']?.get;
+    expect(op?.tags).toEqual(['Metrics']);
+    expect(op?.parameters.map((p) => p.name).sort()).toEqual(['instruction_type', 'protocol']);
+    expect(JSON.stringify(op?.parameters.find((p) => p.name === 'protocol')?.schema)).toContain(JSON.stringify([...ACTIVE_PROTOCOLS].sort()).slice(1, -1));
+  });
+
   it('a real Prometheus from the shipped example scrapes it, its failure-rate alert goes pending for the failing protocol only, and every dashboard query answers', async () => {
     const keyFile = path.join(dir, 'txa_api_key');
     writeFileSync(keyFile, `${key}\n`);

@@ -6,7 +6,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError, Errors, worded, type Wording } from '../../core/errors.ts';
 import { FILTER_LIST_MAX, USER_METRICS_MAX_INSTRUCTION_TYPES, USER_METRICS_WINDOWS } from '../../core/limits.ts';
-import { InstructionType, PROTOCOL_NAME_PATTERN } from '../../core/vocabulary/primitives.ts';
+import { ActiveProtocolName, InstructionType, PROTOCOL_NAME_PATTERN } from '../../core/vocabulary/primitives.ts';
 import type { Analytics } from '../analytics/analytics.ts';
 import type { FreshnessWatermark } from '../freshness.ts';
 import { EXPOSITION_CONTENT_TYPE, exposition } from './exposition.ts';
@@ -45,8 +45,10 @@ function readQuery(req: FastifyRequest): { protocols?: string[]; instructionType
   return { ...(protocols === undefined ? {} : { protocols }), ...(instructionTypes === undefined ? {} : { instructionTypes }) };
 }
 
-const repeatable = (description: string) => ({
-  anyOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }],
+/** One value or several (the parameter repeated), each as `item` says: the document names the
+ *  active protocols and the instruction types' bound, so what it calls valid is answered. */
+const repeatable = (item: object, max: number, description: string) => ({
+  anyOf: [item, { type: 'array', items: item, minItems: 1, maxItems: max }],
   description,
 });
 
@@ -62,8 +64,9 @@ const schema = {
   querystring: {
     type: 'object',
     properties: {
-      protocol: repeatable(`Only these protocols (repeatable, at most ${FILTER_LIST_MAX}); unknown or inactive: 400`),
-      instruction_type: repeatable(`Per instruction type, only these (repeatable, at most ${USER_METRICS_MAX_INSTRUCTION_TYPES})`),
+      protocol: repeatable({ ...ActiveProtocolName }, FILTER_LIST_MAX, `Only these protocols (repeatable, at most ${FILTER_LIST_MAX}); unknown or inactive: 400`),
+      instruction_type: repeatable({ ...InstructionType }, USER_METRICS_MAX_INSTRUCTION_TYPES,
+        `Per instruction type, only these (repeatable, at most ${USER_METRICS_MAX_INSTRUCTION_TYPES})`),
     },
   },
   response: {
