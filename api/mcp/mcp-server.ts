@@ -10,7 +10,7 @@ import {
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { AppError, Errors } from '../../core/errors.ts';
-import { formatBytes } from '../../core/limits.ts';
+import { formatBytes, MCP_BATCH_CONCURRENCY } from '../../core/limits.ts';
 import { resources, type Resource } from './mcp-resources.ts';
 import { McpTools, TOOL_ANNOTATIONS, type ToolCaller, type ToolDeps } from './mcp-tools.ts';
 
@@ -49,6 +49,22 @@ function answered(text: string, caller: ToolCaller): CallToolResult {
   return { content: [{ type: 'text', text }] };
 }
 
+/** At most `limit` of the runs given to it at a time, the others in arrival order. */
+function gate(limit: number): <T>(run: () => Promise<T>) => Promise<T> {
+  let running = 0;
+  const waiting: (() => void)[] = [];
+  return async (run) => {
+    if (running >= limit) await new Promise<void>((resolve) => waiting.push(resolve));
+    running += 1;
+    try {
+      return await run();
+    } finally {
+      running -= 1;
+      waiting.shift()?.();
+    }
+  };
+}
+
 /** The door's tools and resources, built once; a Server per request from them. */
 export class McpDoor {
   readonly tools: McpTools;
@@ -70,14 +86,18 @@ export class McpDoor {
     server.setRequestHandler(ListToolsRequestSchema, () => ({
       tools: this.tools.list.map((t) => ({ name: t.name, title: t.title, description: t.description, inputSchema: t.inputSchema, annotations: TOOL_ANNOTATIONS })),
     }));
+    // The calls of one batch (one request) share its budget and run a few at a time.
+    const inTurn = gate(MCP_BATCH_CONCURRENCY);
     server.setRequestHandler(CallToolRequestSchema, async (request) => {
       const tool = this.tools.get(request.params.name);
       if (tool === undefined) throw new McpError(ErrorCode.InvalidParams, `unknown tool "${request.params.name}"; tools/list lists the tools`);
-      try {
-        return answered(await tool.run(request.params.arguments ?? {}, caller), caller);
-      } catch (err) {
-        return toolError(err, hooks);
-      }
+      return inTurn(async () => {
+        try {
+          return answered(await tool.run(request.params.arguments ?? {}, caller), caller);
+        } catch (err) {
+          return toolError(err, hooks);
+        }
+      });
     });
     server.setRequestHandler(ListResourcesRequestSchema, () => ({
       resources: this.resources.map(({ uri, name, title, description, mimeType }) => ({ uri, name, title, description, mimeType })),
