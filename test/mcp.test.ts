@@ -139,6 +139,11 @@ describe('MCP door', () => {
     expect(unknownArg.isError).toBe(true);
     expect(text(unknownArg)).toBe('options is not an argument of getProtocols (it takes none)');
     await expect(client.callTool({ name: 'getNothing', arguments: {} })).rejects.toThrow(/unknown tool "getNothing"/);
+    let deep: unknown = 1;
+    for (let i = 0; i < 40; i++) deep = [deep];
+    const tooDeep = await call('getTransactions', { options: { filters: { protocols: deep } } });
+    expect(tooDeep.isError).toBe(true);
+    expect(text(tooDeep)).toBe('arguments are nested more than 32 levels deep (arrays and objects); no tool takes anything that deep');
   });
 
   it('run_sql answers what POST /v1/query answers, with the same rules and errors', async () => {

@@ -140,6 +140,21 @@ export function validateParams(method: string, params: readonly unknown[]): void
   check(m.schema, params);
 }
 
+/** Is `value` nested deeper than `limit` levels of arrays and objects? Iterative, and it
+ *  stops at the first path that is too deep, so a hostile value costs little. */
+export function deeperThan(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth > limit) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) {
+      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
+    }
+  }
+  return false;
+}
+
 interface RangeLike {
   gte?: number;
   lte?: number;

@@ -5,7 +5,7 @@
 // it throws is turned into an MCP tool error by mcp-server.ts.
 import type { Budget } from '../../core/budget.ts';
 import { AppError, Errors } from '../../core/errors.ts';
-import { MCP_USAGE_HOURS, SQL_DEFAULT_LIMIT, SQL_MAX_LENGTH, SQL_MAX_LIMIT, SQL_TIMEOUT_SECONDS } from '../../core/limits.ts';
+import { MAX_PARAMS_DEPTH, MCP_USAGE_HOURS, SQL_DEFAULT_LIMIT, SQL_MAX_LENGTH, SQL_MAX_LIMIT, SQL_TIMEOUT_SECONDS } from '../../core/limits.ts';
 import { PLAN_LIMITS, type Plan } from '../../core/plans.ts';
 import type { ProtocolRegistry } from '../../warehouse/protocol-registry.ts';
 import type { UsageStore } from '../../warehouse/usage-store.ts';
@@ -13,6 +13,7 @@ import type { Analytics } from '../analytics/analytics.ts';
 import { CATALOG, type Operation, type RpcMethod } from '../catalog/catalog.ts';
 import { positionSchemas } from '../catalog/declare.ts';
 import { CatalogMethods } from '../catalog/method-calls.ts';
+import { deeperThan } from '../catalog/param-checks.ts';
 import type { FreshnessWatermark } from '../freshness.ts';
 import { PUBLISHED_TABLES } from '../sql/sql-guard.ts';
 import type { SqlSandbox } from '../sql/sql-sandbox.ts';
@@ -89,7 +90,13 @@ function catalogTool(op: Operation, m: RpcMethod, methods: CatalogMethods): Tool
       required: m.params.filter((p) => p.required).map((p) => p.name),
       additionalProperties: false,
     },
-    run: async (a) => JSON.stringify(await methods.call(m.method, positionsOf(m, a))),
+    run: async (a) => {
+      // Before validation, as on JSON-RPC: schema checks and error messages recurse into the value.
+      if (deeperThan(a, MAX_PARAMS_DEPTH)) {
+        throw new AppError(Errors.invalidParams, `arguments are nested more than ${MAX_PARAMS_DEPTH} levels deep (arrays and objects); no tool takes anything that deep`);
+      }
+      return JSON.stringify(await methods.call(m.method, positionsOf(m, a)));
+    },
   };
 }
 
