@@ -203,6 +203,28 @@ describe('MCP door', () => {
     expect(JSON.parse((listed.contents[0] as { text: string }).text)).toEqual(protocols);
   });
 
+  it('usage is recorded per tool (and per MCP method), errors as errors; get_usage shows it', async () => {
+    const k = await createKey(t.app, 'x402', 'mcp-usage');
+    const c = await connect({ 'x-api-key': k.key });
+    await call('getProtocols', {}, c);
+    await call('getProtocols', {}, c);
+    await call('run_sql', { query: 'DROP TABLE transactions' }, c);
+    await c.listTools();
+    await expect(c.callTool({ name: 'invented_tool', arguments: {} })).rejects.toThrow();
+    // Recorded once each answer is sent, written every few seconds: flush now.
+    await new Promise((r) => setTimeout(r, 100));
+    await t.services.access.usage.flush();
+    const { usage } = JSON.parse(text(await call('get_usage', {}, c))) as { usage: { byMethod: { interface: string; method: string; requests: number; errors: number }[] } };
+    const of = (method: string) => usage.byMethod.find((u) => u.interface === 'mcp' && u.method === method);
+    expect(of('getProtocols')).toMatchObject({ requests: 2, errors: 0 });
+    expect(of('run_sql')).toMatchObject({ requests: 1, errors: 1 });
+    expect(of('tools/list')).toMatchObject({ requests: 1 });
+    expect(of('initialize')).toMatchObject({ requests: 1 });
+    expect(of('(unknown tool)')).toMatchObject({ requests: 1, errors: 1 });
+    expect(usage.byMethod.some((u) => u.method.includes('invented'))).toBe(false);
+    await c.close();
+  });
+
   it('without a key: 401 with SPEC\'s body; an unknown key: 403; the bearer form works', async () => {
     const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
     const post = (headers: Record<string, string>, url = `${base}/mcp`) => fetch(url, {

@@ -17,7 +17,8 @@
 //               for a request without a valid key its address's figures (the per-IP limit
 //               of keyless requests, or the operator-token budget); Retry-After on 429.
 //   onResponse  per-key usage, counted off the request path; JSON-RPC calls by method, as
-//               the adapter reports their answers (req.rpcOutcomes).
+//               the adapter reports their answers (req.rpcOutcomes); MCP calls by tool or
+//               method (req.usageCalls).
 //
 // GraphQL counts each top-level field as one unit (api/graphql/graphql-routes.ts); other
 // adapters that do several units of work per request call
@@ -55,6 +56,9 @@ declare module 'fastify' {
     /** Set by the JSON-RPC adapter: each answer's method as sent and whether it is an error,
      *  in request order (notifications get no answer and are absent). null elsewhere. */
     rpcOutcomes: { method: string | undefined; error: boolean }[] | null;
+    /** Set by a door that answers several calls per request (the MCP door): each call's usage
+     *  label, from the door's own bounded vocabulary, and whether it failed. null elsewhere. */
+    usageCalls: { label: string; error: boolean }[] | null;
   }
 }
 
@@ -98,6 +102,7 @@ export function installAccessControl(app: FastifyInstance, access: Access): void
   app.decorateRequest('apiKey', null);
   app.decorateRequest('rateLimit', null);
   app.decorateRequest('rpcOutcomes', null);
+  app.decorateRequest('usageCalls', null);
   app.decorateRequest('consumeRateLimit', async function consumeRateLimit(this: FastifyRequest, units: number): Promise<void> {
     await charge(this, units);
   });
@@ -242,6 +247,8 @@ export function installAccessControl(app: FastifyInstance, access: Access): void
       // As answered: names outside the method table under one label, errors as errors,
       // notifications (no answer, nothing run) not at all.
       for (const o of req.rpcOutcomes) access.usage.record(key.id, 'rpc', rpcUsageMethod(o.method), { error: o.error, rateLimited: false });
+    } else if (req.usageCalls !== null && reply.statusCode < 400) {
+      for (const c of req.usageCalls) access.usage.record(key.id, iface, c.label, { error: c.error, rateLimited: false });
     } else if (iface === 'rpc' && req.body !== undefined) {
       // Refused before the adapter ran (a batch over the rate limit): each call it held.
       for (const method of rpcUsageMethods(req.body)) access.usage.record(key.id, iface, method, outcome);

@@ -20,6 +20,17 @@ const TRANSPORT_HEADERS = ['accept', 'content-type', 'mcp-protocol-version', 'mc
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** The MCP methods a usage label may name; any other method is counted as OTHER_METHOD. */
+const USAGE_METHODS: ReadonlySet<string> = new Set(['initialize', 'ping', 'tools/list', 'resources/list', 'resources/read', 'resources/templates/list', 'prompts/list']);
+const OTHER_METHOD = '(other)';
+
+/** Usage labels of the requests of a body other than tool calls (those are labelled by their tool once answered). */
+function protocolCalls(body: unknown): { label: string; error: boolean }[] {
+  return (Array.isArray(body) ? body : [body])
+    .filter((m): m is Record<string, unknown> => isObject(m) && typeof m.method === 'string' && Object.hasOwn(m, 'id') && m.method !== 'tools/call')
+    .map((m) => ({ label: USAGE_METHODS.has(m.method as string) ? (m.method as string) : OTHER_METHOD, error: false }));
+}
+
 /** JSON-RPC requests (not notifications) in a body: each is one request against the rate limit. */
 export const mcpRequestCount = (body: unknown): number =>
   Array.isArray(body) ? body.filter((m) => isObject(m) && typeof m.method === 'string' && Object.hasOwn(m, 'id')).length : 1;
@@ -58,8 +69,8 @@ export async function mcpRoutes(app: FastifyInstance, opts: ToolDeps): Promise<v
     const key = req.apiKey;
     // Access control authenticates before any handler; a bare app without it has no caller.
     if (key === null) throw new AppError(Errors.unauthorized, 'API key required');
-    const calls = mcpRequestCount(req.body);
-    if (calls > 1) await req.consumeRateLimit(calls - 1);
+    const requests = mcpRequestCount(req.body);
+    if (requests > 1) await req.consumeRateLimit(requests - 1);
     const rl = req.rateLimit;
     const caller: ToolCaller = {
       keyId: key.id,
@@ -70,9 +81,13 @@ export async function mcpRoutes(app: FastifyInstance, opts: ToolDeps): Promise<v
     // Stateless: a transport (and a server) per request, as the SDK requires. Neither is
     // closed: with JSON answers nothing of them outlives the answer (no stream, no timer),
     // and closing fails their pending requests with a new error each, a sixth of a call's time.
+    // Usage by tool and method (access control records these once the answer is sent).
+    const calls = protocolCalls(req.body);
+    req.usageCalls = calls;
     const server = door.server(caller, {
       reference: req.id,
       onInternalError: (err) => req.log.error({ err, reference: req.id }, 'MCP call failed'),
+      onToolCall: (label, error) => calls.push({ label, error }),
     });
     const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true });
     await server.connect(transport);

@@ -23,7 +23,13 @@ export interface CallHooks {
   /** A reference the client can quote to find an internal failure in the logs (the request id). */
   reference: string;
   onInternalError(err: unknown): void;
+  /** Told of each tool call once answered: its usage label (the tool's name, or one label for
+   *  every unknown name, so invented names cannot fill the usage table) and whether it failed. */
+  onToolCall(label: string, error: boolean): void;
 }
+
+/** The usage label of a call of a tool this door does not have. */
+export const UNKNOWN_TOOL = '(unknown tool)';
 
 /** The error content of a tool call: an AppError's own words; anything else only a reference. */
 function toolError(err: unknown, hooks: CallHooks): CallToolResult {
@@ -90,13 +96,19 @@ export class McpDoor {
     const inTurn = gate(MCP_BATCH_CONCURRENCY);
     server.setRequestHandler(CallToolRequestSchema, async (request) => {
       const tool = this.tools.get(request.params.name);
-      if (tool === undefined) throw new McpError(ErrorCode.InvalidParams, `unknown tool "${request.params.name}"; tools/list lists the tools`);
+      if (tool === undefined) {
+        hooks.onToolCall(UNKNOWN_TOOL, true);
+        throw new McpError(ErrorCode.InvalidParams, `unknown tool "${request.params.name}"; tools/list lists the tools`);
+      }
       return inTurn(async () => {
+        let result: CallToolResult;
         try {
-          return answered(await tool.run(request.params.arguments ?? {}, caller), caller);
+          result = answered(await tool.run(request.params.arguments ?? {}, caller), caller);
         } catch (err) {
-          return toolError(err, hooks);
+          result = toolError(err, hooks);
         }
+        hooks.onToolCall(tool.name, result.isError === true);
+        return result;
       });
     });
     server.setRequestHandler(ListResourcesRequestSchema, () => ({
