@@ -375,3 +375,6 @@ export const MCP_USAGE_HOURS = 24;
 export const USER_METRICS_WINDOWS = Object.freeze({ '5m': 5 * 60, '1h': 60 * 60 } as const);
 /** GET /v1/metrics: instruction types one scrape may name (each adds a series per protocol). */
 export const USER_METRICS_MAX_INSTRUCTION_TYPES = 20;
+/** GET /v1/metrics: longest instruction type it takes (identifiers only), so that every request its
+ *  schema calls valid fits the URI limit (HTTP_MAX_URI_BYTES) with the protocol list at its longest. */
+export const USER_METRICS_INSTRUCTION_TYPE_MAX_CHARS = 64;

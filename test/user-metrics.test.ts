@@ -139,6 +139,7 @@ describe('GET /v1/metrics', () => {
     for (const [query, message] of [
       ['?protocol=raydium_amm_v4', 'protocol[0]: unknown protocol "raydium_amm_v4" (GET /api/v1/stats or JSON-RPC getProtocols lists the available ones)'],
       ['?protocol=Jupiter', 'protocol must be a protocol identifier such as jupiter_v6 (got "Jupiter")'],
+      ['?instruction_type=swap%20base%20in', 'instruction_type must be an instruction type: letters, digits and underscores, at most 64 characters (got "swap base in")'],
       ['?window=1d', 'unknown query parameter "window"; accepted: protocol, instruction_type (each repeatable)'],
       [`?${Array.from({ length: 21 }, (_, i) => `instruction_type=t${i}`).join('&')}`, 'instruction_type may be given at most 20 times (got 21)'],
     ] as const) {

@@ -5,8 +5,8 @@
 // (protocol, instruction_type, each repeatable and bounded); anything else is a 400.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError, Errors, worded, type Wording } from '../../core/errors.ts';
-import { FILTER_LIST_MAX, USER_METRICS_MAX_INSTRUCTION_TYPES, USER_METRICS_WINDOWS } from '../../core/limits.ts';
-import { ActiveProtocolName, InstructionType, PROTOCOL_NAME_PATTERN } from '../../core/vocabulary/primitives.ts';
+import { FILTER_LIST_MAX, USER_METRICS_INSTRUCTION_TYPE_MAX_CHARS, USER_METRICS_MAX_INSTRUCTION_TYPES, USER_METRICS_WINDOWS } from '../../core/limits.ts';
+import { ActiveProtocolName, PROTOCOL_NAME_PATTERN } from '../../core/vocabulary/primitives.ts';
 import type { Analytics } from '../analytics/analytics.ts';
 import type { FreshnessWatermark } from '../freshness.ts';
 import { EXPOSITION_CONTENT_TYPE, exposition } from './exposition.ts';
@@ -18,8 +18,10 @@ const WORDING: Wording = {
 
 const ACCEPTED = ['protocol', 'instruction_type', 'api-key'];
 const PROTOCOL = new RegExp(PROTOCOL_NAME_PATTERN);
-/** The vocabulary's bound on an instruction type (the ingest record's and every filter's). */
-const TYPE_MAX_CHARS: number = InstructionType.maxLength ?? 0;
+/** Instruction types as programs' interface definitions name them: identifiers. An allow-list
+ *  (a label value reaches the user's Prometheus), and it keeps the longest valid URI short. */
+const TYPE_PATTERN = `^[A-Za-z_][A-Za-z0-9_]{0,${USER_METRICS_INSTRUCTION_TYPE_MAX_CHARS - 1}}$`;
+const TYPE = new RegExp(TYPE_PATTERN);
 
 const bad = (message: string, field: string): AppError => new AppError(Errors.invalidParams, message, { field });
 
@@ -40,8 +42,8 @@ function readQuery(req: FastifyRequest): { protocols?: string[]; instructionType
   const unknown = Object.keys(query).find((k) => !ACCEPTED.includes(k));
   if (unknown !== undefined) throw bad(`unknown query parameter "${unknown.slice(0, 60)}"; accepted: protocol, instruction_type (each repeatable)`, unknown);
   const protocols = listParam(query, 'protocol', FILTER_LIST_MAX, 'a protocol identifier such as jupiter_v6', (v) => PROTOCOL.test(v));
-  const instructionTypes = listParam(query, 'instruction_type', USER_METRICS_MAX_INSTRUCTION_TYPES, `an instruction type of 1-${TYPE_MAX_CHARS} characters`,
-    (v) => v.length > 0 && v.length <= TYPE_MAX_CHARS);
+  const instructionTypes = listParam(query, 'instruction_type', USER_METRICS_MAX_INSTRUCTION_TYPES,
+    `an instruction type: letters, digits and underscores, at most ${USER_METRICS_INSTRUCTION_TYPE_MAX_CHARS} characters`, (v) => TYPE.test(v));
   return { ...(protocols === undefined ? {} : { protocols }), ...(instructionTypes === undefined ? {} : { instructionTypes }) };
 }
 
@@ -65,7 +67,7 @@ const schema = {
     type: 'object',
     properties: {
       protocol: repeatable({ ...ActiveProtocolName }, FILTER_LIST_MAX, `Only these protocols (repeatable, at most ${FILTER_LIST_MAX}); unknown or inactive: 400`),
-      instruction_type: repeatable({ ...InstructionType }, USER_METRICS_MAX_INSTRUCTION_TYPES,
+      instruction_type: repeatable({ type: 'string', pattern: TYPE_PATTERN }, USER_METRICS_MAX_INSTRUCTION_TYPES,
         `Per instruction type, only these (repeatable, at most ${USER_METRICS_MAX_INSTRUCTION_TYPES})`),
     },
   },
