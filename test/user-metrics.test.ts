@@ -27,7 +27,7 @@ let prom: PrometheusServer | undefined;
 let records: IngestRecord[] = [];
 let now: number;
 
-/** Records near now: pump_amm fails one in two, whirlpool never, jupiter_v6 only 30 minutes ago, raydium_amm_v4 is inactive. */
+/** Records near now (the 5-minute window holds them for over four minutes after ingest): pump_amm fails one in two, whirlpool never, jupiter_v6 only 30 minutes ago, raydium_amm_v4 is inactive. */
 function liveRecords(at: number): IngestRecord[] {
   const out: IngestRecord[] = [];
   const add = (protocol: string, i: number, time: number, success: boolean, type: string): void => {
@@ -38,10 +38,10 @@ function liveRecords(at: number): IngestRecord[] {
       ...(success ? {} : { error_message: 'custom program error: 0x1771' }),
     });
   };
-  for (let i = 0; i < 20; i++) add('pump_amm', i, at - 100 + i, i % 2 === 0, i < 12 ? 'buy' : 'sell');
-  for (let i = 0; i < 20; i++) add('whirlpool', i, at - 100 + i, true, 'swap');
+  for (let i = 0; i < 20; i++) add('pump_amm', i, at - 40 + i, i % 2 === 0, i < 12 ? 'buy' : 'sell');
+  for (let i = 0; i < 20; i++) add('whirlpool', i, at - 40 + i, true, 'swap');
   for (let i = 0; i < 10; i++) add('jupiter_v6', i, at - 1800 + i, i !== 3, 'route');
-  for (let i = 0; i < 5; i++) add('raydium_amm_v4', i, at - 100 + i, false, 'swapBaseIn');
+  for (let i = 0; i < 5; i++) add('raydium_amm_v4', i, at - 40 + i, false, 'swapBaseIn');
   return out;
 }
 
