@@ -246,7 +246,7 @@ export const ANSWER_CHUNK_BYTES = 64 * 1024;
 // Plan figures (rows read, join rows, memory) are in core/plans.ts; these are per door.
 
 /** The doors a request can come through; each has its answer budget and wall time. */
-export const DOORS = ['rpc', 'rest', 'sql', 'graphql', 'stream', 'export', 'download', 'operator'] as const;
+export const DOORS = ['rpc', 'rest', 'sql', 'graphql', 'mcp', 'stream', 'export', 'download', 'operator'] as const;
 export type Door = (typeof DOORS)[number];
 
 /**
@@ -259,6 +259,8 @@ export const ANSWER_BUDGET_BYTES: Readonly<Record<Door, number>> = Object.freeze
   rest: REST_RESPONSE_BUDGET_BYTES,
   sql: SQL_RESPONSE_BUDGET_BYTES,
   graphql: GRAPHQL_RESPONSE_BUDGET_BYTES,
+  // An MCP tool call answers what its JSON-RPC method (or run_sql, what /v1/query) answers.
+  mcp: Math.max(RPC_RESPONSE_BUDGET_BYTES, SQL_RESPONSE_BUDGET_BYTES),
   stream: Infinity,
   export: Infinity,
   download: Infinity,
@@ -276,6 +278,7 @@ export const DOOR_WALL_MS: Readonly<Record<Door, number>> = Object.freeze({
   rest: 30_000,
   sql: 2 * SQL_TIMEOUT_SECONDS * 1000,
   graphql: GRAPHQL_TIMEOUT_MS,
+  mcp: 2 * SQL_TIMEOUT_SECONDS * 1000,
   stream: Infinity,
   export: Infinity,
   download: Infinity,
@@ -392,3 +395,4 @@ export const RECORD_LOOKUP_MAX_KEYS = 1000;
 export * from './limits/open-questions.ts';
 export * from './limits/sql-executions.ts';
 export * from './limits/stream-replay.ts';
+export * from './limits/mcp-and-user-metrics.ts';

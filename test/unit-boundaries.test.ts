@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { decodeToken, encodeToken, listingFingerprint, setPageTokenSecret } from '../api/analytics/page-token.ts';
 import { handleBody, parseRpcBody, PARSE_FAILED, type MethodTable } from '../api/rpc/json-rpc.ts';
-import { validateParams } from '../api/rpc/param-validation.ts';
+import { validateParams } from '../api/catalog/param-checks.ts';
 import { AppError, Errors, hint, param, worded, wordMessage } from '../core/errors.ts';
 import { checkRecord, protocolLookup } from '../ingest/record-schema.ts';
 
