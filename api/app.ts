@@ -27,6 +27,8 @@ import { rpcRoutes } from './rpc/rpc-routes.ts';
 import { installFreshnessHeaders } from './freshness.ts';
 import { installAnswerCaching } from './answers/answer-caching.ts';
 import { installCompression } from './answers/compression.ts';
+import { mcpRoutes } from './mcp/mcp-routes.ts';
+import { userMetricsRoutes } from './user-metrics/user-metrics-routes.ts';
 import { installGraphqlStream, type StreamLimits } from './graphql/subscriptions/stream-route.ts';
 import type { GraphQLSchema } from 'graphql';
 import { graphqlRoutes, type GraphqlRouteOptions } from './graphql/graphql-routes.ts';
@@ -155,6 +157,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
     tokens: [deps.config.adminToken, ...(deps.config.access.metricsToken === undefined ? [] : [deps.config.access.metricsToken])],
   });
   await app.register(rpcRoutes, { analytics: deps.analytics });
+  await app.register(mcpRoutes, { analytics: deps.analytics, sandbox: deps.sqlSandbox, registry: deps.registry, freshness: deps.freshness, usage: deps.access.usageStore });
 
   await app.register(async (admin) => {
     admin.addHook('onRequest', adminGuard(deps.access, deps.config.adminToken));
@@ -175,6 +178,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   await registerOpenApi(app, { protocols: () => deps.analytics.protocols() });
   await app.register(restApi, { prefix: '/api/v1', analytics: deps.analytics });
   await app.register(sqlRoutes, { sandbox: deps.sqlSandbox });
+  await app.register(userMetricsRoutes, { analytics: deps.analytics, freshness: deps.freshness });
   await app.register(exportRoutes, { exports: deps.exports });
   await app.register(executionRoutes, { executions: deps.executions });
   // GraphQL: queries on /graphql, live subscriptions over SSE on /graphql/stream, one schema.

@@ -115,7 +115,7 @@ export function toExtension(f: FreshnessFigures): FreshnessExtension {
   };
 }
 
-const ANALYTICS_INTERFACES: ReadonlySet<string> = new Set(['rpc', 'rest', 'sql', 'graphql']);
+const ANALYTICS_INTERFACES: ReadonlySet<string> = new Set(['rpc', 'rest', 'sql', 'graphql', 'mcp']);
 
 /**
  * The freshness headers on every answer to an authenticated request of an analytics

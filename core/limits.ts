@@ -246,7 +246,7 @@ export const ANSWER_CHUNK_BYTES = 64 * 1024;
 // Plan figures (rows read, join rows, memory) are in core/plans.ts; these are per door.
 
 /** The doors a request can come through; each has its answer budget and wall time. */
-export const DOORS = ['rpc', 'rest', 'sql', 'graphql', 'stream', 'export', 'download', 'operator'] as const;
+export const DOORS = ['rpc', 'rest', 'sql', 'graphql', 'mcp', 'stream', 'export', 'download', 'operator'] as const;
 export type Door = (typeof DOORS)[number];
 
 /**
@@ -259,6 +259,8 @@ export const ANSWER_BUDGET_BYTES: Readonly<Record<Door, number>> = Object.freeze
   rest: REST_RESPONSE_BUDGET_BYTES,
   sql: SQL_RESPONSE_BUDGET_BYTES,
   graphql: GRAPHQL_RESPONSE_BUDGET_BYTES,
+  // An MCP tool call answers what its JSON-RPC method (or run_sql, what /v1/query) answers.
+  mcp: Math.max(RPC_RESPONSE_BUDGET_BYTES, SQL_RESPONSE_BUDGET_BYTES),
   stream: Infinity,
   export: Infinity,
   download: Infinity,
@@ -276,6 +278,7 @@ export const DOOR_WALL_MS: Readonly<Record<Door, number>> = Object.freeze({
   rest: 30_000,
   sql: 2 * SQL_TIMEOUT_SECONDS * 1000,
   graphql: GRAPHQL_TIMEOUT_MS,
+  mcp: 2 * SQL_TIMEOUT_SECONDS * 1000,
   stream: Infinity,
   export: Infinity,
   download: Infinity,
@@ -369,21 +372,6 @@ export const SQL_JOIN_MEASURE_SECONDS = 2;
 /** SQL join pricing: rows one key measurement may read before it stops and keeps what it read (twice the sample). */
 export const SQL_JOIN_MEASURE_MAX_ROWS = 2 * SQL_JOIN_SAMPLE_ROWS;
 
-// ---- Browser clients: CORS, compression, answer caching (docs/browser-clients.md) ----------
-/** How long a browser may reuse a CORS preflight answer before asking again (seconds). */
-export const CORS_PREFLIGHT_MAX_AGE_SECONDS = 600;
-/** How long a cached aggregate stays valid without new data in this process: the bound on how
- *  stale an answer can be after another process wrote (api/analytics/result-cache.ts). */
-export const RESULT_CACHE_TTL_MS = 2000;
-/** Cache-Control max-age of a GET answer: the result cache's own staleness bound, no longer. */
-export const ANSWER_MAX_AGE_SECONDS = Math.ceil(RESULT_CACHE_TTL_MS / 1000);
-/** Answers shorter than this are sent uncompressed: the coding's framing costs more than it saves. */
-export const COMPRESS_MIN_BYTES = 1024;
-/** zlib level of gzip answers (6 is zlib's default: most of level 9's saving at a fraction of its CPU). */
-export const COMPRESS_GZIP_LEVEL = 6;
-/** Brotli quality of answers: 4 compresses JSON about as well as gzip 6 at lower CPU; 11 is far too slow for live answers. */
-export const COMPRESS_BROTLI_QUALITY = 4;
-
 // ---- Record reads by signature key (issue 25: the billion-record store; bench/RESULTS.md, "Storage diet")
 /** Signatures or signature keys in one coalesced read of tx_by_signature_v2 (the query text grows with each). */
 export const RECORD_LOOKUP_MAX_KEYS = 1000;
@@ -396,3 +384,5 @@ export * from './limits/analytics-reads.ts';
 export * from './limits/rpc-batches.ts';
 export * from './limits/demo-data.ts';
 export * from './limits/ingest-pipeline.ts';
+export * from './limits/mcp-and-user-metrics.ts';
+export * from './limits/browser-clients.ts';

@@ -27,7 +27,7 @@ const API_UNITS: Readonly<Record<ApiLayer, readonly string[]>> = {
   // Wiring: builds everything and may import anything.
   composition: ['api/main.ts', 'api/app.ts', 'api/services.ts'],
   // The doors: each adapts the services to its protocol.
-  interfaces: ['api/rpc', 'api/rest', 'api/sql/query-routes.ts', 'api/graphql', 'api/exports/export-routes.ts', 'api/exports/execution-routes.ts', 'api/dashboard', 'api/admin', 'api/health-routes.ts', 'api/metrics-routes.ts'],
+  interfaces: ['api/rpc', 'api/mcp', 'api/user-metrics', 'api/rest', 'api/sql/query-routes.ts', 'api/graphql', 'api/exports/export-routes.ts', 'api/exports/execution-routes.ts', 'api/dashboard', 'api/admin', 'api/health-routes.ts', 'api/metrics-routes.ts'],
   // Shared by several doors: access control, export jobs (the service every door's export
   // adapts), the SQL sandbox (client SQL, and the guard SQL exports go through), the
   // freshness watermark, streamed JSON answers.

@@ -18,8 +18,9 @@ import { CALENDAR_DAY_PATTERN, dayStart } from '../core/vocabulary/primitives.ts
 import { restApi } from '../api/rest/rest-api.ts';
 import { envelope, errors, ok } from '../api/catalog/rest-schemas.ts';
 import { openRpcDocument } from '../api/rpc/openrpc.ts';
-import { paramsChecks } from '../api/rpc/param-validation.ts';
+import { paramsChecks } from '../api/catalog/param-checks.ts';
 import { RpcMethods } from '../api/rpc/rpc-methods.ts';
+import { McpTools } from '../api/mcp/mcp-tools.ts';
 import { AppError } from '../core/errors.ts';
 import { LIST_LIMITS, MAX_SERIES_POINTS } from '../core/limits.ts';
 
@@ -111,6 +112,18 @@ describe('a new operation or parameter shows on every door, from the catalog alo
     expect(refusal(() => check(feeLeaders.rpc!.schema, [{ minFee: -1 }]))).toBe('options.minFee must be at least 0 (got -1)');
     expect(refusal(() => check(feeLeaders.rpc!.schema, [{ limit: 51 }]))).toBe('options.limit must be at most 50 (got 51)');
     expect(refusal(() => check(feeLeaders.rpc!.schema, [{ top: 1 }]))).toBe('options.top is not an accepted field of options for getFeeLeaders');
+  });
+
+  it('MCP: a tool with the parameter in its input schema, run and refused as JSON-RPC does', async () => {
+    // The tools need only the facade for catalog methods; the other services are never called here.
+    const unused = {} as never;
+    const tools = new McpTools({ analytics, sandbox: unused, registry: unused, freshness: unused, usage: unused, catalog });
+    const tool = tools.get('getFeeLeaders')!;
+    expect(tool.description).toContain(feeLeaders.summary);
+    expect(tool.inputSchema.properties.options).toMatchObject({ properties: { minFee: { type: 'integer', minimum: 0 }, limit: { maximum: 50, default: 5 } } });
+    const caller = { keyId: 'k', plan: 'free' as const, budget: null, rateLimit: null };
+    expect(JSON.parse(await tool.run({ options: { minFee: 10 } }, caller))).toEqual(['jupiter_v6']);
+    await expect(tool.run({ options: { minFee: -1 } }, caller)).rejects.toThrow('options.minFee must be at least 0 (got -1)');
   });
 
   it('OpenRPC: the method and its parameter', () => {

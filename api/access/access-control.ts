@@ -17,7 +17,8 @@
 //               for a request without a valid key its address's figures (the per-IP limit
 //               of keyless requests, or the operator-token budget); Retry-After on 429.
 //   onResponse  per-key usage, counted off the request path; JSON-RPC calls by method, as
-//               the adapter reports their answers (req.rpcOutcomes).
+//               the adapter reports their answers (req.rpcOutcomes); MCP calls by tool or
+//               method (req.usageCalls).
 //
 // GraphQL counts each top-level field as one unit (api/graphql/graphql-routes.ts); other
 // adapters that do several units of work per request call
@@ -28,7 +29,7 @@ import { PLAN_CONCURRENCY, PLAN_LIMITS, type Plan } from '../../core/plans.ts';
 import type { KeyStatus } from '../../warehouse/api-key-store.ts';
 import type { Access } from './access.ts';
 import { PER_ADDRESS_PLAN } from './operator-auth.ts';
-import { interfaceOf, isExempt, isFreePoll, pathOf, rpcCallCount, rpcUsageMethod, rpcUsageMethods, wantsGraphiql } from './protected-paths.ts';
+import { BEARER_KEY_ROUTES, interfaceOf, isExempt, isFreePoll, pathOf, rpcCallCount, rpcUsageMethod, rpcUsageMethods, wantsGraphiql } from './protected-paths.ts';
 import type { RateDecision } from './rate-limiter.ts';
 import { grantBudget } from './request-budget.ts';
 import { answerStatsOf } from './answer-stats.ts';
@@ -57,6 +58,9 @@ declare module 'fastify' {
     /** Set by the JSON-RPC adapter: each answer's method as sent and whether it is an error,
      *  in request order (notifications get no answer and are absent). null elsewhere. */
     rpcOutcomes: { method: string | undefined; error: boolean }[] | null;
+    /** Set by a door that answers several calls per request (the MCP door): each call's usage
+     *  label, from the door's own bounded vocabulary, and whether it failed. null elsewhere. */
+    usageCalls: { label: string; error: boolean }[] | null;
   }
 }
 
@@ -72,10 +76,15 @@ function firstString(v: unknown): string | undefined {
   return typeof s === 'string' && s.trim() !== '' ? s.trim() : undefined;
 }
 
-/** The presented key: the header wins when both forms are sent (SPEC.md prefers it). */
+/** The presented key: the header wins when both forms are sent (SPEC.md prefers it); on
+ *  the routes of BEARER_KEY_ROUTES `Authorization: Bearer <key>` comes next. */
 export function presentedKey(req: FastifyRequest): string | undefined {
   const fromHeader = firstString(req.headers['x-api-key']);
   if (fromHeader !== undefined) return fromHeader;
+  if (BEARER_KEY_ROUTES.has(req.routeOptions.url ?? '')) {
+    const bearer = /^Bearer\s+(\S+)\s*$/i.exec(firstString(req.headers.authorization) ?? '');
+    if (bearer !== null) return bearer[1];
+  }
   const query = req.query as Record<string, unknown> | undefined;
   return firstString(query?.['api-key']);
 }
@@ -95,6 +104,7 @@ export function installAccessControl(app: FastifyInstance, access: Access): void
   app.decorateRequest('apiKey', null);
   app.decorateRequest('rateLimit', null);
   app.decorateRequest('rpcOutcomes', null);
+  app.decorateRequest('usageCalls', null);
   app.decorateRequest('consumeRateLimit', async function consumeRateLimit(this: FastifyRequest, units: number): Promise<void> {
     await charge(this, units);
   });
@@ -214,7 +224,7 @@ export function installAccessControl(app: FastifyInstance, access: Access): void
     } else await charge(req, 1);
     const routeIface = interfaceOf(route);
     // GraphQL's request route only: its event streams (/graphql/stream) are long-lived.
-    if (routeIface === 'rpc' || routeIface === 'rest' || route === '/graphql') admit(req, reply, req.apiKey);
+    if (routeIface === 'rpc' || routeIface === 'rest' || routeIface === 'mcp' || route === '/graphql') admit(req, reply, req.apiKey);
   });
 
   app.addHook('preHandler', async (req: FastifyRequest) => {
@@ -247,6 +257,10 @@ export function installAccessControl(app: FastifyInstance, access: Access): void
       // on one budget: its cost is shared evenly among them.
       const share = sharedSpent(spent, req.rpcOutcomes.length);
       for (const o of req.rpcOutcomes) access.usage.record(key.id, 'rpc', rpcUsageMethod(o.method), { error: o.error, rateLimited: false }, 1, share);
+    } else if (req.usageCalls !== null && reply.statusCode < 400) {
+      // MCP tool calls of one request, as a JSON-RPC batch's: the cost shared evenly.
+      const share = sharedSpent(spent, req.usageCalls.length);
+      for (const c of req.usageCalls) access.usage.record(key.id, iface, c.label, { error: c.error, rateLimited: false }, 1, share);
     } else if (iface === 'rpc' && req.body !== undefined) {
       // Refused before the adapter ran (a batch over the rate limit): each call it held.
       for (const method of rpcUsageMethods(req.body)) access.usage.record(key.id, iface, method, outcome);

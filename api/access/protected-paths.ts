@@ -21,7 +21,8 @@ export function isExempt(path: string, route?: string): boolean {
     return route === undefined || route === '/dashboard' || route.startsWith('/dashboard/');
   }
   return path === '/health' || path.startsWith(SIGNED_LINK_PREFIX) || path === '/graphql/graphiql.js' || path === '/graphql/graphiql.css' || path.startsWith('/graphql/assets/') || path === '/metrics' || path === '/admin' || path.startsWith('/admin/') ||
-    path === '/api/v1/openapi.json' || path === '/api/v1/docs' || path.startsWith('/api/v1/docs/') || path === '/v1/openrpc.json';
+    path === '/api/v1/openapi.json' || path === '/api/v1/docs' || path.startsWith('/api/v1/docs/') || path === '/v1/openrpc.json' ||
+    path === '/llms.txt';
 }
 
 /**
@@ -33,7 +34,7 @@ export function wantsGraphiql(method: string, path: string, accept: string | und
   return method === 'GET' && path === '/graphql' && typeof accept === 'string' && accept.toLowerCase().includes('text/html');
 }
 
-export type Interface = 'rpc' | 'sql' | 'rest' | 'graphql' | 'other';
+export type Interface = 'rpc' | 'sql' | 'rest' | 'graphql' | 'mcp' | 'other';
 
 /** The SQL interface's routes: SPEC's /v1/query and its REST alias, and /v1/query/csv (the
  *  same query answered as CSV only, for generated clients; api/sql/query-routes.ts). */
@@ -44,6 +45,7 @@ export function interfaceOf(path: string): Interface {
   if (SQL_QUERY_PATHS.includes(path) || path.startsWith('/v1/query/executions')) return 'sql';
   if (path === '/api/v1' || path.startsWith('/api/v1/')) return 'rest';
   if (path === '/graphql' || path.startsWith('/graphql/')) return 'graphql';
+  if (path === '/mcp') return 'mcp';
   return 'other';
 }
 
@@ -58,6 +60,7 @@ export function doorOf(route: string): Door {
   if (SQL_QUERY_PATHS.includes(route) || route.startsWith('/v1/query/executions')) return 'sql';
   if (route === '/graphql/stream') return 'stream';
   if (route === '/graphql') return 'graphql';
+  if (route === '/mcp') return 'mcp';
   if (route.endsWith('/files/:name') || route.startsWith(SIGNED_LINK_PREFIX)) return 'download';
   if (route === '/v1/exports' || route.startsWith('/v1/exports/') || route.startsWith('/v1/query/exports')) return 'export';
   return 'rest';
@@ -68,6 +71,10 @@ export function doorOf(route: string): Door {
  * SQL execution's state, which reads nothing but memory (issue 26: "not charged").
  */
 export const isFreePoll = (method: string, route: string): boolean => method === 'GET' && route === '/v1/query/executions/:id';
+
+/** Routes that also take the key as `Authorization: Bearer <key>`: what Prometheus'
+ *  `authorization` block and MCP clients send. Elsewhere that header is the operator's. */
+export const BEARER_KEY_ROUTES: ReadonlySet<string> = new Set(['/v1/metrics', '/mcp']);
 
 /** The path of a raw request URL, without the query string. */
 export const pathOf = (url: string): string => {

@@ -12,6 +12,7 @@ import type { ProtocolRegistry } from '../../warehouse/protocol-registry.ts';
 import type { Budget } from '../../core/budget.ts';
 import { boundTo } from '../../warehouse/budgeted-warehouse.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
+import { TABLES } from '../../warehouse/tables.ts';
 import { cellsRange, toBucketFigures, type BucketFigures, type BucketKey } from './activity-buckets.ts';
 import {
   checkAddressToken,
@@ -38,36 +39,24 @@ import { toComparison, toPerformance, type ProtocolComparisonItem, type Protocol
 import { resolveProtocols, unknownProtocol, type ProtocolAsk } from './protocol-scope.ts';
 import { compile, costShapeOf, readRows, type AnswerRow, type CompiledStatement, type Question, type QuestionFilters } from './question/compile.ts';
 import { MEASURES, type Measures, type Statement } from './question/model.ts';
-import { bucketCount, type ActivityGranularity, type Granularity } from './question/granularity.ts';
+import { bucketCount, checkBuckets, type ActivityGranularity, type Granularity } from './question/granularity.ts';
+import { FIXED_SHAPE, type CostQuestion, type Prepared } from './prepared.ts';
 import { ResultCache } from './result-cache.ts';
 import { SharedReads } from './shared-reads.ts';
 import { SignatureLookup } from './signature-lookup.ts';
+import { tableColumns, type TableColumn } from './table-columns.ts';
+import { metricsQuestions, toMetricsSeries, type MetricsAsk, type MetricsSeries } from './protocol-metrics.ts';
 import { listTransactions } from './transactions.ts';
 import type { AddressTransaction, InstructionTypeStats, ListRequest, Page, ProtocolStats, TimeRange, TopProtocol, Transaction, ActivityBucket } from './types.ts';
 
 export type { TopSortBy };
+export type { CostQuestion, Prepared } from './prepared.ts';
 
 /** Protocol statistics with the count of distinct program ids (GraphQL protocolStats). */
 export type ProtocolStatsWithPrograms = ProtocolStats & { uniquePrograms: number };
 
 /** The figures of the performance preset: what protocolPerformance is shaped from. */
 export type ProtocolAggregate = AnswerRow['values'] & { cuQuantiles: [number, number, number] };
-
-/**
- * An answer prepared for one request: its statements built once, costed (cost) and run
- * (answer) as the same objects. GraphQL's field plans hold one per field.
- */
-export interface Prepared<T> {
-  kind: 'prepared';
-  statements: readonly Statement[];
-  shape: CostShape;
-  answer(): Promise<T>;
-}
-
-/** What a request's cost is asked of: a prepared answer, or an answer of fixed cost (a point read, a list of names). */
-export type CostQuestion = { kind: 'fixed' } | Prepared<unknown>;
-
-const FIXED_SHAPE: CostShape = { range: { gte: 0, lte: 0 }, protocolsGiven: true };
 
 /** What every request's view of the layer shares: cached answers, coalesced reads, the registry's generation. */
 interface Shared {
@@ -335,6 +324,22 @@ export class Analytics {
     return (await this.prepareSeries(req)).answer();
   }
 
+  /**
+   * Prometheus figures of the visible protocols (all, or the asked ones, each active), per
+   * instruction type when types are asked: all-time totals and the figures of each window.
+   */
+  async protocolMetrics(asked: readonly string[] | undefined, ask: Omit<MetricsAsk, 'protocols'>): Promise<MetricsSeries[]> {
+    const full: MetricsAsk = { ...ask, protocols: await this.scope({ kind: 'list', names: asked }) };
+    const q = metricsQuestions(full);
+    const [totals, ...windows] = await Promise.all([this.ask(q.totals), ...q.windows.map(([, w]) => this.ask(w))]);
+    return toMetricsSeries(full, totals!, q.windows.map(([label], i) => [label, windows[i]!]));
+  }
+
+  /** The base table's columns (name and type), as client SQL reads them. */
+  async transactionColumns(): Promise<TableColumn[]> {
+    return this.shared.cache.get('columns:transactions', () => tableColumns(this.wh, TABLES.transactions));
+  }
+
   // ---- records ---------------------------------------------------------------------------------
 
   async transaction(signature: string): Promise<Transaction | null> {
@@ -385,14 +390,5 @@ export class Analytics {
   /** Refuse an address-listing token this service did not issue for `req`, without listing. */
   checkAddressToken(req: AddressListRequest & { cursor: string }): void {
     checkAddressToken(this.tokens, req);
-  }
-}
-
-/** Refuse a series of more than MAX_ACTIVITY_BUCKETS buckets before anything runs. */
-function checkBuckets(range: Required<TimeRange>, granularity: Granularity): void {
-  const buckets = bucketCount(range, granularity);
-  if (buckets > MAX_ACTIVITY_BUCKETS) {
-    throw new AppError(Errors.invalidParams,
-      `${param('range')}: the range spans ${buckets} ${granularity} buckets; at most ${MAX_ACTIVITY_BUCKETS} are allowed (use a shorter range or a coarser bucket)`, { field: 'range' });
   }
 }

@@ -5,6 +5,7 @@
 // nested too deep, and answers past the response byte budget (core/limits.ts).
 import { Errors } from '../../core/errors.ts';
 import { fitsBudget, formatBytes, MAX_PARAMS_DEPTH, RPC_BATCH_CONCURRENCY, RPC_MAX_BATCH, RPC_RESPONSE_BUDGET_BYTES } from '../../core/limits.ts';
+import { deeperThan } from '../catalog/param-checks.ts';
 import { echoesExactly, inexactNestedNumbers, numericIdTokens } from './raw-ids.ts';
 import { invalidRequest, methodNotFound, parseError, rpcError, toRpcError, type RpcErrorObject } from './rpc-errors.ts';
 
@@ -93,21 +94,6 @@ export function parseRpcBody(raw: string): RpcBody {
     if (token !== undefined && isObject(calls[i])) inexactParams.set(i, token);
   });
   return { value, inexactIds, inexactParams };
-}
-
-/** Is `value` nested deeper than `limit` levels of arrays and objects? Iterative, and it
- *  stops at the first path that is too deep, so a hostile value costs little. */
-export function deeperThan(value: unknown, limit: number): boolean {
-  const stack: [unknown, number][] = [[value, 1]];
-  while (stack.length > 0) {
-    const [v, depth] = stack.pop()!;
-    if (typeof v !== 'object' || v === null) continue;
-    if (depth > limit) return true;
-    for (const child of Array.isArray(v) ? v : Object.values(v)) {
-      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
-    }
-  }
-  return false;
 }
 
 /** A call that passed the envelope checks, ready to run. */

@@ -1,44 +1,21 @@
-// The JSON-RPC method table, derived from the catalog (api/catalog/): each method's params
-// are checked against the schema the catalog declares (param-validation.ts), then its
-// declared handler runs one analytics call. rpc.discover answers the OpenRPC document of
-// the same catalog. No SQL here.
-import { AppError, Errors, worded, type Wording } from '../../core/errors.ts';
+// The JSON-RPC method table: the catalog's methods (api/catalog/method-calls.ts checks
+// their params against the declared schemas and runs their handlers), plus rpc.discover,
+// which answers the OpenRPC document of the same catalog. No SQL here.
+import { AppError, Errors } from '../../core/errors.ts';
 import type { Budget } from '../../core/budget.ts';
 import type { Analytics } from '../analytics/analytics.ts';
-import { CATALOG, rpcMethodsOf, type Operation, type RpcMethod } from '../catalog/catalog.ts';
-import type { ParamsCheck } from '../catalog/declare.ts';
+import { CATALOG, type Operation } from '../catalog/catalog.ts';
+import { CatalogMethods } from '../catalog/method-calls.ts';
 import type { MethodTable } from './json-rpc.ts';
 import { openRpcDocument, RPC_DISCOVER, type OpenRpcDocument } from './openrpc.ts';
-import { paramsChecks } from './param-validation.ts';
-
-/**
- * How JSON-RPC words the analytics layer's logical parameters: each method's options
- * object names them (a list of protocols is `options.protocols` for a comparison and
- * `options.filters.protocols` for a listing).
- */
-function wordingFor(method: string): Wording {
-  const listing = method === 'getTransactions' || method === 'getTransactionsForAddress';
-  return {
-    params: {
-      protocol: 'options.protocolName',
-      protocols: listing ? 'options.filters.protocols' : 'options.protocols',
-      range: 'blockTime',
-      cursor: 'paginationToken',
-      order: 'sortOrder',
-    },
-    hints: { protocols: 'getProtocols lists the available ones', coarserBucket: 'interval "day"' },
-  };
-}
 
 /** The methods as the envelope layer sees them: look up, validate, run. */
 export class RpcMethods {
-  private readonly methods: ReadonlyMap<string, { m: RpcMethod; check: ParamsCheck }>;
+  private readonly methods: CatalogMethods;
   private readonly document: OpenRpcDocument;
 
   constructor(private readonly analytics: Analytics, catalog: readonly Operation[] = CATALOG) {
-    const methods = rpcMethodsOf(catalog);
-    const checks = paramsChecks(methods.values());
-    this.methods = new Map([...methods].map(([name, m]) => [name, { m, check: checks.get(name)! }]));
+    this.methods = new CatalogMethods(catalog);
     this.document = openRpcDocument(catalog);
   }
 
@@ -62,20 +39,6 @@ export class RpcMethods {
       if (params.length > 0) throw new AppError(Errors.invalidParams, `${RPC_DISCOVER} takes no parameters`, { field: 'params' });
       return this.document;
     }
-    const entry = this.methods.get(name);
-    if (!entry) throw new Error(`unknown method ${name}`);
-    // Validation speaks JSON-RPC's names already; only what the analytics layer throws
-    // after it (logical keys) is worded for this method.
-    let validated = false;
-    const door: ParamsCheck = entry.check;
-    const check: ParamsCheck = (schema, p) => {
-      door(schema, p);
-      validated = true;
-    };
-    try {
-      return await entry.m.call(analytics, params, check);
-    } catch (err) {
-      throw validated ? worded(err, wordingFor(name)) : err;
-    }
+    return this.methods.call(analytics, name, params);
   }
 }

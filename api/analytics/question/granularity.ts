@@ -1,6 +1,8 @@
 // The one time-bucket type: every answer bucketed in time (JSON-RPC interval, REST
 // granularity, GraphQL bucketBy and groupBy HOUR, live activity buckets) names its size as
 // a Granularity, and the engine and this module agree on where each bucket starts.
+import { AppError, Errors, param } from '../../../core/errors.ts';
+import { MAX_ACTIVITY_BUCKETS } from '../../../core/limits.ts';
 import type { TimeRange } from '../time-range.ts';
 
 /** Every bucket size, smallest first (the catalog offers them on JSON-RPC and REST). */
@@ -74,4 +76,13 @@ export function bucketStarts(range: Required<TimeRange>, granularity: Granularit
   const out: number[] = [];
   for (let t = bucketStart(range.gte, granularity); t <= range.lte; t = nextBucket(t, granularity)) out.push(t);
   return out;
+}
+
+/** Refuse a series of more than MAX_ACTIVITY_BUCKETS buckets before anything runs. */
+export function checkBuckets(range: Required<TimeRange>, granularity: Granularity): void {
+  const buckets = bucketCount(range, granularity);
+  if (buckets > MAX_ACTIVITY_BUCKETS) {
+    throw new AppError(Errors.invalidParams,
+      `${param('range')}: the range spans ${buckets} ${granularity} buckets; at most ${MAX_ACTIVITY_BUCKETS} are allowed (use a shorter range or a coarser bucket)`, { field: 'range' });
+  }
 }

@@ -1,6 +1,8 @@
 // Validating a method's positional params against its schema, and turning the first
 // violation into error data that names the field and the rule it broke, e.g.
-// "options.limit must be at most 10000 (got 10001)".
+// "options.limit must be at most 10000 (got 10001)". Shared by every door that calls the
+// catalog's methods by their positions' names (JSON-RPC params, MCP tool arguments), so
+// both word a fault alike.
 //
 // Classification (documented in docs/json-rpc.md):
 // - a filter that cannot be read at all (filters, or the blockTime range object, or any
@@ -11,8 +13,8 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { AppError, Errors } from '../../core/errors.ts';
 import { ruleOfPattern } from '../../core/vocabulary/primitives.ts';
-import { CATALOG, rpcMethodsOf } from '../catalog/catalog.ts';
-import type { ParamsCheck, RpcMethod } from '../catalog/declare.ts';
+import { CATALOG, rpcMethodsOf } from './catalog.ts';
+import type { ParamsCheck, RpcMethod } from './declare.ts';
 
 const shown = (v: unknown): string => {
   let s: string | undefined;
@@ -136,6 +138,21 @@ export function validateParams(method: string, params: readonly unknown[]): void
   if (!m || !found) throw new Error(`no params schema for ${method}`);
   const check: ParamsCheck = found;
   check(m.schema, params);
+}
+
+/** Is `value` nested deeper than `limit` levels of arrays and objects? Iterative, and it
+ *  stops at the first path that is too deep, so a hostile value costs little. */
+export function deeperThan(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth > limit) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) {
+      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
+    }
+  }
+  return false;
 }
 
 interface RangeLike {

@@ -1,0 +1,130 @@
+// One MCP server (the official SDK's low-level Server: the tools' schemas are the catalog's
+// JSON Schemas, not zod) for one HTTP request of one caller: stateless, so each POST /mcp
+// gets its own, bound to the request's key, plan and budget. Tool failures are MCP tool
+// errors (isError) with the message the other doors give (core/errors.ts); an unknown
+// tool or resource is a protocol error, as the MCP specification asks.
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import {
+  CallToolRequestSchema, ErrorCode, ListResourcesRequestSchema, ListToolsRequestSchema, McpError, ReadResourceRequestSchema,
+  type CallToolResult,
+} from '@modelcontextprotocol/sdk/types.js';
+import { AppError, Errors } from '../../core/errors.ts';
+import { formatBytes, MCP_BATCH_CONCURRENCY } from '../../core/limits.ts';
+import { resources, type Resource } from './mcp-resources.ts';
+import { McpTools, TOOL_ANNOTATIONS, type ToolCaller, type ToolDeps } from './mcp-tools.ts';
+
+const INSTRUCTIONS = 'Read-only analytics over instruction-level Solana DeFi transaction records. ' +
+  'list_protocols names the protocols you may query and how fresh their data is; the get*/run_sql tools answer exactly what the ' +
+  'JSON-RPC methods and POST /v1/query answer. Times are Unix seconds (blockTime {gte, lte}); fees are lamports. ' +
+  'Prefer aggregate tools (getProtocolStats, getProtocolActivity, getTopProtocols) over listing records.';
+
+export interface CallHooks {
+  /** A reference the client can quote to find an internal failure in the logs (the request id). */
+  reference: string;
+  onInternalError(err: unknown): void;
+  /** Told of each tool call once answered: its usage label (the tool's name, or one label for
+   *  every unknown name, so invented names cannot fill the usage table) and whether it failed. */
+  onToolCall(label: string, error: boolean): void;
+}
+
+/** The usage label of a call of a tool this door does not have. */
+export const UNKNOWN_TOOL = '(unknown tool)';
+
+/** The error content of a tool call: an AppError's own words; anything else only a reference. */
+function toolError(err: unknown, hooks: CallHooks): CallToolResult {
+  const known = err instanceof AppError && err.kind !== Errors.internal;
+  if (!known) hooks.onInternalError(err);
+  const e = known ? err : new AppError(Errors.internal, `the server could not complete this call; reference ${hooks.reference}`);
+  return { isError: true, content: [{ type: 'text', text: e.message }], _meta: { 'txa/error': { code: e.kind.code, title: e.kind.title } } };
+}
+
+/** The answer as tool content, if it fits the request's answer budget and the plan's answer memory. */
+function answered(text: string, caller: ToolCaller): CallToolResult {
+  const budget = caller.budget;
+  if (budget !== null) {
+    const bytes = Buffer.byteLength(text, 'utf8');
+    if (bytes > budget.answerBytes) {
+      throw new AppError(Errors.responseTooLarge, `this answer would take the response past its ${formatBytes(budget.answerBytes)} budget; ask for fewer records `
+        + '(a smaller limit, then page with paginationToken)');
+    }
+    if (!budget.reserveAnswer(bytes)) {
+      throw new AppError(Errors.rateLimited, 'the answers of this plan\'s requests in flight fill its answer memory; retry shortly, or ask for fewer records per call');
+    }
+  }
+  return { content: [{ type: 'text', text }] };
+}
+
+/** At most `limit` of the runs given to it at a time, the others in arrival order. */
+function gate(limit: number): <T>(run: () => Promise<T>) => Promise<T> {
+  let running = 0;
+  const waiting: (() => void)[] = [];
+  return async (run) => {
+    if (running >= limit) await new Promise<void>((resolve) => waiting.push(resolve));
+    running += 1;
+    try {
+      return await run();
+    } finally {
+      running -= 1;
+      waiting.shift()?.();
+    }
+  };
+}
+
+/** The door's tools and resources, built once; a Server per request from them. */
+export class McpDoor {
+  readonly tools: McpTools;
+  readonly resources: readonly Resource[];
+  /** One for every server: building its ajv instance was two thirds of a call's CPU time. */
+  private readonly validator = new AjvJsonSchemaValidator();
+
+  constructor(deps: ToolDeps, private readonly version: string) {
+    this.tools = new McpTools(deps);
+    this.resources = resources(deps);
+  }
+
+  server(caller: ToolCaller, hooks: CallHooks): Server {
+    const server = new Server({ name: 'solana-tx-analytics', title: 'Solana DeFi transaction analytics', version: this.version }, {
+      capabilities: { tools: { listChanged: false }, resources: { listChanged: false } },
+      instructions: INSTRUCTIONS,
+      jsonSchemaValidator: this.validator,
+    });
+    server.setRequestHandler(ListToolsRequestSchema, () => ({
+      tools: this.tools.list.map((t) => ({ name: t.name, title: t.title, description: t.description, inputSchema: t.inputSchema, annotations: TOOL_ANNOTATIONS })),
+    }));
+    // The calls of one batch (one request) share its budget and run a few at a time.
+    const inTurn = gate(MCP_BATCH_CONCURRENCY);
+    server.setRequestHandler(CallToolRequestSchema, async (request) => {
+      const tool = this.tools.get(request.params.name);
+      if (tool === undefined) {
+        hooks.onToolCall(UNKNOWN_TOOL, true);
+        throw new McpError(ErrorCode.InvalidParams, `unknown tool "${request.params.name}"; tools/list lists the tools`);
+      }
+      return inTurn(async () => {
+        let result: CallToolResult;
+        try {
+          result = answered(await tool.run(request.params.arguments ?? {}, caller), caller);
+        } catch (err) {
+          result = toolError(err, hooks);
+        }
+        hooks.onToolCall(tool.name, result.isError === true);
+        return result;
+      });
+    });
+    server.setRequestHandler(ListResourcesRequestSchema, () => ({
+      resources: this.resources.map(({ uri, name, title, description, mimeType }) => ({ uri, name, title, description, mimeType })),
+    }));
+    server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
+      const resource = this.resources.find((r) => r.uri === request.params.uri);
+      if (resource === undefined) throw new McpError(ErrorCode.InvalidParams, `unknown resource "${request.params.uri}"; resources/list lists the resources`);
+      try {
+        return { contents: [{ uri: resource.uri, mimeType: resource.mimeType, text: await resource.read(caller) }] };
+      } catch (err) {
+        // The protocol error carries its message to the client: never an internal one.
+        const e = toolError(err, hooks).content[0];
+        throw new McpError(err instanceof AppError ? ErrorCode.InvalidRequest : ErrorCode.InternalError, e?.type === 'text' ? e.text : 'failed');
+      }
+    });
+    return server;
+  }
+}

@@ -1,0 +1,21 @@
+// Limits of the MCP door and users' own Prometheus: part of core/limits.ts (which re-exports this
+// file), kept apart so that no file of limits outgrows the house rule.
+const MiB = 1024 * 1024;
+
+// ---- MCP door and users' own Prometheus (api/mcp/, api/user-metrics/; docs/mcp.md, docs/user-metrics.md) ----
+
+/** POST /mcp: bytes of one request body (a tool call's arguments are small; run_sql carries
+ *  at most SQL_MAX_LENGTH characters of query, JSON-escaped). */
+export const MCP_BODY_LIMIT_BYTES = 1 * MiB;
+/** POST /mcp: tool calls of one JSON-RPC batch run at most this many at a time (the SDK
+ *  starts them all at once), as a JSON-RPC batch's calls do, so one request cannot hog the engine. */
+export const MCP_BATCH_CONCURRENCY = 4;
+/** MCP get_usage: how far back the key's usage is summed, in hours. */
+export const MCP_USAGE_HOURS = 24;
+/** GET /v1/metrics: the windows of its gauges (label `window`), in seconds. */
+export const USER_METRICS_WINDOWS = Object.freeze({ '5m': 5 * 60, '1h': 60 * 60 } as const);
+/** GET /v1/metrics: instruction types one scrape may name (each adds a series per protocol). */
+export const USER_METRICS_MAX_INSTRUCTION_TYPES = 20;
+/** GET /v1/metrics: longest instruction type it takes (identifiers only), so that every request its
+ *  schema calls valid fits the URI limit (HTTP_MAX_URI_BYTES) with the protocol list at its longest. */
+export const USER_METRICS_INSTRUCTION_TYPE_MAX_CHARS = 64;

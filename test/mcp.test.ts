@@ -1,0 +1,303 @@
+// The MCP door (POST /mcp) as an agent meets it: the official SDK's own client over HTTP
+// against a listening server. Every tool is called with valid arguments (the answer equals
+// the JSON-RPC method's, or /v1/query's) and with invalid ones (an MCP tool error with the
+// same message the other door gives); keys are refused as on every door (401 without, 403
+// revoked, cut off at once), batches count per call, and the resources describe the table
+// and the protocols.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CATALOG, RPC_METHOD_NAMES } from '../api/catalog/catalog.ts';
+import { adminHeaders, createKey } from './support/api-key.ts';
+import { FIXTURE_END, FIXTURE_START, HOT, hotRecords, ingest, ingestDemo } from './support/fixtures.ts';
+import { RpcClient } from './support/rpc-client.ts';
+import { startApp } from './support/services.ts';
+
+let t: Awaited<ReturnType<typeof startApp>>;
+let base: string;
+let rpc: RpcClient;
+let key: string;
+let client: Client;
+let signature: string;
+
+type ToolResult = { isError?: boolean; content: { type: string; text?: string }[] };
+
+async function connect(headers: Record<string, string>, url = `${base}/mcp`): Promise<Client> {
+  const c = new Client({ name: 'mcp-test', version: '1.0.0' });
+  await c.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));
+  return c;
+}
+
+const text = (r: ToolResult): string => {
+  const first = r.content[0];
+  if (first?.type !== 'text' || first.text === undefined) throw new Error(`no text content: ${JSON.stringify(r)}`);
+  return first.text;
+};
+
+async function call(name: string, args: Record<string, unknown> = {}, c = client): Promise<ToolResult> {
+  return (await c.callTool({ name, arguments: args })) as ToolResult;
+}
+
+beforeAll(async () => {
+  t = await startApp();
+  const records = await ingestDemo(t.services, 2000);
+  await ingest(t.services, hotRecords());
+  signature = records.find((r) => r.protocol_name === 'jupiter_v6')!.signature;
+  key = (await createKey(t.app, 'enterprise', 'mcp-test')).key;
+  base = (await t.app.listen({ port: 0, host: '127.0.0.1' })).replace('localhost', '127.0.0.1');
+  rpc = await RpcClient.create(t.app);
+  client = await connect({ 'x-api-key': key });
+}, 120_000);
+
+afterAll(async () => {
+  await client?.close();
+  await t?.cleanup();
+});
+
+const range = { gte: FIXTURE_START, lte: FIXTURE_END - 1 };
+const partial = { gte: FIXTURE_START + 1800, lte: FIXTURE_START + 86_400 + 900 };
+
+/** Valid params of every JSON-RPC method, positional, with the tool's named arguments. */
+function validCalls(): { method: string; params: unknown[] }[] {
+  return [
+    { method: 'getTransaction', params: [signature] },
+    { method: 'getTransactions', params: [{ limit: 5, filters: { protocols: ['jupiter_v6'], blockTime: partial } }] },
+    { method: 'getTransactions', params: [] },
+    { method: 'getTransactionsForAddress', params: [HOT, { limit: 7, sortOrder: 'desc' }] },
+    { method: 'getTransactionsForAddress', params: [HOT] },
+    { method: 'getProtocolStats', params: [{ protocolName: 'jupiter_v6', blockTime: partial }] },
+    { method: 'getProtocolComparison', params: [{ protocols: ['jupiter_v6', 'pump_fun'] }] },
+    { method: 'getProtocolPerformance', params: [{ protocolName: 'whirlpool', blockTime: range }] },
+    { method: 'getTopProtocols', params: [{ limit: 3, sortBy: 'fees' }] },
+    { method: 'getProtocolActivity', params: [{ protocolName: 'pump_fun', blockTime: partial, interval: 'hour' }] },
+    { method: 'getInstructionTypes', params: [{ limit: 5 }] },
+    { method: 'getFailedTransactions', params: [{ limit: 3, blockTime: range }] },
+    { method: 'getProtocols', params: [] },
+  ];
+}
+
+/** Invalid params of every JSON-RPC method: a fault of each kind the check and the analytics layer raise. */
+function invalidCalls(): { method: string; params: unknown[] }[] {
+  return [
+    { method: 'getTransaction', params: ['not-base58!'] },
+    { method: 'getTransaction', params: [] },
+    { method: 'getTransactions', params: [{ limit: 10_001 }] },
+    { method: 'getTransactions', params: [{ filters: { protocols: ['no_such_protocol'] } }] },
+    { method: 'getTransactionsForAddress', params: [HOT, { transactionDetails: 'some' }] },
+    { method: 'getProtocolStats', params: [{ protocolName: 'no_such_protocol' }] },
+    { method: 'getProtocolStats', params: [{ protocolName: 'jupiter_v6', blockTime: 'yesterday' }] },
+    { method: 'getProtocolComparison', params: [{ protocols: [] }] },
+    { method: 'getProtocolPerformance', params: [{ protocolName: 'raydium_amm_v4' }] },
+    { method: 'getTopProtocols', params: [{ sortBy: 'volume' }] },
+    { method: 'getProtocolActivity', params: [{ blockTime: { gte: 0, lte: 100_000_000 } }] },
+    { method: 'getInstructionTypes', params: [{ limit: 0 }] },
+    { method: 'getFailedTransactions', params: [{ extra: true }] },
+  ];
+}
+
+/** A method's positional params as the tool's named arguments (the positions' names). */
+function argsOf(method: string, params: readonly unknown[]): Record<string, unknown> {
+  const op = CATALOG.find((o) => o.rpc?.method === method)!;
+  return Object.fromEntries(params.map((p, i) => [op.rpc!.params[i]!.name, p]));
+}
+
+describe('MCP door', () => {
+  it('lists one tool per JSON-RPC method with the catalog\'s schema and SPEC\'s words, plus run_sql, list_protocols and get_usage', async () => {
+    const { tools } = await client.listTools();
+    expect(tools.map((x) => x.name).sort()).toEqual([...RPC_METHOD_NAMES, 'run_sql', 'list_protocols', 'get_usage'].sort());
+    for (const op of CATALOG.filter((o) => o.rpc !== undefined)) {
+      const tool = tools.find((x) => x.name === op.rpc!.method)!;
+      expect(tool.description).toContain(op.summary);
+      expect(tool.inputSchema.type).toBe('object');
+      expect(Object.keys(tool.inputSchema.properties ?? {})).toEqual(op.rpc!.params.map((p) => p.name));
+      expect(tool.annotations?.readOnlyHint).toBe(true);
+    }
+    const stats = tools.find((x) => x.name === 'getProtocolStats')!;
+    expect(JSON.stringify(stats.inputSchema)).toContain('"protocolName"');
+    expect(stats.inputSchema.required).toEqual(['options']);
+  });
+
+  it('every catalog tool answers what its JSON-RPC method answers', async () => {
+    for (const c of validCalls()) {
+      const expected = await rpc.call(c.method, c.params);
+      const r = await call(c.method, argsOf(c.method, c.params));
+      expect(r.isError, `${c.method} ${text(r)}`).toBeFalsy();
+      expect(JSON.parse(text(r)), c.method).toEqual(expected);
+    }
+  });
+
+  it('invalid arguments are MCP tool errors with the message JSON-RPC gives', async () => {
+    for (const c of invalidCalls()) {
+      const expected = await rpc.error(c.method, c.params);
+      const r = await call(c.method, argsOf(c.method, c.params));
+      expect(r.isError, c.method).toBe(true);
+      expect(text(r), c.method).toBe(expected.data);
+    }
+    const unknownArg = await call('getProtocols', { options: {} });
+    expect(unknownArg.isError).toBe(true);
+    expect(text(unknownArg)).toBe('options is not an argument of getProtocols (it takes none)');
+    await expect(client.callTool({ name: 'getNothing', arguments: {} })).rejects.toThrow(/unknown tool "getNothing"/);
+    let deep: unknown = 1;
+    for (let i = 0; i < 40; i++) deep = [deep];
+    const tooDeep = await call('getTransactions', { options: { filters: { protocols: deep } } });
+    expect(tooDeep.isError).toBe(true);
+    expect(text(tooDeep)).toBe('arguments are nested more than 32 levels deep (arrays and objects); no tool takes anything that deep');
+  });
+
+  it('run_sql answers what POST /v1/query answers, with the same rules and errors', async () => {
+    const headers = { 'x-api-key': key };
+    const sql = (query: string, format = 'json') => t.app.inject({ method: 'POST', url: '/v1/query', headers, payload: { query, format } });
+    const query = "SELECT protocol_name, count() AS n, sum(fee) AS fees FROM transactions WHERE date >= '2024-12-30' GROUP BY protocol_name ORDER BY protocol_name";
+    const ok = await call('run_sql', { query });
+    expect(ok.isError).toBeFalsy();
+    expect(JSON.parse(text(ok))).toEqual((await sql(query)).json());
+    const csv = await call('run_sql', { query, format: 'csv' });
+    expect(text(csv)).toBe((await sql(query, 'csv')).body);
+    for (const bad of ['DROP TABLE transactions', 'SELECT 1; SELECT 2', 'SELECT * FROM system.tables', 'SELECT * FROM transactions LIMIT 10001', '']) {
+      const expected = await sql(bad);
+      expect(expected.statusCode, bad).toBe(400);
+      const r = await call('run_sql', { query: bad });
+      expect(r.isError, bad).toBe(true);
+      expect(text(r), bad).toBe(expected.json<{ message: string }>().message);
+    }
+    expect(text(await call('run_sql', { query, format: 'xml' }))).toBe('format must be "json" or "csv"');
+    expect(text(await call('run_sql', { sql: query }))).toBe('sql is not an argument of run_sql (its arguments: query, format)');
+  });
+
+  it('run_sql is priced against the plan\'s budget like /v1/query: a cross join too dear for the free plan is refused alike', async () => {
+    const free = (await createKey(t.app, 'free', 'mcp-free')).key;
+    const c = await connect({ 'x-api-key': free });
+    const query = 'SELECT count() FROM transactions AS a, transactions AS b, transactions AS c';
+    const expected = await t.app.inject({ method: 'POST', url: '/v1/query', headers: { 'x-api-key': free }, payload: { query } });
+    expect(expected.statusCode).toBe(400);
+    const r = await call('run_sql', { query }, c);
+    expect(r.isError).toBe(true);
+    expect(text(r)).toBe(expected.json<{ message: string }>().message);
+    await c.close();
+  });
+
+  it('list_protocols, get_usage and the resources', async () => {
+    const protocols = JSON.parse(text(await call('list_protocols'))) as { protocolName: string; programId: string; newestBlockTime: string | null }[];
+    expect(protocols.map((p) => p.protocolName)).toEqual(await rpc.call('getProtocols', []));
+    expect(protocols.find((p) => p.protocolName === 'jupiter_v6')).toMatchObject({ programId: 'JUP6LkbZbjS1jKKwapdHNy74zcZ3tLUZoi5QNyVTaV4' });
+    expect(protocols.every((p) => typeof p.newestBlockTime === 'string')).toBe(true);
+    expect(text(await call('list_protocols', { all: true }))).toBe('all is not an argument of list_protocols (it takes none)');
+
+    const usage = JSON.parse(text(await call('get_usage'))) as { plan: string; rateLimit: { requestsPerMinute: number; remaining: number } };
+    expect(usage.plan).toBe('enterprise');
+    expect(usage.rateLimit.requestsPerMinute).toBe(2000);
+    expect(usage.rateLimit.remaining).toBeLessThan(2000);
+
+    const { resources } = await client.listResources();
+    expect(resources.map((r) => r.uri).sort()).toEqual(['txa://protocols', 'txa://tables/transactions/columns']);
+    const cols = await client.readResource({ uri: 'txa://tables/transactions/columns' });
+    const table = JSON.parse((cols.contents[0] as { text: string }).text) as { columns: { name: string; type: string; description?: string }[] };
+    const names = table.columns.map((c) => c.name);
+    for (const spec of ['signature', 'protocol_name', 'program_id', 'date', 'hour', 'day_of_week', 'instruction_type', 'fee', 'compute_units', 'accounts_count', 'success']) {
+      expect(names).toContain(spec);
+    }
+    expect(table.columns.find((c) => c.name === 'date')?.description).toContain('YYYY-MM-DD');
+    const listed = await client.readResource({ uri: 'txa://protocols' });
+    expect(JSON.parse((listed.contents[0] as { text: string }).text)).toEqual(protocols);
+  });
+
+  it('usage is recorded per tool (and per MCP method), errors as errors; get_usage shows it', async () => {
+    const k = await createKey(t.app, 'x402', 'mcp-usage');
+    const c = await connect({ 'x-api-key': k.key });
+    await call('getProtocols', {}, c);
+    await call('getProtocols', {}, c);
+    await call('run_sql', { query: 'DROP TABLE transactions' }, c);
+    await c.listTools();
+    await expect(c.callTool({ name: 'invented_tool', arguments: {} })).rejects.toThrow();
+    // Recorded once each answer is sent, written every few seconds: flush now.
+    await new Promise((r) => setTimeout(r, 100));
+    await t.services.access.usage.flush();
+    const { usage } = JSON.parse(text(await call('get_usage', {}, c))) as { usage: { byMethod: { interface: string; method: string; requests: number; errors: number }[] } };
+    const of = (method: string) => usage.byMethod.find((u) => u.interface === 'mcp' && u.method === method);
+    expect(of('getProtocols')).toMatchObject({ requests: 2, errors: 0 });
+    expect(of('run_sql')).toMatchObject({ requests: 1, errors: 1 });
+    expect(of('tools/list')).toMatchObject({ requests: 1 });
+    expect(of('initialize')).toMatchObject({ requests: 1 });
+    expect(of('(unknown tool)')).toMatchObject({ requests: 1, errors: 1 });
+    expect(usage.byMethod.some((u) => u.method.includes('invented'))).toBe(false);
+    await c.close();
+  });
+
+  it('without a key: 401 with SPEC\'s body; an unknown key: 403; the bearer form works', async () => {
+    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+    const post = (headers: Record<string, string>, url = `${base}/mcp`) => fetch(url, {
+      method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body: JSON.stringify(init),
+    });
+    const none = await post({});
+    expect(none.status).toBe(401);
+    expect(await none.json()).toEqual({ error: 'Unauthorized', message: 'API key required: send it in the x-api-key header or the api-key query parameter' });
+    await expect(connect({})).rejects.toMatchObject({ code: 401, message: expect.stringContaining('API key required') });
+    const wrong = await post({ 'x-api-key': 'txa_not_a_key' });
+    expect(wrong.status).toBe(403);
+    expect((await wrong.json()) as unknown).toMatchObject({ error: 'Forbidden' });
+    expect((await post({ authorization: `Bearer ${key}` })).status).toBe(200);
+    expect((await post({}, `${base}/mcp?api-key=${encodeURIComponent(key)}`)).status).toBe(200);
+    const bearer = await connect({ authorization: `Bearer ${key}` });
+    expect(JSON.parse(text(await call('getProtocols', {}, bearer)))).toEqual(await rpc.call('getProtocols', []));
+    await bearer.close();
+  });
+
+  it('the client configuration of docs/mcp.md works as written (its URL and key pointed at this server)', async () => {
+    const doc = readFileSync(path.join(import.meta.dirname, '..', 'docs', 'mcp.md'), 'utf8');
+    const block = /```json\n([\s\S]*?)```/.exec(doc)![1]!;
+    const server = (JSON.parse(block) as { mcpServers: Record<string, { url: string; headers: Record<string, string> }> }).mcpServers.txa!;
+    const headers = Object.fromEntries(Object.entries(server.headers).map(([k, v]) => [k, v.replace('YOUR_API_KEY', key)]));
+    const c = await connect(headers, server.url.replace('http://localhost:8080', base));
+    expect(JSON.parse(text(await call('getProtocols', {}, c)))).toEqual(await rpc.call('getProtocols', []));
+    await c.close();
+  });
+
+  it('answers only POST (405 with Allow otherwise); a body that is not JSON is a JSON-RPC parse error', async () => {
+    const get = await fetch(`${base}/mcp`, { headers: { 'x-api-key': key, accept: 'text/event-stream' } });
+    expect(get.status).toBe(405);
+    expect(get.headers.get('allow')).toContain('POST');
+    const bad = await fetch(`${base}/mcp`, { method: 'POST', body: '{"jsonrpc":', headers: { 'x-api-key': key, 'content-type': 'application/json', accept: 'application/json, text/event-stream' } });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: { code: number } }).error.code).toBe(-32700);
+  });
+
+  it('/llms.txt describes the doors for agents without a key, listing every MCP tool', async () => {
+    const res = await fetch(`${base}/llms.txt`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+    const body = await res.text();
+    expect(body).toMatch(/^# /);
+    for (const door of ['POST /mcp', 'POST /v1/rpc', 'POST /v1/query', 'POST /graphql', 'GET /v1/metrics', 'x-api-key']) expect(body).toContain(door);
+    const { tools } = await client.listTools();
+    for (const tool of tools) expect(body).toContain(`- ${tool.name}: `);
+  });
+
+  it('a revoked key is cut off at its next call', async () => {
+    const k = await createKey(t.app, 'x402', 'mcp-revoked');
+    const c = await connect({ 'x-api-key': k.key });
+    expect((await call('getProtocols', {}, c)).isError).toBeFalsy();
+    const revoked = await t.app.inject({ method: 'POST', url: `/admin/keys/${k.id}/revoke`, headers: adminHeaders() });
+    expect(revoked.statusCode).toBe(200);
+    await expect(c.callTool({ name: 'getProtocols', arguments: {} })).rejects.toMatchObject({ code: 403, message: expect.stringContaining('API key has been revoked') });
+    await c.close();
+  });
+
+  it('each tool call counts against the plan\'s rate limit, the calls of a batch each', async () => {
+    const k = (await createKey(t.app, 'free', 'mcp-rate')).key;
+    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-api-key': k, 'mcp-protocol-version': '2025-06-18' };
+    const callOf = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'getProtocols', arguments: {} } });
+    const one = await fetch(`${base}/mcp`, { method: 'POST', headers, body: JSON.stringify(callOf(1)) });
+    expect(one.status).toBe(200);
+    const before = Number(one.headers.get('x-ratelimit-remaining'));
+    // Like every analytics answer, it says how fresh the data is (docs/access.md, "Freshness").
+    expect(one.headers.get('x-data-newest-block-time')).toMatch(/^\d{4}-\d\d-\d\dT/);
+    const batch = await fetch(`${base}/mcp`, { method: 'POST', headers, body: JSON.stringify([callOf(2), callOf(3), callOf(4)]) });
+    expect(batch.status).toBe(200);
+    expect(Number(batch.headers.get('x-ratelimit-remaining'))).toBe(before - 3);
+    const answers = (await batch.json()) as { id: number; result: ToolResult }[];
+    expect(answers.map((a) => a.id).sort()).toEqual([2, 3, 4]);
+    expect(answers.every((a) => !a.result.isError)).toBe(true);
+  });
+});
