@@ -77,7 +77,7 @@ export function decodeCursor(token: string, req: Pick<ListRequest, 'filters' | '
 export interface Scan {
   order: SortOrder;
   /** A listing sorted by a record column (sortBy) also keys on its row's value of that column. */
-  cursor: (Cursor & { value?: number }) | undefined;
+  cursor: (Cursor & { value?: number | string }) | undefined;
   inclusive: boolean;
   limit: number;
 }
