@@ -72,6 +72,7 @@ export function planExportField(exports: ExportService, owner: ExportOwner | nul
         // Exact at both ends and in total: the jobs are one list (job-listing.ts).
         pageInfo: { hasNextPage: page.hasNextPage, hasPreviousPage: page.hasPreviousPage, startCursor: page.startCursor, endCursor: page.endCursor },
         totalCount: page.totalCount,
+        totalCountIsEstimate: false,
       }));
     }
     default:
