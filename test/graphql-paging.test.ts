@@ -3,7 +3,8 @@
 // (last/before) holds exactly the items of a forward walk (first/after), in the same order,
 // and both equal a direct engine read; pageInfo's four fields at both ends; totalCount
 // against a direct engine count, and its estimate when the exact count would pass the
-// budget; Relay's refusals and hostile cursors.
+// budget; Relay's refusals and hostile cursors. exportJobs (an in-memory list) and the
+// record sorts by a name (PROTOCOL, PROGRAM_ID, INSTRUCTION_TYPE) are walked the same way.
 import { describe, expect, it } from 'vitest';
 import { PAGE_TOKEN_MAX_CHARS } from '../core/limits.ts';
 import { createKey } from './support/api-key.ts';
@@ -180,6 +181,18 @@ describe('sorted listings and record-level filters (the question breadth) page b
         rows.map((r) => r.k), (n) => `${of(n)}:${n.blockTime}:${n.signature}:${n.instructionType}`);
     });
   }
+
+  it('a listing sorted by a name is priced by the cost model and held to the budget', async () => {
+    const doc = '{ transactions(filters: { status: SUCCEEDED }, sort: { field: PROGRAM_ID }, pagination: { last: 50 }) { nodes { signature } } }';
+    const cost = (await gql(doc)).body.extensions.cost.requested as number;
+    expect(cost).toBeGreaterThan(0);
+    const tight = await fx.appWith({ budgets: { free: cost - 1, x402: cost - 1, enterprise: cost - 1 } });
+    const refused = await graphqlClient(() => tight, fx.headers)(doc, undefined, STRICT);
+    expect([refused.status, refused.body.errors?.[0]?.extensions.code]).toEqual([400, 'QUERY_TOO_COMPLEX']);
+    expect(refused.body.errors![0]!.message).toMatch(new RegExp(`would cost ${cost}`));
+    const exact = await fx.appWith({ budgets: { free: cost, x402: cost, enterprise: cost } });
+    expect((await graphqlClient(() => exact, fx.headers)(doc)).body.errors).toBeUndefined();
+  });
 
   it('a cursor of one record sort is refused by another, and an edited one by its own', async () => {
     const c = await page<Named>('transactions', 'sort: { field: PROTOCOL }', 'signature', { first: 2 }, '');
