@@ -3,9 +3,11 @@
 // (last/before) holds exactly the items of a forward walk (first/after), in the same order,
 // and both equal a direct engine read; pageInfo's four fields at both ends; totalCount
 // against a direct engine count, and its estimate when the exact count would pass the
-// budget; Relay's refusals and hostile cursors.
+// budget; Relay's refusals and hostile cursors. exportJobs (an in-memory list) and the
+// record sorts by a name (PROTOCOL, PROGRAM_ID, INSTRUCTION_TYPE) are walked the same way.
 import { describe, expect, it } from 'vitest';
 import { PAGE_TOKEN_MAX_CHARS } from '../core/limits.ts';
+import { createKey } from './support/api-key.ts';
 import { FIXTURE_DAYS, PROGRAM_OF } from './support/fixtures.ts';
 import { dataOf, graphqlClient, type Gql, type GraphqlReply } from './support/graphql-client.ts';
 import { graphqlFixture, STRICT } from './support/graphql-fixture.ts';
@@ -28,12 +30,12 @@ async function page<N>(field: string, args: string, node: string, p: Record<stri
 }
 
 /** Every page of a walk one way; checks each page's cursors and flags on the way. */
-async function walk<N>(field: string, args: string, node: string, size: number, direction: 'forward' | 'backward'): Promise<{ items: N[]; pages: Conn<N>[] }> {
+async function walk<N>(field: string, args: string, node: string, size: number, direction: 'forward' | 'backward', client: Gql = gql): Promise<{ items: N[]; pages: Conn<N>[] }> {
   const pages: Conn<N>[] = [];
   let cursor: string | null = null;
   for (let i = 0; i < 200; i++) {
     const p: Record<string, unknown> = direction === 'forward' ? { first: size, after: cursor } : { last: size, before: cursor };
-    const c: Conn<N> = await page<N>(field, args, node, p);
+    const c: Conn<N> = await page<N>(field, args, node, p, undefined, client);
     expect(c.nodes).toEqual(c.edges.map((e) => e.node));
     expect(c.pageInfo.startCursor).toBe(c.edges[0]?.cursor ?? null);
     expect(c.pageInfo.endCursor).toBe(c.edges.at(-1)?.cursor ?? null);
@@ -50,20 +52,20 @@ async function walk<N>(field: string, args: string, node: string, size: number, 
 }
 
 /** Forward and backward walks equal each other, the oracle's items in order, and totalCount the oracle's count. */
-async function expectBothWays<N>(field: string, args: string, node: string, size: number, oracle: unknown[], key: (n: N) => unknown): Promise<void> {
+async function expectBothWays<N>(field: string, args: string, node: string, size: number, oracle: unknown[], key: (n: N) => unknown, client: Gql = gql): Promise<void> {
   expect(oracle.length).toBeGreaterThan(size); // more than one page each way
-  const fwd = await walk<N>(field, args, node, size, 'forward');
-  const bwd = await walk<N>(field, args, node, size, 'backward');
+  const fwd = await walk<N>(field, args, node, size, 'forward', client);
+  const bwd = await walk<N>(field, args, node, size, 'backward', client);
   expect(fwd.items.map(key)).toEqual(oracle);
   expect(bwd.items.map(key)).toEqual(oracle);
   expect(new Set(bwd.items.map((n) => JSON.stringify(key(n)))).size).toBe(new Set(oracle.map((o) => JSON.stringify(o))).size);
   for (const c of [...fwd.pages, ...bwd.pages]) expect([c.totalCount, c.totalCountIsEstimate]).toEqual([oracle.length, false]);
   // Relay: any edge cursor pages both ways. The page before forward page 2 is forward page 1.
-  const before = await page<N>(field, args, node, { last: size, before: fwd.pages[1]!.pageInfo.startCursor });
+  const before = await page<N>(field, args, node, { last: size, before: fwd.pages[1]!.pageInfo.startCursor }, undefined, client);
   expect(before.nodes.map(key)).toEqual(fwd.pages[0]!.nodes.map(key));
   expect([before.pageInfo.hasPreviousPage, before.pageInfo.hasNextPage]).toEqual([false, true]);
   // And the page after the first backward page's start is that page (the listing's end).
-  const after = await page<N>(field, args, node, { first: size, after: bwd.pages[1]!.pageInfo.endCursor });
+  const after = await page<N>(field, args, node, { first: size, after: bwd.pages[1]!.pageInfo.endCursor }, undefined, client);
   expect(after.nodes.map(key)).toEqual(bwd.pages[0]!.nodes.slice(0, size).map(key));
   expect(after.pageInfo.hasPreviousPage).toBe(true);
 }
@@ -159,6 +161,52 @@ describe('sorted listings and record-level filters (the question breadth) page b
     }
   });
 
+  // The names a record carries: the string column first, then time, as the engine orders them.
+  type Named = { signature: string; blockTime: number; protocolName: string; programId: string; instructionType: string };
+  const NAMED = 'signature blockTime protocolName programId instructionType';
+  for (const [field, column, of, dir, filter, where, size] of [
+    ['PROTOCOL', 'protocol_name', (n: Named) => n.protocolName, 'ASC', `filters: { ${DAYS} }`,
+      `block_time BETWEEN toDateTime('${FIXTURE_DAYS[0]} 00:00:00', 'UTC') AND toDateTime('${FIXTURE_DAYS[2]} 23:59:59', 'UTC')`, 173],
+    ['PROGRAM_ID', 'program_id', (n: Named) => n.programId, 'DESC', 'filters: { status: SUCCEEDED }', 'success', 199],
+    ['INSTRUCTION_TYPE', 'instruction_type', (n: Named) => n.instructionType, 'ASC',
+      'filters: { protocols: ["pump_fun", "jupiter_v6", "whirlpool"], feeRange: { max: 20000 } }', "protocol_name IN ('pump_fun', 'jupiter_v6', 'whirlpool') AND fee <= 20000", 91],
+  ] as const) {
+    it(`records sorted by ${field} (${dir}) with a filter, then by time`, async () => {
+      const rows = await sql<{ k: string }>(`SELECT concat(${column}, ':', toString(toUInt32(block_time)), ':', signature, ':', instruction_type) AS k FROM transactions
+        WHERE protocol_name IN {active:Array(String)} AND ${where}
+        ORDER BY ${column} ${dir}, block_time ${dir}, signature ${dir}, instruction_index ${dir}`, { active: await active() });
+      // The fixture has several values of the column, or the sort says nothing.
+      expect(new Set(rows.map((r) => r.k.split(':')[0])).size).toBeGreaterThan(1);
+      await expectBothWays<Named>('transactions', `${filter}, sort: { field: ${field}, direction: ${dir} }`, NAMED, size,
+        rows.map((r) => r.k), (n) => `${of(n)}:${n.blockTime}:${n.signature}:${n.instructionType}`);
+    });
+  }
+
+  it('a listing sorted by a name is priced by the cost model and held to the budget', async () => {
+    const doc = '{ transactions(filters: { status: SUCCEEDED }, sort: { field: PROGRAM_ID }, pagination: { last: 50 }) { nodes { signature } } }';
+    const cost = (await gql(doc)).body.extensions.cost.requested as number;
+    expect(cost).toBeGreaterThan(0);
+    const tight = await fx.appWith({ budgets: { free: cost - 1, x402: cost - 1, enterprise: cost - 1 } });
+    const refused = await graphqlClient(() => tight, fx.headers)(doc, undefined, STRICT);
+    expect([refused.status, refused.body.errors?.[0]?.extensions.code]).toEqual([400, 'QUERY_TOO_COMPLEX']);
+    expect(refused.body.errors![0]!.message).toMatch(new RegExp(`would cost ${cost}`));
+    const exact = await fx.appWith({ budgets: { free: cost, x402: cost, enterprise: cost } });
+    expect((await graphqlClient(() => exact, fx.headers)(doc)).body.errors).toBeUndefined();
+  });
+
+  it('a cursor of one record sort is refused by another, and an edited one by its own', async () => {
+    const c = await page<Named>('transactions', 'sort: { field: PROTOCOL }', 'signature', { first: 2 }, '');
+    const cur = c.pageInfo.endCursor!;
+    for (const other of ['FEE', 'PROGRAM_ID', 'DATE']) {
+      const r = await gql(`{ transactions(sort: { field: ${other} }, pagination: { last: 2, before: ${JSON.stringify(cur)} }) { edges { cursor } } }`, undefined, STRICT);
+      expectRefused(r, /pagination\.before (is not a pagination token|belongs to a listing with other filters)/);
+    }
+    const parts = JSON.parse(Buffer.from(cur, 'base64url').toString('utf8')) as unknown[];
+    const edited = Buffer.from(JSON.stringify([parts[0], `${String(parts[1])}z`, ...parts.slice(2)])).toString('base64url');
+    const r = await gql(`{ transactions(sort: { field: PROTOCOL }, pagination: { first: 2, after: ${JSON.stringify(edited)} }) { edges { cursor } } }`, undefined, STRICT);
+    expectRefused(r, /pagination\.after is not a pagination token/);
+  });
+
   it('groups sorted by a key (PROTOCOL, then DATE), with success (read from the base table)', async () => {
     for (const dir of ['ASC', 'DESC'] as const) {
       const ref = await sql<{ p: string; d: string; n: string }>(
@@ -207,6 +255,34 @@ describe('failedTransactions page both ways', () => {
     await expectBothWays<{ protocolName: string; errorMessage: string; count: number }>('failedTransactions',
       'filters: { errorPattern: "ERROR" }, groupBy: [PROTOCOL]', 'protocolName errorMessage count', 3,
       ref.map((r) => [r.p, r.e, Number(r.n)]), (n) => [n.protocolName, n.errorMessage, n.count]);
+  });
+});
+
+describe('exportJobs pages both ways', () => {
+  it('a key\'s jobs, newest first: the same jobs both ways, flags exact, totalCount exact; hostile cursors refused', async () => {
+    // A key of its own, so the listing holds exactly the jobs made here; each is cancelled
+    // at once (listed like any other, and no engine work).
+    const { key } = await createKey(fx.t().app, 'enterprise', 'paging-jobs');
+    const mine = graphqlClient(() => fx.t().app, () => ({ 'x-api-key': key }));
+    const made: string[] = [];
+    for (let i = 0; i < 11; i++) {
+      const d = await dataOf(mine(`mutation { exportDataset(config: { format: CSV, columns: ["fee"], filters: { protocols: ["whirlpool"] } }) { id } }`));
+      made.push(d.exportDataset.id);
+      await dataOf(mine('mutation($id: ID!) { cancelExportJob(id: $id) { id } }', { id: made.at(-1) }));
+    }
+    // The reference: creation order, newest first.
+    await expectBothWays<{ id: string }>('exportJobs', '', 'id', 3, [...made].reverse(), (n) => n.id, mine);
+    // Another key's cursor, and edited, forged or oversized ones, as before and after.
+    const c = await page<{ id: string }>('exportJobs', '', 'id', { first: 2 }, '', mine);
+    const good = c.pageInfo.endCursor!;
+    const parts = JSON.parse(Buffer.from(good, 'base64url').toString('utf8')) as unknown[];
+    const forged = Buffer.from(JSON.stringify([parts[0], (parts[1] as number) - 1, ...parts.slice(2)])).toString('base64url');
+    const flipped = `${good.slice(0, 10)}${good[10] === 'A' ? 'B' : 'A'}${good.slice(11)}`;
+    for (const bad of [forged, flipped, `${good}=`, 'bm90IGEgY3Vyc29y', '', 'A'.repeat(PAGE_TOKEN_MAX_CHARS + 1)]) {
+      expectRefused(await mine(`{ exportJobs(pagination: { last: 2, before: ${JSON.stringify(bad)} }) { edges { cursor } } }`, undefined, STRICT), /pagination\.before is not a cursor/);
+      expectRefused(await mine(`{ exportJobs(pagination: { first: 2, after: ${JSON.stringify(bad)} }) { edges { cursor } } }`, undefined, STRICT), /pagination\.after is not a cursor/);
+    }
+    expectRefused(await gql(`{ exportJobs(pagination: { last: 2, before: ${JSON.stringify(good)} }) { edges { cursor } } }`, undefined, STRICT), /pagination\.before is not a cursor/);
   });
 });
 
@@ -275,10 +351,15 @@ describe('refusals (Relay\'s rules and hostile cursors) are 400 BAD_USER_INPUT n
       expectRefused(await ask(field, 'last: 0'), /pagination\.last must be between 1 and 1000/);
       expectRefused(await ask(field, 'last: 1001'), /pagination\.last must be between 1 and 1000/);
     }
-    // exportJobs (a key's few jobs) pages forward only; like its other argument checks, a field error.
-    const jobs = await gql('{ exportJobs(pagination: { last: 2 }) { edges { cursor } } }');
-    expect(jobs.body.errors?.map((e) => [e.extensions.code, e.path])).toEqual([['BAD_USER_INPUT', ['exportJobs']]]);
-    expect(jobs.body.errors![0]!.message).toMatch(/exportJobs pages forward only/);
+    // exportJobs: the same rules; its page sizes are the export listing's (at most 100).
+    const j = await page<{ id: string }>('exportJobs', '', 'id', { first: 1 }, '');
+    const jc = JSON.stringify(j.pageInfo.endCursor ?? 'x');
+    expectRefused(await ask('exportJobs', 'first: 2, last: 2'), /pagination\.first and pagination\.last cannot be used together/);
+    expectRefused(await ask('exportJobs', `after: ${jc}, before: ${jc}`), /pagination\.after and pagination\.before cannot be used together/);
+    expectRefused(await ask('exportJobs', `first: 2, before: ${jc}`), /pagination\.before pages backward/);
+    expectRefused(await ask('exportJobs', `last: 2, after: ${jc}`), /pagination\.after pages forward/);
+    expectRefused(await ask('exportJobs', 'last: 0'), /pagination\.last must be a whole number from 1 to 100/);
+    expectRefused(await ask('exportJobs', 'last: 101'), /pagination\.last must be a whole number from 1 to 100/);
   });
 
   it('tampered, forged, foreign and oversized before cursors', async () => {

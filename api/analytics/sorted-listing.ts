@@ -1,5 +1,5 @@
-// Record listings sorted by a record column (slot, fee, compute units, accounts count)
-// rather than by time: one statement over the whole filtered range (no page window: the
+// Record listings sorted by a record column (slot, fee, compute units, accounts count, or
+// the names a record carries: protocol, program id, instruction type) rather than by time: one statement over the whole filtered range (no page window: the
 // hourly view counts records by hour, which says nothing of where the largest fees are),
 // keyset-paged by (column, block_time, signature, instruction_index), with a cursor of its
 // own tag bound to the filters, the column and the direction. A backward page (last/before)
@@ -9,38 +9,54 @@ import { BASE58_SIGNATURE } from '../../core/vocabulary/primitives.ts';
 import { TABLES } from '../../warehouse/tables.ts';
 import { isUInt, listingFingerprint, type PageDirection, type PageTokens } from './page-token.ts';
 import { addFilter, RANGE_FILTERS, type Conditions, type Statement } from './question/model.ts';
-import type { ListRequest, RangeFilter } from './types.ts';
+import type { ListingSort, ListRequest } from './types.ts';
 
-/** The record columns a listing may be sorted by: those the range filters bound. */
-export type ListingSort = RangeFilter;
+export type { ListingSort };
+
+/**
+ * Each sort's column, its parameter type and whether its value is a number. The listing's
+ * columns alias slot as text: its number is toUInt64 of it (the same value). Strings sort
+ * by their bytes, as the engine orders them, in the ORDER BY and the cursor's tuple alike.
+ */
+const SORTS: Readonly<Record<ListingSort, { expr: string; column: string; type: string; numeric: boolean }>> = {
+  slot: { expr: 'toUInt64(slot)', column: 'slot', type: RANGE_FILTERS.slot.type, numeric: true },
+  fee: { expr: 'fee', column: 'fee', type: RANGE_FILTERS.fee.type, numeric: true },
+  computeUnits: { expr: 'compute_units', column: 'compute_units', type: RANGE_FILTERS.computeUnits.type, numeric: true },
+  accountsCount: { expr: 'accounts_count', column: 'accounts_count', type: RANGE_FILTERS.accountsCount.type, numeric: true },
+  protocol: { expr: 'protocol_name', column: 'protocol_name', type: 'String', numeric: false },
+  programId: { expr: 'program_id', column: 'program_id', type: 'String', numeric: false },
+  instructionType: { expr: 'instruction_type', column: 'instruction_type', type: 'String', numeric: false },
+};
 
 // [TAG, value, blockTime, signature, instructionIndex, fingerprint of (filters, sortOrder, sortBy)]
 const TAG = 's1';
 const SIGNATURE = new RegExp(BASE58_SIGNATURE);
 
-interface SortedCursor { value: number; blockTime: number; signature: string; instructionIndex: number }
+interface SortedCursor { value: number | string; blockTime: number; signature: string; instructionIndex: number }
 
 /** How the statement reads (transactions.ts's Scan): in `order`, from `cursor` (past it, or from it on when `inclusive`), `limit` rows and one more. */
 interface SortedScan {
   order: 'asc' | 'desc';
-  cursor: (Omit<SortedCursor, 'value'> & { value?: number }) | undefined;
+  cursor: (Omit<SortedCursor, 'value'> & { value?: number | string }) | undefined;
   inclusive: boolean;
   limit: number;
 }
 
 const fingerprintOf = (req: ListRequest): string => listingFingerprint({ filters: req.filters, sortOrder: req.sortOrder, sortBy: req.sortBy });
 
-/** The cursor resuming right after a row (its column value read as a number: slots and fees stay below 2^53). */
+/** The cursor resuming right after a row (a number column's value read as a number: slots and fees stay below 2^53). */
 export function sortedCursorOf(tokens: PageTokens, r: { block_time: number; signature: string; instruction_index: number } & Record<string, unknown>, req: ListRequest & { sortBy: ListingSort }): string {
-  const column = RANGE_FILTERS[req.sortBy].column;
-  return tokens.encode([TAG, Number(r[column]), Number(r.block_time), r.signature, Number(r.instruction_index), fingerprintOf(req)]);
+  const { column, numeric } = SORTS[req.sortBy];
+  return tokens.encode([TAG, numeric ? Number(r[column]) : String(r[column]), Number(r.block_time), r.signature, Number(r.instruction_index), fingerprintOf(req)]);
 }
 
 /** A cursor of this sorted listing, whichever way the page goes from it (the direction names the argument in errors). */
 export function decodeSorted(tokens: PageTokens, token: string, req: ListRequest, direction: PageDirection = 'forward'): SortedCursor {
+  // A string value is bounded by the token's own bound (the codec's); the MAC says we wrote it.
+  const numeric = req.sortBy === undefined || SORTS[req.sortBy].numeric;
   return tokens.decode(token, TAG, fingerprintOf(req), (v) =>
-    v.length === 4 && isUInt(v[0], Number.MAX_SAFE_INTEGER) && isUInt(v[1], MAX_BLOCK_TIME) && typeof v[2] === 'string' && SIGNATURE.test(v[2]) && isUInt(v[3], 65_535)
-      ? { value: v[0], blockTime: v[1], signature: v[2], instructionIndex: v[3] }
+    v.length === 4 && (numeric ? isUInt(v[0], Number.MAX_SAFE_INTEGER) : typeof v[0] === 'string') && isUInt(v[1], MAX_BLOCK_TIME) && typeof v[2] === 'string' && SIGNATURE.test(v[2]) && isUInt(v[3], 65_535)
+      ? { value: v[0] as number | string, blockTime: v[1], signature: v[2], instructionIndex: v[3] }
       : undefined, direction);
 }
 
@@ -51,9 +67,7 @@ export function decodeSorted(tokens: PageTokens, token: string, req: ListRequest
  * by the caller), strictly past its cursor or from it on.
  */
 export function sortedListingStatement(req: ListRequest & { sortBy: ListingSort }, scan: SortedScan, built: Conditions, columns: string, table: string): Statement {
-  const { type } = RANGE_FILTERS[req.sortBy];
-  // The listing's columns alias slot as text: its number is toUInt64 of it (the same value).
-  const column = req.sortBy === 'slot' ? 'toUInt64(slot)' : RANGE_FILTERS[req.sortBy].column;
+  const { expr: column, type } = SORTS[req.sortBy];
   const dir = scan.order === 'asc' ? 'ASC' : 'DESC';
   const where = [...built.where];
   const params: Record<string, unknown> = { ...built.params, lim: scan.limit + 1 };

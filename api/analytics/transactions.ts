@@ -77,7 +77,7 @@ export function decodeCursor(tokens: PageTokens, token: string, req: Pick<ListRe
 export interface Scan {
   order: SortOrder;
   /** A listing sorted by a record column (sortBy) also keys on its row's value of that column. */
-  cursor: (Cursor & { value?: number }) | undefined;
+  cursor: (Cursor & { value?: number | string }) | undefined;
   inclusive: boolean;
   limit: number;
 }

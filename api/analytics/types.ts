@@ -9,6 +9,8 @@ export type { SortOrder, TimeRange, TxStatus };
 
 /** Record columns a range filter bounds (question/model.ts RANGE_FILTERS writes their conditions). */
 export type RangeFilter = 'slot' | 'fee' | 'computeUnits' | 'accountsCount';
+/** Record columns a listing may be sorted by (then by time): those range filters bound, and the three names a record carries. */
+export type ListingSort = RangeFilter | 'protocol' | 'programId' | 'instructionType';
 /** Inclusive bounds; either side may be left out. */
 export interface Bounds { min?: number; max?: number }
 
@@ -29,7 +31,7 @@ export interface ListRequest {
   filters: TransactionFilters;
   sortOrder: SortOrder;
   /** A record column to sort by (then by time); by time when absent. */
-  sortBy?: RangeFilter;
+  sortBy?: ListingSort;
   limit: number;
   /** Opaque keyset cursor from a previous page. */
   cursor?: string;

@@ -22,11 +22,11 @@ export interface PageAsk {
 const present = <T>(v: T | null | undefined): v is T => v !== null && v !== undefined;
 
 /**
- * The page a pagination argument asks for. Relay's two ways, each whole: first/after
+ * Which way a pagination argument pages. Relay's two ways, each whole: first/after
  * (forward) or last/before (backward); mixing them is refused, as is first with last
  * (Relay advises against it and it has no single meaning).
  */
-export function pageOf(p: PaginationArg | null | undefined): PageAsk {
+export function directionOf(p: PaginationArg | null | undefined): PageDirection {
   const { first, after, last, before } = p ?? {};
   if (present(first) && present(last)) {
     throw invalidParams('pagination.first and pagination.last cannot be used together: page forward with first (and after), or backward with last (and before)', 'pagination.last');
@@ -36,7 +36,13 @@ export function pageOf(p: PaginationArg | null | undefined): PageAsk {
   }
   if (present(first) && present(before)) throw invalidParams('pagination.before pages backward: use it with pagination.last, not pagination.first', 'pagination.before');
   if (present(last) && present(after)) throw invalidParams('pagination.after pages forward: use it with pagination.first, not pagination.last', 'pagination.after');
-  const direction: PageDirection = present(last) || present(before) ? 'backward' : 'forward';
+  return present(last) || present(before) ? 'backward' : 'forward';
+}
+
+/** The page a pagination argument asks for, its size and cursor checked (connections over the engine). */
+export function pageOf(p: PaginationArg | null | undefined): PageAsk {
+  const { first, after, last, before } = p ?? {};
+  const direction = directionOf(p);
   const [sizeName, cursorName, size, cursor] = direction === 'forward'
     ? ['pagination.first', 'pagination.after', first, after] as const
     : ['pagination.last', 'pagination.before', last, before] as const;

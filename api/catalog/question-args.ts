@@ -214,6 +214,9 @@ function checkedStrings(f: FiltersArg | null | undefined) {
   return { range: { ...(gte === undefined ? {} : { gte }), ...(lte === undefined ? {} : { lte }) } as TimeRange, ...named };
 }
 
+/** The sort fields a listing takes besides DATE, for its refusal. */
+const RECORD_SORT_NAMES = [...Object.keys(RECORD_SORTS), ...Object.keys(KEY_SORTS).filter((k) => KEY_SORTS[k]!.record !== undefined)].join(', ');
+
 /** The arguments of transactions(...) checked and turned into its request; nothing is read. */
 export function transactionsAsk(args: Args, vocab: QuestionVocabulary): TransactionsAsk {
   const f = args.filters as FiltersArg | null | undefined;
@@ -225,9 +228,9 @@ export function transactionsAsk(args: Args, vocab: QuestionVocabulary): Transact
   const listing = keys.length === 0 && asked.length === 0;
   const field = sort?.field ?? undefined;
   // Records: in time order (DATE), or by a record column then time.
-  const recordSort = field === undefined ? undefined : RECORD_SORTS[field]?.column;
+  const recordSort = field === undefined ? undefined : RECORD_SORTS[field]?.column ?? KEY_SORTS[field]?.record;
   if (listing && field !== undefined && field !== 'DATE' && recordSort === undefined) {
-    throw invalidParams(`sort.field sorts groups by ${field}; without groupBy or metrics records are sorted by DATE, SLOT, FEE, COMPUTE_UNITS or ACCOUNTS_COUNT`, 'sort');
+    throw invalidParams(`sort.field sorts groups by ${field}; without groupBy or metrics records are sorted by DATE, ${RECORD_SORT_NAMES}`, 'sort');
   }
   const metrics = asked.length > 0 ? asked : ['count'];
   const groupOrder = listing ? undefined : groupSort(sort, keys, metrics, vocab);

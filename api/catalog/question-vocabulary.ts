@@ -4,7 +4,7 @@
 // by default, a test's with more), so a measure declared as a metric in the model shows as
 // an enum value, a node field and a sort field with no edit here or in a door.
 import { isDerived, MEASURES, type Dimension, type Measures } from '../analytics/question/model.ts';
-import type { RangeFilter } from '../analytics/types.ts';
+import type { ListingSort, RangeFilter } from '../analytics/types.ts';
 
 /** One metric: its enum value, the measure it reads, the node field that carries it. */
 export interface MetricWord {
@@ -42,14 +42,17 @@ export const GROUP_KEYS: readonly GroupKeyWord[] = [
   { value: 'MONTH', dimension: 'month', field: 'month', type: 'String', description: 'By UTC month, YYYY-MM, in the node\'s month field', show: (t) => day(t).slice(0, 7) },
 ];
 
-/** Sort fields besides the metrics: a group key (groups), or a record column (listings). */
-export const KEY_SORTS: Readonly<Record<string, { keys: readonly GroupKey[]; description: string }>> = {
+/**
+ * Sort fields besides the metrics: a group key (groups), which a record carries too
+ * (`record`: listings sort by that column, then time; DATE is their time order itself).
+ */
+export const KEY_SORTS: Readonly<Record<string, { keys: readonly GroupKey[]; record?: ListingSort; description: string }>> = {
   DATE: { keys: ['time', 'date', 'week', 'month'], description: 'Groups: by their time key (HOUR, DATE, WEEK or MONTH). Records: by block time (their order)' },
-  PROTOCOL: { keys: ['protocol'], description: 'Groups by PROTOCOL: by protocol name' },
-  PROGRAM_ID: { keys: ['program'], description: 'Groups by PROGRAM_ID: by program id' },
-  INSTRUCTION_TYPE: { keys: ['instructionType'], description: 'Groups by INSTRUCTION_TYPE: by instruction type' },
+  PROTOCOL: { keys: ['protocol'], record: 'protocol', description: 'Groups by PROTOCOL: by protocol name. Records: by protocol name, then time' },
+  PROGRAM_ID: { keys: ['program'], record: 'programId', description: 'Groups by PROGRAM_ID: by program id. Records: by program id, then time' },
+  INSTRUCTION_TYPE: { keys: ['instructionType'], record: 'instructionType', description: 'Groups by INSTRUCTION_TYPE: by instruction type. Records: by instruction type, then time' },
 };
-/** Record columns a sort may name; groups are sorted by metrics or keys instead. */
+/** Record columns only a listing's sort may name; groups are sorted by metrics or keys instead. */
 export const RECORD_SORTS: Readonly<Record<string, { column: RangeFilter; description: string }>> = {
   SLOT: { column: 'slot', description: 'Records: by slot, then time' },
   FEE: { column: 'fee', description: 'Records: by fee, then time' },

@@ -73,8 +73,9 @@ export async function exportRoutes(app: FastifyInstance, opts: { exports: Export
     }, async (req) => {
       const q = req.query as Record<string, string | undefined>;
       const first = q.first === undefined ? undefined : /^\d{1,4}$/.test(q.first) ? Number(q.first) : NaN;
-      const { cursors: _c, ...page } = await wordedErrors(() => svc.list(ownerOf(req), { first, after: q.after ?? null }));
-      return page;
+      // REST's page, as SPEC shapes it: the jobs, whether more follow, and the cursor to go on from.
+      const { jobs, hasNextPage, endCursor } = await wordedErrors(() => svc.list(ownerOf(req), { first, after: q.after ?? null }));
+      return { jobs, hasNextPage, endCursor };
     });
     app.get<{ Params: { id: string } }>(`${base}/:id`, {
       schema: { tags, summary: 'One export job: status, progress, files and fresh download links', params: idParam,

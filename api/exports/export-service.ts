@@ -35,6 +35,7 @@ import { nextJob, shouldYield } from './export-scheduler.ts';
 import type { ExportFileView, ExportJobView } from './export-schemas.ts';
 import { failureMessage, fileNotFound, fileOf, jobView, type ExportFileHandle } from './export-views.ts';
 import { Cancelled, JobFailure, Stopping, Yielded } from './job-errors.ts';
+import { pageJobs, type JobPage, type JobPageAsk } from './job-listing.ts';
 import { isFinished, type JobRecord, type JobStatus, type JobStore } from './job-store.ts';
 import { EXPORT_LIST_DEFAULT, EXPORT_LIST_MAX, EXPORT_MAX_ATTEMPTS } from '../../core/limits.ts';
 
@@ -51,13 +52,8 @@ export interface ExportOwner {
 
 export type { ExportFileView, ExportJobView } from './export-schemas.ts';
 
-export interface ExportPage {
-  jobs: ExportJobView[];
-  /** Each job's cursor, in the same order (GraphQL's edges). */
-  cursors: string[];
-  hasNextPage: boolean;
-  endCursor: string | null;
-}
+/** A page of jobs with where it lies in the listing (job-listing.ts). */
+export type ExportPage = JobPage<ExportJobView>;
 
 export type { ExportFileHandle } from './export-views.ts';
 
@@ -143,33 +139,11 @@ export class ExportService {
     return this.view(this.owned(owner, id));
   }
 
-  /** The owner's jobs, newest first; `after` is the endCursor of the previous page. */
-  list(owner: ExportOwner, page: { first?: number; after?: string | null } = {}): ExportPage {
-    const first = page.first ?? EXPORT_LIST_DEFAULT;
-    if (!Number.isSafeInteger(first) || first < 1 || first > EXPORT_LIST_MAX) throw new AppError(Errors.invalidParams, `first must be a whole number from 1 to ${EXPORT_LIST_MAX}`, { field: 'first' });
+  /** The owner's jobs, newest first, a page forward (first/after) or backward (last/before): job-listing.ts. */
+  list(owner: ExportOwner, page: JobPageAsk = {}): ExportPage {
     // SQL executions are listed by nobody: their results are read by id (executions.ts).
-    const jobs = this.deps.store.all().filter((j) => j.owner === owner.id && j.execution === undefined).sort(newestFirst);
-    // Cursors are the listings' signed page tokens (api/analytics/page-token.ts), bound to
-    // this owner's listing: one the service did not write, or another key's, is refused.
-    const fingerprint = listingFingerprint({ exportJobs: owner.id });
-    let start = 0;
-    if (page.after != null) {
-      let at: JobPosition | undefined;
-      try {
-        at = this.deps.tokens.decode(page.after, CURSOR_TAG, fingerprint, jobPosition);
-      } catch { /* answered below, as a cursor of no job */ }
-      const i = at === undefined ? -1 : jobs.findIndex((j) => j.seq === at.seq && j.id === at.id);
-      if (i < 0) throw new AppError(Errors.invalidParams, `${param('cursor')} is not a cursor of this listing`, { field: 'cursor' });
-      start = i + 1;
-    }
-    const slice = jobs.slice(start, start + first);
-    const cursors = slice.map((j) => this.deps.tokens.encode([CURSOR_TAG, j.seq, j.id, fingerprint]));
-    return {
-      jobs: slice.map((j) => this.view(j)),
-      cursors,
-      hasNextPage: start + first < jobs.length,
-      endCursor: cursors.at(-1) ?? null,
-    };
+    const jobs = this.deps.store.all().filter((j) => j.owner === owner.id && j.execution === undefined);
+    return pageJobs(this.deps.tokens, owner.id, jobs, page, (j) => this.view(j));
   }
 
   /** Cancel a job not yet finished; a finished job is answered as it is. */
@@ -389,11 +363,3 @@ export class ExportService {
     return fileOf(job, name, this.deps.store.dirOf(job.id));
   }
 }
-
-const newestFirst = (a: JobRecord, b: JobRecord): number => b.seq - a.seq;
-
-/** The export listing's tag in its cursors, and a cursor's position: the job after which the next page starts. */
-const CURSOR_TAG = 'exportJobs';
-type JobPosition = { seq: number; id: string };
-const jobPosition = (v: unknown[]): JobPosition | undefined =>
-  v.length === 2 && isUInt(v[0], Number.MAX_SAFE_INTEGER) && typeof v[1] === 'string' && v[1].length > 0 ? { seq: v[0], id: v[1] } : undefined;

@@ -4,6 +4,7 @@
 // and names the part at fault by logical key, which errors.ts words as `config.columns[1]`.
 import { AppError, Errors } from '../../core/errors.ts';
 import type { ExportJobView, ExportOwner, ExportService } from '../exports/export-service.ts';
+import { directionOf, type PaginationArg } from '../catalog/pagination-args.ts';
 import type { FieldPlan } from './field-plans.ts';
 
 type Args = Record<string, unknown>;
@@ -27,13 +28,13 @@ function orNull<T>(read: () => T): T | null {
   }
 }
 
-/** The service names the page size `first`, as REST's query does; here it is written `pagination.first`. */
+/** The service names the page size `first` (or `last`), as REST's query does; here it is written `pagination.first`. */
 function inPagination<T>(read: () => T): T {
   try {
     return read();
   } catch (err) {
-    if (err instanceof AppError && err.field === 'first' && err.message.startsWith('first ')) {
-      throw new AppError(err.kind, `pagination.${err.message}`, { field: 'pagination.first', cause: err });
+    if (err instanceof AppError && (err.field === 'first' || err.field === 'last') && err.message.startsWith(`${err.field} `)) {
+      throw new AppError(err.kind, `pagination.${err.message}`, { field: `pagination.${err.field}`, cause: err });
     }
     throw err;
   }
@@ -59,20 +60,21 @@ export function planExportField(exports: ExportService, owner: ExportOwner | nul
       return fixed(() => orNull(() => exports.cancel(who(), String(args.id))));
     case 'exportJob':
       return fixed(() => orNull(() => exports.get(who(), String(args.id))));
-    case 'exportJobs':
-      return fixed(() => {
-        const p = (withoutNulls(args.pagination) ?? {}) as { first?: number; after?: string; last?: number; before?: string };
-        if (p.last !== undefined || p.before !== undefined) {
-          throw new AppError(Errors.invalidParams, 'exportJobs pages forward only (pagination.first and pagination.after): a key has few jobs, newest first', { field: 'pagination.last' });
-        }
-        const page = inPagination(() => exports.list(who(), p));
-        const edges = page.jobs.map((node: ExportJobView, i) => ({ node, cursor: page.cursors[i]! }));
-        return {
-          edges,
-          // A cursor the service accepts names one of this key's jobs, so jobs lie before the page.
-          pageInfo: { hasNextPage: page.hasNextPage, endCursor: page.endCursor, hasPreviousPage: p.after !== undefined, startCursor: edges[0]?.cursor ?? null },
-        };
-      });
+    case 'exportJobs': {
+      const p = (withoutNulls(args.pagination) ?? {}) as PaginationArg & { first?: number; last?: number };
+      // Read while planning (an in-memory list): Relay's rules and a bad cursor refuse the
+      // request (400 under graphql-response+json), as on the other connections.
+      directionOf(p);
+      const page = inPagination(() => exports.list(who(), p));
+      return fixed(() => ({
+        edges: page.jobs.map((node: ExportJobView, i) => ({ node, cursor: page.cursors[i]! })),
+        nodes: page.jobs,
+        // Exact at both ends and in total: the jobs are one list (job-listing.ts).
+        pageInfo: { hasNextPage: page.hasNextPage, hasPreviousPage: page.hasPreviousPage, startCursor: page.startCursor, endCursor: page.endCursor },
+        totalCount: page.totalCount,
+        totalCountIsEstimate: false,
+      }));
+    }
     default:
       return undefined;
   }
