@@ -189,7 +189,11 @@ describe('the same decisions whatever the transport', () => {
   function serverFramed(wh: Warehouse): Warehouse {
     return {
       transport: 'server',
-      query: <T>(sql: string, o?: QueryOptions) => wh.query<T>(`${sql}\nFORMAT JSONEachRow`, o),
+      // As the server answers a framed statement: JSONEachRow text, one row a line (the embedded
+      // query() reads its own format, JSONEachRowWithProgress, which the framing overrides).
+      query: async <T>(sql: string, o?: QueryOptions) => (await wh.queryText(`${sql}\nFORMAT JSONEachRow`, 'JSONEachRow',
+        { ...o, settings: { output_format_json_quote_64bit_integers: 1, ...o?.settings } }))
+        .split('\n').filter((l) => l.length > 0).map((l) => JSON.parse(l) as T),
       queryText: (sql: string, format: string, o?: QueryOptions) => wh.queryText(`${sql}\nFORMAT ${format}`, format, o),
       stream: (sql, format, o) => wh.stream(`${sql}\nFORMAT ${format}`, format, o),
       insert: (table, rows, o) => wh.insert(table, rows, o),

@@ -29,6 +29,7 @@ from txa_client.api.rest import (  # noqa: E402
     get_api_v1_analytics_fees, get_api_v1_analytics_protocols, get_api_v1_analytics_time_series,
     get_api_v1_stats, get_api_v1_transactions, get_api_v1_transactions_signature,
 )
+from txa_client.api.metrics import get_v1_metrics  # noqa: E402
 from txa_client.api.sql import post_api_v1_query, post_v1_query, post_v1_query_csv  # noqa: E402
 from txa_client.api.sql_executions import (  # noqa: E402
     get_v1_query_executions_id, get_v1_query_executions_id_results, post_v1_query_executions, post_v1_query_executions_id_cancel,
@@ -277,6 +278,18 @@ def cancel_execution():
     return state_of(view)
 
 
+def user_metrics():
+    # Prometheus text: every family of the protocol, its transactions counter equal to the REST stats of all time.
+    res = get_v1_metrics.sync_detailed(client=client, protocol=[ProtocolName("jupiter_v6")])
+    assert res.status_code == 200, (res.status_code, res.content[:300])
+    text = res.content.decode()
+    line = next(l for l in text.splitlines() if l.startswith('txa_protocol_transactions_total{') and 'protocol="jupiter_v6"' in l)
+    stats = parsed(get_api_v1_analytics_protocols.sync_detailed(client=client, protocol_name=ProtocolName("jupiter_v6")))
+    assert float(line.rsplit(" ", 1)[1]) == stats.data.total_transactions, (line, stats.data.total_transactions)
+    return line
+
+
+call("GET /v1/metrics", user_metrics)
 call("POST /v1/query/executions", create_execution)
 call("GET /v1/query/executions/{id}", follow_execution)
 call("GET /v1/query/executions/{id}/results", execution_results)
