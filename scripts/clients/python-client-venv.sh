@@ -6,6 +6,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 VERSION=0.29.1
+# One install at a time: the fuzzers and the loader tests share the venv and may start together.
+exec 9>.venv.lock
+flock 9
 VENV=.venv
 if [ -x "$VENV/bin/openapi-python-client" ] && "$VENV/bin/openapi-python-client" --version 2>/dev/null | grep -q "$VERSION"; then
   echo "$PWD/$VENV/bin"
