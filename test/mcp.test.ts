@@ -21,6 +21,8 @@ let rpc: RpcClient;
 let key: string;
 let client: Client;
 let signature: string;
+/** Signatures of different records, for calls that must each get their own answer. */
+let signatures: string[];
 
 type ToolResult = { isError?: boolean; content: { type: string; text?: string }[] };
 
@@ -45,6 +47,7 @@ beforeAll(async () => {
   const records = await ingestDemo(t.services, 2000);
   await ingest(t.services, hotRecords());
   signature = records.find((r) => r.protocol_name === 'jupiter_v6')!.signature;
+  signatures = [...new Set(records.map((r) => r.signature))].slice(0, 16);
   key = (await createKey(t.app, 'enterprise', 'mcp-test')).key;
   base = (await t.app.listen({ port: 0, host: '127.0.0.1' })).replace('localhost', '127.0.0.1');
   rpc = await RpcClient.create(t.app);
@@ -299,5 +302,33 @@ describe('MCP door', () => {
     const answers = (await batch.json()) as { id: number; result: ToolResult }[];
     expect(answers.map((a) => a.id).sort()).toEqual([2, 3, 4]);
     expect(answers.every((a) => !a.result.isError)).toBe(true);
+  });
+  it('many calls at once, every one with the same JSON-RPC id, each get the answer to their own arguments', async () => {
+    // Each POST has its own transport and server (stateless): nothing of one request may reach
+    // another's answer, however the SDK keys its requests (by id) and whatever runs side by side.
+    const keys = await Promise.all([1, 2, 3, 4].map(async (i) => (await createKey(t.app, 'enterprise', `mcp-concurrent-${i}`)).key));
+    const names = ((await rpc.call('getProtocols', [])) as string[]).slice(0, 8);
+    expect(names.length).toBeGreaterThan(2);
+    const calls: { method: string; params: unknown[] }[] = [
+      ...signatures.map((s) => ({ method: 'getTransaction', params: [s] })),
+      ...names.map((p) => ({ method: 'getProtocolStats', params: [{ protocolName: p, blockTime: partial }] })),
+      ...[1, 2, 3, 4, 5, 6, 7, 8].map((limit) => ({ method: 'getTransactionsForAddress', params: [HOT, { limit, sortOrder: 'desc' }] })),
+      ...names.map((p) => ({ method: 'getProtocolActivity', params: [{ protocolName: p, blockTime: range, interval: 'day' }] })),
+    ];
+    const expected: unknown[] = [];
+    for (const c of calls) expected.push(await rpc.call(c.method, c.params));
+    const answers = await Promise.all(calls.map(async (c, i) => {
+      const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-api-key': keys[i % keys.length]!, 'mcp-protocol-version': '2025-06-18' };
+      const res = await fetch(`${base}/mcp`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: c.method, arguments: argsOf(c.method, c.params) } }) });
+      return { status: res.status, body: (await res.json()) as { id: unknown; result: ToolResult } };
+    }));
+    expect(answers.length).toBeGreaterThanOrEqual(30);
+    answers.forEach((a, i) => {
+      const what = `${calls[i]!.method} ${JSON.stringify(calls[i]!.params)}`;
+      expect(a.status, what).toBe(200);
+      expect(a.body.id, what).toBe(1);
+      expect(a.body.result.isError, what).toBeFalsy();
+      expect(JSON.parse(text(a.body.result)), what).toEqual(expected[i]);
+    });
   });
 });
