@@ -235,13 +235,23 @@ export function installAccessControl(app: FastifyInstance, access: Access): void
     if (calls > 1) await charge(req, calls - 1);
   });
 
-  app.addHook('onSend', async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+  // Callback style: a request with a limit decision (every keyed one) sets its headers at once;
+  // only keyless answers wait for their address's figures.
+  app.addHook('onSend', (req: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: Error | null, payload?: unknown) => void) => {
     slots.get(req)?.answered();
-    await setRateLimitHeaders(access, req, reply);
-    return payload;
+    if (req.rateLimit !== null && req.rateLimit !== undefined) {
+      for (const [name, value] of rateLimitHeaders(req.rateLimit)) reply.header(name, value);
+      return done(null, payload);
+    }
+    setRateLimitHeaders(access, req, reply).then(() => done(null, payload), (err: Error) => done(err));
   });
 
-  app.addHook('onResponse', async (req: FastifyRequest, reply: FastifyReply) => {
+  app.addHook('onResponse', (req: FastifyRequest, reply: FastifyReply, done: () => void) => {
+    recordUsage(req, reply);
+    done();
+  });
+
+  function recordUsage(req: FastifyRequest, reply: FastifyReply): void {
     // The whole answer is sent: nothing of this request runs any more.
     slots.get(req)?.release();
     const key = req.apiKey;
@@ -268,7 +278,7 @@ export function installAccessControl(app: FastifyInstance, access: Access): void
       const route = req.routeOptions.url ?? '(unmatched)';
       access.usage.record(key.id, iface, `${req.method} ${route}`, outcome, 1, spent);
     }
-  });
+  }
 }
 
 const sharedSpent = (s: UsageSpent, calls: number): UsageSpent =>

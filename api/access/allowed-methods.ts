@@ -57,11 +57,11 @@ export function learnRoutes(app: FastifyInstance): RouteTable {
  * path never gets here: CORS (cors.ts) answers it first.
  */
 export function installMethodNotAllowed(app: FastifyInstance, routes: RouteTable): void {
-  app.addHook('onRequest', async (req: FastifyRequest, reply) => {
-    if (!req.is404) return;
+  app.addHook('onRequest', (req: FastifyRequest, reply, done) => {
+    if (!req.is404) return done();
     const allow = allowedMethods(routes.values(), pathOf(req.url));
-    if (allow === '' || allow.split(', ').includes(req.method)) return;
+    if (allow === '' || allow.split(', ').includes(req.method)) return done();
     reply.header('allow', allow);
-    throw new AppError(Errors.methodNotAllowed, `${req.method} is not a method of ${pathOf(req.url).slice(0, 200)}; it answers ${allow}`);
+    done(new AppError(Errors.methodNotAllowed, `${req.method} is not a method of ${pathOf(req.url).slice(0, 200)}; it answers ${allow}`));
   });
 }

@@ -36,9 +36,9 @@ export function setAnswerStatsHeaders(reply: FastifyReply, stats: AnswerStats): 
 
 /** Every metered answer gets its statistics headers, errors included (what was read before the error). */
 export function installAnswerStats(app: FastifyInstance): void {
-  app.addHook('onSend', async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+  app.addHook('onSend', (req: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: Error | null, payload?: unknown) => void) => {
     const stats = answerStatsOf(req.budget);
     if (stats !== undefined) setAnswerStatsHeaders(reply, stats);
-    return payload;
+    done(null, payload);
   });
 }

@@ -40,9 +40,9 @@ export function allowOriginFor(origin: string | undefined, allowed: '*' | readon
 /** Install CORS. Call before access control (preflights need no key) with the route table the 405 answer uses. */
 export function installCors(app: FastifyInstance, routes: RouteTable, allowed: '*' | readonly string[]): void {
   const exposed = CORS_EXPOSED_HEADERS.join(', ');
-  app.addHook('onRequest', async (req, reply) => {
+  app.addHook('onRequest', (req, reply, done) => {
     const path = pathOf(req.url);
-    if (!isApiDoorPath(path)) return;
+    if (!isApiDoorPath(path)) return done();
     const origin = typeof req.headers.origin === 'string' ? req.headers.origin : undefined;
     const allowOrigin = allowOriginFor(origin, allowed);
     // A list of origins makes the answer depend on Origin: caches must keep them apart.
@@ -50,7 +50,7 @@ export function installCors(app: FastifyInstance, routes: RouteTable, allowed: '
     if (req.method === 'OPTIONS') {
       const methods = allowedMethods(routes.values(), path);
       // A path no route answers: left to the 401/404 of any unknown path.
-      if (methods === '') return;
+      if (methods === '') return done();
       const allow = `${methods}, OPTIONS`;
       reply.header('allow', allow);
       if (allowOrigin !== undefined && origin !== undefined) {
@@ -59,11 +59,14 @@ export function installCors(app: FastifyInstance, routes: RouteTable, allowed: '
         reply.header('access-control-allow-headers', CORS_ALLOWED_HEADERS.join(', '));
         reply.header('access-control-max-age', String(CORS_PREFLIGHT_MAX_AGE_SECONDS));
       }
-      return reply.code(204).send();
+      // Answered here: a callback hook that replies does not call done.
+      void reply.code(204).send();
+      return;
     }
     if (allowOrigin !== undefined && origin !== undefined) {
       reply.header('access-control-allow-origin', allowOrigin);
       reply.header('access-control-expose-headers', exposed);
     }
+    done();
   });
 }

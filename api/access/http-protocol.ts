@@ -6,7 +6,7 @@
 // (core/errors.ts), `connection: close`, and the address's X-RateLimit-* figures, like
 // every other answer (docs/access.md).
 import type { Socket } from 'node:net';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../core/config.ts';
 import { AppError, httpTitle, kindForStatus } from '../../core/errors.ts';
 import { HTTP_KEEP_ALIVE_TIMEOUT_MS, HTTP_MAX_HEADER_BYTES, HTTP_MAX_URI_BYTES } from '../../core/limits.ts';
@@ -117,7 +117,15 @@ export function installProtocolChecks(app: FastifyInstance): void {
   // Node emits this instead of 'request' for such a request; routing it like any other
   // lets the hook below answer it.
   app.server.on('checkExpectation', (req, res) => app.routing(req, res));
-  app.addHook('onRequest', async (req: FastifyRequest, reply) => {
+  app.addHook('onRequest', (req: FastifyRequest, reply, done) => {
+    try {
+      checkRequest(req, reply);
+    } catch (err) {
+      return done(err as Error);
+    }
+    done();
+  });
+  function checkRequest(req: FastifyRequest, reply: FastifyReply): void {
     const refuse = (status: number, message: string): AppError => {
       reply.header('connection', 'close');
       return new AppError(kindForStatus(status), message);
@@ -127,5 +135,5 @@ export function installProtocolChecks(app: FastifyInstance): void {
     if (req.headers.host === undefined || req.headers.host === '') throw refuse(400, 'an HTTP/1.1 request must carry a Host header');
     const expect = req.headers.expect;
     if (expect !== undefined && !CONTINUE.test(expect)) throw refuse(417, 'the only expectation this service meets is "Expect: 100-continue"');
-  });
+  }
 }

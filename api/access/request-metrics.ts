@@ -5,7 +5,7 @@ import type { Metrics } from '../../core/metrics.ts';
 import { interfaceOf, pathOf } from './protected-paths.ts';
 
 export function installRequestMetrics(app: FastifyInstance, metrics: Metrics): void {
-  app.addHook('onResponse', async (req: FastifyRequest, reply: FastifyReply) => {
+  app.addHook('onResponse', (req: FastifyRequest, reply: FastifyReply, done: () => void) => {
     const route = req.routeOptions.url ?? '(unmatched)';
     const labels = {
       interface: route === '(unmatched)' ? 'other' : interfaceOf(pathOf(req.url)),
@@ -15,5 +15,6 @@ export function installRequestMetrics(app: FastifyInstance, metrics: Metrics): v
     };
     metrics.httpRequests.inc(labels);
     metrics.httpDuration.observe(labels, reply.elapsedTime / 1000);
+    done();
   });
 }

@@ -56,25 +56,28 @@ function taggable(req: FastifyRequest): boolean {
 export function installAnswerCaching(app: FastifyInstance, version: () => string): void {
   const tags = new WeakMap<FastifyRequest, string>();
   // After authentication (the tag is the caller's) and before the handler (a 304 runs nothing).
-  app.addHook('preHandler', async (req, reply) => {
-    if (!taggable(req)) return;
+  app.addHook('preHandler', (req, reply, done) => {
+    if (!taggable(req)) return done();
     // The key and its plan: GraphQL's extensions.cost states the plan's budget.
     const digest = createHash('sha256').update(`${version()}\n${req.apiKey?.id ?? ''}.${req.apiKey?.plan ?? ''}\n${withoutKey(req.url)}`).digest('base64url').slice(0, 27);
     const tag = `W/"${digest}"`;
     tags.set(req, tag);
     const inm = req.headers['if-none-match'];
     if (noneMatch(typeof inm === 'string' ? inm : undefined, tag)) {
-      return reply.code(304).header('etag', tag).header('cache-control', `private, max-age=${ANSWER_MAX_AGE_SECONDS}`).send();
+      // Answered here: a callback hook that replies does not call done.
+      void reply.code(304).header('etag', tag).header('cache-control', `private, max-age=${ANSWER_MAX_AGE_SECONDS}`).send();
+      return;
     }
+    done();
   });
-  app.addHook('onSend', async (req, reply, payload) => {
-    if (!isApiDoorPath(pathOf(req.url))) return payload;
+  app.addHook('onSend', (req, reply, payload, done) => {
+    if (!isApiDoorPath(pathOf(req.url))) return done(null, payload);
     const tag = tags.get(req);
     if (tag !== undefined && reply.statusCode === 200) {
       reply.header('etag', tag).header('cache-control', `private, max-age=${ANSWER_MAX_AGE_SECONDS}`);
     } else if (reply.getHeader('cache-control') === undefined) {
       reply.header('cache-control', 'no-store');
     }
-    return payload;
+    done(null, payload);
   });
 }

@@ -63,24 +63,27 @@ function codable(req: FastifyRequest, reply: FastifyReply): boolean {
 
 /** Install compression. Call after every other onSend hook is installed (it must run last). */
 export function installCompression(app: FastifyInstance): void {
-  app.addHook('onSend', async (req, reply, payload: unknown) => {
-    if (payload === null || payload === undefined || !codable(req, reply)) return payload;
+  // Callback style: every answer passes here, and most are not coded (an async hook would cost each a promise).
+  app.addHook('onSend', (req, reply, payload: unknown, done: (err: Error | null, payload?: unknown) => void) => {
+    if (payload === null || payload === undefined || !codable(req, reply)) return done(null, payload);
     // The answer depends on Accept-Encoding from here on, coded or not.
     appendVary(reply, 'Accept-Encoding');
     const coding = negotiateCoding(typeof req.headers['accept-encoding'] === 'string' ? req.headers['accept-encoding'] : undefined);
-    if (coding === undefined) return payload;
+    if (coding === undefined) return done(null, payload);
     if (typeof payload === 'string' || Buffer.isBuffer(payload)) {
       const bytes = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.byteLength;
-      if (bytes < COMPRESS_MIN_BYTES) return payload;
+      if (bytes < COMPRESS_MIN_BYTES) return done(null, payload);
       // On the thread pool: a large answer does not hold the event loop while it is coded.
-      const coded = coding === 'br' ? await brotliAsync(payload, brotliOptions) : await gzipAsync(payload, gzipOptions);
-      reply.header('content-encoding', coding).header('content-length', String(coded.byteLength));
-      return coded;
+      (coding === 'br' ? brotliAsync(payload, brotliOptions) : gzipAsync(payload, gzipOptions)).then((coded) => {
+        reply.header('content-encoding', coding).header('content-length', String(coded.byteLength));
+        done(null, coded);
+      }, (err: Error) => done(err));
+      return;
     }
-    if (typeof (payload as Readable).pipe !== 'function') return payload;
+    if (typeof (payload as Readable).pipe !== 'function') return done(null, payload);
     reply.header('content-encoding', coding).removeHeader('content-length');
     const coder = coding === 'br' ? createBrotliCompress(brotliOptions) : createGzip(gzipOptions);
     // pipeline: an error on either side (the answer cut by its budget) ends the coded stream too.
-    return pipeline(payload as Readable, coder, () => {});
+    done(null, pipeline(payload as Readable, coder, () => {}));
   });
 }
