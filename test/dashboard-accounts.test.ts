@@ -196,15 +196,24 @@ describe('keys of an account', () => {
     const s = await signUp(t.app, 'usage@example.com');
     const k = await createKey(s, 'usage', 'production');
     for (let i = 0; i < 3; i++) expect((await rpc(k.key)).statusCode).toBe(200);
+    // One MCP tool call: the usage page counts it under MCP, not "other".
+    const mcp = await t.app.inject({
+      method: 'POST', url: '/mcp',
+      headers: { 'x-api-key': k.key, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
+      payload: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'getProtocols', arguments: {} } },
+    });
+    expect(mcp.statusCode).toBe(200);
+    await t.services.access.usage.flush();
     const u = (await call(t.app, s, 'GET', '/dashboard/api/usage?key=all&granularity=minute')).json();
-    expect(u.totals.requests).toBe(3);
+    expect(u.totals.requests).toBe(4);
     expect(u.totals.byInterface.rpc).toBe(3);
+    expect(u.totals.byInterface.mcp).toBe(1);
     expect(u.limitPerMinute).toBe(PLAN_LIMITS.free);
     expect(u.buckets).toHaveLength(60);
     expect(u.windows[0]).toMatchObject({ keyId: k.id, limit: 100 });
     expect(u.windows[0].remaining).toBeLessThanOrEqual(97);
     const one = (await call(t.app, s, 'GET', `/dashboard/api/usage?key=${k.id}&granularity=day`)).json();
-    expect(one.totals.requests).toBe(3);
+    expect(one.totals.requests).toBe(4);
     expect(one.limitPerBucket).toBe(100 * 1440);
     expect((await call(t.app, s, 'GET', '/dashboard/api/usage?granularity=week')).statusCode).toBe(400);
   });

@@ -33,7 +33,7 @@ type Granularity = keyof typeof USAGE_VIEWS;
 const isGranularity = (v: unknown): v is Granularity => typeof v === 'string' && Object.hasOwn(USAGE_VIEWS, v);
 
 /** The interfaces usage is counted under (api/access/protected-paths.ts interfaceOf). */
-const INTERFACES = ['rpc', 'rest', 'sql', 'graphql', 'other'] as const;
+const INTERFACES = ['rpc', 'rest', 'sql', 'graphql', 'mcp', 'other'] as const;
 
 const ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -132,7 +132,7 @@ export async function dashboardKeyRoutes(app: FastifyInstance, opts: KeyRouteOpt
     // time axis is even), each interface separately, plus errors and rate-limit refusals.
     const buckets = new Map<number, Record<string, number>>();
     for (let t = fromMs; t < toMs; t += g.bucketMs) {
-      buckets.set(t, { t: t / 1000, rpc: 0, rest: 0, sql: 0, graphql: 0, other: 0, errors: 0, rateLimited: 0, cost: 0 });
+      buckets.set(t, { t: t / 1000, rpc: 0, rest: 0, sql: 0, graphql: 0, mcp: 0, other: 0, errors: 0, rateLimited: 0, cost: 0 });
     }
     // Cost per key over time: one series per key of the answer.
     const keyCost = new Map(keys.map((k) => [k.id, { keyId: k.id, name: k.name, requests: 0, cost: 0, rowsRead: 0, bytesRead: 0, buckets: new Map<number, number>() }]));

@@ -6,7 +6,7 @@ import { dash } from '../lib/api.js';
 import { fmtInt, fmtTime, h, replace, table, uid } from '../lib/dom.js';
 import { lineChart } from '../lib/chart.js';
 
-const IFACES = [['rpc', 'JSON-RPC'], ['rest', 'REST'], ['sql', 'SQL'], ['graphql', 'GraphQL']];
+const IFACES = [['rpc', 'JSON-RPC'], ['rest', 'REST'], ['sql', 'SQL'], ['graphql', 'GraphQL'], ['mcp', 'MCP']];
 
 export function renderUsage(main, ctx) {
   let alive = true;
