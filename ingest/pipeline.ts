@@ -202,13 +202,18 @@ export class IngestPipeline {
    * call's chunks still queued are dropped: a call stops at its first failure, as before.
    */
   private enqueue(rows: Accepted[], call: Call): Promise<number> {
-    return new Promise<number>((resolve, reject) => {
+    const handed = new Promise<number>((resolve, reject) => {
       this.queue.push({ rows, call, resolve, reject });
       if (!this.draining) {
         this.draining = true;
         this.serialised(() => this.drain()).catch((err: unknown) => this.log.error({ err }, 'ingest writer failed'));
       }
     });
+    // The call reads every outcome once parsing ends (Promise.allSettled); a chunk whose insert
+    // fails before then (a full disk mid-call) must not count as an unhandled rejection, which
+    // ends the process (core/process-guard.ts).
+    handed.catch(() => undefined);
+    return handed;
   }
 
   /** The writer: stores queued chunks, grouped, until the queue is empty. */

@@ -160,3 +160,39 @@ describe('bad input', () => {
     expect(report.rejected[0]).toMatchObject({ code: 'oversized', detail: expect.stringMatching(/^record is \d+ bytes; the limit is 262144$/) });
   });
 });
+
+describe('a write that fails while the call is still parsing', () => {
+  it('fails the call with the full-disk error, and no chunk\'s failure escapes as an unhandled rejection (which ends the process)', async () => {
+    const { IngestPipeline } = await import('../ingest/pipeline.ts');
+    const { createLogger } = await import('../core/logger.ts');
+    const { ClickHouseCode, WarehouseError } = await import('../warehouse/warehouse.ts');
+    // The store refuses every insert as a full disk does; everything else is the real engine.
+    const full = new Proxy(s.wh, {
+      get(target, prop, receiver) {
+        if (prop === 'insertBytes' || prop === 'insert') {
+          // After a turn of the event loop, as a real insert answers: the call is still parsing then.
+          return async () => {
+            await new Promise((r) => setTimeout(r, 1));
+            throw new WarehouseError('Cannot reserve 2.08 MiB, not enough space. (NOT_ENOUGH_SPACE)', ClickHouseCode.NOT_ENOUGH_SPACE);
+          };
+        }
+        const v = Reflect.get(target, prop, receiver) as unknown;
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+    // Small batches: chunks are handed to the writer (and fail) while later records still parse.
+    const pipeline = new IngestPipeline(full, s.registry, s.dataVersion, createLogger('silent'), { maxRecordBytes: 1 << 20, batchRows: 50, writerId: 'full-disk-test' });
+    const unhandled: unknown[] = [];
+    const listener = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', listener);
+    try {
+      const lines = (await demoRecords(s, 20_000)).map((r, i) => ({ value: JSON.stringify({ ...r, signature: `${r.signature.slice(0, 60)}fd${i}` }), position: { line: i + 1 } }));
+      await expect(pipeline.ingest(lines, 'test')).rejects.toMatchObject({ message: expect.stringMatching(/out of disk space/) });
+      // Node reports an unhandled rejection after the microtask queue drains: give it turns.
+      await new Promise((r) => setTimeout(r, 50));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', listener);
+    }
+  });
+});
