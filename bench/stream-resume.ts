@@ -9,13 +9,12 @@
 // bench/subscription-fanout.ts: in the server's process they would share its event loop.
 //
 //   npx tsx bench/stream-resume.ts [--streams 200] [--writes 12] [--drop-at 4] [--away 4] [--gap-ms 300] [--rows 20000]
-import { fork } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { PLAN_STREAMS } from '../core/plans.ts';
 import { flag, machine } from './bench-support.ts';
 import { startBenchServer } from './bench-server.ts';
+import { forkClient, pct, runStreamBench, signatures, streamKeys } from './stream-harness.ts';
 
 const SELF = fileURLToPath(import.meta.url);
 
@@ -115,11 +114,6 @@ async function client(job: ClientJob): Promise<void> {
   await Promise.all(Array.from({ length: job.streams }, (_, i) => read(i)));
 }
 
-const pct = (xs: number[], p: number): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
-};
-
 async function main(): Promise<void> {
   const streams = Number(flag('streams', '200'));
   const writes = Number(flag('writes', '12'));
@@ -129,45 +123,21 @@ async function main(): Promise<void> {
   const rows = Number(flag('rows', '20000'));
   const loadBefore = os.loadavg();
   const server = await startBenchServer(rows);
-  const { services, app, baseUrl } = server;
+  const { services, baseUrl } = server;
   try {
-    const keys: string[] = [server.headers['x-api-key']!];
-    while (keys.length < Math.ceil(streams / PLAN_STREAMS.enterprise)) {
-      const res = await app.inject({ method: 'POST', url: '/admin/keys', headers: { authorization: `Bearer ${services.config.adminToken}` }, payload: { name: `resume-${keys.length}`, plan: 'enterprise' } });
-      keys.push((res.json() as { key: string }).key);
-    }
+    const keys = await streamKeys(server, streams, 'resume');
     const active = (await services.registry.list()).filter((p) => p.active);
-    const child = fork(SELF, ['client', JSON.stringify({ url: `${baseUrl}/graphql/stream`, keys, streams } satisfies ClientJob)], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-    const messages: { ready?: boolean; dropped?: boolean; replayed?: { firstMs: number; allMs: number }[]; report?: StreamReport[] }[] = [];
-    let wake: (() => void) | undefined;
-    child.on('message', (m) => {
-      messages.push(m as (typeof messages)[number]);
-      wake?.();
-    });
-    const waitFor = (pred: () => boolean): Promise<void> => new Promise((resolve) => {
-      const check = (): void => (pred() ? resolve() : void (wake = check));
-      check();
-    });
+    const { child, messages, waitFor } = forkClient<{ ready?: boolean; dropped?: boolean; replayed?: { firstMs: number; allMs: number }[]; report?: StreamReport[] }>(SELF, { url: `${baseUrl}/graphql/stream`, keys, streams } satisfies ClientJob);
     await waitFor(() => messages.some((m) => m.ready));
     while (services.live.subscribers < streams) await new Promise((r) => setTimeout(r, 20));
 
     const base = Math.floor(Date.now() / 1000 / 3600) * 3600 - 24 * 3600 * 400;
-    let sig = 0;
-    const b58 = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
-    const signature = (): string => {
-      let n = sig++;
-      let s = '';
-      for (let i = 0; i < 12; i++) {
-        s += b58[n % 58];
-        n = Math.floor(n / 58);
-      }
-      return `${'1'.repeat(76)}${s}`;
-    };
+    const sigs = signatures();
     const write = async (w: number): Promise<void> => {
       const hour = base + w * 3600;
       const records = active.flatMap((p) => Array.from({ length: 5 }, (_, i) => ({
         value: {
-          signature: signature(), slot: 350_000_000 + sig, block_time: hour + i, program_id: p.programId, protocol_name: p.protocolName,
+          signature: sigs.next(), slot: 350_000_000 + sigs.count(), block_time: hour + i, program_id: p.programId, protocol_name: p.protocolName,
           instruction_type: 'swap', fee: 5000 + i, compute_units: 100_000 + i, accounts_count: 2, success: i % 7 !== 0,
         },
         position: { line: i + 1 },
@@ -227,14 +197,4 @@ async function main(): Promise<void> {
   }
 }
 
-if (process.argv[2] === 'client') {
-  client(JSON.parse(process.argv[3]!) as ClientJob).catch((err) => {
-    process.stderr.write(`client: ${(err as Error).stack}\n`);
-    process.exit(1);
-  });
-} else {
-  main().catch((err) => {
-    process.stderr.write(`${(err as Error).stack}\n`);
-    process.exit(1);
-  });
-}
+runStreamBench<ClientJob>(main, client);

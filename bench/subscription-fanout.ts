@@ -9,12 +9,11 @@
 // Clocks: both processes read the same wall clock (performance.timeOrigin + now()).
 //
 //   npx tsx bench/subscription-fanout.ts [--streams 200] [--writes 30] [--gap-ms 500] [--rows 100000] [--per-protocol 10]
-import { fork } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { PLAN_STREAMS } from '../core/plans.ts';
 import { flag, machine } from './bench-support.ts';
 import { startBenchServer } from './bench-server.ts';
+import { forkClient, pct, runStreamBench, signatures, streamKeys } from './stream-harness.ts';
 
 const SELF = fileURLToPath(import.meta.url);
 const wallMs = (): number => performance.timeOrigin + performance.now();
@@ -73,11 +72,6 @@ async function client(job: ClientJob): Promise<void> {
   await Promise.all(readers);
 }
 
-const pct = (xs: number[], p: number): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
-};
-
 async function main(): Promise<void> {
   const streams = Number(flag('streams', '200'));
   const writes = Number(flag('writes', '30'));
@@ -85,26 +79,11 @@ async function main(): Promise<void> {
   const rows = Number(flag('rows', '100000'));
   const perProtocol = Number(flag('per-protocol', '10'));
   const server = await startBenchServer(rows);
-  const { services, app, baseUrl } = server;
+  const { services, baseUrl } = server;
   try {
-    // Enough enterprise keys that none holds more than its cap of open streams.
-    const keys: string[] = [server.headers['x-api-key']!];
-    while (keys.length < Math.ceil(streams / PLAN_STREAMS.enterprise)) {
-      const res = await app.inject({ method: 'POST', url: '/admin/keys', headers: { authorization: `Bearer ${services.config.adminToken}` }, payload: { name: `fanout-${keys.length}`, plan: 'enterprise' } });
-      keys.push((res.json() as { key: string }).key);
-    }
+    const keys = await streamKeys(server, streams, 'fanout');
     const active = (await services.registry.list()).filter((p) => p.active);
-    const child = fork(SELF, ['client', JSON.stringify({ url: `${baseUrl}/graphql/stream`, keys, streams } satisfies ClientJob)], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-    const messages: { ready?: boolean; arrivals?: Arrival[] }[] = [];
-    let wake: (() => void) | undefined;
-    child.on('message', (m) => {
-      messages.push(m as (typeof messages)[number]);
-      wake?.();
-    });
-    const waitFor = (pred: () => boolean): Promise<void> => new Promise((resolve) => {
-      const check = (): void => (pred() ? resolve() : void (wake = check));
-      check();
-    });
+    const { child, messages, waitFor } = forkClient<{ ready?: boolean; arrivals?: Arrival[] }>(SELF, { url: `${baseUrl}/graphql/stream`, keys, streams } satisfies ClientJob);
     await waitFor(() => messages.some((m) => m.ready));
     while (services.live.subscribers < streams) await new Promise((r) => setTimeout(r, 20));
 
@@ -118,22 +97,12 @@ async function main(): Promise<void> {
     services.pipeline.observeChanges({ dataChanged: (c) => committed.set(c.buckets[0]!.hourStart, wallMs()) });
     const ingestMs: number[] = [];
     const readsBefore = services.live.reads;
-    let sig = 0;
-    const b58 = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
-    const signature = (): string => {
-      let n = sig++;
-      let s = '';
-      for (let i = 0; i < 12; i++) {
-        s += b58[n % 58];
-        n = Math.floor(n / 58);
-      }
-      return `${'1'.repeat(76)}${s}`;
-    };
+    const sigs = signatures();
     for (let w = 0; w < writes; w++) {
       const hour = base + w * 3600;
       const records = active.flatMap((p) => Array.from({ length: perProtocol }, (_, i) => ({
         value: {
-          signature: signature(), slot: 1 + sig, block_time: hour + i, program_id: p.programId, protocol_name: p.protocolName,
+          signature: sigs.next(), slot: 1 + sigs.count(), block_time: hour + i, program_id: p.programId, protocol_name: p.protocolName,
           instruction_type: 'swap', fee: 5000 + i, compute_units: 100_000 + i, accounts_count: 2, success: i % 7 !== 0,
         },
         position: { line: i + 1 },
@@ -178,14 +147,4 @@ async function main(): Promise<void> {
   }
 }
 
-if (process.argv[2] === 'client') {
-  client(JSON.parse(process.argv[3]!) as ClientJob).catch((err) => {
-    process.stderr.write(`client: ${(err as Error).stack}\n`);
-    process.exit(1);
-  });
-} else {
-  main().catch((err) => {
-    process.stderr.write(`${(err as Error).stack}\n`);
-    process.exit(1);
-  });
-}
+runStreamBench<ClientJob>(main, client);
