@@ -1,5 +1,5 @@
 // Files every loader reads (issue 24): each format's export, downloaded as a user would, read
-// by pyarrow and Hugging Face `datasets` from the project's .venv (scripts/fuzz/python-loaders.sh,
+// by pyarrow and Hugging Face `datasets` from the project's .venv (scripts/python/venv.sh,
 // pinned versions), an empty (0-row) export of each format included. The loaders see the
 // splits and rows the manifest states, the columns the schema states, timestamps as UTC
 // instants (CSV and JSONL write ISO 8601 with Z), CSV's accounts as a JSON array equal to the
@@ -56,7 +56,7 @@ async function exportTo(name: string, config: Record<string, unknown>, empty: bo
 
 beforeAll(async () => {
   // The pinned loaders (installed once; 15-90 s on a fresh machine, mostly download; then reused).
-  python = path.join(execFileSync('bash', [path.join(ROOT, 'scripts/fuzz/python-loaders.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim(), 'python');
+  python = path.join(execFileSync('bash', [path.join(ROOT, 'scripts/python/venv.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim(), 'python');
   t = await startApp({ EXPORT_FILE_MAX_ROWS: '400' });
   a = await apiKeyHeaders(t.app, 'enterprise');
   await ingest(t.services, await demoRecords(t.services, 1500));

@@ -22,7 +22,7 @@ let doc: { servers: { url: string }[]; paths: Record<string, Record<string, unkn
 beforeAll(async () => {
   [service, bin] = await Promise.all([
     startApiService({ demoRows: 5_000 }),
-    run('bash', [path.join(ROOT, 'scripts/clients/python-client-venv.sh')], { timeout: 300_000 }).then((r) => r.stdout.trim()),
+    run('bash', [path.join(ROOT, 'scripts/python/venv.sh')], { timeout: 300_000 }).then((r) => r.stdout.trim()),
   ]);
   key = (await service.createKey('enterprise', 'python-client')).key;
   dir = mkdtempSync(path.join(tmpdir(), 'txa-pyclient-'));

@@ -14,9 +14,9 @@ import { FUZZ_ANONYMOUS_RATE_LIMIT } from '../../core/limits.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
-/** The venv's bin directory, creating the venv on first use (scripts/fuzz/python-venv.sh). */
+/** The venv's bin directory, creating the venv on first use (scripts/python/venv.sh). */
 export function schemathesisBin(): string {
-  const bin = execFileSync('bash', [path.join(ROOT, 'scripts/fuzz/python-venv.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
+  const bin = execFileSync('bash', [path.join(ROOT, 'scripts/python/venv.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
   return path.join(bin, 'schemathesis');
 }
 

@@ -1,5 +1,5 @@
 # Reads downloaded export directories with the loaders a user would (pyarrow, Hugging Face
-# `datasets`), run from the project's .venv (scripts/fuzz/python-loaders.sh) by
+# `datasets`), run from the project's .venv (scripts/python/venv.sh) by
 # test/export-loaders.test.ts. Prints one JSON object: what each loader saw of each export.
 # argv[1]: a JSON list of {"name", "dir", "format", "empty"}; argv[2]: a cache directory.
 import json
