@@ -1,0 +1,106 @@
+// Hostile input to this session's new doors (POST /mcp, GET /v1/metrics, SQL executions, CORS
+// preflights, REST transaction cursors, /graphql and /graphql/stream arguments): the corpus in
+// test/fixtures/hostile-boundaries.json. Every case gets its expected status, never a 5xx, a
+// stack trace, engine internals or an error log line; REST errors are exactly {error, message},
+// MCP errors a JSON-RPC error other than -32603 (internal).
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adminHeaders, createKey } from './support/api-key.ts';
+import { captureLog } from './support/log-capture.ts';
+import { startApp } from './support/services.ts';
+import { ingestDemo } from './support/fixtures.ts';
+
+interface Case {
+  name: string;
+  method: string;
+  url: string;
+  /** Whose key: valid (default), other, revoked, none, admin (the operator token), bearer (the valid key as Authorization: Bearer). */
+  key?: 'valid' | 'other' | 'revoked' | 'none' | 'admin' | 'bearer';
+  headers?: Record<string, string>;
+  json?: unknown;
+  raw?: string;
+  expect: { status: number; message?: string; rpcCode?: number; rpcMessage?: string };
+}
+
+const CASES = (JSON.parse(readFileSync(new URL('./fixtures/hostile-boundaries.json', import.meta.url), 'utf8')) as { cases: Case[] }).cases;
+const log = captureLog('warn');
+const MCP_HEADERS = { accept: 'application/json, text/event-stream', 'content-type': 'application/json' };
+
+let ctx: Awaited<ReturnType<typeof startApp>>;
+const keys: Record<string, string> = {};
+const ids: Record<string, string> = {};
+
+beforeAll(async () => {
+  ctx = await startApp({}, { logger: log.logger });
+  await ingestDemo(ctx.services, 200);
+  keys.valid = (await createKey(ctx.app, 'enterprise', 'hostile-valid')).key;
+  keys.other = (await createKey(ctx.app, 'enterprise', 'hostile-other')).key;
+  const revoked = await createKey(ctx.app, 'free', 'hostile-revoked');
+  keys.revoked = revoked.key;
+  await ctx.app.inject({ method: 'POST', url: `/admin/keys/${revoked.id}/revoke`, headers: adminHeaders() });
+  // An execution of the other key: its id must be as unknown to the valid key as a forged one.
+  const started = await ctx.app.inject({ method: 'POST', url: '/v1/query/executions', headers: { 'x-api-key': keys.other }, payload: { query: 'SELECT 1 AS one' } });
+  ids.otherExec = started.json<{ id: string }>().id;
+  const own = await ctx.app.inject({ method: 'POST', url: '/v1/query/executions', headers: { 'x-api-key': keys.valid }, payload: { query: 'SELECT 1 AS one' } });
+  ids.ownExec = own.json<{ id: string }>().id;
+});
+afterAll(async () => ctx?.cleanup());
+
+/** {{repeat:TEXT:N}} is TEXT N times; {{otherExec}} / {{ownExec}} are execution ids. */
+const expandText = (s: string): string =>
+  s.replace(/\{\{repeat:(.*?):(\d+)\}\}/g, (_m, t: string, n: string) => t.repeat(Number(n))).replace(/\{\{(\w+)\}\}/g, (_m, k: string) => ids[k] ?? k);
+
+/** {"$nest": {depth, leaf}} is leaf wrapped in depth arrays; {"$repeat": [text, n]} a long string. */
+function expand(v: unknown): unknown {
+  if (typeof v === 'string') return expandText(v);
+  if (Array.isArray(v)) return v.map(expand);
+  if (typeof v !== 'object' || v === null) return v;
+  const o = v as Record<string, unknown>;
+  if (o.$nest !== undefined) {
+    const { depth, leaf } = o.$nest as { depth: number; leaf: unknown };
+    let x: unknown = expand(leaf);
+    for (let i = 0; i < depth; i++) x = [x];
+    return x;
+  }
+  if (o.$times !== undefined) {
+    const { of, count } = o.$times as { of: unknown; count: number };
+    return Array.from({ length: count }, () => expand(of));
+  }
+  return Object.fromEntries(Object.entries(o).map(([k, x]) => [k, expand(x)]));
+}
+
+function headersOf(c: Case): Record<string, string> {
+  const h: Record<string, string> = c.url.startsWith('/mcp') ? { ...MCP_HEADERS } : {};
+  if (c.json !== undefined) h['content-type'] = 'application/json';
+  const who = c.key ?? 'valid';
+  if (who === 'admin') h.authorization = adminHeaders().authorization!;
+  else if (who === 'bearer') h.authorization = `Bearer ${keys.valid}`;
+  else if (who !== 'none') h['x-api-key'] = keys[who]!;
+  for (const [k, v] of Object.entries(c.headers ?? {})) h[k] = expandText(v.replace('<valid key>', keys.valid!));
+  return h;
+}
+
+describe('hostile corpus of the new doors (test/fixtures/hostile-boundaries.json)', () => {
+  it.each(CASES.map((c) => [c.name, c] as const))('%s', async (_name, c) => {
+    const before = log.text().length;
+    const payload = c.raw !== undefined ? expandText(c.raw) : c.json !== undefined ? JSON.stringify(expand(c.json)) : undefined;
+    const res = await ctx.app.inject({ method: c.method as 'GET', url: expandText(c.url), headers: headersOf(c), ...(payload !== undefined ? { payload } : {}) });
+    if (process.env.HOSTILE_EXPLORE) console.log(`${c.name} => ${res.statusCode} ${res.body.slice(0, 200)}`);
+    expect(res.statusCode, res.body.slice(0, 300)).toBe(c.expect.status);
+    expect(res.body).not.toMatch(/\n\s+at |\.ts:\d+|node_modules|DB::Exception|Internal error/);
+    expect(log.text().slice(before)).not.toMatch(/"level":50/);
+    if (res.statusCode < 400 && c.expect.rpcCode === undefined) return;
+    if (c.url.startsWith('/mcp') && res.headers['content-type']?.toString().includes('json') && /"jsonrpc"/.test(res.body)) {
+      const json = res.json() as { error?: { code: number; message: string } } | { error?: { code: number } }[];
+      for (const a of Array.isArray(json) ? json : [json]) expect(a.error?.code).not.toBe(-32603);
+      if (c.expect.rpcCode !== undefined) expect((json as { error?: { code: number } }).error?.code, res.body.slice(0, 300)).toBe(c.expect.rpcCode);
+      if (c.expect.rpcMessage !== undefined) expect(res.body).toMatch(new RegExp(c.expect.rpcMessage));
+      return;
+    }
+    if (res.statusCode >= 400) {
+      const body = res.json() as { error: string; message: string };
+      expect(Object.keys(body).sort()).toEqual(['error', 'message']);
+      if (c.expect.message !== undefined) expect(body.message).toMatch(new RegExp(c.expect.message));
+    }
+  });
+});
