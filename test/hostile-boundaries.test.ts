@@ -43,6 +43,12 @@ beforeAll(async () => {
   ids.otherExec = started.json<{ id: string }>().id;
   const own = await ctx.app.inject({ method: 'POST', url: '/v1/query/executions', headers: { 'x-api-key': keys.valid }, payload: { query: 'SELECT 1 AS one' } });
   ids.ownExec = own.json<{ id: string }>().id;
+  // A REST cursor this key was issued, and the same cursor with its position tampered with.
+  const page = await ctx.app.inject({ method: 'GET', url: '/api/v1/transactions?limit=2', headers: { 'x-api-key': keys.valid } });
+  ids.restCursor = page.json<{ meta: { next: string } }>().meta.next;
+  const decoded = JSON.parse(Buffer.from(ids.restCursor, 'base64url').toString()) as unknown[];
+  decoded[1] = Number(decoded[1]) + 1;
+  ids.tamperedRestCursor = Buffer.from(JSON.stringify(decoded)).toString('base64url');
 });
 afterAll(async () => ctx?.cleanup());
 
