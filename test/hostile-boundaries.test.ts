@@ -19,7 +19,8 @@ interface Case {
   headers?: Record<string, string>;
   json?: unknown;
   raw?: string;
-  expect: { status: number; message?: string; rpcCode?: number; rpcMessage?: string };
+  /** maxBytes: the answer's length bound (no input is echoed back whole). */
+  expect: { status: number; message?: string; rpcCode?: number; rpcMessage?: string; maxBytes?: number };
 }
 
 const CASES = (JSON.parse(readFileSync(new URL('./fixtures/hostile-boundaries.json', import.meta.url), 'utf8')) as { cases: Case[] }).cases;
@@ -95,6 +96,7 @@ describe('hostile corpus of the new doors (test/fixtures/hostile-boundaries.json
     expect(res.statusCode, res.body.slice(0, 300)).toBe(c.expect.status);
     expect(res.body).not.toMatch(/\n\s+at |\.ts:\d+|node_modules|DB::Exception|Internal error/);
     expect(log.text().slice(before)).not.toMatch(/"level":50/);
+    if (c.expect.maxBytes !== undefined) expect(Buffer.byteLength(res.body)).toBeLessThanOrEqual(c.expect.maxBytes);
     if (res.statusCode < 400 && c.expect.rpcCode === undefined) return;
     if (c.url.startsWith('/mcp') && res.headers['content-type']?.toString().includes('json') && /"jsonrpc"/.test(res.body)) {
       const json = res.json() as { error?: { code: number; message: string } } | { error?: { code: number } }[];
@@ -108,5 +110,25 @@ describe('hostile corpus of the new doors (test/fixtures/hostile-boundaries.json
       expect(Object.keys(body).sort()).toEqual(['error', 'message']);
       if (c.expect.message !== undefined) expect(body.message).toMatch(new RegExp(c.expect.message));
     }
+  });
+});
+
+describe('a free key cannot buy unbounded work through the new doors', () => {
+  it('holds one SQL execution at a time (429 for the next, naming the plan), and a 100-call MCP batch is refused whole by its rate limit', async () => {
+    const free = (await createKey(ctx.app, 'free', 'hostile-free')).key;
+    const heavy = { query: 'SELECT a.signature, b.signature FROM transactions a, transactions b' };
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const res = await ctx.app.inject({ method: 'POST', url: '/v1/query/executions', headers: { 'x-api-key': free }, payload: heavy });
+      statuses.push(res.statusCode);
+      if (res.statusCode === 429) expect(res.json<{ message: string }>().message).toMatch(/plan free allows 1 queued or running/);
+    }
+    expect(statuses[0]).toBe(202);
+    expect(statuses.slice(1).every((s) => s === 429 || s === 202)).toBe(true);
+    expect(statuses.filter((s) => s === 202).length).toBeLessThan(5);
+    const batch = Array.from({ length: 100 }, (_, id) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'run_sql', arguments: { query: 'SELECT count() FROM transactions a, transactions b' } } }));
+    const res = await ctx.app.inject({ method: 'POST', url: '/mcp', headers: { 'x-api-key': free, ...MCP_HEADERS }, payload: JSON.stringify(batch) });
+    expect(res.statusCode).toBe(429);
+    expect(res.json()).toEqual({ error: 'Too Many Requests', message: expect.stringMatching(/^Rate limit exceeded: \d+ requests per minute for plan free/) });
   });
 });

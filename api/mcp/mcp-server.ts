@@ -10,7 +10,7 @@ import {
   type CallToolResult, type InitializeRequest, type InitializeResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { AppError, Errors } from '../../core/errors.ts';
-import { formatBytes, MCP_BATCH_CONCURRENCY } from '../../core/limits.ts';
+import { formatBytes, MCP_BATCH_CONCURRENCY, MCP_ECHO_MAX_CHARS } from '../../core/limits.ts';
 import { resources, type Resource } from './mcp-resources.ts';
 import { McpTools, TOOL_ANNOTATIONS, type ToolCaller, type ToolDeps } from './mcp-tools.ts';
 
@@ -71,6 +71,9 @@ function gate(limit: number): <T>(run: () => Promise<T>) => Promise<T> {
   };
 }
 
+/** A client's name as quoted back: at most MCP_ECHO_MAX_CHARS characters. */
+const echoed = (name: string): string => (name.length > MCP_ECHO_MAX_CHARS ? `${name.slice(0, MCP_ECHO_MAX_CHARS)}…` : name);
+
 /** The issues of a failed parse, as zod gives them. */
 interface Parsed<T> { success: boolean; data?: T; error?: { issues: readonly { path: readonly PropertyKey[]; message: string }[] } }
 
@@ -119,7 +122,7 @@ export class McpDoor {
       const tool = this.tools.get(request.params.name);
       if (tool === undefined) {
         hooks.onToolCall(UNKNOWN_TOOL, true);
-        throw new McpError(ErrorCode.InvalidParams, `unknown tool "${request.params.name}"; tools/list lists the tools`);
+        throw new McpError(ErrorCode.InvalidParams, `unknown tool "${echoed(request.params.name)}"; tools/list lists the tools`);
       }
       return inTurn(async () => {
         let result: CallToolResult;
@@ -139,7 +142,7 @@ export class McpDoor {
     server.setRequestHandler(ReadResourceRequestSchema.pick({ method: true }).loose(), async (raw) => {
       const request = checked(ReadResourceRequestSchema, raw);
       const resource = this.resources.find((r) => r.uri === request.params.uri);
-      if (resource === undefined) throw new McpError(ErrorCode.InvalidParams, `unknown resource "${request.params.uri}"; resources/list lists the resources`);
+      if (resource === undefined) throw new McpError(ErrorCode.InvalidParams, `unknown resource "${echoed(request.params.uri)}"; resources/list lists the resources`);
       try {
         return { contents: [{ uri: resource.uri, mimeType: resource.mimeType, text: await resource.read(caller) }] };
       } catch (err) {
