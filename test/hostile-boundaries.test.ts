@@ -113,6 +113,25 @@ describe('hostile corpus of the new doors (test/fixtures/hostile-boundaries.json
   });
 });
 
+describe('key-less preflights cost no engine work', () => {
+  it('200 preflights with bodies on every door never reach the warehouse', async () => {
+    const calls = async (): Promise<number> => {
+      const m = await ctx.services.metrics.registry.getSingleMetric('txa_warehouse_query_duration_seconds')!.get();
+      return m.values.filter((v) => (v as { metricName?: string }).metricName?.endsWith('_count')).reduce((n, v) => n + v.value, 0);
+    };
+    const paths = ['/mcp', '/v1/metrics', '/v1/query/executions', '/v1/query/executions/x/results', '/api/v1/transactions', '/graphql', '/graphql/stream', '/v1/rpc', '/v1/query'];
+    const beforeCalls = await calls();
+    expect(beforeCalls, 'the set-up used the warehouse: the count is live').toBeGreaterThan(0);
+    for (let i = 0; i < 200; i++) {
+      const path = paths[i % paths.length]!;
+      const res = await ctx.app.inject({ method: 'OPTIONS', url: path, headers: { origin: `https://o${i}.example`, 'access-control-request-method': 'POST', 'content-type': 'application/json' },
+        payload: JSON.stringify({ query: 'SELECT count() FROM transactions a, transactions b' }) });
+      expect(res.statusCode, path).toBeLessThan(500);
+    }
+    expect(await calls()).toBe(beforeCalls);
+  });
+});
+
 describe('a free key cannot buy unbounded work through the new doors', () => {
   it('holds one SQL execution at a time (429 for the next, naming the plan), and a 100-call MCP batch is refused whole by its rate limit', async () => {
     const free = (await createKey(ctx.app, 'free', 'hostile-free')).key;
