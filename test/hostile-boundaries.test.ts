@@ -44,6 +44,16 @@ beforeAll(async () => {
   ids.otherExec = started.json<{ id: string }>().id;
   const own = await ctx.app.inject({ method: 'POST', url: '/v1/query/executions', headers: { 'x-api-key': keys.valid }, payload: { query: 'SELECT 1 AS one' } });
   ids.ownExec = own.json<{ id: string }>().id;
+  // A results cursor of an execution of many rows, to be sent to another execution.
+  const many = await ctx.app.inject({ method: 'POST', url: '/v1/query/executions', headers: { 'x-api-key': keys.valid }, payload: { query: 'SELECT signature FROM transactions' } });
+  ids.manyExec = many.json<{ id: string }>().id;
+  for (let i = 0; i < 200; i++) {
+    const state = (await ctx.app.inject({ method: 'GET', url: `/v1/query/executions/${ids.manyExec}`, headers: { 'x-api-key': keys.valid } })).json<{ state: string }>().state;
+    if (state === 'COMPLETED') break;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  const first = await ctx.app.inject({ method: 'GET', url: `/v1/query/executions/${ids.manyExec}/results?limit=1`, headers: { 'x-api-key': keys.valid } });
+  ids.execCursor = first.json<{ nextCursor: string }>().nextCursor;
   // A REST cursor this key was issued, and the same cursor with its position tampered with.
   const page = await ctx.app.inject({ method: 'GET', url: '/api/v1/transactions?limit=2', headers: { 'x-api-key': keys.valid } });
   ids.restCursor = page.json<{ meta: { next: string } }>().meta.next;
