@@ -9,7 +9,7 @@ import { installCors } from './access/cors.ts';
 import { installAnswerBudget, installRequestBudget } from './access/request-budget.ts';
 import { installAnswerStats } from './access/answer-stats.ts';
 import { executionRoutes } from './exports/execution-routes.ts';
-import { clientErrorHandler, httpServerOptions, installProtocolChecks } from './access/http-protocol.ts';
+import { clientErrorHandler, httpServerOptions, installProtocolChecks, uriTooLong } from './access/http-protocol.ts';
 import { installRequestMetrics } from './access/request-metrics.ts';
 import { accountAdminRoutes } from './admin/account-routes.ts';
 import { adminGuard } from './admin/admin-auth.ts';
@@ -94,7 +94,9 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
     // They also bypass the onSend hooks, so their headers are set here.
     frameworkErrors: (err, req, reply) => {
       reply.header('x-request-id', req.id);
-      void setRateLimitHeaders(deps.access, req, reply).then(() => sendError(err, req, reply));
+      // A URI over the limit is that first, as when no routing error is met.
+      const refused = uriTooLong(req, reply) ?? err;
+      void setRateLimitHeaders(deps.access, req, reply).then(() => sendError(refused, req, reply));
     },
   });
   function sendError(err: unknown, req: FastifyRequest, reply: FastifyReply): void {

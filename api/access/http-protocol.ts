@@ -113,6 +113,14 @@ const CONTINUE = /(?:^|\W)100-continue(?:$|\W)/i;
  * 100-continue is 417 (RFC 9110 section 10.1.1). Install before
  * access control, so such a request is refused as malformed rather than as unauthenticated.
  */
+/** A URI over HTTP_MAX_URI_BYTES: its 414, the connection to be closed. Also for errors met
+ *  while routing (an over-long path parameter), which skip the hooks. */
+export function uriTooLong(req: FastifyRequest, reply: FastifyReply): AppError | undefined {
+  if (Buffer.byteLength(req.url, 'latin1') <= HTTP_MAX_URI_BYTES) return undefined;
+  reply.header('connection', 'close');
+  return new AppError(kindForStatus(414), URI_TOO_LONG);
+}
+
 export function installProtocolChecks(app: FastifyInstance): void {
   // Node emits this instead of 'request' for such a request; routing it like any other
   // lets the hook below answer it.
@@ -130,7 +138,8 @@ export function installProtocolChecks(app: FastifyInstance): void {
       reply.header('connection', 'close');
       return new AppError(kindForStatus(status), message);
     };
-    if (Buffer.byteLength(req.url, 'latin1') > HTTP_MAX_URI_BYTES) throw refuse(414, URI_TOO_LONG);
+    const long = uriTooLong(req, reply);
+    if (long !== undefined) throw long;
     if (req.raw.httpVersion !== '1.1') return;
     if (req.headers.host === undefined || req.headers.host === '') throw refuse(400, 'an HTTP/1.1 request must carry a Host header');
     const expect = req.headers.expect;

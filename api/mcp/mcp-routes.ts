@@ -93,6 +93,10 @@ export async function mcpRoutes(app: FastifyInstance, opts: ToolDeps): Promise<v
     const key = req.apiKey;
     // Access control authenticates before any handler; a bare app without it has no caller.
     if (key === null) throw new AppError(Errors.unauthorized, 'API key required');
+    // An empty batch holds no request: JSON-RPC's Invalid Request (the SDK answers it 202, as a notification).
+    if (Array.isArray(req.body) && req.body.length === 0) {
+      return reply.code(400).send({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: an empty batch' } });
+    }
     const requests = mcpRequestCount(req.body);
     if (requests > 1) await req.consumeRateLimit(requests - 1);
     const rl = req.rateLimit;

@@ -6,11 +6,11 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import {
-  CallToolRequestSchema, ErrorCode, ListResourcesRequestSchema, ListToolsRequestSchema, McpError, ReadResourceRequestSchema,
-  type CallToolResult,
+  CallToolRequestSchema, ErrorCode, InitializeRequestSchema, ListResourcesRequestSchema, ListToolsRequestSchema, McpError, ReadResourceRequestSchema,
+  type CallToolResult, type InitializeRequest, type InitializeResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { AppError, Errors } from '../../core/errors.ts';
-import { formatBytes, MCP_BATCH_CONCURRENCY } from '../../core/limits.ts';
+import { formatBytes, MCP_BATCH_CONCURRENCY, MCP_ECHO_MAX_CHARS } from '../../core/limits.ts';
 import { resources, type Resource } from './mcp-resources.ts';
 import { McpTools, TOOL_ANNOTATIONS, type ToolCaller, type ToolDeps } from './mcp-tools.ts';
 
@@ -71,6 +71,25 @@ function gate(limit: number): <T>(run: () => Promise<T>) => Promise<T> {
   };
 }
 
+/** A client's name as quoted back: at most MCP_ECHO_MAX_CHARS characters. */
+const echoed = (name: string): string => (name.length > MCP_ECHO_MAX_CHARS ? `${name.slice(0, MCP_ECHO_MAX_CHARS)}…` : name);
+
+/** The issues of a failed parse, as zod gives them. */
+interface Parsed<T> { success: boolean; data?: T; error?: { issues: readonly { path: readonly PropertyKey[]; message: string }[] } }
+
+/**
+ * `request` as `schema` reads it, or -32602 naming the first bad field. The SDK's own parse,
+ * run before a handler, answers a client's malformed params (arguments that are not an object,
+ * a uri that is not a string) with -32603, an internal error, and the schema's whole dump; so
+ * handlers are registered under a schema of only their method and check the params here.
+ */
+function checked<T>(schema: { safeParse(v: unknown): Parsed<T> }, request: unknown): T {
+  const r = schema.safeParse(request);
+  if (r.success) return r.data as T;
+  const issue = r.error?.issues[0];
+  throw new McpError(ErrorCode.InvalidParams, `invalid params: ${issue ? `${issue.path.map(String).join('.')}: ${issue.message}` : 'malformed'}`);
+}
+
 /** The door's tools and resources, built once; a Server per request from them. */
 export class McpDoor {
   readonly tools: McpTools;
@@ -89,16 +108,21 @@ export class McpDoor {
       instructions: INSTRUCTIONS,
       jsonSchemaValidator: this.validator,
     });
-    server.setRequestHandler(ListToolsRequestSchema, () => ({
-      tools: this.tools.list.map((t) => ({ name: t.name, title: t.title, description: t.description, inputSchema: t.inputSchema, annotations: TOOL_ANNOTATIONS })),
-    }));
+    // The SDK's own initialize handler, registered with the SDK's parse: the same check first.
+    const sdk = server as unknown as { _oninitialize(request: InitializeRequest): Promise<InitializeResult> };
+    server.setRequestHandler(InitializeRequestSchema.pick({ method: true }).loose(), (raw) => sdk._oninitialize(checked(InitializeRequestSchema, raw)));
+    server.setRequestHandler(ListToolsRequestSchema.pick({ method: true }).loose(), (raw) => {
+      checked(ListToolsRequestSchema, raw);
+      return { tools: this.tools.list.map((t) => ({ name: t.name, title: t.title, description: t.description, inputSchema: t.inputSchema, annotations: TOOL_ANNOTATIONS })) };
+    });
     // The calls of one batch (one request) share its budget and run a few at a time.
     const inTurn = gate(MCP_BATCH_CONCURRENCY);
-    server.setRequestHandler(CallToolRequestSchema, async (request) => {
+    server.setRequestHandler(CallToolRequestSchema.pick({ method: true }).loose(), async (raw) => {
+      const request = checked(CallToolRequestSchema, raw);
       const tool = this.tools.get(request.params.name);
       if (tool === undefined) {
         hooks.onToolCall(UNKNOWN_TOOL, true);
-        throw new McpError(ErrorCode.InvalidParams, `unknown tool "${request.params.name}"; tools/list lists the tools`);
+        throw new McpError(ErrorCode.InvalidParams, `unknown tool "${echoed(request.params.name)}"; tools/list lists the tools`);
       }
       return inTurn(async () => {
         let result: CallToolResult;
@@ -111,12 +135,14 @@ export class McpDoor {
         return result;
       });
     });
-    server.setRequestHandler(ListResourcesRequestSchema, () => ({
-      resources: this.resources.map(({ uri, name, title, description, mimeType }) => ({ uri, name, title, description, mimeType })),
-    }));
-    server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
+    server.setRequestHandler(ListResourcesRequestSchema.pick({ method: true }).loose(), (raw) => {
+      checked(ListResourcesRequestSchema, raw);
+      return { resources: this.resources.map(({ uri, name, title, description, mimeType }) => ({ uri, name, title, description, mimeType })) };
+    });
+    server.setRequestHandler(ReadResourceRequestSchema.pick({ method: true }).loose(), async (raw) => {
+      const request = checked(ReadResourceRequestSchema, raw);
       const resource = this.resources.find((r) => r.uri === request.params.uri);
-      if (resource === undefined) throw new McpError(ErrorCode.InvalidParams, `unknown resource "${request.params.uri}"; resources/list lists the resources`);
+      if (resource === undefined) throw new McpError(ErrorCode.InvalidParams, `unknown resource "${echoed(request.params.uri)}"; resources/list lists the resources`);
       try {
         return { contents: [{ uri: resource.uri, mimeType: resource.mimeType, text: await resource.read(caller) }] };
       } catch (err) {

@@ -19,3 +19,9 @@ export const USER_METRICS_MAX_INSTRUCTION_TYPES = 20;
 /** GET /v1/metrics: longest instruction type it takes (identifiers only), so that every request its
  *  schema calls valid fits the URI limit (HTTP_MAX_URI_BYTES) with the protocol list at its longest. */
 export const USER_METRICS_INSTRUCTION_TYPE_MAX_CHARS = 64;
+
+// ---- Hostile review of the MCP door (api/mcp/mcp-server.ts) ----
+
+/** POST /mcp: characters of an unknown tool name or resource URI quoted back in its error
+ *  (a name may be as long as the body limit; the answer need not repeat it). */
+export const MCP_ECHO_MAX_CHARS = 100;
