@@ -5,7 +5,11 @@
 // ratio to the bare route of its own run; the last column compares the two runs' ratios.
 //
 //   DATA_DIR=/path/to/store BENCH_ROWS=10000000 npx tsx bench/capped.ts [--cap 1300M] [--memcap path]
+//   ... bench/capped.ts --headroom measured   # a small store (bench:quick): the cap is a third of the store
+//       plus the peak memory the in-memory run's server and load client took, so the store still gets a third
 //
+// By default the cap is a third of the store for everything, processes included (the stricter
+// model, right when the store dwarfs the processes, as at 10M and above).
 // memcap needs root and the cgroup v1 memory controller; without it only the first run is made.
 import { spawn } from 'node:child_process';
 import { execSync } from 'node:child_process';
@@ -16,14 +20,19 @@ import { flag, machine } from './bench-support.ts';
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dataDir = process.env.DATA_DIR;
 if (!dataDir) throw new Error('DATA_DIR of a seeded store is required');
-const storeBytes = Number(execSync(`du -sb ${JSON.stringify(dataDir)}`, { encoding: 'utf8' }).split('\t')[0]);
-const cap = flag('cap', `${Math.floor(storeBytes / 3 / 2 ** 20)}M`);
+const headroom = flag('headroom', 'none');
+if (headroom !== 'none' && headroom !== 'measured') throw new Error('--headroom is none or measured');
 const memcap = flag('memcap', '/work/shared/tools/memcap');
+const mib = (bytes: number): string => `${Math.floor(bytes / 2 ** 20)}M`;
 
 interface Row { scenario: string; requestsPerSec: number; p50Ms: number; ratioToBare: number; load1: number }
+interface Run { results: Row[]; load: string; serverMaxRssBytes?: number; clientMaxRssBytes?: number }
 
-function run(capped: boolean): Promise<{ results: Row[]; load: string } | undefined> {
-  const cmd = capped ? [memcap, cap, '--', 'npx', 'tsx', 'bench/rpc-load.ts'] : ['npx', 'tsx', 'bench/rpc-load.ts'];
+// node itself rather than npx, whose own process would count against the cap.
+const LOAD = [process.execPath, '--import', 'tsx', 'bench/rpc-load.ts'];
+
+function run(cap: string | null): Promise<Run | undefined> {
+  const cmd = cap !== null ? [memcap, cap, '--', ...LOAD] : LOAD;
   return new Promise((resolve) => {
     const child = spawn(cmd[0]!, cmd.slice(1), { cwd: ROOT, env: process.env, stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
@@ -38,10 +47,15 @@ function run(capped: boolean): Promise<{ results: Row[]; load: string } | undefi
   });
 }
 
-console.log(`${machine()}\nstore ${(storeBytes / 2 ** 30).toFixed(2)} GiB, cap ${cap}`);
-const mem = await run(false);
-const capped = await run(true);
+console.log(machine());
+// The in-memory run seeds an empty store (BENCH_ROWS), so the store is measured after it.
+const mem = await run(null);
 if (!mem) throw new Error('the in-memory run gave no result');
+const storeBytes = Number(execSync(`du -sb ${JSON.stringify(dataDir)}`, { encoding: 'utf8' }).split('\t')[0]);
+const processes = headroom === 'measured' ? (mem.serverMaxRssBytes ?? 0) + (mem.clientMaxRssBytes ?? 0) : 0;
+const cap = flag('cap', mib(storeBytes / 3 + processes));
+console.log(`store ${(storeBytes / 2 ** 30).toFixed(2)} GiB, cap ${cap}${processes > 0 ? ` (a third of the store + ${mib(processes)} the in-memory run's processes peaked at)` : ''}`);
+const capped = await run(cap);
 const rows = mem.results.map((m) => {
   const c = capped?.results.find((x) => x.scenario === m.scenario);
   return {

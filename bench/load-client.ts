@@ -30,6 +30,8 @@ export interface LoadResult {
   result: Result;
   /** Answers whose body contained `countBodiesContaining`. */
   matched: number;
+  /** The load client's own peak resident memory (bench/capped.ts's headroom under a cap). */
+  clientMaxRssBytes: number;
 }
 
 const SELF = fileURLToPath(import.meta.url);
@@ -79,7 +81,7 @@ async function child(jobFile: string): Promise<void> {
       });
     },
   });
-  process.send!({ result, matched } satisfies LoadResult, () => process.exit(0));
+  process.send!({ result, matched, clientMaxRssBytes: process.resourceUsage().maxRSS * 1024 } satisfies LoadResult, () => process.exit(0));
 }
 
 if (process.argv[1] === SELF && process.argv[2]) {

@@ -63,6 +63,20 @@ try {
   const rpc = lastJson(r.out);
   if (!r.ok || !rpc) failed('JSON-RPC (100k rows, 20 conn)', r);
   else for (const x of rpc.results.slice(1)) rows.push({ benchmark: 'JSON-RPC (100k rows, 20 conn)', figure: x.scenario, value: `${x.requestsPerSec} req/s, p99 ${x.p99Ms} ms`, ratio: x.ratioToBare, of: `bare route (${rpc.results[0].requestsPerSec} req/s)` });
+  // 3b. The point reads of each door past memory (issue 25): the same store, in memory and under
+  // memcap at a third of it (plus what the processes themselves took), as ratios to the bare route.
+  r = await run('capped.ts', ['--headroom', 'measured'], { BENCH_SECONDS: '2', BENCH_SINGLE: '0', BENCH_ROWS: '100000', BENCH_CONNECTIONS: '20',
+    BENCH_ONLY: 'getTransaction,getTransactionsForAddress random,REST,GraphQL', DATA_DIR: path.join(tmp, 'rpc') }, 120_000);
+  const capped = lastJson(r.out);
+  const capName = 'past memory (100k rows, memcap a third of the store)';
+  if (!r.ok || !capped) failed(capName, r);
+  else {
+    for (const x of (capped.rows as Record<string, string | number>[]).slice(1)) {
+      const under = x['ratio to bare '];
+      rows.push({ benchmark: capName, figure: String(x.scenario), value: under === '' ? 'no capped run (memcap needs root and cgroup v1)' : `${x[`cap ${capped.cap}: req/s`]} req/s capped, ${x['in memory: req/s']} in memory`,
+        ratio: under === '' ? null : Number(under), of: `bare route of the capped run (in memory: ${x['ratio to bare']}; capped / in memory ${x['capped ratio / in-memory ratio']})` });
+    }
+  }
   // 4. GraphQL against JSON-RPC getProtocolStats in the same run.
   r = await run('graphql-load.ts', [], { BENCH_SECONDS: '3', BENCH_ROWS: '20000', BENCH_CONNECTIONS: '20' }, 60_000);
   const gql = lastJson(r.out);

@@ -50,9 +50,11 @@ interface Row {
 
 /** One enterprise key per 16 connections or fewer (its cap on requests in flight), set in main(). */
 let connectionHeaders: Record<string, string>[] = [];
+/** The largest peak resident memory of a load client so far (bench/capped.ts's headroom). */
+let clientMaxRssBytes = 0;
 
 async function run(url: string, headers: Record<string, string>, s: Scenario, bodies: string[], seconds = SECONDS, connections = CONNECTIONS): Promise<{ result: Result; rpcErrors: number }> {
-  const { result, matched } = await runLoad({
+  const { result, matched, clientMaxRssBytes: clientRss } = await runLoad({
     url: `${url}${s.path}`,
     connections,
     seconds,
@@ -62,6 +64,7 @@ async function run(url: string, headers: Record<string, string>, s: Scenario, bo
     countBodiesContaining: s.errorMark ?? '"error":',
     connectionHeaders,
   });
+  clientMaxRssBytes = Math.max(clientMaxRssBytes, clientRss);
   return { result, rpcErrors: matched };
 }
 
@@ -172,7 +175,10 @@ async function main(): Promise<void> {
       }
     }
     console.table(rows);
-    process.stdout.write(`${JSON.stringify({ date: new Date().toISOString(), load: loadavg().map((x) => x.toFixed(2)).join(' '), rows: ROWS, seconds: SECONDS, connections: CONNECTIONS, transport: services.wh.transport, results: rows })}\n`);
+    process.stdout.write(`${JSON.stringify({ date: new Date().toISOString(), load: loadavg().map((x) => x.toFixed(2)).join(' '), rows: ROWS, seconds: SECONDS, connections: CONNECTIONS, transport: services.wh.transport,
+      // Peak resident memory of the server (engine included) and of a load client: what bench/capped.ts's
+      // `--headroom measured` adds to a third of the store, so a small store's cap leaves the store a third.
+      serverMaxRssBytes: process.resourceUsage().maxRSS * 1024, clientMaxRssBytes, results: rows })}\n`);
   } finally {
     await server.close();
   }
