@@ -5,7 +5,7 @@
 // Bounded by weight, not only by count: callers choose the keys (every distinct range is
 // an entry), and one activity answer can hold 10000 buckets, so a count limit alone let a
 // client fill memory with large answers. Expired entries are swept out, not merely skipped.
-import { RESULT_CACHE_TTL_MS } from '../../core/limits.ts';
+import { COMPILED_QUESTIONS_KEPT, RESULT_CACHE_TTL_MS } from '../../core/limits.ts';
 import type { DataVersion } from '../../warehouse/data-version.ts';
 
 interface Entry {
@@ -87,5 +87,29 @@ export class ResultCache {
       if (now - entry.at < this.ttlMs) break;
       this.remove(key, entry);
     }
+  }
+}
+
+/**
+ * What is made of a question before its answer is looked up (its compiled statement and that
+ * statement's cache key), kept by the question's JSON: a cached answer then compiles nothing.
+ * Compiling reads no data, so an entry never goes stale; the bound only stops callers, who
+ * choose the questions (every distinct range is one), from filling memory: past it the memo
+ * is emptied and fills again.
+ */
+export class QuestionMemo<T> {
+  private readonly entries = new Map<string, T>();
+
+  constructor(private readonly maxEntries = COMPILED_QUESTIONS_KEPT) {}
+
+  get(question: object, make: () => T): T {
+    const id = JSON.stringify(question);
+    let made = this.entries.get(id);
+    if (made === undefined) {
+      made = make();
+      if (this.entries.size >= this.maxEntries) this.entries.clear();
+      this.entries.set(id, made);
+    }
+    return made;
   }
 }

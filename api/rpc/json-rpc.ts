@@ -5,7 +5,7 @@
 // nested too deep, and answers past the response byte budget (core/limits.ts).
 import { Errors } from '../../core/errors.ts';
 import { fitsBudget, formatBytes, MAX_PARAMS_DEPTH, RPC_BATCH_CONCURRENCY, RPC_MAX_BATCH, RPC_RESPONSE_BUDGET_BYTES } from '../../core/limits.ts';
-import { deeperThan } from '../catalog/param-checks.ts';
+import { deeperThan } from '../catalog/method-calls.ts';
 import { echoesExactly, inexactNestedNumbers, numericIdTokens } from './raw-ids.ts';
 import { invalidRequest, methodNotFound, parseError, rpcError, toRpcError, type RpcErrorObject } from './rpc-errors.ts';
 
@@ -62,6 +62,11 @@ export interface RpcBody {
   readonly inexactParams: ReadonlyMap<number, string>;
 }
 
+/** A digit followed by a decimal point or an exponent: any number with a fraction or an exponent
+ *  (its last integer digit never follows a quote), and strings that look alike (then the scans
+ *  just run), except the "2.0" every call carries as its version. */
+const FRACTION_OR_EXPONENT = /(?<!")\d[.eE]|\d[eE]|\d\.(?!0")/;
+
 /** A body that was not valid JSON, or none at all. */
 export const unparsedBody = (): RpcBody => ({ value: PARSE_FAILED, inexactIds: new Set(), inexactParams: new Map() });
 
@@ -83,16 +88,22 @@ export function parseRpcBody(raw: string): RpcBody {
   const calls = Array.isArray(value) ? value : [value];
   const inexactIds = new Set<number>();
   const inexactParams = new Map<number, string>();
+  // Only a fraction or an exponent can lose digits below 2^53: a body without either, whose
+  // numeric ids are all safe integers, was parsed exactly, and the scans of raw-ids.ts (a
+  // pass over the text each) are skipped. That is the common body, and the cheapest calls feel the scans.
+  const fractional = FRACTION_OR_EXPONENT.test(text);
   // The scan costs a pass over the text; only bodies with a numeric id need it.
-  if (calls.some((c) => isObject(c) && typeof c.id === 'number')) {
+  if (calls.some((c) => isObject(c) && typeof c.id === 'number' && (fractional || !Number.isSafeInteger(c.id)))) {
     const tokens = numericIdTokens(text);
     calls.forEach((c, i) => {
       if (isObject(c) && typeof c.id === 'number' && !echoesExactly(tokens[i], c.id)) inexactIds.add(i);
     });
   }
-  inexactNestedNumbers(text).forEach((token, i) => {
-    if (token !== undefined && isObject(calls[i])) inexactParams.set(i, token);
-  });
+  if (fractional) {
+    inexactNestedNumbers(text).forEach((token, i) => {
+      if (token !== undefined && isObject(calls[i])) inexactParams.set(i, token);
+    });
+  }
   return { value, inexactIds, inexactParams };
 }
 

@@ -2,12 +2,48 @@
 // failure included (DESIGN section 4); a body that yields no answer (notifications only)
 // is 204 No Content. Authentication and rate limiting, which may answer 401/403/429, are
 // hooks outside this plugin; errors from them are passed on to the app's handler.
+// The method table is the catalog's methods (api/catalog/method-calls.ts checks their params
+// against the declared schemas and runs their handlers), plus rpc.discover, which answers the
+// OpenRPC document of the same catalog. No SQL here.
 import type { FastifyError, FastifyInstance } from 'fastify';
+import type { Budget } from '../../core/budget.ts';
+import { AppError, Errors } from '../../core/errors.ts';
 import { formatBytes, RPC_BODY_LIMIT_BYTES } from '../../core/limits.ts';
 import type { Analytics } from '../analytics/analytics.ts';
-import { handleBody, parseRpcBody, unparsedBody, type RpcBody, type RpcResponse } from './json-rpc.ts';
+import { CATALOG, type Operation } from '../catalog/catalog.ts';
+import { CatalogMethods } from '../catalog/method-calls.ts';
+import { handleBody, parseRpcBody, unparsedBody, type MethodTable, type RpcBody, type RpcResponse } from './json-rpc.ts';
+import { openRpcDocument, RPC_DISCOVER, type OpenRpcDocument } from './openrpc.ts';
 import { invalidRequest } from './rpc-errors.ts';
-import { RpcMethods } from './rpc-methods.ts';
+
+/** The methods as the envelope layer sees them: look up, validate, run. */
+export class RpcMethods {
+  private readonly methods: CatalogMethods;
+  /** The OpenRPC document of this method table's catalog. */
+  readonly openRpc: OpenRpcDocument;
+
+  constructor(private readonly analytics: Analytics, catalog: readonly Operation[] = CATALOG) {
+    this.methods = new CatalogMethods(catalog);
+    this.openRpc = openRpcDocument(catalog);
+  }
+
+  has(name: string): boolean {
+    return name === RPC_DISCOVER || this.methods.has(name);
+  }
+
+  /** The table for one request: every method asks the analytics layer under `budget` (null: refused). */
+  under(budget: Budget | null): MethodTable {
+    const analytics = this.analytics.under(budget);
+    return {
+      has: (name) => this.has(name),
+      call: async (name, params) => {
+        if (name !== RPC_DISCOVER) return this.methods.call(analytics, name, params);
+        if (params.length > 0) throw new AppError(Errors.invalidParams, `${RPC_DISCOVER} takes no parameters`, { field: 'params' });
+        return this.openRpc;
+      },
+    };
+  }
+}
 
 export interface RpcRouteOptions {
   analytics: Analytics;
