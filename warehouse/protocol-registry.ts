@@ -18,7 +18,7 @@ interface Row {
 }
 
 export class ProtocolRegistry {
-  private cache: { at: number; entries: ProtocolEntry[] } | undefined;
+  private cache: { at: number; entries: ProtocolEntry[]; active?: string[] } | undefined;
 
   constructor(
     private readonly wh: Warehouse,
@@ -40,6 +40,15 @@ export class ProtocolRegistry {
 
   async get(name: string): Promise<ProtocolEntry | undefined> {
     return (await this.list()).find((p) => p.protocolName === name);
+  }
+
+  /** The active names as the cache holds them while it is fresh (no read, no promise: the
+   *  answer edge asks on every answer); undefined when a read is due. Not to be changed. */
+  activeNamesNow(): readonly string[] | undefined {
+    const cache = this.cache;
+    if (cache === undefined || Date.now() - cache.at >= this.ttlMs) return undefined;
+    cache.active ??= cache.entries.filter((p) => p.active).map((p) => p.protocolName);
+    return cache.active;
   }
 
   /** Names of the protocols whose records are visible in answers. */

@@ -27,6 +27,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, Errors } from '../../core/errors.ts';
 import { PLAN_CONCURRENCY, PLAN_LIMITS, type Plan } from '../../core/plans.ts';
 import type { KeyStatus } from '../../warehouse/api-key-store.ts';
+import type { EdgeStep } from '../answers/answer-edge.ts';
 import type { Access } from './access.ts';
 import { PER_ADDRESS_PLAN } from './operator-auth.ts';
 import { BEARER_KEY_ROUTES, interfaceOf, isExempt, isFreePoll, pathOf, rpcCallCount, rpcUsageMethod, rpcUsageMethods, wantsGraphiql } from './protected-paths.ts';
@@ -100,7 +101,9 @@ const rateLimitedError = (d: RateDecision, who: string): AppError =>
     `Rate limit exceeded: ${d.limit} requests per minute for ${who}; retry after ${d.retryAfterSeconds} s`,
   );
 
-export function installAccessControl(app: FastifyInstance, access: Access): void {
+/** Install the key check, the rate limits, the in-flight slots and the usage records; returns
+ *  the answer edge's step of access control (answer-edge.ts), which the caller installs. */
+export function installAccessControl(app: FastifyInstance, access: Access): EdgeStep {
   app.decorateRequest('apiKey', null);
   app.decorateRequest('rateLimit', null);
   app.decorateRequest('rpcOutcomes', null);
@@ -235,21 +238,23 @@ export function installAccessControl(app: FastifyInstance, access: Access): void
     if (calls > 1) await charge(req, calls - 1);
   });
 
-  // Callback style: a request with a limit decision (every keyed one) sets its headers at once;
-  // only keyless answers wait for their address's figures.
-  app.addHook('onSend', (req: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: Error | null, payload?: unknown) => void) => {
-    slots.get(req)?.answered();
-    if (req.rateLimit !== null && req.rateLimit !== undefined) {
-      for (const [name, value] of rateLimitHeaders(req.rateLimit)) reply.header(name, value);
-      return done(null, payload);
-    }
-    setRateLimitHeaders(access, req, reply).then(() => done(null, payload), (err: Error) => done(err));
-  });
-
   app.addHook('onResponse', (req: FastifyRequest, reply: FastifyReply, done: () => void) => {
     recordUsage(req, reply);
     done();
   });
+
+  // The edge step: the answer is ready, so its slot may go once the response ends; a request
+  // with a limit decision (every keyed one) gets its headers at once, only keyless answers
+  // wait for their address's figures.
+  const answerStep: EdgeStep = (req, reply, payload) => {
+    slots.get(req)?.answered();
+    if (req.rateLimit !== null && req.rateLimit !== undefined) {
+      setDecisionHeaders(reply, req.rateLimit);
+      return payload;
+    }
+    return setRateLimitHeaders(access, req, reply).then(() => payload);
+  };
+  return answerStep;
 
   function recordUsage(req: FastifyRequest, reply: FastifyReply): void {
     // The whole answer is sent: nothing of this request runs any more.
@@ -290,8 +295,16 @@ const sharedSpent = (s: UsageSpent, calls: number): UsageSpent =>
  *  Exported for answers that bypass the onSend hooks (routing errors, see app.ts). */
 export async function setRateLimitHeaders(access: Access, req: FastifyRequest, reply: FastifyReply): Promise<void> {
   const d = req.rateLimit ?? (await addressFigures(access, req.ip));
-  if (d === undefined) return;
-  for (const [name, value] of rateLimitHeaders(d)) reply.header(name, value);
+  if (d !== undefined) setDecisionHeaders(reply, d);
+}
+
+/** The headers of rateLimitHeaders set on `reply`, without building the list (every answer passes here). */
+function setDecisionHeaders(reply: FastifyReply, d: RateDecision & { plan: Plan }): void {
+  reply.header('x-ratelimit-limit', String(d.limit));
+  reply.header('x-ratelimit-remaining', String(d.remaining));
+  reply.header('x-ratelimit-reset', new Date(d.resetAt).toISOString());
+  reply.header('x-ratelimit-plan', d.plan);
+  if (!d.allowed) reply.header('retry-after', String(d.retryAfterSeconds));
 }
 
 /** The keyless budget of a client address, read without spending it; undefined when the
