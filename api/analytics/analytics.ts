@@ -59,10 +59,7 @@ export type ProtocolStatsWithPrograms = ProtocolStats & { uniquePrograms: number
 export type ProtocolAggregate = AnswerRow['values'] & { cuQuantiles: [number, number, number] };
 
 /** A question compiled once: its statement, and the result cache's key of its rows. */
-interface Compiled {
-  readonly statement: CompiledStatement | undefined;
-  readonly key: string;
-}
+interface Compiled { readonly statement: CompiledStatement | undefined; readonly key: string }
 
 /** The result cache's key of a statement's rows: the statement itself. */
 const rowsKey = (s: Statement): string => `q:${s.sql}:${JSON.stringify(s.params)}`;
@@ -152,16 +149,17 @@ export class Analytics {
   /** The rows of a compiled question, from the result cache (keyed by the statement itself). */
   private rows(q: Question, statement: CompiledStatement | undefined, key = statement === undefined ? '' : rowsKey(statement)): Promise<AnswerRow[]> {
     if (statement === undefined) return Promise.resolve([]);
-    return this.shared.cache.get(key,
+    return this.shared.cache.hit<AnswerRow[]>(key) ?? this.shared.cache.get(key,
       async () => readRows(q, await this.wh.query<Record<string, unknown>>(statement.sql, { params: statement.params }), this.measures));
   }
 
   /** `q` compiled, once per distinct question (compiling reads no data, so it never goes stale). */
   private compiled(q: Question): Compiled {
-    return this.shared.compiled.get(q, () => {
-      const statement = compile(q, this.measures);
-      return { statement, key: statement === undefined ? '' : rowsKey(statement) };
-    });
+    const id = this.shared.compiled.idOf(q);
+    const kept = this.shared.compiled.get(id);
+    if (kept !== undefined) return kept;
+    const statement = compile(q, this.measures);
+    return this.shared.compiled.set(id, { statement, key: statement === undefined ? '' : rowsKey(statement) });
   }
 
   private ask(q: Question): Promise<AnswerRow[]> {

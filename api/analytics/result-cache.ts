@@ -30,11 +30,22 @@ export class ResultCache {
   ) {}
 
   get<T>(key: string, compute: () => Promise<T>): Promise<T> {
+    return this.hit<T>(key) ?? this.computed(key, compute);
+  }
+
+  /** The valid entry of `key`, or undefined (an invalid one is dropped): a caller on the hot
+   *  path asks this first, so a hit makes no `compute` closure. */
+  hit<T>(key: string): Promise<T> | undefined {
     const now = Date.now();
     this.sweep(now);
     const hit = this.entries.get(key);
     if (hit && hit.version === this.dataVersion.current && now - hit.at < this.ttlMs) return hit.value as Promise<T>;
     if (hit) this.remove(key, hit);
+    return undefined;
+  }
+
+  private computed<T>(key: string, compute: () => Promise<T>): Promise<T> {
+    const now = Date.now();
     const value = compute();
     // Concurrent callers share the one in-flight computation; failures are not cached.
     const entry: Entry = { version: this.dataVersion.current, at: now, value, weight: 1 };
@@ -102,14 +113,18 @@ export class QuestionMemo<T> {
 
   constructor(private readonly maxEntries = COMPILED_QUESTIONS_KEPT) {}
 
-  get(question: object, make: () => T): T {
-    const id = JSON.stringify(question);
-    let made = this.entries.get(id);
-    if (made === undefined) {
-      made = make();
-      if (this.entries.size >= this.maxEntries) this.entries.clear();
-      this.entries.set(id, made);
-    }
+  /** What a question is kept by. */
+  idOf(question: object): string {
+    return JSON.stringify(question);
+  }
+
+  get(id: string): T | undefined {
+    return this.entries.get(id);
+  }
+
+  set(id: string, made: T): T {
+    if (this.entries.size >= this.maxEntries) this.entries.clear();
+    this.entries.set(id, made);
     return made;
   }
 }

@@ -196,25 +196,24 @@ interface Answered {
 export async function handleBody(parsed: RpcBody, methods: MethodTable, ctx: CallContext): Promise<string | undefined> {
   const body = parsed.value;
   const budget = ctx.budgetBytes ?? RPC_RESPONSE_BUDGET_BYTES;
-  const told = (method: string | undefined, error: boolean): void => ctx.onAnswer?.(method, error);
   if (body === PARSE_FAILED) {
-    told(undefined, true);
+    ctx.onAnswer?.(undefined, true);
     return JSON.stringify(fail(null, parseError('the request body is not valid JSON')));
   }
   if (!Array.isArray(body)) {
     const e = envelope(parsed, 0, methods);
     if ('answer' in e) {
-      if (e.answer !== undefined) told(methodOf(body), true);
+      if (e.answer !== undefined) ctx.onAnswer?.(methodOf(body), true);
       return e.answer === undefined ? undefined : JSON.stringify(e.answer);
     }
     const response = await run(e.run, methods, ctx);
     const text = JSON.stringify(response);
     const fits = fitsBudget(text, budget);
     const answer = fits ? held(text, e.run.id, ctx) : overBudget(e.run.id, budget);
-    told(e.run.method, answer !== text || 'error' in response);
+    ctx.onAnswer?.(e.run.method, answer !== text || 'error' in response);
     return answer;
   }
-  if (body.length === 0 || body.length > RPC_MAX_BATCH) told(undefined, true);
+  if (body.length === 0 || body.length > RPC_MAX_BATCH) ctx.onAnswer?.(undefined, true);
   if (body.length === 0) return JSON.stringify(fail(null, invalidRequest('a batch must hold at least one request')));
   if (body.length > RPC_MAX_BATCH) {
     return JSON.stringify(fail(null, invalidRequest(`a batch may hold at most ${RPC_MAX_BATCH} requests; this one holds ${body.length}`)));
@@ -260,7 +259,7 @@ export async function handleBody(parsed: RpcBody, methods: MethodTable, ctx: Cal
     } else {
       used += bytes;
     }
-    told(methodOf(body[i]), error);
+    ctx.onAnswer?.(methodOf(body[i]), error);
     out.push(text);
   }
   return out.length === 0 ? undefined : `[${out.join(',')}]`;
