@@ -62,10 +62,11 @@ export interface RpcBody {
   readonly inexactParams: ReadonlyMap<number, string>;
 }
 
-/** A digit followed by a decimal point or an exponent: any number with a fraction or an exponent
- *  (its last integer digit never follows a quote), and strings that look alike (then the scans
- *  just run), except the "2.0" every call carries as its version. */
-const FRACTION_OR_EXPONENT = /(?<!")\d[.eE]|\d[eE]|\d\.(?!0")/;
+/** What can make JSON.parse lose digits: a fraction or an exponent (a digit before a decimal
+ *  point or an exponent; a number's last integer digit never follows a quote), or 16 digits in
+ *  a row (an integer past 2^53 has at least 16); strings that look alike just let the scans
+ *  run. The "2.0" every call carries as its version is no number. */
+const MAYBE_INEXACT = /(?<!")\d[.eE]|\d[eE]|\d\.(?!0")|\d{16}/;
 
 /** A body that was not valid JSON, or none at all. */
 export const unparsedBody = (): RpcBody => ({ value: PARSE_FAILED, inexactIds: new Set(), inexactParams: new Map() });
@@ -88,18 +89,18 @@ export function parseRpcBody(raw: string): RpcBody {
   const calls = Array.isArray(value) ? value : [value];
   const inexactIds = new Set<number>();
   const inexactParams = new Map<number, string>();
-  // Only a fraction or an exponent can lose digits below 2^53: a body without either, whose
-  // numeric ids are all safe integers, was parsed exactly, and the scans of raw-ids.ts (a
-  // pass over the text each) are skipped. That is the common body, and the cheapest calls feel the scans.
-  const fractional = FRACTION_OR_EXPONENT.test(text);
+  // A body without a fraction, an exponent or a 16-digit run, whose numeric ids are all safe
+  // integers, was parsed exactly, and the scans of raw-ids.ts (a pass over the text each) are
+  // skipped. That is the common body, and the cheapest calls feel the scans.
+  const maybeInexact = MAYBE_INEXACT.test(text);
   // The scan costs a pass over the text; only bodies with a numeric id need it.
-  if (calls.some((c) => isObject(c) && typeof c.id === 'number' && (fractional || !Number.isSafeInteger(c.id)))) {
+  if (calls.some((c) => isObject(c) && typeof c.id === 'number' && (maybeInexact || !Number.isSafeInteger(c.id)))) {
     const tokens = numericIdTokens(text);
     calls.forEach((c, i) => {
       if (isObject(c) && typeof c.id === 'number' && !echoesExactly(tokens[i], c.id)) inexactIds.add(i);
     });
   }
-  if (fractional) {
+  if (maybeInexact) {
     inexactNestedNumbers(text).forEach((token, i) => {
       if (token !== undefined && isObject(calls[i])) inexactParams.set(i, token);
     });
