@@ -6,8 +6,8 @@ import { redactUrl } from '../core/logger.ts';
 import { installAccessControl, setRateLimitHeaders } from './access/access-control.ts';
 import { installMethodNotAllowed, learnRoutes } from './access/allowed-methods.ts';
 import { installCors } from './access/cors.ts';
-import { installAnswerBudget, installRequestBudget } from './access/request-budget.ts';
-import { installAnswerStats } from './access/answer-stats.ts';
+import { answerBudgetStep, installRequestBudget } from './access/request-budget.ts';
+import { answerStatsStep } from './access/answer-stats.ts';
 import { executionRoutes } from './exports/execution-routes.ts';
 import { clientErrorHandler, httpServerOptions, installProtocolChecks, uriTooLong } from './access/http-protocol.ts';
 import { installRequestMetrics } from './access/request-metrics.ts';
@@ -24,8 +24,9 @@ import { sqlRoutes } from './sql/query-routes.ts';
 import { exportRoutes } from './exports/export-routes.ts';
 import { metricsRoutes } from './metrics-routes.ts';
 import { rpcRoutes } from './rpc/rpc-routes.ts';
-import { installFreshnessHeaders } from './freshness.ts';
+import { freshnessStep } from './freshness.ts';
 import { installAnswerCaching } from './answers/answer-caching.ts';
+import { installAnswerEdge, type EdgeStep } from './answers/answer-edge.ts';
 import { installCompression } from './answers/compression.ts';
 import { mcpRoutes } from './mcp/mcp-routes.ts';
 import { userMetricsRoutes } from './user-metrics/user-metrics-routes.ts';
@@ -77,6 +78,24 @@ function httpError(err: unknown, req: FastifyRequest): { status: number; body: {
 
 const pathOfUrl = (url: string): string => redactUrl(url.split('?')[0] ?? '');
 
+const requestIdStep: EdgeStep = (req, reply, payload) => {
+  reply.header('x-request-id', req.id);
+  return payload;
+};
+
+const HTML = /^text\/html/i;
+
+const framingStep: EdgeStep = (_req, reply, payload) => {
+  const type = reply.getHeader('content-type');
+  if (type !== undefined && HTML.test(String(type))) {
+    const csp = reply.getHeader('content-security-policy');
+    if (csp === undefined) reply.header('content-security-policy', "frame-ancestors 'none'");
+    else if (!/frame-ancestors/i.test(String(csp))) reply.header('content-security-policy', `${String(csp)}; frame-ancestors 'none'`);
+    reply.header('x-frame-options', 'DENY');
+  }
+  return payload;
+};
+
 export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
@@ -121,34 +140,28 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   const routes = learnRoutes(app);
   // Browsers on other origins: preflights answered without a key, so before access control.
   installCors(app, routes, deps.config.http.corsOrigins);
-  installAccessControl(app, deps.access);
+  const accessStep = installAccessControl(app, deps.access);
   // A path some route answers, asked with another method: 405 with Allow.
   installMethodNotAllowed(app, routes);
-  installAnswerBudget(app);
-  // X-Stats-* (elapsed, rows and bytes read, cost) on every metered answer (api/access/answer-stats.ts).
-  installAnswerStats(app);
-  // Callers and operators correlate a response with its log lines by this id.
-  // Callback-style hooks here and in the edge's other per-answer hooks: an async hook costs
-  // every answer a promise and a turn, which the cheapest answers measurably feel.
-  app.addHook('onSend', (req, reply, payload, done) => {
-    reply.header('x-request-id', req.id);
-    done(null, payload);
-  });
-  // No page of this service may be framed (clickjacking): every HTML answer, whichever
-  // plugin sent it (Swagger UI, GraphiQL, the dashboard, pages added later).
-  app.addHook('onSend', (_req, reply, payload, done) => {
-    if (/^text\/html/i.test(String(reply.getHeader('content-type') ?? ''))) {
-      const csp = reply.getHeader('content-security-policy');
-      if (csp === undefined) reply.header('content-security-policy', "frame-ancestors 'none'");
-      else if (!/frame-ancestors/i.test(String(csp))) reply.header('content-security-policy', `${String(csp)}; frame-ancestors 'none'`);
-      reply.header('x-frame-options', 'DENY');
-    }
-    done(null, payload);
-  });
-  // X-Data-Newest-Block-Time / X-Data-Ingested-At on every answer of the four interfaces.
-  installFreshnessHeaders(app, deps.freshness, () => deps.analytics.protocols());
-  // ETag from the data version, If-None-Match -> 304, Cache-Control on the API doors' answers.
-  installAnswerCaching(app, () => `${deps.analytics.answersVersion()}.${deps.freshness.current().ingestedAtMs ?? 0}`);
+  // ETag from the data version, If-None-Match -> 304 before the handler, Cache-Control on the API doors' answers.
+  const cachingStep = installAnswerCaching(app, () => `${deps.analytics.answersVersion()}.${deps.freshness.current().ingestedAtMs ?? 0}`);
+  // The answer edge: one onSend pass (api/answers/answer-edge.ts), its steps in this order.
+  installAnswerEdge(app, [
+    // X-RateLimit-*; the in-flight slot may go once the response ends.
+    accessStep,
+    // The door's byte budget, a backstop behind each door's own check.
+    answerBudgetStep,
+    // X-Stats-* (elapsed, rows and bytes read, cost) on every metered answer (api/access/answer-stats.ts).
+    answerStatsStep,
+    // Callers and operators correlate a response with its log lines by this id.
+    requestIdStep,
+    // No page of this service may be framed (clickjacking): every HTML answer, whichever
+    // plugin sent it (Swagger UI, GraphiQL, the dashboard, pages added later).
+    framingStep,
+    // X-Data-Newest-Block-Time / X-Data-Ingested-At on every answer of the analytics interfaces.
+    freshnessStep(deps.freshness, { now: () => deps.registry.activeNamesNow(), read: () => deps.analytics.protocols() }),
+    cachingStep,
+  ]);
 
   await app.register(healthRoutes, {
     wh: deps.wh,

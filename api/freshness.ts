@@ -5,12 +5,13 @@
 // per-protocol table ingest_freshness every FRESHNESS_REFRESH_MS. Figures only move forward.
 // Every interface states the figures of the protocols its caller may see (docs/access.md,
 // "Freshness"): response headers on all four, extensions.freshness in GraphQL.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from '../core/logger.ts';
 import type { CommittedChange, DataChangeObserver } from '../core/observers.ts';
 import { readFreshnessByProtocol } from '../warehouse/ingest-freshness.ts';
 import type { Warehouse } from '../warehouse/warehouse.ts';
 import { interfaceOf } from './access/protected-paths.ts';
+import type { EdgeStep } from './answers/answer-edge.ts';
 
 /** Header names (docs/access.md, "Freshness"). */
 export const NEWEST_BLOCK_TIME_HEADER = 'x-data-newest-block-time';
@@ -38,6 +39,7 @@ export class FreshnessWatermark implements DataChangeObserver {
   private readonly marks = new Map<string, Mark>();
   private timer: NodeJS.Timeout | undefined;
   private refreshing: Promise<void> | undefined;
+  private lastHeaders: { figures: FreshnessFigures; list: readonly (readonly [string, string])[] } | undefined;
 
   constructor(
     private readonly wh: Warehouse,
@@ -98,13 +100,18 @@ export class FreshnessWatermark implements DataChangeObserver {
     return toExtension(this.current(visible));
   }
 
-  /** Response headers for `visible` protocols; none when nothing visible is stored. */
-  headers(visible?: readonly string[]): [string, string][] {
-    const e = this.extension(visible);
-    const out: [string, string][] = [];
-    if (e.newestBlockTime !== null) out.push([NEWEST_BLOCK_TIME_HEADER, e.newestBlockTime]);
-    if (e.ingestedAt !== null) out.push([INGESTED_AT_HEADER, e.ingestedAt]);
-    return out;
+  /** Response headers for `visible` protocols; none when nothing visible is stored. The same
+   *  figures as last time give the same list (every answer asks; callers only read it). */
+  headers(visible?: readonly string[]): readonly (readonly [string, string])[] {
+    const f = this.current(visible);
+    const last = this.lastHeaders;
+    if (last !== undefined && last.figures.newestBlockTime === f.newestBlockTime && last.figures.ingestedAtMs === f.ingestedAtMs) return last.list;
+    const e = toExtension(f);
+    const list: [string, string][] = [];
+    if (e.newestBlockTime !== null) list.push([NEWEST_BLOCK_TIME_HEADER, e.newestBlockTime]);
+    if (e.ingestedAt !== null) list.push([INGESTED_AT_HEADER, e.ingestedAt]);
+    this.lastHeaders = { figures: f, list };
+    return list;
   }
 }
 
@@ -117,18 +124,29 @@ export function toExtension(f: FreshnessFigures): FreshnessExtension {
 
 const ANALYTICS_INTERFACES: ReadonlySet<string> = new Set(['rpc', 'rest', 'sql', 'graphql', 'mcp']);
 
+/** The visible protocols: from the registry's cache when it is fresh (`now`, synchronous), else read. */
+export interface VisibleProtocols {
+  now(): readonly string[] | undefined;
+  read(): Promise<string[]>;
+}
+
 /**
  * The freshness headers on every answer to an authenticated request of an analytics
- * interface (JSON-RPC, REST, SQL, GraphQL), errors included: one root hook, so routes other
- * modules register later are covered without touching them. Answers without a key (401,
- * the API description) say nothing about the data. Streams set them before hijacking
- * (they skip onSend): see freshnessHeadersFor.
+ * interface (JSON-RPC, REST, SQL, GraphQL, MCP), errors included: a step of the one root
+ * onSend pass (api/answers/answer-edge.ts), so routes other modules register later are
+ * covered without touching them. Answers without a key (401, the API description) say
+ * nothing about the data. Streams set them before hijacking (they skip onSend): see
+ * setFreshnessHeaders. Synchronous while the registry's cache is fresh (every answer but
+ * about one a second): no promise per answer.
  */
-export function installFreshnessHeaders(app: FastifyInstance, freshness: FreshnessWatermark, visible: () => Promise<string[]>): void {
-  app.addHook('onSend', async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
-    await setFreshnessHeaders(req, reply, freshness, visible);
+export function freshnessStep(freshness: FreshnessWatermark, visible: VisibleProtocols): EdgeStep {
+  return (req, reply, payload) => {
+    if (req.apiKey === null || !ANALYTICS_INTERFACES.has(interfaceOf(req.routeOptions.url ?? ''))) return payload;
+    const names = visible.now();
+    if (names === undefined) return setFreshnessHeaders(req, reply, freshness, () => visible.read()).then(() => payload);
+    for (const [name, value] of freshness.headers(names)) reply.header(name, value);
     return payload;
-  });
+  };
 }
 
 export async function setFreshnessHeaders(req: FastifyRequest, reply: FastifyReply, freshness: FreshnessWatermark, visible: () => Promise<string[]>): Promise<void> {

@@ -19,6 +19,7 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { installAccessControl } from '../api/access/access-control.ts';
+import { installAnswerEdge } from '../api/answers/answer-edge.ts';
 import { createAccess, type Access } from '../api/access/access.ts';
 import { Metrics } from '../core/metrics.ts';
 import { installRequestMetrics } from '../api/access/request-metrics.ts';
@@ -45,7 +46,8 @@ const ROUTE = '/api/v1/__bench';
 async function benchApp(services: Services, metrics: Metrics, access: Access | undefined): Promise<FastifyInstance> {
   const app = Fastify({ loggerInstance: services.logger as FastifyBaseLogger, genReqId: () => crypto.randomUUID() });
   installRequestMetrics(app, metrics);
-  if (access) installAccessControl(app, access);
+  // Its answer-edge step too (X-RateLimit-*, the in-flight slot), as buildApp's edge runs it.
+  if (access) installAnswerEdge(app, [installAccessControl(app, access)]);
   // A cached aggregate: the first call computes it in the engine, later ones hit the cache.
   app.get(ROUTE, async () => services.operatorAnalytics.topProtocols({}, 'transactions', 10));
   await app.listen({ port: 0, host: '127.0.0.1' });

@@ -2,6 +2,7 @@
 // coverage (call counts per function, reset at each take) around one warmed-up call of
 // JSON-RPC getProtocolStats and of GraphQL transactions(groupBy, metrics), counting the
 // project's files in which any function ran. Access hooks (key check, rate limit, usage)
+// and the answer edge's (api/answers/: the one onSend pass, caching and compression headers)
 // are listed apart from the call's own path. `npx tsx bench/call-path.ts`.
 import { Session } from 'node:inspector/promises';
 import { startBenchServer } from './bench-server.ts';
@@ -32,7 +33,7 @@ const calls: Record<string, () => Promise<{ statusCode: number; body: string }>>
   'JSON-RPC getProtocolStats': () => t.app.inject({ method: 'POST', url: '/v1/rpc', headers, payload: { jsonrpc: '2.0', id: 1, method: 'getProtocolStats', params: [{ protocolName: 'jupiter_v6', blockTime: { gte: 1 } }] } }),
   'GraphQL transactions(groupBy, metrics)': () => t.app.inject({ method: 'POST', url: '/graphql', headers, payload: { query: `{ transactions(groupBy: [PROTOCOL], metrics: [COUNT, AVG_FEE], filters: {dateRange: {start: "2020-01-01"}}) { edges { node { protocolName } } } } #${Math.random()}` } }),
 };
-const ACCESS = /^api\/(access|freshness|app)\b|^api\/access\/|^core\/(logger|budget)\.ts$/;
+const ACCESS = /^api\/(access|answers|freshness|app)\b|^api\/(access|answers)\/|^core\/(logger|budget)\.ts$/;
 for (const [name, call] of Object.entries(calls)) {
   for (let i = 0; i < 3; i++) await call();
   t.services.operatorAnalytics.invalidate(); // the measured call reaches the engine, not the result cache

@@ -386,3 +386,4 @@ export * from './limits/demo-data.ts';
 export * from './limits/ingest-pipeline.ts';
 export * from './limits/mcp-and-user-metrics.ts';
 export * from './limits/browser-clients.ts';
+export * from './limits/serving-speed.ts';

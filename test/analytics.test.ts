@@ -8,7 +8,7 @@ import * as oracle from './support/oracle.ts';
 import { ADDRESS_ORDER, LISTING_ORDER, type Range } from './support/oracle.ts';
 import { startServices } from './support/services.ts';
 import type { IngestRecord } from '../ingest/record-schema.ts';
-import { planRange } from '../api/analytics/time-range.ts';
+import { planRange } from '../api/analytics/question/model.ts';
 
 let s: Awaited<ReturnType<typeof startServices>>;
 let records: IngestRecord[];

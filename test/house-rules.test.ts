@@ -161,7 +161,7 @@ export const NOT_LIMITS: Readonly<Record<string, string>> = {
   [`${p('ingest', 'demo-generator.ts')}: SLOT_ANCHOR`]: 'a point in Solana\'s history the demo slots are counted from',
   [`${p('api', 'rpc', 'raw-ids.ts')}: ARR`]: 'a state of the id scanner',
   [`${p('ingest', 'parse-pool.ts')}: DEAD`]: 'a state of a parse worker',
-  [`${p('api', 'analytics', 'time-range.ts')}: END_OF_TIME`]: '2^32: one past the last instant a DateTime column holds',
+  [`${p('api', 'analytics', 'question', 'model.ts')}: END_OF_TIME`]: '2^32: one past the last instant a DateTime column holds',
   [`${p('ingest', 'steps', 'validate.ts')}: RecordSchema`]: 'the UInt16 and UInt32 bounds of stored columns (and the accounts list the engine stores)',
   [`${p('api', 'analytics', 'question', 'granularity.ts')}: FIRST_MONDAY`]: 'a calendar fact: 1970-01-05, day 4, was a Monday',
   [`${p('api', 'analytics', 'activity-buckets.ts')}: SPAN`]: 'the length of an hour and of a day in seconds',

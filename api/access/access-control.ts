@@ -27,6 +27,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, Errors } from '../../core/errors.ts';
 import { PLAN_CONCURRENCY, PLAN_LIMITS, type Plan } from '../../core/plans.ts';
 import type { KeyStatus } from '../../warehouse/api-key-store.ts';
+import type { EdgeStep } from '../answers/answer-edge.ts';
 import type { Access } from './access.ts';
 import { PER_ADDRESS_PLAN } from './operator-auth.ts';
 import { BEARER_KEY_ROUTES, interfaceOf, isExempt, isFreePoll, pathOf, rpcCallCount, rpcUsageMethod, rpcUsageMethods, wantsGraphiql } from './protected-paths.ts';
@@ -100,7 +101,40 @@ const rateLimitedError = (d: RateDecision, who: string): AppError =>
     `Rate limit exceeded: ${d.limit} requests per minute for ${who}; retry after ${d.retryAfterSeconds} s`,
   );
 
-export function installAccessControl(app: FastifyInstance, access: Access): void {
+/**
+ * One admitted request's in-flight slot. Held until the answer is ready (onSend: the handler
+ * and its engine work are done) AND the response has ended (sent, or the client gone): a
+ * client that disconnects cannot free its slot while its query still runs, and one that stops
+ * reading keeps it. An object, not closures made per request: every request takes one.
+ */
+class Slot {
+  private answeredYet = false;
+  private ended = false;
+  private abandoned: NodeJS.Timeout | undefined;
+
+  constructor(readonly release: () => void) {}
+
+  answered(): void {
+    this.answeredYet = true;
+    this.settle();
+  }
+
+  closed(): void {
+    this.ended = true;
+    this.settle();
+    if (!this.answeredYet) this.abandoned = setTimeout(this.release, ABANDONED_SLOT_RELEASE_MS).unref();
+  }
+
+  private settle(): void {
+    if (!this.answeredYet || !this.ended) return;
+    clearTimeout(this.abandoned);
+    this.release();
+  }
+}
+
+/** Install the key check, the rate limits, the in-flight slots and the usage records; returns
+ *  the answer edge's step of access control (answer-edge.ts), which the caller installs. */
+export function installAccessControl(app: FastifyInstance, access: Access): EdgeStep {
   app.decorateRequest('apiKey', null);
   app.decorateRequest('rateLimit', null);
   app.decorateRequest('rpcOutcomes', null);
@@ -138,7 +172,7 @@ export function installAccessControl(app: FastifyInstance, access: Access): void
   }
 
   /** In-flight slots of admitted requests, by request: released once. */
-  const slots = new WeakMap<FastifyRequest, { release(): void; answered(): void }>();
+  const slots = new WeakMap<FastifyRequest, Slot>();
 
   /** Take one of the key's in-flight slots for this request, or refuse it with 429. */
   function admit(req: FastifyRequest, reply: FastifyReply, key: AuthenticatedKey): void {
@@ -156,29 +190,9 @@ export function installAccessControl(app: FastifyInstance, access: Access): void
         { retryAfterSeconds: 1 },
       );
     }
-    // Held until the answer is ready (onSend: the handler and its engine work are done)
-    // AND the response has ended (sent, or the client gone): a client that disconnects
-    // cannot free its slot while its query still runs, and one that stops reading keeps it.
-    let answered = false;
-    let ended = false;
-    let abandoned: NodeJS.Timeout | undefined;
-    const settle = (): void => {
-      if (!answered || !ended) return;
-      clearTimeout(abandoned);
-      release();
-    };
-    slots.set(req, {
-      release,
-      answered: () => {
-        answered = true;
-        settle();
-      },
-    });
-    reply.raw.once('close', () => {
-      ended = true;
-      settle();
-      if (!answered) abandoned = setTimeout(release, ABANDONED_SLOT_RELEASE_MS).unref();
-    });
+    const slot = new Slot(release);
+    slots.set(req, slot);
+    reply.raw.once('close', () => slot.closed());
   }
 
   app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
@@ -235,21 +249,24 @@ export function installAccessControl(app: FastifyInstance, access: Access): void
     if (calls > 1) await charge(req, calls - 1);
   });
 
-  // Callback style: a request with a limit decision (every keyed one) sets its headers at once;
-  // only keyless answers wait for their address's figures.
-  app.addHook('onSend', (req: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: Error | null, payload?: unknown) => void) => {
-    slots.get(req)?.answered();
-    if (req.rateLimit !== null && req.rateLimit !== undefined) {
-      for (const [name, value] of rateLimitHeaders(req.rateLimit)) reply.header(name, value);
-      return done(null, payload);
-    }
-    setRateLimitHeaders(access, req, reply).then(() => done(null, payload), (err: Error) => done(err));
-  });
-
   app.addHook('onResponse', (req: FastifyRequest, reply: FastifyReply, done: () => void) => {
     recordUsage(req, reply);
     done();
   });
+
+  // The edge step: the answer is ready, so its slot may go once the response ends; a request
+  // with a limit decision (every keyed one) gets its headers at once, only keyless answers
+  // wait for their address's figures.
+  const lastReset: ResetText = { at: NaN, text: '' };
+  const answerStep: EdgeStep = (req, reply, payload) => {
+    slots.get(req)?.answered();
+    if (req.rateLimit !== null && req.rateLimit !== undefined) {
+      setDecisionHeaders(reply, req.rateLimit, lastReset);
+      return payload;
+    }
+    return setRateLimitHeaders(access, req, reply).then(() => payload);
+  };
+  return answerStep;
 
   function recordUsage(req: FastifyRequest, reply: FastifyReply): void {
     // The whole answer is sent: nothing of this request runs any more.
@@ -290,8 +307,26 @@ const sharedSpent = (s: UsageSpent, calls: number): UsageSpent =>
  *  Exported for answers that bypass the onSend hooks (routing errors, see app.ts). */
 export async function setRateLimitHeaders(access: Access, req: FastifyRequest, reply: FastifyReply): Promise<void> {
   const d = req.rateLimit ?? (await addressFigures(access, req.ip));
-  if (d === undefined) return;
-  for (const [name, value] of rateLimitHeaders(d)) reply.header(name, value);
+  if (d !== undefined) setDecisionHeaders(reply, d);
+}
+
+/** The last reset time written out: every answer of a window names the same one. */
+interface ResetText {
+  at: number;
+  text: string;
+}
+
+/** The headers of rateLimitHeaders set on `reply`, without building the list (every answer passes here). */
+function setDecisionHeaders(reply: FastifyReply, d: RateDecision & { plan: Plan }, last: ResetText = { at: NaN, text: '' }): void {
+  if (last.at !== d.resetAt) {
+    last.at = d.resetAt;
+    last.text = new Date(d.resetAt).toISOString();
+  }
+  reply.header('x-ratelimit-limit', String(d.limit));
+  reply.header('x-ratelimit-remaining', String(d.remaining));
+  reply.header('x-ratelimit-reset', last.text);
+  reply.header('x-ratelimit-plan', d.plan);
+  if (!d.allowed) reply.header('retry-after', String(d.retryAfterSeconds));
 }
 
 /** The keyless budget of a client address, read without spending it; undefined when the

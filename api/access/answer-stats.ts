@@ -5,7 +5,8 @@
 // (warehouse/budgeted-warehouse.ts); doors with a body of their own add the same figures to it
 // (GraphQL `extensions.stats`, REST `meta.stats`) from `Budget.stats()`, taken once, so body
 // and headers agree. Names in docs/access.md, "The cost of every answer".
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply } from 'fastify';
+import type { EdgeStep } from '../answers/answer-edge.ts';
 import type { AnswerStats, Budget } from '../../core/budget.ts';
 
 /** Header per figure, one family (`X-Stats-*`), beside X-RateLimit-* and X-Data-*. */
@@ -25,20 +26,29 @@ export function answerStatsOf(budget: Budget | null | undefined): AnswerStats | 
   return budget.stats();
 }
 
+/** The exposed list when nothing else is exposed (answers without an Origin): built once. */
+const EXPOSED_STATS_LIST = EXPOSED_STATS_HEADERS.join(', ');
+
 /** Set the X-Stats-* headers of `stats` on a reply (also for answers that skip onSend: the event streams). */
 export function setAnswerStatsHeaders(reply: FastifyReply, stats: AnswerStats): void {
-  for (const [field, name] of Object.entries(ANSWER_STATS_HEADERS)) reply.header(name, String(stats[field as keyof AnswerStats]));
+  reply.header(ANSWER_STATS_HEADERS.elapsedMs, String(stats.elapsedMs));
+  reply.header(ANSWER_STATS_HEADERS.rowsRead, String(stats.rowsRead));
+  reply.header(ANSWER_STATS_HEADERS.bytesRead, String(stats.bytesRead));
+  reply.header(ANSWER_STATS_HEADERS.cost, String(stats.cost));
   const exposed = reply.getHeader('access-control-expose-headers');
-  const list = exposed === undefined ? [] : String(exposed).split(',').map((h) => h.trim()).filter((h) => h.length > 0);
+  if (exposed === undefined) {
+    reply.header('access-control-expose-headers', EXPOSED_STATS_LIST);
+    return;
+  }
+  const list = String(exposed).split(',').map((h) => h.trim()).filter((h) => h.length > 0);
   for (const name of EXPOSED_STATS_HEADERS) if (!list.includes(name)) list.push(name);
   reply.header('access-control-expose-headers', list.join(', '));
 }
 
-/** Every metered answer gets its statistics headers, errors included (what was read before the error). */
-export function installAnswerStats(app: FastifyInstance): void {
-  app.addHook('onSend', (req: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: Error | null, payload?: unknown) => void) => {
-    const stats = answerStatsOf(req.budget);
-    if (stats !== undefined) setAnswerStatsHeaders(reply, stats);
-    done(null, payload);
-  });
-}
+/** The answer edge's step (answer-edge.ts): every metered answer gets its statistics headers,
+ *  errors included (what was read before the error). */
+export const answerStatsStep: EdgeStep = (req, reply, payload) => {
+  const stats = answerStatsOf(req.budget);
+  if (stats !== undefined) setAnswerStatsHeaders(reply, stats);
+  return payload;
+};

@@ -133,16 +133,20 @@ export function installProtocolChecks(app: FastifyInstance): void {
     }
     done();
   });
-  function checkRequest(req: FastifyRequest, reply: FastifyReply): void {
-    const refuse = (status: number, message: string): AppError => {
-      reply.header('connection', 'close');
-      return new AppError(kindForStatus(status), message);
-    };
-    const long = uriTooLong(req, reply);
-    if (long !== undefined) throw long;
-    if (req.raw.httpVersion !== '1.1') return;
-    if (req.headers.host === undefined || req.headers.host === '') throw refuse(400, 'an HTTP/1.1 request must carry a Host header');
-    const expect = req.headers.expect;
-    if (expect !== undefined && !CONTINUE.test(expect)) throw refuse(417, 'the only expectation this service meets is "Expect: 100-continue"');
-  }
+}
+
+/** The refusal of a malformed request; the connection is closed after it. */
+function refuse(reply: FastifyReply, status: number, message: string): AppError {
+  reply.header('connection', 'close');
+  return new AppError(kindForStatus(status), message);
+}
+
+// Module-level, not a closure per request: every request passes here.
+function checkRequest(req: FastifyRequest, reply: FastifyReply): void {
+  const long = uriTooLong(req, reply);
+  if (long !== undefined) throw long;
+  if (req.raw.httpVersion !== '1.1') return;
+  if (req.headers.host === undefined || req.headers.host === '') throw refuse(reply, 400, 'an HTTP/1.1 request must carry a Host header');
+  const expect = req.headers.expect;
+  if (expect !== undefined && !CONTINUE.test(expect)) throw refuse(reply, 417, 'the only expectation this service meets is "Expect: 100-continue"');
 }

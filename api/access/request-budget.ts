@@ -12,6 +12,7 @@ import { AppError, Errors } from '../../core/errors.ts';
 import { formatBytes, REQUEST_DEADLINE_GRACE_MS } from '../../core/limits.ts';
 import type { Plan } from '../../core/plans.ts';
 import { operatorBudget } from '../../warehouse/budgeted-warehouse.ts';
+import { installAnswerEdge, type EdgeStep } from '../answers/answer-edge.ts';
 import { doorOf } from './protected-paths.ts';
 
 declare module 'fastify' {
@@ -68,23 +69,26 @@ export function grantOperatorBudget(req: FastifyRequest): void {
 const tooLargeMessage = (budget: Budget): string =>
   `the answer is larger than ${formatBytes(budget.answerBytes)}, the most one ${budget.door} answer may carry: ask for fewer records or a shorter range`;
 
-/** Cut answers over the door's byte budget: a whole body is replaced by the error, a stream is ended abnormally. */
+/** The answer edge's step (answer-edge.ts) that cuts answers over the door's byte budget: a
+ *  whole body is replaced by the error, a stream is ended abnormally. */
+export const answerBudgetStep: EdgeStep = (req, reply, payload) => {
+  const budget = req.budget;
+  if (budget === null || !Number.isFinite(budget.answerBytes) || payload === null || payload === undefined) return payload;
+  if (typeof payload === 'string' || Buffer.isBuffer(payload)) {
+    const bytes = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.byteLength;
+    if (bytes <= budget.answerBytes) return payload;
+    req.log.error({ door: budget.door, bytes, budget: budget.answerBytes }, 'an answer passed its door budget without the door refusing it');
+    reply.code(Errors.responseTooLarge.http).header('content-type', 'application/json; charset=utf-8').removeHeader('content-length');
+    return JSON.stringify({ error: Errors.responseTooLarge.title, message: tooLargeMessage(budget) });
+  }
+  // pipeline, not pipe: an error on either side ends both (the client sees a cut answer).
+  if (typeof (payload as Readable).pipe === 'function') return pipeline(payload as Readable, byteCap(budget), () => {});
+  return payload;
+};
+
+/** The byte-budget backstop alone, as its own hook (an app without the rest of the edge). */
 export function installAnswerBudget(app: FastifyInstance): void {
-  // Callback style: an async hook costs every answer a promise, and this one runs on all of them.
-  app.addHook('onSend', (req: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: Error | null, payload?: unknown) => void) => {
-    const budget = req.budget;
-    if (budget === null || !Number.isFinite(budget.answerBytes) || payload === null || payload === undefined) return done(null, payload);
-    if (typeof payload === 'string' || Buffer.isBuffer(payload)) {
-      const bytes = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.byteLength;
-      if (bytes <= budget.answerBytes) return done(null, payload);
-      req.log.error({ door: budget.door, bytes, budget: budget.answerBytes }, 'an answer passed its door budget without the door refusing it');
-      reply.code(Errors.responseTooLarge.http).header('content-type', 'application/json; charset=utf-8').removeHeader('content-length');
-      return done(null, JSON.stringify({ error: Errors.responseTooLarge.title, message: tooLargeMessage(budget) }));
-    }
-    // pipeline, not pipe: an error on either side ends both (the client sees a cut answer).
-    if (typeof (payload as Readable).pipe === 'function') return done(null, pipeline(payload as Readable, byteCap(budget), () => {}));
-    return done(null, payload);
-  });
+  installAnswerEdge(app, [answerBudgetStep]);
 }
 
 /** A pass-through that ends the stream with an error once more than the budget has passed. */

@@ -3,7 +3,10 @@
 // figures for every subscriber at once (the cells preset, presets.ts). Buckets are whole
 // hours or days, so the hourly view alone answers them (no ragged edges from the base
 // table); the figures are those of getProtocolActivity's buckets.
-import { num, type AnswerRow } from './question/compile.ts';
+import { ACTIVITY_KEYS_PER_READ } from '../../core/limits.ts';
+import type { Warehouse } from '../../warehouse/warehouse.ts';
+import { PRESETS } from './presets.ts';
+import { compile, num, readRows, type AnswerRow } from './question/compile.ts';
 import type { ActivityGranularity } from './question/granularity.ts';
 
 /** The live subscriptions' name for the activity granularity (api/graphql/subscriptions). */
@@ -56,4 +59,23 @@ export function toBucketFigures(keys: readonly BucketKey[], granularity: Activit
       maxSlot: Number(r?.values.maxSlot ?? 0) || 0,
     };
   });
+}
+
+/** Current figures of the named buckets of the `shown` protocols (others are left out), read
+ *  in chunks of ACTIVITY_KEYS_PER_READ keys, uncached (the facade's activityBuckets). */
+export async function readBucketFigures(wh: Warehouse, shown: ReadonlySet<string>, keys: readonly BucketKey[], size: ActivityGranularity): Promise<BucketFigures[]> {
+  const wanted = keys.filter((k) => shown.has(k.protocolName));
+  const out: BucketFigures[] = [];
+  for (let i = 0; i < wanted.length; i += ACTIVITY_KEYS_PER_READ) {
+    const chunk = wanted.slice(i, i + ACTIVITY_KEYS_PER_READ);
+    const q = PRESETS.cells({
+      protocols: [...new Set(chunk.map((k) => k.protocolName))],
+      range: cellsRange(chunk, size),
+      cells: chunk.map((k) => ({ protocol: k.protocolName, start: k.start })),
+    }, size);
+    const statement = compile(q);
+    const rows = statement === undefined ? [] : readRows(q, await wh.query<Record<string, unknown>>(statement.sql, { params: statement.params }));
+    out.push(...toBucketFigures(chunk, size, rows));
+  }
+  return out;
 }

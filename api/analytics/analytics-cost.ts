@@ -8,7 +8,7 @@ import type { Warehouse } from '../../warehouse/warehouse.ts';
 import { estimateCost } from './statement-cost.ts';
 import type { Statement } from './question/model.ts';
 import type { Granularity } from './question/granularity.ts';
-import type { TimeRange } from './time-range.ts';
+import type { TimeRange } from './types.ts';
 
 /** What a caller can do to lower a cost, as codes; each interface words them. */
 export type Recommendation = 'narrowRange' | 'addProtocol' | 'coarserBucket' | 'dropPercentile' | 'useViews';

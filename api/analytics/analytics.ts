@@ -6,14 +6,14 @@
 // compiler (question/compile.ts) into one statement that is costed and run as the same
 // object; record listings are built by their own helpers. warehouse/ owns the schema.
 import { AppError, Errors, hint, param } from '../../core/errors.ts';
-import { ACTIVITY_KEYS_PER_READ, MAX_ACTIVITY_BUCKETS } from '../../core/limits.ts';
+import { MAX_ACTIVITY_BUCKETS } from '../../core/limits.ts';
 import type { DataVersion } from '../../warehouse/data-version.ts';
 import type { ProtocolRegistry } from '../../warehouse/protocol-registry.ts';
 import type { Budget } from '../../core/budget.ts';
 import { boundTo } from '../../warehouse/budgeted-warehouse.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
 import { TABLES } from '../../warehouse/tables.ts';
-import { cellsRange, toBucketFigures, type BucketFigures, type BucketKey } from './activity-buckets.ts';
+import { readBucketFigures, type BucketFigures, type BucketKey } from './activity-buckets.ts';
 import {
   checkAddressToken,
   countAddressTransactions,
@@ -41,7 +41,7 @@ import { compile, costShapeOf, readRows, type AnswerRow, type CompiledStatement,
 import { MEASURES, type Measures, type Statement } from './question/model.ts';
 import { bucketCount, checkBuckets, type ActivityGranularity, type Granularity } from './question/granularity.ts';
 import { FIXED_SHAPE, type CostQuestion, type Prepared } from './prepared.ts';
-import { ResultCache } from './result-cache.ts';
+import { QuestionMemo, ResultCache } from './result-cache.ts';
 import { SharedReads } from './shared-reads.ts';
 import { SignatureLookup } from './signature-lookup.ts';
 import { tableColumns, type TableColumn } from './table-columns.ts';
@@ -58,9 +58,17 @@ export type ProtocolStatsWithPrograms = ProtocolStats & { uniquePrograms: number
 /** The figures of the performance preset: what protocolPerformance is shaped from. */
 export type ProtocolAggregate = AnswerRow['values'] & { cuQuantiles: [number, number, number] };
 
+/** A question compiled once: its statement, and the result cache's key of its rows. */
+interface Compiled { readonly statement: CompiledStatement | undefined; readonly key: string }
+
+/** The result cache's key of a statement's rows: the statement itself. */
+const rowsKey = (s: Statement): string => `q:${s.sql}:${JSON.stringify(s.params)}`;
+
 /** What every request's view of the layer shares: cached answers, coalesced reads, the registry's generation. */
 interface Shared {
   readonly cache: ResultCache;
+  /** Compiled questions: a cached answer compiles nothing. */
+  readonly compiled: QuestionMemo<Compiled>;
   readonly signatures: SignatureLookup;
   readonly addressPages: SharedReads;
   /** Bumped by invalidate(): answers given before may show protocols no longer visible. */
@@ -80,7 +88,7 @@ export class Analytics {
     readonly measures: Measures = MEASURES,
     shared?: Shared,
   ) {
-    this.shared = shared ?? { cache: new ResultCache(dataVersion), signatures: new SignatureLookup(), addressPages: new SharedReads(), generation: 0 };
+    this.shared = shared ?? { cache: new ResultCache(dataVersion), compiled: new QuestionMemo(), signatures: new SignatureLookup(), addressPages: new SharedReads(), generation: 0 };
   }
 
   /**
@@ -139,23 +147,33 @@ export class Analytics {
   // ---- questions: compiled once, costed and run as the same statement -----------------------
 
   /** The rows of a compiled question, from the result cache (keyed by the statement itself). */
-  private rows(q: Question, statement: CompiledStatement | undefined): Promise<AnswerRow[]> {
+  private rows(q: Question, statement: CompiledStatement | undefined, key = statement === undefined ? '' : rowsKey(statement)): Promise<AnswerRow[]> {
     if (statement === undefined) return Promise.resolve([]);
-    return this.shared.cache.get(`q:${statement.sql}:${JSON.stringify(statement.params)}`,
+    return this.shared.cache.hit<AnswerRow[]>(key) ?? this.shared.cache.get(key,
       async () => readRows(q, await this.wh.query<Record<string, unknown>>(statement.sql, { params: statement.params }), this.measures));
   }
 
+  /** `q` compiled, once per distinct question (compiling reads no data, so it never goes stale). */
+  private compiled(q: Question): Compiled {
+    const id = this.shared.compiled.idOf(q);
+    const kept = this.shared.compiled.get(id);
+    if (kept !== undefined) return kept;
+    const statement = compile(q, this.measures);
+    return this.shared.compiled.set(id, { statement, key: statement === undefined ? '' : rowsKey(statement) });
+  }
+
   private ask(q: Question): Promise<AnswerRow[]> {
-    return this.rows(q, compile(q, this.measures));
+    const { statement, key } = this.compiled(q);
+    return this.rows(q, statement, key);
   }
 
   private prepared<T>(q: Question, shape: (rows: AnswerRow[]) => T): Prepared<T> {
-    const statement = compile(q, this.measures);
+    const { statement, key } = this.compiled(q);
     return {
       kind: 'prepared',
       statements: statement === undefined ? [] : [statement],
       shape: statement?.costShape ?? costShapeOf(q, this.measures),
-      answer: async () => shape(await this.rows(q, statement)),
+      answer: async () => shape(await this.rows(q, statement, key)),
     };
   }
 
@@ -256,21 +274,7 @@ export class Analytics {
    * subscriptions ask once per committed write, right after it changed these very buckets.
    */
   async activityBuckets(keys: readonly BucketKey[], size: ActivityGranularity): Promise<BucketFigures[]> {
-    const shown = new Set(await this.protocols());
-    const wanted = keys.filter((k) => shown.has(k.protocolName));
-    const out: BucketFigures[] = [];
-    for (let i = 0; i < wanted.length; i += ACTIVITY_KEYS_PER_READ) {
-      const chunk = wanted.slice(i, i + ACTIVITY_KEYS_PER_READ);
-      const q = PRESETS.cells({
-        protocols: [...new Set(chunk.map((k) => k.protocolName))],
-        range: cellsRange(chunk, size),
-        cells: chunk.map((k) => ({ protocol: k.protocolName, start: k.start })),
-      }, size);
-      const statement = compile(q);
-      const rows = statement === undefined ? [] : readRows(q, await this.wh.query<Record<string, unknown>>(statement.sql, { params: statement.params }));
-      out.push(...toBucketFigures(chunk, size, rows));
-    }
-    return out;
+    return readBucketFigures(this.wh, new Set(await this.protocols()), keys, size);
   }
 
   // ---- open questions (the caller picks dimensions and measures): groups, failures, series ----

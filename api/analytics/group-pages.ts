@@ -8,7 +8,7 @@ import { listingFingerprint, type PageDirection, type PageTokens } from './page-
 import type { AnswerRow, Position, Question, QuestionFilters } from './question/compile.ts';
 import { bucketStarts, type Granularity } from './question/granularity.ts';
 import { isTimeDimension, type Dimension } from './question/model.ts';
-import type { TimeRange } from './time-range.ts';
+import type { TimeRange } from './types.ts';
 
 /** The dimensions a caller may group by. */
 export type GroupKey = Exclude<Dimension, 'errorMessage'>;

@@ -5,7 +5,7 @@ import type { ActivityBucket, InstructionTypeStats, ProtocolStats, TopProtocol }
 import { num, type AnswerRow, type Question, type QuestionFilters } from './question/compile.ts';
 import { bucketStarts, type ActivityGranularity, type Granularity } from './question/granularity.ts';
 import type { MeasureName } from './question/model.ts';
-import type { TimeRange } from './time-range.ts';
+import type { TimeRange } from './types.ts';
 
 export type TopSortBy = 'transactions' | 'fees' | 'successRate';
 type Preset = Question<MeasureName>;

@@ -5,7 +5,7 @@
 // Bounded by weight, not only by count: callers choose the keys (every distinct range is
 // an entry), and one activity answer can hold 10000 buckets, so a count limit alone let a
 // client fill memory with large answers. Expired entries are swept out, not merely skipped.
-import { RESULT_CACHE_TTL_MS } from '../../core/limits.ts';
+import { COMPILED_QUESTIONS_KEPT, RESULT_CACHE_TTL_MS } from '../../core/limits.ts';
 import type { DataVersion } from '../../warehouse/data-version.ts';
 
 interface Entry {
@@ -30,11 +30,22 @@ export class ResultCache {
   ) {}
 
   get<T>(key: string, compute: () => Promise<T>): Promise<T> {
+    return this.hit<T>(key) ?? this.computed(key, compute);
+  }
+
+  /** The valid entry of `key`, or undefined (an invalid one is dropped): a caller on the hot
+   *  path asks this first, so a hit makes no `compute` closure. */
+  hit<T>(key: string): Promise<T> | undefined {
     const now = Date.now();
     this.sweep(now);
     const hit = this.entries.get(key);
     if (hit && hit.version === this.dataVersion.current && now - hit.at < this.ttlMs) return hit.value as Promise<T>;
     if (hit) this.remove(key, hit);
+    return undefined;
+  }
+
+  private computed<T>(key: string, compute: () => Promise<T>): Promise<T> {
+    const now = Date.now();
     const value = compute();
     // Concurrent callers share the one in-flight computation; failures are not cached.
     const entry: Entry = { version: this.dataVersion.current, at: now, value, weight: 1 };
@@ -87,5 +98,33 @@ export class ResultCache {
       if (now - entry.at < this.ttlMs) break;
       this.remove(key, entry);
     }
+  }
+}
+
+/**
+ * What is made of a question before its answer is looked up (its compiled statement and that
+ * statement's cache key), kept by the question's JSON: a cached answer then compiles nothing.
+ * Compiling reads no data, so an entry never goes stale; the bound only stops callers, who
+ * choose the questions (every distinct range is one), from filling memory: past it the memo
+ * is emptied and fills again.
+ */
+export class QuestionMemo<T> {
+  private readonly entries = new Map<string, T>();
+
+  constructor(private readonly maxEntries = COMPILED_QUESTIONS_KEPT) {}
+
+  /** What a question is kept by. */
+  idOf(question: object): string {
+    return JSON.stringify(question);
+  }
+
+  get(id: string): T | undefined {
+    return this.entries.get(id);
+  }
+
+  set(id: string, made: T): T {
+    if (this.entries.size >= this.maxEntries) this.entries.clear();
+    this.entries.set(id, made);
+    return made;
   }
 }

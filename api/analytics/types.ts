@@ -2,10 +2,16 @@
 // vocabulary's (core/vocabulary/: schema and type in one), re-exported for its helpers.
 import type { SortOrder, TxStatus } from '../../core/vocabulary/primitives.ts';
 import type { PageDirection } from './page-token.ts';
-import type { TimeRange } from './time-range.ts';
 
 export type { ActivityBucket, AddressTransaction, InstructionTypeStats, ProtocolStats, TopProtocol, Transaction } from '../../core/vocabulary/answers.ts';
-export type { SortOrder, TimeRange, TxStatus };
+export type { SortOrder, TxStatus };
+
+/** Inclusive bounds in Unix seconds; either side may be open. */
+export interface TimeRange {
+  gte?: number;
+  lte?: number;
+}
+
 
 /** Record columns a range filter bounds (question/model.ts RANGE_FILTERS writes their conditions). */
 export type RangeFilter = 'slot' | 'fee' | 'computeUnits' | 'accountsCount';

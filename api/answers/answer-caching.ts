@@ -16,6 +16,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ANSWER_MAX_AGE_SECONDS } from '../../core/limits.ts';
 import { isApiDoorPath } from '../access/cors.ts';
 import { doorOf, interfaceOf, pathOf } from '../access/protected-paths.ts';
+import type { EdgeStep } from './answer-edge.ts';
 
 /** The URL without the api-key query parameter (a secret, and no part of what is asked). */
 function withoutKey(url: string): string {
@@ -52,8 +53,9 @@ function taggable(req: FastifyRequest): boolean {
   return interfaceOf(route) === 'rest' && doorOf(route) === 'rest';
 }
 
-/** `version()`: the data version, changing whenever an answer given before may differ now. */
-export function installAnswerCaching(app: FastifyInstance, version: () => string): void {
+/** `version()`: the data version, changing whenever an answer given before may differ now.
+ *  Installs the 304 check; returns the answer edge's step (answer-edge.ts) of the headers. */
+export function installAnswerCaching(app: FastifyInstance, version: () => string): EdgeStep {
   const tags = new WeakMap<FastifyRequest, string>();
   // After authentication (the tag is the caller's) and before the handler (a 304 runs nothing).
   app.addHook('preHandler', (req, reply, done) => {
@@ -70,14 +72,14 @@ export function installAnswerCaching(app: FastifyInstance, version: () => string
     }
     done();
   });
-  app.addHook('onSend', (req, reply, payload, done) => {
-    if (!isApiDoorPath(pathOf(req.url))) return done(null, payload);
+  return (req, reply, payload) => {
+    if (!isApiDoorPath(pathOf(req.url))) return payload;
     const tag = tags.get(req);
     if (tag !== undefined && reply.statusCode === 200) {
       reply.header('etag', tag).header('cache-control', `private, max-age=${ANSWER_MAX_AGE_SECONDS}`);
     } else if (reply.getHeader('cache-control') === undefined) {
       reply.header('cache-control', 'no-store');
     }
-    done(null, payload);
-  });
+    return payload;
+  };
 }

@@ -47,7 +47,12 @@ export function negotiateCoding(header: string | undefined): Coding | undefined 
 
 function appendVary(reply: FastifyReply, name: string): void {
   const vary = reply.getHeader('vary');
-  const list = vary === undefined ? [] : String(vary).split(',').map((s) => s.trim()).filter((s) => s !== '');
+  // Most answers vary by nothing else yet: no list to build.
+  if (vary === undefined) {
+    reply.header('vary', name);
+    return;
+  }
+  const list = String(vary).split(',').map((s) => s.trim()).filter((s) => s !== '');
   if (!list.some((v) => v.toLowerCase() === name.toLowerCase() || v === '*')) list.push(name);
   reply.header('vary', list.join(', '));
 }

@@ -62,14 +62,16 @@ export const positionSchemas = (params: readonly Positional[]): TSchema[] =>
 /** A door's params check: returns only when `params` is valid for `schema`, else throws the door's error. */
 export type ParamsCheck = <S extends TSchema>(schema: S, params: unknown) => asserts params is Static<S>;
 
-/** A JSON-RPC method as the door sees it: types erased, params checked by the door's `check` before the handler runs. */
+/** A JSON-RPC method as the door sees it, types erased. method-calls.ts calls it: the params
+ *  checked against `schema`, each options object's defaults filled in, then `run`. */
 export interface RpcMethod {
   readonly method: string;
   readonly params: readonly Positional[];
   /** The params array's schema (positionalSchema). */
   readonly schema: TSchema;
   readonly result: TSchema;
-  call(a: Analytics, params: unknown, check: ParamsCheck): Promise<unknown>;
+  /** The declared handler; only ever given params checked against `schema`, defaults filled (ArgsOf). */
+  run(a: Analytics, args: readonly unknown[]): Promise<unknown>;
 }
 
 export function rpcMethod<const P extends readonly Positional[], R extends TSchema>(d: {
@@ -78,29 +80,14 @@ export function rpcMethod<const P extends readonly Positional[], R extends TSche
   result: R;
   run(a: Analytics, args: ArgsOf<P>): Promise<Static<R>>;
 }): RpcMethod {
-  const schema = positionalSchema(d.params);
   return {
     method: d.method,
     params: d.params,
-    schema,
+    schema: positionalSchema(d.params),
     result: d.result,
-    async call(a: Analytics, params: unknown, check: ParamsCheck) {
-      check(schema, params);
-      return d.run(a, withDefaults(d.params, params));
-    },
+    // Type erasure: the caller (method-calls.ts) checks the params against this schema and fills the defaults first.
+    run: d.run as RpcMethod['run'],
   };
-}
-
-const isObjectSchema = (s: TSchema): s is TObject => s.type === 'object' && typeof s.properties === 'object';
-
-/** Checked params with each options object's defaults filled in (filled). */
-function withDefaults<const P extends readonly Positional[]>(positions: P, args: CheckedArgs<P>): ArgsOf<P> {
-  const out = positions.map((p, i) => {
-    const value: unknown = args[i];
-    return isObjectSchema(p.schema) && (typeof value === 'object' || value === undefined) ? fillDefaults(p.schema, value) : value;
-  });
-  // Each position is as checked, an object one with its declared defaults added: ArgsOf.
-  return out as ArgsOf<P>;
 }
 
 // ---- REST: routes through the TypeBox type provider ---------------------------------------
@@ -186,22 +173,5 @@ export const withDefault = <S extends TSchema>(schema: S, value: Static<S>): TOp
 
 /** Keys of an object schema whose property declares a default. */
 type DefaultedKeys<T extends TObject> = { [K in keyof T['properties']]: T['properties'][K] extends { default: unknown } ? K : never }[keyof T['properties']];
-/** An options object once its defaults are filled in: those keys are present. */
+/** An options object once its defaults are filled in (method-calls.ts `filled`): those keys are present. */
 export type Filled<T extends TObject> = Static<T> & { [K in DefaultedKeys<T>]-?: Static<T['properties'][K]> };
-
-/**
- * A validated options object (or none) with the schema's defaults filled in at the top
- * level, so every default is stated once, in the schema that documents it.
- */
-export function filled<T extends TObject>(schema: T, value: Static<T> | null | undefined): Filled<T> {
-  // Every key Filled promises has been set from its declared default.
-  return fillDefaults(schema, value) as Filled<T>;
-}
-
-function fillDefaults(schema: TObject, value: object | null | undefined): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...(value ?? {}) };
-  for (const [key, property] of Object.entries(schema.properties)) {
-    if (out[key] === undefined && property.default !== undefined) out[key] = property.default;
-  }
-  return out;
-}

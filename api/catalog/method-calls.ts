@@ -1,13 +1,25 @@
-// Calling the catalog's methods by name: params checked against the schema the catalog
-// declares (param-checks.ts), the declared handler run, and what the analytics layer throws
-// after validation worded with the method's own parameter names. Every door that offers
-// the methods as such (JSON-RPC's method table, MCP's tools) calls them through here, so
-// an answer and an error read the same on each.
-import { worded, type Wording } from '../../core/errors.ts';
+// Calling the catalog's methods by name: a method's positional params checked against the
+// schema the catalog declares (the first violation becomes error data that names the field and
+// the rule it broke, e.g. "options.limit must be at most 10000 (got 10001)"), each options
+// object's declared defaults filled in, the declared handler run, and what the analytics layer
+// throws after validation worded with the method's own parameter names. Every door that offers
+// the methods as such (JSON-RPC's method table, MCP's tools) calls them through here, so an
+// answer and an error read the same on each.
+//
+// Classification (documented in docs/json-rpc.md):
+// - a filter that cannot be read at all (filters, or the blockTime range object, or any
+//   member inside them has the wrong JSON type) is -32000 "Server error", which is what
+//   SPEC assigns to an unparsable filter;
+// - every other violation (missing or unknown fields, values out of range, unknown enum
+//   values, malformed Base58, gte after lte) is -32602 "Invalid params".
+import type { Static, TObject, TSchema } from '@sinclair/typebox';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { AppError, Errors, worded, type Wording } from '../../core/errors.ts';
+import { ruleOfPattern } from '../../core/vocabulary/primitives.ts';
 import type { Analytics } from '../analytics/analytics.ts';
-import { CATALOG, rpcMethodsOf, type Operation, type RpcMethod } from './catalog.ts';
-import type { ParamsCheck } from './declare.ts';
-import { paramsChecks } from './param-checks.ts';
+import type { Filled, Operation, ParamsCheck, Positional, RpcMethod } from './declare.ts';
+
+// ---- calling a method --------------------------------------------------------------------
 
 /**
  * How a method's callers see the analytics layer's logical parameters: each method's
@@ -32,10 +44,11 @@ export function methodWording(method: string): Wording {
 export class CatalogMethods {
   private readonly methods: ReadonlyMap<string, { m: RpcMethod; check: ParamsCheck }>;
 
-  constructor(catalog: readonly Operation[] = CATALOG) {
-    const methods = rpcMethodsOf(catalog);
-    const checks = paramsChecks(methods.values());
-    this.methods = new Map([...methods].map(([name, m]) => [name, { m, check: checks.get(name)! }]));
+  /** `catalog`: the service's (api/catalog/catalog.ts CATALOG), or a test's own. */
+  constructor(catalog: readonly Operation[]) {
+    const methods = catalog.flatMap((op) => (op.rpc ? [op.rpc] : []));
+    const checks = paramsChecks(methods);
+    this.methods = new Map(methods.map((m) => [m.method, { m, check: checks.get(m.method)! }]));
   }
 
   has(name: string): boolean {
@@ -54,16 +67,185 @@ export class CatalogMethods {
     if (!entry) throw new Error(`unknown method ${name}`);
     // Validation words its errors with the positions' names already; only what the
     // analytics layer throws after it (logical keys) is worded for this method.
-    let validated = false;
-    const door: ParamsCheck = entry.check;
-    const check: ParamsCheck = (schema, p) => {
-      door(schema, p);
-      validated = true;
-    };
+    const check: ParamsCheck = entry.check;
+    check(entry.m.schema, params);
     try {
-      return await entry.m.call(analytics, params, check);
+      return await entry.m.run(analytics, withDefaults(entry.m.params, params));
     } catch (err) {
-      throw validated ? worded(err, methodWording(name)) : err;
+      throw worded(err, methodWording(name));
     }
   }
+}
+
+const isObjectSchema = (s: TSchema): s is TObject => s.type === 'object' && typeof s.properties === 'object';
+
+/** Checked params with each options object's defaults filled in (what a declared handler receives, declare.ts ArgsOf). */
+function withDefaults(positions: readonly Positional[], args: readonly unknown[]): unknown[] {
+  return positions.map((p, i) => {
+    const value: unknown = args[i];
+    return isObjectSchema(p.schema) && (typeof value === 'object' || value === undefined) ? fillDefaults(p.schema, value) : value;
+  });
+}
+
+/**
+ * A validated options object (or none) with the schema's defaults filled in at the top
+ * level, so every default is stated once, in the schema that documents it.
+ */
+export function filled<T extends TObject>(schema: T, value: Static<T> | null | undefined): Filled<T> {
+  // Every key Filled promises has been set from its declared default.
+  return fillDefaults(schema, value) as Filled<T>;
+}
+
+function fillDefaults(schema: TObject, value: object | null | undefined): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...(value ?? {}) };
+  for (const [key, property] of Object.entries(schema.properties)) {
+    if (out[key] === undefined && property.default !== undefined) out[key] = property.default;
+  }
+  return out;
+}
+
+// ---- checking a method's params ------------------------------------------------------------
+
+const shown = (v: unknown): string => {
+  let s: string | undefined;
+  try {
+    s = JSON.stringify(v);
+  } catch {
+    // Defence in depth (params depth is bounded before validation): never fail while quoting.
+    return Array.isArray(v) ? 'an array' : typeof v;
+  }
+  return s === undefined ? String(v) : s.length > 80 ? `${s.slice(0, 77)}...` : s;
+};
+
+/** "/1/filters/protocols/0" -> "options.filters.protocols[0]" using the positional names. */
+function fieldName(instancePath: string, names: readonly string[]): string {
+  const parts = instancePath.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  if (parts.length === 0) return 'params';
+  const [first, ...rest] = parts;
+  let out = names[Number(first)] ?? `params[${first}]`;
+  for (const p of rest) out += /^\d+$/.test(p) ? `[${p}]` : `.${p}`;
+  return out;
+}
+
+/** Is this path inside a filter (the filters object or a blockTime range)? */
+const inFilter = (instancePath: string): boolean => /\/(filters|blockTime)(\/|$)/.test(instancePath);
+
+function describe(err: ErrorObject, names: readonly string[], method: string): AppError {
+  const field = fieldName(err.instancePath, names);
+  const p = err.params as Record<string, unknown>;
+  const got = ` (got ${shown(err.data)})`;
+  const invalid = (message: string, f = field): AppError => new AppError(Errors.invalidParams, message, { field: f });
+  switch (err.keyword) {
+    case 'type': {
+      const message = `${field} must be ${String(p.type).replace(',', ' or ')}${got}`;
+      if (inFilter(err.instancePath)) {
+        return new AppError(Errors.unparsableFilter, `unparsable filter: ${message}`, { field });
+      }
+      return invalid(message);
+    }
+    case 'required': {
+      const missing = String(p.missingProperty);
+      return invalid(`${field === 'params' ? missing : `${field}.${missing}`} is required`, `${field}.${missing}`);
+    }
+    case 'minItems':
+      if (err.instancePath === '') {
+        // The first position the caller left out is the one to name.
+        const at = Array.isArray(err.data) ? err.data.length : 0;
+        const name = names[at] ?? 'params';
+        return invalid(`${name} (params[${at}]) is required`, name);
+      }
+      return invalid(`${field} must not be empty; omit it to apply no filter`);
+    case 'maxItems':
+    case 'additionalItems':
+      if (err.instancePath === '') {
+        return invalid(`${method} takes at most ${names.length} positional parameter${names.length === 1 ? '' : 's'}${names.length ? ` (${names.join(', ')})` : ''}`);
+      }
+      return invalid(`${field} must hold at most ${String(p.limit)} items`);
+    case 'additionalProperties': {
+      const extra = String(p.additionalProperty);
+      return invalid(`${field}.${extra} is not an accepted field of ${field} for ${method}`, `${field}.${extra}`);
+    }
+    case 'enum':
+      return invalid(`${field} must be one of ${(p.allowedValues as unknown[]).map((v) => shown(v)).join(', ')}${got}`);
+    case 'maximum':
+      return invalid(`${field} must be at most ${String(p.limit)}${got}`);
+    case 'minimum':
+      return invalid(`${field} must be at least ${String(p.limit)}${got}`);
+    case 'multipleOf':
+      return invalid(`${field} must be a whole number${got}`);
+    case 'pattern': {
+      const rule = ruleOfPattern(p.pattern) ?? (err.parentSchema as { description?: string } | undefined)?.description ?? `a string matching ${String(p.pattern)}`;
+      return invalid(`${field} must be ${rule}${got}`);
+    }
+    case 'minLength':
+      return invalid(`${field} must not be empty`);
+    case 'maxLength':
+      return invalid(`${field} must be at most ${String(p.limit)} characters long`);
+    case 'uniqueItems':
+      return invalid(`${field} must not list the same value twice (items ${String(p.j)} and ${String(p.i)} are equal)`);
+    default:
+      return invalid(`${field} ${err.message ?? 'is invalid'}`);
+  }
+}
+
+/** Throws an AppError (-32602 or -32000) on the first violation of `validate`; range bounds
+ *  are also checked for order, which a schema cannot express. */
+function check(validate: ValidateFunction, names: readonly string[], method: string, params: unknown): void {
+  if (!validate(params)) {
+    const first = validate.errors?.[0];
+    if (!first) throw new AppError(Errors.invalidParams, 'params are invalid', { field: 'params' });
+    throw describe(first, names, method);
+  }
+  if (Array.isArray(params)) checkRanges(params, names);
+}
+
+/**
+ * The door's params checks of `methods` by method name, each compiled once from the method's
+ * own schema (the one the catalog documents); a check refuses to vouch for any other schema.
+ */
+export function paramsChecks(methods: Iterable<RpcMethod>): ReadonlyMap<string, ParamsCheck> {
+  // strictTuples off: trailing positional params are optional, which strict tuples forbid.
+  const ajv = new Ajv({ allErrors: false, strict: true, strictTuples: false, verbose: true });
+  return new Map([...methods].map((m) => {
+    const validate = ajv.compile(m.schema);
+    const names = m.params.map((p) => p.name);
+    const checkOf: ParamsCheck = (schema, params) => {
+      if (schema !== m.schema) throw new Error(`the params check of ${m.method} was asked about another schema`);
+      check(validate, names, m.method, params);
+    };
+    return [m.method, checkOf];
+  }));
+}
+
+/** Is `value` nested deeper than `limit` levels of arrays and objects? Iterative, and it
+ *  stops at the first path that is too deep, so a hostile value costs little. */
+export function deeperThan(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (typeof v !== 'object' || v === null) continue;
+    if (depth > limit) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) {
+      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
+    }
+  }
+  return false;
+}
+
+interface RangeLike {
+  gte?: number;
+  lte?: number;
+}
+
+function checkRanges(params: readonly unknown[], names: readonly string[]): void {
+  params.forEach((p, i) => {
+    if (typeof p !== 'object' || p === null) return;
+    const opts = p as { blockTime?: RangeLike; filters?: { blockTime?: RangeLike } };
+    const name = names[i] ?? `params[${i}]`;
+    for (const [path, r] of [[`${name}.blockTime`, opts.blockTime], [`${name}.filters.blockTime`, opts.filters?.blockTime]] as const) {
+      if (r?.gte !== undefined && r.lte !== undefined && r.gte > r.lte) {
+        throw new AppError(Errors.invalidParams, `${path}.gte must not be later than ${path}.lte (got gte ${r.gte}, lte ${r.lte})`, { field: path });
+      }
+    }
+  });
 }

@@ -18,7 +18,8 @@ import { GRANULARITIES } from '../analytics/question/granularity.ts';
 import type { TimeRange } from '../analytics/types.ts';
 import { closedDayRange, dayRange, rangeMeta } from './rest-params.ts';
 import { crossFieldRules, DAYS_IN_ORDER, envelope, errors, FeeAnswer, ok } from './rest-schemas.ts';
-import { filled, operation, optional, required, restGet, rpcMethod, stringEnum, withDefault, type Operation } from './declare.ts';
+import { operation, optional, required, restGet, rpcMethod, stringEnum, withDefault, type Operation } from './declare.ts';
+import { filled } from './method-calls.ts';
 import { blockTime, ClosedBlockTime, dayRangeQuery, limit, list, options, ProtocolName, query, strict } from './params.ts';
 
 

@@ -8,7 +8,8 @@ import type { Analytics } from '../analytics/analytics.ts';
 import type { TransactionFilters } from '../analytics/types.ts';
 import { dayRange, rangeMeta } from './rest-params.ts';
 import { crossFieldRules, DAYS_IN_ORDER, envelope, errors, ok } from './rest-schemas.ts';
-import { filled, operation, optional, required, restGet, rpcMethod, stringEnum, withDefault, type Operation } from './declare.ts';
+import { operation, optional, required, restGet, rpcMethod, stringEnum, withDefault, type Operation } from './declare.ts';
+import { filled } from './method-calls.ts';
 import { Address, AddressFilters, blockTime, dayRangeQuery, Filters, limit, listingOptions, options, ProtocolName, query, Signature, strict } from './params.ts';
 
 const closed = { additionalProperties: false } as const;

@@ -5,7 +5,7 @@
 // nested too deep, and answers past the response byte budget (core/limits.ts).
 import { Errors } from '../../core/errors.ts';
 import { fitsBudget, formatBytes, MAX_PARAMS_DEPTH, RPC_BATCH_CONCURRENCY, RPC_MAX_BATCH, RPC_RESPONSE_BUDGET_BYTES } from '../../core/limits.ts';
-import { deeperThan } from '../catalog/param-checks.ts';
+import { deeperThan } from '../catalog/method-calls.ts';
 import { echoesExactly, inexactNestedNumbers, numericIdTokens } from './raw-ids.ts';
 import { invalidRequest, methodNotFound, parseError, rpcError, toRpcError, type RpcErrorObject } from './rpc-errors.ts';
 
@@ -62,6 +62,12 @@ export interface RpcBody {
   readonly inexactParams: ReadonlyMap<number, string>;
 }
 
+/** What can make JSON.parse lose digits: a fraction or an exponent (a digit before a decimal
+ *  point or an exponent; a number's last integer digit never follows a quote), or 16 digits in
+ *  a row (an integer past 2^53 has at least 16); strings that look alike just let the scans
+ *  run. The "2.0" every call carries as its version is no number. */
+const MAYBE_INEXACT = /(?<!")\d[.eE]|\d[eE]|\d\.(?!0")|\d{16}/;
+
 /** A body that was not valid JSON, or none at all. */
 export const unparsedBody = (): RpcBody => ({ value: PARSE_FAILED, inexactIds: new Set(), inexactParams: new Map() });
 
@@ -83,16 +89,22 @@ export function parseRpcBody(raw: string): RpcBody {
   const calls = Array.isArray(value) ? value : [value];
   const inexactIds = new Set<number>();
   const inexactParams = new Map<number, string>();
+  // A body without a fraction, an exponent or a 16-digit run, whose numeric ids are all safe
+  // integers, was parsed exactly, and the scans of raw-ids.ts (a pass over the text each) are
+  // skipped. That is the common body, and the cheapest calls feel the scans.
+  const maybeInexact = MAYBE_INEXACT.test(text);
   // The scan costs a pass over the text; only bodies with a numeric id need it.
-  if (calls.some((c) => isObject(c) && typeof c.id === 'number')) {
+  if (calls.some((c) => isObject(c) && typeof c.id === 'number' && (maybeInexact || !Number.isSafeInteger(c.id)))) {
     const tokens = numericIdTokens(text);
     calls.forEach((c, i) => {
       if (isObject(c) && typeof c.id === 'number' && !echoesExactly(tokens[i], c.id)) inexactIds.add(i);
     });
   }
-  inexactNestedNumbers(text).forEach((token, i) => {
-    if (token !== undefined && isObject(calls[i])) inexactParams.set(i, token);
-  });
+  if (maybeInexact) {
+    inexactNestedNumbers(text).forEach((token, i) => {
+      if (token !== undefined && isObject(calls[i])) inexactParams.set(i, token);
+    });
+  }
   return { value, inexactIds, inexactParams };
 }
 
@@ -185,25 +197,24 @@ interface Answered {
 export async function handleBody(parsed: RpcBody, methods: MethodTable, ctx: CallContext): Promise<string | undefined> {
   const body = parsed.value;
   const budget = ctx.budgetBytes ?? RPC_RESPONSE_BUDGET_BYTES;
-  const told = (method: string | undefined, error: boolean): void => ctx.onAnswer?.(method, error);
   if (body === PARSE_FAILED) {
-    told(undefined, true);
+    ctx.onAnswer?.(undefined, true);
     return JSON.stringify(fail(null, parseError('the request body is not valid JSON')));
   }
   if (!Array.isArray(body)) {
     const e = envelope(parsed, 0, methods);
     if ('answer' in e) {
-      if (e.answer !== undefined) told(methodOf(body), true);
+      if (e.answer !== undefined) ctx.onAnswer?.(methodOf(body), true);
       return e.answer === undefined ? undefined : JSON.stringify(e.answer);
     }
     const response = await run(e.run, methods, ctx);
     const text = JSON.stringify(response);
     const fits = fitsBudget(text, budget);
     const answer = fits ? held(text, e.run.id, ctx) : overBudget(e.run.id, budget);
-    told(e.run.method, answer !== text || 'error' in response);
+    ctx.onAnswer?.(e.run.method, answer !== text || 'error' in response);
     return answer;
   }
-  if (body.length === 0 || body.length > RPC_MAX_BATCH) told(undefined, true);
+  if (body.length === 0 || body.length > RPC_MAX_BATCH) ctx.onAnswer?.(undefined, true);
   if (body.length === 0) return JSON.stringify(fail(null, invalidRequest('a batch must hold at least one request')));
   if (body.length > RPC_MAX_BATCH) {
     return JSON.stringify(fail(null, invalidRequest(`a batch may hold at most ${RPC_MAX_BATCH} requests; this one holds ${body.length}`)));
@@ -249,7 +260,7 @@ export async function handleBody(parsed: RpcBody, methods: MethodTable, ctx: Cal
     } else {
       used += bytes;
     }
-    told(methodOf(body[i]), error);
+    ctx.onAnswer?.(methodOf(body[i]), error);
     out.push(text);
   }
   return out.length === 0 ? undefined : `[${out.join(',')}]`;

@@ -2,12 +2,86 @@
 // failure included (DESIGN section 4); a body that yields no answer (notifications only)
 // is 204 No Content. Authentication and rate limiting, which may answer 401/403/429, are
 // hooks outside this plugin; errors from them are passed on to the app's handler.
-import type { FastifyError, FastifyInstance } from 'fastify';
+// The method table is the catalog's methods (api/catalog/method-calls.ts checks their params
+// against the declared schemas and runs their handlers), plus rpc.discover, which answers the
+// OpenRPC document of the same catalog. No SQL here.
+import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
+import type { Budget } from '../../core/budget.ts';
+import { AppError, Errors } from '../../core/errors.ts';
 import { formatBytes, RPC_BODY_LIMIT_BYTES } from '../../core/limits.ts';
 import type { Analytics } from '../analytics/analytics.ts';
-import { handleBody, parseRpcBody, unparsedBody, type RpcBody, type RpcResponse } from './json-rpc.ts';
+import { CATALOG, type Operation } from '../catalog/catalog.ts';
+import { CatalogMethods } from '../catalog/method-calls.ts';
+import { handleBody, parseRpcBody, unparsedBody, type CallContext, type MethodTable, type RpcBody, type RpcResponse } from './json-rpc.ts';
+import { openRpcDocument, RPC_DISCOVER, type OpenRpcDocument } from './openrpc.ts';
 import { invalidRequest } from './rpc-errors.ts';
-import { RpcMethods } from './rpc-methods.ts';
+
+/** The methods as the envelope layer sees them: look up, validate, run. */
+export class RpcMethods {
+  private readonly methods: CatalogMethods;
+  /** The OpenRPC document of this method table's catalog. */
+  readonly openRpc: OpenRpcDocument;
+
+  constructor(private readonly analytics: Analytics, catalog: readonly Operation[] = CATALOG) {
+    this.methods = new CatalogMethods(catalog);
+    this.openRpc = openRpcDocument(catalog);
+  }
+
+  has(name: string): boolean {
+    return name === RPC_DISCOVER || this.methods.has(name);
+  }
+
+  /** The table for one request: every method asks the analytics layer under `budget` (null: refused). */
+  under(budget: Budget | null): MethodTable {
+    return new RequestMethods(this, this.analytics.under(budget));
+  }
+
+  /** Run `name` on the request's view of the analytics layer. */
+  async call(analytics: Analytics, name: string, params: readonly unknown[]): Promise<unknown> {
+    if (name !== RPC_DISCOVER) return this.methods.call(analytics, name, params);
+    if (params.length > 0) throw new AppError(Errors.invalidParams, `${RPC_DISCOVER} takes no parameters`, { field: 'params' });
+    return this.openRpc;
+  }
+}
+
+// One request's method table and call context: objects with methods, not closures made per
+// request (every call of the cheapest methods pays for each closure it makes).
+class RequestMethods implements MethodTable {
+  constructor(private readonly methods: RpcMethods, private readonly analytics: Analytics) {}
+
+  has(name: string): boolean {
+    return this.methods.has(name);
+  }
+
+  call(name: string, params: readonly unknown[]): Promise<unknown> {
+    return this.methods.call(this.analytics, name, params);
+  }
+}
+
+/** What one request's calls report: internal errors to its log, each answer's method and
+ *  outcome to the usage records (access control's onResponse reads req.rpcOutcomes), and
+ *  answer bytes to its plan's answer memory. */
+class RequestContext implements CallContext {
+  readonly reference: string;
+  readonly outcomes: { method: string | undefined; error: boolean }[] = [];
+
+  constructor(private readonly req: FastifyRequest, readonly budgetBytes: number | undefined) {
+    this.reference = req.id;
+  }
+
+  onInternalError(err: unknown, reference: string): void {
+    this.req.log.error({ err, reference }, 'JSON-RPC call failed');
+  }
+
+  onAnswer(method: string | undefined, error: boolean): void {
+    this.outcomes.push({ method, error });
+  }
+
+  /** The plan's answer memory (core/budget.ts); a bare app without the access hooks has no budget. */
+  reserveAnswer(bytes: number): boolean {
+    return this.req.budget?.reserveAnswer(bytes) ?? true;
+  }
+}
 
 export interface RpcRouteOptions {
   analytics: Analytics;
@@ -49,18 +123,9 @@ export async function rpcRoutes(app: FastifyInstance, opts: RpcRouteOptions): Pr
   app.post('/v1/rpc', { bodyLimit: RPC_BODY_LIMIT_BYTES }, async (req, reply) => {
     // No body at all (no content type, nothing sent) is not valid JSON either.
     const body = req.rpcBody ?? unparsedBody();
-    // Each answer's method and outcome, for the usage records of access control (its
-    // onResponse hook reads req.rpcOutcomes).
-    const outcomes: { method: string | undefined; error: boolean }[] = [];
-    req.rpcOutcomes = outcomes;
-    const answer = await handleBody(body, methods.under(req.budget), {
-      reference: req.id,
-      budgetBytes: opts.responseBudgetBytes,
-      onInternalError: (err, reference) => req.log.error({ err, reference }, 'JSON-RPC call failed'),
-      onAnswer: (method, error) => outcomes.push({ method, error }),
-      // The plan's answer memory (core/budget.ts); a bare app without the access hooks has no budget.
-      reserveAnswer: (bytes: number) => req.budget?.reserveAnswer(bytes) ?? true,
-    });
+    const ctx = new RequestContext(req, opts.responseBudgetBytes);
+    req.rpcOutcomes = ctx.outcomes;
+    const answer = await handleBody(body, methods.under(req.budget), ctx);
     if (answer === undefined) return reply.code(204).send();
     return reply.code(200).header('content-type', 'application/json; charset=utf-8').send(answer);
   });

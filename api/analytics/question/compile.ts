@@ -5,10 +5,10 @@
 // hour-aligned range reads the view alone, without the UNION wrapper (a few ms cheaper).
 // Only the view columns the question's measures use are read (each costs ~0.5 ms).
 import type { CostShape } from '../analytics-cost.ts';
-import { edgesCondition, intervalCondition, planRange, type TimeRange } from '../time-range.ts';
+import type { TimeRange } from '../types.ts';
 import { bucketSql, type Granularity } from './granularity.ts';
 import {
-  addFilter, addRanges, BASE_SOURCE, BASE_TABLE, DIMENSIONS, isDerived, isTimeDimension, MEASURES, SOURCES, STATES, STATUS_SQL,
+  addFilter, addRanges, edgesCondition, intervalCondition, planRange, BASE_SOURCE, BASE_TABLE, DIMENSIONS, isDerived, isTimeDimension, MEASURES, SOURCES, STATES, STATUS_SQL,
   type Bounds, type Conditions, type Dimension, type Measures, type MeasureType, type RangeFilter, type Source, type SourceFilter, type State, type Statement,
 } from './model.ts';
 

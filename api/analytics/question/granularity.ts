@@ -3,7 +3,7 @@
 // a Granularity, and the engine and this module agree on where each bucket starts.
 import { AppError, Errors, param } from '../../../core/errors.ts';
 import { MAX_ACTIVITY_BUCKETS } from '../../../core/limits.ts';
-import type { TimeRange } from '../time-range.ts';
+import type { TimeRange } from '../types.ts';
 
 /** Every bucket size, smallest first (the catalog offers them on JSON-RPC and REST). */
 export const GRANULARITIES = ['hour', 'day', 'week', 'month'] as const;
