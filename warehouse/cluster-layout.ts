@@ -186,6 +186,12 @@ export function renderForCluster(statement: string, cluster: ClusterTarget): str
     if (sources.length !== 1 || sources[0] !== 'transactions') throw new Error(`view ${view} must read only FROM transactions to be rendered for a cluster`);
     return out([`ALTER TABLE ${view} ${on} ${commands.replace(/\bFROM transactions\b/, `FROM ${localName('transactions')}`)}`]);
   }
+  if (m && /^MODIFY SETTING\b/.test(m[2]!)) {
+    // MergeTree settings (a merge policy) belong to the stored table; a Distributed table has none.
+    const [, table, commands] = m as unknown as [string, string, string];
+    const role = roleOf(table);
+    return out([`ALTER TABLE ${role.kind === 'everywhere' ? table : localName(table)} ${on} ${commands}`]);
+  }
   if (m) {
     const [, table, commands] = m as unknown as [string, string, string];
     if (!/^(ADD|DROP|MODIFY|COMMENT|RENAME) COLUMN\b/.test(commands)) {

@@ -1,0 +1,14 @@
+-- Point reads that stay fast past memory (issue 25): tx_by_signature_v2 in compact parts,
+-- kept in few parts. Why: sig_key is a hash, so every part spans the whole key range and a
+-- lookup reads one granule in every active part (10 parts: 10x the time of one), and in a
+-- wide part each of the 12 columns is its own file, so past memory one lookup is ~12
+-- scattered disk reads. A compact part keeps a granule's columns side by side in one file:
+-- one read per key (50-key batches 2.8x faster under a cap of a third of the store, +11 B a
+-- record). merge_selector_base 2 (default 5) merges parts of similar size sooner, and
+-- min_age_to_force_merge_seconds merges parts left alone for an hour whatever their sizes,
+-- so a quiet store ends in one part; the price is write amplification, measured in
+-- bench/RESULTS.md ("Point store"). The cost on the other side: a read of the whole sig_key
+-- column (ingest's stored keys, once at start) reads the whole part from disk when cold.
+-- Settings only, so the migration is instant on any store; existing wide parts become
+-- compact when next merged. Nothing is copied, so no record is lost or doubled.
+ALTER TABLE tx_by_signature_v2 MODIFY SETTING min_bytes_for_wide_part = 1099511627776, min_rows_for_wide_part = 1099511627776, merge_selector_base = 2, min_age_to_force_merge_seconds = 3600;
