@@ -24,7 +24,8 @@ const POLICIES: Record<string, string> = {
   default: '',
   'merge_selector_base=2': ', merge_selector_base = 2',
   'min_age_to_force_merge_seconds=30': ', min_age_to_force_merge_seconds = 30',
-  'both (migration 080)': ', merge_selector_base = 2, min_age_to_force_merge_seconds = 30',
+  'both': ', merge_selector_base = 2, min_age_to_force_merge_seconds = 30',
+  'migration 080 (force only on the whole partition)': ', merge_selector_base = 2, min_age_to_force_merge_seconds = 30, min_age_to_force_merge_on_partition_only = 1',
 };
 
 const merged = async () => Number((await wh.query<{ v: string }>("SELECT value AS v FROM system.events WHERE event = 'MergedRows'"))[0]?.v ?? 0);

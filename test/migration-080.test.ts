@@ -24,7 +24,11 @@ describe('migration 080', () => {
     const window = (offset: number, count: number) => ({ seed: 11, total: 2 * RECORDS, offset, count, startTime: START, endTime: START + 86_400 });
     try {
       await migrate(wh, () => {}, loadMigrations().filter((m) => m.version < 80));
-      // Several inserts: several parts, as a store that has been ingesting has.
+      // Parts as a large store has them (wide: parts under 10 MB are compact by default), and
+      // several of them, as a store that has been ingesting has.
+      await wh.exec('ALTER TABLE tx_by_signature_v2 MODIFY SETTING min_bytes_for_wide_part = 0');
+      const partTypes = async () => (await wh.query<{ part_type: string }>(
+        "SELECT part_type FROM system.parts WHERE active AND database = currentDatabase() AND table = 'tx_by_signature_v2'")).map((p) => p.part_type);
       for (let i = 0; i < 3; i++) await insertDemoRows(wh, window(i * (RECORDS / 3), RECORDS / 3));
       // Every by-signature row, each column, as a sorted multiset; and what the base table says it must be.
       const rows = () => wh.query<{ r: string }>(`SELECT concat(toString(sig_key), '|', signature, '|', toString(instruction_index), '|', toString(slot), '|',
@@ -36,6 +40,7 @@ describe('migration 080', () => {
       const before = await rows();
       expect(before).toEqual(await expected());
       expect(before.length).toBe(RECORDS);
+      expect(new Set(await partTypes())).toEqual(new Set(['Wide']));
 
       const visible = new Set((await wh.query<{ p: string }>('SELECT DISTINCT protocol_name AS p FROM transactions')).map((x) => x.p));
       const signatures = (await wh.query<{ s: string }>('SELECT DISTINCT signature AS s FROM transactions ORDER BY cityHash64(s, 80) LIMIT 60')).map((x) => x.s);
@@ -65,14 +70,16 @@ describe('migration 080', () => {
 
       const r = await migrate(wh, () => {}, loadMigrations().filter((m) => m.version <= 80));
       expect(r.applied).toEqual(['080_signature_point_store']);
-      // Rows are untouched by the migration itself.
+      // The rows are rewritten into compact parts, each record once.
       expect(await rows()).toEqual(before);
+      expect(new Set(await partTypes())).toEqual(new Set(['Compact']));
+      const [leftover] = await wh.query<{ n: string }>("SELECT count() AS n FROM system.tables WHERE database = currentDatabase() AND name LIKE 'tx_by_signature_v2_compact%'");
+      expect(leftover!.n).toBe('0');
       // Records ingested after it reach the table once, through 021's view as before; a
       // merge (the one the new policy would run by itself an hour later) makes one compact part.
       await insertDemoRows(wh, window(RECORDS, RECORDS));
       await wh.exec('OPTIMIZE TABLE tx_by_signature_v2 FINAL');
-      const parts = await wh.query<{ part_type: string }>("SELECT part_type FROM system.parts WHERE active AND database = currentDatabase() AND table = 'tx_by_signature_v2'");
-      expect(parts.map((p) => p.part_type)).toEqual(['Compact']);
+      expect(await partTypes()).toEqual(['Compact']);
       const after = await rows();
       expect(after.length).toBe(2 * RECORDS);
       expect(after).toEqual(await expected());
