@@ -5,7 +5,7 @@
 // policy, in a fresh data directory, and prints for each: parts a read sees after each
 // insert (mean and max), parts at the end, and rows merged per row inserted.
 //
-//   npx tsx bench/merge-policy.ts [--dir /tmp/merge-policy] [--inserts 120] [--rows 20000] [--idle 90]
+//   npx tsx bench/merge-policy.ts [--dir /tmp/merge-policy] [--inserts 120] [--rows 20000] [--idle 90] [--only 080]
 //
 // Rows are generated in the engine (random 64-bit keys, record-like columns); the policies
 // differ only in their MergeTree settings.
@@ -35,7 +35,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 try {
   console.log(`${machine()}\n${INSERTS} inserts of ${ROWS} rows per policy, then ${IDLE} s idle`);
   const results: Record<string, number | string>[] = [];
+  const only = flag('only', '');
   for (const [i, [name, settings]] of Object.entries(POLICIES).entries()) {
+    if (only !== '' && !name.includes(only) && name !== 'default') continue;
     const t = `mp_${i}`;
     await wh.exec(`CREATE TABLE ${t} (sig_key UInt64, signature String CODEC(ZSTD(1)), instruction_index UInt16, slot UInt64,
       block_time DateTime('UTC'), program_id LowCardinality(String), fee UInt64, compute_units UInt32, success Bool)

@@ -5,14 +5,14 @@
 -- scattered disk reads. A compact part keeps a granule's columns side by side in one file:
 -- one read per key (50-key batches 2.8x faster under a cap of a third of the store, +11 B a
 -- record). merge_selector_base 2 (default 5) merges parts of similar size sooner: 2 parts
--- instead of 7 once ingest pauses, for ~40 % more rows rewritten by merges; and a store left
--- without inserts for an hour is merged into one part (min_age_to_force_merge_seconds on the
--- whole partition only: while ingest runs nothing is forced, so a 90 GB part at 1B is never
--- rewritten per insert). Measured in bench/RESULTS.md ("Point store"). The cost on the other
--- side: a read of one column of the whole table (ingest's stored keys, once at start) reads
--- the whole part from disk when cold (1.1 GB instead of 85 MB at 10M).
+-- instead of 7 once ingest pauses, for ~40 % more rows rewritten by merges. No forced merges
+-- by age: with min_age_to_force_merge_seconds set, reads saw ~twice the parts during steady
+-- ingest in the same simulation, and forcing on subsets of parts would rewrite a 90 GB part
+-- at 1B as each small part ages. Measured in bench/RESULTS.md ("Point store"). The cost on
+-- the other side: a read of one column of the whole table (ingest's stored keys, once at
+-- start) reads the whole part from disk when cold (1.1 GB instead of 85 MB at 10M).
 -- Same table name, key and columns; only the parts are rewritten.
-ALTER TABLE tx_by_signature_v2 MODIFY SETTING min_bytes_for_wide_part = 1099511627776, min_rows_for_wide_part = 1099511627776, merge_selector_base = 2, min_age_to_force_merge_seconds = 3600, min_age_to_force_merge_on_partition_only = 1;
+ALTER TABLE tx_by_signature_v2 MODIFY SETTING min_bytes_for_wide_part = 1099511627776, min_rows_for_wide_part = 1099511627776, merge_selector_base = 2;
 
 -- A merge never turns a wide part compact, so the rows are rewritten once: into a compact
 -- twin of the table, then swapped in whole (REPLACE PARTITION attaches the twin's parts).
