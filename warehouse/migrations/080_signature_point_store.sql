@@ -5,7 +5,7 @@
 -- scattered disk reads. A compact part keeps a granule's columns side by side in one file:
 -- one read per key (50-key batches 2.8x faster under a cap of a third of the store, +11 B a
 -- record). merge_selector_base 2 (default 5) merges parts of similar size sooner: 2 parts
--- instead of 7 once ingest pauses, for ~40 % more rows rewritten by merges. No forced merges
+-- instead of 7 once ingest pauses, for ~1.5x the rows rewritten by merges. No forced merges
 -- by age: with min_age_to_force_merge_seconds set, reads saw ~twice the parts during steady
 -- ingest in the same simulation, and forcing on subsets of parts would rewrite a 90 GB part
 -- at 1B as each small part ages. Measured in bench/RESULTS.md ("Point store"). The cost on
