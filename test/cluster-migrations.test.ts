@@ -112,6 +112,7 @@ describe('cluster mode: every migration rendered', () => {
       ingest_freshness_mv: 'ingest_freshness_local',
       tx_by_signature_v2_mv: 'tx_by_signature_v2_local',
       tx_by_address_listing_mv: 'tx_by_address_listing',
+      tx_by_signature_v2_compact_mv: 'tx_by_signature_v2_compact_local',
     });
     for (const v of views) {
       expect(v).toMatch(/\bFROM transactions_local\b/);

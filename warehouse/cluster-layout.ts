@@ -63,6 +63,12 @@ export const CLUSTER_LAYOUT: Readonly<Record<string, TableRole>> = Object.freeze
     viewWrites: 'local',
     why: 'sig_key = cityHash64(signature), the base table\'s own key: the view writes on the node holding the base rows, which is the shard the Distributed key would choose, and a lookup by signature touches one shard (optimize_skip_unused_shards)',
   },
+  tx_by_signature_v2_compact: {
+    kind: 'sharded',
+    shardingKey: 'sig_key',
+    viewWrites: 'local',
+    why: 'migration 080\'s twin of tx_by_signature_v2, swapped in by REPLACE PARTITION: the same placement, so each shard swaps its own rows',
+  },
   tx_by_address: {
     kind: 'sharded',
     shardingKey: 'address_key',
@@ -185,6 +191,20 @@ export function renderForCluster(statement: string, cluster: ClusterTarget): str
     const sources = [...commands.matchAll(new RegExp(`\\bFROM (${IDENT})\\b`, 'g'))].map((x) => x[1]!);
     if (sources.length !== 1 || sources[0] !== 'transactions') throw new Error(`view ${view} must read only FROM transactions to be rendered for a cluster`);
     return out([`ALTER TABLE ${view} ${on} ${commands.replace(/\bFROM transactions\b/, `FROM ${localName('transactions')}`)}`]);
+  }
+  const replace = m === null ? null : new RegExp(`^REPLACE PARTITION (\\S+) FROM (${IDENT})((?: SETTINGS .*)?)$`).exec(m[2]!);
+  if (m && replace) {
+    // Parts move between the stored tables of one node (each shard swaps its own rows).
+    const [table, [, partition, from, settings]] = [m[1]!, replace as unknown as [string, string, string, string]];
+    if (roleOf(table).kind !== roleOf(from).kind) throw new Error(`REPLACE PARTITION between ${table} and ${from}: both must be sharded, or both everywhere`);
+    const name = (t: string) => (roleOf(t).kind === 'everywhere' ? t : localName(t));
+    return out([`ALTER TABLE ${name(table)} ${on} REPLACE PARTITION ${partition} FROM ${name(from)}${settings}`]);
+  }
+  if (m && /^MODIFY SETTING\b/.test(m[2]!)) {
+    // MergeTree settings (a merge policy) belong to the stored table; a Distributed table has none.
+    const [, table, commands] = m as unknown as [string, string, string];
+    const role = roleOf(table);
+    return out([`ALTER TABLE ${role.kind === 'everywhere' ? table : localName(table)} ${on} ${commands}`]);
   }
   if (m) {
     const [, table, commands] = m as unknown as [string, string, string];
