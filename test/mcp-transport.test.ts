@@ -118,6 +118,16 @@ describe('the door\'s stateless transport answers as the SDK\'s transport does',
     expect(got).toEqual(want);
   });
 
+  it('a cancellation in one POST never reaches a request of another POST under the same id', async () => {
+    // Sent together, the cancellation is handled before the call's handler would run: were it
+    // to reach the call (whose own id on a new transport is also 1), the call would never be answered.
+    const answer = await ours();
+    const cancel = post({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } });
+    const [called, cancelled] = await Promise.all([answer(post(call(1))), answer(cancel)]);
+    expect(called).toEqual(await sdkAnswer(post(call(1))));
+    expect(cancelled).toEqual({ status: 202, headers: {}, body: undefined });
+  });
+
   it('the SDK transport sets only Content-Type on a JSON answer and nothing on a 202 (so ours copies no other header)', async () => {
     expect(Object.keys((await sdkAnswer(post(call(1)))).headers)).toEqual(['content-type']);
     expect((await sdkAnswer(post(notification))).headers).toEqual({});

@@ -31,10 +31,13 @@ function protocolCalls(body: unknown): { label: string; error: boolean }[] {
 export const mcpRequestCount = (body: unknown): number =>
   Array.isArray(body) ? body.filter((m) => isObject(m) && typeof m.method === 'string' && Object.hasOwn(m, 'id')).length : 1;
 
-/** A header as the transport reads it: one value, trimmed (as a fetch Headers holds it), or none. */
+/** HTTP whitespace at either end, which a fetch Headers strips from a value (String.trim strips more). */
+const EDGE_WHITESPACE = /^[\t\n\r ]+|[\t\n\r ]+$/g;
+
+/** A header as the SDK's transport read it from a fetch Headers: one value, edges stripped, or none. */
 function header(req: FastifyRequest, name: string): string | undefined {
   const v = req.headers[name];
-  return typeof v === 'string' ? v.trim() : undefined;
+  return typeof v === 'string' ? v.replace(EDGE_WHITESPACE, '') : undefined;
 }
 
 export async function mcpRoutes(app: FastifyInstance, opts: ToolDeps): Promise<void> {

@@ -96,8 +96,8 @@ function checked<T>(schema: { safeParse(v: unknown): Parsed<T> }, request: unkno
 interface CallContext {
   caller: ToolCaller;
   hooks: CallHooks;
-  /** The calls of one POST (one batch) share its budget and run a few at a time. */
-  inTurn: <T>(run: () => Promise<T>) => Promise<T>;
+  /** The calls of one POST (one batch) share its budget and run a few at a time (made at its first call). */
+  inTurn?: <T>(run: () => Promise<T>) => Promise<T>;
 }
 
 /**
@@ -122,7 +122,7 @@ export class McpDoor {
   /** The answer to one POST /mcp of `caller`. `released` as in StatelessJsonTransport.handle. */
   async answer(post: McpPost, caller: ToolCaller, hooks: CallHooks, released?: (release: () => void) => void): Promise<McpAnswer> {
     await this.connected;
-    return this.transport.handle(post, { caller, hooks, inTurn: gate(MCP_BATCH_CONCURRENCY) }, released);
+    return this.transport.handle(post, { caller, hooks }, released);
   }
 
   /** The context of the request a handler runs for: a handler never runs outside one. */
@@ -146,14 +146,16 @@ export class McpDoor {
       return { tools: this.tools.list.map((t) => ({ name: t.name, title: t.title, description: t.description, inputSchema: t.inputSchema, annotations: TOOL_ANNOTATIONS })) };
     });
     server.setRequestHandler(CallToolRequestSchema.pick({ method: true }).loose(), async (raw, extra) => {
-      const { caller, hooks, inTurn } = this.context(extra.requestId);
+      const context = this.context(extra.requestId);
+      const { caller, hooks } = context;
       const request = checked(CallToolRequestSchema, raw);
       const tool = this.tools.get(request.params.name);
       if (tool === undefined) {
         hooks.onToolCall(UNKNOWN_TOOL, true);
         throw new McpError(ErrorCode.InvalidParams, `unknown tool "${echoed(request.params.name)}"; tools/list lists the tools`);
       }
-      return inTurn(async () => {
+      context.inTurn ??= gate(MCP_BATCH_CONCURRENCY);
+      return context.inTurn(async () => {
         let result: CallToolResult;
         try {
           result = answered(await tool.run(request.params.arguments ?? {}, caller), caller);

@@ -123,22 +123,19 @@ export class StatelessJsonTransport<C> implements Transport {
       }
       return await new Promise<McpAnswer>((resolve) => {
         const exchange: Exchange<C> = { context, ids: [], answers: new Map(), resolve, own: [] };
-        /** Our id of the last request of each original id, for a cancellation in the same POST. */
-        const ours = new Map<RequestId, number>();
         for (const m of messages) {
           if (!isRequest(m)) continue;
           const id = this.nextId++;
-          if (!ours.has(m.id)) exchange.ids.push(m.id);
-          ours.set(m.id, id);
+          if (!exchange.ids.includes(m.id)) exchange.ids.push(m.id);
           this.pending.set(id, { exchange, original: m.id });
           exchange.own.push(id);
           m.id = id;
         }
         for (const m of messages) {
           if (this.isCancellation(m)) {
-            const named = ours.get(m.params.requestId);
             // The Server ignores a falsy requestId (0, ''): so must ours, which never is.
-            if (named === undefined || !m.params.requestId) continue;
+            const named = m.params.requestId ? this.lastOwnId(exchange, m.params.requestId) : undefined;
+            if (named === undefined) continue;
             m.params.requestId = named;
             // A cancelled request is never answered (the SDK's transport waits on): end it when its client goes.
             released?.(() => this.end(exchange));
@@ -173,6 +170,15 @@ export class StatelessJsonTransport<C> implements Transport {
     this.end(exchange);
     const answers = exchange.ids.map((id) => exchange.answers.get(id));
     exchange.resolve({ status: 200, headers: { ...JSON_HEADERS }, body: JSON.stringify(answers.length === 1 ? answers[0] : answers) });
+  }
+
+  /** Our id of the last request of `exchange` sent under `original` (the one the SDK's protocol would cancel). */
+  private lastOwnId(exchange: Exchange<C>, original: RequestId): number | undefined {
+    for (let i = exchange.own.length - 1; i >= 0; i--) {
+      const id = exchange.own[i]!;
+      if (this.pending.get(id)?.original === original) return id;
+    }
+    return undefined;
   }
 
   private isCancellation(m: JSONRPCMessage): m is JSONRPCMessage & { params: { requestId: RequestId } } {
