@@ -39,10 +39,12 @@ async function sdkAnswer(p: Post): Promise<McpAnswer> {
   return { status: res.status, headers: Object.fromEntries(res.headers.entries()), body: text === '' ? undefined : text };
 }
 
-/** Ours: one Server and transport for every POST, as the door runs it. */
-async function ours(): Promise<(p: Post) => Promise<McpAnswer>> {
+/** Ours: one Server and transport for every POST, requests handed to the protocol as the door does (or through its onmessage). */
+async function ours(direct = true): Promise<(p: Post) => Promise<McpAnswer>> {
   const transport = new StatelessJsonTransport<null>();
-  await server().connect(transport);
+  const s = server();
+  await s.connect(transport);
+  if (direct && !transport.handRequestsTo(s)) throw new Error('this SDK\'s protocol has no _onrequest: see handRequestsTo');
   return (p) => transport.handle({ accept: p.accept, contentType: p.contentType, protocolVersion: p.protocolVersion, body: p.body }, null);
 }
 
@@ -106,8 +108,10 @@ const CASES: [string, Post][] = [
 
 describe('the door\'s stateless transport answers as the SDK\'s transport does', () => {
   it.each(CASES)('%s', async (_name, p) => {
-    const answer = await ours();
-    expect(await answer(p)).toEqual(await sdkAnswer(p));
+    const want = await sdkAnswer(p);
+    expect(await (await ours())(p)).toEqual(want);
+    // And with every message through the protocol's public onmessage (its type guards first).
+    expect(await (await ours(false))(p)).toEqual(want);
   });
 
   it('one transport serves concurrent POSTs that reuse ids, each its own answers, as a transport per POST does', async () => {
@@ -126,6 +130,15 @@ describe('the door\'s stateless transport answers as the SDK\'s transport does',
     const [called, cancelled] = await Promise.all([answer(post(call(1))), answer(cancel)]);
     expect(called).toEqual(await sdkAnswer(post(call(1))));
     expect(cancelled).toEqual({ status: 202, headers: {}, body: undefined });
+  });
+
+  it('the pinned SDK\'s protocol takes requests straight (handRequestsTo), as the door relies on for speed', async () => {
+    // If an SDK upgrade renames the protocol's request handling, the door falls back to onmessage
+    // (correct, slower): this fails so that the upgrade looks at it.
+    const transport = new StatelessJsonTransport<null>();
+    const s = server();
+    await s.connect(transport);
+    expect(transport.handRequestsTo(s)).toBe(true);
   });
 
   it('the SDK transport sets only Content-Type on a JSON answer and nothing on a 202 (so ours copies no other header)', async () => {

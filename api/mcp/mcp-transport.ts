@@ -73,12 +73,30 @@ export class StatelessJsonTransport<C> implements Transport {
 
   private readonly pending = new Map<number, Pending<C>>();
   private nextId = 1;
+  /** Where requests go: the protocol's onmessage, or its request handling itself (handRequestsTo). */
+  private request?: (message: JSONRPCMessage, extra: MessageExtraInfo) => void;
 
   async start(): Promise<void> {}
 
   async close(): Promise<void> {
     for (const { exchange } of this.pending.values()) this.end(exchange);
     this.onclose?.();
+  }
+
+  /**
+   * Hands requests straight to the SDK protocol's request handling (`_onrequest`: what its
+   * onmessage calls for a message it finds to be a request), past the type guards its onmessage
+   * runs first (isJSONRPCResultResponse and isJSONRPCErrorResponse, two failing zod parses on
+   * every request, then isJSONRPCRequest). This transport has already parsed each message with
+   * JSONRPCMessageSchema, whose request member alone has both an id and a method, so the guards
+   * could only decide "request" again. Everything else still goes through onmessage. Call after
+   * `server.connect(transport)`; false (and nothing changed) if this SDK has no such method.
+   */
+  handRequestsTo(server: object): boolean {
+    const onrequest: unknown = (server as { _onrequest?: unknown })._onrequest;
+    if (typeof onrequest !== 'function' || this.onmessage === undefined) return false;
+    this.request = (message, extra) => onrequest.call(server, message, extra);
+    return true;
   }
 
   /** The context of the request being handled under our id `id` (RequestHandlerExtra.requestId). */
@@ -140,7 +158,8 @@ export class StatelessJsonTransport<C> implements Transport {
             // A cancelled request is never answered (the SDK's transport waits on): end it when its client goes.
             released?.(() => this.end(exchange));
           }
-          this.onmessage?.(m, {});
+          if (this.request !== undefined && isRequest(m)) this.request(m, {});
+          else this.onmessage?.(m, {});
         }
       });
     } catch (error) {
