@@ -16,6 +16,7 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import { CallToolRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { Result } from 'autocannon';
+import { StatelessJsonTransport } from '../api/mcp/mcp-transport.ts';
 import { startBenchServer } from './bench-server.ts';
 import { runLoad } from './load-client.ts';
 
@@ -50,6 +51,22 @@ async function sdkFloorMicros(calls: number): Promise<number> {
     const headers = new Headers({ ...MCP_HEADERS, 'content-type': 'application/json' });
     const res = await transport.handleRequest({ method: 'POST', url: 'http://bench/mcp', headers } as Request, { parsedBody: message });
     return res.text();
+  };
+  for (let i = 0; i < calls / 4; i++) await one();
+  const t0 = performance.now();
+  for (let i = 0; i < calls; i++) await one();
+  return ((performance.now() - t0) * 1000) / calls;
+}
+
+/** The same through the door's transport: one Server and transport for every call, as the door runs them. */
+async function doorFloorMicros(calls: number): Promise<number> {
+  const server = new Server({ name: 'floor', version: '1.0.0' }, { capabilities: { tools: {} }, jsonSchemaValidator: new AjvJsonSchemaValidator() });
+  server.setRequestHandler(CallToolRequestSchema, () => ({ content: [{ type: 'text', text: '["ok"]' }] }));
+  const transport = new StatelessJsonTransport<null>();
+  await server.connect(transport);
+  const one = async (): Promise<string | undefined> => {
+    const message = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'constant', arguments: {} } };
+    return (await transport.handle({ accept: MCP_HEADERS.accept, contentType: 'application/json', protocolVersion: MCP_HEADERS['mcp-protocol-version'], body: message }, null)).body;
   };
   for (let i = 0; i < calls / 4; i++) await one();
   const t0 = performance.now();
@@ -164,9 +181,17 @@ async function main(): Promise<void> {
     // The SDK's own floor: a bare Server on the same stateless JSON transport answering a
     // constant tool call, no service code at all. Its time per call is the least any tool
     // call through the official transport can cost here; compare it with the CPU table.
-    const sdk = await sdkFloorMicros(2000);
-    process.stdout.write(`SDK floor (Server + stateless Streamable HTTP transport, constant tool): ${sdk.toFixed(0)} µs per call (load ${load()})\n`);
-    process.stdout.write(`${JSON.stringify({ rows: ROWS, seconds: SECONDS, connections: CONNECTIONS, cores: (await import('node:os')).cpus().length, results: rows, cpu, sdkFloorMicros: Math.round(sdk) })}\n`);
+    // And the same Server on the door's own transport (api/mcp/mcp-transport.ts), alternated.
+    const floors = { sdk: [] as number[], door: [] as number[] };
+    for (let i = 0; i < 2; i++) {
+      floors.sdk.push(await sdkFloorMicros(2000));
+      floors.door.push(await doorFloorMicros(2000));
+    }
+    const sdk = (floors.sdk[0]! + floors.sdk[1]!) / 2;
+    const door = (floors.door[0]! + floors.door[1]!) / 2;
+    process.stdout.write(`SDK floor (Server + the SDK's stateless Streamable HTTP transport, constant tool): ${sdk.toFixed(0)} µs per call (load ${load()})\n`);
+    process.stdout.write(`door floor (the SDK's Server on the door's transport, constant tool): ${door.toFixed(0)} µs per call (load ${load()})\n`);
+    process.stdout.write(`${JSON.stringify({ rows: ROWS, seconds: SECONDS, connections: CONNECTIONS, cores: (await import('node:os')).cpus().length, results: rows, cpu, sdkFloorMicros: Math.round(sdk), doorFloorMicros: Math.round(door) })}\n`);
   } finally {
     await server.close();
   }

@@ -1,8 +1,9 @@
-// One MCP server (the official SDK's low-level Server: the tools' schemas are the catalog's
-// JSON Schemas, not zod) for one HTTP request of one caller: stateless, so each POST /mcp
-// gets its own, bound to the request's key, plan and budget. Tool failures are MCP tool
-// errors (isError) with the message the other doors give (core/errors.ts); an unknown
-// tool or resource is a protocol error, as the MCP specification asks.
+// The door's MCP server: the official SDK's low-level Server (the tools' schemas are the
+// catalog's JSON Schemas, not zod), one for the door, on the door's own stateless transport
+// (mcp-transport.ts), which tells each handler whose request it runs: the key, plan and budget
+// of that HTTP request. Tool failures are MCP tool errors (isError) with the message the other
+// doors give (core/errors.ts); an unknown tool or resource is a protocol error, as the MCP
+// specification asks.
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import {
@@ -13,6 +14,7 @@ import { AppError, Errors } from '../../core/errors.ts';
 import { formatBytes, MCP_BATCH_CONCURRENCY, MCP_ECHO_MAX_CHARS } from '../../core/limits.ts';
 import { resources, type Resource } from './mcp-resources.ts';
 import { McpTools, TOOL_ANNOTATIONS, type ToolCaller, type ToolDeps } from './mcp-tools.ts';
+import { StatelessJsonTransport, type McpAnswer, type McpPost } from './mcp-transport.ts';
 
 const INSTRUCTIONS = 'Read-only analytics over instruction-level Solana DeFi transaction records. ' +
   'list_protocols names the protocols you may query and how fresh their data is; the get*/run_sql tools answer exactly what the ' +
@@ -90,23 +92,54 @@ function checked<T>(schema: { safeParse(v: unknown): Parsed<T> }, request: unkno
   throw new McpError(ErrorCode.InvalidParams, `invalid params: ${issue ? `${issue.path.map(String).join('.')}: ${issue.message}` : 'malformed'}`);
 }
 
-/** The door's tools and resources, built once; a Server per request from them. */
+/** What a handler knows of the HTTP request it answers. */
+interface CallContext {
+  caller: ToolCaller;
+  hooks: CallHooks;
+  /** The calls of one POST (one batch) share its budget and run a few at a time (made at its first call). */
+  inTurn?: <T>(run: () => Promise<T>) => Promise<T>;
+}
+
+/**
+ * The door's tools and resources and its one Server, built once. One Server serves every
+ * request: the transport gives each request's JSON-RPC ids ids of its own, so requests that
+ * reuse an id (every client's first is often 1) never meet in the Server's maps; the SDK's
+ * Server is otherwise stateless for a stateless door (it keeps only the last initialize's client
+ * capabilities, which this door never reads).
+ */
 export class McpDoor {
   readonly tools: McpTools;
   readonly resources: readonly Resource[];
-  /** One for every server: building its ajv instance was two thirds of a call's CPU time. */
-  private readonly validator = new AjvJsonSchemaValidator();
+  private readonly transport = new StatelessJsonTransport<CallContext>();
+  private readonly connected: Promise<void>;
 
   constructor(deps: ToolDeps, private readonly version: string) {
     this.tools = new McpTools(deps);
     this.resources = resources(deps);
+    const server = this.server();
+    // Requests go straight to the protocol's request handling (mcp-transport.ts, handRequestsTo):
+    // its type guards cost a cheap call a tenth of its throughput at 50 connections (bench/RESULTS.md).
+    this.connected = server.connect(this.transport).then(() => void this.transport.handRequestsTo(server));
   }
 
-  server(caller: ToolCaller, hooks: CallHooks): Server {
+  /** The answer to one POST /mcp of `caller`. `released` as in StatelessJsonTransport.handle. */
+  async answer(post: McpPost, caller: ToolCaller, hooks: CallHooks, released?: (release: () => void) => void): Promise<McpAnswer> {
+    await this.connected;
+    return this.transport.handle(post, { caller, hooks }, released);
+  }
+
+  /** The context of the request a handler runs for: a handler never runs outside one. */
+  private context(requestId: string | number): CallContext {
+    const context = this.transport.contextOf(requestId);
+    if (context === undefined) throw new McpError(ErrorCode.InternalError, 'no request in flight under this id');
+    return context;
+  }
+
+  private server(): Server {
     const server = new Server({ name: 'solana-tx-analytics', title: 'Solana DeFi transaction analytics', version: this.version }, {
       capabilities: { tools: { listChanged: false }, resources: { listChanged: false } },
       instructions: INSTRUCTIONS,
-      jsonSchemaValidator: this.validator,
+      jsonSchemaValidator: new AjvJsonSchemaValidator(),
     });
     // The SDK's own initialize handler, registered with the SDK's parse: the same check first.
     const sdk = server as unknown as { _oninitialize(request: InitializeRequest): Promise<InitializeResult> };
@@ -115,16 +148,17 @@ export class McpDoor {
       checked(ListToolsRequestSchema, raw);
       return { tools: this.tools.list.map((t) => ({ name: t.name, title: t.title, description: t.description, inputSchema: t.inputSchema, annotations: TOOL_ANNOTATIONS })) };
     });
-    // The calls of one batch (one request) share its budget and run a few at a time.
-    const inTurn = gate(MCP_BATCH_CONCURRENCY);
-    server.setRequestHandler(CallToolRequestSchema.pick({ method: true }).loose(), async (raw) => {
+    server.setRequestHandler(CallToolRequestSchema.pick({ method: true }).loose(), async (raw, extra) => {
+      const context = this.context(extra.requestId);
+      const { caller, hooks } = context;
       const request = checked(CallToolRequestSchema, raw);
       const tool = this.tools.get(request.params.name);
       if (tool === undefined) {
         hooks.onToolCall(UNKNOWN_TOOL, true);
         throw new McpError(ErrorCode.InvalidParams, `unknown tool "${echoed(request.params.name)}"; tools/list lists the tools`);
       }
-      return inTurn(async () => {
+      context.inTurn ??= gate(MCP_BATCH_CONCURRENCY);
+      return context.inTurn(async () => {
         let result: CallToolResult;
         try {
           result = answered(await tool.run(request.params.arguments ?? {}, caller), caller);
@@ -139,7 +173,8 @@ export class McpDoor {
       checked(ListResourcesRequestSchema, raw);
       return { resources: this.resources.map(({ uri, name, title, description, mimeType }) => ({ uri, name, title, description, mimeType })) };
     });
-    server.setRequestHandler(ReadResourceRequestSchema.pick({ method: true }).loose(), async (raw) => {
+    server.setRequestHandler(ReadResourceRequestSchema.pick({ method: true }).loose(), async (raw, extra) => {
+      const { caller, hooks } = this.context(extra.requestId);
       const request = checked(ReadResourceRequestSchema, raw);
       const resource = this.resources.find((r) => r.uri === request.params.uri);
       if (resource === undefined) throw new McpError(ErrorCode.InvalidParams, `unknown resource "${echoed(request.params.uri)}"; resources/list lists the resources`);

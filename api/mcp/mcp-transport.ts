@@ -1,0 +1,216 @@
+// The door's Streamable HTTP transport: stateless, JSON answers, POST only. It implements the
+// SDK's public Transport interface, so the SDK's own Server (protocol, capabilities, handlers,
+// errors) runs on it unchanged; it answers every HTTP-level case as the SDK's
+// WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true }) does in stateless mode
+// (test/mcp-transport.test.ts compares the two, case by case, so an SDK upgrade shows drift).
+// Why our own: the SDK's transport cost more per message than a whole cached JSON-RPC call's
+// own work (failing zod parses as type guards, web Headers/Response/ReadableStream), and it
+// must be made anew, with a Server, for every request. This one is made once per door and
+// serves every request: each request's JSON-RPC ids are given ids of their own on the way in
+// (clients of different requests reuse ids, often 1) and their own back on the way out.
+import { MAX_BATCH_SIZE } from '@modelcontextprotocol/sdk/server/requestBody.js';
+import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  isInitializeRequest, JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS,
+  type JSONRPCMessage, type MessageExtraInfo, type RequestId,
+} from '@modelcontextprotocol/sdk/types.js';
+
+/** What the transport reads of an HTTP POST: three headers (as sent, or absent) and the parsed body. */
+export interface McpPost {
+  accept: string | undefined;
+  contentType: string | undefined;
+  protocolVersion: string | undefined;
+  body: unknown;
+}
+
+/** The HTTP answer: no body for 202. */
+export interface McpAnswer {
+  status: number;
+  /** Only the headers the SDK's transport sets. */
+  headers: Record<string, string>;
+  body: string | undefined;
+}
+
+const JSON_HEADERS: Readonly<Record<string, string>> = Object.freeze({ 'content-type': 'application/json' });
+
+/** The SDK transport's error answer (createJsonErrorResponse): same status, body text and key order. */
+export const jsonRpcHttpError = (status: number, code: number, message: string): McpAnswer =>
+  ({ status, headers: { ...JSON_HEADERS }, body: JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }) });
+
+/** One HTTP request in flight: its requests' original ids, their answers as they come, and its context. */
+interface Exchange<C> {
+  readonly context: C;
+  /** The distinct original ids of its requests, in order (the SDK keys its answer by id, so duplicates share one). */
+  readonly ids: RequestId[];
+  readonly answers: Map<RequestId, JSONRPCMessage>;
+  readonly resolve: (answer: McpAnswer) => void;
+  /** Our ids given to its requests, to release when it ends. */
+  readonly own: number[];
+}
+
+interface Pending<C> { exchange: Exchange<C>; original: RequestId }
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
+
+/**
+ * A request (has a method and an id) among messages that JSONRPCMessageSchema accepted: the
+ * union's members are strict, so only the request member has both (what isJSONRPCRequest
+ * decides with another zod parse).
+ */
+const isRequest = (m: JSONRPCMessage): m is JSONRPCMessage & { id: RequestId; method: string } => 'method' in m && 'id' in m;
+
+/** isInitializeRequest, without its failing zod parse for every message that is not `initialize`. */
+const isInitialize = (m: JSONRPCMessage): boolean => 'method' in m && m.method === 'initialize' && isInitializeRequest(m);
+
+/** The requests of one POST, as carried to the Server: `C` is what its handlers are told of the caller. */
+export class StatelessJsonTransport<C> implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void;
+  /** Stateless: no session. */
+  readonly sessionId = undefined;
+
+  private readonly pending = new Map<number, Pending<C>>();
+  private nextId = 1;
+  /** Where requests go: the protocol's onmessage, or its request handling itself (handRequestsTo). */
+  private request?: (message: JSONRPCMessage, extra: MessageExtraInfo) => void;
+
+  async start(): Promise<void> {}
+
+  async close(): Promise<void> {
+    for (const { exchange } of this.pending.values()) this.end(exchange);
+    this.onclose?.();
+  }
+
+  /**
+   * Hands requests straight to the SDK protocol's request handling (`_onrequest`: what its
+   * onmessage calls for a message it finds to be a request), past the type guards its onmessage
+   * runs first (isJSONRPCResultResponse and isJSONRPCErrorResponse, two failing zod parses on
+   * every request, then isJSONRPCRequest). This transport has already parsed each message with
+   * JSONRPCMessageSchema, whose request member alone has both an id and a method, so the guards
+   * could only decide "request" again. Everything else still goes through onmessage. Call after
+   * `server.connect(transport)`; false (and nothing changed) if this SDK has no such method.
+   */
+  handRequestsTo(server: object): boolean {
+    const onrequest: unknown = (server as { _onrequest?: unknown })._onrequest;
+    if (typeof onrequest !== 'function' || this.onmessage === undefined) return false;
+    this.request = (message, extra) => onrequest.call(server, message, extra);
+    return true;
+  }
+
+  /** The context of the request being handled under our id `id` (RequestHandlerExtra.requestId). */
+  contextOf(id: RequestId): C | undefined {
+    return typeof id === 'number' ? this.pending.get(id)?.exchange.context : undefined;
+  }
+
+  /**
+   * Answers one POST, in the SDK transport's order of checks (handlePostRequest). `released`,
+   * if given, ends a request still waiting (its client went away) so nothing of it stays.
+   */
+  async handle(post: McpPost, context: C, released?: (release: () => void) => void): Promise<McpAnswer> {
+    try {
+      const accept = post.accept;
+      if (!accept?.includes('application/json') || !accept.includes('text/event-stream')) {
+        return this.refused(406, -32000, 'Not Acceptable: Client must accept both application/json and text/event-stream');
+      }
+      if (!isJsonContentType(post.contentType ?? null)) return this.refused(415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
+      const raw = post.body;
+      if (Array.isArray(raw) && raw.length > MAX_BATCH_SIZE) {
+        return this.refused(400, -32600, `Invalid Request: Batch must not exceed ${MAX_BATCH_SIZE} messages`);
+      }
+      let messages: JSONRPCMessage[];
+      try {
+        messages = Array.isArray(raw) ? raw.map((m) => JSONRPCMessageSchema.parse(m)) : [JSONRPCMessageSchema.parse(raw)];
+      } catch {
+        return this.refused(400, -32700, 'Parse error: Invalid JSON-RPC message');
+      }
+      if (messages.some(isInitialize)) {
+        if (messages.length > 1) return this.refused(400, -32600, 'Invalid Request: Only one initialization request is allowed');
+      } else {
+        const version = post.protocolVersion;
+        if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
+          return this.refused(400, -32000, `Bad Request: Unsupported protocol version: ${version} (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`);
+        }
+      }
+      if (!messages.some(isRequest)) {
+        // Notifications and responses only: 202, no body. A cancellation can only name a request
+        // of its own POST, and this one has none: it cancels nothing, as with the SDK's transport.
+        for (const m of messages) if (!this.isCancellation(m)) this.onmessage?.(m, {});
+        return { status: 202, headers: {}, body: undefined };
+      }
+      return await new Promise<McpAnswer>((resolve) => {
+        const exchange: Exchange<C> = { context, ids: [], answers: new Map(), resolve, own: [] };
+        for (const m of messages) {
+          if (!isRequest(m)) continue;
+          const id = this.nextId++;
+          if (!exchange.ids.includes(m.id)) exchange.ids.push(m.id);
+          this.pending.set(id, { exchange, original: m.id });
+          exchange.own.push(id);
+          m.id = id;
+        }
+        for (const m of messages) {
+          if (this.isCancellation(m)) {
+            // The Server ignores a falsy requestId (0, ''): so must ours, which never is.
+            const named = m.params.requestId ? this.lastOwnId(exchange, m.params.requestId) : undefined;
+            if (named === undefined) continue;
+            m.params.requestId = named;
+            // A cancelled request is never answered (the SDK's transport waits on): end it when its client goes.
+            released?.(() => this.end(exchange));
+          }
+          if (this.request !== undefined && isRequest(m)) this.request(m, {});
+          else this.onmessage?.(m, {});
+        }
+      });
+    } catch (error) {
+      // As the SDK's transport answers anything thrown while handling a POST.
+      this.onerror?.(error as Error);
+      return { status: 400, headers: { ...JSON_HEADERS }, body: JSON.stringify({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error', data: String(error) }, id: null }) };
+    }
+  }
+
+  /**
+   * The Server's messages. An answer goes to its request's POST under the original id; once
+   * every request of the POST is answered, the POST is (one answer as an object, several as an
+   * array, as the SDK's transport does). Anything else (a notification the Server sends) has no
+   * stream to go to in a JSON answer and is dropped, as the SDK's transport drops it.
+   */
+  async send(message: JSONRPCMessage): Promise<void> {
+    if (!('id' in message) || 'method' in message || typeof message.id !== 'number') return;
+    const pending = this.pending.get(message.id);
+    if (pending === undefined) return;
+    const { exchange, original } = pending;
+    this.pending.delete(message.id);
+    // The first answer for an original id is the one the POST gets (as with the SDK's transport).
+    if (exchange.answers.has(original)) return;
+    message.id = original;
+    exchange.answers.set(original, message);
+    if (exchange.answers.size < exchange.ids.length) return;
+    this.end(exchange);
+    const answers = exchange.ids.map((id) => exchange.answers.get(id));
+    exchange.resolve({ status: 200, headers: { ...JSON_HEADERS }, body: JSON.stringify(answers.length === 1 ? answers[0] : answers) });
+  }
+
+  /** Our id of the last request of `exchange` sent under `original` (the one the SDK's protocol would cancel). */
+  private lastOwnId(exchange: Exchange<C>, original: RequestId): number | undefined {
+    for (let i = exchange.own.length - 1; i >= 0; i--) {
+      const id = exchange.own[i]!;
+      if (this.pending.get(id)?.original === original) return id;
+    }
+    return undefined;
+  }
+
+  private isCancellation(m: JSONRPCMessage): m is JSONRPCMessage & { params: { requestId: RequestId } } {
+    return 'method' in m && !('id' in m) && m.method === 'notifications/cancelled' && isObject(m.params) && Object.hasOwn(m.params, 'requestId');
+  }
+
+  /** Forgets an exchange's ids (answered, or its client gone). */
+  private end(exchange: Exchange<C>): void {
+    for (const id of exchange.own) this.pending.delete(id);
+  }
+
+  private refused(status: number, code: number, message: string): McpAnswer {
+    this.onerror?.(new Error(message));
+    return jsonRpcHttpError(status, code, message);
+  }
+}

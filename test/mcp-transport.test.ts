@@ -1,0 +1,148 @@
+// The door's own stateless transport (api/mcp/mcp-transport.ts) against the SDK's
+// WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true }), stateless, as the door
+// used it before: the same Server handlers behind each, the same POSTs, and the answers must be
+// the same, status, headers and body text. The SDK's transport is the reference, so an SDK
+// upgrade that changes its answers fails here, naming the case.
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { CallToolRequestSchema, ErrorCode, LATEST_PROTOCOL_VERSION, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { describe, expect, it } from 'vitest';
+import { StatelessJsonTransport, type McpAnswer } from '../api/mcp/mcp-transport.ts';
+
+/** A Server with a tool that echoes its arguments, one that fails, and tools/list. */
+function server(): Server {
+  const s = new Server({ name: 'transport-test', version: '1.0.0' }, { capabilities: { tools: {} } });
+  s.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [{ name: 'echo', inputSchema: { type: 'object' } }] }));
+  s.setRequestHandler(CallToolRequestSchema, (request) => {
+    if (request.params.name === 'fail') throw new McpError(ErrorCode.InvalidParams, 'no such tool');
+    return { content: [{ type: 'text', text: JSON.stringify(request.params.arguments ?? {}) }] };
+  });
+  return s;
+}
+
+interface Post { accept?: string; contentType?: string; protocolVersion?: string; body: unknown }
+
+const ACCEPT = 'application/json, text/event-stream';
+const post = (body: unknown, headers: Omit<Post, 'body'> = {}): Post =>
+  ({ accept: ACCEPT, contentType: 'application/json', protocolVersion: '2025-06-18', ...headers, body });
+
+/** The SDK's answer: a new Server and transport per POST, as a stateless SDK server does. */
+async function sdkAnswer(p: Post): Promise<McpAnswer> {
+  const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true });
+  await server().connect(transport);
+  const headers = new Headers();
+  if (p.accept !== undefined) headers.set('accept', p.accept);
+  if (p.contentType !== undefined) headers.set('content-type', p.contentType);
+  if (p.protocolVersion !== undefined) headers.set('mcp-protocol-version', p.protocolVersion);
+  const res = await transport.handleRequest(new Request('http://localhost/mcp', { method: 'POST', headers, body: JSON.stringify(p.body) }), { parsedBody: p.body });
+  const text = await res.text();
+  return { status: res.status, headers: Object.fromEntries(res.headers.entries()), body: text === '' ? undefined : text };
+}
+
+/** Ours: one Server and transport for every POST, requests handed to the protocol as the door does (or through its onmessage). */
+async function ours(direct = true): Promise<(p: Post) => Promise<McpAnswer>> {
+  const transport = new StatelessJsonTransport<null>();
+  const s = server();
+  await s.connect(transport);
+  if (direct && !transport.handRequestsTo(s)) throw new Error('this SDK\'s protocol has no _onrequest: see handRequestsTo');
+  return (p) => transport.handle({ accept: p.accept, contentType: p.contentType, protocolVersion: p.protocolVersion, body: p.body }, null);
+}
+
+const call = (id: unknown, args: unknown = { n: id }, name = 'echo'): Record<string, unknown> => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
+const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 't', version: '1' } } };
+const notification = { jsonrpc: '2.0', method: 'notifications/initialized' };
+
+const CASES: [string, Post][] = [
+  ['a tool call', post(call(1))],
+  ['a tool call with a string id', post(call('a-b'))],
+  ['a tool call with id 0', post(call(0))],
+  ['a tool call the handler refuses', post(call(7, {}, 'fail'))],
+  ['tools/list', post({ jsonrpc: '2.0', id: 2, method: 'tools/list' })],
+  ['ping', post({ jsonrpc: '2.0', id: 3, method: 'ping' })],
+  ['an unknown method', post({ jsonrpc: '2.0', id: 4, method: 'nope/nothing' })],
+  ['initialize', post(initialize, { protocolVersion: undefined })],
+  ['initialize with an unsupported protocol version header (not checked on initialize)', post(initialize, { protocolVersion: '1999-01-01' })],
+  ['initialize with an unknown version in params', post({ ...initialize, params: { ...initialize.params, protocolVersion: '1999-01-01' } })],
+  ['initialize in a batch', post([initialize, call(2)])],
+  ['no Accept', post(call(1), { accept: undefined })],
+  ['Accept: application/json only', post(call(1), { accept: 'application/json' })],
+  ['Accept: text/event-stream only', post(call(1), { accept: 'text/event-stream' })],
+  ['Accept: */*', post(call(1), { accept: '*/*' })],
+  ['Accept with both, in another order and with q values', post(call(1), { accept: 'text/event-stream;q=0.9, application/json' })],
+  ['no Content-Type', post(call(1), { contentType: undefined })],
+  ['Content-Type: text/plain', post(call(1), { contentType: 'text/plain' })],
+  ['Content-Type: application/json; charset=utf-8', post(call(1), { contentType: 'application/json; charset=utf-8' })],
+  ['Content-Type: APPLICATION/JSON', post(call(1), { contentType: 'APPLICATION/JSON' })],
+  ['Content-Type: text/plain; a=application/json', post(call(1), { contentType: 'text/plain; a=application/json' })],
+  ['Content-Type: application/json; (a sloppy parameter section)', post(call(1), { contentType: 'application/json;' })],
+  ['Content-Type: application/jsonx', post(call(1), { contentType: 'application/jsonx' })],
+  ['an unsupported MCP-Protocol-Version', post(call(1), { protocolVersion: '2099-01-01' })],
+  ['no MCP-Protocol-Version', post(call(1), { protocolVersion: undefined })],
+  ['the oldest supported MCP-Protocol-Version', post(call(1), { protocolVersion: '2024-11-05' })],
+  ['a notification alone', post(notification)],
+  ['notifications only, batched', post([notification, { jsonrpc: '2.0', method: 'notifications/roots/list_changed' }])],
+  ['a client response alone', post({ jsonrpc: '2.0', id: 9, result: {} })],
+  ['a client error response alone', post({ jsonrpc: '2.0', id: 9, error: { code: -1, message: 'x' } })],
+  ['a cancellation alone', post({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } })],
+  ['an empty batch', post([])],
+  ['a batch of two calls', post([call(1), call(2)])],
+  ['a batch of one call', post([call(1)])],
+  ['a batch of calls and a notification', post([call(1), notification, call('x')])],
+  ['a batch with two calls under one id', post([call(5, { first: true }), call(5, { second: true })])],
+  ['a batch with a call and a cancellation of another id', post([call(1), { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 2 } }])],
+  ['a batch of 100 calls', post(Array.from({ length: 100 }, (_, i) => call(i + 1)))],
+  ['a batch of 101 calls', post(Array.from({ length: 101 }, (_, i) => call(i + 1)))],
+  ['a message with an unknown member', post({ ...call(1), extra: true })],
+  ['a message without jsonrpc', post({ id: 1, method: 'tools/list' })],
+  ['jsonrpc 1.0', post({ jsonrpc: '1.0', id: 1, method: 'tools/list' })],
+  ['a fractional id', post(call(1.5))],
+  ['a null id', post(call(null))],
+  ['an object id', post(call({ a: 1 }))],
+  ['params that are not an object', post({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: [1] })],
+  ['a number as the body', post(5)],
+  ['a string as the body', post('tools/list')],
+  ['null as the body', post(null)],
+  ['a batch with one invalid message', post([call(1), { jsonrpc: '2.0' }])],
+  ['a batch with a nested batch', post([[call(1)]])],
+];
+
+describe('the door\'s stateless transport answers as the SDK\'s transport does', () => {
+  it.each(CASES)('%s', async (_name, p) => {
+    const want = await sdkAnswer(p);
+    expect(await (await ours())(p)).toEqual(want);
+    // And with every message through the protocol's public onmessage (its type guards first).
+    expect(await (await ours(false))(p)).toEqual(want);
+  });
+
+  it('one transport serves concurrent POSTs that reuse ids, each its own answers, as a transport per POST does', async () => {
+    const answer = await ours();
+    const posts = Array.from({ length: 30 }, (_, i) => post(i % 3 === 0 ? [call(1, { i }), call(2, { i })] : call(1, { i })));
+    const got = await Promise.all(posts.map(answer));
+    const want = await Promise.all(posts.map(sdkAnswer));
+    expect(got).toEqual(want);
+  });
+
+  it('a cancellation in one POST never reaches a request of another POST under the same id', async () => {
+    // Sent together, the cancellation is handled before the call's handler would run: were it
+    // to reach the call (whose own id on a new transport is also 1), the call would never be answered.
+    const answer = await ours();
+    const cancel = post({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } });
+    const [called, cancelled] = await Promise.all([answer(post(call(1))), answer(cancel)]);
+    expect(called).toEqual(await sdkAnswer(post(call(1))));
+    expect(cancelled).toEqual({ status: 202, headers: {}, body: undefined });
+  });
+
+  it('the pinned SDK\'s protocol takes requests straight (handRequestsTo), as the door relies on for speed', async () => {
+    // If an SDK upgrade renames the protocol's request handling, the door falls back to onmessage
+    // (correct, slower): this fails so that the upgrade looks at it.
+    const transport = new StatelessJsonTransport<null>();
+    const s = server();
+    await s.connect(transport);
+    expect(transport.handRequestsTo(s)).toBe(true);
+  });
+
+  it('the SDK transport sets only Content-Type on a JSON answer and nothing on a 202 (so ours copies no other header)', async () => {
+    expect(Object.keys((await sdkAnswer(post(call(1)))).headers)).toEqual(['content-type']);
+    expect((await sdkAnswer(post(notification))).headers).toEqual({});
+  });
+});
