@@ -4,9 +4,6 @@ import { CATALOG, rpcMethodsOf } from './catalog.ts';
 import type { ParamsCheck } from './declare.ts';
 import { paramsChecks } from './method-calls.ts';
 
-// MCP's tools import the depth guard from here (api/mcp is another branch's); it lives in method-calls.ts.
-export { deeperThan } from './method-calls.ts';
-
 /** The service catalog's methods and their checks, for validateParams. */
 const CATALOG_METHODS = rpcMethodsOf(CATALOG);
 const CATALOG_CHECKS = paramsChecks(CATALOG_METHODS.values());

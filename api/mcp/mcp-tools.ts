@@ -13,7 +13,7 @@ import type { Analytics } from '../analytics/analytics.ts';
 import { CATALOG, type Operation, type RpcMethod } from '../catalog/catalog.ts';
 import { positionSchemas } from '../catalog/declare.ts';
 import { CatalogMethods } from '../catalog/method-calls.ts';
-import { deeperThan } from '../catalog/param-checks.ts';
+import { deeperThan } from '../catalog/method-calls.ts';
 import type { FreshnessWatermark } from '../freshness.ts';
 import { PUBLISHED_TABLES } from '../sql/sql-guard.ts';
 import type { SqlSandbox } from '../sql/sql-sandbox.ts';
