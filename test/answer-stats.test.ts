@@ -61,8 +61,10 @@ describe('every door carries the statistics', () => {
     expect(again.json().meta.stats).toEqual(h2);
     expect(h2.rowsRead).toBe(0);
     expect(h2.cost).toBe(0);
-    // A browser may read them once CORS admits its origin.
-    for (const name of Object.values(ANSWER_STATS_HEADERS)) expect(String(first.headers['access-control-expose-headers'])).toContain(name);
+    // A browser may read them once CORS admits its origin; without an Origin no CORS header is sent.
+    expect(first.headers['access-control-expose-headers']).toBeUndefined();
+    const browser = await s.t.app.inject({ method: 'GET', url, headers: { ...s.headers, origin: 'https://dashboard.example' } });
+    for (const name of Object.values(ANSWER_STATS_HEADERS)) expect(String(browser.headers['access-control-expose-headers'])).toContain(name);
   });
 
   it('JSON-RPC: headers only, the envelope stays SPEC\'s', async () => {

@@ -26,20 +26,17 @@ export function answerStatsOf(budget: Budget | null | undefined): AnswerStats | 
   return budget.stats();
 }
 
-/** The exposed list when nothing else is exposed (answers without an Origin): built once. */
-const EXPOSED_STATS_LIST = EXPOSED_STATS_HEADERS.join(', ');
-
 /** Set the X-Stats-* headers of `stats` on a reply (also for answers that skip onSend: the event streams). */
 export function setAnswerStatsHeaders(reply: FastifyReply, stats: AnswerStats): void {
   reply.header(ANSWER_STATS_HEADERS.elapsedMs, String(stats.elapsedMs));
   reply.header(ANSWER_STATS_HEADERS.rowsRead, String(stats.rowsRead));
   reply.header(ANSWER_STATS_HEADERS.bytesRead, String(stats.bytesRead));
   reply.header(ANSWER_STATS_HEADERS.cost, String(stats.cost));
+  // Only where CORS admitted the request's origin (api/access/cors.ts set the list): a request
+  // without an admitted Origin is no browser's cross-origin call, and the list would be ~100
+  // bytes on every answer for nobody (a tenth of a small answer's headers).
   const exposed = reply.getHeader('access-control-expose-headers');
-  if (exposed === undefined) {
-    reply.header('access-control-expose-headers', EXPOSED_STATS_LIST);
-    return;
-  }
+  if (exposed === undefined) return;
   const list = String(exposed).split(',').map((h) => h.trim()).filter((h) => h.length > 0);
   for (const name of EXPOSED_STATS_HEADERS) if (!list.includes(name)) list.push(name);
   reply.header('access-control-expose-headers', list.join(', '));
