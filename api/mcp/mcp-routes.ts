@@ -8,7 +8,7 @@ import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError, Errors } from '../../core/errors.ts';
 import { MCP_BODY_LIMIT_BYTES } from '../../core/limits.ts';
 import { llmsTxt } from './llms-txt.ts';
-import { McpDoor } from './mcp-server.ts';
+import { McpDoor, type CallHooks } from './mcp-server.ts';
 import type { ToolCaller, ToolDeps } from './mcp-tools.ts';
 
 /** The implementation version the door announces (the API's version, as in its paths). */
@@ -22,6 +22,8 @@ const OTHER_METHOD = '(other)';
 
 /** Usage labels of the requests of a body other than tool calls (those are labelled by their tool once answered). */
 function protocolCalls(body: unknown): { label: string; error: boolean }[] {
+  // The usual body, one tool call: nothing to label yet.
+  if (isObject(body) && body.method === 'tools/call') return [];
   return (Array.isArray(body) ? body : [body])
     .filter((m): m is Record<string, unknown> => isObject(m) && typeof m.method === 'string' && Object.hasOwn(m, 'id') && m.method !== 'tools/call')
     .map((m) => ({ label: USAGE_METHODS.has(m.method as string) ? (m.method as string) : OTHER_METHOD, error: false }));
@@ -37,7 +39,25 @@ const EDGE_WHITESPACE = /^[\t\n\r ]+|[\t\n\r ]+$/g;
 /** A header as the SDK's transport read it from a fetch Headers: one value, edges stripped, or none. */
 function header(req: FastifyRequest, name: string): string | undefined {
   const v = req.headers[name];
-  return typeof v === 'string' ? v.replace(EDGE_WHITESPACE, '') : undefined;
+  if (typeof v !== 'string') return undefined;
+  // Most values have no edge whitespace: no regular expression for those.
+  return v.length > 0 && (v.charCodeAt(0) <= 32 || v.charCodeAt(v.length - 1) <= 32) ? v.replace(EDGE_WHITESPACE, '') : v;
+}
+
+/** A request's hooks as one object: methods, not closures made per request (each also named under tsx). */
+class RequestHooks implements CallHooks {
+  readonly reference: string;
+  constructor(private readonly req: FastifyRequest, private readonly calls: { label: string; error: boolean }[]) {
+    this.reference = req.id;
+  }
+
+  onInternalError(err: unknown): void {
+    this.req.log.error({ err, reference: this.reference }, 'MCP call failed');
+  }
+
+  onToolCall(label: string, error: boolean): void {
+    this.calls.push({ label, error });
+  }
 }
 
 export async function mcpRoutes(app: FastifyInstance, opts: ToolDeps): Promise<void> {
@@ -75,11 +95,7 @@ export async function mcpRoutes(app: FastifyInstance, opts: ToolDeps): Promise<v
     const calls = protocolCalls(req.body);
     req.usageCalls = calls;
     const post = { accept: header(req, 'accept'), contentType: header(req, 'content-type'), protocolVersion: header(req, 'mcp-protocol-version'), body: req.body };
-    const answer = await door.answer(post, caller, {
-      reference: req.id,
-      onInternalError: (err) => req.log.error({ err, reference: req.id }, 'MCP call failed'),
-      onToolCall: (label, error) => calls.push({ label, error }),
-    }, (release) => reply.raw.once('close', release));
+    const answer = await door.answer(post, caller, new RequestHooks(req, calls), requests > 1, (release) => reply.raw.once('close', release));
     reply.code(answer.status);
     for (const name in answer.headers) reply.header(name, answer.headers[name]);
     return reply.send(answer.body);

@@ -8,7 +8,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import {
   CallToolRequestSchema, ErrorCode, InitializeRequestSchema, ListResourcesRequestSchema, ListToolsRequestSchema, McpError, ReadResourceRequestSchema,
-  type CallToolResult, type InitializeRequest, type InitializeResult,
+  type CallToolRequest, type CallToolResult, type InitializeRequest, type InitializeResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { AppError, Errors } from '../../core/errors.ts';
 import { formatBytes, MCP_BATCH_CONCURRENCY, MCP_ECHO_MAX_CHARS } from '../../core/limits.ts';
@@ -92,11 +92,29 @@ function checked<T>(schema: { safeParse(v: unknown): Parsed<T> }, request: unkno
   throw new McpError(ErrorCode.InvalidParams, `invalid params: ${issue ? `${issue.path.map(String).join('.')}: ${issue.message}` : 'malformed'}`);
 }
 
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * The common tools/call, `{ name, arguments? }` and nothing else, taken as it is: the shape
+ * CallToolRequestSchema accepts unchanged (a string name, an object of arguments). Anything
+ * else (other keys, _meta, wrong types) goes through the schema's parse and its error.
+ */
+function plainToolCall(raw: unknown): CallToolRequest | undefined {
+  if (!isPlainObject(raw) || !isPlainObject(raw.params)) return undefined;
+  const params = raw.params;
+  for (const k in params) if (k !== 'name' && k !== 'arguments') return undefined;
+  if (typeof params.name !== 'string') return undefined;
+  if (params.arguments !== undefined && !isPlainObject(params.arguments)) return undefined;
+  return raw as unknown as CallToolRequest;
+}
+
 /** What a handler knows of the HTTP request it answers. */
 interface CallContext {
   caller: ToolCaller;
   hooks: CallHooks;
-  /** The calls of one POST (one batch) share its budget and run a few at a time (made at its first call). */
+  /** Whether the POST is a batch of several requests: only then do its calls take turns. */
+  batch: boolean;
+  /** The calls of one batch share its budget and run a few at a time (made at its first call). */
   inTurn?: <T>(run: () => Promise<T>) => Promise<T>;
 }
 
@@ -123,9 +141,9 @@ export class McpDoor {
   }
 
   /** The answer to one POST /mcp of `caller`. `released` as in StatelessJsonTransport.handle. */
-  async answer(post: McpPost, caller: ToolCaller, hooks: CallHooks, released?: (release: () => void) => void): Promise<McpAnswer> {
+  async answer(post: McpPost, caller: ToolCaller, hooks: CallHooks, batch: boolean, released?: (release: () => void) => void): Promise<McpAnswer> {
     await this.connected;
-    return this.transport.handle(post, { caller, hooks }, released);
+    return this.transport.handle(post, { caller, hooks, batch }, released);
   }
 
   /** The context of the request a handler runs for: a handler never runs outside one. */
@@ -151,14 +169,13 @@ export class McpDoor {
     server.setRequestHandler(CallToolRequestSchema.pick({ method: true }).loose(), async (raw, extra) => {
       const context = this.context(extra.requestId);
       const { caller, hooks } = context;
-      const request = checked(CallToolRequestSchema, raw);
+      const request = plainToolCall(raw) ?? checked(CallToolRequestSchema, raw);
       const tool = this.tools.get(request.params.name);
       if (tool === undefined) {
         hooks.onToolCall(UNKNOWN_TOOL, true);
         throw new McpError(ErrorCode.InvalidParams, `unknown tool "${echoed(request.params.name)}"; tools/list lists the tools`);
       }
-      context.inTurn ??= gate(MCP_BATCH_CONCURRENCY);
-      return context.inTurn(async () => {
+      const call = async (): Promise<CallToolResult> => {
         let result: CallToolResult;
         try {
           result = answered(await tool.run(request.params.arguments ?? {}, caller), caller);
@@ -167,7 +184,10 @@ export class McpDoor {
         }
         hooks.onToolCall(tool.name, result.isError === true);
         return result;
-      });
+      };
+      if (!context.batch) return call();
+      context.inTurn ??= gate(MCP_BATCH_CONCURRENCY);
+      return context.inTurn(call);
     });
     server.setRequestHandler(ListResourcesRequestSchema.pick({ method: true }).loose(), (raw) => {
       checked(ListResourcesRequestSchema, raw);
