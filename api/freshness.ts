@@ -124,6 +124,9 @@ export function toExtension(f: FreshnessFigures): FreshnessExtension {
 
 const ANALYTICS_INTERFACES: ReadonlySet<string> = new Set(['rpc', 'rest', 'sql', 'graphql', 'mcp']);
 
+/** Whether an answer states freshness: an authenticated request of an analytics interface. */
+const carriesFreshness = (req: FastifyRequest): boolean => req.apiKey !== null && ANALYTICS_INTERFACES.has(interfaceOf(req.routeOptions.url ?? ''));
+
 /** The visible protocols: from the registry's cache when it is fresh (`now`, synchronous), else read. */
 export interface VisibleProtocols {
   now(): readonly string[] | undefined;
@@ -141,7 +144,7 @@ export interface VisibleProtocols {
  */
 export function freshnessStep(freshness: FreshnessWatermark, visible: VisibleProtocols): EdgeStep {
   return (req, reply, payload) => {
-    if (req.apiKey === null || !ANALYTICS_INTERFACES.has(interfaceOf(req.routeOptions.url ?? ''))) return payload;
+    if (!carriesFreshness(req)) return payload;
     const names = visible.now();
     if (names === undefined) return setFreshnessHeaders(req, reply, freshness, () => visible.read()).then(() => payload);
     for (const [name, value] of freshness.headers(names)) reply.header(name, value);
@@ -150,7 +153,7 @@ export function freshnessStep(freshness: FreshnessWatermark, visible: VisiblePro
 }
 
 export async function setFreshnessHeaders(req: FastifyRequest, reply: FastifyReply, freshness: FreshnessWatermark, visible: () => Promise<string[]>): Promise<void> {
-  if (req.apiKey === null || !ANALYTICS_INTERFACES.has(interfaceOf(req.routeOptions.url ?? ''))) return;
+  if (!carriesFreshness(req)) return;
   // The registry is read through its one-second cache, which every analytics answer warms.
   let names: string[] | undefined;
   try {
