@@ -310,6 +310,12 @@ export async function setRateLimitHeaders(access: Access, req: FastifyRequest, r
   if (d !== undefined) setDecisionHeaders(reply, d);
 }
 
+/** The rate-limit headers (SPEC's names), set on every answer in two shapes: straight onto a
+ *  reply (the answer edge) and as a list (answers that bypass it, http-protocol.ts). */
+const RATE_LIMIT_HEADERS = Object.freeze({
+  limit: 'x-ratelimit-limit', remaining: 'x-ratelimit-remaining', reset: 'x-ratelimit-reset', plan: 'x-ratelimit-plan', retryAfter: 'retry-after',
+} as const);
+
 /** The last reset time written out: every answer of a window names the same one. */
 interface ResetText {
   at: number;
@@ -322,11 +328,11 @@ function setDecisionHeaders(reply: FastifyReply, d: RateDecision & { plan: Plan 
     last.at = d.resetAt;
     last.text = new Date(d.resetAt).toISOString();
   }
-  reply.header('x-ratelimit-limit', String(d.limit));
-  reply.header('x-ratelimit-remaining', String(d.remaining));
-  reply.header('x-ratelimit-reset', last.text);
-  reply.header('x-ratelimit-plan', d.plan);
-  if (!d.allowed) reply.header('retry-after', String(d.retryAfterSeconds));
+  reply.header(RATE_LIMIT_HEADERS.limit, String(d.limit));
+  reply.header(RATE_LIMIT_HEADERS.remaining, String(d.remaining));
+  reply.header(RATE_LIMIT_HEADERS.reset, last.text);
+  reply.header(RATE_LIMIT_HEADERS.plan, d.plan);
+  if (!d.allowed) reply.header(RATE_LIMIT_HEADERS.retryAfter, String(d.retryAfterSeconds));
 }
 
 /** The keyless budget of a client address, read without spending it; undefined when the
@@ -342,11 +348,11 @@ export async function addressFigures(access: Access, ip: string | undefined): Pr
 /** X-RateLimit-* (and Retry-After on a refusal) for a decision, as header name and value. */
 export function rateLimitHeaders(d: RateDecision & { plan: Plan }): [string, string][] {
   const out: [string, string][] = [
-    ['x-ratelimit-limit', String(d.limit)],
-    ['x-ratelimit-remaining', String(d.remaining)],
-    ['x-ratelimit-reset', new Date(d.resetAt).toISOString()],
-    ['x-ratelimit-plan', d.plan],
+    [RATE_LIMIT_HEADERS.limit, String(d.limit)],
+    [RATE_LIMIT_HEADERS.remaining, String(d.remaining)],
+    [RATE_LIMIT_HEADERS.reset, new Date(d.resetAt).toISOString()],
+    [RATE_LIMIT_HEADERS.plan, d.plan],
   ];
-  if (!d.allowed) out.push(['retry-after', String(d.retryAfterSeconds)]);
+  if (!d.allowed) out.push([RATE_LIMIT_HEADERS.retryAfter, String(d.retryAfterSeconds)]);
   return out;
 }
