@@ -132,6 +132,28 @@ describe('the door\'s stateless transport answers as the SDK\'s transport does',
     expect(cancelled).toEqual({ status: 202, headers: {}, body: undefined });
   });
 
+  it('a batch that reuses an id is answered as the SDK answers it, but only once every request of it has run', async () => {
+    // The SDK's transport answers when each distinct id has an answer, leaving a later request
+    // of a reused id running after the POST ended (and after the door freed its in-flight slot).
+    const s = new Server({ name: 'transport-test', version: '1.0.0' }, { capabilities: { tools: {} } });
+    const finished: number[] = [];
+    s.setRequestHandler(CallToolRequestSchema, async (request) => {
+      const n = Number((request.params.arguments as { n: number }).n);
+      await new Promise((resolve) => setTimeout(resolve, n));
+      finished.push(n);
+      return { content: [{ type: 'text', text: String(n) }] };
+    });
+    const transport = new StatelessJsonTransport<null>();
+    await s.connect(transport);
+    transport.handRequestsTo(s);
+    const batch = post([call(1, { n: 1 }), call(1, { n: 120 }), call(1, { n: 60 })]);
+    const got = await transport.handle({ accept: batch.accept, contentType: batch.contentType, protocolVersion: batch.protocolVersion, body: batch.body }, null);
+    expect(finished.sort((a, b) => a - b)).toEqual([1, 60, 120]);
+    expect(got.status).toBe(200);
+    // The one answer for id 1 is the first to come, as with the SDK's transport.
+    expect(JSON.parse(got.body!)).toEqual({ jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: '1' }] } });
+  });
+
   it('the pinned SDK\'s protocol takes requests straight (handRequestsTo), as the door relies on for speed', async () => {
     // If an SDK upgrade renames the protocol's request handling, the door falls back to onmessage
     // (correct, slower): this fails so that the upgrade looks at it.

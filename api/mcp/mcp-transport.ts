@@ -47,6 +47,9 @@ interface Exchange<C> {
   readonly resolve: (answer: McpAnswer) => void;
   /** Our ids given to its requests, to release when it ends. */
   readonly own: number[];
+  /** Its requests not answered yet, duplicates of an id included: the POST is answered only when
+   *  none runs any more, so its in-flight slot and usage labels cover every call it started. */
+  open: number;
 }
 
 interface Pending<C> { exchange: Exchange<C>; original: RequestId }
@@ -140,13 +143,14 @@ export class StatelessJsonTransport<C> implements Transport {
         return { status: 202, headers: {}, body: undefined };
       }
       return await new Promise<McpAnswer>((resolve) => {
-        const exchange: Exchange<C> = { context, ids: [], answers: new Map(), resolve, own: [] };
+        const exchange: Exchange<C> = { context, ids: [], answers: new Map(), resolve, own: [], open: 0 };
         for (const m of messages) {
           if (!isRequest(m)) continue;
           const id = this.nextId++;
           if (!exchange.ids.includes(m.id)) exchange.ids.push(m.id);
           this.pending.set(id, { exchange, original: m.id });
           exchange.own.push(id);
+          exchange.open += 1;
           m.id = id;
         }
         for (const m of messages) {
@@ -181,11 +185,15 @@ export class StatelessJsonTransport<C> implements Transport {
     if (pending === undefined) return;
     const { exchange, original } = pending;
     this.pending.delete(message.id);
+    exchange.open -= 1;
     // The first answer for an original id is the one the POST gets (as with the SDK's transport).
-    if (exchange.answers.has(original)) return;
-    message.id = original;
-    exchange.answers.set(original, message);
-    if (exchange.answers.size < exchange.ids.length) return;
+    if (!exchange.answers.has(original)) {
+      message.id = original;
+      exchange.answers.set(original, message);
+    }
+    // The SDK's transport answers once every distinct id is answered, leaving later requests of a
+    // reused id running after the POST (and its in-flight slot) ended: this door waits for them.
+    if (exchange.open > 0 || exchange.answers.size < exchange.ids.length) return;
     this.end(exchange);
     const answers = exchange.ids.map((id) => exchange.answers.get(id));
     exchange.resolve({ status: 200, headers: { ...JSON_HEADERS }, body: JSON.stringify(answers.length === 1 ? answers[0] : answers) });
