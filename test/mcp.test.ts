@@ -214,6 +214,13 @@ describe('MCP door', () => {
     await call('run_sql', { query: 'DROP TABLE transactions' }, c);
     await c.listTools();
     await expect(c.callTool({ name: 'invented_tool', arguments: {} })).rejects.toThrow();
+    // Params the SDK refuses before any tool is looked up still count, as invalid calls.
+    const raw = await fetch(`${base}/mcp`, {
+      method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-api-key': k.key },
+      body: JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 5, arguments: {} } }, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'getProtocols', arguments: [] } }]),
+    });
+    expect(raw.status).toBe(200);
+    expect(((await raw.json()) as { error: { code: number } }[]).map((a) => a.error.code)).toEqual([-32602, -32602]);
     // Recorded once each answer is sent, written every few seconds: flush now.
     await new Promise((r) => setTimeout(r, 100));
     await t.services.access.usage.flush();
@@ -224,6 +231,7 @@ describe('MCP door', () => {
     expect(of('tools/list')).toMatchObject({ requests: 1 });
     expect(of('initialize')).toMatchObject({ requests: 1 });
     expect(of('(unknown tool)')).toMatchObject({ requests: 1, errors: 1 });
+    expect(of('(invalid tool call)')).toMatchObject({ requests: 2, errors: 2 });
     expect(usage.byMethod.some((u) => u.method.includes('invented'))).toBe(false);
     await c.close();
   });

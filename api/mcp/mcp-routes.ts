@@ -29,6 +29,13 @@ function protocolCalls(body: unknown): { label: string; error: boolean }[] {
     .map((m) => ({ label: USAGE_METHODS.has(m.method as string) ? (m.method as string) : OTHER_METHOD, error: false }));
 }
 
+/** The usage label of a tool call refused before a tool was looked up (its params malformed). */
+export const INVALID_TOOL_CALL = '(invalid tool call)';
+
+/** Tool-call requests (not notifications) in a body. */
+const toolCallCount = (body: unknown): number =>
+  (Array.isArray(body) ? body : [body]).filter((m) => isObject(m) && m.method === 'tools/call' && Object.hasOwn(m, 'id')).length;
+
 /** JSON-RPC requests (not notifications) in a body: each is one request against the rate limit. */
 export const mcpRequestCount = (body: unknown): number =>
   Array.isArray(body) ? body.filter((m) => isObject(m) && typeof m.method === 'string' && Object.hasOwn(m, 'id')).length : 1;
@@ -93,9 +100,13 @@ export async function mcpRoutes(app: FastifyInstance, opts: ToolDeps): Promise<v
     };
     // Usage by tool and method (access control records these once the answer is sent).
     const calls = protocolCalls(req.body);
+    const protocolCount = calls.length;
     req.usageCalls = calls;
     const post = { accept: header(req, 'accept'), contentType: header(req, 'content-type'), protocolVersion: header(req, 'mcp-protocol-version'), body: req.body };
     const answer = await door.answer(post, caller, new RequestHooks(req, calls), requests > 1, (release) => reply.raw.once('close', release));
+    // A tool call the SDK refused before any handler ran (params of the wrong shape) told no
+    // one: it still counted against the rate limit, so it is recorded, as an invalid call.
+    for (let unheard = toolCallCount(req.body) - (calls.length - protocolCount); unheard > 0; unheard--) calls.push({ label: INVALID_TOOL_CALL, error: true });
     reply.code(answer.status);
     for (const name in answer.headers) reply.header(name, answer.headers[name]);
     return reply.send(answer.body);
