@@ -23,8 +23,8 @@ import { runLoad } from './load-client.ts';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const ROWS = Number(process.env.BENCH_ROWS ?? 100_000);
-/** Calls per block of the CPU-time comparison. */
-const CPU_CALLS = Number(process.env.BENCH_CPU_CALLS ?? 200);
+/** Calls per block of the CPU-time comparison (blocks of 200 swung 0.68-0.79 between runs: GC and JIT). */
+const CPU_CALLS = Number(process.env.BENCH_CPU_CALLS ?? 2000);
 
 const rpcBody = (method: string, params: unknown[]): string => JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
 /** The tool call of the same method: its positions by name (api/mcp/mcp-tools.ts). */

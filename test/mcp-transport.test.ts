@@ -7,7 +7,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { CallToolRequestSchema, ErrorCode, LATEST_PROTOCOL_VERSION, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
-import { StatelessJsonTransport, type McpAnswer } from '../api/mcp/mcp-transport.ts';
+import { StatelessJsonTransport, type DirectAnswer, type McpAnswer } from '../api/mcp/mcp-transport.ts';
 
 /** A Server with a tool that echoes its arguments, one that fails, and tools/list. */
 function server(): Server {
@@ -39,12 +39,33 @@ async function sdkAnswer(p: Post): Promise<McpAnswer> {
   return { status: res.status, headers: Object.fromEntries(res.headers.entries()), body: text === '' ? undefined : text };
 }
 
-/** Ours: one Server and transport for every POST, requests handed to the protocol as the door does (or through its onmessage). */
-async function ours(direct = true): Promise<(p: Post) => Promise<McpAnswer>> {
+/**
+ * The door's own answer to the plain tool calls the echo server's handler takes
+ * (answerDirectly): params exactly a string name and an object of arguments, if any.
+ */
+let answeredHereCount = 0;
+const answeredHere: DirectAnswer<null> = (request) => {
+  const params = request.params;
+  if (request.method !== 'tools/call' || params === undefined || Object.keys(params).some((k) => k !== 'name' && k !== 'arguments')) return undefined;
+  const args = params.arguments;
+  if (typeof params.name !== 'string' || (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args)))) return undefined;
+  answeredHereCount += 1;
+  return (async () => {
+    if (params.name === 'fail') throw new McpError(ErrorCode.InvalidParams, 'no such tool');
+    return { content: [{ type: 'text', text: JSON.stringify(args ?? {}) }] };
+  })();
+};
+
+/**
+ * Ours: one Server and transport for every POST, requests handed to the protocol as the door
+ * does ('straight'), or through its onmessage, or the plain tool calls answered past it ('answered').
+ */
+async function ours(route: 'straight' | 'onmessage' | 'answered' = 'straight'): Promise<(p: Post) => Promise<McpAnswer>> {
   const transport = new StatelessJsonTransport<null>();
   const s = server();
   await s.connect(transport);
-  if (direct && !transport.handRequestsTo(s)) throw new Error('this SDK\'s protocol has no _onrequest: see handRequestsTo');
+  if (route !== 'onmessage' && !transport.handRequestsTo(s)) throw new Error('this SDK\'s protocol has no _onrequest: see handRequestsTo');
+  if (route === 'answered') transport.answerDirectly(answeredHere);
   return (p) => transport.handle({ accept: p.accept, contentType: p.contentType, protocolVersion: p.protocolVersion, body: p.body }, null);
 }
 
@@ -57,6 +78,14 @@ const CASES: [string, Post][] = [
   ['a tool call with a string id', post(call('a-b'))],
   ['a tool call with id 0', post(call(0))],
   ['a tool call the handler refuses', post(call(7, {}, 'fail'))],
+  ['a tool call without arguments', post({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo' } })],
+  ['a tool call with a non-string name', post(call(1, {}, 5 as unknown as string))],
+  ['a tool call with arguments that are not an object', post(call(1, [1, 2]))],
+  ['a tool call with _meta in params', post({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: {}, _meta: { progressToken: 1 } } })],
+  ['a tool call without params', post({ jsonrpc: '2.0', id: 1, method: 'tools/call' })],
+  ['a tool call with a negative id', post(call(-3))],
+  ['a tool call with an id past the safe integers', post(call(2 ** 60))],
+  ['a tool call with an empty string id', post(call(''))],
   ['tools/list', post({ jsonrpc: '2.0', id: 2, method: 'tools/list' })],
   ['ping', post({ jsonrpc: '2.0', id: 3, method: 'ping' })],
   ['an unknown method', post({ jsonrpc: '2.0', id: 4, method: 'nope/nothing' })],
@@ -111,7 +140,9 @@ describe('the door\'s stateless transport answers as the SDK\'s transport does',
     const want = await sdkAnswer(p);
     expect(await (await ours())(p)).toEqual(want);
     // And with every message through the protocol's public onmessage (its type guards first).
-    expect(await (await ours(false))(p)).toEqual(want);
+    expect(await (await ours('onmessage'))(p)).toEqual(want);
+    // And with the plain tool calls answered by the door itself, past the protocol.
+    expect(await (await ours('answered'))(p)).toEqual(want);
   });
 
   it('one transport serves concurrent POSTs that reuse ids, each its own answers, as a transport per POST does', async () => {
@@ -161,6 +192,18 @@ describe('the door\'s stateless transport answers as the SDK\'s transport does',
     const s = server();
     await s.connect(transport);
     expect(transport.handRequestsTo(s)).toBe(true);
+  });
+
+  it('a plain tool call is answered past the protocol when the door asks to; anything else is left to the Server', async () => {
+    const answer = await ours('answered');
+    const before = answeredHereCount;
+    await answer(post(call(1)));
+    expect(answeredHereCount).toBe(before + 1);
+    // A batch, a notification and a malformed message never reach the door's own answer.
+    await answer(post([call(1), call(2)]));
+    await answer(post({ ...call(1), extra: true }));
+    await answer(post(call(1), { protocolVersion: '2099-01-01' }));
+    expect(answeredHereCount).toBe(before + 1);
   });
 
   it('the SDK transport sets only Content-Type on a JSON answer and nothing on a 202 (so ours copies no other header)', async () => {

@@ -10,6 +10,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATALOG, RPC_METHOD_NAMES } from '../api/catalog/catalog.ts';
+import { McpDoor, type CallHooks } from '../api/mcp/mcp-server.ts';
+import type { ToolCaller } from '../api/mcp/mcp-tools.ts';
+import { Budget } from '../core/budget.ts';
 import { adminHeaders, createKey } from './support/api-key.ts';
 import { FIXTURE_END, FIXTURE_START, HOT, hotRecords, ingest, ingestDemo } from './support/fixtures.ts';
 import { RpcClient } from './support/rpc-client.ts';
@@ -338,5 +341,45 @@ describe('MCP door', () => {
       expect(a.body.result.isError, what).toBeFalsy();
       expect(JSON.parse(text(a.body.result)), what).toEqual(expected[i]);
     });
+  });
+
+  it('the common tool call, answered past the SDK\'s protocol, reads to the byte what the SDK\'s Server answers', async () => {
+    // The door answers a single plain tools/call itself for speed (McpDoor.direct); a door
+    // without that shortcut is the reference: every answer and every usage label must agree.
+    const deps = { analytics: t.services.analytics, sandbox: t.services.sqlSandbox, registry: t.services.registry, freshness: t.services.freshness, usage: t.services.access.usageStore };
+    const doors = { direct: new McpDoor(deps, '1.0.0'), server: new McpDoor(deps, '1.0.0', false) };
+    const toolCall = (name: string, args: unknown, id: unknown = 1) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
+    const bodies: unknown[] = [
+      ...validCalls().map((c, i) => toolCall(c.method, argsOf(c.method, c.params), i)),
+      ...invalidCalls().map((c) => toolCall(c.method, argsOf(c.method, c.params), 'x')),
+      toolCall('run_sql', { query: 'SELECT protocol_name, count() AS n FROM transactions GROUP BY protocol_name ORDER BY protocol_name' }),
+      toolCall('run_sql', { query: 'SELECT 1; DROP TABLE transactions' }),
+      toolCall('run_sql', { query: 'SELECT signature FROM transactions ORDER BY signature LIMIT 3', format: 'csv' }),
+      toolCall('list_protocols', {}),
+      toolCall('list_protocols', { extra: 1 }),
+      toolCall('getTransaction', { signature, extra: true }),
+      toolCall('no_such_tool', {}),
+      toolCall('getProtocols', [1]),
+      { jsonrpc: '2.0', id: 0, method: 'tools/call', params: { name: 'getProtocols' } },
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'getProtocols', arguments: {}, _meta: { progressToken: 'p' } } },
+      { jsonrpc: '2.0', id: 3, method: 'tools/list' },
+    ];
+    const caller = (budget: Budget | null): ToolCaller => ({ keyId: 'direct-test', plan: 'enterprise', budget, rateLimit: null });
+    const answer = async (door: McpDoor, body: unknown, budget: Budget | null) => {
+      const calls: { label: string; error: boolean }[] = [];
+      const hooks: CallHooks = { reference: 'req-1', onInternalError: () => {}, onToolCall: (label, error) => calls.push({ label, error }) };
+      const post = { accept: 'application/json, text/event-stream', contentType: 'application/json', protocolVersion: '2025-06-18', body: structuredClone(body) };
+      return { answer: await door.answer(post, caller(budget), hooks, false), calls };
+    };
+    for (const body of bodies) {
+      const want = await answer(doors.server, body, null);
+      expect(await answer(doors.direct, body, null), JSON.stringify(body)).toEqual(want);
+    }
+    // An answer past the request's answer budget is the same tool error on both.
+    const big = toolCall('getTransactions', { options: { limit: 1000 } });
+    const tight = () => Object.assign(new Budget('free', 'rpc'), { answerBytes: 200 });
+    const refused = await answer(doors.server, big, tight());
+    expect(JSON.parse(refused.answer.body!).result.isError).toBe(true);
+    expect(await answer(doors.direct, big, tight())).toEqual(refused);
   });
 });

@@ -13,8 +13,8 @@ import {
 import { AppError, Errors } from '../../core/errors.ts';
 import { formatBytes, MCP_BATCH_CONCURRENCY, MCP_ECHO_MAX_CHARS } from '../../core/limits.ts';
 import { resources, type Resource } from './mcp-resources.ts';
-import { McpTools, TOOL_ANNOTATIONS, type ToolCaller, type ToolDeps } from './mcp-tools.ts';
-import { StatelessJsonTransport, type McpAnswer, type McpPost } from './mcp-transport.ts';
+import { McpTools, TOOL_ANNOTATIONS, type Tool, type ToolCaller, type ToolDeps } from './mcp-tools.ts';
+import { StatelessJsonTransport, type McpAnswer, type McpPost, type PlainRequest } from './mcp-transport.ts';
 
 const INSTRUCTIONS = 'Read-only analytics over instruction-level Solana DeFi transaction records. ' +
   'list_protocols names the protocols you may query and how fresh their data is; the get*/run_sql tools answer exactly what the ' +
@@ -38,7 +38,9 @@ function toolError(err: unknown, hooks: CallHooks): CallToolResult {
   const known = err instanceof AppError && err.kind !== Errors.internal;
   if (!known) hooks.onInternalError(err);
   const e = known ? err : new AppError(Errors.internal, `the server could not complete this call; reference ${hooks.reference}`);
-  return { isError: true, content: [{ type: 'text', text: e.message }], _meta: { 'txa/error': { code: e.kind.code, title: e.kind.title } } };
+  // In the order of the SDK's result schema (_meta, content, isError), as its parse leaves it,
+  // so an answer given past the protocol (McpDoor.direct) reads the same to the byte.
+  return { _meta: { 'txa/error': { code: e.kind.code, title: e.kind.title } }, content: [{ type: 'text', text: e.message }], isError: true };
 }
 
 /** The answer as tool content, if it fits the request's answer budget and the plan's answer memory. */
@@ -131,9 +133,11 @@ export class McpDoor {
   private readonly transport = new StatelessJsonTransport<CallContext>();
   private readonly connected: Promise<void>;
 
-  constructor(deps: ToolDeps, private readonly version: string) {
+  /** `direct`: answer the common tool call past the SDK's protocol (off only to compare the two). */
+  constructor(deps: ToolDeps, private readonly version: string, direct = true) {
     this.tools = new McpTools(deps);
     this.resources = resources(deps);
+    if (direct) this.transport.answerDirectly((request, context) => this.direct(request, context));
     const server = this.server();
     // Requests go straight to the protocol's request handling (mcp-transport.ts, handRequestsTo):
     // its type guards cost a cheap call a tenth of its throughput at 50 connections (bench/RESULTS.md).
@@ -153,6 +157,30 @@ export class McpDoor {
     return context;
   }
 
+  /**
+   * A single plain tools/call of a tool this door has (most calls), answered here with the
+   * result the Server's handler gives it, past the SDK's per-request machinery
+   * (mcp-transport.ts, answerDirectly); anything else, undefined: the Server answers it.
+   */
+  private direct(request: PlainRequest, context: CallContext): Promise<CallToolResult> | undefined {
+    if (request.method !== 'tools/call' || context.batch) return undefined;
+    const call = plainToolCall(request);
+    const tool = call === undefined ? undefined : this.tools.get(call.params.name);
+    return tool === undefined ? undefined : this.callTool(tool, call!.params.arguments ?? {}, context);
+  }
+
+  /** A tool's answer, or its failure as a tool error; told to the request's hooks. */
+  private async callTool(tool: Tool, args: Record<string, unknown>, { caller, hooks }: CallContext): Promise<CallToolResult> {
+    let result: CallToolResult;
+    try {
+      result = answered(await tool.run(args, caller), caller);
+    } catch (err) {
+      result = toolError(err, hooks);
+    }
+    hooks.onToolCall(tool.name, result.isError === true);
+    return result;
+  }
+
   private server(): Server {
     const server = new Server({ name: 'solana-tx-analytics', title: 'Solana DeFi transaction analytics', version: this.version }, {
       capabilities: { tools: { listChanged: false }, resources: { listChanged: false } },
@@ -168,26 +196,16 @@ export class McpDoor {
     });
     server.setRequestHandler(CallToolRequestSchema.pick({ method: true }).loose(), async (raw, extra) => {
       const context = this.context(extra.requestId);
-      const { caller, hooks } = context;
       const request = plainToolCall(raw) ?? checked(CallToolRequestSchema, raw);
       const tool = this.tools.get(request.params.name);
       if (tool === undefined) {
-        hooks.onToolCall(UNKNOWN_TOOL, true);
+        context.hooks.onToolCall(UNKNOWN_TOOL, true);
         throw new McpError(ErrorCode.InvalidParams, `unknown tool "${echoed(request.params.name)}"; tools/list lists the tools`);
       }
-      const call = async (): Promise<CallToolResult> => {
-        let result: CallToolResult;
-        try {
-          result = answered(await tool.run(request.params.arguments ?? {}, caller), caller);
-        } catch (err) {
-          result = toolError(err, hooks);
-        }
-        hooks.onToolCall(tool.name, result.isError === true);
-        return result;
-      };
-      if (!context.batch) return call();
+      const args = request.params.arguments ?? {};
+      if (!context.batch) return this.callTool(tool, args, context);
       context.inTurn ??= gate(MCP_BATCH_CONCURRENCY);
-      return context.inTurn(call);
+      return context.inTurn(() => this.callTool(tool, args, context));
     });
     server.setRequestHandler(ListResourcesRequestSchema.pick({ method: true }).loose(), (raw) => {
       checked(ListResourcesRequestSchema, raw);
