@@ -382,4 +382,18 @@ describe('MCP door', () => {
     expect(JSON.parse(refused.answer.body!).result.isError).toBe(true);
     expect(await answer(doors.direct, big, tight())).toEqual(refused);
   });
+
+  it('a task-augmented call is processed normally, its task ignored, as MCP asks of a server that declares no tasks', async () => {
+    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-api-key': key, 'mcp-protocol-version': '2025-11-25' };
+    const want = await rpc.call('getProtocols', []);
+    const withTask = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'getProtocols', arguments: {}, task: { ttl: 60_000 } } });
+    const one = await fetch(`${base}/mcp`, { method: 'POST', headers, body: JSON.stringify(withTask(1)) });
+    expect(one.status).toBe(200);
+    const body = (await one.json()) as { result: ToolResult };
+    expect(body.result.isError).toBeFalsy();
+    expect(JSON.parse(text(body.result))).toEqual(want);
+    const batch = await fetch(`${base}/mcp`, { method: 'POST', headers, body: JSON.stringify([withTask(2), withTask(3)]) });
+    const answers = (await batch.json()) as { id: number; result: ToolResult }[];
+    expect(answers.map((a) => JSON.parse(text(a.result)))).toEqual([want, want]);
+  });
 });

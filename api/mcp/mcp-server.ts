@@ -110,6 +110,21 @@ function plainToolCall(raw: unknown): CallToolRequest | undefined {
   return raw as unknown as CallToolRequest;
 }
 
+/**
+ * The body with `task` left out of every request's params. The door declares no `tasks`
+ * capability, and MCP (2025-11-25, "Tasks": task support and handling) says a receiver that
+ * does not declare it for a request type MUST process such requests normally, ignoring the
+ * task augmentation; the SDK's Server refuses them instead, with -32603 (an internal error).
+ */
+function withoutTasks(body: unknown): unknown {
+  const strip = (m: unknown): unknown => {
+    if (!isPlainObject(m) || !isPlainObject(m.params) || !Object.hasOwn(m.params, 'task')) return m;
+    const { task: _ignored, ...params } = m.params;
+    return { ...m, params };
+  };
+  return Array.isArray(body) ? body.map(strip) : strip(body);
+}
+
 /** What a handler knows of the HTTP request it answers. */
 interface CallContext {
   caller: ToolCaller;
@@ -147,7 +162,7 @@ export class McpDoor {
   /** The answer to one POST /mcp of `caller`. `released` as in StatelessJsonTransport.handle. */
   async answer(post: McpPost, caller: ToolCaller, hooks: CallHooks, batch: boolean, released?: (release: () => void) => void): Promise<McpAnswer> {
     await this.connected;
-    return this.transport.handle(post, { caller, hooks, batch }, released);
+    return this.transport.handle({ ...post, body: withoutTasks(post.body) }, { caller, hooks, batch }, released);
   }
 
   /** The context of the request a handler runs for: a handler never runs outside one. */
