@@ -1,0 +1,121 @@
+// The MCP door's direct answer (McpDoor.direct, StatelessJsonTransport.answerDirectly: a single
+// plain tools/call answered past the SDK's per-request machinery) against the reference, a door
+// without it (the SDK's Server answers everything): the corpus in
+// test/fixtures/mcp-direct-differential.json, hostile and odd bodies and headers, must get the
+// same status, headers, body text, usage labels, budget charge and answer memory from both, and
+// through HTTP the app's door must answer what the reference answers.
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PlanAnswerMemory } from '../api/access/answer-memory.ts';
+import { McpDoor, type CallHooks } from '../api/mcp/mcp-server.ts';
+import type { ToolCaller } from '../api/mcp/mcp-tools.ts';
+import { Budget } from '../core/budget.ts';
+import { createKey } from './support/api-key.ts';
+import { ingestDemo } from './support/fixtures.ts';
+import { startApp } from './support/services.ts';
+
+interface Case {
+  name: string;
+  /** The body as sent (JSON text: duplicate keys, -0 and 1e21 read as a parser reads them). */
+  raw: string;
+  /** Header overrides; null: the header is absent. */
+  headers?: { accept?: string | null; contentType?: string | null; protocolVersion?: string | null };
+  /** The request's budget: the enterprise plan's (default), none bound, the free plan's, 200 answer bytes, or a full answer memory. */
+  budget?: 'enterprise' | 'none' | 'free' | 'tight' | 'memoryFull';
+  /** Through HTTP: the status the app answers before the door sees the body. */
+  edge?: number;
+  /** The answer names the caller's own figures (rate limit): through HTTP only its status is compared. */
+  perCaller?: boolean;
+}
+
+const CASES = (JSON.parse(readFileSync(new URL('./fixtures/mcp-direct-differential.json', import.meta.url), 'utf8')) as { cases: Case[] }).cases;
+
+let t: Awaited<ReturnType<typeof startApp>>;
+let doors: { direct: McpDoor; server: McpDoor };
+let key: string;
+
+beforeAll(async () => {
+  t = await startApp();
+  await ingestDemo(t.services, 300);
+  key = (await createKey(t.app, 'enterprise', 'mcp-direct')).key;
+  const deps = { analytics: t.services.analytics, sandbox: t.services.sqlSandbox, registry: t.services.registry, freshness: t.services.freshness, usage: t.services.access.usageStore };
+  doors = { direct: new McpDoor(deps, '1.0.0'), server: new McpDoor(deps, '1.0.0', false) };
+}, 120_000);
+
+afterAll(async () => {
+  await t?.cleanup();
+});
+
+/** A plan's answer memory, as the HTTP edge gives each budget (api/access/answer-memory.ts). */
+function budgetOf(kind: Case['budget']): { budget: Budget | null; memory: PlanAnswerMemory } {
+  const memory = new PlanAnswerMemory();
+  const bound = (b: Budget): { budget: Budget; memory: PlanAnswerMemory } => {
+    b.answerMemory = memory;
+    return { budget: b, memory };
+  };
+  switch (kind ?? 'enterprise') {
+    case 'none': return { budget: null, memory };
+    case 'free': return bound(new Budget('free', 'mcp'));
+    case 'tight': return bound(Object.assign(new Budget('free', 'mcp'), { answerBytes: 200 }));
+    case 'memoryFull': {
+      // A pool of 10 bytes, already holding some: any answer of this plan is refused.
+      const full = new PlanAnswerMemory({ free: 10, x402: 10, enterprise: 10 });
+      full.reserve('enterprise', 5);
+      const budget = new Budget('enterprise', 'mcp');
+      budget.answerMemory = full;
+      return { budget, memory: full };
+    }
+    default: return bound(new Budget('enterprise', 'mcp'));
+  }
+}
+
+const headersOf = (c: Case) => {
+  const h = c.headers ?? {};
+  const value = (v: string | null | undefined, dflt: string) => (v === null ? undefined : v ?? dflt);
+  return { accept: value(h.accept, 'application/json, text/event-stream'), contentType: value(h.contentType, 'application/json'), protocolVersion: value(h.protocolVersion, '2025-06-18') };
+};
+
+/** get_usage's window starts at the call's own millisecond. */
+const untimed = (body: string | undefined) => body?.replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/g, '<time>');
+
+/** One door's answer to a case, with what it told the request's hooks and what it charged. */
+async function answer(door: McpDoor, c: Case) {
+  const calls: { label: string; error: boolean }[] = [];
+  let internal = 0;
+  const hooks: CallHooks = { reference: 'req-1', onInternalError: () => void (internal += 1), onToolCall: (label, error) => calls.push({ label, error }) };
+  const { budget, memory } = budgetOf(c.budget);
+  const caller: ToolCaller = { keyId: 'mcp-direct-test', plan: budget?.plan ?? 'enterprise', budget, rateLimit: null };
+  const body = JSON.parse(c.raw) as unknown;
+  // As the route decides it (mcpRequestCount): only a POST of several requests is a batch.
+  const batch = Array.isArray(body) && body.length > 1;
+  const a = await door.answer({ ...headersOf(c), body }, caller, hooks, batch);
+  return { answer: { ...a, body: untimed(a.body) }, calls, internal, spent: budget?.spent ?? 0, held: memory.heldBy(budget?.plan ?? 'enterprise') };
+}
+
+describe('the direct MCP answer reads as the SDK Server\'s (test/fixtures/mcp-direct-differential.json)', () => {
+  it.each(CASES.map((c) => [c.name, c] as const))('%s', async (_name, c) => {
+    const want = await answer(doors.server, c);
+    expect(await answer(doors.direct, c)).toEqual(want);
+  });
+});
+
+describe('through HTTP, the app\'s door answers what the reference door answers', () => {
+  it.each(CASES.filter((c) => c.budget === undefined).map((c) => [c.name, c] as const))('%s', async (_name, c) => {
+    const h = headersOf(c);
+    const headers: Record<string, string> = { 'x-api-key': key };
+    if (h.accept !== undefined) headers.accept = h.accept;
+    if (h.contentType !== undefined) headers['content-type'] = h.contentType;
+    if (h.protocolVersion !== undefined) headers['mcp-protocol-version'] = h.protocolVersion;
+    const res = await t.app.inject({ method: 'POST', url: '/mcp', headers, payload: c.raw });
+    if (c.edge !== undefined) {
+      expect(res.statusCode).toBe(c.edge);
+      return;
+    }
+    const want = (await answer(doors.server, c)).answer;
+    expect(res.statusCode).toBe(want.status);
+    if (c.perCaller) return;
+    // The app's answer edge names the charset of every JSON answer, whichever door answered.
+    expect(res.headers['content-type']?.toString().replace('; charset=utf-8', '')).toBe(want.headers['content-type']);
+    expect(untimed(res.body)).toBe(want.body ?? '');
+  });
+});
