@@ -119,3 +119,26 @@ describe('through HTTP, the app\'s door answers what the reference door answers'
     expect(untimed(res.body)).toBe(want.body ?? '');
   });
 });
+
+describe('a client that goes away mid-call', () => {
+  it('leaves nothing held in its plan\'s answer memory, on either door', async () => {
+    const body = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'getTransactions', arguments: { options: { limit: 20 } } } };
+    for (const door of [doors.direct, doors.server]) {
+      const memory = new PlanAnswerMemory();
+      const budget = new Budget('free', 'mcp');
+      budget.answerMemory = memory;
+      const calls: string[] = [];
+      const hooks: CallHooks = { reference: 'req-gone', onInternalError: () => {}, onToolCall: (label) => calls.push(label) };
+      const caller: ToolCaller = { keyId: 'mcp-direct-gone', plan: 'free', budget, rateLimit: null };
+      const answered = door.answer({ ...headersOf({ name: '', raw: '' }), body: structuredClone(body) }, caller, hooks, false);
+      // The client goes: the edge gives back what the request held (request-budget.ts, on the response's close) while its tool still runs.
+      budget.releaseAnswers();
+      const a = await answered;
+      expect(JSON.parse(a.body!).result.isError).toBeUndefined();
+      // The call ran and is recorded, as for a client that stayed ...
+      expect(calls).toEqual(['getTransactions']);
+      // ... but the answer no one will read holds nothing once its request has ended.
+      expect(memory.heldBy('free')).toBe(0);
+    }
+  });
+});
