@@ -28,7 +28,10 @@ interface Case {
   perCaller?: boolean;
 }
 
-const CASES = (JSON.parse(readFileSync(new URL('./fixtures/mcp-direct-differential.json', import.meta.url), 'utf8')) as { cases: Case[] }).cases;
+/** {{repeat:TEXT:N}}: TEXT N times (deep and long bodies, kept short in the file). */
+const expanded = (raw: string): string => raw.replace(/\{\{repeat:(.+?):(\d+)\}\}/g, (_m, text: string, n: string) => text.repeat(Number(n)));
+const CASES = (JSON.parse(readFileSync(new URL('./fixtures/mcp-direct-differential.json', import.meta.url), 'utf8')) as { cases: Case[] }).cases
+  .map((c) => ({ ...c, raw: expanded(c.raw) }));
 
 let t: Awaited<ReturnType<typeof startApp>>;
 let doors: { direct: McpDoor; server: McpDoor };
@@ -140,5 +143,19 @@ describe('a client that goes away mid-call', () => {
       // ... but the answer no one will read holds nothing once its request has ended.
       expect(memory.heldBy('free')).toBe(0);
     }
+  });
+});
+
+describe('a failure past the tool (its request\'s hooks throw)', () => {
+  it('is the same JSON-RPC error on both doors', async () => {
+    const body = { jsonrpc: '2.0', id: 'h', method: 'tools/call', params: { name: 'getProtocols', arguments: {} } };
+    const answers = await Promise.all([doors.direct, doors.server].map(async (door) => {
+      const err = Object.assign(new Error('the usage table is gone'), { code: 'ENOENT', data: { at: 'onToolCall' } });
+      const hooks: CallHooks = { reference: 'req-h', onInternalError: () => {}, onToolCall: () => { throw err; } };
+      const caller: ToolCaller = { keyId: 'mcp-direct-hooks', plan: 'enterprise', budget: new Budget('enterprise', 'mcp'), rateLimit: null };
+      return door.answer({ ...headersOf({ name: '', raw: '' }), body: structuredClone(body) }, caller, hooks, false);
+    }));
+    expect(JSON.parse(answers[1]!.body!).error).toEqual({ code: -32603, message: 'the usage table is gone', data: { at: 'onToolCall' } });
+    expect(answers[0]).toEqual(answers[1]);
   });
 });
