@@ -36,10 +36,12 @@ const CASES = (JSON.parse(readFileSync(new URL('./fixtures/mcp-direct-differenti
 let t: Awaited<ReturnType<typeof startApp>>;
 let doors: { direct: McpDoor; server: McpDoor };
 let key: string;
+/** Signatures of different records, for calls that must each get their own answer. */
+let signatures: string[];
 
 beforeAll(async () => {
   t = await startApp();
-  await ingestDemo(t.services, 300);
+  signatures = [...new Set((await ingestDemo(t.services, 300)).map((r) => r.signature))].slice(0, 8);
   key = (await createKey(t.app, 'enterprise', 'mcp-direct')).key;
   const deps = { analytics: t.services.analytics, sandbox: t.services.sqlSandbox, registry: t.services.registry, freshness: t.services.freshness, usage: t.services.access.usageStore };
   doors = { direct: new McpDoor(deps, '1.0.0'), server: new McpDoor(deps, '1.0.0', false) };
@@ -168,5 +170,20 @@ describe('a failure past the tool (its request\'s hooks throw)', () => {
     }));
     expect(JSON.parse(answers[1]!.body!).error).toEqual({ code: -32603, message: 'the usage table is gone', data: { at: 'onToolCall' } });
     expect(answers[0]).toEqual(answers[1]);
+  });
+});
+
+describe('concurrent calls, direct and through the Server, on one door', () => {
+  it('each get their own answer, as one at a time on the reference door', async () => {
+    // Every client's first id is 1: direct calls and calls the Server answers (a _meta makes
+    // a call not plain) run side by side, each must get the answer of its own signature.
+    const cases: Case[] = signatures.flatMap((signature, i) => {
+      const params = { name: 'getTransaction', arguments: { signature }, ...(i % 2 === 1 && { _meta: { progressToken: i } }) };
+      return [{ name: `call ${i}`, raw: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params }) }];
+    });
+    const want: Awaited<ReturnType<typeof answer>>[] = [];
+    for (const c of cases) want.push(await answer(doors.server, c));
+    expect(new Set(want.map((w) => w.answer.body)).size).toBe(cases.length);
+    expect(await Promise.all(cases.map((c) => answer(doors.direct, c)))).toEqual(want);
   });
 });
