@@ -59,6 +59,8 @@ export class Budget {
   readonly deadline: number;
   private spentCost = 0;
   private heldBytes = 0;
+  /** The request's response has ended (releaseAnswers): nothing is held for it any more. */
+  private ended = false;
   private rowsReadSum = 0;
   private bytesReadSum = 0;
   private frozen: AnswerStats | undefined;
@@ -128,14 +130,17 @@ export class Budget {
    * false, holding nothing, when the plan's answers in flight would pass it.
    */
   reserveAnswer(bytes: number): boolean {
-    if (this.answerMemory === undefined) return true;
+    // Once the request has ended (its client gone, or answered by its deadline) an answer
+    // still being built goes to no one, and no release would come for it: it holds nothing.
+    if (this.answerMemory === undefined || this.ended) return true;
     if (!this.answerMemory.reserve(this.plan, bytes)) return false;
     this.heldBytes += bytes;
     return true;
   }
 
-  /** Give back every byte this request held (its response is sent, or its client gone). */
+  /** Give back every byte this request held (its response is sent, or its client gone), for good. */
   releaseAnswers(): void {
+    this.ended = true;
     if (this.heldBytes > 0) this.answerMemory?.release(this.plan, this.heldBytes);
     this.heldBytes = 0;
   }
