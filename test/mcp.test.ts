@@ -5,6 +5,7 @@
 // revoked, cut off at once), batches count per call, and the resources describe the table
 // and the protocols.
 import { readFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -395,5 +396,40 @@ describe('MCP door', () => {
     const batch = await fetch(`${base}/mcp`, { method: 'POST', headers, body: JSON.stringify([withTask(2), withTask(3)]) });
     const answers = (await batch.json()) as { id: number; result: ToolResult }[];
     expect(answers.map((a) => JSON.parse(text(a.result)))).toEqual([want, want]);
+  });
+
+  it('a call whose client leaves before the answer ran and counted, so it is recorded in usage (MCP and SQL alike)', async () => {
+    // Fastify runs onResponse only for a response that finished; a dropped socket never does.
+    const k = await createKey(t.app, 'enterprise', 'mcp-gone');
+    const keyId = (await t.services.access.authenticator.lookup(k.key, async () => {}))!.id;
+    // A query that runs well past the moment its client goes (a cross join of the fixture).
+    const slow = 'SELECT a.signature, count() AS n FROM transactions a CROSS JOIN transactions b GROUP BY a.signature ORDER BY n DESC, a.signature LIMIT 500';
+    const dropped = (path: string, body: unknown, headers: Record<string, string>) => new Promise<void>((resolve) => {
+      const req = httpRequest(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': k.key, ...headers } });
+      req.on('error', () => resolve());
+      req.on('close', () => resolve());
+      req.end(JSON.stringify(body));
+      // Gone once the server has admitted the request (it holds one of the key's in-flight
+      // slots) and its query has had a moment to start.
+      void (async () => {
+        while (t.services.access.inFlight.inFlight(keyId) === 0) await new Promise((r) => setTimeout(r, 5));
+        await new Promise((r) => setTimeout(r, 20));
+        req.destroy();
+      })();
+    });
+    await dropped('/mcp', { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'run_sql', arguments: { query: slow } } }, { accept: 'application/json, text/event-stream' });
+    await dropped('/v1/query', { query: slow }, {});
+    const recorded = async () => {
+      await t.services.access.usage.flush();
+      const rows = await t.services.access.usageStore.query({ keyId, fromMs: Date.now() - 3_600_000, toMs: Date.now() + 60_000, granularity: 'hour' });
+      return rows.map((r) => `${r.interface} ${r.method} ${r.requests}`).sort();
+    };
+    // The queries end on their own after their clients left: wait for both to be recorded.
+    let got: string[] = [];
+    for (let i = 0; i < 100 && got.length < 2; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      got = await recorded();
+    }
+    expect(got).toEqual(['mcp run_sql 1', 'sql POST /v1/query 1']);
   });
 });

@@ -173,6 +173,9 @@ export function installAccessControl(app: FastifyInstance, access: Access): Edge
 
   /** In-flight slots of admitted requests, by request: released once. */
   const slots = new WeakMap<FastifyRequest, Slot>();
+  /** Requests whose answer the edge has passed, and those whose usage is recorded (recordUsageOnce). */
+  const answeredRequests = new WeakSet<FastifyRequest>();
+  const recordedRequests = new WeakSet<FastifyRequest>();
 
   /** Take one of the key's in-flight slots for this request, or refuse it with 429. */
   function admit(req: FastifyRequest, reply: FastifyReply, key: AuthenticatedKey): void {
@@ -192,7 +195,11 @@ export function installAccessControl(app: FastifyInstance, access: Access): Edge
     }
     const slot = new Slot(release);
     slots.set(req, slot);
-    reply.raw.once('close', () => slot.closed());
+    reply.raw.once('close', () => {
+      slot.closed();
+      // Closed while its answer was being sent: it will never finish (see recordUsageOnce).
+      if (!reply.raw.writableFinished && answeredRequests.has(req)) recordUsageOnce(req, reply);
+    });
   }
 
   app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
@@ -250,7 +257,7 @@ export function installAccessControl(app: FastifyInstance, access: Access): Edge
   });
 
   app.addHook('onResponse', (req: FastifyRequest, reply: FastifyReply, done: () => void) => {
-    recordUsage(req, reply);
+    recordUsageOnce(req, reply);
     done();
   });
 
@@ -260,6 +267,10 @@ export function installAccessControl(app: FastifyInstance, access: Access): Edge
   const lastReset: ResetText = { at: NaN, text: '' };
   const answerStep: EdgeStep = (req, reply, payload) => {
     slots.get(req)?.answered();
+    // Its client left before the answer was ready: the response will never finish, so
+    // onResponse never runs; the call ran and counted, so it is recorded now.
+    if (reply.raw.destroyed) recordUsageOnce(req, reply);
+    else answeredRequests.add(req);
     if (req.rateLimit !== null && req.rateLimit !== undefined) {
       setDecisionHeaders(reply, req.rateLimit, lastReset);
       return payload;
@@ -267,6 +278,18 @@ export function installAccessControl(app: FastifyInstance, access: Access): Edge
     return setRateLimitHeaders(access, req, reply).then(() => payload);
   };
   return answerStep;
+
+  /**
+   * Usage is recorded once per request: when its response finishes (onResponse), or, for a
+   * client that left, once the answer is ready (answerStep) or when the connection closed
+   * while the answer was being sent (admit's close listener). Fastify runs onResponse only
+   * for a response that finished, so a call whose client left ran and counted unrecorded.
+   */
+  function recordUsageOnce(req: FastifyRequest, reply: FastifyReply): void {
+    if (recordedRequests.has(req)) return;
+    recordedRequests.add(req);
+    recordUsage(req, reply);
+  }
 
   function recordUsage(req: FastifyRequest, reply: FastifyReply): void {
     // The whole answer is sent: nothing of this request runs any more.
