@@ -4,16 +4,23 @@
 //
 //   npx tsx bench/address-page-reads.ts --dir /path/to/store [--rounds 30] [--random 20]
 //
-// Designs (the same references, the same records):
-//  - points:    tx_by_signature_v2 by primary key, `sig_key IN (…)`, one thread (060's read)
-//  - points2:   the same with two threads
-//  - range:     the base table `transactions` (ORDER BY protocol_name, block_time, …): per
-//               protocol of the page, its block_time range; rows kept whose hash and
-//               instruction_index are the page's (one contiguous granule range per protocol)
-//  - range-pw:  range, the key match as an explicit PREWHERE (signature read for every
-//               row of the selected granules either way)
+// Designs (the same references, the same records), interleaved, each read the same way:
+//  - points-params: tx_by_signature_v2 by primary key, `sig_key IN ({k0:UInt64}, …)`, one
+//                   bound parameter per key, one thread (060's read)
+//  - points:        the same keys as one `{keys:Array(UInt64)}` parameter and
+//                   merge_tree_coarse_index_granularity 2 (the service's read since hot-addr)
+//  - points2:       points with two threads
+//  - points-few:    points without the columns the reference already has (block_time,
+//                   program, protocol, status: a page could not check a collision then)
+//  - range:         the base table `transactions` (ORDER BY protocol_name, block_time, …):
+//                   `protocol_name IN (the page's) AND block_time BETWEEN (its first and last)`
+//                   and the page's keys; one granule range per protocol instead of ~100 granules
+//  - range-each:    range with each protocol's own time span (an OR of ranges)
+//  - range-fine:    range on a copy of the base table with finer granules (--fine-table NAME;
+//                   --build-fine G makes tx_fine_G with index_granularity G first)
 // For the hottest plain address (first page and pages at random places of its history)
-// and for random addresses (sparse pages: the range read's granule estimate is printed).
+// and for random addresses (sparse pages). Also: the references' own read, and whether
+// max_rows_to_read refuses a range read before reading (against the primary-key estimate).
 import { EmbeddedWarehouse } from '../warehouse/embedded-warehouse.ts';
 import { TABLES } from '../warehouse/tables.ts';
 import { TX_COLUMNS } from '../api/analytics/transactions.ts';
@@ -23,8 +30,8 @@ const dir = flag('dir', '');
 if (dir === '') throw new Error('--dir of a seeded store is required');
 const ROUNDS = Number(flag('rounds', '30'));
 const RANDOM = Number(flag('random', '20'));
-// A copy of the base table with finer granules, to compare (made by hand, e.g. index_granularity 1024).
-const FINE = flag('fine-table', '');
+const BUILD = flag('build-fine', '');
+const FINE = BUILD === '' ? flag('fine-table', '') : `tx_fine_${Number(BUILD)}`;
 const wh = new EmbeddedWarehouse(dir);
 const EVENTS = ['SelectedParts', 'SelectedMarks', 'SelectedRows', 'ReadCompressedBytes', 'CompressedReadBufferBlocks', 'OSReadBytes'] as const;
 
@@ -44,7 +51,14 @@ async function refs(address: string, after: Ref | undefined): Promise<Ref[]> {
     { params: { a: address, ...(after ? { c_bt: after.bt, c_sk: after.sk, c_ii: after.ii } : {}) }, settings: { max_threads: 1 } });
 }
 
-function pointSql(page: Ref[]): { sql: string; params: Record<string, unknown> } {
+function pointSql(page: Ref[], cols = TX_COLUMNS): { sql: string; params: Record<string, unknown> } {
+  return {
+    sql: `SELECT ${cols}, toString(sig_key) AS sk FROM ${TABLES.txBySignature} WHERE sig_key IN {keys:Array(UInt64)}`,
+    params: { keys: [...new Set(page.map((r) => r.sk))].map((k) => BigInt(k)) },
+  };
+}
+
+function pointParamsSql(page: Ref[]): { sql: string; params: Record<string, unknown> } {
   const keys = [...new Set(page.map((r) => r.sk))];
   return {
     sql: `SELECT ${TX_COLUMNS}, toString(sig_key) AS sk FROM ${TABLES.txBySignature} WHERE sig_key IN (${keys.map((_, i) => `{k${i}:UInt64}`).join(', ')})`,
@@ -52,24 +66,24 @@ function pointSql(page: Ref[]): { sql: string; params: Record<string, unknown> }
   };
 }
 
-function rangeSql(page: Ref[], prewhere: boolean, table: string = TABLES.transactions): { sql: string; params: Record<string, unknown> } {
-  const spans = new Map<string, [number, number]>();
-  for (const r of page) {
-    const s = spans.get(r.protocol_name);
-    spans.set(r.protocol_name, s ? [Math.min(s[0], Number(r.bt)), Math.max(s[1], Number(r.bt))] : [Number(r.bt), Number(r.bt)]);
+function rangeSql(page: Ref[], each: boolean, table: string = TABLES.transactions): { sql: string; params: Record<string, unknown> } {
+  const params: Record<string, unknown> = { keys: [...new Set(page.map((r) => r.sk))].map((k) => BigInt(k)) };
+  let where: string;
+  if (each) {
+    const spans = new Map<string, [number, number]>();
+    for (const r of page) {
+      const s = spans.get(r.protocol_name);
+      spans.set(r.protocol_name, s ? [Math.min(s[0], Number(r.bt)), Math.max(s[1], Number(r.bt))] : [Number(r.bt), Number(r.bt)]);
+    }
+    where = `(${[...spans].map(([p, [a, b]], i) => {
+      Object.assign(params, { [`p${i}`]: p, [`a${i}`]: a, [`b${i}`]: b });
+      return `(protocol_name = {p${i}:String} AND block_time BETWEEN toDateTime({a${i}:UInt32}, 'UTC') AND toDateTime({b${i}:UInt32}, 'UTC'))`;
+    }).join(' OR ')})`;
+  } else {
+    Object.assign(params, { ps: [...new Set(page.map((r) => r.protocol_name))], lo: Math.min(...page.map((r) => Number(r.bt))), hi: Math.max(...page.map((r) => Number(r.bt))) });
+    where = "protocol_name IN {ps:Array(String)} AND block_time BETWEEN toDateTime({lo:UInt32}, 'UTC') AND toDateTime({hi:UInt32}, 'UTC')";
   }
-  const keys = [...new Set(page.map((r) => r.sk))];
-  const params: Record<string, unknown> = Object.fromEntries(keys.map((k, i) => [`k${i}`, k]));
-  const ors = [...spans].map(([p, [a, b]], i) => {
-    Object.assign(params, { [`p${i}`]: p, [`a${i}`]: a, [`b${i}`]: b });
-    return `(protocol_name = {p${i}:String} AND block_time BETWEEN toDateTime({a${i}:UInt32}, 'UTC') AND toDateTime({b${i}:UInt32}, 'UTC'))`;
-  });
-  const key = `cityHash64(signature) IN (${keys.map((_, i) => `{k${i}:UInt64}`).join(', ')})`;
-  return {
-    sql: `SELECT ${TX_COLUMNS}, toString(cityHash64(signature)) AS sk FROM ${table}
-      ${prewhere ? `PREWHERE (${ors.join(' OR ')}) AND ${key}` : `WHERE (${ors.join(' OR ')}) AND ${key}`}`,
-    params,
-  };
+  return { sql: `SELECT ${TX_COLUMNS}, toString(cityHash64(signature)) AS sk FROM ${table} WHERE ${where} AND cityHash64(signature) IN {keys:Array(UInt64)}`, params };
 }
 
 async function estimate(sql: string, params: Record<string, unknown>): Promise<{ rows: number; marks: number }> {
@@ -77,13 +91,19 @@ async function estimate(sql: string, params: Record<string, unknown>): Promise<{
   return { rows: rows.reduce((n, r) => n + Number(r.rows), 0), marks: rows.reduce((n, r) => n + Number(r.marks), 0) };
 }
 
+const ONE = { max_threads: 1, use_query_condition_cache: 0 };
+const FEW = 'signature, instruction_index, toString(slot) AS slot, instruction_type, fee, compute_units, accounts_count';
+const read = async (q: { sql: string; params: Record<string, unknown> }, settings: Record<string, string | number | boolean> = ONE): Promise<number> =>
+  (await wh.query(q.sql, { params: q.params, settings })).length;
 type Design = { name: string; run: (page: Ref[]) => Promise<number> };
 const designs: Design[] = [
-  { name: 'points', run: async (p) => { const q = pointSql(p); return (await wh.query(q.sql, { params: q.params, settings: { max_threads: 1, use_query_condition_cache: 0 } })).length; } },
-  { name: 'points2', run: async (p) => { const q = pointSql(p); return (await wh.query(q.sql, { params: q.params, settings: { max_threads: 2, use_query_condition_cache: 0 } })).length; } },
-  { name: 'range', run: async (p) => { const q = rangeSql(p, false); return (await wh.query(q.sql, { params: q.params, settings: { max_threads: 1, use_query_condition_cache: 0 } })).length; } },
-  ...(FINE ? [{ name: 'range-fine', run: async (p: Ref[]) => { const q = rangeSql(p, false, FINE); return (await wh.query(q.sql, { params: q.params, settings: { max_threads: 1, use_query_condition_cache: 0 } })).length; } }] : []),
-  { name: 'range-pw', run: async (p) => { const q = rangeSql(p, true); return (await wh.query(q.sql, { params: q.params, settings: { max_threads: 1, use_query_condition_cache: 0 } })).length; } },
+  { name: 'points-params', run: (p) => read(pointParamsSql(p)) },
+  { name: 'points', run: (p) => read(pointSql(p), { ...ONE, merge_tree_coarse_index_granularity: 2 }) },
+  { name: 'points2', run: (p) => read(pointSql(p), { ...ONE, max_threads: 2, merge_tree_coarse_index_granularity: 2 }) },
+  { name: 'points-few', run: (p) => read(pointSql(p, FEW), { ...ONE, merge_tree_coarse_index_granularity: 2 }) },
+  { name: 'range', run: (p) => read(rangeSql(p, false)) },
+  { name: 'range-each', run: (p) => read(rangeSql(p, true)) },
+  ...(FINE ? [{ name: 'range-fine', run: (p: Ref[]) => read(rangeSql(p, false, FINE)) }] : []),
 ];
 
 async function measure(label: string, pages: Ref[][]): Promise<void> {
@@ -115,6 +135,20 @@ async function measure(label: string, pages: Ref[][]): Promise<void> {
 
 try {
   console.log(machine());
+  if (BUILD !== '') {
+    // A copy of the base table with finer granules (same key, same rows), merged to one part.
+    const t0 = Date.now();
+    await wh.exec(`DROP TABLE IF EXISTS ${FINE}`);
+    await wh.exec(`CREATE TABLE ${FINE} AS ${TABLES.transactions} ENGINE = MergeTree PARTITION BY toYYYYMM(block_time)
+      ORDER BY (protocol_name, block_time, signature, instruction_index) SETTINGS index_granularity = {g:UInt32}`, { params: { g: Number(BUILD) } });
+    await wh.exec(`INSERT INTO ${FINE} SELECT * FROM ${TABLES.transactions}`);
+    await wh.exec(`OPTIMIZE TABLE ${FINE} FINAL`);
+    console.log(`built ${FINE} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  }
+  if (FINE !== '') {
+    console.table(await wh.query(`SELECT table, count() AS parts, sum(marks) AS marks, round(sum(bytes_on_disk) / sum(rows), 1) AS bytes_a_record
+      FROM system.parts WHERE active AND database = currentDatabase() AND table IN {t:Array(String)} GROUP BY table`, { params: { t: [TABLES.transactions, FINE] } }));
+  }
   const [hot] = await wh.query<{ a: string; c: string }>(
     `SELECT address AS a, count() AS c FROM ${TABLES.txByAddress} WHERE address NOT IN (SELECT program_id FROM protocols) GROUP BY a ORDER BY c DESC LIMIT 1`);
   console.log(`hottest plain address ${hot!.a}: ${hot!.c} references`);
@@ -125,6 +159,18 @@ try {
   for (let i = 0; i < 10; i++) refTimes.push(await timeMs(() => refs(hot!.a, undefined)));
   console.log(`references of the first page: median ${median(refTimes).toFixed(2)} ms`);
   await measure('hottest address, first page', [first]);
+  // Does max_rows_to_read refuse before reading? A bound below the estimate, then above it.
+  for (const bound of [Math.floor(est.rows / 2), est.rows * 2]) {
+    const before = await events();
+    let outcome = 'read';
+    try {
+      await read(rangeSql(first, false), { ...ONE, max_rows_to_read: bound, read_overflow_mode: 'throw' });
+    } catch (err) {
+      outcome = `refused: ${String((err as Error).message).slice(0, 110)}`;
+    }
+    const after = await events();
+    console.log(`range read with max_rows_to_read ${bound}: ${outcome}; marks read ${after.SelectedMarks! - before.SelectedMarks!}, compressed bytes read ${after.ReadCompressedBytes! - before.ReadCompressedBytes!}`);
+  }
 
   // Pages at random places of the hottest address's history.
   const places = await wh.query<Ref>(
