@@ -17,7 +17,8 @@
 //                   and the page's keys; one granule range per protocol instead of ~100 granules
 //  - range-each:    range with each protocol's own time span (an OR of ranges)
 //  - range-fine:    range on a copy of the base table with finer granules (--fine-table NAME;
-//                   --build-fine G makes tx_fine_G with index_granularity G first)
+//                   --build-fine G makes tx_fine_G with index_granularity G first, ~1 min at
+//                   10M; it stays in the store: drop it before timing anything else there)
 // For the hottest plain address (first page and pages at random places of its history)
 // and for random addresses (sparse pages). Also: the references' own read, and whether
 // max_rows_to_read refuses a range read before reading (against the primary-key estimate).
