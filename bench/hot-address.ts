@@ -54,10 +54,10 @@ const readDetails = (wh: Warehouse, keys: string[]): Promise<DetailRow[]> => wh.
   `SELECT ${TX_COLUMNS}, toString(sig_key) AS sk FROM ${TABLES.txBySignature}
    WHERE sig_key IN (SELECT arrayJoin(arrayMap(k -> toUInt64(k), {keys:Array(String)})))`, { params: { keys } });
 
-/** References matched with their details as the pre-040 listing did (no filters, no collisions here). */
+/** References matched with their details as the pre-040 listing did (no filters, no collisions here); records carry their instruction index, as the service's do. */
 function assemble(refs: RefRow[], details: DetailRow[]): Transaction[] {
   const byRef = new Map(details.map((d) => [`${d.sk}#${Number(d.instruction_index)}`, d]));
-  return refs.slice(0, LIMIT).map((r) => toTransaction(byRef.get(`${r.sk}#${Number(r.instruction_index)}`)!));
+  return refs.slice(0, LIMIT).map((r) => ({ ...toTransaction(byRef.get(`${r.sk}#${Number(r.instruction_index)}`)!), instructionIndex: Number(r.instruction_index) }));
 }
 
 /** Detail reads of concurrent listings batched: one read while another is in flight. */

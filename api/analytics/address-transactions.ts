@@ -128,7 +128,9 @@ export type RecordsByKey = (keys: readonly string[]) => Promise<KeyedRow[]>;
  * records from tx_by_signature_v2 by primary key, a read shared with concurrent pages and
  * getTransaction lookups (signature-lookup.ts). Migration 060 dropped 040's listing table,
  * which carried the records on every address row: ~450 B a record for a ~3x faster page
- * (bench/RESULTS.md, "Storage diet"). A reference and a record belong together only when
+ * (bench/RESULTS.md, "Storage diet"). Reading a page dense in time (the hottest address's)
+ * from the base table's (protocol, block_time) range instead decompresses a whole 8,192-row
+ * granule per protocol, ~2x slower ("The hottest address's page"). A reference and a record belong together only when
  * they agree on (sig_key, instruction_index, block_time, program, protocol, status), so two
  * signatures sharing a 64-bit hash cannot be mixed up.
  *

@@ -44,6 +44,9 @@ export function warehouseContract(name: string, open: () => Promise<{ wh: Wareho
       expect(big).toEqual([{ n: "O'Brien \\ \"quoted\"\nline" }]);
       const none = await wh.query('SELECT 1 FROM contract_t WHERE name = {name:String}', { params: { name: "' OR 1=1 --" } });
       expect(none).toEqual([]);
+      // An array of UInt64 from bigints (an address page's signature keys) arrives exact, past 2^53.
+      const keys = await wh.query<{ k: string }>('SELECT toString(arrayJoin({keys:Array(UInt64)})) AS k', { params: { keys: [18446744073709551615n, 9007199254740993n, 0n] } });
+      expect(keys.map((r) => r.k)).toEqual(['18446744073709551615', '9007199254740993', '0']);
     });
 
     it('returns text in a named format and streams the same bytes', async () => {
