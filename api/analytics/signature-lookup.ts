@@ -4,8 +4,12 @@
 // never share granules, so one query per request caps these reads at a few hundred a
 // second. Reads that arrive while a query is in flight wait and go out together as one
 // `sig_key IN (...)` read: under load a batch is as large as the queue, at rest a read goes
-// out at once.
+// out at once. The keys are hashed here (the engine's cityHash64, ingest/city-hash.ts) and
+// go as one bound Array(UInt64): the statement's text is the same for every batch, and the
+// engine neither parses nor binds one parameter per key (bench/RESULTS.md, "Point reads:
+// where a getTransaction's time goes").
 import { RECORD_LOOKUP_MAX_KEYS } from '../../core/limits.ts';
+import { cityHasher, type CityHasher } from '../../ingest/city-hash.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
 import { toTransaction, TX_COLUMNS, type TxRow } from './transactions.ts';
 import type { Transaction } from './types.ts';
@@ -33,6 +37,8 @@ export class SignatureLookup {
   private inFlight = 0;
   private readonly maxBatch: number;
   private readonly maxInFlight: number;
+  /** This lookup's own hasher (its registers are not shared with any other caller). */
+  private readonly hasher: CityHasher = cityHasher();
 
   constructor(options: SignatureLookupOptions = {}) {
     this.maxBatch = options.maxBatch ?? RECORD_LOOKUP_MAX_KEYS;
@@ -53,6 +59,10 @@ export class SignatureLookup {
    */
   byKeys(wh: Warehouse, keys: readonly string[]): Promise<KeyedRow[]> {
     if (keys.length === 0) return Promise.resolve([]);
+    // Decimal UInt64s, as the engine printed them in a reference row; anything else is
+    // refused here, so it can neither reach the statement nor fail the batch it would join.
+    const bad = keys.find((k) => parseKey(k) === undefined);
+    if (bad !== undefined) return Promise.reject(new Error(`not a signature key: ${JSON.stringify(bad.slice(0, 40))}`));
     return new Promise((resolve, reject) => {
       this.queue.push({ kind: 'keys', keys, wh, resolve, reject });
       this.pump();
@@ -77,21 +87,18 @@ export class SignatureLookup {
   private async run(batch: Waiter[]): Promise<void> {
     const signatures = [...new Set(batch.flatMap((w) => (w.kind === 'signature' ? [w.signature] : [])))];
     const keys = [...new Set(batch.flatMap((w) => (w.kind === 'keys' ? w.keys : [])))];
-    const params: Record<string, string> = {};
-    // One bound parameter per signature or key: the hashes fold to constants, so the
-    // primary key is used (an array parameter mapped through cityHash64 is not).
-    const set = [
-      ...signatures.map((s, i) => ((params[`s${i}`] = s), `cityHash64({s${i}:String})`)),
-      ...keys.map((k, i) => ((params[`k${i}`] = k), `{k${i}:UInt64}`)),
-    ];
+    // Every key once: each signature's, and the keys asked for (checked by byKeys).
+    const set = new Set<bigint>();
+    for (const s of signatures) set.add(this.keyOf(s));
+    for (const k of keys) set.add(BigInt(k));
     let rows: KeyedRow[];
     try {
       rows = await batch[0]!.wh.query<KeyedRow>(
-        `SELECT ${TX_COLUMNS}, toString(sig_key) AS sk FROM ${TABLES.txBySignature} WHERE sig_key IN (${set.join(', ')})`,
+        `SELECT ${TX_COLUMNS}, toString(sig_key) AS sk FROM ${TABLES.txBySignature} WHERE sig_key IN {keys:Array(UInt64)}`,
         // One thread: a batch is a few hundred small reads, and the second core is better
         // left to the HTTP side (measured: ~20% more lookups per second than two threads).
         // No condition cache: a set of random keys never repeats.
-        { params, settings: { max_threads: 1, use_query_condition_cache: 0 } },
+        { params: { keys: [...set] }, settings: { max_threads: 1, use_query_condition_cache: 0 } },
       );
     } catch (err) {
       for (const w of batch) w.reject(err);
@@ -118,4 +125,19 @@ export class SignatureLookup {
       w.resolve(best ? toTransaction(best) : null);
     }
   }
+
+  /** sig_key of a signature: cityHash64 of its UTF-8 bytes, as the engine computes it. */
+  private keyOf(signature: string): bigint {
+    this.hasher.hash(signature);
+    return (BigInt(this.hasher.high()) << 32n) | BigInt(this.hasher.low());
+  }
+}
+
+const MAX_UINT64 = (1n << 64n) - 1n;
+
+/** A signature key given in decimal, or undefined for anything else (BigInt alone would also take hex, signs, spaces). */
+function parseKey(k: string): bigint | undefined {
+  if (!/^\d{1,20}$/.test(k)) return undefined;
+  const n = BigInt(k);
+  return n > MAX_UINT64 ? undefined : n;
 }
