@@ -387,3 +387,4 @@ export * from './limits/ingest-pipeline.ts';
 export * from './limits/mcp-and-user-metrics.ts';
 export * from './limits/browser-clients.ts';
 export * from './limits/serving-speed.ts';
+export * from './limits/point-reads.ts';

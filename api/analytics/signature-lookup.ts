@@ -5,10 +5,14 @@
 // second. Reads that arrive while a query is in flight wait and go out together as one
 // `sig_key IN (...)` read: under load a batch is as large as the queue, at rest a read goes
 // out at once. The keys are hashed here (the engine's cityHash64, ingest/city-hash.ts) and
-// go as one bound Array(UInt64): the statement's text is the same for every batch, and the
-// engine neither parses nor binds one parameter per key (bench/RESULTS.md, "Point reads:
-// where a getTransaction's time goes").
-import { RECORD_LOOKUP_MAX_KEYS } from '../../core/limits.ts';
+// written into the statement as decimal numbers: they are UInt64s this code computed (or
+// checked digit by digit), so no client text reaches the SQL, and the statement has no bound
+// parameter, which is what lets it run beside others: chDB runs every bound statement of the
+// process one after another, whatever its session. Each batch in flight has a side session of
+// its own (QueryOptions.sideSession), so two batches are read at once, and neither waits for
+// the serving session's other statements (bench/RESULTS.md, "Point reads: where a
+// getTransaction's time goes").
+import { POINT_READ_BATCHES_IN_FLIGHT, RECORD_LOOKUP_MAX_KEYS } from '../../core/limits.ts';
 import { cityHasher, type CityHasher } from '../../ingest/city-hash.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
 import { toTransaction, TX_COLUMNS, type TxRow } from './transactions.ts';
@@ -26,7 +30,7 @@ type Waiter =
 export interface SignatureLookupOptions {
   /** Most signatures and keys in one query (its text grows with each). */
   maxBatch?: number;
-  /** Queries in flight at once: concurrent embedded queries contend, so one by default. */
+  /** Batches in flight at once, each on a side session of its own. */
   maxInFlight?: number;
 }
 
@@ -34,7 +38,8 @@ const weight = (w: Waiter): number => (w.kind === 'signature' ? 1 : w.keys.lengt
 
 export class SignatureLookup {
   private readonly queue: Waiter[] = [];
-  private inFlight = 0;
+  /** Side sessions not reading a batch now. */
+  private readonly idle: number[];
   private readonly maxBatch: number;
   private readonly maxInFlight: number;
   /** This lookup's own hasher (its registers are not shared with any other caller). */
@@ -42,7 +47,8 @@ export class SignatureLookup {
 
   constructor(options: SignatureLookupOptions = {}) {
     this.maxBatch = options.maxBatch ?? RECORD_LOOKUP_MAX_KEYS;
-    this.maxInFlight = options.maxInFlight ?? 1;
+    this.maxInFlight = options.maxInFlight ?? POINT_READ_BATCHES_IN_FLIGHT;
+    this.idle = Array.from({ length: this.maxInFlight }, (_, i) => i);
   }
 
   /** The record of lowest instruction_index for `signature` among `active` protocols, or null. */
@@ -70,21 +76,25 @@ export class SignatureLookup {
   }
 
   private pump(): void {
-    while (this.inFlight < this.maxInFlight && this.queue.length > 0) {
+    while (this.idle.length > 0 && this.queue.length > 0) {
       // Whole waiters up to maxBatch keys (at least one, however large).
       let n = 0;
       let total = 0;
       while (n < this.queue.length && (n === 0 || total + weight(this.queue[n]!) <= this.maxBatch)) total += weight(this.queue[n++]!);
       const batch = this.queue.splice(0, n);
-      this.inFlight += 1;
-      void this.run(batch).finally(() => {
-        this.inFlight -= 1;
+      const session = this.idle.pop()!;
+      // The session is handed back a turn of the event loop later: requests that arrived
+      // while this batch was read are parsed first, so they join the next batch rather than
+      // the first of them going out alone (fewer, larger batches: each query has a floor of
+      // ~2 ms of engine CPU whatever it reads). One client alone waits for nothing.
+      void this.run(batch, session).finally(() => setImmediate(() => {
+        this.idle.push(session);
         this.pump();
-      });
+      }));
     }
   }
 
-  private async run(batch: Waiter[]): Promise<void> {
+  private async run(batch: Waiter[], session: number): Promise<void> {
     const signatures = [...new Set(batch.flatMap((w) => (w.kind === 'signature' ? [w.signature] : [])))];
     const keys = [...new Set(batch.flatMap((w) => (w.kind === 'keys' ? w.keys : [])))];
     // Every key once: each signature's, and the keys asked for (checked by byKeys).
@@ -94,11 +104,15 @@ export class SignatureLookup {
     let rows: KeyedRow[];
     try {
       rows = await batch[0]!.wh.query<KeyedRow>(
-        `SELECT ${TX_COLUMNS}, toString(sig_key) AS sk FROM ${TABLES.txBySignature} WHERE sig_key IN {keys:Array(UInt64)}`,
+        `SELECT ${TX_COLUMNS}, toString(sig_key) AS sk FROM ${TABLES.txBySignature} WHERE sig_key IN (${uint64List(set)})`,
         // One thread: a batch is a few hundred small reads, and the second core is better
         // left to the HTTP side (measured: ~20% more lookups per second than two threads).
-        // No condition cache: a set of random keys never repeats.
-        { params: { keys: [...set] }, settings: { max_threads: 1, use_query_condition_cache: 0 } },
+        // No condition cache: a set of random keys never repeats. No PREWHERE (the key
+        // condition already picks the granules; a first pass over sig_key only adds work) and
+        // the older query analyzer (plans this one-table read in less CPU): together ~10 %
+        // less engine CPU a batch (bench/RESULTS.md, "Point reads: where a getTransaction's
+        // time goes"); the answer is the same.
+        { sideSession: session, settings: { max_threads: 1, use_query_condition_cache: 0, optimize_move_to_prewhere: 0, allow_experimental_analyzer: 0 } },
       );
     } catch (err) {
       for (const w of batch) w.reject(err);
@@ -134,6 +148,16 @@ export class SignatureLookup {
 }
 
 const MAX_UINT64 = (1n << 64n) - 1n;
+
+/** UInt64s as a SQL list of decimal numbers; nothing but a bigint in range can reach it. */
+function uint64List(keys: Iterable<bigint>): string {
+  const out: string[] = [];
+  for (const k of keys) {
+    if (typeof k !== 'bigint' || k < 0n || k > MAX_UINT64) throw new Error('not a UInt64');
+    out.push(k.toString());
+  }
+  return out.join(', ');
+}
 
 /** A signature key given in decimal, or undefined for anything else (BigInt alone would also take hex, signs, spaces). */
 function parseKey(k: string): bigint | undefined {
