@@ -12,7 +12,7 @@
 // its own (QueryOptions.sideSession), so two batches are read at once, and neither waits for
 // the serving session's other statements (bench/RESULTS.md, "Point reads: where a
 // getTransaction's time goes").
-import { POINT_READ_BATCHES_IN_FLIGHT, RECORD_LOOKUP_MAX_KEYS } from '../../core/limits.ts';
+import { POINT_READ_BATCHES_IN_FLIGHT, POINT_READ_GATHER_TURNS, RECORD_LOOKUP_MAX_KEYS } from '../../core/limits.ts';
 import { cityHasher, type CityHasher } from '../../ingest/city-hash.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
 import { toTransaction, TX_COLUMNS, type TxRow } from './transactions.ts';
@@ -83,11 +83,11 @@ export class SignatureLookup {
       while (n < this.queue.length && (n === 0 || total + weight(this.queue[n]!) <= this.maxBatch)) total += weight(this.queue[n++]!);
       const batch = this.queue.splice(0, n);
       const session = this.idle.pop()!;
-      // The session is handed back a turn of the event loop later: requests that arrived
-      // while this batch was read are parsed first, so they join the next batch rather than
-      // the first of them going out alone (fewer, larger batches: each query has a floor of
-      // ~2 ms of engine CPU whatever it reads). One client alone waits for nothing.
-      void this.run(batch, session).finally(() => setImmediate(() => {
+      // The session is handed back a few turns of the event loop later: requests that
+      // arrived while this batch was read are parsed first, so they join the next batch
+      // rather than the first of them going out alone (fewer, larger batches: each query has
+      // a floor of ~2 ms of engine CPU whatever it reads). One client alone waits for nothing.
+      void this.run(batch, session).finally(() => afterTurns(POINT_READ_GATHER_TURNS, () => {
         this.idle.push(session);
         this.pump();
       }));
@@ -148,6 +148,11 @@ export class SignatureLookup {
 }
 
 const MAX_UINT64 = (1n << 64n) - 1n;
+
+/** Run `fn` after `turns` turns of the event loop (each lets the I/O that is ready be read). */
+function afterTurns(turns: number, fn: () => void): void {
+  setImmediate(turns <= 1 ? fn : () => afterTurns(turns - 1, fn));
+}
 
 /** UInt64s as a SQL list of decimal numbers; nothing but a bigint in range can reach it. */
 function uint64List(keys: Iterable<bigint>): string {

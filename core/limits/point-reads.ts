@@ -7,3 +7,10 @@
  *  per-query floor, so two in flight cost ~50 % more engine CPU per answer and answered fewer
  *  requests on 2 shared cores, in memory and under a cap of a third of the store. */
 export const POINT_READ_BATCHES_IN_FLIGHT = 1;
+
+// ---- Gathering the next batch (bench/RESULTS.md, "Point reads: where a getTransaction's time goes") ----
+/** Turns of the event loop a session waits, after its batch is read, before it takes the
+ *  next: requests already received are parsed in those turns and join that batch. At 50
+ *  connections: 1 turn ~190, 2 turns ~170 µs of engine CPU per answer (none: ~230); a
+ *  bounded wait for the queue to refill (≤ 2 ms) gained nothing. */
+export const POINT_READ_GATHER_TURNS = 2;
