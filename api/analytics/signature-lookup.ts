@@ -8,10 +8,11 @@
 // written into the statement as decimal numbers: they are UInt64s this code computed (or
 // checked digit by digit), so no client text reaches the SQL, and the statement has no bound
 // parameter, which is what lets it run beside others: chDB runs every bound statement of the
-// process one after another, whatever its session. Each batch in flight has a side session of
-// its own (QueryOptions.sideSession), so two batches are read at once, and neither waits for
-// the serving session's other statements (bench/RESULTS.md, "Point reads: where a
-// getTransaction's time goes").
+// process one after another, whatever its session. Each batch in flight reads on a side
+// session of its own (QueryOptions.sideSession), so it never waits for the serving session's
+// other statements, nor they for it. More batches in flight would be read at once, but each
+// would be smaller: one by default (core/limits/point-reads.ts; bench/RESULTS.md, "Point
+// reads: where a getTransaction's time goes").
 import { POINT_READ_BATCHES_IN_FLIGHT, POINT_READ_GATHER_TURNS, RECORD_LOOKUP_MAX_KEYS } from '../../core/limits.ts';
 import { cityHasher, type CityHasher } from '../../ingest/city-hash.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
