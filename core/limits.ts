@@ -388,3 +388,4 @@ export * from './limits/mcp-and-user-metrics.ts';
 export * from './limits/browser-clients.ts';
 export * from './limits/serving-speed.ts';
 export * from './limits/record-reads.ts';
+export * from './limits/point-reads.ts';

@@ -43,6 +43,8 @@ export class EmbeddedWarehouse implements Warehouse {
   // stream per session: further streams wait their turn.
   private streamSession: Session | undefined;
   private streamQueue: Promise<void> = Promise.resolve();
+  /** Sessions of QueryOptions.sideSession, by number, each opened on first use. */
+  private readonly sideSessions: Session[] = [];
 
   constructor(private readonly dataDir: string) {
     mkdirSync(dataDir, { recursive: true });
@@ -78,10 +80,11 @@ export class EmbeddedWarehouse implements Warehouse {
 
   async queryText(sql: string, format: string, options: QueryOptions = {}): Promise<string> {
     const full = withSettings(sql, options.settings);
+    const session = options.sideSession === undefined ? this.session : this.side(options.sideSession);
     try {
       const result = options.params
-        ? await this.session.queryBindAsync(full, options.params, { format, signal: options.signal })
-        : await this.session.queryAsync(full, { format, signal: options.signal });
+        ? await session.queryBindAsync(full, options.params, { format, signal: options.signal })
+        : await session.queryAsync(full, { format, signal: options.signal });
       return result.text();
     } catch (err) {
       throw wrap(err);
@@ -176,7 +179,17 @@ export class EmbeddedWarehouse implements Warehouse {
     return this.streamSession;
   }
 
+  private side(n: number): Session {
+    let session = this.sideSessions[n];
+    if (session === undefined) {
+      session = this.sideSessions[n] = new Session(this.dataDir);
+      reclaimAbortSignal();
+    }
+    return session;
+  }
+
   async close(): Promise<void> {
+    for (const s of this.sideSessions) s?.close();
     this.streamSession?.close();
     this.session.close();
   }

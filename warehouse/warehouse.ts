@@ -18,6 +18,15 @@ export interface QueryOptions {
    */
   parseOnly?: boolean;
   /**
+   * Run on side session `n` (0, 1, …) of this warehouse instead of its own. Embedded: a chDB
+   * session of its own over the same data directory, opened on first use; a session runs one
+   * statement at a time, and sessions run at the same time only for statements without bound
+   * parameters (chDB runs every bound statement of the process one after another). So the
+   * coalesced point reads (api/analytics/signature-lookup.ts) run beside each other and beside
+   * the serving session's statements. Server: ignored (the server runs statements concurrently).
+   */
+  sideSession?: number;
+  /**
    * Told what the statement read, when the transport knows it (a whole answer: `query`); a
    * streamed statement's reads are not reported by the embedded engine. The request budget's
    * ledger collects them (warehouse/budget-scope.ts) for the answer's statistics.

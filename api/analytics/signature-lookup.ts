@@ -4,8 +4,17 @@
 // never share granules, so one query per request caps these reads at a few hundred a
 // second. Reads that arrive while a query is in flight wait and go out together as one
 // `sig_key IN (...)` read: under load a batch is as large as the queue, at rest a read goes
-// out at once.
-import { RECORD_LOOKUP_MAX_KEYS, RECORD_READ_COARSE_INDEX_GRANULARITY } from '../../core/limits.ts';
+// out at once. The keys are hashed here (the engine's cityHash64, ingest/city-hash.ts) and
+// written into the statement as decimal numbers: they are UInt64s this code computed (or
+// checked digit by digit), so no client text reaches the SQL, and the statement has no bound
+// parameter, which is what lets it run beside others: chDB runs every bound statement of the
+// process one after another, whatever its session. Each batch in flight reads on a side
+// session of its own (QueryOptions.sideSession), so it never waits for the serving session's
+// other statements, nor they for it. More batches in flight would be read at once, but each
+// would be smaller: one by default (core/limits/point-reads.ts; bench/RESULTS.md, "Point
+// reads: where a getTransaction's time goes").
+import { POINT_READ_BATCHES_IN_FLIGHT, POINT_READ_GATHER_TURNS, RECORD_LOOKUP_MAX_KEYS, RECORD_READ_COARSE_INDEX_GRANULARITY } from '../../core/limits.ts';
+import { cityHasher, type CityHasher } from '../../ingest/city-hash.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
 import { toTransaction, TX_COLUMNS, type TxRow } from './transactions.ts';
 import type { Transaction } from './types.ts';
@@ -22,7 +31,7 @@ type Waiter =
 export interface SignatureLookupOptions {
   /** Most signatures and keys in one query (its text grows with each). */
   maxBatch?: number;
-  /** Queries in flight at once: concurrent embedded queries contend, so one by default. */
+  /** Batches in flight at once, each on a side session of its own. */
   maxInFlight?: number;
 }
 
@@ -30,13 +39,17 @@ const weight = (w: Waiter): number => (w.kind === 'signature' ? 1 : w.keys.lengt
 
 export class SignatureLookup {
   private readonly queue: Waiter[] = [];
-  private inFlight = 0;
+  /** Side sessions not reading a batch now. */
+  private readonly idle: number[];
   private readonly maxBatch: number;
   private readonly maxInFlight: number;
+  /** This lookup's own hasher (its registers are not shared with any other caller). */
+  private readonly hasher: CityHasher = cityHasher();
 
   constructor(options: SignatureLookupOptions = {}) {
     this.maxBatch = options.maxBatch ?? RECORD_LOOKUP_MAX_KEYS;
-    this.maxInFlight = options.maxInFlight ?? 1;
+    this.maxInFlight = options.maxInFlight ?? POINT_READ_BATCHES_IN_FLIGHT;
+    this.idle = Array.from({ length: this.maxInFlight }, (_, i) => i);
   }
 
   /** The record of lowest instruction_index for `signature` among `active` protocols, or null. */
@@ -53,6 +66,10 @@ export class SignatureLookup {
    */
   byKeys(wh: Warehouse, keys: readonly string[]): Promise<KeyedRow[]> {
     if (keys.length === 0) return Promise.resolve([]);
+    // Decimal UInt64s, as the engine printed them in a reference row; anything else is
+    // refused here, so it can neither reach the statement nor fail the batch it would join.
+    const bad = keys.find((k) => parseKey(k) === undefined);
+    if (bad !== undefined) return Promise.reject(new Error(`not a signature key: ${JSON.stringify(bad.slice(0, 40))}`));
     return new Promise((resolve, reject) => {
       this.queue.push({ kind: 'keys', keys, wh, resolve, reject });
       this.pump();
@@ -60,46 +77,50 @@ export class SignatureLookup {
   }
 
   private pump(): void {
-    while (this.inFlight < this.maxInFlight && this.queue.length > 0) {
+    while (this.idle.length > 0 && this.queue.length > 0) {
       // Whole waiters up to maxBatch keys (at least one, however large).
       let n = 0;
       let total = 0;
       while (n < this.queue.length && (n === 0 || total + weight(this.queue[n]!) <= this.maxBatch)) total += weight(this.queue[n++]!);
       const batch = this.queue.splice(0, n);
-      this.inFlight += 1;
-      void this.run(batch).finally(() => {
-        this.inFlight -= 1;
+      const session = this.idle.pop()!;
+      // The session is handed back a few turns of the event loop later: requests that
+      // arrived while this batch was read are parsed first, so they join the next batch
+      // rather than the first of them going out alone (fewer, larger batches: each query has
+      // a floor of ~2 ms of engine CPU whatever it reads). One client alone waits for nothing.
+      void this.run(batch, session).finally(() => afterTurns(POINT_READ_GATHER_TURNS, () => {
+        this.idle.push(session);
         this.pump();
-      });
+      }));
     }
   }
 
-  private async run(batch: Waiter[]): Promise<void> {
+  private async run(batch: Waiter[], session: number): Promise<void> {
     const signatures = [...new Set(batch.flatMap((w) => (w.kind === 'signature' ? [w.signature] : [])))];
     const keys = [...new Set(batch.flatMap((w) => (w.kind === 'keys' ? w.keys : [])))];
-    // Signatures as one bound parameter each: the hashes fold to constants, so the primary
-    // key is used (an array parameter mapped through cityHash64 is not). Keys as one array
-    // parameter: a constant set the primary key uses as it is, and one parameter instead of
-    // a hundred takes ~2-4 ms off a page's read (bench/RESULTS.md, "The hottest address's
-    // page").
-    const params: Record<string, unknown> = {};
-    const sets: string[] = [];
-    if (signatures.length > 0) {
-      sets.push(`sig_key IN (${signatures.map((s, i) => ((params[`s${i}`] = s), `cityHash64({s${i}:String})`)).join(', ')})`);
-    }
-    if (keys.length > 0) {
-      params.keys = keys.map((k) => BigInt(k));
-      sets.push('sig_key IN {keys:Array(UInt64)}');
-    }
+    // Every key once: each signature's, and the keys asked for (checked by byKeys).
+    const set = new Set<bigint>();
+    for (const s of signatures) set.add(this.keyOf(s));
+    for (const k of keys) set.add(BigInt(k));
     let rows: KeyedRow[];
     try {
       rows = await batch[0]!.wh.query<KeyedRow>(
-        `SELECT ${TX_COLUMNS}, toString(sig_key) AS sk FROM ${TABLES.txBySignature} WHERE ${sets.join(' OR ')}`,
+        `SELECT ${TX_COLUMNS}, toString(sig_key) AS sk FROM ${TABLES.txBySignature} WHERE sig_key IN (${uint64List(set)})`,
         // One thread: a batch is a few hundred small reads, and the second core is better
         // left to the HTTP side (measured: ~20% more lookups per second than two threads).
-        // No condition cache: a set of random keys never repeats. A finer primary-key
-        // search step: the search is a third of a 100-key read (RECORD_READ_COARSE_INDEX_GRANULARITY).
-        { params, settings: { max_threads: 1, use_query_condition_cache: 0, merge_tree_coarse_index_granularity: RECORD_READ_COARSE_INDEX_GRANULARITY } },
+        // No condition cache: a set of random keys never repeats. No PREWHERE (the key
+        // condition already picks the granules; a first pass over sig_key only adds work) and
+        // the older query analyzer (plans this one-table read in less CPU): together ~10 %
+        // less engine CPU a batch (bench/RESULTS.md, "Point reads: where a getTransaction's
+        // time goes"); the answer is the same. A finer primary-key search step: the search is a
+        // third of a 100-key read (RECORD_READ_COARSE_INDEX_GRANULARITY; "The hottest address's page").
+        {
+          sideSession: session,
+          settings: {
+            max_threads: 1, use_query_condition_cache: 0, optimize_move_to_prewhere: 0, allow_experimental_analyzer: 0,
+            merge_tree_coarse_index_granularity: RECORD_READ_COARSE_INDEX_GRANULARITY,
+          },
+        },
       );
     } catch (err) {
       for (const w of batch) w.reject(err);
@@ -126,4 +147,34 @@ export class SignatureLookup {
       w.resolve(best ? toTransaction(best) : null);
     }
   }
+
+  /** sig_key of a signature: cityHash64 of its UTF-8 bytes, as the engine computes it. */
+  private keyOf(signature: string): bigint {
+    this.hasher.hash(signature);
+    return (BigInt(this.hasher.high()) << 32n) | BigInt(this.hasher.low());
+  }
+}
+
+const MAX_UINT64 = (1n << 64n) - 1n;
+
+/** Run `fn` after `turns` turns of the event loop (each lets the I/O that is ready be read). */
+function afterTurns(turns: number, fn: () => void): void {
+  setImmediate(turns <= 1 ? fn : () => afterTurns(turns - 1, fn));
+}
+
+/** UInt64s as a SQL list of decimal numbers; nothing but a bigint in range can reach it. */
+function uint64List(keys: Iterable<bigint>): string {
+  const out: string[] = [];
+  for (const k of keys) {
+    if (typeof k !== 'bigint' || k < 0n || k > MAX_UINT64) throw new Error('not a UInt64');
+    out.push(k.toString());
+  }
+  return out.join(', ');
+}
+
+/** A signature key given in decimal, or undefined for anything else (BigInt alone would also take hex, signs, spaces). */
+function parseKey(k: string): bigint | undefined {
+  if (!/^\d{1,20}$/.test(k)) return undefined;
+  const n = BigInt(k);
+  return n > MAX_UINT64 ? undefined : n;
 }

@@ -69,6 +69,17 @@ export function warehouseContract(name: string, open: () => Promise<{ wh: Wareho
       expect(await wh.query('SELECT number FROM numbers(100)', { settings: { max_result_rows: 1000 } })).toHaveLength(100);
     });
 
+    it('runs a statement on a side session over the same data, with its settings, as on its own', async () => {
+      const sql = 'SELECT id, name FROM contract_t ORDER BY id';
+      const own = await wh.query(sql);
+      // Two side sessions at once (the coalesced point reads' case), and the same settings applied.
+      const [a, b] = await Promise.all([wh.query(sql, { sideSession: 0 }), wh.query(sql, { sideSession: 1 })]);
+      expect(a).toEqual(own);
+      expect(b).toEqual(own);
+      await expect(wh.query('SELECT number FROM numbers(100)', { sideSession: 0, settings: { max_result_rows: 10, result_overflow_mode: 'throw' } }))
+        .rejects.toBeInstanceOf(WarehouseError);
+    });
+
     it('reports engine errors with their ClickHouse code', async () => {
       const err = await wh.query('SELEC 1').catch((e: unknown) => e);
       expect(err).toBeInstanceOf(WarehouseError);

@@ -1,0 +1,16 @@
+// Limits of the coalesced point reads of tx_by_signature_v2 (issue 25, getTransaction past
+// memory; api/analytics/signature-lookup.ts): part of core/limits.ts (which re-exports this file).
+
+// ---- Point-read batches in flight at once (bench/RESULTS.md, "Point reads: where a getTransaction's time goes") ----
+/** Batches of point reads in flight at once, each on a chDB session of its own over the same
+ *  data directory (embedded). One: two halve each batch, and a batch's engine CPU is mostly its
+ *  per-query floor, so two in flight cost ~50 % more engine CPU per answer and answered fewer
+ *  requests on 2 shared cores, in memory and under a cap of a third of the store. */
+export const POINT_READ_BATCHES_IN_FLIGHT = 1;
+
+// ---- Gathering the next batch (bench/RESULTS.md, "Point reads: where a getTransaction's time goes") ----
+/** Turns of the event loop a session waits, after its batch is read, before it takes the
+ *  next: requests already received are parsed in those turns and join that batch. At 50
+ *  connections: 1 turn ~190, 2 turns ~170 µs of engine CPU per answer (none: ~230); a
+ *  bounded wait for the queue to refill (≤ 2 ms) gained nothing. */
+export const POINT_READ_GATHER_TURNS = 2;

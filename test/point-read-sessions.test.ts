@@ -1,0 +1,79 @@
+// The coalesced point reads (api/analytics/signature-lookup.ts) on side sessions of their own:
+// batches on two sessions at once answer as one session does and as the base table says;
+// every statement still runs under the asking request's budget (an unbound or spent budget
+// reads nothing); keys that are not decimal UInt64s never reach a statement.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SignatureLookup } from '../api/analytics/signature-lookup.ts';
+import { Budget } from '../core/budget.ts';
+import { PLAN_QUERY_BUDGET } from '../core/plans.ts';
+import { BudgetedWarehouse } from '../warehouse/budgeted-warehouse.ts';
+import type { QueryOptions, Warehouse } from '../warehouse/warehouse.ts';
+import { ACTIVE_PROTOCOLS, b58, ingestDemo } from './support/fixtures.ts';
+import { LISTING_ORDER, transactionsWhere } from './support/oracle.ts';
+import { startServices } from './support/services.ts';
+
+let ctx: Awaited<ReturnType<typeof startServices>>;
+beforeAll(async () => {
+  ctx = await startServices();
+  await ingestDemo(ctx, 1500);
+});
+afterAll(async () => ctx?.cleanup());
+
+/** The serving warehouse, recording the options of every statement it is given. */
+function recording(): { wh: Warehouse; seen: QueryOptions[] } {
+  const seen: QueryOptions[] = [];
+  const inner = ctx.wh;
+  const wh = { ...inner, query: <T>(sql: string, o?: QueryOptions) => (seen.push(o ?? {}), inner.query<T>(sql, o)) } as Warehouse;
+  return { wh, seen };
+}
+
+const wire = (x: unknown): unknown => JSON.parse(JSON.stringify(x));
+const active = new Set(ACTIVE_PROTOCOLS);
+
+describe('point reads on side sessions', () => {
+  it('two batches in flight, each on a session of its own, answer as one session does and as the base table says', async () => {
+    const refs = (await transactionsWhere(ctx, 'instruction_index = 0', {}, LISTING_ORDER.asc)).slice(0, 120);
+    const asked = [...refs.map((r) => r.signature), b58('never-stored', 88)];
+    const expected = [...refs, null];
+    const one = recording();
+    const two = recording();
+    const got1 = await Promise.all(asked.map((s) => new SignatureLookup({ maxInFlight: 1, maxBatch: 200 }).find(one.wh, s, active)));
+    const lookup2 = new SignatureLookup({ maxInFlight: 2, maxBatch: 10 });
+    const got2 = await Promise.all(asked.map((s) => lookup2.find(two.wh, s, active)));
+    expect(wire(got1)).toEqual(expected);
+    expect(wire(got2)).toEqual(expected);
+    // Both side sessions were read, and none of it on the serving session itself.
+    expect(new Set(two.seen.map((o) => o.sideSession))).toEqual(new Set([0, 1]));
+    // Keys asked by number: the records of those keys, whatever their protocol.
+    const keyed = await lookup2.byKeys(two.wh, [(await ctx.wh.query<{ k: string }>('SELECT toString(cityHash64({s:String})) AS k', { params: { s: refs[0]!.signature } }))[0]!.k]);
+    expect(keyed.map((r) => r.signature)).toContain(refs[0]!.signature);
+  });
+
+  it('runs every statement under the asking request\'s budget: unbound or spent, nothing is read', async () => {
+    const [ref] = await transactionsWhere(ctx, 'instruction_index = 0', {}, LISTING_ORDER.asc);
+    const rec = recording();
+    const serving = new BudgetedWarehouse(rec.wh, 'analytics');
+    const lookup = new SignatureLookup();
+    await expect(lookup.find(serving, ref!.signature, active)).rejects.toThrow('Internal error');
+    await expect(lookup.find(serving.under(null), ref!.signature, active)).rejects.toThrow('Internal error');
+    const spent = new Budget('free', 'rpc', Date.now() - 3_600_000);
+    await expect(lookup.find(serving.under(spent), ref!.signature, active)).rejects.toThrow(/time budget/);
+    await expect(lookup.byKeys(serving.under(spent), ['1'])).rejects.toThrow(/time budget/);
+    expect(rec.seen).toEqual([]);
+    // Bound: answered on a side session, with the plan's limits on the statement.
+    expect(wire(await lookup.find(serving.under(new Budget('free', 'rpc')), ref!.signature, active))).toEqual(ref);
+    expect(rec.seen).toHaveLength(1);
+    expect(rec.seen[0]!.sideSession).toBe(0);
+    expect(Number(rec.seen[0]!.settings?.max_rows_to_read)).toBe(PLAN_QUERY_BUDGET.free);
+  });
+
+  it('refuses keys that are not decimal UInt64s before any statement, and answers the rest of the batch', async () => {
+    const rec = recording();
+    const lookup = new SignatureLookup();
+    for (const bad of ['1) OR (1=1', '0x10', '-1', ' 12', '18446744073709551616', '']) {
+      await expect(lookup.byKeys(rec.wh, ['5', bad])).rejects.toThrow('not a signature key');
+    }
+    expect(rec.seen).toEqual([]);
+    expect(await lookup.byKeys(rec.wh, ['18446744073709551615', '0'])).toEqual([]);
+  });
+});
