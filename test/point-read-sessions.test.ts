@@ -67,6 +67,24 @@ describe('point reads on side sessions', () => {
     expect(Number(rec.seen[0]!.settings?.max_rows_to_read)).toBe(PLAN_QUERY_BUDGET.free);
   });
 
+  it('a batch led by a request whose time budget is spent fails that request alone; the others are answered under their own', async () => {
+    const refs = (await transactionsWhere(ctx, 'instruction_index = 0', {}, LISTING_ORDER.asc)).slice(0, 3);
+    const serving = new BudgetedWarehouse(ctx.wh, 'analytics');
+    const spent = serving.under(new Budget('free', 'rpc', Date.now() - 3_600_000));
+    const fresh = serving.under(new Budget('free', 'rpc'));
+    const lookup = new SignatureLookup({ maxInFlight: 1, maxBatch: 50 });
+    // The session busy with a first read, the next four wait and go out as one batch, led by the spent request.
+    const first = lookup.find(fresh, refs[0]!.signature, active);
+    const asked = [lookup.find(spent, refs[0]!.signature, active), lookup.find(fresh, refs[1]!.signature, active), lookup.byKeys(fresh, ['1']), lookup.find(fresh, refs[2]!.signature, active)];
+    const settled = await Promise.allSettled(asked);
+    expect(wire(await first)).toEqual(refs[0]);
+    expect(settled[0]!.status).toBe('rejected');
+    expect(String((settled[0] as PromiseRejectedResult).reason)).toMatch(/time budget/);
+    expect(settled.slice(1).map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled']);
+    expect(wire((settled[1] as PromiseFulfilledResult<unknown>).value)).toEqual(refs[1]);
+    expect(wire((settled[3] as PromiseFulfilledResult<unknown>).value)).toEqual(refs[2]);
+  });
+
   it('refuses keys that are not decimal UInt64s before any statement, and answers the rest of the batch', async () => {
     const rec = recording();
     const lookup = new SignatureLookup();

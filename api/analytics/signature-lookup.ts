@@ -14,6 +14,7 @@
 // would be smaller: one by default (core/limits/point-reads.ts; bench/RESULTS.md, "Point
 // reads: where a getTransaction's time goes").
 import { POINT_READ_BATCHES_IN_FLIGHT, POINT_READ_GATHER_TURNS, RECORD_LOOKUP_MAX_KEYS, RECORD_READ_COARSE_INDEX_GRANULARITY } from '../../core/limits.ts';
+import { AppError, Errors } from '../../core/errors.ts';
 import { cityHasher, type CityHasher } from '../../ingest/city-hash.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
 import { toTransaction, TX_COLUMNS, type TxRow } from './transactions.ts';
@@ -123,7 +124,12 @@ export class SignatureLookup {
         },
       );
     } catch (err) {
-      for (const w of batch) w.reject(err);
+      // A batch runs on its first waiter's warehouse, so a refusal of that request's own time
+      // budget is its alone: its lookups fail, the others go out again in the next batch, under
+      // their own budgets. Anything else (the engine failing the read) fails every lookup.
+      const mine = err instanceof AppError && err.kind === Errors.queryTimeout ? batch.filter((w) => w.wh === batch[0]!.wh) : batch;
+      for (const w of mine) w.reject(err);
+      if (mine.length < batch.length) this.queue.unshift(...batch.filter((w) => w.wh !== batch[0]!.wh));
       return;
     }
     const bySignature = new Map<string, KeyedRow[]>();
