@@ -432,4 +432,35 @@ describe('MCP door', () => {
     }
     expect(got).toEqual(['mcp run_sql 1', 'sql POST /v1/query 1']);
   });
+
+  it('a live stream whose client hangs up is recorded in usage once (the hijacked stream never finishes)', async () => {
+    // Found by the hostile review of the usage of requests whose client left: only admitted
+    // routes listened for the close, and a hijacked stream never reaches the answer edge.
+    const k = await createKey(t.app, 'enterprise', 'stream-gone');
+    const keyId = (await t.services.access.authenticator.lookup(k.key, async () => {}))!.id;
+    await new Promise<void>((resolve) => {
+      const req = httpRequest(`${base}/graphql/stream`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'x-api-key': k.key } });
+      req.on('error', () => resolve());
+      req.on('close', () => resolve());
+      // Open (its headers arrived): the client hangs up, as every client of a live stream does.
+      req.on('response', (res) => {
+        expect(res.statusCode).toBe(200);
+        res.once('data', () => undefined);
+        setTimeout(() => req.destroy(), 50);
+      });
+      req.end(JSON.stringify({ query: 'subscription { protocolActivity { count } }' }));
+    });
+    const recorded = async () => {
+      await t.services.access.usage.flush();
+      const rows = await t.services.access.usageStore.query({ keyId, fromMs: Date.now() - 3_600_000, toMs: Date.now() + 60_000, granularity: 'hour' });
+      return rows.map((r) => `${r.interface} ${r.method} ${r.requests}`).sort();
+    };
+    let got: string[] = [];
+    for (let i = 0; i < 50 && got.length < 1; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      got = await recorded();
+    }
+    await new Promise((r) => setTimeout(r, 200));
+    expect(await recorded()).toEqual(['graphql POST /graphql/stream 1']);
+  });
 });

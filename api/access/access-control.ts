@@ -197,9 +197,16 @@ export function installAccessControl(app: FastifyInstance, access: Access): Edge
     slots.set(req, slot);
     reply.raw.once('close', () => {
       slot.closed();
-      // Closed while its answer was being sent: it will never finish (see recordUsageOnce).
-      if (!reply.raw.writableFinished && answeredRequests.has(req)) recordUsageOnce(req, reply);
+      recordIfCutOff(req, reply);
     });
+  }
+
+  /**
+   * Closed while its answer was being sent (passed by the edge, or a hijacked stream, which
+   * never reaches it): it will never finish, so onResponse never runs (see recordUsageOnce).
+   */
+  function recordIfCutOff(req: FastifyRequest, reply: FastifyReply): void {
+    if (!reply.raw.writableFinished && (answeredRequests.has(req) || reply.sent)) recordUsageOnce(req, reply);
   }
 
   app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
@@ -246,6 +253,8 @@ export function installAccessControl(app: FastifyInstance, access: Access): Edge
     const routeIface = interfaceOf(route);
     // GraphQL's request route only: its event streams (/graphql/stream) are long-lived.
     if (routeIface === 'rpc' || routeIface === 'rest' || routeIface === 'mcp' || route === '/graphql') admit(req, reply, req.apiKey);
+    // No slot (SQL, exports, downloads, live streams): their answers are cut off mid-send too.
+    else reply.raw.once('close', () => recordIfCutOff(req, reply));
   });
 
   app.addHook('preHandler', async (req: FastifyRequest) => {
