@@ -7,6 +7,7 @@ import { SignatureLookup } from '../api/analytics/signature-lookup.ts';
 import { Budget } from '../core/budget.ts';
 import { PLAN_QUERY_BUDGET } from '../core/plans.ts';
 import { BudgetedWarehouse } from '../warehouse/budgeted-warehouse.ts';
+import { PlanLanes } from '../warehouse/plan-lanes.ts';
 import type { QueryOptions, Warehouse } from '../warehouse/warehouse.ts';
 import { ACTIVE_PROTOCOLS, b58, ingestDemo } from './support/fixtures.ts';
 import { LISTING_ORDER, transactionsWhere } from './support/oracle.ts';
@@ -83,6 +84,28 @@ describe('point reads on side sessions', () => {
     expect(settled.slice(1).map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled']);
     expect(wire((settled[1] as PromiseFulfilledResult<unknown>).value)).toEqual(refs[1]);
     expect(wire((settled[3] as PromiseFulfilledResult<unknown>).value)).toEqual(refs[2]);
+  });
+
+  it('a batch led by a free request whose plan holds its whole share of the serving session is read at once, with the others', async () => {
+    // Found by the hostile review: the side session's batch waited for its leader's plan's
+    // turn on the serving session (which it does not use), and with one batch in flight every
+    // plan's point reads waited behind one free key's long statement until the leader's time ran out.
+    const refs = (await transactionsWhere(ctx, 'instruction_index = 0', {}, LISTING_ORDER.asc)).slice(0, 3);
+    const lanes = new PlanLanes();
+    const serving = new BudgetedWarehouse(ctx.wh, 'analytics', true, lanes);
+    const held = (await lanes.enter('free'))!;
+    try {
+      const span = new Budget('free', 'rpc').deadline - Date.now();
+      // Two seconds of time left: a batch that waits for the free plan's turn fails after them.
+      const free = serving.under(new Budget('free', 'rpc', Date.now() - span + 2000));
+      const paid = serving.under(new Budget('enterprise', 'rpc'));
+      const lookup = new SignatureLookup({ maxInFlight: 1, maxBatch: 50 });
+      const got = await Promise.all([lookup.find(free, refs[0]!.signature, active), lookup.find(paid, refs[1]!.signature, active), lookup.find(free, refs[2]!.signature, active)]);
+      expect(wire(got)).toEqual(refs);
+      expect(lanes.stats('free')).toEqual({ inFlight: 1, waiting: 0 });
+    } finally {
+      held();
+    }
   });
 
   it('refuses keys that are not decimal UInt64s before any statement, and answers the rest of the batch', async () => {

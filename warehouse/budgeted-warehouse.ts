@@ -71,21 +71,27 @@ export class BudgetedWarehouse implements Warehouse, BudgetBinding {
     return new BudgetedWarehouse(this.inner, this.label, this.answerLimited, this.lanes, this.planSessions, budget ?? undefined);
   }
 
-  /** The session this warehouse's statements run on. */
-  private session(): Warehouse {
+  /** The session this warehouse's statements run on; a side session (QueryOptions.sideSession) is the serving warehouse's own. */
+  private session(options?: QueryOptions): Warehouse {
     const budget = this.budget;
+    if (options?.sideSession !== undefined) return this.inner;
     return (budget === undefined || budget.door === 'operator' ? undefined : this.planSessions[budget.plan]) ?? this.inner;
   }
 
-  /** Wait for the budget's plan's turn on the session (operators never wait); the release, or undefined when the wait passed the budget's time. */
-  private async turn(): Promise<(() => void) | undefined> {
+  /**
+   * Wait for the budget's plan's turn on the session (operators never wait); the release, or
+   * undefined when the wait passed the budget's time. A statement on a side session takes no
+   * turn: it does not run on the shared session, and its caller bounds how many run at once
+   * (a point-read batch waiting for its leader's plan held every plan's point reads).
+   */
+  private async turn(options?: QueryOptions): Promise<(() => void) | undefined> {
     const budget = this.budget;
-    if (this.lanes === undefined || budget === undefined || budget.door === 'operator') return () => {};
+    if (options?.sideSession !== undefined || this.lanes === undefined || budget === undefined || budget.door === 'operator') return () => {};
     return this.lanes.enter(budget.plan, budget.remainingSeconds() * 1000);
   }
 
-  private async inTurn<T>(work: () => Promise<T>): Promise<T> {
-    const release = await this.turn();
+  private async inTurn<T>(work: () => Promise<T>, options: QueryOptions): Promise<T> {
+    const release = await this.turn(options);
     if (release === undefined) throw timedOutWaiting(this.budget!);
     try {
       return await work();
@@ -104,20 +110,20 @@ export class BudgetedWarehouse implements Warehouse, BudgetBinding {
 
   async query<T>(sql: string, options?: QueryOptions): Promise<T[]> {
     const budgetedOptions = budgeted(this.budget, this.label, sql, options, this.answerLimited);
-    return this.inTurn(() => this.session().query<T>(sql, budgetedOptions));
+    return this.inTurn(() => this.session(budgetedOptions).query<T>(sql, budgetedOptions), budgetedOptions);
   }
 
   async queryText(sql: string, format: string, options?: QueryOptions): Promise<string> {
     const budgetedOptions = budgeted(this.budget, this.label, sql, options, this.answerLimited);
-    return this.inTurn(() => this.session().queryText(sql, format, budgetedOptions));
+    return this.inTurn(() => this.session(budgetedOptions).queryText(sql, format, budgetedOptions), budgetedOptions);
   }
 
   async *stream(sql: string, format: string, options?: QueryOptions): AsyncIterable<Uint8Array> {
     const budgetedOptions = budgeted(this.budget, this.label, sql, options, this.answerLimited);
-    const release = await this.turn();
+    const release = await this.turn(budgetedOptions);
     if (release === undefined) throw timedOutWaiting(this.budget!);
     try {
-      yield* this.session().stream(sql, format, budgetedOptions);
+      yield* this.session(budgetedOptions).stream(sql, format, budgetedOptions);
     } finally {
       release();
     }
@@ -126,7 +132,7 @@ export class BudgetedWarehouse implements Warehouse, BudgetBinding {
   // A statement that writes (an export chunk's INSERT … SELECT) reads under the budget too.
   async exec(sql: string, options?: QueryOptions): Promise<void> {
     const budgetedOptions = budgeted(this.budget, this.label, sql, options, false);
-    return this.inTurn(() => this.session().exec(sql, budgetedOptions));
+    return this.inTurn(() => this.session(budgetedOptions).exec(sql, budgetedOptions), budgetedOptions);
   }
 
   // Inserts are the pipeline's: rows it was given, nothing read.
