@@ -96,8 +96,8 @@ describe('point reads on side sessions', () => {
     const held = (await lanes.enter('free'))!;
     try {
       const span = new Budget('free', 'rpc').deadline - Date.now();
-      // Two seconds of time left: a batch that waits for the free plan's turn fails after them.
-      const free = serving.under(new Budget('free', 'rpc', Date.now() - span + 2000));
+      // Five seconds of time left: a batch that waits for the free plan's turn fails after them.
+      const free = serving.under(new Budget('free', 'rpc', Date.now() - span + 5000));
       const paid = serving.under(new Budget('enterprise', 'rpc'));
       const lookup = new SignatureLookup({ maxInFlight: 1, maxBatch: 50 });
       const got = await Promise.all([lookup.find(free, refs[0]!.signature, active), lookup.find(paid, refs[1]!.signature, active), lookup.find(free, refs[2]!.signature, active)]);
