@@ -23,7 +23,8 @@ export interface QueryOptions {
    * statement at a time, and sessions run at the same time only for statements without bound
    * parameters (chDB runs every bound statement of the process one after another). So the
    * coalesced point reads (api/analytics/signature-lookup.ts) run beside each other and beside
-   * the serving session's statements. Server: ignored (the server runs statements concurrently).
+   * the serving session's statements; nor does it wait for a plan's turn on the serving session
+   * (budgeted-warehouse.ts). Server: ignored (the server runs statements concurrently).
    */
   sideSession?: number;
   /**
