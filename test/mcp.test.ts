@@ -14,6 +14,7 @@ import { CATALOG, RPC_METHOD_NAMES } from '../api/catalog/catalog.ts';
 import { McpDoor, type CallHooks } from '../api/mcp/mcp-server.ts';
 import type { ToolCaller } from '../api/mcp/mcp-tools.ts';
 import { Budget } from '../core/budget.ts';
+import { PLAN_LIMITS } from '../core/plans.ts';
 import { adminHeaders, createKey } from './support/api-key.ts';
 import { FIXTURE_END, FIXTURE_START, HOT, hotRecords, ingest, ingestDemo } from './support/fixtures.ts';
 import { RpcClient } from './support/rpc-client.ts';
@@ -404,15 +405,20 @@ describe('MCP door', () => {
     const keyId = (await t.services.access.authenticator.lookup(k.key, async () => {}))!.id;
     // A query that runs well past the moment its client goes (a cross join of the fixture).
     const slow = 'SELECT a.signature, count() AS n FROM transactions a CROSS JOIN transactions b GROUP BY a.signature ORDER BY n DESC, a.signature LIMIT 500';
+    let remainingBefore = (await t.services.access.limiter.peek(`key:${keyId}`, PLAN_LIMITS.enterprise)).remaining;
     const dropped = (path: string, body: unknown, headers: Record<string, string>) => new Promise<void>((resolve) => {
       const req = httpRequest(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': k.key, ...headers } });
       req.on('error', () => resolve());
       req.on('close', () => resolve());
       req.end(JSON.stringify(body));
-      // Gone once the server has admitted the request (it holds one of the key's in-flight
-      // slots) and its query has had a moment to start.
+      // Gone once the server has authenticated and charged the request (the key's window
+      // counts one more: SQL takes no in-flight slot to wait for) and its query has had a
+      // moment to start.
       void (async () => {
-        while (t.services.access.inFlight.inFlight(keyId) === 0) await new Promise((r) => setTimeout(r, 5));
+        const charged = async () => (await t.services.access.limiter.peek(`key:${keyId}`, PLAN_LIMITS.enterprise)).remaining;
+        const before = remainingBefore;
+        while ((await charged()) >= before) await new Promise((r) => setTimeout(r, 5));
+        remainingBefore = await charged();
         await new Promise((r) => setTimeout(r, 20));
         req.destroy();
       })();
