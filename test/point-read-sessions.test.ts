@@ -108,6 +108,15 @@ describe('point reads on side sessions', () => {
     }
   });
 
+  it('a lookup whose key cannot be computed fails, never waits for good (callers check signatures first; this is the last guard)', async () => {
+    const lookup = new SignatureLookup();
+    await expect(lookup.find(ctx.wh, null as unknown as string, active)).rejects.toThrow();
+    await expect(lookup.find(ctx.wh, 42 as unknown as string, active)).rejects.toThrow('must be a string');
+    // The session came back: the next lookup is answered.
+    const [ref] = await transactionsWhere(ctx, 'instruction_index = 0', {}, LISTING_ORDER.asc);
+    expect(wire(await lookup.find(ctx.wh, ref!.signature, active))).toEqual(ref);
+  });
+
   it('refuses keys that are not decimal UInt64s before any statement, and answers the rest of the batch', async () => {
     const rec = recording();
     const lookup = new SignatureLookup();

@@ -99,12 +99,13 @@ export class SignatureLookup {
   private async run(batch: Waiter[], session: number): Promise<void> {
     const signatures = [...new Set(batch.flatMap((w) => (w.kind === 'signature' ? [w.signature] : [])))];
     const keys = [...new Set(batch.flatMap((w) => (w.kind === 'keys' ? w.keys : [])))];
-    // Every key once: each signature's, and the keys asked for (checked by byKeys).
-    const set = new Set<bigint>();
-    for (const s of signatures) set.add(this.keyOf(s));
-    for (const k of keys) set.add(BigInt(k));
     let rows: KeyedRow[];
     try {
+      // Every key once: each signature's, and the keys asked for (checked by byKeys). Inside
+      // the try: whatever fails here fails the batch's lookups rather than leaving them waiting.
+      const set = new Set<bigint>();
+      for (const s of signatures) set.add(this.keyOf(s));
+      for (const k of keys) set.add(BigInt(k));
       rows = await batch[0]!.wh.query<KeyedRow>(
         `SELECT ${TX_COLUMNS}, toString(sig_key) AS sk FROM ${TABLES.txBySignature} WHERE sig_key IN (${uint64List(set)})`,
         // One thread: a batch is a few hundred small reads, and the second core is better
@@ -156,6 +157,9 @@ export class SignatureLookup {
 
   /** sig_key of a signature: cityHash64 of its UTF-8 bytes, as the engine computes it. */
   private keyOf(signature: string): bigint {
+    // The hasher takes bytes by their length: anything but a string here (a number has none)
+    // could spin the event loop; callers check signatures first, this is the last guard.
+    if (typeof signature !== 'string') throw new TypeError('a signature must be a string');
     this.hasher.hash(signature);
     return (BigInt(this.hasher.high()) << 32n) | BigInt(this.hasher.low());
   }
