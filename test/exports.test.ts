@@ -292,7 +292,8 @@ describe('downloads', () => {
   });
 
   it("counts a link's downloads against the issuing key's rate limit, and refused links against the address", async () => {
-    const free = { 'x-api-key': (await createKey(t.app, 'free', 'link-limits')).key };
+    const freeKey = await createKey(t.app, 'free', 'link-limits');
+    const free = { 'x-api-key': freeKey.key };
     // Within the free plan's 50-row cap of this suite.
     const created = await post('/v1/query/exports', free, { query: 'SELECT signature FROM transactions LIMIT 10', format: 'CSV' });
     expect(created.statusCode, created.body).toBe(202);
@@ -318,6 +319,13 @@ describe('downloads', () => {
     expect([one.statusCode, two.statusCode]).toEqual([403, 403]);
     expect(one.headers['x-ratelimit-limit']).toBe('100000');
     expect(Number(two.headers['x-ratelimit-remaining'])).toBe(Number(one.headers['x-ratelimit-remaining']) - 1);
+    // The link's downloads are the issuing key's usage too, as charged: each one, the refused ones as rate-limited.
+    await t.services.access.usage.flush();
+    const rows = await t.services.access.usageStore.query({ keyId: freeKey.id, fromMs: Date.now() - 3_600_000, toMs: Date.now() + 60_000, granularity: 'hour' });
+    const link = rows.filter((r) => r.method.includes('/v1/exports/links/'));
+    const sum = (k: 'requests' | 'rateLimited') => link.reduce((n, r) => n + r[k], 0);
+    expect(sum('requests')).toBeGreaterThanOrEqual(2);
+    expect(sum('rateLimited')).toBeGreaterThanOrEqual(1);
   });
 
   it("answers 403 to a revoked key's links", async () => {

@@ -145,8 +145,15 @@ export function installAccessControl(app: FastifyInstance, access: Access): Edge
 
   app.decorateRequest('consumeRateLimitOf', async function consumeRateLimitOf(this: FastifyRequest, key: { id: string; plan: Plan } | null): Promise<void> {
     if (key === null) await chargeAnonymous(this);
-    else await charge(this, 1, key);
+    else {
+      // Charged to a key it did not present (a signed link's issuer): recorded under it too.
+      if (this.apiKey === null) chargedKeys.set(this, key);
+      await charge(this, 1, key);
+    }
   });
+
+  /** Requests charged to a key they did not authenticate with (signed links), for usage. */
+  const chargedKeys = new WeakMap<FastifyRequest, { id: string; plan: Plan }>();
 
   async function charge(req: FastifyRequest, units: number, key: { id: string; plan: Plan } | null = req.apiKey): Promise<void> {
     if (key === null || units <= 0) return;
@@ -303,8 +310,8 @@ export function installAccessControl(app: FastifyInstance, access: Access): Edge
   function recordUsage(req: FastifyRequest, reply: FastifyReply): void {
     // The whole answer is sent: nothing of this request runs any more.
     slots.get(req)?.release();
-    const key = req.apiKey;
-    if (key === null) return;
+    const key = req.apiKey ?? chargedKeys.get(req);
+    if (key === null || key === undefined) return;
     const iface = interfaceOf(req.routeOptions.url ?? pathOf(req.url));
     const outcome = { error: reply.statusCode >= 400, rateLimited: reply.statusCode === 429 };
     // The answer's cost and reads (its X-Stats-* figures) on the usage row of what it did.
