@@ -120,7 +120,7 @@ describe('point reads on side sessions', () => {
   it('refuses keys that are not decimal UInt64s before any statement, and answers the rest of the batch', async () => {
     const rec = recording();
     const lookup = new SignatureLookup();
-    for (const bad of ['1) OR (1=1', '0x10', '-1', ' 12', '18446744073709551616', '']) {
+    for (const bad of ['1) OR (1=1', '0x10', '-1', ' 12', '012', '1e3', '18446744073709551616', '']) {
       await expect(lookup.byKeys(rec.wh, ['5', bad])).rejects.toThrow('not a signature key');
     }
     expect(rec.seen).toEqual([]);

@@ -8,6 +8,7 @@ import type { Warehouse } from '../../warehouse/warehouse.ts';
 import { commonConditions, type Conditions } from './question/model.ts';
 import { isUInt, listingFingerprint, type PageTokens } from './page-token.ts';
 import { toTransaction } from './transactions.ts';
+import { isUInt64Text } from './uint64-text.ts';
 import type { KeyedRow } from './signature-lookup.ts';
 import type { AddressTransaction, Page, SortOrder, TransactionFilters } from './types.ts';
 import { TABLES } from '../../warehouse/tables.ts';
@@ -37,7 +38,6 @@ interface AddressCursor {
 // [TAG, blockTime, sigKey (decimal UInt64), instructionIndex, fingerprint of (address,
 // filters, sortOrder)]. The tag keeps tokens of other listings (getTransactions) out.
 const TAG = 'a2';
-const UINT64_MAX = 2n ** 64n - 1n;
 
 const fingerprintOf = (req: AddressListRequest): string =>
   listingFingerprint({ address: req.address, filters: req.filters, sortOrder: req.sortOrder });
@@ -53,9 +53,6 @@ function encode(tokens: PageTokens, c: AddressCursor, req: AddressListRequest): 
 export function addressCursorToken(tokens: PageTokens, req: AddressListRequest, blockTime: number, sigKey: string, instructionIndex: number): string {
   return encode(tokens, { blockTime, sigKey, instructionIndex }, req);
 }
-
-/** A UInt64 in canonical decimal (no sign, no leading zeros), as toString(sig_key) writes it. */
-const isUInt64Text = (v: unknown): v is string => typeof v === 'string' && /^(0|[1-9]\d{0,19})$/.test(v) && BigInt(v) <= UINT64_MAX;
 
 function decode(tokens: PageTokens, token: string, req: AddressListRequest): AddressCursor {
   return tokens.decode(token, TAG, fingerprintOf(req), (v) =>

@@ -18,6 +18,7 @@ import { AppError, Errors } from '../../core/errors.ts';
 import { cityHasher, type CityHasher } from '../../ingest/city-hash.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
 import { toTransaction, TX_COLUMNS, type TxRow } from './transactions.ts';
+import { isUInt64Text, uint64List } from './uint64-text.ts';
 import type { Transaction } from './types.ts';
 import { TABLES } from '../../warehouse/tables.ts';
 
@@ -69,7 +70,7 @@ export class SignatureLookup {
     if (keys.length === 0) return Promise.resolve([]);
     // Decimal UInt64s, as the engine printed them in a reference row; anything else is
     // refused here, so it can neither reach the statement nor fail the batch it would join.
-    const bad = keys.find((k) => parseKey(k) === undefined);
+    const bad: string | undefined = keys.find((k: string): boolean => !isUInt64Text(k));
     if (bad !== undefined) return Promise.reject(new Error(`not a signature key: ${JSON.stringify(bad.slice(0, 40))}`));
     return new Promise((resolve, reject) => {
       this.queue.push({ kind: 'keys', keys, wh, resolve, reject });
@@ -165,26 +166,7 @@ export class SignatureLookup {
   }
 }
 
-const MAX_UINT64 = (1n << 64n) - 1n;
-
 /** Run `fn` after `turns` turns of the event loop (each lets the I/O that is ready be read). */
 function afterTurns(turns: number, fn: () => void): void {
   setImmediate(turns <= 1 ? fn : () => afterTurns(turns - 1, fn));
-}
-
-/** UInt64s as a SQL list of decimal numbers; nothing but a bigint in range can reach it. */
-function uint64List(keys: Iterable<bigint>): string {
-  const out: string[] = [];
-  for (const k of keys) {
-    if (typeof k !== 'bigint' || k < 0n || k > MAX_UINT64) throw new Error('not a UInt64');
-    out.push(k.toString());
-  }
-  return out.join(', ');
-}
-
-/** A signature key given in decimal, or undefined for anything else (BigInt alone would also take hex, signs, spaces). */
-function parseKey(k: string): bigint | undefined {
-  if (!/^\d{1,20}$/.test(k)) return undefined;
-  const n = BigInt(k);
-  return n > MAX_UINT64 ? undefined : n;
 }
