@@ -372,10 +372,6 @@ export const SQL_JOIN_MEASURE_SECONDS = 2;
 /** SQL join pricing: rows one key measurement may read before it stops and keeps what it read (twice the sample). */
 export const SQL_JOIN_MEASURE_MAX_ROWS = 2 * SQL_JOIN_SAMPLE_ROWS;
 
-// ---- Record reads by signature key (issue 25: the billion-record store; bench/RESULTS.md, "Storage diet")
-/** Signatures or signature keys in one coalesced read of tx_by_signature_v2 (the query text grows with each). */
-export const RECORD_LOOKUP_MAX_KEYS = 1000;
-
 // Limits of newer features, each in a file of its own under core/limits/.
 export * from './limits/open-questions.ts';
 export * from './limits/sql-executions.ts';
@@ -387,5 +383,4 @@ export * from './limits/ingest-pipeline.ts';
 export * from './limits/mcp-and-user-metrics.ts';
 export * from './limits/browser-clients.ts';
 export * from './limits/serving-speed.ts';
-export * from './limits/record-reads.ts';
 export * from './limits/point-reads.ts';

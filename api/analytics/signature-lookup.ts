@@ -13,7 +13,7 @@
 // other statements, nor they for it. More batches in flight would be read at once, but each
 // would be smaller: one by default (core/limits/point-reads.ts; bench/RESULTS.md, "Point
 // reads: where a getTransaction's time goes").
-import { POINT_READ_BATCHES_IN_FLIGHT, POINT_READ_GATHER_TURNS, RECORD_LOOKUP_MAX_KEYS, RECORD_READ_COARSE_INDEX_GRANULARITY } from '../../core/limits.ts';
+import { POINT_READ_BATCHES_IN_FLIGHT, POINT_READ_GATHER_TURNS, RECORD_LOOKUP_MAX_KEYS, POINT_READ_COARSE_INDEX_GRANULARITY } from '../../core/limits.ts';
 import { AppError, Errors } from '../../core/errors.ts';
 import { cityHasher, type CityHasher } from '../../ingest/city-hash.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
@@ -116,12 +116,12 @@ export class SignatureLookup {
         // the older query analyzer (plans this one-table read in less CPU): together ~10 %
         // less engine CPU a batch (bench/RESULTS.md, "Point reads: where a getTransaction's
         // time goes"); the answer is the same. A finer primary-key search step: the search is a
-        // third of a 100-key read (RECORD_READ_COARSE_INDEX_GRANULARITY; "The hottest address's page").
+        // third of a 100-key read (POINT_READ_COARSE_INDEX_GRANULARITY; "The hottest address's page").
         {
           sideSession: session,
           settings: {
             max_threads: 1, use_query_condition_cache: 0, optimize_move_to_prewhere: 0, allow_experimental_analyzer: 0,
-            merge_tree_coarse_index_granularity: RECORD_READ_COARSE_INDEX_GRANULARITY,
+            merge_tree_coarse_index_granularity: POINT_READ_COARSE_INDEX_GRANULARITY,
           },
         },
       );
