@@ -82,7 +82,7 @@ async function main(): Promise<void> {
   const connectionHeaders = await server.connectionHeaders(CONNECTIONS);
   try {
     const sigs = (await services.wh.query<{ s: string }>(
-      'SELECT signature AS s FROM tx_by_signature_v2 WHERE protocol_name IN {p:Array(String)} ORDER BY cityHash64(signature, \'bench\') LIMIT 20000',
+      'SELECT signature AS s FROM transactions WHERE protocol_name IN {p:Array(String)} ORDER BY cityHash64(signature, \'bench\') LIMIT 20000',
       { params: { p: await services.analytics.protocols() } })).map((r) => r.s);
     const [span] = await services.wh.query<{ last: number }>('SELECT toUInt32(toStartOfDay(max(hour_start))) AS last FROM protocol_hourly');
     const day = Number(span?.last ?? 0) - 2 * 86_400;

@@ -46,7 +46,7 @@ const machineMicros = (): number => {
 const server = await startBenchServer(0, (a) => a.post('/bench/constant', async () => ({ jsonrpc: '2.0', id: 1, result: 'ok' })));
 const connectionHeaders = await server.connectionHeaders(CONNECTIONS);
 const sigs = (await server.services.wh.query<{ s: string }>(
-  "SELECT signature AS s FROM tx_by_signature_v2 ORDER BY cityHash64(signature, 'bench') LIMIT 100000")).map((r) => r.s);
+  "SELECT signature AS s FROM transactions ORDER BY cityHash64(signature, 'bench') LIMIT 100000")).map((r) => r.s);
 const bodies = Array.from({ length: 100_000 }, () => JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getTransaction', params: [sigs[Math.floor(Math.random() * sigs.length)]] }));
 const out: Record<string, unknown> = { tree: TREE, date: new Date().toISOString(), load: loadavg().map((x) => x.toFixed(2)).join(' ') };
 const headers = { 'content-type': 'application/json', ...server.headers };

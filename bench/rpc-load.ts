@@ -78,7 +78,7 @@ async function main(): Promise<void> {
   connectionHeaders = await server.connectionHeaders(CONNECTIONS);
   try {
     const sigs = (await services.wh.query<{ s: string }>(
-      `SELECT signature AS s FROM tx_by_signature_v2 WHERE protocol_name IN {p:Array(String)} ORDER BY cityHash64(signature, 'bench') LIMIT 100000`,
+      `SELECT signature AS s FROM transactions WHERE protocol_name IN {p:Array(String)} ORDER BY cityHash64(signature, 'bench') LIMIT 100000`,
       { params: { p: await services.analytics.protocols() } })).map((r) => r.s);
     const [hot] = await services.wh.query<{ a: string }>(
       `SELECT address AS a, count() AS c FROM tx_by_address

@@ -1,4 +1,4 @@
-// An in-memory filter of the sig_keys stored in tx_by_signature_v2, so that de-duplication
+// An in-memory filter of the sig_keys stored in tx_by_signature_v3, so that de-duplication
 // reads the store only for signatures that may already be there (issue 15: the read per
 // batch cost about as much as the insert; with the filter it covers the few records the
 // filter cannot rule out, i.e. real re-deliveries and ~1% false positives).
@@ -7,7 +7,7 @@
 //  - A Bloom filter has no false negatives for keys it was given. The danger is a key that
 //    reached the store without this process hearing of it: another IngestPipeline, another
 //    process on the same server, a view repair, a seed.
-//  - Every key reaches tx_by_signature_v2 by an INSERT (its view or a repair's INSERT ...
+//  - Every key reaches tx_by_signature_v3 by an INSERT (its view or a repair's INSERT ...
 //    SELECT), and every INSERT commits as new parts that take a block number from the table's
 //    counter at the moment they become visible (under the table's parts lock: a part with a
 //    higher number is never visible before one with a lower number). Merges and mutations

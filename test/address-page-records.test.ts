@@ -1,11 +1,12 @@
 // The records of an address page (issue 25, the hottest address): a page's references come
-// from tx_by_address and its records from tx_by_signature_v2 by signature key, through the
+// from tx_by_address and its records from tx_by_signature_v3 by signature key, through the
 // coalesced point-read queue (signature-lookup.ts), whose keys go as one array parameter
 // next to getTransaction's signatures. A page dense in time (many protocols in a few
 // seconds, as the hottest address's pages are) and a sparse one (a few records over days)
 // answer exactly as the base-table oracle, with every filter, in both orders, with a record
 // sharing a reference's 64-bit key (a hash collision) and a reference without its record.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SIGNATURE_RECORDS } from '../warehouse/signature-records.ts';
 import type { IngestRecord } from '../ingest/record-schema.ts';
 import { SignatureLookup } from '../api/analytics/signature-lookup.ts';
 import { startApp } from './support/services.ts';
@@ -57,9 +58,10 @@ beforeAll(async () => {
   // passed over, and the stored record still served.
   for (const [label, of, dt, protocol] of [['collider-a', 'dense-17', 1, 'jupiter_v6'], ['collider-b', 'sparse-7', 0, 'whirlpool'], ['collider-c', 'dense-40', 0, 'pump_amm']] as const) {
     await wh.exec(
-      `INSERT INTO tx_by_signature_v2 (sig_key, signature, instruction_index, slot, block_time, program_id, protocol_name, instruction_type, fee, compute_units, accounts_count, success)
-       SELECT sig_key, {s:String}, instruction_index, slot + 1, block_time + {dt:UInt32}, {p:String}, {pn:String}, instruction_type, fee + 1, compute_units, accounts_count, success
-       FROM tx_by_signature_v2 WHERE signature = {of:String}`,
+      `INSERT INTO tx_by_signature_v3 (sig_key, instruction_index, record)
+       SELECT sig_key, instruction_index, toJSONString(({s:String}, instruction_index, toString(slot + 1), toUInt32(block_time) + {dt:UInt32}, {p:String}, {pn:String},
+         instruction_type, toString(fee + 1), compute_units, accounts_count, success))
+       FROM ${SIGNATURE_RECORDS} WHERE signature = {of:String}`,
       { params: { s: b58(label, 88), of: b58(of, 88), dt, p: PROGRAM_OF[protocol]!, pn: protocol } });
   }
   // References without records (a crash between the two lookup tables' commits), in each address's range.
@@ -110,7 +112,7 @@ describe('a dense page (the hottest address\'s kind) and a sparse one answer as 
 
   it('the collided and orphaned references really are in the pages\' ranges (the cases above exercise them)', async () => {
     const [n] = await ctx.services.wh.query<{ n: string }>(
-      `SELECT count() AS n FROM tx_by_signature_v2 WHERE sig_key IN (cityHash64({a:String}), cityHash64({b:String}), cityHash64({c:String}))`,
+      `SELECT count() AS n FROM tx_by_signature_v3 WHERE sig_key IN (cityHash64({a:String}), cityHash64({b:String}), cityHash64({c:String}))`,
       { params: { a: b58('dense-17', 88), b: b58('sparse-7', 88), c: b58('dense-40', 88) } });
     expect(Number(n!.n)).toBe(6);
     const dense = await walk(DENSE, {}, 100);
@@ -139,7 +141,7 @@ describe('one coalesced read serves signatures and signature keys together', () 
     expect(await found[3]).toBeNull();
     // Every row stored under each key, whatever its protocol (the caller matches them to references).
     const expected = await wh.query<{ signature: string; instruction_index: number; sk: string }>(
-      `SELECT signature, instruction_index, toString(sig_key) AS sk FROM tx_by_signature_v2 WHERE toString(sig_key) IN {k:Array(String)}`, { params: { k: keys } });
+      `SELECT signature, instruction_index, toString(sig_key) AS sk FROM ${SIGNATURE_RECORDS} WHERE toString(sig_key) IN {k:Array(String)}`, { params: { k: keys } });
     const id = (r: { signature: string; instruction_index: number; sk: string }) => `${r.sk}|${r.signature}|${Number(r.instruction_index)}`;
     expect((await byKeys).map(id).sort()).toEqual(expected.map(id).sort());
     expect(new Set((await small).map((r) => r.sk))).toEqual(new Set(keys.slice(0, 5)));

@@ -190,7 +190,7 @@ describe('pagination', () => {
   });
 
   it('a half-stored record (a reference without its record) neither shows nor cuts a page', async () => {
-    // Pages read references from tx_by_address and records from tx_by_signature_v2 (060):
+    // Pages read references from tx_by_address and records from tx_by_signature_v3 (060, 090):
     // the state a read between the commits of the two lookup tables sees, or a crash
     // leaves, is a reference without its row; it is passed over.
     const addr = b58('inflight-address', 44);

@@ -38,7 +38,7 @@ function lookups(wh: Warehouse, asked: string[]): Warehouse {
     get(target, prop, receiver) {
       if (prop === 'query') {
         return (sql: string, options?: { params?: Record<string, unknown> }) => {
-          if (sql.includes('PREWHERE sig_key IN')) asked.push(...(options?.params?.sigs as string[]));
+          if (sql.includes('WHERE sig_key IN (SELECT cityHash64(arrayJoin({sigs:Array(String)})))')) asked.push(...(options?.params?.sigs as string[]));
           return target.query(sql, options as never);
         };
       }
@@ -85,7 +85,7 @@ describe('stored-keys filter', () => {
     expect(report).toMatchObject({ accepted: fresh.length, duplicates: 300, rejected: [] });
     const after = await tableCounts(s);
     expect(after.transactions).toBe(before.transactions + fresh.length);
-    expect(after.tx_by_signature_v2).toBe(after.transactions);
+    expect(after.tx_by_signature_v3).toBe(after.transactions);
     expect(after.protocol_hourly).toBe(after.transactions);
   });
 
@@ -97,7 +97,7 @@ describe('stored-keys filter', () => {
     const report = await mine.ingest(asRaw(records.slice(1500, 1520)), 'test');
     expect(report).toMatchObject({ accepted: 10, duplicates: 10 });
     const counts = await tableCounts(s);
-    expect(counts.tx_by_signature_v2).toBe(counts.transactions);
+    expect(counts.tx_by_signature_v3).toBe(counts.transactions);
   });
 
   it('reads the store only for records the filter cannot rule out', async () => {

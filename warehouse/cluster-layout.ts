@@ -63,6 +63,12 @@ export const CLUSTER_LAYOUT: Readonly<Record<string, TableRole>> = Object.freeze
     viewWrites: 'local',
     why: 'sig_key = cityHash64(signature), the base table\'s own key: the view writes on the node holding the base rows, which is the shard the Distributed key would choose, and a lookup by signature touches one shard (optimize_skip_unused_shards)',
   },
+  tx_by_signature_v3: {
+    kind: 'sharded',
+    shardingKey: 'sig_key',
+    viewWrites: 'local',
+    why: 'the layout 090 puts in place of tx_by_signature_v2 (the record in one column): the same placement, so each shard copies its own rows and a lookup by signature still touches one shard',
+  },
   tx_by_signature_v2_compact: {
     kind: 'sharded',
     shardingKey: 'sig_key',

@@ -6,8 +6,8 @@ import { Type, type Static } from '@sinclair/typebox';
 export const TABLES = {
   /** The base table: one row per instruction record (migration 001). */
   transactions: 'transactions',
-  /** Records by signature (sig_key = cityHash64(signature)): point lookups, details and de-duplication (021). */
-  txBySignature: 'tx_by_signature_v2',
+  /** Records by signature (sig_key = cityHash64(signature)), each in one JSON column: point lookups, details and de-duplication (090; read through warehouse/signature-records.ts). */
+  txBySignature: 'tx_by_signature_v3',
   /** One reference row per (account or program, record): address histories, pages and counts (003; 060 dropped 040's wide copy). */
   txByAddress: 'tx_by_address',
   protocolHourly: 'protocol_hourly',

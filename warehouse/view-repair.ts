@@ -10,6 +10,7 @@
 // again from the whole base table (the Distributed transactions), inserting through the
 // Distributed target, so the rows land where the sharding key places them.
 import { localName } from './cluster-layout.ts';
+import { SIGNATURE_RECORD_BUCKET } from './signature-records.ts';
 import { TABLES } from './tables.ts';
 import type { ClusterTarget, Warehouse } from './warehouse.ts';
 
@@ -39,22 +40,28 @@ async function viewsOnTransactions(wh: Warehouse, source: string): Promise<ViewD
 }
 
 /**
- * How a target's rows are repaired: by the column that places a row in an hour (delete the
- * buckets, derive them again), or, for a target holding only max/min states (such as
- * ingest_freshness), by deriving again without deleting: re-adding a max or min is harmless.
+ * How a target's rows are repaired: the expression that places a row in a bucket
+ * ("protocol#hourUnixSeconds"), whose buckets are deleted and derived again; for a target
+ * holding only max/min states (such as ingest_freshness), none: it is derived again without
+ * deleting, as re-adding a max or min is harmless. A target holding whole records in one
+ * column (tx_by_signature_v3, migration 090) is placed by its record's fields, and the
+ * delete first narrows to the keys of the buckets' base rows, so it reads a few granules,
+ * not the table.
  */
-async function repairRule(wh: Warehouse, target: string): Promise<{ timeColumn: string | undefined }> {
+async function repairRule(wh: Warehouse, target: string): Promise<{ bucket: string; byKey: boolean } | undefined> {
   const [db, table] = target.includes('.') ? target.split('.', 2) : [undefined, target];
   const cols = await wh.query<{ name: string; type: string }>(
     `SELECT name, type FROM system.columns WHERE database = ${db ? '{db:String}' : 'currentDatabase()'} AND table = {t:String}`,
     { params: { db: (db ?? '').replace(/`/g, ''), t: (table ?? '').replace(/`/g, '') } },
   );
   const names = new Set(cols.map((c) => c.name));
+  const hourOf = (col: string) => `concat(protocol_name, '#', toString(toUInt32(toStartOfHour(${col}))))`;
+  if (names.has('sig_key') && names.has('record') && !names.has('protocol_name')) return { bucket: SIGNATURE_RECORD_BUCKET, byKey: true };
   if (!names.has('protocol_name')) throw new Error(`view target ${target} has no protocol_name column: no repair rule for it`);
-  if (names.has('hour_start')) return { timeColumn: 'hour_start' };
-  if (names.has('block_time')) return { timeColumn: 'block_time' };
+  if (names.has('hour_start')) return { bucket: hourOf('hour_start'), byKey: false };
+  if (names.has('block_time')) return { bucket: hourOf('block_time'), byKey: false };
   const idempotent = cols.every((c) => c.name === 'protocol_name' || /^SimpleAggregateFunction\((max|min),/.test(c.type));
-  if (idempotent) return { timeColumn: undefined };
+  if (idempotent) return undefined;
   throw new Error(`view target ${target} has neither hour_start nor block_time and is not max/min only: no repair rule for it`);
 }
 
@@ -76,12 +83,10 @@ export async function rebuildViewBuckets(wh: Warehouse, buckets: readonly Bucket
   const source = cluster === undefined ? TABLES.transactions : localName(TABLES.transactions);
   for (const view of await viewsOnTransactions(wh, source)) {
     const { insertInto, deleteFrom, readFrom } = cluster === undefined ? singleNode(view.target) : onCluster(view.target, cluster);
-    const { timeColumn: col } = await repairRule(wh, insertInto);
-    if (col !== undefined) {
-      await wh.exec(
-        `DELETE FROM ${deleteFrom} WHERE concat(protocol_name, '#', toString(toUInt32(toStartOfHour(${col})))) IN {keys:Array(String)}`,
-        { params },
-      );
+    const rule = await repairRule(wh, insertInto);
+    if (rule !== undefined) {
+      const keyed = rule.byKey ? `sig_key IN (SELECT cityHash64(signature) FROM ${readFrom(source)} WHERE ${inBase}) AND ` : '';
+      await wh.exec(`DELETE FROM ${deleteFrom} WHERE ${keyed}${rule.bucket} IN {keys:Array(String)}`, { params });
     }
     // The view's own SELECT, reading only the affected buckets of the base table.
     const select = view.asSelect.replace(

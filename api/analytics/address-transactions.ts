@@ -2,7 +2,7 @@
 // accounts or its program_id). tx_by_address holds one narrow reference per (address, record)
 // in (address_key, block_time, sig_key = cityHash64(signature), instruction_index) order, so
 // an address's history is one contiguous key range read forwards or backwards; a page's
-// records come from tx_by_signature_v2 by primary key.
+// records come from tx_by_signature_v3 by primary key.
 import { MAX_BLOCK_TIME } from '../../core/limits.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
 import { commonConditions, type Conditions } from './question/model.ts';
@@ -12,6 +12,7 @@ import { isUInt64Text } from './uint64-text.ts';
 import type { KeyedRow } from './signature-lookup.ts';
 import type { AddressTransaction, Page, SortOrder, TransactionFilters } from './types.ts';
 import { TABLES } from '../../warehouse/tables.ts';
+import { SIGNATURE_RECORDS } from '../../warehouse/signature-records.ts';
 
 /** Filters of an address listing: the listing filters except instructionTypes. */
 export type AddressFilters = Omit<TransactionFilters, 'instructionTypes'>;
@@ -99,7 +100,7 @@ function joined(refs: string, signatures: boolean): string {
     INNER JOIN (
       SELECT sig_key, signature, instruction_index, slot, block_time, program_id, protocol_name, instruction_type,
              fee, compute_units, accounts_count, success
-      FROM ${TABLES.txBySignature} WHERE sig_key IN (SELECT sig_key FROM (${refs}))
+      FROM ${SIGNATURE_RECORDS} WHERE sig_key IN (SELECT sig_key FROM (${refs}))
     ) AS t ON t.sig_key = a.sig_key AND t.instruction_index = a.instruction_index
     WHERE t.block_time = a.block_time AND t.program_id = a.program_id AND t.protocol_name = a.protocol_name
       AND t.success = a.success${signatures ? ' AND t.signature IN {sigs:Array(String)}' : ''}`;
@@ -122,7 +123,7 @@ export type RecordsByKey = (keys: readonly string[]) => Promise<KeyedRow[]>;
  * One page of an address's records in (block_time, signature hash, instruction_index) order.
  *
  * Two reads: the page's references, one key range of tx_by_address (003), then their
- * records from tx_by_signature_v2 by primary key, a read shared with concurrent pages and
+ * records from tx_by_signature_v3 by primary key, a read shared with concurrent pages and
  * getTransaction lookups (signature-lookup.ts). Migration 060 dropped 040's listing table,
  * which carried the records on every address row: ~450 B a record for a ~3x faster page
  * (bench/RESULTS.md, "Storage diet"). Reading a page dense in time (the hottest address's)

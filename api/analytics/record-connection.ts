@@ -15,6 +15,7 @@
 //   filters they keep, an upper bound, marked estimated.
 import type { Warehouse } from '../../warehouse/warehouse.ts';
 import { TABLES } from '../../warehouse/tables.ts';
+import { SIGNATURE_RECORDS } from '../../warehouse/signature-records.ts';
 import { pageFlags, type ConnectionPage, type ConnectionWants, type TotalCount } from './connection.ts';
 import { compile, readRows, type Question } from './question/compile.ts';
 import { addFilter, type Statement } from './question/model.ts';
@@ -59,7 +60,7 @@ export function countPlan(filters: TransactionFilters, visible: readonly string[
     const built = filterConditions(filters, visible);
     built.where.push('sig_key IN (SELECT cityHash64(arrayJoin({sigs:Array(String)})))');
     addFilter(built, 'signatures', filters.signatures);
-    return { statement: { sql: `SELECT count() AS n FROM ${TABLES.txBySignature} WHERE ${built.where.join(' AND ')}`, params: built.params }, read: NUMBER, estimated: false };
+    return { statement: { sql: `SELECT count() AS n FROM ${SIGNATURE_RECORDS} WHERE ${built.where.join(' AND ')}`, params: built.params }, read: NUMBER, estimated: false };
   }
   if (!recordLevel(filters)) return viewCount(filters, visible, false);
   if (!exact) return viewCount(filters, visible, true);

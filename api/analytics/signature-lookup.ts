@@ -1,4 +1,4 @@
-// Point reads of tx_by_signature_v2, coalesced: by signature (getTransaction) and by
+// Point reads of tx_by_signature_v3, coalesced: by signature (getTransaction) and by
 // signature key (the records of an address page, whose references carry sig_key). Each
 // embedded query has a fixed cost of a few milliseconds whatever it reads, and random keys
 // never share granules, so one query per request caps these reads at a few hundred a
@@ -17,12 +17,13 @@ import { POINT_READ_BATCHES_IN_FLIGHT, POINT_READ_GATHER_TURNS, RECORD_LOOKUP_MA
 import { AppError, Errors } from '../../core/errors.ts';
 import { cityHasher, type CityHasher } from '../../ingest/city-hash.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
-import { toTransaction, TX_COLUMNS, type TxRow } from './transactions.ts';
+import { unpackSignatureRecord } from '../../warehouse/signature-records.ts';
+import { toTransaction, type TxRow } from './transactions.ts';
 import { isUInt64Text, uint64List } from './uint64-text.ts';
 import type { Transaction } from './types.ts';
 import { TABLES } from '../../warehouse/tables.ts';
 
-/** A record as tx_by_signature_v2 holds it, with its signature key in decimal. */
+/** A record as tx_by_signature_v3 holds it, with its signature key in decimal. */
 export type KeyedRow = TxRow & { sk: string };
 
 /** A lookup waiting for the next batch; `wh` is the asking request's warehouse (bound to its budget): a batch runs on its first waiter's. */
@@ -100,15 +101,15 @@ export class SignatureLookup {
   private async run(batch: Waiter[], session: number): Promise<void> {
     const signatures = [...new Set(batch.flatMap((w) => (w.kind === 'signature' ? [w.signature] : [])))];
     const keys = [...new Set(batch.flatMap((w) => (w.kind === 'keys' ? w.keys : [])))];
-    let rows: KeyedRow[];
+    let records: { record: string; sk: string }[];
     try {
       // Every key once: each signature's, and the keys asked for (checked by byKeys). Inside
       // the try: whatever fails here fails the batch's lookups rather than leaving them waiting.
       const set = new Set<bigint>();
       for (const s of signatures) set.add(this.keyOf(s));
       for (const k of keys) set.add(BigInt(k));
-      rows = await batch[0]!.wh.query<KeyedRow>(
-        `SELECT ${TX_COLUMNS}, toString(sig_key) AS sk FROM ${TABLES.txBySignature} WHERE sig_key IN (${uint64List(set)})`,
+      records = await batch[0]!.wh.query<{ record: string; sk: string }>(
+        `SELECT record, toString(sig_key) AS sk FROM ${TABLES.txBySignature} WHERE sig_key IN (${uint64List(set)})`,
         // One thread: a batch is a few hundred small reads, and the second core is better
         // left to the HTTP side (measured: ~20% more lookups per second than two threads).
         // No condition cache: a set of random keys never repeats. No PREWHERE (the key
@@ -117,6 +118,8 @@ export class SignatureLookup {
         // less engine CPU a batch (bench/RESULTS.md, "Point reads: where a getTransaction's
         // time goes"); the answer is the same. A finer primary-key search step: the search is a
         // third of a 100-key read (POINT_READ_COARSE_INDEX_GRANULARITY; "The hottest address's page").
+        // The record in one column (migration 090), and the key the row is stored under (the
+        // filter reads that column anyway).
         {
           sideSession: session,
           settings: {
@@ -132,6 +135,13 @@ export class SignatureLookup {
       const mine = err instanceof AppError && err.kind === Errors.queryTimeout ? batch.filter((w) => w.wh === batch[0]!.wh) : batch;
       for (const w of mine) w.reject(err);
       if (mine.length < batch.length) this.queue.unshift(...batch.filter((w) => w.wh !== batch[0]!.wh));
+      return;
+    }
+    let rows: KeyedRow[];
+    try {
+      rows = records.map(({ record, sk }) => ({ ...unpackSignatureRecord(record), sk }));
+    } catch (err) {
+      for (const w of batch) w.reject(err);
       return;
     }
     const bySignature = new Map<string, KeyedRow[]>();

@@ -6,7 +6,7 @@
 // reads the same key the other way from its cursor and is turned back by transactions.ts.
 import { MAX_BLOCK_TIME } from '../../core/limits.ts';
 import { BASE58_SIGNATURE } from '../../core/vocabulary/primitives.ts';
-import { TABLES } from '../../warehouse/tables.ts';
+import { SIGNATURE_RECORDS } from '../../warehouse/signature-records.ts';
 import { isUInt, listingFingerprint, type PageDirection, type PageTokens } from './page-token.ts';
 import { addFilter, RANGE_FILTERS, type Conditions, type Statement } from './question/model.ts';
 import type { ListingSort, ListRequest } from './types.ts';
@@ -78,7 +78,7 @@ export function sortedListingStatement(req: ListRequest & { sortBy: ListingSort 
     where.push(`(${column}, block_time, signature, instruction_index) ${op} ({s_v:${type}}, toDateTime({s_bt:UInt32}, 'UTC'), {s_sig:String}, {s_idx:UInt16})`);
     Object.assign(params, { s_v: c.value, s_bt: c.blockTime, s_sig: c.signature, s_idx: c.instructionIndex });
   }
-  if (table === TABLES.txBySignature) {
+  if (table === SIGNATURE_RECORDS) {
     where.push('sig_key IN (SELECT cityHash64(arrayJoin({sigs:Array(String)})))');
     addFilter({ where, params }, 'signatures', req.filters.signatures);
   }

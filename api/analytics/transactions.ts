@@ -7,6 +7,7 @@ import { addFilter, addRanges, commonConditions, type Conditions, type Statement
 import { isUInt, listingFingerprint, scanOrder, type PageDirection, type PageTokens } from './page-token.ts';
 import type { ListRequest, Page, SortOrder, Transaction, TransactionFilters } from './types.ts';
 import { TABLES } from '../../warehouse/tables.ts';
+import { SIGNATURE_RECORDS } from '../../warehouse/signature-records.ts';
 import { decodeSorted, sortedCursorOf, sortedListingStatement } from './sorted-listing.ts';
 
 export const TX_COLUMNS = `signature, instruction_index, toString(slot) AS slot, toUInt32(block_time) AS block_time,
@@ -96,7 +97,7 @@ export function scanOf(tokens: PageTokens, req: ListRequest): Scan {
 
 // ---- filtered listing -----------------------------------------------------------------
 
-/** WHERE conditions shared by the base table and tx_by_signature_v2 (same column names). */
+/** WHERE conditions shared by the base table and the records by signature (SIGNATURE_RECORDS: same column names). */
 export function filterConditions(filters: TransactionFilters, visible: readonly string[], cursor?: Cursor, order: SortOrder = 'desc', inclusive = false): Conditions {
   const { where, params } = commonConditions(filters, visible);
   addFilter({ where, params }, 'instructionTypes', filters.instructionTypes);
@@ -175,7 +176,7 @@ export async function listingStatements(wh: Warehouse, req: ListRequest, visible
   if (visible.length === 0) return undefined;
   if (req.sortBy !== undefined) {
     // Sorted by a record column: one statement over the whole range (sorted-listing.ts).
-    const table = req.filters.signatures ? TABLES.txBySignature : TABLES.transactions;
+    const table = req.filters.signatures ? SIGNATURE_RECORDS : TABLES.transactions;
     return { full: sortedListingStatement({ ...req, sortBy: req.sortBy }, scan, filterConditions(req.filters, visible), TX_COLUMNS, table), windowed: undefined };
   }
   const { cursor, limit } = scan;
@@ -188,7 +189,7 @@ export async function listingStatements(wh: Warehouse, req: ListRequest, visible
     built.where.push('sig_key IN (SELECT cityHash64(arrayJoin({sigs:Array(String)})))');
     addFilter(built, 'signatures', req.filters.signatures);
     return {
-      full: { sql: `SELECT ${TX_COLUMNS} FROM ${TABLES.txBySignature} WHERE ${built.where.join(' AND ')} ${order} LIMIT {lim:UInt32}`, params: { ...built.params, lim: limit + 1 } },
+      full: { sql: `SELECT ${TX_COLUMNS} FROM ${SIGNATURE_RECORDS} WHERE ${built.where.join(' AND ')} ${order} LIMIT {lim:UInt32}`, params: { ...built.params, lim: limit + 1 } },
       windowed: undefined,
     };
   }

@@ -1,4 +1,4 @@
-// Limits of the coalesced point reads of tx_by_signature_v2 by signature or signature key
+// Limits of the coalesced point reads of tx_by_signature_v3 by signature or signature key
 // (issue 25: getTransaction and the records of address pages past memory;
 // api/analytics/signature-lookup.ts): part of core/limits.ts (which re-exports this file).
 

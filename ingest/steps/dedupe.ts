@@ -3,7 +3,7 @@
 // dropped `already_stored`. Dropping is what makes replaying records change no count in the
 // base table or any view; the writer runs these steps and the insert in one turn, so "which
 // of these are new?" and "insert them" cannot interleave.
-import { TABLES } from '../../warehouse/tables.ts';
+import { SIGNATURE_RECORDS } from '../../warehouse/signature-records.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
 import { INGEST_LOOKUP_CHUNK } from '../../core/limits.ts';
 import type { StoredKeys } from '../stored-keys.ts';
@@ -66,8 +66,8 @@ export class StoreDedupe {
     const chunk = this.wh.transport === 'embedded' ? signatures.length : INGEST_LOOKUP_CHUNK;
     for (let i = 0; i < signatures.length; i += chunk) {
       const stored = await this.wh.query<{ signature: string; instruction_index: number }>(
-        `SELECT signature, instruction_index FROM ${TABLES.txBySignature}
-         PREWHERE sig_key IN (SELECT cityHash64(arrayJoin({sigs:Array(String)})))`,
+        `SELECT signature, instruction_index FROM ${SIGNATURE_RECORDS}
+         WHERE sig_key IN (SELECT cityHash64(arrayJoin({sigs:Array(String)})))`,
         { params: { sigs: signatures.slice(i, i + chunk) } },
       );
       for (const r of stored) existing.add(identity(r.signature, Number(r.instruction_index)));

@@ -1,0 +1,77 @@
+// The record as tx_by_signature_v3 stores it (migration 090): one JSON array per record,
+// in one column, so a point read decodes one column of a granule rather than ten (bench/
+// RESULTS.md, "A record in one column"). This file is the one reader of that array: the
+// point reads parse it here, and SQL that filters on its fields reads them through
+// SIGNATURE_RECORDS, which names them as 021's columns were named, with their types.
+import { TABLES } from './tables.ts';
+
+/** A record as the lookups answer it: TX_COLUMNS' names and types (64-bit numbers as text). */
+export interface SignatureRecordRow {
+  signature: string;
+  instruction_index: number;
+  slot: string;
+  block_time: number;
+  program_id: string;
+  protocol_name: string;
+  instruction_type: string;
+  fee: string;
+  compute_units: number;
+  accounts_count: number;
+  success: boolean;
+}
+
+/** The array's fields in order, with the type the engine reads each as (migration 090 writes them). */
+const FIELDS = [
+  ['signature', 'String'],
+  ['instruction_index', 'UInt16'],
+  ['slot', 'String'],
+  ['block_time', 'UInt32'],
+  ['program_id', 'String'],
+  ['protocol_name', 'String'],
+  ['instruction_type', 'String'],
+  ['fee', 'String'],
+  ['compute_units', 'UInt32'],
+  ['accounts_count', 'UInt16'],
+  ['success', 'Bool'],
+] as const;
+
+/** How each field becomes the column 021 had (slot and fee stored as text, block_time as seconds). */
+const AS_COLUMN: Partial<Record<(typeof FIELDS)[number][0], (e: string) => string>> = {
+  slot: (e) => `toUInt64(${e})`,
+  block_time: (e) => `toDateTime(${e}, 'UTC')`,
+  fee: (e) => `toUInt64(${e})`,
+};
+
+/**
+ * tx_by_signature_v3 with the record's fields as columns (021's names and types) beside
+ * sig_key: `FROM ${SIGNATURE_RECORDS} WHERE sig_key IN (...) AND ...`. The engine pushes the
+ * key condition into the read, so only the chosen granules are decoded.
+ */
+export const SIGNATURE_RECORDS = `(SELECT sig_key, JSONExtract(record, 'Tuple(${FIELDS.map(([, t]) => t).join(', ')})') AS rec, ${
+  FIELDS.map(([name], i) => `${(AS_COLUMN[name] ?? ((e: string) => e))(`rec.${i + 1}`)} AS ${name}`).join(', ')
+} FROM ${TABLES.txBySignature})`;
+
+/** The bucket of a stored record, "protocol#hourUnixSeconds", as view repair names buckets (warehouse/view-repair.ts). */
+export const SIGNATURE_RECORD_BUCKET = (() => {
+  const at = (name: (typeof FIELDS)[number][0]): number => FIELDS.findIndex(([n]) => n === name) + 1;
+  const time = `JSONExtractUInt(record, ${at('block_time')})`;
+  return `concat(JSONExtractString(record, ${at('protocol_name')}), '#', toString(${time} - ${time} % 3600))`;
+})();
+
+const NUMBER_FIELDS: ReadonlySet<number> = new Set(FIELDS.flatMap(([, t], i) => (t.startsWith('UInt') ? [i] : [])));
+const STRING_FIELDS: ReadonlySet<number> = new Set(FIELDS.flatMap(([, t], i) => (t === 'String' ? [i] : [])));
+
+/** One stored record's array as a row; anything else than the array migration 090 writes is an error. */
+export function unpackSignatureRecord(json: string): SignatureRecordRow {
+  const a: unknown = JSON.parse(json);
+  if (!Array.isArray(a) || a.length !== FIELDS.length) throw new Error('not a stored signature record');
+  for (let i = 0; i < FIELDS.length; i++) {
+    const v: unknown = a[i];
+    const ok = NUMBER_FIELDS.has(i) ? typeof v === 'number' : STRING_FIELDS.has(i) ? typeof v === 'string' : typeof v === 'boolean';
+    if (!ok) throw new Error(`not a stored signature record: field ${FIELDS[i]![0]}`);
+  }
+  return {
+    signature: a[0], instruction_index: a[1], slot: a[2], block_time: a[3], program_id: a[4], protocol_name: a[5],
+    instruction_type: a[6], fee: a[7], compute_units: a[8], accounts_count: a[9], success: a[10],
+  } as SignatureRecordRow;
+}
