@@ -38,11 +38,13 @@ export function machine(): string {
 /**
  * The service's point read of tx_by_signature_v3 (api/analytics/signature-lookup.ts, since
  * migration 090): the record column and the key, the keys written into the text as decimal
- * numbers (no bound parameter), and the settings it sends. Benches that mirror the service
- * read through these; keep them in step with signature-lookup.ts.
+ * numbers (no bound parameter), and the settings it sends (`table`: a copy of that table's
+ * layout). Benches that mirror the service read through these; keep them in step with signature-lookup.ts.
  */
-export const pointReadSql = (keys: Iterable<bigint | string>): string =>
-  `SELECT record, toString(sig_key) AS sk FROM ${TABLES.txBySignature} WHERE sig_key IN (${uint64List(new Set([...keys].map((k) => BigInt(k))))})`;
+export const pointReadSql = (keys: Iterable<bigint | string>, table: string = TABLES.txBySignature): string =>
+  `SELECT record, toString(sig_key) AS sk FROM ${table} WHERE sig_key IN (${keyList(keys)})`;
+/** Signature keys (decimal text or bigint) once each, as the point read's literal list. */
+export const keyList = (keys: Iterable<bigint | string>): string => uint64List(new Set([...keys].map((k) => BigInt(k))));
 export const POINT_READ_SETTINGS = {
   max_threads: 1, use_query_condition_cache: 0, optimize_move_to_prewhere: 0, allow_experimental_analyzer: 0,
   merge_tree_coarse_index_granularity: POINT_READ_COARSE_INDEX_GRANULARITY,
