@@ -5,13 +5,17 @@
 //   npx tsx bench/address-page-reads.ts --dir /path/to/store [--rounds 30] [--random 20]
 //
 // Designs (the same references, the same records), interleaved, each read the same way:
-//  - points-params: tx_by_signature_v2 by primary key, `sig_key IN ({k0:UInt64}, …)`, one
-//                   bound parameter per key, one thread (060's read)
-//  - points:        the same keys as one `{keys:Array(UInt64)}` parameter and
-//                   merge_tree_coarse_index_granularity 2 (the service's read since hot-addr)
+//  - points:        the service's read (signature-lookup.ts since migration 090): the record
+//                   column of tx_by_signature_v3 by primary key, the keys as a literal list,
+//                   its settings (one thread, merge_tree_coarse_index_granularity 2, ...)
+//  - points-params: the same column, `sig_key IN ({k0:UInt64}, …)`, one bound parameter per
+//                   key, one thread and otherwise default settings (060's form of the read)
 //  - points2:       points with two threads
-//  - points-few:    points without the columns the reference already has (block_time,
-//                   program, protocol, status: a page could not check a collision then)
+//  - points-fields: points with the fields decoded by the engine (TX_COLUMNS through
+//                   SIGNATURE_RECORDS, as SQL that filters on them reads them) instead of the
+//                   record column (which the service unpacks in JS, not timed here). 021's layout had `points-few` here (points without
+//                   the columns a reference already has); with the record in one column a read
+//                   cannot skip fields, so that design is gone.
 //  - range:         the base table `transactions` (ORDER BY protocol_name, block_time, …):
 //                   `protocol_name IN (the page's) AND block_time BETWEEN (its first and last)`
 //                   and the page's keys; one granule range per protocol instead of ~100 granules
@@ -25,7 +29,8 @@
 import { EmbeddedWarehouse } from '../warehouse/embedded-warehouse.ts';
 import { TABLES } from '../warehouse/tables.ts';
 import { TX_COLUMNS } from '../api/analytics/transactions.ts';
-import { flag, machine, median, timeMs } from './bench-support.ts';
+import { SIGNATURE_RECORDS } from '../warehouse/signature-records.ts';
+import { flag, keyList, machine, median, POINT_READ_SETTINGS, pointReadSql, requireCurrentSchema, timeMs } from './bench-support.ts';
 
 const dir = flag('dir', '');
 if (dir === '') throw new Error('--dir of a seeded store is required');
@@ -52,17 +57,20 @@ async function refs(address: string, after: Ref | undefined): Promise<Ref[]> {
     { params: { a: address, ...(after ? { c_bt: after.bt, c_sk: after.sk, c_ii: after.ii } : {}) }, settings: { max_threads: 1 } });
 }
 
-function pointSql(page: Ref[], cols = TX_COLUMNS): { sql: string; params: Record<string, unknown> } {
+const pageKeys = (page: Ref[]): string[] => [...new Set(page.map((r) => r.sk))];
+
+/** The service's statement, or the fields decoded in the engine for the same keys. */
+function pointSql(page: Ref[], fields = false): { sql: string; params: Record<string, unknown> } {
   return {
-    sql: `SELECT ${cols}, toString(sig_key) AS sk FROM ${TABLES.txBySignature} WHERE sig_key IN {keys:Array(UInt64)}`,
-    params: { keys: [...new Set(page.map((r) => r.sk))].map((k) => BigInt(k)) },
+    sql: fields ? `SELECT ${TX_COLUMNS}, toString(sig_key) AS sk FROM ${SIGNATURE_RECORDS} WHERE sig_key IN (${keyList(pageKeys(page))})` : pointReadSql(pageKeys(page)),
+    params: {},
   };
 }
 
 function pointParamsSql(page: Ref[]): { sql: string; params: Record<string, unknown> } {
-  const keys = [...new Set(page.map((r) => r.sk))];
+  const keys = pageKeys(page);
   return {
-    sql: `SELECT ${TX_COLUMNS}, toString(sig_key) AS sk FROM ${TABLES.txBySignature} WHERE sig_key IN (${keys.map((_, i) => `{k${i}:UInt64}`).join(', ')})`,
+    sql: `SELECT record, toString(sig_key) AS sk FROM ${TABLES.txBySignature} WHERE sig_key IN (${keys.map((_, i) => `{k${i}:UInt64}`).join(', ')})`,
     params: Object.fromEntries(keys.map((k, i) => [`k${i}`, k])),
   };
 }
@@ -93,15 +101,14 @@ async function estimate(sql: string, params: Record<string, unknown>): Promise<{
 }
 
 const ONE = { max_threads: 1, use_query_condition_cache: 0 };
-const FEW = 'signature, instruction_index, toString(slot) AS slot, instruction_type, fee, compute_units, accounts_count';
 const read = async (q: { sql: string; params: Record<string, unknown> }, settings: Record<string, string | number | boolean> = ONE): Promise<number> =>
   (await wh.query(q.sql, { params: q.params, settings })).length;
 type Design = { name: string; run: (page: Ref[]) => Promise<number> };
 const designs: Design[] = [
   { name: 'points-params', run: (p) => read(pointParamsSql(p)) },
-  { name: 'points', run: (p) => read(pointSql(p), { ...ONE, merge_tree_coarse_index_granularity: 2 }) },
-  { name: 'points2', run: (p) => read(pointSql(p), { ...ONE, max_threads: 2, merge_tree_coarse_index_granularity: 2 }) },
-  { name: 'points-few', run: (p) => read(pointSql(p, FEW), { ...ONE, merge_tree_coarse_index_granularity: 2 }) },
+  { name: 'points', run: (p) => read(pointSql(p), POINT_READ_SETTINGS) },
+  { name: 'points2', run: (p) => read(pointSql(p), { ...POINT_READ_SETTINGS, max_threads: 2 }) },
+  { name: 'points-fields', run: (p) => read(pointSql(p, true), POINT_READ_SETTINGS) },
   { name: 'range', run: (p) => read(rangeSql(p, false)) },
   { name: 'range-each', run: (p) => read(rangeSql(p, true)) },
   ...(FINE ? [{ name: 'range-fine', run: (p: Ref[]) => read(rangeSql(p, false, FINE)) }] : []),
@@ -136,6 +143,7 @@ async function measure(label: string, pages: Ref[][]): Promise<void> {
 
 try {
   console.log(machine());
+  await requireCurrentSchema(wh, dir);
   if (BUILD !== '') {
     // A copy of the base table with finer granules (same key, same rows), merged to one part.
     const t0 = Date.now();

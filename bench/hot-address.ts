@@ -5,8 +5,9 @@
 //   BENCH_SECONDS=10 (per load run) BENCH_DESIGNS=today,listing (some designs only)
 //
 // Designs, each behind POST /bench/address (same framework, hooks and key as /v1/rpc):
-//  - today:     003's references from tx_by_address, then their details from
-//               tx_by_signature_v2 by key (the two reads the listing made before 040)
+//  - today:     003's references from tx_by_address, then their details from the
+//               by-signature table by key (the two reads the listing made before 040; the
+//               details as the record column, unpacked as signature-lookup.ts does since 090)
 //  - coalesced: the same, but the detail reads of concurrent listings go out as one read
 //               (as getTransaction's point reads do, signature-lookup.ts)
 //  - listing:   the service's page read (060): references, then details through the shared
@@ -22,10 +23,11 @@ import { execSync } from 'node:child_process';
 import type { FastifyInstance } from 'fastify';
 import { addressCursorToken, listAddressTransactions } from '../api/analytics/address-transactions.ts';
 import { SignatureLookup } from '../api/analytics/signature-lookup.ts';
-import { toTransaction, TX_COLUMNS, type TxRow } from '../api/analytics/transactions.ts';
+import { toTransaction, type TxRow } from '../api/analytics/transactions.ts';
 import type { Page, Transaction } from '../api/analytics/types.ts';
 import type { Warehouse } from '../warehouse/warehouse.ts';
 import { TABLES } from '../warehouse/tables.ts';
+import { unpackSignatureRecord } from '../warehouse/signature-records.ts';
 import { startBenchServer } from './bench-server.ts';
 import { runLoad } from './load-client.ts';
 
@@ -50,9 +52,10 @@ async function readRefs(wh: Warehouse, address: string, visible: string[], at: P
     { params: { addr: address, visible, lim: LIMIT + 1, ...(at ? { c_bt: at[0], c_sk: at[1], c_idx: at[2] } : {}) } });
 }
 
-const readDetails = (wh: Warehouse, keys: string[]): Promise<DetailRow[]> => wh.query<DetailRow>(
-  `SELECT ${TX_COLUMNS}, toString(sig_key) AS sk FROM ${TABLES.txBySignature}
-   WHERE sig_key IN (SELECT arrayJoin(arrayMap(k -> toUInt64(k), {keys:Array(String)})))`, { params: { keys } });
+const readDetails = async (wh: Warehouse, keys: string[]): Promise<DetailRow[]> => (await wh.query<{ record: string; sk: string }>(
+  `SELECT record, toString(sig_key) AS sk FROM ${TABLES.txBySignature}
+   WHERE sig_key IN (SELECT arrayJoin(arrayMap(k -> toUInt64(k), {keys:Array(String)})))`, { params: { keys } }))
+  .map(({ record, sk }) => ({ ...unpackSignatureRecord(record), sk }));
 
 /** References matched with their details as the pre-040 listing did (no filters, no collisions here); records carry their instruction index, as the service's do. */
 function assemble(refs: RefRow[], details: DetailRow[]): Transaction[] {

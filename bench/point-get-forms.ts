@@ -4,16 +4,18 @@
 //
 //   npx tsx bench/point-get-forms.ts --dir /path/to/store [--rounds 20] [--sizes 1,25,50]
 //
-// Forms: `sql-hash` (today: one bound String per signature, hashed by cityHash64 in SQL),
-// `array` (keys hashed in JS, one bound Array(UInt64)), `keys` (one bound UInt64 per key),
-// `literal` (keys hashed in JS, written into the text as decimal numbers: no bound
-// parameter, so chDB's process-wide chain of bound queries is not joined), and `literal x2`
-// (two sessions over the same data directory, two batches at once).
+// Forms: `sql-hash` (one bound String per signature, hashed by cityHash64 in SQL), `array`
+// (keys hashed in JS, one bound Array(UInt64)), `keys` (one bound UInt64 per key), `literal`
+// (keys hashed in JS, written into the text as decimal numbers: no bound parameter, so chDB's
+// process-wide chain of bound queries is not joined; the service's form, signature-lookup.ts),
+// and `literal x2` / `keys x2` (two sessions over the same data directory, two batches at
+// once). Every form reads what the service reads since migration 090 (the record column of
+// tx_by_signature_v3 and the key) with the service's settings; only the keys' form differs.
+// Needs a store at migration 090.
 import { cityHasher } from '../ingest/city-hash.ts';
 import { EmbeddedWarehouse } from '../warehouse/embedded-warehouse.ts';
-import { TX_COLUMNS } from '../api/analytics/transactions.ts';
 import { TABLES } from '../warehouse/tables.ts';
-import { flag, machine, median } from './bench-support.ts';
+import { flag, machine, median, POINT_READ_SETTINGS, requireCurrentSchema } from './bench-support.ts';
 
 const dir = flag('dir', '');
 if (dir === '') throw new Error('--dir of a seeded store is required');
@@ -26,8 +28,8 @@ const key = (s: string): string => {
   h.hash(s);
   return ((BigInt(h.high()) << 32n) | BigInt(h.low())).toString();
 };
-const SETTINGS = { max_threads: 1, use_query_condition_cache: 0 };
-const SELECT = `SELECT ${TX_COLUMNS}, toString(sig_key) AS sk FROM ${TABLES.txBySignature}`;
+const SETTINGS = POINT_READ_SETTINGS;
+const SELECT = `SELECT record, toString(sig_key) AS sk FROM ${TABLES.txBySignature}`;
 
 type Form = (w: EmbeddedWarehouse, sigs: string[]) => Promise<unknown[]>;
 const FORMS: Record<string, Form> = {
@@ -47,7 +49,8 @@ const FORMS: Record<string, Form> = {
 
 try {
   console.log(machine());
-  const sigs = (await wh.query<{ s: string }>(`SELECT signature AS s FROM ${TABLES.txBySignature} ORDER BY cityHash64(signature, 'forms') LIMIT 200000`)).map((r) => r.s);
+  await requireCurrentSchema(wh, dir);
+  const sigs = (await wh.query<{ s: string }>(`SELECT signature AS s FROM ${TABLES.transactions} ORDER BY cityHash64(signature, 'forms') LIMIT 200000`)).map((r) => r.s);
   let next = 0;
   const take = (n: number): string[] => {
     const out = sigs.slice(next, next + n);

@@ -2,44 +2,57 @@
 // the same random keys read from each candidate layout of the by-signature store, and the
 // reference reads of random address pages, without HTTP, JSON or the service around them.
 //
-//   npx tsx bench/point-store-ceiling.ts --dir /path/to/store [--batches 20] [--build]
+//   npx tsx bench/point-store-ceiling.ts --dir /path/to/store [--batches 20] [--build] [--drop]
 //   /work/shared/tools/memcap 1300M -- npx tsx bench/point-store-ceiling.ts --dir ...
 //
-// --build makes the candidates once (kept in the store, dropped with --drop):
-//   ps_mt_one    tx_by_signature_v2's layout merged to one part (OPTIMIZE FINAL)
-//   ps_compact_one  the same in one compact part (a granule's columns side by side)
-//   ps_kv        EmbeddedRocksDB keyed by sig_key, a key's records as arrays
-// and prints build time and bytes on disk of each. Candidates that exist are measured
-// next to tx_by_signature_v2 as it stands (its parts as the seed left them).
+// Needs a store at migration 090. --build makes the candidates once (kept in the store,
+// dropped with --drop), each filled from tx_by_signature_v3 (the older layouts' columns
+// decoded through SIGNATURE_RECORDS, warehouse/signature-records.ts):
+//   ps_mt_one       021's layout (ten columns, wide parts) merged to one part (OPTIMIZE FINAL)
+//   ps_compact_one  the same in one compact part (a granule's columns side by side: 080's layout)
+//   ps_kv           EmbeddedRocksDB keyed by sig_key, a key's records as arrays
+//   ps_v3_one       090's layout (the record in one JSON column, Bloom filter of sig_key) in one part
+// and prints build time and bytes on disk of each. Candidates that exist are measured next
+// to tx_by_signature_v3 as it stands (its parts as the seed left them). Every read is the
+// service's (signature-lookup.ts: keys as a literal list, its settings); the 090 tables
+// return the record column as the service reads it, the others their columns.
 import { execSync } from 'node:child_process';
 import { EmbeddedWarehouse } from '../warehouse/embedded-warehouse.ts';
+import { SIGNATURE_RECORDS } from '../warehouse/signature-records.ts';
 import { TABLES } from '../warehouse/tables.ts';
-import { flag, machine, median, timeMs } from './bench-support.ts';
+import { flag, keyList, machine, median, POINT_READ_SETTINGS, pointReadSql, requireCurrentSchema, timeMs } from './bench-support.ts';
 
 const dir = flag('dir', '');
 if (dir === '') throw new Error('--dir of a seeded store is required');
 const BATCHES = Number(flag('batches', '20'));
 const wh = new EmbeddedWarehouse(dir);
 const COLS = 'signature, instruction_index, slot, block_time, program_id, protocol_name, instruction_type, fee, compute_units, accounts_count, success';
+/** 021's tx_by_signature_v2 (migration 080 changed only its part settings); the candidates add theirs. */
+const V2_TABLE = (name: string, settings = '') => `CREATE TABLE ${name} (sig_key UInt64, signature String CODEC(ZSTD(1)), instruction_index UInt16,
+  slot UInt64, block_time DateTime('UTC'), program_id LowCardinality(String), protocol_name LowCardinality(String),
+  instruction_type LowCardinality(String), fee UInt64, compute_units UInt32, accounts_count UInt16, success Bool)
+  ENGINE = MergeTree ORDER BY (sig_key, instruction_index)
+  SETTINGS index_granularity = 128, min_compress_block_size = 4096, max_compress_block_size = 8192${settings}`;
 const exists = async (t: string) => Number((await wh.query<{ n: string }>('SELECT count() AS n FROM system.tables WHERE database = currentDatabase() AND name = {t:String}', { params: { t } }))[0]!.n) > 0;
 
 try {
   console.log(machine());
+  await requireCurrentSchema(wh, dir);
   if (process.argv.includes('--drop')) {
-    for (const t of ['ps_mt_one', 'ps_compact_one', 'ps_kv']) await wh.exec(`DROP TABLE IF EXISTS ${t}`);
+    for (const t of ['ps_mt_one', 'ps_compact_one', 'ps_kv', 'ps_v3_one']) await wh.exec(`DROP TABLE IF EXISTS ${t}`);
   }
   if (process.argv.includes('--build')) {
     if (!(await exists('ps_mt_one'))) {
-      await wh.exec(`CREATE TABLE ps_mt_one AS ${TABLES.txBySignature}`);
-      const copy = await timeMs(() => wh.exec(`INSERT INTO ps_mt_one SELECT * FROM ${TABLES.txBySignature}`));
+      await wh.exec(V2_TABLE('ps_mt_one'));
+      const copy = await timeMs(() => wh.exec(`INSERT INTO ps_mt_one SELECT sig_key, ${COLS} FROM ${SIGNATURE_RECORDS}`));
       const opt = await timeMs(() => wh.exec('OPTIMIZE TABLE ps_mt_one FINAL'));
       console.log(`ps_mt_one: copy ${(copy / 1000).toFixed(1)} s, OPTIMIZE FINAL ${(opt / 1000).toFixed(1)} s`);
     }
     if (!(await exists('ps_compact_one'))) {
       // Compact parts keep a granule's columns next to each other in one file: one read
       // from disk per key past memory instead of one per column.
-      await wh.exec(`CREATE TABLE ps_compact_one AS ${TABLES.txBySignature} SETTINGS min_bytes_for_wide_part = 1000000000000, min_rows_for_wide_part = 1000000000000`);
-      const copy = await timeMs(() => wh.exec(`INSERT INTO ps_compact_one SELECT * FROM ${TABLES.txBySignature}`));
+      await wh.exec(V2_TABLE('ps_compact_one', ', min_bytes_for_wide_part = 1000000000000, min_rows_for_wide_part = 1000000000000'));
+      const copy = await timeMs(() => wh.exec(`INSERT INTO ps_compact_one SELECT sig_key, ${COLS} FROM ${SIGNATURE_RECORDS}`));
       const opt = await timeMs(() => wh.exec('OPTIMIZE TABLE ps_compact_one FINAL'));
       console.log(`ps_compact_one: copy ${(copy / 1000).toFixed(1)} s, OPTIMIZE FINAL ${(opt / 1000).toFixed(1)} s`);
     }
@@ -50,8 +63,14 @@ try {
         success Array(Bool)) ENGINE = EmbeddedRocksDB PRIMARY KEY sig_key`);
       const ms = await timeMs(() => wh.exec(`INSERT INTO ps_kv SELECT sig_key, groupArray(signature), groupArray(instruction_index), groupArray(slot),
         groupArray(block_time), groupArray(program_id), groupArray(protocol_name), groupArray(instruction_type), groupArray(fee),
-        groupArray(compute_units), groupArray(accounts_count), groupArray(success) FROM ${TABLES.txBySignature} GROUP BY sig_key`));
+        groupArray(compute_units), groupArray(accounts_count), groupArray(success) FROM ${SIGNATURE_RECORDS} GROUP BY sig_key`));
       console.log(`ps_kv: build ${(ms / 1000).toFixed(1)} s`);
+    }
+    if (!(await exists('ps_v3_one'))) {
+      await wh.exec(`CREATE TABLE ps_v3_one AS ${TABLES.txBySignature}`);
+      const copy = await timeMs(() => wh.exec(`INSERT INTO ps_v3_one SELECT * FROM ${TABLES.txBySignature}`));
+      const opt = await timeMs(() => wh.exec('OPTIMIZE TABLE ps_v3_one FINAL'));
+      console.log(`ps_v3_one: copy ${(copy / 1000).toFixed(1)} s, OPTIMIZE FINAL ${(opt / 1000).toFixed(1)} s`);
     }
   }
   await wh.exec('SYSTEM STOP MERGES');
@@ -68,13 +87,13 @@ try {
   const sample = (await wh.query<{ k: string }>(
     `SELECT toString(sig_key) AS k FROM ${TABLES.txBySignature} WHERE intHash64(sig_key) % {m:UInt64} = 0 LIMIT {n:UInt32}`,
     { params: { m: Math.max(1, Math.floor(records / 8000)), n: 4000 } })).map((r) => r.k);
-  const settings = { max_threads: 1, use_query_condition_cache: 0 };
-  const readers: Record<string, (set: string) => string> = {
-    tx_by_signature_v2: (set) => `SELECT ${COLS} FROM ${TABLES.txBySignature} WHERE sig_key IN (${set})`,
-  };
-  if (await exists('ps_mt_one')) readers.ps_mt_one = (set) => `SELECT ${COLS} FROM ps_mt_one WHERE sig_key IN (${set})`;
-  if (await exists('ps_compact_one')) readers.ps_compact_one = (set) => `SELECT ${COLS} FROM ps_compact_one WHERE sig_key IN (${set})`;
-  if (await exists('ps_kv')) readers.ps_kv = (set) => `SELECT ${COLS} FROM ps_kv ARRAY JOIN ${COLS} WHERE sig_key IN (${set})`;
+  // Each reader takes the batch's keys as the service writes them (a literal list).
+  const readers: Record<string, (keys: string[]) => string> = { [TABLES.txBySignature]: (keys) => pointReadSql(keys) };
+  const literal = (keys: string[]) => ` WHERE sig_key IN (${keyList(keys)})`;
+  if (await exists('ps_mt_one')) readers.ps_mt_one = (keys) => `SELECT ${COLS} FROM ps_mt_one${literal(keys)}`;
+  if (await exists('ps_compact_one')) readers.ps_compact_one = (keys) => `SELECT ${COLS} FROM ps_compact_one${literal(keys)}`;
+  if (await exists('ps_kv')) readers.ps_kv = (keys) => `SELECT ${COLS} FROM ps_kv ARRAY JOIN ${COLS}${literal(keys)}`;
+  if (await exists('ps_v3_one')) readers.ps_v3_one = (keys) => pointReadSql(keys, 'ps_v3_one');
   const rows: Record<string, number | string>[] = [];
   for (const size of [1, 50, 100]) {
     // Interleaved: every batch of keys goes to each candidate in turn, so load swings fall on all.
@@ -82,11 +101,9 @@ try {
     const got: Record<string, number> = {};
     for (let b = 0; b < BATCHES; b++) {
       const picks = Array.from({ length: size }, () => sample[Math.floor(Math.random() * sample.length)]!);
-      const set = picks.map((_, i) => `{k${i}:UInt64}`).join(', ');
-      const params = Object.fromEntries(picks.map((k, i) => [`k${i}`, k]));
       for (const [name, sql] of Object.entries(readers)) {
         let n = 0;
-        times[name]!.push(await timeMs(async () => { n = (await wh.query(sql(set), { params, settings })).length; }));
+        times[name]!.push(await timeMs(async () => { n = (await wh.query(sql(picks), { settings: POINT_READ_SETTINGS })).length; }));
         got[name] = (got[name] ?? 0) + n;
       }
     }
