@@ -1,8 +1,8 @@
 // Shared bits of the benchmark scripts: flags, timing, machine description, the service's point read.
 import { execSync } from 'node:child_process';
 import os from 'node:os';
+import { POINT_READ_SETTINGS, pointReadStatement } from '../api/analytics/signature-lookup.ts';
 import { uint64List } from '../api/analytics/uint64-text.ts';
-import { POINT_READ_COARSE_INDEX_GRANULARITY } from '../core/limits.ts';
 import { migrationStatus } from '../warehouse/migrate.ts';
 import { TABLES } from '../warehouse/tables.ts';
 import type { Warehouse } from '../warehouse/warehouse.ts';
@@ -35,20 +35,16 @@ export function machine(): string {
   return `${os.cpus().length} cores (${cpu}), ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB RAM, node ${process.version}, load avg ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}, disk size/avail ${disk}`;
 }
 
+/** Signature keys (decimal text or bigint) once each, as a set for the service's point read. */
+const keySet = (keys: Iterable<bigint | string>): Set<bigint> => new Set([...keys].map((k) => BigInt(k)));
 /**
  * The service's point read of tx_by_signature_v3 (api/analytics/signature-lookup.ts, since
- * migration 090): the record column and the key, the keys written into the text as decimal
- * numbers (no bound parameter), and the settings it sends (`table`: a copy of that table's
- * layout). Benches that mirror the service read through these; keep them in step with signature-lookup.ts.
+ * migration 090), its statement and settings themselves (`table`: a copy of that table's layout).
  */
-export const pointReadSql = (keys: Iterable<bigint | string>, table: string = TABLES.txBySignature): string =>
-  `SELECT record, toString(sig_key) AS sk FROM ${table} WHERE sig_key IN (${keyList(keys)})`;
+export const pointReadSql = (keys: Iterable<bigint | string>, table: string = TABLES.txBySignature): string => pointReadStatement(keySet(keys), table);
 /** Signature keys (decimal text or bigint) once each, as the point read's literal list. */
-export const keyList = (keys: Iterable<bigint | string>): string => uint64List(new Set([...keys].map((k) => BigInt(k))));
-export const POINT_READ_SETTINGS = {
-  max_threads: 1, use_query_condition_cache: 0, optimize_move_to_prewhere: 0, allow_experimental_analyzer: 0,
-  merge_tree_coarse_index_granularity: POINT_READ_COARSE_INDEX_GRANULARITY,
-};
+export const keyList = (keys: Iterable<bigint | string>): string => uint64List(keySet(keys));
+export { POINT_READ_SETTINGS };
 
 /** Refuse, in words, a store whose schema is not the code's (a store seeded before 090 has no tx_by_signature_v3). */
 export async function requireCurrentSchema(wh: Warehouse, dir: string): Promise<void> {

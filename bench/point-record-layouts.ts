@@ -13,6 +13,7 @@
 //
 // The scratch tables (bench_layout_*) are dropped at the end unless --keep. Needs ~6x the
 // by-signature table's size free on disk. Figures: bench/RESULTS.md, "A record in one column".
+import { POINT_READ_SETTINGS } from '../api/analytics/signature-lookup.ts';
 import { EmbeddedWarehouse } from '../warehouse/embedded-warehouse.ts';
 import { SIGNATURE_RECORDS } from '../warehouse/signature-records.ts';
 import { TABLES } from '../warehouse/tables.ts';
@@ -34,7 +35,6 @@ const bloom = (p: string) => `, INDEX skbf sig_key TYPE bloom_filter(${p}) GRANU
 // As 080 and 090 set them: 128-row granules, 4-8 KiB blocks, compact parts.
 const SETTINGS = `index_granularity = 128, min_compress_block_size = 4096, max_compress_block_size = 8192,
   min_bytes_for_wide_part = 1099511627776, min_rows_for_wide_part = 1099511627776`;
-const READ_SETTINGS = { max_threads: 1, use_query_condition_cache: 0, optimize_move_to_prewhere: 0, allow_experimental_analyzer: 0, merge_tree_coarse_index_granularity: 2 };
 const ONE_BLOCK = { max_insert_block_size: 1e9, min_insert_block_size_rows: 1e9, min_insert_block_size_bytes: 0, max_threads: 1 };
 
 interface Layout { name: string; table: string; columns: string; source: string; select: string; parts: 1 | 3; read: string }
@@ -82,7 +82,7 @@ try {
         const times: number[] = [];
         for (let b = 0; b < BATCHES; b++) {
           const keys = pick(size);
-          times.push(await timeMs(() => wh.query(`SELECT ${l.read} FROM ${l.table} WHERE sig_key IN (${keys.join(',')})`, { settings: READ_SETTINGS })));
+          times.push(await timeMs(() => wh.query(`SELECT ${l.read} FROM ${l.table} WHERE sig_key IN (${keys.join(',')})`, { settings: POINT_READ_SETTINGS })));
         }
         ((results[l.name] ??= {})[`${size} keys`] ??= []).push(median(times));
       }

@@ -23,6 +23,30 @@ import { isUInt64Text, uint64List } from './uint64-text.ts';
 import type { Transaction } from './types.ts';
 import { TABLES } from '../../warehouse/tables.ts';
 
+/**
+ * The coalesced point read: each stored record under one of `keys`, as its JSON array
+ * (migration 090: one column decoded a granule) and the key it is stored under (the filter
+ * reads that column anyway). The keys go in as decimal literals (see the header).
+ */
+export function pointReadStatement(keys: ReadonlySet<bigint>, table: string = TABLES.txBySignature): string {
+  return `SELECT record, toString(sig_key) AS sk FROM ${table} WHERE sig_key IN (${uint64List(keys)})`;
+}
+
+/**
+ * The point read's settings. One thread: a batch is a few hundred small reads, and the
+ * second core is better left to the HTTP side (measured: ~20% more lookups per second than
+ * two threads). No condition cache: a set of random keys never repeats. No PREWHERE (the key
+ * condition already picks the granules; a first pass over sig_key only adds work) and the
+ * older query analyzer (plans this one-table read in less CPU): together ~10 % less engine
+ * CPU a batch (bench/RESULTS.md, "Point reads: where a getTransaction's time goes"); the
+ * answer is the same. A finer primary-key search step: the search is a third of a 100-key
+ * read (POINT_READ_COARSE_INDEX_GRANULARITY; "The hottest address's page").
+ */
+export const POINT_READ_SETTINGS = Object.freeze({
+  max_threads: 1, use_query_condition_cache: 0, optimize_move_to_prewhere: 0, allow_experimental_analyzer: 0,
+  merge_tree_coarse_index_granularity: POINT_READ_COARSE_INDEX_GRANULARITY,
+});
+
 /** A record as tx_by_signature_v3 holds it, with its signature key in decimal. */
 export type KeyedRow = TxRow & { sk: string };
 
@@ -108,26 +132,7 @@ export class SignatureLookup {
       const set = new Set<bigint>();
       for (const s of signatures) set.add(this.keyOf(s));
       for (const k of keys) set.add(BigInt(k));
-      records = await batch[0]!.wh.query<{ record: string; sk: string }>(
-        `SELECT record, toString(sig_key) AS sk FROM ${TABLES.txBySignature} WHERE sig_key IN (${uint64List(set)})`,
-        // One thread: a batch is a few hundred small reads, and the second core is better
-        // left to the HTTP side (measured: ~20% more lookups per second than two threads).
-        // No condition cache: a set of random keys never repeats. No PREWHERE (the key
-        // condition already picks the granules; a first pass over sig_key only adds work) and
-        // the older query analyzer (plans this one-table read in less CPU): together ~10 %
-        // less engine CPU a batch (bench/RESULTS.md, "Point reads: where a getTransaction's
-        // time goes"); the answer is the same. A finer primary-key search step: the search is a
-        // third of a 100-key read (POINT_READ_COARSE_INDEX_GRANULARITY; "The hottest address's page").
-        // The record in one column (migration 090), and the key the row is stored under (the
-        // filter reads that column anyway).
-        {
-          sideSession: session,
-          settings: {
-            max_threads: 1, use_query_condition_cache: 0, optimize_move_to_prewhere: 0, allow_experimental_analyzer: 0,
-            merge_tree_coarse_index_granularity: POINT_READ_COARSE_INDEX_GRANULARITY,
-          },
-        },
-      );
+      records = await batch[0]!.wh.query<{ record: string; sk: string }>(pointReadStatement(set), { sideSession: session, settings: POINT_READ_SETTINGS });
     } catch (err) {
       // A batch runs on its first waiter's warehouse, so a refusal of that request's own time
       // budget is its alone: its lookups fail, the others go out again in the next batch, under
