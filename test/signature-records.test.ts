@@ -1,0 +1,122 @@
+// The records by signature (migration 090: one JSON array per record, warehouse/
+// signature-records.ts) answer exactly what the base table holds, for hostile field values
+// ingested through the real pipeline: instruction types with every character a JSON
+// string escapes (quotes, backslashes, '/', control characters, U+2028/2029), emoji, the
+// largest numbers each field takes, and a record whose raw bytes carry invalid UTF-8 (as a
+// Kafka message may: the pipeline hands received bytes to the engine as they came). Every
+// door that reads them (getTransaction, REST, GraphQL, an address page, a listing with a
+// signatures filter and its count) equals the base-table oracle; a replay stores nothing
+// twice; a view repair of their buckets leaves each record once.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rebuildViewBuckets } from '../warehouse/view-repair.ts';
+import { apiKeyHeaders } from './support/api-key.ts';
+import { b58, FIXTURE_START, PROGRAM_OF } from './support/fixtures.ts';
+import { addressTransactions, ADDRESS_ORDER, transaction, transactionsWhere, type TxObject } from './support/oracle.ts';
+import { dataOf, graphqlClient } from './support/graphql-client.ts';
+import { restGet, type Envelope } from './support/rest-client.ts';
+import { RpcClient } from './support/rpc-client.ts';
+import { startApp } from './support/services.ts';
+
+const ADDR = b58('hostile-fields-address', 44);
+const T0 = FIXTURE_START + 7200;
+
+/** Instruction types a JSON array must carry exactly (any 1-128 characters pass ingest). */
+const TYPES = [
+  'say "hi" \\ back\\slash',
+  'a/b</script>',
+  '\u0000\u0001\u001f\u007f',
+  'line\nbreak\ttab\rcr\b\f',
+  '\u2028\u2029',
+  '😀 emoji é ß 中',
+  '\\u0041 not an escape',
+  '[1,2,3]',
+  'x'.repeat(128),
+  '😀'.repeat(64),
+];
+
+function line(i: number, instructionType: string, extra: Record<string, unknown> = {}): string {
+  return JSON.stringify({
+    signature: b58(`hostile-field-${i}`, 88), instruction_index: i % 3, slot: 330_000_000 + i, block_time: T0 + i * 600,
+    program_id: PROGRAM_OF.jupiter_v6, protocol_name: 'jupiter_v6', instruction_type: instructionType, fee: 5000 + i,
+    compute_units: 60_000 + i, accounts: [ADDR], accounts_count: 1, success: i % 2 === 0, ...extra,
+  });
+}
+
+/** The largest value of every number the record carries. */
+const MAXIMA = line(90, 'max', { slot: '18446744073709551615', fee: Number.MAX_SAFE_INTEGER, compute_units: 4294967295, accounts_count: 65535, instruction_index: 65535, success: false });
+
+/** A line whose instruction_type carries bytes that are not UTF-8, as received bytes. */
+function invalidUtf8(i: number): Uint8Array {
+  const [pre, post] = line(i, 'MARK').split('MARK') as [string, string];
+  return new Uint8Array(Buffer.concat([Buffer.from(`${pre}A`), Buffer.from([0xff, 0xfe, 0xed, 0xa0, 0x80, 0xc0]), Buffer.from(`B${post}`)]));
+}
+
+const RECORDS: (string | Uint8Array)[] = [...TYPES.map((t, i) => line(i, t)), MAXIMA, invalidUtf8(91), invalidUtf8(92)];
+const SIGNATURES = [...TYPES.map((_, i) => b58(`hostile-field-${i}`, 88)), b58('hostile-field-90', 88), b58('hostile-field-91', 88), b58('hostile-field-92', 88)];
+
+let ctx: Awaited<ReturnType<typeof startApp>>;
+let rpc: RpcClient;
+let headers: Record<string, string>;
+
+const ingestAll = () => ctx.services.pipeline.ingest(RECORDS.map((value, i) => ({ value, position: { line: i + 1 } })), 'test');
+const baseCount = async (): Promise<number> =>
+  Number((await ctx.services.wh.query<{ n: string }>('SELECT count() AS n FROM transactions WHERE signature IN {s:Array(String)}', { params: { s: SIGNATURES } }))[0]!.n);
+const storedBySignature = async (): Promise<number> =>
+  Number((await ctx.services.wh.query<{ n: string }>('SELECT count() AS n FROM tx_by_signature_v3 WHERE sig_key IN (SELECT cityHash64(arrayJoin({s:Array(String)})))', { params: { s: SIGNATURES } }))[0]!.n);
+
+beforeAll(async () => {
+  ctx = await startApp();
+  rpc = await RpcClient.create(ctx.app);
+  headers = await apiKeyHeaders(ctx.app);
+  const report = await ingestAll();
+  expect(report.rejected).toEqual([]);
+  expect(report.accepted).toBe(RECORDS.length);
+});
+afterAll(async () => ctx?.cleanup());
+
+describe('hostile field values read back through every door exactly as the base table holds them', () => {
+  it('getTransaction, REST and GraphQL by signature', async () => {
+    const rest = restGet(() => ctx.app, () => headers);
+    const gql = graphqlClient(() => ctx.app, () => headers);
+    for (const s of SIGNATURES) {
+      const expected = await transaction(ctx.services, s);
+      expect(expected).not.toBeNull();
+      expect(await rpc.call('getTransaction', [s])).toEqual(expected);
+      expect((await rest<Envelope<TxObject>>(`/api/v1/transactions/${s}`)).data).toEqual(expected);
+      const d = await dataOf(gql('query($s: String!) { signature(signature: $s) { signature slot blockTime programId protocolName instructionType fee computeUnits accountsCount success } }', { s }));
+      expect(d.signature).toEqual(expected);
+    }
+  });
+
+  it('an address page and a listing filtered by signatures, with its count', async () => {
+    const page = await rpc.call<{ data: TxObject[] }>('getTransactionsForAddress', [ADDR, { limit: 100, sortOrder: 'asc' }]);
+    expect(page.data).toEqual(await addressTransactions(ctx.services, ADDR, '1', {}, ADDRESS_ORDER.asc));
+    const expected = await transactionsWhere(ctx.services, 'signature IN {s:Array(String)}', { s: SIGNATURES });
+    expect(expected.length).toBe(SIGNATURES.length);
+    const listed = await rpc.call<{ data: TxObject[] }>('getTransactions', [{ limit: 100, filters: { signatures: SIGNATURES } }]);
+    expect(listed.data).toEqual(expected);
+    const byAddressAndSignatures = await rpc.call<{ data: TxObject[] }>('getTransactionsForAddress', [ADDR, { limit: 100, sortOrder: 'asc', filters: { signatures: SIGNATURES } }]);
+    expect(byAddressAndSignatures.data).toEqual(page.data);
+    const gql = graphqlClient(() => ctx.app, () => headers);
+    const d = await dataOf(gql('query($s: [String!]) { transactions(filters: {signatures: $s}, pagination: {first: 100}) { totalCount totalCountIsEstimate nodes { signature instructionType } } }', { s: SIGNATURES }));
+    expect(d.transactions.totalCount).toBe(expected.length);
+    expect(d.transactions.nodes).toEqual(expected.map((t) => ({ signature: t.signature, instructionType: t.instructionType })));
+  });
+});
+
+describe('nothing stored twice', () => {
+  it('a replay of the same records is all duplicates', async () => {
+    const before = await baseCount();
+    const report = await ingestAll();
+    expect([report.accepted, report.duplicates, report.rejected]).toEqual([0, RECORDS.length, []]);
+    expect(await baseCount()).toBe(before);
+  });
+
+  it('a view repair of their buckets leaves each record once in the records by signature', async () => {
+    const buckets = [...new Set(RECORDS.map((_, i) => T0 + (i < TYPES.length ? i : 90 + i - TYPES.length) * 600))]
+      .map((t) => ({ protocol_name: 'jupiter_v6', hour_start: t - (t % 3600) }));
+    await rebuildViewBuckets(ctx.services.wh, buckets);
+    expect(await storedBySignature()).toBe(RECORDS.length);
+    for (const s of SIGNATURES) expect(await rpc.call('getTransaction', [s])).toEqual(await transaction(ctx.services, s));
+  });
+});
