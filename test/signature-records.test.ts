@@ -52,7 +52,9 @@ function invalidUtf8(i: number): Uint8Array {
 }
 
 const RECORDS: (string | Uint8Array)[] = [...TYPES.map((t, i) => line(i, t)), MAXIMA, invalidUtf8(91), invalidUtf8(92)];
-const SIGNATURES = [...TYPES.map((_, i) => b58(`hostile-field-${i}`, 88)), b58('hostile-field-90', 88), b58('hostile-field-91', 88), b58('hostile-field-92', 88)];
+/** A record whose bad bytes reached the base table as they came (a store that took Kafka records before the pipeline re-serialised such lines). */
+const LEGACY = 93;
+const SIGNATURES = [...TYPES.map((_, i) => b58(`hostile-field-${i}`, 88)), ...[90, 91, 92, LEGACY].map((i) => b58(`hostile-field-${i}`, 88))];
 
 let ctx: Awaited<ReturnType<typeof startApp>>;
 let rpc: RpcClient;
@@ -71,6 +73,7 @@ beforeAll(async () => {
   const report = await ingestAll();
   expect(report.rejected).toEqual([]);
   expect(report.accepted).toBe(RECORDS.length);
+  await ctx.services.wh.insertBytes('transactions', Buffer.from(invalidUtf8(LEGACY)), 'JSONEachRow');
 });
 afterAll(async () => ctx?.cleanup());
 
@@ -104,19 +107,28 @@ describe('hostile field values read back through every door exactly as the base 
   });
 });
 
+describe('what the pipeline stores', () => {
+  it('is text: a received line with bytes that are not UTF-8 is stored as it was checked (each bad sequence U+FFFD), not as the bytes came', async () => {
+    const bad = await ctx.services.wh.query<{ s: string }>(
+      'SELECT signature AS s FROM transactions WHERE signature IN {s:Array(String)} AND NOT isValidUTF8(instruction_type) ORDER BY s', { params: { s: SIGNATURES } });
+    expect(bad.map((r) => r.s)).toEqual([b58(`hostile-field-${LEGACY}`, 88)]);
+    expect((await transaction(ctx.services, b58('hostile-field-91', 88)))!.instructionType).toBe(`A${'\ufffd'.repeat(6)}B`);
+  });
+});
+
 describe('nothing stored twice', () => {
   it('a replay of the same records is all duplicates', async () => {
     const before = await baseCount();
-    const report = await ingestAll();
-    expect([report.accepted, report.duplicates, report.rejected]).toEqual([0, RECORDS.length, []]);
+    const report = await ctx.services.pipeline.ingest([...RECORDS, invalidUtf8(LEGACY)].map((value, i) => ({ value, position: { line: i + 1 } })), 'test');
+    expect([report.accepted, report.duplicates, report.rejected]).toEqual([0, RECORDS.length + 1, []]);
     expect(await baseCount()).toBe(before);
   });
 
   it('a view repair of their buckets leaves each record once in the records by signature', async () => {
-    const buckets = [...new Set(RECORDS.map((_, i) => T0 + (i < TYPES.length ? i : 90 + i - TYPES.length) * 600))]
+    const buckets = [...new Set([...TYPES.keys(), 90, 91, 92, LEGACY].map((i) => T0 + i * 600))]
       .map((t) => ({ protocol_name: 'jupiter_v6', hour_start: t - (t % 3600) }));
     await rebuildViewBuckets(ctx.services.wh, buckets);
-    expect(await storedBySignature()).toBe(RECORDS.length);
+    expect(await storedBySignature()).toBe(SIGNATURES.length);
     for (const s of SIGNATURES) expect(await rpc.call('getTransaction', [s])).toEqual(await transaction(ctx.services, s));
   });
 });
