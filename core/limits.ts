@@ -384,3 +384,4 @@ export * from './limits/mcp-and-user-metrics.ts';
 export * from './limits/browser-clients.ts';
 export * from './limits/serving-speed.ts';
 export * from './limits/point-reads.ts';
+export * from './limits/view-repair.ts';

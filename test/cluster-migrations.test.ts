@@ -257,7 +257,7 @@ describe('view repair of the records by signature in cluster mode (recording war
       expect(await formatted(rec.execs[i]!)).toMatch(/^DELETE/);
       const sk = rec.execParams[i]!.sk as unknown[];
       expect(sk.length).toBeLessThanOrEqual(10_000); // each statement's parameters stay a modest URL
-      bound.push(...sk);
+      bound.push(...sk.map(String));
     }
     expect(bound).toEqual(keys);
     expect(rec.execs.at(-1)).toMatch(/^INSERT INTO default\.tx_by_signature_v3 SELECT .* FROM \(SELECT \* FROM default\.transactions WHERE /);
