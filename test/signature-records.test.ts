@@ -8,9 +8,10 @@
 // signatures filter and its count) equals the base-table oracle; a replay stores nothing
 // twice; a view repair of their buckets leaves each record once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SIGNATURE_RECORDS } from '../warehouse/signature-records.ts';
 import { rebuildViewBuckets } from '../warehouse/view-repair.ts';
 import { apiKeyHeaders } from './support/api-key.ts';
-import { b58, FIXTURE_START, PROGRAM_OF } from './support/fixtures.ts';
+import { b58, FIXTURE_START, ingest, PROGRAM_OF } from './support/fixtures.ts';
 import { addressTransactions, ADDRESS_ORDER, transaction, transactionsWhere, type TxObject } from './support/oracle.ts';
 import { dataOf, graphqlClient } from './support/graphql-client.ts';
 import { restGet, type Envelope } from './support/rest-client.ts';
@@ -124,11 +125,26 @@ describe('nothing stored twice', () => {
     expect(await baseCount()).toBe(before);
   });
 
-  it('a view repair of their buckets leaves each record once in the records by signature', async () => {
+  it('a view repair of their buckets leaves each record once in the records by signature, and every other row as it was', async () => {
+    const wh = ctx.services.wh;
+    // Beside the repaired buckets: a second instruction of a repaired signature in another
+    // hour, and a row of another signature under a repaired record's key (a hash collision,
+    // made by hand) in another hour. Neither is in a repaired bucket; both must stay.
+    const other = T0 + 40 * 3600;
+    await ingest(ctx.services, [line(5, 'second instruction, another hour', { instruction_index: 7, block_time: other })]);
+    await wh.exec(
+      `INSERT INTO tx_by_signature_v3 (sig_key, instruction_index, record)
+       SELECT sig_key, instruction_index, toJSONString(({s:String}, instruction_index, toString(slot), toUInt32(block_time) + {dt:UInt32}, program_id, protocol_name,
+         instruction_type, toString(fee), compute_units, accounts_count, success))
+       FROM ${SIGNATURE_RECORDS} WHERE signature = {of:String}`,
+      { params: { s: b58('collider', 88), of: b58('hostile-field-3', 88), dt: other - T0 } });
+    const all = async () => (await wh.query<{ r: string }>('SELECT concat(toString(sig_key), toString(instruction_index), record) AS r FROM tx_by_signature_v3 ORDER BY r')).map((x) => x.r);
+    const before = await all();
     const buckets = [...new Set([...TYPES.keys(), 90, 91, 92, LEGACY].map((i) => T0 + i * 600))]
       .map((t) => ({ protocol_name: 'jupiter_v6', hour_start: t - (t % 3600) }));
-    await rebuildViewBuckets(ctx.services.wh, buckets);
-    expect(await storedBySignature()).toBe(SIGNATURES.length);
+    await rebuildViewBuckets(wh, buckets);
+    expect(await storedBySignature()).toBe(SIGNATURES.length + 2);
+    expect(await all()).toEqual(before);
     for (const s of SIGNATURES) expect(await rpc.call('getTransaction', [s])).toEqual(await transaction(ctx.services, s));
   });
 });
