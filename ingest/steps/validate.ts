@@ -46,10 +46,38 @@ function describe(err: ErrorObject | undefined): string {
   return `${field || 'record'} ${err.message ?? 'is invalid'}`;
 }
 
+/** An unpaired UTF-16 surrogate: JSON can write one (\ud800), UTF-8 cannot hold it. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * The path of the first key or string anywhere in the record holding a lone surrogate, or
+ * undefined. The engine refuses such an escape in any field, skipped ones too
+ * (CANNOT_PARSE_ESCAPE_SEQUENCE), and with it the whole batch: refused here, alone.
+ * Iterative, as an unknown field may nest deep.
+ */
+function loneSurrogateAt(record: object): string | undefined {
+  const stack: [unknown, string][] = [[record, '']];
+  for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
+    const [v, path] = top;
+    if (typeof v === 'string') {
+      if (LONE_SURROGATE.test(v)) return path;
+    } else if (typeof v === 'object' && v !== null) {
+      for (const [k, child] of Object.entries(v)) {
+        const at = path === '' ? k : `${path}.${k}`;
+        if (LONE_SURROGATE.test(k)) return at;
+        stack.push([child, at]);
+      }
+    }
+  }
+  return undefined;
+}
+
 export function validate(value: unknown): RecordResult<IngestRecord> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return deadLetter('not_object', 'record must be a JSON object');
   // A field with alternatives (slot, log_messages) fails each branch and then the anyOf
   // itself; the anyOf error names what is allowed, the first branch's error only half.
   if (!validator(value)) return deadLetter('schema', describe(validator.errors?.find((e) => e.keyword === 'anyOf') ?? validator.errors?.[0]));
+  const lone = loneSurrogateAt(value);
+  if (lone !== undefined) return deadLetter('schema', `${lone} must be well-formed Unicode text: a lone surrogate (\\ud800-\\udfff without its pair) cannot be stored`);
   return ok(value);
 }
