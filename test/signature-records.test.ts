@@ -8,6 +8,7 @@
 // signatures filter and its count) equals the base-table oracle; a replay stores nothing
 // twice; a view repair of their buckets leaves each record once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SignatureLookup } from '../api/analytics/signature-lookup.ts';
 import { SIGNATURE_RECORDS } from '../warehouse/signature-records.ts';
 import { rebuildViewBuckets } from '../warehouse/view-repair.ts';
 import { apiKeyHeaders } from './support/api-key.ts';
@@ -146,5 +147,26 @@ describe('nothing stored twice', () => {
     expect(await storedBySignature()).toBe(SIGNATURES.length + 2);
     expect(await all()).toEqual(before);
     for (const s of SIGNATURES) expect(await rpc.call('getTransaction', [s])).toEqual(await transaction(ctx.services, s));
+  });
+});
+
+describe('a record that does not decode', () => {
+  it('fails only the lookups that asked for its key, not the others read in the same batch', async () => {
+    const wh = ctx.services.wh;
+    const damaged = b58('damaged-record', 88);
+    // A row written by hand or damaged: not the array migration 090 writes.
+    await wh.exec("INSERT INTO tx_by_signature_v3 (sig_key, instruction_index, record) VALUES (cityHash64({s:String}), 0, '[\"truncated')", { params: { s: damaged } });
+    const active = new Set(await ctx.services.analytics.protocols());
+    const [damagedKey] = await wh.query<{ k: string }>('SELECT toString(cityHash64({s:String})) AS k', { params: { s: damaged } });
+    const lookup = new SignatureLookup();
+    // The first read goes out alone; the rest wait for it and go out as one batch.
+    const first = lookup.find(wh, SIGNATURES[0]!, active);
+    const good = SIGNATURES.slice(1, 4).map((s) => lookup.find(wh, s, active));
+    const bad = lookup.find(wh, damaged, active);
+    const badKeys = lookup.byKeys(wh, [damagedKey!.k]);
+    const outcomes = await Promise.allSettled([first, ...good, bad, badKeys]);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled', 'rejected', 'rejected']);
+    for (const [i, s] of SIGNATURES.slice(0, 4).entries()) expect((outcomes[i] as PromiseFulfilledResult<unknown>).value).toEqual(await transaction(ctx.services, s));
+    await wh.exec('DELETE FROM tx_by_signature_v3 WHERE sig_key = cityHash64({s:String})', { params: { s: damaged } });
   });
 });
