@@ -123,9 +123,9 @@ describe('a listing filtered by signatures and sorted by a record column, paged'
       const got: unknown[] = [];
       let after: string | null = null;
       for (let i = 0; i < 40; i++) {
-        const d = await dataOf(gql(`query($s: [String!], $after: String, $n: Int) { transactions(filters: {signatures: $s}, sort: {field: ${field}, direction: ${direction}}, pagination: {first: $n, after: $after}) {
+        const d: { transactions: { nodes: { signature: string; instructionType: string }[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } } } = await dataOf(gql(`query($s: [String!], $after: String, $n: Int) { transactions(filters: {signatures: $s}, sort: {field: ${field}, direction: ${direction}}, pagination: {first: $n, after: $after}) {
           nodes { signature instructionType } pageInfo { hasNextPage endCursor } } }`, { s: sorted, after, n: pageSize }));
-        got.push(...d.transactions.nodes.map((n: { signature: string; instructionType: string }) => [n.signature, n.instructionType]));
+        got.push(...d.transactions.nodes.map((n) => [n.signature, n.instructionType]));
         if (!d.transactions.pageInfo.hasNextPage) break;
         after = d.transactions.pageInfo.endCursor;
       }
