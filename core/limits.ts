@@ -385,3 +385,4 @@ export * from './limits/browser-clients.ts';
 export * from './limits/serving-speed.ts';
 export * from './limits/point-reads.ts';
 export * from './limits/view-repair.ts';
+export * from './limits/migrations.ts';

@@ -180,6 +180,9 @@ const readyCluster = (sql: string): unknown[] => {
   if (sql.includes('system.clusters')) return [{ n: '4' }];
   if (sql.includes('system.macros')) return [{ macro: 'shard' }, { macro: 'replica' }];
   if (sql.includes('distributed_product_mode')) return [{ v: 'global' }];
+  // After each new view the runner waits for inserts begun before it (none here).
+  if (sql.includes('now64(6')) return [{ t: '2026-11-26 00:00:00.000000' }];
+  if (sql.includes('system.processes')) return [{ n: '0', q: '' }];
   return [];
 };
 
@@ -189,6 +192,12 @@ describe('the runner in cluster mode (recording warehouse, no server)', () => {
     const r = await migrate(rec);
     expect(r.applied).toEqual(loadMigrations().map((m) => m.name));
     expect(rec.execs).toEqual(rendered().map((x) => x.sql));
+    // After every new view, a look at every node's running inserts.
+    const views = rendered().filter((x) => /^CREATE MATERIALIZED VIEW\b/im.test(x.sql)).length;
+    expect(views).toBeGreaterThan(0);
+    const looks = rec.queries.filter((q) => q.includes('system.processes'));
+    expect(looks).toHaveLength(views);
+    for (const q of looks) expect(q).toContain("clusterAllReplicas('txa', system.processes)");
   });
 
   it('stops, in words, on a server without the cluster, the macros or GLOBAL subqueries', async () => {
@@ -322,6 +331,7 @@ describe('the analytics layer is the same in both modes', () => {
       'api/analytics/bounded-warehouse.ts',
       'warehouse/budgeted-warehouse.ts',
       'warehouse/cluster-layout.ts',
+      'warehouse/earlier-inserts.ts',
       'warehouse/instrumented-warehouse.ts',
       'warehouse/migrate.ts',
       'warehouse/open-warehouse.ts',

@@ -5,6 +5,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { renderForCluster } from './cluster-layout.ts';
+import { awaitEarlierInserts, createsView } from './earlier-inserts.ts';
 import type { ClusterTarget, Warehouse } from './warehouse.ts';
 
 export const MIGRATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
@@ -101,7 +102,10 @@ export async function migrate(
       continue;
     }
     onApply(m.name);
-    for (const statement of renderMigration(m, cluster)) await wh.exec(statement);
+    for (const statement of renderMigration(m, cluster)) {
+      await wh.exec(statement);
+      if (createsView(statement)) await awaitEarlierInserts(wh);
+    }
     await wh.insert('schema_migrations', [{ version: m.version, name: m.name, checksum: m.checksum }], {
       columns: ['version', 'name', 'checksum'],
     });
