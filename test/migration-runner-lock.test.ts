@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { insertDemoRows } from '../ingest/demo-generator.ts';
 import { EmbeddedWarehouse } from '../warehouse/embedded-warehouse.ts';
-import { loadMigrations, migrate } from '../warehouse/migrate.ts';
+import { loadMigrations, migrate, type Migration } from '../warehouse/migrate.ts';
 import type { QueryOptions, Warehouse } from '../warehouse/warehouse.ts';
 
 const START = 1_735_689_600; // 2025-01-01
@@ -51,24 +51,24 @@ describe('the migration runner, started twice at once', () => {
   });
 
   it('waits while another runner holds the lock, and takes over a lock whose lease ran out', async () => {
-    const all = loadMigrations();
-    // Pending again: forget the last migration's record (its statements are idempotent).
-    const last = all.at(-1)!;
-    await wh.exec('DELETE FROM schema_migrations WHERE version = {v:UInt32}', { params: { v: last.version } });
+    // A migration of this test's own, one per case.
+    const extra = (v: number): Migration[] => [...loadMigrations(), {
+      version: v, name: `${v}_lock_test`, checksum: `lock-test-${v}`,
+      statements: [`CREATE TABLE IF NOT EXISTS lock_test_${v} (x UInt8) ENGINE = MergeTree ORDER BY x`],
+    }];
     await wh.exec("CREATE TABLE schema_migrations_lock (owner String, until DateTime64(3, 'UTC')) ENGINE = MergeTree ORDER BY tuple()");
     await wh.exec("INSERT INTO schema_migrations_lock SELECT 'someone-else', now64(3, 'UTC') + INTERVAL 1 MINUTE");
     let done = false;
-    const run = migrate(otherProcess(wh), () => {}, all).then((r) => { done = true; return r; });
+    const run = migrate(otherProcess(wh), () => {}, extra(9001)).then((r) => { done = true; return r; });
     await new Promise((r) => setTimeout(r, 600));
     expect(done).toBe(false);
     await wh.exec('DROP TABLE schema_migrations_lock SYNC');
-    expect((await run).applied).toEqual([last.name]);
+    expect((await run).applied).toEqual(['9001_lock_test']);
 
     // A holder that died: its lease is over, so the next runner takes the lock over.
-    await wh.exec('DELETE FROM schema_migrations WHERE version = {v:UInt32}', { params: { v: last.version } });
     await wh.exec("CREATE TABLE schema_migrations_lock (owner String, until DateTime64(3, 'UTC')) ENGINE = MergeTree ORDER BY tuple()");
     await wh.exec("INSERT INTO schema_migrations_lock SELECT 'died', now64(3, 'UTC') - INTERVAL 1 SECOND");
-    expect((await migrate(wh, () => {}, all)).applied).toEqual([last.name]);
+    expect((await migrate(wh, () => {}, extra(9002))).applied).toEqual(['9002_lock_test']);
     expect(await wh.query("SELECT name FROM system.tables WHERE database = currentDatabase() AND name LIKE 'schema_migrations_lock%'")).toEqual([]);
   });
 });
