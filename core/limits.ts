@@ -384,3 +384,5 @@ export * from './limits/mcp-and-user-metrics.ts';
 export * from './limits/browser-clients.ts';
 export * from './limits/serving-speed.ts';
 export * from './limits/point-reads.ts';
+export * from './limits/view-repair.ts';
+export * from './limits/migrations.ts';

@@ -3,6 +3,7 @@
 // hash, in one function that the main thread and the parse workers (ingest/parse-worker.ts)
 // both run, so that a record gets the same answer, code and message wherever it was parsed.
 // A new record step is added here, once, for both.
+import { isUtf8 } from 'node:buffer';
 import type { CityHasher } from './city-hash.ts';
 import { parse } from './steps/parse.ts';
 import { normalise, storesAsReceived } from './steps/normalise.ts';
@@ -46,5 +47,9 @@ export function parseRecord(value: string | Uint8Array | object, ctx: RecordCont
   const row = checked.value;
   const { json } = parsed.value;
   ctx.hasher.hash(row.signature);
-  return ok({ row, asReceived: json !== undefined && storesAsReceived(parsed.value.value as IngestRecord, json), kh: ctx.hasher.high(), kl: ctx.hasher.low() });
+  // Received bytes that are not UTF-8 were checked as decoded (each bad sequence read as
+  // U+FFFD); sent as they came, the engine would store the bad bytes themselves, and the
+  // records by signature (one JSON text a record, migration 090) could not be read back.
+  const asText = typeof value === 'string' || !(value instanceof Uint8Array) || isUtf8(value);
+  return ok({ row, asReceived: json !== undefined && asText && storesAsReceived(parsed.value.value as IngestRecord, json), kh: ctx.hasher.high(), kl: ctx.hasher.low() });
 }

@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
 import { ConfigError, loadConfig } from '../core/config.ts';
 
 describe('configuration', () => {
@@ -105,5 +106,27 @@ describe('configuration', () => {
     expect(compose.match(/secrets: \[metrics_token\]/g)).toHaveLength(2);
     const file = /metrics_token:\n\s+file: (\S+)/.exec(compose)?.[1];
     expect(loadConfig({ METRICS_TOKEN_FILE: path.join(root, file!) }).access.metricsToken?.length).toBeGreaterThanOrEqual(16);
+  });
+});
+
+describe('compose stacks start one migration runner at a time', () => {
+  // Every `npm start` / `npm run ingest` process applies the migrations at start, and two
+  // applying one at once do it twice: two copies of 090 each copy tx_by_signature_v2's
+  // records into tx_by_signature_v3, and every record is stored there twice. So one such
+  // service starts first and every other waits for it to be healthy (it is after migrating).
+  const root = path.resolve(import.meta.dirname, '..');
+  interface Service { command?: string[]; depends_on?: string[] | Record<string, { condition?: string }>; healthcheck?: unknown }
+  it.each(['docker-compose.yml', 'deploy/cluster/docker-compose.yml'])('%s', (file) => {
+    const { services } = parseYaml(readFileSync(path.join(root, file), 'utf8'), { merge: true }) as { services: Record<string, Service> };
+    const migrating = Object.keys(services).filter((n) => ['npm start', 'npm run ingest'].includes(services[n]!.command?.join(' ') ?? ''));
+    expect(migrating.length).toBeGreaterThanOrEqual(2);
+    const waitsFor = (n: string): string[] => {
+      const d = services[n]!.depends_on;
+      return d === undefined || Array.isArray(d) ? [] : Object.keys(d).filter((k) => d[k]?.condition === 'service_healthy');
+    };
+    const first = migrating.filter((n) => !waitsFor(n).some((d) => migrating.includes(d)));
+    expect(first).toHaveLength(1);
+    expect(services[first[0]!]!.healthcheck).toBeDefined();
+    for (const n of migrating.filter((x) => x !== first[0])) expect(waitsFor(n), n).toContain(first[0]);
   });
 });

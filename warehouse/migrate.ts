@@ -5,6 +5,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { renderForCluster } from './cluster-layout.ts';
+import { awaitEarlierInserts, createsView } from './earlier-inserts.ts';
+import { withMigrationLock } from './migration-lock.ts';
 import type { ClusterTarget, Warehouse } from './warehouse.ts';
 
 export const MIGRATIONS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
@@ -85,29 +87,41 @@ export async function migrate(
   const cluster = wh.cluster;
   if (cluster !== undefined) await checkClusterReady(wh, cluster);
   for (const ddl of cluster === undefined ? [SCHEMA_MIGRATIONS_DDL] : renderForCluster(SCHEMA_MIGRATIONS_DDL, cluster)) await wh.exec(ddl);
+  // Pending ones are applied under the server's migration lock, then looked at again: a
+  // runner that waited finds them applied by the one it waited for (migration-lock.ts).
+  const applied: string[] = [];
+  const apply = async (): Promise<void> => {
+    for (const m of await pendingOf(wh, migrations)) {
+      onApply(m.name);
+      for (const statement of renderMigration(m, cluster)) {
+        await wh.exec(statement);
+        if (createsView(statement)) await awaitEarlierInserts(wh);
+      }
+      await wh.insert('schema_migrations', [{ version: m.version, name: m.name, checksum: m.checksum }], {
+        columns: ['version', 'name', 'checksum'],
+      });
+      applied.push(m.name);
+    }
+  };
+  if ((await pendingOf(wh, migrations)).length > 0) await (cluster === undefined ? withMigrationLock(wh, apply) : apply());
+  return { applied, current: migrations.at(-1)?.version ?? 0 };
+}
+
+/** The migrations not applied yet, in order; an applied one whose file changed is an error. */
+async function pendingOf(wh: Warehouse, migrations: Migration[]): Promise<Migration[]> {
   const done = new Map<number, string>();
   for (const row of await wh.query<{ version: number; checksum: string }>(
     'SELECT version, any(checksum) AS checksum FROM schema_migrations GROUP BY version',
   )) {
     done.set(Number(row.version), row.checksum);
   }
-  const applied: string[] = [];
-  for (const m of migrations) {
+  return migrations.filter((m) => {
     const prior = done.get(m.version);
-    if (prior !== undefined) {
-      if (prior !== m.checksum) {
-        throw new Error(`migration ${m.name} was changed after it was applied; add a new migration instead`);
-      }
-      continue;
+    if (prior !== undefined && prior !== m.checksum) {
+      throw new Error(`migration ${m.name} was changed after it was applied; add a new migration instead`);
     }
-    onApply(m.name);
-    for (const statement of renderMigration(m, cluster)) await wh.exec(statement);
-    await wh.insert('schema_migrations', [{ version: m.version, name: m.name, checksum: m.checksum }], {
-      columns: ['version', 'name', 'checksum'],
-    });
-    applied.push(m.name);
-  }
-  return { applied, current: migrations.at(-1)?.version ?? 0 };
+    return prior === undefined;
+  });
 }
 
 /** Latest migration version the code knows, and the one the warehouse has applied. */

@@ -46,16 +46,25 @@ const AS_COLUMN: Partial<Record<(typeof FIELDS)[number][0], (e: string) => strin
  * tx_by_signature_v3 with the record's fields as columns (021's names and types) beside
  * sig_key: `FROM ${SIGNATURE_RECORDS} WHERE sig_key IN (...) AND ...`. The engine pushes the
  * key condition into the read, so only the chosen granules are decoded.
+ *
+ * Decoded by the engine's other JSON parser (allow_simdjson = 0): a record whose
+ * instruction type holds bytes that are not UTF-8 (stored as they came before the ingest
+ * pipeline re-serialised such lines) is refused whole by simdjson, every field read as
+ * empty, so a signature filter missed it and de-duplication stored it again. The other
+ * parser keeps the bytes, as the base table holds them. It decodes the few rows the key
+ * chose, not the table.
  */
 export const SIGNATURE_RECORDS = `(SELECT sig_key, JSONExtract(record, 'Tuple(${FIELDS.map(([, t]) => t).join(', ')})') AS rec, ${
   FIELDS.map(([name], i) => `${(AS_COLUMN[name] ?? ((e: string) => e))(`rec.${i + 1}`)} AS ${name}`).join(', ')
-} FROM ${TABLES.txBySignature})`;
+} FROM ${TABLES.txBySignature} SETTINGS allow_simdjson = 0)`;
 
 /** The bucket of a stored record, "protocol#hourUnixSeconds", as view repair names buckets (warehouse/view-repair.ts). */
 export const SIGNATURE_RECORD_BUCKET = (() => {
   const at = (name: (typeof FIELDS)[number][0]): number => FIELDS.findIndex(([n]) => n === name) + 1;
-  const time = `JSONExtractUInt(record, ${at('block_time')})`;
-  return `concat(JSONExtractString(record, ${at('protocol_name')}), '#', toString(${time} - ${time} % 3600))`;
+  // toValidUTF8: simdjson refuses a text with bytes that are not UTF-8 (see SIGNATURE_RECORDS),
+  // and a delete cannot choose its parser; neither field read here can hold such bytes.
+  const time = `JSONExtractUInt(toValidUTF8(record), ${at('block_time')})`;
+  return `concat(JSONExtractString(toValidUTF8(record), ${at('protocol_name')}), '#', toString(${time} - ${time} % 3600))`;
 })();
 
 const NUMBER_FIELDS: ReadonlySet<number> = new Set(FIELDS.flatMap(([, t], i) => (t.startsWith('UInt') ? [i] : [])));

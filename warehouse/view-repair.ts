@@ -9,6 +9,7 @@
 // the buckets on every shard (DELETE ... ON CLUSTER on the local tables) and derives them
 // again from the whole base table (the Distributed transactions), inserting through the
 // Distributed target, so the rows land where the sharding key places them.
+import { VIEW_REPAIR_DELETE_KEYS } from '../core/limits.ts';
 import { localName } from './cluster-layout.ts';
 import { SIGNATURE_RECORD_BUCKET } from './signature-records.ts';
 import { TABLES } from './tables.ts';
@@ -84,9 +85,17 @@ export async function rebuildViewBuckets(wh: Warehouse, buckets: readonly Bucket
   for (const view of await viewsOnTransactions(wh, source)) {
     const { insertInto, deleteFrom, readFrom } = cluster === undefined ? singleNode(view.target) : onCluster(view.target, cluster);
     const rule = await repairRule(wh, insertInto);
-    if (rule !== undefined) {
-      const keyed = rule.byKey ? `sig_key IN (SELECT cityHash64(signature) FROM ${readFrom(source)} WHERE ${inBase}) AND ` : '';
-      await wh.exec(`DELETE FROM ${deleteFrom} WHERE ${keyed}${rule.bucket} IN {keys:Array(String)}`, { params });
+    if (rule?.byKey === true) {
+      // Narrowed to the keys of the buckets' base rows, read first and bound as values: a
+      // mutation of a replicated table may not hold a subquery (the server refuses it, as each
+      // replica would evaluate it on its own). No base rows: none of this table's to delete.
+      const rows = await wh.query<{ k: string }>(`SELECT DISTINCT toString(cityHash64(signature)) AS k FROM ${readFrom(source)} WHERE ${inBase}`, { params });
+      for (let i = 0; i < rows.length; i += VIEW_REPAIR_DELETE_KEYS) {
+        const sk = rows.slice(i, i + VIEW_REPAIR_DELETE_KEYS).map((r) => BigInt(r.k)); // numbers: a string array item is quoted, which Array(UInt64) does not read
+        await wh.exec(`DELETE FROM ${deleteFrom} WHERE sig_key IN {sk:Array(UInt64)} AND ${rule.bucket} IN {keys:Array(String)}`, { params: { ...params, sk } });
+      }
+    } else if (rule !== undefined) {
+      await wh.exec(`DELETE FROM ${deleteFrom} WHERE ${rule.bucket} IN {keys:Array(String)}`, { params });
     }
     // The view's own SELECT, reading only the affected buckets of the base table.
     const select = view.asSelect.replace(

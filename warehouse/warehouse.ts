@@ -120,6 +120,9 @@ export const ClickHouseCode = {
   MEMORY_LIMIT_EXCEEDED: 241,
   READONLY: 164,
   NOT_ENOUGH_SPACE: 243,
+  /** A table of that name exists (the migration lock is held: migration-lock.ts). */
+  TABLE_ALREADY_EXISTS: 57,
+  UNKNOWN_TABLE: 60,
 } as const;
 
 /** The disk under the store is full: the engine could not reserve space, or a write hit ENOSPC. */

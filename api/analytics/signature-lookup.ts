@@ -126,11 +126,17 @@ export class SignatureLookup {
     const signatures = [...new Set(batch.flatMap((w) => (w.kind === 'signature' ? [w.signature] : [])))];
     const keys = [...new Set(batch.flatMap((w) => (w.kind === 'keys' ? w.keys : [])))];
     let records: { record: string; sk: string }[];
+    /** Each signature's key, in decimal as the rows carry it. */
+    const keyOfSignature = new Map<string, string>();
     try {
       // Every key once: each signature's, and the keys asked for (checked by byKeys). Inside
       // the try: whatever fails here fails the batch's lookups rather than leaving them waiting.
       const set = new Set<bigint>();
-      for (const s of signatures) set.add(this.keyOf(s));
+      for (const s of signatures) {
+        const k = this.keyOf(s);
+        set.add(k);
+        keyOfSignature.set(s, k.toString());
+      }
       for (const k of keys) set.add(BigInt(k));
       records = await batch[0]!.wh.query<{ record: string; sk: string }>(pointReadStatement(set), { sideSession: session, settings: POINT_READ_SETTINGS });
     } catch (err) {
@@ -142,12 +148,16 @@ export class SignatureLookup {
       if (mine.length < batch.length) this.queue.unshift(...batch.filter((w) => w.wh !== batch[0]!.wh));
       return;
     }
-    let rows: KeyedRow[];
-    try {
-      rows = records.map(({ record, sk }) => ({ ...unpackSignatureRecord(record), sk }));
-    } catch (err) {
-      for (const w of batch) w.reject(err);
-      return;
+    // Each record on its own: one that does not decode (written by hand, damaged) fails the
+    // lookups of its key alone, not every lookup sharing the batch.
+    const rows: KeyedRow[] = [];
+    const broken = new Map<string, unknown>();
+    for (const { record, sk } of records) {
+      try {
+        rows.push({ ...unpackSignatureRecord(record), sk });
+      } catch (err) {
+        broken.set(sk, err);
+      }
     }
     const bySignature = new Map<string, KeyedRow[]>();
     const byKey = new Map<string, KeyedRow[]>();
@@ -159,6 +169,11 @@ export class SignatureLookup {
       }
     }
     for (const w of batch) {
+      const failed = broken.size === 0 ? undefined : (w.kind === 'keys' ? w.keys : [keyOfSignature.get(w.signature)!]).find((k) => broken.has(k));
+      if (failed !== undefined) {
+        w.reject(broken.get(failed));
+        continue;
+      }
       if (w.kind === 'keys') {
         w.resolve(w.keys.flatMap((k) => byKey.get(k) ?? []));
         continue;

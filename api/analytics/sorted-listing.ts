@@ -8,6 +8,7 @@ import { MAX_BLOCK_TIME } from '../../core/limits.ts';
 import { BASE58_SIGNATURE } from '../../core/vocabulary/primitives.ts';
 import { SIGNATURE_RECORDS } from '../../warehouse/signature-records.ts';
 import { isUInt, listingFingerprint, type PageDirection, type PageTokens } from './page-token.ts';
+import { isUInt64Text } from './uint64-text.ts';
 import { addFilter, RANGE_FILTERS, type Conditions, type Statement } from './question/model.ts';
 import type { ListingSort, ListRequest } from './types.ts';
 
@@ -44,18 +45,24 @@ interface SortedScan {
 
 const fingerprintOf = (req: ListRequest): string => listingFingerprint({ filters: req.filters, sortOrder: req.sortOrder, sortBy: req.sortBy });
 
-/** The cursor resuming right after a row (a number column's value read as a number: slots and fees stay below 2^53). */
+/** A UInt64 column's cursor value travels as canonical decimal text: slots reach 2^64-1 (ingest takes them as text), past a number's 2^53. */
+const wide = (sortBy: ListingSort): boolean => SORTS[sortBy].type === 'UInt64';
+
+/** The cursor resuming right after a row (a 32- or 16-bit column's value as a number, a 64-bit one's as text). */
 export function sortedCursorOf(tokens: PageTokens, r: { block_time: number; signature: string; instruction_index: number } & Record<string, unknown>, req: ListRequest & { sortBy: ListingSort }): string {
   const { column, numeric } = SORTS[req.sortBy];
-  return tokens.encode([TAG, numeric ? Number(r[column]) : String(r[column]), Number(r.block_time), r.signature, Number(r.instruction_index), fingerprintOf(req)]);
+  const value = wide(req.sortBy) ? String(r[column]) : numeric ? Number(r[column]) : String(r[column]);
+  return tokens.encode([TAG, value, Number(r.block_time), r.signature, Number(r.instruction_index), fingerprintOf(req)]);
 }
 
 /** A cursor of this sorted listing, whichever way the page goes from it (the direction names the argument in errors). */
 export function decodeSorted(tokens: PageTokens, token: string, req: ListRequest, direction: PageDirection = 'forward'): SortedCursor {
   // A string value is bounded by the token's own bound (the codec's); the MAC says we wrote it.
   const numeric = req.sortBy === undefined || SORTS[req.sortBy].numeric;
+  // A 64-bit value as text (or as a number below 2^53, as tokens issued before carried it).
+  const valueOk = (x: unknown): boolean => (req.sortBy !== undefined && wide(req.sortBy) && isUInt64Text(x)) || (numeric ? isUInt(x, Number.MAX_SAFE_INTEGER) : typeof x === 'string');
   return tokens.decode(token, TAG, fingerprintOf(req), (v) =>
-    v.length === 4 && (numeric ? isUInt(v[0], Number.MAX_SAFE_INTEGER) : typeof v[0] === 'string') && isUInt(v[1], MAX_BLOCK_TIME) && typeof v[2] === 'string' && SIGNATURE.test(v[2]) && isUInt(v[3], 65_535)
+    v.length === 4 && valueOk(v[0]) && isUInt(v[1], MAX_BLOCK_TIME) && typeof v[2] === 'string' && SIGNATURE.test(v[2]) && isUInt(v[3], 65_535)
       ? { value: v[0] as number | string, blockTime: v[1], signature: v[2], instructionIndex: v[3] }
       : undefined, direction);
 }

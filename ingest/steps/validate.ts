@@ -46,10 +46,47 @@ function describe(err: ErrorObject | undefined): string {
   return `${field || 'record'} ${err.message ?? 'is invalid'}`;
 }
 
+/** An unpaired UTF-16 surrogate: JSON can write one (\ud800), UTF-8 cannot hold it. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+/** Any surrogate: a cheap first test (almost no record has one). */
+const SURROGATE = /[\uD800-\uDFFF]/;
+const lone = (s: string): boolean => SURROGATE.test(s) && LONE_SURROGATE.test(s);
+/** A key as the message names it: its lone surrogates as U+FFFD (the message is stored too). */
+const shownKey = (k: string): string => k.replace(new RegExp(LONE_SURROGATE.source, 'g'), '\uFFFD');
+
+/**
+ * The path of the first key or string anywhere in the record holding a lone surrogate, or
+ * undefined. The engine refuses such an escape in any field, skipped ones too
+ * (CANNOT_PARSE_ESCAPE_SEQUENCE), and with it the whole batch: refused here, alone.
+ * Iterative, as an unknown field may nest deep.
+ */
+function loneSurrogateAt(record: object): string | undefined {
+  // Each entry: a value and how to name it (its parent's entry and its key), the path built only on a hit.
+  type Entry = { v: unknown; parent: Entry | undefined; key: string };
+  const named = (e: Entry): string => (e.parent === undefined || e.parent.parent === undefined ? e.key : `${named(e.parent)}.${e.key}`);
+  const stack: Entry[] = [{ v: record, parent: undefined, key: '' }];
+  for (let e = stack.pop(); e !== undefined; e = stack.pop()) {
+    const v = e.v;
+    if (typeof v === 'string') {
+      if (lone(v)) return named(e);
+    } else if (Array.isArray(v)) {
+      for (let i = 0; i < v.length; i++) stack.push({ v: v[i], parent: e, key: String(i) });
+    } else if (typeof v === 'object' && v !== null) {
+      for (const k of Object.keys(v)) {
+        if (lone(k)) return named({ v: undefined, parent: e, key: shownKey(k) });
+        stack.push({ v: (v as Record<string, unknown>)[k], parent: e, key: k });
+      }
+    }
+  }
+  return undefined;
+}
+
 export function validate(value: unknown): RecordResult<IngestRecord> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return deadLetter('not_object', 'record must be a JSON object');
   // A field with alternatives (slot, log_messages) fails each branch and then the anyOf
   // itself; the anyOf error names what is allowed, the first branch's error only half.
   if (!validator(value)) return deadLetter('schema', describe(validator.errors?.find((e) => e.keyword === 'anyOf') ?? validator.errors?.[0]));
+  const lone = loneSurrogateAt(value);
+  if (lone !== undefined) return deadLetter('schema', `${lone} must be well-formed Unicode text: a lone surrogate (\\ud800-\\udfff without its pair) cannot be stored`);
   return ok(value);
 }

@@ -8,8 +8,10 @@ import { DataVersion } from '../../warehouse/data-version.ts';
 import { migrate } from '../../warehouse/migrate.ts';
 import { ProtocolRegistry } from '../../warehouse/protocol-registry.ts';
 import { WarehouseError, type Warehouse } from '../../warehouse/warehouse.ts';
-import { demoRecords } from './fixtures.ts';
-import { protocolStats } from './oracle.ts';
+import { SIGNATURE_RECORDS } from '../../warehouse/signature-records.ts';
+import { TABLES } from '../../warehouse/tables.ts';
+import { b58, demoRecords, FIXTURE_START, PROGRAM_OF } from './fixtures.ts';
+import { protocolStats, transaction } from './oracle.ts';
 
 export function warehouseContract(name: string, open: () => Promise<{ wh: Warehouse; close(): Promise<void> }>): void {
   describe(`warehouse contract: ${name}`, () => {
@@ -100,6 +102,28 @@ export function warehouseContract(name: string, open: () => Promise<{ wh: Wareho
       expect(stats).toEqual(await protocolStats({ wh }, 'jupiter_v6'));
       const tx = await analytics.transaction(records.find((r) => r.protocol_name === 'pump_fun')!.signature);
       expect(tx?.protocolName).toBe('pump_fun');
+    });
+
+    it('stores and reads back hostile text in the records by signature exactly as the base table holds it, and replays nothing', async () => {
+      await migrate(wh);
+      const registry = new ProtocolRegistry(wh);
+      const pipeline = new IngestPipeline(wh, registry, new DataVersion(), createLogger('silent'), { maxRecordBytes: 65536, batchRows: 500 });
+      const types = ['say "hi" \\ a/b', '\u0000\u001f\u007f\n\t', '\u2028\u2029 😀 é', 'x'.repeat(128)];
+      const line = (i: number, t: string, extra: Record<string, unknown> = {}) => JSON.stringify({
+        signature: b58(`contract-hostile-${i}`, 88), instruction_index: i, slot: '18446744073709551615', block_time: FIXTURE_START + i, program_id: PROGRAM_OF.jupiter_v6,
+        protocol_name: 'jupiter_v6', instruction_type: t, fee: Number.MAX_SAFE_INTEGER, compute_units: 4294967295, accounts: [b58('contract-acct', 44)], accounts_count: 65535, success: false, ...extra });
+      const [pre, post] = line(9, 'MARK').split('MARK') as [string, string];
+      const lines: (string | Uint8Array)[] = [...types.map((t, i) => line(i, t)), new Uint8Array(Buffer.concat([Buffer.from(`${pre}A`), Buffer.from([0xff, 0xc0]), Buffer.from(`B${post}`)]))];
+      const ingestAll = () => pipeline.ingest(lines.map((value, i) => ({ value, position: { line: i + 1 } })), 'contract');
+      expect(await ingestAll()).toMatchObject({ accepted: lines.length, rejected: [] });
+      const sigs = [...types.keys(), 9].map((i) => b58(`contract-hostile-${i}`, 88));
+      const fields = `concat(signature, '|', toString(instruction_index), '|', toString(slot), '|', toString(block_time), '|', program_id, '|', protocol_name, '|',
+        instruction_type, '|', toString(fee), '|', toString(compute_units), '|', toString(accounts_count), '|', toString(success))`;
+      const read = async (from: string) => (await wh.query<{ r: string }>(`SELECT ${fields} AS r FROM ${from} WHERE signature IN {s:Array(String)} ORDER BY r`, { params: { s: sigs } })).map((x) => x.r);
+      expect(await read(SIGNATURE_RECORDS)).toEqual(await read(TABLES.transactions));
+      const analytics = new Analytics(wh, registry, new DataVersion(), new PageTokens('contract'));
+      for (const s of sigs) expect(await analytics.transaction(s)).toEqual(await transaction({ wh }, s));
+      expect(await ingestAll()).toMatchObject({ accepted: 0, duplicates: lines.length, rejected: [] });
     });
   });
 }
