@@ -7,25 +7,14 @@ import { addFilter, addRanges, commonConditions, type Conditions, type Statement
 import { isUInt, listingFingerprint, scanOrder, type PageDirection, type PageTokens } from './page-token.ts';
 import type { ListRequest, Page, SortOrder, Transaction, TransactionFilters } from './types.ts';
 import { TABLES } from '../../warehouse/tables.ts';
-import { SIGNATURE_RECORDS } from '../../warehouse/signature-records.ts';
+import { SIGNATURE_RECORDS, type SignatureRecordRow } from '../../warehouse/signature-records.ts';
 import { decodeSorted, sortedCursorOf, sortedListingStatement } from './sorted-listing.ts';
 
 export const TX_COLUMNS = `signature, instruction_index, toString(slot) AS slot, toUInt32(block_time) AS block_time,
   program_id, protocol_name, instruction_type, fee, compute_units, accounts_count, success`;
 
-export interface TxRow {
-  signature: string;
-  instruction_index: number;
-  slot: string;
-  block_time: number;
-  program_id: string;
-  protocol_name: string;
-  instruction_type: string;
-  fee: string | number;
-  compute_units: number;
-  accounts_count: number;
-  success: boolean;
-}
+/** A record as TX_COLUMNS read it: the fields of a stored record (fee as the engine prints a UInt64). */
+export type TxRow = Omit<SignatureRecordRow, 'fee'> & { fee: string | number };
 
 export function toTransaction(r: TxRow): Transaction {
   return {
