@@ -229,7 +229,10 @@ export type FilterName = keyof typeof FILTERS;
 
 /** Range filters over record columns: inclusive bounds, each side optional (base table only). */
 export const RANGE_FILTERS = {
-  slot: { column: 'slot', type: 'UInt64' },
+  // toUInt64: record listings select `toString(slot) AS slot` (TX_COLUMNS), and the engine
+  // resolves a name in WHERE to a SELECT alias before a column, so the bound compares a
+  // number either way (a bare `slot <= {…:UInt64}` failed there: String against UInt64).
+  slot: { column: 'toUInt64(slot)', type: 'UInt64' },
   fee: { column: 'fee', type: 'UInt64' },
   computeUnits: { column: 'compute_units', type: 'UInt32' },
   accountsCount: { column: 'accounts_count', type: 'UInt16' },
