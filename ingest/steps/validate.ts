@@ -86,7 +86,7 @@ export function validate(value: unknown): RecordResult<IngestRecord> {
   // A field with alternatives (slot, log_messages) fails each branch and then the anyOf
   // itself; the anyOf error names what is allowed, the first branch's error only half.
   if (!validator(value)) return deadLetter('schema', describe(validator.errors?.find((e) => e.keyword === 'anyOf') ?? validator.errors?.[0]));
-  const lone = loneSurrogateAt(value);
-  if (lone !== undefined) return deadLetter('schema', `${lone} must be well-formed Unicode text: a lone surrogate (\\ud800-\\udfff without its pair) cannot be stored`);
+  const surrogateAt = loneSurrogateAt(value);
+  if (surrogateAt !== undefined) return deadLetter('schema', `${surrogateAt} must be well-formed Unicode text: a lone surrogate (\\ud800-\\udfff without its pair) cannot be stored`);
   return ok(value);
 }
