@@ -9,7 +9,7 @@
 // twice; a view repair of their buckets leaves each record once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SignatureLookup } from '../api/analytics/signature-lookup.ts';
-import { SIGNATURE_RECORDS } from '../warehouse/signature-records.ts';
+import { SIGNATURE_RECORDS, signatureRecordField } from '../warehouse/signature-records.ts';
 import { rebuildViewBuckets } from '../warehouse/view-repair.ts';
 import { apiKeyHeaders } from './support/api-key.ts';
 import { b58, FIXTURE_START, ingest, PROGRAM_OF } from './support/fixtures.ts';
@@ -131,6 +131,19 @@ describe('a listing filtered by signatures and sorted by a record column, paged'
       }
       expect(got).toEqual(expected);
     }
+  });
+});
+
+describe('one field read from the stored array by SQL (deletes, benchmarks)', () => {
+  it('signature, protocol and block time equal the base table for every hostile record', async () => {
+    const got = await ctx.services.wh.query<{ s: string; p: string; t: string }>(
+      `SELECT ${signatureRecordField('signature')} AS s, ${signatureRecordField('protocol_name')} AS p, toString(${signatureRecordField('block_time')}) AS t
+       FROM tx_by_signature_v3 WHERE sig_key IN (SELECT cityHash64(arrayJoin({s:Array(String)}))) ORDER BY s, t`, { params: { s: SIGNATURES } });
+    const want = await ctx.services.wh.query<{ s: string; p: string; t: string }>(
+      `SELECT signature AS s, protocol_name AS p, toString(toUInt32(block_time)) AS t FROM transactions
+       WHERE signature IN {s:Array(String)} ORDER BY s, t`, { params: { s: SIGNATURES } });
+    expect(got.length).toBeGreaterThanOrEqual(SIGNATURES.length);
+    expect(got).toEqual(want);
   });
 });
 

@@ -58,13 +58,21 @@ export const SIGNATURE_RECORDS = `(SELECT sig_key, JSONExtract(record, 'Tuple(${
   FIELDS.map(([name], i) => `${(AS_COLUMN[name] ?? ((e: string) => e))(`rec.${i + 1}`)} AS ${name}`).join(', ')
 } FROM ${TABLES.txBySignature} SETTINGS allow_simdjson = 0)`;
 
+const at = (name: (typeof FIELDS)[number][0]): number => FIELDS.findIndex(([n]) => n === name) + 1;
+
+/**
+ * One field of a stored record as SQL over tx_by_signature_v3's `record`, for statements that
+ * read the table itself (a delete, a benchmark's choice of rows by `_part_offset`). toValidUTF8:
+ * simdjson refuses a text with bytes that are not UTF-8 (see SIGNATURE_RECORDS), and such
+ * statements cannot choose their parser; none of these fields can hold such bytes.
+ */
+export const signatureRecordField = (name: 'signature' | 'protocol_name' | 'block_time'): string =>
+  `${name === 'block_time' ? 'JSONExtractUInt' : 'JSONExtractString'}(toValidUTF8(record), ${at(name)})`;
+
 /** The bucket of a stored record, "protocol#hourUnixSeconds", as view repair names buckets (warehouse/view-repair.ts). */
 export const SIGNATURE_RECORD_BUCKET = (() => {
-  const at = (name: (typeof FIELDS)[number][0]): number => FIELDS.findIndex(([n]) => n === name) + 1;
-  // toValidUTF8: simdjson refuses a text with bytes that are not UTF-8 (see SIGNATURE_RECORDS),
-  // and a delete cannot choose its parser; neither field read here can hold such bytes.
-  const time = `JSONExtractUInt(toValidUTF8(record), ${at('block_time')})`;
-  return `concat(JSONExtractString(toValidUTF8(record), ${at('protocol_name')}), '#', toString(${time} - ${time} % 3600))`;
+  const time = signatureRecordField('block_time');
+  return `concat(${signatureRecordField('protocol_name')}, '#', toString(${time} - ${time} % 3600))`;
 })();
 
 const NUMBER_FIELDS: ReadonlySet<number> = new Set(FIELDS.flatMap(([, t], i) => (t.startsWith('UInt') ? [i] : [])));
