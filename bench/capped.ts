@@ -10,6 +10,13 @@
 //
 // By default the cap is a third of the store for everything, processes included (the stricter
 // model, right when the store dwarfs the processes, as at 10M and above).
+//
+// Steady state, not a cold start (bench/RESULTS.md, "Past memory in steady state"): memcap drops
+// the page cache, which then fills at the disk's pace, minutes for tens of GB, so each scenario
+// first runs untimed for --warmup seconds (default 60; BENCH_WARMUP of rpc-load.ts), in both
+// runs. The point reads ask for one record of every granule of the point table (--keys
+// granules, BENCH_KEYS): a fixed sample of 100,000 (--keys sample) is ~1.3 GB of granules at
+// 100M, which a warmed cache holds entirely, so it would not model a store past memory.
 // memcap needs root and the cgroup v1 memory controller; without it only the first run is made.
 import { spawn } from 'node:child_process';
 import { execSync } from 'node:child_process';
@@ -24,6 +31,11 @@ const headroom = flag('headroom', 'none');
 if (headroom !== 'none' && headroom !== 'measured') throw new Error('--headroom is none or measured');
 const memcap = flag('memcap', '/work/shared/tools/memcap');
 const mib = (bytes: number): string => `${Math.floor(bytes / 2 ** 20)}M`;
+const warmup = flag('warmup', '60');
+const keys = flag('keys', 'granules');
+if (!/^\d+$/.test(warmup)) throw new Error('--warmup is a whole number of seconds');
+if (keys !== 'sample' && keys !== 'granules') throw new Error('--keys is sample or granules');
+const env = { ...process.env, BENCH_WARMUP: warmup, BENCH_KEYS: keys };
 
 interface Row { scenario: string; requestsPerSec: number; p50Ms: number; ratioToBare: number; load1: number }
 interface Run { results: Row[]; load: string; serverMaxRssBytes?: number; clientMaxRssBytes?: number }
@@ -34,7 +46,7 @@ const LOAD = [process.execPath, '--import', 'tsx', 'bench/rpc-load.ts'];
 function run(cap: string | null): Promise<Run | undefined> {
   const cmd = cap !== null ? [memcap, cap, '--', ...LOAD] : LOAD;
   return new Promise((resolve) => {
-    const child = spawn(cmd[0]!, cmd.slice(1), { cwd: ROOT, env: process.env, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(cmd[0]!, cmd.slice(1), { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.on('data', (c: Buffer) => {
       out += c.toString();
@@ -66,4 +78,4 @@ const rows = mem.results.map((m) => {
   };
 });
 console.table(rows);
-console.log(JSON.stringify({ date: new Date().toISOString(), storeBytes, cap, loadInMemory: mem.load, loadCapped: capped?.load, rows }));
+console.log(JSON.stringify({ date: new Date().toISOString(), storeBytes, cap, warmupSeconds: Number(warmup), keys, loadInMemory: mem.load, loadCapped: capped?.load, rows }));

@@ -8,6 +8,7 @@
 //   BENCH_ROWS=10000000 DATA_DIR=bench/tmp/rpc10m npx tsx bench/rpc-load.ts   # 10M rows, store kept for reruns
 //   BENCH_SECONDS=3 BENCH_ROWS=50000 npx tsx bench/rpc-load.ts   # quick smoke run
 //   BENCH_ONLY=getTransaction,getProtocolStats ...               # some scenarios only
+//   BENCH_WARMUP=60 ...                                          # each scenario untimed for 60 s first (a cold page cache under memcap)
 //
 // Scenarios: getProtocolStats over the full range, getProtocolActivity for one day hourly,
 // getTransaction for random known signatures, getTransactionsForAddress for the hottest
@@ -18,10 +19,17 @@ import type { Result } from 'autocannon';
 import { runLoad } from './load-client.ts';
 import { addressCursorToken } from '../api/analytics/address-transactions.ts';
 import { startBenchServer } from './bench-server.ts';
+import { TABLES } from '../warehouse/tables.ts';
+import { signatureRecordField } from '../warehouse/signature-records.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const ROWS = Number(process.env.BENCH_ROWS ?? 200_000);
+/** Seconds of untimed load of each scenario before its timed run (0: none). */
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 0);
+/** Which signatures the point-read scenarios ask for: 'sample' (100,000) or 'granules' (see below). */
+const KEYS = process.env.BENCH_KEYS ?? 'sample';
+if (KEYS !== 'sample' && KEYS !== 'granules') throw new Error('BENCH_KEYS is sample or granules');
 
 const body = (method: string, params: unknown[]): string => JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
 
@@ -32,6 +40,8 @@ interface Scenario {
   body: string | (() => string);
   /** GET: a function giving paths one of which each request asks at random (REST). */
   get?: () => string;
+  /** With BENCH_KEYS=granules: the body (or GET path) asking for one signature, made for every one. */
+  each?: (signature: string) => string;
   /** What marks an error answered with HTTP 200 (GraphQL: "errors"). */
   errorMark?: string;
 }
@@ -77,9 +87,22 @@ async function main(): Promise<void> {
   const { services, app, headers } = server;
   connectionHeaders = await server.connectionHeaders(CONNECTIONS);
   try {
-    const sigs = (await services.wh.query<{ s: string }>(
-      `SELECT signature AS s FROM transactions WHERE protocol_name IN {p:Array(String)} ORDER BY cityHash64(signature, 'bench') LIMIT 100000`,
-      { params: { p: await services.analytics.protocols() } })).map((r) => r.s);
+    // The signatures asked for at random, all of protocols the service serves (a record of
+    // another is answered as not found). By default 100,000 chosen by a hash: past memory their
+    // granules of the point table (~1.3 GB at 100M) fit in any cap once read, so a warmed cache
+    // would serve them all. BENCH_KEYS=granules takes one record of every 128-row granule of
+    // tx_by_signature_v3 instead (the table's index granularity, migration 090): the first served
+    // one of four candidates in its middle, so asking at random reads the whole table evenly.
+    const served = new Set(await services.analytics.protocols());
+    const sigs = KEYS === 'granules'
+      ? (await services.wh.query<{ s: string }>(
+        `SELECT argMin(${signatureRecordField('signature')}, _part_offset) AS s FROM ${TABLES.txBySignature}
+         WHERE _part_offset % 128 BETWEEN 64 AND 67 AND ${signatureRecordField('protocol_name')} IN {p:Array(String)}
+         GROUP BY _part, intDiv(_part_offset, 128)`, { params: { p: [...served] } })).map((r) => r.s)
+      : (await services.wh.query<{ s: string }>(
+        `SELECT signature AS s FROM transactions WHERE protocol_name IN {p:Array(String)} ORDER BY cityHash64(signature, 'bench') LIMIT 100000`,
+        { params: { p: [...served] } })).map((r) => r.s);
+    process.stdout.write(`${sigs.length} signatures to ask for (BENCH_KEYS=${KEYS})\n`);
     const [hot] = await services.wh.query<{ a: string }>(
       `SELECT address AS a, count() AS c FROM tx_by_address
        WHERE address NOT IN (SELECT program_id FROM protocols) GROUP BY a ORDER BY c DESC LIMIT 1`);
@@ -107,18 +130,20 @@ async function main(): Promise<void> {
     const url = server.baseUrl;
 
     const day = Number(span?.last ?? 0) - 2 * 86_400;
+    const every = (each: (signature: string) => string): Pick<Scenario, 'each'> => (KEYS === 'granules' ? { each } : {});
+    const gqlSignature = (sg: string): string => JSON.stringify({ query: `{ signature(signature: "${sg}") { signature slot blockTime protocolName fee } }` });
     const all: Scenario[] = [
       { name: 'bare constant route', path: '/bench/constant', body: '{}' },
       { name: 'getProtocolStats full range', path: '/v1/rpc', body: body('getProtocolStats', [{ protocolName: 'jupiter_v6' }]) },
       { name: 'getProtocolActivity one day hourly', path: '/v1/rpc', body: body('getProtocolActivity', [{ protocolName: 'pump_fun', blockTime: { gte: day, lte: day + 86_399 } }]) },
-      { name: 'getTransaction random known signature', path: '/v1/rpc', body: () => body('getTransaction', [sigs[Math.floor(Math.random() * sigs.length)]]) },
+      { name: 'getTransaction random known signature', path: '/v1/rpc', body: () => body('getTransaction', [sigs[Math.floor(Math.random() * sigs.length)]]), ...every((sg) => body('getTransaction', [sg])) },
       { name: 'getTransactionsForAddress hot address limit 100', path: '/v1/rpc', body: body('getTransactionsForAddress', [hot?.a, { limit: 100 }]) },
       { name: 'getTransactionsForAddress random address random page', path: '/v1/rpc', body: randomPage },
       { name: 'getProtocolStats uncached (a random whole-hour range)', path: '/v1/rpc', body: uncachedStats },
       // The same point read through the other doors (REST and GraphQL have no address listing).
-      { name: 'REST GET /api/v1/transactions/:signature random known signature', path: '/api/v1/transactions/x', body: '', get: () => `/api/v1/transactions/${sigs[Math.floor(Math.random() * sigs.length)]}` },
+      { name: 'REST GET /api/v1/transactions/:signature random known signature', path: '/api/v1/transactions/x', body: '', get: () => `/api/v1/transactions/${sigs[Math.floor(Math.random() * sigs.length)]}`, ...every((sg) => `/api/v1/transactions/${sg}`) },
       { name: 'GraphQL signature(signature) random known signature', path: '/graphql', errorMark: '"errors":',
-        body: () => JSON.stringify({ query: `{ signature(signature: "${sigs[Math.floor(Math.random() * sigs.length)]}") { signature slot blockTime protocolName fee } }` }) },
+        body: () => gqlSignature(sigs[Math.floor(Math.random() * sigs.length)]!), ...every(gqlSignature) },
     ];
     // Issues 15 and 25 also ask for latencies with one client alone.
     const SINGLE = new Set(['getTransactionsForAddress hot address limit 100', 'getTransaction random known signature',
@@ -142,8 +167,17 @@ async function main(): Promise<void> {
     let bare = 0;
     for (const s of scenarios) {
       process.stdout.write(`${s.name}: ${SECONDS}s x ${CONNECTIONS} connections...\n`);
-      // Random-body scenarios send one of 100,000 bodies made up front (the load runs in its own process).
-      const bodies = s.get ? Array.from({ length: 100_000 }, s.get) : typeof s.body === 'string' ? [] : Array.from({ length: 100_000 }, s.body as () => string);
+      // Random-body scenarios send one of 100,000 bodies made up front (the load runs in its own
+      // process); a scenario of every signature sends one of its own bodies for each.
+      const bodies = s.each ? sigs.map(s.each) : s.get ? Array.from({ length: 100_000 }, s.get) : typeof s.body === 'string' ? [] : Array.from({ length: 100_000 }, s.body as () => string);
+      // Under a memory cap the page cache starts empty (memcap drops it) and fills at the disk's
+      // pace, minutes for a store of tens of GB: BENCH_WARMUP seconds of the same load, untimed,
+      // first let the cache reach the state a long-running server has at that memory size (the
+      // bare route reads no store).
+      if (WARMUP > 0 && s !== scenarios[0]) {
+        process.stdout.write(`${s.name}: warm-up ${WARMUP}s x ${CONNECTIONS} connections (untimed)...\n`);
+        await run(url, headers, s, bodies, WARMUP);
+      }
       const { result, rpcErrors } = await run(url, headers, s, bodies);
       const rps = result.requests.average;
       if (rows.length === 0) bare = rps;
