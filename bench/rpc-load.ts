@@ -46,6 +46,14 @@ interface Scenario {
   errorMark?: string;
 }
 
+/** autocannon's count of answers by status, 200 left out. */
+function otherStatuses(result: Result): Pick<Row, 'otherStatuses'> {
+  const stats = (result as Result & { statusCodeStats?: Record<string, { count: number }> }).statusCodeStats ?? {};
+  const other: Record<string, number> = {};
+  for (const [code, s] of Object.entries(stats)) if (code !== '200') other[code] = Number(s?.count ?? 0);
+  return Object.keys(other).length > 0 ? { otherStatuses: other } : {};
+}
+
 interface Row {
   scenario: string;
   requestsPerSec: number;
@@ -53,6 +61,8 @@ interface Row {
   p99Ms: number;
   errors: number;
   non2xx: number;
+  /** Answers by HTTP status other than 200 (what the non-2xx were), when there were any. */
+  otherStatuses?: Record<string, number>;
   rpcErrors: number;
   ratioToBare: number;
   load1: number;
@@ -188,6 +198,7 @@ async function main(): Promise<void> {
         p99Ms: result.latency.p99,
         errors: result.errors,
         non2xx: result.non2xx,
+        ...otherStatuses(result),
         rpcErrors,
         ratioToBare: bare === 0 ? 0 : Number((rps / bare).toFixed(3)),
         load1: Number(loadavg()[0]!.toFixed(1)),
