@@ -34,7 +34,8 @@ export function pointReadStatement(keys: ReadonlySet<bigint>, table: string = TA
 /**
  * The point read's settings. One thread: a batch is a few hundred small reads, and the
  * second core is better left to the HTTP side (measured: ~20% more lookups per second than
- * two threads; after 090 two threads still gained nothing in memory, "A record in one column"). No condition cache: a set of random keys never repeats. No PREWHERE (the key
+ * two threads; after 090 two threads still gained nothing in memory, "A record in one
+ * column"). No condition cache: a set of random keys never repeats. No PREWHERE (the key
  * condition already picks the granules; a first pass over sig_key only adds work) and the
  * older query analyzer (plans this one-table read in less CPU): together ~10 % less engine
  * CPU a batch (bench/RESULTS.md, "Point reads: where a getTransaction's time goes"); the
