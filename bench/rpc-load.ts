@@ -141,19 +141,23 @@ async function main(): Promise<void> {
 
     const day = Number(span?.last ?? 0) - 2 * 86_400;
     const every = (each: (signature: string) => string): Pick<Scenario, 'each'> => (KEYS === 'granules' ? { each } : {});
+    // Each door's ask for one signature: made per request from a random one, or for every one (BENCH_KEYS=granules).
+    const anySig = (): string => sigs[Math.floor(Math.random() * sigs.length)]!;
+    const rpcSignature = (sg: string): string => body('getTransaction', [sg]);
+    const restSignature = (sg: string): string => `/api/v1/transactions/${sg}`;
     const gqlSignature = (sg: string): string => JSON.stringify({ query: `{ signature(signature: "${sg}") { signature slot blockTime protocolName fee } }` });
     const all: Scenario[] = [
       { name: 'bare constant route', path: '/bench/constant', body: '{}' },
       { name: 'getProtocolStats full range', path: '/v1/rpc', body: body('getProtocolStats', [{ protocolName: 'jupiter_v6' }]) },
       { name: 'getProtocolActivity one day hourly', path: '/v1/rpc', body: body('getProtocolActivity', [{ protocolName: 'pump_fun', blockTime: { gte: day, lte: day + 86_399 } }]) },
-      { name: 'getTransaction random known signature', path: '/v1/rpc', body: () => body('getTransaction', [sigs[Math.floor(Math.random() * sigs.length)]]), ...every((sg) => body('getTransaction', [sg])) },
+      { name: 'getTransaction random known signature', path: '/v1/rpc', body: () => rpcSignature(anySig()), ...every(rpcSignature) },
       { name: 'getTransactionsForAddress hot address limit 100', path: '/v1/rpc', body: body('getTransactionsForAddress', [hot?.a, { limit: 100 }]) },
       { name: 'getTransactionsForAddress random address random page', path: '/v1/rpc', body: randomPage },
       { name: 'getProtocolStats uncached (a random whole-hour range)', path: '/v1/rpc', body: uncachedStats },
       // The same point read through the other doors (REST and GraphQL have no address listing).
-      { name: 'REST GET /api/v1/transactions/:signature random known signature', path: '/api/v1/transactions/x', body: '', get: () => `/api/v1/transactions/${sigs[Math.floor(Math.random() * sigs.length)]}`, ...every((sg) => `/api/v1/transactions/${sg}`) },
+      { name: 'REST GET /api/v1/transactions/:signature random known signature', path: '/api/v1/transactions/x', body: '', get: () => restSignature(anySig()), ...every(restSignature) },
       { name: 'GraphQL signature(signature) random known signature', path: '/graphql', errorMark: '"errors":',
-        body: () => gqlSignature(sigs[Math.floor(Math.random() * sigs.length)]!), ...every(gqlSignature) },
+        body: () => gqlSignature(anySig()), ...every(gqlSignature) },
     ];
     // Issues 15 and 25 also ask for latencies with one client alone.
     const SINGLE = new Set(['getTransactionsForAddress hot address limit 100', 'getTransaction random known signature',
