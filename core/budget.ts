@@ -42,13 +42,27 @@ export class OverBudget extends Error {
   }
 }
 
+/**
+ * What one request has spent and holds, shared by its budget and its members' (Budget.member):
+ * a batch's calls run under one ledger, however many answer caps they are given.
+ */
+class Ledger {
+  spentCost = 0;
+  heldBytes = 0;
+  /** The request's response has ended (releaseAnswers): nothing is held for it any more. */
+  ended = false;
+  rowsRead = 0;
+  bytesRead = 0;
+  frozen: AnswerStats | undefined;
+}
+
 export class Budget {
   /** Rows the engine may read per statement (and, as the cost check's budget, per request). */
   readonly readRows: number;
   readonly readBytes: number;
   /** Rows one join may hold in memory (the engine's max_rows_in_join). */
   readonly joinRows: number;
-  /** Bytes one answer of this door may carry. */
+  /** Bytes one answer of this door may carry (a batch member's: the bytes reserved for it). */
   readonly answerBytes: number;
   /** Engine memory one statement may use. */
   readonly memoryBytes: number;
@@ -57,13 +71,7 @@ export class Budget {
   /** When the request started, and when it must be done (epoch ms). */
   readonly start: number;
   readonly deadline: number;
-  private spentCost = 0;
-  private heldBytes = 0;
-  /** The request's response has ended (releaseAnswers): nothing is held for it any more. */
-  private ended = false;
-  private rowsReadSum = 0;
-  private bytesReadSum = 0;
-  private frozen: AnswerStats | undefined;
+  private readonly ledger: Ledger;
   /** Where answer bytes are held per plan (the process's pool); none outside the HTTP edge. */
   answerMemory: AnswerMemory | undefined;
 
@@ -71,36 +79,55 @@ export class Budget {
     readonly plan: Plan,
     readonly door: Door,
     now: number = Date.now(),
+    /** A member's: the request's ledger and the answer bytes reserved for it (Budget.member). */
+    member?: { ledger: Ledger; answerBytes: number; start: number; deadline: number },
   ) {
     this.readRows = PLAN_QUERY_BUDGET[plan];
     this.readBytes = this.readRows * BYTES_PER_BUDGET_ROW;
     this.joinRows = PLAN_JOIN_ROWS[plan];
-    this.answerBytes = ANSWER_BUDGET_BYTES[door];
+    this.answerBytes = member?.answerBytes ?? ANSWER_BUDGET_BYTES[door];
     this.memoryBytes = PLAN_MEMORY_BYTES[plan];
     this.statementSeconds = SQL_TIMEOUT_SECONDS;
-    this.start = now;
-    this.deadline = now + DOOR_WALL_MS[door];
+    this.start = member?.start ?? now;
+    this.deadline = member?.deadline ?? now + DOOR_WALL_MS[door];
+    this.ledger = member?.ledger ?? new Ledger();
+  }
+
+  /**
+   * The budget of one member of a batch (api/answers/answer-batch.ts): the same request, its
+   * costs and reads on the same ledger, but its statements' results and its answer capped at
+   * the `answerBytes` reserved for it before it runs.
+   */
+  member(answerBytes: number): Budget {
+    const m = new Budget(this.plan, this.door, this.start, { ledger: this.ledger, answerBytes, start: this.start, deadline: this.deadline });
+    m.answerMemory = this.answerMemory;
+    return m;
   }
 
   /** Cost units spent by this request so far (estimated rows read plus base costs). */
   get spent(): number {
-    return this.spentCost;
+    return this.ledger.spentCost;
+  }
+
+  /** The request's response has ended (answered, or its client gone): nothing more is worth building for it. */
+  get ended(): boolean {
+    return this.ledger.ended;
   }
 
   /** Add what one statement of this request read (the warehouse reports it: budget-scope.ts). */
   recordRead(rows: number, bytes: number): void {
-    if (Number.isFinite(rows) && rows > 0) this.rowsReadSum += rows;
-    if (Number.isFinite(bytes) && bytes > 0) this.bytesReadSum += bytes;
+    if (Number.isFinite(rows) && rows > 0) this.ledger.rowsRead += rows;
+    if (Number.isFinite(bytes) && bytes > 0) this.ledger.bytesRead += bytes;
   }
 
   /** Rows and bytes read by this request's statements so far. */
   get rowsReadSoFar(): number {
-    return this.rowsReadSum;
+    return this.ledger.rowsRead;
   }
 
   /** The cost in the plan's units: what was charged, or the rows read when more. */
   get cost(): number {
-    return Math.round(Math.max(this.spentCost, this.rowsReadSum));
+    return Math.round(Math.max(this.ledger.spentCost, this.ledger.rowsRead));
   }
 
   /**
@@ -108,8 +135,9 @@ export class Budget {
    * fixes them, so its body and its headers say the same.
    */
   stats(now: number = Date.now()): AnswerStats {
-    this.frozen ??= { elapsedMs: Math.max(0, now - this.start), rowsRead: this.rowsReadSum, bytesRead: this.bytesReadSum, cost: this.cost };
-    return this.frozen;
+    const l = this.ledger;
+    l.frozen ??= { elapsedMs: Math.max(0, now - this.start), rowsRead: l.rowsRead, bytesRead: l.bytesRead, cost: this.cost };
+    return l.frozen;
   }
 
   /**
@@ -117,32 +145,43 @@ export class Budget {
    * request's total would pass the plan's cost budget. `what` names the work in the message.
    */
   charge(cost: number, what: string): void {
-    const total = this.spentCost + cost;
+    const total = this.ledger.spentCost + cost;
     if (total > this.readRows) {
       throw new OverBudget(total, this.readRows,
         `${what} would cost ${Math.round(total)} (estimated rows read plus a base cost); the ${this.plan} plan allows ${this.readRows} per request`);
     }
-    this.spentCost = total;
+    this.ledger.spentCost = total;
   }
 
   /**
    * Hold `bytes` of answer in the plan's answer memory until the request ends (releaseAnswers);
-   * false, holding nothing, when the plan's answers in flight would pass it.
+   * false, holding nothing, when the plan's answers in flight would pass it, or when the
+   * request has ended (its client gone, or answered by its deadline): an answer built then
+   * goes to no one, so none is built.
    */
   reserveAnswer(bytes: number): boolean {
-    // Once the request has ended (its client gone, or answered by its deadline) an answer
-    // still being built goes to no one, and no release would come for it: it holds nothing.
-    if (this.answerMemory === undefined || this.ended) return true;
+    if (this.ledger.ended) return false;
+    if (this.answerMemory === undefined) return true;
     if (!this.answerMemory.reserve(this.plan, bytes)) return false;
-    this.heldBytes += bytes;
+    this.ledger.heldBytes += bytes;
     return true;
+  }
+
+  /** Give back part of what reserveAnswer held (a member's reservation it did not fill). */
+  releaseAnswer(bytes: number): void {
+    const l = this.ledger;
+    const back = Math.min(bytes, l.heldBytes);
+    if (back <= 0) return;
+    l.heldBytes -= back;
+    this.answerMemory?.release(this.plan, back);
   }
 
   /** Give back every byte this request held (its response is sent, or its client gone), for good. */
   releaseAnswers(): void {
-    this.ended = true;
-    if (this.heldBytes > 0) this.answerMemory?.release(this.plan, this.heldBytes);
-    this.heldBytes = 0;
+    const l = this.ledger;
+    l.ended = true;
+    if (l.heldBytes > 0) this.answerMemory?.release(this.plan, l.heldBytes);
+    l.heldBytes = 0;
   }
 
   /** Seconds left before the request's deadline (may be 0 or less once it has passed). */

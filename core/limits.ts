@@ -377,7 +377,7 @@ export * from './limits/open-questions.ts';
 export * from './limits/sql-executions.ts';
 export * from './limits/stream-replay.ts';
 export * from './limits/analytics-reads.ts';
-export * from './limits/rpc-batches.ts';
+export * from './limits/answer-batches.ts';
 export * from './limits/demo-data.ts';
 export * from './limits/ingest-pipeline.ts';
 export * from './limits/mcp-and-user-metrics.ts';

@@ -107,7 +107,7 @@ describe('a new operation or parameter shows on every door, from the catalog alo
   it('JSON-RPC: dispatched and validated, with the door\'s error wording', async () => {
     const methods = new RpcMethods(analytics, catalog);
     expect(methods.has('getFeeLeaders')).toBe(true);
-    expect(await methods.under(null).call('getFeeLeaders', [{ minFee: 10 }])).toEqual(['jupiter_v6']);
+    expect(await methods.call('getFeeLeaders', [{ minFee: 10 }], null)).toEqual(['jupiter_v6']);
     const check: ParamsCheck = paramsChecks([feeLeaders.rpc!]).get('getFeeLeaders')!;
     expect(refusal(() => check(feeLeaders.rpc!.schema, [{ minFee: -1 }]))).toBe('options.minFee must be at least 0 (got -1)');
     expect(refusal(() => check(feeLeaders.rpc!.schema, [{ limit: 51 }]))).toBe('options.limit must be at most 50 (got 51)');

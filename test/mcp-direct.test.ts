@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PlanAnswerMemory } from '../api/access/answer-memory.ts';
 import { McpDoor, type CallHooks } from '../api/mcp/mcp-server.ts';
+import { mcpRequestCount } from '../api/mcp/mcp-routes.ts';
 import type { ToolCaller } from '../api/mcp/mcp-tools.ts';
 import { Budget } from '../core/budget.ts';
 import { createKey } from './support/api-key.ts';
@@ -92,8 +93,7 @@ async function answer(door: McpDoor, c: Case) {
   const caller: ToolCaller = { keyId: 'mcp-direct-test', plan: budget?.plan ?? 'enterprise', budget, rateLimit: null };
   const body = JSON.parse(c.raw) as unknown;
   // As the route decides it (mcpRequestCount): only a POST of several requests is a batch.
-  const batch = Array.isArray(body) && body.length > 1;
-  const a = await door.answer({ ...headersOf(c), body }, caller, hooks, batch);
+  const a = await door.answer({ ...headersOf(c), body }, caller, hooks, mcpRequestCount(body));
   return { answer: { ...a, body: untimed(a.body) }, calls, internal, spent: budget?.spent ?? 0, held: memory.heldBy(budget?.plan ?? 'enterprise') };
 }
 
@@ -137,7 +137,7 @@ describe('through HTTP, the app\'s door answers what the reference door answers'
 });
 
 describe('a client that goes away mid-call', () => {
-  it('leaves nothing held in its plan\'s answer memory, on either door', async () => {
+  it('starts no call and leaves nothing held in its plan\'s answer memory, on either door', async () => {
     const body = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'getTransactions', arguments: { options: { limit: 20 } } } };
     for (const door of [doors.direct, doors.server]) {
       const memory = new PlanAnswerMemory();
@@ -146,14 +146,14 @@ describe('a client that goes away mid-call', () => {
       const calls: string[] = [];
       const hooks: CallHooks = { reference: 'req-gone', onInternalError: () => {}, onToolCall: (label) => calls.push(label) };
       const caller: ToolCaller = { keyId: 'mcp-direct-gone', plan: 'free', budget, rateLimit: null };
-      const answered = door.answer({ ...headersOf({ name: '', raw: '' }), body: structuredClone(body) }, caller, hooks, false);
+      const answered = door.answer({ ...headersOf({ name: '', raw: '' }), body: structuredClone(body) }, caller, hooks, 1);
       // The client goes: the edge gives back what the request held (request-budget.ts, on the response's close) while its tool still runs.
       budget.releaseAnswers();
       const a = await answered;
-      expect(JSON.parse(a.body!).result.isError).toBeUndefined();
-      // The call ran and is recorded, as for a client that stayed ...
+      // Its call had not started: it never runs (api/answers/answer-batch.ts), and is recorded as refused ...
+      expect(JSON.parse(a.body!).result).toMatchObject({ isError: true, _meta: { 'txa/error': { code: 'ERR_QUERY_TIMEOUT' } } });
       expect(calls).toEqual(['getTransactions']);
-      // ... but the answer no one will read holds nothing once its request has ended.
+      // ... and the answer no one will read holds nothing once its request has ended.
       expect(memory.heldBy('free')).toBe(0);
     }
   });
@@ -166,7 +166,7 @@ describe('a failure past the tool (its request\'s hooks throw)', () => {
       const err = Object.assign(new Error('the usage table is gone'), { code: 'ENOENT', data: { at: 'onToolCall' } });
       const hooks: CallHooks = { reference: 'req-h', onInternalError: () => {}, onToolCall: () => { throw err; } };
       const caller: ToolCaller = { keyId: 'mcp-direct-hooks', plan: 'enterprise', budget: new Budget('enterprise', 'mcp'), rateLimit: null };
-      return door.answer({ ...headersOf({ name: '', raw: '' }), body: structuredClone(body) }, caller, hooks, false);
+      return door.answer({ ...headersOf({ name: '', raw: '' }), body: structuredClone(body) }, caller, hooks, 1);
     }));
     expect(JSON.parse(answers[1]!.body!).error).toEqual({ code: -32603, message: 'the usage table is gone', data: { at: 'onToolCall' } });
     expect(answers[0]).toEqual(answers[1]);

@@ -388,7 +388,7 @@ describe('MCP door', () => {
       const calls: { label: string; error: boolean }[] = [];
       const hooks: CallHooks = { reference: 'req-1', onInternalError: () => {}, onToolCall: (label, error) => calls.push({ label, error }) };
       const post = { accept: 'application/json, text/event-stream', contentType: 'application/json', protocolVersion: '2025-06-18', body: structuredClone(body) };
-      return { answer: await door.answer(post, caller(budget), hooks, false), calls };
+      return { answer: await door.answer(post, caller(budget), hooks, 1), calls };
     };
     for (const body of bodies) {
       const want = await answer(doors.server, body, null);

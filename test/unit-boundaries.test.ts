@@ -17,7 +17,7 @@ const methods: MethodTable = {
     return params;
   },
 };
-const ctx = { reference: 'ref-1', onInternalError: () => undefined };
+const ctx = { reference: 'ref-1', onInternalError: () => undefined, budget: null };
 const answer = async (text: string) => {
   const out = await handleBody(parseRpcBody(text), methods, ctx);
   return out === undefined ? undefined : (JSON.parse(out) as unknown);

@@ -323,10 +323,11 @@ export function installAccessControl(app: FastifyInstance, access: Access): Edge
       // on one budget: its cost is shared evenly among them.
       const share = sharedSpent(spent, req.rpcOutcomes.length);
       for (const o of req.rpcOutcomes) access.usage.record(key.id, 'rpc', rpcUsageMethod(o.method), { error: o.error, rateLimited: false }, 1, share);
-    } else if (req.usageCalls !== null && reply.statusCode < 400) {
-      // MCP tool calls of one request, as a JSON-RPC batch's: the cost shared evenly.
+    } else if (req.usageCalls !== null && req.usageCalls.length > 0) {
+      // MCP tool calls of one request, as a JSON-RPC batch's: the cost shared evenly. Every call
+      // that ran is a row, whatever became of the whole answer (cut off, timed out, its client gone).
       const share = sharedSpent(spent, req.usageCalls.length);
-      for (const c of req.usageCalls) access.usage.record(key.id, iface, c.label, { error: c.error, rateLimited: false }, 1, share);
+      for (const c of req.usageCalls) access.usage.record(key.id, iface, c.label, { error: c.error || outcome.error, rateLimited: false }, 1, share);
     } else if (iface === 'rpc' && req.body !== undefined) {
       // Refused before the adapter ran (a batch over the rate limit): each call it held.
       for (const method of rpcUsageMethods(req.body)) access.usage.record(key.id, iface, method, outcome);

@@ -11,7 +11,8 @@ import {
   type CallToolRequest, type CallToolResult, type InitializeRequest, type InitializeResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { AppError, Errors } from '../../core/errors.ts';
-import { formatBytes, MCP_BATCH_CONCURRENCY, MCP_ECHO_MAX_CHARS } from '../../core/limits.ts';
+import { ANSWER_BUDGET_BYTES, formatBytes, MCP_ECHO_MAX_CHARS } from '../../core/limits.ts';
+import { AnswerBatch, type MemberOutcome } from '../answers/answer-batch.ts';
 import { resources, type Resource } from './mcp-resources.ts';
 import { McpTools, TOOL_ANNOTATIONS, type Tool, type ToolCaller, type ToolDeps } from './mcp-tools.ts';
 import { StatelessJsonTransport, type McpAnswer, type McpPost, type PlainRequest } from './mcp-transport.ts';
@@ -43,37 +44,16 @@ function toolError(err: unknown, hooks: CallHooks): CallToolResult {
   return { _meta: { 'txa/error': { code: e.kind.code, title: e.kind.title } }, content: [{ type: 'text', text: e.message }], isError: true };
 }
 
-/** The answer as tool content, if it fits the request's answer budget and the plan's answer memory. */
-function answered(text: string, caller: ToolCaller): CallToolResult {
-  const budget = caller.budget;
-  if (budget !== null) {
-    const bytes = Buffer.byteLength(text, 'utf8');
-    if (bytes > budget.answerBytes) {
-      throw new AppError(Errors.responseTooLarge, `this answer would take the response past its ${formatBytes(budget.answerBytes)} budget; ask for fewer records `
-        + '(a smaller limit, then page with paginationToken)');
-    }
-    if (!budget.reserveAnswer(bytes)) {
-      throw new AppError(Errors.rateLimited, 'the answers of this plan\'s requests in flight fill its answer memory; retry shortly, or ask for fewer records per call');
-    }
-  }
-  return { content: [{ type: 'text', text }] };
+/** A batch member's refusal (api/answers/answer-batch.ts) in the words JSON-RPC gives it. */
+function refusal(reason: 'overBudget' | 'busy' | 'ended', answerBytes: number): AppError {
+  if (reason === 'busy') return new AppError(Errors.rateLimited, 'the answers of this plan\'s requests in flight fill its answer memory; retry shortly, or ask for fewer records per call');
+  if (reason === 'ended') return new AppError(Errors.queryTimeout, 'the request ended (its client left, it ran past its time budget, or the call was cancelled) before this call ran');
+  return new AppError(Errors.responseTooLarge, `this answer would take the response past its ${formatBytes(answerBytes)} budget; ask for fewer records `
+    + '(a smaller limit, then page with paginationToken) or send fewer calls per batch');
 }
 
-/** At most `limit` of the runs given to it at a time, the others in arrival order. */
-function gate(limit: number): <T>(run: () => Promise<T>) => Promise<T> {
-  let running = 0;
-  const waiting: (() => void)[] = [];
-  return async (run) => {
-    if (running >= limit) await new Promise<void>((resolve) => waiting.push(resolve));
-    running += 1;
-    try {
-      return await run();
-    } finally {
-      running -= 1;
-      waiting.shift()?.();
-    }
-  };
-}
+/** The text of a tool's answer as the JSON-RPC answer carries it (a JSON string): what it reserves. */
+const carried = (text: string): string => JSON.stringify(text);
 
 /** A client's name as quoted back: at most MCP_ECHO_MAX_CHARS characters. */
 const echoed = (name: string): string => (name.length > MCP_ECHO_MAX_CHARS ? `${name.slice(0, MCP_ECHO_MAX_CHARS)}…` : name);
@@ -129,10 +109,12 @@ function withoutTasks(body: unknown): unknown {
 interface CallContext {
   caller: ToolCaller;
   hooks: CallHooks;
-  /** Whether the POST is a batch of several requests: only then do its calls take turns. */
+  /** Whether the POST is a batch of several requests (the direct path takes single ones only). */
   batch: boolean;
-  /** The calls of one batch share its budget and run a few at a time (made at its first call). */
-  inTurn?: <T>(run: () => Promise<T>) => Promise<T>;
+  /** Its calls' answers: reserved before they are built, a few at a time, as a JSON-RPC batch's. */
+  answers: AnswerBatch;
+  /** The door's answer budget for the whole POST. */
+  answerBytes: number;
 }
 
 /**
@@ -160,9 +142,13 @@ export class McpDoor {
   }
 
   /** The answer to one POST /mcp of `caller`. `released` as in StatelessJsonTransport.handle. */
-  async answer(post: McpPost, caller: ToolCaller, hooks: CallHooks, batch: boolean, released?: (release: () => void) => void): Promise<McpAnswer> {
+  async answer(post: McpPost, caller: ToolCaller, hooks: CallHooks, requests: number, released?: (release: () => void) => void): Promise<McpAnswer> {
     await this.connected;
-    return this.transport.handle({ ...post, body: withoutTasks(post.body) }, { caller, hooks, batch }, released);
+    // The door's answer budget, as the request's budget gives it (a bare app's: the door's own).
+    const answerBytes = caller.budget?.answerBytes ?? ANSWER_BUDGET_BYTES.mcp;
+    const answers = new AnswerBatch({ budget: caller.budget, answerBytes, members: Math.max(1, requests) });
+    const context: CallContext = { caller, hooks, batch: requests > 1, answers, answerBytes };
+    return this.transport.handle({ ...post, body: withoutTasks(post.body) }, context, released);
   }
 
   /** The context of the request a handler runs for: a handler never runs outside one. */
@@ -184,13 +170,23 @@ export class McpDoor {
     return tool === undefined ? undefined : this.callTool(tool, call!.params.arguments ?? {}, context);
   }
 
-  /** A tool's answer, or its failure as a tool error; told to the request's hooks. */
-  private async callTool(tool: Tool, args: Record<string, unknown>, { caller, hooks }: CallContext): Promise<CallToolResult> {
+  /**
+   * A tool's answer, or its failure as a tool error; told to the request's hooks. It runs as a
+   * member of the POST's batch (api/answers/answer-batch.ts): its answer bytes reserved before
+   * it is built, its statements under a budget capped at them; `cancelled` stops it before it starts.
+   */
+  private async callTool(tool: Tool, args: Record<string, unknown>, { caller, hooks, answers, answerBytes }: CallContext, cancelled?: AbortSignal): Promise<CallToolResult> {
+    let text: string | undefined;
+    const outcome: MemberOutcome = await answers.run(async (budget) => {
+      text = await tool.run(args, budget === caller.budget ? caller : { ...caller, budget });
+      return carried(text);
+    }, cancelled);
     let result: CallToolResult;
-    try {
-      result = answered(await tool.run(args, caller), caller);
-    } catch (err) {
-      result = toolError(err, hooks);
+    if ('text' in outcome) result = { content: [{ type: 'text', text: text! }] };
+    else if ('refused' in outcome) result = toolError(refusal(outcome.refused, answerBytes), hooks);
+    else {
+      const err = outcome.thrown;
+      result = toolError(err instanceof AppError && err.kind === Errors.responseTooLarge ? refusal('overBudget', answerBytes) : err, hooks);
     }
     hooks.onToolCall(tool.name, result.isError === true);
     return result;
@@ -217,10 +213,7 @@ export class McpDoor {
         context.hooks.onToolCall(UNKNOWN_TOOL, true);
         throw new McpError(ErrorCode.InvalidParams, `unknown tool "${echoed(request.params.name)}"; tools/list lists the tools`);
       }
-      const args = request.params.arguments ?? {};
-      if (!context.batch) return this.callTool(tool, args, context);
-      context.inTurn ??= gate(MCP_BATCH_CONCURRENCY);
-      return context.inTurn(() => this.callTool(tool, args, context));
+      return this.callTool(tool, request.params.arguments ?? {}, context, extra.signal);
     });
     server.setRequestHandler(ListResourcesRequestSchema.pick({ method: true }).loose(), (raw) => {
       checked(ListResourcesRequestSchema, raw);

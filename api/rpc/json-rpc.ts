@@ -3,8 +3,10 @@
 // errors for parse failures, invalid requests and unknown methods. Independent of HTTP.
 // Also the guards against hostile bodies: ids that cannot be echoed exactly, params
 // nested too deep, and answers past the response byte budget (core/limits.ts).
-import { Errors } from '../../core/errors.ts';
-import { fitsBudget, formatBytes, MAX_PARAMS_DEPTH, RPC_BATCH_CONCURRENCY, RPC_MAX_BATCH, RPC_RESPONSE_BUDGET_BYTES } from '../../core/limits.ts';
+import type { Budget } from '../../core/budget.ts';
+import { AppError, Errors } from '../../core/errors.ts';
+import { formatBytes, MAX_PARAMS_DEPTH, RPC_MAX_BATCH, RPC_RESPONSE_BUDGET_BYTES } from '../../core/limits.ts';
+import { AnswerBatch, type MemberOutcome } from '../answers/answer-batch.ts';
 import { deeperThan } from '../catalog/method-calls.ts';
 import { echoesExactly, inexactNestedNumbers, numericIdTokens } from './raw-ids.ts';
 import { invalidRequest, methodNotFound, parseError, rpcError, toRpcError, type RpcErrorObject } from './rpc-errors.ts';
@@ -20,7 +22,8 @@ export const PARSE_FAILED: { readonly parseFailed: true } = Object.freeze({ pars
 
 export interface MethodTable {
   has(name: string): boolean;
-  call(name: string, params: readonly unknown[]): Promise<unknown>;
+  /** Run `name` with every statement under `budget` (a call's own: its answer capped at what it reserved). */
+  call(name: string, params: readonly unknown[], budget: Budget | null): Promise<unknown>;
 }
 
 export interface CallContext {
@@ -34,9 +37,9 @@ export interface CallContext {
    *  get none): the call's method as sent (undefined without one) and whether the answer is
    *  an error. Usage records are kept from this (api/access/access-control.ts). */
   onAnswer?(method: string | undefined, error: boolean): void;
-  /** Hold an answer's bytes in its plan's answer memory (core/budget.ts) until the response is
-   *  sent; false when the plan's answers in flight already fill it (the call then answers busy). */
-  reserveAnswer?(bytes: number): boolean;
+  /** The request's budget: every call runs under it, its answer bytes reserved before it is
+   *  built (api/answers/answer-batch.ts); null on a bare app without access control. */
+  budget: Budget | null;
 }
 
 const fail = (id: JsonRpcId, error: RpcErrorObject): RpcResponse => ({ jsonrpc: '2.0', id, error });
@@ -156,35 +159,34 @@ function envelope(body: RpcBody, at: number, methods: MethodTable): { answer: Rp
   return { run: { id, method: call.method, params } };
 }
 
-async function run(r: Runnable, methods: MethodTable, ctx: CallContext): Promise<RpcResponse> {
-  try {
-    return { jsonrpc: '2.0', id: r.id, result: await methods.call(r.method, Array.isArray(r.params) ? r.params : []) };
-  } catch (err) {
-    const mapped = toRpcError(err, ctx.reference);
-    if (mapped.internal) ctx.onInternalError(err, ctx.reference);
-    return fail(r.id, mapped.error);
-  }
+/** A call's answer text, built under its own budget; what it throws goes to the batch executor. */
+async function callText(r: Runnable, methods: MethodTable, budget: Budget | null): Promise<string> {
+  const result = await methods.call(r.method, Array.isArray(r.params) ? r.params : [], budget);
+  return JSON.stringify({ jsonrpc: '2.0', id: r.id, result });
 }
 
 const busy = (id: JsonRpcId): string => JSON.stringify(fail(id, rpcError(Errors.rateLimited,
   'the answers of this plan\'s requests in flight fill its answer memory; retry shortly, or ask for fewer records per call')));
 
-/** The call's text, or the busy error when its plan's answer memory cannot hold it. */
-const held = (text: string, id: JsonRpcId, ctx: CallContext): string =>
-  ctx.reserveAnswer === undefined || ctx.reserveAnswer(Buffer.byteLength(text, 'utf8')) ? text : busy(id);
-
 const overBudget = (id: JsonRpcId, budget: number): string => JSON.stringify(fail(id, rpcError(Errors.responseTooLarge,
   `this answer would take the response past its ${formatBytes(budget)} budget; ask for fewer records `
   + '(a smaller limit, then page with paginationToken) or send fewer calls per batch')));
 
-/** One answer of a batch. */
-interface Answered {
-  /** Its JSON text; '' for a call not run because the budget was already used up. */
-  text: string;
-  id: JsonRpcId;
-  /** It passed the envelope checks, so past the budget it gets the budget error instead. */
-  runnable: boolean;
-  error: boolean;
+const ended = (id: JsonRpcId): string => JSON.stringify(fail(id, rpcError(Errors.queryTimeout,
+  'the request ended (its client left, or it ran past its time budget) before this call ran')));
+
+/** A call's outcome from the batch executor as its JSON-RPC answer text, and whether it is an error. */
+function worded(o: MemberOutcome, r: Runnable, budget: number, ctx: CallContext): { text: string; error: boolean } {
+  if ('text' in o) return { text: o.text, error: false };
+  if ('refused' in o) {
+    const text = o.refused === 'busy' ? busy(r.id) : o.refused === 'overBudget' ? overBudget(r.id, budget) : ended(r.id);
+    return { text, error: true };
+  }
+  // Too large with all the batch had left: worded as the budget it passed.
+  if (o.thrown instanceof AppError && o.thrown.kind === Errors.responseTooLarge) return { text: overBudget(r.id, budget), error: true };
+  const mapped = toRpcError(o.thrown, ctx.reference);
+  if (mapped.internal) ctx.onInternalError(o.thrown, ctx.reference);
+  return { text: JSON.stringify(fail(r.id, mapped.error)), error: true };
 }
 
 /**
@@ -201,67 +203,28 @@ export async function handleBody(parsed: RpcBody, methods: MethodTable, ctx: Cal
     ctx.onAnswer?.(undefined, true);
     return JSON.stringify(fail(null, parseError('the request body is not valid JSON')));
   }
-  if (!Array.isArray(body)) {
-    const e = envelope(parsed, 0, methods);
-    if ('answer' in e) {
-      if (e.answer !== undefined) ctx.onAnswer?.(methodOf(body), true);
-      return e.answer === undefined ? undefined : JSON.stringify(e.answer);
-    }
-    const response = await run(e.run, methods, ctx);
-    const text = JSON.stringify(response);
-    const fits = fitsBudget(text, budget);
-    const answer = fits ? held(text, e.run.id, ctx) : overBudget(e.run.id, budget);
-    ctx.onAnswer?.(e.run.method, answer !== text || 'error' in response);
-    return answer;
+  const calls = Array.isArray(body) ? body : [body];
+  if (Array.isArray(body) && (body.length === 0 || body.length > RPC_MAX_BATCH)) {
+    ctx.onAnswer?.(undefined, true);
+    return JSON.stringify(fail(null, invalidRequest(body.length === 0
+      ? 'a batch must hold at least one request'
+      : `a batch may hold at most ${RPC_MAX_BATCH} requests; this one holds ${body.length}`)));
   }
-  if (body.length === 0 || body.length > RPC_MAX_BATCH) ctx.onAnswer?.(undefined, true);
-  if (body.length === 0) return JSON.stringify(fail(null, invalidRequest('a batch must hold at least one request')));
-  if (body.length > RPC_MAX_BATCH) {
-    return JSON.stringify(fail(null, invalidRequest(`a batch may hold at most ${RPC_MAX_BATCH} requests; this one holds ${body.length}`)));
-  }
-
-  const answers: (Answered | undefined)[] = new Array(body.length);
-  // Bytes of the answers finished so far. They all precede the next call to start, so once
-  // they pass the budget no later call can fit: it is not run (its answer would be dropped).
-  let finishedBytes = 2;
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < body.length) {
-      const i = next++;
-      const e = envelope(parsed, i, methods);
-      if ('answer' in e) {
-        answers[i] = e.answer === undefined ? undefined : { text: JSON.stringify(e.answer), id: e.answer.id, runnable: false, error: true };
-      } else if (finishedBytes > budget) {
-        answers[i] = { text: '', id: e.run.id, runnable: true, error: true };
-      } else {
-        const response = await run(e.run, methods, ctx);
-        const raw = JSON.stringify(response);
-        const text = held(raw, e.run.id, ctx);
-        answers[i] = { text, id: e.run.id, runnable: true, error: text !== raw || 'error' in response };
-        finishedBytes += Buffer.byteLength(text, 'utf8') + 1;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(RPC_BATCH_CONCURRENCY, body.length) }, worker));
-
-  // In request order: keep answers while the running total fits, then budget errors.
+  // Every call, a lone one too, runs through the batch executor: its answer bytes reserved
+  // against the budget before it is built, and none started once the request has ended.
+  const batch = new AnswerBatch({ budget: ctx.budget, answerBytes: budget, members: calls.length });
+  const answers = await Promise.all(calls.map(async (_, i): Promise<{ text: string; error: boolean } | undefined> => {
+    const e = envelope(parsed, i, methods);
+    if ('answer' in e) return e.answer === undefined ? undefined : { text: JSON.stringify(e.answer), error: true };
+    const r = e.run;
+    return worded(await batch.run((b) => callText(r, methods, b)), r, budget, ctx);
+  }));
   const out: string[] = [];
-  let used = 2; // the brackets
-  let exhausted = false;
-  for (const [i, a] of answers.entries()) {
-    if (a === undefined) continue;
-    let text = a.text;
-    let error = a.error;
-    const bytes = text === '' ? Infinity : Buffer.byteLength(text, 'utf8') + 1;
-    if (a.runnable && (exhausted || used + bytes > budget)) {
-      exhausted = true;
-      text = overBudget(a.id, budget);
-      error = true;
-    } else {
-      used += bytes;
-    }
-    ctx.onAnswer?.(methodOf(body[i]), error);
-    out.push(text);
-  }
+  answers.forEach((a, i) => {
+    if (a === undefined) return;
+    ctx.onAnswer?.(methodOf(calls[i]), a.error);
+    out.push(a.text);
+  });
+  if (!Array.isArray(body)) return out[0];
   return out.length === 0 ? undefined : `[${out.join(',')}]`;
 }

@@ -31,42 +31,26 @@ export class RpcMethods {
     return name === RPC_DISCOVER || this.methods.has(name);
   }
 
-  /** The table for one request: every method asks the analytics layer under `budget` (null: refused). */
-  under(budget: Budget | null): MethodTable {
-    return new RequestMethods(this, this.analytics.under(budget));
-  }
-
-  /** Run `name` on the request's view of the analytics layer. */
-  async call(analytics: Analytics, name: string, params: readonly unknown[]): Promise<unknown> {
-    if (name !== RPC_DISCOVER) return this.methods.call(analytics, name, params);
+  /** Run `name` with every statement under `budget` (null: refused, as on an open route). */
+  async call(name: string, params: readonly unknown[], budget: Budget | null): Promise<unknown> {
+    if (name !== RPC_DISCOVER) return this.methods.call(this.analytics.under(budget), name, params);
     if (params.length > 0) throw new AppError(Errors.invalidParams, `${RPC_DISCOVER} takes no parameters`, { field: 'params' });
     return this.openRpc;
   }
 }
 
-// One request's method table and call context: objects with methods, not closures made per
-// request (every call of the cheapest methods pays for each closure it makes).
-class RequestMethods implements MethodTable {
-  constructor(private readonly methods: RpcMethods, private readonly analytics: Analytics) {}
-
-  has(name: string): boolean {
-    return this.methods.has(name);
-  }
-
-  call(name: string, params: readonly unknown[]): Promise<unknown> {
-    return this.methods.call(this.analytics, name, params);
-  }
-}
-
 /** What one request's calls report: internal errors to its log, each answer's method and
- *  outcome to the usage records (access control's onResponse reads req.rpcOutcomes), and
- *  answer bytes to its plan's answer memory. */
+ *  outcome to the usage records (access control's onResponse reads req.rpcOutcomes); its
+ *  budget, under which every call runs and reserves its answer bytes. */
 class RequestContext implements CallContext {
   readonly reference: string;
   readonly outcomes: { method: string | undefined; error: boolean }[] = [];
 
+  readonly budget: Budget | null;
+
   constructor(private readonly req: FastifyRequest, readonly budgetBytes: number | undefined) {
     this.reference = req.id;
+    this.budget = req.budget;
   }
 
   onInternalError(err: unknown, reference: string): void {
@@ -75,11 +59,6 @@ class RequestContext implements CallContext {
 
   onAnswer(method: string | undefined, error: boolean): void {
     this.outcomes.push({ method, error });
-  }
-
-  /** The plan's answer memory (core/budget.ts); a bare app without the access hooks has no budget. */
-  reserveAnswer(bytes: number): boolean {
-    return this.req.budget?.reserveAnswer(bytes) ?? true;
   }
 }
 
@@ -125,7 +104,9 @@ export async function rpcRoutes(app: FastifyInstance, opts: RpcRouteOptions): Pr
     const body = req.rpcBody ?? unparsedBody();
     const ctx = new RequestContext(req, opts.responseBudgetBytes);
     req.rpcOutcomes = ctx.outcomes;
-    const answer = await handleBody(body, methods.under(req.budget), ctx);
+    const answer = await handleBody(body, methods, ctx);
+    // Answered by its deadline meanwhile (request-budget.ts): one reply per request.
+    if (reply.sent) return reply;
     if (answer === undefined) return reply.code(204).send();
     return reply.code(200).header('content-type', 'application/json; charset=utf-8').send(answer);
   });

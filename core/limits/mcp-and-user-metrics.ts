@@ -7,9 +7,6 @@ const MiB = 1024 * 1024;
 /** POST /mcp: bytes of one request body (a tool call's arguments are small; run_sql carries
  *  at most SQL_MAX_LENGTH characters of query, JSON-escaped). */
 export const MCP_BODY_LIMIT_BYTES = 1 * MiB;
-/** POST /mcp: tool calls of one JSON-RPC batch run at most this many at a time (the SDK
- *  starts them all at once), as a JSON-RPC batch's calls do, so one request cannot hog the engine. */
-export const MCP_BATCH_CONCURRENCY = 4;
 /** MCP get_usage: how far back the key's usage is summed, in hours. */
 export const MCP_USAGE_HOURS = 24;
 /** GET /v1/metrics: the windows of its gauges (label `window`), in seconds. */
