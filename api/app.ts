@@ -6,7 +6,7 @@ import { redactUrl } from '../core/logger.ts';
 import { installAccessControl, setRateLimitHeaders } from './access/access-control.ts';
 import { installMethodNotAllowed, learnRoutes } from './access/allowed-methods.ts';
 import { installCors } from './access/cors.ts';
-import { answerBudgetStep, installRequestBudget } from './access/request-budget.ts';
+import { answerBudgetStep, answeringStep, installRequestBudget } from './access/request-budget.ts';
 import { answerStatsStep } from './access/answer-stats.ts';
 import { executionRoutes } from './exports/execution-routes.ts';
 import { clientErrorHandler, httpServerOptions, installProtocolChecks, uriTooLong } from './access/http-protocol.ts';
@@ -147,6 +147,8 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   const cachingStep = installAnswerCaching(app, () => `${deps.analytics.answersVersion()}.${deps.freshness.current().ingestedAtMs ?? 0}`);
   // The answer edge: one onSend pass (api/answers/answer-edge.ts), its steps in this order.
   installAnswerEdge(app, [
+    // The answer is on its way: the request's deadline no longer sends one of its own.
+    answeringStep,
     // X-RateLimit-*; the in-flight slot may go once the response ends.
     accessStep,
     // The door's byte budget, a backstop behind each door's own check.

@@ -153,14 +153,81 @@ describe('the door\'s stateless transport answers as the SDK\'s transport does',
     expect(got).toEqual(want);
   });
 
-  it('a cancellation in one POST never reaches a request of another POST under the same id', async () => {
+  it('a cancellation never reaches a request of another sender under the same id', async () => {
     // Sent together, the cancellation is handled before the call's handler would run: were it
     // to reach the call (whose own id on a new transport is also 1), the call would never be answered.
-    const answer = await ours();
+    const transport = new StatelessJsonTransport<string>((sender) => sender);
+    const s = server();
+    await s.connect(transport);
+    transport.handRequestsTo(s);
+    const answer = (p: Post, sender: string) => transport.handle({ accept: p.accept, contentType: p.contentType, protocolVersion: p.protocolVersion, body: p.body }, sender);
     const cancel = post({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } });
-    const [called, cancelled] = await Promise.all([answer(post(call(1))), answer(cancel)]);
+    const [called, cancelled] = await Promise.all([answer(post(call(1)), 'a'), answer(cancel, 'b')]);
     expect(called).toEqual(await sdkAnswer(post(call(1))));
     expect(cancelled).toEqual({ status: 202, headers: {}, body: undefined });
+  });
+
+  describe('a cancellation of its sender stops a call and ends its POST at once (the SDK\'s transport waits for the call forever)', () => {
+    /** A transport whose tool waits until its signal aborts (or for good): what ran, and what was aborted. */
+    async function slow(route: 'straight' | 'answered') {
+      const started: number[] = [];
+      const aborted: number[] = [];
+      const run = (n: number, signal: AbortSignal) => new Promise<Record<string, unknown>>((resolve) => {
+        started.push(n);
+        const stop = () => {
+          aborted.push(n);
+          resolve({ content: [{ type: 'text', text: 'stopped' }] });
+        };
+        if (signal.aborted) stop();
+        else signal.addEventListener('abort', stop, { once: true });
+        if (n === 0) resolve({ content: [{ type: 'text', text: 'quick' }] });
+      });
+      const s = new Server({ name: 'transport-test', version: '1.0.0' }, { capabilities: { tools: {} } });
+      s.setRequestHandler(CallToolRequestSchema, (request, extra) => run(Number((request.params.arguments as { n: number }).n), extra.signal));
+      const transport = new StatelessJsonTransport<string>((sender) => sender);
+      await s.connect(transport);
+      transport.handRequestsTo(s);
+      if (route === 'answered') transport.answerDirectly((request, _sender, signal) => run(Number((request.params!.arguments as { n: number }).n), signal));
+      const answer = (p: Post, sender = 'k') => transport.handle({ accept: p.accept, contentType: p.contentType, protocolVersion: p.protocolVersion, body: p.body }, sender);
+      return { answer, started, aborted };
+    }
+    const cancelOf = (requestId: unknown) => ({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId } });
+
+    it('in the same POST, after its call: the POST answers 202 and the call\'s signal aborts', async () => {
+      const t = await slow('straight');
+      expect(await t.answer(post([call(1, { n: 5 }), cancelOf(1)]))).toEqual({ status: 202, headers: {}, body: undefined });
+      expect(t.aborted).toEqual([5]);
+    });
+
+    it('in the same POST, before its call: the call is never handed to the Server', async () => {
+      const t = await slow('straight');
+      expect(await t.answer(post([cancelOf(1), call(1, { n: 5 })]))).toEqual({ status: 202, headers: {}, body: undefined });
+      expect(t.started).toEqual([]);
+    });
+
+    it('in the same POST, beside another call: the POST answers the other call alone', async () => {
+      const t = await slow('straight');
+      const got = await t.answer(post([call(1, { n: 5 }), call(2, { n: 0 }), cancelOf(1)]));
+      expect(got.status).toBe(200);
+      expect(JSON.parse(got.body!)).toEqual({ jsonrpc: '2.0', id: 2, result: { content: [{ type: 'text', text: 'quick' }] } });
+    });
+
+    for (const route of ['straight', 'answered'] as const) {
+      it(`in a later POST (${route === 'straight' ? 'through the Server' : 'a call the door answers itself'}): the running call aborts and its POST answers 202`, async () => {
+        const t = await slow(route);
+        const pending = t.answer(post(route === 'straight' ? [call(9, { n: 9 }), call(1, { n: 0 })] : call(9, { n: 9 })));
+        await new Promise((resolve) => setImmediate(resolve));
+        expect(t.started).toContain(9);
+        // Another sender's cancellation of the same id reaches nothing.
+        expect(await t.answer(post(cancelOf(9)), 'other')).toEqual({ status: 202, headers: {}, body: undefined });
+        expect(t.aborted).toEqual([]);
+        expect(await t.answer(post(cancelOf(9)))).toEqual({ status: 202, headers: {}, body: undefined });
+        const got = await pending;
+        expect(t.aborted).toEqual([9]);
+        if (route === 'answered') expect(got).toEqual({ status: 202, headers: {}, body: undefined });
+        else expect(JSON.parse(got.body!)).toEqual({ jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: 'quick' }] } });
+      });
+    }
   });
 
   it('a batch that reuses an id is answered as the SDK answers it, but only once every request of it has run', async () => {

@@ -49,7 +49,9 @@ function answerByDeadline(budget: Budget, reply: FastifyReply): void {
     return;
   }
   const timer = setTimeout(() => {
-    if (reply.sent || reply.raw.headersSent) return;
+    // Its answer is already on its way out (the edge runs it): a second reply would mix this
+    // one's status with that one's body. One reply per request.
+    if (reply.sent || reply.raw.headersSent || answering.has(reply)) return;
     reply.log.error({ door: budget.door }, 'a request passed its wall time unanswered; answered with the time-out');
     void reply.send(new AppError(Errors.queryTimeout, `the request ran past its ${Math.round((budget.deadline - budget.start) / 1000)} s time budget and was abandoned; ask for less`));
   }, budget.deadline - Date.now() + REQUEST_DEADLINE_GRACE_MS);
@@ -60,6 +62,15 @@ function answerByDeadline(budget: Budget, reply: FastifyReply): void {
     budget.releaseAnswers();
   });
 }
+
+/** Replies whose answer has reached the edge: the deadline's time-out no longer replaces it. */
+const answering = new WeakSet<FastifyReply>();
+
+/** The answer edge's first step (answer-edge.ts): the reply is answering, so its deadline sends nothing more. */
+export const answeringStep: EdgeStep = (_req, reply, payload) => {
+  answering.add(reply);
+  return payload;
+};
 
 /** The operator's budget (the highest plan's figures, no answer budget) for a request that passed the operator token. */
 export function grantOperatorBudget(req: FastifyRequest): void {

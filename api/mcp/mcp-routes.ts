@@ -103,7 +103,7 @@ export async function mcpRoutes(app: FastifyInstance, opts: ToolDeps): Promise<v
     const protocolCount = calls.length;
     req.usageCalls = calls;
     const post = { accept: header(req, 'accept'), contentType: header(req, 'content-type'), protocolVersion: header(req, 'mcp-protocol-version'), body: req.body };
-    const answer = await door.answer(post, caller, new RequestHooks(req, calls), requests, (release) => reply.raw.once('close', release));
+    const answer = await door.answer(post, caller, new RequestHooks(req, calls), requests);
     // A tool call the SDK refused before any handler ran (params of the wrong shape) told no
     // one: it still counted against the rate limit, so it is recorded, as an invalid call.
     for (let unheard = toolCallCount(req.body) - (calls.length - protocolCount); unheard > 0; unheard--) calls.push({ label: INVALID_TOOL_CALL, error: true });

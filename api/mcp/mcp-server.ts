@@ -127,28 +127,31 @@ interface CallContext {
 export class McpDoor {
   readonly tools: McpTools;
   readonly resources: readonly Resource[];
-  private readonly transport = new StatelessJsonTransport<CallContext>();
+  private readonly transport = new StatelessJsonTransport<CallContext>((context) => context.caller.keyId);
   private readonly connected: Promise<void>;
 
   /** `direct`: answer the common tool call past the SDK's protocol (off only to compare the two). */
   constructor(deps: ToolDeps, private readonly version: string, direct = true) {
     this.tools = new McpTools(deps);
     this.resources = resources(deps);
-    if (direct) this.transport.answerDirectly((request, context) => this.direct(request, context));
+    if (direct) this.transport.answerDirectly((request, context, cancelled) => this.direct(request, context, cancelled));
     const server = this.server();
     // Requests go straight to the protocol's request handling (mcp-transport.ts, handRequestsTo):
     // its type guards cost a cheap call a tenth of its throughput at 50 connections (bench/RESULTS.md).
     this.connected = server.connect(this.transport).then(() => void this.transport.handRequestsTo(server));
   }
 
-  /** The answer to one POST /mcp of `caller`. `released` as in StatelessJsonTransport.handle. */
-  async answer(post: McpPost, caller: ToolCaller, hooks: CallHooks, requests: number, released?: (release: () => void) => void): Promise<McpAnswer> {
+  /**
+   * The answer to one POST /mcp of `caller`, holding `requests` JSON-RPC requests. Once its
+   * client is gone (its budget ended) no call of it starts, so it ends soon by itself.
+   */
+  async answer(post: McpPost, caller: ToolCaller, hooks: CallHooks, requests: number): Promise<McpAnswer> {
     await this.connected;
     // The door's answer budget, as the request's budget gives it (a bare app's: the door's own).
     const answerBytes = caller.budget?.answerBytes ?? ANSWER_BUDGET_BYTES.mcp;
     const answers = new AnswerBatch({ budget: caller.budget, answerBytes, members: Math.max(1, requests) });
     const context: CallContext = { caller, hooks, batch: requests > 1, answers, answerBytes };
-    return this.transport.handle({ ...post, body: withoutTasks(post.body) }, context, released);
+    return this.transport.handle({ ...post, body: withoutTasks(post.body) }, context);
   }
 
   /** The context of the request a handler runs for: a handler never runs outside one. */
@@ -163,11 +166,11 @@ export class McpDoor {
    * result the Server's handler gives it, past the SDK's per-request machinery
    * (mcp-transport.ts, answerDirectly); anything else, undefined: the Server answers it.
    */
-  private direct(request: PlainRequest, context: CallContext): Promise<CallToolResult> | undefined {
+  private direct(request: PlainRequest, context: CallContext, cancelled: AbortSignal): Promise<CallToolResult> | undefined {
     if (request.method !== 'tools/call' || context.batch) return undefined;
     const call = plainToolCall(request);
     const tool = call === undefined ? undefined : this.tools.get(call.params.name);
-    return tool === undefined ? undefined : this.callTool(tool, call!.params.arguments ?? {}, context);
+    return tool === undefined ? undefined : this.callTool(tool, call!.params.arguments ?? {}, context, cancelled);
   }
 
   /**

@@ -54,6 +54,9 @@ interface Exchange<C> {
 
 interface Pending<C> { exchange: Exchange<C>; original: RequestId }
 
+/** A request answered by the door itself (answerDirectly), while it runs: cancelled through its controller. */
+interface DirectRun { owner: string; original: RequestId; abort: AbortController }
+
 /** A single request exactly as the SDK's JSONRPCMessageSchema takes it unchanged (see plainRequest). */
 export interface PlainRequest { jsonrpc: '2.0'; id: string | number; method: string; params?: Record<string, unknown> }
 
@@ -61,7 +64,10 @@ export interface PlainRequest { jsonrpc: '2.0'; id: string | number; method: str
  * What the door answers itself, past the SDK's protocol: a result, or undefined to leave the
  * request to the Server. A rejection is worded as the SDK's protocol words a handler's throw.
  */
-export type DirectAnswer<C> = (request: PlainRequest, context: C) => Promise<Record<string, unknown>> | undefined;
+export type DirectAnswer<C> = (request: PlainRequest, context: C, cancelled: AbortSignal) => Promise<Record<string, unknown>> | undefined;
+
+/** Whose requests a context carries (an API key): a cancellation names only its own sender's requests. */
+export type OwnerOf<C> = (context: C) => string;
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
 
@@ -105,6 +111,11 @@ export class StatelessJsonTransport<C> implements Transport {
   private request?: (message: JSONRPCMessage, extra: MessageExtraInfo) => void;
   /** Requests the door answers itself (answerDirectly). */
   private direct?: DirectAnswer<C>;
+  /** Requests the door answers itself, while they run. */
+  private readonly directRuns = new Set<DirectRun>();
+
+  /** `ownerOf`: whose requests a context carries, so a later POST of the same sender can cancel them. */
+  constructor(private readonly ownerOf: OwnerOf<C> = () => '') {}
 
   /**
    * Lets the door answer single plain requests itself (a POST of one plain request, after the
@@ -145,11 +156,8 @@ export class StatelessJsonTransport<C> implements Transport {
     return typeof id === 'number' ? this.pending.get(id)?.exchange.context : undefined;
   }
 
-  /**
-   * Answers one POST, in the SDK transport's order of checks (handlePostRequest). `released`,
-   * if given, ends a request still waiting (its client went away) so nothing of it stays.
-   */
-  async handle(post: McpPost, context: C, released?: (release: () => void) => void): Promise<McpAnswer> {
+  /** Answers one POST, in the SDK transport's order of checks (handlePostRequest). */
+  async handle(post: McpPost, context: C): Promise<McpAnswer> {
     try {
       const accept = post.accept;
       if (!accept?.includes('application/json') || !accept.includes('text/event-stream')) {
@@ -178,9 +186,13 @@ export class StatelessJsonTransport<C> implements Transport {
         if (refused !== undefined) return refused;
       }
       if (!messages.some(isRequest)) {
-        // Notifications and responses only: 202, no body. A cancellation can only name a request
-        // of its own POST, and this one has none: it cancels nothing, as with the SDK's transport.
-        for (const m of messages) if (!this.isCancellation(m)) this.onmessage?.(m, {});
+        // Notifications and responses only: 202, no body. A cancellation names a request of an
+        // earlier POST of the same sender still running: it stops it, and that POST answers
+        // without it (the SDK's transport could only let it run to the end of its time).
+        for (const m of messages) {
+          if (this.isCancellation(m)) this.cancelEarlier(this.ownerOf(context), m.params.requestId);
+          else this.onmessage?.(m, {});
+        }
         return { status: 202, headers: {}, body: undefined };
       }
       return await new Promise<McpAnswer>((resolve) => {
@@ -198,11 +210,12 @@ export class StatelessJsonTransport<C> implements Transport {
           if (this.isCancellation(m)) {
             // The Server ignores a falsy requestId (0, ''): so must ours, which never is.
             const named = m.params.requestId ? this.lastOwnId(exchange, m.params.requestId) : undefined;
-            if (named === undefined) continue;
-            m.params.requestId = named;
-            // A cancelled request is never answered (the SDK's transport waits on): end it when its client goes.
-            released?.(() => this.end(exchange));
+            if (named === undefined) this.cancelEarlier(this.ownerOf(context), m.params.requestId);
+            else this.cancel(named);
+            continue;
           }
+          // Cancelled before it was handed over (its cancellation came first): never run.
+          if (isRequest(m) && !this.pending.has(m.id as number)) continue;
           if (this.request !== undefined && isRequest(m)) this.request(m, {});
           else this.onmessage?.(m, {});
         }
@@ -234,10 +247,38 @@ export class StatelessJsonTransport<C> implements Transport {
     }
     // The SDK's transport answers once every distinct id is answered, leaving later requests of a
     // reused id running after the POST (and its in-flight slot) ended: this door waits for them.
-    if (exchange.open > 0 || exchange.answers.size < exchange.ids.length) return;
+    if (exchange.open === 0) this.finish(exchange);
+  }
+
+  /** Every request of the POST is answered or cancelled: its answer (202 when every one was cancelled). */
+  private finish(exchange: Exchange<C>): void {
     this.end(exchange);
-    const answers = exchange.ids.map((id) => exchange.answers.get(id));
-    exchange.resolve({ status: 200, headers: { ...JSON_HEADERS }, body: JSON.stringify(answers.length === 1 ? answers[0] : answers) });
+    const answers = exchange.ids.filter((id) => exchange.answers.has(id)).map((id) => exchange.answers.get(id));
+    if (answers.length === 0) exchange.resolve({ status: 202, headers: {}, body: undefined });
+    else exchange.resolve({ status: 200, headers: { ...JSON_HEADERS }, body: JSON.stringify(answers.length === 1 ? answers[0] : answers) });
+  }
+
+  /**
+   * Cancel the request under our id `id`: the Server's handler is told (its signal aborts, and
+   * the protocol sends no answer for it, as MCP asks), and its POST no longer waits for it.
+   */
+  private cancel(id: number): void {
+    const pending = this.pending.get(id);
+    if (pending === undefined) return;
+    this.onmessage?.({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id } } as JSONRPCMessage, {});
+    this.pending.delete(id);
+    const { exchange } = pending;
+    exchange.open -= 1;
+    if (exchange.open === 0) this.finish(exchange);
+  }
+
+  /** Cancel `original`, the last request of that id that `owner` has running in another POST. */
+  private cancelEarlier(owner: string, original: RequestId): void {
+    if (!original) return;
+    for (const run of this.directRuns) if (run.owner === owner && run.original === original) run.abort.abort();
+    let last: number | undefined;
+    for (const [id, p] of this.pending) if (p.original === original && this.ownerOf(p.exchange.context) === owner) last = id;
+    if (last !== undefined) this.cancel(last);
   }
 
   /** The refusal of an unsupported MCP-Protocol-Version header (absent is accepted), as the SDK's transport answers it. */
@@ -248,10 +289,15 @@ export class StatelessJsonTransport<C> implements Transport {
 
   /** The door's own answer to `request`, enveloped as the SDK's protocol envelopes a handler's result or throw; undefined if the door leaves it to the Server. */
   private answerDirect(request: PlainRequest, context: C): Promise<McpAnswer> | undefined {
-    const result = this.direct?.(request, context);
+    const run: DirectRun = { owner: this.ownerOf(context), original: request.id, abort: new AbortController() };
+    const result = this.direct?.(request, context, run.abort.signal);
     if (result === undefined) return undefined;
+    this.directRuns.add(run);
     const { id } = request;
-    return result.then(
+    // Cancelled (by a later POST of its sender): answered at once with no body, as a request
+    // whose answer MCP says is not sent; what still runs of it is dropped when it ends.
+    const cancelled = new Promise<McpAnswer>((resolve) => run.abort.signal.addEventListener('abort', () => resolve({ status: 202, headers: {}, body: undefined }), { once: true }));
+    const answered = result.then(
       (r) => ({ status: 200, headers: { ...JSON_HEADERS }, body: JSON.stringify({ result: r, jsonrpc: '2.0', id }) }),
       (error: { code?: unknown; message?: unknown; data?: unknown }) => ({
         status: 200,
@@ -261,6 +307,7 @@ export class StatelessJsonTransport<C> implements Transport {
           error: { code: Number.isSafeInteger(error.code) ? error.code : -32603, message: error.message ?? 'Internal error', ...(error.data !== undefined && { data: error.data }) },
         }),
       }));
+    return Promise.race([answered, cancelled]).finally(() => this.directRuns.delete(run));
   }
 
   /** Our id of the last request of `exchange` sent under `original` (the one the SDK's protocol would cancel). */
