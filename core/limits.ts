@@ -245,6 +245,14 @@ export const ANSWER_CHUNK_BYTES = 64 * 1024;
 // ---- One request budget (core/budget.ts): what differs by door ------------------------------
 // Plan figures (rows read, join rows, memory) are in core/plans.ts; these are per door.
 
+/**
+ * An MCP tool's answer is JSON text carried inside a JSON string: escaping doubles at most each
+ * character (a quote or a backslash; the text has no raw control characters), so the door's
+ * wire budget is this many times its content budget, and a batch reserves content bytes, as
+ * JSON-RPC does: the same batch refuses the same members on both doors.
+ */
+export const MCP_CARRY_FACTOR = 2;
+
 /** The doors a request can come through; each has its answer budget and wall time. */
 export const DOORS = ['rpc', 'rest', 'sql', 'graphql', 'mcp', 'stream', 'export', 'download', 'operator'] as const;
 export type Door = (typeof DOORS)[number];
@@ -259,8 +267,10 @@ export const ANSWER_BUDGET_BYTES: Readonly<Record<Door, number>> = Object.freeze
   rest: REST_RESPONSE_BUDGET_BYTES,
   sql: SQL_RESPONSE_BUDGET_BYTES,
   graphql: GRAPHQL_RESPONSE_BUDGET_BYTES,
-  // An MCP tool call answers what its JSON-RPC method (or run_sql, what /v1/query) answers.
-  mcp: Math.max(RPC_RESPONSE_BUDGET_BYTES, SQL_RESPONSE_BUDGET_BYTES),
+  // An MCP tool call answers what its JSON-RPC method (or run_sql, what /v1/query) answers,
+  // carried as a JSON string: its content has JSON-RPC's budget, its bytes on the wire up to
+  // MCP_CARRY_FACTOR times that.
+  mcp: MCP_CARRY_FACTOR * Math.max(RPC_RESPONSE_BUDGET_BYTES, SQL_RESPONSE_BUDGET_BYTES),
   stream: Infinity,
   export: Infinity,
   download: Infinity,

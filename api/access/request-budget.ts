@@ -20,11 +20,16 @@ declare module 'fastify' {
     /** The request's budget once authenticated (a key's plan, or the operator's); null before and on open routes. */
     budget: Budget | null;
   }
+  interface FastifyReply {
+    /** Its answer has reached the edge: the deadline's time-out no longer replaces it. */
+    answering: boolean;
+  }
 }
 
 /** Every request starts without a budget (so an open route reaches nothing); the answer bytes it held go back when its response ends. */
 export function installRequestBudget(app: FastifyInstance): void {
   app.decorateRequest('budget', null);
+  app.decorateReply('answering', false);
 }
 
 /** Give `req` the budget of `plan` at its door; every statement it causes from now on runs under it. */
@@ -51,7 +56,7 @@ function answerByDeadline(budget: Budget, reply: FastifyReply): void {
   const timer = setTimeout(() => {
     // Its answer is already on its way out (the edge runs it): a second reply would mix this
     // one's status with that one's body. One reply per request.
-    if (reply.sent || reply.raw.headersSent || answering.has(reply)) return;
+    if (reply.sent || reply.raw.headersSent || reply.answering) return;
     reply.log.error({ door: budget.door }, 'a request passed its wall time unanswered; answered with the time-out');
     void reply.send(new AppError(Errors.queryTimeout, `the request ran past its ${Math.round((budget.deadline - budget.start) / 1000)} s time budget and was abandoned; ask for less`));
   }, budget.deadline - Date.now() + REQUEST_DEADLINE_GRACE_MS);
@@ -63,12 +68,9 @@ function answerByDeadline(budget: Budget, reply: FastifyReply): void {
   });
 }
 
-/** Replies whose answer has reached the edge: the deadline's time-out no longer replaces it. */
-const answering = new WeakSet<FastifyReply>();
-
 /** The answer edge's first step (answer-edge.ts): the reply is answering, so its deadline sends nothing more. */
 export const answeringStep: EdgeStep = (_req, reply, payload) => {
-  answering.add(reply);
+  reply.answering = true;
   return payload;
 };
 

@@ -11,7 +11,7 @@ import {
   type CallToolRequest, type CallToolResult, type InitializeRequest, type InitializeResult,
 } from '@modelcontextprotocol/sdk/types.js';
 import { AppError, Errors } from '../../core/errors.ts';
-import { ANSWER_BUDGET_BYTES, formatBytes, MCP_ECHO_MAX_CHARS } from '../../core/limits.ts';
+import { ANSWER_BUDGET_BYTES, formatBytes, MCP_CARRY_FACTOR, MCP_ECHO_MAX_CHARS } from '../../core/limits.ts';
 import { AnswerBatch, type MemberOutcome } from '../answers/answer-batch.ts';
 import { resources, type Resource } from './mcp-resources.ts';
 import { McpTools, TOOL_ANNOTATIONS, type Tool, type ToolCaller, type ToolDeps } from './mcp-tools.ts';
@@ -51,9 +51,6 @@ function refusal(reason: 'overBudget' | 'busy' | 'ended', answerBytes: number): 
   return new AppError(Errors.responseTooLarge, `this answer would take the response past its ${formatBytes(answerBytes)} budget; ask for fewer records `
     + '(a smaller limit, then page with paginationToken) or send fewer calls per batch');
 }
-
-/** The text of a tool's answer as the JSON-RPC answer carries it (a JSON string): what it reserves. */
-const carried = (text: string): string => JSON.stringify(text);
 
 /** A client's name as quoted back: at most MCP_ECHO_MAX_CHARS characters. */
 const echoed = (name: string): string => (name.length > MCP_ECHO_MAX_CHARS ? `${name.slice(0, MCP_ECHO_MAX_CHARS)}…` : name);
@@ -147,8 +144,9 @@ export class McpDoor {
    */
   async answer(post: McpPost, caller: ToolCaller, hooks: CallHooks, requests: number): Promise<McpAnswer> {
     await this.connected;
-    // The door's answer budget, as the request's budget gives it (a bare app's: the door's own).
-    const answerBytes = caller.budget?.answerBytes ?? ANSWER_BUDGET_BYTES.mcp;
+    // The door's content budget: its answer budget (the request's, a bare app's the door's own)
+    // less what carrying the answers as JSON strings may add (MCP_CARRY_FACTOR).
+    const answerBytes = Math.floor((caller.budget?.answerBytes ?? ANSWER_BUDGET_BYTES.mcp) / MCP_CARRY_FACTOR);
     const answers = new AnswerBatch({ budget: caller.budget, answerBytes, members: Math.max(1, requests) });
     const context: CallContext = { caller, hooks, batch: requests > 1, answers, answerBytes };
     return this.transport.handle({ ...post, body: withoutTasks(post.body) }, context);
@@ -179,13 +177,9 @@ export class McpDoor {
    * it is built, its statements under a budget capped at them; `cancelled` stops it before it starts.
    */
   private async callTool(tool: Tool, args: Record<string, unknown>, { caller, hooks, answers, answerBytes }: CallContext, cancelled?: AbortSignal): Promise<CallToolResult> {
-    let text: string | undefined;
-    const outcome: MemberOutcome = await answers.run(async (budget) => {
-      text = await tool.run(args, budget === caller.budget ? caller : { ...caller, budget });
-      return carried(text);
-    }, cancelled);
+    const outcome: MemberOutcome = await answers.run((budget) => tool.run(args, budget === caller.budget ? caller : { ...caller, budget }), cancelled);
     let result: CallToolResult;
-    if ('text' in outcome) result = { content: [{ type: 'text', text: text! }] };
+    if ('text' in outcome) result = { content: [{ type: 'text', text: outcome.text }] };
     else if ('refused' in outcome) result = toolError(refusal(outcome.refused, answerBytes), hooks);
     else {
       const err = outcome.thrown;

@@ -1,0 +1,95 @@
+// Issue 35: one batch executor (api/answers/answer-batch.ts) for every door that takes batches.
+// The same batch through JSON-RPC and MCP refuses the same members for the budget, stays within
+// the door's answer budget (MCP used to build 100 answers and let the edge cut the whole POST),
+// and records one usage row per call that ran (MCP recorded a cut batch as one POST).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RPC_RESPONSE_BUDGET_BYTES } from '../core/limits.ts';
+import { createKey } from './support/api-key.ts';
+import { ingestDemo } from './support/fixtures.ts';
+import { startApp } from './support/services.ts';
+
+let t: Awaited<ReturnType<typeof startApp>>;
+
+beforeAll(async () => {
+  t = await startApp();
+  // Enough records that one getTransactions {limit: 10000} answer is about 3 MB.
+  await ingestDemo(t.services, 13_000);
+});
+afterAll(async () => t?.cleanup());
+
+const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+
+/** Calls of a batch as [method, first param]; the same on both doors. */
+type Member = [string, Record<string, unknown>];
+
+const members: Member[] = [
+  ...Array.from({ length: 14 }, (): Member => ['getTransactions', { limit: 10_000 }]),
+  ['getProtocols', {}],
+  ['getTransactions', { limit: 10_001 }],
+  ['getTransactions', { limit: 5 }],
+];
+
+const rpcBody = (ms: Member[]) => ms.map(([method, options], i) => ({ jsonrpc: '2.0', id: i, method, params: method === 'getProtocols' ? [] : [options] }));
+const mcpBody = (ms: Member[]) => ms.map(([name, options], i) => ({
+  jsonrpc: '2.0', id: i, method: 'tools/call', params: { name, arguments: name === 'getProtocols' ? {} : { options } },
+}));
+
+/** What a door said of each member: 'ok', or the error's machine code. */
+interface Outcomes { each: string[]; bytes: number }
+
+async function viaRpc(key: string, ms: Member[]): Promise<Outcomes> {
+  const res = await t.app.inject({ method: 'POST', url: '/v1/rpc', headers: { 'content-type': 'application/json', 'x-api-key': key }, payload: JSON.stringify(rpcBody(ms)) });
+  expect(res.statusCode).toBe(200);
+  const answers = res.json<{ id: number; result?: unknown; error?: { code: number; data?: string } }[]>();
+  expect(answers.map((a) => a.id)).toEqual(ms.map((_, i) => i));
+  return {
+    bytes: Buffer.byteLength(res.body),
+    each: answers.map((a) => (a.error === undefined ? 'ok' : /past its .* budget/.test(a.error.data ?? '') ? 'ERR_RESPONSE_TOO_LARGE' : a.error.code === -32602 ? 'ERR_INVALID_PARAMS' : String(a.error.code))),
+  };
+}
+
+async function viaMcp(key: string, ms: Member[]): Promise<Outcomes> {
+  const res = await t.app.inject({ method: 'POST', url: '/mcp', headers: { ...MCP_HEADERS, 'x-api-key': key }, payload: JSON.stringify(mcpBody(ms)) });
+  expect(res.statusCode).toBe(200);
+  const answers = res.json<{ id: number; result: { isError?: boolean; content: { text: string }[]; _meta?: Record<string, { code: string }> } }[]>();
+  expect(answers.map((a) => a.id)).toEqual(ms.map((_, i) => i));
+  // Its content: each answer's text as JSON-RPC carries it (MCP carries it escaped, in a string).
+  const content = answers.reduce((n, a) => n + Buffer.byteLength(a.result.content[0]!.text), 0);
+  return { bytes: content, each: answers.map((a) => (a.result.isError === true ? a.result._meta!['txa/error']!.code : 'ok')) };
+}
+
+/** A key's usage as `method requests errors`, once the recorder has flushed. */
+async function usageOf(keyId: string, iface: string): Promise<string[]> {
+  await t.services.access.usage.flush();
+  const rows = await t.services.access.usageStore.query({ keyId, fromMs: Date.now() - 3_600_000, toMs: Date.now() + 60_000, granularity: 'hour' });
+  return rows.filter((r) => r.interface === iface).map((r) => `${r.method} ${r.requests} ${r.errors}`).sort();
+}
+
+describe('the same batch on JSON-RPC and MCP', () => {
+  it('refuses the same members for the budget, answers within it, and records the same usage', async () => {
+    const rpcKey = await createKey(t.app, 'enterprise', 'batch-rpc');
+    const mcpKey = await createKey(t.app, 'enterprise', 'batch-mcp');
+    const rpc = await viaRpc(rpcKey.key, members);
+    const mcp = await viaMcp(mcpKey.key, members);
+    expect(mcp.each).toEqual(rpc.each);
+    // Whole answers while the budget holds them, then every member after is refused for it.
+    const first = rpc.each.indexOf('ERR_RESPONSE_TOO_LARGE');
+    expect(first).toBeGreaterThanOrEqual(5);
+    expect(rpc.each.slice(0, first).every((e) => e === 'ok')).toBe(true);
+    expect(rpc.each.slice(first).every((e) => e === 'ERR_RESPONSE_TOO_LARGE')).toBe(true);
+    expect(rpc.bytes).toBeLessThanOrEqual(RPC_RESPONSE_BUDGET_BYTES);
+    expect(mcp.bytes).toBeLessThanOrEqual(RPC_RESPONSE_BUDGET_BYTES);
+    const errors = rpc.each.filter((e) => e !== 'ok').length;
+    const listings = members.filter(([m]) => m === 'getTransactions').length;
+    expect(await usageOf(rpcKey.id, 'rpc')).toEqual(['getProtocols 1 1', `getTransactions ${listings} ${errors - 1}`]);
+    expect(await usageOf(mcpKey.id, 'mcp')).toEqual(['getProtocols 1 1', `getTransactions ${listings} ${errors - 1}`]);
+  });
+
+  it('a lone call past the budget is refused the same way on both doors, and small calls are answered', async () => {
+    const key = await createKey(t.app, 'free', 'batch-small');
+    const small: Member[] = [['getTransactions', { limit: 5 }], ['getProtocols', {}], ['getTransactions', { limit: 0 }]];
+    const rpc = await viaRpc(key.key, small);
+    expect(rpc.each.slice(0, 2)).toEqual(['ok', 'ok']);
+    expect((await viaMcp(key.key, small)).each).toEqual(rpc.each);
+  });
+});
