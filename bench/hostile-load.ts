@@ -7,13 +7,23 @@
 //
 //   npx tsx bench/hostile-load.ts                              # 300k demo rows, 60 s of attack
 //   BENCH_SECONDS=20 BENCH_ROWS=100000 npx tsx bench/hostile-load.ts
-//   ATTACKS=graphql,rpc npx tsx bench/hostile-load.ts              # some attacks only (graphql, sql, rpc, export)
+//   ATTACKS=graphql,rpc npx tsx bench/hostile-load.ts              # some attacks only (graphql, sql, rpc, export, mcp, poll, stream, replay)
+//
+// Issue 35's attacks: `mcp` POSTs 100-call MCP batches of 10,000-record listings, half of them
+// abandoned after 300 ms; `poll` floods execution polls and unknown execution ids; `stream`
+// holds each attacker's plan maximum of live streams open and reads everything while an
+// operator writes 4,900 records (one per protocol and hour) every 10 s; `replay` reconnects
+// with the oldest Last-Event-ID it saw, over and over.
 //   SERVER_NODE_OPTIONS='' npx tsx bench/hostile-load.ts             # the server without npm start's heap limit (NODE_HEAP_MB)
 //
 // Figures: the server's peak RSS (target: bounded, under 1.5 GiB), probe p50/p99 idle and
 // under attack (target p99 under 250 ms), answers by status per attacker, 5xx (target 0),
 // and whether the server is still alive at the end (target: no crash).
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { demoRecordsNdjson } from '../ingest/demo-generator.ts';
+import { EmbeddedWarehouse } from '../warehouse/embedded-warehouse.ts';
 import { startApiService } from '../scripts/daemons/api-service.ts';
 import { machine } from './bench-support.ts';
 
@@ -21,8 +31,10 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 60);
 const ROWS = Number(process.env.BENCH_ROWS ?? 300_000);
 const IDLE_SECONDS = Math.min(10, SECONDS);
 const PROBE_EVERY_MS = 100;
-/** Which kinds of attack run (all by default): graphql, sql, rpc, export. */
-const ATTACKS = (process.env.ATTACKS ?? 'graphql,sql,rpc,export').split(',');
+/** Which kinds of attack run (all by default): graphql, sql, rpc, export, mcp, poll, stream, replay. */
+const ATTACKS = (process.env.ATTACKS ?? 'graphql,sql,rpc,export,mcp,poll,stream,replay').split(',');
+/** Seconds between the operator's writes while streams are attacked. */
+const WRITE_EVERY_MS = 10_000;
 
 const percentile = (xs: number[], p: number): number => {
   if (xs.length === 0) return NaN;
@@ -54,6 +66,37 @@ const JOINS = [
   'SELECT count() FROM transactions t1 JOIN transactions t2 ON t1.protocol_name = t2.protocol_name',
   'SELECT protocol_name, instruction_type, count(), avg(fee), quantileExact(0.99)(fee) FROM transactions GROUP BY protocol_name, instruction_type',
 ];
+
+const MCP_BATCH = JSON.stringify(Array.from({ length: 100 }, (_, i) => ({
+  jsonrpc: '2.0', id: i + 1, method: 'tools/call', params: { name: 'getTransactions', arguments: { options: { limit: 10_000 } } },
+})));
+const STREAM_QUERY = JSON.stringify({ query: 'subscription { protocolActivity { protocolName timestamp count failedCount totalFees } }' });
+
+/** An operator's backfill: 4,900 demo records over the last 700 hours (thousands of (protocol, hour) buckets), as NDJSON. */
+async function backfill(wh: EmbeddedWarehouse, round: number): Promise<string> {
+  const end = Math.floor(Date.now() / 1000);
+  return demoRecordsNdjson(wh, { seed: 1000 + round, total: 4900, offset: 0, count: 4900, startTime: end - 700 * 3600, endTime: end });
+}
+
+/** Read an SSE stream until `until` or its end: events and bytes read, and the last and first ids seen. */
+async function readStream(res: Response, until: () => boolean, ids: { first?: string; last?: string }): Promise<number> {
+  let bytes = 0;
+  const reader = res.body?.getReader();
+  if (reader === undefined) return 0;
+  let tail = '';
+  while (!until()) {
+    const { value, done } = await reader.read().catch(() => ({ value: undefined, done: true }));
+    if (done || value === undefined) break;
+    bytes += value.byteLength;
+    tail = (tail + Buffer.from(value).toString('utf8')).slice(-4096);
+    for (const m of tail.matchAll(/^id: (\S+)$/gm)) {
+      ids.first ??= m[1];
+      ids.last = m[1];
+    }
+  }
+  await reader.cancel().catch(() => {});
+  return bytes;
+}
 
 interface Tally {
   sent: number;
@@ -108,7 +151,8 @@ async function main(): Promise<void> {
 
   let attacking = true;
   let tag = 0;
-  const kinds = ['graphql', 'sql', 'rpc', 'export'];
+  const kinds = ['graphql', 'sql', 'rpc', 'export', 'mcp', 'poll'];
+  const mcpHeaders = (key: string) => ({ ...json(key), accept: 'application/json, text/event-stream' });
   const allWork = [
     (key: string) => fetch(`${service.url}/graphql`, { method: 'POST', headers: json(key), body: JSON.stringify({ query: heavyDocument(tag++) }) }),
     (key: string) => fetch(`${service.url}/v1/query`, { method: 'POST', headers: json(key), body: JSON.stringify({ query: `${JOINS[tag++ % JOINS.length]} -- ${Math.random()}` }) }),
@@ -120,6 +164,16 @@ async function main(): Promise<void> {
       method: 'POST', headers: json(key),
       body: JSON.stringify({ query: `SELECT number, randomPrintableASCII(200) AS junk FROM numbers(1000000000) -- ${tag++}`, format: 'csv' }),
     }),
+    // Half the batches abandoned after 300 ms, as in the review; the others read to the end.
+    async (key: string) => {
+      const abort = new AbortController();
+      const n = tag++;
+      if (n % 2 === 0) setTimeout(() => abort.abort(), 300).unref();
+      const res = await fetch(`${service.url}/mcp`, { method: 'POST', headers: mcpHeaders(key), body: MCP_BATCH, signal: abort.signal });
+      return new Response(await res.arrayBuffer(), { status: res.status, headers: res.headers });
+    },
+    // Polls of an execution id that does not exist, and of the key's own, as fast as answered.
+    (key: string) => fetch(`${service.url}/v1/query/executions/${tag++ % 2 === 0 ? 'no-such-execution' : '00000000-0000-0000-0000-000000000000'}`, { headers: json(key) }),
   ];
   const work = allWork.filter((_, i) => ATTACKS.includes(kinds[i]!));
   const tallies: Tally[] = attackers.map(() => ({ sent: 0, byStatus: {}, bytes: 0 }));
@@ -137,6 +191,37 @@ async function main(): Promise<void> {
       if (res?.status === 429) await sleep(Math.min(5, Number(res.headers.get('retry-after') ?? 1)) * 1000);
     }
   }));
+  // Live streams: each attacker holds its plan's maximum open and reads everything; `replay`
+  // reconnects from the oldest id it saw. An operator write feeds them every WRITE_EVERY_MS.
+  const streamWanted = ATTACKS.includes('stream') || ATTACKS.includes('replay');
+  let streamBytes = 0;
+  let streamsOpened = 0;
+  const streamLanes = !streamWanted ? [] : attackers.flatMap((a) => [0, 1].map(async (lane) => {
+    const ids: { first?: string; last?: string } = {};
+    const replaying = ATTACKS.includes('replay') && lane === 1;
+    while (attacking) {
+      const headers: Record<string, string> = { ...json(a.key), accept: 'text/event-stream', ...(replaying && ids.first !== undefined ? { 'last-event-id': ids.first } : {}) };
+      const res = await fetch(`${service.url}/graphql/stream`, { method: 'POST', headers, body: STREAM_QUERY }).catch(() => undefined);
+      if (res === undefined || res.status !== 200) {
+        await res?.arrayBuffer().catch(() => {});
+        await sleep(1000);
+        continue;
+      }
+      streamsOpened += 1;
+      const started = Date.now();
+      streamBytes += await readStream(res, () => !attacking || (replaying && Date.now() - started > 5000), ids);
+    }
+  }));
+  let rounds = 0;
+  const genDir = mkdtempSync(path.join(tmpdir(), 'hostile-gen-'));
+  const gen = new EmbeddedWarehouse(genDir);
+  const writer = !streamWanted ? Promise.resolve() : (async () => {
+    while (attacking) {
+      const body = await backfill(gen, rounds++);
+      await fetch(`${service.url}/admin/ingest`, { method: 'POST', headers: { authorization: `Bearer ${service.adminToken}`, 'content-type': 'application/x-ndjson' }, body }).then((r) => r.arrayBuffer()).catch(() => {});
+      await sleep(WRITE_EVERY_MS);
+    }
+  })().finally(() => rmSync(genDir, { recursive: true, force: true }));
   const idleRss = peakRss;
   process.stdout.write(`attack by 3 free keys for ${SECONDS} s, probing meanwhile...\n`);
   const loaded = await probe(SECONDS);
@@ -146,7 +231,7 @@ async function main(): Promise<void> {
   const heapMiB = figure('nodejs_heap_size_used_bytes');
   const externalMiB = figure('nodejs_external_memory_bytes');
   attacking = false;
-  await Promise.race([Promise.all(attack), sleep(35_000)]);
+  await Promise.race([Promise.all([...attack, ...streamLanes, writer]), sleep(35_000)]);
   clearInterval(rssTimer);
   const alive = crashed === undefined;
 
@@ -166,6 +251,7 @@ async function main(): Promise<void> {
     `probe failures: idle ${idle.failures}, under attack ${loaded.failures}`,
     `server peak RSS: ${(peakRss / 1024 ** 2).toFixed(0)} MiB (target < 1536); before the attack ${(idleRss / 1024 ** 2).toFixed(0)} MiB; at the attack's end V8 heap used ${heapMiB.toFixed(0)} MiB, external ${externalMiB.toFixed(0)} MiB`,
     `attackers' answers: ${tallies.map((t, i) => `#${i + 1} ${t.sent} sent, ${JSON.stringify(t.byStatus)}, ${(t.bytes / 1024 ** 2).toFixed(1)} MiB received`).join('; ')}`,
+    `live streams opened: ${streamsOpened}, ${(streamBytes / 1024 ** 2).toFixed(1)} MiB read; operator writes: ${rounds} of 4,900 records`,
     `5xx answers: ${fiveXx}; server alive at the end: ${alive ? 'yes' : `no (exit ${crashed})`}`,
   ].join('\n');
   process.stdout.write(`\n${report}\n`);

@@ -92,4 +92,23 @@ describe('the same batch on JSON-RPC and MCP', () => {
     expect(rpc.each.slice(0, 2)).toEqual(['ok', 'ok']);
     expect((await viaMcp(key.key, small)).each).toEqual(rpc.each);
   });
+
+  it('an abandoned MCP batch records every call, and no call starts once its client is gone', async () => {
+    const key = await createKey(t.app, 'enterprise', 'batch-gone');
+    const base = await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const abort = new AbortController();
+    const sent = fetch(`${base}/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, 'x-api-key': key.key }, body: JSON.stringify(mcpBody(members.slice(0, 10).concat(members.slice(0, 10)))), signal: abort.signal });
+    // Gone once its first calls run.
+    setTimeout(() => abort.abort(), 150);
+    await sent.catch(() => undefined);
+    let rows: string[] = [];
+    for (let i = 0; i < 100 && rows.reduce((n, r) => n + Number(r.split(' ')[1]), 0) < 20; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      rows = await usageOf(key.id, 'mcp');
+    }
+    // Twenty calls, twenty rows: those that ran, and those refused once the client was gone.
+    expect(rows.reduce((n, r) => n + Number(r.split(' ')[1]), 0)).toBe(20);
+    const errors = rows.reduce((n, r) => n + Number(r.split(' ')[2]), 0);
+    expect(errors).toBeGreaterThan(0);
+  });
 });

@@ -62,8 +62,15 @@ declare module 'fastify' {
     /** Set by a door that answers several calls per request (the MCP door): each call's usage
      *  label, from the door's own bounded vocabulary, and whether it failed. null elsewhere. */
     usageCalls: { label: string; error: boolean }[] | null;
+    /** How many calls the request holds (the door that set usageCalls counts them as it starts):
+     *  those not reported by the time its usage is recorded (its answer cut off, timed out, or
+     *  its client gone) still ran or were refused, and are recorded as UNFINISHED_CALL. */
+    usageExpected: number;
   }
 }
+
+/** The usage label of a call of a batch still running (or never reported) when the request's answer went. */
+export const UNFINISHED_CALL = '(unfinished call)';
 
 export const MISSING_KEY_MESSAGE = 'API key required: send it in the x-api-key header or the api-key query parameter';
 
@@ -139,6 +146,7 @@ export function installAccessControl(app: FastifyInstance, access: Access): Edge
   app.decorateRequest('rateLimit', null);
   app.decorateRequest('rpcOutcomes', null);
   app.decorateRequest('usageCalls', null);
+  app.decorateRequest('usageExpected', 0);
   app.decorateRequest('consumeRateLimit', async function consumeRateLimit(this: FastifyRequest, units: number): Promise<void> {
     await charge(this, units);
   });
@@ -323,11 +331,13 @@ export function installAccessControl(app: FastifyInstance, access: Access): Edge
       // on one budget: its cost is shared evenly among them.
       const share = sharedSpent(spent, req.rpcOutcomes.length);
       for (const o of req.rpcOutcomes) access.usage.record(key.id, 'rpc', rpcUsageMethod(o.method), { error: o.error, rateLimited: false }, 1, share);
-    } else if (req.usageCalls !== null && req.usageCalls.length > 0) {
+    } else if (req.usageCalls !== null && (req.usageCalls.length > 0 || req.usageExpected > 0)) {
       // MCP tool calls of one request, as a JSON-RPC batch's: the cost shared evenly. Every call
       // that ran is a row, whatever became of the whole answer (cut off, timed out, its client gone).
-      const share = sharedSpent(spent, req.usageCalls.length);
-      for (const c of req.usageCalls) access.usage.record(key.id, iface, c.label, { error: c.error || outcome.error, rateLimited: false }, 1, share);
+      const calls = [...req.usageCalls];
+      for (let missing = req.usageExpected - calls.length; missing > 0; missing--) calls.push({ label: UNFINISHED_CALL, error: true });
+      const share = sharedSpent(spent, calls.length);
+      for (const c of calls) access.usage.record(key.id, iface, c.label, { error: c.error || outcome.error, rateLimited: false }, 1, share);
     } else if (iface === 'rpc' && req.body !== undefined) {
       // Refused before the adapter ran (a batch over the rate limit): each call it held.
       for (const method of rpcUsageMethods(req.body)) access.usage.record(key.id, iface, method, outcome);

@@ -102,6 +102,7 @@ export async function mcpRoutes(app: FastifyInstance, opts: ToolDeps): Promise<v
     const calls = protocolCalls(req.body);
     const protocolCount = calls.length;
     req.usageCalls = calls;
+    req.usageExpected = protocolCount + toolCallCount(req.body);
     const post = { accept: header(req, 'accept'), contentType: header(req, 'content-type'), protocolVersion: header(req, 'mcp-protocol-version'), body: req.body };
     const answer = await door.answer(post, caller, new RequestHooks(req, calls), requests);
     // A tool call the SDK refused before any handler ran (params of the wrong shape) told no
