@@ -2,6 +2,7 @@
 // The same batch through JSON-RPC and MCP refuses the same members for the budget, stays within
 // the door's answer budget (MCP used to build 100 answers and let the edge cut the whole POST),
 // and records one usage row per call that ran (MCP recorded a cut batch as one POST).
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RPC_RESPONSE_BUDGET_BYTES } from '../core/limits.ts';
 import { createKey } from './support/api-key.ts';
@@ -51,7 +52,8 @@ async function viaRpc(key: string, ms: Member[]): Promise<Outcomes> {
 async function viaMcp(key: string, ms: Member[]): Promise<Outcomes> {
   const res = await t.app.inject({ method: 'POST', url: '/mcp', headers: { ...MCP_HEADERS, 'x-api-key': key }, payload: JSON.stringify(mcpBody(ms)) });
   expect(res.statusCode).toBe(200);
-  const answers = res.json<{ id: number; result: { isError?: boolean; content: { text: string }[]; _meta?: Record<string, { code: string }> } }[]>();
+  // A batch of one is answered as one object (as the SDK's transport answers it).
+  const answers = [res.json<{ id: number; result: { isError?: boolean; content: { text: string }[]; _meta?: Record<string, { code: string }> } }[]>()].flat();
   expect(answers.map((a) => a.id)).toEqual(ms.map((_, i) => i));
   // Its content: each answer's text as JSON-RPC carries it (MCP carries it escaped, in a string).
   const content = answers.reduce((n, a) => n + Buffer.byteLength(a.result.content[0]!.text), 0);
@@ -84,6 +86,25 @@ describe('the same batch on JSON-RPC and MCP', () => {
     expect(await usageOf(rpcKey.id, 'rpc')).toEqual(['getProtocols 1 1', `getTransactions ${listings} ${errors - 1}`]);
     expect(await usageOf(mcpKey.id, 'mcp')).toEqual(['getProtocols 1 1', `getTransactions ${listings} ${errors - 1}`]);
   });
+
+  const CORPUS = (JSON.parse(readFileSync(new URL('./fixtures/hostile-batches.json', import.meta.url), 'utf8')) as { cases: { name: string; members: Member[] }[] }).cases;
+  for (const c of CORPUS) {
+    it(`corpus (test/fixtures/hostile-batches.json): ${c.name}`, async () => {
+      const rpcKey = await createKey(t.app, 'enterprise', `corpus-rpc-${c.name.slice(0, 40)}`);
+      const mcpKey = await createKey(t.app, 'enterprise', `corpus-mcp-${c.name.slice(0, 40)}`);
+      const rpc = await viaRpc(rpcKey.key, c.members);
+      const mcp = await viaMcp(mcpKey.key, c.members);
+      expect(mcp.each).toEqual(rpc.each);
+      expect(rpc.bytes).toBeLessThanOrEqual(RPC_RESPONSE_BUDGET_BYTES);
+      expect(mcp.bytes).toBeLessThanOrEqual(RPC_RESPONSE_BUDGET_BYTES);
+      // Past the first member refused for the budget, none is answered.
+      const first = rpc.each.indexOf('ERR_RESPONSE_TOO_LARGE');
+      if (first >= 0) expect(rpc.each.slice(first).filter((e) => e === 'ok')).toEqual([]);
+      const rows = (await usageOf(rpcKey.id, 'rpc')).reduce((n, r) => n + Number(r.split(' ')[1]), 0);
+      expect(rows).toBe(c.members.length);
+      expect((await usageOf(mcpKey.id, 'mcp')).reduce((n, r) => n + Number(r.split(' ')[1]), 0)).toBe(c.members.length);
+    });
+  }
 
   it('a lone call past the budget is refused the same way on both doors, and small calls are answered', async () => {
     const key = await createKey(t.app, 'free', 'batch-small');
