@@ -217,17 +217,17 @@ export class McpDoor {
       return { resources: this.resources.map(({ uri, name, title, description, mimeType }) => ({ uri, name, title, description, mimeType })) };
     });
     server.setRequestHandler(ReadResourceRequestSchema.pick({ method: true }).loose(), async (raw, extra) => {
-      const { caller, hooks } = this.context(extra.requestId);
+      const { caller, hooks, answers, answerBytes } = this.context(extra.requestId);
       const request = checked(ReadResourceRequestSchema, raw);
       const resource = this.resources.find((r) => r.uri === request.params.uri);
       if (resource === undefined) throw new McpError(ErrorCode.InvalidParams, `unknown resource "${echoed(request.params.uri)}"; resources/list lists the resources`);
-      try {
-        return { contents: [{ uri: resource.uri, mimeType: resource.mimeType, text: await resource.read(caller) }] };
-      } catch (err) {
-        // The protocol error carries its message to the client: never an internal one.
-        const e = toolError(err, hooks).content[0];
-        throw new McpError(err instanceof AppError ? ErrorCode.InvalidRequest : ErrorCode.InternalError, e?.type === 'text' ? e.text : 'failed');
-      }
+      // A member of the POST's batch, as a tool call is: its bytes reserved before it is read.
+      const outcome = await answers.run((budget) => resource.read(budget === caller.budget ? caller : { ...caller, budget }), extra.signal);
+      if ('text' in outcome) return { contents: [{ uri: resource.uri, mimeType: resource.mimeType, text: outcome.text }] };
+      const err = 'refused' in outcome ? refusal(outcome.refused, answerBytes) : outcome.thrown;
+      // The protocol error carries its message to the client: never an internal one.
+      const e = toolError(err, hooks).content[0];
+      throw new McpError(err instanceof AppError ? ErrorCode.InvalidRequest : ErrorCode.InternalError, e?.type === 'text' ? e.text : 'failed');
     });
     return server;
   }
