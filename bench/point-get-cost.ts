@@ -96,12 +96,12 @@ for (const [name, job] of [
       const seen = new Set<string>();
       for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
         const k = label(cur);
-        if (!seen.has(k)) (seen.add(k), incl.set(k, (incl.get(k) ?? 0) + t));
+        if (!seen.has(k)) { seen.add(k); incl.set(k, (incl.get(k) ?? 0) + t); }
       }
     });
     const top = (m: Map<string, number>, k: number): string[] => [...m].sort((a, b) => b[1] - a[1]).slice(0, k).map(([s, t]) => `${((100 * t) / total).toFixed(1).padStart(5)}% ${s}`);
-    console.log('main thread, getTransaction phase, self:\n' + top(self, 30).join('\n'));
-    console.log('inclusive:\n' + top(incl, 60).join('\n'));
+    console.log(`main thread, getTransaction phase, self:\n${top(self, 30).join('\n')}`);
+    console.log(`inclusive:\n${top(incl, 60).join('\n')}`);
     profile.disconnect();
   }
 }

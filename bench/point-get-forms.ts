@@ -35,13 +35,13 @@ type Form = (w: EmbeddedWarehouse, sigs: string[]) => Promise<unknown[]>;
 const FORMS: Record<string, Form> = {
   'sql-hash': (w, sigs) => {
     const params: Record<string, string> = {};
-    const set = sigs.map((s, i) => ((params[`s${i}`] = s), `cityHash64({s${i}:String})`));
+    const set = sigs.map((s, i) => { params[`s${i}`] = s; return `cityHash64({s${i}:String})`; });
     return w.query(`${SELECT} WHERE sig_key IN (${set.join(', ')})`, { params, settings: SETTINGS });
   },
   array: (w, sigs) => w.query(`${SELECT} WHERE sig_key IN {k:Array(UInt64)}`, { params: { k: `[${sigs.map(key).join(',')}]` }, settings: SETTINGS }),
   keys: (w, sigs) => {
     const params: Record<string, string> = {};
-    const set = sigs.map((s, i) => ((params[`k${i}`] = key(s)), `{k${i}:UInt64}`));
+    const set = sigs.map((s, i) => { params[`k${i}`] = key(s); return `{k${i}:UInt64}`; });
     return w.query(`${SELECT} WHERE sig_key IN (${set.join(', ')})`, { params, settings: SETTINGS });
   },
   literal: (w, sigs) => w.query(`${SELECT} WHERE sig_key IN (${sigs.map(key).join(', ')})`, { settings: SETTINGS }),

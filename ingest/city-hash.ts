@@ -260,9 +260,9 @@ export function cityHasher(): CityHasher {
   /** cityHash64 of bytes [0, len) of b, into register U. */
   function city(b: Buffer, len: number): void {
     buf = b;
-    if (len <= 16) return len0to16(len);
-    if (len <= 32) return len17to32(len);
-    if (len <= 64) return len33to64(len);
+    if (len <= 16) { len0to16(len); return; }
+    if (len <= 32) { len17to32(len); return; }
+    if (len <= 64) { len33to64(len); return; }
     ld(X, 0);
     ld(Y, len - 16);
     xor(Y, Y, K1);

@@ -45,21 +45,22 @@ interface Flags {
 }
 
 function parseFlags(argv: string[]): Flags {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        count: { type: 'string' }, rate: { type: 'string' }, seed: { type: 'string' }, offset: { type: 'string' },
-        total: { type: 'string' }, live: { type: 'boolean' }, topic: { type: 'string' }, brokers: { type: 'string' },
-        slice: { type: 'string' }, quiet: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
-      },
-    }));
-  } catch (err) {
-    throw new UsageError((err as Error).message);
-  }
+  const values = (() => {
+    try {
+      return parseArgs({
+        args: argv,
+        strict: true,
+        allowPositionals: false,
+        options: {
+          count: { type: 'string' }, rate: { type: 'string' }, seed: { type: 'string' }, offset: { type: 'string' },
+          total: { type: 'string' }, live: { type: 'boolean' }, topic: { type: 'string' }, brokers: { type: 'string' },
+          slice: { type: 'string' }, quiet: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+        },
+      }).values;
+    } catch (err) {
+      throw new UsageError((err as Error).message);
+    }
+  })();
   if (values.help) {
     process.stdout.write(`${USAGE}\n`);
     process.exit(0);
@@ -77,7 +78,7 @@ function parseFlags(argv: string[]): Flags {
     return n;
   };
   // Settings not given as flags come from the one configuration loader.
-  let config;
+  let config: ReturnType<typeof loadConfig>;
   try {
     config = loadConfig({ ...process.env, ...(values.topic ? { KAFKA_TOPIC: values.topic } : {}), ...(values.brokers ? { KAFKA_BROKERS: values.brokers } : {}) });
   } catch (err) {

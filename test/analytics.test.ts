@@ -94,7 +94,7 @@ describe('protocol stats', () => {
     const range = { gte: FIXTURE_START + 999, lte: FIXTURE_END - 999 };
     const a = await s.operatorAnalytics.protocolAggregate('jupiter_v6', range);
     const exact = await oracle.exactQuantiles(s, 'compute_units', ['jupiter_v6'], range, [0.5, 0.95, 0.99]);
-    a!.cuQuantiles.forEach((v, i) => expect(Math.abs(v - exact[i]!) / exact[i]!).toBeLessThan(0.05));
+    a!.cuQuantiles.forEach((v, i) => { expect(Math.abs(v - exact[i]!) / exact[i]!).toBeLessThan(0.05); });
   });
 });
 

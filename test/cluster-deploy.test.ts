@@ -97,7 +97,7 @@ describe('deploy/cluster (files parsed and cross-checked; the stack itself not r
   it('gives each node its own macros: replica unique, shard the one remote_servers puts it in, file mounted on that node', () => {
     const shards = select(cluster, 'remote_servers', 'txa', 'shard');
     const shardOf = new Map<string, string>();
-    shards.forEach((s, i) => select(s, 'replica').forEach((r) => shardOf.set(textAt(r, 'host'), String(i + 1).padStart(2, '0'))));
+    shards.forEach((s, i) => { for (const r of select(s, 'replica')) shardOf.set(textAt(r, 'host'), String(i + 1).padStart(2, '0')); });
     const seen = new Set<string>();
     for (const node of chNodes) {
       const mount = services[node]!.volumes!.find((v) => v.endsWith(':/etc/clickhouse-server/config.d/macros.xml:ro'));

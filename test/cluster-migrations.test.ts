@@ -165,8 +165,7 @@ class RecordingWarehouse implements Warehouse {
     return this.answer(sql, options) as T[];
   }
   queryText(): Promise<string> { return Promise.reject(new Error('not used')); }
-  // eslint-disable-next-line require-yield
-  async *stream(): AsyncIterable<Uint8Array> { throw new Error('not used'); }
+  stream(): AsyncIterable<Uint8Array> { throw new Error('not used'); }
   async insert(_table: string, _rows: readonly object[], _options?: InsertOptions): Promise<void> {}
   async insertBytes(_table: string, _data: Uint8Array, _format: string, _options?: InsertOptions): Promise<void> {}
   async exec(sql: string, options?: QueryOptions): Promise<void> {

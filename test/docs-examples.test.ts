@@ -52,7 +52,7 @@ function substitute(text: string): string {
 /** Run a doc's commands in one bash; returns each command's output (stdout and stderr) and exit code. */
 function runDoc(commands: DocCommand[]): Promise<{ out: string; rc: number }[]> {
   const script = ['exec 2>&1'];
-  commands.forEach((c, i) => script.push(`printf '\\n@@begin ${i}@@\\n'`, substitute(c.text), `printf '\\n@@end ${i} %d@@\\n' $?`));
+  commands.forEach((c, i) => { script.push(`printf '\\n@@begin ${i}@@\\n'`, substitute(c.text), `printf '\\n@@end ${i} %d@@\\n' $?`); });
   return new Promise((resolve) => {
     execFile('bash', ['-c', script.join('\n')], { cwd: work, timeout: 180_000, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, NO_COLOR: '1' } }, (_err, stdout) => {
       resolve(commands.map((_, i) => {

@@ -51,7 +51,7 @@ it('creates a SQL export, shows progress, waits and downloads files matching the
   const dir = path.join(out, 'sql');
   const r = await cli(['sql', 'SELECT signature, fee, success FROM transactions', '--format', 'parquet', '--splits', '0.5,0.5,0', '--seed', '4', '--out', dir]);
   expect(r.code, r.stderr).toBe(0);
-  expect(r.stderr).toMatch(/\[#{30}\] 100%  COMPLETED/);
+  expect(r.stderr).toMatch(/\[#{30}\] 100% {2}COMPLETED/);
   const manifest = JSON.parse(readFileSync(path.join(dir, 'manifest.json'), 'utf8')) as { files: { name: string; sha256: string }[] };
   expect(manifest.files.map((f) => f.name)).toEqual(['train-00000.parquet', 'test-00000.parquet']);
   for (const f of manifest.files) expect(sha(path.join(dir, f.name))).toBe(f.sha256);

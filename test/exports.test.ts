@@ -303,7 +303,7 @@ describe('downloads', () => {
     const first = await get(url);
     expect(first.statusCode).toBe(200);
     expect(first.headers['x-ratelimit-plan']).toBe('free');
-    let limited;
+    let limited: Awaited<ReturnType<typeof get>> | undefined;
     for (let i = 0; i < 250 && limited === undefined; i++) {
       const r = await get(url);
       if (r.statusCode === 429) limited = r;

@@ -230,7 +230,7 @@ describe('protocolActivity over /graphql/stream', () => {
       expect(end.at - t0, `announced: ${announced}`).toBeLessThan(1000);
       const last = s.results.at(-1)!;
       expect(last.errors?.[0]?.message).toBe('API key has been revoked');
-      expect((last.errors?.[0] as { extensions?: { code?: string } }).extensions?.code).toBe('FORBIDDEN');
+      expect((last.errors![0] as { extensions?: { code?: string } }).extensions?.code).toBe('FORBIDDEN');
       await until(() => app.liveStreams.count(k.id) === 0, 2000, 'slot released');
       // And the key can open no new stream.
       const again = await fetch(`${base}/graphql/stream`, { method: 'POST', headers: { 'x-api-key': k.key, accept: 'text/event-stream', 'content-type': 'application/json' }, body: JSON.stringify({ query: 'subscription { protocolActivity { count } }' }) });
@@ -349,7 +349,7 @@ describe('shutdown', () => {
     expect(Date.now() - t0).toBeLessThan(2000);
     await s.done;
     const last = s.results.at(-1)!;
-    expect((last.errors?.[0] as { extensions?: { code?: string } }).extensions?.code).toBe('INTERNAL_SERVER_ERROR');
+    expect((last.errors![0] as { extensions?: { code?: string } }).extensions?.code).toBe('INTERNAL_SERVER_ERROR');
     expect(last.errors?.[0]?.message).toContain('shutting down');
     await until(() => services.live.subscribers === 0, 2000, 'feed gone');
   });
@@ -414,7 +414,7 @@ async function staged(c: StreamCase, index: number): Promise<void> {
   expect(end, 'the stream ended').toBeDefined();
   expect(end!.at - t0).toBeLessThan(1000);
   const last = stream.results.at(-1)!;
-  expect((last.errors?.[0] as { extensions?: { code?: string } }).extensions?.code).toBe(c.expect.code);
+  expect((last.errors![0] as { extensions?: { code?: string } }).extensions?.code).toBe(c.expect.code);
   if (c.expect.message) expect(last.errors?.[0]?.message).toContain(c.expect.message);
   await until(() => services.live.subscribers === 0, 2000, 'feed gone');
 }

@@ -23,10 +23,10 @@ const isType = (n: Node): boolean => n.type.startsWith('TS') && !WRAPPERS.has(n.
 const MAX_LINES = 400;
 
 /** Files over MAX_LINES today, each with its owner; the owner removes the entry when splitting the file. */
-export const LONG_FILES: Readonly<Record<string, string>> = {
+const LONG_FILES: Readonly<Record<string, string>> = {
 };
 
-export function scanLongFiles(): string[] {
+function scanLongFiles(): string[] {
   return serviceFiles()
     .map((f) => ({ f, lines: textOf(f).split('\n').length - (textOf(f).endsWith('\n') ? 1 : 0) }))
     .filter(({ lines }) => lines > MAX_LINES)
@@ -43,7 +43,7 @@ const TABLE_NAME_HOMES: Readonly<Record<string, string>> = {
 };
 
 /** Literal table names in service code today, by file, with their owner. */
-export const TABLE_LITERALS: Readonly<Record<string, string>> = {
+const TABLE_LITERALS: Readonly<Record<string, string>> = {
 };
 
 /** Table names that are also words of the API (a column, a parameter, a sort key): found in SQL positions only. */
@@ -59,7 +59,7 @@ function literalText(n: Node): string | undefined {
   return undefined;
 }
 
-export async function scanTableNames(files: readonly string[] = serviceFiles()): Promise<string[]> {
+async function scanTableNames(files: readonly string[] = serviceFiles()): Promise<string[]> {
   const { TABLES } = await import('../warehouse/tables.ts');
   const names = Object.values(TABLES) as string[];
   const distinct = names.filter((n) => !WORDS.has(n));
@@ -101,7 +101,7 @@ const CONTAINERS = /^(?:Map|Set|WeakMap|WeakSet|Array|ArrayBuffer|SharedArrayBuf
 const IMMUTABLE = /^(?:RegExp|URL|TextEncoder|TextDecoder|Intl\.\w+|Error|\w+Error)$/;
 
 /** Module-level state in service code today, as `file: name`, with its owner and the way out. */
-export const MODULE_STATE: Readonly<Record<string, string>> = {
+const MODULE_STATE: Readonly<Record<string, string>> = {
 };
 
 /** Calls and assignments that change a container or an object (`x.push(…)`, `x[i] = …`, `x.y = …`). */
@@ -115,7 +115,7 @@ const mutationOf = (name: string): RegExp =>
  * `ReadonlyMap`) so that any importer could. A lookup table built once and never changed is
  * not state.
  */
-export function scanMutableState(): string[] {
+function scanMutableState(): string[] {
   const offenders: string[] = [];
   for (const file of serviceFiles()) {
     const text = textOf(file);
@@ -154,7 +154,7 @@ export function scanMutableState(): string[] {
 
 /** Numbers that are not limits, as `file: NAME`, with what they are (kept short: everything
  *  else that bounds work, memory or time is a limit and lives in core/limits.ts or core/plans.ts). */
-export const NOT_LIMITS: Readonly<Record<string, string>> = {
+const NOT_LIMITS: Readonly<Record<string, string>> = {
   [`${p('warehouse', 'warehouse.ts')}: ClickHouseCode`]: 'the engine\'s error codes',
   [`${p('ingest', 'steps', 'insert.ts')}: INSERT_FORMAT_ERRORS`]: 'the engine\'s error codes of a malformed insert',
   [`${p('ingest', 'protocol-profiles.ts')}: PROTOCOL_PROFILES`]: 'the demo data\'s shape (DESIGN.md section 5): fees, compute units and shares per protocol',
@@ -171,7 +171,7 @@ export const NOT_LIMITS: Readonly<Record<string, string>> = {
 };
 
 /** Limits still outside core/ today, as `file: NAME`, with their owner, who moves them. */
-export const LIMITS_TO_MOVE: Readonly<Record<string, string>> = {
+const LIMITS_TO_MOVE: Readonly<Record<string, string>> = {
 };
 
 /** Factors of units (seconds in a minute, hour, day; days in a week; bytes in a KiB): in a
@@ -187,7 +187,7 @@ const UNIT_NAME = /^(?:MINUTE|HOUR|DAY|WEEK|KiB|MiB|GiB)S?(?:_MS|_SECONDS)?$/i;
  * bounds of a binary range (`2 ** 32`) and numbers written in hex (character codes, bit
  * masks).
  */
-export function scanNumbers(): string[] {
+function scanNumbers(): string[] {
   const offenders: string[] = [];
   for (const file of serviceFiles()) {
     if (file.startsWith(`core${path.sep}`)) continue;
@@ -218,11 +218,11 @@ export function scanNumbers(): string[] {
 // Rule 6: one reader of the environment: core/config.ts.
 
 /** Service files other than core/config.ts that read process.env today, with their owner. */
-export const ENV_READERS: Readonly<Record<string, string>> = {
+const ENV_READERS: Readonly<Record<string, string>> = {
   [p('ingest', 'produce-cli.ts')]: 'ingest pipeline steps (ingest/): the CLI hands process.env, with its flags over it, to loadConfig; loadConfig could take the overrides instead',
 };
 
-export function scanEnvReaders(): string[] {
+function scanEnvReaders(): string[] {
   const offenders: string[] = [];
   for (const file of serviceFiles()) {
     if (file === p('core', 'config.ts')) continue;

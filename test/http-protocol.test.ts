@@ -63,10 +63,10 @@ function rawRequest(data: string | Buffer, opts: { waitMs?: number; trickle?: { 
       clearInterval(timer);
       clearTimeout(deadline);
       socket.destroy();
-      if (err) return reject(err);
+      if (err) { reject(err); return; }
       const text = received.toString('latin1');
       const end = text.indexOf('\r\n\r\n');
-      if (end === -1) return reject(new Error(`no answer: ${JSON.stringify(text.slice(0, 200))}`));
+      if (end === -1) { reject(new Error(`no answer: ${JSON.stringify(text.slice(0, 200))}`)); return; }
       const [statusLine, ...lines] = text.slice(0, end).split('\r\n');
       const headers: Record<string, string> = {};
       for (const l of lines) {

@@ -16,7 +16,7 @@ beforeAll(async () => {
 });
 afterAll(async () => s.cleanup());
 
-const sig = (c: string): string => c.repeat(87) + 'a';
+const sig = (c: string): string => `${c.repeat(87)}a`;
 const base = (signature: string): Record<string, unknown> => ({
   signature, slot: 300_000_000, block_time: 1_735_600_000, program_id: 'whirLbMiicVdio4qvUfM5KAg6Ct8VwpYzGff3uctyCc',
   protocol_name: 'whirlpool', instruction_type: 'swap', fee: 5000, compute_units: 60_000,

@@ -21,7 +21,7 @@ const ALPHABET = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
 const sigOf = (n: number): string => {
   let out = '';
   for (let v = n + 1; v > 0; v = Math.floor(v / 58)) out += ALPHABET[v % 58];
-  return out.padEnd(87, '2') + 'a';
+  return `${out.padEnd(87, '2')}a`;
 };
 const base = (n: number): Record<string, unknown> => ({
   signature: sigOf(n), slot: 300_000_000 + n, block_time: 1_735_600_000 + n, program_id: PROGRAM,

@@ -21,7 +21,7 @@ import type { Warehouse } from '../warehouse/warehouse.ts';
 const PROGRAM = 'whirLbMiicVdio4qvUfM5KAg6Ct8VwpYzGff3uctyCc';
 const OTHER_PROGRAM = 'JUP6LkbZbjS1jKKwapdHNy74zcZ3tLUZoi5QNyVTaV4';
 const ENTRIES = [{ protocolName: 'whirlpool', programId: PROGRAM }, { protocolName: 'jupiter', programId: OTHER_PROGRAM }];
-const sig = (c: string): string => c.repeat(87) + 'a';
+const sig = (c: string): string => `${c.repeat(87)}a`;
 const good = (signature: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
   signature, slot: 300_000_000, block_time: 1_735_600_000, program_id: PROGRAM, protocol_name: 'whirlpool', instruction_type: 'swap',
   fee: 5000, compute_units: 60_000, accounts: [PROGRAM], accounts_count: 1, success: true, ...extra,
@@ -152,7 +152,7 @@ function fakeStore(stored: { signature: string; instruction_index: number }[]) {
   const deadLetters: object[] = [];
   const wh = {
     transport: 'embedded',
-    query: async (sql: string, options?: { params?: { sigs?: string[] } }) => {
+    query: async (_sql: string, options?: { params?: { sigs?: string[] } }) => {
       const sigs = options?.params?.sigs;
       return sigs === undefined ? [] : stored.filter((s) => sigs.includes(s.signature));
     },

@@ -18,7 +18,7 @@ import type { KafkaSource } from '../ingest/kafka-source.ts';
 import { demoRecords } from './support/fixtures.ts';
 import { freePort, startBroker, type TestBroker } from '../scripts/daemons/kafka-broker.ts';
 import { startPrometheusWithConfig, type PrometheusServer } from '../scripts/daemons/prometheus-server.ts';
-import { ADMIN_TOKEN, startApp } from './support/services.ts';
+import { startApp } from './support/services.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const TOPIC = 'monitoring-test';

@@ -70,7 +70,7 @@ describe('ingest pipeline and views', () => {
 
   it('duplicates inside one submission are stored once', async () => {
     const before = await tableCounts(s);
-    const fresh = { ...records[0]!, signature: records[0]!.signature.slice(0, 80) + 'AAAAAAAA', instruction_index: 0 };
+    const fresh = { ...records[0]!, signature: `${records[0]!.signature.slice(0, 80)}AAAAAAAA`, instruction_index: 0 };
     const report = await ingest(s, [fresh, fresh, { ...fresh }]);
     expect(report).toMatchObject({ accepted: 1, duplicates: 2, rejected: [] });
     expect((await tableCounts(s)).transactions).toBe(before.transactions! + 1);
@@ -87,7 +87,7 @@ describe('ingest pipeline and views', () => {
 
 describe('bad input', () => {
   const good = (): Record<string, unknown> => ({
-    signature: '5'.repeat(87) + 'a', slot: 300_000_000, block_time: 1_735_600_000, program_id: 'whirLbMiicVdio4qvUfM5KAg6Ct8VwpYzGff3uctyCc',
+    signature: `${'5'.repeat(87)}a`, slot: 300_000_000, block_time: 1_735_600_000, program_id: 'whirLbMiicVdio4qvUfM5KAg6Ct8VwpYzGff3uctyCc',
     protocol_name: 'whirlpool', instruction_type: 'swap', fee: 5000, compute_units: 60_000, accounts: ['EfUr3UvsoY9EdC7QTaBRqhtyFbrLnBd2fDwkYhHXFvcN'], success: true,
   });
 

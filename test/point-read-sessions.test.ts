@@ -25,7 +25,7 @@ afterAll(async () => ctx?.cleanup());
 function recording(): { wh: Warehouse; seen: QueryOptions[] } {
   const seen: QueryOptions[] = [];
   const inner = ctx.wh;
-  const wh = { ...inner, query: <T>(sql: string, o?: QueryOptions) => (seen.push(o ?? {}), inner.query<T>(sql, o)) } as Warehouse;
+  const wh = { ...inner, query: <T>(sql: string, o?: QueryOptions) => { seen.push(o ?? {}); return inner.query<T>(sql, o); } } as Warehouse;
   return { wh, seen };
 }
 

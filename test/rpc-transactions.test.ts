@@ -64,7 +64,7 @@ describe('getTransaction', () => {
     const { SignatureLookup } = await import('../api/analytics/signature-lookup.ts');
     let queries = 0;
     const wh = ctx.services.wh;
-    const counting = { ...wh, query: <T>(sql: string, o?: Parameters<typeof wh.query>[1]) => ((queries += 1), wh.query<T>(sql, o)) } as typeof wh;
+    const counting = { ...wh, query: <T>(sql: string, o?: Parameters<typeof wh.query>[1]) => { queries += 1; return wh.query<T>(sql, o); } } as typeof wh;
     const lookup = new SignatureLookup({ maxInFlight: 1, maxBatch: 200 });
     const refs = (await all('instruction_index = 0', {}, ASC)).slice(0, 50);
     const active = new Set(ACTIVE_PROTOCOLS);

@@ -46,8 +46,8 @@ describe('SQL concurrency gate', () => {
     const gate = new ConcurrencyGate(['only'], { queuePerKey: 2, queueTotal: 10, maxWaitMs: 60_000 });
     const a = await gate.acquire('A');
     const order: string[] = [];
-    const a2 = gate.acquire('A').then((l) => (order.push('A'), l));
-    const b = gate.acquire('B').then((l) => (order.push('B'), l));
+    const a2 = gate.acquire('A').then((l) => { order.push('A'); return l; });
+    const b = gate.acquire('B').then((l) => { order.push('B'); return l; });
     a.release();
     // A's second query waited first, but A's first just ended: both are eligible, oldest wins.
     (await a2).release();
@@ -102,9 +102,9 @@ describe('SQL concurrency gate: fair shares between plans', () => {
     const gate = new ConcurrencyGate(['only'], shares);
     const e0 = await gate.acquire('E0', 'enterprise');
     const order: string[] = [];
-    const f = gate.acquire('F', 'free').then((l) => (order.push('free'), l));
-    const x = gate.acquire('X', 'x402').then((l) => (order.push('x402'), l));
-    const e = gate.acquire('E', 'enterprise').then((l) => (order.push('enterprise'), l));
+    const f = gate.acquire('F', 'free').then((l) => { order.push('free'); return l; });
+    const x = gate.acquire('X', 'x402').then((l) => { order.push('x402'); return l; });
+    const e = gate.acquire('E', 'enterprise').then((l) => { order.push('enterprise'); return l; });
     e0.release();
     (await e).release();
     (await x).release();

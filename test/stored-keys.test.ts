@@ -38,7 +38,7 @@ function lookups(wh: Warehouse, asked: string[]): Warehouse {
     get(target, prop, receiver) {
       if (prop === 'query') {
         return (sql: string, options?: { params?: Record<string, unknown> }) => {
-          if (sql.includes('WHERE sig_key IN (SELECT cityHash64(arrayJoin({sigs:Array(String)})))')) asked.push(...(options?.params?.sigs as string[]));
+          if (sql.includes('WHERE sig_key IN (SELECT cityHash64(arrayJoin({sigs:Array(String)})))')) asked.push(...(options!.params!.sigs as string[]));
           return target.query(sql, options as never);
         };
       }

@@ -3,7 +3,7 @@
 // within the replay window, then the live stream, with no duplicates; one that comes back
 // after the window (or with an id this server never made) gets a `gap` event naming what was
 // lost, then the live stream. On a real HTTP server and the real engine.
-import net from 'node:net';
+import type net from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../api/app.ts';

@@ -98,7 +98,7 @@ export class EmbeddedWarehouse implements Warehouse {
     await turn;
     try {
       const full = withSettings(sql, options.settings);
-      let stream;
+      let stream: ReturnType<Session['queryStream']>;
       try {
         stream = options.params
           ? this.streams().queryStreamBind(full, options.params, { format, signal: options.signal })

@@ -102,7 +102,7 @@ export async function exportRoutes(app: FastifyInstance, opts: { exports: Export
     // A link is a credential of its own, so its downloads count against the issuing key's
     // rate limit, and refused links against the client's address, as requests without a
     // valid key do: the path is exempt from the key check, not from limits.
-    let handle;
+    let handle: Awaited<ReturnType<ExportService['openLink']>>;
     try {
       handle = await svc.openLink(req.params.id, req.params.name, req.query as Record<string, unknown>);
     } catch (err) {

@@ -132,7 +132,7 @@ export async function runFilters(ctx: RunContext, spec: FilterExportSpec): Promi
       ctx.quotas.claim(job, rate * rest, 'this export', false);
     }
     ctx.quotas.claim(job, rate * rowsOf(i), 'the next chunk');
-    let written;
+    let written: Awaited<ReturnType<typeof writeFilterChunk>>;
     try {
       written = await statement(ctx, settings, () => writeFilterChunk(wh, spec, work.visible, work, i, dir, settings));
     } finally {

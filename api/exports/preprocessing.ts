@@ -61,7 +61,7 @@ export async function fitPreprocessing(wh: Warehouse, spec: FilterExportSpec, wh
     parts.push(`avgIf(${x}, ${fit}) AS mean_${i}`, `stddevPopStableIf(${x}, ${fit}) AS std_${i}`, `minIf(${x}, ${fit}) AS min_${i}`, `maxIf(${x}, ${fit}) AS max_${i}`);
   });
   // One more than the cap: a column over it is refused, never cut.
-  p.oneHotEncode.forEach((c, i) => parts.push(`arraySort(groupUniqArray(${EXPORT_ONE_HOT_MAX_CATEGORIES + 1})(toString(${c}))) AS cat_${i}`));
+  p.oneHotEncode.forEach((c, i) => { parts.push(`arraySort(groupUniqArray(${EXPORT_ONE_HOT_MAX_CATEGORIES + 1})(toString(${c}))) AS cat_${i}`); });
   const [r = {}] = await wh.query<Row>(`SELECT ${parts.join(', ')} FROM ${TABLES.transactions} WHERE ${where}`, { settings });
   const rows = Number(r.fit_rows ?? 0);
   const taken = new Set(spec.columns);

@@ -3,7 +3,7 @@
 // checked here with GraphQL's names for them; the answers come from the shared analytics
 // layer and are only reshaped for the schema's types.
 import { invalidParams } from '../../core/errors.ts';
-import type { Analytics, CostQuestion, Prepared } from '../analytics/analytics.ts';
+import type { Analytics, CostQuestion } from '../analytics/analytics.ts';
 import type { AnswerCost, Recommendation } from '../analytics/analytics-cost.ts';
 import { FAILURE_METRICS, type Group, type Metric } from '../analytics/group-pages.ts';
 import { bucketCount, type Granularity } from '../analytics/question/granularity.ts';

@@ -12,7 +12,7 @@ import { formatBytes, RPC_BODY_LIMIT_BYTES } from '../../core/limits.ts';
 import type { Analytics } from '../analytics/analytics.ts';
 import { CATALOG, type Operation } from '../catalog/catalog.ts';
 import { CatalogMethods } from '../catalog/method-calls.ts';
-import { handleBody, parseRpcBody, unparsedBody, type CallContext, type MethodTable, type RpcBody, type RpcResponse } from './json-rpc.ts';
+import { handleBody, parseRpcBody, unparsedBody, type CallContext, type RpcBody, type RpcResponse } from './json-rpc.ts';
 import { openRpcDocument, RPC_DISCOVER, type OpenRpcDocument } from './openrpc.ts';
 import { invalidRequest } from './rpc-errors.ts';
 

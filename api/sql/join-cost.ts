@@ -83,7 +83,7 @@ export async function priceJoins(root: AstNode, tokens: readonly Token[], cteNam
   const withElements = nodes.filter((n) => n.kind === 'WithElement');
   const ctes = new Map<string, AstNode | undefined>();
   if (withElements.length === cteNames.length) {
-    cteNames.forEach((name, i) => ctes.set(name, ctes.has(name) ? undefined : withElements[i]!.children[0]?.children[0]));
+    cteNames.forEach((name, i) => { ctes.set(name, ctes.has(name) ? undefined : withElements[i]!.children[0]?.children[0]); });
   } else {
     for (const name of cteNames) ctes.set(name, undefined);
   }
@@ -291,9 +291,9 @@ class Pricer {
     if (mapped.some((c) => c === undefined)) return rows;
     const idx = select.children.indexOf(tables);
     const after = select.children.slice(idx + 1);
-    const grouped = !this.limitBy && after.find((c) => c.kind === 'ExpressionList');
+    const grouped = this.limitBy ? undefined : after.find((c) => c.kind === 'ExpressionList');
     // GROUP BY plain columns all in the key: each key value once (twice with WITH TOTALS).
-    if (grouped && grouped.children.every((g) => g.kind === 'Identifier' && mapped.includes(g.detail))) return Math.min(rows, 2);
+    if (grouped?.children.every((g) => g.kind === 'Identifier' && mapped.includes(g.detail))) return Math.min(rows, 2);
     const only = tables.children.length === 1 ? tables.children[0]!.children.find((c) => c.kind === 'TableExpression')?.children[0] : undefined;
     if (only?.kind === 'TableIdentifier' && !this.ctes.has(only.detail) && !grouped && !hasArrayJoin(select) && !mapped.some((c) => this.aliases.has(c!.replace(/^\w+\((.*)\)$/, '$1')))) {
       return Math.min(rows, await this.facts.keyTop(only.detail, mapped as string[]));

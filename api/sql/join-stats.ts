@@ -90,7 +90,7 @@ export class JoinStats {
     if (terms.length === 0 || terms.some((t) => t === undefined)) return total;
     const sample = await this.remember(`top\u0000${table}\u0000${names.join('\u0000')}`, budget, async () => {
       // Column names are bound as identifiers; a function name comes from KEY_FUNCTIONS itself.
-      const exprs = terms.map((t, i) => (t!.fn === undefined ? `{c${i}:Identifier}` : `${t!.fn}({c${i}:Identifier})`) + ` AS k${i}`).join(', ');
+      const exprs = terms.map((t, i) => (t!.fn === undefined ? `{c${i}:Identifier} AS k${i}` : `${t!.fn}({c${i}:Identifier}) AS k${i}`)).join(', ');
       const keys = terms.map((_, i) => `k${i}`).join(', ');
       const params: Record<string, unknown> = { t: table, n: SQL_JOIN_SAMPLE_ROWS, ...Object.fromEntries(terms.map((t, i) => [`c${i}`, t!.column])) };
       const [row] = await wh.query<{ sampled: string; values: string; top: string }>(

@@ -3,7 +3,6 @@
 // query reads (`EXPLAIN ESTIMATE`, which uses the primary key and partition pruning),
 // compared with the budget of the caller's plan before the query runs.
 import { PLAN_QUERY_BUDGET, type Plan } from '../../core/plans.ts';
-import { TABLES } from '../../warehouse/tables.ts';
 import { costOf, estimateCost, HOURLY_TABLES, type CostEstimate } from '../analytics/statement-cost.ts';
 import type { Settings, Warehouse } from '../../warehouse/warehouse.ts';
 import { priceJoins, type JoinCost, type JoinPrice } from './join-cost.ts';

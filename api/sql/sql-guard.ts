@@ -98,7 +98,7 @@ export async function prepareQuery(ctx: GuardContext, input: unknown, maxLimit =
   }
 
   // 2. Surface checks.
-  let lexed;
+  let lexed: ReturnType<typeof lex>;
   try {
     lexed = lex(text);
   } catch (err) {

@@ -90,7 +90,7 @@ export async function userMetricsRoutes(app: FastifyInstance, opts: { analytics:
   }, async (req, reply) => {
     const asked = readQuery(req);
     const now = Math.floor(Date.now() / 1000);
-    let series;
+    let series: Awaited<ReturnType<Analytics['protocolMetrics']>>;
     try {
       series = await opts.analytics.under(req.budget).protocolMetrics(asked.protocols, { instructionTypes: asked.instructionTypes, windows: USER_METRICS_WINDOWS, now });
     } catch (err) {

@@ -55,7 +55,7 @@ export function treeOf(file: string): Node {
 const isNode = (v: unknown): v is Node => typeof v === 'object' && v !== null && typeof (v as Node).type === 'string';
 
 /** Every node below `node`, depth first, with its parent; `visit` returning false skips a node's children. */
-export function walk(node: Node, visit: (n: Node, parent: Node | undefined) => boolean | void, parent?: Node): void {
+export function walk(node: Node, visit: (n: Node, parent: Node | undefined) => boolean | undefined, parent?: Node): void {
   if (visit(node, parent) === false) return;
   for (const [key, v] of Object.entries(node)) {
     if (key === 'parent') continue;

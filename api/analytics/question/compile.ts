@@ -227,7 +227,7 @@ export function compile(q: Question, catalog: Measures = MEASURES): CompiledStat
     const placeholders = [...(sortColumn.length > 0 ? ['{c_v:Float64}'] : []), ...dims.map((d, i) => `{c_k${i}:${DIMENSIONS[d].type}}`)];
     having.push(`(${[...sortColumn, ...keyColumns].join(', ')}) ${order.direction === 'asc' ? '>' : '<'}${q.page?.inclusive ? '=' : ''} (${placeholders.join(', ')})`);
     if (sortColumn.length > 0) params.c_v = after.value;
-    after.keys.forEach((k, i) => (params[`c_k${i}`] = k));
+    after.keys.forEach((k, i) => { params[`c_k${i}`] = k; });
   }
   if (q.page !== undefined) params.lim = q.page.limit;
   const sql = `SELECT ${select.join(', ')}
