@@ -66,6 +66,9 @@ declare module 'fastify' {
 }
 
 export const MISSING_KEY_MESSAGE = 'API key required: send it in the x-api-key header or the api-key query parameter';
+/** The same on the routes that also take `Authorization: Bearer <key>` (BEARER_KEY_ROUTES): their docs
+ *  give that form first (a Prometheus scrape, an MCP client), so the refusal names it too. */
+export const MISSING_KEY_MESSAGE_BEARER = 'API key required: send it as "Authorization: Bearer <key>", in the x-api-key header or in the api-key query parameter';
 
 const STATUS_MESSAGE: Record<Exclude<KeyStatus, 'active'>, string> = {
   inactive: 'API key is inactive',
@@ -223,7 +226,7 @@ export function installAccessControl(app: FastifyInstance, access: Access): Edge
     if (secret === undefined) {
       access.metrics.authFailures.inc({ reason: 'missing' });
       await chargeAnonymous(req);
-      throw new AppError(Errors.unauthorized, MISSING_KEY_MESSAGE);
+      throw new AppError(Errors.unauthorized, BEARER_KEY_ROUTES.has(req.routeOptions.url ?? '') ? MISSING_KEY_MESSAGE_BEARER : MISSING_KEY_MESSAGE);
     }
     // A secret the key snapshot does not know costs a store query; once the address has
     // spent its budget for requests without a valid key, it is refused before that query
