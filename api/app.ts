@@ -6,6 +6,7 @@ import { redactUrl } from '../core/logger.ts';
 import { installAccessControl, setRateLimitHeaders } from './access/access-control.ts';
 import { installMethodNotAllowed, learnRoutes } from './access/allowed-methods.ts';
 import { installCors } from './access/cors.ts';
+import { installJsonBodies } from './access/json-bodies.ts';
 import { answerBudgetStep, installRequestBudget } from './access/request-budget.ts';
 import { answerStatsStep } from './access/answer-stats.ts';
 import { executionRoutes } from './exports/execution-routes.ts';
@@ -129,6 +130,9 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
     reply.code(404).send({ error: Errors.notFound.title, message: `no route for ${req.method} ${pathOfUrl(req.url)}` });
   });
 
+  // JSON bodies whose refusal of a "__proto__" key says so (Fastify's says "not valid JSON"):
+  // before any route, so every plugin inherits the parser.
+  installJsonBodies(app);
   // Before any route: root hooks then cover every route registered after them, in any
   // plugin, including interfaces other modules add later.
   // First of all: the request's budget scope, which every later hook and handler runs in.
