@@ -32,6 +32,7 @@ import { runFilters, runSql, type RunContext } from './export-runner.ts';
 import { Budget } from '../../core/budget.ts';
 import { boundTo } from '../../warehouse/budgeted-warehouse.ts';
 import { nextJob, shouldYield } from './export-scheduler.ts';
+import { KeyTurns } from '../sql/key-turns.ts';
 import type { ExportFileView, ExportJobView } from './export-schemas.ts';
 import { failureMessage, fileNotFound, fileOf, jobView, type ExportFileHandle } from './export-views.ts';
 import { Cancelled, JobFailure, Stopping, Yielded } from './job-errors.ts';
@@ -83,6 +84,8 @@ export class ExportService {
   private readonly now: () => number;
   private readonly free: Warehouse[];
   private readonly running = new Set<Promise<void>>();
+  /** Round-robin across the keys of a plan: when each key last got a worker (export-scheduler.ts). */
+  private readonly turns = new KeyTurns();
   private readonly quotas: ExportQuotas;
   private readonly files = new FileFactsWorker();
   private sweeper: NodeJS.Timeout | undefined;
@@ -264,15 +267,17 @@ export class ExportService {
   private pump(): void {
     while (!this.stopped && this.free.length > 0) {
       const all = this.deps.store.all();
-      const next = nextJob(all.filter((j) => j.status === 'QUEUED'), all.filter((j) => j.status === 'RUNNING'), this.deps.sessions.length);
+      const next = nextJob(all.filter((j) => j.status === 'QUEUED'), all.filter((j) => j.status === 'RUNNING'), this.deps.sessions.length, this.turns);
       if (next === undefined) return;
       const wh = this.free.pop()!;
       next.status = 'RUNNING';
+      this.turns.took(next.owner);
       this.deps.store.save(next);
       const run = this.run(next, wh).finally(() => {
         this.running.delete(run);
         this.free.push(wh);
         this.pump();
+        this.turns.forgetIdle(this.deps.store.all().filter((j) => j.status === 'QUEUED' || j.status === 'RUNNING').map((j) => j.owner));
       });
       this.running.add(run);
     }
