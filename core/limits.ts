@@ -349,6 +349,8 @@ export const STREAM_JOURNAL_LOOKBACK_MS = 5_000;
 /** SQL: the longest engine message a client is shown; real ones are a few hundred characters
  *  (a 20 MB value quoted whole made a 20 MB error body). */
 export const ENGINE_MESSAGE_MAX_CHARS = 1_000;
+/** A JSON body refused for a "__proto__" key: the longest path to it its message names (the tail of a deeper one). */
+export const JSON_KEY_PATH_MAX_CHARS = 200;
 /** A request still unanswered this long after its door's wall time (DOOR_WALL_MS) is answered
  *  with the time-out error, whatever its handler is waiting for (a promise that never settles). */
 export const REQUEST_DEADLINE_GRACE_MS = 5_000;

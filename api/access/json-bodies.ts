@@ -6,6 +6,7 @@
 // ingest routes.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError, Errors } from '../../core/errors.ts';
+import { JSON_KEY_PATH_MAX_CHARS } from '../../core/limits.ts';
 
 /** A body that is valid JSON but holds a key refused for prototype safety. */
 export class ForbiddenJsonKey extends AppError {
@@ -16,7 +17,7 @@ export class ForbiddenJsonKey extends AppError {
   }
 }
 
-const PATH_MAX_CHARS = 200;
+const PATH_MAX_CHARS = JSON_KEY_PATH_MAX_CHARS;
 
 /** Where a parsed value holds a refused key: its path and the key, or undefined. Iterative: a body may nest deeper than the stack. */
 export function forbiddenKeyIn(value: unknown): { key: string; at: string } | undefined {
