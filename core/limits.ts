@@ -388,3 +388,4 @@ export * from './limits/serving-speed.ts';
 export * from './limits/point-reads.ts';
 export * from './limits/view-repair.ts';
 export * from './limits/migrations.ts';
+export * from './limits/refusal-logs.ts';

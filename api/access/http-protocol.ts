@@ -11,7 +11,7 @@ import type { Config } from '../../core/config.ts';
 import { AppError, httpTitle, kindForStatus } from '../../core/errors.ts';
 import { HTTP_KEEP_ALIVE_TIMEOUT_MS, HTTP_MAX_HEADER_BYTES, HTTP_MAX_URI_BYTES } from '../../core/limits.ts';
 import type { Logger } from '../../core/logger.ts';
-import { addressFigures, rateLimitHeaders } from './access-control.ts';
+import { addressFigures, rateLimitHeaders } from './rate-limit-headers.ts';
 import type { Access } from './access.ts';
 
 /** Fastify's server options for the time-outs and limits of docs/access.md ("Connections"). */

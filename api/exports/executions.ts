@@ -117,7 +117,7 @@ export class ExecutionService {
     const offset = cursor === undefined ? 0 : this.offsetOf(job, cursor);
     if (job.status === 'EXPIRED') throw new AppError(Errors.notFound, `the results of this execution expired at ${job.expiresAt}; run it again`);
     if (job.status !== 'COMPLETED') {
-      const why = job.status === 'FAILED' ? `: ${job.error ?? 'it failed'}` : job.status === 'CANCELLED' ? '' : '; poll GET /v1/query/executions/{id} (free) until it is COMPLETED';
+      const why = job.status === 'FAILED' ? `: ${job.error ?? 'it failed'}` : job.status === 'CANCELLED' ? '' : '; poll GET /v1/query/executions/{id} (about once a second) until it is COMPLETED';
       throw new AppError(Errors.conflict, `the execution is ${job.status}, it has no results${why}`);
     }
     const total = job.rowsWritten;
