@@ -32,6 +32,7 @@ import { runFilters, runSql, type RunContext } from './export-runner.ts';
 import { Budget } from '../../core/budget.ts';
 import { boundTo } from '../../warehouse/budgeted-warehouse.ts';
 import { nextJob, shouldYield } from './export-scheduler.ts';
+import { rowColumnFor } from './execution-rows.ts';
 import { KeyTurns } from '../sql/key-turns.ts';
 import type { ExportFileView, ExportJobView } from './export-schemas.ts';
 import { failureMessage, fileNotFound, fileOf, jobView, type ExportFileHandle } from './export-views.ts';
@@ -135,7 +136,9 @@ export class ExportService {
     if (needsSignature && (sig === undefined || !/String/.test(sig.type))) {
       throw bad(spec.sampling !== null ? 'sampling' : 'splits', 'needs a column named signature (a String) in the query\'s result: splits and samples are drawn by transaction');
     }
-    return this.view(this.enqueue(owner, spec, { sql: prepared.sql, settings: prepared.settings }, prepared.columns, execution));
+    // An execution's file numbers its rows, so that each results page reads only its own.
+    const numbered = execution === undefined ? undefined : { ...execution, rowColumn: rowColumnFor(prepared.columns) };
+    return this.view(this.enqueue(owner, spec, { sql: prepared.sql, settings: prepared.settings }, prepared.columns, numbered));
   }
 
   get(owner: ExportOwner, id: string): ExportJobView {
