@@ -232,58 +232,6 @@ describe('caching: ETag from the data version, If-None-Match, Cache-Control', ()
   });
 });
 
-describe('caching: Vary names every header that chose a stored answer', () => {
-  // A browser's cache keys by URL and the headers Vary names: without x-api-key and
-  // Authorization there, a page switching keys (or a shared machine) got the first key's answer.
-  const varyOf = (res: { headers: Record<string, unknown> }): string[] => String(res.headers.vary ?? '').split(',').map((v) => v.trim().toLowerCase());
-  const CHOOSERS = ['x-api-key', 'authorization', 'accept', 'accept-encoding'];
-
-  it('on every cacheable answer: REST and GraphQL GETs, their 304s, small answers and coded ones', async () => {
-    const url = '/api/v1/stats';
-    const plain = await t.app.inject({ method: 'GET', url, headers });
-    expect(plain.headers['cache-control']).toMatch(/^private, max-age=/);
-    expect(varyOf(plain)).toEqual(expect.arrayContaining(CHOOSERS));
-    const coded = await t.app.inject({ method: 'GET', url: '/api/v1/transactions?limit=200', headers: { ...headers, 'accept-encoding': 'gzip' } });
-    expect(coded.headers['content-encoding']).toBe('gzip');
-    expect(varyOf(coded)).toEqual(expect.arrayContaining(CHOOSERS));
-    // Each header once, however many steps named it.
-    expect(varyOf(coded).filter((v) => v === 'accept-encoding')).toHaveLength(1);
-    const revalidated = await t.app.inject({ method: 'GET', url, headers: { ...headers, 'if-none-match': String(plain.headers.etag) } });
-    expect(revalidated.statusCode).toBe(304);
-    expect(varyOf(revalidated)).toEqual(expect.arrayContaining(CHOOSERS));
-    const q = encodeURIComponent('{ protocolStats { protocolName totalTransactions } }');
-    const gql = await t.app.inject({ method: 'GET', url: `/graphql?query=${q}`, headers: { ...headers, accept: 'application/json' } });
-    expect(gql.headers.etag).toMatch(/^W\//);
-    expect(varyOf(gql)).toEqual(expect.arrayContaining(CHOOSERS));
-  });
-
-  it('keeps Origin beside them when CORS answers a list of origins', async () => {
-    const listed = await buildApp({ ...t.services, config: { ...t.services.config, http: { ...t.services.config.http, corsOrigins: [ORIGIN] } } });
-    try {
-      const res = await listed.inject({ method: 'GET', url: '/api/v1/stats', headers: { ...headers, origin: ORIGIN } });
-      expect(res.statusCode).toBe(200);
-      expect(varyOf(res)).toEqual(expect.arrayContaining(['origin', ...CHOOSERS]));
-    } finally {
-      await listed.close();
-    }
-  });
-
-  it('on an export file: the key that downloaded it', async () => {
-    const job = await t.app.inject({ method: 'POST', url: '/v1/query/exports', headers, payload: { query: 'SELECT 1 AS one', format: 'CSV' } });
-    expect(job.statusCode, job.body).toBe(202);
-    const id = job.json<{ id: string }>().id;
-    let files: { name: string }[] = [];
-    for (let i = 0; i < 400 && files.length === 0; i++) {
-      const state = (await t.app.inject({ method: 'GET', url: `/v1/query/exports/${id}`, headers })).json<{ status: string; files?: { name: string }[] }>();
-      if (state.status === 'COMPLETED') files = state.files ?? [];
-      else await new Promise((r) => setTimeout(r, 50));
-    }
-    const file = await t.app.inject({ method: 'GET', url: `/v1/query/exports/${id}/files/${files[0]!.name}`, headers });
-    expect(file.statusCode).toBe(200);
-    expect(varyOf(file)).toEqual(expect.arrayContaining(['x-api-key', 'authorization']));
-  });
-});
-
 describe('a page on a second origin, in Chromium', () => {
   let browser: Browser;
   let page: Page;
