@@ -3,9 +3,12 @@
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { AppError, Errors, httpTitle, kindForStatus, notFound, toAppError } from '../core/errors.ts';
 import { redactUrl } from '../core/logger.ts';
-import { installAccessControl, setRateLimitHeaders } from './access/access-control.ts';
+import { installAccessControl } from './access/access-control.ts';
+import { setRateLimitHeaders } from './access/rate-limit-headers.ts';
 import { installMethodNotAllowed, learnRoutes } from './access/allowed-methods.ts';
 import { installCors } from './access/cors.ts';
+import { installJsonBodies } from './access/json-bodies.ts';
+import { SampledRefusalLog } from './access/refusal-log.ts';
 import { answerBudgetStep, answeringStep, installRequestBudget } from './access/request-budget.ts';
 import { answerStatsStep } from './access/answer-stats.ts';
 import { executionRoutes } from './exports/execution-routes.ts';
@@ -97,8 +100,11 @@ const framingStep: EdgeStep = (_req, reply, payload) => {
 };
 
 export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise<FastifyInstance> {
+  // Refused floods are logged one line per key or address per window, not two per request.
+  const requestLog = new SampledRefusalLog(deps.logger);
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
+    logController: requestLog,
     requestIdHeader: 'x-request-id',
     genReqId: () => crypto.randomUUID(),
     bodyLimit: 1024 * 1024,
@@ -125,10 +131,18 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
     reply.code(status).send(body);
   }
   app.setErrorHandler((err, req, reply) => sendError(err, req, reply));
+  app.addHook('onClose', (_app, done) => {
+    requestLog.flush(true);
+    requestLog.stop();
+    done();
+  });
   app.setNotFoundHandler((req, reply) => {
     reply.code(404).send({ error: Errors.notFound.title, message: `no route for ${req.method} ${pathOfUrl(req.url)}` });
   });
 
+  // JSON bodies whose refusal of a "__proto__" key says so (Fastify's says "not valid JSON"):
+  // before any route, so every plugin inherits the parser.
+  installJsonBodies(app);
   // Before any route: root hooks then cover every route registered after them, in any
   // plugin, including interfaces other modules add later.
   // First of all: the request's budget scope, which every later hook and handler runs in.

@@ -1,6 +1,8 @@
 // Limits that guard the service against hostile or careless input, defined once and
 // shared by every interface (docs/json-rpc.md and docs/rest-and-sql.md list them).
 
+import { MCP_CARRY_FACTOR } from './limits/mcp-and-user-metrics.ts';
+
 /** block_time is stored as DateTime (UInt32 Unix seconds): the only instants the store can hold. */
 export const MIN_BLOCK_TIME = 0;
 export const MAX_BLOCK_TIME = 4_294_967_295; // 2106-02-07T06:28:15Z
@@ -245,14 +247,6 @@ export const ANSWER_CHUNK_BYTES = 64 * 1024;
 // ---- One request budget (core/budget.ts): what differs by door ------------------------------
 // Plan figures (rows read, join rows, memory) are in core/plans.ts; these are per door.
 
-/**
- * An MCP tool's answer is JSON text carried inside a JSON string: escaping doubles at most each
- * character (a quote or a backslash; the text has no raw control characters), so the door's
- * wire budget is this many times its content budget, and a batch reserves content bytes, as
- * JSON-RPC does: the same batch refuses the same members on both doors.
- */
-export const MCP_CARRY_FACTOR = 2;
-
 /** The doors a request can come through; each has its answer budget and wall time. */
 export const DOORS = ['rpc', 'rest', 'sql', 'graphql', 'mcp', 'stream', 'export', 'download', 'operator'] as const;
 export type Door = (typeof DOORS)[number];
@@ -359,6 +353,8 @@ export const STREAM_JOURNAL_LOOKBACK_MS = 5_000;
 /** SQL: the longest engine message a client is shown; real ones are a few hundred characters
  *  (a 20 MB value quoted whole made a 20 MB error body). */
 export const ENGINE_MESSAGE_MAX_CHARS = 1_000;
+/** A JSON body refused for a "__proto__" key: the longest path to it its message names (the tail of a deeper one). */
+export const JSON_KEY_PATH_MAX_CHARS = 200;
 /** A request still unanswered this long after its door's wall time (DOOR_WALL_MS) is answered
  *  with the time-out error, whatever its handler is waiting for (a promise that never settles). */
 export const REQUEST_DEADLINE_GRACE_MS = 5_000;
@@ -396,3 +392,4 @@ export * from './limits/serving-speed.ts';
 export * from './limits/point-reads.ts';
 export * from './limits/view-repair.ts';
 export * from './limits/migrations.ts';
+export * from './limits/refusal-logs.ts';

@@ -1,8 +1,10 @@
 // Who gets an export worker (api/exports/export-scheduler.ts), without an engine: paid
-// plans first, a worker kept for them, a key never holding more than its share, and a
-// running job giving its worker up at a chunk boundary only to a better claim (no ping-pong).
+// plans first, a worker kept for them, a key never holding more than its share, round-robin
+// across the keys of a plan, and a running job giving its worker up at a chunk boundary only
+// to a better claim (no ping-pong).
 import { describe, expect, it } from 'vitest';
 import { nextJob, planWorkers, shouldYield, type Schedulable } from '../api/exports/export-scheduler.ts';
+import { KeyTurns } from '../api/sql/key-turns.ts';
 import { loadConfig } from '../core/config.ts';
 import type { Plan } from '../core/plans.ts';
 
@@ -51,6 +53,50 @@ describe('export scheduler', () => {
     // One job each: age alone never preempts.
     const c = job('c', 'enterprise');
     expect(shouldYield(b, [c], [a1, b], 2)).toBe(false);
+  });
+});
+
+describe('export scheduler: round-robin across the keys of one plan', () => {
+  /** Owners in the order their jobs start on `workers` workers, each job finishing before the next starts. */
+  function startOrder(queued: Schedulable[], workers: number): string[] {
+    const turns = new KeyTurns();
+    const order: string[] = [];
+    let waiting = [...queued];
+    while (waiting.length > 0) {
+      const next = nextJob(waiting, [], workers, turns)!;
+      turns.took(next.owner);
+      order.push(next.owner);
+      waiting = waiting.filter((j) => j !== next);
+    }
+    return order;
+  }
+
+  it('a key with a queue gets one turn before another key of its plan waits for a second', () => {
+    // a queued three jobs before b asked: oldest first started a, a, a, then b.
+    const jobs = [job('a', 'x402'), job('a', 'x402'), job('a', 'x402'), job('b', 'x402')];
+    expect(startOrder(jobs, 1)).toEqual(['a', 'b', 'a', 'a']);
+  });
+
+  it('six free keys\' queued executions hold a seventh free key for one job\'s turn each at most', () => {
+    const jobs: Schedulable[] = [];
+    for (let round = 0; round < 3; round++) for (let k = 1; k <= 6; k++) jobs.push(job(`f${k}`, 'free'));
+    jobs.push(job('f7', 'free'));
+    const order = startOrder(jobs, 1);
+    expect(order.indexOf('f7')).toBe(6);
+    expect(new Set(order.slice(0, 7)).size).toBe(7);
+  });
+
+  it('plans and workers held still come before turns', () => {
+    const turns = new KeyTurns();
+    turns.took('e');
+    const ent = job('e', 'enterprise');
+    const free = job('f', 'free');
+    expect(nextJob([free, ent], [], 2, turns)).toBe(ent);
+    const busy = job('x', 'x402');
+    const idle = job('y', 'x402');
+    turns.took('y');
+    // x holds a worker: y goes first although its turn is newer.
+    expect(nextJob([busy, idle], [job('x', 'x402')], 4, turns)).toBe(idle);
   });
 });
 

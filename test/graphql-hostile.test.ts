@@ -19,6 +19,8 @@ interface Case {
   raw?: string;
   method?: 'GET' | 'PUT';
   url?: string;
+  /** Headers sent besides the key, accept and content-type. */
+  headers?: Record<string, string>;
   expect: { status: number; code?: string; message?: string };
 }
 
@@ -39,7 +41,7 @@ afterAll(async () => ctx?.cleanup());
 function send(c: Case) {
   if (c.method !== undefined) return ctx.app.inject({ method: c.method, url: c.url!, headers });
   const payload = c.raw ?? JSON.stringify(c.body ?? { query: c.query, variables: c.variables, operationName: c.operationName });
-  return ctx.app.inject({ method: 'POST', url: '/graphql', headers: { ...headers, 'content-type': 'application/json' }, payload });
+  return ctx.app.inject({ method: 'POST', url: '/graphql', headers: { ...headers, 'content-type': 'application/json', ...c.headers }, payload });
 }
 
 describe('hostile GraphQL corpus (test/fixtures/hostile-graphql.json)', () => {

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MISSING_KEY_MESSAGE_BEARER } from '../api/access/access-control.ts';
 import { CATALOG, RPC_METHOD_NAMES } from '../api/catalog/catalog.ts';
 import { McpDoor, type CallHooks } from '../api/mcp/mcp-server.ts';
 import type { ToolCaller } from '../api/mcp/mcp-tools.ts';
@@ -265,7 +266,7 @@ describe('MCP door', () => {
     });
     const none = await post({});
     expect(none.status).toBe(401);
-    expect(await none.json()).toEqual({ error: 'Unauthorized', message: 'API key required: send it in the x-api-key header or the api-key query parameter' });
+    expect(await none.json()).toEqual({ error: 'Unauthorized', message: MISSING_KEY_MESSAGE_BEARER });
     await expect(connect({})).rejects.toMatchObject({ code: 401, message: expect.stringContaining('API key required') });
     const wrong = await post({ 'x-api-key': 'txa_not_a_key' });
     expect(wrong.status).toBe(403);

@@ -1,15 +1,32 @@
 // The SQL sandbox's admission rules, on the gate alone: one running query per key with a
-// short queue behind it, a bounded queue in total, slots handed to the oldest waiter whose
-// key has nothing running, and a 429 with Retry-After for everything past the queues.
+// short queue behind it, a bounded queue in total, slots handed round-robin across keys (the
+// waiter whose key's last turn is the oldest, then the oldest waiter) among those whose key has
+// nothing running, and a 429 with Retry-After for everything past the queues.
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../core/errors.ts';
 import { ConcurrencyGate } from '../api/sql/concurrency-gate.ts';
+import { KeyTurns } from '../api/sql/key-turns.ts';
 
 const refused = (p: Promise<unknown>) =>
   p.then(
     () => undefined,
     (e: unknown) => (e instanceof AppError ? { status: e.kind.http, retryAfter: e.retryAfterSeconds, message: e.message } : e),
   );
+
+/** The order in which `asks` (key, group; asked in this order) are granted by a gate of one slot, each lease released once granted. */
+async function grantOrder(gate: ConcurrencyGate<string>, asks: [key: string, group: string][]): Promise<string[]> {
+  const order: string[] = [];
+  const granted = new Set<number>();
+  const leases = asks.map(([key, group], j) => gate.acquire(key, group).then((lease) => ({ j, key, lease })));
+  while (granted.size < leases.length) {
+    // One slot: exactly one pending lease is granted after each release.
+    const next = await Promise.race(leases.filter((_l, j) => !granted.has(j)));
+    granted.add(next.j);
+    order.push(next.key);
+    next.lease.release();
+  }
+  return order;
+}
 
 describe('SQL concurrency gate', () => {
   it('runs one query per key; the next of that key waits, and past the per-key queue is refused with 429', async () => {
@@ -42,17 +59,10 @@ describe('SQL concurrency gate', () => {
     expect(gate.stats()).toEqual({ running: 0, waiting: 0 });
   });
 
-  it('hands a freed slot to the oldest waiter whose key has nothing running', async () => {
+  it('hands a freed slot to a key that has not had a turn before a key that just had one', async () => {
     const gate = new ConcurrencyGate(['only'], { queuePerKey: 2, queueTotal: 10, maxWaitMs: 60_000 });
-    const a = await gate.acquire('A');
-    const order: string[] = [];
-    const a2 = gate.acquire('A').then((l) => { order.push('A'); return l; });
-    const b = gate.acquire('B').then((l) => { order.push('B'); return l; });
-    a.release();
-    // A's second query waited first, but A's first just ended: both are eligible, oldest wins.
-    (await a2).release();
-    (await b).release();
-    expect(order).toEqual(['A', 'B']);
+    // A's second query waited first, but A just had its turn: B's comes first (it was A, oldest first, before).
+    expect(await grantOrder(gate, [['A', ''], ['A', ''], ['B', '']])).toEqual(['A', 'B', 'A']);
   });
 
   it('tells a caller that waited too long to retry, and forgets it', async () => {
@@ -102,9 +112,18 @@ describe('SQL concurrency gate: fair shares between plans', () => {
     const gate = new ConcurrencyGate(['only'], shares);
     const e0 = await gate.acquire('E0', 'enterprise');
     const order: string[] = [];
-    const f = gate.acquire('F', 'free').then((l) => { order.push('free'); return l; });
-    const x = gate.acquire('X', 'x402').then((l) => { order.push('x402'); return l; });
-    const e = gate.acquire('E', 'enterprise').then((l) => { order.push('enterprise'); return l; });
+    const f = gate.acquire('F', 'free').then((l) => {
+      order.push('free');
+      return l;
+    });
+    const x = gate.acquire('X', 'x402').then((l) => {
+      order.push('x402');
+      return l;
+    });
+    const e = gate.acquire('E', 'enterprise').then((l) => {
+      order.push('enterprise');
+      return l;
+    });
     e0.release();
     (await e).release();
     (await x).release();
@@ -119,6 +138,51 @@ describe('SQL concurrency gate: fair shares between plans', () => {
     const e = await gate.acquire('E', 'enterprise');
     e.release();
     expect(gate.stats()).toEqual({ running: 0, waiting: 0 });
+  });
+});
+
+describe('SQL concurrency gate: round-robin across the keys of one plan', () => {
+  it('a key with a queue gets one turn before any key of its plan gets its second, whatever the queue\'s age', async () => {
+    const gate = new ConcurrencyGate(['only'], { queuePerKey: 3, queueTotal: 20, maxWaitMs: 60_000, groupPriority: () => 0 });
+    // A queued three before B and C asked: oldest first gave A, A, A, B, C (B waited three of A's turns).
+    expect(await grantOrder(gate, [['A', 'free'], ['A', 'free'], ['A', 'free'], ['B', 'free'], ['A', 'free'], ['C', 'free']])).toEqual(['A', 'B', 'C', 'A', 'A', 'A']);
+    expect(gate.stats()).toEqual({ running: 0, waiting: 0 });
+  });
+
+  it('six free keys\' queues hold a seventh free key for one turn each at most, and plans still come first', async () => {
+    const shares = { queuePerKey: 3, queueTotal: 40, maxWaitMs: 60_000, groupPriority: (g: string) => (g === 'enterprise' ? 2 : 0) };
+    const gate = new ConcurrencyGate(['only'], shares);
+    const heavy: [string, string][] = [];
+    for (let round = 0; round < 3; round++) for (let k = 1; k <= 6; k++) heavy.push([`F${k}`, 'free']);
+    const order = await grantOrder(gate, [...heavy, ['F7', 'free'], ['E', 'enterprise']]);
+    // The first heavy query took the free session at once; the enterprise one comes next, then
+    // every free key once (F7 included) before any gets a second turn.
+    expect(order.slice(0, 2)).toEqual(['F1', 'E']);
+    expect(order.indexOf('F7')).toBeLessThanOrEqual(7);
+    const firstTurns = order.slice(2, 8);
+    expect(new Set(firstTurns).size).toBe(6);
+    expect(firstTurns).toContain('F7');
+  });
+
+  it('remembers only keys that are busy or served after the oldest busy key\'s turn (bounded state)', async () => {
+    const gate = new ConcurrencyGate(['only'], { queuePerKey: 1, queueTotal: 10, maxWaitMs: 60_000 });
+    for (let i = 0; i < 50; i++) (await gate.acquire(`K${i}`)).release();
+    expect((gate as unknown as { turns: KeyTurns }).turns.size()).toBe(0);
+  });
+
+  it('forgetting an idle key never moves it ahead of a key it did not come before', () => {
+    const turns = new KeyTurns();
+    turns.took('A');
+    turns.took('B');
+    turns.took('C');
+    // B waits again; A and C are idle. A came before B: forgotten, it still comes before B.
+    // C came after B: kept, so it cannot pass B.
+    turns.forgetIdle(['B']);
+    expect(turns.size()).toBe(2);
+    expect(turns.of('A')).toBeLessThan(turns.of('B'));
+    expect(turns.of('C')).toBeGreaterThan(turns.of('B'));
+    turns.forgetIdle([]);
+    expect(turns.size()).toBe(0);
   });
 });
 

@@ -1,5 +1,6 @@
 // SQL executions (issue 26): POST /v1/query/executions starts a client query in the
-// background and answers an id at once; polling its state is free; its results are paged
+// background and answers an id at once; polling its state spends a window of its own, not the
+// plan's requests (test/execution-polls.test.ts); its results are paged
 // (at most 10,000 rows a page, JSON or CSV, the total known), equal to a direct engine read;
 // it can be cancelled; its results expire and belong to the key that started it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,9 +14,11 @@ let headers: Record<string, string>;
 let other: Record<string, string>;
 let active: string[];
 let clock = Date.now();
+/** The rate windows' clock: moved a minute on when a poll meets the poll window (not what this file tests). */
+let rateClock = Date.now();
 
 beforeAll(async () => {
-  t = await startApp({}, { exportClock: () => clock });
+  t = await startApp({}, { exportClock: () => clock, now: () => rateClock });
   headers = await apiKeyHeaders(t.app, 'enterprise');
   other = await apiKeyHeaders(t.app, 'x402');
   await ingestDemo(t.services, 6000);
@@ -30,9 +33,15 @@ const results = (id: string, query = '', h = headers) => t.app.inject({ method: 
 
 async function finished(id: string): Promise<Record<string, unknown>> {
   for (let i = 0; i < 600; i++) {
-    const s = (await state(id)).json();
+    const res = await state(id);
+    if (res.statusCode === 429) {
+      rateClock += 60_000;
+      continue;
+    }
+    const s = res.json();
     if (!['QUEUED', 'RUNNING'].includes(s.state)) return s;
-    await new Promise((r) => setTimeout(r, 50));
+    // Polls are limited per key: back off from 50 ms to half a second.
+    await new Promise((r) => setTimeout(r, Math.min(500, 50 * 2 ** Math.min(i, 4))));
   }
   throw new Error('the execution did not finish');
 }
@@ -48,7 +57,7 @@ const reference = async (format: 'JSONEachRow' | 'CSVWithNames') => {
 };
 
 describe('an execution\'s life', () => {
-  it('answers an id at once, is polled without charge, and pages results equal to a direct read (JSON)', async () => {
+  it('answers an id at once, is polled without spending the plan\'s requests, and pages results equal to a direct read (JSON)', async () => {
     const res = await start(QUERY);
     expect(res.statusCode, res.body).toBe(202);
     const started = res.json();
@@ -56,7 +65,7 @@ describe('an execution\'s life', () => {
     expect(['QUEUED', 'RUNNING']).toContain(started.state);
     expect(started.columns.map((c: { name: string }) => c.name)).toEqual(COLUMNS.split(', '));
 
-    // Polling is not charged: the key's remaining requests do not move.
+    // Polling spends its own window: the key's remaining requests do not move.
     const a = await state(started.id);
     const b = await state(started.id);
     expect(a.statusCode).toBe(200);
@@ -81,14 +90,41 @@ describe('an execution\'s life', () => {
       expect(body.count).toBe(body.data.length);
       expect(body.totalRows).toBe(direct.length);
       expect(page.headers['x-execution-total-rows']).toBe(String(direct.length));
-      // A page is a metered answer like any other.
-      expect(Number(page.headers['x-stats-rows-read'])).toBeGreaterThan(0);
+      // A page is a metered answer like any other, and reads its own rows only, not the whole
+      // result (it read all of it on every page: paging cost the square of the result's size).
+      const rowsRead = Number(page.headers['x-stats-rows-read']);
+      expect(rowsRead).toBeGreaterThan(0);
+      expect(rowsRead, `page ${pages + 1}`).toBeLessThanOrEqual(body.count);
       rows.push(...body.data);
       cursor = body.nextCursor;
       pages++;
     } while (cursor !== null);
     expect(pages).toBe(Math.ceil(direct.length / EXECUTION_PAGE_MAX_ROWS));
     expect(rows).toEqual(direct);
+  });
+
+  it('pages a large result in small pages that read it once in all, not once per page', async () => {
+    const id = (await start(QUERY)).json().id;
+    const done = await finished(id);
+    expect(done.state).toBe('COMPLETED');
+    const total = Number(done.totalRows);
+    // Walk to the last pages with small pages' cursors: each reads about its own rows.
+    let cursor: string | null = null;
+    let read = 0;
+    let pages = 0;
+    do {
+      const page = await results(id, `?limit=5000${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`);
+      expect(page.statusCode, page.body).toBe(200);
+      read += Number(page.headers['x-stats-rows-read']);
+      cursor = page.json().nextCursor;
+      pages++;
+    } while (cursor !== null);
+    expect(pages).toBe(Math.ceil(total / 5000));
+    // The whole walk read the result once, not once per page.
+    expect(read).toBeLessThanOrEqual(total);
+    // Columns are the query's: the row numbers pages are read by are not among them.
+    const one = (await results(id, '?limit=1')).json();
+    expect(Object.keys(one.data[0]).sort()).toEqual(COLUMNS.split(', ').sort());
   });
 
   it('pages CSV in the size asked, each with its header row, equal to a direct read', async () => {

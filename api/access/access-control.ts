@@ -5,7 +5,8 @@
 //   onRequest   key from x-api-key (wins) or ?api-key=; 401 missing, 403 unknown/inactive/
 //               revoked (both also count against a per-IP limit; once that is spent, a key
 //               the snapshot does not know is refused 429 before any store lookup); valid:
-//               1 unit counted, and on JSON-RPC, REST and POST/GET /graphql one of the
+//               1 unit counted (a poll of an SQL execution's state: 1 of its poll window
+//               instead, execution-polls.ts), and on JSON-RPC, REST and POST/GET /graphql one of the
 //               key's in-flight slots taken (PLAN_CONCURRENCY; 429 when none is free).
 //               GET /graphql accepting text/html (the GraphiQL page) needs no key.
 //               Operator paths (/admin/*, /metrics) check their bearer token in their own
@@ -29,8 +30,10 @@ import { PLAN_CONCURRENCY, PLAN_LIMITS, type Plan } from '../../core/plans.ts';
 import type { KeyStatus } from '../../warehouse/api-key-store.ts';
 import type { EdgeStep } from '../answers/answer-edge.ts';
 import type { Access } from './access.ts';
+import { chargeExecutionPoll } from './execution-polls.ts';
 import { PER_ADDRESS_PLAN } from './operator-auth.ts';
-import { BEARER_KEY_ROUTES, interfaceOf, isExempt, isFreePoll, pathOf, rpcCallCount, rpcUsageMethod, rpcUsageMethods, wantsGraphiql } from './protected-paths.ts';
+import { anonymousSubject, setDecisionHeaders, setRateLimitHeaders, type ResetText } from './rate-limit-headers.ts';
+import { BEARER_KEY_ROUTES, interfaceOf, isExecutionPoll, isExempt, pathOf, rpcCallCount, rpcUsageMethod, rpcUsageMethods, wantsGraphiql } from './protected-paths.ts';
 import type { RateDecision } from './rate-limiter.ts';
 import { grantBudget } from './request-budget.ts';
 import { answerStatsOf } from './answer-stats.ts';
@@ -73,6 +76,9 @@ declare module 'fastify' {
 export const UNFINISHED_CALL = '(unfinished call)';
 
 export const MISSING_KEY_MESSAGE = 'API key required: send it in the x-api-key header or the api-key query parameter';
+/** The same on the routes that also take `Authorization: Bearer <key>` (BEARER_KEY_ROUTES): their docs
+ *  give that form first (a Prometheus scrape, an MCP client), so the refusal names it too. */
+export const MISSING_KEY_MESSAGE_BEARER = 'API key required: send it as "Authorization: Bearer <key>", in the x-api-key header or in the api-key query parameter';
 
 const STATUS_MESSAGE: Record<Exclude<KeyStatus, 'active'>, string> = {
   inactive: 'API key is inactive',
@@ -97,9 +103,6 @@ export function presentedKey(req: FastifyRequest): string | undefined {
   return firstString(query?.['api-key']);
 }
 
-/** The per-IP counter of requests without a valid key. `req.ip` is the socket's peer
- *  address (trustProxy is off), the same as a bare socket's remoteAddress. */
-const anonymousSubject = (ip: string | undefined): string => `ip:${ip ?? ''}`;
 
 
 const rateLimitedError = (d: RateDecision, who: string): AppError =>
@@ -231,7 +234,7 @@ export function installAccessControl(app: FastifyInstance, access: Access): Edge
     if (secret === undefined) {
       access.metrics.authFailures.inc({ reason: 'missing' });
       await chargeAnonymous(req);
-      throw new AppError(Errors.unauthorized, MISSING_KEY_MESSAGE);
+      throw new AppError(Errors.unauthorized, BEARER_KEY_ROUTES.has(req.routeOptions.url ?? '') ? MISSING_KEY_MESSAGE_BEARER : MISSING_KEY_MESSAGE);
     }
     // A secret the key snapshot does not know costs a store query; once the address has
     // spent its budget for requests without a valid key, it is refused before that query
@@ -261,10 +264,9 @@ export function installAccessControl(app: FastifyInstance, access: Access): Edge
     grantBudget(req, record.plan, access.answerMemory, reply);
     // The matched route, not the raw path: a spelling such as /v1/%72pc reaches the same handler.
     const route = req.routeOptions.url ?? '';
-    if (isFreePoll(req.method, route)) {
-      // Not charged: the headers show the key's window as it is.
-      req.rateLimit = { ...(await access.limiter.peek(`key:${record.id}`, PLAN_LIMITS[record.plan])), plan: record.plan, allowed: true };
-    } else await charge(req, 1);
+    // A poll of an execution's state spends a poll window of its own, not the plan's.
+    if (isExecutionPoll(req.method, route)) await chargeExecutionPoll(access, req, record);
+    else await charge(req, 1);
     const routeIface = interfaceOf(route);
     // GraphQL's request route only: its event streams (/graphql/stream) are long-lived.
     if (routeIface === 'rpc' || routeIface === 'rest' || routeIface === 'mcp' || route === '/graphql') admit(req, reply, req.apiKey);
@@ -350,59 +352,3 @@ export function installAccessControl(app: FastifyInstance, access: Access): Edge
 
 const sharedSpent = (s: UsageSpent, calls: number): UsageSpent =>
   calls <= 1 ? s : { cost: s.cost / calls, rowsRead: s.rowsRead / calls, bytesRead: s.bytesRead / calls };
-
-/** X-RateLimit-* (and Retry-After on a refusal) for `req`'s answer: its latest limit
- *  decision, or, for a request answered without one (/health, the API description, a
- *  request refused while routing), its address's keyless budget, read without spending it.
- *  Exported for answers that bypass the onSend hooks (routing errors, see app.ts). */
-export async function setRateLimitHeaders(access: Access, req: FastifyRequest, reply: FastifyReply): Promise<void> {
-  const d = req.rateLimit ?? (await addressFigures(access, req.ip));
-  if (d !== undefined) setDecisionHeaders(reply, d);
-}
-
-/** The rate-limit headers (SPEC's names), set on every answer in two shapes: straight onto a
- *  reply (the answer edge) and as a list (answers that bypass it, http-protocol.ts). */
-const RATE_LIMIT_HEADERS = Object.freeze({
-  limit: 'x-ratelimit-limit', remaining: 'x-ratelimit-remaining', reset: 'x-ratelimit-reset', plan: 'x-ratelimit-plan', retryAfter: 'retry-after',
-} as const);
-
-/** The last reset time written out: every answer of a window names the same one. */
-interface ResetText {
-  at: number;
-  text: string;
-}
-
-/** The headers of rateLimitHeaders set on `reply`, without building the list (every answer passes here). */
-function setDecisionHeaders(reply: FastifyReply, d: RateDecision & { plan: Plan }, last: ResetText = { at: NaN, text: '' }): void {
-  if (last.at !== d.resetAt) {
-    last.at = d.resetAt;
-    last.text = new Date(d.resetAt).toISOString();
-  }
-  reply.header(RATE_LIMIT_HEADERS.limit, String(d.limit));
-  reply.header(RATE_LIMIT_HEADERS.remaining, String(d.remaining));
-  reply.header(RATE_LIMIT_HEADERS.reset, last.text);
-  reply.header(RATE_LIMIT_HEADERS.plan, d.plan);
-  if (!d.allowed) reply.header(RATE_LIMIT_HEADERS.retryAfter, String(d.retryAfterSeconds));
-}
-
-/** The keyless budget of a client address, read without spending it; undefined when the
- *  store cannot be read (the answer then goes without the headers). */
-export async function addressFigures(access: Access, ip: string | undefined): Promise<(RateDecision & { plan: Plan }) | undefined> {
-  try {
-    return { ...(await access.limiter.peek(anonymousSubject(ip), access.anonymousPerMinute)), plan: PER_ADDRESS_PLAN, allowed: true };
-  } catch {
-    return undefined;
-  }
-}
-
-/** X-RateLimit-* (and Retry-After on a refusal) for a decision, as header name and value. */
-export function rateLimitHeaders(d: RateDecision & { plan: Plan }): [string, string][] {
-  const out: [string, string][] = [
-    [RATE_LIMIT_HEADERS.limit, String(d.limit)],
-    [RATE_LIMIT_HEADERS.remaining, String(d.remaining)],
-    [RATE_LIMIT_HEADERS.reset, new Date(d.resetAt).toISOString()],
-    [RATE_LIMIT_HEADERS.plan, d.plan],
-  ];
-  if (!d.allowed) out.push([RATE_LIMIT_HEADERS.retryAfter, String(d.retryAfterSeconds)]);
-  return out;
-}

@@ -11,7 +11,7 @@ import type { Config } from '../../core/config.ts';
 import { AppError, httpTitle, kindForStatus } from '../../core/errors.ts';
 import { HTTP_KEEP_ALIVE_TIMEOUT_MS, HTTP_MAX_HEADER_BYTES, HTTP_MAX_URI_BYTES } from '../../core/limits.ts';
 import type { Logger } from '../../core/logger.ts';
-import { addressFigures, rateLimitHeaders } from './access-control.ts';
+import { addressFigures, rateLimitHeaders } from './rate-limit-headers.ts';
 import type { Access } from './access.ts';
 
 /** Fastify's server options for the time-outs and limits of docs/access.md ("Connections"). */
@@ -110,7 +110,8 @@ const CONTINUE = /(?:^|\W)100-continue(?:$|\W)/i;
  * 'checkExpectation' listener), answered through Fastify so they carry the request id
  * and rate-limit headers: a URI over HTTP_MAX_URI_BYTES is 414 (RFC 9110 section 15.5.15),
  * an HTTP/1.1 request without Host is 400 (RFC 9112 section 3.2), an Expect other than
- * 100-continue is 417 (RFC 9110 section 10.1.1). Install before
+ * 100-continue is 417 (RFC 9110 section 10.1.1), a body in a content coding other than
+ * identity is 415 (RFC 9110 section 15.5.16). Install before
  * access control, so such a request is refused as malformed rather than as unauthenticated.
  */
 /** A URI over HTTP_MAX_URI_BYTES: its 414, the connection to be closed. Also for errors met
@@ -141,10 +142,28 @@ function refuse(reply: FastifyReply, status: number, message: string): AppError 
   return new AppError(kindForStatus(status), message);
 }
 
+/** Content-Encoding values that leave the body as sent: none, or identity (any case, listed any number of times). */
+const IDENTITY_ONLY = /^\s*(?:identity\s*(?:,\s*identity\s*)*)?$/i;
+
+/**
+ * A request body in a content coding the service does not decode (gzip, br, deflate…): no
+ * route decodes one, so its body would reach a parser as bytes of no known shape (JSON-RPC
+ * answered -32700, REST "not valid JSON"). RFC 9110 section 15.5.16: 415, with Accept-Encoding
+ * naming the codings accepted (section 12.5.3), here only identity.
+ */
+function unsupportedCoding(req: FastifyRequest, reply: FastifyReply): AppError | undefined {
+  const coding = req.headers['content-encoding'];
+  if (coding === undefined || IDENTITY_ONLY.test(coding)) return undefined;
+  reply.header('accept-encoding', 'identity');
+  return refuse(reply, 415, `the request body is sent with Content-Encoding ${JSON.stringify(coding.slice(0, 50))}; this service accepts only identity (an uncoded body): send it without Content-Encoding`);
+}
+
 // Module-level, not a closure per request: every request passes here.
 function checkRequest(req: FastifyRequest, reply: FastifyReply): void {
   const long = uriTooLong(req, reply);
   if (long !== undefined) throw long;
+  const coded = unsupportedCoding(req, reply);
+  if (coded !== undefined) throw coded;
   if (req.raw.httpVersion !== '1.1') return;
   if (req.headers.host === undefined || req.headers.host === '') throw refuse(reply, 400, 'an HTTP/1.1 request must carry a Host header');
   const expect = req.headers.expect;

@@ -67,10 +67,11 @@ export function doorOf(route: string): Door {
 }
 
 /**
- * Reads that are not charged against the rate limit (the key is still checked): polling an
- * SQL execution's state, which reads nothing but memory (issue 26: "not charged").
+ * Polls of an SQL execution's state, which read nothing but memory: charged against a poll
+ * window of their own (EXECUTION_POLLS_PER_MINUTE, api/access/execution-polls.ts) instead of
+ * the plan's request window; cheap, not free.
  */
-export const isFreePoll = (method: string, route: string): boolean => method === 'GET' && route === '/v1/query/executions/:id';
+export const isExecutionPoll = (method: string, route: string): boolean => method === 'GET' && route === '/v1/query/executions/:id';
 
 /** Routes that also take the key as `Authorization: Bearer <key>`: what Prometheus'
  *  `authorization` block and MCP clients send. Elsewhere that header is the operator's. */

@@ -5,7 +5,8 @@
 // without the key, the caller's key). A request whose If-None-Match names the current tag is
 // answered 304 before any statement runs. Cache-Control says how long an answer stays fresh:
 // `private` (it belongs to the caller's key) for ANSWER_MAX_AGE_SECONDS, the result cache's own
-// staleness bound; after that a client revalidates with the tag.
+// staleness bound; after that a client revalidates with the tag. `Vary` names every request
+// header that chose the answer (vary.ts), so no cache hands one key's answer to another.
 //
 // Weak tags: the same answer may be sent gzip, brotli or plain (compression.ts), and the tag
 // names the data, not the bytes. POST answers (JSON-RPC, SQL, POST /graphql), errors and
@@ -17,6 +18,7 @@ import { ANSWER_MAX_AGE_SECONDS } from '../../core/limits.ts';
 import { isApiDoorPath } from '../access/cors.ts';
 import { doorOf, interfaceOf, pathOf } from '../access/protected-paths.ts';
 import type { EdgeStep } from './answer-edge.ts';
+import { appendVary, CACHEABLE_ANSWER_VARY } from './vary.ts';
 
 /** The URL without the api-key query parameter (a secret, and no part of what is asked). */
 function withoutKey(url: string): string {
@@ -75,8 +77,10 @@ export function installAnswerCaching(app: FastifyInstance, version: () => string
   return (req, reply, payload) => {
     if (!isApiDoorPath(pathOf(req.url))) return payload;
     const tag = tags.get(req);
-    if (tag !== undefined && reply.statusCode === 200) {
+    if (tag !== undefined && (reply.statusCode === 200 || reply.statusCode === 304)) {
       reply.header('etag', tag).header('cache-control', `private, max-age=${ANSWER_MAX_AGE_SECONDS}`);
+      // Stored answers are kept apart by every header that chose them, the caller's key first (vary.ts).
+      appendVary(reply, ...CACHEABLE_ANSWER_VARY);
     } else if (reply.getHeader('cache-control') === undefined) {
       reply.header('cache-control', 'no-store');
     }

@@ -17,6 +17,7 @@ import { brotliCompress, constants, createBrotliCompress, createGzip, gzip, type
 import { pipeline, type Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { COMPRESS_BROTLI_QUALITY, COMPRESS_GZIP_LEVEL, COMPRESS_MIN_BYTES } from '../../core/limits.ts';
+import { appendVary } from './vary.ts';
 
 export type Coding = 'br' | 'gzip';
 
@@ -43,18 +44,6 @@ export function negotiateCoding(header: string | undefined): Coding | undefined 
   const gz = of('gzip');
   if (br <= 0 && gz <= 0) return undefined;
   return br >= gz ? 'br' : 'gzip';
-}
-
-function appendVary(reply: FastifyReply, name: string): void {
-  const vary = reply.getHeader('vary');
-  // Most answers vary by nothing else yet: no list to build.
-  if (vary === undefined) {
-    reply.header('vary', name);
-    return;
-  }
-  const list = String(vary).split(',').map((s) => s.trim()).filter((s) => s !== '');
-  if (!list.some((v) => v.toLowerCase() === name.toLowerCase() || v === '*')) list.push(name);
-  reply.header('vary', list.join(', '));
 }
 
 /** Whether this answer may be coded at all (whatever the client accepts). */

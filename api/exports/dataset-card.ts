@@ -7,6 +7,7 @@ import { FORMAT_FILES, SPLIT_NAMES, type ExportSpec } from './export-config.ts';
 import type { FittedPreprocessing } from './preprocessing.ts';
 import { maxShareDeviation, type StrataPlan } from './stratified-sampling.ts';
 import type { JobRecord } from './job-store.ts';
+import { fileSchema } from './execution-rows.ts';
 
 export const MANIFEST = 'manifest.json';
 export const DATASET_CARD = 'README.md';
@@ -51,7 +52,7 @@ export function manifestOf(job: JobRecord): Record<string, unknown> {
     completedAt: job.finishedAt,
     config: configOf(job.spec),
     hashing: HASHING,
-    schema: job.schema,
+    schema: fileSchema(job),
     watermark: job.work === null ? null : {
       ingestedAt: isoUtc(job.work.ingestedAt),
       maxBlockTime: job.work.maxBlockTime === null ? null : new Date(job.work.maxBlockTime * 1000).toISOString().replace('.000Z', 'Z'),
@@ -133,7 +134,7 @@ export function datasetCard(job: JobRecord): string {
   const yaml = [
     '---',
     ...(splits.length === 0 ? [] : ['configs:', '- config_name: default', '  data_files:', ...splits.flatMap((s) => [`  - split: ${LOADER_SPLIT[s]}`, `    path: "${s}-*.${ext}"`])]),
-    ...featuresYaml(job.schema),
+    ...featuresYaml(fileSchema(job)),
     '---',
   ];
   const spec = job.spec;
@@ -171,7 +172,7 @@ export function datasetCard(job: JobRecord): string {
     '',
     '| column | type |',
     '|---|---|',
-    ...(job.schema ?? []).map((c) => `| ${c.name} | ${c.type} |`),
+    ...(fileSchema(job) ?? []).map((c) => `| ${c.name} | ${c.type} |`),
     '',
     ...(spec.format === 'CSV' ? ['In CSV, arrays (`accounts`) are JSON arrays: `["a","b"]`.', ''] : []),
     `Checksums (sha256) and sizes of every file are in ${MANIFEST}.`,

@@ -1,12 +1,12 @@
 // HTTP adapter of SQL executions (executions.ts; docs/rest-and-sql.md, "SQL executions"):
 //
 //   POST /v1/query/executions                 {query, format}          -> 202 execution (an id at once)
-//   GET  /v1/query/executions/:id                                      -> state and progress (not charged)
+//   GET  /v1/query/executions/:id                                      -> state and progress (a poll: its own window)
 //   GET  /v1/query/executions/:id/results     ?cursor=&limit=          -> a page (JSON or CSV), total rows
 //   POST /v1/query/executions/:id/cancel                               -> the execution
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import { AppError, Errors } from '../../core/errors.ts';
-import { EXECUTION_PAGE_MAX_ROWS, EXECUTION_RESULT_TTL_HOURS, EXECUTION_TOKEN_MAX_CHARS } from '../../core/limits.ts';
+import { EXECUTION_PAGE_MAX_ROWS, EXECUTION_POLLS_PER_MINUTE, EXECUTION_RESULT_TTL_HOURS, EXECUTION_TOKEN_MAX_CHARS } from '../../core/limits.ts';
 import { sqlText, SQL_EXAMPLES, SQL_LANGUAGE_RULE } from '../sql/sql-text.ts';
 import { errors } from './export-schemas.ts';
 import type { ExportOwner } from './export-service.ts';
@@ -68,7 +68,7 @@ export async function executionRoutes(app: FastifyInstance, opts: { executions: 
       tags, summary: 'Start a SQL execution: an id at once, the query runs in the background',
       description: 'The same sandbox, guard, cost check, budgets and fair sharing as POST /v1/query and SQL exports; ' +
         `no 30 s answer deadline and no ${EXECUTION_PAGE_MAX_ROWS}-row LIMIT on the whole result (the plan's export row cap applies). ` +
-        'Poll GET /v1/query/executions/{id} (not charged), then page the results.',
+        `Poll GET /v1/query/executions/{id} (about once a second: ${EXECUTION_POLLS_PER_MINUTE} polls a minute per key, apart from the plan's requests), then page the results.`,
       body: {
         type: 'object',
         additionalProperties: false,
@@ -84,9 +84,18 @@ export async function executionRoutes(app: FastifyInstance, opts: { executions: 
   }, async (req, reply) => reply.code(202).send(await svc.create(ownerOf(req), req.body)));
 
   app.get<{ Params: { id: string } }>('/v1/query/executions/:id', {
-    schema: { tags, summary: 'State and progress of an execution (not charged against the rate limit)', params: idParam,
-      response: { 200: one('The execution'), ...errors(401, 403, 404, 414) } },
-  }, async (req) => svc.get(ownerOf(req), req.params.id));
+    schema: { tags, summary: `State and progress of an execution: a poll, charged against a window of ${EXECUTION_POLLS_PER_MINUTE} polls a minute per key instead of the plan's requests (an unknown id against both)`, params: idParam,
+      response: { 200: one('The execution'), ...errors(401, 403, 404, 414, 429) } },
+  }, async (req) => {
+    try {
+      return svc.get(ownerOf(req), req.params.id);
+    } catch (err) {
+      // Polls spend only their own window; an id this key has no execution under is charged
+      // like any request besides, so guessing ids spends the plan's window (execution-polls.ts).
+      if (err instanceof AppError && err.kind === Errors.notFound) await req.consumeRateLimit(1);
+      throw err;
+    }
+  });
 
   app.post<{ Params: { id: string } }>('/v1/query/executions/:id/cancel', {
     schema: { tags, summary: 'Cancel an execution (a finished one is answered as it is)', params: idParam,

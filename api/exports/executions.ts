@@ -15,6 +15,7 @@ import { EXECUTION_PAGE_MAX_ROWS, EXECUTION_RESULT_TTL_HOURS, EXECUTION_SWEEP_MS
 import type { Warehouse } from '../../warehouse/warehouse.ts';
 import { isUInt, listingFingerprint, type PageTokens } from '../analytics/page-token.ts';
 import { literal } from './export-writer.ts';
+import { quotedName, rowColumnOf } from './execution-rows.ts';
 import type { ExportOwner, ExportService } from './export-service.ts';
 import { failureMessage } from './export-views.ts';
 import type { JobRecord, JobStatus, JobStore } from './job-store.ts';
@@ -60,8 +61,23 @@ const ID_SHAPE = /^exp_[A-Za-z0-9_-]{16}$/;
 const notFound = (): AppError => new AppError(Errors.notFound, 'no SQL execution with this id for this API key');
 const bad = (field: string, message: string): AppError => new AppError(Errors.invalidParams, `${field} ${message}`, { field });
 
-/** An engine identifier in backquotes (names come from the engine's DESCRIBE of the client's query). */
-const quotedName = (name: string): string => `\`${name.replace(/\\/g, '\\\\').replace(/`/g, '\\`')}\``;
+
+/**
+ * The statement reading rows [offset, offset + size) of an execution's file: our statement over
+ * our file, with the engine's own names and types for the columns, so a page equals the direct
+ * read (Parquet alone would return DateTime as numbers). A file with row numbers is read by
+ * their range, which the Parquet reader finds by the file's statistics without reading the
+ * rows before it (execution-rows.ts); an older file by offset, reading every row before the page.
+ */
+function pageStatement(job: JobRecord, file: string, offset: number, size: number): string {
+  const columns = job.schema ?? [];
+  const rowColumn = rowColumnOf(job);
+  const structure = [...columns, ...(rowColumn === undefined ? [] : [{ name: rowColumn, type: 'UInt64' }])].map((c) => `${quotedName(c.name)} ${c.type}`).join(', ');
+  const source = `file(${literal(file)}, 'Parquet', ${literal(structure)})`;
+  if (rowColumn === undefined) return `SELECT * FROM ${source} LIMIT ${size} OFFSET ${offset}`;
+  const row = quotedName(rowColumn);
+  return `SELECT ${columns.map((c) => quotedName(c.name)).join(', ')} FROM ${source} WHERE ${row} >= ${offset} AND ${row} < ${offset + size} ORDER BY ${row}`;
+}
 
 export class ExecutionService {
   private readonly sweeper: NodeJS.Timeout;
@@ -117,17 +133,14 @@ export class ExecutionService {
     const offset = cursor === undefined ? 0 : this.offsetOf(job, cursor);
     if (job.status === 'EXPIRED') throw new AppError(Errors.notFound, `the results of this execution expired at ${job.expiresAt}; run it again`);
     if (job.status !== 'COMPLETED') {
-      const why = job.status === 'FAILED' ? `: ${job.error ?? 'it failed'}` : job.status === 'CANCELLED' ? '' : '; poll GET /v1/query/executions/{id} (free) until it is COMPLETED';
+      const why = job.status === 'FAILED' ? `: ${job.error ?? 'it failed'}` : job.status === 'CANCELLED' ? '' : '; poll GET /v1/query/executions/{id} (about once a second) until it is COMPLETED';
       throw new AppError(Errors.conflict, `the execution is ${job.status}, it has no results${why}`);
     }
     const total = job.rowsWritten;
     const file = job.files[0];
     if (file === undefined || total === 0 || offset >= total) return this.emptyPage(job, total, offset);
     const format = job.execution!.format;
-    const structure = (job.schema ?? []).map((c) => `${quotedName(c.name)} ${c.type}`).join(', ');
-    // Our statement over our file, with the engine's own names and types for the columns, so
-    // a page equals the direct read (Parquet alone would return DateTime as numbers).
-    const sql = `SELECT * FROM file(${literal(path.join(this.store.dirOf(job.id), file.name))}, 'Parquet', ${literal(structure)}) LIMIT ${size} OFFSET ${offset}`;
+    const sql = pageStatement(job, path.join(this.store.dirOf(job.id), file.name), offset, size);
     const settings = { input_format_parquet_preserve_order: 1, max_threads: 1 };
     const nextOffset = offset + size;
     const nextCursor = nextOffset < total ? this.tokens.encode([CURSOR_TAG, nextOffset, listingFingerprint({ execution: job.id })]) : null;

@@ -15,6 +15,7 @@ import { stat } from 'node:fs/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, Errors, worded, type Wording } from '../../core/errors.ts';
 import { SIGNED_LINK_PREFIX } from '../access/protected-paths.ts';
+import { appendVary, CALLER_HEADERS } from '../answers/vary.ts';
 import { fileDigest } from './export-writer.ts';
 import { errors, FILE_MEDIA_TYPE, fileResponses, filterBody, jobSchema, pageSchema, sqlBody } from './export-schemas.ts';
 import type { ExportFileHandle, ExportOwner, ExportService } from './export-service.ts';
@@ -134,6 +135,8 @@ async function sendFile(req: FastifyRequest, reply: FastifyReply, h: ExportFileH
     .header('cache-control', 'private, no-cache')
     .header('content-disposition', `attachment; filename="${h.name.replace(/[^\w.-]/g, '_')}"; filename*=UTF-8''${encodeURIComponent(h.name)}`)
     .type(FILE_MEDIA_TYPE);
+  // A stored copy belongs to the key that fetched it (a signed link's credential is in its URL).
+  appendVary(reply, ...CALLER_HEADERS);
   if (req.headers['if-none-match'] === etag) return reply.code(304).send();
   const range = req.headers.range;
   const ifRange = req.headers['if-range'];

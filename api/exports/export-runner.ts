@@ -18,6 +18,7 @@ import type { ExportQuotas } from './export-quotas.ts';
 import { csvJsonColumns, dataWatermark, isNested, emptySelect, fileName, filterWhere, literal, planFilterExport, rowBytesExpression, sampleCondition, selectList, splitExpression, writeEmptySplits, writeFile, writeFilterChunk, writeSettings } from './export-writer.ts';
 import type { FileFactsWorker } from './file-facts.ts';
 import { JobFailure } from './job-errors.ts';
+import { numberedRows, rowColumnOf } from './execution-rows.ts';
 import type { ExportFile, JobRecord } from './job-store.ts';
 import { EXPORT_SAMPLE_ROWS } from '../../core/limits.ts';
 
@@ -200,7 +201,10 @@ export async function runSql(ctx: RunContext, spec: SqlExportSpec): Promise<void
   if (rows > cap) throw new JobFailure(overCap);
   ctx.checkpoint();
   ctx.quotas.claim(job, Number(probe?.bytes ?? 0), 'the query\'s rows');
-  const bounded = `SELECT * FROM (\n${select}\n) LIMIT ${rows}`;
+  const limited = `SELECT * FROM (\n${select}\n) LIMIT ${rows}`;
+  // An execution's rows carry their numbers: its results pages are ranges of them (execution-rows.ts).
+  const rowColumn = rowColumnOf(job);
+  const bounded = rowColumn === undefined ? limited : numberedRows(limited, rowColumn);
   try {
     await statement(ctx, settings, async () => {
       if (splits.length > 1 && wh.transport === 'embedded') {

@@ -14,7 +14,7 @@ const TEXT: Record<number, string> = {
   404: 'No such job or file for this API key (another key\'s job is not found either)',
   413: 'Request body too large',
   414: 'A path parameter is too long',
-  415: 'Body is not application/json',
+  415: 'Body is not application/json, or sent with a Content-Encoding other than identity',
   416: 'Range past the end of the file',
   429: 'Rate limit, or the plan\'s cap of queued and running export jobs (Retry-After)',
 };

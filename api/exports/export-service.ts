@@ -32,6 +32,8 @@ import { runFilters, runSql, type RunContext } from './export-runner.ts';
 import { Budget } from '../../core/budget.ts';
 import { boundTo } from '../../warehouse/budgeted-warehouse.ts';
 import { nextJob, shouldYield } from './export-scheduler.ts';
+import { rowColumnFor } from './execution-rows.ts';
+import { KeyTurns } from '../sql/key-turns.ts';
 import type { ExportJobView } from './export-schemas.ts';
 import { failureMessage, fileNotFound, fileOf, jobView, type ExportFileHandle } from './export-views.ts';
 import { Cancelled, JobFailure, Stopping, Yielded } from './job-errors.ts';
@@ -83,6 +85,8 @@ export class ExportService {
   private readonly now: () => number;
   private readonly free: Warehouse[];
   private readonly running = new Set<Promise<void>>();
+  /** Round-robin across the keys of a plan: when each key last got a worker (export-scheduler.ts). */
+  private readonly turns = new KeyTurns();
   private readonly quotas: ExportQuotas;
   private readonly files = new FileFactsWorker();
   private sweeper: NodeJS.Timeout | undefined;
@@ -132,7 +136,9 @@ export class ExportService {
     if (needsSignature && (sig === undefined || !/String/.test(sig.type))) {
       throw bad(spec.sampling !== null ? 'sampling' : 'splits', 'needs a column named signature (a String) in the query\'s result: splits and samples are drawn by transaction');
     }
-    return this.view(this.enqueue(owner, spec, { sql: prepared.sql, settings: prepared.settings }, prepared.columns, execution));
+    // An execution's file numbers its rows, so that each results page reads only its own.
+    const numbered = execution === undefined ? undefined : { ...execution, rowColumn: rowColumnFor(prepared.columns) };
+    return this.view(this.enqueue(owner, spec, { sql: prepared.sql, settings: prepared.settings }, prepared.columns, numbered));
   }
 
   get(owner: ExportOwner, id: string): ExportJobView {
@@ -264,15 +270,17 @@ export class ExportService {
   private pump(): void {
     while (!this.stopped && this.free.length > 0) {
       const all = this.deps.store.all();
-      const next = nextJob(all.filter((j) => j.status === 'QUEUED'), all.filter((j) => j.status === 'RUNNING'), this.deps.sessions.length);
+      const next = nextJob(all.filter((j) => j.status === 'QUEUED'), all.filter((j) => j.status === 'RUNNING'), this.deps.sessions.length, this.turns);
       if (next === undefined) return;
       const wh = this.free.pop()!;
       next.status = 'RUNNING';
+      this.turns.took(next.owner);
       this.deps.store.save(next);
       const run = this.run(next, wh).finally(() => {
         this.running.delete(run);
         this.free.push(wh);
         this.pump();
+        this.turns.forgetIdle(this.deps.store.all().filter((j) => j.status === 'QUEUED' || j.status === 'RUNNING').map((j) => j.owner));
       });
       this.running.add(run);
     }

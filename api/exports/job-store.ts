@@ -85,8 +85,10 @@ export interface JobRecord {
   /**
    * Set when the job is a SQL execution (POST /v1/query/executions, api/exports/executions.ts):
    * its one Parquet file is read back page by page in `format`; it is not an export listing's.
+   * `rowColumn`: the file's column of row numbers, which pages are read by (execution-rows.ts;
+   * absent in files written before it, which are read by offset).
    */
-  execution?: { format: 'json' | 'csv' };
+  execution?: { format: 'json' | 'csv'; rowColumn?: string };
 }
 
 export class JobStore {

@@ -6,6 +6,7 @@
 // not active, 429 past the plan's rate. Each JSON-RPC request of a batch counts one more.
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError, Errors } from '../../core/errors.ts';
+import { ForbiddenJsonKey } from '../access/json-bodies.ts';
 import { MCP_BODY_LIMIT_BYTES } from '../../core/limits.ts';
 import { llmsTxt } from './llms-txt.ts';
 import { McpDoor, type CallHooks } from './mcp-server.ts';
@@ -71,11 +72,13 @@ export async function mcpRoutes(app: FastifyInstance, opts: ToolDeps): Promise<v
   const door = new McpDoor(opts, SERVER_VERSION);
 
   // A body that is not JSON gets the JSON-RPC parse error an MCP client reads (as the SDK
-  // answers it); anything else (authentication, rate limits) goes on to the app's handler.
+  // answers it), one holding a refused key an Invalid Request naming it; anything else (authentication, rate limits) goes on to the app's handler.
   app.setErrorHandler((err: FastifyError, _req, reply) => {
     if (err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {
       return reply.code(400).send({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: the request body is not valid JSON' } });
     }
+    // Valid JSON holding "__proto__" (in a tool's arguments, say): no parse error, a refused request.
+    if (err instanceof ForbiddenJsonKey) return reply.code(400).send({ jsonrpc: '2.0', id: null, error: { code: -32600, message: `Invalid Request: ${err.message}` } });
     throw err;
   });
 

@@ -23,6 +23,7 @@ const RETRY_AFTER = { description: 'Seconds to wait before retrying', required: 
 const COMMON: Record<number, string> = {
   400: 'Malformed request (a path that is not valid percent-encoding, an HTTP/1.1 request without Host) or an invalid parameter: the message names it',
   414: `The URI is longer than ${HTTP_MAX_URI_BYTES} bytes, or a path parameter longer than 100 characters`,
+  415: 'A request sent with a Content-Encoding other than identity: bodies are accepted uncoded only (Accept-Encoding: identity)',
   417: 'An Expect header other than 100-continue',
   429: 'Rate limit exceeded (per API key and plan; requests without a valid key per client address): wait Retry-After seconds',
   500: 'Internal error (its cause is logged, never shown)',
@@ -35,7 +36,7 @@ const SECURED: Record<number, string> = {
 const WITH_BODY: Record<number, string> = {
   408: 'The request was not received in full in time',
   413: 'Request body larger than the limit of this endpoint',
-  415: 'Body is not application/json',
+  415: 'Body is not application/json, or sent with a Content-Encoding other than identity',
 };
 
 const errorAnswer = (description: string): Json => ({ description, content: ERROR_CONTENT });

@@ -4,9 +4,12 @@
 // up: a pile-up is how one caller stalls everyone. Slots are shared fairly between groups
 // (plans): a group holds at most its share of the slots together, so heavy queries of many
 // free keys leave a session for the other plans, and a freed slot goes to the waiter of the
-// highest-priority group first (oldest first within a group).
+// highest-priority group first. Within a group it goes round-robin across keys (key-turns.ts):
+// to the waiter whose key's last turn is the oldest, then the oldest waiter, so a key with a
+// queue never takes a second turn while another key of its plan waits for its first.
 import { AppError, Errors } from '../../core/errors.ts';
 import { SQL_RETRY_AFTER_SECONDS } from '../../core/limits.ts';
+import { KeyTurns } from './key-turns.ts';
 
 export interface GateLimits {
   /** Queries of one key that may wait while one of its own runs. */
@@ -51,6 +54,7 @@ export class ConcurrencyGate<S> {
   private readonly runningPerKey = new Map<string, number>();
   private readonly runningPerGroup = new Map<string, number>();
   private readonly waiting: Waiter<S>[] = [];
+  private readonly turns = new KeyTurns();
 
   constructor(
     slots: readonly S[],
@@ -111,6 +115,7 @@ export class ConcurrencyGate<S> {
     const slot = this.free.pop()!;
     bump(this.runningPerKey, key, 1);
     bump(this.runningPerGroup, group, 1);
+    this.turns.took(key);
     let released = false;
     const hold = this.limits.maxHoldMs === undefined ? undefined : setTimeout(() => release(), this.limits.maxHoldMs);
     hold?.unref();
@@ -122,6 +127,7 @@ export class ConcurrencyGate<S> {
       bump(this.runningPerGroup, group, -1);
       this.free.push(slot);
       this.dispatch();
+      this.turns.forgetIdle([...this.runningPerKey.keys(), ...this.waiting.map((w) => w.key)]);
     };
     return { slot, release };
   }
@@ -135,12 +141,19 @@ export class ConcurrencyGate<S> {
     return (this.runningPerKey.get(w.key) ?? 0) === 0 && this.withinShare(w.group);
   }
 
-  /** Hand free slots to eligible waiters: the highest-priority group first, oldest first within it. */
+  /** Whether `w` comes before `best`: a higher group; in the same group, the key whose last turn is older
+   *  (round-robin). Waiters are visited oldest first, so ties stay with the older. */
+  private before(w: Waiter<S>, best: Waiter<S>): boolean {
+    const rank = this.rank(w.group) - this.rank(best.group);
+    return rank > 0 || (rank === 0 && this.turns.of(w.key) < this.turns.of(best.key));
+  }
+
+  /** Hand free slots to eligible waiters: the highest-priority group first, round-robin across keys within it. */
   private dispatch(): void {
     while (this.free.length > 0) {
       let best: Waiter<S> | undefined;
       for (const w of this.waiting) {
-        if (this.eligible(w) && (best === undefined || this.rank(w.group) > this.rank(best.group))) best = w;
+        if (this.eligible(w) && (best === undefined || this.before(w, best))) best = w;
       }
       if (best === undefined) return;
       this.waiting.splice(this.waiting.indexOf(best), 1);

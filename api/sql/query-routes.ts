@@ -56,7 +56,7 @@ const errorAnswers = {
   403: errorRef('API key invalid'),
   408: errorRef('Query time-out: cancelled by the engine'),
   413: errorRef('Request body larger than the limit'),
-  415: errorRef('Body is not application/json'),
+  415: errorRef('Body is not application/json, or sent with a Content-Encoding other than identity'),
   429: errorRef('Rate limit exceeded, or too many SQL queries of this key (or in total) running or waiting'),
 };
 

@@ -7,6 +7,13 @@ const MiB = 1024 * 1024;
 /** POST /mcp: bytes of one request body (a tool call's arguments are small; run_sql carries
  *  at most SQL_MAX_LENGTH characters of query, JSON-escaped). */
 export const MCP_BODY_LIMIT_BYTES = 1 * MiB;
+/**
+ * An MCP tool's answer is JSON text carried inside a JSON string: escaping doubles at most each
+ * character (a quote or a backslash; the text has no raw control characters), so the door's
+ * wire budget (ANSWER_BUDGET_BYTES.mcp) is this many times its content budget, and a batch
+ * reserves content bytes, as JSON-RPC does: the same batch refuses the same members on both doors.
+ */
+export const MCP_CARRY_FACTOR = 2;
 /** MCP get_usage: how far back the key's usage is summed, in hours. */
 export const MCP_USAGE_HOURS = 24;
 /** GET /v1/metrics: the windows of its gauges (label `window`), in seconds. */

@@ -29,7 +29,8 @@ import {
 } from '../../../core/limits.ts';
 import type { Logger } from '../../../core/logger.ts';
 import { PLAN_STREAMS } from '../../../core/plans.ts';
-import { presentedKey, setRateLimitHeaders } from '../../access/access-control.ts';
+import { presentedKey } from '../../access/access-control.ts';
+import { setRateLimitHeaders } from '../../access/rate-limit-headers.ts';
 import type { Access } from '../../access/access.ts';
 import { InFlightLimiter } from '../../access/in-flight.ts';
 import { answerStatsOf, setAnswerStatsHeaders } from '../../access/answer-stats.ts';
