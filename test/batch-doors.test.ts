@@ -4,6 +4,7 @@
 // and records one usage row per call that ran (MCP recorded a cut batch as one POST).
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Budget } from '../core/budget.ts';
 import { RPC_RESPONSE_BUDGET_BYTES } from '../core/limits.ts';
 import { createKey } from './support/api-key.ts';
 import { ingestDemo } from './support/fixtures.ts';
@@ -131,5 +132,15 @@ describe('the same batch on JSON-RPC and MCP', () => {
     expect(rows.reduce((n, r) => n + Number(r.split(' ')[1]), 0)).toBe(20);
     const errors = rows.reduce((n, r) => n + Number(r.split(' ')[2]), 0);
     expect(errors).toBeGreaterThan(0);
+  });
+
+  it('a coalesced point read is not capped by its first asker\'s reservation (it serves other requests too)', async () => {
+    const key = await createKey(t.app, 'enterprise', 'point-reads');
+    const res = await t.app.inject({ method: 'POST', url: '/v1/rpc', headers: { 'content-type': 'application/json', 'x-api-key': key.key }, payload: JSON.stringify(rpcBody([['getTransactions', { limit: 40 }]])) });
+    const signatures = res.json<{ result: { data: { signature: string }[] } }[]>()[0]!.result.data.map((r) => r.signature);
+    expect(signatures).toHaveLength(40);
+    // Members reserved 100 bytes each: less than one record. Their lookups share reads.
+    const found = await Promise.all(signatures.map((s) => t.services.analytics.under(new Budget('enterprise', 'rpc').member(100)).transaction(s)));
+    expect(found.map((f) => f?.signature)).toEqual(signatures);
   });
 });

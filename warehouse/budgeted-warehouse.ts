@@ -108,18 +108,28 @@ export class BudgetedWarehouse implements Warehouse, BudgetBinding {
     return this.inner.cluster;
   }
 
+  /**
+   * Whether a statement's result bytes are capped by the budget's answer bytes: a coalesced
+   * point read on a side session serves the lookups of many requests (up to
+   * RECORD_LOOKUP_MAX_KEYS keys), so the first asker's answer cap (a batch member's is 1 MiB)
+   * would fail every lookup sharing it; each asker's own answer is still held to its budget.
+   */
+  private capsResult(options?: QueryOptions): boolean {
+    return this.answerLimited && options?.sideSession === undefined;
+  }
+
   async query<T>(sql: string, options?: QueryOptions): Promise<T[]> {
-    const budgetedOptions = budgeted(this.budget, this.label, sql, options, this.answerLimited);
+    const budgetedOptions = budgeted(this.budget, this.label, sql, options, this.capsResult(options));
     return this.inTurn(() => this.session(budgetedOptions).query<T>(sql, budgetedOptions), budgetedOptions);
   }
 
   async queryText(sql: string, format: string, options?: QueryOptions): Promise<string> {
-    const budgetedOptions = budgeted(this.budget, this.label, sql, options, this.answerLimited);
+    const budgetedOptions = budgeted(this.budget, this.label, sql, options, this.capsResult(options));
     return this.inTurn(() => this.session(budgetedOptions).queryText(sql, format, budgetedOptions), budgetedOptions);
   }
 
   async *stream(sql: string, format: string, options?: QueryOptions): AsyncIterable<Uint8Array> {
-    const budgetedOptions = budgeted(this.budget, this.label, sql, options, this.answerLimited);
+    const budgetedOptions = budgeted(this.budget, this.label, sql, options, this.capsResult(options));
     const release = await this.turn(budgetedOptions);
     if (release === undefined) throw timedOutWaiting(this.budget!);
     try {
