@@ -17,7 +17,8 @@ import { pageOf, type PaginationArg } from './pagination-args.ts';
 import { KEY_SORTS, RECORD_SORTS, type GroupKey, type QuestionVocabulary } from './question-vocabulary.ts';
 
 interface DateRangeArg { start?: string | null; end?: string | null }
-interface RangeArg { min?: number | null; max?: number | null }
+/** A range's bounds as the BigInt scalar parses them: canonical decimal text (api/graphql/bigint-scalar.ts). */
+interface RangeArg { min?: string | null; max?: string | null }
 export interface FiltersArg {
   protocols?: string[] | null;
   dateRange?: DateRangeArg | null;
@@ -106,15 +107,17 @@ export function keysOf(v: unknown, vocab: QuestionVocabulary): GroupKey[] {
   });
 }
 
-function bounds(r: RangeArg, name: string, max: number): Bounds {
+/** A range's bounds, each a whole number from 0 to the column's maximum, compared exactly (as BigInt). */
+function bounds(r: RangeArg, name: string, max: bigint): Bounds {
   const out: Bounds = {};
   for (const side of ['min', 'max'] as const) {
     const v = r[side];
     if (!present(v)) continue;
-    if (!Number.isSafeInteger(v) || v < 0 || v > max) throw invalidParams(`filters.${name}.${side} must be a whole number from 0 to ${max} (got ${v})`, name);
-    out[side] = v;
+    const n = /^-?\d+$/.test(v) ? BigInt(v) : undefined;
+    if (n === undefined || n < 0n || n > max) throw invalidParams(`filters.${name}.${side} must be a whole number from 0 to ${max} (got ${v.slice(0, 40)})`, name);
+    out[side] = n.toString();
   }
-  if (out.min !== undefined && out.max !== undefined && out.min > out.max) throw invalidParams(`filters.${name}.min (${out.min}) is above its max (${out.max})`, name);
+  if (out.min !== undefined && out.max !== undefined && BigInt(out.min) > BigInt(out.max)) throw invalidParams(`filters.${name}.min (${out.min}) is above its max (${out.max})`, name);
   return out;
 }
 

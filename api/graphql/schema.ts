@@ -7,6 +7,7 @@ import path from 'node:path';
 import { buildSchema, type GraphQLFieldResolver, type GraphQLSchema } from 'graphql';
 import { MEASURES, type Measures } from '../analytics/question/model.ts';
 import { KEY_SORTS, questionVocabulary, RECORD_SORTS } from '../catalog/question-vocabulary.ts';
+import { installBigInt } from './bigint-scalar.ts';
 import type { FieldMeter, FieldPlan } from './field-plans.ts';
 
 const SCHEMA_DIR = path.join(import.meta.dirname, 'schema');
@@ -70,6 +71,7 @@ const runPlan: GraphQLFieldResolver<unknown, RequestContext> = async (_source, _
 /** The schema of `dir`'s files, its open questions over `measures` (the model's by default). */
 export function buildExecutableSchema(dir = SCHEMA_DIR, measures: Measures = MEASURES): GraphQLSchema {
   const schema = buildSchema(schemaSource(dir, measures));
+  installBigInt(schema);
   const query = schema.getQueryType();
   if (query === null || query === undefined) throw new Error('the GraphQL schema has no Query type');
   for (const field of Object.values(query.getFields())) field.resolve = runPlan;
