@@ -90,11 +90,19 @@ function distinct(v: unknown, name: string, max: number): string[] {
   return names;
 }
 
-/** The measures named by `metrics` (enum values the schema took from the same vocabulary). */
+/**
+ * The measures named by `metrics` (enum values the schema took from the same vocabulary), in
+ * the order named. A metric named twice, under its name and its older one, is refused as a
+ * repeated value is.
+ */
 export function metricsOf(v: unknown, vocab: QuestionVocabulary): Metric[] {
-  return distinct(v, 'metrics', vocab.metrics.length).map((n) => {
+  // At most one name per metric: a renamed metric's two names count once.
+  const names = distinct(v, 'metrics', new Set(vocab.metricOf.values()).size);
+  return names.map((n, i) => {
     const m = vocab.metricOf.get(n);
     if (m === undefined) throw invalidParams(`metrics: ${n} is not a metric`, 'metrics');
+    const other = names.findIndex((x) => vocab.metricOf.get(x) === m);
+    if (other < i) throw invalidParams(`metrics[${i}]: ${n} is the metric ${names[other]} names; name it once`, 'metrics');
     return m;
   });
 }
