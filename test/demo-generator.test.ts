@@ -63,6 +63,21 @@ describe('demo generator', () => {
     expect(Number(hot.top) / hot.med).toBeGreaterThan(100);
   });
 
+  it('never logs more compute units consumed than the instruction had left ("consumed X of Y", X <= Y), over the seeded sample', async () => {
+    // Reads the 200,000 rows seeded above. Y is what was left of the transaction's CU limit when
+    // the instruction started: a second instruction (about one record in ten) gets the limit
+    // less what the first consumed, and the limit covers both.
+    const logged = await q<{ failed: string; above: string; mismatched: string; second: string; exhausted: string }>(`SELECT count() failed,
+      countIf(x > y) above, countIf(x != compute_units) mismatched, countIf(instruction_index = 1) second, countIf(x = y) exhausted
+      FROM (SELECT compute_units, instruction_index, toUInt64(extract(log_messages, ' consumed (\\d+) of ')) x, toUInt64(extract(log_messages, ' of (\\d+) compute units')) y
+            FROM transactions WHERE NOT success)`);
+    expect(Number(logged.failed)).toBeGreaterThan(5000);
+    expect(Number(logged.second)).toBeGreaterThan(300);
+    expect(Number(logged.exhausted), 'CU-exceeded failures consume all that is left').toBeGreaterThan(0);
+    expect(Number(logged.mismatched)).toBe(0);
+    expect(Number(logged.above)).toBe(0);
+  });
+
   it('differs per protocol the way the programs do (ingest/protocol-profiles.ts), over accounts of realistic pools', async () => {
     // Reads the 200,000 rows the test above seeded.
     type P = { p: string; avg_fee: number; p95: number; cu: number; acc: number; fail: number };
