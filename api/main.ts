@@ -3,7 +3,8 @@
 import { loadConfigOrExit, type Config } from '../core/config.ts';
 import { createServiceLogger } from '../core/logger.ts';
 import { installProcessGuard } from '../core/process-guard.ts';
-import { progressPrinter, seedIfEmpty } from '../ingest/seed.ts';
+import type { DemoTrickle } from '../ingest/demo-trickle.ts';
+import { progressPrinter, startDemo } from '../ingest/seed.ts';
 import { buildApp } from './app.ts';
 import { createServices, inProcessKafka } from './services.ts';
 
@@ -39,9 +40,12 @@ async function main(): Promise<void> {
   // Before the engine opens: a fatal error from here on ends the process (docs/reliability.md).
   const guard = installProcessGuard({ stallExitMs: config.stallExitMs });
   const services = await createServices(config, logger);
+  // Demo data lives in an embedded store: seeded when empty, then kept live by a trickle.
+  let trickle: DemoTrickle | undefined;
   if (services.wh.transport === 'embedded') {
-    const seeded = await seedIfEmpty(services.wh, config.demoRows, config.demoSeed, progressPrinter());
-    if (seeded > 0) logger.info({ rows: seeded }, 'demo data seeded');
+    const demo = await startDemo(services.wh, services.pipeline, logger, config, progressPrinter());
+    if (demo.seeded > 0) logger.info({ rows: demo.seeded }, 'demo data seeded');
+    trickle = demo.trickle;
   }
   const app = await buildApp(services);
   // With KAFKA_BROKERS set, the Kafka source runs in this process on the same pipeline
@@ -65,6 +69,7 @@ async function main(): Promise<void> {
     try {
       // Stop consuming first: the batch in flight is stored and committed before the engine closes.
       await kafka?.stop();
+      await trickle?.stop();
       await app.close();
       await services.close();
       logger.info('shutdown complete');

@@ -18,6 +18,11 @@ export interface DemoWindow {
   endTime: number;
   /** Restrict to these protocols (default: all of the registry, active or not). */
   profiles?: readonly ProtocolProfile[];
+  /**
+   * Added to each row number for its identity (signature, draws), not its time: the live
+   * trickle's windows take ids of their own, past the seeded ones (default 0: the seeded data set).
+   */
+  idBase?: number;
 }
 
 const SLOT_ANCHOR = { time: 1_700_000_000, slot: 229_000_000 };
@@ -87,12 +92,15 @@ FROM
 (
   SELECT
     number AS n,
-    intHash64(bitXor(n, intHash64({seed:UInt64}))) AS row_hash,
+    -- the row's identity (what its hashes draw from); n places it in the window's time
+    n + {base:UInt64} AS id,
+    intHash64(bitXor(id, intHash64({seed:UInt64}))) AS row_hash,
     -- about one record in ten is a transaction's second instruction (same signature, time,
     -- program, fee and outcome: a transaction succeeds or fails as a whole)
     toUInt16(n > 0 AND ${h(0)} % 10 = 0) AS instruction_index,
     n - instruction_index AS src,
-    intHash64(bitXor(src, intHash64({seed:UInt64}))) AS src_hash,
+    id - instruction_index AS src_id,
+    intHash64(bitXor(src_id, intHash64({seed:UInt64}))) AS src_hash,
     arrayFirstIndex(c -> c > ${h(1, 'src')} % ${pCum.at(-1)}, ${arr(pCum)}) AS p,
     ${pNames}[p] AS protocol_name,
     ${pPrograms}[p] AS program_id,
@@ -102,11 +110,21 @@ FROM
     ${tNames}[p][t] AS instruction_type,
     toBool((${h(4, 'src')} % 10000) >= ${pFail}[p]) AS success,
     toUInt32(${tCuMin}[p][t] + ${h(3)} % ${tCuSpan}[p][t]) AS cu_full,
-    toUInt32(least(1400000, ceil(toUInt32(${tCuMin}[p][t0] + ${h(3, 'src')} % ${tCuSpan}[p][t0]) * ${fHeadroom}[p] / 1000) * 1000)) AS cu_limit,
+    -- the transaction's CU limit covers its instructions: the first (row src) and, when row
+    -- src + 1 is its second instruction, that one (its hashes are read here the way that row
+    -- reads its own), with the protocol's headroom, in thousands, at most 1.4M
+    toUInt32(${tCuMin}[p][t0] + ${h(3, 'src')} % ${tCuSpan}[p][t0]) AS cu_first,
+    intHash64(bitXor(src_id + 1, intHash64({seed:UInt64}))) AS next_hash,
+    arrayFirstIndex(c -> c > intHash64(next_hash + 2) % arrayElement(${tCum}[p], -1), ${tCum}[p]) AS t1,
+    if(intHash64(next_hash) % 10 = 0, toUInt32(${tCuMin}[p][t1] + intHash64(next_hash + 3) % ${tCuSpan}[p][t1]), 0) AS cu_second,
+    toUInt32(least(1400000, ceil((cu_first + cu_second) * ${fHeadroom}[p] / 1000) * 1000)) AS cu_limit,
+    -- what is left of the limit when this instruction starts (the "of Y" of its log): all of
+    -- it for the first instruction, less what the first consumed for the second
+    toUInt32(if(instruction_index = 0, cu_limit, cu_limit - least(cu_limit, cu_first))) AS cu_budget,
     ${eNames}[p][arrayFirstIndex(c -> c > ${h(11, 'src')} % arrayElement(${eCum}[p], -1), ${eCum}[p])] AS error_kind,
     -- a failed call stops part-way, or (the transaction's first instruction) at the CU limit
-    -- when that is what it ran out of
-    if(success, cu_full, if(error_kind = ${lit(CU_EXCEEDED)} AND instruction_index = 0, cu_limit, toUInt32(intDiv(cu_full * (40 + ${h(16)} % 55), 100)))) AS compute_units,
+    -- when that is what it ran out of; no instruction consumes more than is left of the limit
+    least(cu_budget, if(success, cu_full, if(error_kind = ${lit(CU_EXCEEDED)} AND instruction_index = 0, cu_limit, toUInt32(intDiv(cu_full * (40 + ${h(16)} % 55), 100))))) AS compute_units,
     -- 5000 lamports per signature, plus (for the protocol's prioritized share) a priority fee:
     -- a log-normal CU price (micro-lamports, Box-Muller) times the CU limit, capped
     ${fMedian}[p] * exp(${fSigma}[p] * sqrt(-2 * log((${h(17, 'src')} % 1000000 + 1) / 1000000.0)) * cos(2 * pi() * ${unit(18, 'src')})) AS cu_price,
@@ -134,9 +152,9 @@ FROM
       'Program ', program_id, ' invoke [1]\\n',
       'Program log: Instruction: ', instruction_type, '\\n',
       'Program log: Error: ', error_kind, '\\n',
-      'Program ', program_id, ' consumed ', toString(compute_units), ' of ', toString(cu_limit), ' compute units\\n',
+      'Program ', program_id, ' consumed ', toString(compute_units), ' of ', toString(cu_budget), ' compute units\\n',
       'Program ', program_id, ' failed: ', error_kind)) AS log_messages,
-    if(success, '', base58Encode(sipHash128({seed:UInt64}, n, 12))) AS raw_data
+    if(success, '', base58Encode(sipHash128({seed:UInt64}, id, 12))) AS raw_data
   FROM numbers({offset:UInt64}, {count:UInt64})
 )`;
 }
@@ -145,7 +163,7 @@ FROM
 function windowParams(w: DemoWindow): Record<string, number> {
   if (!(w.endTime > w.startTime)) throw new Error('demo window: endTime must be after startTime');
   if (w.offset + w.count > w.total) throw new Error('demo window: offset + count exceeds total');
-  return { seed: w.seed, start: w.startTime, span: w.endTime - w.startTime, total: w.total, offset: w.offset, count: w.count };
+  return { seed: w.seed, start: w.startTime, span: w.endTime - w.startTime, total: w.total, offset: w.offset, count: w.count, base: w.idBase ?? 0 };
 }
 
 /** Insert one window of demo rows straight into the base table (views fill on insert). */

@@ -1,7 +1,11 @@
-// Seeding an empty store with demo rows at first start, with a visible progress display.
+// Seeding an empty store with demo rows at first start, with a visible progress display,
+// and keeping seeded demo data live afterwards (ingest/demo-trickle.ts).
+import type { Config } from '../core/config.ts';
 import { DEMO_DAYS } from '../core/limits.ts';
+import type { Logger } from '../core/logger.ts';
 import type { Warehouse } from '../warehouse/warehouse.ts';
 import { seedDemo, type SeedProgress } from './demo-generator.ts';
+import { DemoTrickle, holdsDemoData, type TrickleSink } from './demo-trickle.ts';
 import { TABLES } from '../warehouse/tables.ts';
 
 /** Demo data covers the DEMO_DAYS before the current hour. */
@@ -28,4 +32,25 @@ export async function seedIfEmpty(wh: Warehouse, rows: number, seed: number, onP
   if (Number(r?.n ?? 0) > 0) return 0;
   await seedDemo(wh, { seed, total: rows, ...demoWindow() }, onProgress);
   return rows;
+}
+
+/**
+ * The demo of an embedded store: seed it when empty (DEMO_ROWS records), then, when it holds
+ * the seeded demo data set (seeded now or at an earlier start), keep a trickle of demo records
+ * arriving (DEMO_TRICKLE a minute, every DEMO_TRICKLE_INTERVAL_MS; DEMO_TRICKLE=0 is none).
+ * Returns the rows seeded now and the running trickle, if any; stop it before the engine closes.
+ */
+export async function startDemo(
+  wh: Warehouse, sink: TrickleSink, log: Logger, config: Pick<Config, 'demoRows' | 'demoSeed' | 'demoTrickle'>,
+  onProgress?: (p: SeedProgress) => void,
+): Promise<{ seeded: number; trickle: DemoTrickle | undefined }> {
+  const seeded = await seedIfEmpty(wh, config.demoRows, config.demoSeed, onProgress);
+  if (config.demoRows <= 0 || config.demoTrickle.perMinute <= 0) return { seeded, trickle: undefined };
+  if (seeded === 0 && !(await holdsDemoData(wh, config.demoSeed))) {
+    log.info('demo trickle: off (the store holds records other than the demo data set of DEMO_SEED)');
+    return { seeded, trickle: undefined };
+  }
+  const trickle = new DemoTrickle(wh, sink, log, { seed: config.demoSeed, ...config.demoTrickle });
+  await trickle.start();
+  return { seeded, trickle };
 }

@@ -5,7 +5,7 @@
 // account's keys. Sign-up closed by configuration: dashboard-invite.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isExempt } from '../api/access/protected-paths.ts';
-import { PLAN_LIMITS } from '../core/plans.ts';
+import { PLAN_LIMITS, PLAN_QUERY_BUDGET } from '../core/plans.ts';
 import { adminHeaders } from './support/api-key.ts';
 import { call, sessionCookie, signIn, signUp, type DashboardSession } from './support/dashboard-session.ts';
 import { startApp } from './support/services.ts';
@@ -209,6 +209,8 @@ describe('keys of an account', () => {
     expect(u.totals.byInterface.rpc).toBe(3);
     expect(u.totals.byInterface.mcp).toBe(1);
     expect(u.limitPerMinute).toBe(PLAN_LIMITS.free);
+    // The scale of the costs shown: what one request of the plan may cost, in the same units.
+    expect(u.costBudgetPerRequest).toBe(PLAN_QUERY_BUDGET.free);
     expect(u.buckets).toHaveLength(60);
     expect(u.windows[0]).toMatchObject({ keyId: k.id, limit: 100 });
     expect(u.windows[0].remaining).toBeLessThanOrEqual(97);

@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PLAN_QUERY_BUDGET } from '../core/plans.ts';
 import { consoleErrors, launchChromium, screenshot, seriousViolations } from './support/browser.ts';
 import { ingest } from './support/fixtures.ts';
 import { startApp } from './support/services.ts';
@@ -166,6 +167,10 @@ describe('dashboard in Chromium', () => {
     expect(await page.locator('#usage-chart').textContent()).toContain('Plan limit (free)');
     // The cost of the answers: a total, a chart per key over time, per key and per method.
     expect(await page.locator('#usage-cost').textContent()).toMatch(/^\d[\d,]*$/);
+    // ... with its scale: what a plan unit is, the average per request and what the plan allows per request.
+    expect(await page.locator('#usage-cost-scale').textContent())
+      .toMatch(new RegExp(`^1 unit ≈ one row the engine reads\\. About \\d[\\d,]* per request here; your plan \\(free\\) allows ${PLAN_QUERY_BUDGET.free.toLocaleString('en-US')} per request\\.$`));
+    expect(await page.locator('abbr[title^="One plan unit is about one row the engine reads"]').textContent()).toBe('Cost (plan units)');
     expect(await page.locator('#usage-cost-chart canvas').count()).toBeGreaterThan(0);
     expect(await page.locator('#usage-method-cost-chart canvas').count()).toBeGreaterThan(0);
     expect(await page.locator('#usage-cost-detail').textContent()).toContain('Cost by key');

@@ -1,4 +1,6 @@
+import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseDemoRecordsArgs, USAGE } from '../ingest/demo-records-cli.ts';
 import { demoRecordsNdjson, insertDemoRows } from '../ingest/demo-generator.ts';
 import { checkRecord, protocolLookup, type IngestRecord } from '../ingest/record-schema.ts';
 import { PROTOCOL_PROFILES } from '../ingest/protocol-profiles.ts';
@@ -63,6 +65,21 @@ describe('demo generator', () => {
     expect(Number(hot.top) / hot.med).toBeGreaterThan(100);
   });
 
+  it('never logs more compute units consumed than the instruction had left ("consumed X of Y", X <= Y), over the seeded sample', async () => {
+    // Reads the 200,000 rows seeded above. Y is what was left of the transaction's CU limit when
+    // the instruction started: a second instruction (about one record in ten) gets the limit
+    // less what the first consumed, and the limit covers both.
+    const logged = await q<{ failed: string; above: string; mismatched: string; second: string; exhausted: string }>(`SELECT count() failed,
+      countIf(x > y) above, countIf(x != compute_units) mismatched, countIf(instruction_index = 1) second, countIf(x = y) exhausted
+      FROM (SELECT compute_units, instruction_index, toUInt64(extract(log_messages, ' consumed (\\d+) of ')) x, toUInt64(extract(log_messages, ' of (\\d+) compute units')) y
+            FROM transactions WHERE NOT success)`);
+    expect(Number(logged.failed)).toBeGreaterThan(5000);
+    expect(Number(logged.second)).toBeGreaterThan(300);
+    expect(Number(logged.exhausted), 'CU-exceeded failures consume all that is left').toBeGreaterThan(0);
+    expect(Number(logged.mismatched)).toBe(0);
+    expect(Number(logged.above)).toBe(0);
+  });
+
   it('differs per protocol the way the programs do (ingest/protocol-profiles.ts), over accounts of realistic pools', async () => {
     // Reads the 200,000 rows the test above seeded.
     type P = { p: string; avg_fee: number; p95: number; cu: number; acc: number; fail: number };
@@ -91,5 +108,34 @@ describe('demo generator', () => {
     expect(acc.tokenProgram).toBe(1);
     expect(acc.wsol).toBeGreaterThan(0.6);
     expect(acc.pumpMint).toBe(1);
+  });
+});
+
+describe('npm run demo-records', () => {
+  const cli = (...args: string[]) =>
+    spawnSync(process.execPath, ['--import', 'tsx', 'ingest/demo-records-cli.ts', ...args], { cwd: new URL('..', import.meta.url), encoding: 'utf8' });
+
+  it('--help prints the usage and exits 0, writing no record', () => {
+    for (const flag of ['--help', '-h']) {
+      const r = cli(flag);
+      expect(r.status, r.stderr).toBe(0);
+      expect(r.stdout).toBe(`${USAGE}\n`);
+      expect(r.stdout).not.toMatch(/^\{/m);
+    }
+  });
+
+  it('refuses an unknown or malformed flag with the usage on stderr (exit 2), writing no record', () => {
+    for (const args of [['--cuont', '5'], ['--count', 'x'], ['--count', '0'], ['stray']]) {
+      const r = cli(...args);
+      expect(r.status, args.join(' ')).toBe(2);
+      expect(r.stdout, args.join(' ')).toBe('');
+      expect(r.stderr).toMatch(/^demo-records: .+\n\nusage: /);
+    }
+  });
+
+  it('parses the flags, with the defaults the usage names', () => {
+    expect(parseDemoRecordsArgs(['--count', '5', '--seed', '0', '--days', '2', '--end', '1735689600'])).toEqual({ help: false, flags: { count: 5, seed: 0, days: 2, end: 1_735_689_600 } });
+    expect(parseDemoRecordsArgs([], Date.UTC(2025, 0, 1, 12, 34))).toEqual({ help: false, flags: { count: 1000, seed: 7, days: 30, end: Date.UTC(2025, 0, 1, 12) / 1000 } });
+    expect(parseDemoRecordsArgs(['--count', '3', '--help'])).toEqual({ help: true });
   });
 });

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApiService, type ApiService } from '../scripts/daemons/api-service.ts';
-import { docBlocks, emptinessOf, errorOf, type DocBlock, type DocCommand } from './support/doc-examples.ts';
+import { asksForCsv, docBlocks, emptinessOf, errorOf, shownLinesMismatch, type DocBlock, type DocCommand } from './support/doc-examples.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const DOCS = ['README.md', ...readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`)];
@@ -75,12 +75,30 @@ function problemOf(c: DocCommand, out: string, rc: number): string | null {
     return size > 0 ? null : `wrote no ${file}`;
   }
   const shown = c.shown.replace(/\s+/g, '');
+  // A CSV answer the doc shows is compared line by line: its quoting is what a reader relies on.
+  if (asksForCsv(c.text) && shown !== '') {
+    const mismatch = shownLinesMismatch(c.shown, out);
+    if (mismatch !== null) return `the CSV answer differs from the doc: ${mismatch}`;
+  }
   const empty = emptinessOf(out);
   if (empty && emptinessOf(c.shown) === null) return empty;
   const error = errorOf(out);
   if (error && !/error|refused|4\d\d/i.test(shown)) return `an error: ${error}`;
   return null;
 }
+
+describe('comparing a CSV answer with the lines a doc shows', () => {
+  it('matches line by line from the top, … standing for any text, CRLF line ends as lines', () => {
+    const answer = '"protocol_name","n"\r\n"jupiter_v6",592\r\n"pump_fun",515\r\n';
+    expect(shownLinesMismatch('"protocol_name","n"\n"jupiter_v6",…\n"pump_fun",…\n', answer)).toBeNull();
+    // What docs/rest-and-sql.md showed before: unquoted names, and a first protocol the data does not have first.
+    expect(shownLinesMismatch('protocol_name,n\npump_fun,…\n', answer)).toMatch(/^line 1 is "\\"protocol_name\\",\\"n\\"", the doc shows "protocol_name,n"$/);
+    expect(shownLinesMismatch('"protocol_name","n"\n"pump_fun",…\n', answer)).toMatch(/^line 2 /);
+    expect(asksForCsv('curl "$BASE/v1/query/csv" -d \'{"query": "SELECT 1"}\'')).toBe(true);
+    expect(asksForCsv('curl "$BASE/api/v1/query" -d \'{"query": "SELECT 1", "format": "csv"}\'')).toBe(true);
+    expect(asksForCsv('curl "$BASE/api/v1/query" -d \'{"query": "SELECT 1"}\'')).toBe(false);
+  });
+});
 
 describe('the docs\' shell examples', () => {
   it('are each run here, or say why not', () => {

@@ -160,10 +160,11 @@ describe('record-level filters read the base table and equal the reference', () 
     medians.cu = med(records.map((r) => r.cu));
   });
   const cases: [string, () => Partial<QuestionFilters>, (r: Rec) => boolean][] = [
-    ['slot range', () => ({ ranges: { slot: { min: medians.slot } } }), (r) => r.slot >= medians.slot],
-    ['fee range', () => ({ ranges: { fee: { min: 6000, max: 20_000 } } }), (r) => r.fee >= 6000 && r.fee <= 20_000],
-    ['compute range', () => ({ ranges: { computeUnits: { max: medians.cu } } }), (r) => r.cu <= medians.cu],
-    ['accounts range', () => ({ ranges: { accountsCount: { min: 10, max: 14 } } }), (r) => r.accounts >= 10 && r.accounts <= 14],
+    // Bounds are decimal text (UInt64 past 2^53 stays exact), as GraphQL's BigInt scalar parses them.
+    ['slot range', () => ({ ranges: { slot: { min: String(medians.slot) } } }), (r) => r.slot >= medians.slot],
+    ['fee range', () => ({ ranges: { fee: { min: '6000', max: '20000' } } }), (r) => r.fee >= 6000 && r.fee <= 20_000],
+    ['compute range', () => ({ ranges: { computeUnits: { max: String(medians.cu) } } }), (r) => r.cu <= medians.cu],
+    ['accounts range', () => ({ ranges: { accountsCount: { min: '10', max: '14' } } }), (r) => r.accounts >= 10 && r.accounts <= 14],
     ['success', () => ({ success: false }), (r) => !r.success],
     ['log message', () => ({ logMessage: 'INSTRUCTION: ROUTE' }), (r) => r.log.toLowerCase().includes('instruction: route')],
   ];

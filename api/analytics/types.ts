@@ -17,8 +17,12 @@ export interface TimeRange {
 export type RangeFilter = 'slot' | 'fee' | 'computeUnits' | 'accountsCount';
 /** Record columns a listing may be sorted by (then by time): those range filters bound, and the three names a record carries. */
 export type ListingSort = RangeFilter | 'protocol' | 'programId' | 'instructionType';
-/** Inclusive bounds; either side may be left out. */
-export interface Bounds { min?: number; max?: number }
+/**
+ * Inclusive bounds; either side may be left out. Each is a whole number as decimal text: slot
+ * and fee are UInt64, past the 2^53 a JSON number (a double) holds exactly, so a bound travels
+ * as text from the request to the statement's UInt64 parameter and is compared digit for digit.
+ */
+export interface Bounds { min?: string; max?: string }
 
 export interface TransactionFilters {
   blockTime?: TimeRange;

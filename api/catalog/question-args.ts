@@ -17,7 +17,8 @@ import { pageOf, type PaginationArg } from './pagination-args.ts';
 import { KEY_SORTS, RECORD_SORTS, type GroupKey, type QuestionVocabulary } from './question-vocabulary.ts';
 
 interface DateRangeArg { start?: string | null; end?: string | null }
-interface RangeArg { min?: number | null; max?: number | null }
+/** A range's bounds as the BigInt scalar parses them: canonical decimal text (api/graphql/bigint-scalar.ts). */
+interface RangeArg { min?: string | null; max?: string | null }
 export interface FiltersArg {
   protocols?: string[] | null;
   dateRange?: DateRangeArg | null;
@@ -89,11 +90,19 @@ function distinct(v: unknown, name: string, max: number): string[] {
   return names;
 }
 
-/** The measures named by `metrics` (enum values the schema took from the same vocabulary). */
+/**
+ * The measures named by `metrics` (enum values the schema took from the same vocabulary), in
+ * the order named. A metric named twice, under its name and its older one, is refused as a
+ * repeated value is.
+ */
 export function metricsOf(v: unknown, vocab: QuestionVocabulary): Metric[] {
-  return distinct(v, 'metrics', vocab.metrics.length).map((n) => {
+  // At most one name per metric: a renamed metric's two names count once.
+  const names = distinct(v, 'metrics', new Set(vocab.metricOf.values()).size);
+  return names.map((n, i) => {
     const m = vocab.metricOf.get(n);
     if (m === undefined) throw invalidParams(`metrics: ${n} is not a metric`, 'metrics');
+    const other = names.findIndex((x) => vocab.metricOf.get(x) === m);
+    if (other < i) throw invalidParams(`metrics[${i}]: ${n} is the metric ${names[other]} names; name it once`, 'metrics');
     return m;
   });
 }
@@ -106,15 +115,17 @@ export function keysOf(v: unknown, vocab: QuestionVocabulary): GroupKey[] {
   });
 }
 
-function bounds(r: RangeArg, name: string, max: number): Bounds {
+/** A range's bounds, each a whole number from 0 to the column's maximum, compared exactly (as BigInt). */
+function bounds(r: RangeArg, name: string, max: bigint): Bounds {
   const out: Bounds = {};
   for (const side of ['min', 'max'] as const) {
     const v = r[side];
     if (!present(v)) continue;
-    if (!Number.isSafeInteger(v) || v < 0 || v > max) throw invalidParams(`filters.${name}.${side} must be a whole number from 0 to ${max} (got ${v})`, name);
-    out[side] = v;
+    const n = /^-?\d+$/.test(v) ? BigInt(v) : undefined;
+    if (n === undefined || n < 0n || n > max) throw invalidParams(`filters.${name}.${side} must be a whole number from 0 to ${max} (got ${v.slice(0, 40)})`, name);
+    out[side] = n.toString();
   }
-  if (out.min !== undefined && out.max !== undefined && out.min > out.max) throw invalidParams(`filters.${name}.min (${out.min}) is above its max (${out.max})`, name);
+  if (out.min !== undefined && out.max !== undefined && BigInt(out.min) > BigInt(out.max)) throw invalidParams(`filters.${name}.min (${out.min}) is above its max (${out.max})`, name);
   return out;
 }
 

@@ -10,8 +10,12 @@ import type { ListingSort, RangeFilter } from '../analytics/types.ts';
 export interface MetricWord {
   value: string;
   measure: string;
+  /** The node field carrying it: the measure's name, or the name the metric is renamed to. */
+  field: string;
   description: string;
   percentile: boolean;
+  /** Why the name is deprecated (an older name of a metric renamed): it still answers. */
+  deprecated?: string;
 }
 
 /** The dimensions clients may group by. */
@@ -60,8 +64,24 @@ export const RECORD_SORTS: Readonly<Record<string, { column: RangeFilter; descri
   ACCOUNTS_COUNT: { column: 'accountsCount', description: 'Records: by accounts count, then time' },
 };
 
-/** A measure's enum value: its name in UPPER_SNAKE_CASE (p95ComputeUnits: P95_COMPUTE_UNITS). */
-export const metricValue = (measure: string): string => measure.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase();
+/** A name's enum value: in UPPER_SNAKE_CASE (p95ComputeUnits: P95_COMPUTE_UNITS). */
+const upperSnake = (name: string): string => name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase();
+
+/**
+ * Metrics offered under another name than their measure's (the node field; the enum value is
+ * its UPPER_SNAKE_CASE). The public system these clients were written for says
+ * SUM_ACCOUNTS_COUNT and AVG_ACCOUNTS_COUNT (sumAccountsCount, avgAccountsCount), after the
+ * accountsCount every record carries (SPEC.md's Transaction object, averageAccountsCount of its
+ * statistics, the accounts_count column); our first names, SUM_ACCOUNTS and AVG_ACCOUNTS, stay
+ * and answer the same, marked deprecated.
+ */
+export const METRIC_RENAMES: Readonly<Record<string, string>> = {
+  sumAccounts: 'sumAccountsCount',
+  avgAccounts: 'avgAccountsCount',
+};
+
+/** A metric's enum value: its node field in UPPER_SNAKE_CASE (its current name, for a renamed one). */
+export const metricValue = (measure: string): string => upperSnake(METRIC_RENAMES[measure] ?? measure);
 
 export interface QuestionVocabulary {
   metrics: readonly MetricWord[];
@@ -72,14 +92,24 @@ export interface QuestionVocabulary {
   measures: Measures;
 }
 
-/** The vocabulary of a catalog of measures: every measure declared as a metric, in declaration order. */
+/** A renamed metric's older word: the measure's own name, deprecated for the new one. */
+const olderWord = (w: MetricWord): MetricWord => ({
+  ...w,
+  value: upperSnake(w.measure),
+  field: w.measure,
+  deprecated: `Use ${w.value} (node field ${w.field}): the same metric, named after the records' accountsCount as other GraphQL clients name it. ${upperSnake(w.measure)} keeps answering.`,
+});
+
+/**
+ * The vocabulary of a catalog of measures: every measure declared as a metric, in declaration
+ * order, and after a renamed metric its older name (deprecated).
+ */
 export function questionVocabulary(measures: Measures = MEASURES): QuestionVocabulary {
-  const metrics = Object.entries(measures).flatMap(([name, m]) => (m.metric === undefined ? [] : [{
-    value: metricValue(name),
-    measure: name,
-    description: m.metric,
-    percentile: !isDerived(m) && m.percentile === true,
-  }]));
+  const metrics = Object.entries(measures).flatMap(([name, m]) => {
+    if (m.metric === undefined) return [];
+    const word: MetricWord = { value: metricValue(name), measure: name, field: METRIC_RENAMES[name] ?? name, description: m.metric, percentile: !isDerived(m) && m.percentile === true };
+    return METRIC_RENAMES[name] === undefined ? [word] : [word, olderWord(word)];
+  });
   return {
     metrics,
     metricOf: new Map(metrics.map((m) => [m.value, m.measure])),

@@ -48,6 +48,8 @@ export async function prepareTransactions(
         const edges = page.edges.map(({ node: group, cursor }) => {
           // Each grouped key in its field, as the vocabulary shows it; then the metrics.
           const node: Node = { protocolName: group.protocol ?? null, ...group.values };
+          // A renamed metric under its current field as well (its older one is the measure's name).
+          for (const m of vocab.metrics) if (m.field !== m.measure && group.values[m.measure] !== undefined) node[m.field] = group.values[m.measure];
           for (const k of vocab.groupKeys) {
             const v = group[k.dimension];
             node[k.field] = v === undefined ? null : k.show(v);

@@ -4,7 +4,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError, Errors, invalidParams, notFound } from '../../core/errors.ts';
 import { DASHBOARD_BODY_LIMIT_BYTES, KEYS_PER_ACCOUNT_MAX, USAGE_VIEWS } from '../../core/limits.ts';
-import { PLAN_LIMITS } from '../../core/plans.ts';
+import { PLAN_LIMITS, PLAN_QUERY_BUDGET } from '../../core/plans.ts';
 import type { ApiKeyRecord } from '../../warehouse/api-key-store.ts';
 import { readFreshness } from '../../warehouse/ingest-freshness.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
@@ -186,6 +186,9 @@ export async function dashboardKeyRoutes(app: FastifyInstance, opts: KeyRouteOpt
       to: new Date(toMs).toISOString(),
       plan: caller.account.plan,
       limitPerMinute: perMinute,
+      // The scale of `cost`: the plan's units are rows the engine reads (or the estimate charged
+      // before running), and one request may cost at most this many (docs/access.md).
+      costBudgetPerRequest: PLAN_QUERY_BUDGET[caller.account.plan],
       // The plan's limit for one key over one bucket (what the chart draws).
       limitPerBucket: perMinute * (g.bucketMs / 60_000),
       totals: { requests, errors, rateLimited, cost, byInterface },

@@ -134,8 +134,9 @@ async function timeSeriesPlan(a: Analytics, args: Args): Promise<FieldPlan> {
       const out: { timestamp: number; value: number; label: string }[] = [];
       for (const s of series) {
         const name = keys.length === 0 ? 'all' : keys.map((k) => s.keys[k as keyof typeof s.keys]).join('/');
-        for (const m of metrics) {
-          const label = `${name}:${metricValue(m)}`;
+        for (const [i, m] of metrics.entries()) {
+          // The metric as the request named it (a renamed metric's older name too).
+          const label = `${name}:${(args.metrics as string[] | undefined)?.[i] ?? metricValue(m)}`;
           for (const p of s.points) out.push({ timestamp: p.time, value: p.values[m] ?? 0, label });
         }
       }

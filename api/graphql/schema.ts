@@ -7,26 +7,30 @@ import path from 'node:path';
 import { buildSchema, type GraphQLFieldResolver, type GraphQLSchema } from 'graphql';
 import { MEASURES, type Measures } from '../analytics/question/model.ts';
 import { KEY_SORTS, questionVocabulary, RECORD_SORTS } from '../catalog/question-vocabulary.ts';
+import { installBigInt } from './bigint-scalar.ts';
 import type { FieldMeter, FieldPlan } from './field-plans.ts';
 
 const SCHEMA_DIR = path.join(import.meta.dirname, 'schema');
 
 const described = (text: string, line: string): string => `  ${JSON.stringify(text)}\n  ${line}`;
+/** A line with its deprecation, when it has one. */
+const maybeDeprecated = (line: string, reason: string | undefined): string => (reason === undefined ? line : `${line} @deprecated(reason: ${JSON.stringify(reason)})`);
 
 /**
  * The enums and node fields of open questions, from the catalog's vocabulary: GroupBy,
- * Metric, SortField and TransactionNode's group keys and metric fields.
+ * Metric, SortField and TransactionNode's group keys and metric fields. A renamed metric's
+ * older name (value and field) is there too, marked @deprecated with its reason.
  */
 export function vocabularySource(measures: Measures = MEASURES): string {
   const v = questionVocabulary(measures);
-  const metrics = v.metrics.map((m) => described(m.description, m.value));
+  const metrics = v.metrics.map((m) => described(m.description, maybeDeprecated(m.value, m.deprecated)));
   const keyFields = v.groupKeys.filter((k) => k.type !== undefined).map((k) => described(`Group key (groupBy ${k.value})`, `${k.field}: ${k.type}`));
-  const metricFields = v.metrics.map((m) => described(`Metric ${m.value}`, `${m.measure}: Float`));
+  const metricFields = v.metrics.map((m) => described(`Metric ${m.value}`, maybeDeprecated(`${m.field}: Float`, m.deprecated)));
   return [
     `"What groups are keyed by; any two (or more) may be combined. Weeks start on Monday 00:00 UTC."\nenum GroupBy {\n${v.groupKeys.map((k) => described(k.description, k.value)).join('\n')}\n}`,
     `"Aggregates over the records of a group. Percentiles are approximate (mergeable t-digest sketches)."\nenum Metric {\n${metrics.join('\n')}\n}`,
     `"What a sort orders by: a metric, a group key, or (records) a column."\nenum SortField {\n${[
-      ...v.metrics.map((m) => described(m.description, m.value)),
+      ...metrics,
       ...Object.entries(KEY_SORTS).map(([value, s]) => described(s.description, value)),
       ...Object.entries(RECORD_SORTS).map(([value, r]) => described(r.description, value)),
     ].join('\n')}\n}`,
@@ -70,6 +74,7 @@ const runPlan: GraphQLFieldResolver<unknown, RequestContext> = async (_source, _
 /** The schema of `dir`'s files, its open questions over `measures` (the model's by default). */
 export function buildExecutableSchema(dir = SCHEMA_DIR, measures: Measures = MEASURES): GraphQLSchema {
   const schema = buildSchema(schemaSource(dir, measures));
+  installBigInt(schema);
   const query = schema.getQueryType();
   if (query === null || query === undefined) throw new Error('the GraphQL schema has no Query type');
   for (const field of Object.values(query.getFields())) field.resolve = runPlan;

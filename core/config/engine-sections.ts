@@ -3,7 +3,7 @@
 // order by loadConfig (core/config.ts), so problems are listed in it.
 import { availableParallelism, hostname } from 'node:os';
 import path from 'node:path';
-import { SQL_TIMEOUT_SECONDS } from '../limits.ts';
+import { DEMO_DAYS, DEMO_TRICKLE_MAX_PER_MINUTE, SQL_TIMEOUT_SECONDS } from '../limits.ts';
 import type { EnvReader } from './env-reader.ts';
 import type { Config } from './types.ts';
 
@@ -11,7 +11,7 @@ export function listenSection(r: EnvReader): Pick<Config, 'port' | 'host'> {
   return { port: r.int('PORT', 8080, 0, 65535), host: r.str('HOST') ?? '127.0.0.1' };
 }
 
-export function engineSection(r: EnvReader): Pick<Config, 'clickhouse' | 'dataDir' | 'demoRows' | 'demoSeed'> {
+export function engineSection(r: EnvReader): Pick<Config, 'clickhouse' | 'dataDir' | 'demoRows' | 'demoSeed' | 'demoTrickle'> {
   const url = r.url('CLICKHOUSE_URL', ['http:', 'https:']);
   const cluster = r.str('CLICKHOUSE_CLUSTER');
   if (cluster !== undefined) {
@@ -24,11 +24,19 @@ export function engineSection(r: EnvReader): Pick<Config, 'clickhouse' | 'dataDi
   const dataDir = path.resolve(r.str('DATA_DIR') ?? './data');
   const demoRows = r.int('DEMO_ROWS', 2_000_000, 0, 10_000_000_000);
   const demoSeed = r.int('DEMO_SEED', 42, 0, 2 ** 31 - 1);
+  // By default the demo keeps arriving at the seeded data's own rate (DEMO_ROWS over its
+  // DEMO_DAYS), so the current hour looks like the others; 0 turns it off.
+  const seededPerMinute = Math.min(DEMO_TRICKLE_MAX_PER_MINUTE, Math.ceil(demoRows / (DEMO_DAYS * 24 * 60)));
+  const demoTrickle = {
+    perMinute: r.int('DEMO_TRICKLE', seededPerMinute, 0, DEMO_TRICKLE_MAX_PER_MINUTE),
+    intervalMs: r.int('DEMO_TRICKLE_INTERVAL_MS', 5000, 10, 3_600_000),
+  };
   return {
     clickhouse: { url, user: r.str('CLICKHOUSE_USER') ?? 'default', password: r.raw('CLICKHOUSE_PASSWORD') ?? '', database, cluster },
     dataDir,
     demoRows,
     demoSeed,
+    demoTrickle,
   };
 }
 

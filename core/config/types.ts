@@ -24,6 +24,12 @@ export interface Config {
   dataDir: string;
   demoRows: number;
   demoSeed: number;
+  /**
+   * The demo's live trickle (ingest/demo-trickle.ts): records a minute added while the service
+   * runs on seeded demo data (DEMO_TRICKLE; default the seeded data's own rate, DEMO_ROWS over
+   * DEMO_DAYS; 0 = off), written every intervalMs (DEMO_TRICKLE_INTERVAL_MS, default 5 s).
+   */
+  demoTrickle: { perMinute: number; intervalMs: number };
   kafka: {
     brokers: string[] | undefined;
     topic: string;

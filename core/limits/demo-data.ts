@@ -14,3 +14,16 @@ export const DEMO_RECORDS_DEFAULT_COUNT = 1000;
 export const DEMO_RECORDS_DEFAULT_SEED = 7;
 /** npm run demo-records: records rendered at a time (bounded memory: one slice of NDJSON at a time). */
 export const DEMO_RECORDS_SLICE = 100_000;
+
+// ---- The demo's live trickle (ingest/demo-trickle.ts) -------------------------------------------
+/** DEMO_TRICKLE's largest rate, records a minute (50 a second), whatever DEMO_ROWS: a gentle stream. */
+export const DEMO_TRICKLE_MAX_PER_MINUTE = 3000;
+/** A first write reaches back at most this far (seconds) towards the newest stored record. */
+export const DEMO_TRICKLE_BACKFILL_SECONDS = 3600;
+/** Records one write holds at most (the backfill of a first write included). */
+export const DEMO_TRICKLE_MAX_PER_WRITE = 5000;
+/** Row ids of trickled records start here, past every seeded row (DEMO_ROWS is at most 10^10). */
+export const DEMO_TRICKLE_ID_BASE = 2 ** 40;
+/** Ids per second of a write's start: a write starting at second s takes ids base + s x this + i,
+ *  so writes, which start a second or more apart and hold fewer records, never share one. */
+export const DEMO_TRICKLE_IDS_PER_SECOND = 2 ** 16;

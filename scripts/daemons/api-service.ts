@@ -39,13 +39,22 @@ export interface MainProcess {
 }
 
 /**
+ * The environment of api/main.ts as a child: `env` over this process's, on PORT 0 and
+ * 127.0.0.1 unless given, and without the demo trickle unless `env` asks for it (DEMO_TRICKLE):
+ * a test's records stay the ones it wrote.
+ */
+export function mainEnv(env: Record<string, string>): NodeJS.ProcessEnv {
+  return { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', DEMO_TRICKLE: '0', ...env };
+}
+
+/**
  * Start api/main.ts as a child process with `env` over this process's environment (PORT 0
  * and HOST 127.0.0.1 unless given); resolves once it prints the address it listens on.
  * `nodeArgs` go to node after tsx is registered (a heap limit, a test's preload).
  */
 export function spawnMain(env: Record<string, string>, timeoutMs = 180_000, nodeArgs: string[] = []): Promise<MainProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', ...nodeArgs, 'api/main.ts'], {
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
+    env: mainEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));

@@ -106,3 +106,21 @@ export function errorOf(output: string): string | null {
   const m = /"error":\{[^}]*\}|"errors":\[(?!\])|\{"error":"[^"]*","message":"[^"]*"|"statusCode":[45]\d\d/.exec(compact);
   return m ? m[0].slice(0, 200) : null;
 }
+
+/** A command that asks the service for CSV (the SQL door's `/csv` operation or `"format": "csv"`). */
+export const asksForCsv = (command: string): boolean => /\/csv\b|"format"\s*:\s*"csv"/i.test(command);
+
+/**
+ * Where an answer differs from the lines the doc shows under its command, or null: each shown
+ * line against the answer's line at the same place from the top (CRLF line ends read as lines),
+ * `…` standing for any text. For answers shown whole-line, as CSV is.
+ */
+export function shownLinesMismatch(shown: string, output: string): string | null {
+  const want = shown.split('\n').filter((l) => l.trim() !== '');
+  const got = output.split(/\r?\n/);
+  for (const [i, line] of want.entries()) {
+    const pattern = new RegExp(`^${line.split('…').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*?')}$`);
+    if (!pattern.test(got[i] ?? '')) return `line ${i + 1} is ${JSON.stringify((got[i] ?? '(none)').slice(0, 200))}, the doc shows ${JSON.stringify(line)}`;
+  }
+  return null;
+}

@@ -239,7 +239,11 @@ export const RANGE_FILTERS = {
 } as const satisfies Record<RangeFilter, { column: string; type: string }>;
 export type { Bounds, RangeFilter };
 
-/** Add the conditions of record-column ranges. */
+/**
+ * Add the conditions of record-column ranges. Each bound is a bound parameter of the column's
+ * own type, given as decimal text: the engine parses it as that type (UInt64 for slot and fee),
+ * so a bound past 2^53 compares exactly, never rounded through a double.
+ */
 export function addRanges(c: Conditions, ranges: Partial<Record<RangeFilter, Bounds>> | undefined): void {
   for (const [name, b] of Object.entries(ranges ?? {}) as [RangeFilter, Bounds][]) {
     const { column, type } = RANGE_FILTERS[name];

@@ -35,7 +35,14 @@ export function renderUsage(main, ctx) {
   keySel.addEventListener('change', () => refresh(true));
   granSel.addEventListener('change', () => refresh(true));
 
-  const stat = (label, value, id) => h('div', { class: 'stat' }, h('p', { class: 'label' }, label), h('p', { class: 'value', id }, value));
+  const stat = (label, value, id, ...more) => h('div', { class: 'stat' }, h('p', { class: 'label' }, label), h('p', { class: 'value', id }, value), ...more);
+  // What a plan unit is, where the cost is shown: a bare 128,458 for 7 requests says nothing.
+  const UNIT = 'One plan unit is about one row the engine reads to answer (or the estimate charged before running, when that is more).';
+  const costScale = (u) => {
+    const plan = `plan (${u.plan}) allows ${fmtInt(u.costBudgetPerRequest)} per request.`;
+    if (u.totals.requests === 0) return `1 unit ≈ one row the engine reads. Your ${plan}`;
+    return `1 unit ≈ one row the engine reads. About ${fmtInt(Math.round(u.totals.cost / u.totals.requests))} per request here; your ${plan}`;
+  };
 
   async function refresh(reshape = false) {
     try {
@@ -46,7 +53,7 @@ export function renderUsage(main, ctx) {
         stat('Requests', fmtInt(u.totals.requests), 'usage-requests'),
         stat('Errors', fmtInt(u.totals.errors), 'usage-errors'),
         stat('Rate-limited (429)', fmtInt(u.totals.rateLimited), 'usage-ratelimited'),
-        stat('Cost (plan units)', fmtInt(u.totals.cost), 'usage-cost'),
+        stat(h('abbr', { title: UNIT }, 'Cost (plan units)'), fmtInt(u.totals.cost), 'usage-cost', h('p', { class: 'hint', id: 'usage-cost-scale' }, costScale(u))),
         stat(`Plan ${u.plan}`, `${fmtInt(u.limitPerMinute)} / min per key`, 'usage-plan'));
       const xs = u.buckets.map((b) => b.t);
       const data = [xs, ...IFACES.map(([k]) => u.buckets.map((b) => b[k])), u.buckets.map((b) => b.rateLimited), u.buckets.map(() => u.limitPerBucket)];
@@ -69,7 +76,7 @@ export function renderUsage(main, ctx) {
         costChart?.chart.destroy();
         costBox.replaceChildren();
         costChart = { series: u.keys.length, chart: lineChart(costBox, {
-          title: `Cost per ${u.granularity} per key, in the plan's units (rows read, or the estimate charged)`,
+          title: `Cost per ${u.granularity} per key, in the plan's units (1 unit ≈ one row read, or the estimate charged; at most ${fmtInt(u.costBudgetPerRequest)} per request)`,
           yLabel: `cost / ${u.granularity}`,
           data: costData,
           series: u.keys.map((k) => ({ label: k.name })),
@@ -110,7 +117,8 @@ export function renderUsage(main, ctx) {
 
   replace(main,
     h('h1', null, 'Usage'),
-    h('p', { class: 'muted' }, 'Requests answered with your keys, counted per minute. Limits apply per key, in fixed one-minute windows.'),
+    h('p', { class: 'muted' }, 'Requests answered with your keys, counted per minute. Limits apply per key, in fixed one-minute windows. ',
+      'Cost is in plan units: one unit is about one row the engine reads to answer, and your plan caps what one request may cost.'),
     controls, error, summary,
     h('section', { class: 'card', 'aria-labelledby': 'usage-chart-title' }, h('h2', { id: 'usage-chart-title' }, 'Requests over time'), chartBox),
     windows, detail,
