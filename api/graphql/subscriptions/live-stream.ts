@@ -28,8 +28,8 @@ export class LiveStream {
   private closed = false;
   private heartbeat: NodeJS.Timeout | undefined;
   private grace: NodeJS.Timeout | undefined;
-  private signalClosed!: () => void;
-  private readonly closedSignal = new Promise<void>((resolve) => (this.signalClosed = resolve));
+  /** Ends a wait for 'drain' (set only while the pump waits for one). */
+  private wake: (() => void) | undefined;
 
   constructor(
     readonly keyId: string,
@@ -76,29 +76,43 @@ export class LiveStream {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.heartbeat);
-    this.signalClosed();
-    // Leaves the hub at once, even while a next() is pending.
+    this.wake?.();
+    // Leaves the hub at once; the feed's end settles a pending next() (done), which ends the pump.
     void this.events.return?.().catch(() => undefined);
   }
 
   private async pump(): Promise<void> {
     try {
       for (;;) {
-        const r = await Promise.race([this.events.next(), this.closedSignal.then(() => undefined)]);
-        if (this.closed || r === undefined) return;
+        // Not raced against a promise of the close: each race adds a reaction to that promise
+        // holding its result (the event) until the stream closes, so an open stream kept
+        // every event it sent. finish() ends the iterator instead.
+        const r = await this.events.next();
+        if (this.closed) return;
         if (r.done) {
           this.close();
           return;
         }
         const id = this.eventId();
         this.raw.write(sseEvent('next', await this.streams.withExtensions(r.value), id));
-        if (this.raw.writableNeedDrain) {
-          await Promise.race([new Promise((resolve) => this.raw.once('drain', resolve)), this.closedSignal]);
-        }
+        if (this.raw.writableNeedDrain) await this.drained();
       }
     } catch (err) {
       this.streams.logger.error({ err }, 'live stream failed');
       this.close([{ message: 'Internal error', extensions: { code: Errors.internal.graphql } }]);
     }
+  }
+
+  /** Resolves on 'drain' or when the stream finishes, its listener then removed: nothing outlives the wait. */
+  private drained(): Promise<void> {
+    return new Promise((resolve) => {
+      const done = (): void => {
+        this.raw.off('drain', done);
+        this.wake = undefined;
+        resolve();
+      };
+      this.wake = done;
+      this.raw.once('drain', done);
+    });
   }
 }
