@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { createClient, type Client, type ExecutionResult } from 'graphql-sse';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../api/app.ts';
 import type { Services } from '../api/services.ts';
 import type { FastifyInstance } from 'fastify';
@@ -209,6 +209,48 @@ describe('protocolActivity over /graphql/stream', () => {
     // Read once: later polls (whose look-back covers it again) do not send it twice.
     await new Promise((r) => setTimeout(r, 3 * JOURNAL_POLL_MS));
     expect(s.results.length).toBe(1);
+    s.stop();
+    await until(() => services.live.subscribers === 0, 5000, 'stream to close');
+  });
+
+  it('sends a write once however long nothing is ingested after it, though every journal read looks back over it', async () => {
+    const [p, q] = active;
+    const s = collect(client(), `subscription { protocolActivity(protocols: ["${p!.protocolName}", "${q!.protocolName}"]) { protocolName timestamp count } }`);
+    await until(() => services.live.subscribers === 1, 5000, 'subscriber');
+    const polls = vi.spyOn(services.live, 'pollJournal');
+    const pollsPast = async (n: number) => {
+      const target = polls.mock.calls.length + n;
+      await until(() => polls.mock.calls.length >= target, 5000, `${n} journal polls`);
+    };
+    await pollsPast(2); // the tail's starting position
+    // One write of this process (as POST /admin/ingest) and one of another (the standalone ingest).
+    const h = FIXTURE_END + 60 * 3600;
+    await ingest(services, [liveRecord(p!, h, 1)]);
+    const other = new IngestPipeline(services.wh, services.registry, new DataVersion(), createLogger('silent'), { maxRecordBytes: 1 << 20, batchRows: 5000, writerId: 'standalone-ingest' });
+    await other.ingest([{ value: liveRecord(q!, h, 2), position: { line: 1 } }], 'kafka');
+    await until(() => latest(s.results).size === 2, 5000, 'both writes');
+    await pollsPast(2);
+    await services.live.idle();
+    const sent = s.results.length;
+    const reads = services.live.reads;
+    const logged = services.live.events.size;
+    // A minute of this process's clock with nothing ingested (the delivered ids were forgotten
+    // 20 s after they were handled, and the next read sent the write again), two real polls of
+    // the journal every 10 s of it.
+    vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
+    try {
+      for (let i = 0; i < 6; i++) {
+        vi.setSystemTime(Date.now() + 10_000);
+        await pollsPast(2);
+      }
+      await services.live.idle();
+    } finally {
+      vi.useRealTimers();
+      polls.mockRestore();
+    }
+    expect(services.live.reads).toBe(reads);
+    expect(services.live.events.size).toBe(logged);
+    expect(s.results.length).toBe(sent);
     s.stop();
     await until(() => services.live.subscribers === 0, 5000, 'stream to close');
   });

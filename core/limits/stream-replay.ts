@@ -11,3 +11,11 @@ export const STREAM_REPLAY_MAX_EVENTS = 200_000;
 export const STREAM_EVENT_SEQ_PER_MS = 1000;
 /** Longest Last-Event-ID read (two whole numbers and a dash). */
 export const STREAM_EVENT_ID_MAX_CHARS = 64;
+
+// ---- The ingest journal as live streams read it (live-activity.ts, delivered-batches.ts) ----
+
+/** A batch this process's pipeline delivered whose journal rows no read has returned yet is
+ *  remembered this long (its 'done' row rides on the next write, seconds later at most), so a
+ *  later read does not send it again. Batches a read returned are remembered exactly as long
+ *  as a read can still return them (STREAM_JOURNAL_LOOKBACK_MS past the newest). */
+export const STREAM_JOURNAL_UNSEEN_KEEP_MS = 10 * 60_000;

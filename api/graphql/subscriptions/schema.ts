@@ -10,7 +10,8 @@ import { AppError, Errors, wordMessage, type Wording } from '../../../core/error
 import { STREAM_MAX_PROTOCOLS } from '../../../core/limits.ts';
 import type { BucketFigures, BucketSize } from '../../analytics/activity-buckets.ts';
 import type { Gap } from './event-log.ts';
-import type { Feed, LiveActivity } from './live-activity.ts';
+import type { Feed } from './feed.ts';
+import type { LiveActivity } from './live-activity.ts';
 
 export const SUBSCRIPTION_SDL = readFileSync(new URL('../schema/subscription.graphql', import.meta.url), 'utf8');
 
