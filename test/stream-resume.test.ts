@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../api/app.ts';
 import type { Services } from '../api/services.ts';
-import { createKey } from './support/api-key.ts';
+import { adminHeaders, createKey } from './support/api-key.ts';
 import { FIXTURE_START, ingest } from './support/fixtures.ts';
 import { liveRecord, parseSse, type SseEvent } from './support/live-records.ts';
 import { startServices } from './support/services.ts';
@@ -73,6 +73,10 @@ async function open(s: Server, lastEventId?: string): Promise<Reader> {
     until: (n) => (events.length >= n ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ n, resolve }))),
     close: () => ctrl.abort(),
   };
+}
+
+async function until(cond: () => boolean): Promise<void> {
+  while (!cond()) await new Promise((r) => setTimeout(r, 10));
 }
 
 const activity = (e: SseEvent) => (JSON.parse(e.data) as { data: { protocolActivity: { protocolName: string; timestamp: number; count: number } } }).data.protocolActivity;
@@ -172,6 +176,37 @@ describe('a subscriber that disconnects and reconnects with Last-Event-ID', () =
       const res = await open(s, bad);
       expect(res.status, bad).toBe(400);
     }
+  });
+});
+
+describe('a replay after a protocol was deactivated', () => {
+  let s: Server;
+  beforeAll(async () => { s = await server(); });
+  afterAll(async () => { await s?.app.close(); await s?.services.cleanup(); });
+
+  it('sends none of its events, though they were made while it was active: replay hides what the live stream and every door hide', async () => {
+    const [hidden, shown] = s.active;
+    const sub = await open(s);
+    await write(s, batch(s, 0, 1, 700_000_000));
+    await sub.until(4);
+    sub.close();
+    const last = sub.events.at(-1)!.id!;
+    // Missed while away: two hours of each protocol, then the operator deactivates one.
+    await write(s, batch(s, 2, 2, 700_001_000));
+    const patch = await s.app.inject({ method: 'PATCH', url: `/admin/protocols/${hidden!.protocolName}`, headers: adminHeaders(), payload: { active: false } });
+    expect(patch.statusCode).toBe(200);
+    const back = await open(s, last);
+    expect(back.status).toBe(200);
+    // Then live: the deactivated protocol's records are stored, and not sent.
+    await write(s, batch(s, 4, 1, 700_002_000));
+    const liveHour = FIXTURE_START + 4 * 3600;
+    await back.until(1);
+    await until(() => back.events.some((e) => activity(e).timestamp === liveHour));
+    back.close();
+    const got = back.events.map(activity);
+    expect(got.map((a) => a.protocolName)).toEqual(Array(got.length).fill(shown!.protocolName));
+    // Exactly the shown protocol's: two replayed hours, then the live write's two.
+    expect(got.map((a) => a.timestamp)).toEqual([2, 3, 4, 5].map((h) => FIXTURE_START + h * 3600));
   });
 });
 

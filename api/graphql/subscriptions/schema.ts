@@ -87,13 +87,18 @@ export function toActivityEvent(f: BucketFigures): ActivityEvent {
  * An iterator object rather than an async generator: a generator's return() waits behind
  * its pending next(), so a quiet stream closed by its client would keep its feed for good.
  */
-function asPayloads(feed: Feed, ctx: StreamContext): AsyncIterableIterator<{ protocolActivity: ActivityEvent }> {
+function asPayloads(feed: Feed, ctx: StreamContext, analytics: VisibleProtocols): AsyncIterableIterator<{ protocolActivity: ActivityEvent }> {
   const it: AsyncIterableIterator<{ protocolActivity: ActivityEvent }> = {
     async next() {
-      const r = await feed.next();
-      if (r.done) return { value: undefined, done: true };
-      ctx.eventId = r.value.id;
-      return { value: { protocolActivity: toActivityEvent(r.value.figures) }, done: false };
+      for (;;) {
+        const r = await feed.next();
+        if (r.done) return { value: undefined, done: true };
+        // Visible as of sending, not as of making: an event kept for replay (or queued) before
+        // its protocol was deactivated is not sent, as no other door shows that protocol.
+        if (!(await analytics.protocols()).includes(r.value.figures.protocolName)) continue;
+        ctx.eventId = r.value.id;
+        return { value: { protocolActivity: toActivityEvent(r.value.figures) }, done: false };
+      }
     },
     async return() {
       await feed.return();
@@ -129,7 +134,7 @@ export function subscriptionRoot(live: LiveActivity, analytics: VisibleProtocols
       }
       const feed = live.subscribe({ protocols, size, maxQueued: ctx.maxQueued, onOverflow: (n) => ctx.onOverflow(n) }, ctx.lastEventId);
       ctx.gap = feed.gap;
-      return asPayloads(feed, ctx);
+      return asPayloads(feed, ctx, analytics);
     },
   };
 }
