@@ -7,6 +7,7 @@ import type { ExecutionResult } from 'graphql';
 import type { BucketFigures, BucketKey, BucketSize } from '../../api/analytics/activity-buckets.ts';
 import { LiveActivity } from '../../api/graphql/subscriptions/live-activity.ts';
 import { LiveStream, type StreamHost } from '../../api/graphql/subscriptions/live-stream.ts';
+import { ReplayMeter, type ReplayCharge } from '../../api/graphql/subscriptions/replay-meter.ts';
 import { liveStubSchema, subscriptionRoot, type StreamContext } from '../../api/graphql/subscriptions/schema.ts';
 import { prepareSubscription } from '../../api/graphql/subscriptions/stream-document.ts';
 import { createLogger } from '../../core/logger.ts';
@@ -56,11 +57,13 @@ export interface OpenStream {
   sent: { id: string | undefined; text: string }[];
   /** `next` events written. */
   count: number;
+  /** What its replay was charged. */
+  meter: ReplayMeter;
   /** Every result the stream took from its iterator, or only while `tap.on` is true. */
   tap: { on: boolean; taken: (r: ExecutionResult) => void };
 }
 
-export async function openStream(h: Harness, opts: { query?: string; lastEventId?: string; record?: boolean } = {}): Promise<OpenStream> {
+export async function openStream(h: Harness, opts: { query?: string; lastEventId?: string; record?: boolean; charge?: ReplayCharge } = {}): Promise<OpenStream> {
   const ctx: StreamContext = { maxQueued: 1_000_000, onOverflow: () => undefined, ...(opts.lastEventId === undefined ? {} : { lastEventId: opts.lastEventId }) };
   const root = subscriptionRoot(h.live, { protocols: async () => [...h.visible] });
   const prepared = await prepareSubscription({ query: opts.query ?? QUERY } as never, ctx, { schema: liveStubSchema(), root, limits: { maxDocumentChars: 8192, maxSelections: 64 } });
@@ -87,8 +90,10 @@ export async function openStream(h: Harness, opts: { query?: string; lastEventId
       callback();
     },
   });
-  const stream = new LiveStream('key', 'secret', sink as unknown as ServerResponse, events, h.host, () => undefined, () => ctx.eventId);
-  const open: OpenStream = { stream, ctx, sink, sent, count: 0, tap };
+  const meter = new ReplayMeter(opts.charge ?? (async () => undefined));
+  const streamSource = { events, eventId: () => ctx.eventId, replayed: () => ctx.replayed === true, meter };
+  const stream = new LiveStream('key', 'secret', sink as unknown as ServerResponse, streamSource, h.host, () => undefined, opts.lastEventId);
+  const open: OpenStream = { stream, ctx, sink, sent, count: 0, meter, tap };
   stream.start();
   return open;
 }

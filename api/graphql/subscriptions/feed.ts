@@ -3,6 +3,7 @@
 import { STREAM_EVENTS_PER_TURN } from '../../../core/limits.ts';
 import type { BucketSize } from '../../analytics/activity-buckets.ts';
 import type { Gap, LoggedEvent } from './event-log.ts';
+import { ReplayPacer } from './replay-pacer.ts';
 
 export interface SubscribeOptions {
   /** Protocols to follow; undefined: every visible one. */
@@ -25,10 +26,14 @@ export class Feed implements AsyncIterableIterator<LoggedEvent> {
   readonly protocols: ReadonlySet<string> | undefined;
   /** Set when the client came back after events it can no longer be sent (event-log.ts). */
   gap: Gap | undefined;
+  /** Whether the event next() last handed out was replayed (which the key pays for: replay-meter.ts). */
+  replayed = false;
 
   constructor(
     readonly options: SubscribeOptions,
     private readonly onEnd: (feed: Feed) => void,
+    /** The process's pace of replayed events (the hub's, shared by every feed). */
+    private readonly pacer = new ReplayPacer(),
   ) {
     this.protocols = options.protocols === undefined ? undefined : new Set(options.protocols);
   }
@@ -72,8 +77,14 @@ export class Feed implements AsyncIterableIterator<LoggedEvent> {
 
   next(): Promise<IteratorResult<LoggedEvent>> {
     const f = this.queue.shift();
+    this.replayed = false;
+    if (f !== undefined && this.replayLeft > 0) {
+      this.replayLeft -= 1;
+      this.replayed = true;
+      // Replayed events go at the process's replay pace, shared by every stream (replay-pacer.ts).
+      return this.pacer.take().then(() => (this.ended ? { value: undefined, done: true } : { value: f, done: false }));
+    }
     if (f !== undefined) {
-      if (this.replayLeft > 0) this.replayLeft -= 1;
       // Events taken from a full queue resolve at once, so one stream's thousands of events
       // (a write that touched thousands of buckets), each executed and written, would chain
       // as microtasks and hold the event loop for seconds across streams: every

@@ -14,6 +14,7 @@ import { STREAM_JOURNAL_LOOKBACK_MS, STREAM_REPLAY_MAX_EVENTS, STREAM_REPLAY_WIN
 import { DeliveredBatches } from './delivered-batches.ts';
 import { EventLog } from './event-log.ts';
 import { Feed, type SubscribeOptions } from './feed.ts';
+import { ReplayPacer } from './replay-pacer.ts';
 
 /** What the hub reads through: the analytics facade's activityBuckets. */
 export interface BucketReader {
@@ -57,6 +58,8 @@ export class LiveActivity implements DataChangeObserver {
   /** Per bucket size, when its last subscriber left: its events are still made for the window after, for it to come back to. */
   private readonly left: Record<BucketSize, number> = { hour: -Infinity, day: -Infinity };
   private readonly windowMs: number;
+  /** One pace for every feed's replayed events. */
+  private readonly pacer = new ReplayPacer();
 
   constructor(
     private readonly reader: BucketReader,
@@ -79,7 +82,7 @@ export class LiveActivity implements DataChangeObserver {
     const feed = new Feed(options, (f) => {
       this.feeds.delete(f);
       this.left[f.options.size] = this.now();
-    });
+    }, this.pacer);
     if (lastEventId !== undefined) {
       const missed = this.events.since(lastEventId);
       if (missed.gap !== undefined) feed.gap = missed.gap;

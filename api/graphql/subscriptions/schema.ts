@@ -44,6 +44,8 @@ export interface StreamContext {
   gap?: Gap;
   /** The id of the event being executed (a stream takes its events one at a time): its SSE `id:`. */
   eventId?: string;
+  /** Whether that event is replayed (a reconnect's), which the key pays for (replay-meter.ts). */
+  replayed?: boolean;
 }
 
 /** The analytics the resolvers validate against: the names a caller may see. */
@@ -97,6 +99,7 @@ function asPayloads(feed: Feed, ctx: StreamContext, analytics: VisibleProtocols)
         // its protocol was deactivated is not sent, as no other door shows that protocol.
         if (!(await analytics.protocols()).includes(r.value.figures.protocolName)) continue;
         ctx.eventId = r.value.id;
+        ctx.replayed = feed.replayed;
         return { value: { protocolActivity: toActivityEvent(r.value.figures) }, done: false };
       }
     },
