@@ -6,9 +6,10 @@
 // the per-key cap answers 429; a slow consumer is closed by an error event; 401 without a
 // key; heartbeats. The hostile corpus is test/fixtures/hostile-graphql-stream.json.
 import { readFileSync } from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 import { createClient, type Client, type ExecutionResult } from 'graphql-sse';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../api/app.ts';
 import type { Services } from '../api/services.ts';
 import type { FastifyInstance } from 'fastify';
@@ -213,6 +214,48 @@ describe('protocolActivity over /graphql/stream', () => {
     await until(() => services.live.subscribers === 0, 5000, 'stream to close');
   });
 
+  it('sends a write once however long nothing is ingested after it, though every journal read looks back over it', async () => {
+    const [p, q] = active;
+    const s = collect(client(), `subscription { protocolActivity(protocols: ["${p!.protocolName}", "${q!.protocolName}"]) { protocolName timestamp count } }`);
+    await until(() => services.live.subscribers === 1, 5000, 'subscriber');
+    const polls = vi.spyOn(services.live, 'pollJournal');
+    const pollsPast = async (n: number) => {
+      const target = polls.mock.calls.length + n;
+      await until(() => polls.mock.calls.length >= target, 5000, `${n} journal polls`);
+    };
+    await pollsPast(2); // the tail's starting position
+    // One write of this process (as POST /admin/ingest) and one of another (the standalone ingest).
+    const h = FIXTURE_END + 60 * 3600;
+    await ingest(services, [liveRecord(p!, h, 1)]);
+    const other = new IngestPipeline(services.wh, services.registry, new DataVersion(), createLogger('silent'), { maxRecordBytes: 1 << 20, batchRows: 5000, writerId: 'standalone-ingest' });
+    await other.ingest([{ value: liveRecord(q!, h, 2), position: { line: 1 } }], 'kafka');
+    await until(() => latest(s.results).size === 2, 5000, 'both writes');
+    await pollsPast(2);
+    await services.live.idle();
+    const sent = s.results.length;
+    const reads = services.live.reads;
+    const logged = services.live.events.size;
+    // A minute of this process's clock with nothing ingested (the delivered ids were forgotten
+    // 20 s after they were handled, and the next read sent the write again), two real polls of
+    // the journal every 10 s of it.
+    vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
+    try {
+      for (let i = 0; i < 6; i++) {
+        vi.setSystemTime(Date.now() + 10_000);
+        await pollsPast(2);
+      }
+      await services.live.idle();
+    } finally {
+      vi.useRealTimers();
+      polls.mockRestore();
+    }
+    expect(services.live.reads).toBe(reads);
+    expect(services.live.events.size).toBe(logged);
+    expect(s.results.length).toBe(sent);
+    s.stop();
+    await until(() => services.live.subscribers === 0, 5000, 'stream to close');
+  });
+
   it('closes a revoked key\'s streams within 1 s: announced on the key-change bus, and unannounced (another process)', async () => {
     for (const announced of [true, false]) {
       const k = await createKey(app, 'enterprise', `revoked-${announced}`);
@@ -372,9 +415,18 @@ interface StreamCase {
    * (each) later, before or while the stream starts: no stream, slot or subscriber remains.
    * account-disabled: the stream of a dashboard key is open when the operator disables its
    * account: the stream ends with an error event of `expect.code`, within 1 s.
+   * replay: see `replay` below.
    */
-  stage?: 'client-gone' | 'account-disabled';
+  stage?: 'client-gone' | 'account-disabled' | 'replay';
   abortAfterMs?: number[];
+  /**
+   * The test's key streams `body` while one record is written in each of three hours of each of
+   * `protocols`; then a free key made for the case resumes (`resumeBody`, else `body`) with the
+   * id of the first event of `resumeAt` the first key received, after `deactivate` (if given)
+   * was made inactive. It must be sent exactly the first key's later events of
+   * `expectProtocols`, with their ids, then the live stream.
+   */
+  replay?: { protocols: string[]; resumeAt: string; deactivate?: string; resumeBody?: unknown; expectProtocols: string[] };
   expect: { status: number; code?: string; message?: string };
 }
 
@@ -395,7 +447,71 @@ function hangUp(c: StreamCase, ms: number): Promise<void> {
   }));
 }
 
+/** A stream read on a socket of its own (no pool: fetch's pool left idle sockets behind that
+ *  held the server's close for the keep-alive time): its events with their ids, as they arrive. */
+function rawStream(apiKey: string, body: unknown, lastEventId?: string): Promise<{ status: number; events: SseEvent[]; close(): void }> {
+  const payload = JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = http.request({
+      host: '127.0.0.1', port, path: '/graphql/stream', method: 'POST', agent: false,
+      headers: { 'x-api-key': apiKey, accept: 'text/event-stream', 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), ...(lastEventId === undefined ? {} : { 'last-event-id': lastEventId }) },
+    }, (res) => {
+      const events: SseEvent[] = [];
+      let buf = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        const parsed = parseSse(buf + chunk);
+        buf = parsed.rest;
+        events.push(...parsed.events);
+      });
+      res.on('error', () => undefined);
+      resolve({ status: res.statusCode ?? 0, events, close: () => req.destroy() });
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+const activityOf = (e: SseEvent) => (JSON.parse(e.data) as { data: { protocolActivity: { protocolName: string; timestamp: number } } }).data.protocolActivity;
+
+async function replayCase(c: StreamCase, index: number): Promise<void> {
+  const r = c.replay!;
+  const first = await rawStream(key, c.body);
+  await until(() => services.live.subscribers === 1, 5000, 'first stream');
+  const h0 = FIXTURE_END + (1000 + index * 10) * 3600;
+  const records = r.protocols.flatMap((name, j) => [0, 1, 2].map((h) => liveRecord(active.find((p) => p.protocolName === name)!, h0 + h * 3600, 10 * j + h)));
+  await ingest(services, records);
+  await until(() => first.events.length === records.length, 5000, 'the first key\'s events');
+  const at = first.events.findIndex((e) => activityOf(e).protocolName === r.resumeAt);
+  const expected = first.events.slice(at + 1).filter((e) => r.expectProtocols.includes(activityOf(e).protocolName));
+  let second: Awaited<ReturnType<typeof rawStream>> | undefined;
+  try {
+    if (r.deactivate !== undefined) {
+      const res = await app.inject({ method: 'PATCH', url: `/admin/protocols/${r.deactivate}`, headers: adminHeaders(), payload: { active: false } });
+      expect(res.statusCode).toBe(200);
+    }
+    const other = await createKey(app, 'free', `replay-${index}`);
+    second = await rawStream(other.key, r.resumeBody ?? c.body, first.events[at]!.id);
+    expect(second.status).toBe(c.expect.status);
+    // A live write follows: once it arrives, every replayed event has.
+    const liveHour = h0 + 5 * 3600;
+    await ingest(services, [liveRecord(active.find((p) => p.protocolName === r.expectProtocols[0])!, liveHour, 99)]);
+    const s2 = second;
+    await until(() => s2.events.some((e) => e.event === 'next' && activityOf(e).timestamp === liveHour), 5000, 'the live event');
+    const replayed = s2.events.slice(0, s2.events.findIndex((e) => activityOf(e).timestamp === liveHour));
+    const shape = (e: SseEvent) => [e.event, e.id, JSON.parse(e.data).data];
+    expect(replayed.map(shape)).toEqual(expected.map(shape));
+    expect(s2.events.every((e) => r.expectProtocols.includes(activityOf(e).protocolName))).toBe(true);
+  } finally {
+    first.close();
+    second?.close();
+    if (r.deactivate !== undefined) await app.inject({ method: 'PATCH', url: `/admin/protocols/${r.deactivate}`, headers: adminHeaders(), payload: { active: true } });
+  }
+  await until(() => services.live.subscribers === 0, 5000, 'streams to close');
+}
+
 async function staged(c: StreamCase, index: number): Promise<void> {
+  if (c.stage === 'replay') return replayCase(c, index);
   if (c.stage === 'client-gone') {
     for (const ms of c.abortAfterMs ?? [0]) await hangUp(c, ms);
     await until(() => app.liveStreams.count(keyId) === 0 && services.live.subscribers === 0, 3000, 'no stream left by clients gone');

@@ -2,7 +2,7 @@
 // loop: every STREAM_EVENTS_PER_TURN events the next waits for a turn of the loop, so I/O
 // (other requests, /health) runs between (the security review's stream fan-out finding).
 import { describe, expect, it } from 'vitest';
-import { Feed } from '../api/graphql/subscriptions/live-activity.ts';
+import { Feed } from '../api/graphql/subscriptions/feed.ts';
 import type { BucketFigures } from '../api/analytics/activity-buckets.ts';
 import { STREAM_EVENTS_PER_TURN } from '../core/limits.ts';
 

@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../api/app.ts';
 import type { Services } from '../api/services.ts';
-import { createKey } from './support/api-key.ts';
+import { adminHeaders, createKey } from './support/api-key.ts';
 import { FIXTURE_START, ingest } from './support/fixtures.ts';
 import { liveRecord, parseSse, type SseEvent } from './support/live-records.ts';
 import { startServices } from './support/services.ts';
@@ -24,8 +24,8 @@ interface Server {
   active: { protocolName: string; programId: string }[];
 }
 
-async function server(env: Record<string, string> = {}): Promise<Server> {
-  const services = await startServices(env);
+async function server(env: Record<string, string> = {}, now?: () => number): Promise<Server> {
+  const services = await startServices(env, { now });
   const app = await buildApp(services, { streamLimits: { heartbeatMs: 200, closeGraceMs: 2000 } });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const base = `http://127.0.0.1:${(app.server.address() as net.AddressInfo).port}`;
@@ -43,11 +43,11 @@ interface Reader {
   close(): void;
 }
 
-async function open(s: Server, lastEventId?: string): Promise<Reader> {
+async function open(s: Server, lastEventId?: string, key = s.key): Promise<Reader> {
   const ctrl = new AbortController();
   const res = await fetch(`${s.base}/graphql/stream`, {
     method: 'POST',
-    headers: { 'x-api-key': s.key, accept: 'text/event-stream', 'content-type': 'application/json', ...(lastEventId === undefined ? {} : { 'last-event-id': lastEventId }) },
+    headers: { 'x-api-key': key, accept: 'text/event-stream', 'content-type': 'application/json', ...(lastEventId === undefined ? {} : { 'last-event-id': lastEventId }) },
     body: JSON.stringify({ query: QUERY }),
     signal: ctrl.signal,
   });
@@ -73,6 +73,10 @@ async function open(s: Server, lastEventId?: string): Promise<Reader> {
     until: (n) => (events.length >= n ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ n, resolve }))),
     close: () => ctrl.abort(),
   };
+}
+
+async function until(cond: () => boolean): Promise<void> {
+  while (!cond()) await new Promise((r) => setTimeout(r, 10));
 }
 
 const activity = (e: SseEvent) => (JSON.parse(e.data) as { data: { protocolActivity: { protocolName: string; timestamp: number; count: number } } }).data.protocolActivity;
@@ -172,6 +176,85 @@ describe('a subscriber that disconnects and reconnects with Last-Event-ID', () =
       const res = await open(s, bad);
       expect(res.status, bad).toBe(400);
     }
+  });
+});
+
+describe('a replay after a protocol was deactivated', () => {
+  let s: Server;
+  beforeAll(async () => { s = await server(); });
+  afterAll(async () => { await s?.app.close(); await s?.services.cleanup(); });
+
+  it('sends none of its events, though they were made while it was active: replay hides what the live stream and every door hide', async () => {
+    const [hidden, shown] = s.active;
+    const sub = await open(s);
+    await write(s, batch(s, 0, 1, 700_000_000));
+    await sub.until(4);
+    sub.close();
+    const last = sub.events.at(-1)!.id!;
+    // Missed while away: two hours of each protocol, then the operator deactivates one.
+    await write(s, batch(s, 2, 2, 700_001_000));
+    const patch = await s.app.inject({ method: 'PATCH', url: `/admin/protocols/${hidden!.protocolName}`, headers: adminHeaders(), payload: { active: false } });
+    expect(patch.statusCode).toBe(200);
+    const back = await open(s, last);
+    expect(back.status).toBe(200);
+    // Then live: the deactivated protocol's records are stored, and not sent.
+    await write(s, batch(s, 4, 1, 700_002_000));
+    const liveHour = FIXTURE_START + 4 * 3600;
+    await back.until(1);
+    await until(() => back.events.some((e) => activity(e).timestamp === liveHour));
+    back.close();
+    const got = back.events.map(activity);
+    expect(got.map((a) => a.protocolName)).toEqual(Array(got.length).fill(shown!.protocolName));
+    // Exactly the shown protocol's: two replayed hours, then the live write's two.
+    expect(got.map((a) => a.timestamp)).toEqual([2, 3, 4, 5].map((h) => FIXTURE_START + h * 3600));
+  });
+});
+
+describe('what a replay costs a free key', () => {
+  // The rate-limit windows' clock stands still: the test's figures never straddle two windows.
+  const minute = Date.UTC(2031, 0, 1);
+  let now = minute;
+  let s: Server;
+  beforeAll(async () => { s = await server({}, () => now); });
+  afterAll(async () => { await s?.app.close(); await s?.services.cleanup(); });
+
+  it('one request per 100 events replayed; with its rate spent the replay ends RATE_LIMITED naming the id to resume from, and resuming there sends the rest', async () => {
+    const free = await createKey(s.app, 'free', 'replay');
+    const units = async () => 100 - (await s.services.access.limiter.peek(`key:${free.id}`, 100)).remaining;
+    const first = await open(s, undefined, free.key);
+    await write(s, batch(s, 0, 1, 800_000_000));
+    await first.until(4);
+    first.close();
+    const from = first.events.at(-1)!.id!;
+    // Missed while away: 1,000 buckets (500 hours of two protocols), one event each.
+    const records = s.active.slice(0, 2).flatMap((p, j) => Array.from({ length: 500 }, (_, i) => ({ ...liveRecord(p, FIXTURE_START + (10 + i) * 3600, i), slot: 800_001_000 + j * 500 + i })));
+    await write(s, records);
+    const spentBefore = await units();
+    const back = await open(s, from, free.key);
+    await back.until(1000);
+    back.close();
+    // Opening: 1; the replay: 10 blocks of 100.
+    expect(await units()).toBe(spentBefore + 1 + 10);
+    const ids = back.events.map((e) => e.id!);
+
+    // The key has 3 requests left: opening takes one, the replay two blocks, then it ends.
+    await s.services.access.limiter.consume(`key:${free.id}`, 100, 97 - (await units()));
+    const cut = await open(s, from, free.key);
+    expect(cut.status).toBe(200);
+    await until(() => cut.events.at(-1)?.event === 'complete');
+    const sent = cut.events.filter((e) => e.event === 'next' && e.id !== undefined);
+    expect(sent.map((e) => e.id)).toEqual(ids.slice(0, 200));
+    const error = JSON.parse(cut.events.at(-2)!.data) as { errors: { message: string; extensions: { code: string } }[] };
+    expect(error.errors[0]!.extensions.code).toBe('RATE_LIMITED');
+    expect(error.errors[0]!.message).toContain('Rate limit exceeded: 100 requests per minute for plan free');
+    expect(error.errors[0]!.message).toContain(`Last-Event-ID: ${ids[199]}`);
+
+    // The next minute: resuming from that id sends exactly the other 800.
+    now += 60_000;
+    const rest = await open(s, ids[199], free.key);
+    await rest.until(800);
+    rest.close();
+    expect(rest.events.map((e) => e.id)).toEqual(ids.slice(200));
   });
 });
 

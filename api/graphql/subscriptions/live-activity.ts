@@ -10,118 +10,27 @@ import type { Logger } from '../../../core/logger.ts';
 import type { ChangedBucket, CommittedChange, DataChangeObserver } from '../../../core/observers.ts';
 import type { FinishedBatch } from '../../../warehouse/journal-reader.ts';
 import type { BucketFigures, BucketKey, BucketSize } from '../../analytics/activity-buckets.ts';
-import { STREAM_EVENTS_PER_TURN, STREAM_JOURNAL_LOOKBACK_MS, STREAM_REPLAY_MAX_EVENTS, STREAM_REPLAY_WINDOW_SECONDS } from '../../../core/limits.ts';
-import { EventLog, type Gap, type LoggedEvent } from './event-log.ts';
+import { STREAM_JOURNAL_LOOKBACK_MS, STREAM_REPLAY_MAX_EVENTS, STREAM_REPLAY_WINDOW_SECONDS } from '../../../core/limits.ts';
+import { DeliveredBatches } from './delivered-batches.ts';
+import { EventLog } from './event-log.ts';
+import { Feed, type SubscribeOptions } from './feed.ts';
+import { ReplayPacer } from './replay-pacer.ts';
 
 /** What the hub reads through: the analytics facade's activityBuckets. */
 export interface BucketReader {
   activityBuckets(keys: readonly BucketKey[], size: BucketSize): Promise<BucketFigures[]>;
 }
 
-export interface SubscribeOptions {
-  /** Protocols to follow; undefined: every visible one. */
-  protocols: readonly string[] | undefined;
-  size: BucketSize;
-  /** Most figures left over from earlier writes when the next write's arrive; past it the feed ends with onOverflow. */
-  maxQueued: number;
-  /** Called once when the queue overflowed; the feed has ended. */
-  onOverflow(queued: number): void;
-}
-
-/** One subscriber's events (figures with their ids), as an async iterator (what a GraphQL subscribe resolver returns). */
-export class Feed implements AsyncIterableIterator<LoggedEvent> {
-  private readonly queue: LoggedEvent[] = [];
-  /** Replayed events still at the front of the queue: they are not a backlog of a slow reader. */
-  private replayLeft = 0;
-  private waiting: ((r: IteratorResult<LoggedEvent>) => void) | undefined;
-  private ended = false;
-  private sinceYield = 0;
-  readonly protocols: ReadonlySet<string> | undefined;
-  /** Set when the client came back after events it can no longer be sent (event-log.ts). */
-  gap: Gap | undefined;
-
-  constructor(
-    readonly options: SubscribeOptions,
-    private readonly onEnd: (feed: Feed) => void,
-  ) {
-    this.protocols = options.protocols === undefined ? undefined : new Set(options.protocols);
-  }
-
-  wants(protocol: string): boolean {
-    return this.protocols === undefined || this.protocols.has(protocol);
-  }
-
-  /**
-   * Hand over one read's figures. A read's figures are always taken whole (one write may
-   * change thousands of buckets; a consumer cannot take them faster than they are pushed);
-   * what bounds the queue is the backlog from earlier reads: a consumer still holding
-   * `maxQueued` or more when the next read arrives is too slow, and its feed ends.
-   */
-  deliver(figures: readonly LoggedEvent[]): void {
-    if (this.ended || figures.length === 0) return;
-    if (this.queue.length - this.replayLeft >= this.options.maxQueued) {
-      const queued = this.queue.length - this.replayLeft;
-      this.end();
-      this.options.onOverflow(queued);
-      return;
-    }
-    for (const f of figures) {
-      if (this.waiting) {
-        const w = this.waiting;
-        this.waiting = undefined;
-        w({ value: f, done: false });
-      } else this.queue.push(f);
-    }
-  }
-
-  /** What the client missed, before anything live (the feed was just made: nothing is queued). */
-  replay(events: readonly LoggedEvent[]): void {
-    for (const e of events) if (this.wants(e.figures.protocolName) && e.figures.size === this.options.size) this.queue.push(e);
-    this.replayLeft = this.queue.length;
-  }
-
-  get queued(): number {
-    return this.queue.length;
-  }
-
-  next(): Promise<IteratorResult<LoggedEvent>> {
-    const f = this.queue.shift();
-    if (f !== undefined) {
-      if (this.replayLeft > 0) this.replayLeft -= 1;
-      // Events taken from a full queue resolve at once, so one stream's thousands of events
-      // (a write that touched thousands of buckets), each executed and written, would chain
-      // as microtasks and hold the event loop for seconds across streams: every
-      // STREAM_EVENTS_PER_TURN events, the next one waits for a turn of the loop.
-      if (++this.sinceYield < STREAM_EVENTS_PER_TURN) return Promise.resolve({ value: f, done: false });
-      this.sinceYield = 0;
-      return new Promise((resolve) => setImmediate(() => resolve({ value: f, done: false })));
-    }
-    this.sinceYield = 0;
-    if (this.ended) return Promise.resolve({ value: undefined, done: true });
-    return new Promise((resolve) => (this.waiting = resolve));
-  }
-
-  return(): Promise<IteratorResult<LoggedEvent>> {
-    this.end();
-    return Promise.resolve({ value: undefined, done: true });
-  }
-
-  [Symbol.asyncIterator](): this {
-    return this;
-  }
-
-  private end(): void {
-    if (this.ended) return;
-    this.ended = true;
-    this.queue.length = 0;
-    this.waiting?.({ value: undefined, done: true });
-    this.waiting = undefined;
-    this.onEnd(this);
-  }
-}
-
 const HOUR = 3_600;
 const DAY = 86_400;
+
+export interface LiveOptions {
+  /** The replay window (STREAM_REPLAY_WINDOW_SECONDS by default) and its bound of events. */
+  windowSeconds?: number;
+  maxEvents?: number;
+  /** How far back each journal read looks again (STREAM_JOURNAL_LOOKBACK_MS; tests shrink it). */
+  journalLookbackMs?: number;
+}
 
 /** Reads of the ingest journal, for writes other processes made. */
 export interface JournalSource {
@@ -136,8 +45,9 @@ export class LiveActivity implements DataChangeObserver {
   private reading: Promise<void> | undefined;
   /** Reads made (per bucket size), for tests and the benchmark: one per write, not per subscriber. */
   reads = 0;
-  /** Journal batches already handled (told by this process's pipeline, or read), with when. */
-  private readonly handled = new Map<string, number>();
+  /** Journal batches already turned into events (told by this process's pipeline, or read). */
+  private readonly delivered: DeliveredBatches;
+  private readonly journalLookbackMs: number;
   private journalSince: number | undefined;
   /** Where tailing began: batches finished earlier are history, not news. */
   private journalStart = 0;
@@ -148,15 +58,19 @@ export class LiveActivity implements DataChangeObserver {
   /** Per bucket size, when its last subscriber left: its events are still made for the window after, for it to come back to. */
   private readonly left: Record<BucketSize, number> = { hour: -Infinity, day: -Infinity };
   private readonly windowMs: number;
+  /** One pace for every feed's replayed events. */
+  private readonly pacer = new ReplayPacer();
 
   constructor(
     private readonly reader: BucketReader,
     private readonly log: Logger,
-    replay: { windowSeconds?: number; maxEvents?: number } = {},
+    options: LiveOptions = {},
     private readonly now: () => number = Date.now,
   ) {
-    this.windowMs = (replay.windowSeconds ?? STREAM_REPLAY_WINDOW_SECONDS) * 1000;
-    this.events = new EventLog(this.windowMs, replay.maxEvents ?? STREAM_REPLAY_MAX_EVENTS, now);
+    this.windowMs = (options.windowSeconds ?? STREAM_REPLAY_WINDOW_SECONDS) * 1000;
+    this.events = new EventLog(this.windowMs, options.maxEvents ?? STREAM_REPLAY_MAX_EVENTS, now);
+    this.journalLookbackMs = options.journalLookbackMs ?? STREAM_JOURNAL_LOOKBACK_MS;
+    this.delivered = new DeliveredBatches(now);
   }
 
   /**
@@ -168,7 +82,7 @@ export class LiveActivity implements DataChangeObserver {
     const feed = new Feed(options, (f) => {
       this.feeds.delete(f);
       this.left[f.options.size] = this.now();
-    });
+    }, this.pacer);
     if (lastEventId !== undefined) {
       const missed = this.events.since(lastEventId);
       if (missed.gap !== undefined) feed.gap = missed.gap;
@@ -189,7 +103,7 @@ export class LiveActivity implements DataChangeObserver {
 
   dataChanged(change: CommittedChange): void {
     if (this.feeds.size === 0 && !this.making('hour') && !this.making('day')) return;
-    if (change.batchId !== undefined) this.handled.set(change.batchId, Date.now());
+    if (change.batchId !== undefined) this.delivered.told(change.batchId);
     for (const b of change.buckets) this.pending.set(`${b.protocolName}#${b.hourStart}`, b);
     this.schedule();
   }
@@ -213,7 +127,7 @@ export class LiveActivity implements DataChangeObserver {
     if (this.feeds.size === 0 && !this.making('hour') && !this.making('day')) {
       // Nobody listens, nor will come back for replay: forget the position, so a later subscriber starts from then, not from a backlog.
       this.journalSince = undefined;
-      this.handled.clear();
+      this.delivered.clear();
       return;
     }
     this.tailing = true;
@@ -222,16 +136,15 @@ export class LiveActivity implements DataChangeObserver {
         this.journalSince = this.journalStart = await source.clock();
         return;
       }
-      const batches = await source.finishedSince(this.journalSince - STREAM_JOURNAL_LOOKBACK_MS);
+      const batches = await source.finishedSince(this.journalSince - this.journalLookbackMs);
       const buckets: ChangedBucket[] = [];
       for (const b of batches) {
         this.journalSince = Math.max(this.journalSince, b.at);
-        if (b.at < this.journalStart || this.handled.has(b.batchId)) continue;
-        this.handled.set(b.batchId, Date.now());
-        buckets.push(...b.buckets);
+        if (b.at < this.journalStart) continue;
+        // A batch delivered before (each read looks back over the last ones again) is not sent twice.
+        if (this.delivered.read(b.batchId, b.at)) buckets.push(...b.buckets);
       }
-      const old = Date.now() - 4 * STREAM_JOURNAL_LOOKBACK_MS;
-      for (const [id, at] of this.handled) if (at < old) this.handled.delete(id);
+      this.delivered.prune(this.journalSince - this.journalLookbackMs);
       if (buckets.length > 0) this.dataChanged({ buckets, newestBlockTimes: [], committedAt: Date.now() });
     } catch (err) {
       this.log.warn({ err }, 'reading the ingest journal for live subscriptions failed; trying again next period');

@@ -2,8 +2,10 @@
 // graphql-sse protocol's `next` events, heartbeats, back-pressure and closing.
 import type { ServerResponse } from 'node:http';
 import type { ExecutionResult } from 'graphql';
-import { Errors } from '../../../core/errors.ts';
+import { AppError, Errors } from '../../../core/errors.ts';
+import { STREAM_REPLAY_BYTES_PER_UNIT, STREAM_REPLAY_EVENTS_PER_UNIT } from '../../../core/limits.ts';
 import type { Logger } from '../../../core/logger.ts';
+import type { ReplayMeter } from './replay-meter.ts';
 import type { formatError } from './schema.ts';
 
 export type ErrorJson = ReturnType<typeof formatError>;
@@ -23,23 +25,33 @@ export interface StreamHost {
   withExtensions(result: ExecutionResult): Promise<Record<string, unknown>>;
 }
 
+/** What a stream sends: its subscription's results, with what the subscription knows of each. */
+export interface StreamSource {
+  readonly events: AsyncIterator<ExecutionResult>;
+  /** The id of the event the iterator last gave (its SSE `id:`). */
+  eventId(): string | undefined;
+  /** Whether that event was replayed (a reconnect's), which the key pays for. */
+  replayed(): boolean;
+  readonly meter: ReplayMeter;
+}
+
 /** One open stream: its events, heartbeat and closing. */
 export class LiveStream {
   private closed = false;
   private heartbeat: NodeJS.Timeout | undefined;
   private grace: NodeJS.Timeout | undefined;
-  private signalClosed!: () => void;
-  private readonly closedSignal = new Promise<void>((resolve) => (this.signalClosed = resolve));
+  /** Ends a wait for 'drain' (set only while the pump waits for one). */
+  private wake: (() => void) | undefined;
 
   constructor(
     readonly keyId: string,
     readonly secret: string,
     private readonly raw: ServerResponse,
-    private readonly events: AsyncIterator<ExecutionResult>,
+    private readonly source: StreamSource,
     private readonly streams: StreamHost,
     private readonly onGone: () => void,
-    /** The id of the event the iterator last gave (its SSE `id:`). */
-    private readonly eventId: () => string | undefined = () => undefined,
+    /** The id of the last event the client has: its Last-Event-ID, then each event's as it is sent. */
+    private lastSentId?: string,
   ) {}
 
   /** `first`: an event written before any other (a reconnect's `gap`). */
@@ -76,29 +88,67 @@ export class LiveStream {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.heartbeat);
-    this.signalClosed();
-    // Leaves the hub at once, even while a next() is pending.
-    void this.events.return?.().catch(() => undefined);
+    this.wake?.();
+    // Leaves the hub at once; the feed's end settles a pending next() (done), which ends the pump.
+    void this.source.events.return?.().catch(() => undefined);
   }
 
   private async pump(): Promise<void> {
     try {
       for (;;) {
-        const r = await Promise.race([this.events.next(), this.closedSignal.then(() => undefined)]);
-        if (this.closed || r === undefined) return;
+        // Not raced against a promise of the close: each race adds a reaction to that promise
+        // holding its result (the event) until the stream closes, so an open stream kept
+        // every event it sent. finish() ends the iterator instead.
+        const r = await this.source.events.next();
+        if (this.closed) return;
         if (r.done) {
           this.close();
           return;
         }
-        const id = this.eventId();
-        this.raw.write(sseEvent('next', await this.streams.withExtensions(r.value), id));
-        if (this.raw.writableNeedDrain) {
-          await Promise.race([new Promise((resolve) => this.raw.once('drain', resolve)), this.closedSignal]);
-        }
+        const id = this.source.eventId();
+        const replayed = this.source.replayed();
+        const text = sseEvent('next', await this.streams.withExtensions(r.value), id);
+        if (replayed && !(await this.admitReplayed(Buffer.byteLength(text)))) return;
+        // Closed while the event was prepared or charged: the response may have ended.
+        if (this.closed) return;
+        this.raw.write(text);
+        if (id !== undefined) this.lastSentId = id;
+        if (this.raw.writableNeedDrain) await this.drained();
       }
     } catch (err) {
       this.streams.logger.error({ err }, 'live stream failed');
       this.close([{ message: 'Internal error', extensions: { code: Errors.internal.graphql } }]);
     }
+  }
+
+  /** Charge a replayed event to the key before it is sent; false when refused: the stream is
+   *  then closed with the reason (a spent rate limit can be waited out and resumed from the
+   *  last event sent). */
+  private async admitReplayed(bytes: number): Promise<boolean> {
+    try {
+      await this.source.meter.admit(bytes);
+      return true;
+    } catch (err) {
+      if (this.closed) return false;
+      if (!(err instanceof AppError)) throw err;
+      const message = err.kind !== Errors.rateLimited ? err.message
+        : `the replay stopped: ${err.message}. A replay costs one request per ${STREAM_REPLAY_EVENTS_PER_UNIT} events (or ${STREAM_REPLAY_BYTES_PER_UNIT / 1024} KiB) sent`
+          + (this.lastSentId === undefined ? '' : `; reconnect then with Last-Event-ID: ${this.lastSentId} to go on from the last event sent`);
+      this.close([{ message, extensions: { code: err.kind.graphql } }]);
+      return false;
+    }
+  }
+
+  /** Resolves on 'drain' or when the stream finishes, its listener then removed: nothing outlives the wait. */
+  private drained(): Promise<void> {
+    return new Promise((resolve) => {
+      const done = (): void => {
+        this.raw.off('drain', done);
+        this.wake = undefined;
+        resolve();
+      };
+      this.wake = done;
+      this.raw.once('drain', done);
+    });
   }
 }

@@ -10,7 +10,8 @@ import { AppError, Errors, wordMessage, type Wording } from '../../../core/error
 import { STREAM_MAX_PROTOCOLS } from '../../../core/limits.ts';
 import type { BucketFigures, BucketSize } from '../../analytics/activity-buckets.ts';
 import type { Gap } from './event-log.ts';
-import type { Feed, LiveActivity } from './live-activity.ts';
+import type { Feed } from './feed.ts';
+import type { LiveActivity } from './live-activity.ts';
 
 export const SUBSCRIPTION_SDL = readFileSync(new URL('../schema/subscription.graphql', import.meta.url), 'utf8');
 
@@ -43,6 +44,8 @@ export interface StreamContext {
   gap?: Gap;
   /** The id of the event being executed (a stream takes its events one at a time): its SSE `id:`. */
   eventId?: string;
+  /** Whether that event is replayed (a reconnect's), which the key pays for (replay-meter.ts). */
+  replayed?: boolean;
 }
 
 /** The analytics the resolvers validate against: the names a caller may see. */
@@ -86,13 +89,19 @@ export function toActivityEvent(f: BucketFigures): ActivityEvent {
  * An iterator object rather than an async generator: a generator's return() waits behind
  * its pending next(), so a quiet stream closed by its client would keep its feed for good.
  */
-function asPayloads(feed: Feed, ctx: StreamContext): AsyncIterableIterator<{ protocolActivity: ActivityEvent }> {
+function asPayloads(feed: Feed, ctx: StreamContext, analytics: VisibleProtocols): AsyncIterableIterator<{ protocolActivity: ActivityEvent }> {
   const it: AsyncIterableIterator<{ protocolActivity: ActivityEvent }> = {
     async next() {
-      const r = await feed.next();
-      if (r.done) return { value: undefined, done: true };
-      ctx.eventId = r.value.id;
-      return { value: { protocolActivity: toActivityEvent(r.value.figures) }, done: false };
+      for (;;) {
+        const r = await feed.next();
+        if (r.done) return { value: undefined, done: true };
+        // Visible as of sending, not as of making: an event kept for replay (or queued) before
+        // its protocol was deactivated is not sent, as no other door shows that protocol.
+        if (!(await analytics.protocols()).includes(r.value.figures.protocolName)) continue;
+        ctx.eventId = r.value.id;
+        ctx.replayed = feed.replayed;
+        return { value: { protocolActivity: toActivityEvent(r.value.figures) }, done: false };
+      }
     },
     async return() {
       await feed.return();
@@ -128,7 +137,7 @@ export function subscriptionRoot(live: LiveActivity, analytics: VisibleProtocols
       }
       const feed = live.subscribe({ protocols, size, maxQueued: ctx.maxQueued, onOverflow: (n) => ctx.onOverflow(n) }, ctx.lastEventId);
       ctx.gap = feed.gap;
-      return asPayloads(feed, ctx);
+      return asPayloads(feed, ctx, analytics);
     },
   };
 }

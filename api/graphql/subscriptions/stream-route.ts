@@ -15,7 +15,8 @@
 //
 // A stream ends with an error event and `complete` when its key is revoked or deactivated
 // (checked on every key-change announcement and every STREAM_KEY_CHECK_MS), when its client
-// reads too slowly (its queue of events is full), or at shutdown.
+// reads too slowly (its queue of events is full), when a replay spends the key's rate limit
+// (replay-meter.ts), or at shutdown.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ExecutionResult, GraphQLSchema } from 'graphql';
 import { AppError, Errors, type ErrorKind } from '../../../core/errors.ts';
@@ -37,8 +38,9 @@ import { answerStatsOf, setAnswerStatsHeaders } from '../../access/answer-stats.
 import { setFreshnessHeaders, type FreshnessWatermark } from '../../freshness.ts';
 import { acceptsEventStream, readParams } from '../request-params.ts';
 import type { LiveActivity } from './live-activity.ts';
-import { LiveStream, sseEvent, type StreamHost } from './live-stream.ts';
+import { LiveStream, sseEvent, type StreamHost, type StreamSource } from './live-stream.ts';
 import { parseEventId } from './event-log.ts';
+import { chargeKey, keyRefusal, ReplayMeter } from './replay-meter.ts';
 import { formatError, subscriptionRoot, type StreamContext, type VisibleProtocols } from './schema.ts';
 import { prepareSubscription, type Prepared } from './stream-document.ts';
 
@@ -220,10 +222,16 @@ export class GraphqlStreams implements StreamHost {
       raw.once('close', release);
       return reply;
     }
-    stream = new LiveStream(key.id, secret, raw, prepared.events, this, () => {
+    const source: StreamSource = {
+      events: prepared.events,
+      eventId: () => ctx.eventId,
+      replayed: () => ctx.replayed === true,
+      meter: new ReplayMeter(chargeKey(req, (s) => this.opts.access.authenticator.lookup(s), secret)),
+    };
+    stream = new LiveStream(key.id, secret, raw, source, this, () => {
       release();
       this.open.delete(stream!);
-    }, () => ctx.eventId);
+    }, lastEventId);
     this.open.add(stream);
     this.ensureChecker();
     // Came back too late for some events: say which, then the live stream (its id: where to resume from).
@@ -259,11 +267,8 @@ export class GraphqlStreams implements StreamHost {
         const bySecret = new Map<string, LiveStream[]>();
         for (const s of this.open) bySecret.set(s.secret, [...(bySecret.get(s.secret) ?? []), s]);
         for (const [secret, streams] of bySecret) {
-          const record = await this.opts.access.authenticator.lookup(secret);
-          // A disabled account's keys are refused like revoked ones (access control does the same).
-          if (record !== undefined && record.status === 'active' && !record.accountDisabled) continue;
-          const message = record?.accountDisabled === true ? 'API key belongs to a disabled account'
-            : record?.status === 'inactive' ? 'API key is inactive' : 'API key has been revoked';
+          const message = keyRefusal(await this.opts.access.authenticator.lookup(secret));
+          if (message === undefined) continue;
           for (const s of streams) s.close([{ message, extensions: { code: Errors.forbidden.graphql } }]);
         }
       } while (this.recheck);
