@@ -96,7 +96,7 @@ export const query = {
     maximum: LIST_LIMITS.restTransactions.max,
     description: `Rows per page, 1-${LIST_LIMITS.restTransactions.max}`,
   }), LIST_LIMITS.restTransactions.default),
-  offset: withDefault(Type.Integer({ minimum: 0, description: `Rows to skip; offset + limit is at most ${REST_OFFSET_WINDOW} (page further with cursor)` }), 0),
+  offset: withDefault(Type.Integer({ minimum: 0, maximum: REST_OFFSET_WINDOW - 1, description: `Rows to skip; offset + limit is at most ${REST_OFFSET_WINDOW} (page further with cursor)` }), 0),
   /** The keyset cursor: the same signed token as JSON-RPC's paginationToken (api/analytics/page-token.ts). */
   cursor: Type.String({
     minLength: 1,

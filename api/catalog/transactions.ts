@@ -4,6 +4,7 @@ import { Type, type TSchema } from '@sinclair/typebox';
 import { invalidParams, notFound } from '../../core/errors.ts';
 import { LIST_LIMITS, REST_OFFSET_WINDOW } from '../../core/limits.ts';
 import { AddressTransaction, FailedTransaction, Transaction } from '../../core/vocabulary/answers.ts';
+import { pathParam } from '../../core/vocabulary/primitives.ts';
 import type { Analytics } from '../analytics/analytics.ts';
 import type { TransactionFilters } from '../analytics/types.ts';
 import { dayRange, rangeMeta } from './rest-params.ts';
@@ -59,7 +60,7 @@ export const transaction: Operation = {
     schema: {
       summary: 'One transaction by signature',
       description: 'The record of lowest instruction index for the signature (JSON-RPC getTransaction). 404 when absent.',
-      params: Type.Object({ signature: query.signature }),
+      params: Type.Object({ signature: pathParam(query.signature) }),
       response: { 200: envelope(Transaction, 'The transaction'), ...errors(400, 401, 403, 404, 429) },
     },
     async run(a, req) {

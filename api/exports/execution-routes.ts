@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } fro
 import { AppError, Errors } from '../../core/errors.ts';
 import { EXECUTION_PAGE_MAX_ROWS, EXECUTION_POLLS_PER_MINUTE, EXECUTION_RESULT_TTL_HOURS, EXECUTION_TOKEN_MAX_CHARS } from '../../core/limits.ts';
 import { sqlText, SQL_EXAMPLES, SQL_LANGUAGE_RULE } from '../sql/sql-text.ts';
-import { errors } from './export-schemas.ts';
+import { errors, jobParams } from './export-schemas.ts';
 import type { ExportOwner } from './export-service.ts';
 import type { ExecutionService } from './executions.ts';
 import { JOB_STATUSES } from './job-store.ts';
@@ -53,7 +53,7 @@ const pageSchema = {
     nextCursor: { ...nullable('string'), description: 'Pass as cursor for the next page; null on the last' },
   },
 } as const;
-const idParam = { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] };
+const idParam = jobParams('execution');
 
 export async function executionRoutes(app: FastifyInstance, opts: { executions: ExecutionService }): Promise<void> {
   const svc = opts.executions;

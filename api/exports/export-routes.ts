@@ -17,7 +17,7 @@ import { AppError, Errors, worded, type Wording } from '../../core/errors.ts';
 import { SIGNED_LINK_PREFIX } from '../access/protected-paths.ts';
 import { appendVary, CALLER_HEADERS } from '../answers/vary.ts';
 import { fileDigest } from './export-writer.ts';
-import { errors, FILE_MEDIA_TYPE, fileResponses, filterBody, jobSchema, pageSchema, sqlBody } from './export-schemas.ts';
+import { errors, FILE_MEDIA_TYPE, fileParams, fileResponses, filterBody, jobParams, jobSchema, linkQuery, listQuery, pageSchema, sqlBody } from './export-schemas.ts';
 import type { ExportFileHandle, ExportOwner, ExportService } from './export-service.ts';
 
 
@@ -52,8 +52,6 @@ export async function exportRoutes(app: FastifyInstance, opts: { exports: Export
   app.setValidatorCompiler(() => () => true);
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   const created = { 202: { description: 'The job, QUEUED (or already RUNNING)', ...jobSchema }, ...errors(400, 401, 403, 413, 415, 429) };
-  const idParam = { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] };
-  const fileParams = { type: 'object', properties: { id: { type: 'string' }, name: { type: 'string' } }, required: ['id', 'name'] };
 
   app.post('/v1/query/exports', {
     schema: { tags, summary: 'Export the rows of a SQL SELECT to files (background job)', body: sqlBody, response: created },
@@ -66,7 +64,7 @@ export async function exportRoutes(app: FastifyInstance, opts: { exports: Export
     app.get(base, {
       schema: {
         tags, summary: 'Your export jobs, newest first',
-        querystring: { type: 'object', properties: { first: { type: 'integer', minimum: 1, maximum: 100, default: 20 }, after: { type: 'string', minLength: 1, description: 'endCursor of the previous page' } } },
+        querystring: listQuery,
         // A cursor is one this listing issued (endCursor), not any string: others are 400.
         'x-cross-field-rules': [{ rule: 'issued', param: 'after', by: 'endCursor' }],
         response: { 200: { description: 'A page of jobs', ...pageSchema }, ...errors(400, 401, 403, 429) },
@@ -79,11 +77,11 @@ export async function exportRoutes(app: FastifyInstance, opts: { exports: Export
       return { jobs, hasNextPage, endCursor };
     });
     app.get<{ Params: { id: string } }>(`${base}/:id`, {
-      schema: { tags, summary: 'One export job: status, progress, files and fresh download links', params: idParam,
+      schema: { tags, summary: 'One export job: status, progress, files and fresh download links', params: jobParams('job'),
         response: { 200: { description: 'The job', ...jobSchema }, ...errors(401, 403, 404, 414, 429) } },
     }, async (req) => wordedErrors(() => svc.get(ownerOf(req), req.params.id)));
     app.post<{ Params: { id: string } }>(`${base}/:id/cancel`, {
-      schema: { tags, summary: 'Cancel an export job (a finished job is answered as it is)', params: idParam,
+      schema: { tags, summary: 'Cancel an export job (a finished job is answered as it is)', params: jobParams('job'),
         response: { 200: { description: 'The job', ...jobSchema }, ...errors(400, 401, 403, 404, 414, 415, 429) } },
     }, async (req) => wordedErrors(() => svc.cancel(ownerOf(req), req.params.id)));
     app.get<{ Params: { id: string; name: string } }>(`${base}/:id/files/:name`, {
@@ -96,7 +94,7 @@ export async function exportRoutes(app: FastifyInstance, opts: { exports: Export
     schema: {
       tags, summary: 'Download through a signed link (no API key; expires, and stops with the key\'s revocation)',
       security: [], params: fileParams,
-      querystring: { type: 'object', properties: { key: { type: 'string' }, expires: { type: 'string' }, sig: { type: 'string' } }, required: ['key', 'expires', 'sig'] },
+      querystring: linkQuery,
       response: { ...fileResponses, ...errors(403, 404, 414, 416, 429) },
     },
   }, async (req, reply) => {

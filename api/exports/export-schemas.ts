@@ -2,10 +2,15 @@
 // the contract fuzzer that reads it. Bodies and queries are checked by export-config.ts
 // (so that errors name the field in this interface's words), not by these schemas.
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { ActiveProtocolName, CalendarDay } from '../../core/vocabulary/primitives.ts';
+import { EXPORT_LIST_DEFAULT, EXPORT_LIST_MAX, PAGE_TOKEN_MAX_CHARS } from '../../core/limits.ts';
+import { ActiveProtocolName, CalendarDay, pathParam } from '../../core/vocabulary/primitives.ts';
 import { sqlText, SQL_EXPORT_EXAMPLES, SQL_EXPORT_LANGUAGE_RULE } from '../sql/sql-text.ts';
 import { EXPORT_COLUMNS, EXPORT_FORMATS, MAX_SEED, NORMALIZE_COLUMNS, NORMALIZE_METHODS, ONE_HOT_COLUMNS, SAMPLING_STRATEGIES, SPLIT_NAMES, SPLIT_SUM_TOLERANCE, STRATUM_COLUMNS } from './export-config.ts';
 import { JOB_STATUSES } from './job-store.ts';
+import { LINK_EXPIRES_PATTERN, LINK_SIG_PATTERN } from './download-links.ts';
+
+/** An API key's id as the key store writes it (a UUID), lowercase. */
+const UUID_PATTERN = '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$';
 
 const TEXT: Record<number, string> = {
   400: 'Invalid configuration or query (the message names the field)',
@@ -13,7 +18,7 @@ const TEXT: Record<number, string> = {
   403: 'API key invalid, inactive or revoked; for a signed link: forged, expired, or its key revoked',
   404: 'No such job or file for this API key (another key\'s job is not found either)',
   413: 'Request body too large',
-  414: 'A path parameter is too long',
+  414: 'A path parameter longer than its maxLength, or a URI over the limit',
   415: 'Body is not application/json, or sent with a Content-Encoding other than identity',
   416: 'Range past the end of the file',
   429: 'Rate limit, or the plan\'s cap of queued and running export jobs (Retry-After)',
@@ -162,6 +167,36 @@ export const sqlBody = {
   },
   'x-cross-field-rules': [SPLITS_SUM_TO_ONE, SQL_EXPORT_LANGUAGE_RULE],
 } as const;
+
+// ---- parameters: every limit the service holds them to, stated (longer path parameters: 414)
+
+const idOf = (what: string) => pathParam({ type: 'string', description: `The ${what}'s id, as its creation answered it` });
+/** The path of one export job or SQL execution. */
+export const jobParams = (what: string) => ({ type: 'object', properties: { id: idOf(what) }, required: ['id'] });
+/** The path of one file of an export job. */
+export const fileParams = {
+  type: 'object',
+  properties: { id: idOf('job'), name: pathParam({ type: 'string', description: 'A file name from the job\'s files (or manifest.json, README.md)' }) },
+  required: ['id', 'name'],
+};
+/** A listing of export jobs: page size, and the cursor of the page before (a token of the one codec, PAGE_TOKEN_MAX_CHARS at most). */
+export const listQuery = {
+  type: 'object',
+  properties: {
+    first: { type: 'integer', minimum: 1, maximum: EXPORT_LIST_MAX, default: EXPORT_LIST_DEFAULT },
+    after: { type: 'string', minLength: 1, maxLength: PAGE_TOKEN_MAX_CHARS, description: 'endCursor of the previous page' },
+  },
+};
+/** A signed link's query, in the shapes the service mints (download-links.ts): anything else is refused (403). */
+export const linkQuery = {
+  type: 'object',
+  properties: {
+    key: { type: 'string', format: 'uuid', pattern: UUID_PATTERN, description: 'The id of the API key the link was minted for' },
+    expires: { type: 'string', pattern: LINK_EXPIRES_PATTERN, description: 'Expiry, Unix seconds' },
+    sig: { type: 'string', pattern: LINK_SIG_PATTERN, description: 'The link\'s signature' },
+  },
+  required: ['key', 'expires', 'sig'],
+};
 
 export const pageSchema = {
   type: 'object',

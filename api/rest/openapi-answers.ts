@@ -4,7 +4,7 @@
 // does not answer, and protocol names as the registry's list. Route schemas state what is
 // particular to a route; this states the HTTP layer's part once (docs/rest-and-sql.md,
 // "Statuses").
-import { HTTP_MAX_URI_BYTES } from '../../core/limits.ts';
+import { HTTP_MAX_PATH_PARAM_CHARS, HTTP_MAX_URI_BYTES } from '../../core/limits.ts';
 import { ACTIVE_PROTOCOL_COMMENT } from '../../core/vocabulary/primitives.ts';
 
 type Json = Record<string, unknown>;
@@ -22,7 +22,7 @@ const RETRY_AFTER = { description: 'Seconds to wait before retrying', required: 
 /** Answers any operation can get, whatever its route. */
 const COMMON: Record<number, string> = {
   400: 'Malformed request (a path that is not valid percent-encoding, an HTTP/1.1 request without Host) or an invalid parameter: the message names it',
-  414: `The URI is longer than ${HTTP_MAX_URI_BYTES} bytes, or a path parameter longer than 100 characters`,
+  414: `The URI is longer than ${HTTP_MAX_URI_BYTES} bytes, or a path parameter longer than ${HTTP_MAX_PATH_PARAM_CHARS} characters (its maxLength)`,
   415: 'A request sent with a Content-Encoding other than identity: bodies are accepted uncoded only (Accept-Encoding: identity)',
   417: 'An Expect header other than 100-continue',
   429: 'Rate limit exceeded (per API key and plan; requests without a valid key per client address): wait Retry-After seconds',

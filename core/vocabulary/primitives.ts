@@ -4,7 +4,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { invalidParams } from '../errors.ts';
 import { calendarDayPattern } from './calendar.ts';
-import { FILTER_LIST_MAX, MAX_BLOCK_DATE, MAX_BLOCK_TIME, MIN_BLOCK_DATE, MIN_BLOCK_TIME, SIGNATURE_LIST_MAX } from '../limits.ts';
+import { FILTER_LIST_MAX, HTTP_MAX_PATH_PARAM_CHARS, MAX_BLOCK_DATE, MAX_BLOCK_TIME, MIN_BLOCK_DATE, MIN_BLOCK_TIME, SIGNATURE_LIST_MAX } from '../limits.ts';
 
 /** Base58 (Bitcoin alphabet): no 0, O, I or l. */
 const BASE58 = '[1-9A-HJ-NP-Za-km-z]';
@@ -41,6 +41,11 @@ export const CalendarDay = Type.String({
   pattern: CALENDAR_DAY_PATTERN,
   description: `a calendar date written YYYY-MM-DD, ${MIN_BLOCK_DATE} to ${MAX_BLOCK_DATE}`,
 });
+
+/** A path parameter of any route: at most HTTP_MAX_PATH_PARAM_CHARS characters (longer is
+ *  414, before any route sees it), stated as its maxLength so the documents carry the limit.
+ *  A tighter rule of its own (a signature's pattern) still applies within it. */
+export const pathParam = <T extends object>(schema: T): T & { maxLength: number } => ({ ...schema, maxLength: HTTP_MAX_PATH_PARAM_CHARS });
 
 /** The list filters every interface takes (JSON-RPC's options.filters.*, GraphQL's
  *  filters.*): each item's primitive and the most items one list may hold. */
