@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PATH_PARAM_TOO_LONG } from '../api/access/http-protocol.ts';
 import { HTTP_MAX_PATH_PARAM_CHARS } from '../core/limits.ts';
 import { apiKeyHeaders } from './support/api-key.ts';
-import { longestString, resolved } from './support/openapi-walk.ts';
+import { isFraction, isInteger, isWholeNumber, longestString, resolved, schemasOf } from './support/openapi-walk.ts';
 import { startApp } from './support/services.ts';
 
 type Json = Record<string, unknown>;
@@ -19,15 +19,52 @@ interface Operation { operationId?: string; parameters?: Parameter[] }
 let t: Awaited<ReturnType<typeof startApp>>;
 let headers: Record<string, string>;
 let openApi: Json & { paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, Json> } };
+let openRpc: Json;
 
 beforeAll(async () => {
   t = await startApp();
   headers = await apiKeyHeaders(t.app);
   openApi = (await t.app.inject({ url: '/api/v1/openapi.json', headers: { host: 'api.example.test:8080' } })).json();
+  openRpc = (await t.app.inject({ url: '/v1/openrpc.json', headers: { host: 'api.example.test:8080' } })).json();
 });
 afterAll(async () => t?.cleanup());
 
 const operations = () => Object.entries(openApi.paths).flatMap(([path, item]) => Object.entries(item).map(([method, op]) => ({ name: `${method.toUpperCase()} ${path}`, path, op })));
+
+/** The 64-bit quantities, by field name, wherever they appear in either document: totals and
+ *  counts of records, lamports and compute units and their sums, rows, bytes and costs, seeds
+ *  (0..2^32-1), file sizes, Unix seconds (past 2038). A declared list, not a guess: each name
+ *  must occur, and every whole number under it must say int64. */
+const INT64_FIELDS = [
+  'totalTransactions', 'successfulTransactions', 'failedTransactions', 'transactionCount', 'successCount', 'failedCount', 'total', 'totalRows',
+  'fee', 'computeUnits', 'totalFees', 'totalComputeUnits', 'minFee', 'maxFee', 'totalVolume',
+  'rowsRead', 'bytesRead', 'cost', 'elapsedMs', 'rows', 'bytes', 'rowsWritten', 'rowsTotal', 'rowCount', 'fileSize', 'bytesOnDisk', 'uncompressedBytes',
+  'seed', 'split', 'sampling', 'blockTime', 'firstSeen', 'lastSeen', 'timestamp', 'gte', 'lte',
+];
+const INT32_MAX = 2 ** 31 - 1;
+
+describe('64-bit numbers', () => {
+  it('every 64-bit field of the declared list says format int64, in OpenAPI and OpenRPC', () => {
+    for (const [label, doc] of [['OpenAPI', openApi], ['OpenRPC', openRpc]] as const) {
+      const whole = schemasOf(doc).filter((s) => s.property !== undefined && INT64_FIELDS.includes(s.property) && isWholeNumber(s.schema));
+      expect(whole.filter((s) => s.schema.format !== 'int64').map((s) => s.at), label).toEqual([]);
+    }
+    const seen = new Set([...schemasOf(openApi), ...schemasOf(openRpc)].filter((s) => isWholeNumber(s.schema)).map((s) => s.property));
+    expect(INT64_FIELDS.filter((f) => !seen.has(f)), 'fields of the list found in neither document').toEqual([]);
+    // The quantity the Go client could not decode: an export job's split seed.
+    const job = schemasOf(openApi).find((s) => s.at.includes('/v1/exports/{id}') && s.at.endsWith('seeds.properties.split'));
+    expect(job?.schema).toMatchObject({ type: 'integer', format: 'int64' });
+  });
+
+  it('no integer is left to be read as 32-bit unless its declared maximum fits, and no fraction as a 32-bit float', () => {
+    for (const [label, doc] of [['OpenAPI', openApi], ['OpenRPC', openRpc]] as const) {
+      const all = schemasOf(doc);
+      const narrow = all.filter((s) => isInteger(s.schema) && s.schema.format !== 'int64' && !(typeof s.schema.maximum === 'number' && s.schema.maximum <= INT32_MAX));
+      expect(narrow.map((s) => s.at), label).toEqual([]);
+      expect(all.filter((s) => isFraction(s.schema) && s.schema.format !== 'double').map((s) => s.at), label).toEqual([]);
+    }
+  });
+});
 
 describe('operations and parameters', () => {
   it('every path parameter declares the router\'s limit as its maxLength, and every string parameter is bounded', () => {

@@ -4,11 +4,12 @@
 // results: the same analytics layer answers both, with the vocabulary's answer shapes.
 import { Type, type TSchema } from '@sinclair/typebox';
 import { FeeStats } from '../../core/vocabulary/answers.ts';
+import { Int64, INT64 } from '../../core/vocabulary/primitives.ts';
 
-const int = Type.Integer();
+const int64 = Int64();
 const str = Type.String();
-/** `T | null` as `type: [..., 'null']` (faster to serialise than anyOf). */
-const nullableInt = Type.Unsafe<number | null>({ type: ['integer', 'null'] });
+/** `T | null` as `type: [..., 'null']` (faster to serialise than anyOf); Unix seconds, so 64-bit. */
+const nullableSeconds = Type.Unsafe<number | null>({ type: ['integer', 'null'], format: INT64 });
 const nullableStr = Type.Unsafe<string | null>({ type: ['string', 'null'] });
 
 export const errorBody = {
@@ -20,10 +21,10 @@ export const errorBody = {
 } as const;
 
 export const Meta = Type.Object({
-  limit: Type.Optional(int),
-  offset: Type.Optional(int),
-  count: Type.Integer({ description: 'Items in data (1 for a single object)' }),
-  total: Type.Optional(Type.Integer({ description: 'All matching records, where cheap to know (views)' })),
+  limit: Type.Optional(int64),
+  offset: Type.Optional(int64),
+  count: Int64({ description: 'Items in data (1 for a single object)' }),
+  total: Type.Optional(Int64({ description: 'All matching records, where cheap to know (views)' })),
   next: Type.Optional(Type.Unsafe<string | null>({
     type: ['string', 'null'],
     description: 'Keyset listings: pass it back as cursor for the page after this one; null on the last page',
@@ -33,14 +34,14 @@ export const Meta = Type.Object({
   dateTo: Type.Optional(nullableStr),
   granularity: Type.Optional(str),
   blockTime: Type.Optional(Type.Object({
-    gte: nullableInt,
-    lte: nullableInt,
+    gte: nullableSeconds,
+    lte: nullableSeconds,
   }, { description: 'The day range as Unix seconds, inclusive (the JSON-RPC blockTime filter)' })),
   stats: Type.Optional(Type.Object({
-    elapsedMs: int,
-    rowsRead: int,
-    bytesRead: int,
-    cost: int,
+    elapsedMs: int64,
+    rowsRead: int64,
+    bytesRead: int64,
+    cost: int64,
   }, { description: "The answer's statistics, as in its X-Stats-* headers: time taken (ms), rows and bytes the engine read, cost in the plan's units" })),
 }, { description: 'Paging, the range the answer covers, and its statistics' });
 

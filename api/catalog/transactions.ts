@@ -4,7 +4,7 @@ import { Type, type TSchema } from '@sinclair/typebox';
 import { invalidParams, notFound } from '../../core/errors.ts';
 import { LIST_LIMITS, REST_OFFSET_WINDOW } from '../../core/limits.ts';
 import { AddressTransaction, FailedTransaction, Transaction } from '../../core/vocabulary/answers.ts';
-import { pathParam } from '../../core/vocabulary/primitives.ts';
+import { Int64, pathParam } from '../../core/vocabulary/primitives.ts';
 import type { Analytics } from '../analytics/analytics.ts';
 import type { TransactionFilters } from '../analytics/types.ts';
 import { dayRange, rangeMeta } from './rest-params.ts';
@@ -141,7 +141,7 @@ export const addressTransactions: Operation = {
       page(strict(AddressTransaction)),
       page(SignatureInfo),
       // transactionDetails "none": only how many records match.
-      Type.Object({ data: Type.Array(Type.Never(), { maxItems: 0 }), paginationToken: Type.Null(), count: Type.Integer({ minimum: 0 }) }, closed),
+      Type.Object({ data: Type.Array(Type.Never(), { maxItems: 0 }), paginationToken: Type.Null(), count: Int64({ minimum: 0 }) }, closed),
     ]),
     async run(a, [address, o]) {
       const filters = o.filters ?? {};

@@ -8,7 +8,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } fro
 import { AppError, Errors } from '../../core/errors.ts';
 import { EXECUTION_PAGE_MAX_ROWS, EXECUTION_POLLS_PER_MINUTE, EXECUTION_RESULT_TTL_HOURS, EXECUTION_TOKEN_MAX_CHARS } from '../../core/limits.ts';
 import { sqlText, SQL_EXAMPLES, SQL_LANGUAGE_RULE } from '../sql/sql-text.ts';
-import { errors, jobParams } from './export-schemas.ts';
+import { errors, jobParams, jobSchema } from './export-schemas.ts';
+import { INT64 } from '../../core/vocabulary/primitives.ts';
 import type { ExportOwner } from './export-service.ts';
 import type { ExecutionService } from './executions.ts';
 import { JOB_STATUSES } from './job-store.ts';
@@ -24,15 +25,16 @@ function ownerOf(req: FastifyRequest): ExportOwner {
 }
 
 const nullable = (type: string) => ({ type: [type, 'null'] });
+const int64 = { type: 'integer', format: INT64 } as const;
 const executionSchema = {
   type: 'object',
   description: `An execution. Its results are kept ${EXECUTION_RESULT_TTL_HOURS} h after it finished, for the key that started it only`,
   properties: {
     id: { type: 'string' },
     state: { type: 'string', enum: [...JOB_STATUSES] },
-    progress: { type: 'integer', description: '0-100, never backwards' },
+    progress: { ...jobSchema.properties.progress, description: '0-100, never backwards' },
     format: { type: 'string', enum: ['json', 'csv'] },
-    totalRows: { ...nullable('integer'), description: 'Rows of the result, once COMPLETED' },
+    totalRows: { ...nullable('integer'), format: INT64, description: 'Rows of the result, once COMPLETED' },
     columns: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, type: { type: 'string' } } } },
     createdAt: { type: 'string', format: 'date-time' },
     startedAt: nullable('string'),
@@ -47,9 +49,9 @@ const pageSchema = {
   description: 'A page of results (format json). format csv: text/csv with a header row; the totals in headers',
   properties: {
     data: { type: 'array', items: { type: 'object', additionalProperties: true } },
-    count: { type: 'integer' },
-    totalRows: { type: 'integer' },
-    offset: { type: 'integer' },
+    count: int64,
+    totalRows: int64,
+    offset: int64,
     nextCursor: { ...nullable('string'), description: 'Pass as cursor for the next page; null on the last' },
   },
 } as const;

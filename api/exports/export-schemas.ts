@@ -3,7 +3,7 @@
 // (so that errors name the field in this interface's words), not by these schemas.
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { EXPORT_LIST_DEFAULT, EXPORT_LIST_MAX, PAGE_TOKEN_MAX_CHARS } from '../../core/limits.ts';
-import { ActiveProtocolName, CalendarDay, pathParam } from '../../core/vocabulary/primitives.ts';
+import { ActiveProtocolName, CalendarDay, DOUBLE, Int64, INT64, pathParam } from '../../core/vocabulary/primitives.ts';
 import { sqlText, SQL_EXPORT_EXAMPLES, SQL_EXPORT_LANGUAGE_RULE } from '../sql/sql-text.ts';
 import { EXPORT_COLUMNS, EXPORT_FORMATS, MAX_SEED, NORMALIZE_COLUMNS, NORMALIZE_METHODS, ONE_HOT_COLUMNS, SAMPLING_STRATEGIES, SPLIT_NAMES, SPLIT_SUM_TOLERANCE, STRATUM_COLUMNS } from './export-config.ts';
 import { JOB_STATUSES } from './job-store.ts';
@@ -38,8 +38,8 @@ const NamedEnum = <const V extends readonly string[]>(title: string, values: V) 
 export const ExportFileViewSchema = Type.Object({
   name: Type.String(),
   split: NamedEnum('ExportSplit', SPLIT_NAMES),
-  rows: Type.Integer(),
-  bytes: Type.Integer(),
+  rows: Int64(),
+  bytes: Int64({ description: 'File size in bytes' }),
   sha256: Type.String(),
   url: Type.String({ description: 'Signed link (no API key needed), minted at this read' }),
   path: Type.String({ description: 'Authenticated download path' }),
@@ -53,18 +53,18 @@ export const ExportJobViewSchema = Type.Object({
   progress: Type.Integer({ minimum: 0, maximum: 100, description: 'Rows written over rows planned, 0-100; never backwards' }),
   kind: NamedEnum('ExportJobKind', ['filters', 'sql'] as const),
   format: NamedEnum('ExportFormat', EXPORT_FORMATS),
-  rowsWritten: Type.Integer(),
-  rowsTotal: Nullable(Type.Integer()),
+  rowsWritten: Int64(),
+  rowsTotal: Nullable(Int64()),
   createdAt: Type.String(),
   startedAt: Nullable(Type.String()),
   finishedAt: Nullable(Type.String()),
   expiresAt: Nullable(Type.String()),
   error: Nullable(Type.String({ description: 'Why a FAILED job failed' })),
-  rowCount: Nullable(Type.Integer({ description: 'Rows in the files of a COMPLETED (or since EXPIRED) job; null before' })),
-  fileSize: Nullable(Type.Integer({ description: 'Bytes of the data files of a COMPLETED job; null otherwise' })),
+  rowCount: Nullable(Int64({ description: 'Rows in the files of a COMPLETED (or since EXPIRED) job; null before' })),
+  fileSize: Nullable(Int64({ description: 'Bytes of the data files of a COMPLETED job; null otherwise' })),
   downloadUrl: Nullable(Type.String({ description: 'Signed link of a COMPLETED job: its data file when it wrote one, else manifest.json (which lists every file); null otherwise' })),
   completedAt: Nullable(Type.String({ description: 'When the job COMPLETED (also for an EXPIRED job); null otherwise' })),
-  seeds: Type.Object({ split: Type.Integer(), sampling: Nullable(Type.Integer()) }),
+  seeds: Type.Object({ split: Int64({ description: 'The split seed, 0 to 2^32-1 (drawn when the job was created without one)' }), sampling: Nullable(Int64()) }),
   /** Data files (COMPLETED jobs), then manifest.json and README.md as `manifest` and `card`. */
   files: Type.Array(ExportFileViewSchema),
   manifest: Nullable(Link),
@@ -79,8 +79,8 @@ const caseless = (values: readonly string[]) =>
   `^(?:${values.map((v) => [...v].map((c) => (/[a-z]/i.test(c) ? `[${c.toUpperCase()}${c.toLowerCase()}]` : c)).join('')).join('|')})$`;
 /** Every optional field of these bodies may also be null, which means "absent". */
 const orNull = <T extends { type: string }>(schema: T) => ({ ...schema, type: [schema.type, 'null'] });
-const fraction = orNull({ type: 'number', minimum: 0, maximum: 1 });
-const seed = (description: string) => orNull({ type: 'integer', minimum: 0, maximum: MAX_SEED, description });
+const fraction = orNull({ type: 'number', format: DOUBLE, minimum: 0, maximum: 1 });
+const seed = (description: string) => orNull({ type: 'integer', format: INT64, minimum: 0, maximum: MAX_SEED, description });
 
 /** Rules between fields that JSON Schema cannot state, for the document's readers
  *  (x-cross-field-rules, docs/rest-and-sql.md "Rules a schema cannot state"). */
@@ -93,7 +93,7 @@ const sampling = (strategies: readonly string[]) => orNull({
   required: ['rate'],
   properties: {
     strategy: { type: 'string', enum: [...strategies], title: strategies.includes('STRATIFIED') ? 'SamplingStrategy' : 'SqlSamplingStrategy', description: 'RANDOM: each transaction kept with probability rate. STRATIFIED (filter exports): each stratum keeps rate of its rows' },
-    rate: { type: 'number', minimum: 0, maximum: 1 },
+    rate: { type: 'number', format: DOUBLE, minimum: 0, maximum: 1 },
     seed: seed('Sampling seed; drawn when absent'),
     ...(strategies.includes('STRATIFIED')
       ? { stratifyBy: orNull({ type: 'string', enum: [...STRATUM_COLUMNS], default: 'protocol_name', description: 'STRATIFIED only: the column whose values are the strata' }) }

@@ -5,19 +5,19 @@
 // particular to a route; this states the HTTP layer's part once (docs/rest-and-sql.md,
 // "Statuses").
 import { HTTP_MAX_PATH_PARAM_CHARS, HTTP_MAX_URI_BYTES } from '../../core/limits.ts';
-import { ACTIVE_PROTOCOL_COMMENT } from '../../core/vocabulary/primitives.ts';
+import { ACTIVE_PROTOCOL_COMMENT, INT64 } from '../../core/vocabulary/primitives.ts';
 
 type Json = Record<string, unknown>;
 const ERROR_CONTENT = { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } } };
 
 /** SPEC "Limits": on every answer. */
 const RATE_LIMIT_HEADERS: Json = {
-  'X-RateLimit-Limit': { description: 'Requests allowed per minute for the plan (or for requests without a valid key, per address)', schema: { type: 'integer' } },
-  'X-RateLimit-Remaining': { description: 'Requests left in the current window', schema: { type: 'integer', minimum: 0 } },
+  'X-RateLimit-Limit': { description: 'Requests allowed per minute for the plan (or for requests without a valid key, per address)', schema: { type: 'integer', format: INT64 } },
+  'X-RateLimit-Remaining': { description: 'Requests left in the current window', schema: { type: 'integer', format: INT64, minimum: 0 } },
   'X-RateLimit-Reset': { description: 'When the window resets (ISO 8601)', schema: { type: 'string', format: 'date-time' } },
   'X-RateLimit-Plan': { description: 'free, x402 or enterprise (requests without a valid key count as free, per address)', schema: { type: 'string', enum: ['free', 'x402', 'enterprise'] } },
 };
-const RETRY_AFTER = { description: 'Seconds to wait before retrying', required: true, schema: { type: 'integer', minimum: 1 } };
+const RETRY_AFTER = { description: 'Seconds to wait before retrying', required: true, schema: { type: 'integer', format: INT64, minimum: 1 } };
 
 /** Answers any operation can get, whatever its route. */
 const COMMON: Record<number, string> = {

@@ -8,6 +8,7 @@ import { SQL_QUERY_PATHS } from '../access/protected-paths.ts';
 import { PUBLISHED_TABLES, SQL_DEFAULT_LIMIT, SQL_MAX_LENGTH, SQL_MAX_LIMIT } from './sql-guard.ts';
 import { SQL_MAX_RESPONSE_BYTES, type Caller, type SqlSandbox } from './sql-sandbox.ts';
 import { sqlText, SQL_LANGUAGE_RULE } from './sql-text.ts';
+import { INT64 } from '../../core/vocabulary/primitives.ts';
 
 const bodySchema = {
   type: 'object',
@@ -29,7 +30,7 @@ const jsonAnswer = {
   description: 'Rows keyed by column name or alias (64-bit integers arrive as strings), their count, and the executed text',
   properties: {
     data: { type: 'array', items: { type: 'object', additionalProperties: true } },
-    count: { type: 'integer' },
+    count: { type: 'integer', format: INT64 },
     query: { type: 'string', description: 'The executed SQL, including an injected LIMIT' },
   },
 } as const;
