@@ -66,6 +66,35 @@ describe('64-bit numbers', () => {
   });
 });
 
+describe('enums', () => {
+  it('every enum is a named component, referenced where it is used (none inline)', () => {
+    const enums = schemasOf(openApi).filter((s) => Array.isArray(s.schema.enum));
+    expect(enums.filter((s) => !/^components\.schemas\.[A-Za-z0-9]+$/.test(s.at)).map((s) => `${s.at}: ${JSON.stringify(s.schema.enum)}`)).toEqual([]);
+    for (const s of enums) expect(s.schema.title, s.at).toBe(s.at.split('.').pop());
+    // The two the Go client tripped over: the nullable stratifyBy with a default, and the granularity with one.
+    const body = openApi.paths['/v1/exports']!.post as unknown as { requestBody: { content: Record<string, { schema: Json }> } };
+    const sampling = resolved(openApi, (body.requestBody.content['application/json']!.schema.properties as Record<string, Json>).sampling!);
+    const stratifyBy = (sampling.properties as Record<string, Json>).stratifyBy!;
+    expect(stratifyBy).toMatchObject({ allOf: [{ $ref: '#/components/schemas/StratumColumn' }], default: 'protocol_name', nullable: true });
+    expect(openApi.components.schemas.StratumColumn).toMatchObject({ type: 'string', enum: expect.arrayContaining(['protocol_name']) });
+  });
+
+  it('no two enums give a value the same constant name (a Go client declares them all in one package)', () => {
+    const constant = (v: unknown) => String(v).replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase().replace(/[^A-Z0-9]+/g, '_');
+    const owners = new Map<string, string[]>();
+    for (const [name, s] of Object.entries(openApi.components.schemas)) {
+      if (!Array.isArray(s.enum)) continue;
+      const names = (s['x-enum-varnames'] as string[] | undefined) ?? s.enum.map(constant);
+      for (const n of names) owners.set(n, [...(owners.get(n) ?? []), name]);
+    }
+    expect([...owners].filter(([, o]) => o.length > 1)).toEqual([]);
+    // RANDOM was declared by two enums; each now names its own.
+    expect(openApi.components.schemas.SamplingStrategy!['x-enum-varnames']).toEqual(['SAMPLING_STRATEGY_RANDOM', 'SAMPLING_STRATEGY_STRATIFIED']);
+    // An enum no other shares a value with keeps its values' own names (ExportJobStatus.COMPLETED).
+    expect(openApi.components.schemas.ExportJobStatus!['x-enum-varnames']).toBeUndefined();
+  });
+});
+
 describe('operations and parameters', () => {
   it('every path parameter declares the router\'s limit as its maxLength, and every string parameter is bounded', () => {
     for (const { name, path, op } of operations()) {

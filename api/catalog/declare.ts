@@ -163,9 +163,10 @@ export const operation = (preset: Preset, question: Cost['question'], summary: s
 // ---- parameter helpers -------------------------------------------------------------------
 
 /** A string enum as `{type: 'string', enum}` (errors read "must be one of …"), typed as its values.
- *  A title names it in the OpenAPI document, so generated clients make one enum class of that name. */
-export const stringEnum = <const T extends readonly string[]>(values: T, description: string, title?: string) =>
-  Type.Unsafe<T[number]>({ type: 'string', enum: [...values], description, ...(title === undefined ? {} : { title }) });
+ *  Its title names it: the OpenAPI document states it once under that name (openapi-answers.ts
+ *  withNamedEnums), so generated clients make one enum type of that name; no enum goes unnamed. */
+export const stringEnum = <const T extends readonly string[]>(values: T, description: string, title: string) =>
+  Type.Unsafe<T[number]>({ type: 'string', enum: [...values], description, title });
 
 /** An optional property with a default; the type records it, so `filled` can promise the key. */
 export const withDefault = <S extends TSchema>(schema: S, value: Static<S>): TOptionalWithFlag<S & { default: Static<S> }, true> =>

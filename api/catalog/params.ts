@@ -44,11 +44,11 @@ export const ClosedBlockTime = Type.Object({ gte: UnixSeconds, lte: UnixSeconds 
   description: 'Range filter {gte, lte}: Unix timestamps, both bounds inclusive and both required',
 });
 
-export const sortOrder = (order: (typeof SORT_ORDERS)[number]) => withDefault(stringEnum(SORT_ORDERS, `asc or desc (default ${order})`), order);
+export const sortOrder = (order: (typeof SORT_ORDERS)[number]) => withDefault(stringEnum(SORT_ORDERS, `asc or desc (default ${order})`, 'SortOrder'), order);
 
 const filterFields = {
   blockTime,
-  status: Type.Optional(stringEnum(TX_STATUSES, 'succeeded, failed or all (default all)')),
+  status: Type.Optional(stringEnum(TX_STATUSES, 'succeeded, failed or all (default all)', 'TransactionStatus')),
   protocols: filterList('protocols', 'Protocol identifiers'),
   programIds: filterList('programIds', 'Program identifiers'),
   signatures: filterList('signatures', 'Transaction signatures'),

@@ -48,9 +48,12 @@ export const Meta = Type.Object({
 /** The fee answer: the overall statistics and the same per protocol. */
 export const FeeAnswer = Type.Object({ ...FeeStats.properties, protocols: Type.Array(FeeStats, { description: 'The same statistics per protocol' }) });
 
+/** The envelope's `success`: a named enum of one value (the document states it once, as Success). */
+const Success = Type.Literal(true, { title: 'Success', description: 'Always true in a success answer (errors are {error, message})' });
+
 /** The success envelope around a data schema. */
 export const envelope = <T extends TSchema>(data: T, description: string) =>
-  Type.Object({ success: Type.Literal(true), data, meta: Meta }, { description });
+  Type.Object({ success: Success, data, meta: Meta }, { description });
 
 /**
  * Rules between parameters that JSON Schema cannot state, for the OpenAPI document's readers

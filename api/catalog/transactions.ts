@@ -28,7 +28,7 @@ async function checkProtocols(a: Analytics, names: readonly string[] | undefined
 const TransactionsOptions = options({ ...listingOptions('desc'), filters: Type.Optional(Filters) }, 'getTransactions options');
 const AddressOptions = options({
   ...listingOptions('asc'),
-  transactionDetails: withDefault(stringEnum(['full', 'signatures', 'none'], 'full, signatures or none (default full)'), 'full'),
+  transactionDetails: withDefault(stringEnum(['full', 'signatures', 'none'], 'full, signatures or none (default full)', 'TransactionDetails'), 'full'),
   filters: Type.Optional(AddressFilters),
 }, 'getTransactionsForAddress options');
 const ListQuery = Type.Object({

@@ -11,7 +11,7 @@ import { sqlText, SQL_EXAMPLES, SQL_LANGUAGE_RULE } from '../sql/sql-text.ts';
 import { errors, jobParams, jobSchema } from './export-schemas.ts';
 import { INT64 } from '../../core/vocabulary/primitives.ts';
 import type { ExportOwner } from './export-service.ts';
-import type { ExecutionService } from './executions.ts';
+import { RESULT_FORMATS, type ExecutionService } from './executions.ts';
 import { JOB_STATUSES } from './job-store.ts';
 
 /** Headers of a results page: the total row count and the next page's cursor (also in a JSON body). */
@@ -31,9 +31,9 @@ const executionSchema = {
   description: `An execution. Its results are kept ${EXECUTION_RESULT_TTL_HOURS} h after it finished, for the key that started it only`,
   properties: {
     id: { type: 'string' },
-    state: { type: 'string', enum: [...JOB_STATUSES] },
+    state: { type: 'string', enum: [...JOB_STATUSES], title: 'ExportJobStatus' },
     progress: { ...jobSchema.properties.progress, description: '0-100, never backwards' },
-    format: { type: 'string', enum: ['json', 'csv'] },
+    format: { type: 'string', enum: [...RESULT_FORMATS], title: 'ResultFormat' },
     totalRows: { ...nullable('integer'), format: INT64, description: 'Rows of the result, once COMPLETED' },
     columns: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, type: { type: 'string' } } } },
     createdAt: { type: 'string', format: 'date-time' },

@@ -96,7 +96,7 @@ const sampling = (strategies: readonly string[]) => orNull({
     rate: { type: 'number', format: DOUBLE, minimum: 0, maximum: 1 },
     seed: seed('Sampling seed; drawn when absent'),
     ...(strategies.includes('STRATIFIED')
-      ? { stratifyBy: orNull({ type: 'string', enum: [...STRATUM_COLUMNS], default: 'protocol_name', description: 'STRATIFIED only: the column whose values are the strata' }) }
+      ? { stratifyBy: orNull({ type: 'string', enum: [...STRATUM_COLUMNS], title: 'StratumColumn', default: 'protocol_name', description: 'STRATIFIED only: the column whose values are the strata' }) }
       : {}),
   },
 });
@@ -143,9 +143,9 @@ export const filterBody = {
       additionalProperties: false,
       description: 'Training-set transforms computed by the engine while writing, stated in the dataset card (docs/exports.md); each column must be exported',
       properties: {
-        normalize: orNull({ type: 'array', items: { type: 'string', enum: [...NORMALIZE_COLUMNS] }, uniqueItems: true }),
+        normalize: orNull({ type: 'array', items: { type: 'string', enum: [...NORMALIZE_COLUMNS], title: 'NormalizeColumn' }, uniqueItems: true }),
         normalizeMethod: orNull({ type: 'string', pattern: caseless(NORMALIZE_METHODS), default: 'Z_SCORE', description: `${NORMALIZE_METHODS.join(' or ')} (any case); fitted on the train split` }),
-        oneHotEncode: orNull({ type: 'array', items: { type: 'string', enum: [...ONE_HOT_COLUMNS] }, uniqueItems: true }),
+        oneHotEncode: orNull({ type: 'array', items: { type: 'string', enum: [...ONE_HOT_COLUMNS], title: 'OneHotColumn' }, uniqueItems: true }),
       },
     }),
   },
