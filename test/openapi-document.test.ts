@@ -6,6 +6,7 @@
 // the OpenRPC document names its server. test/openapi-go-client.test.ts builds a Go client from
 // the same document.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CATALOG, operationIdOf } from '../api/catalog/catalog.ts';
 import { PATH_PARAM_TOO_LONG } from '../api/access/http-protocol.ts';
 import { HTTP_MAX_PATH_PARAM_CHARS } from '../core/limits.ts';
 import { apiKeyHeaders } from './support/api-key.ts';
@@ -96,6 +97,43 @@ describe('enums', () => {
 });
 
 describe('operations and parameters', () => {
+  /** Stable names: a generated client's methods are named by them, so a rename is a breaking change made here on purpose. */
+  const OPERATION_IDS: Record<string, string> = {
+    'GET /api/v1/transactions/{signature}': 'getTransaction',
+    'GET /api/v1/transactions': 'getTransactions',
+    'GET /api/v1/analytics/protocols': 'getProtocolStats',
+    'GET /api/v1/analytics/time-series': 'getProtocolActivity',
+    'GET /api/v1/analytics/fees': 'getFeeStats',
+    'GET /api/v1/stats': 'getGlobalStats',
+    'POST /v1/query': 'runQuery',
+    'POST /api/v1/query': 'runRestQuery',
+    'POST /v1/query/csv': 'runCsvQuery',
+    'GET /v1/metrics': 'getMetrics',
+    'POST /v1/query/exports': 'createSqlExport',
+    'GET /v1/query/exports': 'listSqlExports',
+    'GET /v1/query/exports/{id}': 'getSqlExport',
+    'POST /v1/query/exports/{id}/cancel': 'cancelSqlExport',
+    'GET /v1/query/exports/{id}/files/{name}': 'downloadSqlExportFile',
+    'POST /v1/exports': 'createExport',
+    'GET /v1/exports': 'listExports',
+    'GET /v1/exports/{id}': 'getExport',
+    'POST /v1/exports/{id}/cancel': 'cancelExport',
+    'GET /v1/exports/{id}/files/{name}': 'downloadExportFile',
+    'GET /v1/exports/links/{id}/{name}': 'downloadExportLink',
+    'POST /v1/query/executions': 'createQueryExecution',
+    'GET /v1/query/executions/{id}': 'getQueryExecution',
+    'POST /v1/query/executions/{id}/cancel': 'cancelQueryExecution',
+    'GET /v1/query/executions/{id}/results': 'getQueryExecutionResults',
+  };
+
+  it('every operation has a readable, unique operationId, the catalog\'s where the catalog declares it', () => {
+    const ids = operations().map(({ name, op }) => [name, op.operationId] as const);
+    expect(Object.fromEntries(ids)).toEqual(OPERATION_IDS);
+    for (const [name, id] of ids) expect(id, name).toMatch(/^[a-z][A-Za-z0-9]+$/);
+    expect(new Set(ids.map(([, id]) => id)).size).toBe(ids.length);
+    for (const op of CATALOG.filter((o) => o.rest)) expect(OPERATION_IDS[`GET /api/v1${op.rest!.url.replace(/:(\w+)/g, '{$1}')}`]).toBe(operationIdOf(op));
+  });
+
   it('every path parameter declares the router\'s limit as its maxLength, and every string parameter is bounded', () => {
     for (const { name, path, op } of operations()) {
       const inPath = (op.parameters ?? []).filter((p) => p.in === 'path');

@@ -67,7 +67,7 @@ export async function executionRoutes(app: FastifyInstance, opts: { executions: 
 
   app.post('/v1/query/executions', {
     schema: {
-      tags, summary: 'Start a SQL execution: an id at once, the query runs in the background',
+      tags, operationId: 'createQueryExecution', summary: 'Start a SQL execution: an id at once, the query runs in the background',
       description: 'The same sandbox, guard, cost check, budgets and fair sharing as POST /v1/query and SQL exports; ' +
         `no 30 s answer deadline and no ${EXECUTION_PAGE_MAX_ROWS}-row LIMIT on the whole result (the plan's export row cap applies). ` +
         `Poll GET /v1/query/executions/{id} (about once a second: ${EXECUTION_POLLS_PER_MINUTE} polls a minute per key, apart from the plan's requests), then page the results.`,
@@ -86,7 +86,7 @@ export async function executionRoutes(app: FastifyInstance, opts: { executions: 
   }, async (req, reply) => reply.code(202).send(await svc.create(ownerOf(req), req.body)));
 
   app.get<{ Params: { id: string } }>('/v1/query/executions/:id', {
-    schema: { tags, summary: `State and progress of an execution: a poll, charged against a window of ${EXECUTION_POLLS_PER_MINUTE} polls a minute per key instead of the plan's requests (an unknown id against both)`, params: idParam,
+    schema: { tags, operationId: 'getQueryExecution', summary: `State and progress of an execution: a poll, charged against a window of ${EXECUTION_POLLS_PER_MINUTE} polls a minute per key instead of the plan's requests (an unknown id against both)`, params: idParam,
       response: { 200: one('The execution'), ...errors(401, 403, 404, 414, 429) } },
   }, async (req) => {
     try {
@@ -100,7 +100,7 @@ export async function executionRoutes(app: FastifyInstance, opts: { executions: 
   });
 
   app.post<{ Params: { id: string } }>('/v1/query/executions/:id/cancel', {
-    schema: { tags, summary: 'Cancel an execution (a finished one is answered as it is)', params: idParam,
+    schema: { tags, operationId: 'cancelQueryExecution', summary: 'Cancel an execution (a finished one is answered as it is)', params: idParam,
       response: { 200: one('The execution'), ...errors(401, 403, 404, 414, 415, 429) } },
   }, async (req) => svc.cancel(ownerOf(req), req.params.id));
 
@@ -108,7 +108,7 @@ export async function executionRoutes(app: FastifyInstance, opts: { executions: 
     // A cursor is one this execution's pages issued (nextCursor), not any string: others are 400.
     schema: ({
       'x-cross-field-rules': [{ rule: 'issued', param: 'cursor', by: 'nextCursor' }],
-      tags, summary: `A page of an execution's results (at most ${EXECUTION_PAGE_MAX_ROWS} rows), in its format`,
+      tags, operationId: 'getQueryExecutionResults', summary: `A page of an execution's results (at most ${EXECUTION_PAGE_MAX_ROWS} rows), in its format`,
       params: idParam,
       querystring: { type: 'object', properties: {
         cursor: { type: 'string', maxLength: EXECUTION_TOKEN_MAX_CHARS, description: 'nextCursor of the previous page; none for the first' },

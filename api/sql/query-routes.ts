@@ -103,6 +103,9 @@ const schema = {
 /** Each route and whether it answers CSV only. */
 const SQL_ROUTES = SQL_QUERY_PATHS.map((url) => [url, url.endsWith('/csv')] as const);
 
+/** The OpenAPI operationId of each route: one readable name per route (the REST alias is its own operation). */
+const OPERATION_IDS: Readonly<Record<string, string>> = { '/v1/query': 'runQuery', '/api/v1/query': 'runRestQuery', '/v1/query/csv': 'runCsvQuery' };
+
 interface Body {
   query?: unknown;
   format?: unknown;
@@ -135,7 +138,7 @@ export async function sqlRoutes(app: FastifyInstance, opts: { sandbox: SqlSandbo
 
   for (const [url, csvOnly] of SQL_ROUTES) {
     app.post(url, {
-      schema: csvOnly ? csvSchema : schema,
+      schema: { ...(csvOnly ? csvSchema : schema), operationId: OPERATION_IDS[url] },
       // The schema documents the body; the handler checks it, so that a missing or
       // non-string query gets the message SPEC requires instead of a generic one.
       validatorCompiler: () => () => true,

@@ -56,6 +56,7 @@ const repeatable = (item: object, max: number, description: string) => ({
 
 const schema = {
   tags: ['Metrics'],
+  operationId: 'getMetrics',
   summary: 'Protocol activity in the Prometheus text format',
   description: 'For your own Prometheus: per visible protocol (per instruction type too when instruction_type is given) the counters ' +
     'txa_protocol_transactions_total, txa_protocol_failed_transactions_total, txa_protocol_fees_lamports_total, txa_protocol_compute_units_total ' +
