@@ -134,6 +134,14 @@ describe('operations and parameters', () => {
     for (const op of CATALOG.filter((o) => o.rest)) expect(OPERATION_IDS[`GET /api/v1${op.rest!.url.replace(/:(\w+)/g, '{$1}')}`]).toBe(operationIdOf(op));
   });
 
+  it('a repeatable query parameter is an array sent form-exploded, never "a string or an array"', () => {
+    const params = operations().flatMap(({ name, op }) => (op.parameters ?? []).filter((p) => p.in === 'query').map((p) => ({ name: `${name} ${p.name}`, p })));
+    expect(params.filter(({ p }) => p.schema.anyOf !== undefined || p.schema.oneOf !== undefined).map((x) => x.name)).toEqual([]);
+    const arrays = params.filter(({ p }) => p.schema.type === 'array');
+    expect(arrays.map((x) => x.name).sort()).toEqual(['GET /v1/metrics instruction_type', 'GET /v1/metrics protocol']);
+    for (const { name, p } of arrays) expect(p, name).toMatchObject({ style: 'form', explode: true });
+  });
+
   it('every path parameter declares the router\'s limit as its maxLength, and every string parameter is bounded', () => {
     for (const { name, path, op } of operations()) {
       const inPath = (op.parameters ?? []).filter((p) => p.in === 'path');
