@@ -168,3 +168,11 @@ describe('operations and parameters', () => {
     }
   });
 });
+
+describe('the OpenRPC document', () => {
+  it('names its server: the JSON-RPC endpoint where it was fetched, and rpc.discover the one it was asked at', async () => {
+    expect(openRpc.servers).toEqual([expect.objectContaining({ url: 'http://api.example.test:8080/v1/rpc' })]);
+    const res = await t.app.inject({ method: 'POST', url: '/v1/rpc', headers: { ...headers, host: 'rpc.example.test' }, payload: { jsonrpc: '2.0', id: 1, method: 'rpc.discover' } });
+    expect((res.json() as { result: Json }).result.servers).toEqual([expect.objectContaining({ url: 'http://rpc.example.test/v1/rpc' })]);
+  });
+});
