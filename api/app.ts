@@ -12,7 +12,7 @@ import { SampledRefusalLog } from './access/refusal-log.ts';
 import { answerBudgetStep, answeringStep, installRequestBudget } from './access/request-budget.ts';
 import { answerStatsStep } from './access/answer-stats.ts';
 import { executionRoutes } from './exports/execution-routes.ts';
-import { clientErrorHandler, httpServerOptions, installProtocolChecks, uriTooLong } from './access/http-protocol.ts';
+import { clientErrorHandler, httpServerOptions, installProtocolChecks, PATH_PARAM_TOO_LONG, uriTooLong } from './access/http-protocol.ts';
 import { installRequestMetrics } from './access/request-metrics.ts';
 import { accountAdminRoutes } from './admin/account-routes.ts';
 import { adminGuard } from './admin/admin-auth.ts';
@@ -62,7 +62,7 @@ const FRAMEWORK_MESSAGES: Readonly<Record<string, (req: FastifyRequest) => strin
   FST_ERR_CTP_EMPTY_JSON_BODY: () => 'request body is empty but content-type is application/json',
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => 'request body size does not match its Content-Length',
   FST_ERR_BAD_URL: () => 'the request path is not valid percent-encoded UTF-8',
-  FST_ERR_MAX_PARAM_LENGTH: () => 'a path parameter is longer than the limit of 100 characters',
+  FST_ERR_MAX_PARAM_LENGTH: () => PATH_PARAM_TOO_LONG,
 };
 
 /** Map any error to the `{error, message}` body and its status. The title always comes

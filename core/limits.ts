@@ -393,3 +393,4 @@ export * from './limits/point-reads.ts';
 export * from './limits/view-repair.ts';
 export * from './limits/migrations.ts';
 export * from './limits/refusal-logs.ts';
+export * from './limits/http-parameters.ts';

@@ -286,7 +286,9 @@ describe('week and month buckets on REST and JSON-RPC', () => {
   it('the OpenAPI and OpenRPC documents show them (derived from the catalog)', async () => {
     const api = (await t.app.inject({ url: '/api/v1/openapi.json' })).json();
     const series = api.paths['/api/v1/analytics/time-series'].get.parameters.find((p: { name: string }) => p.name === 'granularity');
-    expect(series.schema.enum).toEqual(['hour', 'day', 'week', 'month']);
+    // A named enum, stated once and referenced (its default beside the reference).
+    expect(series.schema).toMatchObject({ allOf: [{ $ref: '#/components/schemas/Granularity' }], default: 'hour' });
+    expect(api.components.schemas.Granularity.enum).toEqual(['hour', 'day', 'week', 'month']);
     const rpc = (await t.app.inject({ url: '/v1/openrpc.json' })).json();
     const activity = rpc.methods.find((m: { name: string }) => m.name === 'getProtocolActivity');
     expect(JSON.stringify(activity.params)).toContain('"enum":["hour","day","week","month"]');

@@ -9,7 +9,7 @@ import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../core/config.ts';
 import { AppError, httpTitle, kindForStatus } from '../../core/errors.ts';
-import { HTTP_KEEP_ALIVE_TIMEOUT_MS, HTTP_MAX_HEADER_BYTES, HTTP_MAX_URI_BYTES } from '../../core/limits.ts';
+import { HTTP_KEEP_ALIVE_TIMEOUT_MS, HTTP_MAX_HEADER_BYTES, HTTP_MAX_PATH_PARAM_CHARS, HTTP_MAX_PATH_PARAM_UTF16_UNITS, HTTP_MAX_URI_BYTES } from '../../core/limits.ts';
 import type { Logger } from '../../core/logger.ts';
 import { addressFigures, rateLimitHeaders } from './rate-limit-headers.ts';
 import type { Access } from './access.ts';
@@ -22,6 +22,9 @@ export function httpServerOptions(config: Config) {
     requestTimeout: requestTimeoutMs,
     connectionTimeout: connectionTimeoutMs,
     keepAliveTimeout: HTTP_KEEP_ALIVE_TIMEOUT_MS,
+    // The router counts UTF-16 units; the limit is in code points, as the documents' maxLength
+    // counts, and is checked by pathParamTooLong() below (a bound the router never reaches first).
+    routerOptions: { maxParamLength: HTTP_MAX_PATH_PARAM_UTF16_UNITS },
     http: {
       requestTimeout: requestTimeoutMs,
       // Node's default (60 s) would outlast a shorter request time-out.
@@ -35,6 +38,9 @@ export function httpServerOptions(config: Config) {
     },
   };
 }
+
+/** The 414 of a path parameter over HTTP_MAX_PATH_PARAM_CHARS (each path parameter's maxLength in the documents). */
+export const PATH_PARAM_TOO_LONG = `a path parameter is longer than the limit of ${HTTP_MAX_PATH_PARAM_CHARS} characters`;
 
 const URI_TOO_LONG = `the request URI is larger than the limit of ${HTTP_MAX_URI_BYTES} bytes; send fewer or shorter parameters`;
 
@@ -158,9 +164,26 @@ function unsupportedCoding(req: FastifyRequest, reply: FastifyReply): AppError |
   return refuse(reply, 415, `the request body is sent with Content-Encoding ${JSON.stringify(coding.slice(0, 50))}; this service accepts only identity (an uncoded body): send it without Content-Encoding`);
 }
 
+/**
+ * A path parameter longer than HTTP_MAX_PATH_PARAM_CHARS code points (JSON Schema's maxLength
+ * counts code points, JavaScript's length UTF-16 units: 100 emoji are 200 units and within the
+ * limit). A wildcard's rest of the path is not a parameter.
+ */
+function pathParamTooLong(req: FastifyRequest, reply: FastifyReply): AppError | undefined {
+  const params = req.params as Record<string, unknown> | undefined;
+  if (params === undefined || params === null) return undefined;
+  for (const [name, value] of Object.entries(params)) {
+    if (name === '*' || typeof value !== 'string' || value.length <= HTTP_MAX_PATH_PARAM_CHARS) continue;
+    let points = 0;
+    for (const _ of value) points++;
+    if (points > HTTP_MAX_PATH_PARAM_CHARS) return refuse(reply, 414, PATH_PARAM_TOO_LONG);
+  }
+  return undefined;
+}
+
 // Module-level, not a closure per request: every request passes here.
 function checkRequest(req: FastifyRequest, reply: FastifyReply): void {
-  const long = uriTooLong(req, reply);
+  const long = uriTooLong(req, reply) ?? pathParamTooLong(req, reply);
   if (long !== undefined) throw long;
   const coded = unsupportedCoding(req, reply);
   if (coded !== undefined) throw coded;

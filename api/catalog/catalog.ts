@@ -35,8 +35,16 @@ export function rpcMethodsOf(catalog: readonly Operation[]): ReadonlyMap<string,
   return new Map(catalog.flatMap((op) => (op.rpc ? [[op.rpc.method, op.rpc] as const] : [])));
 }
 
-/** The REST routes of a catalog. */
-export const restRoutesOf = (catalog: readonly Operation[]): RestRoute[] => catalog.flatMap((op) => (op.rest ? [op.rest] : []));
+/**
+ * The OpenAPI operationId of an operation's REST route: its JSON-RPC method's name when it has
+ * one (the same question has the same name on both doors: getTransactions, getProtocolStats),
+ * else `get` and the catalog's name (getFeeStats, getGlobalStats). Stable: it changes only
+ * when the catalog renames the operation, and generated clients name their calls by it.
+ */
+export const operationIdOf = (op: Operation): string => op.rpc?.method ?? `get${op.name[0]!.toUpperCase()}${op.name.slice(1)}`;
+
+/** The REST routes of a catalog, each named by its operation (operationIdOf). */
+export const restRoutesOf = (catalog: readonly Operation[]): RestRoute[] => catalog.flatMap((op) => (op.rest ? [op.rest.named(operationIdOf(op))] : []));
 
 /** The JSON-RPC method names of the service's catalog (usage labels, the method table). */
 export const RPC_METHOD_NAMES: readonly string[] = Object.freeze([...rpcMethodsOf(CATALOG).keys()]);

@@ -104,21 +104,24 @@ export interface RestRoute {
   /** The route schema: what Fastify validates and serialises with, and so what OpenAPI shows. */
   readonly schema: FastifySchema;
   mount(app: FastifyInstance, a: Analytics): void;
+  /** The same route with its OpenAPI operationId (the catalog gives each its operation's: catalog.ts operationIdOf). */
+  named(operationId: string): RestRoute;
 }
 
 /** A GET route of the REST interface (tagged REST, so OpenAPI lists it), its handler typed
  *  from its own schema: the validated schema is the documented one. */
 export function restGet<const S extends FastifySchema>(d: { url: string; schema: S; run(a: Analytics, req: RestRequest<S>): RestAnswer<S> }): RestRoute {
-  const schema = { ...d.schema, tags: ['REST'] };
-  return {
+  const route = (schema: FastifySchema): RestRoute => ({
     method: 'GET',
     url: d.url,
     schema,
     mount(app, a) {
       // Each request asks under its own budget (a route without one is refused by the engine side).
-      app.withTypeProvider<TypeBoxTypeProvider>().get<RouteGenericInterface, ContextConfigDefault, S>(d.url, { schema }, (req) => d.run(a.under(req.budget), req));
+      app.withTypeProvider<TypeBoxTypeProvider>().get<RouteGenericInterface, ContextConfigDefault, S>(d.url, { schema: schema as S }, (req) => d.run(a.under(req.budget), req));
     },
-  };
+    named: (operationId) => route({ ...schema, operationId }),
+  });
+  return route({ ...d.schema, tags: ['REST'] });
 }
 
 // ---- the operation -----------------------------------------------------------------------
@@ -163,9 +166,10 @@ export const operation = (preset: Preset, question: Cost['question'], summary: s
 // ---- parameter helpers -------------------------------------------------------------------
 
 /** A string enum as `{type: 'string', enum}` (errors read "must be one of …"), typed as its values.
- *  A title names it in the OpenAPI document, so generated clients make one enum class of that name. */
-export const stringEnum = <const T extends readonly string[]>(values: T, description: string, title?: string) =>
-  Type.Unsafe<T[number]>({ type: 'string', enum: [...values], description, ...(title === undefined ? {} : { title }) });
+ *  Its title names it: the OpenAPI document states it once under that name (openapi-answers.ts
+ *  withNamedEnums), so generated clients make one enum type of that name; no enum goes unnamed. */
+export const stringEnum = <const T extends readonly string[]>(values: T, description: string, title: string) =>
+  Type.Unsafe<T[number]>({ type: 'string', enum: [...values], description, title });
 
 /** An optional property with a default; the type records it, so `filled` can promise the key. */
 export const withDefault = <S extends TSchema>(schema: S, value: Static<S>): TOptionalWithFlag<S & { default: Static<S> }, true> =>

@@ -15,7 +15,7 @@
 import type { Static, TObject, TSchema } from '@sinclair/typebox';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { AppError, Errors, worded, type Wording } from '../../core/errors.ts';
-import { ruleOfPattern } from '../../core/vocabulary/primitives.ts';
+import { INT64, NUMBER_FORMATS, ruleOfPattern } from '../../core/vocabulary/primitives.ts';
 import type { Analytics } from '../analytics/analytics.ts';
 import type { Filled, Operation, ParamsCheck, Positional, RpcMethod } from './declare.ts';
 
@@ -173,6 +173,9 @@ function describe(err: ErrorObject, names: readonly string[], method: string): A
       return invalid(`${field} must be at least ${String(p.limit)}${got}`);
     case 'multipleOf':
       return invalid(`${field} must be a whole number${got}`);
+    case 'format':
+      if (p.format === INT64) return invalid(`${field} must be a whole number${got}`);
+      return invalid(`${field} ${err.message ?? 'is invalid'}`);
     case 'pattern': {
       const rule = ruleOfPattern(p.pattern) ?? (err.parentSchema as { description?: string } | undefined)?.description ?? `a string matching ${String(p.pattern)}`;
       return invalid(`${field} must be ${rule}${got}`);
@@ -206,6 +209,7 @@ function check(validate: ValidateFunction, names: readonly string[], method: str
 export function paramsChecks(methods: Iterable<RpcMethod>): ReadonlyMap<string, ParamsCheck> {
   // strictTuples off: trailing positional params are optional, which strict tuples forbid.
   const ajv = new Ajv({ allErrors: false, strict: true, strictTuples: false, verbose: true });
+  for (const [name, format] of Object.entries(NUMBER_FORMATS)) ajv.addFormat(name, format);
   return new Map([...methods].map((m) => {
     const validate = ajv.compile(m.schema);
     const names = m.params.map((p) => p.name);

@@ -44,11 +44,11 @@ export const ClosedBlockTime = Type.Object({ gte: UnixSeconds, lte: UnixSeconds 
   description: 'Range filter {gte, lte}: Unix timestamps, both bounds inclusive and both required',
 });
 
-export const sortOrder = (order: (typeof SORT_ORDERS)[number]) => withDefault(stringEnum(SORT_ORDERS, `asc or desc (default ${order})`), order);
+export const sortOrder = (order: (typeof SORT_ORDERS)[number]) => withDefault(stringEnum(SORT_ORDERS, `asc or desc (default ${order})`, 'SortOrder'), order);
 
 const filterFields = {
   blockTime,
-  status: Type.Optional(stringEnum(TX_STATUSES, 'succeeded, failed or all (default all)')),
+  status: Type.Optional(stringEnum(TX_STATUSES, 'succeeded, failed or all (default all)', 'TransactionStatus')),
   protocols: filterList('protocols', 'Protocol identifiers'),
   programIds: filterList('programIds', 'Program identifiers'),
   signatures: filterList('signatures', 'Transaction signatures'),
@@ -96,7 +96,7 @@ export const query = {
     maximum: LIST_LIMITS.restTransactions.max,
     description: `Rows per page, 1-${LIST_LIMITS.restTransactions.max}`,
   }), LIST_LIMITS.restTransactions.default),
-  offset: withDefault(Type.Integer({ minimum: 0, description: `Rows to skip; offset + limit is at most ${REST_OFFSET_WINDOW} (page further with cursor)` }), 0),
+  offset: withDefault(Type.Integer({ minimum: 0, maximum: REST_OFFSET_WINDOW - 1, description: `Rows to skip; offset + limit is at most ${REST_OFFSET_WINDOW} (page further with cursor)` }), 0),
   /** The keyset cursor: the same signed token as JSON-RPC's paginationToken (api/analytics/page-token.ts). */
   cursor: Type.String({
     minLength: 1,

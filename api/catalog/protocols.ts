@@ -29,13 +29,13 @@ const ComparisonOptions = options({
 }, 'getProtocolComparison options');
 const TopOptions = options({
   limit: limit(LIST_LIMITS.topProtocols),
-  sortBy: withDefault(stringEnum(['transactions', 'fees', 'successRate'], 'transactions, fees or successRate (default transactions)'), 'transactions'),
+  sortBy: withDefault(stringEnum(['transactions', 'fees', 'successRate'], 'transactions, fees or successRate (default transactions)', 'TopProtocolsSortBy'), 'transactions'),
   blockTime,
 }, 'getTopProtocols options');
 const ActivityOptions = options({
   protocolName: Type.Optional(ProtocolName),
   blockTime: ClosedBlockTime,
-  interval: withDefault(stringEnum(GRANULARITIES, 'hour, day, week (ISO weeks, from Monday 00:00 UTC) or month (UTC) (default hour); only hour buckets have an hour field'), 'hour'),
+  interval: withDefault(stringEnum(GRANULARITIES, 'hour, day, week (ISO weeks, from Monday 00:00 UTC) or month (UTC) (default hour); only hour buckets have an hour field', 'Granularity'), 'hour'),
 }, 'getProtocolActivity options (protocolName omitted: all protocols)');
 const InstructionTypeOptions = options({
   protocolName: Type.Optional(ProtocolName),

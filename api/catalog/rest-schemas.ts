@@ -4,11 +4,12 @@
 // results: the same analytics layer answers both, with the vocabulary's answer shapes.
 import { Type, type TSchema } from '@sinclair/typebox';
 import { FeeStats } from '../../core/vocabulary/answers.ts';
+import { Int64, INT64 } from '../../core/vocabulary/primitives.ts';
 
-const int = Type.Integer();
+const int64 = Int64();
 const str = Type.String();
-/** `T | null` as `type: [..., 'null']` (faster to serialise than anyOf). */
-const nullableInt = Type.Unsafe<number | null>({ type: ['integer', 'null'] });
+/** `T | null` as `type: [..., 'null']` (faster to serialise than anyOf); Unix seconds, so 64-bit. */
+const nullableSeconds = Type.Unsafe<number | null>({ type: ['integer', 'null'], format: INT64 });
 const nullableStr = Type.Unsafe<string | null>({ type: ['string', 'null'] });
 
 export const errorBody = {
@@ -20,10 +21,10 @@ export const errorBody = {
 } as const;
 
 export const Meta = Type.Object({
-  limit: Type.Optional(int),
-  offset: Type.Optional(int),
-  count: Type.Integer({ description: 'Items in data (1 for a single object)' }),
-  total: Type.Optional(Type.Integer({ description: 'All matching records, where cheap to know (views)' })),
+  limit: Type.Optional(int64),
+  offset: Type.Optional(int64),
+  count: Int64({ description: 'Items in data (1 for a single object)' }),
+  total: Type.Optional(Int64({ description: 'All matching records, where cheap to know (views)' })),
   next: Type.Optional(Type.Unsafe<string | null>({
     type: ['string', 'null'],
     description: 'Keyset listings: pass it back as cursor for the page after this one; null on the last page',
@@ -33,23 +34,26 @@ export const Meta = Type.Object({
   dateTo: Type.Optional(nullableStr),
   granularity: Type.Optional(str),
   blockTime: Type.Optional(Type.Object({
-    gte: nullableInt,
-    lte: nullableInt,
+    gte: nullableSeconds,
+    lte: nullableSeconds,
   }, { description: 'The day range as Unix seconds, inclusive (the JSON-RPC blockTime filter)' })),
   stats: Type.Optional(Type.Object({
-    elapsedMs: int,
-    rowsRead: int,
-    bytesRead: int,
-    cost: int,
+    elapsedMs: int64,
+    rowsRead: int64,
+    bytesRead: int64,
+    cost: int64,
   }, { description: "The answer's statistics, as in its X-Stats-* headers: time taken (ms), rows and bytes the engine read, cost in the plan's units" })),
 }, { description: 'Paging, the range the answer covers, and its statistics' });
 
 /** The fee answer: the overall statistics and the same per protocol. */
 export const FeeAnswer = Type.Object({ ...FeeStats.properties, protocols: Type.Array(FeeStats, { description: 'The same statistics per protocol' }) });
 
+/** The envelope's `success`: a named enum of one value (the document states it once, as Success). */
+const Success = Type.Literal(true, { title: 'Success', description: 'Always true in a success answer (errors are {error, message})' });
+
 /** The success envelope around a data schema. */
 export const envelope = <T extends TSchema>(data: T, description: string) =>
-  Type.Object({ success: Type.Literal(true), data, meta: Meta }, { description });
+  Type.Object({ success: Success, data, meta: Meta }, { description });
 
 /**
  * Rules between parameters that JSON Schema cannot state, for the OpenAPI document's readers

@@ -4,6 +4,7 @@ import { Type, type TSchema } from '@sinclair/typebox';
 import { invalidParams, notFound } from '../../core/errors.ts';
 import { LIST_LIMITS, REST_OFFSET_WINDOW } from '../../core/limits.ts';
 import { AddressTransaction, FailedTransaction, Transaction } from '../../core/vocabulary/answers.ts';
+import { Int64, pathParam } from '../../core/vocabulary/primitives.ts';
 import type { Analytics } from '../analytics/analytics.ts';
 import type { TransactionFilters } from '../analytics/types.ts';
 import { dayRange, rangeMeta } from './rest-params.ts';
@@ -27,7 +28,7 @@ async function checkProtocols(a: Analytics, names: readonly string[] | undefined
 const TransactionsOptions = options({ ...listingOptions('desc'), filters: Type.Optional(Filters) }, 'getTransactions options');
 const AddressOptions = options({
   ...listingOptions('asc'),
-  transactionDetails: withDefault(stringEnum(['full', 'signatures', 'none'], 'full, signatures or none (default full)'), 'full'),
+  transactionDetails: withDefault(stringEnum(['full', 'signatures', 'none'], 'full, signatures or none (default full)', 'TransactionDetails'), 'full'),
   filters: Type.Optional(AddressFilters),
 }, 'getTransactionsForAddress options');
 const ListQuery = Type.Object({
@@ -59,7 +60,7 @@ export const transaction: Operation = {
     schema: {
       summary: 'One transaction by signature',
       description: 'The record of lowest instruction index for the signature (JSON-RPC getTransaction). 404 when absent.',
-      params: Type.Object({ signature: query.signature }),
+      params: Type.Object({ signature: pathParam(query.signature) }),
       response: { 200: envelope(Transaction, 'The transaction'), ...errors(400, 401, 403, 404, 429) },
     },
     async run(a, req) {
@@ -140,7 +141,7 @@ export const addressTransactions: Operation = {
       page(strict(AddressTransaction)),
       page(SignatureInfo),
       // transactionDetails "none": only how many records match.
-      Type.Object({ data: Type.Array(Type.Never(), { maxItems: 0 }), paginationToken: Type.Null(), count: Type.Integer({ minimum: 0 }) }, closed),
+      Type.Object({ data: Type.Array(Type.Never(), { maxItems: 0 }), paginationToken: Type.Null(), count: Int64({ minimum: 0 }) }, closed),
     ]),
     async run(a, [address, o]) {
       const filters = o.filters ?? {};

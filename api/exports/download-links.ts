@@ -5,6 +5,12 @@
 // its links at once, whatever their expiry.
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 
+/** A link's expiry as minted: Unix seconds in decimal digits. */
+export const LINK_EXPIRES_PATTERN = '^[0-9]{1,12}$';
+/** A link's signature as minted: an HMAC-SHA256, base64url without padding (43 characters). */
+export const LINK_SIG_PATTERN = '^[A-Za-z0-9_-]{43}$';
+const EXPIRES = new RegExp(LINK_EXPIRES_PATTERN);
+
 export interface LinkClaims {
   job: string;
   file: string;
@@ -33,7 +39,7 @@ export class DownloadLinks {
   /** The claims of a link this service minted, or undefined (forged, edited, malformed). Expiry is the caller's check. */
   read(job: string, file: string, query: Record<string, unknown>): LinkClaims | undefined {
     const { key, expires, sig } = query;
-    if (typeof key !== 'string' || typeof sig !== 'string' || typeof expires !== 'string' || !/^\d{1,12}$/.test(expires)) return undefined;
+    if (typeof key !== 'string' || typeof sig !== 'string' || typeof expires !== 'string' || !EXPIRES.test(expires)) return undefined;
     const claims = { job, file, key, expires: Number(expires) };
     const given = Buffer.from(sig);
     const expected = Buffer.from(this.mac(claims));

@@ -8,9 +8,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } fro
 import { AppError, Errors } from '../../core/errors.ts';
 import { EXECUTION_PAGE_MAX_ROWS, EXECUTION_POLLS_PER_MINUTE, EXECUTION_RESULT_TTL_HOURS, EXECUTION_TOKEN_MAX_CHARS } from '../../core/limits.ts';
 import { sqlText, SQL_EXAMPLES, SQL_LANGUAGE_RULE } from '../sql/sql-text.ts';
-import { errors } from './export-schemas.ts';
+import { errors, jobParams, jobSchema } from './export-schemas.ts';
+import { INT64 } from '../../core/vocabulary/primitives.ts';
 import type { ExportOwner } from './export-service.ts';
-import type { ExecutionService } from './executions.ts';
+import { RESULT_FORMATS, type ExecutionService } from './executions.ts';
 import { JOB_STATUSES } from './job-store.ts';
 
 /** Headers of a results page: the total row count and the next page's cursor (also in a JSON body). */
@@ -24,15 +25,16 @@ function ownerOf(req: FastifyRequest): ExportOwner {
 }
 
 const nullable = (type: string) => ({ type: [type, 'null'] });
+const int64 = { type: 'integer', format: INT64 } as const;
 const executionSchema = {
   type: 'object',
   description: `An execution. Its results are kept ${EXECUTION_RESULT_TTL_HOURS} h after it finished, for the key that started it only`,
   properties: {
     id: { type: 'string' },
-    state: { type: 'string', enum: [...JOB_STATUSES] },
-    progress: { type: 'integer', description: '0-100, never backwards' },
-    format: { type: 'string', enum: ['json', 'csv'] },
-    totalRows: { ...nullable('integer'), description: 'Rows of the result, once COMPLETED' },
+    state: { type: 'string', enum: [...JOB_STATUSES], title: 'ExportJobStatus' },
+    progress: { ...jobSchema.properties.progress, description: '0-100, never backwards' },
+    format: { type: 'string', enum: [...RESULT_FORMATS], title: 'ResultFormat' },
+    totalRows: { ...nullable('integer'), format: INT64, description: 'Rows of the result, once COMPLETED' },
     columns: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, type: { type: 'string' } } } },
     createdAt: { type: 'string', format: 'date-time' },
     startedAt: nullable('string'),
@@ -47,13 +49,13 @@ const pageSchema = {
   description: 'A page of results (format json). format csv: text/csv with a header row; the totals in headers',
   properties: {
     data: { type: 'array', items: { type: 'object', additionalProperties: true } },
-    count: { type: 'integer' },
-    totalRows: { type: 'integer' },
-    offset: { type: 'integer' },
+    count: int64,
+    totalRows: int64,
+    offset: int64,
     nextCursor: { ...nullable('string'), description: 'Pass as cursor for the next page; null on the last' },
   },
 } as const;
-const idParam = { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] };
+const idParam = jobParams('execution');
 
 export async function executionRoutes(app: FastifyInstance, opts: { executions: ExecutionService }): Promise<void> {
   const svc = opts.executions;
@@ -65,7 +67,7 @@ export async function executionRoutes(app: FastifyInstance, opts: { executions: 
 
   app.post('/v1/query/executions', {
     schema: {
-      tags, summary: 'Start a SQL execution: an id at once, the query runs in the background',
+      tags, operationId: 'createQueryExecution', summary: 'Start a SQL execution: an id at once, the query runs in the background',
       description: 'The same sandbox, guard, cost check, budgets and fair sharing as POST /v1/query and SQL exports; ' +
         `no 30 s answer deadline and no ${EXECUTION_PAGE_MAX_ROWS}-row LIMIT on the whole result (the plan's export row cap applies). ` +
         `Poll GET /v1/query/executions/{id} (about once a second: ${EXECUTION_POLLS_PER_MINUTE} polls a minute per key, apart from the plan's requests), then page the results.`,
@@ -84,7 +86,7 @@ export async function executionRoutes(app: FastifyInstance, opts: { executions: 
   }, async (req, reply) => reply.code(202).send(await svc.create(ownerOf(req), req.body)));
 
   app.get<{ Params: { id: string } }>('/v1/query/executions/:id', {
-    schema: { tags, summary: `State and progress of an execution: a poll, charged against a window of ${EXECUTION_POLLS_PER_MINUTE} polls a minute per key instead of the plan's requests (an unknown id against both)`, params: idParam,
+    schema: { tags, operationId: 'getQueryExecution', summary: `State and progress of an execution: a poll, charged against a window of ${EXECUTION_POLLS_PER_MINUTE} polls a minute per key instead of the plan's requests (an unknown id against both)`, params: idParam,
       response: { 200: one('The execution'), ...errors(401, 403, 404, 414, 429) } },
   }, async (req) => {
     try {
@@ -98,7 +100,7 @@ export async function executionRoutes(app: FastifyInstance, opts: { executions: 
   });
 
   app.post<{ Params: { id: string } }>('/v1/query/executions/:id/cancel', {
-    schema: { tags, summary: 'Cancel an execution (a finished one is answered as it is)', params: idParam,
+    schema: { tags, operationId: 'cancelQueryExecution', summary: 'Cancel an execution (a finished one is answered as it is)', params: idParam,
       response: { 200: one('The execution'), ...errors(401, 403, 404, 414, 415, 429) } },
   }, async (req) => svc.cancel(ownerOf(req), req.params.id));
 
@@ -106,7 +108,7 @@ export async function executionRoutes(app: FastifyInstance, opts: { executions: 
     // A cursor is one this execution's pages issued (nextCursor), not any string: others are 400.
     schema: ({
       'x-cross-field-rules': [{ rule: 'issued', param: 'cursor', by: 'nextCursor' }],
-      tags, summary: `A page of an execution's results (at most ${EXECUTION_PAGE_MAX_ROWS} rows), in its format`,
+      tags, operationId: 'getQueryExecutionResults', summary: `A page of an execution's results (at most ${EXECUTION_PAGE_MAX_ROWS} rows), in its format`,
       params: idParam,
       querystring: { type: 'object', properties: {
         cursor: { type: 'string', maxLength: EXECUTION_TOKEN_MAX_CHARS, description: 'nextCursor of the previous page; none for the first' },

@@ -20,7 +20,9 @@ import type { ExportOwner, ExportService } from './export-service.ts';
 import { failureMessage } from './export-views.ts';
 import type { JobRecord, JobStatus, JobStore } from './job-store.ts';
 
-export type ExecutionFormat = 'json' | 'csv';
+/** The formats of an execution's result pages. */
+export const RESULT_FORMATS = ['json', 'csv'] as const;
+export type ExecutionFormat = (typeof RESULT_FORMATS)[number];
 
 /** What a client sees of an execution (GET /v1/query/executions/{id}). */
 export interface ExecutionView {

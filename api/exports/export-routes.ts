@@ -17,7 +17,7 @@ import { AppError, Errors, worded, type Wording } from '../../core/errors.ts';
 import { SIGNED_LINK_PREFIX } from '../access/protected-paths.ts';
 import { appendVary, CALLER_HEADERS } from '../answers/vary.ts';
 import { fileDigest } from './export-writer.ts';
-import { errors, FILE_MEDIA_TYPE, fileResponses, filterBody, jobSchema, pageSchema, sqlBody } from './export-schemas.ts';
+import { errors, FILE_MEDIA_TYPE, fileParams, fileResponses, filterBody, jobParams, jobSchema, linkQuery, listQuery, pageSchema, sqlBody } from './export-schemas.ts';
 import type { ExportFileHandle, ExportOwner, ExportService } from './export-service.ts';
 
 
@@ -42,7 +42,8 @@ function ownerOf(req: FastifyRequest): ExportOwner {
   return { id: key.id, plan: key.plan, budget: req.budget };
 }
 
-const JOB_BASES = ['/v1/query/exports', '/v1/exports'] as const;
+/** The two kinds of export job, by route base, and the noun their operationIds use (listSqlExports, getExport …). */
+const JOB_BASES = [['/v1/query/exports', 'SqlExport'], ['/v1/exports', 'Export']] as const;
 
 export async function exportRoutes(app: FastifyInstance, opts: { exports: ExportService }): Promise<void> {
   const svc = opts.exports;
@@ -52,21 +53,19 @@ export async function exportRoutes(app: FastifyInstance, opts: { exports: Export
   app.setValidatorCompiler(() => () => true);
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   const created = { 202: { description: 'The job, QUEUED (or already RUNNING)', ...jobSchema }, ...errors(400, 401, 403, 413, 415, 429) };
-  const idParam = { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] };
-  const fileParams = { type: 'object', properties: { id: { type: 'string' }, name: { type: 'string' } }, required: ['id', 'name'] };
 
   app.post('/v1/query/exports', {
-    schema: { tags, summary: 'Export the rows of a SQL SELECT to files (background job)', body: sqlBody, response: created },
+    schema: { tags, operationId: 'createSqlExport', summary: 'Export the rows of a SQL SELECT to files (background job)', body: sqlBody, response: created },
   }, async (req, reply) => reply.code(202).send(await wordedErrors(() => svc.createSql(ownerOf(req), req.body))));
   app.post('/v1/exports', {
-    schema: { tags, summary: 'Export transactions by filters to files (background job)', body: filterBody, response: created },
+    schema: { tags, operationId: 'createExport', summary: 'Export transactions by filters to files (background job)', body: filterBody, response: created },
   }, async (req, reply) => reply.code(202).send(await wordedErrors(() => svc.create(ownerOf(req), req.body))));
 
-  for (const base of JOB_BASES) {
+  for (const [base, noun] of JOB_BASES) {
     app.get(base, {
       schema: {
-        tags, summary: 'Your export jobs, newest first',
-        querystring: { type: 'object', properties: { first: { type: 'integer', minimum: 1, maximum: 100, default: 20 }, after: { type: 'string', minLength: 1, description: 'endCursor of the previous page' } } },
+        tags, operationId: `list${noun}s`, summary: 'Your export jobs, newest first',
+        querystring: listQuery,
         // A cursor is one this listing issued (endCursor), not any string: others are 400.
         'x-cross-field-rules': [{ rule: 'issued', param: 'after', by: 'endCursor' }],
         response: { 200: { description: 'A page of jobs', ...pageSchema }, ...errors(400, 401, 403, 429) },
@@ -79,24 +78,24 @@ export async function exportRoutes(app: FastifyInstance, opts: { exports: Export
       return { jobs, hasNextPage, endCursor };
     });
     app.get<{ Params: { id: string } }>(`${base}/:id`, {
-      schema: { tags, summary: 'One export job: status, progress, files and fresh download links', params: idParam,
+      schema: { tags, operationId: `get${noun}`, summary: 'One export job: status, progress, files and fresh download links', params: jobParams('job'),
         response: { 200: { description: 'The job', ...jobSchema }, ...errors(401, 403, 404, 414, 429) } },
     }, async (req) => wordedErrors(() => svc.get(ownerOf(req), req.params.id)));
     app.post<{ Params: { id: string } }>(`${base}/:id/cancel`, {
-      schema: { tags, summary: 'Cancel an export job (a finished job is answered as it is)', params: idParam,
+      schema: { tags, operationId: `cancel${noun}`, summary: 'Cancel an export job (a finished job is answered as it is)', params: jobParams('job'),
         response: { 200: { description: 'The job', ...jobSchema }, ...errors(400, 401, 403, 404, 414, 415, 429) } },
     }, async (req) => wordedErrors(() => svc.cancel(ownerOf(req), req.params.id)));
     app.get<{ Params: { id: string; name: string } }>(`${base}/:id/files/:name`, {
-      schema: { tags, summary: 'Download a file of a completed job (Range, If-Range, ETag)', params: fileParams,
+      schema: { tags, operationId: `download${noun}File`, summary: 'Download a file of a completed job (Range, If-Range, ETag)', params: fileParams,
         response: { ...fileResponses, ...errors(401, 403, 404, 414, 416, 429) } },
     }, async (req, reply) => sendFile(req, reply, await wordedErrors(() => svc.openFile(ownerOf(req), req.params.id, req.params.name))));
   }
 
   app.get<{ Params: { id: string; name: string } }>(`${SIGNED_LINK_PREFIX}:id/:name`, {
     schema: {
-      tags, summary: 'Download through a signed link (no API key; expires, and stops with the key\'s revocation)',
+      tags, operationId: 'downloadExportLink', summary: 'Download through a signed link (no API key; expires, and stops with the key\'s revocation)',
       security: [], params: fileParams,
-      querystring: { type: 'object', properties: { key: { type: 'string' }, expires: { type: 'string' }, sig: { type: 'string' } }, required: ['key', 'expires', 'sig'] },
+      querystring: linkQuery,
       response: { ...fileResponses, ...errors(403, 404, 414, 416, 429) },
     },
   }, async (req, reply) => {

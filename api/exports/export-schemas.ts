@@ -2,10 +2,15 @@
 // the contract fuzzer that reads it. Bodies and queries are checked by export-config.ts
 // (so that errors name the field in this interface's words), not by these schemas.
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { ActiveProtocolName, CalendarDay } from '../../core/vocabulary/primitives.ts';
+import { EXPORT_LIST_DEFAULT, EXPORT_LIST_MAX, PAGE_TOKEN_MAX_CHARS } from '../../core/limits.ts';
+import { ActiveProtocolName, CalendarDay, DOUBLE, Int64, INT64, pathParam } from '../../core/vocabulary/primitives.ts';
 import { sqlText, SQL_EXPORT_EXAMPLES, SQL_EXPORT_LANGUAGE_RULE } from '../sql/sql-text.ts';
 import { EXPORT_COLUMNS, EXPORT_FORMATS, MAX_SEED, NORMALIZE_COLUMNS, NORMALIZE_METHODS, ONE_HOT_COLUMNS, SAMPLING_STRATEGIES, SPLIT_NAMES, SPLIT_SUM_TOLERANCE, STRATUM_COLUMNS } from './export-config.ts';
 import { JOB_STATUSES } from './job-store.ts';
+import { LINK_EXPIRES_PATTERN, LINK_SIG_PATTERN } from './download-links.ts';
+
+/** An API key's id as the key store writes it (a UUID), lowercase. */
+const UUID_PATTERN = '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$';
 
 const TEXT: Record<number, string> = {
   400: 'Invalid configuration or query (the message names the field)',
@@ -13,7 +18,7 @@ const TEXT: Record<number, string> = {
   403: 'API key invalid, inactive or revoked; for a signed link: forged, expired, or its key revoked',
   404: 'No such job or file for this API key (another key\'s job is not found either)',
   413: 'Request body too large',
-  414: 'A path parameter is too long',
+  414: 'A path parameter longer than its maxLength, or a URI over the limit',
   415: 'Body is not application/json, or sent with a Content-Encoding other than identity',
   416: 'Range past the end of the file',
   429: 'Rate limit, or the plan\'s cap of queued and running export jobs (Retry-After)',
@@ -33,8 +38,8 @@ const NamedEnum = <const V extends readonly string[]>(title: string, values: V) 
 export const ExportFileViewSchema = Type.Object({
   name: Type.String(),
   split: NamedEnum('ExportSplit', SPLIT_NAMES),
-  rows: Type.Integer(),
-  bytes: Type.Integer(),
+  rows: Int64(),
+  bytes: Int64({ description: 'File size in bytes' }),
   sha256: Type.String(),
   url: Type.String({ description: 'Signed link (no API key needed), minted at this read' }),
   path: Type.String({ description: 'Authenticated download path' }),
@@ -48,18 +53,18 @@ export const ExportJobViewSchema = Type.Object({
   progress: Type.Integer({ minimum: 0, maximum: 100, description: 'Rows written over rows planned, 0-100; never backwards' }),
   kind: NamedEnum('ExportJobKind', ['filters', 'sql'] as const),
   format: NamedEnum('ExportFormat', EXPORT_FORMATS),
-  rowsWritten: Type.Integer(),
-  rowsTotal: Nullable(Type.Integer()),
+  rowsWritten: Int64(),
+  rowsTotal: Nullable(Int64()),
   createdAt: Type.String(),
   startedAt: Nullable(Type.String()),
   finishedAt: Nullable(Type.String()),
   expiresAt: Nullable(Type.String()),
   error: Nullable(Type.String({ description: 'Why a FAILED job failed' })),
-  rowCount: Nullable(Type.Integer({ description: 'Rows in the files of a COMPLETED (or since EXPIRED) job; null before' })),
-  fileSize: Nullable(Type.Integer({ description: 'Bytes of the data files of a COMPLETED job; null otherwise' })),
+  rowCount: Nullable(Int64({ description: 'Rows in the files of a COMPLETED (or since EXPIRED) job; null before' })),
+  fileSize: Nullable(Int64({ description: 'Bytes of the data files of a COMPLETED job; null otherwise' })),
   downloadUrl: Nullable(Type.String({ description: 'Signed link of a COMPLETED job: its data file when it wrote one, else manifest.json (which lists every file); null otherwise' })),
   completedAt: Nullable(Type.String({ description: 'When the job COMPLETED (also for an EXPIRED job); null otherwise' })),
-  seeds: Type.Object({ split: Type.Integer(), sampling: Nullable(Type.Integer()) }),
+  seeds: Type.Object({ split: Int64({ description: 'The split seed, 0 to 2^32-1 (drawn when the job was created without one)' }), sampling: Nullable(Int64()) }),
   /** Data files (COMPLETED jobs), then manifest.json and README.md as `manifest` and `card`. */
   files: Type.Array(ExportFileViewSchema),
   manifest: Nullable(Link),
@@ -74,8 +79,8 @@ const caseless = (values: readonly string[]) =>
   `^(?:${values.map((v) => [...v].map((c) => (/[a-z]/i.test(c) ? `[${c.toUpperCase()}${c.toLowerCase()}]` : c)).join('')).join('|')})$`;
 /** Every optional field of these bodies may also be null, which means "absent". */
 const orNull = <T extends { type: string }>(schema: T) => ({ ...schema, type: [schema.type, 'null'] });
-const fraction = orNull({ type: 'number', minimum: 0, maximum: 1 });
-const seed = (description: string) => orNull({ type: 'integer', minimum: 0, maximum: MAX_SEED, description });
+const fraction = orNull({ type: 'number', format: DOUBLE, minimum: 0, maximum: 1 });
+const seed = (description: string) => orNull({ type: 'integer', format: INT64, minimum: 0, maximum: MAX_SEED, description });
 
 /** Rules between fields that JSON Schema cannot state, for the document's readers
  *  (x-cross-field-rules, docs/rest-and-sql.md "Rules a schema cannot state"). */
@@ -88,10 +93,10 @@ const sampling = (strategies: readonly string[]) => orNull({
   required: ['rate'],
   properties: {
     strategy: { type: 'string', enum: [...strategies], title: strategies.includes('STRATIFIED') ? 'SamplingStrategy' : 'SqlSamplingStrategy', description: 'RANDOM: each transaction kept with probability rate. STRATIFIED (filter exports): each stratum keeps rate of its rows' },
-    rate: { type: 'number', minimum: 0, maximum: 1 },
+    rate: { type: 'number', format: DOUBLE, minimum: 0, maximum: 1 },
     seed: seed('Sampling seed; drawn when absent'),
     ...(strategies.includes('STRATIFIED')
-      ? { stratifyBy: orNull({ type: 'string', enum: [...STRATUM_COLUMNS], default: 'protocol_name', description: 'STRATIFIED only: the column whose values are the strata' }) }
+      ? { stratifyBy: orNull({ type: 'string', enum: [...STRATUM_COLUMNS], title: 'StratumColumn', default: 'protocol_name', description: 'STRATIFIED only: the column whose values are the strata' }) }
       : {}),
   },
 });
@@ -138,9 +143,9 @@ export const filterBody = {
       additionalProperties: false,
       description: 'Training-set transforms computed by the engine while writing, stated in the dataset card (docs/exports.md); each column must be exported',
       properties: {
-        normalize: orNull({ type: 'array', items: { type: 'string', enum: [...NORMALIZE_COLUMNS] }, uniqueItems: true }),
+        normalize: orNull({ type: 'array', items: { type: 'string', enum: [...NORMALIZE_COLUMNS], title: 'NormalizeColumn' }, uniqueItems: true }),
         normalizeMethod: orNull({ type: 'string', pattern: caseless(NORMALIZE_METHODS), default: 'Z_SCORE', description: `${NORMALIZE_METHODS.join(' or ')} (any case); fitted on the train split` }),
-        oneHotEncode: orNull({ type: 'array', items: { type: 'string', enum: [...ONE_HOT_COLUMNS] }, uniqueItems: true }),
+        oneHotEncode: orNull({ type: 'array', items: { type: 'string', enum: [...ONE_HOT_COLUMNS], title: 'OneHotColumn' }, uniqueItems: true }),
       },
     }),
   },
@@ -162,6 +167,36 @@ export const sqlBody = {
   },
   'x-cross-field-rules': [SPLITS_SUM_TO_ONE, SQL_EXPORT_LANGUAGE_RULE],
 } as const;
+
+// ---- parameters: every limit the service holds them to, stated (longer path parameters: 414)
+
+const idOf = (what: string) => pathParam({ type: 'string', description: `The ${what}'s id, as its creation answered it` });
+/** The path of one export job or SQL execution. */
+export const jobParams = (what: string) => ({ type: 'object', properties: { id: idOf(what) }, required: ['id'] });
+/** The path of one file of an export job. */
+export const fileParams = {
+  type: 'object',
+  properties: { id: idOf('job'), name: pathParam({ type: 'string', description: 'A file name from the job\'s files (or manifest.json, README.md)' }) },
+  required: ['id', 'name'],
+};
+/** A listing of export jobs: page size, and the cursor of the page before (a token of the one codec, PAGE_TOKEN_MAX_CHARS at most). */
+export const listQuery = {
+  type: 'object',
+  properties: {
+    first: { type: 'integer', minimum: 1, maximum: EXPORT_LIST_MAX, default: EXPORT_LIST_DEFAULT },
+    after: { type: 'string', minLength: 1, maxLength: PAGE_TOKEN_MAX_CHARS, description: 'endCursor of the previous page' },
+  },
+};
+/** A signed link's query, in the shapes the service mints (download-links.ts): anything else is refused (403). */
+export const linkQuery = {
+  type: 'object',
+  properties: {
+    key: { type: 'string', format: 'uuid', pattern: UUID_PATTERN, description: 'The id of the API key the link was minted for' },
+    expires: { type: 'string', pattern: LINK_EXPIRES_PATTERN, description: 'Expiry, Unix seconds' },
+    sig: { type: 'string', pattern: LINK_SIG_PATTERN, description: 'The link\'s signature' },
+  },
+  required: ['key', 'expires', 'sig'],
+};
 
 export const pageSchema = {
   type: 'object',

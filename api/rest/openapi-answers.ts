@@ -4,25 +4,26 @@
 // does not answer, and protocol names as the registry's list. Route schemas state what is
 // particular to a route; this states the HTTP layer's part once (docs/rest-and-sql.md,
 // "Statuses").
-import { HTTP_MAX_URI_BYTES } from '../../core/limits.ts';
-import { ACTIVE_PROTOCOL_COMMENT } from '../../core/vocabulary/primitives.ts';
+import { HTTP_MAX_PATH_PARAM_CHARS, HTTP_MAX_URI_BYTES } from '../../core/limits.ts';
+import { PLANS } from '../../core/plans.ts';
+import { ACTIVE_PROTOCOL_COMMENT, INT64 } from '../../core/vocabulary/primitives.ts';
 
 type Json = Record<string, unknown>;
 const ERROR_CONTENT = { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } } };
 
 /** SPEC "Limits": on every answer. */
 const RATE_LIMIT_HEADERS: Json = {
-  'X-RateLimit-Limit': { description: 'Requests allowed per minute for the plan (or for requests without a valid key, per address)', schema: { type: 'integer' } },
-  'X-RateLimit-Remaining': { description: 'Requests left in the current window', schema: { type: 'integer', minimum: 0 } },
+  'X-RateLimit-Limit': { description: 'Requests allowed per minute for the plan (or for requests without a valid key, per address)', schema: { type: 'integer', format: INT64 } },
+  'X-RateLimit-Remaining': { description: 'Requests left in the current window', schema: { type: 'integer', format: INT64, minimum: 0 } },
   'X-RateLimit-Reset': { description: 'When the window resets (ISO 8601)', schema: { type: 'string', format: 'date-time' } },
-  'X-RateLimit-Plan': { description: 'free, x402 or enterprise (requests without a valid key count as free, per address)', schema: { type: 'string', enum: ['free', 'x402', 'enterprise'] } },
+  'X-RateLimit-Plan': { description: 'free, x402 or enterprise (requests without a valid key count as free, per address)', schema: { type: 'string', enum: [...PLANS], title: 'Plan' } },
 };
-const RETRY_AFTER = { description: 'Seconds to wait before retrying', required: true, schema: { type: 'integer', minimum: 1 } };
+const RETRY_AFTER = { description: 'Seconds to wait before retrying', required: true, schema: { type: 'integer', format: INT64, minimum: 1 } };
 
 /** Answers any operation can get, whatever its route. */
 const COMMON: Record<number, string> = {
   400: 'Malformed request (a path that is not valid percent-encoding, an HTTP/1.1 request without Host) or an invalid parameter: the message names it',
-  414: `The URI is longer than ${HTTP_MAX_URI_BYTES} bytes, or a path parameter longer than 100 characters`,
+  414: `The URI is longer than ${HTTP_MAX_URI_BYTES} bytes, or a path parameter longer than ${HTTP_MAX_PATH_PARAM_CHARS} characters (its maxLength)`,
   415: 'A request sent with a Content-Encoding other than identity: bodies are accepted uncoded only (Accept-Encoding: identity)',
   417: 'An Expect header other than 100-continue',
   429: 'Rate limit exceeded (per API key and plan; requests without a valid key per client address): wait Retry-After seconds',
@@ -85,6 +86,8 @@ export function withProtocolNames(doc: Json, names: readonly string[]): Json {
     const out: Json = {};
     for (const [k, v] of Object.entries(value)) out[k] = visit(v);
     if (out.$comment === ACTIVE_PROTOCOL_COMMENT) {
+      // The marker has done its work; OpenAPI 3.0 has no $comment.
+      delete out.$comment;
       delete out.pattern;
       out.enum = [...names];
       out.title = 'ProtocolName'; // one enum class in generated clients
@@ -94,12 +97,37 @@ export function withProtocolNames(doc: Json, names: readonly string[]): Json {
   return visit(doc) as Json;
 }
 
+/** A Go-style constant name of an enum value ("protocol_name" -> PROTOCOL_NAME; "SqlExport" -> SQL_EXPORT). */
+const constantName = (v: unknown): string =>
+  String(v).replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase().replace(/[^A-Z0-9]+/g, '_').replace(/^_|_$/g, '');
+
 /**
- * The document with every named enum (a string enum with a `title`, e.g. ExportJobStatus,
- * ExportFormat, ProtocolName) stated once under components/schemas and referenced where it is
- * used, so a generated client has one enum class of that name for every answer and parameter
- * that carries it (inline, generators name a class per operation). A use with a default of its
- * own stays inline, since OpenAPI 3.0 ignores keywords beside a $ref. A copy.
+ * Names for the values of the named enums that share a value name with another one (ExportColumn's
+ * and StratumColumn's protocol_name, SamplingStrategy's and SqlSamplingStrategy's RANDOM): such an
+ * enum's values are named after it (`x-enum-varnames`: STRATUM_COLUMN_PROTOCOL_NAME), since a
+ * generator that puts every enum's constants in one namespace (openapi-generator's Go client by
+ * default) would declare the same name twice. Enums whose value names are their own keep them.
+ */
+function withDistinctValueNames(named: Record<string, Json>): void {
+  const owners = new Map<string, Set<string>>();
+  for (const [title, schema] of Object.entries(named)) {
+    for (const v of schema.enum as unknown[]) owners.set(constantName(v), (owners.get(constantName(v)) ?? new Set()).add(title));
+  }
+  for (const [title, schema] of Object.entries(named)) {
+    const values = schema.enum as unknown[];
+    if (values.some((v) => owners.get(constantName(v))!.size > 1)) schema['x-enum-varnames'] = values.map((v) => `${constantName(title)}_${constantName(v)}`);
+  }
+}
+
+/**
+ * The document with every named enum (an enum with a `title`: ExportJobStatus, Granularity,
+ * ProtocolName, Plan …) stated once under components/schemas and referenced wherever it is used,
+ * in operations and in the shared answers' headers, so a generated client has one enum type of
+ * that name for every answer and parameter that carries it (inline, generators name a class per
+ * operation, and a default on an inline enum left Go's client referring to a constant it never
+ * declared). A use that says more than the enum (a default, nullable) wraps the reference in
+ * allOf, since OpenAPI 3.0 ignores keywords beside a $ref. An enum without a title stays inline
+ * (test/openapi-document.test.ts refuses any). A copy.
  */
 export function withNamedEnums(doc: Json): Json {
   const named: Record<string, Json> = {};
@@ -108,14 +136,23 @@ export function withNamedEnums(doc: Json): Json {
     if (typeof value !== 'object' || value === null) return value;
     const out: Json = {};
     for (const [k, v] of Object.entries(value)) out[k] = visit(v);
-    if (typeof out.title !== 'string' || !Array.isArray(out.enum) || out.type !== 'string' || 'default' in out) return out;
-    const core: Json = { type: 'string', title: out.title, enum: out.enum };
-    const known = named[out.title];
+    if (typeof out.title !== 'string' || !Array.isArray(out.enum)) return out;
+    const { title, enum: values, type, description, ...more } = out;
+    const core: Json = { type, title, enum: values };
+    const known = named[title];
     if (known !== undefined && JSON.stringify(known) !== JSON.stringify(core)) return out; // a different enum of the same name
-    named[out.title] = core;
-    return { $ref: `#/components/schemas/${out.title}` };
+    named[title] = core;
+    const ref = { $ref: `#/components/schemas/${title}` };
+    const said = description === undefined ? {} : { description };
+    return Object.keys(more).length === 0 ? { ...ref, ...said } : { allOf: [ref], ...said, ...more };
   };
   const paths = visit(doc.paths);
   const components = (doc.components ?? {}) as Json;
-  return { ...doc, paths, components: { ...components, schemas: { ...(components.schemas as Json | undefined), ...named } } };
+  const responses = visit(components.responses);
+  withDistinctValueNames(named);
+  return {
+    ...doc,
+    paths,
+    components: { ...components, ...(responses === undefined ? {} : { responses }), schemas: { ...(components.schemas as Json | undefined), ...named } },
+  };
 }

@@ -14,7 +14,21 @@ const OPENRPC_VERSION = '1.3.2';
 export interface OpenRpcDocument {
   openrpc: string;
   info: { title: string; version: string; description: string };
+  /** Where the methods are called: the server the document was asked of (withServer). */
+  servers?: { name: string; url: string; summary: string }[];
   methods: Record<string, unknown>[];
+}
+
+/** The JSON-RPC endpoint's path (SPEC: POST {base_url}/v1/rpc). */
+export const RPC_PATH = '/v1/rpc';
+
+/**
+ * The document with its server: the endpoint at the origin it was asked of (GET /v1/openrpc.json
+ * or rpc.discover), as the OpenAPI document does, so generators and tools built from it call this
+ * server. An absolute URL: the meta-schema types a server's url as a URI.
+ */
+export function withServer(doc: OpenRpcDocument, origin: string): OpenRpcDocument {
+  return { ...doc, servers: [{ name: 'this server', url: `${origin}${RPC_PATH}`, summary: 'The JSON-RPC endpoint of the server this document was fetched from' }] };
 }
 
 const errorOf = (kind: ErrorKind, when: string) => ({ code: kind.rpc, message: kind.rpcMessage, data: when });
@@ -31,7 +45,7 @@ export function openRpcDocument(catalog: readonly Operation[]): OpenRpcDocument 
     info: {
       title: 'Solana DeFi transaction analytics: JSON-RPC 2.0',
       version: '1.0.0',
-      description: 'Read-only analytics over instruction-level transaction records, at POST {base_url}/v1/rpc. '
+      description: `Read-only analytics over instruction-level transaction records, at POST {base_url}${RPC_PATH} (servers). `
         + 'Params are positional; send the API key in the x-api-key header (or the api-key query parameter).',
     },
     methods: catalog.flatMap((op) => {

@@ -12,8 +12,8 @@ import { formatBytes, RPC_BODY_LIMIT_BYTES } from '../../core/limits.ts';
 import type { Analytics } from '../analytics/analytics.ts';
 import { CATALOG, type Operation } from '../catalog/catalog.ts';
 import { CatalogMethods } from '../catalog/method-calls.ts';
-import { handleBody, parseRpcBody, unparsedBody, type CallContext, type RpcBody, type RpcResponse } from './json-rpc.ts';
-import { openRpcDocument, RPC_DISCOVER, type OpenRpcDocument } from './openrpc.ts';
+import { handleBody, parseRpcBody, unparsedBody, type CallContext, type MethodTable, type RpcBody, type RpcResponse } from './json-rpc.ts';
+import { openRpcDocument, RPC_DISCOVER, withServer, type OpenRpcDocument } from './openrpc.ts';
 import { invalidRequest } from './rpc-errors.ts';
 
 /** The methods as the envelope layer sees them: look up, validate, run. */
@@ -31,13 +31,22 @@ export class RpcMethods {
     return name === RPC_DISCOVER || this.methods.has(name);
   }
 
-  /** Run `name` with every statement under `budget` (null: refused, as on an open route). */
-  async call(name: string, params: readonly unknown[], budget: Budget | null): Promise<unknown> {
+  /** Run `name` with every statement under `budget` (null: refused, as on an open route);
+   *  rpc.discover names the server at `origin` when given (withServer). */
+  async call(name: string, params: readonly unknown[], budget: Budget | null, origin?: string): Promise<unknown> {
     if (name !== RPC_DISCOVER) return this.methods.call(this.analytics.under(budget), name, params);
     if (params.length > 0) throw new AppError(Errors.invalidParams, `${RPC_DISCOVER} takes no parameters`, { field: 'params' });
-    return this.openRpc;
+    return origin === undefined ? this.openRpc : withServer(this.openRpc, origin);
+  }
+
+  /** The method table of a request asked at `origin`: rpc.discover's servers name it. */
+  at(origin: string): MethodTable {
+    return { has: (name) => this.has(name), call: (name, params, budget) => this.call(name, params, budget, origin) };
   }
 }
+
+/** The origin a request was asked at (scheme, host and port), as the OpenAPI document's servers state it. */
+const originOf = (req: FastifyRequest): string => `${req.protocol}://${req.host}`;
 
 /** What one request's calls report: internal errors to its log, each answer's method and
  *  outcome to the usage records (access control's onResponse reads req.rpcOutcomes); its
@@ -97,14 +106,14 @@ export async function rpcRoutes(app: FastifyInstance, opts: RpcRouteOptions): Pr
   });
 
   // The same document rpc.discover answers; exempt from the API key (api/access/protected-paths.ts).
-  app.get('/v1/openrpc.json', async (_req, reply) => reply.header('cache-control', 'public, max-age=300').send(methods.openRpc));
+  app.get('/v1/openrpc.json', async (req, reply) => reply.header('cache-control', 'public, max-age=300').send(withServer(methods.openRpc, originOf(req))));
 
   app.post('/v1/rpc', { bodyLimit: RPC_BODY_LIMIT_BYTES }, async (req, reply) => {
     // No body at all (no content type, nothing sent) is not valid JSON either.
     const body = req.rpcBody ?? unparsedBody();
     const ctx = new RequestContext(req, opts.responseBudgetBytes);
     req.rpcOutcomes = ctx.outcomes;
-    const answer = await handleBody(body, methods, ctx);
+    const answer = await handleBody(body, methods.at(originOf(req)), ctx);
     // Answered by its deadline meanwhile (request-budget.ts): one reply per request.
     if (reply.sent) return reply;
     if (answer === undefined) return reply.code(204).send();

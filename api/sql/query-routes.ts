@@ -8,6 +8,7 @@ import { SQL_QUERY_PATHS } from '../access/protected-paths.ts';
 import { PUBLISHED_TABLES, SQL_DEFAULT_LIMIT, SQL_MAX_LENGTH, SQL_MAX_LIMIT } from './sql-guard.ts';
 import { SQL_MAX_RESPONSE_BYTES, type Caller, type SqlSandbox } from './sql-sandbox.ts';
 import { sqlText, SQL_LANGUAGE_RULE } from './sql-text.ts';
+import { INT64 } from '../../core/vocabulary/primitives.ts';
 
 const bodySchema = {
   type: 'object',
@@ -29,7 +30,7 @@ const jsonAnswer = {
   description: 'Rows keyed by column name or alias (64-bit integers arrive as strings), their count, and the executed text',
   properties: {
     data: { type: 'array', items: { type: 'object', additionalProperties: true } },
-    count: { type: 'integer' },
+    count: { type: 'integer', format: INT64 },
     query: { type: 'string', description: 'The executed SQL, including an injected LIMIT' },
   },
 } as const;
@@ -102,6 +103,9 @@ const schema = {
 /** Each route and whether it answers CSV only. */
 const SQL_ROUTES = SQL_QUERY_PATHS.map((url) => [url, url.endsWith('/csv')] as const);
 
+/** The OpenAPI operationId of each route: one readable name per route (the REST alias is its own operation). */
+const OPERATION_IDS: Readonly<Record<string, string>> = { '/v1/query': 'runQuery', '/api/v1/query': 'runRestQuery', '/v1/query/csv': 'runCsvQuery' };
+
 interface Body {
   query?: unknown;
   format?: unknown;
@@ -134,7 +138,7 @@ export async function sqlRoutes(app: FastifyInstance, opts: { sandbox: SqlSandbo
 
   for (const [url, csvOnly] of SQL_ROUTES) {
     app.post(url, {
-      schema: csvOnly ? csvSchema : schema,
+      schema: { ...(csvOnly ? csvSchema : schema), operationId: OPERATION_IDS[url] },
       // The schema documents the body; the handler checks it, so that a missing or
       // non-string query gets the message SPEC requires instead of a generic one.
       validatorCompiler: () => () => true,

@@ -47,15 +47,15 @@ function readQuery(req: FastifyRequest): { protocols?: string[]; instructionType
   return { ...(protocols === undefined ? {} : { protocols }), ...(instructionTypes === undefined ? {} : { instructionTypes }) };
 }
 
-/** One value or several (the parameter repeated), each as `item` says: the document names the
- *  active protocols and the instruction types' bound, so what it calls valid is answered. */
-const repeatable = (item: object, max: number, description: string) => ({
-  anyOf: [item, { type: 'array', items: item, minItems: 1, maxItems: max }],
-  description,
-});
+/** A repeatable parameter (`?protocol=a&protocol=b`; once is a list of one), each value as `item`
+ *  says: an array, sent form-style exploded (the querystring's style below), which every generator
+ *  writes as the repeated parameter. The document names the active protocols and the instruction
+ *  types' bound, so what it calls valid is answered. */
+const repeatable = (item: object, max: number, description: string) => ({ type: 'array', items: item, minItems: 1, maxItems: max, description });
 
 const schema = {
   tags: ['Metrics'],
+  operationId: 'getMetrics',
   summary: 'Protocol activity in the Prometheus text format',
   description: 'For your own Prometheus: per visible protocol (per instruction type too when instruction_type is given) the counters ' +
     'txa_protocol_transactions_total, txa_protocol_failed_transactions_total, txa_protocol_fees_lamports_total, txa_protocol_compute_units_total ' +
@@ -65,6 +65,9 @@ const schema = {
     '(the ragged edges of a window from the records). The key may also be sent as Authorization: Bearer <key>. Each scrape counts as one request.',
   querystring: {
     type: 'object',
+    // OpenAPI's serialization of these arrays (its default, stated): protocol=a&protocol=b.
+    style: 'form',
+    explode: true,
     properties: {
       protocol: repeatable({ ...ActiveProtocolName }, FILTER_LIST_MAX, `Only these protocols (repeatable, at most ${FILTER_LIST_MAX}); unknown or inactive: 400`),
       instruction_type: repeatable({ type: 'string', pattern: TYPE_PATTERN }, USER_METRICS_MAX_INSTRUCTION_TYPES,

@@ -3,15 +3,23 @@
 // here would be dropped from REST answers, and now cannot exist in the type either),
 // JSON-RPC answers the same objects, GraphQL maps them, the OpenAPI document shows them.
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Float64, Int64, UINT16_MAX } from './primitives.ts';
 
-const int = (description?: string) => Type.Integer(description === undefined ? {} : { description });
-const num = (description?: string) => Type.Number(description === undefined ? {} : { description });
-const str = (description?: string) => Type.String(description === undefined ? {} : { description });
+const described = (description?: string) => (description === undefined ? {} : { description });
+/** Counts, totals, lamports, compute units, bytes: 64-bit (Int64). */
+const int64 = (description?: string) => Int64(described(description));
+/** A whole number whose stored column bounds it (hour of day, a UInt16 column): fits 32 bits, and says so. */
+const bounded = (maximum: number, description?: string) => Type.Integer({ minimum: 0, maximum, ...described(description) });
+const num = (description?: string) => Float64(described(description));
+const str = (description?: string) => Type.String(described(description));
 /** `T | null` with a plain `type: [..., 'null']` (faster to serialise than anyOf). */
 const nullable = (type: 'string' | 'integer', description?: string) =>
-  Type.Unsafe<string | null>({ type: [type, 'null'], ...(description === undefined ? {} : { description }) });
+  Type.Unsafe<string | null>({ type: [type, 'null'], ...described(description) });
 const percent = () => num('Percent 0-100');
-const unixSeconds = (description = 'Unix seconds') => int(description);
+const unixSeconds = (description = 'Unix seconds') => int64(description);
+const lamports = (description = 'Lamports') => int64(description);
+/** Hour of day, 0-23 (UTC). */
+const LAST_HOUR = 23;
 
 export const Transaction = Type.Object({
   signature: str(),
@@ -20,9 +28,9 @@ export const Transaction = Type.Object({
   programId: str(),
   protocolName: str(),
   instructionType: str(),
-  fee: int('Lamports'),
-  computeUnits: int(),
-  accountsCount: int(),
+  fee: lamports(),
+  computeUnits: int64(),
+  accountsCount: bounded(UINT16_MAX),
   success: Type.Boolean(),
 });
 
@@ -30,21 +38,21 @@ export const Transaction = Type.Object({
  *  (one transaction can touch an address in several instructions; without it they look alike). */
 export const AddressTransaction = Type.Object({
   ...Transaction.properties,
-  instructionIndex: int('Position of the instruction in its transaction, from 0: tells apart the records of one transaction'),
+  instructionIndex: bounded(UINT16_MAX, 'Position of the instruction in its transaction, from 0: tells apart the records of one transaction'),
 });
 
 export const ProtocolStats = Type.Object({
   protocolName: str(),
-  totalTransactions: int(),
-  successfulTransactions: int(),
-  failedTransactions: int(),
+  totalTransactions: int64(),
+  successfulTransactions: int64(),
+  failedTransactions: int64(),
   successRate: percent(),
-  totalFees: num(),
+  totalFees: lamports('Lamports, summed'),
   averageFee: num(),
-  totalComputeUnits: num(),
+  totalComputeUnits: int64(),
   averageComputeUnits: num(),
   averageAccountsCount: num(),
-  uniqueInstructionTypes: int(),
+  uniqueInstructionTypes: int64(),
   firstSeen: unixSeconds('Unix seconds; 0 when there are no records'),
   lastSeen: unixSeconds('Unix seconds; 0 when there are no records'),
 });
@@ -52,18 +60,18 @@ export const ProtocolStats = Type.Object({
 export const ActivityBucket = Type.Object({
   timestamp: unixSeconds('Bucket start, Unix seconds'),
   date: str('Bucket day, YYYY-MM-DD (UTC)'),
-  hour: Type.Optional(int('Hour of day 0-23 (hourly buckets only)')),
-  count: int(),
-  successCount: int(),
-  failedCount: int(),
-  totalFees: num(),
-  totalComputeUnits: num(),
+  hour: Type.Optional(bounded(LAST_HOUR, 'Hour of day 0-23 (hourly buckets only)')),
+  count: int64(),
+  successCount: int64(),
+  failedCount: int64(),
+  totalFees: lamports('Lamports, summed'),
+  totalComputeUnits: int64(),
 });
 
 export const InstructionTypeStats = Type.Object({
   instructionType: str(),
   protocolName: str(),
-  count: int(),
+  count: int64(),
   successRate: percent(),
   averageComputeUnits: num(),
   averageFee: num(),
@@ -71,18 +79,18 @@ export const InstructionTypeStats = Type.Object({
 
 export const TopProtocol = Type.Object({
   protocolName: str(),
-  transactionCount: int(),
+  transactionCount: int64(),
   successRate: percent(),
-  totalFees: num(),
+  totalFees: lamports('Lamports, summed'),
 });
 
 export const ProtocolComparisonItem = Type.Object({
   protocolName: str(),
-  totalTransactions: int(),
+  totalTransactions: int64(),
   successRate: percent(),
   averageFee: num(),
   averageComputeUnits: num(),
-  uniqueInstructionTypes: int(),
+  uniqueInstructionTypes: int64(),
 });
 
 export const ProtocolPerformance = Type.Object({
@@ -94,7 +102,7 @@ export const ProtocolPerformance = Type.Object({
   p95ComputeUnits: num('Approximate (t-digest)'),
   p99ComputeUnits: num('Approximate (t-digest)'),
   averageAccountsCount: num(),
-  totalVolume: num('Total fees in lamports over the range (DESIGN section 4)'),
+  totalVolume: lamports('Total fees in lamports over the range (DESIGN section 4)'),
 });
 
 export const FailedTransaction = Type.Object({
@@ -110,11 +118,11 @@ export const FailedTransaction = Type.Object({
 
 export const FeeStats = Type.Object({
   protocolName: nullable('string', 'null for all requested protocols together'),
-  totalTransactions: int(),
-  totalFees: num(),
+  totalTransactions: int64(),
+  totalFees: lamports('Lamports, summed'),
   averageFee: num(),
-  minFee: num(),
-  maxFee: num(),
+  minFee: lamports(),
+  maxFee: lamports(),
   p50Fee: num('Approximate (t-digest)'),
   p95Fee: num('Approximate (t-digest)'),
   p99Fee: num('Approximate (t-digest)'),
@@ -122,27 +130,27 @@ export const FeeStats = Type.Object({
 
 export const TableStorage = Type.Object({
   table: str(),
-  parts: int(),
-  bytesOnDisk: num(),
-  uncompressedBytes: num(),
+  parts: int64(),
+  bytesOnDisk: int64(),
+  uncompressedBytes: int64(),
 });
 
 export const GlobalStats = Type.Object({
-  totalTransactions: int(),
-  successfulTransactions: int(),
-  failedTransactions: int(),
+  totalTransactions: int64(),
+  successfulTransactions: int64(),
+  failedTransactions: int64(),
   successRate: percent(),
-  totalFees: num(),
-  totalComputeUnits: num(),
+  totalFees: lamports('Lamports, summed'),
+  totalComputeUnits: int64(),
   averageFee: num(),
   averageComputeUnits: num(),
-  protocolCount: int('Active (visible) protocols'),
-  protocols: Type.Array(Type.Object({ protocolName: str(), totalTransactions: int() })),
+  protocolCount: int64('Active (visible) protocols'),
+  protocols: Type.Array(Type.Object({ protocolName: str(), totalTransactions: int64() })),
   firstSeen: unixSeconds(),
   lastSeen: unixSeconds(),
   latestSlot: str('Highest slot stored, as a string'),
   storage: Type.Object(
-    { bytesOnDisk: num(), uncompressedBytes: num(), tables: Type.Array(TableStorage) },
+    { bytesOnDisk: int64(), uncompressedBytes: int64(), tables: Type.Array(TableStorage) },
     {
       description:
         'From system.parts: the published tables (those SQL can read), their parts and bytes; no row counts (they would include records of protocols not yet available)',

@@ -1,10 +1,10 @@
 // The primitives every interface and the ingest record share, defined once as JSON Schema
 // (TypeBox) so the validation rule, the TypeScript type and the OpenAPI text cannot drift.
 // `description` doubles as the human rule in error messages ("must be <description>").
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type IntegerOptions, type NumberOptions, type Static } from '@sinclair/typebox';
 import { invalidParams } from '../errors.ts';
 import { calendarDayPattern } from './calendar.ts';
-import { FILTER_LIST_MAX, MAX_BLOCK_DATE, MAX_BLOCK_TIME, MIN_BLOCK_DATE, MIN_BLOCK_TIME, SIGNATURE_LIST_MAX } from '../limits.ts';
+import { FILTER_LIST_MAX, HTTP_MAX_PATH_PARAM_CHARS, MAX_BLOCK_DATE, MAX_BLOCK_TIME, MIN_BLOCK_DATE, MIN_BLOCK_TIME, SIGNATURE_LIST_MAX } from '../limits.ts';
 
 /** Base58 (Bitcoin alphabet): no 0, O, I or l. */
 const BASE58 = '[1-9A-HJ-NP-Za-km-z]';
@@ -24,11 +24,34 @@ export const ProtocolName = Type.String({
  *  unknown or inactive one is refused), so a document can list those names as its enum. */
 export const ACTIVE_PROTOCOL_COMMENT = 'one of the active protocol names (the registry)';
 export const ActiveProtocolName = Type.String({ ...ProtocolName, $comment: ACTIVE_PROTOCOL_COMMENT });
+/** The format name of Int64 (and of UnixSeconds, a number that is a whole number). */
+export const INT64 = 'int64';
+/**
+ * A whole number that may pass 2^31: counts and totals of records, lamports and compute units
+ * and their sums, rows and bytes, costs, seeds (0..2^32-1), Unix seconds (past 2038). Every
+ * document says `format: int64`, so a generated client reads it into a 64-bit integer (a bare
+ * `integer` is 32-bit to openapi-generator and its like). Exact as a JSON number below 2^53; a
+ * slot, which can pass that, is a decimal string instead.
+ */
+export const Int64 = (options: IntegerOptions = {}) => Type.Integer({ ...options, format: INT64 });
+export const DOUBLE = 'double';
+/** A number that need not be whole (an average, a rate, a percentile, a fraction): `format:
+ *  double` in every document, so a generated client reads it as 64-bit, not as a 32-bit float. */
+export const Float64 = (options: NumberOptions = {}) => Type.Number({ ...options, format: DOUBLE });
+/** The formats the schemas above name, for a validator (ajv) that compiles them: a number
+ *  format is a type for generated clients; to a validator int64 is a whole number, double any. */
+export const NUMBER_FORMATS: Readonly<Record<string, { type: 'number'; validate: (n: number) => boolean }>> = {
+  [INT64]: { type: 'number', validate: (n) => Number.isInteger(n) },
+  [DOUBLE]: { type: 'number', validate: () => true },
+};
+/** Largest value of a UInt16 column (instruction_index, accounts_count): such a field fits 32 bits. */
+export const UINT16_MAX = 2 ** 16 - 1;
+
 export const InstructionType = Type.String({ minLength: 1, maxLength: 128, description: 'an instruction type of 1-128 characters' });
 /** Whole Unix seconds the store can hold (block_time is DateTime, UInt32). A number that is
  *  a multiple of 1 rather than an integer type, so 1.5 reads as "not a whole number" (a bad
  *  value), not as a wrong JSON type (an unparsable filter, in JSON-RPC's classification). */
-export const UnixSeconds = Type.Number({ multipleOf: 1, minimum: MIN_BLOCK_TIME, maximum: MAX_BLOCK_TIME });
+export const UnixSeconds = Type.Number({ multipleOf: 1, minimum: MIN_BLOCK_TIME, maximum: MAX_BLOCK_TIME, format: INT64 });
 /** The range filter {gte, lte}, both inclusive Unix seconds. */
 export const BlockTimeRange = Type.Object({ gte: Type.Optional(UnixSeconds), lte: Type.Optional(UnixSeconds) }, { additionalProperties: false });
 /** A calendar day, UTC. */
@@ -41,6 +64,11 @@ export const CalendarDay = Type.String({
   pattern: CALENDAR_DAY_PATTERN,
   description: `a calendar date written YYYY-MM-DD, ${MIN_BLOCK_DATE} to ${MAX_BLOCK_DATE}`,
 });
+
+/** A path parameter of any route: at most HTTP_MAX_PATH_PARAM_CHARS characters (longer is
+ *  414, before any route sees it), stated as its maxLength so the documents carry the limit.
+ *  A tighter rule of its own (a signature's pattern) still applies within it. */
+export const pathParam = <T extends object>(schema: T): T & { maxLength: number } => ({ ...schema, maxLength: HTTP_MAX_PATH_PARAM_CHARS });
 
 /** The list filters every interface takes (JSON-RPC's options.filters.*, GraphQL's
  *  filters.*): each item's primitive and the most items one list may hold. */

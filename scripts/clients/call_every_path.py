@@ -21,22 +21,22 @@ BASE, KEY = sys.argv[2], sys.argv[3]
 
 from txa_client import Client  # noqa: E402
 from txa_client.api.exports import (  # noqa: E402
-    get_v1_exports, get_v1_exports_id, get_v1_exports_id_files_name, get_v1_exports_links_id_name,
-    get_v1_query_exports, get_v1_query_exports_id, get_v1_query_exports_id_files_name,
-    post_v1_exports, post_v1_exports_id_cancel, post_v1_query_exports, post_v1_query_exports_id_cancel,
+    list_exports, get_export, download_export_file, download_export_link,
+    list_sql_exports, get_sql_export, download_sql_export_file,
+    create_export, cancel_export, create_sql_export, cancel_sql_export,
 )
 from txa_client.api.rest import (  # noqa: E402
-    get_api_v1_analytics_fees, get_api_v1_analytics_protocols, get_api_v1_analytics_time_series,
-    get_api_v1_stats, get_api_v1_transactions, get_api_v1_transactions_signature,
+    get_fee_stats, get_protocol_stats, get_protocol_activity,
+    get_global_stats, get_transactions, get_transaction,
 )
-from txa_client.api.metrics import get_v1_metrics  # noqa: E402
-from txa_client.api.sql import post_api_v1_query, post_v1_query, post_v1_query_csv  # noqa: E402
+from txa_client.api.metrics import get_metrics  # noqa: E402
+from txa_client.api.sql import run_rest_query, run_query, run_csv_query  # noqa: E402
 from txa_client.api.sql_executions import (  # noqa: E402
-    get_v1_query_executions_id, get_v1_query_executions_id_results, post_v1_query_executions, post_v1_query_executions_id_cancel,
+    get_query_execution, get_query_execution_results, create_query_execution, cancel_query_execution,
 )
 from txa_client.models import (  # noqa: E402
-    ErrorBody, ExportJobStatus, PostApiV1QueryBody, PostV1ExportsBody, PostV1QueryBody, PostV1QueryCsvBody, PostV1QueryExecutionsBody,
-    PostV1QueryExportsBody, ProtocolName,
+    ErrorBody, ExportJobStatus, RunRestQueryBody, CreateExportBody, RunQueryBody, RunCsvQueryBody, CreateQueryExecutionBody,
+    CreateSqlExportBody, ProtocolName,
 )
 
 from txa_client.types import UNSET  # noqa: E402
@@ -68,7 +68,7 @@ state = {}
 
 
 def transactions():
-    page = parsed(get_api_v1_transactions.sync_detailed(client=client, limit=5, date_from=WEEK_AGO, date_to=DAY))
+    page = parsed(get_transactions.sync_detailed(client=client, limit=5, date_from=WEEK_AGO, date_to=DAY))
     assert len(page.data) == 5, len(page.data)
     state["sig"] = page.data[0].signature
     return state["sig"]
@@ -78,7 +78,7 @@ call("GET /api/v1/transactions", transactions)
 
 
 def one_transaction():
-    record = parsed(get_api_v1_transactions_signature.sync_detailed(state["sig"], client=client)).data
+    record = parsed(get_transaction.sync_detailed(state["sig"], client=client)).data
     assert record.signature == state["sig"], record.signature
     return record.protocol_name
 
@@ -87,7 +87,7 @@ call("GET /api/v1/transactions/{signature}", one_transaction)
 
 
 def protocols():
-    stats = parsed(get_api_v1_analytics_protocols.sync_detailed(
+    stats = parsed(get_protocol_stats.sync_detailed(
         client=client, protocol_name=ProtocolName.JUPITER_V6, date_from=WEEK_AGO, date_to=DAY)).data
     assert stats.total_transactions > 0, stats
     return stats.total_transactions
@@ -97,18 +97,18 @@ call("GET /api/v1/analytics/protocols", protocols)
 
 
 def time_series():
-    buckets = parsed(get_api_v1_analytics_time_series.sync_detailed(client=client, date_from=WEEK_AGO, date_to=DAY)).data
+    buckets = parsed(get_protocol_activity.sync_detailed(client=client, date_from=WEEK_AGO, date_to=DAY)).data
     assert len(buckets) == 7 * 24 and sum(b.count for b in buckets) > 0, len(buckets)
     return len(buckets)
 
 
 call("GET /api/v1/analytics/time-series", time_series)
-call("GET /api/v1/analytics/fees", lambda: parsed(get_api_v1_analytics_fees.sync_detailed(
+call("GET /api/v1/analytics/fees", lambda: parsed(get_fee_stats.sync_detailed(
     client=client, date_from=WEEK_AGO, date_to=DAY)).data)
 
 
 def stats():
-    data = parsed(get_api_v1_stats.sync_detailed(client=client)).data
+    data = parsed(get_global_stats.sync_detailed(client=client)).data
     assert len(data.protocols) > 0
     return [p.protocol_name for p in data.protocols]
 
@@ -129,12 +129,12 @@ def sql_json(module, body_cls):
     return run
 
 
-call("POST /v1/query", sql_json(post_v1_query, PostV1QueryBody))
-call("POST /api/v1/query", sql_json(post_api_v1_query, PostApiV1QueryBody))
+call("POST /v1/query", sql_json(run_query, RunQueryBody))
+call("POST /api/v1/query", sql_json(run_rest_query, RunRestQueryBody))
 
 
 def sql_csv():
-    text = parsed(post_v1_query_csv.sync_detailed(client=client, body=PostV1QueryCsvBody.from_dict({"query": QUERY})))
+    text = parsed(run_csv_query.sync_detailed(client=client, body=RunCsvQueryBody.from_dict({"query": QUERY})))
     assert isinstance(text, str), type(text)
     rows = list(csv.DictReader(io.StringIO(text)))
     as_strings = [{k: str(v) for k, v in r.items()} for r in state["rows"]]
@@ -157,15 +157,15 @@ def wait(getter, job_id):
 
 
 def create_filter_export():
-    body = PostV1ExportsBody.from_dict({"format": "PARQUET", "filters": {"protocols": ["jupiter_v6"]},
+    body = CreateExportBody.from_dict({"format": "PARQUET", "filters": {"protocols": ["jupiter_v6"]},
                                         "columns": ["signature", "block_time", "fee", "success"]})
-    state["job"] = parsed(post_v1_exports.sync_detailed(client=client, body=body), 202).id
+    state["job"] = parsed(create_export.sync_detailed(client=client, body=body), 202).id
     return state["job"]
 
 
-def create_sql_export():
-    body = PostV1QueryExportsBody.from_dict({"query": "SELECT signature, protocol_name, fee FROM transactions WHERE NOT success", "format": "CSV"})
-    state["sqljob"] = parsed(post_v1_query_exports.sync_detailed(client=client, body=body), 202).id
+def start_sql_export():
+    body = CreateSqlExportBody.from_dict({"query": "SELECT signature, protocol_name, fee FROM transactions WHERE NOT success", "format": "CSV"})
+    state["sqljob"] = parsed(create_sql_export.sync_detailed(client=client, body=body), 202).id
     return state["sqljob"]
 
 
@@ -211,7 +211,7 @@ def signed_link():
     link = urllib.parse.urlparse(f.url)
     q = dict(urllib.parse.parse_qsl(link.query))
     keyless = Client(base_url=BASE, timeout=60.0)  # the link is its own credential
-    body = parsed(get_v1_exports_links_id_name.sync_detailed(state["job"], f.name, client=keyless, key=q["key"], expires=q["expires"], sig=q["sig"])).payload.read()
+    body = parsed(download_export_link.sync_detailed(state["job"], f.name, client=keyless, key=q["key"], expires=q["expires"], sig=q["sig"])).payload.read()
     assert hashlib.sha256(body).hexdigest() == f.sha256
     return f"{len(body)} bytes without the key"
 
@@ -225,16 +225,16 @@ def cancel(module, key):
 
 
 call("POST /v1/exports", create_filter_export)
-call("GET /v1/exports/{id}", follow(get_v1_exports_id, "job"))
-call("GET /v1/exports", listed(get_v1_exports, "job"))
-call("GET /v1/exports/{id}/files/{name}", download(get_v1_exports_id_files_name, "job", parquet))
+call("GET /v1/exports/{id}", follow(get_export, "job"))
+call("GET /v1/exports", listed(list_exports, "job"))
+call("GET /v1/exports/{id}/files/{name}", download(download_export_file, "job", parquet))
 call("GET /v1/exports/links/{id}/{name}", signed_link)
-call("POST /v1/exports/{id}/cancel", cancel(post_v1_exports_id_cancel, "job"))
-call("POST /v1/query/exports", create_sql_export)
-call("GET /v1/query/exports/{id}", follow(get_v1_query_exports_id, "sqljob"))
-call("GET /v1/query/exports", listed(get_v1_query_exports, "sqljob"))
-call("GET /v1/query/exports/{id}/files/{name}", download(get_v1_query_exports_id_files_name, "sqljob", csv_rows))
-call("POST /v1/query/exports/{id}/cancel", cancel(post_v1_query_exports_id_cancel, "sqljob"))
+call("POST /v1/exports/{id}/cancel", cancel(cancel_export, "job"))
+call("POST /v1/query/exports", start_sql_export)
+call("GET /v1/query/exports/{id}", follow(get_sql_export, "sqljob"))
+call("GET /v1/query/exports", listed(list_sql_exports, "sqljob"))
+call("GET /v1/query/exports/{id}/files/{name}", download(download_sql_export_file, "sqljob", csv_rows))
+call("POST /v1/query/exports/{id}/cancel", cancel(cancel_sql_export, "sqljob"))
 
 
 
@@ -247,14 +247,14 @@ def state_of(view):
 
 
 def create_execution():
-    body = PostV1QueryExecutionsBody.from_dict({"query": EXEC_QUERY, "format": "json"})
-    state["exec"] = parsed(post_v1_query_executions.sync_detailed(client=client, body=body), 202).id
+    body = CreateQueryExecutionBody.from_dict({"query": EXEC_QUERY, "format": "json"})
+    state["exec"] = parsed(create_query_execution.sync_detailed(client=client, body=body), 202).id
     return state["exec"]
 
 
 def follow_execution():
     for _ in range(240):
-        view = parsed(get_v1_query_executions_id.sync_detailed(state["exec"], client=client))
+        view = parsed(get_query_execution.sync_detailed(state["exec"], client=client))
         if state_of(view) in ("COMPLETED", "FAILED", "CANCELLED"):
             assert state_of(view) == "COMPLETED", (state_of(view), view.error)
             return view.total_rows
@@ -263,8 +263,8 @@ def follow_execution():
 
 
 def execution_results():
-    page = parsed(get_v1_query_executions_id_results.sync_detailed(state["exec"], client=client))
-    direct = parsed(post_v1_query.sync_detailed(client=client, body=PostV1QueryBody.from_dict({"query": EXEC_QUERY})))
+    page = parsed(get_query_execution_results.sync_detailed(state["exec"], client=client))
+    direct = parsed(run_query.sync_detailed(client=client, body=RunQueryBody.from_dict({"query": EXEC_QUERY})))
     got = [{k: str(v) for k, v in r.to_dict().items()} for r in page.data]
     want = [{k: str(v) for k, v in r.to_dict().items()} for r in direct.data]
     assert got == want, (got[:3], want[:3])
@@ -273,18 +273,18 @@ def execution_results():
 
 
 def cancel_execution():
-    view = parsed(post_v1_query_executions_id_cancel.sync_detailed(state["exec"], client=client))
+    view = parsed(cancel_query_execution.sync_detailed(state["exec"], client=client))
     assert state_of(view) == "COMPLETED", state_of(view)  # a finished execution stays as it is
     return state_of(view)
 
 
 def user_metrics():
     # Prometheus text: every family of the protocol, its transactions counter equal to the REST stats of all time.
-    res = get_v1_metrics.sync_detailed(client=client, protocol=[ProtocolName("jupiter_v6")])
+    res = get_metrics.sync_detailed(client=client, protocol=[ProtocolName("jupiter_v6")])
     assert res.status_code == 200, (res.status_code, res.content[:300])
     text = res.content.decode()
     line = next(l for l in text.splitlines() if l.startswith('txa_protocol_transactions_total{') and 'protocol="jupiter_v6"' in l)
-    stats = parsed(get_api_v1_analytics_protocols.sync_detailed(client=client, protocol_name=ProtocolName("jupiter_v6")))
+    stats = parsed(get_protocol_stats.sync_detailed(client=client, protocol_name=ProtocolName("jupiter_v6")))
     assert float(line.rsplit(" ", 1)[1]) == stats.data.total_transactions, (line, stats.data.total_transactions)
     return line
 

@@ -6,6 +6,7 @@
 // method's result schema (the catalog's too). A seed makes a run replayable.
 import { Ajv, type ValidateFunction } from 'ajv';
 import { CATALOG, rpcMethodsOf } from '../../api/catalog/catalog.ts';
+import { NUMBER_FORMATS } from '../../core/vocabulary/primitives.ts';
 
 const RPC_METHODS = rpcMethodsOf(CATALOG);
 type MethodName = string;
@@ -232,6 +233,7 @@ function makeCall(g: Generator, mode: Mode, n: number): Call {
 }
 
 const ajv = new Ajv({ strict: false, allErrors: false });
+for (const [name, format] of Object.entries(NUMBER_FORMATS)) ajv.addFormat(name, format);
 const resultValidators = new Map<MethodName, ValidateFunction>(METHODS.map((m) => [m, ajv.compile(methodOf(m).result)]));
 
 export function checkAnswer(answer: unknown, expectedId: unknown, method: MethodName | undefined, outcomes: Record<string, number>): string | undefined {
