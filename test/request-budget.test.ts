@@ -14,6 +14,9 @@ import { PlanAnswerMemory } from '../api/access/answer-memory.ts';
 import { captureLog } from './support/log-capture.ts';
 import { startApp } from './support/services.ts';
 
+/** The real setTimeout, for waits while the clock is faked. */
+const realSetTimeout = setTimeout;
+
 describe('the budget, as figures', () => {
   it('derives every figure from the plan and the door', () => {
     const free = new Budget('free', 'graphql', 0);
@@ -59,6 +62,10 @@ describe('every route passes the budget', () => {
     app.get('/dashboard/new-open-route', async (req) => limits(probe.under(req.budget)));
     app.get('/v1/new-door/big', async () => 'x'.repeat(ANSWER_BUDGET_BYTES.rest + 1));
     app.get('/v1/new-door/stuck', () => new Promise(() => {}));
+    // An answer whose way out (its onSend) is still running when the request's deadline passes.
+    app.get('/v1/new-door/slow-out', {
+      onSend: (_req, _reply, payload, done) => void setTimeout(() => done(null, payload), DOOR_WALL_MS.rest + REQUEST_DEADLINE_GRACE_MS + 1000),
+    }, async () => ({ answer: 'the handler\'s' }));
     app.get('/v1/new-door/big-stream', async (_req, reply) => {
       const chunk = Buffer.alloc(1024 * 1024, 'y');
       let n = 0;
@@ -128,6 +135,29 @@ describe('every route passes the budget', () => {
       const res = await pending;
       expect(res.statusCode).toBe(408);
       expect(res.json()).toMatchObject({ message: expect.stringMatching(/ran past its 30 s time budget/) });
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('an answer already on its way out when the deadline passes is sent as it is: one reply, status and body agreeing', async () => {
+    // Issue 35, finding 3: the deadline's time-out replaced the status of an answer the edge was
+    // sending (408 with the body "Response Too Large"), and the log said "Reply was already sent".
+    const headers = await apiKeyHeaders(t.app, 'free');
+    vi.useFakeTimers({ toFake: ['setTimeout', 'Date'] });
+    try {
+      let settled = false;
+      const pending = t.app.inject({ method: 'GET', url: '/v1/new-door/slow-out', headers }).finally(() => (settled = true));
+      // Step the clock, letting real time pass between steps: the key's lookup and the handler
+      // run on the engine first, and only then do the deadline's and the way out's timers start.
+      for (let step = 0; !settled && step < 4000; step++) {
+        await vi.advanceTimersByTimeAsync(500);
+        await new Promise((resolve) => realSetTimeout(resolve, 5));
+      }
+      const res = await pending;
+      expect(res.statusCode).toBe(200);
+      expect(res.json()).toEqual({ answer: 'the handler\'s' });
+      expect(log.text()).not.toMatch(/Reply was already sent|passed its wall time unanswered/);
     } finally {
       vi.useRealTimers();
     }
