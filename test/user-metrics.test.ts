@@ -27,7 +27,7 @@ let prom: PrometheusServer | undefined;
 let records: IngestRecord[] = [];
 let now: number;
 
-/** Records near now (the 5-minute window holds them for over four minutes after ingest): pump_amm fails one in two, whirlpool never, jupiter_v6 only 30 minutes ago, raydium_amm_v4 is inactive. */
+/** Records near now (the 5-minute window holds them for four minutes after ingest): pump_amm fails one in two (over 60 records: the shipped failure alert counts 50 at least), whirlpool never, jupiter_v6 only 30 minutes ago, raydium_amm_v4 is inactive. */
 function liveRecords(at: number): IngestRecord[] {
   const out: IngestRecord[] = [];
   const add = (protocol: string, i: number, time: number, success: boolean, type: string): void => {
@@ -38,7 +38,7 @@ function liveRecords(at: number): IngestRecord[] {
       ...(success ? {} : { error_message: 'custom program error: 0x1771' }),
     });
   };
-  for (let i = 0; i < 20; i++) add('pump_amm', i, at - 40 + i, i % 2 === 0, i < 12 ? 'buy' : 'sell');
+  for (let i = 0; i < 60; i++) add('pump_amm', i, at - 60 + i, i % 2 === 0, i < 12 ? 'buy' : 'sell');
   for (let i = 0; i < 20; i++) add('whirlpool', i, at - 40 + i, true, 'swap');
   for (let i = 0; i < 10; i++) add('jupiter_v6', i, at - 1800 + i, i !== 3, 'route');
   for (let i = 0; i < 5; i++) add('raydium_amm_v4', i, at - 40 + i, false, 'swapBaseIn');
@@ -114,8 +114,8 @@ describe('GET /v1/metrics', () => {
         for (const name of ['txa_protocol_fee_lamports_count', 'txa_protocol_compute_units_count']) expect(pick(samples, name, { protocol: p, window }), p).toBe(mine.length);
       }
     }
-    expect(pick(samples, 'txa_protocol_window_transactions', { protocol: 'pump_amm', window: '5m' })).toBe(20);
-    expect(pick(samples, 'txa_protocol_window_failed_transactions', { protocol: 'pump_amm', window: '5m' })).toBe(10);
+    expect(pick(samples, 'txa_protocol_window_transactions', { protocol: 'pump_amm', window: '5m' })).toBe(60);
+    expect(pick(samples, 'txa_protocol_window_failed_transactions', { protocol: 'pump_amm', window: '5m' })).toBe(30);
     expect(pick(samples, 'txa_protocol_success_ratio', { protocol: 'pump_amm', window: '5m' })).toBe(0.5);
     expect(pick(samples, 'txa_protocol_success_ratio', { protocol: 'whirlpool', window: '1h' })).toBe(1);
     expect(pick(samples, 'txa_protocol_window_transactions', { protocol: 'jupiter_v6', window: '5m' })).toBe(0);
