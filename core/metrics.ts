@@ -74,6 +74,10 @@ export class Metrics implements WarehouseObserver, IngestObserver {
 
   constructor(freshness?: FreshnessProbe) {
     collectDefaultMetrics({ register: this.registry });
+    // prom-client's defaults include three gauges named like counters (Prometheus reserves
+    // `_total` for counters; `promtool check metrics` warns): their per-type gauges remain,
+    // `sum(nodejs_active_handles)` is the total.
+    for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) this.registry.removeSingleMetric(name);
     if (freshness) this.addFreshness(freshness);
   }
 

@@ -4,14 +4,18 @@
 // splits and rows the manifest states, the columns the schema states, timestamps as UTC
 // instants (CSV and JSONL write ISO 8601 with Z), CSV's accounts as a JSON array equal to the
 // stored list; the manifest's watermark is ISO 8601. Also a normalised column's mean and
-// deviation, and a stratified sample's shares, as the Python side computes them.
+// deviation, and a stratified sample's shares, as the Python side computes them. And a CSV of
+// multi-line log messages (line feeds, CRLF, lone CR, backslashes) over pyarrow's 1 MiB block,
+// which pyarrow's defaults could not read (issue 38): every default reader reads it row for
+// row, and the dataset card's rule gives back every stored value.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { IngestRecord } from '../ingest/record-schema.ts';
 import { apiKeyHeaders } from './support/api-key.ts';
-import { demoRecords, ingest } from './support/fixtures.ts';
+import { b58, demoRecords, ingest, PROGRAM_OF } from './support/fixtures.ts';
 import { startApp } from './support/services.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -25,17 +29,55 @@ const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{3})?Z$/;
 
 type Job = { id: string; status: string; error: string | null; files: { name: string; split: string; rows: number }[] };
 type Seen = { rows: number; features: Record<string, string>; first: Record<string, unknown> | null; feeMean: number | null; feeStd: number | null; protocols: Record<string, number> };
+type Decoded = Record<string, Record<string, string>>;
 type Report = Record<string, {
   pyarrow: Record<string, { rows: number; columns: string[]; types: Record<string, string>; first: Record<string, unknown> | null }>;
   datasets: Record<string, Seen> | null;
   streaming: Record<string, Seen> | null;
   errors: Record<string, string>;
+  /** Per file, per reader (pyarrow, pandas, csv): the text columns by signature, decoded by the card's rule. */
+  text: Record<string, Record<'pyarrow' | 'pandas' | 'csv', { rows?: number; decoded: Decoded }>>;
 }>;
 
-const exportsRead: { name: string; dir: string; format: string; empty: boolean; job: Job; manifest: any }[] = [];
+const exportsRead: { name: string; dir: string; format: string; empty: boolean; job: Job; manifest: any; text?: string[] }[] = [];
+/** A day of its own for the multi-line records (the demo records end on 2024-12-31). */
+const MULTILINE_DAY = '2025-01-05';
+const MULTILINE_TEXT = ['log_messages', 'error_message'];
+
+/**
+ * 3000 pump.fun records in one hour (so one CSV file of about 3 MB: pyarrow's 1 MiB blocks end
+ * inside its values), each with a log of several lines: line feeds, CRLF or a lone CR between
+ * lines, quotes, commas and backslashes inside them, a line ending in a backslash, the two
+ * characters backslash-n as text; some sent as an array of lines, some failed with a two-line error.
+ */
+function multilineRecords(): IngestRecord[] {
+  const program = PROGRAM_OF.pump_fun!;
+  const start = Date.parse(`${MULTILINE_DAY}T10:00:00Z`) / 1000;
+  return Array.from({ length: 3000 }, (_, i) => {
+    const lines = [
+      `Program ${program} invoke [1]`,
+      'Program log: Instruction: Buy',
+      `Program log: route "${i}", through C:\\pool\\${i % 97} and back`,
+      ...[1, 2, 3].map((k) => `Program data: ${b58(`data-${i}-${k}`, 200)}`),
+      ...(i % 13 === 0 ? ['Program log: ends with a backslash \\'] : []),
+      ...(i % 17 === 0 ? ['Program log: a literal \\n stays two characters'] : []),
+      `Program ${program} consumed ${40_000 + i} of 200000 compute units`,
+      `Program ${program} ${i % 3 === 0 ? 'failed: custom program error: 0x1771' : 'success'}`,
+    ];
+    const sep = i % 7 === 0 ? '\r\n' : i % 11 === 0 ? '\r' : '\n';
+    return {
+      signature: b58(`multiline-${i}`, 88), instruction_index: 0, slot: 310_000_000 + i, block_time: start + i,
+      program_id: program, protocol_name: 'pump_fun', instruction_type: 'buy', fee: 5000 + i, compute_units: 40_000 + i,
+      accounts: [b58(`multiline-account-${i % 50}`, 44)], success: i % 3 !== 0,
+      ...(i % 3 === 0 ? { error_message: 'custom program error: 0x1771\nSlippage tolerance exceeded' } : {}),
+      log_messages: i % 5 === 0 && sep === '\n' ? lines : lines.join(sep),
+    };
+  });
+}
+
 let report: Report;
 
-async function exportTo(name: string, config: Record<string, unknown>, empty: boolean): Promise<void> {
+async function exportTo(name: string, config: Record<string, unknown>, empty: boolean, text?: string[]): Promise<void> {
   const r = await t.app.inject({ method: 'POST', url: '/v1/exports', headers: { ...a, 'content-type': 'application/json' }, payload: JSON.stringify(config) });
   expect(r.statusCode, r.body).toBe(202);
   let job = r.json<Job>();
@@ -51,7 +93,7 @@ async function exportTo(name: string, config: Record<string, unknown>, empty: bo
     expect(d.statusCode).toBe(200);
     writeFileSync(path.join(dir, f), d.rawPayload);
   }
-  exportsRead.push({ name, dir, format: String(config.format), empty, job, manifest: JSON.parse(readFileSync(path.join(dir, 'manifest.json'), 'utf8')) });
+  exportsRead.push({ name, dir, format: String(config.format), empty, job, manifest: JSON.parse(readFileSync(path.join(dir, 'manifest.json'), 'utf8')), ...(text === undefined ? {} : { text }) });
 }
 
 beforeAll(async () => {
@@ -69,7 +111,12 @@ beforeAll(async () => {
     // No record falls in this window: a 0-row export.
     await exportTo(`${format}-empty`, { format, filters: { dateRange: { start: '2020-01-01', end: '2020-01-02' } }, splits: { train: 0.9, test: 0.1 } }, true);
   }
-  const out = execFileSync(python, [path.join(ROOT, 'test/support/read-exports.py'), JSON.stringify(exportsRead.map(({ name, dir, format, empty }) => ({ name, dir, format, empty }))), path.join(scratch, 'hf-cache')],
+  await ingest(t.services, multilineRecords());
+  await exportTo('CSV-multiline', {
+    format: 'CSV', filters: { protocols: ['pump_fun'], dateRange: { start: MULTILINE_DAY, end: MULTILINE_DAY } },
+    columns: ['signature', 'block_time', 'fee', 'accounts', 'error_message', 'log_messages'], splits: { train: 1, test: 0, val: 0 },
+  }, false, MULTILINE_TEXT);
+  const out = execFileSync(python, [path.join(ROOT, 'test/support/read-exports.py'), JSON.stringify(exportsRead.map(({ name, dir, format, empty, text }) => ({ name, dir, format, empty, text }))), path.join(scratch, 'hf-cache')],
     { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 * 1024 * 1024 });
   report = JSON.parse(out) as Report;
 }, 300_000);
@@ -190,4 +237,39 @@ describe('an empty export', () => {
       }
     });
   }
+});
+
+describe('a CSV of multi-line log messages', () => {
+  it('pyarrow, pandas, the csv module and datasets, each with its defaults, read it row for row; the card\'s rule gives back every stored value', async () => {
+    const e = exportsRead.find((x) => x.name === 'CSV-multiline')!;
+    const seen = report['CSV-multiline']!;
+    expect(seen.errors).toEqual({});
+    const stored = await t.services.wh.query<{ signature: string; log_messages: string; error_message: string }>(
+      'SELECT signature, log_messages, error_message FROM transactions WHERE date = {d:Date}', { params: { d: MULTILINE_DAY } });
+    expect(stored).toHaveLength(3000);
+    expect(stored.filter((r) => r.log_messages.includes('\r\n')).length).toBeGreaterThan(100);
+    expect(stored.filter((r) => /\r(?!\n)/.test(r.log_messages)).length).toBeGreaterThan(100);
+    const [file] = e.job.files;
+    expect(e.job.files).toHaveLength(1);
+    expect(file!.rows).toBe(3000);
+    // Larger than pyarrow's default block (1 MiB): its reader splits the file at line ends.
+    const raw = readFileSync(path.join(e.dir, file!.name), 'utf8');
+    expect(raw.length).toBeGreaterThan(2 * 1024 * 1024);
+    // One record a line: no line break inside a value; in block-time order, as every export writes its rows.
+    const lines = raw.split('\n');
+    expect(lines).toHaveLength(3000 + 2);
+    expect(raw).not.toContain('\r');
+    expect(lines.slice(1, -1).map((l) => l.slice(1, l.indexOf('"', 1)))).toEqual(Array.from({ length: 3000 }, (_, i) => b58(`multiline-${i}`, 88)));
+    expect(seen.pyarrow[file!.name]!.rows).toBe(3000);
+    const want = Object.fromEntries(stored.map((r) => [r.signature, { log_messages: r.log_messages, error_message: r.error_message }]));
+    for (const reader of ['pyarrow', 'pandas', 'csv'] as const) {
+      const got = seen.text[file!.name]![reader];
+      if (got.rows !== undefined) expect(got.rows, reader).toBe(3000);
+      expect(got.decoded, reader).toEqual(want);
+    }
+    expect(seen.datasets!.train!.rows).toBe(3000);
+    expect(seen.streaming!.train!.rows).toBe(3000);
+    // The card states the rule.
+    expect(readFileSync(path.join(e.dir, 'README.md'), 'utf8')).toMatch(/line feed[^\n]*`\\n`/);
+  });
 });

@@ -1,6 +1,8 @@
 // The SQL interface's answers: JSON {data, count, query} with the injected LIMIT echoed,
 // streamed RFC 4180 CSV, the row cap, the engine-enforced time-out (408), and records of
 // inactive protocols hidden exactly as in the other interfaces.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { Budget } from '../core/budget.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiKeyHeaders } from './support/api-key.ts';
@@ -132,6 +134,26 @@ describe('CSV answers', () => {
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toBe('text/csv; charset=utf-8');
     expect(res.body).toBe('"comma","quote","newline","n","nothing"\r\n"a,b","say ""hi""","line1\nline2",42,\r\n');
+  });
+
+  it('keeps a multi-line value inside quotes, as its JSON answer has it; the documented query puts each record on one line', async () => {
+    // An answer carries the values as they are (RFC 4180); export files escape them (docs/rest-and-sql.md says why).
+    const plain = 'SELECT signature, log_messages FROM transactions WHERE NOT success ORDER BY signature LIMIT 100';
+    const json = (await post({ query: plain })).json() as JsonAnswer;
+    expect(json.data.filter((r) => String(r.log_messages).includes('\n')).length).toBeGreaterThan(10);
+    const csv = (await post({ query: plain, format: 'csv' })).body;
+    expect(csv).toContain(`"${String(json.data[0]!.log_messages).replaceAll('"', '""')}"`);
+    // The recipe of docs/rest-and-sql.md, run as written: one line a record, and the rule undoes exactly.
+    const doc = readFileSync(path.join(import.meta.dirname, '..', 'docs', 'rest-and-sql.md'), 'utf8');
+    const recipe = /```sql\n([^`]*replaceAll[^`]*)```/.exec(doc)![1]!.replace(/\s+/g, ' ').trim();
+    const escaped = (await post({ query: recipe, format: 'csv' })).body;
+    expect(csv.replaceAll('\r\n', '')).toContain('\n');
+    expect(escaped.replaceAll('\r\n', '')).not.toMatch(/[\r\n]/);
+    const lines = escaped.split('\r\n');
+    expect(lines).toHaveLength(json.count + 2);
+    const decode = (v: string): string => v.replace(/\\([\\nr])/g, (_, c: string) => (c === 'n' ? '\n' : c === 'r' ? '\r' : '\\'));
+    const values = lines.slice(1, -1).map((l) => decode(l.slice(l.indexOf(',') + 2, -1).replaceAll('""', '"')));
+    expect(values).toEqual(json.data.map((r) => r.log_messages));
   });
 
   it('returns the same rows as JSON, capped by the injected LIMIT', async () => {

@@ -4,7 +4,7 @@
 // the shipped example (deploy/user-metrics/prometheus.yml, only its target and key file
 // pointed at this test) that scrapes it, evaluates the shipped alert rules (the failure-rate
 // alert goes pending for the failing protocol only) and answers every query of the shipped
-// Grafana dashboard.
+// Grafana dashboard. (The rules' behaviour over hours of history: test/promtool.test.ts.)
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -27,7 +27,7 @@ let prom: PrometheusServer | undefined;
 let records: IngestRecord[] = [];
 let now: number;
 
-/** Records near now (the 5-minute window holds them for over four minutes after ingest): pump_amm fails one in two, whirlpool never, jupiter_v6 only 30 minutes ago, raydium_amm_v4 is inactive. */
+/** Records near now (the 5-minute window holds them for four minutes after ingest): pump_amm fails one in two (over 60 records: the shipped failure alert counts 50 at least), whirlpool never, jupiter_v6 only 30 minutes ago, raydium_amm_v4 is inactive. */
 function liveRecords(at: number): IngestRecord[] {
   const out: IngestRecord[] = [];
   const add = (protocol: string, i: number, time: number, success: boolean, type: string): void => {
@@ -38,7 +38,7 @@ function liveRecords(at: number): IngestRecord[] {
       ...(success ? {} : { error_message: 'custom program error: 0x1771' }),
     });
   };
-  for (let i = 0; i < 20; i++) add('pump_amm', i, at - 40 + i, i % 2 === 0, i < 12 ? 'buy' : 'sell');
+  for (let i = 0; i < 60; i++) add('pump_amm', i, at - 60 + i, i % 2 === 0, i < 12 ? 'buy' : 'sell');
   for (let i = 0; i < 20; i++) add('whirlpool', i, at - 40 + i, true, 'swap');
   for (let i = 0; i < 10; i++) add('jupiter_v6', i, at - 1800 + i, i !== 3, 'route');
   for (let i = 0; i < 5; i++) add('raydium_amm_v4', i, at - 40 + i, false, 'swapBaseIn');
@@ -94,7 +94,9 @@ describe('GET /v1/metrics', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
     expect(res.headers.get('x-ratelimit-plan')).toBe('enterprise');
-    const samples = parseExposition(await res.text());
+    const text = await res.text();
+    for (const name of ['txa_protocol_fee_lamports', 'txa_protocol_compute_units']) expect(text).toContain(`# TYPE ${name} summary\n`);
+    const samples = parseExposition(text);
     const protocols = [...new Set(samples.filter((s) => s.name === 'txa_protocol_transactions_total').map((s) => s.labels.protocol))];
     expect(protocols.sort()).toEqual([...ACTIVE_PROTOCOLS].sort());
     for (const p of ACTIVE_PROTOCOLS) {
@@ -105,9 +107,15 @@ describe('GET /v1/metrics', () => {
       expect(pick(samples, 'txa_protocol_fees_lamports_total', { protocol: p }), p).toBe(sum((r) => r.fee));
       expect(pick(samples, 'txa_protocol_compute_units_total', { protocol: p }), p).toBe(sum((r) => r.compute_units));
       expect(pick(samples, 'txa_protocol_newest_block_time_seconds', { protocol: p }), p).toBe(Math.max(...mine.map((r) => r.block_time)));
+      // The percentiles are summaries: _sum and _count over every stored record, in each window's series.
+      for (const window of ['5m', '1h']) {
+        expect(pick(samples, 'txa_protocol_fee_lamports_sum', { protocol: p, window }), p).toBe(sum((r) => r.fee));
+        expect(pick(samples, 'txa_protocol_compute_units_sum', { protocol: p, window }), p).toBe(sum((r) => r.compute_units));
+        for (const name of ['txa_protocol_fee_lamports_count', 'txa_protocol_compute_units_count']) expect(pick(samples, name, { protocol: p, window }), p).toBe(mine.length);
+      }
     }
-    expect(pick(samples, 'txa_protocol_window_transactions', { protocol: 'pump_amm', window: '5m' })).toBe(20);
-    expect(pick(samples, 'txa_protocol_window_failed_transactions', { protocol: 'pump_amm', window: '5m' })).toBe(10);
+    expect(pick(samples, 'txa_protocol_window_transactions', { protocol: 'pump_amm', window: '5m' })).toBe(60);
+    expect(pick(samples, 'txa_protocol_window_failed_transactions', { protocol: 'pump_amm', window: '5m' })).toBe(30);
     expect(pick(samples, 'txa_protocol_success_ratio', { protocol: 'pump_amm', window: '5m' })).toBe(0.5);
     expect(pick(samples, 'txa_protocol_success_ratio', { protocol: 'whirlpool', window: '1h' })).toBe(1);
     expect(pick(samples, 'txa_protocol_window_transactions', { protocol: 'jupiter_v6', window: '5m' })).toBe(0);

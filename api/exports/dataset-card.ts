@@ -24,6 +24,31 @@ const HASHING = 'split: h = cityHash64(signature, toUInt64(seed)) % 2^32; train 
 const STRATA_RULE = 'each stratum keeps floor(rate * rows + 0.5) rows, more only by the other instructions of the one transaction at its threshold; '
   + 'so a stratum\'s share of the sample differs from its share of the filtered rows by at most maxShareDeviation (measured, below)';
 
+/** How a CSV file holds text (export-writer.ts, csvEscaped): one record a line, for any reader's defaults. */
+const CSV_TEXT_RULE = 'every text value on one line: a backslash written as \\\\, a line feed as \\n, a carriage return as \\r (two characters each); '
+  + 'decode with one pass over the value, left to right';
+
+/** The card's CSV section: the rule, and a decoder test/support/read-exports.py runs as written. */
+const CSV_TEXT = [
+  '## Text in CSV',
+  '',
+  'Every text value is written on one line, so any CSV reader with its defaults reads one record a line '
+    + '(pyarrow, for one, cuts a file into blocks at line ends before it reads quotes): a backslash is written as `\\\\`, a line feed as `\\n`, '
+    + 'a carriage return as `\\r` (two characters each). Multi-line `log_messages` read as one line with `\\n` between its lines. '
+    + 'Arrays (`accounts`), maps and tuples are JSON (`["a","b"]`), written by the same rule. To get the values back, decode each text cell:',
+  '',
+  '```python',
+  'import re',
+  '',
+  '',
+  'def unescape(s):',
+  String.raw`    return re.sub(r"\\([\\nr])", lambda m: {"n": "\n", "r": "\r", "\\": "\\"}[m.group(1)], s)`,
+  '```',
+  '',
+  'For example `df["log_messages"] = df["log_messages"].fillna("").map(unescape)` in pandas. Parquet and JSONL hold text as it is.',
+  '',
+];
+
 /** The engine's `2026-11-02 10:00:00.123` (UTC) as ISO 8601: `2026-11-02T10:00:00.123Z`. */
 export const isoUtc = (engineTime: string): string => `${engineTime.trim().replace(' ', 'T')}Z`;
 
@@ -53,6 +78,7 @@ export function manifestOf(job: JobRecord): Record<string, unknown> {
     config: configOf(job.spec),
     hashing: HASHING,
     schema: fileSchema(job),
+    ...(job.spec.format === 'CSV' ? { csvText: CSV_TEXT_RULE } : {}),
     watermark: job.work === null ? null : {
       ingestedAt: isoUtc(job.work.ingestedAt),
       maxBlockTime: job.work.maxBlockTime === null ? null : new Date(job.work.maxBlockTime * 1000).toISOString().replace('.000Z', 'Z'),
@@ -174,7 +200,7 @@ export function datasetCard(job: JobRecord): string {
     '|---|---|',
     ...(fileSchema(job) ?? []).map((c) => `| ${c.name} | ${c.type} |`),
     '',
-    ...(spec.format === 'CSV' ? ['In CSV, arrays (`accounts`) are JSON arrays: `["a","b"]`.', ''] : []),
+    ...(spec.format === 'CSV' ? CSV_TEXT : []),
     `Checksums (sha256) and sizes of every file are in ${MANIFEST}.`,
     '',
   ].join('\n');

@@ -15,7 +15,7 @@ import { TABLES } from '../../warehouse/tables.ts';
 import { budgetSettings } from '../sql/query-cost.ts';
 import { activeSplits, FORMAT_FILES, SPLIT_NAMES, type ExportFormat, type FilterExportSpec, type SqlExportSpec } from './export-config.ts';
 import type { ExportQuotas } from './export-quotas.ts';
-import { csvJsonColumns, dataWatermark, isNested, emptySelect, fileName, filterWhere, literal, planFilterExport, rowBytesExpression, sampleCondition, selectList, splitExpression, writeEmptySplits, writeFile, writeFilterChunk, writeSettings } from './export-writer.ts';
+import { csvColumns, csvFileColumns, dataWatermark, emptySelect, fileName, filterWhere, literal, planFilterExport, rowBytesExpression, sampleCondition, selectList, splitExpression, writeEmptySplits, writeFile, writeFilterChunk, writeSettings } from './export-writer.ts';
 import type { FileFactsWorker } from './file-facts.ts';
 import { JobFailure } from './job-errors.ts';
 import { numberedRows, rowColumnOf } from './execution-rows.ts';
@@ -96,8 +96,9 @@ export async function runFilters(ctx: RunContext, spec: FilterExportSpec): Promi
     // Bytes per row of a sample as the file will hold them: the first chunk is checked
     // against the quotas before it is written, not once it is on disk.
     const where = filterWhere(spec, visible, plan.work.ingestedAt, plan.work.strata);
+    const sample = `SELECT ${selectList(spec, plan.work.fitted)} FROM ${TABLES.transactions} WHERE ${where} LIMIT ${EXPORT_SAMPLE_ROWS}`;
     const [s] = await statement(ctx, settings, () => wh.query<{ n: string | number; bytes: string | number | null }>(
-      `SELECT count() AS n, sum(${rowBytesExpression(spec.format)}) AS bytes FROM (SELECT ${selectList(spec, plan.work.fitted)} FROM ${TABLES.transactions} WHERE ${where} LIMIT ${EXPORT_SAMPLE_ROWS})`,
+      `SELECT count() AS n, sum(${rowBytesExpression(spec.format)}) AS bytes FROM (${spec.format === 'CSV' ? csvColumns(sample, plan.schema) : sample})`,
       { settings }));
     job.work = { ...plan.work, rowBytes: Number(s?.n ?? 0) === 0 ? 0 : Number(s?.bytes ?? 0) / Number(s!.n) };
     job.rowsTotal = plan.rowsTotal;
@@ -135,7 +136,7 @@ export async function runFilters(ctx: RunContext, spec: FilterExportSpec): Promi
     ctx.quotas.claim(job, rate * rowsOf(i), 'the next chunk');
     let written: Awaited<ReturnType<typeof writeFilterChunk>>;
     try {
-      written = await statement(ctx, settings, () => writeFilterChunk(wh, spec, work.visible, work, i, dir, settings));
+      written = await statement(ctx, settings, () => writeFilterChunk(wh, spec, work.visible, work, i, dir, settings, job.schema));
     } finally {
       ctx.quotas.release(job);
     }
@@ -186,7 +187,7 @@ export async function runSql(ctx: RunContext, spec: SqlExportSpec): Promise<void
   job.work = { ingestedAt: await dataWatermark(wh), maxBlockTime: null, visible: [], chunks: [], nextChunk: 0 };
   // One more row than the cap: a query over it is failed rather than cut silently.
   const sampled = `SELECT * FROM (\n${run.sql}\n) WHERE ${sampleCondition(spec.sampling)} LIMIT ${cap + 1}`;
-  const select = spec.format === 'CSV' ? csvJsonColumns(sampled, job.schema) : sampled;
+  const select = spec.format === 'CSV' ? csvColumns(sampled, job.schema) : sampled;
   const format = FORMAT_FILES[spec.format].engine;
   const overCap = `the query returns more than ${cap} rows, the ${job.plan} plan's cap per export: add a WHERE or a LIMIT (at most ${cap})`;
   // A SQL export is one statement the engine cannot stop half-way, and its rows need not come
@@ -230,7 +231,7 @@ export async function runSql(ctx: RunContext, spec: SqlExportSpec): Promise<void
   }
   job.rowsWritten = job.files.reduce((a, f) => a + f.rows, 0);
   if (job.rowsWritten > cap) throw new JobFailure(overCap);
-  // The CSV holds nested columns as JSON text (csvJsonColumns): the schema says what the file holds.
-  if (spec.format === 'CSV' && job.schema !== null) job.schema = job.schema.map((c) => (isNested(c.type) ? { ...c, type: 'String' } : c));
+  // The CSV holds nested columns as JSON text (csvColumns): the schema says what the file holds.
+  if (spec.format === 'CSV' && job.schema !== null) job.schema = csvFileColumns(job.schema);
   ctx.quotas.recheck(job);
 }

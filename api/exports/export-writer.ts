@@ -138,15 +138,19 @@ export async function planFilterExport(
   return { work, rowsTotal: total, schema: schema.map((c) => ({ name: c.name, type: c.type })) };
 }
 
-/** The SELECT of one chunk of a filter export, restricted to one split when `split` is given. */
-function chunkSelect(spec: FilterExportSpec, work: JobWork, where: string, chunk: Chunk, split: SplitName | null): string {
+/**
+ * The SELECT of one chunk of a filter export, restricted to one split when `split` is given; a
+ * CSV's text cells on one line each (csvColumns, over the export's `schema`).
+ */
+function chunkSelect(spec: FilterExportSpec, work: JobWork, where: string, chunk: Chunk, split: SplitName | null, schema: Columns): string {
   const splitCond = split === null ? '' : ` AND ${splitExpression(spec.splits, spec.seed)} = ${literal(split)}`;
-  return `SELECT ${selectList(spec, work.fitted)} FROM ${TABLES.transactions}
+  const select = `SELECT ${selectList(spec, work.fitted)} FROM ${TABLES.transactions}
 WHERE ${where} AND block_time >= toDateTime(${literal(chunk.from)}) AND block_time < toDateTime(${literal(chunk.to)})${splitCond}
 ORDER BY block_time, signature, instruction_index`;
+  return spec.format === 'CSV' ? csvColumns(select, schema) : select;
 }
 
-/** Write one chunk of a filter export: one file per split that has rows in it. */
+/** Write one chunk of a filter export (whose columns are `schema`): one file per split that has rows in it. */
 export async function writeFilterChunk(
   wh: Warehouse,
   spec: FilterExportSpec,
@@ -155,6 +159,7 @@ export async function writeFilterChunk(
   index: number,
   dir: string,
   settings: Settings,
+  schema: Columns,
 ): Promise<{ name: string; split: SplitName; rows: number }[]> {
   const chunk = work.chunks[index]!;
   const where = filterWhere(spec, visible, work.ingestedAt, work.strata);
@@ -167,13 +172,13 @@ export async function writeFilterChunk(
   if (splits.length > 1 && spec.columns.includes('signature') && wh.transport === 'embedded') {
     const pattern = path.join(dir, `{_partition_id}-${String(index).padStart(5, '0')}.${FORMAT_FILES[spec.format].ext}`);
     await wh.exec(
-      `INSERT INTO FUNCTION file(${literal(pattern)}, ${literal(format)}) PARTITION BY ${splitExpression(spec.splits, spec.seed)}\n${chunkSelect(spec, work, where, chunk, null)}`,
+      `INSERT INTO FUNCTION file(${literal(pattern)}, ${literal(format)}) PARTITION BY ${splitExpression(spec.splits, spec.seed)}\n${chunkSelect(spec, work, where, chunk, null, schema)}`,
       { settings },
     );
     return out;
   }
   for (const f of out) {
-    await writeFile(wh, chunkSelect(spec, work, where, chunk, splits.length > 1 ? f.split : null), path.join(dir, f.name), format, settings);
+    await writeFile(wh, chunkSelect(spec, work, where, chunk, splits.length > 1 ? f.split : null, schema), path.join(dir, f.name), format, settings);
   }
   return out;
 }
@@ -201,18 +206,48 @@ export async function writeEmptySplits(
 export const emptySelect = (spec: FilterExportSpec, fitted: FittedPreprocessing | null | undefined): string =>
   `SELECT ${selectList(spec, fitted)} FROM ${TABLES.transactions} WHERE 0`;
 
+// ---- CSV cells ---------------------------------------------------------------------------
+
+/** A result's columns as the engine describes them. */
+type Columns = readonly { name: string; type: string }[] | null;
+
 /** A quoted identifier (a SQL export's column names are the client's). */
 const ident = (name: string): string => `\`${name.replace(/\\/g, '\\\\').replace(/`/g, '\\`')}\``;
 
 /** Arrays, maps and tuples: a CSV cell holds them as JSON text. */
 export const isNested = (type: string): boolean => /^(Nullable\()?(Array|Map|Tuple)\(/.test(type);
 
-/** A SQL export's SELECT as its CSV writes it: arrays, maps and tuples as JSON (see selectList). */
-export function csvJsonColumns(select: string, columns: readonly { name: string; type: string }[] | null): string {
-  const nested = (columns ?? []).filter((c) => isNested(c.type));
-  if (nested.length === 0) return select;
-  return `SELECT * REPLACE (${nested.map((c) => `toJSONString(${ident(c.name)}) AS ${ident(c.name)}`).join(', ')}) FROM (\n${select}\n)`;
+/** Text columns: String or FixedString, Nullable or LowCardinality or not. */
+const isText = (type: string): boolean => /^(LowCardinality\()?(Nullable\()?(String|FixedString\(\d+\))\)*$/.test(type);
+
+/**
+ * A text value as an export's CSV holds it: a backslash as `\\`, a line feed as `\n` and a
+ * carriage return as `\r` (two characters each), so that no value spans lines. Readers that
+ * split a file at line ends before parsing quotes (pyarrow with its defaults, in 1 MiB blocks)
+ * failed on multi-line log messages. One pass back (`\\` `\n` `\r` to \, LF, CR) restores the
+ * value; the dataset card and docs/exports.md give the rule and the decoder.
+ */
+export const csvEscaped = (expr: string): string => `replaceAll(replaceAll(replaceAll(${expr}, '\\\\', '\\\\\\\\'), '\\n', '\\\\n'), '\\r', '\\\\r')`;
+
+/**
+ * A SELECT as an export's CSV writes it: arrays, maps and tuples as JSON (see selectList), and
+ * every text value, JSON included, on one line (csvEscaped). `columns` are the SELECT's own.
+ * The outer SELECT keeps the inner one's order.
+ */
+export function csvColumns(select: string, columns: Columns): string {
+  const cells = (columns ?? []).flatMap((c) => {
+    const name = ident(c.name);
+    if (isNested(c.type)) return [`${csvEscaped(`toJSONString(${name})`)} AS ${name}`];
+    if (isText(c.type)) return [`${csvEscaped(c.type.includes('FixedString') ? `toString(${name})` : name)} AS ${name}`];
+    return [];
+  });
+  if (cells.length === 0) return select;
+  return `SELECT * REPLACE (${cells.join(', ')}) FROM (\n${select}\n)`;
 }
+
+/** The columns of a CSV file written by csvColumns: JSON and FixedString cells are String text. */
+export const csvFileColumns = (columns: readonly { name: string; type: string }[]): { name: string; type: string }[] =>
+  columns.map((c) => (isNested(c.type) || /FixedString/.test(c.type) ? { ...c, type: 'String' } : c));
 
 // ---- Any SELECT into one file ------------------------------------------------------------
 

@@ -1,6 +1,9 @@
 // The Prometheus text exposition format (version 0.0.4) of the protocol figures: HELP and
 // TYPE once per family, label values escaped (backslash, double quote, line feed), one
 // sample per line. Metric names and help texts are documented in docs/user-metrics.md.
+// Fee and compute-unit percentiles are summaries, as Prometheus defines them (its `quantile`
+// label is reserved for summaries; `promtool check metrics` passes): quantiles over a sliding
+// window (here each `window`), `_sum` and `_count` over every observation (all stored records).
 import type { MetricsSeries } from '../analytics/protocol-metrics.ts';
 import type { FreshnessFigures } from '../freshness.ts';
 
@@ -15,9 +18,15 @@ const value = (n: number): string => (Number.isFinite(n) ? String(n) : Number.is
 
 interface Family {
   name: string;
-  type: 'counter' | 'gauge';
+  type: 'counter' | 'gauge' | 'summary';
   help: string;
   samples: string[];
+}
+
+/** One summary's samples: its quantiles (none for a window without records), then `_sum` and `_count`. */
+function summary(f: Family, l: Record<string, string | undefined>, quantiles: readonly number[] | null, sum: number, count: number): void {
+  if (quantiles !== null) f.samples.push(...QUANTILES.map((q, i) => `${f.name}${labels({ ...l, quantile: q })} ${value(quantiles[i]!)}`));
+  f.samples.push(`${f.name}_sum${labels(l)} ${value(sum)}`, `${f.name}_count${labels(l)} ${value(count)}`);
 }
 
 export function exposition(series: readonly MetricsSeries[], freshness: (protocol: string) => FreshnessFigures, now: number): string {
@@ -30,8 +39,10 @@ export function exposition(series: readonly MetricsSeries[], freshness: (protoco
     wTx: family('txa_protocol_window_transactions', 'gauge', 'Records with a block time in the window ending now'),
     wFailed: family('txa_protocol_window_failed_transactions', 'gauge', 'Failed records with a block time in the window ending now'),
     ratio: family('txa_protocol_success_ratio', 'gauge', 'Successful over all records in the window (0-1); absent for a window without records'),
-    fee: family('txa_protocol_fee_lamports', 'gauge', 'Fee quantiles (t-digest) in the window, lamports; absent for a window without records'),
-    wCu: family('txa_protocol_compute_units', 'gauge', 'Compute-unit quantiles (t-digest) in the window; absent for a window without records'),
+    fee: family('txa_protocol_fee_lamports', 'summary',
+      'Fee per record, lamports: quantiles (t-digest) in the window, absent for a window without records; _sum and _count over all stored records'),
+    wCu: family('txa_protocol_compute_units', 'summary',
+      'Compute units per record: quantiles (t-digest) in the window, absent for a window without records; _sum and _count over all stored records'),
     newest: family('txa_protocol_newest_block_time_seconds', 'gauge', 'Newest stored block time, Unix seconds'),
     ingested: family('txa_protocol_ingested_at_seconds', 'gauge', 'When records of the protocol last arrived, Unix seconds'),
     age: family('txa_protocol_data_age_seconds', 'gauge', 'Seconds between now and the newest stored block time'),
@@ -49,10 +60,8 @@ export function exposition(series: readonly MetricsSeries[], freshness: (protoco
       f.wTx.samples.push(`${f.wTx.name}${wl} ${value(w.count)}`);
       f.wFailed.samples.push(`${f.wFailed.name}${wl} ${value(w.failed)}`);
       if (w.successRatio !== null) f.ratio.samples.push(`${f.ratio.name}${wl} ${value(w.successRatio)}`);
-      QUANTILES.forEach((q, i) => {
-        if (w.fee !== null) f.fee.samples.push(`${f.fee.name}${labels({ ...base, window, quantile: q })} ${value(w.fee[i]!)}`);
-        if (w.computeUnits !== null) f.wCu.samples.push(`${f.wCu.name}${labels({ ...base, window, quantile: q })} ${value(w.computeUnits[i]!)}`);
-      });
+      summary(f.fee, { ...base, window }, w.fee, s.total.fees, s.total.count);
+      summary(f.wCu, { ...base, window }, w.computeUnits, s.total.computeUnits, s.total.count);
     }
     // Freshness is per protocol: once, whatever the instruction types.
     if (freshOnce.has(s.protocol)) continue;

@@ -59,8 +59,9 @@ const schema = {
   summary: 'Protocol activity in the Prometheus text format',
   description: 'For your own Prometheus: per visible protocol (per instruction type too when instruction_type is given) the counters ' +
     'txa_protocol_transactions_total, txa_protocol_failed_transactions_total, txa_protocol_fees_lamports_total, txa_protocol_compute_units_total ' +
-    '(all time), the gauges txa_protocol_window_transactions, txa_protocol_window_failed_transactions, txa_protocol_success_ratio (0-1), ' +
-    'txa_protocol_fee_lamports and txa_protocol_compute_units (quantile 0.5, 0.95, 0.99) for window="5m" and window="1h" ending now, and ' +
+    '(all time), the gauges txa_protocol_window_transactions, txa_protocol_window_failed_transactions, txa_protocol_success_ratio (0-1) ' +
+    'for window="5m" and window="1h" ending now, the summaries txa_protocol_fee_lamports and txa_protocol_compute_units (quantile 0.5, 0.95, ' +
+    '0.99 in each window; _sum and _count all time), and ' +
     'txa_protocol_newest_block_time_seconds, txa_protocol_ingested_at_seconds, txa_protocol_data_age_seconds. Read from the hourly views ' +
     '(the ragged edges of a window from the records). The key may also be sent as Authorization: Bearer <key>. Each scrape counts as one request.',
   querystring: {
