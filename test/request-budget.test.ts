@@ -147,6 +147,7 @@ describe('every route passes the budget', () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'Date'] });
     try {
       let settled = false;
+      const logged = log.text().length;
       const pending = t.app.inject({ method: 'GET', url: '/v1/new-door/slow-out', headers }).finally(() => (settled = true));
       // Step the clock, letting real time pass between steps: the key's lookup and the handler
       // run on the engine first, and only then do the deadline's and the way out's timers start.
@@ -157,7 +158,7 @@ describe('every route passes the budget', () => {
       const res = await pending;
       expect(res.statusCode).toBe(200);
       expect(res.json()).toEqual({ answer: 'the handler\'s' });
-      expect(log.text()).not.toMatch(/Reply was already sent|passed its wall time unanswered/);
+      expect(log.text().slice(logged)).not.toMatch(/Reply was already sent|passed its wall time unanswered/);
     } finally {
       vi.useRealTimers();
     }
