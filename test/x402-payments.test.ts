@@ -57,11 +57,12 @@ async function paidRows(): Promise<number> {
 
 const RPC: Call = { method: 'POST', url: '/v1/rpc', payload: { jsonrpc: '2.0', id: 1, method: 'getProtocols', params: [] } };
 const REST: Call = { method: 'GET', url: '/api/v1/stats' };
+const GRAPHQL: Call = { method: 'POST', url: '/graphql', payload: { query: '{ protocols { name } }' } };
 const SQL_LIGHT: Call = { method: 'POST', url: '/v1/query', payload: { query: 'SELECT 1 AS one' } };
 const SQL_HEAVY: Call = { method: 'POST', url: '/v1/query', payload: { query: 'SELECT count() AS n FROM transactions' } };
 
 describe('keyless calls with x402 on', () => {
-  it.each([['JSON-RPC', RPC], ['REST', REST], ['SQL', SQL_HEAVY]])('%s: unpaid -> 402 with requirements; paid -> the x402 key\'s answer, settled once', async (_door, call) => {
+  it.each([['JSON-RPC', RPC], ['REST', REST], ['SQL', SQL_HEAVY], ['GraphQL', GRAPHQL]])('%s: unpaid -> 402 with requirements; paid -> the x402 key\'s answer, settled once', async (_door, call) => {
     const unpaid = await send(call);
     expect(unpaid.statusCode).toBe(402);
     const required = requiredOf(unpaid);
