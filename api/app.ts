@@ -38,6 +38,8 @@ import type { GraphQLSchema } from 'graphql';
 import { graphqlRoutes, type GraphqlRouteOptions } from './graphql/graphql-routes.ts';
 import { buildExecutableSchema } from './graphql/schema.ts';
 import type { Services } from './services.ts';
+import { settleStep } from './x402/x402-fastify.ts';
+import { x402AdminRoutes } from './admin/x402-routes.ts';
 
 /** What the app is built from: the services (api/services.ts, where each is described), and GraphQL's limits. */
 export type AppDeps = Pick<Services, 'config' | 'logger' | 'wh' | 'registry' | 'analytics' | 'sqlSandbox' | 'pipeline' | 'metrics' | 'access' | 'exports' | 'executions' | 'accounts' | 'freshness' | 'live'> & {
@@ -167,6 +169,8 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
     accessStep,
     // The door's byte budget, a backstop behind each door's own check.
     answerBudgetStep,
+    // A paid (x402) answer that succeeded settles its payment before it leaves (PAYMENT-RESPONSE).
+    ...(deps.access.x402 === undefined ? [] : [settleStep(deps.access.x402)]),
     // X-Stats-* (elapsed, rows and bytes read, cost) on every metered answer (api/access/answer-stats.ts).
     answerStatsStep,
     // Callers and operators correlate a response with its log lines by this id.
@@ -198,6 +202,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
     await admin.register(ingestRoutes, { pipeline: deps.pipeline, maxBodyBytes: deps.config.ingest.maxBodyBytes });
     await admin.register(keyRoutes, { access: deps.access });
     await admin.register(accountAdminRoutes, { access: deps.access, accounts: deps.accounts });
+    await admin.register(x402AdminRoutes, { wh: deps.wh });
     // Unknown operator paths and methods are answered behind the token too: without it
     // they would reach the root 404 unguarded and tell anyone which admin routes exist.
     const unknownAdminRoute = async (req: FastifyRequest): Promise<never> => {

@@ -28,6 +28,9 @@ import { JobStore } from './exports/job-store.ts';
 import { FreshnessWatermark } from './freshness.ts';
 import type { Measures } from './analytics/question/model.ts';
 import { LiveActivity } from './graphql/subscriptions/live-activity.ts';
+import { createX402Door } from './x402/x402-door.ts';
+import type { SvmChain } from './x402/x402-server.ts';
+import { X402PaymentStore } from '../warehouse/x402-payment-store.ts';
 
 export interface Services {
   config: Config;
@@ -66,6 +69,8 @@ export interface ServiceOptions {
   exportClock?: () => number;
   /** The question model's measures to answer (the model's; a test adds one to see it on every door). */
   measures?: Measures;
+  /** The chain an in-process x402 facilitator settles on (tests: LiteSVM; default X402_SOLANA_RPC_URL). */
+  x402Chain?: SvmChain;
 }
 
 export async function createServices(
@@ -115,6 +120,10 @@ export async function createServices(
   // Writes of other processes (npm run ingest, other replicas) reach streams through the journal.
   live.tailJournal({ clock: () => journalClock(wh), finishedSince: (since) => readFinishedBatches(wh, since) }, config.freshnessRefreshMs);
   const access = await createAccess({ config, wh, logger, metrics, now: options.now });
+  // Keyless calls paid per call (docs/x402.md): the facilitator is reached now, so a bad one fails the start.
+  if (config.x402.enabled) {
+    access.x402 = await createX402Door({ config: config.x402, sandbox: sqlSandbox, payments: new X402PaymentStore(wh), logger, chain: options.x402Chain, now: options.now });
+  }
   const accounts = new AccountStore(wh, access.now);
   const exportSessions = openExportSessions(config).map((session) => new InstrumentedWarehouse(session, metrics));
   // Export statements write files: their reads are budgeted, their output is bounded by the job's quotas instead.

@@ -6,9 +6,10 @@ import { ConfigError, EnvReader, type Env } from './config/env-reader.ts';
 import { engineSection, ingestSection, kafkaSection, listenSection, sqlSection } from './config/engine-sections.ts';
 import { accessSection, dashboardSection, exportsSection, httpSection, lifecycleSection, operatorSection } from './config/service-sections.ts';
 import type { ClientConfig, Config } from './config/types.ts';
+import { x402Section } from './config/x402-section.ts';
 
 export { ConfigError } from './config/env-reader.ts';
-export type { ClientConfig, Config, ExportConfig, ExportQuotas, LogFormat, LogLevel } from './config/types.ts';
+export type { ClientConfig, Config, ExportConfig, ExportQuotas, LogFormat, LogLevel, X402Config } from './config/types.ts';
 
 export function loadConfig(env: Env = process.env): Config {
   const r = new EnvReader(env);
@@ -25,6 +26,7 @@ export function loadConfig(env: Env = process.env): Config {
   const http = httpSection(r, Math.max(sql.sql.timeoutSeconds, sql.analyticsTimeoutSeconds));
   const exports = exportsSection(r, engine.dataDir, sql.sql.timeoutSeconds);
   const dashboard = dashboardSection(r);
+  const x402 = x402Section(r);
   if (r.problems.length > 0) throw new ConfigError(r.problems);
   return {
     ...listen,
@@ -40,6 +42,7 @@ export function loadConfig(env: Env = process.env): Config {
     dashboard,
     ...lifecycle,
     exports,
+    x402,
   };
 }
 

@@ -25,6 +25,7 @@ const kind = (k: ErrorKind): ErrorKind => Object.freeze(k);
 export const HTTP_TITLES: Readonly<Record<number, string>> = Object.freeze({
   400: 'Bad Request',
   401: 'Unauthorized',
+  402: 'Payment Required',
   403: 'Forbidden',
   404: 'Not Found',
   405: 'Method Not Allowed',

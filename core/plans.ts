@@ -127,3 +127,44 @@ export const EXPORT_WORKERS_RESERVED_FOR_PAID = 1;
  * default, NODE_HEAP_MB in package.json's start script), with room for the caches.
  */
 export const PLAN_ANSWER_MEMORY_BYTES: Readonly<Record<Plan, number>> = Object.freeze({ free: 64 * 1024 ** 2, x402: 128 * 1024 ** 2, enterprise: 256 * 1024 ** 2 });
+
+// ---- The x402 plan's prices (docs/x402.md "Prices") ---------------------------------------
+
+/**
+ * What a keyless call paid over HTTP 402 costs, from the cost units the cost model prices it
+ * at before it runs (the engine's EXPLAIN ESTIMATE of the rows read plus the base cost per
+ * statement, as every plan's budget counts them). Amounts are in the token's atomic units:
+ * USDC has 6 decimals, so 1_000 is $0.001. X402_PRICE_PER_MILLION_UNITS and
+ * X402_PRICE_FLOOR override the two prices; the unit figures are the cost model's own.
+ */
+export const X402_PRICES = Object.freeze({
+  /** Atomic units per million cost units: $0.01 for a question that reads a million rows. */
+  perMillionUnits: 10_000,
+  /** The least any call costs: $0.001, whatever it reads (an answer always costs a request). */
+  floor: 1_000,
+  /** Cost units of one call of a door that prices no statement up front (JSON-RPC, REST, MCP,
+   *  GraphQL fields): the cost model's base cost of one statement (ANSWER_COST_PER_STATEMENT). */
+  unitsPerCall: 1_000,
+  /** How long a 402's requirements stay payable (the requirements' maxTimeoutSeconds). */
+  validitySeconds: 60,
+  /** 402 answers and payment attempts one client address may get per minute (X402_REQUIREMENTS_PER_MINUTE). */
+  requirementsPerMinute: 120,
+  /** Payments remembered as spent, per process: a replay inside this many is refused in memory. */
+  spentPaymentsKept: 100_000,
+  /** How long a spent payment is remembered: past a Solana blockhash's life (~80 s) a replay fails on chain anyway. */
+  spentPaymentMs: 10 * 60_000,
+});
+
+/** Prices of the x402 plan as configured (core/config: X402_PRICE_PER_MILLION_UNITS, X402_PRICE_FLOOR). */
+export interface X402PriceTable {
+  perMillionUnits: number;
+  floor: number;
+}
+
+/** The price in atomic units of a call the cost model prices at `units`: proportional, never under the floor. */
+export function x402Price(units: number, table: X402PriceTable): bigint {
+  const safe = Number.isFinite(units) && units > 0 ? units : 0;
+  const proportional = BigInt(Math.ceil((safe * table.perMillionUnits) / 1_000_000));
+  const floor = BigInt(table.floor);
+  return proportional > floor ? proportional : floor;
+}

@@ -31,7 +31,7 @@ const API_UNITS: Readonly<Record<ApiLayer, readonly string[]>> = {
   // Shared by several doors: access control, export jobs (the service every door's export
   // adapts), the SQL sandbox (client SQL, and the guard SQL exports go through), the
   // freshness watermark, streamed JSON answers.
-  services: ['api/access', 'api/exports', 'api/sql', 'api/freshness.ts', 'api/answers'],
+  services: ['api/access', 'api/exports', 'api/sql', 'api/freshness.ts', 'api/answers', 'api/x402'],
   // The catalog of operations every door is derived from (api/catalog/): their names,
   // parameter and answer schemas, presets; below the doors and the services that name them.
   catalog: ['api/catalog'],

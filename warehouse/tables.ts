@@ -20,6 +20,7 @@ export const TABLES = {
   ingestJournal: 'ingest_journal',
   apiKeys: 'api_keys',
   apiKeyUsage: 'api_key_usage',
+  x402Payments: 'x402_payments',
   /** Dashboard accounts: email, password hash, plan, status, invitation (030). */
   accounts: 'accounts',
   /** Dashboard sessions by the hash of their token (032). */

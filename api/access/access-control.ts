@@ -39,6 +39,7 @@ import { grantBudget } from './request-budget.ts';
 import { answerStatsOf } from './answer-stats.ts';
 import type { UsageSpent } from './usage-recorder.ts';
 import { ABANDONED_SLOT_RELEASE_MS } from '../../core/limits.ts';
+import { admitPayment, payable } from '../x402/x402-fastify.ts';
 
 export interface AuthenticatedKey {
   id: string;
@@ -150,6 +151,7 @@ export function installAccessControl(app: FastifyInstance, access: Access): Edge
   app.decorateRequest('rpcOutcomes', null);
   app.decorateRequest('usageCalls', null);
   app.decorateRequest('usageExpected', 0);
+  app.decorateRequest('x402', null);
   app.decorateRequest('consumeRateLimit', async function consumeRateLimit(this: FastifyRequest, units: number): Promise<void> {
     await charge(this, units);
   });
@@ -186,6 +188,17 @@ export function installAccessControl(app: FastifyInstance, access: Access): Edge
     if (!decision.allowed) {
       access.metrics.rateLimitRejections.inc({ plan: 'anonymous' });
       throw rateLimitedError(decision, 'requests without a valid API key from one address');
+    }
+  }
+
+  /** A keyless payable call (x402): counted against its address's budget of 402 answers and payment attempts. */
+  async function chargePaymentAttempt(req: FastifyRequest): Promise<void> {
+    const perMinute = access.x402?.config.requirementsPerMinute ?? access.anonymousPerMinute;
+    const decision = await access.limiter.consume(`x402:${anonymousSubject(req.ip)}`, perMinute, 1);
+    req.rateLimit = { ...decision, plan: PER_ADDRESS_PLAN };
+    if (!decision.allowed) {
+      access.metrics.rateLimitRejections.inc({ plan: 'anonymous' });
+      throw rateLimitedError(decision, 'payment requirements and payment attempts from one address');
     }
   }
 
@@ -231,6 +244,12 @@ export function installAccessControl(app: FastifyInstance, access: Access): Edge
     const path = pathOf(req.url);
     if (isExempt(path, req.routeOptions.url) || wantsGraphiql(req.method, path, req.headers.accept)) return;
     const secret = presentedKey(req);
+    // x402 on: a keyless call to a keyed door may pay for itself; priced once its body is read (preHandler).
+    if (secret === undefined && access.x402 !== undefined && payable(req.routeOptions.url ?? '')) {
+      await chargePaymentAttempt(req);
+      req.x402 = 'pending';
+      return;
+    }
     if (secret === undefined) {
       access.metrics.authFailures.inc({ reason: 'missing' });
       await chargeAnonymous(req);
@@ -271,6 +290,21 @@ export function installAccessControl(app: FastifyInstance, access: Access): Edge
     // GraphQL's request route only: its event streams (/graphql/stream) are long-lived.
     if (routeIface === 'rpc' || routeIface === 'rest' || routeIface === 'mcp' || route === '/graphql') admit(req, reply, req.apiKey);
     // No slot (SQL, exports, downloads, live streams): their answers are cut off mid-send too.
+    else reply.raw.once('close', () => recordIfCutOff(req, reply));
+  });
+
+  // A pending x402 call: priced, then 402 or, its payment verified, the payer's call under the x402 plan.
+  app.addHook('preHandler', async (req: FastifyRequest, reply: FastifyReply) => {
+    if (req.x402 !== 'pending' || access.x402 === undefined) return;
+    const paid = await admitPayment(access.x402, req, reply);
+    if (paid === undefined) return reply;
+    req.x402 = paid;
+    const key: AuthenticatedKey = { id: `x402:${paid.payer}`, name: paid.payer, plan: 'x402' };
+    req.apiKey = key;
+    grantBudget(req, 'x402', access.answerMemory, reply);
+    await charge(req, 1);
+    const route = req.routeOptions.url ?? '';
+    if (['rpc', 'rest', 'mcp'].includes(interfaceOf(route)) || route === '/graphql') admit(req, reply, key);
     else reply.raw.once('close', () => recordIfCutOff(req, reply));
   });
 

@@ -17,6 +17,7 @@ import { InFlightLimiter } from './in-flight.ts';
 import { FixedWindowLimiter } from './rate-limiter.ts';
 import { RedisRateLimitStore } from './redis-rate-limit-store.ts';
 import { UsageRecorder } from './usage-recorder.ts';
+import type { X402Door } from '../x402/x402-fastify.ts';
 
 export interface Access {
   keys: ApiKeyStore;
@@ -31,6 +32,8 @@ export interface Access {
   usageStore: UsageStore;
   usage: UsageRecorder;
   metrics: Metrics;
+  /** Keyless calls paid over HTTP 402 (X402_ENABLED; services.ts sets it once built); undefined: off. */
+  x402: X402Door | undefined;
   /** The clock of rate-limit windows (tests move it). */
   now: () => number;
   /** Call after changing a key: every process drops its cached lookups. */
@@ -117,6 +120,7 @@ export async function createAccess(deps: AccessDeps): Promise<Access> {
     usageStore,
     usage,
     metrics,
+    x402: undefined,
     now,
     keyChanged: (keyId) => bus.publish(keyId),
     onKeyChange(listener) {

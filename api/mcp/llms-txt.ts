@@ -15,7 +15,9 @@ export function llmsTxt(tools: readonly Tool[]): string {
 > activity, instruction types, failed transactions, and read-only SQL. Every door but this file, /health and the API descriptions
 > needs an API key: header \`x-api-key: <key>\` (preferred) or query parameter \`api-key=<key>\`; /mcp and /v1/metrics also take
 > \`Authorization: Bearer <key>\`. No key: 401; an invalid, inactive or revoked key: 403; past the plan's requests per minute
-> (${plans}): 429 with Retry-After. Times are Unix seconds (UTC), fees are lamports, protocol names are snake_case (e.g. jupiter_v6).
+> (${plans}): 429 with Retry-After. Without a key, when the operator enabled x402, every door but live streams answers
+402 Payment Required with a price instead of 401: pay per call in USDC on Solana (x402 protocol, scheme exact) and retry with
+the \`PAYMENT-SIGNATURE\` header; docs/x402.md. Times are Unix seconds (UTC), fees are lamports, protocol names are snake_case (e.g. jupiter_v6).
 
 ## Doors
 

@@ -19,6 +19,9 @@ import { PUBLISHED_TABLES } from '../sql/sql-guard.ts';
 import type { SqlSandbox } from '../sql/sql-sandbox.ts';
 
 /** Who calls a tool: the request's key, plan, budget and rate-limit figures. */
+/** Every tool's last words: a caller without a key may pay per call (docs/x402.md). */
+const PAY_PER_CALL = ' Without an API key, where the operator enabled x402, each call is paid per call in USDC on Solana (HTTP 402, docs/x402.md).';
+
 export interface ToolCaller {
   keyId: string;
   plan: Plan;
@@ -83,7 +86,7 @@ function catalogTool(op: Operation, m: RpcMethod, methods: CatalogMethods, analy
     name: m.method,
     title: m.method,
     description: `${op.summary}. The same answer as the JSON-RPC method ${m.method}; ` +
-      (args.length === 0 ? 'takes no arguments.' : `arguments by the method's parameter names: ${args.join('; ')}.`),
+      (args.length === 0 ? 'takes no arguments.' : `arguments by the method's parameter names: ${args.join('; ')}.`) + PAY_PER_CALL,
     inputSchema: {
       type: 'object',
       properties: Object.fromEntries(m.params.map((p, i) => [p.name, schemas[i]])),

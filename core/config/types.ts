@@ -1,6 +1,6 @@
 // The shape of the configuration (core/config.ts loads it): one section per part of the
 // service, each documented with the variable that sets it.
-import type { Plan } from '../plans.ts';
+import type { Plan, X402PriceTable } from '../plans.ts';
 
 /** LOG_FORMAT: json lines, pretty lines for a person, or auto (pretty on a terminal). */
 export type LogFormat = 'auto' | 'json' | 'pretty';
@@ -155,6 +155,28 @@ export interface Config {
   streamReplayWindowSeconds: number;
   /** Dataset export jobs (docs/exports.md). */
   exports: ExportConfig;
+  /** Keyless calls paid per call over HTTP 402 (docs/x402.md). */
+  x402: X402Config;
+}
+
+/** The x402 plan's settings (core/config/x402-section.ts, docs/x402.md "Operator settings"). */
+export interface X402Config {
+  /** X402_ENABLED: a keyless request to a keyed door is answered 402 with a price instead of 401. */
+  enabled: boolean;
+  /** X402_NETWORK as a CAIP-2 id (solana:…). */
+  network: string;
+  /** X402_PAY_TO: the wallet paid. */
+  payTo: string;
+  /** X402_ASSET: the SPL token mint (USDC of the network by default). */
+  asset: string;
+  /** X402_FACILITATOR_URL (remote), or X402_FACILITATOR_SECRET_KEY and X402_SOLANA_RPC_URL (in-process, our own fee payer). */
+  facilitator: { kind: 'remote'; url: string } | { kind: 'local'; secretKey: Uint8Array; rpcUrl: string | undefined };
+  /** X402_PRICE_PER_MILLION_UNITS, X402_PRICE_FLOOR (atomic units of the asset). */
+  prices: X402PriceTable;
+  /** X402_VALIDITY_SECONDS: how long requirements stay payable (maxTimeoutSeconds). */
+  validitySeconds: number;
+  /** X402_REQUIREMENTS_PER_MINUTE: 402 answers and payment attempts per client address. */
+  requirementsPerMinute: number;
 }
 
 type PlanValues<T> = Record<Plan, T>;

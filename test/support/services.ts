@@ -18,6 +18,8 @@ export interface StartOptions {
   exportClock?: () => number;
   /** The question model's measures the services answer (the model's unless given). */
   measures?: import('../../api/analytics/question/model.ts').Measures;
+  /** The chain an in-process x402 facilitator settles on (test/support/litesvm-chain.ts). */
+  x402Chain?: import('../../api/x402/x402-server.ts').SvmChain;
 }
 
 export function testConfig(env: Record<string, string> = {}): Config & { dataDir: string } {
@@ -32,7 +34,7 @@ export async function startServices(
   options: StartOptions = {},
 ): Promise<Services & { cleanup(): Promise<void> }> {
   const config = testConfig(env);
-  const services = await createServices(config, options.logger ?? createLogger('silent'), { now: options.now, exportClock: options.exportClock, ...(options.measures ? { measures: options.measures } : {}) });
+  const services = await createServices(config, options.logger ?? createLogger('silent'), { now: options.now, exportClock: options.exportClock, ...(options.measures ? { measures: options.measures } : {}), x402Chain: options.x402Chain });
   return {
     ...services,
     async cleanup() {

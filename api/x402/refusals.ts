@@ -1,0 +1,43 @@
+// Why a payment was refused, in words a caller can act on: each refusal is a 402 whose
+// `error` (the PaymentRequired's error field) starts with a stable reason code.
+import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
+
+export type RefusalCode = 'payment_required' | 'malformed_payment' | 'replayed_payment' | 'wrong_network' | 'wrong_mint' | 'wrong_recipient' | 'underpaid' | 'expired_payment' | 'invalid_payment' | 'settlement_failed';
+
+export class PaymentRefusal extends Error {
+  constructor(readonly code: RefusalCode, message: string) {
+    super(`${code}: ${message}`);
+    this.name = 'PaymentRefusal';
+  }
+}
+
+/** The mismatch between what the caller signed for and what we ask, before the facilitator is asked. */
+export function acceptedMismatch(accepted: PaymentRequirements | undefined, ours: PaymentRequirements): PaymentRefusal | undefined {
+  if (accepted === undefined || typeof accepted !== 'object') return new PaymentRefusal('malformed_payment', 'the payment names no accepted requirements');
+  if (accepted.scheme !== ours.scheme || accepted.network !== ours.network) {
+    return new PaymentRefusal('wrong_network', `this service takes scheme ${ours.scheme} on ${ours.network}, the payment is ${String(accepted.scheme)} on ${String(accepted.network)}`);
+  }
+  if (accepted.asset !== ours.asset) return new PaymentRefusal('wrong_mint', `pay in the token of mint ${ours.asset}, not ${String(accepted.asset)}`);
+  if (accepted.payTo !== ours.payTo) return new PaymentRefusal('wrong_recipient', `pay ${ours.payTo}, not ${String(accepted.payTo)}`);
+  if (!/^\d{1,30}$/.test(String(accepted.amount)) || BigInt(accepted.amount) < BigInt(ours.amount)) {
+    return new PaymentRefusal('underpaid', `this call costs ${ours.amount} atomic units; the payment offers ${String(accepted.amount)}`);
+  }
+  return undefined;
+}
+
+/** The facilitator's refusal of a verified transaction, by its reason. */
+export function verifyRefusal(reason: string | undefined, message: string | undefined): PaymentRefusal {
+  const r = reason ?? 'unknown';
+  const detail = `${r}${message ? `: ${message.slice(0, 300)}` : ''}`;
+  if (/blockhash|expired/i.test(`${r} ${message ?? ''}`)) return new PaymentRefusal('expired_payment', `the payment's transaction has expired (its blockhash is too old); sign a new one (${detail})`);
+  if (/amount/.test(r)) return new PaymentRefusal('underpaid', `the transaction does not transfer the price (${detail})`);
+  if (/mint/.test(r)) return new PaymentRefusal('wrong_mint', `the transaction transfers another token (${detail})`);
+  if (/recipient|destination/.test(r)) return new PaymentRefusal('wrong_recipient', `the transaction pays another account (${detail})`);
+  return new PaymentRefusal('invalid_payment', `the facilitator refused the payment (${detail})`);
+}
+
+/** One payment's identity: its signed transaction (the same transfer sent twice is one payment). */
+export function paymentId(payload: PaymentPayload): string {
+  const tx = (payload.payload as { transaction?: unknown }).transaction;
+  return typeof tx === 'string' ? tx : JSON.stringify(payload.payload);
+}

@@ -1,0 +1,99 @@
+// Our thin Fastify adapter over the x402 gateway (x402-gateway.ts). Access control calls it:
+//   onRequest   a keyless request to a keyed door, with x402 on: counted against its
+//               address's 402 budget (X402_REQUIREMENTS_PER_MINUTE; past it 429), then
+//               left pending instead of refused 401;
+//   preHandler  the body is parsed: the call is priced (x402-pricing.ts); without a payment,
+//               or with one refused, 402 with the requirements (PAYMENT-REQUIRED header and
+//               body) and the reason; a payment that verifies makes the request the payer's,
+//               under the x402 plan (access-control.ts grants its budget and limits);
+//   onSend      (an edge step) a paid answer that succeeded is settled, once, and carries the
+//               PAYMENT-RESPONSE header; an answer that failed (status 400 or more) is not
+//               settled: the caller is not charged, and the payment stays spent.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Readable } from 'node:stream';
+import type { X402Config } from '../../core/config.ts';
+import type { EdgeStep } from '../answers/answer-edge.ts';
+import { interfaceOf } from '../access/protected-paths.ts';
+import type { X402Gateway, PaidCall } from './x402-gateway.ts';
+import { PaymentRefusal } from './refusals.ts';
+import type { Pricer } from './x402-pricing.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** A keyless call of the x402 plan: 'pending' until priced and paid, then its payment. null elsewhere. */
+    x402: 'pending' | PaidCall | null;
+  }
+}
+
+/** What x402 needs at the HTTP edge: the gateway, the pricing, and where settled payments go. */
+export interface X402Door {
+  config: X402Config;
+  gateway: X402Gateway;
+  price: Pricer;
+  /** A settled payment, for usage and revenue (api/x402/payments.ts). */
+  settled(req: FastifyRequest, paid: PaidCall, transaction: string): void;
+}
+
+export const PAYMENT_HEADER = 'payment-signature';
+export const LEGACY_PAYMENT_HEADER = 'x-payment';
+
+/** The doors a keyless request may pay for: every keyed door except live streams (no per-call answer to price). */
+export function payable(route: string): boolean {
+  if (route === '/graphql/stream') return false;
+  const iface = interfaceOf(route);
+  return iface !== 'other' || route === '/v1/exports' || route.startsWith('/v1/exports/') || route.startsWith('/v1/query/exports');
+}
+
+const resourceUrl = (req: FastifyRequest): string => `${req.protocol}://${req.host}${req.url.split('?')[0] ?? ''}`;
+
+/** Answer 402 with the quote's requirements and the reason. */
+async function sendRequired(door: X402Door, req: FastifyRequest, reply: FastifyReply, refusal?: PaymentRefusal): Promise<void> {
+  const quote = await door.gateway.quote(await door.price(req), resourceUrl(req), `${req.method} ${req.routeOptions.url ?? ''}`);
+  const { body, header } = await door.gateway.required(quote, refusal);
+  reply.code(402).header('payment-required', header).header('cache-control', 'no-store');
+  await reply.send({ error: 'Payment Required', message: body.error ?? 'payment required', x402: body });
+}
+
+/**
+ * Price the pending call and check its payment. The payment when it verified (claimed for
+ * this call); undefined when the 402 was sent. Nothing of the call runs here.
+ */
+export async function admitPayment(door: X402Door, req: FastifyRequest, reply: FastifyReply): Promise<PaidCall | undefined> {
+  const header = req.headers[PAYMENT_HEADER] ?? req.headers[LEGACY_PAYMENT_HEADER];
+  if (typeof header !== 'string' || header.trim() === '') {
+    await sendRequired(door, req, reply);
+    return undefined;
+  }
+  try {
+    const payload = door.gateway.decode(header.trim());
+    const quote = await door.gateway.quote(await door.price(req), resourceUrl(req), `${req.method} ${req.routeOptions.url ?? ''}`);
+    return await door.gateway.verify(payload, quote);
+  } catch (err) {
+    if (!(err instanceof PaymentRefusal)) throw err;
+    req.log.info({ reason: err.code }, 'x402 payment refused');
+    await sendRequired(door, req, reply, err);
+    return undefined;
+  }
+}
+
+/** The edge step that settles a paid call's successful answer before it leaves. */
+export function settleStep(door: X402Door): EdgeStep {
+  return (req, reply, payload) => {
+    const paid = req.x402;
+    if (paid === null || paid === 'pending' || reply.statusCode >= 400) return payload;
+    return door.gateway.settle(paid).then(
+      ({ result, header }) => {
+        reply.header('payment-response', header);
+        door.settled(req, paid, result.transaction);
+        return payload;
+      },
+      (err: unknown) => {
+        const refusal = err instanceof PaymentRefusal ? err : new PaymentRefusal('settlement_failed', String(err));
+        req.log.warn({ reason: refusal.message }, 'x402 settlement failed; the answer is withheld');
+        (payload as Partial<Readable> | null)?.destroy?.();
+        reply.code(402).header('content-type', 'application/json; charset=utf-8').removeHeader('content-length');
+        return JSON.stringify({ error: 'Payment Required', message: refusal.message });
+      },
+    );
+  };
+}

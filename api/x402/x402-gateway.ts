@@ -1,0 +1,111 @@
+// Paid calls, framework-neutral (the Fastify adapter is x402-fastify.ts): the requirements of
+// a call priced in cost units, the check of a payment against them (ours first: network,
+// mint, recipient, amount, replay; then the facilitator's verification of the signed
+// transaction), and its settlement. Nothing here runs the call.
+import { createHash } from 'node:crypto';
+import { decodePaymentSignatureHeader, encodePaymentRequiredHeader, encodePaymentResponseHeader } from '@x402/core/http';
+import type { x402ResourceServer } from '@x402/core/server';
+import type { PaymentPayload, PaymentRequired, PaymentRequirements, SettleResponse } from '@x402/core/types';
+import type { X402Config } from '../../core/config.ts';
+import { x402Price } from '../../core/plans.ts';
+import { acceptedMismatch, PaymentRefusal, paymentId, verifyRefusal } from './refusals.ts';
+import { SpentPayments } from './spent-payments.ts';
+
+/** A call's price: its cost units and what they cost. */
+export interface Quote {
+  units: number;
+  requirements: PaymentRequirements;
+  /** The resource as the 402 names it (the request's URL). */
+  url: string;
+  description: string;
+}
+
+/** A payment that verified and is claimed for one call. */
+export interface PaidCall {
+  payload: PaymentPayload;
+  requirements: PaymentRequirements;
+  payer: string;
+  amount: bigint;
+  units: number;
+}
+
+export class X402Gateway {
+  readonly spent: SpentPayments;
+
+  constructor(
+    readonly server: x402ResourceServer,
+    readonly config: X402Config,
+    now: () => number = Date.now,
+  ) {
+    this.spent = new SpentPayments(now);
+  }
+
+  /** The requirements of a call the cost model prices at `units`. */
+  async quote(units: number, url: string, description: string): Promise<Quote> {
+    const amount = x402Price(units, this.config.prices);
+    const [requirements] = await this.server.buildPaymentRequirements({
+      scheme: 'exact',
+      network: this.config.network as PaymentRequirements['network'],
+      payTo: this.config.payTo,
+      price: { asset: this.config.asset, amount: amount.toString() },
+      maxTimeoutSeconds: this.config.validitySeconds,
+    });
+    if (requirements === undefined) throw new Error('x402: the facilitator offers no exact payment on the configured network');
+    return { units, requirements, url, description };
+  }
+
+  /** The 402's body and its PAYMENT-REQUIRED header, with the reason of a refused payment. */
+  async required(quote: Quote, refusal?: PaymentRefusal): Promise<{ body: PaymentRequired; header: string }> {
+    const error = refusal?.message ?? `payment_required: this call costs ${quote.requirements.amount} atomic units of ${quote.requirements.asset} (${quote.units} cost units); pay with the x402 exact scheme and retry with the PAYMENT-SIGNATURE header`;
+    const body = await this.server.createPaymentRequiredResponse([quote.requirements], { url: quote.url, description: quote.description, mimeType: 'application/json' }, error);
+    return { body, header: encodePaymentRequiredHeader(body) };
+  }
+
+  /** Decode a PAYMENT-SIGNATURE header (or an MCP `_meta["x402/payment"]` object); refused when it is not a payment. */
+  decode(header: unknown): PaymentPayload {
+    try {
+      const payload = typeof header === 'string' ? decodePaymentSignatureHeader(header) : (header as PaymentPayload);
+      if (typeof payload !== 'object' || payload === null || typeof payload.payload !== 'object' || payload.payload === null) throw new Error('no payload');
+      if (payload.x402Version !== 2) throw new Error(`x402Version ${String(payload.x402Version)} (this service speaks version 2)`);
+      return payload;
+    } catch (err) {
+      throw new PaymentRefusal('malformed_payment', `the payment cannot be read: ${(err as Error).message.slice(0, 200)}`);
+    }
+  }
+
+  /**
+   * Check `payload` against the quote and claim it: throws a PaymentRefusal, never runs the
+   * call. The amount asked of the facilitator is what the caller signed (at least the price).
+   */
+  async verify(payload: PaymentPayload, quote: Quote): Promise<PaidCall> {
+    const id = createHash('sha256').update(paymentId(payload)).digest('hex');
+    if (this.spent.has(id)) throw replayed();
+    const mismatch = acceptedMismatch(payload.accepted, quote.requirements);
+    if (mismatch !== undefined) throw mismatch;
+    const requirements = { ...quote.requirements, amount: payload.accepted.amount };
+    let verdict: Awaited<ReturnType<x402ResourceServer['verifyPayment']>>;
+    try {
+      verdict = await this.server.verifyPayment(payload, requirements);
+    } catch (err) {
+      throw verifyRefusal('verify_error', (err as Error).message);
+    }
+    if (!verdict.isValid) throw verifyRefusal(verdict.invalidReason, verdict.invalidMessage);
+    // Claimed after verification and before the call runs: of two copies, one runs.
+    if (!this.spent.claim(id)) throw replayed();
+    return { payload, requirements, payer: verdict.payer ?? 'unknown', amount: BigInt(requirements.amount), units: quote.units };
+  }
+
+  /** Settle a paid call whose answer succeeded; its PAYMENT-RESPONSE header, or the refusal. */
+  async settle(paid: PaidCall): Promise<{ result: SettleResponse; header: string }> {
+    let result: SettleResponse;
+    try {
+      result = await this.server.settlePayment(paid.payload, paid.requirements);
+    } catch (err) {
+      throw new PaymentRefusal('settlement_failed', `the payment could not be settled: ${(err as Error).message.slice(0, 300)}`);
+    }
+    if (!result.success) throw new PaymentRefusal('settlement_failed', `the payment could not be settled: ${result.errorReason ?? ''} ${result.errorMessage ?? ''}`.trim());
+    return { result, header: encodePaymentResponseHeader(result) };
+  }
+}
+
+const replayed = (): PaymentRefusal => new PaymentRefusal('replayed_payment', 'this payment was already used for a call; sign a new one');
