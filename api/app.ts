@@ -3,7 +3,8 @@
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { AppError, Errors, httpTitle, kindForStatus, notFound, toAppError } from '../core/errors.ts';
 import { redactUrl } from '../core/logger.ts';
-import { installAccessControl } from './access/access-control.ts';
+import { installAccessControl, NO_OAUTH_MESSAGE } from './access/access-control.ts';
+import { asksForOAuth } from './access/protected-paths.ts';
 import { setRateLimitHeaders } from './access/rate-limit-headers.ts';
 import { installMethodNotAllowed, learnRoutes } from './access/allowed-methods.ts';
 import { installCors } from './access/cors.ts';
@@ -139,7 +140,13 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
     done();
   });
   app.setNotFoundHandler((req, reply) => {
-    reply.code(404).send({ error: Errors.notFound.title, message: `no route for ${req.method} ${pathOfUrl(req.url)}` });
+    const path = pathOfUrl(req.url);
+    const message = `no route for ${req.method} ${path}`;
+    if (!asksForOAuth(path)) return reply.code(404).send({ error: Errors.notFound.title, message });
+    // Where an MCP client looks for OAuth (answered without a key: protected-paths.ts), say what it
+    // needs instead; also as OAuth's error_description, the words an OAuth client shows.
+    const noOAuth = `${message}: ${NO_OAUTH_MESSAGE}`;
+    return reply.code(404).send({ error: Errors.notFound.title, message: noOAuth, error_description: noOAuth });
   });
 
   // JSON bodies whose refusal of a "__proto__" key says so (Fastify's says "not valid JSON"):

@@ -66,7 +66,10 @@ async function client(job: ClientJob): Promise<void> {
           const data = lines.find((l) => l.startsWith('data: {'));
           if (event === 'gap') throw new Error(`stream ${i}: unexpected gap ${data}`);
           if (event !== 'next' || data === undefined || id === undefined) continue;
-          const a = (JSON.parse(data.slice(6)) as { data?: { protocolActivity?: { timestamp: number; protocolName: string } } }).data?.protocolActivity;
+          const payload = JSON.parse(data.slice(6)) as { data?: { protocolActivity?: { timestamp: number; protocolName: string } }; extensions?: { gap?: unknown } };
+          // A gap comes in a next event's extensions (docs/graphql-subscriptions.md).
+          if (payload.extensions?.gap !== undefined) throw new Error(`stream ${i}: unexpected gap ${data}`);
+          const a = payload.data?.protocolActivity;
           if (a === undefined) continue;
           const seq = Number(id.split('-')[1]);
           if (seq <= s.lastSeq) s.outOfOrder += 1;

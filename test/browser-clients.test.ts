@@ -2,7 +2,8 @@
 // compression (gzip, brotli, streamed answers stay streamed), ETag from the data version with
 // If-None-Match -> 304, Cache-Control; then headless Chromium on a second origin calling
 // every door: JSON-RPC, REST (header and ?api-key), SQL (JSON and CSV), GraphQL, an
-// EventSource on the GraphQL stream, an export job and its file download.
+// EventSource on the GraphQL stream, an export job and its file download, and the MCP door
+// with the official SDK's client bundled into the page (a browser-based agent).
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
@@ -10,6 +11,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Fastify from 'fastify';
 import { Readable } from 'node:stream';
+import path from 'node:path';
 import { buildApp } from '../api/app.ts';
 import { installAnswerBudget } from '../api/access/request-budget.ts';
 import { installCompression } from '../api/answers/compression.ts';
@@ -51,6 +53,8 @@ describe('CORS', () => {
     ['/v1/query/exports', 'POST'],
     ['/v1/exports/some-job/files/train.csv', 'GET'],
     ['/v1/exports/links/some-job/train.csv', 'GET'],
+    ['/mcp', 'POST'],
+    ['/llms.txt', 'GET'],
   ])('answers the preflight of %s without a key: 204, the methods, the headers, any origin', async (url, method) => {
     const res = await preflight(url, method);
     expect(res.statusCode).toBe(204);
@@ -331,6 +335,40 @@ describe('a page on a second origin, in Chromium', () => {
     expect(got.status).toBe('COMPLETED');
     expect(got.disposition).toMatch(/^attachment; filename=/);
     expect(got.lines).toBe(51);
+  });
+
+  it('connects the MCP SDK\'s client (a browser-based agent), reads a 401\'s challenge and /llms.txt', async () => {
+    // The SDK's client as a page script (esbuild: vitest's bundler, in node_modules).
+    const { build } = await import('esbuild');
+    const bundle = await build({
+      stdin: {
+        contents: "import { Client } from '@modelcontextprotocol/sdk/client/index.js';\nimport { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';\nglobalThis.mcp = { Client, StreamableHTTPClientTransport };",
+        resolveDir: path.resolve(import.meta.dirname, '..'),
+      },
+      bundle: true, format: 'iife', platform: 'browser', write: false, logLevel: 'error',
+    });
+    await page.evaluate(bundle.outputFiles[0]!.text);
+    const got = await page.evaluate(async ({ base, key }) => {
+      type Sdk = { Client: new (info: object) => { connect(t: unknown): Promise<void>; listTools(): Promise<{ tools: unknown[] }>; callTool(c: object): Promise<{ content: { text: string }[] }>; close(): Promise<void> }; StreamableHTTPClientTransport: new (url: URL, o?: object) => unknown };
+      const { Client, StreamableHTTPClientTransport } = (globalThis as unknown as { mcp: Sdk }).mcp;
+      const url = new URL(`${base}/mcp`);
+      const client = new Client({ name: 'page-agent', version: '1.0.0' });
+      // The key as a bearer token (preflighted with mcp-protocol-version once initialized).
+      await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: { authorization: `Bearer ${key}` } } }));
+      const tools = (await client.listTools()).tools.length;
+      const protocols = JSON.parse((await client.callTool({ name: 'getProtocols', arguments: {} })).content[0]!.text) as string[];
+      await client.close();
+      const refused = await new Client({ name: 'page-agent', version: '1.0.0' }).connect(new StreamableHTTPClientTransport(url)).then(() => 'connected', (e: Error) => e.message);
+      const raw = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{}' });
+      const llms = await fetch(`${base}/llms.txt`);
+      return { tools, protocols, refused, status: raw.status, challenge: raw.headers.get('www-authenticate'), llms: (await llms.text()).slice(0, 2) };
+    }, { base, key });
+    expect(got.tools).toBeGreaterThan(10);
+    expect(got.protocols).toContain('jupiter_v6');
+    expect(got.refused).toContain('API key required');
+    expect(got.status).toBe(401);
+    expect(got.challenge).toMatch(/^ApiKey realm=/);
+    expect(got.llms).toBe('# ');
   });
 });
 

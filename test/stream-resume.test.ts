@@ -1,8 +1,10 @@
 // Resumable live streams (issue 26): every event of /graphql/stream carries an id that orders
-// it (slot-based); a client that reconnects with Last-Event-ID is sent exactly what it missed
-// within the replay window, then the live stream, with no duplicates; one that comes back
-// after the window (or with an id this server never made) gets a `gap` event naming what was
-// lost, then the live stream. On a real HTTP server and the real engine.
+// it (slot-based), as its SSE `id:` and as extensions.eventId; a client that reconnects with
+// Last-Event-ID is sent exactly what it missed within the replay window, then the live stream,
+// with no duplicates; one that comes back after the window (or with an id this server never
+// made) is told what was lost, then gets the live stream: in a `next` event's extensions.gap
+// (issue 38: what graphql-sse's client accepts), or with ?gap=event in an event `gap`. On a
+// real HTTP server and the real engine.
 import type net from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -43,9 +45,9 @@ interface Reader {
   close(): void;
 }
 
-async function open(s: Server, lastEventId?: string, key = s.key): Promise<Reader> {
+async function open(s: Server, lastEventId?: string, key = s.key, search = ''): Promise<Reader> {
   const ctrl = new AbortController();
-  const res = await fetch(`${s.base}/graphql/stream`, {
+  const res = await fetch(`${s.base}/graphql/stream${search}`, {
     method: 'POST',
     headers: { 'x-api-key': key, accept: 'text/event-stream', 'content-type': 'application/json', ...(lastEventId === undefined ? {} : { 'last-event-id': lastEventId }) },
     body: JSON.stringify({ query: QUERY }),
@@ -81,6 +83,16 @@ async function until(cond: () => boolean): Promise<void> {
 
 const activity = (e: SseEvent) => (JSON.parse(e.data) as { data: { protocolActivity: { protocolName: string; timestamp: number; count: number } } }).data.protocolActivity;
 const seqOf = (id: string | undefined) => Number(String(id).split('-')[1]);
+/** A reconnect's gap as sent by default: a `next` event without data, the gap in extensions.gap and its id in extensions.eventId. */
+function gapOf(e: SseEvent): Record<string, unknown> & { resumeAfterId: string } {
+  expect(e.event, e.data).toBe('next');
+  const payload = JSON.parse(e.data) as { data?: unknown; errors?: unknown; extensions: { gap: Record<string, unknown> & { resumeAfterId: string }; eventId: string } };
+  expect(payload.data).toBeUndefined();
+  expect(payload.errors).toBeUndefined();
+  expect(payload.extensions.eventId).toBe(payload.extensions.gap.resumeAfterId);
+  expect(e.id).toBe(payload.extensions.gap.resumeAfterId);
+  return payload.extensions.gap;
+}
 
 /** Records of `n` writes' worth: write w puts `per` records in each of two hours of two protocols. */
 function batch(s: Server, w: number, per: number, slot0: number): IngestRecord[] {
@@ -139,6 +151,8 @@ describe('a subscriber that disconnects and reconnects with Last-Event-ID', () =
 
     const seen = [...before, ...back.events];
     expect(seen.every((e) => e.event === 'next')).toBe(true);
+    // The id in the payload too, for clients that drop `id:` lines (graphql-sse's).
+    for (const e of seen) expect(JSON.parse(e.data).extensions.eventId).toBe(e.id);
     // Ids order the events, strictly: nothing twice, nothing out of order.
     const seqs = seen.map((e) => seqOf(e.id));
     for (let i = 1; i < seqs.length; i++) expect(seqs[i]).toBeGreaterThan(seqs[i - 1]!);
@@ -159,23 +173,31 @@ describe('a subscriber that disconnects and reconnects with Last-Event-ID', () =
     expect(lastSlot).toBe(Math.max(...writes[4]!.map((r) => Number(r.slot))));
   });
 
-  it('an id this server never made gets a gap event, then the live stream; a malformed one is 400', async () => {
+  it('an id this server never made gets its gap (in extensions.gap, or as an event gap when asked), then the live stream; a malformed one is 400', async () => {
     const future = `1-${Number.MAX_SAFE_INTEGER - 1}`;
     const r = await open(s, future);
-    expect(r.status).toBe(200);
+    const asEvent = await open(s, future, s.key, '?gap=event');
+    expect([r.status, asEvent.status]).toEqual([200, 200]);
     await r.until(1);
-    expect(r.events[0]!.event).toBe('gap');
-    const gap = JSON.parse(r.events[0]!.data);
+    const gap = gapOf(r.events[0]!);
     expect(gap).toMatchObject({ lastEventId: future, reason: 'unknown' });
-    expect(r.events[0]!.id).toBe(gap.resumeAfterId);
+    // The form of before, for a client that asks for it (an EventSource listening for 'gap').
+    await asEvent.until(1);
+    expect(asEvent.events[0]!.event).toBe('gap');
+    expect(JSON.parse(asEvent.events[0]!.data)).toEqual(gap);
+    expect(asEvent.events[0]!.id).toBe(gap.resumeAfterId);
     await write(s, batch(s, 40, 1, 500_000_000));
     await r.until(5);
-    expect(r.events.slice(1).every((e) => e.event === 'next' && seqOf(e.id) > seqOf(gap.resumeAfterId))).toBe(true);
-    r.close();
+    await asEvent.until(5);
+    for (const reader of [r, asEvent]) {
+      expect(reader.events.slice(1).every((e) => e.event === 'next' && seqOf(e.id) > seqOf(gap.resumeAfterId))).toBe(true);
+      reader.close();
+    }
     for (const bad of ['x', '12', '-1-2', '1-2-3', `1-${'9'.repeat(30)}`, 'a'.repeat(100)]) {
       const res = await open(s, bad);
       expect(res.status, bad).toBe(400);
     }
+    for (const bad of ['?gap=events', '?gap=', '?gap=event&gap=event']) expect((await open(s, future, s.key, bad)).status, bad).toBe(400);
   });
 });
 
@@ -263,7 +285,7 @@ describe('a subscriber that comes back after the replay window', () => {
   beforeAll(async () => { s = await server({ STREAM_REPLAY_WINDOW_SECONDS: '1' }); });
   afterAll(async () => { await s?.app.close(); await s?.services.cleanup(); });
 
-  it('gets a gap event naming what was lost, then only the live stream', async () => {
+  it('is told what was lost, then gets only the live stream', async () => {
     const sub = await open(s);
     await write(s, batch(s, 0, 2, 600_000_000));
     await sub.until(4);
@@ -275,11 +297,10 @@ describe('a subscriber that comes back after the replay window', () => {
     await write(s, batch(s, 4, 2, 600_002_000));
     const back = await open(s, last);
     await back.until(1);
-    expect(back.events[0]!.event, back.events[0]!.data).toBe('gap');
-    const gap = JSON.parse(back.events[0]!.data);
+    const gap = gapOf(back.events[0]!);
     expect(gap.reason).toBe('window');
     expect(gap.lastEventId).toBe(last);
-    expect(seqOf(gap.lostThroughId)).toBeGreaterThan(seqOf(last));
+    expect(seqOf(gap.lostThroughId as string)).toBeGreaterThan(seqOf(last));
     expect(gap.lostThroughSlot).toBeGreaterThanOrEqual(600_001_000);
     expect(gap.message).toMatch(/lost/);
     // Nothing replayed; the next write arrives live.

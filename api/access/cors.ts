@@ -1,7 +1,8 @@
 // CORS for the API doors (docs/browser-clients.md): a page on another origin may call
-// JSON-RPC, REST, SQL, GraphQL (its SSE stream included, EventSource or fetch) and the
-// export routes and file downloads. Keys travel in the x-api-key header or the api-key
-// query parameter, never in a cookie, so opening these doors to any origin gives a page no
+// JSON-RPC, REST, SQL, GraphQL (its SSE stream included, EventSource or fetch), the MCP door
+// (a browser-based agent or the MCP Inspector), /llms.txt, and the export routes and file
+// downloads. Keys travel in the x-api-key header, `Authorization: Bearer` (MCP and
+// /v1/metrics) or the api-key query parameter, never in a cookie, so opening these doors to any origin gives a page no
 // power its user's key does not already give: the default is any origin (CORS_ORIGINS).
 // Credentials mode is never allowed. The dashboard, the operator API and /metrics stay
 // same-origin: no CORS header is ever sent on them, and their preflights keep the 405.
@@ -18,17 +19,23 @@ import { pathOf } from './protected-paths.ts';
 
 /** Paths whose answers other origins may read: every API door. Not /dashboard, /admin, /metrics, /health. */
 export function isApiDoorPath(path: string): boolean {
-  return path === '/v1/rpc' || path.startsWith('/v1/') || path === '/api/v1' || path.startsWith('/api/v1/') || path === '/graphql' || path.startsWith('/graphql/');
+  return path === '/v1/rpc' || path.startsWith('/v1/') || path === '/api/v1' || path.startsWith('/api/v1/') || path === '/graphql' || path.startsWith('/graphql/') ||
+    path === '/mcp' || path === '/llms.txt';
 }
 
-/** Request headers a page may send (anything else fails its preflight: an allow-list). */
-export const CORS_ALLOWED_HEADERS = ['accept', 'content-type', 'x-api-key', 'x-request-id', 'if-none-match', 'range', 'last-event-id'] as const;
+/** Request headers a page may send (anything else fails its preflight: an allow-list). An MCP
+ *  client sends `authorization` (its key as a bearer token), `mcp-protocol-version` after
+ *  initialize, and `mcp-session-id` / `last-event-id` where a server gave it a session or an
+ *  event stream (this stateless door gives neither, but a client may send them anyway). */
+export const CORS_ALLOWED_HEADERS = ['accept', 'content-type', 'x-api-key', 'x-request-id', 'if-none-match', 'range', 'last-event-id', 'authorization', 'mcp-protocol-version', 'mcp-session-id'] as const;
 
 /** Answer headers a page may read beyond the CORS-safelisted ones. */
 export const CORS_EXPOSED_HEADERS = [
   'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'x-ratelimit-plan', 'retry-after',
   'x-data-newest-block-time', 'x-data-ingested-at', 'x-request-id',
   'etag', 'content-disposition', 'content-range', 'accept-ranges', 'content-encoding',
+  // A 401's challenge (api/access/access-control.ts, keyChallenge): an MCP client reads it.
+  'www-authenticate',
 ] as const;
 
 /** The Access-Control-Allow-Origin value for `origin`, or undefined when it may not read answers. */

@@ -13,7 +13,8 @@ export const SIGNED_LINK_PREFIX = '/v1/exports/links/';
  *  token), /metrics (admin or metrics token), the API descriptions (the OpenAPI document and
  *  its docs page, the JSON-RPC OpenRPC document: rpc.discover answers the same to a key holder, and GraphiQL's script, style and packaged files under
  *  /graphql/assets/, which a browser loads without a key; they hold no data), and the dashboard (its pages hold no data; its JSON calls need
- *  a session cookie, api/dashboard/), and signed export links. Everything else does, unknown paths included.
+ *  a session cookie, api/dashboard/), signed export links, and /.well-known/ and OAuth paths no route serves (a 404, isUnservedOAuth).
+ *  Everything else does, other unknown paths included.
  *  `route`, the matched route's pattern when known, must agree for the dashboard: a path
  *  under /dashboard/ that some spelling routes elsewhere is not exempt. */
 export function isExempt(path: string, route?: string): boolean {
@@ -22,8 +23,29 @@ export function isExempt(path: string, route?: string): boolean {
   }
   return path === '/health' || path.startsWith(SIGNED_LINK_PREFIX) || path === '/graphql/graphiql.js' || path === '/graphql/graphiql.css' || path.startsWith('/graphql/assets/') || path === '/metrics' || path === '/admin' || path.startsWith('/admin/') ||
     path === '/api/v1/openapi.json' || path === '/api/v1/docs' || path.startsWith('/api/v1/docs/') || path === '/v1/openrpc.json' ||
-    path === '/llms.txt';
+    path === '/llms.txt' || isUnservedOAuth(path, route);
 }
+
+/** The OAuth endpoints an MCP client tries at the server's origin when discovery finds no
+ *  metadata (the SDK's defaults: dynamic client registration, authorization, token). */
+const OAUTH_FALLBACK_PATHS: ReadonlySet<string> = new Set(['/register', '/authorize', '/token']);
+
+/**
+ * A discovery document (RFC 8615, `/.well-known/…`) or an OAuth endpoint no route serves: this
+ * service has no OAuth (no authorization server, no protected-resource metadata, no client
+ * registration), so such a request is the 404 of a path no route answers, not a 401. An MCP
+ * client (the SDK's, mcp-remote, the Inspector) reads a 401 on
+ * `/.well-known/oauth-protected-resource` as a document behind a login and goes on with OAuth;
+ * and mcp-remote, refused `POST /register` with a 401, waits for a browser sign-in that never
+ * comes instead of saying that a key is missing (docs/mcp.md). Only while no route matches
+ * (`route` undefined): a route added at such a path later needs a key unless it is exempted by
+ * name, so this stays fail-closed.
+ */
+export const isUnservedOAuth = (path: string, route: string | undefined): boolean =>
+  route === undefined && (path === '/.well-known' || path.startsWith('/.well-known/') || OAUTH_FALLBACK_PATHS.has(path));
+
+/** Whether an unserved path is one where a client looks for OAuth (its 404 then says how to pass a key instead). */
+export const asksForOAuth = (path: string): boolean => OAUTH_FALLBACK_PATHS.has(path) || /^\/\.well-known\/(oauth-|openid-)/.test(path);
 
 /**
  * A browser asking for the GraphiQL page (GET /graphql accepting text/html): the page holds

@@ -3,12 +3,13 @@
 // (mcp-transport.ts), which tells each handler whose request it runs: the key, plan and budget
 // of that HTTP request. Tool failures are MCP tool errors (isError) with the message the other
 // doors give (core/errors.ts); an unknown tool or resource is a protocol error, as the MCP
-// specification asks.
+// specification asks, its message sent once, without the SDK's "MCP error <code>: " (its
+// client adds that prefix itself: see DoorTransport).
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import {
-  CallToolRequestSchema, ErrorCode, InitializeRequestSchema, ListResourcesRequestSchema, ListToolsRequestSchema, McpError, ReadResourceRequestSchema,
-  type CallToolRequest, type CallToolResult, type InitializeRequest, type InitializeResult,
+  CallToolRequestSchema, ErrorCode, InitializeRequestSchema, ListResourcesRequestSchema, ListResourceTemplatesRequestSchema, ListToolsRequestSchema, ReadResourceRequestSchema,
+  type CallToolRequest, type CallToolResult, type InitializeRequest, type InitializeResult, type JSONRPCMessage,
 } from '@modelcontextprotocol/sdk/types.js';
 import { AppError, Errors } from '../../core/errors.ts';
 import { ANSWER_BUDGET_BYTES, formatBytes, MCP_CARRY_FACTOR, MCP_ECHO_MAX_CHARS } from '../../core/limits.ts';
@@ -29,6 +30,36 @@ export interface CallHooks {
   /** Told of each tool call once answered: its usage label (the tool's name, or one label for
    *  every unknown name, so invented names cannot fill the usage table) and whether it failed. */
   onToolCall(label: string, error: boolean): void;
+}
+
+/**
+ * A JSON-RPC error a handler throws: the SDK's protocol sends its `code` and `message` as they
+ * are. Not the SDK's McpError, whose message is already "MCP error <code>: <message>": the
+ * SDK's client makes an McpError of what it receives, so it read "MCP error -32602: MCP error
+ * -32602: unknown tool …".
+ */
+class ProtocolError extends Error {
+  constructor(readonly code: number, message: string) {
+    super(message);
+  }
+}
+
+/**
+ * The door's transport: the Server's error answers with the SDK's "MCP error <code>: " taken off
+ * the message, for the errors the SDK's own code throws as McpError (the tools/call wrapper's
+ * "Invalid tools/call request: …"); the client adds that prefix itself. A subclass rather than a
+ * change to StatelessJsonTransport, which answers exactly as the SDK's transport does
+ * (test/mcp-transport.test.ts).
+ */
+class DoorTransport<C> extends StatelessJsonTransport<C> {
+  override send(message: JSONRPCMessage): Promise<void> {
+    if ('error' in message) {
+      const { code, message: text } = message.error;
+      const prefix = `MCP error ${code}: `;
+      if (typeof text === 'string' && text.startsWith(prefix)) message.error.message = text.slice(prefix.length);
+    }
+    return super.send(message);
+  }
 }
 
 /** The usage label of a call of a tool this door does not have. */
@@ -68,7 +99,7 @@ function checked<T>(schema: { safeParse(v: unknown): Parsed<T> }, request: unkno
   const r = schema.safeParse(request);
   if (r.success) return r.data as T;
   const issue = r.error?.issues[0];
-  throw new McpError(ErrorCode.InvalidParams, `invalid params: ${issue ? `${issue.path.map(String).join('.')}: ${issue.message}` : 'malformed'}`);
+  throw new ProtocolError(ErrorCode.InvalidParams, `invalid params: ${issue ? `${issue.path.map(String).join('.')}: ${issue.message}` : 'malformed'}`);
 }
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -124,7 +155,7 @@ interface CallContext {
 export class McpDoor {
   readonly tools: McpTools;
   readonly resources: readonly Resource[];
-  private readonly transport = new StatelessJsonTransport<CallContext>((context) => context.caller.keyId);
+  private readonly transport = new DoorTransport<CallContext>((context) => context.caller.keyId);
   private readonly connected: Promise<void>;
 
   /** `direct`: answer the common tool call past the SDK's protocol (off only to compare the two). */
@@ -155,7 +186,7 @@ export class McpDoor {
   /** The context of the request a handler runs for: a handler never runs outside one. */
   private context(requestId: string | number): CallContext {
     const context = this.transport.contextOf(requestId);
-    if (context === undefined) throw new McpError(ErrorCode.InternalError, 'no request in flight under this id');
+    if (context === undefined) throw new ProtocolError(ErrorCode.InternalError, 'no request in flight under this id');
     return context;
   }
 
@@ -208,7 +239,7 @@ export class McpDoor {
       const tool = this.tools.get(request.params.name);
       if (tool === undefined) {
         context.hooks.onToolCall(UNKNOWN_TOOL, true);
-        throw new McpError(ErrorCode.InvalidParams, `unknown tool "${echoed(request.params.name)}"; tools/list lists the tools`);
+        throw new ProtocolError(ErrorCode.InvalidParams, `unknown tool "${echoed(request.params.name)}"; tools/list lists the tools`);
       }
       return this.callTool(tool, request.params.arguments ?? {}, context, extra.signal);
     });
@@ -216,18 +247,24 @@ export class McpDoor {
       checked(ListResourcesRequestSchema, raw);
       return { resources: this.resources.map(({ uri, name, title, description, mimeType }) => ({ uri, name, title, description, mimeType })) };
     });
+    // Resources are declared, so their templates are asked for too (the Inspector lists both):
+    // the door's resources are fixed URIs, none a template.
+    server.setRequestHandler(ListResourceTemplatesRequestSchema.pick({ method: true }).loose(), (raw) => {
+      checked(ListResourceTemplatesRequestSchema, raw);
+      return { resourceTemplates: [] };
+    });
     server.setRequestHandler(ReadResourceRequestSchema.pick({ method: true }).loose(), async (raw, extra) => {
       const { caller, hooks, answers, answerBytes } = this.context(extra.requestId);
       const request = checked(ReadResourceRequestSchema, raw);
       const resource = this.resources.find((r) => r.uri === request.params.uri);
-      if (resource === undefined) throw new McpError(ErrorCode.InvalidParams, `unknown resource "${echoed(request.params.uri)}"; resources/list lists the resources`);
+      if (resource === undefined) throw new ProtocolError(ErrorCode.InvalidParams, `unknown resource "${echoed(request.params.uri)}"; resources/list lists the resources`);
       // A member of the POST's batch, as a tool call is: its bytes reserved before it is read.
       const outcome = await answers.run((budget) => resource.read(budget === caller.budget ? caller : { ...caller, budget }), extra.signal);
       if ('text' in outcome) return { contents: [{ uri: resource.uri, mimeType: resource.mimeType, text: outcome.text }] };
       const err = 'refused' in outcome ? refusal(outcome.refused, answerBytes) : outcome.thrown;
       // The protocol error carries its message to the client: never an internal one.
       const e = toolError(err, hooks).content[0];
-      throw new McpError(err instanceof AppError ? ErrorCode.InvalidRequest : ErrorCode.InternalError, e?.type === 'text' ? e.text : 'failed');
+      throw new ProtocolError(err instanceof AppError ? ErrorCode.InvalidRequest : ErrorCode.InternalError, e?.type === 'text' ? e.text : 'failed');
     });
     return server;
   }

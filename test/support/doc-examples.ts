@@ -19,6 +19,8 @@ export interface DocBlock {
   lang: string;
   /** Why the block is not run, when it says so. */
   skip: string | null;
+  /** The block's text, as written between its fences. */
+  text: string;
   commands: DocCommand[];
 }
 
@@ -38,7 +40,7 @@ export function docBlocks(file: string): DocBlock[] {
     while (prev >= 0 && lines[prev]!.trim() === '') prev--;
     const skip = prev >= 0 ? SKIP.exec(lines[prev]!)?.[1] ?? null : null;
     const lang = open[1]!.toLowerCase();
-    out.push({ file, line: i + 1, lang, skip, commands: SHELL.has(lang) ? splitCommands(lines.slice(i + 1, end), i + 2) : [] });
+    out.push({ file, line: i + 1, lang, skip, text: lines.slice(i + 1, end).join('\n'), commands: SHELL.has(lang) ? splitCommands(lines.slice(i + 1, end), i + 2) : [] });
     i = end;
   }
   return out;

@@ -21,8 +21,8 @@ export const HEARTBEAT = ':\n\n';
 export interface StreamHost {
   readonly limits: { heartbeatMs: number; closeGraceMs: number };
   readonly logger: Logger;
-  /** An execution result as the event's payload (extensions.freshness added). */
-  withExtensions(result: ExecutionResult): Promise<Record<string, unknown>>;
+  /** An execution result as the event's payload (extensions.freshness added, and extensions.eventId when it has an id). */
+  withExtensions(result: ExecutionResult, eventId?: string): Promise<Record<string, unknown>>;
 }
 
 /** What a stream sends: its subscription's results, with what the subscription knows of each. */
@@ -107,7 +107,8 @@ export class LiveStream {
         }
         const id = this.source.eventId();
         const replayed = this.source.replayed();
-        const text = sseEvent('next', await this.streams.withExtensions(r.value), id);
+        // The id in the payload too: graphql-sse's client drops `id:` lines (stream-route.ts).
+        const text = sseEvent('next', await this.streams.withExtensions(r.value, id), id);
         if (replayed && !(await this.admitReplayed(Buffer.byteLength(text)))) return;
         // Closed while the event was prepared or charged: the response may have ended.
         if (this.closed) return;

@@ -13,6 +13,13 @@
 // of the GraphQL document itself (syntax, validation, arguments) are reported inside the
 // stream, as the protocol asks: one `next` event with `errors`, then `complete`.
 //
+// Each `next` event of a live stream carries its id twice: as the SSE `id:` (what EventSource
+// sends back as Last-Event-ID) and as `extensions.eventId` (graphql-sse's client drops `id:`
+// lines, so that is where its users learn it). A reconnect that came back too late for some
+// events is told so first in a `next` event without data, `extensions.gap` (graphql-sse's client
+// refuses any event but `next` and `complete`), or, asked for with `?gap=event`, in the event
+// `gap` of before (EventSource users: addEventListener('gap')).
+//
 // A stream ends with an error event and `complete` when its key is revoked or deactivated
 // (checked on every key-change announcement and every STREAM_KEY_CHECK_MS), when its client
 // reads too slowly (its queue of events is full), when a replay spends the key's rate limit
@@ -39,12 +46,23 @@ import { setFreshnessHeaders, type FreshnessWatermark } from '../../freshness.ts
 import { acceptsEventStream, readParams } from '../request-params.ts';
 import type { LiveActivity } from './live-activity.ts';
 import { LiveStream, sseEvent, type StreamHost, type StreamSource } from './live-stream.ts';
-import { parseEventId } from './event-log.ts';
+import { parseEventId, type Gap } from './event-log.ts';
 import { chargeKey, keyRefusal, ReplayMeter } from './replay-meter.ts';
 import { formatError, subscriptionRoot, type StreamContext, type VisibleProtocols } from './schema.ts';
 import { prepareSubscription, type Prepared } from './stream-document.ts';
 
 export const STREAM_PATH = '/graphql/stream';
+
+/** How a reconnect's gap is sent: in a `next` event's extensions (the default), or as the SSE event `gap`. */
+export type GapForm = 'next' | 'event';
+
+/** The `gap` query parameter (GET or POST): `next` (default) or `event`; anything else is a 400 before the stream opens. */
+function gapFormOf(req: FastifyRequest): GapForm {
+  const v = (req.query as Record<string, unknown> | undefined)?.gap;
+  if (v === undefined || v === 'next') return 'next';
+  if (v === 'event') return 'event';
+  throw new AppError(Errors.invalidRequest, 'the query parameter "gap" is "next" (a gap in a next event\'s extensions.gap, the default) or "event" (the SSE event gap), given once');
+}
 
 /** The Last-Event-ID header, checked for shape (400 before the stream opens); undefined when absent. */
 function lastEventIdOf(req: FastifyRequest): string | undefined {
@@ -114,7 +132,7 @@ export class GraphqlStreams implements StreamHost {
   }
 
   /** `extensions.freshness` on every event (the figures of the protocols the caller may see). */
-  async withExtensions(result: ExecutionResult): Promise<Record<string, unknown>> {
+  async withExtensions(result: ExecutionResult, eventId?: string): Promise<Record<string, unknown>> {
     let visible: string[] | undefined;
     try {
       visible = await this.opts.analytics.protocols();
@@ -124,7 +142,7 @@ export class GraphqlStreams implements StreamHost {
     return {
       ...(result.data !== undefined ? { data: result.data } : {}),
       ...(result.errors ? { errors: result.errors.map(formatError) } : {}),
-      extensions: { ...result.extensions, ...(visible ? { freshness: this.opts.freshness.extension(visible) } : {}) },
+      extensions: { ...(eventId === undefined ? {} : { eventId }), ...result.extensions, ...(visible ? { freshness: this.opts.freshness.extension(visible) } : {}) },
     };
   }
 
@@ -162,6 +180,7 @@ export class GraphqlStreams implements StreamHost {
     const params = readParams(req, 'stream');
     // A reconnect: the id of the last event the client had (EventSource sends it by itself).
     const lastEventId = lastEventIdOf(req);
+    const gapForm = gapFormOf(req);
     const cap = PLAN_STREAMS[key.plan];
     const release = this.slots.tryAcquire(key.id, cap);
     if (release === undefined) {
@@ -235,8 +254,14 @@ export class GraphqlStreams implements StreamHost {
     this.open.add(stream);
     this.ensureChecker();
     // Came back too late for some events: say which, then the live stream (its id: where to resume from).
-    stream.start(ctx.gap === undefined ? undefined : sseEvent('gap', ctx.gap, ctx.gap.resumeAfterId));
+    stream.start(ctx.gap === undefined ? undefined : await this.gapEvent(ctx.gap, gapForm));
     return reply;
+  }
+
+  /** A reconnect's gap as sent: a `next` event without data holding it in extensions.gap, or the SSE event `gap`; its id either way. */
+  private async gapEvent(gap: Gap, form: GapForm): Promise<string> {
+    if (form === 'event') return sseEvent('gap', gap, gap.resumeAfterId);
+    return sseEvent('next', await this.withExtensions({ extensions: { gap } }, gap.resumeAfterId), gap.resumeAfterId);
   }
 
   private ensureChecker(): void {
