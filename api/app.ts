@@ -3,7 +3,8 @@
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { AppError, Errors, httpTitle, kindForStatus, notFound, toAppError } from '../core/errors.ts';
 import { redactUrl } from '../core/logger.ts';
-import { installAccessControl, NO_OAUTH_MESSAGE } from './access/access-control.ts';
+import { installAccessControl } from './access/access-control.ts';
+import { NO_OAUTH_MESSAGE } from './access/presented-key.ts';
 import { asksForOAuth } from './access/protected-paths.ts';
 import { setRateLimitHeaders } from './access/rate-limit-headers.ts';
 import { installMethodNotAllowed, learnRoutes } from './access/allowed-methods.ts';

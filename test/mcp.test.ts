@@ -10,7 +10,7 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MISSING_KEY_MESSAGE_BEARER } from '../api/access/access-control.ts';
+import { MISSING_KEY_MESSAGE_BEARER } from '../api/access/presented-key.ts';
 import { CATALOG, RPC_METHOD_NAMES } from '../api/catalog/catalog.ts';
 import { McpDoor, type CallHooks } from '../api/mcp/mcp-server.ts';
 import type { ToolCaller } from '../api/mcp/mcp-tools.ts';

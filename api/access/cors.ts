@@ -34,7 +34,7 @@ export const CORS_EXPOSED_HEADERS = [
   'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'x-ratelimit-plan', 'retry-after',
   'x-data-newest-block-time', 'x-data-ingested-at', 'x-request-id',
   'etag', 'content-disposition', 'content-range', 'accept-ranges', 'content-encoding',
-  // A 401's challenge (api/access/access-control.ts, keyChallenge): an MCP client reads it.
+  // A 401's challenge (api/access/presented-key.ts, keyChallenge): an MCP client reads it.
   'www-authenticate',
 ] as const;
 

@@ -37,7 +37,7 @@ import {
 } from '../../../core/limits.ts';
 import type { Logger } from '../../../core/logger.ts';
 import { PLAN_STREAMS } from '../../../core/plans.ts';
-import { presentedKey } from '../../access/access-control.ts';
+import { presentedKey } from '../../access/presented-key.ts';
 import { setRateLimitHeaders } from '../../access/rate-limit-headers.ts';
 import type { Access } from '../../access/access.ts';
 import { InFlightLimiter } from '../../access/in-flight.ts';
