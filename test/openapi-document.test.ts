@@ -2,9 +2,9 @@
 // JSON-RPC): every limit the server holds a parameter to is declared (path parameters' maxLength
 // is the router's limit, held in characters as JSON Schema counts them), every 64-bit quantity
 // says int64 and every fraction double, every enum is one named component, every operation has a
-// stable readable operationId, a repeatable query parameter is an array sent form-exploded, and
-// the OpenRPC document names its server. test/openapi-go-client.test.ts builds a Go client from
-// the same document.
+// stable readable operationId, a repeatable query parameter is an array sent form-exploded, a day
+// parameter is not exploded (sent as the day), and the OpenRPC document names its server.
+// test/openapi-{go,ts}-client.test.ts build Go and TypeScript clients from the same document.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATALOG, operationIdOf } from '../api/catalog/catalog.ts';
 import { PATH_PARAM_TOO_LONG } from '../api/access/http-protocol.ts';
@@ -140,6 +140,14 @@ describe('operations and parameters', () => {
     const arrays = params.filter(({ p }) => p.schema.type === 'array');
     expect(arrays.map((x) => x.name).sort()).toEqual(['GET /v1/metrics instruction_type', 'GET /v1/metrics protocol']);
     for (const { name, p } of arrays) expect(p, name).toMatchObject({ style: 'form', explode: true });
+  });
+
+  it('a day parameter is declared form, not exploded: the same ?date_from=2025-01-31, which typescript-fetch then sends as the day', () => {
+    // Exploded, openapi-generator's typescript-fetch client sends its Date as toISOString(), a timestamp the server refuses (400).
+    const days = operations().flatMap(({ name, op }) => (op.parameters ?? []).filter((p) => p.in === 'query' && p.schema.format === 'date').map((p) => ({ name: `${name} ${p.name}`, p })));
+    expect(days.map((d) => d.name.replace(/^GET \/api\/v1/, '')).sort()).toEqual(['/analytics/fees', '/analytics/protocols', '/analytics/time-series', '/transactions']
+      .flatMap((path) => [`${path} date_from`, `${path} date_to`]));
+    for (const { name, p } of days) expect(p, name).toMatchObject({ style: 'form', explode: false });
   });
 
   it('every path parameter declares the router\'s limit as its maxLength, and every string parameter is bounded', () => {

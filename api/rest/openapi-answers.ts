@@ -73,6 +73,25 @@ export function withCommonAnswers<D extends object>(document: D): D {
 }
 
 /**
+ * The document with every day parameter of a query (`format: date`: date_from, date_to) declared
+ * `style: form, explode: false`. For one value OpenAPI writes both the same (`?date_from=2025-01-31`),
+ * but a generator may not: openapi-generator's typescript-fetch client sends an exploded date as
+ * Date.toISOString() (`2025-01-31T00:00:00.000Z`, which the server refuses with 400) and an
+ * unexploded one as the day (test/openapi-ts-client.test.ts). In place, like withCommonAnswers.
+ */
+export function withDayParameters<D extends object>(document: D): D {
+  for (const item of Object.values(((document as Json).paths ?? {}) as Record<string, Json>)) {
+    for (const op of Object.values(item) as Json[]) {
+      const parameters = (typeof op === 'object' && op !== null ? op.parameters : undefined) as Json[] | undefined;
+      for (const p of parameters ?? []) {
+        if (p.in === 'query' && (p.schema as Json | undefined)?.format === 'date') Object.assign(p, { style: 'form', explode: false });
+      }
+    }
+  }
+  return document;
+}
+
+/**
  * The document with every protocol name the server checks against the registry (the
  * ActiveProtocolName primitive, marked by its $comment) stated as the registry's active
  * names: exactly the values the server accepts. A listing's protocol filter keeps the

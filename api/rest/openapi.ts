@@ -2,13 +2,14 @@
 // (only routes tagged REST or SQL are listed), at /api/v1/openapi.json, and an interactive
 // page at /api/v1/docs. Must be set up before those routes are registered. The answers every
 // operation can get (414, 429 with Retry-After, 401/403 …) and 405 with Allow are added to
-// the route schemas' own (openapi-answers.ts); protocol names are the registry's, read per
-// request, so the document lists the names the server accepts now.
+// the route schemas' own, and day parameters say they are sent as the day (openapi-answers.ts);
+// protocol names are the registry's, read per request, so the document lists the names the
+// server accepts now.
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import { errorBody } from '../catalog/rest-schemas.ts';
-import { withCommonAnswers, withNamedEnums, withProtocolNames } from './openapi-answers.ts';
+import { withCommonAnswers, withDayParameters, withNamedEnums, withProtocolNames } from './openapi-answers.ts';
 
 export interface OpenApiOptions {
   /** The active protocol names (the registry's), which protocol_name and filters.protocols take. */
@@ -42,7 +43,7 @@ export async function registerOpenApi(app: FastifyInstance, opts: OpenApiOptions
       security: [{ apiKey: [] }, { apiKeyQuery: [] }],
     },
     hideUntagged: true,
-    transformObject: (doc) => withCommonAnswers('openapiObject' in doc ? doc.openapiObject : doc.swaggerObject),
+    transformObject: (doc) => withDayParameters(withCommonAnswers('openapiObject' in doc ? doc.openapiObject : doc.swaggerObject)),
     // Shared schemas appear under their $id (ErrorBody) rather than def-0, def-1 …
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),

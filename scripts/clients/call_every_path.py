@@ -4,7 +4,9 @@ each answer against an independent reference: CSV against the JSON answer of the
 downloads against the job's sha256 and row count, Parquet by its magic bytes.
 
 usage: python call_every_path.py <dir holding the txa_client package> <base url> <api key>
-Prints one JSON object: {"<METHOD> <path>": {"ok": bool, "detail": str}}.
+Prints one JSON object: {"results": {"<METHOD> <path>": {"ok": bool, "detail": str}}, "wire":
+["GET /path", ...]}, wire being every request the client sent (an httpx event hook's record), so
+the test can tell which operations were called from what went out, not from what this file says.
 """
 import csv
 import datetime
@@ -42,7 +44,15 @@ from txa_client.models import (  # noqa: E402
 from txa_client.types import UNSET  # noqa: E402
 
 UNSET_VALUES = UNSET
-client = Client(base_url=BASE, headers={"x-api-key": KEY}, timeout=60.0)
+wire = []
+
+
+def record(request):
+    wire.append(f"{request.method} {request.url.raw_path.decode().split('?')[0]}")
+
+
+HOOKS = {"event_hooks": {"request": [record]}}
+client = Client(base_url=BASE, headers={"x-api-key": KEY}, timeout=60.0, httpx_args=HOOKS)
 report = {}
 # The demo data covers the 30 days before the server's first start: yesterday is inside it.
 DAY = datetime.datetime.now(datetime.timezone.utc).date() - datetime.timedelta(days=1)
@@ -210,7 +220,7 @@ def signed_link():
     f = state["job_view"].files[0]
     link = urllib.parse.urlparse(f.url)
     q = dict(urllib.parse.parse_qsl(link.query))
-    keyless = Client(base_url=BASE, timeout=60.0)  # the link is its own credential
+    keyless = Client(base_url=BASE, timeout=60.0, httpx_args=HOOKS)  # the link is its own credential
     body = parsed(download_export_link.sync_detailed(state["job"], f.name, client=keyless, key=q["key"], expires=q["expires"], sig=q["sig"])).payload.read()
     assert hashlib.sha256(body).hexdigest() == f.sha256
     return f"{len(body)} bytes without the key"
@@ -295,4 +305,4 @@ call("GET /v1/query/executions/{id}", follow_execution)
 call("GET /v1/query/executions/{id}/results", execution_results)
 call("POST /v1/query/executions/{id}/cancel", cancel_execution)
 
-print(json.dumps(report))
+print(json.dumps({"results": report, "wire": wire}))
