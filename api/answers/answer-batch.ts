@@ -110,7 +110,10 @@ export class AnswerBatch {
       this.free -= want;
       let text: string;
       try {
-        text = await work(this.opts.budget?.member(want) ?? null);
+        // As the request's work: its in-flight slot and answer bytes wait for it, even once the
+        // member is cancelled or the request has ended (its client SQL not yet run is given up).
+        const budget = this.opts.budget;
+        text = budget === null ? await work(null) : await budget.work(() => work(budget.member(want, cancelled)));
       } catch (err) {
         this.settle(want, 0);
         if (!tooLarge(err) || attempt > 0) return { thrown: err };

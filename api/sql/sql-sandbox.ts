@@ -50,6 +50,8 @@ export interface RunOptions {
 
 const quote = (s: string): string => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 const invalid = (message: string, cause?: unknown): AppError => new AppError(Errors.invalidQuery, message, { cause });
+/** A batch member's query given up (the member cancelled, or its request ended) before or while it ran. */
+const givenUp = (): AppError => new AppError(Errors.queryTimeout, 'the request ended (its client left, it ran past its time budget, or the call was cancelled) before this query finished');
 
 export class SqlSandbox {
   private readonly gate: ConcurrencyGate<Warehouse>;
@@ -92,7 +94,8 @@ export class SqlSandbox {
    * them, and a big answer costs this process's event loop almost nothing.
    */
   async json(caller: Caller, text: unknown): Promise<string> {
-    const lease = await this.gate.acquire(caller.key, caller.plan);
+    const signal = caller.budget?.signal;
+    const lease = await this.gate.acquire(caller.key, caller.plan, signal, givenUp);
     try {
       const wh = boundTo(lease.slot, caller.budget);
       const prepared = await this.prepare(wh, caller, text);
@@ -103,7 +106,7 @@ export class SqlSandbox {
       let bytes = 0;
       let iterator: AsyncIterator<Uint8Array> | undefined;
       try {
-        iterator = wh.stream(await this.materialized(wh, prepared.executed, settings), 'JSONEachRow', { settings })[Symbol.asyncIterator]();
+        iterator = wh.stream(await this.materialized(wh, prepared.executed, settings), 'JSONEachRow', { settings, signal })[Symbol.asyncIterator]();
         for (;;) {
           const next = await iterator.next();
           if (next.done) break;
@@ -112,7 +115,7 @@ export class SqlSandbox {
           chunks.push(next.value as Buffer);
         }
       } catch (err) {
-        throw this.queryError(err, {});
+        throw this.queryError(err, {}, caller);
       } finally {
         await iterator?.return?.();
       }
@@ -132,7 +135,8 @@ export class SqlSandbox {
    * the stream ends, and a stream not read to its end within the time-out is cancelled.
    */
   async csv(caller: Caller, text: unknown, options: RunOptions = {}): Promise<{ query: string; body: AsyncIterable<Uint8Array> }> {
-    const lease = await this.gate.acquire(caller.key, caller.plan);
+    const signal = caller.budget?.signal;
+    const lease = await this.gate.acquire(caller.key, caller.plan, signal, givenUp);
     let handedOver = false;
     try {
       const wh = boundTo(lease.slot, caller.budget);
@@ -146,10 +150,10 @@ export class SqlSandbox {
       let pending: IteratorResult<Uint8Array> | undefined;
       try {
         const runnable = options.maxResultRows === undefined ? await this.materialized(wh, prepared.executed, settings) : prepared.executed;
-        iterator = wh.stream(runnable, 'CSVWithNames', { settings })[Symbol.asyncIterator]();
+        iterator = wh.stream(runnable, 'CSVWithNames', { settings, signal })[Symbol.asyncIterator]();
         pending = await iterator.next();
       } catch (err) {
-        throw this.queryError(err, options);
+        throw this.queryError(err, options, caller);
       }
       handedOver = true;
       return { query: prepared.executed, body: leasedStream(iterator, pending, lease, this.limits.timeoutSeconds * 1000, options.maxResultRows === undefined) };
@@ -302,9 +306,10 @@ export class SqlSandbox {
     };
   }
 
-  /** Map an engine failure of a client query to what the client sees. */
-  private queryError(err: unknown, options: RunOptions): AppError {
+  /** Map an engine failure of a client query to what the client sees (`caller`: a batch member's, given up once its signal aborted). */
+  private queryError(err: unknown, options: RunOptions, caller?: Caller): AppError {
     if (err instanceof AppError) return err;
+    if (caller?.budget?.signal?.aborted === true) return givenUp();
     if (!(err instanceof WarehouseError)) return new AppError(Errors.internal, 'Internal error', { cause: err });
     const t = this.limits.timeoutSeconds;
     switch (err.clickhouseCode) {
