@@ -30,6 +30,13 @@ export interface AnswerBatchOptions {
   answerBytes: number;
   /** Members the request holds: each has BATCH_MEMBER_ENVELOPE_BYTES set aside for its envelope or refusal. */
   members: number;
+  /**
+   * Bytes of the answer that are not members' own texts, set aside before any member runs: the
+   * envelopes and refusals (each echoes its request's id, of any length), answers the door gives
+   * without running a member (errors naming what was sent, lists). members ×
+   * BATCH_MEMBER_ENVELOPE_BYTES unless set (setAsideBytes, below, computes it for a body).
+   */
+  setAside?: number;
   /** Members run at most this many at a time (BATCH_CONCURRENCY unless set: tests). */
   concurrency?: number;
   /** A member's first reservation (BATCH_MEMBER_FIRST_BYTES unless set: tests). */
@@ -58,7 +65,7 @@ export class AnswerBatch {
   private readonly wakers: (() => void)[] = [];
 
   constructor(private readonly opts: AnswerBatchOptions) {
-    this.free = Math.max(0, opts.answerBytes - 2 - opts.members * BATCH_MEMBER_ENVELOPE_BYTES);
+    this.free = Math.max(0, opts.answerBytes - 2 - (opts.setAside ?? opts.members * BATCH_MEMBER_ENVELOPE_BYTES));
     this.concurrency = Math.max(1, opts.concurrency ?? BATCH_CONCURRENCY);
     this.firstBytes = opts.firstBytes ?? BATCH_MEMBER_FIRST_BYTES;
   }
@@ -125,7 +132,7 @@ export class AnswerBatch {
         if (want <= had) return this.spent(member);
         continue;
       }
-      const bytes = Buffer.byteLength(text, 'utf8');
+      const bytes = utf8Bytes(text);
       // Within its reservation (the common case), or past it (the engine's rows capped at the
       // reservation, the JSON around them larger): kept if the batch can hold the rest.
       if (bytes <= want || (await this.extend(want, bytes, member))) {
@@ -184,6 +191,19 @@ export class AnswerBatch {
   private wake(): void {
     for (const w of this.wakers.splice(0)) w();
   }
+}
+
+const utf8Bytes = (text: string): number => Buffer.byteLength(text, 'utf8');
+
+/**
+ * The bytes to set aside for a batch's envelopes and refusals (AnswerBatchOptions.setAside):
+ * BATCH_MEMBER_ENVELOPE_BYTES per request plus what it echoes of itself (its id, as JSON), and
+ * `fixed`, the bytes of answers the door gives without running a member.
+ */
+export function setAsideBytes(ids: readonly unknown[], fixed = 0): number {
+  let bytes = fixed;
+  for (const id of ids) bytes += BATCH_MEMBER_ENVELOPE_BYTES + (id === undefined ? 0 : utf8Bytes(JSON.stringify(id) ?? ''));
+  return bytes;
 }
 
 /** One member's place in its batch: its order, whether it runs alone, and the bytes its answer holds. */

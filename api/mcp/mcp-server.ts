@@ -12,7 +12,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { AppError, Errors } from '../../core/errors.ts';
 import { ANSWER_BUDGET_BYTES, formatBytes, MCP_CARRY_FACTOR, MCP_ECHO_MAX_CHARS } from '../../core/limits.ts';
-import { AnswerBatch, type MemberOutcome } from '../answers/answer-batch.ts';
+import { AnswerBatch, setAsideBytes, type MemberOutcome } from '../answers/answer-batch.ts';
 import { resources, type Resource } from './mcp-resources.ts';
 import { McpTools, TOOL_ANNOTATIONS, type Tool, type ToolCaller, type ToolDeps } from './mcp-tools.ts';
 import { StatelessJsonTransport, type McpAnswer, type McpPost, type PlainRequest } from './mcp-transport.ts';
@@ -126,6 +126,8 @@ export class McpDoor {
   readonly resources: readonly Resource[];
   private readonly transport = new StatelessJsonTransport<CallContext>((context) => context.caller.keyId);
   private readonly connected: Promise<void>;
+  /** Bytes of the lists the door answers without a call (setAside). */
+  private listBytes: Record<'tools/list' | 'resources/list', number> | undefined;
 
   /** `direct`: answer the common tool call past the SDK's protocol (off only to compare the two). */
   constructor(deps: ToolDeps, private readonly version: string, direct = true) {
@@ -147,9 +149,25 @@ export class McpDoor {
     // The door's content budget: its answer budget (the request's, a bare app's the door's own)
     // less what carrying the answers as JSON strings may add (MCP_CARRY_FACTOR).
     const answerBytes = Math.floor((caller.budget?.answerBytes ?? ANSWER_BUDGET_BYTES.mcp) / MCP_CARRY_FACTOR);
-    const answers = new AnswerBatch({ budget: caller.budget, answerBytes, members: Math.max(1, requests) });
+    const answers = new AnswerBatch({ budget: caller.budget, answerBytes, members: Math.max(1, requests), setAside: this.setAside(post.body) });
     const context: CallContext = { caller, hooks, batch: requests > 1, answers, answerBytes };
     return this.transport.handle({ ...post, body: withoutTasks(post.body) }, context);
+  }
+
+  /**
+   * What the POST's answer holds besides its calls' texts, set aside before any call runs (as a
+   * JSON-RPC batch sets aside its envelopes): room for each request's envelope or refusal with
+   * its id, and the lists the door answers without running a call.
+   */
+  private setAside(body: unknown): number {
+    const requests = (Array.isArray(body) ? body : [body]).filter((m): m is Record<string, unknown> => isPlainObject(m) && typeof m.method === 'string' && Object.hasOwn(m, 'id'));
+    this.listBytes ??= {
+      'tools/list': Buffer.byteLength(JSON.stringify(this.toolList())),
+      'resources/list': Buffer.byteLength(JSON.stringify(this.resourceList())),
+    };
+    const lists = this.listBytes;
+    const fixed = requests.reduce((n, m) => n + (m.method === 'tools/list' || m.method === 'resources/list' ? lists[m.method] : 0), 0);
+    return setAsideBytes(requests.map((m) => m.id), fixed);
   }
 
   /** The context of the request a handler runs for: a handler never runs outside one. */
@@ -189,6 +207,14 @@ export class McpDoor {
     return result;
   }
 
+  private toolList() {
+    return { tools: this.tools.list.map((t) => ({ name: t.name, title: t.title, description: t.description, inputSchema: t.inputSchema, annotations: TOOL_ANNOTATIONS })) };
+  }
+
+  private resourceList() {
+    return { resources: this.resources.map(({ uri, name, title, description, mimeType }) => ({ uri, name, title, description, mimeType })) };
+  }
+
   private server(): Server {
     const server = new Server({ name: 'solana-tx-analytics', title: 'Solana DeFi transaction analytics', version: this.version }, {
       capabilities: { tools: { listChanged: false }, resources: { listChanged: false } },
@@ -200,7 +226,7 @@ export class McpDoor {
     server.setRequestHandler(InitializeRequestSchema.pick({ method: true }).loose(), (raw) => sdk._oninitialize(checked(InitializeRequestSchema, raw)));
     server.setRequestHandler(ListToolsRequestSchema.pick({ method: true }).loose(), (raw) => {
       checked(ListToolsRequestSchema, raw);
-      return { tools: this.tools.list.map((t) => ({ name: t.name, title: t.title, description: t.description, inputSchema: t.inputSchema, annotations: TOOL_ANNOTATIONS })) };
+      return this.toolList();
     });
     server.setRequestHandler(CallToolRequestSchema.pick({ method: true }).loose(), async (raw, extra) => {
       const context = this.context(extra.requestId);
@@ -214,7 +240,7 @@ export class McpDoor {
     });
     server.setRequestHandler(ListResourcesRequestSchema.pick({ method: true }).loose(), (raw) => {
       checked(ListResourcesRequestSchema, raw);
-      return { resources: this.resources.map(({ uri, name, title, description, mimeType }) => ({ uri, name, title, description, mimeType })) };
+      return this.resourceList();
     });
     server.setRequestHandler(ReadResourceRequestSchema.pick({ method: true }).loose(), async (raw, extra) => {
       const { caller, hooks, answers, answerBytes } = this.context(extra.requestId);
