@@ -4,14 +4,18 @@
 //  - Refusals echo their request's id, and the envelope's own errors what was sent (a method's
 //    name): a batch of long ids used to build a JSON-RPC answer past its budget (34.5 MB of a
 //    32 MiB budget), which the edge then replaced with a 400 that is no JSON-RPC answer.
+//  - MCP carries each answer escaped in a JSON string: a text of raw control characters (a CSV
+//    answer of run_sql) becomes six times itself there, so an MCP batch built 80 MB of a 64 MiB
+//    budget when it counted only the text's own bytes.
 //  - A request's answer bytes and in-flight slot wait for its work: a cancelled MCP call kept
 //    running with its POST answered, its slot and its bytes given back meanwhile.
 import { describe, expect, it } from 'vitest';
 import { PlanAnswerMemory } from '../api/access/answer-memory.ts';
 import { AnswerBatch } from '../api/answers/answer-batch.ts';
+import { carriedMeasure } from '../api/mcp/mcp-server.ts';
 import { handleBody, parseRpcBody, type MethodTable } from '../api/rpc/json-rpc.ts';
 import { Budget } from '../core/budget.ts';
-import { RPC_RESPONSE_BUDGET_BYTES } from '../core/limits.ts';
+import { MCP_CARRY_FACTOR, RPC_RESPONSE_BUDGET_BYTES } from '../core/limits.ts';
 
 /** Methods answering `big` (3,000,000 characters of result), `mid` (480,000) or `small`. */
 const methods: MethodTable = {
@@ -41,6 +45,25 @@ describe('a JSON-RPC batch stays within its budget whatever its requests echo', 
     expect(Buffer.byteLength(out!)).toBeLessThanOrEqual(RPC_RESPONSE_BUDGET_BYTES);
     const answers = JSON.parse(out!) as { error?: { code: number } }[];
     expect(answers.filter((a) => a.error?.code === -32601)).toHaveLength(88);
+  });
+});
+
+describe('an MCP answer is counted as it is carried', () => {
+  it('JSON text counts its own bytes; text of raw control characters half of what it becomes escaped', () => {
+    const json = JSON.stringify({ data: [{ s: 'a"b\\c' }] });
+    expect(carriedMeasure(json)).toBe(Buffer.byteLength(json));
+    const csv = `"s"\r\n"${'\u0001'.repeat(1000)}"\r\n`;
+    const carried = Buffer.byteLength(JSON.stringify(csv)) - 2;
+    expect(carried).toBeGreaterThan(5 * csv.length);
+    expect(carriedMeasure(csv)).toBe(Math.ceil(carried / MCP_CARRY_FACTOR));
+  });
+
+  it('a batch of such answers refuses the members whose carried text would pass the budget', async () => {
+    const text = '\u0001'.repeat(1000);
+    const batch = new AnswerBatch({ budget: null, answerBytes: 16 * 1024, members: 6, setAside: 300, firstBytes: 1000, measure: carriedMeasure });
+    const outcomes = await Promise.all(Array.from({ length: 6 }, () => batch.run(async () => text)));
+    // 3,000 bytes of budget each (6,000 carried), not 1,000: five fit 16 KiB less what is set aside, not six.
+    expect(outcomes.map((o) => ('text' in o ? 'ok' : 'refused' in o ? o.refused : 'thrown'))).toEqual(['ok', 'ok', 'ok', 'ok', 'ok', 'overBudget']);
   });
 });
 

@@ -37,6 +37,11 @@ export interface AnswerBatchOptions {
    * BATCH_MEMBER_ENVELOPE_BYTES unless set (setAsideBytes, below, computes it for a body).
    */
   setAside?: number;
+  /**
+   * What a member's answer text costs of the budget (its UTF-8 bytes unless set): a door that
+   * carries the text escaped (MCP, in a JSON string) counts what the text becomes there.
+   */
+  measure?: (text: string) => number;
   /** Members run at most this many at a time (BATCH_CONCURRENCY unless set: tests). */
   concurrency?: number;
   /** A member's first reservation (BATCH_MEMBER_FIRST_BYTES unless set: tests). */
@@ -63,9 +68,11 @@ export class AnswerBatch {
   private readonly concurrency: number;
   private readonly firstBytes: number;
   private readonly wakers: (() => void)[] = [];
+  private readonly measure: (text: string) => number;
 
   constructor(private readonly opts: AnswerBatchOptions) {
     this.free = Math.max(0, opts.answerBytes - 2 - (opts.setAside ?? opts.members * BATCH_MEMBER_ENVELOPE_BYTES));
+    this.measure = opts.measure ?? utf8Bytes;
     this.concurrency = Math.max(1, opts.concurrency ?? BATCH_CONCURRENCY);
     this.firstBytes = opts.firstBytes ?? BATCH_MEMBER_FIRST_BYTES;
   }
@@ -132,7 +139,7 @@ export class AnswerBatch {
         if (want <= had) return this.spent(member);
         continue;
       }
-      const bytes = utf8Bytes(text);
+      const bytes = this.measure(text);
       // Within its reservation (the common case), or past it (the engine's rows capped at the
       // reservation, the JSON around them larger): kept if the batch can hold the rest.
       if (bytes <= want || (await this.extend(want, bytes, member))) {

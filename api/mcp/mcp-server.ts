@@ -52,6 +52,21 @@ function refusal(reason: 'overBudget' | 'busy' | 'ended', answerBytes: number): 
     + '(a smaller limit, then page with paginationToken) or send fewer calls per batch');
 }
 
+/** Characters JSON escapes as six (\u00XX): a text without them at most doubles when carried in a JSON string. */
+const CONTROL = /[\u0000-\u001f]/;
+
+/**
+ * A tool's answer text as the batch counts it (AnswerBatchOptions.measure): its bytes, or half
+ * what it becomes carried in the JSON string of its MCP result when that is more. JSON text
+ * carried so is at most MCP_CARRY_FACTOR times itself; text with raw control characters (a CSV
+ * answer of run_sql) up to six times, which its bytes alone would let past the door's budget.
+ */
+export function carriedMeasure(text: string): number {
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (!CONTROL.test(text)) return bytes;
+  return Math.max(bytes, Math.ceil((Buffer.byteLength(JSON.stringify(text), 'utf8') - 2) / MCP_CARRY_FACTOR));
+}
+
 /** A client's name as quoted back: at most MCP_ECHO_MAX_CHARS characters. */
 const echoed = (name: string): string => (name.length > MCP_ECHO_MAX_CHARS ? `${name.slice(0, MCP_ECHO_MAX_CHARS)}…` : name);
 
@@ -149,7 +164,7 @@ export class McpDoor {
     // The door's content budget: its answer budget (the request's, a bare app's the door's own)
     // less what carrying the answers as JSON strings may add (MCP_CARRY_FACTOR).
     const answerBytes = Math.floor((caller.budget?.answerBytes ?? ANSWER_BUDGET_BYTES.mcp) / MCP_CARRY_FACTOR);
-    const answers = new AnswerBatch({ budget: caller.budget, answerBytes, members: Math.max(1, requests), setAside: this.setAside(post.body) });
+    const answers = new AnswerBatch({ budget: caller.budget, answerBytes, members: Math.max(1, requests), setAside: this.setAside(post.body), measure: carriedMeasure });
     const context: CallContext = { caller, hooks, batch: requests > 1, answers, answerBytes };
     return this.transport.handle({ ...post, body: withoutTasks(post.body) }, context);
   }

@@ -104,6 +104,9 @@ export class SqlSandbox {
       const settings = await this.settings(caller.plan, {}, { output_format_json_quote_64bit_integers: 1 });
       const chunks: Buffer[] = [];
       let bytes = 0;
+      // A batch member's answer stops at what it reserved (its budget's answer bytes), not at
+      // the door's: the batch may run it again with more (api/answers/answer-batch.ts).
+      const cap = Math.min(SQL_MAX_RESPONSE_BYTES, caller.budget?.answerBytes ?? Infinity);
       let iterator: AsyncIterator<Uint8Array> | undefined;
       try {
         iterator = wh.stream(await this.materialized(wh, prepared.executed, settings), 'JSONEachRow', { settings, signal })[Symbol.asyncIterator]();
@@ -111,7 +114,7 @@ export class SqlSandbox {
           const next = await iterator.next();
           if (next.done) break;
           bytes += next.value.byteLength;
-          if (bytes > SQL_MAX_RESPONSE_BYTES) throw tooLarge();
+          if (bytes > cap) throw tooLarge(undefined, cap < SQL_MAX_RESPONSE_BYTES ? cap : undefined);
           chunks.push(next.value as Buffer);
         }
       } catch (err) {
@@ -306,7 +309,7 @@ export class SqlSandbox {
     };
   }
 
-  /** Map an engine failure of a client query to what the client sees (`caller`: a batch member's, given up once its signal aborted). */
+  /** Map an engine failure of a client query to what the client sees (`caller`: a batch member's, given up once its signal aborted and capped at its reservation). */
   private queryError(err: unknown, options: RunOptions, caller?: Caller): AppError {
     if (err instanceof AppError) return err;
     if (caller?.budget?.signal?.aborted === true) return givenUp();
@@ -323,7 +326,11 @@ export class SqlSandbox {
         if (/to read/i.test(err.message)) {
           return invalid('the query read more rows than its plan allows per query: narrow the date range, add a protocol, or read the hourly tables', err);
         }
-        if (/max bytes|result bytes/i.test(err.message)) return tooLarge(err);
+        if (/max bytes|result bytes/i.test(err.message)) {
+          // The engine's cap is the smaller of the sandbox's (half the door's) and the budget's.
+          const member = caller?.budget?.answerBytes;
+          return tooLarge(err, member !== undefined && member < SQL_MAX_RESPONSE_BYTES / 2 ? member : undefined);
+        }
         return invalid(`the result has more than ${options.maxResultRows ?? SQL_MAX_LIMIT} rows: add a LIMIT (at most ${SQL_MAX_LIMIT})`, err);
       case ClickHouseCode.MEMORY_LIMIT_EXCEEDED:
         return invalid('the query needs more memory than a query may use: aggregate more, select fewer columns or add a narrower WHERE', err);
