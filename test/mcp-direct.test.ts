@@ -181,6 +181,19 @@ describe('run_sql in a batch', () => {
   });
 });
 
+describe('run_sql calls of one batch', () => {
+  // The sandbox lets a key have three queries running or waiting; a batch ran four calls at a
+  // time, so its fourth run_sql was refused ERR_RATE_LIMITED by its own batch.
+  it('are answered, however many: the batch is not refused as if the key had sent them at once', async () => {
+    const body = Array.from({ length: 8 }, (_, i) => ({ jsonrpc: '2.0', id: i + 1, method: 'tools/call', params: { name: 'run_sql', arguments: { query: `SELECT ${i} AS n` } } }));
+    const caller: ToolCaller = { keyId: 'mcp-direct-sql-batch', plan: 'free', budget: new Budget('free', 'mcp'), rateLimit: null };
+    const hooks: CallHooks = { reference: 'req-sql-batch', onInternalError: () => {}, onToolCall: () => {} };
+    const a = await doors.direct.answer({ ...headersOf({ name: '', raw: '' }), body }, caller, hooks, body.length);
+    const answers = JSON.parse(a.body!) as { id: number; result: { isError?: boolean; content: { text: string }[] } }[];
+    expect(answers.map((x) => (x.result.isError ? x.result.content[0]!.text.slice(0, 60) : JSON.parse(x.result.content[0]!.text).data[0].n))).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+  });
+});
+
 describe('a failure past the tool (its request\'s hooks throw)', () => {
   it('is the same JSON-RPC error on both doors', async () => {
     const body = { jsonrpc: '2.0', id: 'h', method: 'tools/call', params: { name: 'getProtocols', arguments: {} } };

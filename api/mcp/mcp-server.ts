@@ -10,6 +10,7 @@ import {
   CallToolRequestSchema, ErrorCode, InitializeRequestSchema, ListResourcesRequestSchema, ListToolsRequestSchema, McpError, ReadResourceRequestSchema,
   type CallToolRequest, type CallToolResult, type InitializeRequest, type InitializeResult,
 } from '@modelcontextprotocol/sdk/types.js';
+import type { Budget } from '../../core/budget.ts';
 import { AppError, Errors } from '../../core/errors.ts';
 import { ANSWER_BUDGET_BYTES, formatBytes, MCP_CARRY_FACTOR, MCP_ECHO_MAX_CHARS } from '../../core/limits.ts';
 import { AnswerBatch, setAsideBytes, type MemberOutcome } from '../answers/answer-batch.ts';
@@ -65,6 +66,24 @@ export function carriedMeasure(text: string): number {
   const bytes = Buffer.byteLength(text, 'utf8');
   if (!CONTROL.test(text)) return bytes;
   return Math.max(bytes, Math.ceil((Buffer.byteLength(JSON.stringify(text), 'utf8') - 2) / MCP_CARRY_FACTOR));
+}
+
+/** The tool that runs client SQL in the sandbox. */
+const SQL_TOOL = 'run_sql';
+
+/**
+ * The run_sql calls of one POST, one at a time. The sandbox runs one query of a key at a time
+ * and lets two more wait (api/sql/concurrency-gate.ts); a batch's calls run four at a time, so
+ * the fourth run_sql of a batch was refused as if the key had sent too many, by its own batch.
+ */
+class SqlTurns {
+  private last: Promise<unknown> = Promise.resolve();
+
+  next<T>(work: () => Promise<T>): Promise<T> {
+    const mine = this.last.then(work, work);
+    this.last = mine.catch(() => undefined);
+    return mine;
+  }
 }
 
 /** A client's name as quoted back: at most MCP_ECHO_MAX_CHARS characters. */
@@ -125,6 +144,8 @@ interface CallContext {
   batch: boolean;
   /** Its calls' answers: reserved before they are built, a few at a time, as a JSON-RPC batch's. */
   answers: AnswerBatch;
+  /** Its run_sql calls, one at a time (SqlTurns). */
+  sql: SqlTurns;
   /** The door's answer budget for the whole POST. */
   answerBytes: number;
 }
@@ -165,7 +186,7 @@ export class McpDoor {
     // less what carrying the answers as JSON strings may add (MCP_CARRY_FACTOR).
     const answerBytes = Math.floor((caller.budget?.answerBytes ?? ANSWER_BUDGET_BYTES.mcp) / MCP_CARRY_FACTOR);
     const answers = new AnswerBatch({ budget: caller.budget, answerBytes, members: Math.max(1, requests), setAside: this.setAside(post.body), measure: carriedMeasure });
-    const context: CallContext = { caller, hooks, batch: requests > 1, answers, answerBytes };
+    const context: CallContext = { caller, hooks, batch: requests > 1, answers, answerBytes, sql: new SqlTurns() };
     return this.transport.handle({ ...post, body: withoutTasks(post.body) }, context);
   }
 
@@ -209,8 +230,9 @@ export class McpDoor {
    * member of the POST's batch (api/answers/answer-batch.ts): its answer bytes reserved before
    * it is built, its statements under a budget capped at them; `cancelled` stops it before it starts.
    */
-  private async callTool(tool: Tool, args: Record<string, unknown>, { caller, hooks, answers, answerBytes }: CallContext, cancelled?: AbortSignal): Promise<CallToolResult> {
-    const outcome: MemberOutcome = await answers.run((budget) => tool.run(args, budget === caller.budget ? caller : { ...caller, budget }), cancelled);
+  private async callTool(tool: Tool, args: Record<string, unknown>, { caller, hooks, answers, answerBytes, sql }: CallContext, cancelled?: AbortSignal): Promise<CallToolResult> {
+    const run = (budget: Budget | null): Promise<string> => tool.run(args, budget === caller.budget ? caller : { ...caller, budget });
+    const outcome: MemberOutcome = await answers.run((budget) => (tool.name === SQL_TOOL ? sql.next(() => run(budget)) : run(budget)), cancelled);
     let result: CallToolResult;
     if ('text' in outcome) result = { content: [{ type: 'text', text: outcome.text }] };
     else if ('refused' in outcome) result = toolError(refusal(outcome.refused, answerBytes), hooks);
