@@ -9,9 +9,11 @@
 //    budget when it counted only the text's own bytes.
 //  - A request's answer bytes and in-flight slot wait for its work: a cancelled MCP call kept
 //    running with its POST answered, its slot and its bytes given back meanwhile.
+//  - An MCP batch refused whole (over 100 messages) is one request, as on JSON-RPC.
 import { describe, expect, it } from 'vitest';
 import { PlanAnswerMemory } from '../api/access/answer-memory.ts';
 import { AnswerBatch } from '../api/answers/answer-batch.ts';
+import { mcpRequestCount } from '../api/mcp/mcp-routes.ts';
 import { carriedMeasure } from '../api/mcp/mcp-server.ts';
 import { handleBody, parseRpcBody, type MethodTable } from '../api/rpc/json-rpc.ts';
 import { Budget } from '../core/budget.ts';
@@ -102,5 +104,13 @@ describe('a request\'s answer bytes and in-flight slot wait for its work', () =>
     expect(budget.member(1024).signal?.aborted).toBe(true);
     // A request's own budget carries no signal: only a member's statements of its own stop.
     expect(new Budget('free', 'rpc').signal).toBeUndefined();
+  });
+});
+
+describe('an MCP batch refused whole is one request', () => {
+  const call = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'getProtocols', arguments: {} } });
+  it('101 requests count one; 100 count 100', () => {
+    expect(mcpRequestCount(Array.from({ length: 101 }, (_, i) => call(i)))).toBe(1);
+    expect(mcpRequestCount(Array.from({ length: 100 }, (_, i) => call(i)))).toBe(100);
   });
 });
