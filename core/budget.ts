@@ -49,11 +49,16 @@ export class OverBudget extends Error {
 class Ledger {
   spentCost = 0;
   heldBytes = 0;
-  /** The request's response has ended (releaseAnswers): nothing is held for it any more. */
+  /** The request's response has ended (releaseAnswers): nothing more is built for it. */
   ended = false;
   rowsRead = 0;
   bytesRead = 0;
   frozen: AnswerStats | undefined;
+  /** Work of the request still running (Budget.work), and what waits for none to run (whenIdle). */
+  working = 0;
+  readonly idle: (() => void)[] = [];
+  /** Aborted when the request's response has ended: its members' own statements stop (Budget.signal). */
+  ends: AbortController | undefined;
 }
 
 export class Budget {
@@ -74,13 +79,21 @@ export class Budget {
   private readonly ledger: Ledger;
   /** Where answer bytes are held per plan (the process's pool); none outside the HTTP edge. */
   answerMemory: AnswerMemory | undefined;
+  /**
+   * A batch member's: aborted once the member is cancelled or its request's response has ended.
+   * Client SQL of the member (its own lease, never shared) is given up while it waits for its
+   * turn, and its statement is sent the signal (a ClickHouse server cancels it; the embedded
+   * engine runs a started statement to its end). Shared reads (one read serving several
+   * requests) never carry it. Undefined on a request's budget.
+   */
+  readonly signal: AbortSignal | undefined;
 
   constructor(
     readonly plan: Plan,
     readonly door: Door,
     now: number = Date.now(),
     /** A member's: the request's ledger and the answer bytes reserved for it (Budget.member). */
-    member?: { ledger: Ledger; answerBytes: number; start: number; deadline: number },
+    member?: { ledger: Ledger; answerBytes: number; start: number; deadline: number; signal?: AbortSignal },
   ) {
     this.readRows = PLAN_QUERY_BUDGET[plan];
     this.readBytes = this.readRows * BYTES_PER_BUDGET_ROW;
@@ -91,6 +104,7 @@ export class Budget {
     this.start = member?.start ?? now;
     this.deadline = member?.deadline ?? now + DOOR_WALL_MS[door];
     this.ledger = member?.ledger ?? new Ledger();
+    this.signal = member?.signal;
   }
 
   /**
@@ -98,10 +112,38 @@ export class Budget {
    * costs and reads on the same ledger, but its statements' results and its answer capped at
    * the `answerBytes` reserved for it before it runs.
    */
-  member(answerBytes: number): Budget {
-    const m = new Budget(this.plan, this.door, this.start, { ledger: this.ledger, answerBytes, start: this.start, deadline: this.deadline });
+  member(answerBytes: number, cancelled?: AbortSignal): Budget {
+    const l = this.ledger;
+    if (l.ends === undefined) {
+      l.ends = new AbortController();
+      if (l.ended) l.ends.abort();
+    }
+    const signal = cancelled === undefined ? l.ends.signal : AbortSignal.any([l.ends.signal, cancelled]);
+    const m = new Budget(this.plan, this.door, this.start, { ledger: l, answerBytes, start: this.start, deadline: this.deadline, signal });
     m.answerMemory = this.answerMemory;
     return m;
+  }
+
+  /**
+   * Run `work` as the request's: while it runs, what waits for the request's work to end
+   * (whenIdle: its in-flight slot, the answer bytes it holds) waits for it too, even once the
+   * response has gone (a member cancelled, a client gone, a deadline answered).
+   */
+  async work<T>(work: () => Promise<T>): Promise<T> {
+    const l = this.ledger;
+    l.working += 1;
+    try {
+      return await work();
+    } finally {
+      l.working -= 1;
+      if (l.working === 0) for (const f of l.idle.splice(0)) f();
+    }
+  }
+
+  /** Call `f` once none of the request's work runs (at once when none does). */
+  whenIdle(f: () => void): void {
+    if (this.ledger.working === 0) f();
+    else this.ledger.idle.push(f);
   }
 
   /** Cost units spent by this request so far (estimated rows read plus base costs). */
@@ -176,12 +218,19 @@ export class Budget {
     this.answerMemory?.release(this.plan, back);
   }
 
-  /** Give back every byte this request held (its response is sent, or its client gone), for good. */
+  /**
+   * The request's response has ended (sent, or its client gone): nothing more is built for it,
+   * its members' own statements stop (signal), and every byte it held goes back, for good, once
+   * none of its work runs any more (a member still building holds what it reserved till then).
+   */
   releaseAnswers(): void {
     const l = this.ledger;
     l.ended = true;
-    if (l.heldBytes > 0) this.answerMemory?.release(this.plan, l.heldBytes);
-    l.heldBytes = 0;
+    l.ends?.abort();
+    this.whenIdle(() => {
+      if (l.heldBytes > 0) this.answerMemory?.release(this.plan, l.heldBytes);
+      l.heldBytes = 0;
+    });
   }
 
   /** Seconds left before the request's deadline (may be 0 or less once it has passed). */

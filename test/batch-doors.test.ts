@@ -134,6 +134,49 @@ describe('the same batch on JSON-RPC and MCP', () => {
     expect(errors).toBeGreaterThan(0);
   });
 
+  // Issue 35 review: a cancellation answered the cancelled call's POST at once (202), which gave
+  // back its key's in-flight slot and its answer bytes while the call ran on (the embedded
+  // engine cannot stop a running statement), and a call waiting for its key's SQL turn still
+  // ran once its turn came: a key could have more calls running than its slots.
+  it('a cancelled MCP call leaves the SQL queue at once; one already running keeps its slot and answer bytes until it ends', async () => {
+    const key = await createKey(t.app, 'free', 'batch-cancel');
+    const { access, sqlSandbox } = t.services;
+    const slow = 'SELECT sum(cityHash64(signature, number)) AS h FROM transactions ARRAY JOIN range(20000) AS number';
+    const post = (body: unknown) => t.app.inject({ method: 'POST', url: '/mcp', headers: { ...MCP_HEADERS, 'x-api-key': key.key }, payload: JSON.stringify(body) });
+    const callOf = (id: number) => post({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'run_sql', arguments: { query: slow } } });
+    const cancelOf = (id: number) => post({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id } });
+    const until = async (done: () => boolean) => {
+      for (let i = 0; i < 500 && !done(); i++) await new Promise((r) => setTimeout(r, 20));
+    };
+    const running = callOf(7);
+    await until(() => sqlSandbox.stats().running === 1);
+    const waiting = callOf(8);
+    await until(() => sqlSandbox.stats().waiting === 1);
+    expect(sqlSandbox.stats()).toEqual({ running: 1, waiting: 1 });
+    // Cancelled while it waits for its turn: it leaves the queue, and never runs.
+    expect((await cancelOf(8)).statusCode).toBe(202);
+    expect((await waiting).statusCode).toBe(202);
+    expect(sqlSandbox.stats()).toEqual({ running: 1, waiting: 0 });
+    // Cancelled while it runs: its POST is answered, but until its statement has ended the call
+    // still holds what it held.
+    expect((await cancelOf(7)).statusCode).toBe(202);
+    expect((await running).statusCode).toBe(202);
+    let ended = false;
+    for (let i = 0; i < 2000 && !ended; i++) {
+      ended = sqlSandbox.stats().running === 0;
+      if (ended) break;
+      expect(access.inFlight.inFlight(key.id)).toBe(1);
+      expect(access.answerMemory.heldBy('free')).toBeGreaterThan(0);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(ended).toBe(true);
+    await until(() => access.inFlight.inFlight(key.id) === 0 && access.answerMemory.heldBy('free') === 0);
+    expect(access.inFlight.inFlight(key.id)).toBe(0);
+    expect(access.answerMemory.heldBy('free')).toBe(0);
+    const next = await post({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'run_sql', arguments: { query: 'SELECT 1 AS one' } } });
+    expect(JSON.parse(next.body).result.isError).toBeUndefined();
+  });
+
   it('a coalesced point read is not capped by its first asker\'s reservation (it serves other requests too)', async () => {
     const key = await createKey(t.app, 'enterprise', 'point-reads');
     const res = await t.app.inject({ method: 'POST', url: '/v1/rpc', headers: { 'content-type': 'application/json', 'x-api-key': key.key }, payload: JSON.stringify(rpcBody([['getTransactions', { limit: 40 }]])) });

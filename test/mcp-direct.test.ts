@@ -21,8 +21,8 @@ interface Case {
   raw: string;
   /** Header overrides; null: the header is absent. */
   headers?: { accept?: string | null; contentType?: string | null; protocolVersion?: string | null };
-  /** The request's budget: the enterprise plan's (default), none bound, the free plan's, 200 answer bytes, or a full answer memory. */
-  budget?: 'enterprise' | 'none' | 'free' | 'tight' | 'memoryFull';
+  /** The request's budget: the enterprise plan's (default), none bound, the free plan's, 200 answer bytes, 64 KiB or 16 MiB of answer, or a full answer memory. */
+  budget?: 'enterprise' | 'none' | 'free' | 'tight' | 'wire64k' | 'wire16m' | 'memoryFull';
   /** Through HTTP: the status the app answers before the door sees the body. */
   edge?: number;
   /** The answer names the caller's own figures (rate limit): through HTTP only its status is compared. */
@@ -63,6 +63,8 @@ function budgetOf(kind: Case['budget']): { budget: Budget | null; memory: PlanAn
     case 'none': return { budget: null, memory };
     case 'free': return bound(new Budget('free', 'mcp'));
     case 'tight': return bound(Object.assign(new Budget('free', 'mcp'), { answerBytes: 200 }));
+    case 'wire64k': return bound(Object.assign(new Budget('free', 'mcp'), { answerBytes: 64 * 1024 }));
+    case 'wire16m': return bound(Object.assign(new Budget('enterprise', 'mcp'), { answerBytes: 16 * 1024 * 1024 }));
     case 'memoryFull': {
       // A pool of 10 bytes, already holding some: any answer of this plan is refused.
       const full = new PlanAnswerMemory({ free: 10, x402: 10, enterprise: 10 });
@@ -94,7 +96,7 @@ async function answer(door: McpDoor, c: Case) {
   const body = JSON.parse(c.raw) as unknown;
   // As the route decides it (mcpRequestCount): only a POST of several requests is a batch.
   const a = await door.answer({ ...headersOf(c), body }, caller, hooks, mcpRequestCount(body));
-  return { answer: { ...a, body: untimed(a.body) }, calls, internal, spent: budget?.spent ?? 0, held: memory.heldBy(budget?.plan ?? 'enterprise') };
+  return { answer: { ...a, body: untimed(a.body) }, calls, internal, spent: budget?.spent ?? 0, held: memory.heldBy(budget?.plan ?? 'enterprise'), budgetBytes: budget?.answerBytes ?? Infinity };
 }
 
 const isJson = (raw: string): boolean => {
@@ -112,6 +114,9 @@ describe('the direct MCP answer reads as the SDK Server\'s (test/fixtures/mcp-di
     expect(await answer(doors.direct, c)).toEqual(want);
     // Not equal for want of a charge: a tool's answer is held in its plan's answer memory.
     if (c.budget !== 'none' && want.answer.body?.startsWith('{"result":{"content"')) expect(want.held).toBeGreaterThan(0);
+    // Within the door's budget as carried (no refusal fits the tight budget's 200 bytes): the
+    // edge would otherwise replace the whole answer with a 400 after it was built.
+    if (c.budget !== 'tight') expect(Buffer.byteLength(want.answer.body ?? '')).toBeLessThanOrEqual(want.budgetBytes);
   });
 });
 
@@ -156,6 +161,36 @@ describe('a client that goes away mid-call', () => {
       // ... and the answer no one will read holds nothing once its request has ended.
       expect(memory.heldBy('free')).toBe(0);
     }
+  });
+});
+
+describe('run_sql in a batch', () => {
+  // It ran capped at its batch's first reservation (1 MiB) and its cap surfaced as the SQL door's
+  // "larger than 32 MiB" (ERR_INVALID_QUERY), never run again with more: no MCP run_sql answered
+  // more than 1 MiB, where /v1/query answers up to 32 MiB.
+  it.each(['json', 'csv'])('answers past its first reservation, up to the door\'s budget, on both doors (%s)', async (format) => {
+    const body = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'run_sql', arguments: { query: "SELECT repeat('a', 700000) AS s FROM transactions LIMIT 2", format } } };
+    for (const door of [doors.direct, doors.server]) {
+      const caller: ToolCaller = { keyId: 'mcp-direct-sql', plan: 'enterprise', budget: new Budget('enterprise', 'mcp'), rateLimit: null };
+      const hooks: CallHooks = { reference: 'req-sql', onInternalError: () => {}, onToolCall: () => {} };
+      const a = await door.answer({ ...headersOf({ name: '', raw: '' }), body: structuredClone(body) }, caller, hooks, 1);
+      const result = JSON.parse(a.body!).result as { isError?: boolean; content: { text: string }[] };
+      expect(result.isError, result.content[0]!.text.slice(0, 200)).toBeUndefined();
+      expect(result.content[0]!.text.length).toBeGreaterThan(1_400_000);
+    }
+  });
+});
+
+describe('run_sql calls of one batch', () => {
+  // The sandbox lets a key have three queries running or waiting; a batch ran four calls at a
+  // time, so its fourth run_sql was refused ERR_RATE_LIMITED by its own batch.
+  it('are answered, however many: the batch is not refused as if the key had sent them at once', async () => {
+    const body = Array.from({ length: 8 }, (_, i) => ({ jsonrpc: '2.0', id: i + 1, method: 'tools/call', params: { name: 'run_sql', arguments: { query: `SELECT ${i} AS n` } } }));
+    const caller: ToolCaller = { keyId: 'mcp-direct-sql-batch', plan: 'free', budget: new Budget('free', 'mcp'), rateLimit: null };
+    const hooks: CallHooks = { reference: 'req-sql-batch', onInternalError: () => {}, onToolCall: () => {} };
+    const a = await doors.direct.answer({ ...headersOf({ name: '', raw: '' }), body }, caller, hooks, body.length);
+    const answers = JSON.parse(a.body!) as { id: number; result: { isError?: boolean; content: { text: string }[] } }[];
+    expect(answers.map((x) => (x.result.isError ? x.result.content[0]!.text.slice(0, 60) : JSON.parse(x.result.content[0]!.text).data[0].n))).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
   });
 });
 

@@ -3,7 +3,7 @@
 // waiter whose key's last turn is the oldest, then the oldest waiter) among those whose key has
 // nothing running, and a 429 with Retry-After for everything past the queues.
 import { describe, expect, it } from 'vitest';
-import { AppError } from '../core/errors.ts';
+import { AppError, Errors } from '../core/errors.ts';
 import { ConcurrencyGate } from '../api/sql/concurrency-gate.ts';
 import { KeyTurns } from '../api/sql/key-turns.ts';
 
@@ -193,6 +193,24 @@ describe('SQL concurrency gate: a holder that never lets go', () => {
     const next = await gate.acquire('B');
     expect(next.slot).toBe('only');
     next.release();
+    expect(gate.stats()).toEqual({ running: 0, waiting: 0 });
+  });
+  // Issue 35 review: a cancelled MCP run_sql (or one whose request ended) waited out its turn
+  // in the queue, then ran: its POST was answered and its in-flight slot freed meanwhile.
+  it('a query given up (its signal aborted) leaves the queue at once, and one given up before never waits', async () => {
+    const gate = new ConcurrencyGate(['only'], { queuePerKey: 2, queueTotal: 10, maxWaitMs: 60_000 });
+    const held = await gate.acquire('A');
+    const abort = new AbortController();
+    const waiting = refused(gate.acquire('B', '', abort.signal, () => new AppError(Errors.queryTimeout, 'given up')));
+    const behind = gate.acquire('C');
+    expect(gate.stats()).toEqual({ running: 1, waiting: 2 });
+    abort.abort();
+    expect(await waiting).toMatchObject({ status: Errors.queryTimeout.http, message: 'given up' });
+    expect(gate.stats()).toEqual({ running: 1, waiting: 1 });
+    // The slot goes to the next waiter, not to the query given up.
+    held.release();
+    (await behind).release();
+    expect(await refused(gate.acquire('D', '', abort.signal, () => new AppError(Errors.queryTimeout, 'given up')))).toMatchObject({ message: 'given up' });
     expect(gate.stats()).toEqual({ running: 0, waiting: 0 });
   });
 });

@@ -25,6 +25,7 @@
 // adapters that do several units of work per request call
 // `await request.consumeRateLimit(n)` (docs/access.md).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Budget } from '../../core/budget.ts';
 import { AppError, Errors } from '../../core/errors.ts';
 import { PLAN_CONCURRENCY, PLAN_LIMITS, type Plan } from '../../core/plans.ts';
 import type { KeyStatus } from '../../warehouse/api-key-store.ts';
@@ -95,14 +96,17 @@ const rateLimitedError = (d: RateDecision, who: string): AppError =>
  * One admitted request's in-flight slot. Held until the answer is ready (onSend: the handler
  * and its engine work are done) AND the response has ended (sent, or the client gone): a
  * client that disconnects cannot free its slot while its query still runs, and one that stops
- * reading keeps it. An object, not closures made per request: every request takes one.
+ * reading keeps it; and until none of its work still runs (Budget.work: a batch member whose
+ * POST was answered without it, a cancelled MCP call), so answering early frees no slot while
+ * the work goes on. An object, not closures made per request: every request takes one.
  */
 class Slot {
   private answeredYet = false;
   private ended = false;
   private abandoned: NodeJS.Timeout | undefined;
 
-  constructor(readonly release: () => void) {}
+  /** `budget`: the request's; the slot waits for its work (a cancelled MCP call still running) to end. */
+  constructor(private readonly release: () => void, private readonly budget: Budget | null) {}
 
   answered(): void {
     this.answeredYet = true;
@@ -115,10 +119,16 @@ class Slot {
     if (!this.answeredYet) this.abandoned = setTimeout(this.release, ABANDONED_SLOT_RELEASE_MS).unref();
   }
 
+  /** The whole answer is sent: the slot goes once none of the request's work runs any more. */
+  done(): void {
+    if (this.budget === null) this.release();
+    else this.budget.whenIdle(this.release);
+  }
+
   private settle(): void {
     if (!this.answeredYet || !this.ended) return;
     clearTimeout(this.abandoned);
-    this.release();
+    this.done();
   }
 }
 
@@ -203,7 +213,7 @@ export function installAccessControl(app: FastifyInstance, access: Access): Edge
         { retryAfterSeconds: 1 },
       );
     }
-    const slot = new Slot(release);
+    const slot = new Slot(release, req.budget);
     slots.set(req, slot);
     reply.raw.once('close', () => {
       slot.closed();
@@ -333,8 +343,8 @@ export function installAccessControl(app: FastifyInstance, access: Access): Edge
   }
 
   function recordUsage(req: FastifyRequest, reply: FastifyReply): void {
-    // The whole answer is sent: nothing of this request runs any more.
-    slots.get(req)?.release();
+    // The whole answer is sent: the slot goes once nothing of this request runs any more.
+    slots.get(req)?.done();
     const key = req.apiKey ?? chargedKeys.get(req);
     if (key === null || key === undefined) return;
     const iface = interfaceOf(req.routeOptions.url ?? pathOf(req.url));

@@ -30,6 +30,18 @@ export interface AnswerBatchOptions {
   answerBytes: number;
   /** Members the request holds: each has BATCH_MEMBER_ENVELOPE_BYTES set aside for its envelope or refusal. */
   members: number;
+  /**
+   * Bytes of the answer that are not members' own texts, set aside before any member runs: the
+   * envelopes and refusals (each echoes its request's id, of any length), answers the door gives
+   * without running a member (errors naming what was sent, lists). members ×
+   * BATCH_MEMBER_ENVELOPE_BYTES unless set (setAsideBytes, below, computes it for a body).
+   */
+  setAside?: number;
+  /**
+   * What a member's answer text costs of the budget (its UTF-8 bytes unless set): a door that
+   * carries the text escaped (MCP, in a JSON string) counts what the text becomes there.
+   */
+  measure?: (text: string) => number;
   /** Members run at most this many at a time (BATCH_CONCURRENCY unless set: tests). */
   concurrency?: number;
   /** A member's first reservation (BATCH_MEMBER_FIRST_BYTES unless set: tests). */
@@ -56,9 +68,11 @@ export class AnswerBatch {
   private readonly concurrency: number;
   private readonly firstBytes: number;
   private readonly wakers: (() => void)[] = [];
+  private readonly measure: (text: string) => number;
 
   constructor(private readonly opts: AnswerBatchOptions) {
-    this.free = Math.max(0, opts.answerBytes - 2 - opts.members * BATCH_MEMBER_ENVELOPE_BYTES);
+    this.free = Math.max(0, opts.answerBytes - 2 - (opts.setAside ?? opts.members * BATCH_MEMBER_ENVELOPE_BYTES));
+    this.measure = opts.measure ?? utf8Bytes;
     this.concurrency = Math.max(1, opts.concurrency ?? BATCH_CONCURRENCY);
     this.firstBytes = opts.firstBytes ?? BATCH_MEMBER_FIRST_BYTES;
   }
@@ -110,7 +124,10 @@ export class AnswerBatch {
       this.free -= want;
       let text: string;
       try {
-        text = await work(this.opts.budget?.member(want) ?? null);
+        // As the request's work: its in-flight slot and answer bytes wait for it, even once the
+        // member is cancelled or the request has ended (its client SQL not yet run is given up).
+        const budget = this.opts.budget;
+        text = budget === null ? await work(null) : await budget.work(() => work(budget.member(want, cancelled)));
       } catch (err) {
         this.settle(want, 0);
         if (!tooLarge(err) || attempt > 0) return { thrown: err };
@@ -122,7 +139,7 @@ export class AnswerBatch {
         if (want <= had) return this.spent(member);
         continue;
       }
-      const bytes = Buffer.byteLength(text, 'utf8');
+      const bytes = this.measure(text);
       // Within its reservation (the common case), or past it (the engine's rows capped at the
       // reservation, the JSON around them larger): kept if the batch can hold the rest.
       if (bytes <= want || (await this.extend(want, bytes, member))) {
@@ -181,6 +198,19 @@ export class AnswerBatch {
   private wake(): void {
     for (const w of this.wakers.splice(0)) w();
   }
+}
+
+const utf8Bytes = (text: string): number => Buffer.byteLength(text, 'utf8');
+
+/**
+ * The bytes to set aside for a batch's envelopes and refusals (AnswerBatchOptions.setAside):
+ * BATCH_MEMBER_ENVELOPE_BYTES per request plus what it echoes of itself (its id, as JSON), and
+ * `fixed`, the bytes of answers the door gives without running a member.
+ */
+export function setAsideBytes(ids: readonly unknown[], fixed = 0): number {
+  let bytes = fixed;
+  for (const id of ids) bytes += BATCH_MEMBER_ENVELOPE_BYTES + (id === undefined ? 0 : utf8Bytes(JSON.stringify(id) ?? ''));
+  return bytes;
 }
 
 /** One member's place in its batch: its order, whether it runs alone, and the bytes its answer holds. */

@@ -5,6 +5,7 @@
 // from x-api-key, Authorization: Bearer or ?api-key=; 401 without one, 403 for a key that is
 // not active, 429 past the plan's rate. Each JSON-RPC request of a batch counts one more.
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
+import { MAX_BATCH_SIZE } from '@modelcontextprotocol/sdk/server/requestBody.js';
 import { AppError, Errors } from '../../core/errors.ts';
 import { ForbiddenJsonKey } from '../access/json-bodies.ts';
 import { MCP_BODY_LIMIT_BYTES } from '../../core/limits.ts';
@@ -37,9 +38,13 @@ export const INVALID_TOOL_CALL = '(invalid tool call)';
 const toolCallCount = (body: unknown): number =>
   (Array.isArray(body) ? body : [body]).filter((m) => isObject(m) && m.method === 'tools/call' && Object.hasOwn(m, 'id')).length;
 
-/** JSON-RPC requests (not notifications) in a body: each is one request against the rate limit. */
+/** A batch the transport refuses whole, before anything runs (more than MAX_BATCH_SIZE messages). */
+const refusedWhole = (body: unknown): boolean => Array.isArray(body) && body.length > MAX_BATCH_SIZE;
+
+/** JSON-RPC requests (not notifications) in a body: each is one request against the rate limit.
+ *  A batch refused whole runs nothing and is one request, as on JSON-RPC (rpcCallCount). */
 export const mcpRequestCount = (body: unknown): number =>
-  Array.isArray(body) ? body.filter((m) => isObject(m) && typeof m.method === 'string' && Object.hasOwn(m, 'id')).length : 1;
+  Array.isArray(body) && !refusedWhole(body) ? body.filter((m) => isObject(m) && typeof m.method === 'string' && Object.hasOwn(m, 'id')).length : 1;
 
 /** HTTP whitespace at either end, which a fetch Headers strips from a value (String.trim strips more). */
 const EDGE_WHITESPACE = /^[\t\n\r ]+|[\t\n\r ]+$/g;
@@ -101,16 +106,20 @@ export async function mcpRoutes(app: FastifyInstance, opts: ToolDeps): Promise<v
       budget: req.budget,
       rateLimit: rl === null ? null : { limit: rl.limit, remaining: rl.remaining, resetAt: rl.resetAt },
     };
-    // Usage by tool and method (access control records these once the answer is sent).
-    const calls = protocolCalls(req.body);
+    // Usage by tool and method (access control records these once the answer is sent); a
+    // batch refused whole is one request, recorded as the POST.
+    const whole = refusedWhole(req.body);
+    const calls = whole ? [] : protocolCalls(req.body);
     const protocolCount = calls.length;
-    req.usageCalls = calls;
-    req.usageExpected = protocolCount + toolCallCount(req.body);
+    if (!whole) {
+      req.usageCalls = calls;
+      req.usageExpected = protocolCount + toolCallCount(req.body);
+    }
     const post = { accept: header(req, 'accept'), contentType: header(req, 'content-type'), protocolVersion: header(req, 'mcp-protocol-version'), body: req.body };
     const answer = await door.answer(post, caller, new RequestHooks(req, calls), requests);
     // A tool call the SDK refused before any handler ran (params of the wrong shape) told no
     // one: it still counted against the rate limit, so it is recorded, as an invalid call.
-    for (let unheard = toolCallCount(req.body) - (calls.length - protocolCount); unheard > 0; unheard--) calls.push({ label: INVALID_TOOL_CALL, error: true });
+    for (let unheard = whole ? 0 : toolCallCount(req.body) - (calls.length - protocolCount); unheard > 0; unheard--) calls.push({ label: INVALID_TOOL_CALL, error: true });
     // Answered by its deadline meanwhile (request-budget.ts): one reply per request.
     if (reply.sent) return reply;
     reply.code(answer.status);

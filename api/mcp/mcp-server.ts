@@ -11,9 +11,10 @@ import {
   CallToolRequestSchema, ErrorCode, InitializeRequestSchema, ListResourcesRequestSchema, ListResourceTemplatesRequestSchema, ListToolsRequestSchema, ReadResourceRequestSchema,
   type CallToolRequest, type CallToolResult, type InitializeRequest, type InitializeResult, type JSONRPCMessage,
 } from '@modelcontextprotocol/sdk/types.js';
+import type { Budget } from '../../core/budget.ts';
 import { AppError, Errors } from '../../core/errors.ts';
 import { ANSWER_BUDGET_BYTES, formatBytes, MCP_CARRY_FACTOR, MCP_ECHO_MAX_CHARS } from '../../core/limits.ts';
-import { AnswerBatch, type MemberOutcome } from '../answers/answer-batch.ts';
+import { AnswerBatch, setAsideBytes, type MemberOutcome } from '../answers/answer-batch.ts';
 import { resources, type Resource } from './mcp-resources.ts';
 import { McpTools, TOOL_ANNOTATIONS, type Tool, type ToolCaller, type ToolDeps } from './mcp-tools.ts';
 import { StatelessJsonTransport, type McpAnswer, type McpPost, type PlainRequest } from './mcp-transport.ts';
@@ -83,6 +84,39 @@ function refusal(reason: 'overBudget' | 'busy' | 'ended', answerBytes: number): 
     + '(a smaller limit, then page with paginationToken) or send fewer calls per batch');
 }
 
+/** Characters JSON escapes as six (\u00XX): a text without them at most doubles when carried in a JSON string. */
+const CONTROL = /[\u0000-\u001f]/;
+
+/**
+ * A tool's answer text as the batch counts it (AnswerBatchOptions.measure): its bytes, or half
+ * what it becomes carried in the JSON string of its MCP result when that is more. JSON text
+ * carried so is at most MCP_CARRY_FACTOR times itself; text with raw control characters (a CSV
+ * answer of run_sql) up to six times, which its bytes alone would let past the door's budget.
+ */
+export function carriedMeasure(text: string): number {
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (!CONTROL.test(text)) return bytes;
+  return Math.max(bytes, Math.ceil((Buffer.byteLength(JSON.stringify(text), 'utf8') - 2) / MCP_CARRY_FACTOR));
+}
+
+/** The tool that runs client SQL in the sandbox. */
+const SQL_TOOL = 'run_sql';
+
+/**
+ * The run_sql calls of one POST, one at a time. The sandbox runs one query of a key at a time
+ * and lets two more wait (api/sql/concurrency-gate.ts); a batch's calls run four at a time, so
+ * the fourth run_sql of a batch was refused as if the key had sent too many, by its own batch.
+ */
+class SqlTurns {
+  private last: Promise<unknown> = Promise.resolve();
+
+  next<T>(work: () => Promise<T>): Promise<T> {
+    const mine = this.last.then(work, work);
+    this.last = mine.catch(() => undefined);
+    return mine;
+  }
+}
+
 /** A client's name as quoted back: at most MCP_ECHO_MAX_CHARS characters. */
 const echoed = (name: string): string => (name.length > MCP_ECHO_MAX_CHARS ? `${name.slice(0, MCP_ECHO_MAX_CHARS)}…` : name);
 
@@ -141,6 +175,8 @@ interface CallContext {
   batch: boolean;
   /** Its calls' answers: reserved before they are built, a few at a time, as a JSON-RPC batch's. */
   answers: AnswerBatch;
+  /** Its run_sql calls, one at a time (SqlTurns). */
+  sql: SqlTurns;
   /** The door's answer budget for the whole POST. */
   answerBytes: number;
 }
@@ -157,6 +193,8 @@ export class McpDoor {
   readonly resources: readonly Resource[];
   private readonly transport = new DoorTransport<CallContext>((context) => context.caller.keyId);
   private readonly connected: Promise<void>;
+  /** Bytes of the lists the door answers without a call (setAside). */
+  private listBytes: Record<'tools/list' | 'resources/list', number> | undefined;
 
   /** `direct`: answer the common tool call past the SDK's protocol (off only to compare the two). */
   constructor(deps: ToolDeps, private readonly version: string, direct = true) {
@@ -178,9 +216,25 @@ export class McpDoor {
     // The door's content budget: its answer budget (the request's, a bare app's the door's own)
     // less what carrying the answers as JSON strings may add (MCP_CARRY_FACTOR).
     const answerBytes = Math.floor((caller.budget?.answerBytes ?? ANSWER_BUDGET_BYTES.mcp) / MCP_CARRY_FACTOR);
-    const answers = new AnswerBatch({ budget: caller.budget, answerBytes, members: Math.max(1, requests) });
-    const context: CallContext = { caller, hooks, batch: requests > 1, answers, answerBytes };
+    const answers = new AnswerBatch({ budget: caller.budget, answerBytes, members: Math.max(1, requests), setAside: this.setAside(post.body), measure: carriedMeasure });
+    const context: CallContext = { caller, hooks, batch: requests > 1, answers, answerBytes, sql: new SqlTurns() };
     return this.transport.handle({ ...post, body: withoutTasks(post.body) }, context);
+  }
+
+  /**
+   * What the POST's answer holds besides its calls' texts, set aside before any call runs (as a
+   * JSON-RPC batch sets aside its envelopes): room for each request's envelope or refusal with
+   * its id, and the lists the door answers without running a call.
+   */
+  private setAside(body: unknown): number {
+    const requests = (Array.isArray(body) ? body : [body]).filter((m): m is Record<string, unknown> => isPlainObject(m) && typeof m.method === 'string' && Object.hasOwn(m, 'id'));
+    this.listBytes ??= {
+      'tools/list': Buffer.byteLength(JSON.stringify(this.toolList())),
+      'resources/list': Buffer.byteLength(JSON.stringify(this.resourceList())),
+    };
+    const lists = this.listBytes;
+    const fixed = requests.reduce((n, m) => n + (m.method === 'tools/list' || m.method === 'resources/list' ? lists[m.method] : 0), 0);
+    return setAsideBytes(requests.map((m) => m.id), fixed);
   }
 
   /** The context of the request a handler runs for: a handler never runs outside one. */
@@ -207,8 +261,9 @@ export class McpDoor {
    * member of the POST's batch (api/answers/answer-batch.ts): its answer bytes reserved before
    * it is built, its statements under a budget capped at them; `cancelled` stops it before it starts.
    */
-  private async callTool(tool: Tool, args: Record<string, unknown>, { caller, hooks, answers, answerBytes }: CallContext, cancelled?: AbortSignal): Promise<CallToolResult> {
-    const outcome: MemberOutcome = await answers.run((budget) => tool.run(args, budget === caller.budget ? caller : { ...caller, budget }), cancelled);
+  private async callTool(tool: Tool, args: Record<string, unknown>, { caller, hooks, answers, answerBytes, sql }: CallContext, cancelled?: AbortSignal): Promise<CallToolResult> {
+    const run = (budget: Budget | null): Promise<string> => tool.run(args, budget === caller.budget ? caller : { ...caller, budget });
+    const outcome: MemberOutcome = await answers.run((budget) => (tool.name === SQL_TOOL ? sql.next(() => run(budget)) : run(budget)), cancelled);
     let result: CallToolResult;
     if ('text' in outcome) result = { content: [{ type: 'text', text: outcome.text }] };
     else if ('refused' in outcome) result = toolError(refusal(outcome.refused, answerBytes), hooks);
@@ -218,6 +273,14 @@ export class McpDoor {
     }
     hooks.onToolCall(tool.name, result.isError === true);
     return result;
+  }
+
+  private toolList() {
+    return { tools: this.tools.list.map((t) => ({ name: t.name, title: t.title, description: t.description, inputSchema: t.inputSchema, annotations: TOOL_ANNOTATIONS })) };
+  }
+
+  private resourceList() {
+    return { resources: this.resources.map(({ uri, name, title, description, mimeType }) => ({ uri, name, title, description, mimeType })) };
   }
 
   private server(): Server {
@@ -231,7 +294,7 @@ export class McpDoor {
     server.setRequestHandler(InitializeRequestSchema.pick({ method: true }).loose(), (raw) => sdk._oninitialize(checked(InitializeRequestSchema, raw)));
     server.setRequestHandler(ListToolsRequestSchema.pick({ method: true }).loose(), (raw) => {
       checked(ListToolsRequestSchema, raw);
-      return { tools: this.tools.list.map((t) => ({ name: t.name, title: t.title, description: t.description, inputSchema: t.inputSchema, annotations: TOOL_ANNOTATIONS })) };
+      return this.toolList();
     });
     server.setRequestHandler(CallToolRequestSchema.pick({ method: true }).loose(), async (raw, extra) => {
       const context = this.context(extra.requestId);
@@ -245,7 +308,7 @@ export class McpDoor {
     });
     server.setRequestHandler(ListResourcesRequestSchema.pick({ method: true }).loose(), (raw) => {
       checked(ListResourcesRequestSchema, raw);
-      return { resources: this.resources.map(({ uri, name, title, description, mimeType }) => ({ uri, name, title, description, mimeType })) };
+      return this.resourceList();
     });
     // Resources are declared, so their templates are asked for too (the Inspector lists both):
     // the door's resources are fixed URIs, none a template.

@@ -5,7 +5,7 @@
 // it throws is turned into an MCP tool error by mcp-server.ts.
 import type { Budget } from '../../core/budget.ts';
 import { AppError, Errors } from '../../core/errors.ts';
-import { MAX_PARAMS_DEPTH, MCP_USAGE_HOURS, SQL_DEFAULT_LIMIT, SQL_MAX_LENGTH, SQL_MAX_LIMIT, SQL_TIMEOUT_SECONDS } from '../../core/limits.ts';
+import { formatBytes, MAX_PARAMS_DEPTH, MCP_USAGE_HOURS, SQL_DEFAULT_LIMIT, SQL_MAX_LENGTH, SQL_MAX_LIMIT, SQL_TIMEOUT_SECONDS } from '../../core/limits.ts';
 import { PLAN_LIMITS, type Plan } from '../../core/plans.ts';
 import type { ProtocolRegistry } from '../../warehouse/protocol-registry.ts';
 import type { UsageStore } from '../../warehouse/usage-store.ts';
@@ -104,9 +104,16 @@ function catalogTool(op: Operation, m: RpcMethod, methods: CatalogMethods, analy
   };
 }
 
-async function collect(body: AsyncIterable<Uint8Array>): Promise<string> {
+/** The CSV text of a run_sql answer, cut past `cap` bytes (a batch member's reservation: the batch may run it again with more). */
+async function collect(body: AsyncIterable<Uint8Array>, cap: number): Promise<string> {
   const chunks: Buffer[] = [];
-  for await (const c of body) chunks.push(Buffer.from(c));
+  let bytes = 0;
+  // for await ends the engine's stream (its return()) when the loop is left by the throw.
+  for await (const c of body) {
+    bytes += c.byteLength;
+    if (bytes > cap) throw new AppError(Errors.responseTooLarge, `the answer is larger than the ${formatBytes(cap)} reserved for it in its batch`);
+    chunks.push(Buffer.from(c));
+  }
   return Buffer.concat(chunks).toString('utf8');
 }
 
@@ -137,7 +144,7 @@ function sqlTool(sandbox: SqlSandbox): Tool {
       if (format !== 'json' && format !== 'csv') throw new AppError(Errors.invalidQuery, 'format must be "json" or "csv"');
       const sqlCaller = { key: caller.keyId, plan: caller.plan, ...(caller.budget === null ? {} : { budget: caller.budget }) };
       if (format === 'json') return sandbox.json(sqlCaller, args.query);
-      return collect((await sandbox.csv(sqlCaller, args.query)).body);
+      return collect((await sandbox.csv(sqlCaller, args.query)).body, caller.budget?.answerBytes ?? Infinity);
     },
   };
 }

@@ -6,7 +6,7 @@
 import type { Budget } from '../../core/budget.ts';
 import { AppError, Errors } from '../../core/errors.ts';
 import { formatBytes, MAX_PARAMS_DEPTH, RPC_MAX_BATCH, RPC_RESPONSE_BUDGET_BYTES } from '../../core/limits.ts';
-import { AnswerBatch, type MemberOutcome } from '../answers/answer-batch.ts';
+import { AnswerBatch, setAsideBytes, type MemberOutcome } from '../answers/answer-batch.ts';
 import { deeperThan } from '../catalog/method-calls.ts';
 import { echoesExactly, inexactNestedNumbers, numericIdTokens } from './raw-ids.ts';
 import { invalidRequest, methodNotFound, parseError, rpcError, toRpcError, type RpcErrorObject } from './rpc-errors.ts';
@@ -210,12 +210,20 @@ export async function handleBody(parsed: RpcBody, methods: MethodTable, ctx: Cal
       ? 'a batch must hold at least one request'
       : `a batch may hold at most ${RPC_MAX_BATCH} requests; this one holds ${body.length}`)));
   }
+  // The envelope's own answers first: their bytes (an unknown method's name, an id of any
+  // length, echoed) are set aside with each call's room for its refusal before any call runs.
+  const checked = calls.map((_, i) => {
+    const e = envelope(parsed, i, methods);
+    return 'answer' in e ? { answer: e.answer === undefined ? undefined : JSON.stringify(e.answer) } : e;
+  });
+  let fixed = 0;
+  for (const e of checked) if ('answer' in e && e.answer !== undefined) fixed += Buffer.byteLength(e.answer) + 1;
+  const ids = checked.flatMap((e) => ('run' in e ? [e.run.id] : []));
   // Every call, a lone one too, runs through the batch executor: its answer bytes reserved
   // against the budget before it is built, and none started once the request has ended.
-  const batch = new AnswerBatch({ budget: ctx.budget, answerBytes: budget, members: calls.length });
-  const answers = await Promise.all(calls.map(async (_, i): Promise<{ text: string; error: boolean } | undefined> => {
-    const e = envelope(parsed, i, methods);
-    if ('answer' in e) return e.answer === undefined ? undefined : { text: JSON.stringify(e.answer), error: true };
+  const batch = new AnswerBatch({ budget: ctx.budget, answerBytes: budget, members: ids.length, setAside: setAsideBytes(ids, fixed) });
+  const answers = await Promise.all(checked.map(async (e): Promise<{ text: string; error: boolean } | undefined> => {
+    if ('answer' in e) return e.answer === undefined ? undefined : { text: e.answer, error: true };
     const r = e.run;
     return worded(await batch.run((b) => callText(r, methods, b)), r, budget, ctx);
   }));

@@ -78,8 +78,12 @@ export class ConcurrencyGate<S> {
     return { running, waiting: this.waiting.length };
   }
 
-  /** A slot for `key` of `group`, now or after a short wait; refused with 429 when the queues are full. */
-  acquire(key: string, group = ''): Promise<Lease<S>> {
+  /**
+   * A slot for `key` of `group`, now or after a short wait; refused with 429 when the queues are
+   * full, and with `given up` (nothing held) once `signal` aborts, before or while it waits.
+   */
+  acquire(key: string, group = '', signal?: AbortSignal, givenUp?: () => AppError): Promise<Lease<S>> {
+    if (signal?.aborted === true) return Promise.reject(givenUp?.() ?? busy('the query was given up before it ran'));
     const running = this.runningPerKey.get(key) ?? 0;
     const queuedForKey = this.waiting.filter((w) => w.key === key).length;
     // One running query per key: a second waits (or is refused), so one caller cannot take
@@ -96,18 +100,27 @@ export class ConcurrencyGate<S> {
       return Promise.reject(busy('the SQL interface is busy with other queries: try again shortly'));
     }
     return new Promise<Lease<S>>((resolve, reject) => {
+      const leave = (err: AppError): void => {
+        const i = this.waiting.indexOf(waiter);
+        if (i < 0) return;
+        this.waiting.splice(i, 1);
+        clearTimeout(waiter.timer);
+        signal?.removeEventListener('abort', onAbort);
+        reject(err);
+      };
+      const onAbort = (): void => leave(givenUp?.() ?? busy('the query was given up before it ran'));
       const waiter: Waiter<S> = {
         key,
         group,
-        resolve,
+        resolve: (lease) => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve(lease);
+        },
         reject,
-        timer: setTimeout(() => {
-          const i = this.waiting.indexOf(waiter);
-          if (i >= 0) this.waiting.splice(i, 1);
-          reject(busy(`no SQL session became free within ${Math.round(this.limits.maxWaitMs / 1000)} s: try again shortly`));
-        }, this.limits.maxWaitMs),
+        timer: setTimeout(() => leave(busy(`no SQL session became free within ${Math.round(this.limits.maxWaitMs / 1000)} s: try again shortly`)), this.limits.maxWaitMs),
       };
       this.waiting.push(waiter);
+      signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
 

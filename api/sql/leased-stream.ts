@@ -2,15 +2,22 @@
 // sandbox slot, released exactly once however the stream ends, cut at the answer budget
 // and at the time-out when a reader never finishes.
 import { AppError, Errors } from '../../core/errors.ts';
-import { SQL_RESPONSE_BUDGET_BYTES } from '../../core/limits.ts';
+import { formatBytes, SQL_RESPONSE_BUDGET_BYTES } from '../../core/limits.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
 import type { Lease } from './concurrency-gate.ts';
 
 /** Bytes one SQL answer may carry (JSON body or CSV stream); defined with the other budgets. */
 export const SQL_MAX_RESPONSE_BYTES = SQL_RESPONSE_BUDGET_BYTES;
 
-/** An SQL answer over its byte budget. */
-export function tooLarge(cause?: unknown): AppError {
+/**
+ * An SQL answer over its byte budget. Over `memberCap` (a batch member's reservation, smaller
+ * than the door's, that stopped it: api/answers/answer-batch.ts) it is the batch's "larger than
+ * reserved", which the batch may run again with more; otherwise the door's refusal.
+ */
+export function tooLarge(cause?: unknown, memberCap?: number): AppError {
+  if (memberCap !== undefined) {
+    return new AppError(Errors.responseTooLarge, `the answer is larger than the ${formatBytes(memberCap)} reserved for it in its batch`, { cause });
+  }
   return new AppError(Errors.invalidQuery, `the answer is larger than ${SQL_MAX_RESPONSE_BYTES / 1024 / 1024} MiB, the most one SQL answer may carry: select fewer or smaller columns, aggregate, or lower the LIMIT`, { cause });
 }
 

@@ -50,6 +50,8 @@ export interface RunOptions {
 
 const quote = (s: string): string => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 const invalid = (message: string, cause?: unknown): AppError => new AppError(Errors.invalidQuery, message, { cause });
+/** A batch member's query given up (the member cancelled, or its request ended) before or while it ran. */
+const givenUp = (): AppError => new AppError(Errors.queryTimeout, 'the request ended (its client left, it ran past its time budget, or the call was cancelled) before this query finished');
 
 export class SqlSandbox {
   private readonly gate: ConcurrencyGate<Warehouse>;
@@ -92,7 +94,8 @@ export class SqlSandbox {
    * them, and a big answer costs this process's event loop almost nothing.
    */
   async json(caller: Caller, text: unknown): Promise<string> {
-    const lease = await this.gate.acquire(caller.key, caller.plan);
+    const signal = caller.budget?.signal;
+    const lease = await this.gate.acquire(caller.key, caller.plan, signal, givenUp);
     try {
       const wh = boundTo(lease.slot, caller.budget);
       const prepared = await this.prepare(wh, caller, text);
@@ -101,18 +104,21 @@ export class SqlSandbox {
       const settings = await this.settings(caller.plan, {}, { output_format_json_quote_64bit_integers: 1 });
       const chunks: Buffer[] = [];
       let bytes = 0;
+      // A batch member's answer stops at what it reserved (its budget's answer bytes), not at
+      // the door's: the batch may run it again with more (api/answers/answer-batch.ts).
+      const cap = Math.min(SQL_MAX_RESPONSE_BYTES, caller.budget?.answerBytes ?? Infinity);
       let iterator: AsyncIterator<Uint8Array> | undefined;
       try {
-        iterator = wh.stream(await this.materialized(wh, prepared.executed, settings), 'JSONEachRow', { settings })[Symbol.asyncIterator]();
+        iterator = wh.stream(await this.materialized(wh, prepared.executed, settings), 'JSONEachRow', { settings, signal })[Symbol.asyncIterator]();
         for (;;) {
           const next = await iterator.next();
           if (next.done) break;
           bytes += next.value.byteLength;
-          if (bytes > SQL_MAX_RESPONSE_BYTES) throw tooLarge();
+          if (bytes > cap) throw tooLarge(undefined, cap < SQL_MAX_RESPONSE_BYTES ? cap : undefined);
           chunks.push(next.value as Buffer);
         }
       } catch (err) {
-        throw this.queryError(err, {});
+        throw this.queryError(err, {}, caller);
       } finally {
         await iterator?.return?.();
       }
@@ -132,7 +138,8 @@ export class SqlSandbox {
    * the stream ends, and a stream not read to its end within the time-out is cancelled.
    */
   async csv(caller: Caller, text: unknown, options: RunOptions = {}): Promise<{ query: string; body: AsyncIterable<Uint8Array> }> {
-    const lease = await this.gate.acquire(caller.key, caller.plan);
+    const signal = caller.budget?.signal;
+    const lease = await this.gate.acquire(caller.key, caller.plan, signal, givenUp);
     let handedOver = false;
     try {
       const wh = boundTo(lease.slot, caller.budget);
@@ -146,10 +153,10 @@ export class SqlSandbox {
       let pending: IteratorResult<Uint8Array> | undefined;
       try {
         const runnable = options.maxResultRows === undefined ? await this.materialized(wh, prepared.executed, settings) : prepared.executed;
-        iterator = wh.stream(runnable, 'CSVWithNames', { settings })[Symbol.asyncIterator]();
+        iterator = wh.stream(runnable, 'CSVWithNames', { settings, signal })[Symbol.asyncIterator]();
         pending = await iterator.next();
       } catch (err) {
-        throw this.queryError(err, options);
+        throw this.queryError(err, options, caller);
       }
       handedOver = true;
       return { query: prepared.executed, body: leasedStream(iterator, pending, lease, this.limits.timeoutSeconds * 1000, options.maxResultRows === undefined) };
@@ -302,9 +309,10 @@ export class SqlSandbox {
     };
   }
 
-  /** Map an engine failure of a client query to what the client sees. */
-  private queryError(err: unknown, options: RunOptions): AppError {
+  /** Map an engine failure of a client query to what the client sees (`caller`: a batch member's, given up once its signal aborted and capped at its reservation). */
+  private queryError(err: unknown, options: RunOptions, caller?: Caller): AppError {
     if (err instanceof AppError) return err;
+    if (caller?.budget?.signal?.aborted === true) return givenUp();
     if (!(err instanceof WarehouseError)) return new AppError(Errors.internal, 'Internal error', { cause: err });
     const t = this.limits.timeoutSeconds;
     switch (err.clickhouseCode) {
@@ -318,7 +326,11 @@ export class SqlSandbox {
         if (/to read/i.test(err.message)) {
           return invalid('the query read more rows than its plan allows per query: narrow the date range, add a protocol, or read the hourly tables', err);
         }
-        if (/max bytes|result bytes/i.test(err.message)) return tooLarge(err);
+        if (/max bytes|result bytes/i.test(err.message)) {
+          // The engine's cap is the smaller of the sandbox's (half the door's) and the budget's.
+          const member = caller?.budget?.answerBytes;
+          return tooLarge(err, member !== undefined && member < SQL_MAX_RESPONSE_BYTES / 2 ? member : undefined);
+        }
         return invalid(`the result has more than ${options.maxResultRows ?? SQL_MAX_LIMIT} rows: add a LIMIT (at most ${SQL_MAX_LIMIT})`, err);
       case ClickHouseCode.MEMORY_LIMIT_EXCEEDED:
         return invalid('the query needs more memory than a query may use: aggregate more, select fewer columns or add a narrower WHERE', err);
