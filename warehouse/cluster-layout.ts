@@ -103,6 +103,7 @@ export const CLUSTER_LAYOUT: Readonly<Record<string, TableRole>> = Object.freeze
   api_key_usage: { kind: 'everywhere', why: 'per-minute sums per key, merged by sum() in reads; small next to the records' },
   accounts: { kind: 'everywhere', why: 'read with FINAL by id or email' },
   dashboard_sessions: { kind: 'everywhere', why: 'a point read by token hash with FINAL on every dashboard call' },
+  x402_payments: { kind: 'everywhere', why: 'one row per paid call, read by payer for revenue; small next to the records' },
   schema_migrations: { kind: 'everywhere', why: 'every node (and any process reaching any node) sees which migrations ran' },
 });
 
