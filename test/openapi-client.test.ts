@@ -4,13 +4,12 @@
 // (scripts/clients/call_every_path.py checks each answer against an independent reference).
 // Which operations were called is also read from the requests the client sent.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApiService, type ApiService } from '../scripts/daemons/api-service.ts';
-import { type ClientReport, documentedOperations, failures, operationsSent } from './support/client-report.ts';
+import type { ApiService } from '../scripts/daemons/api-service.ts';
+import { type ClientReport, documentedOperations, failures, operationsSent, servedDocument } from './support/client-report.ts';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -22,14 +21,7 @@ let bin: string;
 let doc: { servers: { url: string }[]; paths: Record<string, Record<string, { operationId?: string }>> };
 
 beforeAll(async () => {
-  [service, bin] = await Promise.all([
-    startApiService({ demoRows: 5_000 }),
-    run('bash', [path.join(ROOT, 'scripts/python/venv.sh')], { timeout: 300_000 }).then((r) => r.stdout.trim()),
-  ]);
-  key = (await service.createKey('enterprise', 'python-client')).key;
-  dir = mkdtempSync(path.join(tmpdir(), 'txa-pyclient-'));
-  doc = await (await fetch(`${service.url}/api/v1/openapi.json`)).json() as typeof doc;
-  writeFileSync(path.join(dir, 'openapi.json'), JSON.stringify(doc));
+  ({ service, tool: bin, key, dir, doc } = await servedDocument<typeof doc>('py', async () => (await run('bash', [path.join(ROOT, 'scripts/python/venv.sh')], { timeout: 300_000 })).stdout.trim()));
   writeFileSync(path.join(dir, 'config.yml'), 'package_name_override: txa_client\nproject_name_override: txa-client\npost_hooks: []\n');
   await run(path.join(bin, 'openapi-python-client'), ['generate', '--path', 'openapi.json', '--meta', 'none', '--config', 'config.yml', '--output-path', 'txa_client'],
     { cwd: dir, timeout: 120_000 });

@@ -11,13 +11,12 @@
 // a call there fails. Java runs the generator (scripts/clients/openapi-generator.sh fetches it from
 // Maven Central once); Go builds offline (the generated module needs only the standard library).
 import { execFile } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApiService, type ApiService } from '../scripts/daemons/api-service.ts';
-import { type ClientReport, documentedOperations, failures, operationsSent } from './support/client-report.ts';
+import type { ApiService } from '../scripts/daemons/api-service.ts';
+import { type ClientReport, documentedOperations, failures, operationsSent, servedDocument } from './support/client-report.ts';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -32,14 +31,7 @@ let doc: { paths: Record<string, Record<string, { operationId?: string }>> };
 
 beforeAll(async () => {
   let jar: string;
-  [service, jar] = await Promise.all([
-    startApiService({ demoRows: 5_000 }),
-    run('bash', [path.join(ROOT, 'scripts/clients/openapi-generator.sh')], { timeout: 300_000 }).then((r) => r.stdout.trim()),
-  ]);
-  key = (await service.createKey('enterprise', 'go-client')).key;
-  dir = mkdtempSync(path.join(tmpdir(), 'txa-goclient-'));
-  doc = await (await fetch(`${service.url}/api/v1/openapi.json`)).json() as typeof doc;
-  writeFileSync(path.join(dir, 'openapi.json'), JSON.stringify(doc));
+  ({ service, tool: jar, key, dir, doc } = await servedDocument<typeof doc>('go', async () => (await run('bash', [path.join(ROOT, 'scripts/clients/openapi-generator.sh')], { timeout: 300_000 })).stdout.trim()));
   generated = path.join(dir, 'goclient');
   await run('java', ['-jar', jar, 'generate', '-i', path.join(dir, 'openapi.json'), '-g', 'go', '-o', generated,
     '--package-name', 'txa', '--git-user-id', 'txa', '--git-repo-id', 'goclient'], { timeout: 180_000, maxBuffer: 16 * 1024 * 1024 });

@@ -8,14 +8,13 @@
 // is read from the requests the client sent, so an operation added to the document without a
 // call here fails. Java runs the generator (scripts/clients/openapi-generator.sh fetches it from
 // Maven Central once); nothing else is downloaded.
-import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApiService, type ApiService } from '../scripts/daemons/api-service.ts';
-import { type ClientReport, documentedOperations, failures, operationsSent } from './support/client-report.ts';
+import type { ApiService } from '../scripts/daemons/api-service.ts';
+import { type ClientReport, documentedOperations, failures, operationsSent, servedDocument } from './support/client-report.ts';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -44,14 +43,7 @@ let doc: { servers: { url: string }[]; paths: Record<string, Record<string, { op
 
 beforeAll(async () => {
   let jar: string;
-  [service, jar] = await Promise.all([
-    startApiService({ demoRows: 5_000 }),
-    run('bash', [path.join(ROOT, 'scripts/clients/openapi-generator.sh')], { timeout: 300_000 }).then((r) => r.stdout.trim()),
-  ]);
-  key = (await service.createKey('enterprise', 'ts-client')).key;
-  dir = mkdtempSync(path.join(tmpdir(), 'txa-tsclient-'));
-  doc = await (await fetch(`${service.url}/api/v1/openapi.json`)).json() as typeof doc;
-  writeFileSync(path.join(dir, 'openapi.json'), JSON.stringify(doc));
+  ({ service, tool: jar, key, dir, doc } = await servedDocument<typeof doc>('ts', async () => (await run('bash', [path.join(ROOT, 'scripts/clients/openapi-generator.sh')], { timeout: 300_000 })).stdout.trim()));
   generated = path.join(dir, 'tsclient');
   await run('java', ['-jar', jar, 'generate', '-i', path.join(dir, 'openapi.json'), '-g', 'typescript-fetch', '-o', generated],
     { timeout: 180_000, maxBuffer: 16 * 1024 * 1024 });

@@ -2,6 +2,11 @@
 // against the served OpenAPI document: which operations the document has, which of them the
 // requests the client sent were (each request's method and path matched to the operation whose
 // path template it fits), and which calls failed.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startApiService, type ApiService } from '../../scripts/daemons/api-service.ts';
+
 type Operation = { operationId?: string };
 
 export interface ClientReport {
@@ -48,4 +53,18 @@ export function operationsSent(doc: { paths: Record<string, Record<string, Opera
 /** The failed calls, one paragraph each ('' when none failed). */
 export function failures(report: ClientReport): string {
   return Object.entries(report.results).filter(([, r]) => !r.ok).map(([op, r]) => `${op}:\n${r.detail}`).join('\n\n');
+}
+
+/**
+ * The set-up every generated-client test shares: the service with demo records and an
+ * enterprise key named `client`, the generator made ready beside it (`prepareTool` answers
+ * its path), and the served document, also written to `openapi.json` in a new temp folder.
+ */
+export async function servedDocument<D>(client: string, prepareTool: () => Promise<string>): Promise<{ service: ApiService; tool: string; key: string; dir: string; doc: D }> {
+  const [service, tool] = await Promise.all([startApiService({ demoRows: 5_000 }), prepareTool()]);
+  const key = (await service.createKey('enterprise', `${client}-client`)).key;
+  const dir = mkdtempSync(path.join(tmpdir(), `txa-${client}client-`));
+  const doc = (await (await fetch(`${service.url}/api/v1/openapi.json`)).json()) as D;
+  writeFileSync(path.join(dir, 'openapi.json'), JSON.stringify(doc));
+  return { service, tool, key, dir, doc };
 }
