@@ -198,11 +198,13 @@ export function installAccessControl(app: FastifyInstance, access: Access): Edge
   const recordedRequests = new WeakSet<FastifyRequest>();
 
   /** Take one of the key's in-flight slots for this request, or refuse it with 429. */
-  function admit(req: FastifyRequest, reply: FastifyReply, key: AuthenticatedKey): void {
+  function admit(req: FastifyRequest, reply: FastifyReply, key: AuthenticatedKey, bodyRead = false): void {
     // The client left while the key was checked: no answer can reach it, so no work starts
     // (a request sent and dropped at once must not run without a slot), and no slot is
-    // taken that its already-past 'close' could never give back.
-    if (req.raw.destroyed || reply.raw.destroyed) throw new AppError(Errors.invalidRequest, 'the connection closed before the request was admitted');
+    // taken that its already-past 'close' could never give back. Once its body was read (a
+    // paid call, admitted then) the request stream has ended by itself: its socket tells.
+    const gone = bodyRead ? req.raw.socket?.destroyed === true : req.raw.destroyed;
+    if (gone || reply.raw.destroyed) throw new AppError(Errors.invalidRequest, 'the connection closed before the request was admitted');
     const cap = PLAN_CONCURRENCY[key.plan];
     const release = access.inFlight.tryAcquire(key.id, cap);
     if (release === undefined) {
@@ -290,12 +292,18 @@ export function installAccessControl(app: FastifyInstance, access: Access): Edge
     const paid = await admitPayment(access.x402, req, reply);
     if (paid === undefined) return reply;
     req.x402 = paid;
+    // A POST /mcp none of whose tool calls verified a payment: its protocol messages are
+    // answered and its tool calls asked to pay, under the x402 plan's budget, as no one's.
+    if (paid.payer === undefined) {
+      grantBudget(req, 'x402', access.answerMemory, reply);
+      return;
+    }
     const key: AuthenticatedKey = { id: `x402:${paid.payer}`, name: paid.payer, plan: 'x402' };
     req.apiKey = key;
     grantBudget(req, 'x402', access.answerMemory, reply);
     await charge(req, 1);
     const route = req.routeOptions.url ?? '';
-    if (['rpc', 'rest', 'mcp'].includes(interfaceOf(route)) || route === '/graphql') admit(req, reply, key);
+    if (['rpc', 'rest', 'mcp'].includes(interfaceOf(route)) || route === '/graphql') admit(req, reply, key, true);
     else reply.raw.once('close', () => recordIfCutOff(req, reply));
   });
 

@@ -17,7 +17,7 @@ import { InFlightLimiter } from './in-flight.ts';
 import { FixedWindowLimiter } from './rate-limiter.ts';
 import { RedisRateLimitStore } from './redis-rate-limit-store.ts';
 import { UsageRecorder } from './usage-recorder.ts';
-import type { X402Door } from '../x402/x402-fastify.ts';
+import type { X402Door } from '../x402/x402-door.ts';
 
 export interface Access {
   keys: ApiKeyStore;

@@ -1,5 +1,6 @@
 // Why a payment was refused, in words a caller can act on: each refusal is a 402 whose
 // `error` (the PaymentRequired's error field) starts with a stable reason code.
+import { createHash } from 'node:crypto';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 
 export type RefusalCode = 'payment_required' | 'malformed_payment' | 'replayed_payment' | 'wrong_network' | 'wrong_mint' | 'wrong_recipient' | 'underpaid' | 'expired_payment' | 'invalid_payment' | 'settlement_failed';
@@ -36,8 +37,8 @@ export function verifyRefusal(reason: string | undefined, message: string | unde
   return new PaymentRefusal('invalid_payment', `the facilitator refused the payment (${detail})`);
 }
 
-/** One payment's identity: its signed transaction (the same transfer sent twice is one payment). */
+/** One payment's identity: a digest of its signed transaction (the same transfer sent twice is one payment). */
 export function paymentId(payload: PaymentPayload): string {
   const tx = (payload.payload as { transaction?: unknown }).transaction;
-  return typeof tx === 'string' ? tx : JSON.stringify(payload.payload);
+  return createHash('sha256').update(typeof tx === 'string' ? tx : JSON.stringify(payload.payload)).digest('hex');
 }

@@ -7,10 +7,20 @@ import type { Logger } from '../../core/logger.ts';
 import type { X402PaymentStore } from '../../warehouse/x402-payment-store.ts';
 import { interfaceOf } from '../access/protected-paths.ts';
 import type { SqlSandbox } from '../sql/sql-sandbox.ts';
-import type { X402Door } from './x402-fastify.ts';
 import { X402Gateway, type PaidCall } from './x402-gateway.ts';
-import { pricer } from './x402-pricing.ts';
+import { pricer, toolPricer, type Pricer, type ToolPricer } from './x402-pricing.ts';
 import { resourceServerOf, type SvmChain } from './x402-server.ts';
+
+/** What x402 needs at the HTTP edge: the gateway, the pricing, and where settled payments go. */
+export interface X402Door {
+  config: X402Config;
+  gateway: X402Gateway;
+  price: Pricer;
+  /** The price of one MCP tool call, in cost units. */
+  priceTool: ToolPricer;
+  /** A settled payment, for usage and revenue (warehouse/x402-payment-store.ts). */
+  settled(req: FastifyRequest, paid: PaidCall, transaction: string): void;
+}
 
 export interface X402DoorDeps {
   config: X402Config;
@@ -28,6 +38,7 @@ export async function createX402Door(deps: X402DoorDeps): Promise<X402Door> {
     config: deps.config,
     gateway,
     price: pricer(deps.sandbox),
+    priceTool: toolPricer(deps.sandbox),
     settled(req: FastifyRequest, paid: PaidCall, transaction: string) {
       const route = req.routeOptions.url ?? '';
       const row = {

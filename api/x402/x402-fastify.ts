@@ -11,27 +11,19 @@
 //               settled: the caller is not charged, and the payment stays spent.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Readable } from 'node:stream';
-import type { X402Config } from '../../core/config.ts';
 import type { EdgeStep } from '../answers/answer-edge.ts';
 import { interfaceOf } from '../access/protected-paths.ts';
-import type { X402Gateway, PaidCall } from './x402-gateway.ts';
+import type { PaidCall } from './x402-gateway.ts';
 import { PaymentRefusal } from './refusals.ts';
-import type { Pricer } from './x402-pricing.ts';
+import { McpPayments } from './x402-mcp.ts';
+import type { X402Door } from './x402-door.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** A keyless call of the x402 plan: 'pending' until priced and paid, then its payment. null elsewhere. */
-    x402: 'pending' | PaidCall | null;
+    /** A keyless call of the x402 plan: 'pending' until priced and paid, then its payment (a POST
+     *  /mcp without one: its tool calls' payments, x402-mcp.ts). null elsewhere. */
+    x402: 'pending' | PaidCall | McpPayments | null;
   }
-}
-
-/** What x402 needs at the HTTP edge: the gateway, the pricing, and where settled payments go. */
-export interface X402Door {
-  config: X402Config;
-  gateway: X402Gateway;
-  price: Pricer;
-  /** A settled payment, for usage and revenue (api/x402/payments.ts). */
-  settled(req: FastifyRequest, paid: PaidCall, transaction: string): void;
 }
 
 export const PAYMENT_HEADER = 'payment-signature';
@@ -56,16 +48,19 @@ async function sendRequired(door: X402Door, req: FastifyRequest, reply: FastifyR
 
 /**
  * Price the pending call and check its payment. The payment when it verified (claimed for
- * this call); undefined when the 402 was sent. Nothing of the call runs here.
+ * this call); undefined when the 402 was sent. Nothing of the call runs here. A POST /mcp
+ * without the header pays per tool call inside MCP (x402-mcp.ts): its payments, verified.
  */
-export async function admitPayment(door: X402Door, req: FastifyRequest, reply: FastifyReply): Promise<PaidCall | undefined> {
+export async function admitPayment(door: X402Door, req: FastifyRequest, reply: FastifyReply): Promise<PaidCall | McpPayments | undefined> {
   const header = req.headers[PAYMENT_HEADER] ?? req.headers[LEGACY_PAYMENT_HEADER];
-  if (typeof header !== 'string' || header.trim() === '') {
+  const unpaid = typeof header !== 'string' || header.trim() === '';
+  if (unpaid && req.routeOptions.url === '/mcp') return McpPayments.admit(door, req);
+  if (unpaid) {
     await sendRequired(door, req, reply);
     return undefined;
   }
   try {
-    const payload = door.gateway.decode(header.trim());
+    const payload = door.gateway.decode((header as string).trim());
     const quote = await door.gateway.quote(await door.price(req), resourceUrl(req), `${req.method} ${req.routeOptions.url ?? ''}`);
     return await door.gateway.verify(payload, quote);
   } catch (err) {
@@ -80,7 +75,8 @@ export async function admitPayment(door: X402Door, req: FastifyRequest, reply: F
 export function settleStep(door: X402Door): EdgeStep {
   return (req, reply, payload) => {
     const paid = req.x402;
-    if (paid === null || paid === 'pending' || reply.statusCode >= 400) return payload;
+    // Tool calls paid inside MCP are settled by the door, each with its own result (x402-mcp.ts).
+    if (paid === null || paid === 'pending' || paid instanceof McpPayments || reply.statusCode >= 400) return payload;
     return door.gateway.settle(paid).then(
       ({ result, header }) => {
         reply.header('payment-response', header);

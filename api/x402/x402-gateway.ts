@@ -2,7 +2,6 @@
 // a call priced in cost units, the check of a payment against them (ours first: network,
 // mint, recipient, amount, replay; then the facilitator's verification of the signed
 // transaction), and its settlement. Nothing here runs the call.
-import { createHash } from 'node:crypto';
 import { decodePaymentSignatureHeader, encodePaymentRequiredHeader, encodePaymentResponseHeader } from '@x402/core/http';
 import type { x402ResourceServer } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequired, PaymentRequirements, SettleResponse } from '@x402/core/types';
@@ -55,8 +54,8 @@ export class X402Gateway {
   }
 
   /** The 402's body and its PAYMENT-REQUIRED header, with the reason of a refused payment. */
-  async required(quote: Quote, refusal?: PaymentRefusal): Promise<{ body: PaymentRequired; header: string }> {
-    const error = refusal?.message ?? `payment_required: this call costs ${quote.requirements.amount} atomic units of ${quote.requirements.asset} (${quote.units} cost units); pay with the x402 exact scheme and retry with the PAYMENT-SIGNATURE header`;
+  async required(quote: Quote, refusal?: PaymentRefusal, retry = 'the PAYMENT-SIGNATURE header'): Promise<{ body: PaymentRequired; header: string }> {
+    const error = refusal?.message ?? `payment_required: this call costs ${quote.requirements.amount} atomic units of ${quote.requirements.asset} (${quote.units} cost units); pay with the x402 exact scheme and retry with ${retry}`;
     const body = await this.server.createPaymentRequiredResponse([quote.requirements], { url: quote.url, description: quote.description, mimeType: 'application/json' }, error);
     return { body, header: encodePaymentRequiredHeader(body) };
   }
@@ -78,7 +77,7 @@ export class X402Gateway {
    * call. The amount asked of the facilitator is what the caller signed (at least the price).
    */
   async verify(payload: PaymentPayload, quote: Quote): Promise<PaidCall> {
-    const id = createHash('sha256').update(paymentId(payload)).digest('hex');
+    const id = paymentId(payload);
     if (this.spent.has(id)) throw replayed();
     const mismatch = acceptedMismatch(payload.accepted, quote.requirements);
     if (mismatch !== undefined) throw mismatch;

@@ -29,17 +29,26 @@ function graphqlFields(body: unknown, query: unknown): number {
   }
 }
 
+/** Client SQL's cost units: as the x402 plan's query would be charged, on a budget of its own that nothing else uses. */
+async function sqlUnits(sandbox: SqlSandbox, ip: string, route: string, sql: string): Promise<number> {
+  const cost = await sandbox.cost({ key: `x402-quote:${ip}`, plan: 'x402', budget: new Budget('x402', doorOf(route)) }, sql);
+  return Math.max(X402_PRICES.unitsPerCall, Math.ceil(cost.score));
+}
+
 export function pricer(sandbox: SqlSandbox): Pricer {
   return async (req) => {
     const route = req.routeOptions.url ?? '';
     const sql = (req.body as { query?: unknown } | undefined)?.query;
-    if (req.method === 'POST' && SQL_BODY_ROUTES.has(route) && typeof sql === 'string') {
-      // Priced as the x402 plan's query would be, on a budget of its own that nothing else uses.
-      const cost = await sandbox.cost({ key: `x402-quote:${req.ip}`, plan: 'x402', budget: new Budget('x402', doorOf(route)) }, sql);
-      return Math.max(X402_PRICES.unitsPerCall, Math.ceil(cost.score));
-    }
+    if (req.method === 'POST' && SQL_BODY_ROUTES.has(route) && typeof sql === 'string') return sqlUnits(sandbox, req.ip, route, sql);
     if (route === '/v1/rpc') return X402_PRICES.unitsPerCall * rpcCallCount(req.body);
     if (route === '/graphql') return X402_PRICES.unitsPerCall * graphqlFields(req.body, req.query);
     return X402_PRICES.unitsPerCall;
   };
+}
+
+/** An MCP tool call's cost units: run_sql as /v1/query prices its query, any other tool as one call. */
+export type ToolPricer = (ip: string, tool: string, args: Record<string, unknown>) => Promise<number>;
+
+export function toolPricer(sandbox: SqlSandbox): ToolPricer {
+  return async (ip, tool, args) => (tool === 'run_sql' && typeof args.query === 'string' ? sqlUnits(sandbox, ip, '/mcp', args.query) : X402_PRICES.unitsPerCall);
 }
