@@ -5,6 +5,9 @@
 // answer equals an x402 key's; every refused payment is a 402 with its reason, and no run.
 import type { PaymentPayload, PaymentRequired } from '@x402/core/types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../core/logger.ts';
+import { createX402Door } from '../api/x402/x402-door.ts';
+import { X402PaymentStore } from '../warehouse/x402-payment-store.ts';
 import { answerOf as answerText, startX402App, type Call, type X402App } from './support/x402-app.ts';
 import type { LightMyRequestResponse } from 'fastify';
 
@@ -116,5 +119,21 @@ describe('refused payments: a 402 with the reason, nothing run, nothing paid', (
     const payload = await signedFor(() => {});
     for (let i = 0; i < 3; i++) t.chain.svm.expireBlockhash();
     await expectRefused(payload, /^expired_payment/);
+  });
+});
+
+describe('one call per payment across API processes', () => {
+  it('a payment used here is refused by another process (its own memory empty) through the claims table', async () => {
+    const unpaid = await send(RPC);
+    const payment = await signed(unpaid);
+    expect((await send(RPC, header(payment))).statusCode).toBe(200);
+    // A second API process: its own gateway and memory of spent payments, the same store.
+    const s = t.ctx.services;
+    const other = await createX402Door({ config: s.config.x402, sandbox: s.sqlSandbox, payments: new X402PaymentStore(s.wh), logger: createLogger('silent'), chain: (feePayer) => t.chain.signer(feePayer) });
+    const quote = await other.gateway.quote(1000, 'http://localhost/v1/rpc', 'POST /v1/rpc');
+    await expect(other.gateway.verify(payment, quote)).rejects.toThrow(/^replayed_payment/);
+    // A fresh payment is that process's to run.
+    const fresh = await t.http.createPaymentPayload(requiredOf(await send(RPC)));
+    await expect(other.gateway.verify(fresh, quote)).resolves.toMatchObject({ payer: t.chain.payer.address });
   });
 });

@@ -1,5 +1,7 @@
 // Settled x402 payments (migration 100): written once per paid call after its settlement,
-// read by the operator as revenue and calls per payer.
+// read by the operator as revenue and calls per payer. And their claims (migration 101): the
+// one call a payment runs, across every API process.
+import { randomUUID } from 'node:crypto';
 import { TABLES } from './tables.ts';
 import type { Warehouse } from './warehouse.ts';
 
@@ -42,6 +44,21 @@ export class X402PaymentStore {
       route: p.route,
       cost_units: Math.round(p.costUnits),
     }]);
+  }
+
+  /**
+   * Claim payment `id` for one call: our claim row first, then the payment's first claim by
+   * the server's insert clock. True when that one is ours; false when another call (in any
+   * process) claimed it first: a replay.
+   */
+  async claim(id: string): Promise<boolean> {
+    const claim = randomUUID();
+    await this.wh.insert(TABLES.x402PaymentClaims, [{ payment_id: id, claim }]);
+    const [first] = await this.wh.query<{ claim: string }>(
+      `SELECT claim FROM ${TABLES.x402PaymentClaims} WHERE payment_id = {id:String} ORDER BY claimed_at, claim LIMIT 1`,
+      { params: { id } },
+    );
+    return first?.claim === claim;
   }
 
   /** Calls and revenue per payer (and asset) between two instants, the largest payers first. */

@@ -33,7 +33,7 @@ export interface X402DoorDeps {
 }
 
 export async function createX402Door(deps: X402DoorDeps): Promise<X402Door> {
-  const gateway = new X402Gateway(await resourceServerOf(deps.config, deps.chain), deps.config, deps.now);
+  const gateway = new X402Gateway(await resourceServerOf(deps.config, deps.chain), deps.config, deps.now, (id) => deps.payments.claim(id));
   return {
     config: deps.config,
     gateway,

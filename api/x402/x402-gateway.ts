@@ -31,10 +31,15 @@ export interface PaidCall {
 export class X402Gateway {
   readonly spent: SpentPayments;
 
+  /**
+   * `claim`: claims a verified payment in the deployment's store (false: another process has
+   * it); the memory of spent payments answers replays to this process without asking.
+   */
   constructor(
     readonly server: x402ResourceServer,
     readonly config: X402Config,
     now: () => number = Date.now,
+    private readonly claim: (id: string) => Promise<boolean> = async () => true,
   ) {
     this.spent = new SpentPayments(now);
   }
@@ -89,8 +94,10 @@ export class X402Gateway {
       throw verifyRefusal('verify_error', (err as Error).message);
     }
     if (!verdict.isValid) throw verifyRefusal(verdict.invalidReason, verdict.invalidMessage);
-    // Claimed after verification and before the call runs: of two copies, one runs.
+    // Claimed after verification and before the call runs: of two copies, one runs, here
+    // (memory) and in every other process (the store).
     if (!this.spent.claim(id)) throw replayed();
+    if (!(await this.claim(id))) throw replayed();
     return { payload, requirements, payer: verdict.payer ?? 'unknown', amount: BigInt(requirements.amount), units: quote.units };
   }
 
