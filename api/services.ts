@@ -122,7 +122,11 @@ export async function createServices(
   const access = await createAccess({ config, wh, logger, metrics, now: options.now });
   // Keyless calls paid per call (docs/x402.md): the facilitator is reached now, so a bad one fails the start.
   if (config.x402.enabled) {
-    access.x402 = await createX402Door({ config: config.x402, sandbox: sqlSandbox, payments: new X402PaymentStore(wh), logger, chain: options.x402Chain, now: options.now });
+    access.x402 = await createX402Door({
+      config: config.x402, sandbox: sqlSandbox, payments: new X402PaymentStore(wh), logger, chain: options.x402Chain, now: options.now,
+      // Catalog calls are priced by a dry run of the same layer (api/analytics/dry-run.ts).
+      wh: servingWh, analyticsOver: (over) => new Analytics(over, registry, dataVersion, pageTokens, options.measures),
+    });
   }
   const accounts = new AccountStore(wh, access.now);
   const exportSessions = openExportSessions(config).map((session) => new InstrumentedWarehouse(session, metrics));

@@ -72,7 +72,12 @@ describe('a keyless MCP client pays per tool call', () => {
     expect(required.error).toMatch(/^payment_required: .*_meta\["x402\/payment"\]/);
     expect(required.resource.url).toBe('mcp://tool/getProtocolStats');
     const [req] = required.accepts;
-    expect(req).toMatchObject({ scheme: 'exact', network: 'solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1', asset: t.chain.mint.address, payTo: t.chain.payee.address, amount: '1000' });
+    expect(req).toMatchObject({ scheme: 'exact', network: 'solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1', asset: t.chain.mint.address, payTo: t.chain.payee.address });
+    // Priced as its JSON-RPC method is (the cost model's figure for the statements it runs).
+    const price = BigInt(req!.amount);
+    const rpc = await t.send({ method: 'POST', url: '/v1/rpc', payload: { jsonrpc: '2.0', id: 1, method: STATS[0], params: [STATS[1].options] } });
+    expect(BigInt(t.requiredOf(rpc).accepts[0]!.amount)).toBe(price);
+    expect(price).toBeGreaterThan(1000n);
     // The unpaid call ran nothing and paid nothing.
     expect(await t.ledger()).toEqual(before);
 
@@ -81,14 +86,14 @@ describe('a keyless MCP client pays per tool call', () => {
     expect(paid.isError).toBeUndefined();
     expect(JSON.parse(paid.content[0]!.text)).toEqual(JSON.parse((await call(keyed, ...STATS)).content[0]!.text));
     expect(paid._meta?.['x402/payment-response']).toMatchObject({ success: true, network: req!.network, payer: t.chain.payer.address });
-    expect(await t.chain.balance(t.chain.payee.address)).toBe(before.payee + 1000n);
+    expect(await t.chain.balance(t.chain.payee.address)).toBe(before.payee + price);
     expect(await t.paidRows()).toBe(before.rows + 1);
     expect(await t.usageRuns()).toBe(before.runs + 1);
 
     // The same payment again: a tool error naming the replay, and nothing more paid or run.
     const replay = await call(anonymous, ...STATS, payment);
     expect(requiredOf(replay).error).toMatch(/^replayed_payment/);
-    expect(await t.ledger()).toEqual({ ...before, payee: before.payee + 1000n, rows: before.rows + 1, runs: before.runs + 1 });
+    expect(await t.ledger()).toEqual({ ...before, payee: before.payee + price, rows: before.rows + 1, runs: before.runs + 1 });
   });
 
   it('prices run_sql by the cost model: a heavier query costs more, the figure a key is charged', async () => {

@@ -5,7 +5,14 @@
 // answer equals an x402 key's; every refused payment is a 402 with its reason, and no run.
 import type { PaymentPayload, PaymentRequired } from '@x402/core/types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Budget } from '../core/budget.ts';
 import { createLogger } from '../core/logger.ts';
+import { doorOf } from '../api/access/protected-paths.ts';
+import { Analytics } from '../api/analytics/analytics.ts';
+import { dryRunCost } from '../api/analytics/dry-run.ts';
+import { CATALOG } from '../api/catalog/catalog.ts';
+import { CatalogMethods } from '../api/catalog/method-calls.ts';
+import { boundTo } from '../warehouse/budgeted-warehouse.ts';
 import { createX402Door } from '../api/x402/x402-door.ts';
 import { X402PaymentStore } from '../warehouse/x402-payment-store.ts';
 import { answerOf as answerText, startX402App, type Call, type X402App } from './support/x402-app.ts';
@@ -70,6 +77,35 @@ describe('keyless calls with x402 on', () => {
   });
 });
 
+describe('every door priced by the cost model', () => {
+  const rpc = (method: string, params: unknown[]): Call => ({ method: 'POST', url: '/v1/rpc', payload: { jsonrpc: '2.0', id: 1, method, params } });
+  const amount = async (call: Call) => BigInt(requiredOf(await send(call)).accepts[0]!.amount);
+  /** The cost model's figure for what `answer` runs: its statements' estimated rows plus the base cost per statement. */
+  async function costModel(route: string, answer: (a: Analytics) => Promise<unknown>): Promise<bigint> {
+    const s = t.ctx.services;
+    const cost = await dryRunCost((wh) => new Analytics(wh, s.registry, s.dataVersion, s.pageTokens), boundTo(s.wh, new Budget('x402', doorOf(route))), answer);
+    return BigInt(Math.max(1000, Math.ceil(cost.score)));
+  }
+
+  it('JSON-RPC and REST: the figure of the statements the call runs; a wider question costs more', async () => {
+    const methods = new CatalogMethods(CATALOG);
+    const whole = [{ protocolName: 'jupiter_v6' }];
+    const hour = [{ protocolName: 'jupiter_v6', blockTime: { gte: 1_700_000_000, lte: 1_700_003_600 } }];
+    const wholePrice = await amount(rpc('getProtocolStats', whole));
+    expect(wholePrice).toBe(await costModel('/v1/rpc', (a) => methods.call(a, 'getProtocolStats', whole)));
+    expect(wholePrice).toBeGreaterThan(await amount(rpc('getProtocolStats', hour)));
+    // A listing reads more than one protocol's hourly figures; a name list reads nothing.
+    expect(await amount(rpc('getTransactions', [{}]))).toBeGreaterThan(wholePrice);
+    expect(await amount(rpc('getProtocols', []))).toBe(1000n);
+    // A batch: the sum of its calls.
+    const batch = { ...RPC, payload: [rpc('getProtocolStats', whole).payload, rpc('getProtocols', []).payload] };
+    expect(await amount(batch)).toBe(wholePrice + 1000n);
+    const stats = await amount(REST);
+    expect(stats).toBeGreaterThan(1000n);
+    expect(stats).toBe(await costModel('/api/v1/stats', (a) => a.globalStats()));
+  });
+});
+
 describe('refused payments: a 402 with the reason, nothing run, nothing paid', () => {
   /** A payment signed for requirements changed by `change`, claiming (accepted) the ones asked. */
   async function signedFor(change: (r: PaymentRequired['accepts'][number]) => void, claimAsked = true): Promise<PaymentPayload> {
@@ -129,7 +165,10 @@ describe('one call per payment across API processes', () => {
     expect((await send(RPC, header(payment))).statusCode).toBe(200);
     // A second API process: its own gateway and memory of spent payments, the same store.
     const s = t.ctx.services;
-    const other = await createX402Door({ config: s.config.x402, sandbox: s.sqlSandbox, payments: new X402PaymentStore(s.wh), logger: createLogger('silent'), chain: (feePayer) => t.chain.signer(feePayer) });
+    const other = await createX402Door({
+      config: s.config.x402, sandbox: s.sqlSandbox, payments: new X402PaymentStore(s.wh), logger: createLogger('silent'), chain: (feePayer) => t.chain.signer(feePayer),
+      wh: s.wh, analyticsOver: () => s.analytics,
+    });
     const quote = await other.gateway.quote(1000, 'http://localhost/v1/rpc', 'POST /v1/rpc');
     await expect(other.gateway.verify(payment, quote)).rejects.toThrow(/^replayed_payment/);
     // A fresh payment is that process's to run.

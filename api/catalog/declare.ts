@@ -104,6 +104,8 @@ export interface RestRoute {
   /** The route schema: what Fastify validates and serialises with, and so what OpenAPI shows. */
   readonly schema: FastifySchema;
   mount(app: FastifyInstance, a: Analytics): void;
+  /** The route's answer to a request already validated, on `a` (the x402 plan prices a call by answering it on a view that runs nothing). */
+  answer(a: Analytics, req: FastifyRequest): Promise<unknown>;
   /** The same route with its OpenAPI operationId (the catalog gives each its operation's: catalog.ts operationIdOf). */
   named(operationId: string): RestRoute;
 }
@@ -119,6 +121,7 @@ export function restGet<const S extends FastifySchema>(d: { url: string; schema:
       // Each request asks under its own budget (a route without one is refused by the engine side).
       app.withTypeProvider<TypeBoxTypeProvider>().get<RouteGenericInterface, ContextConfigDefault, S>(d.url, { schema: schema as S }, (req) => d.run(a.under(req.budget), req));
     },
+    answer: async (a, req) => d.run(a, req as RestRequest<S>),
     named: (operationId) => route({ ...schema, operationId }),
   });
   return route({ ...d.schema, tags: ['REST'] });

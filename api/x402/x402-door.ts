@@ -6,9 +6,8 @@ import type { X402Config } from '../../core/config.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { X402PaymentStore } from '../../warehouse/x402-payment-store.ts';
 import { interfaceOf } from '../access/protected-paths.ts';
-import type { SqlSandbox } from '../sql/sql-sandbox.ts';
 import { X402Gateway, type PaidCall } from './x402-gateway.ts';
-import { pricer, toolPricer, type Pricer, type ToolPricer } from './x402-pricing.ts';
+import { Pricing, type Pricer, type PricingDeps, type ToolPricer } from './x402-pricing.ts';
 import { resourceServerOf, type SvmChain } from './x402-server.ts';
 
 /** What x402 needs at the HTTP edge: the gateway, the pricing, and where settled payments go. */
@@ -22,9 +21,8 @@ export interface X402Door {
   settled(req: FastifyRequest, paid: PaidCall, transaction: string): void;
 }
 
-export interface X402DoorDeps {
+export interface X402DoorDeps extends PricingDeps {
   config: X402Config;
-  sandbox: SqlSandbox;
   payments: X402PaymentStore;
   logger: Logger;
   /** The chain an in-process facilitator settles on (tests: LiteSVM); default: X402_SOLANA_RPC_URL. */
@@ -33,12 +31,13 @@ export interface X402DoorDeps {
 }
 
 export async function createX402Door(deps: X402DoorDeps): Promise<X402Door> {
+  const pricing = new Pricing(deps);
   const gateway = new X402Gateway(await resourceServerOf(deps.config, deps.chain), deps.config, deps.now, (id) => deps.payments.claim(id));
   return {
     config: deps.config,
     gateway,
-    price: pricer(deps.sandbox),
-    priceTool: toolPricer(deps.sandbox),
+    price: pricing.price,
+    priceTool: pricing.priceTool,
     settled(req: FastifyRequest, paid: PaidCall, transaction: string) {
       const route = req.routeOptions.url ?? '';
       const row = {

@@ -1,20 +1,46 @@
 // The cost units of a keyless call, priced before it runs by the cost model every plan's
-// budget uses: client SQL (the query doors, SQL executions and SQL exports) by the engine's
-// estimate of what it reads plus what its joins produce (api/sql/query-cost.ts, the same
-// figure a key's query is charged); a door that prices no statement up front by the cost
-// model's base cost of one statement per call it holds (a JSON-RPC batch: each call; a
-// GraphQL document: each top-level field), as its rate limit counts them.
+// budget uses (api/analytics/analytics-cost.ts, api/sql/query-cost.ts):
+//   client SQL (the query doors, SQL executions and SQL exports, MCP's run_sql): the engine's
+//     estimate of what it reads plus what its joins produce, the figure a key's query is charged;
+//   a catalog call (a JSON-RPC method, each call of a batch; a REST route; an MCP catalog
+//     tool): answered once on a view that runs nothing (api/analytics/dry-run.ts), its
+//     statements priced by the engine's estimate of the rows each reads plus the base cost per
+//     statement, as a prepared answer's cost is;
+//   anything else (GraphQL fields, polls, pages, downloads, job lists, exports by filters):
+//     the cost model's base cost of one statement per call it holds (a GraphQL document: each
+//     top-level field), as its rate limit counts them.
+// Every call costs at least the base cost of one statement.
 import type { FastifyRequest } from 'fastify';
 import { parse, Kind } from 'graphql';
 import { Budget } from '../../core/budget.ts';
+import { RPC_MAX_BATCH } from '../../core/limits.ts';
 import { X402_PRICES } from '../../core/plans.ts';
-import { doorOf, rpcCallCount } from '../access/protected-paths.ts';
+import { boundTo } from '../../warehouse/budgeted-warehouse.ts';
+import type { Warehouse } from '../../warehouse/warehouse.ts';
+import type { Analytics } from '../analytics/analytics.ts';
+import { dryRunCost } from '../analytics/dry-run.ts';
+import { CATALOG, type RestRoute, type RpcMethod } from '../catalog/catalog.ts';
+import { CatalogMethods } from '../catalog/method-calls.ts';
+import { doorOf } from '../access/protected-paths.ts';
 import type { SqlSandbox } from '../sql/sql-sandbox.ts';
 
 export type Pricer = (req: FastifyRequest) => Promise<number>;
 
+/** An MCP tool call's cost units: run_sql as /v1/query prices its query, a catalog tool as its method. */
+export type ToolPricer = (ip: string, tool: string, args: Record<string, unknown>) => Promise<number>;
+
+export interface PricingDeps {
+  sandbox: SqlSandbox;
+  /** The serving warehouse: the engine's estimates, under a budget of the x402 plan. */
+  wh: Warehouse;
+  /** The analytics layer over a warehouse (the dry run's, which runs nothing). */
+  analyticsOver: (wh: Warehouse) => Analytics;
+}
+
 /** Routes whose body's `query` is client SQL, run (or exported) as it is. */
 const SQL_BODY_ROUTES: ReadonlySet<string> = new Set(['/v1/query', '/api/v1/query', '/v1/query/csv', '/v1/query/exports', '/v1/query/executions']);
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Top-level fields of a GraphQL document's operations (at least one; unreadable: one). */
 function graphqlFields(body: unknown, query: unknown): number {
@@ -29,26 +55,70 @@ function graphqlFields(body: unknown, query: unknown): number {
   }
 }
 
-/** Client SQL's cost units: as the x402 plan's query would be charged, on a budget of its own that nothing else uses. */
-async function sqlUnits(sandbox: SqlSandbox, ip: string, route: string, sql: string): Promise<number> {
-  const cost = await sandbox.cost({ key: `x402-quote:${ip}`, plan: 'x402', budget: new Budget('x402', doorOf(route)) }, sql);
-  return Math.max(X402_PRICES.unitsPerCall, Math.ceil(cost.score));
-}
+/** A tool's named arguments as its method's positions (a left-out one null), as the MCP door passes them. */
+const positions = (m: RpcMethod, args: Record<string, unknown>): unknown[] => m.params.map((p) => args[p.name] ?? null);
 
-export function pricer(sandbox: SqlSandbox): Pricer {
-  return async (req) => {
+export class Pricing {
+  private readonly methods = new CatalogMethods(CATALOG);
+  private readonly byMethod = new Map(this.methods.list().map((m) => [m.method, m]));
+  private readonly restRoutes: ReadonlyMap<string, RestRoute> = new Map(CATALOG.flatMap((op) => (op.rest === undefined ? [] : [[`/api/v1${op.rest.url}`, op.rest] as const])));
+
+  constructor(private readonly deps: PricingDeps) {}
+
+  /** The price of an HTTP call, in cost units. */
+  readonly price: Pricer = async (req) => {
     const route = req.routeOptions.url ?? '';
-    const sql = (req.body as { query?: unknown } | undefined)?.query;
-    if (req.method === 'POST' && SQL_BODY_ROUTES.has(route) && typeof sql === 'string') return sqlUnits(sandbox, req.ip, route, sql);
-    if (route === '/v1/rpc') return X402_PRICES.unitsPerCall * rpcCallCount(req.body);
-    if (route === '/graphql') return X402_PRICES.unitsPerCall * graphqlFields(req.body, req.query);
+    const body = req.body;
+    const sql = isObject(body) ? body.query : undefined;
+    if (req.method === 'POST' && SQL_BODY_ROUTES.has(route) && typeof sql === 'string') return this.sql(req.ip, route, sql);
+    if (route === '/v1/rpc') return this.rpc(body);
+    const rest = req.method === 'GET' ? this.restRoutes.get(route) : undefined;
+    if (rest !== undefined) return this.answer(route, (dry) => rest.answer(dry, req));
+    if (route === '/graphql') return X402_PRICES.unitsPerCall * graphqlFields(body, req.query);
+    if (route === '/mcp') return this.mcp(req.ip, body);
     return X402_PRICES.unitsPerCall;
   };
-}
 
-/** An MCP tool call's cost units: run_sql as /v1/query prices its query, any other tool as one call. */
-export type ToolPricer = (ip: string, tool: string, args: Record<string, unknown>) => Promise<number>;
+  /** The price of one MCP tool call, in cost units. */
+  readonly priceTool: ToolPricer = async (ip, tool, args) => {
+    if (tool === 'run_sql' && typeof args.query === 'string') return this.sql(ip, '/mcp', args.query);
+    const m = this.byMethod.get(tool);
+    return m === undefined ? X402_PRICES.unitsPerCall : this.answer('/mcp', (dry) => this.methods.call(dry, tool, positions(m, args)));
+  };
 
-export function toolPricer(sandbox: SqlSandbox): ToolPricer {
-  return async (ip, tool, args) => (tool === 'run_sql' && typeof args.query === 'string' ? sqlUnits(sandbox, ip, '/mcp', args.query) : X402_PRICES.unitsPerCall);
+  /** Client SQL: as the x402 plan's query would be charged, on a budget of its own that nothing else uses. */
+  private async sql(ip: string, route: string, sql: string): Promise<number> {
+    const cost = await this.deps.sandbox.cost({ key: `x402-quote:${ip}`, plan: 'x402', budget: new Budget('x402', doorOf(route)) }, sql);
+    return Math.max(X402_PRICES.unitsPerCall, Math.ceil(cost.score));
+  }
+
+  /** A catalog answer's statements, priced by a dry run under a budget of the x402 plan. */
+  private async answer(route: string, answer: (dry: Analytics) => Promise<unknown>): Promise<number> {
+    const wh = boundTo(this.deps.wh, new Budget('x402', doorOf(route)));
+    const cost = await dryRunCost(this.deps.analyticsOver, wh, answer);
+    return Math.max(X402_PRICES.unitsPerCall, Math.ceil(cost.score));
+  }
+
+  /** Each call of a JSON-RPC body (a batch refused whole is one call). */
+  private async rpc(body: unknown): Promise<number> {
+    const calls = Array.isArray(body) ? (body.length === 0 || body.length > RPC_MAX_BATCH ? [undefined] : body) : [body];
+    let units = 0;
+    for (const c of calls) {
+      const method = isObject(c) && typeof c.method === 'string' && this.methods.has(c.method) ? c.method : undefined;
+      const params = isObject(c) && Array.isArray(c.params) ? c.params : [];
+      units += method === undefined ? X402_PRICES.unitsPerCall : await this.answer('/v1/rpc', (dry) => this.methods.call(dry, method, params));
+    }
+    return units;
+  }
+
+  /** A POST /mcp paid whole over HTTP: each tool call it holds (at least one call). */
+  private async mcp(ip: string, body: unknown): Promise<number> {
+    let units = 0;
+    for (const m of Array.isArray(body) ? body : [body]) {
+      if (isObject(m) && m.method === 'tools/call' && isObject(m.params) && typeof m.params.name === 'string') {
+        units += await this.priceTool(ip, m.params.name, isObject(m.params.arguments) ? m.params.arguments : {});
+      }
+    }
+    return Math.max(X402_PRICES.unitsPerCall, units);
+  }
 }
