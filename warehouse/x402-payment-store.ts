@@ -63,13 +63,15 @@ export class X402PaymentStore {
 
   /** Calls and revenue per payer (and asset) between two instants, the largest payers first. */
   async perPayer(fromMs: number, toMs: number): Promise<PayerRevenue[]> {
-    const rows = await this.wh.query<{ payer: string; calls: string; amount: string; asset: string; last: string }>(
-      `SELECT payer, count() AS calls, toString(sum(amount)) AS amount, asset, toString(max(settled_at)) AS last
+    // The sum's text under a name of its own: ClickHouse resolves an alias before a column, so
+    // "AS amount" made sum(amount) in ORDER BY a sum of that text.
+    const rows = await this.wh.query<{ payer: string; calls: string; total: string; asset: string; last: string }>(
+      `SELECT payer, count() AS calls, toString(sum(amount)) AS total, asset, toString(max(settled_at)) AS last
        FROM ${TABLES.x402Payments}
        WHERE settled_at >= fromUnixTimestamp64Milli({from:Int64}) AND settled_at < fromUnixTimestamp64Milli({to:Int64})
        GROUP BY payer, asset ORDER BY sum(amount) DESC, payer`,
       { params: { from: fromMs, to: toMs } },
     );
-    return rows.map((r) => ({ payer: r.payer, calls: Number(r.calls), amount: r.amount, asset: r.asset, lastPaidAt: `${r.last.replace(' ', 'T')}Z` }));
+    return rows.map((r) => ({ payer: r.payer, calls: Number(r.calls), amount: r.total, asset: r.asset, lastPaidAt: `${r.last.replace(' ', 'T')}Z` }));
   }
 }

@@ -32,9 +32,11 @@ export function x402Env(chain: Chain, more: Record<string, string> = {}): Record
 export const payerClient = (chain: Chain): x402HTTPClient =>
   new x402HTTPClient(x402Client.fromConfig({ schemes: [{ network: 'solana:*', client: new ExactSvmScheme(chain.payer, { rpcUrl: chain.rpcUrl }) }], spendControls: false }));
 
-export async function startX402App(opts: { env?: Record<string, string>; records?: number; start?: StartOptions } = {}) {
+/** `facilitator`: a remote facilitator started on the chain (its URL); without, the service settles in-process. */
+export async function startX402App(opts: { env?: Record<string, string>; records?: number; start?: StartOptions; facilitator?: (chain: Chain) => Promise<string> } = {}) {
   const chain = await new Chain().start(1_000_000_000n);
-  const ctx = await startApp(x402Env(chain, opts.env), { x402Chain: (feePayer) => chain.signer(feePayer), ...opts.start });
+  const remote: Record<string, string> = opts.facilitator === undefined ? {} : { X402_FACILITATOR_SECRET_KEY: '', X402_FACILITATOR_URL: await opts.facilitator(chain) };
+  const ctx = await startApp(x402Env(chain, { ...remote, ...opts.env }), { x402Chain: (feePayer) => chain.signer(feePayer), ...opts.start });
   await ingestDemo(ctx.services, opts.records ?? 2000);
   const keyHeaders = { 'x-api-key': (await createKey(ctx.app, 'x402')).key };
   const http = payerClient(chain);
