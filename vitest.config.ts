@@ -8,7 +8,7 @@ import { defineConfig } from 'vitest/config';
 //  - daemons: real outside processes as well (a Kafka broker, redis-server, Prometheus,
 //             the service as a child process, schemathesis from the project's .venv).
 const UNIT = ['architecture', 'batch-edges', 'catalog', 'chunked-json', 'config', 'dashboard-assets', 'dashboard-passwords', 'docs-plan-figures', 'event-log', 'export-scheduler', 'fuzz-settings', 'grafana-board', 'graphql-document-limits', 'house-rules', 'ingest-steps', 'install-scripts', 'live-feed', 'live-journal', 'live-stream-soak', 'mcp-transport', 'result-cache', 'sql-concurrency-gate', 'sql-lexer', 'stream-replay-cost', 'unit-boundaries', 'x402-config'].map((n) => `test/${n}.test.ts`);
-const DAEMONS = ['access-metrics', 'access-shared', 'access-shutdown', 'batch-abandon-crash', 'browser-clients', 'dashboard-browser', 'docs-examples', 'export-cli', 'export-loaders', 'export-restart', 'fuzz', 'graphiql-browser', 'kafka-crash', 'kafka-ingest', 'monitoring', 'openapi-client', 'openapi-go-client', 'openapi-ts-client', 'process-exit', 'promtool', 'soak', 'terminal-output', 'user-metrics'].map((n) => `test/${n}.test.ts`);
+const DAEMONS = ['access-metrics', 'access-shared', 'access-shutdown', 'batch-abandon-crash', 'browser-clients', 'dashboard-browser', 'docs-examples', 'export-cli', 'export-loaders', 'export-restart', 'fuzz', 'graphiql-browser', 'kafka-crash', 'kafka-ingest', 'monitoring', 'openapi-client', 'openapi-go-client', 'openapi-ts-client', 'process-exit', 'promtool', 'soak', 'terminal-output', 'user-metrics', 'dashboard-x402-browser'].map((n) => `test/${n}.test.ts`);
 
 // chDB binds one data directory per process: every test file runs in its own forked
 // process with its own temporary data directory.
