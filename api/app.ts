@@ -38,6 +38,7 @@ import { userMetricsRoutes } from './user-metrics/user-metrics-routes.ts';
 import { installGraphqlStream, type StreamLimits } from './graphql/subscriptions/stream-route.ts';
 import type { GraphQLSchema } from 'graphql';
 import { graphqlRoutes, type GraphqlRouteOptions } from './graphql/graphql-routes.ts';
+import { documentCost } from './graphql/document-cost.ts';
 import { buildExecutableSchema } from './graphql/schema.ts';
 import type { Services } from './services.ts';
 import { settleStep } from './x402/x402-fastify.ts';
@@ -230,6 +231,8 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   // GraphQL: queries on /graphql, live subscriptions over SSE on /graphql/stream, one schema.
   const graphqlSchema = options.graphqlSchema ?? buildExecutableSchema(undefined, deps.analytics.measures);
   await app.register(graphqlRoutes, { analytics: deps.analytics, schema: graphqlSchema, freshness: deps.freshness, exports: deps.exports, ...deps.graphql });
+  // A keyless query paid per call is priced at what its answer will be charged (docs/x402.md).
+  deps.access.x402?.priceWith('/graphql', (req) => documentCost(graphqlSchema, deps.analytics, req));
   installGraphqlStream(app, {
     schema: graphqlSchema,
     live: deps.live,

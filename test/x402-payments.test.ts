@@ -104,6 +104,18 @@ describe('every door priced by the cost model', () => {
     expect(stats).toBeGreaterThan(1000n);
     expect(stats).toBe(await costModel('/api/v1/stats', (a) => a.globalStats()));
   });
+
+  it('GraphQL: what the answer is charged (extensions.cost.requested); more fields cost more', async () => {
+    const stats: Call = { method: 'POST', url: '/graphql', payload: { query: '{ protocolStats(filters: {protocols: ["jupiter_v6"]}) { protocolName } }' } };
+    const both: Call = { method: 'POST', url: '/graphql', payload: { query: '{ protocolStats(filters: {protocols: ["jupiter_v6"]}) { protocolName } transactions(pagination: {first: 5}) { edges { node { signature } } } }' } };
+    const price = await amount(stats);
+    const keyed = await send(stats, t.keyHeaders);
+    expect(keyed.json().extensions.cost.requested).toBeGreaterThan(1000);
+    expect(price).toBe(BigInt(keyed.json().extensions.cost.requested));
+    expect(await amount(both)).toBe(BigInt((await send(both, t.keyHeaders)).json().extensions.cost.requested));
+    expect(await amount(both)).toBeGreaterThan(price);
+    expect(await amount(GRAPHQL)).toBe(1000n);
+  });
 });
 
 describe('refused payments: a 402 with the reason, nothing run, nothing paid', () => {

@@ -57,7 +57,7 @@ export interface GuardOptions {
 }
 
 /** Top-level fields of the operation by response key, after fragments and @skip/@include. */
-function topLevelFields(document: DocumentNode, op: OperationDefinitionNode, variables: Record<string, unknown>): Map<string, FieldNode> {
+export function topLevelFields(document: DocumentNode, op: OperationDefinitionNode, variables: Record<string, unknown>): Map<string, FieldNode> {
   const fragments = new Map(document.definitions.flatMap((d) => (d.kind === Kind.FRAGMENT_DEFINITION ? [[d.name.value, d] as const] : [])));
   const out = new Map<string, FieldNode>();
   const included = (node: Parameters<typeof getDirectiveValues>[1]): boolean =>

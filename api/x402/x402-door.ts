@@ -15,6 +15,8 @@ export interface X402Door {
   config: X402Config;
   gateway: X402Gateway;
   price: Pricer;
+  /** Lets a door price its own calls (GraphQL: what its guard will charge). */
+  priceWith: Pricing['priceWith'];
   /** The price of one MCP tool call, in cost units. */
   priceTool: ToolPricer;
   /** A settled payment, for usage and revenue (warehouse/x402-payment-store.ts). */
@@ -37,6 +39,7 @@ export async function createX402Door(deps: X402DoorDeps): Promise<X402Door> {
     config: deps.config,
     gateway,
     price: pricing.price,
+    priceWith: (route, pricer) => pricing.priceWith(route, pricer),
     priceTool: pricing.priceTool,
     settled(req: FastifyRequest, paid: PaidCall, transaction: string) {
       const route = req.routeOptions.url ?? '';

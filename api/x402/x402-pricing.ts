@@ -6,9 +6,11 @@
 //     tool): answered once on a view that runs nothing (api/analytics/dry-run.ts), its
 //     statements priced by the engine's estimate of the rows each reads plus the base cost per
 //     statement, as a prepared answer's cost is;
-//   anything else (GraphQL fields, polls, pages, downloads, job lists, exports by filters):
-//     the cost model's base cost of one statement per call it holds (a GraphQL document: each
-//     top-level field), as its rate limit counts them.
+//   a GraphQL query: what its answer will be charged (the guard's figure, extensions.cost),
+//     by a pricer the GraphQL door gives (api/graphql/document-cost.ts, wired by app.ts);
+//   anything else (polls, pages, downloads, job lists, exports by filters, a GraphQL document
+//     the guard would refuse): the cost model's base cost of one statement per call it holds
+//     (a GraphQL document: each top-level field), as its rate limit counts them.
 // Every call costs at least the base cost of one statement.
 import type { FastifyRequest } from 'fastify';
 import { parse, Kind } from 'graphql';
@@ -63,7 +65,15 @@ export class Pricing {
   private readonly byMethod = new Map(this.methods.list().map((m) => [m.method, m]));
   private readonly restRoutes: ReadonlyMap<string, RestRoute> = new Map(CATALOG.flatMap((op) => (op.rest === undefined ? [] : [[`/api/v1${op.rest.url}`, op.rest] as const])));
 
+  /** Pricers of routes whose door prices its own calls (GraphQL): undefined, priced as any other. */
+  private readonly byRoute = new Map<string, (req: FastifyRequest) => Promise<number | undefined>>();
+
   constructor(private readonly deps: PricingDeps) {}
+
+  /** `route`'s calls priced by its door (the figure its answer will be charged), when it can. */
+  priceWith(route: string, pricer: (req: FastifyRequest) => Promise<number | undefined>): void {
+    this.byRoute.set(route, pricer);
+  }
 
   /** The price of an HTTP call, in cost units. */
   readonly price: Pricer = async (req) => {
@@ -71,6 +81,8 @@ export class Pricing {
     const body = req.body;
     const sql = isObject(body) ? body.query : undefined;
     if (req.method === 'POST' && SQL_BODY_ROUTES.has(route) && typeof sql === 'string') return this.sql(req.ip, route, sql);
+    const own = await this.byRoute.get(route)?.(req);
+    if (own !== undefined) return Math.max(X402_PRICES.unitsPerCall, Math.ceil(own));
     if (route === '/v1/rpc') return this.rpc(body);
     const rest = req.method === 'GET' ? this.restRoutes.get(route) : undefined;
     if (rest !== undefined) return this.answer(route, (dry) => rest.answer(dry, req));
