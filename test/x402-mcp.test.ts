@@ -9,6 +9,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { PaymentPayload, PaymentRequired } from '@x402/core/types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { paidRpc, paidTool, payer } from '../scripts/clients/x402-client.ts';
 import { startX402App, type X402App } from './support/x402-app.ts';
 
 let t: X402App;
@@ -174,5 +175,21 @@ describe('refused MCP payments: a tool error with the reason, nothing run, nothi
     const stale = await signedFor(() => {});
     for (let i = 0; i < 3; i++) t.chain.svm.expireBlockhash();
     await expectRefused(stale, /^expired_payment/);
+  });
+});
+
+describe('the documented example client (scripts/clients/x402-client.ts)', () => {
+  it('pays a JSON-RPC call over HTTP and an MCP tool call inside MCP; llms.txt says how', async () => {
+    const client = payer(t.chain.payer, t.chain.rpcUrl, { network: 'solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1', asset: t.chain.mint.address });
+    const before = await t.chain.balance(t.chain.payee.address);
+    const rpc = await paidRpc(base, client, 'getProtocols', []);
+    expect(rpc).toMatchObject({ status: 200, settlement: { success: true } });
+    const tool = await paidTool(base, client, 'getProtocols', {});
+    expect(tool.isError).toBeUndefined();
+    expect(tool._meta?.['x402/payment-response']).toMatchObject({ success: true });
+    expect(await t.chain.balance(t.chain.payee.address)).toBe(before + 2000n);
+    const llms = await (await fetch(`${base}/llms.txt`)).text();
+    expect(llms).toContain('402 Payment Required');
+    expect(llms).toContain('params._meta["x402/payment"]');
   });
 });
