@@ -81,6 +81,18 @@ describe('executions and exports, paid per call', () => {
   });
 });
 
+describe('an export by filters is priced by what it reads', () => {
+  it('the whole store costs its rows plus the base; a day with no records the base only', async () => {
+    const price = async (filters: object) => BigInt(t.requiredOf(await t.send({ method: 'POST', url: '/v1/exports', payload: { format: 'CSV', filters } })).accepts[0]!.amount);
+    const whole = await price({});
+    expect(whole).toBeGreaterThan(2000n);
+    expect(await price({ dateRange: { start: '2001-01-01', end: '2001-01-02' } })).toBe(1000n);
+    const [r] = await t.ctx.services.wh.query<{ n: string }>('SELECT count() AS n FROM transactions');
+    // The estimate reads at most every stored row once.
+    expect(whole).toBeLessThanOrEqual(1000n + BigInt(r!.n));
+  });
+});
+
 const DOORS: [string, Call][] = [
   ['JSON-RPC', { method: 'POST', url: '/v1/rpc', payload: { jsonrpc: '2.0', id: 1, method: 'getProtocols', params: [] } }],
   ['REST', { method: 'GET', url: '/api/v1/stats' }],

@@ -63,6 +63,14 @@ export function baseWhere(spec: FilterExportSpec, visible: readonly string[], in
   return parts.join(' AND ');
 }
 
+/**
+ * What a filter export reads, before sampling and chunking: the statement the cost model
+ * prices before the job is made (the x402 plan's price of POST /v1/exports, docs/x402.md).
+ */
+export function filterExportRead(spec: FilterExportSpec, visible: readonly string[]): string {
+  return `SELECT ${selectList(spec, null)} FROM ${TABLES.transactions} WHERE ${baseWhere(spec, visible, null)}`;
+}
+
 /** WHERE clause of a filter export (without chunk bounds); a STRATIFIED one needs its planned strata. */
 export function filterWhere(spec: FilterExportSpec, visible: readonly string[], ingestedAt: string | null, strata?: StrataPlan): string {
   const s = spec.sampling;

@@ -6,9 +6,11 @@
 //     tool): answered once on a view that runs nothing (api/analytics/dry-run.ts), its
 //     statements priced by the engine's estimate of the rows each reads plus the base cost per
 //     statement, as a prepared answer's cost is;
+//   an export by filters: the engine's estimate of the rows of `transactions` it reads (before
+//     sampling) plus the base cost of a statement;
 //   a GraphQL query: what its answer will be charged (the guard's figure, extensions.cost),
 //     by a pricer the GraphQL door gives (api/graphql/document-cost.ts, wired by app.ts);
-//   anything else (polls, pages, downloads, job lists, exports by filters, a GraphQL document
+//   anything else (polls, pages, downloads, job lists, a GraphQL document
 //     the guard would refuse): the cost model's base cost of one statement per call it holds
 //     (a GraphQL document: each top-level field), as its rate limit counts them.
 // Every call costs at least the base cost of one statement.
@@ -21,6 +23,10 @@ import { boundTo } from '../../warehouse/budgeted-warehouse.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
 import type { Analytics } from '../analytics/analytics.ts';
 import { dryRunCost } from '../analytics/dry-run.ts';
+import { estimateCost } from '../analytics/statement-cost.ts';
+import { filterExportSpec } from '../exports/export-config.ts';
+import { filterExportRead } from '../exports/export-writer.ts';
+import { TABLES } from '../../warehouse/tables.ts';
 import { CATALOG, type RestRoute, type RpcMethod } from '../catalog/catalog.ts';
 import { CatalogMethods } from '../catalog/method-calls.ts';
 import { doorOf } from '../access/protected-paths.ts';
@@ -88,6 +94,7 @@ export class Pricing {
     if (rest !== undefined) return this.answer(route, (dry) => rest.answer(dry, req));
     if (route === '/graphql') return X402_PRICES.unitsPerCall * graphqlFields(body, req.query);
     if (route === '/mcp') return this.mcp(req.ip, body);
+    if (req.method === 'POST' && route === '/v1/exports') return this.filterExport(body);
     return X402_PRICES.unitsPerCall;
   };
 
@@ -109,6 +116,19 @@ export class Pricing {
     const wh = boundTo(this.deps.wh, new Budget('x402', doorOf(route)));
     const cost = await dryRunCost(this.deps.analyticsOver, wh, answer);
     return Math.max(X402_PRICES.unitsPerCall, Math.ceil(cost.score));
+  }
+
+  /** An export by filters: what it reads of `transactions`, estimated; a body it would refuse, the base cost. */
+  private async filterExport(body: unknown): Promise<number> {
+    const wh = boundTo(this.deps.wh, new Budget('x402', 'export'));
+    try {
+      const visible = await this.deps.analyticsOver(wh).protocols();
+      const read = filterExportRead(filterExportSpec(body, visible), visible);
+      const cost = await estimateCost(wh, read, { tables: [TABLES.transactions], crossJoins: 0 }, {});
+      return X402_PRICES.unitsPerCall + Math.ceil(cost.score);
+    } catch {
+      return X402_PRICES.unitsPerCall;
+    }
   }
 
   /** Each call of a JSON-RPC body (a batch refused whole is one call). */
