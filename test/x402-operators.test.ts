@@ -71,6 +71,15 @@ describe('the 402 answers of one address are limited', () => {
     nextMinute();
     expect((await t.send(RPC)).statusCode).toBe(402);
   });
+
+  it('each call of a batch is priced, and counts: a batch past the budget is 429 before any price', async () => {
+    nextMinute();
+    const batch = (n: number): Call => ({ ...RPC, payload: Array.from({ length: n }, (_, id) => ({ jsonrpc: '2.0', id, method: 'getProtocols', params: [] })) });
+    expect((await t.send(batch(PER_MINUTE))).statusCode).toBe(402);
+    expect((await t.send(RPC)).statusCode).toBe(429);
+    nextMinute();
+    expect((await t.send(batch(PER_MINUTE + 1))).statusCode).toBe(429);
+  });
 });
 
 describe('GET /admin/x402/payers', () => {

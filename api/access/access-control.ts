@@ -41,7 +41,7 @@ import { grantBudget } from './request-budget.ts';
 import { answerStatsOf } from './answer-stats.ts';
 import type { UsageSpent } from './usage-recorder.ts';
 import { ABANDONED_SLOT_RELEASE_MS } from '../../core/limits.ts';
-import { admitPayment, payable } from '../x402/x402-fastify.ts';
+import { admitPayment, payable, pricedCalls } from '../x402/x402-fastify.ts';
 
 export interface AuthenticatedKey {
   id: string;
@@ -181,9 +181,9 @@ export function installAccessControl(app: FastifyInstance, access: Access): Edge
   }
 
   /** A keyless payable call (x402): counted against its address's budget of 402 answers and payment attempts. */
-  async function chargePaymentAttempt(req: FastifyRequest): Promise<void> {
+  async function chargePaymentAttempt(req: FastifyRequest, units = 1): Promise<void> {
     const perMinute = access.x402?.config.requirementsPerMinute ?? access.anonymousPerMinute;
-    const decision = await access.limiter.consume(`x402:${anonymousSubject(req.ip)}`, perMinute, 1);
+    const decision = await access.limiter.consume(`x402:${anonymousSubject(req.ip)}`, perMinute, units);
     req.rateLimit = { ...decision, plan: PER_ADDRESS_PLAN };
     if (!decision.allowed) {
       access.metrics.rateLimitRejections.inc({ plan: 'anonymous' });
@@ -289,6 +289,9 @@ export function installAccessControl(app: FastifyInstance, access: Access): Edge
   // A pending x402 call: priced, then 402 or, its payment verified, the payer's call under the x402 plan.
   app.addHook('preHandler', async (req: FastifyRequest, reply: FastifyReply) => {
     if (req.x402 !== 'pending' || access.x402 === undefined) return;
+    // Each call the body holds is priced: each counts (the first did on arrival).
+    const calls = pricedCalls(req);
+    if (calls > 1) await chargePaymentAttempt(req, calls - 1);
     const paid = await admitPayment(access.x402, req, reply);
     if (paid === undefined) return reply;
     req.x402 = paid;

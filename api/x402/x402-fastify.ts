@@ -12,7 +12,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Readable } from 'node:stream';
 import type { EdgeStep } from '../answers/answer-edge.ts';
-import { interfaceOf } from '../access/protected-paths.ts';
+import { interfaceOf, rpcCallCount } from '../access/protected-paths.ts';
 import type { PaidCall } from './x402-gateway.ts';
 import { PaymentRefusal } from './refusals.ts';
 import { McpPayments } from './x402-mcp.ts';
@@ -34,6 +34,18 @@ export function payable(route: string): boolean {
   if (route === '/graphql/stream') return false;
   const iface = interfaceOf(route);
   return iface !== 'other' || route === '/v1/exports' || route.startsWith('/v1/exports/') || route.startsWith('/v1/query/exports');
+}
+
+/**
+ * The calls a keyless request's price is computed for: each call of a JSON-RPC batch, each
+ * tool call of an MCP POST, otherwise one. Each counts against the address's budget of 402
+ * answers, so a batch cannot buy a hundred prices for one.
+ */
+export function pricedCalls(req: FastifyRequest): number {
+  const route = req.routeOptions.url ?? '';
+  if (route === '/v1/rpc') return rpcCallCount(req.body);
+  if (route !== '/mcp' || !Array.isArray(req.body)) return 1;
+  return Math.max(1, req.body.filter((m) => typeof m === 'object' && m !== null && (m as { method?: unknown }).method === 'tools/call').length);
 }
 
 const resourceUrl = (req: FastifyRequest): string => `${req.protocol}://${req.host}${req.url.split('?')[0] ?? ''}`;
