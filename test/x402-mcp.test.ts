@@ -166,6 +166,15 @@ describe('refused MCP payments: a tool error with the reason, nothing run, nothi
     await expectRefused(await signedFor((r) => { r.payTo = t.chain.payer.address; }), /^wrong_recipient/);
   });
 
+  it('hostile _meta values: each a payment-required tool result, never a protocol error', async () => {
+    for (const bad of ['garbage', null, 42, [], { x402Version: 2, payload: {}, accepted: { amount: '1e99' } }, { x402Version: 2, payload: { transaction: 'AAAA' }, accepted: null }]) {
+      const before = await t.ledger();
+      const r = (await anonymous.callTool({ name: STATS[0], arguments: STATS[1], _meta: { 'x402/payment': bad } })) as Result;
+      expect(requiredOf(r).error).toMatch(/^(malformed_payment|wrong_network|underpaid)/);
+      expect(await t.ledger()).toEqual(before);
+    }
+  });
+
   it('forged, malformed and expired', async () => {
     const payload = await signedFor(() => {});
     const tx = Buffer.from(String(payload.payload.transaction), 'base64');

@@ -161,6 +161,13 @@ describe('refused payments: a 402 with the reason, nothing run, nothing paid', (
     const res = await send(RPC, { 'payment-signature': 'bm90IGEgcGF5bWVudA==' });
     expect(res.statusCode).toBe(402);
     expect(res.json().message).toMatch(/^malformed_payment/);
+    // A payload whose accepted requirements are null or a list: refused as unreadable, not a 500.
+    for (const accepted of [null, []]) {
+      const hostile = Buffer.from(JSON.stringify({ x402Version: 2, payload: { transaction: 'AAAA' }, accepted })).toString('base64');
+      const r = await send(RPC, { 'payment-signature': hostile });
+      expect(r.statusCode).toBe(402);
+      expect(r.json().message).toMatch(/^malformed_payment/);
+    }
   });
 
   it('expired: a transaction whose blockhash the chain no longer knows', async () => {

@@ -14,7 +14,7 @@ export class PaymentRefusal extends Error {
 
 /** The mismatch between what the caller signed for and what we ask, before the facilitator is asked. */
 export function acceptedMismatch(accepted: PaymentRequirements | undefined, ours: PaymentRequirements): PaymentRefusal | undefined {
-  if (accepted === undefined || typeof accepted !== 'object') return new PaymentRefusal('malformed_payment', 'the payment names no accepted requirements');
+  if (typeof accepted !== 'object' || accepted === null || Array.isArray(accepted)) return new PaymentRefusal('malformed_payment', 'the payment names no accepted requirements');
   if (accepted.scheme !== ours.scheme || accepted.network !== ours.network) {
     return new PaymentRefusal('wrong_network', `this service takes scheme ${ours.scheme} on ${ours.network}, the payment is ${String(accepted.scheme)} on ${String(accepted.network)}`);
   }
