@@ -64,6 +64,13 @@ class DoorTransport<C> extends StatelessJsonTransport<C> {
   }
 }
 
+/** A paid tool call answered by its payment (asked for, or refused) instead of by its tool. */
+class PaymentAnswer extends Error {
+  constructor(readonly result: CallToolResult) {
+    super('payment required');
+  }
+}
+
 /** The usage label of a call of a tool this door does not have. */
 export const UNKNOWN_TOOL = '(unknown tool)';
 
@@ -266,22 +273,24 @@ export class McpDoor {
    */
   private async callTool(tool: Tool, args: Record<string, unknown>, context: CallContext, cancelled?: AbortSignal, payment?: unknown): Promise<CallToolResult> {
     const { hooks, answers, answerBytes, sql, payments } = context;
+    // Paid per call (x402): admitted once, as the member's first step, so members keep their
+    // request order in the batch; nothing of the tool runs before its payment verified.
+    let admission: Promise<PaidTool | CallToolResult> | undefined;
     let paid: PaidTool | undefined;
-    if (payments !== undefined) {
-      // Paid per call: nothing of the tool runs before its payment verified.
-      const admitted = await payments.admit(tool.name, args, payment).catch((err: unknown) => toolError(err, hooks));
-      if ('content' in admitted) {
-        hooks.onToolCall(tool.name, true);
-        return admitted;
+    const run = async (budget: Budget | null): Promise<string> => {
+      if (payments !== undefined) {
+        const admitted = await (admission ??= payments.admit(tool.name, args, payment));
+        if ('content' in admitted) throw new PaymentAnswer(admitted);
+        paid = admitted;
       }
-      paid = admitted;
-    }
-    const caller: ToolCaller = paid === undefined ? context.caller : { ...context.caller, keyId: paid.keyId, plan: 'x402' };
-    const run = (budget: Budget | null): Promise<string> => tool.run(args, budget === caller.budget ? caller : { ...caller, budget });
+      const caller: ToolCaller = paid === undefined ? context.caller : { ...context.caller, keyId: paid.keyId, plan: 'x402' };
+      return tool.run(args, budget === caller.budget ? caller : { ...caller, budget });
+    };
     const outcome: MemberOutcome = await answers.run((budget) => (tool.name === SQL_TOOL ? sql.next(() => run(budget)) : run(budget)), cancelled);
     let result: CallToolResult;
     if ('text' in outcome) result = { content: [{ type: 'text', text: outcome.text }] };
     else if ('refused' in outcome) result = toolError(refusal(outcome.refused, answerBytes), hooks);
+    else if (outcome.thrown instanceof PaymentAnswer) result = outcome.thrown.result;
     else {
       const err = outcome.thrown;
       result = toolError(err instanceof AppError && err.kind === Errors.responseTooLarge ? refusal('overBudget', answerBytes) : err, hooks);

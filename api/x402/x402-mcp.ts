@@ -10,6 +10,7 @@
 // against its own verdict as the door runs it (api/mcp/mcp-server.ts).
 import type { FastifyRequest } from 'fastify';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { PaymentPayload } from '@x402/core/types';
 import type { X402Door } from './x402-door.ts';
 import type { PaidCall, Quote } from './x402-gateway.ts';
 import { PaymentRefusal, paymentId } from './refusals.ts';
@@ -62,8 +63,9 @@ function paymentRequired(body: object, message: string): CallToolResult {
 
 /** The pay-per-call tool calls of one keyless POST /mcp. */
 export class McpPayments implements ToolPayments {
-  /** Each payment's verdict by its id: a verified payment until a call takes it, then a replay. */
-  private readonly verdicts = new Map<string, PaidCall | PaymentRefusal>();
+  /** Each payment's verdict by its id, with the quote it was verified against: a verified
+   *  payment until a call takes it, then a replay. */
+  private readonly verdicts = new Map<string, { verdict: PaidCall | PaymentRefusal; quote: Quote }>();
   /** The first payer whose payment verified: the POST runs as theirs. */
   payer: string | undefined;
 
@@ -77,14 +79,15 @@ export class McpPayments implements ToolPayments {
       const payload = (() => { try { return door.gateway.decode(call.payment); } catch { return undefined; } })();
       const id = payload === undefined ? undefined : paymentId(payload);
       if (payload === undefined || id === undefined || payments.verdicts.has(id)) continue;
+      let quote: Quote;
       try {
-        const paid = await door.gateway.verify(payload, await payments.quote(call.name, call.args));
-        payments.verdicts.set(id, paid);
-        payments.payer ??= paid.payer;
-      } catch (err) {
-        // A refusal is answered by its call; anything else (SQL that cannot be priced) when it runs.
-        if (err instanceof PaymentRefusal) payments.verdicts.set(id, err);
+        quote = await payments.quote(call.name, call.args);
+      } catch {
+        continue; // SQL that cannot be priced: its call answers why when it runs.
       }
+      const verdict = await payments.verify(payload, quote);
+      payments.verdicts.set(id, { verdict, quote });
+      if (!(verdict instanceof PaymentRefusal)) payments.payer ??= verdict.payer;
     }
     return payments;
   }
@@ -93,25 +96,39 @@ export class McpPayments implements ToolPayments {
     return this.door.gateway.quote(await this.door.priceTool(this.req.ip, tool, args), `mcp://tool/${tool}`, `MCP tool ${tool}`);
   }
 
-  async admit(tool: string, args: Record<string, unknown>, payment: unknown): Promise<PaidTool | CallToolResult> {
-    const quote = await this.quote(tool, args);
-    if (payment === undefined) return this.required(quote);
-    let verdict: PaidCall | PaymentRefusal;
+  /** The gateway's verdict: the payment claimed, or why not (anything else is thrown). */
+  private async verify(payload: PaymentPayload, quote: Quote): Promise<PaidCall | PaymentRefusal> {
     try {
-      const payload = this.door.gateway.decode(payment);
-      const id = paymentId(payload);
-      verdict = this.verdicts.get(id) ?? (await this.door.gateway.verify(payload, quote).catch((err: unknown) => err as PaymentRefusal));
-      // Taken by this call: the same payment again in the POST is a replay.
-      this.verdicts.set(id, new PaymentRefusal('replayed_payment', 'this payment was already used for a call; sign a new one'));
+      return await this.door.gateway.verify(payload, quote);
     } catch (err) {
-      if (!(err instanceof PaymentRefusal)) throw err;
-      verdict = err;
+      if (err instanceof PaymentRefusal) return err;
+      throw err;
     }
-    if (verdict instanceof PaymentRefusal) {
-      this.req.log.info({ reason: verdict.code }, 'x402 MCP payment refused');
-      return this.required(quote, verdict);
+  }
+
+  async admit(tool: string, args: Record<string, unknown>, payment: unknown): Promise<PaidTool | CallToolResult> {
+    if (payment === undefined) return this.required(await this.quote(tool, args));
+    let payload: PaymentPayload;
+    try {
+      payload = this.door.gateway.decode(payment);
+    } catch (err) {
+      return this.refused(await this.quote(tool, args), err as PaymentRefusal);
     }
-    return { keyId: `x402:${verdict.payer}`, paid: verdict, quote } satisfies PaidToolCall;
+    const id = paymentId(payload);
+    let known = this.verdicts.get(id);
+    if (known === undefined) {
+      const quote = await this.quote(tool, args);
+      known = { verdict: await this.verify(payload, quote), quote };
+    }
+    // Taken by this call: the same payment again in the POST is a replay.
+    this.verdicts.set(id, { verdict: new PaymentRefusal('replayed_payment', 'this payment was already used for a call; sign a new one'), quote: known.quote });
+    if (known.verdict instanceof PaymentRefusal) return this.refused(await this.quote(tool, args), known.verdict);
+    return { keyId: `x402:${known.verdict.payer}`, paid: known.verdict, quote: known.quote } satisfies PaidToolCall;
+  }
+
+  private refused(quote: Quote, refusal: PaymentRefusal): Promise<CallToolResult> {
+    this.req.log.info({ reason: refusal.code }, 'x402 MCP payment refused');
+    return this.required(quote, refusal);
   }
 
   async settle(tool: PaidTool, result: CallToolResult): Promise<CallToolResult> {
