@@ -300,7 +300,7 @@ export const DOOR_WALL_MS: Readonly<Record<Door, number>> = Object.freeze({
 export const PROCESS_STALL_EXIT_MS = 30_000;
 
 // ---- Service internals: figures that bound work or memory but no client asks about ------
-// (test/house-rules.test.ts keeps every such number here or in core/plans.ts).
+// (test/unit/house-rules.test.ts keeps every such number here or in core/plans.ts).
 
 /** Wrong operator or metrics tokens allowed per client address per one-minute window. */
 export const OPERATOR_TOKEN_FAILURES_PER_MINUTE = 20;

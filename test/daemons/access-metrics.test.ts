@@ -2,11 +2,11 @@
 // using METRICS_TOKEN: the expected series appear in its query API. Also the token rules
 // and that no series carries a key.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { demoRecordsNdjson } from '../ingest/demo-generator.ts';
-import { addAccessTestRoutes } from './support/access-routes.ts';
-import { adminHeaders, apiKeyHeaders } from './support/api-key.ts';
-import { startPrometheus, type PrometheusServer } from '../scripts/daemons/prometheus-server.ts';
-import { startApp } from './support/services.ts';
+import { demoRecordsNdjson } from '../../ingest/demo-generator.ts';
+import { addAccessTestRoutes } from '../support/access-routes.ts';
+import { adminHeaders, apiKeyHeaders } from '../support/api-key.ts';
+import { startPrometheus, type PrometheusServer } from '../../scripts/daemons/prometheus-server.ts';
+import { startApp } from '../support/services.ts';
 
 const METRICS_TOKEN = 'metrics-token-abcdefghijkl';
 let ctx: Awaited<ReturnType<typeof startApp>>;

@@ -5,15 +5,15 @@
 // how late a revocation is seen.
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../core/logger.ts';
-import { createAccess, type Access } from '../api/access/access.ts';
-import { Metrics } from '../core/metrics.ts';
-import { buildApp } from '../api/app.ts';
-import { loadConfig } from '../core/config.ts';
-import { addAccessTestRoutes } from './support/access-routes.ts';
-import { adminHeaders, createKey } from './support/api-key.ts';
-import { startRedisServer, type RedisServer } from '../scripts/daemons/redis-server.ts';
-import { ADMIN_TOKEN, startServices } from './support/services.ts';
+import { createLogger } from '../../core/logger.ts';
+import { createAccess, type Access } from '../../api/access/access.ts';
+import { Metrics } from '../../core/metrics.ts';
+import { buildApp } from '../../api/app.ts';
+import { loadConfig } from '../../core/config.ts';
+import { addAccessTestRoutes } from '../support/access-routes.ts';
+import { adminHeaders, createKey } from '../support/api-key.ts';
+import { startRedisServer, type RedisServer } from '../../scripts/daemons/redis-server.ts';
+import { ADMIN_TOKEN, startServices } from '../support/services.ts';
 
 let redis: RedisServer;
 let services: Awaited<ReturnType<typeof startServices>>;

@@ -9,8 +9,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, expect, it } from 'vitest';
-import { spawnMain } from '../scripts/daemons/api-service.ts';
-import { ADMIN_TOKEN } from './support/services.ts';
+import { spawnMain } from '../../scripts/daemons/api-service.ts';
+import { ADMIN_TOKEN } from '../support/services.ts';
 
 const dirs: string[] = [];
 const children: ChildProcess[] = [];

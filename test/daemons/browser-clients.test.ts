@@ -12,15 +12,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import Fastify from 'fastify';
 import { Readable } from 'node:stream';
 import path from 'node:path';
-import { buildApp } from '../api/app.ts';
-import { installAnswerBudget } from '../api/access/request-budget.ts';
-import { installCompression } from '../api/answers/compression.ts';
-import { Budget } from '../core/budget.ts';
-import { ANSWER_BUDGET_BYTES } from '../core/limits.ts';
-import { launchChromium } from './support/browser.ts';
-import { apiKeyHeaders } from './support/api-key.ts';
-import { ingest, ingestDemo } from './support/fixtures.ts';
-import { startApp } from './support/services.ts';
+import { buildApp } from '../../api/app.ts';
+import { installAnswerBudget } from '../../api/access/request-budget.ts';
+import { installCompression } from '../../api/answers/compression.ts';
+import { Budget } from '../../core/budget.ts';
+import { ANSWER_BUDGET_BYTES } from '../../core/limits.ts';
+import { launchChromium } from '../support/browser.ts';
+import { apiKeyHeaders } from '../support/api-key.ts';
+import { ingest, ingestDemo } from '../support/fixtures.ts';
+import { startApp } from '../support/services.ts';
 
 let t: Awaited<ReturnType<typeof startApp>>;
 let headers: Record<string, string>;
@@ -343,7 +343,7 @@ describe('a page on a second origin, in Chromium', () => {
     const bundle = await build({
       stdin: {
         contents: "import { Client } from '@modelcontextprotocol/sdk/client/index.js';\nimport { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';\nglobalThis.mcp = { Client, StreamableHTTPClientTransport };",
-        resolveDir: path.resolve(import.meta.dirname, '..'),
+        resolveDir: path.resolve(import.meta.dirname, '..', '..'),
       },
       bundle: true, format: 'iife', platform: 'browser', write: false, logLevel: 'error',
     });

@@ -9,10 +9,10 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PLAN_QUERY_BUDGET } from '../core/plans.ts';
-import { consoleErrors, launchChromium, screenshot, seriousViolations } from './support/browser.ts';
-import { ingest } from './support/fixtures.ts';
-import { startApp } from './support/services.ts';
+import { PLAN_QUERY_BUDGET } from '../../core/plans.ts';
+import { consoleErrors, launchChromium, screenshot, seriousViolations } from '../support/browser.ts';
+import { ingest } from '../support/fixtures.ts';
+import { startApp } from '../support/services.ts';
 
 const EMAIL = 'dana@example.com';
 const PASSWORD = 'a long enough passphrase';

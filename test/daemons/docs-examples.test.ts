@@ -13,10 +13,10 @@ import { mkdtempSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApiService, type ApiService } from '../scripts/daemons/api-service.ts';
-import { asksForCsv, docBlocks, emptinessOf, errorOf, shownLinesMismatch, type DocBlock, type DocCommand } from './support/doc-examples.ts';
+import { startApiService, type ApiService } from '../../scripts/daemons/api-service.ts';
+import { asksForCsv, docBlocks, emptinessOf, errorOf, shownLinesMismatch, type DocBlock, type DocCommand } from '../support/doc-examples.ts';
 
-const ROOT = path.resolve(import.meta.dirname, '..');
+const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const DOCS = ['README.md', ...readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`)];
 const SHELL = new Set(['sh', 'bash', 'shell', 'console']);
 

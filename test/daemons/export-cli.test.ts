@@ -7,11 +7,11 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { downloadFile } from '../scripts/export-cli.ts';
-import { loadClientConfig } from '../core/config.ts';
-import { apiKeyHeaders } from './support/api-key.ts';
-import { demoRecords, ingest } from './support/fixtures.ts';
-import { startApp } from './support/services.ts';
+import { downloadFile } from '../../scripts/export-cli.ts';
+import { loadClientConfig } from '../../core/config.ts';
+import { apiKeyHeaders } from '../support/api-key.ts';
+import { demoRecords, ingest } from '../support/fixtures.ts';
+import { startApp } from '../support/services.ts';
 
 let t: Awaited<ReturnType<typeof startApp>>;
 let url: string;

@@ -13,12 +13,12 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { IngestRecord } from '../ingest/record-schema.ts';
-import { apiKeyHeaders } from './support/api-key.ts';
-import { b58, demoRecords, ingest, PROGRAM_OF } from './support/fixtures.ts';
-import { startApp } from './support/services.ts';
+import type { IngestRecord } from '../../ingest/record-schema.ts';
+import { apiKeyHeaders } from '../support/api-key.ts';
+import { b58, demoRecords, ingest, PROGRAM_OF } from '../support/fixtures.ts';
+import { startApp } from '../support/services.ts';
 
-const ROOT = path.resolve(import.meta.dirname, '..');
+const ROOT = path.resolve(import.meta.dirname, '..', '..');
 let t: Awaited<ReturnType<typeof startApp>>;
 let a: Record<string, string>;
 let python: string;

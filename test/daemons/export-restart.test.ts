@@ -9,8 +9,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, expect, it } from 'vitest';
-import { spawnMain, type MainProcess } from '../scripts/daemons/api-service.ts';
-import { ADMIN_TOKEN } from './support/services.ts';
+import { spawnMain, type MainProcess } from '../../scripts/daemons/api-service.ts';
+import { ADMIN_TOKEN } from '../support/services.ts';
 
 const dataDir = mkdtempSync(path.join(tmpdir(), 'txa-export-kill-'));
 const exportDir = `${dataDir}-exports`;

@@ -8,9 +8,9 @@
 // prints the request to replay; it then becomes a regression case in the matching hostile
 // corpus under test/fixtures/ (or a test of its own).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkAnswer, fuzzRpc, rpcSamples } from '../scripts/fuzz/rpc-fuzzer.ts';
-import { FUZZ_SEED, FUZZ_SERVICE_ENV, GRAPHQL_EXCLUDED_CHECKS, runSchemathesis } from '../scripts/fuzz/schemathesis.ts';
-import { startApiService, type ApiService } from '../scripts/daemons/api-service.ts';
+import { checkAnswer, fuzzRpc, rpcSamples } from '../../scripts/fuzz/rpc-fuzzer.ts';
+import { FUZZ_SEED, FUZZ_SERVICE_ENV, GRAPHQL_EXCLUDED_CHECKS, runSchemathesis } from '../../scripts/fuzz/schemathesis.ts';
+import { startApiService, type ApiService } from '../../scripts/daemons/api-service.ts';
 
 let service: ApiService;
 let keys: string[];

@@ -3,16 +3,16 @@
 // and a broker restart in mid-stream loses nothing.
 import { Partitioners, type Producer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../core/logger.ts';
-import { ensureTopics, kafkaClient } from '../ingest/kafka-client.ts';
-import { DLQ_HEADERS } from '../ingest/kafka-dead-letter.ts';
-import { publishLines } from '../ingest/kafka-producer.ts';
-import { KafkaSource } from '../ingest/kafka-source.ts';
-import type { IngestPipeline } from '../ingest/pipeline.ts';
-import type { IngestRecord } from '../ingest/record-schema.ts';
-import { demoRecords, tableCounts } from './support/fixtures.ts';
-import { startBroker, waitFor, type TestBroker } from '../scripts/daemons/kafka-broker.ts';
-import { startServices } from './support/services.ts';
+import { createLogger } from '../../core/logger.ts';
+import { ensureTopics, kafkaClient } from '../../ingest/kafka-client.ts';
+import { DLQ_HEADERS } from '../../ingest/kafka-dead-letter.ts';
+import { publishLines } from '../../ingest/kafka-producer.ts';
+import { KafkaSource } from '../../ingest/kafka-source.ts';
+import type { IngestPipeline } from '../../ingest/pipeline.ts';
+import type { IngestRecord } from '../../ingest/record-schema.ts';
+import { demoRecords, tableCounts } from '../support/fixtures.ts';
+import { startBroker, waitFor, type TestBroker } from '../../scripts/daemons/kafka-broker.ts';
+import { startServices } from '../support/services.ts';
 
 const TOPIC = 'kafka-ingest-test';
 const log = createLogger('silent');

@@ -8,11 +8,11 @@ import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ApiService } from '../scripts/daemons/api-service.ts';
-import { type ClientReport, documentedOperations, failures, operationsSent, servedDocument } from './support/client-report.ts';
+import type { ApiService } from '../../scripts/daemons/api-service.ts';
+import { type ClientReport, documentedOperations, failures, operationsSent, servedDocument } from '../support/client-report.ts';
 
 const run = promisify(execFile);
-const ROOT = path.resolve(import.meta.dirname, '..');
+const ROOT = path.resolve(import.meta.dirname, '..', '..');
 
 let service: ApiService;
 let key: string;

@@ -15,11 +15,11 @@ import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, } from 'nod
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ApiService } from '../scripts/daemons/api-service.ts';
-import { type ClientReport, documentedOperations, failures, operationsSent, servedDocument } from './support/client-report.ts';
+import type { ApiService } from '../../scripts/daemons/api-service.ts';
+import { type ClientReport, documentedOperations, failures, operationsSent, servedDocument } from '../support/client-report.ts';
 
 const run = promisify(execFile);
-const ROOT = path.resolve(import.meta.dirname, '..');
+const ROOT = path.resolve(import.meta.dirname, '..', '..');
 /** Go without the network: the generated module needs nothing beyond the standard library. */
 const GO_ENV = { ...process.env, GOTOOLCHAIN: 'local', GOPROXY: 'off', GOFLAGS: '-mod=mod' };
 

@@ -13,11 +13,11 @@ import path from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ApiService } from '../scripts/daemons/api-service.ts';
-import { type ClientReport, documentedOperations, failures, operationsSent, servedDocument } from './support/client-report.ts';
+import type { ApiService } from '../../scripts/daemons/api-service.ts';
+import { type ClientReport, documentedOperations, failures, operationsSent, servedDocument } from '../support/client-report.ts';
 
 const run = promisify(execFile);
-const ROOT = path.resolve(import.meta.dirname, '..');
+const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const BIN = path.join(ROOT, 'node_modules', '.bin');
 
 /**

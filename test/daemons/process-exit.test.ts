@@ -10,8 +10,8 @@ import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, expect, it } from 'vitest';
-import { spawnMain } from '../scripts/daemons/api-service.ts';
-import { ADMIN_TOKEN } from './support/services.ts';
+import { spawnMain } from '../../scripts/daemons/api-service.ts';
+import { ADMIN_TOKEN } from '../support/services.ts';
 
 /** Generous: every one of these ends in about a second when it works. */
 const EXIT_DEADLINE_MS = 15_000;

@@ -9,19 +9,19 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../core/config.ts';
-import { DEMO_DAYS } from '../core/limits.ts';
-import { demoRecordsNdjson } from '../ingest/demo-generator.ts';
-import type { IngestRecord } from '../ingest/record-schema.ts';
-import { startApiService, type ApiService } from '../scripts/daemons/api-service.ts';
-import { ADMIN_TOKEN } from './support/admin-token.ts';
-import { inputSeries, rulesTestFile, scrapes, type Scrape } from './support/alert-series.ts';
-import { liveRecord } from './support/live-records.ts';
-import { ACTIVE_PROTOCOLS, PROGRAM_OF } from './support/fixtures.ts';
-import { startServices } from './support/services.ts';
+import { loadConfig } from '../../core/config.ts';
+import { DEMO_DAYS } from '../../core/limits.ts';
+import { demoRecordsNdjson } from '../../ingest/demo-generator.ts';
+import type { IngestRecord } from '../../ingest/record-schema.ts';
+import { startApiService, type ApiService } from '../../scripts/daemons/api-service.ts';
+import { ADMIN_TOKEN } from '../support/admin-token.ts';
+import { inputSeries, rulesTestFile, scrapes, type Scrape } from '../support/alert-series.ts';
+import { liveRecord } from '../support/live-records.ts';
+import { ACTIVE_PROTOCOLS, PROGRAM_OF } from '../support/fixtures.ts';
+import { startServices } from '../support/services.ts';
 
-const RULES = path.resolve(import.meta.dirname, '..', 'deploy', 'user-metrics', 'protocol-alerts.yml');
-const RULES_TESTS = path.resolve(import.meta.dirname, '..', 'deploy', 'user-metrics', 'protocol-alerts.test.yml');
+const RULES = path.resolve(import.meta.dirname, '..', '..', 'deploy', 'user-metrics', 'protocol-alerts.yml');
+const RULES_TESTS = path.resolve(import.meta.dirname, '..', '..', 'deploy', 'user-metrics', 'protocol-alerts.test.yml');
 const scratch = mkdtempSync(path.join(tmpdir(), 'txa-promtool-'));
 
 /** `promtool <args>` with `input` on stdin: its exit code and everything it printed. */

@@ -4,7 +4,7 @@
 // server error on any interface; every produced record stored exactly once; the service's
 // RSS and event-loop lag are reported for every window (the RSS target needs the long run).
 import { expect, it } from 'vitest';
-import { runSoak } from '../scripts/soak/soak.ts';
+import { runSoak } from '../../scripts/soak/soak.ts';
 
 it('serves mixed traffic without a server error while Kafka streams in, and stores every record once', async () => {
   const report = await runSoak({ seconds: 40, rate: 20, produceRate: 500, windowSeconds: 10, log: () => undefined });

@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { prettyLine } from '../core/logger.ts';
+import { prettyLine } from '../../core/logger.ts';
 
 const dirs: string[] = [];
 const children: ChildProcess[] = [];

@@ -4,19 +4,19 @@
 // the shipped example (deploy/user-metrics/prometheus.yml, only its target and key file
 // pointed at this test) that scrapes it, evaluates the shipped alert rules (the failure-rate
 // alert goes pending for the failing protocol only) and answers every query of the shipped
-// Grafana dashboard. (The rules' behaviour over hours of history: test/promtool.test.ts.)
+// Grafana dashboard. (The rules' behaviour over hours of history: test/daemons/promtool.test.ts.)
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import type { IngestRecord } from '../ingest/record-schema.ts';
-import { startPrometheusWithConfig, type PrometheusServer } from '../scripts/daemons/prometheus-server.ts';
-import { createKey } from './support/api-key.ts';
-import { ACTIVE_PROTOCOLS, b58, ingest, ingestDemo, PROGRAM_OF } from './support/fixtures.ts';
-import { startApp } from './support/services.ts';
+import type { IngestRecord } from '../../ingest/record-schema.ts';
+import { startPrometheusWithConfig, type PrometheusServer } from '../../scripts/daemons/prometheus-server.ts';
+import { createKey } from '../support/api-key.ts';
+import { ACTIVE_PROTOCOLS, b58, ingest, ingestDemo, PROGRAM_OF } from '../support/fixtures.ts';
+import { startApp } from '../support/services.ts';
 
-const ROOT = path.resolve(import.meta.dirname, '..');
+const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const SHIPPED = path.join(ROOT, 'deploy', 'user-metrics');
 const dir = mkdtempSync(path.join(tmpdir(), 'txa-user-metrics-'));
 

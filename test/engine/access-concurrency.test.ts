@@ -4,9 +4,9 @@
 // client that went away, once its request's work is done, never earlier and never lost.
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PLAN_CONCURRENCY } from '../core/plans.ts';
-import { createKey } from './support/api-key.ts';
-import { startApp } from './support/services.ts';
+import { PLAN_CONCURRENCY } from '../../core/plans.ts';
+import { createKey } from '../support/api-key.ts';
+import { startApp } from '../support/services.ts';
 
 let ctx: Awaited<ReturnType<typeof startApp>>;
 let port: number;

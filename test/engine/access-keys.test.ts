@@ -5,9 +5,9 @@ import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addAccessTestRoutes } from './support/access-routes.ts';
-import { adminHeaders, createKey } from './support/api-key.ts';
-import { ADMIN_TOKEN, startApp } from './support/services.ts';
+import { addAccessTestRoutes } from '../support/access-routes.ts';
+import { adminHeaders, createKey } from '../support/api-key.ts';
+import { ADMIN_TOKEN, startApp } from '../support/services.ts';
 
 const run = promisify(execFile);
 let ctx: Awaited<ReturnType<typeof startApp>>;
@@ -172,7 +172,7 @@ describe('GET /health', () => {
   it('fails naming the ingest check when data is older than HEALTH_MAX_INGEST_AGE_SECONDS', async () => {
     // The stored data is empty, so any maximum age fails the ingest check; the health
     // routes are mounted alone with that setting on the same engine.
-    const { healthRoutes } = await import('../api/health-routes.ts');
+    const { healthRoutes } = await import('../../api/health-routes.ts');
     const Fastify = (await import('fastify')).default;
     const app = Fastify();
     await app.register(healthRoutes, { wh: ctx.services.wh, maxIngestAgeSeconds: 60 });

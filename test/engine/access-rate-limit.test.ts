@@ -2,9 +2,9 @@
 // window clock injected so the test moves to the next minute instead of waiting for it.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { addAccessTestRoutes } from './support/access-routes.ts';
-import { adminHeaders, createKey } from './support/api-key.ts';
-import { startApp } from './support/services.ts';
+import { addAccessTestRoutes } from '../support/access-routes.ts';
+import { adminHeaders, createKey } from '../support/api-key.ts';
+import { startApp } from '../support/services.ts';
 
 // 20 s into a minute: 40 s are left in the window.
 let now = Date.UTC(2030, 0, 1, 12, 0, 20);

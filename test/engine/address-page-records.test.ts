@@ -6,13 +6,13 @@
 // answer exactly as the base-table oracle, with every filter, in both orders, with a record
 // sharing a reference's 64-bit key (a hash collision) and a reference without its record.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SIGNATURE_RECORDS } from '../warehouse/signature-records.ts';
-import type { IngestRecord } from '../ingest/record-schema.ts';
-import { SignatureLookup } from '../api/analytics/signature-lookup.ts';
-import { startApp } from './support/services.ts';
-import { b58, FIXTURE_START, ingest, ingestDemo, PROGRAM_OF } from './support/fixtures.ts';
-import { ADDRESS_ORDER, addressTransactions, transaction, type TxObject } from './support/oracle.ts';
-import { RpcClient } from './support/rpc-client.ts';
+import { SIGNATURE_RECORDS } from '../../warehouse/signature-records.ts';
+import type { IngestRecord } from '../../ingest/record-schema.ts';
+import { SignatureLookup } from '../../api/analytics/signature-lookup.ts';
+import { startApp } from '../support/services.ts';
+import { b58, FIXTURE_START, ingest, ingestDemo, PROGRAM_OF } from '../support/fixtures.ts';
+import { ADDRESS_ORDER, addressTransactions, transaction, type TxObject } from '../support/oracle.ts';
+import { RpcClient } from '../support/rpc-client.ts';
 
 let ctx: Awaited<ReturnType<typeof startApp>>;
 let rpc: RpcClient;

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_TOKEN, startApp } from './support/services.ts';
-import { demoRecords } from './support/fixtures.ts';
-import { countStored } from './support/oracle.ts';
-import { apiKeyHeaders } from './support/api-key.ts';
+import { ADMIN_TOKEN, startApp } from '../support/services.ts';
+import { demoRecords } from '../support/fixtures.ts';
+import { countStored } from '../support/oracle.ts';
+import { apiKeyHeaders } from '../support/api-key.ts';
 
 let ctx: Awaited<ReturnType<typeof startApp>>;
 const auth = { authorization: `Bearer ${ADMIN_TOKEN}` };

@@ -3,12 +3,12 @@
 // base table). The interface tests (rpc-*, rest-*) check only mapping, errors and parity
 // with these answers, so a figure is asserted here once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ACTIVE_PROTOCOLS, b58, FIXTURE_END, FIXTURE_START, HOT, hotRecords, ingest, ingestDemo, PROGRAM_OF } from './support/fixtures.ts';
-import * as oracle from './support/oracle.ts';
-import { ADDRESS_ORDER, LISTING_ORDER, type Range } from './support/oracle.ts';
-import { startServices } from './support/services.ts';
-import type { IngestRecord } from '../ingest/record-schema.ts';
-import { planRange } from '../api/analytics/question/model.ts';
+import { ACTIVE_PROTOCOLS, b58, FIXTURE_END, FIXTURE_START, HOT, hotRecords, ingest, ingestDemo, PROGRAM_OF } from '../support/fixtures.ts';
+import * as oracle from '../support/oracle.ts';
+import { ADDRESS_ORDER, LISTING_ORDER, type Range } from '../support/oracle.ts';
+import { startServices } from '../support/services.ts';
+import type { IngestRecord } from '../../ingest/record-schema.ts';
+import { planRange } from '../../api/analytics/question/model.ts';
 
 let s: Awaited<ReturnType<typeof startServices>>;
 let records: IngestRecord[];

@@ -4,12 +4,12 @@
 // which the budgeted warehouse fills with what the engine reports; usage keeps the cost per
 // key and method, and the dashboard's usage page shows it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Budget } from '../core/budget.ts';
-import { ANSWER_STATS_HEADERS } from '../api/access/answer-stats.ts';
-import { BudgetedWarehouse } from '../warehouse/budgeted-warehouse.ts';
-import { call, signUp } from './support/dashboard-session.ts';
-import { FIXTURE_DAYS } from './support/fixtures.ts';
-import { startAppWithData } from './support/services.ts';
+import { Budget } from '../../core/budget.ts';
+import { ANSWER_STATS_HEADERS } from '../../api/access/answer-stats.ts';
+import { BudgetedWarehouse } from '../../warehouse/budgeted-warehouse.ts';
+import { call, signUp } from '../support/dashboard-session.ts';
+import { FIXTURE_DAYS } from '../support/fixtures.ts';
+import { startAppWithData } from '../support/services.ts';
 
 type Started = Awaited<ReturnType<typeof startAppWithData>>;
 let s: Started;

@@ -4,10 +4,10 @@
 // `Vary: Accept-Encoding` only: a page switching keys (or a shared machine) could be handed
 // the previous key's answer to the same URL.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../api/app.ts';
-import { apiKeyHeaders } from './support/api-key.ts';
-import { ingestDemo } from './support/fixtures.ts';
-import { startApp } from './support/services.ts';
+import { buildApp } from '../../api/app.ts';
+import { apiKeyHeaders } from '../support/api-key.ts';
+import { ingestDemo } from '../support/fixtures.ts';
+import { startApp } from '../support/services.ts';
 
 let t: Awaited<ReturnType<typeof startApp>>;
 let headers: Record<string, string>;

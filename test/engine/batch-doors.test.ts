@@ -4,11 +4,11 @@
 // and records one usage row per call that ran (MCP recorded a cut batch as one POST).
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Budget } from '../core/budget.ts';
-import { RPC_RESPONSE_BUDGET_BYTES } from '../core/limits.ts';
-import { createKey } from './support/api-key.ts';
-import { ingestDemo } from './support/fixtures.ts';
-import { startApp } from './support/services.ts';
+import { Budget } from '../../core/budget.ts';
+import { RPC_RESPONSE_BUDGET_BYTES } from '../../core/limits.ts';
+import { createKey } from '../support/api-key.ts';
+import { ingestDemo } from '../support/fixtures.ts';
+import { startApp } from '../support/services.ts';
 
 let t: Awaited<ReturnType<typeof startApp>>;
 
@@ -88,7 +88,7 @@ describe('the same batch on JSON-RPC and MCP', () => {
     expect(await usageOf(mcpKey.id, 'mcp')).toEqual(['getProtocols 1 1', `getTransactions ${listings} ${errors - 1}`]);
   });
 
-  const CORPUS = (JSON.parse(readFileSync(new URL('./fixtures/hostile-batches.json', import.meta.url), 'utf8')) as { cases: { name: string; members: Member[] }[] }).cases;
+  const CORPUS = (JSON.parse(readFileSync(new URL('../fixtures/hostile-batches.json', import.meta.url), 'utf8')) as { cases: { name: string; members: Member[] }[] }).cases;
   for (const c of CORPUS) {
     it(`corpus (test/fixtures/hostile-batches.json): ${c.name}`, async () => {
       const rpcKey = await createKey(t.app, 'enterprise', `corpus-rpc-${c.name.slice(0, 40)}`);

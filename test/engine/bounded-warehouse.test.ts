@@ -2,10 +2,10 @@
 // becomes the catalog's query time-out with a message a client can act on (JSON-RPC
 // -32000, REST 408), never an internal error, and the serving session is free again.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BoundedWarehouse } from '../api/analytics/bounded-warehouse.ts';
-import { AppError, Errors } from '../core/errors.ts';
-import { startApp } from './support/services.ts';
-import { RpcClient } from './support/rpc-client.ts';
+import { BoundedWarehouse } from '../../api/analytics/bounded-warehouse.ts';
+import { AppError, Errors } from '../../core/errors.ts';
+import { startApp } from '../support/services.ts';
+import { RpcClient } from '../support/rpc-client.ts';
 
 let t: Awaited<ReturnType<typeof startApp>>;
 beforeAll(async () => {

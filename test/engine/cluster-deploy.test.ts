@@ -10,13 +10,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { loadConfig } from '../core/config.ts';
-import { EmbeddedWarehouse } from '../warehouse/embedded-warehouse.ts';
-import { PUBLISHED_TABLES } from '../warehouse/tables.ts';
-import { localName } from '../warehouse/cluster-layout.ts';
-import { parseXml, select, textAt, type XmlElement } from './support/mini-xml.ts';
+import { loadConfig } from '../../core/config.ts';
+import { EmbeddedWarehouse } from '../../warehouse/embedded-warehouse.ts';
+import { PUBLISHED_TABLES } from '../../warehouse/tables.ts';
+import { localName } from '../../warehouse/cluster-layout.ts';
+import { parseXml, select, textAt, type XmlElement } from '../support/mini-xml.ts';
 
-const root = path.resolve(import.meta.dirname, '..');
+const root = path.resolve(import.meta.dirname, '..', '..');
 const dir = path.join(root, 'deploy/cluster');
 const read = (p: string): string => readFileSync(path.join(dir, p), 'utf8');
 

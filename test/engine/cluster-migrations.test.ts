@@ -11,13 +11,13 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLUSTER_LAYOUT, localName, renderForCluster } from '../warehouse/cluster-layout.ts';
-import { EmbeddedWarehouse } from '../warehouse/embedded-warehouse.ts';
-import { MIGRATIONS_DIR, SCHEMA_MIGRATIONS_DDL, loadMigrations, migrate, renderMigration } from '../warehouse/migrate.ts';
-import { ServerWarehouse } from '../warehouse/server-warehouse.ts';
-import { TABLES } from '../warehouse/tables.ts';
-import { rebuildViewBuckets } from '../warehouse/view-repair.ts';
-import type { ClusterTarget, InsertOptions, QueryOptions, Warehouse } from '../warehouse/warehouse.ts';
+import { CLUSTER_LAYOUT, localName, renderForCluster } from '../../warehouse/cluster-layout.ts';
+import { EmbeddedWarehouse } from '../../warehouse/embedded-warehouse.ts';
+import { MIGRATIONS_DIR, SCHEMA_MIGRATIONS_DDL, loadMigrations, migrate, renderMigration } from '../../warehouse/migrate.ts';
+import { ServerWarehouse } from '../../warehouse/server-warehouse.ts';
+import { TABLES } from '../../warehouse/tables.ts';
+import { rebuildViewBuckets } from '../../warehouse/view-repair.ts';
+import type { ClusterTarget, InsertOptions, QueryOptions, Warehouse } from '../../warehouse/warehouse.ts';
 
 const CLUSTER: ClusterTarget = { name: 'txa', database: 'default' };
 const rendered = (): { migration: string; sql: string }[] => [
@@ -132,7 +132,7 @@ describe('cluster mode: every migration rendered', () => {
 
   it('matches the reviewed snapshot of the cluster DDL', async () => {
     const text = rendered().map((r) => `-- [${r.migration}]\n${r.sql};\n`).join('\n');
-    await expect(text).toMatchFileSnapshot('./fixtures/cluster-ddl.sql');
+    await expect(text).toMatchFileSnapshot('../fixtures/cluster-ddl.sql');
   });
 
   it('refuses what it cannot render rather than creating a table on one node', () => {
@@ -321,7 +321,7 @@ describe('the server transport in cluster mode (a recording HTTP endpoint, no se
 
 describe('the analytics layer is the same in both modes', () => {
   it('never reads the cluster setting: its SQL is one text, naming the same tables (Distributed ones in a cluster)', () => {
-    const root = path.resolve(import.meta.dirname, '..');
+    const root = path.resolve(import.meta.dirname, '..', '..');
     const walk = (d: string): string[] =>
       readdirSync(path.join(root, d), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(path.join(d, e.name)) : e.name.endsWith('.ts') ? [path.join(d, e.name)] : []));
     const readers = ['api', 'ingest', 'warehouse'].flatMap(walk).filter((f) => /\.cluster\b|CLICKHOUSE_CLUSTER|clickhouse\.cluster/.test(readFileSync(path.join(root, f), 'utf8')));

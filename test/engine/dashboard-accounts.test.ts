@@ -4,11 +4,11 @@
 // environment, list, revocation), and the operator's plan and disable switches reaching the
 // account's keys. Sign-up closed by configuration: dashboard-invite.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isExempt } from '../api/access/protected-paths.ts';
-import { PLAN_LIMITS, PLAN_QUERY_BUDGET } from '../core/plans.ts';
-import { adminHeaders } from './support/api-key.ts';
-import { call, sessionCookie, signIn, signUp, type DashboardSession } from './support/dashboard-session.ts';
-import { startApp } from './support/services.ts';
+import { isExempt } from '../../api/access/protected-paths.ts';
+import { PLAN_LIMITS, PLAN_QUERY_BUDGET } from '../../core/plans.ts';
+import { adminHeaders } from '../support/api-key.ts';
+import { call, sessionCookie, signIn, signUp, type DashboardSession } from '../support/dashboard-session.ts';
+import { startApp } from '../support/services.ts';
 
 let clock = Date.now();
 let t: Awaited<ReturnType<typeof startApp>>;

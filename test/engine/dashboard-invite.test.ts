@@ -1,9 +1,9 @@
 // DASHBOARD_SIGNUP=invite: self sign-up is refused (403) and the operator's invitation
 // (POST /admin/accounts) is the way in, once, for the invited address only.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminHeaders } from './support/api-key.ts';
-import { call, signIn, signUp } from './support/dashboard-session.ts';
-import { startApp } from './support/services.ts';
+import { adminHeaders } from '../support/api-key.ts';
+import { call, signIn, signUp } from '../support/dashboard-session.ts';
+import { startApp } from '../support/services.ts';
 
 describe('sign-up closed (DASHBOARD_SIGNUP=invite)', () => {
   let c: Awaited<ReturnType<typeof startApp>>;

@@ -1,11 +1,11 @@
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseDemoRecordsArgs, USAGE } from '../ingest/demo-records-cli.ts';
-import { demoRecordsNdjson, insertDemoRows } from '../ingest/demo-generator.ts';
-import { checkRecord, protocolLookup, type IngestRecord } from '../ingest/record-schema.ts';
-import { PROTOCOL_PROFILES } from '../ingest/protocol-profiles.ts';
-import { FIXTURE_END, FIXTURE_START } from './support/fixtures.ts';
-import { startServices } from './support/services.ts';
+import { parseDemoRecordsArgs, USAGE } from '../../ingest/demo-records-cli.ts';
+import { demoRecordsNdjson, insertDemoRows } from '../../ingest/demo-generator.ts';
+import { checkRecord, protocolLookup, type IngestRecord } from '../../ingest/record-schema.ts';
+import { PROTOCOL_PROFILES } from '../../ingest/protocol-profiles.ts';
+import { FIXTURE_END, FIXTURE_START } from '../support/fixtures.ts';
+import { startServices } from '../support/services.ts';
 
 let s: Awaited<ReturnType<typeof startServices>>;
 beforeAll(async () => {
@@ -113,7 +113,7 @@ describe('demo generator', () => {
 
 describe('npm run demo-records', () => {
   const cli = (...args: string[]) =>
-    spawnSync(process.execPath, ['--import', 'tsx', 'ingest/demo-records-cli.ts', ...args], { cwd: new URL('..', import.meta.url), encoding: 'utf8' });
+    spawnSync(process.execPath, ['--import', 'tsx', 'ingest/demo-records-cli.ts', ...args], { cwd: new URL('../..', import.meta.url), encoding: 'utf8' });
 
   it('--help prints the usage and exits 0, writing no record', () => {
     for (const flag of ['--help', '-h']) {

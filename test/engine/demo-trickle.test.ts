@@ -3,15 +3,15 @@
 // behave as on a real deployment; off with DEMO_TRICKLE=0, without demo data (DEMO_ROWS=0, or
 // a store of other records), and in the test suite's own servers unless a test asks for it.
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../core/config.ts';
-import { DEMO_TRICKLE_MAX_PER_MINUTE } from '../core/limits.ts';
-import { createLogger } from '../core/logger.ts';
-import type { DemoTrickle } from '../ingest/demo-trickle.ts';
-import { startDemo } from '../ingest/seed.ts';
-import { readFreshness } from '../warehouse/ingest-freshness.ts';
-import { mainEnv } from '../scripts/daemons/api-service.ts';
-import { hotRecords, ingest } from './support/fixtures.ts';
-import { startServices, testConfig } from './support/services.ts';
+import { loadConfig } from '../../core/config.ts';
+import { DEMO_TRICKLE_MAX_PER_MINUTE } from '../../core/limits.ts';
+import { createLogger } from '../../core/logger.ts';
+import type { DemoTrickle } from '../../ingest/demo-trickle.ts';
+import { startDemo } from '../../ingest/seed.ts';
+import { readFreshness } from '../../warehouse/ingest-freshness.ts';
+import { mainEnv } from '../../scripts/daemons/api-service.ts';
+import { hotRecords, ingest } from '../support/fixtures.ts';
+import { startServices, testConfig } from '../support/services.ts';
 
 const log = createLogger('silent');
 // chDB opens one data directory per process: one set of services at a time, closed when done.

@@ -10,13 +10,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../api/app.ts';
-import { createServices, type Services } from '../api/services.ts';
-import { loadConfig } from '../core/config.ts';
-import { createLogger } from '../core/logger.ts';
-import { ADMIN_TOKEN } from './support/admin-token.ts';
-import { adminHeaders } from './support/api-key.ts';
-import { demoRecords } from './support/fixtures.ts';
+import { buildApp } from '../../api/app.ts';
+import { createServices, type Services } from '../../api/services.ts';
+import { loadConfig } from '../../core/config.ts';
+import { createLogger } from '../../core/logger.ts';
+import { ADMIN_TOKEN } from '../support/admin-token.ts';
+import { adminHeaders } from '../support/api-key.ts';
+import { demoRecords } from '../support/fixtures.ts';
 
 const mountPoint = mkdtempSync(path.join(tmpdir(), 'txa-diskfull-'));
 const mount = (size: string, remount = false): boolean => {

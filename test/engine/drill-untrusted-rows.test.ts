@@ -4,13 +4,13 @@
 // the protocol is left out), counts them on /health, and everything else keeps working.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../api/app.ts';
-import { createServices, type Services } from '../api/services.ts';
-import { createLogger } from '../core/logger.ts';
-import { TABLES } from '../warehouse/tables.ts';
-import { createKey } from './support/api-key.ts';
-import { captureLog } from './support/log-capture.ts';
-import { testConfig } from './support/services.ts';
+import { buildApp } from '../../api/app.ts';
+import { createServices, type Services } from '../../api/services.ts';
+import { createLogger } from '../../core/logger.ts';
+import { TABLES } from '../../warehouse/tables.ts';
+import { createKey } from '../support/api-key.ts';
+import { captureLog } from '../support/log-capture.ts';
+import { testConfig } from '../support/services.ts';
 
 const config = testConfig();
 let services: Services;

@@ -5,12 +5,12 @@
 // count, not two lines per request (api/access/refusal-log.ts). Before, polls were free: one
 // free key made 3,941 polls a second, and 66,054 polls of unknown ids in 20 s, each logged.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SampledRefusalLog } from '../api/access/refusal-log.ts';
-import { EXECUTION_POLLS_PER_MINUTE, REFUSAL_LOG_WINDOW_SECONDS } from '../core/limits.ts';
-import { PLAN_LIMITS } from '../core/plans.ts';
-import { createKey } from './support/api-key.ts';
-import { captureLog } from './support/log-capture.ts';
-import { startApp } from './support/services.ts';
+import { SampledRefusalLog } from '../../api/access/refusal-log.ts';
+import { EXECUTION_POLLS_PER_MINUTE, REFUSAL_LOG_WINDOW_SECONDS } from '../../core/limits.ts';
+import { PLAN_LIMITS } from '../../core/plans.ts';
+import { createKey } from '../support/api-key.ts';
+import { captureLog } from '../support/log-capture.ts';
+import { startApp } from '../support/services.ts';
 
 const log = captureLog('info');
 /** The rate windows' clock: each test moves it a minute on, into windows of its own. */
@@ -75,7 +75,7 @@ describe('a flood of refused requests in the log', () => {
     const { key, id } = await freshKeyWithExecution('flood');
     for (let i = 0; i < EXECUTION_POLLS_PER_MINUTE; i++) await poll(key, id);
     // A second app on the same services: closing it logs the count of its open window.
-    const { buildApp } = await import('../api/app.ts');
+    const { buildApp } = await import('../../api/app.ts');
     const app = await buildApp(t.services);
     const before = log.text().length;
     const started = Date.now();

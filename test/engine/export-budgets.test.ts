@@ -6,9 +6,9 @@
 import { statfsSync, existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKey } from './support/api-key.ts';
-import { demoRecords, ingest } from './support/fixtures.ts';
-import { startApp } from './support/services.ts';
+import { createKey } from '../support/api-key.ts';
+import { demoRecords, ingest } from '../support/fixtures.ts';
+import { startApp } from '../support/services.ts';
 
 let t: Awaited<ReturnType<typeof startApp>>;
 

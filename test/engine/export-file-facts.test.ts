@@ -8,9 +8,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FORMAT_FILES, type ExportFormat } from '../api/exports/export-config.ts';
-import { FileFactsWorker } from '../api/exports/file-facts.ts';
-import { EmbeddedWarehouse } from '../warehouse/embedded-warehouse.ts';
+import { FORMAT_FILES, type ExportFormat } from '../../api/exports/export-config.ts';
+import { FileFactsWorker } from '../../api/exports/file-facts.ts';
+import { EmbeddedWarehouse } from '../../warehouse/embedded-warehouse.ts';
 
 const worker = new FileFactsWorker();
 const fileFacts = (file: string, format: ExportFormat) => worker.facts(file, format);

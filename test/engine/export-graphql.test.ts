@@ -3,10 +3,10 @@
 // cursors; cancelExportJob; bad configs are BAD_USER_INPUT naming config.<field> in GraphQL's
 // words; another key's job is null (as an unknown id is); the export cap is RATE_LIMITED.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiKeyHeaders, createKey } from './support/api-key.ts';
-import { demoRecords, ingest } from './support/fixtures.ts';
-import { graphqlClient } from './support/graphql-client.ts';
-import { startApp } from './support/services.ts';
+import { apiKeyHeaders, createKey } from '../support/api-key.ts';
+import { demoRecords, ingest } from '../support/fixtures.ts';
+import { graphqlClient } from '../support/graphql-client.ts';
+import { startApp } from '../support/services.ts';
 
 let t: Awaited<ReturnType<typeof startApp>>;
 let headers: Record<string, string>;

@@ -7,12 +7,12 @@
 // the test's own completed job, another key's, and links minted for a key since revoked,
 // for a key whose account was since disabled, and one already expired.
 import { readFileSync } from 'node:fs';
-import type { Plan } from '../core/plans.ts';
+import type { Plan } from '../../core/plans.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminHeaders, apiKeyHeaders, createKey } from './support/api-key.ts';
-import { call, signUp } from './support/dashboard-session.ts';
-import { demoRecords, ingest } from './support/fixtures.ts';
-import { startApp } from './support/services.ts';
+import { adminHeaders, apiKeyHeaders, createKey } from '../support/api-key.ts';
+import { call, signUp } from '../support/dashboard-session.ts';
+import { demoRecords, ingest } from '../support/fixtures.ts';
+import { startApp } from '../support/services.ts';
 
 interface Case {
   name: string;
@@ -40,7 +40,7 @@ interface Job {
   files: { name: string; url: string; bytes: number }[];
 }
 
-const CASES = (JSON.parse(readFileSync(new URL('./fixtures/hostile-exports.json', import.meta.url), 'utf8')) as { cases: Case[] }).cases;
+const CASES = (JSON.parse(readFileSync(new URL('../fixtures/hostile-exports.json', import.meta.url), 'utf8')) as { cases: Case[] }).cases;
 
 let t: Awaited<ReturnType<typeof startApp>>;
 let headers: Record<string, string>;

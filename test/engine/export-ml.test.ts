@@ -9,10 +9,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiKeyHeaders } from './support/api-key.ts';
-import { demoRecords, ingest } from './support/fixtures.ts';
-import { graphqlClient } from './support/graphql-client.ts';
-import { startApp } from './support/services.ts';
+import { apiKeyHeaders } from '../support/api-key.ts';
+import { demoRecords, ingest } from '../support/fixtures.ts';
+import { graphqlClient } from '../support/graphql-client.ts';
+import { startApp } from '../support/services.ts';
 
 let t: Awaited<ReturnType<typeof startApp>>;
 let a: Record<string, string>;

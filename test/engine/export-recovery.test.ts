@@ -1,17 +1,17 @@
 // What a new process makes of the jobs an old one left (the restart half of "jobs survive
-// a restart", in-process; test/export-restart.test.ts kills a real process): QUEUED jobs
+// a restart", in-process; test/daemons/export-restart.test.ts kills a real process): QUEUED jobs
 // run, a RUNNING job resumes to COMPLETED, and a job interrupted MAX_ATTEMPTS times is
 // FAILED with the reason rather than started again. Nothing stays RUNNING.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { DownloadLinks } from '../api/exports/download-links.ts';
-import { ExportService, MAX_ATTEMPTS, type ExportServiceDeps } from '../api/exports/export-service.ts';
-import { JobStore } from '../api/exports/job-store.ts';
-import { EmbeddedWarehouse } from '../warehouse/embedded-warehouse.ts';
-import { demoRecords, ingest } from './support/fixtures.ts';
-import { startServices } from './support/services.ts';
+import { DownloadLinks } from '../../api/exports/download-links.ts';
+import { ExportService, MAX_ATTEMPTS, type ExportServiceDeps } from '../../api/exports/export-service.ts';
+import { JobStore } from '../../api/exports/job-store.ts';
+import { EmbeddedWarehouse } from '../../warehouse/embedded-warehouse.ts';
+import { demoRecords, ingest } from '../support/fixtures.ts';
+import { startServices } from '../support/services.ts';
 
 let s: Awaited<ReturnType<typeof startServices>>;
 const dir = mkdtempSync(path.join(tmpdir(), 'txa-export-recovery-'));

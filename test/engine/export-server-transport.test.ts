@@ -9,10 +9,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiKeyHeaders } from './support/api-key.ts';
-import { startClickHouseShim, type Shim } from './support/clickhouse-http-shim.ts';
-import { ingestDemo } from './support/fixtures.ts';
-import { startApp } from './support/services.ts';
+import { apiKeyHeaders } from '../support/api-key.ts';
+import { startClickHouseShim, type Shim } from '../support/clickhouse-http-shim.ts';
+import { ingestDemo } from '../support/fixtures.ts';
+import { startApp } from '../support/services.ts';
 
 let shim: Shim | undefined;
 const scratch = mkdtempSync(path.join(tmpdir(), 'txa-export-server-'));

@@ -7,9 +7,9 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminHeaders, apiKeyHeaders, createKey } from './support/api-key.ts';
-import { demoRecords, ingest } from './support/fixtures.ts';
-import { startApp } from './support/services.ts';
+import { adminHeaders, apiKeyHeaders, createKey } from '../support/api-key.ts';
+import { demoRecords, ingest } from '../support/fixtures.ts';
+import { startApp } from '../support/services.ts';
 
 let t: Awaited<ReturnType<typeof startApp>>;
 let a: Record<string, string>;

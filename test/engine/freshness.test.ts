@@ -5,13 +5,13 @@
 // periodic refresh. GraphQL's extensions.freshness is checked on live events in
 // graphql-subscriptions.test.ts (and on the stream's response headers here).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IngestPipeline } from '../ingest/pipeline.ts';
-import { DataVersion } from '../warehouse/data-version.ts';
-import { createLogger } from '../core/logger.ts';
-import { INGESTED_AT_HEADER, NEWEST_BLOCK_TIME_HEADER } from '../api/freshness.ts';
-import { apiKeyHeaders } from './support/api-key.ts';
-import { demoRecords, FIXTURE_END, ingest } from './support/fixtures.ts';
-import { startApp } from './support/services.ts';
+import { IngestPipeline } from '../../ingest/pipeline.ts';
+import { DataVersion } from '../../warehouse/data-version.ts';
+import { createLogger } from '../../core/logger.ts';
+import { INGESTED_AT_HEADER, NEWEST_BLOCK_TIME_HEADER } from '../../api/freshness.ts';
+import { apiKeyHeaders } from '../support/api-key.ts';
+import { demoRecords, FIXTURE_END, ingest } from '../support/fixtures.ts';
+import { startApp } from '../support/services.ts';
 
 const REFRESH_MS = 300;
 let t: Awaited<ReturnType<typeof startApp>>;

@@ -3,12 +3,12 @@
 // error log line; every error carries a code of the catalog.
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Errors } from '../core/errors.ts';
-import { GRAPHQL_RESPONSE_BUDGET_BYTES } from '../core/limits.ts';
-import { apiKeyHeaders } from './support/api-key.ts';
-import { captureLog } from './support/log-capture.ts';
-import { ingestDemo } from './support/fixtures.ts';
-import { startApp } from './support/services.ts';
+import { Errors } from '../../core/errors.ts';
+import { GRAPHQL_RESPONSE_BUDGET_BYTES } from '../../core/limits.ts';
+import { apiKeyHeaders } from '../support/api-key.ts';
+import { captureLog } from '../support/log-capture.ts';
+import { ingestDemo } from '../support/fixtures.ts';
+import { startApp } from '../support/services.ts';
 
 interface Case {
   name: string;
@@ -24,7 +24,7 @@ interface Case {
   expect: { status: number; code?: string; message?: string };
 }
 
-const CASES = (JSON.parse(readFileSync(new URL('./fixtures/hostile-graphql.json', import.meta.url), 'utf8')) as { cases: Case[] }).cases;
+const CASES = (JSON.parse(readFileSync(new URL('../fixtures/hostile-graphql.json', import.meta.url), 'utf8')) as { cases: Case[] }).cases;
 const CODES = new Set(Object.values(Errors).map((k) => k.graphql));
 const log = captureLog('warn');
 

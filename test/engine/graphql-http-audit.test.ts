@@ -4,8 +4,8 @@
 import type { AddressInfo } from 'node:net';
 import { serverAudits } from 'graphql-http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiKeyHeaders } from './support/api-key.ts';
-import { startApp } from './support/services.ts';
+import { apiKeyHeaders } from '../support/api-key.ts';
+import { startApp } from '../support/services.ts';
 
 let t: Awaited<ReturnType<typeof startApp>>;
 let url: string;

@@ -6,11 +6,11 @@
 // budget; Relay's refusals and hostile cursors. exportJobs (an in-memory list) and the
 // record sorts by a name (PROTOCOL, PROGRAM_ID, INSTRUCTION_TYPE) are walked the same way.
 import { describe, expect, it } from 'vitest';
-import { PAGE_TOKEN_MAX_CHARS } from '../core/limits.ts';
-import { createKey } from './support/api-key.ts';
-import { FIXTURE_DAYS, PROGRAM_OF } from './support/fixtures.ts';
-import { dataOf, graphqlClient, type Gql, type GraphqlReply } from './support/graphql-client.ts';
-import { graphqlFixture, STRICT } from './support/graphql-fixture.ts';
+import { PAGE_TOKEN_MAX_CHARS } from '../../core/limits.ts';
+import { createKey } from '../support/api-key.ts';
+import { FIXTURE_DAYS, PROGRAM_OF } from '../support/fixtures.ts';
+import { dataOf, graphqlClient, type Gql, type GraphqlReply } from '../support/graphql-client.ts';
+import { graphqlFixture, STRICT } from '../support/graphql-fixture.ts';
 
 const fx = graphqlFixture(1500);
 const { gql } = fx;
@@ -384,7 +384,7 @@ describe('refusals (Relay\'s rules and hostile cursors) are 400 BAD_USER_INPUT n
 describe('docs/graphql.md', () => {
   it('its paging example runs as written', async () => {
     const { readFileSync } = await import('node:fs');
-    const doc = readFileSync(new URL('../docs/graphql.md', import.meta.url), 'utf8');
+    const doc = readFileSync(new URL('../../docs/graphql.md', import.meta.url), 'utf8');
     const example = /### Paging[\s\S]*?```graphql\n([\s\S]*?)```/.exec(doc)?.[1];
     expect(example).toBeDefined();
     const d = await dataOf(gql(example!));

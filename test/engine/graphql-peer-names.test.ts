@@ -4,12 +4,12 @@
 // range filters take BigInt bounds, a string or a number, compared exactly up to 2^64-1 (a
 // bound rounded through a double cannot tell 2^64-1 from 2^64-2).
 import { describe, expect, it } from 'vitest';
-import { addRanges, type Conditions } from '../api/analytics/question/model.ts';
-import { parseBigIntLiteral, parseBigIntValue } from '../api/graphql/bigint-scalar.ts';
+import { addRanges, type Conditions } from '../../api/analytics/question/model.ts';
+import { parseBigIntLiteral, parseBigIntValue } from '../../api/graphql/bigint-scalar.ts';
 import { parseValue } from 'graphql';
-import { b58, FIXTURE_START, ingest, PROGRAM_OF } from './support/fixtures.ts';
-import { dataOf } from './support/graphql-client.ts';
-import { graphqlFixture } from './support/graphql-fixture.ts';
+import { b58, FIXTURE_START, ingest, PROGRAM_OF } from '../support/fixtures.ts';
+import { dataOf } from '../support/graphql-client.ts';
+import { graphqlFixture } from '../support/graphql-fixture.ts';
 
 const { t, gql } = graphqlFixture(600);
 const sql = <T>(text: string, params: Record<string, unknown> = {}) => t().services.wh.query<T>(text, { params });

@@ -10,18 +10,18 @@ import http from 'node:http';
 import net from 'node:net';
 import { createClient, type Client, type ExecutionResult } from 'graphql-sse';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { buildApp } from '../api/app.ts';
-import type { Services } from '../api/services.ts';
+import { buildApp } from '../../api/app.ts';
+import type { Services } from '../../api/services.ts';
 import type { FastifyInstance } from 'fastify';
-import { PLAN_STREAMS } from '../core/plans.ts';
-import { IngestPipeline } from '../ingest/pipeline.ts';
-import { DataVersion } from '../warehouse/data-version.ts';
-import { createLogger } from '../core/logger.ts';
-import { adminHeaders, createKey } from './support/api-key.ts';
-import { call, signUp } from './support/dashboard-session.ts';
-import { demoRecords, FIXTURE_END, ingest } from './support/fixtures.ts';
-import { liveRecord, parseSse, type SseEvent } from './support/live-records.ts';
-import { startServices } from './support/services.ts';
+import { PLAN_STREAMS } from '../../core/plans.ts';
+import { IngestPipeline } from '../../ingest/pipeline.ts';
+import { DataVersion } from '../../warehouse/data-version.ts';
+import { createLogger } from '../../core/logger.ts';
+import { adminHeaders, createKey } from '../support/api-key.ts';
+import { call, signUp } from '../support/dashboard-session.ts';
+import { demoRecords, FIXTURE_END, ingest } from '../support/fixtures.ts';
+import { liveRecord, parseSse, type SseEvent } from '../support/live-records.ts';
+import { startServices } from '../support/services.ts';
 
 const HEARTBEAT_MS = 200;
 const MAX_QUEUED = 20;
@@ -430,7 +430,7 @@ interface StreamCase {
   expect: { status: number; code?: string; message?: string };
 }
 
-const CASES = (JSON.parse(readFileSync(new URL('./fixtures/hostile-graphql-stream.json', import.meta.url), 'utf8')) as { cases: StreamCase[] }).cases;
+const CASES = (JSON.parse(readFileSync(new URL('../fixtures/hostile-graphql-stream.json', import.meta.url), 'utf8')) as { cases: StreamCase[] }).cases;
 
 /** Send a stream request on a raw socket and close it `ms` later (0: at once). */
 function hangUp(c: StreamCase, ms: number): Promise<void> {

@@ -2,14 +2,14 @@
 // base table, and against REST and JSON-RPC for the same question (one analytics layer, one
 // set of figures); aliases; a cursor walk while records arrive.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ActivityBucket, ProtocolStats } from '../api/analytics/types.ts';
-import type { FeeStats } from '../api/analytics/fee-stats.ts';
-import { FIXTURE_END, FIXTURE_START } from './support/fixtures.ts';
-import { dataOf, graphqlClient } from './support/graphql-client.ts';
-import { restGet, type Envelope } from './support/rest-client.ts';
-import { b58, ingest, PROGRAM_OF } from './support/fixtures.ts';
-import { RpcClient } from './support/rpc-client.ts';
-import { startAppWithData } from './support/services.ts';
+import type { ActivityBucket, ProtocolStats } from '../../api/analytics/types.ts';
+import type { FeeStats } from '../../api/analytics/fee-stats.ts';
+import { FIXTURE_END, FIXTURE_START } from '../support/fixtures.ts';
+import { dataOf, graphqlClient } from '../support/graphql-client.ts';
+import { restGet, type Envelope } from '../support/rest-client.ts';
+import { b58, ingest, PROGRAM_OF } from '../support/fixtures.ts';
+import { RpcClient } from '../support/rpc-client.ts';
+import { startAppWithData } from '../support/services.ts';
 
 let t: Awaited<ReturnType<typeof startAppWithData>>['t'];
 let headers: Record<string, string>;
@@ -309,7 +309,7 @@ describe('identical queries answered again', () => {
     }]);
     const after = await dataOf<typeof before>(gql(Q));
     expect(count(after)).toBe(count(before) + 1);
-    const { adminHeaders } = await import('./support/api-key.ts');
+    const { adminHeaders } = await import('../support/api-key.ts');
     const hide = (active: boolean) => t.app.inject({ method: 'PATCH', url: `/admin/protocols/${p}`, headers: { ...adminHeaders(), 'content-type': 'application/json' }, payload: { active } });
     expect((await hide(false)).statusCode).toBe(200);
     try {

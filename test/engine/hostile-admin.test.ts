@@ -4,9 +4,9 @@
 // exactly {error, message}.
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HTTP_TITLES } from '../core/errors.ts';
-import { countStored } from './support/oracle.ts';
-import { ADMIN_TOKEN, startApp } from './support/services.ts';
+import { HTTP_TITLES } from '../../core/errors.ts';
+import { countStored } from '../support/oracle.ts';
+import { ADMIN_TOKEN, startApp } from '../support/services.ts';
 
 type Body = string | { json: unknown } | { base64: string } | { repeat: string; times: number; prefix?: string; suffix?: string };
 
@@ -33,7 +33,7 @@ interface IngestCase {
   reason?: string;
 }
 
-const fixture = <T>(name: string): T => JSON.parse(readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8')) as T;
+const fixture = <T>(name: string): T => JSON.parse(readFileSync(new URL(`../fixtures/${name}`, import.meta.url), 'utf8')) as T;
 const adminCases = fixture<{ cases: AdminCase[] }>('hostile-admin.json').cases;
 const ingestCases = fixture<{ lines: IngestCase[] }>('hostile-ingest.json').lines;
 

@@ -5,10 +5,10 @@
 // MCP errors a JSON-RPC error other than -32603 (internal).
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminHeaders, createKey } from './support/api-key.ts';
-import { captureLog } from './support/log-capture.ts';
-import { startApp } from './support/services.ts';
-import { ingestDemo } from './support/fixtures.ts';
+import { adminHeaders, createKey } from '../support/api-key.ts';
+import { captureLog } from '../support/log-capture.ts';
+import { startApp } from '../support/services.ts';
+import { ingestDemo } from '../support/fixtures.ts';
 
 interface Case {
   name: string;
@@ -23,7 +23,7 @@ interface Case {
   expect: { status: number; message?: string; rpcCode?: number; rpcMessage?: string; maxBytes?: number };
 }
 
-const CASES = (JSON.parse(readFileSync(new URL('./fixtures/hostile-boundaries.json', import.meta.url), 'utf8')) as { cases: Case[] }).cases;
+const CASES = (JSON.parse(readFileSync(new URL('../fixtures/hostile-boundaries.json', import.meta.url), 'utf8')) as { cases: Case[] }).cases;
 const log = captureLog('warn');
 const MCP_HEADERS = { accept: 'application/json, text/event-stream', 'content-type': 'application/json' };
 

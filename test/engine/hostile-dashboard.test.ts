@@ -6,10 +6,10 @@
 // the cap for the concurrent cases, is the only account.
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HTTP_TITLES } from '../core/errors.ts';
-import { KEYS_PER_ACCOUNT_MAX } from '../core/limits.ts';
-import { call, signUp, type DashboardSession } from './support/dashboard-session.ts';
-import { startApp } from './support/services.ts';
+import { HTTP_TITLES } from '../../core/errors.ts';
+import { KEYS_PER_ACCOUNT_MAX } from '../../core/limits.ts';
+import { call, signUp, type DashboardSession } from '../support/dashboard-session.ts';
+import { startApp } from '../support/services.ts';
 
 type Body = string | { json: unknown } | { repeat: string; times: number; prefix?: string; suffix?: string };
 type SessionMode = 'none' | 'valid' | 'no-csrf' | 'wrong-csrf' | 'huge-csrf' | 'valid-cookie-second' | 'one-key-short';
@@ -29,7 +29,7 @@ interface Case {
   creates?: number;
 }
 
-const cases = (JSON.parse(readFileSync(new URL('./fixtures/hostile-dashboard.json', import.meta.url), 'utf8')) as { cases: Case[] }).cases;
+const cases = (JSON.parse(readFileSync(new URL('../fixtures/hostile-dashboard.json', import.meta.url), 'utf8')) as { cases: Case[] }).cases;
 
 let t: Awaited<ReturnType<typeof startApp>>;
 let s: DashboardSession;

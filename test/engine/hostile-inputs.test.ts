@@ -4,11 +4,11 @@
 // and one test per fault an outside review found.
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKey } from './support/api-key.ts';
-import { captureLog } from './support/log-capture.ts';
-import { startApp } from './support/services.ts';
-import { b58, ingest, ingestDemo, PROGRAM_OF } from './support/fixtures.ts';
-import { RpcClient, type RpcAnswer } from './support/rpc-client.ts';
+import { createKey } from '../support/api-key.ts';
+import { captureLog } from '../support/log-capture.ts';
+import { startApp } from '../support/services.ts';
+import { b58, ingest, ingestDemo, PROGRAM_OF } from '../support/fixtures.ts';
+import { RpcClient, type RpcAnswer } from '../support/rpc-client.ts';
 
 interface RpcCase {
   name: string;
@@ -31,7 +31,7 @@ interface RestCase {
   expect: { status: number; message?: string };
 }
 
-const fixture = <T>(name: string): T[] => (JSON.parse(readFileSync(new URL(`./fixtures/${name}`, import.meta.url), 'utf8')) as { cases: T[] }).cases;
+const fixture = <T>(name: string): T[] => (JSON.parse(readFileSync(new URL(`../fixtures/${name}`, import.meta.url), 'utf8')) as { cases: T[] }).cases;
 const RPC_CASES = fixture<RpcCase>('hostile-rpc.json');
 const REST_CASES = fixture<RestCase>('hostile-rest.json');
 

@@ -7,9 +7,9 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HTTP_TITLES } from '../core/errors.ts';
-import { createKey } from './support/api-key.ts';
-import { startApp } from './support/services.ts';
+import { HTTP_TITLES } from '../../core/errors.ts';
+import { createKey } from '../support/api-key.ts';
+import { startApp } from '../support/services.ts';
 
 interface HttpCase {
   name: string;
@@ -17,7 +17,7 @@ interface HttpCase {
   expect: { status: number; message: string };
 }
 
-const CASES = (JSON.parse(readFileSync(new URL('./fixtures/hostile-http.json', import.meta.url), 'utf8')) as { cases: HttpCase[] }).cases;
+const CASES = (JSON.parse(readFileSync(new URL('../fixtures/hostile-http.json', import.meta.url), 'utf8')) as { cases: HttpCase[] }).cases;
 
 const REQUEST_TIMEOUT_MS = 1000;
 const ANONYMOUS_RATE_LIMIT = 1000;

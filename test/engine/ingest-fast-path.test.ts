@@ -3,12 +3,12 @@
 // stored row must be exactly what the row path (every record re-serialised, as before)
 // stores: checked column by column against a copy of the base table filled by that path.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createLogger } from '../core/logger.ts';
-import { IngestPipeline } from '../ingest/pipeline.ts';
-import { checkRecord, protocolLookup } from '../ingest/record-schema.ts';
-import { BASE_COLUMNS } from '../warehouse/tables.ts';
-import type { Warehouse } from '../warehouse/warehouse.ts';
-import { startServices } from './support/services.ts';
+import { createLogger } from '../../core/logger.ts';
+import { IngestPipeline } from '../../ingest/pipeline.ts';
+import { checkRecord, protocolLookup } from '../../ingest/record-schema.ts';
+import { BASE_COLUMNS } from '../../warehouse/tables.ts';
+import type { Warehouse } from '../../warehouse/warehouse.ts';
+import { startServices } from '../support/services.ts';
 
 let s: Awaited<ReturnType<typeof startServices>>;
 beforeAll(async () => {

@@ -1,12 +1,12 @@
 // An insert that stopped part-way (the base table committed, a view did not) is repaired
 // from the journal before the next insert, so replaying its records duplicates nothing.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createLogger } from '../core/logger.ts';
-import { IngestJournal } from '../ingest/ingest-journal.ts';
-import { IngestPipeline } from '../ingest/pipeline.ts';
-import type { IngestRecord } from '../ingest/record-schema.ts';
-import { demoRecords, ingest, tableCounts } from './support/fixtures.ts';
-import { startServices } from './support/services.ts';
+import { createLogger } from '../../core/logger.ts';
+import { IngestJournal } from '../../ingest/ingest-journal.ts';
+import { IngestPipeline } from '../../ingest/pipeline.ts';
+import type { IngestRecord } from '../../ingest/record-schema.ts';
+import { demoRecords, ingest, tableCounts } from '../support/fixtures.ts';
+import { startServices } from '../support/services.ts';
 
 let s: Awaited<ReturnType<typeof startServices>>;
 let records: IngestRecord[];

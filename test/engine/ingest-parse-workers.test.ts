@@ -5,10 +5,10 @@
 // lines (strings) or Kafka buffers, as received or re-serialised. A worker that cannot start,
 // or dies on a chunk, costs only speed: its records are parsed on the main thread.
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createLogger } from '../core/logger.ts';
-import { IngestPipeline, type RawRecord } from '../ingest/pipeline.ts';
-import type { Warehouse } from '../warehouse/warehouse.ts';
-import { startServices } from './support/services.ts';
+import { createLogger } from '../../core/logger.ts';
+import { IngestPipeline, type RawRecord } from '../../ingest/pipeline.ts';
+import type { Warehouse } from '../../warehouse/warehouse.ts';
+import { startServices } from '../support/services.ts';
 
 let s: Awaited<ReturnType<typeof startServices>>;
 beforeAll(async () => {
@@ -129,7 +129,7 @@ it('gives the same report, dead letters and engine bytes on workers as on the ma
 it('parses on the main thread when a worker cannot start or dies on a chunk, with the same results', async () => {
   const records = asText(lines(10_000));
   const expected = await run(0, records, true);
-  const cannotStart = await run(2, records, true, new URL('./support/parse-worker-fails.ts', import.meta.url));
+  const cannotStart = await run(2, records, true, new URL('../support/parse-worker-fails.ts', import.meta.url));
   expect(cannotStart.ready).toBe(0);
   expect(cannotStart.onWorkers).toBe(0);
   expect(cannotStart.report).toEqual(expected.report);
@@ -137,7 +137,7 @@ it('parses on the main thread when a worker cannot start or dies on a chunk, wit
 
   const out = { payloads: [] as string[], dead: [] as unknown[] };
   const p = new IngestPipeline(capturing(s.wh, out), s.registry, s.dataVersion, createLogger('silent'), {
-    maxRecordBytes: 65_536, batchRows: 1000, writerId: 'crashing', storedKeysFilter: false, parseWorkers: 1, parseWorkerEntry: new URL('./support/parse-worker-crashes.ts', import.meta.url),
+    maxRecordBytes: 65_536, batchRows: 1000, writerId: 'crashing', storedKeysFilter: false, parseWorkers: 1, parseWorkerEntry: new URL('../support/parse-worker-crashes.ts', import.meta.url),
   });
   await whenReady(p, 1);
   expect(await p.ingest(records, 'test')).toEqual(expected.report);

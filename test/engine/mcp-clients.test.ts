@@ -8,11 +8,11 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { OAuthClientInformationMixed, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { keyChallenge, MISSING_KEY_MESSAGE_BEARER, NO_OAUTH_MESSAGE } from '../api/access/presented-key.ts';
-import { CORS_ALLOWED_HEADERS } from '../api/access/cors.ts';
-import { isExempt } from '../api/access/protected-paths.ts';
-import { createKey } from './support/api-key.ts';
-import { startApp } from './support/services.ts';
+import { keyChallenge, MISSING_KEY_MESSAGE_BEARER, NO_OAUTH_MESSAGE } from '../../api/access/presented-key.ts';
+import { CORS_ALLOWED_HEADERS } from '../../api/access/cors.ts';
+import { isExempt } from '../../api/access/protected-paths.ts';
+import { createKey } from '../support/api-key.ts';
+import { startApp } from '../support/services.ts';
 
 let t: Awaited<ReturnType<typeof startApp>>;
 let base: string;

@@ -6,14 +6,14 @@
 // through HTTP the app's door must answer what the reference answers.
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PlanAnswerMemory } from '../api/access/answer-memory.ts';
-import { McpDoor, type CallHooks } from '../api/mcp/mcp-server.ts';
-import { mcpRequestCount } from '../api/mcp/mcp-routes.ts';
-import type { ToolCaller } from '../api/mcp/mcp-tools.ts';
-import { Budget } from '../core/budget.ts';
-import { createKey } from './support/api-key.ts';
-import { ingestDemo } from './support/fixtures.ts';
-import { startApp } from './support/services.ts';
+import { PlanAnswerMemory } from '../../api/access/answer-memory.ts';
+import { McpDoor, type CallHooks } from '../../api/mcp/mcp-server.ts';
+import { mcpRequestCount } from '../../api/mcp/mcp-routes.ts';
+import type { ToolCaller } from '../../api/mcp/mcp-tools.ts';
+import { Budget } from '../../core/budget.ts';
+import { createKey } from '../support/api-key.ts';
+import { ingestDemo } from '../support/fixtures.ts';
+import { startApp } from '../support/services.ts';
 
 interface Case {
   name: string;
@@ -31,7 +31,7 @@ interface Case {
 
 /** {{repeat:TEXT:N}}: TEXT N times (deep and long bodies, kept short in the file). */
 const expanded = (raw: string): string => raw.replace(/\{\{repeat:(.+?):(\d+)\}\}/g, (_m, text: string, n: string) => text.repeat(Number(n)));
-const CASES = (JSON.parse(readFileSync(new URL('./fixtures/mcp-direct-differential.json', import.meta.url), 'utf8')) as { cases: Case[] }).cases
+const CASES = (JSON.parse(readFileSync(new URL('../fixtures/mcp-direct-differential.json', import.meta.url), 'utf8')) as { cases: Case[] }).cases
   .map((c) => ({ ...c, raw: expanded(c.raw) }));
 
 let t: Awaited<ReturnType<typeof startApp>>;

@@ -10,16 +10,16 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MISSING_KEY_MESSAGE_BEARER } from '../api/access/presented-key.ts';
-import { CATALOG, RPC_METHOD_NAMES } from '../api/catalog/catalog.ts';
-import { McpDoor, type CallHooks } from '../api/mcp/mcp-server.ts';
-import type { ToolCaller } from '../api/mcp/mcp-tools.ts';
-import { Budget } from '../core/budget.ts';
-import { PLAN_LIMITS } from '../core/plans.ts';
-import { adminHeaders, createKey } from './support/api-key.ts';
-import { FIXTURE_END, FIXTURE_START, HOT, hotRecords, ingest, ingestDemo } from './support/fixtures.ts';
-import { RpcClient } from './support/rpc-client.ts';
-import { startApp } from './support/services.ts';
+import { MISSING_KEY_MESSAGE_BEARER } from '../../api/access/presented-key.ts';
+import { CATALOG, RPC_METHOD_NAMES } from '../../api/catalog/catalog.ts';
+import { McpDoor, type CallHooks } from '../../api/mcp/mcp-server.ts';
+import type { ToolCaller } from '../../api/mcp/mcp-tools.ts';
+import { Budget } from '../../core/budget.ts';
+import { PLAN_LIMITS } from '../../core/plans.ts';
+import { adminHeaders, createKey } from '../support/api-key.ts';
+import { FIXTURE_END, FIXTURE_START, HOT, hotRecords, ingest, ingestDemo } from '../support/fixtures.ts';
+import { RpcClient } from '../support/rpc-client.ts';
+import { startApp } from '../support/services.ts';
 
 let t: Awaited<ReturnType<typeof startApp>>;
 let base: string;
@@ -279,7 +279,7 @@ describe('MCP door', () => {
   });
 
   it('the client configuration of docs/mcp.md works as written (its URL and key pointed at this server)', async () => {
-    const doc = readFileSync(path.join(import.meta.dirname, '..', 'docs', 'mcp.md'), 'utf8');
+    const doc = readFileSync(path.join(import.meta.dirname, '..', '..', 'docs', 'mcp.md'), 'utf8');
     const block = /```json\n([\s\S]*?)```/.exec(doc)![1]!;
     const server = (JSON.parse(block) as { mcpServers: Record<string, { url: string; headers: Record<string, string> }> }).mcpServers.txa!;
     const headers = Object.fromEntries(Object.entries(server.headers).map(([k, v]) => [k, v.replace('YOUR_API_KEY', key)]));

@@ -4,8 +4,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { EmbeddedWarehouse } from '../warehouse/embedded-warehouse.ts';
-import { loadMigrations, migrate } from '../warehouse/migrate.ts';
+import { EmbeddedWarehouse } from '../../warehouse/embedded-warehouse.ts';
+import { loadMigrations, migrate } from '../../warehouse/migrate.ts';
 
 describe('migration 021', () => {
   it('021 moves the records of an existing signature lookup to its new layout, each once', async () => {

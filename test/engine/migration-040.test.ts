@@ -5,8 +5,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { EmbeddedWarehouse } from '../warehouse/embedded-warehouse.ts';
-import { loadMigrations, migrate } from '../warehouse/migrate.ts';
+import { EmbeddedWarehouse } from '../../warehouse/embedded-warehouse.ts';
+import { loadMigrations, migrate } from '../../warehouse/migrate.ts';
 
 const INSERT = `INSERT INTO transactions (signature, instruction_index, slot, block_time, program_id, protocol_name, instruction_type, fee, compute_units, accounts_count, success, accounts)`;
 
@@ -20,7 +20,7 @@ describe('migration 040', () => {
       await wh.exec(`${INSERT}
         SELECT concat('sig', toString(number)), number % 3, 1000 + number, toDateTime('2025-01-01 00:00:00', 'UTC') + number, 'JUP6LkbZbjS1jKKwapdHNy74zcZ3tLUZoi5QNyVTaV4',
                'jupiter_v6', 'route', 5000 + number, 100 + number, 3, number % 5 != 0, if(number % 2 = 0, ['a', concat('b', toString(number % 7)), 'a'], ['c', 'a']) FROM numbers(2000)`);
-      // Up to 060, which drops this table again (test/migration-060.test.ts).
+      // Up to 060, which drops this table again (test/engine/migration-060.test.ts).
       const r = await migrate(wh, () => {}, loadMigrations().filter((m) => m.version < 60));
       expect(r.applied).toContain('040_address_listing');
       const same = async () => wh.query(`

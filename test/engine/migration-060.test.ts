@@ -6,12 +6,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { listAddressTransactions } from '../api/analytics/address-transactions.ts';
-import { PageTokens } from '../api/analytics/page-token.ts';
-import { SignatureLookup } from '../api/analytics/signature-lookup.ts';
-import { insertDemoRows } from '../ingest/demo-generator.ts';
-import { EmbeddedWarehouse } from '../warehouse/embedded-warehouse.ts';
-import { loadMigrations, migrate } from '../warehouse/migrate.ts';
+import { listAddressTransactions } from '../../api/analytics/address-transactions.ts';
+import { PageTokens } from '../../api/analytics/page-token.ts';
+import { SignatureLookup } from '../../api/analytics/signature-lookup.ts';
+import { insertDemoRows } from '../../ingest/demo-generator.ts';
+import { EmbeddedWarehouse } from '../../warehouse/embedded-warehouse.ts';
+import { loadMigrations, migrate } from '../../warehouse/migrate.ts';
 
 const RECORDS = 4000;
 const START = 1_735_689_600; // 2025-01-01

@@ -1,15 +1,15 @@
 // A store seeded before migration 080 (tx_by_signature_v2 in wide parts, default merge
 // policy) upgrades with no record lost or doubled: the by-signature rows stay exactly the
 // base table's, records ingested after it land once, and parts merged after it are compact.
-// (Its lookups read 090's table now: test/migration-090.test.ts upgrades a store through
+// (Its lookups read 090's table now: test/engine/migration-090.test.ts upgrades a store through
 // both and compares their answers.) Its own file: chDB allows one data directory per process.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { insertDemoRows } from '../ingest/demo-generator.ts';
-import { EmbeddedWarehouse } from '../warehouse/embedded-warehouse.ts';
-import { loadMigrations, migrate } from '../warehouse/migrate.ts';
+import { insertDemoRows } from '../../ingest/demo-generator.ts';
+import { EmbeddedWarehouse } from '../../warehouse/embedded-warehouse.ts';
+import { loadMigrations, migrate } from '../../warehouse/migrate.ts';
 
 const RECORDS = 3000;
 const START = 1_735_689_600; // 2025-01-01

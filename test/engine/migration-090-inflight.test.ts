@@ -8,10 +8,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { insertDemoRows } from '../ingest/demo-generator.ts';
-import { EmbeddedWarehouse } from '../warehouse/embedded-warehouse.ts';
-import { loadMigrations, migrate } from '../warehouse/migrate.ts';
-import { SIGNATURE_RECORDS } from '../warehouse/signature-records.ts';
+import { insertDemoRows } from '../../ingest/demo-generator.ts';
+import { EmbeddedWarehouse } from '../../warehouse/embedded-warehouse.ts';
+import { loadMigrations, migrate } from '../../warehouse/migrate.ts';
+import { SIGNATURE_RECORDS } from '../../warehouse/signature-records.ts';
 
 const START = 1_735_689_600; // 2025-01-01
 const FIELDS = `concat(toString(sig_key), '|', signature, '|', toString(instruction_index), '|', toString(slot), '|', toString(block_time), '|',

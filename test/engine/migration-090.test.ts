@@ -8,12 +8,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { SignatureLookup } from '../api/analytics/signature-lookup.ts';
-import { toTransaction, TX_COLUMNS, type TxRow } from '../api/analytics/transactions.ts';
-import { insertDemoRows } from '../ingest/demo-generator.ts';
-import { EmbeddedWarehouse } from '../warehouse/embedded-warehouse.ts';
-import { loadMigrations, migrate } from '../warehouse/migrate.ts';
-import { SIGNATURE_RECORDS } from '../warehouse/signature-records.ts';
+import { SignatureLookup } from '../../api/analytics/signature-lookup.ts';
+import { toTransaction, TX_COLUMNS, type TxRow } from '../../api/analytics/transactions.ts';
+import { insertDemoRows } from '../../ingest/demo-generator.ts';
+import { EmbeddedWarehouse } from '../../warehouse/embedded-warehouse.ts';
+import { loadMigrations, migrate } from '../../warehouse/migrate.ts';
+import { SIGNATURE_RECORDS } from '../../warehouse/signature-records.ts';
 
 const RECORDS = 6000;
 const START = 1_735_689_600; // 2025-01-01

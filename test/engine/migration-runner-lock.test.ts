@@ -7,10 +7,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { insertDemoRows } from '../ingest/demo-generator.ts';
-import { EmbeddedWarehouse } from '../warehouse/embedded-warehouse.ts';
-import { loadMigrations, migrate, type Migration } from '../warehouse/migrate.ts';
-import type { QueryOptions, Warehouse } from '../warehouse/warehouse.ts';
+import { insertDemoRows } from '../../ingest/demo-generator.ts';
+import { EmbeddedWarehouse } from '../../warehouse/embedded-warehouse.ts';
+import { loadMigrations, migrate, type Migration } from '../../warehouse/migrate.ts';
+import type { QueryOptions, Warehouse } from '../../warehouse/warehouse.ts';
 
 const START = 1_735_689_600; // 2025-01-01
 let dir: string;

@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync, writeFileSync, readFileSync, readdirSync, mkdirSyn
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EmbeddedWarehouse } from '../warehouse/embedded-warehouse.ts';
-import { MIGRATIONS_DIR, loadMigrations, migrate, migrationStatus, splitStatements } from '../warehouse/migrate.ts';
-import { BASE_COLUMNS, TABLES } from '../warehouse/tables.ts';
+import { EmbeddedWarehouse } from '../../warehouse/embedded-warehouse.ts';
+import { MIGRATIONS_DIR, loadMigrations, migrate, migrationStatus, splitStatements } from '../../warehouse/migrate.ts';
+import { BASE_COLUMNS, TABLES } from '../../warehouse/tables.ts';
 
 let dir: string;
 let wh: EmbeddedWarehouse;

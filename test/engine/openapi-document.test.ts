@@ -6,12 +6,12 @@
 // parameter is not exploded (sent as the day), and the OpenRPC document names its server.
 // test/openapi-{go,ts}-client.test.ts build Go and TypeScript clients from the same document.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CATALOG, operationIdOf } from '../api/catalog/catalog.ts';
-import { PATH_PARAM_TOO_LONG } from '../api/access/http-protocol.ts';
-import { HTTP_MAX_PATH_PARAM_CHARS } from '../core/limits.ts';
-import { apiKeyHeaders } from './support/api-key.ts';
-import { isFraction, isInteger, isWholeNumber, longestString, resolved, schemasOf } from './support/openapi-walk.ts';
-import { startApp } from './support/services.ts';
+import { CATALOG, operationIdOf } from '../../api/catalog/catalog.ts';
+import { PATH_PARAM_TOO_LONG } from '../../api/access/http-protocol.ts';
+import { HTTP_MAX_PATH_PARAM_CHARS } from '../../core/limits.ts';
+import { apiKeyHeaders } from '../support/api-key.ts';
+import { isFraction, isInteger, isWholeNumber, longestString, resolved, schemasOf } from '../support/openapi-walk.ts';
+import { startApp } from '../support/services.ts';
 
 type Json = Record<string, unknown>;
 interface Parameter { name: string; in: string; schema: Json; style?: string; explode?: boolean }

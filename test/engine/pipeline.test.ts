@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { demoRecords, ingest, tableCounts } from './support/fixtures.ts';
-import * as oracle from './support/oracle.ts';
-import { startServices } from './support/services.ts';
-import type { IngestRecord } from '../ingest/record-schema.ts';
+import { demoRecords, ingest, tableCounts } from '../support/fixtures.ts';
+import * as oracle from '../support/oracle.ts';
+import { startServices } from '../support/services.ts';
+import type { IngestRecord } from '../../ingest/record-schema.ts';
 
 let s: Awaited<ReturnType<typeof startServices>>;
 let records: IngestRecord[];
@@ -163,9 +163,9 @@ describe('bad input', () => {
 
 describe('a write that fails while the call is still parsing', () => {
   it('fails the call with the full-disk error, and no chunk\'s failure escapes as an unhandled rejection (which ends the process)', async () => {
-    const { IngestPipeline } = await import('../ingest/pipeline.ts');
-    const { createLogger } = await import('../core/logger.ts');
-    const { ClickHouseCode, WarehouseError } = await import('../warehouse/warehouse.ts');
+    const { IngestPipeline } = await import('../../ingest/pipeline.ts');
+    const { createLogger } = await import('../../core/logger.ts');
+    const { ClickHouseCode, WarehouseError } = await import('../../warehouse/warehouse.ts');
     // The store refuses every insert as a full disk does; everything else is the real engine.
     const full = new Proxy(s.wh, {
       get(target, prop, receiver) {

@@ -3,16 +3,16 @@
 // every statement still runs under the asking request's budget (an unbound or spent budget
 // reads nothing); keys that are not decimal UInt64s never reach a statement.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SignatureLookup } from '../api/analytics/signature-lookup.ts';
-import { Budget } from '../core/budget.ts';
-import { POINT_READ_BATCHES_IN_FLIGHT } from '../core/limits.ts';
-import { PLAN_QUERY_BUDGET } from '../core/plans.ts';
-import { BudgetedWarehouse } from '../warehouse/budgeted-warehouse.ts';
-import { PlanLanes } from '../warehouse/plan-lanes.ts';
-import type { QueryOptions, Warehouse } from '../warehouse/warehouse.ts';
-import { ACTIVE_PROTOCOLS, b58, ingestDemo } from './support/fixtures.ts';
-import { LISTING_ORDER, transactionsWhere } from './support/oracle.ts';
-import { startServices } from './support/services.ts';
+import { SignatureLookup } from '../../api/analytics/signature-lookup.ts';
+import { Budget } from '../../core/budget.ts';
+import { POINT_READ_BATCHES_IN_FLIGHT } from '../../core/limits.ts';
+import { PLAN_QUERY_BUDGET } from '../../core/plans.ts';
+import { BudgetedWarehouse } from '../../warehouse/budgeted-warehouse.ts';
+import { PlanLanes } from '../../warehouse/plan-lanes.ts';
+import type { QueryOptions, Warehouse } from '../../warehouse/warehouse.ts';
+import { ACTIVE_PROTOCOLS, b58, ingestDemo } from '../support/fixtures.ts';
+import { LISTING_ORDER, transactionsWhere } from '../support/oracle.ts';
+import { startServices } from '../support/services.ts';
 
 let ctx: Awaited<ReturnType<typeof startServices>>;
 beforeAll(async () => {

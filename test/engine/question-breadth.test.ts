@@ -7,13 +7,13 @@
 // the service's views or code. Ranges are ragged (mid-hour, a week cut mid-week) where the
 // compiler is asked directly; GraphQL's ranges are whole days.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compile, readRows, type Question, type QuestionFilters } from '../api/analytics/question/compile.ts';
-import type { Dimension } from '../api/analytics/question/model.ts';
-import { demoRecordsNdjson } from '../ingest/demo-generator.ts';
-import { apiKeyHeaders } from './support/api-key.ts';
-import { FIXTURE_END, FIXTURE_START, ingest, ingestDemo } from './support/fixtures.ts';
-import { dataOf, graphqlClient } from './support/graphql-client.ts';
-import { startApp } from './support/services.ts';
+import { compile, readRows, type Question, type QuestionFilters } from '../../api/analytics/question/compile.ts';
+import type { Dimension } from '../../api/analytics/question/model.ts';
+import { demoRecordsNdjson } from '../../ingest/demo-generator.ts';
+import { apiKeyHeaders } from '../support/api-key.ts';
+import { FIXTURE_END, FIXTURE_START, ingest, ingestDemo } from '../support/fixtures.ts';
+import { dataOf, graphqlClient } from '../support/graphql-client.ts';
+import { startApp } from '../support/services.ts';
 
 const DAY = 86_400;
 /** A month before the window too, so weeks and months have several groups. */

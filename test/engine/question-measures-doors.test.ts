@@ -7,13 +7,13 @@
 // with or without it: nothing leaks there either.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { Analytics } from '../api/analytics/analytics.ts';
-import { MEASURES, type Measure } from '../api/analytics/question/model.ts';
-import { buildApp } from '../api/app.ts';
-import { apiKeyHeaders } from './support/api-key.ts';
-import { FIXTURE_END, FIXTURE_START, ingestDemo } from './support/fixtures.ts';
-import { dataOf, graphqlClient } from './support/graphql-client.ts';
-import { startApp } from './support/services.ts';
+import { Analytics } from '../../api/analytics/analytics.ts';
+import { MEASURES, type Measure } from '../../api/analytics/question/model.ts';
+import { buildApp } from '../../api/app.ts';
+import { apiKeyHeaders } from '../support/api-key.ts';
+import { FIXTURE_END, FIXTURE_START, ingestDemo } from '../support/fixtures.ts';
+import { dataOf, graphqlClient } from '../support/graphql-client.ts';
+import { startApp } from '../support/services.ts';
 
 const failureRate: Measure = {
   metric: 'Failed records per hundred (test-only)',

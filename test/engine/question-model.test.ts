@@ -3,10 +3,10 @@
 // its states plus the ragged edges of the base table, exactly. The figures are checked
 // against plain SQL over the base table (the independent reference, as support/oracle.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compile, readRows, type Question } from '../api/analytics/question/compile.ts';
-import { MEASURES, type Measure } from '../api/analytics/question/model.ts';
-import { FIXTURE_END, FIXTURE_START, ingestDemo } from './support/fixtures.ts';
-import { startServices } from './support/services.ts';
+import { compile, readRows, type Question } from '../../api/analytics/question/compile.ts';
+import { MEASURES, type Measure } from '../../api/analytics/question/model.ts';
+import { FIXTURE_END, FIXTURE_START, ingestDemo } from '../support/fixtures.ts';
+import { startServices } from '../support/services.ts';
 
 let s: Awaited<ReturnType<typeof startServices>>;
 

@@ -5,14 +5,14 @@
 // byte budget never leaves, even from a door that forgot its own check.
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { Budget, tightened } from '../core/budget.ts';
-import { ANSWER_BUDGET_BYTES, DOOR_WALL_MS, REQUEST_DEADLINE_GRACE_MS } from '../core/limits.ts';
-import { PLAN_MEMORY_BYTES, PLAN_QUERY_BUDGET } from '../core/plans.ts';
-import { BudgetedWarehouse, operatorBudget } from '../warehouse/budgeted-warehouse.ts';
-import { apiKeyHeaders } from './support/api-key.ts';
-import { PlanAnswerMemory } from '../api/access/answer-memory.ts';
-import { captureLog } from './support/log-capture.ts';
-import { startApp } from './support/services.ts';
+import { Budget, tightened } from '../../core/budget.ts';
+import { ANSWER_BUDGET_BYTES, DOOR_WALL_MS, REQUEST_DEADLINE_GRACE_MS } from '../../core/limits.ts';
+import { PLAN_MEMORY_BYTES, PLAN_QUERY_BUDGET } from '../../core/plans.ts';
+import { BudgetedWarehouse, operatorBudget } from '../../warehouse/budgeted-warehouse.ts';
+import { apiKeyHeaders } from '../support/api-key.ts';
+import { PlanAnswerMemory } from '../../api/access/answer-memory.ts';
+import { captureLog } from '../support/log-capture.ts';
+import { startApp } from '../support/services.ts';
 
 /** The real setTimeout, for waits while the clock is faked. */
 const realSetTimeout = setTimeout;

@@ -2,11 +2,11 @@
 // layer's for the range [date_from 00:00:00, date_to 23:59:59] UTC (the figures themselves
 // are checked against the oracle in analytics.test.ts); parameters, meta, edges and errors.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ActivityBucket, ProtocolStats } from '../api/analytics/types.ts';
-import type { FeeStats } from '../api/analytics/fee-stats.ts';
-import { dayStart, FIXTURE_DAYS as DAYS } from './support/fixtures.ts';
-import { restGet, type Envelope } from './support/rest-client.ts';
-import { startAppWithData } from './support/services.ts';
+import type { ActivityBucket, ProtocolStats } from '../../api/analytics/types.ts';
+import type { FeeStats } from '../../api/analytics/fee-stats.ts';
+import { dayStart, FIXTURE_DAYS as DAYS } from '../support/fixtures.ts';
+import { restGet, type Envelope } from '../support/rest-client.ts';
+import { startAppWithData } from '../support/services.ts';
 
 let t: Awaited<ReturnType<typeof startAppWithData>>['t'];
 let headers: Record<string, string>;

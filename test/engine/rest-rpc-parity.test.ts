@@ -1,10 +1,10 @@
 // REST answers equal their JSON-RPC equivalents over HTTP on the same data: the REST day
 // range [date_from 00:00:00, date_to 23:59:59] is the JSON-RPC blockTime range.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dayStart } from './support/fixtures.ts';
-import { transactionsWhere } from './support/oracle.ts';
-import { restGet, type Envelope } from './support/rest-client.ts';
-import { startAppWithData } from './support/services.ts';
+import { dayStart } from '../support/fixtures.ts';
+import { transactionsWhere } from '../support/oracle.ts';
+import { restGet, type Envelope } from '../support/rest-client.ts';
+import { startAppWithData } from '../support/services.ts';
 
 let t: Awaited<ReturnType<typeof startAppWithData>>['t'];
 let headers: Record<string, string>;

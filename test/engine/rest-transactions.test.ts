@@ -2,11 +2,11 @@
 // the envelope and meta, parameter errors. Offset pages and totals are REST's own and are
 // checked against the oracle; the records equal the analytics layer's (Analytics.transactions).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Transaction } from '../api/analytics/types.ts';
-import { dayStart, FIXTURE_DAYS } from './support/fixtures.ts';
-import { countStored, hiddenSignature, transactionsWhere } from './support/oracle.ts';
-import { restGet, type Envelope } from './support/rest-client.ts';
-import { startAppWithData } from './support/services.ts';
+import type { Transaction } from '../../api/analytics/types.ts';
+import { dayStart, FIXTURE_DAYS } from '../support/fixtures.ts';
+import { countStored, hiddenSignature, transactionsWhere } from '../support/oracle.ts';
+import { restGet, type Envelope } from '../support/rest-client.ts';
+import { startAppWithData } from '../support/services.ts';
 
 let t: Awaited<ReturnType<typeof startAppWithData>>['t'];
 let headers: Record<string, string>;

@@ -4,11 +4,11 @@
 // limits, errors and paginationToken walks are checked here, the walks against the oracle
 // (support/oracle.ts addressTransactions), in the listing's order (blockTime, then signature hash).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { IngestRecord } from '../ingest/record-schema.ts';
-import { startApp } from './support/services.ts';
-import { b58, FIXTURE_END, FIXTURE_START, HOT, hotRecords, ingest, ingestDemo, PROGRAM_OF } from './support/fixtures.ts';
-import { ADDRESS_ORDER, addressTransactions, busiestAccount, countStored, type TxObject } from './support/oracle.ts';
-import { RpcClient } from './support/rpc-client.ts';
+import type { IngestRecord } from '../../ingest/record-schema.ts';
+import { startApp } from '../support/services.ts';
+import { b58, FIXTURE_END, FIXTURE_START, HOT, hotRecords, ingest, ingestDemo, PROGRAM_OF } from '../support/fixtures.ts';
+import { ADDRESS_ORDER, addressTransactions, busiestAccount, countStored, type TxObject } from '../support/oracle.ts';
+import { RpcClient } from '../support/rpc-client.ts';
 
 let ctx: Awaited<ReturnType<typeof startApp>>;
 let rpc: RpcClient;

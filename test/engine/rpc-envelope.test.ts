@@ -1,9 +1,9 @@
 // JSON-RPC 2.0 envelope over POST /v1/rpc: ids, batches, notifications, and the standard
 // error codes, all answered with HTTP 200 (204 when nothing is to be answered).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp } from './support/services.ts';
-import { FIXTURE_START, ingestDemo } from './support/fixtures.ts';
-import { RpcClient, type RpcAnswer } from './support/rpc-client.ts';
+import { startApp } from '../support/services.ts';
+import { FIXTURE_START, ingestDemo } from '../support/fixtures.ts';
+import { RpcClient, type RpcAnswer } from '../support/rpc-client.ts';
 
 let ctx: Awaited<ReturnType<typeof startApp>>;
 let rpc: RpcClient;

@@ -4,10 +4,10 @@
 // method's answer equals the analytics layer's for the same question (options mapped:
 // blockTime -> range, protocolName, limit, sortBy, interval), plus wire shapes and errors.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApp } from './support/services.ts';
-import { ACTIVE_PROTOCOLS, FIXTURE_END, FIXTURE_START, hotRecords, ingest, ingestDemo, PROGRAM_OF } from './support/fixtures.ts';
-import * as oracle from './support/oracle.ts';
-import { RpcClient } from './support/rpc-client.ts';
+import { startApp } from '../support/services.ts';
+import { ACTIVE_PROTOCOLS, FIXTURE_END, FIXTURE_START, hotRecords, ingest, ingestDemo, PROGRAM_OF } from '../support/fixtures.ts';
+import * as oracle from '../support/oracle.ts';
+import { RpcClient } from '../support/rpc-client.ts';
 
 let ctx: Awaited<ReturnType<typeof startApp>>;
 let rpc: RpcClient;

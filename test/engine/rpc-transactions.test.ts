@@ -3,11 +3,11 @@
 // analytics.test.ts checks against the oracle), limits, errors, and keyset pagination by
 // paginationToken (also while records land between pages), walked against the oracle.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { IngestRecord } from '../ingest/record-schema.ts';
-import { startApp } from './support/services.ts';
-import { ACTIVE_PROTOCOLS, b58, FIXTURE_END, FIXTURE_START, hotRecords, ingest, ingestDemo, PROGRAM_OF } from './support/fixtures.ts';
-import { LISTING_ORDER, transactionsWhere, type TxObject } from './support/oracle.ts';
-import { RpcClient } from './support/rpc-client.ts';
+import type { IngestRecord } from '../../ingest/record-schema.ts';
+import { startApp } from '../support/services.ts';
+import { ACTIVE_PROTOCOLS, b58, FIXTURE_END, FIXTURE_START, hotRecords, ingest, ingestDemo, PROGRAM_OF } from '../support/fixtures.ts';
+import { LISTING_ORDER, transactionsWhere, type TxObject } from '../support/oracle.ts';
+import { RpcClient } from '../support/rpc-client.ts';
 
 let ctx: Awaited<ReturnType<typeof startApp>>;
 let rpc: RpcClient;
@@ -61,7 +61,7 @@ describe('getTransaction', () => {
   });
 
   it('sends lookups that arrive while one is in flight as one query', async () => {
-    const { SignatureLookup } = await import('../api/analytics/signature-lookup.ts');
+    const { SignatureLookup } = await import('../../api/analytics/signature-lookup.ts');
     let queries = 0;
     const wh = ctx.services.wh;
     const counting = { ...wh, query: <T>(sql: string, o?: Parameters<typeof wh.query>[1]) => { queries += 1; return wh.query<T>(sql, o); } } as typeof wh;

@@ -8,16 +8,16 @@
 // signatures filter and its count) equals the base-table oracle; a replay stores nothing
 // twice; a view repair of their buckets leaves each record once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SignatureLookup } from '../api/analytics/signature-lookup.ts';
-import { SIGNATURE_RECORDS, signatureRecordField } from '../warehouse/signature-records.ts';
-import { rebuildViewBuckets } from '../warehouse/view-repair.ts';
-import { apiKeyHeaders } from './support/api-key.ts';
-import { b58, FIXTURE_START, ingest, PROGRAM_OF } from './support/fixtures.ts';
-import { addressTransactions, ADDRESS_ORDER, transaction, transactionsWhere, type TxObject } from './support/oracle.ts';
-import { dataOf, graphqlClient } from './support/graphql-client.ts';
-import { restGet, type Envelope } from './support/rest-client.ts';
-import { RpcClient } from './support/rpc-client.ts';
-import { startApp } from './support/services.ts';
+import { SignatureLookup } from '../../api/analytics/signature-lookup.ts';
+import { SIGNATURE_RECORDS, signatureRecordField } from '../../warehouse/signature-records.ts';
+import { rebuildViewBuckets } from '../../warehouse/view-repair.ts';
+import { apiKeyHeaders } from '../support/api-key.ts';
+import { b58, FIXTURE_START, ingest, PROGRAM_OF } from '../support/fixtures.ts';
+import { addressTransactions, ADDRESS_ORDER, transaction, transactionsWhere, type TxObject } from '../support/oracle.ts';
+import { dataOf, graphqlClient } from '../support/graphql-client.ts';
+import { restGet, type Envelope } from '../support/rest-client.ts';
+import { RpcClient } from '../support/rpc-client.ts';
+import { startApp } from '../support/services.ts';
 
 const ADDR = b58('hostile-fields-address', 44);
 const T0 = FIXTURE_START + 7200;

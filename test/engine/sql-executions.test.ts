@@ -1,13 +1,13 @@
 // SQL executions (issue 26): POST /v1/query/executions starts a client query in the
 // background and answers an id at once; polling its state spends a window of its own, not the
-// plan's requests (test/execution-polls.test.ts); its results are paged
+// plan's requests (test/engine/execution-polls.test.ts); its results are paged
 // (at most 10,000 rows a page, JSON or CSV, the total known), equal to a direct engine read;
 // it can be cancelled; its results expire and belong to the key that started it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EXECUTION_PAGE_MAX_ROWS, EXECUTION_RESULT_TTL_HOURS } from '../core/limits.ts';
-import { apiKeyHeaders } from './support/api-key.ts';
-import { ingestDemo } from './support/fixtures.ts';
-import { startApp } from './support/services.ts';
+import { EXECUTION_PAGE_MAX_ROWS, EXECUTION_RESULT_TTL_HOURS } from '../../core/limits.ts';
+import { apiKeyHeaders } from '../support/api-key.ts';
+import { ingestDemo } from '../support/fixtures.ts';
+import { startApp } from '../support/services.ts';
 
 let t: Awaited<ReturnType<typeof startApp>>;
 let headers: Record<string, string>;

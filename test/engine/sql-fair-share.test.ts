@@ -2,9 +2,9 @@
 // free keys running the heaviest queries their plan allows hold at most their share of the
 // sessions, so another plan's key is answered while they run, never after them.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiKeyHeaders, createKey } from './support/api-key.ts';
-import { ingestDemo } from './support/fixtures.ts';
-import { startApp } from './support/services.ts';
+import { apiKeyHeaders, createKey } from '../support/api-key.ts';
+import { ingestDemo } from '../support/fixtures.ts';
+import { startApp } from '../support/services.ts';
 
 let t: Awaited<ReturnType<typeof startApp>>;
 beforeAll(async () => {

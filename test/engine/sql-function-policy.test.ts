@@ -3,8 +3,8 @@
 // that adds a function cannot slip a new reader of files or settings past the guard: it
 // stays refused, and this test names it until someone classifies it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ALLOWED_FUNCTIONS, CATALOG_SQL, DENIED_FUNCTIONS, FunctionPolicy, type CatalogEntry } from '../api/sql/function-policy.ts';
-import { startApp } from './support/services.ts';
+import { ALLOWED_FUNCTIONS, CATALOG_SQL, DENIED_FUNCTIONS, FunctionPolicy, type CatalogEntry } from '../../api/sql/function-policy.ts';
+import { startApp } from '../support/services.ts';
 
 let t: Awaited<ReturnType<typeof startApp>>;
 let catalog: (CatalogEntry & { categories?: string })[];

@@ -4,13 +4,13 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AppError } from '../core/errors.ts';
-import { loadFunctionPolicy } from '../api/sql/function-policy.ts';
-import { prepareQuery, type GuardContext } from '../api/sql/sql-guard.ts';
-import type { QueryOptions, Warehouse } from '../warehouse/warehouse.ts';
-import { apiKeyHeaders } from './support/api-key.ts';
-import { ingestDemo } from './support/fixtures.ts';
-import { startApp } from './support/services.ts';
+import { AppError } from '../../core/errors.ts';
+import { loadFunctionPolicy } from '../../api/sql/function-policy.ts';
+import { prepareQuery, type GuardContext } from '../../api/sql/sql-guard.ts';
+import type { QueryOptions, Warehouse } from '../../warehouse/warehouse.ts';
+import { apiKeyHeaders } from '../support/api-key.ts';
+import { ingestDemo } from '../support/fixtures.ts';
+import { startApp } from '../support/services.ts';
 
 interface Hostile {
   category: string;
@@ -19,14 +19,14 @@ interface Hostile {
   nonString?: boolean;
   /**
    * Refused when it runs (an engine error, the answer budget), or by the cost check (joins:
-   * test/sql-joins.test.ts asserts each one's outcome at a size where it matters), not by the guard.
+   * test/engine/sql-joins.test.ts asserts each one's outcome at a size where it matters), not by the guard.
    */
   stage?: 'run' | 'cost';
   outcome?: 'refused' | 'runs';
 }
 
-const hostile = JSON.parse(readFileSync(new URL('./fixtures/hostile-queries.json', import.meta.url), 'utf8')) as Hostile[];
-const legit = JSON.parse(readFileSync(new URL('./fixtures/legit-queries.json', import.meta.url), 'utf8')) as string[];
+const hostile = JSON.parse(readFileSync(new URL('../fixtures/hostile-queries.json', import.meta.url), 'utf8')) as Hostile[];
+const legit = JSON.parse(readFileSync(new URL('../fixtures/legit-queries.json', import.meta.url), 'utf8')) as string[];
 
 /**
  * A file only a walked-around guard could read: `{SECRET_FILE}` in the corpus names it, and

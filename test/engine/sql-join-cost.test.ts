@@ -3,14 +3,14 @@
 // and table facts at the audit's sizes (two reads of 0.5M rows), no engine needed. And the
 // engine messages a client sees, without the database's name.
 import { describe, expect, it } from 'vitest';
-import { SQL_JOIN_MEASUREMENTS_PER_QUERY, SQL_JOIN_STATS_TTL_MS } from '../core/limits.ts';
-import { PLAN_QUERY_BUDGET } from '../core/plans.ts';
-import { joinKinds, priceJoins, type JoinFacts } from '../api/sql/join-cost.ts';
-import { JoinStats } from '../api/sql/join-stats.ts';
-import type { QueryOptions, Warehouse } from '../warehouse/warehouse.ts';
-import { parseAstDump } from '../api/sql/sql-ast.ts';
-import { ENGINE_MESSAGE_MAX_CHARS, engineMessage } from '../api/sql/engine-message.ts';
-import { lex } from '../api/sql/sql-lexer.ts';
+import { SQL_JOIN_MEASUREMENTS_PER_QUERY, SQL_JOIN_STATS_TTL_MS } from '../../core/limits.ts';
+import { PLAN_QUERY_BUDGET } from '../../core/plans.ts';
+import { joinKinds, priceJoins, type JoinFacts } from '../../api/sql/join-cost.ts';
+import { JoinStats } from '../../api/sql/join-stats.ts';
+import type { QueryOptions, Warehouse } from '../../warehouse/warehouse.ts';
+import { parseAstDump } from '../../api/sql/sql-ast.ts';
+import { ENGINE_MESSAGE_MAX_CHARS, engineMessage } from '../../api/sql/engine-message.ts';
+import { lex } from '../../api/sql/sql-lexer.ts';
 
 const AUDIT_ROWS = 500_000;
 

@@ -2,13 +2,13 @@
 // read, so a self-join on `success` passed as 0.5M rows and produced 56.7 billion pairs).
 // On 40,000 records a free key's budget (100M) is small enough for the audit's shapes to be
 // over it, and every legitimate join stays far under it.
-import { Budget } from '../core/budget.ts';
+import { Budget } from '../../core/budget.ts';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PLAN_JOIN_ROWS } from '../core/plans.ts';
-import { apiKeyHeaders } from './support/api-key.ts';
-import { ingestDemo } from './support/fixtures.ts';
-import { startApp } from './support/services.ts';
+import { PLAN_JOIN_ROWS } from '../../core/plans.ts';
+import { apiKeyHeaders } from '../support/api-key.ts';
+import { ingestDemo } from '../support/fixtures.ts';
+import { startApp } from '../support/services.ts';
 
 interface Hostile {
   category: string;
@@ -17,9 +17,9 @@ interface Hostile {
 }
 
 const ROWS = 40_000;
-const joinCases = (JSON.parse(readFileSync(new URL('./fixtures/hostile-queries.json', import.meta.url), 'utf8')) as Hostile[])
+const joinCases = (JSON.parse(readFileSync(new URL('../fixtures/hostile-queries.json', import.meta.url), 'utf8')) as Hostile[])
   .filter((h) => h.category === 'join');
-const legitJoins = (JSON.parse(readFileSync(new URL('./fixtures/legit-queries.json', import.meta.url), 'utf8')) as string[])
+const legitJoins = (JSON.parse(readFileSync(new URL('../fixtures/legit-queries.json', import.meta.url), 'utf8')) as string[])
   .filter((q) => /\bJOIN\b/i.test(q));
 
 let t: Awaited<ReturnType<typeof startApp>>;

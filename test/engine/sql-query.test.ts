@@ -3,11 +3,11 @@
 // inactive protocols hidden exactly as in the other interfaces.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { Budget } from '../core/budget.ts';
+import { Budget } from '../../core/budget.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiKeyHeaders } from './support/api-key.ts';
-import { ingestDemo } from './support/fixtures.ts';
-import { startApp } from './support/services.ts';
+import { apiKeyHeaders } from '../support/api-key.ts';
+import { ingestDemo } from '../support/fixtures.ts';
+import { startApp } from '../support/services.ts';
 
 let t: Awaited<ReturnType<typeof startApp>>;
 let headers: Record<string, string>;
@@ -144,7 +144,7 @@ describe('CSV answers', () => {
     const csv = (await post({ query: plain, format: 'csv' })).body;
     expect(csv).toContain(`"${String(json.data[0]!.log_messages).replaceAll('"', '""')}"`);
     // The recipe of docs/rest-and-sql.md, run as written: one line a record, and the rule undoes exactly.
-    const doc = readFileSync(path.join(import.meta.dirname, '..', 'docs', 'rest-and-sql.md'), 'utf8');
+    const doc = readFileSync(path.join(import.meta.dirname, '..', '..', 'docs', 'rest-and-sql.md'), 'utf8');
     const recipe = /```sql\n([^`]*replaceAll[^`]*)```/.exec(doc)![1]!.replace(/\s+/g, ' ').trim();
     const escaped = (await post({ query: recipe, format: 'csv' })).body;
     expect(csv.replaceAll('\r\n', '')).toContain('\n');

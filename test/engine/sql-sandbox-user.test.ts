@@ -5,13 +5,13 @@
 // the service sends no readonly setting (the profile's readonly = 2 CONST would refuse it).
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../core/config.ts';
-import { PUBLISHED_TABLES, SQL_MAX_LIMIT } from '../api/sql/sql-guard.ts';
-import { SQL_MAX_RESPONSE_BYTES, SqlSandbox } from '../api/sql/sql-sandbox.ts';
-import { PLAN_QUERY_BUDGET } from '../core/plans.ts';
-import { startServices } from './support/services.ts';
+import { loadConfig } from '../../core/config.ts';
+import { PUBLISHED_TABLES, SQL_MAX_LIMIT } from '../../api/sql/sql-guard.ts';
+import { SQL_MAX_RESPONSE_BYTES, SqlSandbox } from '../../api/sql/sql-sandbox.ts';
+import { PLAN_QUERY_BUDGET } from '../../core/plans.ts';
+import { startServices } from '../support/services.ts';
 
-const file = readFileSync(new URL('../deploy/clickhouse/sql-sandbox-user.sql', import.meta.url), 'utf8');
+const file = readFileSync(new URL('../../deploy/clickhouse/sql-sandbox-user.sql', import.meta.url), 'utf8');
 const statements = file.replace(/^--.*$/gm, '').split(';').map((s) => s.trim()).filter((s) => s !== '');
 
 let s: Awaited<ReturnType<typeof startServices>>;

@@ -2,11 +2,11 @@
 // heavy query does not slow serving; a query the plan's budget cannot cover is refused
 // before it runs; a key gets one running query and 429 past its queue; an answer over the
 // byte budget is refused, and memory stays bounded while it is.
-import { Budget } from '../core/budget.ts';
+import { Budget } from '../../core/budget.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiKeyHeaders } from './support/api-key.ts';
-import { ingestDemo } from './support/fixtures.ts';
-import { startApp } from './support/services.ts';
+import { apiKeyHeaders } from '../support/api-key.ts';
+import { ingestDemo } from '../support/fixtures.ts';
+import { startApp } from '../support/services.ts';
 
 let t: Awaited<ReturnType<typeof startApp>>;
 let enterprise: Record<string, string>;

@@ -5,13 +5,13 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apiKeyHeaders } from './support/api-key.ts';
-import { startClickHouseShim, type Shim } from './support/clickhouse-http-shim.ts';
-import { ingestDemo } from './support/fixtures.ts';
-import { startApp } from './support/services.ts';
+import { apiKeyHeaders } from '../support/api-key.ts';
+import { startClickHouseShim, type Shim } from '../support/clickhouse-http-shim.ts';
+import { ingestDemo } from '../support/fixtures.ts';
+import { startApp } from '../support/services.ts';
 
-const hostile = JSON.parse(readFileSync(new URL('./fixtures/hostile-queries.json', import.meta.url), 'utf8')) as { query: unknown; generate?: string; stage?: string }[];
-const legit = JSON.parse(readFileSync(new URL('./fixtures/legit-queries.json', import.meta.url), 'utf8')) as string[];
+const hostile = JSON.parse(readFileSync(new URL('../fixtures/hostile-queries.json', import.meta.url), 'utf8')) as { query: unknown; generate?: string; stage?: string }[];
+const legit = JSON.parse(readFileSync(new URL('../fixtures/legit-queries.json', import.meta.url), 'utf8')) as string[];
 
 let shim: Shim | undefined;
 let shimDir: string | undefined;
@@ -51,7 +51,7 @@ describe('SQL over the server transport', () => {
 
   it('refuses every hostile query with 400 Invalid query', async () => {
     const wrong: string[] = [];
-    // Joins refused by their cost (stage "cost") are checked at a size where they matter: test/sql-joins.test.ts.
+    // Joins refused by their cost (stage "cost") are checked at a size where they matter: test/engine/sql-joins.test.ts.
     for (const h of hostile.filter((x) => x.generate === undefined && x.stage !== 'cost')) {
       const res = await post({ query: h.query });
       if (res.statusCode !== 400 || (res.json() as { error?: string }).error !== 'Invalid query') {

@@ -4,14 +4,14 @@
 // warehouse, a bare INSERT) after the filter was built, and check the replay is still a
 // duplicate everywhere. And sig_key computed in JS must be the engine's cityHash64.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLogger } from '../core/logger.ts';
-import { cityHash64 } from '../ingest/city-hash.ts';
-import { IngestPipeline } from '../ingest/pipeline.ts';
-import type { IngestRecord } from '../ingest/record-schema.ts';
-import { BASE_COLUMNS } from '../warehouse/tables.ts';
-import type { Warehouse } from '../warehouse/warehouse.ts';
-import { demoRecords, tableCounts } from './support/fixtures.ts';
-import { startServices } from './support/services.ts';
+import { createLogger } from '../../core/logger.ts';
+import { cityHash64 } from '../../ingest/city-hash.ts';
+import { IngestPipeline } from '../../ingest/pipeline.ts';
+import type { IngestRecord } from '../../ingest/record-schema.ts';
+import { BASE_COLUMNS } from '../../warehouse/tables.ts';
+import type { Warehouse } from '../../warehouse/warehouse.ts';
+import { demoRecords, tableCounts } from '../support/fixtures.ts';
+import { startServices } from '../support/services.ts';
 
 let s: Awaited<ReturnType<typeof startServices>>;
 let records: IngestRecord[];

@@ -13,16 +13,16 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../api/app.ts';
-import type { Services } from '../api/services.ts';
-import type { IngestRecord } from '../ingest/record-schema.ts';
-import { createKey } from './support/api-key.ts';
-import { docBlocks } from './support/doc-examples.ts';
-import { FIXTURE_START, ingest } from './support/fixtures.ts';
-import { liveRecord } from './support/live-records.ts';
-import { startServices } from './support/services.ts';
+import { buildApp } from '../../api/app.ts';
+import type { Services } from '../../api/services.ts';
+import type { IngestRecord } from '../../ingest/record-schema.ts';
+import { createKey } from '../support/api-key.ts';
+import { docBlocks } from '../support/doc-examples.ts';
+import { FIXTURE_START, ingest } from '../support/fixtures.ts';
+import { liveRecord } from '../support/live-records.ts';
+import { startServices } from '../support/services.ts';
 
-const ROOT = path.resolve(import.meta.dirname, '..');
+const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const QUERY = 'subscription { protocolActivity { protocolName timestamp count } }';
 
 interface Activity { protocolName: string; timestamp: number; count: number }

@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { EmbeddedWarehouse } from '../warehouse/embedded-warehouse.ts';
-import { warehouseContract } from './support/warehouse-contract.ts';
+import { EmbeddedWarehouse } from '../../warehouse/embedded-warehouse.ts';
+import { warehouseContract } from '../support/warehouse-contract.ts';
 
 warehouseContract('embedded (chDB)', async () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'txa-wh-'));

@@ -9,10 +9,10 @@ import type { PaymentPayload, PaymentRequired } from '@x402/core/types';
 import { ExactSvmScheme } from '@x402/svm/exact/client';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createKey } from './support/api-key.ts';
-import { ingestDemo } from './support/fixtures.ts';
-import { Chain } from './support/litesvm-chain.ts';
-import { startApp } from './support/services.ts';
+import { createKey } from '../support/api-key.ts';
+import { ingestDemo } from '../support/fixtures.ts';
+import { Chain } from '../support/litesvm-chain.ts';
+import { startApp } from '../support/services.ts';
 
 let chain: Chain;
 let ctx: Awaited<ReturnType<typeof startApp>>;

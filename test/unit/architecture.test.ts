@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ROOT, sourceFiles } from './support/source-scan.ts';
+import { ROOT, sourceFiles } from '../support/source-scan.ts';
 
 /** Each top-level folder and the folders it may import (itself always allowed). */
 const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {

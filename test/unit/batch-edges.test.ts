@@ -11,13 +11,13 @@
 //    running with its POST answered, its slot and its bytes given back meanwhile.
 //  - An MCP batch refused whole (over 100 messages) is one request, as on JSON-RPC.
 import { describe, expect, it } from 'vitest';
-import { PlanAnswerMemory } from '../api/access/answer-memory.ts';
-import { AnswerBatch } from '../api/answers/answer-batch.ts';
-import { mcpRequestCount } from '../api/mcp/mcp-routes.ts';
-import { carriedMeasure } from '../api/mcp/mcp-server.ts';
-import { handleBody, parseRpcBody, type MethodTable } from '../api/rpc/json-rpc.ts';
-import { Budget } from '../core/budget.ts';
-import { MCP_CARRY_FACTOR, RPC_RESPONSE_BUDGET_BYTES } from '../core/limits.ts';
+import { PlanAnswerMemory } from '../../api/access/answer-memory.ts';
+import { AnswerBatch } from '../../api/answers/answer-batch.ts';
+import { mcpRequestCount } from '../../api/mcp/mcp-routes.ts';
+import { carriedMeasure } from '../../api/mcp/mcp-server.ts';
+import { handleBody, parseRpcBody, type MethodTable } from '../../api/rpc/json-rpc.ts';
+import { Budget } from '../../core/budget.ts';
+import { MCP_CARRY_FACTOR, RPC_RESPONSE_BUDGET_BYTES } from '../../core/limits.ts';
 
 /** Methods answering `big` (3,000,000 characters of result), `mid` (480,000) or `small`. */
 const methods: MethodTable = {

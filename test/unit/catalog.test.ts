@@ -9,20 +9,20 @@ import { Ajv } from 'ajv';
 import Fastify from 'fastify';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import type { Analytics } from '../api/analytics/analytics.ts';
-import { CATALOG, rpcMethodsOf, type Operation } from '../api/catalog/catalog.ts';
-import { optional, restGet, rpcMethod, type ParamsCheck } from '../api/catalog/declare.ts';
-import { limit, options } from '../api/catalog/params.ts';
-import { registerOpenApi } from '../api/rest/openapi.ts';
-import { CALENDAR_DAY_PATTERN, dayStart } from '../core/vocabulary/primitives.ts';
-import { restApi } from '../api/rest/rest-api.ts';
-import { envelope, errors, ok } from '../api/catalog/rest-schemas.ts';
-import { openRpcDocument } from '../api/rpc/openrpc.ts';
-import { paramsChecks } from '../api/catalog/method-calls.ts';
-import { RpcMethods } from '../api/rpc/rpc-routes.ts';
-import { McpTools } from '../api/mcp/mcp-tools.ts';
-import { AppError } from '../core/errors.ts';
-import { LIST_LIMITS } from '../core/limits.ts';
+import type { Analytics } from '../../api/analytics/analytics.ts';
+import { CATALOG, rpcMethodsOf, type Operation } from '../../api/catalog/catalog.ts';
+import { optional, restGet, rpcMethod, type ParamsCheck } from '../../api/catalog/declare.ts';
+import { limit, options } from '../../api/catalog/params.ts';
+import { registerOpenApi } from '../../api/rest/openapi.ts';
+import { CALENDAR_DAY_PATTERN, dayStart } from '../../core/vocabulary/primitives.ts';
+import { restApi } from '../../api/rest/rest-api.ts';
+import { envelope, errors, ok } from '../../api/catalog/rest-schemas.ts';
+import { openRpcDocument } from '../../api/rpc/openrpc.ts';
+import { paramsChecks } from '../../api/catalog/method-calls.ts';
+import { RpcMethods } from '../../api/rpc/rpc-routes.ts';
+import { McpTools } from '../../api/mcp/mcp-tools.ts';
+import { AppError } from '../../core/errors.ts';
+import { LIST_LIMITS } from '../../core/limits.ts';
 
 const SPEC_METHODS = ['getTransaction', 'getTransactions', 'getTransactionsForAddress', 'getProtocolStats', 'getProtocolComparison',
   'getProtocolPerformance', 'getTopProtocols', 'getProtocolActivity', 'getInstructionTypes', 'getFailedTransactions', 'getProtocols'];
@@ -153,14 +153,14 @@ describe('a new operation or parameter shows on every door, from the catalog alo
 
 describe('the catalog and the other doors', () => {
   it('names only GraphQL fields the schema has', () => {
-    const sdl = readFileSync(new URL('../api/graphql/schema/query.graphql', import.meta.url), 'utf8');
+    const sdl = readFileSync(new URL('../../api/graphql/schema/query.graphql', import.meta.url), 'utf8');
     for (const op of CATALOG) {
       if (op.graphql) expect(sdl, `${op.name} -> ${op.graphql.field}`).toMatch(new RegExp(`^\\s+${op.graphql.field}\\(|^\\s+${op.graphql.field}:`, 'm'));
     }
   });
 
   it('GraphQL states the page size of LIST_LIMITS.graphqlFirst', () => {
-    const sdl = readFileSync(new URL('../api/graphql/schema/query.graphql', import.meta.url), 'utf8');
+    const sdl = readFileSync(new URL('../../api/graphql/schema/query.graphql', import.meta.url), 'utf8');
     const { default: first, max } = LIST_LIMITS.graphqlFirst;
     expect(sdl).toContain(`first (default ${first}, at most ${max}; larger is refused)`);
   });

@@ -2,9 +2,9 @@
 // (api/graphql/answer-stream.ts): the same text JSON.stringify writes, in bounded chunks,
 // a turn of the event loop apart; an answer cut at its byte budget field by field.
 import { describe, expect, it } from 'vitest';
-import { chunkedStringify, jsonChunks } from '../api/answers/chunked-json.ts';
-import { answerStream, rememberedStream, type Answer } from '../api/graphql/answer-stream.ts';
-import { longestLoopBlock } from './support/loop-probe.ts';
+import { chunkedStringify, jsonChunks } from '../../api/answers/chunked-json.ts';
+import { answerStream, rememberedStream, type Answer } from '../../api/graphql/answer-stream.ts';
+import { longestLoopBlock } from '../support/loop-probe.ts';
 
 const read = async (s: NodeJS.ReadableStream): Promise<string> => {
   let out = '';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { ConfigError, loadConfig } from '../core/config.ts';
+import { ConfigError, loadConfig } from '../../core/config.ts';
 
 describe('configuration', () => {
   it('has the documented defaults', () => {
@@ -97,7 +97,7 @@ describe('configuration', () => {
   });
 
   it('ships a compose stack whose API and Prometheus read the same metrics-token secret', () => {
-    const root = path.resolve(import.meta.dirname, '..');
+    const root = path.resolve(import.meta.dirname, '..', '..');
     const compose = readFileSync(path.join(root, 'docker-compose.yml'), 'utf8');
     const prometheus = readFileSync(path.join(root, 'deploy/prometheus/prometheus.yml'), 'utf8');
     const secretPath = /credentials_file: (\S+)/.exec(prometheus)?.[1];
@@ -114,7 +114,7 @@ describe('compose stacks start one migration runner at a time', () => {
   // applying one at once do it twice: two copies of 090 each copy tx_by_signature_v2's
   // records into tx_by_signature_v3, and every record is stored there twice. So one such
   // service starts first and every other waits for it to be healthy (it is after migrating).
-  const root = path.resolve(import.meta.dirname, '..');
+  const root = path.resolve(import.meta.dirname, '..', '..');
   interface Service { command?: string[]; depends_on?: string[] | Record<string, { condition?: string }>; healthcheck?: unknown }
   it.each(['docker-compose.yml', 'deploy/cluster/docker-compose.yml'])('%s', (file) => {
     const { services } = parseYaml(readFileSync(path.join(root, file), 'utf8'), { merge: true }) as { services: Record<string, Service> };

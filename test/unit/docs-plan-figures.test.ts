@@ -6,15 +6,15 @@
 // memory for x402 and enterprise while the code held 128 and 256 MiB.)
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { BYTES_PER_BUDGET_ROW } from '../core/budget.ts';
-import { ANSWER_BUDGET_BYTES, DOOR_WALL_MS, SQL_TIMEOUT_SECONDS, type Door } from '../core/limits.ts';
+import { BYTES_PER_BUDGET_ROW } from '../../core/budget.ts';
+import { ANSWER_BUDGET_BYTES, DOOR_WALL_MS, SQL_TIMEOUT_SECONDS, type Door } from '../../core/limits.ts';
 import {
   PLAN_ANSWER_MEMORY_BYTES, PLAN_CONCURRENCY, PLAN_EXPORT_DISK_SHARE, PLAN_EXPORT_JOB_BYTES, PLAN_EXPORT_KEY_BYTES,
   PLAN_EXPORT_MAX_JOBS, PLAN_EXPORT_MAX_ROWS, PLAN_HEAVY_SHARE, PLAN_JOIN_ROWS, PLAN_LIMITS, PLAN_MEMORY_BYTES,
   PLAN_QUERY_BUDGET, PLAN_SESSION_STATEMENTS, PLANS, type Plan,
-} from '../core/plans.ts';
+} from '../../core/plans.ts';
 
-const doc = (name: string): string => readFileSync(new URL(`../docs/${name}`, import.meta.url), 'utf8');
+const doc = (name: string): string => readFileSync(new URL(`../../docs/${name}`, import.meta.url), 'utf8');
 
 /** The rows of the first Markdown table after `heading` (header and rule lines dropped), as cells. */
 function tableAfter(text: string, heading: string): string[][] {

@@ -3,9 +3,9 @@
 // exactly the events after its id; the window and the count bound drop the oldest, and an id
 // before them, of an earlier process, or never made is answered with a gap naming the loss.
 import { describe, expect, it } from 'vitest';
-import type { BucketFigures } from '../api/analytics/activity-buckets.ts';
-import { EventLog, parseEventId } from '../api/graphql/subscriptions/event-log.ts';
-import { STREAM_EVENT_SEQ_PER_MS } from '../core/limits.ts';
+import type { BucketFigures } from '../../api/analytics/activity-buckets.ts';
+import { EventLog, parseEventId } from '../../api/graphql/subscriptions/event-log.ts';
+import { STREAM_EVENT_SEQ_PER_MS } from '../../core/limits.ts';
 
 const fig = (i: number, maxSlot: number): BucketFigures => ({
   protocolName: 'jupiter_v6', start: i * 3600, size: 'hour', count: i, successCount: i, failedCount: 0, totalFees: 0, totalComputeUnits: 0, maxSlot,

@@ -3,10 +3,10 @@
 // across the keys of a plan, and a running job giving its worker up at a chunk boundary only
 // to a better claim (no ping-pong).
 import { describe, expect, it } from 'vitest';
-import { nextJob, planWorkers, shouldYield, type Schedulable } from '../api/exports/export-scheduler.ts';
-import { KeyTurns } from '../api/sql/key-turns.ts';
-import { loadConfig } from '../core/config.ts';
-import type { Plan } from '../core/plans.ts';
+import { nextJob, planWorkers, shouldYield, type Schedulable } from '../../api/exports/export-scheduler.ts';
+import { KeyTurns } from '../../api/sql/key-turns.ts';
+import { loadConfig } from '../../core/config.ts';
+import type { Plan } from '../../core/plans.ts';
 
 let seq = 0;
 const job = (owner: string, plan: Plan): Schedulable => ({ id: `j${++seq}`, seq, owner, plan });

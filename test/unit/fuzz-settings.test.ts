@@ -2,7 +2,7 @@
 // (one seed, a count of cases per operation, no example database carried between runs), so a run
 // that passed passes again; a time budget, and a random seed, belong to `npm run fuzz`.
 import { describe, expect, it } from 'vitest';
-import { FUZZ_SEED, schemathesisArgs } from '../scripts/fuzz/schemathesis.ts';
+import { FUZZ_SEED, schemathesisArgs } from '../../scripts/fuzz/schemathesis.ts';
 
 const base = { location: 'http://127.0.0.1:1/api/v1/openapi.json', headers: { 'x-api-key': 'k' }, seed: FUZZ_SEED, ratePerMinute: 1800 };
 const flagValue = (args: string[], flag: string): string | undefined => (args.includes(flag) ? args[args.indexOf(flag) + 1] : undefined);

@@ -3,11 +3,11 @@
 // no engine.
 import { getIntrospectionQuery, parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { AnswerMemo } from '../api/graphql/answer-memo.ts';
-import { DocumentCache, mostRepeatedName, parseDocument, selectionCount } from '../api/graphql/document-limits.ts';
-import { GRAPHQL_MAX_SAME_NAME, GRAPHQL_MAX_SELECTIONS } from '../core/limits.ts';
-import { buildExecutableSchema } from '../api/graphql/schema.ts';
-import { longestLoopBlock } from './support/loop-probe.ts';
+import { AnswerMemo } from '../../api/graphql/answer-memo.ts';
+import { DocumentCache, mostRepeatedName, parseDocument, selectionCount } from '../../api/graphql/document-limits.ts';
+import { GRAPHQL_MAX_SAME_NAME, GRAPHQL_MAX_SELECTIONS } from '../../core/limits.ts';
+import { buildExecutableSchema } from '../../api/graphql/schema.ts';
+import { longestLoopBlock } from '../support/loop-probe.ts';
 
 const bomb = (levels: number, spreads = 2) => `{ ...F1 } ${Array.from({ length: levels - 1 }, (_, i) => `fragment F${i + 1} on Query { ${`...F${i + 2} `.repeat(spreads)}}`).join(' ')} fragment F${levels} on Query { protocols }`;
 

@@ -7,7 +7,7 @@
 // test too, so the lists only shrink.
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { lineAt, serviceFiles, sourceOf, textOf, treeOf, walk, type Node } from './support/source-scan.ts';
+import { lineAt, serviceFiles, sourceOf, textOf, treeOf, walk, type Node } from '../support/source-scan.ts';
 
 const p = (...parts: string[]): string => path.join(...parts);
 
@@ -60,7 +60,7 @@ function literalText(n: Node): string | undefined {
 }
 
 async function scanTableNames(files: readonly string[] = serviceFiles()): Promise<string[]> {
-  const { TABLES } = await import('../warehouse/tables.ts');
+  const { TABLES } = await import('../../warehouse/tables.ts');
   const names = Object.values(TABLES) as string[];
   const distinct = names.filter((n) => !WORDS.has(n));
   const words = names.filter((n) => WORDS.has(n));

@@ -4,19 +4,19 @@
 // store, each kind ends where it should (the insert, the report's duplicates, the
 // dead-letter table).
 import { describe, expect, it } from 'vitest';
-import { createLogger } from '../core/logger.ts';
-import { cityHash64, cityHasher } from '../ingest/city-hash.ts';
-import { IngestPipeline, type RawRecord } from '../ingest/pipeline.ts';
-import { parseRecord, type RecordContext } from '../ingest/parse-record.ts';
-import { protocolLookup } from '../ingest/record-schema.ts';
-import { DeadLetters } from '../ingest/steps/dead-letter.ts';
-import { dedupeInBatch, StoreDedupe } from '../ingest/steps/dedupe.ts';
-import type { Accepted } from '../ingest/steps/records.ts';
-import { parseCall } from '../ingest/steps/parse-call.ts';
-import { drop, ok, runBatchSteps, type BatchStep, type DropCode, type StepSink } from '../ingest/steps/step.ts';
-import { DataVersion } from '../warehouse/data-version.ts';
-import type { ProtocolRegistry } from '../warehouse/protocol-registry.ts';
-import type { Warehouse } from '../warehouse/warehouse.ts';
+import { createLogger } from '../../core/logger.ts';
+import { cityHash64, cityHasher } from '../../ingest/city-hash.ts';
+import { IngestPipeline, type RawRecord } from '../../ingest/pipeline.ts';
+import { parseRecord, type RecordContext } from '../../ingest/parse-record.ts';
+import { protocolLookup } from '../../ingest/record-schema.ts';
+import { DeadLetters } from '../../ingest/steps/dead-letter.ts';
+import { dedupeInBatch, StoreDedupe } from '../../ingest/steps/dedupe.ts';
+import type { Accepted } from '../../ingest/steps/records.ts';
+import { parseCall } from '../../ingest/steps/parse-call.ts';
+import { drop, ok, runBatchSteps, type BatchStep, type DropCode, type StepSink } from '../../ingest/steps/step.ts';
+import { DataVersion } from '../../warehouse/data-version.ts';
+import type { ProtocolRegistry } from '../../warehouse/protocol-registry.ts';
+import type { Warehouse } from '../../warehouse/warehouse.ts';
 
 const PROGRAM = 'whirLbMiicVdio4qvUfM5KAg6Ct8VwpYzGff3uctyCc';
 const OTHER_PROGRAM = 'JUP6LkbZbjS1jKKwapdHNy74zcZ3tLUZoi5QNyVTaV4';

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 
-const json = (file: string): any => JSON.parse(readFileSync(new URL(`../${file}`, import.meta.url), 'utf8'));
+const json = (file: string): any => JSON.parse(readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8'));
 
 describe('install scripts', () => {
   it('are each approved in package.json allowScripts, and every approval is of one', () => {

@@ -2,9 +2,9 @@
 // loop: every STREAM_EVENTS_PER_TURN events the next waits for a turn of the loop, so I/O
 // (other requests, /health) runs between (the security review's stream fan-out finding).
 import { describe, expect, it } from 'vitest';
-import { Feed } from '../api/graphql/subscriptions/feed.ts';
-import type { BucketFigures } from '../api/analytics/activity-buckets.ts';
-import { STREAM_EVENTS_PER_TURN } from '../core/limits.ts';
+import { Feed } from '../../api/graphql/subscriptions/feed.ts';
+import type { BucketFigures } from '../../api/analytics/activity-buckets.ts';
+import { STREAM_EVENTS_PER_TURN } from '../../core/limits.ts';
 
 describe('a live feed draining a large write', () => {
   it('lets the event loop turn while a consumer takes thousands of queued events', async () => {

@@ -6,11 +6,11 @@
 // were handled (process clock). Here the journal is a stand-in and only Date is faked: polls
 // are called by hand, the clock moved by hand.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { FinishedBatch } from '../warehouse/journal-reader.ts';
-import type { JournalSource } from '../api/graphql/subscriptions/live-activity.ts';
-import { DeliveredBatches } from '../api/graphql/subscriptions/delivered-batches.ts';
-import { STREAM_JOURNAL_LOOKBACK_MS, STREAM_JOURNAL_UNSEEN_KEEP_MS } from '../core/limits.ts';
-import { buckets, harness, openStream, turnsUntil } from './support/live-harness.ts';
+import type { FinishedBatch } from '../../warehouse/journal-reader.ts';
+import type { JournalSource } from '../../api/graphql/subscriptions/live-activity.ts';
+import { DeliveredBatches } from '../../api/graphql/subscriptions/delivered-batches.ts';
+import { STREAM_JOURNAL_LOOKBACK_MS, STREAM_JOURNAL_UNSEEN_KEEP_MS } from '../../core/limits.ts';
+import { buckets, harness, openStream, turnsUntil } from '../support/live-harness.ts';
 
 /** The journal as readFinishedBatches answers: the batches whose 'done' is at or after `since`. */
 class Journal implements JournalSource {

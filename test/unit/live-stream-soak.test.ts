@@ -7,7 +7,7 @@
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import { buckets, harness, openStream, turnsUntil, type OpenStream } from './support/live-harness.ts';
+import { buckets, harness, openStream, turnsUntil, type OpenStream } from '../support/live-harness.ts';
 
 // A full collection on demand, without starting the worker with --expose-gc.
 v8.setFlagsFromString('--expose-gc');

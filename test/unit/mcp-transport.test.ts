@@ -7,7 +7,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { CallToolRequestSchema, ErrorCode, LATEST_PROTOCOL_VERSION, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
-import { StatelessJsonTransport, type DirectAnswer, type McpAnswer } from '../api/mcp/mcp-transport.ts';
+import { StatelessJsonTransport, type DirectAnswer, type McpAnswer } from '../../api/mcp/mcp-transport.ts';
 
 /** A Server with a tool that echoes its arguments, one that fails, and tools/list. */
 function server(): Server {

@@ -2,8 +2,8 @@
 // forgets expired entries instead of keeping them until evicted: a client choosing a new
 // range per call cannot fill the process's memory with large answers.
 import { describe, expect, it, vi } from 'vitest';
-import { ResultCache } from '../api/analytics/result-cache.ts';
-import { DataVersion } from '../warehouse/data-version.ts';
+import { ResultCache } from '../../api/analytics/result-cache.ts';
+import { DataVersion } from '../../warehouse/data-version.ts';
 
 const answer = (items: number) => async () => Array.from({ length: items }, (_, i) => ({ i }));
 

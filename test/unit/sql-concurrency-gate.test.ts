@@ -3,9 +3,9 @@
 // waiter whose key's last turn is the oldest, then the oldest waiter) among those whose key has
 // nothing running, and a 429 with Retry-After for everything past the queues.
 import { describe, expect, it } from 'vitest';
-import { AppError, Errors } from '../core/errors.ts';
-import { ConcurrencyGate } from '../api/sql/concurrency-gate.ts';
-import { KeyTurns } from '../api/sql/key-turns.ts';
+import { AppError, Errors } from '../../core/errors.ts';
+import { ConcurrencyGate } from '../../api/sql/concurrency-gate.ts';
+import { KeyTurns } from '../../api/sql/key-turns.ts';
 
 const refused = (p: Promise<unknown>) =>
   p.then(

@@ -4,11 +4,11 @@
 // key's /health p99 to 1.45 s). The real hub, subscribe and LiveStream (test/support/
 // live-harness.ts) with a charge of the test's own; counts only, no clock.
 import { describe, expect, it } from 'vitest';
-import { chargeKey, keyRefusal } from '../api/graphql/subscriptions/replay-meter.ts';
-import { AppError, Errors } from '../core/errors.ts';
-import { STREAM_REPLAY_BYTES_PER_UNIT, STREAM_REPLAY_EVENTS_PER_TURN, STREAM_REPLAY_EVENTS_PER_UNIT } from '../core/limits.ts';
-import type { ApiKeyRecord } from '../warehouse/api-key-store.ts';
-import { buckets, harness, openStream, turnsUntil, type Harness, type OpenStream } from './support/live-harness.ts';
+import { chargeKey, keyRefusal } from '../../api/graphql/subscriptions/replay-meter.ts';
+import { AppError, Errors } from '../../core/errors.ts';
+import { STREAM_REPLAY_BYTES_PER_UNIT, STREAM_REPLAY_EVENTS_PER_TURN, STREAM_REPLAY_EVENTS_PER_UNIT } from '../../core/limits.ts';
+import type { ApiKeyRecord } from '../../warehouse/api-key-store.ts';
+import { buckets, harness, openStream, turnsUntil, type Harness, type OpenStream } from '../support/live-harness.ts';
 
 /** A hub whose log holds `n` events made after the returned id (a listener keeps them being made). */
 async function logged(n: number): Promise<{ h: Harness; from: string; listener: OpenStream }> {

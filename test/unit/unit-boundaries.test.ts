@@ -4,11 +4,11 @@
 // here a regression shows in milliseconds (npm run test:fast).
 import { createHash, createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { listingFingerprint, PageTokens } from '../api/analytics/page-token.ts';
-import { handleBody, parseRpcBody, PARSE_FAILED, type MethodTable } from '../api/rpc/json-rpc.ts';
-import { validateParams } from '../api/catalog/param-checks.ts';
-import { AppError, Errors, hint, param, worded, wordMessage } from '../core/errors.ts';
-import { checkRecord, protocolLookup } from '../ingest/record-schema.ts';
+import { listingFingerprint, PageTokens } from '../../api/analytics/page-token.ts';
+import { handleBody, parseRpcBody, PARSE_FAILED, type MethodTable } from '../../api/rpc/json-rpc.ts';
+import { validateParams } from '../../api/catalog/param-checks.ts';
+import { AppError, Errors, hint, param, worded, wordMessage } from '../../core/errors.ts';
+import { checkRecord, protocolLookup } from '../../ingest/record-schema.ts';
 
 const methods: MethodTable = {
   has: (name) => name === 'echo' || name === 'fail',
@@ -170,8 +170,8 @@ describe('parameter words at the edge', () => {
 describe('one vocabulary across the interfaces', () => {
   it("GraphQL's record and statistics types carry the vocabulary's answer fields, with the same kinds, plus only their documented additions", async () => {
     const { buildSchema, getNamedType, GraphQLObjectType } = await import('graphql');
-    const { schemaSource } = await import('../api/graphql/schema.ts');
-    const answers = await import('../core/vocabulary/answers.ts');
+    const { schemaSource } = await import('../../api/graphql/schema.ts');
+    const answers = await import('../../core/vocabulary/answers.ts');
     const schema = buildSchema(schemaSource());
     const kindOf = (t: string): string => (t === 'Boolean' ? 'boolean' : t === 'String' ? 'string' : 'number');
     const vocabKind = (s: { type?: unknown }): string => (s.type === 'boolean' ? 'boolean' : s.type === 'string' ? 'string' : 'number');
