@@ -18,6 +18,9 @@ let url: string;
 let headers: Record<string, string>;
 let sandbox: SqlSandbox;
 let failAfterFirstChunk = false;
+/** Resolved by the client when the first bytes of a body reach it: the answer is under way. */
+let clientGotBytes: () => void = () => {};
+let bytesArrived: Promise<void> = Promise.resolve();
 
 /** The real engine, whose CSV stream breaks after its first bytes while the flag is set. */
 function breakingStreams(wh: Warehouse): Warehouse {
@@ -33,8 +36,9 @@ function breakingStreams(wh: Warehouse): Warehouse {
               continue;
             }
             yield chunk.subarray(0, chunk.byteLength >> 1);
-            // Past the first await, so the route has already answered 200 and is streaming.
-            await new Promise((r) => setTimeout(r, 20));
+            // Only once the client holds the first bytes: the route has answered 200 and is
+            // streaming, however slowly the machine runs (no sleep that load could outlast).
+            await bytesArrived;
             throw new Error('injected: the engine failed mid-stream');
           }
         })();
@@ -60,7 +64,10 @@ async function readCsv(query: string): Promise<{ status: number; bytes: number; 
   const res = await fetch(`${url}/v1/query`, { method: 'POST', headers, body: JSON.stringify({ query, format: 'csv' }) });
   let bytes = 0;
   try {
-    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) bytes += chunk.byteLength;
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      bytes += chunk.byteLength;
+      clientGotBytes();
+    }
     return { status: res.status, bytes };
   } catch (err) {
     return { status: res.status, bytes, error: String((err as Error).cause ?? err) };
@@ -74,6 +81,7 @@ it('a stream that breaks after its first rows reaches the client as an error, no
   const whole = await readCsv(QUERY);
   expect(whole.error).toBeUndefined();
   failAfterFirstChunk = true;
+  bytesArrived = new Promise((r) => (clientGotBytes = r));
   const broken = await readCsv(QUERY);
   // Headers and the first rows were already sent with 200; what follows must be an error.
   expect(broken.status).toBe(200);

@@ -1,5 +1,5 @@
 // Exports inside the plan's limits (docs/exports.md "Limits", "Quotas", "Fair sharing"):
-// every export statement obeys the SQL time-out (here 2 s) and the plan's read budget;
+// every export statement obeys its time-out (here 2 s, in that test only) and the plan's read budget;
 // generated rows count against the per-export byte budget; a free key's heavy export never
 // holds the worker an enterprise key's job needs; disk quotas per export, per key and per
 // plan, checked before anything is written; the free disk minus the ingest reserve.
@@ -15,7 +15,7 @@ let t: Awaited<ReturnType<typeof startApp>>;
 type Job = { id: string; status: string; progress: number; error: string | null; rowsWritten: number; files: { name: string; bytes: number }[] };
 
 beforeAll(async () => {
-  t = await startApp({ SQL_TIMEOUT_SECONDS: '2', EXPORT_MAX_ROWS_FREE: '1000000', EXPORT_MAX_JOBS_FREE: '2' });
+  t = await startApp({ EXPORT_MAX_ROWS_FREE: '1000000', EXPORT_MAX_JOBS_FREE: '2' });
   const report = await ingest(t.services, await demoRecords(t.services, 3000));
   expect(report.rejected).toEqual([]);
 });
@@ -38,13 +38,13 @@ async function start(url: string, headers: Record<string, string>, body: unknown
   return r.json<Job>().id;
 }
 
+/** Polls until a job is done: no count of polls, so a busy machine only makes it wait longer (the test's time-out bounds it). */
 async function waitJob(id: string, headers: Record<string, string>): Promise<Job> {
-  for (let i = 0; i < 4000; i++) {
+  for (;;) {
     const job = await read(id, headers);
     if (!['QUEUED', 'RUNNING'].includes(job.status)) return job;
     await new Promise((res) => setTimeout(res, 25));
   }
-  throw new Error(`job ${id} did not finish`);
 }
 
 /** Bytes under a job's directory, sampled while it runs: the most it ever held. */
@@ -71,11 +71,20 @@ const SLOW = "SELECT count() AS n FROM (SELECT arrayJoin(range(8000)) AS a) AS l
 
 describe('time and read budgets per statement', () => {
   it('fails a SQL export whose statement passes the SQL time-out, naming the limit per statement', async () => {
-    const h = await key('free', 'slow');
-    const job = await waitJob(await start('/v1/query/exports', h, { query: SLOW, format: 'CSV' }), h);
-    expect(job.status).toBe('FAILED');
-    expect(job.error).toMatch(/ran longer than the 2 s limit of one export statement/);
-    expect(job.files).toEqual([]);
+    // Two seconds for this test only: the other tests' statements must not meet a time-out
+    // however busy the machine is (a time-out is a wall-clock outcome; SLOW only runs longer).
+    const cfg = t.services.config.exports;
+    const saved = cfg.statementTimeoutSeconds;
+    cfg.statementTimeoutSeconds = 2;
+    try {
+      const h = await key('free', 'slow');
+      const job = await waitJob(await start('/v1/query/exports', h, { query: SLOW, format: 'CSV' }), h);
+      expect(job.status).toBe('FAILED');
+      expect(job.error).toMatch(/ran longer than the 2 s limit of one export statement/);
+      expect(job.files).toEqual([]);
+    } finally {
+      cfg.statementTimeoutSeconds = saved;
+    }
   });
 
   it('counts generated rows against the plan\'s bytes per export before writing any (no table read)', async () => {
@@ -179,14 +188,16 @@ describe('fair sharing of export workers', () => {
     const ent = await key('enterprise', 'light');
     try {
       const heavy = await start('/v1/exports', free, { format: 'PARQUET' });
-      for (let i = 0; i < 400 && (await read(heavy, free)).status !== 'RUNNING'; i++) await new Promise((r) => setTimeout(r, 10));
-      // A worker is kept for paid plans: the enterprise job starts at once, it does not queue.
+      while ((await read(heavy, free)).status !== 'RUNNING') await new Promise((r) => setTimeout(r, 10));
+      // A worker is kept for paid plans: the enterprise job starts at once, beside the free
+      // one (both running), it does not queue. Asserted on the scheduler's state when the job
+      // is created, not on which of the two finishes first (that is the machine's speed).
       const created = await post('/v1/query/exports', ent, { query: 'SELECT signature FROM transactions LIMIT 5', format: 'CSV' });
       expect(created.statusCode, created.body).toBe(202);
       expect(created.json<Job>().status).toBe('RUNNING');
+      expect(t.services.exports.stats()).toEqual({ running: 2, queued: 0 });
       const light = await waitJob(created.json<Job>().id, ent);
       expect(light.status, light.error ?? '').toBe('COMPLETED');
-      expect(['QUEUED', 'RUNNING']).toContain((await read(heavy, free)).status);
       const done = await waitJob(heavy, free);
       expect(done.status, done.error ?? '').toBe('COMPLETED');
     } finally {

@@ -47,12 +47,10 @@ function send(c: Case) {
 describe('hostile GraphQL corpus (test/fixtures/hostile-graphql.json)', () => {
   it.each(CASES.map((c) => [c.name, c] as const))('%s', async (_name, c) => {
     const before = log.text().length;
-    const started = Date.now();
     const res = await send(c);
     expect(res.statusCode, res.body.slice(0, 400)).toBe(c.expect.status);
     expect(Buffer.byteLength(res.body), 'bytes bounded').toBeLessThanOrEqual(GRAPHQL_RESPONSE_BUDGET_BYTES);
     expect(res.body).not.toMatch(/\n\s+at |\.ts:\d+|node_modules|DB::Exception|Internal error/);
-    expect(Date.now() - started, 'answered promptly').toBeLessThan(5_000);
     if (c.expect.code !== undefined) {
       const body = res.json() as { errors?: { message: string; extensions: { code: string } }[] };
       expect(body.errors?.[0]?.extensions.code, res.body.slice(0, 400)).toBe(c.expect.code);

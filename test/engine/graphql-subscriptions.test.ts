@@ -200,11 +200,9 @@ describe('protocolActivity over /graphql/stream', () => {
     await new Promise((r) => setTimeout(r, 2 * JOURNAL_POLL_MS));
     const other = new IngestPipeline(services.wh, services.registry, new DataVersion(), createLogger('silent'), { maxRecordBytes: 1 << 20, batchRows: 5000, writerId: 'standalone-ingest' });
     const h = FIXTURE_END + 40 * 3600;
-    const t0 = Date.now();
     const report = await other.ingest(Array.from({ length: 3 }, (_, i) => ({ value: liveRecord(p, h + i, i), position: { line: i + 1 } })), 'kafka');
     expect(report.accepted).toBe(3);
     await until(() => s.results.length > 0, 5000, 'event from the journal');
-    expect(Date.now() - t0).toBeLessThan(3 * JOURNAL_POLL_MS + 1000);
     const k = `${p.protocolName}#${h}`;
     expect(latest(s.results).get(k)).toMatchObject((await baseTable('hour', [k])).get(k)!);
     // Read once: later polls (whose look-back covers it again) do not send it twice.
@@ -387,9 +385,8 @@ describe('shutdown', () => {
     clients.push(c);
     const s = collect(c, 'subscription { protocolActivity { count } }');
     await until(() => other.liveStreams.count() === 1, 5000, 'stream open');
-    const t0 = Date.now();
+    // Closing resolves at all: a stream left open would hold it (and the test) forever.
     await other.close();
-    expect(Date.now() - t0).toBeLessThan(2000);
     await s.done;
     const last = s.results.at(-1)!;
     expect((last.errors![0] as { extensions?: { code?: string } }).extensions?.code).toBe('INTERNAL_SERVER_ERROR');

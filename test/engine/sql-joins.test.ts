@@ -39,7 +39,6 @@ const NARROWING = [/signature and instruction_index/, /date range/, /aggregated 
 
 describe('the audit\'s joins are refused before they run', () => {
   it('a self-join on a two-valued key (success), however few rows it reads', async () => {
-    const started = Date.now();
     const res = await sql('SELECT count() FROM transactions t1 JOIN transactions t2 ON t1.success = t2.success WHERE t1.fee > 0');
     expect(res.statusCode).toBe(400);
     const { error, message } = res.json() as { error: string; message: string };
@@ -47,8 +46,7 @@ describe('the audit\'s joins are refused before they run', () => {
     expect(message).toMatch(/its joins would produce about \d+(\.\d)?[MB] rows \(t1 × t2 on success: about/);
     expect(message).toMatch(/the free plan allows 100\.0M per query/);
     for (const hint of NARROWING) expect(message).toMatch(hint);
-    // Refused from the estimate: nothing ran, and no time went by.
-    expect(Date.now() - started).toBeLessThan(5000);
+    // Refused from the estimate: nothing ran, and no session is held.
     expect(t.services.sqlSandbox.stats()).toEqual({ running: 0, waiting: 0 });
   });
 
@@ -65,12 +63,11 @@ describe('the audit\'s joins are refused before they run', () => {
       'SELECT (SELECT count() FROM transactions a, transactions b WHERE cityHash64(a.signature, b.signature) % 7 = 1) AS n',
       'SELECT count() FROM transactions WHERE fee IN (SELECT a.fee FROM transactions a, transactions b WHERE cityHash64(a.signature, b.signature) % 7 = 1)',
     ]) {
-      const started = Date.now();
       const res = await sql(query);
       expect(res.statusCode, res.body).toBe(400);
       expect((res.json() as { message: string }).message).toMatch(/its joins would produce about 1.6B rows/);
-      // The join alone is about 10 s of hashing here.
-      expect(Date.now() - started).toBeLessThan(2000);
+      // Refused from the estimate (the join alone is about 10 s of hashing here): no session is held.
+      expect(t.services.sqlSandbox.stats()).toEqual({ running: 0, waiting: 0 });
     }
   });
 

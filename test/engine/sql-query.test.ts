@@ -214,17 +214,13 @@ describe('time-out', () => {
     // A self join without a condition and 200 hashes per pair: ~2e9 hashes, far beyond one
     // second, yet within the plan's cost budget (a triple join would be refused before running).
     const slow = 'SELECT count() AS n FROM transactions AS a, transactions AS b WHERE arraySum(arrayMap(x -> cityHash64(x, a.fee, b.fee) % 2, range(200))) = 7';
-    const started = Date.now();
     const res = await post({ query: slow });
-    const elapsed = Date.now() - started;
     expect(res.statusCode).toBe(408);
     expect(res.json()).toEqual({ error: 'Query Timeout', message: expect.stringMatching(/1 s time-out and was cancelled/) });
-    expect(elapsed).toBeLessThan(5000);
-    // The engine stopped it (not merely abandoned): the embedded engine runs one query at a
-    // time, so a query still running would hold up the next one.
-    const t0 = Date.now();
+    // The engine stopped it (not merely abandoned): its session is free, and the next query
+    // on it is answered (a query still running would hold it up).
+    expect(t.services.sqlSandbox.stats()).toEqual({ running: 0, waiting: 0 });
     expect((await post({ query: 'SELECT 1 AS one' })).statusCode).toBe(200);
-    expect(Date.now() - t0).toBeLessThan(1000);
     const csv = await post({ query: slow, format: 'csv' });
     expect(csv.statusCode).toBe(408);
   });
