@@ -1,5 +1,5 @@
 // The service's parts wired together once, for the entry point, CLIs and tests alike.
-import type { Config } from '../core/config.ts';
+import type { Config } from '../core/config/load-config.ts';
 import { createLogger, type Logger } from '../core/logger.ts';
 import { KafkaSource, type KafkaSourceHooks } from '../ingest/kafka-source.ts';
 import { IngestPipeline } from '../ingest/pipeline.ts';

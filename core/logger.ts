@@ -1,5 +1,5 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
-import type { LogFormat, LogLevel } from './config.ts';
+import type { LogFormat, LogLevel } from './config/load-config.ts';
 
 export type { Logger };
 

@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Consumer, EachBatchPayload, Kafka, KafkaMessage, Producer } from 'kafkajs';
 import { Partitioners } from 'kafkajs';
 import { Registry } from 'prom-client';
-import type { Config } from '../core/config.ts';
+import type { Config } from '../core/config/load-config.ts';
 import type { Logger } from '../core/logger.ts';
 import { KAFKA_HEARTBEAT_EVERY_MS, KAFKA_MAX_BACKOFF_MS } from '../core/limits.ts';
 import { KafkaMetrics } from '../core/metrics.ts';

@@ -2,7 +2,7 @@
 // with attempt limits per account and per client address, sign-out, and the session probe
 // the page starts with. Every answer is JSON; errors are {error, message} from the catalog.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Config } from '../../core/config.ts';
+import type { Config } from '../../core/config/load-config.ts';
 import { AppError, Errors, invalidParams } from '../../core/errors.ts';
 import {
   DASHBOARD_BODY_LIMIT_BYTES,

@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Config } from '../../core/config.ts';
+import type { Config } from '../../core/config/load-config.ts';
 import { notFound } from '../../core/errors.ts';
 import type { AccountStore } from '../../warehouse/account-store.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';

@@ -5,7 +5,7 @@
 // a cross-site page can neither read it nor (SameSite=Strict) ride the cookie.
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Config } from '../../core/config.ts';
+import type { Config } from '../../core/config/load-config.ts';
 import { AppError, Errors } from '../../core/errors.ts';
 import { sha256Hex, type AccountRecord, type AccountStore, type SessionRecord } from '../../warehouse/account-store.ts';
 

@@ -5,7 +5,7 @@
 // those bytes are held for the job until its files are on disk, so two workers writing at
 // once cannot each take the same room. Files on disk are counted again after each write.
 import { statfsSync } from 'node:fs';
-import type { ExportConfig } from '../../core/config.ts';
+import type { ExportConfig } from '../../core/config/load-config.ts';
 import { AppError, Errors } from '../../core/errors.ts';
 import type { Plan } from '../../core/plans.ts';
 import { JobFailure } from './job-errors.ts';

@@ -8,7 +8,7 @@
 import { existsSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { ExportConfig } from '../../core/config.ts';
+import type { ExportConfig } from '../../core/config/load-config.ts';
 import { PLAN_QUERY_BUDGET, type Plan } from '../../core/plans.ts';
 import { ClickHouseCode, WarehouseError, type Settings, type Warehouse } from '../../warehouse/warehouse.ts';
 import { TABLES } from '../../warehouse/tables.ts';

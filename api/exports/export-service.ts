@@ -15,7 +15,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { ExportConfig } from '../../core/config.ts';
+import type { ExportConfig } from '../../core/config/load-config.ts';
 import { AppError, Errors, param, type ExportParamKey } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { Plan } from '../../core/plans.ts';

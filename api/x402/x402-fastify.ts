@@ -11,7 +11,7 @@
 //               settled: the caller is not charged, and the payment stays spent.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Readable } from 'node:stream';
-import type { X402Config } from '../../core/config.ts';
+import type { X402Config } from '../../core/config/load-config.ts';
 import type { EdgeStep } from '../answers/answer-edge.ts';
 import { interfaceOf } from '../access/protected-paths.ts';
 import type { X402Gateway, PaidCall } from './x402-gateway.ts';

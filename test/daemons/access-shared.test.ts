@@ -9,7 +9,7 @@ import { createLogger } from '../../core/logger.ts';
 import { createAccess, type Access } from '../../api/access/access.ts';
 import { Metrics } from '../../core/metrics.ts';
 import { buildApp } from '../../api/app.ts';
-import { loadConfig } from '../../core/config.ts';
+import { loadConfig } from '../../core/config/load-config.ts';
 import { addAccessTestRoutes } from '../support/access-routes.ts';
 import { adminHeaders, createKey } from '../support/api-key.ts';
 import { startRedisServer, type RedisServer } from '../../scripts/daemons/redis-server.ts';

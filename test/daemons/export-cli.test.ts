@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { downloadFile } from '../../scripts/export-cli.ts';
-import { loadClientConfig } from '../../core/config.ts';
+import { loadClientConfig } from '../../core/config/load-config.ts';
 import { apiKeyHeaders } from '../support/api-key.ts';
 import { demoRecords, ingest } from '../support/fixtures.ts';
 import { startApp } from '../support/services.ts';

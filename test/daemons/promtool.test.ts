@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../core/config.ts';
+import { loadConfig } from '../../core/config/load-config.ts';
 import { DEMO_DAYS } from '../../core/limits.ts';
 import { demoRecordsNdjson } from '../../ingest/demo-generator.ts';
 import type { IngestRecord } from '../../ingest/record-schema.ts';

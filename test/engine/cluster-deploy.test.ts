@@ -3,14 +3,14 @@
 // cannot run on these machines and no ClickHouse server or Keeper can be installed. What is
 // checked: the files parse (YAML, XML, the engine's SQL parser), and hosts, ports, macros,
 // Keeper ids, environment names and scrape targets agree with each other and with
-// core/config.ts. Whether the stack starts and replicates is the runbook's check
+// core/config/load-config.ts. Whether the stack starts and replicates is the runbook's check
 // (docs/cluster.md, "Verify a cluster after deploy").
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { loadConfig } from '../../core/config.ts';
+import { loadConfig } from '../../core/config/load-config.ts';
 import { EmbeddedWarehouse } from '../../warehouse/embedded-warehouse.ts';
 import { PUBLISHED_TABLES } from '../../warehouse/tables.ts';
 import { localName } from '../../warehouse/cluster-layout.ts';
@@ -133,15 +133,15 @@ describe('deploy/cluster (files parsed and cross-checked; the stack itself not r
     expect(textAt(cluster, 'user_directories', 'replicated', 'zookeeper_path')).toMatch(/^\/clickhouse\//);
   });
 
-  it('configures API and ingest replicas with variables core/config.ts reads, and values it accepts', () => {
+  it('configures API and ingest replicas with variables core/config/load-config.ts reads, and values it accepts', () => {
     // The loader and its sections (core/config/).
-    const source = ['core/config.ts', ...readdirSync(path.join(root, 'core/config')).map((f) => `core/config/${f}`)].map((f) => readFileSync(path.join(root, f), 'utf8')).join('\n');
+    const source = ['core/config/load-config.ts', ...readdirSync(path.join(root, 'core/config')).map((f) => `core/config/${f}`)].map((f) => readFileSync(path.join(root, f), 'utf8')).join('\n');
     const known = new Set([...source.matchAll(/\b(?:str|int|bool|url|topicName|raw)\('([A-Z][A-Z0-9_]*)'/g), ...source.matchAll(/\benv\.([A-Z][A-Z0-9_]*)/g)].map((m) => m[1]!));
     expect(known).toContain('CLICKHOUSE_CLUSTER');
     const writers = new Set<string>();
     for (const s of [...apis, ...ingests]) {
       const env = envOf(s);
-      for (const k of Object.keys(env)) expect(known, `${s}: ${k} is not a variable core/config.ts reads`).toContain(k);
+      for (const k of Object.keys(env)) expect(known, `${s}: ${k} is not a variable core/config/load-config.ts reads`).toContain(k);
       const c = loadConfig({ ...env, METRICS_TOKEN_FILE: env.METRICS_TOKEN_FILE === undefined ? undefined : path.resolve(dir, compose.secrets.metrics_token!.file) });
       expect(c.clickhouse.cluster).toBe('txa');
       expect(chNodes).toContain(new URL(c.clickhouse.url!).hostname);

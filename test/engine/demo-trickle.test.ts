@@ -3,7 +3,7 @@
 // behave as on a real deployment; off with DEMO_TRICKLE=0, without demo data (DEMO_ROWS=0, or
 // a store of other records), and in the test suite's own servers unless a test asks for it.
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../core/config.ts';
+import { loadConfig } from '../../core/config/load-config.ts';
 import { DEMO_TRICKLE_MAX_PER_MINUTE } from '../../core/limits.ts';
 import { createLogger } from '../../core/logger.ts';
 import type { DemoTrickle } from '../../ingest/demo-trickle.ts';

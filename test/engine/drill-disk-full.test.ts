@@ -12,7 +12,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../api/app.ts';
 import { createServices, type Services } from '../../api/services.ts';
-import { loadConfig } from '../../core/config.ts';
+import { loadConfig } from '../../core/config/load-config.ts';
 import { createLogger } from '../../core/logger.ts';
 import { ADMIN_TOKEN } from '../support/admin-token.ts';
 import { adminHeaders } from '../support/api-key.ts';

@@ -5,7 +5,7 @@
 // the service sends no readonly setting (the profile's readonly = 2 CONST would refuse it).
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../core/config.ts';
+import { loadConfig } from '../../core/config/load-config.ts';
 import { PUBLISHED_TABLES, SQL_MAX_LIMIT } from '../../api/sql/sql-guard.ts';
 import { SQL_MAX_RESPONSE_BYTES, SqlSandbox } from '../../api/sql/sql-sandbox.ts';
 import { PLAN_QUERY_BUDGET } from '../../core/plans.ts';

@@ -3,7 +3,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { loadConfig } from '../../core/config.ts';
+import { loadConfig } from '../../core/config/load-config.ts';
 import { ServerWarehouse } from '../../warehouse/server-warehouse.ts';
 import { startClickHouseShim } from '../support/clickhouse-http-shim.ts';
 import { warehouseContract } from '../support/warehouse-contract.ts';

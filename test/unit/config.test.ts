@@ -3,9 +3,21 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { ConfigError, loadConfig } from '../../core/config.ts';
+import { ConfigError, ENV_SCHEMA, loadConfig } from '../../core/config/load-config.ts';
 
 describe('configuration', () => {
+  it('declares every variable once, in one schema, each with its default or the way its default is found', () => {
+    for (const [name, schema] of Object.entries(ENV_SCHEMA.properties) as [string, { default?: unknown; description?: string }][]) {
+      expect(schema.description, name).toBeTruthy();
+      if (schema.default === undefined) expect(schema.description, `${name}: no default, so the description says what unset means`).toMatch(/\b(?:default|unset)\b/);
+    }
+    // A variable the schema declares is read: an unknown value of each is refused or kept, never ignored.
+    expect(() => loadConfig({ KAFKA_SESSION_TIMEOUT_MS: '1' })).toThrow(/KAFKA_SESSION_TIMEOUT_MS must be between 6000 and 300000, got 1/);
+    expect(() => loadConfig({ DASHBOARD_SIGNUP: 'maybe' })).toThrow(/DASHBOARD_SIGNUP must be open or invite, got "maybe"/);
+    expect(() => loadConfig({ SQL_TIMEOUT_SECONDS: '10', EXPORT_STATEMENT_TIMEOUT_SECONDS: '20' })).toThrow(/EXPORT_STATEMENT_TIMEOUT_SECONDS must be between 1 and 10, got 20/);
+    expect(loadConfig({ SQL_TIMEOUT_SECONDS: '10' }).exports.statementTimeoutSeconds).toBe(10);
+  });
+
   it('has the documented defaults', () => {
     const c = loadConfig({});
     expect(c).toMatchObject({

@@ -3,7 +3,7 @@
 // values this code would not write are refused rather than run; the rule's edges.
 import { describe, expect, it } from 'vitest';
 import { hashPassword, passwordProblem, SCRYPT_PARAMS, verifyPassword } from '../../api/dashboard/passwords.ts';
-import { ConfigError, loadConfig } from '../../core/config.ts';
+import { ConfigError, loadConfig } from '../../core/config/load-config.ts';
 
 describe('dashboard passwords', () => {
   it('hashes with a salt per password and verifies only the right password', async () => {

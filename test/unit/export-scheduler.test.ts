@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { nextJob, planWorkers, shouldYield, type Schedulable } from '../../api/exports/export-scheduler.ts';
 import { KeyTurns } from '../../api/sql/key-turns.ts';
-import { loadConfig } from '../../core/config.ts';
+import { loadConfig } from '../../core/config/load-config.ts';
 import type { Plan } from '../../core/plans.ts';
 
 let seq = 0;
