@@ -3,7 +3,7 @@
 // binds one process to a DATA_DIR, so it must not share one with a running API.
 // It builds only what ingest needs (warehouse, registry, pipeline), not the API.
 import { loadConfigOrExit } from '../core/config/load-config.ts';
-import { INGEST_REPORT_EVERY_MS } from '../core/limits.ts';
+import { INGEST_REPORT_EVERY_MS } from '../core/limits/ingest.ts';
 import { createServiceLogger } from '../core/logger.ts';
 import { Metrics } from '../core/metrics.ts';
 import { installProcessGuard } from '../core/process-guard.ts';

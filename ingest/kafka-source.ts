@@ -10,7 +10,7 @@ import { Partitioners } from 'kafkajs';
 import { Registry } from 'prom-client';
 import type { Config } from '../core/config/load-config.ts';
 import type { Logger } from '../core/logger.ts';
-import { KAFKA_HEARTBEAT_EVERY_MS, KAFKA_MAX_BACKOFF_MS } from '../core/limits.ts';
+import { KAFKA_HEARTBEAT_EVERY_MS, KAFKA_MAX_BACKOFF_MS } from '../core/limits/ingest.ts';
 import { KafkaMetrics } from '../core/metrics.ts';
 import { ensureTopics, kafkaClient } from './kafka-client.ts';
 import { DeadLetterPublisher, type DeadLetterInput } from './kafka-dead-letter.ts';

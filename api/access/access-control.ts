@@ -40,7 +40,7 @@ import type { RateDecision } from './rate-limiter.ts';
 import { grantBudget } from './request-budget.ts';
 import { answerStatsOf } from './answer-stats.ts';
 import type { UsageSpent } from './usage-recorder.ts';
-import { ABANDONED_SLOT_RELEASE_MS } from '../../core/limits.ts';
+import { ABANDONED_SLOT_RELEASE_MS } from '../../core/limits/access.ts';
 import { admitPayment, payable } from '../x402/x402-fastify.ts';
 
 export interface AuthenticatedKey {

@@ -9,7 +9,7 @@ import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../core/config/load-config.ts';
 import { AppError, httpTitle, kindForStatus } from '../../core/errors.ts';
-import { HTTP_KEEP_ALIVE_TIMEOUT_MS, HTTP_MAX_HEADER_BYTES, HTTP_MAX_PATH_PARAM_CHARS, HTTP_MAX_PATH_PARAM_UTF16_UNITS, HTTP_MAX_URI_BYTES } from '../../core/limits.ts';
+import { HTTP_KEEP_ALIVE_TIMEOUT_MS, HTTP_MAX_HEADER_BYTES, HTTP_MAX_PATH_PARAM_CHARS, HTTP_MAX_PATH_PARAM_UTF16_UNITS, HTTP_MAX_URI_BYTES } from '../../core/limits/http.ts';
 import type { Logger } from '../../core/logger.ts';
 import { addressFigures, rateLimitHeaders } from './rate-limit-headers.ts';
 import type { Access } from './access.ts';

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { AppError, Errors, invalidParams, notFound } from '../../core/errors.ts';
-import { INVITE_TTL_MS } from '../../core/limits.ts';
+import { INVITE_TTL_MS } from '../../core/limits/dashboard.ts';
 import { isPlan, PLANS, type Plan } from '../../core/plans.ts';
 import { sha256Hex, type AccountRecord, type AccountStore } from '../../warehouse/account-store.ts';
 import type { Access } from '../access/access.ts';

@@ -2,7 +2,8 @@
 // The secret appears in exactly one answer: the 201 of POST /admin/keys.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError, Errors, invalidParams, notFound } from '../../core/errors.ts';
-import { MAX_BLOCK_DATE, MAX_BLOCK_TIME, MIN_BLOCK_DATE, MIN_BLOCK_TIME, OPERATOR_KEY_NAME_MAX_LENGTH } from '../../core/limits.ts';
+import { OPERATOR_KEY_NAME_MAX_LENGTH } from '../../core/limits/access.ts';
+import { MAX_BLOCK_DATE, MAX_BLOCK_TIME, MIN_BLOCK_DATE, MIN_BLOCK_TIME } from '../../core/limits/questions.ts';
 import { isPlan, PLANS, type Plan } from '../../core/plans.ts';
 import { isKeyStatus, KEY_STATUSES, RevokedKeyError, type ApiKeyRecord, type KeyStatus } from '../../warehouse/api-key-store.ts';
 import type { Access } from '../access/access.ts';

@@ -3,7 +3,7 @@
 // figures for every subscriber at once (the cells preset, presets.ts). Buckets are whole
 // hours or days, so the hourly view alone answers them (no ragged edges from the base
 // table); the figures are those of getProtocolActivity's buckets.
-import { ACTIVITY_KEYS_PER_READ } from '../../core/limits.ts';
+import { ACTIVITY_KEYS_PER_READ } from '../../core/limits/questions.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
 import { PRESETS } from './presets.ts';
 import { compile, num, readRows, type AnswerRow } from './question/compile.ts';

@@ -3,7 +3,7 @@
 // in (address_key, block_time, sig_key = cityHash64(signature), instruction_index) order, so
 // an address's history is one contiguous key range read forwards or backwards; a page's
 // records come from tx_by_signature_v3 by primary key.
-import { MAX_BLOCK_TIME } from '../../core/limits.ts';
+import { MAX_BLOCK_TIME } from '../../core/limits/questions.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
 import { commonConditions, type Conditions } from './question/model.ts';
 import { isUInt, listingFingerprint, type PageTokens } from './page-token.ts';

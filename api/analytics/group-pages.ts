@@ -3,7 +3,7 @@
 // their answers shaped into keyset pages of groups (cursors bound to the question by the
 // token codec) or into series with every bucket. No SQL here: compile.ts writes it.
 import { AppError, Errors, param } from '../../core/errors.ts';
-import { MAX_SERIES_POINTS } from '../../core/limits.ts';
+import { MAX_SERIES_POINTS } from '../../core/limits/questions.ts';
 import { listingFingerprint, type PageDirection, type PageTokens } from './page-token.ts';
 import type { AnswerRow, Position, Question, QuestionFilters } from './question/compile.ts';
 import { bucketStarts, type Granularity } from './question/granularity.ts';

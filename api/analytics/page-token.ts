@@ -13,7 +13,7 @@
 // listing's order into the order a page is read in.
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { AppError, Errors, param, type ParamKey } from '../../core/errors.ts';
-import { PAGE_TOKEN_MAX_CHARS } from '../../core/limits.ts';
+import { PAGE_TOKEN_MAX_CHARS } from '../../core/limits/questions.ts';
 
 /** Which way a page goes from its token: forward (after it, the listing's order) or backward (before it). */
 export type PageDirection = 'forward' | 'backward';

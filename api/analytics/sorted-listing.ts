@@ -4,7 +4,7 @@
 // keyset-paged by (column, block_time, signature, instruction_index), with a cursor of its
 // own tag bound to the filters, the column and the direction. A backward page (last/before)
 // reads the same key the other way from its cursor and is turned back by transactions.ts.
-import { MAX_BLOCK_TIME } from '../../core/limits.ts';
+import { MAX_BLOCK_TIME } from '../../core/limits/questions.ts';
 import { BASE58_SIGNATURE } from '../../core/vocabulary/primitives.ts';
 import { SIGNATURE_RECORDS } from '../../warehouse/signature-records.ts';
 import { isUInt, listingFingerprint, type PageDirection, type PageTokens } from './page-token.ts';

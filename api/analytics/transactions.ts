@@ -1,6 +1,6 @@
 // Transaction rows and filtered listings from the base table with keyset pagination
 // (point lookups by signature are in signature-lookup.ts).
-import { MAX_BLOCK_TIME } from '../../core/limits.ts';
+import { MAX_BLOCK_TIME } from '../../core/limits/questions.ts';
 import { BASE58_SIGNATURE } from '../../core/vocabulary/primitives.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
 import { addFilter, addRanges, commonConditions, type Conditions, type Statement } from './question/model.ts';

@@ -14,7 +14,7 @@
 // the API descriptions).
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { ANSWER_MAX_AGE_SECONDS } from '../../core/limits.ts';
+import { ANSWER_MAX_AGE_SECONDS } from '../../core/limits/http.ts';
 import { isApiDoorPath } from '../access/cors.ts';
 import { doorOf, interfaceOf, pathOf } from '../access/protected-paths.ts';
 import type { EdgeStep } from './answer-edge.ts';

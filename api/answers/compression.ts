@@ -16,7 +16,7 @@ import { promisify } from 'node:util';
 import { brotliCompress, constants, createBrotliCompress, createGzip, gzip, type BrotliOptions, type ZlibOptions } from 'node:zlib';
 import { pipeline, type Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { COMPRESS_BROTLI_QUALITY, COMPRESS_GZIP_LEVEL, COMPRESS_MIN_BYTES } from '../../core/limits.ts';
+import { COMPRESS_BROTLI_QUALITY, COMPRESS_GZIP_LEVEL, COMPRESS_MIN_BYTES } from '../../core/limits/http.ts';
 import { appendVary } from './vary.ts';
 
 export type Coding = 'br' | 'gzip';

@@ -3,7 +3,7 @@
 // Every call needs a live session; the state-changing ones its CSRF token as well.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError, Errors, invalidParams, notFound } from '../../core/errors.ts';
-import { DASHBOARD_BODY_LIMIT_BYTES, KEYS_PER_ACCOUNT_MAX, USAGE_VIEWS } from '../../core/limits.ts';
+import { DASHBOARD_BODY_LIMIT_BYTES, KEYS_PER_ACCOUNT_MAX, USAGE_VIEWS } from '../../core/limits/dashboard.ts';
 import { PLAN_LIMITS, PLAN_QUERY_BUDGET } from '../../core/plans.ts';
 import type { ApiKeyRecord } from '../../warehouse/api-key-store.ts';
 import { readFreshness } from '../../warehouse/ingest-freshness.ts';

@@ -5,7 +5,7 @@
 // "scrypt$N$r$p$salt$hash" (base64url), so the parameters can be raised later: old hashes
 // still verify with the parameters they were made with.
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
-import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../core/limits.ts';
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../core/limits/dashboard.ts';
 
 export const SCRYPT_PARAMS = Object.freeze({ N: 2 ** 15, r: 8, p: 1, keyLength: 64, saltBytes: 16 });
 

@@ -11,7 +11,7 @@
 import { boundTo } from '../../warehouse/budgeted-warehouse.ts';
 import path from 'node:path';
 import { AppError, Errors } from '../../core/errors.ts';
-import { EXECUTION_PAGE_MAX_ROWS, EXECUTION_RESULT_TTL_HOURS, EXECUTION_SWEEP_MS, EXECUTION_TOKEN_MAX_CHARS } from '../../core/limits.ts';
+import { EXECUTION_PAGE_MAX_ROWS, EXECUTION_RESULT_TTL_HOURS, EXECUTION_SWEEP_MS, EXECUTION_TOKEN_MAX_CHARS } from '../../core/limits/sql.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
 import { isUInt, listingFingerprint, type PageTokens } from '../analytics/page-token.ts';
 import { literal } from './export-writer.ts';

@@ -20,7 +20,7 @@ import type { FileFactsWorker } from './file-facts.ts';
 import { JobFailure } from './job-errors.ts';
 import { numberedRows, rowColumnOf } from './execution-rows.ts';
 import type { ExportFile, JobRecord } from './job-store.ts';
-import { EXPORT_SAMPLE_ROWS } from '../../core/limits.ts';
+import { EXPORT_SAMPLE_ROWS } from '../../core/limits/exports.ts';
 
 
 /** What a run needs of the service. */

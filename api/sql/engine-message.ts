@@ -1,6 +1,6 @@
 // The engine's error messages as a client may see them: without the engine's frame, the
 // sandbox's wrapper query and settings, the database name, or a value quoted whole.
-import { ENGINE_MESSAGE_MAX_CHARS } from '../../core/limits.ts';
+import { ENGINE_MESSAGE_MAX_CHARS } from '../../core/limits/sql.ts';
 
 export { ENGINE_MESSAGE_MAX_CHARS };
 

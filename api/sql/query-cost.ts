@@ -8,7 +8,7 @@ import type { Settings, Warehouse } from '../../warehouse/warehouse.ts';
 import { priceJoins, type JoinCost, type JoinPrice } from './join-cost.ts';
 import { JoinStats } from './join-stats.ts';
 import type { PreparedQuery } from './sql-guard.ts';
-import { SQL_BYTES_PER_BUDGET_ROW } from '../../core/limits.ts';
+import { SQL_BYTES_PER_BUDGET_ROW } from '../../core/limits/sql.ts';
 
 // The budget is checked before the query runs (the estimate) and enforced by the engine
 // while it runs (max_rows_to_read), so a misestimate still stops.

@@ -20,7 +20,7 @@
 // All of it runs on the sandbox's own engine session, never the serving one.
 import { engineMessage } from './engine-message.ts';
 import { AppError, Errors } from '../../core/errors.ts';
-import { SQL_DEFAULT_LIMIT, SQL_MAX_AST_DUMP_BYTES, SQL_MAX_LENGTH, SQL_MAX_LIMIT, SQL_PARSE_LIMITS } from '../../core/limits.ts';
+import { SQL_DEFAULT_LIMIT, SQL_MAX_AST_DUMP_BYTES, SQL_MAX_LENGTH, SQL_MAX_LIMIT, SQL_PARSE_LIMITS } from '../../core/limits/sql.ts';
 import { PUBLISHED_TABLES } from '../../warehouse/tables.ts';
 import { WarehouseError, type Warehouse } from '../../warehouse/warehouse.ts';
 import type { FunctionPolicy } from './function-policy.ts';

@@ -5,7 +5,8 @@
 // (protocol, instruction_type, each repeatable and bounded); anything else is a 400.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError, Errors, worded, type Wording } from '../../core/errors.ts';
-import { FILTER_LIST_MAX, USER_METRICS_INSTRUCTION_TYPE_MAX_CHARS, USER_METRICS_MAX_INSTRUCTION_TYPES, USER_METRICS_WINDOWS } from '../../core/limits.ts';
+import { USER_METRICS_INSTRUCTION_TYPE_MAX_CHARS, USER_METRICS_MAX_INSTRUCTION_TYPES, USER_METRICS_WINDOWS } from '../../core/limits/mcp.ts';
+import { FILTER_LIST_MAX } from '../../core/limits/questions.ts';
 import { ActiveProtocolName, PROTOCOL_NAME_PATTERN } from '../../core/vocabulary/primitives.ts';
 import type { Analytics } from '../analytics/analytics.ts';
 import type { FreshnessWatermark } from '../freshness.ts';

@@ -4,7 +4,7 @@
 // type and within its bounds: what is checked here spans variables or is computed.
 import { availableParallelism, hostname } from 'node:os';
 import path from 'node:path';
-import { DEMO_DAYS, DEMO_TRICKLE_MAX_PER_MINUTE } from '../limits.ts';
+import { DEMO_DAYS, DEMO_TRICKLE_MAX_PER_MINUTE } from '../limits/ingest.ts';
 import type { Problems } from './env-reader.ts';
 import type { EnvVars } from './env-schema.ts';
 import type { Config } from './types.ts';

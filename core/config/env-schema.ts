@@ -6,7 +6,11 @@
 // on the machine is left out of the schema (the variable is optional) and computed by its
 // section, which says how in `description`.
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
-import { DEMO_TRICKLE_MAX_PER_MINUTE, EXPORT_INGEST_RESERVE_BYTES, PROCESS_STALL_EXIT_MS, SQL_TIMEOUT_SECONDS, STREAM_REPLAY_WINDOW_SECONDS } from '../limits.ts';
+import { EXPORT_INGEST_RESERVE_BYTES } from '../limits/exports.ts';
+import { DEMO_TRICKLE_MAX_PER_MINUTE } from '../limits/ingest.ts';
+import { PROCESS_STALL_EXIT_MS } from '../limits/process.ts';
+import { SQL_TIMEOUT_SECONDS } from '../limits/sql.ts';
+import { STREAM_REPLAY_WINDOW_SECONDS } from '../limits/streams.ts';
 import { PLAN_EXPORT_MAX_JOBS, PLAN_EXPORT_MAX_ROWS, X402_PRICES } from '../plans.ts';
 
 const KiB = 1024;

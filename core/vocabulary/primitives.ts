@@ -4,7 +4,8 @@
 import { Type, type IntegerOptions, type NumberOptions, type Static } from '@sinclair/typebox';
 import { invalidParams } from '../errors.ts';
 import { calendarDayPattern } from './calendar.ts';
-import { FILTER_LIST_MAX, HTTP_MAX_PATH_PARAM_CHARS, MAX_BLOCK_DATE, MAX_BLOCK_TIME, MIN_BLOCK_DATE, MIN_BLOCK_TIME, SIGNATURE_LIST_MAX } from '../limits.ts';
+import { HTTP_MAX_PATH_PARAM_CHARS } from '../limits/http.ts';
+import { FILTER_LIST_MAX, MAX_BLOCK_DATE, MAX_BLOCK_TIME, MIN_BLOCK_DATE, MIN_BLOCK_TIME, SIGNATURE_LIST_MAX } from '../limits/questions.ts';
 
 /** Base58 (Bitcoin alphabet): no 0, O, I or l. */
 const BASE58 = '[1-9A-HJ-NP-Za-km-z]';

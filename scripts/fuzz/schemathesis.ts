@@ -10,7 +10,7 @@
 // ignored_auth check are answered 401, not 429.
 import { execFileSync, spawn } from 'node:child_process';
 import path from 'node:path';
-import { FUZZ_ANONYMOUS_RATE_LIMIT } from '../../core/limits.ts';
+import { FUZZ_ANONYMOUS_RATE_LIMIT } from '../../core/limits/http.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 

@@ -16,7 +16,7 @@ import { buildApp } from '../../api/app.ts';
 import { installAnswerBudget } from '../../api/access/request-budget.ts';
 import { installCompression } from '../../api/answers/compression.ts';
 import { Budget } from '../../core/budget.ts';
-import { ANSWER_BUDGET_BYTES } from '../../core/limits.ts';
+import { ANSWER_BUDGET_BYTES } from '../../core/limits/answers.ts';
 import { launchChromium } from '../support/browser.ts';
 import { apiKeyHeaders } from '../support/api-key.ts';
 import { ingest, ingestDemo } from '../support/fixtures.ts';

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../core/config/load-config.ts';
-import { DEMO_DAYS } from '../../core/limits.ts';
+import { DEMO_DAYS } from '../../core/limits/ingest.ts';
 import { demoRecordsNdjson } from '../../ingest/demo-generator.ts';
 import type { IngestRecord } from '../../ingest/record-schema.ts';
 import { startApiService, type ApiService } from '../../scripts/daemons/api-service.ts';

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Budget } from '../../core/budget.ts';
-import { RPC_RESPONSE_BUDGET_BYTES } from '../../core/limits.ts';
+import { RPC_RESPONSE_BUDGET_BYTES } from '../../core/limits/answers.ts';
 import { createKey } from '../support/api-key.ts';
 import { ingestDemo } from '../support/fixtures.ts';
 import { startApp } from '../support/services.ts';

@@ -4,7 +4,7 @@
 // a store of other records), and in the test suite's own servers unless a test asks for it.
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../core/config/load-config.ts';
-import { DEMO_TRICKLE_MAX_PER_MINUTE } from '../../core/limits.ts';
+import { DEMO_TRICKLE_MAX_PER_MINUTE } from '../../core/limits/ingest.ts';
 import { createLogger } from '../../core/logger.ts';
 import type { DemoTrickle } from '../../ingest/demo-trickle.ts';
 import { startDemo } from '../../ingest/seed.ts';

@@ -6,7 +6,8 @@
 // free key made 3,941 polls a second, and 66,054 polls of unknown ids in 20 s, each logged.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SampledRefusalLog } from '../../api/access/refusal-log.ts';
-import { EXECUTION_POLLS_PER_MINUTE, REFUSAL_LOG_WINDOW_SECONDS } from '../../core/limits.ts';
+import { REFUSAL_LOG_WINDOW_SECONDS } from '../../core/limits/access.ts';
+import { EXECUTION_POLLS_PER_MINUTE } from '../../core/limits/sql.ts';
 import { PLAN_LIMITS } from '../../core/plans.ts';
 import { createKey } from '../support/api-key.ts';
 import { captureLog } from '../support/log-capture.ts';

@@ -4,7 +4,7 @@
 // chunks so the event loop is never held for long, listings are charged for every statement
 // they may run, and no HTML page can be framed.
 import { describe, expect, it } from 'vitest';
-import { GRAPHQL_MAX_DOCUMENT_POINTS, GRAPHQL_RESPONSE_BUDGET_BYTES } from '../../core/limits.ts';
+import { GRAPHQL_MAX_DOCUMENT_POINTS, GRAPHQL_RESPONSE_BUDGET_BYTES } from '../../core/limits/graphql.ts';
 import { graphqlClient } from '../support/graphql-client.ts';
 import { longestLoopBlock } from '../support/loop-probe.ts';
 import { graphqlFixture, STRICT } from '../support/graphql-fixture.ts';

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Errors } from '../../core/errors.ts';
-import { GRAPHQL_RESPONSE_BUDGET_BYTES } from '../../core/limits.ts';
+import { GRAPHQL_RESPONSE_BUDGET_BYTES } from '../../core/limits/graphql.ts';
 import { apiKeyHeaders } from '../support/api-key.ts';
 import { captureLog } from '../support/log-capture.ts';
 import { ingestDemo } from '../support/fixtures.ts';

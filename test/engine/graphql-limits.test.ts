@@ -3,7 +3,7 @@
 // one cost model (queryComplexity agrees with the guard that refuses over budget), the
 // time-out, GET and GraphiQL.
 import { describe, expect, it } from 'vitest';
-import { GRAPHQL_MAX_ALIASES, GRAPHQL_MAX_DOCUMENT_CHARS, GRAPHQL_MAX_TOKENS } from '../../core/limits.ts';
+import { GRAPHQL_MAX_ALIASES, GRAPHQL_MAX_DOCUMENT_CHARS, GRAPHQL_MAX_TOKENS } from '../../core/limits/graphql.ts';
 import { PLAN_QUERY_BUDGET } from '../../api/sql/query-cost.ts';
 import { apiKeyHeaders, createKey } from '../support/api-key.ts';
 import { graphqlClient, type GraphqlReply } from '../support/graphql-client.ts';

@@ -6,7 +6,7 @@
 // budget; Relay's refusals and hostile cursors. exportJobs (an in-memory list) and the
 // record sorts by a name (PROTOCOL, PROGRAM_ID, INSTRUCTION_TYPE) are walked the same way.
 import { describe, expect, it } from 'vitest';
-import { PAGE_TOKEN_MAX_CHARS } from '../../core/limits.ts';
+import { PAGE_TOKEN_MAX_CHARS } from '../../core/limits/questions.ts';
 import { createKey } from '../support/api-key.ts';
 import { FIXTURE_DAYS, PROGRAM_OF } from '../support/fixtures.ts';
 import { dataOf, graphqlClient, type Gql, type GraphqlReply } from '../support/graphql-client.ts';

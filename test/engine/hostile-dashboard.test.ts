@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HTTP_TITLES } from '../../core/errors.ts';
-import { KEYS_PER_ACCOUNT_MAX } from '../../core/limits.ts';
+import { KEYS_PER_ACCOUNT_MAX } from '../../core/limits/dashboard.ts';
 import { call, signUp, type DashboardSession } from '../support/dashboard-session.ts';
 import { startApp } from '../support/services.ts';
 

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATALOG, operationIdOf } from '../../api/catalog/catalog.ts';
 import { PATH_PARAM_TOO_LONG } from '../../api/access/http-protocol.ts';
-import { HTTP_MAX_PATH_PARAM_CHARS } from '../../core/limits.ts';
+import { HTTP_MAX_PATH_PARAM_CHARS } from '../../core/limits/http.ts';
 import { apiKeyHeaders } from '../support/api-key.ts';
 import { isFraction, isInteger, isWholeNumber, longestString, resolved, schemasOf } from '../support/openapi-walk.ts';
 import { startApp } from '../support/services.ts';

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SignatureLookup } from '../../api/analytics/signature-lookup.ts';
 import { Budget } from '../../core/budget.ts';
-import { POINT_READ_BATCHES_IN_FLIGHT } from '../../core/limits.ts';
+import { POINT_READ_BATCHES_IN_FLIGHT } from '../../core/limits/questions.ts';
 import { PLAN_QUERY_BUDGET } from '../../core/plans.ts';
 import { BudgetedWarehouse } from '../../warehouse/budgeted-warehouse.ts';
 import { PlanLanes } from '../../warehouse/plan-lanes.ts';

@@ -6,7 +6,8 @@
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Budget, tightened } from '../../core/budget.ts';
-import { ANSWER_BUDGET_BYTES, DOOR_WALL_MS, REQUEST_DEADLINE_GRACE_MS } from '../../core/limits.ts';
+import { ANSWER_BUDGET_BYTES, DOOR_WALL_MS } from '../../core/limits/answers.ts';
+import { REQUEST_DEADLINE_GRACE_MS } from '../../core/limits/http.ts';
 import { PLAN_MEMORY_BYTES, PLAN_QUERY_BUDGET } from '../../core/plans.ts';
 import { BudgetedWarehouse, operatorBudget } from '../../warehouse/budgeted-warehouse.ts';
 import { apiKeyHeaders } from '../support/api-key.ts';

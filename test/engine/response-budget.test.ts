@@ -5,7 +5,7 @@
 import { asOperator } from '../support/operator-requests.ts';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REST_RESPONSE_BUDGET_BYTES, RPC_RESPONSE_BUDGET_BYTES } from '../../core/limits.ts';
+import { REST_RESPONSE_BUDGET_BYTES, RPC_RESPONSE_BUDGET_BYTES } from '../../core/limits/answers.ts';
 import { restApi } from '../../api/rest/rest-api.ts';
 import { errorBody } from '../../api/catalog/rest-schemas.ts';
 import { rpcRoutes } from '../../api/rpc/rpc-routes.ts';

@@ -4,7 +4,7 @@
 // (at most 10,000 rows a page, JSON or CSV, the total known), equal to a direct engine read;
 // it can be cancelled; its results expire and belong to the key that started it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EXECUTION_PAGE_MAX_ROWS, EXECUTION_RESULT_TTL_HOURS } from '../../core/limits.ts';
+import { EXECUTION_PAGE_MAX_ROWS, EXECUTION_RESULT_TTL_HOURS } from '../../core/limits/sql.ts';
 import { apiKeyHeaders } from '../support/api-key.ts';
 import { ingestDemo } from '../support/fixtures.ts';
 import { startApp } from '../support/services.ts';

@@ -3,7 +3,7 @@
 // and table facts at the audit's sizes (two reads of 0.5M rows), no engine needed. And the
 // engine messages a client sees, without the database's name.
 import { describe, expect, it } from 'vitest';
-import { SQL_JOIN_MEASUREMENTS_PER_QUERY, SQL_JOIN_STATS_TTL_MS } from '../../core/limits.ts';
+import { SQL_JOIN_MEASUREMENTS_PER_QUERY, SQL_JOIN_STATS_TTL_MS } from '../../core/limits/sql.ts';
 import { PLAN_QUERY_BUDGET } from '../../core/plans.ts';
 import { joinKinds, priceJoins, type JoinFacts } from '../../api/sql/join-cost.ts';
 import { JoinStats } from '../../api/sql/join-stats.ts';

@@ -17,7 +17,8 @@ import { mcpRequestCount } from '../../api/mcp/mcp-routes.ts';
 import { carriedMeasure } from '../../api/mcp/mcp-server.ts';
 import { handleBody, parseRpcBody, type MethodTable } from '../../api/rpc/json-rpc.ts';
 import { Budget } from '../../core/budget.ts';
-import { MCP_CARRY_FACTOR, RPC_RESPONSE_BUDGET_BYTES } from '../../core/limits.ts';
+import { RPC_RESPONSE_BUDGET_BYTES } from '../../core/limits/answers.ts';
+import { MCP_CARRY_FACTOR } from '../../core/limits/mcp.ts';
 
 /** Methods answering `big` (3,000,000 characters of result), `mid` (480,000) or `small`. */
 const methods: MethodTable = {

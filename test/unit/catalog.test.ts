@@ -22,7 +22,7 @@ import { paramsChecks } from '../../api/catalog/method-calls.ts';
 import { RpcMethods } from '../../api/rpc/rpc-routes.ts';
 import { McpTools } from '../../api/mcp/mcp-tools.ts';
 import { AppError } from '../../core/errors.ts';
-import { LIST_LIMITS } from '../../core/limits.ts';
+import { LIST_LIMITS } from '../../core/limits/questions.ts';
 
 const SPEC_METHODS = ['getTransaction', 'getTransactions', 'getTransactionsForAddress', 'getProtocolStats', 'getProtocolComparison',
   'getProtocolPerformance', 'getTopProtocols', 'getProtocolActivity', 'getInstructionTypes', 'getFailedTransactions', 'getProtocols'];

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { chunkedStringify, jsonChunks } from '../../api/answers/chunked-json.ts';
 import { answerStream, rememberedStream, type Answer } from '../../api/graphql/answer-stream.ts';
-import { ANSWER_CHUNK_BYTES } from '../../core/limits.ts';
+import { ANSWER_CHUNK_BYTES } from '../../core/limits/answers.ts';
 
 const read = async (s: NodeJS.ReadableStream): Promise<string> => {
   let out = '';

@@ -7,7 +7,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { BYTES_PER_BUDGET_ROW } from '../../core/budget.ts';
-import { ANSWER_BUDGET_BYTES, DOOR_WALL_MS, SQL_TIMEOUT_SECONDS, type Door } from '../../core/limits.ts';
+import { ANSWER_BUDGET_BYTES, DOOR_WALL_MS, type Door } from '../../core/limits/answers.ts';
+import { SQL_TIMEOUT_SECONDS } from '../../core/limits/sql.ts';
 import {
   PLAN_ANSWER_MEMORY_BYTES, PLAN_CONCURRENCY, PLAN_EXPORT_DISK_SHARE, PLAN_EXPORT_JOB_BYTES, PLAN_EXPORT_KEY_BYTES,
   PLAN_EXPORT_MAX_JOBS, PLAN_EXPORT_MAX_ROWS, PLAN_HEAVY_SHARE, PLAN_JOIN_ROWS, PLAN_LIMITS, PLAN_MEMORY_BYTES,

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { BucketFigures } from '../../api/analytics/activity-buckets.ts';
 import { EventLog, parseEventId } from '../../api/graphql/subscriptions/event-log.ts';
-import { STREAM_EVENT_SEQ_PER_MS } from '../../core/limits.ts';
+import { STREAM_EVENT_SEQ_PER_MS } from '../../core/limits/streams.ts';
 
 const fig = (i: number, maxSlot: number): BucketFigures => ({
   protocolName: 'jupiter_v6', start: i * 3600, size: 'hour', count: i, successCount: i, failedCount: 0, totalFees: 0, totalComputeUnits: 0, maxSlot,

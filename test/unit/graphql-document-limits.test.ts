@@ -5,7 +5,7 @@ import { getIntrospectionQuery, parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { AnswerMemo } from '../../api/graphql/answer-memo.ts';
 import { DocumentCache, mostRepeatedName, parseDocument, selectionCount } from '../../api/graphql/document-limits.ts';
-import { GRAPHQL_MAX_SAME_NAME, GRAPHQL_MAX_SELECTIONS } from '../../core/limits.ts';
+import { GRAPHQL_MAX_SAME_NAME, GRAPHQL_MAX_SELECTIONS } from '../../core/limits/graphql.ts';
 import { buildExecutableSchema } from '../../api/graphql/schema.ts';
 import { longestLoopBlock } from '../support/loop-probe.ts';
 

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { Feed } from '../../api/graphql/subscriptions/feed.ts';
 import type { BucketFigures } from '../../api/analytics/activity-buckets.ts';
-import { STREAM_EVENTS_PER_TURN } from '../../core/limits.ts';
+import { STREAM_EVENTS_PER_TURN } from '../../core/limits/streams.ts';
 
 describe('a live feed draining a large write', () => {
   it('lets the event loop turn while a consumer takes thousands of queued events', async () => {

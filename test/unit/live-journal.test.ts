@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { FinishedBatch } from '../../warehouse/journal-reader.ts';
 import type { JournalSource } from '../../api/graphql/subscriptions/live-activity.ts';
 import { DeliveredBatches } from '../../api/graphql/subscriptions/delivered-batches.ts';
-import { STREAM_JOURNAL_LOOKBACK_MS, STREAM_JOURNAL_UNSEEN_KEEP_MS } from '../../core/limits.ts';
+import { STREAM_JOURNAL_LOOKBACK_MS, STREAM_JOURNAL_UNSEEN_KEEP_MS } from '../../core/limits/streams.ts';
 import { buckets, harness, openStream, turnsUntil } from '../support/live-harness.ts';
 
 /** The journal as readFinishedBatches answers: the batches whose 'done' is at or after `since`. */

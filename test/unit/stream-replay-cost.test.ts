@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { chargeKey, keyRefusal } from '../../api/graphql/subscriptions/replay-meter.ts';
 import { AppError, Errors } from '../../core/errors.ts';
-import { STREAM_REPLAY_BYTES_PER_UNIT, STREAM_REPLAY_EVENTS_PER_TURN, STREAM_REPLAY_EVENTS_PER_UNIT } from '../../core/limits.ts';
+import { STREAM_REPLAY_BYTES_PER_UNIT, STREAM_REPLAY_EVENTS_PER_TURN, STREAM_REPLAY_EVENTS_PER_UNIT } from '../../core/limits/streams.ts';
 import type { ApiKeyRecord } from '../../warehouse/api-key-store.ts';
 import { buckets, harness, openStream, turnsUntil, type Harness, type OpenStream } from '../support/live-harness.ts';
 

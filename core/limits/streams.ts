@@ -1,5 +1,27 @@
-// Limits of stream replay: part of core/limits.ts (which re-exports this file), kept apart so that no file
-// of limits outgrows the house rule; every number still lives under core/limits.
+// Limits of live GraphQL streams (/graphql/stream; docs/graphql-subscriptions.md) and their replay.
+// Open streams per key: PLAN_STREAMS (core/plans.ts, with the other plan figures).
+
+// ---- Live GraphQL streams (/graphql/stream; docs/graphql-subscriptions.md) -------------
+// Open streams per key: PLAN_STREAMS (core/plans.ts, with the other plan figures).
+/** Events of earlier writes one stream may still have waiting for its client when the next write's arrive; at it the client is too slow and the stream is closed with an error event. (One write's events are always queued whole: a backfill can touch thousands of buckets at once.) */
+export const STREAM_MAX_QUEUED_EVENTS = 1000;
+/** A comment line this often keeps proxies and the idle-connection time-out from closing a quiet stream. */
+export const STREAM_HEARTBEAT_MS = 15_000;
+/** How often the keys of open streams are checked again (besides every key-change announcement): revocation closes them within 1 s. */
+export const STREAM_KEY_CHECK_MS = 250;
+/** After the closing error event, a client that does not read it is disconnected this much later. */
+export const STREAM_CLOSE_GRACE_MS = 5000;
+/** Largest subscription document (characters). */
+export const STREAM_MAX_DOCUMENT_CHARS = 8 * 1024;
+/** Most fields one subscription may select (aliases included): each is sent with every event. */
+export const STREAM_MAX_SELECTIONS = 64;
+/** Events one stream takes from its queue before it lets the event loop turn (I/O, other streams, /health run between). */
+export const STREAM_EVENTS_PER_TURN = 32;
+/** Most names in protocolActivity(protocols: [...]). */
+export const STREAM_MAX_PROTOCOLS = 100;
+/** Live streams: how far back each ingest-journal read looks again, so that a batch committed
+ *  late, with an earlier time than one already read, is still found. */
+export const STREAM_JOURNAL_LOOKBACK_MS = 5_000;
 
 // ---- Resumable live streams (issue 26: Last-Event-ID on /graphql/stream; live-activity.ts) ----
 

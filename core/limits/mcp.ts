@@ -1,5 +1,6 @@
-// Limits of the MCP door and users' own Prometheus: part of core/limits.ts (which re-exports this
-// file), kept apart so that no file of limits outgrows the house rule.
+// Limits of the MCP door and users' own Prometheus (api/mcp/, api/user-metrics/; docs/mcp.md,
+// docs/user-metrics.md).
+
 const MiB = 1024 * 1024;
 
 // ---- MCP door and users' own Prometheus (api/mcp/, api/user-metrics/; docs/mcp.md, docs/user-metrics.md) ----

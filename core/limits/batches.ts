@@ -1,5 +1,7 @@
-// Limits of batches, whatever the door (api/answers/answer-batch.ts: JSON-RPC and MCP batches):
-// part of core/limits.ts, which re-exports this file.
+// Limits of batches of calls in one request, whatever the door (JSON-RPC and MCP batches).
+
+/** Most calls one JSON-RPC batch may carry (DESIGN section 4); a larger batch is refused whole. */
+export const RPC_MAX_BATCH = 100;
 
 // ---- Batches of calls in one request (api/answers/answer-batch.ts) ---------------------------
 

@@ -1,0 +1,28 @@
+// Limits of the dashboard's accounts (docs/dashboard.md), stated to the user where they apply.
+
+// ---- Dashboard accounts (docs/dashboard.md). Stated to the user where they apply.
+/** Password length, in characters: at least 12 (the rule the sign-up page states), at most
+ *  256 (a bound on what is hashed; scrypt's cost does not grow with length, the body's does). */
+export const PASSWORD_MIN_LENGTH = 12;
+export const PASSWORD_MAX_LENGTH = 256;
+/** The longest email address (RFC 5321's path limit). */
+export const EMAIL_MAX_LENGTH = 254;
+/** A key's name and free-text environment label, in characters. */
+export const KEY_NAME_MAX_LENGTH = 100;
+export const KEY_ENVIRONMENT_MAX_LENGTH = 32;
+/** Keys one account may hold, revoked ones included (a revoked key stays listed). */
+export const KEYS_PER_ACCOUNT_MAX = 50;
+/** Largest body of a dashboard JSON call (sign-up, sign-in, key creation). */
+export const DASHBOARD_BODY_LIMIT_BYTES = 16 * 1024;
+/** How long an operator's invitation can be accepted. */
+export const INVITE_TTL_MS = 7 * 86_400_000;
+/** Window of the sign-in attempt limits (per account, per client address). */
+export const SIGNIN_WINDOW_MS = 15 * 60_000;
+/** How long a claim on an email holds while its dashboard account is being created. */
+export const EMAIL_CLAIM_MS = 60_000;
+/** What the dashboard's usage page shows per granularity: bucket size and how far back it looks. */
+export const USAGE_VIEWS = Object.freeze({
+  minute: { bucketMs: 60_000, spanMs: 60 * 60_000 },
+  hour: { bucketMs: 3_600_000, spanMs: 48 * 3_600_000 },
+  day: { bucketMs: 86_400_000, spanMs: 30 * 86_400_000 },
+} as const);
