@@ -11,7 +11,7 @@
 // process one after another, whatever its session. Each batch in flight reads on a side
 // session of its own (QueryOptions.sideSession), so it never waits for the serving session's
 // other statements, nor they for it. Batches in flight are read at once, each smaller: two
-// by default (core/limits/point-reads.ts; bench/RESULTS.md, "A record in one column").
+// by default (core/limits/questions.ts; bench/RESULTS.md, "A record in one column").
 import { POINT_READ_BATCHES_IN_FLIGHT, POINT_READ_GATHER_TURNS, RECORD_LOOKUP_MAX_KEYS, POINT_READ_COARSE_INDEX_GRANULARITY } from '../../core/limits/questions.ts';
 import { AppError, Errors } from '../../core/errors.ts';
 import { cityHasher, type CityHasher } from '../../ingest/city-hash.ts';
