@@ -2,6 +2,7 @@
 // app.inject() and the entry point (main.ts) listens on it.
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { AppError, Errors, httpTitle, kindForStatus, notFound, toAppError } from '../core/errors.ts';
+import { HTTP_BODY_LIMIT_BYTES } from '../core/limits/http.ts';
 import { redactUrl } from '../core/logger.ts';
 import { installAccessControl } from './access/access-control.ts';
 import { NO_OAUTH_MESSAGE } from './access/presented-key.ts';
@@ -111,7 +112,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
     logController: requestLog,
     requestIdHeader: 'x-request-id',
     genReqId: () => crypto.randomUUID(),
-    bodyLimit: 1024 * 1024,
+    bodyLimit: HTTP_BODY_LIMIT_BYTES,
     serializerOpts: { rounding: 'floor' },
     // Request time-out, idle-connection time-out, header size (docs/access.md, "Connections").
     ...httpServerOptions(deps.config),

@@ -67,7 +67,7 @@ function budgetFailure(err: unknown, job: JobRecord, seconds: number): unknown {
         + (sql ? 'a SQL export runs as one statement: narrow the query, or split it into several exports by a range (WHERE date BETWEEN …)'
           : 'each chunk of a filter export is one statement: narrow filters.dateRange or name fewer filters.protocols'));
     case ClickHouseCode.TOO_MANY_ROWS:
-    case 396:
+    case ClickHouseCode.TOO_MANY_ROWS_OR_BYTES:
       if (/to read/i.test(err.message)) {
         return new JobFailure(`a statement of this export read more rows than the ${job.plan} plan allows per statement (${PLAN_QUERY_BUDGET[job.plan]}); `
           + 'narrow it: a date range on transactions, fewer protocols, or the hourly tables');

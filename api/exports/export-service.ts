@@ -39,7 +39,7 @@ import { failureMessage, fileNotFound, fileOf, jobView, type ExportFileHandle } 
 import { Cancelled, JobFailure, Stopping, Yielded } from './job-errors.ts';
 import { pageJobs, type JobPage, type JobPageAsk } from './job-listing.ts';
 import { isFinished, type JobRecord, type JobStatus, type JobStore } from './job-store.ts';
-import { EXPORT_LIST_DEFAULT, EXPORT_LIST_MAX, EXPORT_MAX_ATTEMPTS } from '../../core/limits/exports.ts';
+import { EXPORT_CAP_RETRY_AFTER_SECONDS, EXPORT_LIST_DEFAULT, EXPORT_LIST_MAX, EXPORT_MAX_ATTEMPTS } from '../../core/limits/exports.ts';
 
 /** Restarts a job survives, and the listing's page sizes (core/limits.ts). */
 export { EXPORT_MAX_ATTEMPTS as MAX_ATTEMPTS, EXPORT_LIST_DEFAULT as LIST_DEFAULT, EXPORT_LIST_MAX as LIST_MAX };
@@ -225,7 +225,7 @@ export class ExportService {
       const asked = adding > 1 ? ` (this request would start ${adding}, ${active} are queued or running)` : '';
       throw new AppError(Errors.rateLimited,
         `Too many export jobs: plan ${owner.plan} allows ${cap} queued or running at once per API key${asked}; retry when one has finished (or cancel one)`,
-        { retryAfterSeconds: 30 });
+        { retryAfterSeconds: EXPORT_CAP_RETRY_AFTER_SECONDS });
     }
   }
 

@@ -10,6 +10,8 @@ const MiB = 1024 * 1024;
  */
 export const EXPORT_INGEST_RESERVE_BYTES = 2 * 1024 * MiB;
 
+/** Seconds a key at its plan's cap of queued and running export jobs is asked to wait (about a small job's run). */
+export const EXPORT_CAP_RETRY_AFTER_SECONDS = 30;
 /** Export jobs: a job interrupted by this many restarts is failed instead of started again. */
 export const EXPORT_MAX_ATTEMPTS = 3;
 /** Export jobs per page of a listing, by default and at most. */

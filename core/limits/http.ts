@@ -3,6 +3,8 @@
 
 const MiB = 1024 * 1024;
 
+/** Largest request body of a route that sets none of its own (bytes). */
+export const HTTP_BODY_LIMIT_BYTES = 1 * MiB;
 /** Largest JSON-RPC request body (bytes). */
 export const RPC_BODY_LIMIT_BYTES = 1 * MiB;
 

@@ -1,10 +1,11 @@
 // House rules as tests (docs/architecture.md, "House rules"): file size, table names only
-// through TABLES, no module-level mutable state, every limit in core/limits.ts or
-// core/plans.ts, and one reader of the environment. Each rule reads the service's own
-// source (api/, core/, warehouse/, ingest/; not test/, bench/, scripts/) and fails on a new
-// offence. Its allow-list names today's exceptions with a reason and an owner: an entry is
-// removed when the code it excuses is fixed, and an entry that excuses nothing fails the
-// test too, so the lists only shrink.
+// through TABLES, no module-level mutable state, every number of service code in its home
+// (core/limits/, core/plans.ts, the env schema, the codes of core/errors.ts), no function
+// over 80 lines, and one reader of the environment. Each rule reads the service's own source
+// (api/, core/, warehouse/, ingest/; not test/, bench/, scripts/) and fails on a new offence.
+// A list names today's exceptions with a reason and an owner: an entry is removed when the
+// code it excuses is fixed, and an entry that excuses nothing fails the test too, so the
+// lists only shrink.
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { lineAt, serviceFiles, sourceOf, textOf, treeOf, walk, type Node } from '../support/source-scan.ts';
@@ -150,69 +151,195 @@ function scanMutableState(): string[] {
 }
 
 // ---------------------------------------------------------------------------------------
-// Rule 5: every number in core/limits.ts or core/plans.ts.
+// Rule 5: every number in the limits home. A number of service code above 10 is a limit, a
+// code or a fact, and each has a name in its home: limits in core/limits/ (by concern) or
+// core/plans.ts (by plan), a variable's default beside it in core/config/env-schema.ts, codes
+// (HTTP, JSON-RPC) in core/errors.ts. Every numeric literal is read, not only top-level
+// constants: `retryAfterSeconds: 30`, `bodyLimit: 1024 * 1024` and `case 396` are offences.
 
-/** Numbers that are not limits, as `file: NAME`, with what they are (kept short: everything
- *  else that bounds work, memory or time is a limit and lives in core/limits.ts or core/plans.ts). */
-const NOT_LIMITS: Readonly<Record<string, string>> = {
-  [`${p('warehouse', 'warehouse.ts')}: ClickHouseCode`]: 'the engine\'s error codes',
-  [`${p('ingest', 'steps', 'insert.ts')}: INSERT_FORMAT_ERRORS`]: 'the engine\'s error codes of a malformed insert',
-  [`${p('ingest', 'protocol-profiles.ts')}: PROTOCOL_PROFILES`]: 'the demo data\'s shape (DESIGN.md section 5): fees, compute units and shares per protocol',
-  [`${p('ingest', 'demo-generator.ts')}: SLOT_ANCHOR`]: 'a point in Solana\'s history the demo slots are counted from',
-  [`${p('api', 'rpc', 'raw-ids.ts')}: ARR`]: 'a state of the id scanner',
-  [`${p('ingest', 'parse-pool.ts')}: DEAD`]: 'a state of a parse worker',
-  [`${p('api', 'analytics', 'question', 'model.ts')}: END_OF_TIME`]: '2^32: one past the last instant a DateTime column holds',
-  [`${p('ingest', 'steps', 'validate.ts')}: RecordSchema`]: 'the UInt16 and UInt32 bounds of stored columns (and the accounts list the engine stores)',
-  [`${p('api', 'analytics', 'question', 'granularity.ts')}: FIRST_MONDAY`]: 'a calendar fact: 1970-01-05, day 4, was a Monday',
-  [`${p('api', 'analytics', 'activity-buckets.ts')}: SPAN`]: 'the length of an hour and of a day in seconds',
-  [`${p('api', 'analytics', 'question', 'model.ts')}: MEASURES`]: 'a rate is a percentage (scale 100)',
-  [`${p('api', 'exports', 'export-schemas.ts')}: ExportJobViewSchema`]: 'progress is a percentage (0-100)',
-  [`${p('api', 'dashboard', 'passwords.ts')}: SCRYPT_PARAMS`]: 'scrypt\'s cost parameters and key length: the stored hash\'s format, which verifyPassword bounds itself',
-};
+/** Files that are the home of numbers: where a number gets its name. */
+const NUMBER_HOMES = [
+  p('core', 'limits') + path.sep, p('core', 'plans.ts'), p('core', 'config', 'env-schema.ts'), p('core', 'errors.ts'),
+  // The demo data's shape (DESIGN.md section 5): fees, compute units and shares per protocol, a table of data.
+  p('ingest', 'protocol-profiles.ts'),
+];
+/** The deliberate port of an outside algorithm (CityHash v1.0.2): its constants are the algorithm's. */
+const PORTS = [p('ingest', 'city-hash.ts')];
 
-/** Limits still outside core/ today, as `file: NAME`, with their owner, who moves them. */
-const LIMITS_TO_MOVE: Readonly<Record<string, string>> = {
-};
-
+/** Numbers at or under this are counts of things in code (an index, a pair), not figures. */
+const SMALL = 10;
 /** Factors of units (seconds in a minute, hour, day; days in a week; bytes in a KiB): in a
  *  product or a quotient they convert a unit, they do not set a limit. */
-const UNIT_FACTORS = new Set([7, 24, 60, 1000, 1024, 3600, 86_400, 60_000, 3_600_000, 86_400_000]);
-/** A constant named for a unit (HOUR, DAY_MS, WEEK_SECONDS, MiB) is its size, not a limit. */
-const UNIT_NAME = /^(?:MINUTE|HOUR|DAY|WEEK|KiB|MiB|GiB)S?(?:_MS|_SECONDS)?$/i;
+const UNIT_FACTORS = new Set([7, 24, 60, 100, 1000, 1024, 3600, 86_400, 60_000, 3_600_000, 86_400_000]);
+/** A constant named for a unit (HOUR, DAY_MS, WEEK_SECONDS, MiB). */
+const UNIT_NAME = /^(?:SECOND|MINUTE|HOUR|DAY|WEEK|KiB|MiB|GiB)S?(?:_MS|_SECONDS)?$/i;
+/** Calls and properties whose numbers are HTTP statuses: a route's answers, a reply's code. */
+const STATUS_CALLS = /(?:^|\.)(?:code|status|errors|refuse|kindForStatus|statusText|titleOf)$/;
+const STATUS_PROPS = /^(?:status|statusCode|httpStatus)$/;
+const isStatus = (v: number): boolean => Number.isInteger(v) && v >= 100 && v <= 599;
 
-/**
- * Numbers of 2 or more in the top-level constants of a service file outside core/, as
- * `file: NAME = number`. Not counted: a constant's functions (they compute; the constant is
- * the function), property keys (HTTP statuses of a response schema), unit factors, the
- * bounds of a binary range (`2 ** 32`) and numbers written in hex (character codes, bit
- * masks).
- */
+function numberIsNamed(file: string, n: Node, parent: Node | undefined): boolean {
+  const v = n.value as number;
+  if (v <= SMALL || /^0x/i.test(sourceOf(file, n))) return true;
+  // A unit factor converts the other operand: `5 * 60_000`. Two factors (`1024 * 1024`) make a size, which needs a name.
+  if (UNIT_FACTORS.has(v) && parent?.type === 'BinaryExpression' && ['*', '/'].includes(String(parent.operator))) {
+    const other = (parent.left === n ? parent.right : parent.left) as Node;
+    return !(other.type === 'Literal' && UNIT_FACTORS.has(other.value as number));
+  }
+  if (!isStatus(v) || parent === undefined) return false;
+  // `200: {…}` in a route's response schema; `status: 404`; `.code(202)`, `errors(400, 401)`.
+  if (parent.type === 'Property' && (parent.key === n || STATUS_PROPS.test(sourceOf(file, parent.key as Node)))) return true;
+  if (parent.type === 'CallExpression' && STATUS_CALLS.test(sourceOf(file, parent.callee as Node))) return true;
+  // `res.statusCode === 404`, `status >= 500`.
+  return parent.type === 'BinaryExpression' && /status/i.test(sourceOf(file, parent));
+}
+
+/** Numeric literals above SMALL outside the homes, as `file:line: source`. */
 function scanNumbers(): string[] {
   const offenders: string[] = [];
   for (const file of serviceFiles()) {
-    if (file.startsWith(`core${path.sep}`)) continue;
-    for (const stmt of treeOf(file).body as Node[]) {
-      const decl = stmt.type === 'ExportNamedDeclaration' ? (stmt.declaration as Node | null) : stmt;
-      if (decl?.type !== 'VariableDeclaration' || decl.kind !== 'const') continue;
-      for (const d of decl.declarations as Node[]) {
-        if (d.init === null || d.init === undefined) continue;
-        const name = sourceOf(file, d.id as Node).split(':')[0]!.trim();
-        walk(d.init as Node, (n, parent) => {
-          if (['ArrowFunctionExpression', 'FunctionExpression', 'ClassExpression'].includes(n.type) || isType(n)) return false;
-          if (n.type === 'BinaryExpression' && n.operator === '**' && (n.left as Node).type === 'Literal' && (n.left as Node).value === 2) return false;
-          if (n.type !== 'Literal' || typeof n.value !== 'number' || n.value < 2 || UNIT_NAME.test(name)) return;
-          if (UNIT_FACTORS.has(n.value) && parent?.type === 'BinaryExpression' && ['*', '/'].includes(String(parent.operator))) return;
-          if (parent?.type === 'Property' && parent.key === n) return;
-          // HTTP statuses a route declares it may answer (`...errors(400, 401)`): codes, not limits.
-          if (parent?.type === 'CallExpression' && (parent.callee as Node).type === 'Identifier' && (parent.callee as Node).name === 'errors') return;
-          if (/^0x/i.test(sourceOf(file, n))) return;
-          offenders.push(`${file}: ${name} = ${sourceOf(file, n)}`);
-        });
-      }
-    }
+    if (NUMBER_HOMES.some((h) => file === h || file.startsWith(h)) || PORTS.includes(file)) continue;
+    walk(treeOf(file), (n, parent) => {
+      if (isType(n)) return false;
+      // `const HOUR_MS = 3_600_000`: a constant named for a unit is that unit's size, not a limit.
+      if (n.type === 'VariableDeclarator' && (n.id as Node).type === 'Identifier' && UNIT_NAME.test(String((n.id as Node).name))) return false;
+      // `2 ** 32`: the bound of a binary range, named by its exponent.
+      if (n.type === 'BinaryExpression' && n.operator === '**') return false;
+      if (n.type !== 'Literal' || typeof n.value !== 'number' || numberIsNamed(file, n, parent)) return;
+      offenders.push(`${file}:${lineAt(file, n.start)}: ${sourceOf(file, parent ?? n).split('\n')[0]!.slice(0, 80)}`);
+    });
   }
-  return [...new Set(offenders)];
+  return offenders;
 }
+
+// ---------------------------------------------------------------------------------------
+// Rule 7: no function over MAX_FUNCTION_LINES lines: a longer one holds a concept of its own
+// that has no name yet (installAccessControl held the key check, the rate limits, the slots
+// and the usage records in 202 lines).
+
+const MAX_FUNCTION_LINES = 80;
+const FUNCTIONS = new Set(['FunctionDeclaration', 'FunctionExpression', 'ArrowFunctionExpression']);
+
+/** Functions over the cap, as `file:line name (n lines)`; the deliberate ports excepted by name. */
+function scanLongFunctions(): string[] {
+  const offenders: string[] = [];
+  for (const file of serviceFiles()) {
+    walk(treeOf(file), (n, parent) => {
+      if (!FUNCTIONS.has(n.type)) return;
+      const first = lineAt(file, n.start);
+      const lines = lineAt(file, n.end) - first + 1;
+      if (lines <= MAX_FUNCTION_LINES) return;
+      const id = n.id as Node | null | undefined;
+      const name = id ? String(id.name) : parent?.type === 'VariableDeclarator' || parent?.type === 'Property' || parent?.type === 'MethodDefinition' ? sourceOf(file, (parent.id ?? parent.key) as Node) : '(anonymous)';
+      if (PORTS.includes(file) && name === 'cityHasher') return;
+      offenders.push(`${file}:${first} ${name} (${lines} lines)`);
+    });
+  }
+  return offenders;
+}
+
+// ---------------------------------------------------------------------------------------
+// The request boundary (api/catalog/, api/rpc/, api/mcp/, api/graphql/, the question model,
+// export-config; its other files offend no rule) is being rewritten on the `boundary` branch
+// (issue 36): its offences are excused here, by folder, until that branch lands, and this
+// list then goes. Temporary; owner: the boundary branch.
+const BOUNDARY_BRANCH = [
+  p('api', 'catalog') + path.sep, p('api', 'rpc') + path.sep, p('api', 'mcp') + path.sep, p('api', 'graphql') + path.sep,
+  p('api', 'analytics', 'question') + path.sep, p('api', 'exports', 'export-config.ts'),
+];
+/** Long functions, as `file name`: in ingest/ and warehouse/, whose owners (other branches)
+ *  are working in them today, and those of api/ the habits branch had no time to split.
+ *  Temporary; owners: the ingest branch, habits. An entry goes when its function is split. */
+const NOT_YET_SPLIT: readonly string[] = [
+  // ingest and warehouse branches
+  `${p('warehouse', 'cluster-layout.ts')} renderForCluster`, `${p('ingest', 'demo-generator.ts')} generatorSelect`, `${p('ingest', 'kafka-source.ts')} handleBatch`,
+  // habits (not done)
+  `${p('api', 'admin', 'key-routes.ts')} keyRoutes`, `${p('api', 'analytics', 'address-transactions.ts')} listAddressTransactions`, `${p('api', 'app.ts')} buildApp`,
+  `${p('api', 'dashboard', 'account-routes.ts')} accountRoutes`, `${p('api', 'dashboard', 'key-routes.ts')} dashboardKeyRoutes`, `${p('api', 'dashboard', 'key-routes.ts')} (anonymous)`,
+  `${p('api', 'services.ts')} createServices`, `${p('api', 'sql', 'sql-guard.ts')} prepareQuery`, `${p('api', 'sql', 'sql-lexer.ts')} lex`,
+];
+const splitLater = (o: string): string | undefined => NOT_YET_SPLIT.find((e) => o.startsWith(`${e.split(' ')[0]}:`) && o.includes(` ${e.split(' ')[1]} (`));
+
+/** Files whose numbers have no name in a home yet: in ingest/, warehouse/ and api/x402/, whose
+ *  owners (other branches) are working in them today, and the rest, which the habits branch had
+ *  no time to name. Temporary; owners: those branches, habits. An entry goes when its file's
+ *  numbers are named. */
+const NOT_YET_NAMED: readonly string[] = [
+  // ingest, warehouse and x402 branches
+  p('api', 'x402', 'refusals.ts'),
+  p('api', 'x402', 'x402-gateway.ts'),
+  p('api', 'x402', 'x402-pricing.ts'),
+  p('ingest', 'demo-generator.ts'),
+  p('ingest', 'kafka-client.ts'),
+  p('ingest', 'kafka-producer.ts'),
+  p('ingest', 'kafka-source.ts'),
+  p('ingest', 'metrics-server.ts'),
+  p('ingest', 'pipeline.ts'),
+  p('ingest', 'produce-cli.ts'),
+  p('ingest', 'seed.ts'),
+  p('ingest', 'steps', 'dead-letter.ts'),
+  p('ingest', 'steps', 'insert.ts'),
+  p('ingest', 'steps', 'normalise.ts'),
+  p('ingest', 'steps', 'validate.ts'),
+  p('ingest', 'stored-keys.ts'),
+  p('warehouse', 'api-key-store.ts'),
+  p('warehouse', 'cluster-layout.ts'),
+  p('warehouse', 'integrity.ts'),
+  p('warehouse', 'journal-reader.ts'),
+  p('warehouse', 'server-warehouse.ts'),
+  p('warehouse', 'usage-store.ts'),
+  p('warehouse', 'view-repair.ts'),
+  p('warehouse', 'warehouse.ts'),
+  // habits (not done)
+  p('api', 'access', 'allowed-methods.ts'),
+  p('api', 'access', 'http-protocol.ts'),
+  p('api', 'access', 'rate-limit-store.ts'),
+  p('api', 'access', 'rate-limiter.ts'),
+  p('api', 'access', 'redis-rate-limit-store.ts'),
+  p('api', 'admin', 'account-routes.ts'),
+  p('api', 'admin', 'key-routes.ts'),
+  p('api', 'admin', 'x402-routes.ts'),
+  p('api', 'analytics', 'activity-buckets.ts'),
+  p('api', 'analytics', 'address-transactions.ts'),
+  p('api', 'analytics', 'group-pages.ts'),
+  p('api', 'analytics', 'page-token.ts'),
+  p('api', 'analytics', 'signature-lookup.ts'),
+  p('api', 'analytics', 'sorted-listing.ts'),
+  p('api', 'analytics', 'transactions.ts'),
+  p('api', 'answers', 'answer-caching.ts'),
+  p('api', 'answers', 'compression.ts'),
+  p('api', 'app.ts'),
+  p('api', 'dashboard', 'account-routes.ts'),
+  p('api', 'dashboard', 'dashboard.ts'),
+  p('api', 'dashboard', 'key-routes.ts'),
+  p('api', 'dashboard', 'passwords.ts'),
+  p('api', 'dashboard', 'sessions.ts'),
+  p('api', 'exports', 'executions.ts'),
+  p('api', 'exports', 'export-quotas.ts'),
+  p('api', 'exports', 'export-schemas.ts'),
+  p('api', 'exports', 'export-service.ts'),
+  p('api', 'exports', 'export-views.ts'),
+  p('api', 'exports', 'export-writer.ts'),
+  p('api', 'health-routes.ts'),
+  p('api', 'services.ts'),
+  p('api', 'sql', 'engine-message.ts'),
+  p('api', 'sql', 'query-cost.ts'),
+  p('api', 'sql', 'sql-guard.ts'),
+  p('api', 'sql', 'sql-lexer.ts'),
+  p('api', 'sql', 'sql-sandbox.ts'),
+  p('api', 'user-metrics', 'user-metrics-routes.ts'),
+  p('core', 'budget.ts'),
+  p('core', 'config', 'service-sections.ts'),
+  p('core', 'config', 'x402-section.ts'),
+  p('core', 'logger.ts'),
+  p('core', 'metrics.ts'),
+  p('core', 'process-guard.ts'),
+  p('core', 'vocabulary', 'answers.ts'),
+  p('core', 'vocabulary', 'calendar.ts'),
+  p('core', 'vocabulary', 'primitives.ts'),
+];
+
+const inBoundaryBranch = (o: string): string | undefined => BOUNDARY_BRANCH.find((b) => o.startsWith(b));
 
 // ---------------------------------------------------------------------------------------
 // Rule 6: one reader of the environment: core/config/load-config.ts.
@@ -286,9 +413,23 @@ describe('house rules', () => {
     expect(stale, 'state now held by objects: remove it from MODULE_STATE').toEqual([]);
   });
 
-  it('keeps every limit in core/limits.ts or core/plans.ts: no number of 2 or more in a top-level constant elsewhere', () => {
-    const { unexcused, stale } = judge(scanNumbers(), (o) => byName(NOT_LIMITS)(o) ?? byName(LIMITS_TO_MOVE)(o), [...Object.keys(NOT_LIMITS), ...Object.keys(LIMITS_TO_MOVE)]);
+  it('keeps every number of service code in its home: no numeric literal above 10 elsewhere', () => {
+    const { unexcused } = judge(scanNumbers(), (o) => inBoundaryBranch(o) ?? NOT_YET_NAMED.find((f) => o.startsWith(`${f}:`)), []);
     expect(unexcused).toEqual([]);
+  });
+
+  it(`holds no function over ${MAX_FUNCTION_LINES} lines (the CityHash port excepted by name)`, () => {
+    const { unexcused } = judge(scanLongFunctions(), (o) => inBoundaryBranch(o) ?? splitLater(o), []);
+    expect(unexcused).toEqual([]);
+  });
+
+  it('excuses only what still offends: every entry of the temporary lists is needed', () => {
+    const offences = [...scanNumbers(), ...scanLongFunctions()];
+    const longFunctions = scanLongFunctions();
+    const stale = [
+      ...[...BOUNDARY_BRANCH, ...NOT_YET_NAMED].filter((e) => !offences.some((o) => o.startsWith(e))),
+      ...NOT_YET_SPLIT.filter((e) => !longFunctions.some((o) => splitLater(o) === e)),
+    ];
     expect(stale, 'entries that excuse nothing any more: remove them').toEqual([]);
   });
 
