@@ -7,6 +7,8 @@ const MiB = 1024 * 1024;
 export const SQL_MAX_LIMIT = 10_000;
 export const SQL_DEFAULT_LIMIT = 1_000;
 export const SQL_MAX_LENGTH = 100_000;
+/** Characters of a query's first word quoted when it is not SELECT or WITH. */
+export const SQL_QUOTED_WORD_MAX_CHARS = 40;
 /** SQL time-out (SPEC), also the bound on any one analytics answer by default, and on each
  *  statement of an export job (a job runs many; none may run longer than a client query). */
 export const SQL_TIMEOUT_SECONDS = 30;
