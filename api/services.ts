@@ -18,7 +18,7 @@ import { PlanLanes } from '../warehouse/plan-lanes.ts';
 import { createAccess, type Access } from './access/access.ts';
 import { Metrics } from '../core/metrics.ts';
 import { Analytics } from './analytics/analytics.ts';
-import { BoundedWarehouse } from './analytics/bounded-warehouse.ts';
+import { AnalyticsWarehouse } from './analytics/analytics-warehouse.ts';
 import { PageTokens } from './analytics/page-token.ts';
 import { SqlSandbox } from './sql/sql-sandbox.ts';
 import { DownloadLinks } from './exports/download-links.ts';
@@ -95,7 +95,7 @@ export async function createServices(
   // (10,000-record listings), they never queue a paid key's read or /health behind them.
   const freeServing = new InstrumentedWarehouse(openWarehouse(config), metrics);
   const servingWh = new BudgetedWarehouse(wh, 'analytics', true, new PlanLanes(), { free: freeServing });
-  const analytics = new Analytics(new BoundedWarehouse(servingWh, config.analyticsTimeoutSeconds), registry, dataVersion, pageTokens, options.measures);
+  const analytics = new Analytics(new AnalyticsWarehouse(servingWh, config.analyticsTimeoutSeconds), registry, dataVersion, pageTokens, options.measures);
   const sqlSandbox = new SqlSandbox(
     openSandboxSessions(config).map((session) => new BudgetedWarehouse(new InstrumentedWarehouse(session, metrics), 'sql')),
     { ...config.sql, readonlyByUser: config.sql.user !== undefined },

@@ -327,7 +327,7 @@ describe('the analytics layer is the same in both modes', () => {
     const readers = ['api', 'ingest', 'warehouse'].flatMap(walk).filter((f) => /\.cluster\b|CLICKHOUSE_CLUSTER|clickhouse\.cluster/.test(readFileSync(path.join(root, f), 'utf8')));
     // Only the schema's owners (runner, repair, transports and their pass-through wrappers) know the mode.
     expect(readers.sort()).toEqual([
-      'api/analytics/bounded-warehouse.ts',
+      'api/analytics/analytics-warehouse.ts',
       'warehouse/budgeted-warehouse.ts',
       'warehouse/cluster-layout.ts',
       'warehouse/earlier-inserts.ts',

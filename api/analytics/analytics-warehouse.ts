@@ -1,4 +1,5 @@
-// The warehouse as the analytics layer sees it: every read it builds carries the engine's
+// The warehouse as the analytics layer sees it (not to be confused with warehouse/budgeted-warehouse.ts,
+// which it wraps and which runs each statement under its request budget): every read carries the engine's
 // own time limit, and a read cut by it becomes the catalog's query time-out (JSON-RPC
 // -32000, REST 408) naming the limit, not an internal error. Filters that match nothing in
 // an index (an unknown program id, an instruction type) can still make a read scan; on the
@@ -8,15 +9,15 @@ import type { Budget } from '../../core/budget.ts';
 import { boundTo, type BudgetBinding } from '../../warehouse/budgeted-warehouse.ts';
 import { ClickHouseCode, WarehouseError, type InsertOptions, type QueryOptions, type Warehouse } from '../../warehouse/warehouse.ts';
 
-export class BoundedWarehouse implements Warehouse, BudgetBinding {
+export class AnalyticsWarehouse implements Warehouse, BudgetBinding {
   constructor(
     private readonly inner: Warehouse,
     private readonly seconds: number,
   ) {}
 
   /** The same bounds over the inner session bound to `budget` (warehouse/budgeted-warehouse.ts). */
-  under(budget: Budget | null | undefined): BoundedWarehouse {
-    return new BoundedWarehouse(boundTo(this.inner, budget), this.seconds);
+  under(budget: Budget | null | undefined): AnalyticsWarehouse {
+    return new AnalyticsWarehouse(boundTo(this.inner, budget), this.seconds);
   }
 
   get transport(): Warehouse['transport'] {

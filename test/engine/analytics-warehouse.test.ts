@@ -2,7 +2,7 @@
 // becomes the catalog's query time-out with a message a client can act on (JSON-RPC
 // -32000, REST 408), never an internal error, and the serving session is free again.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BoundedWarehouse } from '../../api/analytics/bounded-warehouse.ts';
+import { AnalyticsWarehouse } from '../../api/analytics/analytics-warehouse.ts';
 import { AppError, Errors } from '../../core/errors.ts';
 import { startApp } from '../support/services.ts';
 import { RpcClient } from '../support/rpc-client.ts';
@@ -15,7 +15,7 @@ afterAll(async () => t.cleanup());
 
 describe('analytics reads are time-bounded', () => {
   it('a read past the limit is cancelled by the engine and answered as a query time-out', async () => {
-    const wh = new BoundedWarehouse(t.services.wh, 1);
+    const wh = new AnalyticsWarehouse(t.services.wh, 1);
     // Internal SQL (a numbers() table function the guard would never let a client write).
     const slow = wh.query('SELECT sum(cityHash64(number)) AS s FROM numbers(100000000000)');
     await expect(slow).rejects.toBeInstanceOf(AppError);
