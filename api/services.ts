@@ -31,6 +31,7 @@ import { LiveActivity } from './graphql/subscriptions/live-activity.ts';
 import { createX402Door } from './x402/x402-door.ts';
 import type { SvmChain } from './x402/x402-server.ts';
 import { X402PaymentStore } from '../warehouse/x402-payment-store.ts';
+import { METRICS_FRESHNESS_REUSE_MS } from '../core/limits/access.ts';
 
 export interface Services {
   config: Config;
@@ -199,7 +200,7 @@ export function inProcessKafka(services: Services, hooks: KafkaSourceHooks = {})
 function cachedFreshness(wh: Warehouse): () => ReturnType<typeof readFreshness> {
   let cached: { at: number; value: ReturnType<typeof readFreshness> } | undefined;
   return () => {
-    if (cached && Date.now() - cached.at < 5000) return cached.value;
+    if (cached && Date.now() - cached.at < METRICS_FRESHNESS_REUSE_MS) return cached.value;
     const value = readFreshness(wh);
     cached = { at: Date.now(), value };
     value.catch(() => (cached = undefined));

@@ -29,7 +29,9 @@ export interface BucketFigures extends BucketKey {
   maxSlot: number;
 }
 
-const SPAN: Record<ActivityGranularity, number> = { hour: 3_600, day: 86_400 };
+const HOUR_SECONDS = 3_600;
+const DAY_SECONDS = 86_400;
+const SPAN: Record<ActivityGranularity, number> = { hour: HOUR_SECONDS, day: DAY_SECONDS };
 
 /** The closed range covering every named bucket (the range term prunes by the view's key; the cells test is exact). */
 export function cellsRange(keys: readonly BucketKey[], granularity: ActivityGranularity): { gte: number; lte: number } {

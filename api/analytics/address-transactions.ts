@@ -13,6 +13,7 @@ import type { KeyedRow } from './signature-lookup.ts';
 import type { AddressTransaction, Page, SortOrder, TransactionFilters } from './types.ts';
 import { TABLES } from '../../warehouse/tables.ts';
 import { SIGNATURE_RECORDS } from '../../warehouse/signature-records.ts';
+import { UINT16_MAX } from '../../core/vocabulary/primitives.ts';
 
 /** Filters of an address listing: the listing filters except instructionTypes. */
 export type AddressFilters = Omit<TransactionFilters, 'instructionTypes'>;
@@ -57,7 +58,7 @@ export function addressCursorToken(tokens: PageTokens, req: AddressListRequest, 
 
 function decode(tokens: PageTokens, token: string, req: AddressListRequest): AddressCursor {
   return tokens.decode(token, TAG, fingerprintOf(req), (v) =>
-    v.length === 3 && isUInt(v[0], MAX_BLOCK_TIME) && isUInt64Text(v[1]) && isUInt(v[2], 65_535)
+    v.length === 3 && isUInt(v[0], MAX_BLOCK_TIME) && isUInt64Text(v[1]) && isUInt(v[2], UINT16_MAX)
       ? { blockTime: v[0], sigKey: v[1], instructionIndex: v[2] }
       : undefined);
 }

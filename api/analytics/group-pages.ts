@@ -9,6 +9,7 @@ import type { AnswerRow, Position, Question, QuestionFilters } from './question/
 import { bucketStarts, type Granularity } from './question/granularity.ts';
 import { isTimeDimension, type Dimension } from './question/model.ts';
 import type { TimeRange } from './types.ts';
+import { UINT32_MAX } from '../../core/vocabulary/primitives.ts';
 
 /** The dimensions a caller may group by. */
 export type GroupKey = Exclude<Dimension, 'errorMessage'>;
@@ -102,7 +103,7 @@ function readPosition(v: unknown[], keys: readonly PageKey[]): Position | undefi
   const out: (string | number)[] = [];
   for (const [i, k] of keys.entries()) {
     const x = v[i + 1];
-    if (k !== 'errorMessage' && isTimeDimension(k) ? !(Number.isSafeInteger(x) && (x as number) >= 0 && (x as number) <= 4_294_967_295) : typeof x !== 'string') return undefined;
+    if (k !== 'errorMessage' && isTimeDimension(k) ? !(Number.isSafeInteger(x) && (x as number) >= 0 && (x as number) <= UINT32_MAX) : typeof x !== 'string') return undefined;
     out.push(x as string | number);
   }
   return { value: v[0], keys: out };

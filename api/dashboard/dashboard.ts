@@ -17,6 +17,7 @@ import type { Access } from '../access/access.ts';
 import { accountRoutes } from './account-routes.ts';
 import { dashboardKeyRoutes } from './key-routes.ts';
 import { Sessions } from './sessions.ts';
+import { ETAG_DIGEST_CHARS } from '../../core/limits/http.ts';
 
 export interface DashboardOptions {
   config: Config;
@@ -65,7 +66,7 @@ interface Asset {
 
 function asset(file: string): Asset {
   const body = readFileSync(file);
-  return { body, type: TYPES[path.extname(file)] ?? 'application/octet-stream', etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` };
+  return { body, type: TYPES[path.extname(file)] ?? 'application/octet-stream', etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, ETAG_DIGEST_CHARS)}"` };
 }
 
 /** Every file the dashboard serves, by its path under /dashboard/static/, read once at start:

@@ -18,3 +18,15 @@ export const REFUSAL_LOG_WINDOW_SECONDS = 10;
 /** Keys and addresses whose refusals are counted at once; refusals of others past it are
  *  counted together, in one line per window. */
 export const REFUSAL_LOG_MAX_SUBJECTS = 10_000;
+/** How often the in-process rate-limit store sweeps out windows that have passed. */
+export const RATE_STORE_SWEEP_MS = 1000;
+/** How long a window's counter outlives its window, so that a late request still finds it. */
+export const RATE_WINDOW_GRACE_MS = 5_000;
+/** At most one warning this often while Redis cannot be reached (requests go on, counted locally). */
+export const REDIS_WARNING_INTERVAL_MS = 10_000;
+/** Random bytes of a secret the service makes (an invitation, a session, its CSRF token). */
+export const SECRET_BYTES = 32;
+/** Days the operator's x402 report covers when no range is given. */
+export const OPERATOR_REPORT_DEFAULT_DAYS = 30;
+/** How long /metrics reuses one freshness read, however often Prometheus scrapes. */
+export const METRICS_FRESHNESS_REUSE_MS = 5000;

@@ -31,3 +31,11 @@ export const EXPORT_STRATUM_BUCKET_BITS = 12;
 export const EXPORT_ONE_HOT_MAX_CATEGORIES = 64;
 /** oneHotEncode: longest indicator column name (`protocol_name_jupiter_v6`), characters. */
 export const EXPORT_ONE_HOT_NAME_MAX_CHARS = 64;
+/** Characters of an unknown field's name quoted in its 400. */
+export const QUOTED_FIELD_MAX_CHARS = 50;
+/** Retry-After of a key whose export files fill its quota when none of them expires. */
+export const EXPORT_QUOTA_RETRY_AFTER_SECONDS = 60;
+/** Characters of the engine's message kept in a failed export's error. */
+export const EXPORT_ENGINE_MESSAGE_MAX_CHARS = 500;
+/** A job's progress is a percentage. */
+export const PROGRESS_MAX_PERCENT = 100;

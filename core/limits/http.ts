@@ -63,3 +63,12 @@ export const HTTP_MAX_PATH_PARAM_CHARS = 100;
  * the router; one past that is refused by code points (api/access/http-protocol.ts).
  */
 export const HTTP_MAX_PATH_PARAM_UTF16_UNITS = 2 * HTTP_MAX_PATH_PARAM_CHARS;
+// ---- Client text quoted back in a message, and digests in headers ----
+/** Characters of a request's path quoted in a 405's message. */
+export const QUOTED_PATH_MAX_CHARS = 200;
+/** Characters of a refused Content-Type quoted in its 415. */
+export const QUOTED_HEADER_MAX_CHARS = 100;
+/** Codings of one Accept-Encoding header read (a longer list is cut, not refused). */
+export const ACCEPT_ENCODING_MAX_ITEMS = 20;
+/** Base64url characters of a sha256 digest kept in an ETag (27: 162 bits). */
+export const ETAG_DIGEST_CHARS = 27;

@@ -99,3 +99,11 @@ export const POINT_READ_GATHER_TURNS = 2;
  * keys and a little for 1 or 20 (bench/address-page-reads.ts).
  */
 export const POINT_READ_COARSE_INDEX_GRANULARITY = 2;
+// ---- The signed tokens of listings ----
+/** Base64url characters of a listing's fingerprint (72 bits) and of a page token's MAC (132 bits). */
+export const LISTING_FINGERPRINT_CHARS = 12;
+export const PAGE_TOKEN_MAC_CHARS = 22;
+/** Characters of a bad signature key quoted in its error. */
+export const QUOTED_KEY_MAX_CHARS = 40;
+/** Longest instruction type, in characters. */
+export const INSTRUCTION_TYPE_MAX_CHARS = 128;

@@ -67,3 +67,5 @@ export const EXECUTION_TOKEN_MAX_CHARS = 512;
  * once a second each; past it: 429 with Retry-After.
  */
 export const EXECUTION_POLLS_PER_MINUTE = 120;
+/** Characters at the end of an engine message searched for its error code. */
+export const ENGINE_MESSAGE_TAIL_CHARS = 200;
