@@ -13,6 +13,7 @@
 //    no signal listener, so neither the shutdown deadline nor SIGTERM can end it.
 import { writeSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
+import { checkIntervalOf } from './limits/process.ts';
 
 export interface ProcessGuardOptions {
   /** The main thread's event loop silent this long means stuck: SIGKILL (0 = no watchdog). */
@@ -113,7 +114,7 @@ export function installProcessGuard(options: ProcessGuardOptions): ProcessGuard 
       if (watching || stallExitMs === 0) return;
       watching = true;
       const beats = new Int32Array(new SharedArrayBuffer(4));
-      const checkMs = Math.max(50, Math.min(1000, Math.floor(stallExitMs / 4)));
+      const checkMs = checkIntervalOf(stallExitMs);
       setInterval(() => Atomics.add(beats, 0, 1), checkMs).unref();
       const worker = new Worker(WATCHDOG_SOURCE, { eval: true, workerData: { beats: beats.buffer, stallExitMs, checkMs, pid: process.pid } });
       // The watchdog must never be what keeps a finished process alive.

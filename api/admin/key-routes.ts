@@ -7,6 +7,7 @@ import { MAX_BLOCK_DATE, MAX_BLOCK_TIME, MIN_BLOCK_DATE, MIN_BLOCK_TIME } from '
 import { isPlan, PLANS, type Plan } from '../../core/plans.ts';
 import { isKeyStatus, KEY_STATUSES, RevokedKeyError, type ApiKeyRecord, type KeyStatus } from '../../warehouse/api-key-store.ts';
 import type { Access } from '../access/access.ts';
+import { USAGE_RANGE_END_SLACK_MS } from '../../core/limits/dashboard.ts';
 
 const DAY_MS = 86_400_000;
 const GRANULARITIES = ['minute', 'hour', 'day'] as const;
@@ -106,7 +107,7 @@ export async function keyRoutes(app: FastifyInstance, opts: { access: Access }):
   });
 
   const usageRange = (q: UsageQuerystring): { fromMs: number; toMs: number; granularity: Granularity } => {
-    const toMs = parseTime(q.to, 'to', Date.now() + 60_000);
+    const toMs = parseTime(q.to, 'to', Date.now() + USAGE_RANGE_END_SLACK_MS);
     const fromMs = parseTime(q.from, 'from', toMs - DAY_MS);
     const granularity = q.granularity ?? 'hour';
     if (!(GRANULARITIES as readonly string[]).includes(granularity)) {

@@ -3,7 +3,7 @@
 // Every call needs a live session; the state-changing ones its CSRF token as well.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError, Errors, invalidParams, notFound } from '../../core/errors.ts';
-import { DASHBOARD_BODY_LIMIT_BYTES, KEYS_PER_ACCOUNT_MAX, USAGE_VIEWS } from '../../core/limits/dashboard.ts';
+import { DASHBOARD_BODY_LIMIT_BYTES, KEYS_PER_ACCOUNT_MAX, USAGE_FLUSH_REUSE_MS, USAGE_TOP_METHODS, USAGE_VIEWS } from '../../core/limits/dashboard.ts';
 import { PLAN_LIMITS, PLAN_QUERY_BUDGET } from '../../core/plans.ts';
 import type { ApiKeyRecord } from '../../warehouse/api-key-store.ts';
 import { readFreshness } from '../../warehouse/ingest-freshness.ts';
@@ -108,7 +108,7 @@ export async function dashboardKeyRoutes(app: FastifyInstance, opts: KeyRouteOpt
   // buffer is written first, at most once a second however many pages ask.
   let lastFlush = 0;
   const freshUsage = async (): Promise<void> => {
-    if (Date.now() - lastFlush < 1000) return;
+    if (Date.now() - lastFlush < USAGE_FLUSH_REUSE_MS) return;
     lastFlush = Date.now();
     await access.usage.flush();
   };
@@ -193,9 +193,9 @@ export async function dashboardKeyRoutes(app: FastifyInstance, opts: KeyRouteOpt
       limitPerBucket: perMinute * (g.bucketMs / 60_000),
       totals: { requests, errors, rateLimited, cost, byInterface },
       // Busiest methods, and the costliest (cost in the plan's units: docs/access.md, "The cost of every answer").
-      methods: [...byMethod].sort((a, b) => b[1].requests - a[1].requests).slice(0, 20).map(([label, m]) => ({ label, requests: m.requests, cost: m.cost, rowsRead: m.rowsRead })),
+      methods: [...byMethod].sort((a, b) => b[1].requests - a[1].requests).slice(0, USAGE_TOP_METHODS).map(([label, m]) => ({ label, requests: m.requests, cost: m.cost, rowsRead: m.rowsRead })),
       // With their cost per bucket, for the chart of cost per method over time.
-      costlyMethods: [...byMethod].filter(([, m]) => m.cost > 0).sort((a, b) => b[1].cost - a[1].cost).slice(0, 20).map(([label, m]) => ({
+      costlyMethods: [...byMethod].filter(([, m]) => m.cost > 0).sort((a, b) => b[1].cost - a[1].cost).slice(0, USAGE_TOP_METHODS).map(([label, m]) => ({
         label, requests: m.requests, cost: m.cost, rowsRead: m.rowsRead, costPerBucket: [...buckets.keys()].map((t) => m.buckets.get(t) ?? 0),
       })),
       keys: [...keyCost.values()].map((k) => ({

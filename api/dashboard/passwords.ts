@@ -5,9 +5,10 @@
 // "scrypt$N$r$p$salt$hash" (base64url), so the parameters can be raised later: old hashes
 // still verify with the parameters they were made with.
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
-import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../core/limits/dashboard.ts';
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, SCRYPT_PARAMS } from '../../core/limits/dashboard.ts';
+import { SECRET_BYTES } from '../../core/limits/access.ts';
 
-export const SCRYPT_PARAMS = Object.freeze({ N: 2 ** 15, r: 8, p: 1, keyLength: 64, saltBytes: 16 });
+export { SCRYPT_PARAMS };
 
 /** The password rule as the sign-up page and the API's 400 state it. */
 export const PASSWORD_RULE = `a password of ${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters`;
@@ -57,5 +58,5 @@ export async function verifyPassword(password: string, stored: string): Promise<
  *  makes it once, lazily, and holds it: the dashboard's routes make one. */
 export function decoyHasher(): () => Promise<string> {
   let decoy: Promise<string> | undefined;
-  return () => (decoy ??= hashPassword(randomBytes(32).toString('base64url')));
+  return () => (decoy ??= hashPassword(randomBytes(SECRET_BYTES).toString('base64url')));
 }

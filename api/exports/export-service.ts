@@ -39,7 +39,7 @@ import { failureMessage, fileNotFound, fileOf, jobView, type ExportFileHandle } 
 import { Cancelled, JobFailure, Stopping, Yielded } from './job-errors.ts';
 import { pageJobs, type JobPage, type JobPageAsk } from './job-listing.ts';
 import { isFinished, type JobRecord, type JobStatus, type JobStore } from './job-store.ts';
-import { EXPORT_CAP_RETRY_AFTER_SECONDS, EXPORT_LIST_DEFAULT, EXPORT_LIST_MAX, EXPORT_MAX_ATTEMPTS } from '../../core/limits/exports.ts';
+import { EXPORT_CAP_RETRY_AFTER_SECONDS, EXPORT_ID_BYTES, EXPORT_LIST_DEFAULT, EXPORT_LIST_MAX, EXPORT_MAX_ATTEMPTS, EXPORT_SWEEP_MS, PROGRESS_MAX_PERCENT } from '../../core/limits/exports.ts';
 
 /** Restarts a job survives, and the listing's page sizes (core/limits.ts). */
 export { EXPORT_MAX_ATTEMPTS as MAX_ATTEMPTS, EXPORT_LIST_DEFAULT as LIST_DEFAULT, EXPORT_LIST_MAX as LIST_MAX };
@@ -111,7 +111,7 @@ export class ExportService {
       }
     }
     this.sweep();
-    this.sweeper = setInterval(() => this.sweep(), 60_000);
+    this.sweeper = setInterval(() => this.sweep(), EXPORT_SWEEP_MS);
     this.sweeper.unref();
     this.pump();
   }
@@ -233,7 +233,7 @@ export class ExportService {
     this.checkCaps(owner);
     this.quotas.checkRoom(owner, this.now());
     const job: JobRecord = {
-      id: `exp_${randomBytes(12).toString('base64url')}`,
+      id: `exp_${randomBytes(EXPORT_ID_BYTES).toString('base64url')}`,
       seq: this.deps.store.nextSeq(),
       owner: owner.id,
       plan: owner.plan,
@@ -315,7 +315,7 @@ export class ExportService {
       writeFileSync(path.join(dir, MANIFEST), `${JSON.stringify(manifestOf({ ...job, finishedAt: new Date(this.now()).toISOString() }), null, 2)}\n`);
       writeFileSync(path.join(dir, DATASET_CARD), datasetCard(job));
       job.rowsTotal = job.rowsWritten;
-      job.progress = 100;
+      job.progress = PROGRESS_MAX_PERCENT;
       this.finish(job, 'COMPLETED', null);
     } catch (err) {
       this.quotas.release(job);
@@ -346,7 +346,7 @@ export class ExportService {
   /** Progress from rows written; never backwards, and 100 only once the job is complete. */
   private advance(job: JobRecord): void {
     const total = job.rowsTotal ?? 0;
-    const p = total === 0 ? 99 : Math.min(99, Math.floor((100 * job.rowsWritten) / total));
+    const p = total === 0 ? PROGRESS_MAX_PERCENT - 1 : Math.min(PROGRESS_MAX_PERCENT - 1, Math.floor((PROGRESS_MAX_PERCENT * job.rowsWritten) / total));
     job.progress = Math.max(job.progress, p);
     this.deps.store.save(job);
   }

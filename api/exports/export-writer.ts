@@ -23,6 +23,7 @@ import type { Chunk, JobWork } from './job-store.ts';
 import { TABLES } from '../../warehouse/tables.ts';
 import { fitPreprocessing, preprocessedColumn, type FittedPreprocessing } from './preprocessing.ts';
 import { planStrata, stratifiedCondition, type StrataPlan } from './stratified-sampling.ts';
+import { ENGINE_LOWEST_PRIORITY } from '../../core/limits/process.ts';
 
 export { literal, sampleCondition, splitExpression } from './export-sql.ts';
 
@@ -35,7 +36,7 @@ export function writeSettings(base: { maxThreads: number; timeoutSeconds: number
   return {
     max_threads: base.maxThreads,
     // Exports yield the CPU to serving, like client SQL.
-    os_thread_priority: 19,
+    os_thread_priority: ENGINE_LOWEST_PRIORITY,
     max_execution_time: base.timeoutSeconds,
     timeout_overflow_mode: 'throw',
     // Bloom filters made the Parquet files 4.1x larger; columns are read whole by training loaders.

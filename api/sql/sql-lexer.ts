@@ -5,6 +5,7 @@
 // outermost LIMIT, which names do WITH clauses declare. It follows ClickHouse's lexer:
 // '…' strings with backslash escapes and doubled quotes, "…" and `…` quoted identifiers,
 // $tag$…$tag$ heredocs, -- and # line comments, and nestable /* */ comments.
+import { DOLLAR_TAG_MAX_CHARS } from '../../core/limits/sql.ts';
 
 export type TokenType = 'word' | 'number' | 'string' | 'quoted' | 'punct';
 
@@ -96,9 +97,9 @@ export function lex(src: string): Lexed {
       quoted("'", 'string');
     } else if (c === '"' || c === '`') {
       quoted(c, 'quoted');
-    } else if (c === '$' && /^\$[A-Za-z0-9_]*\$/.test(src.slice(i, i + 64))) {
+    } else if (c === '$' && /^\$[A-Za-z0-9_]*\$/.test(src.slice(i, i + DOLLAR_TAG_MAX_CHARS))) {
       // Heredoc string: $tag$ … $tag$ (the tag may be empty).
-      const tag = /^\$[A-Za-z0-9_]*\$/.exec(src.slice(i, i + 64))![0];
+      const tag = /^\$[A-Za-z0-9_]*\$/.exec(src.slice(i, i + DOLLAR_TAG_MAX_CHARS))![0];
       const end = src.indexOf(tag, i + tag.length);
       if (end < 0) throw new LexError(`unterminated heredoc string starting at position ${i + 1}`);
       tokens.push({ type: 'string', text: src.slice(i + tag.length, end), depth, pos: i });

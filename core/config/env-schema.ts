@@ -24,6 +24,22 @@ const MAX_SAFE = 2 ** 53;
 const INT31 = 2 ** 31 - 1;
 const PORT_MAX = 65_535;
 
+// Bounds the sections check beyond one variable's type (service-sections.ts, x402-section.ts).
+/** Bytes of the generated operator token (base64url: 32 characters). */
+export const ADMIN_TOKEN_BYTES = 24;
+/** The least a token may be (METRICS_TOKEN; ADMIN_TOKEN's schema says the same). */
+export const TOKEN_MIN_CHARS = 16;
+/** Below a second a busy moment (a large answer serialised) would count as stuck. */
+export const STALL_EXIT_MIN_MS = 1000;
+/** The idle-connection time-out's default floor. */
+export const CONNECTION_TIMEOUT_FLOOR_MS = 120_000;
+/** Characters of a bad CORS origin quoted in its problem. */
+export const QUOTED_CHARS = 100;
+/** Bytes of a Solana secret key (solana-keygen's 64 numbers). */
+export const SECRET_KEY_BYTES = 64;
+/** Characters of a bad address quoted in its problem. */
+export const QUOTED_ADDRESS_CHARS = 64;
+
 /** An integer between `minimum` and `maximum`, `def` when unset. */
 const int = (def: number, minimum: number, maximum: number, description: string) => Type.Integer({ default: def, minimum, maximum, description });
 /** An integer without a fixed default: its section computes one (`description` says how). */
@@ -76,7 +92,7 @@ export const ENV_SCHEMA = Type.Object({
   // The operator.
   LOG_LEVEL: oneOf(LOG_LEVELS, 'info', 'pino\'s level'),
   LOG_FORMAT: oneOf(LOG_FORMATS, 'auto', 'json lines, pretty lines, or auto (pretty on a terminal)', true),
-  ADMIN_TOKEN: text('the operator token; default a random one, printed at start', { minLength: 16 }),
+  ADMIN_TOKEN: text('the operator token; default a random one, printed at start', { minLength: TOKEN_MIN_CHARS }),
   // Ingest.
   INGEST_MAX_BODY_BYTES: int(64 * MiB, KiB, INT31, 'the largest ingest request body'),
   INGEST_MAX_RECORD_BYTES: int(256 * KiB, 256, 64 * MiB, 'the largest record'),

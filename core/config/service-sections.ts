@@ -7,19 +7,9 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { PLAN_EXPORT_DISK_SHARE, PLAN_EXPORT_JOB_BYTES, PLAN_EXPORT_KEY_BYTES } from '../plans.ts';
 import type { Problems } from './env-reader.ts';
-import type { EnvVars } from './env-schema.ts';
+import { ADMIN_TOKEN_BYTES, CONNECTION_TIMEOUT_FLOOR_MS, type EnvVars, QUOTED_CHARS, STALL_EXIT_MIN_MS, TOKEN_MIN_CHARS } from './env-schema.ts';
 import type { Config, ExportConfig } from './types.ts';
 
-/** Bytes of the generated operator token (base64url: 32 characters). */
-const ADMIN_TOKEN_BYTES = 24;
-/** The least a token may be (METRICS_TOKEN; ADMIN_TOKEN's schema says the same). */
-const TOKEN_MIN_CHARS = 16;
-/** Below a second a busy moment (a large answer serialised) would count as stuck. */
-const STALL_EXIT_MIN_MS = 1000;
-/** The idle-connection time-out's default floor. */
-const CONNECTION_TIMEOUT_FLOOR_MS = 120_000;
-/** Characters of a bad CORS origin quoted in its problem. */
-const QUOTED_CHARS = 100;
 
 export function operatorSection(v: EnvVars): Pick<Config, 'logLevel' | 'logFormat' | 'adminToken' | 'adminTokenGenerated'> {
   const given = v.ADMIN_TOKEN;

@@ -4,7 +4,7 @@
 // payments it cannot settle never starts.
 import { getBase58Encoder, isAddress } from '@solana/kit';
 import type { Problems } from './env-reader.ts';
-import type { EnvVars } from './env-schema.ts';
+import { type EnvVars, QUOTED_ADDRESS_CHARS, SECRET_KEY_BYTES } from './env-schema.ts';
 import type { X402Config } from './types.ts';
 
 /** CAIP-2 ids of Solana's clusters, and the names operators also write for them. */
@@ -22,7 +22,6 @@ const USDC: Readonly<Record<string, string>> = Object.freeze({
   'solana:4uhcVJyU9pJkvQyS88uRDiswHXSCkY3z': '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU',
 });
 
-const SECRET_KEY_BYTES = 64;
 
 /** A Solana secret key as solana-keygen writes it (a JSON array of 64 numbers) or as base58. */
 function secretKey(p: Problems, name: string, raw: string): Uint8Array | undefined {
@@ -39,7 +38,7 @@ function address(p: Problems, name: string, value: string | undefined, what: str
     p.add(`${name} must be set when X402_ENABLED is true: ${what}`);
     return '';
   }
-  if (!isAddress(value)) p.add(`${name} must be a base58 Solana address, got "${value.slice(0, 64)}"`);
+  if (!isAddress(value)) p.add(`${name} must be a base58 Solana address, got "${value.slice(0, QUOTED_ADDRESS_CHARS)}"`);
   return value;
 }
 

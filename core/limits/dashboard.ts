@@ -26,3 +26,14 @@ export const USAGE_VIEWS = Object.freeze({
   hour: { bucketMs: 3_600_000, spanMs: 48 * 3_600_000 },
   day: { bucketMs: 86_400_000, spanMs: 30 * 86_400_000 },
 } as const);
+/** Cookies of one Cookie header read; the CSRF header's longest value. */
+export const COOKIES_READ_MAX = 200;
+export const CSRF_TOKEN_MAX_CHARS = 200;
+/** How long the usage page reuses the last flush of usage counts. */
+export const USAGE_FLUSH_REUSE_MS = 1000;
+/** Methods the usage page lists (busiest, costliest). */
+export const USAGE_TOP_METHODS = 20;
+/** How far past now an operator's usage range ends when none is given (a clock a little ahead). */
+export const USAGE_RANGE_END_SLACK_MS = 60_000;
+/** scrypt's cost parameters and key length: the stored hash's format, which verifyPassword bounds itself. */
+export const SCRYPT_PARAMS = Object.freeze({ N: 2 ** 15, r: 8, p: 1, keyLength: 64, saltBytes: 16 });

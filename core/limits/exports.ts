@@ -39,3 +39,7 @@ export const EXPORT_QUOTA_RETRY_AFTER_SECONDS = 60;
 export const EXPORT_ENGINE_MESSAGE_MAX_CHARS = 500;
 /** A job's progress is a percentage. */
 export const PROGRESS_MAX_PERCENT = 100;
+/** How often expired export files and jobs are swept out. */
+export const EXPORT_SWEEP_MS = 60_000;
+/** Random bytes of an export job's id. */
+export const EXPORT_ID_BYTES = 12;

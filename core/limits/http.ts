@@ -72,3 +72,11 @@ export const QUOTED_HEADER_MAX_CHARS = 100;
 export const ACCEPT_ENCODING_MAX_ITEMS = 20;
 /** Base64url characters of a sha256 digest kept in an ETag (27: 162 bits). */
 export const ETAG_DIGEST_CHARS = 27;
+/** Bytes of a refused request's start read to tell a request line from garbage. */
+export const REQUEST_LINE_PEEK_BYTES = 16;
+/** Characters of a refused Content-Encoding or query parameter quoted in its message. */
+export const QUOTED_TOKEN_MAX_CHARS = 50;
+/** Characters of a bad query-parameter value quoted in its 400 (users' Prometheus door). */
+export const QUOTED_VALUE_MAX_CHARS = 80;
+/** Characters of an unknown query parameter's name quoted in its 400 (users' Prometheus door). */
+export const QUOTED_PARAM_MAX_CHARS = 60;

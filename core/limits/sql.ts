@@ -69,3 +69,9 @@ export const EXECUTION_TOKEN_MAX_CHARS = 512;
 export const EXECUTION_POLLS_PER_MINUTE = 120;
 /** Characters at the end of an engine message searched for its error code. */
 export const ENGINE_MESSAGE_TAIL_CHARS = 200;
+/** How long the names of the engine's tables are reused (they change only with migrations). */
+export const REAL_TABLES_REUSE_MS = 60_000;
+/** The engine's own bounds on a client query's parse tree and subqueries while it runs. */
+export const SQL_RUN_AST_LIMITS = Object.freeze({ maxAstDepth: 500, maxAstElements: 100_000, maxExpandedAstElements: 500_000, maxSubqueryDepth: 50 });
+/** Characters looked at for a dollar-quote tag ($tag$). */
+export const DOLLAR_TAG_MAX_CHARS = 64;
