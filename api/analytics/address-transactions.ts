@@ -184,13 +184,7 @@ export async function listAddressTransactions(wh: Warehouse, tokens: PageTokens,
         [...bound.where, '(block_time, sig_key, instruction_index) = (toDateTime({g_bt:UInt32}, \'UTC\'), {g_sk:UInt64}, {g_idx:UInt16})'],
         { ...bound.params, g_bt: Number(tail.bt), g_sk: tail.sk, g_idx: Number(tail.instruction_index) }, undefined);
     }
-    const byRef = new Map<string, KeyedRow[]>();
-    for (const d of await records([...new Set(served.map((r) => r.sk))])) {
-      const k = `${d.sk}#${Number(d.instruction_index)}`;
-      const list = byRef.get(k);
-      if (list) list.push(d);
-      else byRef.set(k, [d]);
-    }
+    const byRef = byReference(await records([...new Set(served.map((r) => r.sk))]));
     for (let i = 0; i < served.length;) {
       if (out.length >= req.limit) {
         more = true;
@@ -221,6 +215,18 @@ export async function listAddressTransactions(wh: Warehouse, tokens: PageTokens,
     data: out.map((r) => ({ ...toTransaction(r), instructionIndex: Number(r.instruction_index) })),
     next: more && position ? encode(tokens, position, req) : null,
   };
+}
+
+/** Records by the reference they answer (signature key and instruction index). */
+function byReference(rows: readonly KeyedRow[]): Map<string, KeyedRow[]> {
+  const byRef = new Map<string, KeyedRow[]>();
+  for (const d of rows) {
+    const k = `${d.sk}#${Number(d.instruction_index)}`;
+    const list = byRef.get(k);
+    if (list) list.push(d);
+    else byRef.set(k, [d]);
+  }
+  return byRef;
 }
 
 const sameKey = (a: RefRow, b: RefRow): boolean =>
