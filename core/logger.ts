@@ -13,6 +13,8 @@ interface LoggableRequest {
   ip?: string;
 }
 
+/** pino's number for the fatal level (its levels are 10 trace to 60 fatal). */
+export const PINO_FATAL = 60;
 const LEVEL_NAMES: Readonly<Record<number, string>> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
 const LEVEL_COLOURS: Readonly<Record<number, string>> = { 10: '90', 20: '36', 30: '32', 40: '33', 50: '31', 60: '35' };
 /** Fields every line has, or that a person reading a terminal does not need. */

@@ -14,6 +14,7 @@
 import { writeSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { checkIntervalOf } from './limits/process.ts';
+import { PINO_FATAL } from './logger.ts';
 
 export interface ProcessGuardOptions {
   /** The main thread's event loop silent this long means stuck: SIGKILL (0 = no watchdog). */
@@ -35,7 +36,7 @@ export interface ProcessGuard {
  */
 function lastWords(fields: Record<string, unknown>, msg: string): void {
   try {
-    writeSync(2, `${JSON.stringify({ level: 60, time: Date.now(), pid: process.pid, ...fields, msg })}\n`);
+    writeSync(2, `${JSON.stringify({ level: PINO_FATAL, time: Date.now(), pid: process.pid, ...fields, msg })}\n`);
   } catch {
     // Nothing more can be said; dying matters more than saying so.
   }
@@ -90,7 +91,7 @@ setInterval(() => {
   if (beat !== seen) { seen = beat; since = now; return; }
   if (now - since < workerData.stallExitMs) return;
   try {
-    writeSync(2, JSON.stringify({ level: 60, time: now, pid: workerData.pid, stalledMs: now - since,
+    writeSync(2, JSON.stringify({ level: PINO_FATAL, time: now, pid: workerData.pid, stalledMs: now - since,
       msg: 'fatal: the event loop has not run for ' + (now - since) + ' ms (PROCESS_STALL_EXIT_MS); the process ends now (SIGKILL)' }) + '\\n');
   } catch {}
   process.kill(workerData.pid, 'SIGKILL');

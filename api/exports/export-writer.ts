@@ -25,6 +25,9 @@ import { fitPreprocessing, preprocessedColumn, type FittedPreprocessing } from '
 import { planStrata, stratifiedCondition, type StrataPlan } from './stratified-sampling.ts';
 import { ENGINE_LOWEST_PRIORITY } from '../../core/limits/process.ts';
 
+const HOUR_SECONDS = 3600;
+const DAY_SECONDS = 86_400;
+
 export { literal, sampleCondition, splitExpression } from './export-sql.ts';
 
 /** File name of a split's part of a chunk: `train-00000.parquet`, sorting in write order. */
@@ -59,7 +62,7 @@ export function baseWhere(spec: FilterExportSpec, visible: readonly string[], in
   const range = spec.filters.dateRange;
   if (range?.start != null) parts.push(`block_time >= toDateTime(${literal(Date.parse(`${range.start}T00:00:00Z`) / 1000)})`);
   // Inclusive end day: everything before the next midnight.
-  if (range?.end != null) parts.push(`block_time < toDateTime(${literal(Date.parse(`${range.end}T00:00:00Z`) / 1000 + 86_400)})`);
+  if (range?.end != null) parts.push(`block_time < toDateTime(${literal(Date.parse(`${range.end}T00:00:00Z`) / 1000 + DAY_SECONDS)})`);
   if (ingestedAt !== null) parts.push(`ingested_at <= toDateTime64(${literal(ingestedAt)}, 3, 'UTC')`);
   return parts.join(' AND ');
 }
@@ -123,10 +126,10 @@ export async function planFilterExport(
   for (const [h, perSplit] of hours) {
     const n = SPLIT_NAMES.reduce((a, s) => a + perSplit[s], 0);
     if (current === undefined || size(current) + n > fileMaxRows) {
-      current = { from: h, to: h + 3600, rows: { train: 0, test: 0, val: 0 } };
+      current = { from: h, to: h + HOUR_SECONDS, rows: { train: 0, test: 0, val: 0 } };
       chunks.push(current);
     }
-    current.to = h + 3600;
+    current.to = h + HOUR_SECONDS;
     for (const s of SPLIT_NAMES) current.rows[s] += perSplit[s];
   }
   const fitted = await fitPreprocessing(wh, spec, where, settings);

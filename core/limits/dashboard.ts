@@ -37,3 +37,7 @@ export const USAGE_TOP_METHODS = 20;
 export const USAGE_RANGE_END_SLACK_MS = 60_000;
 /** scrypt's cost parameters and key length: the stored hash's format, which verifyPassword bounds itself. */
 export const SCRYPT_PARAMS = Object.freeze({ N: 2 ** 15, r: 8, p: 1, keyLength: 64, saltBytes: 16 });
+/** The stored scrypt parameters a sign-in still runs (weaker ones within reason): a stored value
+ *  cannot make a sign-in allocate more than maxMemoryBytes or run for minutes. maxmem: scrypt
+ *  needs 128 * N * r bytes; headroom gives it twice that (Node's 32 MiB default is exactly it). */
+export const SCRYPT_BOUNDS = Object.freeze({ maxN: 2 ** 20, maxR: 32, maxP: 16, bytesPerNr: 128, maxMemoryBytes: 64 * 1024 * 1024, headroom: 2 });

@@ -294,11 +294,8 @@ const NOT_YET_NAMED: readonly string[] = [
   p('warehouse', 'view-repair.ts'),
   p('warehouse', 'warehouse.ts'),
   // habits (not done)
-  p('api', 'dashboard', 'passwords.ts'),
-  p('api', 'exports', 'export-writer.ts'),
   p('core', 'logger.ts'),
   p('core', 'metrics.ts'),
-  p('core', 'process-guard.ts'),
 ];
 
 const inBoundaryBranch = (o: string): string | undefined => BOUNDARY_BRANCH.find((b) => o.startsWith(b));
