@@ -10,6 +10,7 @@ export * from './limits/graphql.ts';
 export * from './limits/http.ts';
 export * from './limits/ingest.ts';
 export * from './limits/mcp.ts';
+export * from './limits/metrics.ts';
 export * from './limits/process.ts';
 export * from './limits/questions.ts';
 export * from './limits/sql.ts';

@@ -263,10 +263,9 @@ const NOT_YET_SPLIT: readonly string[] = [
 ];
 const splitLater = (o: string): string | undefined => NOT_YET_SPLIT.find((e) => o.startsWith(`${e.split(' ')[0]}:`) && o.includes(` ${e.split(' ')[1]} (`));
 
-/** Files whose numbers have no name in a home yet: in ingest/, warehouse/ and api/x402/, whose
- *  owners (other branches) are working in them today, and the rest, which the habits branch had
- *  no time to name. Temporary; owners: those branches, habits. An entry goes when its file's
- *  numbers are named. */
+/** Files whose numbers have no name in a home yet, in ingest/, warehouse/ and api/x402/, whose
+ *  owners (other branches) are working in them today. Temporary; owners: those branches. An
+ *  entry goes when its file's numbers are named. */
 const NOT_YET_NAMED: readonly string[] = [
   // ingest, warehouse and x402 branches
   p('api', 'x402', 'refusals.ts'),
@@ -293,9 +292,6 @@ const NOT_YET_NAMED: readonly string[] = [
   p('warehouse', 'usage-store.ts'),
   p('warehouse', 'view-repair.ts'),
   p('warehouse', 'warehouse.ts'),
-  // habits (not done)
-  p('core', 'logger.ts'),
-  p('core', 'metrics.ts'),
 ];
 
 const inBoundaryBranch = (o: string): string | undefined => BOUNDARY_BRANCH.find((b) => o.startsWith(b));
