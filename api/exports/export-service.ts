@@ -41,9 +41,6 @@ import { pageJobs, type JobPage, type JobPageAsk } from './job-listing.ts';
 import { isFinished, type JobRecord, type JobStatus, type JobStore } from './job-store.ts';
 import { EXPORT_CAP_RETRY_AFTER_SECONDS, EXPORT_ID_BYTES, EXPORT_LIST_DEFAULT, EXPORT_LIST_MAX, EXPORT_MAX_ATTEMPTS, EXPORT_SWEEP_MS, PROGRESS_MAX_PERCENT } from '../../core/limits/exports.ts';
 
-/** Restarts a job survives, and the listing's page sizes (core/limits.ts). */
-export { EXPORT_MAX_ATTEMPTS as MAX_ATTEMPTS, EXPORT_LIST_DEFAULT as LIST_DEFAULT, EXPORT_LIST_MAX as LIST_MAX };
-
 /** Whose job it is: the API key (its id) and its plan. */
 export interface ExportOwner {
   id: string;
@@ -80,6 +77,11 @@ export interface ExportServiceDeps {
 
 const bad = (key: ExportParamKey, message: string): AppError => new AppError(Errors.invalidParams, `${param(key)} ${message}`, { field: key });
 const jobNotFound = (): AppError => new AppError(Errors.notFound, `${param('job')}: no export job with this id for this API key`);
+
+/** Jobs waiting for a worker, and jobs holding one. */
+const byState = (all: readonly JobRecord[]): { queued: JobRecord[]; running: JobRecord[] } =>
+  ({ queued: all.filter((j) => j.status === 'QUEUED'), running: all.filter((j) => j.status === 'RUNNING') });
+const isActive = (j: JobRecord): boolean => j.status === 'QUEUED' || j.status === 'RUNNING';
 
 export class ExportService {
   private readonly now: () => number;
@@ -181,8 +183,8 @@ export class ExportService {
 
   /** Running jobs, for metrics and tests. */
   stats(): { running: number; queued: number } {
-    const all = this.deps.store.all();
-    return { running: all.filter((j) => j.status === 'RUNNING').length, queued: all.filter((j) => j.status === 'QUEUED').length };
+    const { queued, running } = byState(this.deps.store.all());
+    return { running: running.length, queued: queued.length };
   }
 
   /**
@@ -220,7 +222,7 @@ export class ExportService {
    *  plan's cap of queued and running jobs (a GraphQL request may create several at once). */
   checkCaps(owner: ExportOwner, adding = 1): void {
     const cap = this.deps.config.maxJobs[owner.plan];
-    const active = this.deps.store.all().filter((j) => j.owner === owner.id && (j.status === 'QUEUED' || j.status === 'RUNNING')).length;
+    const active = this.deps.store.all().filter((j) => j.owner === owner.id && isActive(j)).length;
     if (active + adding > cap) {
       const asked = adding > 1 ? ` (this request would start ${adding}, ${active} are queued or running)` : '';
       throw new AppError(Errors.rateLimited,
@@ -269,8 +271,8 @@ export class ExportService {
   /** Start queued jobs while a session is free, in the scheduler's order (export-scheduler.ts). */
   private pump(): void {
     while (!this.stopped && this.free.length > 0) {
-      const all = this.deps.store.all();
-      const next = nextJob(all.filter((j) => j.status === 'QUEUED'), all.filter((j) => j.status === 'RUNNING'), this.deps.sessions.length, this.turns);
+      const { queued, running } = byState(this.deps.store.all());
+      const next = nextJob(queued, running, this.deps.sessions.length, this.turns);
       if (next === undefined) return;
       const wh = this.free.pop()!;
       next.status = 'RUNNING';
@@ -280,7 +282,7 @@ export class ExportService {
         this.running.delete(run);
         this.free.push(wh);
         this.pump();
-        this.turns.forgetIdle(this.deps.store.all().filter((j) => j.status === 'QUEUED' || j.status === 'RUNNING').map((j) => j.owner));
+        this.turns.forgetIdle(this.deps.store.all().filter(isActive).map((j) => j.owner));
       });
       this.running.add(run);
     }
@@ -300,8 +302,8 @@ export class ExportService {
       visibleProtocols: this.deps.visibleProtocols,
       checkpoint: () => this.checkpoint(job),
       boundary: () => {
-        const all = this.deps.store.all();
-        if (shouldYield(job, all.filter((j) => j.status === 'QUEUED'), all.filter((j) => j.status === 'RUNNING'), this.deps.sessions.length)) throw new Yielded();
+        const { queued, running } = byState(this.deps.store.all());
+        if (shouldYield(job, queued, running, this.deps.sessions.length)) throw new Yielded();
       },
       advance: () => this.advance(job),
       save: () => this.deps.store.save(job),

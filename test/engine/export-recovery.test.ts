@@ -1,13 +1,14 @@
 // What a new process makes of the jobs an old one left (the restart half of "jobs survive
 // a restart", in-process; test/daemons/export-restart.test.ts kills a real process): QUEUED jobs
-// run, a RUNNING job resumes to COMPLETED, and a job interrupted MAX_ATTEMPTS times is
+// run, a RUNNING job resumes to COMPLETED, and a job interrupted EXPORT_MAX_ATTEMPTS times is
 // FAILED with the reason rather than started again. Nothing stays RUNNING.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { DownloadLinks } from '../../api/exports/download-links.ts';
-import { ExportService, MAX_ATTEMPTS, type ExportServiceDeps } from '../../api/exports/export-service.ts';
+import { ExportService, type ExportServiceDeps } from '../../api/exports/export-service.ts';
+import { EXPORT_MAX_ATTEMPTS } from '../../core/limits/exports.ts';
 import { JobStore } from '../../api/exports/job-store.ts';
 import { EmbeddedWarehouse } from '../../warehouse/embedded-warehouse.ts';
 import { demoRecords, ingest } from '../support/fixtures.ts';
@@ -45,7 +46,7 @@ it('runs QUEUED jobs, resumes a RUNNING one, fails one interrupted too often', a
   const resumed = await old.create(owner, { format: 'JSONL', columns: ['fee'] });
   const hopeless = await old.create(owner, { format: 'CSV', columns: ['fee'] });
   const store = new JobStore(dir);
-  for (const [id, attempts] of [[resumed.id, 1], [hopeless.id, MAX_ATTEMPTS]] as const) {
+  for (const [id, attempts] of [[resumed.id, 1], [hopeless.id, EXPORT_MAX_ATTEMPTS]] as const) {
     const job = store.get(id)!;
     job.status = 'RUNNING';
     job.attempts = attempts;
