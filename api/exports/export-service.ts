@@ -39,7 +39,7 @@ import { failureMessage, fileNotFound, fileOf, jobView, type ExportFileHandle } 
 import { Cancelled, JobFailure, Stopping, Yielded } from './job-errors.ts';
 import { pageJobs, type JobPage, type JobPageAsk } from './job-listing.ts';
 import { isFinished, type JobRecord, type JobStatus, type JobStore } from './job-store.ts';
-import { EXPORT_CAP_RETRY_AFTER_SECONDS, EXPORT_ID_BYTES, EXPORT_LIST_DEFAULT, EXPORT_LIST_MAX, EXPORT_MAX_ATTEMPTS, EXPORT_SWEEP_MS, PROGRESS_MAX_PERCENT } from '../../core/limits/exports.ts';
+import { EXPORT_CAP_RETRY_AFTER_SECONDS, EXPORT_ID_BYTES, EXPORT_MAX_ATTEMPTS, EXPORT_SWEEP_MS, PROGRESS_MAX_PERCENT } from '../../core/limits/exports.ts';
 
 /** Whose job it is: the API key (its id) and its plan. */
 export interface ExportOwner {
