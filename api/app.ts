@@ -2,6 +2,7 @@
 // app.inject() and the entry point (main.ts) listens on it.
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { AppError, Errors, httpTitle, kindForStatus, notFound, toAppError } from '../core/errors.ts';
+import { HTTP_BODY_LIMIT_BYTES, QUOTED_HEADER_MAX_CHARS } from '../core/limits/http.ts';
 import { redactUrl } from '../core/logger.ts';
 import { installAccessControl } from './access/access-control.ts';
 import { NO_OAUTH_MESSAGE } from './access/presented-key.ts';
@@ -62,7 +63,7 @@ export interface AppOptions {
 const FRAMEWORK_MESSAGES: Readonly<Record<string, (req: FastifyRequest) => string>> = {
   FST_ERR_CTP_BODY_TOO_LARGE: () => 'request body is larger than the limit for this endpoint',
   FST_ERR_CTP_INVALID_MEDIA_TYPE: (req) =>
-    `content type ${JSON.stringify(String(req.headers['content-type'] ?? '').slice(0, 100))} is not accepted here; send application/json`,
+    `content type ${JSON.stringify(String(req.headers['content-type'] ?? '').slice(0, QUOTED_HEADER_MAX_CHARS))} is not accepted here; send application/json`,
   FST_ERR_CTP_INVALID_JSON_BODY: () => 'request body is not valid JSON',
   FST_ERR_CTP_EMPTY_JSON_BODY: () => 'request body is empty but content-type is application/json',
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => 'request body size does not match its Content-Length',
@@ -112,7 +113,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
     logController: requestLog,
     requestIdHeader: 'x-request-id',
     genReqId: () => crypto.randomUUID(),
-    bodyLimit: 1024 * 1024,
+    bodyLimit: HTTP_BODY_LIMIT_BYTES,
     serializerOpts: { rounding: 'floor' },
     // Request time-out, idle-connection time-out, header size (docs/access.md, "Connections").
     ...httpServerOptions(deps.config),

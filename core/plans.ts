@@ -82,7 +82,7 @@ export const PLAN_MEMORY_BYTES: Readonly<Record<Plan, number>> = Object.freeze({
 
 // ---- Export quotas (docs/exports.md "Limits", "Quotas" and "Fair sharing") ---------------
 // Defaults of the per-plan export caps; EXPORT_MAX_ROWS_* and EXPORT_MAX_JOBS_* override
-// the first two (core/config.ts), the byte quotas are read from here.
+// the first two (core/config/load-config.ts), the byte quotas are read from here.
 
 /** Rows one export job may write. */
 export const PLAN_EXPORT_MAX_ROWS: Readonly<Record<Plan, number>> = Object.freeze({ free: 1_000_000, x402: 20_000_000, enterprise: 500_000_000 });

@@ -3,7 +3,7 @@
 // and usage recording. services.ts builds one; a test may build a second one on the same
 // warehouse to play a second API process.
 import { Redis } from 'ioredis';
-import type { Config } from '../../core/config.ts';
+import type { Config } from '../../core/config/load-config.ts';
 import type { Logger } from '../../core/logger.ts';
 import { ApiKeyStore } from '../../warehouse/api-key-store.ts';
 import { UsageStore } from '../../warehouse/usage-store.ts';

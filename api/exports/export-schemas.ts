@@ -2,7 +2,8 @@
 // the contract fuzzer that reads it. Bodies and queries are checked by export-config.ts
 // (so that errors name the field in this interface's words), not by these schemas.
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { EXPORT_LIST_DEFAULT, EXPORT_LIST_MAX, PAGE_TOKEN_MAX_CHARS } from '../../core/limits.ts';
+import { EXPORT_LIST_DEFAULT, EXPORT_LIST_MAX, PROGRESS_MAX_PERCENT } from '../../core/limits/exports.ts';
+import { PAGE_TOKEN_MAX_CHARS } from '../../core/limits/questions.ts';
 import { ActiveProtocolName, CalendarDay, DOUBLE, Int64, INT64, pathParam } from '../../core/vocabulary/primitives.ts';
 import { sqlText, SQL_EXPORT_EXAMPLES, SQL_EXPORT_LANGUAGE_RULE } from '../sql/sql-text.ts';
 import { EXPORT_COLUMNS, EXPORT_FORMATS, MAX_SEED, NORMALIZE_COLUMNS, NORMALIZE_METHODS, ONE_HOT_COLUMNS, SAMPLING_STRATEGIES, SPLIT_NAMES, SPLIT_SUM_TOLERANCE, STRATUM_COLUMNS } from './export-config.ts';
@@ -50,7 +51,7 @@ export type ExportFileView = Static<typeof ExportFileViewSchema>;
 export const ExportJobViewSchema = Type.Object({
   id: Type.String(),
   status: NamedEnum('ExportJobStatus', JOB_STATUSES),
-  progress: Type.Integer({ minimum: 0, maximum: 100, description: 'Rows written over rows planned, 0-100; never backwards' }),
+  progress: Type.Integer({ minimum: 0, maximum: PROGRESS_MAX_PERCENT, description: 'Rows written over rows planned, 0-100; never backwards' }),
   kind: NamedEnum('ExportJobKind', ['filters', 'sql'] as const),
   format: NamedEnum('ExportFormat', EXPORT_FORMATS),
   rowsWritten: Int64(),

@@ -11,6 +11,7 @@ import { FORMAT_FILES } from './export-config.ts';
 import type { ExportJobView } from './export-schemas.ts';
 import { JobFailure } from './job-errors.ts';
 import type { JobRecord } from './job-store.ts';
+import { EXPORT_ENGINE_MESSAGE_MAX_CHARS } from '../../core/limits/exports.ts';
 
 /** A file ready to be sent. */
 export interface ExportFileHandle {
@@ -74,5 +75,5 @@ export function failureMessage(err: unknown): string {
   if (err instanceof JobFailure || err instanceof AppError) return err.message;
   const m = err instanceof WarehouseError ? engineMessage(err) : err instanceof Error ? err.message : String(err);
   if (/ENOSPC|No space left|NOT_ENOUGH_SPACE/i.test(m)) return 'the disk holding export files is full; try again later';
-  return `the engine failed while writing the export: ${m.slice(0, 500)}`;
+  return `the engine failed while writing the export: ${m.slice(0, EXPORT_ENGINE_MESSAGE_MAX_CHARS)}`;
 }

@@ -23,6 +23,10 @@ import type { Chunk, JobWork } from './job-store.ts';
 import { TABLES } from '../../warehouse/tables.ts';
 import { fitPreprocessing, preprocessedColumn, type FittedPreprocessing } from './preprocessing.ts';
 import { planStrata, stratifiedCondition, type StrataPlan } from './stratified-sampling.ts';
+import { ENGINE_LOWEST_PRIORITY } from '../../core/limits/process.ts';
+
+const HOUR_SECONDS = 3600;
+const DAY_SECONDS = 86_400;
 
 export { literal, sampleCondition, splitExpression } from './export-sql.ts';
 
@@ -35,7 +39,7 @@ export function writeSettings(base: { maxThreads: number; timeoutSeconds: number
   return {
     max_threads: base.maxThreads,
     // Exports yield the CPU to serving, like client SQL.
-    os_thread_priority: 19,
+    os_thread_priority: ENGINE_LOWEST_PRIORITY,
     max_execution_time: base.timeoutSeconds,
     timeout_overflow_mode: 'throw',
     // Bloom filters made the Parquet files 4.1x larger; columns are read whole by training loaders.
@@ -58,7 +62,7 @@ export function baseWhere(spec: FilterExportSpec, visible: readonly string[], in
   const range = spec.filters.dateRange;
   if (range?.start != null) parts.push(`block_time >= toDateTime(${literal(Date.parse(`${range.start}T00:00:00Z`) / 1000)})`);
   // Inclusive end day: everything before the next midnight.
-  if (range?.end != null) parts.push(`block_time < toDateTime(${literal(Date.parse(`${range.end}T00:00:00Z`) / 1000 + 86_400)})`);
+  if (range?.end != null) parts.push(`block_time < toDateTime(${literal(Date.parse(`${range.end}T00:00:00Z`) / 1000 + DAY_SECONDS)})`);
   if (ingestedAt !== null) parts.push(`ingested_at <= toDateTime64(${literal(ingestedAt)}, 3, 'UTC')`);
   return parts.join(' AND ');
 }
@@ -130,10 +134,10 @@ export async function planFilterExport(
   for (const [h, perSplit] of hours) {
     const n = SPLIT_NAMES.reduce((a, s) => a + perSplit[s], 0);
     if (current === undefined || size(current) + n > fileMaxRows) {
-      current = { from: h, to: h + 3600, rows: { train: 0, test: 0, val: 0 } };
+      current = { from: h, to: h + HOUR_SECONDS, rows: { train: 0, test: 0, val: 0 } };
       chunks.push(current);
     }
-    current.to = h + 3600;
+    current.to = h + HOUR_SECONDS;
     for (const s of SPLIT_NAMES) current.rows[s] += perSplit[s];
   }
   const fitted = await fitPreprocessing(wh, spec, where, settings);

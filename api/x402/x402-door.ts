@@ -2,7 +2,7 @@
 // official resource server over the configured facilitator, the gateway, the pricing, and
 // the record of every settled payment.
 import type { FastifyRequest } from 'fastify';
-import type { X402Config } from '../../core/config.ts';
+import type { X402Config } from '../../core/config/load-config.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { X402PaymentStore } from '../../warehouse/x402-payment-store.ts';
 import { interfaceOf } from '../access/protected-paths.ts';

@@ -5,7 +5,7 @@
 import { decodePaymentSignatureHeader, encodePaymentRequiredHeader, encodePaymentResponseHeader } from '@x402/core/http';
 import type { x402ResourceServer } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequired, PaymentRequirements, SettleResponse } from '@x402/core/types';
-import type { X402Config } from '../../core/config.ts';
+import type { X402Config } from '../../core/config/load-config.ts';
 import { x402Price } from '../../core/plans.ts';
 import { acceptedMismatch, PaymentRefusal, paymentId, verifyRefusal } from './refusals.ts';
 import { SpentPayments } from './spent-payments.ts';

@@ -8,6 +8,7 @@
 // Every payment of a POST is verified (and claimed) before any of its calls runs, so the POST
 // runs as its first payer's, under the x402 plan (access-control.ts); each call is then checked
 // against its own verdict as the door runs it (api/mcp/mcp-server.ts).
+import { PAYMENT_REQUIRED_STATUS } from '../../core/errors.ts';
 import type { FastifyRequest } from 'fastify';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { PaymentPayload } from '@x402/core/types';
@@ -57,7 +58,7 @@ function paymentRequired(body: object, message: string): CallToolResult {
   return {
     isError: true,
     structuredContent: body as Record<string, unknown>,
-    content: [{ type: 'text', text: JSON.stringify({ 'x402/error': { code: 402, message, data: body } }) }],
+    content: [{ type: 'text', text: JSON.stringify({ 'x402/error': { code: PAYMENT_REQUIRED_STATUS, message, data: body } }) }],
   };
 }
 

@@ -9,7 +9,7 @@ import type { Network } from '@x402/core/types';
 import { toFacilitatorSvmSigner, type FacilitatorSvmSigner } from '@x402/svm';
 import { registerExactSvmScheme } from '@x402/svm/exact/facilitator';
 import { ExactSvmScheme } from '@x402/svm/exact/server';
-import type { X402Config } from '../../core/config.ts';
+import type { X402Config } from '../../core/config/load-config.ts';
 
 /** The chain an in-process facilitator settles on, given our fee-payer key (default: the RPC of X402_SOLANA_RPC_URL). */
 export type SvmChain = (feePayer: KeyPairSigner) => FacilitatorSvmSigner;

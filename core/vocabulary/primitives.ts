@@ -4,7 +4,8 @@
 import { Type, type IntegerOptions, type NumberOptions, type Static } from '@sinclair/typebox';
 import { invalidParams } from '../errors.ts';
 import { calendarDayPattern } from './calendar.ts';
-import { FILTER_LIST_MAX, HTTP_MAX_PATH_PARAM_CHARS, MAX_BLOCK_DATE, MAX_BLOCK_TIME, MIN_BLOCK_DATE, MIN_BLOCK_TIME, SIGNATURE_LIST_MAX } from '../limits.ts';
+import { HTTP_MAX_PATH_PARAM_CHARS } from '../limits/http.ts';
+import { FILTER_LIST_MAX, INSTRUCTION_TYPE_MAX_CHARS, MAX_BLOCK_DATE, MAX_BLOCK_TIME, MIN_BLOCK_DATE, MIN_BLOCK_TIME, SIGNATURE_LIST_MAX } from '../limits/questions.ts';
 
 /** Base58 (Bitcoin alphabet): no 0, O, I or l. */
 const BASE58 = '[1-9A-HJ-NP-Za-km-z]';
@@ -46,8 +47,9 @@ export const NUMBER_FORMATS: Readonly<Record<string, { type: 'number'; validate:
 };
 /** Largest value of a UInt16 column (instruction_index, accounts_count): such a field fits 32 bits. */
 export const UINT16_MAX = 2 ** 16 - 1;
+export const UINT32_MAX = 2 ** 32 - 1;
 
-export const InstructionType = Type.String({ minLength: 1, maxLength: 128, description: 'an instruction type of 1-128 characters' });
+export const InstructionType = Type.String({ minLength: 1, maxLength: INSTRUCTION_TYPE_MAX_CHARS, description: `an instruction type of 1-${INSTRUCTION_TYPE_MAX_CHARS} characters` });
 /** Whole Unix seconds the store can hold (block_time is DateTime, UInt32). A number that is
  *  a multiple of 1 rather than an integer type, so 1.5 reads as "not a whole number" (a bad
  *  value), not as a wrong JSON type (an unparsable filter, in JSON-RPC's classification). */
