@@ -1,5 +1,6 @@
 // Why a payment was refused, in words a caller can act on: each refusal is a 402 whose
 // `error` (the PaymentRequired's error field) starts with a stable reason code.
+import { getBase64Encoder, getTransactionDecoder } from '@solana/kit';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 
 export type RefusalCode = 'payment_required' | 'malformed_payment' | 'replayed_payment' | 'wrong_network' | 'wrong_mint' | 'wrong_recipient' | 'underpaid' | 'expired_payment' | 'invalid_payment' | 'settlement_failed';
@@ -36,8 +37,18 @@ export function verifyRefusal(reason: string | undefined, message: string | unde
   return new PaymentRefusal('invalid_payment', `the facilitator refused the payment (${detail})`);
 }
 
-/** One payment's identity: its signed transaction (the same transfer sent twice is one payment). */
-export function paymentId(payload: PaymentPayload): string {
+/**
+ * One payment's identity: the message its Solana transaction signs, as the chain and the
+ * facilitator's settlement cache count payments. Not the base64 text: a lenient decoder
+ * reads one transaction from many spellings (padding dropped or added, bytes after it),
+ * and a payer may sign the same message again. Undefined when there is no transaction.
+ */
+export function paymentMessage(payload: PaymentPayload): Uint8Array | undefined {
   const tx = (payload.payload as { transaction?: unknown }).transaction;
-  return typeof tx === 'string' ? tx : JSON.stringify(payload.payload);
+  if (typeof tx !== 'string') return undefined;
+  try {
+    return Uint8Array.from(getTransactionDecoder().decode(getBase64Encoder().encode(tx)).messageBytes);
+  } catch {
+    return undefined;
+  }
 }

@@ -8,7 +8,7 @@ import type { x402ResourceServer } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequired, PaymentRequirements, SettleResponse } from '@x402/core/types';
 import type { X402Config } from '../../core/config.ts';
 import { x402Price } from '../../core/plans.ts';
-import { acceptedMismatch, PaymentRefusal, paymentId, verifyRefusal } from './refusals.ts';
+import { acceptedMismatch, PaymentRefusal, paymentMessage, verifyRefusal } from './refusals.ts';
 import { SpentPayments } from './spent-payments.ts';
 
 /** A call's price: its cost units and what they cost. */
@@ -67,6 +67,8 @@ export class X402Gateway {
       const payload = typeof header === 'string' ? decodePaymentSignatureHeader(header) : (header as PaymentPayload);
       if (typeof payload !== 'object' || payload === null || typeof payload.payload !== 'object' || payload.payload === null) throw new Error('no payload');
       if (payload.x402Version !== 2) throw new Error(`x402Version ${String(payload.x402Version)} (this service speaks version 2)`);
+      // Refused here, not by the facilitator: it would log a stack trace per junk payload.
+      if (paymentMessage(payload) === undefined) throw new Error('payload.transaction is not a base64 Solana transaction');
       return payload;
     } catch (err) {
       throw new PaymentRefusal('malformed_payment', `the payment cannot be read: ${(err as Error).message.slice(0, 200)}`);
@@ -78,7 +80,7 @@ export class X402Gateway {
    * call. The amount asked of the facilitator is what the caller signed (at least the price).
    */
   async verify(payload: PaymentPayload, quote: Quote): Promise<PaidCall> {
-    const id = createHash('sha256').update(paymentId(payload)).digest('hex');
+    const id = createHash('sha256').update(paymentMessage(payload) ?? JSON.stringify(payload.payload)).digest('hex');
     if (this.spent.has(id)) throw replayed();
     const mismatch = acceptedMismatch(payload.accepted, quote.requirements);
     if (mismatch !== undefined) throw mismatch;
