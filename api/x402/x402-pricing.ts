@@ -5,7 +5,7 @@
 // model's base cost of one statement per call it holds (a JSON-RPC batch: each call; a
 // GraphQL document: each top-level field), as its rate limit counts them.
 import type { FastifyRequest } from 'fastify';
-import { parse, Kind } from 'graphql';
+import { parse, Kind, type SelectionSetNode } from 'graphql';
 import { Budget } from '../../core/budget.ts';
 import { X402_PRICES } from '../../core/plans.ts';
 import { doorOf, rpcCallCount } from '../access/protected-paths.ts';
@@ -16,13 +16,27 @@ export type Pricer = (req: FastifyRequest) => Promise<number>;
 /** Routes whose body's `query` is client SQL, run (or exported) as it is. */
 const SQL_BODY_ROUTES: ReadonlySet<string> = new Set(['/v1/query', '/api/v1/query', '/v1/query/csv', '/v1/query/exports', '/v1/query/executions']);
 
-/** Top-level fields of a GraphQL document's operations (at least one; unreadable: one). */
+/**
+ * Top-level fields of a GraphQL document's operations (at least one; unreadable: one), as
+ * the GraphQL guard counts them: through fragment spreads and inline fragments, each
+ * fragment once per operation (a spread of three fields is three fields).
+ */
 function graphqlFields(body: unknown, query: unknown): number {
   const text = (body as { query?: unknown } | undefined)?.query ?? (query as { query?: unknown } | undefined)?.query;
   if (typeof text !== 'string') return 1;
   try {
+    const { definitions } = parse(text, { maxTokens: 10_000 });
+    const fragments = new Map(definitions.flatMap((d) => (d.kind === Kind.FRAGMENT_DEFINITION ? [[d.name.value, d.selectionSet] as const] : [])));
+    const count = (set: SelectionSetNode, seen: Set<string>): number => set.selections.reduce((n, s) => {
+      if (s.kind === Kind.FIELD) return n + 1;
+      if (s.kind === Kind.INLINE_FRAGMENT) return n + count(s.selectionSet, seen);
+      const fragment = fragments.get(s.name.value);
+      if (fragment === undefined || seen.has(s.name.value)) return n;
+      seen.add(s.name.value);
+      return n + count(fragment, seen);
+    }, 0);
     let fields = 0;
-    for (const d of parse(text, { maxTokens: 10_000 }).definitions) if (d.kind === Kind.OPERATION_DEFINITION) fields += d.selectionSet.selections.length;
+    for (const d of definitions) if (d.kind === Kind.OPERATION_DEFINITION) fields += count(d.selectionSet, new Set());
     return Math.max(1, fields);
   } catch {
     return 1;
