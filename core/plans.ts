@@ -161,6 +161,8 @@ export const X402_PRICES = Object.freeze({
    * signers at 5,000 lamports each. At most 50,000 units x 100,000 micro-lamports = 5,000
    * lamports of priority fee, and two signatures.
    */
+  /** run_sql calls one keyless MCP batch may hold: each is priced by an engine estimate before any payment. */
+  sqlPerPaidCall: 10,
   facilitatorFees: Object.freeze({ maxComputeUnits: 50_000, maxPriorityFeeMicroLamports: 100_000, maxRequiredSignatures: 2 }),
 });
 

@@ -61,7 +61,7 @@ afterAll(async () => {
 const toPayload = (call: Call): unknown => {
   if (typeof call.payload !== 'string' || !call.payload.startsWith('$batch:')) return call.payload;
   const [, door, n] = call.payload.split(':');
-  const one = door === 'rpc' ? corpus.doors.rpc!.payload : corpus.doors.mcpList!.payload;
+  const one = corpus.doors[door!]!.payload;
   return Array.from({ length: Number(n) }, (_, i) => ({ ...(one as object), id: i + 1 }));
 };
 
