@@ -31,6 +31,8 @@ export interface PaidCall {
 
 export class X402Gateway {
   readonly spent: SpentPayments;
+  /** The last settlement of each payer still under way (settle). */
+  private readonly settling = new Map<string, Promise<void>>();
 
   constructor(
     readonly server: x402ResourceServer,
@@ -97,8 +99,24 @@ export class X402Gateway {
     return { payload, requirements, payer: verdict.payer ?? 'unknown', amount: BigInt(requirements.amount), units: quote.units };
   }
 
-  /** Settle a paid call whose answer succeeded; its PAYMENT-RESPONSE header, or the refusal. */
-  async settle(paid: PaidCall): Promise<{ result: SettleResponse; header: string }> {
+  /**
+   * Settle a paid call whose answer succeeded; its PAYMENT-RESPONSE header, or the refusal.
+   * One payer's settlements go one at a time: payments verified together may spend the same
+   * funds (each was simulated alone), and sent together the losers land as failed
+   * transactions whose fees our fee payer pays (settlement skips preflight). In turn, each
+   * is simulated again after the last one landed, and refused before it is sent.
+   */
+  settle(paid: PaidCall): Promise<{ result: SettleResponse; header: string }> {
+    const turn = (this.settling.get(paid.payer) ?? Promise.resolve()).then(() => this.settleNow(paid));
+    const done = turn.then(() => undefined, () => undefined);
+    this.settling.set(paid.payer, done);
+    void done.then(() => {
+      if (this.settling.get(paid.payer) === done) this.settling.delete(paid.payer);
+    });
+    return turn;
+  }
+
+  private async settleNow(paid: PaidCall): Promise<{ result: SettleResponse; header: string }> {
     let result: SettleResponse;
     try {
       result = await this.server.settlePayment(paid.payload, paid.requirements);

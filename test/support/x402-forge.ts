@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import {
   AccountRole, address, appendTransactionMessageInstructions, createNoopSigner, createTransactionMessage, generateKeyPairSigner,
   getAddressDecoder, getBase64EncodedWireTransaction, partiallySignTransactionMessageWithSigners, pipe, setTransactionMessageFeePayerSigner,
-  setTransactionMessageLifetimeUsingBlockhash, type Address, type Blockhash, type Instruction, type TransactionSigner,
+  setTransactionMessageLifetimeUsingBlockhash, type Address, type Blockhash, type Instruction, type KeyPairSigner, type TransactionSigner,
 } from '@solana/kit';
 import { getTransferSolInstruction } from '@solana-program/system';
 import { getApproveInstruction, getCloseAccountInstruction, getTransferCheckedInstruction, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
@@ -95,4 +95,8 @@ export function respelled(payload: PaymentPayload, how: 'unpadded' | 'trailing')
   return { ...payload, payload: { ...payload.payload, transaction: spelled } };
 }
 
-export type { Address };
+/** Move `amount` of the chain's mint from `from` to `to` (both with token accounts) outside any payment. */
+export async function moveTokens(chain: Chain, from: KeyPairSigner, to: Address, amount: bigint): Promise<void> {
+  const mint = chain.mint.address;
+  await chain.send(from, [getTransferCheckedInstruction({ source: await chain.ata(from.address, mint), mint, destination: await chain.ata(to, mint), authority: from, amount, decimals: DECIMALS })]);
+}
