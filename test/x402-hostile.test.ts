@@ -10,6 +10,7 @@ import type { PaymentPayload, PaymentRequired, PaymentRequirements } from '@x402
 import { ExactSvmScheme } from '@x402/svm/exact/client';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createKey } from './support/api-key.ts';
 import { ingestDemo } from './support/fixtures.ts';
 import { Chain } from './support/litesvm-chain.ts';
 import { startApp } from './support/services.ts';
@@ -23,7 +24,7 @@ const corpus = JSON.parse(readFileSync(new URL('./fixtures/hostile-x402.json', i
   payloads: { id: string; set?: Record<string, unknown>; delete?: string[]; expect: Expect }[];
   transactions: { id: string; forge: Record<string, unknown>; expect: Expect }[];
   replays: { id: string; open?: string; scenario: string; first: string; second?: string; respell?: 'unpadded' | 'trailing' | 'mixed'; copies?: number; expect: Expect & { answered?: number; runs?: number; feesAtMost?: number } }[];
-  pricing: { id: string; call: Call; expect: { units?: number; unitsOfSql?: string; times?: number; status?: number } }[];
+  pricing: { id: string; open?: string; call: Call; expect: { units?: number; unitsOfSql?: string; times?: number; status?: number; atLeastKeyedCost?: boolean } }[];
   limits: { id: string; perMinute?: number; maxBytes?: number; forbidden?: string[] }[];
   failures: { id: string; door: string; expect: { status: number; paid: 'none' | 'price'; replay?: string; plan?: string; limit?: string } }[];
 };
@@ -217,10 +218,18 @@ describe('replays: one payment, one answer', () => {
 
 describe('prices: what runs is what is priced', () => {
   const units = async (call: Call): Promise<bigint> => BigInt((await asked(call)).accepts[0]!.amount);
-  it.each(corpus.pricing.map((c) => [c.id, c] as const))('%s', async (_id, c) => {
+  let key: { key: string } | undefined;
+  const keyOfPlan = async (): Promise<{ key: string }> => (key ??= await createKey(ctx.app, 'x402'));
+  for (const c of corpus.pricing) (c.open === undefined ? it : it.fails)(c.id, async () => {
     if (c.expect.status !== undefined) {
       const res = await send(c.call);
       expect(res.statusCode).toBe(c.expect.status);
+      return;
+    }
+    if (c.expect.atLeastKeyedCost) {
+      // The price is at least what the cost model charges an x402 key for the same call.
+      const keyed = await send(c.call, { 'x-api-key': (await keyOfPlan()).key });
+      expect({ price: await units(c.call) >= BigInt(String(keyed.headers['x-stats-cost'])), cost: keyed.headers['x-stats-cost'] }).toMatchObject({ price: true });
       return;
     }
     const expected = c.expect.units !== undefined
