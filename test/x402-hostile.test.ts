@@ -17,7 +17,7 @@ import { startApp } from './support/services.ts';
 import { forgePayment, moveTokens, respelled, type Forgery } from './support/x402-forge.ts';
 
 type Call = { method: 'GET' | 'POST'; url: string; payload?: unknown; contentType?: string };
-interface Expect { status?: number; reason?: string; ran?: boolean; paid?: 'none' | 'price' | 'claimed' }
+interface Expect { status?: number; reason?: string; ran?: boolean; paid?: 'none' | 'price' | 'claimed'; maxBytes?: number }
 const corpus = JSON.parse(readFileSync(new URL('./fixtures/hostile-x402.json', import.meta.url), 'utf8')) as {
   doors: Record<string, Call>;
   headers: { id: string; send: { header?: string; base64Text?: string; base64Json?: unknown; nest?: number; legacy?: boolean }; expect: Expect }[];
@@ -120,6 +120,9 @@ function setPath(target: Record<string, unknown>, path: string, value: unknown, 
   else at[keys.at(-1)!] = value;
 }
 
+/** An answer's size on the wire, near enough: its body and its headers. */
+const answerBytes = (res: LightMyRequestResponse): number => res.body.length + Object.entries(res.headers).reduce((n, [k, v]) => n + k.length + String(v).length, 0);
+
 /** The outcome a case expects, checked against the balances and usage before it. */
 async function expectOutcome(res: LightMyRequestResponse, e: Expect, before: Snapshot, price: bigint, claimed = price): Promise<void> {
   if (e.status !== undefined) expect({ status: res.statusCode, body: res.body.slice(0, 300) }).toMatchObject({ status: e.status });
@@ -129,6 +132,7 @@ async function expectOutcome(res: LightMyRequestResponse, e: Expect, before: Sna
   }
   const after = await snapshot();
   if (e.ran !== undefined) expect(after.runs > before.runs).toBe(e.ran);
+  if (e.maxBytes !== undefined) expect(answerBytes(res)).toBeLessThanOrEqual(e.maxBytes);
   if (e.paid !== undefined) expect(after.payee - before.payee).toBe(e.paid === 'none' ? 0n : e.paid === 'price' ? price : claimed);
 }
 
@@ -265,8 +269,7 @@ describe('the 402 answer itself', () => {
     const max = corpus.limits.find((l) => l.id === '402-size')!.maxBytes!;
     for (const url of ['/v1/rpc', `/api/v1/transactions/${'1'.repeat(2000)}`]) {
       const res = await send({ ...rpc(), url, method: url === '/v1/rpc' ? 'POST' : 'GET', ...(url === '/v1/rpc' ? {} : { payload: undefined }) });
-      const size = res.body.length + Object.entries(res.headers).reduce((n, [k, v]) => n + k.length + String(v).length, 0);
-      expect({ status: res.statusCode, small: res.statusCode !== 402 || size <= max }).toMatchObject({ small: true });
+      expect({ status: res.statusCode, small: res.statusCode !== 402 || answerBytes(res) <= max }).toMatchObject({ small: true });
     }
   });
 

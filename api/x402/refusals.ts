@@ -12,16 +12,22 @@ export class PaymentRefusal extends Error {
   }
 }
 
+/** A value of the caller's, echoed in a refusal (the 402's message and its PAYMENT-REQUIRED header): clipped. */
+const echo = (v: unknown): string => {
+  const text = String(v);
+  return text.length > 64 ? `${text.slice(0, 64)}…` : text;
+};
+
 /** The mismatch between what the caller signed for and what we ask, before the facilitator is asked. */
 export function acceptedMismatch(accepted: PaymentRequirements | undefined, ours: PaymentRequirements): PaymentRefusal | undefined {
   if (accepted === undefined || typeof accepted !== 'object') return new PaymentRefusal('malformed_payment', 'the payment names no accepted requirements');
   if (accepted.scheme !== ours.scheme || accepted.network !== ours.network) {
-    return new PaymentRefusal('wrong_network', `this service takes scheme ${ours.scheme} on ${ours.network}, the payment is ${String(accepted.scheme)} on ${String(accepted.network)}`);
+    return new PaymentRefusal('wrong_network', `this service takes scheme ${ours.scheme} on ${ours.network}, the payment is ${echo(accepted.scheme)} on ${echo(accepted.network)}`);
   }
-  if (accepted.asset !== ours.asset) return new PaymentRefusal('wrong_mint', `pay in the token of mint ${ours.asset}, not ${String(accepted.asset)}`);
-  if (accepted.payTo !== ours.payTo) return new PaymentRefusal('wrong_recipient', `pay ${ours.payTo}, not ${String(accepted.payTo)}`);
+  if (accepted.asset !== ours.asset) return new PaymentRefusal('wrong_mint', `pay in the token of mint ${ours.asset}, not ${echo(accepted.asset)}`);
+  if (accepted.payTo !== ours.payTo) return new PaymentRefusal('wrong_recipient', `pay ${ours.payTo}, not ${echo(accepted.payTo)}`);
   if (!/^\d{1,30}$/.test(String(accepted.amount)) || BigInt(accepted.amount) < BigInt(ours.amount)) {
-    return new PaymentRefusal('underpaid', `this call costs ${ours.amount} atomic units; the payment offers ${String(accepted.amount)}`);
+    return new PaymentRefusal('underpaid', `this call costs ${ours.amount} atomic units; the payment offers ${echo(accepted.amount)}`);
   }
   return undefined;
 }
