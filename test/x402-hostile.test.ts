@@ -41,16 +41,7 @@ const nextAddress = (): string => `10.${(++addresses >> 8) & 255}.${addresses & 
 
 beforeAll(async () => {
   chain = await new Chain().start(1_000_000_000_000n);
-  ctx = await startApp({
-    X402_ENABLED: 'true',
-    X402_NETWORK: 'solana-devnet',
-    X402_PAY_TO: chain.payee.address,
-    X402_ASSET: chain.mint.address,
-    X402_FACILITATOR_SECRET_KEY: JSON.stringify([...chain.feePayerSecret]),
-    X402_PRICE_PER_MILLION_UNITS: '1000000',
-    X402_PRICE_FLOOR: '1000',
-    X402_REQUIREMENTS_PER_MINUTE: String(PER_MINUTE),
-  }, { x402Chain: (feePayer) => chain.signer(feePayer) });
+  ctx = await startApp({ ...chain.x402Env(), X402_REQUIREMENTS_PER_MINUTE: String(PER_MINUTE) }, { x402Chain: (feePayer) => chain.signer(feePayer) });
   await ingestDemo(ctx.services, 2000);
   http = new x402HTTPClient(x402Client.fromConfig({ schemes: [{ network: 'solana:*', client: new ExactSvmScheme(chain.payer, { rpcUrl: chain.rpcUrl }) }], spendControls: false }));
 });

@@ -21,16 +21,8 @@ let http: x402HTTPClient;
 
 beforeAll(async () => {
   chain = await new Chain().start(1_000_000_000n);
-  ctx = await startApp({
-    X402_ENABLED: 'true',
-    X402_NETWORK: 'solana-devnet',
-    X402_PAY_TO: chain.payee.address,
-    X402_ASSET: chain.mint.address,
-    X402_FACILITATOR_SECRET_KEY: JSON.stringify([...chain.feePayerSecret]),
-    // One atomic unit per cost unit, so the price shows the cost model's figure itself.
-    X402_PRICE_PER_MILLION_UNITS: '1000000',
-    X402_PRICE_FLOOR: '1000',
-  }, { x402Chain: (feePayer) => chain.signer(feePayer) });
+  // One atomic unit per cost unit, so the price shows the cost model's figure itself.
+  ctx = await startApp(chain.x402Env(), { x402Chain: (feePayer) => chain.signer(feePayer) });
   await ingestDemo(ctx.services, 2000);
   keyHeaders = { 'x-api-key': (await createKey(ctx.app, 'x402')).key };
   http = new x402HTTPClient(x402Client.fromConfig({ schemes: [{ network: 'solana:*', client: new ExactSvmScheme(chain.payer, { rpcUrl: chain.rpcUrl }) }], spendControls: false }));
