@@ -25,7 +25,7 @@ const corpus = JSON.parse(readFileSync(new URL('./fixtures/hostile-x402.json', i
   transactions: { id: string; forge: Record<string, unknown>; expect: Expect }[];
   replays: { id: string; open?: string; scenario: string; first: string; second?: string; respell?: 'unpadded' | 'trailing' | 'mixed'; copies?: number; expect: Expect & { answered?: number; runs?: number; feesAtMost?: number } }[];
   pricing: { id: string; open?: string; call: Call; expect: { units?: number; unitsOfSql?: string; times?: number; status?: number; atLeastKeyedCost?: boolean } }[];
-  limits: { id: string; perMinute?: number; maxBytes?: number; forbidden?: string[] }[];
+  limits: { id: string; perMinute?: number; maxBytes?: number; hostLength?: number; forbidden?: string[] }[];
   failures: { id: string; door: string; expect: { status: number; paid: 'none' | 'price'; replay?: string; plan?: string; limit?: string } }[];
 };
 
@@ -262,6 +262,12 @@ describe('the 402 answer itself', () => {
       const res = await send({ ...rpc(), url, method: url === '/v1/rpc' ? 'POST' : 'GET', ...(url === '/v1/rpc' ? {} : { payload: undefined }) });
       expect({ status: res.statusCode, small: res.statusCode !== 402 || answerBytes(res) <= max }).toMatchObject({ small: true });
     }
+  });
+
+  it('does not carry a long Host header back (the resource URL names the host)', async () => {
+    const c = corpus.limits.find((l) => l.id === '402-long-host')!;
+    const res = await send(rpc(), { host: `${'h'.repeat(c.hostLength!)}.example` });
+    expect({ status: res.statusCode, small: res.statusCode !== 402 || answerBytes(res) <= c.maxBytes! }).toMatchObject({ small: true });
   });
 
   it('no answer of the corpus was a 5xx or carried a stack trace', () => {

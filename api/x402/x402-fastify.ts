@@ -44,7 +44,18 @@ export function payable(route: string): boolean {
   return iface !== 'other' || route === '/v1/exports' || route.startsWith('/v1/exports/') || route.startsWith('/v1/query/exports');
 }
 
-const resourceUrl = (req: FastifyRequest): string => `${req.protocol}://${req.host}${req.url.split('?')[0] ?? ''}`;
+/** A host name (DNS labels, or an IPv6 literal) and its port, as a Host header may name one. */
+const HOST_NAME = /^(?:(?:[A-Za-z0-9-]{1,63}\.)*[A-Za-z0-9-]{1,63}|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+
+/**
+ * The resource as the 402 names it: the request's URL without its query. The Host header is
+ * the caller's: one no host name could be (a DNS name has at most 253 characters) is left
+ * out, not echoed twice (message and PAYMENT-REQUIRED header) at its full length.
+ */
+function resourceUrl(req: FastifyRequest): string {
+  const path = req.url.split('?')[0] ?? '';
+  return req.host.length <= 253 + 6 && HOST_NAME.test(req.host) ? `${req.protocol}://${req.host}${path}` : path;
+}
 
 /** Answer 402 with the quote's requirements and the reason. */
 async function sendRequired(door: X402Door, req: FastifyRequest, reply: FastifyReply, refusal?: PaymentRefusal): Promise<void> {
