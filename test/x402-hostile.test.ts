@@ -26,7 +26,7 @@ const corpus = JSON.parse(readFileSync(new URL('./fixtures/hostile-x402.json', i
   replays: { id: string; open?: string; scenario: string; first: string; second?: string; respell?: 'unpadded' | 'trailing' | 'mixed'; copies?: number; expect: Expect & { answered?: number; runs?: number; feesAtMost?: number } }[];
   pricing: { id: string; open?: string; call: Call; expect: { units?: number; unitsOfSql?: string; times?: number; status?: number; atLeastKeyedCost?: boolean } }[];
   limits: { id: string; perMinute?: number; maxBytes?: number; hostLength?: number; forbidden?: string[] }[];
-  failures: { id: string; door: string; expect: { status: number; paid: 'none' | 'price'; replay?: string; plan?: string; limit?: string } }[];
+  failures: { id: string; door: string; expect: { status: number; paid: 'none' | 'price'; replay?: string; plan?: string; limit?: string; budget?: number } }[];
 };
 
 const PER_MINUTE = corpus.limits.find((l) => l.id === 'forwarded-for-spoofing')!.perMinute!;
@@ -242,6 +242,7 @@ describe('failures after a valid payment, and the plan a paid call runs under', 
     const before = await snapshot();
     const res = await send(door, encode(payment));
     await expectOutcome(res, { status: c.expect.status, paid: c.expect.paid }, before, price);
+    if (c.expect.budget !== undefined) expect(res.json().extensions?.cost?.budget).toBe(c.expect.budget);
     if (c.expect.plan !== undefined) expect({ plan: res.headers['x-ratelimit-plan'], limit: res.headers['x-ratelimit-limit'] }).toEqual({ plan: c.expect.plan, limit: c.expect.limit });
     if (c.expect.replay !== undefined) expect((await send(door, encode(payment))).json().message).toMatch(new RegExp(`^${c.expect.replay}:`));
   });
