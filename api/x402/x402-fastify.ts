@@ -16,6 +16,7 @@ import { interfaceOf, rpcCallCount } from '../access/protected-paths.ts';
 import type { PaidCall } from './x402-gateway.ts';
 import { PaymentRefusal } from './refusals.ts';
 import { McpPayments } from './x402-mcp.ts';
+import { limitPaidMcp } from './x402-pricing.ts';
 import type { X402Door } from './x402-door.ts';
 
 declare module 'fastify' {
@@ -48,7 +49,18 @@ export function pricedCalls(req: FastifyRequest): number {
   return Math.max(1, req.body.filter((m) => typeof m === 'object' && m !== null && (m as { method?: unknown }).method === 'tools/call').length);
 }
 
-const resourceUrl = (req: FastifyRequest): string => `${req.protocol}://${req.host}${req.url.split('?')[0] ?? ''}`;
+/** A host name (DNS labels, or an IPv6 literal) and its port, as a Host header may name one. */
+const HOST_NAME = /^(?:(?:[A-Za-z0-9-]{1,63}\.)*[A-Za-z0-9-]{1,63}|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+
+/**
+ * The resource as the 402 names it: the request's URL without its query. The Host header is
+ * the caller's: one no host name could be (a DNS name has at most 253 characters) is left
+ * out, not echoed twice (message and PAYMENT-REQUIRED header) at its full length.
+ */
+function resourceUrl(req: FastifyRequest): string {
+  const path = req.url.split('?')[0] ?? '';
+  return req.host.length <= 253 + 6 && HOST_NAME.test(req.host) ? `${req.protocol}://${req.host}${path}` : path;
+}
 
 /** Answer 402 with the quote's requirements and the reason. */
 async function sendRequired(door: X402Door, req: FastifyRequest, reply: FastifyReply, refusal?: PaymentRefusal): Promise<void> {
@@ -66,6 +78,7 @@ async function sendRequired(door: X402Door, req: FastifyRequest, reply: FastifyR
 export async function admitPayment(door: X402Door, req: FastifyRequest, reply: FastifyReply): Promise<PaidCall | McpPayments | undefined> {
   const header = req.headers[PAYMENT_HEADER] ?? req.headers[LEGACY_PAYMENT_HEADER];
   const unpaid = typeof header !== 'string' || header.trim() === '';
+  if (req.routeOptions.url === '/mcp') limitPaidMcp(req.body);
   if (unpaid && req.routeOptions.url === '/mcp') return McpPayments.admit(door, req);
   if (unpaid) {
     await sendRequired(door, req, reply);

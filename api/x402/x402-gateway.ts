@@ -7,7 +7,7 @@ import type { x402ResourceServer } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequired, PaymentRequirements, SettleResponse } from '@x402/core/types';
 import type { X402Config } from '../../core/config.ts';
 import { x402Price } from '../../core/plans.ts';
-import { acceptedMismatch, PaymentRefusal, paymentId, verifyRefusal } from './refusals.ts';
+import { acceptedMismatch, PaymentRefusal, paymentId, paymentMessage, verifyRefusal } from './refusals.ts';
 import { SpentPayments } from './spent-payments.ts';
 
 /** A call's price: its cost units and what they cost. */
@@ -30,6 +30,8 @@ export interface PaidCall {
 
 export class X402Gateway {
   readonly spent: SpentPayments;
+  /** The last settlement of each payer still under way (settle). */
+  private readonly settling = new Map<string, Promise<void>>();
 
   /**
    * `claim`: claims a verified payment in the deployment's store (false: another process has
@@ -71,6 +73,8 @@ export class X402Gateway {
       const payload = typeof header === 'string' ? decodePaymentSignatureHeader(header) : (header as PaymentPayload);
       if (typeof payload !== 'object' || payload === null || typeof payload.payload !== 'object' || payload.payload === null) throw new Error('no payload');
       if (payload.x402Version !== 2) throw new Error(`x402Version ${String(payload.x402Version)} (this service speaks version 2)`);
+      // Refused here, not by the facilitator: it would log a stack trace per junk payload.
+      if (paymentMessage(payload) === undefined) throw new Error('payload.transaction is not a base64 Solana transaction');
       return payload;
     } catch (err) {
       throw new PaymentRefusal('malformed_payment', `the payment cannot be read: ${(err as Error).message.slice(0, 200)}`);
@@ -101,8 +105,24 @@ export class X402Gateway {
     return { payload, requirements, payer: verdict.payer ?? 'unknown', amount: BigInt(requirements.amount), units: quote.units };
   }
 
-  /** Settle a paid call whose answer succeeded; its PAYMENT-RESPONSE header, or the refusal. */
-  async settle(paid: PaidCall): Promise<{ result: SettleResponse; header: string }> {
+  /**
+   * Settle a paid call whose answer succeeded; its PAYMENT-RESPONSE header, or the refusal.
+   * One payer's settlements go one at a time: payments verified together may spend the same
+   * funds (each was simulated alone), and sent together the losers land as failed
+   * transactions whose fees our fee payer pays (settlement skips preflight). In turn, each
+   * is simulated again after the last one landed, and refused before it is sent.
+   */
+  settle(paid: PaidCall): Promise<{ result: SettleResponse; header: string }> {
+    const turn = (this.settling.get(paid.payer) ?? Promise.resolve()).then(() => this.settleNow(paid));
+    const done = turn.then(() => undefined, () => undefined);
+    this.settling.set(paid.payer, done);
+    void done.then(() => {
+      if (this.settling.get(paid.payer) === done) this.settling.delete(paid.payer);
+    });
+    return turn;
+  }
+
+  private async settleNow(paid: PaidCall): Promise<{ result: SettleResponse; header: string }> {
     let result: SettleResponse;
     try {
       result = await this.server.settlePayment(paid.payload, paid.requirements);
