@@ -6,9 +6,10 @@
 //               or with one refused, 402 with the requirements (PAYMENT-REQUIRED header and
 //               body) and the reason; a payment that verifies makes the request the payer's,
 //               under the x402 plan (access-control.ts grants its budget and limits);
-//   onSend      (an edge step) a paid answer that succeeded is settled, once, and carries the
-//               PAYMENT-RESPONSE header; an answer that failed (status 400 or more) is not
-//               settled: the caller is not charged, and the payment stays spent.
+//   onSend      (an edge step) a paid answer that succeeded, or that the caller's request made
+//               fail after its engine work ran (settles), is settled, once, and carries the
+//               PAYMENT-RESPONSE header; any other failure is not settled: the caller is not
+//               charged, and the payment stays spent.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Readable } from 'node:stream';
 import type { EdgeStep } from '../answers/answer-edge.ts';
@@ -96,12 +97,24 @@ export async function admitPayment(door: X402Door, req: FastifyRequest, reply: F
   }
 }
 
+/**
+ * Whether a paid answer of `status` is settled (docs/x402.md, "which failed paid answers are
+ * settled"): a success; a refusal for the caller's reason (4xx) once the call's statements were
+ * admitted to run (its budget charged: too large an answer, a statement timeout, a cost cap met
+ * mid-call), since that engine work is done; not one refused before any engine work, nor a
+ * failure on our side (5xx).
+ */
+export function settles(req: FastifyRequest, status: number): boolean {
+  if (status < 400) return true;
+  return status < 500 && (req.budget?.spent ?? 0) > 0;
+}
+
 /** The edge step that settles a paid call's successful answer before it leaves. */
 export function settleStep(door: X402Door): EdgeStep {
   return (req, reply, payload) => {
     const paid = req.x402;
     // Tool calls paid inside MCP are settled by the door, each with its own result (x402-mcp.ts).
-    if (paid === null || paid === 'pending' || paid instanceof McpPayments || reply.statusCode >= 400) return payload;
+    if (paid === null || paid === 'pending' || paid instanceof McpPayments || !settles(req, reply.statusCode)) return payload;
     return door.gateway.settle(paid).then(
       ({ result, header }) => {
         reply.header('payment-response', header);
