@@ -80,7 +80,12 @@ export async function admitPayment(door: X402Door, req: FastifyRequest, reply: F
   const header = req.headers[PAYMENT_HEADER] ?? req.headers[LEGACY_PAYMENT_HEADER];
   const unpaid = typeof header !== 'string' || header.trim() === '';
   if (req.routeOptions.url === '/mcp') limitPaidMcp(req.body);
-  if (unpaid && req.routeOptions.url === '/mcp') return McpPayments.admit(door, req);
+  if (unpaid && req.routeOptions.url === '/mcp') {
+    const payments = await McpPayments.admit(door, req);
+    // The payers' turns it holds go back once it is answered (settleStep), or its client left.
+    reply.raw.once('close', () => payments.held.releaseAll());
+    return payments;
+  }
   if (unpaid) {
     await sendRequired(door, req, reply);
     return undefined;
@@ -88,7 +93,10 @@ export async function admitPayment(door: X402Door, req: FastifyRequest, reply: F
   try {
     const payload = door.gateway.decode((header as string).trim());
     const quote = await door.gateway.quote(await door.price(req), resourceUrl(req), `${req.method} ${req.routeOptions.url ?? ''}`);
-    return await door.gateway.verify(payload, quote);
+    const paid = await door.gateway.verify(payload, quote);
+    // Its payer's turn goes back once it is settled or not (settleStep), or its client left.
+    reply.raw.once('close', paid.release);
+    return paid;
   } catch (err) {
     if (!(err instanceof PaymentRefusal)) throw err;
     req.log.info({ reason: err.code }, 'x402 payment refused');
@@ -114,7 +122,15 @@ export function settleStep(door: X402Door): EdgeStep {
   return (req, reply, payload) => {
     const paid = req.x402;
     // Tool calls paid inside MCP are settled by the door, each with its own result (x402-mcp.ts).
-    if (paid === null || paid === 'pending' || paid instanceof McpPayments || !settles(req, reply.statusCode)) return payload;
+    if (paid === null || paid === 'pending') return payload;
+    if (paid instanceof McpPayments) {
+      paid.held.releaseAll();
+      return payload;
+    }
+    if (!settles(req, reply.statusCode)) {
+      paid.release();
+      return payload;
+    }
     return door.gateway.settle(paid).then(
       ({ result, header }) => {
         reply.header('payment-response', header);
