@@ -9,6 +9,11 @@ export class PayerTurns {
   /** The end of each payer's last turn taken (gone once no call holds or waits for one). */
   private readonly tails = new Map<string, Promise<void>>();
 
+  /** Whether a call holds or waits for `payer`'s turn. */
+  busy(payer: string): boolean {
+    return this.tails.has(payer);
+  }
+
   /** Wait for `payer`'s turn: its release (idempotent), and whether another call held it first. */
   async take(payer: string): Promise<{ release: () => void; waited: boolean }> {
     const before = this.tails.get(payer);

@@ -125,6 +125,11 @@ export class X402Gateway {
    */
   private async turnOf(payer: string, id: string, payload: PaymentPayload, requirements: PaymentRequirements, held?: HeldTurns): Promise<() => void> {
     if (held?.byPayer.has(payer)) return () => {};
+    // A request that holds a turn never waits for another (two MCP POSTs paying with the same
+    // two wallets in opposite orders would wait for each other): the payment is refused.
+    if (held !== undefined && held.byPayer.size > 0 && this.turns.busy(payer)) {
+      throw new PaymentRefusal('invalid_payment', `another paid call of payer ${payer} is in flight; pay with it after that call, or in another request`);
+    }
     const { release, waited } = await this.turns.take(payer);
     if (waited) {
       try {
