@@ -6,16 +6,19 @@
 //               or with one refused, 402 with the requirements (PAYMENT-REQUIRED header and
 //               body) and the reason; a payment that verifies makes the request the payer's,
 //               under the x402 plan (access-control.ts grants its budget and limits);
-//   onSend      (an edge step) a paid answer that succeeded is settled, once, and carries the
-//               PAYMENT-RESPONSE header; an answer that failed (status 400 or more) is not
-//               settled: the caller is not charged, and the payment stays spent.
+//   onSend      (an edge step) a paid answer that succeeded, or that the caller's request made
+//               fail after its engine work ran (settles), is settled, once, and carries the
+//               PAYMENT-RESPONSE header; any other failure is not settled: the caller is not
+//               charged, and the payment stays spent.
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { HOST_HEADER_MAX_CHARS } from '../../core/limits/http.ts';
 import type { Readable } from 'node:stream';
 import type { EdgeStep } from '../answers/answer-edge.ts';
 import { interfaceOf, rpcCallCount } from '../access/protected-paths.ts';
 import type { PaidCall } from './x402-gateway.ts';
 import { PaymentRefusal } from './refusals.ts';
 import { McpPayments } from './x402-mcp.ts';
+import { limitPaidMcp } from './x402-pricing.ts';
 import type { X402Door } from './x402-door.ts';
 
 declare module 'fastify' {
@@ -48,7 +51,18 @@ export function pricedCalls(req: FastifyRequest): number {
   return Math.max(1, req.body.filter((m) => typeof m === 'object' && m !== null && (m as { method?: unknown }).method === 'tools/call').length);
 }
 
-const resourceUrl = (req: FastifyRequest): string => `${req.protocol}://${req.host}${req.url.split('?')[0] ?? ''}`;
+/** A host name (DNS labels, or an IPv6 literal) and its port, as a Host header may name one. */
+const HOST_NAME = /^(?:(?:[A-Za-z0-9-]{1,63}\.)*[A-Za-z0-9-]{1,63}|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+
+/**
+ * The resource as the 402 names it: the request's URL without its query. The Host header is
+ * the caller's: one no host name could be (a DNS name has at most 253 characters) is left
+ * out, not echoed twice (message and PAYMENT-REQUIRED header) at its full length.
+ */
+function resourceUrl(req: FastifyRequest): string {
+  const path = req.url.split('?')[0] ?? '';
+  return req.host.length <= HOST_HEADER_MAX_CHARS && HOST_NAME.test(req.host) ? `${req.protocol}://${req.host}${path}` : path;
+}
 
 /** Answer 402 with the quote's requirements and the reason. */
 async function sendRequired(door: X402Door, req: FastifyRequest, reply: FastifyReply, refusal?: PaymentRefusal): Promise<void> {
@@ -66,7 +80,13 @@ async function sendRequired(door: X402Door, req: FastifyRequest, reply: FastifyR
 export async function admitPayment(door: X402Door, req: FastifyRequest, reply: FastifyReply): Promise<PaidCall | McpPayments | undefined> {
   const header = req.headers[PAYMENT_HEADER] ?? req.headers[LEGACY_PAYMENT_HEADER];
   const unpaid = typeof header !== 'string' || header.trim() === '';
-  if (unpaid && req.routeOptions.url === '/mcp') return McpPayments.admit(door, req);
+  if (req.routeOptions.url === '/mcp') limitPaidMcp(req.body);
+  if (unpaid && req.routeOptions.url === '/mcp') {
+    const payments = await McpPayments.admit(door, req);
+    // The payers' turns it holds go back once it is answered (settleStep), or its client left.
+    reply.raw.once('close', () => payments.held.releaseAll());
+    return payments;
+  }
   if (unpaid) {
     await sendRequired(door, req, reply);
     return undefined;
@@ -74,7 +94,10 @@ export async function admitPayment(door: X402Door, req: FastifyRequest, reply: F
   try {
     const payload = door.gateway.decode((header as string).trim());
     const quote = await door.gateway.quote(await door.price(req), resourceUrl(req), `${req.method} ${req.routeOptions.url ?? ''}`);
-    return await door.gateway.verify(payload, quote);
+    const paid = await door.gateway.verify(payload, quote);
+    // Its payer's turn goes back once it is settled or not (settleStep), or its client left.
+    reply.raw.once('close', paid.release);
+    return paid;
   } catch (err) {
     if (!(err instanceof PaymentRefusal)) throw err;
     req.log.info({ reason: err.code }, 'x402 payment refused');
@@ -83,12 +106,32 @@ export async function admitPayment(door: X402Door, req: FastifyRequest, reply: F
   }
 }
 
+/**
+ * Whether a paid answer of `status` is settled (docs/x402.md, "which failed paid answers are
+ * settled"): a success; a refusal for the caller's reason (4xx) once the call's statements were
+ * admitted to run (its budget charged: too large an answer, a statement timeout, a cost cap met
+ * mid-call), since that engine work is done; not one refused before any engine work, nor a
+ * failure on our side (5xx).
+ */
+export function settles(req: FastifyRequest, status: number): boolean {
+  if (status < 400) return true;
+  return status < 500 && (req.budget?.spent ?? 0) > 0;
+}
+
 /** The edge step that settles a paid call's successful answer before it leaves. */
 export function settleStep(door: X402Door): EdgeStep {
   return (req, reply, payload) => {
     const paid = req.x402;
     // Tool calls paid inside MCP are settled by the door, each with its own result (x402-mcp.ts).
-    if (paid === null || paid === 'pending' || paid instanceof McpPayments || reply.statusCode >= 400) return payload;
+    if (paid === null || paid === 'pending') return payload;
+    if (paid instanceof McpPayments) {
+      paid.held.releaseAll();
+      return payload;
+    }
+    if (!settles(req, reply.statusCode)) {
+      paid.release();
+      return payload;
+    }
     return door.gateway.settle(paid).then(
       ({ result, header }) => {
         reply.header('payment-response', header);

@@ -14,6 +14,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { PaymentPayload } from '@x402/core/types';
 import type { X402Door } from './x402-door.ts';
 import type { PaidCall, Quote } from './x402-gateway.ts';
+import { HeldTurns } from './payer-turns.ts';
 import { PaymentRefusal, paymentId } from './refusals.ts';
 
 /** Where an MCP client puts a tool call's x402 payment (the x402 MCP transport, version 2). */
@@ -67,6 +68,8 @@ export class McpPayments implements ToolPayments {
   /** Each payment's verdict by its id, with the quote it was verified against: a verified
    *  payment until a call takes it, then a replay. */
   private readonly verdicts = new Map<string, { verdict: PaidCall | PaymentRefusal; quote: Quote }>();
+  /** The payers' turns this POST holds (payer-turns.ts), given back once it is answered. */
+  readonly held = new HeldTurns();
   /** The first payer whose payment verified: the POST runs as theirs. */
   payer: string | undefined;
 
@@ -100,7 +103,7 @@ export class McpPayments implements ToolPayments {
   /** The gateway's verdict: the payment claimed, or why not (anything else is thrown). */
   private async verify(payload: PaymentPayload, quote: Quote): Promise<PaidCall | PaymentRefusal> {
     try {
-      return await this.door.gateway.verify(payload, quote);
+      return await this.door.gateway.verify(payload, quote, this.held);
     } catch (err) {
       if (err instanceof PaymentRefusal) return err;
       throw err;

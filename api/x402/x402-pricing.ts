@@ -13,11 +13,15 @@
 //   anything else (polls, pages, downloads, job lists, a GraphQL document
 //     the guard would refuse): the cost model's base cost of one statement per call it holds
 //     (a GraphQL document: each top-level field), as its rate limit counts them.
-// Every call costs at least the base cost of one statement.
+// Every call costs at least the base cost of one statement. Each price that asks the engine
+// runs before any payment: a keyless MCP batch holds at most X402_PRICES.sqlPerPaidCall run_sql
+// calls (limitPaidMcp), and one the MCP transport refuses whole is one call.
 import type { FastifyRequest } from 'fastify';
-import { parse, Kind } from 'graphql';
+import { MAX_BATCH_SIZE } from '@modelcontextprotocol/sdk/server/requestBody.js';
+import { parse, Kind, type SelectionSetNode } from 'graphql';
 import { Budget } from '../../core/budget.ts';
 import { RPC_MAX_BATCH } from '../../core/limits.ts';
+import { AppError, Errors } from '../../core/errors.ts';
 import { X402_PRICES } from '../../core/plans.ts';
 import { boundTo } from '../../warehouse/budgeted-warehouse.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
@@ -50,17 +54,40 @@ const SQL_BODY_ROUTES: ReadonlySet<string> = new Set(['/v1/query', '/api/v1/quer
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** Top-level fields of a GraphQL document's operations (at least one; unreadable: one). */
+/**
+ * Top-level fields of a GraphQL document's operations (at least one; unreadable: one), as
+ * the GraphQL guard counts them: through fragment spreads and inline fragments, each
+ * fragment once per operation (a spread of three fields is three fields).
+ */
 function graphqlFields(body: unknown, query: unknown): number {
   const text = (body as { query?: unknown } | undefined)?.query ?? (query as { query?: unknown } | undefined)?.query;
   if (typeof text !== 'string') return 1;
   try {
+    const { definitions } = parse(text, { maxTokens: 10_000 });
+    const fragments = new Map(definitions.flatMap((d) => (d.kind === Kind.FRAGMENT_DEFINITION ? [[d.name.value, d.selectionSet] as const] : [])));
+    const count = (set: SelectionSetNode, seen: Set<string>): number => set.selections.reduce((n, s) => {
+      if (s.kind === Kind.FIELD) return n + 1;
+      if (s.kind === Kind.INLINE_FRAGMENT) return n + count(s.selectionSet, seen);
+      const fragment = fragments.get(s.name.value);
+      if (fragment === undefined || seen.has(s.name.value)) return n;
+      seen.add(s.name.value);
+      return n + count(fragment, seen);
+    }, 0);
     let fields = 0;
-    for (const d of parse(text, { maxTokens: 10_000 }).definitions) if (d.kind === Kind.OPERATION_DEFINITION) fields += d.selectionSet.selections.length;
+    for (const d of definitions) if (d.kind === Kind.OPERATION_DEFINITION) fields += count(d.selectionSet, new Set());
     return Math.max(1, fields);
   } catch {
     return 1;
   }
+}
+
+/**
+ * Refuse (400) a keyless MCP body of more run_sql calls than X402_PRICES.sqlPerPaidCall:
+ * each is priced by an engine estimate before any payment, so the count is bounded per request.
+ */
+export function limitPaidMcp(body: unknown): void {
+  const sql = (Array.isArray(body) ? body : [body]).filter((m) => isObject(m) && m.method === 'tools/call' && isObject(m.params) && m.params.name === 'run_sql').length;
+  if (sql > X402_PRICES.sqlPerPaidCall) throw new AppError(Errors.invalidRequest, `a paid MCP batch holds at most ${X402_PRICES.sqlPerPaidCall} run_sql calls`);
 }
 
 /** A tool's named arguments as its method's positions (a left-out one null), as the MCP door passes them. */
@@ -145,6 +172,8 @@ export class Pricing {
 
   /** A POST /mcp paid whole over HTTP: each tool call it holds (at least one call). */
   private async mcp(ip: string, body: unknown): Promise<number> {
+    // A batch the transport refuses whole runs nothing: one call, no estimate.
+    if (Array.isArray(body) && body.length > MAX_BATCH_SIZE) return X402_PRICES.unitsPerCall;
     let units = 0;
     for (const m of Array.isArray(body) ? body : [body]) {
       if (isObject(m) && m.method === 'tools/call' && isObject(m.params) && typeof m.params.name === 'string') {

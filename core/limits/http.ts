@@ -80,3 +80,6 @@ export const QUOTED_TOKEN_MAX_CHARS = 50;
 export const QUOTED_VALUE_MAX_CHARS = 80;
 /** Characters of an unknown query parameter's name quoted in its 400 (users' Prometheus door). */
 export const QUOTED_PARAM_MAX_CHARS = 60;
+
+/** The longest Host header a name could be: a DNS name (253 characters) plus `:` and a port. */
+export const HOST_HEADER_MAX_CHARS = 253 + 6;

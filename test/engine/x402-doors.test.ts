@@ -79,6 +79,27 @@ describe('executions and exports, paid per call', () => {
     expect(download.body).toBe(keyedDownload.body);
     expect(download.body.split('\n').filter(Boolean)).toHaveLength(51);
   });
+
+  // Security review, x402 door, finding 17: a payer's signed links answered 403 (no key
+  // `x402:<payer>` in the key store). A payer's job links its files where each download is paid.
+  it("a payer's export links download, each download paid; a key's links stay signed", async () => {
+    const { res: created } = await paid({ method: 'POST', url: '/v1/exports', payload: { format: 'csv' } });
+    const job = await finished(`/v1/exports/${String(created.json().id)}`);
+    expect(job).toMatchObject({ status: 'COMPLETED' });
+    const url = String(job.downloadUrl);
+    expect(url).not.toContain('sig=');
+    const { res } = await paid({ method: 'GET', url });
+    expect(res.statusCode).toBe(200);
+    expect(res.body.split('\n').filter(Boolean).length).toBeGreaterThan(1);
+    // Unpaid, the same link asks for payment; nobody else's key reads it.
+    expect((await t.send({ method: 'GET', url })).statusCode).toBe(402);
+    expect((await t.send({ method: 'GET', url }, t.keyHeaders)).statusCode).toBe(404);
+    const keyedId = String((await t.send({ method: 'POST', url: '/v1/exports', payload: { format: 'csv' } }, t.keyHeaders)).json().id);
+    const keyedJob = await finished(`/v1/exports/${keyedId}`, t.keyHeaders);
+    const keyedUrl = String(keyedJob.downloadUrl);
+    expect(keyedUrl).toContain('sig=');
+    expect((await t.send({ method: 'GET', url: keyedUrl })).statusCode).toBe(200);
+  });
 });
 
 describe('an export by filters is priced by what it reads', () => {

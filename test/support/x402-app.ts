@@ -16,16 +16,7 @@ export type Call = { method: 'GET' | 'POST'; url: string; payload?: object };
 
 /** The settings of the x402 tests: the chain's mint and payee, the facilitator's key. */
 export function x402Env(chain: Chain, more: Record<string, string> = {}): Record<string, string> {
-  return {
-    X402_ENABLED: 'true',
-    X402_NETWORK: 'solana-devnet',
-    X402_PAY_TO: chain.payee.address,
-    X402_ASSET: chain.mint.address,
-    X402_FACILITATOR_SECRET_KEY: JSON.stringify([...chain.feePayerSecret]),
-    X402_PRICE_PER_MILLION_UNITS: '1000000',
-    X402_PRICE_FLOOR: '1000',
-    ...more,
-  };
+  return { ...chain.x402Env(), ...more };
 }
 
 /** The official x402 client for Solana, signing as `chain`'s payer. */
