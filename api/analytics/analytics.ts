@@ -5,8 +5,6 @@
 // presets over the question model (presets.ts, group-pages.ts), compiled by the one
 // compiler (question/compile.ts) into one statement that is costed and run as the same
 // object; record listings are built by their own helpers. warehouse/ owns the schema.
-import { AppError, Errors, hint, param } from '../../core/errors.ts';
-import { MAX_ACTIVITY_BUCKETS } from '../../core/limits.ts';
 import type { DataVersion } from '../../warehouse/data-version.ts';
 import type { ProtocolRegistry } from '../../warehouse/protocol-registry.ts';
 import type { Budget } from '../../core/budget.ts';
@@ -36,10 +34,10 @@ import type { PageTokens } from './page-token.ts';
 import { prepareRecordConnection } from './record-connection.ts';
 import { PRESETS, toActivity, toInstructionTypes, toStats, toTop, type TopSortBy } from './presets.ts';
 import { toComparison, toPerformance, type ProtocolComparisonItem, type ProtocolPerformance } from './protocol-reports.ts';
-import { resolveProtocols, unknownProtocol, type ProtocolAsk } from './protocol-scope.ts';
+import { resolveProtocols, type ListingScope, type ProtocolAsk } from './protocol-scope.ts';
 import { compile, costShapeOf, readRows, type AnswerRow, type CompiledStatement, type Question, type QuestionFilters } from './question/compile.ts';
 import { MEASURES, type Measures, type Statement } from './question/model.ts';
-import { bucketCount, checkBuckets, type ActivityGranularity, type Granularity } from './question/granularity.ts';
+import { checkBuckets, type ActivityGranularity, type Granularity } from './question/granularity.ts';
 import { FIXED_SHAPE, type CostQuestion, type Prepared } from './prepared.ts';
 import { QuestionMemo, ResultCache } from './result-cache.ts';
 import { SharedReads } from './shared-reads.ts';
@@ -128,21 +126,6 @@ export class Analytics {
     return resolveProtocols(await this.registry.activeNames(), ask);
   }
 
-  /** Fail unless `name` is an active protocol: inactive ones are "available on request". */
-  async requireProtocol(name: string, key: 'protocol' | 'protocols' = 'protocol', index?: number): Promise<string> {
-    if (!(await this.registry.activeNames()).includes(name)) throw unknownProtocol(name, key, index);
-    return name;
-  }
-
-  /** The names of an asked protocol list, each active, the list not empty; duplicates dropped, order kept. */
-  async requireProtocols(names: readonly string[]): Promise<string[]> {
-    return this.scope({ kind: 'list', names });
-  }
-
-  /** The visible protocols, narrowed to `requested` when given (unknown names just match nothing). */
-  async visibleProtocols(requested?: readonly string[]): Promise<string[]> {
-    return this.scope({ kind: 'narrow', names: requested });
-  }
 
   // ---- questions: compiled once, costed and run as the same statement -----------------------
 
@@ -221,13 +204,8 @@ export class Analytics {
 
   /** Hourly or daily buckets over a closed range; buckets without records are included as zeros. */
   async activity(protocolName: string | undefined, range: Required<TimeRange>, interval: Granularity): Promise<ActivityBucket[]> {
-    const count = bucketCount(range, interval);
     if (range.lte < range.gte) return [];
-    if (count > MAX_ACTIVITY_BUCKETS) {
-      throw new AppError(Errors.invalidParams,
-        `${param('range')}: the range spans ${count} ${interval} buckets; at most ${MAX_ACTIVITY_BUCKETS} are allowed (use a shorter range${interval === 'hour' ? ` or ${hint('coarserBucket')}` : ''})`,
-        { field: 'range' });
-    }
+    checkBuckets(range, interval);
     const rows = await this.ask(PRESETS.activity(await this.filters({ kind: 'one', name: protocolName }, range), interval));
     return toActivity(rows, range, interval);
   }
@@ -350,8 +328,9 @@ export class Analytics {
     return this.shared.signatures.find(this.wh, signature, new Set(await this.protocols()));
   }
 
-  async transactions(req: ListRequest): Promise<Page<Transaction>> {
-    return listTransactions(this.wh, this.tokens, req, await this.visibleProtocols(req.filters.protocols));
+  /** A page of records; `protocols`: how the filter's protocols are resolved (protocol-scope.ts). */
+  async transactions(req: ListRequest, protocols: ListingScope = 'narrow'): Promise<Page<Transaction>> {
+    return listTransactions(this.wh, this.tokens, req, await this.scope({ kind: protocols, names: req.filters.protocols }));
   }
 
   /** A page of records with a cursor per record (GraphQL edges). */
@@ -378,8 +357,8 @@ export class Analytics {
   }
 
   /** One page of an address's records (its accounts or program id), of the visible protocols. */
-  async addressTransactions(req: AddressListRequest): Promise<Page<AddressTransaction>> {
-    const visible = await this.visibleProtocols(req.filters.protocols);
+  async addressTransactions(req: AddressListRequest, protocols: ListingScope = 'narrow'): Promise<Page<AddressTransaction>> {
+    const visible = await this.scope({ kind: protocols, names: req.filters.protocols });
     // Concurrent requests for the same page share one read (shared-reads.ts); a page's
     // records are fresh objects per read, and callers only map them, never mutate.
     const key = JSON.stringify([this.answersVersion(), visible, req.address, req.filters, req.sortOrder, req.limit, req.cursor ?? null]);
@@ -387,8 +366,8 @@ export class Analytics {
   }
 
   /** How many of an address's records match, with no details. */
-  async addressTransactionCount(address: string, filters: AddressFilters): Promise<number> {
-    return countAddressTransactions(this.wh, address, filters, await this.visibleProtocols(filters.protocols));
+  async addressTransactionCount(address: string, filters: AddressFilters, protocols: ListingScope = 'narrow'): Promise<number> {
+    return countAddressTransactions(this.wh, address, filters, await this.scope({ kind: protocols, names: filters.protocols }));
   }
 
   /** Refuse an address-listing token this service did not issue for `req`, without listing. */

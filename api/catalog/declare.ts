@@ -14,6 +14,7 @@ import type {
   RouteGenericInterface,
 } from 'fastify';
 import type { ResolveFastifyReplyReturnType } from 'fastify/types/type-provider.js';
+import { checkRules, ordered, rulesDoc, type CrossFieldRule, type RequestValues } from '../../core/request-check.ts';
 import type { Analytics } from '../analytics/analytics.ts';
 
 // ---- JSON-RPC: positional params ---------------------------------------------------------
@@ -70,6 +71,8 @@ export interface RpcMethod {
   /** The params array's schema (positionalSchema). */
   readonly schema: TSchema;
   readonly result: TSchema;
+  /** Its cross-field rules (each range in order), run after the schema and shown by OpenRPC. */
+  readonly rules: readonly CrossFieldRule[];
   /** The declared handler; only ever given params checked against `schema`, defaults filled (ArgsOf). */
   run(a: Analytics, args: readonly unknown[]): Promise<unknown>;
 }
@@ -85,10 +88,26 @@ export function rpcMethod<const P extends readonly Positional[], R extends TSche
     params: d.params,
     schema: positionalSchema(d.params),
     result: d.result,
+    rules: rangeRules(d.params),
     // Type erasure: the caller (method-calls.ts) checks the params against this schema and fills the defaults first.
     run: d.run as RpcMethod['run'],
   };
 }
+
+/** A range a schema declares (an options object's blockTime, or its filters' blockTime) is in order. */
+function rangeRules(params: readonly Positional[]): CrossFieldRule[] {
+  return params.flatMap((p) => {
+    const props = (p.schema as { properties?: Record<string, { properties?: Record<string, unknown> }> }).properties ?? {};
+    return [
+      ...(props.blockTime ? [ordered(`${p.name}.blockTime`)] : []),
+      ...(props.filters?.properties?.blockTime ? [ordered(`${p.name}.filters.blockTime`)] : []),
+    ];
+  });
+}
+
+/** Positional params by their positions' names, as the rules read them. */
+export const byName = (params: readonly Positional[], args: readonly unknown[]): RequestValues =>
+  Object.fromEntries(params.map((p, i) => [p.name, args[i]]));
 
 // ---- REST: routes through the TypeBox type provider ---------------------------------------
 
@@ -103,6 +122,8 @@ export interface RestRoute {
   readonly url: string;
   /** The route schema: what Fastify validates and serialises with, and so what OpenAPI shows. */
   readonly schema: FastifySchema;
+  /** Its cross-field rules: run on the validated query before the handler, and in the document. */
+  readonly rules: readonly CrossFieldRule[];
   mount(app: FastifyInstance, a: Analytics): void;
   /** The same route with its OpenAPI operationId (the catalog gives each its operation's: catalog.ts operationIdOf). */
   named(operationId: string): RestRoute;
@@ -110,18 +131,23 @@ export interface RestRoute {
 
 /** A GET route of the REST interface (tagged REST, so OpenAPI lists it), its handler typed
  *  from its own schema: the validated schema is the documented one. */
-export function restGet<const S extends FastifySchema>(d: { url: string; schema: S; run(a: Analytics, req: RestRequest<S>): RestAnswer<S> }): RestRoute {
+export function restGet<const S extends FastifySchema>(d: { url: string; schema: S; rules?: readonly CrossFieldRule[]; run(a: Analytics, req: RestRequest<S>): RestAnswer<S> }): RestRoute {
+  const rules = d.rules ?? [];
   const route = (schema: FastifySchema): RestRoute => ({
     method: 'GET',
     url: d.url,
     schema,
+    rules,
     mount(app, a) {
       // Each request asks under its own budget (a route without one is refused by the engine side).
-      app.withTypeProvider<TypeBoxTypeProvider>().get<RouteGenericInterface, ContextConfigDefault, S>(d.url, { schema: schema as S }, (req) => d.run(a.under(req.budget), req));
+      app.withTypeProvider<TypeBoxTypeProvider>().get<RouteGenericInterface, ContextConfigDefault, S>(d.url, { schema: schema as S }, (req) => {
+        checkRules(rules, req.query as RequestValues);
+        return d.run(a.under(req.budget), req);
+      });
     },
     named: (operationId) => route({ ...schema, operationId }),
   });
-  return route({ ...d.schema, tags: ['REST'] });
+  return route({ ...d.schema, ...rulesDoc(rules), tags: ['REST'] });
 }
 
 // ---- the operation -----------------------------------------------------------------------

@@ -17,7 +17,8 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { AppError, Errors, worded, type Wording } from '../../core/errors.ts';
 import { INT64, NUMBER_FORMATS, ruleOfPattern } from '../../core/vocabulary/primitives.ts';
 import type { Analytics } from '../analytics/analytics.ts';
-import type { Filled, Operation, ParamsCheck, Positional, RpcMethod } from './declare.ts';
+import { checkRules } from '../../core/request-check.ts';
+import { byName, type Filled, type Operation, type ParamsCheck, type Positional, type RpcMethod } from './declare.ts';
 
 // ---- calling a method --------------------------------------------------------------------
 
@@ -191,15 +192,15 @@ function describe(err: ErrorObject, names: readonly string[], method: string): A
   }
 }
 
-/** Throws an AppError (-32602 or -32000) on the first violation of `validate`; range bounds
- *  are also checked for order, which a schema cannot express. */
-function check(validate: ValidateFunction, names: readonly string[], method: string, params: unknown): void {
+/** Throws an AppError (-32602 or -32000) on the first violation of `validate`, then of the
+ *  method's cross-field rules (its ranges in order), which a schema cannot express. */
+function check(validate: ValidateFunction, m: RpcMethod, params: unknown): void {
   if (!validate(params)) {
     const first = validate.errors?.[0];
     if (!first) throw new AppError(Errors.invalidParams, 'params are invalid', { field: 'params' });
-    throw describe(first, names, method);
+    throw describe(first, m.params.map((p) => p.name), m.method);
   }
-  if (Array.isArray(params)) checkRanges(params, names);
+  if (Array.isArray(params)) checkRules(m.rules, byName(m.params, params));
 }
 
 /**
@@ -212,10 +213,9 @@ export function paramsChecks(methods: Iterable<RpcMethod>): ReadonlyMap<string, 
   for (const [name, format] of Object.entries(NUMBER_FORMATS)) ajv.addFormat(name, format);
   return new Map([...methods].map((m) => {
     const validate = ajv.compile(m.schema);
-    const names = m.params.map((p) => p.name);
     const checkOf: ParamsCheck = (schema, params) => {
       if (schema !== m.schema) throw new Error(`the params check of ${m.method} was asked about another schema`);
-      check(validate, names, m.method, params);
+      check(validate, m, params);
     };
     return [m.method, checkOf];
   }));
@@ -234,22 +234,4 @@ export function deeperThan(value: unknown, limit: number): boolean {
     }
   }
   return false;
-}
-
-interface RangeLike {
-  gte?: number;
-  lte?: number;
-}
-
-function checkRanges(params: readonly unknown[], names: readonly string[]): void {
-  params.forEach((p, i) => {
-    if (typeof p !== 'object' || p === null) return;
-    const opts = p as { blockTime?: RangeLike; filters?: { blockTime?: RangeLike } };
-    const name = names[i] ?? `params[${i}]`;
-    for (const [path, r] of [[`${name}.blockTime`, opts.blockTime], [`${name}.filters.blockTime`, opts.filters?.blockTime]] as const) {
-      if (r?.gte !== undefined && r.lte !== undefined && r.gte > r.lte) {
-        throw new AppError(Errors.invalidParams, `${path}.gte must not be later than ${path}.lte (got gte ${r.gte}, lte ${r.lte})`, { field: path });
-      }
-    }
-  });
 }

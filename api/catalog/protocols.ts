@@ -14,10 +14,11 @@ import {
   TopProtocol,
 } from '../../core/vocabulary/answers.ts';
 import type { Analytics } from '../analytics/analytics.ts';
-import { GRANULARITIES } from '../analytics/question/granularity.ts';
+import { checkBuckets, GRANULARITIES, type Granularity } from '../analytics/question/granularity.ts';
+import { spanAtMost } from '../../core/request-check.ts';
 import type { TimeRange } from '../analytics/types.ts';
 import { closedDayRange, dayRange, rangeMeta } from './rest-params.ts';
-import { crossFieldRules, DAYS_IN_ORDER, envelope, errors, FeeAnswer, ok } from './rest-schemas.ts';
+import { DAYS_IN_ORDER, envelope, errors, FeeAnswer, ok } from './rest-schemas.ts';
 import { operation, optional, required, restGet, rpcMethod, stringEnum, withDefault, type Operation } from './declare.ts';
 import { filled } from './method-calls.ts';
 import { blockTime, ClosedBlockTime, dayRangeQuery, limit, list, options, ProtocolName, query, strict } from './params.ts';
@@ -73,12 +74,13 @@ export const protocolStats: Operation = {
       summary: 'Aggregates for one protocol',
       description: 'Equals JSON-RPC getProtocolStats {protocolName, blockTime} over the day range. Unknown or inactive protocols: 400.',
       querystring: Type.Object({ protocol_name: query.protocol_name, ...dayRangeQuery }),
-      ...crossFieldRules(DAYS_IN_ORDER),
       response: { 200: envelope(ProtocolStats, 'Protocol statistics'), ...errors(400, 401, 403, 429) },
     },
+    rules: [DAYS_IN_ORDER],
     async run(a, req) {
       const days = dayRange(req.query);
-      const name = await a.requireProtocol(req.query.protocol_name);
+      // The facade resolves the protocol (once: protocol-scope.ts), refusing an unknown or inactive one.
+      const name = req.query.protocol_name;
       return ok(await a.protocolStats(name, days.range), { count: 1, protocolName: name, ...rangeMeta(days) });
     },
   }),
@@ -126,11 +128,12 @@ export const protocolActivity: Operation = {
         'Without protocol_name, all protocols together. ' +
         `At most ${MAX_ACTIVITY_BUCKETS} buckets.`,
       querystring: SeriesQuery,
-      // Hourly buckets: 24 a day; daily: 1 (the last storable day has fewer hours, never more);
-      // weeks and months: 0, as the storable range never holds more of them than the maximum.
-      ...crossFieldRules(DAYS_IN_ORDER, { rule: 'spanAtMost', params: ['date_from', 'date_to'], perDay: { param: 'granularity', hour: HOURS_PER_DAY, day: 1, week: 0, month: 0 }, maximum: MAX_ACTIVITY_BUCKETS }),
       response: { 200: envelope(Type.Array(ActivityBucket), 'Buckets in time order'), ...errors(400, 401, 403, 429) },
     },
+    // Hourly buckets: 24 a day; daily: 1 (the last storable day has fewer hours, never more);
+    // weeks and months: 0, as the storable range never holds more of them than the maximum.
+    rules: [DAYS_IN_ORDER, spanAtMost('date_from', 'date_to', { param: 'granularity', hour: HOURS_PER_DAY, day: 1, week: 0, month: 0 }, MAX_ACTIVITY_BUCKETS,
+      (q) => checkBuckets(closedDayRange(q).range, (q.granularity as Granularity | undefined) ?? 'hour'))],
     async run(a, req) {
       const q = filled(SeriesQuery, req.query);
       const days = closedDayRange(q);
@@ -166,9 +169,9 @@ export const feeStats: Operation = {
       description: 'Total, average, minimum, maximum and p50/p95/p99 of fees in lamports, for one protocol or all ' +
         'protocols together, plus the same per protocol. Percentiles come from mergeable t-digest sketches (approximate).',
       querystring: Type.Object({ protocol_name: Type.Optional(query.protocol_name), ...dayRangeQuery }),
-      ...crossFieldRules(DAYS_IN_ORDER),
       response: { 200: envelope(FeeAnswer, 'Fee statistics'), ...errors(400, 401, 403, 429) },
     },
+    rules: [DAYS_IN_ORDER],
     async run(a, req) {
       const days = dayRange(req.query);
       const { overall, protocols: per } = await a.feeStats(req.query.protocol_name, days.range);
