@@ -20,7 +20,9 @@ export type ProtocolAsk =
 export type ListingScope = 'narrow' | 'known';
 
 export function unknownProtocol(name: string, key: 'protocol' | 'protocols', index?: number): AppError {
-  return new AppError(Errors.invalidParams, `${param(key, index)}: unknown protocol "${name}" (${hint('protocols')})`, { field: key });
+  // Quoted as JSON, and cut short: a hostile name is not echoed back whole.
+  const shown = JSON.stringify(name.length > 100 ? `${name.slice(0, 100)}…` : name);
+  return new AppError(Errors.invalidParams, `${param(key, index)}: unknown protocol ${shown} (${hint('protocols')})`, { field: key });
 }
 
 export function resolveProtocols(active: readonly string[], ask: ProtocolAsk): string[] {

@@ -70,9 +70,27 @@ export function rangeOf(f: FiltersArg | null | undefined, required = false): Tim
   return present(d) ? daySpan(d.start, d.end, GRAPHQL_DAYS) : {};
 }
 
-/** Refuse filters the answer cannot honour (rather than ignore them). */
-export function refuse(f: FiltersArg | null | undefined, names: (keyof FiltersArg)[], why: string): void {
-  for (const n of names) if (present(f?.[n])) throw invalidParams(`filters.${n} ${why}`, n);
+/** Every filter of the SDL's TransactionFilters but errorPattern: what records and groups of them are filtered by. */
+const RECORD_FILTERS = ['protocols', 'dateRange', 'instructionTypes', 'programIds', 'signatures', 'status', 'success', 'slotRange', 'feeRange', 'computeRange', 'accountsCount', 'logMessage'] as const;
+
+/**
+ * The filters each GraphQL field takes, declared once: the fields share one SDL input type
+ * (TransactionFilters), so a filter a field does not declare here is refused by name rather
+ * than ignored (an allow-list: a filter added to the input type is refused until a field takes it).
+ */
+export const FIELD_FILTERS = {
+  protocolStats: ['protocols', 'dateRange'],
+  timeSeries: RECORD_FILTERS,
+  failedTransactions: ['protocols', 'dateRange', 'instructionTypes', 'errorPattern'],
+  transactions: RECORD_FILTERS,
+} as const satisfies Record<string, readonly (keyof FiltersArg)[]>;
+
+/** Refuse any filter given that `field` does not take (FIELD_FILTERS). */
+export function takesOnly(f: FiltersArg | null | undefined, field: keyof typeof FIELD_FILTERS): void {
+  const taken: readonly string[] = FIELD_FILTERS[field];
+  for (const [n, v] of Object.entries(f ?? {})) {
+    if (present(v) && !taken.includes(n)) throw invalidParams(`filters.${n} is not a filter of ${field} (it takes ${taken.join(', ')})`, n);
+  }
 }
 
 /** The enum values of a list argument, each at most once: a repeated value is refused (it was dropped silently). */
@@ -222,7 +240,7 @@ const RECORD_SORT_NAMES = [...Object.keys(RECORD_SORTS), ...Object.keys(KEY_SORT
 /** The arguments of transactions(...) checked and turned into its request; nothing is read. */
 export function transactionsAsk(args: Args, vocab: QuestionVocabulary): TransactionsAsk {
   const f = args.filters as FiltersArg | null | undefined;
-  refuse(f, ['errorPattern'], 'applies to failedTransactions only');
+  takesOnly(f, 'transactions');
   const page = pageOf(args.pagination as PaginationArg | null | undefined);
   const keys = keysOf(args.groupBy, vocab);
   const asked = metricsOf(args.metrics, vocab);
