@@ -34,7 +34,7 @@ import type { PageTokens } from './page-token.ts';
 import { prepareRecordConnection } from './record-connection.ts';
 import { PRESETS, toActivity, toInstructionTypes, toStats, toTop, type TopSortBy } from './presets.ts';
 import { toComparison, toPerformance, type ProtocolComparisonItem, type ProtocolPerformance } from './protocol-reports.ts';
-import { resolveProtocols, type ListingScope, type ProtocolAsk } from './protocol-scope.ts';
+import { resolveProtocols, type ListingScope, type ProtocolAsk } from '../../core/protocol-scope.ts';
 import { compile, costShapeOf, readRows, type AnswerRow, type CompiledStatement, type Question, type QuestionFilters } from './question/compile.ts';
 import { MEASURES, type Measures, type Statement } from './question/model.ts';
 import { checkBuckets, type ActivityGranularity, type Granularity } from './question/granularity.ts';

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { buildSchema, GraphQLError, type GraphQLSchema } from 'graphql';
 import { Errors, type Wording } from '../../../core/errors.ts';
-import { resolveProtocols } from '../../analytics/protocol-scope.ts';
+import { resolveProtocols } from '../../../core/protocol-scope.ts';
 import { STREAM_MAX_PROTOCOLS } from '../../../core/limits.ts';
 import type { BucketFigures, BucketSize } from '../../analytics/activity-buckets.ts';
 import type { Gap } from './event-log.ts';

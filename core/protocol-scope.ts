@@ -1,7 +1,7 @@
 // Which protocols a request may read: the one place a request's protocols are resolved
 // against the active ones (inactive protocols are "available on request", so hidden).
 // The facade reads the registry once per request and resolves here.
-import { AppError, Errors, hint, param } from '../../core/errors.ts';
+import { AppError, Errors, hint, param } from './errors.ts';
 
 /** How a request names its protocols, and how strictly each name is checked. */
 export type ProtocolAsk =
