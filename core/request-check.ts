@@ -5,9 +5,12 @@
 // day range (YYYY-MM-DD, inclusive, UTC) to block-time seconds, which every door that takes
 // days (REST, GraphQL filters, exports) goes through. Door-neutral: errors name parameters
 // as the caller gives them (a door passes its own names, or placeholders it words later).
+import type { Static, TObject } from '@sinclair/typebox';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { AppError, Errors, invalidParams } from './errors.ts';
 import { MAX_BLOCK_TIME } from './limits.ts';
-import { dayStart, type DayWords } from './vocabulary/primitives.ts';
+import { resolveProtocols, type ProtocolAsk } from './protocol-scope.ts';
+import { dayStart, NUMBER_FORMATS, type DayWords } from './vocabulary/primitives.ts';
 
 /** A request's values by name; a dotted name reads inside objects (`options.blockTime`). */
 export type RequestValues = Readonly<Record<string, unknown>>;
@@ -122,4 +125,79 @@ export function daySpan(from: string | null | undefined, to: string | null | und
   const lte = given(to) ? Math.min(day(to!, names.to) + LAST_SECOND_OF_DAY, MAX_BLOCK_TIME) : undefined;
   ordered(names.from, names.to, names.field).check({ [names.from]: from, [names.to]: to });
   return { ...(gte === undefined ? {} : { gte }), ...(lte === undefined ? {} : { lte }) };
+}
+
+// ---- the one check of a request -----------------------------------------------------------
+
+/** How a request names its protocols: protocol-scope's kinds (one: `protocol`; the others: `protocols`). */
+export type ScopeKind = ProtocolAsk['kind'];
+
+/**
+ * An operation's request, declared once and door-neutral: its fields as one TypeBox schema
+ * (`protocol` or `protocols`, `range` as block-time seconds, then its own: page, sort,
+ * groupBy, metrics…), how its protocols are resolved, and its cross-field rules. Each door
+ * derives its wire shape from it and maps what it receives back onto these names.
+ */
+export interface RequestDecl<S extends TObject = TObject> {
+  readonly schema: S;
+  readonly scope: ScopeKind;
+  readonly rules: readonly CrossFieldRule[];
+  /** The schema compiled once, when declared (defaults filled in as it validates). */
+  readonly validate: ValidateFunction;
+}
+
+export function request<S extends TObject>(schema: S, scope: ScopeKind, rules: readonly CrossFieldRule[] = []): RequestDecl<S> {
+  const ajv = new Ajv({ allErrors: false, strict: false, useDefaults: true, verbose: true });
+  for (const [name, format] of Object.entries(NUMBER_FORMATS)) ajv.addFormat(name, format);
+  return { schema, scope, rules, validate: ajv.compile(schema) };
+}
+
+/** What a door hands the check: the request's values by the declaration's names, and its days, if it takes days. */
+export interface RequestInput {
+  values: Record<string, unknown>;
+  days?: { from: string | null | undefined; to: string | null | undefined; names: DayNames };
+}
+
+/** A request that passed the check: its values, defaults filled, its protocols resolved and its range in seconds. */
+export type CheckedRequest<S extends TObject = TObject> = Static<S> & { protocols: string[]; range: SecondsRange };
+
+/**
+ * The one check of a request, whichever door it came through (Cube's normalizeQuery is the
+ * model): its days become seconds (daySpan), then the schema, the cross-field rules and the
+ * protocol scope are run against the `active` protocols. `nameOf` words a field's path as
+ * the door names it (`limit` is `options.limit` on JSON-RPC).
+ */
+export function checkRequest<S extends TObject>(decl: RequestDecl<S>, input: RequestInput, active: readonly string[], nameOf: (path: string) => string = (p) => p): CheckedRequest<S> {
+  const values: Record<string, unknown> = { ...input.values };
+  for (const [k, v] of Object.entries(values)) if (v === null || v === undefined) delete values[k];
+  if (input.days !== undefined) {
+    const range = daySpan(input.days.from, input.days.to, input.days.names);
+    if (range.gte !== undefined || range.lte !== undefined) values.range = range;
+  }
+  if (!decl.validate(values)) throw schemaRefusal(decl.validate.errors?.[0], nameOf);
+  checkRules(decl.rules, values);
+  const ask: ProtocolAsk = decl.scope === 'one'
+    ? { kind: 'one', name: values.protocol as string | undefined }
+    : { kind: decl.scope, names: values.protocols as string[] } as ProtocolAsk;
+  return { ...values, protocols: resolveProtocols(active, ask), range: (values.range as SecondsRange | undefined) ?? {} } as CheckedRequest<S>;
+}
+
+/** The first schema violation as invalid params naming the field in the door's words. */
+function schemaRefusal(err: ErrorObject | undefined, nameOf: (path: string) => string): AppError {
+  if (err === undefined) return invalidParams('the request is invalid', 'request');
+  const p = err.params as Record<string, unknown>;
+  const at = err.instancePath.split('/').slice(1).join('.');
+  const field = nameOf(err.keyword === 'required' || err.keyword === 'additionalProperties'
+    ? [at, String(p.missingProperty ?? p.additionalProperty)].filter((s) => s !== '').join('.') : at || 'request');
+  const got = ` (got ${JSON.stringify(err.data)?.slice(0, 80)})`;
+  const words: Record<string, string> = {
+    required: 'is required',
+    additionalProperties: 'is not a field of this request',
+    maximum: `must be at most ${String(p.limit)}${got}`,
+    minimum: `must be at least ${String(p.limit)}${got}`,
+    enum: `must be one of ${(p.allowedValues as unknown[] | undefined)?.join(', ')}${got}`,
+    maxItems: `must hold at most ${String(p.limit)} items`,
+    minItems: 'must not be empty; leave it out to apply no filter',
+  };
+  return invalidParams(`${field} ${words[err.keyword] ?? `${err.message ?? 'is invalid'}${got}`}`, field);
 }

@@ -35,6 +35,8 @@ import { prepareRecordConnection } from './record-connection.ts';
 import { PRESETS, toActivity, toInstructionTypes, toStats, toTop, type TopSortBy } from './presets.ts';
 import { toComparison, toPerformance, type ProtocolComparisonItem, type ProtocolPerformance } from './protocol-reports.ts';
 import { resolveProtocols, type ListingScope, type ProtocolAsk } from '../../core/protocol-scope.ts';
+import { checkRequest, type CheckedRequest, type RequestDecl, type RequestInput } from '../../core/request-check.ts';
+import type { TObject } from '@sinclair/typebox';
 import { compile, costShapeOf, readRows, type AnswerRow, type CompiledStatement, type Question, type QuestionFilters } from './question/compile.ts';
 import { MEASURES, type Measures, type Statement } from './question/model.ts';
 import { checkBuckets, type ActivityGranularity, type Granularity } from './question/granularity.ts';
@@ -119,6 +121,14 @@ export class Analytics {
   /** Names of the active protocols, which are the ones any answer may include. */
   async protocols(): Promise<string[]> {
     return this.registry.activeNames();
+  }
+
+  /**
+   * The one check of a declared request (core/request-check.ts checkRequest) against the
+   * active protocols: what every door's input becomes before a declared operation answers.
+   */
+  async check<S extends TObject>(decl: RequestDecl<S>, input: RequestInput, nameOf?: (path: string) => string): Promise<CheckedRequest<S>> {
+    return checkRequest(decl, input, await this.registry.activeNames(), nameOf);
   }
 
   /** The protocols a request reads: one registry read, resolved by protocol-scope.ts. */

@@ -14,7 +14,7 @@ import type {
   RouteGenericInterface,
 } from 'fastify';
 import type { ResolveFastifyReplyReturnType } from 'fastify/types/type-provider.js';
-import { checkRules, ordered, rulesDoc, type CrossFieldRule, type RequestValues } from '../../core/request-check.ts';
+import { checkRules, ordered, rulesDoc, type CrossFieldRule, type CheckedRequest, type RequestDecl, type RequestValues } from '../../core/request-check.ts';
 import type { Analytics } from '../analytics/analytics.ts';
 
 // ---- JSON-RPC: positional params ---------------------------------------------------------
@@ -177,6 +177,12 @@ export interface Operation {
   readonly rest?: RestRoute;
   /** The GraphQL field that asks the same question (SPEC "Versioning", REST-to-GraphQL mapping). */
   readonly graphql?: { field: string };
+  /** Its request, declared once (declared.ts): present when every door is derived from it. */
+  readonly request?: RequestDecl;
+  /** With `request`: its answer's schema. */
+  readonly result?: TSchema;
+  /** With `request`: the answer to a request that passed the one check (Analytics.check). */
+  respond?(a: Analytics, checked: CheckedRequest): Promise<unknown>;
 }
 
 /** The head of an operation: its name (the preset's unless given), SPEC's words for it, the

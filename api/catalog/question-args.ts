@@ -59,7 +59,7 @@ export function list(value: string[] | null | undefined, name: ListName): string
 }
 
 /** GraphQL's names of a range's days; an order error names the dateRange. */
-const GRAPHQL_DAYS = { from: 'filters.dateRange.start', to: 'filters.dateRange.end', field: 'dateRange' };
+export const GRAPHQL_DAYS = { from: 'filters.dateRange.start', to: 'filters.dateRange.end', field: 'dateRange' };
 
 /** filters.dateRange as a block-time range: [start 00:00:00, end 23:59:59] UTC (core/request-check.ts daySpan). */
 export function rangeOf(f: FiltersArg | null | undefined, required = false): TimeRange {
@@ -85,9 +85,8 @@ export const FIELD_FILTERS = {
   transactions: RECORD_FILTERS,
 } as const satisfies Record<string, readonly (keyof FiltersArg)[]>;
 
-/** Refuse any filter given that `field` does not take (FIELD_FILTERS). */
-export function takesOnly(f: FiltersArg | null | undefined, field: keyof typeof FIELD_FILTERS): void {
-  const taken: readonly string[] = FIELD_FILTERS[field];
+/** Refuse any filter given that `field` does not take (FIELD_FILTERS, or a declared field's own). */
+export function takesOnly<F extends string>(f: FiltersArg | null | undefined, field: F, taken: readonly string[] = FIELD_FILTERS[field as keyof typeof FIELD_FILTERS]): void {
   for (const [n, v] of Object.entries(f ?? {})) {
     if (present(v) && !taken.includes(n)) throw invalidParams(`filters.${n} is not a filter of ${field} (it takes ${taken.join(', ')})`, n);
   }

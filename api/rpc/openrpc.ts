@@ -61,7 +61,8 @@ export function openRpcDocument(catalog: readonly Operation[]): OpenRpcDocument 
         result: { name: 'result', schema: m.result },
         errors: METHOD_ERRORS,
         // Extensions: what else the catalog says of the operation.
-        ...rulesDoc(m.rules),
+        // The method's own (its ranges in order) and, for a declared request, the request's.
+        ...rulesDoc([...m.rules, ...(op.request?.rules ?? [])]),
         'x-cost': op.cost,
         'x-analytics-preset': op.preset,
         ...(op.rest ? { 'x-rest': `${op.rest.method} /api/v1${op.rest.url}` } : {}),

@@ -75,10 +75,12 @@ export interface RpcRouteOptions {
   analytics: Analytics;
   /** Byte budget of one response; RPC_RESPONSE_BUDGET_BYTES (core/limits.ts) unless set. */
   responseBudgetBytes?: number;
+  /** The methods' catalog; the service's unless set (tests). */
+  catalog?: readonly Operation[];
 }
 
 export async function rpcRoutes(app: FastifyInstance, opts: RpcRouteOptions): Promise<void> {
-  const methods = new RpcMethods(opts.analytics);
+  const methods = new RpcMethods(opts.analytics, opts.catalog);
 
   // Within this plugin only: read any content type as text and parse it here, so invalid
   // JSON becomes a JSON-RPC parse error (-32700) rather than Fastify's HTTP 400. The parsed

@@ -1,0 +1,109 @@
+// An operation declared by its request alone (core/request-check.ts `request`: one TypeBox
+// schema with door-neutral names, its protocol scope, its cross-field rules). Its doors are
+// derived: the JSON-RPC method (one options object: the request's fields, `protocol` as
+// protocolName and `range` as blockTime; MCP's tool follows from it), the REST route (the
+// scalar fields in snake_case, `protocol(s)` as protocol_name, `range` as date_from/date_to)
+// and the GraphQL field (api/graphql/declared-fields.ts). Each door only maps its wire
+// shape onto the request's names; the facade's one entry (Analytics.check) runs the one
+// check, and the operation answers from the checked request.
+import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
+import type { FastifySchema } from 'fastify';
+import { rulesDoc, type CheckedRequest, type RequestDecl, type RequestInput } from '../../core/request-check.ts';
+import type { Analytics } from '../analytics/analytics.ts';
+import { optional, required, restGet, rpcMethod, type Operation } from './declare.ts';
+import { envelope, errors, ok } from './rest-schemas.ts';
+import { blockTime, options, query } from './params.ts';
+
+/** The doors an operation is offered on, by their names there. */
+export interface DeclaredDoors {
+  /** The JSON-RPC method (and so the MCP tool). */
+  rpc?: string;
+  /** The REST path below /api/v1. */
+  rest?: string;
+  /** The GraphQL Query field. */
+  graphql?: string;
+}
+
+export interface Declared<S extends TObject, R extends TSchema> {
+  name: string;
+  summary: string;
+  request: RequestDecl<S>;
+  result: R;
+  doors: DeclaredDoors;
+  /** The answer, from the checked request only (the facade's presets). */
+  answer(a: Analytics, checked: CheckedRequest<S>): Promise<Static<R>>;
+}
+
+/** JSON-RPC's name of a request field (the others keep theirs). */
+const RPC_NAMES: Readonly<Record<string, string>> = { protocol: 'protocolName', range: 'blockTime' };
+const rpcName = (field: string): string => RPC_NAMES[field] ?? field;
+/** REST's name of a request field: snake_case, and protocol_name for one protocol or a list of one. */
+export const restName = (field: string): string =>
+  (field === 'protocol' || field === 'protocols' ? 'protocol_name' : field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`));
+
+/** Scalar request fields (what a query string or a GraphQL argument carries as such). */
+export const scalarFields = (schema: TObject): [string, TSchema][] => Object.entries(schema.properties)
+  .filter(([k, s]) => k !== 'protocol' && k !== 'protocols' && k !== 'range' && ['string', 'integer', 'number', 'boolean'].includes(String(s.type)));
+
+/** An operation of the catalog, every door derived from its one request declaration. */
+export function declared<S extends TObject, R extends TSchema>(d: Declared<S, R>): Operation {
+  const run = async (a: Analytics, input: RequestInput, nameOf: (path: string) => string) => d.answer(a, await a.check(d.request, input, nameOf));
+  return {
+    name: d.name,
+    summary: d.summary,
+    preset: 'check',
+    cost: { requests: 1, question: 'fixed' },
+    request: d.request,
+    result: d.result,
+    // The declaration's types hold for a request its own schema checked.
+    respond: (a, checked) => d.answer(a, checked as CheckedRequest<S>),
+    ...(d.doors.rpc === undefined ? {} : { rpc: rpcOf(d, d.doors.rpc, run) }),
+    ...(d.doors.rest === undefined ? {} : { rest: restOf(d, d.doors.rest, run) }),
+    ...(d.doors.graphql === undefined ? {} : { graphql: { field: d.doors.graphql } }),
+  };
+}
+
+type Run = (a: Analytics, input: RequestInput, nameOf: (path: string) => string) => Promise<unknown>;
+
+function rpcOf<S extends TObject, R extends TSchema>(d: Declared<S, R>, method: string, run: Run) {
+  const props = Object.fromEntries(Object.entries(d.request.schema.properties).map(([k, s]) => [rpcName(k), k === 'range' ? blockTime : s]));
+  const Options = options(props, `${method} options`);
+  const mandatory = (d.request.schema.required ?? []).length > 0;
+  const position = (mandatory ? required : optional)('options', Options, `Options object: ${Object.keys(props).join(', ')}`);
+  return rpcMethod({
+    method,
+    params: [position],
+    result: d.result,
+    run: (a, [o]) => {
+      const given = (o ?? {}) as Record<string, unknown>;
+      const values = Object.fromEntries(Object.keys(d.request.schema.properties).map((k) => [k, given[rpcName(k)]]));
+      return run(a, { values }, (path) => `options.${path.split('.').map(rpcName).join('.')}`) as Promise<Static<R>>;
+    },
+  });
+}
+
+function restOf<S extends TObject, R extends TSchema>(d: Declared<S, R>, url: string, run: Run) {
+  const fields = d.request.schema.properties;
+  const required = new Set(d.request.schema.required ?? []);
+  const scalar = (name: string, s: TSchema) => (required.has(name) ? s : Type.Optional(s));
+  const querystring = Type.Object({
+    ...('protocol' in fields || 'protocols' in fields ? { protocol_name: scalar('protocol', query.protocol_name) } : {}),
+    ...('range' in fields ? { date_from: Type.Optional(query.date_from), date_to: Type.Optional(query.date_to) } : {}),
+    ...Object.fromEntries(scalarFields(d.request.schema).map(([k, s]) => [restName(k), scalar(k, s)])),
+  });
+  // The schema is built from the declaration, so its static type is too wide for the handler's; the route validates and serialises by it all the same.
+  const schema: FastifySchema = { summary: d.summary, querystring, ...rulesDoc(d.request.rules), response: { 200: envelope(d.result, d.summary), ...errors(400, 401, 403, 429) } };
+  return restGet({
+    url,
+    schema,
+    async run(a, req) {
+      const q = req.query as Record<string, string | undefined>;
+      const values: Record<string, unknown> = Object.fromEntries(scalarFields(d.request.schema).map(([k]) => [k, q[restName(k)]]));
+      if ('protocol' in fields) values.protocol = q.protocol_name;
+      if ('protocols' in fields && q.protocol_name !== undefined) values.protocols = [q.protocol_name];
+      const days = 'range' in fields ? { from: q.date_from, to: q.date_to, names: { from: 'date_from', to: 'date_to' } } : undefined;
+      const data = await run(a, { values, ...(days ? { days } : {}) }, restName);
+      return ok(data, { count: Array.isArray(data) ? data.length : 1 });
+    },
+  });
+}
