@@ -211,3 +211,20 @@ export const withDefault = <S extends TSchema>(schema: S, value: Static<S>): TOp
 type DefaultedKeys<T extends TObject> = { [K in keyof T['properties']]: T['properties'][K] extends { default: unknown } ? K : never }[keyof T['properties']];
 /** An options object once its defaults are filled in (method-calls.ts `filled`): those keys are present. */
 export type Filled<T extends TObject> = Static<T> & { [K in DefaultedKeys<T>]-?: Static<T['properties'][K]> };
+
+/**
+ * A validated options object (or none) with the schema's defaults filled in at the top
+ * level, so every default is stated once, in the schema that documents it.
+ */
+export function filled<T extends TObject>(schema: T, value: Static<T> | null | undefined): Filled<T> {
+  // Every key Filled promises has been set from its declared default.
+  return fillDefaults(schema, value) as Filled<T>;
+}
+
+export function fillDefaults(schema: TObject, value: object | null | undefined): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...(value ?? {}) };
+  for (const [key, property] of Object.entries(schema.properties)) {
+    if (out[key] === undefined && property.default !== undefined) out[key] = property.default;
+  }
+  return out;
+}

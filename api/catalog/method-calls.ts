@@ -12,27 +12,38 @@
 //   SPEC assigns to an unparsable filter;
 // - every other violation (missing or unknown fields, values out of range, unknown enum
 //   values, malformed Base58, gte after lte) is -32602 "Invalid params".
-import type { Static, TObject, TSchema } from '@sinclair/typebox';
+import type { TObject, TSchema } from '@sinclair/typebox';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { AppError, Errors, worded, type Wording } from '../../core/errors.ts';
 import { INT64, NUMBER_FORMATS, ruleOfPattern } from '../../core/vocabulary/primitives.ts';
 import type { Analytics } from '../analytics/analytics.ts';
 import { checkRules } from '../../core/request-check.ts';
-import { byName, type Filled, type Operation, type ParamsCheck, type Positional, type RpcMethod } from './declare.ts';
+import { byName, fillDefaults, type Operation, type ParamsCheck, type Positional, type RpcMethod } from './declare.ts';
 
 // ---- calling a method --------------------------------------------------------------------
 
+/** Where a position's schema holds a property named `key` (`options.filters.protocols`), the first found breadth-first. */
+function pathTo(params: readonly Positional[], key: string): string | undefined {
+  const queue: [string, TSchema][] = params.map((p) => [p.name, p.schema]);
+  for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
+    const [path, schema] = next;
+    const props = (schema as { properties?: Record<string, TSchema> }).properties ?? {};
+    if (key in props) return `${path}.${key}`;
+    for (const [k, s] of Object.entries(props)) queue.push([`${path}.${k}`, s]);
+  }
+  return undefined;
+}
+
 /**
- * How a method's callers see the analytics layer's logical parameters: each method's
- * options object names them (a list of protocols is `options.protocols` for a comparison
- * and `options.filters.protocols` for a listing); getProtocols lists the protocols.
+ * How a method's callers see the analytics layer's logical parameters, read from the
+ * method's own params: where its options name one protocol, a list of them (a comparison's
+ * `options.protocols`, a listing's `options.filters.protocols`) and the range.
  */
-export function methodWording(method: string): Wording {
-  const listing = method === 'getTransactions' || method === 'getTransactionsForAddress';
+export function methodWording(m: RpcMethod): Wording {
   return {
     params: {
-      protocol: 'options.protocolName',
-      protocols: listing ? 'options.filters.protocols' : 'options.protocols',
+      protocol: pathTo(m.params, 'protocolName') ?? 'options.protocolName',
+      protocols: pathTo(m.params, 'protocols') ?? 'options.protocols',
       range: 'blockTime',
       cursor: 'paginationToken',
       order: 'sortOrder',
@@ -43,13 +54,13 @@ export function methodWording(method: string): Wording {
 
 /** The catalog's methods, by name: look up, validate, run. */
 export class CatalogMethods {
-  private readonly methods: ReadonlyMap<string, { m: RpcMethod; check: ParamsCheck }>;
+  private readonly methods: ReadonlyMap<string, { m: RpcMethod; check: ParamsCheck; wording: Wording }>;
 
   /** `catalog`: the service's (api/catalog/catalog.ts CATALOG), or a test's own. */
   constructor(catalog: readonly Operation[]) {
     const methods = catalog.flatMap((op) => (op.rpc ? [op.rpc] : []));
     const checks = paramsChecks(methods);
-    this.methods = new Map(methods.map((m) => [m.method, { m, check: checks.get(m.method)! }]));
+    this.methods = new Map(methods.map((m) => [m.method, { m, check: checks.get(m.method)!, wording: methodWording(m) }]));
   }
 
   has(name: string): boolean {
@@ -73,7 +84,7 @@ export class CatalogMethods {
     try {
       return await entry.m.run(analytics, withDefaults(entry.m.params, params));
     } catch (err) {
-      throw worded(err, methodWording(name));
+      throw worded(err, entry.wording);
     }
   }
 }
@@ -86,23 +97,6 @@ function withDefaults(positions: readonly Positional[], args: readonly unknown[]
     const value: unknown = args[i];
     return isObjectSchema(p.schema) && (typeof value === 'object' || value === undefined) ? fillDefaults(p.schema, value) : value;
   });
-}
-
-/**
- * A validated options object (or none) with the schema's defaults filled in at the top
- * level, so every default is stated once, in the schema that documents it.
- */
-export function filled<T extends TObject>(schema: T, value: Static<T> | null | undefined): Filled<T> {
-  // Every key Filled promises has been set from its declared default.
-  return fillDefaults(schema, value) as Filled<T>;
-}
-
-function fillDefaults(schema: TObject, value: object | null | undefined): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...(value ?? {}) };
-  for (const [key, property] of Object.entries(schema.properties)) {
-    if (out[key] === undefined && property.default !== undefined) out[key] = property.default;
-  }
-  return out;
 }
 
 // ---- checking a method's params ------------------------------------------------------------

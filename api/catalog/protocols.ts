@@ -19,8 +19,7 @@ import { spanAtMost } from '../../core/request-check.ts';
 import type { TimeRange } from '../analytics/types.ts';
 import { closedDayRange, dayRange, rangeMeta } from './rest-params.ts';
 import { DAYS_IN_ORDER, envelope, errors, FeeAnswer, ok } from './rest-schemas.ts';
-import { operation, optional, required, restGet, rpcMethod, stringEnum, withDefault, type Operation } from './declare.ts';
-import { filled } from './method-calls.ts';
+import { filled, operation, optional, required, restGet, rpcMethod, stringEnum, withDefault, type Operation } from './declare.ts';
 import { blockTime, ClosedBlockTime, dayRangeQuery, limit, list, options, ProtocolName, query, strict } from './params.ts';
 
 

@@ -9,8 +9,7 @@ import { Int64, pathParam } from '../../core/vocabulary/primitives.ts';
 import type { TransactionFilters } from '../analytics/types.ts';
 import { dayRange, rangeMeta } from './rest-params.ts';
 import { DAYS_IN_ORDER, envelope, errors, ok } from './rest-schemas.ts';
-import { operation, optional, required, restGet, rpcMethod, stringEnum, withDefault, type Operation } from './declare.ts';
-import { filled } from './method-calls.ts';
+import { filled, operation, optional, required, restGet, rpcMethod, stringEnum, withDefault, type Operation } from './declare.ts';
 import { Address, AddressFilters, blockTime, dayRangeQuery, Filters, limit, listingOptions, options, ProtocolName, query, Signature, strict } from './params.ts';
 
 const closed = { additionalProperties: false } as const;
