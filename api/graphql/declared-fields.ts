@@ -9,7 +9,7 @@ import { INT64 } from '../../core/vocabulary/primitives.ts';
 import type { Analytics } from '../analytics/analytics.ts';
 import type { Operation } from '../catalog/declare.ts';
 import { scalarFields } from '../catalog/declared.ts';
-import { GRAPHQL_DAYS, takesOnly, type Args, type FiltersArg } from '../catalog/question-args.ts';
+import { GRAPHQL_DAYS, takesOnly, type Args, type FiltersArg } from './question-args.ts';
 import type { FieldPlan } from './field-plans.ts';
 
 const upper = (s: string): string => `${s[0]!.toUpperCase()}${s.slice(1)}`;

@@ -12,12 +12,12 @@ import type { TimeRange, Transaction } from '../analytics/types.ts';
 import {
   errorPatternOf, groupFilters, keysOf, list, metricsOf, rangeOf, takesOnly, transactionsAsk,
   type Args, type FiltersArg,
-} from '../catalog/question-args.ts';
-import { pageOf, type PaginationArg } from '../catalog/pagination-args.ts';
+} from './question-args.ts';
+import { pageOf, type PaginationArg } from './pagination-args.ts';
 import { wantsOf } from '../analytics/connection.ts';
 import { connectionOf, type ConnectionSelection } from './connection-plans.ts';
-import { metricValue, questionVocabulary, type GroupKey, type QuestionVocabulary } from '../catalog/question-vocabulary.ts';
-import { prepareTransactions } from '../catalog/transactions-question.ts';
+import { metricValue, questionVocabulary, type GroupKey, type QuestionVocabulary } from './question-vocabulary.ts';
+import { prepareTransactions } from './transactions-question.ts';
 import { breaksRule, Signature } from '../../core/vocabulary/primitives.ts';
 
 /**

@@ -6,7 +6,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { buildSchema, type GraphQLFieldResolver, type GraphQLSchema } from 'graphql';
 import { MEASURES, type Measures } from '../analytics/question/model.ts';
-import { KEY_SORTS, questionVocabulary, RECORD_SORTS } from '../catalog/question-vocabulary.ts';
+import { KEY_SORTS, questionVocabulary, RECORD_SORTS } from './question-vocabulary.ts';
 import { CATALOG, type Operation } from '../catalog/catalog.ts';
 import { installBigInt } from './bigint-scalar.ts';
 import { declaredSdl } from './declared-fields.ts';

@@ -18,7 +18,7 @@ import { AppError, Errors, worded, type Wording } from '../../core/errors.ts';
 import { INT64, NUMBER_FORMATS, ruleOfPattern } from '../../core/vocabulary/primitives.ts';
 import type { Analytics } from '../analytics/analytics.ts';
 import { checkRules } from '../../core/request-check.ts';
-import { byName, fillDefaults, type Operation, type ParamsCheck, type Positional, type RpcMethod } from './declare.ts';
+import { byName, fillDefaults, type Operation, type ParamsCheck, type Positional, type RpcMethod } from '../catalog/declare.ts';
 
 // ---- calling a method --------------------------------------------------------------------
 
