@@ -11,7 +11,7 @@ import { AppError, Errors } from '../../core/errors.ts';
 import { formatBytes, RPC_BODY_LIMIT_BYTES } from '../../core/limits.ts';
 import type { Analytics } from '../analytics/analytics.ts';
 import { CATALOG, type Operation } from '../catalog/catalog.ts';
-import { CatalogMethods } from './positional-calls.ts';
+import { CatalogMethods } from '../positional/positional-calls.ts';
 import { handleBody, parseRpcBody, unparsedBody, type CallContext, type MethodTable, type RpcBody, type RpcResponse } from './json-rpc.ts';
 import { openRpcDocument, RPC_DISCOVER, withServer, type OpenRpcDocument } from './openrpc.ts';
 import { invalidRequest } from './rpc-errors.ts';
