@@ -63,7 +63,7 @@ export const positionSchemas = (params: readonly Positional[]): TSchema[] =>
 /** A door's params check: returns only when `params` is valid for `schema`, else throws the door's error. */
 export type ParamsCheck = <S extends TSchema>(schema: S, params: unknown) => asserts params is Static<S>;
 
-/** A JSON-RPC method as the door sees it, types erased. method-calls.ts calls it: the params
+/** A JSON-RPC method as the door sees it, types erased. positional-calls.ts (api/positional/) calls it: the params
  *  checked against `schema`, each options object's defaults filled in, then `run`. */
 export interface RpcMethod {
   readonly method: string;
@@ -89,7 +89,7 @@ export function rpcMethod<const P extends readonly Positional[], R extends TSche
     schema: positionalSchema(d.params),
     result: d.result,
     rules: rangeRules(d.params),
-    // Type erasure: the caller (method-calls.ts) checks the params against this schema and fills the defaults first.
+    // Type erasure: the caller (positional-calls.ts) checks the params against this schema and fills the defaults first.
     run: d.run as RpcMethod['run'],
   };
 }
@@ -209,7 +209,7 @@ export const withDefault = <S extends TSchema>(schema: S, value: Static<S>): TOp
 
 /** Keys of an object schema whose property declares a default. */
 type DefaultedKeys<T extends TObject> = { [K in keyof T['properties']]: T['properties'][K] extends { default: unknown } ? K : never }[keyof T['properties']];
-/** An options object once its defaults are filled in (method-calls.ts `filled`): those keys are present. */
+/** An options object once its defaults are filled in (`filled`, below): those keys are present. */
 export type Filled<T extends TObject> = Static<T> & { [K in DefaultedKeys<T>]-?: Static<T['properties'][K]> };
 
 /**

@@ -10,7 +10,7 @@ import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox
 import type { FastifySchema } from 'fastify';
 import { rulesDoc, type CheckedRequest, type RequestDecl, type RequestInput } from '../../core/request-check.ts';
 import type { Analytics } from '../analytics/analytics.ts';
-import { optional, required, restGet, rpcMethod, type Operation } from './declare.ts';
+import { optional, required, restGet, rpcMethod, type Cost, type Operation, type Preset } from './declare.ts';
 import { envelope, errors, ok } from './rest-schemas.ts';
 import { blockTime, options, query } from './params.ts';
 
@@ -27,6 +27,9 @@ export interface DeclaredDoors {
 export interface Declared<S extends TObject, R extends TSchema> {
   name: string;
   summary: string;
+  /** The facade's preset it answers with, and its cost; `check` and one fixed-cost request unless given. */
+  preset?: Preset;
+  cost?: Cost;
   request: RequestDecl<S>;
   result: R;
   doors: DeclaredDoors;
@@ -51,8 +54,8 @@ export function declared<S extends TObject, R extends TSchema>(d: Declared<S, R>
   return {
     name: d.name,
     summary: d.summary,
-    preset: 'check',
-    cost: { requests: 1, question: 'fixed' },
+    preset: d.preset ?? 'check',
+    cost: d.cost ?? { requests: 1, question: 'fixed' },
     request: d.request,
     result: d.result,
     // The declaration's types hold for a request its own schema checked.

@@ -15,7 +15,8 @@ import {
 } from '../../core/vocabulary/answers.ts';
 import type { Analytics } from '../analytics/analytics.ts';
 import { checkBuckets, GRANULARITIES, type Granularity } from '../analytics/question/granularity.ts';
-import { spanAtMost } from '../../core/request-check.ts';
+import { request, spanAtMost } from '../../core/request-check.ts';
+import { declared } from './declared.ts';
 import type { TimeRange } from '../analytics/types.ts';
 import { closedDayRange, dayRange, rangeMeta } from './rest-params.ts';
 import { DAYS_IN_ORDER, envelope, errors, FeeAnswer, ok } from './rest-schemas.ts';
@@ -27,11 +28,12 @@ const ComparisonOptions = options({
   protocols: { ...list(FILTER_LISTS.protocols.item, FILTER_LISTS.protocols.max, 'Protocol identifiers, each once'), uniqueItems: true },
   blockTime,
 }, 'getProtocolComparison options');
-const TopOptions = options({
+/** getTopProtocols' request, door-neutral (`range`: JSON-RPC's blockTime). */
+const TopRequest = options({
   limit: limit(LIST_LIMITS.topProtocols),
   sortBy: withDefault(stringEnum(['transactions', 'fees', 'successRate'], 'transactions, fees or successRate (default transactions)', 'TopProtocolsSortBy'), 'transactions'),
-  blockTime,
-}, 'getTopProtocols options');
+  range: blockTime,
+}, 'getTopProtocols request');
 const ActivityOptions = options({
   protocolName: Type.Optional(ProtocolName),
   blockTime: ClosedBlockTime,
@@ -100,15 +102,18 @@ export const protocolPerformance: Operation = {
   rpc: oneProtocol('getProtocolPerformance', ProtocolPerformance, (a, name, range) => a.protocolPerformance(name, range)),
 };
 
-export const topProtocols: Operation = {
-  ...operation('topProtocols', 'stats', 'Protocols ranked by transactions, fees or success rate'),
-  rpc: rpcMethod({
-    method: 'getTopProtocols',
-    params: [optional('options', TopOptions, optionsOf('limit, sortBy, blockTime'))],
-    result: Type.Array(strict(TopProtocol)),
-    run: (a, [o]) => a.topProtocols(o.blockTime ?? {}, o.sortBy, o.limit),
-  }),
-};
+// Declared by its request alone (declared.ts): the JSON-RPC method and its MCP tool are derived.
+export const topProtocols: Operation = declared({
+  name: 'topProtocols',
+  summary: 'Protocols ranked by transactions, fees or success rate',
+  preset: 'topProtocols',
+  cost: { requests: 1, question: 'stats' },
+  request: request(TopRequest, 'narrow'),
+  result: Type.Array(strict(TopProtocol)),
+  doors: { rpc: 'getTopProtocols' },
+  // The one check filled the defaults and ordered the range.
+  answer: (a, c) => a.topProtocols(c.range, c.sortBy ?? 'transactions', c.limit ?? LIST_LIMITS.topProtocols.default),
+});
 
 export const protocolActivity: Operation = {
   ...operation('activity', 'series', 'Transactions over time in hourly, daily, weekly (from Monday, UTC) or monthly buckets, empty buckets included as zeros', { name: 'protocolActivity', graphql: 'timeSeries' }),

@@ -1,5 +1,5 @@
 // Validating params as the JSON-RPC door would, outside a call (tests of the catalog's
-// schemas); the checks themselves are method-calls.ts's, where a call runs them.
+// schemas); the checks themselves are positional-calls.ts's, where a call runs them.
 import { CATALOG, rpcMethodsOf } from '../catalog/catalog.ts';
 import type { ParamsCheck } from '../catalog/declare.ts';
 import { paramsChecks } from './positional-calls.ts';
