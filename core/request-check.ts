@@ -93,6 +93,15 @@ export function spanAtMost(from: string, to: string, per: { param: string } & Re
   return { doc: { rule: 'spanAtMost', params: [from, to], perDay: per, maximum }, check: run };
 }
 
+/** An object with the schema's top-level defaults filled in where a value is absent (a default is stated once, in its schema). */
+export function fillDefaults(schema: TObject, value: object | null | undefined): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...(value ?? {}) };
+  for (const [key, property] of Object.entries(schema.properties)) {
+    if (out[key] === undefined && property.default !== undefined) out[key] = property.default;
+  }
+  return out;
+}
+
 /** Run every rule of a request, in the order declared: the first broken one is the error. */
 export function checkRules(rules: readonly CrossFieldRule[], values: RequestValues): void {
   for (const r of rules) r.check(values);

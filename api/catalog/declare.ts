@@ -14,7 +14,7 @@ import type {
   RouteGenericInterface,
 } from 'fastify';
 import type { ResolveFastifyReplyReturnType } from 'fastify/types/type-provider.js';
-import { checkRules, ordered, rulesDoc, type CrossFieldRule, type CheckedRequest, type RequestDecl, type RequestValues } from '../../core/request-check.ts';
+import { checkRules, ordered, rulesDoc, type CrossFieldRule, fillDefaults, type CheckedRequest, type RequestDecl, type RequestValues } from '../../core/request-check.ts';
 import type { Analytics } from '../analytics/analytics.ts';
 
 // ---- JSON-RPC: positional params ---------------------------------------------------------
@@ -104,10 +104,6 @@ function rangeRules(params: readonly Positional[]): CrossFieldRule[] {
     ];
   });
 }
-
-/** Positional params by their positions' names, as the rules read them. */
-export const byName = (params: readonly Positional[], args: readonly unknown[]): RequestValues =>
-  Object.fromEntries(params.map((p, i) => [p.name, args[i]]));
 
 // ---- REST: routes through the TypeBox type provider ---------------------------------------
 
@@ -219,12 +215,4 @@ export type Filled<T extends TObject> = Static<T> & { [K in DefaultedKeys<T>]-?:
 export function filled<T extends TObject>(schema: T, value: Static<T> | null | undefined): Filled<T> {
   // Every key Filled promises has been set from its declared default.
   return fillDefaults(schema, value) as Filled<T>;
-}
-
-export function fillDefaults(schema: TObject, value: object | null | undefined): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...(value ?? {}) };
-  for (const [key, property] of Object.entries(schema.properties)) {
-    if (out[key] === undefined && property.default !== undefined) out[key] = property.default;
-  }
-  return out;
 }

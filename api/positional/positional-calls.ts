@@ -17,8 +17,8 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { AppError, Errors, worded, type Wording } from '../../core/errors.ts';
 import { INT64, NUMBER_FORMATS, ruleOfPattern } from '../../core/vocabulary/primitives.ts';
 import type { Analytics } from '../analytics/analytics.ts';
-import { checkRules } from '../../core/request-check.ts';
-import { byName, fillDefaults, type Operation, type ParamsCheck, type Positional, type RpcMethod } from '../catalog/declare.ts';
+import { checkRules, fillDefaults, type RequestValues } from '../../core/request-check.ts';
+import { type Operation, type ParamsCheck, type Positional, type RpcMethod } from '../catalog/declare.ts';
 
 // ---- calling a method --------------------------------------------------------------------
 
@@ -100,6 +100,10 @@ function withDefaults(positions: readonly Positional[], args: readonly unknown[]
 }
 
 // ---- checking a method's params ------------------------------------------------------------
+
+/** Positional params by their positions' names, as the rules read them. */
+const byName = (params: readonly Positional[], args: readonly unknown[]): RequestValues =>
+  Object.fromEntries(params.map((p, i) => [p.name, args[i]]));
 
 const shown = (v: unknown): string => {
   let s: string | undefined;
