@@ -172,7 +172,7 @@ export interface Operation {
   readonly rpc?: RpcMethod;
   readonly rest?: RestRoute;
   /** The GraphQL field that asks the same question (SPEC "Versioning", REST-to-GraphQL mapping). */
-  readonly graphql?: { field: string };
+  readonly graphql?: { field: string; derived?: true };
   /** Its request, declared once (declared.ts): present when every door is derived from it. */
   readonly request?: RequestDecl;
   /** With `request`: its answer's schema. */

@@ -20,8 +20,10 @@ export interface DeclaredDoors {
   rpc?: string;
   /** The REST path below /api/v1. */
   rest?: string;
-  /** The GraphQL Query field. */
+  /** The GraphQL Query field, derived from the request. */
   graphql?: string;
+  /** The GraphQL field of the SDL's own that asks the same question (SPEC "Versioning"), when none is derived. */
+  graphqlPeer?: string;
 }
 
 export interface Declared<S extends TObject, R extends TSchema> {
@@ -33,6 +35,8 @@ export interface Declared<S extends TObject, R extends TSchema> {
   request: RequestDecl<S>;
   result: R;
   doors: DeclaredDoors;
+  /** The JSON-RPC options position's words; "Options object: " and its fields unless given. */
+  rpcWords?: string;
   /** The answer, from the checked request only (the facade's presets). */
   answer(a: Analytics, checked: CheckedRequest<S>): Promise<Static<R>>;
 }
@@ -62,7 +66,8 @@ export function declared<S extends TObject, R extends TSchema>(d: Declared<S, R>
     respond: (a, checked) => d.answer(a, checked as CheckedRequest<S>),
     ...(d.doors.rpc === undefined ? {} : { rpc: rpcOf(d, d.doors.rpc, run) }),
     ...(d.doors.rest === undefined ? {} : { rest: restOf(d, d.doors.rest, run) }),
-    ...(d.doors.graphql === undefined ? {} : { graphql: { field: d.doors.graphql } }),
+    ...(d.doors.graphql === undefined ? {} : { graphql: { field: d.doors.graphql, derived: true } }),
+    ...(d.doors.graphqlPeer === undefined ? {} : { graphql: { field: d.doors.graphqlPeer } }),
   };
 }
 
@@ -70,9 +75,9 @@ type Run = (a: Analytics, input: RequestInput, nameOf: (path: string) => string)
 
 function rpcOf<S extends TObject, R extends TSchema>(d: Declared<S, R>, method: string, run: Run) {
   const props = Object.fromEntries(Object.entries(d.request.schema.properties).map(([k, s]) => [rpcName(k), k === 'range' ? blockTime : s]));
-  const Options = options(props, `${method} options`);
+  const Options = options(props, d.request.schema.description ?? `${method} options`);
   const mandatory = (d.request.schema.required ?? []).length > 0;
-  const position = (mandatory ? required : optional)('options', Options, `Options object: ${Object.keys(props).join(', ')}`);
+  const position = (mandatory ? required : optional)('options', Options, d.rpcWords ?? `Options object: ${Object.keys(props).join(', ')}`);
   return rpcMethod({
     method,
     params: [position],

@@ -20,29 +20,30 @@ import { declared } from './declared.ts';
 import type { TimeRange } from '../analytics/types.ts';
 import { closedDayRange, dayRange, rangeMeta } from './rest-params.ts';
 import { DAYS_IN_ORDER, envelope, errors, FeeAnswer, ok } from './rest-schemas.ts';
-import { filled, operation, optional, required, restGet, rpcMethod, stringEnum, withDefault, type Operation } from './declare.ts';
+import { filled, operation, required, restGet, rpcMethod, stringEnum, withDefault, type Operation } from './declare.ts';
 import { blockTime, ClosedBlockTime, dayRangeQuery, limit, list, options, ProtocolName, query, strict } from './params.ts';
 
 
-const ComparisonOptions = options({
+// Requests declared door-neutral (declared.ts): `protocol` is JSON-RPC's protocolName, `range` its blockTime.
+const ComparisonRequest = options({
   protocols: { ...list(FILTER_LISTS.protocols.item, FILTER_LISTS.protocols.max, 'Protocol identifiers, each once'), uniqueItems: true },
-  blockTime,
+  range: blockTime,
 }, 'getProtocolComparison options');
-/** getTopProtocols' request, door-neutral (`range`: JSON-RPC's blockTime). */
+const PerformanceRequest = options({ protocol: ProtocolName, range: blockTime }, 'getProtocolPerformance options');
 const TopRequest = options({
   limit: limit(LIST_LIMITS.topProtocols),
   sortBy: withDefault(stringEnum(['transactions', 'fees', 'successRate'], 'transactions, fees or successRate (default transactions)', 'TopProtocolsSortBy'), 'transactions'),
   range: blockTime,
-}, 'getTopProtocols request');
+}, 'getTopProtocols options');
 const ActivityOptions = options({
   protocolName: Type.Optional(ProtocolName),
   blockTime: ClosedBlockTime,
   interval: withDefault(stringEnum(GRANULARITIES, 'hour, day, week (ISO weeks, from Monday 00:00 UTC) or month (UTC) (default hour); only hour buckets have an hour field', 'Granularity'), 'hour'),
 }, 'getProtocolActivity options (protocolName omitted: all protocols)');
-const InstructionTypeOptions = options({
-  protocolName: Type.Optional(ProtocolName),
+const InstructionTypeRequest = options({
+  protocol: Type.Optional(ProtocolName),
   limit: limit(LIST_LIMITS.instructionTypes),
-  blockTime,
+  range: blockTime,
 }, 'getInstructionTypes options (protocolName omitted: all protocols)');
 
 const SeriesQuery = Type.Object({
@@ -53,6 +54,8 @@ const SeriesQuery = Type.Object({
 });
 
 const optionsOf = (fields: string) => `Options object: ${fields}`;
+/** A call priced as the statistics of a range. */
+const STATS = { requests: 1, question: 'stats' } as const;
 
 /** A method over one protocol's figures in an optional range (getProtocolStats, getProtocolPerformance). */
 function oneProtocol<R extends TSchema>(method: string, result: R, read: (a: Analytics, name: string, range: TimeRange) => Promise<Static<R>>) {
@@ -87,27 +90,36 @@ export const protocolStats: Operation = {
   }),
 };
 
-export const protocolComparison: Operation = {
-  ...operation('protocolComparison', 'stats', 'One comparison item per requested protocol'),
-  rpc: rpcMethod({
-    method: 'getProtocolComparison',
-    params: [required('options', ComparisonOptions, optionsOf('protocols (required), blockTime'))],
-    result: Type.Array(strict(ProtocolComparisonItem)),
-    run: (a, [o]) => a.protocolComparison(o.protocols, o.blockTime ?? {}),
-  }),
-};
+export const protocolComparison: Operation = declared({
+  name: 'protocolComparison',
+  summary: 'One comparison item per requested protocol',
+  preset: 'protocolComparison',
+  cost: STATS,
+  request: request(ComparisonRequest, 'each'),
+  result: Type.Array(strict(ProtocolComparisonItem)),
+  doors: { rpc: 'getProtocolComparison' },
+  rpcWords: optionsOf('protocols (required), blockTime'),
+  answer: (a, c) => a.protocolComparison(c.protocols, c.range),
+});
 
-export const protocolPerformance: Operation = {
-  ...operation('protocolPerformance', 'stats', 'Performance of one protocol: success rate, compute-unit percentiles, fees, total volume'),
-  rpc: oneProtocol('getProtocolPerformance', ProtocolPerformance, (a, name, range) => a.protocolPerformance(name, range)),
-};
+export const protocolPerformance: Operation = declared({
+  name: 'protocolPerformance',
+  summary: 'Performance of one protocol: success rate, compute-unit percentiles, fees, total volume',
+  preset: 'protocolPerformance',
+  cost: STATS,
+  request: request(PerformanceRequest, 'one'),
+  result: strict(ProtocolPerformance),
+  doors: { rpc: 'getProtocolPerformance' },
+  rpcWords: optionsOf('protocolName (required), blockTime'),
+  answer: (a, c) => a.protocolPerformance(c.protocol, c.range),
+});
 
 // Declared by its request alone (declared.ts): the JSON-RPC method and its MCP tool are derived.
 export const topProtocols: Operation = declared({
   name: 'topProtocols',
   summary: 'Protocols ranked by transactions, fees or success rate',
   preset: 'topProtocols',
-  cost: { requests: 1, question: 'stats' },
+  cost: STATS,
   request: request(TopRequest, 'narrow'),
   result: Type.Array(strict(TopProtocol)),
   doors: { rpc: 'getTopProtocols' },
@@ -148,15 +160,16 @@ export const protocolActivity: Operation = {
   }),
 };
 
-export const instructionTypes: Operation = {
-  ...operation('instructionTypes', 'stats', 'Statistics per instruction type, most frequent first'),
-  rpc: rpcMethod({
-    method: 'getInstructionTypes',
-    params: [optional('options', InstructionTypeOptions, optionsOf('protocolName, limit, blockTime'))],
-    result: Type.Array(strict(InstructionTypeStats)),
-    run: (a, [o]) => a.instructionTypes(o.protocolName, o.blockTime ?? {}, o.limit),
-  }),
-};
+export const instructionTypes: Operation = declared({
+  name: 'instructionTypes',
+  summary: 'Statistics per instruction type, most frequent first',
+  preset: 'instructionTypes',
+  cost: STATS,
+  request: request(InstructionTypeRequest, 'one'),
+  result: Type.Array(strict(InstructionTypeStats)),
+  doors: { rpc: 'getInstructionTypes' },
+  answer: (a, c) => a.instructionTypes(c.protocol, c.range, c.limit ?? LIST_LIMITS.instructionTypes.default),
+});
 
 export const protocols: Operation = {
   ...operation('protocols', 'fixed', 'The active protocol identifiers', { graphql: 'protocols' }),

@@ -36,7 +36,7 @@ function filtersOf(schema: TObject): string[] {
   return [...('protocol' in schema.properties || 'protocols' in schema.properties ? ['protocols'] : []), ...('range' in schema.properties ? ['dateRange'] : [])];
 }
 
-const declaredOps = (catalog: readonly Operation[]) => catalog.filter((op) => op.request !== undefined && op.result !== undefined && op.graphql !== undefined && op.respond !== undefined);
+const declaredOps = (catalog: readonly Operation[]) => catalog.filter((op) => op.request !== undefined && op.result !== undefined && op.graphql?.derived === true && op.respond !== undefined);
 
 /** The SDL of the catalog's declared operations: their Query fields and result types. */
 export function declaredSdl(catalog: readonly Operation[]): string {

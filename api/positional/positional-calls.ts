@@ -18,7 +18,7 @@ import { AppError, Errors, worded, type Wording } from '../../core/errors.ts';
 import { INT64, NUMBER_FORMATS, ruleOfPattern } from '../../core/vocabulary/primitives.ts';
 import type { Analytics } from '../analytics/analytics.ts';
 import { checkRules, fillDefaults, type RequestValues } from '../../core/request-check.ts';
-import { type Operation, type ParamsCheck, type Positional, type RpcMethod } from '../catalog/declare.ts';
+import type { Operation, ParamsCheck, Positional, RpcMethod } from '../catalog/declare.ts';
 
 // ---- calling a method --------------------------------------------------------------------
 
