@@ -2,7 +2,8 @@
 // failed transactions. Each is declared once; its doors are derived (api/catalog/catalog.ts).
 import { Type, type TSchema } from '@sinclair/typebox';
 import { notFound } from '../../core/errors.ts';
-import { issued, sumAtMost } from '../../core/request-check.ts';
+import { issued, request, sumAtMost } from '../../core/request-check.ts';
+import { declared } from './declared.ts';
 import { LIST_LIMITS, REST_OFFSET_WINDOW } from '../../core/limits.ts';
 import { AddressTransaction, FailedTransaction, Transaction } from '../../core/vocabulary/answers.ts';
 import { Int64, pathParam } from '../../core/vocabulary/primitives.ts';
@@ -33,11 +34,12 @@ const ListQuery = Type.Object({
   offset: query.offset,
   cursor: Type.Optional(query.cursor),
 });
-const FailedOptions = options({
-  protocolName: Type.Optional(ProtocolName),
+/** getFailedTransactions' request, door-neutral (declared.ts: `protocol` is protocolName, `range` blockTime). */
+const FailedRequest = options({
+  protocol: Type.Optional(ProtocolName),
   programId: Type.Optional(Address),
   limit: limit(LIST_LIMITS.failedTransactions),
-  blockTime,
+  range: blockTime,
 }, 'getFailedTransactions options');
 
 export const transaction: Operation = {
@@ -143,15 +145,16 @@ export const addressTransactions: Operation = {
   }),
 };
 
-export const failedTransactions: Operation = {
-  ...operation('failedTransactions', 'listing', 'Failed transactions with their error message, logs and raw data, newest first', { graphql: 'failedTransactions' }),
-  rpc: rpcMethod({
-    method: 'getFailedTransactions',
-    params: [optional('options', FailedOptions, 'protocolName, programId, limit, blockTime')],
-    result: Type.Object({ data: Type.Array(strict(FailedTransaction)) }, closed),
-    async run(a, [o]) {
-      const data = await a.failedTransactions({ protocolName: o.protocolName, programId: o.programId, range: o.blockTime ?? {}, limit: o.limit });
-      return { data };
-    },
+export const failedTransactions: Operation = declared({
+  name: 'failedTransactions',
+  summary: 'Failed transactions with their error message, logs and raw data, newest first',
+  preset: 'failedTransactions',
+  cost: { requests: 1, question: 'listing' },
+  request: request(FailedRequest, 'one'),
+  result: Type.Object({ data: Type.Array(strict(FailedTransaction)) }, closed),
+  doors: { rpc: 'getFailedTransactions', graphqlPeer: 'failedTransactions' },
+  rpcWords: 'protocolName, programId, limit, blockTime',
+  answer: async (a, c) => ({
+    data: await a.failedTransactions({ protocolName: c.protocol, programId: c.programId, range: c.range, limit: c.limit ?? LIST_LIMITS.failedTransactions.default }),
   }),
-};
+});
