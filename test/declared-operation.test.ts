@@ -131,7 +131,8 @@ describe('an operation declared once by its request', () => {
   it('shows in OpenAPI, OpenRPC and the GraphQL schema, with its cross-field rules', async () => {
     const openapi = (await app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json() as { paths: Record<string, { get: Record<string, unknown> }> };
     const route = openapi.paths['/api/v1/analytics/protocol-sample']!.get;
-    expect(route['x-cross-field-rules']).toEqual([{ rule: 'sumAtMost', params: ['offset', 'limit'], maximum: 10 }]);
+    // The route's days in order (REST's range), then the declaration's rules by REST's names.
+    expect(route['x-cross-field-rules']).toEqual([{ rule: 'ordered', params: ['date_from', 'date_to'] }, { rule: 'sumAtMost', params: ['offset', 'limit'], maximum: 10 }]);
     expect(JSON.stringify(route.parameters)).toContain('"name":"offset"');
     const openrpc = (await app.inject({ method: 'POST', url: '/v1/rpc', headers, payload: { jsonrpc: '2.0', id: 1, method: 'rpc.discover' } })).json() as { result: { methods: { name: string; [k: string]: unknown }[] } };
     const method = openrpc.result.methods.find((m) => m.name === 'getProtocolSample')!;

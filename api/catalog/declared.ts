@@ -11,8 +11,9 @@ import type { FastifySchema } from 'fastify';
 import { rulesDoc, type CheckedRequest, type RequestDecl, type RequestInput } from '../../core/request-check.ts';
 import type { Analytics } from '../analytics/analytics.ts';
 import { optional, required, restGet, rpcMethod, type Cost, type Operation, type Preset } from './declare.ts';
-import { envelope, errors, ok } from './rest-schemas.ts';
-import { blockTime, options, query } from './params.ts';
+import { DAYS_IN_ORDER, envelope, errors, ok } from './rest-schemas.ts';
+import type { DayRange } from './rest-params.ts';
+import { options, query } from './params.ts';
 
 /** The doors an operation is offered on, by their names there. */
 export interface DeclaredDoors {
@@ -37,8 +38,23 @@ export interface Declared<S extends TObject, R extends TSchema> {
   doors: DeclaredDoors;
   /** The JSON-RPC options position's words; "Options object: " and its fields unless given. */
   rpcWords?: string;
+  /** REST's own words for its route, where SPEC documents them apart from the declaration's. */
+  restWords?: RestWords<S>;
   /** The answer, from the checked request only (the facade's presets). */
   answer(a: Analytics, checked: CheckedRequest<S>): Promise<Static<R>>;
+}
+
+/** How a REST route words what the declaration says: its documents' words, a field's own name
+ *  and schema there (`interval` as `granularity`), and the meta beside the data. */
+export interface RestWords<S extends TObject> {
+  summary: string;
+  description: string;
+  /** The answer's schema in the envelope and its words (the declaration's result and summary unless given). */
+  result?: TSchema;
+  resultWords?: string;
+  /** A request field by its REST name and schema, where not derived. */
+  fields?: Readonly<Record<string, { name: string; schema: TSchema }>>;
+  meta?(checked: CheckedRequest<S>, days: DayRange): Record<string, unknown>;
 }
 
 /** JSON-RPC's name of a request field (the others keep theirs). */
@@ -54,7 +70,10 @@ export const scalarFields = (schema: TObject): [string, TSchema][] => Object.ent
 
 /** An operation of the catalog, every door derived from its one request declaration. */
 export function declared<S extends TObject, R extends TSchema>(d: Declared<S, R>): Operation {
-  const run = async (a: Analytics, input: RequestInput, nameOf: (path: string) => string) => d.answer(a, await a.check(d.request, input, nameOf));
+  const run = async (a: Analytics, input: RequestInput, nameOf: (path: string) => string) => {
+    const checked = await a.check(d.request, input, nameOf);
+    return { checked, data: await d.answer(a, checked) };
+  };
   return {
     name: d.name,
     summary: d.summary,
@@ -71,47 +90,77 @@ export function declared<S extends TObject, R extends TSchema>(d: Declared<S, R>
   };
 }
 
-type Run = (a: Analytics, input: RequestInput, nameOf: (path: string) => string) => Promise<unknown>;
+type Run = (a: Analytics, input: RequestInput, nameOf: (path: string) => string) => Promise<{ checked: CheckedRequest; data: unknown }>;
 
 function rpcOf<S extends TObject, R extends TSchema>(d: Declared<S, R>, method: string, run: Run) {
-  const props = Object.fromEntries(Object.entries(d.request.schema.properties).map(([k, s]) => [rpcName(k), k === 'range' ? blockTime : s]));
+  const props = Object.fromEntries(Object.entries(d.request.schema.properties).map(([k, s]) => [rpcName(k), s]));
   const Options = options(props, d.request.schema.description ?? `${method} options`);
   const mandatory = (d.request.schema.required ?? []).length > 0;
   const position = (mandatory ? required : optional)('options', Options, d.rpcWords ?? `Options object: ${Object.keys(props).join(', ')}`);
   return rpcMethod({
     method,
-    params: [position],
+    // A request of no fields is a method of no params (getProtocols).
+    params: Object.keys(props).length === 0 ? [] : [position],
     result: d.result,
     run: (a, [o]) => {
       const given = (o ?? {}) as Record<string, unknown>;
       const values = Object.fromEntries(Object.keys(d.request.schema.properties).map((k) => [k, given[rpcName(k)]]));
-      return run(a, { values }, (path) => `options.${path.split('.').map(rpcName).join('.')}`) as Promise<Static<R>>;
+      return run(a, { values }, (path) => `options.${path.split('.').map(rpcName).join('.')}`).then((r) => r.data as Static<R>);
     },
   });
 }
 
 function restOf<S extends TObject, R extends TSchema>(d: Declared<S, R>, url: string, run: Run) {
   const fields = d.request.schema.properties;
+  const w = d.restWords;
   const required = new Set(d.request.schema.required ?? []);
   const scalar = (name: string, s: TSchema) => (required.has(name) ? s : Type.Optional(s));
+  const own = (k: string, s: TSchema) => w?.fields?.[k] ?? { name: restName(k), schema: s };
+  const day = (s: TSchema) => (required.has('range') ? s : Type.Optional(s));
   const querystring = Type.Object({
     ...('protocol' in fields || 'protocols' in fields ? { protocol_name: scalar('protocol', query.protocol_name) } : {}),
-    ...('range' in fields ? { date_from: Type.Optional(query.date_from), date_to: Type.Optional(query.date_to) } : {}),
-    ...Object.fromEntries(scalarFields(d.request.schema).map(([k, s]) => [restName(k), scalar(k, s)])),
+    ...('range' in fields ? { date_from: day(query.date_from), date_to: day(query.date_to) } : {}),
+    ...Object.fromEntries(scalarFields(d.request.schema).map(([k, s]) => { const f = own(k, s); return [f.name, scalar(k, f.schema)]; })),
   });
+  // The rules as REST names their fields: the range's days first, in order, then the declaration's.
+  const rules = [...('range' in fields ? [DAYS_IN_ORDER] : []), ...d.request.rules.map((r) => ({ ...r, doc: restDoc(r.doc, (k) => own(k, fields[k]!).name) }))];
   // The schema is built from the declaration, so its static type is too wide for the handler's; the route validates and serialises by it all the same.
-  const schema: FastifySchema = { summary: d.summary, querystring, ...rulesDoc(d.request.rules), response: { 200: envelope(d.result, d.summary), ...errors(400, 401, 403, 429) } };
+  const schema: FastifySchema = {
+    summary: w?.summary ?? d.summary,
+    ...(w === undefined ? {} : { description: w.description }),
+    querystring,
+    ...rulesDoc(rules),
+    response: { 200: envelope(w?.result ?? d.result, w?.resultWords ?? d.summary), ...errors(400, 401, 403, 429) },
+  };
   return restGet({
     url,
     schema,
     async run(a, req) {
       const q = req.query as Record<string, string | undefined>;
-      const values: Record<string, unknown> = Object.fromEntries(scalarFields(d.request.schema).map(([k]) => [k, q[restName(k)]]));
+      const values: Record<string, unknown> = Object.fromEntries(scalarFields(d.request.schema).map(([k, s]) => [k, q[own(k, s).name]]));
       if ('protocol' in fields) values.protocol = q.protocol_name;
       if ('protocols' in fields && q.protocol_name !== undefined) values.protocols = [q.protocol_name];
-      const days = 'range' in fields ? { from: q.date_from, to: q.date_to, names: { from: 'date_from', to: 'date_to' } } : undefined;
-      const data = await run(a, { values, ...(days ? { days } : {}) }, restName);
-      return ok(data, { count: Array.isArray(data) ? data.length : 1 });
+      const days = 'range' in fields ? { from: q.date_from, to: q.date_to, names: REST_DAYS } : undefined;
+      const { checked, data } = await run(a, { values, ...(days ? { days } : {}) }, (path) => own(path, fields[path]!).name);
+      const meta = w?.meta?.(checked as CheckedRequest<S>, { dateFrom: q.date_from, dateTo: q.date_to, range: checked.range }) ?? {};
+      return ok(data, { count: Array.isArray(data) ? data.length : 1, ...meta });
     },
   });
+}
+
+const REST_DAYS = { from: 'date_from', to: 'date_to' };
+/** A rule's document with the request's names as REST gives them (`range.gte` is date_from). */
+function restDoc(doc: Readonly<Record<string, unknown>>, nameOf: (field: string) => string): Record<string, unknown> {
+  const rename = (v: unknown): unknown => {
+    if (typeof v !== 'string') return v;
+    if (v === 'range.gte') return 'date_from';
+    if (v === 'range.lte') return 'date_to';
+    return v in RPC_NAMES || v.includes('.') ? v : nameOf(v);
+  };
+  const per = doc.perDay as Record<string, unknown> | undefined;
+  return {
+    ...doc,
+    ...(Array.isArray(doc.params) ? { params: doc.params.map(rename) } : {}),
+    ...(per === undefined ? {} : { perDay: { ...per, param: rename(per.param) } }),
+  };
 }
