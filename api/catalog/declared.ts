@@ -8,6 +8,7 @@
 // check, and the operation answers from the checked request.
 import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
 import type { FastifySchema } from 'fastify';
+import { notFound } from '../../core/errors.ts';
 import { rulesDoc, type CheckedRequest, type RequestDecl, type RequestInput } from '../../core/request-check.ts';
 import type { Analytics } from '../analytics/analytics.ts';
 import { optional, required, restGet, rpcMethod, type Cost, type Operation, type Preset } from './declare.ts';
@@ -38,6 +39,8 @@ export interface Declared<S extends TObject, R extends TSchema> {
   doors: DeclaredDoors;
   /** The JSON-RPC options position's words; "Options object: " and its fields unless given. */
   rpcWords?: string;
+  /** The one field JSON-RPC takes as a position of its own (getTransaction's signature), worded by rpcWords. */
+  rpcPositional?: string;
   /** REST's own words for its route, where SPEC documents them apart from the declaration's. */
   restWords?: RestWords<S>;
   /** The answer, from the checked request only (the facade's presets). */
@@ -54,6 +57,8 @@ export interface RestWords<S extends TObject> {
   resultWords?: string;
   /** A request field by its REST name and schema, where not derived. */
   fields?: Readonly<Record<string, { name: string; schema: TSchema }>>;
+  /** The errors the route may answer beyond 400, 401, 403 and 429 (404 with notFound). */
+  notFound?(checked: CheckedRequest<S>): string;
   meta?(checked: CheckedRequest<S>, days: DayRange): Record<string, unknown>;
 }
 
@@ -97,6 +102,15 @@ function rpcOf<S extends TObject, R extends TSchema>(d: Declared<S, R>, method: 
   const Options = options(props, d.request.schema.description ?? `${method} options`);
   const mandatory = (d.request.schema.required ?? []).length > 0;
   const position = (mandatory ? required : optional)('options', Options, d.rpcWords ?? `Options object: ${Object.keys(props).join(', ')}`);
+  const alone = d.rpcPositional;
+  if (alone !== undefined) {
+    return rpcMethod({
+      method,
+      params: [required(alone, d.request.schema.properties[alone]!, d.rpcWords ?? alone)],
+      result: d.result,
+      run: (a, [v]) => run(a, { values: { [alone]: v } }, (path) => path).then((r) => r.data as Static<R>),
+    });
+  }
   return rpcMethod({
     method,
     // A request of no fields is a method of no params (getProtocols).
@@ -117,31 +131,38 @@ function restOf<S extends TObject, R extends TSchema>(d: Declared<S, R>, url: st
   const scalar = (name: string, s: TSchema) => (required.has(name) ? s : Type.Optional(s));
   const own = (k: string, s: TSchema) => w?.fields?.[k] ?? { name: restName(k), schema: s };
   const day = (s: TSchema) => (required.has('range') ? s : Type.Optional(s));
+  // A field the URL names (`:signature`) is a path parameter; the others are the query's.
+  const inPath = (k: string) => url.includes(`:${own(k, fields[k]!).name}`);
+  const pathFields = scalarFields(d.request.schema).filter(([k]) => inPath(k));
   const querystring = Type.Object({
     ...('protocol' in fields || 'protocols' in fields ? { protocol_name: scalar('protocol', query.protocol_name) } : {}),
     ...('range' in fields ? { date_from: day(query.date_from), date_to: day(query.date_to) } : {}),
-    ...Object.fromEntries(scalarFields(d.request.schema).map(([k, s]) => { const f = own(k, s); return [f.name, scalar(k, f.schema)]; })),
+    ...Object.fromEntries(scalarFields(d.request.schema).filter(([k]) => !inPath(k)).map(([k, s]) => { const f = own(k, s); return [f.name, scalar(k, f.schema)]; })),
   });
+  const params = pathFields.length === 0 ? {} : { params: Type.Object(Object.fromEntries(pathFields.map(([k, s]) => [own(k, s).name, own(k, s).schema]))) };
+  const queried = Object.keys(querystring.properties).length === 0 ? {} : { querystring };
   // The rules as REST names their fields: the range's days first, in order, then the declaration's.
   const rules = [...('range' in fields ? [DAYS_IN_ORDER] : []), ...d.request.rules.map((r) => ({ ...r, doc: restDoc(r.doc, (k) => own(k, fields[k]!).name) }))];
   // The schema is built from the declaration, so its static type is too wide for the handler's; the route validates and serialises by it all the same.
   const schema: FastifySchema = {
     summary: w?.summary ?? d.summary,
     ...(w === undefined ? {} : { description: w.description }),
-    querystring,
+    ...params,
+    ...queried,
     ...rulesDoc(rules),
-    response: { 200: envelope(w?.result ?? d.result, w?.resultWords ?? d.summary), ...errors(400, 401, 403, 429) },
+    response: { 200: envelope(w?.result ?? d.result, w?.resultWords ?? d.summary), ...(w?.notFound ? errors(400, 401, 403, 404, 429) : errors(400, 401, 403, 429)) },
   };
   return restGet({
     url,
     schema,
     async run(a, req) {
-      const q = req.query as Record<string, string | undefined>;
+      const q = { ...(req.query as Record<string, string | undefined>), ...(req.params as Record<string, string | undefined>) };
       const values: Record<string, unknown> = Object.fromEntries(scalarFields(d.request.schema).map(([k, s]) => [k, q[own(k, s).name]]));
       if ('protocol' in fields) values.protocol = q.protocol_name;
       if ('protocols' in fields && q.protocol_name !== undefined) values.protocols = [q.protocol_name];
       const days = 'range' in fields ? { from: q.date_from, to: q.date_to, names: REST_DAYS } : undefined;
       const { checked, data } = await run(a, { values, ...(days ? { days } : {}) }, (path) => own(path, fields[path]!).name);
+      if (data === null && w?.notFound) throw notFound(w.notFound(checked as CheckedRequest<S>));
       const meta = w?.meta?.(checked as CheckedRequest<S>, { dateFrom: q.date_from, dateTo: q.date_to, range: checked.range }) ?? {};
       return ok(data, { count: Array.isArray(data) ? data.length : 1, ...meta });
     },

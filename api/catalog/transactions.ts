@@ -1,7 +1,6 @@
 // The catalog's record-level operations: one transaction, listings, records of an address,
 // failed transactions. Each is declared once; its doors are derived (api/catalog/catalog.ts).
 import { Type, type TSchema } from '@sinclair/typebox';
-import { notFound } from '../../core/errors.ts';
 import { issued, request, sumAtMost } from '../../core/request-check.ts';
 import { declared } from './declared.ts';
 import { LIST_LIMITS, REST_OFFSET_WINDOW } from '../../core/limits.ts';
@@ -42,29 +41,25 @@ const FailedRequest = options({
   range: blockTime,
 }, 'getFailedTransactions options');
 
-export const transaction: Operation = {
-  ...operation('transaction', 'fixed', 'One transaction by signature: the record of lowest instruction index, or null (REST: 404) when absent', { graphql: 'signature' }),
-  rpc: rpcMethod({
-    method: 'getTransaction',
-    params: [required('signature', Signature, 'Transaction signature, Base58')],
-    result: Type.Union([strict(Transaction), Type.Null()]),
-    run: (a, [signature]) => a.transaction(signature),
-  }),
-  rest: restGet({
-    url: '/transactions/:signature',
-    schema: {
-      summary: 'One transaction by signature',
-      description: 'The record of lowest instruction index for the signature (JSON-RPC getTransaction). 404 when absent.',
-      params: Type.Object({ signature: pathParam(query.signature) }),
-      response: { 200: envelope(Transaction, 'The transaction'), ...errors(400, 401, 403, 404, 429) },
-    },
-    async run(a, req) {
-      const tx = await a.transaction(req.params.signature);
-      if (!tx) throw notFound(`no transaction with signature "${req.params.signature}"`);
-      return ok(tx, { count: 1 });
-    },
-  }),
-};
+export const transaction: Operation = declared({
+  name: 'transaction',
+  summary: 'One transaction by signature: the record of lowest instruction index, or null (REST: 404) when absent',
+  preset: 'transaction',
+  request: request(options({ signature: Signature }, 'getTransaction request'), 'narrow'),
+  result: Type.Union([strict(Transaction), Type.Null()]),
+  doors: { rpc: 'getTransaction', rest: '/transactions/:signature', graphqlPeer: 'signature' },
+  rpcPositional: 'signature',
+  rpcWords: 'Transaction signature, Base58',
+  restWords: {
+    summary: 'One transaction by signature',
+    description: 'The record of lowest instruction index for the signature (JSON-RPC getTransaction). 404 when absent.',
+    result: Transaction,
+    resultWords: 'The transaction',
+    fields: { signature: { name: 'signature', schema: pathParam(query.signature) } },
+    notFound: (c) => `no transaction with signature "${c.signature}"`,
+  },
+  answer: (a, c) => a.transaction(c.signature),
+});
 
 export const transactions: Operation = {
   ...operation('transactions', 'listing', 'List transactions with filters, in block-time order', { graphql: 'transactions' }),
