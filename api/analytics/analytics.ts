@@ -75,6 +75,12 @@ interface Shared {
   generation: number;
 }
 
+/** An operation declared by its request (api/catalog/declared.ts), as the facade answers it. */
+export interface DeclaredAsk<S extends TObject, T> {
+  readonly request: RequestDecl<S>;
+  respond(a: Analytics, checked: CheckedRequest<S>): Promise<T>;
+}
+
 export class Analytics {
   private readonly shared: Shared;
 
@@ -124,11 +130,14 @@ export class Analytics {
   }
 
   /**
-   * The one check of a declared request (core/request-check.ts checkRequest) against the
-   * active protocols: what every door's input becomes before a declared operation answers.
+   * The one entry of an operation declared by its request, whichever door it came through: the
+   * request checked once against the active protocols (core/request-check.ts checkRequest:
+   * schema, rules, protocol scope, days), then its answer prepared from the checked request
+   * alone, run when the caller is ready (GraphQL plans every field before any runs).
    */
-  async check<S extends TObject>(decl: RequestDecl<S>, input: RequestInput, nameOf?: (path: string) => string): Promise<CheckedRequest<S>> {
-    return checkRequest(decl, input, await this.registry.activeNames(), nameOf);
+  async prepare<S extends TObject, T>(op: DeclaredAsk<S, T>, input: RequestInput, nameOf?: (path: string) => string): Promise<{ checked: CheckedRequest<S>; answer(): Promise<T> }> {
+    const checked = checkRequest(op.request, input, await this.registry.activeNames(), nameOf);
+    return { checked, answer: () => op.respond(this, checked) };
   }
 
   /** The protocols a request reads: one registry read, resolved by protocol-scope.ts. */
@@ -244,11 +253,7 @@ export class Analytics {
     return toGlobalStats(f.protocols, await this.ask(PRESETS.global(f)), await tableStorage(this.wh));
   }
 
-  /** Statistics of each asked protocol (every visible one when none is asked), in that order. */
-  async protocolStatsList(asked: readonly string[] | undefined, range: TimeRange): Promise<ProtocolStatsWithPrograms[]> {
-    return (await this.prepareStatsList(asked, range)).answer();
-  }
-
+  /** Statistics of each asked protocol (every visible one when none is asked), in that order, prepared (costed before it runs). */
   async prepareStatsList(asked: readonly string[] | undefined, range: TimeRange): Promise<Prepared<ProtocolStatsWithPrograms[]>> {
     const f = await this.filters({ kind: 'list', names: asked }, range);
     return this.prepared(PRESETS.stats(f, true), (rows) => {
@@ -301,21 +306,6 @@ export class Analytics {
     return this.prepared(seriesQuestion(req, protocols), (rows) => toSeries(req, rows));
   }
 
-  /** A page of groups (by protocol, time, instruction type) with the asked metrics. */
-  async transactionGroups(req: GroupPageRequest): Promise<ConnectionPage<Group>> {
-    return (await this.prepareGroups(req)).answer();
-  }
-
-  /** Failures grouped by error message (and the asked keys), most frequent first. */
-  async failureGroups(req: FailureRequest): Promise<ConnectionPage<Group>> {
-    return (await this.prepareFailures(req)).answer();
-  }
-
-  /** A time series over a closed range: one series per combination of the grouped keys, each with every bucket. */
-  async timeSeries(req: SeriesRequest): Promise<Series[]> {
-    return (await this.prepareSeries(req)).answer();
-  }
-
   /**
    * Prometheus figures of the visible protocols (all, or the asked ones, each active), per
    * instruction type when types are asked: all-time totals and the figures of each window.
@@ -341,11 +331,6 @@ export class Analytics {
   /** A page of records; `protocols`: how the filter's protocols are resolved (protocol-scope.ts). */
   async transactions(req: ListRequest, protocols: ListingScope = 'narrow'): Promise<Page<Transaction>> {
     return listTransactions(this.wh, this.tokens, req, await this.scope({ kind: protocols, names: req.filters.protocols }));
-  }
-
-  /** A page of records with a cursor per record (GraphQL edges). */
-  async transactionEdges(req: ListRequest, wants: ConnectionWants = NO_EXTRAS): Promise<ConnectionPage<Transaction>> {
-    return (await this.prepareListing(req, wants, undefined, 'narrow')).answer();
   }
 
   /**

@@ -177,7 +177,7 @@ export interface Operation {
   readonly request?: RequestDecl;
   /** With `request`: its answer's schema. */
   readonly result?: TSchema;
-  /** With `request`: the answer to a request that passed the one check (Analytics.check). */
+  /** With `request`: the answer to a request that passed the one check (Analytics.prepare). */
   respond?(a: Analytics, checked: CheckedRequest): Promise<unknown>;
 }
 

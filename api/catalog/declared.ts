@@ -4,7 +4,7 @@
 // protocolName and `range` as blockTime; MCP's tool follows from it), the REST route (the
 // scalar fields in snake_case, `protocol(s)` as protocol_name, `range` as date_from/date_to)
 // and the GraphQL field (api/graphql/declared-fields.ts). Each door only maps its wire
-// shape onto the request's names; the facade's one entry (Analytics.check) runs the one
+// shape onto the request's names; the facade's one entry (Analytics.prepare) runs the one
 // check, and the operation answers from the checked request.
 import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
 import type { FastifySchema } from 'fastify';
@@ -31,7 +31,7 @@ export interface DeclaredDoors {
 export interface Declared<S extends TObject, R extends TSchema> {
   name: string;
   summary: string;
-  /** The facade's preset it answers with, and its cost; `check` and one fixed-cost request unless given. */
+  /** The facade's preset it answers with, and its cost; `prepare` and one fixed-cost request unless given. */
   preset?: Preset;
   cost?: Cost;
   request: RequestDecl<S>;
@@ -76,13 +76,13 @@ export const scalarFields = (schema: TObject): [string, TSchema][] => Object.ent
 /** An operation of the catalog, every door derived from its one request declaration. */
 export function declared<S extends TObject, R extends TSchema>(d: Declared<S, R>): Operation {
   const run = async (a: Analytics, input: RequestInput, nameOf: (path: string) => string) => {
-    const checked = await a.check(d.request, input, nameOf);
-    return { checked, data: await d.answer(a, checked) };
+    const prepared = await a.prepare({ request: d.request, respond: d.answer }, input, nameOf);
+    return { checked: prepared.checked, data: await prepared.answer() };
   };
   return {
     name: d.name,
     summary: d.summary,
-    preset: d.preset ?? 'check',
+    preset: d.preset ?? 'prepare',
     cost: d.cost ?? { requests: 1, question: 'fixed' },
     request: d.request,
     result: d.result,

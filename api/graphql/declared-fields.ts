@@ -2,7 +2,7 @@
 // each becomes a Query field whose SDL is derived from the declaration (protocols and the
 // range under `filters: TransactionFilters`, the other scalar fields as arguments, the
 // result's types from its schema, the cross-field rules in the description), and whose plan
-// maps the arguments onto the request's names for the one check (Analytics.check).
+// maps the arguments onto the request's names for the one check (Analytics.prepare).
 import type { TObject, TSchema } from '@sinclair/typebox';
 import { invalidParams } from '../../core/errors.ts';
 import { INT64 } from '../../core/vocabulary/primitives.ts';
@@ -74,6 +74,6 @@ export async function declaredPlan(catalog: readonly Operation[], a: Analytics, 
   const d = f?.dateRange;
   const input = { values, ...(d ? { days: { from: d.start, to: d.end, names: GRAPHQL_DAYS } } : {}) };
   // Checked while planning, so a refusal comes before anything runs, as for the other fields.
-  const checked = await a.check(op.request!, input, graphqlName);
-  return { question: { kind: 'fixed' }, run: () => op.respond!(a, checked) };
+  const prepared = await a.prepare({ request: op.request!, respond: op.respond! }, input, graphqlName);
+  return { question: { kind: 'fixed' }, run: () => prepared.answer() };
 }
