@@ -25,6 +25,7 @@ import { protocolRoutes } from './admin/protocol-routes.ts';
 import { dashboard } from './dashboard/dashboard.ts';
 import { healthRoutes } from './health-routes.ts';
 import { registerOpenApi } from './rest/openapi.ts';
+import type { Operation } from './catalog/catalog.ts';
 import { restApi } from './rest/rest-api.ts';
 import { sqlRoutes } from './sql/query-routes.ts';
 import { exportRoutes } from './exports/export-routes.ts';
@@ -56,6 +57,8 @@ export interface AppOptions {
   graphqlSchema?: GraphQLSchema;
   /** Smaller stream limits for tests. */
   streamLimits?: Partial<StreamLimits>;
+  /** The operations every door offers; the service's catalog unless set (a test adds one). */
+  catalog?: readonly Operation[];
 }
 
 // Clearer words than the framework's for the errors a client can cause by the shape of
@@ -203,8 +206,8 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
     access: deps.access,
     tokens: [deps.config.adminToken, ...(deps.config.access.metricsToken === undefined ? [] : [deps.config.access.metricsToken])],
   });
-  await app.register(rpcRoutes, { analytics: deps.analytics });
-  await app.register(mcpRoutes, { analytics: deps.analytics, sandbox: deps.sqlSandbox, registry: deps.registry, freshness: deps.freshness, usage: deps.access.usageStore });
+  await app.register(rpcRoutes, { analytics: deps.analytics, catalog: options.catalog });
+  await app.register(mcpRoutes, { analytics: deps.analytics, sandbox: deps.sqlSandbox, registry: deps.registry, freshness: deps.freshness, usage: deps.access.usageStore, catalog: options.catalog });
 
   await app.register(async (admin) => {
     admin.addHook('onRequest', adminGuard(deps.access, deps.config.adminToken));
@@ -224,14 +227,14 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
 
   // OpenAPI first: it documents the routes registered after it.
   await registerOpenApi(app, { protocols: () => deps.analytics.protocols() });
-  await app.register(restApi, { prefix: '/api/v1', analytics: deps.analytics });
+  await app.register(restApi, { prefix: '/api/v1', analytics: deps.analytics, catalog: options.catalog });
   await app.register(sqlRoutes, { sandbox: deps.sqlSandbox });
   await app.register(userMetricsRoutes, { analytics: deps.analytics, freshness: deps.freshness });
   await app.register(exportRoutes, { exports: deps.exports });
   await app.register(executionRoutes, { executions: deps.executions });
   // GraphQL: queries on /graphql, live subscriptions over SSE on /graphql/stream, one schema.
-  const graphqlSchema = options.graphqlSchema ?? buildExecutableSchema(undefined, deps.analytics.measures);
-  await app.register(graphqlRoutes, { analytics: deps.analytics, schema: graphqlSchema, freshness: deps.freshness, exports: deps.exports, ...deps.graphql });
+  const graphqlSchema = options.graphqlSchema ?? buildExecutableSchema(undefined, deps.analytics.measures, options.catalog);
+  await app.register(graphqlRoutes, { analytics: deps.analytics, schema: graphqlSchema, catalog: options.catalog, freshness: deps.freshness, exports: deps.exports, ...deps.graphql });
   // A keyless query paid per call is priced at what its answer will be charged (docs/x402.md).
   deps.access.x402?.priceWith('/graphql', (req) => documentCost(graphqlSchema, deps.analytics, req));
   installGraphqlStream(app, {

@@ -16,8 +16,9 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
+import { daySpan } from '../../core/request-check.ts';
 import type { Settings, Warehouse } from '../../warehouse/warehouse.ts';
-import { activeSplits, FORMAT_FILES, SPLIT_NAMES, type ExportFormat, type FilterExportSpec, type OutputSpec, type SplitName } from './export-config.ts';
+import { activeSplits, EXPORT_DAYS, FORMAT_FILES, SPLIT_NAMES, type ExportFormat, type FilterExportSpec, type OutputSpec, type SplitName } from './export-config.ts';
 import { literal, sampleCondition, splitExpression } from './export-sql.ts';
 import type { Chunk, JobWork } from './job-store.ts';
 import { TABLES } from '../../warehouse/tables.ts';
@@ -26,7 +27,6 @@ import { planStrata, stratifiedCondition, type StrataPlan } from './stratified-s
 import { ENGINE_LOWEST_PRIORITY } from '../../core/limits/process.ts';
 
 const HOUR_SECONDS = 3600;
-const DAY_SECONDS = 86_400;
 
 export { literal, sampleCondition, splitExpression } from './export-sql.ts';
 
@@ -59,10 +59,10 @@ export function writeSettings(base: { maxThreads: number; timeoutSeconds: number
 /** WHERE clause of a filter export before sampling (without chunk bounds). */
 export function baseWhere(spec: FilterExportSpec, visible: readonly string[], ingestedAt: string | null): string {
   const parts = [`protocol_name IN ${literal(spec.filters.protocols ?? [...visible])}`];
-  const range = spec.filters.dateRange;
-  if (range?.start != null) parts.push(`block_time >= toDateTime(${literal(Date.parse(`${range.start}T00:00:00Z`) / 1000)})`);
-  // Inclusive end day: everything before the next midnight.
-  if (range?.end != null) parts.push(`block_time < toDateTime(${literal(Date.parse(`${range.end}T00:00:00Z`) / 1000 + DAY_SECONDS)})`);
+  // The days as seconds, by the one day-range conversion (both ends inclusive).
+  const range = daySpan(spec.filters.dateRange?.start, spec.filters.dateRange?.end, EXPORT_DAYS);
+  if (range.gte !== undefined) parts.push(`block_time >= toDateTime(${literal(range.gte)})`);
+  if (range.lte !== undefined) parts.push(`block_time <= toDateTime(${literal(range.lte)})`);
   if (ingestedAt !== null) parts.push(`ingested_at <= toDateTime64(${literal(ingestedAt)}, 3, 'UTC')`);
   return parts.join(' AND ');
 }

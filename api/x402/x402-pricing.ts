@@ -32,7 +32,7 @@ import { filterExportSpec } from '../exports/export-config.ts';
 import { filterExportRead } from '../exports/export-writer.ts';
 import { TABLES } from '../../warehouse/tables.ts';
 import { CATALOG, type RestRoute, type RpcMethod } from '../catalog/catalog.ts';
-import { CatalogMethods } from '../catalog/method-calls.ts';
+import { CatalogMethods } from '../positional/positional-calls.ts';
 import { doorOf } from '../access/protected-paths.ts';
 import type { SqlSandbox } from '../sql/sql-sandbox.ts';
 

@@ -107,3 +107,7 @@ export const PAGE_TOKEN_MAC_CHARS = 22;
 export const QUOTED_KEY_MAX_CHARS = 40;
 /** Longest instruction type, in characters. */
 export const INSTRUCTION_TYPE_MAX_CHARS = 128;
+/** Characters of a refused parameter value quoted back in its error (JSON-RPC, MCP, declared requests). */
+export const QUOTED_PARAM_VALUE_MAX_CHARS = 80;
+/** Characters of a protocol name quoted back when no such protocol is known: a hostile name is not echoed whole. */
+export const QUOTED_PROTOCOL_MAX_CHARS = 100;

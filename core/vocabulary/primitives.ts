@@ -120,20 +120,30 @@ export function breaksRule(value: string, primitive: { pattern?: string; minLeng
   return undefined;
 }
 
+/** How a door words a day it refuses: not a calendar day written YYYY-MM-DD, or outside the
+ *  days the store can hold. `field` names the parameter as the caller gave it. */
+export interface DayWords {
+  notADay(field: string, value: string): string;
+  outOfRange(field: string, value: string): string;
+}
+
+/** The vocabulary's words for a refused day (JSON-RPC, REST and GraphQL use them). */
+export const DAY_WORDS: DayWords = {
+  notADay: (field, value) => `${field} must be a calendar date written YYYY-MM-DD, got "${value}"`,
+  outOfRange: (field, value) => `${field} must be between ${MIN_BLOCK_DATE} and ${MAX_BLOCK_DATE} (the days block times can be stored for), got "${value}"`,
+};
+
 /** Unix seconds of 00:00:00 UTC of a YYYY-MM-DD day (a real calendar day the store can
- *  hold), or invalid params naming `field` in the caller's words. */
-export function dayStart(value: string, field: string): number {
+ *  hold), or invalid params naming `field` in the caller's words (`error`: the field the
+ *  error carries, `field` unless given). */
+export function dayStart(value: string, field: string, words: DayWords = DAY_WORDS, error = field): number {
   const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
   const ms = m ? Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])) : NaN;
   // Date.UTC rolls 2025-02-30 over to March: a round trip catches impossible days.
-  if (!m || Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== value) {
-    throw invalidParams(`${field} must be a calendar date written YYYY-MM-DD, got "${value}"`, field);
-  }
+  if (!m || Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== value) throw invalidParams(words.notADay(field, value), error);
   // Block times are UInt32 seconds: a day outside them cannot match anything, and its
   // seconds would wrap around (2162-12-29 read as 2026) or be refused by the engine.
-  if (value < MIN_BLOCK_DATE || value > MAX_BLOCK_DATE) {
-    throw invalidParams(`${field} must be between ${MIN_BLOCK_DATE} and ${MAX_BLOCK_DATE} (the days block times can be stored for), got "${value}"`, field);
-  }
+  if (value < MIN_BLOCK_DATE || value > MAX_BLOCK_DATE) throw invalidParams(words.outOfRange(field, value), error);
   return ms / 1000;
 }
 

@@ -11,7 +11,7 @@ import { doorOf } from '../../api/access/protected-paths.ts';
 import { Analytics } from '../../api/analytics/analytics.ts';
 import { dryRunCost } from '../../api/analytics/dry-run.ts';
 import { CATALOG } from '../../api/catalog/catalog.ts';
-import { CatalogMethods } from '../../api/catalog/method-calls.ts';
+import { CatalogMethods } from '../../api/positional/positional-calls.ts';
 import { boundTo } from '../../warehouse/budgeted-warehouse.ts';
 import { createX402Door } from '../../api/x402/x402-door.ts';
 import { X402PaymentStore } from '../../warehouse/x402-payment-store.ts';

@@ -30,8 +30,8 @@ const API_UNITS: Readonly<Record<ApiLayer, readonly string[]>> = {
   interfaces: ['api/rpc', 'api/mcp', 'api/user-metrics', 'api/rest', 'api/sql/query-routes.ts', 'api/graphql', 'api/exports/export-routes.ts', 'api/exports/execution-routes.ts', 'api/dashboard', 'api/admin', 'api/health-routes.ts', 'api/metrics-routes.ts'],
   // Shared by several doors: access control, export jobs (the service every door's export
   // adapts), the SQL sandbox (client SQL, and the guard SQL exports go through), the
-  // freshness watermark, streamed JSON answers.
-  services: ['api/access', 'api/exports', 'api/sql', 'api/freshness.ts', 'api/answers', 'api/x402'],
+  // freshness watermark, streamed JSON answers, the positional calls JSON-RPC and MCP share.
+  services: ['api/access', 'api/exports', 'api/sql', 'api/freshness.ts', 'api/answers', 'api/x402', 'api/positional'],
   // The catalog of operations every door is derived from (api/catalog/): their names,
   // parameter and answer schemas, presets; below the doors and the services that name them.
   catalog: ['api/catalog'],

@@ -18,7 +18,7 @@ import { CALENDAR_DAY_PATTERN, dayStart } from '../../core/vocabulary/primitives
 import { restApi } from '../../api/rest/rest-api.ts';
 import { envelope, errors, ok } from '../../api/catalog/rest-schemas.ts';
 import { openRpcDocument } from '../../api/rpc/openrpc.ts';
-import { paramsChecks } from '../../api/catalog/method-calls.ts';
+import { paramsChecks } from '../../api/positional/positional-calls.ts';
 import { RpcMethods } from '../../api/rpc/rpc-routes.ts';
 import { McpTools } from '../../api/mcp/mcp-tools.ts';
 import { AppError } from '../../core/errors.ts';

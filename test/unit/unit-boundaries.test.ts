@@ -6,7 +6,7 @@ import { createHash, createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { listingFingerprint, PageTokens } from '../../api/analytics/page-token.ts';
 import { handleBody, parseRpcBody, PARSE_FAILED, type MethodTable } from '../../api/rpc/json-rpc.ts';
-import { validateParams } from '../../api/catalog/param-checks.ts';
+import { validateParams } from '../../api/positional/param-checks.ts';
 import { AppError, Errors, hint, param, worded, wordMessage } from '../../core/errors.ts';
 import { checkRecord, protocolLookup } from '../../ingest/record-schema.ts';
 

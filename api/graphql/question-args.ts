@@ -5,11 +5,11 @@
 import { invalidParams } from '../../core/errors.ts';
 import {
   GRAPHQL_MAX_PATTERN_CHARS,
-  MAX_BLOCK_TIME,
   QUESTION_MAX_LOG_MESSAGE_CHARS,
   QUESTION_RANGE_MAX,
 } from '../../core/limits.ts';
-import { breaksRule, dayStart, FILTER_LISTS } from '../../core/vocabulary/primitives.ts';
+import { daySpan } from '../../core/request-check.ts';
+import { breaksRule, FILTER_LISTS } from '../../core/vocabulary/primitives.ts';
 import type { GroupFilters, GroupPageRequest, Metric } from '../analytics/group-pages.ts';
 import type { Bounds, RangeFilter } from '../analytics/question/model.ts';
 import type { ListRequest, TimeRange, TransactionFilters } from '../analytics/types.ts';
@@ -58,24 +58,38 @@ export function list(value: string[] | null | undefined, name: ListName): string
   return value;
 }
 
-/** filters.dateRange as a block-time range: [start 00:00:00, end 23:59:59] UTC. */
+/** GraphQL's names of a range's days; an order error names the dateRange. */
+export const GRAPHQL_DAYS = { from: 'filters.dateRange.start', to: 'filters.dateRange.end', field: 'dateRange' };
+
+/** filters.dateRange as a block-time range: [start 00:00:00, end 23:59:59] UTC (core/request-check.ts daySpan). */
 export function rangeOf(f: FiltersArg | null | undefined, required = false): TimeRange {
   const d = f?.dateRange;
   if (required && (!present(d) || !present(d.start) || !present(d.end))) {
     throw invalidParams('filters.dateRange with both start and end (YYYY-MM-DD) is required', 'dateRange');
   }
-  if (!present(d)) return {};
-  const gte = present(d.start) ? dayStart(d.start, 'filters.dateRange.start') : undefined;
-  const lte = present(d.end) ? Math.min(dayStart(d.end, 'filters.dateRange.end') + 86_399, MAX_BLOCK_TIME) : undefined;
-  if (gte !== undefined && lte !== undefined && gte > lte) {
-    throw invalidParams(`filters.dateRange.start (${d.start}) is after filters.dateRange.end (${d.end})`, 'dateRange');
-  }
-  return { ...(gte === undefined ? {} : { gte }), ...(lte === undefined ? {} : { lte }) };
+  return present(d) ? daySpan(d.start, d.end, GRAPHQL_DAYS) : {};
 }
 
-/** Refuse filters the answer cannot honour (rather than ignore them). */
-export function refuse(f: FiltersArg | null | undefined, names: (keyof FiltersArg)[], why: string): void {
-  for (const n of names) if (present(f?.[n])) throw invalidParams(`filters.${n} ${why}`, n);
+/** Every filter of the SDL's TransactionFilters but errorPattern: what records and groups of them are filtered by. */
+const RECORD_FILTERS = ['protocols', 'dateRange', 'instructionTypes', 'programIds', 'signatures', 'status', 'success', 'slotRange', 'feeRange', 'computeRange', 'accountsCount', 'logMessage'] as const;
+
+/**
+ * The filters each GraphQL field takes, declared once: the fields share one SDL input type
+ * (TransactionFilters), so a filter a field does not declare here is refused by name rather
+ * than ignored (an allow-list: a filter added to the input type is refused until a field takes it).
+ */
+export const FIELD_FILTERS = {
+  protocolStats: ['protocols', 'dateRange'],
+  timeSeries: RECORD_FILTERS,
+  failedTransactions: ['protocols', 'dateRange', 'instructionTypes', 'errorPattern'],
+  transactions: RECORD_FILTERS,
+} as const satisfies Record<string, readonly (keyof FiltersArg)[]>;
+
+/** Refuse any filter given that `field` does not take (FIELD_FILTERS, or a declared field's own). */
+export function takesOnly<F extends string>(f: FiltersArg | null | undefined, field: F, taken: readonly string[] = FIELD_FILTERS[field as keyof typeof FIELD_FILTERS]): void {
+  for (const [n, v] of Object.entries(f ?? {})) {
+    if (present(v) && !taken.includes(n)) throw invalidParams(`filters.${n} is not a filter of ${field} (it takes ${taken.join(', ')})`, n);
+  }
 }
 
 /** The enum values of a list argument, each at most once: a repeated value is refused (it was dropped silently). */
@@ -202,27 +216,21 @@ function groupSort(sort: SortArg | null | undefined, keys: readonly GroupKey[], 
  */
 function checkedStrings(f: FiltersArg | null | undefined) {
   // Sizes and order first (no primitive needed), then each value against its primitive.
-  const d = f?.dateRange;
   const lists = (['protocols', 'instructionTypes', 'programIds', 'signatures'] as const).map((key) => {
     const value = f?.[key];
     const max = FILTER_LISTS[key].max;
     if (present(value) && value.length > max) throw invalidParams(`filters.${key} may hold at most ${max} entries (got ${value.length})`, `filters.${key}`);
     return [key, value ?? undefined] as const;
   });
-  const gte = present(d?.start) ? dayStart(d.start, 'filters.dateRange.start') : undefined;
-  const end = present(d?.end) ? dayStart(d.end, 'filters.dateRange.end') : undefined;
+  const range = rangeOf(f);
   for (const [key, value] of lists) {
     for (const [i, v] of (value ?? []).entries()) {
       const rule = breaksRule(v, FILTER_LISTS[key].item);
       if (rule !== undefined) throw invalidParams(`filters.${key}[${i}] must be ${rule} (got ${JSON.stringify(v.slice(0, 100))})`, `filters.${key}`);
     }
   }
-  const lte = end === undefined ? undefined : Math.min(end + 86_399, MAX_BLOCK_TIME);
-  if (gte !== undefined && lte !== undefined && gte > lte) {
-    throw invalidParams(`filters.dateRange.start (${d!.start}) is after filters.dateRange.end (${d!.end})`, 'dateRange');
-  }
   const named = Object.fromEntries(lists.filter(([, v]) => v !== undefined)) as Partial<Record<(typeof lists)[number][0], string[]>>;
-  return { range: { ...(gte === undefined ? {} : { gte }), ...(lte === undefined ? {} : { lte }) } as TimeRange, ...named };
+  return { range, ...named };
 }
 
 /** The sort fields a listing takes besides DATE, for its refusal. */
@@ -231,7 +239,7 @@ const RECORD_SORT_NAMES = [...Object.keys(RECORD_SORTS), ...Object.keys(KEY_SORT
 /** The arguments of transactions(...) checked and turned into its request; nothing is read. */
 export function transactionsAsk(args: Args, vocab: QuestionVocabulary): TransactionsAsk {
   const f = args.filters as FiltersArg | null | undefined;
-  refuse(f, ['errorPattern'], 'applies to failedTransactions only');
+  takesOnly(f, 'transactions');
   const page = pageOf(args.pagination as PaginationArg | null | undefined);
   const keys = keysOf(args.groupBy, vocab);
   const asked = metricsOf(args.metrics, vocab);

@@ -12,26 +12,39 @@
 //   SPEC assigns to an unparsable filter;
 // - every other violation (missing or unknown fields, values out of range, unknown enum
 //   values, malformed Base58, gte after lte) is -32602 "Invalid params".
-import type { Static, TObject, TSchema } from '@sinclair/typebox';
+import { QUOTED_PARAM_VALUE_MAX_CHARS } from '../../core/limits/questions.ts';
+import type { TObject, TSchema } from '@sinclair/typebox';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { AppError, Errors, worded, type Wording } from '../../core/errors.ts';
 import { INT64, NUMBER_FORMATS, ruleOfPattern } from '../../core/vocabulary/primitives.ts';
 import type { Analytics } from '../analytics/analytics.ts';
-import type { Filled, Operation, ParamsCheck, Positional, RpcMethod } from './declare.ts';
+import { checkRules, fillDefaults, type RequestValues } from '../../core/request-check.ts';
+import type { Operation, ParamsCheck, Positional, RpcMethod } from '../catalog/declare.ts';
 
 // ---- calling a method --------------------------------------------------------------------
 
+/** Where a position's schema holds a property named `key` (`options.filters.protocols`), the first found breadth-first. */
+function pathTo(params: readonly Positional[], key: string): string | undefined {
+  const queue: [string, TSchema][] = params.map((p) => [p.name, p.schema]);
+  for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
+    const [path, schema] = next;
+    const props = (schema as { properties?: Record<string, TSchema> }).properties ?? {};
+    if (key in props) return `${path}.${key}`;
+    for (const [k, s] of Object.entries(props)) queue.push([`${path}.${k}`, s]);
+  }
+  return undefined;
+}
+
 /**
- * How a method's callers see the analytics layer's logical parameters: each method's
- * options object names them (a list of protocols is `options.protocols` for a comparison
- * and `options.filters.protocols` for a listing); getProtocols lists the protocols.
+ * How a method's callers see the analytics layer's logical parameters, read from the
+ * method's own params: where its options name one protocol, a list of them (a comparison's
+ * `options.protocols`, a listing's `options.filters.protocols`) and the range.
  */
-export function methodWording(method: string): Wording {
-  const listing = method === 'getTransactions' || method === 'getTransactionsForAddress';
+export function methodWording(m: RpcMethod): Wording {
   return {
     params: {
-      protocol: 'options.protocolName',
-      protocols: listing ? 'options.filters.protocols' : 'options.protocols',
+      protocol: pathTo(m.params, 'protocolName') ?? 'options.protocolName',
+      protocols: pathTo(m.params, 'protocols') ?? 'options.protocols',
       range: 'blockTime',
       cursor: 'paginationToken',
       order: 'sortOrder',
@@ -42,13 +55,13 @@ export function methodWording(method: string): Wording {
 
 /** The catalog's methods, by name: look up, validate, run. */
 export class CatalogMethods {
-  private readonly methods: ReadonlyMap<string, { m: RpcMethod; check: ParamsCheck }>;
+  private readonly methods: ReadonlyMap<string, { m: RpcMethod; check: ParamsCheck; wording: Wording }>;
 
   /** `catalog`: the service's (api/catalog/catalog.ts CATALOG), or a test's own. */
   constructor(catalog: readonly Operation[]) {
     const methods = catalog.flatMap((op) => (op.rpc ? [op.rpc] : []));
     const checks = paramsChecks(methods);
-    this.methods = new Map(methods.map((m) => [m.method, { m, check: checks.get(m.method)! }]));
+    this.methods = new Map(methods.map((m) => [m.method, { m, check: checks.get(m.method)!, wording: methodWording(m) }]));
   }
 
   has(name: string): boolean {
@@ -72,7 +85,7 @@ export class CatalogMethods {
     try {
       return await entry.m.run(analytics, withDefaults(entry.m.params, params));
     } catch (err) {
-      throw worded(err, methodWording(name));
+      throw worded(err, entry.wording);
     }
   }
 }
@@ -87,24 +100,11 @@ function withDefaults(positions: readonly Positional[], args: readonly unknown[]
   });
 }
 
-/**
- * A validated options object (or none) with the schema's defaults filled in at the top
- * level, so every default is stated once, in the schema that documents it.
- */
-export function filled<T extends TObject>(schema: T, value: Static<T> | null | undefined): Filled<T> {
-  // Every key Filled promises has been set from its declared default.
-  return fillDefaults(schema, value) as Filled<T>;
-}
-
-function fillDefaults(schema: TObject, value: object | null | undefined): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...(value ?? {}) };
-  for (const [key, property] of Object.entries(schema.properties)) {
-    if (out[key] === undefined && property.default !== undefined) out[key] = property.default;
-  }
-  return out;
-}
-
 // ---- checking a method's params ------------------------------------------------------------
+
+/** Positional params by their positions' names, as the rules read them. */
+const byName = (params: readonly Positional[], args: readonly unknown[]): RequestValues =>
+  Object.fromEntries(params.map((p, i) => [p.name, args[i]]));
 
 const shown = (v: unknown): string => {
   let s: string | undefined;
@@ -114,7 +114,7 @@ const shown = (v: unknown): string => {
     // Defence in depth (params depth is bounded before validation): never fail while quoting.
     return Array.isArray(v) ? 'an array' : typeof v;
   }
-  return s === undefined ? String(v) : s.length > 80 ? `${s.slice(0, 77)}...` : s;
+  return s === undefined ? String(v) : s.length > QUOTED_PARAM_VALUE_MAX_CHARS ? `${s.slice(0, QUOTED_PARAM_VALUE_MAX_CHARS - 3)}...` : s;
 };
 
 /** "/1/filters/protocols/0" -> "options.filters.protocols[0]" using the positional names. */
@@ -191,15 +191,15 @@ function describe(err: ErrorObject, names: readonly string[], method: string): A
   }
 }
 
-/** Throws an AppError (-32602 or -32000) on the first violation of `validate`; range bounds
- *  are also checked for order, which a schema cannot express. */
-function check(validate: ValidateFunction, names: readonly string[], method: string, params: unknown): void {
+/** Throws an AppError (-32602 or -32000) on the first violation of `validate`, then of the
+ *  method's cross-field rules (its ranges in order), which a schema cannot express. */
+function check(validate: ValidateFunction, m: RpcMethod, params: unknown): void {
   if (!validate(params)) {
     const first = validate.errors?.[0];
     if (!first) throw new AppError(Errors.invalidParams, 'params are invalid', { field: 'params' });
-    throw describe(first, names, method);
+    throw describe(first, m.params.map((p) => p.name), m.method);
   }
-  if (Array.isArray(params)) checkRanges(params, names);
+  if (Array.isArray(params)) checkRules(m.rules, byName(m.params, params));
 }
 
 /**
@@ -212,10 +212,9 @@ export function paramsChecks(methods: Iterable<RpcMethod>): ReadonlyMap<string, 
   for (const [name, format] of Object.entries(NUMBER_FORMATS)) ajv.addFormat(name, format);
   return new Map([...methods].map((m) => {
     const validate = ajv.compile(m.schema);
-    const names = m.params.map((p) => p.name);
     const checkOf: ParamsCheck = (schema, params) => {
       if (schema !== m.schema) throw new Error(`the params check of ${m.method} was asked about another schema`);
-      check(validate, names, m.method, params);
+      check(validate, m, params);
     };
     return [m.method, checkOf];
   }));
@@ -234,22 +233,4 @@ export function deeperThan(value: unknown, limit: number): boolean {
     }
   }
   return false;
-}
-
-interface RangeLike {
-  gte?: number;
-  lte?: number;
-}
-
-function checkRanges(params: readonly unknown[], names: readonly string[]): void {
-  params.forEach((p, i) => {
-    if (typeof p !== 'object' || p === null) return;
-    const opts = p as { blockTime?: RangeLike; filters?: { blockTime?: RangeLike } };
-    const name = names[i] ?? `params[${i}]`;
-    for (const [path, r] of [[`${name}.blockTime`, opts.blockTime], [`${name}.filters.blockTime`, opts.filters?.blockTime]] as const) {
-      if (r?.gte !== undefined && r.lte !== undefined && r.gte > r.lte) {
-        throw new AppError(Errors.invalidParams, `${path}.gte must not be later than ${path}.lte (got gte ${r.gte}, lte ${r.lte})`, { field: path });
-      }
-    }
-  });
 }

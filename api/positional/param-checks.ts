@@ -1,8 +1,8 @@
 // Validating params as the JSON-RPC door would, outside a call (tests of the catalog's
-// schemas); the checks themselves are method-calls.ts's, where a call runs them.
-import { CATALOG, rpcMethodsOf } from './catalog.ts';
-import type { ParamsCheck } from './declare.ts';
-import { paramsChecks } from './method-calls.ts';
+// schemas); the checks themselves are positional-calls.ts's, where a call runs them.
+import { CATALOG, rpcMethodsOf } from '../catalog/catalog.ts';
+import type { ParamsCheck } from '../catalog/declare.ts';
+import { paramsChecks } from './positional-calls.ts';
 
 /** The service catalog's methods and their checks, for validateParams. */
 const CATALOG_METHODS = rpcMethodsOf(CATALOG);
