@@ -22,3 +22,13 @@ export const MIGRATION_LOCK_POLL_MS = 250;
  * server's 1 MiB http_max_uri_size. A bucket with more keys is deleted in several statements.
  */
 export const VIEW_REPAIR_DELETE_KEYS = 10_000;
+
+// ---- Serving sessions of one embedded warehouse (warehouse/session-pool.ts) ----
+/**
+ * chDB sessions one EmbeddedWarehouse spreads its statements over. Each session runs its own
+ * statements in turn (a failed statement's leftovers stay on its session: session-turns.ts),
+ * so more sessions let more statements run at once; on the 2-core box 4 concurrent CPU-bound
+ * statements took ~2x as long on one session, and ~1x on 3 (bench/RESULTS.md, "chDB sessions:
+ * correct answers without head-of-line blocking"). Opened on demand, only while all are busy.
+ */
+export const SERVING_SESSIONS = 3;
