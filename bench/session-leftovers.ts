@@ -1,3 +1,8 @@
+// Is chDB's leftover output of a failed statement (warehouse/session-turns.ts) per session?
+// Two raw sessions over one data directory, no drain: a statement failing on A (a result over
+// its limit, as JSONEachRowWithProgress, the format the transport asks for), then statements on
+// A and on B, one after another and at once. Counts answers that were not their own (of 20).
+// Run: npx tsx bench/session-leftovers.ts
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
