@@ -27,8 +27,9 @@ export const VIEW_REPAIR_DELETE_KEYS = 10_000;
 /**
  * chDB sessions one EmbeddedWarehouse spreads its statements over. Each session runs its own
  * statements in turn (a failed statement's leftovers stay on its session: session-turns.ts),
- * so more sessions let more statements run at once; on the 2-core box 4 concurrent CPU-bound
- * statements took ~2x as long on one session, and ~1x on 3 (bench/RESULTS.md, "chDB sessions:
- * correct answers without head-of-line blocking"). Opened on demand, only while all are busy.
+ * so more sessions let statements without bound parameters run at once: a quick statement sent
+ * just after a slow one took 70-84 ms on one session, 5-15 ms on 2-4 (bench/RESULTS.md, "chDB
+ * sessions: correct answers without head-of-line blocking"). One more than the 2 cores: two slow
+ * statements leave a session to a quick one. Opened on demand, only while all are busy.
  */
 export const SERVING_SESSIONS = 3;
