@@ -28,6 +28,7 @@ import {
   toSeries,
   type FailureRequest,
   type Group,
+  type GroupPage,
   type GroupPageRequest,
   type Series,
   type SeriesRequest,
@@ -40,7 +41,7 @@ import { toComparison, toPerformance, type ProtocolComparisonItem, type Protocol
 import { resolveProtocols, type ListingScope, type ProtocolAsk } from '../../core/protocol-scope.ts';
 import { checkRequest, type CheckedRequest, type RequestDecl, type RequestInput } from '../../core/request-check.ts';
 import type { TObject } from '@sinclair/typebox';
-import type { AnswerRow, QuestionFilters } from './question/compile.ts';
+import type { AnswerRow, Question, QuestionFilters } from './question/compile.ts';
 import { MEASURES, type Measures } from './question/model.ts';
 import { checkBuckets, type ActivityGranularity, type Granularity } from './question/granularity.ts';
 import type { CostQuestion, Prepared } from './prepared.ts';
@@ -261,25 +262,24 @@ export class Analytics {
 
   /** A page of groups as a connection: its statement, and those of the extras asked (group-connection.ts); `budget` as for prepareListing. */
   async prepareGroups(req: GroupPageRequest, wants: ConnectionWants = NO_EXTRAS, budget?: number): Promise<Prepared<ConnectionPage<Group>>> {
-    const protocols = await this.scope({ kind: 'list', names: req.filters.protocols });
-    return prepareGroupConnection(
-      req,
-      wants,
-      groupsQuestion(this.tokens, req, protocols),
-      (rows) => toGroupPage(this.tokens, req, protocols, rows),
-      this.questions.groupReads(budget),
-    );
+    return this.groupConnection(req, wants, budget, groupsQuestion, toGroupPage);
   }
 
   async prepareFailures(req: FailureRequest, wants: ConnectionWants = NO_EXTRAS, budget?: number): Promise<Prepared<ConnectionPage<Group>>> {
+    return this.groupConnection(req, wants, budget, failuresQuestion, toFailurePage);
+  }
+
+  /** A connection of groups or of failures: the question and page of its kind, over the protocols its filter asks. */
+  private async groupConnection<R extends GroupPageRequest | FailureRequest>(
+    req: R,
+    wants: ConnectionWants,
+    budget: number | undefined,
+    question: (tokens: PageTokens, req: R, protocols: readonly string[]) => Question,
+    page: (tokens: PageTokens, req: R, protocols: readonly string[], rows: readonly AnswerRow[]) => GroupPage,
+  ): Promise<Prepared<ConnectionPage<Group>>> {
     const protocols = await this.scope({ kind: 'list', names: req.filters.protocols });
-    return prepareGroupConnection(
-      req,
-      wants,
-      failuresQuestion(this.tokens, req, protocols),
-      (rows) => toFailurePage(this.tokens, req, protocols, rows),
-      this.questions.groupReads(budget),
-    );
+    const reads = this.questions.groupReads(budget);
+    return prepareGroupConnection(req, wants, question(this.tokens, req, protocols), (rows) => page(this.tokens, req, protocols, rows), reads);
   }
 
   async prepareSeries(req: SeriesRequest): Promise<Prepared<Series[]>> {
