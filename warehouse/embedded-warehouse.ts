@@ -195,8 +195,9 @@ export class EmbeddedWarehouse implements Warehouse {
   }
 
   async close(): Promise<void> {
+    await Promise.all(this.sideSessions.map((s) => s?.turns.ended()));
     for (const s of this.sideSessions) s?.session.close();
     this.streamSession?.close();
-    this.serving.close();
+    await this.serving.close();
   }
 }

@@ -40,7 +40,9 @@ export class SessionPool {
     return this.members.length;
   }
 
-  close(): void {
+  /** Close every session once its statements have ended (SessionTurns.ended). */
+  async close(): Promise<void> {
+    await Promise.all(this.members.map((m) => m.turns.ended()));
     for (const m of this.members) m.session.close();
   }
 

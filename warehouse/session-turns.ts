@@ -20,6 +20,13 @@ export class SessionTurns {
     return this.waitingOrRunning;
   }
 
+  /** Settles once every statement given so far (and its drain) has ended: a session closed
+   *  under a running statement keeps the engine's data directory bound, and the next session
+   *  over another directory cannot open. */
+  ended(): Promise<void> {
+    return this.tail;
+  }
+
   /** Run `work` on the session once the statements before it ended; `signal` ends the wait, not the work. */
   run<T>(work: (session: Session) => Promise<T>, signal?: AbortSignal): Promise<T> {
     let started = false;
