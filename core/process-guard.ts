@@ -118,7 +118,10 @@ export function installProcessGuard(options: ProcessGuardOptions): ProcessGuard 
       const beats = new Int32Array(new SharedArrayBuffer(4));
       const checkMs = checkIntervalOf(stallExitMs);
       setInterval(() => Atomics.add(beats, 0, 1), checkMs).unref();
-      const worker = new Worker(WATCHDOG_SOURCE, { eval: true, workerData: { beats: beats.buffer, stallExitMs, checkMs, pid: process.pid, level: PINO_FATAL } });
+      const worker = new Worker(WATCHDOG_SOURCE, {
+        eval: true,
+        workerData: { beats: beats.buffer, stallExitMs, checkMs, pid: process.pid, level: PINO_FATAL },
+      });
       // The watchdog must never be what keeps a finished process alive.
       worker.unref();
       worker.on('error', (err) => lastWords({ err: err.message }, 'the event-loop watchdog failed; a stuck process will not be ended'));

@@ -106,6 +106,8 @@ export const SPLITS_SUM_TO_ONE = { rule: 'sumEquals', property: 'splits', value:
 
 /** The days of filters.dateRange in order: the rule daySpan runs on them (export-config.ts), as documented. */
 const EXPORT_DAYS_IN_ORDER = ordered('filters.dateRange.start', 'filters.dateRange.end');
+/** The same rule as a body's readers take it: its dotted paths are `fields` (a query's are `params`). */
+const EXPORT_DAYS_DOC = { rule: 'ordered', fields: EXPORT_DAYS_IN_ORDER.doc.params } as const;
 
 /** Sampling of a filter export (RANDOM or STRATIFIED) or of a SQL export (RANDOM: a query's result has no strata). */
 const sampling = (strategies: readonly string[]) =>
@@ -189,7 +191,7 @@ export const filterBody = {
       },
     }),
   },
-  'x-cross-field-rules': [SPLITS_SUM_TO_ONE, EXPORT_DAYS_IN_ORDER.doc, PREPROCESSING_COLUMNS_EXPORTED, STRATIFY_BY_WITH_STRATIFIED],
+  'x-cross-field-rules': [SPLITS_SUM_TO_ONE, EXPORT_DAYS_DOC, PREPROCESSING_COLUMNS_EXPORTED, STRATIFY_BY_WITH_STRATIFIED],
 } as const;
 
 export const sqlBody = {
