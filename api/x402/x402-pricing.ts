@@ -18,6 +18,7 @@
 // calls (limitPaidMcp), and one the MCP transport refuses whole is one call.
 import type { FastifyRequest } from 'fastify';
 import { MAX_BATCH_SIZE } from '@modelcontextprotocol/sdk/server/requestBody.js';
+import { GRAPHQL_SCAN_MAX_TOKENS } from '../../core/limits/graphql.ts';
 import { parse, Kind, type SelectionSetNode } from 'graphql';
 import { Budget } from '../../core/budget.ts';
 import { RPC_MAX_BATCH } from '../../core/limits.ts';
@@ -63,7 +64,7 @@ function graphqlFields(body: unknown, query: unknown): number {
   const text = (body as { query?: unknown } | undefined)?.query ?? (query as { query?: unknown } | undefined)?.query;
   if (typeof text !== 'string') return 1;
   try {
-    const { definitions } = parse(text, { maxTokens: 10_000 });
+    const { definitions } = parse(text, { maxTokens: GRAPHQL_SCAN_MAX_TOKENS });
     const fragments = new Map(definitions.flatMap((d) => (d.kind === Kind.FRAGMENT_DEFINITION ? [[d.name.value, d.selectionSet] as const] : [])));
     const count = (set: SelectionSetNode, seen: Set<string>): number =>
       set.selections.reduce((n, s) => {
