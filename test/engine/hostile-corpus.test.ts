@@ -311,6 +311,7 @@ async function mintTokens(): Promise<void> {
   // One character of the signed body changed: still base64url, no longer the server's.
   const at = Math.floor(listing.length / 2);
   tokens['listing:jupiter_v6:tampered'] = `${listing.slice(0, at)}${listing[at] === 'A' ? 'B' : 'A'}${listing.slice(at + 1)}`;
+  tokens['listing:jupiter_v6:nul'] = `${listing}\u0000`;
   tokens.address = (await rpc('getTransactionsForAddress', ['JUP6LkbZbjS1jKKwapdHNy74zcZ3tLUZoi5QNyVTaV4', { limit: 1 }])).paginationToken;
   tokens.groups = (await graphql('{ transactions(groupBy: [PROTOCOL], pagination: { first: 1 }) { pageInfo { endCursor } } }')).data
     .transactions!.pageInfo.endCursor;
