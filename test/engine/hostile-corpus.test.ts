@@ -119,8 +119,8 @@ const list = (v: unknown) => (v === undefined ? undefined : [v]);
 /** One operation on each door: the JSON-RPC method (and MCP tool) and its options, the REST path
  *  and its query, the GraphQL document and its variables, from the neutral request. */
 interface Op {
-  /** The neutral fields each door writes (a case with another field is not sent there: it has no wire form). */
-  takes: Partial<Record<Door, readonly string[]>>;
+  /** The neutral fields each door writes (a case with another field is not sent there: it has no wire form); MCP's are JSON-RPC's. */
+  takes: Partial<Record<Exclude<Door, 'mcp'>, readonly string[]>>;
   rpc?: [string, (r: Record<string, unknown>, bt: unknown) => Record<string, unknown>];
   rest?: [string, (r: Record<string, unknown>) => Record<string, unknown>];
   graphql?: [string, string, (r: Record<string, unknown>) => Record<string, unknown>];
@@ -128,21 +128,23 @@ interface Op {
 
 const restDays = (r: Record<string, unknown>) => ({ date_from: (r.days as { from?: unknown })?.from, date_to: (r.days as { to?: unknown })?.to });
 
+/** An operation of one protocol and a range on every door: its method, REST path, GraphQL field and selection. */
+const oneProtocol = (method: string, path: string, field: string, selection: string, protocols = (r: Record<string, unknown>) => list(r.protocol)): Op => ({
+  takes: { rpc: ['protocol', 'days', 'blockTime'], rest: ['protocol', 'days'], graphql: ['protocol', 'days'] },
+  rpc: [method, (r, bt) => ({ protocolName: r.protocol, blockTime: bt })],
+  rest: [path, (r) => ({ protocol_name: r.protocol, ...restDays(r) })],
+  graphql: [
+    `query($f: TransactionFilters) { ${field}(filters: $f) { ${selection} } }`,
+    field,
+    (r) => ({ f: { protocols: protocols(r), dateRange: dateRange(r) } }),
+  ],
+});
+
 const OPS = {
-  stats: {
-    takes: { rpc: ['protocol', 'days', 'blockTime'], mcp: ['protocol', 'days', 'blockTime'], rest: ['protocol', 'days'], graphql: ['protocol', 'days'] },
-    rpc: ['getProtocolStats', (r, bt) => ({ protocolName: r.protocol, blockTime: bt })],
-    rest: ['/analytics/protocols', (r) => ({ protocol_name: r.protocol, ...restDays(r) })],
-    graphql: [
-      'query($f: TransactionFilters) { protocolStats(filters: $f) { protocolName } }',
-      'protocolStats',
-      (r) => ({ f: { protocols: list(r.protocol), dateRange: dateRange(r) } }),
-    ],
-  },
+  stats: oneProtocol('getProtocolStats', '/analytics/protocols', 'protocolStats', 'protocolName'),
   activity: {
     takes: {
       rpc: ['protocol', 'days', 'blockTime', 'interval'],
-      mcp: ['protocol', 'days', 'blockTime', 'interval'],
       rest: ['protocol', 'days', 'interval'],
       graphql: ['protocol', 'days', 'interval'],
     },
@@ -157,7 +159,6 @@ const OPS = {
   listing: {
     takes: {
       rpc: ['protocols', 'days', 'blockTime', 'limit', 'cursor'],
-      mcp: ['protocols', 'days', 'blockTime', 'limit', 'cursor'],
       rest: ['protocols', 'days', 'limit', 'offset', 'cursor'],
       graphql: ['protocols', 'days', 'limit', 'cursor'],
     },
@@ -170,7 +171,7 @@ const OPS = {
     ],
   },
   failed: {
-    takes: { rpc: ['protocol', 'days', 'blockTime', 'limit'], mcp: ['protocol', 'days', 'blockTime', 'limit'], graphql: ['protocol', 'days', 'limit'] },
+    takes: { rpc: ['protocol', 'days', 'blockTime', 'limit'], graphql: ['protocol', 'days', 'limit'] },
     rpc: ['getFailedTransactions', (r, bt) => ({ protocolName: r.protocol, limit: r.limit, blockTime: bt })],
     graphql: [
       'query($f: TransactionFilters, $p: Pagination) { failedTransactions(filters: $f, pagination: $p) { edges { cursor } } }',
@@ -179,17 +180,16 @@ const OPS = {
     ],
   },
   comparison: {
-    takes: { rpc: ['protocols', 'days', 'blockTime'], mcp: ['protocols', 'days', 'blockTime'] },
+    takes: { rpc: ['protocols', 'days', 'blockTime'] },
     rpc: ['getProtocolComparison', (r, bt) => ({ protocols: r.protocols, blockTime: bt })],
   },
   top: {
-    takes: { rpc: ['limit', 'days', 'blockTime'], mcp: ['limit', 'days', 'blockTime'] },
+    takes: { rpc: ['limit', 'days', 'blockTime'] },
     rpc: ['getTopProtocols', (r, bt) => ({ limit: r.limit, blockTime: bt })],
   },
   sample: {
     takes: {
       rpc: ['protocols', 'days', 'blockTime', 'limit', 'offset'],
-      mcp: ['protocols', 'days', 'blockTime', 'limit', 'offset'],
       rest: ['protocols', 'days', 'limit', 'offset'],
       graphql: ['protocols', 'days', 'limit', 'offset'],
     },
@@ -201,17 +201,10 @@ const OPS = {
       (r) => ({ f: { protocols: r.protocols, dateRange: dateRange(r) }, l: r.limit, o: r.offset }),
     ],
   },
-  sampleOne: {
-    takes: { rpc: ['protocol', 'days', 'blockTime'], mcp: ['protocol', 'days', 'blockTime'], rest: ['protocol', 'days'], graphql: ['protocol', 'days'] },
-    rpc: ['getOneProtocolSample', (r, bt) => ({ protocolName: r.protocol, blockTime: bt })],
-    rest: ['/analytics/one-protocol-sample', (r) => ({ protocol_name: r.protocol, ...restDays(r) })],
-    graphql: [
-      'query($f: TransactionFilters) { oneProtocolSample(filters: $f) { protocols } }',
-      'oneProtocolSample',
-      // A list as GraphQL's filter takes it: a neutral list as it is, one protocol as a list of one.
-      (r) => ({ f: { protocols: Array.isArray(r.protocol) ? r.protocol : list(r.protocol), dateRange: dateRange(r) } }),
-    ],
-  },
+  // A list as GraphQL's filter takes it: a neutral list as it is, one protocol as a list of one.
+  sampleOne: oneProtocol('getOneProtocolSample', '/analytics/one-protocol-sample', 'oneProtocolSample', 'protocols', (r) =>
+    Array.isArray(r.protocol) ? r.protocol : list(r.protocol),
+  ),
 } satisfies Record<string, Op>;
 
 /** Fields no door declares, added where each door keeps a request's fields (REST: the query). */
@@ -360,7 +353,7 @@ describe('the hostile corpus, through every door', () => {
     const op = OPS[c.op] as Op;
     const fields = Object.keys(c.request).filter((k) => k !== 'extra' && k !== '$array');
     const doors = (c.doors ?? (['rpc', 'mcp', 'rest', 'graphql'] as Door[])).filter(
-      (d) => c.skip?.[d] === undefined && fields.every((f) => op.takes[d]?.includes(f)),
+      (d) => c.skip?.[d] === undefined && fields.every((f) => op.takes[d === 'mcp' ? 'rpc' : d]?.includes(f)),
     );
     const said = await inactive(c.setup?.inactive, async () => {
       const out: [Door, Said][] = [];

@@ -1,5 +1,6 @@
-// A test-only operation declared once by its request (api/catalog/declared.ts), offered on
-// every door: the hostile corpus reaches the one check (core/request-check.ts) through it
+// Test-only operations declared once by their request (api/catalog/declared.ts), offered on
+// every door: declared-operation.test.ts shows one appears and works everywhere; the hostile
+// corpus (hostile-corpus.test.ts) reaches the one check (core/request-check.ts) through them
 // with no door's own validation in front (GraphQL's derived field, REST's derived route).
 import { Type } from '@sinclair/typebox';
 import { withDefault } from '../../api/catalog/declare.ts';

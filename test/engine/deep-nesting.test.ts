@@ -1,6 +1,8 @@
-// GraphQL variables nested thousands of levels deep, used or not: refused as a bad request
-// (400, BAD_USER_INPUT) before anything walks them. They were answered 500: the answer
-// memo's key is JSON.stringify(variables), which overflows the stack past a few thousand levels.
+// Values nested thousands of levels deep where a door read them with something recursive:
+// refused as bad requests, never a 500. GraphQL variables, used or not, were a 500: the
+// answer memo's key is JSON.stringify(variables), which overflows the stack past a few
+// thousand levels. An MCP message whose id was so deep was a 500 too: the door set aside
+// answer room for each request's id by JSON.stringify(id), before the transport refused it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiKeyHeaders } from '../support/api-key.ts';
 import { startApp } from '../support/services.ts';
@@ -49,5 +51,19 @@ describe('GraphQL variables nested too deep', () => {
     });
     expect(res.statusCode, res.body).toBe(200);
     expect((res.json() as { errors?: unknown }).errors).toBeUndefined();
+  });
+});
+
+const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
+
+describe('an MCP id nested too deep', () => {
+  it.each([
+    ['one message', (id: string) => `{"jsonrpc":"2.0","id":${id},"method":"tools/list"}`],
+    ['a batch', (id: string) => `[{"jsonrpc":"2.0","id":1,"method":"tools/list"},{"jsonrpc":"2.0","id":${id},"method":"tools/list"}]`],
+  ])('in %s is a 400 JSON-RPC error, not a 500', async (_what, body) => {
+    const id = `${'{"a":'.repeat(6000)}1${'}'.repeat(6000)}`;
+    const res = await t.app.inject({ method: 'POST', url: '/mcp', headers: { ...headers, ...MCP_HEADERS }, payload: body(id) });
+    expect(res.statusCode, res.body).toBe(400);
+    expect((res.json() as { error: { code: number } }).error.code).toBe(-32700);
   });
 });
