@@ -250,7 +250,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
 
   // OpenAPI first: it documents the routes registered after it.
   await registerOpenApi(app, { protocols: () => deps.analytics.protocols() });
-  await app.register(restApi, { prefix: '/api/v1', analytics: deps.analytics, catalog: options.catalog });
+  await app.register(restApi, { prefix: '/api/v1', analytics: deps.analytics, catalog: options.catalog, x402: deps.access.x402 });
   await app.register(sqlRoutes, { sandbox: deps.sqlSandbox });
   await app.register(userMetricsRoutes, { analytics: deps.analytics, freshness: deps.freshness });
   await app.register(exportRoutes, { exports: deps.exports });

@@ -8,7 +8,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
-import { errorBody } from '../catalog/rest-schemas.ts';
+import { errorBody } from './rest-schemas.ts';
 import { withCommonAnswers, withDayParameters, withNamedEnums, withProtocolNames } from './openapi-answers.ts';
 
 export interface OpenApiOptions {

@@ -2,8 +2,8 @@
 // budget uses (api/analytics/analytics-cost.ts, api/sql/query-cost.ts):
 //   client SQL (the query doors, SQL executions and SQL exports, MCP's run_sql): the engine's
 //     estimate of what it reads plus what its joins produce, the figure a key's query is charged;
-//   a catalog call (a JSON-RPC method, each call of a batch; a REST route; an MCP catalog
-//     tool): answered once on a view that runs nothing (api/analytics/dry-run.ts), its
+//   a catalog call (a JSON-RPC method, each call of a batch; a REST route, priced as its
+//     door asks, api/rest/rest-api.ts; an MCP catalog tool): answered once on a view that runs nothing (api/analytics/dry-run.ts), its
 //     statements priced by the engine's estimate of the rows each reads plus the base cost per
 //     statement, as a prepared answer's cost is;
 //   an export by filters: the engine's estimate of the rows of `transactions` it reads (before
@@ -31,7 +31,7 @@ import { estimateCost } from '../analytics/statement-cost.ts';
 import { filterExportSpec } from '../exports/export-config.ts';
 import { filterExportRead } from '../exports/export-writer.ts';
 import { TABLES } from '../../warehouse/tables.ts';
-import { CATALOG, type RestRoute, type RpcMethod } from '../catalog/catalog.ts';
+import { CATALOG, type RpcMethod } from '../catalog/catalog.ts';
 import { CatalogMethods } from '../positional/positional-calls.ts';
 import { doorOf } from '../access/protected-paths.ts';
 import type { SqlSandbox } from '../sql/sql-sandbox.ts';
@@ -99,11 +99,7 @@ const positions = (m: RpcMethod, args: Record<string, unknown>): unknown[] => m.
 export class Pricing {
   private readonly methods = new CatalogMethods(CATALOG);
   private readonly byMethod = new Map(this.methods.list().map((m) => [m.method, m]));
-  private readonly restRoutes: ReadonlyMap<string, RestRoute> = new Map(
-    CATALOG.flatMap((op) => (op.rest === undefined ? [] : [[`/api/v1${op.rest.url}`, op.rest] as const])),
-  );
-
-  /** Pricers of routes whose door prices its own calls (GraphQL): undefined, priced as any other. */
+  /** Pricers of routes whose door prices its own calls (GraphQL; REST's routes, by their answers): undefined, priced as any other. */
   private readonly byRoute = new Map<string, (req: FastifyRequest) => Promise<number | undefined>>();
 
   constructor(private readonly deps: PricingDeps) {}
@@ -111,6 +107,11 @@ export class Pricing {
   /** `route`'s calls priced by its door (the figure its answer will be charged), when it can. */
   priceWith(route: string, pricer: (req: FastifyRequest) => Promise<number | undefined>): void {
     this.byRoute.set(route, pricer);
+  }
+
+  /** `route`'s GET calls priced by the statements of their answer (`answer` run on a view that runs nothing): REST's routes (api/rest/rest-api.ts). */
+  priceByAnswer(route: string, answer: (dry: Analytics, req: FastifyRequest) => Promise<unknown>): void {
+    this.priceWith(route, async (req) => (req.method === 'GET' ? this.answer(route, (dry) => answer(dry, req)) : undefined));
   }
 
   /** The price of an HTTP call, in cost units. */
@@ -122,8 +123,6 @@ export class Pricing {
     const own = await this.byRoute.get(route)?.(req);
     if (own !== undefined) return Math.max(X402_PRICES.unitsPerCall, Math.ceil(own));
     if (route === '/v1/rpc') return this.rpc(body);
-    const rest = req.method === 'GET' ? this.restRoutes.get(route) : undefined;
-    if (rest !== undefined) return this.answer(route, (dry) => rest.answer(dry, req));
     if (route === '/graphql') return X402_PRICES.unitsPerCall * graphqlFields(body, req.query);
     if (route === '/mcp') return this.mcp(req.ip, body);
     if (req.method === 'POST' && route === '/v1/exports') return this.filterExport(body);
