@@ -6,12 +6,15 @@
 // body is read (so a QUERY without Content-Type is not refused as a malformed body first).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError, Errors } from '../../core/errors.ts';
-import { pathOf } from './protected-paths.ts';
+import { declaredPolicy, pathOf, type RoutePolicy } from './route-policy.ts';
 import { QUOTED_PATH_MAX_CHARS } from '../../core/limits/http.ts';
 
 interface KnownRoute {
   readonly pattern: RegExp;
   readonly methods: Set<string>;
+  /** The options each route at this URL was registered with: their policy is read when asked,
+   *  as a door's own onRoute hook (route-policy.ts declareRoutes) sets it after this one. */
+  readonly registered: { config?: unknown }[];
 }
 
 /** The routes registered so far, learnt as they are (shared by the 405 answer and CORS preflights). */
@@ -35,12 +38,28 @@ export function allowedMethods(routes: Iterable<KnownRoute>, path: string): stri
   return [...methods].sort().join(', ');
 }
 
+/** The policy of the routes matching `path` when they all declare the same access (the 405 of a
+ *  public path needs no key); undefined when none matches, keyed when any of them is. */
+export function allowedPolicy(routes: Iterable<KnownRoute>, path: string): RoutePolicy | undefined {
+  let found: RoutePolicy | undefined;
+  for (const route of routes) {
+    if (!route.pattern.test(path)) continue;
+    for (const r of route.registered) {
+      const p = declaredPolicy(r);
+      if (p.access !== 'public') return p;
+      found = p;
+    }
+  }
+  return found;
+}
+
 /** Learn every route registered after this call (its URL pattern and methods). */
 export function learnRoutes(app: FastifyInstance): RouteTable {
   const routes = new Map<string, KnownRoute>();
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
-    const known = routes.get(route.url) ?? { pattern: routePattern(route.url), methods: new Set<string>() };
+    const known = routes.get(route.url) ?? { pattern: routePattern(route.url), methods: new Set<string>(), registered: [] };
+    known.registered.push(route);
     for (const m of methods) {
       known.methods.add(m.toUpperCase());
       // Fastify answers HEAD for every GET route (exposeHeadRoutes).

@@ -5,6 +5,7 @@
 // OpenAPI plugin so the routes are documented from the same schemas Fastify validates with.
 import type { FastifyInstance, FastifySchemaValidationError } from 'fastify';
 import { answerStatsOf } from '../access/answer-stats.ts';
+import { declareRoutes, keyed } from '../access/route-policy.ts';
 import { Errors, invalidParams, worded, type Wording } from '../../core/errors.ts';
 import { fitsBudget, formatBytes, REST_RESPONSE_BUDGET_BYTES } from '../../core/limits.ts';
 import { daySpan } from '../../core/request-check.ts';
@@ -72,6 +73,8 @@ export function restRoutesOf(catalog: readonly Operation[], handRoutes: Readonly
 }
 
 export async function restApi(app: FastifyInstance, opts: RestApiOptions): Promise<void> {
+  // Every route of this interface needs a key, at the REST door's budget.
+  declareRoutes(app, keyed('rest', 'rest'));
   app.setSchemaErrorFormatter(schemaErrorMessage);
   // Every answer of this interface, whatever route produced it, is checked as serialized:
   // one larger than the budget is replaced by a 400 asking for a smaller page.

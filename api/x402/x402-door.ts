@@ -5,7 +5,7 @@ import type { FastifyRequest } from 'fastify';
 import type { X402Config } from '../../core/config/load-config.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { X402PaymentStore } from '../../warehouse/x402-payment-store.ts';
-import { interfaceOf } from '../access/protected-paths.ts';
+import { policyOf } from '../access/route-policy.ts';
 import { X402Gateway, type PaidCall } from './x402-gateway.ts';
 import { Pricing, type Pricer, type PricingDeps, type ToolPricer } from './x402-pricing.ts';
 import { resourceServerOf, type SvmChain } from './x402-server.ts';
@@ -57,7 +57,7 @@ export async function createX402Door(deps: X402DoorDeps): Promise<X402Door> {
         asset: paid.requirements.asset,
         network: paid.requirements.network,
         transaction,
-        interface: interfaceOf(route),
+        interface: policyOf(req).interface,
         route: `${req.method} ${route}`,
         costUnits: paid.units,
       };

@@ -33,7 +33,8 @@ import { filterExportRead } from '../exports/export-writer.ts';
 import { TABLES } from '../../warehouse/tables.ts';
 import { CATALOG, type RpcMethod } from '../catalog/catalog.ts';
 import { CatalogMethods } from '../positional/positional-calls.ts';
-import { doorOf } from '../access/protected-paths.ts';
+import type { Door } from '../../core/limits/answers.ts';
+import { policyOf } from '../access/route-policy.ts';
 import type { SqlSandbox } from '../sql/sql-sandbox.ts';
 
 export type Pricer = (req: FastifyRequest) => Promise<number>;
@@ -111,7 +112,7 @@ export class Pricing {
 
   /** `route`'s GET calls priced by the statements of their answer (`answer` run on a view that runs nothing): REST's routes (api/rest/rest-api.ts). */
   priceByAnswer(route: string, answer: (dry: Analytics, req: FastifyRequest) => Promise<unknown>): void {
-    this.priceWith(route, async (req) => (req.method === 'GET' ? this.answer(route, (dry) => answer(dry, req)) : undefined));
+    this.priceWith(route, async (req) => (req.method === 'GET' ? this.answer(policyOf(req).door, (dry) => answer(dry, req)) : undefined));
   }
 
   /** The price of an HTTP call, in cost units. */
@@ -119,7 +120,7 @@ export class Pricing {
     const route = req.routeOptions.url ?? '';
     const body = req.body;
     const sql = isObject(body) ? body.query : undefined;
-    if (req.method === 'POST' && SQL_BODY_ROUTES.has(route) && typeof sql === 'string') return this.sql(req.ip, route, sql);
+    if (req.method === 'POST' && SQL_BODY_ROUTES.has(route) && typeof sql === 'string') return this.sql(req.ip, policyOf(req).door, sql);
     const own = await this.byRoute.get(route)?.(req);
     if (own !== undefined) return Math.max(X402_PRICES.unitsPerCall, Math.ceil(own));
     if (route === '/v1/rpc') return this.rpc(body);
@@ -131,20 +132,20 @@ export class Pricing {
 
   /** The price of one MCP tool call, in cost units. */
   readonly priceTool: ToolPricer = async (ip, tool, args) => {
-    if (tool === 'run_sql' && typeof args.query === 'string') return this.sql(ip, '/mcp', args.query);
+    if (tool === 'run_sql' && typeof args.query === 'string') return this.sql(ip, 'mcp', args.query);
     const m = this.byMethod.get(tool);
-    return m === undefined ? X402_PRICES.unitsPerCall : this.answer('/mcp', (dry) => this.methods.call(dry, tool, positions(m, args)));
+    return m === undefined ? X402_PRICES.unitsPerCall : this.answer('mcp', (dry) => this.methods.call(dry, tool, positions(m, args)));
   };
 
   /** Client SQL: as the x402 plan's query would be charged, on a budget of its own that nothing else uses. */
-  private async sql(ip: string, route: string, sql: string): Promise<number> {
-    const cost = await this.deps.sandbox.cost({ key: `x402-quote:${ip}`, plan: 'x402', budget: new Budget('x402', doorOf(route)) }, sql);
+  private async sql(ip: string, door: Door, sql: string): Promise<number> {
+    const cost = await this.deps.sandbox.cost({ key: `x402-quote:${ip}`, plan: 'x402', budget: new Budget('x402', door) }, sql);
     return Math.max(X402_PRICES.unitsPerCall, Math.ceil(cost.score));
   }
 
   /** A catalog answer's statements, priced by a dry run under a budget of the x402 plan. */
-  private async answer(route: string, answer: (dry: Analytics) => Promise<unknown>): Promise<number> {
-    const wh = boundTo(this.deps.wh, new Budget('x402', doorOf(route)));
+  private async answer(door: Door, answer: (dry: Analytics) => Promise<unknown>): Promise<number> {
+    const wh = boundTo(this.deps.wh, new Budget('x402', door));
     const cost = await dryRunCost(this.deps.analyticsOver, wh, answer);
     return Math.max(X402_PRICES.unitsPerCall, Math.ceil(cost.score));
   }
@@ -169,7 +170,7 @@ export class Pricing {
     for (const c of calls) {
       const method = isObject(c) && typeof c.method === 'string' && this.methods.has(c.method) ? c.method : undefined;
       const params = isObject(c) && Array.isArray(c.params) ? c.params : [];
-      units += method === undefined ? X402_PRICES.unitsPerCall : await this.answer('/v1/rpc', (dry) => this.methods.call(dry, method, params));
+      units += method === undefined ? X402_PRICES.unitsPerCall : await this.answer('rpc', (dry) => this.methods.call(dry, method, params));
     }
     return units;
   }
