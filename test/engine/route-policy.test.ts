@@ -4,6 +4,7 @@
 // or discovery path no route serves (MCP clients read its 401 as "sign in"), and a method a
 // public path does not answer (its 405).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { undeclaredRoutes } from '../../api/access/allowed-methods.ts';
 import { keyed, open } from '../../api/access/route-policy.ts';
 import { ANSWER_BUDGET_BYTES } from '../../core/limits/answers.ts';
 import { apiKeyHeaders } from '../support/api-key.ts';
@@ -68,5 +69,17 @@ describe('route policy', () => {
     expect((await get('/.well-known/oauth-protected-resource')).statusCode).toBe(404);
     expect((await get('/health', {}, 'PUT')).statusCode).toBe(405);
     expect((await get('/api/v1/stats', {}, 'PUT')).statusCode).toBe(401);
+  });
+});
+
+describe("the service's routes", () => {
+  it('every route of buildApp() declares its policy (none left to the fail-closed default)', async () => {
+    // Only the two this file adds on purpose declare nothing.
+    expect(undeclaredRoutes(t.app.routeTable).sort()).toEqual([
+      'GET /dashboard-like/undeclared',
+      'GET /health/undeclared',
+      'HEAD /dashboard-like/undeclared',
+      'HEAD /health/undeclared',
+    ]);
   });
 });
