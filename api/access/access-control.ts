@@ -53,7 +53,7 @@ declare module 'fastify' {
     /** The latest rate-limit decision for this request (drives the X-RateLimit-* headers). */
     rateLimit: (RateDecision & { plan: Plan }) | null;
     /** Count `units` more requests against the caller's plan; throws the 429 AppError when
-     *  the limit is exceeded. No-op on exempt routes. */
+     *  the limit is exceeded. No-op on public routes. */
     consumeRateLimit(units: number): Promise<void>;
     /** Count one request of a route that carries its own credential (a signed export link)
      *  against the plan of the key it stands for, or, when the credential is not valid
