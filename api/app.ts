@@ -6,7 +6,7 @@ import { HTTP_BODY_LIMIT_BYTES, QUOTED_HEADER_MAX_CHARS } from '../core/limits/h
 import { redactUrl } from '../core/logger.ts';
 import { installAccessControl } from './access/access-control.ts';
 import { NO_OAUTH_MESSAGE } from './access/presented-key.ts';
-import { asksForOAuth } from './access/protected-paths.ts';
+import { asksForOAuth, declareRoutes, open } from './access/route-policy.ts';
 import { setRateLimitHeaders } from './access/rate-limit-headers.ts';
 import { installMethodNotAllowed, learnRoutes } from './access/allowed-methods.ts';
 import { installCors } from './access/cors.ts';
@@ -165,7 +165,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
     const path = pathOfUrl(req.url);
     const message = `no route for ${req.method} ${path}`;
     if (!asksForOAuth(path)) return reply.code(404).send({ error: Errors.notFound.title, message });
-    // Where an MCP client looks for OAuth (answered without a key: protected-paths.ts), say what it
+    // Where an MCP client looks for OAuth (answered without a key: route-policy.ts isUnservedOAuth), say what it
     // needs instead; also as OAuth's error_description, the words an OAuth client shows.
     const noOAuth = `${message}: ${NO_OAUTH_MESSAGE}`;
     return reply.code(404).send({ error: Errors.notFound.title, message: noOAuth, error_description: noOAuth });
@@ -185,7 +185,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   const routes = learnRoutes(app);
   // Browsers on other origins: preflights answered without a key, so before access control.
   installCors(app, routes, deps.config.http.corsOrigins);
-  const accessStep = installAccessControl(app, deps.access);
+  const accessStep = installAccessControl(app, deps.access, routes);
   // A path some route answers, asked with another method: 405 with Allow.
   installMethodNotAllowed(app, routes);
   // ETag from the data version, If-None-Match -> 304 before the handler, Cache-Control on the API doors' answers.
@@ -233,6 +233,8 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   });
 
   await app.register(async (admin) => {
+    // No API key: the operator's bearer token, checked here for every route and unknown path.
+    declareRoutes(admin, open());
     admin.addHook('onRequest', adminGuard(deps.access, deps.config.adminToken));
     await admin.register(protocolRoutes, { registry: deps.registry, onChange: () => deps.analytics.invalidate() });
     await admin.register(ingestRoutes, { pipeline: deps.pipeline, maxBodyBytes: deps.config.ingest.maxBodyBytes });
@@ -250,7 +252,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
 
   // OpenAPI first: it documents the routes registered after it.
   await registerOpenApi(app, { protocols: () => deps.analytics.protocols() });
-  await app.register(restApi, { prefix: '/api/v1', analytics: deps.analytics, catalog: options.catalog });
+  await app.register(restApi, { prefix: '/api/v1', analytics: deps.analytics, catalog: options.catalog, x402: deps.access.x402 });
   await app.register(sqlRoutes, { sandbox: deps.sqlSandbox });
   await app.register(userMetricsRoutes, { analytics: deps.analytics, freshness: deps.freshness });
   await app.register(exportRoutes, { exports: deps.exports });
