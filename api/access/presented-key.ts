@@ -43,6 +43,9 @@ function firstString(v: unknown): string | undefined {
 
 /** The presented key: the header wins when both forms are sent (SPEC.md prefers it); on
  *  the routes of BEARER_KEY_ROUTES `Authorization: Bearer <key>` comes next. */
+/** The query parameter a key may come in, on every route. */
+export const KEY_QUERY_PARAM = 'api-key';
+
 export function presentedKey(req: FastifyRequest): string | undefined {
   const fromHeader = firstString(req.headers['x-api-key']);
   if (fromHeader !== undefined) return fromHeader;
@@ -51,5 +54,5 @@ export function presentedKey(req: FastifyRequest): string | undefined {
     if (bearer !== null) return bearer[1];
   }
   const query = req.query as Record<string, unknown> | undefined;
-  return firstString(query?.['api-key']);
+  return firstString(query?.[KEY_QUERY_PARAM]);
 }

@@ -5,7 +5,9 @@
 // OpenAPI plugin so the routes are documented from the same schemas Fastify validates with.
 import type { FastifyInstance, FastifySchemaValidationError } from 'fastify';
 import { answerStatsOf } from '../access/answer-stats.ts';
+import { KEY_QUERY_PARAM } from '../access/presented-key.ts';
 import { declareRoutes, keyed } from '../access/route-policy.ts';
+import { QUOTED_PARAM_MAX_CHARS } from '../../core/limits/http.ts';
 import { Errors, invalidParams, worded, type Wording } from '../../core/errors.ts';
 import { fitsBudget, formatBytes, REST_RESPONSE_BUDGET_BYTES } from '../../core/limits.ts';
 import { daySpan } from '../../core/request-check.ts';
@@ -32,6 +34,22 @@ function paramsOf(schema: unknown, is: (s: { type?: unknown; format?: unknown })
   return Object.entries(properties)
     .filter(([, s]) => is(s))
     .map(([name]) => name);
+}
+
+/**
+ * A query parameter the route does not declare is refused, never ignored: a misspelt
+ * `date_form` or `protocol` would otherwise answer for all time or every protocol. The
+ * api-key parameter is every route's (presented-key.ts).
+ */
+function refuseUnknownParams(schema: unknown, query: Record<string, unknown> | undefined): void {
+  const declared = paramsOf(schema, () => true);
+  const unknown = Object.keys(query ?? {}).find((k) => k !== KEY_QUERY_PARAM && !declared.includes(k));
+  if (unknown === undefined) return;
+  const accepted = declared.length === 0 ? 'this route takes none' : `accepted: ${declared.join(', ')}`;
+  throw invalidParams(
+    `unknown query parameter ${JSON.stringify(unknown.slice(0, QUOTED_PARAM_MAX_CHARS))}; ${accepted}`,
+    unknown.slice(0, QUOTED_PARAM_MAX_CHARS),
+  );
 }
 
 /** "limit must be <= 1000" rather than "querystring/limit must be <= 1000": clients know parameters, not schema paths. */
@@ -101,6 +119,7 @@ export async function restApi(app: FastifyInstance, opts: RestApiOptions): Promi
   // (preValidation runs before the schema is checked.)
   app.addHook('preValidation', async (req) => {
     const query = req.query as Record<string, unknown> | undefined;
+    refuseUnknownParams(req.routeOptions.schema, query);
     for (const name of paramsOf(req.routeOptions.schema, (s) => s.type === 'integer')) {
       const v = query?.[name];
       if (v === undefined) continue;
