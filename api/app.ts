@@ -124,7 +124,8 @@ const framingStep: EdgeStep = (_req, reply, payload) => {
   return payload;
 };
 
-export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise<FastifyInstance> {
+/** The Fastify instance: its server options, and every error answered in our shape (routing errors, unknown paths included). */
+function createFastify(deps: AppDeps): FastifyInstance {
   // Refused floods are logged one line per key or address per window, not two per request.
   const requestLog = new SampledRefusalLog(deps.logger);
   const app = Fastify({
@@ -170,7 +171,11 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
     const noOAuth = `${message}: ${NO_OAUTH_MESSAGE}`;
     return reply.code(404).send({ error: Errors.notFound.title, message: noOAuth, error_description: noOAuth });
   });
+  return app;
+}
 
+/** The root hooks, before any route, so that they cover every route registered after them (in any plugin). */
+function installRequestPipeline(app: FastifyInstance, deps: AppDeps): void {
   // JSON bodies whose refusal of a "__proto__" key says so (Fastify's says "not valid JSON"):
   // before any route, so every plugin inherits the parser.
   installJsonBodies(app);
@@ -211,7 +216,10 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
     freshnessStep(deps.freshness, { now: () => deps.registry.activeNamesNow(), read: () => deps.analytics.protocols() }),
     cachingStep,
   ]);
+}
 
+/** Every door's routes: probes, JSON-RPC, MCP, the operator API, REST with its document, SQL, exports, GraphQL, the dashboard. */
+async function registerDoors(app: FastifyInstance, deps: AppDeps, options: AppOptions): Promise<void> {
   await app.register(healthRoutes, {
     wh: deps.wh,
     maxIngestAgeSeconds: deps.config.health.maxIngestAgeSeconds,
@@ -281,6 +289,12 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   });
   // The dashboard: pages without a key, its JSON calls behind a session cookie.
   await app.register(dashboard, { config: deps.config, access: deps.access, accounts: deps.accounts, wh: deps.wh });
+}
+
+export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise<FastifyInstance> {
+  const app = createFastify(deps);
+  installRequestPipeline(app, deps);
+  await registerDoors(app, deps, options);
   // Last of all: a root onSend hook added now runs after every other one (each door's own
   // budget check included), so it codes the answer exactly as they left it.
   installCompression(app);
