@@ -21,8 +21,9 @@ export type RequestValues = Readonly<Record<string, unknown>>;
 export interface CrossFieldRule {
   /** As documented (`x-cross-field-rules`): the rule's name, its parameters and its bound. */
   readonly doc: Readonly<Record<string, unknown>>;
-  /** Throws an invalid-params AppError naming the parameter when `values` break the rule. */
-  check(values: RequestValues): void;
+  /** Throws an invalid-params AppError naming the parameter when `values` break the rule;
+   *  `nameOf` words a field as the door names it (the rules below that name nested fields use it). */
+  check(values: RequestValues, nameOf?: (path: string) => string): void;
 }
 
 const given = (v: unknown): boolean => v !== undefined && v !== null;
@@ -109,6 +110,58 @@ export function spanAtMost(
   return { doc: { rule: 'spanAtMost', params: [from, to], perDay: per, maximum }, check: run };
 }
 
+/** The numbers of the object at `field` (its `parts`, an absent one 0) sum to `value`, within `tolerance`. */
+export function sumEquals(field: string, parts: readonly string[], value: number, tolerance: number): CrossFieldRule {
+  return {
+    doc: { rule: 'sumEquals', property: field, value, tolerance },
+    check(values, nameOf = (p) => p) {
+      const o = valueAt(values, field) as Record<string, unknown> | undefined;
+      if (o === undefined || o === null) return;
+      const sum = parts.reduce((acc, k) => acc + Number(o[k] ?? 0), 0);
+      if (Math.abs(sum - value) > tolerance) throw invalidParams(`${nameOf(field)} must sum to ${value} (${parts.join(' + ')} = ${sum})`, nameOf(field));
+    },
+  };
+}
+
+/** Each item of the lists at `fields` is among the list at `of` (`whole` when that is absent), which `words` names. */
+export function subsetOf(fields: readonly string[], of: string, whole: readonly string[], words: string): CrossFieldRule {
+  return {
+    doc: { rule: 'subsetOf', fields: [...fields], of },
+    check(values, nameOf = (p) => p) {
+      const among = (valueAt(values, of) as readonly string[] | undefined) ?? whole;
+      for (const f of fields) {
+        for (const [i, item] of ((valueAt(values, f) as readonly string[] | undefined) ?? []).entries()) {
+          if (!among.includes(item)) throw invalidParams(`${nameOf(`${f}.${i}`)} ${JSON.stringify(item)} is not among ${words}; add it to ${of}`, nameOf(f));
+        }
+      }
+    },
+  };
+}
+
+/** `field` is given only when `when` (absent: `otherwise`) equals `equals`. */
+export function onlyWith(field: string, when: string, equals: string, otherwise: string): CrossFieldRule {
+  return {
+    doc: { rule: 'onlyWith', field, when, equals },
+    check(values, nameOf = (p) => p) {
+      if (!given(valueAt(values, field)) || (valueAt(values, when) ?? otherwise) === equals) return;
+      throw invalidParams(`${nameOf(field)} is for ${when.split('.').pop()} ${equals}`, nameOf(field));
+    },
+  };
+}
+
+/** `field` is not `value` here, for the reason `why` gives. */
+export function notValue(field: string, value: string, why: string): CrossFieldRule {
+  return {
+    doc: { rule: 'notValue', field, value },
+    check(values, nameOf = (p) => p) {
+      if (valueAt(values, field) === value) throw invalidParams(`${nameOf(field)} ${value} ${why}`, nameOf(field));
+    },
+  };
+}
+
+/** A rule that a later layer runs (the SQL guard), declared here so that the documents show it. */
+export const ranBy = (doc: Readonly<Record<string, unknown>>): CrossFieldRule => ({ doc, check() {} });
+
 /** An object with the schema's top-level defaults filled in where a value is absent (a default is stated once, in its schema). */
 export function fillDefaults(schema: TObject, value: object | null | undefined): Record<string, unknown> {
   const out: Record<string, unknown> = { ...(value ?? {}) };
@@ -119,8 +172,8 @@ export function fillDefaults(schema: TObject, value: object | null | undefined):
 }
 
 /** Run every rule of a request, in the order declared: the first broken one is the error. */
-export function checkRules(rules: readonly CrossFieldRule[], values: RequestValues): void {
-  for (const r of rules) r.check(values);
+export function checkRules(rules: readonly CrossFieldRule[], values: RequestValues, nameOf?: (path: string) => string): void {
+  for (const r of rules) r.check(values, nameOf);
 }
 
 /** The rules as the documents show them. */
@@ -172,14 +225,27 @@ export interface RequestDecl<S extends TObject = TObject> {
   readonly schema: S;
   readonly scope: ScopeKind;
   readonly rules: readonly CrossFieldRule[];
+  /** Where a body names its protocols and its days, when not at the top (see RequestPlaces). */
+  readonly places?: RequestPlaces;
   /** The schema compiled once, when declared (defaults filled in as it validates). */
   readonly validate: ValidateFunction;
 }
 
-export function request<S extends TObject>(schema: S, scope: ScopeKind, rules: readonly CrossFieldRule[] = []): RequestDecl<S> {
+/**
+ * Where a request whose fields are one nested body (an export's `filters: {protocols,
+ * dateRange: {start, end}}`) holds its protocols and its days: the check reads them there,
+ * converts the days with daySpan after the schema (which holds them as CalendarDays), and
+ * words a protocol refusal by that place (its placeholder, `⟨filters.protocols[1]⟩`).
+ */
+export interface RequestPlaces {
+  protocols?: string;
+  days?: { at: string; from: string; to: string; names: DayNames };
+}
+
+export function request<S extends TObject>(schema: S, scope: ScopeKind, rules: readonly CrossFieldRule[] = [], places?: RequestPlaces): RequestDecl<S> {
   const ajv = new Ajv({ allErrors: false, strict: false, useDefaults: true, verbose: true });
   for (const [name, format] of Object.entries(NUMBER_FORMATS)) ajv.addFormat(name, format);
-  return { schema, scope, rules, validate: ajv.compile(schema) };
+  return { schema, scope, rules, ...(places === undefined ? {} : { places }), validate: ajv.compile(schema) };
 }
 
 /** What a door hands the check: the request's values by the declaration's names, and its days, if it takes days. */
@@ -210,12 +276,29 @@ export function checkRequest<S extends TObject>(
     if (range.gte !== undefined || range.lte !== undefined) values.range = range;
   }
   if (!decl.validate(values)) throw schemaRefusal(decl.validate.errors?.[0], nameOf);
-  checkRules(decl.rules, values);
+  const days = decl.places?.days;
+  if (days !== undefined) {
+    const d = valueAt(values, days.at) as Record<string, string | undefined> | undefined;
+    const range = daySpan(d?.[days.from], d?.[days.to], days.names);
+    if (range.gte !== undefined || range.lte !== undefined) values.range = range;
+  }
+  checkRules(decl.rules, values, nameOf);
+  const at = decl.places?.protocols ?? 'protocols';
   const ask: ProtocolAsk =
     decl.scope === 'one'
       ? { kind: 'one', name: values.protocol as string | undefined }
-      : ({ kind: decl.scope, names: values.protocols as string[] } as ProtocolAsk);
-  return { ...values, protocols: resolveProtocols(active, ask), range: (values.range as SecondsRange | undefined) ?? {} } as CheckedRequest<S>;
+      : ({ kind: decl.scope, names: valueAt(values, at) as string[] } as ProtocolAsk);
+  return { ...values, protocols: scoped(active, ask, at), range: (values.range as SecondsRange | undefined) ?? {} } as CheckedRequest<S>;
+}
+
+/** The protocols resolved; a refusal names them by their place in the request when that is not `protocols`. */
+function scoped(active: readonly string[], ask: ProtocolAsk, at: string): string[] {
+  try {
+    return resolveProtocols(active, ask);
+  } catch (err) {
+    if (at === 'protocols' || !(err instanceof AppError)) throw err;
+    throw new AppError(err.kind, err.message.replace(`\u27e8protocols`, `\u27e8${at}`), { field: at });
+  }
 }
 
 /** The first schema violation as invalid params naming the field in the door's words. */
@@ -223,12 +306,22 @@ function schemaRefusal(err: ErrorObject | undefined, nameOf: (path: string) => s
   if (err === undefined) return invalidParams('the request is invalid', 'request');
   const p = err.params as Record<string, unknown>;
   const at = err.instancePath.split('/').slice(1).join('.');
+  const own = declaredRefusal(err);
+  if (own !== undefined) {
+    const path = err.keyword === 'required' ? [at, String(p.missingProperty)].filter((s) => s !== '').join('.') : at;
+    return invalidParams(`${nameOf(path)} ${own}`, nameOf(path));
+  }
+  if (err.keyword === 'uniqueItems') {
+    // The later of the two equal items (ajv names both).
+    const path = [at, String(p.j)].filter((s) => s !== '').join('.');
+    return invalidParams(`${nameOf(path)} ${quoted((err.data as unknown[])[p.j as number])} is listed twice`, nameOf(path));
+  }
   const field = nameOf(
     err.keyword === 'required' || err.keyword === 'additionalProperties'
       ? [at, String(p.missingProperty ?? p.additionalProperty)].filter((s) => s !== '').join('.')
       : at || 'request',
   );
-  const got = ` (got ${JSON.stringify(err.data)?.slice(0, QUOTED_PARAM_VALUE_MAX_CHARS)})`;
+  const got = ` (got ${quoted(err.data)})`;
   const words: Record<string, string> = {
     required: 'is required',
     additionalProperties: 'is not a field of this request',
@@ -239,4 +332,19 @@ function schemaRefusal(err: ErrorObject | undefined, nameOf: (path: string) => s
     minItems: 'must not be empty; leave it out to apply no filter',
   };
   return invalidParams(`${field} ${words[err.keyword] ?? `${err.message ?? 'is invalid'}${got}`}`, field);
+}
+
+const quoted = (v: unknown): string | undefined => JSON.stringify(v)?.slice(0, QUOTED_PARAM_VALUE_MAX_CHARS);
+
+/**
+ * A field's own words for a refusal, declared beside its schema as `x-refusal`: one text for
+ * every keyword, or a text per keyword (`{enum: '{value} is not an exportable column'}`); the
+ * field's name leads it. `{value}` is the value refused, `{name}` a property that is not one.
+ */
+function declaredRefusal(err: ErrorObject): string | undefined {
+  const declared = (err.parentSchema as { 'x-refusal'?: string | Record<string, string> } | undefined)?.['x-refusal'];
+  const text = typeof declared === 'string' ? declared : declared?.[err.keyword];
+  if (text === undefined) return undefined;
+  const name = String((err.params as { additionalProperty?: unknown }).additionalProperty ?? '').slice(0, QUOTED_PARAM_VALUE_MAX_CHARS);
+  return text.replace('{value}', quoted(err.data) ?? '').replace('{name}', name);
 }
