@@ -312,9 +312,12 @@ function schemaRefusal(err: ErrorObject | undefined, nameOf: (path: string) => s
     return invalidParams(`${nameOf(path)} ${own}`, nameOf(path));
   }
   if (err.keyword === 'uniqueItems') {
-    // The later of the two equal items (ajv names both).
-    const path = [at, String(p.j)].filter((s) => s !== '').join('.');
-    return invalidParams(`${nameOf(path)} ${quoted((err.data as unknown[])[p.j as number])} is listed twice`, nameOf(path));
+    // The first item that repeats an earlier one (ajv names a pair found from the end).
+    const seen = new Set<string>();
+    const items = err.data as unknown[];
+    const i = items.findIndex((x) => seen.size === seen.add(JSON.stringify(x)).size);
+    const path = [at, String(i)].filter((s) => s !== '').join('.');
+    return invalidParams(`${nameOf(path)} ${quoted(items[i])} is listed twice`, nameOf(path));
   }
   const field = nameOf(
     err.keyword === 'required' || err.keyword === 'additionalProperties'

@@ -30,6 +30,7 @@ describe('the export body, declared once', () => {
     const cases: [unknown, string][] = [
       [{ columns: ['fee', 'nope'] }, 'columns[1] "nope" is not an exportable column'],
       [{ columns: ['fee', 'fee'] }, 'columns[1] "fee" is listed twice'],
+      [{ columns: ['fee', 'slot', 'fee', 'slot', 'fee'] }, 'columns[2] "fee" is listed twice'],
       [{ splits: { train: 0.5 } }, 'splits must sum to 1 (train + test + val = 0.5)'],
       [{ splits: { train: 2 } }, 'splits.train must be a number from 0 to 1'],
       [{ filters: { protocols: ['jupiter_v6', 'nope_v1'] } }, 'filters.protocols[1]: unknown protocol "nope_v1"'],
