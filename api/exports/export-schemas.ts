@@ -93,6 +93,9 @@ function restBody(decl: RequestDecl): Record<string, unknown> {
     if (optional && typeof s.type === 'string') out.type = [s.type, 'null'];
     // A default that applies only with another field's value: the check leaves it out, the document states it.
     if (s['x-doc-default'] !== undefined) out.default = s['x-doc-default'];
+    // Titles name GraphQL's input types; in this document only enums are named (components),
+    // so generated clients keep the names they derive from the route (CreateExportRequestFilters).
+    if (!Array.isArray(s.enum)) delete out.title;
     return out as TSchema;
   };
   return { ...nullable(decl.schema, false), ...rulesDoc(decl.rules) };
