@@ -272,11 +272,17 @@ function scanLongFunctions(): string[] {
 }
 
 // ---------------------------------------------------------------------------------------
-// The request boundary (api/catalog/, api/rpc/, api/mcp/, api/graphql/, the question model,
-// export-config; its other files offend no rule) is being rewritten on the `boundary` branch
+// The request boundary (api/catalog/, api/rpc/, api/mcp/, api/graphql/, the question model;
+// its other files offend no rule) is being rewritten on the `boundary` branch
 // (issue 36): its offences are excused here, by folder, until that branch lands, and this
 // list then goes. Temporary; owner: the boundary branch.
-const BOUNDARY_BRANCH = [p('api', 'rpc') + path.sep, p('api', 'mcp') + path.sep, p('api', 'graphql') + path.sep, p('api', 'analytics', 'question') + path.sep];
+const BOUNDARY_BRANCH = [
+  p('api', 'rpc') + path.sep,
+  p('api', 'mcp') + path.sep,
+  p('api', 'graphql') + path.sep,
+  p('api', 'analytics', 'question') + path.sep,
+  // api/exports/export-config.ts went: its hand validator is the declared export body (export-request.ts).
+];
 /** Long functions, as `file name`: in ingest/ and warehouse/, whose owners (other branches)
  *  are working in them today, and those of api/ the habits branch had no time to split.
  *  Temporary; owners: the ingest branch, habits. An entry goes when its function is split. */
