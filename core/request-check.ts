@@ -275,13 +275,11 @@ export function checkRequest<S extends TObject>(
     const range = daySpan(input.days.from, input.days.to, input.days.names);
     if (range.gte !== undefined || range.lte !== undefined) values.range = range;
   }
+  const placed = daysAt(values, decl.places?.days);
+  // Before the schema, as a door's days are: the calendar's words, not the day pattern's.
+  const range = placed === undefined ? {} : daySpan(placed.from, placed.to, placed.names);
   if (!decl.validate(values)) throw schemaRefusal(decl.validate.errors?.[0], nameOf);
-  const days = decl.places?.days;
-  if (days !== undefined) {
-    const d = valueAt(values, days.at) as Record<string, string | undefined> | undefined;
-    const range = daySpan(d?.[days.from], d?.[days.to], days.names);
-    if (range.gte !== undefined || range.lte !== undefined) values.range = range;
-  }
+  if (range.gte !== undefined || range.lte !== undefined) values.range = range;
   checkRules(decl.rules, values, nameOf);
   const at = decl.places?.protocols ?? 'protocols';
   const ask: ProtocolAsk =
@@ -289,6 +287,16 @@ export function checkRequest<S extends TObject>(
       ? { kind: 'one', name: values.protocol as string | undefined }
       : ({ kind: decl.scope, names: valueAt(values, at) as string[] } as ProtocolAsk);
   return { ...values, protocols: scoped(active, ask, at), range: (values.range as SecondsRange | undefined) ?? {} } as CheckedRequest<S>;
+}
+
+/** A body's days at their place, when they are days to convert (text or absent, in an object);
+ *  any other shape is left to the schema, which refuses it in its own words. */
+function daysAt(values: RequestValues, days: RequestPlaces['days']): { from?: string; to?: string; names: DayNames } | undefined {
+  const d = days === undefined ? undefined : valueAt(values, days.at);
+  if (days === undefined || typeof d !== 'object' || d === null || Array.isArray(d)) return undefined;
+  const [from, to] = [(d as Record<string, unknown>)[days.from], (d as Record<string, unknown>)[days.to]];
+  if (![from, to].every((v) => v === undefined || typeof v === 'string')) return undefined;
+  return { from: from as string | undefined, to: to as string | undefined, names: days.names };
 }
 
 /** The protocols resolved; a refusal names them by their place in the request when that is not `protocols`. */

@@ -25,7 +25,7 @@ import {
   type DayNames,
   type RequestDecl,
 } from '../../core/request-check.ts';
-import { ActiveProtocolName, DOUBLE, INT64 } from '../../core/vocabulary/primitives.ts';
+import { ActiveProtocolName, CALENDAR_DAY_PATTERN, DOUBLE, INT64 } from '../../core/vocabulary/primitives.ts';
 import { sqlQuery } from '../sql/query-request.ts';
 import { SQL_EXPORT_EXAMPLES, SQL_EXPORT_LANGUAGE_RULE } from '../sql/sql-text.ts';
 import {
@@ -85,10 +85,10 @@ const fieldsOnly = <P extends Record<string, TSchema>>(title: string, properties
       ...(options['x-refusal'] as object | undefined),
     },
   });
-/** A day's shape; daySpan then checks its calendar and the days the store holds, in its own words. */
+/** A day the store can hold (daySpan checks its calendar first, in its own words; the schema refuses other shapes). */
 const day = (description: string) =>
   Type.String({
-    pattern: '^[0-9]{4}-[0-9]{2}-[0-9]{2}$',
+    pattern: CALENDAR_DAY_PATTERN,
     description: `${description}, ${MIN_BLOCK_DATE} to ${MAX_BLOCK_DATE}`,
     'x-refusal': 'must be a date YYYY-MM-DD',
   });

@@ -96,6 +96,8 @@ function restBody(decl: RequestDecl): Record<string, unknown> {
     // Titles name GraphQL's input types; in this document only enums are named (components),
     // so generated clients keep the names they derive from the route (CreateExportRequestFilters).
     if (!Array.isArray(s.enum)) delete out.title;
+    // The check's own keys (refusal words, GraphQL's enum values) are not the document's.
+    for (const own of ['x-refusal', 'x-enum', 'x-doc-default']) delete out[own];
     return out as TSchema;
   };
   return { ...nullable(decl.schema, false), ...rulesDoc(decl.rules) };

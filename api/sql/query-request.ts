@@ -80,8 +80,11 @@ export const SQL_EXECUTION = request(
 
 /** A declared body as the OpenAPI document shows it: its schema (format may also be null, "absent") and its rules. */
 export function sqlBodySchema(decl: RequestDecl): Record<string, unknown> {
-  const format = decl.schema.properties.format!;
-  return { ...decl.schema, properties: { ...decl.schema.properties, format: { ...format, type: ['string', 'null'] } }, ...rulesDoc(decl.rules) };
+  // The refusal words are the check's, not the document's.
+  const { 'x-refusal': _body, ...body } = decl.schema;
+  const { 'x-refusal': _query, ...query } = decl.schema.properties.query!;
+  const { 'x-refusal': _format, ...format } = decl.schema.properties.format!;
+  return { ...body, properties: { query, format: { ...format, type: ['string', 'null'] } }, ...rulesDoc(decl.rules) };
 }
 
 /**
