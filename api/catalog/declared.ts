@@ -161,7 +161,8 @@ function restOf<S extends TObject, R extends TSchema>(d: Declared<S, R>, url: st
     ...rulesDoc(rules),
     response: {
       200: envelope(w?.result ?? d.result, w?.resultWords ?? d.summary),
-      ...(w?.notFound ? errors(400, 401, 403, 404, 429) : errors(400, 401, 403, 429)),
+      // 400 when there is anything to refuse (a query or a path parameter), 404 with notFound.
+      ...errors(...(pathFields.length + Object.keys(querystring.properties).length > 0 ? [400] : []), 401, 403, ...(w?.notFound ? [404] : []), 429),
     },
   };
   return restGet({

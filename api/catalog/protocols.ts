@@ -17,10 +17,10 @@ import { checkBuckets, GRANULARITIES, type Granularity } from '../analytics/ques
 import { request, spanAtMost } from '../../core/request-check.ts';
 import { declared } from './declared.ts';
 import type { TimeRange } from '../analytics/types.ts';
-import { dayRange, rangeMeta } from './rest-params.ts';
-import { DAYS_IN_ORDER, envelope, errors, FeeAnswer, ok } from './rest-schemas.ts';
-import { operation, restGet, stringEnum, withDefault, type Operation } from './declare.ts';
-import { blockTime, ClosedBlockTime, dayRangeQuery, limit, list, options, ProtocolName, query, strict } from './params.ts';
+import { rangeMeta } from './rest-params.ts';
+import { FeeAnswer } from './rest-schemas.ts';
+import { operation, stringEnum, withDefault, type Operation } from './declare.ts';
+import { blockTime, ClosedBlockTime, limit, list, options, ProtocolName, query, strict } from './params.ts';
 
 // Requests declared door-neutral (declared.ts): `protocol` is JSON-RPC's protocolName, `range` its blockTime.
 const ComparisonRequest = options(
@@ -179,43 +179,46 @@ export const protocols: Operation = declared({
   answer: (a) => a.protocols(),
 });
 
-export const feeStats: Operation = {
+export const feeStats: Operation = declared({
+  name: 'feeStats',
+  summary: 'Fee statistics for one protocol or all together, and per protocol',
+  preset: 'feeStats',
+  cost: STATS,
+  request: request(options({ protocol: Type.Optional(ProtocolName), range: blockTime }, 'Fee statistics request (protocol omitted: all protocols)'), 'one'),
+  result: FeeAnswer,
   // SPEC "Versioning": /analytics/fees becomes transactions with fee metrics.
-  ...operation('feeStats', 'stats', 'Fee statistics for one protocol or all together, and per protocol', { graphql: 'transactions' }),
-  rest: restGet({
-    url: '/analytics/fees',
-    schema: {
-      summary: 'Fee statistics',
-      description:
-        'Total, average, minimum, maximum and p50/p95/p99 of fees in lamports, for one protocol or all ' +
-        'protocols together, plus the same per protocol. Percentiles come from mergeable t-digest sketches (approximate).',
-      querystring: Type.Object({ protocol_name: Type.Optional(query.protocol_name), ...dayRangeQuery }),
-      response: { 200: envelope(FeeAnswer, 'Fee statistics'), ...errors(400, 401, 403, 429) },
-    },
-    rules: [DAYS_IN_ORDER],
-    async run(a, req) {
-      const days = dayRange(req.query);
-      const { overall, protocols: per } = await a.feeStats(req.query.protocol_name, days.range);
-      return ok({ ...overall, protocols: per }, { count: 1, protocolName: req.query.protocol_name ?? null, ...rangeMeta(days) });
-    },
-  }),
-};
+  doors: { rest: '/analytics/fees', graphqlPeer: 'transactions' },
+  restWords: {
+    summary: 'Fee statistics',
+    description:
+      'Total, average, minimum, maximum and p50/p95/p99 of fees in lamports, for one protocol or all ' +
+      'protocols together, plus the same per protocol. Percentiles come from mergeable t-digest sketches (approximate).',
+    resultWords: 'Fee statistics',
+    meta: (c, days) => ({ protocolName: c.protocol ?? null, ...rangeMeta(days) }),
+  },
+  answer: async (a, c) => {
+    const { overall, protocols: per } = await a.feeStats(c.protocol, c.range);
+    return { ...overall, protocols: per };
+  },
+});
 
-export const globalStats: Operation = {
+export const globalStats: Operation = declared({
+  name: 'globalStats',
+  summary: 'Global database statistics',
+  request: request(options({}, 'Global statistics: no parameters'), 'narrow'),
+  result: GlobalStats,
   // SPEC "Versioning": /stats becomes protocolStats.
-  ...operation('globalStats', 'fixed', 'Global database statistics', { graphql: 'protocolStats' }),
-  rest: restGet({
-    url: '/stats',
-    schema: {
-      summary: 'Global statistics',
-      description:
-        'Totals, success and failure, per-protocol counts, first and last block time, latest slot over the ' +
-        'active protocols (from the hourly view), and storage size per table (system.parts). Never scans the base table.',
-      response: { 200: envelope(GlobalStats, 'Global statistics'), ...errors(401, 403, 429) },
-    },
-    run: async (a) => ok(await a.globalStats(), { count: 1 }),
-  }),
-};
+  doors: { rest: '/stats', graphqlPeer: 'protocolStats' },
+  restWords: {
+    summary: 'Global statistics',
+    description:
+      'Totals, success and failure, per-protocol counts, first and last block time, latest slot over the ' +
+      'active protocols (from the hourly view), and storage size per table (system.parts). Never scans the base table.',
+    resultWords: 'Global statistics',
+  },
+  preset: 'globalStats',
+  answer: (a) => a.globalStats(),
+});
 
 export const queryComplexity: Operation = {
   ...operation('cost', 'fixed', 'What a question would cost, and what would lower it, before it runs', { name: 'queryComplexity', graphql: 'queryComplexity' }),
