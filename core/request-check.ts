@@ -188,8 +188,9 @@ export interface RequestInput {
   days?: { from: string | null | undefined; to: string | null | undefined; names: DayNames };
 }
 
-/** A request that passed the check: its values, defaults filled, its protocols resolved and its range in seconds. */
-export type CheckedRequest<S extends TObject = TObject> = Static<S> & { protocols: string[]; range: SecondsRange };
+/** A request that passed the check: its values, defaults filled, its protocols resolved and its range in seconds;
+ *  `protocolsAsked`: the names as the request gave them, if it did (a listing's cursor is bound to its filters as asked). */
+export type CheckedRequest<S extends TObject = TObject> = Static<S> & { protocols: string[]; protocolsAsked?: readonly string[]; range: SecondsRange };
 
 /**
  * The one check of a request, whichever door it came through (Cube's normalizeQuery is the
@@ -215,7 +216,13 @@ export function checkRequest<S extends TObject>(
     decl.scope === 'one'
       ? { kind: 'one', name: values.protocol as string | undefined }
       : ({ kind: decl.scope, names: values.protocols as string[] } as ProtocolAsk);
-  return { ...values, protocols: resolveProtocols(active, ask), range: (values.range as SecondsRange | undefined) ?? {} } as CheckedRequest<S>;
+  const asked = decl.scope === 'one' ? undefined : (values.protocols as string[] | undefined);
+  return {
+    ...values,
+    protocols: resolveProtocols(active, ask),
+    ...(asked === undefined ? {} : { protocolsAsked: asked }),
+    range: (values.range as SecondsRange | undefined) ?? {},
+  } as CheckedRequest<S>;
 }
 
 /** The first schema violation as invalid params naming the field in the door's words. */

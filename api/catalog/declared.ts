@@ -9,9 +9,9 @@
 import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
 import type { FastifySchema } from 'fastify';
 import { notFound } from '../../core/errors.ts';
-import { rulesDoc, type CheckedRequest, type RequestDecl, type RequestInput } from '../../core/request-check.ts';
+import { rulesDoc, type CheckedRequest, type RequestDecl, type RequestInput, type ScopeKind } from '../../core/request-check.ts';
 import type { Analytics } from '../analytics/analytics.ts';
-import { optional, required, restGet, rpcMethod, type Cost, type Operation, type Preset } from './declare.ts';
+import { optional, required, restGet, rpcMethod, type Cost, type Operation, type Positional, type Preset } from './declare.ts';
 import { DAYS_IN_ORDER, envelope, errors, ok } from './rest-schemas.ts';
 import type { DayRange } from './rest-params.ts';
 import { options, query } from './params.ts';
@@ -41,25 +41,42 @@ export interface Declared<S extends TObject, R extends TSchema> {
   rpcWords?: string;
   /** The one field JSON-RPC takes as a position of its own (getTransaction's signature), worded by rpcWords. */
   rpcPositional?: string;
+  /** JSON-RPC's own positions, where SPEC gives a shape the derivation does not (a listing's nested filters). */
+  rpcShape?: RpcShape;
   /** REST's own words for its route, where SPEC documents them apart from the declaration's. */
-  restWords?: RestWords<S>;
+  restWords?: RestWords<S, R>;
   /** The answer, from the checked request only (the facade's presets). */
   answer(a: Analytics, checked: CheckedRequest<S>): Promise<Static<R>>;
 }
 
+/** A JSON-RPC method's positions as SPEC gives them, mapped onto the request's names: validated as
+ *  declared (positional-calls.ts), then `values` hands the one check the request, whose paths
+ *  `nameOf` words back in the method's terms. */
+export interface RpcShape {
+  params: readonly Positional[];
+  values(args: readonly unknown[]): Record<string, unknown>;
+  nameOf(path: string): string;
+}
+
 /** How a REST route words what the declaration says: its documents' words, a field's own name
  *  and schema there (`interval` as `granularity`), and the meta beside the data. */
-export interface RestWords<S extends TObject> {
+export interface RestWords<S extends TObject, R extends TSchema = TSchema> {
   summary: string;
   description: string;
   /** The answer's schema in the envelope and its words (the declaration's result and summary unless given). */
   result?: TSchema;
   resultWords?: string;
-  /** A request field by its REST name and schema, where not derived. */
+  /** A request field by its REST name and schema, where not derived; a list field so named takes one value (program_id). */
   fields?: Readonly<Record<string, { name: string; schema: TSchema }>>;
+  /** Request fields REST does not take (its listing is always newest first). */
+  omit?: readonly string[];
+  /** How REST's protocol_name is resolved, where SPEC words it apart (a listing's: an unknown one matches nothing). */
+  scope?: ScopeKind;
   /** The errors the route may answer beyond 400, 401, 403 and 429 (404 with notFound). */
   notFound?(checked: CheckedRequest<S>): string;
-  meta?(checked: CheckedRequest<S>, days: DayRange): Record<string, unknown>;
+  /** The envelope's data, where not the answer itself. */
+  data?(answer: Static<R>): unknown;
+  meta?(checked: CheckedRequest<S>, days: DayRange, answer: Static<R>, a: Analytics): Record<string, unknown> | Promise<Record<string, unknown>>;
 }
 
 /** JSON-RPC's name of a request field (the others keep theirs). */
@@ -77,8 +94,9 @@ export const scalarFields = (schema: TObject): [string, TSchema][] =>
 
 /** An operation of the catalog, every door derived from its one request declaration. */
 export function declared<S extends TObject, R extends TSchema>(d: Declared<S, R>): Operation {
-  const run = async (a: Analytics, input: RequestInput, nameOf: (path: string) => string) => {
-    const prepared = await a.prepare({ request: d.request, respond: d.answer }, input, nameOf);
+  const run = async (a: Analytics, input: RequestInput, nameOf: (path: string) => string, request: RequestDecl = d.request) => {
+    // The declaration's types hold for a request its own schema checked (a door may only narrow its protocol scope).
+    const prepared = await a.prepare({ request: request as RequestDecl<S>, respond: d.answer }, input, nameOf);
     return { checked: prepared.checked, data: await prepared.answer() };
   };
   return {
@@ -97,13 +115,22 @@ export function declared<S extends TObject, R extends TSchema>(d: Declared<S, R>
   };
 }
 
-type Run = (a: Analytics, input: RequestInput, nameOf: (path: string) => string) => Promise<{ checked: CheckedRequest; data: unknown }>;
+type Run = (a: Analytics, input: RequestInput, nameOf: (path: string) => string, request?: RequestDecl) => Promise<{ checked: CheckedRequest; data: unknown }>;
 
 function rpcOf<S extends TObject, R extends TSchema>(d: Declared<S, R>, method: string, run: Run) {
   const props = Object.fromEntries(Object.entries(d.request.schema.properties).map(([k, s]) => [rpcName(k), s]));
   const Options = options(props, d.request.schema.description ?? `${method} options`);
   const mandatory = (d.request.schema.required ?? []).length > 0;
   const position = (mandatory ? required : optional)('options', Options, d.rpcWords ?? `Options object: ${Object.keys(props).join(', ')}`);
+  const shape = d.rpcShape;
+  if (shape !== undefined) {
+    return rpcMethod({
+      method,
+      params: shape.params,
+      result: d.result,
+      run: (a, args) => run(a, { values: shape.values(args) }, shape.nameOf).then((r) => r.data as Static<R>),
+    });
+  }
   const alone = d.rpcPositional;
   if (alone !== undefined) {
     return rpcMethod({
@@ -126,58 +153,81 @@ function rpcOf<S extends TObject, R extends TSchema>(d: Declared<S, R>, method: 
   });
 }
 
-function restOf<S extends TObject, R extends TSchema>(d: Declared<S, R>, url: string, run: Run) {
-  const fields = d.request.schema.properties;
+/** A REST request field: its name and schema in the query (or the path), and whether REST
+ *  gives one value of what the request holds as a list (protocol_name, program_id). */
+interface RestField {
+  key: string;
+  name: string;
+  schema: TSchema;
+  single: boolean;
+}
+
+/** The fields of a declared request as REST takes them, in the request's order: `protocol(s)`
+ *  as protocol_name, `range` as date_from and date_to, the scalars and the renamed lists. */
+function restFields<S extends TObject, R extends TSchema>(d: Declared<S, R>): RestField[] {
   const w = d.restWords;
   const required = new Set(d.request.schema.required ?? []);
-  const scalar = (name: string, s: TSchema) => (required.has(name) ? s : Type.Optional(s));
-  const own = (k: string, s: TSchema) => w?.fields?.[k] ?? { name: restName(k), schema: s };
-  const day = (s: TSchema) => (required.has('range') ? s : Type.Optional(s));
-  // A field the URL names (`:signature`) is a path parameter; the others are the query's.
-  const inPath = (k: string) => url.includes(`:${own(k, fields[k]!).name}`);
-  const pathFields = scalarFields(d.request.schema).filter(([k]) => inPath(k));
-  const querystring = Type.Object({
-    ...('protocol' in fields || 'protocols' in fields ? { protocol_name: scalar('protocol', query.protocol_name) } : {}),
-    ...('range' in fields ? { date_from: day(query.date_from), date_to: day(query.date_to) } : {}),
-    ...Object.fromEntries(
-      scalarFields(d.request.schema)
-        .filter(([k]) => !inPath(k))
-        .map(([k, s]) => {
-          const f = own(k, s);
-          return [f.name, scalar(k, f.schema)];
-        }),
-    ),
+  const optional = (k: string, s: TSchema) => (required.has(k) ? s : Type.Optional(s));
+  const scalars = new Set(scalarFields(d.request.schema).map(([k]) => k));
+  return Object.entries(d.request.schema.properties).flatMap(([k, s]): RestField[] => {
+    if (w?.omit?.includes(k)) return [];
+    const own = w?.fields?.[k];
+    if (k === 'protocol' || k === 'protocols') {
+      return [{ key: k, name: 'protocol_name', schema: optional(k, own?.schema ?? query.protocol_name), single: k === 'protocols' }];
+    }
+    if (k === 'range') {
+      return [
+        { key: 'range.gte', name: 'date_from', schema: optional(k, query.date_from), single: false },
+        { key: 'range.lte', name: 'date_to', schema: optional(k, query.date_to), single: false },
+      ];
+    }
+    if (own !== undefined) return [{ key: k, name: own.name, schema: optional(k, own.schema), single: !scalars.has(k) }];
+    return scalars.has(k) ? [{ key: k, name: restName(k), schema: optional(k, s), single: false }] : [];
   });
-  const params = pathFields.length === 0 ? {} : { params: Type.Object(Object.fromEntries(pathFields.map(([k, s]) => [own(k, s).name, own(k, s).schema]))) };
-  const queried = Object.keys(querystring.properties).length === 0 ? {} : { querystring };
+}
+
+function restOf<S extends TObject, R extends TSchema>(d: Declared<S, R>, url: string, run: Run) {
+  const w = d.restWords;
+  const all = restFields(d);
+  // A field the URL names (`:signature`) is a path parameter; the others are the query's.
+  const pathFields = all.filter((f) => url.includes(`:${f.name}`));
+  const queryFields = all.filter((f) => !pathFields.includes(f));
+  const object = (fs: RestField[]) => Type.Object(Object.fromEntries(fs.map((f) => [f.name, f.schema])));
+  const nameOf = (k: string): string => all.find((f) => f.key === k)?.name ?? k;
   // The rules as REST names their fields: the range's days first, in order, then the declaration's.
-  const rules = [...('range' in fields ? [DAYS_IN_ORDER] : []), ...d.request.rules.map((r) => ({ ...r, doc: restDoc(r.doc, (k) => own(k, fields[k]!).name) }))];
+  const rules = [...('range' in d.request.schema.properties ? [DAYS_IN_ORDER] : []), ...d.request.rules.map((r) => ({ ...r, doc: restDoc(r.doc, nameOf) }))];
   // The schema is built from the declaration, so its static type is too wide for the handler's; the route validates and serialises by it all the same.
   const schema: FastifySchema = {
     summary: w?.summary ?? d.summary,
     ...(w === undefined ? {} : { description: w.description }),
-    ...params,
-    ...queried,
+    ...(pathFields.length === 0 ? {} : { params: object(pathFields) }),
+    ...(queryFields.length === 0 ? {} : { querystring: object(queryFields) }),
     ...rulesDoc(rules),
     response: {
       200: envelope(w?.result ?? d.result, w?.resultWords ?? d.summary),
       // 400 when there is anything to refuse (a query or a path parameter), 404 with notFound.
-      ...errors(...(pathFields.length + Object.keys(querystring.properties).length > 0 ? [400] : []), 401, 403, ...(w?.notFound ? [404] : []), 429),
+      ...(all.length > 0 ? errors(400) : {}),
+      ...errors(401, 403),
+      ...(w?.notFound ? errors(404) : {}),
+      ...errors(429),
     },
   };
+  // REST may resolve its protocol_name apart (a listing's narrows); the rest of the request is the declaration's.
+  const request = w?.scope === undefined ? d.request : { ...d.request, scope: w.scope };
   return restGet({
     url,
     schema,
     async run(a, req) {
       const q = { ...(req.query as Record<string, string | undefined>), ...(req.params as Record<string, string | undefined>) };
-      const values: Record<string, unknown> = Object.fromEntries(scalarFields(d.request.schema).map(([k, s]) => [k, q[own(k, s).name]]));
-      if ('protocol' in fields) values.protocol = q.protocol_name;
-      if ('protocols' in fields && q.protocol_name !== undefined) values.protocols = [q.protocol_name];
-      const days = 'range' in fields ? { from: q.date_from, to: q.date_to, names: REST_DAYS } : undefined;
-      const { checked, data } = await run(a, { values, ...(days ? { days } : {}) }, (path) => own(path, fields[path]!).name);
-      if (data === null && w?.notFound) throw notFound(w.notFound(checked as CheckedRequest<S>));
-      const meta = w?.meta?.(checked as CheckedRequest<S>, { dateFrom: q.date_from, dateTo: q.date_to, range: checked.range }) ?? {};
-      return ok(data, { count: Array.isArray(data) ? data.length : 1, ...meta });
+      const values: Record<string, unknown> = {};
+      for (const f of all) if (!f.key.startsWith('range.') && q[f.name] !== undefined) values[f.key] = f.single ? [q[f.name]] : q[f.name];
+      const days = 'range' in d.request.schema.properties ? { from: q.date_from, to: q.date_to, names: REST_DAYS } : undefined;
+      const { checked, data } = await run(a, { values, ...(days ? { days } : {}) }, nameOf, request);
+      const c = checked as CheckedRequest<S>;
+      if (data === null && w?.notFound) throw notFound(w.notFound(c));
+      const shown = w?.data ? w.data(data as Static<R>) : data;
+      const meta = (await w?.meta?.(c, { dateFrom: q.date_from, dateTo: q.date_to, range: checked.range }, data as Static<R>, a)) ?? {};
+      return ok(shown, { count: Array.isArray(shown) ? shown.length : 1, ...meta });
     },
   });
 }

@@ -1,27 +1,28 @@
 // The catalog's record-level operations: one transaction, listings, records of an address,
 // failed transactions. Each is declared once; its doors are derived (api/catalog/catalog.ts).
 import { Type, type TSchema } from '@sinclair/typebox';
-import { issued, request, sumAtMost } from '../../core/request-check.ts';
+import { issued, request, sumAtMost, type CheckedRequest } from '../../core/request-check.ts';
 import { declared } from './declared.ts';
 import { LIST_LIMITS, REST_OFFSET_WINDOW } from '../../core/limits.ts';
 import { AddressTransaction, FailedTransaction, Transaction } from '../../core/vocabulary/answers.ts';
 import { Int64, pathParam } from '../../core/vocabulary/primitives.ts';
 import type { TransactionFilters } from '../analytics/types.ts';
-import { dayRange, rangeMeta } from './rest-params.ts';
-import { DAYS_IN_ORDER, envelope, errors, ok } from './rest-schemas.ts';
-import { filled, operation, optional, required, restGet, rpcMethod, stringEnum, withDefault, type Operation } from './declare.ts';
+import { rangeMeta } from './rest-params.ts';
+import { optional, required, stringEnum, withDefault, type Operation } from './declare.ts';
 import {
   Address,
   AddressFilters,
   blockTime,
-  dayRangeQuery,
   Filters,
+  instructionTypesFilter,
   limit,
+  listingFilters,
   listingOptions,
   options,
   ProtocolName,
   query,
   Signature,
+  sortOrder,
   strict,
 } from './params.ts';
 
@@ -40,15 +41,6 @@ const AddressOptions = options(
   },
   'getTransactionsForAddress options',
 );
-const ListQuery = Type.Object({
-  protocol_name: Type.Optional(query.protocol_filter),
-  program_id: Type.Optional(query.program_id),
-  ...dayRangeQuery,
-  signature: Type.Optional(query.signature),
-  limit: query.limit,
-  offset: query.offset,
-  cursor: Type.Optional(query.cursor),
-});
 /** getFailedTransactions' request, door-neutral (declared.ts: `protocol` is protocolName, `range` blockTime). */
 const FailedRequest = options(
   {
@@ -80,88 +72,170 @@ export const transaction: Operation = declared({
   answer: (a, c) => a.transaction(c.signature),
 });
 
-export const transactions: Operation = {
-  ...operation('transactions', 'listing', 'List transactions with filters, in block-time order', { graphql: 'transactions' }),
-  rpc: rpcMethod({
-    method: 'getTransactions',
-    params: [optional('options', TransactionsOptions, 'Listing options: sortOrder, limit, paginationToken, filters')],
-    result: page(strict(Transaction)),
-    async run(a, [o]) {
-      // 'known': each protocol of the filter must be active (resolved once, by the facade).
-      const p = await a.transactions({ filters: o.filters ?? {}, sortOrder: o.sortOrder, limit: o.limit, cursor: o.paginationToken }, 'known');
-      return { data: p.data, paginationToken: p.next };
-    },
-  }),
-  rest: restGet({
-    url: '/transactions',
-    schema: {
-      summary: 'List transactions',
-      description:
-        'Instruction records, newest first (block time, then signature, then instruction index). ' +
-        'Equals JSON-RPC getTransactions with sortOrder desc and the same filters. ' +
-        `offset + limit may reach ${REST_OFFSET_WINDOW}; to walk further (any day, any size), pass meta.next back as cursor. ` +
-        'The cursor is the JSON-RPC paginationToken of getTransactions (sortOrder desc, same filters): one signed codec for every door.',
-      querystring: ListQuery,
-      response: { 200: envelope(Type.Array(Transaction), 'A page of transactions'), ...errors(400, 401, 403, 429) },
-    },
-    rules: [
-      DAYS_IN_ORDER,
-      sumAtMost('offset', 'limit', REST_OFFSET_WINDOW, 'to page further, drop offset and pass the meta.next of each page as cursor (it reaches every record)'),
-      // A cursor only the server mints (and never together with an offset).
-      issued('cursor', 'meta.next', 'offset', 'the cursor already says where the page starts'),
-    ],
-    async run(a, req) {
-      const q = filled(ListQuery, req.query);
-      const days = dayRange(q);
-      const filters: TransactionFilters = {};
-      if (q.protocol_name !== undefined) filters.protocols = [q.protocol_name];
-      if (q.program_id !== undefined) filters.programIds = [q.program_id];
-      if (q.signature !== undefined) filters.signatures = [q.signature];
-      if (days.range.gte !== undefined || days.range.lte !== undefined) filters.blockTime = days.range;
-      // One keyset page as deep as offset + limit (a page equals the JSON-RPC answer's slice),
-      // or the keyset page after the cursor. Either way the page's next cursor resumes after its last row.
-      const p = await a.transactions({ filters, sortOrder: 'desc', limit: q.offset + q.limit, cursor: q.cursor });
-      const data = p.data.slice(q.offset);
-      // The total is cheap (hourly view plus ragged edges) unless a filter the view lacks is set.
-      const cheap = q.program_id === undefined && q.signature === undefined;
-      const total = cheap ? await a.transactionCount(filters.protocols, days.range) : undefined;
-      const meta = { limit: q.limit, offset: q.offset, count: data.length, next: p.next, protocolName: q.protocol_name ?? null, ...rangeMeta(days) };
-      return ok(data, total === undefined ? meta : { ...meta, total });
-    },
-  }),
-};
+/** A listing's request: its filters at the top (listingFilters), then its page and order. */
+const TransactionsRequest = options(
+  {
+    ...listingFilters,
+    instructionTypes: instructionTypesFilter,
+    sortOrder: sortOrder('desc'),
+    limit: limit(LIST_LIMITS.transactions),
+    // REST pages by offset within a window, or by the cursor; JSON-RPC by the cursor alone.
+    offset: query.offset,
+    cursor: Type.Optional(query.cursor),
+  },
+  'getTransactions request',
+);
+const AddressRequest = options(
+  {
+    address: Address,
+    ...listingFilters,
+    transactionDetails: AddressOptions.properties.transactionDetails,
+    sortOrder: sortOrder('asc'),
+    limit: limit(LIST_LIMITS.transactions),
+    cursor: Type.Optional(query.cursor),
+  },
+  'getTransactionsForAddress request',
+);
 
-export const addressTransactions: Operation = {
-  ...operation('addressTransactions', 'listing', 'Transactions touching an address (one of its accounts, or its program id)'),
-  rpc: rpcMethod({
-    method: 'getTransactionsForAddress',
+/** The request fields JSON-RPC's listing options hold in their `filters` object (`range` as blockTime). */
+const FILTERED = ['protocols', 'programIds', 'signatures', 'status', 'instructionTypes'] as const;
+
+/** JSON-RPC's listing options (SPEC: `{sortOrder, limit, paginationToken, filters}`) as the request's fields. */
+function listingValues(o: unknown): Record<string, unknown> {
+  const opts = (o ?? {}) as { filters?: Record<string, unknown> | null; sortOrder?: string; limit?: number; paginationToken?: string };
+  const f = opts.filters ?? {};
+  return {
+    ...Object.fromEntries(FILTERED.map((k) => [k, f[k]])),
+    range: f.blockTime,
+    sortOrder: opts.sortOrder,
+    limit: opts.limit,
+    cursor: opts.paginationToken,
+  };
+}
+
+/** A request path as JSON-RPC's listing options name it (`range` is options.filters.blockTime). */
+function listingName(path: string): string {
+  const [head = '', ...rest] = path.split('.');
+  const top: Record<string, string> = { range: 'filters.blockTime', cursor: 'paginationToken', sortOrder: 'sortOrder', limit: 'limit', address: 'address' };
+  const name = top[head] ?? `filters.${head}`;
+  return [head === 'address' ? name : `options.${name}`, ...rest].join('.');
+}
+
+/** The listing's filters from a checked request: the protocols as asked (a cursor is bound to them), the range in seconds. */
+function filtersOf(c: CheckedRequest<typeof TransactionsRequest> | CheckedRequest<typeof AddressRequest>): TransactionFilters {
+  const given = <K extends string, V>(k: K, v: V | undefined) => (v === undefined ? {} : ({ [k]: v } as Record<K, V>));
+  const range = c.range.gte !== undefined || c.range.lte !== undefined ? c.range : undefined;
+  return {
+    ...given('blockTime', range),
+    ...given('status', c.status),
+    ...given('protocols', c.protocolsAsked === undefined ? undefined : [...c.protocolsAsked]),
+    ...given('programIds', c.programIds),
+    ...given('signatures', c.signatures),
+    ...given('instructionTypes', 'instructionTypes' in c ? c.instructionTypes : undefined),
+  };
+}
+
+export const transactions: Operation = declared({
+  name: 'transactions',
+  summary: 'List transactions with filters, in block-time order',
+  preset: 'transactions',
+  cost: { requests: 1, question: 'listing' },
+  // 'known': each protocol of the filter must be active (REST's narrows, below).
+  request: request(TransactionsRequest, 'known', [
+    sumAtMost('offset', 'limit', REST_OFFSET_WINDOW, 'to page further, drop offset and pass the meta.next of each page as cursor (it reaches every record)'),
+    // A cursor only the server mints (and never together with an offset).
+    issued('cursor', 'meta.next', 'offset', 'the cursor already says where the page starts'),
+  ]),
+  result: page(strict(Transaction)),
+  doors: { rpc: 'getTransactions', rest: '/transactions', graphqlPeer: 'transactions' },
+  rpcShape: {
+    params: [optional('options', TransactionsOptions, 'Listing options: sortOrder, limit, paginationToken, filters')],
+    values: ([o]) => listingValues(o),
+    nameOf: listingName,
+  },
+  restWords: {
+    summary: 'List transactions',
+    description:
+      'Instruction records, newest first (block time, then signature, then instruction index). ' +
+      'Equals JSON-RPC getTransactions with sortOrder desc and the same filters. ' +
+      `offset + limit may reach ${REST_OFFSET_WINDOW}; to walk further (any day, any size), pass meta.next back as cursor. ` +
+      'The cursor is the JSON-RPC paginationToken of getTransactions (sortOrder desc, same filters): one signed codec for every door.',
+    result: Type.Array(Transaction),
+    resultWords: 'A page of transactions',
+    fields: {
+      protocols: { name: 'protocol_name', schema: query.protocol_filter },
+      programIds: { name: 'program_id', schema: query.program_id },
+      signatures: { name: 'signature', schema: query.signature },
+      limit: { name: 'limit', schema: query.limit },
+    },
+    omit: ['status', 'instructionTypes', 'sortOrder'],
+    // SPEC's REST listing: an unknown or inactive protocol_name matches nothing (an empty page).
+    scope: 'narrow',
+    data: (p) => p.data,
+    async meta(c, days, p, a) {
+      // The total is cheap (hourly view plus ragged edges) unless a filter the view lacks is set.
+      const cheap = c.programIds === undefined && c.signatures === undefined;
+      const total = cheap ? { total: await a.transactionCount(c.protocolsAsked, c.range) } : {};
+      return { limit: c.limit, offset: c.offset, next: p.paginationToken, protocolName: c.protocolsAsked?.[0] ?? null, ...rangeMeta(days), ...total };
+    },
+  },
+  async answer(a, c) {
+    // One keyset page as deep as offset + limit (a REST page equals the JSON-RPC answer's slice),
+    // or the keyset page after the cursor. Either way the next cursor resumes after its last row.
+    const offset = c.offset ?? 0;
+    const p = await a.transactions({
+      filters: filtersOf(c),
+      sortOrder: c.sortOrder ?? 'desc',
+      limit: offset + (c.limit ?? LIST_LIMITS.transactions.default),
+      cursor: c.cursor,
+    });
+    return { data: p.data.slice(offset), paginationToken: p.next };
+  },
+});
+
+export const addressTransactions: Operation = declared({
+  name: 'addressTransactions',
+  summary: 'Transactions touching an address (one of its accounts, or its program id)',
+  preset: 'addressTransactions',
+  cost: { requests: 1, question: 'listing' },
+  request: request(AddressRequest, 'known'),
+  result: Type.Union([
+    page(strict(AddressTransaction)),
+    page(SignatureInfo),
+    // transactionDetails "none": only how many records match.
+    Type.Object({ data: Type.Array(Type.Never(), { maxItems: 0 }), paginationToken: Type.Null(), count: Int64({ minimum: 0 }) }, closed),
+  ]),
+  doors: { rpc: 'getTransactionsForAddress' },
+  rpcShape: {
     params: [
       required('address', Address, 'Account or program address, Base58'),
       optional('options', AddressOptions, 'Listing options: transactionDetails, sortOrder, limit, paginationToken, filters'),
     ],
-    result: Type.Union([
-      page(strict(AddressTransaction)),
-      page(SignatureInfo),
-      // transactionDetails "none": only how many records match.
-      Type.Object({ data: Type.Array(Type.Never(), { maxItems: 0 }), paginationToken: Type.Null(), count: Int64({ minimum: 0 }) }, closed),
-    ]),
-    async run(a, [address, o]) {
-      const filters = o.filters ?? {};
-      if (o.transactionDetails === 'none') {
-        // No per-record details: only how many records match (limit and paging do not apply,
-        // but a token sent along must still be one this listing issued).
-        if (o.paginationToken !== undefined) a.checkAddressToken({ address, filters, sortOrder: o.sortOrder, limit: 1, cursor: o.paginationToken });
-        return { data: [], paginationToken: null, count: await a.addressTransactionCount(address, filters, 'known') };
-      }
-      const p = await a.addressTransactions({ address, filters, sortOrder: o.sortOrder, limit: o.limit, cursor: o.paginationToken }, 'known');
-      if (o.transactionDetails === 'full') return { data: p.data, paginationToken: p.next };
+    values: ([address, o]) => ({
+      address,
+      ...listingValues(o),
+      transactionDetails: (o as { transactionDetails?: string } | null | undefined)?.transactionDetails,
+    }),
+    nameOf: listingName,
+  },
+  async answer(a, c) {
+    const req = { address: c.address, filters: filtersOf(c), sortOrder: c.sortOrder ?? 'asc', limit: c.limit ?? LIST_LIMITS.transactions.default };
+    if (c.transactionDetails === 'none') {
+      // No per-record details: only how many records match (limit and paging do not apply,
+      // but a token sent along must still be one this listing issued).
+      if (c.cursor !== undefined) a.checkAddressToken({ ...req, limit: 1, cursor: c.cursor });
+      return { data: [], paginationToken: null, count: await a.addressTransactionCount(c.address, req.filters) };
+    }
+    const p = await a.addressTransactions({ ...req, cursor: c.cursor });
+    if (c.transactionDetails === 'signatures') {
       return {
         data: p.data.map(({ signature, instructionIndex, slot, blockTime, success }) => ({ signature, instructionIndex, slot, blockTime, success })),
         paginationToken: p.next,
       };
-    },
-  }),
-};
+    }
+    return { data: p.data, paginationToken: p.next };
+  },
+});
 
 export const failedTransactions: Operation = declared({
   name: 'failedTransactions',
