@@ -1,0 +1,58 @@
+// One request sent through each door (JSON-RPC, MCP, REST, GraphQL) and what the door said:
+// its error kind's code as that door shows it, and the message. The differential tests
+// (test/engine/door-refusals*.test.ts) hold the doors to the same rule with these.
+import type { FastifyInstance } from 'fastify';
+import { Errors } from '../../core/errors.ts';
+
+/** What a door said: its error kind's code as the door shows it ('answered' when it answered), and the message. */
+export interface Refusal {
+  code: string | number;
+  message: string;
+}
+
+/** Each door's code for the invalid-params kind. */
+export const CODES = { rpc: Errors.invalidParams.rpc, mcp: Errors.invalidParams.code, rest: Errors.invalidParams.http, graphql: Errors.invalidParams.graphql };
+export type Door = keyof typeof CODES;
+
+/** One invalid request per door, and the rule every door's refusal must name. */
+export interface Case {
+  rule: RegExp;
+  doors: Partial<Record<Door, () => Promise<Refusal>>>;
+}
+
+/** The four doors of `app`, called with `headers` (a key's). */
+export function doorCalls(app: () => FastifyInstance, headers: () => Record<string, string>) {
+  return {
+    async rpc(method: string, params: unknown[]): Promise<Refusal> {
+      const res = await app().inject({ method: 'POST', url: '/v1/rpc', headers: headers(), payload: { jsonrpc: '2.0', id: 1, method, params } });
+      const e = (res.json() as { error?: { code: number; data: string } }).error;
+      return { code: e?.code ?? 'answered', message: e?.data ?? res.body };
+    },
+    async mcp(tool: string, args: Record<string, unknown>): Promise<Refusal> {
+      const res = await app().inject({
+        method: 'POST',
+        url: '/mcp',
+        headers: { ...headers(), 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
+        payload: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: tool, arguments: args } },
+      });
+      const r = (res.json() as { result?: { isError?: boolean; _meta?: { 'txa/error'?: { code: string } }; content: { text: string }[] } }).result;
+      return { code: r?.isError ? (r._meta?.['txa/error']?.code ?? 'no code') : 'answered', message: r?.content[0]?.text ?? res.body };
+    },
+    async rest(url: string): Promise<Refusal> {
+      const res = await app().inject({ method: 'GET', url: `/api/v1${url}`, headers: headers() });
+      return { code: res.statusCode, message: (res.json() as { message?: string }).message ?? res.body };
+    },
+    async graphql(query: string): Promise<Refusal> {
+      const res = await app().inject({ method: 'POST', url: '/graphql', headers: { ...headers(), 'content-type': 'application/json' }, payload: { query } });
+      const e = (res.json() as { errors?: { message: string; extensions: { code: string } }[] }).errors?.[0];
+      return { code: e?.extensions.code ?? 'answered', message: e?.message ?? res.body };
+    },
+  };
+}
+
+/** Sends each door's request of a case and returns what each said, by door. */
+export async function refusalsOf(c: Case): Promise<[Door, Refusal][]> {
+  const out: [Door, Refusal][] = [];
+  for (const [door, send] of Object.entries(c.doors) as [Door, () => Promise<Refusal>][]) out.push([door, await send()]);
+  return out;
+}
