@@ -12,7 +12,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { AppError, Errors, invalidParams } from './errors.ts';
 import { MAX_BLOCK_TIME } from './limits.ts';
 import { resolveProtocols, type ProtocolAsk } from './protocol-scope.ts';
-import { dayStart, NUMBER_FORMATS, type DayWords } from './vocabulary/primitives.ts';
+import { dayStart, NUMBER_FORMATS, ruleOfPattern, type DayWords } from './vocabulary/primitives.ts';
 
 /** A request's values by name; a dotted name reads inside objects (`options.blockTime`). */
 export type RequestValues = Readonly<Record<string, unknown>>;
@@ -236,13 +236,17 @@ function schemaRefusal(err: ErrorObject | undefined, nameOf: (path: string) => s
       : at || 'request',
   );
   const got = ` (got ${JSON.stringify(err.data)?.slice(0, QUOTED_PARAM_VALUE_MAX_CHARS)})`;
+  // A primitive's rule in the vocabulary's words ("a Base58 signature of 64-88 characters"), whichever part of it broke.
+  const rule = ruleOfPattern((err.parentSchema as { pattern?: unknown } | undefined)?.pattern);
+  const broken = `must be ${rule}${got}`;
   const words: Record<string, string> = {
+    ...(rule === undefined ? {} : { pattern: broken, minLength: broken, maxLength: broken }),
     required: 'is required',
     additionalProperties: 'is not a field of this request',
     maximum: `must be at most ${String(p.limit)}${got}`,
     minimum: `must be at least ${String(p.limit)}${got}`,
     enum: `must be one of ${(p.allowedValues as unknown[] | undefined)?.join(', ')}${got}`,
-    maxItems: `must hold at most ${String(p.limit)} items`,
+    maxItems: `may hold at most ${String(p.limit)} entries (got ${Array.isArray(err.data) ? err.data.length : '?'})`,
     minItems: 'must not be empty; leave it out to apply no filter',
   };
   return invalidParams(`${field} ${words[err.keyword] ?? `${err.message ?? 'is invalid'}${got}`}`, field);

@@ -24,7 +24,7 @@ import {
   type RequestDecl,
   type RequestValues,
 } from '../../core/request-check.ts';
-import type { Analytics } from '../analytics/analytics.ts';
+import type { Analytics, Prepared } from '../analytics/analytics.ts';
 
 // ---- JSON-RPC: positional params ---------------------------------------------------------
 
@@ -204,6 +204,8 @@ export interface Operation {
   readonly result?: TSchema;
   /** With `request`: the answer to a request that passed the one check (Analytics.prepare). */
   respond?(a: Analytics, checked: CheckedRequest): Promise<unknown>;
+  /** With `request`, where declared: the answer's statements built before any runs (GraphQL's cost guard estimates them). */
+  prepared?(a: Analytics, checked: CheckedRequest): Promise<Prepared<unknown>>;
 }
 
 /** The head of an operation: its name (the preset's unless given), SPEC's words for it, the

@@ -10,7 +10,7 @@ import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox
 import type { FastifySchema } from 'fastify';
 import { notFound } from '../../core/errors.ts';
 import { rulesDoc, type CheckedRequest, type RequestDecl, type RequestInput, type ScopeKind } from '../../core/request-check.ts';
-import type { Analytics } from '../analytics/analytics.ts';
+import type { Analytics, Prepared } from '../analytics/analytics.ts';
 import { optional, required, restGet, rpcMethod, type Cost, type Operation, type Positional, type Preset } from './declare.ts';
 import { DAYS_IN_ORDER, envelope, errors, ok } from './rest-schemas.ts';
 import type { DayRange } from './rest-params.ts';
@@ -45,8 +45,10 @@ export interface Declared<S extends TObject, R extends TSchema> {
   rpcShape?: RpcShape;
   /** REST's own words for its route, where SPEC documents them apart from the declaration's. */
   restWords?: RestWords<S, R>;
-  /** The answer, from the checked request only (the facade's presets). */
-  answer(a: Analytics, checked: CheckedRequest<S>): Promise<Static<R>>;
+  /** The answer, from the checked request only (the facade's presets); `prepared`'s, run, unless given. */
+  answer?(a: Analytics, checked: CheckedRequest<S>): Promise<Static<R>>;
+  /** The answer as statements built before any runs, for a door that costs them first (GraphQL's guard). */
+  prepared?(a: Analytics, checked: CheckedRequest<S>): Promise<Prepared<Static<R>>>;
 }
 
 /** A JSON-RPC method's positions as SPEC gives them, mapped onto the request's names: validated as
@@ -93,7 +95,10 @@ export const scalarFields = (schema: TObject): [string, TSchema][] =>
   );
 
 /** An operation of the catalog, every door derived from its one request declaration. */
-export function declared<S extends TObject, R extends TSchema>(d: Declared<S, R>): Operation {
+export function declared<S extends TObject, R extends TSchema>(decl: Declared<S, R>): Operation {
+  const prepared = decl.prepared;
+  const answer = decl.answer ?? (async (a: Analytics, c: CheckedRequest<S>) => (await prepared!(a, c)).answer());
+  const d = { ...decl, answer };
   const run = async (a: Analytics, input: RequestInput, nameOf: (path: string) => string, request: RequestDecl = d.request) => {
     // The declaration's types hold for a request its own schema checked (a door may only narrow its protocol scope).
     const prepared = await a.prepare({ request: request as RequestDecl<S>, respond: d.answer }, input, nameOf);
@@ -108,6 +113,7 @@ export function declared<S extends TObject, R extends TSchema>(d: Declared<S, R>
     result: d.result,
     // The declaration's types hold for a request its own schema checked.
     respond: (a, checked) => d.answer(a, checked as CheckedRequest<S>),
+    ...(prepared === undefined ? {} : { prepared: (a: Analytics, checked: CheckedRequest) => prepared(a, checked as CheckedRequest<S>) }),
     ...(d.doors.rpc === undefined ? {} : { rpc: rpcOf(d, d.doors.rpc, run) }),
     ...(d.doors.rest === undefined ? {} : { rest: restOf(d, d.doors.rest, run) }),
     ...(d.doors.graphql === undefined ? {} : { graphql: { field: d.doors.graphql, derived: true } }),

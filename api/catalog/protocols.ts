@@ -90,6 +90,25 @@ export const protocolStats: Operation = declared({
   answer: (a, c) => a.protocolStats(c.protocol, c.range),
 });
 
+/** GraphQL's protocolStats: each asked protocol's statistics (every available one when none is asked), with distinct program ids. */
+export const protocolStatsList: Operation = declared({
+  name: 'protocolStatsList',
+  summary: 'Statistics per protocol: each one asked, or every available protocol',
+  preset: 'statsList',
+  cost: STATS,
+  request: request(
+    options(
+      { protocols: Type.Optional(list(FILTER_LISTS.protocols.item, FILTER_LISTS.protocols.max, 'Protocol identifiers')), range: blockTime },
+      'protocolStats (GraphQL) request',
+    ),
+    'list',
+  ),
+  result: Type.Array(Type.Object({ ...ProtocolStats.properties, uniquePrograms: Type.Integer({ minimum: 0, description: 'Distinct program ids' }) })),
+  // The SDL's own field (its types are shared with other fields).
+  doors: { graphqlPeer: 'protocolStats' },
+  prepared: (a, c) => a.statsList(c.protocols, c.range, c.protocolsAsked !== undefined),
+});
+
 export const protocolComparison: Operation = declared({
   name: 'protocolComparison',
   summary: 'One comparison item per requested protocol',

@@ -10,6 +10,8 @@ import { Budget } from '../../core/budget.ts';
 import { PLAN_QUERY_BUDGET } from '../../core/plans.ts';
 import type { Analytics } from '../analytics/analytics.ts';
 import { connectionSelection } from './connection-plans.ts';
+import { CATALOG } from '../catalog/catalog.ts';
+import { declaredPlan } from './declared-fields.ts';
 import { planField } from './field-plans.ts';
 import { topLevelFields } from './request-guard.ts';
 import { readParams } from './request-params.ts';
@@ -31,13 +33,10 @@ export async function documentCost(schema: GraphQLSchema, analytics: Analytics, 
     for (const [key, node] of topLevelFields(document, op, variables)) {
       const def = rootFields[node.name.value];
       if (def === undefined || node.name.value.startsWith('__')) continue;
-      const plan = await planField(
-        under,
-        node.name.value,
-        getArgumentValues(def, node, variables),
-        PLAN_QUERY_BUDGET.x402,
-        connectionSelection(document, op, key, variables),
-      );
+      const fieldArgs = getArgumentValues(def, node, variables);
+      const plan =
+        (await planField(under, node.name.value, fieldArgs, PLAN_QUERY_BUDGET.x402, connectionSelection(document, op, key, variables))) ??
+        (await declaredPlan(CATALOG, under, node.name.value, fieldArgs));
       if (plan === undefined) return undefined;
       units += (await under.cost(plan.question)).score;
     }
