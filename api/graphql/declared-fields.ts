@@ -5,6 +5,7 @@
 // maps the arguments onto the request's names for the one check (Analytics.prepare).
 import type { TObject, TSchema } from '@sinclair/typebox';
 import { invalidParams } from '../../core/errors.ts';
+import { QUOTED_PARAM_VALUE_MAX_CHARS } from '../../core/limits.ts';
 import { INT64 } from '../../core/vocabulary/primitives.ts';
 import type { Analytics } from '../analytics/analytics.ts';
 import type { Transaction } from '../analytics/types.ts';
@@ -30,7 +31,8 @@ function sdlOf(s: TSchema, name: string, types: string[]): string {
   if (s.type === 'integer') return s.format === INT64 ? 'BigInt' : 'Int';
   const scalar: Record<string, string> = { string: 'String', number: 'Float', boolean: 'Boolean' };
   const t = scalar[String(s.type)];
-  if (t === undefined) throw new Error(`no GraphQL type is derived for ${JSON.stringify(s).slice(0, 80)}: declare the field in the SDL`);
+  if (t === undefined)
+    throw new Error(`no GraphQL type is derived for ${JSON.stringify(s).slice(0, QUOTED_PARAM_VALUE_MAX_CHARS)}: declare the field in the SDL`);
   return t;
 }
 

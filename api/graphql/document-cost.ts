@@ -7,6 +7,7 @@
 import type { FastifyRequest } from 'fastify';
 import { getArgumentValues, getOperationAST, getVariableValues, parse, type GraphQLSchema } from 'graphql';
 import { Budget } from '../../core/budget.ts';
+import { GRAPHQL_MAX_TOKENS, GRAPHQL_MAX_VARIABLE_ERRORS } from '../../core/limits.ts';
 import { PLAN_QUERY_BUDGET } from '../../core/plans.ts';
 import type { Analytics } from '../analytics/analytics.ts';
 import { connectionSelection } from './connection-plans.ts';
@@ -20,10 +21,10 @@ import { readParams } from './request-params.ts';
 export async function documentCost(schema: GraphQLSchema, analytics: Analytics, req: FastifyRequest): Promise<number | undefined> {
   try {
     const params = readParams(req);
-    const document = parse(params.query, { maxTokens: 10_000 });
+    const document = parse(params.query, { maxTokens: GRAPHQL_MAX_TOKENS });
     const op = getOperationAST(document, params.operationName);
     if (op?.operation !== 'query') return undefined;
-    const coerced = getVariableValues(schema, op.variableDefinitions ?? [], params.variables ?? {}, { maxErrors: 20 });
+    const coerced = getVariableValues(schema, op.variableDefinitions ?? [], params.variables ?? {}, { maxErrors: GRAPHQL_MAX_VARIABLE_ERRORS });
     if (coerced.errors) return undefined;
     const variables = coerced.coerced;
     const rootFields = schema.getQueryType()?.getFields() ?? {};

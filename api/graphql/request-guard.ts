@@ -25,7 +25,7 @@ import {
 } from 'graphql';
 import { HttpError } from 'graphql-helix';
 import { AppError, Errors } from '../../core/errors.ts';
-import { GRAPHQL_MAX_ROOT_FIELDS } from '../../core/limits.ts';
+import { GRAPHQL_MAX_ROOT_FIELDS, GRAPHQL_MAX_VARIABLE_ERRORS } from '../../core/limits.ts';
 import type { Analytics } from '../analytics/analytics.ts';
 import type { ExportService } from '../exports/export-service.ts';
 import { tooComplex } from './document-limits.ts';
@@ -109,7 +109,9 @@ export const guardedExecute =
     // graphql-js leaves a mutation against a schema without Mutation to execution; refuse it as a request error.
     const root = o.schema.getRootType(op.operation);
     if (!root) return { errors: [graphqlError(Errors.invalidParams, `this service has no ${op.operation} operations`)] };
-    const coerced = getVariableValues(o.schema, op.variableDefinitions ?? [], (args.variableValues ?? {}) as Record<string, unknown>, { maxErrors: 20 });
+    const coerced = getVariableValues(o.schema, op.variableDefinitions ?? [], (args.variableValues ?? {}) as Record<string, unknown>, {
+      maxErrors: GRAPHQL_MAX_VARIABLE_ERRORS,
+    });
     if (coerced.errors) return { errors: coerced.errors };
     const variables = coerced.coerced;
     const fields = [...topLevelFields(args.document, op, variables)].filter(([, f]) => !f.name.value.startsWith('__'));

@@ -277,10 +277,10 @@ function scanLongFunctions(): string[] {
 // (issue 36): its offences are excused here, by folder, until that branch lands, and this
 // list then goes. Temporary; owner: the boundary branch.
 const BOUNDARY_BRANCH = [
-  p('api', 'rpc') + path.sep,
-  p('api', 'mcp') + path.sep,
-  p('api', 'graphql') + path.sep,
-  p('api', 'analytics', 'question') + path.sep,
+  p('api', 'graphql', 'document-limits.ts'),
+  p('api', 'graphql', 'graphql-routes.ts'),
+  p('api', 'graphql', 'request-guard.ts'),
+  p('api', 'graphql', 'subscriptions') + path.sep,
   p('api', 'exports', 'export-config.ts'),
 ];
 /** Long functions, as `file name`: in ingest/ and warehouse/, whose owners (other branches)
