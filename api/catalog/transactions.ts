@@ -27,6 +27,8 @@ import {
 } from './params.ts';
 
 const closed = { additionalProperties: false } as const;
+/** A call priced as a listing window. */
+const LISTING = { requests: 1, question: 'listing' } as const;
 /** A page of a keyset listing: pass paginationToken back for the next page (null on the last). */
 const page = <T extends TSchema>(item: T) => Type.Object({ data: Type.Array(item), paginationToken: Type.Union([Type.String(), Type.Null()]) }, closed);
 /** transactionDetails "signatures": the signature-level fields, as getSignaturesForAddress gives, and the instruction's index. */
@@ -139,7 +141,7 @@ export const transactions: Operation = declared({
   name: 'transactions',
   summary: 'List transactions with filters, in block-time order',
   preset: 'transactions',
-  cost: { requests: 1, question: 'listing' },
+  cost: LISTING,
   // 'known': each protocol of the filter must be active (REST's narrows, below).
   request: request(TransactionsRequest, 'known', [
     sumAtMost('offset', 'limit', REST_OFFSET_WINDOW, 'to page further, drop offset and pass the meta.next of each page as cursor (it reaches every record)'),
@@ -197,7 +199,7 @@ export const addressTransactions: Operation = declared({
   name: 'addressTransactions',
   summary: 'Transactions touching an address (one of its accounts, or its program id)',
   preset: 'addressTransactions',
-  cost: { requests: 1, question: 'listing' },
+  cost: LISTING,
   request: request(AddressRequest, 'known'),
   result: Type.Union([
     page(strict(AddressTransaction)),
@@ -241,7 +243,7 @@ export const failedTransactions: Operation = declared({
   name: 'failedTransactions',
   summary: 'Failed transactions with their error message, logs and raw data, newest first',
   preset: 'failedTransactions',
-  cost: { requests: 1, question: 'listing' },
+  cost: LISTING,
   request: request(FailedRequest, 'one'),
   result: Type.Object({ data: Type.Array(strict(FailedTransaction)) }, closed),
   doors: { rpc: 'getFailedTransactions', graphqlPeer: 'failedTransactions' },

@@ -2,24 +2,12 @@
 // by the same rule: the same error kind (ERR_INVALID_PARAMS: -32602, the MCP tool error's
 // code, 400, BAD_USER_INPUT) and a message naming the same rule in the door's own words.
 // A door that checked on its own would drift from the others; this holds them together.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { REST_OFFSET_WINDOW } from '../../core/limits.ts';
 import { dayStart } from '../support/fixtures.ts';
-import { startAppWithData } from '../support/services.ts';
-import { CODES, doorCalls, refusalsOf, type Case, type Door, type Refusal } from '../support/door-calls.ts';
+import { appWithDoors, CODES, expectSameRule, type Case, type Door, type Refusal } from '../support/door-calls.ts';
 
-let t: Awaited<ReturnType<typeof startAppWithData>>['t'];
-let headers: Record<string, string>;
-
-beforeAll(async () => {
-  ({ t, headers } = await startAppWithData(500));
-});
-afterAll(async () => t.cleanup());
-
-const { rpc, mcp, rest, graphql } = doorCalls(
-  () => t.app,
-  () => headers,
-);
+const { rpc, mcp, rest, graphql, t } = appWithDoors(500);
 
 const gte = dayStart(3);
 const lte = dayStart(1);
@@ -74,15 +62,12 @@ const CASES: Record<string, Case> = {
 
 describe('every door refuses the same invalid request by the same rule', () => {
   it.each(Object.entries(CASES))('%s', async (_name, c) => {
-    for (const [door, r] of await refusalsOf(c)) {
-      expect(r.code, `${door}: ${r.message}`).toBe(CODES[door]);
-      expect(r.message, door).toMatch(c.rule);
-    }
+    await expectSameRule(c);
   });
 
   it('an inactive protocol is refused as an unknown one, on every door', async () => {
-    await t.services.registry.setActive('whirlpool', false);
-    t.services.analytics.invalidate();
+    await t().services.registry.setActive('whirlpool', false);
+    t().services.analytics.invalidate();
     try {
       const refusals: [Door, Refusal][] = [
         ['rpc', await rpc('getProtocolStats', [{ protocolName: 'whirlpool' }])],
@@ -95,8 +80,8 @@ describe('every door refuses the same invalid request by the same rule', () => {
         expect(r.message, door).toMatch(/unknown protocol "whirlpool"/);
       }
     } finally {
-      await t.services.registry.setActive('whirlpool', true);
-      t.services.analytics.invalidate();
+      await t().services.registry.setActive('whirlpool', true);
+      t().services.analytics.invalidate();
     }
   });
 });

@@ -2,7 +2,9 @@
 // its error kind's code as that door shows it, and the message. The differential tests
 // (test/engine/door-refusals*.test.ts) hold the doors to the same rule with these.
 import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { Errors } from '../../core/errors.ts';
+import { startAppWithData } from './services.ts';
 
 /** What a door said: its error kind's code as the door shows it ('answered' when it answered), and the message. */
 export interface Refusal {
@@ -50,9 +52,31 @@ export function doorCalls(app: () => FastifyInstance, headers: () => Record<stri
   };
 }
 
-/** Sends each door's request of a case and returns what each said, by door. */
-export async function refusalsOf(c: Case): Promise<[Door, Refusal][]> {
-  const out: [Door, Refusal][] = [];
-  for (const [door, send] of Object.entries(c.doors) as [Door, () => Promise<Refusal>][]) out.push([door, await send()]);
-  return out;
+type Started = Awaited<ReturnType<typeof startAppWithData>>;
+
+/** An app over `rows` fixture records for a file's tests (started before them, cleaned up after) and its four doors. */
+export function appWithDoors(rows: number) {
+  let started: Started | undefined;
+  beforeAll(async () => {
+    started = await startAppWithData(rows);
+  });
+  afterAll(async () => started?.t.cleanup());
+  const at = (): Started => started ?? expect.fail('the app has not started');
+  return {
+    ...doorCalls(
+      () => at().t.app,
+      () => at().headers,
+    ),
+    t: () => at().t,
+    headers: () => at().headers,
+  };
+}
+
+/** Sends each door's request of a case and expects each refusal to be the invalid-params kind naming the case's rule. */
+export async function expectSameRule(c: Case): Promise<void> {
+  for (const [door, send] of Object.entries(c.doors) as [Door, () => Promise<Refusal>][]) {
+    const r = await send();
+    expect(r.code, `${door}: ${r.message}`).toBe(CODES[door]);
+    expect(r.message, door).toMatch(c.rule);
+  }
 }
