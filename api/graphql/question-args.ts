@@ -101,12 +101,12 @@ const RECORD_FILTERS = [
 ] as const;
 
 /**
- * The filters each GraphQL field takes, declared once: the fields share one SDL input type
+ * The filters each open question's GraphQL field takes, declared once (a field asked through a
+ * declared request takes those of its request, declared-fields.ts): the fields share one SDL input type
  * (TransactionFilters), so a filter a field does not declare here is refused by name rather
  * than ignored (an allow-list: a filter added to the input type is refused until a field takes it).
  */
 export const FIELD_FILTERS = {
-  protocolStats: ['protocols', 'dateRange'],
   timeSeries: RECORD_FILTERS,
   failedTransactions: ['protocols', 'dateRange', 'instructionTypes', 'errorPattern'],
   transactions: RECORD_FILTERS,
