@@ -276,12 +276,7 @@ function scanLongFunctions(): string[] {
 // export-config; its other files offend no rule) is being rewritten on the `boundary` branch
 // (issue 36): its offences are excused here, by folder, until that branch lands, and this
 // list then goes. Temporary; owner: the boundary branch.
-const BOUNDARY_BRANCH = [
-  p('api', 'graphql', 'graphql-routes.ts'),
-  p('api', 'graphql', 'request-guard.ts'),
-  p('api', 'graphql', 'subscriptions') + path.sep,
-  p('api', 'exports', 'export-config.ts'),
-];
+const BOUNDARY_BRANCH = [p('api', 'graphql', 'graphql-routes.ts'), p('api', 'graphql', 'subscriptions') + path.sep, p('api', 'exports', 'export-config.ts')];
 /** Long functions, as `file name`: in ingest/ and warehouse/, whose owners (other branches)
  *  are working in them today, and those of api/ the habits branch had no time to split.
  *  Temporary; owners: the ingest branch, habits. An entry goes when its function is split. */
