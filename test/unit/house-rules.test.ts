@@ -272,11 +272,11 @@ function scanLongFunctions(): string[] {
 }
 
 // ---------------------------------------------------------------------------------------
-// The request boundary (api/catalog/, api/rpc/, api/mcp/, api/graphql/, the question model,
-// export-config; its other files offend no rule) is being rewritten on the `boundary` branch
-// (issue 36): its offences are excused here, by folder, until that branch lands, and this
-// list then goes. Temporary; owner: the boundary branch.
-const BOUNDARY_BRANCH = [p('api', 'graphql', 'graphql-routes.ts'), p('api', 'graphql', 'subscriptions') + path.sep, p('api', 'exports', 'export-config.ts')];
+// The request boundary (issue 36): its files still offending, GraphQL's subscriptions and
+// export-config, are being rewritten by the exports/subscriptions branch; the rest of the
+// boundary offends no rule. Excused here until that branch lands, and this list then goes.
+// Temporary; owner: the exports/subscriptions branch.
+const BOUNDARY_BRANCH = [p('api', 'graphql', 'subscriptions') + path.sep, p('api', 'exports', 'export-config.ts')];
 /** Long functions, as `file name`: in ingest/ and warehouse/, whose owners (other branches)
  *  are working in them today, and those of api/ the habits branch had no time to split.
  *  Temporary; owners: the ingest branch, habits. An entry goes when its function is split. */
