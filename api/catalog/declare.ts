@@ -90,6 +90,9 @@ export interface RpcMethod {
   readonly result: TSchema;
   /** Its cross-field rules (each range in order), run after the schema and shown by OpenRPC. */
   readonly rules: readonly CrossFieldRule[];
+  /** Positions of SPEC's own shape mapped onto a declared request (declared.ts rpcShape): the
+   *  request's rules name fields these positions may not hold, so OpenRPC shows only `rules`. */
+  readonly ownShape?: true;
   /** The declared handler; only ever given params checked against `schema`, defaults filled (ArgsOf). */
   run(a: Analytics, args: readonly unknown[]): Promise<unknown>;
 }

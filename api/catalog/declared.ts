@@ -130,12 +130,13 @@ function rpcOf<S extends TObject, R extends TSchema>(d: Declared<S, R>, method: 
   const position = (mandatory ? required : optional)('options', Options, d.rpcWords ?? `Options object: ${Object.keys(props).join(', ')}`);
   const shape = d.rpcShape;
   if (shape !== undefined) {
-    return rpcMethod({
+    const m = rpcMethod({
       method,
       params: shape.params,
       result: d.result,
       run: (a, args) => run(a, { values: shape.values(args) }, shape.nameOf).then((r) => r.data as Static<R>),
     });
+    return { ...m, ownShape: true as const };
   }
   const alone = d.rpcPositional;
   if (alone !== undefined) {
