@@ -91,6 +91,7 @@ const transactionOut = (t: Transaction | null): Record<string, unknown> | null =
 const SDL_FIELDS: Readonly<Record<string, SdlField>> = {
   signature: { op: 'transaction', args: (args) => ({ signature: args.signature }), shape: (t) => transactionOut(t as Transaction | null) },
   protocolStats: { op: 'protocolStatsList', points: (c) => c.protocolsAsked?.length ?? 1 },
+  protocols: { op: 'protocols' },
 };
 
 /** The declared operation a Query field asks, and how: derived from its request, or the SDL's own field mapped onto it. */

@@ -170,13 +170,9 @@ async function queryComplexityPlan(a: Analytics, args: Args, budget: number): Pr
   };
 }
 
-function protocolsPlan(a: Analytics): FieldPlan {
-  return { question: { kind: 'fixed' }, run: () => a.protocols() };
-}
-
 /**
  * The plan of one top-level field of Query; undefined for fields this module does not own
- * (those asked through a declared request, declared-fields.ts: signature, protocolStats).
+ * (those asked through a declared request, declared-fields.ts: signature, protocolStats, protocols).
  * `selection`: the connection fields the document selects that cost reads of their own.
  */
 export async function planField(a: Analytics, field: string, args: Args, budget: number, selection?: ConnectionSelection): Promise<FieldPlan | undefined> {
@@ -189,8 +185,6 @@ export async function planField(a: Analytics, field: string, args: Args, budget:
       return failedTransactionsPlan(a, args, selection, budget);
     case 'queryComplexity':
       return queryComplexityPlan(a, args, budget);
-    case 'protocols':
-      return protocolsPlan(a);
     default:
       return undefined;
   }
