@@ -21,6 +21,8 @@ const kind = (k: ErrorKind): ErrorKind => Object.freeze(k);
 /** x402's status: the HTTP answer to an unpaid call, and the code its MCP transport gives the
  *  same refusal inside a tool error. */
 export const PAYMENT_REQUIRED_STATUS = 402;
+/** JSON-RPC's implementation-defined "Server error": what MCP's transport answers for a refusal at the HTTP level, as the SDK's does. */
+export const RPC_SERVER_ERROR = -32000;
 
 /** The HTTP reason phrase of each status the service answers with: the `error` field of
  *  every `{error, message}` body comes from here (via a kind's `title`), so a 415 can never

@@ -241,12 +241,14 @@ export class Analytics {
     return toGlobalStats(f.protocols, await this.questions.ask(PRESETS.global(f)), await tableStorage(this.wh));
   }
 
-  /** Statistics of each asked protocol (every visible one when none is asked), in that order, prepared (costed before it runs). */
-  async prepareStatsList(asked: readonly string[] | undefined, range: TimeRange): Promise<Prepared<ProtocolStatsWithPrograms[]>> {
-    const f = await this.filters({ kind: 'list', names: asked }, range);
-    return this.questions.prepared(PRESETS.stats(f, true), (rows) => {
+  /**
+   * Statistics of each of `protocols` (resolved by the one check: every visible one when none
+   * was named), in that order, with their distinct program ids; prepared (costed before it runs).
+   */
+  async statsList(protocols: readonly string[], range: TimeRange, named: boolean): Promise<Prepared<ProtocolStatsWithPrograms[]>> {
+    return this.questions.prepared(PRESETS.stats({ protocols: [...protocols], range, protocolsNamed: named }, true), (rows) => {
       const byName = new Map(rows.map((r) => [r.protocol, r]));
-      return f.protocols.map((p) => ({ ...toStats(p, byName.get(p)), uniquePrograms: (byName.get(p)?.values.programs as number | undefined) ?? 0 }));
+      return protocols.map((p) => ({ ...toStats(p, byName.get(p)), uniquePrograms: (byName.get(p)?.values.programs as number | undefined) ?? 0 }));
     });
   }
 

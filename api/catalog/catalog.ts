@@ -13,6 +13,7 @@ import {
   protocolPerformance,
   protocols,
   protocolStats,
+  protocolStatsList,
   queryComplexity,
   topProtocols,
 } from './protocols.ts';
@@ -29,6 +30,7 @@ export const CATALOG: readonly Operation[] = Object.freeze([
   transactions,
   addressTransactions,
   protocolStats,
+  protocolStatsList,
   protocolComparison,
   protocolPerformance,
   topProtocols,

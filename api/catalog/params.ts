@@ -56,17 +56,29 @@ const filterFields = {
   signatures: filterList('signatures', 'Transaction signatures'),
 };
 
+/** The filter of getTransactions beyond the address listing's. */
+export const instructionTypesFilter = filterList('instructionTypes', 'Instruction types');
+
 /** The filters object of getTransactions. */
 export const Filters = options(
   {
     ...filterFields,
-    instructionTypes: filterList('instructionTypes', 'Instruction types'),
+    instructionTypes: instructionTypesFilter,
   },
   'Filters, all optional; a record must match every one given',
 );
 /** getTransactionsForAddress: the same filters except instructionTypes, which SPEC does not list for it. */
 export const AddressFilters = options(filterFields, 'Filters, all optional (no instructionTypes for this method)');
 
+/** A record listing's filters, door-neutral (declared.ts: `range` is JSON-RPC's blockTime): what
+ *  its request holds at the top level, in REST's order of its query. */
+export const listingFilters = {
+  protocols: filterFields.protocols,
+  programIds: filterFields.programIds,
+  range: blockTime,
+  signatures: filterFields.signatures,
+  status: filterFields.status,
+};
 /** The options every keyset listing takes. */
 export const listingOptions = (order: (typeof SORT_ORDERS)[number]) => ({
   sortOrder: sortOrder(order),

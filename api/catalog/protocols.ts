@@ -6,6 +6,8 @@ import { HOURS_PER_DAY, LIST_LIMITS, MAX_ACTIVITY_BUCKETS } from '../../core/lim
 import { FILTER_LISTS } from '../../core/vocabulary/primitives.ts';
 import {
   ActivityBucket,
+  FeeAnswer,
+  GlobalStats,
   InstructionTypeStats,
   ProtocolComparisonItem,
   ProtocolPerformance,
@@ -85,6 +87,25 @@ export const protocolStats: Operation = declared({
     meta: ['protocol', 'range'],
   },
   answer: (a, c) => a.protocolStats(c.protocol, c.range),
+});
+
+/** GraphQL's protocolStats: each asked protocol's statistics (every available one when none is asked), with distinct program ids. */
+export const protocolStatsList: Operation = declared({
+  name: 'protocolStatsList',
+  summary: 'Statistics per protocol: each one asked, or every available protocol',
+  preset: 'statsList',
+  cost: STATS,
+  request: request(
+    options(
+      { protocols: Type.Optional(list(FILTER_LISTS.protocols.item, FILTER_LISTS.protocols.max, 'Protocol identifiers')), range: blockTime },
+      'protocolStats (GraphQL) request',
+    ),
+    'list',
+  ),
+  result: Type.Array(Type.Object({ ...ProtocolStats.properties, uniquePrograms: Type.Integer({ minimum: 0, description: 'Distinct program ids' }) })),
+  // The SDL's own field (its types are shared with other fields).
+  doors: { graphqlPeer: 'protocolStats' },
+  prepared: (a, c) => a.statsList(c.protocols, c.range, c.protocolsAsked !== undefined),
 });
 
 export const protocolComparison: Operation = declared({
@@ -176,18 +197,46 @@ export const protocols: Operation = declared({
   answer: (a) => a.protocols(),
 });
 
-export const feeStats: Operation = {
+export const feeStats: Operation = declared({
+  name: 'feeStats',
+  summary: 'Fee statistics for one protocol or all together, and per protocol',
+  preset: 'feeStats',
+  cost: STATS,
+  request: request(options({ protocol: Type.Optional(ProtocolName), range: blockTime }, 'Fee statistics request (protocol omitted: all protocols)'), 'one'),
+  result: FeeAnswer,
   // SPEC "Versioning": /analytics/fees becomes transactions with fee metrics.
-  ...operation('feeStats', 'stats', 'Fee statistics for one protocol or all together, and per protocol', { graphql: 'transactions' }),
-  // The route and its handler: api/rest/hand-routes.ts.
-  rest: { url: '/analytics/fees' },
-};
+  doors: { rest: '/analytics/fees', graphqlPeer: 'transactions' },
+  restWords: {
+    summary: 'Fee statistics',
+    description:
+      'Total, average, minimum, maximum and p50/p95/p99 of fees in lamports, for one protocol or all ' +
+      'protocols together, plus the same per protocol. Percentiles come from mergeable t-digest sketches (approximate).',
+    resultWords: 'Fee statistics',
+    meta: ['protocol', 'range'],
+  },
+  answer: async (a, c) => {
+    const { overall, protocols: per } = await a.feeStats(c.protocol, c.range);
+    return { ...overall, protocols: per };
+  },
+});
 
-export const globalStats: Operation = {
+export const globalStats: Operation = declared({
+  name: 'globalStats',
+  summary: 'Global database statistics',
+  request: request(options({}, 'Global statistics: no parameters'), 'narrow'),
+  result: GlobalStats,
   // SPEC "Versioning": /stats becomes protocolStats.
-  ...operation('globalStats', 'fixed', 'Global database statistics', { graphql: 'protocolStats' }),
-  rest: { url: '/stats' },
-};
+  doors: { rest: '/stats', graphqlPeer: 'protocolStats' },
+  restWords: {
+    summary: 'Global statistics',
+    description:
+      'Totals, success and failure, per-protocol counts, first and last block time, latest slot over the ' +
+      'active protocols (from the hourly view), and storage size per table (system.parts). Never scans the base table.',
+    resultWords: 'Global statistics',
+  },
+  preset: 'globalStats',
+  answer: (a) => a.globalStats(),
+});
 
 export const queryComplexity: Operation = {
   ...operation('cost', 'fixed', 'What a question would cost, and what would lower it, before it runs', { name: 'queryComplexity', graphql: 'queryComplexity' }),

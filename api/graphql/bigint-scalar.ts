@@ -10,7 +10,7 @@
 // number past 2^53-1 (JSON.parse has already rounded it: such a value travels as a string).
 // Whether a field takes negatives, and its own maximum, is the field's rule (question-args.ts).
 import { GraphQLError, type GraphQLSchema, GraphQLScalarType, Kind, print, type ValueNode } from 'graphql';
-import { BIGINT_SCALAR_MAX, BIGINT_SCALAR_MIN } from '../../core/limits.ts';
+import { BIGINT_SCALAR_MAX, BIGINT_SCALAR_MIN, QUOTED_NUMBER_MAX_CHARS } from '../../core/limits.ts';
 
 export const BIGINT = 'BigInt';
 
@@ -44,7 +44,7 @@ function fromText(s: string, shown: string, node?: ValueNode): string {
   return inRange(s, shown, node);
 }
 
-const quoted = (s: string): string => JSON.stringify(s.length > 40 ? `${s.slice(0, 40)}…` : s);
+const quoted = (s: string): string => JSON.stringify(s.length > QUOTED_NUMBER_MAX_CHARS ? `${s.slice(0, QUOTED_NUMBER_MAX_CHARS)}…` : s);
 const fromString = (s: string, node?: ValueNode): string => fromText(s, quoted(s), node);
 
 /** A variable's value: a JSON number (an exact integer, so at most 2^53-1 in size) or a decimal string. */
@@ -52,7 +52,7 @@ export function parseBigIntValue(value: unknown): string {
   if (typeof value === 'string') return fromString(value);
   if (typeof value === 'bigint') return inRange(value.toString(), value.toString());
   if (typeof value !== 'number' || !Number.isInteger(value))
-    throw nonInteger(typeof value === 'number' ? String(value) : (JSON.stringify(value) ?? String(value)).slice(0, 40));
+    throw nonInteger(typeof value === 'number' ? String(value) : (JSON.stringify(value) ?? String(value)).slice(0, QUOTED_NUMBER_MAX_CHARS));
   if (!Number.isSafeInteger(value)) {
     throw refused(
       `BigInt cannot represent ${value} exactly: a JSON number past 2^53-1 (${Number.MAX_SAFE_INTEGER}) has been rounded; send it as a string of decimal digits`,
@@ -66,9 +66,10 @@ export function parseBigIntValue(value: unknown): string {
  * whole (1.0, 2.5e1), read from its digits rather than through a double.
  */
 export function parseBigIntLiteral(node: ValueNode): string {
-  if (node.kind === Kind.INT) return fromText(node.value, node.value.length > 40 ? `${node.value.slice(0, 40)}…` : node.value, node);
+  if (node.kind === Kind.INT)
+    return fromText(node.value, node.value.length > QUOTED_NUMBER_MAX_CHARS ? `${node.value.slice(0, QUOTED_NUMBER_MAX_CHARS)}…` : node.value, node);
   if (node.kind === Kind.STRING) return fromString(node.value, node);
-  if (node.kind !== Kind.FLOAT) throw nonInteger(print(node).slice(0, 40), node);
+  if (node.kind !== Kind.FLOAT) throw nonInteger(print(node).slice(0, QUOTED_NUMBER_MAX_CHARS), node);
   const m = FLOAT_LITERAL.exec(node.value);
   if (m === null) throw nonInteger(node.value, node);
   const [, sign, whole, fraction = '', exp = '0'] = m;
@@ -91,7 +92,7 @@ export function serializeBigInt(value: unknown): string {
   if (typeof value === 'bigint') return value.toString();
   if (typeof value === 'number' && Number.isSafeInteger(value)) return String(value);
   if (typeof value === 'string' && DECIMAL.test(value)) return BigInt(value).toString();
-  throw new GraphQLError(`BigInt cannot represent ${String(value).slice(0, 40)} as an answer`);
+  throw new GraphQLError(`BigInt cannot represent ${String(value).slice(0, QUOTED_NUMBER_MAX_CHARS)} as an answer`);
 }
 
 /**

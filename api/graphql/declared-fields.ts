@@ -5,8 +5,11 @@
 // maps the arguments onto the request's names for the one check (Analytics.prepare).
 import type { TObject, TSchema } from '@sinclair/typebox';
 import { invalidParams } from '../../core/errors.ts';
+import { QUOTED_PARAM_VALUE_MAX_CHARS } from '../../core/limits.ts';
 import { INT64 } from '../../core/vocabulary/primitives.ts';
 import type { Analytics } from '../analytics/analytics.ts';
+import type { Transaction } from '../analytics/types.ts';
+import type { CheckedRequest, RequestInput } from '../../core/request-check.ts';
 import type { Operation } from '../catalog/declare.ts';
 import { scalarFields } from '../catalog/declared.ts';
 import { GRAPHQL_DAYS, takesOnly, type Args, type FiltersArg } from './question-args.ts';
@@ -28,7 +31,8 @@ function sdlOf(s: TSchema, name: string, types: string[]): string {
   if (s.type === 'integer') return s.format === INT64 ? 'BigInt' : 'Int';
   const scalar: Record<string, string> = { string: 'String', number: 'Float', boolean: 'Boolean' };
   const t = scalar[String(s.type)];
-  if (t === undefined) throw new Error(`no GraphQL type is derived for ${JSON.stringify(s).slice(0, 80)}: declare the field in the SDL`);
+  if (t === undefined)
+    throw new Error(`no GraphQL type is derived for ${JSON.stringify(s).slice(0, QUOTED_PARAM_VALUE_MAX_CHARS)}: declare the field in the SDL`);
   return t;
 }
 
@@ -60,17 +64,51 @@ export function declaredSdl(catalog: readonly Operation[]): string {
   return fields.length === 0 ? '' : `${types.join('\n\n')}\n\nextend type Query {\n${fields.join('\n')}\n}`;
 }
 
-/** GraphQL's name of a request field's path. */
-const graphqlName = (path: string): string => ({ protocol: 'filters.protocols', protocols: 'filters.protocols', range: 'filters.dateRange' })[path] ?? path;
+/** GraphQL's name of a request field's path (`protocols.2` is filters.protocols[2]). */
+function graphqlName(path: string): string {
+  const [head = '', ...rest] = path.split('.');
+  const name = ({ protocol: 'filters.protocols', protocols: 'filters.protocols', range: 'filters.dateRange' } as Record<string, string>)[head] ?? head;
+  return rest.length === 0 ? name : `${name}${rest.map((r) => (/^\d+$/.test(r) ? `[${r}]` : `.${r}`)).join('')}`;
+}
 
-/** The plan of a declared field: its arguments mapped onto the request, checked now (before anything runs), answered when run. */
-export async function declaredPlan(catalog: readonly Operation[], a: Analytics, field: string, args: Args): Promise<FieldPlan | undefined> {
-  const op = declaredOps(catalog).find((o) => o.graphql!.field === field);
-  if (op === undefined) return undefined;
-  const schema = op.request!.schema;
+/** The SDL's own fields asked through a declared operation (by its catalog name): the field's
+ *  arguments beyond `filters` that reach the request, how the answer is shown, and how many items it counts. */
+interface SdlField {
+  op: string;
+  args?(args: Args): Record<string, unknown>;
+  shape?(answer: unknown): unknown;
+  /** Items its arguments ask for, before anything runs (GRAPHQL_MAX_DOCUMENT_POINTS). */
+  points?(checked: CheckedRequest): number;
+}
+
+/** A record with its UTC day and hour, as the SDL's Transaction shows it. */
+const transactionOut = (t: Transaction | null): Record<string, unknown> | null => {
+  if (t === null) return null;
+  const d = new Date(t.blockTime * 1000);
+  return { ...t, date: d.toISOString().slice(0, 10), hour: d.getUTCHours() };
+};
+
+const SDL_FIELDS: Readonly<Record<string, SdlField>> = {
+  signature: { op: 'transaction', args: (args) => ({ signature: args.signature }), shape: (t) => transactionOut(t as Transaction | null) },
+  protocolStats: { op: 'protocolStatsList', points: (c) => c.protocolsAsked?.length ?? 1 },
+  protocols: { op: 'protocols' },
+};
+
+/** The declared operation a Query field asks, and how: derived from its request, or the SDL's own field mapped onto it. */
+function fieldOf(catalog: readonly Operation[], field: string): { op: Operation; sdl: SdlField } | undefined {
+  const derived = declaredOps(catalog).find((o) => o.graphql!.field === field);
+  if (derived !== undefined)
+    return { op: derived, sdl: { op: derived.name, args: (args) => Object.fromEntries(scalarFields(derived.request!.schema).map(([k]) => [k, args[k]])) } };
+  const sdl = SDL_FIELDS[field];
+  const op = catalog.find((o) => o.name === sdl?.op && o.request !== undefined && o.respond !== undefined);
+  return sdl === undefined || op === undefined ? undefined : { op, sdl };
+}
+
+/** A field's arguments as the request's input: `filters` onto protocols and the days (only the filters the request takes), the others as `sdl` maps them. */
+function inputOf(schema: TObject, field: string, sdl: SdlField, args: Args): RequestInput {
   const f = args.filters as FiltersArg | null | undefined;
   takesOnly(f, field, filtersOf(schema));
-  const values: Record<string, unknown> = Object.fromEntries(scalarFields(schema).map(([k]) => [k, args[k]]));
+  const values: Record<string, unknown> = sdl.args?.(args) ?? {};
   if ('protocols' in schema.properties) values.protocols = f?.protocols;
   if ('protocol' in schema.properties) {
     // One protocol, or the list left out for all of them: an empty list is neither (it read as "all").
@@ -84,8 +122,34 @@ export async function declaredPlan(catalog: readonly Operation[], a: Analytics, 
     values.protocol = asked?.[0];
   }
   const d = f?.dateRange;
-  const input = { values, ...(d ? { days: { from: d.start, to: d.end, names: GRAPHQL_DAYS } } : {}) };
-  // Checked while planning, so a refusal comes before anything runs, as for the other fields.
-  const prepared = await a.prepare({ request: op.request!, respond: op.respond! }, input, graphqlName);
-  return { question: { kind: 'fixed' }, run: () => prepared.answer() };
+  return { values, ...(d ? { days: { from: d.start, to: d.end, names: GRAPHQL_DAYS } } : {}) };
+}
+
+/**
+ * The plan of a field asked through a declared request: its arguments mapped onto the request
+ * and checked now, by the one check (a refusal comes before anything runs); an answer declared
+ * as prepared statements is costed by them, and run when the field runs.
+ */
+export async function declaredPlan(catalog: readonly Operation[], a: Analytics, field: string, args: Args): Promise<FieldPlan | undefined> {
+  const found = fieldOf(catalog, field);
+  if (found === undefined) return undefined;
+  const { op, sdl } = found;
+  const input = inputOf(op.request!.schema, field, sdl, args);
+  const shape = sdl.shape ?? ((v: unknown) => v);
+  if (op.prepared === undefined) {
+    const asked = await a.prepare({ request: op.request!, respond: op.respond! }, input, graphqlName);
+    return { question: { kind: 'fixed' }, run: async () => shape(await asked.answer()) };
+  }
+  const asked = await a.prepare({ request: op.request!, respond: op.prepared }, input, graphqlName);
+  // Its statements built (nothing read yet): what the guard costs, then runs.
+  const prepared = await asked.answer();
+  return {
+    question: prepared,
+    points: sdl.points?.(asked.checked) ?? 1,
+    async run(meter) {
+      const answer = await prepared.answer();
+      if (Array.isArray(answer)) meter.count(answer.length);
+      return shape(answer);
+    },
+  };
 }

@@ -7,10 +7,12 @@
 import type { FastifyRequest } from 'fastify';
 import { getArgumentValues, getOperationAST, getVariableValues, parse, type GraphQLSchema } from 'graphql';
 import { Budget } from '../../core/budget.ts';
-import { GRAPHQL_SCAN_MAX_TOKENS } from '../../core/limits/graphql.ts';
+import { GRAPHQL_MAX_VARIABLE_ERRORS, GRAPHQL_SCAN_MAX_TOKENS } from '../../core/limits/graphql.ts';
 import { PLAN_QUERY_BUDGET } from '../../core/plans.ts';
 import type { Analytics } from '../analytics/analytics.ts';
 import { connectionSelection } from './connection-plans.ts';
+import { CATALOG } from '../catalog/catalog.ts';
+import { declaredPlan } from './declared-fields.ts';
 import { planField } from './field-plans.ts';
 import { topLevelFields } from './request-guard.ts';
 import { readParams } from './request-params.ts';
@@ -22,7 +24,7 @@ export async function documentCost(schema: GraphQLSchema, analytics: Analytics, 
     const document = parse(params.query, { maxTokens: GRAPHQL_SCAN_MAX_TOKENS });
     const op = getOperationAST(document, params.operationName);
     if (op?.operation !== 'query') return undefined;
-    const coerced = getVariableValues(schema, op.variableDefinitions ?? [], params.variables ?? {}, { maxErrors: 20 });
+    const coerced = getVariableValues(schema, op.variableDefinitions ?? [], params.variables ?? {}, { maxErrors: GRAPHQL_MAX_VARIABLE_ERRORS });
     if (coerced.errors) return undefined;
     const variables = coerced.coerced;
     const rootFields = schema.getQueryType()?.getFields() ?? {};
@@ -32,13 +34,10 @@ export async function documentCost(schema: GraphQLSchema, analytics: Analytics, 
     for (const [key, node] of topLevelFields(document, op, variables)) {
       const def = rootFields[node.name.value];
       if (def === undefined || node.name.value.startsWith('__')) continue;
-      const plan = await planField(
-        under,
-        node.name.value,
-        getArgumentValues(def, node, variables),
-        PLAN_QUERY_BUDGET.x402,
-        connectionSelection(document, op, key, variables),
-      );
+      const fieldArgs = getArgumentValues(def, node, variables);
+      const plan =
+        (await planField(under, node.name.value, fieldArgs, PLAN_QUERY_BUDGET.x402, connectionSelection(document, op, key, variables))) ??
+        (await declaredPlan(CATALOG, under, node.name.value, fieldArgs));
       if (plan === undefined) return undefined;
       units += (await under.cost(plan.question)).score;
     }

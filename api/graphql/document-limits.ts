@@ -13,6 +13,9 @@ import {
 } from '../../core/limits.ts';
 import { graphqlError } from './errors.ts';
 
+/** A count past which the refusal says "over a million" rather than a number no one reads. */
+const MILLION = 1e6;
+
 export const tooComplex = (message: string): GraphQLError => graphqlError(Errors.queryTooComplex, message);
 
 /**
@@ -129,7 +132,7 @@ export function parseDocument(source: string, maxSelections = GRAPHQL_MAX_SELECT
   const repeated = mostRepeatedName(document);
   if (repeated.times > GRAPHQL_MAX_SAME_NAME) {
     throw tooComplex(
-      `the document selects "${repeated.name}" ${repeated.times > 1e6 ? 'over a million' : repeated.times} times in one selection set (fragments included); ` +
+      `the document selects "${repeated.name}" ${repeated.times > MILLION ? 'over a million' : repeated.times} times in one selection set (fragments included); ` +
         `at most ${GRAPHQL_MAX_SAME_NAME} are allowed: select each field once, or give each an alias`,
     );
   }

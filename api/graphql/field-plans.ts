@@ -8,14 +8,13 @@ import type { AnswerCost, Recommendation } from '../analytics/analytics-cost.ts'
 import { FAILURE_METRICS, type Group, type Metric } from '../analytics/group-pages.ts';
 import { bucketCount, type Granularity } from '../analytics/question/granularity.ts';
 import { isTimeDimension } from '../analytics/question/model.ts';
-import type { TimeRange, Transaction } from '../analytics/types.ts';
-import { errorPatternOf, groupFilters, keysOf, list, metricsOf, rangeOf, takesOnly, transactionsAsk, type Args, type FiltersArg } from './question-args.ts';
+import type { TimeRange } from '../analytics/types.ts';
+import { errorPatternOf, groupFilters, keysOf, metricsOf, rangeOf, takesOnly, transactionsAsk, type Args, type FiltersArg } from './question-args.ts';
 import { pageOf, type PaginationArg } from './pagination-args.ts';
 import { wantsOf } from '../analytics/connection.ts';
 import { connectionOf, type ConnectionSelection } from './connection-plans.ts';
 import { metricValue, questionVocabulary, type GroupKey, type QuestionVocabulary } from './question-vocabulary.ts';
 import { prepareTransactions } from './transactions-question.ts';
-import { breaksRule, Signature } from '../../core/vocabulary/primitives.ts';
 
 /**
  * What a running field reports to its request: the items it answers, against the document's
@@ -61,13 +60,6 @@ export const wordRecommendations = (cost: AnswerCost, vocab: QuestionVocabulary)
       : RECOMMENDATION[r],
   );
 
-// ---- the node shapes of the schema --------------------------------------------------------
-
-const transactionOut = (t: Transaction): Record<string, unknown> => {
-  const d = new Date(t.blockTime * 1000);
-  return { ...t, date: d.toISOString().slice(0, 10), hour: d.getUTCHours() };
-};
-
 // ---- the fields ---------------------------------------------------------------------------
 
 /** The question and answer of transactions(filters, pagination, groupBy, metrics, sort): prepared by the catalog. */
@@ -80,36 +72,6 @@ async function transactionsPlan(a: Analytics, args: Args, selection: ConnectionS
       const page = await prepared.answer();
       meter.count(page.edges.length);
       return connectionOf(page, (n) => n);
-    },
-  };
-}
-
-function signaturePlan(a: Analytics, args: Args): FieldPlan {
-  const signature = args.signature as string;
-  const rule = breaksRule(signature, Signature);
-  if (rule !== undefined) throw invalidParams(`signature must be ${rule} (got ${JSON.stringify(signature.slice(0, 100))})`, 'signature');
-  return {
-    question: { kind: 'fixed' },
-    async run() {
-      const tx = await a.transaction(signature);
-      return tx === null ? null : transactionOut(tx);
-    },
-  };
-}
-
-async function protocolStatsPlan(a: Analytics, args: Args): Promise<FieldPlan> {
-  const f = args.filters as FiltersArg | null | undefined;
-  takesOnly(f, 'protocolStats');
-  const range = rangeOf(f);
-  const protocols = list(f?.protocols, 'filters.protocols');
-  const prepared = await a.prepareStatsList(protocols, range);
-  return {
-    question: prepared,
-    points: protocols?.length ?? 1,
-    async run(meter) {
-      const stats = await prepared.answer();
-      meter.count(stats.length);
-      return stats;
     },
   };
 }
@@ -208,30 +170,21 @@ async function queryComplexityPlan(a: Analytics, args: Args, budget: number): Pr
   };
 }
 
-function protocolsPlan(a: Analytics): FieldPlan {
-  return { question: { kind: 'fixed' }, run: () => a.protocols() };
-}
-
 /**
- * The plan of one top-level field of Query; undefined for fields this module does not own.
+ * The plan of one top-level field of Query; undefined for fields this module does not own
+ * (those asked through a declared request, declared-fields.ts: signature, protocolStats, protocols).
  * `selection`: the connection fields the document selects that cost reads of their own.
  */
 export async function planField(a: Analytics, field: string, args: Args, budget: number, selection?: ConnectionSelection): Promise<FieldPlan | undefined> {
   switch (field) {
     case 'transactions':
       return transactionsPlan(a, args, selection, budget);
-    case 'signature':
-      return signaturePlan(a, args);
-    case 'protocolStats':
-      return protocolStatsPlan(a, args);
     case 'timeSeries':
       return timeSeriesPlan(a, args);
     case 'failedTransactions':
       return failedTransactionsPlan(a, args, selection, budget);
     case 'queryComplexity':
       return queryComplexityPlan(a, args, budget);
-    case 'protocols':
-      return protocolsPlan(a);
     default:
       return undefined;
   }

@@ -6,6 +6,7 @@
 // whole number GraphQL's 32-bit Int cannot hold is a Float (exact to 2^53).
 import type { TObject, TSchema } from '@sinclair/typebox';
 import { GRAPHQL_INT_MAX } from '../../core/limits/graphql.ts';
+import { QUOTED_PARAM_VALUE_MAX_CHARS } from '../../core/limits/questions.ts';
 
 /** The SDL of the types an input refers to, by name (each written once however often used). */
 export type InputTypes = Map<string, string>;
@@ -35,7 +36,7 @@ export function inputType(s: TSchema, types: InputTypes, shared: Readonly<Record
   if (s.type === 'integer') return typeof s.maximum === 'number' && s.maximum <= GRAPHQL_INT_MAX ? 'Int' : 'Float';
   const scalar: Record<string, string> = { string: 'String', number: 'Float', boolean: 'Boolean' };
   const t = scalar[String(s.type)];
-  if (t === undefined) throw new Error(`no GraphQL input type is derived for ${JSON.stringify(s).slice(0, 80)}`);
+  if (t === undefined) throw new Error(`no GraphQL input type is derived for ${JSON.stringify(s).slice(0, QUOTED_PARAM_VALUE_MAX_CHARS)}`);
   return t;
 }
 

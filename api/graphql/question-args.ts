@@ -3,7 +3,13 @@
 // are derived from the same declarations, so a value the schema takes is one this knows) and
 // turned into the analytics layer's requests. Nothing is read here.
 import { invalidParams } from '../../core/errors.ts';
-import { GRAPHQL_MAX_PATTERN_CHARS, QUESTION_MAX_LOG_MESSAGE_CHARS, QUESTION_RANGE_MAX } from '../../core/limits.ts';
+import {
+  GRAPHQL_MAX_PATTERN_CHARS,
+  QUESTION_MAX_LOG_MESSAGE_CHARS,
+  QUESTION_RANGE_MAX,
+  QUOTED_FILTER_VALUE_MAX_CHARS,
+  QUOTED_NUMBER_MAX_CHARS,
+} from '../../core/limits.ts';
 import { daySpan } from '../../core/request-check.ts';
 import { breaksRule, FILTER_LISTS } from '../../core/vocabulary/primitives.ts';
 import type { GroupFilters, GroupPageRequest, Metric } from '../analytics/group-pages.ts';
@@ -61,7 +67,7 @@ export function list(value: string[] | null | undefined, name: ListName): string
   if (value.length > max) throw invalidParams(`${name} may hold at most ${max} entries (got ${value.length})`, name);
   for (const [i, v] of value.entries()) {
     const rule = breaksRule(v, item);
-    if (rule !== undefined) throw invalidParams(`${name}[${i}] must be ${rule} (got ${JSON.stringify(v.slice(0, 100))})`, name);
+    if (rule !== undefined) throw invalidParams(`${name}[${i}] must be ${rule} (got ${JSON.stringify(v.slice(0, QUOTED_FILTER_VALUE_MAX_CHARS))})`, name);
   }
   return value;
 }
@@ -95,12 +101,12 @@ const RECORD_FILTERS = [
 ] as const;
 
 /**
- * The filters each GraphQL field takes, declared once: the fields share one SDL input type
+ * The filters each open question's GraphQL field takes, declared once (a field asked through a
+ * declared request takes those of its request, declared-fields.ts): the fields share one SDL input type
  * (TransactionFilters), so a filter a field does not declare here is refused by name rather
  * than ignored (an allow-list: a filter added to the input type is refused until a field takes it).
  */
 export const FIELD_FILTERS = {
-  protocolStats: ['protocols', 'dateRange'],
   timeSeries: RECORD_FILTERS,
   failedTransactions: ['protocols', 'dateRange', 'instructionTypes', 'errorPattern'],
   transactions: RECORD_FILTERS,
@@ -162,7 +168,7 @@ function bounds(r: RangeArg, name: string, max: bigint): Bounds {
     if (!present(v)) continue;
     const n = /^-?\d+$/.test(v) ? BigInt(v) : undefined;
     if (n === undefined || n < 0n || n > max)
-      throw invalidParams(`filters.${name}.${side} must be a whole number from 0 to ${max} (got ${v.slice(0, 40)})`, name);
+      throw invalidParams(`filters.${name}.${side} must be a whole number from 0 to ${max} (got ${v.slice(0, QUOTED_NUMBER_MAX_CHARS)})`, name);
     out[side] = n.toString();
   }
   if (out.min !== undefined && out.max !== undefined && BigInt(out.min) > BigInt(out.max))
@@ -256,7 +262,8 @@ function checkedStrings(f: FiltersArg | null | undefined) {
   for (const [key, value] of lists) {
     for (const [i, v] of (value ?? []).entries()) {
       const rule = breaksRule(v, FILTER_LISTS[key].item);
-      if (rule !== undefined) throw invalidParams(`filters.${key}[${i}] must be ${rule} (got ${JSON.stringify(v.slice(0, 100))})`, `filters.${key}`);
+      if (rule !== undefined)
+        throw invalidParams(`filters.${key}[${i}] must be ${rule} (got ${JSON.stringify(v.slice(0, QUOTED_FILTER_VALUE_MAX_CHARS))})`, `filters.${key}`);
     }
   }
   const named = Object.fromEntries(lists.filter(([, v]) => v !== undefined)) as Partial<Record<(typeof lists)[number][0], string[]>>;

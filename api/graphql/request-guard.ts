@@ -19,13 +19,14 @@ import {
   type ExecutionResult,
   type FieldNode,
   type GraphQLError,
+  type GraphQLObjectType,
   type GraphQLSchema,
   type OperationDefinitionNode,
   type SelectionSetNode,
 } from 'graphql';
 import { HttpError } from 'graphql-helix';
 import { AppError, Errors } from '../../core/errors.ts';
-import { GRAPHQL_MAX_ROOT_FIELDS } from '../../core/limits.ts';
+import { GRAPHQL_MAX_ROOT_FIELDS, GRAPHQL_MAX_VARIABLE_ERRORS } from '../../core/limits.ts';
 import type { Analytics } from '../analytics/analytics.ts';
 import type { ExportService } from '../exports/export-service.ts';
 import { tooComplex } from './document-limits.ts';
@@ -101,125 +102,167 @@ function meterOf(ledger: Ledger, maxPoints: number): FieldMeter {
   };
 }
 
+/** The operation's top-level fields once admitted: an operation of the document, on a root type of
+ *  the schema, its variables coerced, few enough fields, each past the first counted against the rate limit. */
+interface Admitted {
+  op: OperationDefinitionNode;
+  root: GraphQLObjectType;
+  variables: Record<string, unknown>;
+  fields: [string, FieldNode][];
+}
+
+/** A refusal that stops the whole request (429: the rate limit, or a cap on running work), in GraphQL's
+ *  shape too; a cap's error says when to retry (the rate limit's hooks set that header themselves). */
+function rateLimited(err: AppError, retryAfter: boolean): HttpError {
+  return new HttpError(err.kind?.http ?? Errors.rateLimited.http, err.message, {
+    ...(retryAfter ? { headers: err.retryAfterSeconds === undefined ? [] : [{ name: 'Retry-After', value: String(err.retryAfterSeconds) }] } : {}),
+    graphqlErrors: [graphqlError(err.kind ?? Errors.rateLimited, err.message)],
+  });
+}
+
+async function admit(o: GuardOptions, req: FastifyRequest, ledger: Ledger, args: ExecutionArgs): Promise<Admitted | ExecutionResult> {
+  const op = getOperationAST(args.document, args.operationName);
+  if (!op) return { errors: [graphqlError(Errors.invalidParams, 'the document has no operation of that name')] };
+  // graphql-js leaves a mutation against a schema without Mutation to execution; refuse it as a request error.
+  const root = o.schema.getRootType(op.operation);
+  if (!root) return { errors: [graphqlError(Errors.invalidParams, `this service has no ${op.operation} operations`)] };
+  const coerced = getVariableValues(o.schema, op.variableDefinitions ?? [], (args.variableValues ?? {}) as Record<string, unknown>, {
+    maxErrors: GRAPHQL_MAX_VARIABLE_ERRORS,
+  });
+  if (coerced.errors) return { errors: coerced.errors };
+  const variables = coerced.coerced;
+  const fields = [...topLevelFields(args.document, op, variables)].filter(([, f]) => !f.name.value.startsWith('__'));
+  ledger.fields = fields.length;
+  ledger.query = op.operation === 'query';
+  if (fields.length > GRAPHQL_MAX_ROOT_FIELDS) {
+    return { errors: [tooComplex(`the operation asks for ${fields.length} top-level fields; at most ${GRAPHQL_MAX_ROOT_FIELDS} are allowed`)] };
+  }
+  // Each top-level field is one request against the rate limit (the first was counted on arrival).
+  if (fields.length > 1) {
+    try {
+      await req.consumeRateLimit(fields.length - 1);
+    } catch (err) {
+      throw rateLimited(err as AppError, false);
+    }
+  }
+  return { op, root, variables, fields };
+}
+
+/** Each admitted field's plan by response key, and the errors of those that cannot be planned. */
+async function planFields(o: GuardOptions, req: FastifyRequest, ledger: Ledger, args: ExecutionArgs, a: Admitted, analytics: Analytics) {
+  const rootFields = a.root.getFields();
+  const plans = new Map<string, FieldPlan>();
+  const errors: GraphQLError[] = [];
+  const creations = a.op.operation === 'mutation' ? a.fields.filter(([, f]) => f.name.value === 'exportDataset').length : 0;
+  for (const [key, node] of a.fields) {
+    try {
+      const def = rootFields[node.name.value];
+      if (!def) continue;
+      const fieldArgs = getArgumentValues(def, node, a.variables);
+      const owner = req.apiKey === null ? null : { id: req.apiKey.id, plan: req.apiKey.plan, budget: req.budget };
+      const exportPlan = o.exports === undefined ? undefined : planExportField(o.exports, owner, node.name.value, fieldArgs, creations);
+      if (exportPlan !== undefined) ledger.query = false;
+      const plan =
+        exportPlan ??
+        (await planField(analytics, node.name.value, fieldArgs, ledger.budget, connectionSelection(args.document, a.op, key, a.variables))) ??
+        (await declaredPlan(o.catalog, analytics, node.name.value, fieldArgs));
+      if (plan) plans.set(key, plan);
+    } catch (err) {
+      // A cap on work the caller already has running (export jobs) refuses the request as the rate limit does.
+      if (err instanceof AppError && err.kind === Errors.rateLimited) throw rateLimited(err, true);
+      errors.push(fieldError(err, [key]));
+    }
+  }
+  return { plans, errors };
+}
+
+/** The plans' cost against the plan's budget (charged on the request's budget when within it), then their items against the document's. */
+async function checkCost(
+  o: GuardOptions,
+  req: FastifyRequest,
+  ledger: Ledger,
+  plans: ReadonlyMap<string, FieldPlan>,
+  analytics: Analytics,
+  errors: GraphQLError[],
+) {
+  const scores = await Promise.all(
+    [...plans].map(async ([key, plan]) => {
+      try {
+        return (await analytics.cost(plan.question)).score;
+      } catch (err) {
+        errors.push(fieldError(err, [key]));
+        return 0;
+      }
+    }),
+  );
+  ledger.requested = scores.reduce((a, b) => a + b, 0);
+  if (errors.length > 0) return;
+  if (ledger.requested > ledger.budget) {
+    errors.push(
+      tooComplex(
+        `the request would cost ${Math.round(ledger.requested)} (estimated rows read plus a base cost); ` +
+          `the ${req.apiKey?.plan ?? 'current'} plan allows ${ledger.budget} per request. queryComplexity lists what would lower it`,
+      ),
+    );
+    return;
+  }
+  // Spent on the request's one budget (core/budget.ts), which every door's work draws on.
+  try {
+    req.budget?.charge(ledger.requested, 'the request');
+  } catch (err) {
+    errors.push(tooComplex((err as Error).message));
+    return;
+  }
+  // Aliases multiply an answer: their items are bounded together, before anything runs.
+  const planned = [...plans.values()].reduce((sum, p) => sum + (p.points ?? 1), 0);
+  if (planned > o.maxPoints) {
+    errors.push(
+      tooComplex(
+        `the request asks for ${planned} items (records, groups, time-series points) over its top-level fields; ` +
+          `at most ${o.maxPoints} are allowed per document; ${askLess}`,
+      ),
+    );
+  }
+}
+
+const SECOND_MS = 1000;
+
+/** The planned fields run, within the guard's time. */
+async function executeInTime(o: GuardOptions, ledger: Ledger, args: ExecutionArgs, plans: ReadonlyMap<string, FieldPlan>): Promise<ExecutionResult> {
+  let turns = Promise.resolve();
+  const context: RequestContext = {
+    plans,
+    meter: meterOf(ledger, o.maxPoints),
+    // Chained, so two fields never get the same turn (immediates queued together run together).
+    nextTurn: () => (turns = turns.then(() => nextTurn())),
+  };
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<ExecutionResult>((resolve) => {
+    timer = setTimeout(
+      () =>
+        resolve({
+          data: null,
+          errors: [tooComplex(`the request ran longer than ${o.timeoutMs / SECOND_MS} s and was abandoned; ask for less (a shorter dateRange, fewer fields)`)],
+        }),
+      o.timeoutMs,
+    );
+  });
+  try {
+    return await Promise.race([execute({ ...args, contextValue: context }) as Promise<ExecutionResult>, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export const guardedExecute =
   (o: GuardOptions, req: FastifyRequest, ledger: Ledger) =>
   async (args: ExecutionArgs): Promise<ExecutionResult> => {
-    const op = getOperationAST(args.document, args.operationName);
-    if (!op) return { errors: [graphqlError(Errors.invalidParams, 'the document has no operation of that name')] };
-    // graphql-js leaves a mutation against a schema without Mutation to execution; refuse it as a request error.
-    const root = o.schema.getRootType(op.operation);
-    if (!root) return { errors: [graphqlError(Errors.invalidParams, `this service has no ${op.operation} operations`)] };
-    const coerced = getVariableValues(o.schema, op.variableDefinitions ?? [], (args.variableValues ?? {}) as Record<string, unknown>, { maxErrors: 20 });
-    if (coerced.errors) return { errors: coerced.errors };
-    const variables = coerced.coerced;
-    const fields = [...topLevelFields(args.document, op, variables)].filter(([, f]) => !f.name.value.startsWith('__'));
-    ledger.fields = fields.length;
-    ledger.query = op.operation === 'query';
-    if (fields.length > GRAPHQL_MAX_ROOT_FIELDS) {
-      return { errors: [tooComplex(`the operation asks for ${fields.length} top-level fields; at most ${GRAPHQL_MAX_ROOT_FIELDS} are allowed`)] };
-    }
-    // Each top-level field is one request against the rate limit (the first was counted on arrival).
-    if (fields.length > 1) {
-      try {
-        await req.consumeRateLimit(fields.length - 1);
-      } catch (err) {
-        const e = err as AppError;
-        throw new HttpError(e.kind?.http ?? 429, e.message, { graphqlErrors: [graphqlError(e.kind ?? Errors.rateLimited, e.message)] });
-      }
-    }
-    const rootFields = root.getFields();
+    const admitted = await admit(o, req, ledger, args);
+    if (!('fields' in admitted)) return admitted;
     // Every statement of this request's fields runs under its budget (none: refused).
     const analytics = o.analytics.under(req.budget);
-    const plans = new Map<string, FieldPlan>();
-    const errors: GraphQLError[] = [];
-    const creations = op.operation === 'mutation' ? fields.filter(([, f]) => f.name.value === 'exportDataset').length : 0;
-    for (const [key, node] of fields) {
-      try {
-        const def = rootFields[node.name.value];
-        if (!def) continue;
-        const fieldArgs = getArgumentValues(def, node, variables);
-        const owner = req.apiKey === null ? null : { id: req.apiKey.id, plan: req.apiKey.plan, budget: req.budget };
-        const exportPlan = o.exports === undefined ? undefined : planExportField(o.exports, owner, node.name.value, fieldArgs, creations);
-        if (exportPlan !== undefined) ledger.query = false;
-        const plan =
-          exportPlan ??
-          (await planField(analytics, node.name.value, fieldArgs, ledger.budget, connectionSelection(args.document, op, key, variables))) ??
-          (await declaredPlan(o.catalog, analytics, node.name.value, fieldArgs));
-        if (plan) plans.set(key, plan);
-      } catch (err) {
-        // A cap on work the caller already has running (export jobs) refuses the request as the rate limit does.
-        if (err instanceof AppError && err.kind === Errors.rateLimited) {
-          throw new HttpError(429, err.message, {
-            headers: err.retryAfterSeconds === undefined ? [] : [{ name: 'Retry-After', value: String(err.retryAfterSeconds) }],
-            graphqlErrors: [graphqlError(Errors.rateLimited, err.message)],
-          });
-        }
-        errors.push(fieldError(err, [key]));
-      }
-    }
-    if (errors.length === 0) {
-      const scores = await Promise.all(
-        [...plans].map(async ([key, plan]) => {
-          try {
-            return (await analytics.cost(plan.question)).score;
-          } catch (err) {
-            errors.push(fieldError(err, [key]));
-            return 0;
-          }
-        }),
-      );
-      ledger.requested = scores.reduce((a, b) => a + b, 0);
-      if (errors.length === 0 && ledger.requested > ledger.budget) {
-        errors.push(
-          tooComplex(
-            `the request would cost ${Math.round(ledger.requested)} (estimated rows read plus a base cost); ` +
-              `the ${req.apiKey?.plan ?? 'current'} plan allows ${ledger.budget} per request. queryComplexity lists what would lower it`,
-          ),
-        );
-      } else if (errors.length === 0) {
-        // Spent on the request's one budget (core/budget.ts), which every door's work draws on.
-        try {
-          req.budget?.charge(ledger.requested, 'the request');
-        } catch (err) {
-          errors.push(tooComplex((err as Error).message));
-        }
-      }
-    }
-    if (errors.length === 0) {
-      // Aliases multiply an answer: their items are bounded together, before anything runs.
-      const planned = [...plans.values()].reduce((sum, p) => sum + (p.points ?? 1), 0);
-      if (planned > o.maxPoints) {
-        errors.push(
-          tooComplex(
-            `the request asks for ${planned} items (records, groups, time-series points) over its top-level fields; ` +
-              `at most ${o.maxPoints} are allowed per document; ${askLess}`,
-          ),
-        );
-      }
-    }
+    const { plans, errors } = await planFields(o, req, ledger, args, admitted, analytics);
+    if (errors.length === 0) await checkCost(o, req, ledger, plans, analytics, errors);
     if (errors.length > 0) return { errors };
-
-    let turns = Promise.resolve();
-    const context: RequestContext = {
-      plans,
-      meter: meterOf(ledger, o.maxPoints),
-      // Chained, so two fields never get the same turn (immediates queued together run together).
-      nextTurn: () => (turns = turns.then(() => nextTurn())),
-    };
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<ExecutionResult>((resolve) => {
-      timer = setTimeout(
-        () =>
-          resolve({
-            data: null,
-            errors: [tooComplex(`the request ran longer than ${o.timeoutMs / 1000} s and was abandoned; ask for less (a shorter dateRange, fewer fields)`)],
-          }),
-        o.timeoutMs,
-      );
-    });
-    try {
-      return await Promise.race([execute({ ...args, contextValue: context }) as Promise<ExecutionResult>, timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
+    return executeInTime(o, ledger, args, plans);
   };

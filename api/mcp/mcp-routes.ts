@@ -63,7 +63,7 @@ function header(req: FastifyRequest, name: string): string | undefined {
   const v = req.headers[name];
   if (typeof v !== 'string') return undefined;
   // Most values have no edge whitespace: no regular expression for those.
-  return v.length > 0 && (v.charCodeAt(0) <= 32 || v.charCodeAt(v.length - 1) <= 32) ? v.replace(EDGE_WHITESPACE, '') : v;
+  return v.length > 0 && (v.charCodeAt(0) <= 0x20 || v.charCodeAt(v.length - 1) <= 0x20) ? v.replace(EDGE_WHITESPACE, '') : v;
 }
 
 /** A request's hooks as one object: methods, not closures made per request (each also named under tsx). */
@@ -92,11 +92,13 @@ export async function mcpRoutes(app: FastifyInstance, opts: ToolDeps): Promise<v
   // answers it), one holding a refused key an Invalid Request naming it; anything else (authentication, rate limits) goes on to the app's handler.
   app.setErrorHandler((err: FastifyError, _req, reply) => {
     if (err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') {
-      return reply.code(400).send({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: the request body is not valid JSON' } });
+      return reply
+        .code(400)
+        .send({ jsonrpc: '2.0', id: null, error: { code: Errors.parseError.rpc, message: 'Parse error: the request body is not valid JSON' } });
     }
     // Valid JSON holding "__proto__" (in a tool's arguments, say): no parse error, a refused request.
     if (err instanceof ForbiddenJsonKey)
-      return reply.code(400).send({ jsonrpc: '2.0', id: null, error: { code: -32600, message: `Invalid Request: ${err.message}` } });
+      return reply.code(400).send({ jsonrpc: '2.0', id: null, error: { code: Errors.invalidRequest.rpc, message: `Invalid Request: ${err.message}` } });
     throw err;
   });
 
@@ -113,7 +115,7 @@ export async function mcpRoutes(app: FastifyInstance, opts: ToolDeps): Promise<v
     if (key === null) throw new AppError(Errors.unauthorized, 'API key required');
     // An empty batch holds no request: JSON-RPC's Invalid Request (the SDK answers it 202, as a notification).
     if (Array.isArray(req.body) && req.body.length === 0) {
-      return reply.code(400).send({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid Request: an empty batch' } });
+      return reply.code(400).send({ jsonrpc: '2.0', id: null, error: { code: Errors.invalidRequest.rpc, message: 'Invalid Request: an empty batch' } });
     }
     const requests = mcpRequestCount(req.body);
     if (requests > 1) await req.consumeRateLimit(requests - 1);

@@ -7,6 +7,9 @@ import type { Budget } from '../../core/budget.ts';
 import { AppError, Errors } from '../../core/errors.ts';
 import { formatBytes, MAX_PARAMS_DEPTH, MCP_USAGE_HOURS, SQL_DEFAULT_LIMIT, SQL_MAX_LENGTH, SQL_MAX_LIMIT, SQL_TIMEOUT_SECONDS } from '../../core/limits.ts';
 import { PLAN_LIMITS, type Plan } from '../../core/plans.ts';
+
+/** The usage figures run to a minute past now (the current bucket may be written meanwhile). */
+const MINUTE_MS = 60_000;
 import type { ProtocolRegistry } from '../../warehouse/protocol-registry.ts';
 import type { UsageStore } from '../../warehouse/usage-store.ts';
 import type { Analytics } from '../analytics/analytics.ts';
@@ -202,7 +205,7 @@ function usageTool(usage: UsageStore): Tool {
       noArguments('get_usage', args);
       const now = Date.now();
       const since = now - MCP_USAGE_HOURS * 3_600_000;
-      const rows = await usage.query({ keyId: caller.keyId, fromMs: since, toMs: now + 60_000, granularity: 'hour' });
+      const rows = await usage.query({ keyId: caller.keyId, fromMs: since, toMs: now + MINUTE_MS, granularity: 'hour' });
       const by = new Map<string, { interface: string; method: string; requests: number; errors: number; rateLimited: number }>();
       for (const r of rows) {
         const k = `${r.interface}\n${r.method}`;

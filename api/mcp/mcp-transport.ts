@@ -9,6 +9,7 @@
 // serves every request: each request's JSON-RPC ids are given ids of their own on the way in
 // (clients of different requests reuse ids, often 1) and their own back on the way out.
 import { MAX_BATCH_SIZE } from '@modelcontextprotocol/sdk/server/requestBody.js';
+import { Errors, RPC_SERVER_ERROR } from '../../core/errors.ts';
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
@@ -180,12 +181,13 @@ export class StatelessJsonTransport<C> implements Transport {
     try {
       const accept = post.accept;
       if (!accept?.includes('application/json') || !accept.includes('text/event-stream')) {
-        return this.refused(406, -32000, 'Not Acceptable: Client must accept both application/json and text/event-stream');
+        return this.refuse(406, RPC_SERVER_ERROR, 'Not Acceptable: Client must accept both application/json and text/event-stream');
       }
-      if (!isJsonContentType(post.contentType ?? null)) return this.refused(415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
+      if (!isJsonContentType(post.contentType ?? null))
+        return this.refuse(415, RPC_SERVER_ERROR, 'Unsupported Media Type: Content-Type must be application/json');
       const raw = post.body;
       if (Array.isArray(raw) && raw.length > MAX_BATCH_SIZE) {
-        return this.refused(400, -32600, `Invalid Request: Batch must not exceed ${MAX_BATCH_SIZE} messages`);
+        return this.refuse(400, Errors.invalidRequest.rpc, `Invalid Request: Batch must not exceed ${MAX_BATCH_SIZE} messages`);
       }
       if (this.direct !== undefined) {
         const request = plainRequest(raw);
@@ -196,10 +198,10 @@ export class StatelessJsonTransport<C> implements Transport {
       try {
         messages = Array.isArray(raw) ? raw.map((m) => JSONRPCMessageSchema.parse(m)) : [JSONRPCMessageSchema.parse(raw)];
       } catch {
-        return this.refused(400, -32700, 'Parse error: Invalid JSON-RPC message');
+        return this.refuse(400, Errors.parseError.rpc, 'Parse error: Invalid JSON-RPC message');
       }
       if (messages.some(isInitialize)) {
-        if (messages.length > 1) return this.refused(400, -32600, 'Invalid Request: Only one initialization request is allowed');
+        if (messages.length > 1) return this.refuse(400, Errors.invalidRequest.rpc, 'Invalid Request: Only one initialization request is allowed');
       } else {
         const refused = this.version(post.protocolVersion);
         if (refused !== undefined) return refused;
@@ -245,7 +247,7 @@ export class StatelessJsonTransport<C> implements Transport {
       return {
         status: 400,
         headers: { ...JSON_HEADERS },
-        body: JSON.stringify({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error', data: String(error) }, id: null }),
+        body: JSON.stringify({ jsonrpc: '2.0', error: { code: Errors.parseError.rpc, message: 'Parse error', data: String(error) }, id: null }),
       };
     }
   }
@@ -307,7 +309,11 @@ export class StatelessJsonTransport<C> implements Transport {
   /** The refusal of an unsupported MCP-Protocol-Version header (absent is accepted), as the SDK's transport answers it. */
   private version(version: string | undefined): McpAnswer | undefined {
     if (version === undefined || SUPPORTED_PROTOCOL_VERSIONS.includes(version)) return undefined;
-    return this.refused(400, -32000, `Bad Request: Unsupported protocol version: ${version} (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`);
+    return this.refuse(
+      400,
+      RPC_SERVER_ERROR,
+      `Bad Request: Unsupported protocol version: ${version} (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`,
+    );
   }
 
   /** The door's own answer to `request`, enveloped as the SDK's protocol envelopes a handler's result or throw; undefined if the door leaves it to the Server. */
@@ -331,7 +337,7 @@ export class StatelessJsonTransport<C> implements Transport {
           jsonrpc: '2.0',
           id,
           error: {
-            code: Number.isSafeInteger(error.code) ? error.code : -32603,
+            code: Number.isSafeInteger(error.code) ? error.code : Errors.internal.rpc,
             message: error.message ?? 'Internal error',
             ...(error.data !== undefined && { data: error.data }),
           },
@@ -359,7 +365,7 @@ export class StatelessJsonTransport<C> implements Transport {
     for (const id of exchange.own) this.pending.delete(id);
   }
 
-  private refused(status: number, code: number, message: string): McpAnswer {
+  private refuse(status: number, code: number, message: string): McpAnswer {
     this.onerror?.(new Error(message));
     return jsonRpcHttpError(status, code, message);
   }

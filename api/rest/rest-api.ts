@@ -16,7 +16,6 @@ import type { Analytics } from '../analytics/analytics.ts';
 import { CATALOG, operationIdOf, type Operation } from '../catalog/catalog.ts';
 import type { X402Door } from '../x402/x402-door.ts';
 import { declaredRoute, isDeclaredRest } from './declared-routes.ts';
-import { HAND_ROUTES } from './hand-routes.ts';
 import type { RestRoute } from './rest-route.ts';
 
 /** REST's names for the analytics layer's logical parameters. */
@@ -73,7 +72,8 @@ export interface RestApiOptions {
   responseBudgetBytes?: number;
   /** The operations to serve; the service's catalog unless set (tests). */
   catalog?: readonly Operation[];
-  /** Routes written by hand, by their operation's name; HAND_ROUTES unless set (a test adds one). */
+  /** Routes written by hand for operations not declared by their request, by the operation's name (none in the
+   *  service's catalog: every REST route is declared; an operation added without a request brings its own). */
   handRoutes?: Readonly<Record<string, RestRoute>>;
   /** With the x402 plan on: where each route's keyless calls are priced, by their answer's statements. */
   x402?: Pick<X402Door, 'priceByAnswer'>;
@@ -81,7 +81,7 @@ export interface RestApiOptions {
 
 /** The REST routes of a catalog, each named by its operation (operationIdOf): built from its
  *  request declaration, or the hand-written route of its name. */
-export function restRoutesOf(catalog: readonly Operation[], handRoutes: Readonly<Record<string, RestRoute>> = HAND_ROUTES): RestRoute[] {
+export function restRoutesOf(catalog: readonly Operation[], handRoutes: Readonly<Record<string, RestRoute>> = {}): RestRoute[] {
   return catalog.flatMap((op) => {
     if (op.rest === undefined) return [];
     const route = isDeclaredRest(op) ? declaredRoute(op) : handRoutes[op.name];

@@ -3,7 +3,6 @@
 // type provider) and the OpenAPI document. Field names of the data equal the JSON-RPC
 // results: the same analytics layer answers both, with the vocabulary's answer shapes.
 import { Type, type TSchema } from '@sinclair/typebox';
-import { FeeStats } from '../../core/vocabulary/answers.ts';
 import { ordered } from '../../core/request-check.ts';
 import { Int64, INT64 } from '../../core/vocabulary/primitives.ts';
 
@@ -60,9 +59,6 @@ export const Meta = Type.Object(
   },
   { description: 'Paging, the range the answer covers, and its statistics' },
 );
-
-/** The fee answer: the overall statistics and the same per protocol. */
-export const FeeAnswer = Type.Object({ ...FeeStats.properties, protocols: Type.Array(FeeStats, { description: 'The same statistics per protocol' }) });
 
 /** The envelope's `success`: a named enum of one value (the document states it once, as Success). */
 const Success = Type.Literal(true, { title: 'Success', description: 'Always true in a success answer (errors are {error, message})' });

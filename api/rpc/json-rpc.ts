@@ -5,7 +5,7 @@
 // nested too deep, and answers past the response byte budget (core/limits.ts).
 import type { Budget } from '../../core/budget.ts';
 import { AppError, Errors } from '../../core/errors.ts';
-import { formatBytes, MAX_PARAMS_DEPTH, RPC_MAX_BATCH, RPC_RESPONSE_BUDGET_BYTES } from '../../core/limits.ts';
+import { formatBytes, MAX_PARAMS_DEPTH, QUOTED_NUMBER_MAX_CHARS, RPC_MAX_BATCH, RPC_RESPONSE_BUDGET_BYTES } from '../../core/limits.ts';
 import { AnswerBatch, setAsideBytes, type MemberOutcome } from '../answers/answer-batch.ts';
 import { deeperThan } from '../positional/positional-calls.ts';
 import { echoesExactly, inexactNestedNumbers, numericIdTokens } from './raw-ids.ts';
@@ -161,7 +161,7 @@ function envelope(body: RpcBody, at: number, methods: MethodTable): { answer: Rp
         id,
         rpcError(
           Errors.invalidParams,
-          `params: the number ${inexact.slice(0, 40)} cannot be represented exactly (JSON numbers are doubles) and would be read as ${JSON.stringify(Number(inexact))}; send the value you mean, e.g. a whole number of seconds`,
+          `params: the number ${inexact.slice(0, QUOTED_NUMBER_MAX_CHARS)} cannot be represented exactly (JSON numbers are doubles) and would be read as ${JSON.stringify(Number(inexact))}; send the value you mean, e.g. a whole number of seconds`,
         ),
       ),
     };

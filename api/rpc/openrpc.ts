@@ -67,7 +67,7 @@ export function openRpcDocument(catalog: readonly Operation[]): OpenRpcDocument 
           errors: METHOD_ERRORS,
           // Extensions: what else the catalog says of the operation.
           // The method's own (its ranges in order) and, for a declared request, the request's.
-          ...rulesDoc([...m.rules, ...(op.request?.rules ?? [])]),
+          ...rulesDoc([...m.rules, ...(m.ownShape ? [] : (op.request?.rules ?? []))]),
           'x-cost': op.cost,
           'x-analytics-preset': op.preset,
           ...(op.rest ? { 'x-rest': `GET /api/v1${op.rest.url}` } : {}),

@@ -99,12 +99,18 @@ export const POINT_READ_GATHER_TURNS = 2;
  * keys and a little for 1 or 20 (bench/address-page-reads.ts).
  */
 export const POINT_READ_COARSE_INDEX_GRANULARITY = 2;
+/** Rates are percentages (SPEC: successRate 0-100): a ratio measure's scale. */
+export const PERCENT = 100;
 // ---- The signed tokens of listings ----
 /** Base64url characters of a listing's fingerprint (72 bits) and of a page token's MAC (132 bits). */
 export const LISTING_FINGERPRINT_CHARS = 12;
 export const PAGE_TOKEN_MAC_CHARS = 22;
 /** Characters of a bad signature key quoted in its error. */
 export const QUOTED_KEY_MAX_CHARS = 40;
+/** Characters of a refused number's text quoted back (an inexact JSON number, a BigInt out of range). */
+export const QUOTED_NUMBER_MAX_CHARS = 40;
+/** Characters of a refused list-filter value (a protocol, program id, signature, instruction type) quoted back. */
+export const QUOTED_FILTER_VALUE_MAX_CHARS = 100;
 /** Longest instruction type, in characters. */
 export const INSTRUCTION_TYPE_MAX_CHARS = 128;
 /** Characters of a refused parameter value quoted back in its error (JSON-RPC, MCP, declared requests). */

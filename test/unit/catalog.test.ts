@@ -16,7 +16,6 @@ import { limit, options } from '../../api/catalog/params.ts';
 import { registerOpenApi } from '../../api/rest/openapi.ts';
 import { CALENDAR_DAY_PATTERN, dayStart } from '../../core/vocabulary/primitives.ts';
 import { restApi } from '../../api/rest/rest-api.ts';
-import { HAND_ROUTES } from '../../api/rest/hand-routes.ts';
 import { restGet } from '../../api/rest/rest-route.ts';
 import { envelope, errors, ok } from '../../api/rest/rest-schemas.ts';
 import { openRpcDocument } from '../../api/rpc/openrpc.ts';
@@ -167,7 +166,7 @@ describe('a new operation or parameter shows on every door, from the catalog alo
   it('REST and OpenAPI: the route, validated and documented from one schema', async () => {
     const app = Fastify();
     await registerOpenApi(app, { protocols: async () => ['jupiter_v6'] });
-    await app.register(restApi, { prefix: '/api/v1', analytics, catalog, handRoutes: { ...HAND_ROUTES, ...handRoutes } });
+    await app.register(restApi, { prefix: '/api/v1', analytics, catalog, handRoutes });
     await app.ready();
     const doc = app.swagger() as { paths: Record<string, { get?: { parameters?: { name: string; schema: unknown }[] } }> };
     const param = doc.paths['/api/v1/analytics/fee-leaders']?.get?.parameters?.find((p) => p.name === 'min_fee');

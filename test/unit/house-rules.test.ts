@@ -272,17 +272,9 @@ function scanLongFunctions(): string[] {
 }
 
 // ---------------------------------------------------------------------------------------
-// The request boundary (api/catalog/, api/rpc/, api/mcp/, api/graphql/, the question model;
-// its other files offend no rule) is being rewritten on the `boundary` branch
-// (issue 36): its offences are excused here, by folder, until that branch lands, and this
-// list then goes. Temporary; owner: the boundary branch.
-const BOUNDARY_BRANCH = [
-  p('api', 'rpc') + path.sep,
-  p('api', 'mcp') + path.sep,
-  p('api', 'graphql') + path.sep,
-  p('api', 'analytics', 'question') + path.sep,
-  // api/exports/export-config.ts went: its hand validator is the declared export body (export-request.ts).
-];
+// The request boundary (issue 36): its files still offending are excused here by folder
+// until they are fixed, and this list then goes. Temporary; owner: the boundary work.
+const BOUNDARY_BRANCH: readonly string[] = [p('api', 'graphql', 'subscriptions') + path.sep];
 /** Long functions, as `file name`: in ingest/ and warehouse/, whose owners (the record id and
  *  ingest branches) are working in them today. Temporary; owners: those branches. An entry
  *  goes when its function is split. */
