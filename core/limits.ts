@@ -394,3 +394,4 @@ export * from './limits/view-repair.ts';
 export * from './limits/migrations.ts';
 export * from './limits/refusal-logs.ts';
 export * from './limits/http-parameters.ts';
+export * from './limits/record-id.ts';
