@@ -44,9 +44,9 @@ export function countedPositions(wh: Warehouse): BatchStep<Accepted> {
     const pending = batch.filter((a) => a.row !== undefined && a.row.transaction_index === undefined);
     if (pending.length === 0) return batch.map(ok);
     const slots = [...new Set(pending.map((a) => a.row!.slot))];
-    const big = slots.map(BigInt);
-    const lo = big.reduce((m, s) => (s < m ? s : m));
-    const hi = big.reduce((m, s) => (s > m ? s : m));
+    const big = slots.map(BigInt).sort((x, y) => (x < y ? -1 : x > y ? 1 : 0));
+    const lo = big[0]!;
+    const hi = big.at(-1)!;
     // The counted records already stored in these slots (a range of tx_by_rid, in id order).
     const stored = await wh.query<{ slot: string; position: number; signature: string }>(
       `SELECT toString(bitShiftRight(rid, {low:UInt8})) AS slot, toUInt32(bitAnd(bitShiftRight(rid, {ib:UInt8}), {pm:UInt32})) AS position,
