@@ -178,7 +178,13 @@ function windowParams(w: DemoWindow): Record<string, number> {
 
 /** Insert one window of demo rows straight into the base table (views fill on insert). */
 export async function insertDemoRows(wh: Warehouse, w: DemoWindow): Promise<void> {
-  const sql = `INSERT INTO ${TABLES.transactions} (${BASE_COLUMNS.join(', ')})\n${generatorSelect(w.profiles ?? PROTOCOL_PROFILES)}`;
+  // A store before migration 110 (the migration tests seed one) has no transaction_index.
+  const [before110] = await wh.query<{ n: string }>(
+    "SELECT count() AS n FROM system.columns WHERE database = currentDatabase() AND table = {t:String} AND name = 'transaction_index'",
+    { params: { t: TABLES.transactions } });
+  const columns = before110?.n === '0' ? BASE_COLUMNS.filter((c) => c !== 'transaction_index') : BASE_COLUMNS;
+  const select = generatorSelect(w.profiles ?? PROTOCOL_PROFILES);
+  const sql = `INSERT INTO ${TABLES.transactions} (${columns.join(', ')})\n${columns === BASE_COLUMNS ? select : `SELECT * EXCEPT (transaction_index) FROM (${select})`}`;
   // Views run in parallel: they are independent and otherwise dominate insert time.
   await wh.exec(sql, { params: windowParams(w), settings: { parallel_view_processing: 1 } });
 }

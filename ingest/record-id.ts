@@ -52,7 +52,7 @@ export function countedPositions(wh: Warehouse): BatchStep<Accepted> {
       `SELECT toString(bitShiftRight(rid, {low:UInt8})) AS slot, toUInt32(bitAnd(bitShiftRight(rid, {ib:UInt8}), {pm:UInt32})) AS position,
               JSONExtractString(toValidUTF8(record), 1) AS signature
        FROM ${TABLES.txByRid}
-       WHERE rid >= {lo:UInt64} AND rid <= {hi:UInt64} AND bitShiftRight(rid, {low:UInt8}) IN {slots:Array(UInt64)}
+       WHERE rid >= {lo:UInt64} AND rid <= {hi:UInt64} AND toString(bitShiftRight(rid, {low:UInt8})) IN {slots:Array(String)}
          AND bitAnd(bitShiftRight(rid, {ib:UInt8}), {pm:UInt32}) >= {first:UInt32}`,
       {
         params: {
