@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { addRanges, type Conditions } from '../api/analytics/question/model.ts';
 import { parseBigIntLiteral, parseBigIntValue } from '../api/graphql/bigint-scalar.ts';
 import { parseValue } from 'graphql';
-import { b58, FIXTURE_START, ingest, PROGRAM_OF } from './support/fixtures.ts';
+import { b58, FIXTURE_START, PROGRAM_OF } from './support/fixtures.ts';
+import { BASE_COLUMNS } from '../warehouse/tables.ts';
 import { dataOf } from './support/graphql-client.ts';
 import { graphqlFixture } from './support/graphql-fixture.ts';
 
@@ -22,8 +23,10 @@ async function ingestHugeSlots(): Promise<void> {
     signature: b58(`huge-slot-${i}`, 88), slot, block_time: FIXTURE_START + 3600 + i, program_id: PROGRAM_OF.jupiter_v6!, protocol_name: 'jupiter_v6',
     instruction_type: 'route', fee: 5000 + i, compute_units: 100_000, accounts_count: 3, success: true,
   }));
-  const report = await ingest(t().services, records);
-  expect(report.accepted).toBe(HUGE_SLOTS.length);
+  // Ingest refuses slots past the record id's (docs/ingest-record-id.md); a store holds such
+  // slots from before migration 110, so they are written into the base table directly.
+  const lines = records.map((r, i) => JSON.stringify({ ...r, transaction_index: i })).join('\n');
+  await t().services.wh.insertBytes('transactions', Buffer.from(lines), 'JSONEachRow', { columns: BASE_COLUMNS });
 }
 
 describe('metrics under the public system\'s names', () => {

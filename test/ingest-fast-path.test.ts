@@ -21,25 +21,26 @@ const base = (signature: string): Record<string, unknown> => ({
   signature, slot: 300_000_000, block_time: 1_735_600_000, program_id: 'whirLbMiicVdio4qvUfM5KAg6Ct8VwpYzGff3uctyCc',
   protocol_name: 'whirlpool', instruction_type: 'swap', fee: 5000, compute_units: 60_000,
   accounts: ['EfUr3UvsoY9EdC7QTaBRqhtyFbrLnBd2fDwkYhHXFvcN', 'whirLbMiicVdio4qvUfM5KAg6Ct8VwpYzGff3uctyCc'], accounts_count: 2, success: true,
+  transaction_index: signature.charCodeAt(0),
 });
 
 // Each entry: the record's text as a producer sends it, and whether it can go as received.
 const CASES: { text: string; raw: boolean }[] = [
   { text: JSON.stringify(base(sig('2'))), raw: true },
-  // a decimal-string slot (the engine reads it as the row path writes it), also at UInt64's top
+  // a decimal-string slot (the engine reads it as the row path writes it), also at the record id's top
   { text: JSON.stringify({ ...base(sig('3')), slot: '300000001' }), raw: true },
-  { text: JSON.stringify({ ...base(sig('4')), slot: '18446744073709551615' }), raw: true },
+  { text: JSON.stringify({ ...base(sig('4')), slot: '17179869182' }), raw: true },
   // log lines as an array: joined with newlines, so re-serialised
   { text: JSON.stringify({ ...base(sig('5')), success: false, error_message: 'failed: é \u2028', log_messages: ['Program log: a', 'Program log: "b"'] }), raw: false },
   // accounts_count missing: the length of accounts, so re-serialised
   { text: JSON.stringify({ ...base(sig('6')), accounts_count: undefined }), raw: false },
   // optional fields absent and keys the base table does not take (date is derived, never sent)
   { text: JSON.stringify({ signature: sig('7'), instruction_index: 3, slot: 1, block_time: 1_735_600_100, program_id: 'whirLbMiicVdio4qvUfM5KAg6Ct8VwpYzGff3uctyCc',
-      protocol_name: 'whirlpool', instruction_type: 'swap', fee: 0, compute_units: 0, accounts_count: 0, success: true, date: '2001-01-01', extra: { a: [1] } }), raw: true },
-  // a slot number past 2^53: JSON.parse rounds it and the row path stores the rounded value
-  { text: JSON.stringify(base(sig('8'))).replace('"slot":300000000', '"slot":9007199254740993'), raw: false },
+      protocol_name: 'whirlpool', instruction_type: 'swap', fee: 0, compute_units: 0, accounts_count: 0, success: true, date: '2001-01-01', extra: { a: [1] }, transaction_index: 7 }), raw: true },
+  // no transaction_index: the writer adds its counted position (ingest/record-id.ts), so re-serialised
+  { text: JSON.stringify({ ...base(sig('8')), transaction_index: undefined }), raw: false },
   // escapes and whitespace as a producer may write them
-  { text: ` { "signature" : "${sig('9')}", "slot": 1, "block_time": 1735600200, "program_id": "whirLbMiicVdio4qvUfM5KAg6Ct8VwpYzGff3uctyCc", "protocol_name": "whirlpool", "instruction_type": "sw\\u0061p", "fee": 1, "compute_units": 2, "accounts_count": 1, "success": false, "error_message": "tab\\there \\ud83d\\ude00" } `, raw: true },
+  { text: ` { "signature" : "${sig('9')}", "slot": 1, "block_time": 1735600200, "program_id": "whirLbMiicVdio4qvUfM5KAg6Ct8VwpYzGff3uctyCc", "protocol_name": "whirlpool", "instruction_type": "sw\\u0061p", "fee": 1, "compute_units": 2, "accounts_count": 1, "success": false, "error_message": "tab\\there \\ud83d\\ude00", "transaction_index": 9 } `, raw: true },
 ];
 // Valid JSON the engine's reader refuses (a number written 5e3, a repeated key): the batch
 // is retried re-serialised and still stores what the row path stores.

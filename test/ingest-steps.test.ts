@@ -24,7 +24,7 @@ const ENTRIES = [{ protocolName: 'whirlpool', programId: PROGRAM }, { protocolNa
 const sig = (c: string): string => `${c.repeat(87)}a`;
 const good = (signature: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
   signature, slot: 300_000_000, block_time: 1_735_600_000, program_id: PROGRAM, protocol_name: 'whirlpool', instruction_type: 'swap',
-  fee: 5000, compute_units: 60_000, accounts: [PROGRAM], accounts_count: 1, success: true, ...extra,
+  fee: 5000, compute_units: 60_000, accounts: [PROGRAM], accounts_count: 1, success: true, transaction_index: 0, ...extra,
 });
 
 /** A sink that records what reached it. */

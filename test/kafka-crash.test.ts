@@ -136,5 +136,5 @@ it('SIGKILLed and restarted ingest stores every record exactly once', async () =
   expect(Number(distinct?.n)).toBe(N);
   const [addr] = await services.wh.query<{ n: string }>(
     'SELECT sum(length(arrayDistinct(arrayPushBack(accounts, program_id)))) AS n FROM transactions');
-  expect(counts.tx_by_address).toBe(Number(addr?.n));
+  expect(counts.tx_by_address_v2).toBe(Number(addr?.n));
 }, 300_000);

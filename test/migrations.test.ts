@@ -33,7 +33,7 @@ describe('migrations', () => {
   it('create every table a view writes to, each view targeting an explicit table', async () => {
     const rows = await wh.query<{ name: string; engine: string; create_table_query: string }>(
       "SELECT name, engine, create_table_query FROM system.tables WHERE database = currentDatabase() AND engine = 'MaterializedView'");
-    expect(rows.map((r) => r.name).sort()).toEqual(['failure_hourly_mv', 'ingest_freshness_mv', 'instruction_hourly_mv', 'protocol_hourly_mv', 'tx_by_address_mv', 'tx_by_signature_v3_mv']);
+    expect(rows.map((r) => r.name).sort()).toEqual(['failure_hourly_mv', 'ingest_freshness_mv', 'instruction_hourly_mv', 'protocol_hourly_mv', 'tx_by_address_v2_mv', 'tx_by_rid_mv', 'tx_by_signature_v3_mv']);
     for (const r of rows) expect(r.create_table_query).toMatch(/ TO default\.\w+/);
   });
 
@@ -45,7 +45,7 @@ describe('migrations', () => {
       "SELECT name, default_kind FROM system.columns WHERE database = currentDatabase() AND table = 'transactions'");
     // The ingest path writes every column that has no default, and only columns a client
     // may write (not MATERIALIZED or ALIAS ones, which the table computes).
-    const writable = cols.filter((c) => c.default_kind === '' || c.default_kind === 'DEFAULT').map((c) => c.name);
+    const writable = cols.filter((c) => c.default_kind === '' || c.default_kind === 'DEFAULT' || c.default_kind === 'EPHEMERAL').map((c) => c.name);
     for (const c of cols.filter((x) => x.default_kind === '')) expect(BASE_COLUMNS, c.name).toContain(c.name);
     for (const c of BASE_COLUMNS) expect(writable, c).toContain(c);
   });

@@ -45,7 +45,7 @@ function line(i: number, instructionType: string, extra: Record<string, unknown>
 }
 
 /** The largest value of every number the record carries. */
-const MAXIMA = line(90, 'max', { slot: '18446744073709551615', fee: Number.MAX_SAFE_INTEGER, compute_units: 4294967295, accounts_count: 65535, instruction_index: 65535, success: false });
+const MAXIMA = line(90, 'max', { slot: '17179869182', fee: Number.MAX_SAFE_INTEGER, compute_units: 4294967295, accounts_count: 65535, instruction_index: 8191, success: false });
 
 /** A line whose instruction_type carries bytes that are not UTF-8, as received bytes. */
 function invalidUtf8(i: number): Uint8Array {

@@ -49,7 +49,7 @@ async function viewsOnTransactions(wh: Warehouse, source: string): Promise<ViewD
  * delete first narrows to the keys of the buckets' base rows, so it reads a few granules,
  * not the table.
  */
-async function repairRule(wh: Warehouse, target: string): Promise<{ bucket: string; byKey: boolean } | undefined> {
+async function repairRule(wh: Warehouse, target: string): Promise<{ bucket: string; byKey: boolean; key?: 'sig_key' | 'rid' } | undefined> {
   const [db, table] = target.includes('.') ? target.split('.', 2) : [undefined, target];
   const cols = await wh.query<{ name: string; type: string }>(
     `SELECT name, type FROM system.columns WHERE database = ${db ? '{db:String}' : 'currentDatabase()'} AND table = {t:String}`,
@@ -57,7 +57,9 @@ async function repairRule(wh: Warehouse, target: string): Promise<{ bucket: stri
   );
   const names = new Set(cols.map((c) => c.name));
   const hourOf = (col: string) => `concat(protocol_name, '#', toString(toUInt32(toStartOfHour(${col}))))`;
-  if (names.has('sig_key') && names.has('record') && !names.has('protocol_name')) return { bucket: SIGNATURE_RECORD_BUCKET, byKey: true };
+  if (names.has('sig_key') && names.has('record') && !names.has('protocol_name')) return { bucket: SIGNATURE_RECORD_BUCKET, byKey: true, key: 'sig_key' };
+  // tx_by_rid (110): the same record array, keyed by the record id.
+  if (names.has('rid') && names.has('record') && !names.has('protocol_name')) return { bucket: SIGNATURE_RECORD_BUCKET, byKey: true, key: 'rid' };
   if (!names.has('protocol_name')) throw new Error(`view target ${target} has no protocol_name column: no repair rule for it`);
   if (names.has('hour_start')) return { bucket: hourOf('hour_start'), byKey: false };
   if (names.has('block_time')) return { bucket: hourOf('block_time'), byKey: false };
@@ -89,18 +91,20 @@ export async function rebuildViewBuckets(wh: Warehouse, buckets: readonly Bucket
       // Narrowed to the keys of the buckets' base rows, read first and bound as values: a
       // mutation of a replicated table may not hold a subquery (the server refuses it, as each
       // replica would evaluate it on its own). No base rows: none of this table's to delete.
-      const rows = await wh.query<{ k: string }>(`SELECT DISTINCT toString(cityHash64(signature)) AS k FROM ${readFrom(source)} WHERE ${inBase}`, { params });
+      const column = rule.key ?? 'sig_key';
+      const rows = await wh.query<{ k: string }>(`SELECT DISTINCT toString(${column === 'rid' ? 'rid' : 'cityHash64(signature)'}) AS k FROM ${readFrom(source)} WHERE ${inBase}`, { params });
       for (let i = 0; i < rows.length; i += VIEW_REPAIR_DELETE_KEYS) {
         const sk = rows.slice(i, i + VIEW_REPAIR_DELETE_KEYS).map((r) => BigInt(r.k)); // numbers: a string array item is quoted, which Array(UInt64) does not read
-        await wh.exec(`DELETE FROM ${deleteFrom} WHERE sig_key IN {sk:Array(UInt64)} AND ${rule.bucket} IN {keys:Array(String)}`, { params: { ...params, sk } });
+        await wh.exec(`DELETE FROM ${deleteFrom} WHERE ${column} IN {sk:Array(UInt64)} AND ${rule.bucket} IN {keys:Array(String)}`, { params: { ...params, sk } });
       }
     } else if (rule !== undefined) {
       await wh.exec(`DELETE FROM ${deleteFrom} WHERE ${rule.bucket} IN {keys:Array(String)}`, { params });
     }
-    // The view's own SELECT, reading only the affected buckets of the base table.
+    // The view's own SELECT, reading only the affected buckets of the base table (rid named:
+    // a MATERIALIZED column is not in *, migration 110).
     const select = view.asSelect.replace(
       new RegExp(`( FROM )((\`?[A-Za-z0-9_]+\`?\\.)?\`?${source}\`?)( |$)`),
-      (_m, from: string, table: string, _db: string, tail: string) => `${from}(SELECT * FROM ${readFrom(table)} WHERE ${inBase}) AS ${source}${tail}`,
+      (_m, from: string, table: string, _db: string, tail: string) => `${from}(SELECT *, rid FROM ${readFrom(table)} WHERE ${inBase}) AS ${source}${tail}`,
     );
     await wh.exec(`INSERT INTO ${insertInto} ${select}`, { params });
   }

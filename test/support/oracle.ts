@@ -207,13 +207,14 @@ export const LISTING_ORDER = {
   asc: 'block_time ASC, signature ASC, instruction_index ASC',
 } as const;
 /**
- * An address listing's order: ledger order, the record id (migration 110: slot, then the
- * transaction's position in its block, then instruction index), read from the base table's
- * own rid column; test/record-id.test.ts checks each id against what the record says.
+ * An address listing's order: ledger order, the record id (migration 110: slot in its high
+ * bits, then the transaction's position in its block, then instruction index), read from
+ * the base table's own rid column; test/record-id.test.ts checks each id against what the
+ * record says. (Not `slot`: the rows name the slot's text so, which sorts as text.)
  */
 export const ADDRESS_ORDER = {
-  asc: 'slot ASC, rid ASC',
-  desc: 'slot DESC, rid DESC',
+  asc: 'rid ASC',
+  desc: 'rid DESC',
 } as const;
 
 /**
