@@ -210,11 +210,12 @@ export const LISTING_ORDER = {
  * An address listing's order: ledger order, the record id (migration 110: slot in its high
  * bits, then the transaction's position in its block, then instruction index), read from
  * the base table's own rid column; test/record-id.test.ts checks each id against what the
- * record says. (Not `slot`: the rows name the slot's text so, which sorts as text.)
+ * record says; records sharing an id (a producer's repeated transaction_index) by signature.
+ * (Not `slot`: the rows name the slot's text so, which sorts as text.)
  */
 export const ADDRESS_ORDER = {
-  asc: 'rid ASC',
-  desc: 'rid DESC',
+  asc: 'rid ASC, signature ASC',
+  desc: 'rid DESC, signature DESC',
 } as const;
 
 /**
