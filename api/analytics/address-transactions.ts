@@ -74,109 +74,79 @@ function addressConditions(address: string, filters: AddressFilters, visible: re
   return { where, params };
 }
 
-/** One address row of a page (its ordinal k in the read) joined to a record stored under its id ('' when none is). */
-interface IdRow {
-  rid: string;
-  k: string;
-  bt: number;
-  program_id: string;
-  protocol_name: string;
-  success: boolean;
-  record: string;
-}
-
 /**
  * One page of an address's records in id order (ledger order: slot, position in the block,
- * instruction index), as ONE statement: the page's ids, a short range of the address's rows
- * (LIMIT page + 1, the one past the page telling whether there is a next), joined to their
- * records by id in tx_by_rid. A busy address's records are close in ledger order, so they
- * share granules (bench/RESULTS.md, "Time-ordered record id (issue 37)").
+ * instruction index). A full page is ONE statement: the page's records by id from tx_by_rid,
+ * `rid IN` the page's ids, a short range of the address's rows (LIMIT page + 1, the one past
+ * the page telling whether there is a next). A busy address's records are close in ledger
+ * order, so they share granules (bench/RESULTS.md, "Time-ordered record id (issue 37)": the
+ * form measured fastest, ~2x a join of the rows to their records).
  *
  * The keyset cursor is the last served id: strictly after it, on the table's own key, so
  * records landing meanwhile are either ahead (served later) or behind (never), and no record
- * is skipped or repeated whatever the filters drop. An address row whose record is not
- * stored (the tables are filled by one insert but commit separately; a crash between them
- * leaves one without the other) is passed over: it neither shows nor shortens the page
- * (another statement reads on, which only that case needs). Two records may share an id
- * only when a producer sent the same transaction_index for two transactions of a slot
- * (docs/ingest-record-id.md): a record is served for an address row when it agrees with
- * it on time, program, protocol and status, the records of one id together (by signature),
- * and a page never ends inside an id.
+ * is skipped or repeated whatever the filters drop. Two cases read more, and only they:
+ * - fewer records than ids asked for: the listing's end, or an address row whose record is
+ *   not stored (the tables commit separately; a crash between them leaves one alone), which
+ *   is passed over and must not end the listing: the page's ids are read to tell which;
+ * - two records under one id (a producer that sent one transaction_index for two
+ *   transactions of a slot, docs/ingest-record-id.md): the id's address rows are read, and a
+ *   record is served when it agrees with one on time, program, protocol and status.
+ * An id's records are served together, by signature, and a page never ends inside an id.
  */
 export async function listAddressTransactions(wh: Warehouse, tokens: PageTokens, req: AddressListRequest, visible: readonly string[]): Promise<Page<AddressTransaction>> {
   if (visible.length === 0) return { data: [], next: null };
   const built = addressConditions(req.address, req.filters, visible);
   const asc = req.sortOrder === 'asc';
   const dir = asc ? 'ASC' : 'DESC';
-  const read = (where: string[], params: Record<string, unknown>, limit: boolean) => {
-    const rows = `SELECT rid, block_time, program_id, protocol_name, success FROM ${TABLES.txByAddress}
-      WHERE ${where.join(' AND ')} ORDER BY rid ${dir}${limit ? ' LIMIT {lim:UInt32}' : ''}`;
-    return wh.query<IdRow>(
-      `SELECT toString(a.rid) AS rid, toString(a.k) AS k, toUInt32(a.block_time) AS bt, a.program_id AS program_id,
-              a.protocol_name AS protocol_name, a.success AS success, r.record AS record
-       FROM (SELECT *, rowNumberInAllBlocks() AS k FROM (${rows})) AS a
-       LEFT JOIN (SELECT rid, record FROM ${TABLES.txByRid} WHERE rid IN (SELECT rid FROM (${rows}))) AS r ON r.rid = a.rid
-       ORDER BY a.rid ${dir}, a.k`,
-      // One thread: a page is two short ranges, and the second core serves other requests.
-      { params, settings: { max_threads: 1, join_use_nulls: 0 } },
-    );
-  };
+  // One thread: a page is two short ranges, and the second core serves other requests.
+  const settings = { max_threads: 1 };
   const out: AddressTransaction[] = [];
   let position = req.cursor === undefined ? undefined : decode(tokens, req.cursor, req);
   for (;;) {
     const need = req.limit - out.length;
-    const bound = position === undefined ? built.where : [...built.where, `rid ${asc ? '>' : '<'} {after:UInt64}`];
+    const where = position === undefined ? built.where : [...built.where, `rid ${asc ? '>' : '<'} {after:UInt64}`];
     const params = { ...built.params, lim: need + 1, ...(position === undefined ? {} : { after: position }) };
-    let groups = byId(await read(bound, params, true));
-    const refs = groups.reduce((n, g) => n + g.refs, 0);
-    // The read went past the page: its last id may be cut by the LIMIT, so it starts the
-    // next page; unless it is the only one (an id with more rows than the page), read whole.
-    if (refs > need) groups = groups.length > 1 ? groups.slice(0, -1) : byId(await read([...bound, 'rid = {only:UInt64}'], { ...params, only: groups[0]!.rid }, false));
+    const ids = `SELECT rid FROM ${TABLES.txByAddress} WHERE ${where.join(' AND ')} ORDER BY rid ${dir} LIMIT {lim:UInt32}`;
+    // (Named id, not rid: ORDER BY rid would then sort the text.)
+    const rows = await wh.query<{ id: string; record: string }>(
+      `SELECT toString(rid) AS id, record FROM ${TABLES.txByRid} WHERE rid IN (${ids}) ORDER BY rid ${dir}`, { params, settings });
+    const records = new Map<string, string[]>();
+    for (const r of rows) records.set(r.id, [...(records.get(r.id) ?? []), r.record]);
+    // The ids read, in order, and how many address rows they were (the LIMIT counts rows).
+    let order = [...records.keys()];
+    let read = order.length;
+    if (read < need + 1) {
+      const all = (await wh.query<{ id: string }>(`SELECT toString(rid) AS id FROM (${ids}) ORDER BY rid ${dir}`, { params, settings })).map((r) => r.id);
+      order = [...new Set(all)];
+      read = all.length;
+    }
+    const beyond = read > need;
+    // The last id read may be cut by the LIMIT: it starts the next page, unless it is the only one.
+    const serve = beyond && order.length > 1 ? order.slice(0, -1) : order;
     let used = 0;
-    for (const g of groups) {
+    for (const rid of serve) {
       if (out.length >= req.limit) break;
       used += 1;
-      position = g.rid;
-      out.push(...g.records);
+      position = rid;
+      out.push(...await recordsOf(rid, records.get(rid) ?? []));
     }
-    if (used < groups.length || (refs > need && out.length >= req.limit)) return { data: out, next: addressCursorToken(tokens, req, position!) };
-    if (refs <= need) return { data: out, next: null };
+    if (out.length >= req.limit) return { data: out, next: used < order.length || beyond ? addressCursorToken(tokens, req, position!) : null };
+    // Short of the page: the end, or ids without records passed over (read on after them).
+    if (!beyond) return { data: out, next: null };
   }
 
-  /** Rows by id, in read order: how many address rows each id has, and its records that agree with one of them, by signature. */
-  function byId(rows: IdRow[]): { rid: string; refs: number; records: AddressTransaction[] }[] {
-    const groups: { rid: string; refs: number; records: AddressTransaction[] }[] = [];
-    let ks = new Set<string>();
-    let rs = new Set<string>();
-    let refs: IdRow[] = [];
-    const close = (): void => {
-      const g = groups.at(-1);
-      if (g === undefined) return;
-      g.refs = ks.size;
-      for (const text of rs) {
-        const r = unpackSignatureRecord(text);
-        if (!refs.some((a) => Number(a.bt) === Number(r.block_time) && a.program_id === r.program_id
-          && a.protocol_name === r.protocol_name && Boolean(a.success) === Boolean(r.success))) continue;
-        g.records.push({ ...toTransaction(r), instructionIndex: Number(r.instruction_index) });
-      }
-      g.records.sort((x, y) => (x.signature < y.signature ? -1 : x.signature > y.signature ? 1 : 0) * (asc ? 1 : -1));
-    };
-    for (const row of rows) {
-      if (groups.at(-1)?.rid !== row.rid) {
-        close();
-        groups.push({ rid: row.rid, refs: 0, records: [] });
-        ks = new Set();
-        rs = new Set();
-        refs = [];
-      }
-      if (!ks.has(row.k)) {
-        ks.add(row.k);
-        refs.push(row);
-      }
-      if (row.record !== '') rs.add(row.record);
+  /** An id's records that belong to the address, by signature (more than one only when a producer repeated an id). */
+  async function recordsOf(rid: string, texts: readonly string[]): Promise<AddressTransaction[]> {
+    let list = texts.map(unpackSignatureRecord);
+    if (list.length > 1) {
+      const refs = await wh.query<{ bt: number; program_id: string; protocol_name: string; success: boolean }>(
+        `SELECT toUInt32(block_time) AS bt, program_id, protocol_name, success FROM ${TABLES.txByAddress} WHERE ${built.where.join(' AND ')} AND rid = {rid:UInt64}`,
+        { params: { ...built.params, rid }, settings });
+      list = list.filter((r) => refs.some((a) => Number(a.bt) === Number(r.block_time) && a.program_id === r.program_id
+        && a.protocol_name === r.protocol_name && Boolean(a.success) === Boolean(r.success)));
+      list.sort((x, y) => (x.signature < y.signature ? -1 : x.signature > y.signature ? 1 : 0) * (asc ? 1 : -1));
     }
-    close();
-    return groups;
+    return list.map((r) => ({ ...toTransaction(r), instructionIndex: Number(r.instruction_index) }));
   }
 }
 
