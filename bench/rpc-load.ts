@@ -120,13 +120,13 @@ async function main(): Promise<void> {
     // Random addresses at random places of their histories (issue 25): 2,000 references
     // chosen by a hash of the record, each a page start (half of them first pages).
     // (Migration 110: address rows keep no address text; the places come from the base table.)
-    const places = await services.wh.query<{ a: string; rid: string }>(
-      `SELECT arrayJoin(arrayDistinct(arrayPushBack(accounts, toString(program_id)))) AS a, toString(rid) AS rid FROM transactions
+    const places = await services.wh.query<{ a: string; id: string }>(
+      `SELECT arrayJoin(arrayDistinct(arrayPushBack(accounts, toString(program_id)))) AS a, toString(rid) AS id FROM transactions
        WHERE intHash64(rid) % 2000 = 0 ORDER BY cityHash64(a, rid) LIMIT 2000`);
     const randomPage = (): string => {
       const p = places[Math.floor(Math.random() * places.length)]!;
       const req = { address: p.a, filters: {}, sortOrder: 'asc' as const, limit: 100 };
-      return body('getTransactionsForAddress', [p.a, { limit: 100, ...(Math.random() < 0.5 ? { paginationToken: addressCursorToken(services.pageTokens, req, p.rid) } : {}) }]);
+      return body('getTransactionsForAddress', [p.a, { limit: 100, ...(Math.random() < 0.5 ? { paginationToken: addressCursorToken(services.pageTokens, req, p.id) } : {}) }]);
     };
     // Whole hours only (answered from the hourly view alone), a different range each time,
     // so the result cache never answers: the view-backed read itself.
