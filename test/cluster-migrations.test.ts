@@ -90,6 +90,13 @@ describe('cluster mode: every migration rendered', () => {
           `CREATE TABLE IF NOT EXISTS ${table} ON CLUSTER txa AS default.${localName(table)}\n` +
             `ENGINE = Distributed('txa', 'default', '${localName(table)}', ${role.shardingKey})`,
         );
+      } else if (role.kind === 'lookup') {
+        // Its rows replicated to every node, read through a dictionary on each node.
+        expect(sql.find((s) => s.startsWith(`CREATE TABLE IF NOT EXISTS ${table}_rows ON CLUSTER txa`)), table).toMatch(
+          new RegExp(`ENGINE = ReplicatedMergeTree\\('/clickhouse/tables/all/\\{database\\}/${table}_rows', '\\{replica\\}'\\)`),
+        );
+        expect(sql.find((s) => s.startsWith(`CREATE DICTIONARY IF NOT EXISTS ${table} ON CLUSTER txa`)), table).toMatch(new RegExp(`SOURCE\\(CLICKHOUSE\\(DB 'default' TABLE '${table}_rows'\\)\\)`));
+        expect(sql.some((x) => x.startsWith(`CREATE TABLE IF NOT EXISTS ${table} `)), table).toBe(false);
       } else {
         const s = sql.find((x) => x.startsWith(`CREATE TABLE IF NOT EXISTS ${table} ON CLUSTER txa`));
         expect(s, table).toMatch(new RegExp(`ENGINE = Replicated\\w*MergeTree\\('/clickhouse/tables/all/\\{database\\}/${table}', '\\{replica\\}'`));
@@ -114,6 +121,8 @@ describe('cluster mode: every migration rendered', () => {
       tx_by_address_listing_mv: 'tx_by_address_listing',
       tx_by_signature_v2_compact_mv: 'tx_by_signature_v2_compact_local',
       tx_by_signature_v3_mv: 'tx_by_signature_v3_local',
+      tx_by_rid_mv: 'tx_by_rid_local',
+      tx_by_address_v2_mv: 'tx_by_address_v2',
     });
     for (const v of views) {
       expect(v).toMatch(/\bFROM transactions_local\b/);
@@ -138,6 +147,9 @@ describe('cluster mode: every migration rendered', () => {
   it('refuses what it cannot render rather than creating a table on one node', () => {
     expect(() => renderForCluster('CREATE TABLE IF NOT EXISTS mystery (a UInt8) ENGINE = MergeTree ORDER BY a', CLUSTER)).toThrow(/no cluster role for table mystery/);
     expect(() => renderForCluster('CREATE TABLE IF NOT EXISTS protocols (a UInt8) ENGINE = Memory', CLUSTER)).toThrow(/no replicated form/);
+    // Only a lookup's rows are truncated, and only a lookup is read by a mutation.
+    expect(() => renderForCluster('TRUNCATE TABLE transactions', CLUSTER)).toThrow(/only a lookup's rows/);
+    expect(() => renderForCluster("ALTER TABLE transactions UPDATE rid = joinGet('db.protocols', 'rid', slot) WHERE rid = 0 SETTINGS mutations_sync = 2", CLUSTER)).toThrow(/updated from a lookup/);
     expect(() => renderForCluster('RENAME TABLE a TO b', CLUSTER)).toThrow(/not rendered for a cluster/);
     expect(() => renderForCluster('ALTER TABLE transactions MODIFY TTL block_time + INTERVAL 1 DAY', CLUSTER)).toThrow(/only column changes/);
     expect(() => renderForCluster('CREATE MATERIALIZED VIEW IF NOT EXISTS v TO protocols AS SELECT 1 FROM transactions', CLUSTER)).toThrow(/not sharded/);
@@ -190,7 +202,8 @@ describe('the runner in cluster mode (recording warehouse, no server)', () => {
     const rec = new RecordingWarehouse(CLUSTER, readyCluster);
     const r = await migrate(rec);
     expect(r.applied).toEqual(loadMigrations().map((m) => m.name));
-    expect(rec.execs).toEqual(rendered().map((x) => x.sql));
+    // {current_database} (110's mutation reads its lookup by name) is the cluster's database.
+    expect(rec.execs).toEqual(rendered().map((x) => x.sql.replaceAll('{current_database}', 'default')));
     // After every new view, a look at every node's running inserts.
     const views = rendered().filter((x) => /^CREATE MATERIALIZED VIEW\b/im.test(x.sql)).length;
     expect(views).toBeGreaterThan(0);
@@ -227,9 +240,9 @@ describe('view repair in cluster mode (recording warehouse, no server)', () => {
     await rebuildViewBuckets(rec, [{ protocol_name: 'pump_fun', hour_start: 1_700_000_000 - (1_700_000_000 % 3600) }]);
     expect(rec.execs).toHaveLength(4);
     expect(rec.execs[0]).toMatch(/^DELETE FROM default\.protocol_hourly_local ON CLUSTER txa WHERE .*toStartOfHour\(hour_start\)/);
-    expect(rec.execs[1]).toMatch(/^INSERT INTO default\.protocol_hourly SELECT .* FROM \(SELECT \* FROM default\.transactions WHERE [\s\S]*\) AS transactions_local GROUP BY/);
+    expect(rec.execs[1]).toMatch(/^INSERT INTO default\.protocol_hourly SELECT .* FROM \(SELECT \*, rid FROM default\.transactions WHERE [\s\S]*\) AS transactions_local GROUP BY/);
     expect(rec.execs[2]).toMatch(/^DELETE FROM default\.tx_by_address_local ON CLUSTER txa WHERE .*toStartOfHour\(block_time\)/);
-    expect(rec.execs[3]).toMatch(/^INSERT INTO default\.tx_by_address SELECT .* FROM \(SELECT \* FROM default\.transactions WHERE /);
+    expect(rec.execs[3]).toMatch(/^INSERT INTO default\.tx_by_address SELECT .* FROM \(SELECT \*, rid FROM default\.transactions WHERE /);
     // And the engine's parser reads each of them.
     for (const s of rec.execs) expect(await formatted(s)).toMatch(/^(DELETE|INSERT)/);
   });
@@ -268,7 +281,7 @@ describe('view repair of the records by signature in cluster mode (recording war
       bound.push(...sk.map(String));
     }
     expect(bound).toEqual(keys);
-    expect(rec.execs.at(-1)).toMatch(/^INSERT INTO default\.tx_by_signature_v3 SELECT .* FROM \(SELECT \* FROM default\.transactions WHERE /);
+    expect(rec.execs.at(-1)).toMatch(/^INSERT INTO default\.tx_by_signature_v3 SELECT .* FROM \(SELECT \*, rid FROM default\.transactions WHERE /);
     // Buckets without base rows hold no rows of this table to delete.
     expect((await repair([])).execs.filter((s) => s.startsWith('DELETE'))).toEqual([]);
   });

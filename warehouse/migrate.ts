@@ -94,7 +94,7 @@ export async function migrate(
     for (const m of await pendingOf(wh, migrations)) {
       onApply(m.name);
       for (const statement of renderMigration(m, cluster)) {
-        await wh.exec(await withDatabase(wh, statement));
+        await wh.exec(await withDatabase(wh, statement, cluster));
         if (createsView(statement)) await awaitEarlierInserts(wh);
       }
       await wh.insert('schema_migrations', [{ version: m.version, name: m.name, checksum: m.checksum }], {
@@ -109,11 +109,12 @@ export async function migrate(
 
 /**
  * `{current_database}` in a statement becomes the session's database: a mutation runs
- * outside any session, so a table it reads by name (110's joinGet) must be qualified.
+ * outside any session, so a table it reads by name (110's joinGet) must be qualified. A
+ * cluster's database is the one its Distributed tables name (every node runs the statement).
  */
-async function withDatabase(wh: Warehouse, statement: string): Promise<string> {
+async function withDatabase(wh: Warehouse, statement: string, cluster: ClusterTarget | undefined): Promise<string> {
   if (!statement.includes('{current_database}')) return statement;
-  const [row] = await wh.query<{ db: string }>('SELECT currentDatabase() AS db');
+  const [row] = cluster !== undefined ? [{ db: cluster.database }] : await wh.query<{ db: string }>('SELECT currentDatabase() AS db');
   if (!/^[A-Za-z0-9_]+$/.test(row!.db)) throw new Error(`database name ${JSON.stringify(row!.db)} cannot be written into a statement`);
   return statement.replaceAll('{current_database}', row!.db);
 }
