@@ -11,7 +11,7 @@
 // cannot interleave, which is what makes replaying records change no count in the base
 // table or any view.
 import { AppError, Errors } from '../core/errors.ts';
-import { INGEST_HAND_ROWS } from '../core/limits.ts';
+import { INGEST_HAND_ROWS } from '../core/limits/ingest.ts';
 import type { DataChangeObserver, IngestObserver } from '../core/observers.ts';
 import type { Logger } from '../core/logger.ts';
 import type { DataVersion } from '../warehouse/data-version.ts';

@@ -14,7 +14,7 @@
 // stored maximum would hand out the same position).
 import {
   COUNTED_POSITIONS_PER_SLOT, FIRST_COUNTED_POSITION, RID_INSTRUCTION_BITS, RID_POSITION_BITS,
-} from '../core/limits.ts';
+} from '../core/limits/record-id.ts';
 import { TABLES } from '../warehouse/tables.ts';
 import type { Warehouse } from '../warehouse/warehouse.ts';
 import type { Accepted } from './steps/records.ts';

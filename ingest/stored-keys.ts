@@ -29,7 +29,7 @@
 //    batch reads the store, as before.
 // False positives only cost a read: the exact check compares signatures in the store.
 import { blockNumbersFollowCommits, type Warehouse } from '../warehouse/warehouse.ts';
-import { STORED_KEYS_BITS_PER_KEY, STORED_KEYS_MIN_CAPACITY, STORED_KEYS_PROBES, STORED_KEYS_READ_SLICE } from '../core/limits.ts';
+import { STORED_KEYS_BITS_PER_KEY, STORED_KEYS_MIN_CAPACITY, STORED_KEYS_PROBES, STORED_KEYS_READ_SLICE } from '../core/limits/ingest.ts';
 import { TABLES } from '../warehouse/tables.ts';
 
 /** One Bloom filter layer, probes derived from the key's two 32-bit halves (Kirsch-Mitzenmacher). */

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { ndjsonRecords } from '../../ingest/ndjson.ts';
 import { positionText } from '../../ingest/rejection.ts';
 import type { IngestPipeline } from '../../ingest/pipeline.ts';
-import { INGEST_MAX_LISTED_ERRORS } from '../../core/limits.ts';
+import { INGEST_MAX_LISTED_ERRORS } from '../../core/limits/ingest.ts';
 
 /** Rejected lines listed one by one (core/limits.ts INGEST_MAX_LISTED_ERRORS). */
 export { INGEST_MAX_LISTED_ERRORS as MAX_LISTED_ERRORS };

@@ -5,7 +5,7 @@
 // of these are new?" and "insert them" cannot interleave.
 import { SIGNATURE_RECORDS } from '../../warehouse/signature-records.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
-import { INGEST_LOOKUP_CHUNK } from '../../core/limits.ts';
+import { INGEST_LOOKUP_CHUNK } from '../../core/limits/ingest.ts';
 import type { StoredKeys } from '../stored-keys.ts';
 import type { Accepted } from './records.ts';
 import { drop, ok, type BatchStep, type Drop, type Ok } from './step.ts';

@@ -1,6 +1,6 @@
 // Step 4, normalise: a valid record of a known protocol to its base-table row. Refuses
 // `accounts_count_missing` and `slot_out_of_range` (what the row cannot be built without).
-import { MAX_RID_SLOT } from '../../core/limits.ts';
+import { MAX_RID_SLOT } from '../../core/limits/record-id.ts';
 import type { BaseRow } from '../../warehouse/tables.ts';
 import { deadLetter, ok, type RecordResult } from './step.ts';
 import type { IngestRecord } from './validate.ts';

@@ -2,7 +2,8 @@
 // `not_object` and `schema` (the message names the first field that fails).
 import { Type, type Static } from '@sinclair/typebox';
 import { Ajv, type ErrorObject } from 'ajv';
-import { MAX_BLOCK_TIME, MAX_INSTRUCTION_INDEX, MAX_TRANSACTION_INDEX, MIN_BLOCK_TIME } from '../../core/limits.ts';
+import { MAX_BLOCK_TIME, MIN_BLOCK_TIME } from '../../core/limits/questions.ts';
+import { MAX_INSTRUCTION_INDEX, MAX_TRANSACTION_INDEX } from '../../core/limits/record-id.ts';
 import { Address, InstructionType, ProtocolName, ruleOfPattern, Signature } from '../../core/vocabulary/primitives.ts';
 import { deadLetter, ok, type RecordResult } from './step.ts';
 
