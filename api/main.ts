@@ -25,13 +25,15 @@ function createKeyCommand(address: string, adminToken: string): string {
 }
 
 function startupBanner(config: Config, address: string, kafka: string | undefined): string {
-  return `\nSolana DeFi analytics service listening on ${address}\n` +
+  return (
+    `\nSolana DeFi analytics service listening on ${address}\n` +
     `  health:      ${address}/health\n` +
     `  dashboard:   ${address}/dashboard (sign up, then create API keys)\n` +
     `  metrics:     ${address}/metrics (Authorization: Bearer <METRICS_TOKEN or admin token>)\n` +
     `  API key:     ${createKeyCommand(address, config.adminToken)}\n` +
     (kafka ? `  kafka:       ${kafka}\n` : '') +
-    `  admin token: ${config.adminToken}${config.adminTokenGenerated ? '  (generated; set ADMIN_TOKEN to fix it)' : ''}\n\n`;
+    `  admin token: ${config.adminToken}${config.adminTokenGenerated ? '  (generated; set ADMIN_TOKEN to fix it)' : ''}\n\n`
+  );
 }
 
 async function main(): Promise<void> {

@@ -67,7 +67,13 @@ async function main(): Promise<void> {
     const produceRate = COUNT / ((performance.now() - t0) / 1000);
     report(`produce (generate + publish): ${Math.round(produceRate)} records/s`);
 
-    const source = new KafkaSource(s.pipeline, log, { ...s.config.kafka, brokers: [brokers], topic, deadLetterTopic: `${topic}.dlq`, groupId: `${topic}-ours` }, {}, s.metrics.kafka);
+    const source = new KafkaSource(
+      s.pipeline,
+      log,
+      { ...s.config.kafka, brokers: [brokers], topic, deadLetterTopic: `${topic}.dlq`, groupId: `${topic}-ours` },
+      {},
+      s.metrics.kafka,
+    );
     await source.start();
     // Both consumers are timed from their first stored rows to the last: joining a group
     // and starting up are one-off costs, not part of the sustained rate.
@@ -107,13 +113,17 @@ async function main(): Promise<void> {
 }
 
 async function clickhouseKafkaEngine(
-  wh: Awaited<ReturnType<typeof startBenchServices>>['wh'], brokers: string, topic: string, count: number,
+  wh: Awaited<ReturnType<typeof startBenchServices>>['wh'],
+  brokers: string,
+  topic: string,
+  count: number,
 ): Promise<number | undefined> {
   await wh.exec('CREATE DATABASE IF NOT EXISTS kbench');
   await wh.exec('CREATE TABLE kbench.transactions AS default.transactions');
   const views = await wh.query<{ name: string; as_select: string; target: string }>(
     `SELECT name, as_select, extract(create_table_query, ' TO ([^ ]+)') AS target FROM system.tables
-     WHERE database = 'default' AND engine = 'MaterializedView' AND position(as_select, 'default.transactions') > 0`);
+     WHERE database = 'default' AND engine = 'MaterializedView' AND position(as_select, 'default.transactions') > 0`,
+  );
   for (const v of views) {
     const table = v.target.replace(/^default\./, '');
     await wh.exec(`CREATE TABLE kbench.${table} AS default.${table}`);
@@ -166,24 +176,52 @@ async function freshness(s: Awaited<ReturnType<typeof startBenchServices>>, brok
   const stored: { storedAt: number; activeTotal: number; timestamps: number[] }[] = [];
   let activeTotal = 0;
   const storeLatency: number[] = [];
-  const source = new KafkaSource(s.pipeline, log, {
-    ...s.config.kafka, brokers: [brokers], topic, deadLetterTopic: `${topic}.dlq`, groupId: `${topic}-ours`,
-  }, {
-    onStored: (b) => {
-      const timestamps = b.messages.map((m) => Number(m.timestamp));
-      for (const t of timestamps) storeLatency.push(b.storedAt - t);
-      activeTotal += b.messages.filter((m) => active.has(protocolOf(m.value))).length;
-      stored.push({ storedAt: b.storedAt, activeTotal, timestamps });
+  const source = new KafkaSource(
+    s.pipeline,
+    log,
+    {
+      ...s.config.kafka,
+      brokers: [brokers],
+      topic,
+      deadLetterTopic: `${topic}.dlq`,
+      groupId: `${topic}-ours`,
     },
-  });
+    {
+      onStored: (b) => {
+        const timestamps = b.messages.map((m) => Number(m.timestamp));
+        for (const t of timestamps) storeLatency.push(b.storedAt - t);
+        activeTotal += b.messages.filter((m) => active.has(protocolOf(m.value))).length;
+        stored.push({ storedAt: b.storedAt, activeTotal, timestamps });
+      },
+    },
+  );
   await source.start();
   await source.joined;
 
   // The producer runs as its own process (npm run produce, --live: block_time = now), so
   // it does not compete with the consumer for this process's event loop.
   const t0 = Date.now();
-  const producer = spawn(process.execPath, ['--import', 'tsx', 'ingest/produce-cli.ts', '--brokers', brokers, '--topic', topic,
-    '--count', String(total), '--rate', String(RATE), '--live', '--seed', '13', '--quiet'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const producer = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      'ingest/produce-cli.ts',
+      '--brokers',
+      brokers,
+      '--topic',
+      topic,
+      '--count',
+      String(total),
+      '--rate',
+      String(RATE),
+      '--live',
+      '--seed',
+      '13',
+      '--quiet',
+    ],
+    { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   let producerOut = '';
   producer.stdout.on('data', (d: Buffer) => (producerOut += d.toString()));
   const producerDone = new Promise<number | null>((resolve) => producer.once('exit', (code) => resolve(code)));
@@ -217,8 +255,10 @@ async function freshness(s: Awaited<ReturnType<typeof startBenchServices>>, brok
     visibleP50Ms: Math.round(quantile(visibleLatency, 0.5)),
     visibleP99Ms: Math.round(quantile(visibleLatency, 0.99)),
   };
-  report(`freshness at ${RATE} records/s (producer achieved ${achieved}/s): produce -> stored p50 ${out.storedP50Ms} ms, p99 ${out.storedP99Ms} ms; ` +
-    `produce -> counted by the activity query p50 ${out.visibleP50Ms} ms, p99 ${out.visibleP99Ms} ms (${out.records} records)`);
+  report(
+    `freshness at ${RATE} records/s (producer achieved ${achieved}/s): produce -> stored p50 ${out.storedP50Ms} ms, p99 ${out.storedP99Ms} ms; ` +
+      `produce -> counted by the activity query p50 ${out.visibleP50Ms} ms, p99 ${out.visibleP99Ms} ms (${out.records} records)`,
+  );
   return out;
 }
 

@@ -20,7 +20,8 @@ const wh = new EmbeddedWarehouse(dir);
 
 async function bytes(): Promise<Record<string, number>> {
   const disk = await wh.query<{ table: string; bytes: string }>(
-    'SELECT table, sum(bytes_on_disk) AS bytes FROM system.parts WHERE active AND database = currentDatabase() GROUP BY table ORDER BY table');
+    'SELECT table, sum(bytes_on_disk) AS bytes FROM system.parts WHERE active AND database = currentDatabase() GROUP BY table ORDER BY table',
+  );
   const out: Record<string, number> = {};
   for (const d of disk) out[d.table] = Math.round((Number(d.bytes) / rows) * 10) / 10;
   out.total = Math.round(disk.reduce((n, d) => n + Number(d.bytes), 0) / rows);
@@ -32,10 +33,18 @@ async function settle(tables: readonly string[]): Promise<void> {
   for (const t of tables) await wh.exec(`OPTIMIZE TABLE ${t} FINAL`);
 }
 
-const lookups = async () => (await wh.query<{ name: string }>(
-  "SELECT name FROM system.tables WHERE database = currentDatabase() AND engine LIKE '%MergeTree' AND name NOT IN ('schema_migrations')")).map((r) => r.name);
+const lookups = async () =>
+  (
+    await wh.query<{ name: string }>(
+      "SELECT name FROM system.tables WHERE database = currentDatabase() AND engine LIKE '%MergeTree' AND name NOT IN ('schema_migrations')",
+    )
+  ).map((r) => r.name);
 
-await migrate(wh, () => {}, loadMigrations().filter((m) => m.version < 110));
+await migrate(
+  wh,
+  () => {},
+  loadMigrations().filter((m) => m.version < 110),
+);
 const [n] = await wh.query<{ n: string }>('SELECT count() AS n FROM transactions');
 const report: Record<string, unknown> = { date: new Date().toISOString(), machine: machine(), rows };
 if (Number(n!.n) === 0) {
@@ -53,11 +62,21 @@ const exec = wh.exec.bind(wh);
 wh.exec = async (sql, options) => {
   const t = Date.now();
   const r = await exec(sql, options);
-  steps.push({ statement: sql.replace(/^(\s|--.*\n)*/, '').slice(0, 50).replace(/\s+/g, ' '), seconds: (Date.now() - t) / 1000 });
+  steps.push({
+    statement: sql
+      .replace(/^(\s|--.*\n)*/, '')
+      .slice(0, 50)
+      .replace(/\s+/g, ' '),
+    seconds: (Date.now() - t) / 1000,
+  });
   return r;
 };
 const t1 = Date.now();
-await migrate(wh, () => {}, loadMigrations().filter((m) => m.version <= m110.version));
+await migrate(
+  wh,
+  () => {},
+  loadMigrations().filter((m) => m.version <= m110.version),
+);
 report.migration110Seconds = (Date.now() - t1) / 1000;
 report.migration110Steps = steps.filter((s) => s.seconds >= 0.5);
 wh.exec = exec;

@@ -18,7 +18,9 @@ const KEY = 'address_key = reinterpretAsUInt128(sipHash128({addr:String}))';
 const ids = (after: boolean) => `SELECT rid, block_time, program_id, protocol_name, success FROM tx_by_address_v2
   WHERE ${KEY}${after ? ' AND rid > {after:UInt64}' : ''} ORDER BY rid ASC LIMIT 101`;
 const designs: Record<string, (after: boolean) => string> = {
-  'tried: rows joined to records, with row ordinals': (after) => `SELECT toString(a.rid) AS rid, toString(a.k) AS k, toUInt32(a.block_time) AS bt, a.program_id, a.protocol_name, a.success, r.record AS record
+  'tried: rows joined to records, with row ordinals': (
+    after,
+  ) => `SELECT toString(a.rid) AS rid, toString(a.k) AS k, toUInt32(a.block_time) AS bt, a.program_id, a.protocol_name, a.success, r.record AS record
     FROM (SELECT *, rowNumberInAllBlocks() AS k FROM (${ids(after)})) AS a
     LEFT JOIN (SELECT rid, record FROM tx_by_rid WHERE rid IN (SELECT rid FROM (${ids(after)}))) AS r ON r.rid = a.rid ORDER BY a.rid, a.k`,
   'tried: records matched to their rows, rows counted': (after) => `SELECT toString(rid) AS rid, record, (SELECT count() FROM (${ids(after)})) AS refs
@@ -29,25 +31,45 @@ const designs: Record<string, (after: boolean) => string> = {
   'service: rid IN (…)': (after) => `SELECT toString(rid) AS id, record FROM tx_by_rid WHERE rid IN (SELECT rid FROM (${ids(after)})) ORDER BY rid`,
 };
 const [count] = await wh.query<{ n: string }>(`SELECT count() AS n FROM tx_by_address_v2 WHERE ${KEY}`, { params: { addr: HOT } });
-const cursors = (await wh.query<{ r: string }>(`SELECT toString(rid) AS r FROM tx_by_address_v2 WHERE ${KEY} ORDER BY cityHash64(rid) LIMIT 200`, { params: { addr: HOT } })).map((x) => x.r);
-const randoms = (await wh.query<{ a: string }>(
-  "SELECT DISTINCT arrayJoin(accounts) AS a FROM transactions WHERE cityHash64(signature) % 20000 = 3 AND a != {hot:String} LIMIT 200", { params: { hot: HOT } })).map((x) => x.a);
+const cursors = (
+  await wh.query<{ r: string }>(`SELECT toString(rid) AS r FROM tx_by_address_v2 WHERE ${KEY} ORDER BY cityHash64(rid) LIMIT 200`, { params: { addr: HOT } })
+).map((x) => x.r);
+const randoms = (
+  await wh.query<{ a: string }>(
+    'SELECT DISTINCT arrayJoin(accounts) AS a FROM transactions WHERE cityHash64(signature) % 20000 = 3 AND a != {hot:String} LIMIT 200',
+    { params: { hot: HOT } },
+  )
+).map((x) => x.a);
 const times: Record<string, number[]> = {};
 let i = 0;
 for (let r = 0; r < rounds; r++) {
   for (const [scenario, addr, after] of [
-    ['hottest, first page', HOT, undefined], ['hottest, random cursor', HOT, cursors[i % cursors.length]], ['random address, first page', randoms[i % randoms.length]!, undefined],
+    ['hottest, first page', HOT, undefined],
+    ['hottest, random cursor', HOT, cursors[i % cursors.length]],
+    ['random address, first page', randoms[i % randoms.length]!, undefined],
   ] as const) {
     for (const [name, sql] of Object.entries(designs)) {
       const t = performance.now();
-      await wh.query(sql(after !== undefined), { params: { addr, ...(after === undefined ? {} : { after }) }, settings: { max_threads: 1, join_use_nulls: 0 } });
+      await wh.query(sql(after !== undefined), {
+        params: { addr, ...(after === undefined ? {} : { after }) },
+        settings: { max_threads: 1, join_use_nulls: 0 },
+      });
       (times[`${scenario} — ${name}`] ??= []).push(performance.now() - t);
     }
   }
   i += 1;
 }
-console.log(JSON.stringify({
-  date: new Date().toISOString(), machine: machine(), rounds, hottest: { address: HOT, rows: Number(count!.n) },
-  medianMs: Object.fromEntries(Object.entries(times).map(([k, v]) => [k, Number(median(v.slice(1)).toFixed(2))])),
-}, null, 2));
+console.log(
+  JSON.stringify(
+    {
+      date: new Date().toISOString(),
+      machine: machine(),
+      rounds,
+      hottest: { address: HOT, rows: Number(count!.n) },
+      medianMs: Object.fromEntries(Object.entries(times).map(([k, v]) => [k, Number(median(v.slice(1)).toFixed(2))])),
+    },
+    null,
+    2,
+  ),
+);
 await wh.close();

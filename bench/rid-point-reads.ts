@@ -28,11 +28,15 @@ if (has!.n === '0') {
 const [rows] = await wh.query<{ n: string }>('SELECT count() AS n FROM transactions');
 const disk = await wh.query<{ table: string; b: string; parts: string }>(
   `SELECT table, sum(bytes_on_disk) AS b, count() AS parts FROM system.parts WHERE active AND database = currentDatabase()
-   AND table IN ('tx_by_signature_v3', 'tx_by_rid', '${INDEX}') GROUP BY table`);
-const perRecord = Object.fromEntries(disk.map((d) => [d.table, { bytesPerRecord: Math.round((Number(d.b) / Number(rows!.n)) * 10) / 10, parts: Number(d.parts) }]));
+   AND table IN ('tx_by_signature_v3', 'tx_by_rid', '${INDEX}') GROUP BY table`,
+);
+const perRecord = Object.fromEntries(
+  disk.map((d) => [d.table, { bytesPerRecord: Math.round((Number(d.b) / Number(rows!.n)) * 10) / 10, parts: Number(d.parts) }]),
+);
 
-const sample = (await wh.query<{ s: string }>(
-  'SELECT signature AS s FROM transactions WHERE cityHash64(signature) % 1000 = 7 AND instruction_index = 0 LIMIT 20000')).map((r) => r.s);
+const sample = (
+  await wh.query<{ s: string }>('SELECT signature AS s FROM transactions WHERE cityHash64(signature) % 1000 = 7 AND instruction_index = 0 LIMIT 20000')
+).map((r) => r.s);
 const hasher = cityHasher();
 const keyOf = (s: string): string => {
   hasher.hash(s);
@@ -58,9 +62,19 @@ for (let r = 0; r < rounds; r++) {
     }
   }
 }
-console.log(JSON.stringify({
-  date: new Date().toISOString(), machine: machine(), rounds, rows: Number(rows!.n), perRecord,
-  medianMs: Object.fromEntries(Object.entries(times).map(([k, v]) => [k, Number(median(v.slice(1)).toFixed(2))])),
-}, null, 2));
+console.log(
+  JSON.stringify(
+    {
+      date: new Date().toISOString(),
+      machine: machine(),
+      rounds,
+      rows: Number(rows!.n),
+      perRecord,
+      medianMs: Object.fromEntries(Object.entries(times).map(([k, v]) => [k, Number(median(v.slice(1)).toFixed(2))])),
+    },
+    null,
+    2,
+  ),
+);
 if (process.argv.includes('--drop')) await wh.exec(`DROP TABLE ${INDEX}`);
 await wh.close();

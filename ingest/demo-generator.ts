@@ -29,10 +29,8 @@ export interface DemoWindow {
 const SLOT_ANCHOR = { time: 1_700_000_000, slot: 229_000_000 };
 
 const lit = (s: string): string => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
-const arr = (xs: readonly (string | number)[]): string =>
-  `[${xs.map((x) => (typeof x === 'number' ? String(x) : lit(x))).join(', ')}]`;
-const nested = (ps: readonly ProtocolProfile[], f: (p: ProtocolProfile) => readonly (string | number)[]): string =>
-  `[${ps.map((p) => arr(f(p))).join(', ')}]`;
+const arr = (xs: readonly (string | number)[]): string => `[${xs.map((x) => (typeof x === 'number' ? String(x) : lit(x))).join(', ')}]`;
+const nested = (ps: readonly ProtocolProfile[], f: (p: ProtocolProfile) => readonly (string | number)[]): string => `[${ps.map((p) => arr(f(p))).join(', ')}]`;
 const cumulative = (ws: readonly number[]): number[] => {
   let acc = 0;
   return ws.map((w) => (acc += w));
@@ -73,8 +71,7 @@ function generatorSelect(profiles: readonly ProtocolProfile[]): string {
   // at a fraction of sipHash's cost (hashing dominates generation time).
   const h = (salt: number, of = 'n'): string => `intHash64(${of === 'n' ? 'row_hash' : 'src_hash'} + ${salt})`;
   const unit = (salt: number, of = 'n'): string => `((${h(salt, of)} % 1000000) / 1000000.0)`;
-  const sigPart = (hash: string, k: number): string =>
-    `chunks[1 + bitAnd(bitShiftRight(${hash}, ${16 * k}), 65535)]`;
+  const sigPart = (hash: string, k: number): string => `chunks[1 + bitAnd(bitShiftRight(${hash}, ${16 * k}), 65535)]`;
   const address = (label: string): string =>
     `base58Encode(concat(sipHash128({seed:UInt64}, '${label}', number), sipHash128({seed:UInt64}, '${label}2', number)))`;
 
@@ -165,7 +162,6 @@ FROM
 )`;
 }
 
-
 function windowParams(w: DemoWindow): Record<string, number> {
   if (!(w.endTime > w.startTime)) throw new Error('demo window: endTime must be after startTime');
   if (w.offset + w.count > w.total) throw new Error('demo window: offset + count exceeds total');
@@ -182,7 +178,8 @@ export async function insertDemoRows(wh: Warehouse, w: DemoWindow): Promise<void
   // A store before migration 110 (the migration tests seed one) has no transaction_index.
   const [before110] = await wh.query<{ n: string }>(
     "SELECT count() AS n FROM system.columns WHERE database = currentDatabase() AND table = {t:String} AND name = 'transaction_index'",
-    { params: { t: TABLES.transactions } });
+    { params: { t: TABLES.transactions } },
+  );
   const columns = before110?.n === '0' ? BASE_COLUMNS.filter((c) => c !== 'transaction_index') : BASE_COLUMNS;
   const select = generatorSelect(w.profiles ?? PROTOCOL_PROFILES);
   const sql = `INSERT INTO ${TABLES.transactions} (${columns.join(', ')})\n${columns === BASE_COLUMNS ? select : `SELECT * EXCEPT (transaction_index) FROM (${select})`}`;

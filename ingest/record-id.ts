@@ -12,9 +12,7 @@
 // (docs/ingest-record-id.md): 65,536 counted transactions a slot, and one writer at a time
 // for the records of a slot sent without transaction_index (two writers reading the same
 // stored maximum would hand out the same position).
-import {
-  COUNTED_POSITIONS_PER_SLOT, FIRST_COUNTED_POSITION, RID_INSTRUCTION_BITS, RID_POSITION_BITS,
-} from '../core/limits/record-id.ts';
+import { COUNTED_POSITIONS_PER_SLOT, FIRST_COUNTED_POSITION, RID_INSTRUCTION_BITS, RID_POSITION_BITS } from '../core/limits/record-id.ts';
 import { TABLES } from '../warehouse/tables.ts';
 import type { Warehouse } from '../warehouse/warehouse.ts';
 import type { Accepted } from './steps/records.ts';
@@ -56,8 +54,13 @@ export function countedPositions(wh: Warehouse): BatchStep<Accepted> {
          AND bitAnd(bitShiftRight(rid, {ib:UInt8}), {pm:UInt32}) >= {first:UInt32}`,
       {
         params: {
-          low: Number(LOW_BITS), ib: RID_INSTRUCTION_BITS, pm: 2 ** RID_POSITION_BITS - 1, first: FIRST_COUNTED_POSITION,
-          lo: packRid(lo, FIRST_COUNTED_POSITION, 0).toString(), hi: ((hi + 1n) << LOW_BITS) - 1n, slots,
+          low: Number(LOW_BITS),
+          ib: RID_INSTRUCTION_BITS,
+          pm: 2 ** RID_POSITION_BITS - 1,
+          first: FIRST_COUNTED_POSITION,
+          lo: packRid(lo, FIRST_COUNTED_POSITION, 0).toString(),
+          hi: ((hi + 1n) << LOW_BITS) - 1n,
+          slots,
         },
       },
     );

@@ -92,10 +92,15 @@ export async function rebuildViewBuckets(wh: Warehouse, buckets: readonly Bucket
       // mutation of a replicated table may not hold a subquery (the server refuses it, as each
       // replica would evaluate it on its own). No base rows: none of this table's to delete.
       const column = rule.key ?? 'sig_key';
-      const rows = await wh.query<{ k: string }>(`SELECT DISTINCT toString(${column === 'rid' ? 'rid' : 'cityHash64(signature)'}) AS k FROM ${readFrom(source)} WHERE ${inBase}`, { params });
+      const rows = await wh.query<{ k: string }>(
+        `SELECT DISTINCT toString(${column === 'rid' ? 'rid' : 'cityHash64(signature)'}) AS k FROM ${readFrom(source)} WHERE ${inBase}`,
+        { params },
+      );
       for (let i = 0; i < rows.length; i += VIEW_REPAIR_DELETE_KEYS) {
         const sk = rows.slice(i, i + VIEW_REPAIR_DELETE_KEYS).map((r) => BigInt(r.k)); // numbers: a string array item is quoted, which Array(UInt64) does not read
-        await wh.exec(`DELETE FROM ${deleteFrom} WHERE ${column} IN {sk:Array(UInt64)} AND ${rule.bucket} IN {keys:Array(String)}`, { params: { ...params, sk } });
+        await wh.exec(`DELETE FROM ${deleteFrom} WHERE ${column} IN {sk:Array(UInt64)} AND ${rule.bucket} IN {keys:Array(String)}`, {
+          params: { ...params, sk },
+        });
       }
     } else if (rule !== undefined) {
       await wh.exec(`DELETE FROM ${deleteFrom} WHERE ${rule.bucket} IN {keys:Array(String)}`, { params });

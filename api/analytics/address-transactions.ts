@@ -30,8 +30,7 @@ export interface AddressListRequest {
 // as any token this method did not issue (invalid params), and the client starts again.
 const TAG = 'a3';
 
-const fingerprintOf = (req: AddressListRequest): string =>
-  listingFingerprint({ address: req.address, filters: req.filters, sortOrder: req.sortOrder });
+const fingerprintOf = (req: AddressListRequest): string => listingFingerprint({ address: req.address, filters: req.filters, sortOrder: req.sortOrder });
 
 /**
  * The token of a page starting after the record `rid`: what a previous page would have
@@ -93,7 +92,12 @@ function addressConditions(address: string, filters: AddressFilters, visible: re
  *   record is served when it agrees with one on time, program, protocol and status.
  * An id's records are served together, by signature, and a page never ends inside an id.
  */
-export async function listAddressTransactions(wh: Warehouse, tokens: PageTokens, req: AddressListRequest, visible: readonly string[]): Promise<Page<AddressTransaction>> {
+export async function listAddressTransactions(
+  wh: Warehouse,
+  tokens: PageTokens,
+  req: AddressListRequest,
+  visible: readonly string[],
+): Promise<Page<AddressTransaction>> {
   if (visible.length === 0) return { data: [], next: null };
   const built = addressConditions(req.address, req.filters, visible);
   const asc = req.sortOrder === 'asc';
@@ -109,7 +113,9 @@ export async function listAddressTransactions(wh: Warehouse, tokens: PageTokens,
     const ids = `SELECT rid FROM ${TABLES.txByAddress} WHERE ${where.join(' AND ')} ORDER BY rid ${dir} LIMIT {lim:UInt32}`;
     // (Named id, not rid: ORDER BY rid would then sort the text.)
     const rows = await wh.query<{ id: string; record: string }>(
-      `SELECT toString(rid) AS id, record FROM ${TABLES.txByRid} WHERE rid IN (${ids}) ORDER BY rid ${dir}`, { params, settings });
+      `SELECT toString(rid) AS id, record FROM ${TABLES.txByRid} WHERE rid IN (${ids}) ORDER BY rid ${dir}`,
+      { params, settings },
+    );
     const records = new Map<string, string[]>();
     for (const r of rows) records.set(r.id, [...(records.get(r.id) ?? []), r.record]);
     // The ids read, in order, and how many address rows they were (the LIMIT counts rows).
@@ -128,7 +134,7 @@ export async function listAddressTransactions(wh: Warehouse, tokens: PageTokens,
       if (out.length >= req.limit) break;
       used += 1;
       position = rid;
-      out.push(...await recordsOf(rid, records.get(rid) ?? []));
+      out.push(...(await recordsOf(rid, records.get(rid) ?? [])));
     }
     if (out.length >= req.limit) return { data: out, next: used < order.length || beyond ? addressCursorToken(tokens, req, position!) : null };
     // Short of the page: the end, or ids without records passed over (read on after them).
@@ -141,9 +147,17 @@ export async function listAddressTransactions(wh: Warehouse, tokens: PageTokens,
     if (list.length > 1) {
       const refs = await wh.query<{ bt: number; program_id: string; protocol_name: string; success: boolean }>(
         `SELECT toUInt32(block_time) AS bt, program_id, protocol_name, success FROM ${TABLES.txByAddress} WHERE ${built.where.join(' AND ')} AND rid = {rid:UInt64}`,
-        { params: { ...built.params, rid }, settings });
-      list = list.filter((r) => refs.some((a) => Number(a.bt) === Number(r.block_time) && a.program_id === r.program_id
-        && a.protocol_name === r.protocol_name && Boolean(a.success) === Boolean(r.success)));
+        { params: { ...built.params, rid }, settings },
+      );
+      list = list.filter((r) =>
+        refs.some(
+          (a) =>
+            Number(a.bt) === Number(r.block_time) &&
+            a.program_id === r.program_id &&
+            a.protocol_name === r.protocol_name &&
+            Boolean(a.success) === Boolean(r.success),
+        ),
+      );
       list.sort((x, y) => (x.signature < y.signature ? -1 : x.signature > y.signature ? 1 : 0) * (asc ? 1 : -1));
     }
     return list.map((r) => ({ ...toTransaction(r), instructionIndex: Number(r.instruction_index) }));

@@ -36,7 +36,10 @@ export function dedupeInBatch(batch: Accepted[]): (Ok<Accepted> | Drop)[] {
 /** Against the store: the stored-keys filter, then a read of what it cannot rule out. */
 export class StoreDedupe {
   /** keys: the in-memory filter of stored keys; undefined reads the store for every batch (a cluster, or turned off). */
-  constructor(private readonly wh: Warehouse, private readonly keys: StoredKeys | undefined) {}
+  constructor(
+    private readonly wh: Warehouse,
+    private readonly keys: StoredKeys | undefined,
+  ) {}
 
   /** Build the filter now (one read of every stored key) rather than at the first batch. */
   async prepare(): Promise<void> {

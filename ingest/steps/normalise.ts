@@ -6,10 +6,12 @@ import { deadLetter, ok, type RecordResult } from './step.ts';
 import type { IngestRecord } from './validate.ts';
 
 export function normalise(r: IngestRecord): RecordResult<BaseRow> {
-  if (r.accounts === undefined && r.accounts_count === undefined) return deadLetter('accounts_count_missing', 'accounts_count is required when accounts is absent');
+  if (r.accounts === undefined && r.accounts_count === undefined)
+    return deadLetter('accounts_count_missing', 'accounts_count is required when accounts is absent');
   const slot = String(r.slot);
   // The slot is the record id's high part (migration 110): 34 bits, the last value reserved.
-  if (!/^\d{1,20}$/.test(slot) || BigInt(slot) > MAX_RID_SLOT) return deadLetter('slot_out_of_range', `slot is out of range (at most ${MAX_RID_SLOT}: the record id's limit)`);
+  if (!/^\d{1,20}$/.test(slot) || BigInt(slot) > MAX_RID_SLOT)
+    return deadLetter('slot_out_of_range', `slot is out of range (at most ${MAX_RID_SLOT}: the record id's limit)`);
   return ok(normaliseRecord(r));
 }
 
@@ -50,8 +52,11 @@ export function normaliseRecord(r: IngestRecord): BaseRow {
  */
 export function storesAsReceived(r: IngestRecord, json: string): boolean {
   // Without transaction_index the writer adds its counter's position to the row it sends.
-  return r.accounts_count !== undefined && r.transaction_index !== undefined
-    && !Array.isArray(r.log_messages)
-    && (typeof r.slot !== 'number' || r.slot <= Number.MAX_SAFE_INTEGER)
-    && json.indexOf('\n') < 0;
+  return (
+    r.accounts_count !== undefined &&
+    r.transaction_index !== undefined &&
+    !Array.isArray(r.log_messages) &&
+    (typeof r.slot !== 'number' || r.slot <= Number.MAX_SAFE_INTEGER) &&
+    json.indexOf('\n') < 0
+  );
 }

@@ -53,7 +53,12 @@ describe('migration 110', () => {
     expect(expected.leftovers).toBe('[]');
 
     // The kills land in the numbering, the mutation and both copies.
-    for (const [label, delayMs] of [['INSERT INTO rid_assign_110', 30], ['ALTER TABLE transactions UPDATE', 20], ['INSERT INTO tx_by_rid', 10], ['INSERT INTO tx_by_address_v2', 10]] as const) {
+    for (const [label, delayMs] of [
+      ['INSERT INTO rid_assign_110', 30],
+      ['ALTER TABLE transactions UPDATE', 20],
+      ['INSERT INTO tx_by_rid', 10],
+      ['INSERT INTO tx_by_address_v2', 10],
+    ] as const) {
       const dir = path.join(root, `killed-${delayMs}-${label.length}`);
       cpSync(seed, dir, { recursive: true });
       const out = await killAt(dir, label, delayMs);
@@ -64,4 +69,3 @@ describe('migration 110', () => {
     }
   }, 900_000);
 });
-

@@ -29,8 +29,18 @@ const COUNTED = 330_000_001;
 
 function rec(label: string, slot: number, ix: number, extra: Partial<IngestRecord> = {}): IngestRecord {
   return {
-    signature: b58(label, 88), instruction_index: ix, slot, block_time: FIXTURE_START + 100, program_id: PROGRAM_OF.jupiter_v6!,
-    protocol_name: 'jupiter_v6', instruction_type: 'route', fee: 5000, compute_units: 1000 + ix, accounts: [b58(`acct-${label}`, 44)], success: true, ...extra,
+    signature: b58(label, 88),
+    instruction_index: ix,
+    slot,
+    block_time: FIXTURE_START + 100,
+    program_id: PROGRAM_OF.jupiter_v6!,
+    protocol_name: 'jupiter_v6',
+    instruction_type: 'route',
+    fee: 5000,
+    compute_units: 1000 + ix,
+    accounts: [b58(`acct-${label}`, 44)],
+    success: true,
+    ...extra,
   };
 }
 
@@ -38,20 +48,27 @@ function rec(label: string, slot: number, ix: number, extra: Partial<IngestRecor
 const lines = (rs: readonly object[]): string[] => rs.map((r) => JSON.stringify(r));
 
 async function ingestLines(s: Services, rs: readonly object[]) {
-  return s.pipeline.ingest(lines(rs).map((value, i) => ({ value, position: { line: i + 1 } })), 'test');
+  return s.pipeline.ingest(
+    lines(rs).map((value, i) => ({ value, position: { line: i + 1 } })),
+    'test',
+  );
 }
 
 /** Every stored record's id, by "label-free" identity signature#instruction_index. */
 async function ids(s: Services): Promise<Map<string, bigint>> {
-  const rows = await s.wh.query<{ k: string; rid: string }>("SELECT concat(signature, '#', toString(instruction_index)) AS k, toString(rid) AS rid FROM transactions");
+  const rows = await s.wh.query<{ k: string; rid: string }>(
+    "SELECT concat(signature, '#', toString(instruction_index)) AS k, toString(rid) AS rid FROM transactions",
+  );
   return new Map(rows.map((r) => [r.k, BigInt(r.rid)]));
 }
 
 const key = (label: string, ix: number): string => `${b58(label, 88)}#${ix}`;
 
 const given = [
-  rec('g-a', GIVEN, 0, { transaction_index: 17 }), rec('g-a', GIVEN, 1, { transaction_index: 17 }),
-  rec('g-b', GIVEN, 0, { transaction_index: 4 }), rec('g-c', GIVEN + 5, 3, { transaction_index: 65_535 }),
+  rec('g-a', GIVEN, 0, { transaction_index: 17 }),
+  rec('g-a', GIVEN, 1, { transaction_index: 17 }),
+  rec('g-b', GIVEN, 0, { transaction_index: 4 }),
+  rec('g-c', GIVEN + 5, 3, { transaction_index: 65_535 }),
 ];
 const firstCounted = [rec('c-a', COUNTED, 0), rec('c-b', COUNTED, 0), rec('c-a', COUNTED, 1)];
 const secondCounted = [rec('c-c', COUNTED, 0), rec('c-a', COUNTED, 2)];
@@ -66,10 +83,19 @@ describe('record ids', () => {
       expect((await ingestLines(s, secondCounted)).accepted).toBe(2);
       before = await ids(s);
       // Sent: Solana's own position.
-      for (const r of given) expect(before.get(key(r.signature === b58('g-a', 88) ? 'g-a' : r.signature === b58('g-b', 88) ? 'g-b' : 'g-c', r.instruction_index!))).toBe(packRid(BigInt(r.slot), r.transaction_index!, r.instruction_index!));
+      for (const r of given)
+        expect(before.get(key(r.signature === b58('g-a', 88) ? 'g-a' : r.signature === b58('g-b', 88) ? 'g-b' : 'g-c', r.instruction_index!))).toBe(
+          packRid(BigInt(r.slot), r.transaction_index!, r.instruction_index!),
+        );
       // Counted: from 65536 in order of first acceptance; a transaction's instructions share it,
       // also when a later batch brings another instruction of a stored transaction.
-      const expected: [string, number, number][] = [['c-a', 0, 65_536], ['c-b', 0, 65_537], ['c-a', 1, 65_536], ['c-c', 0, 65_538], ['c-a', 2, 65_536]];
+      const expected: [string, number, number][] = [
+        ['c-a', 0, 65_536],
+        ['c-b', 0, 65_537],
+        ['c-a', 1, 65_536],
+        ['c-c', 0, 65_538],
+        ['c-a', 2, 65_536],
+      ];
       for (const [label, ix, position] of expected) expect(before.get(key(label, ix))).toBe(packRid(BigInt(COUNTED), position, ix));
       expect(new Set(before.values()).size).toBe(before.size);
       // Every lookup table holds each id once.

@@ -13,8 +13,13 @@ const START = 1_735_689_600;
 
 async function main(): Promise<void> {
   if (mode === 'seed') {
-    await migrate(wh, () => {}, loadMigrations().filter((m) => m.version < 110));
-    for (let i = 0; i < 4; i++) await insertDemoRows(wh, { seed: 23, total: 40_000, offset: i * 10_000, count: 10_000, startTime: START, endTime: START + 3 * 86_400 });
+    await migrate(
+      wh,
+      () => {},
+      loadMigrations().filter((m) => m.version < 110),
+    );
+    for (let i = 0; i < 4; i++)
+      await insertDemoRows(wh, { seed: 23, total: 40_000, offset: i * 10_000, count: 10_000, startTime: START, endTime: START + 3 * 86_400 });
     // Records the id cannot hold (tests wrote such slots and instruction indexes).
     await wh.exec(`INSERT INTO transactions (signature, instruction_index, slot, block_time, program_id, protocol_name, instruction_type, fee, compute_units, accounts_count, success, accounts)
       SELECT concat('odd', toString(number % 3)), 9000 + number, 18446744073709551615 - number % 2, toDateTime(${START}, 'UTC'), 'JUP6LkbZbjS1jKKwapdHNy74zcZ3tLUZoi5QNyVTaV4', 'jupiter_v6', 'route', 1, 1, 1, 1, ['odd-account']
@@ -22,7 +27,12 @@ async function main(): Promise<void> {
   } else if (mode === 'migrate') {
     const exec = wh.exec.bind(wh);
     wh.exec = async (sql, options) => {
-      process.stdout.write(`start ${sql.replace(/^(\s|--.*\n)*/, '').slice(0, 40).replace(/\s+/g, ' ')}\n`);
+      process.stdout.write(
+        `start ${sql
+          .replace(/^(\s|--.*\n)*/, '')
+          .slice(0, 40)
+          .replace(/\s+/g, ' ')}\n`,
+      );
       return exec(sql, options);
     };
     await migrate(wh);
@@ -35,12 +45,16 @@ async function main(): Promise<void> {
       // Every record's (signature, instruction_index, rid), as an order-free digest.
       ids: await one('SELECT toString(sum(cityHash64(signature, instruction_index, rid))) AS v FROM transactions'),
       unique: await one('SELECT toString((count(), uniqExact(rid), countIf(rid = 0))) AS v FROM transactions'),
-      records: await one("SELECT toString((count(), sum(cityHash64(rid, record)))) AS v FROM tx_by_rid"),
+      records: await one('SELECT toString((count(), sum(cityHash64(rid, record)))) AS v FROM tx_by_rid'),
       // Each record's JSON in tx_by_rid is the one 090 stores by signature.
       sameRecords: await one(`SELECT toString(count()) AS v FROM tx_by_rid AS r INNER JOIN tx_by_signature_v3 AS s ON s.record = r.record`),
-      addresses: await one('SELECT toString((count(), uniqExact(address_key, rid), sum(cityHash64(address_key, rid, block_time, program_id, protocol_name, success)))) AS v FROM tx_by_address_v2'),
+      addresses: await one(
+        'SELECT toString((count(), uniqExact(address_key, rid), sum(cityHash64(address_key, rid, block_time, program_id, protocol_name, success)))) AS v FROM tx_by_address_v2',
+      ),
       expectedAddresses: await one('SELECT toString(sum(length(arrayDistinct(arrayPushBack(accounts, toString(program_id)))))) AS v FROM transactions'),
-      leftovers: await one("SELECT toString(groupArray(name)) AS v FROM system.tables WHERE database = currentDatabase() AND name IN ('rid_assign_110', 'tx_by_address', 'tx_by_address_mv')"),
+      leftovers: await one(
+        "SELECT toString(groupArray(name)) AS v FROM system.tables WHERE database = currentDatabase() AND name IN ('rid_assign_110', 'tx_by_address', 'tx_by_address_mv')",
+      ),
     };
     process.stdout.write(`${JSON.stringify(dump)}\n`);
   }

@@ -4,8 +4,18 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 
-interface Panel { id: number; type: string; title: string; gridPos: { y: number }; targets?: { expr?: string }[]; fieldConfig?: { defaults?: { noValue?: string } }; options?: { content?: string } }
-const board = JSON.parse(readFileSync(path.join(import.meta.dirname, '..', '..', 'deploy/grafana/dashboards/tx-analytics.json'), 'utf8')) as { panels: Panel[] };
+interface Panel {
+  id: number;
+  type: string;
+  title: string;
+  gridPos: { y: number };
+  targets?: { expr?: string }[];
+  fieldConfig?: { defaults?: { noValue?: string } };
+  options?: { content?: string };
+}
+const board = JSON.parse(readFileSync(path.join(import.meta.dirname, '..', '..', 'deploy/grafana/dashboards/tx-analytics.json'), 'utf8')) as {
+  panels: Panel[];
+};
 
 describe('Grafana board', () => {
   it('notes under the Kafka row why its panels can be empty, and each Kafka panel says so when it has no value', () => {
