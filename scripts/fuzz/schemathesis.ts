@@ -70,8 +70,7 @@ export type SchemathesisOptions = {
   /** Checks to leave out (GRAPHQL_EXCLUDED_CHECKS for the GraphQL run); none by default. */
   excludeChecks?: string[];
   extraArgs?: string[];
-} & /** At most this many cases per operation and phase, no time budget, no example database. */
-(
+} /** At most this many cases per operation and phase, no time budget, no example database. */ & (
   | { examples: number; seconds?: undefined }
   /** Fuzzing and stateful testing repeat until the budget is spent; the example database kept. */
   | { seconds: number; examples?: undefined }
