@@ -295,7 +295,6 @@ const NOT_YET_SPLIT: readonly string[] = [
   `${p('api', 'app.ts')} buildApp`,
   `${p('api', 'services.ts')} createServices`,
   // grown past 80 lines by the one formatting commit (biome format); to split by concept
-  `${p('api', 'analytics', 'address-transactions.ts')} listAddressTransactions`,
   `${p('api', 'exports', 'execution-routes.ts')} executionRoutes`,
   `${p('api', 'exports', 'export-routes.ts')} exportRoutes`,
   `${p('api', 'exports', 'export-runner.ts')} runFilters`,
@@ -320,7 +319,6 @@ const NOT_YET_NAMED: readonly string[] = [
   p('ingest', 'seed.ts'),
   p('ingest', 'steps', 'dead-letter.ts'),
   p('ingest', 'steps', 'insert.ts'),
-  p('ingest', 'steps', 'normalise.ts'),
   p('ingest', 'steps', 'validate.ts'),
   p('ingest', 'stored-keys.ts'),
   p('warehouse', 'api-key-store.ts'),
