@@ -1,4 +1,4 @@
-// A process that works on one store for test/migration-110.test.ts (chDB opens one data
+// A process that works on one store for test/daemons/migration-110.test.ts (chDB opens one data
 // directory per process, so each store is its own child):
 //   seed DIR     migrations before 110, then records in several parts (as a store before 110 has them)
 //   migrate DIR  all migrations, printing "start <statement's first words>" before each (the test kills it there)

@@ -264,7 +264,7 @@ export const LISTING_ORDER = {
 /**
  * An address listing's order: ledger order, the record id (migration 110: slot in its high
  * bits, then the transaction's position in its block, then instruction index), read from
- * the base table's own rid column; test/record-id.test.ts checks each id against what the
+ * the base table's own rid column; test/engine/record-id.test.ts checks each id against what the
  * record says; records sharing an id (a producer's repeated transaction_index) by signature.
  * (Not `slot`: the rows name the slot's text so, which sorts as text.)
  */
