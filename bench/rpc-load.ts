@@ -112,14 +112,14 @@ async function main(): Promise<void> {
     // another is answered as not found). By default 100,000 chosen by a hash: past memory their
     // granules of the point table (~1.3 GB at 100M) fit in any cap once read, so a warmed cache
     // would serve them all. BENCH_KEYS=granules takes one record of every 128-row granule of
-    // tx_by_signature_v3 instead (the table's index granularity, migration 090): the first served
-    // one of four candidates in its middle, so asking at random reads the whole table evenly.
+    // tx_by_rid instead (the table's index granularity, migration 110): the first served one of
+    // four candidates in its middle, so asking at random reads the whole table evenly.
     const served = new Set(await services.analytics.protocols());
     const sigs =
       KEYS === 'granules'
         ? (
             await services.wh.query<{ s: string }>(
-              `SELECT argMin(${signatureRecordField('signature')}, _part_offset) AS s FROM ${TABLES.txBySignature}
+              `SELECT argMin(${signatureRecordField('signature')}, _part_offset) AS s FROM ${TABLES.txByRid}
          WHERE _part_offset % 128 BETWEEN 64 AND 67 AND ${signatureRecordField('protocol_name')} IN {p:Array(String)}
          GROUP BY _part, intDiv(_part_offset, 128)`,
               { params: { p: [...served] } },

@@ -56,7 +56,7 @@ export const CLUSTER_LAYOUT: Readonly<Record<string, TableRole>> = Object.freeze
     kind: 'sharded',
     shardingKey: 'cityHash64(signature)',
     viewWrites: 'local',
-    why: "a record's instructions stay together and land on the shard that also holds its tx_by_signature rows (sig_key = cityHash64(signature)); listings by protocol and time read every shard in parallel",
+    why: "a record's instructions stay together and land on the shard that also holds its tx_by_rid and tx_rid_by_sig rows (sig_key = cityHash64(signature)); listings by protocol and time read every shard in parallel",
   },
   tx_by_signature: {
     kind: 'sharded',
@@ -120,6 +120,12 @@ export const CLUSTER_LAYOUT: Readonly<Record<string, TableRole>> = Object.freeze
     shardingKey: 'cityHash64(JSONExtractString(record, 1))',
     viewWrites: 'local',
     why: "the record array starts with its signature, so the key is the base table's own (cityHash64(signature)): the view writes on the node holding the base rows and a repair's direct insert lands where the view would have written; a page reads every shard in parallel (rid IN a GLOBAL subquery)",
+  },
+  tx_rid_by_sig: {
+    kind: 'sharded',
+    shardingKey: 'sig_key',
+    viewWrites: 'local',
+    why: "sig_key = cityHash64(signature), the base table's own key, as tx_by_signature_v3's which it replaces (110): the view writes on the node holding the base rows, and a signature's index rows sit on the shard of its records in tx_by_rid, so a lookup's rid IN (index) is answered on each shard by its own rows",
   },
   tx_by_address_v2: {
     kind: 'sharded',

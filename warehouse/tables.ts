@@ -8,8 +8,8 @@ export const TABLES = {
   transactions: 'transactions',
   /** Records by id (rid, migration 110), each in one JSON column (090's array): address pages read their records here. */
   txByRid: 'tx_by_rid',
-  /** Records by signature (sig_key = cityHash64(signature)), each in one JSON column: point lookups, details and de-duplication (090; read through warehouse/signature-records.ts). */
-  txBySignature: 'tx_by_signature_v3',
+  /** (sig_key = cityHash64(signature), instruction_index) → rid: the way from a signature to its records in txByRid, for point lookups, signature filters and de-duplication (110; read through warehouse/signature-records.ts). */
+  txRidBySig: 'tx_rid_by_sig',
   /** One row per (address, record) in (address hash, rid) order: address histories, pages and counts (110; 003's before). */
   txByAddress: 'tx_by_address_v2',
   protocolHourly: 'protocol_hourly',

@@ -55,8 +55,8 @@ export function checkAddressToken(tokens: PageTokens, req: AddressListRequest & 
 /**
  * Conditions on tx_by_address_v2: every filter is answered by its own columns, so a page's
  * LIMIT counts only matching rows (a filter never shortens a page). A signatures filter
- * keeps the ids whose record has one of the signatures: the slots of those signatures
- * (tx_by_signature_v3), then those slots' records in tx_by_rid, compared by signature.
+ * keeps the ids whose record has one of the signatures (SIGNATURE_RECORDS: their ids by the
+ * signature index, their records compared by signature, so a hash collision adds none).
  */
 function addressConditions(address: string, filters: AddressFilters, visible: readonly string[]): Conditions {
   const common = commonConditions(filters, visible);
@@ -64,10 +64,7 @@ function addressConditions(address: string, filters: AddressFilters, visible: re
   const where = ['address_key = reinterpretAsUInt128(sipHash128({addr:String}))', ...common.where];
   const params: Record<string, unknown> = { addr: address, ...common.params };
   if (filters.signatures) {
-    where.push(`rid IN (SELECT rid FROM ${TABLES.txByRid}
-      WHERE intDiv(rid, 1073741824) IN (SELECT slot FROM ${SIGNATURE_RECORDS}
-        WHERE sig_key IN (SELECT cityHash64(arrayJoin({sigs:Array(String)}))) AND signature IN {sigs:Array(String)})
-        AND JSONExtractString(toValidUTF8(record), 1) IN {sigs:Array(String)})`);
+    where.push(`rid IN (SELECT rid FROM ${SIGNATURE_RECORDS} WHERE signature IN {sigs:Array(String)})`);
     params.sigs = filters.signatures;
   }
   return { where, params };

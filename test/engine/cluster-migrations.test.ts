@@ -139,6 +139,7 @@ describe('cluster mode: every migration rendered', () => {
       tx_by_signature_v2_compact_mv: 'tx_by_signature_v2_compact_local',
       tx_by_signature_v3_mv: 'tx_by_signature_v3_local',
       tx_by_rid_mv: 'tx_by_rid_local',
+      tx_rid_by_sig_mv: 'tx_rid_by_sig_local',
       tx_by_address_v2_mv: 'tx_by_address_v2',
     });
     for (const v of views) {
@@ -300,25 +301,24 @@ describe('view repair in cluster mode (recording warehouse, no server)', () => {
   });
 });
 
-describe('view repair of the records by signature in cluster mode (recording warehouse, no server)', () => {
+describe('view repair of the signature index in cluster mode (recording warehouse, no server)', () => {
   // A mutation of a Replicated* table may not hold a subquery: the server refuses it
   // (BAD_ARGUMENTS, "ALTER UPDATE/ALTER DELETE statement with subquery may be nondeterministic")
   // because every replica would evaluate it on its own, at its own time. The keys of the
   // buckets' base rows are read first and bound as values.
-  const v3 = {
-    name: 'tx_by_signature_v3_mv',
-    target: 'default.tx_by_signature_v3_local',
-    as_select:
-      'SELECT cityHash64(signature) AS sig_key, instruction_index, toJSONString((signature, instruction_index)) AS record FROM default.transactions_local',
+  const index = {
+    name: 'tx_rid_by_sig_mv',
+    target: 'default.tx_rid_by_sig_local',
+    as_select: 'SELECT cityHash64(signature) AS sig_key, instruction_index, rid FROM default.transactions_local',
   };
   const repair = async (keys: string[]): Promise<RecordingWarehouse> => {
     const rec = new RecordingWarehouse(CLUSTER, (sql) => {
-      if (sql.includes("engine = 'MaterializedView'")) return [v3];
+      if (sql.includes("engine = 'MaterializedView'")) return [index];
       if (sql.includes('system.columns'))
         return [
           { name: 'sig_key', type: 'UInt64' },
           { name: 'instruction_index', type: 'UInt16' },
-          { name: 'record', type: 'String' },
+          { name: 'rid', type: 'UInt64' },
         ];
       if (/cityHash64\(signature\)/.test(sql)) return keys.map((k) => ({ k }));
       return [];
@@ -327,22 +327,23 @@ describe('view repair of the records by signature in cluster mode (recording war
     return rec;
   };
 
-  it("deletes by the keys of the buckets' base rows bound as values, never by a subquery, then re-derives", async () => {
-    const keys = Array.from({ length: 25_000 }, (_, i) => String(18_446_744_073_709_551_615n - BigInt(i)));
+  it("deletes the buckets' base rows' (signature hash, instruction, id) entries bound as values, never by a subquery, then re-derives", async () => {
+    const keys = Array.from({ length: 25_000 }, (_, i) => `${18_446_744_073_709_551_615n - BigInt(i >> 1)}#${i & 1}#${1_000_000 + i}`);
     const rec = await repair(keys);
     const deletes = rec.execs.flatMap((s, i) => (s.startsWith('DELETE') ? [i] : []));
     expect(deletes.length).toBeGreaterThan(0);
     const bound: unknown[] = [];
     for (const i of deletes) {
-      expect(rec.execs[i]).toMatch(/^DELETE FROM default\.tx_by_signature_v3_local ON CLUSTER txa WHERE /);
+      expect(rec.execs[i]).toMatch(/^DELETE FROM default\.tx_rid_by_sig_local ON CLUSTER txa WHERE /);
       expect(rec.execs[i]).not.toMatch(/\bSELECT\b/i);
       expect(await formatted(rec.execs[i]!)).toMatch(/^DELETE/);
-      const sk = rec.execParams[i]!.sk as unknown[];
-      expect(sk.length).toBeLessThanOrEqual(10_000); // each statement's parameters stay a modest URL
-      bound.push(...sk.map(String));
+      const entries = rec.execParams[i]!.entries as unknown[];
+      expect(entries.length).toBeLessThanOrEqual(10_000); // each statement's parameters stay a modest URL
+      expect((rec.execParams[i]!.sk as unknown[]).map(String)).toEqual(entries.map((e) => String(e).split('#')[0]));
+      bound.push(...entries);
     }
     expect(bound).toEqual(keys);
-    expect(rec.execs.at(-1)).toMatch(/^INSERT INTO default\.tx_by_signature_v3 SELECT .* FROM \(SELECT \*, rid FROM default\.transactions WHERE /);
+    expect(rec.execs.at(-1)).toMatch(/^INSERT INTO default\.tx_rid_by_sig SELECT .* FROM \(SELECT \*, rid FROM default\.transactions WHERE /);
     // Buckets without base rows hold no rows of this table to delete.
     expect((await repair([])).execs.filter((s) => s.startsWith('DELETE'))).toEqual([]);
   });

@@ -41,7 +41,7 @@ describe('migrations', () => {
       'protocol_hourly_mv',
       'tx_by_address_v2_mv',
       'tx_by_rid_mv',
-      'tx_by_signature_v3_mv',
+      'tx_rid_by_sig_mv',
     ]);
     for (const r of rows) expect(r.create_table_query).toMatch(/ TO default\.\w+/);
   });

@@ -22,7 +22,7 @@ describe('ingest pipeline and views', () => {
     const counts = await tableCounts(s);
     const identities = new Set(records.map((r) => `${r.signature}#${r.instruction_index ?? 0}`));
     expect(counts.transactions).toBe(identities.size);
-    expect(counts.tx_by_signature_v3).toBe(counts.transactions);
+    expect(counts.tx_rid_by_sig).toBe(counts.transactions);
     expect(counts.tx_by_rid).toBe(counts.transactions);
     expect(counts.protocol_hourly).toBe(counts.transactions);
     expect(counts.instruction_hourly).toBe(counts.transactions);

@@ -107,7 +107,7 @@ export function hotRecords(prefix = 'hot', count = 250, start = FIXTURE_START): 
 /** Row counts of the base table and every table a view writes to. */
 export const COUNTED_TABLES = [
   'transactions',
-  'tx_by_signature_v3',
+  'tx_rid_by_sig',
   'tx_by_rid',
   'tx_by_address_v2',
   'protocol_hourly',

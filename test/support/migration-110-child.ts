@@ -46,14 +46,17 @@ async function main(): Promise<void> {
       ids: await one('SELECT toString(sum(cityHash64(signature, instruction_index, rid))) AS v FROM transactions'),
       unique: await one('SELECT toString((count(), uniqExact(rid), countIf(rid = 0))) AS v FROM transactions'),
       records: await one('SELECT toString((count(), sum(cityHash64(rid, record)))) AS v FROM tx_by_rid'),
-      // Each record's JSON in tx_by_rid is the one 090 stores by signature.
-      sameRecords: await one(`SELECT toString(count()) AS v FROM tx_by_rid AS r INNER JOIN tx_by_signature_v3 AS s ON s.record = r.record`),
+      index: await one('SELECT toString((count(), sum(cityHash64(sig_key, instruction_index, rid)))) AS v FROM tx_rid_by_sig'),
+      // Each record's index entry names its own signature, instruction and id.
+      indexed: await one(
+        'SELECT toString(count()) AS v FROM tx_rid_by_sig AS i INNER JOIN transactions AS t ON i.rid = t.rid AND i.sig_key = cityHash64(t.signature) AND i.instruction_index = t.instruction_index',
+      ),
       addresses: await one(
         'SELECT toString((count(), uniqExact(address_key, rid), sum(cityHash64(address_key, rid, block_time, program_id, protocol_name, success)))) AS v FROM tx_by_address_v2',
       ),
       expectedAddresses: await one('SELECT toString(sum(length(arrayDistinct(arrayPushBack(accounts, toString(program_id)))))) AS v FROM transactions'),
       leftovers: await one(
-        "SELECT toString(groupArray(name)) AS v FROM system.tables WHERE database = currentDatabase() AND name IN ('rid_assign_110', 'tx_by_address', 'tx_by_address_mv')",
+        "SELECT toString(groupArray(name)) AS v FROM system.tables WHERE database = currentDatabase() AND name IN ('rid_assign_110', 'tx_by_address', 'tx_by_address_mv', 'tx_by_signature_v3', 'tx_by_signature_v3_mv')",
       ),
     };
     process.stdout.write(`${JSON.stringify(dump)}\n`);

@@ -98,6 +98,31 @@ SELECT rid,
 FROM transactions
 WHERE rid NOT IN (SELECT rid FROM tx_by_rid);
 
+-- The way from a signature to its records (getTransaction, de-duplication, signature
+-- filters): (signature hash, instruction) -> rid, then the record in tx_by_rid. 17 B a
+-- record, where 090's signature-ordered copy of every record took 105 B; a lookup costs
+-- ~1.35x the engine time in memory, ~1.5x past memory (two granules in two tables instead
+-- of one; bench/RESULTS.md, "Time-ordered record id (issue 37)": the bytes budget needs it).
+-- Same small granules and compact parts as tx_by_rid: a lookup reads one granule a key.
+CREATE TABLE IF NOT EXISTS tx_rid_by_sig
+(
+    sig_key           UInt64,
+    instruction_index UInt16,
+    rid               UInt64
+)
+ENGINE = MergeTree
+ORDER BY (sig_key, instruction_index)
+SETTINGS index_granularity = 128, min_bytes_for_wide_part = 1099511627776, min_rows_for_wide_part = 1099511627776;
+
+CREATE MATERIALIZED VIEW IF NOT EXISTS tx_rid_by_sig_mv TO tx_rid_by_sig AS
+SELECT cityHash64(signature) AS sig_key, instruction_index, rid
+FROM transactions;
+
+INSERT INTO tx_rid_by_sig
+SELECT cityHash64(signature) AS sig_key, instruction_index, rid
+FROM transactions
+WHERE (cityHash64(signature), instruction_index) NOT IN (SELECT sig_key, instruction_index FROM tx_rid_by_sig);
+
 -- Address rows, reduced: (address hash, rid) and what the page filters read (time, program,
 -- protocol, status), no signature hash, no address text. 128 bits of sipHash for the
 -- address: with no text to compare, two addresses must not share a key (64 bits would give
@@ -131,3 +156,9 @@ WHERE rid NOT IN (SELECT rid FROM tx_by_address_v2);
 DROP VIEW IF EXISTS tx_by_address_mv;
 
 DROP TABLE IF EXISTS tx_by_address;
+
+-- Last: 090's records by signature, replaced by tx_rid_by_sig and tx_by_rid. A run killed
+-- before here still holds every record by signature until the index is whole.
+DROP VIEW IF EXISTS tx_by_signature_v3_mv;
+
+DROP TABLE IF EXISTS tx_by_signature_v3;
