@@ -4,7 +4,9 @@
 //   npx tsx bench/rid-point-reads.ts --dir bench/tmp/rid10m [--rounds 21]
 //   ../shared/tools/memcap 1300M -- npx tsx bench/rid-point-reads.ts --dir bench/tmp/rid10m
 // The index is built here (tx_rid_by_sig_probe, dropped with --drop): it is a probe, not a
-// migration. Its bytes a record are printed, for the storage budget.
+// migration. Its bytes a record are printed, for the storage budget. Ran on stores migrated
+// before 110 built tx_rid_by_sig and dropped tx_by_signature_v3 (the comparison that chose
+// the index); on a store of the current 110 the kept design has no table to read.
 import path from 'node:path';
 import { POINT_READ_SETTINGS } from '../api/analytics/signature-lookup.ts';
 import { EmbeddedWarehouse } from '../warehouse/embedded-warehouse.ts';
