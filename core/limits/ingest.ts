@@ -58,3 +58,6 @@ export const STORED_KEYS_PROBES = 7;
 export const STORED_KEYS_MIN_CAPACITY = 1 << 20;
 /** Keys per read when the filter is first built. */
 export const STORED_KEYS_READ_SLICE = 2_000_000;
+/** How far before a batch's 'done' journal row its 'begin' row is looked for: the insert's
+ *  duration with margin, so that the join does not read the journal's whole week. */
+export const JOURNAL_BEGIN_LOOKBACK_MS = 10 * 60_000;
