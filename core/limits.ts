@@ -12,6 +12,7 @@ export * from './limits/ingest.ts';
 export * from './limits/mcp.ts';
 export * from './limits/metrics.ts';
 export * from './limits/process.ts';
+export * from './limits/record-id.ts';
 export * from './limits/questions.ts';
 export * from './limits/sql.ts';
 export * from './limits/streams.ts';

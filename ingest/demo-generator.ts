@@ -3,6 +3,7 @@
 // no row passes through JavaScript when seeding (INSERT ... SELECT FROM numbers()).
 // The same SELECT also renders ingest records (NDJSON) for the Kafka and HTTP sources.
 import { DEMO_ACCOUNT_POOL, DEMO_SIG_CHUNKS } from '../core/limits/ingest.ts';
+import { MAX_TRANSACTION_INDEX } from '../core/limits/record-id.ts';
 import type { Warehouse } from '../warehouse/warehouse.ts';
 import { CU_EXCEEDED, PROTOCOL_PROFILES, WELL_KNOWN, type ProtocolProfile } from './protocol-profiles.ts';
 import { BASE_COLUMNS, TABLES } from '../warehouse/tables.ts';
@@ -83,7 +84,7 @@ WITH
   (SELECT groupArray(${address('mint')}) FROM numbers(${mintPool})) AS market_mints,
   -- pump.fun mints are vanity addresses ending in "pump"
   (SELECT groupArray(concat(substring(${address('pumpmint')}, 1, 40), 'pump')) FROM numbers(${mintPool})) AS pump_mints
-SELECT signature, instruction_index, slot, block_time, program_id, protocol_name, instruction_type,
+SELECT signature, instruction_index, transaction_index, slot, block_time, program_id, protocol_name, instruction_type,
        fee, compute_units, accounts, accounts_count, success, error_message, log_messages, raw_data
 FROM
 (
@@ -129,6 +130,11 @@ FROM
     toUInt64(5000 * ${tSigners}[p][t0] + priority_fee) AS fee,
     toDateTime({start:UInt32} + intDiv(src * {span:UInt64}, {total:UInt64}), 'UTC') AS block_time,
     toUInt64(${SLOT_ANCHOR.slot} + intDiv((toUInt32(block_time) - ${SLOT_ANCHOR.time}) * 5, 2)) AS slot,
+    -- the transaction's index in its block: one slot a second here, so the transaction's rank
+    -- among the second's (src - the second's first src), spread by {txstep} with a jitter
+    -- below it, as DeFi transactions sit among votes and others (unique, in order, < 65536)
+    toUInt32((src - intDiv((toUInt32(block_time) - {start:UInt32}) * {total:UInt64} + {span:UInt64} - 1, {span:UInt64})) * {txstep:UInt32}
+      + ${h(19, 'src')} % {txstep:UInt32}) AS transaction_index,
     concat(${[0, 1, 2, 3].map((k) => sigPart(h(6, 'src'), k)).join(', ')},
            ${[0, 1, 2, 3].map((k) => sigPart(h(7, 'src'), k)).join(', ')}) AS signature,
     -- accounts: the signing wallet (Zipf-like over ${DEMO_ACCOUNT_POOL}), the pool it trades (Zipf-like
@@ -159,12 +165,24 @@ FROM
 function windowParams(w: DemoWindow): Record<string, number> {
   if (!(w.endTime > w.startTime)) throw new Error('demo window: endTime must be after startTime');
   if (w.offset + w.count > w.total) throw new Error('demo window: offset + count exceeds total');
-  return { seed: w.seed, start: w.startTime, span: w.endTime - w.startTime, total: w.total, offset: w.offset, count: w.count, base: w.idBase ?? 0 };
+  const span = w.endTime - w.startTime;
+  // Transactions a second (one slot a second here): their indexes spread up to ~7 apart, below 65536.
+  const perSecond = Math.ceil(w.total / span) + 1;
+  if (perSecond > MAX_TRANSACTION_INDEX) throw new Error('demo window: more transactions a second than a block can index');
+  const txstep = Math.max(1, Math.min(7, Math.floor(MAX_TRANSACTION_INDEX / perSecond)));
+  return { seed: w.seed, start: w.startTime, span, total: w.total, offset: w.offset, count: w.count, base: w.idBase ?? 0, txstep };
 }
 
 /** Insert one window of demo rows straight into the base table (views fill on insert). */
 export async function insertDemoRows(wh: Warehouse, w: DemoWindow): Promise<void> {
-  const sql = `INSERT INTO ${TABLES.transactions} (${BASE_COLUMNS.join(', ')})\n${generatorSelect(w.profiles ?? PROTOCOL_PROFILES)}`;
+  // A store before migration 110 (the migration tests seed one) has no transaction_index.
+  const [before110] = await wh.query<{ n: string }>(
+    "SELECT count() AS n FROM system.columns WHERE database = currentDatabase() AND table = {t:String} AND name = 'transaction_index'",
+    { params: { t: TABLES.transactions } },
+  );
+  const columns = before110?.n === '0' ? BASE_COLUMNS.filter((c) => c !== 'transaction_index') : BASE_COLUMNS;
+  const select = generatorSelect(w.profiles ?? PROTOCOL_PROFILES);
+  const sql = `INSERT INTO ${TABLES.transactions} (${columns.join(', ')})\n${columns === BASE_COLUMNS ? select : `SELECT * EXCEPT (transaction_index) FROM (${select})`}`;
   // Views run in parallel: they are independent and otherwise dominate insert time.
   await wh.exec(sql, { params: windowParams(w), settings: { parallel_view_processing: 1 } });
 }

@@ -5,7 +5,8 @@
 //   record steps (ingest/parse-record.ts, on this thread or the parse workers):
 //     parse -> validate -> resolve-protocol -> normalise (and the sig_key hash)
 //   writer steps (one batch at a time, this file's drain):
-//     dedupe in batch -> dedupe against the store -> journal -> insert -> notify
+//     dedupe in batch -> dedupe against the store -> counted positions (record-id.ts)
+//     -> journal -> insert -> notify
 // Writes are serialised per process so that "which of these are new?" and "insert them"
 // cannot interleave, which is what makes replaying records change no count in the base
 // table or any view.
@@ -24,6 +25,7 @@ import type { Rejection } from './rejection.ts';
 import { protocolLookup } from './steps/resolve-protocol.ts';
 import { DeadLetters } from './steps/dead-letter.ts';
 import { dedupeInBatch, StoreDedupe } from './steps/dedupe.ts';
+import { countedPositions } from './record-id.ts';
 import { FormatRefused, insertRows } from './steps/insert.ts';
 import { WriteJournal } from './steps/journal.ts';
 import { ChangeNotifier } from './steps/notify.ts';
@@ -110,7 +112,7 @@ export class IngestPipeline {
     this.journal = new WriteJournal(wh, options.writerId ?? 'default', log);
     this.notifier = new ChangeNotifier(dataVersion, log, options.observer);
     this.storeDedupe = new StoreDedupe(wh, options.storedKeysFilter === false ? undefined : storedKeysFor(wh));
-    this.batchSteps = [dedupeInBatch, this.storeDedupe.step];
+    this.batchSteps = [dedupeInBatch, this.storeDedupe.step, countedPositions(wh)];
     const workers = options.parseWorkers ?? 0;
     this.pool = workers > 0 ? new ParsePool(workers, log, options.parseWorkerEntry) : undefined;
   }

@@ -1,4 +1,4 @@
-// An in-memory filter of the sig_keys stored in tx_by_signature_v3, so that de-duplication
+// An in-memory filter of the sig_keys stored in tx_rid_by_sig, so that de-duplication
 // reads the store only for signatures that may already be there (issue 15: the read per
 // batch cost about as much as the insert; with the filter it covers the few records the
 // filter cannot rule out, i.e. real re-deliveries and ~1% false positives).
@@ -7,7 +7,7 @@
 //  - A Bloom filter has no false negatives for keys it was given. The danger is a key that
 //    reached the store without this process hearing of it: another IngestPipeline, another
 //    process on the same server, a view repair, a seed.
-//  - Every key reaches tx_by_signature_v3 by an INSERT (its view or a repair's INSERT ...
+//  - Every key reaches tx_rid_by_sig by an INSERT (its view or a repair's INSERT ...
 //    SELECT), and every INSERT commits as new parts that take a block number from the table's
 //    counter at the moment they become visible (under the table's parts lock: a part with a
 //    higher number is never visible before one with a lower number). Merges and mutations
@@ -124,7 +124,7 @@ export class StoredKeys {
     const [top] = await this.wh.query<{ b: string; n: string }>(
       `SELECT max(max_block_number) AS b, sum(rows) AS n FROM system.parts
        WHERE database = currentDatabase() AND table = {t:String} AND active`,
-      { params: { t: TABLES.txBySignature } },
+      { params: { t: TABLES.txRidBySig } },
     );
     const newest = Number(top?.b ?? 0);
     if (newest < this.watermark) {
@@ -149,7 +149,7 @@ export class StoredKeys {
       // Only parts holding a block above the watermark are read (the engine selects parts by
       // their name before reading any column).
       const text = await this.wh.queryText(
-        `SELECT bitShiftRight(sig_key, 32), bitAnd(sig_key, 4294967295) FROM ${TABLES.txBySignature}
+        `SELECT bitShiftRight(sig_key, 32), bitAnd(sig_key, 4294967295) FROM ${TABLES.txRidBySig}
          WHERE toUInt64(splitByChar('_', _part)[3]) > {w:Int64} AND sig_key BETWEEN {lo:UInt64} AND {hi:UInt64}`,
         'TabSeparated',
         { params: { w: this.watermark, lo: lo.toString(), hi: hi.toString() } },

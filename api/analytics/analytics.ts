@@ -350,9 +350,7 @@ export class Analytics {
     // Concurrent requests for the same page share one read (shared-reads.ts); a page's
     // records are fresh objects per read, and callers only map them, never mutate.
     const key = JSON.stringify([this.answersVersion(), visible, req.address, req.filters, req.sortOrder, req.limit, req.cursor ?? null]);
-    return this.shared.addressPages.run(key, () =>
-      listAddressTransactions(this.wh, this.tokens, (keys) => this.shared.signatures.byKeys(this.wh, keys), req, visible),
-    );
+    return this.shared.addressPages.run(key, () => listAddressTransactions(this.wh, this.tokens, req, visible));
   }
 
   /** How many of an address's records match, with no details. */

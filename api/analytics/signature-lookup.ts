@@ -1,5 +1,6 @@
-// Point reads of tx_by_signature_v3, coalesced: by signature (getTransaction) and by
-// signature key (the records of an address page, whose references carry sig_key). Each
+// Point reads of records by signature, coalesced: by signature (getTransaction) and by
+// signature key (decimal keys a caller computed). A key's records are found through the index
+// (tx_rid_by_sig → rid → tx_by_rid, migration 110). Each
 // embedded query has a fixed cost of a few milliseconds whatever it reads, and random keys
 // never share granules, so one query per request caps these reads at a few hundred a
 // second. Reads that arrive while a query is in flight wait and go out together as one
@@ -22,7 +23,7 @@ import {
 import { AppError, Errors } from '../../core/errors.ts';
 import { cityHasher, type CityHasher } from '../../ingest/city-hash.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
-import { unpackSignatureRecord } from '../../warehouse/signature-records.ts';
+import { signatureRecordField, unpackSignatureRecord } from '../../warehouse/signature-records.ts';
 import { toTransaction, type TxRow } from './transactions.ts';
 import { isUInt64Text, uint64List } from './uint64-text.ts';
 import type { Transaction } from './types.ts';
@@ -30,11 +31,16 @@ import { TABLES } from '../../warehouse/tables.ts';
 
 /**
  * The coalesced point read: each stored record under one of `keys`, as its JSON array
- * (migration 090: one column decoded a granule) and the key it is stored under (the filter
- * reads that column anyway). The keys go in as decimal literals (see the header).
+ * (migration 090: one column decoded a granule) and its signature's key. The keys go in as
+ * decimal literals (see the header). By default through the index (migration 110: the ids of
+ * the keys, then their records; the key is the record's own signature's hash, so a record
+ * sharing an id with an asked one answers under its own key and no lookup takes it); a
+ * `table` keyed by sig_key with a record column (a benchmark's probe) is read directly.
  */
-export function pointReadStatement(keys: ReadonlySet<bigint>, table: string = TABLES.txBySignature): string {
-  return `SELECT record, toString(sig_key) AS sk FROM ${table} WHERE sig_key IN (${uint64List(keys)})`;
+export function pointReadStatement(keys: ReadonlySet<bigint>, table?: string): string {
+  if (table !== undefined) return `SELECT record, toString(sig_key) AS sk FROM ${table} WHERE sig_key IN (${uint64List(keys)})`;
+  return `SELECT record, toString(cityHash64(${signatureRecordField('signature')})) AS sk FROM ${TABLES.txByRid}
+    WHERE rid IN (SELECT rid FROM ${TABLES.txRidBySig} WHERE sig_key IN (${uint64List(keys)}))`;
 }
 
 /**
@@ -56,7 +62,7 @@ export const POINT_READ_SETTINGS = Object.freeze({
   merge_tree_coarse_index_granularity: POINT_READ_COARSE_INDEX_GRANULARITY,
 });
 
-/** A record as tx_by_signature_v3 holds it, with its signature key in decimal. */
+/** A stored record, with its signature key in decimal. */
 export type KeyedRow = TxRow & { sk: string };
 
 /** A lookup waiting for the next batch; `wh` is the asking request's warehouse (bound to its budget): a batch runs on its first waiter's. */
@@ -76,6 +82,8 @@ export interface SignatureLookupOptions {
   maxBatch?: number;
   /** Batches in flight at once, each on a side session of its own. */
   maxInFlight?: number;
+  /** A table keyed by sig_key with 090's record column, read directly in place of the index (a store before 110: its tests). */
+  table?: string;
 }
 
 const weight = (w: Waiter): number => (w.kind === 'signature' ? 1 : w.keys.length);
@@ -86,12 +94,14 @@ export class SignatureLookup {
   private readonly idle: number[];
   private readonly maxBatch: number;
   private readonly maxInFlight: number;
+  private readonly table: string | undefined;
   /** This lookup's own hasher (its registers are not shared with any other caller). */
   private readonly hasher: CityHasher = cityHasher();
 
   constructor(options: SignatureLookupOptions = {}) {
     this.maxBatch = options.maxBatch ?? RECORD_LOOKUP_MAX_KEYS;
     this.maxInFlight = options.maxInFlight ?? POINT_READ_BATCHES_IN_FLIGHT;
+    this.table = options.table;
     this.idle = Array.from({ length: this.maxInFlight }, (_, i) => i);
   }
 
@@ -144,19 +154,16 @@ export class SignatureLookup {
     const signatures = [...new Set(batch.flatMap((w) => (w.kind === 'signature' ? [w.signature] : [])))];
     const keys = [...new Set(batch.flatMap((w) => (w.kind === 'keys' ? w.keys : [])))];
     let records: { record: string; sk: string }[];
-    /** Each signature's key, in decimal as the rows carry it. */
-    const keyOfSignature = new Map<string, string>();
     try {
       // Every key once: each signature's, and the keys asked for (checked by byKeys). Inside
       // the try: whatever fails here fails the batch's lookups rather than leaving them waiting.
       const set = new Set<bigint>();
-      for (const s of signatures) {
-        const k = this.keyOf(s);
-        set.add(k);
-        keyOfSignature.set(s, k.toString());
-      }
+      for (const s of signatures) set.add(this.keyOf(s));
       for (const k of keys) set.add(BigInt(k));
-      records = await batch[0]!.wh.query<{ record: string; sk: string }>(pointReadStatement(set), { sideSession: session, settings: POINT_READ_SETTINGS });
+      records = await batch[0]!.wh.query<{ record: string; sk: string }>(pointReadStatement(set, this.table), {
+        sideSession: session,
+        settings: POINT_READ_SETTINGS,
+      });
     } catch (err) {
       // A batch runs on its first waiter's warehouse, so a refusal of that request's own time
       // budget is its alone: its lookups fail, the others go out again in the next batch, under
@@ -166,15 +173,17 @@ export class SignatureLookup {
       if (mine.length < batch.length) this.queue.unshift(...batch.filter((w) => w.wh !== batch[0]!.wh));
       return;
     }
-    // Each record on its own: one that does not decode (written by hand, damaged) fails the
-    // lookups of its key alone, not every lookup sharing the batch.
+    // Each record on its own: one that does not decode (written by hand, damaged) fails only
+    // the lookups it may answer. Its key is its own signature's hash, which it cannot tell:
+    // so the lookups of the batch that found nothing fail (rather than answer "not found"
+    // when the damaged record may be theirs), and those that found their records are served.
     const rows: KeyedRow[] = [];
-    const broken = new Map<string, unknown>();
+    let broken: { error: unknown } | undefined;
     for (const { record, sk } of records) {
       try {
         rows.push({ ...unpackSignatureRecord(record), sk });
-      } catch (err) {
-        broken.set(sk, err);
+      } catch (error) {
+        broken = { error };
       }
     }
     const bySignature = new Map<string, KeyedRow[]>();
@@ -190,9 +199,8 @@ export class SignatureLookup {
       }
     }
     for (const w of batch) {
-      const failed = broken.size === 0 ? undefined : (w.kind === 'keys' ? w.keys : [keyOfSignature.get(w.signature)!]).find((k) => broken.has(k));
-      if (failed !== undefined) {
-        w.reject(broken.get(failed));
+      if (broken !== undefined && (w.kind === 'keys' ? w.keys.some((k) => !byKey.has(k)) : !bySignature.has(w.signature))) {
+        w.reject(broken.error);
         continue;
       }
       if (w.kind === 'keys') {

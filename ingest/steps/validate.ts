@@ -3,6 +3,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { Ajv, type ErrorObject } from 'ajv';
 import { MAX_BLOCK_TIME, MIN_BLOCK_TIME } from '../../core/limits/questions.ts';
+import { MAX_INSTRUCTION_INDEX, MAX_TRANSACTION_INDEX } from '../../core/limits/record-id.ts';
 import { Address, InstructionType, ProtocolName, ruleOfPattern, Signature } from '../../core/vocabulary/primitives.ts';
 import { deadLetter, ok, type RecordResult } from './step.ts';
 
@@ -14,7 +15,9 @@ import { deadLetter, ok, type RecordResult } from './step.ts';
 export const RecordSchema = Type.Object(
   {
     signature: Signature,
-    instruction_index: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
+    // Both are parts of the record id (migration 110): their widths are its limits.
+    instruction_index: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_INSTRUCTION_INDEX })),
+    transaction_index: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_TRANSACTION_INDEX })),
     slot: Type.Union([Type.Integer({ minimum: 0 }), Type.String({ pattern: '^(0|[1-9]\\d{0,19})$' })]),
     block_time: Type.Integer({ minimum: MIN_BLOCK_TIME, maximum: MAX_BLOCK_TIME }),
     program_id: Address,

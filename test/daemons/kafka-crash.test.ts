@@ -146,11 +146,11 @@ it('SIGKILLed and restarted ingest stores every record exactly once', async () =
   services = await createServices(loadConfig({ DATA_DIR: dataDir, DEMO_ROWS: '0', LOG_LEVEL: 'silent' }), createLogger('silent'));
   const counts = await tableCounts(services);
   expect(counts.transactions).toBe(N);
-  expect(counts.tx_by_signature_v3).toBe(N);
+  expect(counts.tx_rid_by_sig).toBe(N);
   expect(counts.protocol_hourly).toBe(N);
   expect(counts.instruction_hourly).toBe(N);
   const [distinct] = await services.wh.query<{ n: string }>('SELECT uniqExact(signature, instruction_index) AS n FROM transactions');
   expect(Number(distinct?.n)).toBe(N);
   const [addr] = await services.wh.query<{ n: string }>('SELECT sum(length(arrayDistinct(arrayPushBack(accounts, program_id)))) AS n FROM transactions');
-  expect(counts.tx_by_address).toBe(Number(addr?.n));
+  expect(counts.tx_by_address_v2).toBe(Number(addr?.n));
 }, 300_000);

@@ -74,7 +74,7 @@ it.runIf(canMount)(
     expect(again.statusCode, again.body).toBe(200);
     const base = await count('SELECT count() AS n FROM transactions');
     expect(again.json().accepted + again.json().duplicates).toBe(20_000);
-    expect(await count('SELECT count() AS n FROM tx_by_signature_v3')).toBe(base);
+    expect(await count('SELECT count() AS n FROM tx_rid_by_sig')).toBe(base);
     expect(await count('SELECT sum(tx_count) AS n FROM protocol_hourly')).toBe(base);
     expect(await count('SELECT sum(tx_count) AS n FROM instruction_hourly')).toBe(base);
     expect(await count('SELECT uniqExact(signature, instruction_index) AS n FROM transactions')).toBe(base);

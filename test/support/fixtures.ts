@@ -105,7 +105,15 @@ export function hotRecords(prefix = 'hot', count = 250, start = FIXTURE_START): 
 }
 
 /** Row counts of the base table and every table a view writes to. */
-export const COUNTED_TABLES = ['transactions', 'tx_by_signature_v3', 'tx_by_address', 'protocol_hourly', 'instruction_hourly', 'failure_hourly'] as const;
+export const COUNTED_TABLES = [
+  'transactions',
+  'tx_rid_by_sig',
+  'tx_by_rid',
+  'tx_by_address_v2',
+  'protocol_hourly',
+  'instruction_hourly',
+  'failure_hourly',
+] as const;
 export type CountedTable = (typeof COUNTED_TABLES)[number];
 
 export async function tableCounts(services: Pick<Services, 'wh'>): Promise<Record<CountedTable, number>> {

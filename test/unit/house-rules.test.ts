@@ -301,7 +301,6 @@ const NOT_YET_NAMED: readonly string[] = [
   p('ingest', 'seed.ts'),
   p('ingest', 'steps', 'dead-letter.ts'),
   p('ingest', 'steps', 'insert.ts'),
-  p('ingest', 'steps', 'normalise.ts'),
   p('ingest', 'steps', 'validate.ts'),
   p('ingest', 'stored-keys.ts'),
 ];
