@@ -42,8 +42,14 @@ interface Block {
   until: string;
   with: string;
 }
+interface Rename {
+  from: string;
+  to: string;
+  files?: string[];
+}
 interface MoveList {
   moves: Move[];
+  renames: { keep: string[]; words: Rename[] };
   placed: { paths: string[] };
   untouched: { paths: string[] };
   edits: Edit[];
@@ -117,18 +123,15 @@ function refusals(plan: Plan, allowDirty: boolean): string[] {
   return out;
 }
 
-/** Moves the files: `git mv` per destination folder (basenames never change), renames for untracked ones. */
+/** Moves the files: `git mv` per destination folder (one call each when the name changes too), renames for untracked ones. */
 function move(plan: Plan): void {
   const tracked = new Set(git('ls-files', '-z').split('\0'));
   const byDir = new Map<string, string[]>();
   for (const [from, to] of plan.moved) {
-    if (path.basename(from) !== path.basename(to)) throw new Error(`a move renames ${from}: only folders change`);
     mkdirSync(path.join(ROOT, path.dirname(to)), { recursive: true });
-    if (!tracked.has(from)) {
-      renameSync(path.join(ROOT, from), path.join(ROOT, to));
-      continue;
-    }
-    byDir.set(path.dirname(to), [...(byDir.get(path.dirname(to)) ?? []), from]);
+    if (!tracked.has(from)) renameSync(path.join(ROOT, from), path.join(ROOT, to));
+    else if (path.basename(from) !== path.basename(to)) git('mv', from, to);
+    else byDir.set(path.dirname(to), [...(byDir.get(path.dirname(to)) ?? []), from]);
   }
   for (const [dir, froms] of byDir) git('mv', ...froms, `${dir}/`);
 }
@@ -206,6 +209,22 @@ function rewriteLinks(plan: Plan, text: string, oldFile: string, newFile: string
   return { text: out, count, dangling: [] };
 }
 
+/** The renames of moves.json that apply to a file (named by its path before the moves), as whole words. */
+function renameWords(list: MoveList, oldFile: string, text: string): Rewrite {
+  let count = 0;
+  let out = text;
+  if (list.renames.keep.includes(oldFile)) return { text, count, dangling: [] };
+  for (const w of list.renames.words) {
+    if (w.files !== undefined && !w.files.includes(oldFile)) continue;
+    const word = new RegExp(`(?<![\\w$-])${w.from.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\w$-])`, 'g');
+    out = out.replace(word, () => {
+      count++;
+      return w.to;
+    });
+  }
+  return { text: out, count, dangling: [] };
+}
+
 interface Report {
   rewritten: Map<string, number>;
   dangling: string[];
@@ -221,6 +240,7 @@ function rewriteFile(plan: Plan, oldFile: string, newFile: string, report: Repor
     ...(CODE.test(newFile) ? [(t: string) => rewriteRelative(plan, t, oldFile, newFile), (t: string) => rewriteSegments(plan, t)] : []),
     ...(newFile.endsWith('.md') ? [(t: string) => rewriteLinks(plan, t, oldFile, newFile)] : []),
     (t: string) => rewritePathTokens(plan, t),
+    (t: string) => renameWords(plan.list, oldFile, t),
   ];
   for (const step of steps) {
     const r = step(text);
@@ -276,6 +296,7 @@ function leftovers(plan: Plan, files: readonly string[]): string[] {
 }
 
 function main(): void {
+  const started = Date.now();
   const dryRun = process.argv.includes('--dry-run');
   const list = JSON.parse(read(LIST)) as MoveList;
   const plan = planOf(list);
@@ -317,6 +338,7 @@ function main(): void {
   );
   console.log(`\nlines still naming an old folder of api/ (read each; prose about the old layout may be right): ${left.length}`);
   for (const l of left) console.log(`  ${l}`);
+  console.log(`\ndone in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   console.log('\nnext: npx tsc --noEmit && npx biome check && npx vitest run --project unit; then commit the moves on their own.');
   if (report.dangling.length > 0 || report.handEdits.length > 0) process.exitCode = 1;
 }
