@@ -15,9 +15,10 @@
 //    relative specifiers in code ('../x.ts' anywhere in a string: imports, exports, import(),
 //    new URL(…, import.meta.url)), repository paths in text ('api/rpc/json-rpc.ts', also as
 //    path.join('api', 'rpc') and p('api', …) segments, and api-relative ones such as
-//    'analytics/dry-run.ts'), relative links of Markdown files; then the exact `edits` (regular
-//    expressions over paths, which no rule above reads) and the `blocks` (the architecture
-//    test's layer table), and formats the TypeScript it changed with Biome.
+//    'analytics/dry-run.ts'), relative links of Markdown files, and the `renames` (whole words:
+//    one name for each concept); then the exact `edits` (regular expressions over paths, which
+//    no rule above reads) and the `blocks` (the architecture test's layer table), and formats
+//    the TypeScript it changed with Biome.
 // 4. Checks that every relative specifier that resolved before resolves after, and lists what
 //    still names an old folder, for a person to read.
 import { execFileSync } from 'node:child_process';
@@ -301,12 +302,12 @@ function main(): void {
   const list = JSON.parse(read(LIST)) as MoveList;
   const plan = planOf(list);
   const refused = refusals(plan, dryRun || process.argv.includes('--allow-dirty'));
-  for (const m of list.moves)
-    if (![...plan.oldFiles].some((f) => under(f, m.from))) console.log(`note: nothing at ${m.from} (moved or removed since the list was written)`);
   if (refused.length > 0) {
     for (const r of refused) console.error(`refused: ${r}`);
     process.exit(1);
   }
+  for (const m of list.moves)
+    if (![...plan.oldFiles].some((f) => under(f, m.from))) console.log(`note: nothing at ${m.from} (moved or removed since the list was written)`);
   console.log(`${plan.moved.size} files move:`);
   for (const [from, to] of plan.moved) console.log(`  ${from} -> ${to}`);
   if (dryRun) return;
@@ -324,7 +325,7 @@ function main(): void {
   if (changedTs.length > 0)
     execFileSync('npx', ['biome', 'format', '--write', '--files-ignore-unknown=true', '--no-errors-on-unmatched', ...changedTs], {
       cwd: ROOT,
-      stdio: 'ignore',
+      stdio: 'inherit',
     });
 
   console.log(`\n${report.rewritten.size} files rewritten (${[...report.rewritten.values()].reduce((a, b) => a + b, 0)} paths):`);
@@ -339,8 +340,11 @@ function main(): void {
   console.log(`\nlines still naming an old folder of api/ (read each; prose about the old layout may be right): ${left.length}`);
   for (const l of left) console.log(`  ${l}`);
   console.log(`\ndone in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-  console.log('\nnext: npx tsc --noEmit && npx biome check && npx vitest run --project unit; then commit the moves on their own.');
-  if (report.dangling.length > 0 || report.handEdits.length > 0) process.exitCode = 1;
+  if (report.dangling.length > 0 || report.handEdits.length > 0) {
+    console.log(`\nmoved and rewritten, but the ${report.handEdits.length} HAND EDIT and ${report.dangling.length} DANGLING lines above need a person.`);
+    process.exitCode = 1;
+  }
+  console.log('next: npx tsc --noEmit && npx biome check && npx vitest run --project unit; then `git add -A` and commit the moves on their own.');
 }
 
 main();
