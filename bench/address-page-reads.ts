@@ -28,7 +28,7 @@
 // max_rows_to_read refuses a range read before reading (against the primary-key estimate).
 import { EmbeddedWarehouse } from '../warehouse/embedded-warehouse.ts';
 import { TABLES } from '../warehouse/tables.ts';
-import { TX_COLUMNS } from '../api/analytics/transactions.ts';
+import { TX_COLUMNS } from '../api/analytics/records/transactions.ts';
 import { decodedRecords } from '../warehouse/signature-records.ts';
 import { flag, keyList, machine, median, POINT_READ_SETTINGS, pointReadSql, requireCurrentSchema, timeMs, V3_TABLE } from './bench-support.ts';
 

@@ -1,8 +1,8 @@
 // Shared bits of the benchmark scripts: flags, timing, machine description, the service's point read.
 import { execSync } from 'node:child_process';
 import os from 'node:os';
-import { POINT_READ_SETTINGS, pointReadStatement } from '../api/analytics/signature-lookup.ts';
-import { uint64List } from '../api/analytics/uint64-text.ts';
+import { POINT_READ_SETTINGS, pointReadStatement } from '../api/analytics/records/signature-lookup.ts';
+import { uint64List } from '../api/analytics/records/uint64-text.ts';
 import { migrationStatus } from '../warehouse/migrate.ts';
 import type { Warehouse } from '../warehouse/warehouse.ts';
 
@@ -49,7 +49,7 @@ export function machine(): string {
 /** Signature keys (decimal text or bigint) once each, as a set for the service's point read. */
 const keySet = (keys: Iterable<bigint | string>): Set<bigint> => new Set([...keys].map((k) => BigInt(k)));
 /**
- * The service's point read (api/analytics/signature-lookup.ts: through tx_rid_by_sig since
+ * The service's point read (api/analytics/records/signature-lookup.ts: through tx_rid_by_sig since
  * migration 110), its statement and settings themselves (`table`: a table keyed by sig_key
  * with 090's record column, read directly).
  */

@@ -13,7 +13,7 @@
 //
 // The scratch tables (bench_layout_*) are dropped at the end unless --keep. Needs ~6x the
 // by-signature table's size free on disk. Figures: bench/RESULTS.md, "A record in one column".
-import { POINT_READ_SETTINGS } from '../api/analytics/signature-lookup.ts';
+import { POINT_READ_SETTINGS } from '../api/analytics/records/signature-lookup.ts';
 import { EmbeddedWarehouse } from '../warehouse/embedded-warehouse.ts';
 import { decodedRecords } from '../warehouse/signature-records.ts';
 import { flag, machine, median, timeMs, V3_TABLE } from './bench-support.ts';

@@ -6,7 +6,7 @@
 // process one after another, whatever their session; unbound ones on side sessions run at once.
 //   npx tsx bench/rid-page-batch.ts --dir bench/tmp/rid10m [--seconds 10] [--rounds 3]
 import path from 'node:path';
-import { POINT_READ_SETTINGS } from '../api/analytics/signature-lookup.ts';
+import { POINT_READ_SETTINGS } from '../api/analytics/records/signature-lookup.ts';
 import { EmbeddedWarehouse } from '../warehouse/embedded-warehouse.ts';
 import { flag, machine, median } from './bench-support.ts';
 

@@ -8,7 +8,7 @@
 // before 110 built tx_rid_by_sig and dropped tx_by_signature_v3 (the comparison that chose
 // the index); on a store of the current 110 the kept design has no table to read.
 import path from 'node:path';
-import { POINT_READ_SETTINGS } from '../api/analytics/signature-lookup.ts';
+import { POINT_READ_SETTINGS } from '../api/analytics/records/signature-lookup.ts';
 import { EmbeddedWarehouse } from '../warehouse/embedded-warehouse.ts';
 import { flag, machine, median } from './bench-support.ts';
 import { cityHasher } from '../ingest/city-hash.ts';

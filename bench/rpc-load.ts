@@ -17,7 +17,7 @@
 import { loadavg } from 'node:os';
 import type { Result } from 'autocannon';
 import { runLoad } from './load-client.ts';
-import { addressCursorToken } from '../api/analytics/address-transactions.ts';
+import { addressCursorToken } from '../api/analytics/records/address-transactions.ts';
 import { startBenchServer } from './bench-server.ts';
 import { TABLES } from '../warehouse/tables.ts';
 import { signatureRecordField } from '../warehouse/signature-records.ts';

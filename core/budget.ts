@@ -16,7 +16,7 @@ export const BYTES_PER_BUDGET_ROW = SQL_BYTES_PER_BUDGET_ROW;
 /** Engine settings a budget sets on a statement (a subset of the warehouse's Settings). */
 export type BudgetSettings = Record<string, number | string>;
 
-/** Answer bytes held per plan across the process's requests (api/access/answer-memory.ts). */
+/** Answer bytes held per plan across the process's requests (api/services/access/answer-memory.ts). */
 export interface AnswerMemory {
   reserve(plan: Plan, bytes: number): boolean;
   release(plan: Plan, bytes: number): void;
@@ -131,7 +131,7 @@ export class Budget {
   }
 
   /**
-   * The budget of one member of a batch (api/answers/answer-batch.ts): the same request, its
+   * The budget of one member of a batch (api/services/answers/answer-batch.ts): the same request, its
    * costs and reads on the same ledger, but its statements' results and its answer capped at
    * the `answerBytes` reserved for it before it runs.
    */

@@ -169,7 +169,7 @@ export function kindForStatus(status: number): ErrorKind {
 export type ParamKey = 'protocol' | 'protocols' | 'range' | 'cursor' | 'cursorBefore' | 'order' | ExportParamKey;
 
 /**
- * The parts of an export job's configuration (api/exports/), by logical key: GraphQL words
+ * The parts of an export job's configuration (api/services/exports/), by logical key: GraphQL words
  * them `config.columns`, `config.sampling.rate`…, the SQL export route by its body's names.
  */
 export type ExportParamKey =

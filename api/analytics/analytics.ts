@@ -1,5 +1,5 @@
 // The shared analytics layer: every interface (JSON-RPC, REST, GraphQL) asks here and only
-// maps the answer (client SQL has its own sandbox in api/sql/). It owns protocol visibility
+// maps the answer (client SQL has its own sandbox in api/services/sql/). It owns protocol visibility
 // (inactive protocols are hidden; each request's protocols are resolved once, by
 // protocol-scope.ts), the result cache, and all SQL for answers: aggregate answers are
 // presets over the question model (presets.ts, group-pages.ts), compiled by the one
@@ -12,13 +12,19 @@ import type { Budget } from '../../core/budget.ts';
 import { boundTo } from '../../warehouse/budgeted-warehouse.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
 import { TABLES } from '../../warehouse/tables.ts';
-import { readBucketFigures, type BucketFigures, type BucketKey } from './activity-buckets.ts';
-import { checkAddressToken, countAddressTransactions, listAddressTransactions, type AddressFilters, type AddressListRequest } from './address-transactions.ts';
-import type { AnswerCost, CostShape } from './analytics-cost.ts';
-import { listFailedTransactions, type FailedTransaction } from './failed-transactions.ts';
-import { toFeeStats, type FeeStats } from './fee-stats.ts';
-import { tableStorage, toGlobalStats, type GlobalStats } from './global-stats.ts';
-import { NO_EXTRAS, type ConnectionPage, type ConnectionWants } from './connection.ts';
+import { readBucketFigures, type BucketFigures, type BucketKey } from './presets/activity-buckets.ts';
+import {
+  checkAddressToken,
+  countAddressTransactions,
+  listAddressTransactions,
+  type AddressFilters,
+  type AddressListRequest,
+} from './records/address-transactions.ts';
+import type { AnswerCost, CostShape } from './cost/analytics-cost.ts';
+import { listFailedTransactions, type FailedTransaction } from './records/failed-transactions.ts';
+import { toFeeStats, type FeeStats } from './presets/fee-stats.ts';
+import { tableStorage, toGlobalStats, type GlobalStats } from './presets/global-stats.ts';
+import { NO_EXTRAS, type ConnectionPage, type ConnectionWants } from './paging/connection.ts';
 import {
   failuresQuestion,
   groupsQuestion,
@@ -32,12 +38,12 @@ import {
   type GroupPageRequest,
   type Series,
   type SeriesRequest,
-} from './group-pages.ts';
-import { prepareGroupConnection } from './group-connection.ts';
-import type { PageTokens } from './page-token.ts';
-import { prepareRecordConnection } from './record-connection.ts';
-import { PRESETS, toActivity, toInstructionTypes, toStats, toTop, type TopSortBy } from './presets.ts';
-import { toComparison, toPerformance, type ProtocolComparisonItem, type ProtocolPerformance } from './protocol-reports.ts';
+} from './presets/group-pages.ts';
+import { prepareGroupConnection } from './paging/group-connection.ts';
+import type { PageTokens } from './paging/page-token.ts';
+import { prepareRecordConnection } from './paging/record-connection.ts';
+import { PRESETS, toActivity, toInstructionTypes, toStats, toTop, type TopSortBy } from './presets/presets.ts';
+import { toComparison, toPerformance, type ProtocolComparisonItem, type ProtocolPerformance } from './presets/protocol-reports.ts';
 import { resolveProtocols, type ListingScope, type ProtocolAsk } from '../../core/protocol-scope.ts';
 import { checkRequest, type CheckedRequest, type RequestDecl, type RequestInput } from '../../core/request-check.ts';
 import type { TObject } from '@sinclair/typebox';
@@ -48,10 +54,10 @@ import type { CostQuestion, Prepared } from './prepared.ts';
 import { QuestionRunner, type Compiled } from './question-runner.ts';
 import { QuestionMemo, ResultCache } from './result-cache.ts';
 import { SharedReads } from './shared-reads.ts';
-import { SignatureLookup } from './signature-lookup.ts';
-import { tableColumns, type TableColumn } from './table-columns.ts';
-import { metricsQuestions, toMetricsSeries, type MetricsAsk, type MetricsSeries } from './protocol-metrics.ts';
-import { listTransactions } from './transactions.ts';
+import { SignatureLookup } from './records/signature-lookup.ts';
+import { tableColumns, type TableColumn } from './records/table-columns.ts';
+import { metricsQuestions, toMetricsSeries, type MetricsAsk, type MetricsSeries } from './presets/protocol-metrics.ts';
+import { listTransactions } from './records/transactions.ts';
 import type {
   AddressTransaction,
   InstructionTypeStats,

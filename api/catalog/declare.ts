@@ -60,7 +60,7 @@ export const positionSchemas = (params: readonly Positional[]): TSchema[] =>
 /** A door's params check: returns only when `params` is valid for `schema`, else throws the door's error. */
 export type ParamsCheck = <S extends TSchema>(schema: S, params: unknown) => asserts params is Static<S>;
 
-/** A JSON-RPC method as the door sees it, types erased. positional-calls.ts (api/positional/) calls it: the params
+/** A JSON-RPC method as the door sees it, types erased. positional-calls.ts (api/services/positional/) calls it: the params
  *  checked against `schema`, each options object's defaults filled in, then `run`. */
 export interface RpcMethod {
   readonly method: string;
@@ -105,11 +105,11 @@ function rangeRules(params: readonly Positional[]): CrossFieldRule[] {
   });
 }
 
-// ---- REST: the route's data (api/rest/ builds and mounts the route) ------------------------
+// ---- REST: the route's data (api/doors/rest/ builds and mounts the route) ------------------------
 
 /** How a REST route words what a request declaration says (declared.ts): its documents' words,
  *  a field's own name and schema there (`interval` as `granularity`), and which of the checked
- *  request's fields the answer's meta shows. api/rest/ builds the route from these. */
+ *  request's fields the answer's meta shows. api/doors/rest/ builds the route from these. */
 export interface RestWords<S extends TObject = TObject> {
   summary: string;
   description: string;
@@ -132,7 +132,7 @@ export interface RestWords<S extends TObject = TObject> {
 }
 
 /** An operation's REST route, as data: its path below /api/v1 and, for an operation declared by
- *  its request, REST's words for it. A hand-written route's handler lives in api/rest/. */
+ *  its request, REST's words for it. A hand-written route's handler lives in api/doors/rest/. */
 export interface RestDoor {
   readonly url: string;
   readonly words?: RestWords;

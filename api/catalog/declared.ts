@@ -2,9 +2,9 @@
 // schema with door-neutral names, its protocol scope, its cross-field rules). Its doors are
 // derived: the JSON-RPC method (one options object: the request's fields, `protocol` as
 // protocolName and `range` as blockTime, or SPEC's own positions mapped onto the request:
-// `rpcShape`; MCP's tool follows from it), the REST route (built by api/rest/declared-routes.ts
+// `rpcShape`; MCP's tool follows from it), the REST route (built by api/doors/rest/declared-routes.ts
 // from the request and REST's words, `restWords`) and the GraphQL field
-// (api/graphql/declared-fields.ts). Each door only maps its wire shape onto the request's
+// (api/doors/graphql/declared-fields.ts). Each door only maps its wire shape onto the request's
 // names; the facade's one entry (Analytics.prepare) runs the one check, and the operation
 // answers from the checked request.
 import type { Static, TObject, TSchema } from '@sinclair/typebox';
@@ -88,7 +88,7 @@ export function declared<S extends TObject, R extends TSchema>(decl: Declared<S,
     respond: (a, checked) => d.answer(a, checked as CheckedRequest<S>),
     ...(prepared === undefined ? {} : { prepared: (a: Analytics, checked: CheckedRequest) => prepared(a, checked as CheckedRequest<S>) }),
     ...(d.doors.rpc === undefined ? {} : { rpc: rpcOf(d, d.doors.rpc, run) }),
-    // REST's route is built from the request and these words by api/rest/ (declared-routes.ts).
+    // REST's route is built from the request and these words by api/doors/rest/ (declared-routes.ts).
     ...(d.doors.rest === undefined ? {} : { rest: { url: d.doors.rest, ...(d.restWords === undefined ? {} : { words: d.restWords as RestWords }) } }),
     ...(d.doors.graphql === undefined ? {} : { graphql: { field: d.doors.graphql, derived: true } }),
     ...(d.doors.graphqlPeer === undefined ? {} : { graphql: { field: d.doors.graphqlPeer } }),

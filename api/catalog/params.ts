@@ -95,12 +95,12 @@ export const listingOptions = (order: (typeof SORT_ORDERS)[number]) => ({
 export { Address, ProtocolName, Signature };
 
 // ---- REST query parameters (SPEC's snake_case names): schemas only, data the REST routes
-// (api/rest/) and the declarations' REST words name; no route is built here ------------------
+// (api/doors/rest/) and the declarations' REST words name; no route is built here ------------------
 
 /** A primitive of the vocabulary with REST's own description (the rule stays the primitive's: REST words errors by pattern). */
 const described = <T extends TSchema>(primitive: T, description: string, extra: object = {}): T => ({ ...primitive, description, ...extra });
 /** A day of a REST range: a real calendar day the store can hold, stated by the pattern and
- *  checked by daySpan() before the schema (api/rest/rest-api.ts), whose words the client gets. */
+ *  checked by daySpan() before the schema (api/doors/rest/rest-api.ts), whose words the client gets. */
 const day = (description: string) => described(CalendarDay, description, { examples: ['2025-01-01'] });
 
 export const query = {
@@ -127,7 +127,7 @@ export const query = {
     }),
     0,
   ),
-  /** The keyset cursor: the same signed token as JSON-RPC's paginationToken (api/analytics/page-token.ts). */
+  /** The keyset cursor: the same signed token as JSON-RPC's paginationToken (api/analytics/paging/page-token.ts). */
   cursor: Type.String({
     minLength: 1,
     maxLength: PAGE_TOKEN_MAX_CHARS,

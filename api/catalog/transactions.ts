@@ -172,7 +172,7 @@ export const transactions: Operation = declared({
     omit: ['status', 'instructionTypes', 'sortOrder'],
     // SPEC's REST listing: an unknown or inactive protocol_name matches nothing (an empty page).
     scope: 'narrow',
-    // The envelope holds the page's records, meta.next its token and meta.total every match's count (api/rest/declared-routes.ts).
+    // The envelope holds the page's records, meta.next its token and meta.total every match's count (api/doors/rest/declared-routes.ts).
     page: true,
     meta: ['limit', 'offset', 'protocols', 'range'],
   },

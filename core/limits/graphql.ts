@@ -59,9 +59,9 @@ export const GRAPHQL_MAX_SELECTIONS = 1_000;
  */
 export const GRAPHQL_MAX_SAME_NAME = 10;
 /** Bytes of the remembered answers of identical GraphQL queries, all keys together (the oldest go first). */
-export const GRAPHQL_MEMO_BUDGET_BYTES = 64 * MiB;
+export const GRAPHQL_ANSWER_CACHE_BYTES = 64 * MiB;
 /** How long a remembered answer may be served again; a timer drops expired ones. */
-export const GRAPHQL_MEMO_TTL_MS = 2000;
+export const GRAPHQL_ANSWER_CACHE_TTL_MS = 2000;
 /** Items (records, groups, points) up to which a GraphQL answer is serialised in one piece
  *  rather than streamed in chunks: a few milliseconds of the event loop, and the common
  *  answer (stats, a page of groups) skips the stream's turns. */

@@ -1,4 +1,4 @@
-// Graceful shutdown of the real entry point (api/main.ts as a child process): on SIGTERM
+// Graceful shutdown of the real entry point (api/server/main.ts as a child process): on SIGTERM
 // a request still being received is answered, buffered usage is written before exit, and
 // the process exits 0. Checked by starting the service again on the same data directory.
 import type { ChildProcess } from 'node:child_process';
@@ -18,7 +18,7 @@ afterAll(() => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-/** Start api/main.ts on this test's data; resolves with its address once it prints it. */
+/** Start api/server/main.ts on this test's data; resolves with its address once it prints it. */
 async function startMain(): Promise<MainProcess> {
   const main = await spawnMain(
     {

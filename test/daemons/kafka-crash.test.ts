@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createServices, type Services } from '../../api/services.ts';
+import { createServices, type Services } from '../../api/server/services.ts';
 import { loadConfig } from '../../core/config/load-config.ts';
 import { createLogger } from '../../core/logger.ts';
 import { kafkaClient } from '../../ingest/kafka-client.ts';

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SIGNATURE_RECORDS } from '../../warehouse/signature-records.ts';
 import type { IngestRecord } from '../../ingest/record-schema.ts';
-import { SignatureLookup } from '../../api/analytics/signature-lookup.ts';
+import { SignatureLookup } from '../../api/analytics/records/signature-lookup.ts';
 import { startApp } from '../support/services.ts';
 import { b58, FIXTURE_START, ingest, ingestDemo, PROGRAM_OF } from '../support/fixtures.ts';
 import { ADDRESS_ORDER, addressTransactions, transaction, type TxObject } from '../support/oracle.ts';

@@ -5,7 +5,7 @@
 // bound rounded through a double cannot tell 2^64-1 from 2^64-2).
 import { describe, expect, it } from 'vitest';
 import { addRanges, type Conditions } from '../../api/analytics/question/model.ts';
-import { parseBigIntLiteral, parseBigIntValue } from '../../api/graphql/bigint-scalar.ts';
+import { parseBigIntLiteral, parseBigIntValue } from '../../api/doors/graphql/bigint-scalar.ts';
 import { parseValue } from 'graphql';
 import { b58, FIXTURE_START, PROGRAM_OF } from '../support/fixtures.ts';
 import { BASE_COLUMNS } from '../../warehouse/tables.ts';

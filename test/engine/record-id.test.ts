@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createServices, type Services } from '../../api/services.ts';
+import { createServices, type Services } from '../../api/server/services.ts';
 import { loadConfig } from '../../core/config/load-config.ts';
 import { createLogger } from '../../core/logger.ts';
 import { packRid } from '../../ingest/record-id.ts';

@@ -8,7 +8,7 @@
 // signatures filter and its count) equals the base-table oracle; a replay stores nothing
 // twice; a view repair of their buckets leaves each record once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SignatureLookup } from '../../api/analytics/signature-lookup.ts';
+import { SignatureLookup } from '../../api/analytics/records/signature-lookup.ts';
 import { SIGNATURE_RECORDS, signatureRecordField } from '../../warehouse/signature-records.ts';
 import { rebuildViewBuckets } from '../../warehouse/view-repair.ts';
 import { apiKeyHeaders } from '../support/api-key.ts';

@@ -1,7 +1,7 @@
 // Known data sets for tests, and the one way tests store records: through the real ingest
 // pipeline. One time window serves every test, so figures and dates mean the same
 // everywhere: demo records spread evenly over it, the hand-made "hot" records start at it.
-import type { Services } from '../../api/services.ts';
+import type { Services } from '../../api/server/services.ts';
 import { demoRecordsNdjson } from '../../ingest/demo-generator.ts';
 import type { IngestReport } from '../../ingest/pipeline.ts';
 import { PROTOCOL_PROFILES } from '../../ingest/protocol-profiles.ts';

@@ -3,7 +3,7 @@
 // service's own code). Tests compare answers with these; the answer shapes are imported
 // as types only, so a figure the service computes wrong cannot leak into its reference.
 // Ranges are inclusive [gte, lte] in Unix seconds, like the analytics layer's TimeRange.
-import type { Services } from '../../api/services.ts';
+import type { Services } from '../../api/server/services.ts';
 import type {
   ActivityBucket,
   FailedTransaction,

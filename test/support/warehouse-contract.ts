@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../core/logger.ts';
 import { IngestPipeline } from '../../ingest/pipeline.ts';
 import { Analytics } from '../../api/analytics/analytics.ts';
-import { PageTokens } from '../../api/analytics/page-token.ts';
+import { PageTokens } from '../../api/analytics/paging/page-token.ts';
 import { DataVersion } from '../../warehouse/data-version.ts';
 import { migrate } from '../../warehouse/migrate.ts';
 import { ProtocolRegistry } from '../../warehouse/protocol-registry.ts';

@@ -274,7 +274,7 @@ function scanLongFunctions(): string[] {
 // ---------------------------------------------------------------------------------------
 // The request boundary (issue 36): its files still offending are excused here by folder
 // until they are fixed, and this list then goes. Temporary; owner: the boundary work.
-const BOUNDARY_BRANCH: readonly string[] = [p('api', 'graphql', 'subscriptions') + path.sep];
+const BOUNDARY_BRANCH: readonly string[] = [p('api', 'doors', 'graphql', 'subscriptions') + path.sep];
 /** Long functions, as `file name`: in ingest/ and warehouse/, whose owners (the record id and
  *  ingest branches) are working in them today. Temporary; owners: those branches. An entry
  *  goes when its function is split. */
