@@ -1,6 +1,6 @@
 // One request budget, whatever the door (DESIGN section 7, "One budget, one choke point").
 // A request declares its plan and its door; the budget derives every figure from the plan
-// tables (core/plans.ts) and the SPEC limits (core/limits.ts): rows and bytes the engine may
+// tables (core/plans.ts) and the SPEC limits (core/limits/): rows and bytes the engine may
 // read, rows a join may hold, answer bytes, wall time, memory, and the cost ledger checked
 // before a statement runs. The warehouse applies it to every statement of the request
 // (warehouse/budgeted-warehouse.ts); doors read their answer budget and cost budget from it.

@@ -76,7 +76,7 @@ export const Errors = {
   conflict: std({ code: 'ERR_CONFLICT', http: 409, rpc: -32000, rpcMessage: 'Server error', graphql: 'BAD_USER_INPUT' }),
   rateLimited: std({ code: 'ERR_RATE_LIMITED', http: 429, rpc: -32000, rpcMessage: 'Server error', graphql: 'RATE_LIMITED' }),
   payloadTooLarge: std({ code: 'ERR_PAYLOAD_TOO_LARGE', http: 413, rpc: -32600, rpcMessage: 'Invalid Request', graphql: 'BAD_USER_INPUT' }),
-  /** An answer over the interface's byte budget (core/limits.ts): the request must ask for less. */
+  /** An answer over the interface's byte budget (core/limits/): the request must ask for less. */
   responseTooLarge: kind({
     code: 'ERR_RESPONSE_TOO_LARGE',
     http: 400,

@@ -10,7 +10,7 @@ import { LAST_SECOND_OF_DAY } from './vocabulary/calendar.ts';
 import type { Static, TObject } from '@sinclair/typebox';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { AppError, Errors, invalidParams } from './errors.ts';
-import { MAX_BLOCK_TIME } from './limits.ts';
+import { MAX_BLOCK_TIME } from './limits/questions.ts';
 import { resolveProtocols, type ProtocolAsk } from './protocol-scope.ts';
 import { dayStart, NUMBER_FORMATS, ruleOfPattern, type DayWords } from './vocabulary/primitives.ts';
 

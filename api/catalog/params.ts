@@ -1,9 +1,9 @@
 // The parameters operations share, as TypeBox schemas: built from the vocabulary's primitives
-// (core/vocabulary/primitives.ts) with SPEC's defaults and maxima (core/limits.ts) and
+// (core/vocabulary/primitives.ts) with SPEC's defaults and maxima (core/limits/) and
 // SPEC's words as descriptions. A primitive with a pattern keeps its own description: it is
 // the rule error messages quote ("must be a Base58 signature of 64-88 characters").
 import { Type, type TSchema } from '@sinclair/typebox';
-import { LIST_LIMITS, PAGE_TOKEN_MAX_CHARS, REST_OFFSET_WINDOW } from '../../core/limits.ts';
+import { LIST_LIMITS, PAGE_TOKEN_MAX_CHARS, REST_OFFSET_WINDOW } from '../../core/limits/questions.ts';
 import {
   ActiveProtocolName,
   Address,

@@ -2,7 +2,7 @@
 // activity over time, instruction types, fees, the protocol list and whole-store figures.
 // Each is declared once; its doors are derived (api/catalog/catalog.ts).
 import { Type } from '@sinclair/typebox';
-import { HOURS_PER_DAY, LIST_LIMITS, MAX_ACTIVITY_BUCKETS } from '../../core/limits.ts';
+import { HOURS_PER_DAY, LIST_LIMITS, MAX_ACTIVITY_BUCKETS } from '../../core/limits/questions.ts';
 import { FILTER_LISTS } from '../../core/vocabulary/primitives.ts';
 import {
   ActivityBucket,

@@ -3,7 +3,7 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import { issued, request, sumAtMost, type CheckedRequest } from '../../core/request-check.ts';
 import { declared } from './declared.ts';
-import { LIST_LIMITS, REST_OFFSET_WINDOW } from '../../core/limits.ts';
+import { LIST_LIMITS, REST_OFFSET_WINDOW } from '../../core/limits/questions.ts';
 import { AddressTransaction, FailedTransaction, Transaction } from '../../core/vocabulary/answers.ts';
 import { Int64, pathParam } from '../../core/vocabulary/primitives.ts';
 import type { TransactionFilters } from '../analytics/types.ts';

@@ -3,7 +3,7 @@
 // code, 400, BAD_USER_INPUT) and a message naming the same rule in the door's own words.
 // A door that checked on its own would drift from the others; this holds them together.
 import { describe, expect, it } from 'vitest';
-import { REST_OFFSET_WINDOW } from '../../core/limits.ts';
+import { REST_OFFSET_WINDOW } from '../../core/limits/questions.ts';
 import { dayStart } from '../support/fixtures.ts';
 import { appWithDoors, CODES, expectSameRule, type Case, type Door, type Refusal } from '../support/door-calls.ts';
 

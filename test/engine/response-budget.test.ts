@@ -1,4 +1,4 @@
-// The byte budget of one response (core/limits.ts): a JSON-RPC batch whose answers would
+// The byte budget of one response (core/limits/): a JSON-RPC batch whose answers would
 // pass it gets results for the head and errors for the tail (and the server does not
 // build the oversized answer), a single call past it gets the error, and a REST answer
 // past its budget is a 400.

@@ -2,7 +2,7 @@
 // granularity, GraphQL bucketBy and groupBy HOUR, live activity buckets) names its size as
 // a Granularity, and the engine and this module agree on where each bucket starts.
 import { AppError, Errors, hint, param } from '../../../core/errors.ts';
-import { MAX_ACTIVITY_BUCKETS } from '../../../core/limits.ts';
+import { MAX_ACTIVITY_BUCKETS } from '../../../core/limits/questions.ts';
 import { SHORTEST_MONTH_DAYS } from '../../../core/vocabulary/calendar.ts';
 import type { TimeRange } from '../types.ts';
 

@@ -12,7 +12,7 @@
 // - A filter's condition and bound parameter read the same over the base table, the lookup
 //   tables (same column names) and the views that keep its column: record listings
 //   (transactions.ts, address-transactions.ts, failed-transactions.ts) take theirs from here too.
-import { PERCENT } from '../../../core/limits.ts';
+import { PERCENT } from '../../../core/limits/questions.ts';
 import { TABLES } from '../../../warehouse/tables.ts';
 import type { Bounds, RangeFilter, TimeRange, TransactionFilters } from '../types.ts';
 import type { Granularity } from './granularity.ts';

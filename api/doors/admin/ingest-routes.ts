@@ -6,7 +6,7 @@ import { positionText } from '../../../ingest/rejection.ts';
 import type { IngestPipeline } from '../../../ingest/pipeline.ts';
 import { INGEST_MAX_LISTED_ERRORS } from '../../../core/limits/ingest.ts';
 
-/** Rejected lines listed one by one (core/limits.ts INGEST_MAX_LISTED_ERRORS). */
+/** Rejected lines listed one by one (core/limits/ INGEST_MAX_LISTED_ERRORS). */
 export { INGEST_MAX_LISTED_ERRORS as MAX_LISTED_ERRORS };
 
 export async function ingestRoutes(app: FastifyInstance, opts: { pipeline: IngestPipeline; maxBodyBytes: number }): Promise<void> {

@@ -6,7 +6,7 @@
 // total bytes, and swept by a timer: an answer nobody asks for again does not stay (each
 // unique document of the audit added ~450 MB of heap for good when entries were objects
 // counted by number and dropped only when read again).
-import { GRAPHQL_ANSWER_CACHE_BYTES, GRAPHQL_ANSWER_CACHE_TTL_MS } from '../../../core/limits.ts';
+import { GRAPHQL_ANSWER_CACHE_BYTES, GRAPHQL_ANSWER_CACHE_TTL_MS } from '../../../core/limits/graphql.ts';
 
 export interface Remembered {
   version: string;

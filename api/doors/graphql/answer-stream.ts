@@ -8,7 +8,8 @@ import { Readable } from 'node:stream';
 import type { GraphQLFormattedError } from 'graphql';
 import { jsonChunks } from '../../services/answers/chunked-json.ts';
 import { Errors } from '../../../core/errors.ts';
-import { ANSWER_CHUNK_BYTES, formatBytes, GRAPHQL_ANSWER_TAIL_RESERVE_BYTES } from '../../../core/limits.ts';
+import { ANSWER_CHUNK_BYTES, formatBytes } from '../../../core/limits/answers.ts';
+import { GRAPHQL_ANSWER_TAIL_RESERVE_BYTES } from '../../../core/limits/graphql.ts';
 
 export interface Answer {
   /** Absent for a request error; null when execution nulled it. */

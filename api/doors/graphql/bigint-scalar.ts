@@ -10,7 +10,7 @@
 // number past 2^53-1 (JSON.parse has already rounded it: such a value travels as a string).
 // Whether a field takes negatives, and its own maximum, is the field's rule (question-args.ts).
 import { GraphQLError, type GraphQLSchema, GraphQLScalarType, Kind, print, type ValueNode } from 'graphql';
-import { BIGINT_SCALAR_MAX, BIGINT_SCALAR_MIN, QUOTED_NUMBER_MAX_CHARS } from '../../../core/limits.ts';
+import { BIGINT_SCALAR_MAX, BIGINT_SCALAR_MIN, QUOTED_NUMBER_MAX_CHARS } from '../../../core/limits/questions.ts';
 
 export const BIGINT = 'BigInt';
 

@@ -5,7 +5,7 @@
 // maps the arguments onto the request's names for the one check (Analytics.prepare).
 import type { TObject, TSchema } from '@sinclair/typebox';
 import { invalidParams } from '../../../core/errors.ts';
-import { QUOTED_PARAM_VALUE_MAX_CHARS } from '../../../core/limits.ts';
+import { QUOTED_PARAM_VALUE_MAX_CHARS } from '../../../core/limits/questions.ts';
 import { INT64 } from '../../../core/vocabulary/primitives.ts';
 import type { Analytics } from '../../analytics/analytics.ts';
 import type { Transaction } from '../../analytics/types.ts';

@@ -10,7 +10,7 @@ import {
   GRAPHQL_MAX_SAME_NAME,
   GRAPHQL_MAX_SELECTIONS,
   GRAPHQL_MAX_TOKENS,
-} from '../../../core/limits.ts';
+} from '../../../core/limits/graphql.ts';
 import { graphqlError } from './errors.ts';
 
 /** A count past which the refusal says "over a million" rather than a number no one reads. */

@@ -9,15 +9,15 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { getOperationAST, GraphQLError, MaxIntrospectionDepthRule, specifiedRules, type DocumentNode, type GraphQLSchema, type ValidationRule } from 'graphql';
 import { HttpError, processRequest, type ProcessRequestResult } from 'graphql-helix';
 import { AppError, Errors, notFound } from '../../../core/errors.ts';
+import { ANSWER_CHUNK_BYTES } from '../../../core/limits/answers.ts';
 import {
-  ANSWER_CHUNK_BYTES,
   GRAPHQL_BODY_LIMIT_BYTES,
   GRAPHQL_MAX_DOCUMENT_POINTS,
   GRAPHQL_ONE_PIECE_ANSWER_ITEMS,
   GRAPHQL_RESPONSE_BUDGET_BYTES,
   GRAPHQL_TIMEOUT_MS,
   GRAPHIQL_QUOTED_NAME_MAX_CHARS,
-} from '../../../core/limits.ts';
+} from '../../../core/limits/graphql.ts';
 import { PLAN_QUERY_BUDGET, type Plan } from '../../../core/plans.ts';
 import { keyed, open, pathOf, wantsGraphiql } from '../../services/access/route-policy.ts';
 import type { Analytics } from '../../analytics/analytics.ts';

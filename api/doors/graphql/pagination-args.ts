@@ -2,7 +2,8 @@
 // first/after, or backward with last/before, each way whole. Checked here, with the
 // argument's names, for every field that pages (argument checks live in the catalog).
 import { invalidParams } from '../../../core/errors.ts';
-import { GRAPHQL_DEFAULT_FIRST, GRAPHQL_MAX_FIRST, PAGE_TOKEN_MAX_CHARS } from '../../../core/limits.ts';
+import { GRAPHQL_DEFAULT_FIRST, GRAPHQL_MAX_FIRST } from '../../../core/limits/graphql.ts';
+import { PAGE_TOKEN_MAX_CHARS } from '../../../core/limits/questions.ts';
 import type { PageDirection } from '../../analytics/paging/page-token.ts';
 
 export interface PaginationArg {

@@ -3,13 +3,8 @@
 // are derived from the same declarations, so a value the schema takes is one this knows) and
 // turned into the analytics layer's requests. Nothing is read here.
 import { invalidParams } from '../../../core/errors.ts';
-import {
-  GRAPHQL_MAX_PATTERN_CHARS,
-  QUESTION_MAX_LOG_MESSAGE_CHARS,
-  QUESTION_RANGE_MAX,
-  QUOTED_FILTER_VALUE_MAX_CHARS,
-  QUOTED_NUMBER_MAX_CHARS,
-} from '../../../core/limits.ts';
+import { GRAPHQL_MAX_PATTERN_CHARS } from '../../../core/limits/graphql.ts';
+import { QUESTION_MAX_LOG_MESSAGE_CHARS, QUESTION_RANGE_MAX, QUOTED_FILTER_VALUE_MAX_CHARS, QUOTED_NUMBER_MAX_CHARS } from '../../../core/limits/questions.ts';
 import { daySpan } from '../../../core/request-check.ts';
 import { breaksRule, FILTER_LISTS } from '../../../core/vocabulary/primitives.ts';
 import type { GroupFilters, GroupPageRequest, Metric } from '../../analytics/presets/group-pages.ts';

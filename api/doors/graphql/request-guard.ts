@@ -26,7 +26,7 @@ import {
 } from 'graphql';
 import { HttpError } from 'graphql-helix';
 import { AppError, Errors } from '../../../core/errors.ts';
-import { GRAPHQL_MAX_ROOT_FIELDS, GRAPHQL_MAX_VARIABLE_ERRORS } from '../../../core/limits.ts';
+import { GRAPHQL_MAX_ROOT_FIELDS, GRAPHQL_MAX_VARIABLE_ERRORS } from '../../../core/limits/graphql.ts';
 import type { Analytics } from '../../analytics/analytics.ts';
 import type { ExportService } from '../../services/exports/export-service.ts';
 import { tooComplex } from './document-limits.ts';

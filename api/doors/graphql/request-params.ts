@@ -7,7 +7,8 @@
 // media types each route answers in, and the GraphQL-shaped error answer of /graphql.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, Errors, kindForStatus, type ErrorKind } from '../../../core/errors.ts';
-import { GRAPHQL_BODY_LIMIT_BYTES, MAX_PARAMS_DEPTH } from '../../../core/limits.ts';
+import { GRAPHQL_BODY_LIMIT_BYTES } from '../../../core/limits/graphql.ts';
+import { MAX_PARAMS_DEPTH } from '../../../core/limits/http.ts';
 import { deeperThan } from '../../services/positional/positional-calls.ts';
 import { buildExtensions } from './extensions.ts';
 

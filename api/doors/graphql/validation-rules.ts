@@ -13,7 +13,7 @@ import {
   type ValidationRule,
 } from 'graphql';
 import { Errors } from '../../../core/errors.ts';
-import { GRAPHQL_MAX_ALIASES, GRAPHQL_MAX_DEPTH } from '../../../core/limits.ts';
+import { GRAPHQL_MAX_ALIASES, GRAPHQL_MAX_DEPTH } from '../../../core/limits/graphql.ts';
 
 const tooComplex = (message: string, node: ASTNode): GraphQLError =>
   new GraphQLError(message, { nodes: [node], extensions: { code: Errors.queryTooComplex.graphql } });

@@ -2,7 +2,7 @@
 // Markdown, public like the API descriptions it points to. The MCP tool list is the door's
 // own, so it cannot drift from what tools/list answers.
 import { PLAN_LIMITS } from '../../../core/plans.ts';
-import { SQL_DEFAULT_LIMIT, SQL_MAX_LIMIT } from '../../../core/limits.ts';
+import { SQL_DEFAULT_LIMIT, SQL_MAX_LIMIT } from '../../../core/limits/sql.ts';
 import { PUBLISHED_TABLES } from '../../../warehouse/tables.ts';
 import type { Tool } from './mcp-tools.ts';
 

@@ -8,7 +8,7 @@ import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import { MAX_BATCH_SIZE } from '@modelcontextprotocol/sdk/server/requestBody.js';
 import { AppError, Errors } from '../../../core/errors.ts';
 import { ForbiddenJsonKey } from '../../services/access/json-bodies.ts';
-import { MCP_BODY_LIMIT_BYTES } from '../../../core/limits.ts';
+import { MCP_BODY_LIMIT_BYTES } from '../../../core/limits/mcp.ts';
 import { llmsTxt } from './llms-txt.ts';
 import { McpDoor, type CallHooks } from './mcp-server.ts';
 import type { ToolCaller, ToolDeps } from './mcp-tools.ts';

@@ -22,7 +22,8 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Budget } from '../../../core/budget.ts';
 import { AppError, Errors } from '../../../core/errors.ts';
-import { ANSWER_BUDGET_BYTES, formatBytes, MCP_CARRY_FACTOR } from '../../../core/limits.ts';
+import { ANSWER_BUDGET_BYTES, formatBytes } from '../../../core/limits/answers.ts';
+import { MCP_CARRY_FACTOR } from '../../../core/limits/mcp.ts';
 import { AnswerBatch, setAsideBytes, type MemberOutcome } from '../../services/answers/answer-batch.ts';
 import { X402_PAYMENT_META, type PaidTool, type ToolPayments } from '../../services/x402/x402-mcp.ts';
 import { resources, type Resource } from './mcp-resources.ts';

@@ -5,7 +5,10 @@
 // it throws is turned into an MCP tool error by mcp-server.ts.
 import type { Budget } from '../../../core/budget.ts';
 import { AppError, Errors } from '../../../core/errors.ts';
-import { formatBytes, MAX_PARAMS_DEPTH, MCP_USAGE_HOURS, SQL_DEFAULT_LIMIT, SQL_MAX_LENGTH, SQL_MAX_LIMIT, SQL_TIMEOUT_SECONDS } from '../../../core/limits.ts';
+import { formatBytes } from '../../../core/limits/answers.ts';
+import { MAX_PARAMS_DEPTH } from '../../../core/limits/http.ts';
+import { MCP_USAGE_HOURS } from '../../../core/limits/mcp.ts';
+import { SQL_DEFAULT_LIMIT, SQL_MAX_LENGTH, SQL_MAX_LIMIT, SQL_TIMEOUT_SECONDS } from '../../../core/limits/sql.ts';
 import { PLAN_LIMITS, type Plan } from '../../../core/plans.ts';
 
 /** The usage figures run to a minute past now (the current bucket may be written meanwhile). */

@@ -4,7 +4,7 @@
 // does not answer, and protocol names as the registry's list. Route schemas state what is
 // particular to a route; this states the HTTP layer's part once (docs/rest-and-sql.md,
 // "Statuses").
-import { HTTP_MAX_PATH_PARAM_CHARS, HTTP_MAX_URI_BYTES } from '../../../core/limits.ts';
+import { HTTP_MAX_PATH_PARAM_CHARS, HTTP_MAX_URI_BYTES } from '../../../core/limits/http.ts';
 import { PLANS } from '../../../core/plans.ts';
 import { ACTIVE_PROTOCOL_COMMENT, INT64 } from '../../../core/vocabulary/primitives.ts';
 

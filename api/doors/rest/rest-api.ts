@@ -9,7 +9,7 @@ import { KEY_QUERY_PARAM } from '../../services/access/presented-key.ts';
 import { declareRoutes, keyed } from '../../services/access/route-policy.ts';
 import { QUOTED_PARAM_MAX_CHARS } from '../../../core/limits/http.ts';
 import { Errors, invalidParams, worded, type Wording } from '../../../core/errors.ts';
-import { fitsBudget, formatBytes, REST_RESPONSE_BUDGET_BYTES } from '../../../core/limits.ts';
+import { fitsBudget, formatBytes, REST_RESPONSE_BUDGET_BYTES } from '../../../core/limits/answers.ts';
 import { daySpan } from '../../../core/request-check.ts';
 import { Day, DAY_PATTERN, ruleOfPattern } from '../../../core/vocabulary/primitives.ts';
 import type { Analytics } from '../../analytics/analytics.ts';
@@ -68,7 +68,7 @@ export function schemaErrorMessage(errors: FastifySchemaValidationError[], dataV
 
 export interface RestApiOptions {
   analytics: Analytics;
-  /** Byte budget of one response; REST_RESPONSE_BUDGET_BYTES (core/limits.ts) unless set. */
+  /** Byte budget of one response; REST_RESPONSE_BUDGET_BYTES (core/limits/) unless set. */
   responseBudgetBytes?: number;
   /** The operations to serve; the service's catalog unless set (tests). */
   catalog?: readonly Operation[];

@@ -2,10 +2,13 @@
 // single calls and batches, notifications (no id: never answered), and the standard
 // errors for parse failures, invalid requests and unknown methods. Independent of HTTP.
 // Also the guards against hostile bodies: ids that cannot be echoed exactly, params
-// nested too deep, and answers past the response byte budget (core/limits.ts).
+// nested too deep, and answers past the response byte budget (core/limits/).
 import type { Budget } from '../../../core/budget.ts';
 import { AppError, Errors } from '../../../core/errors.ts';
-import { formatBytes, MAX_PARAMS_DEPTH, QUOTED_NUMBER_MAX_CHARS, RPC_MAX_BATCH, RPC_RESPONSE_BUDGET_BYTES } from '../../../core/limits.ts';
+import { formatBytes, RPC_RESPONSE_BUDGET_BYTES } from '../../../core/limits/answers.ts';
+import { RPC_MAX_BATCH } from '../../../core/limits/batches.ts';
+import { MAX_PARAMS_DEPTH } from '../../../core/limits/http.ts';
+import { QUOTED_NUMBER_MAX_CHARS } from '../../../core/limits/questions.ts';
 import { AnswerBatch, setAsideBytes, type MemberOutcome } from '../../services/answers/answer-batch.ts';
 import { deeperThan } from '../../services/positional/positional-calls.ts';
 import { echoesExactly, inexactNestedNumbers, numericIdTokens } from './raw-ids.ts';

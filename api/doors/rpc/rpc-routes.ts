@@ -8,7 +8,8 @@
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import type { Budget } from '../../../core/budget.ts';
 import { AppError, Errors } from '../../../core/errors.ts';
-import { formatBytes, RPC_BODY_LIMIT_BYTES } from '../../../core/limits.ts';
+import { formatBytes } from '../../../core/limits/answers.ts';
+import { RPC_BODY_LIMIT_BYTES } from '../../../core/limits/http.ts';
 import type { Analytics } from '../../analytics/analytics.ts';
 import { CATALOG, type Operation } from '../../catalog/catalog.ts';
 import { CatalogMethods } from '../../services/positional/positional-calls.ts';
@@ -80,7 +81,7 @@ class RequestContext implements CallContext {
 
 export interface RpcRouteOptions {
   analytics: Analytics;
-  /** Byte budget of one response; RPC_RESPONSE_BUDGET_BYTES (core/limits.ts) unless set. */
+  /** Byte budget of one response; RPC_RESPONSE_BUDGET_BYTES (core/limits/) unless set. */
   responseBudgetBytes?: number;
   /** The methods' catalog; the service's unless set (tests). */
   catalog?: readonly Operation[];

@@ -10,7 +10,7 @@
 import { randomInt } from 'node:crypto';
 import { Type, type TObject, type TSchema } from '@sinclair/typebox';
 import { AppError, Errors, param, type ExportParamKey } from '../../../core/errors.ts';
-import { MAX_BLOCK_DATE, MIN_BLOCK_DATE } from '../../../core/limits.ts';
+import { MAX_BLOCK_DATE, MIN_BLOCK_DATE } from '../../../core/limits/questions.ts';
 import { MAX_SEED } from '../../../core/limits/exports.ts';
 import {
   checkRequest,

@@ -83,7 +83,7 @@ export class JoinStats {
    * time span), where a low-cardinality column looks even less varied than it is. A key
    * that nearly identifies rows (signature: the instructions of one transaction, stored
    * side by side) keeps its count, which does not grow with the table; any other key is
-   * scaled to the table, its most common value keeping its share (core/limits.ts, SQL join
+   * scaled to the table, its most common value keeping its share (core/limits/, SQL join
    * pricing). Unknown columns, a type GROUP BY refuses, or no measurement left for this
    * query: the table's rows.
    */

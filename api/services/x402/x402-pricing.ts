@@ -21,7 +21,7 @@ import { MAX_BATCH_SIZE } from '@modelcontextprotocol/sdk/server/requestBody.js'
 import { GRAPHQL_SCAN_MAX_TOKENS } from '../../../core/limits/graphql.ts';
 import { parse, Kind, type SelectionSetNode } from 'graphql';
 import { Budget } from '../../../core/budget.ts';
-import { RPC_MAX_BATCH } from '../../../core/limits.ts';
+import { RPC_MAX_BATCH } from '../../../core/limits/batches.ts';
 import { AppError, Errors } from '../../../core/errors.ts';
 import { X402_PRICES } from '../../../core/plans.ts';
 import { boundTo } from '../../../warehouse/budgeted-warehouse.ts';

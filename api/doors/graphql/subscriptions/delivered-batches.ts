@@ -6,7 +6,7 @@
 // return its batch, and only that long, so the memory is bounded by the batches of one
 // look-back. (Ids used to be forgotten 4 look-backs after they were handled, by the process
 // clock, while reads kept returning them: the last write was sent again every ~24 s.)
-import { STREAM_JOURNAL_UNSEEN_KEEP_MS } from '../../../../core/limits.ts';
+import { STREAM_JOURNAL_UNSEEN_KEEP_MS } from '../../../../core/limits/streams.ts';
 
 interface Entry {
   /** The batch's time in the journal (the engine's clock) once a read returned it; until then, when the pipeline told of it (this process's clock). */

@@ -8,7 +8,7 @@
 // an earlier one's and an id of a process whose log is gone is recognised as such. Ids order
 // by `seq` (the slot only ever grows with it).
 import { AppError, Errors } from '../../../../core/errors.ts';
-import { STREAM_EVENT_ID_MAX_CHARS, STREAM_EVENT_SEQ_PER_MS } from '../../../../core/limits.ts';
+import { STREAM_EVENT_ID_MAX_CHARS, STREAM_EVENT_SEQ_PER_MS } from '../../../../core/limits/streams.ts';
 import type { BucketFigures } from '../../../analytics/presets/activity-buckets.ts';
 
 export interface LoggedEvent {

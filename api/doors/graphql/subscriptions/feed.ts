@@ -1,6 +1,6 @@
 // One subscriber's feed of the live hub (live-activity.ts): its bounded queue of events, the
 // replayed ones first (a reconnect's), handed out as an async iterator.
-import { STREAM_EVENTS_PER_TURN } from '../../../../core/limits.ts';
+import { STREAM_EVENTS_PER_TURN } from '../../../../core/limits/streams.ts';
 import type { BucketSize } from '../../../analytics/presets/activity-buckets.ts';
 import type { Gap, LoggedEvent } from './event-log.ts';
 import { ReplayPacer } from './replay-pacer.ts';

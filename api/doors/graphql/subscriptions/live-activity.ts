@@ -10,7 +10,7 @@ import type { Logger } from '../../../../core/logger.ts';
 import type { ChangedBucket, CommittedChange, DataChangeObserver } from '../../../../core/observers.ts';
 import type { FinishedBatch } from '../../../../warehouse/journal-reader.ts';
 import type { BucketFigures, BucketKey, BucketSize } from '../../../analytics/presets/activity-buckets.ts';
-import { STREAM_JOURNAL_LOOKBACK_MS, STREAM_REPLAY_MAX_EVENTS, STREAM_REPLAY_WINDOW_SECONDS } from '../../../../core/limits.ts';
+import { STREAM_JOURNAL_LOOKBACK_MS, STREAM_REPLAY_MAX_EVENTS, STREAM_REPLAY_WINDOW_SECONDS } from '../../../../core/limits/streams.ts';
 import { DeliveredBatches } from './delivered-batches.ts';
 import { EventLog } from './event-log.ts';
 import { Feed, type SubscribeOptions } from './feed.ts';

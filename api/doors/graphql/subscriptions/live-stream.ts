@@ -3,7 +3,7 @@
 import type { ServerResponse } from 'node:http';
 import type { ExecutionResult, GraphQLFormattedError } from 'graphql';
 import { AppError, Errors } from '../../../../core/errors.ts';
-import { STREAM_REPLAY_BYTES_PER_UNIT, STREAM_REPLAY_EVENTS_PER_UNIT } from '../../../../core/limits.ts';
+import { STREAM_REPLAY_BYTES_PER_UNIT, STREAM_REPLAY_EVENTS_PER_UNIT } from '../../../../core/limits/streams.ts';
 import type { Logger } from '../../../../core/logger.ts';
 import type { ReplayMeter } from './replay-meter.ts';
 /** One error of a stream's events, as the one formatError (api/doors/graphql/errors.ts) writes it. */

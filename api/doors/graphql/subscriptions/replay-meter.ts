@@ -9,7 +9,7 @@
 // plan's current limit.
 import type { FastifyRequest } from 'fastify';
 import { AppError, Errors } from '../../../../core/errors.ts';
-import { STREAM_REPLAY_BYTES_PER_UNIT, STREAM_REPLAY_EVENTS_PER_UNIT } from '../../../../core/limits.ts';
+import { STREAM_REPLAY_BYTES_PER_UNIT, STREAM_REPLAY_EVENTS_PER_UNIT } from '../../../../core/limits/streams.ts';
 import type { ApiKeyRecord } from '../../../../warehouse/api-key-store.ts';
 
 /** One request of the key's rate limit, or the refusal (an AppError: rate limited, forbidden). */

@@ -5,7 +5,7 @@
 // turn: 32 replays from 16 free keys held each turn of the loop for ~1,000 events, and another
 // key's /health waited 1.45 s (p99). With it, a turn costs what 32 events cost however many
 // replays run, and one replay alone still goes at that pace.
-import { STREAM_REPLAY_EVENTS_PER_TURN } from '../../../../core/limits.ts';
+import { STREAM_REPLAY_EVENTS_PER_TURN } from '../../../../core/limits/streams.ts';
 
 export class ReplayPacer {
   private left: number;

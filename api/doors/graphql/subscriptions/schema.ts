@@ -9,7 +9,7 @@ import { Type } from '@sinclair/typebox';
 import { buildSchema, GraphQLError, type GraphQLSchema } from 'graphql';
 import { Errors, type Wording } from '../../../../core/errors.ts';
 import { checkRequest, request } from '../../../../core/request-check.ts';
-import { STREAM_MAX_PROTOCOLS } from '../../../../core/limits.ts';
+import { STREAM_MAX_PROTOCOLS } from '../../../../core/limits/streams.ts';
 import { inputFields, type InputTypes } from '../input-sdl.ts';
 import type { BucketFigures, BucketSize } from '../../../analytics/presets/activity-buckets.ts';
 import type { Gap } from './event-log.ts';

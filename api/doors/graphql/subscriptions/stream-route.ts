@@ -34,7 +34,7 @@ import {
   STREAM_MAX_DOCUMENT_CHARS,
   STREAM_MAX_QUEUED_EVENTS,
   STREAM_MAX_SELECTIONS,
-} from '../../../../core/limits.ts';
+} from '../../../../core/limits/streams.ts';
 import type { Logger } from '../../../../core/logger.ts';
 import { PLAN_STREAMS } from '../../../../core/plans.ts';
 import { presentedKey } from '../../../services/access/presented-key.ts';
@@ -97,7 +97,7 @@ export interface GraphqlStreamOptions {
   logger: Logger;
   /** CONNECTION_TIMEOUT_MS: heartbeats come well inside it, so a quiet stream is never cut. */
   connectionTimeoutMs: number;
-  /** Tests shrink these; the service runs on core/limits.ts. */
+  /** Tests shrink these; the service runs on core/limits/. */
   limits?: Partial<StreamLimits>;
 }
 
