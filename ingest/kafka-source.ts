@@ -10,7 +10,15 @@ import { Partitioners } from 'kafkajs';
 import { Registry } from 'prom-client';
 import type { Config } from '../core/config/load-config.ts';
 import type { Logger } from '../core/logger.ts';
-import { KAFKA_HEARTBEAT_EVERY_MS, KAFKA_MAX_BACKOFF_MS } from '../core/limits/ingest.ts';
+import {
+  KAFKA_FETCH_MAX_WAIT_MS,
+  KAFKA_FETCH_MIN_BYTES,
+  KAFKA_FETCH_MIN_MAX_BYTES,
+  KAFKA_HEARTBEAT_EVERY_MS,
+  KAFKA_MAX_BACKOFF_MS,
+  KAFKA_MIN_HEARTBEAT_INTERVAL_MS,
+  KAFKA_REBALANCE_TIMEOUT_MS,
+} from '../core/limits/ingest.ts';
 import { KafkaMetrics } from '../core/metrics.ts';
 import { ensureTopics, kafkaClient } from './kafka-client.ts';
 import { DeadLetterPublisher, type DeadLetterInput } from './kafka-dead-letter.ts';
@@ -103,13 +111,13 @@ export class KafkaSource {
       // A slow insert cannot get the member evicted: heartbeats continue during the insert
       // (see handleBatch). A shorter session lets a crashed member's partitions move sooner.
       sessionTimeout: this.options.sessionTimeoutMs,
-      rebalanceTimeout: 60_000,
-      heartbeatInterval: Math.max(1_000, Math.floor(this.options.sessionTimeoutMs / 10)),
+      rebalanceTimeout: KAFKA_REBALANCE_TIMEOUT_MS,
+      heartbeatInterval: Math.max(KAFKA_MIN_HEARTBEAT_INTERVAL_MS, Math.floor(this.options.sessionTimeoutMs / 10)),
       maxBytesPerPartition: this.options.maxBytesPerPartition,
-      maxBytes: Math.max(this.options.maxBytesPerPartition, 16 * 1024 * 1024),
+      maxBytes: Math.max(this.options.maxBytesPerPartition, KAFKA_FETCH_MIN_MAX_BYTES),
       // Wait briefly for a fuller batch: fewer, larger inserts suit ClickHouse.
-      minBytes: 64 * 1024,
-      maxWaitTimeInMs: 250,
+      minBytes: KAFKA_FETCH_MIN_BYTES,
+      maxWaitTimeInMs: KAFKA_FETCH_MAX_WAIT_MS,
       allowAutoTopicCreation: false,
     });
     this.consumer = consumer;

@@ -289,16 +289,6 @@ const splitLater = (o: string): string | undefined => NOT_YET_SPLIT.find((e) => 
 const NOT_YET_NAMED: readonly string[] = [
   // the ingest branch
   p('ingest', 'demo-generator.ts'),
-  p('ingest', 'kafka-client.ts'),
-  p('ingest', 'kafka-producer.ts'),
-  p('ingest', 'kafka-source.ts'),
-  p('ingest', 'pipeline.ts'),
-  p('ingest', 'produce-cli.ts'),
-  p('ingest', 'seed.ts'),
-  p('ingest', 'steps', 'dead-letter.ts'),
-  p('ingest', 'steps', 'insert.ts'),
-  p('ingest', 'steps', 'validate.ts'),
-  p('ingest', 'stored-keys.ts'),
 ];
 
 // ---------------------------------------------------------------------------------------
