@@ -279,7 +279,6 @@ const NOT_YET_SPLIT: readonly string[] = [
   // ingest and warehouse branches
   `${p('warehouse', 'cluster-layout.ts')} renderForCluster`,
   `${p('ingest', 'demo-generator.ts')} generatorSelect`,
-  `${p('ingest', 'kafka-source.ts')} handleBatch`,
 ];
 const splitLater = (o: string): string | undefined => NOT_YET_SPLIT.find((e) => o.startsWith(`${e.split(' ')[0]}:`) && o.includes(` ${e.split(' ')[1]} (`));
 
