@@ -14,6 +14,8 @@ export const INGEST_CHUNKS_PER_WORKER = 2;
 // ---- Demo data (ingest/demo-generator.ts, ingest/seed.ts, ingest/demo-records-cli.ts) --------
 /** Signature chunks drawn from: 8 chunks x 11 base58 characters make an 88-character signature. */
 export const DEMO_SIG_CHUNKS = 65_536;
+/** Rows seeded by one INSERT ... SELECT when the caller does not say. */
+export const DEMO_SEED_SLICE_ROWS = 1_000_000;
 /** Wallets drawn log-uniformly: a few are very hot (Zipf-like). */
 export const DEMO_ACCOUNT_POOL = 100_000;
 /** Demo data covers this many days before the current hour. */
