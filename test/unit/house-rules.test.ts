@@ -272,23 +272,6 @@ function scanLongFunctions(): string[] {
 }
 
 // ---------------------------------------------------------------------------------------
-/** Long functions, as `file name`: in ingest/ and warehouse/, whose owners (the record id and
- *  ingest branches) are working in them today. Temporary; owners: those branches. An entry
- *  goes when its function is split. */
-const NOT_YET_SPLIT: readonly string[] = [
-  // ingest and warehouse branches
-  `${p('warehouse', 'cluster-layout.ts')} renderForCluster`,
-];
-const splitLater = (o: string): string | undefined => NOT_YET_SPLIT.find((e) => o.startsWith(`${e.split(' ')[0]}:`) && o.includes(` ${e.split(' ')[1]} (`));
-
-/** Files whose numbers have no name in a home yet, in ingest/, whose owner (the ingest
- *  branch) is working in them today. Temporary; owner: that branch. An entry goes when its
- *  file's numbers are named. */
-const NOT_YET_NAMED: readonly string[] = [
-  // the ingest branch
-];
-
-// ---------------------------------------------------------------------------------------
 // Rule 6: one reader of the environment: core/config/load-config.ts.
 
 /** Service files other than core/config/load-config.ts that read process.env today, with their owner. */
@@ -365,23 +348,11 @@ describe('house rules', () => {
   });
 
   it('keeps every number of service code in its home: no numeric literal above 10 elsewhere', () => {
-    const { unexcused } = judge(scanNumbers(), (o) => NOT_YET_NAMED.find((f) => o.startsWith(`${f}:`)), []);
-    expect(unexcused).toEqual([]);
+    expect(scanNumbers()).toEqual([]);
   });
 
   it(`holds no function over ${MAX_FUNCTION_LINES} lines (the CityHash port excepted by name)`, () => {
-    const { unexcused } = judge(scanLongFunctions(), splitLater, []);
-    expect(unexcused).toEqual([]);
-  });
-
-  it('excuses only what still offends: every entry of the temporary lists is needed', () => {
-    const offences = [...scanNumbers(), ...scanLongFunctions()];
-    const longFunctions = scanLongFunctions();
-    const stale = [
-      ...NOT_YET_NAMED.filter((e) => !offences.some((o) => o.startsWith(e))),
-      ...NOT_YET_SPLIT.filter((e) => !longFunctions.some((o) => splitLater(o) === e)),
-    ];
-    expect(stale, 'entries that excuse nothing any more: remove them').toEqual([]);
+    expect(scanLongFunctions()).toEqual([]);
   });
 
   it('reads the environment in one place: core/config/load-config.ts', () => {
