@@ -240,3 +240,19 @@ export const ClickHouseCode = {
   TABLE_ALREADY_EXISTS: 57,
   UNKNOWN_TABLE: 60,
 } as const;
+
+/** ClickHouse error codes of reading an insert's input itself: the input's fault, not the store's. */
+export const CLICKHOUSE_INPUT_FORMAT_CODES: readonly number[] = [
+  6, // CANNOT_PARSE_TEXT
+  26, // CANNOT_PARSE_QUOTED_STRING
+  27, // CANNOT_PARSE_INPUT_ASSERTION_FAILED
+  32, // ATTEMPT_TO_READ_AFTER_EOF
+  38, // CANNOT_PARSE_DATE
+  41, // CANNOT_PARSE_DATETIME
+  69, // ARGUMENT_OUT_OF_BOUND
+  70, // CANNOT_CONVERT_TYPE
+  72, // CANNOT_PARSE_NUMBER
+  117, // INCORRECT_DATA
+  130, // CANNOT_READ_ARRAY_FROM_TEXT
+  131, // TOO_LARGE_STRING_SIZE
+];

@@ -11,7 +11,7 @@
 // cannot interleave, which is what makes replaying records change no count in the base
 // table or any view.
 import { AppError, Errors } from '../core/errors.ts';
-import { INGEST_HAND_ROWS } from '../core/limits/ingest.ts';
+import { INGEST_HAND_ROWS, INGEST_STORAGE_FULL_RETRY_AFTER_SECONDS } from '../core/limits/ingest.ts';
 import type { DataChangeObserver, IngestObserver } from '../core/observers.ts';
 import type { Logger } from '../core/logger.ts';
 import type { DataVersion } from '../warehouse/data-version.ts';
@@ -186,7 +186,7 @@ export class IngestPipeline {
           Errors.storageFull,
           'the store is out of disk space: this write was not completed (earlier batches of it stay stored, ' +
             'and the views are repaired before the next write); send it again once space is freed',
-          { cause: err, retryAfterSeconds: 60 },
+          { cause: err, retryAfterSeconds: INGEST_STORAGE_FULL_RETRY_AFTER_SECONDS },
         );
       }
       throw err;

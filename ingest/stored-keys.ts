@@ -32,6 +32,11 @@ import { blockNumbersFollowCommits, type Warehouse } from '../warehouse/warehous
 import { STORED_KEYS_BITS_PER_KEY, STORED_KEYS_MIN_CAPACITY, STORED_KEYS_PROBES, STORED_KEYS_READ_SLICE } from '../core/limits/ingest.ts';
 import { TABLES } from '../warehouse/tables.ts';
 
+/** Bits of one word of a layer: bit b is in word b >>> 5, at place b & (WORD_BITS - 1). */
+const WORD_BITS = 2 ** 5;
+/** The character code of '0': a decimal digit's value is its code less this. */
+const DIGIT_ZERO = '0'.charCodeAt(0);
+
 /** One Bloom filter layer, probes derived from the key's two 32-bit halves (Kirsch-Mitzenmacher). */
 class Layer {
   readonly bits: Uint32Array;
@@ -39,9 +44,9 @@ class Layer {
   count = 0;
   constructor(readonly capacity: number) {
     // A power of two of bits, at least capacity * STORED_KEYS_BITS_PER_KEY.
-    let n = 32;
+    let n = WORD_BITS;
     while (n < capacity * STORED_KEYS_BITS_PER_KEY) n *= 2;
-    this.bits = new Uint32Array(n / 32);
+    this.bits = new Uint32Array(n / WORD_BITS);
     this.mask = n - 1;
   }
 
@@ -51,7 +56,7 @@ class Layer {
     let h = lo;
     for (let i = 0; i < STORED_KEYS_PROBES; i++) {
       const b = (h & this.mask) >>> 0;
-      bits[b >>> 5]! |= 1 << (b & 31);
+      bits[b >>> 5]! |= 1 << (b & (WORD_BITS - 1));
       h = (h + step) | 0;
     }
     this.count += 1;
@@ -63,7 +68,7 @@ class Layer {
     let h = lo;
     for (let i = 0; i < STORED_KEYS_PROBES; i++) {
       const b = (h & this.mask) >>> 0;
-      if ((bits[b >>> 5]! & (1 << (b & 31))) === 0) return false;
+      if ((bits[b >>> 5]! & (1 << (b & (WORD_BITS - 1)))) === 0) return false;
       h = (h + step) | 0;
     }
     return true;
@@ -175,7 +180,7 @@ export class StoredKeys {
         n += 1;
         v = 0;
       } else {
-        v = v * 10 + (c - 48);
+        v = v * 10 + (c - DIGIT_ZERO);
       }
     }
     return n;

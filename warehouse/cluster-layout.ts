@@ -206,6 +206,50 @@ const ALTER = new RegExp(`^ALTER TABLE (${IDENT}) ([\\s\\S]+)$`);
 const INSERT = new RegExp(`^INSERT INTO (${IDENT})\\b`);
 const TRUNCATE = new RegExp(`^TRUNCATE TABLE (${IDENT})$`);
 
+/** An `ALTER TABLE` as the statements a cluster runs: a view's new SELECT, a partition swap, a
+ *  table's settings, a mutation from a lookup, or column changes. */
+function renderAlter(table: string, commands: string, on: string): string[] {
+  if (/^MODIFY QUERY\b/.test(commands)) {
+    // A view's new SELECT: each node's view reads its own shard of the base table.
+    const view = table;
+    const sources = [...commands.matchAll(new RegExp(`\\bFROM (${IDENT})\\b`, 'g'))].map((x) => x[1]!);
+    if (sources.length !== 1 || sources[0] !== 'transactions') throw new Error(`view ${view} must read only FROM transactions to be rendered for a cluster`);
+    return [`ALTER TABLE ${view} ${on} ${commands.replace(/\bFROM transactions\b/, `FROM ${localName('transactions')}`)}`];
+  }
+  const replace = new RegExp(`^REPLACE PARTITION (\\S+) FROM (${IDENT})((?: SETTINGS .*)?)$`).exec(commands);
+  if (replace) {
+    // Parts move between the stored tables of one node (each shard swaps its own rows).
+    const [, partition, from, settings] = replace as unknown as [string, string, string, string];
+    if (roleOf(table).kind !== roleOf(from).kind) throw new Error(`REPLACE PARTITION between ${table} and ${from}: both must be sharded, or both everywhere`);
+    const name = (t: string) => (roleOf(t).kind === 'everywhere' ? t : localName(t));
+    return [`ALTER TABLE ${name(table)} ${on} REPLACE PARTITION ${partition} FROM ${name(from)}${settings}`];
+  }
+  if (/^MODIFY SETTING\b/.test(commands)) {
+    // MergeTree settings (a merge policy) belong to the stored table; a Distributed table has none.
+    return [`ALTER TABLE ${roleOf(table).kind === 'everywhere' ? table : localName(table)} ${on} ${commands}`];
+  }
+  const update = /^UPDATE (\w+) = joinGet\('([^']+)', '(\w+)', (.+?)\)\s+WHERE ([\s\S]+?) SETTINGS ([\s\S]+)$/.exec(commands);
+  if (update) {
+    // A mutation reading a lookup: each shard's replicas update their own rows, each from the
+    // dictionary on its node, the same rows everywhere (hence deterministic, which the server
+    // cannot see: a dictionary read is refused in a replicated mutation without the setting).
+    const [, column, lookup, attribute, keys, where, settings] = update as unknown as string[];
+    if (roleOf(table).kind !== 'sharded' || roleOf(lookup!.split('.').at(-1)!).kind !== 'lookup') {
+      throw new Error(`ALTER TABLE ${table} UPDATE: only a sharded table updated from a lookup is rendered for a cluster`);
+    }
+    return [
+      `ALTER TABLE ${localName(table)} ${on} UPDATE ${column} = dictGet('${lookup}', '${attribute}', (${keys})) ` +
+        `WHERE ${where} SETTINGS ${settings}, allow_nondeterministic_mutations = 1`,
+    ];
+  }
+  if (!/^(ADD|DROP|MODIFY|COMMENT|RENAME) COLUMN\b/.test(commands)) {
+    throw new Error(`ALTER TABLE ${table}: only column changes are rendered for a cluster, got "${commands.slice(0, QUOTED_STATEMENT_MAX_CHARS)}"`);
+  }
+  if (roleOf(table).kind === 'everywhere') return [`ALTER TABLE ${table} ${on} ${commands}`];
+  // The stored columns first, then the Distributed table's view of them.
+  return [`ALTER TABLE ${localName(table)} ${on} ${commands}`, `ALTER TABLE ${table} ${on} ${commands}`];
+}
+
 /**
  * One single-node statement as the statements a cluster runs (in order). DDL gets
  * `ON CLUSTER`, so every node runs it (Keeper's distributed DDL queue); inserts are unchanged:
@@ -260,51 +304,7 @@ export function renderForCluster(statement: string, cluster: ClusterTarget): str
   }
 
   m = ALTER.exec(body);
-  if (m && /^MODIFY QUERY\b/.test(m[2]!)) {
-    // A view's new SELECT: each node's view reads its own shard of the base table.
-    const [, view, commands] = m as unknown as [string, string, string];
-    const sources = [...commands.matchAll(new RegExp(`\\bFROM (${IDENT})\\b`, 'g'))].map((x) => x[1]!);
-    if (sources.length !== 1 || sources[0] !== 'transactions') throw new Error(`view ${view} must read only FROM transactions to be rendered for a cluster`);
-    return out([`ALTER TABLE ${view} ${on} ${commands.replace(/\bFROM transactions\b/, `FROM ${localName('transactions')}`)}`]);
-  }
-  const replace = m === null ? null : new RegExp(`^REPLACE PARTITION (\\S+) FROM (${IDENT})((?: SETTINGS .*)?)$`).exec(m[2]!);
-  if (m && replace) {
-    // Parts move between the stored tables of one node (each shard swaps its own rows).
-    const [table, [, partition, from, settings]] = [m[1]!, replace as unknown as [string, string, string, string]];
-    if (roleOf(table).kind !== roleOf(from).kind) throw new Error(`REPLACE PARTITION between ${table} and ${from}: both must be sharded, or both everywhere`);
-    const name = (t: string) => (roleOf(t).kind === 'everywhere' ? t : localName(t));
-    return out([`ALTER TABLE ${name(table)} ${on} REPLACE PARTITION ${partition} FROM ${name(from)}${settings}`]);
-  }
-  if (m && /^MODIFY SETTING\b/.test(m[2]!)) {
-    // MergeTree settings (a merge policy) belong to the stored table; a Distributed table has none.
-    const [, table, commands] = m as unknown as [string, string, string];
-    const role = roleOf(table);
-    return out([`ALTER TABLE ${role.kind === 'everywhere' ? table : localName(table)} ${on} ${commands}`]);
-  }
-  const update = m === null ? null : /^UPDATE (\w+) = joinGet\('([^']+)', '(\w+)', (.+?)\)\s+WHERE ([\s\S]+?) SETTINGS ([\s\S]+)$/.exec(m[2]!);
-  if (m && update) {
-    // A mutation reading a lookup: each shard's replicas update their own rows, each from the
-    // dictionary on its node, the same rows everywhere (hence deterministic, which the server
-    // cannot see: a dictionary read is refused in a replicated mutation without the setting).
-    const [table, [, column, lookup, attribute, keys, where, settings]] = [m[1]!, update as unknown as string[]];
-    if (roleOf(table).kind !== 'sharded' || roleOf(lookup!.split('.').at(-1)!).kind !== 'lookup') {
-      throw new Error(`ALTER TABLE ${table} UPDATE: only a sharded table updated from a lookup is rendered for a cluster`);
-    }
-    return out([
-      `ALTER TABLE ${localName(table)} ${on} UPDATE ${column} = dictGet('${lookup}', '${attribute}', (${keys})) ` +
-        `WHERE ${where} SETTINGS ${settings}, allow_nondeterministic_mutations = 1`,
-    ]);
-  }
-  if (m) {
-    const [, table, commands] = m as unknown as [string, string, string];
-    if (!/^(ADD|DROP|MODIFY|COMMENT|RENAME) COLUMN\b/.test(commands)) {
-      throw new Error(`ALTER TABLE ${table}: only column changes are rendered for a cluster, got "${commands.slice(0, QUOTED_STATEMENT_MAX_CHARS)}"`);
-    }
-    const role = roleOf(table);
-    if (role.kind === 'everywhere') return out([`ALTER TABLE ${table} ${on} ${commands}`]);
-    // The stored columns first, then the Distributed table's view of them.
-    return out([`ALTER TABLE ${localName(table)} ${on} ${commands}`, `ALTER TABLE ${table} ${on} ${commands}`]);
-  }
+  if (m) return out(renderAlter(m[1]!, m[2]!, on));
 
   m = INSERT.exec(body);
   if (m) {

@@ -8,7 +8,7 @@
 // an earlier one's and an id of a process whose log is gone is recognised as such. Ids order
 // by `seq` (the slot only ever grows with it).
 import { AppError, Errors } from '../../../../core/errors.ts';
-import { STREAM_EVENT_ID_MAX_CHARS, STREAM_EVENT_SEQ_PER_MS } from '../../../../core/limits/streams.ts';
+import { STREAM_EVENT_ID_MAX_CHARS, STREAM_EVENT_SEQ_PER_MS, STREAM_REPLAY_COMPACT_AFTER } from '../../../../core/limits/streams.ts';
 import type { BucketFigures } from '../../../analytics/presets/activity-buckets.ts';
 
 export interface LoggedEvent {
@@ -149,7 +149,7 @@ export class EventLog {
       this.head++;
     }
     // Compact once the dropped part is the larger one: amortised O(1) per event.
-    if (this.head > 1024 && this.head * 2 > this.events.length) {
+    if (this.head > STREAM_REPLAY_COMPACT_AFTER && this.head * 2 > this.events.length) {
       this.events = this.events.slice(this.head);
       this.head = 0;
     }

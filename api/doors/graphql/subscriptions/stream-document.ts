@@ -16,6 +16,7 @@ import {
   type GraphQLSchema,
   type SelectionSetNode,
 } from 'graphql';
+import { STREAM_MAX_TOKENS, STREAM_QUOTED_NAME_MAX_CHARS } from '../../../../core/limits/streams.ts';
 import type { Params } from '../request-params.ts';
 import { userError, type StreamContext } from './schema.ts';
 
@@ -62,7 +63,7 @@ export async function prepareSubscription(
   let document: DocumentNode;
   try {
     // A token budget bounds parsing work whatever the document holds.
-    document = parse(params.query, { maxTokens: 2000 });
+    document = parse(params.query, { maxTokens: STREAM_MAX_TOKENS });
   } catch (err) {
     if (err instanceof GraphQLError) return fail(err);
     throw err;
@@ -78,7 +79,7 @@ export async function prepareSubscription(
       userError(
         params.operationName === undefined
           ? 'the document holds several operations: name the one to run in "operationName"'
-          : `no operation named ${JSON.stringify(params.operationName.slice(0, 100))} in the document`,
+          : `no operation named ${JSON.stringify(params.operationName.slice(0, STREAM_QUOTED_NAME_MAX_CHARS))} in the document`,
       ),
     );
   }

@@ -226,37 +226,13 @@ export class GraphqlStreams implements StreamHost {
       throw err;
     }
 
-    // From here on the answer is an event stream: set what the onSend hooks would have set.
-    reply.header('x-request-id', req.id);
-    await setRateLimitHeaders(this.opts.access, req, reply);
-    await setFreshnessHeaders(req, reply, this.opts.freshness, () => this.opts.analytics.protocols());
-    // X-Stats-* as of the stream's start (what opening it read and cost).
-    const stats = answerStatsOf(req.budget);
-    if (stats !== undefined) setAnswerStatsHeaders(reply, stats);
-    reply.hijack();
-    const raw = reply.raw;
-    // A client that hung up while the request was prepared has closed the socket already:
-    // its 'close' event has passed, so nothing below would ever release the slot or the feed.
-    if (raw.destroyed || raw.socket === null || raw.socket.destroyed) {
+    const raw = await this.openEventStream(req, reply);
+    // A client that hung up while the request was prepared: nothing below would ever release the slot or the feed.
+    if (raw === undefined) {
       release();
       if (prepared.kind === 'stream') void prepared.events.return?.().catch(() => undefined);
-      raw.destroy();
       return reply;
     }
-    const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(reply.getHeaders()))
-      if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : String(value);
-    raw.writeHead(200, {
-      ...headers,
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache',
-      // Proxies such as nginx would otherwise buffer the events.
-      'x-accel-buffering': 'no',
-      // A stream's connection is not reused: when the stream ends (complete, or closed by the
-      // server) the client sees the connection end, and a client that stopped reading is
-      // cut at the end of the grace period rather than kept as an idle keep-alive socket.
-      connection: 'close',
-    });
     if (prepared.kind === 'result') {
       // Errors of the document or its arguments: reported in the stream, which then ends.
       raw.write(sseEvent('next', await this.withExtensions(prepared.result)));
@@ -287,6 +263,39 @@ export class GraphqlStreams implements StreamHost {
     // Came back too late for some events: say which, then the live stream (its id: where to resume from).
     stream.start(ctx.gap === undefined ? undefined : await this.gapEvent(ctx.gap, gapForm));
     return reply;
+  }
+
+  /** The event stream's head: the reply hijacked, with the headers the onSend hooks would have
+   *  set copied onto it; undefined (the socket destroyed) when the client has hung up already. */
+  private async openEventStream(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply['raw'] | undefined> {
+    reply.header('x-request-id', req.id);
+    await setRateLimitHeaders(this.opts.access, req, reply);
+    await setFreshnessHeaders(req, reply, this.opts.freshness, () => this.opts.analytics.protocols());
+    // X-Stats-* as of the stream's start (what opening it read and cost).
+    const stats = answerStatsOf(req.budget);
+    if (stats !== undefined) setAnswerStatsHeaders(reply, stats);
+    reply.hijack();
+    const raw = reply.raw;
+    // Its 'close' event has passed already, so nothing would ever end the stream.
+    if (raw.destroyed || raw.socket === null || raw.socket.destroyed) {
+      raw.destroy();
+      return undefined;
+    }
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(reply.getHeaders()))
+      if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : String(value);
+    raw.writeHead(200, {
+      ...headers,
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      // Proxies such as nginx would otherwise buffer the events.
+      'x-accel-buffering': 'no',
+      // A stream's connection is not reused: when the stream ends (complete, or closed by the
+      // server) the client sees the connection end, and a client that stopped reading is
+      // cut at the end of the grace period rather than kept as an idle keep-alive socket.
+      connection: 'close',
+    });
+    return raw;
   }
 
   /** A reconnect's gap as sent: a `next` event without data holding it in extensions.gap, or the SSE event `gap`; its id either way. */
