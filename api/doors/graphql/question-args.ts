@@ -5,11 +5,11 @@
 import { invalidParams } from '../../../core/errors.ts';
 import { GRAPHQL_MAX_PATTERN_CHARS } from '../../../core/limits/graphql.ts';
 import { QUESTION_MAX_LOG_MESSAGE_CHARS, QUESTION_RANGE_MAX, QUOTED_FILTER_VALUE_MAX_CHARS, QUOTED_NUMBER_MAX_CHARS } from '../../../core/limits/questions.ts';
-import { daySpan } from '../../../core/request-check.ts';
+import type { CheckedRequest, RequestInput } from '../../../core/request-check.ts';
 import { breaksRule, FILTER_LISTS } from '../../../core/vocabulary/primitives.ts';
 import type { GroupFilters, GroupPageRequest, Metric } from '../../analytics/presets/group-pages.ts';
 import type { Bounds, RangeFilter } from '../../analytics/question/model.ts';
-import type { ListRequest, TimeRange, TransactionFilters } from '../../analytics/types.ts';
+import type { ListRequest, TransactionFilters } from '../../analytics/types.ts';
 import { pageOf, type PaginationArg } from './pagination-args.ts';
 import { KEY_SORTS, RECORD_SORTS, type GroupKey, type QuestionVocabulary } from './question-vocabulary.ts';
 
@@ -67,17 +67,31 @@ export function list(value: string[] | null | undefined, name: ListName): string
   return value;
 }
 
+/** GraphQL's name of a request field's path (`protocols.2` is filters.protocols[2]). */
+export function graphqlName(path: string): string {
+  const [head = '', ...rest] = path.split('.');
+  const name = ({ protocol: 'filters.protocols', protocols: 'filters.protocols', range: 'filters.dateRange' } as Record<string, string>)[head] ?? head;
+  return rest.length === 0 ? name : `${name}${rest.map((r) => (/^\d+$/.test(r) ? `[${r}]` : `.${r}`)).join('')}`;
+}
+
 /** GraphQL's names of a range's days; an order error names the dateRange. */
 export const GRAPHQL_DAYS = { from: 'filters.dateRange.start', to: 'filters.dateRange.end', field: 'dateRange' };
 
-/** filters.dateRange as a block-time range: [start 00:00:00, end 23:59:59] UTC (core/request-check.ts daySpan). */
-export function rangeOf(f: FiltersArg | null | undefined, required = false): TimeRange {
+/**
+ * filters.protocols and filters.dateRange as an open question's request (api/catalog/open-questions.ts):
+ * the one check resolves the protocols and converts the days (core/request-check.ts).
+ * `required`: both days, in GraphQL's words (timeSeries' range is closed).
+ */
+export function scopeInput(f: FiltersArg | null | undefined, more: Record<string, unknown> = {}, required = false): RequestInput {
   const d = f?.dateRange;
   if (required && (!present(d) || !present(d.start) || !present(d.end))) {
     throw invalidParams('filters.dateRange with both start and end (YYYY-MM-DD) is required', 'dateRange');
   }
-  return present(d) ? daySpan(d.start, d.end, GRAPHQL_DAYS) : {};
+  return { values: { protocols: f?.protocols, ...more }, ...(present(d) ? { days: { from: d.start, to: d.end, names: GRAPHQL_DAYS } } : {}) };
 }
+
+/** What the one check gave an open question: its protocols (resolved, and as asked) and its range. */
+export type Scope = Pick<CheckedRequest, 'protocols' | 'protocolsAsked' | 'range'>;
 
 /** Every filter of the SDL's TransactionFilters but errorPattern: what records and groups of them are filtered by. */
 const RECORD_FILTERS = [
@@ -194,9 +208,10 @@ function recordFilters(f: FiltersArg | null | undefined): Pick<GroupFilters, 'su
   };
 }
 
-/** The filters of an aggregate: protocols, range, instruction types and the record-level ones. */
-export function groupFilters(f: FiltersArg | null | undefined, range: TimeRange): GroupFilters {
-  const protocols = list(f?.protocols, 'filters.protocols');
+/** The filters of an aggregate: protocols (as asked) and range (checked), instruction types and the record-level ones. */
+export function groupFilters(f: FiltersArg | null | undefined, scope: Scope): GroupFilters {
+  const protocols = scope.protocolsAsked;
+  const range = scope.range;
   const instructionTypes = list(f?.instructionTypes, 'filters.instructionTypes');
   const programIds = list(f?.programIds, 'filters.programIds');
   const signatures = list(f?.signatures, 'filters.signatures');
@@ -241,19 +256,17 @@ function groupSort(
 }
 
 /**
- * The string filters and the date range, checked against the vocabulary's primitives (their
- * patterns, real calendar days): done last, in one place, so a request goes down to the
- * primitives once and on to the analytics layer without coming back up here.
+ * The string filters but protocols, checked against the vocabulary's primitives (their
+ * patterns): done last, before the one check takes the protocols and the days.
  */
 function checkedStrings(f: FiltersArg | null | undefined) {
   // Sizes and order first (no primitive needed), then each value against its primitive.
-  const lists = (['protocols', 'instructionTypes', 'programIds', 'signatures'] as const).map((key) => {
+  const lists = (['instructionTypes', 'programIds', 'signatures'] as const).map((key) => {
     const value = f?.[key];
     const max = FILTER_LISTS[key].max;
     if (present(value) && value.length > max) throw invalidParams(`filters.${key} may hold at most ${max} entries (got ${value.length})`, `filters.${key}`);
     return [key, value ?? undefined] as const;
   });
-  const range = rangeOf(f);
   for (const [key, value] of lists) {
     for (const [i, v] of (value ?? []).entries()) {
       const rule = breaksRule(v, FILTER_LISTS[key].item);
@@ -262,14 +275,17 @@ function checkedStrings(f: FiltersArg | null | undefined) {
     }
   }
   const named = Object.fromEntries(lists.filter(([, v]) => v !== undefined)) as Partial<Record<(typeof lists)[number][0], string[]>>;
-  return { range, ...named };
+  return named;
 }
 
 /** The sort fields a listing takes besides DATE, for its refusal. */
 const RECORD_SORT_NAMES = [...Object.keys(RECORD_SORTS), ...Object.keys(KEY_SORTS).filter((k) => KEY_SORTS[k]!.record !== undefined)].join(', ');
 
-/** The arguments of transactions(...) checked and turned into its request; nothing is read. */
-export function transactionsAsk(args: Args, vocab: QuestionVocabulary): TransactionsAsk {
+/**
+ * The arguments of transactions(...) but protocols and days, checked now; its request once the
+ * one check gave those (`scope`). Nothing is read.
+ */
+export function transactionsAsk(args: Args, vocab: QuestionVocabulary): (scope: Scope) => TransactionsAsk {
   const f = args.filters as FiltersArg | null | undefined;
   takesOnly(f, 'transactions');
   const page = pageOf(args.pagination as PaginationArg | null | undefined);
@@ -290,14 +306,28 @@ export function transactionsAsk(args: Args, vocab: QuestionVocabulary): Transact
     throw invalidParams('filters.logMessage cannot be combined with filters.signatures (signature reads do not hold log messages)', 'logMessage');
   }
   const s = checkedStrings(f);
+  return (scope) => scopedAsk({ ...s, ...records }, scope, { keys, metrics, groupOrder, page, sort, recordSort });
+}
+
+/** The request of transactions(...) with the protocols (as asked) and range the one check gave. */
+function scopedAsk(
+  s: Omit<GroupFilters, 'range' | 'protocols'>,
+  scope: Scope,
+  o: {
+    keys: GroupKey[];
+    metrics: Metric[];
+    groupOrder: GroupPageRequest['sort'] | undefined;
+    page: ReturnType<typeof pageOf>;
+    sort: SortArg | null | undefined;
+    recordSort: ListRequest['sortBy'];
+  },
+): TransactionsAsk {
+  const { keys, metrics, groupOrder, page, sort, recordSort } = o;
   const cursor = page.cursor ? { cursor: page.cursor } : {};
   const filters: GroupFilters = {
-    range: s.range,
-    ...(s.protocols ? { protocols: s.protocols } : {}),
-    ...(s.instructionTypes ? { instructionTypes: s.instructionTypes } : {}),
-    ...(s.programIds ? { programIds: s.programIds } : {}),
-    ...(s.signatures ? { signatures: s.signatures } : {}),
-    ...records,
+    ...s,
+    range: scope.range,
+    ...(scope.protocolsAsked ? { protocols: scope.protocolsAsked } : {}),
   };
   if (groupOrder !== undefined) {
     return {

@@ -1,0 +1,42 @@
+// The requests of GraphQL's open questions (transactions, timeSeries, failedTransactions,
+// queryComplexity: the caller picks keys and measures), as far as they are declared: their
+// protocols and range, checked by the one check (core/request-check.ts checkRequest: the one
+// day-range conversion, the protocol scope) and timeSeries' bucket count as a declared rule.
+// Their keys, metrics and sort are still checked by the door (api/doors/graphql/question-args.ts):
+// those enums come from the question model's measures, which a test may extend.
+import { Type } from '@sinclair/typebox';
+import { HOURS_PER_DAY, MAX_ACTIVITY_BUCKETS } from '../../core/limits/questions.ts';
+import { request, spanAtMost, type CrossFieldRule } from '../../core/request-check.ts';
+import { FILTER_LISTS } from '../../core/vocabulary/primitives.ts';
+import { checkBuckets, GRANULARITIES, type Granularity } from '../analytics/question/granularity.ts';
+import type { TimeRange } from '../analytics/types.ts';
+import { stringEnum } from './declare.ts';
+import { blockTime, ClosedBlockTime, options } from './params.ts';
+
+/**
+ * A range counted in buckets of the size `param` names is at most MAX_ACTIVITY_BUCKETS (hourly:
+ * 24 a day; daily: 1, the last storable day has fewer hours, never more; weeks and months: 0,
+ * as the storable range never holds more of them than the maximum), counted by checkBuckets.
+ */
+export const bucketsAtMost = (param: string): CrossFieldRule =>
+  spanAtMost('range.gte', 'range.lte', { param, hour: HOURS_PER_DAY, day: 1, week: 0, month: 0 }, MAX_ACTIVITY_BUCKETS, (v) =>
+    checkBuckets(v.range as Required<TimeRange>, (v[param] as Granularity | undefined) ?? 'hour'),
+  );
+
+// No minItems: an empty list is the protocol scope's to refuse ('list': name at least one).
+const protocols = Type.Optional(Type.Array(FILTER_LISTS.protocols.item, { maxItems: FILTER_LISTS.protocols.max, description: 'Protocol identifiers' }));
+
+/** The filters of a connection of records or groups: its protocols (each active) and its range. */
+const ConnectionRequest = options({ protocols, range: blockTime }, 'An open question: its protocols and range');
+
+/** timeSeries: a closed range, in buckets of `granularity`. */
+const SeriesRequest = options(
+  { protocols, range: ClosedBlockTime, granularity: Type.Optional(stringEnum(GRANULARITIES, 'hour, day, week or month (default hour)', 'Granularity')) },
+  'A time series: its protocols, closed range and bucket size',
+);
+
+export const OPEN_QUESTIONS = {
+  transactions: request(ConnectionRequest, 'list'),
+  failedTransactions: request(ConnectionRequest, 'list'),
+  timeSeries: request(SeriesRequest, 'list', [bucketsAtMost('granularity')]),
+} as const;
