@@ -117,6 +117,11 @@ export function ruleOfPattern(pattern: unknown): string | undefined {
   return typeof pattern === 'string' ? RULES.get(pattern) : undefined;
 }
 
+/** The rule of a primitive stated by its lengths alone (no pattern: an instruction type), from its schema. */
+export function ruleOfLengths(schema: { description?: unknown } | undefined): string | undefined {
+  return schema?.description === InstructionType.description ? InstructionType.description : undefined;
+}
+
 /**
  * Check a string against a primitive (its pattern and lengths): undefined when it is one,
  * else the rule it breaks ("a Base58 signature of 64-88 characters"), for interfaces whose
