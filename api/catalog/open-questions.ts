@@ -1,7 +1,8 @@
 // The requests of GraphQL's open questions (transactions, timeSeries, failedTransactions,
 // queryComplexity: the caller picks keys and measures), as far as they are declared: their
-// protocols and range, checked by the one check (core/request-check.ts checkRequest: the one
-// day-range conversion, the protocol scope) and timeSeries' bucket count as a declared rule.
+// list filters and range, checked by the one check (core/request-check.ts checkRequest: the
+// primitives, the one day-range conversion, the protocol scope) and timeSeries' bucket count
+// as a declared rule.
 // Their keys, metrics and sort are still checked by the door (api/doors/graphql/question-args.ts):
 // those enums come from the question model's measures, which a test may extend.
 import { Type } from '@sinclair/typebox';
@@ -23,20 +24,42 @@ export const bucketsAtMost = (param: string): CrossFieldRule =>
     checkBuckets(v.range as Required<TimeRange>, (v[param] as Granularity | undefined) ?? 'hour'),
   );
 
-// No minItems: an empty list is the protocol scope's to refuse ('list': name at least one).
-const protocols = Type.Optional(Type.Array(FILTER_LISTS.protocols.item, { maxItems: FILTER_LISTS.protocols.max, description: 'Protocol identifiers' }));
+/** A list filter of the vocabulary (FILTER_LISTS: its item's primitive, its cap). No minItems:
+ *  an empty protocols list is the protocol scope's to refuse ('list': name at least one). */
+const listOf = (key: keyof typeof FILTER_LISTS, description: string) =>
+  Type.Optional(Type.Array(FILTER_LISTS[key].item, { maxItems: FILTER_LISTS[key].max, description }));
 
-/** The filters of a connection of records or groups: its protocols (each active) and its range. */
-const ConnectionRequest = options({ protocols, range: blockTime }, 'An open question: its protocols and range');
+const protocols = listOf('protocols', 'Protocol identifiers');
+const instructionTypes = listOf('instructionTypes', 'Instruction types');
+/** What records and groups of them are filtered by, beside the range. */
+const recordLists = {
+  protocols,
+  instructionTypes,
+  programIds: listOf('programIds', 'Program ids'),
+  signatures: listOf('signatures', 'Transaction signatures'),
+};
+
+/** A connection of records or groups: its list filters (protocols each active) and its range. */
+const ConnectionRequest = options({ ...recordLists, range: blockTime }, 'An open question: its list filters and range');
+
+/** failedTransactions: its protocols, instruction types and range. */
+const FailuresRequest = options({ protocols, instructionTypes, range: blockTime }, 'Failed transactions grouped: their protocols, instruction types and range');
 
 /** timeSeries: a closed range, in buckets of `granularity`. */
 const SeriesRequest = options(
-  { protocols, range: ClosedBlockTime, granularity: Type.Optional(stringEnum(GRANULARITIES, 'hour, day, week or month (default hour)', 'Granularity')) },
-  'A time series: its protocols, closed range and bucket size',
+  {
+    ...recordLists,
+    range: ClosedBlockTime,
+    granularity: Type.Optional(stringEnum(GRANULARITIES, 'hour, day, week or month (default hour)', 'Granularity')),
+  },
+  'A time series: its list filters, closed range and bucket size',
 );
+
+/** The list filters of an open question's request, as the checked request holds them. */
+export type ListFilters = Partial<Record<keyof typeof recordLists, string[]>>;
 
 export const OPEN_QUESTIONS = {
   transactions: request(ConnectionRequest, 'list'),
-  failedTransactions: request(ConnectionRequest, 'list'),
+  failedTransactions: request(FailuresRequest, 'list'),
   timeSeries: request(SeriesRequest, 'list', [bucketsAtMost('granularity')]),
 } as const;

@@ -4,9 +4,9 @@
 // turned into the analytics layer's requests. Nothing is read here.
 import { invalidParams } from '../../../core/errors.ts';
 import { GRAPHQL_MAX_PATTERN_CHARS } from '../../../core/limits/graphql.ts';
-import { QUESTION_MAX_LOG_MESSAGE_CHARS, QUESTION_RANGE_MAX, QUOTED_FILTER_VALUE_MAX_CHARS, QUOTED_NUMBER_MAX_CHARS } from '../../../core/limits/questions.ts';
+import { QUESTION_MAX_LOG_MESSAGE_CHARS, QUESTION_RANGE_MAX, QUOTED_NUMBER_MAX_CHARS } from '../../../core/limits/questions.ts';
 import type { CheckedRequest, RequestInput } from '../../../core/request-check.ts';
-import { breaksRule, FILTER_LISTS } from '../../../core/vocabulary/primitives.ts';
+import type { ListFilters } from '../../catalog/open-questions.ts';
 import type { GroupFilters, GroupPageRequest, Metric } from '../../analytics/presets/group-pages.ts';
 import type { Bounds, RangeFilter } from '../../analytics/question/model.ts';
 import type { ListRequest, TransactionFilters } from '../../analytics/types.ts';
@@ -53,24 +53,20 @@ const RANGE_ARGS: Readonly<Record<'slotRange' | 'feeRange' | 'computeRange' | 'a
 
 export const present = <T>(v: T | null | undefined): v is T => v !== null && v !== undefined;
 
-type ListName = `filters.${keyof typeof FILTER_LISTS}`;
-
-/** A list filter: the vocabulary's primitive per item, with the caps every interface shares. */
-export function list(value: string[] | null | undefined, name: ListName): string[] | undefined {
-  if (!present(value)) return undefined;
-  const { item, max } = FILTER_LISTS[name.slice('filters.'.length) as keyof typeof FILTER_LISTS];
-  if (value.length > max) throw invalidParams(`${name} may hold at most ${max} entries (got ${value.length})`, name);
-  for (const [i, v] of value.entries()) {
-    const rule = breaksRule(v, item);
-    if (rule !== undefined) throw invalidParams(`${name}[${i}] must be ${rule} (got ${JSON.stringify(v.slice(0, QUOTED_FILTER_VALUE_MAX_CHARS))})`, name);
-  }
-  return value;
-}
+/** GraphQL's names of the request fields it takes under `filters`. */
+const FILTER_NAMES: Readonly<Record<string, string>> = {
+  protocol: 'filters.protocols',
+  protocols: 'filters.protocols',
+  range: 'filters.dateRange',
+  instructionTypes: 'filters.instructionTypes',
+  programIds: 'filters.programIds',
+  signatures: 'filters.signatures',
+};
 
 /** GraphQL's name of a request field's path (`protocols.2` is filters.protocols[2]). */
 export function graphqlName(path: string): string {
   const [head = '', ...rest] = path.split('.');
-  const name = ({ protocol: 'filters.protocols', protocols: 'filters.protocols', range: 'filters.dateRange' } as Record<string, string>)[head] ?? head;
+  const name = FILTER_NAMES[head] ?? head;
   return rest.length === 0 ? name : `${name}${rest.map((r) => (/^\d+$/.test(r) ? `[${r}]` : `.${r}`)).join('')}`;
 }
 
@@ -78,8 +74,9 @@ export function graphqlName(path: string): string {
 export const GRAPHQL_DAYS = { from: 'filters.dateRange.start', to: 'filters.dateRange.end', field: 'dateRange' };
 
 /**
- * filters.protocols and filters.dateRange as an open question's request (api/catalog/open-questions.ts):
- * the one check resolves the protocols and converts the days (core/request-check.ts).
+ * The list filters and filters.dateRange as an open question's request (api/catalog/open-questions.ts):
+ * the one check holds each item to its primitive, resolves the protocols and converts the days
+ * (core/request-check.ts). A filter the field does not take was refused before (takesOnly).
  * `required`: both days, in GraphQL's words (timeSeries' range is closed).
  */
 export function scopeInput(f: FiltersArg | null | undefined, more: Record<string, unknown> = {}, required = false): RequestInput {
@@ -87,11 +84,12 @@ export function scopeInput(f: FiltersArg | null | undefined, more: Record<string
   if (required && (!present(d) || !present(d.start) || !present(d.end))) {
     throw invalidParams('filters.dateRange with both start and end (YYYY-MM-DD) is required', 'dateRange');
   }
-  return { values: { protocols: f?.protocols, ...more }, ...(present(d) ? { days: { from: d.start, to: d.end, names: GRAPHQL_DAYS } } : {}) };
+  const lists = { protocols: f?.protocols, instructionTypes: f?.instructionTypes, programIds: f?.programIds, signatures: f?.signatures };
+  return { values: { ...lists, ...more }, ...(present(d) ? { days: { from: d.start, to: d.end, names: GRAPHQL_DAYS } } : {}) };
 }
 
-/** What the one check gave an open question: its protocols (resolved, and as asked) and its range. */
-export type Scope = Pick<CheckedRequest, 'protocols' | 'protocolsAsked' | 'range'>;
+/** What the one check gave an open question: its protocols (resolved, and as asked), its other list filters and its range. */
+export type Scope = Pick<CheckedRequest, 'protocols' | 'protocolsAsked' | 'range'> & Omit<ListFilters, 'protocols'>;
 
 /** Every filter of the SDL's TransactionFilters but errorPattern: what records and groups of them are filtered by. */
 const RECORD_FILTERS = [
@@ -212,9 +210,7 @@ function recordFilters(f: FiltersArg | null | undefined): Pick<GroupFilters, 'su
 export function groupFilters(f: FiltersArg | null | undefined, scope: Scope): GroupFilters {
   const protocols = scope.protocolsAsked;
   const range = scope.range;
-  const instructionTypes = list(f?.instructionTypes, 'filters.instructionTypes');
-  const programIds = list(f?.programIds, 'filters.programIds');
-  const signatures = list(f?.signatures, 'filters.signatures');
+  const { instructionTypes, programIds, signatures } = scope;
   return {
     range,
     ...(protocols ? { protocols } : {}),
@@ -255,29 +251,6 @@ function groupSort(
   return { key, direction };
 }
 
-/**
- * The string filters but protocols, checked against the vocabulary's primitives (their
- * patterns): done last, before the one check takes the protocols and the days.
- */
-function checkedStrings(f: FiltersArg | null | undefined) {
-  // Sizes and order first (no primitive needed), then each value against its primitive.
-  const lists = (['instructionTypes', 'programIds', 'signatures'] as const).map((key) => {
-    const value = f?.[key];
-    const max = FILTER_LISTS[key].max;
-    if (present(value) && value.length > max) throw invalidParams(`filters.${key} may hold at most ${max} entries (got ${value.length})`, `filters.${key}`);
-    return [key, value ?? undefined] as const;
-  });
-  for (const [key, value] of lists) {
-    for (const [i, v] of (value ?? []).entries()) {
-      const rule = breaksRule(v, FILTER_LISTS[key].item);
-      if (rule !== undefined)
-        throw invalidParams(`filters.${key}[${i}] must be ${rule} (got ${JSON.stringify(v.slice(0, QUOTED_FILTER_VALUE_MAX_CHARS))})`, `filters.${key}`);
-    }
-  }
-  const named = Object.fromEntries(lists.filter(([, v]) => v !== undefined)) as Partial<Record<(typeof lists)[number][0], string[]>>;
-  return named;
-}
-
 /** The sort fields a listing takes besides DATE, for its refusal. */
 const RECORD_SORT_NAMES = [...Object.keys(RECORD_SORTS), ...Object.keys(KEY_SORTS).filter((k) => KEY_SORTS[k]!.record !== undefined)].join(', ');
 
@@ -305,13 +278,12 @@ export function transactionsAsk(args: Args, vocab: QuestionVocabulary): (scope: 
   if (listing && records.logMessage !== undefined && present(f?.signatures)) {
     throw invalidParams('filters.logMessage cannot be combined with filters.signatures (signature reads do not hold log messages)', 'logMessage');
   }
-  const s = checkedStrings(f);
-  return (scope) => scopedAsk({ ...s, ...records }, scope, { keys, metrics, groupOrder, page, sort, recordSort });
+  return (scope) => scopedAsk(records, scope, { keys, metrics, groupOrder, page, sort, recordSort });
 }
 
-/** The request of transactions(...) with the protocols (as asked) and range the one check gave. */
+/** The request of transactions(...): its record filters (`s`) with the list filters and range the one check gave. */
 function scopedAsk(
-  s: Omit<GroupFilters, 'range' | 'protocols'>,
+  s: ReturnType<typeof recordFilters>,
   scope: Scope,
   o: {
     keys: GroupKey[];
@@ -324,11 +296,7 @@ function scopedAsk(
 ): TransactionsAsk {
   const { keys, metrics, groupOrder, page, sort, recordSort } = o;
   const cursor = page.cursor ? { cursor: page.cursor } : {};
-  const filters: GroupFilters = {
-    ...s,
-    range: scope.range,
-    ...(scope.protocolsAsked ? { protocols: scope.protocolsAsked } : {}),
-  };
+  const filters: GroupFilters = { ...groupFilters(undefined, scope), ...s };
   if (groupOrder !== undefined) {
     return {
       kind: 'groups',
