@@ -6,7 +6,8 @@
 // Their keys, metrics and sort are still checked by the door (api/doors/graphql/question-args.ts):
 // those enums come from the question model's measures, which a test may extend.
 import { Type } from '@sinclair/typebox';
-import { HOURS_PER_DAY, MAX_ACTIVITY_BUCKETS } from '../../core/limits/questions.ts';
+import { GRAPHQL_MAX_PATTERN_CHARS } from '../../core/limits/graphql.ts';
+import { HOURS_PER_DAY, MAX_ACTIVITY_BUCKETS, QUESTION_MAX_LOG_MESSAGE_CHARS } from '../../core/limits/questions.ts';
 import { request, spanAtMost, type CrossFieldRule } from '../../core/request-check.ts';
 import { FILTER_LISTS } from '../../core/vocabulary/primitives.ts';
 import { checkBuckets, GRANULARITIES, type Granularity } from '../analytics/question/granularity.ts';
@@ -39,17 +40,28 @@ const recordLists = {
   signatures: listOf('signatures', 'Transaction signatures'),
 };
 
+/** A text a filter matches within, of 1 to `max` characters (one refusal for either length). */
+const text = (max: number, description: string) => {
+  const words = `must be 1 to ${max} characters long`;
+  return Type.Optional(Type.String({ minLength: 1, maxLength: max, description, 'x-refusal': { minLength: words, maxLength: words } }));
+};
+const logMessage = text(QUESTION_MAX_LOG_MESSAGE_CHARS, 'Text a log message of the record contains');
+
 /** A connection of records or groups: its list filters (protocols each active) and its range. */
-const ConnectionRequest = options({ ...recordLists, range: blockTime }, 'An open question: its list filters and range');
+const ConnectionRequest = options({ ...recordLists, range: blockTime, logMessage }, 'An open question: its list filters, range and log text');
 
 /** failedTransactions: its protocols, instruction types and range. */
-const FailuresRequest = options({ protocols, instructionTypes, range: blockTime }, 'Failed transactions grouped: their protocols, instruction types and range');
+const FailuresRequest = options(
+  { protocols, instructionTypes, range: blockTime, errorPattern: text(GRAPHQL_MAX_PATTERN_CHARS, 'Text the error message contains') },
+  'Failed transactions grouped: their protocols, instruction types, range and error text',
+);
 
 /** timeSeries: a closed range, in buckets of `granularity`. */
 const SeriesRequest = options(
   {
     ...recordLists,
     range: ClosedBlockTime,
+    logMessage,
     granularity: Type.Optional(stringEnum(GRANULARITIES, 'hour, day, week or month (default hour)', 'Granularity')),
   },
   'A time series: its list filters, closed range and bucket size',
@@ -57,6 +69,9 @@ const SeriesRequest = options(
 
 /** The list filters of an open question's request, as the checked request holds them. */
 export type ListFilters = Partial<Record<keyof typeof recordLists, string[]>>;
+
+/** The text filters of an open question's request. */
+export type TextFilters = { logMessage?: string; errorPattern?: string };
 
 export const OPEN_QUESTIONS = {
   transactions: request(ConnectionRequest, 'list'),

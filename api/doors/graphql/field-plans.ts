@@ -9,7 +9,7 @@ import { FAILURE_METRICS, type Group, type Metric } from '../../analytics/preset
 import { bucketCount, type Granularity } from '../../analytics/question/granularity.ts';
 import { isTimeDimension } from '../../analytics/question/model.ts';
 import type { TimeRange } from '../../analytics/types.ts';
-import { errorPatternOf, graphqlName, groupFilters, keysOf, metricsOf, scopeInput, takesOnly, type Args, type FiltersArg } from './question-args.ts';
+import { graphqlName, groupFilters, keysOf, metricsOf, scopeInput, takesOnly, type Args, type FiltersArg } from './question-args.ts';
 import { pageOf, type PaginationArg } from './pagination-args.ts';
 import { wantsOf } from '../../analytics/paging/connection.ts';
 import { connectionOf, type ConnectionSelection } from './connection-plans.ts';
@@ -135,7 +135,6 @@ async function failedTransactionsPlan(a: Analytics, args: Args, selection: Conne
   const other = metrics.filter((m) => !FAILURE_METRICS.has(m));
   if (other.length > 0)
     throw invalidParams(`metrics: failedTransactions offers COUNT, SUM_FEE and AVG_FEE (not ${other.map(metricValue).join(', ')})`, 'metrics');
-  const pattern = errorPatternOf(f);
   const page = pageOf(args.pagination as PaginationArg | null | undefined);
   const asks = {
     keys,
@@ -150,7 +149,7 @@ async function failedTransactionsPlan(a: Analytics, args: Args, selection: Conne
       request: OPEN_QUESTIONS.failedTransactions,
       respond: (a, c) =>
         a.prepareFailures(
-          { ...asks, filters: { ...groupFilters(f, c), ...(pattern !== undefined ? { errorPattern: pattern } : {}) } },
+          { ...asks, filters: { ...groupFilters(f, c), ...(c.errorPattern !== undefined ? { errorPattern: c.errorPattern } : {}) } },
           c.protocols,
           wantsOf(selection, page.direction),
           budget,

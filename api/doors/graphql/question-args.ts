@@ -3,8 +3,7 @@
 // are derived from the same declarations, so a value the schema takes is one this knows) and
 // turned into the analytics layer's requests. Nothing is read here.
 import { invalidParams } from '../../../core/errors.ts';
-import { GRAPHQL_MAX_PATTERN_CHARS } from '../../../core/limits/graphql.ts';
-import { QUESTION_MAX_LOG_MESSAGE_CHARS, QUESTION_RANGE_MAX, QUOTED_NUMBER_MAX_CHARS } from '../../../core/limits/questions.ts';
+import { QUESTION_RANGE_MAX, QUOTED_NUMBER_MAX_CHARS } from '../../../core/limits/questions.ts';
 import type { CheckedRequest, RequestInput } from '../../../core/request-check.ts';
 import type { ListFilters } from '../../catalog/open-questions.ts';
 import type { GroupFilters, GroupPageRequest, Metric } from '../../analytics/presets/group-pages.ts';
@@ -61,6 +60,8 @@ const FILTER_NAMES: Readonly<Record<string, string>> = {
   instructionTypes: 'filters.instructionTypes',
   programIds: 'filters.programIds',
   signatures: 'filters.signatures',
+  logMessage: 'filters.logMessage',
+  errorPattern: 'filters.errorPattern',
 };
 
 /** GraphQL's name of a request field's path (`protocols.2` is filters.protocols[2]). */
@@ -85,7 +86,8 @@ export function scopeInput(f: FiltersArg | null | undefined, more: Record<string
     throw invalidParams('filters.dateRange with both start and end (YYYY-MM-DD) is required', 'dateRange');
   }
   const lists = { protocols: f?.protocols, instructionTypes: f?.instructionTypes, programIds: f?.programIds, signatures: f?.signatures };
-  return { values: { ...lists, ...more }, ...(present(d) ? { days: { from: d.start, to: d.end, names: GRAPHQL_DAYS } } : {}) };
+  const texts = { logMessage: f?.logMessage, errorPattern: f?.errorPattern };
+  return { values: { ...lists, ...texts, ...more }, ...(present(d) ? { days: { from: d.start, to: d.end, names: GRAPHQL_DAYS } } : {}) };
 }
 
 /** What the one check gave an open question: its protocols (resolved, and as asked), its other list filters and its range. */
@@ -195,10 +197,8 @@ function recordFilters(f: FiltersArg | null | undefined): Pick<GroupFilters, 'su
   if (present(f?.success) && status !== undefined && status !== f.success) {
     throw invalidParams(`filters.success (${f.success}) contradicts filters.status (${f.status})`, 'success');
   }
+  // Its length is the one check's (open-questions.ts).
   const log = f?.logMessage;
-  if (present(log) && (log.length === 0 || log.length > QUESTION_MAX_LOG_MESSAGE_CHARS)) {
-    throw invalidParams(`filters.logMessage must be 1 to ${QUESTION_MAX_LOG_MESSAGE_CHARS} characters long`, 'logMessage');
-  }
   return {
     ...(success !== undefined ? { success } : {}),
     ...(Object.keys(ranges).length > 0 ? { ranges } : {}),
@@ -219,15 +219,6 @@ export function groupFilters(f: FiltersArg | null | undefined, scope: Scope): Gr
     ...(signatures ? { signatures } : {}),
     ...recordFilters(f),
   };
-}
-
-/** filters.errorPattern of failedTransactions. */
-export function errorPatternOf(f: FiltersArg | null | undefined): string | undefined {
-  const pattern = f?.errorPattern ?? undefined;
-  if (pattern !== undefined && (pattern.length === 0 || pattern.length > GRAPHQL_MAX_PATTERN_CHARS)) {
-    throw invalidParams(`filters.errorPattern must be 1 to ${GRAPHQL_MAX_PATTERN_CHARS} characters long`, 'errorPattern');
-  }
-  return pattern;
 }
 
 /** What transactions(filters, pagination, groupBy, metrics, sort) asks: records, or groups (no keys but metrics: one group of everything). */
