@@ -1,7 +1,9 @@
-// The arguments of open questions (GraphQL's filters, pagination, groupBy, metrics and sort),
-// checked once, here, against the catalog's vocabulary (question-vocabulary.ts: the enums
-// are derived from the same declarations, so a value the schema takes is one this knows) and
-// turned into the analytics layer's requests. Nothing is read here.
+// The arguments of open questions (GraphQL's filters, pagination, groupBy, metrics and sort)
+// turned into the analytics layer's requests. Their list filters, days and texts are mapped
+// onto their declared requests (api/catalog/open-questions.ts) for the one check; what is
+// still checked here are the arguments not declared yet: groupBy, metrics and sort against
+// the vocabulary (question-vocabulary.ts: the enums come from the same measures, so a value
+// the schema takes is one this knows), the record ranges, status and success. Nothing is read here.
 import { invalidParams } from '../../../core/errors.ts';
 import { QUESTION_RANGE_MAX, QUOTED_NUMBER_MAX_CHARS } from '../../../core/limits/questions.ts';
 import type { CheckedRequest, RequestInput } from '../../../core/request-check.ts';
