@@ -12,7 +12,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { AppError, Errors, invalidParams } from './errors.ts';
 import { MAX_BLOCK_TIME } from './limits/questions.ts';
 import { resolveProtocols, type ProtocolAsk } from './protocol-scope.ts';
-import { dayStart, NUMBER_FORMATS, ruleOfPattern, type DayWords } from './vocabulary/primitives.ts';
+import { dayStart, NUMBER_FORMATS, ruleOfLengths, ruleOfPattern, type DayWords } from './vocabulary/primitives.ts';
 
 /** A request's values by name; a dotted name reads inside objects (`options.blockTime`). */
 export type RequestValues = Readonly<Record<string, unknown>>;
@@ -362,6 +362,8 @@ function schemaRefusal(err: ErrorObject | undefined, nameOf: (path: string) => s
   // A primitive's rule in the vocabulary's words ("a Base58 signature of 64-88 characters"), whichever part of it broke.
   const schema = err.parentSchema as { pattern?: unknown; description?: string } | undefined;
   const rule = ruleOfPattern(schema?.pattern ?? p.pattern);
+  // A primitive stated by its lengths alone (an instruction type): its rule, for either length.
+  const lengths = ruleOfLengths(schema);
   const broken = `must be ${rule}${got}`;
   const words: Record<string, string> = {
     ...(rule === undefined ? {} : { pattern: broken, minLength: broken, maxLength: broken }),
@@ -376,6 +378,7 @@ function schemaRefusal(err: ErrorObject | undefined, nameOf: (path: string) => s
     pattern: `must be ${rule ?? schema?.description ?? `a string matching ${String(p.pattern)}`}${got}`,
     multipleOf: `must be a whole number${got}`,
     maxLength: `must be at most ${String(p.limit)} characters long`,
+    ...(lengths === undefined ? {} : { minLength: `must be ${lengths}${got}`, maxLength: `must be ${lengths}${got}` }),
   };
   return invalidParams(`${field} ${words[err.keyword] ?? `${err.message ?? 'is invalid'}${got}`}`, field);
 }

@@ -49,7 +49,7 @@ import { checkRequest, type CheckedRequest, type RequestDecl, type RequestInput 
 import type { TObject } from '@sinclair/typebox';
 import type { AnswerRow, Question, QuestionFilters } from './question/compile.ts';
 import { MEASURES, type Measures } from './question/model.ts';
-import { checkBuckets, type ActivityGranularity, type Granularity } from './question/granularity.ts';
+import type { ActivityGranularity, Granularity } from './question/granularity.ts';
 import type { CostQuestion, Prepared } from './prepared.ts';
 import { QuestionRunner, type Compiled } from './question-runner.ts';
 import { QuestionMemo, ResultCache } from './result-cache.ts';
@@ -215,10 +215,10 @@ export class Analytics {
     return toTop(await this.questions.ask(PRESETS.top(await this.filters({ kind: 'narrow', names: undefined }, range))), sortBy, limit);
   }
 
-  /** Hourly or daily buckets over a closed range; buckets without records are included as zeros. */
+  /** Hourly or daily buckets over a closed range; buckets without records are included as zeros.
+   *  Their count was checked by the request's declared rule (api/catalog/open-questions.ts bucketsAtMost). */
   async activity(protocolName: string | undefined, range: Required<TimeRange>, interval: Granularity): Promise<ActivityBucket[]> {
     if (range.lte < range.gte) return [];
-    checkBuckets(range, interval);
     const rows = await this.questions.ask(PRESETS.activity(await this.filters({ kind: 'one', name: protocolName }, range), interval));
     return toActivity(rows, range, interval);
   }
@@ -267,32 +267,43 @@ export class Analytics {
   }
 
   // ---- open questions (the caller picks dimensions and measures): groups, failures, series ----
+  // Each is the preset of a request the one check passed (api/catalog/open-questions.ts):
+  // `protocols` are those it resolved, `req.filters.protocols` those asked (a cursor is bound to them).
 
   /** A page of groups as a connection: its statement, and those of the extras asked (group-connection.ts); `budget` as for prepareListing. */
-  async prepareGroups(req: GroupPageRequest, wants: ConnectionWants = NO_EXTRAS, budget?: number): Promise<Prepared<ConnectionPage<Group>>> {
-    return this.groupConnection(req, wants, budget, groupsQuestion, toGroupPage);
+  async prepareGroups(
+    req: GroupPageRequest,
+    protocols: readonly string[],
+    wants: ConnectionWants = NO_EXTRAS,
+    budget?: number,
+  ): Promise<Prepared<ConnectionPage<Group>>> {
+    return this.groupConnection(req, protocols, wants, budget, groupsQuestion, toGroupPage);
   }
 
-  async prepareFailures(req: FailureRequest, wants: ConnectionWants = NO_EXTRAS, budget?: number): Promise<Prepared<ConnectionPage<Group>>> {
-    return this.groupConnection(req, wants, budget, failuresQuestion, toFailurePage);
+  async prepareFailures(
+    req: FailureRequest,
+    protocols: readonly string[],
+    wants: ConnectionWants = NO_EXTRAS,
+    budget?: number,
+  ): Promise<Prepared<ConnectionPage<Group>>> {
+    return this.groupConnection(req, protocols, wants, budget, failuresQuestion, toFailurePage);
   }
 
-  /** A connection of groups or of failures: the question and page of its kind, over the protocols its filter asks. */
+  /** A connection of groups or of failures: the question and page of its kind. */
   private async groupConnection<R extends GroupPageRequest | FailureRequest>(
     req: R,
+    protocols: readonly string[],
     wants: ConnectionWants,
     budget: number | undefined,
     question: (tokens: PageTokens, req: R, protocols: readonly string[]) => Question,
     page: (tokens: PageTokens, req: R, protocols: readonly string[], rows: readonly AnswerRow[]) => GroupPage,
   ): Promise<Prepared<ConnectionPage<Group>>> {
-    const protocols = await this.scope({ kind: 'list', names: req.filters.protocols });
     const reads = this.questions.groupReads(budget);
     return prepareGroupConnection(req, wants, question(this.tokens, req, protocols), (rows) => page(this.tokens, req, protocols, rows), reads);
   }
 
-  async prepareSeries(req: SeriesRequest): Promise<Prepared<Series[]>> {
-    checkBuckets(req.filters.range, req.granularity);
-    const protocols = await this.scope({ kind: 'list', names: req.filters.protocols });
+  /** A time series; its bucket count was checked by its request's declared rule. */
+  async prepareSeries(req: SeriesRequest, protocols: readonly string[]): Promise<Prepared<Series[]>> {
     return this.questions.prepared(seriesQuestion(req, protocols), (rows) => toSeries(req, rows));
   }
 
@@ -334,11 +345,10 @@ export class Analytics {
    */
   async prepareListing(
     req: ListRequest,
+    visible: readonly string[],
     wants: ConnectionWants = NO_EXTRAS,
     budget?: number,
-    protocols: 'narrow' | 'list' = 'list',
   ): Promise<Prepared<ConnectionPage<Transaction>>> {
-    const visible = await this.scope({ kind: protocols, names: req.filters.protocols });
     const shape: CostShape = { range: req.filters.blockTime ?? {}, protocolsGiven: req.filters.protocols !== undefined };
     const connection = await prepareRecordConnection(this.wh, this.tokens, req, visible, wants, (statements) => this.questions.fits(statements, shape, budget));
     return { kind: 'prepared', statements: connection.statements, shape, answer: () => connection.answer() };

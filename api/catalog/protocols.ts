@@ -2,7 +2,7 @@
 // activity over time, instruction types, fees, the protocol list and whole-store figures.
 // Each is declared once; its doors are derived (api/catalog/catalog.ts).
 import { Type } from '@sinclair/typebox';
-import { HOURS_PER_DAY, LIST_LIMITS, MAX_ACTIVITY_BUCKETS } from '../../core/limits/questions.ts';
+import { LIST_LIMITS, MAX_ACTIVITY_BUCKETS } from '../../core/limits/questions.ts';
 import { FILTER_LISTS } from '../../core/vocabulary/primitives.ts';
 import {
   ActivityBucket,
@@ -14,8 +14,9 @@ import {
   ProtocolStats,
   TopProtocol,
 } from '../../core/vocabulary/answers.ts';
-import { checkBuckets, GRANULARITIES, type Granularity } from '../analytics/question/granularity.ts';
-import { request, spanAtMost } from '../../core/request-check.ts';
+import { GRANULARITIES } from '../analytics/question/granularity.ts';
+import { request } from '../../core/request-check.ts';
+import { bucketsAtMost } from './open-questions.ts';
 import { declared } from './declared.ts';
 import type { TimeRange } from '../analytics/types.ts';
 import { operation, stringEnum, withDefault, type Operation } from './declare.ts';
@@ -150,13 +151,7 @@ export const protocolActivity: Operation = declared({
   summary: 'Transactions over time in hourly, daily, weekly (from Monday, UTC) or monthly buckets, empty buckets included as zeros',
   preset: 'activity',
   cost: { requests: 1, question: 'series' },
-  request: request(ActivityRequest, 'one', [
-    // Hourly buckets: 24 a day; daily: 1 (the last storable day has fewer hours, never more);
-    // weeks and months: 0, as the storable range never holds more of them than the maximum.
-    spanAtMost('range.gte', 'range.lte', { param: 'interval', hour: HOURS_PER_DAY, day: 1, week: 0, month: 0 }, MAX_ACTIVITY_BUCKETS, (v) =>
-      checkBuckets(v.range as Required<TimeRange>, (v.interval as Granularity | undefined) ?? 'hour'),
-    ),
-  ]),
+  request: request(ActivityRequest, 'one', [bucketsAtMost('interval')]),
   result: Type.Array(strict(ActivityBucket)),
   doors: { rpc: 'getProtocolActivity', rest: '/analytics/time-series', graphqlPeer: 'timeSeries' },
   rpcWords: optionsOf('protocolName, blockTime (required, both bounds), interval'),

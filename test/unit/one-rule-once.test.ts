@@ -26,8 +26,17 @@ describe('each request rule is written once', () => {
     expect(filesMatching(/\.activeNames\(\)/).filter((f) => DOOR_DIRS.test(f))).toEqual(['api/analytics/analytics.ts']);
   });
 
-  it('the bucket count: checkBuckets alone compares with MAX_ACTIVITY_BUCKETS', () => {
+  it('the bucket count: checkBuckets alone compares with MAX_ACTIVITY_BUCKETS, run by one declared rule', () => {
     expect(filesMatching(/>\s*MAX_ACTIVITY_BUCKETS/)).toEqual(['api/analytics/question/granularity.ts']);
+    // bucketsAtMost (getProtocolActivity's interval, timeSeries' granularity): the facade does not count again.
+    expect(filesMatching(/\bcheckBuckets\(/).filter((f) => f !== 'api/analytics/question/granularity.ts')).toEqual(['api/catalog/open-questions.ts']);
+  });
+
+  it("GraphQL's open questions hand their protocols and days to the one check", () => {
+    // transactions, timeSeries, failedTransactions, queryComplexity: declared in api/catalog/open-questions.ts.
+    expect(filesMatching(/\bdaySpan\(/).filter((f) => f.startsWith('api/doors/graphql/'))).toEqual([]);
+    // Their list filters' items are held to the vocabulary's primitives by the one check's schema: no hand copy of a primitive's rule.
+    expect(filesMatching(/\bbreaksRule\b|FILTER_LISTS\[/).filter((f) => f.startsWith('api/doors/'))).toEqual([]);
   });
 
   it('cross-field rules are values of core/request-check.ts, run and documented from one declaration', () => {

@@ -12,7 +12,7 @@ import type { Transaction } from '../../analytics/types.ts';
 import type { CheckedRequest, RequestInput } from '../../../core/request-check.ts';
 import type { Operation } from '../../catalog/declare.ts';
 import { scalarFields } from '../../catalog/declared.ts';
-import { GRAPHQL_DAYS, takesOnly, type Args, type FiltersArg } from './question-args.ts';
+import { GRAPHQL_DAYS, graphqlName, takesOnly, type Args, type FiltersArg } from './question-args.ts';
 import type { FieldPlan } from './field-plans.ts';
 
 const upper = (s: string): string => `${s[0]!.toUpperCase()}${s.slice(1)}`;
@@ -62,13 +62,6 @@ export function declaredSdl(catalog: readonly Operation[]): string {
     return `  ${JSON.stringify(description)}\n  ${op.graphql!.field}${args.length > 0 ? `(${args.join(', ')})` : ''}: ${result}!`;
   });
   return fields.length === 0 ? '' : `${types.join('\n\n')}\n\nextend type Query {\n${fields.join('\n')}\n}`;
-}
-
-/** GraphQL's name of a request field's path (`protocols.2` is filters.protocols[2]). */
-function graphqlName(path: string): string {
-  const [head = '', ...rest] = path.split('.');
-  const name = ({ protocol: 'filters.protocols', protocols: 'filters.protocols', range: 'filters.dateRange' } as Record<string, string>)[head] ?? head;
-  return rest.length === 0 ? name : `${name}${rest.map((r) => (/^\d+$/.test(r) ? `[${r}]` : `.${r}`)).join('')}`;
 }
 
 /** The SDL's own fields asked through a declared operation (by its catalog name): the field's

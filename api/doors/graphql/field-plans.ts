@@ -9,12 +9,13 @@ import { FAILURE_METRICS, type Group, type Metric } from '../../analytics/preset
 import { bucketCount, type Granularity } from '../../analytics/question/granularity.ts';
 import { isTimeDimension } from '../../analytics/question/model.ts';
 import type { TimeRange } from '../../analytics/types.ts';
-import { errorPatternOf, groupFilters, keysOf, metricsOf, rangeOf, takesOnly, transactionsAsk, type Args, type FiltersArg } from './question-args.ts';
+import { graphqlName, groupFilters, keysOf, metricsOf, scopeInput, takesOnly, type Args, type FiltersArg } from './question-args.ts';
 import { pageOf, type PaginationArg } from './pagination-args.ts';
 import { wantsOf } from '../../analytics/paging/connection.ts';
 import { connectionOf, type ConnectionSelection } from './connection-plans.ts';
 import { metricValue, questionVocabulary, type GroupKey, type QuestionVocabulary } from './question-vocabulary.ts';
-import { prepareTransactions } from './transactions-question.ts';
+import { checkTransactions, prepareTransactions } from './transactions-question.ts';
+import { OPEN_QUESTIONS } from '../../catalog/open-questions.ts';
 
 /**
  * What a running field reports to its request: the items it answers, against the document's
@@ -64,10 +65,12 @@ export const wordRecommendations = (cost: AnswerCost, vocab: QuestionVocabulary)
 
 /** The question and answer of transactions(filters, pagination, groupBy, metrics, sort): prepared by the catalog. */
 async function transactionsPlan(a: Analytics, args: Args, selection: ConnectionSelection | undefined, budget: number): Promise<FieldPlan> {
-  const { prepared, points } = await prepareTransactions(a, args, questionVocabulary(a.measures), selection, budget);
+  const vocab = questionVocabulary(a.measures);
+  const ask = await checkTransactions(a, args, vocab);
+  const prepared = await prepareTransactions(a, ask, vocab, selection, budget);
   return {
     question: prepared,
-    points,
+    points: ask.points,
     async run(meter) {
       const page = await prepared.answer();
       meter.count(page.edges.length);
@@ -79,7 +82,6 @@ async function transactionsPlan(a: Analytics, args: Args, selection: ConnectionS
 async function timeSeriesPlan(a: Analytics, args: Args): Promise<FieldPlan> {
   const f = args.filters as FiltersArg;
   takesOnly(f, 'timeSeries');
-  const range = rangeOf(f, true) as Required<TimeRange>;
   const vocab = questionVocabulary(a.measures);
   const keys = keysOf(args.groupBy, vocab);
   const timeKey = vocab.groupKeys.find((k) => keys.includes(k.dimension) && isTimeDimension(k.dimension));
@@ -87,10 +89,21 @@ async function timeSeriesPlan(a: Analytics, args: Args): Promise<FieldPlan> {
   const metrics = metricsOf(args.metrics, vocab);
   if (metrics.length === 0) throw invalidParams('metrics must name at least one metric', 'metrics');
   const granularity = GRANULARITY[args.bucketBy as string] ?? 'hour';
-  const request = { filters: { ...groupFilters(f, range), range }, keys, metrics, granularity };
+  // The protocols, the closed range and its bucket count: by the one check (open-questions.ts).
+  const asked = await a.prepare(
+    {
+      request: OPEN_QUESTIONS.timeSeries,
+      respond: async (a, c) => {
+        const range = c.range as Required<TimeRange>;
+        return { prepared: await a.prepareSeries({ filters: { ...groupFilters(f, c), range }, keys, metrics, granularity }, c.protocols), range };
+      },
+    },
+    scopeInput(f, { granularity }, true),
+    graphqlName,
+  );
+  const { prepared, range } = await asked.answer();
   // Known before reading: buckets x metrics x protocols (by PROTOCOL); instruction types only once read.
-  const protocolSeries = keys.includes('protocol') ? (request.filters.protocols?.length ?? (await a.protocols()).length) : 1;
-  const prepared = await a.prepareSeries(request);
+  const protocolSeries = keys.includes('protocol') ? (asked.checked.protocolsAsked ?? asked.checked.protocols).length : 1;
   return {
     question: prepared,
     points: bucketCount(range, granularity) * metrics.length * Math.max(1, protocolSeries),
@@ -114,7 +127,6 @@ async function timeSeriesPlan(a: Analytics, args: Args): Promise<FieldPlan> {
 async function failedTransactionsPlan(a: Analytics, args: Args, selection: ConnectionSelection | undefined, budget: number): Promise<FieldPlan> {
   const f = args.filters as FiltersArg | null | undefined;
   takesOnly(f, 'failedTransactions');
-  const range = rangeOf(f);
   const vocab = questionVocabulary(a.measures);
   const keys = args.groupBy !== null && args.groupBy !== undefined ? keysOf(args.groupBy, vocab) : (['protocol', 'instructionType'] as GroupKey[]);
   const unshown = keys.filter((k) => !FAILURE_KEYS.includes(k));
@@ -123,17 +135,30 @@ async function failedTransactionsPlan(a: Analytics, args: Args, selection: Conne
   const other = metrics.filter((m) => !FAILURE_METRICS.has(m));
   if (other.length > 0)
     throw invalidParams(`metrics: failedTransactions offers COUNT, SUM_FEE and AVG_FEE (not ${other.map(metricValue).join(', ')})`, 'metrics');
-  const pattern = errorPatternOf(f);
   const page = pageOf(args.pagination as PaginationArg | null | undefined);
-  const request = {
-    filters: { ...groupFilters(f, range), ...(pattern !== undefined ? { errorPattern: pattern } : {}) },
+  const asks = {
     keys,
     metrics: metrics.length > 0 ? metrics : (['count'] as Metric[]),
     limit: page.limit,
     direction: page.direction,
     ...(page.cursor ? { cursor: page.cursor } : {}),
   };
-  const prepared = await a.prepareFailures(request, wantsOf(selection, page.direction), budget);
+  // The protocols and range by the one check; the selection and budget beside the checked request.
+  const asked = await a.prepare(
+    {
+      request: OPEN_QUESTIONS.failedTransactions,
+      respond: (a, c) =>
+        a.prepareFailures(
+          { ...asks, filters: { ...groupFilters(f, c), ...(c.errorPattern !== undefined ? { errorPattern: c.errorPattern } : {}) } },
+          c.protocols,
+          wantsOf(selection, page.direction),
+          budget,
+        ),
+    },
+    scopeInput(f),
+    graphqlName,
+  );
+  const prepared = await asked.answer();
   return {
     question: prepared,
     points: page.limit,
@@ -158,13 +183,12 @@ async function queryComplexityPlan(a: Analytics, args: Args, budget: number): Pr
   // its arguments are checked now, a listing's protocols too (a listing reads its page
   // window to be prepared); groups are prepared when this field runs.
   const vocab = questionVocabulary(a.measures);
-  const asked = { filters: args.filters, groupBy: args.groupBy, metrics: args.metrics };
-  const ask = transactionsAsk(asked, vocab);
-  const listing = ask.kind === 'listing' ? (await prepareTransactions(a, asked, vocab)).prepared : undefined;
+  const ask = await checkTransactions(a, { filters: args.filters, groupBy: args.groupBy, metrics: args.metrics }, vocab);
+  const listing = ask.kind === 'listing' ? await prepareTransactions(a, ask, vocab) : undefined;
   return {
     question: { kind: 'fixed' },
     async run() {
-      const cost = await a.cost(listing ?? (await prepareTransactions(a, asked, vocab)).prepared);
+      const cost = await a.cost(listing ?? (await prepareTransactions(a, ask, vocab)));
       return { ...cost, withinBudget: cost.score <= budget, recommendations: wordRecommendations(cost, vocab) };
     },
   };

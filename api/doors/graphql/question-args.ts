@@ -1,15 +1,16 @@
-// The arguments of open questions (GraphQL's filters, pagination, groupBy, metrics and sort),
-// checked once, here, against the catalog's vocabulary (question-vocabulary.ts: the enums
-// are derived from the same declarations, so a value the schema takes is one this knows) and
-// turned into the analytics layer's requests. Nothing is read here.
+// The arguments of open questions (GraphQL's filters, pagination, groupBy, metrics and sort)
+// turned into the analytics layer's requests. Their list filters, days and texts are mapped
+// onto their declared requests (api/catalog/open-questions.ts) for the one check; what is
+// still checked here are the arguments not declared yet: groupBy, metrics and sort against
+// the vocabulary (question-vocabulary.ts: the enums come from the same measures, so a value
+// the schema takes is one this knows), the record ranges, status and success. Nothing is read here.
 import { invalidParams } from '../../../core/errors.ts';
-import { GRAPHQL_MAX_PATTERN_CHARS } from '../../../core/limits/graphql.ts';
-import { QUESTION_MAX_LOG_MESSAGE_CHARS, QUESTION_RANGE_MAX, QUOTED_FILTER_VALUE_MAX_CHARS, QUOTED_NUMBER_MAX_CHARS } from '../../../core/limits/questions.ts';
-import { daySpan } from '../../../core/request-check.ts';
-import { breaksRule, FILTER_LISTS } from '../../../core/vocabulary/primitives.ts';
+import { QUESTION_RANGE_MAX, QUOTED_NUMBER_MAX_CHARS } from '../../../core/limits/questions.ts';
+import type { CheckedRequest, RequestInput } from '../../../core/request-check.ts';
+import type { ListFilters } from '../../catalog/open-questions.ts';
 import type { GroupFilters, GroupPageRequest, Metric } from '../../analytics/presets/group-pages.ts';
 import type { Bounds, RangeFilter } from '../../analytics/question/model.ts';
-import type { ListRequest, TimeRange, TransactionFilters } from '../../analytics/types.ts';
+import type { ListRequest, TransactionFilters } from '../../analytics/types.ts';
 import { pageOf, type PaginationArg } from './pagination-args.ts';
 import { KEY_SORTS, RECORD_SORTS, type GroupKey, type QuestionVocabulary } from './question-vocabulary.ts';
 
@@ -53,31 +54,46 @@ const RANGE_ARGS: Readonly<Record<'slotRange' | 'feeRange' | 'computeRange' | 'a
 
 export const present = <T>(v: T | null | undefined): v is T => v !== null && v !== undefined;
 
-type ListName = `filters.${keyof typeof FILTER_LISTS}`;
+/** GraphQL's names of the request fields it takes under `filters`. */
+const FILTER_NAMES: Readonly<Record<string, string>> = {
+  protocol: 'filters.protocols',
+  protocols: 'filters.protocols',
+  range: 'filters.dateRange',
+  instructionTypes: 'filters.instructionTypes',
+  programIds: 'filters.programIds',
+  signatures: 'filters.signatures',
+  logMessage: 'filters.logMessage',
+  errorPattern: 'filters.errorPattern',
+};
 
-/** A list filter: the vocabulary's primitive per item, with the caps every interface shares. */
-export function list(value: string[] | null | undefined, name: ListName): string[] | undefined {
-  if (!present(value)) return undefined;
-  const { item, max } = FILTER_LISTS[name.slice('filters.'.length) as keyof typeof FILTER_LISTS];
-  if (value.length > max) throw invalidParams(`${name} may hold at most ${max} entries (got ${value.length})`, name);
-  for (const [i, v] of value.entries()) {
-    const rule = breaksRule(v, item);
-    if (rule !== undefined) throw invalidParams(`${name}[${i}] must be ${rule} (got ${JSON.stringify(v.slice(0, QUOTED_FILTER_VALUE_MAX_CHARS))})`, name);
-  }
-  return value;
+/** GraphQL's name of a request field's path (`protocols.2` is filters.protocols[2]). */
+export function graphqlName(path: string): string {
+  const [head = '', ...rest] = path.split('.');
+  const name = FILTER_NAMES[head] ?? head;
+  return rest.length === 0 ? name : `${name}${rest.map((r) => (/^\d+$/.test(r) ? `[${r}]` : `.${r}`)).join('')}`;
 }
 
 /** GraphQL's names of a range's days; an order error names the dateRange. */
 export const GRAPHQL_DAYS = { from: 'filters.dateRange.start', to: 'filters.dateRange.end', field: 'dateRange' };
 
-/** filters.dateRange as a block-time range: [start 00:00:00, end 23:59:59] UTC (core/request-check.ts daySpan). */
-export function rangeOf(f: FiltersArg | null | undefined, required = false): TimeRange {
+/**
+ * The list filters and filters.dateRange as an open question's request (api/catalog/open-questions.ts):
+ * the one check holds each item to its primitive, resolves the protocols and converts the days
+ * (core/request-check.ts). A filter the field does not take was refused before (takesOnly).
+ * `required`: both days, in GraphQL's words (timeSeries' range is closed).
+ */
+export function scopeInput(f: FiltersArg | null | undefined, more: Record<string, unknown> = {}, required = false): RequestInput {
   const d = f?.dateRange;
   if (required && (!present(d) || !present(d.start) || !present(d.end))) {
     throw invalidParams('filters.dateRange with both start and end (YYYY-MM-DD) is required', 'dateRange');
   }
-  return present(d) ? daySpan(d.start, d.end, GRAPHQL_DAYS) : {};
+  const lists = { protocols: f?.protocols, instructionTypes: f?.instructionTypes, programIds: f?.programIds, signatures: f?.signatures };
+  const texts = { logMessage: f?.logMessage, errorPattern: f?.errorPattern };
+  return { values: { ...lists, ...texts, ...more }, ...(present(d) ? { days: { from: d.start, to: d.end, names: GRAPHQL_DAYS } } : {}) };
 }
+
+/** What the one check gave an open question: its protocols (resolved, and as asked), its other list filters and its range. */
+export type Scope = Pick<CheckedRequest, 'protocols' | 'protocolsAsked' | 'range'> & Omit<ListFilters, 'protocols'>;
 
 /** Every filter of the SDL's TransactionFilters but errorPattern: what records and groups of them are filtered by. */
 const RECORD_FILTERS = [
@@ -183,10 +199,8 @@ function recordFilters(f: FiltersArg | null | undefined): Pick<GroupFilters, 'su
   if (present(f?.success) && status !== undefined && status !== f.success) {
     throw invalidParams(`filters.success (${f.success}) contradicts filters.status (${f.status})`, 'success');
   }
+  // Its length is the one check's (open-questions.ts).
   const log = f?.logMessage;
-  if (present(log) && (log.length === 0 || log.length > QUESTION_MAX_LOG_MESSAGE_CHARS)) {
-    throw invalidParams(`filters.logMessage must be 1 to ${QUESTION_MAX_LOG_MESSAGE_CHARS} characters long`, 'logMessage');
-  }
   return {
     ...(success !== undefined ? { success } : {}),
     ...(Object.keys(ranges).length > 0 ? { ranges } : {}),
@@ -194,12 +208,11 @@ function recordFilters(f: FiltersArg | null | undefined): Pick<GroupFilters, 'su
   };
 }
 
-/** The filters of an aggregate: protocols, range, instruction types and the record-level ones. */
-export function groupFilters(f: FiltersArg | null | undefined, range: TimeRange): GroupFilters {
-  const protocols = list(f?.protocols, 'filters.protocols');
-  const instructionTypes = list(f?.instructionTypes, 'filters.instructionTypes');
-  const programIds = list(f?.programIds, 'filters.programIds');
-  const signatures = list(f?.signatures, 'filters.signatures');
+/** The filters of an aggregate: protocols (as asked) and range (checked), instruction types and the record-level ones. */
+export function groupFilters(f: FiltersArg | null | undefined, scope: Scope): GroupFilters {
+  const protocols = scope.protocolsAsked;
+  const range = scope.range;
+  const { instructionTypes, programIds, signatures } = scope;
   return {
     range,
     ...(protocols ? { protocols } : {}),
@@ -208,15 +221,6 @@ export function groupFilters(f: FiltersArg | null | undefined, range: TimeRange)
     ...(signatures ? { signatures } : {}),
     ...recordFilters(f),
   };
-}
-
-/** filters.errorPattern of failedTransactions. */
-export function errorPatternOf(f: FiltersArg | null | undefined): string | undefined {
-  const pattern = f?.errorPattern ?? undefined;
-  if (pattern !== undefined && (pattern.length === 0 || pattern.length > GRAPHQL_MAX_PATTERN_CHARS)) {
-    throw invalidParams(`filters.errorPattern must be 1 to ${GRAPHQL_MAX_PATTERN_CHARS} characters long`, 'errorPattern');
-  }
-  return pattern;
 }
 
 /** What transactions(filters, pagination, groupBy, metrics, sort) asks: records, or groups (no keys but metrics: one group of everything). */
@@ -240,36 +244,14 @@ function groupSort(
   return { key, direction };
 }
 
-/**
- * The string filters and the date range, checked against the vocabulary's primitives (their
- * patterns, real calendar days): done last, in one place, so a request goes down to the
- * primitives once and on to the analytics layer without coming back up here.
- */
-function checkedStrings(f: FiltersArg | null | undefined) {
-  // Sizes and order first (no primitive needed), then each value against its primitive.
-  const lists = (['protocols', 'instructionTypes', 'programIds', 'signatures'] as const).map((key) => {
-    const value = f?.[key];
-    const max = FILTER_LISTS[key].max;
-    if (present(value) && value.length > max) throw invalidParams(`filters.${key} may hold at most ${max} entries (got ${value.length})`, `filters.${key}`);
-    return [key, value ?? undefined] as const;
-  });
-  const range = rangeOf(f);
-  for (const [key, value] of lists) {
-    for (const [i, v] of (value ?? []).entries()) {
-      const rule = breaksRule(v, FILTER_LISTS[key].item);
-      if (rule !== undefined)
-        throw invalidParams(`filters.${key}[${i}] must be ${rule} (got ${JSON.stringify(v.slice(0, QUOTED_FILTER_VALUE_MAX_CHARS))})`, `filters.${key}`);
-    }
-  }
-  const named = Object.fromEntries(lists.filter(([, v]) => v !== undefined)) as Partial<Record<(typeof lists)[number][0], string[]>>;
-  return { range, ...named };
-}
-
 /** The sort fields a listing takes besides DATE, for its refusal. */
 const RECORD_SORT_NAMES = [...Object.keys(RECORD_SORTS), ...Object.keys(KEY_SORTS).filter((k) => KEY_SORTS[k]!.record !== undefined)].join(', ');
 
-/** The arguments of transactions(...) checked and turned into its request; nothing is read. */
-export function transactionsAsk(args: Args, vocab: QuestionVocabulary): TransactionsAsk {
+/**
+ * The arguments of transactions(...) but protocols and days, checked now; its request once the
+ * one check gave those (`scope`). Nothing is read.
+ */
+export function transactionsAsk(args: Args, vocab: QuestionVocabulary): (scope: Scope) => TransactionsAsk {
   const f = args.filters as FiltersArg | null | undefined;
   takesOnly(f, 'transactions');
   const page = pageOf(args.pagination as PaginationArg | null | undefined);
@@ -289,16 +271,25 @@ export function transactionsAsk(args: Args, vocab: QuestionVocabulary): Transact
   if (listing && records.logMessage !== undefined && present(f?.signatures)) {
     throw invalidParams('filters.logMessage cannot be combined with filters.signatures (signature reads do not hold log messages)', 'logMessage');
   }
-  const s = checkedStrings(f);
+  return (scope) => scopedAsk(records, scope, { keys, metrics, groupOrder, page, sort, recordSort });
+}
+
+/** The request of transactions(...): its record filters (`s`) with the list filters and range the one check gave. */
+function scopedAsk(
+  s: ReturnType<typeof recordFilters>,
+  scope: Scope,
+  o: {
+    keys: GroupKey[];
+    metrics: Metric[];
+    groupOrder: GroupPageRequest['sort'] | undefined;
+    page: ReturnType<typeof pageOf>;
+    sort: SortArg | null | undefined;
+    recordSort: ListRequest['sortBy'];
+  },
+): TransactionsAsk {
+  const { keys, metrics, groupOrder, page, sort, recordSort } = o;
   const cursor = page.cursor ? { cursor: page.cursor } : {};
-  const filters: GroupFilters = {
-    range: s.range,
-    ...(s.protocols ? { protocols: s.protocols } : {}),
-    ...(s.instructionTypes ? { instructionTypes: s.instructionTypes } : {}),
-    ...(s.programIds ? { programIds: s.programIds } : {}),
-    ...(s.signatures ? { signatures: s.signatures } : {}),
-    ...records,
-  };
+  const filters: GroupFilters = { ...groupFilters(undefined, scope), ...s };
   if (groupOrder !== undefined) {
     return {
       kind: 'groups',
