@@ -42,12 +42,19 @@ const ONE_SELECT =
   `One read-only SELECT (WITH, JOIN, GROUP BY … allowed) over ${PUBLISHED_TABLES.join(', ')}; ` +
   `at most ${SQL_MAX_LENGTH} characters; LIMIT at most ${SQL_MAX_LIMIT}, LIMIT ${SQL_DEFAULT_LIMIT} appended when absent`;
 const BODY_WORDS = 'must be a JSON object {"query": "...", "format": "json" | "csv"}';
-/** The body's own words: what it must be, and a query left out. */
-const bodyRefusal = (more: Record<string, string> = {}) => ({ 'x-refusal': { type: BODY_WORDS, required: 'must be a non-empty string', ...more } });
+/** The body's own words: what it must be, a query left out, a field it does not have. Closed:
+ *  a field no SQL body has is refused, never ignored (each of the door's bodies alike). */
+const closedBody = (fields: string) => ({
+  additionalProperties: false,
+  'x-refusal': { type: BODY_WORDS, required: 'must be a non-empty string', additionalProperties: `has no field "{name}"; fields: ${fields}` },
+});
 
 /** POST /v1/query and /api/v1/query: JSON rows, or CSV when format says so. */
 export const SQL_QUERY = request(
-  Type.Object({ query: sqlQuery(ONE_SELECT, SQL_EXAMPLES), format: formatOf(['json', 'csv'], 'json', JSON_OR_CSV, 'json or csv (any case)') }, bodyRefusal()),
+  Type.Object(
+    { query: sqlQuery(ONE_SELECT, SQL_EXAMPLES), format: formatOf(['json', 'csv'], 'json', JSON_OR_CSV, 'json or csv (any case)') },
+    closedBody('query, format'),
+  ),
   'narrow',
   [ranBy(SQL_LANGUAGE_RULE)],
 );
@@ -59,7 +66,7 @@ export const SQL_CSV_QUERY = request(
       query: sqlQuery(ONE_SELECT, SQL_EXAMPLES),
       format: formatOf(['csv'], 'csv', 'must be "csv" (or left out) on this route', 'csv (any case), or left out'),
     },
-    bodyRefusal(),
+    closedBody('query, format'),
   ),
   'narrow',
   [ranBy(SQL_LANGUAGE_RULE)],
@@ -72,7 +79,7 @@ export const SQL_EXECUTION = request(
       query: sqlQuery('One read-only SELECT, as for POST /v1/query; no LIMIT is added', SQL_EXAMPLES),
       format: formatOf(['json', 'csv'], 'json', JSON_OR_CSV, 'json or csv (any case): the format of the result pages'),
     },
-    { additionalProperties: false, ...bodyRefusal({ additionalProperties: 'has no field "{name}"; fields: query, format' }) },
+    closedBody('query, format'),
   ),
   'narrow',
   [ranBy(SQL_LANGUAGE_RULE)],
