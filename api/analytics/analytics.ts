@@ -349,7 +349,7 @@ export class Analytics {
     wants: ConnectionWants = NO_EXTRAS,
     budget?: number,
   ): Promise<Prepared<ConnectionPage<Transaction>>> {
-    const shape: CostShape = { range: req.filters.blockTime ?? {}, protocolsGiven: req.filters.protocols !== undefined };
+    const shape: CostShape = { range: req.filters.range ?? {}, protocolsGiven: req.filters.protocols !== undefined };
     const connection = await prepareRecordConnection(this.wh, this.tokens, req, visible, wants, (statements) => this.questions.fits(statements, shape, budget));
     return { kind: 'prepared', statements: connection.statements, shape, answer: () => connection.answer() };
   }

@@ -127,7 +127,7 @@ function filtersOf(c: CheckedRequest<typeof TransactionsRequest> | CheckedReques
   const given = <K extends string, V>(k: K, v: V | undefined) => (v === undefined ? {} : ({ [k]: v } as Record<K, V>));
   const range = c.range.gte !== undefined || c.range.lte !== undefined ? c.range : undefined;
   return {
-    ...given('blockTime', range),
+    ...given('range', range),
     ...given('status', c.status),
     ...given('protocols', c.protocolsAsked === undefined ? undefined : [...c.protocolsAsked]),
     ...given('programIds', c.programIds),

@@ -87,7 +87,7 @@ describe('GET /api/v1/transactions', () => {
   it('equals the JSON-RPC getTransactions answer (same analytics call)', async () => {
     const rest = await get<Envelope<Transaction[]>>(`/api/v1/transactions?protocol_name=pump_fun&date_from=${DAY2}&limit=50`);
     const rpc = await t.services.operatorAnalytics.transactions({
-      filters: { protocols: ['pump_fun'], blockTime: { gte: DAY2_START } },
+      filters: { protocols: ['pump_fun'], range: { gte: DAY2_START } },
       sortOrder: 'desc',
       limit: 50,
     });

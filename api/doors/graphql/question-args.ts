@@ -188,21 +188,22 @@ function bounds(r: RangeArg, name: string, max: bigint): Bounds {
 }
 
 /** The record-level filters but the lists (ranges, success or status, log messages): the base table answers them. */
-function recordFilters(f: FiltersArg | null | undefined): Pick<GroupFilters, 'success' | 'ranges' | 'logMessage'> {
+function recordFilters(f: FiltersArg | null | undefined): Pick<GroupFilters, 'status' | 'ranges' | 'logMessage'> {
   const ranges: Partial<Record<RangeFilter, Bounds>> = {};
   for (const [arg, name] of Object.entries(RANGE_ARGS) as [keyof typeof RANGE_ARGS, RangeFilter][]) {
     const r = f?.[arg];
     if (present(r)) ranges[name] = bounds(r, arg, QUESTION_RANGE_MAX[name]);
   }
-  const status = f?.status === 'SUCCEEDED' ? true : f?.status === 'FAILED' ? false : undefined;
-  const success = present(f?.success) ? f.success : status;
-  if (present(f?.success) && status !== undefined && status !== f.success) {
-    throw invalidParams(`filters.success (${f.success}) contradicts filters.status (${f.status})`, 'success');
+  // Both wire names of the one status filter (ALL: no filter).
+  const asked = f?.status === 'SUCCEEDED' ? 'succeeded' : f?.status === 'FAILED' ? 'failed' : undefined;
+  const status = present(f?.success) ? (f.success ? 'succeeded' : 'failed') : asked;
+  if (asked !== undefined && status !== asked) {
+    throw invalidParams(`filters.success (${f?.success}) contradicts filters.status (${f?.status})`, 'success');
   }
   // Its length is the one check's (open-questions.ts).
   const log = f?.logMessage;
   return {
-    ...(success !== undefined ? { success } : {}),
+    ...(status !== undefined ? { status } : {}),
     ...(Object.keys(ranges).length > 0 ? { ranges } : {}),
     ...(present(log) ? { logMessage: log } : {}),
   };
@@ -298,14 +299,14 @@ function scopedAsk(
     };
   }
   // A listing's filters: the records' own, with the record-level ones.
-  const { range, protocols, instructionTypes, programIds, signatures, success, ranges, logMessage } = filters;
+  const { range, protocols, instructionTypes, programIds, signatures, status, ranges, logMessage } = filters;
   const listed: TransactionFilters = {
     ...(protocols ? { protocols: [...protocols] } : {}),
-    ...(range.gte !== undefined || range.lte !== undefined ? { blockTime: range } : {}),
+    ...(range.gte !== undefined || range.lte !== undefined ? { range } : {}),
     ...(instructionTypes ? { instructionTypes: [...instructionTypes] } : {}),
     ...(programIds ? { programIds: [...programIds] } : {}),
     ...(signatures ? { signatures: [...signatures] } : {}),
-    ...(success !== undefined ? { status: success ? ('succeeded' as const) : ('failed' as const) } : {}),
+    ...(status !== undefined ? { status } : {}),
     ...(ranges ? { ranges } : {}),
     ...(logMessage !== undefined ? { logMessage } : {}),
   };
