@@ -8,7 +8,8 @@
 import { Type } from '@sinclair/typebox';
 import { GRAPHQL_MAX_PATTERN_CHARS } from '../../core/limits/graphql.ts';
 import { HOURS_PER_DAY, MAX_ACTIVITY_BUCKETS, QUESTION_MAX_LOG_MESSAGE_CHARS } from '../../core/limits/questions.ts';
-import { request, spanAtMost, type CrossFieldRule } from '../../core/request-check.ts';
+import { request } from '../../core/request-check.ts';
+import { spanAtMost, type CrossFieldRule } from '../../core/request-rules.ts';
 import { FILTER_LISTS } from '../../core/vocabulary/primitives.ts';
 import { checkBuckets, GRANULARITIES, type Granularity } from '../analytics/question/granularity.ts';
 import type { TimeRange } from '../analytics/types.ts';

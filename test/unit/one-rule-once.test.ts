@@ -39,9 +39,9 @@ describe('each request rule is written once', () => {
     expect(filesMatching(/\bbreaksRule\b|FILTER_LISTS\[/).filter((f) => f.startsWith('api/doors/'))).toEqual([]);
   });
 
-  it('cross-field rules are values of core/request-check.ts, run and documented from one declaration', () => {
+  it('cross-field rules are values of core/request-rules.ts, run and documented from one declaration', () => {
     // No rule written as a JSON literal for the documents beside a check coded by hand.
-    expect(filesMatching(/rule: '(ordered|sumAtMost|spanAtMost)'/)).toEqual(['core/request-check.ts']);
+    expect(filesMatching(/rule: '(ordered|sumAtMost|spanAtMost)'/)).toEqual(['core/request-rules.ts']);
     expect(filesMatching(/'x-cross-field-rules'/).filter((f) => /^api\/(catalog|doors\/(rest|rpc))\//.test(f))).toEqual([]);
   });
 
@@ -53,8 +53,8 @@ describe('each request rule is written once', () => {
       'api/analytics/analytics.ts',
       'core/request-check.ts',
     ]);
-    // A body's rules are values of request-check, run by the one check and shown in the documents.
-    expect(filesMatching(/rule: '(sumEquals|subsetOf|onlyWith|notValue)'/)).toEqual(['core/request-check.ts']);
+    // A body's rules are values of request-rules, run by the one check and shown in the documents.
+    expect(filesMatching(/rule: '(sumEquals|subsetOf|onlyWith|notValue)'/)).toEqual(['core/request-rules.ts']);
     // Each body's shape is declared once: the export body, the SQL body's format, the subscription's list.
     expect(filesMatching(/has no field "\{name\}"; fields: format, filters/)).toEqual(['api/services/exports/export-request.ts']);
     // (MCP's run_sql still reads its own arguments: api/doors/mcp is not yet on the declared SQL request.)

@@ -3,7 +3,7 @@
 // type provider) and the OpenAPI document. Field names of the data equal the JSON-RPC
 // results: the same analytics layer answers both, with the vocabulary's answer shapes.
 import { Type, type TSchema } from '@sinclair/typebox';
-import { ordered } from '../../../core/request-check.ts';
+import { ordered } from '../../../core/request-rules.ts';
 import { Int64, INT64 } from '../../../core/vocabulary/primitives.ts';
 
 const int64 = Int64();
