@@ -3,7 +3,7 @@
 // door that takes days goes through), then its schema, its cross-field rules
 // (request-rules.ts) and its protocol scope. Door-neutral: errors name parameters as the
 // caller gives them (a door passes its own names, or placeholders it words later).
-import { QUOTED_PARAM_VALUE_MAX_CHARS } from './limits/questions.ts';
+import { QUOTED_NUMBER_MAX_CHARS, QUOTED_PARAM_VALUE_MAX_CHARS } from './limits/questions.ts';
 import { LAST_SECOND_OF_DAY } from './vocabulary/calendar.ts';
 import type { Static, TObject } from '@sinclair/typebox';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
@@ -11,7 +11,7 @@ import { AppError, Errors, invalidParams } from './errors.ts';
 import { MAX_BLOCK_TIME } from './limits/questions.ts';
 import { resolveProtocols, type ProtocolAsk } from './protocol-scope.ts';
 import { checkRules, given, ordered, valueAt, type CrossFieldRule, type RequestValues } from './request-rules.ts';
-import { dayStart, NUMBER_FORMATS, ruleOfLengths, ruleOfPattern, type DayWords } from './vocabulary/primitives.ts';
+import { dayStart, DECIMAL_FORMATS, NUMBER_FORMATS, ruleOfLengths, ruleOfPattern, type DayWords } from './vocabulary/primitives.ts';
 
 /** An object with the schema's top-level defaults filled in where a value is absent (a default is stated once, in its schema). */
 export function fillDefaults(schema: TObject, value: object | null | undefined): Record<string, unknown> {
@@ -86,7 +86,7 @@ export interface RequestPlaces {
 
 export function request<S extends TObject>(schema: S, scope: ScopeKind, rules: readonly CrossFieldRule[] = [], places?: RequestPlaces): RequestDecl<S> {
   const ajv = new Ajv({ allErrors: false, strict: false, useDefaults: true, verbose: true });
-  for (const [name, format] of Object.entries(NUMBER_FORMATS)) ajv.addFormat(name, format);
+  for (const [name, format] of Object.entries({ ...NUMBER_FORMATS, ...DECIMAL_FORMATS })) ajv.addFormat(name, format);
   return { schema, scope, rules, ...(places === undefined ? {} : { places }), validate: ajv.compile(schema) };
 }
 
@@ -181,7 +181,7 @@ function schemaRefusal(err: ErrorObject | undefined, nameOf: (path: string) => s
   if (err === undefined) return invalidParams('the request is invalid', 'request');
   const p = err.params as Record<string, unknown>;
   const steps = err.instancePath.split('/').slice(1);
-  const own = declaredRefusal(err);
+  const own = declaredRefusal(err, nameOf);
   if (own !== undefined) {
     const field = pathName(err.keyword === 'required' ? [...steps, String(p.missingProperty)] : steps, nameOf);
     return invalidParams(`${field} ${own}`, field);
@@ -224,12 +224,15 @@ function schemaRefusal(err: ErrorObject | undefined, nameOf: (path: string) => s
 /**
  * A field's own words for a refusal, declared beside its schema as `x-refusal`: one text for
  * every keyword, or a text per keyword (`{enum: '{value} is not an exportable column'}`); the
- * field's name leads it. `{value}` is the value refused, `{name}` a property that is not one.
+ * field's name leads it. `{value}` is the value refused (`{number}` unquoted), `{name}` a property that is not one,
+ * any other `{path}` a field of the request as the door names it (`{page.after}`).
  */
-function declaredRefusal(err: ErrorObject): string | undefined {
+function declaredRefusal(err: ErrorObject, nameOf: (path: string) => string): string | undefined {
   const declared = (err.parentSchema as { 'x-refusal'?: string | Record<string, string> } | undefined)?.['x-refusal'];
   const text = typeof declared === 'string' ? declared : declared?.[err.keyword];
   if (text === undefined) return undefined;
   const name = String((err.params as { additionalProperty?: unknown }).additionalProperty ?? '').slice(0, QUOTED_PARAM_VALUE_MAX_CHARS);
-  return text.replace('{value}', quoted(err.data) ?? '').replace('{name}', name);
+  // `{number}`: a number written as text (a BigInt bound), shown as the number it is, cut short.
+  const own: Record<string, string> = { value: quoted(err.data) ?? '', number: String(err.data).slice(0, QUOTED_NUMBER_MAX_CHARS), name };
+  return text.replace(/\{([\w.]+)\}/g, (_m, key: string) => own[key] ?? nameOf(key));
 }

@@ -195,18 +195,57 @@ export function distinctItems(field: string, same?: { of: (item: string) => stri
   };
 }
 
-/** A refusal's words with each `{path}` as the door names that field. */
-const worded = (words: string, nameOf: NameOf): string => words.replace(/\{([\w.]+)\}/g, (_m, path: string) => nameOf(path));
+/** A refusal's words with each `{path}` as the door names that field, and `{value}` as the value refused. */
+const worded = (words: string, nameOf: NameOf, value?: unknown): string =>
+  words.replace(/\{([\w.]+)\}/g, (_m, path: string) => (path === 'value' ? String(value) : nameOf(path)));
+
+/** A rule's case, when it holds in one only: any of the fields given, or none of them (an empty list is not given). */
+export type When = { anyGiven: readonly string[] } | { noneGiven: readonly string[] };
+
+const asked = (v: unknown): boolean => given(v) && !(Array.isArray(v) && v.length === 0);
+const holds = (when: When | undefined, values: RequestValues): boolean =>
+  when === undefined || ('anyGiven' in when ? when.anyGiven.some((f) => asked(valueAt(values, f))) : !when.noneGiven.some((f) => asked(valueAt(values, f))));
 
 /**
- * `a` and `b` are not both given (Relay's `first` with `last`). `words` say why, naming
- * fields as `{path}` (the door's names); the refusal names `b`.
+ * `a` and `b` are not both given (Relay's `first` with `last`), in every case or `when` it
+ * holds. `words` say why, naming fields as `{path}` (the door's names); the refusal names `b`.
  */
-export function notTogether(a: string, b: string, words: string): CrossFieldRule {
+export function notTogether(a: string, b: string, words: string, when?: When): CrossFieldRule {
   return {
-    doc: { rule: 'notTogether', params: [a, b] },
+    doc: { rule: 'notTogether', params: [a, b], ...(when === undefined ? {} : { when }) },
     check(values, nameOf = asIs) {
-      if (given(valueAt(values, a)) && given(valueAt(values, b))) throw invalidParams(worded(words, nameOf), nameOf(b));
+      if (holds(when, values) && given(valueAt(values, a)) && given(valueAt(values, b))) throw invalidParams(worded(words, nameOf), nameOf(b));
+    },
+  };
+}
+
+/**
+ * `field`, when given, is among `among` `when` the case holds (a listing's sorts without
+ * groups). `words` say why, naming fields as `{path}` and the value as `{value}`.
+ */
+export function amongWhen(field: string, among: readonly string[], when: When, words: string): CrossFieldRule {
+  return {
+    doc: { rule: 'amongWhen', field, among: [...among], when },
+    check(values, nameOf = asIs) {
+      const v = valueAt(values, field);
+      if (!given(v) || !holds(when, values) || among.includes(v as string)) return;
+      throw invalidParams(worded(words, nameOf, v), nameOf(field));
+    },
+  };
+}
+
+/**
+ * A value of `field` that `needs` lists is given `when` the case holds only with one of its
+ * items in the list at `list` (a sort by a key needs that key grouped by). `words` as amongWhen's.
+ */
+export function needsOneOf(field: string, list: string, needs: Readonly<Record<string, readonly string[]>>, when: When, words: string): CrossFieldRule {
+  return {
+    doc: { rule: 'needsOneOf', field, list, needs, when },
+    check(values, nameOf = asIs) {
+      const v = valueAt(values, field);
+      if (typeof v !== 'string' || !Object.hasOwn(needs, v) || !holds(when, values)) return;
+      const items = (valueAt(values, list) as readonly string[] | undefined) ?? [];
+      if (!needs[v]!.some((n) => items.includes(n))) throw invalidParams(worded(words, nameOf, v), nameOf(field));
     },
   };
 }
