@@ -62,6 +62,17 @@ describe('each request rule is written once', () => {
     expect(filesMatching(/the list is empty; name at least one protocol/)).toEqual(['api/doors/graphql/subscriptions/schema.ts']);
   });
 
+  it("GraphQL's open questions: groupBy, metrics, sort, pagination, record ranges, status and success are their declared requests'", () => {
+    // Relay's page rules are declared once (exportJobs runs them too); no door words them.
+    expect(filesMatching(/cannot be used together/)).toEqual(['api/catalog/open-questions.ts']);
+    // A repeated item, bounds out of order, success against status: rules of core, nowhere else.
+    expect(filesMatching(/is listed twice/)).toEqual(['core/request-check.ts', 'core/request-rules.ts']);
+    expect(filesMatching(/is above its max|\bcontradicts\b/)).toEqual(['core/request-rules.ts']);
+    // The door's argument module maps names; pagination-args.ts is gone.
+    expect(filesMatching(/function (directionOf|pageOf|keysOf|metricsOf)\b.*\bthrow\b/s).filter((f) => f.startsWith('api/doors/graphql/'))).toEqual([]);
+    expect(serviceFiles().filter((f) => f.endsWith('pagination-args.ts'))).toEqual([]);
+  });
+
   it('GraphQL fields declare the filters they take; no hand-kept list of refused ones', () => {
     expect(filesMatching(/\brefuse\(\s*\w+\s*,\s*\[/)).toEqual([]);
   });
