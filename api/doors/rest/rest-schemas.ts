@@ -66,7 +66,7 @@ const Success = Type.Literal(true, { title: 'Success', description: 'Always true
 /** The success envelope around a data schema. */
 export const envelope = <T extends TSchema>(data: T, description: string) => Type.Object({ success: Success, data, meta: Meta }, { description });
 
-/** date_from is not after date_to: a rule between parameters (core/request-check.ts), run
+/** date_from is not after date_to: a rule between parameters (core/request-rules.ts), run
  *  before the handler and shown as `x-cross-field-rules` (docs/rest-and-sql.md, "Rules a
  *  schema cannot state"); a request that breaks one is 400, naming it. */
 export const DAYS_IN_ORDER = ordered('date_from', 'date_to');
