@@ -90,6 +90,11 @@ describe('the declared rules refuse through GraphQL, in the words the door gave'
       /^sort\.field SLOT sorts records; sort groups by a metric/,
     ],
     [
+      'a series asked for no metric (an explicit null)',
+      '{ timeSeries(filters: { dateRange: { start: "2024-12-30", end: "2024-12-30" } }, metrics: null) { value } }',
+      /^metrics must name at least one metric$/,
+    ],
+    [
       'a key sort not grouped by',
       `{ transactions(metrics: [COUNT], sort: { field: DATE }) { ${PAGE} } }`,
       /^sort\.field DATE sorts groups by a key they are grouped by; add it to groupBy$/,
@@ -97,12 +102,12 @@ describe('the declared rules refuse through GraphQL, in the words the door gave'
   ];
   it.each(cases)('%s', async (_name, query, message) => refused(await gql(query, undefined, STRICT), message));
 
-  it('answers what the rules allow: a key sort grouped by, groups by a metric, log text with signatures in groups, status and success agreeing', async () => {
+  it('answers what the rules allow: a key sort grouped by, groups by a metric, log text with signatures in groups, status and success agreeing, explicit nulls', async () => {
     const d = await dataOf(
       gql(`{ a: transactions(groupBy: [DATE], metrics: [COUNT], sort: { field: DATE, direction: ASC }) { nodes { date count } }
         b: transactions(filters: { success: false, status: FAILED, feeRange: { min: 0, max: "18446744073709551615" } }, groupBy: [PROTOCOL], sort: { field: COUNT }) { nodes { protocol count } }
         c: transactions(filters: { logMessage: "swap", signatures: ["${'1'.repeat(64)}"] }, metrics: [COUNT]) { nodes { count } }
-        d: transactions(pagination: { last: 2 }) { nodes { signature } } }`),
+        d: transactions(pagination: { last: 2, before: null }, sort: { field: null }) { nodes { signature } } }`),
     );
     const dates = d.a.nodes.map((n: { date: string }) => n.date);
     expect(dates).toEqual([...dates].sort());

@@ -94,7 +94,8 @@ async function timeSeriesPlan(a: Analytics, q: OpenQuestionDoor, args: Args): Pr
         return { prepared: await a.prepareSeries({ filters: { ...groupFilters(c), range }, keys, metrics, granularity }, c.protocols), range, keys, metrics };
       },
     },
-    questionInput('timeSeries', args, { groupBy: args.groupBy, metrics: args.metrics, granularity }, true),
+    // No metrics (an explicit null) is an empty list: the request names at least one.
+    questionInput('timeSeries', args, { groupBy: args.groupBy, metrics: args.metrics ?? [], granularity }, true),
     questionName,
   );
   const { prepared, range, keys, metrics } = await asked.answer();

@@ -111,7 +111,6 @@ export const FIELD_FILTERS = {
   timeSeries: RECORD_FILTERS,
   failedTransactions: ['protocols', 'dateRange', 'instructionTypes', 'errorPattern'],
   transactions: RECORD_FILTERS,
-  queryComplexity: RECORD_FILTERS,
 } as const satisfies Record<string, readonly (keyof FiltersArg)[]>;
 
 /** Refuse any filter given that `field` does not take (FIELD_FILTERS, or a declared field's own). */
@@ -138,7 +137,8 @@ const rangesOf = (f: FiltersArg | null | undefined): Record<string, unknown> =>
 /**
  * An open question's arguments as its declared request's input: `filters` (the lists, texts,
  * record ranges, status and success; the days for the one conversion), `pagination` as `page`,
- * and `more` (groupBy, metrics, sort, granularity) by the request's names. A filter the field
+ * and `more` (groupBy, metrics, sort, granularity) by the request's names (an input object's
+ * null members absent, as its own absent ones are). A filter the field
  * does not take is refused first (takesOnly). `required`: both days, in GraphQL's words
  * (timeSeries' range is closed).
  */
@@ -154,7 +154,7 @@ export function questionInput(field: keyof typeof FIELD_FILTERS, args: Args, mor
     ...{ protocols, instructionTypes, programIds, signatures, logMessage, errorPattern, status, success },
     ...rangesOf(f),
     page: given(args.pagination as Record<string, unknown> | null | undefined),
-    ...more,
+    ...Object.fromEntries(Object.entries(more).map(([k, v]) => [k, typeof v === 'object' && !Array.isArray(v) ? given(v as Record<string, unknown> | null) : v])),
   };
   return { values, ...(present(d) ? { days: { from: d.start, to: d.end, names: GRAPHQL_DAYS } } : {}) };
 }
