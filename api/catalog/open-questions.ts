@@ -62,8 +62,8 @@ const logMessage = text(QUESTION_MAX_LOG_MESSAGE_CHARS, 'Text a log message of t
 
 // ---- the record filters beside the lists: ranges of columns, the outcome ---------------------
 
-/** The record columns a range filters, with the largest bound each takes (its column type's). */
-export const RANGE_COLUMNS = Object.keys(QUESTION_RANGE_MAX) as (keyof typeof QUESTION_RANGE_MAX)[];
+/** The record columns a range filters (each bound at most its column type's largest). */
+const RANGE_COLUMNS = Object.keys(QUESTION_RANGE_MAX) as (keyof typeof QUESTION_RANGE_MAX)[];
 const bounds = (max: bigint, what: string) =>
   Type.Optional(
     options(
@@ -78,7 +78,7 @@ const recordRanges = {
   computeUnits: bounds(QUESTION_RANGE_MAX.computeUnits, 'compute units'),
   accountsCount: bounds(QUESTION_RANGE_MAX.accountsCount, 'accounts count'),
 };
-export const STATUSES = ['SUCCEEDED', 'FAILED', 'ALL'] as const;
+const STATUSES = ['SUCCEEDED', 'FAILED', 'ALL'] as const;
 /** What records are filtered by besides lists and range: column ranges, the outcome (either way), log text. */
 const recordFilters = {
   ...recordRanges,
@@ -93,11 +93,12 @@ const RECORD_RULES: readonly CrossFieldRule[] = [
 
 // ---- the page: Relay's two ways, each whole ---------------------------------------------------
 
-const size = (way: string) =>
+/** A page size one way; a refusal says which cursor pages on that way. */
+const size = (way: string, on: 'after' | 'before') =>
   Type.Optional(
     Type.Integer({
       description: `${way}: this many items, at most ${GRAPHQL_MAX_FIRST}`,
-      'x-refusal': `must be between 1 and ${GRAPHQL_MAX_FIRST} (got {value}); page on with {page.${way === 'Forward' ? 'after' : 'before'}}`,
+      'x-refusal': `must be between 1 and ${GRAPHQL_MAX_FIRST} (got {value}); page on with {page.${on}}`,
       minimum: 1,
       maximum: GRAPHQL_MAX_FIRST,
     }),
@@ -113,7 +114,7 @@ const cursor = (way: string) =>
   );
 const page = Type.Optional(
   options(
-    { first: size('Forward'), after: cursor('Forward'), last: size('Backward'), before: cursor('Backward') },
+    { first: size('Forward', 'after'), after: cursor('Forward'), last: size('Backward', 'before'), before: cursor('Backward') },
     'Forward with first/after, or backward with last/before',
   ),
 );

@@ -138,9 +138,8 @@ const rangesOf = (f: FiltersArg | null | undefined): Record<string, unknown> =>
  * An open question's arguments as its declared request's input: `filters` (the lists, texts,
  * record ranges, status and success; the days for the one conversion), `pagination` as `page`,
  * and `more` (groupBy, metrics, sort, granularity) by the request's names (an input object's
- * null members absent, as its own absent ones are). A filter the field
- * does not take is refused first (takesOnly). `required`: both days, in GraphQL's words
- * (timeSeries' range is closed).
+ * null members absent, as its own absent ones are). A filter the field does not take is
+ * refused first (takesOnly). `required`: both days, in GraphQL's words (timeSeries' range is closed).
  */
 export function questionInput(field: keyof typeof FIELD_FILTERS, args: Args, more: Record<string, unknown> = {}, required = false): RequestInput {
   const f = args.filters as FiltersArg | null | undefined;
@@ -154,7 +153,9 @@ export function questionInput(field: keyof typeof FIELD_FILTERS, args: Args, mor
     ...{ protocols, instructionTypes, programIds, signatures, logMessage, errorPattern, status, success },
     ...rangesOf(f),
     page: given(args.pagination as Record<string, unknown> | null | undefined),
-    ...Object.fromEntries(Object.entries(more).map(([k, v]) => [k, typeof v === 'object' && !Array.isArray(v) ? given(v as Record<string, unknown> | null) : v])),
+    ...Object.fromEntries(
+      Object.entries(more).map(([k, v]) => [k, typeof v === 'object' && !Array.isArray(v) ? given(v as Record<string, unknown> | null) : v]),
+    ),
   };
   return { values, ...(present(d) ? { days: { from: d.start, to: d.end, names: GRAPHQL_DAYS } } : {}) };
 }
