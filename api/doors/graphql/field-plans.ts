@@ -7,7 +7,8 @@ import type { AnswerCost, Recommendation } from '../../analytics/cost/analytics-
 import type { Group, Metric } from '../../analytics/presets/group-pages.ts';
 import { bucketCount, type Granularity } from '../../analytics/question/granularity.ts';
 import type { TimeRange } from '../../analytics/types.ts';
-import { groupFilters, pageOf, questionInput, questionName, type Args, type CheckedQuestion } from './question-args.ts';
+import { groupFilters, pageOf, type CheckedQuestion } from './checked-question.ts';
+import { questionInput, questionName, type Args } from './question-args.ts';
 import { wantsOf, type ConnectionPage } from '../../analytics/paging/connection.ts';
 import type { Prepared } from '../../analytics/prepared.ts';
 import { connectionOf, type ConnectionSelection } from './connection-plans.ts';

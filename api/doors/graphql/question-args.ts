@@ -5,12 +5,9 @@
 // arguments is the request's (its schema and its cross-field rules): nothing is checked
 // here but which filters a field takes (the fields share one input type), and nothing is read.
 import { invalidParams } from '../../../core/errors.ts';
-import { GRAPHQL_DEFAULT_FIRST } from '../../../core/limits/graphql.ts';
-import type { CheckedRequest, RequestInput } from '../../../core/request-check.ts';
+import type { RequestInput } from '../../../core/request-check.ts';
 import type { CrossFieldRule } from '../../../core/request-rules.ts';
-import type { GroupFilters } from '../../analytics/presets/group-pages.ts';
-import type { Bounds, RangeFilter } from '../../analytics/question/model.ts';
-import type { PageDirection } from '../../analytics/paging/page-token.ts';
+import type { RangeFilter } from '../../analytics/question/model.ts';
 
 interface DateRangeArg {
   start?: string | null;
@@ -158,55 +155,6 @@ export function questionInput(field: keyof typeof FIELD_FILTERS, args: Args, mor
     ),
   };
   return { values, ...(present(d) ? { days: { from: d.start, to: d.end, names: GRAPHQL_DAYS } } : {}) };
-}
-
-/** An open question's request as the one check gave it: its protocols resolved, its values by the request's names. */
-export type CheckedQuestion = CheckedRequest &
-  Partial<Record<RangeFilter, Bounds>> & {
-    instructionTypes?: string[];
-    programIds?: string[];
-    signatures?: string[];
-    logMessage?: string;
-    status?: 'SUCCEEDED' | 'FAILED' | 'ALL';
-    success?: boolean;
-    page?: { first?: number; after?: string; last?: number; before?: string };
-  };
-
-/** The filters of an aggregate from its checked request: protocols as asked, the range, the lists and the record-level ones. */
-export function groupFilters(c: CheckedQuestion): GroupFilters {
-  const { protocolsAsked: protocols, range, instructionTypes, programIds, signatures, logMessage } = c;
-  const ranges: Partial<Record<RangeFilter, Bounds>> = Object.fromEntries(Object.values(RANGE_ARGS).flatMap((r) => (c[r] === undefined ? [] : [[r, c[r]]])));
-  // success and status say one thing (the request's rule `agrees`): the one given.
-  const success = c.success ?? (c.status === 'SUCCEEDED' ? true : c.status === 'FAILED' ? false : undefined);
-  return {
-    range,
-    ...(protocols ? { protocols } : {}),
-    ...(instructionTypes ? { instructionTypes } : {}),
-    ...(programIds ? { programIds } : {}),
-    ...(signatures ? { signatures } : {}),
-    ...(success !== undefined ? { success } : {}),
-    ...(Object.keys(ranges).length > 0 ? { ranges } : {}),
-    ...(logMessage !== undefined ? { logMessage } : {}),
-  };
-}
-
-/** A page as asked: its size, the cursor it starts from, and which way it goes. */
-export interface PageAsk {
-  limit: number;
-  cursor?: string;
-  direction: PageDirection;
-}
-
-/** The page a checked request asks for (its way whole, by the request's rules): backward with last/before, else forward. */
-export function pageOf(c: CheckedQuestion): PageAsk {
-  const { first, after, last, before } = c.page ?? {};
-  const backward = last !== undefined || before !== undefined;
-  const cursor = backward ? before : after;
-  return {
-    limit: (backward ? last : first) ?? GRAPHQL_DEFAULT_FIRST,
-    direction: backward ? 'backward' : 'forward',
-    ...(cursor !== undefined ? { cursor } : {}),
-  };
 }
 
 /** Members of a rule's document that name request fields (a path, or a list of them). */

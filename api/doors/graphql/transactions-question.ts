@@ -8,7 +8,8 @@ import type { Analytics, Prepared } from '../../analytics/analytics.ts';
 import { wantsOf, type ConnectionPage, type SelectedExtras } from '../../analytics/paging/connection.ts';
 import type { GroupPageRequest, Metric } from '../../analytics/presets/group-pages.ts';
 import type { ListRequest, TransactionFilters } from '../../analytics/types.ts';
-import { groupFilters, pageOf, questionInput, questionName, type Args, type CheckedQuestion } from './question-args.ts';
+import { groupFilters, pageOf, type CheckedQuestion } from './checked-question.ts';
+import { questionInput, questionName, type Args } from './question-args.ts';
 import { KEY_SORTS, keysOf, metricsOf, RECORD_SORTS, type GroupKey, type OpenQuestionDoor, type QuestionVocabulary } from './question-vocabulary.ts';
 
 export type Node = Record<string, unknown>;
