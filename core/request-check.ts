@@ -7,7 +7,7 @@ import { QUOTED_NUMBER_MAX_CHARS, QUOTED_PARAM_VALUE_MAX_CHARS } from './limits/
 import { LAST_SECOND_OF_DAY } from './vocabulary/calendar.ts';
 import type { Static, TObject } from '@sinclair/typebox';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { AppError, Errors, invalidParams } from './errors.ts';
+import { AppError, invalidParams } from './errors.ts';
 import { MAX_BLOCK_TIME } from './limits/questions.ts';
 import { resolveProtocols, type ProtocolAsk } from './protocol-scope.ts';
 import { checkRules, given, ordered, valueAt, type CrossFieldRule, type RequestValues } from './request-rules.ts';

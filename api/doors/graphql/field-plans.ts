@@ -12,7 +12,7 @@ import { questionInput, questionName, type Args } from './question-args.ts';
 import { wantsOf, type ConnectionPage } from '../../analytics/paging/connection.ts';
 import type { Prepared } from '../../analytics/prepared.ts';
 import { connectionOf, type ConnectionSelection } from './connection-plans.ts';
-import { FAILURE_KEYS, keysOf, metricsOf, metricValue, type OpenQuestionDoor, type QuestionVocabulary } from './question-vocabulary.ts';
+import { keysOf, metricsOf, metricValue, type OpenQuestionDoor, type QuestionVocabulary } from './question-vocabulary.ts';
 import { checkTransactions, prepareTransactions } from './transactions-question.ts';
 
 /**

@@ -176,7 +176,7 @@ export function questionVocabulary(measures: Measures = MEASURES): QuestionVocab
 // ---- the open questions' requests, in this vocabulary's words ---------------------------------
 
 /** The keys failedTransactions groups by (its nodes show them). */
-export const FAILURE_KEYS: readonly GroupKey[] = ['protocol', 'instructionType', 'time'];
+const FAILURE_KEYS: readonly GroupKey[] = ['protocol', 'instructionType', 'time'];
 
 /** The GroupBy values of dimensions. */
 const valuesOf = (v: QuestionVocabulary, dims: readonly GroupKey[]): string[] => v.groupKeys.filter((k) => dims.includes(k.dimension)).map((k) => k.value);
