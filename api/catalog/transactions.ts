@@ -1,7 +1,8 @@
 // The catalog's record-level operations: one transaction, listings, records of an address,
 // failed transactions. Each is declared once; its doors are derived (api/catalog/catalog.ts).
 import { Type, type TSchema } from '@sinclair/typebox';
-import { issued, request, sumAtMost, type CheckedRequest } from '../../core/request-check.ts';
+import { request, type CheckedRequest } from '../../core/request-check.ts';
+import { issued, sumAtMost } from '../../core/request-rules.ts';
 import { declared } from './declared.ts';
 import { LIST_LIMITS, REST_OFFSET_WINDOW } from '../../core/limits/questions.ts';
 import { AddressTransaction, FailedTransaction, Transaction } from '../../core/vocabulary/answers.ts';

@@ -53,6 +53,21 @@ export const NUMBER_FORMATS: Readonly<Record<string, { type: 'number'; validate:
   [INT64]: { type: 'number', validate: (n) => Number.isInteger(n) },
   [DOUBLE]: { type: 'number', validate: () => true },
 };
+/** Unsigned column types by the largest whole number each holds: the formats of whole numbers
+ *  written as canonical decimal text (GraphQL's BigInt scalar hands bounds so: slots and fees
+ *  pass 2^53), which a validator compares exactly, as BigInt. */
+const UNSIGNED = { uint16: 2n ** 16n - 1n, uint32: 2n ** 32n - 1n, uint64: 2n ** 64n - 1n } as const;
+const WHOLE_TEXT = '^(0|[1-9][0-9]*)$';
+const WHOLE_TEXT_RE = new RegExp(WHOLE_TEXT);
+export const DECIMAL_FORMATS: Readonly<Record<string, { type: 'string'; validate: (s: string) => boolean }>> = Object.fromEntries(
+  Object.entries(UNSIGNED).map(([name, max]) => [name, { type: 'string', validate: (s: string) => WHOLE_TEXT_RE.test(s) && BigInt(s) <= max }]),
+);
+/** A whole number from 0 to `max` (an unsigned column's largest) as canonical decimal text. */
+export function WholeText(max: bigint, description: string) {
+  const format = Object.entries(UNSIGNED).find(([, m]) => m === max)?.[0];
+  if (format === undefined) throw new Error(`no unsigned column type holds at most ${max}`);
+  return Type.String({ pattern: WHOLE_TEXT, format, description, 'x-refusal': `must be a whole number from 0 to ${max} (got {number})` });
+}
 /** Largest value of a UInt16 column (instruction_index, accounts_count): such a field fits 32 bits. */
 export const UINT16_MAX = 2 ** 16 - 1;
 export const UINT32_MAX = 2 ** 32 - 1;

@@ -3,7 +3,8 @@
 import { Type } from '@sinclair/typebox';
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../core/errors.ts';
-import { checkRequest, ordered, request, sumAtMost, valueAt } from '../../core/request-check.ts';
+import { checkRequest, request } from '../../core/request-check.ts';
+import { ordered, sumAtMost, valueAt } from '../../core/request-rules.ts';
 import { BlockTimeRange, ProtocolName } from '../../core/vocabulary/primitives.ts';
 
 const ACTIVE = ['jupiter_v6', 'pump_fun'];

@@ -7,7 +7,8 @@
 import { Type, type TObject, type TSchema } from '@sinclair/typebox';
 import type { FastifySchema } from 'fastify';
 import { notFound } from '../../../core/errors.ts';
-import { rulesDoc, type CheckedRequest, type CrossFieldRule, type RequestDecl } from '../../../core/request-check.ts';
+import type { CheckedRequest, RequestDecl } from '../../../core/request-check.ts';
+import { rulesDoc, type CrossFieldRule } from '../../../core/request-rules.ts';
 import type { Analytics } from '../../analytics/analytics.ts';
 import type { Operation, RestWords } from '../../catalog/declare.ts';
 import { RPC_NAMES, scalarFields } from '../../catalog/declared.ts';

@@ -7,7 +7,8 @@
 import { Type, type TObject } from '@sinclair/typebox';
 import { AppError, Errors } from '../../../core/errors.ts';
 import { SQL_MAX_LENGTH } from '../../../core/limits/sql.ts';
-import { checkRequest, ranBy, request, rulesDoc, type CheckedRequest, type RequestDecl } from '../../../core/request-check.ts';
+import { checkRequest, request, type CheckedRequest, type RequestDecl } from '../../../core/request-check.ts';
+import { ranBy, rulesDoc } from '../../../core/request-rules.ts';
 import { PUBLISHED_TABLES } from '../../../warehouse/tables.ts';
 import { SQL_DEFAULT_LIMIT, SQL_MAX_LIMIT } from '../../../core/limits/sql.ts';
 import { SQL_EXAMPLES, SQL_LANGUAGE_RULE, sqlText } from './sql-text.ts';
