@@ -38,10 +38,11 @@ export const bucketsAtMost = (param: string): CrossFieldRule =>
     checkBuckets(v.range as Required<TimeRange>, (v[param] as Granularity | undefined) ?? 'hour'),
   );
 
-/** A list filter of the vocabulary (FILTER_LISTS: its item's primitive, its cap). No minItems:
- *  an empty protocols list is the protocol scope's to refuse ('list': name at least one). */
+/** A list filter of the vocabulary (FILTER_LISTS: its item's primitive, its cap): an empty one
+ *  asks for nothing, so it is refused, as JSON-RPC refuses it (review G3), but for protocols,
+ *  whose empty list is the protocol scope's to refuse ('list': name at least one). */
 const listOf = (key: keyof typeof FILTER_LISTS, description: string) =>
-  Type.Optional(Type.Array(FILTER_LISTS[key].item, { maxItems: FILTER_LISTS[key].max, description }));
+  Type.Optional(Type.Array(FILTER_LISTS[key].item, { ...(key === 'protocols' ? {} : { minItems: 1 }), maxItems: FILTER_LISTS[key].max, description }));
 
 const protocols = listOf('protocols', 'Protocol identifiers');
 const instructionTypes = listOf('instructionTypes', 'Instruction types');
