@@ -170,7 +170,7 @@ async function queryComplexityPlan(a: Analytics, q: OpenQuestionDoor, args: Args
   // its arguments are checked now, a listing's protocols too (a listing reads its page
   // window to be prepared); groups are prepared when this field runs.
   const vocab = q.vocab;
-  const ask = await checkTransactions(a, { filters: args.filters, groupBy: args.groupBy, metrics: args.metrics }, q);
+  const ask = await checkTransactions(a, { filters: args.filters, groupBy: args.groupBy, metrics: args.metrics }, q, 'queryComplexity');
   const listing = ask.kind === 'listing' ? await prepareTransactions(a, ask, vocab) : undefined;
   return {
     question: { kind: 'fixed' },

@@ -108,6 +108,8 @@ export const FIELD_FILTERS = {
   timeSeries: RECORD_FILTERS,
   failedTransactions: ['protocols', 'dateRange', 'instructionTypes', 'errorPattern'],
   transactions: RECORD_FILTERS,
+  // It prices what transactions(...) would ask, so it takes the same filters, refused in its own name.
+  queryComplexity: RECORD_FILTERS,
 } as const satisfies Record<string, readonly (keyof FiltersArg)[]>;
 
 /** Refuse any filter given that `field` does not take (FIELD_FILTERS, or a declared field's own). */

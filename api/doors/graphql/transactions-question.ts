@@ -26,16 +26,22 @@ type CheckedAsk = CheckedQuestion & { groupBy?: string[]; metrics?: string[]; so
 /**
  * The arguments of transactions(...) checked, all by its declared request (Analytics.prepare:
  * the days to seconds, the schema, the rules of keys, metrics, sort, page and record
- * filters, the protocol scope); the ask built from the checked request.
+ * filters, the protocol scope); the ask built from the checked request. `field` is the one
+ * whose name a refusal gives (queryComplexity asks what transactions would).
  */
-export async function checkTransactions(a: Analytics, args: Args, q: OpenQuestionDoor): Promise<CheckedTransactions> {
+export async function checkTransactions(
+  a: Analytics,
+  args: Args,
+  q: OpenQuestionDoor,
+  field: 'transactions' | 'queryComplexity' = 'transactions',
+): Promise<CheckedTransactions> {
   const more = { groupBy: args.groupBy, metrics: args.metrics, sort: args.sort };
   const checked = await a.prepare(
     {
       request: q.requests.transactions,
       respond: async (_a, c): Promise<CheckedTransactions> => ({ ...transactionsAsk(c as CheckedAsk, q.vocab), protocols: c.protocols }),
     },
-    questionInput('transactions', args, more),
+    questionInput(field, args, more),
     questionName,
   );
   return checked.answer();
