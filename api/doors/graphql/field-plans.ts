@@ -96,20 +96,11 @@ async function timeSeriesPlan(a: Analytics, args: Args): Promise<FieldPlan> {
   if (metrics.length === 0) throw invalidParams('metrics must name at least one metric', 'metrics');
   const granularity = GRANULARITY[args.bucketBy as string] ?? 'hour';
   // The protocols, the closed range and its bucket count: by the one check (open-questions.ts).
-  const asked = await a.prepare(
-    {
-      request: OPEN_QUESTIONS.timeSeries,
-      respond: async (a, c) => {
-        const range = c.range as Required<TimeRange>;
-        return { prepared: await a.prepareSeries({ filters: { ...groupFilters(f, c), range }, keys, metrics, granularity }, c.protocols), range };
-      },
-    },
-    scopeInput(f, { granularity }, true),
-    graphqlName,
-  );
-  const { prepared, range } = await asked.answer();
+  const c = await a.check(OPEN_QUESTIONS.timeSeries, scopeInput(f, { granularity }, true), graphqlName);
+  const range = c.range as Required<TimeRange>;
+  const prepared = await a.prepare('series', { filters: { ...groupFilters(f, c), range }, keys, metrics, granularity, protocols: c.protocols });
   // Known before reading: buckets x metrics x protocols (by PROTOCOL); instruction types only once read.
-  const protocolSeries = keys.includes('protocol') ? (asked.checked.protocolsAsked ?? asked.checked.protocols).length : 1;
+  const protocolSeries = keys.includes('protocol') ? (c.protocolsAsked ?? c.protocols).length : 1;
   return {
     question: prepared,
     points: bucketCount(range, granularity) * metrics.length * Math.max(1, protocolSeries),
@@ -150,21 +141,9 @@ async function failedTransactionsPlan(a: Analytics, args: Args, selection: Conne
     ...(page.cursor ? { cursor: page.cursor } : {}),
   };
   // The protocols and range by the one check; the selection and budget beside the checked request.
-  const asked = await a.prepare(
-    {
-      request: OPEN_QUESTIONS.failedTransactions,
-      respond: (a, c) =>
-        a.prepareFailures(
-          { ...asks, filters: { ...groupFilters(f, c), ...(c.errorPattern !== undefined ? { errorPattern: c.errorPattern } : {}) } },
-          c.protocols,
-          wantsOf(selection, page.direction),
-          budget,
-        ),
-    },
-    scopeInput(f),
-    graphqlName,
-  );
-  const prepared = await asked.answer();
+  const c = await a.check(OPEN_QUESTIONS.failedTransactions, scopeInput(f), graphqlName);
+  const filters = { ...groupFilters(f, c), ...(c.errorPattern !== undefined ? { errorPattern: c.errorPattern } : {}) };
+  const prepared = await a.prepare('failures', { ...asks, filters, protocols: c.protocols }, { wants: wantsOf(selection, page.direction), budget });
   return connectionPlan(prepared, page.limit, (g: Group) => ({
     protocolName: g.protocol ?? null,
     instructionType: g.instructionType ?? null,

@@ -18,16 +18,12 @@ export type CheckedTransactions = TransactionsAsk & { protocols: readonly string
 /**
  * The arguments of transactions(...) checked: the door's own (keys, metrics, sort, pagination,
  * record filters; question-args.ts), then its declared request's by the one check
- * (Analytics.prepare: the days to seconds, the protocol scope).
+ * (Analytics.check: the days to seconds, the protocol scope).
  */
 export async function checkTransactions(a: Analytics, args: Args, vocab: QuestionVocabulary): Promise<CheckedTransactions> {
   const ask = transactionsAsk(args, vocab);
-  const checked = await a.prepare(
-    { request: OPEN_QUESTIONS.transactions, respond: async (_a, c): Promise<CheckedTransactions> => ({ ...ask(c), protocols: c.protocols }) },
-    scopeInput(args.filters as FiltersArg | null | undefined),
-    graphqlName,
-  );
-  return checked.answer();
+  const c = await a.check(OPEN_QUESTIONS.transactions, scopeInput(args.filters as FiltersArg | null | undefined), graphqlName);
+  return { ...ask(c), protocols: c.protocols };
 }
 
 /**
@@ -45,7 +41,7 @@ export async function prepareTransactions(
 ): Promise<Prepared<ConnectionPage<Node>>> {
   const wants = wantsOf(selected, ask.request.direction ?? 'forward');
   if (ask.kind === 'listing') {
-    const listing = await a.prepareListing(ask.request, ask.protocols, wants, budget);
+    const listing = await a.prepare('records', { ...ask.request, protocols: ask.protocols }, { wants, budget });
     return {
       ...listing,
       answer: async () => {
@@ -59,7 +55,7 @@ export async function prepareTransactions(
       },
     };
   }
-  const groups = await a.prepareGroups(ask.request, ask.protocols, wants, budget);
+  const groups = await a.prepare('groups', { ...ask.request, protocols: ask.protocols }, { wants, budget });
   return {
     ...groups,
     answer: async () => {

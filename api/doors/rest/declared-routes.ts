@@ -79,9 +79,8 @@ export function declaredRoute(op: DeclaredRest): RestRoute {
       const values: Record<string, unknown> = {};
       for (const f of all) if (!f.key.startsWith('range.') && q[f.name] !== undefined) values[f.key] = f.single ? [q[f.name]] : q[f.name];
       const days = 'range' in op.request.schema.properties ? { from: q.date_from, to: q.date_to, names: REST_DAYS } : undefined;
-      const prepared = await a.prepare({ request, respond: op.respond! }, { values, ...(days ? { days } : {}) }, nameOf);
-      const data = await prepared.answer();
-      const checked: CheckedRequest = prepared.checked;
+      const checked: CheckedRequest = await a.check(request, { values, ...(days ? { days } : {}) }, nameOf);
+      const data = await op.respond!(a, checked);
       if (data === null && w?.notFound) throw notFound(w.notFound(checked));
       const shown = w?.page ? (data as Page).data : data;
       const meta = { ...metaOf(w, checked, q), ...(w?.page ? await pageMeta(a, checked, data as Page) : {}) };
