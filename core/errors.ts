@@ -205,12 +205,17 @@ export interface Wording {
   /** The interface's name for a logical key (the key itself when it has none). */
   params: Partial<Record<ParamKey, string>>;
   hints: Record<HintName, string>;
+  /** Keys the interface takes one value of where the request holds a list (REST's one
+   *  protocol_name): an item's index is not shown, as that parameter has none. */
+  single?: readonly ParamKey[];
 }
 
 /** The message with every placeholder in the interface's words. */
 export function wordMessage(message: string, words: Wording): string {
   return message.replace(/\u27e8(hint:)?([a-zA-Z.]+)(\[\d+\])?\u27e9/g, (_m, isHint: string | undefined, key: string, index: string | undefined) =>
-    isHint ? (words.hints[key as HintName] ?? key) : `${words.params[key as ParamKey] ?? key}${index ?? ''}`,
+    isHint
+      ? (words.hints[key as HintName] ?? key)
+      : `${words.params[key as ParamKey] ?? key}${index === undefined || words.single?.includes(key as ParamKey) ? '' : index}`,
   );
 }
 

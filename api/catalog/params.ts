@@ -105,8 +105,6 @@ const day = (description: string) => described(CalendarDay, description, { examp
 
 export const query = {
   protocol_name: described(ActiveProtocolName, 'Protocol identifier, e.g. jupiter_v6 (GET /api/v1/stats lists them); unknown or inactive: 400'),
-  /** A listing's filter: an unknown or inactive protocol matches nothing (an empty page). */
-  protocol_filter: described(ProtocolName, 'Protocol identifier, e.g. jupiter_v6; an unknown or inactive one matches nothing (an empty page)'),
   program_id: described(Address, 'Program id (Base58)'),
   signature: described(Signature, 'Transaction signature (Base58)'),
   date_from: day('First day, YYYY-MM-DD, inclusive, UTC (from 00:00:00)'),

@@ -22,6 +22,8 @@ import type { RestRoute } from './rest-route.ts';
 const REST_WORDING: Wording = {
   params: { protocol: 'protocol_name', protocols: 'protocol_name', range: 'date_from..date_to', cursor: 'cursor', order: 'order' },
   hints: { protocols: 'GET /api/v1/stats lists the available ones', coarserBucket: 'granularity=day' },
+  // A query takes one protocol_name (a repeated one is refused), so a list's index is never REST's.
+  single: ['protocols'],
 };
 
 const DAY_SHAPE = new RegExp(DAY_PATTERN);
