@@ -18,12 +18,14 @@ import {
   toSeries,
   type FailureRequest,
   type Group,
+  type GroupPage,
   type GroupPageRequest,
   type Series,
   type SeriesRequest,
 } from './presets/group-pages.ts';
 import { PRESETS, toStats } from './presets/presets.ts';
 import type { Prepared } from './prepared.ts';
+import type { AnswerRow, Question } from './question/compile.ts';
 import type { QuestionRunner } from './question-runner.ts';
 import type { ListRequest, ProtocolStats, TimeRange, Transaction } from './types.ts';
 
@@ -66,6 +68,15 @@ export interface PrepareDeps {
   readonly questions: QuestionRunner;
 }
 
+/** A connection of groups or of failures (group-connection.ts): the question and the page of its kind. */
+function groupConnection<R extends GroupPageRequest | FailureRequest>(
+  question: (tokens: PageTokens, req: R, protocols: readonly string[]) => Question,
+  page: (tokens: PageTokens, req: R, protocols: readonly string[], rows: readonly AnswerRow[]) => GroupPage,
+) {
+  return (d: PrepareDeps, c: Checked<R>, { wants = NO_EXTRAS, budget }: PrepareContext): Promise<Prepared<ConnectionPage<Group>>> =>
+    prepareGroupConnection(c, wants, question(d.tokens, c, c.protocols), (rows) => page(d.tokens, c, c.protocols, rows), d.questions.groupReads(budget));
+}
+
 type Preparers = {
   [K in PreparedOp]: (d: PrepareDeps, checked: PreparedOps[K]['checked'], context: PrepareContext) => Promise<Prepared<PreparedOps[K]['answer']>>;
 };
@@ -76,22 +87,8 @@ export const PREPARERS: Preparers = {
     const connection = await prepareRecordConnection(d.wh, d.tokens, c, c.protocols, wants, (statements) => d.questions.fits(statements, shape, budget));
     return { kind: 'prepared', statements: connection.statements, shape, answer: () => connection.answer() };
   },
-  groups: (d, c, { wants = NO_EXTRAS, budget }) =>
-    prepareGroupConnection(
-      c,
-      wants,
-      groupsQuestion(d.tokens, c, c.protocols),
-      (rows) => toGroupPage(d.tokens, c, c.protocols, rows),
-      d.questions.groupReads(budget),
-    ),
-  failures: (d, c, { wants = NO_EXTRAS, budget }) =>
-    prepareGroupConnection(
-      c,
-      wants,
-      failuresQuestion(d.tokens, c, c.protocols),
-      (rows) => toFailurePage(d.tokens, c, c.protocols, rows),
-      d.questions.groupReads(budget),
-    ),
+  groups: groupConnection(groupsQuestion, toGroupPage),
+  failures: groupConnection(failuresQuestion, toFailurePage),
   series: async (d, c) => d.questions.prepared(seriesQuestion(c, c.protocols), (rows) => toSeries(c, rows)),
   stats: async (d, c) =>
     d.questions.prepared(PRESETS.stats({ protocols: [...c.protocols], range: c.range, protocolsNamed: c.protocolsAsked !== undefined }, true), (rows) => {
