@@ -189,8 +189,13 @@ describe('MCP door', () => {
       expect(r.isError, bad).toBe(true);
       expect(text(r), bad).toBe(expected.json<{ message: string }>().message);
     }
+    // The arguments are /v1/query's body, checked by its declared request: the same words, the door's name for the whole.
     expect(text(await call('run_sql', { query, format: 'xml' }))).toBe('format must be "json" or "csv"');
-    expect(text(await call('run_sql', { sql: query }))).toBe('sql is not an argument of run_sql (its arguments: query, format)');
+    expect(text(await call('run_sql', { query, format: 'CSV' }))).toBe((await sql(query, 'csv')).body);
+    expect(text(await call('run_sql', { query, format: null }))).toBe(text(ok));
+    expect(text(await call('run_sql', { query, sql: query }))).toBe('run_sql has no field "sql"; fields: query, format');
+    expect(text(await call('run_sql', { sql: query }))).toBe('the query must be a non-empty string');
+    expect(text(await call('run_sql', { query: '   ' }))).toBe((await sql('   ')).json<{ message: string }>().message);
   });
 
   it("run_sql is priced against the plan's budget like /v1/query: a cross join too dear for the free plan is refused alike", async () => {

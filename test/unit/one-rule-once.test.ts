@@ -57,8 +57,8 @@ describe('each request rule is written once', () => {
     expect(filesMatching(/rule: '(sumEquals|subsetOf|onlyWith|notValue)'/)).toEqual(['core/request-check.ts']);
     // Each body's shape is declared once: the export body, the SQL body's format, the subscription's list.
     expect(filesMatching(/has no field "\{name\}"; fields: format, filters/)).toEqual(['api/services/exports/export-request.ts']);
-    // (MCP's run_sql still reads its own arguments: api/doors/mcp is not yet on the declared SQL request.)
-    expect(filesMatching(/must be "json" or "csv"/).filter((f) => !f.startsWith('api/doors/mcp/'))).toEqual(['api/services/sql/query-request.ts']);
+    // MCP's run_sql included: its arguments are the declared SQL request.
+    expect(filesMatching(/must be "json" or "csv"/)).toEqual(['api/services/sql/query-request.ts']);
     expect(filesMatching(/the list is empty; name at least one protocol/)).toEqual(['api/doors/graphql/subscriptions/schema.ts']);
   });
 
