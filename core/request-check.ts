@@ -335,8 +335,15 @@ function pathName(steps: readonly string[], nameOf: (path: string) => string): s
 }
 
 /** A value as a refusal quotes it, cut short; a number JSON cannot write (Infinity) as itself. */
-const quoted = (v: unknown): string =>
-  (typeof v === 'number' && !Number.isFinite(v) ? String(v) : (JSON.stringify(v) ?? String(v))).slice(0, QUOTED_PARAM_VALUE_MAX_CHARS);
+function quoted(v: unknown): string {
+  if (typeof v === 'number' && !Number.isFinite(v)) return String(v);
+  try {
+    return (JSON.stringify(v) ?? String(v)).slice(0, QUOTED_PARAM_VALUE_MAX_CHARS);
+  } catch {
+    // Nested past the stack's depth (a door that does not bound its depth first): named by its kind, never a 500.
+    return Array.isArray(v) ? '[…]' : '{…}';
+  }
+}
 
 /** The first schema violation as invalid params naming the field in the door's words. */
 function schemaRefusal(err: ErrorObject | undefined, nameOf: (path: string) => string): AppError {
