@@ -5,11 +5,11 @@
 // day range (YYYY-MM-DD, inclusive, UTC) to block-time seconds, which every door that takes
 // days (REST, GraphQL filters, exports) goes through. Door-neutral: errors name parameters
 // as the caller gives them (a door passes its own names, or placeholders it words later).
-import { QUOTED_PARAM_VALUE_MAX_CHARS } from './limits/questions.ts';
 import { LAST_SECOND_OF_DAY } from './vocabulary/calendar.ts';
 import type { Static, TObject } from '@sinclair/typebox';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { AppError, Errors, invalidParams } from './errors.ts';
+import { AppError, Errors, invalidParams, quoted } from './errors.ts';
+import { QUOTED_PARAM_VALUE_MAX_CHARS } from './limits/questions.ts';
 import { MAX_BLOCK_TIME } from './limits/questions.ts';
 import { resolveProtocols, type ProtocolAsk } from './protocol-scope.ts';
 import { dayStart, NUMBER_FORMATS, ruleOfLengths, ruleOfPattern, type DayWords } from './vocabulary/primitives.ts';
@@ -332,17 +332,6 @@ function pathName(steps: readonly string[], nameOf: (path: string) => string): s
   const [head, ...rest] = steps;
   if (head === undefined) return nameOf('') || 'request';
   return `${nameOf(head)}${rest.map((s) => (/^\d+$/.test(s) ? `[${s}]` : `.${s}`)).join('')}`;
-}
-
-/** A value as a refusal quotes it, cut short; a number JSON cannot write (Infinity) as itself. */
-function quoted(v: unknown): string {
-  if (typeof v === 'number' && !Number.isFinite(v)) return String(v);
-  try {
-    return (JSON.stringify(v) ?? String(v)).slice(0, QUOTED_PARAM_VALUE_MAX_CHARS);
-  } catch {
-    // Nested past the stack's depth (a door that does not bound its depth first): named by its kind, never a 500.
-    return Array.isArray(v) ? '[…]' : '{…}';
-  }
 }
 
 /** The first schema violation as invalid params naming the field in the door's words. */
