@@ -19,6 +19,8 @@ describe('each request rule is written once', () => {
     expect(filesMatching(/86_?399|\+ 86_?400\b|T00:00:00Z`\) \/ 1000/)).toEqual(['core/vocabulary/calendar.ts']);
     expect(filesMatching(/LAST_SECOND_OF_DAY/).filter((f) => !f.startsWith('core/vocabulary/'))).toEqual(['core/request-check.ts']);
     expect(filesMatching(/[^.\w]dayStart\(/).filter((f) => !f.startsWith('core/vocabulary/'))).toEqual(['core/request-check.ts']);
+    // No door converts or words a day itself, REST's preValidation included: the one check does, before its schema.
+    expect(filesMatching(/\bdaySpan\(/)).toEqual(['core/request-check.ts']);
   });
 
   it('the protocol check: core/protocol-scope.ts words an unknown protocol, and only the facade reads the active list', () => {
