@@ -7,7 +7,7 @@ import { QUOTED_NUMBER_MAX_CHARS, QUOTED_PARAM_VALUE_MAX_CHARS } from './limits/
 import { LAST_SECOND_OF_DAY } from './vocabulary/calendar.ts';
 import type { Static, TObject } from '@sinclair/typebox';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { AppError, invalidParams } from './errors.ts';
+import { AppError, invalidParams, quoted } from './errors.ts';
 import { MAX_BLOCK_TIME } from './limits/questions.ts';
 import { resolveProtocols, type ProtocolAsk } from './protocol-scope.ts';
 import { checkRules, given, ordered, valueAt, type CrossFieldRule, type RequestValues } from './request-rules.ts';
@@ -171,10 +171,6 @@ function pathName(steps: readonly string[], nameOf: (path: string) => string): s
   if (head === undefined) return nameOf('') || 'request';
   return `${nameOf(head)}${rest.map((s) => (/^\d+$/.test(s) ? `[${s}]` : `.${s}`)).join('')}`;
 }
-
-/** A value as a refusal quotes it, cut short; a number JSON cannot write (Infinity) as itself. */
-const quoted = (v: unknown): string =>
-  (typeof v === 'number' && !Number.isFinite(v) ? String(v) : (JSON.stringify(v) ?? String(v))).slice(0, QUOTED_PARAM_VALUE_MAX_CHARS);
 
 /** The first schema violation as invalid params naming the field in the door's words. */
 function schemaRefusal(err: ErrorObject | undefined, nameOf: (path: string) => string): AppError {

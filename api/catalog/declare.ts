@@ -121,8 +121,6 @@ export interface RestWords<S extends TObject = TObject> {
   fields?: Readonly<Record<string, { name: string; schema: TSchema }>>;
   /** Request fields REST does not take (its listing is always newest first). */
   omit?: readonly (keyof S['properties'] & string)[];
-  /** How REST's protocol_name is resolved, where SPEC words it apart (a listing's: an unknown one matches nothing). */
-  scope?: ScopeKind;
   /** The words of a 404, when a null answer is one (the route then answers 404 beyond 400, 401, 403 and 429). */
   notFound?(checked: CheckedRequest<S>): string;
   /** The request fields the meta beside the data shows (`range`: its days and seconds), by REST's meta names. */

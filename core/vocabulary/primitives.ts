@@ -93,6 +93,12 @@ export const CalendarDay = Type.String({
   pattern: CALENDAR_DAY_PATTERN,
   description: `a calendar date written YYYY-MM-DD, ${MIN_BLOCK_DATE} to ${MAX_BLOCK_DATE}`,
 });
+/** Marks a day a request's one check converts (core/request-check.ts daySpan, before its
+ *  schema, in its own words: which part of the day is wrong); a door's documents state
+ *  CalendarDay's rule in its place. */
+export const CHECKED_DAY_COMMENT = 'a calendar day the one check converts (daySpan)';
+/** A day as a door hands it to the one check: text, whose rule (CalendarDay's) the check states. */
+export const CheckedDay = Type.String({ description: CalendarDay.description, $comment: CHECKED_DAY_COMMENT });
 
 /** A path parameter of any route: at most HTTP_MAX_PATH_PARAM_CHARS characters (longer is
  *  414, before any route sees it), stated as its maxLength so the documents carry the limit.

@@ -195,8 +195,7 @@ describe('activity', () => {
   });
 
   it('refuses more buckets than allowed: the rule of the declared request, which every door runs', async () => {
-    const ask = { request: protocolActivity.request!, respond: protocolActivity.respond! };
-    const asked = s.operatorAnalytics.prepare(ask, { values: { range: { gte: 0, lte: 86_400 * 500 }, interval: 'hour' } });
+    const asked = s.operatorAnalytics.check(protocolActivity.request!, { values: { range: { gte: 0, lte: 86_400 * 500 }, interval: 'hour' } });
     await expect(asked).rejects.toThrow(/at most 10000/);
   });
 });

@@ -19,6 +19,8 @@ describe('each request rule is written once', () => {
     expect(filesMatching(/86_?399|\+ 86_?400\b|T00:00:00Z`\) \/ 1000/)).toEqual(['core/vocabulary/calendar.ts']);
     expect(filesMatching(/LAST_SECOND_OF_DAY/).filter((f) => !f.startsWith('core/vocabulary/'))).toEqual(['core/request-check.ts']);
     expect(filesMatching(/[^.\w]dayStart\(/).filter((f) => !f.startsWith('core/vocabulary/'))).toEqual(['core/request-check.ts']);
+    // No door converts or words a day itself, REST's preValidation included: the one check does, before its schema.
+    expect(filesMatching(/\bdaySpan\(/)).toEqual(['core/request-check.ts']);
   });
 
   it('the protocol check: core/protocol-scope.ts words an unknown protocol, and only the facade reads the active list', () => {
@@ -57,8 +59,8 @@ describe('each request rule is written once', () => {
     expect(filesMatching(/rule: '(sumEquals|subsetOf|onlyWith|notValue)'/)).toEqual(['core/request-rules.ts']);
     // Each body's shape is declared once: the export body, the SQL body's format, the subscription's list.
     expect(filesMatching(/has no field "\{name\}"; fields: format, filters/)).toEqual(['api/services/exports/export-request.ts']);
-    // (MCP's run_sql still reads its own arguments: api/doors/mcp is not yet on the declared SQL request.)
-    expect(filesMatching(/must be "json" or "csv"/).filter((f) => !f.startsWith('api/doors/mcp/'))).toEqual(['api/services/sql/query-request.ts']);
+    // MCP's run_sql included: its arguments are the declared SQL request.
+    expect(filesMatching(/must be "json" or "csv"/)).toEqual(['api/services/sql/query-request.ts']);
     expect(filesMatching(/the list is empty; name at least one protocol/)).toEqual(['api/doors/graphql/subscriptions/schema.ts']);
   });
 

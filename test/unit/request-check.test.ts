@@ -53,6 +53,12 @@ describe('checkRequest', () => {
     expect(refusal(() => checkRequest(sample, { values: { limit: Number.POSITIVE_INFINITY } }, ACTIVE))?.message).toMatch(/^limit .*\(got Infinity\)$/);
   });
 
+  it('quotes a value nested past the stack by its kind (not a crash): MCP run_sql hands its arguments over unbounded', () => {
+    let deep: unknown = 1;
+    for (let i = 0; i < 20_000; i++) deep = [deep];
+    expect(refusal(() => checkRequest(sample, { values: { limit: deep } }, ACTIVE))?.message).toMatch(/^limit .*\(got \[…\]\)$/);
+  });
+
   it('refuses a scope of each protocol without its list (not a crash)', () => {
     const each = request(Type.Object({ protocols: Type.Optional(Type.Array(ProtocolName)) }, { additionalProperties: false }), 'each');
     expect(refusal(() => checkRequest(each, { values: {} }, ACTIVE, graphqlName))?.message).toBe('filters.protocols is required');

@@ -85,23 +85,14 @@ async function timeSeriesPlan(a: Analytics, q: OpenQuestionDoor, args: Args): Pr
   const granularity = GRANULARITY[args.bucketBy as string] ?? 'hour';
   // Everything by the one check (open-questions.ts): the keys (no time key: bucketBy sets the
   // buckets), at least one metric, the protocols, the closed range and its bucket count.
-  const asked = await a.prepare(
-    {
-      request: q.requests.timeSeries,
-      respond: async (a, checked) => {
-        const c = checked as Keyed;
-        const [keys, metrics] = [keysOf(c.groupBy, q.vocab), metricsOf(c.metrics, q.vocab)];
-        const range = c.range as Required<TimeRange>;
-        return { prepared: await a.prepareSeries({ filters: { ...groupFilters(c), range }, keys, metrics, granularity }, c.protocols), range, keys, metrics };
-      },
-    },
-    // No metrics (an explicit null) is an empty list: the request names at least one.
-    questionInput('timeSeries', args, { groupBy: args.groupBy, metrics: args.metrics ?? [], granularity }, true),
-    questionName,
-  );
-  const { prepared, range, keys, metrics } = await asked.answer();
+  // No metrics (an explicit null) is an empty list: the request names at least one.
+  const input = questionInput('timeSeries', args, { groupBy: args.groupBy, metrics: args.metrics ?? [], granularity }, true);
+  const c = (await a.check(q.requests.timeSeries, input, questionName)) as Keyed;
+  const [keys, metrics] = [keysOf(c.groupBy, q.vocab), metricsOf(c.metrics, q.vocab)];
+  const range = c.range as Required<TimeRange>;
+  const prepared = await a.prepare('series', { filters: { ...groupFilters(c), range }, keys, metrics, granularity, protocols: c.protocols });
   // Known before reading: buckets x metrics x protocols (by PROTOCOL); instruction types only once read.
-  const protocolSeries = keys.includes('protocol') ? (asked.checked.protocolsAsked ?? asked.checked.protocols).length : 1;
+  const protocolSeries = keys.includes('protocol') ? (c.protocolsAsked ?? c.protocols).length : 1;
   return {
     question: prepared,
     points: bucketCount(range, granularity) * metrics.length * Math.max(1, protocolSeries),
@@ -131,29 +122,19 @@ async function failedTransactionsPlan(
 ): Promise<FieldPlan> {
   // Everything by the one check: the keys and metrics it offers, the page, the protocols and
   // range; the selection and budget beside the checked request.
-  const asked = await a.prepare(
-    {
-      request: q.requests.failedTransactions,
-      respond: (a, checked) => {
-        const c = checked as Keyed & { errorPattern?: string };
-        const page = pageOf(c);
-        const metrics = metricsOf(c.metrics, q.vocab);
-        const asks = {
-          keys: c.groupBy === undefined ? (['protocol', 'instructionType'] as const) : keysOf(c.groupBy, q.vocab),
-          metrics: metrics.length > 0 ? metrics : (['count'] as Metric[]),
-          limit: page.limit,
-          direction: page.direction,
-          ...(page.cursor ? { cursor: page.cursor } : {}),
-        };
-        const filters = { ...groupFilters(c), ...(c.errorPattern !== undefined ? { errorPattern: c.errorPattern } : {}) };
-        return a.prepareFailures({ ...asks, filters }, c.protocols, wantsOf(selection, page.direction), budget);
-      },
-    },
-    questionInput('failedTransactions', args, { groupBy: args.groupBy, metrics: args.metrics }),
-    questionName,
-  );
-  const page = pageOf(asked.checked as CheckedQuestion);
-  const prepared = await asked.answer();
+  const input = questionInput('failedTransactions', args, { groupBy: args.groupBy, metrics: args.metrics });
+  const c = (await a.check(q.requests.failedTransactions, input, questionName)) as Keyed & { errorPattern?: string };
+  const page = pageOf(c);
+  const metrics = metricsOf(c.metrics, q.vocab);
+  const asks = {
+    keys: c.groupBy === undefined ? (['protocol', 'instructionType'] as const) : keysOf(c.groupBy, q.vocab),
+    metrics: metrics.length > 0 ? metrics : (['count'] as Metric[]),
+    limit: page.limit,
+    direction: page.direction,
+    ...(page.cursor ? { cursor: page.cursor } : {}),
+  };
+  const filters = { ...groupFilters(c), ...(c.errorPattern !== undefined ? { errorPattern: c.errorPattern } : {}) };
+  const prepared = await a.prepare('failures', { ...asks, filters, protocols: c.protocols }, { wants: wantsOf(selection, page.direction), budget });
   return connectionPlan(prepared, page.limit, (g: Group) => ({
     protocolName: g.protocol ?? null,
     instructionType: g.instructionType ?? null,

@@ -24,7 +24,7 @@ export type CheckedTransactions = TransactionsAsk & { protocols: readonly string
 type CheckedAsk = CheckedQuestion & { groupBy?: string[]; metrics?: string[]; sort?: { field?: string; direction?: 'ASC' | 'DESC' } };
 
 /**
- * The arguments of transactions(...) checked, all by its declared request (Analytics.prepare:
+ * The arguments of transactions(...) checked, all by its declared request (Analytics.check:
  * the days to seconds, the schema, the rules of keys, metrics, sort, page and record
  * filters, the protocol scope); the ask built from the checked request. `field` is the one
  * whose name a refusal gives (queryComplexity asks what transactions would).
@@ -36,15 +36,8 @@ export async function checkTransactions(
   field: 'transactions' | 'queryComplexity' = 'transactions',
 ): Promise<CheckedTransactions> {
   const more = { groupBy: args.groupBy, metrics: args.metrics, sort: args.sort };
-  const checked = await a.prepare(
-    {
-      request: q.requests.transactions,
-      respond: async (_a, c): Promise<CheckedTransactions> => ({ ...transactionsAsk(c as CheckedAsk, q.vocab), protocols: c.protocols }),
-    },
-    questionInput(field, args, more),
-    questionName,
-  );
-  return checked.answer();
+  const c = await a.check(q.requests.transactions, questionInput(field, args, more), questionName);
+  return { ...transactionsAsk(c as CheckedAsk, q.vocab), protocols: c.protocols };
 }
 
 /** The sort of groups: a metric (default COUNT, or the first metric asked), or a grouped key (the request's rules hold it to one). */
@@ -113,7 +106,7 @@ export async function prepareTransactions(
 ): Promise<Prepared<ConnectionPage<Node>>> {
   const wants = wantsOf(selected, ask.request.direction ?? 'forward');
   if (ask.kind === 'listing') {
-    const listing = await a.prepareListing(ask.request, ask.protocols, wants, budget);
+    const listing = await a.prepare('records', { ...ask.request, protocols: ask.protocols }, { wants, budget });
     return {
       ...listing,
       answer: async () => {
@@ -127,7 +120,7 @@ export async function prepareTransactions(
       },
     };
   }
-  const groups = await a.prepareGroups(ask.request, ask.protocols, wants, budget);
+  const groups = await a.prepare('groups', { ...ask.request, protocols: ask.protocols }, { wants, budget });
   return {
     ...groups,
     answer: async () => {
