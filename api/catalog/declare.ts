@@ -3,7 +3,7 @@
 // runs and its cost. The doors are derived from these declarations (docs/architecture.md,
 // "The catalog"); nothing here knows how a door validates or words an error.
 import { Type, type Static, type TObject, type TOptionalWithFlag, type TSchema, type TUnsafe } from '@sinclair/typebox';
-import { fillDefaults, type CheckedRequest, type RequestDecl, type ScopeKind } from '../../core/request-check.ts';
+import { fillDefaults, type CheckedRequest, type RequestDecl } from '../../core/request-check.ts';
 import { ordered, type CrossFieldRule } from '../../core/request-rules.ts';
 import type { Analytics, Prepared } from '../analytics/analytics.ts';
 
