@@ -10,6 +10,7 @@ import { AppError, Errors, kindForStatus, type ErrorKind } from '../../../core/e
 import { GRAPHQL_BODY_LIMIT_BYTES } from '../../../core/limits/graphql.ts';
 import { MAX_PARAMS_DEPTH } from '../../../core/limits/http.ts';
 import { deeperThan } from '../../services/positional/positional-calls.ts';
+import { inexactNestedNumbers, inexactNumberWords, MAYBE_INEXACT } from '../../services/positional/raw-numbers.ts';
 import { buildExtensions } from './extensions.ts';
 
 export const GRAPHQL_RESPONSE = 'application/graphql-response+json';
@@ -128,6 +129,8 @@ export function readParams(req: FastifyRequest, door: Door = 'query'): Params {
   if (deeperThan(variables, MAX_PARAMS_DEPTH)) {
     throw badRequest(`variables are nested more than ${MAX_PARAMS_DEPTH} levels deep (lists and objects); no argument takes anything that deep`);
   }
+  const rounded = roundedVariable(req, source.variables);
+  if (rounded !== undefined) throw new AppError(Errors.invalidParams, `variables: ${inexactNumberWords(rounded)}`);
   const extensions = door === 'stream' ? undefined : decoded('extensions', source.extensions);
   if (extensions !== undefined && extensions !== null && !isMap(extensions)) throw badRequest(say.notMap('extensions'));
   return {
@@ -136,6 +139,20 @@ export function readParams(req: FastifyRequest, door: Door = 'query'): Params {
     ...(isMap(variables) ? { variables } : {}),
     ...(isMap(extensions) ? { extensions } : {}),
   };
+}
+
+/**
+ * The first number of the request's variables that JSON.parse rounded, as the client wrote it
+ * (one scanner with JSON-RPC and MCP, raw-numbers.ts): `{"first": 1.0000000000000001}` would
+ * otherwise ask for a page of 1. A POST's body text is kept by the JSON parser when it may hold
+ * one (json-bodies.ts); a GET's variables are their query parameter's text, scanned as a body's
+ * member so that their own numbers are nested. Numbers inside the document are GraphQL literals:
+ * an Int literal is exact, and a Float literal is no Int.
+ */
+function roundedVariable(req: FastifyRequest, variables: unknown): string | undefined {
+  const text = req.method === 'GET' ? (typeof variables === 'string' ? `{"variables":${variables}}` : null) : req.jsonText;
+  if (text === null || !MAYBE_INEXACT.test(text)) return undefined;
+  return inexactNestedNumbers(text)[0];
 }
 
 /**

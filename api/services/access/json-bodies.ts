@@ -7,6 +7,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError, Errors } from '../../../core/errors.ts';
 import { JSON_KEY_PATH_MAX_CHARS } from '../../../core/limits/http.ts';
+import { MAYBE_INEXACT } from '../positional/raw-numbers.ts';
 
 /** A body that is valid JSON but holds a key refused for prototype safety. */
 export class ForbiddenJsonKey extends AppError {
@@ -42,10 +43,28 @@ export function forbiddenKeyIn(value: unknown): { key: string; at: string } | un
   return undefined;
 }
 
-/** Replace the root's application/json parser (before any route is registered: plugins inherit it). */
+/**
+ * Replace the root's application/json parser (before any route is registered: plugins inherit it).
+ * A body that may hold a number JSON.parse rounds keeps its text on the request (`jsonText`),
+ * for a door that refuses such numbers by their source (GraphQL's variables, request-params.ts).
+ */
 export function installJsonBodies(app: FastifyInstance): void {
+  app.decorateRequest('jsonText', null);
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, jsonBodyParser(app));
+  app.addContentTypeParser(
+    'application/json',
+    { parseAs: 'string' },
+    jsonBodyParser(app, (req, text) => {
+      if (MAYBE_INEXACT.test(text)) req.jsonText = text;
+    }),
+  );
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The JSON body's text when it may hold a number JSON.parse rounds (raw-numbers.ts MAYBE_INEXACT); null otherwise. */
+    jsonText: string | null;
+  }
 }
 
 type Parsed = (err: Error | null, value?: unknown) => void;

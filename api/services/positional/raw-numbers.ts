@@ -19,7 +19,8 @@ export const MAYBE_INEXACT = /(?<!")\d[.eE]|\d[eE]|\d\.(?!0")|\d{16}/;
 /** The words of a number refused because JSON.parse could not keep it, on every door that reads JSON-RPC messages. */
 export const inexactNumberWords = (token: string): string =>
   `the number ${token.slice(0, QUOTED_NUMBER_MAX_CHARS)} cannot be represented exactly (JSON numbers are doubles) and would be read as ` +
-  `${JSON.stringify(Number(token))}; send the value you mean, e.g. a whole number of seconds`;
+  // Past the doubles' range it is Infinity, which JSON would write as null.
+  `${Number.isFinite(Number(token)) ? JSON.stringify(Number(token)) : String(Number(token))}; send the value you mean, e.g. a whole number of seconds`;
 
 /**
  * The source token of the "id" member of each call: index 0 for a single call (a top-level
