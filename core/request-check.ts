@@ -228,7 +228,9 @@ function declaredRefusal(err: ErrorObject, nameOf: (path: string) => string): st
   const text = typeof declared === 'string' ? declared : declared?.[err.keyword];
   if (text === undefined) return undefined;
   const name = String((err.params as { additionalProperty?: unknown }).additionalProperty ?? '').slice(0, QUOTED_PARAM_VALUE_MAX_CHARS);
-  // `{number}`: a number written as text (a BigInt bound), shown as the number it is, cut short.
-  const own: Record<string, string> = { value: quoted(err.data) ?? '', number: String(err.data).slice(0, QUOTED_NUMBER_MAX_CHARS), name };
+  // `{number}`: a number written as text (a BigInt bound), shown as the number it is, cut short;
+  // any other value is quoted (String() of a value nested past the stack would overflow it).
+  const number = typeof err.data === 'string' || typeof err.data === 'number' ? String(err.data).slice(0, QUOTED_NUMBER_MAX_CHARS) : quoted(err.data);
+  const own: Record<string, string> = { value: quoted(err.data) ?? '', number: number ?? '', name };
   return text.replace(/\{([\w.]+)\}/g, (_m, key: string) => own[key] ?? nameOf(key));
 }
