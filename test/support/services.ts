@@ -49,8 +49,11 @@ export async function startServices(env: Record<string, string> = {}, options: S
     ...services,
     async cleanup() {
       await services.close();
-      if (config.clickhouse.url === undefined) rmSync(config.dataDir, { recursive: true, force: true });
-      rmSync(config.exports.dir, { recursive: true, force: true });
+      // The engine's background threads may still be finishing a part in the store as it
+      // closes (ENOTEMPTY seen under load): retried, as rmSync does for that error.
+      const gone = { recursive: true, force: true, maxRetries: 5, retryDelay: 200 };
+      if (config.clickhouse.url === undefined) rmSync(config.dataDir, gone);
+      rmSync(config.exports.dir, gone);
     },
   };
 }
