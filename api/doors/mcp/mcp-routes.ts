@@ -8,8 +8,8 @@ import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import { MAX_BATCH_SIZE } from '@modelcontextprotocol/sdk/server/requestBody.js';
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { AppError, Errors } from '../../../core/errors.ts';
-import { ForbiddenJsonKey, jsonBodyParser } from '../../services/access/json-bodies.ts';
-import { inexactNestedNumbers, MAYBE_INEXACT } from '../../services/positional/raw-numbers.ts';
+import { ForbiddenJsonKey } from '../../services/access/json-bodies.ts';
+import { inexactNestedNumbers } from '../../services/positional/raw-numbers.ts';
 import { MCP_BODY_LIMIT_BYTES } from '../../../core/limits/mcp.ts';
 import { llmsTxt } from './llms-txt.ts';
 import { McpDoor, type CallHooks } from './mcp-server.ts';
@@ -71,6 +71,8 @@ function header(req: FastifyRequest, name: string): string | undefined {
 /** A request's hooks as one object: methods, not closures made per request (each also named under tsx). */
 class RequestHooks implements CallHooks {
   readonly reference: string;
+  /** Per message of the POST (its index in a batch), the first number of its members JSON.parse rounded. */
+  private tokens: (string | undefined)[] | undefined;
   constructor(
     private readonly req: FastifyRequest,
     private readonly calls: { label: string; error: boolean }[],
@@ -79,8 +81,11 @@ class RequestHooks implements CallHooks {
   }
 
   inexactNumber(id: RequestId): string | undefined {
-    const tokens = this.req.mcpNumbers;
-    if (tokens === null) return undefined;
+    // The body's text is kept by the JSON parser only when a fraction, an exponent or 16
+    // digits make a rounded number possible (json-bodies.ts); scanned once, on the first ask.
+    if (this.req.jsonText === null) return undefined;
+    this.tokens ??= inexactNestedNumbers(this.req.jsonText);
+    const tokens = this.tokens;
     // By message: a tool call of this id whose members hold a number the parse rounded (a repeated id: each such call).
     const messages = Array.isArray(this.req.body) ? this.req.body : [this.req.body];
     return messages.flatMap((m, i) => (isObject(m) && m.id === id && m.method === 'tools/call' && tokens[i] !== undefined ? [tokens[i]] : []))[0];
@@ -111,18 +116,6 @@ export async function mcpRoutes(app: FastifyInstance, opts: ToolDeps): Promise<v
       return reply.code(400).send({ jsonrpc: '2.0', id: null, error: { code: Errors.invalidRequest.rpc, message: `Invalid Request: ${err.message}` } });
     throw err;
   });
-
-  // The body's text is scanned for numbers JSON.parse rounds, as JSON-RPC's is (one scanner,
-  // raw-numbers.ts), only when a fraction, an exponent or 16 digits make one possible.
-  app.decorateRequest('mcpNumbers', null);
-  app.removeContentTypeParser('application/json');
-  app.addContentTypeParser(
-    'application/json',
-    { parseAs: 'string' },
-    jsonBodyParser(app, (req, text) => {
-      if (MAYBE_INEXACT.test(text)) req.mcpNumbers = inexactNestedNumbers(text);
-    }),
-  );
 
   app.get('/llms.txt', { config: open() }, async (_req, reply) =>
     reply.type('text/plain; charset=utf-8').header('cache-control', 'public, max-age=300').send(llmsTxt(door.tools.list)),
@@ -174,11 +167,4 @@ export async function mcpRoutes(app: FastifyInstance, opts: ToolDeps): Promise<v
     for (const name in answer.headers) reply.header(name, answer.headers[name]);
     return reply.send(answer.body);
   });
-}
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** Per message of an MCP POST (its index in a batch), the first number of its members JSON.parse rounded; null when none can be. */
-    mcpNumbers: (string | undefined)[] | null;
-  }
 }

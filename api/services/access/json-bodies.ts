@@ -46,7 +46,8 @@ export function forbiddenKeyIn(value: unknown): { key: string; at: string } | un
 /**
  * Replace the root's application/json parser (before any route is registered: plugins inherit it).
  * A body that may hold a number JSON.parse rounds keeps its text on the request (`jsonText`),
- * for a door that refuses such numbers by their source (GraphQL's variables, request-params.ts).
+ * for the doors that refuse such numbers by their source (MCP's tool calls, mcp-routes.ts;
+ * GraphQL's variables, request-params.ts; one scanner, api/services/positional/raw-numbers.ts).
  */
 export function installJsonBodies(app: FastifyInstance): void {
   app.decorateRequest('jsonText', null);
@@ -70,11 +71,10 @@ declare module 'fastify' {
 type Parsed = (err: Error | null, value?: unknown) => void;
 
 /**
- * The application/json parser every route has. `read`: a door that also needs the body's text
- * (MCP's scan for numbers JSON.parse rounds, api/services/positional/raw-numbers.ts) is handed it
- * with the request once the body is accepted; its own context installs this parser with it.
+ * The application/json parser every route has. `read` is handed the body's text with the
+ * request once the body is accepted (installJsonBodies keeps it where a number may be rounded).
  */
-export function jsonBodyParser(app: FastifyInstance, read?: (req: FastifyRequest, text: string) => void) {
+function jsonBodyParser(app: FastifyInstance, read?: (req: FastifyRequest, text: string) => void) {
   const strict = app.getDefaultJsonParser('error', 'error');
   return (req: FastifyRequest, body: string | Buffer, done: Parsed): void => {
     strict(req, body as string, (err: Error | null, value?: unknown) => {
