@@ -214,8 +214,8 @@ async function main(): Promise<void> {
   if (ROUNDS > 0 && values.rounds !== undefined) {
     const p = new IngestPipeline(wh, registry, server.services.dataVersion, log, opts);
     await warm(p, 'rounds pipeline');
-    const unfiltered = new IngestPipeline(wh, registry, server.services.dataVersion, log, { ...opts, storedKeysFilter: false });
-    await warm(unfiltered, 'rounds pipeline without the stored-keys filter');
+    const unfiltered = new IngestPipeline(wh, registry, server.services.dataVersion, log, { ...opts, dedupe: 'signature-index' });
+    await warm(unfiltered, 'rounds pipeline, de-duplication by the signature index');
     const onWorkers = new IngestPipeline(wh, registry, server.services.dataVersion, log, { ...opts, parseWorkers: WORKERS });
     await warm(onWorkers, `rounds pipeline on ${WORKERS} parse workers`);
     while (onWorkers.parseWorkersReady < WORKERS) await new Promise((r) => setTimeout(r, 50));

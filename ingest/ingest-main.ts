@@ -69,9 +69,8 @@ async function main(): Promise<void> {
   }, INGEST_REPORT_EVERY_MS);
   reporter.unref();
 
-  // Repair a crashed predecessor's inserts and build the stored-keys filter while the
-  // consumer joins its group, not in the first batch's time; a failure here is retried by
-  // that first batch.
+  // Repair a crashed predecessor's inserts while the consumer joins its group, not in the
+  // first batch's time; a failure here is retried by that first batch.
   pipeline.prepare().catch((err: unknown) => logger.warn({ err }, 'ingest preparation failed; the first batch retries it'));
   await source.start();
 }

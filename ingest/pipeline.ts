@@ -19,11 +19,10 @@ import { isStorageFull, type Warehouse } from '../warehouse/warehouse.ts';
 import { cityHasher } from './city-hash.ts';
 import { ParsePool } from './parse-pool.ts';
 import type { RecordContext } from './parse-record.ts';
-import { storedKeysFor } from './stored-keys.ts';
 import type { Rejection } from './rejection.ts';
 import { protocolLookup } from './steps/resolve-protocol.ts';
 import { DeadLetters } from './steps/dead-letter.ts';
-import { dedupeInBatch, StoreDedupe } from './steps/dedupe.ts';
+import { dedupeInBatch, StoreDedupe, type DedupeDesign } from './steps/dedupe.ts';
 import { FormatRefused, insertRows } from './steps/insert.ts';
 import { WriteJournal } from './steps/journal.ts';
 import { ChangeNotifier } from './steps/notify.ts';
@@ -56,9 +55,9 @@ export interface PipelineOptions {
    * kept for the benchmark's comparison and as the retry of a batch the engine refused.
    */
   rawInsert?: boolean;
-  /** Rule out never-stored records with the in-memory filter of stored keys (default true);
-   *  false reads the store for every batch, as before issue 15 (the benchmark's comparison). */
-  storedKeysFilter?: boolean;
+  /** How records are checked against the store (ingest/steps/dedupe.ts; default 'time-keys');
+   *  the other design is kept for the benchmark's comparison. */
+  dedupe?: DedupeDesign;
   /** Worker threads that parse and check records beside the engine's insert (ingest/parse-pool.ts;
    *  INGEST_PARSE_WORKERS). 0 (the default here) parses on the calling thread. */
   parseWorkers?: number;
@@ -89,8 +88,6 @@ export class IngestPipeline {
   private draining = false;
   private readonly journal: WriteJournal;
   private readonly notifier: ChangeNotifier;
-  /** Against the store, with the filter of stored keys (unset in a cluster or when turned off). */
-  private readonly storeDedupe: StoreDedupe;
   /** The writer's steps before the journal and the insert, in order: a new one goes here. */
   private readonly batchSteps: readonly BatchStep<Accepted>[];
   /** This pipeline's sig_key hasher (the record steps on this thread). */
@@ -109,8 +106,7 @@ export class IngestPipeline {
   ) {
     this.journal = new WriteJournal(wh, options.writerId ?? 'default', log);
     this.notifier = new ChangeNotifier(dataVersion, log, options.observer);
-    this.storeDedupe = new StoreDedupe(wh, options.storedKeysFilter === false ? undefined : storedKeysFor(wh));
-    this.batchSteps = [dedupeInBatch, this.storeDedupe.step];
+    this.batchSteps = [dedupeInBatch, new StoreDedupe(wh, options.dedupe).step];
     const workers = options.parseWorkers ?? 0;
     this.pool = workers > 0 ? new ParsePool(workers, log, options.parseWorkerEntry) : undefined;
   }
@@ -134,16 +130,13 @@ export class IngestPipeline {
   }
 
   /**
-   * Do now what the first write would otherwise do first: repair unfinished inserts and
-   * build the stored-keys filter (one read of every stored key); start the parse workers.
-   * Optional; a service calls it at start so that its first batch does not wait for the filter.
+   * Do now what the first write would otherwise do first: repair unfinished inserts; start
+   * the parse workers. Optional. Nothing is read whole: de-duplication asks the store per
+   * batch (ingest/steps/dedupe.ts), so a start costs the same at any store size.
    */
   async prepare(): Promise<void> {
     this.pool?.start();
-    await this.serialised(async () => {
-      await this.repairUnfinished();
-      await this.storeDedupe.prepare();
-    });
+    await this.serialised(() => this.repairUnfinished());
   }
 
   /** Validate, de-duplicate and store records; resolves once stored rows are queryable. */
@@ -299,7 +292,6 @@ export class IngestPipeline {
       // While another batch waits its turn, its 'begin' carries this 'done' (one journal
       // write per batch); otherwise it is written below before returning.
       this.journal.finished(entry);
-      this.storeDedupe.learn(fresh);
       this.notifier.stored(entry.id, entry.buckets, fresh);
     } finally {
       // Nothing queued behind to carry a deferred 'done' (or this batch failed): write it now.

@@ -114,6 +114,7 @@ describe('cluster mode: every migration rendered', () => {
       tx_by_address_listing_mv: 'tx_by_address_listing',
       tx_by_signature_v2_compact_mv: 'tx_by_signature_v2_compact_local',
       tx_by_signature_v3_mv: 'tx_by_signature_v3_local',
+      ingest_keys_mv: 'ingest_keys_local',
     });
     for (const v of views) {
       expect(v).toMatch(/\bFROM transactions_local\b/);

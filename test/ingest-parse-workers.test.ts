@@ -95,7 +95,7 @@ async function whenReady(p: IngestPipeline, want: number): Promise<void> {
 async function run(workers: number, records: RawRecord[], rawInsert: boolean, entry?: URL) {
   const out = { payloads: [] as string[], dead: [] as unknown[] };
   const p = new IngestPipeline(capturing(s.wh, out), s.registry, s.dataVersion, createLogger('silent'), {
-    maxRecordBytes: 65_536, batchRows: 1000, writerId: `workers-${workers}`, storedKeysFilter: false, rawInsert, parseWorkers: workers, parseWorkerEntry: entry,
+    maxRecordBytes: 65_536, batchRows: 1000, writerId: `workers-${workers}`, rawInsert, parseWorkers: workers, parseWorkerEntry: entry,
   });
   try {
     if (workers > 0 && entry === undefined) await whenReady(p, workers);
@@ -137,7 +137,7 @@ it('parses on the main thread when a worker cannot start or dies on a chunk, wit
 
   const out = { payloads: [] as string[], dead: [] as unknown[] };
   const p = new IngestPipeline(capturing(s.wh, out), s.registry, s.dataVersion, createLogger('silent'), {
-    maxRecordBytes: 65_536, batchRows: 1000, writerId: 'crashing', storedKeysFilter: false, parseWorkers: 1, parseWorkerEntry: new URL('./support/parse-worker-crashes.ts', import.meta.url),
+    maxRecordBytes: 65_536, batchRows: 1000, writerId: 'crashing', parseWorkers: 1, parseWorkerEntry: new URL('./support/parse-worker-crashes.ts', import.meta.url),
   });
   await whenReady(p, 1);
   expect(await p.ingest(records, 'test')).toEqual(expected.report);

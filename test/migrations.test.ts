@@ -33,7 +33,7 @@ describe('migrations', () => {
   it('create every table a view writes to, each view targeting an explicit table', async () => {
     const rows = await wh.query<{ name: string; engine: string; create_table_query: string }>(
       "SELECT name, engine, create_table_query FROM system.tables WHERE database = currentDatabase() AND engine = 'MaterializedView'");
-    expect(rows.map((r) => r.name).sort()).toEqual(['failure_hourly_mv', 'ingest_freshness_mv', 'instruction_hourly_mv', 'protocol_hourly_mv', 'tx_by_address_mv', 'tx_by_signature_v3_mv']);
+    expect(rows.map((r) => r.name).sort()).toEqual(['failure_hourly_mv', 'ingest_freshness_mv', 'ingest_keys_mv', 'instruction_hourly_mv', 'protocol_hourly_mv', 'tx_by_address_mv', 'tx_by_signature_v3_mv']);
     for (const r of rows) expect(r.create_table_query).toMatch(/ TO default\.\w+/);
   });
 

@@ -87,6 +87,12 @@ export const CLUSTER_LAYOUT: Readonly<Record<string, TableRole>> = Object.freeze
     viewWrites: 'distributed',
     why: 'as tx_by_address, whose order and keys it shares: one address\'s listing rows on one shard, read in key order',
   },
+  ingest_keys: {
+    kind: 'sharded',
+    shardingKey: 'sig_key',
+    viewWrites: 'local',
+    why: 'sig_key = cityHash64(signature), the base table\'s own sharding key: the view writes on the node holding the base rows, and ingest\'s de-duplication asks every shard for the keys of its batch\'s seconds',
+  },
   protocol_hourly: { kind: 'sharded', shardingKey: 'cityHash64(protocol_name)', viewWrites: 'local', why: HOURLY_WHY },
   instruction_hourly: { kind: 'sharded', shardingKey: 'cityHash64(protocol_name)', viewWrites: 'local', why: HOURLY_WHY },
   failure_hourly: { kind: 'sharded', shardingKey: 'cityHash64(protocol_name)', viewWrites: 'local', why: HOURLY_WHY },

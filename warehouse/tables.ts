@@ -8,6 +8,8 @@ export const TABLES = {
   transactions: 'transactions',
   /** Records by signature (sig_key = cityHash64(signature)), each in one JSON column: point lookups, details and de-duplication (090; read through warehouse/signature-records.ts). */
   txBySignature: 'tx_by_signature_v3',
+  /** Stored identities in time order (block_time, sig_key, instruction_index): ingest's de-duplication reads the batch's seconds (120). */
+  ingestKeys: 'ingest_keys',
   /** One reference row per (account or program, record): address histories, pages and counts (003; 060 dropped 040's wide copy). */
   txByAddress: 'tx_by_address',
   protocolHourly: 'protocol_hourly',

@@ -12,12 +12,3 @@ export const INGEST_REPORT_EVERY_MS = 10_000;
 export const KAFKA_MAX_BACKOFF_MS = 30_000;
 /** How often the consumer heartbeats while the warehouse works on a batch (ms), so it does not look dead. */
 export const KAFKA_HEARTBEAT_EVERY_MS = 1_000;
-
-// ---- Stored-keys filter (ingest/stored-keys.ts): the Bloom filter of signatures already stored ----
-/** Bits per key and probes: ~0.8 % false positives. */
-export const STORED_KEYS_BITS_PER_KEY = 10;
-export const STORED_KEYS_PROBES = 7;
-/** The smallest layer, in keys. */
-export const STORED_KEYS_MIN_CAPACITY = 1 << 20;
-/** Keys per read when the filter is first built. */
-export const STORED_KEYS_READ_SLICE = 2_000_000;
