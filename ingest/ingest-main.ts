@@ -12,7 +12,7 @@ import { InstrumentedWarehouse } from '../warehouse/instrumented-warehouse.ts';
 import { migrate } from '../warehouse/migrate.ts';
 import { openWarehouse } from '../warehouse/open-warehouse.ts';
 import { ProtocolRegistry } from '../warehouse/protocol-registry.ts';
-import { KafkaSource } from './kafka-source.ts';
+import { backfillSource, KafkaSource } from './kafka-source.ts';
 import { startMetricsServer } from './metrics-server.ts';
 import { IngestPipeline } from './pipeline.ts';
 
@@ -42,6 +42,10 @@ async function main(): Promise<void> {
     // (uncommitted batches are re-delivered, and the journal repairs a half-done insert).
     onFatal: (err) => guard.exitNow('kafka consumer stopped for good', err),
   }, metrics.kafka);
+  // A topic replayed beside the live one (KAFKA_BACKFILL_TOPIC), in the backfill lane.
+  const backfill = backfillSource(pipeline, logger, { ...config.kafka, brokers }, {
+    onFatal: (err) => guard.exitNow('kafka backfill consumer stopped for good', err),
+  }, metrics.kafka);
   const metricsServer = config.ingest.metricsPort === 0 ? undefined : await startMetricsServer(metrics.registry, config.ingest.metricsPort, config.host);
   if (metricsServer) logger.info({ url: `http://${config.host}:${config.ingest.metricsPort}/metrics` }, 'ingest metrics');
 
@@ -52,6 +56,7 @@ async function main(): Promise<void> {
     logger.info({ signal }, 'stopping: finishing and committing the batches in flight');
     clearInterval(reporter);
     await source.stop();
+    await backfill?.stop();
     metricsServer?.close();
     await wh.close();
     process.exit(0);
@@ -73,6 +78,7 @@ async function main(): Promise<void> {
   // first batch's time; a failure here is retried by that first batch.
   pipeline.prepare().catch((err: unknown) => logger.warn({ err }, 'ingest preparation failed; the first batch retries it'));
   await source.start();
+  await backfill?.start();
 }
 
 main().catch((err) => {

@@ -14,9 +14,16 @@ import { KAFKA_HEARTBEAT_EVERY_MS, KAFKA_MAX_BACKOFF_MS } from '../core/limits.t
 import { KafkaMetrics } from '../core/metrics.ts';
 import { ensureTopics, kafkaClient } from './kafka-client.ts';
 import { DeadLetterPublisher, type DeadLetterInput } from './kafka-dead-letter.ts';
-import type { IngestPipeline, RawRecord, Rejection } from './pipeline.ts';
+import type { IngestPipeline, Lane, RawRecord, Rejection } from './pipeline.ts';
+import type { BackfillProgress } from './backfills.ts';
 
-export type KafkaSourceOptions = Omit<Config['kafka'], 'brokers'> & { brokers: readonly string[] };
+export type KafkaSourceOptions = Omit<Config['kafka'], 'brokers'> & {
+  brokers: readonly string[];
+  /** 'backfill': a topic replayed from its beginning, in the pipeline's backfill lane, its
+   *  progress (records of the topic as it was at start) in progress; default 'live'. */
+  lane?: Lane;
+  progress?: BackfillProgress;
+};
 
 /** A batch whose rows are stored (queryable) and whose offsets are committed. */
 export interface StoredBatch {
@@ -94,6 +101,7 @@ export class KafkaSource {
   async start(): Promise<void> {
     const { topic, deadLetterTopic, partitions, groupId } = this.options;
     await ensureTopics(this.kafka, [topic, deadLetterTopic], partitions);
+    if (this.options.progress !== undefined) await this.measureBackfill(this.options.progress);
     this.producer = this.kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: false });
     await this.producer.connect();
     this.deadLetters = new DeadLetterPublisher(this.producer, deadLetterTopic, this.metrics);
@@ -140,6 +148,18 @@ export class KafkaSource {
     this.log.info({ topic, groupId, deadLetterTopic, brokers: this.options.brokers }, 'kafka source started');
   }
 
+  /** A backfill's total: the records the topic holds now (what a replay from the beginning covers). */
+  private async measureBackfill(progress: BackfillProgress): Promise<void> {
+    const admin = this.kafka.admin();
+    await admin.connect();
+    try {
+      const offsets = await admin.fetchTopicOffsets(this.options.topic);
+      progress.setTotal(offsets.reduce((n, o) => n + Number(BigInt(o.high) - BigInt(o.low)), 0));
+    } finally {
+      await admin.disconnect();
+    }
+  }
+
   /** Leave the group after the batches in flight are stored and committed. */
   async stop(): Promise<void> {
     // disconnect() waits for the running eachBatch to return, and that commits what it wrote.
@@ -179,7 +199,7 @@ export class KafkaSource {
         if (!payload.isRunning() || payload.isStale()) return;
         const t0 = performance.now();
         try {
-          report = await this.pipeline.ingest(records, `kafka:${topic}`);
+          report = await this.pipeline.ingest(records, `kafka:${topic}`, { lane: this.options.lane ?? 'live' });
           this.metrics.insertSeconds.observe(labels, (performance.now() - t0) / 1000);
         } catch (err) {
           // The warehouse is down or overloaded: stop fetching this partition (back-pressure)
@@ -225,6 +245,7 @@ export class KafkaSource {
     this.counters.stored += stored;
     this.counters.duplicates += report.duplicates;
     this.counters.deadLettered += dead.length;
+    this.options.progress?.add(batch.messages.length);
     this.metrics.batches.inc(labels);
     this.metrics.batchRecords.observe(labels, batch.messages.length);
     this.metrics.records.inc({ topic, outcome: 'accepted' }, stored);
@@ -242,4 +263,20 @@ export class KafkaSource {
     }
     this.hooks.onStored?.({ topic, partition, storedAt: nowMs, messages: storedMessages });
   }
+}
+
+/**
+ * The backfill source beside the live one (KAFKA_BACKFILL_TOPIC): the topic replayed from its
+ * beginning in the pipeline's backfill lane, under its own group (`<group>-backfill`) and
+ * dead-letter topic, its progress among the pipeline's backfills. undefined when unset.
+ */
+export function backfillSource(
+  pipeline: Pick<IngestPipeline, 'ingest' | 'backfills'>, log: Logger, options: KafkaSourceOptions, hooks: KafkaSourceHooks, metrics: KafkaMetrics,
+): KafkaSource | undefined {
+  const topic = options.backfillTopic;
+  if (topic === undefined) return undefined;
+  return new KafkaSource(pipeline, log, {
+    ...options, topic, deadLetterTopic: `${topic}.dlq`, groupId: `${options.groupId}-backfill`, fromBeginning: true,
+    lane: 'backfill', progress: pipeline.backfills.start(`kafka:${topic}`, null),
+  }, hooks, metrics);
 }

@@ -10,8 +10,8 @@
 // cannot interleave, which is what makes replaying records change no count in the base
 // table or any view.
 import { AppError, Errors } from '../core/errors.ts';
-import { INGEST_HAND_ROWS } from '../core/limits.ts';
-import type { DataChangeObserver, IngestObserver } from '../core/observers.ts';
+import { INGEST_BACKFILL_BATCH_ROWS, INGEST_HAND_ROWS } from '../core/limits.ts';
+import type { DataChangeObserver, IngestObserver, IngestStage } from '../core/observers.ts';
 import type { Logger } from '../core/logger.ts';
 import type { DataVersion } from '../warehouse/data-version.ts';
 import type { ProtocolRegistry } from '../warehouse/protocol-registry.ts';
@@ -29,8 +29,11 @@ import { ChangeNotifier } from './steps/notify.ts';
 import { parseCall } from './steps/parse-call.ts';
 import type { Accepted, RawRecord } from './steps/records.ts';
 import { runBatchSteps, type BatchStep, type StepSink } from './steps/step.ts';
+import { WriteQueue, type Call, type Lane } from './write-queue.ts';
+import { Backfills, type BackfillProgress } from './backfills.ts';
 
 export type { RawRecord } from './steps/records.ts';
+export type { Lane } from './write-queue.ts';
 export type { Rejection };
 
 export interface IngestReport {
@@ -65,15 +68,12 @@ export interface PipelineOptions {
   parseWorkerEntry?: URL;
 }
 
-/** One ingest call as the write queue sees it: its first failure stops the rest of it. */
-interface Call {
-  failure: { err: unknown } | undefined;
-}
-interface Queued {
-  rows: Accepted[];
-  call: Call;
-  resolve: (duplicates: number) => void;
-  reject: (err: unknown) => void;
+/** How a source hands records in. */
+export interface IngestOptions {
+  /** 'live' (default) or 'backfill': backfill batches wait while live ones are queued (ingest/write-queue.ts). */
+  lane?: Lane;
+  /** Where the call's records done (stored, duplicate, rejected) are counted, as they are. */
+  progress?: BackfillProgress;
 }
 
 /** A writer step's drop: marked on the record, counted by its call as a duplicate. */
@@ -83,8 +83,8 @@ export class IngestPipeline {
   private writeTurn: Promise<unknown> = Promise.resolve();
   /** Write turns waiting behind the running one. */
   private queued = 0;
-  /** Parsed rows waiting for the writer, and whether a writer turn is scheduled or running. */
-  private readonly queue: Queued[] = [];
+  /** Parsed rows waiting for the writer, by lane, and whether a writer turn is scheduled or running. */
+  private readonly queue = new WriteQueue();
   private draining = false;
   private readonly journal: WriteJournal;
   private readonly notifier: ChangeNotifier;
@@ -94,6 +94,8 @@ export class IngestPipeline {
   private readonly hasher = cityHasher();
   /** Parse workers (options.parseWorkers > 0); the main thread parses while none is ready. */
   private readonly pool: ParsePool | undefined;
+  /** Backfills through this pipeline, running and recently finished (ingest/backfills.ts). */
+  readonly backfills: Backfills;
   /** Records a parse worker answered for (tests and benchmarks check the workers were used). */
   recordsParsedOnWorkers = 0;
 
@@ -106,6 +108,7 @@ export class IngestPipeline {
   ) {
     this.journal = new WriteJournal(wh, options.writerId ?? 'default', log);
     this.notifier = new ChangeNotifier(dataVersion, log, options.observer);
+    this.backfills = new Backfills(options.observer);
     this.batchSteps = [dedupeInBatch, new StoreDedupe(wh, options.dedupe).step];
     const workers = options.parseWorkers ?? 0;
     this.pool = workers > 0 ? new ParsePool(workers, log, options.parseWorkerEntry) : undefined;
@@ -139,12 +142,21 @@ export class IngestPipeline {
     await this.serialised(() => this.repairUnfinished());
   }
 
+  /** Rows waiting for the writer, per lane (the admin status answer). */
+  queuedRows(): Record<Lane, number> {
+    return this.queue.queuedRows();
+  }
+
   /** Validate, de-duplicate and store records; resolves once stored rows are queryable. */
-  async ingest(records: readonly RawRecord[], source: string): Promise<IngestReport> {
+  async ingest(records: readonly RawRecord[], source: string, options: IngestOptions = {}): Promise<IngestReport> {
+    const receivedAt = performance.now();
     const entries = await this.registry.list();
     const ctx: RecordContext = { maxRecordBytes: this.options.maxRecordBytes, known: protocolLookup(entries), hasher: this.hasher };
     const dead = new DeadLetters();
-    const call: Call = { failure: undefined };
+    const lane = options.lane ?? 'live';
+    const call: Call = { failure: undefined, lane, receivedAt, onStored: options.progress && ((n) => options.progress!.add(n)) };
+    // A backfill's chunks are its batches (the writer never groups backfill past that size).
+    const hand = Math.min(INGEST_HAND_ROWS, this.options.batchRows, lane === 'backfill' ? INGEST_BACKFILL_BATCH_ROWS : Infinity);
     const handed: Promise<number>[] = [];
     let valid = 0;
     // Records are parsed and checked while earlier ones are being stored: the engine inserts
@@ -157,7 +169,7 @@ export class IngestPipeline {
       ok: (a) => {
         chunk.push(a);
         valid += 1;
-        if (chunk.length >= Math.min(INGEST_HAND_ROWS, this.options.batchRows)) {
+        if (chunk.length >= hand) {
           handed.push(this.enqueue(chunk, call));
           chunk = [];
         }
@@ -168,6 +180,7 @@ export class IngestPipeline {
       parsedOnWorkers: (n) => void (this.recordsParsedOnWorkers += n),
     });
     if (chunk.length > 0 && call.failure === undefined) handed.push(this.enqueue(chunk, call));
+    this.options.observer?.observeStage('parse', (performance.now() - receivedAt) / 1000);
     const outcomes = await Promise.allSettled(handed);
     if (call.failure !== undefined) {
       const { err } = call.failure;
@@ -183,6 +196,8 @@ export class IngestPipeline {
     await dead.write(this.wh, source, this.log);
     const accepted = valid - duplicates;
     this.options.observer?.observeIngest(source, accepted, dead.count, duplicates);
+    for (const [code, n] of dead.countsByCode()) this.options.observer?.observeDeadLetters(source, code, n);
+    options.progress?.add(dead.count);
     return { accepted, duplicates, rejected: dead.rejections() };
   }
 
@@ -209,26 +224,15 @@ export class IngestPipeline {
     return handed;
   }
 
-  /** The writer: stores queued chunks, grouped, until the queue is empty. */
+  /** The writer: stores queued chunks, grouped per lane (live first), until the queue is empty. */
   private async drain(): Promise<void> {
     try {
-      while (this.queue.length > 0) {
-        const group: Queued[] = [];
-        let n = 0;
-        while (this.queue.length > 0) {
-          const next = this.queue[0]!;
-          if (next.call.failure !== undefined) {
-            this.queue.shift();
-            next.reject(next.call.failure.err);
-            continue;
-          }
-          if (group.length > 0 && n + next.rows.length > this.options.batchRows) break;
-          this.queue.shift();
-          group.push(next);
-          n += next.rows.length;
-        }
+      while (!this.queue.empty) {
+        const { lane, group } = this.queue.next(this.options.batchRows, INGEST_BACKFILL_BATCH_ROWS);
         if (group.length === 0) continue;
         const rows = group.length === 1 ? group[0]!.rows : group.flatMap((g) => g.rows);
+        const startedAt = performance.now();
+        for (const g of group) this.options.observer?.observeStage('queue', (startedAt - g.call.receivedAt) / 1000);
         try {
           try {
             await this.storeBatch(rows, this.options.rawInsert ?? true);
@@ -246,9 +250,13 @@ export class IngestPipeline {
           }
           continue;
         }
+        const storedAt = performance.now();
         for (const g of group) {
           let dropped = 0;
           for (const a of g.rows) if (a.dropped !== undefined) dropped += 1;
+          // Received by the pipeline -> queryable: the freshness the pipeline itself adds.
+          this.options.observer?.observeFreshness(lane, (storedAt - g.call.receivedAt) / 1000);
+          g.call.onStored?.(g.rows.length);
           g.resolve(dropped);
         }
       }
@@ -278,13 +286,17 @@ export class IngestPipeline {
 
   /** One batch through the writer's steps. */
   private async storeBatch(batch: Accepted[], raw: boolean): Promise<void> {
+    const stage = this.stageTimer();
     try {
       await this.repairUnfinished();
       const fresh = await runBatchSteps(batch, this.batchSteps, markDropped);
+      stage('dedupe');
       if (fresh.length === 0) return;
       const entry = await this.journal.begin(fresh);
+      stage('journal');
       try {
         await insertRows(this.wh, fresh, raw);
+        stage('insert');
       } catch (err) {
         this.journal.failed(entry);
         throw err;
@@ -293,9 +305,20 @@ export class IngestPipeline {
       // write per batch); otherwise it is written below before returning.
       this.journal.finished(entry);
       this.notifier.stored(entry.id, entry.buckets, fresh);
+      stage('notify');
     } finally {
       // Nothing queued behind to carry a deferred 'done' (or this batch failed): write it now.
-      if ((this.queued === 0 && this.queue.length === 0) || this.journal.repairsPending) await this.journal.flushDone();
+      if ((this.queued === 0 && this.queue.empty) || this.journal.repairsPending) await this.journal.flushDone();
     }
+  }
+
+  /** Reports the time since its last call (or its making) as the named writer stage. */
+  private stageTimer(): (stage: IngestStage) => void {
+    let t = performance.now();
+    return (name) => {
+      const now = performance.now();
+      this.options.observer?.observeStage(name, (now - t) / 1000);
+      t = now;
+    };
   }
 }

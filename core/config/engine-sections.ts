@@ -53,6 +53,8 @@ export function kafkaSection(r: EnvReader): Config['kafka'] {
   const topic = r.topicName('KAFKA_TOPIC', 'solana.instructions');
   const deadLetterTopic = r.topicName('KAFKA_DLQ_TOPIC', `${topic}.dlq`);
   if (deadLetterTopic === topic) r.problem('KAFKA_DLQ_TOPIC must differ from KAFKA_TOPIC');
+  const backfillTopic = r.str('KAFKA_BACKFILL_TOPIC') === undefined ? undefined : r.topicName('KAFKA_BACKFILL_TOPIC', '');
+  if (backfillTopic !== undefined && (backfillTopic === topic || backfillTopic === deadLetterTopic)) r.problem('KAFKA_BACKFILL_TOPIC must differ from KAFKA_TOPIC and KAFKA_DLQ_TOPIC');
   return {
     brokers,
     topic,
@@ -66,6 +68,7 @@ export function kafkaSection(r: EnvReader): Config['kafka'] {
     retryBackoffMs: r.int('KAFKA_RETRY_BACKOFF_MS', 500, 10, 60_000),
     // The broker accepts 6-300 s by default (group.min/max.session.timeout.ms).
     sessionTimeoutMs: r.int('KAFKA_SESSION_TIMEOUT_MS', 30_000, 6_000, 300_000),
+    backfillTopic,
   };
 }
 

@@ -52,6 +52,9 @@ export interface Config {
     retryBackoffMs: number;
     /** How long the group waits for a silent member (e.g. a killed process) before reassigning. */
     sessionTimeoutMs: number;
+    /** KAFKA_BACKFILL_TOPIC: a topic replayed from its beginning in the pipeline's backfill lane
+     *  (its own group, `<group>-backfill`), beside the live topic; unset = none. */
+    backfillTopic: string | undefined;
   };
   redisUrl: string | undefined;
   adminToken: string;

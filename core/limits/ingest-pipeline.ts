@@ -4,6 +4,11 @@
 // ---- Ingest pipeline (ingest/pipeline.ts, ingest/ingest-main.ts) ------------------------------
 /** Parsed rows handed to the write queue at a time (the writer groups them up to batchRows). */
 export const INGEST_HAND_ROWS = 5000;
+/** Rows per backfill batch at most (ingest/write-queue.ts): what a live record may wait behind,
+ *  one insert of this size (~0.2-0.5 s on the shared 2-core machine, bench/RESULTS.md issue 40). */
+export const INGEST_BACKFILL_BATCH_ROWS = 5000;
+/** Backfills whose progress the pipeline keeps for the status answer (finished ones beyond it are forgotten). */
+export const INGEST_BACKFILLS_KEPT = 20;
 /** npm run ingest: how often the consumer's progress line is printed (ms). */
 export const INGEST_REPORT_EVERY_MS = 10_000;
 
