@@ -100,6 +100,19 @@ describe('de-duplication against the store', () => {
     expect(counts.tx_by_signature_v3).toBe(counts.transactions);
   });
 
+  it('drops a replay of live records (one minute of block times: read by time range) and stores the new ones', async () => {
+    const mine = pipelineOver(s.wh, 'writer-live');
+    const minute = Math.floor(Date.now() / 1000) - 120;
+    const live = records.slice(1600, 1800).map((r, i) => ({ ...r, block_time: minute + (i % 60) }));
+    expect((await mine.ingest(asRaw(live.slice(0, 150)), 'test')).accepted).toBe(150);
+    const before = await tableCounts(s);
+    const report = await pipelineOver(otherHandle(s.wh), 'writer-live-2').ingest(asRaw(live), 'test');
+    expect(report).toMatchObject({ accepted: 50, duplicates: 150, rejected: [] });
+    const after = await tableCounts(s);
+    expect(after.transactions).toBe(before.transactions + 50);
+    expect(after.protocol_hourly).toBe(after.transactions);
+  });
+
   it('compares by signature only the records the time-ordered keys matched', async () => {
     const asked: string[] = [];
     const mine = pipelineOver(lookups(s.wh, asked), 'writer-a');

@@ -7,6 +7,9 @@ export const INGEST_HAND_ROWS = 5000;
 /** Rows per backfill batch at most (ingest/write-queue.ts): what a live record may wait behind,
  *  one insert of this size (~0.2-0.5 s on the shared 2-core machine, bench/RESULTS.md issue 40). */
 export const INGEST_BACKFILL_BATCH_ROWS = 5000;
+/** De-duplication (ingest/steps/dedupe.ts): a batch whose block times span at most this many
+ *  seconds reads its time range of ingest_keys; a wider one asks for its keys one by one. */
+export const INGEST_DEDUPE_SPAN_SECONDS = 3600;
 /** Backfills whose progress the pipeline keeps for the status answer (finished ones beyond it are forgotten). */
 export const INGEST_BACKFILLS_KEPT = 20;
 /** npm run ingest: how often the consumer's progress line is printed (ms). */

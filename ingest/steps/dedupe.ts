@@ -8,9 +8,9 @@
 // store and was read whole at each start, 51 s at 100M). Designs measured in bench/RESULTS.md
 // ("Ingest at the engine's limit (issue 40)"); 'time-keys' is the default:
 //  - 'time-keys': ingest_keys (migration 120) is ordered by (block_time, sig_key,
-//    instruction_index); the batch's (block_time, sig_key) pairs are one IN set on that key
-//    prefix, so the engine reads the granules of the batch's own seconds, the newest granules
-//    of the newest parts for a live batch, whatever the store's size. Only the records it
+//    instruction_index); the engine reads the granules of the batch's own seconds (the newest
+//    granules of the newest parts for a live batch), or for a batch spread over a long time,
+//    its (block_time, sig_key) pairs as an IN set on that key prefix: whatever the store's size. Only the records it
 //    matches (re-deliveries) are then compared by signature in tx_by_signature_v3, so a hash
 //    collision can never drop a new record. When the record id lands (issue 37) the key becomes
 //    the id and the set an `id IN` set: the same read.
@@ -19,7 +19,7 @@
 import { SIGNATURE_RECORDS } from '../../warehouse/signature-records.ts';
 import { TABLES } from '../../warehouse/tables.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
-import { INGEST_LOOKUP_CHUNK } from '../../core/limits.ts';
+import { INGEST_DEDUPE_SPAN_SECONDS, INGEST_LOOKUP_CHUNK } from '../../core/limits.ts';
 import type { Accepted } from './records.ts';
 import { drop, ok, type BatchStep, type Drop, type Ok } from './step.ts';
 
@@ -68,14 +68,28 @@ export class StoreDedupe {
     const chunk = this.wh.transport === 'embedded' ? batch.length : INGEST_LOOKUP_CHUNK;
     for (let i = 0; i < batch.length; i += chunk) {
       const part = batch.slice(i, i + chunk);
+      let from = Infinity;
+      let to = -Infinity;
+      for (const a of part) {
+        from = Math.min(from, a.block_time);
+        to = Math.max(to, a.block_time);
+      }
       // sig_key travels as its two 32-bit halves (numbers bind on both transports; a UInt64
-      // array of strings does not), joined again in the engine.
+      // array of strings does not), joined again in the engine. Two reads, by the batch's time
+      // span (bench/RESULTS.md, issue 40, 10M store): a batch within INGEST_DEDUPE_SPAN_SECONDS
+      // (live records) reads its time range's rows and filters them by key first (PREWHERE), the
+      // cheapest read measured (10,000 keys over a day of 2.3M rows: 75-190 ms, against 510-630
+      // ms as an IN set of pairs), but it reads every row of the range; a batch spread wider (a
+      // backfill of old records) asks for its (block_time, sig_key) pairs, at most a granule per
+      // key and part, so its read is bounded by the batch's size, never by the store's.
+      const keys = 'arrayMap((h, l) -> bitOr(bitShiftLeft(toUInt64(h), 32), toUInt64(l)), {h:Array(UInt32)}, {l:Array(UInt32)})';
+      const where = to - from <= INGEST_DEDUPE_SPAN_SECONDS
+        ? `PREWHERE sig_key IN (SELECT arrayJoin(${keys})) WHERE block_time BETWEEN toDateTime({from:UInt32}, 'UTC') AND toDateTime({to:UInt32}, 'UTC')`
+        : `WHERE (block_time, sig_key) IN (SELECT arrayJoin(arrayZip(arrayMap(x -> toDateTime(x, 'UTC'), {t:Array(UInt32)}), ${keys})))`;
       const text = await this.wh.queryText(
-        `SELECT toUInt32(block_time), bitShiftRight(sig_key, 32), bitAnd(sig_key, 4294967295), instruction_index FROM ${TABLES.ingestKeys}
-         WHERE (block_time, sig_key) IN (SELECT arrayJoin(arrayZip(arrayMap(x -> toDateTime(x, 'UTC'), {t:Array(UInt32)}),
-           arrayMap((h, l) -> bitOr(bitShiftLeft(toUInt64(h), 32), toUInt64(l)), {h:Array(UInt32)}, {l:Array(UInt32)}))))`,
+        `SELECT toUInt32(block_time), bitShiftRight(sig_key, 32), bitAnd(sig_key, 4294967295), instruction_index FROM ${TABLES.ingestKeys} ${where}`,
         'TabSeparated',
-        { params: { t: part.map((a) => a.block_time), h: part.map((a) => a.kh >>> 0), l: part.map((a) => a.kl >>> 0) } },
+        { params: { t: part.map((a) => a.block_time), h: part.map((a) => a.kh >>> 0), l: part.map((a) => a.kl >>> 0), from, to } },
       );
       for (const line of text.split('\n')) if (line.length > 0) found.add(line);
     }
