@@ -88,6 +88,19 @@ async function main(): Promise<void> {
     const n = insert?.values.find((v) => (v as { metricName?: string }).metricName?.endsWith('_count'))?.value ?? 0;
     report(`  ${n} batches, ${Math.round(COUNT / Math.max(1, n))} records each, ${Math.round((sum / Math.max(1, n)) * 1000)} ms per pipeline.ingest`);
     report(`our source (fetch + validate + de-duplicate + insert + views + commit): ${Math.round(oursRate)} records/s`);
+    // Where a batch's time went (txa_ingest_stage_seconds: mean per observation, ms).
+    const stages = await s.metrics.registry.getSingleMetric('txa_ingest_stage_seconds')?.get();
+    const perStage: Record<string, number> = {};
+    for (const v of stages?.values ?? []) {
+      const stage = String(v.labels.stage);
+      const name = (v as { metricName?: string }).metricName ?? '';
+      if (name.endsWith('_sum')) perStage[`${stage}Sum`] = v.value;
+      if (name.endsWith('_count')) perStage[`${stage}Count`] = v.value;
+    }
+    const stageMs = Object.fromEntries(['parse', 'queue', 'dedupe', 'journal', 'insert', 'notify']
+      .map((k) => [k, Math.round(((perStage[`${k}Sum`] ?? 0) / Math.max(1, perStage[`${k}Count`] ?? 0)) * 1000)]));
+    report(`  mean ms per stage: ${JSON.stringify(stageMs)}`);
+    results.stageMs = stageMs;
     results.produceRecordsPerSecond = Math.round(produceRate);
     results.oursRecordsPerSecond = Math.round(oursRate);
     if (FRACTION !== undefined) {
