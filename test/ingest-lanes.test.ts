@@ -70,6 +70,11 @@ describe('backfill and live lanes', () => {
     expect(metrics.body).toMatch(/^txa_ingest_stage_seconds_count\{stage="insert"\} [1-9]/m);
   });
 
+  it('answers the status only to the operator', async () => {
+    expect((await ctx.app.inject({ method: 'GET', url: '/admin/ingest/status' })).statusCode).toBe(401);
+    expect((await ctx.app.inject({ method: 'GET', url: '/admin/ingest/status', headers: { authorization: 'Bearer nope' } })).statusCode).toBe(403);
+  });
+
   it('refuses a lane it does not know, with a 400 and no record stored', async () => {
     const before = await tableCounts(ctx.services);
     const res = await ctx.app.inject({ method: 'POST', url: '/admin/ingest?lane=express', headers: auth, payload: ndjson(records.slice(30_100, 30_110)) });
