@@ -254,7 +254,7 @@ describe('kafka source', () => {
     const stored = source.stats().stored;
     // The live topic as a backfill (its own group, from the beginning): every record a re-delivery.
     const replay = backfillSource(s.pipeline, log, { ...s.config.kafka, brokers: [broker.brokers], backfillTopic: TOPIC, groupId: 'kafka-ingest-test-replay', retryBackoffMs: 100 }, {}, s.metrics.kafka)!;
-    const live = records.slice(11_000, 11_500);
+    const live = await demoRecords(s, 500, 4040);
     try {
       await replay.start();
       await publishLines(producer, TOPIC, lines(live));
