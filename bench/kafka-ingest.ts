@@ -8,9 +8,9 @@
 //     is stored, and until an activity query through the analytics layer (what
 //     getProtocolActivity answers from) counts it. --rate-fraction F instead of --rate: R =
 //     F x our measured rate of phase 1 (issue 40 measures at 0.8);
-//  4. (--backfill) the same freshness again while a backfill source replays a topic of --count
-//     records the store does not hold yet from its beginning in the pipeline's backfill lane (issue 40: < 2 s at p99 beside it),
-//     with the backfill's own rate.
+//  4. (--backfill) the same freshness again while a source replays a topic of --count records the
+//     store does not hold yet from its beginning: in the live lane (one queue, as before issue 40),
+//     then in the backfill lane (issue 40: < 2 s at p99 beside it), with the replay's own rate.
 // Defaults are a smoke run that finishes in about a minute; the recorded runs use
 // --count 1000000 --rate 20000 --seconds 60. Everything stays on loopback.
 import { spawn } from 'node:child_process';
@@ -25,6 +25,7 @@ import { demoRecordsNdjson } from '../ingest/demo-generator.ts';
 import { ensureTopics, kafkaClient } from '../ingest/kafka-client.ts';
 import { publishLines } from '../ingest/kafka-producer.ts';
 import { KafkaSource } from '../ingest/kafka-source.ts';
+import type { Lane } from '../ingest/pipeline.ts';
 import { startBroker } from '../scripts/daemons/kafka-broker.ts';
 import { startBenchServices } from './bench-server.ts';
 
@@ -120,15 +121,19 @@ async function main(): Promise<void> {
     // Phase 3: freshness at RATE records/s, produce acknowledgement -> visible in activity.
     results.freshness = await freshness(s, brokers);
     if (values.backfill) {
-      // A topic of COUNT records the store does not hold yet (another seed), replayed from its beginning.
-      const backfillTopic = `backfill-${Date.now()}`;
-      await ensureTopics(kafka, [backfillTopic], 4);
-      for (let offset = 0; offset < COUNT; offset += 50_000) {
-        const count = Math.min(50_000, COUNT - offset);
-        const text = await demoRecordsNdjson(s.wh, { seed: 21, total: COUNT, offset, count, ...window });
-        await publishLines(producer, backfillTopic, text.split('\n').filter(Boolean));
+      // Topics of COUNT records the store does not hold yet (other seeds), each replayed from its
+      // beginning beside the live topic: in the live lane (as before issue 40: one queue), then in
+      // the backfill lane, so the lanes' effect on live freshness is measured in one run.
+      for (const [lane, seed] of [['live', 21], ['backfill', 22]] as const) {
+        const backfillTopic = `backfill-${lane}-${Date.now()}`;
+        await ensureTopics(kafka, [backfillTopic], 4);
+        for (let offset = 0; offset < COUNT; offset += 50_000) {
+          const count = Math.min(50_000, COUNT - offset);
+          const text = await demoRecordsNdjson(s.wh, { seed, total: COUNT, offset, count, ...window });
+          await publishLines(producer, backfillTopic, text.split('\n').filter(Boolean));
+        }
+        results[`freshnessBesideBackfillIn${lane === 'live' ? 'LiveLane' : 'BackfillLane'}`] = await freshness(s, brokers, { topic: backfillTopic, lane });
       }
-      results.freshnessBesideBackfill = await freshness(s, brokers, backfillTopic);
     }
   } finally {
     await producer.disconnect();
@@ -188,7 +193,8 @@ async function clickhouseKafkaEngine(
   return (count - first.n) / seconds;
 }
 
-async function freshness(s: Awaited<ReturnType<typeof startBenchServices>>, brokers: string, backfillTopic?: string): Promise<Record<string, number>> {
+async function freshness(s: Awaited<ReturnType<typeof startBenchServices>>, brokers: string, replay?: { topic: string; lane: Lane }): Promise<Record<string, number>> {
+  const backfillTopic = replay?.topic;
   const topic = `fresh-${Date.now()}`;
   const kafka = kafkaClient({ brokers: [brokers], clientId: 'bench-fresh' }, log);
   await ensureTopics(kafka, [topic], 4);
@@ -216,7 +222,7 @@ async function freshness(s: Awaited<ReturnType<typeof startBenchServices>>, brok
   // Phase 4: phase 1's topic replayed from its beginning beside the live topic, in the backfill lane.
   const backfill = backfillTopic === undefined ? undefined : new KafkaSource(s.pipeline, log, {
     ...s.config.kafka, brokers: [brokers], topic: backfillTopic, deadLetterTopic: `${backfillTopic}.dlq`, groupId: `${backfillTopic}-backfill-${Date.now()}`,
-    fromBeginning: true, lane: 'backfill', progress: s.pipeline.backfills.start(`bench:${backfillTopic}`, null),
+    fromBeginning: true, lane: replay!.lane, progress: s.pipeline.backfills.start(`bench:${backfillTopic}`, null),
   });
   await backfill?.start();
 
@@ -262,7 +268,7 @@ async function freshness(s: Awaited<ReturnType<typeof startBenchServices>>, brok
     visibleP50Ms: Math.round(quantile(visibleLatency, 0.5)),
     visibleP99Ms: Math.round(quantile(visibleLatency, 0.99)),
   };
-  report(`freshness at ${RATE} records/s${backfill ? ` beside a backfill (${out.backfillRecordsPerSecond} records/s replayed)` : ''} (producer achieved ${achieved}/s): produce -> stored p50 ${out.storedP50Ms} ms, p99 ${out.storedP99Ms} ms; ` +
+  report(`freshness at ${RATE} records/s${backfill ? ` beside a backfill in the ${replay!.lane} lane (${out.backfillRecordsPerSecond} records/s replayed)` : ''} (producer achieved ${achieved}/s): produce -> stored p50 ${out.storedP50Ms} ms, p99 ${out.storedP99Ms} ms; ` +
     `produce -> counted by the activity query p50 ${out.visibleP50Ms} ms, p99 ${out.visibleP99Ms} ms (${out.records} records)`);
   return out;
 }
