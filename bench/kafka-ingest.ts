@@ -222,7 +222,7 @@ async function freshness(s: Awaited<ReturnType<typeof startBenchServices>>, brok
   // Phase 4: phase 1's topic replayed from its beginning beside the live topic, in the backfill lane.
   const backfill = backfillTopic === undefined ? undefined : new KafkaSource(s.pipeline, log, {
     ...s.config.kafka, brokers: [brokers], topic: backfillTopic, deadLetterTopic: `${backfillTopic}.dlq`, groupId: `${backfillTopic}-backfill-${Date.now()}`,
-    fromBeginning: true, lane: replay!.lane, progress: s.pipeline.backfills.start(`bench:${backfillTopic}`, null),
+    fromBeginning: true, lane: replay!.lane, concurrentPartitions: replay!.lane === 'backfill' ? 1 : s.config.kafka.concurrentPartitions, progress: s.pipeline.backfills.start(`bench:${backfillTopic}`, null),
   });
   await backfill?.start();
 

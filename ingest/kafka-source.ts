@@ -277,6 +277,9 @@ export function backfillSource(
   if (topic === undefined) return undefined;
   return new KafkaSource(pipeline, log, {
     ...options, topic, deadLetterTopic: `${topic}.dlq`, groupId: `${options.groupId}-backfill`, fromBeginning: true,
+    // One partition's batch in hand at a time: the parse of a replay's batches shares the one
+    // JavaScript thread with the live source's, which the writer's lanes do not order.
+    concurrentPartitions: 1,
     lane: 'backfill', progress: pipeline.backfills.start(`kafka:${topic}`, null),
   }, hooks, metrics);
 }
