@@ -10,7 +10,7 @@
 // cannot interleave, which is what makes replaying records change no count in the base
 // table or any view.
 import { AppError, Errors } from '../core/errors.ts';
-import { INGEST_BACKFILL_BATCH_ROWS, INGEST_HAND_ROWS } from '../core/limits.ts';
+import { INGEST_BACKFILL_BATCH_ROWS, INGEST_BACKFILL_YIELD_MS, INGEST_HAND_ROWS } from '../core/limits.ts';
 import type { DataChangeObserver, IngestObserver, IngestStage } from '../core/observers.ts';
 import type { Logger } from '../core/logger.ts';
 import type { DataVersion } from '../warehouse/data-version.ts';
@@ -29,7 +29,7 @@ import { ChangeNotifier } from './steps/notify.ts';
 import { parseCall } from './steps/parse-call.ts';
 import type { Accepted, RawRecord } from './steps/records.ts';
 import { runBatchSteps, type BatchStep, type StepSink } from './steps/step.ts';
-import { WriteQueue, type Call, type Lane } from './write-queue.ts';
+import { LiveCalls, WriteQueue, type Call, type Lane } from './write-queue.ts';
 import { Backfills, type BackfillProgress } from './backfills.ts';
 
 export type { RawRecord } from './steps/records.ts';
@@ -85,6 +85,8 @@ export class IngestPipeline {
   private queued = 0;
   /** Parsed rows waiting for the writer, by lane, and whether a writer turn is scheduled or running. */
   private readonly queue = new WriteQueue();
+  /** Live calls in hand: a backfill call's parse waits for them (bounded). */
+  private readonly liveCalls = new LiveCalls();
   private draining = false;
   private readonly journal: WriteJournal;
   private readonly notifier: ChangeNotifier;
@@ -149,6 +151,19 @@ export class IngestPipeline {
 
   /** Validate, de-duplicate and store records; resolves once stored rows are queryable. */
   async ingest(records: readonly RawRecord[], source: string, options: IngestOptions = {}): Promise<IngestReport> {
+    if ((options.lane ?? 'live') === 'backfill') {
+      await this.liveCalls.idle(INGEST_BACKFILL_YIELD_MS);
+      return this.ingestCall(records, source, options);
+    }
+    this.liveCalls.enter();
+    try {
+      return await this.ingestCall(records, source, options);
+    } finally {
+      this.liveCalls.leave();
+    }
+  }
+
+  private async ingestCall(records: readonly RawRecord[], source: string, options: IngestOptions): Promise<IngestReport> {
     const receivedAt = performance.now();
     const entries = await this.registry.list();
     const ctx: RecordContext = { maxRecordBytes: this.options.maxRecordBytes, known: protocolLookup(entries), hasher: this.hasher };

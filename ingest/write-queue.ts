@@ -72,3 +72,38 @@ export class WriteQueue {
     return { lane: 'live', group: [] };
   }
 }
+
+/**
+ * Live calls in hand (from arrival until stored). A backfill call waits for none to be in hand
+ * before it parses, at most maxMs: the lanes order the writer, but a replay's parse would still
+ * take the one JavaScript thread from live calls (bench/RESULTS.md, issue 40); the bound keeps
+ * a backfill moving under steady live traffic.
+ */
+export class LiveCalls {
+  private inHand = 0;
+  private readonly waiting = new Set<() => void>();
+
+  enter(): void {
+    this.inHand += 1;
+  }
+
+  leave(): void {
+    this.inHand -= 1;
+    if (this.inHand > 0) return;
+    for (const wake of [...this.waiting]) wake();
+  }
+
+  /** Resolves when no live call is in hand, or after maxMs. */
+  idle(maxMs: number): Promise<void> {
+    if (this.inHand === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const wake = (): void => {
+        clearTimeout(timer);
+        this.waiting.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, maxMs);
+      this.waiting.add(wake);
+    });
+  }
+}

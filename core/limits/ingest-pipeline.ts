@@ -10,6 +10,9 @@ export const INGEST_BACKFILL_BATCH_ROWS = 5000;
 /** De-duplication (ingest/steps/dedupe.ts): a batch whose block times span at most this many
  *  seconds reads its time range of ingest_keys; a wider one asks for its keys one by one. */
 export const INGEST_DEDUPE_SPAN_SECONDS = 3600;
+/** Longest a backfill call waits for live calls in hand before it parses anyway (ms): live
+ *  records get the JavaScript thread first, a backfill still moves under steady live traffic. */
+export const INGEST_BACKFILL_YIELD_MS = 250;
 /** Backfills whose progress the pipeline keeps for the status answer (finished ones beyond it are forgotten). */
 export const INGEST_BACKFILLS_KEPT = 20;
 /** npm run ingest: how often the consumer's progress line is printed (ms). */
