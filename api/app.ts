@@ -2,6 +2,7 @@
 // app.inject() and the entry point (main.ts) listens on it.
 import Fastify, { type FastifyBaseLogger, type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { AppError, Errors, httpTitle, kindForStatus, notFound, toAppError } from '../core/errors.ts';
+import { HTTP_BODY_LIMIT_BYTES, QUOTED_HEADER_MAX_CHARS } from '../core/limits/http.ts';
 import { redactUrl } from '../core/logger.ts';
 import { installAccessControl } from './access/access-control.ts';
 import { NO_OAUTH_MESSAGE } from './access/presented-key.ts';
@@ -24,6 +25,7 @@ import { protocolRoutes } from './admin/protocol-routes.ts';
 import { dashboard } from './dashboard/dashboard.ts';
 import { healthRoutes } from './health-routes.ts';
 import { registerOpenApi } from './rest/openapi.ts';
+import type { Operation } from './catalog/catalog.ts';
 import { restApi } from './rest/rest-api.ts';
 import { sqlRoutes } from './sql/query-routes.ts';
 import { exportRoutes } from './exports/export-routes.ts';
@@ -38,6 +40,7 @@ import { userMetricsRoutes } from './user-metrics/user-metrics-routes.ts';
 import { installGraphqlStream, type StreamLimits } from './graphql/subscriptions/stream-route.ts';
 import type { GraphQLSchema } from 'graphql';
 import { graphqlRoutes, type GraphqlRouteOptions } from './graphql/graphql-routes.ts';
+import { documentCost } from './graphql/document-cost.ts';
 import { buildExecutableSchema } from './graphql/schema.ts';
 import type { Services } from './services.ts';
 import { settleStep } from './x402/x402-fastify.ts';
@@ -54,6 +57,8 @@ export interface AppOptions {
   graphqlSchema?: GraphQLSchema;
   /** Smaller stream limits for tests. */
   streamLimits?: Partial<StreamLimits>;
+  /** The operations every door offers; the service's catalog unless set (a test adds one). */
+  catalog?: readonly Operation[];
 }
 
 // Clearer words than the framework's for the errors a client can cause by the shape of
@@ -61,7 +66,7 @@ export interface AppOptions {
 const FRAMEWORK_MESSAGES: Readonly<Record<string, (req: FastifyRequest) => string>> = {
   FST_ERR_CTP_BODY_TOO_LARGE: () => 'request body is larger than the limit for this endpoint',
   FST_ERR_CTP_INVALID_MEDIA_TYPE: (req) =>
-    `content type ${JSON.stringify(String(req.headers['content-type'] ?? '').slice(0, 100))} is not accepted here; send application/json`,
+    `content type ${JSON.stringify(String(req.headers['content-type'] ?? '').slice(0, QUOTED_HEADER_MAX_CHARS))} is not accepted here; send application/json`,
   FST_ERR_CTP_INVALID_JSON_BODY: () => 'request body is not valid JSON',
   FST_ERR_CTP_EMPTY_JSON_BODY: () => 'request body is empty but content-type is application/json',
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => 'request body size does not match its Content-Length',
@@ -111,7 +116,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
     logController: requestLog,
     requestIdHeader: 'x-request-id',
     genReqId: () => crypto.randomUUID(),
-    bodyLimit: 1024 * 1024,
+    bodyLimit: HTTP_BODY_LIMIT_BYTES,
     serializerOpts: { rounding: 'floor' },
     // Request time-out, idle-connection time-out, header size (docs/access.md, "Connections").
     ...httpServerOptions(deps.config),
@@ -201,8 +206,8 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
     access: deps.access,
     tokens: [deps.config.adminToken, ...(deps.config.access.metricsToken === undefined ? [] : [deps.config.access.metricsToken])],
   });
-  await app.register(rpcRoutes, { analytics: deps.analytics });
-  await app.register(mcpRoutes, { analytics: deps.analytics, sandbox: deps.sqlSandbox, registry: deps.registry, freshness: deps.freshness, usage: deps.access.usageStore });
+  await app.register(rpcRoutes, { analytics: deps.analytics, catalog: options.catalog });
+  await app.register(mcpRoutes, { analytics: deps.analytics, sandbox: deps.sqlSandbox, registry: deps.registry, freshness: deps.freshness, usage: deps.access.usageStore, catalog: options.catalog });
 
   await app.register(async (admin) => {
     admin.addHook('onRequest', adminGuard(deps.access, deps.config.adminToken));
@@ -222,14 +227,16 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
 
   // OpenAPI first: it documents the routes registered after it.
   await registerOpenApi(app, { protocols: () => deps.analytics.protocols() });
-  await app.register(restApi, { prefix: '/api/v1', analytics: deps.analytics });
+  await app.register(restApi, { prefix: '/api/v1', analytics: deps.analytics, catalog: options.catalog });
   await app.register(sqlRoutes, { sandbox: deps.sqlSandbox });
   await app.register(userMetricsRoutes, { analytics: deps.analytics, freshness: deps.freshness });
   await app.register(exportRoutes, { exports: deps.exports });
   await app.register(executionRoutes, { executions: deps.executions });
   // GraphQL: queries on /graphql, live subscriptions over SSE on /graphql/stream, one schema.
-  const graphqlSchema = options.graphqlSchema ?? buildExecutableSchema(undefined, deps.analytics.measures);
-  await app.register(graphqlRoutes, { analytics: deps.analytics, schema: graphqlSchema, freshness: deps.freshness, exports: deps.exports, ...deps.graphql });
+  const graphqlSchema = options.graphqlSchema ?? buildExecutableSchema(undefined, deps.analytics.measures, options.catalog);
+  await app.register(graphqlRoutes, { analytics: deps.analytics, schema: graphqlSchema, catalog: options.catalog, freshness: deps.freshness, exports: deps.exports, ...deps.graphql });
+  // A keyless query paid per call is priced at what its answer will be charged (docs/x402.md).
+  deps.access.x402?.priceWith('/graphql', (req) => documentCost(graphqlSchema, deps.analytics, req));
   installGraphqlStream(app, {
     schema: graphqlSchema,
     live: deps.live,

@@ -1,6 +1,6 @@
 // Entry point: validate config, migrate, seed demo data into an empty embedded store,
 // then serve. Prints where to reach the service and the operator token.
-import { loadConfigOrExit, type Config } from '../core/config.ts';
+import { loadConfigOrExit, type Config } from '../core/config/load-config.ts';
 import { createServiceLogger } from '../core/logger.ts';
 import { installProcessGuard } from '../core/process-guard.ts';
 import type { DemoTrickle } from '../ingest/demo-trickle.ts';
@@ -12,7 +12,7 @@ import { backfillSource } from '../ingest/kafka-source.ts';
 // ---- the start-up banner: where to reach the service, and commands that work as printed
 // (copied into another terminal, where ADMIN_TOKEN and TXA_URL are not set).
 
-/** The keys CLI's default service URL (scripts/keys-cli.ts, core/config.ts loadClientConfig). */
+/** The keys CLI's default service URL (scripts/keys-cli.ts, core/config/load-config.ts loadClientConfig). */
 const CLI_DEFAULT_URL = 'http://127.0.0.1:8080';
 
 /** A value as one shell word (single-quoted unless it is plainly safe). */

@@ -1,5 +1,5 @@
 // The service's parts wired together once, for the entry point, CLIs and tests alike.
-import type { Config } from '../core/config.ts';
+import type { Config } from '../core/config/load-config.ts';
 import { createLogger, type Logger } from '../core/logger.ts';
 import { KafkaSource, type KafkaSourceHooks } from '../ingest/kafka-source.ts';
 import { IngestPipeline } from '../ingest/pipeline.ts';
@@ -18,7 +18,7 @@ import { PlanLanes } from '../warehouse/plan-lanes.ts';
 import { createAccess, type Access } from './access/access.ts';
 import { Metrics } from '../core/metrics.ts';
 import { Analytics } from './analytics/analytics.ts';
-import { BoundedWarehouse } from './analytics/bounded-warehouse.ts';
+import { AnalyticsWarehouse } from './analytics/analytics-warehouse.ts';
 import { PageTokens } from './analytics/page-token.ts';
 import { SqlSandbox } from './sql/sql-sandbox.ts';
 import { DownloadLinks } from './exports/download-links.ts';
@@ -31,6 +31,7 @@ import { LiveActivity } from './graphql/subscriptions/live-activity.ts';
 import { createX402Door } from './x402/x402-door.ts';
 import type { SvmChain } from './x402/x402-server.ts';
 import { X402PaymentStore } from '../warehouse/x402-payment-store.ts';
+import { METRICS_FRESHNESS_REUSE_MS } from '../core/limits/access.ts';
 
 export interface Services {
   config: Config;
@@ -95,7 +96,7 @@ export async function createServices(
   // (10,000-record listings), they never queue a paid key's read or /health behind them.
   const freeServing = new InstrumentedWarehouse(openWarehouse(config), metrics);
   const servingWh = new BudgetedWarehouse(wh, 'analytics', true, new PlanLanes(), { free: freeServing });
-  const analytics = new Analytics(new BoundedWarehouse(servingWh, config.analyticsTimeoutSeconds), registry, dataVersion, pageTokens, options.measures);
+  const analytics = new Analytics(new AnalyticsWarehouse(servingWh, config.analyticsTimeoutSeconds), registry, dataVersion, pageTokens, options.measures);
   const sqlSandbox = new SqlSandbox(
     openSandboxSessions(config).map((session) => new BudgetedWarehouse(new InstrumentedWarehouse(session, metrics), 'sql')),
     { ...config.sql, readonlyByUser: config.sql.user !== undefined },
@@ -122,7 +123,11 @@ export async function createServices(
   const access = await createAccess({ config, wh, logger, metrics, now: options.now });
   // Keyless calls paid per call (docs/x402.md): the facilitator is reached now, so a bad one fails the start.
   if (config.x402.enabled) {
-    access.x402 = await createX402Door({ config: config.x402, sandbox: sqlSandbox, payments: new X402PaymentStore(wh), logger, chain: options.x402Chain, now: options.now });
+    access.x402 = await createX402Door({
+      config: config.x402, sandbox: sqlSandbox, payments: new X402PaymentStore(wh), logger, chain: options.x402Chain, now: options.now,
+      // Catalog calls are priced by a dry run of the same layer (api/analytics/dry-run.ts).
+      wh: servingWh, analyticsOver: (over) => new Analytics(over, registry, dataVersion, pageTokens, options.measures),
+    });
   }
   const accounts = new AccountStore(wh, access.now);
   const exportSessions = openExportSessions(config).map((session) => new InstrumentedWarehouse(session, metrics));
@@ -199,7 +204,7 @@ export function inProcessKafka(services: Services, hooks: KafkaSourceHooks = {})
 function cachedFreshness(wh: Warehouse): () => ReturnType<typeof readFreshness> {
   let cached: { at: number; value: ReturnType<typeof readFreshness> } | undefined;
   return () => {
-    if (cached && Date.now() - cached.at < 5000) return cached.value;
+    if (cached && Date.now() - cached.at < METRICS_FRESHNESS_REUSE_MS) return cached.value;
     const value = readFreshness(wh);
     cached = { at: Date.now(), value };
     value.catch(() => (cached = undefined));

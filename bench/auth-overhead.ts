@@ -24,7 +24,7 @@ import { createAccess, type Access } from '../api/access/access.ts';
 import { Metrics } from '../core/metrics.ts';
 import { installRequestMetrics } from '../api/access/request-metrics.ts';
 import { createServices, type Services } from '../api/services.ts';
-import { loadConfig } from '../core/config.ts';
+import { loadConfig } from '../core/config/load-config.ts';
 import { createLogger } from '../core/logger.ts';
 import { startRedisServer } from '../scripts/daemons/redis-server.ts';
 

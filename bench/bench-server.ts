@@ -7,7 +7,7 @@ import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../api/app.ts';
 import { createServices, type Services } from '../api/services.ts';
-import { loadConfig } from '../core/config.ts';
+import { loadConfig } from '../core/config/load-config.ts';
 import { createLogger } from '../core/logger.ts';
 import { progressPrinter, seedIfEmpty } from '../ingest/seed.ts';
 import { PLAN_CONCURRENCY } from '../core/plans.ts';

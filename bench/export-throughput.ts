@@ -11,7 +11,7 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
-import { loadConfig } from '../core/config.ts';
+import { loadConfig } from '../core/config/load-config.ts';
 import { createLogger } from '../core/logger.ts';
 import { buildApp } from '../api/app.ts';
 import { createServices } from '../api/services.ts';

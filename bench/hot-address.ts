@@ -103,7 +103,7 @@ async function main(): Promise<void> {
     app.post('/bench/address', async (req) => {
       const b = req.body as { design: string; at: Position };
       const { services } = server;
-      const visible = await services.operatorAnalytics.visibleProtocols();
+      const visible = await services.operatorAnalytics.protocols();
       const request = { address: hot, filters: {}, sortOrder: 'asc' as const, limit: LIMIT, cursor: b.at ? addressCursorToken(services.pageTokens, { address: hot, filters: {}, sortOrder: 'asc', limit: LIMIT }, ...b.at) : undefined };
       let data: Transaction[];
       if (b.design === 'today' || b.design === 'coalesced') {

@@ -4,13 +4,14 @@
 // read, rows a join may hold, answer bytes, wall time, memory, and the cost ledger checked
 // before a statement runs. The warehouse applies it to every statement of the request
 // (warehouse/budgeted-warehouse.ts); doors read their answer budget and cost budget from it.
-import { ANSWER_BUDGET_BYTES, DOOR_WALL_MS, SQL_TIMEOUT_SECONDS, type Door } from './limits.ts';
+import { ANSWER_BUDGET_BYTES, DOOR_WALL_MS, type Door } from './limits/answers.ts';
+import { SQL_BYTES_PER_BUDGET_ROW, SQL_TIMEOUT_SECONDS } from './limits/sql.ts';
 import { PLAN_JOIN_ROWS, PLAN_MEMORY_BYTES, PLAN_QUERY_BUDGET, type Plan } from './plans.ts';
 
 export type { Door };
 
 /** Bytes per budgeted row for max_bytes_to_read: wide rows (accounts, logs) are ~600 bytes. */
-export const BYTES_PER_BUDGET_ROW = 1024;
+export const BYTES_PER_BUDGET_ROW = SQL_BYTES_PER_BUDGET_ROW;
 
 /** Engine settings a budget sets on a statement (a subset of the warehouse's Settings). */
 export type BudgetSettings = Record<string, number | string>;

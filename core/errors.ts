@@ -18,6 +18,10 @@ export interface ErrorKind {
 
 const kind = (k: ErrorKind): ErrorKind => Object.freeze(k);
 
+/** x402's status: the HTTP answer to an unpaid call, and the code its MCP transport gives the
+ *  same refusal inside a tool error. */
+export const PAYMENT_REQUIRED_STATUS = 402;
+
 /** The HTTP reason phrase of each status the service answers with: the `error` field of
  *  every `{error, message}` body comes from here (via a kind's `title`), so a 415 can never
  *  again say "Bad Request". Two kinds keep a title of their own: SPEC.md names

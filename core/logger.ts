@@ -1,5 +1,5 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
-import type { LogFormat, LogLevel } from './config.ts';
+import type { LogFormat, LogLevel } from './config/load-config.ts';
 
 export type { Logger };
 
@@ -13,8 +13,15 @@ interface LoggableRequest {
   ip?: string;
 }
 
-const LEVEL_NAMES: Readonly<Record<number, string>> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
-const LEVEL_COLOURS: Readonly<Record<number, string>> = { 10: '90', 20: '36', 30: '32', 40: '33', 50: '31', 60: '35' };
+/** pino's number for the fatal level, from pino's own table of levels. */
+export const PINO_FATAL = pino.levels.values.fatal!;
+const LEVEL_NAMES: Readonly<Record<number, string>> = Object.fromEntries(Object.entries(pino.levels.labels).map(([n, label]) => [n, label.toUpperCase()]));
+/** ANSI colour of each level on a terminal: grey, cyan, green, yellow, red, magenta. */
+const COLOUR_OF: Readonly<Record<string, string>> = { trace: '90', debug: '36', info: '32', warn: '33', error: '31', fatal: '35' };
+const LEVEL_COLOURS: Readonly<Record<number, string>> = Object.fromEntries(Object.entries(COLOUR_OF).map(([label, code]) => [pino.levels.values[label], code]));
+/** The time of day in an ISO timestamp (`2026-11-29T12:30:00.000Z` → `12:30:00.000`). */
+const ISO_TIME_FROM = 'YYYY-MM-DDT'.length;
+const ISO_TIME_TO = 'YYYY-MM-DDTHH:MM:SS.mmm'.length;
 /** Fields every line has, or that a person reading a terminal does not need. */
 const QUIET_FIELDS = new Set(['level', 'time', 'msg', 'pid', 'hostname', 'err']);
 
@@ -34,7 +41,7 @@ export function prettyLine(json: string, colour: boolean): string {
   }
   const level = Number(o.level);
   const paint = (code: string, s: string): string => (colour ? `\u001b[${code}m${s}\u001b[0m` : s);
-  const time = typeof o.time === 'number' ? new Date(o.time).toISOString().slice(11, 23) : '';
+  const time = typeof o.time === 'number' ? new Date(o.time).toISOString().slice(ISO_TIME_FROM, ISO_TIME_TO) : '';
   const fields = Object.entries(o).filter(([k]) => !QUIET_FIELDS.has(k)).map(([k, v]) => `${paint('90', `${k}=`)}${shown(v)}`);
   let line = `${paint('90', time)} ${paint(LEVEL_COLOURS[level] ?? '0', (LEVEL_NAMES[level] ?? String(o.level)).padEnd(5))} ${String(o.msg ?? '')}${fields.length > 0 ? `  ${fields.join(' ')}` : ''}\n`;
   const err = o.err as { type?: string; message?: string; stack?: string } | undefined;

@@ -6,6 +6,7 @@
 // and secrets stay out.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { BackfillState, IngestObserver, IngestStage, WarehouseObserver } from './observers.ts';
+import { BATCH_ROWS_BUCKETS, FRESHNESS_BLOCK_SECONDS_BUCKETS, FRESHNESS_PRODUCE_SECONDS_BUCKETS, HTTP_SECONDS_BUCKETS, KAFKA_BATCH_RECORDS_BUCKETS, KAFKA_INSERT_SECONDS_BUCKETS, STATEMENT_SECONDS_BUCKETS } from './limits/metrics.ts';
 
 export type FreshnessProbe = () => Promise<{ newestBlockTime: number | null; newestIngestedAt: number | null }>;
 
@@ -23,7 +24,7 @@ export class Metrics implements WarehouseObserver, IngestObserver {
     name: 'txa_http_request_duration_seconds',
     help: 'HTTP request latency, by interface, route pattern, HTTP method and status',
     labelNames: ['interface', 'route', 'method', 'status'] as const,
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    buckets: HTTP_SECONDS_BUCKETS,
     registers: [this.registry],
   });
 
@@ -45,7 +46,7 @@ export class Metrics implements WarehouseObserver, IngestObserver {
     name: 'txa_warehouse_query_duration_seconds',
     help: 'Warehouse call latency by operation (query, query_text, stream, insert, exec) and outcome',
     labelNames: ['operation', 'outcome'] as const,
-    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    buckets: STATEMENT_SECONDS_BUCKETS,
     registers: [this.registry],
   });
 
@@ -59,7 +60,7 @@ export class Metrics implements WarehouseObserver, IngestObserver {
   readonly ingestBatchRows = new Histogram({
     name: 'txa_ingest_batch_rows',
     help: 'Rows per insert batch written by the ingest pipeline',
-    buckets: [1, 10, 100, 1000, 5000, 10_000, 50_000, 100_000],
+    buckets: BATCH_ROWS_BUCKETS,
     registers: [this.registry],
   });
 
@@ -198,11 +199,11 @@ export class KafkaMetrics {
     });
     this.insertSeconds = new Histogram({
       name: name('batch_insert_seconds'), help: 'Time for one pipeline.ingest of a Kafka batch (validate, de-duplicate, insert)',
-      labelNames: ['topic'], buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], registers,
+      labelNames: ['topic'], buckets: KAFKA_INSERT_SECONDS_BUCKETS, registers,
     });
     this.batchRecords = new Histogram({
       name: name('batch_records'), help: 'Records per Kafka batch handed to the pipeline',
-      labelNames: ['topic'], buckets: [1, 10, 100, 500, 1000, 2500, 5000, 10000, 25000], registers,
+      labelNames: ['topic'], buckets: KAFKA_BATCH_RECORDS_BUCKETS, registers,
     });
     this.lag = new Gauge({
       name: name('consumer_lag'), help: 'Records between the committed position and the high watermark, per partition', labelNames: ['topic', 'partition'], registers,
@@ -210,11 +211,11 @@ export class KafkaMetrics {
     this.paused = new Gauge({ name: name('paused_partitions'), help: 'Partitions paused because the warehouse is failing or slow', labelNames: ['topic'], registers });
     this.freshnessBlockTime = new Histogram({
       name: name('freshness_block_time_seconds'), help: 'Now minus the record block_time when its batch is stored (end-to-end freshness)',
-      labelNames: ['topic'], buckets: [0.5, 1, 2, 5, 10, 30, 60, 300, 900, 3600, 86400], registers,
+      labelNames: ['topic'], buckets: FRESHNESS_BLOCK_SECONDS_BUCKETS, registers,
     });
     this.freshnessProduce = new Histogram({
       name: name('freshness_produce_seconds'), help: 'Now minus the Kafka produce timestamp when the record is stored',
-      labelNames: ['topic'], buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300], registers,
+      labelNames: ['topic'], buckets: FRESHNESS_PRODUCE_SECONDS_BUCKETS, registers,
     });
   }
 }

@@ -82,7 +82,7 @@ export const PLAN_MEMORY_BYTES: Readonly<Record<Plan, number>> = Object.freeze({
 
 // ---- Export quotas (docs/exports.md "Limits", "Quotas" and "Fair sharing") ---------------
 // Defaults of the per-plan export caps; EXPORT_MAX_ROWS_* and EXPORT_MAX_JOBS_* override
-// the first two (core/config.ts), the byte quotas are read from here.
+// the first two (core/config/load-config.ts), the byte quotas are read from here.
 
 /** Rows one export job may write. */
 export const PLAN_EXPORT_MAX_ROWS: Readonly<Record<Plan, number>> = Object.freeze({ free: 1_000_000, x402: 20_000_000, enterprise: 500_000_000 });
@@ -153,6 +153,17 @@ export const X402_PRICES = Object.freeze({
   spentPaymentsKept: 100_000,
   /** How long a spent payment is remembered: past a Solana blockhash's life (~80 s) a replay fails on chain anyway. */
   spentPaymentMs: 10 * 60_000,
+  /**
+   * What a payment's transaction may make our in-process facilitator's fee payer spend (the
+   * payer writes it, we pay it). The official client asks 20,000 compute units at 1
+   * micro-lamport and two signatures (payer, fee payer): 10,000 lamports. Unbounded, a payer
+   * could ask 1.4 M units at the library's ceiling of 5 M micro-lamports (0.007 SOL) or add
+   * signers at 5,000 lamports each. At most 50,000 units x 100,000 micro-lamports = 5,000
+   * lamports of priority fee, and two signatures.
+   */
+  /** run_sql calls one keyless MCP batch may hold: each is priced by an engine estimate before any payment. */
+  sqlPerPaidCall: 10,
+  facilitatorFees: Object.freeze({ maxComputeUnits: 50_000, maxPriorityFeeMicroLamports: 100_000, maxRequiredSignatures: 2 }),
 });
 
 /** Prices of the x402 plan as configured (core/config: X402_PRICE_PER_MILLION_UNITS, X402_PRICE_FLOOR). */

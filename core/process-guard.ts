@@ -13,6 +13,8 @@
 //    no signal listener, so neither the shutdown deadline nor SIGTERM can end it.
 import { writeSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
+import { checkIntervalOf } from './limits/process.ts';
+import { PINO_FATAL } from './logger.ts';
 
 export interface ProcessGuardOptions {
   /** The main thread's event loop silent this long means stuck: SIGKILL (0 = no watchdog). */
@@ -34,7 +36,7 @@ export interface ProcessGuard {
  */
 function lastWords(fields: Record<string, unknown>, msg: string): void {
   try {
-    writeSync(2, `${JSON.stringify({ level: 60, time: Date.now(), pid: process.pid, ...fields, msg })}\n`);
+    writeSync(2, `${JSON.stringify({ level: PINO_FATAL, time: Date.now(), pid: process.pid, ...fields, msg })}\n`);
   } catch {
     // Nothing more can be said; dying matters more than saying so.
   }
@@ -89,7 +91,7 @@ setInterval(() => {
   if (beat !== seen) { seen = beat; since = now; return; }
   if (now - since < workerData.stallExitMs) return;
   try {
-    writeSync(2, JSON.stringify({ level: 60, time: now, pid: workerData.pid, stalledMs: now - since,
+    writeSync(2, JSON.stringify({ level: PINO_FATAL, time: now, pid: workerData.pid, stalledMs: now - since,
       msg: 'fatal: the event loop has not run for ' + (now - since) + ' ms (PROCESS_STALL_EXIT_MS); the process ends now (SIGKILL)' }) + '\\n');
   } catch {}
   process.kill(workerData.pid, 'SIGKILL');
@@ -113,7 +115,7 @@ export function installProcessGuard(options: ProcessGuardOptions): ProcessGuard 
       if (watching || stallExitMs === 0) return;
       watching = true;
       const beats = new Int32Array(new SharedArrayBuffer(4));
-      const checkMs = Math.max(50, Math.min(1000, Math.floor(stallExitMs / 4)));
+      const checkMs = checkIntervalOf(stallExitMs);
       setInterval(() => Atomics.add(beats, 0, 1), checkMs).unref();
       const worker = new Worker(WATCHDOG_SOURCE, { eval: true, workerData: { beats: beats.buffer, stallExitMs, checkMs, pid: process.pid } });
       // The watchdog must never be what keeps a finished process alive.

@@ -3,7 +3,7 @@
 // done (stored, duplicate or rejected) of its total when known, on /metrics (through the
 // ingest observer) and in the admin status answer (GET /admin/ingest/status). Only the
 // newest INGEST_BACKFILLS_KEPT are kept: memory does not grow with the number of backfills.
-import { INGEST_BACKFILLS_KEPT } from '../core/limits.ts';
+import { INGEST_BACKFILLS_KEPT } from '../core/limits/ingest.ts';
 import type { BackfillState, IngestObserver } from '../core/observers.ts';
 
 export class BackfillProgress {

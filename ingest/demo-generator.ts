@@ -2,7 +2,7 @@
 // (seed, row number), so the same seed and window give the same rows on any machine, and
 // no row passes through JavaScript when seeding (INSERT ... SELECT FROM numbers()).
 // The same SELECT also renders ingest records (NDJSON) for the Kafka and HTTP sources.
-import { DEMO_ACCOUNT_POOL, DEMO_SIG_CHUNKS } from '../core/limits.ts';
+import { DEMO_ACCOUNT_POOL, DEMO_SIG_CHUNKS } from '../core/limits/ingest.ts';
 import type { Warehouse } from '../warehouse/warehouse.ts';
 import { CU_EXCEEDED, PROTOCOL_PROFILES, WELL_KNOWN, type ProtocolProfile } from './protocol-profiles.ts';
 import { BASE_COLUMNS, TABLES } from '../warehouse/tables.ts';

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { DEMO_DAYS, DEMO_RECORDS_DEFAULT_COUNT, DEMO_RECORDS_DEFAULT_SEED, DEMO_RECORDS_SLICE } from '../core/limits.ts';
+import { DEMO_DAYS, DEMO_RECORDS_DEFAULT_COUNT, DEMO_RECORDS_DEFAULT_SEED, DEMO_RECORDS_SLICE } from '../core/limits/ingest.ts';
 import { EmbeddedWarehouse } from '../warehouse/embedded-warehouse.ts';
 import { demoRecordsNdjson } from './demo-generator.ts';
 

@@ -10,12 +10,7 @@
 // one. Each write covers the seconds since the previous one (the first reaches back to the
 // newest stored record, at most DEMO_TRICKLE_BACKFILL_SECONDS) and holds the records due in
 // them at the configured rate; a write with none due is skipped.
-import {
-  DEMO_TRICKLE_BACKFILL_SECONDS,
-  DEMO_TRICKLE_ID_BASE,
-  DEMO_TRICKLE_IDS_PER_SECOND,
-  DEMO_TRICKLE_MAX_PER_WRITE,
-} from '../core/limits.ts';
+import { DEMO_TRICKLE_BACKFILL_SECONDS, DEMO_TRICKLE_ID_BASE, DEMO_TRICKLE_IDS_PER_SECOND, DEMO_TRICKLE_MAX_PER_WRITE } from '../core/limits/ingest.ts';
 import type { Logger } from '../core/logger.ts';
 import { readFreshness } from '../warehouse/ingest-freshness.ts';
 import { TABLES } from '../warehouse/tables.ts';

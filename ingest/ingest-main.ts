@@ -2,8 +2,8 @@
 // set), where API and ingest scale separately. In embedded mode it works too, but chDB
 // binds one process to a DATA_DIR, so it must not share one with a running API.
 // It builds only what ingest needs (warehouse, registry, pipeline), not the API.
-import { loadConfigOrExit } from '../core/config.ts';
-import { INGEST_REPORT_EVERY_MS } from '../core/limits.ts';
+import { loadConfigOrExit } from '../core/config/load-config.ts';
+import { INGEST_REPORT_EVERY_MS } from '../core/limits/ingest.ts';
 import { createServiceLogger } from '../core/logger.ts';
 import { Metrics } from '../core/metrics.ts';
 import { installProcessGuard } from '../core/process-guard.ts';

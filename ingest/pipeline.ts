@@ -10,7 +10,7 @@
 // cannot interleave, which is what makes replaying records change no count in the base
 // table or any view.
 import { AppError, Errors } from '../core/errors.ts';
-import { INGEST_BACKFILL_BATCH_ROWS, INGEST_BACKFILL_YIELD_MS, INGEST_HAND_ROWS } from '../core/limits.ts';
+import { INGEST_BACKFILL_BATCH_ROWS, INGEST_BACKFILL_YIELD_MS, INGEST_HAND_ROWS } from '../core/limits/ingest.ts';
 import type { DataChangeObserver, IngestObserver, IngestStage } from '../core/observers.ts';
 import type { Logger } from '../core/logger.ts';
 import type { DataVersion } from '../warehouse/data-version.ts';

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { Partitioners } from 'kafkajs';
-import { ConfigError, loadConfig } from '../core/config.ts';
+import { ConfigError, type Config, loadConfigWith } from '../core/config/load-config.ts';
 import { createLogger } from '../core/logger.ts';
 import { EmbeddedWarehouse } from '../warehouse/embedded-warehouse.ts';
 import { demoRecordsNdjson } from './demo-generator.ts';
@@ -78,9 +78,9 @@ function parseFlags(argv: string[]): Flags {
     return n;
   };
   // Settings not given as flags come from the one configuration loader.
-  let config: ReturnType<typeof loadConfig>;
+  let config: Config;
   try {
-    config = loadConfig({ ...process.env, ...(values.topic ? { KAFKA_TOPIC: values.topic } : {}), ...(values.brokers ? { KAFKA_BROKERS: values.brokers } : {}) });
+    config = loadConfigWith({ ...(values.topic ? { KAFKA_TOPIC: values.topic } : {}), ...(values.brokers ? { KAFKA_BROKERS: values.brokers } : {}) });
   } catch (err) {
     if (err instanceof ConfigError) throw new UsageError(err.problems.join('\n'));
     throw err;

@@ -1,7 +1,7 @@
 // Seeding an empty store with demo rows at first start, with a visible progress display,
 // and keeping seeded demo data live afterwards (ingest/demo-trickle.ts).
-import type { Config } from '../core/config.ts';
-import { DEMO_DAYS } from '../core/limits.ts';
+import type { Config } from '../core/config/load-config.ts';
+import { DEMO_DAYS } from '../core/limits/ingest.ts';
 import type { Logger } from '../core/logger.ts';
 import type { Warehouse } from '../warehouse/warehouse.ts';
 import { seedDemo, type SeedProgress } from './demo-generator.ts';

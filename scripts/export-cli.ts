@@ -15,7 +15,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
-import { ConfigError, loadClientConfig, type ClientConfig } from '../core/config.ts';
+import { ConfigError, loadClientConfig, type ClientConfig } from '../core/config/load-config.ts';
 
 const USAGE = `usage: npm run export -- <command> [options]
 

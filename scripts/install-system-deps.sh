@@ -3,7 +3,7 @@
 # prometheus (scrapes /metrics in test/access-metrics), chromium (the dashboard's
 # browser tests, driven by playwright-core: browser downloads fail here, Debian's build
 # does not), and a Java runtime and Go for the Go client generated from the OpenAPI document
-# (test/openapi-go-client.test.ts: openapi-generator runs on Java, the client builds with Go).
+# (test/daemons/openapi-go-client.test.ts: openapi-generator runs on Java, the client builds with Go).
 # Idempotent: when every binary is already on PATH nothing is downloaded, so CI can call it
 # on every run.
 set -euo pipefail

@@ -10,7 +10,7 @@
 //
 // Service URL: --url or TXA_URL (default http://127.0.0.1:8080); token: --token or ADMIN_TOKEN.
 import { parseArgs } from 'node:util';
-import { ConfigError, loadClientConfig, type ClientConfig } from '../core/config.ts';
+import { ConfigError, loadClientConfig, type ClientConfig } from '../core/config/load-config.ts';
 
 const USAGE = `usage: npm run keys -- <command> [options]
 

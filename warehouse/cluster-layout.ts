@@ -110,6 +110,7 @@ export const CLUSTER_LAYOUT: Readonly<Record<string, TableRole>> = Object.freeze
   accounts: { kind: 'everywhere', why: 'read with FINAL by id or email' },
   dashboard_sessions: { kind: 'everywhere', why: 'a point read by token hash with FINAL on every dashboard call' },
   x402_payments: { kind: 'everywhere', why: 'one row per paid call, read by payer for revenue; small next to the records' },
+  x402_payment_claims: { kind: 'everywhere', why: 'a claim per paid call, read back by payment id by whichever API process verified it; kept a day' },
   schema_migrations: { kind: 'everywhere', why: 'every node (and any process reaching any node) sees which migrations ran' },
 });
 

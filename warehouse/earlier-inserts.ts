@@ -4,7 +4,7 @@
 // (021's and 090's capture-then-copy) relies on every such row being in the old table when
 // the copy reads it. An ingest batch of another process in flight during an upgrade was
 // otherwise missed (test/migration-090-inflight.test.ts).
-import { MIGRATION_INSERT_POLL_MS, MIGRATION_INSERT_WAIT_MS } from '../core/limits.ts';
+import { MIGRATION_INSERT_POLL_MS, MIGRATION_INSERT_WAIT_MS } from '../core/limits/warehouse.ts';
 import type { Warehouse } from './warehouse.ts';
 
 /** Whether a rendered statement creates a materialized view (then the runner waits: awaitEarlierInserts). */

@@ -3,6 +3,7 @@
 import { mkdirSync } from 'node:fs';
 import { Session } from 'chdb';
 import { reclaimAbortSignal } from '../core/process-guard.ts';
+import { SessionTurns } from './session-turns.ts';
 import {
   renderSettings,
   WarehouseError,
@@ -37,6 +38,8 @@ function withSettings(sql: string, settings: Settings | undefined): string {
 export class EmbeddedWarehouse implements Warehouse {
   readonly transport = 'embedded' as const;
   private readonly session: Session;
+  /** The serving session's statements, in turn (session-turns.ts); side sessions have their own. */
+  private readonly turns: SessionTurns;
   // Any other statement on a session ends that session's open stream (chDB answers the
   // stream's next read with "No active streaming query"), so streams get a session of
   // their own over the same data directory, opened on first use. chDB allows one open
@@ -44,11 +47,12 @@ export class EmbeddedWarehouse implements Warehouse {
   private streamSession: Session | undefined;
   private streamQueue: Promise<void> = Promise.resolve();
   /** Sessions of QueryOptions.sideSession, by number, each opened on first use. */
-  private readonly sideSessions: Session[] = [];
+  private readonly sideSessions: { session: Session; turns: SessionTurns }[] = [];
 
   constructor(private readonly dataDir: string) {
     mkdirSync(dataDir, { recursive: true });
     this.session = new Session(dataDir);
+    this.turns = new SessionTurns(this.session);
     // Opening the engine installs its SIGABRT handler, which holds an aborting process for
     // 300 s (docs/reliability.md, "A crash ends the process"): take the signal back.
     reclaimAbortSignal();
@@ -80,11 +84,9 @@ export class EmbeddedWarehouse implements Warehouse {
 
   async queryText(sql: string, format: string, options: QueryOptions = {}): Promise<string> {
     const full = withSettings(sql, options.settings);
-    const session = options.sideSession === undefined ? this.session : this.side(options.sideSession);
+    const turns = options.sideSession === undefined ? this.turns : this.side(options.sideSession);
     try {
-      const result = options.params
-        ? await session.queryBindAsync(full, options.params, { format, signal: options.signal })
-        : await session.queryAsync(full, { format, signal: options.signal });
+      const result = await turns.run((session) => (options.params ? session.queryBindAsync(full, options.params, { format }) : session.queryAsync(full, { format })), options.signal);
       return result.text();
     } catch (err) {
       throw wrap(err);
@@ -139,13 +141,13 @@ export class EmbeddedWarehouse implements Warehouse {
     let payload = '';
     for (const row of rows) payload += `${JSON.stringify(row)}\n`;
     try {
-      await this.session.insert({
+      await this.turns.run((session) => session.insert({
         table,
         values: Buffer.from(payload),
         format: 'JSONEachRow',
         columns: options.columns,
         settings: options.settings,
-      });
+      }));
     } catch (err) {
       throw wrap(err);
     }
@@ -154,14 +156,14 @@ export class EmbeddedWarehouse implements Warehouse {
   async insertBytes(table: string, data: Uint8Array, format: string, options: InsertOptions = {}): Promise<void> {
     if (data.byteLength === 0) return;
     try {
-      await this.session.insert({
+      await this.turns.run((session) => session.insert({
         table,
         values: Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength),
         // chDB's type names the formats it streams; any input format name is accepted.
         format: format as 'JSONEachRow',
         columns: options.columns,
         settings: options.settings,
-      });
+      }));
     } catch (err) {
       throw wrap(err);
     }
@@ -179,17 +181,18 @@ export class EmbeddedWarehouse implements Warehouse {
     return this.streamSession;
   }
 
-  private side(n: number): Session {
-    let session = this.sideSessions[n];
-    if (session === undefined) {
-      session = this.sideSessions[n] = new Session(this.dataDir);
+  private side(n: number): SessionTurns {
+    let side = this.sideSessions[n];
+    if (side === undefined) {
+      const session = new Session(this.dataDir);
+      side = this.sideSessions[n] = { session, turns: new SessionTurns(session) };
       reclaimAbortSignal();
     }
-    return session;
+    return side.turns;
   }
 
   async close(): Promise<void> {
-    for (const s of this.sideSessions) s?.close();
+    for (const s of this.sideSessions) s?.session.close();
     this.streamSession?.close();
     this.session.close();
   }

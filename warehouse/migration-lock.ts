@@ -10,7 +10,7 @@
 // In cluster mode the order of starts is the deployment's (docs/cluster.md: one API node
 // migrates, the others wait for it to be healthy); this table would be one node's alone.
 import { randomUUID } from 'node:crypto';
-import { MIGRATION_LOCK_LEASE_MS, MIGRATION_LOCK_POLL_MS, MIGRATION_LOCK_RENEW_MS } from '../core/limits.ts';
+import { MIGRATION_LOCK_LEASE_MS, MIGRATION_LOCK_POLL_MS, MIGRATION_LOCK_RENEW_MS } from '../core/limits/warehouse.ts';
 import { ClickHouseCode, WarehouseError, type Warehouse } from './warehouse.ts';
 
 const LOCK = 'schema_migrations_lock';

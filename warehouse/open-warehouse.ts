@@ -1,4 +1,4 @@
-import type { Config } from '../core/config.ts';
+import type { Config } from '../core/config/load-config.ts';
 import { EmbeddedWarehouse } from './embedded-warehouse.ts';
 import { ServerWarehouse } from './server-warehouse.ts';
 import type { Warehouse } from './warehouse.ts';

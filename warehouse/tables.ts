@@ -23,6 +23,7 @@ export const TABLES = {
   apiKeys: 'api_keys',
   apiKeyUsage: 'api_key_usage',
   x402Payments: 'x402_payments',
+  x402PaymentClaims: 'x402_payment_claims',
   /** Dashboard accounts: email, password hash, plan, status, invitation (030). */
   accounts: 'accounts',
   /** Dashboard sessions by the hash of their token (032). */

@@ -9,7 +9,7 @@
 // the buckets on every shard (DELETE ... ON CLUSTER on the local tables) and derives them
 // again from the whole base table (the Distributed transactions), inserting through the
 // Distributed target, so the rows land where the sharding key places them.
-import { VIEW_REPAIR_DELETE_KEYS } from '../core/limits.ts';
+import { VIEW_REPAIR_DELETE_KEYS } from '../core/limits/warehouse.ts';
 import { localName } from './cluster-layout.ts';
 import { SIGNATURE_RECORD_BUCKET } from './signature-records.ts';
 import { TABLES } from './tables.ts';

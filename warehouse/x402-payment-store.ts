@@ -1,5 +1,7 @@
 // Settled x402 payments (migration 100): written once per paid call after its settlement,
-// read by the operator as revenue and calls per payer.
+// read by the operator as revenue and calls per payer. And their claims (migration 101): the
+// one call a payment runs, across every API process.
+import { randomUUID } from 'node:crypto';
 import { TABLES } from './tables.ts';
 import type { Warehouse } from './warehouse.ts';
 
@@ -44,15 +46,32 @@ export class X402PaymentStore {
     }]);
   }
 
+  /**
+   * Claim payment `id` for one call: our claim row first, then the payment's first claim by
+   * the server's insert clock. True when that one is ours; false when another call (in any
+   * process) claimed it first: a replay.
+   */
+  async claim(id: string): Promise<boolean> {
+    const claim = randomUUID();
+    await this.wh.insert(TABLES.x402PaymentClaims, [{ payment_id: id, claim }]);
+    const [first] = await this.wh.query<{ claim: string }>(
+      `SELECT claim FROM ${TABLES.x402PaymentClaims} WHERE payment_id = {id:String} ORDER BY claimed_at, claim LIMIT 1`,
+      { params: { id } },
+    );
+    return first?.claim === claim;
+  }
+
   /** Calls and revenue per payer (and asset) between two instants, the largest payers first. */
   async perPayer(fromMs: number, toMs: number): Promise<PayerRevenue[]> {
-    const rows = await this.wh.query<{ payer: string; calls: string; amount: string; asset: string; last: string }>(
-      `SELECT payer, count() AS calls, toString(sum(amount)) AS amount, asset, toString(max(settled_at)) AS last
+    // The sum's text under a name of its own: ClickHouse resolves an alias before a column, so
+    // "AS amount" made sum(amount) in ORDER BY a sum of that text.
+    const rows = await this.wh.query<{ payer: string; calls: string; total: string; asset: string; last: string }>(
+      `SELECT payer, count() AS calls, toString(sum(amount)) AS total, asset, toString(max(settled_at)) AS last
        FROM ${TABLES.x402Payments}
        WHERE settled_at >= fromUnixTimestamp64Milli({from:Int64}) AND settled_at < fromUnixTimestamp64Milli({to:Int64})
        GROUP BY payer, asset ORDER BY sum(amount) DESC, payer`,
       { params: { from: fromMs, to: toMs } },
     );
-    return rows.map((r) => ({ payer: r.payer, calls: Number(r.calls), amount: r.amount, asset: r.asset, lastPaidAt: `${r.last.replace(' ', 'T')}Z` }));
+    return rows.map((r) => ({ payer: r.payer, calls: Number(r.calls), amount: r.total, asset: r.asset, lastPaidAt: `${r.last.replace(' ', 'T')}Z` }));
   }
 }

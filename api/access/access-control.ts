@@ -25,29 +25,22 @@
 // adapters that do several units of work per request call
 // `await request.consumeRateLimit(n)` (docs/access.md).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Budget } from '../../core/budget.ts';
 import { AppError, Errors } from '../../core/errors.ts';
-import { PLAN_CONCURRENCY, PLAN_LIMITS, type Plan } from '../../core/plans.ts';
+import type { Plan } from '../../core/plans.ts';
 import type { KeyStatus } from '../../warehouse/api-key-store.ts';
 import type { EdgeStep } from '../answers/answer-edge.ts';
+import { admitPayment, payable, pricedCalls } from '../x402/x402-fastify.ts';
 import type { Access } from './access.ts';
 import { chargeExecutionPoll } from './execution-polls.ts';
-import { PER_ADDRESS_PLAN } from './operator-auth.ts';
-import { anonymousSubject, setDecisionHeaders, setRateLimitHeaders, type ResetText } from './rate-limit-headers.ts';
-import { interfaceOf, isExecutionPoll, isExempt, pathOf, rpcCallCount, rpcUsageMethod, rpcUsageMethods, wantsGraphiql } from './protected-paths.ts';
 import { keyChallenge, MISSING_KEY_MESSAGE, MISSING_KEY_MESSAGE_BEARER, presentedKey, takesBearer } from './presented-key.ts';
+import { interfaceOf, isExecutionPoll, isExempt, pathOf, rpcCallCount, wantsGraphiql } from './protected-paths.ts';
+import { anonymousSubject, setDecisionHeaders, setRateLimitHeaders, type ResetText } from './rate-limit-headers.ts';
 import type { RateDecision } from './rate-limiter.ts';
 import { grantBudget } from './request-budget.ts';
-import { answerStatsOf } from './answer-stats.ts';
-import type { UsageSpent } from './usage-recorder.ts';
-import { ABANDONED_SLOT_RELEASE_MS } from '../../core/limits.ts';
-import { admitPayment, payable } from '../x402/x402-fastify.ts';
+import { type AuthenticatedKey, RequestLedger } from './request-ledger.ts';
+import { RequestMeter } from './request-meter.ts';
 
-export interface AuthenticatedKey {
-  id: string;
-  name: string;
-  plan: Plan;
-}
+export { type AuthenticatedKey, UNFINISHED_CALL } from './request-ledger.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -75,66 +68,72 @@ declare module 'fastify' {
   }
 }
 
-/** The usage label of a call of a batch still running (or never reported) when the request's answer went. */
-export const UNFINISHED_CALL = '(unfinished call)';
-
 const STATUS_MESSAGE: Record<Exclude<KeyStatus, 'active'>, string> = {
   inactive: 'API key is inactive',
   revoked: 'API key has been revoked',
 };
 
-
-
-
-const rateLimitedError = (d: RateDecision, who: string): AppError =>
-  new AppError(
-    Errors.rateLimited,
-    `Rate limit exceeded: ${d.limit} requests per minute for ${who}; retry after ${d.retryAfterSeconds} s`,
-  );
-
-/**
- * One admitted request's in-flight slot. Held until the answer is ready (onSend: the handler
- * and its engine work are done) AND the response has ended (sent, or the client gone): a
- * client that disconnects cannot free its slot while its query still runs, and one that stops
- * reading keeps it; and until none of its work still runs (Budget.work: a batch member whose
- * POST was answered without it, a cancelled MCP call), so answering early frees no slot while
- * the work goes on. An object, not closures made per request: every request takes one.
- */
-class Slot {
-  private answeredYet = false;
-  private ended = false;
-  private abandoned: NodeJS.Timeout | undefined;
-
-  /** `budget`: the request's; the slot waits for its work (a cancelled MCP call still running) to end. */
-  constructor(private readonly release: () => void, private readonly budget: Budget | null) {}
-
-  answered(): void {
-    this.answeredYet = true;
-    this.settle();
-  }
-
-  closed(): void {
-    this.ended = true;
-    this.settle();
-    if (!this.answeredYet) this.abandoned = setTimeout(this.release, ABANDONED_SLOT_RELEASE_MS).unref();
-  }
-
-  /** The whole answer is sent: the slot goes once none of the request's work runs any more. */
-  done(): void {
-    if (this.budget === null) this.release();
-    else this.budget.whenIdle(this.release);
-  }
-
-  private settle(): void {
-    if (!this.answeredYet || !this.ended) return;
-    clearTimeout(this.abandoned);
-    this.done();
-  }
+/** Access control of one app: the meter that charges requests, the ledger of admitted ones. */
+interface Gate {
+  access: Access;
+  meter: RequestMeter;
+  ledger: RequestLedger;
 }
 
 /** Install the key check, the rate limits, the in-flight slots and the usage records; returns
  *  the answer edge's step of access control (answer-edge.ts), which the caller installs. */
 export function installAccessControl(app: FastifyInstance, access: Access): EdgeStep {
+  const gate: Gate = { access, meter: new RequestMeter(access), ledger: new RequestLedger(access) };
+  decorate(app, gate);
+  app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => authenticate(gate, req, reply));
+  // A pending x402 call: priced, then 402 or, its payment verified, the payer's call under the x402 plan.
+  app.addHook('preHandler', async (req: FastifyRequest, reply: FastifyReply) => {
+    if (req.x402 !== 'pending' || access.x402 === undefined) return;
+    // Each call the body holds is priced: each counts (the first did on arrival).
+    const calls = pricedCalls(req);
+    if (calls > 1) await gate.meter.chargePaymentAttempt(req, calls - 1);
+    const paid = await admitPayment(access.x402, req, reply);
+    if (paid === undefined) return reply;
+    req.x402 = paid;
+    // A POST /mcp none of whose tool calls verified a payment: its protocol messages are
+    // answered and its tool calls asked to pay, under the x402 plan's budget, as no one's.
+    if (paid.payer === undefined) {
+      grantBudget(req, 'x402', access.answerMemory, reply);
+      return;
+    }
+    const key: AuthenticatedKey = { id: `x402:${paid.payer}`, name: paid.payer, plan: 'x402' };
+    req.apiKey = key;
+    grantBudget(req, 'x402', access.answerMemory, reply);
+    await gate.meter.charge(req, 1);
+    admitOrWatch(gate, req, reply, key, true);
+  });
+  app.addHook('preHandler', async (req: FastifyRequest) => {
+    // The matched route, not the raw path: whatever spelling reached the JSON-RPC handler.
+    if (req.apiKey === null || req.method !== 'POST' || req.routeOptions.url !== '/v1/rpc') return;
+    // rpcCallCount: a batch refused as a whole (over 100 calls) runs nothing and counts once.
+    const calls = rpcCallCount(req.body);
+    if (calls > 1) await gate.meter.charge(req, calls - 1);
+  });
+  app.addHook('onResponse', (req: FastifyRequest, reply: FastifyReply, done: () => void) => {
+    gate.ledger.recordUsageOnce(req, reply);
+    done();
+  });
+  // The edge step: the answer is ready, so its slot may go once the response ends; a request
+  // with a limit decision (every keyed one) gets its headers at once, only keyless answers
+  // wait for their address's figures.
+  const lastReset: ResetText = { at: NaN, text: '' };
+  return (req, reply, payload) => {
+    gate.ledger.answered(req, reply);
+    if (req.rateLimit !== null && req.rateLimit !== undefined) {
+      setDecisionHeaders(reply, req.rateLimit, lastReset);
+      return payload;
+    }
+    return setRateLimitHeaders(access, req, reply).then(() => payload);
+  };
+}
+
+/** The request's fields access control fills, and the charges a door may ask for more. */
+function decorate(app: FastifyInstance, { meter, ledger }: Gate): void {
   app.decorateRequest('apiKey', null);
   app.decorateRequest('rateLimit', null);
   app.decorateRequest('rpcOutcomes', null);
@@ -142,238 +141,68 @@ export function installAccessControl(app: FastifyInstance, access: Access): Edge
   app.decorateRequest('usageExpected', 0);
   app.decorateRequest('x402', null);
   app.decorateRequest('consumeRateLimit', async function consumeRateLimit(this: FastifyRequest, units: number): Promise<void> {
-    await charge(this, units);
+    await meter.charge(this, units);
   });
-
   app.decorateRequest('consumeRateLimitOf', async function consumeRateLimitOf(this: FastifyRequest, key: { id: string; plan: Plan } | null): Promise<void> {
-    if (key === null) await chargeAnonymous(this);
+    if (key === null) await meter.chargeAnonymous(this);
     else {
       // Charged to a key it did not present (a signed link's issuer): recorded under it too.
-      if (this.apiKey === null) chargedKeys.set(this, key);
-      await charge(this, 1, key);
+      if (this.apiKey === null) ledger.chargedTo(this, key);
+      await meter.charge(this, 1, key);
     }
   });
-
-  /** Requests charged to a key they did not authenticate with (signed links), for usage. */
-  const chargedKeys = new WeakMap<FastifyRequest, { id: string; plan: Plan }>();
-
-  async function charge(req: FastifyRequest, units: number, key: { id: string; plan: Plan } | null = req.apiKey): Promise<void> {
-    if (key === null || units <= 0) return;
-    const limit = PLAN_LIMITS[key.plan];
-    const decision = await access.limiter.consume(`key:${key.id}`, limit, units);
-    req.rateLimit = { ...decision, plan: key.plan };
-    if (!decision.allowed) {
-      access.metrics.rateLimitRejections.inc({ plan: key.plan });
-      throw rateLimitedError(decision, `plan ${key.plan}`);
-    }
-  }
-
-  /** Requests without a valid key are counted per client IP; over the limit they get 429
-   *  instead of 401/403, so keys cannot be guessed at speed. Their 401/403 carry the
-   *  address's figures. */
-  async function chargeAnonymous(req: FastifyRequest): Promise<void> {
-    const decision = await access.limiter.consume(anonymousSubject(req.ip), access.anonymousPerMinute, 1);
-    req.rateLimit = { ...decision, plan: PER_ADDRESS_PLAN };
-    if (!decision.allowed) {
-      access.metrics.rateLimitRejections.inc({ plan: 'anonymous' });
-      throw rateLimitedError(decision, 'requests without a valid API key from one address');
-    }
-  }
-
-  /** A keyless payable call (x402): counted against its address's budget of 402 answers and payment attempts. */
-  async function chargePaymentAttempt(req: FastifyRequest): Promise<void> {
-    const perMinute = access.x402?.config.requirementsPerMinute ?? access.anonymousPerMinute;
-    const decision = await access.limiter.consume(`x402:${anonymousSubject(req.ip)}`, perMinute, 1);
-    req.rateLimit = { ...decision, plan: PER_ADDRESS_PLAN };
-    if (!decision.allowed) {
-      access.metrics.rateLimitRejections.inc({ plan: 'anonymous' });
-      throw rateLimitedError(decision, 'payment requirements and payment attempts from one address');
-    }
-  }
-
-  /** In-flight slots of admitted requests, by request: released once. */
-  const slots = new WeakMap<FastifyRequest, Slot>();
-  /** Requests whose answer the edge has passed, and those whose usage is recorded (recordUsageOnce). */
-  const answeredRequests = new WeakSet<FastifyRequest>();
-  const recordedRequests = new WeakSet<FastifyRequest>();
-
-  /** Take one of the key's in-flight slots for this request, or refuse it with 429. */
-  function admit(req: FastifyRequest, reply: FastifyReply, key: AuthenticatedKey): void {
-    // The client left while the key was checked: no answer can reach it, so no work starts
-    // (a request sent and dropped at once must not run without a slot), and no slot is
-    // taken that its already-past 'close' could never give back.
-    if (req.raw.destroyed || reply.raw.destroyed) throw new AppError(Errors.invalidRequest, 'the connection closed before the request was admitted');
-    const cap = PLAN_CONCURRENCY[key.plan];
-    const release = access.inFlight.tryAcquire(key.id, cap);
-    if (release === undefined) {
-      access.metrics.rateLimitRejections.inc({ plan: key.plan });
-      throw new AppError(
-        Errors.rateLimited,
-        `Too many requests in flight: plan ${key.plan} allows ${cap} concurrent JSON-RPC, REST and GraphQL requests per API key; retry when one of them has been answered`,
-        { retryAfterSeconds: 1 },
-      );
-    }
-    const slot = new Slot(release, req.budget);
-    slots.set(req, slot);
-    reply.raw.once('close', () => {
-      slot.closed();
-      recordIfCutOff(req, reply);
-    });
-  }
-
-  /**
-   * Closed while its answer was being sent (passed by the edge, or a hijacked stream, which
-   * never reaches it): it will never finish, so onResponse never runs (see recordUsageOnce).
-   */
-  function recordIfCutOff(req: FastifyRequest, reply: FastifyReply): void {
-    if (!reply.raw.writableFinished && (answeredRequests.has(req) || reply.sent)) recordUsageOnce(req, reply);
-  }
-
-  app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
-    const path = pathOf(req.url);
-    if (isExempt(path, req.routeOptions.url) || wantsGraphiql(req.method, path, req.headers.accept)) return;
-    const secret = presentedKey(req);
-    // x402 on: a keyless call to a keyed door may pay for itself; priced once its body is read (preHandler).
-    if (secret === undefined && access.x402 !== undefined && payable(req.routeOptions.url ?? '')) {
-      await chargePaymentAttempt(req);
-      req.x402 = 'pending';
-      return;
-    }
-    if (secret === undefined) {
-      access.metrics.authFailures.inc({ reason: 'missing' });
-      await chargeAnonymous(req);
-      const bearer = takesBearer(req);
-      reply.header('www-authenticate', keyChallenge(bearer));
-      throw new AppError(Errors.unauthorized, bearer ? MISSING_KEY_MESSAGE_BEARER : MISSING_KEY_MESSAGE);
-    }
-    // A secret the key snapshot does not know costs a store query; once the address has
-    // spent its budget for requests without a valid key, it is refused before that query
-    // (and the refusal counts, like every refused request), so guessing cannot load the engine.
-    const record = await access.authenticator.lookup(secret, async () => {
-      const budget = await access.limiter.peek(anonymousSubject(req.ip), access.anonymousPerMinute);
-      if (!budget.allowed) await chargeAnonymous(req);
-    });
-    if (record === undefined) {
-      access.metrics.authFailures.inc({ reason: 'invalid' });
-      await chargeAnonymous(req);
-      throw new AppError(Errors.forbidden, 'Invalid API key');
-    }
-    if (record.accountDisabled) {
-      access.metrics.authFailures.inc({ reason: 'inactive' });
-      await chargeAnonymous(req);
-      throw new AppError(Errors.forbidden, 'API key belongs to a disabled account');
-    }
-    if (record.status !== 'active') {
-      const status = record.status;
-      access.metrics.authFailures.inc({ reason: status });
-      await chargeAnonymous(req);
-      throw new AppError(Errors.forbidden, STATUS_MESSAGE[status]);
-    }
-    req.apiKey = { id: record.id, name: record.name, plan: record.plan };
-    // From here every statement this request causes runs under the plan's budget at this door.
-    grantBudget(req, record.plan, access.answerMemory, reply);
-    // The matched route, not the raw path: a spelling such as /v1/%72pc reaches the same handler.
-    const route = req.routeOptions.url ?? '';
-    // A poll of an execution's state spends a poll window of its own, not the plan's.
-    if (isExecutionPoll(req.method, route)) await chargeExecutionPoll(access, req, record);
-    else await charge(req, 1);
-    const routeIface = interfaceOf(route);
-    // GraphQL's request route only: its event streams (/graphql/stream) are long-lived.
-    if (routeIface === 'rpc' || routeIface === 'rest' || routeIface === 'mcp' || route === '/graphql') admit(req, reply, req.apiKey);
-    // No slot (SQL, exports, downloads, live streams): their answers are cut off mid-send too.
-    else reply.raw.once('close', () => recordIfCutOff(req, reply));
-  });
-
-  // A pending x402 call: priced, then 402 or, its payment verified, the payer's call under the x402 plan.
-  app.addHook('preHandler', async (req: FastifyRequest, reply: FastifyReply) => {
-    if (req.x402 !== 'pending' || access.x402 === undefined) return;
-    const paid = await admitPayment(access.x402, req, reply);
-    if (paid === undefined) return reply;
-    req.x402 = paid;
-    const key: AuthenticatedKey = { id: `x402:${paid.payer}`, name: paid.payer, plan: 'x402' };
-    req.apiKey = key;
-    grantBudget(req, 'x402', access.answerMemory, reply);
-    await charge(req, 1);
-    const route = req.routeOptions.url ?? '';
-    if (['rpc', 'rest', 'mcp'].includes(interfaceOf(route)) || route === '/graphql') admit(req, reply, key);
-    else reply.raw.once('close', () => recordIfCutOff(req, reply));
-  });
-
-  app.addHook('preHandler', async (req: FastifyRequest) => {
-    // The matched route, not the raw path: whatever spelling reached the JSON-RPC handler.
-    if (req.apiKey === null || req.method !== 'POST' || req.routeOptions.url !== '/v1/rpc') return;
-    // rpcCallCount: a batch refused as a whole (over 100 calls) runs nothing and counts once.
-    const calls = rpcCallCount(req.body);
-    if (calls > 1) await charge(req, calls - 1);
-  });
-
-  app.addHook('onResponse', (req: FastifyRequest, reply: FastifyReply, done: () => void) => {
-    recordUsageOnce(req, reply);
-    done();
-  });
-
-  // The edge step: the answer is ready, so its slot may go once the response ends; a request
-  // with a limit decision (every keyed one) gets its headers at once, only keyless answers
-  // wait for their address's figures.
-  const lastReset: ResetText = { at: NaN, text: '' };
-  const answerStep: EdgeStep = (req, reply, payload) => {
-    slots.get(req)?.answered();
-    // Its client left before the answer was ready: the response will never finish, so
-    // onResponse never runs; the call ran and counted, so it is recorded now.
-    if (reply.raw.destroyed) recordUsageOnce(req, reply);
-    else answeredRequests.add(req);
-    if (req.rateLimit !== null && req.rateLimit !== undefined) {
-      setDecisionHeaders(reply, req.rateLimit, lastReset);
-      return payload;
-    }
-    return setRateLimitHeaders(access, req, reply).then(() => payload);
-  };
-  return answerStep;
-
-  /**
-   * Usage is recorded once per request: when its response finishes (onResponse), or, for a
-   * client that left, once the answer is ready (answerStep) or when the connection closed
-   * while the answer was being sent (admit's close listener). Fastify runs onResponse only
-   * for a response that finished, so a call whose client left ran and counted unrecorded.
-   */
-  function recordUsageOnce(req: FastifyRequest, reply: FastifyReply): void {
-    if (recordedRequests.has(req)) return;
-    recordedRequests.add(req);
-    recordUsage(req, reply);
-  }
-
-  function recordUsage(req: FastifyRequest, reply: FastifyReply): void {
-    // The whole answer is sent: the slot goes once nothing of this request runs any more.
-    slots.get(req)?.done();
-    const key = req.apiKey ?? chargedKeys.get(req);
-    if (key === null || key === undefined) return;
-    const iface = interfaceOf(req.routeOptions.url ?? pathOf(req.url));
-    const outcome = { error: reply.statusCode >= 400, rateLimited: reply.statusCode === 429 };
-    // The answer's cost and reads (its X-Stats-* figures) on the usage row of what it did.
-    const stats = answerStatsOf(req.budget);
-    const spent = { cost: stats?.cost ?? 0, rowsRead: stats?.rowsRead ?? 0, bytesRead: stats?.bytesRead ?? 0 };
-    if (req.rpcOutcomes !== null) {
-      // As answered: names outside the method table under one label, errors as errors,
-      // notifications (no answer, nothing run) not at all. A batch's calls run side by side
-      // on one budget: its cost is shared evenly among them.
-      const share = sharedSpent(spent, req.rpcOutcomes.length);
-      for (const o of req.rpcOutcomes) access.usage.record(key.id, 'rpc', rpcUsageMethod(o.method), { error: o.error, rateLimited: false }, 1, share);
-    } else if (req.usageCalls !== null && (req.usageCalls.length > 0 || req.usageExpected > 0)) {
-      // MCP tool calls of one request, as a JSON-RPC batch's: the cost shared evenly. Every call
-      // that ran is a row, whatever became of the whole answer (cut off, timed out, its client gone).
-      const calls = [...req.usageCalls];
-      for (let missing = req.usageExpected - calls.length; missing > 0; missing--) calls.push({ label: UNFINISHED_CALL, error: true });
-      const share = sharedSpent(spent, calls.length);
-      for (const c of calls) access.usage.record(key.id, iface, c.label, { error: c.error || outcome.error, rateLimited: false }, 1, share);
-    } else if (iface === 'rpc' && req.body !== undefined) {
-      // Refused before the adapter ran (a batch over the rate limit): each call it held.
-      for (const method of rpcUsageMethods(req.body)) access.usage.record(key.id, iface, method, outcome);
-    } else {
-      const route = req.routeOptions.url ?? '(unmatched)';
-      access.usage.record(key.id, iface, `${req.method} ${route}`, outcome, 1, spent);
-    }
-  }
 }
 
-const sharedSpent = (s: UsageSpent, calls: number): UsageSpent =>
-  calls <= 1 ? s : { cost: s.cost / calls, rowsRead: s.rowsRead / calls, bytesRead: s.bytesRead / calls };
+/** JSON-RPC, REST, MCP and GraphQL's request route take an in-flight slot; the rest (SQL,
+ *  exports, downloads, live streams: long-lived) are only watched for a cut-off answer. */
+function admitOrWatch({ ledger }: Gate, req: FastifyRequest, reply: FastifyReply, key: AuthenticatedKey, bodyRead = false): void {
+  const route = req.routeOptions.url ?? '';
+  const iface = interfaceOf(route);
+  if (iface === 'rpc' || iface === 'rest' || iface === 'mcp' || route === '/graphql') ledger.admit(req, reply, key, bodyRead);
+  else ledger.watchWithoutSlot(req, reply);
+}
+
+/** The key check of a protected request: 401 missing, 403 unknown or not active, else the
+ *  key's budget granted, one unit charged and (by door) an in-flight slot taken. */
+async function authenticate(gate: Gate, req: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const { access, meter } = gate;
+  const path = pathOf(req.url);
+  if (isExempt(path, req.routeOptions.url) || wantsGraphiql(req.method, path, req.headers.accept)) return;
+  const secret = presentedKey(req);
+  // x402 on: a keyless call to a keyed door may pay for itself; priced once its body is read (preHandler).
+  if (secret === undefined && access.x402 !== undefined && payable(req.routeOptions.url ?? '')) {
+    await meter.chargePaymentAttempt(req);
+    req.x402 = 'pending';
+    return;
+  }
+  if (secret === undefined) {
+    access.metrics.authFailures.inc({ reason: 'missing' });
+    await meter.chargeAnonymous(req);
+    const bearer = takesBearer(req);
+    reply.header('www-authenticate', keyChallenge(bearer));
+    throw new AppError(Errors.unauthorized, bearer ? MISSING_KEY_MESSAGE_BEARER : MISSING_KEY_MESSAGE);
+  }
+  // A secret the key snapshot does not know costs a store query; once the address has
+  // spent its budget for requests without a valid key, it is refused before that query
+  // (and the refusal counts, like every refused request), so guessing cannot load the engine.
+  const record = await access.authenticator.lookup(secret, async () => {
+    const budget = await access.limiter.peek(anonymousSubject(req.ip), access.anonymousPerMinute);
+    if (!budget.allowed) await meter.chargeAnonymous(req);
+  });
+  const refusal = record === undefined ? { reason: 'invalid', message: 'Invalid API key' }
+    : record.accountDisabled ? { reason: 'inactive', message: 'API key belongs to a disabled account' }
+      : record.status !== 'active' ? { reason: record.status, message: STATUS_MESSAGE[record.status] } : undefined;
+  if (record === undefined || refusal !== undefined) {
+    access.metrics.authFailures.inc({ reason: refusal!.reason });
+    await meter.chargeAnonymous(req);
+    throw new AppError(Errors.forbidden, refusal!.message);
+  }
+  req.apiKey = { id: record.id, name: record.name, plan: record.plan };
+  // From here every statement this request causes runs under the plan's budget at this door.
+  grantBudget(req, record.plan, access.answerMemory, reply);
+  // The matched route, not the raw path: a spelling such as /v1/%72pc reaches the same handler.
+  // A poll of an execution's state spends a poll window of its own, not the plan's.
+  if (isExecutionPoll(req.method, req.routeOptions.url ?? '')) await chargeExecutionPoll(access, req, record);
+  else await meter.charge(req, 1);
+  admitOrWatch(gate, req, reply, req.apiKey);
+}

@@ -3,7 +3,7 @@
 // and usage recording. services.ts builds one; a test may build a second one on the same
 // warehouse to play a second API process.
 import { Redis } from 'ioredis';
-import type { Config } from '../../core/config.ts';
+import type { Config } from '../../core/config/load-config.ts';
 import type { Logger } from '../../core/logger.ts';
 import { ApiKeyStore } from '../../warehouse/api-key-store.ts';
 import { UsageStore } from '../../warehouse/usage-store.ts';
@@ -17,7 +17,7 @@ import { InFlightLimiter } from './in-flight.ts';
 import { FixedWindowLimiter } from './rate-limiter.ts';
 import { RedisRateLimitStore } from './redis-rate-limit-store.ts';
 import { UsageRecorder } from './usage-recorder.ts';
-import type { X402Door } from '../x402/x402-fastify.ts';
+import type { X402Door } from '../x402/x402-door.ts';
 
 export interface Access {
   keys: ApiKeyStore;

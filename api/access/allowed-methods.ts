@@ -7,6 +7,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError, Errors } from '../../core/errors.ts';
 import { pathOf } from './protected-paths.ts';
+import { QUOTED_PATH_MAX_CHARS } from '../../core/limits/http.ts';
 
 interface KnownRoute {
   readonly pattern: RegExp;
@@ -62,6 +63,6 @@ export function installMethodNotAllowed(app: FastifyInstance, routes: RouteTable
     const allow = allowedMethods(routes.values(), pathOf(req.url));
     if (allow === '' || allow.split(', ').includes(req.method)) return done();
     reply.header('allow', allow);
-    done(new AppError(Errors.methodNotAllowed, `${req.method} is not a method of ${pathOf(req.url).slice(0, 200)}; it answers ${allow}`));
+    done(new AppError(Errors.methodNotAllowed, `${req.method} is not a method of ${pathOf(req.url).slice(0, QUOTED_PATH_MAX_CHARS)}; it answers ${allow}`));
   });
 }

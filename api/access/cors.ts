@@ -13,7 +13,7 @@
 // page may read; they are set in onRequest, so error answers (401, 429) and hijacked streams,
 // which copy the reply's headers, carry them too: a page can read why it was refused.
 import type { FastifyInstance } from 'fastify';
-import { CORS_PREFLIGHT_MAX_AGE_SECONDS } from '../../core/limits.ts';
+import { CORS_PREFLIGHT_MAX_AGE_SECONDS } from '../../core/limits/http.ts';
 import { allowedMethods, type RouteTable } from './allowed-methods.ts';
 import { pathOf } from './protected-paths.ts';
 

@@ -6,7 +6,7 @@
 // besides (execution-routes.ts), so guessing ids spends the plan's window.
 import type { FastifyRequest } from 'fastify';
 import { AppError, Errors } from '../../core/errors.ts';
-import { EXECUTION_POLLS_PER_MINUTE } from '../../core/limits.ts';
+import { EXECUTION_POLLS_PER_MINUTE } from '../../core/limits/sql.ts';
 import { PLAN_LIMITS, type Plan } from '../../core/plans.ts';
 import type { Access } from './access.ts';
 

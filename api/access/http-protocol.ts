@@ -7,12 +7,13 @@
 // every other answer (docs/access.md).
 import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Config } from '../../core/config.ts';
+import type { Config } from '../../core/config/load-config.ts';
 import { AppError, httpTitle, kindForStatus } from '../../core/errors.ts';
-import { HTTP_KEEP_ALIVE_TIMEOUT_MS, HTTP_MAX_HEADER_BYTES, HTTP_MAX_PATH_PARAM_CHARS, HTTP_MAX_PATH_PARAM_UTF16_UNITS, HTTP_MAX_URI_BYTES } from '../../core/limits.ts';
+import { HTTP_KEEP_ALIVE_TIMEOUT_MS, HTTP_MAX_HEADER_BYTES, HTTP_MAX_PATH_PARAM_CHARS, HTTP_MAX_PATH_PARAM_UTF16_UNITS, HTTP_MAX_URI_BYTES, QUOTED_TOKEN_MAX_CHARS, REQUEST_LINE_PEEK_BYTES } from '../../core/limits/http.ts';
 import type { Logger } from '../../core/logger.ts';
 import { addressFigures, rateLimitHeaders } from './rate-limit-headers.ts';
 import type { Access } from './access.ts';
+import { checkIntervalOf } from '../../core/limits/process.ts';
 
 /** Fastify's server options for the time-outs and limits of docs/access.md ("Connections"). */
 export function httpServerOptions(config: Config) {
@@ -31,7 +32,7 @@ export function httpServerOptions(config: Config) {
       headersTimeout: requestTimeoutMs,
       // Node looks for requests past their time-out every 30 s by default, which could
       // double the time-out; at most 1 s late is close enough for a cheap walk.
-      connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(requestTimeoutMs / 4))),
+      connectionsCheckingInterval: checkIntervalOf(requestTimeoutMs),
       maxHeaderSize: HTTP_MAX_HEADER_BYTES,
       // Node answers a missing Host itself with an empty 400; checkProtocol() answers it.
       requireHostHeader: false,
@@ -47,7 +48,7 @@ const URI_TOO_LONG = `the request URI is larger than the limit of ${HTTP_MAX_URI
 /** The bytes the parser overflowed on are a request line that never ended: the URI alone
  *  filled the head limit, so the answer is 414 rather than 431. */
 function requestLineOverflow(raw: unknown): boolean {
-  return Buffer.isBuffer(raw) && /^[A-Z]+ /.test(raw.subarray(0, 16).toString('latin1')) && !raw.includes('\n');
+  return Buffer.isBuffer(raw) && /^[A-Z]+ /.test(raw.subarray(0, REQUEST_LINE_PEEK_BYTES).toString('latin1')) && !raw.includes('\n');
 }
 
 /** Status and message for an error of Node's HTTP parser (llhttp codes; `reason` is
@@ -161,7 +162,7 @@ function unsupportedCoding(req: FastifyRequest, reply: FastifyReply): AppError |
   const coding = req.headers['content-encoding'];
   if (coding === undefined || IDENTITY_ONLY.test(coding)) return undefined;
   reply.header('accept-encoding', 'identity');
-  return refuse(reply, 415, `the request body is sent with Content-Encoding ${JSON.stringify(coding.slice(0, 50))}; this service accepts only identity (an uncoded body): send it without Content-Encoding`);
+  return refuse(reply, 415, `the request body is sent with Content-Encoding ${JSON.stringify(coding.slice(0, QUOTED_TOKEN_MAX_CHARS))}; this service accepts only identity (an uncoded body): send it without Content-Encoding`);
 }
 
 /**

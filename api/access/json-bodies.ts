@@ -6,7 +6,7 @@
 // ingest routes.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError, Errors } from '../../core/errors.ts';
-import { JSON_KEY_PATH_MAX_CHARS } from '../../core/limits.ts';
+import { JSON_KEY_PATH_MAX_CHARS } from '../../core/limits/http.ts';
 
 /** A body that is valid JSON but holds a key refused for prototype safety. */
 export class ForbiddenJsonKey extends AppError {

@@ -11,7 +11,7 @@ import { AppError, Errors } from '../../core/errors.ts';
 import type { Access } from './access.ts';
 import { grantOperatorBudget } from './request-budget.ts';
 import type { RateDecision } from './rate-limiter.ts';
-import { OPERATOR_TOKEN_FAILURES_PER_MINUTE } from '../../core/limits.ts';
+import { OPERATOR_TOKEN_FAILURES_PER_MINUTE } from '../../core/limits/access.ts';
 
 export { OPERATOR_TOKEN_FAILURES_PER_MINUTE };
 

@@ -1,6 +1,7 @@
 // Where rate-limit counters live. One counter per (subject, window): the limiter builds
 // the counter key from both, so a counter is never reset, only abandoned when its window
 // ends, and the store's only job is an atomic add with an expiry.
+import { RATE_STORE_SWEEP_MS } from '../../core/limits/access.ts';
 
 export interface RateLimitStore {
   readonly kind: 'memory' | 'redis';
@@ -42,7 +43,7 @@ export class MemoryRateLimitStore implements RateLimitStore {
   // about one window's worth of subjects however long the process runs.
   private sweep(now: number): void {
     if (now < this.nextSweep) return;
-    this.nextSweep = now + 1000;
+    this.nextSweep = now + RATE_STORE_SWEEP_MS;
     for (const [k, e] of this.counters) if (e.expiresAt <= now) this.counters.delete(k);
   }
 

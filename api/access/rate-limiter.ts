@@ -2,6 +2,7 @@
 // resets at the start of each UTC minute, which is what X-RateLimit-Reset announces.
 // The clock is injectable so tests can move to the next window without waiting.
 import type { RateLimitStore } from './rate-limit-store.ts';
+import { RATE_WINDOW_GRACE_MS } from '../../core/limits/access.ts';
 
 export interface RateDecision {
   allowed: boolean;
@@ -38,7 +39,7 @@ export class FixedWindowLimiter {
     const resetAt = windowStart + this.windowMs;
     // The counter outlives its window a little so a slow request at the boundary still
     // finds it; the window start in the key keeps windows apart.
-    const used = await this.store.increment(`${subject}:${windowStart}`, units, this.windowMs + 5_000);
+    const used = await this.store.increment(`${subject}:${windowStart}`, units, this.windowMs + RATE_WINDOW_GRACE_MS);
     return {
       allowed: units === 0 ? used < limit : used <= limit,
       limit,

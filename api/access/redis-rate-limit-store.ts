@@ -3,6 +3,7 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from '../../core/logger.ts';
 import { MemoryRateLimitStore, type RateLimitStore } from './rate-limit-store.ts';
+import { REDIS_WARNING_INTERVAL_MS } from '../../core/limits/access.ts';
 
 // INCRBY and PEXPIRE in one script: Redis runs it atomically, so a counter can never be
 // left without an expiry (a crash between two separate commands could do that).
@@ -36,7 +37,7 @@ export class RedisRateLimitStore implements RateLimitStore {
     try {
       return Number(await this.redis.txaIncrement(this.prefix + key, units, ttlMs));
     } catch (err) {
-      if (Date.now() - this.lastWarning > 10_000) {
+      if (Date.now() - this.lastWarning > REDIS_WARNING_INTERVAL_MS) {
         this.lastWarning = Date.now();
         this.log.warn({ err }, 'redis rate-limit store unreachable; limiting per process until it is back');
       }

@@ -9,7 +9,7 @@
 //  - every other line is Fastify's own.
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 import { Errors } from '../../core/errors.ts';
-import { REFUSAL_LOG_MAX_SUBJECTS, REFUSAL_LOG_WINDOW_SECONDS } from '../../core/limits.ts';
+import { REFUSAL_LOG_MAX_SUBJECTS, REFUSAL_LOG_WINDOW_SECONDS } from '../../core/limits/access.ts';
 import type { Logger } from '../../core/logger.ts';
 
 const WINDOW_MS = REFUSAL_LOG_WINDOW_SECONDS * 1000;

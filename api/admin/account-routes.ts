@@ -6,11 +6,12 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { AppError, Errors, invalidParams, notFound } from '../../core/errors.ts';
-import { INVITE_TTL_MS } from '../../core/limits.ts';
+import { INVITE_TTL_MS } from '../../core/limits/dashboard.ts';
 import { isPlan, PLANS, type Plan } from '../../core/plans.ts';
 import { sha256Hex, type AccountRecord, type AccountStore } from '../../warehouse/account-store.ts';
 import type { Access } from '../access/access.ts';
 import { objectBody, parseEmail } from '../../core/vocabulary/account-input.ts';
+import { SECRET_BYTES } from '../../core/limits/access.ts';
 
 const view = (a: AccountRecord, keys: number) => ({
   id: a.id,
@@ -35,7 +36,7 @@ export async function accountAdminRoutes(app: FastifyInstance, opts: { access: A
     const email = parseEmail(body.email);
     const plan = body.plan ?? 'free';
     if (!isPlan(plan)) throw invalidParams(`plan must be one of ${PLANS.join(', ')}`, 'plan');
-    const invite = randomBytes(32).toString('base64url');
+    const invite = randomBytes(SECRET_BYTES).toString('base64url');
     const expiresAt = access.now() + INVITE_TTL_MS;
     const account = await accounts.create({ email, passwordHash: '', plan, status: 'invited', inviteHash: sha256Hex(invite), inviteExpiresAt: expiresAt });
     if (account === undefined) throw new AppError(Errors.conflict, 'An account with this email already exists');

@@ -7,7 +7,7 @@ import { ndjsonRecords } from '../../ingest/ndjson.ts';
 import { positionText } from '../../ingest/rejection.ts';
 import { LANES, type Lane } from '../../ingest/write-queue.ts';
 import type { IngestPipeline } from '../../ingest/pipeline.ts';
-import { INGEST_MAX_LISTED_ERRORS } from '../../core/limits.ts';
+import { INGEST_MAX_LISTED_ERRORS } from '../../core/limits/ingest.ts';
 
 /** Rejected lines listed one by one (core/limits.ts INGEST_MAX_LISTED_ERRORS). */
 export { INGEST_MAX_LISTED_ERRORS as MAX_LISTED_ERRORS };

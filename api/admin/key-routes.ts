@@ -2,10 +2,12 @@
 // The secret appears in exactly one answer: the 201 of POST /admin/keys.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError, Errors, invalidParams, notFound } from '../../core/errors.ts';
-import { MAX_BLOCK_DATE, MAX_BLOCK_TIME, MIN_BLOCK_DATE, MIN_BLOCK_TIME, OPERATOR_KEY_NAME_MAX_LENGTH } from '../../core/limits.ts';
+import { OPERATOR_KEY_NAME_MAX_LENGTH } from '../../core/limits/access.ts';
+import { MAX_BLOCK_DATE, MAX_BLOCK_TIME, MIN_BLOCK_DATE, MIN_BLOCK_TIME } from '../../core/limits/questions.ts';
 import { isPlan, PLANS, type Plan } from '../../core/plans.ts';
 import { isKeyStatus, KEY_STATUSES, RevokedKeyError, type ApiKeyRecord, type KeyStatus } from '../../warehouse/api-key-store.ts';
 import type { Access } from '../access/access.ts';
+import { USAGE_RANGE_END_SLACK_MS } from '../../core/limits/dashboard.ts';
 
 const DAY_MS = 86_400_000;
 const GRANULARITIES = ['minute', 'hour', 'day'] as const;
@@ -38,6 +40,35 @@ interface UsageQuerystring {
   from?: string;
   to?: string;
   granularity?: string;
+}
+
+/** The range and granularity of a usage query: a day up to now unless given. */
+function usageRange(q: UsageQuerystring): { fromMs: number; toMs: number; granularity: Granularity } {
+  const toMs = parseTime(q.to, 'to', Date.now() + USAGE_RANGE_END_SLACK_MS);
+  const fromMs = parseTime(q.from, 'from', toMs - DAY_MS);
+  const granularity = q.granularity ?? 'hour';
+  if (!(GRANULARITIES as readonly string[]).includes(granularity)) {
+    throw invalidParams(`granularity must be one of ${GRANULARITIES.join(', ')}`, 'granularity');
+  }
+  if (fromMs >= toMs) throw invalidParams('from must be before to', 'from');
+  return { fromMs, toMs, granularity: granularity as Granularity };
+}
+
+/** The change a PATCH /admin/keys/:id asks for: a status, a plan, or both. */
+function keyUpdateOf(body: { status?: unknown; plan?: unknown }): { status?: KeyStatus; plan?: Plan } {
+  const update: { status?: KeyStatus; plan?: Plan } = {};
+  if (body.status !== undefined) {
+    if (!isKeyStatus(body.status)) throw invalidParams(`status must be one of ${KEY_STATUSES.join(', ')}`, 'status');
+    update.status = body.status;
+  }
+  if (body.plan !== undefined) {
+    if (!isPlan(body.plan)) throw invalidParams(`plan must be one of ${PLANS.join(', ')}`, 'plan');
+    update.plan = body.plan;
+  }
+  if (update.status === undefined && update.plan === undefined) {
+    throw invalidParams('body must carry "status" and/or "plan"');
+  }
+  return update;
 }
 
 export async function keyRoutes(app: FastifyInstance, opts: { access: Access }): Promise<void> {
@@ -88,32 +119,9 @@ export async function keyRoutes(app: FastifyInstance, opts: { access: Access }):
   app.post<{ Params: { id: string } }>('/admin/keys/:id/revoke', async (req) => change(req, req.params.id, { status: 'revoked' }));
 
   app.patch<{ Params: { id: string }; Body: { status?: unknown; plan?: unknown } }>('/admin/keys/:id', async (req) => {
-    const body = req.body ?? {};
-    const update: { status?: KeyStatus; plan?: Plan } = {};
-    if (body.status !== undefined) {
-      if (!isKeyStatus(body.status)) throw invalidParams(`status must be one of ${KEY_STATUSES.join(', ')}`, 'status');
-      update.status = body.status;
-    }
-    if (body.plan !== undefined) {
-      if (!isPlan(body.plan)) throw invalidParams(`plan must be one of ${PLANS.join(', ')}`, 'plan');
-      update.plan = body.plan;
-    }
-    if (update.status === undefined && update.plan === undefined) {
-      throw invalidParams('body must carry "status" and/or "plan"');
-    }
+    const update = keyUpdateOf(req.body ?? {});
     return change(req, req.params.id, update);
   });
-
-  const usageRange = (q: UsageQuerystring): { fromMs: number; toMs: number; granularity: Granularity } => {
-    const toMs = parseTime(q.to, 'to', Date.now() + 60_000);
-    const fromMs = parseTime(q.from, 'from', toMs - DAY_MS);
-    const granularity = q.granularity ?? 'hour';
-    if (!(GRANULARITIES as readonly string[]).includes(granularity)) {
-      throw invalidParams(`granularity must be one of ${GRANULARITIES.join(', ')}`, 'granularity');
-    }
-    if (fromMs >= toMs) throw invalidParams('from must be before to', 'from');
-    return { fromMs, toMs, granularity: granularity as Granularity };
-  };
 
   // Usage of one key: rows per bucket, interface and method. Counts reach the warehouse
   // every USAGE_FLUSH_MS; ?flush=true writes this process's buffer first (for tests and

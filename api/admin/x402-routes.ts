@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { AppError, Errors } from '../../core/errors.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
 import { X402PaymentStore } from '../../warehouse/x402-payment-store.ts';
+import { OPERATOR_REPORT_DEFAULT_DAYS } from '../../core/limits/access.ts';
 
 const DAY_MS = 86_400_000;
 
@@ -19,7 +20,7 @@ export async function x402AdminRoutes(app: FastifyInstance, opts: { wh: Warehous
   const store = new X402PaymentStore(opts.wh);
   app.get<{ Querystring: { from?: string; to?: string } }>('/admin/x402/payers', async (req) => {
     const to = instant(req.query.to, Date.now() + 1, 'to');
-    const from = instant(req.query.from, to - 30 * DAY_MS, 'from');
+    const from = instant(req.query.from, to - OPERATOR_REPORT_DEFAULT_DAYS * DAY_MS, 'from');
     return { from: new Date(from).toISOString(), to: new Date(to).toISOString(), data: await store.perPayer(from, to) };
   });
 }

@@ -3,7 +3,7 @@
 // figures for every subscriber at once (the cells preset, presets.ts). Buckets are whole
 // hours or days, so the hourly view alone answers them (no ragged edges from the base
 // table); the figures are those of getProtocolActivity's buckets.
-import { ACTIVITY_KEYS_PER_READ } from '../../core/limits.ts';
+import { ACTIVITY_KEYS_PER_READ } from '../../core/limits/questions.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
 import { PRESETS } from './presets.ts';
 import { compile, num, readRows, type AnswerRow } from './question/compile.ts';
@@ -29,7 +29,9 @@ export interface BucketFigures extends BucketKey {
   maxSlot: number;
 }
 
-const SPAN: Record<ActivityGranularity, number> = { hour: 3_600, day: 86_400 };
+const HOUR_SECONDS = 3_600;
+const DAY_SECONDS = 86_400;
+const SPAN: Record<ActivityGranularity, number> = { hour: HOUR_SECONDS, day: DAY_SECONDS };
 
 /** The closed range covering every named bucket (the range term prunes by the view's key; the cells test is exact). */
 export function cellsRange(keys: readonly BucketKey[], granularity: ActivityGranularity): { gte: number; lte: number } {

@@ -3,7 +3,7 @@
 // in (address_key, block_time, sig_key = cityHash64(signature), instruction_index) order, so
 // an address's history is one contiguous key range read forwards or backwards; a page's
 // records come from tx_by_signature_v3 by primary key.
-import { MAX_BLOCK_TIME } from '../../core/limits.ts';
+import { MAX_BLOCK_TIME } from '../../core/limits/questions.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
 import { commonConditions, type Conditions } from './question/model.ts';
 import { isUInt, listingFingerprint, type PageTokens } from './page-token.ts';
@@ -13,6 +13,7 @@ import type { KeyedRow } from './signature-lookup.ts';
 import type { AddressTransaction, Page, SortOrder, TransactionFilters } from './types.ts';
 import { TABLES } from '../../warehouse/tables.ts';
 import { SIGNATURE_RECORDS } from '../../warehouse/signature-records.ts';
+import { UINT16_MAX } from '../../core/vocabulary/primitives.ts';
 
 /** Filters of an address listing: the listing filters except instructionTypes. */
 export type AddressFilters = Omit<TransactionFilters, 'instructionTypes'>;
@@ -57,7 +58,7 @@ export function addressCursorToken(tokens: PageTokens, req: AddressListRequest, 
 
 function decode(tokens: PageTokens, token: string, req: AddressListRequest): AddressCursor {
   return tokens.decode(token, TAG, fingerprintOf(req), (v) =>
-    v.length === 3 && isUInt(v[0], MAX_BLOCK_TIME) && isUInt64Text(v[1]) && isUInt(v[2], 65_535)
+    v.length === 3 && isUInt(v[0], MAX_BLOCK_TIME) && isUInt64Text(v[1]) && isUInt(v[2], UINT16_MAX)
       ? { blockTime: v[0], sigKey: v[1], instructionIndex: v[2] }
       : undefined);
 }
@@ -183,13 +184,7 @@ export async function listAddressTransactions(wh: Warehouse, tokens: PageTokens,
         [...bound.where, '(block_time, sig_key, instruction_index) = (toDateTime({g_bt:UInt32}, \'UTC\'), {g_sk:UInt64}, {g_idx:UInt16})'],
         { ...bound.params, g_bt: Number(tail.bt), g_sk: tail.sk, g_idx: Number(tail.instruction_index) }, undefined);
     }
-    const byRef = new Map<string, KeyedRow[]>();
-    for (const d of await records([...new Set(served.map((r) => r.sk))])) {
-      const k = `${d.sk}#${Number(d.instruction_index)}`;
-      const list = byRef.get(k);
-      if (list) list.push(d);
-      else byRef.set(k, [d]);
-    }
+    const byRef = byReference(await records([...new Set(served.map((r) => r.sk))]));
     for (let i = 0; i < served.length;) {
       if (out.length >= req.limit) {
         more = true;
@@ -220,6 +215,18 @@ export async function listAddressTransactions(wh: Warehouse, tokens: PageTokens,
     data: out.map((r) => ({ ...toTransaction(r), instructionIndex: Number(r.instruction_index) })),
     next: more && position ? encode(tokens, position, req) : null,
   };
+}
+
+/** Records by the reference they answer (signature key and instruction index). */
+function byReference(rows: readonly KeyedRow[]): Map<string, KeyedRow[]> {
+  const byRef = new Map<string, KeyedRow[]>();
+  for (const d of rows) {
+    const k = `${d.sk}#${Number(d.instruction_index)}`;
+    const list = byRef.get(k);
+    if (list) list.push(d);
+    else byRef.set(k, [d]);
+  }
+  return byRef;
 }
 
 const sameKey = (a: RefRow, b: RefRow): boolean =>

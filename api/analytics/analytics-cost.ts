@@ -3,7 +3,7 @@
 // statement the answer runs would read, plus a fixed base cost, compared by the caller with
 // the plan's budget (PLAN_QUERY_BUDGET). GraphQL's queryComplexity reports it and its guard
 // refuses over-budget requests with it, so the two cannot disagree.
-import { ANSWER_COST_PER_PERCENTILE, ANSWER_COST_PER_STATEMENT } from '../../core/limits.ts';
+import { ANSWER_COST_PER_PERCENTILE, ANSWER_COST_PER_STATEMENT } from '../../core/limits/questions.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
 import { estimateCost } from './statement-cost.ts';
 import type { Statement } from './question/model.ts';

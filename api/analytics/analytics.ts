@@ -5,8 +5,6 @@
 // presets over the question model (presets.ts, group-pages.ts), compiled by the one
 // compiler (question/compile.ts) into one statement that is costed and run as the same
 // object; record listings are built by their own helpers. warehouse/ owns the schema.
-import { AppError, Errors, hint, param } from '../../core/errors.ts';
-import { MAX_ACTIVITY_BUCKETS } from '../../core/limits.ts';
 import type { DataVersion } from '../../warehouse/data-version.ts';
 import type { ProtocolRegistry } from '../../warehouse/protocol-registry.ts';
 import type { Budget } from '../../core/budget.ts';
@@ -36,10 +34,12 @@ import type { PageTokens } from './page-token.ts';
 import { prepareRecordConnection } from './record-connection.ts';
 import { PRESETS, toActivity, toInstructionTypes, toStats, toTop, type TopSortBy } from './presets.ts';
 import { toComparison, toPerformance, type ProtocolComparisonItem, type ProtocolPerformance } from './protocol-reports.ts';
-import { resolveProtocols, unknownProtocol, type ProtocolAsk } from './protocol-scope.ts';
+import { resolveProtocols, type ListingScope, type ProtocolAsk } from '../../core/protocol-scope.ts';
+import { checkRequest, type CheckedRequest, type RequestDecl, type RequestInput } from '../../core/request-check.ts';
+import type { TObject } from '@sinclair/typebox';
 import { compile, costShapeOf, readRows, type AnswerRow, type CompiledStatement, type Question, type QuestionFilters } from './question/compile.ts';
 import { MEASURES, type Measures, type Statement } from './question/model.ts';
-import { bucketCount, checkBuckets, type ActivityGranularity, type Granularity } from './question/granularity.ts';
+import { checkBuckets, type ActivityGranularity, type Granularity } from './question/granularity.ts';
 import { FIXED_SHAPE, type CostQuestion, type Prepared } from './prepared.ts';
 import { QuestionMemo, ResultCache } from './result-cache.ts';
 import { SharedReads } from './shared-reads.ts';
@@ -73,6 +73,12 @@ interface Shared {
   readonly addressPages: SharedReads;
   /** Bumped by invalidate(): answers given before may show protocols no longer visible. */
   generation: number;
+}
+
+/** An operation declared by its request (api/catalog/declared.ts), as the facade answers it. */
+export interface DeclaredAsk<S extends TObject, T> {
+  readonly request: RequestDecl<S>;
+  respond(a: Analytics, checked: CheckedRequest<S>): Promise<T>;
 }
 
 export class Analytics {
@@ -123,26 +129,22 @@ export class Analytics {
     return this.registry.activeNames();
   }
 
+  /**
+   * The one entry of an operation declared by its request, whichever door it came through: the
+   * request checked once against the active protocols (core/request-check.ts checkRequest:
+   * schema, rules, protocol scope, days), then its answer prepared from the checked request
+   * alone, run when the caller is ready (GraphQL plans every field before any runs).
+   */
+  async prepare<S extends TObject, T>(op: DeclaredAsk<S, T>, input: RequestInput, nameOf?: (path: string) => string): Promise<{ checked: CheckedRequest<S>; answer(): Promise<T> }> {
+    const checked = checkRequest(op.request, input, await this.registry.activeNames(), nameOf);
+    return { checked, answer: () => op.respond(this, checked) };
+  }
+
   /** The protocols a request reads: one registry read, resolved by protocol-scope.ts. */
   private async scope(ask: ProtocolAsk): Promise<string[]> {
     return resolveProtocols(await this.registry.activeNames(), ask);
   }
 
-  /** Fail unless `name` is an active protocol: inactive ones are "available on request". */
-  async requireProtocol(name: string, key: 'protocol' | 'protocols' = 'protocol', index?: number): Promise<string> {
-    if (!(await this.registry.activeNames()).includes(name)) throw unknownProtocol(name, key, index);
-    return name;
-  }
-
-  /** The names of an asked protocol list, each active, the list not empty; duplicates dropped, order kept. */
-  async requireProtocols(names: readonly string[]): Promise<string[]> {
-    return this.scope({ kind: 'list', names });
-  }
-
-  /** The visible protocols, narrowed to `requested` when given (unknown names just match nothing). */
-  async visibleProtocols(requested?: readonly string[]): Promise<string[]> {
-    return this.scope({ kind: 'narrow', names: requested });
-  }
 
   // ---- questions: compiled once, costed and run as the same statement -----------------------
 
@@ -221,13 +223,8 @@ export class Analytics {
 
   /** Hourly or daily buckets over a closed range; buckets without records are included as zeros. */
   async activity(protocolName: string | undefined, range: Required<TimeRange>, interval: Granularity): Promise<ActivityBucket[]> {
-    const count = bucketCount(range, interval);
     if (range.lte < range.gte) return [];
-    if (count > MAX_ACTIVITY_BUCKETS) {
-      throw new AppError(Errors.invalidParams,
-        `${param('range')}: the range spans ${count} ${interval} buckets; at most ${MAX_ACTIVITY_BUCKETS} are allowed (use a shorter range${interval === 'hour' ? ` or ${hint('coarserBucket')}` : ''})`,
-        { field: 'range' });
-    }
+    checkBuckets(range, interval);
     const rows = await this.ask(PRESETS.activity(await this.filters({ kind: 'one', name: protocolName }, range), interval));
     return toActivity(rows, range, interval);
   }
@@ -256,11 +253,7 @@ export class Analytics {
     return toGlobalStats(f.protocols, await this.ask(PRESETS.global(f)), await tableStorage(this.wh));
   }
 
-  /** Statistics of each asked protocol (every visible one when none is asked), in that order. */
-  async protocolStatsList(asked: readonly string[] | undefined, range: TimeRange): Promise<ProtocolStatsWithPrograms[]> {
-    return (await this.prepareStatsList(asked, range)).answer();
-  }
-
+  /** Statistics of each asked protocol (every visible one when none is asked), in that order, prepared (costed before it runs). */
   async prepareStatsList(asked: readonly string[] | undefined, range: TimeRange): Promise<Prepared<ProtocolStatsWithPrograms[]>> {
     const f = await this.filters({ kind: 'list', names: asked }, range);
     return this.prepared(PRESETS.stats(f, true), (rows) => {
@@ -313,21 +306,6 @@ export class Analytics {
     return this.prepared(seriesQuestion(req, protocols), (rows) => toSeries(req, rows));
   }
 
-  /** A page of groups (by protocol, time, instruction type) with the asked metrics. */
-  async transactionGroups(req: GroupPageRequest): Promise<ConnectionPage<Group>> {
-    return (await this.prepareGroups(req)).answer();
-  }
-
-  /** Failures grouped by error message (and the asked keys), most frequent first. */
-  async failureGroups(req: FailureRequest): Promise<ConnectionPage<Group>> {
-    return (await this.prepareFailures(req)).answer();
-  }
-
-  /** A time series over a closed range: one series per combination of the grouped keys, each with every bucket. */
-  async timeSeries(req: SeriesRequest): Promise<Series[]> {
-    return (await this.prepareSeries(req)).answer();
-  }
-
   /**
    * Prometheus figures of the visible protocols (all, or the asked ones, each active), per
    * instruction type when types are asked: all-time totals and the figures of each window.
@@ -350,13 +328,9 @@ export class Analytics {
     return this.shared.signatures.find(this.wh, signature, new Set(await this.protocols()));
   }
 
-  async transactions(req: ListRequest): Promise<Page<Transaction>> {
-    return listTransactions(this.wh, this.tokens, req, await this.visibleProtocols(req.filters.protocols));
-  }
-
-  /** A page of records with a cursor per record (GraphQL edges). */
-  async transactionEdges(req: ListRequest, wants: ConnectionWants = NO_EXTRAS): Promise<ConnectionPage<Transaction>> {
-    return (await this.prepareListing(req, wants, undefined, 'narrow')).answer();
+  /** A page of records; `protocols`: how the filter's protocols are resolved (protocol-scope.ts). */
+  async transactions(req: ListRequest, protocols: ListingScope = 'narrow'): Promise<Page<Transaction>> {
+    return listTransactions(this.wh, this.tokens, req, await this.scope({ kind: protocols, names: req.filters.protocols }));
   }
 
   /**
@@ -378,8 +352,8 @@ export class Analytics {
   }
 
   /** One page of an address's records (its accounts or program id), of the visible protocols. */
-  async addressTransactions(req: AddressListRequest): Promise<Page<AddressTransaction>> {
-    const visible = await this.visibleProtocols(req.filters.protocols);
+  async addressTransactions(req: AddressListRequest, protocols: ListingScope = 'narrow'): Promise<Page<AddressTransaction>> {
+    const visible = await this.scope({ kind: protocols, names: req.filters.protocols });
     // Concurrent requests for the same page share one read (shared-reads.ts); a page's
     // records are fresh objects per read, and callers only map them, never mutate.
     const key = JSON.stringify([this.answersVersion(), visible, req.address, req.filters, req.sortOrder, req.limit, req.cursor ?? null]);
@@ -387,8 +361,8 @@ export class Analytics {
   }
 
   /** How many of an address's records match, with no details. */
-  async addressTransactionCount(address: string, filters: AddressFilters): Promise<number> {
-    return countAddressTransactions(this.wh, address, filters, await this.visibleProtocols(filters.protocols));
+  async addressTransactionCount(address: string, filters: AddressFilters, protocols: ListingScope = 'narrow'): Promise<number> {
+    return countAddressTransactions(this.wh, address, filters, await this.scope({ kind: protocols, names: filters.protocols }));
   }
 
   /** Refuse an address-listing token this service did not issue for `req`, without listing. */

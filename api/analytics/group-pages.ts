@@ -3,12 +3,13 @@
 // their answers shaped into keyset pages of groups (cursors bound to the question by the
 // token codec) or into series with every bucket. No SQL here: compile.ts writes it.
 import { AppError, Errors, param } from '../../core/errors.ts';
-import { MAX_SERIES_POINTS } from '../../core/limits.ts';
+import { MAX_SERIES_POINTS } from '../../core/limits/questions.ts';
 import { listingFingerprint, type PageDirection, type PageTokens } from './page-token.ts';
 import type { AnswerRow, Position, Question, QuestionFilters } from './question/compile.ts';
 import { bucketStarts, type Granularity } from './question/granularity.ts';
 import { isTimeDimension, type Dimension } from './question/model.ts';
 import type { TimeRange } from './types.ts';
+import { UINT32_MAX } from '../../core/vocabulary/primitives.ts';
 
 /** The dimensions a caller may group by. */
 export type GroupKey = Exclude<Dimension, 'errorMessage'>;
@@ -102,7 +103,7 @@ function readPosition(v: unknown[], keys: readonly PageKey[]): Position | undefi
   const out: (string | number)[] = [];
   for (const [i, k] of keys.entries()) {
     const x = v[i + 1];
-    if (k !== 'errorMessage' && isTimeDimension(k) ? !(Number.isSafeInteger(x) && (x as number) >= 0 && (x as number) <= 4_294_967_295) : typeof x !== 'string') return undefined;
+    if (k !== 'errorMessage' && isTimeDimension(k) ? !(Number.isSafeInteger(x) && (x as number) >= 0 && (x as number) <= UINT32_MAX) : typeof x !== 'string') return undefined;
     out.push(x as string | number);
   }
   return { value: v[0], keys: out };

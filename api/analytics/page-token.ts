@@ -13,7 +13,7 @@
 // listing's order into the order a page is read in.
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { AppError, Errors, param, type ParamKey } from '../../core/errors.ts';
-import { PAGE_TOKEN_MAX_CHARS } from '../../core/limits.ts';
+import { LISTING_FINGERPRINT_CHARS, PAGE_TOKEN_MAC_CHARS, PAGE_TOKEN_MAX_CHARS } from '../../core/limits/questions.ts';
 
 /** Which way a page goes from its token: forward (after it, the listing's order) or backward (before it). */
 export type PageDirection = 'forward' | 'backward';
@@ -40,7 +40,7 @@ function canonical(v: unknown): string {
 
 /** A short digest of what a listing was asked for (not limit: pages may differ in size). */
 export function listingFingerprint(what: unknown): string {
-  return createHash('sha256').update(canonical(what)).digest('base64url').slice(0, 12);
+  return createHash('sha256').update(canonical(what)).digest('base64url').slice(0, LISTING_FINGERPRINT_CHARS);
 }
 
 const malformed = (key: ParamKey): AppError => new AppError(Errors.invalidParams,
@@ -59,7 +59,7 @@ export class PageTokens {
   }
 
   private macOf(parts: readonly unknown[]): string {
-    return createHmac('sha256', this.key).update(JSON.stringify(parts)).digest('base64url').slice(0, 22);
+    return createHmac('sha256', this.key).update(JSON.stringify(parts)).digest('base64url').slice(0, PAGE_TOKEN_MAC_CHARS);
   }
 
   encode(parts: readonly unknown[]): string {

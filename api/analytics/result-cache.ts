@@ -5,7 +5,8 @@
 // Bounded by weight, not only by count: callers choose the keys (every distinct range is
 // an entry), and one activity answer can hold 10000 buckets, so a count limit alone let a
 // client fill memory with large answers. Expired entries are swept out, not merely skipped.
-import { COMPILED_QUESTIONS_KEPT, RESULT_CACHE_TTL_MS } from '../../core/limits.ts';
+import { COMPILED_QUESTIONS_KEPT } from '../../core/limits/answers.ts';
+import { RESULT_CACHE_TTL_MS } from '../../core/limits/http.ts';
 import type { DataVersion } from '../../warehouse/data-version.ts';
 
 interface Entry {

@@ -11,8 +11,8 @@
 // process one after another, whatever its session. Each batch in flight reads on a side
 // session of its own (QueryOptions.sideSession), so it never waits for the serving session's
 // other statements, nor they for it. Batches in flight are read at once, each smaller: two
-// by default (core/limits/point-reads.ts; bench/RESULTS.md, "A record in one column").
-import { POINT_READ_BATCHES_IN_FLIGHT, POINT_READ_GATHER_TURNS, RECORD_LOOKUP_MAX_KEYS, POINT_READ_COARSE_INDEX_GRANULARITY } from '../../core/limits.ts';
+// by default (core/limits/questions.ts; bench/RESULTS.md, "A record in one column").
+import { POINT_READ_BATCHES_IN_FLIGHT, POINT_READ_COARSE_INDEX_GRANULARITY, POINT_READ_GATHER_TURNS, QUOTED_KEY_MAX_CHARS, RECORD_LOOKUP_MAX_KEYS } from '../../core/limits/questions.ts';
 import { AppError, Errors } from '../../core/errors.ts';
 import { cityHasher, type CityHasher } from '../../ingest/city-hash.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
@@ -96,7 +96,7 @@ export class SignatureLookup {
     // Decimal UInt64s, as the engine printed them in a reference row; anything else is
     // refused here, so it can neither reach the statement nor fail the batch it would join.
     const bad: string | undefined = keys.find((k: string): boolean => !isUInt64Text(k));
-    if (bad !== undefined) return Promise.reject(new Error(`not a signature key: ${JSON.stringify(bad.slice(0, 40))}`));
+    if (bad !== undefined) return Promise.reject(new Error(`not a signature key: ${JSON.stringify(bad.slice(0, QUOTED_KEY_MAX_CHARS))}`));
     return new Promise((resolve, reject) => {
       this.queue.push({ kind: 'keys', keys, wh, resolve, reject });
       this.pump();

@@ -4,8 +4,8 @@
 // keyset-paged by (column, block_time, signature, instruction_index), with a cursor of its
 // own tag bound to the filters, the column and the direction. A backward page (last/before)
 // reads the same key the other way from its cursor and is turned back by transactions.ts.
-import { MAX_BLOCK_TIME } from '../../core/limits.ts';
-import { BASE58_SIGNATURE } from '../../core/vocabulary/primitives.ts';
+import { MAX_BLOCK_TIME } from '../../core/limits/questions.ts';
+import { BASE58_SIGNATURE, UINT16_MAX } from '../../core/vocabulary/primitives.ts';
 import { SIGNATURE_RECORDS } from '../../warehouse/signature-records.ts';
 import { isUInt, listingFingerprint, type PageDirection, type PageTokens } from './page-token.ts';
 import { isUInt64Text } from './uint64-text.ts';
@@ -62,7 +62,7 @@ export function decodeSorted(tokens: PageTokens, token: string, req: ListRequest
   // A 64-bit value as text (or as a number below 2^53, as tokens issued before carried it).
   const valueOk = (x: unknown): boolean => (req.sortBy !== undefined && wide(req.sortBy) && isUInt64Text(x)) || (numeric ? isUInt(x, Number.MAX_SAFE_INTEGER) : typeof x === 'string');
   return tokens.decode(token, TAG, fingerprintOf(req), (v) =>
-    v.length === 4 && valueOk(v[0]) && isUInt(v[1], MAX_BLOCK_TIME) && typeof v[2] === 'string' && SIGNATURE.test(v[2]) && isUInt(v[3], 65_535)
+    v.length === 4 && valueOk(v[0]) && isUInt(v[1], MAX_BLOCK_TIME) && typeof v[2] === 'string' && SIGNATURE.test(v[2]) && isUInt(v[3], UINT16_MAX)
       ? { value: v[0] as number | string, blockTime: v[1], signature: v[2], instructionIndex: v[3] }
       : undefined, direction);
 }

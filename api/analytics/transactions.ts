@@ -1,7 +1,7 @@
 // Transaction rows and filtered listings from the base table with keyset pagination
 // (point lookups by signature are in signature-lookup.ts).
-import { MAX_BLOCK_TIME } from '../../core/limits.ts';
-import { BASE58_SIGNATURE } from '../../core/vocabulary/primitives.ts';
+import { MAX_BLOCK_TIME } from '../../core/limits/questions.ts';
+import { BASE58_SIGNATURE, UINT16_MAX } from '../../core/vocabulary/primitives.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
 import { addFilter, addRanges, commonConditions, type Conditions, type Statement } from './question/model.ts';
 import { isUInt, listingFingerprint, scanOrder, type PageDirection, type PageTokens } from './page-token.ts';
@@ -54,7 +54,7 @@ const SIGNATURE = new RegExp(BASE58_SIGNATURE);
 /** A cursor of this listing (its filters and sortOrder), whichever way the page goes from it. */
 export function decodeCursor(tokens: PageTokens, token: string, req: Pick<ListRequest, 'filters' | 'sortOrder'>, direction: PageDirection = 'forward'): Cursor {
   return tokens.decode(token, TAG, fingerprintOf(req), (v) =>
-    v.length === 3 && isUInt(v[0], MAX_BLOCK_TIME) && typeof v[1] === 'string' && SIGNATURE.test(v[1]) && isUInt(v[2], 65_535)
+    v.length === 3 && isUInt(v[0], MAX_BLOCK_TIME) && typeof v[1] === 'string' && SIGNATURE.test(v[1]) && isUInt(v[2], UINT16_MAX)
       ? { blockTime: v[0], signature: v[1], instructionIndex: v[2] }
       : undefined, direction);
 }

@@ -8,7 +8,7 @@
 // passed) or a member is cancelled, no further member starts. Doors word the outcomes.
 import type { Budget } from '../../core/budget.ts';
 import { AppError, Errors } from '../../core/errors.ts';
-import { BATCH_CONCURRENCY, BATCH_MEMBER_ENVELOPE_BYTES, BATCH_MEMBER_FIRST_BYTES } from '../../core/limits.ts';
+import { BATCH_CONCURRENCY, BATCH_MEMBER_ENVELOPE_BYTES, BATCH_MEMBER_FIRST_BYTES } from '../../core/limits/batches.ts';
 
 /**
  * Why a member was not run: the door's answer budget is spent (`overBudget`), the plan's answer

@@ -14,7 +14,7 @@
 // the API descriptions).
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { ANSWER_MAX_AGE_SECONDS } from '../../core/limits.ts';
+import { ANSWER_MAX_AGE_SECONDS, ETAG_DIGEST_CHARS } from '../../core/limits/http.ts';
 import { isApiDoorPath } from '../access/cors.ts';
 import { doorOf, interfaceOf, pathOf } from '../access/protected-paths.ts';
 import type { EdgeStep } from './answer-edge.ts';
@@ -63,7 +63,7 @@ export function installAnswerCaching(app: FastifyInstance, version: () => string
   app.addHook('preHandler', (req, reply, done) => {
     if (!taggable(req)) return done();
     // The key and its plan: GraphQL's extensions.cost states the plan's budget.
-    const digest = createHash('sha256').update(`${version()}\n${req.apiKey?.id ?? ''}.${req.apiKey?.plan ?? ''}\n${withoutKey(req.url)}`).digest('base64url').slice(0, 27);
+    const digest = createHash('sha256').update(`${version()}\n${req.apiKey?.id ?? ''}.${req.apiKey?.plan ?? ''}\n${withoutKey(req.url)}`).digest('base64url').slice(0, ETAG_DIGEST_CHARS);
     const tag = `W/"${digest}"`;
     tags.set(req, tag);
     const inm = req.headers['if-none-match'];

@@ -3,7 +3,7 @@
 // and every other request waited). Any door can stream an answer with it; the GraphQL door
 // does (api/graphql/answer-stream.ts). The text is what JSON.stringify(value) would give.
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { ANSWER_CHUNK_BYTES } from '../../core/limits.ts';
+import { ANSWER_CHUNK_BYTES } from '../../core/limits/answers.ts';
 
 export interface ChunkOptions {
   /** UTF-16 units gathered before a chunk is handed out (about that many bytes); ANSWER_CHUNK_BYTES unless set. */

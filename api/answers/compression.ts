@@ -16,7 +16,7 @@ import { promisify } from 'node:util';
 import { brotliCompress, constants, createBrotliCompress, createGzip, gzip, type BrotliOptions, type ZlibOptions } from 'node:zlib';
 import { pipeline, type Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { COMPRESS_BROTLI_QUALITY, COMPRESS_GZIP_LEVEL, COMPRESS_MIN_BYTES } from '../../core/limits.ts';
+import { ACCEPT_ENCODING_MAX_ITEMS, COMPRESS_BROTLI_QUALITY, COMPRESS_GZIP_LEVEL, COMPRESS_MIN_BYTES } from '../../core/limits/http.ts';
 import { appendVary } from './vary.ts';
 
 export type Coding = 'br' | 'gzip';
@@ -32,7 +32,7 @@ const brotliAsync = promisify(brotliCompress);
 export function negotiateCoding(header: string | undefined): Coding | undefined {
   if (header === undefined || header === '') return undefined;
   const weights = new Map<string, number>();
-  for (const part of header.split(',').slice(0, 20)) {
+  for (const part of header.split(',').slice(0, ACCEPT_ENCODING_MAX_ITEMS)) {
     const [name, ...params] = part.trim().toLowerCase().split(';');
     if (name === undefined || name === '') continue;
     const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));

@@ -14,6 +14,7 @@ import type {
   RouteGenericInterface,
 } from 'fastify';
 import type { ResolveFastifyReplyReturnType } from 'fastify/types/type-provider.js';
+import { checkRules, ordered, rulesDoc, type CrossFieldRule, fillDefaults, type CheckedRequest, type RequestDecl, type RequestValues } from '../../core/request-check.ts';
 import type { Analytics } from '../analytics/analytics.ts';
 
 // ---- JSON-RPC: positional params ---------------------------------------------------------
@@ -62,7 +63,7 @@ export const positionSchemas = (params: readonly Positional[]): TSchema[] =>
 /** A door's params check: returns only when `params` is valid for `schema`, else throws the door's error. */
 export type ParamsCheck = <S extends TSchema>(schema: S, params: unknown) => asserts params is Static<S>;
 
-/** A JSON-RPC method as the door sees it, types erased. method-calls.ts calls it: the params
+/** A JSON-RPC method as the door sees it, types erased. positional-calls.ts (api/positional/) calls it: the params
  *  checked against `schema`, each options object's defaults filled in, then `run`. */
 export interface RpcMethod {
   readonly method: string;
@@ -70,6 +71,8 @@ export interface RpcMethod {
   /** The params array's schema (positionalSchema). */
   readonly schema: TSchema;
   readonly result: TSchema;
+  /** Its cross-field rules (each range in order), run after the schema and shown by OpenRPC. */
+  readonly rules: readonly CrossFieldRule[];
   /** The declared handler; only ever given params checked against `schema`, defaults filled (ArgsOf). */
   run(a: Analytics, args: readonly unknown[]): Promise<unknown>;
 }
@@ -85,9 +88,21 @@ export function rpcMethod<const P extends readonly Positional[], R extends TSche
     params: d.params,
     schema: positionalSchema(d.params),
     result: d.result,
-    // Type erasure: the caller (method-calls.ts) checks the params against this schema and fills the defaults first.
+    rules: rangeRules(d.params),
+    // Type erasure: the caller (positional-calls.ts) checks the params against this schema and fills the defaults first.
     run: d.run as RpcMethod['run'],
   };
+}
+
+/** A range a schema declares (an options object's blockTime, or its filters' blockTime) is in order. */
+function rangeRules(params: readonly Positional[]): CrossFieldRule[] {
+  return params.flatMap((p) => {
+    const props = (p.schema as { properties?: Record<string, { properties?: Record<string, unknown> }> }).properties ?? {};
+    return [
+      ...(props.blockTime ? [ordered(`${p.name}.blockTime`)] : []),
+      ...(props.filters?.properties?.blockTime ? [ordered(`${p.name}.filters.blockTime`)] : []),
+    ];
+  });
 }
 
 // ---- REST: routes through the TypeBox type provider ---------------------------------------
@@ -103,25 +118,35 @@ export interface RestRoute {
   readonly url: string;
   /** The route schema: what Fastify validates and serialises with, and so what OpenAPI shows. */
   readonly schema: FastifySchema;
+  /** Its cross-field rules: run on the validated query before the handler, and in the document. */
+  readonly rules: readonly CrossFieldRule[];
   mount(app: FastifyInstance, a: Analytics): void;
+  /** The route's answer to a request already validated, on `a` (the x402 plan prices a call by answering it on a view that runs nothing). */
+  answer(a: Analytics, req: FastifyRequest): Promise<unknown>;
   /** The same route with its OpenAPI operationId (the catalog gives each its operation's: catalog.ts operationIdOf). */
   named(operationId: string): RestRoute;
 }
 
 /** A GET route of the REST interface (tagged REST, so OpenAPI lists it), its handler typed
  *  from its own schema: the validated schema is the documented one. */
-export function restGet<const S extends FastifySchema>(d: { url: string; schema: S; run(a: Analytics, req: RestRequest<S>): RestAnswer<S> }): RestRoute {
+export function restGet<const S extends FastifySchema>(d: { url: string; schema: S; rules?: readonly CrossFieldRule[]; run(a: Analytics, req: RestRequest<S>): RestAnswer<S> }): RestRoute {
+  const rules = d.rules ?? [];
   const route = (schema: FastifySchema): RestRoute => ({
     method: 'GET',
     url: d.url,
     schema,
+    rules,
     mount(app, a) {
       // Each request asks under its own budget (a route without one is refused by the engine side).
-      app.withTypeProvider<TypeBoxTypeProvider>().get<RouteGenericInterface, ContextConfigDefault, S>(d.url, { schema: schema as S }, (req) => d.run(a.under(req.budget), req));
+      app.withTypeProvider<TypeBoxTypeProvider>().get<RouteGenericInterface, ContextConfigDefault, S>(d.url, { schema: schema as S }, (req) => {
+        checkRules(rules, req.query as RequestValues);
+        return d.run(a.under(req.budget), req);
+      });
     },
+    answer: async (a, req) => d.run(a, req as RestRequest<S>),
     named: (operationId) => route({ ...schema, operationId }),
   });
-  return route({ ...d.schema, tags: ['REST'] });
+  return route({ ...d.schema, ...rulesDoc(rules), tags: ['REST'] });
 }
 
 // ---- the operation -----------------------------------------------------------------------
@@ -150,7 +175,13 @@ export interface Operation {
   readonly rpc?: RpcMethod;
   readonly rest?: RestRoute;
   /** The GraphQL field that asks the same question (SPEC "Versioning", REST-to-GraphQL mapping). */
-  readonly graphql?: { field: string };
+  readonly graphql?: { field: string; derived?: true };
+  /** Its request, declared once (declared.ts): present when every door is derived from it. */
+  readonly request?: RequestDecl;
+  /** With `request`: its answer's schema. */
+  readonly result?: TSchema;
+  /** With `request`: the answer to a request that passed the one check (Analytics.prepare). */
+  respond?(a: Analytics, checked: CheckedRequest): Promise<unknown>;
 }
 
 /** The head of an operation: its name (the preset's unless given), SPEC's words for it, the
@@ -177,5 +208,14 @@ export const withDefault = <S extends TSchema>(schema: S, value: Static<S>): TOp
 
 /** Keys of an object schema whose property declares a default. */
 type DefaultedKeys<T extends TObject> = { [K in keyof T['properties']]: T['properties'][K] extends { default: unknown } ? K : never }[keyof T['properties']];
-/** An options object once its defaults are filled in (method-calls.ts `filled`): those keys are present. */
+/** An options object once its defaults are filled in (`filled`, below): those keys are present. */
 export type Filled<T extends TObject> = Static<T> & { [K in DefaultedKeys<T>]-?: Static<T['properties'][K]> };
+
+/**
+ * A validated options object (or none) with the schema's defaults filled in at the top
+ * level, so every default is stated once, in the schema that documents it.
+ */
+export function filled<T extends TObject>(schema: T, value: Static<T> | null | undefined): Filled<T> {
+  // Every key Filled promises has been set from its declared default.
+  return fillDefaults(schema, value) as Filled<T>;
+}

@@ -80,7 +80,7 @@ export { Address, ProtocolName, Signature };
 /** A primitive of the vocabulary with REST's own description (the rule stays the primitive's: REST words errors by pattern). */
 const described = <T extends TSchema>(primitive: T, description: string, extra: object = {}): T => ({ ...primitive, description, ...extra });
 /** A day of a REST range: a real calendar day the store can hold, stated by the pattern and
- *  checked by dayStart() before the schema (rest-api.ts), whose words the client gets. */
+ *  checked by daySpan() before the schema (rest-api.ts), whose words the client gets. */
 const day = (description: string) => described(CalendarDay, description, { examples: ['2025-01-01'] });
 
 export const query = {

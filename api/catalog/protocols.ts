@@ -1,7 +1,7 @@
 // The catalog's per-protocol aggregates: statistics, comparison, performance, rankings,
 // activity over time, instruction types, fees, the protocol list and whole-store figures.
 // Each is declared once; its doors are derived (api/catalog/catalog.ts).
-import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { Type, } from '@sinclair/typebox';
 import { HOURS_PER_DAY, LIST_LIMITS, MAX_ACTIVITY_BUCKETS } from '../../core/limits.ts';
 import { FILTER_LISTS } from '../../core/vocabulary/primitives.ts';
 import {
@@ -13,148 +13,148 @@ import {
   ProtocolStats,
   TopProtocol,
 } from '../../core/vocabulary/answers.ts';
-import type { Analytics } from '../analytics/analytics.ts';
-import { GRANULARITIES } from '../analytics/question/granularity.ts';
+import { checkBuckets, GRANULARITIES, type Granularity } from '../analytics/question/granularity.ts';
+import { request, spanAtMost } from '../../core/request-check.ts';
+import { declared } from './declared.ts';
 import type { TimeRange } from '../analytics/types.ts';
-import { closedDayRange, dayRange, rangeMeta } from './rest-params.ts';
-import { crossFieldRules, DAYS_IN_ORDER, envelope, errors, FeeAnswer, ok } from './rest-schemas.ts';
-import { operation, optional, required, restGet, rpcMethod, stringEnum, withDefault, type Operation } from './declare.ts';
-import { filled } from './method-calls.ts';
+import { dayRange, rangeMeta } from './rest-params.ts';
+import { DAYS_IN_ORDER, envelope, errors, FeeAnswer, ok } from './rest-schemas.ts';
+import { operation, restGet, stringEnum, withDefault, type Operation } from './declare.ts';
 import { blockTime, ClosedBlockTime, dayRangeQuery, limit, list, options, ProtocolName, query, strict } from './params.ts';
 
 
-const ComparisonOptions = options({
+// Requests declared door-neutral (declared.ts): `protocol` is JSON-RPC's protocolName, `range` its blockTime.
+const ComparisonRequest = options({
   protocols: { ...list(FILTER_LISTS.protocols.item, FILTER_LISTS.protocols.max, 'Protocol identifiers, each once'), uniqueItems: true },
-  blockTime,
+  range: blockTime,
 }, 'getProtocolComparison options');
-const TopOptions = options({
+const PerformanceRequest = options({ protocol: ProtocolName, range: blockTime }, 'getProtocolPerformance options');
+const StatsRequest = options({ protocol: ProtocolName, range: blockTime }, 'getProtocolStats options');
+const TopRequest = options({
   limit: limit(LIST_LIMITS.topProtocols),
   sortBy: withDefault(stringEnum(['transactions', 'fees', 'successRate'], 'transactions, fees or successRate (default transactions)', 'TopProtocolsSortBy'), 'transactions'),
-  blockTime,
+  range: blockTime,
 }, 'getTopProtocols options');
-const ActivityOptions = options({
-  protocolName: Type.Optional(ProtocolName),
-  blockTime: ClosedBlockTime,
+const ActivityRequest = options({
+  protocol: Type.Optional(ProtocolName),
+  range: ClosedBlockTime,
   interval: withDefault(stringEnum(GRANULARITIES, 'hour, day, week (ISO weeks, from Monday 00:00 UTC) or month (UTC) (default hour); only hour buckets have an hour field', 'Granularity'), 'hour'),
 }, 'getProtocolActivity options (protocolName omitted: all protocols)');
-const InstructionTypeOptions = options({
-  protocolName: Type.Optional(ProtocolName),
+const InstructionTypeRequest = options({
+  protocol: Type.Optional(ProtocolName),
   limit: limit(LIST_LIMITS.instructionTypes),
-  blockTime,
+  range: blockTime,
 }, 'getInstructionTypes options (protocolName omitted: all protocols)');
 
-const SeriesQuery = Type.Object({
-  protocol_name: Type.Optional(query.protocol_name),
-  date_from: query.date_from,
-  date_to: query.date_to,
-  granularity: query.granularity,
+const optionsOf = (fields: string) => `Options object: ${fields}`;
+/** A call priced as the statistics of a range. */
+const STATS = { requests: 1, question: 'stats' } as const;
+
+export const protocolStats: Operation = declared({
+  name: 'protocolStats',
+  summary: 'Aggregates for one protocol: counts, success rate, fees, compute units, first and last seen',
+  preset: 'protocolStats',
+  cost: STATS,
+  request: request(StatsRequest, 'one'),
+  result: strict(ProtocolStats),
+  doors: { rpc: 'getProtocolStats', rest: '/analytics/protocols', graphqlPeer: 'protocolStats' },
+  rpcWords: optionsOf('protocolName (required), blockTime'),
+  restWords: {
+    summary: 'Aggregates for one protocol',
+    description: 'Equals JSON-RPC getProtocolStats {protocolName, blockTime} over the day range. Unknown or inactive protocols: 400.',
+    result: ProtocolStats,
+    resultWords: 'Protocol statistics',
+    meta: (c, days) => ({ protocolName: c.protocol, ...rangeMeta(days) }),
+  },
+  answer: (a, c) => a.protocolStats(c.protocol, c.range),
 });
 
-const optionsOf = (fields: string) => `Options object: ${fields}`;
+export const protocolComparison: Operation = declared({
+  name: 'protocolComparison',
+  summary: 'One comparison item per requested protocol',
+  preset: 'protocolComparison',
+  cost: STATS,
+  request: request(ComparisonRequest, 'each'),
+  result: Type.Array(strict(ProtocolComparisonItem)),
+  doors: { rpc: 'getProtocolComparison' },
+  rpcWords: optionsOf('protocols (required), blockTime'),
+  answer: (a, c) => a.protocolComparison(c.protocols, c.range),
+});
 
-/** A method over one protocol's figures in an optional range (getProtocolStats, getProtocolPerformance). */
-function oneProtocol<R extends TSchema>(method: string, result: R, read: (a: Analytics, name: string, range: TimeRange) => Promise<Static<R>>) {
-  const Options = options({ protocolName: ProtocolName, blockTime }, `${method} options`);
-  return rpcMethod({
-    method,
-    params: [required('options', Options, optionsOf('protocolName (required), blockTime'))],
-    result: strict(result),
-    // The facade resolves the protocol (once, with the same error); nothing to check here.
-    run: (a, [o]) => read(a, o.protocolName, o.blockTime ?? {}),
-  });
-}
+export const protocolPerformance: Operation = declared({
+  name: 'protocolPerformance',
+  summary: 'Performance of one protocol: success rate, compute-unit percentiles, fees, total volume',
+  preset: 'protocolPerformance',
+  cost: STATS,
+  request: request(PerformanceRequest, 'one'),
+  result: strict(ProtocolPerformance),
+  doors: { rpc: 'getProtocolPerformance' },
+  rpcWords: optionsOf('protocolName (required), blockTime'),
+  answer: (a, c) => a.protocolPerformance(c.protocol, c.range),
+});
 
-export const protocolStats: Operation = {
-  ...operation('protocolStats', 'stats', 'Aggregates for one protocol: counts, success rate, fees, compute units, first and last seen', { graphql: 'protocolStats' }),
-  rpc: oneProtocol('getProtocolStats', ProtocolStats, (a, name, range) => a.protocolStats(name, range)),
-  rest: restGet({
-    url: '/analytics/protocols',
-    schema: {
-      summary: 'Aggregates for one protocol',
-      description: 'Equals JSON-RPC getProtocolStats {protocolName, blockTime} over the day range. Unknown or inactive protocols: 400.',
-      querystring: Type.Object({ protocol_name: query.protocol_name, ...dayRangeQuery }),
-      ...crossFieldRules(DAYS_IN_ORDER),
-      response: { 200: envelope(ProtocolStats, 'Protocol statistics'), ...errors(400, 401, 403, 429) },
-    },
-    async run(a, req) {
-      const days = dayRange(req.query);
-      const name = await a.requireProtocol(req.query.protocol_name);
-      return ok(await a.protocolStats(name, days.range), { count: 1, protocolName: name, ...rangeMeta(days) });
-    },
-  }),
-};
+// Declared by its request alone (declared.ts): the JSON-RPC method and its MCP tool are derived.
+export const topProtocols: Operation = declared({
+  name: 'topProtocols',
+  summary: 'Protocols ranked by transactions, fees or success rate',
+  preset: 'topProtocols',
+  cost: STATS,
+  request: request(TopRequest, 'narrow'),
+  result: Type.Array(strict(TopProtocol)),
+  doors: { rpc: 'getTopProtocols' },
+  // The one check filled the defaults and ordered the range.
+  answer: (a, c) => a.topProtocols(c.range, c.sortBy ?? 'transactions', c.limit ?? LIST_LIMITS.topProtocols.default),
+});
 
-export const protocolComparison: Operation = {
-  ...operation('protocolComparison', 'stats', 'One comparison item per requested protocol'),
-  rpc: rpcMethod({
-    method: 'getProtocolComparison',
-    params: [required('options', ComparisonOptions, optionsOf('protocols (required), blockTime'))],
-    result: Type.Array(strict(ProtocolComparisonItem)),
-    run: (a, [o]) => a.protocolComparison(o.protocols, o.blockTime ?? {}),
-  }),
-};
+export const protocolActivity: Operation = declared({
+  name: 'protocolActivity',
+  summary: 'Transactions over time in hourly, daily, weekly (from Monday, UTC) or monthly buckets, empty buckets included as zeros',
+  preset: 'activity',
+  cost: { requests: 1, question: 'series' },
+  request: request(ActivityRequest, 'one', [
+    // Hourly buckets: 24 a day; daily: 1 (the last storable day has fewer hours, never more);
+    // weeks and months: 0, as the storable range never holds more of them than the maximum.
+    spanAtMost('range.gte', 'range.lte', { param: 'interval', hour: HOURS_PER_DAY, day: 1, week: 0, month: 0 }, MAX_ACTIVITY_BUCKETS,
+      (v) => checkBuckets(v.range as Required<TimeRange>, (v.interval as Granularity | undefined) ?? 'hour')),
+  ]),
+  result: Type.Array(strict(ActivityBucket)),
+  doors: { rpc: 'getProtocolActivity', rest: '/analytics/time-series', graphqlPeer: 'timeSeries' },
+  rpcWords: optionsOf('protocolName, blockTime (required, both bounds), interval'),
+  restWords: {
+    summary: 'Transactions over time',
+    description: 'Hourly, daily, weekly (ISO weeks, from Monday 00:00 UTC) or monthly buckets over the whole day range, empty buckets included as zeros ' +
+      '(JSON-RPC getProtocolActivity; only hour buckets have an hour field; the first and last week or month may be partly outside the range, and count only the records inside it). ' +
+      'Without protocol_name, all protocols together. ' +
+      `At most ${MAX_ACTIVITY_BUCKETS} buckets.`,
+    result: Type.Array(ActivityBucket),
+    resultWords: 'Buckets in time order',
+    fields: { interval: { name: 'granularity', schema: query.granularity } },
+    meta: (c, days) => ({ granularity: c.interval, protocolName: c.protocol ?? null, ...rangeMeta(days) }),
+  },
+  // The one check ordered the range and counted its buckets.
+  answer: (a, c) => a.activity(c.protocol, c.range as Required<TimeRange>, c.interval ?? 'hour'),
+});
 
-export const protocolPerformance: Operation = {
-  ...operation('protocolPerformance', 'stats', 'Performance of one protocol: success rate, compute-unit percentiles, fees, total volume'),
-  rpc: oneProtocol('getProtocolPerformance', ProtocolPerformance, (a, name, range) => a.protocolPerformance(name, range)),
-};
+export const instructionTypes: Operation = declared({
+  name: 'instructionTypes',
+  summary: 'Statistics per instruction type, most frequent first',
+  preset: 'instructionTypes',
+  cost: STATS,
+  request: request(InstructionTypeRequest, 'one'),
+  result: Type.Array(strict(InstructionTypeStats)),
+  doors: { rpc: 'getInstructionTypes' },
+  answer: (a, c) => a.instructionTypes(c.protocol, c.range, c.limit ?? LIST_LIMITS.instructionTypes.default),
+});
 
-export const topProtocols: Operation = {
-  ...operation('topProtocols', 'stats', 'Protocols ranked by transactions, fees or success rate'),
-  rpc: rpcMethod({
-    method: 'getTopProtocols',
-    params: [optional('options', TopOptions, optionsOf('limit, sortBy, blockTime'))],
-    result: Type.Array(strict(TopProtocol)),
-    run: (a, [o]) => a.topProtocols(o.blockTime ?? {}, o.sortBy, o.limit),
-  }),
-};
-
-export const protocolActivity: Operation = {
-  ...operation('activity', 'series', 'Transactions over time in hourly, daily, weekly (from Monday, UTC) or monthly buckets, empty buckets included as zeros', { name: 'protocolActivity', graphql: 'timeSeries' }),
-  rpc: rpcMethod({
-    method: 'getProtocolActivity',
-    params: [required('options', ActivityOptions, optionsOf('protocolName, blockTime (required, both bounds), interval'))],
-    result: Type.Array(strict(ActivityBucket)),
-    run: (a, [o]) => a.activity(o.protocolName, o.blockTime, o.interval),
-  }),
-  rest: restGet({
-    url: '/analytics/time-series',
-    schema: {
-      summary: 'Transactions over time',
-      description: 'Hourly, daily, weekly (ISO weeks, from Monday 00:00 UTC) or monthly buckets over the whole day range, empty buckets included as zeros ' +
-        '(JSON-RPC getProtocolActivity; only hour buckets have an hour field; the first and last week or month may be partly outside the range, and count only the records inside it). ' +
-        'Without protocol_name, all protocols together. ' +
-        `At most ${MAX_ACTIVITY_BUCKETS} buckets.`,
-      querystring: SeriesQuery,
-      // Hourly buckets: 24 a day; daily: 1 (the last storable day has fewer hours, never more);
-      // weeks and months: 0, as the storable range never holds more of them than the maximum.
-      ...crossFieldRules(DAYS_IN_ORDER, { rule: 'spanAtMost', params: ['date_from', 'date_to'], perDay: { param: 'granularity', hour: HOURS_PER_DAY, day: 1, week: 0, month: 0 }, maximum: MAX_ACTIVITY_BUCKETS }),
-      response: { 200: envelope(Type.Array(ActivityBucket), 'Buckets in time order'), ...errors(400, 401, 403, 429) },
-    },
-    async run(a, req) {
-      const q = filled(SeriesQuery, req.query);
-      const days = closedDayRange(q);
-      // The analytics layer checks the protocol and the bucket count (words at the edge: REST's wording).
-      const data = await a.activity(q.protocol_name, days.range, q.granularity);
-      return ok(data, { count: data.length, granularity: q.granularity, protocolName: q.protocol_name ?? null, ...rangeMeta(days) });
-    },
-  }),
-};
-
-export const instructionTypes: Operation = {
-  ...operation('instructionTypes', 'stats', 'Statistics per instruction type, most frequent first'),
-  rpc: rpcMethod({
-    method: 'getInstructionTypes',
-    params: [optional('options', InstructionTypeOptions, optionsOf('protocolName, limit, blockTime'))],
-    result: Type.Array(strict(InstructionTypeStats)),
-    run: (a, [o]) => a.instructionTypes(o.protocolName, o.blockTime ?? {}, o.limit),
-  }),
-};
-
-export const protocols: Operation = {
-  ...operation('protocols', 'fixed', 'The active protocol identifiers', { graphql: 'protocols' }),
-  rpc: rpcMethod({ method: 'getProtocols', params: [], result: Type.Array(Type.String()), run: (a) => a.protocols() }),
-};
+export const protocols: Operation = declared({
+  name: 'protocols',
+  summary: 'The active protocol identifiers',
+  preset: 'protocols',
+  request: request(options({}, 'getProtocols: no params'), 'narrow'),
+  result: Type.Array(Type.String()),
+  doors: { rpc: 'getProtocols', graphqlPeer: 'protocols' },
+  answer: (a) => a.protocols(),
+});
 
 export const feeStats: Operation = {
   // SPEC "Versioning": /analytics/fees becomes transactions with fee metrics.
@@ -166,9 +166,9 @@ export const feeStats: Operation = {
       description: 'Total, average, minimum, maximum and p50/p95/p99 of fees in lamports, for one protocol or all ' +
         'protocols together, plus the same per protocol. Percentiles come from mergeable t-digest sketches (approximate).',
       querystring: Type.Object({ protocol_name: Type.Optional(query.protocol_name), ...dayRangeQuery }),
-      ...crossFieldRules(DAYS_IN_ORDER),
       response: { 200: envelope(FeeAnswer, 'Fee statistics'), ...errors(400, 401, 403, 429) },
     },
+    rules: [DAYS_IN_ORDER],
     async run(a, req) {
       const days = dayRange(req.query);
       const { overall, protocols: per } = await a.feeStats(req.query.protocol_name, days.range);

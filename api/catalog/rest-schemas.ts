@@ -4,6 +4,7 @@
 // results: the same analytics layer answers both, with the vocabulary's answer shapes.
 import { Type, type TSchema } from '@sinclair/typebox';
 import { FeeStats } from '../../core/vocabulary/answers.ts';
+import { ordered } from '../../core/request-check.ts';
 import { Int64, INT64 } from '../../core/vocabulary/primitives.ts';
 
 const int64 = Int64();
@@ -55,14 +56,10 @@ const Success = Type.Literal(true, { title: 'Success', description: 'Always true
 export const envelope = <T extends TSchema>(data: T, description: string) =>
   Type.Object({ success: Success, data, meta: Meta }, { description });
 
-/**
- * Rules between parameters that JSON Schema cannot state, for the OpenAPI document's readers
- * (`x-cross-field-rules` on the operation; docs/rest-and-sql.md, "Rules a schema cannot
- * state"): the server refuses a request that breaks one with 400, naming it.
- */
-export const crossFieldRules = (...rules: object[]) => ({ 'x-cross-field-rules': rules });
-/** date_from is not after date_to. */
-export const DAYS_IN_ORDER = { rule: 'ordered', params: ['date_from', 'date_to'] } as const;
+/** date_from is not after date_to: a rule between parameters (core/request-check.ts), run
+ *  before the handler and shown as `x-cross-field-rules` (docs/rest-and-sql.md, "Rules a
+ *  schema cannot state"); a request that breaks one is 400, naming it. */
+export const DAYS_IN_ORDER = ordered('date_from', 'date_to');
 
 /** A success answer (the envelope's `success` is the literal true). */
 export const ok = <D, M>(data: D, meta: M) => ({ success: true as const, data, meta });

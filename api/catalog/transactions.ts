@@ -1,16 +1,15 @@
 // The catalog's record-level operations: one transaction, listings, records of an address,
 // failed transactions. Each is declared once; its doors are derived (api/catalog/catalog.ts).
 import { Type, type TSchema } from '@sinclair/typebox';
-import { invalidParams, notFound } from '../../core/errors.ts';
+import { issued, request, sumAtMost } from '../../core/request-check.ts';
+import { declared } from './declared.ts';
 import { LIST_LIMITS, REST_OFFSET_WINDOW } from '../../core/limits.ts';
 import { AddressTransaction, FailedTransaction, Transaction } from '../../core/vocabulary/answers.ts';
 import { Int64, pathParam } from '../../core/vocabulary/primitives.ts';
-import type { Analytics } from '../analytics/analytics.ts';
 import type { TransactionFilters } from '../analytics/types.ts';
 import { dayRange, rangeMeta } from './rest-params.ts';
-import { crossFieldRules, DAYS_IN_ORDER, envelope, errors, ok } from './rest-schemas.ts';
-import { operation, optional, required, restGet, rpcMethod, stringEnum, withDefault, type Operation } from './declare.ts';
-import { filled } from './method-calls.ts';
+import { DAYS_IN_ORDER, envelope, errors, ok } from './rest-schemas.ts';
+import { filled, operation, optional, required, restGet, rpcMethod, stringEnum, withDefault, type Operation } from './declare.ts';
 import { Address, AddressFilters, blockTime, dayRangeQuery, Filters, limit, listingOptions, options, ProtocolName, query, Signature, strict } from './params.ts';
 
 const closed = { additionalProperties: false } as const;
@@ -18,12 +17,6 @@ const closed = { additionalProperties: false } as const;
 const page = <T extends TSchema>(item: T) => Type.Object({ data: Type.Array(item), paginationToken: Type.Union([Type.String(), Type.Null()]) }, closed);
 /** transactionDetails "signatures": the signature-level fields, as getSignaturesForAddress gives, and the instruction's index. */
 export const SignatureInfo = Type.Pick(AddressTransaction, ['signature', 'instructionIndex', 'slot', 'blockTime', 'success'], closed);
-
-/** Every active-protocol name in the filters must exist; the error names its position. */
-async function checkProtocols(a: Analytics, names: readonly string[] | undefined): Promise<void> {
-  if (!names) return;
-  for (const [i, name] of names.entries()) await a.requireProtocol(name, 'protocols', i);
-}
 
 const TransactionsOptions = options({ ...listingOptions('desc'), filters: Type.Optional(Filters) }, 'getTransactions options');
 const AddressOptions = options({
@@ -40,36 +33,33 @@ const ListQuery = Type.Object({
   offset: query.offset,
   cursor: Type.Optional(query.cursor),
 });
-const FailedOptions = options({
-  protocolName: Type.Optional(ProtocolName),
+/** getFailedTransactions' request, door-neutral (declared.ts: `protocol` is protocolName, `range` blockTime). */
+const FailedRequest = options({
+  protocol: Type.Optional(ProtocolName),
   programId: Type.Optional(Address),
   limit: limit(LIST_LIMITS.failedTransactions),
-  blockTime,
+  range: blockTime,
 }, 'getFailedTransactions options');
 
-export const transaction: Operation = {
-  ...operation('transaction', 'fixed', 'One transaction by signature: the record of lowest instruction index, or null (REST: 404) when absent', { graphql: 'signature' }),
-  rpc: rpcMethod({
-    method: 'getTransaction',
-    params: [required('signature', Signature, 'Transaction signature, Base58')],
-    result: Type.Union([strict(Transaction), Type.Null()]),
-    run: (a, [signature]) => a.transaction(signature),
-  }),
-  rest: restGet({
-    url: '/transactions/:signature',
-    schema: {
-      summary: 'One transaction by signature',
-      description: 'The record of lowest instruction index for the signature (JSON-RPC getTransaction). 404 when absent.',
-      params: Type.Object({ signature: pathParam(query.signature) }),
-      response: { 200: envelope(Transaction, 'The transaction'), ...errors(400, 401, 403, 404, 429) },
-    },
-    async run(a, req) {
-      const tx = await a.transaction(req.params.signature);
-      if (!tx) throw notFound(`no transaction with signature "${req.params.signature}"`);
-      return ok(tx, { count: 1 });
-    },
-  }),
-};
+export const transaction: Operation = declared({
+  name: 'transaction',
+  summary: 'One transaction by signature: the record of lowest instruction index, or null (REST: 404) when absent',
+  preset: 'transaction',
+  request: request(options({ signature: Signature }, 'getTransaction request'), 'narrow'),
+  result: Type.Union([strict(Transaction), Type.Null()]),
+  doors: { rpc: 'getTransaction', rest: '/transactions/:signature', graphqlPeer: 'signature' },
+  rpcPositional: 'signature',
+  rpcWords: 'Transaction signature, Base58',
+  restWords: {
+    summary: 'One transaction by signature',
+    description: 'The record of lowest instruction index for the signature (JSON-RPC getTransaction). 404 when absent.',
+    result: Transaction,
+    resultWords: 'The transaction',
+    fields: { signature: { name: 'signature', schema: pathParam(query.signature) } },
+    notFound: (c) => `no transaction with signature "${c.signature}"`,
+  },
+  answer: (a, c) => a.transaction(c.signature),
+});
 
 export const transactions: Operation = {
   ...operation('transactions', 'listing', 'List transactions with filters, in block-time order', { graphql: 'transactions' }),
@@ -78,9 +68,8 @@ export const transactions: Operation = {
     params: [optional('options', TransactionsOptions, 'Listing options: sortOrder, limit, paginationToken, filters')],
     result: page(strict(Transaction)),
     async run(a, [o]) {
-      const filters = o.filters ?? {};
-      await checkProtocols(a, filters.protocols);
-      const p = await a.transactions({ filters, sortOrder: o.sortOrder, limit: o.limit, cursor: o.paginationToken });
+      // 'known': each protocol of the filter must be active (resolved once, by the facade).
+      const p = await a.transactions({ filters: o.filters ?? {}, sortOrder: o.sortOrder, limit: o.limit, cursor: o.paginationToken }, 'known');
       return { data: p.data, paginationToken: p.next };
     },
   }),
@@ -93,24 +82,17 @@ export const transactions: Operation = {
         `offset + limit may reach ${REST_OFFSET_WINDOW}; to walk further (any day, any size), pass meta.next back as cursor. ` +
         'The cursor is the JSON-RPC paginationToken of getTransactions (sortOrder desc, same filters): one signed codec for every door.',
       querystring: ListQuery,
-      ...crossFieldRules(
-        DAYS_IN_ORDER,
-        { rule: 'sumAtMost', params: ['offset', 'limit'], maximum: REST_OFFSET_WINDOW },
-        // A cursor only the server mints (and never together with an offset).
-        { rule: 'issued', param: 'cursor', by: 'meta.next' },
-      ),
       response: { 200: envelope(Type.Array(Transaction), 'A page of transactions'), ...errors(400, 401, 403, 429) },
     },
+    rules: [
+      DAYS_IN_ORDER,
+      sumAtMost('offset', 'limit', REST_OFFSET_WINDOW, 'to page further, drop offset and pass the meta.next of each page as cursor (it reaches every record)'),
+      // A cursor only the server mints (and never together with an offset).
+      issued('cursor', 'meta.next', 'offset', 'the cursor already says where the page starts'),
+    ],
     async run(a, req) {
       const q = filled(ListQuery, req.query);
       const days = dayRange(q);
-      if (q.offset + q.limit > REST_OFFSET_WINDOW) {
-        throw invalidParams(`offset + limit must be at most ${REST_OFFSET_WINDOW} (got ${q.offset + q.limit}); `
-          + 'to page further, drop offset and pass the meta.next of each page as cursor (it reaches every record)', 'offset');
-      }
-      if (q.cursor !== undefined && q.offset !== 0) {
-        throw invalidParams('cursor and offset cannot be combined: the cursor already says where the page starts; drop offset', 'offset');
-      }
       const filters: TransactionFilters = {};
       if (q.protocol_name !== undefined) filters.protocols = [q.protocol_name];
       if (q.program_id !== undefined) filters.programIds = [q.program_id];
@@ -145,29 +127,29 @@ export const addressTransactions: Operation = {
     ]),
     async run(a, [address, o]) {
       const filters = o.filters ?? {};
-      await checkProtocols(a, filters.protocols);
       if (o.transactionDetails === 'none') {
         // No per-record details: only how many records match (limit and paging do not apply,
         // but a token sent along must still be one this listing issued).
         if (o.paginationToken !== undefined) a.checkAddressToken({ address, filters, sortOrder: o.sortOrder, limit: 1, cursor: o.paginationToken });
-        return { data: [], paginationToken: null, count: await a.addressTransactionCount(address, filters) };
+        return { data: [], paginationToken: null, count: await a.addressTransactionCount(address, filters, 'known') };
       }
-      const p = await a.addressTransactions({ address, filters, sortOrder: o.sortOrder, limit: o.limit, cursor: o.paginationToken });
+      const p = await a.addressTransactions({ address, filters, sortOrder: o.sortOrder, limit: o.limit, cursor: o.paginationToken }, 'known');
       if (o.transactionDetails === 'full') return { data: p.data, paginationToken: p.next };
       return { data: p.data.map(({ signature, instructionIndex, slot, blockTime, success }) => ({ signature, instructionIndex, slot, blockTime, success })), paginationToken: p.next };
     },
   }),
 };
 
-export const failedTransactions: Operation = {
-  ...operation('failedTransactions', 'listing', 'Failed transactions with their error message, logs and raw data, newest first', { graphql: 'failedTransactions' }),
-  rpc: rpcMethod({
-    method: 'getFailedTransactions',
-    params: [optional('options', FailedOptions, 'protocolName, programId, limit, blockTime')],
-    result: Type.Object({ data: Type.Array(strict(FailedTransaction)) }, closed),
-    async run(a, [o]) {
-      const data = await a.failedTransactions({ protocolName: o.protocolName, programId: o.programId, range: o.blockTime ?? {}, limit: o.limit });
-      return { data };
-    },
+export const failedTransactions: Operation = declared({
+  name: 'failedTransactions',
+  summary: 'Failed transactions with their error message, logs and raw data, newest first',
+  preset: 'failedTransactions',
+  cost: { requests: 1, question: 'listing' },
+  request: request(FailedRequest, 'one'),
+  result: Type.Object({ data: Type.Array(strict(FailedTransaction)) }, closed),
+  doors: { rpc: 'getFailedTransactions', graphqlPeer: 'failedTransactions' },
+  rpcWords: 'protocolName, programId, limit, blockTime',
+  answer: async (a, c) => ({
+    data: await a.failedTransactions({ protocolName: c.protocol, programId: c.programId, range: c.range, limit: c.limit ?? LIST_LIMITS.failedTransactions.default }),
   }),
-};
+});

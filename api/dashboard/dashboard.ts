@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Config } from '../../core/config.ts';
+import type { Config } from '../../core/config/load-config.ts';
 import { notFound } from '../../core/errors.ts';
 import type { AccountStore } from '../../warehouse/account-store.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
@@ -17,6 +17,7 @@ import type { Access } from '../access/access.ts';
 import { accountRoutes } from './account-routes.ts';
 import { dashboardKeyRoutes } from './key-routes.ts';
 import { Sessions } from './sessions.ts';
+import { ETAG_DIGEST_CHARS } from '../../core/limits/http.ts';
 
 export interface DashboardOptions {
   config: Config;
@@ -65,7 +66,7 @@ interface Asset {
 
 function asset(file: string): Asset {
   const body = readFileSync(file);
-  return { body, type: TYPES[path.extname(file)] ?? 'application/octet-stream', etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` };
+  return { body, type: TYPES[path.extname(file)] ?? 'application/octet-stream', etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, ETAG_DIGEST_CHARS)}"` };
 }
 
 /** Every file the dashboard serves, by its path under /dashboard/static/, read once at start:

@@ -3,13 +3,14 @@
 // Every call needs a live session; the state-changing ones its CSRF token as well.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError, Errors, invalidParams, notFound } from '../../core/errors.ts';
-import { DASHBOARD_BODY_LIMIT_BYTES, KEYS_PER_ACCOUNT_MAX, USAGE_VIEWS } from '../../core/limits.ts';
+import { DASHBOARD_BODY_LIMIT_BYTES, KEYS_PER_ACCOUNT_MAX, USAGE_FLUSH_REUSE_MS, USAGE_VIEWS } from '../../core/limits/dashboard.ts';
 import { PLAN_LIMITS, PLAN_QUERY_BUDGET } from '../../core/plans.ts';
 import type { ApiKeyRecord } from '../../warehouse/api-key-store.ts';
 import { readFreshness } from '../../warehouse/ingest-freshness.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
 import type { Access } from '../access/access.ts';
 import type { DashboardCaller, Sessions } from './sessions.ts';
+import { summariseUsage } from './usage-summary.ts';
 import { objectBody, parseEnvironment, parseKeyName } from '../../core/vocabulary/account-input.ts';
 
 export interface KeyRouteOptions {
@@ -32,13 +33,23 @@ const publicKey = (k: ApiKeyRecord, lastUsedAt: string | null) => ({
 type Granularity = keyof typeof USAGE_VIEWS;
 const isGranularity = (v: unknown): v is Granularity => typeof v === 'string' && Object.hasOwn(USAGE_VIEWS, v);
 
-/** The interfaces usage is counted under (api/access/protected-paths.ts interfaceOf). */
-const INTERFACES = ['rpc', 'rest', 'sql', 'graphql', 'mcp', 'other'] as const;
-
 const ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 export async function dashboardKeyRoutes(app: FastifyInstance, opts: KeyRouteOptions): Promise<void> {
-  const { access, sessions, wh } = opts;
+  keyCalls(app, opts);
+  usageCalls(app, opts);
+}
+
+/** One of the caller's own keys, or 404. */
+async function ownKey(access: Access, caller: DashboardCaller, id: string): Promise<ApiKeyRecord> {
+  // Someone else's key and no key at all answer alike: ids are not probed this way.
+  const key = ID.test(id) ? await access.keys.get(id) : undefined;
+  if (key === undefined || key.accountId !== caller.account.id) throw notFound('No such key on this account');
+  return key;
+}
+
+/** List, create (the secret in that one answer only), revoke. */
+function keyCalls(app: FastifyInstance, { access, sessions }: KeyRouteOptions): void {
 
   // Key creations of one account run one at a time in this process: the count of held keys
   // and the write are otherwise interleaved, and parallel calls all passed the cap.
@@ -57,12 +68,6 @@ export async function dashboardKeyRoutes(app: FastifyInstance, opts: KeyRouteOpt
   const overCap = (): AppError =>
     new AppError(Errors.conflict, `This account already holds ${KEYS_PER_ACCOUNT_MAX} keys that are not revoked; revoke one first`);
 
-  async function ownKey(caller: DashboardCaller, id: string): Promise<ApiKeyRecord> {
-    // Someone else's key and no key at all answer alike: ids are not probed this way.
-    const key = ID.test(id) ? await access.keys.get(id) : undefined;
-    if (key === undefined || key.accountId !== caller.account.id) throw notFound('No such key on this account');
-    return key;
-  }
 
   app.get('/dashboard/api/keys', async (req) => {
     const caller = await sessions.require(req);
@@ -95,7 +100,7 @@ export async function dashboardKeyRoutes(app: FastifyInstance, opts: KeyRouteOpt
 
   app.post<{ Params: { id: string } }>('/dashboard/api/keys/:id/revoke', { bodyLimit: DASHBOARD_BODY_LIMIT_BYTES }, async (req) => {
     const caller = await sessions.requireWithCsrf(req);
-    const key = await ownKey(caller, req.params.id);
+    const key = await ownKey(access, caller, req.params.id);
     const updated = key.status === 'revoked' ? key : await access.keys.update(key.id, { status: 'revoked' });
     // Every process's key snapshot drops it: 403 within a second (KEY_CACHE_TTL_MS).
     await access.keyChanged(key.id);
@@ -103,12 +108,15 @@ export async function dashboardKeyRoutes(app: FastifyInstance, opts: KeyRouteOpt
     const lastUsed = await access.usageStore.lastUsedOf(key.id);
     return publicKey(updated ?? key, lastUsed);
   });
+}
 
+/** Usage per key or for the whole account, and data freshness. */
+function usageCalls(app: FastifyInstance, { access, sessions, wh }: KeyRouteOptions): void {
   // Usage is written every USAGE_FLUSH_MS; the page wants the latest, so this process's
   // buffer is written first, at most once a second however many pages ask.
   let lastFlush = 0;
   const freshUsage = async (): Promise<void> => {
-    if (Date.now() - lastFlush < 1000) return;
+    if (Date.now() - lastFlush < USAGE_FLUSH_REUSE_MS) return;
     lastFlush = Date.now();
     await access.usage.flush();
   };
@@ -119,7 +127,7 @@ export async function dashboardKeyRoutes(app: FastifyInstance, opts: KeyRouteOpt
     if (!isGranularity(granularity)) throw invalidParams('granularity must be minute, hour or day', 'granularity');
     const which = req.query.key ?? 'all';
     const accountKeys = await access.keys.listByAccount(caller.account.id);
-    const keys = which === 'all' ? accountKeys : [await ownKey(caller, which)];
+    const keys = which === 'all' ? accountKeys : [await ownKey(access, caller, which)];
     await freshUsage();
 
     const g = USAGE_VIEWS[granularity];
@@ -128,50 +136,7 @@ export async function dashboardKeyRoutes(app: FastifyInstance, opts: KeyRouteOpt
     const fromMs = toMs - g.spanMs;
     const rows = keys.length === 0 ? [] : await access.usageStore.query({ keyIds: keys.map((k) => k.id), fromMs, toMs, granularity });
 
-    // One point per bucket over the whole span (empty buckets are zeros, so the chart's
-    // time axis is even), each interface separately, plus errors and rate-limit refusals.
-    const buckets = new Map<number, Record<string, number>>();
-    for (let t = fromMs; t < toMs; t += g.bucketMs) {
-      buckets.set(t, { t: t / 1000, rpc: 0, rest: 0, sql: 0, graphql: 0, mcp: 0, other: 0, errors: 0, rateLimited: 0, cost: 0 });
-    }
-    // Cost per key over time: one series per key of the answer.
-    const keyCost = new Map(keys.map((k) => [k.id, { keyId: k.id, name: k.name, requests: 0, cost: 0, rowsRead: 0, bytesRead: 0, buckets: new Map<number, number>() }]));
-    const byInterface: Record<string, number> = Object.fromEntries(INTERFACES.map((i) => [i, 0]));
-    const byMethod = new Map<string, { requests: number; cost: number; rowsRead: number; buckets: Map<number, number> }>();
-    let cost = 0;
-    let requests = 0;
-    let errors = 0;
-    let rateLimited = 0;
-    for (const r of rows) {
-      const b = buckets.get(Date.parse(r.bucket));
-      const iface = (INTERFACES as readonly string[]).includes(r.interface) ? r.interface : 'other';
-      if (b !== undefined) {
-        b[iface]! += r.requests;
-        b.errors! += r.errors;
-        b.rateLimited! += r.rateLimited;
-        b.cost! += r.cost;
-      }
-      const k = keyCost.get(r.keyId);
-      if (k !== undefined) {
-        k.requests += r.requests;
-        k.cost += r.cost;
-        k.rowsRead += r.rowsRead;
-        k.bytesRead += r.bytesRead;
-        k.buckets.set(Date.parse(r.bucket), (k.buckets.get(Date.parse(r.bucket)) ?? 0) + r.cost);
-      }
-      byInterface[iface]! += r.requests;
-      const label = `${iface} ${r.method}`;
-      const m = byMethod.get(label) ?? { requests: 0, cost: 0, rowsRead: 0, buckets: new Map<number, number>() };
-      m.buckets.set(Date.parse(r.bucket), (m.buckets.get(Date.parse(r.bucket)) ?? 0) + r.cost);
-      m.requests += r.requests;
-      m.cost += r.cost;
-      m.rowsRead += r.rowsRead;
-      byMethod.set(label, m);
-      cost += r.cost;
-      requests += r.requests;
-      errors += r.errors;
-      rateLimited += r.rateLimited;
-    }
+    const summary = summariseUsage(rows, keys, fromMs, toMs, g.bucketMs);
     // The current one-minute window of each key: what is left before 429.
     const windows = await Promise.all(keys.map(async (k) => {
       const limit = PLAN_LIMITS[k.plan];
@@ -191,18 +156,7 @@ export async function dashboardKeyRoutes(app: FastifyInstance, opts: KeyRouteOpt
       costBudgetPerRequest: PLAN_QUERY_BUDGET[caller.account.plan],
       // The plan's limit for one key over one bucket (what the chart draws).
       limitPerBucket: perMinute * (g.bucketMs / 60_000),
-      totals: { requests, errors, rateLimited, cost, byInterface },
-      // Busiest methods, and the costliest (cost in the plan's units: docs/access.md, "The cost of every answer").
-      methods: [...byMethod].sort((a, b) => b[1].requests - a[1].requests).slice(0, 20).map(([label, m]) => ({ label, requests: m.requests, cost: m.cost, rowsRead: m.rowsRead })),
-      // With their cost per bucket, for the chart of cost per method over time.
-      costlyMethods: [...byMethod].filter(([, m]) => m.cost > 0).sort((a, b) => b[1].cost - a[1].cost).slice(0, 20).map(([label, m]) => ({
-        label, requests: m.requests, cost: m.cost, rowsRead: m.rowsRead, costPerBucket: [...buckets.keys()].map((t) => m.buckets.get(t) ?? 0),
-      })),
-      keys: [...keyCost.values()].map((k) => ({
-        keyId: k.keyId, name: k.name, requests: k.requests, cost: k.cost, rowsRead: k.rowsRead, bytesRead: k.bytesRead,
-        costPerBucket: [...buckets.keys()].map((t) => k.buckets.get(t) ?? 0),
-      })),
-      buckets: [...buckets.values()],
+      ...summary,
       windows,
     };
   });

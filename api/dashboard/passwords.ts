@@ -5,9 +5,10 @@
 // "scrypt$N$r$p$salt$hash" (base64url), so the parameters can be raised later: old hashes
 // still verify with the parameters they were made with.
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
-import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../core/limits.ts';
+import { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, SCRYPT_BOUNDS, SCRYPT_PARAMS } from '../../core/limits/dashboard.ts';
+import { SECRET_BYTES } from '../../core/limits/access.ts';
 
-export const SCRYPT_PARAMS = Object.freeze({ N: 2 ** 15, r: 8, p: 1, keyLength: 64, saltBytes: 16 });
+export { SCRYPT_PARAMS };
 
 /** The password rule as the sign-up page and the API's 400 state it. */
 export const PASSWORD_RULE = `a password of ${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters`;
@@ -24,7 +25,7 @@ export function passwordProblem(password: unknown): string | undefined {
 function derive(password: string, salt: Buffer, N: number, r: number, p: number, keyLength: number): Promise<Buffer> {
   // maxmem: scrypt needs 128 * N * r bytes; Node's default cap (32 MiB) is exactly that at
   // these parameters, so leave room.
-  const options: ScryptOptions = { N, r, p, maxmem: 256 * N * r };
+  const options: ScryptOptions = { N, r, p, maxmem: SCRYPT_BOUNDS.headroom * SCRYPT_BOUNDS.bytesPerNr * N * r };
   return new Promise((resolve, reject) => {
     scrypt(password.normalize('NFC'), salt, keyLength, options, (err, key) => (err ? reject(err) : resolve(key)));
   });
@@ -46,7 +47,7 @@ export async function verifyPassword(password: string, stored: string): Promise<
   const [N, r, p] = [Number(m[1]), Number(m[2]), Number(m[3])];
   // Only parameters this code would write (or weaker ones within reason) are run: a stored
   // value cannot make a sign-in allocate more than 64 MiB or run for minutes.
-  if (N < 2 || N > 2 ** 20 || (N & (N - 1)) !== 0 || r < 1 || r > 32 || p < 1 || p > 16 || 128 * N * r > 64 * 1024 * 1024) return false;
+  if (N < 2 || N > SCRYPT_BOUNDS.maxN || (N & (N - 1)) !== 0 || r < 1 || r > SCRYPT_BOUNDS.maxR || p < 1 || p > SCRYPT_BOUNDS.maxP || SCRYPT_BOUNDS.bytesPerNr * N * r > SCRYPT_BOUNDS.maxMemoryBytes) return false;
   const expected = Buffer.from(m[5]!, 'base64url');
   const key = await derive(password, Buffer.from(m[4]!, 'base64url'), N, r, p, expected.length);
   return key.length === expected.length && timingSafeEqual(key, expected);
@@ -57,5 +58,5 @@ export async function verifyPassword(password: string, stored: string): Promise<
  *  makes it once, lazily, and holds it: the dashboard's routes make one. */
 export function decoyHasher(): () => Promise<string> {
   let decoy: Promise<string> | undefined;
-  return () => (decoy ??= hashPassword(randomBytes(32).toString('base64url')));
+  return () => (decoy ??= hashPassword(randomBytes(SECRET_BYTES).toString('base64url')));
 }

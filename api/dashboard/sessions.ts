@@ -5,9 +5,11 @@
 // a cross-site page can neither read it nor (SameSite=Strict) ride the cookie.
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Config } from '../../core/config.ts';
+import type { Config } from '../../core/config/load-config.ts';
 import { AppError, Errors } from '../../core/errors.ts';
 import { sha256Hex, type AccountRecord, type AccountStore, type SessionRecord } from '../../warehouse/account-store.ts';
+import { COOKIES_READ_MAX, CSRF_TOKEN_MAX_CHARS } from '../../core/limits/dashboard.ts';
+import { SECRET_BYTES } from '../../core/limits/access.ts';
 
 export const SESSION_COOKIE = 'txa_session';
 export const CSRF_HEADER = 'x-csrf-token';
@@ -22,7 +24,7 @@ export interface DashboardCaller {
  *  thousands of cookies is read only as far as needed, and values have a fixed shape. */
 export function cookieValue(header: string | undefined, name: string): string | undefined {
   if (typeof header !== 'string') return undefined;
-  for (const part of header.split(';', 200)) {
+  for (const part of header.split(';', COOKIES_READ_MAX)) {
     const eq = part.indexOf('=');
     if (eq === -1) continue;
     if (part.slice(0, eq).trim() !== name) continue;
@@ -52,8 +54,8 @@ export class Sessions {
 
   /** Start a session for `account` (sign-up, sign-in): sets the cookie, returns the CSRF token. */
   async start(req: FastifyRequest, reply: FastifyReply, account: AccountRecord): Promise<string> {
-    const token = randomBytes(32).toString('base64url');
-    const csrfToken = randomBytes(32).toString('base64url');
+    const token = randomBytes(SECRET_BYTES).toString('base64url');
+    const csrfToken = randomBytes(SECRET_BYTES).toString('base64url');
     const expiresAt = this.now() + this.config.sessionTtlMs;
     await this.accounts.createSession({ tokenHash: sha256Hex(token), accountId: account.id, csrfToken, expiresAt });
     reply.header('set-cookie', this.cookie(req, token, Math.floor(this.config.sessionTtlMs / 1000)));
@@ -95,7 +97,7 @@ export class Sessions {
     checkOrigin(req);
     const caller = await this.require(req);
     const sent = req.headers[CSRF_HEADER];
-    if (typeof sent !== 'string' || sent.length > 200 || !sameSecret(sent, caller.session.csrfToken)) {
+    if (typeof sent !== 'string' || sent.length > CSRF_TOKEN_MAX_CHARS || !sameSecret(sent, caller.session.csrfToken)) {
       throw new AppError(Errors.forbidden, 'The page\'s security token is missing or stale (signed in elsewhere or out?); reload the page and try again');
     }
     return caller;

@@ -6,7 +6,7 @@
 //   POST /v1/query/executions/:id/cancel                               -> the execution
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import { AppError, Errors } from '../../core/errors.ts';
-import { EXECUTION_PAGE_MAX_ROWS, EXECUTION_POLLS_PER_MINUTE, EXECUTION_RESULT_TTL_HOURS, EXECUTION_TOKEN_MAX_CHARS } from '../../core/limits.ts';
+import { EXECUTION_PAGE_MAX_ROWS, EXECUTION_POLLS_PER_MINUTE, EXECUTION_RESULT_TTL_HOURS, EXECUTION_TOKEN_MAX_CHARS } from '../../core/limits/sql.ts';
 import { sqlText, SQL_EXAMPLES, SQL_LANGUAGE_RULE } from '../sql/sql-text.ts';
 import { errors, jobParams, jobSchema } from './export-schemas.ts';
 import { INT64 } from '../../core/vocabulary/primitives.ts';

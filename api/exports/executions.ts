@@ -11,7 +11,7 @@
 import { boundTo } from '../../warehouse/budgeted-warehouse.ts';
 import path from 'node:path';
 import { AppError, Errors } from '../../core/errors.ts';
-import { EXECUTION_PAGE_MAX_ROWS, EXECUTION_RESULT_TTL_HOURS, EXECUTION_SWEEP_MS, EXECUTION_TOKEN_MAX_CHARS } from '../../core/limits.ts';
+import { EXECUTION_PAGE_MAX_ROWS, EXECUTION_RESULT_TTL_HOURS, EXECUTION_SWEEP_MS, EXECUTION_TOKEN_MAX_CHARS } from '../../core/limits/sql.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
 import { isUInt, listingFingerprint, type PageTokens } from '../analytics/page-token.ts';
 import { literal } from './export-writer.ts';
@@ -19,6 +19,7 @@ import { quotedName, rowColumnOf } from './execution-rows.ts';
 import type { ExportOwner, ExportService } from './export-service.ts';
 import { failureMessage } from './export-views.ts';
 import type { JobRecord, JobStatus, JobStore } from './job-store.ts';
+import { QUOTED_FIELD_MAX_CHARS } from '../../core/limits/exports.ts';
 
 /** The formats of an execution's result pages. */
 export const RESULT_FORMATS = ['json', 'csv'] as const;
@@ -103,7 +104,7 @@ export class ExecutionService {
       throw new AppError(Errors.invalidQuery, 'the body must be a JSON object {"query": "...", "format": "json" | "csv"}');
     }
     const input = body as Record<string, unknown>;
-    for (const k of Object.keys(input)) if (k !== 'query' && k !== 'format') throw bad(k.slice(0, 50), 'is not a field of an execution; fields: query, format');
+    for (const k of Object.keys(input)) if (k !== 'query' && k !== 'format') throw bad(k.slice(0, QUOTED_FIELD_MAX_CHARS), 'is not a field of an execution; fields: query, format');
     const format = typeof input.format === 'string' ? input.format.toLowerCase() : (input.format ?? 'json');
     if (format !== 'json' && format !== 'csv') throw new AppError(Errors.invalidQuery, 'format must be "json" or "csv"');
     if (typeof input.query !== 'string' || input.query.trim() === '') throw new AppError(Errors.invalidQuery, 'the query must be a non-empty string');

@@ -5,6 +5,7 @@
 import { randomInt } from 'node:crypto';
 import { AppError, Errors, param, type ExportParamKey } from '../../core/errors.ts';
 import { MAX_BLOCK_DATE, MIN_BLOCK_DATE } from '../../core/limits.ts';
+import { daySpan, type DayNames } from '../../core/request-check.ts';
 
 export const EXPORT_FORMATS = ['PARQUET', 'CSV', 'JSONL'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
@@ -184,15 +185,26 @@ function splitsOf(v: unknown): Splits {
   return out;
 }
 
-const DAY = /^\d{4}-\d{2}-\d{2}$/;
+/** A day's name in a refusal: the range's own name leads (`.end` alone reads only after `.start`). */
+const dayName = (field: string): string => (field.startsWith('.') ? `${param('filters.dateRange')}${field}` : field);
+
+/** A day of the range as given: text (its calendar is checked by daySpan), or null when absent. */
 function dayOf(v: unknown, which: 'start' | 'end'): string | null {
   if (v === undefined || v === null) return null;
-  if (typeof v !== 'string' || !DAY.test(v) || Number.isNaN(Date.parse(`${v}T00:00:00Z`)) || new Date(`${v}T00:00:00Z`).toISOString().slice(0, 10) !== v) {
-    throw bad('filters.dateRange', `.${which} must be a date YYYY-MM-DD`);
-  }
-  if (v < MIN_BLOCK_DATE || v > MAX_BLOCK_DATE) throw bad('filters.dateRange', `.${which} must be from ${MIN_BLOCK_DATE} to ${MAX_BLOCK_DATE}`);
+  if (typeof v !== 'string') throw bad('filters.dateRange', `.${which} must be a date YYYY-MM-DD`);
   return v;
 }
+
+/** The export's names of a range's days, in the core's placeholders (each door words them), and its words for a refused day. */
+export const EXPORT_DAYS: DayNames = {
+  from: `${param('filters.dateRange')}.start`,
+  to: '.end',
+  field: 'filters.dateRange',
+  words: {
+    notADay: (field) => `${dayName(field)} must be a date YYYY-MM-DD`,
+    outOfRange: (field) => `${dayName(field)} must be from ${MIN_BLOCK_DATE} to ${MAX_BLOCK_DATE}`,
+  },
+};
 
 function outputOf(v: Record<string, unknown>): OutputSpec {
   return { format: formatOf(v.format), sampling: samplingOf(v.sampling), splits: splitsOf(v.splits), seed: seedOf(v.seed, 'seed') };
@@ -233,7 +245,8 @@ export function filterExportSpec(input: unknown, visible: readonly string[]): Fi
       onlyKeys(f.dateRange, ['start', 'end'], 'filters.dateRange');
       const start = dayOf(f.dateRange.start, 'start');
       const end = dayOf(f.dateRange.end, 'end');
-      if (start !== null && end !== null && start > end) throw bad('filters.dateRange', `.start (${start}) is after .end (${end})`);
+      // Real calendar days the store can hold, in order: the one day-range check.
+      daySpan(start, end, EXPORT_DAYS);
       if (start !== null || end !== null) dateRange = { start, end };
     }
   }

@@ -5,11 +5,12 @@
 // those bytes are held for the job until its files are on disk, so two workers writing at
 // once cannot each take the same room. Files on disk are counted again after each write.
 import { statfsSync } from 'node:fs';
-import type { ExportConfig } from '../../core/config.ts';
+import type { ExportConfig } from '../../core/config/load-config.ts';
 import { AppError, Errors } from '../../core/errors.ts';
 import type { Plan } from '../../core/plans.ts';
 import { JobFailure } from './job-errors.ts';
 import type { JobRecord, JobStore } from './job-store.ts';
+import { EXPORT_QUOTA_RETRY_AFTER_SECONDS } from '../../core/limits/exports.ts';
 
 const bytesOf = (job: JobRecord): number => job.files.reduce((a, f) => a + f.bytes, 0);
 
@@ -86,7 +87,7 @@ export class ExportQuotas {
       const bytes = jobs.reduce((a, j) => a + bytesOf(j), 0);
       if (bytes < limit) return;
       const expiries = jobs.map((j) => (j.expiresAt === null ? Number.POSITIVE_INFINITY : Date.parse(j.expiresAt))).filter(Number.isFinite);
-      const wait = expiries.length === 0 ? 60 : Math.max(1, Math.ceil((Math.min(...expiries) - now) / 1000));
+      const wait = expiries.length === 0 ? EXPORT_QUOTA_RETRY_AFTER_SECONDS : Math.max(1, Math.ceil((Math.min(...expiries) - now) / 1000));
       throw new AppError(Errors.rateLimited, `${what} hold ${bytes} bytes of the ${limit} the ${owner.plan} plan allows; `
         + `a new export can start when older ones expire (the first in ${wait} s)`, { retryAfterSeconds: wait });
     };

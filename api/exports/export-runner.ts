@@ -8,7 +8,7 @@
 import { existsSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { ExportConfig } from '../../core/config.ts';
+import type { ExportConfig } from '../../core/config/load-config.ts';
 import { PLAN_QUERY_BUDGET, type Plan } from '../../core/plans.ts';
 import { ClickHouseCode, WarehouseError, type Settings, type Warehouse } from '../../warehouse/warehouse.ts';
 import { TABLES } from '../../warehouse/tables.ts';
@@ -20,7 +20,7 @@ import type { FileFactsWorker } from './file-facts.ts';
 import { JobFailure } from './job-errors.ts';
 import { numberedRows, rowColumnOf } from './execution-rows.ts';
 import type { ExportFile, JobRecord } from './job-store.ts';
-import { EXPORT_SAMPLE_ROWS } from '../../core/limits.ts';
+import { EXPORT_SAMPLE_ROWS } from '../../core/limits/exports.ts';
 
 
 /** What a run needs of the service. */
@@ -67,7 +67,7 @@ function budgetFailure(err: unknown, job: JobRecord, seconds: number): unknown {
         + (sql ? 'a SQL export runs as one statement: narrow the query, or split it into several exports by a range (WHERE date BETWEEN …)'
           : 'each chunk of a filter export is one statement: narrow filters.dateRange or name fewer filters.protocols'));
     case ClickHouseCode.TOO_MANY_ROWS:
-    case 396:
+    case ClickHouseCode.TOO_MANY_ROWS_OR_BYTES:
       if (/to read/i.test(err.message)) {
         return new JobFailure(`a statement of this export read more rows than the ${job.plan} plan allows per statement (${PLAN_QUERY_BUDGET[job.plan]}); `
           + 'narrow it: a date range on transactions, fewer protocols, or the hourly tables');

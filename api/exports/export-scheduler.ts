@@ -1,5 +1,5 @@
 // Who gets an export worker (docs/exports.md "Fair sharing"). Pure functions over the
-// jobs, so the rules are tested without an engine (test/export-scheduler.test.ts):
+// jobs, so the rules are tested without an engine (test/unit/export-scheduler.test.ts):
 //  - a queued job's claim is, in order: its plan's priority (core/plans.ts
 //    PLAN_PRIORITY, higher first), the workers its key already holds (fewer first), its
 //    key's last turn (api/sql/key-turns.ts: older first, never first), its age (older first).

@@ -2,7 +2,9 @@
 // the contract fuzzer that reads it. Bodies and queries are checked by export-config.ts
 // (so that errors name the field in this interface's words), not by these schemas.
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { EXPORT_LIST_DEFAULT, EXPORT_LIST_MAX, PAGE_TOKEN_MAX_CHARS } from '../../core/limits.ts';
+import { EXPORT_LIST_DEFAULT, EXPORT_LIST_MAX, PROGRESS_MAX_PERCENT } from '../../core/limits/exports.ts';
+import { PAGE_TOKEN_MAX_CHARS } from '../../core/limits/questions.ts';
+import { ordered } from '../../core/request-check.ts';
 import { ActiveProtocolName, CalendarDay, DOUBLE, Int64, INT64, pathParam } from '../../core/vocabulary/primitives.ts';
 import { sqlText, SQL_EXPORT_EXAMPLES, SQL_EXPORT_LANGUAGE_RULE } from '../sql/sql-text.ts';
 import { EXPORT_COLUMNS, EXPORT_FORMATS, MAX_SEED, NORMALIZE_COLUMNS, NORMALIZE_METHODS, ONE_HOT_COLUMNS, SAMPLING_STRATEGIES, SPLIT_NAMES, SPLIT_SUM_TOLERANCE, STRATUM_COLUMNS } from './export-config.ts';
@@ -50,7 +52,7 @@ export type ExportFileView = Static<typeof ExportFileViewSchema>;
 export const ExportJobViewSchema = Type.Object({
   id: Type.String(),
   status: NamedEnum('ExportJobStatus', JOB_STATUSES),
-  progress: Type.Integer({ minimum: 0, maximum: 100, description: 'Rows written over rows planned, 0-100; never backwards' }),
+  progress: Type.Integer({ minimum: 0, maximum: PROGRESS_MAX_PERCENT, description: 'Rows written over rows planned, 0-100; never backwards' }),
   kind: NamedEnum('ExportJobKind', ['filters', 'sql'] as const),
   format: NamedEnum('ExportFormat', EXPORT_FORMATS),
   rowsWritten: Int64(),
@@ -85,6 +87,9 @@ const seed = (description: string) => orNull({ type: 'integer', format: INT64, m
 /** Rules between fields that JSON Schema cannot state, for the document's readers
  *  (x-cross-field-rules, docs/rest-and-sql.md "Rules a schema cannot state"). */
 export const SPLITS_SUM_TO_ONE = { rule: 'sumEquals', property: 'splits', value: 1, tolerance: SPLIT_SUM_TOLERANCE } as const;
+
+/** The days of filters.dateRange in order: the rule daySpan runs on them (export-config.ts), as documented. */
+const EXPORT_DAYS_IN_ORDER = ordered('filters.dateRange.start', 'filters.dateRange.end');
 
 /** Sampling of a filter export (RANDOM or STRATIFIED) or of a SQL export (RANDOM: a query's result has no strata). */
 const sampling = (strategies: readonly string[]) => orNull({
@@ -149,7 +154,7 @@ export const filterBody = {
       },
     }),
   },
-  'x-cross-field-rules': [SPLITS_SUM_TO_ONE, { rule: 'ordered', fields: ['filters.dateRange.start', 'filters.dateRange.end'] }, PREPROCESSING_COLUMNS_EXPORTED, STRATIFY_BY_WITH_STRATIFIED],
+  'x-cross-field-rules': [SPLITS_SUM_TO_ONE, EXPORT_DAYS_IN_ORDER.doc, PREPROCESSING_COLUMNS_EXPORTED, STRATIFY_BY_WITH_STRATIFIED],
 } as const;
 
 export const sqlBody = {

@@ -15,7 +15,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { ExportConfig } from '../../core/config.ts';
+import type { ExportConfig } from '../../core/config/load-config.ts';
 import { AppError, Errors, param, type ExportParamKey } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { Plan } from '../../core/plans.ts';
@@ -39,10 +39,7 @@ import { failureMessage, fileNotFound, fileOf, jobView, type ExportFileHandle } 
 import { Cancelled, JobFailure, Stopping, Yielded } from './job-errors.ts';
 import { pageJobs, type JobPage, type JobPageAsk } from './job-listing.ts';
 import { isFinished, type JobRecord, type JobStatus, type JobStore } from './job-store.ts';
-import { EXPORT_LIST_DEFAULT, EXPORT_LIST_MAX, EXPORT_MAX_ATTEMPTS } from '../../core/limits.ts';
-
-/** Restarts a job survives, and the listing's page sizes (core/limits.ts). */
-export { EXPORT_MAX_ATTEMPTS as MAX_ATTEMPTS, EXPORT_LIST_DEFAULT as LIST_DEFAULT, EXPORT_LIST_MAX as LIST_MAX };
+import { EXPORT_CAP_RETRY_AFTER_SECONDS, EXPORT_ID_BYTES, EXPORT_MAX_ATTEMPTS, EXPORT_SWEEP_MS, PROGRESS_MAX_PERCENT } from '../../core/limits/exports.ts';
 
 /** Whose job it is: the API key (its id) and its plan. */
 export interface ExportOwner {
@@ -81,6 +78,11 @@ export interface ExportServiceDeps {
 const bad = (key: ExportParamKey, message: string): AppError => new AppError(Errors.invalidParams, `${param(key)} ${message}`, { field: key });
 const jobNotFound = (): AppError => new AppError(Errors.notFound, `${param('job')}: no export job with this id for this API key`);
 
+/** Jobs waiting for a worker, and jobs holding one. */
+const byState = (all: readonly JobRecord[]): { queued: JobRecord[]; running: JobRecord[] } =>
+  ({ queued: all.filter((j) => j.status === 'QUEUED'), running: all.filter((j) => j.status === 'RUNNING') });
+const isActive = (j: JobRecord): boolean => j.status === 'QUEUED' || j.status === 'RUNNING';
+
 export class ExportService {
   private readonly now: () => number;
   private readonly free: Warehouse[];
@@ -111,7 +113,7 @@ export class ExportService {
       }
     }
     this.sweep();
-    this.sweeper = setInterval(() => this.sweep(), 60_000);
+    this.sweeper = setInterval(() => this.sweep(), EXPORT_SWEEP_MS);
     this.sweeper.unref();
     this.pump();
   }
@@ -181,8 +183,8 @@ export class ExportService {
 
   /** Running jobs, for metrics and tests. */
   stats(): { running: number; queued: number } {
-    const all = this.deps.store.all();
-    return { running: all.filter((j) => j.status === 'RUNNING').length, queued: all.filter((j) => j.status === 'QUEUED').length };
+    const { queued, running } = byState(this.deps.store.all());
+    return { running: running.length, queued: queued.length };
   }
 
   /**
@@ -220,12 +222,12 @@ export class ExportService {
    *  plan's cap of queued and running jobs (a GraphQL request may create several at once). */
   checkCaps(owner: ExportOwner, adding = 1): void {
     const cap = this.deps.config.maxJobs[owner.plan];
-    const active = this.deps.store.all().filter((j) => j.owner === owner.id && (j.status === 'QUEUED' || j.status === 'RUNNING')).length;
+    const active = this.deps.store.all().filter((j) => j.owner === owner.id && isActive(j)).length;
     if (active + adding > cap) {
       const asked = adding > 1 ? ` (this request would start ${adding}, ${active} are queued or running)` : '';
       throw new AppError(Errors.rateLimited,
         `Too many export jobs: plan ${owner.plan} allows ${cap} queued or running at once per API key${asked}; retry when one has finished (or cancel one)`,
-        { retryAfterSeconds: 30 });
+        { retryAfterSeconds: EXPORT_CAP_RETRY_AFTER_SECONDS });
     }
   }
 
@@ -233,7 +235,7 @@ export class ExportService {
     this.checkCaps(owner);
     this.quotas.checkRoom(owner, this.now());
     const job: JobRecord = {
-      id: `exp_${randomBytes(12).toString('base64url')}`,
+      id: `exp_${randomBytes(EXPORT_ID_BYTES).toString('base64url')}`,
       seq: this.deps.store.nextSeq(),
       owner: owner.id,
       plan: owner.plan,
@@ -269,8 +271,8 @@ export class ExportService {
   /** Start queued jobs while a session is free, in the scheduler's order (export-scheduler.ts). */
   private pump(): void {
     while (!this.stopped && this.free.length > 0) {
-      const all = this.deps.store.all();
-      const next = nextJob(all.filter((j) => j.status === 'QUEUED'), all.filter((j) => j.status === 'RUNNING'), this.deps.sessions.length, this.turns);
+      const { queued, running } = byState(this.deps.store.all());
+      const next = nextJob(queued, running, this.deps.sessions.length, this.turns);
       if (next === undefined) return;
       const wh = this.free.pop()!;
       next.status = 'RUNNING';
@@ -280,7 +282,7 @@ export class ExportService {
         this.running.delete(run);
         this.free.push(wh);
         this.pump();
-        this.turns.forgetIdle(this.deps.store.all().filter((j) => j.status === 'QUEUED' || j.status === 'RUNNING').map((j) => j.owner));
+        this.turns.forgetIdle(this.deps.store.all().filter(isActive).map((j) => j.owner));
       });
       this.running.add(run);
     }
@@ -300,8 +302,8 @@ export class ExportService {
       visibleProtocols: this.deps.visibleProtocols,
       checkpoint: () => this.checkpoint(job),
       boundary: () => {
-        const all = this.deps.store.all();
-        if (shouldYield(job, all.filter((j) => j.status === 'QUEUED'), all.filter((j) => j.status === 'RUNNING'), this.deps.sessions.length)) throw new Yielded();
+        const { queued, running } = byState(this.deps.store.all());
+        if (shouldYield(job, queued, running, this.deps.sessions.length)) throw new Yielded();
       },
       advance: () => this.advance(job),
       save: () => this.deps.store.save(job),
@@ -315,7 +317,7 @@ export class ExportService {
       writeFileSync(path.join(dir, MANIFEST), `${JSON.stringify(manifestOf({ ...job, finishedAt: new Date(this.now()).toISOString() }), null, 2)}\n`);
       writeFileSync(path.join(dir, DATASET_CARD), datasetCard(job));
       job.rowsTotal = job.rowsWritten;
-      job.progress = 100;
+      job.progress = PROGRESS_MAX_PERCENT;
       this.finish(job, 'COMPLETED', null);
     } catch (err) {
       this.quotas.release(job);
@@ -346,7 +348,7 @@ export class ExportService {
   /** Progress from rows written; never backwards, and 100 only once the job is complete. */
   private advance(job: JobRecord): void {
     const total = job.rowsTotal ?? 0;
-    const p = total === 0 ? 99 : Math.min(99, Math.floor((100 * job.rowsWritten) / total));
+    const p = total === 0 ? PROGRESS_MAX_PERCENT - 1 : Math.min(PROGRESS_MAX_PERCENT - 1, Math.floor((PROGRESS_MAX_PERCENT * job.rowsWritten) / total));
     job.progress = Math.max(job.progress, p);
     this.deps.store.save(job);
   }

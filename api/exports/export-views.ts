@@ -11,6 +11,7 @@ import { FORMAT_FILES } from './export-config.ts';
 import type { ExportJobView } from './export-schemas.ts';
 import { JobFailure } from './job-errors.ts';
 import type { JobRecord } from './job-store.ts';
+import { EXPORT_ENGINE_MESSAGE_MAX_CHARS } from '../../core/limits/exports.ts';
 
 /** A file ready to be sent. */
 export interface ExportFileHandle {
@@ -23,14 +24,18 @@ export interface ExportFileHandle {
 
 export const fileNotFound = (): AppError => new AppError(Errors.notFound, 'no such file in this export job (it may have expired)');
 
+/** Jobs a keyless caller paid for (x402): owned by `x402:<payer>`, a wallet, not a key of the store. */
+const paidPerCall = (owner: string): boolean => owner.startsWith('x402:');
+
 /** The job as a client reads it; links are minted afresh, valid `linkTtlSeconds` and never past the job's expiry. */
 export function jobView(job: JobRecord, at: { now: number; linkTtlSeconds: number; links: DownloadLinks }): ExportJobView {
   const completed = job.status === 'COMPLETED';
   const expires = completed ? Math.min(Math.floor(at.now / 1000) + at.linkTtlSeconds, Math.floor(Date.parse(job.expiresAt!) / 1000)) : 0;
-  const link = (name: string) => ({
-    url: at.links.mint(SIGNED_LINK_PREFIX, { job: job.id, file: name, key: job.owner, expires }),
-    path: `/v1/query/exports/${job.id}/files/${encodeURIComponent(name)}`,
-  });
+  const link = (name: string) => {
+    const filePath = `/v1/query/exports/${job.id}/files/${encodeURIComponent(name)}`;
+    // A payer (x402) has no key for a link to stand for: each download is a call it pays for.
+    return { url: paidPerCall(job.owner) ? filePath : at.links.mint(SIGNED_LINK_PREFIX, { job: job.id, file: name, key: job.owner, expires }), path: filePath };
+  };
   return {
     id: job.id,
     status: job.status,
@@ -74,5 +79,5 @@ export function failureMessage(err: unknown): string {
   if (err instanceof JobFailure || err instanceof AppError) return err.message;
   const m = err instanceof WarehouseError ? engineMessage(err) : err instanceof Error ? err.message : String(err);
   if (/ENOSPC|No space left|NOT_ENOUGH_SPACE/i.test(m)) return 'the disk holding export files is full; try again later';
-  return `the engine failed while writing the export: ${m.slice(0, 500)}`;
+  return `the engine failed while writing the export: ${m.slice(0, EXPORT_ENGINE_MESSAGE_MAX_CHARS)}`;
 }

@@ -16,13 +16,17 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
+import { daySpan } from '../../core/request-check.ts';
 import type { Settings, Warehouse } from '../../warehouse/warehouse.ts';
-import { activeSplits, FORMAT_FILES, SPLIT_NAMES, type ExportFormat, type FilterExportSpec, type OutputSpec, type SplitName } from './export-config.ts';
+import { activeSplits, EXPORT_DAYS, FORMAT_FILES, SPLIT_NAMES, type ExportFormat, type FilterExportSpec, type OutputSpec, type SplitName } from './export-config.ts';
 import { literal, sampleCondition, splitExpression } from './export-sql.ts';
 import type { Chunk, JobWork } from './job-store.ts';
 import { TABLES } from '../../warehouse/tables.ts';
 import { fitPreprocessing, preprocessedColumn, type FittedPreprocessing } from './preprocessing.ts';
 import { planStrata, stratifiedCondition, type StrataPlan } from './stratified-sampling.ts';
+import { ENGINE_LOWEST_PRIORITY } from '../../core/limits/process.ts';
+
+const HOUR_SECONDS = 3600;
 
 export { literal, sampleCondition, splitExpression } from './export-sql.ts';
 
@@ -35,7 +39,7 @@ export function writeSettings(base: { maxThreads: number; timeoutSeconds: number
   return {
     max_threads: base.maxThreads,
     // Exports yield the CPU to serving, like client SQL.
-    os_thread_priority: 19,
+    os_thread_priority: ENGINE_LOWEST_PRIORITY,
     max_execution_time: base.timeoutSeconds,
     timeout_overflow_mode: 'throw',
     // Bloom filters made the Parquet files 4.1x larger; columns are read whole by training loaders.
@@ -55,12 +59,20 @@ export function writeSettings(base: { maxThreads: number; timeoutSeconds: number
 /** WHERE clause of a filter export before sampling (without chunk bounds). */
 export function baseWhere(spec: FilterExportSpec, visible: readonly string[], ingestedAt: string | null): string {
   const parts = [`protocol_name IN ${literal(spec.filters.protocols ?? [...visible])}`];
-  const range = spec.filters.dateRange;
-  if (range?.start != null) parts.push(`block_time >= toDateTime(${literal(Date.parse(`${range.start}T00:00:00Z`) / 1000)})`);
-  // Inclusive end day: everything before the next midnight.
-  if (range?.end != null) parts.push(`block_time < toDateTime(${literal(Date.parse(`${range.end}T00:00:00Z`) / 1000 + 86_400)})`);
+  // The days as seconds, by the one day-range conversion (both ends inclusive).
+  const range = daySpan(spec.filters.dateRange?.start, spec.filters.dateRange?.end, EXPORT_DAYS);
+  if (range.gte !== undefined) parts.push(`block_time >= toDateTime(${literal(range.gte)})`);
+  if (range.lte !== undefined) parts.push(`block_time <= toDateTime(${literal(range.lte)})`);
   if (ingestedAt !== null) parts.push(`ingested_at <= toDateTime64(${literal(ingestedAt)}, 3, 'UTC')`);
   return parts.join(' AND ');
+}
+
+/**
+ * What a filter export reads, before sampling and chunking: the statement the cost model
+ * prices before the job is made (the x402 plan's price of POST /v1/exports, docs/x402.md).
+ */
+export function filterExportRead(spec: FilterExportSpec, visible: readonly string[]): string {
+  return `SELECT ${selectList(spec, null)} FROM ${TABLES.transactions} WHERE ${baseWhere(spec, visible, null)}`;
 }
 
 /** WHERE clause of a filter export (without chunk bounds); a STRATIFIED one needs its planned strata. */
@@ -122,10 +134,10 @@ export async function planFilterExport(
   for (const [h, perSplit] of hours) {
     const n = SPLIT_NAMES.reduce((a, s) => a + perSplit[s], 0);
     if (current === undefined || size(current) + n > fileMaxRows) {
-      current = { from: h, to: h + 3600, rows: { train: 0, test: 0, val: 0 } };
+      current = { from: h, to: h + HOUR_SECONDS, rows: { train: 0, test: 0, val: 0 } };
       chunks.push(current);
     }
-    current.to = h + 3600;
+    current.to = h + HOUR_SECONDS;
     for (const s of SPLIT_NAMES) current.rows[s] += perSplit[s];
   }
   const fitted = await fitPreprocessing(wh, spec, where, settings);

@@ -5,7 +5,7 @@
 // bound to this owner's listing: one the service did not write, another key's, or one of a
 // job no longer listed is refused, naming the argument it came in.
 import { AppError, Errors, param } from '../../core/errors.ts';
-import { EXPORT_LIST_DEFAULT, EXPORT_LIST_MAX } from '../../core/limits.ts';
+import { EXPORT_LIST_DEFAULT, EXPORT_LIST_MAX } from '../../core/limits/exports.ts';
 import { isUInt, listingFingerprint, type PageDirection, type PageTokens } from '../analytics/page-token.ts';
 import type { JobRecord } from './job-store.ts';
 

@@ -12,7 +12,7 @@
 // Both are fitted once, when the job is planned (one pass over the export's rows), and kept
 // in the plan (JobWork.fitted): every chunk, and a resumed job, uses the same parameters. The
 // manifest and the dataset card state them so a model can be served with the same transform.
-import { EXPORT_ONE_HOT_MAX_CATEGORIES, EXPORT_ONE_HOT_NAME_MAX_CHARS } from '../../core/limits.ts';
+import { EXPORT_ONE_HOT_MAX_CATEGORIES, EXPORT_ONE_HOT_NAME_MAX_CHARS } from '../../core/limits/exports.ts';
 import type { Settings, Warehouse } from '../../warehouse/warehouse.ts';
 import { TABLES } from '../../warehouse/tables.ts';
 import { activeSplits, type FilterExportSpec, type NormalizeMethod } from './export-config.ts';

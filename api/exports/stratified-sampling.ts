@@ -12,7 +12,7 @@
 // stratum and hash bucket (2^EXPORT_STRATUM_BUCKET_BITS buckets) locate the bucket holding the
 // k_s-th hash; the second pass sorts only that bucket's hashes. The plan keeps the thresholds
 // (JobWork.strata): a resumed job keeps the same rows.
-import { EXPORT_STRATA_MAX, EXPORT_STRATUM_BUCKET_BITS } from '../../core/limits.ts';
+import { EXPORT_STRATA_MAX, EXPORT_STRATUM_BUCKET_BITS } from '../../core/limits/exports.ts';
 import type { Settings, Warehouse } from '../../warehouse/warehouse.ts';
 import { TABLES } from '../../warehouse/tables.ts';
 import type { Sampling, StratumColumn } from './export-config.ts';

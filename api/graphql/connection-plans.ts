@@ -1,6 +1,6 @@
 // Relay-style connections: which of the connection's costly parts the document selects, and
 // the connection object the schema's types read (edges, nodes, pageInfo, totalCount). The
-// pagination argument itself is read by api/catalog/pagination-args.ts.
+// pagination argument itself is read by api/graphql/pagination-args.ts.
 import {
   getDirectiveValues, GraphQLIncludeDirective, GraphQLSkipDirective, Kind,
   type DocumentNode, type FragmentDefinitionNode, type OperationDefinitionNode, type SelectionSetNode,

@@ -55,16 +55,17 @@ function asWritten(message: string, field: string | undefined): string {
 }
 
 /**
- * The wire form of one error: catalog errors worded for GraphQL with their code; errors of
- * the GraphQL language itself (syntax, validation, variable coercion) keep their message
- * and are BAD_USER_INPUT unless a rule set a code; anything else is an internal error whose
- * cause is logged, never shown.
+ * The wire form of one error, for queries, mutations and subscriptions alike (`words`: how
+ * the operation names the core's parameters): catalog errors worded for GraphQL with their
+ * code; errors of the GraphQL language itself (syntax, validation, variable coercion) keep
+ * their message and are BAD_USER_INPUT unless a rule set a code (its other extensions
+ * kept); anything else is an internal error whose cause is logged, never shown.
  */
-export function formatError(e: GraphQLError, log: (err: unknown) => void): GraphQLFormattedError {
+export function formatError(e: GraphQLError, log: (err: unknown) => void, words: Wording = GRAPHQL_WORDING): GraphQLFormattedError {
   const orig = e.originalError;
   const place = { ...(e.locations ? { locations: e.locations } : {}), ...(e.path ? { path: e.path } : {}) };
   if (orig instanceof AppError) {
-    const w = worded(orig, GRAPHQL_WORDING) as AppError;
+    const w = worded(orig, words) as AppError;
     if (w.kind.http >= 500) log(orig);
     const message = w.kind.http >= 500 ? 'Internal error' : asWritten(w.message, w.field);
     return { message, ...place, extensions: { code: w.kind.graphql } };
@@ -73,6 +74,6 @@ export function formatError(e: GraphQLError, log: (err: unknown) => void): Graph
     log(orig);
     return { message: 'Internal error', ...place, extensions: { code: Errors.internal.graphql } };
   }
-  const code = typeof e.extensions?.code === 'string' ? e.extensions.code : Errors.invalidParams.graphql;
-  return { message: e.message, ...place, extensions: { code } };
+  const own = e.extensions?.code;
+  return { message: e.message, ...place, extensions: typeof own === 'string' ? { ...e.extensions, code: own } : { code: Errors.invalidParams.graphql } };
 }

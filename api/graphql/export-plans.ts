@@ -4,7 +4,7 @@
 // and names the part at fault by logical key, which errors.ts words as `config.columns[1]`.
 import { AppError, Errors } from '../../core/errors.ts';
 import type { ExportJobView, ExportOwner, ExportService } from '../exports/export-service.ts';
-import { directionOf, type PaginationArg } from '../catalog/pagination-args.ts';
+import { directionOf, type PaginationArg } from './pagination-args.ts';
 import type { FieldPlan } from './field-plans.ts';
 
 type Args = Record<string, unknown>;

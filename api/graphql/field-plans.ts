@@ -10,14 +10,14 @@ import { bucketCount, type Granularity } from '../analytics/question/granularity
 import { isTimeDimension } from '../analytics/question/model.ts';
 import type { TimeRange, Transaction } from '../analytics/types.ts';
 import {
-  errorPatternOf, groupFilters, keysOf, list, metricsOf, rangeOf, refuse, transactionsAsk,
+  errorPatternOf, groupFilters, keysOf, list, metricsOf, rangeOf, takesOnly, transactionsAsk,
   type Args, type FiltersArg,
-} from '../catalog/question-args.ts';
-import { pageOf, type PaginationArg } from '../catalog/pagination-args.ts';
+} from './question-args.ts';
+import { pageOf, type PaginationArg } from './pagination-args.ts';
 import { wantsOf } from '../analytics/connection.ts';
 import { connectionOf, type ConnectionSelection } from './connection-plans.ts';
-import { metricValue, questionVocabulary, type GroupKey, type QuestionVocabulary } from '../catalog/question-vocabulary.ts';
-import { prepareTransactions } from '../catalog/transactions-question.ts';
+import { metricValue, questionVocabulary, type GroupKey, type QuestionVocabulary } from './question-vocabulary.ts';
+import { prepareTransactions } from './transactions-question.ts';
 import { breaksRule, Signature } from '../../core/vocabulary/primitives.ts';
 
 /**
@@ -94,8 +94,7 @@ function signaturePlan(a: Analytics, args: Args): FieldPlan {
 
 async function protocolStatsPlan(a: Analytics, args: Args): Promise<FieldPlan> {
   const f = args.filters as FiltersArg | null | undefined;
-  refuse(f, ['errorPattern', 'instructionTypes', 'programIds', 'signatures', 'status', 'success', 'slotRange', 'feeRange', 'computeRange', 'accountsCount', 'logMessage'],
-    'is not a filter of protocolStats (protocols and dateRange are)');
+  takesOnly(f, 'protocolStats');
   const range = rangeOf(f);
   const protocols = list(f?.protocols, 'filters.protocols');
   const prepared = await a.prepareStatsList(protocols, range);
@@ -112,7 +111,7 @@ async function protocolStatsPlan(a: Analytics, args: Args): Promise<FieldPlan> {
 
 async function timeSeriesPlan(a: Analytics, args: Args): Promise<FieldPlan> {
   const f = args.filters as FiltersArg;
-  refuse(f, ['errorPattern'], 'is not a filter of timeSeries (failedTransactions takes it)');
+  takesOnly(f, 'timeSeries');
   const range = rangeOf(f, true) as Required<TimeRange>;
   const vocab = questionVocabulary(a.measures);
   const keys = keysOf(args.groupBy, vocab);
@@ -147,8 +146,7 @@ async function timeSeriesPlan(a: Analytics, args: Args): Promise<FieldPlan> {
 
 async function failedTransactionsPlan(a: Analytics, args: Args, selection: ConnectionSelection | undefined, budget: number): Promise<FieldPlan> {
   const f = args.filters as FiltersArg | null | undefined;
-  refuse(f, ['programIds', 'signatures', 'status', 'success', 'slotRange', 'feeRange', 'computeRange', 'accountsCount', 'logMessage'],
-    'is not a filter of failedTransactions (protocols, dateRange, instructionTypes and errorPattern are)');
+  takesOnly(f, 'failedTransactions');
   const range = rangeOf(f);
   const vocab = questionVocabulary(a.measures);
   const keys = args.groupBy !== null && args.groupBy !== undefined ? keysOf(args.groupBy, vocab) : (['protocol', 'instructionType'] as GroupKey[]);

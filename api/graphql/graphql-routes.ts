@@ -39,13 +39,16 @@ import { answerStatsOf } from '../access/answer-stats.ts';
 import { graphiqlAssets } from './graphiql-page.ts';
 import { guardedExecute, type Ledger } from './request-guard.ts';
 import { GRAPHQL_RESPONSE, JSON_TYPE, readParams, responseType, sendGraphqlError, type Params } from './request-params.ts';
+import { CATALOG, type Operation } from '../catalog/catalog.ts';
 import { buildExecutableSchema, type RequestContext } from './schema.ts';
 import { aliasLimit, depthLimit, introspectionDepthLimit } from './validation-rules.ts';
 
 export interface GraphqlRouteOptions {
   analytics: Analytics;
-  /** The executable schema (the one /graphql/stream shares); built from api/graphql/schema/ unless given. */
+  /** The executable schema (the one /graphql/stream shares); built from api/graphql/schema/ and the catalog unless given. */
   schema?: GraphQLSchema;
+  /** The operations whose declared requests are fields too; the service's catalog unless set (tests). */
+  catalog?: readonly Operation[];
   /** Where extensions.freshness comes from (api/freshness.ts); left out when absent. */
   freshness?: FreshnessWatermark;
   /** Cost budget per plan; PLAN_QUERY_BUDGET (shared with the SQL sandbox) unless set. */
@@ -63,11 +66,12 @@ export interface GraphqlRouteOptions {
 }
 
 export async function graphqlRoutes(app: FastifyInstance, opts: GraphqlRouteOptions): Promise<void> {
-  const schema: GraphQLSchema = opts.schema ?? buildExecutableSchema(undefined, opts.analytics.measures);
+  const schema: GraphQLSchema = opts.schema ?? buildExecutableSchema(undefined, opts.analytics.measures, opts.catalog);
   const budgets = opts.budgets ?? PLAN_QUERY_BUDGET;
   const guard = {
     schema,
     analytics: opts.analytics,
+    catalog: opts.catalog ?? CATALOG,
     ...(opts.exports === undefined ? {} : { exports: opts.exports }),
     timeoutMs: opts.timeoutMs ?? GRAPHQL_TIMEOUT_MS,
     maxPoints: opts.maxDocumentPoints ?? GRAPHQL_MAX_DOCUMENT_POINTS,

@@ -32,6 +32,8 @@ import { tooComplex } from './document-limits.ts';
 import { connectionSelection } from './connection-plans.ts';
 import { fieldError, graphqlError } from './errors.ts';
 import { planExportField } from './export-plans.ts';
+import type { Operation } from '../catalog/declare.ts';
+import { declaredPlan } from './declared-fields.ts';
 import { planField, type FieldMeter, type FieldPlan } from './field-plans.ts';
 import type { RequestContext } from './schema.ts';
 
@@ -52,12 +54,14 @@ export interface GuardOptions {
   schema: GraphQLSchema;
   analytics: Analytics;
   exports?: ExportService;
+  /** The catalog whose declared operations are fields too (api/graphql/declared-fields.ts). */
+  catalog: readonly Operation[];
   timeoutMs: number;
   maxPoints: number;
 }
 
 /** Top-level fields of the operation by response key, after fragments and @skip/@include. */
-function topLevelFields(document: DocumentNode, op: OperationDefinitionNode, variables: Record<string, unknown>): Map<string, FieldNode> {
+export function topLevelFields(document: DocumentNode, op: OperationDefinitionNode, variables: Record<string, unknown>): Map<string, FieldNode> {
   const fragments = new Map(document.definitions.flatMap((d) => (d.kind === Kind.FRAGMENT_DEFINITION ? [[d.name.value, d] as const] : [])));
   const out = new Map<string, FieldNode>();
   const included = (node: Parameters<typeof getDirectiveValues>[1]): boolean =>
@@ -132,7 +136,8 @@ export const guardedExecute = (o: GuardOptions, req: FastifyRequest, ledger: Led
       const owner = req.apiKey === null ? null : { id: req.apiKey.id, plan: req.apiKey.plan, budget: req.budget };
       const exportPlan = o.exports === undefined ? undefined : planExportField(o.exports, owner, node.name.value, fieldArgs, creations);
       if (exportPlan !== undefined) ledger.query = false;
-      const plan = exportPlan ?? await planField(analytics, node.name.value, fieldArgs, ledger.budget, connectionSelection(args.document, op, key, variables));
+      const plan = exportPlan ?? await planField(analytics, node.name.value, fieldArgs, ledger.budget, connectionSelection(args.document, op, key, variables))
+        ?? await declaredPlan(o.catalog, analytics, node.name.value, fieldArgs);
       if (plan) plans.set(key, plan);
     } catch (err) {
       // A cap on work the caller already has running (export jobs) refuses the request as the rate limit does.

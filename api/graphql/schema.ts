@@ -6,8 +6,10 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { buildSchema, type GraphQLFieldResolver, type GraphQLSchema } from 'graphql';
 import { MEASURES, type Measures } from '../analytics/question/model.ts';
-import { KEY_SORTS, questionVocabulary, RECORD_SORTS } from '../catalog/question-vocabulary.ts';
+import { KEY_SORTS, questionVocabulary, RECORD_SORTS } from './question-vocabulary.ts';
+import { CATALOG, type Operation } from '../catalog/catalog.ts';
 import { installBigInt } from './bigint-scalar.ts';
+import { declaredSdl } from './declared-fields.ts';
 import type { FieldMeter, FieldPlan } from './field-plans.ts';
 
 const SCHEMA_DIR = path.join(import.meta.dirname, 'schema');
@@ -38,14 +40,15 @@ export function vocabularySource(measures: Measures = MEASURES): string {
   ].join('\n\n');
 }
 
-/** The SDL as served: every schema file, sorted by name, then the vocabulary of open questions. */
-export function schemaSource(dir = SCHEMA_DIR, measures: Measures = MEASURES): string {
+/** The SDL as served: every schema file, sorted by name, then the vocabulary of open questions and the catalog's declared operations. */
+export function schemaSource(dir = SCHEMA_DIR, measures: Measures = MEASURES, catalog: readonly Operation[] = CATALOG): string {
   return [
     ...readdirSync(dir)
       .filter((f) => f.endsWith('.graphql'))
       .sort()
       .map((f) => readFileSync(path.join(dir, f), 'utf8')),
     vocabularySource(measures),
+    declaredSdl(catalog),
   ].join('\n');
 }
 
@@ -72,8 +75,8 @@ const runPlan: GraphQLFieldResolver<unknown, RequestContext> = async (_source, _
 };
 
 /** The schema of `dir`'s files, its open questions over `measures` (the model's by default). */
-export function buildExecutableSchema(dir = SCHEMA_DIR, measures: Measures = MEASURES): GraphQLSchema {
-  const schema = buildSchema(schemaSource(dir, measures));
+export function buildExecutableSchema(dir = SCHEMA_DIR, measures: Measures = MEASURES, catalog: readonly Operation[] = CATALOG): GraphQLSchema {
+  const schema = buildSchema(schemaSource(dir, measures, catalog));
   installBigInt(schema);
   const query = schema.getQueryType();
   if (query === null || query === undefined) throw new Error('the GraphQL schema has no Query type');

@@ -16,8 +16,10 @@ export function llmsTxt(tools: readonly Tool[]): string {
 > needs an API key: header \`x-api-key: <key>\` (preferred) or query parameter \`api-key=<key>\`; /mcp and /v1/metrics also take
 > \`Authorization: Bearer <key>\`. No key: 401; an invalid, inactive or revoked key: 403; past the plan's requests per minute
 > (${plans}): 429 with Retry-After. Without a key, when the operator enabled x402, every door but live streams answers
-402 Payment Required with a price instead of 401: pay per call in USDC on Solana (x402 protocol, scheme exact) and retry with
-the \`PAYMENT-SIGNATURE\` header; docs/x402.md. Times are Unix seconds (UTC), fees are lamports, protocol names are snake_case (e.g. jupiter_v6).
+402 Payment Required with a price instead of 401: pay per call in USDC on Solana (x402 protocol v2, scheme exact) and retry with
+the \`PAYMENT-SIGNATURE\` header. On MCP a keyless client connects and lists tools for free; an unpaid tool call answers a tool
+error whose structuredContent holds the x402 payment requirements, and the paid retry carries the payment in
+\`params._meta["x402/payment"]\` (its result: \`_meta["x402/payment-response"]\`); docs/x402.md. Times are Unix seconds (UTC), fees are lamports, protocol names are snake_case (e.g. jupiter_v6).
 
 ## Doors
 

@@ -90,7 +90,10 @@ export async function mcpRoutes(app: FastifyInstance, opts: ToolDeps): Promise<v
   app.get('/llms.txt', async (_req, reply) => reply.type('text/plain; charset=utf-8').header('cache-control', 'public, max-age=300').send(llmsTxt(door.tools.list)));
 
   app.post('/mcp', { bodyLimit: MCP_BODY_LIMIT_BYTES }, async (req, reply) => {
-    const key = req.apiKey;
+    // A keyless POST with x402 on: its tool calls pay for themselves (api/x402/x402-mcp.ts);
+    // it runs as its first payer's, or as no one's (the address's) when none paid.
+    const payments = req.x402 !== null && typeof req.x402 === 'object' && 'admit' in req.x402 ? req.x402 : undefined;
+    const key = req.apiKey ?? (payments === undefined ? null : { id: `x402:${req.ip}`, plan: 'x402' as const });
     // Access control authenticates before any handler; a bare app without it has no caller.
     if (key === null) throw new AppError(Errors.unauthorized, 'API key required');
     // An empty batch holds no request: JSON-RPC's Invalid Request (the SDK answers it 202, as a notification).
@@ -116,7 +119,7 @@ export async function mcpRoutes(app: FastifyInstance, opts: ToolDeps): Promise<v
       req.usageExpected = protocolCount + toolCallCount(req.body);
     }
     const post = { accept: header(req, 'accept'), contentType: header(req, 'content-type'), protocolVersion: header(req, 'mcp-protocol-version'), body: req.body };
-    const answer = await door.answer(post, caller, new RequestHooks(req, calls), requests);
+    const answer = await door.answer(post, caller, new RequestHooks(req, calls), requests, payments);
     // A tool call the SDK refused before any handler ran (params of the wrong shape) told no
     // one: it still counted against the rate limit, so it is recorded, as an invalid call.
     for (let unheard = whole ? 0 : toolCallCount(req.body) - (calls.length - protocolCount); unheard > 0; unheard--) calls.push({ label: INVALID_TOOL_CALL, error: true });

@@ -15,6 +15,7 @@ import type { Budget } from '../../core/budget.ts';
 import { AppError, Errors } from '../../core/errors.ts';
 import { ANSWER_BUDGET_BYTES, formatBytes, MCP_CARRY_FACTOR, MCP_ECHO_MAX_CHARS } from '../../core/limits.ts';
 import { AnswerBatch, setAsideBytes, type MemberOutcome } from '../answers/answer-batch.ts';
+import { X402_PAYMENT_META, type PaidTool, type ToolPayments } from '../x402/x402-mcp.ts';
 import { resources, type Resource } from './mcp-resources.ts';
 import { McpTools, TOOL_ANNOTATIONS, type Tool, type ToolCaller, type ToolDeps } from './mcp-tools.ts';
 import { StatelessJsonTransport, type McpAnswer, type McpPost, type PlainRequest } from './mcp-transport.ts';
@@ -60,6 +61,13 @@ class DoorTransport<C> extends StatelessJsonTransport<C> {
       if (typeof text === 'string' && text.startsWith(prefix)) message.error.message = text.slice(prefix.length);
     }
     return super.send(message);
+  }
+}
+
+/** A paid tool call answered by its payment (asked for, or refused) instead of by its tool. */
+class PaymentAnswer extends Error {
+  constructor(readonly result: CallToolResult) {
+    super('payment required');
   }
 }
 
@@ -179,6 +187,8 @@ interface CallContext {
   sql: SqlTurns;
   /** The door's answer budget for the whole POST. */
   answerBytes: number;
+  /** A keyless caller's tool calls pay for themselves (x402 on); undefined: the key pays. */
+  payments?: ToolPayments;
 }
 
 /**
@@ -211,13 +221,13 @@ export class McpDoor {
    * The answer to one POST /mcp of `caller`, holding `requests` JSON-RPC requests. Once its
    * client is gone (its budget ended) no call of it starts, so it ends soon by itself.
    */
-  async answer(post: McpPost, caller: ToolCaller, hooks: CallHooks, requests: number): Promise<McpAnswer> {
+  async answer(post: McpPost, caller: ToolCaller, hooks: CallHooks, requests: number, payments?: ToolPayments): Promise<McpAnswer> {
     await this.connected;
     // The door's content budget: its answer budget (the request's, a bare app's the door's own)
     // less what carrying the answers as JSON strings may add (MCP_CARRY_FACTOR).
     const answerBytes = Math.floor((caller.budget?.answerBytes ?? ANSWER_BUDGET_BYTES.mcp) / MCP_CARRY_FACTOR);
     const answers = new AnswerBatch({ budget: caller.budget, answerBytes, members: Math.max(1, requests), setAside: this.setAside(post.body), measure: carriedMeasure });
-    const context: CallContext = { caller, hooks, batch: requests > 1, answers, answerBytes, sql: new SqlTurns() };
+    const context: CallContext = { caller, hooks, batch: requests > 1, answers, answerBytes, sql: new SqlTurns(), payments };
     return this.transport.handle({ ...post, body: withoutTasks(post.body) }, context);
   }
 
@@ -261,16 +271,32 @@ export class McpDoor {
    * member of the POST's batch (api/answers/answer-batch.ts): its answer bytes reserved before
    * it is built, its statements under a budget capped at them; `cancelled` stops it before it starts.
    */
-  private async callTool(tool: Tool, args: Record<string, unknown>, { caller, hooks, answers, answerBytes, sql }: CallContext, cancelled?: AbortSignal): Promise<CallToolResult> {
-    const run = (budget: Budget | null): Promise<string> => tool.run(args, budget === caller.budget ? caller : { ...caller, budget });
+  private async callTool(tool: Tool, args: Record<string, unknown>, context: CallContext, cancelled?: AbortSignal, payment?: unknown): Promise<CallToolResult> {
+    const { hooks, answers, answerBytes, sql, payments } = context;
+    // Paid per call (x402): admitted once, as the member's first step, so members keep their
+    // request order in the batch; nothing of the tool runs before its payment verified.
+    let admission: Promise<PaidTool | CallToolResult> | undefined;
+    let paid: PaidTool | undefined;
+    const run = async (budget: Budget | null): Promise<string> => {
+      if (payments !== undefined) {
+        const admitted = await (admission ??= payments.admit(tool.name, args, payment));
+        if ('content' in admitted) throw new PaymentAnswer(admitted);
+        paid = admitted;
+      }
+      const caller: ToolCaller = paid === undefined ? context.caller : { ...context.caller, keyId: paid.keyId, plan: 'x402' };
+      return tool.run(args, budget === caller.budget ? caller : { ...caller, budget });
+    };
     const outcome: MemberOutcome = await answers.run((budget) => (tool.name === SQL_TOOL ? sql.next(() => run(budget)) : run(budget)), cancelled);
     let result: CallToolResult;
     if ('text' in outcome) result = { content: [{ type: 'text', text: outcome.text }] };
     else if ('refused' in outcome) result = toolError(refusal(outcome.refused, answerBytes), hooks);
+    else if (outcome.thrown instanceof PaymentAnswer) result = outcome.thrown.result;
     else {
       const err = outcome.thrown;
       result = toolError(err instanceof AppError && err.kind === Errors.responseTooLarge ? refusal('overBudget', answerBytes) : err, hooks);
     }
+    // Settled only when it answered: a failed call is not charged.
+    if (paid !== undefined && payments !== undefined && result.isError !== true) result = await payments.settle(paid, result);
     hooks.onToolCall(tool.name, result.isError === true);
     return result;
   }
@@ -304,7 +330,7 @@ export class McpDoor {
         context.hooks.onToolCall(UNKNOWN_TOOL, true);
         throw new ProtocolError(ErrorCode.InvalidParams, `unknown tool "${echoed(request.params.name)}"; tools/list lists the tools`);
       }
-      return this.callTool(tool, request.params.arguments ?? {}, context, extra.signal);
+      return this.callTool(tool, request.params.arguments ?? {}, context, extra.signal, request.params._meta?.[X402_PAYMENT_META]);
     });
     server.setRequestHandler(ListResourcesRequestSchema.pick({ method: true }).loose(), (raw) => {
       checked(ListResourcesRequestSchema, raw);

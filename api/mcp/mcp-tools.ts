@@ -12,15 +12,16 @@ import type { UsageStore } from '../../warehouse/usage-store.ts';
 import type { Analytics } from '../analytics/analytics.ts';
 import { CATALOG, type Operation, type RpcMethod } from '../catalog/catalog.ts';
 import { positionSchemas } from '../catalog/declare.ts';
-import { CatalogMethods } from '../catalog/method-calls.ts';
-import { deeperThan } from '../catalog/method-calls.ts';
+import { CatalogMethods } from '../positional/positional-calls.ts';
+import { deeperThan } from '../positional/positional-calls.ts';
 import type { FreshnessWatermark } from '../freshness.ts';
 import { PUBLISHED_TABLES } from '../sql/sql-guard.ts';
 import type { SqlSandbox } from '../sql/sql-sandbox.ts';
 
 /** Who calls a tool: the request's key, plan, budget and rate-limit figures. */
 /** Every tool's last words: a caller without a key may pay per call (docs/x402.md). */
-const PAY_PER_CALL = ' Without an API key, where the operator enabled x402, each call is paid per call in USDC on Solana (HTTP 402, docs/x402.md).';
+const PAY_PER_CALL = ' Without an API key, where the operator enabled x402, each call is paid per call in USDC on Solana: unpaid, it answers '
+  + 'a tool error holding the x402 payment requirements (structuredContent); call again with the signed payment in params._meta["x402/payment"] (docs/x402.md).';
 
 export interface ToolCaller {
   keyId: string;
@@ -126,7 +127,7 @@ function sqlTool(sandbox: SqlSandbox): Tool {
       `the same sandbox, rules and errors as POST /v1/query. At most ${SQL_MAX_LENGTH} characters; LIMIT at most ${SQL_MAX_LIMIT}, ` +
       `LIMIT ${SQL_DEFAULT_LIMIT} appended when absent; ${SQL_TIMEOUT_SECONDS} s time-out; one statement, no semicolons; ` +
       'date is compared with YYYY-MM-DD strings. format json (default) answers {data, count, query}; csv answers the CSV text. ' +
-      'The resource txa://tables/transactions/columns lists the columns.',
+      'The resource txa://tables/transactions/columns lists the columns.' + PAY_PER_CALL,
     inputSchema: {
       type: 'object',
       properties: {

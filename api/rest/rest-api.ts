@@ -6,7 +6,8 @@ import type { FastifyInstance, FastifySchemaValidationError } from 'fastify';
 import { answerStatsOf } from '../access/answer-stats.ts';
 import { Errors, invalidParams, worded, type Wording } from '../../core/errors.ts';
 import { fitsBudget, formatBytes, REST_RESPONSE_BUDGET_BYTES } from '../../core/limits.ts';
-import { Day, DAY_PATTERN, dayStart, ruleOfPattern } from '../../core/vocabulary/primitives.ts';
+import { daySpan } from '../../core/request-check.ts';
+import { Day, DAY_PATTERN, ruleOfPattern } from '../../core/vocabulary/primitives.ts';
 import type { Analytics } from '../analytics/analytics.ts';
 import { CATALOG, restRoutesOf, type Operation } from '../catalog/catalog.ts';
 
@@ -87,7 +88,7 @@ export async function restApi(app: FastifyInstance, opts: RestApiOptions): Promi
       const v = query?.[name];
       if (typeof v !== 'string') continue;
       if (!DAY_SHAPE.test(v)) throw invalidParams(`${name} must be ${Day.description}`, name);
-      dayStart(v, name);
+      daySpan(v, undefined, { from: name, to: name });
     }
   });
   // The analytics layer names parameters by logical key; REST words them its own way and

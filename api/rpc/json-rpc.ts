@@ -7,7 +7,7 @@ import type { Budget } from '../../core/budget.ts';
 import { AppError, Errors } from '../../core/errors.ts';
 import { formatBytes, MAX_PARAMS_DEPTH, RPC_MAX_BATCH, RPC_RESPONSE_BUDGET_BYTES } from '../../core/limits.ts';
 import { AnswerBatch, setAsideBytes, type MemberOutcome } from '../answers/answer-batch.ts';
-import { deeperThan } from '../catalog/method-calls.ts';
+import { deeperThan } from '../positional/positional-calls.ts';
 import { echoesExactly, inexactNestedNumbers, numericIdTokens } from './raw-ids.ts';
 import { invalidRequest, methodNotFound, parseError, rpcError, toRpcError, type RpcErrorObject } from './rpc-errors.ts';
 

@@ -2,6 +2,7 @@
 // catalog: each method with its positional params and result as the schemas the door
 // validates and the fuzzer checks against. Answered by the `rpc.discover` method and served
 // at GET /v1/openrpc.json (without an API key, like the OpenAPI document: it holds no data).
+import { rulesDoc } from '../../core/request-check.ts';
 import { Errors, type ErrorKind } from '../../core/errors.ts';
 import { RPC_DISCOVER } from '../catalog/catalog.ts';
 import { positionSchemas, type Operation } from '../catalog/declare.ts';
@@ -60,6 +61,8 @@ export function openRpcDocument(catalog: readonly Operation[]): OpenRpcDocument 
         result: { name: 'result', schema: m.result },
         errors: METHOD_ERRORS,
         // Extensions: what else the catalog says of the operation.
+        // The method's own (its ranges in order) and, for a declared request, the request's.
+        ...rulesDoc([...m.rules, ...(op.request?.rules ?? [])]),
         'x-cost': op.cost,
         'x-analytics-preset': op.preset,
         ...(op.rest ? { 'x-rest': `${op.rest.method} /api/v1${op.rest.url}` } : {}),

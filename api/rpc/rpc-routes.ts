@@ -2,7 +2,7 @@
 // failure included (DESIGN section 4); a body that yields no answer (notifications only)
 // is 204 No Content. Authentication and rate limiting, which may answer 401/403/429, are
 // hooks outside this plugin; errors from them are passed on to the app's handler.
-// The method table is the catalog's methods (api/catalog/method-calls.ts checks their params
+// The method table is the catalog's methods (api/rpc/positional-calls.ts checks their params
 // against the declared schemas and runs their handlers), plus rpc.discover, which answers the
 // OpenRPC document of the same catalog. No SQL here.
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
@@ -11,7 +11,7 @@ import { AppError, Errors } from '../../core/errors.ts';
 import { formatBytes, RPC_BODY_LIMIT_BYTES } from '../../core/limits.ts';
 import type { Analytics } from '../analytics/analytics.ts';
 import { CATALOG, type Operation } from '../catalog/catalog.ts';
-import { CatalogMethods } from '../catalog/method-calls.ts';
+import { CatalogMethods } from '../positional/positional-calls.ts';
 import { handleBody, parseRpcBody, unparsedBody, type CallContext, type MethodTable, type RpcBody, type RpcResponse } from './json-rpc.ts';
 import { openRpcDocument, RPC_DISCOVER, withServer, type OpenRpcDocument } from './openrpc.ts';
 import { invalidRequest } from './rpc-errors.ts';
@@ -75,10 +75,12 @@ export interface RpcRouteOptions {
   analytics: Analytics;
   /** Byte budget of one response; RPC_RESPONSE_BUDGET_BYTES (core/limits.ts) unless set. */
   responseBudgetBytes?: number;
+  /** The methods' catalog; the service's unless set (tests). */
+  catalog?: readonly Operation[];
 }
 
 export async function rpcRoutes(app: FastifyInstance, opts: RpcRouteOptions): Promise<void> {
-  const methods = new RpcMethods(opts.analytics);
+  const methods = new RpcMethods(opts.analytics, opts.catalog);
 
   // Within this plugin only: read any content type as text and parse it here, so invalid
   // JSON becomes a JSON-RPC parse error (-32700) rather than Fastify's HTTP 400. The parsed

@@ -8,7 +8,7 @@
 // to the waiter whose key's last turn is the oldest, then the oldest waiter, so a key with a
 // queue never takes a second turn while another key of its plan waits for its first.
 import { AppError, Errors } from '../../core/errors.ts';
-import { SQL_RETRY_AFTER_SECONDS } from '../../core/limits.ts';
+import { SQL_RETRY_AFTER_SECONDS } from '../../core/limits/sql.ts';
 import { KeyTurns } from './key-turns.ts';
 
 export interface GateLimits {

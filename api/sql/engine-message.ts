@@ -1,6 +1,6 @@
 // The engine's error messages as a client may see them: without the engine's frame, the
 // sandbox's wrapper query and settings, the database name, or a value quoted whole.
-import { ENGINE_MESSAGE_MAX_CHARS } from '../../core/limits.ts';
+import { ENGINE_MESSAGE_MAX_CHARS, ENGINE_MESSAGE_TAIL_CHARS } from '../../core/limits/sql.ts';
 
 export { ENGINE_MESSAGE_MAX_CHARS };
 
@@ -32,6 +32,6 @@ export function engineMessage(err: unknown, database = 'default'): string {
 
 /** The message's head, "…", and its error code, in at most ENGINE_MESSAGE_MAX_CHARS. */
 function cut(m: string): string {
-  const code = /\. \([A-Z_]+\)(?=(?:\s*\(version [^)]*\))?\s*$)/.exec(m.slice(-200))?.[0] ?? '';
+  const code = /\. \([A-Z_]+\)(?=(?:\s*\(version [^)]*\))?\s*$)/.exec(m.slice(-ENGINE_MESSAGE_TAIL_CHARS))?.[0] ?? '';
   return `${m.slice(0, ENGINE_MESSAGE_MAX_CHARS - code.length - 1)}…${code}`;
 }

@@ -3,7 +3,7 @@
 // the engine, allowed by category or denied with a reason); this module resolves a name as
 // the engine would (aliases, case-insensitive names, aggregate combinators) and answers
 // allowed or refused. Anything it cannot resolve to an allowed function is refused: a new
-// engine function stays unusable until someone classifies it (test/sql-function-policy.test.ts).
+// engine function stays unusable until someone classifies it (test/engine/sql-function-policy.test.ts).
 import { readFileSync } from 'node:fs';
 
 interface PolicyFile {

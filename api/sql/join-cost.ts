@@ -16,6 +16,7 @@
 // priced (an ARRAY JOIN of an expression, a CTE the tree does not name) is priced Infinity,
 // and the query is refused: fail closed.
 import { joinKinds, type JoinKind } from './join-kinds.ts';
+import { arrayJoinFactor, hasArrayJoin, ownNodes } from './array-rows.ts';
 import { walk, type AstNode } from './sql-ast.ts';
 import { isKeyword, type Token } from './sql-lexer.ts';
 
@@ -146,7 +147,7 @@ class Pricer {
       const arrayJoin = element.children.find((c) => c.kind === 'ArrayJoin');
       if (arrayJoin) {
         if (!acc) return { rows: Infinity, joins };
-        const factor = await this.arrayFactor(arrayJoin.children[0]?.children ?? [], acc);
+        const factor = await arrayJoinFactor(arrayJoin.children[0]?.children ?? [], this.columnLength(acc));
         const rows = Number.isNaN(acc.rows * factor) ? Infinity : acc.rows * factor;
         // An array's element may repeat across every row (one account in all of them): after
         // an ARRAY JOIN a key's multiplicity is unknown.
@@ -302,6 +303,12 @@ class Pricer {
   }
 
   /** Rows a query yields at most: the sum of its UNION branches, each its FROM chain times its arrayJoin()s. */
+  /** The longest array of a column of the side's table, when the side is a table. */
+  private columnLength(side: Side | undefined): ((column: string) => Promise<number>) | undefined {
+    const table = side?.table;
+    return table === undefined ? undefined : (column) => this.facts.arrayLength(table, column);
+  }
+
   private async queryRows(q: AstNode): Promise<number> {
     if (q.kind === 'SelectWithUnionQuery') {
       let sum = 0;
@@ -316,24 +323,9 @@ class Pricer {
     if (q.kind !== 'SelectQuery') return Infinity;
     let rows = (await this.chain(q)).rows;
     for (const f of ownNodes(q)) {
-      if (f.kind === 'Function' && f.detail === 'arrayJoin') rows *= await this.arrayFactor(f.children[0]?.children ?? [], undefined);
+      if (f.kind === 'Function' && f.detail === 'arrayJoin') rows *= await arrayJoinFactor(f.children[0]?.children ?? [], undefined);
     }
     return Number.isNaN(rows) ? Infinity : rows;
-  }
-
-  /** Rows one row becomes through ARRAY JOIN of `arrays` (zipped: the longest counts). */
-  private async arrayFactor(arrays: readonly AstNode[], side: Side | undefined): Promise<number> {
-    let factor = 1;
-    for (const a of arrays) {
-      let n: number;
-      if (a.kind === 'Literal' && a.detail.startsWith('Array_[')) n = literalArrayLength(a.detail);
-      else if (a.kind === 'Function' && a.detail === 'array') n = a.children[0]?.children.length ?? 0;
-      else if (a.kind === 'Function' && a.detail === 'range') n = rangeLength(a.children[0]?.children ?? []);
-      else if (a.kind === 'Identifier' && side?.table !== undefined) n = await this.facts.arrayLength(side.table, a.detail.split('.').at(-1)!);
-      else n = Infinity;
-      factor = Math.max(factor, n);
-    }
-    return factor;
   }
 }
 
@@ -341,48 +333,4 @@ class Pricer {
 function inExpressionSubquery(n: AstNode): boolean {
   for (let p = n.parent; p; p = p.parent) if (p.kind === 'Subquery' && p.parent?.kind !== 'TableExpression') return true;
   return false;
-}
-
-/** Nodes of one SELECT's own expressions (not of its subqueries). */
-function* ownNodes(select: AstNode): Generator<AstNode> {
-  const stack = [...select.children];
-  while (stack.length > 0) {
-    const n = stack.pop()!;
-    if (n.kind === 'Subquery' || n.kind === 'SelectWithUnionQuery' || n.kind === 'TablesInSelectQuery') continue;
-    yield n;
-    stack.push(...n.children);
-  }
-}
-
-const hasArrayJoin = (select: AstNode): boolean =>
-  [...ownNodes(select)].some((n) => n.kind === 'Function' && n.detail === 'arrayJoin') ||
-  (select.children.find((c) => c.kind === 'TablesInSelectQuery')?.children.some((e) => e.children.some((c) => c.kind === 'ArrayJoin')) ?? false);
-
-/** Elements of a literal array as the dump prints it: `Array_[UInt64_1, UInt64_2]`. */
-function literalArrayLength(detail: string): number {
-  const body = detail.slice('Array_['.length, -1);
-  if (body.trim() === '') return 0;
-  let depth = 0;
-  let quoted = false;
-  let n = 1;
-  for (let i = 0; i < body.length; i++) {
-    const ch = body[i]!;
-    if (quoted) {
-      if (ch === '\\') i++;
-      else if (ch === "'") quoted = false;
-    } else if (ch === "'") quoted = true;
-    else if (ch === '[' || ch === '(') depth++;
-    else if (ch === ']' || ch === ')') depth--;
-    else if (ch === ',' && depth === 0) n++;
-  }
-  return n;
-}
-
-/** range(end), range(start, end[, step]) with literal integers; anything else cannot be priced. */
-function rangeLength(args: readonly AstNode[]): number {
-  const nums = args.map((a) => (a.kind === 'Literal' ? /^(?:U?Int\d+)_(-?\d+)$/.exec(a.detail)?.[1] : undefined)).map((v) => (v === undefined ? NaN : Number(v)));
-  if (nums.length < 1 || nums.length > 3 || nums.some((v) => !Number.isFinite(v))) return Infinity;
-  const [start, end, step] = nums.length === 1 ? [0, nums[0]!, 1] : [nums[0]!, nums[1]!, nums[2] ?? 1];
-  if (step <= 0) return Infinity;
-  return Math.max(0, Math.ceil((end - start) / step));
 }

@@ -5,16 +5,7 @@
 // reads them: SQL sees their description, not their numbers, and the published tables
 // declare none. So the numbers are measured here over a bounded read (the first
 // SQL_JOIN_SAMPLE_ROWS rows of the table) and reused for SQL_JOIN_STATS_TTL_MS.
-import {
-  SQL_JOIN_DISTINCT_KEY_SHARE,
-  SQL_JOIN_LOCAL_REPEAT_MAX,
-  SQL_JOIN_MEASURE_MAX_ROWS,
-  SQL_JOIN_MEASURE_SECONDS,
-  SQL_JOIN_MEASUREMENTS_PER_QUERY,
-  SQL_JOIN_SAMPLE_ROWS,
-  SQL_JOIN_STATS_MAX_ENTRIES,
-  SQL_JOIN_STATS_TTL_MS,
-} from '../../core/limits.ts';
+import { SQL_JOIN_DISTINCT_KEY_SHARE, SQL_JOIN_LOCAL_REPEAT_MAX, SQL_JOIN_MEASURE_MAX_ROWS, SQL_JOIN_MEASURE_SECONDS, SQL_JOIN_MEASUREMENTS_PER_QUERY, SQL_JOIN_SAMPLE_ROWS, SQL_JOIN_STATS_MAX_ENTRIES, SQL_JOIN_STATS_TTL_MS } from '../../core/limits/sql.ts';
 import type { Settings, Warehouse } from '../../warehouse/warehouse.ts';
 import { KEY_FUNCTIONS, type JoinFacts } from './join-cost.ts';
 

@@ -2,7 +2,7 @@
 // sandbox slot, released exactly once however the stream ends, cut at the answer budget
 // and at the time-out when a reader never finishes.
 import { AppError, Errors } from '../../core/errors.ts';
-import { formatBytes, SQL_RESPONSE_BUDGET_BYTES } from '../../core/limits.ts';
+import { formatBytes, SQL_RESPONSE_BUDGET_BYTES } from '../../core/limits/answers.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
 import type { Lease } from './concurrency-gate.ts';
 

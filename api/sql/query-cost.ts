@@ -8,7 +8,7 @@ import type { Settings, Warehouse } from '../../warehouse/warehouse.ts';
 import { priceJoins, type JoinCost, type JoinPrice } from './join-cost.ts';
 import { JoinStats } from './join-stats.ts';
 import type { PreparedQuery } from './sql-guard.ts';
-import { SQL_BYTES_PER_BUDGET_ROW } from '../../core/limits.ts';
+import { SQL_BYTES_PER_BUDGET_ROW } from '../../core/limits/sql.ts';
 
 // The budget is checked before the query runs (the estimate) and enforced by the engine
 // while it runs (max_rows_to_read), so a misestimate still stops.
@@ -83,4 +83,6 @@ export function overBudgetMessage(cost: SqlCostEstimate, plan: Plan): string {
   return `the query ${what}; the ${plan} plan allows ${fmt(budget)} per query. To narrow it: ${cost.recommendations.join('; ') || 'read fewer rows'}`;
 }
 
-const fmt = (n: number): string => (!Number.isFinite(n) ? 'unbounded' : n >= 1e9 ? `${(n / 1e9).toFixed(1)}B` : n >= 1e6 ? `${(n / 1e6).toFixed(1)}M` : `${Math.round(n)}`);
+const MILLION = 1e6;
+const BILLION = 1e9;
+const fmt = (n: number): string => (!Number.isFinite(n) ? 'unbounded' : n >= BILLION ? `${(n / BILLION).toFixed(1)}B` : n >= MILLION ? `${(n / MILLION).toFixed(1)}M` : `${Math.round(n)}`);

@@ -19,13 +19,13 @@
 //     the tree): at most 10000; absent -> LIMIT 1000 is appended.
 // All of it runs on the sandbox's own engine session, never the serving one.
 import { engineMessage } from './engine-message.ts';
-import { AppError, Errors } from '../../core/errors.ts';
-import { SQL_DEFAULT_LIMIT, SQL_MAX_AST_DUMP_BYTES, SQL_MAX_LENGTH, SQL_MAX_LIMIT, SQL_PARSE_LIMITS } from '../../core/limits.ts';
+import { SQL_DEFAULT_LIMIT, SQL_MAX_AST_DUMP_BYTES, SQL_MAX_LENGTH, SQL_MAX_LIMIT, SQL_PARSE_LIMITS } from '../../core/limits/sql.ts';
 import { PUBLISHED_TABLES } from '../../warehouse/tables.ts';
 import { WarehouseError, type Warehouse } from '../../warehouse/warehouse.ts';
 import type { FunctionPolicy } from './function-policy.ts';
 import { parseAstDump, walk, type AstNode } from './sql-ast.ts';
-import { cteNames, isKeyword, lex, LexError, outerLimit, type Token } from './sql-lexer.ts';
+import { cteNames, isKeyword, lex, outerLimit, type Token } from './sql-lexer.ts';
+import { invalid, surfaceOf } from './sql-surface.ts';
 
 // The SPEC's SQL limits live with every other limit; re-exported for the SQL modules.
 export { SQL_DEFAULT_LIMIT, SQL_MAX_LENGTH, SQL_MAX_LIMIT };
@@ -52,15 +52,9 @@ const KNOWN_KINDS: ReadonlySet<string> = new Set([
 /** What may stand directly in a FROM/JOIN slot: a table name, a subquery, a SAMPLE ratio. */
 const TABLE_EXPRESSION_CHILDREN: ReadonlySet<string> = new Set(['TableIdentifier', 'Subquery', 'SampleRatio']);
 
-/** First words of statements other than SELECT, named in the rejection message. */
-const STATEMENT_WORDS = new Set(['INSERT', 'UPDATE', 'DELETE', 'DROP', 'CREATE', 'ALTER', 'TRUNCATE', 'REPLACE', 'GRANT',
-  'REVOKE', 'KILL', 'OPTIMIZE', 'RENAME', 'ATTACH', 'DETACH', 'SYSTEM', 'SET', 'USE', 'SHOW', 'DESCRIBE', 'DESC', 'EXPLAIN',
-  'EXCHANGE', 'UNDROP', 'BACKUP', 'RESTORE', 'CHECK', 'WATCH', 'MOVE', 'EXISTS', 'BEGIN', 'COMMIT', 'ROLLBACK', 'UPSERT', 'MERGE']);
-
 /** `x IN name` reads a whole table by name: such an argument must be a published table or a CTE. */
 const IN_FUNCTIONS = new Set(['in', 'notin', 'globalin', 'globalnotin', 'nullin', 'notnullin', 'globalnullin', 'globalnotnullin']);
 
-const invalid = (message: string, cause?: unknown): AppError => new AppError(Errors.invalidQuery, message, { cause });
 
 
 export interface PreparedQuery {
@@ -86,46 +80,8 @@ export interface GuardContext {
 
 /** Decide whether `input` may run; answer the text to execute or throw 400 Invalid query. */
 export async function prepareQuery(ctx: GuardContext, input: unknown, maxLimit = SQL_MAX_LIMIT): Promise<PreparedQuery> {
-  if (typeof input !== 'string' || input.trim() === '') throw invalid('the query must be a non-empty string');
-  if (input.length > SQL_MAX_LENGTH) {
-    throw invalid(`the query is ${input.length} characters long; the maximum is ${SQL_MAX_LENGTH} characters`);
-  }
-  const text = input.trim();
-  // NUL and other control characters have no place in SQL text, and a C string boundary
-  // inside the engine could make it see less than the guard saw.
-  if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(text)) {
-    throw invalid('the query contains control characters (only tab, newline and carriage return are allowed)');
-  }
-
-  // 2. Surface checks.
-  let lexed: ReturnType<typeof lex>;
-  try {
-    lexed = lex(text);
-  } catch (err) {
-    if (err instanceof LexError) throw invalid(`${err.message}`);
-    throw err;
-  }
-  if (lexed.semicolons.length > 0) {
-    throw invalid('only one statement is allowed: remove the semicolon (";") outside strings and comments');
-  }
-  for (const t of lexed.tokens) {
-    // Identifiers are printed raw in the parse-tree dump: a control character could forge
-    // lines there, and "(alias …)"-like text could be read as the dump's own annotations.
-    // The engine decodes backslash escapes inside quoted identifiers (`a\n…` is a newline
-    // there), so no backslash is accepted either: what the guard reads is what is printed.
-    if (t.type === 'quoted' && (t.escaped === true || /[\u0000-\u001f\u007f()\\]/.test(t.text))) {
-      throw invalid('quoted identifiers may not contain control characters, parentheses or backslashes');
-    }
-  }
-  const first = lexed.tokens[0];
-  if (!first) throw invalid('the query must be a non-empty string');
-  if (!(isKeyword(first, 'SELECT') || isKeyword(first, 'WITH') || (first.type === 'punct' && first.text === '('))) {
-    const word = first.type === 'word' ? first.text.toUpperCase() : undefined;
-    if (word !== undefined && STATEMENT_WORDS.has(word)) {
-      throw invalid(`${word} statements are not allowed: only read-only SELECT queries (SELECT, WITH …) are accepted`);
-    }
-    throw invalid(`the query must start with SELECT or WITH (found "${first.text.slice(0, 40)}"): only read-only SELECT queries are accepted`);
-  }
+  // 1, 2. The text itself.
+  const { text, first } = surfaceOf(input);
 
   // 3. One well-formed statement, per the engine, without executing the text.
   let canonical: string;
@@ -165,17 +121,22 @@ export async function prepareQuery(ctx: GuardContext, input: unknown, maxLimit =
   if (seen.applyCount > 0) checkApplies(canonicalTokens, seen.applyCount, policy);
 
   // 5. The outermost LIMIT.
+  const limited = withOuterLimit(text, canonical, root, first.type === 'punct', maxLimit);
+  return { ...limited, tables: [...seen.tables], ...parsed };
+}
+
+/** The text that runs: the client's, when its outermost LIMIT is a literal within `maxLimit`
+ *  (read from the canonical text, confirmed in the tree), or with LIMIT SQL_DEFAULT_LIMIT added. */
+function withOuterLimit(text: string, canonical: string, root: AstNode, parenthesized: boolean, maxLimit: number): { executed: string; injectedLimit: boolean } {
   const lim = outerLimit(canonical);
-  const tables = [...seen.tables];
   if (lim.nonLiteral) throw invalid(`the outermost LIMIT must be a whole number of rows, at most ${maxLimit}`);
   if (lim.length !== undefined) {
     if (lim.length > maxLimit) throw invalid(`LIMIT ${lim.length} is over the maximum of ${maxLimit} rows`);
     const inTree = [...walk(root)].some((n) => n.kind === 'Literal' && n.detail === `UInt64_${lim.length}` && n.parent?.kind === 'SelectQuery' && outermost(n));
     if (!inTree) throw invalid('could not confirm the outermost LIMIT; write it as LIMIT <rows> at the end of the query');
-    return { executed: text, injectedLimit: false, tables, ...parsed };
+    return { executed: text, injectedLimit: false };
   }
   const list = root.children[0];
-  const parenthesized = first.type === 'punct';
   const single = list?.children.length === 1 && list.children[0]?.kind === 'SelectQuery' && !lim.offsetOnly && !parenthesized;
   // A LIMIT appended after a UNION binds to its last branch only, and cannot follow a
   // parenthesized query or a bare OFFSET: wrap those instead.
@@ -183,7 +144,7 @@ export async function prepareQuery(ctx: GuardContext, input: unknown, maxLimit =
   const executed = single
     ? `${text}${sep}LIMIT ${SQL_DEFAULT_LIMIT}`
     : `SELECT * FROM (\n${text}\n) LIMIT ${SQL_DEFAULT_LIMIT}`;
-  return { executed, injectedLimit: true, tables, ...parsed };
+  return { executed, injectedLimit: true };
 }
 
 /** See explainRoot. */

@@ -5,6 +5,7 @@
 // outermost LIMIT, which names do WITH clauses declare. It follows ClickHouse's lexer:
 // '…' strings with backslash escapes and doubled quotes, "…" and `…` quoted identifiers,
 // $tag$…$tag$ heredocs, -- and # line comments, and nestable /* */ comments.
+import { DOLLAR_TAG_MAX_CHARS } from '../../core/limits/sql.ts';
 
 export type TokenType = 'word' | 'number' | 'string' | 'quoted' | 'punct';
 
@@ -32,6 +33,52 @@ const isWordStart = (c: string): boolean => /[A-Za-z_\u0080-\uffff]/.test(c);
 const isWordChar = (c: string): boolean => /[A-Za-z0-9_$\u0080-\uffff]/.test(c);
 const isDigit = (c: string): boolean => c >= '0' && c <= '9';
 
+/** A string literal or quoted identifier from its opening quote at `start`: its text (quotes
+ *  doubled or backslash-escaped inside), whether a backslash escape was used, and the position after it. */
+function readQuoted(src: string, start: number, q: string, type: 'string' | 'quoted'): { text: string; escaped: boolean; end: number } {
+  const unterminated = (): LexError => new LexError(`unterminated ${type === 'string' ? 'string literal' : 'quoted identifier'} starting at position ${start + 1}`);
+  let i = start + 1;
+  let text = '';
+  let escaped = false;
+  for (;;) {
+    if (i >= src.length) throw unterminated();
+    const c = src[i]!;
+    if (c === '\\') {
+      if (i + 1 >= src.length) throw unterminated();
+      text += src[i + 1];
+      escaped = true;
+      i += 2;
+    } else if (c === q && src[i + 1] === q) {
+      text += q;
+      i += 2;
+    } else if (c === q) {
+      return { text, escaped, end: i + 1 };
+    } else {
+      text += c;
+      i += 1;
+    }
+  }
+}
+
+/** The position after a block comment (nested ones included) opened at `start`. */
+function blockCommentEnd(src: string, start: number): number {
+  let i = start;
+  let level = 0;
+  while (i < src.length) {
+    if (src[i] === '/' && src[i + 1] === '*') {
+      level += 1;
+      i += 2;
+    } else if (src[i] === '*' && src[i + 1] === '/') {
+      level -= 1;
+      i += 2;
+      if (level === 0) return i;
+    } else {
+      i += 1;
+    }
+  }
+  throw new LexError(`unterminated comment starting at position ${start + 1}`);
+}
+
 export function lex(src: string): Lexed {
   const tokens: Token[] = [];
   const semicolons: number[] = [];
@@ -40,33 +87,9 @@ export function lex(src: string): Lexed {
   const n = src.length;
 
   const quoted = (q: string, type: 'string' | 'quoted'): void => {
-    const start = i;
-    i += 1;
-    let value = '';
-    let escaped = false;
-    for (;;) {
-      if (i >= n) throw new LexError(`unterminated ${type === 'string' ? 'string literal' : 'quoted identifier'} starting at position ${start + 1}`);
-      const c = src[i]!;
-      if (c === '\\') {
-        if (i + 1 >= n) throw new LexError(`unterminated ${type === 'string' ? 'string literal' : 'quoted identifier'} starting at position ${start + 1}`);
-        value += src[i + 1];
-        escaped = true;
-        i += 2;
-        continue;
-      }
-      if (c === q) {
-        if (src[i + 1] === q) {
-          value += q;
-          i += 2;
-          continue;
-        }
-        i += 1;
-        break;
-      }
-      value += c;
-      i += 1;
-    }
-    tokens.push({ type, text: value, depth, pos: start, ...(escaped ? { escaped } : {}) });
+    const r = readQuoted(src, i, q, type);
+    tokens.push({ type, text: r.text, depth, pos: i, ...(r.escaped ? { escaped: true } : {}) });
+    i = r.end;
   };
 
   while (i < n) {
@@ -77,28 +100,14 @@ export function lex(src: string): Lexed {
     } else if ((c === '-' && next === '-') || c === '#') {
       while (i < n && src[i] !== '\n') i += 1;
     } else if (c === '/' && next === '*') {
-      const start = i;
-      let level = 0;
-      while (i < n) {
-        if (src[i] === '/' && src[i + 1] === '*') {
-          level += 1;
-          i += 2;
-        } else if (src[i] === '*' && src[i + 1] === '/') {
-          level -= 1;
-          i += 2;
-          if (level === 0) break;
-        } else {
-          i += 1;
-        }
-      }
-      if (level !== 0) throw new LexError(`unterminated comment starting at position ${start + 1}`);
+      i = blockCommentEnd(src, i);
     } else if (c === "'") {
       quoted("'", 'string');
     } else if (c === '"' || c === '`') {
       quoted(c, 'quoted');
-    } else if (c === '$' && /^\$[A-Za-z0-9_]*\$/.test(src.slice(i, i + 64))) {
+    } else if (c === '$' && /^\$[A-Za-z0-9_]*\$/.test(src.slice(i, i + DOLLAR_TAG_MAX_CHARS))) {
       // Heredoc string: $tag$ … $tag$ (the tag may be empty).
-      const tag = /^\$[A-Za-z0-9_]*\$/.exec(src.slice(i, i + 64))![0];
+      const tag = /^\$[A-Za-z0-9_]*\$/.exec(src.slice(i, i + DOLLAR_TAG_MAX_CHARS))![0];
       const end = src.indexOf(tag, i + tag.length);
       if (end < 0) throw new LexError(`unterminated heredoc string starting at position ${i + 1}`);
       tokens.push({ type: 'string', text: src.slice(i + tag.length, end), depth, pos: i });

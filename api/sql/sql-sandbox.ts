@@ -13,6 +13,8 @@ import { loadFunctionPolicy, type FunctionPolicy } from './function-policy.ts';
 import { JoinStats } from './join-stats.ts';
 import { budgetSettings, estimateSqlCost, overBudgetMessage, PLAN_QUERY_BUDGET, type SqlCostEstimate } from './query-cost.ts';
 import { engineMessage, prepareQuery, PUBLISHED_TABLES, SQL_MAX_LIMIT, type GuardContext, type PreparedQuery } from './sql-guard.ts';
+import { REAL_TABLES_REUSE_MS, SQL_RUN_AST_LIMITS } from '../../core/limits/sql.ts';
+import { ENGINE_LOWEST_PRIORITY } from '../../core/limits/process.ts';
 
 export { SQL_MAX_RESPONSE_BYTES };
 
@@ -258,7 +260,7 @@ export class SqlSandbox {
 
   private realTables(wh: Warehouse): Promise<ReadonlySet<string>> {
     // Table names change only with migrations; a minute of caching is plenty.
-    if (!this.realTablesCache || Date.now() - this.realTablesCache.at > 60_000) {
+    if (!this.realTablesCache || Date.now() - this.realTablesCache.at > REAL_TABLES_REUSE_MS) {
       const names = wh
         .query<{ name: string; db: string }>('SELECT name, currentDatabase() AS db FROM system.tables WHERE database = currentDatabase()')
         .then((rows) => {
@@ -291,17 +293,17 @@ export class SqlSandbox {
       max_threads: this.limits.maxThreads,
       // Client SQL yields the CPU to serving: its engine threads run at the lowest priority
       // (nice 19; raising a thread's nice value needs no privilege).
-      os_thread_priority: 19,
+      os_thread_priority: ENGINE_LOWEST_PRIORITY,
       ...budgetSettings(plan),
       max_bytes_in_join: Math.floor(this.limits.maxMemoryBytes / 2),
       // The engine bounds a join's right side only (26.7 has no limit on the rows a join
       // produces: that is priced before running); time and memory bound the rest.
       max_rows_in_join: PLAN_JOIN_ROWS[plan],
       join_overflow_mode: 'throw',
-      max_ast_depth: 500,
-      max_ast_elements: 100_000,
-      max_expanded_ast_elements: 500_000,
-      max_subquery_depth: 50,
+      max_ast_depth: SQL_RUN_AST_LIMITS.maxAstDepth,
+      max_ast_elements: SQL_RUN_AST_LIMITS.maxAstElements,
+      max_expanded_ast_elements: SQL_RUN_AST_LIMITS.maxExpandedAstElements,
+      max_subquery_depth: SQL_RUN_AST_LIMITS.maxSubqueryDepth,
       additional_table_filters: filters,
       ...extra,
       // Last, so the settings before it are still allowed to change (readonly=1 freezes settings).

@@ -2,7 +2,7 @@
 // as the OpenAPI document states it: what JSON Schema can say (a non-blank string within
 // the length limit), and, for what it cannot (the SELECT language the sandbox accepts), a
 // rule naming the language with queries that are valid in it (x-cross-field-rules).
-import { SQL_MAX_LENGTH } from '../../core/limits.ts';
+import { SQL_MAX_LENGTH } from '../../core/limits/sql.ts';
 import { TABLES } from '../../warehouse/tables.ts';
 
 const T = TABLES.transactions;

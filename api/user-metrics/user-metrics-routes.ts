@@ -5,11 +5,13 @@
 // (protocol, instruction_type, each repeatable and bounded); anything else is a 400.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError, Errors, worded, type Wording } from '../../core/errors.ts';
-import { FILTER_LIST_MAX, USER_METRICS_INSTRUCTION_TYPE_MAX_CHARS, USER_METRICS_MAX_INSTRUCTION_TYPES, USER_METRICS_WINDOWS } from '../../core/limits.ts';
+import { USER_METRICS_INSTRUCTION_TYPE_MAX_CHARS, USER_METRICS_MAX_INSTRUCTION_TYPES, USER_METRICS_WINDOWS } from '../../core/limits/mcp.ts';
+import { FILTER_LIST_MAX } from '../../core/limits/questions.ts';
 import { ActiveProtocolName, PROTOCOL_NAME_PATTERN } from '../../core/vocabulary/primitives.ts';
 import type { Analytics } from '../analytics/analytics.ts';
 import type { FreshnessWatermark } from '../freshness.ts';
 import { EXPOSITION_CONTENT_TYPE, exposition } from './exposition.ts';
+import { QUOTED_PARAM_MAX_CHARS, QUOTED_VALUE_MAX_CHARS } from '../../core/limits/http.ts';
 
 const WORDING: Wording = {
   params: { protocol: 'protocol', protocols: 'protocol', range: 'window', cursor: 'cursor', order: 'order' },
@@ -32,7 +34,7 @@ function listParam(query: Record<string, unknown>, name: string, max: number, ru
   const values = Array.isArray(raw) ? raw : [raw];
   if (values.length > max) throw bad(`${name} may be given at most ${max} times (got ${values.length})`, name);
   for (const v of values) {
-    if (typeof v !== 'string' || !ok(v)) throw bad(`${name} must be ${rule} (got ${JSON.stringify(String(v)).slice(0, 80)})`, name);
+    if (typeof v !== 'string' || !ok(v)) throw bad(`${name} must be ${rule} (got ${JSON.stringify(String(v)).slice(0, QUOTED_VALUE_MAX_CHARS)})`, name);
   }
   return [...new Set(values as string[])];
 }
@@ -40,7 +42,7 @@ function listParam(query: Record<string, unknown>, name: string, max: number, ru
 function readQuery(req: FastifyRequest): { protocols?: string[]; instructionTypes?: string[] } {
   const query = (req.query ?? {}) as Record<string, unknown>;
   const unknown = Object.keys(query).find((k) => !ACCEPTED.includes(k));
-  if (unknown !== undefined) throw bad(`unknown query parameter "${unknown.slice(0, 60)}"; accepted: protocol, instruction_type (each repeatable)`, unknown);
+  if (unknown !== undefined) throw bad(`unknown query parameter "${unknown.slice(0, QUOTED_PARAM_MAX_CHARS)}"; accepted: protocol, instruction_type (each repeatable)`, unknown);
   const protocols = listParam(query, 'protocol', FILTER_LIST_MAX, 'a protocol identifier such as jupiter_v6', (v) => PROTOCOL.test(v));
   const instructionTypes = listParam(query, 'instruction_type', USER_METRICS_MAX_INSTRUCTION_TYPES,
     `an instruction type: letters, digits and underscores, at most ${USER_METRICS_INSTRUCTION_TYPE_MAX_CHARS} characters`, (v) => TYPE.test(v));

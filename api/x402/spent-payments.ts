@@ -1,8 +1,8 @@
-// Payments already used, so a payload replayed gets 402 and never a second answer. A payment
-// is claimed once it verified, before its call runs: two copies sent at once cannot both
-// run. Kept per process for X402_PRICES.spentPaymentMs (past a blockhash's life the chain
-// refuses the transaction anyway, and the facilitator's own settlement cache covers the
-// race of concurrent settles); bounded, oldest dropped first.
+// Payments already used by this process, so a payload replayed to it gets 402 at once, without
+// asking the store. A payment is claimed once it verified, before its call runs: two copies
+// sent at once cannot both run. Every other process learns of it from the claims table
+// (migration 101, X402PaymentStore.claim). Kept for X402_PRICES.spentPaymentMs (past a
+// blockhash's life the chain refuses the transaction anyway); bounded, oldest dropped first.
 import { X402_PRICES } from '../../core/plans.ts';
 
 export class SpentPayments {

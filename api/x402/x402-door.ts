@@ -2,19 +2,29 @@
 // official resource server over the configured facilitator, the gateway, the pricing, and
 // the record of every settled payment.
 import type { FastifyRequest } from 'fastify';
-import type { X402Config } from '../../core/config.ts';
+import type { X402Config } from '../../core/config/load-config.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { X402PaymentStore } from '../../warehouse/x402-payment-store.ts';
 import { interfaceOf } from '../access/protected-paths.ts';
-import type { SqlSandbox } from '../sql/sql-sandbox.ts';
-import type { X402Door } from './x402-fastify.ts';
 import { X402Gateway, type PaidCall } from './x402-gateway.ts';
-import { pricer } from './x402-pricing.ts';
+import { Pricing, type Pricer, type PricingDeps, type ToolPricer } from './x402-pricing.ts';
 import { resourceServerOf, type SvmChain } from './x402-server.ts';
 
-export interface X402DoorDeps {
+/** What x402 needs at the HTTP edge: the gateway, the pricing, and where settled payments go. */
+export interface X402Door {
   config: X402Config;
-  sandbox: SqlSandbox;
+  gateway: X402Gateway;
+  price: Pricer;
+  /** Lets a door price its own calls (GraphQL: what its guard will charge). */
+  priceWith: Pricing['priceWith'];
+  /** The price of one MCP tool call, in cost units. */
+  priceTool: ToolPricer;
+  /** A settled payment, for usage and revenue (warehouse/x402-payment-store.ts). */
+  settled(req: FastifyRequest, paid: PaidCall, transaction: string): void;
+}
+
+export interface X402DoorDeps extends PricingDeps {
+  config: X402Config;
   payments: X402PaymentStore;
   logger: Logger;
   /** The chain an in-process facilitator settles on (tests: LiteSVM); default: X402_SOLANA_RPC_URL. */
@@ -23,11 +33,14 @@ export interface X402DoorDeps {
 }
 
 export async function createX402Door(deps: X402DoorDeps): Promise<X402Door> {
-  const gateway = new X402Gateway(await resourceServerOf(deps.config, deps.chain), deps.config, deps.now);
+  const pricing = new Pricing(deps);
+  const gateway = new X402Gateway(await resourceServerOf(deps.config, deps.chain), deps.config, deps.now, (id) => deps.payments.claim(id));
   return {
     config: deps.config,
     gateway,
-    price: pricer(deps.sandbox),
+    price: pricing.price,
+    priceWith: (route, pricer) => pricing.priceWith(route, pricer),
+    priceTool: pricing.priceTool,
     settled(req: FastifyRequest, paid: PaidCall, transaction: string) {
       const route = req.routeOptions.url ?? '';
       const row = {

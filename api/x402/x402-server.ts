@@ -7,9 +7,10 @@ import { x402Facilitator } from '@x402/core/facilitator';
 import { HTTPFacilitatorClient, x402ResourceServer, type FacilitatorClient } from '@x402/core/server';
 import type { Network } from '@x402/core/types';
 import { toFacilitatorSvmSigner, type FacilitatorSvmSigner } from '@x402/svm';
-import { registerExactSvmScheme } from '@x402/svm/exact/facilitator';
+import { ExactSvmScheme as ExactSvmFacilitator } from '@x402/svm/exact/facilitator';
 import { ExactSvmScheme } from '@x402/svm/exact/server';
-import type { X402Config } from '../../core/config.ts';
+import type { X402Config } from '../../core/config/load-config.ts';
+import { X402_PRICES } from '../../core/plans.ts';
 
 /** The chain an in-process facilitator settles on, given our fee-payer key (default: the RPC of X402_SOLANA_RPC_URL). */
 export type SvmChain = (feePayer: KeyPairSigner) => FacilitatorSvmSigner;
@@ -20,7 +21,9 @@ export async function facilitatorOf(config: X402Config, chain?: SvmChain): Promi
   if (f.kind === 'remote') return new HTTPFacilitatorClient({ url: f.url });
   const feePayer = await createKeyPairSignerFromBytes(f.secretKey);
   const signer = chain?.(feePayer) ?? toFacilitatorSvmSigner(feePayer, f.rpcUrl === undefined ? undefined : { defaultRpcUrl: f.rpcUrl });
-  const facilitator = registerExactSvmScheme(new x402Facilitator(), { signer, networks: config.network as Network });
+  // Our key pays every settled transaction's fees, and the payer writes them (compute
+  // limit, priority price, signers): capped, or one $0.001 call costs us 0.007 SOL.
+  const facilitator = new x402Facilitator().register(config.network as Network, new ExactSvmFacilitator(signer, undefined, X402_PRICES.facilitatorFees));
   return {
     verify: (payload, requirements) => facilitator.verify(payload, requirements),
     settle: (payload, requirements) => facilitator.settle(payload, requirements),

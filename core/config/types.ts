@@ -1,4 +1,4 @@
-// The shape of the configuration (core/config.ts loads it): one section per part of the
+// The shape of the configuration (core/config/load-config.ts loads it): one section per part of the
 // service, each documented with the variable that sets it.
 import type { Plan, X402PriceTable } from '../plans.ts';
 

@@ -3,8 +3,8 @@
 // facilitator and the prices are checked here, at start, so a deployment that would take
 // payments it cannot settle never starts.
 import { getBase58Encoder, isAddress } from '@solana/kit';
-import { X402_PRICES } from '../plans.ts';
-import type { EnvReader } from './env-reader.ts';
+import type { Problems } from './env-reader.ts';
+import { type EnvVars, QUOTED_ADDRESS_CHARS, SECRET_KEY_BYTES } from './env-schema.ts';
 import type { X402Config } from './types.ts';
 
 /** CAIP-2 ids of Solana's clusters, and the names operators also write for them. */
@@ -22,54 +22,50 @@ const USDC: Readonly<Record<string, string>> = Object.freeze({
   'solana:4uhcVJyU9pJkvQyS88uRDiswHXSCkY3z': '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU',
 });
 
-const SECRET_KEY_BYTES = 64;
 
 /** A Solana secret key as solana-keygen writes it (a JSON array of 64 numbers) or as base58. */
-function secretKey(r: EnvReader, name: string, raw: string): Uint8Array | undefined {
+function secretKey(p: Problems, name: string, raw: string): Uint8Array | undefined {
   try {
     const bytes = raw.startsWith('[') ? Uint8Array.from(JSON.parse(raw) as number[]) : getBase58Encoder().encode(raw);
     if (bytes.length === SECRET_KEY_BYTES) return Uint8Array.from(bytes);
   } catch { /* reported below */ }
-  r.problem(`${name} must be a 64-byte Solana secret key, as a JSON array of numbers (solana-keygen) or base58`);
+  p.add(`${name} must be a 64-byte Solana secret key, as a JSON array of numbers (solana-keygen) or base58`);
   return undefined;
 }
 
-function address(r: EnvReader, name: string, value: string | undefined, what: string): string {
+function address(p: Problems, name: string, value: string | undefined, what: string): string {
   if (value === undefined) {
-    r.problem(`${name} must be set when X402_ENABLED is true: ${what}`);
+    p.add(`${name} must be set when X402_ENABLED is true: ${what}`);
     return '';
   }
-  if (!isAddress(value)) r.problem(`${name} must be a base58 Solana address, got "${value.slice(0, 64)}"`);
+  if (!isAddress(value)) p.add(`${name} must be a base58 Solana address, got "${value.slice(0, QUOTED_ADDRESS_CHARS)}"`);
   return value;
 }
 
-function facilitator(r: EnvReader): X402Config['facilitator'] {
-  const url = r.url('X402_FACILITATOR_URL', ['http:', 'https:']);
-  const rawKey = r.str('X402_FACILITATOR_SECRET_KEY');
-  const rpcUrl = r.url('X402_SOLANA_RPC_URL', ['http:', 'https:']);
-  if (url !== undefined && rawKey !== undefined) r.problem('set X402_FACILITATOR_URL (a remote facilitator) or X402_FACILITATOR_SECRET_KEY (settle in-process), not both');
-  if (rawKey !== undefined) return { kind: 'local', secretKey: secretKey(r, 'X402_FACILITATOR_SECRET_KEY', rawKey) ?? new Uint8Array(SECRET_KEY_BYTES), rpcUrl };
-  if (url === undefined) r.problem('X402_ENABLED is true but no facilitator is set: X402_FACILITATOR_URL, or X402_FACILITATOR_SECRET_KEY (and X402_SOLANA_RPC_URL) to settle in-process');
+function facilitator(v: EnvVars, p: Problems): X402Config['facilitator'] {
+  const url = v.X402_FACILITATOR_URL;
+  const rawKey = v.X402_FACILITATOR_SECRET_KEY;
+  const rpcUrl = v.X402_SOLANA_RPC_URL;
+  if (url !== undefined && rawKey !== undefined) p.add('set X402_FACILITATOR_URL (a remote facilitator) or X402_FACILITATOR_SECRET_KEY (settle in-process), not both');
+  if (rawKey !== undefined) return { kind: 'local', secretKey: secretKey(p, 'X402_FACILITATOR_SECRET_KEY', rawKey) ?? new Uint8Array(SECRET_KEY_BYTES), rpcUrl };
+  if (url === undefined) p.add('X402_ENABLED is true but no facilitator is set: X402_FACILITATOR_URL, or X402_FACILITATOR_SECRET_KEY (and X402_SOLANA_RPC_URL) to settle in-process');
   return { kind: 'remote', url: url ?? '' };
 }
 
-export function x402Section(r: EnvReader): X402Config {
-  const enabled = r.bool('X402_ENABLED', false);
-  const rawNetwork = r.str('X402_NETWORK') ?? 'solana-devnet';
+export function x402Section(v: EnvVars, p: Problems): X402Config {
+  const enabled = v.X402_ENABLED;
+  const rawNetwork = v.X402_NETWORK;
   const network = SOLANA_NETWORKS[rawNetwork] ?? rawNetwork;
-  const prices = {
-    perMillionUnits: r.int('X402_PRICE_PER_MILLION_UNITS', X402_PRICES.perMillionUnits, 0, 10 ** 12),
-    floor: r.int('X402_PRICE_FLOOR', X402_PRICES.floor, 1, 10 ** 12),
-  };
-  const validitySeconds = r.int('X402_VALIDITY_SECONDS', X402_PRICES.validitySeconds, 10, 3600);
-  const requirementsPerMinute = r.int('X402_REQUIREMENTS_PER_MINUTE', X402_PRICES.requirementsPerMinute, 1, 1_000_000);
+  const prices = { perMillionUnits: v.X402_PRICE_PER_MILLION_UNITS, floor: v.X402_PRICE_FLOOR };
+  const validitySeconds = v.X402_VALIDITY_SECONDS;
+  const requirementsPerMinute = v.X402_REQUIREMENTS_PER_MINUTE;
   if (!enabled) {
     return { enabled, network, payTo: '', asset: '', facilitator: { kind: 'remote', url: '' }, prices, validitySeconds, requirementsPerMinute };
   }
   if (!Object.values(SOLANA_NETWORKS).includes(network)) {
-    r.problem(`X402_NETWORK must be solana, solana-devnet, solana-testnet or their CAIP-2 ids, got "${rawNetwork}"`);
+    p.add(`X402_NETWORK must be solana, solana-devnet, solana-testnet or their CAIP-2 ids, got "${rawNetwork}"`);
   }
-  const payTo = address(r, 'X402_PAY_TO', r.str('X402_PAY_TO'), 'the Solana address (wallet) paid for every call');
-  const asset = address(r, 'X402_ASSET', r.str('X402_ASSET') ?? USDC[network], 'the SPL token mint callers pay in (USDC by default)');
-  return { enabled, network, payTo, asset, facilitator: facilitator(r), prices, validitySeconds, requirementsPerMinute };
+  const payTo = address(p, 'X402_PAY_TO', v.X402_PAY_TO, 'the Solana address (wallet) paid for every call');
+  const asset = address(p, 'X402_ASSET', v.X402_ASSET ?? USDC[network], 'the SPL token mint callers pay in (USDC by default)');
+  return { enabled, network, payTo, asset, facilitator: facilitator(v, p), prices, validitySeconds, requirementsPerMinute };
 }

@@ -2,7 +2,7 @@
 // (one definition for both interfaces, so neither imports the other):
 // emails, key names, environment labels. Each refusal says the rule.
 import { invalidParams } from '../errors.ts';
-import { EMAIL_MAX_LENGTH, KEY_ENVIRONMENT_MAX_LENGTH, KEY_NAME_MAX_LENGTH } from '../limits.ts';
+import { EMAIL_MAX_LENGTH, KEY_ENVIRONMENT_MAX_LENGTH, KEY_NAME_MAX_LENGTH } from '../limits/dashboard.ts';
 
 /** The environment labels the page offers; any other short label is accepted too. */
 export const ENVIRONMENTS = ['production', 'staging', 'development'] as const;

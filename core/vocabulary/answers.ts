@@ -3,6 +3,7 @@
 // here would be dropped from REST answers, and now cannot exist in the type either),
 // JSON-RPC answers the same objects, GraphQL maps them, the OpenAPI document shows them.
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { HOURS_PER_DAY } from '../limits/questions.ts';
 import { Float64, Int64, UINT16_MAX } from './primitives.ts';
 
 const described = (description?: string) => (description === undefined ? {} : { description });
@@ -19,7 +20,7 @@ const percent = () => num('Percent 0-100');
 const unixSeconds = (description = 'Unix seconds') => int64(description);
 const lamports = (description = 'Lamports') => int64(description);
 /** Hour of day, 0-23 (UTC). */
-const LAST_HOUR = 23;
+const LAST_HOUR = HOURS_PER_DAY - 1;
 
 export const Transaction = Type.Object({
   signature: str(),

@@ -62,3 +62,6 @@ export function calendarDayPattern(min: string, max: string): string {
   if (leapDays.length > 0) branches.push(`${alt(leapDays)}-02-29`);
   return `^(?:${branches.join('|')})$`;
 }
+
+/** Seconds from a day's first instant to its last (23:59:59). */
+export const LAST_SECOND_OF_DAY = 86_399;

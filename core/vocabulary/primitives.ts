@@ -4,7 +4,8 @@
 import { Type, type IntegerOptions, type NumberOptions, type Static } from '@sinclair/typebox';
 import { invalidParams } from '../errors.ts';
 import { calendarDayPattern } from './calendar.ts';
-import { FILTER_LIST_MAX, HTTP_MAX_PATH_PARAM_CHARS, MAX_BLOCK_DATE, MAX_BLOCK_TIME, MIN_BLOCK_DATE, MIN_BLOCK_TIME, SIGNATURE_LIST_MAX } from '../limits.ts';
+import { HTTP_MAX_PATH_PARAM_CHARS } from '../limits/http.ts';
+import { FILTER_LIST_MAX, INSTRUCTION_TYPE_MAX_CHARS, MAX_BLOCK_DATE, MAX_BLOCK_TIME, MIN_BLOCK_DATE, MIN_BLOCK_TIME, SIGNATURE_LIST_MAX } from '../limits/questions.ts';
 
 /** Base58 (Bitcoin alphabet): no 0, O, I or l. */
 const BASE58 = '[1-9A-HJ-NP-Za-km-z]';
@@ -46,8 +47,9 @@ export const NUMBER_FORMATS: Readonly<Record<string, { type: 'number'; validate:
 };
 /** Largest value of a UInt16 column (instruction_index, accounts_count): such a field fits 32 bits. */
 export const UINT16_MAX = 2 ** 16 - 1;
+export const UINT32_MAX = 2 ** 32 - 1;
 
-export const InstructionType = Type.String({ minLength: 1, maxLength: 128, description: 'an instruction type of 1-128 characters' });
+export const InstructionType = Type.String({ minLength: 1, maxLength: INSTRUCTION_TYPE_MAX_CHARS, description: `an instruction type of 1-${INSTRUCTION_TYPE_MAX_CHARS} characters` });
 /** Whole Unix seconds the store can hold (block_time is DateTime, UInt32). A number that is
  *  a multiple of 1 rather than an integer type, so 1.5 reads as "not a whole number" (a bad
  *  value), not as a wrong JSON type (an unparsable filter, in JSON-RPC's classification). */
@@ -118,20 +120,30 @@ export function breaksRule(value: string, primitive: { pattern?: string; minLeng
   return undefined;
 }
 
+/** How a door words a day it refuses: not a calendar day written YYYY-MM-DD, or outside the
+ *  days the store can hold. `field` names the parameter as the caller gave it. */
+export interface DayWords {
+  notADay(field: string, value: string): string;
+  outOfRange(field: string, value: string): string;
+}
+
+/** The vocabulary's words for a refused day (JSON-RPC, REST and GraphQL use them). */
+export const DAY_WORDS: DayWords = {
+  notADay: (field, value) => `${field} must be a calendar date written YYYY-MM-DD, got "${value}"`,
+  outOfRange: (field, value) => `${field} must be between ${MIN_BLOCK_DATE} and ${MAX_BLOCK_DATE} (the days block times can be stored for), got "${value}"`,
+};
+
 /** Unix seconds of 00:00:00 UTC of a YYYY-MM-DD day (a real calendar day the store can
- *  hold), or invalid params naming `field` in the caller's words. */
-export function dayStart(value: string, field: string): number {
+ *  hold), or invalid params naming `field` in the caller's words (`error`: the field the
+ *  error carries, `field` unless given). */
+export function dayStart(value: string, field: string, words: DayWords = DAY_WORDS, error = field): number {
   const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
   const ms = m ? Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])) : NaN;
   // Date.UTC rolls 2025-02-30 over to March: a round trip catches impossible days.
-  if (!m || Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== value) {
-    throw invalidParams(`${field} must be a calendar date written YYYY-MM-DD, got "${value}"`, field);
-  }
+  if (!m || Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 10) !== value) throw invalidParams(words.notADay(field, value), error);
   // Block times are UInt32 seconds: a day outside them cannot match anything, and its
   // seconds would wrap around (2162-12-29 read as 2026) or be refused by the engine.
-  if (value < MIN_BLOCK_DATE || value > MAX_BLOCK_DATE) {
-    throw invalidParams(`${field} must be between ${MIN_BLOCK_DATE} and ${MAX_BLOCK_DATE} (the days block times can be stored for), got "${value}"`, field);
-  }
+  if (value < MIN_BLOCK_DATE || value > MAX_BLOCK_DATE) throw invalidParams(words.outOfRange(field, value), error);
   return ms / 1000;
 }
 

@@ -19,7 +19,7 @@
 import { SIGNATURE_RECORDS } from '../../warehouse/signature-records.ts';
 import { TABLES } from '../../warehouse/tables.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
-import { INGEST_DEDUPE_SPAN_SECONDS, INGEST_LOOKUP_CHUNK } from '../../core/limits.ts';
+import { INGEST_DEDUPE_SPAN_SECONDS, INGEST_LOOKUP_CHUNK } from '../../core/limits/ingest.ts';
 import type { Accepted } from './records.ts';
 import { drop, ok, type BatchStep, type Drop, type Ok } from './step.ts';
 

@@ -9,7 +9,7 @@
 // without waiting for the whole call to be parsed.
 import { DEAD, OK_ROW, type ParsePool, type ParseReply, type ParseTask } from '../parse-pool.ts';
 import { parseRecord, type RecordContext } from '../parse-record.ts';
-import { INGEST_CHUNKS_PER_WORKER, INGEST_PARSE_CHUNK, INGEST_PARSE_SLICE } from '../../core/limits.ts';
+import { INGEST_CHUNKS_PER_WORKER, INGEST_PARSE_CHUNK, INGEST_PARSE_SLICE } from '../../core/limits/ingest.ts';
 import type { RejectionCode } from '../rejection.ts';
 import { rawLine, type Accepted, type RawRecord } from './records.ts';
 

@@ -2,7 +2,7 @@
 // `not_object` and `schema` (the message names the first field that fails).
 import { Type, type Static } from '@sinclair/typebox';
 import { Ajv, type ErrorObject } from 'ajv';
-import { MAX_BLOCK_TIME, MIN_BLOCK_TIME } from '../../core/limits.ts';
+import { MAX_BLOCK_TIME, MIN_BLOCK_TIME } from '../../core/limits/questions.ts';
 import { Address, InstructionType, ProtocolName, ruleOfPattern, Signature } from '../../core/vocabulary/primitives.ts';
 import { deadLetter, ok, type RecordResult } from './step.ts';
 

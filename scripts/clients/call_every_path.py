@@ -1,5 +1,5 @@
 """Calls every path of the REST/SQL OpenAPI document through a client generated from it by
-openapi-python-client (test/openapi-client.test.ts), as a user of that client would, and checks
+openapi-python-client (test/daemons/openapi-client.test.ts), as a user of that client would, and checks
 each answer against an independent reference: CSV against the JSON answer of the same query,
 downloads against the job's sha256 and row count, Parquet by its magic bytes.
 

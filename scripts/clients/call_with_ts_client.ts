@@ -1,5 +1,5 @@
 // Calls every operation of the REST/SQL OpenAPI document through a TypeScript client generated
-// from it by openapi-generator's typescript-fetch (test/openapi-ts-client.test.ts copies this file
+// from it by openapi-generator's typescript-fetch (test/daemons/openapi-ts-client.test.ts copies this file
 // into the generated folder, type-checks both with tsc, strict, and runs it with tsx), as a user
 // of that client would: each answer's status checked on the generated *Raw call, its body decoded
 // through the generated models (value()), and checked against an independent reference: CSV

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # openapi-generator-cli, pinned, from Maven Central, for the generated-client tests
-# (test/openapi-go-client.test.ts): downloaded once into .cache/ inside the project (git-ignored)
+# (test/daemons/openapi-go-client.test.ts): downloaded once into .cache/ inside the project (git-ignored)
 # and run with the machine's Java (scripts/install-system-deps.sh installs one where none is).
 # Maven's own client when there is one (it checks the checksums), else curl with the sha1
 # Maven Central publishes beside the jar. Idempotent; one download at a time. Prints the jar's path.

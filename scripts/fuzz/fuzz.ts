@@ -3,7 +3,7 @@
 // budget split between them, and print what was tried and every failure with the request to
 // replay it. The seed is the suite's (FUZZ_SEED) unless --seed names one or --random draws one;
 // it is printed first, and the same seed replays the same calls. This is the longer run, and
-// the one place a random seed belongs: the suite's runs (test/fuzz.test.ts) are fixed. A
+// the one place a random seed belongs: the suite's runs (test/daemons/fuzz.test.ts) are fixed. A
 // failure found here becomes a fixed case (docs/reliability.md). Exit code 1 when anything failed.
 import { fuzzRpc, rpcSamples } from './rpc-fuzzer.ts';
 import { FUZZ_SEED, FUZZ_SERVICE_ENV, GRAPHQL_EXCLUDED_CHECKS, runSchemathesis } from './schemathesis.ts';

@@ -10,7 +10,7 @@
 // ignored_auth check are answered 401, not 429.
 import { execFileSync, spawn } from 'node:child_process';
 import path from 'node:path';
-import { FUZZ_ANONYMOUS_RATE_LIMIT } from '../../core/limits.ts';
+import { FUZZ_ANONYMOUS_RATE_LIMIT } from '../../core/limits/http.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -33,7 +33,7 @@ export interface SchemathesisRun {
 export const CHECKS = ['all'];
 
 /**
- * The seed of every fuzz run in the test suite (test/fuzz.test.ts), and of `npm run fuzz` unless
+ * The seed of every fuzz run in the test suite (test/daemons/fuzz.test.ts), and of `npm run fuzz` unless
  * it is given --seed N or --random: the suite's runs are a fixed set of cases (a seed and a count
  * of cases per operation, never a time budget, and no example database carried between runs), so
  * a run that passed passes again and a failure is a finding, not luck. Random seeds are for the

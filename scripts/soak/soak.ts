@@ -3,7 +3,7 @@
 // every plan, records streaming in through Kafka, and one abusive client sending heavy SQL.
 // Reported per time window: requests by interface and status class, p50/p99 per interface,
 // the service's RSS and event-loop lag (its own /metrics); at the end, rows stored against
-// rows produced. Used by `npm run soak` (scripts/soak/soak-cli.ts) and test/soak.test.ts.
+// rows produced. Used by `npm run soak` (scripts/soak/soak-cli.ts) and test/daemons/soak.test.ts.
 import { spawn } from 'node:child_process';
 import { startBroker, waitFor, type TestBroker } from '../daemons/kafka-broker.ts';
 import { startApiService, type ApiService } from '../daemons/api-service.ts';

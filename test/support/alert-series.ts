@@ -1,5 +1,5 @@
 // What a Prometheus scraping GET /v1/metrics once a minute would store, computed from ingest
-// records (the demo generator's, in test/promtool.test.ts), written as a `promtool test rules`
+// records (the demo generator's, in test/daemons/promtool.test.ts), written as a `promtool test rules`
 // file: the shipped alert rules can then be replayed over days of the demo's own shape in a
 // second. The figures are the ones the rules read (the all-time counter, the window counts,
 // the 5-minute success ratio, the 1-hour p95 fee) and the data's age.

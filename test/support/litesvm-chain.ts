@@ -105,6 +105,20 @@ export class Chain {
     throw new Error(`the test chain does not answer ${method}`);
   }
 
+  /** The service's x402 settings to be paid on this chain: in-process facilitator, one atomic
+   *  unit per cost unit (so a price reads as the cost model's figure), a floor of 1,000. */
+  x402Env(): Record<string, string> {
+    return {
+      X402_ENABLED: 'true',
+      X402_NETWORK: 'solana-devnet',
+      X402_PAY_TO: this.payee.address,
+      X402_ASSET: this.mint.address,
+      X402_FACILITATOR_SECRET_KEY: JSON.stringify([...this.feePayerSecret]),
+      X402_PRICE_PER_MILLION_UNITS: '1000000',
+      X402_PRICE_FLOOR: '1000',
+    };
+  }
+
   /** Token balance of `owner` in the mint's atomic units (0 without an account). */
   async balance(owner: Address, mint: Address = this.mint.address): Promise<bigint> {
     const acc = this.svm.getAccount(await this.ata(owner, mint));

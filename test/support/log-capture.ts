@@ -1,6 +1,6 @@
 // A logger whose lines a test can read back: for asserting what was (and was not) logged.
 import { Writable } from 'node:stream';
-import type { LogLevel } from '../../core/config.ts';
+import type { LogLevel } from '../../core/config/load-config.ts';
 import { createLogger, type Logger } from '../../core/logger.ts';
 
 export interface CapturedLog {

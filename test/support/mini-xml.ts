@@ -1,4 +1,4 @@
-// A minimal XML reader for the deployment's ClickHouse configs (test/cluster-deploy.test.ts):
+// A minimal XML reader for the deployment's ClickHouse configs (test/engine/cluster-deploy.test.ts):
 // checks well-formedness (every tag closed in order, one root, attributes quoted, no stray
 // "<" or "&") and returns the element tree. Not a general XML parser: no DTDs, CDATA or
 // namespaces, which those files do not use; anything else it meets is an error.

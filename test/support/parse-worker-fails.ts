@@ -1,2 +1,2 @@
-// A parse worker that cannot start (test/ingest-parse-workers.test.ts): its module throws.
+// A parse worker that cannot start (test/engine/ingest-parse-workers.test.ts): its module throws.
 throw new Error('this parse worker cannot start');

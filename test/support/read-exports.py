@@ -1,6 +1,6 @@
 # Reads downloaded export directories with the loaders a user would (pyarrow, Hugging Face
 # `datasets`; for CSV also pandas and Python's csv module, each with its defaults), run from the
-# project's .venv (scripts/python/venv.sh) by test/export-loaders.test.ts. Prints one JSON
+# project's .venv (scripts/python/venv.sh) by test/daemons/export-loaders.test.ts. Prints one JSON
 # object: what each loader saw of each export.
 # argv[1]: a JSON list of {"name", "dir", "format", "empty", "text"?}; argv[2]: a cache directory.
 # "text": CSV columns whose values are reported per signature, decoded as the export's dataset

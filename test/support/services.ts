@@ -2,7 +2,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { loadConfig, type Config } from '../../core/config.ts';
+import { loadConfig, type Config } from '../../core/config/load-config.ts';
 import { createLogger, type Logger } from '../../core/logger.ts';
 import { createServices, type Services } from '../../api/services.ts';
 import { ADMIN_TOKEN } from './admin-token.ts';

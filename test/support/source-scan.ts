@@ -1,5 +1,5 @@
-// Reading the project's own source for the structural tests (test/architecture.test.ts,
-// test/house-rules.test.ts): the files of a layer, their parse trees (rolldown's parser,
+// Reading the project's own source for the structural tests (test/unit/architecture.test.ts,
+// test/unit/house-rules.test.ts): the files of a layer, their parse trees (rolldown's parser,
 // the one vite already ships: TypeScript in, ESTree out) and a walk over a tree.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';

@@ -1,7 +1,7 @@
 // The one time-bucket type: every answer bucketed in time (JSON-RPC interval, REST
 // granularity, GraphQL bucketBy and groupBy HOUR, live activity buckets) names its size as
 // a Granularity, and the engine and this module agree on where each bucket starts.
-import { AppError, Errors, param } from '../../../core/errors.ts';
+import { AppError, Errors, hint, param } from '../../../core/errors.ts';
 import { MAX_ACTIVITY_BUCKETS } from '../../../core/limits.ts';
 import type { TimeRange } from '../types.ts';
 
@@ -83,6 +83,7 @@ export function checkBuckets(range: Required<TimeRange>, granularity: Granularit
   const buckets = bucketCount(range, granularity);
   if (buckets > MAX_ACTIVITY_BUCKETS) {
     throw new AppError(Errors.invalidParams,
-      `${param('range')}: the range spans ${buckets} ${granularity} buckets; at most ${MAX_ACTIVITY_BUCKETS} are allowed (use a shorter range or a coarser bucket)`, { field: 'range' });
+      `${param('range')}: the range spans ${buckets} ${granularity} buckets; at most ${MAX_ACTIVITY_BUCKETS} are allowed (use a shorter range${granularity === 'hour' ? ` or ${hint('coarserBucket')}` : ''})`,
+      { field: 'range' });
   }
 }

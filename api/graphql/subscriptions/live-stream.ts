@@ -1,14 +1,13 @@
 // One open stream of /graphql/stream (stream-route.ts): its events written as the
 // graphql-sse protocol's `next` events, heartbeats, back-pressure and closing.
 import type { ServerResponse } from 'node:http';
-import type { ExecutionResult } from 'graphql';
+import type { ExecutionResult, GraphQLFormattedError } from 'graphql';
 import { AppError, Errors } from '../../../core/errors.ts';
 import { STREAM_REPLAY_BYTES_PER_UNIT, STREAM_REPLAY_EVENTS_PER_UNIT } from '../../../core/limits.ts';
 import type { Logger } from '../../../core/logger.ts';
 import type { ReplayMeter } from './replay-meter.ts';
-import type { formatError } from './schema.ts';
-
-export type ErrorJson = ReturnType<typeof formatError>;
+/** One error of a stream's events, as the one formatError (api/graphql/errors.ts) writes it. */
+export type ErrorJson = GraphQLFormattedError;
 
 export const sseEvent = (event: 'next' | 'complete' | 'gap', data?: unknown, id?: string): string =>
   // `data:` even when empty: EventSource drops an event without a data field. `id:` is what

@@ -6,7 +6,8 @@
 // query schema is not on this branch: the stream route takes whichever schema it is given.
 import { readFileSync } from 'node:fs';
 import { buildSchema, GraphQLError, type GraphQLSchema } from 'graphql';
-import { AppError, Errors, wordMessage, type Wording } from '../../../core/errors.ts';
+import { Errors, type Wording } from '../../../core/errors.ts';
+import { resolveProtocols } from '../../../core/protocol-scope.ts';
 import { STREAM_MAX_PROTOCOLS } from '../../../core/limits.ts';
 import type { BucketFigures, BucketSize } from '../../analytics/activity-buckets.ts';
 import type { Gap } from './event-log.ts';
@@ -126,43 +127,12 @@ export function subscriptionRoot(live: LiveActivity, analytics: VisibleProtocols
       if (args.protocols !== undefined && args.protocols !== null) {
         if (args.protocols.length === 0) throw userError('protocols: the list is empty; name at least one protocol, or leave the argument out for every protocol');
         if (args.protocols.length > STREAM_MAX_PROTOCOLS) throw userError(`protocols: at most ${STREAM_MAX_PROTOCOLS} names, got ${args.protocols.length}`);
-        const active = new Set(await analytics.protocols());
-        args.protocols.forEach((name, i) => {
-          if (!active.has(name)) {
-            const shown = JSON.stringify(name.length > 100 ? `${name.slice(0, 100)}…` : name);
-            throw userError(wordMessage(`protocols[${i}]: unknown protocol ${shown} (\u27e8hint:protocols\u27e9)`, GRAPHQL_WORDING));
-          }
-        });
-        protocols = [...new Set(args.protocols)];
+        // Each active, duplicates dropped: the one protocol check (protocol-scope.ts).
+        protocols = resolveProtocols(await analytics.protocols(), { kind: 'list', names: args.protocols });
       }
       const feed = live.subscribe({ protocols, size, maxQueued: ctx.maxQueued, onOverflow: (n) => ctx.onOverflow(n) }, ctx.lastEventId);
       ctx.gap = feed.gap;
       return asPayloads(feed, ctx, analytics);
     },
-  };
-}
-
-/** extensions.code for any GraphQL error: its own, the catalog's for an AppError, BAD_USER_INPUT
- *  for errors of the document or variables (no original error), else an internal error whose
- *  cause is not shown. */
-export function formatError(err: GraphQLError): { message: string; locations?: readonly unknown[]; path?: readonly unknown[]; extensions: Record<string, unknown> } {
-  const own = err.extensions?.code;
-  const original = err.originalError;
-  let code: string;
-  let message = err.message;
-  if (typeof own === 'string') code = own;
-  else if (original instanceof AppError) {
-    code = original.kind.graphql;
-    message = wordMessage(original.message, GRAPHQL_WORDING);
-  } else if (original === undefined || original instanceof GraphQLError) code = Errors.invalidParams.graphql;
-  else {
-    code = Errors.internal.graphql;
-    message = 'Internal error';
-  }
-  return {
-    message,
-    ...(err.locations ? { locations: err.locations } : {}),
-    ...(err.path ? { path: err.path } : {}),
-    extensions: { ...(typeof own === 'string' ? err.extensions : {}), code },
   };
 }

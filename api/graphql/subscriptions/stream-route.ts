@@ -48,7 +48,8 @@ import type { LiveActivity } from './live-activity.ts';
 import { LiveStream, sseEvent, type StreamHost, type StreamSource } from './live-stream.ts';
 import { parseEventId, type Gap } from './event-log.ts';
 import { chargeKey, keyRefusal, ReplayMeter } from './replay-meter.ts';
-import { formatError, subscriptionRoot, type StreamContext, type VisibleProtocols } from './schema.ts';
+import { formatError } from '../errors.ts';
+import { GRAPHQL_WORDING, subscriptionRoot, type StreamContext, type VisibleProtocols } from './schema.ts';
 import { prepareSubscription, type Prepared } from './stream-document.ts';
 
 export const STREAM_PATH = '/graphql/stream';
@@ -141,7 +142,7 @@ export class GraphqlStreams implements StreamHost {
     }
     return {
       ...(result.data !== undefined ? { data: result.data } : {}),
-      ...(result.errors ? { errors: result.errors.map(formatError) } : {}),
+      ...(result.errors ? { errors: result.errors.map((e) => formatError(e, (err) => this.logger.error({ err }, 'subscription field failed'), GRAPHQL_WORDING)) } : {}),
       extensions: { ...(eventId === undefined ? {} : { eventId }), ...result.extensions, ...(visible ? { freshness: this.opts.freshness.extension(visible) } : {}) },
     };
   }

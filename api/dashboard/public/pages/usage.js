@@ -1,10 +1,12 @@
 // Usage: requests per minute, hour or day for one key or the whole account, per interface
 // (JSON-RPC, REST, SQL, GraphQL), rate-limit refusals, the plan's limit drawn on the chart,
 // what is left of each key's current one-minute window, and the cost of the answers (in the
-// plan's units) per key over time and per method. Refreshed every 5 s.
+// plan's units) per key over time and per method. Refreshed every 5 s. For the operator, the
+// x402 plan's revenue and calls per payer (pages/x402.js).
 import { dash } from '../lib/api.js';
 import { fmtInt, fmtTime, h, replace, table, uid } from '../lib/dom.js';
 import { lineChart } from '../lib/chart.js';
+import { x402Revenue } from './x402.js';
 
 const IFACES = [['rpc', 'JSON-RPC'], ['rest', 'REST'], ['sql', 'SQL'], ['graphql', 'GraphQL'], ['mcp', 'MCP']];
 
@@ -124,7 +126,8 @@ export function renderUsage(main, ctx) {
     windows, detail,
     h('section', { class: 'card', 'aria-labelledby': 'usage-cost-title' }, h('h2', { id: 'usage-cost-title' }, 'Cost over time, per key'), costBox),
     h('section', { class: 'card', 'aria-labelledby': 'usage-method-cost-title' }, h('h2', { id: 'usage-method-cost-title' }, 'Cost over time, per method'), methodBox),
-    costDetail);
+    costDetail,
+    x402Revenue());
   loadKeys().catch(() => {}).finally(() => refresh(true));
   timer = setInterval(() => { if (document.visibilityState === 'visible') refresh(); }, 5000);
   return () => {

@@ -1,0 +1,24 @@
+// Limits of the warehouse's own work: the migration runner and view repair.
+
+// ---- Inserts begun before a new view (warehouse/earlier-inserts.ts) ----
+/** How often the runner looks whether inserts begun before a new view have ended. */
+export const MIGRATION_INSERT_POLL_MS = 200;
+/** How long it waits for them before it stops the migration, in words (a re-run resumes it). */
+export const MIGRATION_INSERT_WAIT_MS = 10 * 60_000;
+
+// ---- One migration runner at a time (warehouse/migration-lock.ts) ----
+/** How long a runner's hold on the lock lasts without renewal: a runner that died holds it no longer. */
+export const MIGRATION_LOCK_LEASE_MS = 60_000;
+/** How often the holder renews its lease (several times a lease, so a slow renewal cannot lose it). */
+export const MIGRATION_LOCK_RENEW_MS = 10_000;
+/** How often a waiting runner looks at the lock. */
+export const MIGRATION_LOCK_POLL_MS = 250;
+
+// ---- Deleting the records by signature of repaired buckets (migration 090) ----
+/**
+ * Signature keys bound to one DELETE of tx_by_signature_v3's rows in the repaired buckets.
+ * The keys go as a parameter (a mutation of a replicated table may not hold a subquery),
+ * and the server transport sends parameters in the URL: 10,000 keys are ~210 KB of the
+ * server's 1 MiB http_max_uri_size. A bucket with more keys is deleted in several statements.
+ */
+export const VIEW_REPAIR_DELETE_KEYS = 10_000;

@@ -1,0 +1,136 @@
+// The dependency rule of docs/architecture.md, read from the code's own import graph: a
+// layer imports only the layers below it, benchmarks and scripts never import test code,
+// and no module imports itself through a cycle. A new upward arrow fails here.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ROOT, sourceFiles } from '../support/source-scan.ts';
+
+/** Each top-level folder and the folders it may import (itself always allowed). */
+const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
+  core: [],
+  warehouse: ['core'],
+  ingest: ['core', 'warehouse'],
+  api: ['core', 'warehouse', 'ingest'],
+  scripts: ['core', 'warehouse', 'ingest', 'api'],
+  bench: ['core', 'warehouse', 'ingest', 'api', 'scripts'],
+  test: ['core', 'warehouse', 'ingest', 'api', 'scripts', 'bench'],
+};
+
+// Inside api/: the layers of docs/architecture.md ("House rules"), highest first. A unit
+// is a folder or a file; a file listed on its own belongs to that unit, not its folder's.
+// Each layer imports only the layers below it; `peers` says whether units of one layer
+// may import each other (interfaces may not: each door is independent of the others).
+const API_LAYERS = ['composition', 'interfaces', 'services', 'catalog', 'analytics'] as const;
+type ApiLayer = (typeof API_LAYERS)[number];
+const API_UNITS: Readonly<Record<ApiLayer, readonly string[]>> = {
+  // Wiring: builds everything and may import anything.
+  composition: ['api/main.ts', 'api/app.ts', 'api/services.ts'],
+  // The doors: each adapts the services to its protocol.
+  interfaces: ['api/rpc', 'api/mcp', 'api/user-metrics', 'api/rest', 'api/sql/query-routes.ts', 'api/graphql', 'api/exports/export-routes.ts', 'api/exports/execution-routes.ts', 'api/dashboard', 'api/admin', 'api/health-routes.ts', 'api/metrics-routes.ts'],
+  // Shared by several doors: access control, export jobs (the service every door's export
+  // adapts), the SQL sandbox (client SQL, and the guard SQL exports go through), the
+  // freshness watermark, streamed JSON answers, the positional calls JSON-RPC and MCP share.
+  services: ['api/access', 'api/exports', 'api/sql', 'api/freshness.ts', 'api/answers', 'api/x402', 'api/positional'],
+  // The catalog of operations every door is derived from (api/catalog/): their names,
+  // parameter and answer schemas, presets; below the doors and the services that name them.
+  catalog: ['api/catalog'],
+  // The one analytics layer: below every door and service, above the warehouse.
+  analytics: ['api/analytics'],
+};
+const API_LAYER_PEERS_MAY_IMPORT: Readonly<Record<ApiLayer, boolean>> = { composition: true, interfaces: false, services: true, catalog: true, analytics: true };
+const API_LAYER_OF = new Map(API_LAYERS.flatMap((l) => API_UNITS[l].map((u) => [path.normalize(u), l] as const)));
+/** The unit of a file inside api/ (the most specific one listed), or undefined outside api/. */
+function apiUnitOf(file: string): string | undefined {
+  if (!file.startsWith(`api${path.sep}`)) return undefined;
+  if (API_LAYER_OF.has(file)) return file;
+  return [...API_LAYER_OF.keys()].filter((u) => file.startsWith(`${u}${path.sep}`)).sort((a, b) => b.length - a.length)[0];
+}
+
+/** Imports across the layers inside api/ that are still there, each with its owner and the way out.
+ *  The owner removes the entry with the import; an entry whose import is gone fails the test. */
+const API_LAYER_EXCEPTIONS: Readonly<Record<string, string>> = {};
+
+/** Relative imports of a file (static, side-effect and dynamic), resolved to repository paths. */
+function importsOf(file: string): string[] {
+  const text = readFileSync(path.join(ROOT, file), 'utf8');
+  const specs = [...text.matchAll(/(?:^|\n)\s*(?:import|export)\s[^;]*?from\s+'(\.[^']+)'|(?:^|\n)\s*import\s+'(\.[^']+)'|import\(\s*'(\.[^']+)'\s*\)/g)]
+    .map((m) => m[1] ?? m[2] ?? m[3]!);
+  return specs.map((s) => path.normalize(path.join(path.dirname(file), s)));
+}
+
+const files = Object.keys(MAY_IMPORT).flatMap(sourceFiles);
+const graph = new Map(files.map((f) => [f, importsOf(f)]));
+const layerOf = (file: string): string => file.split(path.sep)[0]!;
+
+describe('architecture', () => {
+  it('reads a real graph', () => {
+    expect(files.length).toBeGreaterThan(100);
+    expect(graph.get(path.join('api', 'app.ts'))).toContain(path.join('core', 'errors.ts'));
+  });
+
+  it('every import points at a layer below (or the same one)', () => {
+    const upward: string[] = [];
+    for (const [file, deps] of graph) {
+      const from = layerOf(file);
+      for (const dep of deps) {
+        const to = layerOf(dep);
+        if (to !== from && !MAY_IMPORT[from]!.includes(to)) upward.push(`${file} -> ${dep}`);
+      }
+    }
+    expect(upward).toEqual([]);
+  });
+
+  it('inside api/, interfaces import services and analytics, never each other, and nothing below imports upward', () => {
+    const wrong: string[] = [];
+    for (const [file, deps] of graph) {
+      const from = apiUnitOf(file);
+      if (from === undefined) continue;
+      for (const dep of deps) {
+        const to = apiUnitOf(dep);
+        if (to === undefined || to === from) continue;
+        const [fromLayer, toLayer] = [API_LAYER_OF.get(from)!, API_LAYER_OF.get(to)!];
+        const rank = (l: ApiLayer): number => API_LAYERS.indexOf(l);
+        const ok = rank(toLayer) > rank(fromLayer) || (rank(toLayer) === rank(fromLayer) && API_LAYER_PEERS_MAY_IMPORT[fromLayer]);
+        if (!ok) wrong.push(`${file} -> ${dep}`);
+      }
+    }
+    expect(wrong.filter((w) => API_LAYER_EXCEPTIONS[w] === undefined)).toEqual([]);
+    // An exception whose import is gone is removed from the list.
+    expect(Object.keys(API_LAYER_EXCEPTIONS).filter((w) => !wrong.includes(w))).toEqual([]);
+  });
+
+  it('places every file of api/ in a layer', () => {
+    const unplaced = files.filter((f) => f.startsWith(`api${path.sep}`) && apiUnitOf(f) === undefined);
+    expect(unplaced).toEqual([]);
+  });
+
+  it('keeps one analytics shape: no helper of the analytics layer imports its facade', () => {
+    const facade = path.join('api', 'analytics', 'analytics.ts');
+    const helpers = [...graph].filter(([file, deps]) => file.startsWith(path.join('api', 'analytics') + path.sep) && file !== facade && deps.includes(facade));
+    expect(helpers.map(([file]) => file)).toEqual([]);
+  });
+
+  it('has no import cycles', () => {
+    const state = new Map<string, 'open' | 'done'>();
+    const cycles: string[] = [];
+    const visit = (f: string, trail: string[]): void => {
+      if (state.get(f) === 'done') return;
+      if (state.get(f) === 'open') {
+        cycles.push([...trail.slice(trail.indexOf(f)), f].join(' -> '));
+        return;
+      }
+      state.set(f, 'open');
+      for (const d of graph.get(f) ?? []) if (graph.has(d)) visit(d, [...trail, f]);
+      state.set(f, 'done');
+    };
+    for (const f of graph.keys()) visit(f, []);
+    expect(cycles).toEqual([]);
+  });
+
+  it('the container image copies every layer the service runs from (read from the Dockerfile, which cannot be built here)', () => {
+    const dockerfile = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
+    const copied = new Set([...dockerfile.matchAll(/^COPY (\S+) \.\/\1$/gm)].map((m) => m[1]));
+    for (const layer of ['core', 'warehouse', 'ingest', 'api']) expect(copied, layer).toContain(layer);
+  });
+});

@@ -1,0 +1,43 @@
+// House rules of the request boundary (issue 36): each rule a request is checked by is
+// written once, where every door reaches it, so that no door can check it its own way.
+// The allow-lists are empty: a second copy of a rule fails here, naming the file.
+import { describe, expect, it } from 'vitest';
+import { serviceFiles, textOf } from '../support/source-scan.ts';
+
+/** Service files (api/, core/, warehouse/, ingest/) whose text matches `re`. */
+const filesMatching = (re: RegExp): string[] => serviceFiles().filter((f) => re.test(textOf(f))).sort();
+
+/** The files that are the doors and the layer they ask (where a request is checked). */
+const DOOR_DIRS = /^api\/(catalog|rest|rpc|graphql|mcp|analytics|exports)\//;
+
+describe('each request rule is written once', () => {
+  it('the day range to seconds: daySpan in core/request-check.ts (the last second of a day, and dayStart, nowhere else)', () => {
+    // The last second of a day is a calendar fact (core/vocabulary/calendar.ts, a home of numbers).
+    expect(filesMatching(/86_?399|\+ 86_?400\b|T00:00:00Z`\) \/ 1000/)).toEqual(['core/vocabulary/calendar.ts']);
+    expect(filesMatching(/LAST_SECOND_OF_DAY/).filter((f) => !f.startsWith('core/vocabulary/'))).toEqual(['core/request-check.ts']);
+    expect(filesMatching(/[^.\w]dayStart\(/).filter((f) => !f.startsWith('core/vocabulary/'))).toEqual(['core/request-check.ts']);
+  });
+
+  it('the protocol check: core/protocol-scope.ts words an unknown protocol, and only the facade reads the active list', () => {
+    expect(filesMatching(/unknown protocol/).filter((f) => DOOR_DIRS.test(f) || f.startsWith('core/'))).toEqual(['core/protocol-scope.ts']);
+    expect(filesMatching(/\.activeNames\(\)/).filter((f) => DOOR_DIRS.test(f))).toEqual(['api/analytics/analytics.ts']);
+  });
+
+  it('the bucket count: checkBuckets alone compares with MAX_ACTIVITY_BUCKETS', () => {
+    expect(filesMatching(/>\s*MAX_ACTIVITY_BUCKETS/)).toEqual(['api/analytics/question/granularity.ts']);
+  });
+
+  it('cross-field rules are values of core/request-check.ts, run and documented from one declaration', () => {
+    // No rule written as a JSON literal for the documents beside a check coded by hand.
+    expect(filesMatching(/rule: '(ordered|sumAtMost|spanAtMost)'/)).toEqual(['core/request-check.ts']);
+    expect(filesMatching(/'x-cross-field-rules'/).filter((f) => /^api\/(catalog|rest|rpc)\//.test(f))).toEqual([]);
+  });
+
+  it('GraphQL fields declare the filters they take; no hand-kept list of refused ones', () => {
+    expect(filesMatching(/\brefuse\(\s*\w+\s*,\s*\[/)).toEqual([]);
+  });
+
+  it('one formatError for every GraphQL operation (queries, mutations, subscriptions)', () => {
+    expect(filesMatching(/function formatError\b/)).toEqual(['api/graphql/errors.ts']);
+  });
+});
