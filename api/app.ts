@@ -47,7 +47,23 @@ import { settleStep } from './x402/x402-fastify.ts';
 import { x402AdminRoutes } from './admin/x402-routes.ts';
 
 /** What the app is built from: the services (api/services.ts, where each is described), and GraphQL's limits. */
-export type AppDeps = Pick<Services, 'config' | 'logger' | 'wh' | 'registry' | 'analytics' | 'sqlSandbox' | 'pipeline' | 'metrics' | 'access' | 'exports' | 'executions' | 'accounts' | 'freshness' | 'live'> & {
+export type AppDeps = Pick<
+  Services,
+  | 'config'
+  | 'logger'
+  | 'wh'
+  | 'registry'
+  | 'analytics'
+  | 'sqlSandbox'
+  | 'pipeline'
+  | 'metrics'
+  | 'access'
+  | 'exports'
+  | 'executions'
+  | 'accounts'
+  | 'freshness'
+  | 'live'
+> & {
   /** GraphQL cost budgets and time-out (PLAN_QUERY_BUDGET and 30 s unless set; tests lower them). */
   graphql?: Pick<GraphqlRouteOptions, 'budgets' | 'timeoutMs' | 'responseBudgetBytes' | 'maxDocumentPoints' | 'memo'>;
 };
@@ -207,7 +223,14 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
     tokens: [deps.config.adminToken, ...(deps.config.access.metricsToken === undefined ? [] : [deps.config.access.metricsToken])],
   });
   await app.register(rpcRoutes, { analytics: deps.analytics, catalog: options.catalog });
-  await app.register(mcpRoutes, { analytics: deps.analytics, sandbox: deps.sqlSandbox, registry: deps.registry, freshness: deps.freshness, usage: deps.access.usageStore, catalog: options.catalog });
+  await app.register(mcpRoutes, {
+    analytics: deps.analytics,
+    sandbox: deps.sqlSandbox,
+    registry: deps.registry,
+    freshness: deps.freshness,
+    usage: deps.access.usageStore,
+    catalog: options.catalog,
+  });
 
   await app.register(async (admin) => {
     admin.addHook('onRequest', adminGuard(deps.access, deps.config.adminToken));
@@ -234,7 +257,14 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   await app.register(executionRoutes, { executions: deps.executions });
   // GraphQL: queries on /graphql, live subscriptions over SSE on /graphql/stream, one schema.
   const graphqlSchema = options.graphqlSchema ?? buildExecutableSchema(undefined, deps.analytics.measures, options.catalog);
-  await app.register(graphqlRoutes, { analytics: deps.analytics, schema: graphqlSchema, catalog: options.catalog, freshness: deps.freshness, exports: deps.exports, ...deps.graphql });
+  await app.register(graphqlRoutes, {
+    analytics: deps.analytics,
+    schema: graphqlSchema,
+    catalog: options.catalog,
+    freshness: deps.freshness,
+    exports: deps.exports,
+    ...deps.graphql,
+  });
   // A keyless query paid per call is priced at what its answer will be charged (docs/x402.md).
   deps.access.x402?.priceWith('/graphql', (req) => documentCost(graphqlSchema, deps.analytics, req));
   installGraphqlStream(app, {

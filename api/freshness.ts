@@ -152,7 +152,12 @@ export function freshnessStep(freshness: FreshnessWatermark, visible: VisiblePro
   };
 }
 
-export async function setFreshnessHeaders(req: FastifyRequest, reply: FastifyReply, freshness: FreshnessWatermark, visible: () => Promise<string[]>): Promise<void> {
+export async function setFreshnessHeaders(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  freshness: FreshnessWatermark,
+  visible: () => Promise<string[]>,
+): Promise<void> {
   if (!carriesFreshness(req)) return;
   // The registry is read through its one-second cache, which every analytics answer warms.
   let names: string[] | undefined;

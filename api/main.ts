@@ -26,13 +26,15 @@ function createKeyCommand(address: string, adminToken: string): string {
 }
 
 function startupBanner(config: Config, address: string, kafka: string | undefined): string {
-  return `\nSolana DeFi analytics service listening on ${address}\n` +
+  return (
+    `\nSolana DeFi analytics service listening on ${address}\n` +
     `  health:      ${address}/health\n` +
     `  dashboard:   ${address}/dashboard (sign up, then create API keys)\n` +
     `  metrics:     ${address}/metrics (Authorization: Bearer <METRICS_TOKEN or admin token>)\n` +
     `  API key:     ${createKeyCommand(address, config.adminToken)}\n` +
     (kafka ? `  kafka:       ${kafka}\n` : '') +
-    `  admin token: ${config.adminToken}${config.adminTokenGenerated ? '  (generated; set ADMIN_TOKEN to fix it)' : ''}\n\n`;
+    `  admin token: ${config.adminToken}${config.adminTokenGenerated ? '  (generated; set ADMIN_TOKEN to fix it)' : ''}\n\n`
+  );
 }
 
 async function main(): Promise<void> {
@@ -57,9 +59,18 @@ async function main(): Promise<void> {
   });
   // A topic replayed beside the live one (KAFKA_BACKFILL_TOPIC), in the pipeline's backfill lane.
   const brokers = config.kafka.brokers;
-  const backfill = brokers === undefined ? undefined : backfillSource(services.pipeline, logger, { ...config.kafka, brokers }, {
-    onFatal: (err) => logger.fatal({ err }, 'kafka backfill consumer stopped for good; restart the service to resume it'),
-  }, services.metrics.kafka);
+  const backfill =
+    brokers === undefined
+      ? undefined
+      : backfillSource(
+          services.pipeline,
+          logger,
+          { ...config.kafka, brokers },
+          {
+            onFatal: (err) => logger.fatal({ err }, 'kafka backfill consumer stopped for good; restart the service to resume it'),
+          },
+          services.metrics.kafka,
+        );
   // Graceful shutdown: stop accepting connections, let in-flight requests finish
   // (app.close() waits for them), then flush buffered usage and close the engine
   // (services.close()). A stuck request cannot hold the process past SHUTDOWN_TIMEOUT_MS:

@@ -74,11 +74,7 @@ export interface ServiceOptions {
   x402Chain?: SvmChain;
 }
 
-export async function createServices(
-  config: Config,
-  logger: Logger = createLogger(config.logLevel),
-  options: ServiceOptions = {},
-): Promise<Services> {
+export async function createServices(config: Config, logger: Logger = createLogger(config.logLevel), options: ServiceOptions = {}): Promise<Services> {
   const metrics = new Metrics();
   // Every warehouse call, from any part, is timed for txa_warehouse_query_duration_seconds.
   const wh = new InstrumentedWarehouse(openWarehouse(config), metrics);
@@ -124,9 +120,15 @@ export async function createServices(
   // Keyless calls paid per call (docs/x402.md): the facilitator is reached now, so a bad one fails the start.
   if (config.x402.enabled) {
     access.x402 = await createX402Door({
-      config: config.x402, sandbox: sqlSandbox, payments: new X402PaymentStore(wh), logger, chain: options.x402Chain, now: options.now,
+      config: config.x402,
+      sandbox: sqlSandbox,
+      payments: new X402PaymentStore(wh),
+      logger,
+      chain: options.x402Chain,
+      now: options.now,
       // Catalog calls are priced by a dry run of the same layer (api/analytics/dry-run.ts).
-      wh: servingWh, analyticsOver: (over) => new Analytics(over, registry, dataVersion, pageTokens, options.measures),
+      wh: servingWh,
+      analyticsOver: (over) => new Analytics(over, registry, dataVersion, pageTokens, options.measures),
     });
   }
   const accounts = new AccountStore(wh, access.now);

@@ -42,11 +42,18 @@ const wh = new EmbeddedWarehouse(dir);
 const EVENTS = ['SelectedParts', 'SelectedMarks', 'SelectedRows', 'ReadCompressedBytes', 'CompressedReadBufferBlocks', 'OSReadBytes'] as const;
 
 async function events(): Promise<Record<string, number>> {
-  const rows = await wh.query<{ event: string; value: string }>('SELECT event, value FROM system.events WHERE event IN {e:Array(String)}', { params: { e: EVENTS } });
+  const rows = await wh.query<{ event: string; value: string }>('SELECT event, value FROM system.events WHERE event IN {e:Array(String)}', {
+    params: { e: EVENTS },
+  });
   return Object.fromEntries(EVENTS.map((e) => [e, Number(rows.find((r) => r.event === e)?.value ?? 0)]));
 }
 
-interface Ref { sk: string; ii: number; bt: number; protocol_name: string }
+interface Ref {
+  sk: string;
+  ii: number;
+  bt: number;
+  protocol_name: string;
+}
 
 async function refs(address: string, after: Ref | undefined): Promise<Ref[]> {
   return wh.query<Ref>(
@@ -54,7 +61,8 @@ async function refs(address: string, after: Ref | undefined): Promise<Ref[]> {
      WHERE address_key = cityHash64({a:String}) AND address = {a:String}
      ${after ? "AND (block_time, sig_key, instruction_index) > (toDateTime({c_bt:UInt32}, 'UTC'), {c_sk:UInt64}, {c_ii:UInt16}) AND block_time >= toDateTime({c_bt:UInt32}, 'UTC')" : ''}
      ORDER BY block_time, sig_key, instruction_index LIMIT 100`,
-    { params: { a: address, ...(after ? { c_bt: after.bt, c_sk: after.sk, c_ii: after.ii } : {}) }, settings: { max_threads: 1 } });
+    { params: { a: address, ...(after ? { c_bt: after.bt, c_sk: after.sk, c_ii: after.ii } : {}) }, settings: { max_threads: 1 } },
+  );
 }
 
 const pageKeys = (page: Ref[]): string[] => [...new Set(page.map((r) => r.sk))];
@@ -62,7 +70,9 @@ const pageKeys = (page: Ref[]): string[] => [...new Set(page.map((r) => r.sk))];
 /** The service's statement, or the fields decoded in the engine for the same keys. */
 function pointSql(page: Ref[], fields = false): { sql: string; params: Record<string, unknown> } {
   return {
-    sql: fields ? `SELECT ${TX_COLUMNS}, toString(sig_key) AS sk FROM ${SIGNATURE_RECORDS} WHERE sig_key IN (${keyList(pageKeys(page))})` : pointReadSql(pageKeys(page)),
+    sql: fields
+      ? `SELECT ${TX_COLUMNS}, toString(sig_key) AS sk FROM ${SIGNATURE_RECORDS} WHERE sig_key IN (${keyList(pageKeys(page))})`
+      : pointReadSql(pageKeys(page)),
     params: {},
   };
 }
@@ -84,15 +94,24 @@ function rangeSql(page: Ref[], each: boolean, table: string = TABLES.transaction
       const s = spans.get(r.protocol_name);
       spans.set(r.protocol_name, s ? [Math.min(s[0], Number(r.bt)), Math.max(s[1], Number(r.bt))] : [Number(r.bt), Number(r.bt)]);
     }
-    where = `(${[...spans].map(([p, [a, b]], i) => {
-      Object.assign(params, { [`p${i}`]: p, [`a${i}`]: a, [`b${i}`]: b });
-      return `(protocol_name = {p${i}:String} AND block_time BETWEEN toDateTime({a${i}:UInt32}, 'UTC') AND toDateTime({b${i}:UInt32}, 'UTC'))`;
-    }).join(' OR ')})`;
+    where = `(${[...spans]
+      .map(([p, [a, b]], i) => {
+        Object.assign(params, { [`p${i}`]: p, [`a${i}`]: a, [`b${i}`]: b });
+        return `(protocol_name = {p${i}:String} AND block_time BETWEEN toDateTime({a${i}:UInt32}, 'UTC') AND toDateTime({b${i}:UInt32}, 'UTC'))`;
+      })
+      .join(' OR ')})`;
   } else {
-    Object.assign(params, { ps: [...new Set(page.map((r) => r.protocol_name))], lo: Math.min(...page.map((r) => Number(r.bt))), hi: Math.max(...page.map((r) => Number(r.bt))) });
+    Object.assign(params, {
+      ps: [...new Set(page.map((r) => r.protocol_name))],
+      lo: Math.min(...page.map((r) => Number(r.bt))),
+      hi: Math.max(...page.map((r) => Number(r.bt))),
+    });
     where = "protocol_name IN {ps:Array(String)} AND block_time BETWEEN toDateTime({lo:UInt32}, 'UTC') AND toDateTime({hi:UInt32}, 'UTC')";
   }
-  return { sql: `SELECT ${TX_COLUMNS}, toString(cityHash64(signature)) AS sk FROM ${table} WHERE ${where} AND cityHash64(signature) IN {keys:Array(UInt64)}`, params };
+  return {
+    sql: `SELECT ${TX_COLUMNS}, toString(cityHash64(signature)) AS sk FROM ${table} WHERE ${where} AND cityHash64(signature) IN {keys:Array(UInt64)}`,
+    params,
+  };
 }
 
 async function estimate(sql: string, params: Record<string, unknown>): Promise<{ rows: number; marks: number }> {
@@ -126,16 +145,25 @@ async function measure(label: string, pages: Ref[][]): Promise<void> {
       const d = designs[(k + r) % designs.length]!;
       const before = await events();
       let n = 0;
-      times.get(d.name)!.push(await timeMs(async () => { n = await d.run(page); }));
+      times.get(d.name)!.push(
+        await timeMs(async () => {
+          n = await d.run(page);
+        }),
+      );
       const after = await events();
       for (const e of EVENTS) ev.get(d.name)![e]! += after[e]! - before[e]!;
       counts.set(`${d.name}#${r}`, n);
-      if (d.name !== 'points' && counts.has(`points#${r}`) && counts.get(`points#${r}`) !== n) console.log(`${label} round ${r}: ${d.name} ${n} rows, points ${counts.get(`points#${r}`)}`);
+      if (d.name !== 'points' && counts.has(`points#${r}`) && counts.get(`points#${r}`) !== n)
+        console.log(`${label} round ${r}: ${d.name} ${n} rows, points ${counts.get(`points#${r}`)}`);
     }
   }
   for (const d of designs) {
     const e = ev.get(d.name)!;
-    out.push({ design: d.name, 'median ms': Number(median(times.get(d.name)!).toFixed(2)), ...Object.fromEntries(EVENTS.map((k) => [k, Math.round(e[k]! / ROUNDS)])) });
+    out.push({
+      design: d.name,
+      'median ms': Number(median(times.get(d.name)!).toFixed(2)),
+      ...Object.fromEntries(EVENTS.map((k) => [k, Math.round(e[k]! / ROUNDS)])),
+    });
   }
   console.log(`\n${label} (${pages.length} distinct pages, ${ROUNDS} rounds, per page):`);
   console.table(out);
@@ -148,22 +176,33 @@ try {
     // A copy of the base table with finer granules (same key, same rows), merged to one part.
     const t0 = Date.now();
     await wh.exec(`DROP TABLE IF EXISTS ${FINE}`);
-    await wh.exec(`CREATE TABLE ${FINE} AS ${TABLES.transactions} ENGINE = MergeTree PARTITION BY toYYYYMM(block_time)
-      ORDER BY (protocol_name, block_time, signature, instruction_index) SETTINGS index_granularity = {g:UInt32}`, { params: { g: Number(BUILD) } });
+    await wh.exec(
+      `CREATE TABLE ${FINE} AS ${TABLES.transactions} ENGINE = MergeTree PARTITION BY toYYYYMM(block_time)
+      ORDER BY (protocol_name, block_time, signature, instruction_index) SETTINGS index_granularity = {g:UInt32}`,
+      { params: { g: Number(BUILD) } },
+    );
     await wh.exec(`INSERT INTO ${FINE} SELECT * FROM ${TABLES.transactions}`);
     await wh.exec(`OPTIMIZE TABLE ${FINE} FINAL`);
     console.log(`built ${FINE} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   }
   if (FINE !== '') {
-    console.table(await wh.query(`SELECT table, count() AS parts, sum(marks) AS marks, round(sum(bytes_on_disk) / sum(rows), 1) AS bytes_a_record
-      FROM system.parts WHERE active AND database = currentDatabase() AND table IN {t:Array(String)} GROUP BY table`, { params: { t: [TABLES.transactions, FINE] } }));
+    console.table(
+      await wh.query(
+        `SELECT table, count() AS parts, sum(marks) AS marks, round(sum(bytes_on_disk) / sum(rows), 1) AS bytes_a_record
+      FROM system.parts WHERE active AND database = currentDatabase() AND table IN {t:Array(String)} GROUP BY table`,
+        { params: { t: [TABLES.transactions, FINE] } },
+      ),
+    );
   }
   const [hot] = await wh.query<{ a: string; c: string }>(
-    `SELECT address AS a, count() AS c FROM ${TABLES.txByAddress} WHERE address NOT IN (SELECT program_id FROM protocols) GROUP BY a ORDER BY c DESC LIMIT 1`);
+    `SELECT address AS a, count() AS c FROM ${TABLES.txByAddress} WHERE address NOT IN (SELECT program_id FROM protocols) GROUP BY a ORDER BY c DESC LIMIT 1`,
+  );
   console.log(`hottest plain address ${hot!.a}: ${hot!.c} references`);
   const first = await refs(hot!.a, undefined);
   const est = await estimate(rangeSql(first, false).sql, rangeSql(first, false).params);
-  console.log(`first page: ${first.length} refs over ${Number(first.at(-1)!.bt) - Number(first[0]!.bt)} s, ${new Set(first.map((r) => r.protocol_name)).size} protocols; range estimate ${est.rows} rows, ${est.marks} marks`);
+  console.log(
+    `first page: ${first.length} refs over ${Number(first.at(-1)!.bt) - Number(first[0]!.bt)} s, ${new Set(first.map((r) => r.protocol_name)).size} protocols; range estimate ${est.rows} rows, ${est.marks} marks`,
+  );
   const refTimes: number[] = [];
   for (let i = 0; i < 10; i++) refTimes.push(await timeMs(() => refs(hot!.a, undefined)));
   console.log(`references of the first page: median ${median(refTimes).toFixed(2)} ms`);
@@ -178,20 +217,29 @@ try {
       outcome = `refused: ${String((err as Error).message).slice(0, 110)}`;
     }
     const after = await events();
-    console.log(`range read with max_rows_to_read ${bound}: ${outcome}; marks read ${after.SelectedMarks! - before.SelectedMarks!}, compressed bytes read ${after.ReadCompressedBytes! - before.ReadCompressedBytes!}`);
+    console.log(
+      `range read with max_rows_to_read ${bound}: ${outcome}; marks read ${after.SelectedMarks! - before.SelectedMarks!}, compressed bytes read ${after.ReadCompressedBytes! - before.ReadCompressedBytes!}`,
+    );
   }
 
   // Pages at random places of the hottest address's history.
   const places = await wh.query<Ref>(
     `SELECT toString(sig_key) AS sk, instruction_index AS ii, toUInt32(block_time) AS bt, protocol_name FROM ${TABLES.txByAddress}
-     WHERE address_key = cityHash64({a:String}) AND address = {a:String} AND intHash64(sig_key) % 1000 = 0 LIMIT {n:UInt32}`, { params: { a: hot!.a, n: RANDOM } });
+     WHERE address_key = cityHash64({a:String}) AND address = {a:String} AND intHash64(sig_key) % 1000 = 0 LIMIT {n:UInt32}`,
+    { params: { a: hot!.a, n: RANDOM } },
+  );
   const hotPages = await Promise.all(places.map((p) => refs(hot!.a, p)));
-  await measure('hottest address, random places', hotPages.filter((p) => p.length > 0));
+  await measure(
+    'hottest address, random places',
+    hotPages.filter((p) => p.length > 0),
+  );
 
   // Random addresses at random places (sparse pages).
   const rnd = await wh.query<Ref & { a: string }>(
     `SELECT address AS a, toString(sig_key) AS sk, instruction_index AS ii, toUInt32(block_time) AS bt, protocol_name FROM ${TABLES.txByAddress}
-     WHERE intHash64(sig_key) % 2000 = 0 ORDER BY cityHash64(address, sig_key) LIMIT {n:UInt32}`, { params: { n: RANDOM } });
+     WHERE intHash64(sig_key) % 2000 = 0 ORDER BY cityHash64(address, sig_key) LIMIT {n:UInt32}`,
+    { params: { n: RANDOM } },
+  );
   const rndPages = (await Promise.all(rnd.map((p) => refs(p.a, p)))).filter((p) => p.length > 0);
   for (const p of rndPages.slice(0, 5)) {
     const q = rangeSql(p, false);

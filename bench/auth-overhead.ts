@@ -114,7 +114,9 @@ async function main(): Promise<void> {
   const base = rows[0]!.reqPerSec;
   process.stdout.write(
     `auth overhead: best of ${rounds} rounds of ${seconds}s per case, ${connections} connections, node ${process.version}, ` +
-      `load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}\n\n`,
+      `load average ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}\n\n`,
   );
   process.stdout.write('| case | req/s | vs baseline | p50 ms | p99 ms | non-2xx |\n|---|---|---|---|---|---|\n');
   for (const r of rows) {

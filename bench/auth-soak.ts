@@ -24,7 +24,10 @@ const adminToken = server.services.config.adminToken;
 const keys: string[] = [];
 for (let i = 0; i < keyCount; i++) {
   const res = await server.app.inject({
-    method: 'POST', url: '/admin/keys', headers: { authorization: `Bearer ${adminToken}` }, payload: { name: `soak-${i}`, plan: 'free' },
+    method: 'POST',
+    url: '/admin/keys',
+    headers: { authorization: `Bearer ${adminToken}` },
+    payload: { name: `soak-${i}`, plan: 'free' },
   });
   keys.push((res.json() as { key: string }).key);
 }
@@ -57,7 +60,9 @@ const status = result.statusCodeStats as Record<string, { count: number }> | und
 const report = {
   date: new Date().toISOString(),
   machine: machine(),
-  minutes, keys: keyCount, connections,
+  minutes,
+  keys: keyCount,
+  connections,
   requests: result.requests.total,
   requestsPerSec: Math.round(result.requests.average),
   statusCounts: Object.fromEntries(Object.entries(status ?? {}).map(([k, v]) => [k, v.count])),

@@ -72,7 +72,12 @@ export async function startBenchServer(rows: number, configure?: (app: FastifyIn
   const connectionHeaders = async (connections: number): Promise<Record<string, string>[]> => {
     const out = [headers];
     while (out.length < Math.ceil(connections / PLAN_CONCURRENCY.enterprise)) {
-      const res = await app.inject({ method: 'POST', url: '/admin/keys', headers: { authorization: `Bearer ${config.adminToken}` }, payload: { name: `bench-${out.length}`, plan: 'enterprise' } });
+      const res = await app.inject({
+        method: 'POST',
+        url: '/admin/keys',
+        headers: { authorization: `Bearer ${config.adminToken}` },
+        payload: { name: `bench-${out.length}`, plan: 'enterprise' },
+      });
       if (res.statusCode !== 201) throw new Error(`creating a bench API key failed: ${res.statusCode} ${res.body}`);
       out.push({ 'x-api-key': (res.json() as { key: string }).key });
     }

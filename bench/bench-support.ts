@@ -41,7 +41,10 @@ export function machine(): string {
   } catch {
     // no lsblk or findmnt: leave it unknown
   }
-  return `${os.cpus().length} cores (${cpu}), ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB RAM, node ${process.version}, load avg ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}, disk size/avail ${disk}, read-ahead ${readAhead}`;
+  return `${os.cpus().length} cores (${cpu}), ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB RAM, node ${process.version}, load avg ${os
+    .loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ')}, disk size/avail ${disk}, read-ahead ${readAhead}`;
 }
 
 /** Signature keys (decimal text or bigint) once each, as a set for the service's point read. */

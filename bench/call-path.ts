@@ -30,8 +30,22 @@ const server = await startBenchServer(20_000);
 const t = { app: server.app, services: server.services };
 const headers = { ...server.headers, 'content-type': 'application/json' };
 const calls: Record<string, () => Promise<{ statusCode: number; body: string }>> = {
-  'JSON-RPC getProtocolStats': () => t.app.inject({ method: 'POST', url: '/v1/rpc', headers, payload: { jsonrpc: '2.0', id: 1, method: 'getProtocolStats', params: [{ protocolName: 'jupiter_v6', blockTime: { gte: 1 } }] } }),
-  'GraphQL transactions(groupBy, metrics)': () => t.app.inject({ method: 'POST', url: '/graphql', headers, payload: { query: `{ transactions(groupBy: [PROTOCOL], metrics: [COUNT, AVG_FEE], filters: {dateRange: {start: "2020-01-01"}}) { edges { node { protocolName } } } } #${Math.random()}` } }),
+  'JSON-RPC getProtocolStats': () =>
+    t.app.inject({
+      method: 'POST',
+      url: '/v1/rpc',
+      headers,
+      payload: { jsonrpc: '2.0', id: 1, method: 'getProtocolStats', params: [{ protocolName: 'jupiter_v6', blockTime: { gte: 1 } }] },
+    }),
+  'GraphQL transactions(groupBy, metrics)': () =>
+    t.app.inject({
+      method: 'POST',
+      url: '/graphql',
+      headers,
+      payload: {
+        query: `{ transactions(groupBy: [PROTOCOL], metrics: [COUNT, AVG_FEE], filters: {dateRange: {start: "2020-01-01"}}) { edges { node { protocolName } } } } #${Math.random()}`,
+      },
+    }),
 };
 const ACCESS = /^api\/(access|answers|freshness|app)\b|^api\/(access|answers)\/|^core\/(logger|budget)\.ts$/;
 for (const [name, call] of Object.entries(calls)) {

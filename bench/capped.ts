@@ -37,8 +37,19 @@ if (!/^\d+$/.test(warmup)) throw new Error('--warmup is a whole number of second
 if (keys !== 'sample' && keys !== 'granules') throw new Error('--keys is sample or granules');
 const env = { ...process.env, BENCH_WARMUP: warmup, BENCH_KEYS: keys };
 
-interface Row { scenario: string; requestsPerSec: number; p50Ms: number; ratioToBare: number; load1: number }
-interface Run { results: Row[]; load: string; serverMaxRssBytes?: number; clientMaxRssBytes?: number }
+interface Row {
+  scenario: string;
+  requestsPerSec: number;
+  p50Ms: number;
+  ratioToBare: number;
+  load1: number;
+}
+interface Run {
+  results: Row[];
+  load: string;
+  serverMaxRssBytes?: number;
+  clientMaxRssBytes?: number;
+}
 
 // node itself rather than npx, whose own process would count against the cap.
 const LOAD = [process.execPath, '--import', 'tsx', 'bench/rpc-load.ts'];
@@ -53,7 +64,11 @@ function run(cap: string | null): Promise<Run | undefined> {
       process.stdout.write(c);
     });
     child.on('exit', () => {
-      const line = out.trim().split('\n').reverse().find((l) => l.startsWith('{'));
+      const line = out
+        .trim()
+        .split('\n')
+        .reverse()
+        .find((l) => l.startsWith('{'));
       resolve(line === undefined ? undefined : JSON.parse(line));
     });
   });
@@ -66,16 +81,33 @@ if (!mem) throw new Error('the in-memory run gave no result');
 const storeBytes = Number(execSync(`du -sb ${JSON.stringify(dataDir)}`, { encoding: 'utf8' }).split('\t')[0]);
 const processes = headroom === 'measured' ? (mem.serverMaxRssBytes ?? 0) + (mem.clientMaxRssBytes ?? 0) : 0;
 const cap = flag('cap', mib(storeBytes / 3 + processes));
-console.log(`store ${(storeBytes / 2 ** 30).toFixed(2)} GiB, cap ${cap}${processes > 0 ? ` (a third of the store + ${mib(processes)} the in-memory run's processes peaked at)` : ''}`);
+console.log(
+  `store ${(storeBytes / 2 ** 30).toFixed(2)} GiB, cap ${cap}${processes > 0 ? ` (a third of the store + ${mib(processes)} the in-memory run's processes peaked at)` : ''}`,
+);
 const capped = await run(cap);
 const rows = mem.results.map((m) => {
   const c = capped?.results.find((x) => x.scenario === m.scenario);
   return {
     scenario: m.scenario,
-    'in memory: req/s': m.requestsPerSec, 'p50 ms': m.p50Ms, 'ratio to bare': m.ratioToBare,
-    [`cap ${cap}: req/s`]: c?.requestsPerSec ?? '', 'p50 ms ': c?.p50Ms ?? '', 'ratio to bare ': c?.ratioToBare ?? '',
+    'in memory: req/s': m.requestsPerSec,
+    'p50 ms': m.p50Ms,
+    'ratio to bare': m.ratioToBare,
+    [`cap ${cap}: req/s`]: c?.requestsPerSec ?? '',
+    'p50 ms ': c?.p50Ms ?? '',
+    'ratio to bare ': c?.ratioToBare ?? '',
     'capped ratio / in-memory ratio': c && m.ratioToBare > 0 ? Number((c.ratioToBare / m.ratioToBare).toFixed(2)) : '',
   };
 });
 console.table(rows);
-console.log(JSON.stringify({ date: new Date().toISOString(), storeBytes, cap, warmupSeconds: Number(warmup), keys, loadInMemory: mem.load, loadCapped: capped?.load, rows }));
+console.log(
+  JSON.stringify({
+    date: new Date().toISOString(),
+    storeBytes,
+    cap,
+    warmupSeconds: Number(warmup),
+    keys,
+    loadInMemory: mem.load,
+    loadCapped: capped?.load,
+    rows,
+  }),
+);

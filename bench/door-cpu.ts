@@ -16,7 +16,12 @@ const MCP = { accept: 'application/json, text/event-stream', 'mcp-protocol-versi
 const name = process.env.CALL ?? 'getProtocols';
 const stats = name === 'getProtocolStats';
 const rpc = JSON.stringify({ jsonrpc: '2.0', id: 1, method: name, params: stats ? [{ protocolName: 'jupiter_v6' }] : [] });
-const mcp = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: stats ? { options: { protocolName: 'jupiter_v6' } } : {} } });
+const mcp = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'tools/call',
+  params: { name, arguments: stats ? { options: { protocolName: 'jupiter_v6' } } : {} },
+});
 const N = Number(process.env.N ?? 5000);
 
 async function block(door: 'rpc' | 'mcp'): Promise<number> {
@@ -36,6 +41,15 @@ await block('mcp');
 const out = { rpc: [] as number[], mcp: [] as number[] };
 for (let round = 0; round < 3; round++) for (const door of ['rpc', 'mcp', 'mcp', 'rpc'] as const) out[door].push(await block(door));
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-console.log(JSON.stringify({ tree: ROOT, call: name, callsPerBlock: N, rpcMicros: Number(median(out.rpc).toFixed(1)), mcpMicros: Number(median(out.mcp).toFixed(1)), ratio: Number((median(out.rpc) / median(out.mcp)).toFixed(3)) }));
+console.log(
+  JSON.stringify({
+    tree: ROOT,
+    call: name,
+    callsPerBlock: N,
+    rpcMicros: Number(median(out.rpc).toFixed(1)),
+    mcpMicros: Number(median(out.mcp).toFixed(1)),
+    ratio: Number((median(out.rpc) / median(out.mcp)).toFixed(3)),
+  }),
+);
 await server.close();
 process.exit(0);

@@ -27,18 +27,25 @@ try {
   for (const st of splitStatements(readFileSync(path.join(MIGRATIONS_DIR, '001_transactions.sql'), 'utf8'))) await wh.exec(st);
   await wh.exec('CREATE TABLE bare AS transactions');
 
-  const COLS = '(signature, instruction_index, slot, block_time, program_id, protocol_name, instruction_type, fee, compute_units, accounts, accounts_count, success)';
+  const COLS =
+    '(signature, instruction_index, slot, block_time, program_id, protocol_name, instruction_type, fee, compute_units, accounts, accounts_count, success)';
   // 64 random bytes -> an 88-character base58 signature; 32 bytes -> a 44-character address.
   const b58 = (bytes: number, salt: string): string =>
     `base58Encode(${Array.from({ length: bytes / 8 }, (_, i) => `reinterpretAsString(cityHash64(number, ${salt}, ${i}))`).join(' || ')})`;
   const rate = async (sql: string, rows: number): Promise<number> => Math.round(rows / ((await timeMs(() => wh.exec(sql))) / 1000));
 
-  const constant = await rate(`INSERT INTO bare ${COLS} SELECT concat('sig', toString(number)), 0, number,
-      toDateTime('2025-01-01', 'UTC') + number % 2592000, 'P', 'jupiter_v6', 'route', 5000, 100, ['a'], 1, 1 FROM numbers(${ROWS})`, ROWS);
+  const constant = await rate(
+    `INSERT INTO bare ${COLS} SELECT concat('sig', toString(number)), 0, number,
+      toDateTime('2025-01-01', 'UTC') + number % 2592000, 'P', 'jupiter_v6', 'route', 5000, 100, ['a'], 1, 1 FROM numbers(${ROWS})`,
+    ROWS,
+  );
   await wh.exec('TRUNCATE TABLE bare');
-  const realistic = await rate(`INSERT INTO bare ${COLS} SELECT ${b58(64, '0')}, 0, number,
+  const realistic = await rate(
+    `INSERT INTO bare ${COLS} SELECT ${b58(64, '0')}, 0, number,
       toDateTime('2025-01-01', 'UTC') + number % 2592000, 'P', 'jupiter_v6', 'route', 5000, 100,
-      arrayMap(i -> ${b58(32, 'i')}, range(6)), 6, 1 FROM numbers(${ROWS})`, ROWS);
+      arrayMap(i -> ${b58(32, 'i')}, range(6)), 6, 1 FROM numbers(${ROWS})`,
+    ROWS,
+  );
 
   // The pipeline's insert: JSON rows from Node, 20,000 per insert.
   const sample = await wh.query<Record<string, unknown>>(`SELECT * FROM bare LIMIT 20000`);

@@ -47,17 +47,34 @@ const ADMIN = 'bench-admin-token-0123456789';
 }
 rmSync(exportDir, { recursive: true, force: true });
 const config = loadConfig({
-  DATA_DIR: dir, EXPORT_DIR: exportDir, DEMO_ROWS: '0', ADMIN_TOKEN: ADMIN, LOG_LEVEL: 'silent',
-  EXPORT_MAX_ROWS_ENTERPRISE: String(10 * rows), EXPORT_DISK_BUDGET_BYTES: String(200 * 1024 ** 3), EXPORT_RETENTION_HOURS: '1',
+  DATA_DIR: dir,
+  EXPORT_DIR: exportDir,
+  DEMO_ROWS: '0',
+  ADMIN_TOKEN: ADMIN,
+  LOG_LEVEL: 'silent',
+  EXPORT_MAX_ROWS_ENTERPRISE: String(10 * rows),
+  EXPORT_DISK_BUDGET_BYTES: String(200 * 1024 ** 3),
+  EXPORT_RETENTION_HOURS: '1',
 });
 const services = await createServices(config, createLogger('silent'));
 const app = await buildApp(services);
-const key = (await app.inject({ method: 'POST', url: '/admin/keys', headers: { authorization: `Bearer ${ADMIN}` }, payload: { name: 'bench', plan: 'enterprise' } })).json<{ key: string }>().key;
+const key = (
+  await app.inject({ method: 'POST', url: '/admin/keys', headers: { authorization: `Bearer ${ADMIN}` }, payload: { name: 'bench', plan: 'enterprise' } })
+).json<{ key: string }>().key;
 const headers = { 'x-api-key': key, 'content-type': 'application/json' };
 // Serving calls spread over keys of their own: one key's 2000/min would be spent in about a minute.
 const servingKeys: string[] = [];
 for (let i = 0; i < 16; i++) {
-  servingKeys.push((await app.inject({ method: 'POST', url: '/admin/keys', headers: { authorization: `Bearer ${ADMIN}` }, payload: { name: `serving-${i}`, plan: 'enterprise' } })).json<{ key: string }>().key);
+  servingKeys.push(
+    (
+      await app.inject({
+        method: 'POST',
+        url: '/admin/keys',
+        headers: { authorization: `Bearer ${ADMIN}` },
+        payload: { name: `serving-${i}`, plan: 'enterprise' },
+      })
+    ).json<{ key: string }>().key,
+  );
 }
 const visible = await services.analytics.protocols();
 const protocol = visible[0]!;
@@ -65,7 +82,9 @@ const protocol = visible[0]!;
 // The day range holding about `target` visible rows from the start (whole days).
 async function rangeFor(target: number): Promise<{ start: string; end: string; rows: number }> {
   const days = await services.wh.query<{ d: string; n: string }>(
-    'SELECT toString(date) d, count() n FROM transactions WHERE protocol_name IN {p:Array(String)} GROUP BY date ORDER BY date', { params: { p: visible } });
+    'SELECT toString(date) d, count() n FROM transactions WHERE protocol_name IN {p:Array(String)} GROUP BY date ORDER BY date',
+    { params: { p: visible } },
+  );
   let total = 0;
   for (const d of days) {
     total += Number(d.n);
@@ -78,7 +97,12 @@ let call = 0;
 async function protocolStatsMs(): Promise<number> {
   const gte = START + (call++ % 500) * 3601;
   return timeMs(async () => {
-    const r = await app.inject({ method: 'POST', url: '/v1/rpc', headers: { 'x-api-key': servingKeys[call % servingKeys.length]!, 'content-type': 'application/json' }, payload: { jsonrpc: '2.0', id: 1, method: 'getProtocolStats', params: [{ protocolName: protocol, blockTime: { gte, lte: END } }] } });
+    const r = await app.inject({
+      method: 'POST',
+      url: '/v1/rpc',
+      headers: { 'x-api-key': servingKeys[call % servingKeys.length]!, 'content-type': 'application/json' },
+      payload: { jsonrpc: '2.0', id: 1, method: 'getProtocolStats', params: [{ protocolName: protocol, blockTime: { gte, lte: END } }] },
+    });
     if (!r.body.includes('"result"')) throw new Error(r.body);
   });
 }
@@ -117,7 +141,9 @@ const results: Record<string, unknown>[] = [];
 // job's peak RSS is not the allocator's memory kept from a 9M-row bare sort.
 for (const format of formats) {
   const warm = path.join(bareDir, `warm.${FORMAT_FILES[format].ext}`);
-  await bare.exec(`INSERT INTO FUNCTION file('${warm}', '${FORMAT_FILES[format].engine}') SELECT ${EXPORT_COLUMNS.join(', ')} FROM transactions LIMIT 20000`, { settings });
+  await bare.exec(`INSERT INTO FUNCTION file('${warm}', '${FORMAT_FILES[format].engine}') SELECT ${EXPORT_COLUMNS.join(', ')} FROM transactions LIMIT 20000`, {
+    settings,
+  });
   rmSync(warm, { force: true });
 }
 
@@ -132,7 +158,12 @@ for (const target of sizes) {
     // The job, from POST to COMPLETED; serving is measured meanwhile, one call after another.
     phase = 'job';
     const t0 = performance.now();
-    const created = await app.inject({ method: 'POST', url: '/v1/exports', headers, payload: { format, filters: { dateRange: { start: range.start, end: range.end } } } });
+    const created = await app.inject({
+      method: 'POST',
+      url: '/v1/exports',
+      headers,
+      payload: { format, filters: { dateRange: { start: range.start, end: range.end } } },
+    });
     if (created.statusCode !== 202) throw new Error(created.body);
     const id = created.json<{ id: string }>().id;
     let job: { status: string; rowsWritten: number; error: string | null; files: { bytes: number }[]; createdAt: string; finishedAt: string };
@@ -146,7 +177,8 @@ for (const target of sizes) {
       }
       const ms = await protocolStatsMs();
       during.push(ms);
-      if (trace) console.log(`at ${performance.now().toFixed(0)} t=${(performance.now() - t0).toFixed(0)} ms getProtocolStats ${ms.toFixed(0)} ms ${job!.status}`);
+      if (trace)
+        console.log(`at ${performance.now().toFixed(0)} t=${(performance.now() - t0).toFixed(0)} ms getProtocolStats ${ms.toFixed(0)} ms ${job!.status}`);
     }
     // The job's own clock (created to finished): polling, slowed by the serving calls, would add its delay.
     job = job!;
@@ -160,26 +192,35 @@ for (const target of sizes) {
     phase = 'bare';
     const bareStart = performance.now();
     let bareDone = false;
-    const barePromise = bare.exec(
-      `INSERT INTO FUNCTION file('${file}', '${FORMAT_FILES[format].engine}')
+    const barePromise = bare
+      .exec(
+        `INSERT INTO FUNCTION file('${file}', '${FORMAT_FILES[format].engine}')
        SELECT ${EXPORT_COLUMNS.join(', ')} FROM transactions
        WHERE protocol_name IN (${visible.map((p) => `'${p}'`).join(', ')})
          AND block_time >= toDateTime(${Date.parse(`${range.start}T00:00:00Z`) / 1000}) AND block_time < toDateTime(${Date.parse(`${range.end}T00:00:00Z`) / 1000 + 86_400})
        ORDER BY block_time, signature, instruction_index`,
-      { settings },
-    ).then(() => { bareDone = true; return performance.now() - bareStart; });
+        { settings },
+      )
+      .then(() => {
+        bareDone = true;
+        return performance.now() - bareStart;
+      });
     while (!bareDone) duringBare.push(await protocolStatsMs());
     const bareMs = await barePromise;
     // Unlinked off the event loop: a 6.5 GB file's unlink would be counted as the loop's delay.
     await rm(file, { force: true });
 
     const row = {
-      format, rows: range.rows,
-      jobSeconds: Number((jobMs / 1000).toFixed(2)), jobRowsPerSecond: Math.round(range.rows / (jobMs / 1000)),
-      bareSeconds: Number((bareMs / 1000).toFixed(2)), bareRowsPerSecond: Math.round(range.rows / (bareMs / 1000)),
+      format,
+      rows: range.rows,
+      jobSeconds: Number((jobMs / 1000).toFixed(2)),
+      jobRowsPerSecond: Math.round(range.rows / (jobMs / 1000)),
+      bareSeconds: Number((bareMs / 1000).toFixed(2)),
+      bareRowsPerSecond: Math.round(range.rows / (bareMs / 1000)),
       ratio: Number((bareMs / jobMs).toFixed(3)),
       seenCompleteAfterSeconds: Number((seenMs / 1000).toFixed(2)),
-      bytes: job.files.reduce((a, f) => a + f.bytes, 0), files: job.files.length,
+      bytes: job.files.reduce((a, f) => a + f.bytes, 0),
+      files: job.files.length,
     };
     results.push(row);
     console.log(JSON.stringify(row));
@@ -203,8 +244,10 @@ const report = {
   eventLoopDelayMs: { p99: Number((loopDelay.percentile(99) / 1e6).toFixed(1)), max: Number((loopDelay.max / 1e6).toFixed(1)) },
   getProtocolStatsP99Ms: {
     quiet: Number(p99(quiet).toFixed(1)),
-    duringExportJobs: Number(p99(during).toFixed(1)), callsDuringJobs: during.length,
-    duringBareInserts: Number(p99(duringBare).toFixed(1)), callsDuringBare: duringBare.length,
+    duringExportJobs: Number(p99(during).toFixed(1)),
+    callsDuringJobs: during.length,
+    duringBareInserts: Number(p99(duringBare).toFixed(1)),
+    callsDuringBare: duringBare.length,
   },
 };
 console.log(JSON.stringify(report, null, 2));

@@ -37,7 +37,9 @@ const SCENARIOS: Scenario[] = [
   {
     name: 'GraphQL protocolStats',
     path: '/graphql',
-    body: gql('{ protocolStats(filters: { protocols: ["jupiter_v6"] }) { protocolName totalTransactions successRate totalFees averageFee totalComputeUnits averageComputeUnits uniquePrograms } }'),
+    body: gql(
+      '{ protocolStats(filters: { protocols: ["jupiter_v6"] }) { protocolName totalTransactions successRate totalFees averageFee totalComputeUnits averageComputeUnits uniquePrograms } }',
+    ),
     errorMark: '"errors":',
   },
   {
@@ -57,19 +59,30 @@ async function main(): Promise<void> {
       const res = await app.inject({ method: 'POST', url: s.path, headers: { 'content-type': 'application/json', ...headers }, payload: s.body });
       if (res.statusCode !== 200 || res.body.includes(s.errorMark)) throw new Error(`${s.name} does not answer: ${res.statusCode} ${res.body.slice(0, 300)}`);
     }
-    const load = (s: Scenario, seconds: number) => runLoad({
-      url: `${server.baseUrl}${s.path}`,
-      connections: CONNECTIONS,
-      seconds,
-      headers: { 'content-type': 'application/json', ...headers },
-      body: s.body,
-      countBodiesContaining: s.errorMark,
-      connectionHeaders,
-    });
+    const load = (s: Scenario, seconds: number) =>
+      runLoad({
+        url: `${server.baseUrl}${s.path}`,
+        connections: CONNECTIONS,
+        seconds,
+        headers: { 'content-type': 'application/json', ...headers },
+        body: s.body,
+        countBodiesContaining: s.errorMark,
+        connectionHeaders,
+      });
     // Warm-up (JIT, caches) so the first timed scenario is not penalised.
     for (const s of SCENARIOS) await load(s, Math.min(2, SECONDS));
 
-    const rows: { scenario: string; requestsPerSec: number; p50Ms: number; p99Ms: number; errors: number; non2xx: number; errorBodies: number; rpsRatio: number; p99Ratio: number }[] = [];
+    const rows: {
+      scenario: string;
+      requestsPerSec: number;
+      p50Ms: number;
+      p99Ms: number;
+      errors: number;
+      non2xx: number;
+      errorBodies: number;
+      rpsRatio: number;
+      p99Ratio: number;
+    }[] = [];
     let base = { rps: 0, p99: 0 };
     for (const s of SCENARIOS) {
       process.stdout.write(`${s.name}: ${SECONDS}s x ${CONNECTIONS} connections...\n`);
@@ -90,7 +103,9 @@ async function main(): Promise<void> {
       });
     }
     console.table(rows);
-    process.stdout.write(`${JSON.stringify({ date: new Date().toISOString(), machine: machine(), rows: ROWS, seconds: SECONDS, connections: CONNECTIONS, results: rows })}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ date: new Date().toISOString(), machine: machine(), rows: ROWS, seconds: SECONDS, connections: CONNECTIONS, results: rows })}\n`,
+    );
   } finally {
     await server.close();
   }

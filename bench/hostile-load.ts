@@ -56,7 +56,8 @@ function heavyDocument(tag: number): string {
   const audit = tag % 2 === 0;
   const groupBy = audit ? '[PROTOCOL, INSTRUCTION_TYPE]' : '[PROTOCOL]';
   const from = day(audit ? 20 : 7);
-  const field = (i: number) => `a${i}: timeSeries(bucketBy: HOUR, groupBy: ${groupBy}, metrics: [COUNT, SUM_FEE, MAX_FEE, MIN_FEE], filters: { dateRange: { start: "${from}", end: "${day(1)}" } }) { timestamp value label }`;
+  const field = (i: number) =>
+    `a${i}: timeSeries(bucketBy: HOUR, groupBy: ${groupBy}, metrics: [COUNT, SUM_FEE, MAX_FEE, MIN_FEE], filters: { dateRange: { start: "${from}", end: "${day(1)}" } }) { timestamp value label }`;
   return `# ${tag} ${Math.random()}\n{ ${Array.from({ length: 10 }, (_, i) => field(i)).join('\n')} }`;
 }
 
@@ -67,9 +68,14 @@ const JOINS = [
   'SELECT protocol_name, instruction_type, count(), avg(fee), quantileExact(0.99)(fee) FROM transactions GROUP BY protocol_name, instruction_type',
 ];
 
-const MCP_BATCH = JSON.stringify(Array.from({ length: 100 }, (_, i) => ({
-  jsonrpc: '2.0', id: i + 1, method: 'tools/call', params: { name: 'getTransactions', arguments: { options: { limit: 10_000 } } },
-})));
+const MCP_BATCH = JSON.stringify(
+  Array.from({ length: 100 }, (_, i) => ({
+    jsonrpc: '2.0',
+    id: i + 1,
+    method: 'tools/call',
+    params: { name: 'getTransactions', arguments: { options: { limit: 10_000 } } },
+  })),
+);
 const STREAM_QUERY = JSON.stringify({ query: 'subscription { protocolActivity { protocolName timestamp count failedCount totalFees } }' });
 
 /** An operator's backfill: 4,900 demo records over the last 700 hours (thousands of (protocol, hour) buckets), as NDJSON. */
@@ -106,7 +112,11 @@ interface Tally {
 
 async function main(): Promise<void> {
   process.stdout.write(`seeding ${ROWS} demo rows, then starting the service again on the store...\n`);
-  const service = await startApiService({ demoRows: ROWS, env: { LOG_LEVEL: 'error', NODE_OPTIONS: process.env.SERVER_NODE_OPTIONS ?? '--max-old-space-size=1024' }, restartAfterSeeding: true });
+  const service = await startApiService({
+    demoRows: ROWS,
+    env: { LOG_LEVEL: 'error', NODE_OPTIONS: process.env.SERVER_NODE_OPTIONS ?? '--max-old-space-size=1024' },
+    restartAfterSeeding: true,
+  });
   const pid = service.child.pid!;
   const exited = new Promise<number | null>((r) => service.child.once('exit', (code) => r(code)));
   let crashed: number | null | undefined;
@@ -115,13 +125,14 @@ async function main(): Promise<void> {
   const prober = await service.createKey('enterprise', 'prober');
   const json = (key: string) => ({ 'content-type': 'application/json', 'x-api-key': key });
 
-
   let peakRss = 0;
   const rssTimer = setInterval(() => {
     try {
       const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
       if (m) peakRss = Math.max(peakRss, Number(m[1]) * 1024);
-    } catch { /* the process is gone: counted as a crash below */ }
+    } catch {
+      /* the process is gone: counted as a crash below */
+    }
   }, 250);
 
   const probeBody = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getProtocolStats', params: [{ protocolName: 'jupiter_v6' }] });
@@ -155,15 +166,31 @@ async function main(): Promise<void> {
   const mcpHeaders = (key: string) => ({ ...json(key), accept: 'application/json, text/event-stream' });
   const allWork = [
     (key: string) => fetch(`${service.url}/graphql`, { method: 'POST', headers: json(key), body: JSON.stringify({ query: heavyDocument(tag++) }) }),
-    (key: string) => fetch(`${service.url}/v1/query`, { method: 'POST', headers: json(key), body: JSON.stringify({ query: `${JOINS[tag++ % JOINS.length]} -- ${Math.random()}` }) }),
-    (key: string) => fetch(`${service.url}/v1/rpc`, {
-      method: 'POST', headers: json(key),
-      body: JSON.stringify(Array.from({ length: 20 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'getTransactions', params: [{ limit: 10_000, sortOrder: i % 2 === 0 ? 'desc' : 'asc' }] }))),
-    }),
-    (key: string) => fetch(`${service.url}/v1/query/exports`, {
-      method: 'POST', headers: json(key),
-      body: JSON.stringify({ query: `SELECT number, randomPrintableASCII(200) AS junk FROM numbers(1000000000) -- ${tag++}`, format: 'csv' }),
-    }),
+    (key: string) =>
+      fetch(`${service.url}/v1/query`, {
+        method: 'POST',
+        headers: json(key),
+        body: JSON.stringify({ query: `${JOINS[tag++ % JOINS.length]} -- ${Math.random()}` }),
+      }),
+    (key: string) =>
+      fetch(`${service.url}/v1/rpc`, {
+        method: 'POST',
+        headers: json(key),
+        body: JSON.stringify(
+          Array.from({ length: 20 }, (_, i) => ({
+            jsonrpc: '2.0',
+            id: i,
+            method: 'getTransactions',
+            params: [{ limit: 10_000, sortOrder: i % 2 === 0 ? 'desc' : 'asc' }],
+          })),
+        ),
+      }),
+    (key: string) =>
+      fetch(`${service.url}/v1/query/exports`, {
+        method: 'POST',
+        headers: json(key),
+        body: JSON.stringify({ query: `SELECT number, randomPrintableASCII(200) AS junk FROM numbers(1000000000) -- ${tag++}`, format: 'csv' }),
+      }),
     // Half the batches abandoned after 300 ms, as in the review; the others read to the end.
     async (key: string) => {
       const abort = new AbortController();
@@ -173,60 +200,81 @@ async function main(): Promise<void> {
       return new Response(await res.arrayBuffer(), { status: res.status, headers: res.headers });
     },
     // Polls of an execution id that does not exist, and of the key's own, as fast as answered.
-    (key: string) => fetch(`${service.url}/v1/query/executions/${tag++ % 2 === 0 ? 'no-such-execution' : '00000000-0000-0000-0000-000000000000'}`, { headers: json(key) }),
+    (key: string) =>
+      fetch(`${service.url}/v1/query/executions/${tag++ % 2 === 0 ? 'no-such-execution' : '00000000-0000-0000-0000-000000000000'}`, { headers: json(key) }),
   ];
   const work = allWork.filter((_, i) => ATTACKS.includes(kinds[i]!));
   const tallies: Tally[] = attackers.map(() => ({ sent: 0, byStatus: {}, bytes: 0 }));
   // Each attacker keeps as many requests in flight as its plan admits, and waits out its 429s.
-  const attack = attackers.flatMap((a, i) => [0, 1, 2, 3].map(async (lane) => {
-    const tally = tallies[i]!;
-    let n = lane;
-    while (attacking) {
-      const res = await work[n++ % work.length]!(a.key).catch(() => undefined);
-      tally.sent += 1;
-      const status = res === undefined ? 'network' : String(res.status);
-      tally.byStatus[status] = (tally.byStatus[status] ?? 0) + 1;
-      const body = res === undefined ? new ArrayBuffer(0) : await res.arrayBuffer().catch(() => new ArrayBuffer(0));
-      tally.bytes += body.byteLength;
-      if (res?.status === 429) await sleep(Math.min(5, Number(res.headers.get('retry-after') ?? 1)) * 1000);
-    }
-  }));
+  const attack = attackers.flatMap((a, i) =>
+    [0, 1, 2, 3].map(async (lane) => {
+      const tally = tallies[i]!;
+      let n = lane;
+      while (attacking) {
+        const res = await work[n++ % work.length]!(a.key).catch(() => undefined);
+        tally.sent += 1;
+        const status = res === undefined ? 'network' : String(res.status);
+        tally.byStatus[status] = (tally.byStatus[status] ?? 0) + 1;
+        const body = res === undefined ? new ArrayBuffer(0) : await res.arrayBuffer().catch(() => new ArrayBuffer(0));
+        tally.bytes += body.byteLength;
+        if (res?.status === 429) await sleep(Math.min(5, Number(res.headers.get('retry-after') ?? 1)) * 1000);
+      }
+    }),
+  );
   // Live streams: each attacker holds its plan's maximum open and reads everything; `replay`
   // reconnects from the oldest id it saw. An operator write feeds them every WRITE_EVERY_MS.
   const streamWanted = ATTACKS.includes('stream') || ATTACKS.includes('replay');
   let streamBytes = 0;
   let streamsOpened = 0;
-  const streamLanes = !streamWanted ? [] : attackers.flatMap((a) => [0, 1].map(async (lane) => {
-    const ids: { first?: string; last?: string } = {};
-    const replaying = ATTACKS.includes('replay') && lane === 1;
-    while (attacking) {
-      const headers: Record<string, string> = { ...json(a.key), accept: 'text/event-stream', ...(replaying && ids.first !== undefined ? { 'last-event-id': ids.first } : {}) };
-      const res = await fetch(`${service.url}/graphql/stream`, { method: 'POST', headers, body: STREAM_QUERY }).catch(() => undefined);
-      if (res === undefined || res.status !== 200) {
-        await res?.arrayBuffer().catch(() => {});
-        await sleep(1000);
-        continue;
-      }
-      streamsOpened += 1;
-      const started = Date.now();
-      streamBytes += await readStream(res, () => !attacking || (replaying && Date.now() - started > 5000), ids);
-    }
-  }));
+  const streamLanes = !streamWanted
+    ? []
+    : attackers.flatMap((a) =>
+        [0, 1].map(async (lane) => {
+          const ids: { first?: string; last?: string } = {};
+          const replaying = ATTACKS.includes('replay') && lane === 1;
+          while (attacking) {
+            const headers: Record<string, string> = {
+              ...json(a.key),
+              accept: 'text/event-stream',
+              ...(replaying && ids.first !== undefined ? { 'last-event-id': ids.first } : {}),
+            };
+            const res = await fetch(`${service.url}/graphql/stream`, { method: 'POST', headers, body: STREAM_QUERY }).catch(() => undefined);
+            if (res === undefined || res.status !== 200) {
+              await res?.arrayBuffer().catch(() => {});
+              await sleep(1000);
+              continue;
+            }
+            streamsOpened += 1;
+            const started = Date.now();
+            streamBytes += await readStream(res, () => !attacking || (replaying && Date.now() - started > 5000), ids);
+          }
+        }),
+      );
   let rounds = 0;
   const genDir = mkdtempSync(path.join(tmpdir(), 'hostile-gen-'));
   const gen = new EmbeddedWarehouse(genDir);
-  const writer = !streamWanted ? Promise.resolve() : (async () => {
-    while (attacking) {
-      const body = await backfill(gen, rounds++);
-      await fetch(`${service.url}/admin/ingest`, { method: 'POST', headers: { authorization: `Bearer ${service.adminToken}`, 'content-type': 'application/x-ndjson' }, body }).then((r) => r.arrayBuffer()).catch(() => {});
-      await sleep(WRITE_EVERY_MS);
-    }
-  })().finally(() => rmSync(genDir, { recursive: true, force: true }));
+  const writer = !streamWanted
+    ? Promise.resolve()
+    : (async () => {
+        while (attacking) {
+          const body = await backfill(gen, rounds++);
+          await fetch(`${service.url}/admin/ingest`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${service.adminToken}`, 'content-type': 'application/x-ndjson' },
+            body,
+          })
+            .then((r) => r.arrayBuffer())
+            .catch(() => {});
+          await sleep(WRITE_EVERY_MS);
+        }
+      })().finally(() => rmSync(genDir, { recursive: true, force: true }));
   const idleRss = peakRss;
   process.stdout.write(`attack by 3 free keys for ${SECONDS} s, probing meanwhile...\n`);
   const loaded = await probe(SECONDS);
   // Where the memory is, while the attack still runs: V8's heap and buffers, the rest is the engine's.
-  const metrics = await fetch(`${service.url}/metrics`, { headers: { authorization: `Bearer ${service.adminToken}` } }).then((r) => r.text()).catch(() => '');
+  const metrics = await fetch(`${service.url}/metrics`, { headers: { authorization: `Bearer ${service.adminToken}` } })
+    .then((r) => r.text())
+    .catch(() => '');
   const figure = (name: string) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)`, 'm').exec(metrics)?.[1] ?? NaN) / 1024 ** 2;
   const heapMiB = figure('nodejs_heap_size_used_bytes');
   const externalMiB = figure('nodejs_external_memory_bytes');
@@ -236,7 +284,14 @@ async function main(): Promise<void> {
   const alive = crashed === undefined;
 
   const row = (name: string, xs: number[]) => `| ${name} | ${percentile(xs, 50).toFixed(1)} | ${percentile(xs, 99).toFixed(1)} | ${xs.length} |`;
-  const fiveXx = tallies.reduce((n, t) => n + Object.entries(t.byStatus).filter(([s]) => s.startsWith('5')).reduce((a, [, c]) => a + c, 0), 0);
+  const fiveXx = tallies.reduce(
+    (n, t) =>
+      n +
+      Object.entries(t.byStatus)
+        .filter(([s]) => s.startsWith('5'))
+        .reduce((a, [, c]) => a + c, 0),
+    0,
+  );
   const report = [
     `machine: ${machine()}`,
     `rows: ${ROWS}, attack ${SECONDS} s (${ATTACKS.join(', ')}), idle probes ${IDLE_SECONDS} s, ${new Date().toISOString()}`,
@@ -255,12 +310,22 @@ async function main(): Promise<void> {
     `5xx answers: ${fiveXx}; server alive at the end: ${alive ? 'yes' : `no (exit ${crashed})`}`,
   ].join('\n');
   process.stdout.write(`\n${report}\n`);
-  process.stdout.write(`${JSON.stringify({
-    bench: 'hostile-load', rows: ROWS, seconds: SECONDS, attacks: ATTACKS, peakRssMiB: Math.round(peakRss / 1024 ** 2), idleRssMiB: Math.round(idleRss / 1024 ** 2),
-    idle: { healthP99: percentile(idle.health, 99), statsP99: percentile(idle.stats, 99) },
-    loaded: { healthP99: percentile(loaded.health, 99), statsP99: percentile(loaded.stats, 99) },
-    probeFailures: loaded.failures, fiveXx, alive, attackers: tallies,
-  })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({
+      bench: 'hostile-load',
+      rows: ROWS,
+      seconds: SECONDS,
+      attacks: ATTACKS,
+      peakRssMiB: Math.round(peakRss / 1024 ** 2),
+      idleRssMiB: Math.round(idleRss / 1024 ** 2),
+      idle: { healthP99: percentile(idle.health, 99), statsP99: percentile(idle.stats, 99) },
+      loaded: { healthP99: percentile(loaded.health, 99), statsP99: percentile(loaded.stats, 99) },
+      probeFailures: loaded.failures,
+      fiveXx,
+      alive,
+      attackers: tallies,
+    })}\n`,
+  );
   await service.stop();
   if (!alive || fiveXx > 0) process.exitCode = 1;
 }

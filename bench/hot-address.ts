@@ -39,28 +39,45 @@ const LIMIT = 100;
 /** Where a page starts: after (bt, sk, idx) in ascending order, or the first page. */
 type Position = [number, string, number] | null;
 
-interface RefRow { sk: string; instruction_index: number; bt: number; program_id: string; protocol_name: string; success: boolean }
+interface RefRow {
+  sk: string;
+  instruction_index: number;
+  bt: number;
+  program_id: string;
+  protocol_name: string;
+  success: boolean;
+}
 type DetailRow = TxRow & { sk: string };
 
 async function readRefs(wh: Warehouse, address: string, visible: string[], at: Position): Promise<RefRow[]> {
-  const cursor = at === null ? '' : `AND (block_time, sig_key, instruction_index) > (toDateTime({c_bt:UInt32}, 'UTC'), {c_sk:UInt64}, {c_idx:UInt16})
+  const cursor =
+    at === null
+      ? ''
+      : `AND (block_time, sig_key, instruction_index) > (toDateTime({c_bt:UInt32}, 'UTC'), {c_sk:UInt64}, {c_idx:UInt16})
     AND block_time >= toDateTime({c_bt:UInt32}, 'UTC')`;
   return wh.query<RefRow>(
     `SELECT toString(sig_key) AS sk, instruction_index, toUInt32(block_time) AS bt, program_id, protocol_name, success
      FROM ${TABLES.txByAddress} WHERE address_key = cityHash64({addr:String}) AND address = {addr:String} AND protocol_name IN {visible:Array(String)} ${cursor}
      ORDER BY block_time, sig_key, instruction_index LIMIT {lim:UInt32}`,
-    { params: { addr: address, visible, lim: LIMIT + 1, ...(at ? { c_bt: at[0], c_sk: at[1], c_idx: at[2] } : {}) } });
+    { params: { addr: address, visible, lim: LIMIT + 1, ...(at ? { c_bt: at[0], c_sk: at[1], c_idx: at[2] } : {}) } },
+  );
 }
 
-const readDetails = async (wh: Warehouse, keys: string[]): Promise<DetailRow[]> => (await wh.query<{ record: string; sk: string }>(
-  `SELECT record, toString(sig_key) AS sk FROM ${TABLES.txBySignature}
-   WHERE sig_key IN (SELECT arrayJoin(arrayMap(k -> toUInt64(k), {keys:Array(String)})))`, { params: { keys } }))
-  .map(({ record, sk }) => ({ ...unpackSignatureRecord(record), sk }));
+const readDetails = async (wh: Warehouse, keys: string[]): Promise<DetailRow[]> =>
+  (
+    await wh.query<{ record: string; sk: string }>(
+      `SELECT record, toString(sig_key) AS sk FROM ${TABLES.txBySignature}
+   WHERE sig_key IN (SELECT arrayJoin(arrayMap(k -> toUInt64(k), {keys:Array(String)})))`,
+      { params: { keys } },
+    )
+  ).map(({ record, sk }) => ({ ...unpackSignatureRecord(record), sk }));
 
 /** References matched with their details as the pre-040 listing did (no filters, no collisions here); records carry their instruction index, as the service's do. */
 function assemble(refs: RefRow[], details: DetailRow[]): Transaction[] {
   const byRef = new Map(details.map((d) => [`${d.sk}#${Number(d.instruction_index)}`, d]));
-  return refs.slice(0, LIMIT).map((r) => ({ ...toTransaction(byRef.get(`${r.sk}#${Number(r.instruction_index)}`)!), instructionIndex: Number(r.instruction_index) }));
+  return refs
+    .slice(0, LIMIT)
+    .map((r) => ({ ...toTransaction(byRef.get(`${r.sk}#${Number(r.instruction_index)}`)!), instructionIndex: Number(r.instruction_index) }));
 }
 
 /** Detail reads of concurrent listings batched: one read while another is in flight. */
@@ -82,18 +99,29 @@ class DetailBatcher {
     this.busy = true;
     this.batches += 1;
     this.listings += batch.length;
-    readDetails(this.wh, [...new Set(batch.flatMap((b) => b.keys))]).then((rows) => {
-      const bySk = new Map<string, DetailRow[]>();
-      for (const r of rows) bySk.set(r.sk, [...(bySk.get(r.sk) ?? []), r]);
-      for (const b of batch) b.resolve(b.keys.flatMap((k) => bySk.get(k) ?? []));
-    }, (e: unknown) => { for (const b of batch) b.reject(e); }).finally(() => {
-      this.busy = false;
-      this.pump();
-    });
+    readDetails(this.wh, [...new Set(batch.flatMap((b) => b.keys))])
+      .then(
+        (rows) => {
+          const bySk = new Map<string, DetailRow[]>();
+          for (const r of rows) bySk.set(r.sk, [...(bySk.get(r.sk) ?? []), r]);
+          for (const b of batch) b.resolve(b.keys.flatMap((k) => bySk.get(k) ?? []));
+        },
+        (e: unknown) => {
+          for (const b of batch) b.reject(e);
+        },
+      )
+      .finally(() => {
+        this.busy = false;
+        this.pump();
+      });
   }
 }
 
-const load = (): string => execSync('uptime').toString().trim().replace(/.*load average: /, '');
+const load = (): string =>
+  execSync('uptime')
+    .toString()
+    .trim()
+    .replace(/.*load average: /, '');
 
 async function main(): Promise<void> {
   let batcher!: DetailBatcher;
@@ -104,7 +132,13 @@ async function main(): Promise<void> {
       const b = req.body as { design: string; at: Position };
       const { services } = server;
       const visible = await services.operatorAnalytics.protocols();
-      const request = { address: hot, filters: {}, sortOrder: 'asc' as const, limit: LIMIT, cursor: b.at ? addressCursorToken(services.pageTokens, { address: hot, filters: {}, sortOrder: 'asc', limit: LIMIT }, ...b.at) : undefined };
+      const request = {
+        address: hot,
+        filters: {},
+        sortOrder: 'asc' as const,
+        limit: LIMIT,
+        cursor: b.at ? addressCursorToken(services.pageTokens, { address: hot, filters: {}, sortOrder: 'asc', limit: LIMIT }, ...b.at) : undefined,
+      };
       let data: Transaction[];
       if (b.design === 'today' || b.design === 'coalesced') {
         const refs = await readRefs(services.wh, hot, visible, b.at);
@@ -126,17 +160,22 @@ async function main(): Promise<void> {
   try {
     const [h] = await services.wh.query<{ a: string; c: string }>(
       `SELECT address AS a, count() AS c FROM ${TABLES.txByAddress}
-       WHERE address NOT IN (SELECT program_id FROM ${TABLES.protocols}) GROUP BY a ORDER BY c DESC LIMIT 1`);
+       WHERE address NOT IN (SELECT program_id FROM ${TABLES.protocols}) GROUP BY a ORDER BY c DESC LIMIT 1`,
+    );
     hot = h!.a;
     process.stdout.write(`hottest plain address ${hot}: ${h!.c} references\n`);
     // 200 random places in the history (each a page start), the same for every design.
-    const places = (await services.wh.query<{ bt: number; sk: string; ii: number }>(
-      `SELECT toUInt32(block_time) AS bt, toString(sig_key) AS sk, instruction_index AS ii FROM ${TABLES.txByAddress}
-       WHERE address_key = cityHash64({a:String}) AND address = {a:String} ORDER BY cityHash64(sig_key, 'bench') LIMIT 200`, { params: { a: hot } }))
-      .map((r): Position => [Number(r.bt), r.sk, Number(r.ii)]);
+    const places = (
+      await services.wh.query<{ bt: number; sk: string; ii: number }>(
+        `SELECT toUInt32(block_time) AS bt, toString(sig_key) AS sk, instruction_index AS ii FROM ${TABLES.txByAddress}
+       WHERE address_key = cityHash64({a:String}) AND address = {a:String} ORDER BY cityHash64(sig_key, 'bench') LIMIT 200`,
+        { params: { a: hot } },
+      )
+    ).map((r): Position => [Number(r.bt), r.sk, Number(r.ii)]);
 
     // Same answers: every design gives the service's page, at the start and at 5 places.
-    const page = async (design: string, at: Position) => (await app.inject({ method: 'POST', url: '/bench/address', headers, payload: { design, at } })).json<{ result: Page<Transaction> }>().result.data;
+    const page = async (design: string, at: Position) =>
+      (await app.inject({ method: 'POST', url: '/bench/address', headers, payload: { design, at } })).json<{ result: Page<Transaction> }>().result.data;
     for (const at of [null, ...places.slice(0, 5)]) {
       const want = JSON.stringify(await page('shared', at));
       for (const d of ['today', 'coalesced', 'listing']) {
@@ -144,7 +183,9 @@ async function main(): Promise<void> {
       }
     }
     const rpcBody = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getTransactionsForAddress', params: [hot, { limit: LIMIT }] });
-    const rpcFirst = (await app.inject({ method: 'POST', url: '/v1/rpc', headers: { 'content-type': 'application/json', ...headers }, payload: rpcBody })).json<{ result: Page<Transaction> }>();
+    const rpcFirst = (
+      await app.inject({ method: 'POST', url: '/v1/rpc', headers: { 'content-type': 'application/json', ...headers }, payload: rpcBody })
+    ).json<{ result: Page<Transaction> }>();
     if (JSON.stringify(rpcFirst.result.data) !== JSON.stringify(await page('shared', null))) throw new Error('JSON-RPC answers another first page');
 
     const rows: Record<string, string | number>[] = [];
@@ -158,13 +199,20 @@ async function main(): Promise<void> {
           batcher.listings = 0;
           const { result, matched } = await runLoad({
             url: `${server.baseUrl}${isRpc ? '/v1/rpc' : '/bench/address'}`,
-            connections, seconds: SECONDS,
+            connections,
+            seconds: SECONDS,
             headers: { 'content-type': 'application/json', ...headers },
             ...(isRpc ? { body: rpcBody } : scenario === 'first page' ? { body: JSON.stringify({ design, at: null }) } : { bodies }),
-            countBodiesContaining: '"error"', connectionHeaders,
+            countBodiesContaining: '"error"',
+            connectionHeaders,
           });
           rows.push({
-            scenario, design, connections, 'req/s': Math.round(result.requests.average), p50: result.latency.p50, p99: result.latency.p99,
+            scenario,
+            design,
+            connections,
+            'req/s': Math.round(result.requests.average),
+            p50: result.latency.p50,
+            p99: result.latency.p99,
             errors: result.errors + result.non2xx + matched,
             ...(design === 'coalesced' && batcher.batches > 0 ? { 'listings per detail read': Number((batcher.listings / batcher.batches).toFixed(1)) } : {}),
             load: load(),

@@ -39,7 +39,16 @@ import { BASE_COLUMNS, TABLES, type BaseRow } from '../warehouse/tables.ts';
 import { startBenchServer } from './bench-server.ts';
 import { machine, median, timeMs } from './bench-support.ts';
 
-const { values } = parseArgs({ options: { rows: { type: 'string' }, records: { type: 'string' }, out: { type: 'string' }, only: { type: 'string' }, rounds: { type: 'string' }, workers: { type: 'string' } } });
+const { values } = parseArgs({
+  options: {
+    rows: { type: 'string' },
+    records: { type: 'string' },
+    out: { type: 'string' },
+    only: { type: 'string' },
+    rounds: { type: 'string' },
+    workers: { type: 'string' },
+  },
+});
 const WORKERS = Number(values.workers ?? 2);
 const ROUNDS = Number(values.rounds ?? 1);
 const ROWS = Number(values.rows ?? 1_000_000);
@@ -105,16 +114,22 @@ async function main(): Promise<void> {
   const fresh = async (): Promise<string> =>
     demoRecordsNdjson(wh, { seed: seed++, total: RECORDS, offset: 0, count: RECORDS, startTime: now - 86_400, endTime: now });
   const known = protocolLookup(await registry.list());
-  const parsed = (nd: string): BaseRow[] => nd.trim().split('\n').map((l) => {
-    const c = checkRecord(JSON.parse(l), known);
-    if (!c.ok) throw new Error(c.detail);
-    return c.row;
-  });
+  const parsed = (nd: string): BaseRow[] =>
+    nd
+      .trim()
+      .split('\n')
+      .map((l) => {
+        const c = checkRecord(JSON.parse(l), known);
+        if (!c.ok) throw new Error(c.detail);
+        return c.row;
+      });
   const rate = (ms: number): number => Math.round(RECORDS / (ms / 1000));
   const results: Record<string, { ms: number; buildMs?: number; insertMs?: number; recordsPerSec: number; note?: string }> = {};
   const record = (name: string, r: { ms: number; buildMs?: number; insertMs?: number; note?: string }): void => {
     results[name] = { ...r, recordsPerSec: rate(r.ms) };
-    say(`${name.padEnd(26)} ${rate(r.ms).toLocaleString('en-US').padStart(9)} records/s  ${r.ms.toFixed(0)} ms${r.buildMs === undefined ? '' : ` (build ${r.buildMs.toFixed(0)} ms, insert ${r.insertMs!.toFixed(0)} ms)`}${r.note ? `  ${r.note}` : ''}`);
+    say(
+      `${name.padEnd(26)} ${rate(r.ms).toLocaleString('en-US').padStart(9)} records/s  ${r.ms.toFixed(0)} ms${r.buildMs === undefined ? '' : ` (build ${r.buildMs.toFixed(0)} ms, insert ${r.insertMs!.toFixed(0)} ms)`}${r.note ? `  ${r.note}` : ''}`,
+    );
   };
   const want = (name: string): boolean => values.only === undefined || values.only.split(',').some((o) => name.startsWith(o));
   const ceiling = async (name: string): Promise<void> => {
@@ -126,7 +141,11 @@ async function main(): Promise<void> {
   await ceiling('ceiling (first)');
 
   if (want('path')) {
-    const timed = async (name: string, build: (nd: string, rows: BaseRow[]) => Buffer | Promise<Buffer>, insert: (b: Buffer) => Promise<void>): Promise<void> => {
+    const timed = async (
+      name: string,
+      build: (nd: string, rows: BaseRow[]) => Buffer | Promise<Buffer>,
+      insert: (b: Buffer) => Promise<void>,
+    ): Promise<void> => {
       const nd = await fresh();
       const rows = parsed(nd);
       let payload!: Buffer;
@@ -135,39 +154,62 @@ async function main(): Promise<void> {
       record(name, { ms: buildMs + insertMs, buildMs, insertMs });
     };
     const jsonInsert = (b: Buffer): Promise<void> => wh.insertBytes(TABLES.transactions, b, 'JSONEachRow', INSERT);
-    await timed('path: JSON.stringify rows', (_nd, rows) => {
-      let s = '';
-      for (const r of rows) s += `${JSON.stringify(r)}\n`;
-      return Buffer.from(s);
-    }, jsonInsert);
-    await timed('path: original lines', (nd) => {
-      const lines = nd.split('\n');
-      let s = '';
-      for (const l of lines) if (l.length > 0) s += `${l}\n`;
-      return Buffer.from(s);
-    }, jsonInsert);
-    await timed('path: JSONCompactEachRow', (_nd, rows) => {
-      let s = '';
-      for (const r of rows) s += `${JSON.stringify(BASE_COLUMNS.map((c) => r[c]))}\n`;
-      return Buffer.from(s);
-    }, (b) => wh.insertBytes(TABLES.transactions, b, 'JSONCompactEachRow', INSERT));
+    await timed(
+      'path: JSON.stringify rows',
+      (_nd, rows) => {
+        let s = '';
+        for (const r of rows) s += `${JSON.stringify(r)}\n`;
+        return Buffer.from(s);
+      },
+      jsonInsert,
+    );
+    await timed(
+      'path: original lines',
+      (nd) => {
+        const lines = nd.split('\n');
+        let s = '';
+        for (const l of lines) if (l.length > 0) s += `${l}\n`;
+        return Buffer.from(s);
+      },
+      jsonInsert,
+    );
+    await timed(
+      'path: JSONCompactEachRow',
+      (_nd, rows) => {
+        let s = '';
+        for (const r of rows) s += `${JSON.stringify(BASE_COLUMNS.map((c) => r[c]))}\n`;
+        return Buffer.from(s);
+      },
+      (b) => wh.insertBytes(TABLES.transactions, b, 'JSONCompactEachRow', INSERT),
+    );
     // chDB 3.4 takes only text formats as insert data (its raw insert refuses RowBinary and
     // Native), so binary rows reach the engine as a staged file, which a server transport
     // would instead receive as the request body.
     const dir = mkdtempSync(path.join(tmpdir(), 'txa-stage-'));
     try {
-      const structure = 'signature String, instruction_index UInt16, slot UInt64, block_time UInt32, program_id String, protocol_name String, instruction_type String, fee UInt64, compute_units UInt32, accounts Array(String), accounts_count UInt16, success Bool, error_message String, log_messages String, raw_data String';
-      const fromFile = (format: string) => (): Promise<void> => wh.exec(
-        `INSERT INTO ${TABLES.transactions} (${BASE_COLUMNS.join(', ')}) SELECT * FROM file({f:String}, {fmt:String}, {s:String})`,
-        { params: { f: path.join(dir, `batch.${format}`), fmt: format, s: structure }, settings: { parallel_view_processing: 1 } });
-      await timed('path: RowBinary (JS, file)', (_nd, rows) => {
-        writeFileSync(path.join(dir, 'batch.RowBinary'), rowBinary(rows));
-        return Buffer.alloc(0);
-      }, fromFile('RowBinary'));
-      await timed('path: staged NDJSON file', (nd) => {
-        writeFileSync(path.join(dir, 'batch.JSONEachRow'), nd);
-        return Buffer.alloc(0);
-      }, fromFile('JSONEachRow'));
+      const structure =
+        'signature String, instruction_index UInt16, slot UInt64, block_time UInt32, program_id String, protocol_name String, instruction_type String, fee UInt64, compute_units UInt32, accounts Array(String), accounts_count UInt16, success Bool, error_message String, log_messages String, raw_data String';
+      const fromFile = (format: string) => (): Promise<void> =>
+        wh.exec(`INSERT INTO ${TABLES.transactions} (${BASE_COLUMNS.join(', ')}) SELECT * FROM file({f:String}, {fmt:String}, {s:String})`, {
+          params: { f: path.join(dir, `batch.${format}`), fmt: format, s: structure },
+          settings: { parallel_view_processing: 1 },
+        });
+      await timed(
+        'path: RowBinary (JS, file)',
+        (_nd, rows) => {
+          writeFileSync(path.join(dir, 'batch.RowBinary'), rowBinary(rows));
+          return Buffer.alloc(0);
+        },
+        fromFile('RowBinary'),
+      );
+      await timed(
+        'path: staged NDJSON file',
+        (nd) => {
+          writeFileSync(path.join(dir, 'batch.JSONEachRow'), nd);
+          return Buffer.alloc(0);
+        },
+        fromFile('JSONEachRow'),
+      );
     } catch (err) {
       say(`path: staged file failed: ${(err as Error).message.slice(0, 300)}`);
     } finally {
@@ -186,7 +228,10 @@ async function main(): Promise<void> {
     await p.ingest(ndjsonRecords(small), 'bench-warm');
   };
   if (want('pipeline')) {
-    for (const [name, raw] of [['pipeline: as received', true], ['pipeline: re-serialised', false]] as const) {
+    for (const [name, raw] of [
+      ['pipeline: as received', true],
+      ['pipeline: re-serialised', false],
+    ] as const) {
       const p = new IngestPipeline(wh, registry, server.services.dataVersion, log, { ...opts, rawInsert: raw });
       await warm(p, name);
       const body = Buffer.from(await fresh());
@@ -200,7 +245,11 @@ async function main(): Promise<void> {
     const body = Buffer.from(await fresh());
     let answer: { accepted: number } | undefined;
     const ms = await timeMs(async () => {
-      const res = await fetch(`${server.baseUrl}/admin/ingest`, { method: 'POST', body, headers: { authorization: `Bearer ${process.env.ADMIN_TOKEN}`, 'content-type': 'application/x-ndjson' } });
+      const res = await fetch(`${server.baseUrl}/admin/ingest`, {
+        method: 'POST',
+        body,
+        headers: { authorization: `Bearer ${process.env.ADMIN_TOKEN}`, 'content-type': 'application/x-ndjson' },
+      });
       answer = (await res.json()) as { accepted: number };
     });
     if (answer?.accepted !== RECORDS) throw new Error(`http: ${JSON.stringify(answer).slice(0, 300)}`);
@@ -230,13 +279,17 @@ async function main(): Promise<void> {
     const onWorkers = new IngestPipeline(wh, registry, server.services.dataVersion, log, { ...opts, parseWorkers: WORKERS });
     await warm(onWorkers, `rounds pipeline on ${WORKERS} parse workers`);
     while (onWorkers.parseWorkersReady < WORKERS) await new Promise((r) => setTimeout(r, 50));
-    await onWorkers.ingest(ndjsonRecords(await demoRecordsNdjson(wh, { seed: seed++, total: 4000, offset: 0, count: 4000, startTime: now - 86_400, endTime: now })), 'bench-warm');
+    await onWorkers.ingest(
+      ndjsonRecords(await demoRecordsNdjson(wh, { seed: seed++, total: 4000, offset: 0, count: 4000, startTime: now - 86_400, endTime: now })),
+      'bench-warm',
+    );
     // The service's pipeline starts its parse workers on its first large call: started here.
     const served = server.services.pipeline;
     await served.prepare();
     for (let t = 0; t < 200 && served.parseWorkersReady < server.services.config.ingest.parseWorkers; t++) await new Promise((r) => setTimeout(r, 50));
     say(`http: POST /admin/ingest with INGEST_PARSE_WORKERS=${server.services.config.ingest.parseWorkers} (${served.parseWorkersReady} ready)`);
-    const structure = 'signature String, instruction_index UInt16, slot UInt64, block_time UInt32, program_id String, protocol_name String, instruction_type String, fee UInt64, compute_units UInt32, accounts Array(String), accounts_count UInt16, success Bool, error_message String, log_messages String, raw_data String';
+    const structure =
+      'signature String, instruction_index UInt16, slot UInt64, block_time UInt32, program_id String, protocol_name String, instruction_type String, fee UInt64, compute_units UInt32, accounts Array(String), accounts_count UInt16, success Bool, error_message String, log_messages String, raw_data String';
     for (let r = 0; r < ROUNDS; r++) {
       const load = loadavg()[0]!;
       const rate1 = async (fn: (b: Buffer<ArrayBuffer>) => Promise<unknown>): Promise<number> => {
@@ -247,8 +300,10 @@ async function main(): Promise<void> {
       const file = await rate1(async (b) => {
         const f = path.join(stageDir, 'batch.ndjson');
         writeFileSync(f, b);
-        await wh.exec(`INSERT INTO ${TABLES.transactions} (${BASE_COLUMNS.join(', ')}) SELECT * FROM file({f:String}, 'JSONEachRow', {s:String})`,
-          { params: { f, s: structure }, settings: INSERT.settings });
+        await wh.exec(`INSERT INTO ${TABLES.transactions} (${BASE_COLUMNS.join(', ')}) SELECT * FROM file({f:String}, 'JSONEachRow', {s:String})`, {
+          params: { f, s: structure },
+          settings: INSERT.settings,
+        });
       });
       const pipe = await rate1(async (b) => {
         const rep = await p.ingest(ndjsonRecords(b), 'bench');
@@ -263,9 +318,14 @@ async function main(): Promise<void> {
         const rep = await onWorkers.ingest(ndjsonRecords(b), 'bench');
         if (rep.accepted !== RECORDS) throw new Error(`pipeline on workers accepted ${rep.accepted}`);
       });
-      if (onWorkers.recordsParsedOnWorkers - workersBefore !== RECORDS) say(`  (only ${onWorkers.recordsParsedOnWorkers - workersBefore} records were parsed on the workers)`);
+      if (onWorkers.recordsParsedOnWorkers - workersBefore !== RECORDS)
+        say(`  (only ${onWorkers.recordsParsedOnWorkers - workersBefore} records were parsed on the workers)`);
       const http = await rate1(async (b) => {
-        const res = await fetch(`${server.baseUrl}/admin/ingest`, { method: 'POST', body: b, headers: { authorization: `Bearer ${process.env.ADMIN_TOKEN}`, 'content-type': 'application/x-ndjson' } });
+        const res = await fetch(`${server.baseUrl}/admin/ingest`, {
+          method: 'POST',
+          body: b,
+          headers: { authorization: `Bearer ${process.env.ADMIN_TOKEN}`, 'content-type': 'application/x-ndjson' },
+        });
         const answer = (await res.json()) as { accepted: number };
         if (answer.accepted !== RECORDS) throw new Error(`http: ${JSON.stringify(answer).slice(0, 300)}`);
       });
@@ -273,17 +333,36 @@ async function main(): Promise<void> {
       const buffer2 = await rate1((b) => wh.insertBytes(TABLES.transactions, b, 'JSONEachRow', INSERT));
       const bufferMean = (buffer + buffer2) / 2;
       const best = Math.max(bufferMean, file);
-      const rr = { load, buffer, buffer2, file, pipeline: pipe, noFilter, pipelineWorkers: pipeW, http, 'noFilter/buffer': noFilter / bufferMean, 'pipeline/buffer': pipe / bufferMean,
-        'pipelineWorkers/buffer': pipeW / bufferMean, 'http/buffer': http / bufferMean, 'pipeline/best': pipe / best, 'pipelineWorkers/best': pipeW / best, 'http/best': http / best };
+      const rr = {
+        load,
+        buffer,
+        buffer2,
+        file,
+        pipeline: pipe,
+        noFilter,
+        pipelineWorkers: pipeW,
+        http,
+        'noFilter/buffer': noFilter / bufferMean,
+        'pipeline/buffer': pipe / bufferMean,
+        'pipelineWorkers/buffer': pipeW / bufferMean,
+        'http/buffer': http / bufferMean,
+        'pipeline/best': pipe / best,
+        'pipelineWorkers/best': pipeW / best,
+        'http/best': http / best,
+      };
       roundRatios.push(rr);
-      say(`round ${r + 1}/${ROUNDS} (load ${load.toFixed(1)} on ${availableParallelism()} cores): engine buffer ${buffer.toLocaleString('en-US')}/${buffer2.toLocaleString('en-US')}, file ${file.toLocaleString('en-US')}, `
-        + `pipeline ${pipe.toLocaleString('en-US')} (by the signature index ${noFilter.toLocaleString('en-US')}, on ${WORKERS} workers ${pipeW.toLocaleString('en-US')}), http ${http.toLocaleString('en-US')} records/s; `
-        + `pipeline ${rr['pipeline/buffer'].toFixed(2)} of buffer, ${rr['pipeline/best'].toFixed(2)} of best; on workers ${rr['pipelineWorkers/buffer'].toFixed(2)} / ${rr['pipelineWorkers/best'].toFixed(2)}; `
-        + `http ${rr['http/buffer'].toFixed(2)} of buffer, ${rr['http/best'].toFixed(2)} of best`);
+      say(
+        `round ${r + 1}/${ROUNDS} (load ${load.toFixed(1)} on ${availableParallelism()} cores): engine buffer ${buffer.toLocaleString('en-US')}/${buffer2.toLocaleString('en-US')}, file ${file.toLocaleString('en-US')}, ` +
+          `pipeline ${pipe.toLocaleString('en-US')} (by the signature index ${noFilter.toLocaleString('en-US')}, on ${WORKERS} workers ${pipeW.toLocaleString('en-US')}), http ${http.toLocaleString('en-US')} records/s; ` +
+          `pipeline ${rr['pipeline/buffer'].toFixed(2)} of buffer, ${rr['pipeline/best'].toFixed(2)} of best; on workers ${rr['pipelineWorkers/buffer'].toFixed(2)} / ${rr['pipelineWorkers/best'].toFixed(2)}; ` +
+          `http ${rr['http/buffer'].toFixed(2)} of buffer, ${rr['http/best'].toFixed(2)} of best`,
+      );
     }
     const med = (k: string): number => median(roundRatios.map((x) => x[k]!));
-    say(`medians over ${ROUNDS} rounds: pipeline ${med('pipeline/buffer').toFixed(2)} of the buffer insert, ${med('pipeline/best').toFixed(2)} of the best engine path; `
-      + `by the signature index ${med('noFilter/buffer').toFixed(2)}; on ${WORKERS} parse workers ${med('pipelineWorkers/buffer').toFixed(2)} / ${med('pipelineWorkers/best').toFixed(2)}; POST /admin/ingest ${med('http/buffer').toFixed(2)} / ${med('http/best').toFixed(2)}; file/buffer ${median(roundRatios.map((x) => x.file! / ((x.buffer! + x.buffer2!) / 2))).toFixed(2)}`);
+    say(
+      `medians over ${ROUNDS} rounds: pipeline ${med('pipeline/buffer').toFixed(2)} of the buffer insert, ${med('pipeline/best').toFixed(2)} of the best engine path; ` +
+        `by the signature index ${med('noFilter/buffer').toFixed(2)}; on ${WORKERS} parse workers ${med('pipelineWorkers/buffer').toFixed(2)} / ${med('pipelineWorkers/best').toFixed(2)}; POST /admin/ingest ${med('http/buffer').toFixed(2)} / ${med('http/best').toFixed(2)}; file/buffer ${median(roundRatios.map((x) => x.file! / ((x.buffer! + x.buffer2!) / 2))).toFixed(2)}`,
+    );
   }
   rmSync(stageDir, { recursive: true, force: true });
 
@@ -294,7 +373,16 @@ async function main(): Promise<void> {
     ratios[k] = Number((v.recordsPerSec / ceil).toFixed(2));
     say(`  ${k.padEnd(26)} ${ratios[k]!.toFixed(2)}`);
   }
-  const report = { date: new Date().toISOString(), machine: machine(), rows: ROWS, records: RECORDS, ceilingRecordsPerSec: Math.round(ceil), results, ratios, rounds: roundRatios };
+  const report = {
+    date: new Date().toISOString(),
+    machine: machine(),
+    rows: ROWS,
+    records: RECORDS,
+    ceilingRecordsPerSec: Math.round(ceil),
+    results,
+    ratios,
+    rounds: roundRatios,
+  };
   if (values.out) {
     mkdirSync(path.dirname(values.out), { recursive: true });
     writeFileSync(values.out, `${JSON.stringify(report, null, 2)}\n`);

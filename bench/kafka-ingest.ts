@@ -31,7 +31,14 @@ import { startBenchServices } from './bench-server.ts';
 
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values } = parseArgs({
-  options: { count: { type: 'string' }, rate: { type: 'string' }, seconds: { type: 'string' }, brokers: { type: 'string' }, 'rate-fraction': { type: 'string' }, backfill: { type: 'boolean' } },
+  options: {
+    count: { type: 'string' },
+    rate: { type: 'string' },
+    seconds: { type: 'string' },
+    brokers: { type: 'string' },
+    'rate-fraction': { type: 'string' },
+    backfill: { type: 'boolean' },
+  },
 });
 const COUNT = Number(values.count ?? 20_000);
 const FRACTION = values['rate-fraction'] === undefined ? undefined : Number(values['rate-fraction']);
@@ -74,7 +81,13 @@ async function main(): Promise<void> {
     const produceRate = COUNT / ((performance.now() - t0) / 1000);
     report(`produce (generate + publish): ${Math.round(produceRate)} records/s`);
 
-    const source = new KafkaSource(s.pipeline, log, { ...s.config.kafka, brokers: [brokers], topic, deadLetterTopic: `${topic}.dlq`, groupId: `${topic}-ours` }, {}, s.metrics.kafka);
+    const source = new KafkaSource(
+      s.pipeline,
+      log,
+      { ...s.config.kafka, brokers: [brokers], topic, deadLetterTopic: `${topic}.dlq`, groupId: `${topic}-ours` },
+      {},
+      s.metrics.kafka,
+    );
     await source.start();
     // Both consumers are timed from their first stored rows to the last: joining a group
     // and starting up are one-off costs, not part of the sustained rate.
@@ -98,8 +111,12 @@ async function main(): Promise<void> {
       if (name.endsWith('_sum')) perStage[`${stage}Sum`] = v.value;
       if (name.endsWith('_count')) perStage[`${stage}Count`] = v.value;
     }
-    const stageMs = Object.fromEntries(['parse', 'queue', 'dedupe', 'journal', 'insert', 'notify']
-      .map((k) => [k, Math.round(((perStage[`${k}Sum`] ?? 0) / Math.max(1, perStage[`${k}Count`] ?? 0)) * 1000)]));
+    const stageMs = Object.fromEntries(
+      ['parse', 'queue', 'dedupe', 'journal', 'insert', 'notify'].map((k) => [
+        k,
+        Math.round(((perStage[`${k}Sum`] ?? 0) / Math.max(1, perStage[`${k}Count`] ?? 0)) * 1000),
+      ]),
+    );
     report(`  mean ms per stage: ${JSON.stringify(stageMs)}`);
     results.stageMs = stageMs;
     results.produceRecordsPerSecond = Math.round(produceRate);
@@ -124,7 +141,10 @@ async function main(): Promise<void> {
       // Topics of COUNT records the store does not hold yet (other seeds), each replayed from its
       // beginning beside the live topic: in the live lane (as before issue 40: one queue), then in
       // the backfill lane, so the lanes' effect on live freshness is measured in one run.
-      for (const [lane, seed] of [['live', 21], ['backfill', 22]] as const) {
+      for (const [lane, seed] of [
+        ['live', 21],
+        ['backfill', 22],
+      ] as const) {
         const backfillTopic = `backfill-${lane}-${Date.now()}`;
         await ensureTopics(kafka, [backfillTopic], 4);
         for (let offset = 0; offset < COUNT; offset += 50_000) {
@@ -147,13 +167,17 @@ async function main(): Promise<void> {
 }
 
 async function clickhouseKafkaEngine(
-  wh: Awaited<ReturnType<typeof startBenchServices>>['wh'], brokers: string, topic: string, count: number,
+  wh: Awaited<ReturnType<typeof startBenchServices>>['wh'],
+  brokers: string,
+  topic: string,
+  count: number,
 ): Promise<number | undefined> {
   await wh.exec('CREATE DATABASE IF NOT EXISTS kbench');
   await wh.exec('CREATE TABLE kbench.transactions AS default.transactions');
   const views = await wh.query<{ name: string; as_select: string; target: string }>(
     `SELECT name, as_select, extract(create_table_query, ' TO ([^ ]+)') AS target FROM system.tables
-     WHERE database = 'default' AND engine = 'MaterializedView' AND position(as_select, 'default.transactions') > 0`);
+     WHERE database = 'default' AND engine = 'MaterializedView' AND position(as_select, 'default.transactions') > 0`,
+  );
   for (const v of views) {
     const table = v.target.replace(/^default\./, '');
     await wh.exec(`CREATE TABLE kbench.${table} AS default.${table}`);
@@ -193,7 +217,11 @@ async function clickhouseKafkaEngine(
   return (count - first.n) / seconds;
 }
 
-async function freshness(s: Awaited<ReturnType<typeof startBenchServices>>, brokers: string, replay?: { topic: string; lane: Lane }): Promise<Record<string, number>> {
+async function freshness(
+  s: Awaited<ReturnType<typeof startBenchServices>>,
+  brokers: string,
+  replay?: { topic: string; lane: Lane },
+): Promise<Record<string, number>> {
   const backfillTopic = replay?.topic;
   const topic = `fresh-${Date.now()}`;
   const kafka = kafkaClient({ brokers: [brokers], clientId: 'bench-fresh' }, log);
@@ -207,30 +235,68 @@ async function freshness(s: Awaited<ReturnType<typeof startBenchServices>>, brok
   const stored: { storedAt: number; activeTotal: number; timestamps: number[] }[] = [];
   let activeTotal = 0;
   const storeLatency: number[] = [];
-  const source = new KafkaSource(s.pipeline, log, {
-    ...s.config.kafka, brokers: [brokers], topic, deadLetterTopic: `${topic}.dlq`, groupId: `${topic}-ours`,
-  }, {
-    onStored: (b) => {
-      const timestamps = b.messages.map((m) => Number(m.timestamp));
-      for (const t of timestamps) storeLatency.push(b.storedAt - t);
-      activeTotal += b.messages.filter((m) => active.has(protocolOf(m.value))).length;
-      stored.push({ storedAt: b.storedAt, activeTotal, timestamps });
+  const source = new KafkaSource(
+    s.pipeline,
+    log,
+    {
+      ...s.config.kafka,
+      brokers: [brokers],
+      topic,
+      deadLetterTopic: `${topic}.dlq`,
+      groupId: `${topic}-ours`,
     },
-  });
+    {
+      onStored: (b) => {
+        const timestamps = b.messages.map((m) => Number(m.timestamp));
+        for (const t of timestamps) storeLatency.push(b.storedAt - t);
+        activeTotal += b.messages.filter((m) => active.has(protocolOf(m.value))).length;
+        stored.push({ storedAt: b.storedAt, activeTotal, timestamps });
+      },
+    },
+  );
   await source.start();
   await source.joined;
   // Phase 4: phase 1's topic replayed from its beginning beside the live topic, in the backfill lane.
-  const backfill = backfillTopic === undefined ? undefined : new KafkaSource(s.pipeline, log, {
-    ...s.config.kafka, brokers: [brokers], topic: backfillTopic, deadLetterTopic: `${backfillTopic}.dlq`, groupId: `${backfillTopic}-backfill-${Date.now()}`,
-    fromBeginning: true, lane: replay!.lane, concurrentPartitions: replay!.lane === 'backfill' ? 1 : s.config.kafka.concurrentPartitions, progress: s.pipeline.backfills.start(`bench:${backfillTopic}`, null),
-  });
+  const backfill =
+    backfillTopic === undefined
+      ? undefined
+      : new KafkaSource(s.pipeline, log, {
+          ...s.config.kafka,
+          brokers: [brokers],
+          topic: backfillTopic,
+          deadLetterTopic: `${backfillTopic}.dlq`,
+          groupId: `${backfillTopic}-backfill-${Date.now()}`,
+          fromBeginning: true,
+          lane: replay!.lane,
+          concurrentPartitions: replay!.lane === 'backfill' ? 1 : s.config.kafka.concurrentPartitions,
+          progress: s.pipeline.backfills.start(`bench:${backfillTopic}`, null),
+        });
   await backfill?.start();
 
   // The producer runs as its own process (npm run produce, --live: block_time = now), so
   // it does not compete with the consumer for this process's event loop.
   const t0 = Date.now();
-  const producer = spawn(process.execPath, ['--import', 'tsx', 'ingest/produce-cli.ts', '--brokers', brokers, '--topic', topic,
-    '--count', String(total), '--rate', String(RATE), '--live', '--seed', '13', '--quiet'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const producer = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      'ingest/produce-cli.ts',
+      '--brokers',
+      brokers,
+      '--topic',
+      topic,
+      '--count',
+      String(total),
+      '--rate',
+      String(RATE),
+      '--live',
+      '--seed',
+      '13',
+      '--quiet',
+    ],
+    { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   let producerOut = '';
   producer.stdout.on('data', (d: Buffer) => (producerOut += d.toString()));
   const producerDone = new Promise<number | null>((resolve) => producer.once('exit', (code) => resolve(code)));
@@ -260,7 +326,12 @@ async function freshness(s: Awaited<ReturnType<typeof startBenchServices>>, brok
   }
   const liveSeconds = (Date.now() - t0) / 1000;
   const out = {
-    ...(backfillDone === undefined ? {} : { backfillRecordsPerSecond: Math.round((backfillDone.stored + backfillDone.duplicates) / liveSeconds), backfillRecords: backfillDone.stored + backfillDone.duplicates }),
+    ...(backfillDone === undefined
+      ? {}
+      : {
+          backfillRecordsPerSecond: Math.round((backfillDone.stored + backfillDone.duplicates) / liveSeconds),
+          backfillRecords: backfillDone.stored + backfillDone.duplicates,
+        }),
     producedRecordsPerSecond: achieved,
     records: storeLatency.length,
     storedP50Ms: Math.round(quantile(storeLatency, 0.5)),
@@ -268,8 +339,10 @@ async function freshness(s: Awaited<ReturnType<typeof startBenchServices>>, brok
     visibleP50Ms: Math.round(quantile(visibleLatency, 0.5)),
     visibleP99Ms: Math.round(quantile(visibleLatency, 0.99)),
   };
-  report(`freshness at ${RATE} records/s${backfill ? ` beside a backfill in the ${replay!.lane} lane (${out.backfillRecordsPerSecond} records/s replayed)` : ''} (producer achieved ${achieved}/s): produce -> stored p50 ${out.storedP50Ms} ms, p99 ${out.storedP99Ms} ms; ` +
-    `produce -> counted by the activity query p50 ${out.visibleP50Ms} ms, p99 ${out.visibleP99Ms} ms (${out.records} records)`);
+  report(
+    `freshness at ${RATE} records/s${backfill ? ` beside a backfill in the ${replay!.lane} lane (${out.backfillRecordsPerSecond} records/s replayed)` : ''} (producer achieved ${achieved}/s): produce -> stored p50 ${out.storedP50Ms} ms, p99 ${out.storedP99Ms} ms; ` +
+      `produce -> counted by the activity query p50 ${out.visibleP50Ms} ms, p99 ${out.visibleP99Ms} ms (${out.records} records)`,
+  );
   return out;
 }
 

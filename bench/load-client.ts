@@ -67,18 +67,27 @@ async function child(jobFile: string): Promise<void> {
     duration: job.seconds,
     headers: job.headers ?? {},
     ...((bodies && bodies.length > 0) || (paths && paths.length > 0)
-      ? { requests: [{ setupRequest: (req: AcRequest) => ({
-        ...req,
-        ...(bodies && bodies.length > 0 ? { body: pick(bodies) } : job.body === undefined ? {} : { body: job.body }),
-        ...(paths && paths.length > 0 ? { path: pick(paths) } : {}),
-      }) }] }
-      : job.body === undefined ? {} : { body: job.body }),
+      ? {
+          requests: [
+            {
+              setupRequest: (req: AcRequest) => ({
+                ...req,
+                ...(bodies && bodies.length > 0 ? { body: pick(bodies) } : job.body === undefined ? {} : { body: job.body }),
+                ...(paths && paths.length > 0 ? { path: pick(paths) } : {}),
+              }),
+            },
+          ],
+        }
+      : job.body === undefined
+        ? {}
+        : { body: job.body }),
     setupClient: (client) => {
       const own = job.connectionHeaders?.[connection++ % job.connectionHeaders.length];
       if (own) client.setHeaders({ ...job.headers, ...own });
-      if (needle) client.on('body', (buf: Buffer) => {
-        if (buf.includes(needle)) matched += 1;
-      });
+      if (needle)
+        client.on('body', (buf: Buffer) => {
+          if (buf.includes(needle)) matched += 1;
+        });
     },
   });
   process.send!({ result, matched, clientMaxRssBytes: process.resourceUsage().maxRSS * 1024 } satisfies LoadResult, () => process.exit(0));

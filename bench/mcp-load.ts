@@ -66,7 +66,12 @@ async function doorFloorMicros(calls: number): Promise<number> {
   await server.connect(transport);
   const one = async (): Promise<string | undefined> => {
     const message = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'constant', arguments: {} } };
-    return (await transport.handle({ accept: MCP_HEADERS.accept, contentType: 'application/json', protocolVersion: MCP_HEADERS['mcp-protocol-version'], body: message }, null)).body;
+    return (
+      await transport.handle(
+        { accept: MCP_HEADERS.accept, contentType: 'application/json', protocolVersion: MCP_HEADERS['mcp-protocol-version'], body: message },
+        null,
+      )
+    ).body;
   };
   for (let i = 0; i < calls / 4; i++) await one();
   const t0 = performance.now();
@@ -74,23 +79,37 @@ async function doorFloorMicros(calls: number): Promise<number> {
   return ((performance.now() - t0) * 1000) / calls;
 }
 
-const load = (): string => loadavg().map((x) => x.toFixed(2)).join(' ');
+const load = (): string =>
+  loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ');
 
 async function main(): Promise<void> {
   const server = await startBenchServer(ROWS);
   const { services, app, headers } = server;
   const connectionHeaders = await server.connectionHeaders(CONNECTIONS);
   try {
-    const sigs = (await services.wh.query<{ s: string }>(
-      'SELECT signature AS s FROM transactions WHERE protocol_name IN {p:Array(String)} ORDER BY cityHash64(signature, \'bench\') LIMIT 20000',
-      { params: { p: await services.analytics.protocols() } })).map((r) => r.s);
+    const sigs = (
+      await services.wh.query<{ s: string }>(
+        "SELECT signature AS s FROM transactions WHERE protocol_name IN {p:Array(String)} ORDER BY cityHash64(signature, 'bench') LIMIT 20000",
+        { params: { p: await services.analytics.protocols() } },
+      )
+    ).map((r) => r.s);
     const [span] = await services.wh.query<{ last: number }>('SELECT toUInt32(toStartOfDay(max(hour_start))) AS last FROM protocol_hourly');
     const day = Number(span?.last ?? 0) - 2 * 86_400;
     const activity = { protocolName: 'pump_fun', blockTime: { gte: day, lte: day + 86_399 } };
     const pairs: Pair[] = [
       { name: 'getProtocols', rpc: () => rpcBody('getProtocols', []), mcp: () => mcpBody('getProtocols', {}) },
-      { name: 'getProtocolStats full range', rpc: () => rpcBody('getProtocolStats', [{ protocolName: 'jupiter_v6' }]), mcp: () => mcpBody('getProtocolStats', { options: { protocolName: 'jupiter_v6' } }) },
-      { name: 'getProtocolActivity one day hourly', rpc: () => rpcBody('getProtocolActivity', [activity]), mcp: () => mcpBody('getProtocolActivity', { options: activity }) },
+      {
+        name: 'getProtocolStats full range',
+        rpc: () => rpcBody('getProtocolStats', [{ protocolName: 'jupiter_v6' }]),
+        mcp: () => mcpBody('getProtocolStats', { options: { protocolName: 'jupiter_v6' } }),
+      },
+      {
+        name: 'getProtocolActivity one day hourly',
+        rpc: () => rpcBody('getProtocolActivity', [activity]),
+        mcp: () => mcpBody('getProtocolActivity', { options: activity }),
+      },
       {
         name: 'getTransaction random known signature',
         rpc: () => rpcBody('getTransaction', [sigs[Math.floor(Math.random() * sigs.length)]]),
@@ -103,10 +122,19 @@ async function main(): Promise<void> {
     // Each call must answer correctly on both doors, and the same, before it is timed.
     for (const p of chosen.filter((x) => x.name !== 'getTransaction random known signature')) {
       const r = await app.inject({ method: 'POST', url: '/v1/rpc', headers: { 'content-type': 'application/json', ...headers }, payload: p.rpc() });
-      const m = await app.inject({ method: 'POST', url: '/mcp', headers: { 'content-type': 'application/json', ...MCP_HEADERS, ...headers }, payload: p.mcp() });
+      const m = await app.inject({
+        method: 'POST',
+        url: '/mcp',
+        headers: { 'content-type': 'application/json', ...MCP_HEADERS, ...headers },
+        payload: p.mcp(),
+      });
       const mcpText = (m.json() as { result?: { isError?: boolean; content: { text: string }[] } }).result;
-      if (r.statusCode !== 200 || m.statusCode !== 200 || mcpText?.isError === true
-        || JSON.stringify(JSON.parse(mcpText?.content[0]?.text ?? 'null')) !== JSON.stringify((r.json() as { result: unknown }).result)) {
+      if (
+        r.statusCode !== 200 ||
+        m.statusCode !== 200 ||
+        mcpText?.isError === true ||
+        JSON.stringify(JSON.parse(mcpText?.content[0]?.text ?? 'null')) !== JSON.stringify((r.json() as { result: unknown }).result)
+      ) {
         throw new Error(`${p.name}: the doors disagree: ${r.body.slice(0, 200)} / ${m.body.slice(0, 200)}`);
       }
     }
@@ -174,7 +202,12 @@ async function main(): Promise<void> {
         per[door].push((used.user + used.system) / 1000 / CPU_CALLS);
       }
       const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
-      cpu.push({ call: p.name, rpcCpuMsPerCall: Number(mean(per.rpc).toFixed(3)), mcpCpuMsPerCall: Number(mean(per.mcp).toFixed(3)), ratio: Number((mean(per.rpc) / mean(per.mcp)).toFixed(3)) });
+      cpu.push({
+        call: p.name,
+        rpcCpuMsPerCall: Number(mean(per.rpc).toFixed(3)),
+        mcpCpuMsPerCall: Number(mean(per.mcp).toFixed(3)),
+        ratio: Number((mean(per.rpc) / mean(per.mcp)).toFixed(3)),
+      });
     }
     console.table(cpu);
 
@@ -191,7 +224,9 @@ async function main(): Promise<void> {
     const door = (floors.door[0]! + floors.door[1]!) / 2;
     process.stdout.write(`SDK floor (Server + the SDK's stateless Streamable HTTP transport, constant tool): ${sdk.toFixed(0)} µs per call (load ${load()})\n`);
     process.stdout.write(`door floor (the SDK's Server on the door's transport, constant tool): ${door.toFixed(0)} µs per call (load ${load()})\n`);
-    process.stdout.write(`${JSON.stringify({ rows: ROWS, seconds: SECONDS, connections: CONNECTIONS, cores: (await import('node:os')).cpus().length, results: rows, cpu, sdkFloorMicros: Math.round(sdk), doorFloorMicros: Math.round(door) })}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ rows: ROWS, seconds: SECONDS, connections: CONNECTIONS, cores: (await import('node:os')).cpus().length, results: rows, cpu, sdkFloorMicros: Math.round(sdk), doorFloorMicros: Math.round(door) })}\n`,
+    );
   } finally {
     await server.close();
   }

@@ -30,8 +30,9 @@ const POLICIES: Record<string, string> = {
   default: '',
   'merge_selector_base=2': ', merge_selector_base = 2',
   'min_age_to_force_merge_seconds=30': ', min_age_to_force_merge_seconds = 30',
-  'both': ', merge_selector_base = 2, min_age_to_force_merge_seconds = 30',
-  "080's first draft (forced merges on the whole partition only)": ', merge_selector_base = 2, min_age_to_force_merge_seconds = 30, min_age_to_force_merge_on_partition_only = 1',
+  both: ', merge_selector_base = 2, min_age_to_force_merge_seconds = 30',
+  "080's first draft (forced merges on the whole partition only)":
+    ', merge_selector_base = 2, min_age_to_force_merge_seconds = 30, min_age_to_force_merge_on_partition_only = 1',
 };
 
 /** ROWS record-like rows from `from` on, as the layout stores them (090: the array its view writes). */
@@ -45,7 +46,14 @@ const rows = (i: number, from: number): string => {
     : `SELECT sig_key, signature, instruction_index, slot, block_time, program_id, fee, compute_units, success FROM (SELECT ${fields} FROM numbers(${from}, ${ROWS}))`;
 };
 const merged = async () => Number((await wh.query<{ v: string }>("SELECT value AS v FROM system.events WHERE event = 'MergedRows'"))[0]?.v ?? 0);
-const parts = async (t: string) => Number((await wh.query<{ n: string }>('SELECT count() AS n FROM system.parts WHERE active AND database = currentDatabase() AND table = {t:String}', { params: { t } }))[0]!.n);
+const parts = async (t: string) =>
+  Number(
+    (
+      await wh.query<{ n: string }>('SELECT count() AS n FROM system.parts WHERE active AND database = currentDatabase() AND table = {t:String}', {
+        params: { t },
+      })
+    )[0]!.n,
+  );
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 try {
@@ -55,16 +63,18 @@ try {
   for (const [i, [name, settings]] of Object.entries(POLICIES).entries()) {
     if (only !== '' && !name.includes(only) && name !== 'default') continue;
     const t = `mp_${i}`;
-    await wh.exec(LAYOUT === '090'
-      ? `CREATE TABLE ${t} (sig_key UInt64, instruction_index UInt16, record String CODEC(ZSTD(1)),
+    await wh.exec(
+      LAYOUT === '090'
+        ? `CREATE TABLE ${t} (sig_key UInt64, instruction_index UInt16, record String CODEC(ZSTD(1)),
       INDEX sig_key_bloom sig_key TYPE bloom_filter(0.001) GRANULARITY 1)
       ENGINE = MergeTree ORDER BY (sig_key, instruction_index)
       SETTINGS index_granularity = 128, min_compress_block_size = 4096, max_compress_block_size = 8192,
       min_bytes_for_wide_part = 1099511627776, min_rows_for_wide_part = 1099511627776${settings}`
-      : `CREATE TABLE ${t} (sig_key UInt64, signature String CODEC(ZSTD(1)), instruction_index UInt16, slot UInt64,
+        : `CREATE TABLE ${t} (sig_key UInt64, signature String CODEC(ZSTD(1)), instruction_index UInt16, slot UInt64,
       block_time DateTime('UTC'), program_id LowCardinality(String), fee UInt64, compute_units UInt32, success Bool)
       ENGINE = MergeTree ORDER BY (sig_key, instruction_index)
-      SETTINGS index_granularity = 128, min_compress_block_size = 4096, max_compress_block_size = 8192${settings}`);
+      SETTINGS index_granularity = 128, min_compress_block_size = 4096, max_compress_block_size = 8192${settings}`,
+    );
     const before = await merged();
     const seen: number[] = [];
     const ms = await timeMs(async () => {
@@ -73,9 +83,9 @@ try {
         seen.push(await parts(t));
       }
     });
-    const during = await merged() - before;
+    const during = (await merged()) - before;
     await sleep(IDLE * 1000);
-    const after = await merged() - before;
+    const after = (await merged()) - before;
     results.push({
       policy: name,
       'insert phase s': Number((ms / 1000).toFixed(1)),

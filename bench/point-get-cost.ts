@@ -26,7 +26,9 @@ interface BenchServerLike {
   close(): Promise<void>;
 }
 type Start = (rows: number, configure: (app: { post(url: string, h: () => Promise<unknown>): void }) => void) => Promise<BenchServerLike>;
-type RunLoad = (job: Record<string, unknown>) => Promise<{ result: { requests: { average: number; total: number }; latency: { p50: number }; non2xx: number }; matched: number }>;
+type RunLoad = (
+  job: Record<string, unknown>,
+) => Promise<{ result: { requests: { average: number; total: number }; latency: { p50: number }; non2xx: number }; matched: number }>;
 
 const { startBenchServer } = (await import(`${TREE}/bench/bench-server.ts`)) as { startBenchServer: Start };
 const { runLoad } = (await import(`${TREE}/bench/load-client.ts`)) as { runLoad: RunLoad };
@@ -45,10 +47,19 @@ const machineMicros = (): number => {
 
 const server = await startBenchServer(0, (a) => a.post('/bench/constant', async () => ({ jsonrpc: '2.0', id: 1, result: 'ok' })));
 const connectionHeaders = await server.connectionHeaders(CONNECTIONS);
-const sigs = (await server.services.wh.query<{ s: string }>(
-  "SELECT signature AS s FROM transactions ORDER BY cityHash64(signature, 'bench') LIMIT 100000")).map((r) => r.s);
-const bodies = Array.from({ length: 100_000 }, () => JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getTransaction', params: [sigs[Math.floor(Math.random() * sigs.length)]] }));
-const out: Record<string, unknown> = { tree: TREE, date: new Date().toISOString(), load: loadavg().map((x) => x.toFixed(2)).join(' ') };
+const sigs = (
+  await server.services.wh.query<{ s: string }>("SELECT signature AS s FROM transactions ORDER BY cityHash64(signature, 'bench') LIMIT 100000")
+).map((r) => r.s);
+const bodies = Array.from({ length: 100_000 }, () =>
+  JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getTransaction', params: [sigs[Math.floor(Math.random() * sigs.length)]] }),
+);
+const out: Record<string, unknown> = {
+  tree: TREE,
+  date: new Date().toISOString(),
+  load: loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' '),
+};
 const headers = { 'content-type': 'application/json', ...server.headers };
 for (const [name, job] of [
   ['bare', { url: `${server.baseUrl}/bench/constant`, body: '{}' }],
@@ -71,14 +82,22 @@ for (const [name, job] of [
   const proc = processMicros() - p0;
   const others = machineMicros() - all0 - proc;
   out[name] = {
-    requestsPerSec: Math.round(result.requests.average), p50Ms: result.latency.p50, errors: result.non2xx + matched,
+    requestsPerSec: Math.round(result.requests.average),
+    p50Ms: result.latency.p50,
+    errors: result.non2xx + matched,
     mainThreadMicrosPerAnswer: Math.round(main / n),
     engineAndOtherThreadsMicrosPerAnswer: Math.round((proc - main) / n),
     otherProcessesMicrosPerAnswer: Math.round(others / n),
     load1: Number(loadavg()[0]!.toFixed(1)),
   };
   if (profile) {
-    const { profile: p } = (await profile.post('Profiler.stop')) as unknown as { profile: { nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }[]; samples: number[]; timeDeltas: number[] } };
+    const { profile: p } = (await profile.post('Profiler.stop')) as unknown as {
+      profile: {
+        nodes: { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }[];
+        samples: number[];
+        timeDeltas: number[];
+      };
+    };
     const byId = new Map(p.nodes.map((x) => [x.id, x]));
     const parent = new Map<number, number>();
     for (const x of p.nodes) for (const c of x.children ?? []) parent.set(c, x.id);
@@ -96,10 +115,17 @@ for (const [name, job] of [
       const seen = new Set<string>();
       for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
         const k = label(cur);
-        if (!seen.has(k)) { seen.add(k); incl.set(k, (incl.get(k) ?? 0) + t); }
+        if (!seen.has(k)) {
+          seen.add(k);
+          incl.set(k, (incl.get(k) ?? 0) + t);
+        }
       }
     });
-    const top = (m: Map<string, number>, k: number): string[] => [...m].sort((a, b) => b[1] - a[1]).slice(0, k).map(([s, t]) => `${((100 * t) / total).toFixed(1).padStart(5)}% ${s}`);
+    const top = (m: Map<string, number>, k: number): string[] =>
+      [...m]
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, k)
+        .map(([s, t]) => `${((100 * t) / total).toFixed(1).padStart(5)}% ${s}`);
     console.log(`main thread, getTransaction phase, self:\n${top(self, 30).join('\n')}`);
     console.log(`inclusive:\n${top(incl, 60).join('\n')}`);
     profile.disconnect();

@@ -35,13 +35,19 @@ type Form = (w: EmbeddedWarehouse, sigs: string[]) => Promise<unknown[]>;
 const FORMS: Record<string, Form> = {
   'sql-hash': (w, sigs) => {
     const params: Record<string, string> = {};
-    const set = sigs.map((s, i) => { params[`s${i}`] = s; return `cityHash64({s${i}:String})`; });
+    const set = sigs.map((s, i) => {
+      params[`s${i}`] = s;
+      return `cityHash64({s${i}:String})`;
+    });
     return w.query(`${SELECT} WHERE sig_key IN (${set.join(', ')})`, { params, settings: SETTINGS });
   },
   array: (w, sigs) => w.query(`${SELECT} WHERE sig_key IN {k:Array(UInt64)}`, { params: { k: `[${sigs.map(key).join(',')}]` }, settings: SETTINGS }),
   keys: (w, sigs) => {
     const params: Record<string, string> = {};
-    const set = sigs.map((s, i) => { params[`k${i}`] = key(s); return `{k${i}:UInt64}`; });
+    const set = sigs.map((s, i) => {
+      params[`k${i}`] = key(s);
+      return `{k${i}:UInt64}`;
+    });
     return w.query(`${SELECT} WHERE sig_key IN (${set.join(', ')})`, { params, settings: SETTINGS });
   },
   literal: (w, sigs) => w.query(`${SELECT} WHERE sig_key IN (${sigs.map(key).join(', ')})`, { settings: SETTINGS }),
@@ -50,7 +56,9 @@ const FORMS: Record<string, Form> = {
 try {
   console.log(machine());
   await requireCurrentSchema(wh, dir);
-  const sigs = (await wh.query<{ s: string }>(`SELECT signature AS s FROM ${TABLES.transactions} ORDER BY cityHash64(signature, 'forms') LIMIT 200000`)).map((r) => r.s);
+  const sigs = (await wh.query<{ s: string }>(`SELECT signature AS s FROM ${TABLES.transactions} ORDER BY cityHash64(signature, 'forms') LIMIT 200000`)).map(
+    (r) => r.s,
+  );
   let next = 0;
   const take = (n: number): string[] => {
     const out = sigs.slice(next, next + n);
@@ -87,7 +95,9 @@ try {
     }
     const load = (await import('node:os')).loadavg()[0]!.toFixed(1);
     for (const name of names) {
-      console.log(`batch ${String(size).padStart(3)}  ${name.padEnd(11)} wall ${median(wall[name]!).toFixed(3)} ms/key  cpu ${median(cpu[name]!).toFixed(3)} ms/key  (load ${load})`);
+      console.log(
+        `batch ${String(size).padStart(3)}  ${name.padEnd(11)} wall ${median(wall[name]!).toFixed(3)} ms/key  cpu ${median(cpu[name]!).toFixed(3)} ms/key  (load ${load})`,
+      );
     }
   }
 } finally {

@@ -21,11 +21,25 @@ if (dir === '') throw new Error('--dir of a seeded store is required');
 const BATCHES = Number(flag('batches', '20'));
 const BATCH = Number(flag('batch', '100'));
 const wh = new EmbeddedWarehouse(dir);
-const EVENTS = ['SelectedParts', 'SelectedMarks', 'SelectedRanges', 'OSReadBytes', 'OSReadChars', 'ReadCompressedBytes', 'CompressedReadBufferBlocks',
-  'MarkCacheMisses', 'MarkCacheHits', 'LoadedPrimaryIndexFiles', 'PrimaryIndexCacheMisses', 'ReadBufferFromFileDescriptorRead'] as const;
+const EVENTS = [
+  'SelectedParts',
+  'SelectedMarks',
+  'SelectedRanges',
+  'OSReadBytes',
+  'OSReadChars',
+  'ReadCompressedBytes',
+  'CompressedReadBufferBlocks',
+  'MarkCacheMisses',
+  'MarkCacheHits',
+  'LoadedPrimaryIndexFiles',
+  'PrimaryIndexCacheMisses',
+  'ReadBufferFromFileDescriptorRead',
+] as const;
 
 async function events(): Promise<Record<string, number>> {
-  const rows = await wh.query<{ event: string; value: string }>('SELECT event, value FROM system.events WHERE event IN {e:Array(String)}', { params: { e: EVENTS } });
+  const rows = await wh.query<{ event: string; value: string }>('SELECT event, value FROM system.events WHERE event IN {e:Array(String)}', {
+    params: { e: EVENTS },
+  });
   return Object.fromEntries(EVENTS.map((e) => [e, Number(rows.find((r) => r.event === e)?.value ?? 0)]));
 }
 
@@ -37,18 +51,24 @@ try {
     console.log(`OPTIMIZE FINAL ${TABLES.txBySignature}: ${(ms / 1000).toFixed(1)} s`);
   }
   await wh.exec('SYSTEM STOP MERGES');
-  console.table(await wh.query(`SELECT table, count() AS parts, sum(rows) AS rows, formatReadableSize(sum(bytes_on_disk)) AS disk,
+  console.table(
+    await wh.query(
+      `SELECT table, count() AS parts, sum(rows) AS rows, formatReadableSize(sum(bytes_on_disk)) AS disk,
       formatReadableSize(sum(primary_key_bytes_in_memory)) AS pk_memory, sum(marks) AS marks,
       formatReadableSize(sum(marks_bytes)) AS marks_on_disk
     FROM system.parts WHERE active AND database = currentDatabase() AND table IN {t:Array(String)} GROUP BY table ORDER BY table`,
-  { params: { t: [TABLES.transactions, TABLES.txBySignature, TABLES.txByAddress] } }));
+      { params: { t: [TABLES.transactions, TABLES.txBySignature, TABLES.txByAddress] } },
+    ),
+  );
   // Random stored keys, read from the sig_key column alone (8 B a record; a sample of
   // signatures, as rpc-load.ts takes, reads the whole signature column into the cache).
   const [range] = await wh.query<{ n: string }>(`SELECT count() AS n FROM ${TABLES.txBySignature}`);
   const total = Number(range!.n);
-  const sample = (await wh.query<{ k: string }>(
-    `SELECT toString(sig_key) AS k FROM ${TABLES.txBySignature} WHERE intHash64(sig_key) % {m:UInt64} = 0 LIMIT {n:UInt32}`,
-    { params: { m: Math.max(1, Math.floor(total / (4 * BATCHES * BATCH))), n: 2 * BATCHES * BATCH } })).map((r) => r.k);
+  const sample = (
+    await wh.query<{ k: string }>(`SELECT toString(sig_key) AS k FROM ${TABLES.txBySignature} WHERE intHash64(sig_key) % {m:UInt64} = 0 LIMIT {n:UInt32}`, {
+      params: { m: Math.max(1, Math.floor(total / (4 * BATCHES * BATCH))), n: 2 * BATCHES * BATCH },
+    })
+  ).map((r) => r.k);
   const rows: Record<string, number | string>[] = [];
   for (const size of [1, BATCH]) {
     const times: number[] = [];
@@ -57,14 +77,23 @@ try {
     for (let b = 0; b < BATCHES; b++) {
       const picks = Array.from({ length: size }, () => sample[Math.floor(Math.random() * sample.length)]!);
       let got: { record: string }[] = [];
-      times.push(await timeMs(async () => { got = await wh.query<{ record: string }>(pointReadSql(picks), { settings: POINT_READ_SETTINGS }); }));
+      times.push(
+        await timeMs(async () => {
+          got = await wh.query<{ record: string }>(pointReadSql(picks), { settings: POINT_READ_SETTINGS });
+        }),
+      );
       for (const r of got) unpackSignatureRecord(r.record);
       found += got.length;
     }
     const after = await events();
     const per = (e: string) => Number(((after[e]! - before[e]!) / (BATCHES * size)).toFixed(1));
-    rows.push({ keys: size, 'records/key': Number((found / (BATCHES * size)).toFixed(2)), 'ms/batch (median)': Number(median(times).toFixed(2)), 'ms/key': Number((median(times) / size).toFixed(3)),
-      ...Object.fromEntries(EVENTS.map((e) => [`${e}/key`, per(e)])) });
+    rows.push({
+      keys: size,
+      'records/key': Number((found / (BATCHES * size)).toFixed(2)),
+      'ms/batch (median)': Number(median(times).toFixed(2)),
+      'ms/key': Number((median(times) / size).toFixed(3)),
+      ...Object.fromEntries(EVENTS.map((e) => [`${e}/key`, per(e)])),
+    });
   }
   console.table(rows);
   console.log(JSON.stringify({ date: new Date().toISOString(), machine: machine(), records: total, results: rows }));

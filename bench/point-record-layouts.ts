@@ -28,7 +28,8 @@ const wh = new EmbeddedWarehouse(dir);
 const COLUMNS = `sig_key UInt64, signature String CODEC(ZSTD(1)), instruction_index UInt16, slot UInt64, block_time DateTime('UTC'),
   program_id LowCardinality(String), protocol_name LowCardinality(String), instruction_type LowCardinality(String),
   fee UInt64, compute_units UInt32, accounts_count UInt16, success Bool`;
-const COLUMN_SELECT = 'sig_key, signature, instruction_index, slot, block_time, program_id, protocol_name, instruction_type, fee, compute_units, accounts_count, success';
+const COLUMN_SELECT =
+  'sig_key, signature, instruction_index, slot, block_time, program_id, protocol_name, instruction_type, fee, compute_units, accounts_count, success';
 const RECORD = 'sig_key UInt64, instruction_index UInt16, record String CODEC(ZSTD(1))';
 const RECORD_SELECT = `sig_key, instruction_index, record`;
 const bloom = (p: string) => `, INDEX skbf sig_key TYPE bloom_filter(${p}) GRANULARITY 1`;
@@ -37,16 +38,72 @@ const SETTINGS = `index_granularity = 128, min_compress_block_size = 4096, max_c
   min_bytes_for_wide_part = 1099511627776, min_rows_for_wide_part = 1099511627776`;
 const ONE_BLOCK = { max_insert_block_size: 1e9, min_insert_block_size_rows: 1e9, min_insert_block_size_bytes: 0, max_threads: 1 };
 
-interface Layout { name: string; table: string; columns: string; source: string; select: string; parts: 1 | 3; read: string }
+interface Layout {
+  name: string;
+  table: string;
+  columns: string;
+  source: string;
+  select: string;
+  parts: 1 | 3;
+  read: string;
+}
 const FROM_RECORDS = `${SIGNATURE_RECORDS}`;
 const FROM_V3 = TABLES.txBySignature;
 const layouts: Layout[] = [
-  { name: 'columns, 1 part', table: 'bench_layout_cols1', columns: COLUMNS, source: FROM_RECORDS, select: COLUMN_SELECT, parts: 1, read: `${COLUMN_SELECT.replace('sig_key, ', '')}, toString(sig_key) AS sk` },
-  { name: 'columns, 3 parts', table: 'bench_layout_cols3', columns: COLUMNS, source: FROM_RECORDS, select: COLUMN_SELECT, parts: 3, read: `${COLUMN_SELECT.replace('sig_key, ', '')}, toString(sig_key) AS sk` },
-  { name: 'columns + bloom 0.01, 3 parts', table: 'bench_layout_cols3b2', columns: COLUMNS + bloom('0.01'), source: FROM_RECORDS, select: COLUMN_SELECT, parts: 3, read: `${COLUMN_SELECT.replace('sig_key, ', '')}, toString(sig_key) AS sk` },
-  { name: 'columns + bloom 0.001, 3 parts', table: 'bench_layout_cols3b3', columns: COLUMNS + bloom('0.001'), source: FROM_RECORDS, select: COLUMN_SELECT, parts: 3, read: `${COLUMN_SELECT.replace('sig_key, ', '')}, toString(sig_key) AS sk` },
-  { name: 'record, 1 part', table: 'bench_layout_rec1', columns: RECORD, source: FROM_V3, select: RECORD_SELECT, parts: 1, read: 'record, toString(sig_key) AS sk' },
-  { name: 'record + bloom 0.001, 3 parts (090)', table: 'bench_layout_rec3b3', columns: RECORD + bloom('0.001'), source: FROM_V3, select: RECORD_SELECT, parts: 3, read: 'record, toString(sig_key) AS sk' },
+  {
+    name: 'columns, 1 part',
+    table: 'bench_layout_cols1',
+    columns: COLUMNS,
+    source: FROM_RECORDS,
+    select: COLUMN_SELECT,
+    parts: 1,
+    read: `${COLUMN_SELECT.replace('sig_key, ', '')}, toString(sig_key) AS sk`,
+  },
+  {
+    name: 'columns, 3 parts',
+    table: 'bench_layout_cols3',
+    columns: COLUMNS,
+    source: FROM_RECORDS,
+    select: COLUMN_SELECT,
+    parts: 3,
+    read: `${COLUMN_SELECT.replace('sig_key, ', '')}, toString(sig_key) AS sk`,
+  },
+  {
+    name: 'columns + bloom 0.01, 3 parts',
+    table: 'bench_layout_cols3b2',
+    columns: COLUMNS + bloom('0.01'),
+    source: FROM_RECORDS,
+    select: COLUMN_SELECT,
+    parts: 3,
+    read: `${COLUMN_SELECT.replace('sig_key, ', '')}, toString(sig_key) AS sk`,
+  },
+  {
+    name: 'columns + bloom 0.001, 3 parts',
+    table: 'bench_layout_cols3b3',
+    columns: COLUMNS + bloom('0.001'),
+    source: FROM_RECORDS,
+    select: COLUMN_SELECT,
+    parts: 3,
+    read: `${COLUMN_SELECT.replace('sig_key, ', '')}, toString(sig_key) AS sk`,
+  },
+  {
+    name: 'record, 1 part',
+    table: 'bench_layout_rec1',
+    columns: RECORD,
+    source: FROM_V3,
+    select: RECORD_SELECT,
+    parts: 1,
+    read: 'record, toString(sig_key) AS sk',
+  },
+  {
+    name: 'record + bloom 0.001, 3 parts (090)',
+    table: 'bench_layout_rec3b3',
+    columns: RECORD + bloom('0.001'),
+    source: FROM_V3,
+    select: RECORD_SELECT,
+    parts: 3,
+    read: 'record, toString(sig_key) AS sk',
+  },
 ];
 
 try {
@@ -70,9 +127,13 @@ try {
     });
     console.log(`built ${l.name} in ${(ms / 1000).toFixed(1)} s`);
   }
-  console.table(await wh.query(`SELECT table, count() AS parts, sum(rows) AS records, round(sum(bytes_on_disk) / sum(rows), 1) AS bytes_a_record
-    FROM system.parts WHERE active AND database = currentDatabase() AND table LIKE 'bench_layout_%' GROUP BY table ORDER BY table`));
-  const sample = (await wh.query<{ k: string }>(`SELECT toString(sig_key) AS k FROM ${TABLES.txBySignature} WHERE intHash64(sig_key) % 97 = 0 LIMIT 20000`)).map((r) => r.k);
+  console.table(
+    await wh.query(`SELECT table, count() AS parts, sum(rows) AS records, round(sum(bytes_on_disk) / sum(rows), 1) AS bytes_a_record
+    FROM system.parts WHERE active AND database = currentDatabase() AND table LIKE 'bench_layout_%' GROUP BY table ORDER BY table`),
+  );
+  const sample = (
+    await wh.query<{ k: string }>(`SELECT toString(sig_key) AS k FROM ${TABLES.txBySignature} WHERE intHash64(sig_key) % 97 = 0 LIMIT 20000`)
+  ).map((r) => r.k);
   if (sample.length === 0) throw new Error('the store holds no records');
   const pick = (n: number) => Array.from({ length: n }, () => sample[Math.floor(Math.random() * sample.length)]!);
   const results: Record<string, Record<string, number[]>> = {};
@@ -89,7 +150,14 @@ try {
     }
   }
   console.log(`ms a batch, median of ${BATCHES} batches, per round (${ROUNDS} rounds, interleaved):`);
-  console.table(Object.fromEntries(Object.entries(results).map(([name, bySize]) => [name, Object.fromEntries(Object.entries(bySize).map(([k, v]) => [k, v.map((x) => x.toFixed(2)).join(' / ')]))])));
+  console.table(
+    Object.fromEntries(
+      Object.entries(results).map(([name, bySize]) => [
+        name,
+        Object.fromEntries(Object.entries(bySize).map(([k, v]) => [k, v.map((x) => x.toFixed(2)).join(' / ')])),
+      ]),
+    ),
+  );
 } finally {
   if (!process.argv.includes('--keep')) for (const l of layouts) await wh.exec(`DROP TABLE IF EXISTS ${l.table}`);
   await wh.close();

@@ -33,7 +33,10 @@ const V2_TABLE = (name: string, settings = '') => `CREATE TABLE ${name} (sig_key
   instruction_type LowCardinality(String), fee UInt64, compute_units UInt32, accounts_count UInt16, success Bool)
   ENGINE = MergeTree ORDER BY (sig_key, instruction_index)
   SETTINGS index_granularity = 128, min_compress_block_size = 4096, max_compress_block_size = 8192${settings}`;
-const exists = async (t: string) => Number((await wh.query<{ n: string }>('SELECT count() AS n FROM system.tables WHERE database = currentDatabase() AND name = {t:String}', { params: { t } }))[0]!.n) > 0;
+const exists = async (t: string) =>
+  Number(
+    (await wh.query<{ n: string }>('SELECT count() AS n FROM system.tables WHERE database = currentDatabase() AND name = {t:String}', { params: { t } }))[0]!.n,
+  ) > 0;
 
 try {
   console.log(machine());
@@ -61,9 +64,11 @@ try {
         block_time Array(DateTime('UTC')), program_id Array(LowCardinality(String)), protocol_name Array(LowCardinality(String)),
         instruction_type Array(LowCardinality(String)), fee Array(UInt64), compute_units Array(UInt32), accounts_count Array(UInt16),
         success Array(Bool)) ENGINE = EmbeddedRocksDB PRIMARY KEY sig_key`);
-      const ms = await timeMs(() => wh.exec(`INSERT INTO ps_kv SELECT sig_key, groupArray(signature), groupArray(instruction_index), groupArray(slot),
+      const ms = await timeMs(() =>
+        wh.exec(`INSERT INTO ps_kv SELECT sig_key, groupArray(signature), groupArray(instruction_index), groupArray(slot),
         groupArray(block_time), groupArray(program_id), groupArray(protocol_name), groupArray(instruction_type), groupArray(fee),
-        groupArray(compute_units), groupArray(accounts_count), groupArray(success) FROM ${SIGNATURE_RECORDS} GROUP BY sig_key`));
+        groupArray(compute_units), groupArray(accounts_count), groupArray(success) FROM ${SIGNATURE_RECORDS} GROUP BY sig_key`),
+      );
       console.log(`ps_kv: build ${(ms / 1000).toFixed(1)} s`);
     }
     if (!(await exists('ps_v3_one'))) {
@@ -76,17 +81,24 @@ try {
   await wh.exec('SYSTEM STOP MERGES');
   const [count] = await wh.query<{ n: string }>(`SELECT count() AS n FROM ${TABLES.transactions}`);
   const records = Number(count!.n);
-  console.table(await wh.query(`SELECT table, count() AS parts, sum(rows) AS rows, round(sum(bytes_on_disk) / {n:UInt64}, 1) AS bytes_per_record
-    FROM system.parts WHERE active AND database = currentDatabase() GROUP BY table ORDER BY table`, { params: { n: records } }));
+  console.table(
+    await wh.query(
+      `SELECT table, count() AS parts, sum(rows) AS rows, round(sum(bytes_on_disk) / {n:UInt64}, 1) AS bytes_per_record
+    FROM system.parts WHERE active AND database = currentDatabase() GROUP BY table ORDER BY table`,
+      { params: { n: records } },
+    ),
+  );
   if (await exists('ps_kv')) {
     const [p] = await wh.query<{ p: string }>("SELECT data_paths[1] AS p FROM system.tables WHERE database = currentDatabase() AND name = 'ps_kv'");
     const bytes = Number(execSync(`du -sb ${JSON.stringify(p!.p)}`, { encoding: 'utf8' }).split('\t')[0]);
     console.log(`ps_kv on disk: ${(bytes / 2 ** 20).toFixed(0)} MiB, ${(bytes / records).toFixed(1)} B a record`);
   }
 
-  const sample = (await wh.query<{ k: string }>(
-    `SELECT toString(sig_key) AS k FROM ${TABLES.txBySignature} WHERE intHash64(sig_key) % {m:UInt64} = 0 LIMIT {n:UInt32}`,
-    { params: { m: Math.max(1, Math.floor(records / 8000)), n: 4000 } })).map((r) => r.k);
+  const sample = (
+    await wh.query<{ k: string }>(`SELECT toString(sig_key) AS k FROM ${TABLES.txBySignature} WHERE intHash64(sig_key) % {m:UInt64} = 0 LIMIT {n:UInt32}`, {
+      params: { m: Math.max(1, Math.floor(records / 8000)), n: 4000 },
+    })
+  ).map((r) => r.k);
   // Each reader takes the batch's keys as the service writes them (a literal list).
   const readers: Record<string, (keys: string[]) => string> = { [TABLES.txBySignature]: (keys) => pointReadSql(keys) };
   const literal = (keys: string[]) => ` WHERE sig_key IN (${keyList(keys)})`;
@@ -103,27 +115,50 @@ try {
       const picks = Array.from({ length: size }, () => sample[Math.floor(Math.random() * sample.length)]!);
       for (const [name, sql] of Object.entries(readers)) {
         let n = 0;
-        times[name]!.push(await timeMs(async () => { n = (await wh.query(sql(picks), { settings: POINT_READ_SETTINGS })).length; }));
+        times[name]!.push(
+          await timeMs(async () => {
+            n = (await wh.query(sql(picks), { settings: POINT_READ_SETTINGS })).length;
+          }),
+        );
         got[name] = (got[name] ?? 0) + n;
       }
     }
     for (const name of Object.keys(readers)) {
-      rows.push({ store: name, keys: size, 'ms/batch (median)': Number(median(times[name]!).toFixed(2)), 'ms/key': Number((median(times[name]!) / size).toFixed(3)), 'rows read': got[name]! });
+      rows.push({
+        store: name,
+        keys: size,
+        'ms/batch (median)': Number(median(times[name]!).toFixed(2)),
+        'ms/key': Number((median(times[name]!) / size).toFixed(3)),
+        'rows read': got[name]!,
+      });
     }
   }
   // Address pages: the reference read of a random address at a random place (the page's
   // first read), 101 references, as address-transactions.ts reads them.
-  const addrs = (await wh.query<{ a: string; n: string }>(`SELECT address AS a, count() AS n FROM ${TABLES.txByAddress}
-      WHERE intHash64(address_key) % 64 = 0 GROUP BY address HAVING n > 200 LIMIT 200`));
+  const addrs = await wh.query<{ a: string; n: string }>(`SELECT address AS a, count() AS n FROM ${TABLES.txByAddress}
+      WHERE intHash64(address_key) % 64 = 0 GROUP BY address HAVING n > 200 LIMIT 200`);
   const refTimes: number[] = [];
   for (let b = 0; b < Math.min(BATCHES, addrs.length); b++) {
     const a = addrs[Math.floor(Math.random() * addrs.length)]!;
-    refTimes.push(await timeMs(() => wh.query(`SELECT toString(sig_key) AS sk, instruction_index, toUInt32(block_time) AS bt, program_id, protocol_name, success
+    refTimes.push(
+      await timeMs(() =>
+        wh.query(
+          `SELECT toString(sig_key) AS sk, instruction_index, toUInt32(block_time) AS bt, program_id, protocol_name, success
       FROM ${TABLES.txByAddress} WHERE address_key = cityHash64({a:String}) AND address = {a:String}
       AND block_time <= (SELECT quantileExact(0.5)(block_time) FROM ${TABLES.txByAddress} WHERE address_key = cityHash64({a:String}))
-      ORDER BY block_time DESC, sig_key DESC, instruction_index DESC LIMIT 101`, { params: { a: a.a }, settings: { max_threads: 1 } })));
+      ORDER BY block_time DESC, sig_key DESC, instruction_index DESC LIMIT 101`,
+          { params: { a: a.a }, settings: { max_threads: 1 } },
+        ),
+      ),
+    );
   }
-  rows.push({ store: 'tx_by_address references (random address, middle page, 101 rows; includes a median lookup)', keys: 101, 'ms/batch (median)': Number(median(refTimes).toFixed(2)), 'ms/key': '', 'rows read': '' });
+  rows.push({
+    store: 'tx_by_address references (random address, middle page, 101 rows; includes a median lookup)',
+    keys: 101,
+    'ms/batch (median)': Number(median(refTimes).toFixed(2)),
+    'ms/key': '',
+    'rows read': '',
+  });
   console.table(rows);
   console.log(JSON.stringify({ date: new Date().toISOString(), machine: machine(), records, results: rows }));
 } finally {

@@ -28,26 +28,36 @@ if (!existsSync(dir)) {
   process.exitCode = 1;
 } else {
   const wh = new EmbeddedWarehouse(dir);
-  const state = () => wh.query(`SELECT table, part_type, count() AS parts, sum(rows) AS n, round(sum(bytes_on_disk) / n, 1) AS bytes_per_row
+  const state = () =>
+    wh.query(
+      `SELECT table, part_type, count() AS parts, sum(rows) AS n, round(sum(bytes_on_disk) / n, 1) AS bytes_per_row
     FROM system.parts WHERE active AND database = currentDatabase() AND table IN {t:Array(String)} GROUP BY table, part_type ORDER BY table, part_type`,
-  { params: { t: BY_SIGNATURE } });
+      { params: { t: BY_SIGNATURE } },
+    );
   try {
     console.log(machine());
     const [hasLog] = await wh.query<{ n: string }>("SELECT count() AS n FROM system.tables WHERE database = currentDatabase() AND name = 'schema_migrations'");
-    const applied = Number(hasLog!.n) === 0 ? [] : (await wh.query<{ v: number }>('SELECT DISTINCT version AS v FROM schema_migrations')).map((r) => Number(r.v));
-    const pending = loadMigrations().filter((m) => !applied.includes(m.version)).map((m) => m.name);
+    const applied =
+      Number(hasLog!.n) === 0 ? [] : (await wh.query<{ v: number }>('SELECT DISTINCT version AS v FROM schema_migrations')).map((r) => Number(r.v));
+    const pending = loadMigrations()
+      .filter((m) => !applied.includes(m.version))
+      .map((m) => m.name);
     if (applied.length === 0) {
       console.error(`${dir} holds no migrated store (no schema_migrations): seed one first (bench/seed-and-stats.ts --keep)`);
       process.exitCode = 1;
     } else if (pending.length === 0 && !optimize) {
-      console.error(`${dir} is at the current schema (migration ${Math.max(...applied)}): nothing to upgrade. The upgrades this times (080, 090) run only on stores seeded before them; --optimize merges ${TABLES.txBySignature} alone.`);
+      console.error(
+        `${dir} is at the current schema (migration ${Math.max(...applied)}): nothing to upgrade. The upgrades this times (080, 090) run only on stores seeded before them; --optimize merges ${TABLES.txBySignature} alone.`,
+      );
       process.exitCode = 1;
     } else {
       console.table(await state());
       if (pending.length > 0) {
         console.log(`pending: ${pending.join(', ')}`);
         let done: string[] = [];
-        const ms = await timeMs(async () => { done = (await migrate(wh)).applied; });
+        const ms = await timeMs(async () => {
+          done = (await migrate(wh)).applied;
+        });
         console.log(`migrations applied: ${done.join(', ') || 'none'} in ${(ms / 1000).toFixed(2)} s`);
       }
       if (optimize) {

@@ -41,7 +41,9 @@ try {
     non2xx: result.non2xx,
     errors: result.errors,
   };
-  process.stdout.write(`${summary.requestsPerSecond} req/s, latency p50 ${summary.latencyMs.p50} ms, p99 ${summary.latencyMs.p99} ms, non-2xx ${summary.non2xx}, errors ${summary.errors}\n`);
+  process.stdout.write(
+    `${summary.requestsPerSecond} req/s, latency p50 ${summary.latencyMs.p50} ms, p99 ${summary.latencyMs.p99} ms, non-2xx ${summary.non2xx}, errors ${summary.errors}\n`,
+  );
   process.stdout.write(`${JSON.stringify(summary)}\n`);
 } finally {
   await server?.close();

@@ -73,8 +73,19 @@ let connectionHeaders: Record<string, string>[] = [];
 /** The largest peak resident memory of a load client so far (bench/capped.ts's headroom). */
 let clientMaxRssBytes = 0;
 
-async function run(url: string, headers: Record<string, string>, s: Scenario, bodies: string[], seconds = SECONDS, connections = CONNECTIONS): Promise<{ result: Result; rpcErrors: number }> {
-  const { result, matched, clientMaxRssBytes: clientRss } = await runLoad({
+async function run(
+  url: string,
+  headers: Record<string, string>,
+  s: Scenario,
+  bodies: string[],
+  seconds = SECONDS,
+  connections = CONNECTIONS,
+): Promise<{ result: Result; rpcErrors: number }> {
+  const {
+    result,
+    matched,
+    clientMaxRssBytes: clientRss,
+  } = await runLoad({
     url: `${url}${s.path}`,
     connections,
     seconds,
@@ -104,28 +115,43 @@ async function main(): Promise<void> {
     // tx_by_signature_v3 instead (the table's index granularity, migration 090): the first served
     // one of four candidates in its middle, so asking at random reads the whole table evenly.
     const served = new Set(await services.analytics.protocols());
-    const sigs = KEYS === 'granules'
-      ? (await services.wh.query<{ s: string }>(
-        `SELECT argMin(${signatureRecordField('signature')}, _part_offset) AS s FROM ${TABLES.txBySignature}
+    const sigs =
+      KEYS === 'granules'
+        ? (
+            await services.wh.query<{ s: string }>(
+              `SELECT argMin(${signatureRecordField('signature')}, _part_offset) AS s FROM ${TABLES.txBySignature}
          WHERE _part_offset % 128 BETWEEN 64 AND 67 AND ${signatureRecordField('protocol_name')} IN {p:Array(String)}
-         GROUP BY _part, intDiv(_part_offset, 128)`, { params: { p: [...served] } })).map((r) => r.s)
-      : (await services.wh.query<{ s: string }>(
-        `SELECT signature AS s FROM transactions WHERE protocol_name IN {p:Array(String)} ORDER BY cityHash64(signature, 'bench') LIMIT 100000`,
-        { params: { p: [...served] } })).map((r) => r.s);
+         GROUP BY _part, intDiv(_part_offset, 128)`,
+              { params: { p: [...served] } },
+            )
+          ).map((r) => r.s)
+        : (
+            await services.wh.query<{ s: string }>(
+              `SELECT signature AS s FROM transactions WHERE protocol_name IN {p:Array(String)} ORDER BY cityHash64(signature, 'bench') LIMIT 100000`,
+              { params: { p: [...served] } },
+            )
+          ).map((r) => r.s);
     process.stdout.write(`${sigs.length} signatures to ask for (BENCH_KEYS=${KEYS})\n`);
     const [hot] = await services.wh.query<{ a: string }>(
       `SELECT address AS a, count() AS c FROM tx_by_address
-       WHERE address NOT IN (SELECT program_id FROM protocols) GROUP BY a ORDER BY c DESC LIMIT 1`);
-    const [span] = await services.wh.query<{ first: number; last: number }>('SELECT toUInt32(min(hour_start)) AS first, toUInt32(toStartOfDay(max(hour_start))) AS last FROM protocol_hourly');
+       WHERE address NOT IN (SELECT program_id FROM protocols) GROUP BY a ORDER BY c DESC LIMIT 1`,
+    );
+    const [span] = await services.wh.query<{ first: number; last: number }>(
+      'SELECT toUInt32(min(hour_start)) AS first, toUInt32(toStartOfDay(max(hour_start))) AS last FROM protocol_hourly',
+    );
     // Random addresses at random places of their histories (issue 25): 2,000 references
     // chosen by a hash of the record, each a page start (half of them first pages).
     const places = await services.wh.query<{ a: string; bt: number; sk: string; ii: number }>(
       `SELECT address AS a, toUInt32(block_time) AS bt, toString(sig_key) AS sk, instruction_index AS ii FROM tx_by_address
-       WHERE intHash64(sig_key) % 2000 = 0 ORDER BY cityHash64(address, sig_key) LIMIT 2000`);
+       WHERE intHash64(sig_key) % 2000 = 0 ORDER BY cityHash64(address, sig_key) LIMIT 2000`,
+    );
     const randomPage = (): string => {
       const p = places[Math.floor(Math.random() * places.length)]!;
       const req = { address: p.a, filters: {}, sortOrder: 'asc' as const, limit: 100 };
-      return body('getTransactionsForAddress', [p.a, { limit: 100, ...(Math.random() < 0.5 ? { paginationToken: addressCursorToken(services.pageTokens, req, Number(p.bt), p.sk, Number(p.ii)) } : {}) }]);
+      return body('getTransactionsForAddress', [
+        p.a,
+        { limit: 100, ...(Math.random() < 0.5 ? { paginationToken: addressCursorToken(services.pageTokens, req, Number(p.bt), p.sk, Number(p.ii)) } : {}) },
+      ]);
     };
     // Whole hours only (answered from the hourly view alone), a different range each time,
     // so the result cache never answers: the view-backed read itself.
@@ -149,19 +175,38 @@ async function main(): Promise<void> {
     const all: Scenario[] = [
       { name: 'bare constant route', path: '/bench/constant', body: '{}' },
       { name: 'getProtocolStats full range', path: '/v1/rpc', body: body('getProtocolStats', [{ protocolName: 'jupiter_v6' }]) },
-      { name: 'getProtocolActivity one day hourly', path: '/v1/rpc', body: body('getProtocolActivity', [{ protocolName: 'pump_fun', blockTime: { gte: day, lte: day + 86_399 } }]) },
+      {
+        name: 'getProtocolActivity one day hourly',
+        path: '/v1/rpc',
+        body: body('getProtocolActivity', [{ protocolName: 'pump_fun', blockTime: { gte: day, lte: day + 86_399 } }]),
+      },
       { name: 'getTransaction random known signature', path: '/v1/rpc', body: () => rpcSignature(anySig()), ...every(rpcSignature) },
       { name: 'getTransactionsForAddress hot address limit 100', path: '/v1/rpc', body: body('getTransactionsForAddress', [hot?.a, { limit: 100 }]) },
       { name: 'getTransactionsForAddress random address random page', path: '/v1/rpc', body: randomPage },
       { name: 'getProtocolStats uncached (a random whole-hour range)', path: '/v1/rpc', body: uncachedStats },
       // The same point read through the other doors (REST and GraphQL have no address listing).
-      { name: 'REST GET /api/v1/transactions/:signature random known signature', path: '/api/v1/transactions/x', body: '', get: () => restSignature(anySig()), ...every(restSignature) },
-      { name: 'GraphQL signature(signature) random known signature', path: '/graphql', errorMark: '"errors":',
-        body: () => gqlSignature(anySig()), ...every(gqlSignature) },
+      {
+        name: 'REST GET /api/v1/transactions/:signature random known signature',
+        path: '/api/v1/transactions/x',
+        body: '',
+        get: () => restSignature(anySig()),
+        ...every(restSignature),
+      },
+      {
+        name: 'GraphQL signature(signature) random known signature',
+        path: '/graphql',
+        errorMark: '"errors":',
+        body: () => gqlSignature(anySig()),
+        ...every(gqlSignature),
+      },
     ];
     // Issues 15 and 25 also ask for latencies with one client alone.
-    const SINGLE = new Set(['getTransactionsForAddress hot address limit 100', 'getTransaction random known signature',
-      'getProtocolStats uncached (a random whole-hour range)', 'getTransactionsForAddress random address random page']);
+    const SINGLE = new Set([
+      'getTransactionsForAddress hot address limit 100',
+      'getTransaction random known signature',
+      'getProtocolStats uncached (a random whole-hour range)',
+      'getTransactionsForAddress random address random page',
+    ]);
     // BENCH_ONLY=getTransaction,getProtocolStats runs those (and the bare route, the ratio's base).
     const only = process.env.BENCH_ONLY?.split(',').filter(Boolean);
     const scenarios = all.filter((s, i) => i === 0 || !only || only.some((o) => s.name.startsWith(o)));
@@ -170,8 +215,14 @@ async function main(): Promise<void> {
     for (const s of scenarios.slice(1)) {
       const res = s.get
         ? await app.inject({ method: 'GET', url: s.get(), headers })
-        : await app.inject({ method: 'POST', url: s.path, headers: { 'content-type': 'application/json', ...headers }, payload: typeof s.body === 'string' ? s.body : s.body() });
-      if (res.statusCode !== 200 || res.body.includes(s.errorMark ?? '"error":')) throw new Error(`${s.name} does not answer: ${res.statusCode} ${res.body.slice(0, 300)}`);
+        : await app.inject({
+            method: 'POST',
+            url: s.path,
+            headers: { 'content-type': 'application/json', ...headers },
+            payload: typeof s.body === 'string' ? s.body : s.body(),
+          });
+      if (res.statusCode !== 200 || res.body.includes(s.errorMark ?? '"error":'))
+        throw new Error(`${s.name} does not answer: ${res.statusCode} ${res.body.slice(0, 300)}`);
     }
 
     // Warm up the server (JIT, connection pools) so the first timed scenario is not penalised.
@@ -183,7 +234,13 @@ async function main(): Promise<void> {
       process.stdout.write(`${s.name}: ${SECONDS}s x ${CONNECTIONS} connections...\n`);
       // Random-body scenarios send one of 100,000 bodies made up front (the load runs in its own
       // process); a scenario of every signature sends one of its own bodies for each.
-      const bodies = s.each ? sigs.map(s.each) : s.get ? Array.from({ length: 100_000 }, s.get) : typeof s.body === 'string' ? [] : Array.from({ length: 100_000 }, s.body as () => string);
+      const bodies = s.each
+        ? sigs.map(s.each)
+        : s.get
+          ? Array.from({ length: 100_000 }, s.get)
+          : typeof s.body === 'string'
+            ? []
+            : Array.from({ length: 100_000 }, s.body as () => string);
       // Under a memory cap the page cache starts empty (memcap drops it) and fills at the disk's
       // pace, minutes for a store of tens of GB: BENCH_WARMUP seconds of the same load, untimed,
       // first let the cache reach the state a long-running server has at that memory size (the
@@ -224,10 +281,23 @@ async function main(): Promise<void> {
       }
     }
     console.table(rows);
-    process.stdout.write(`${JSON.stringify({ date: new Date().toISOString(), load: loadavg().map((x) => x.toFixed(2)).join(' '), rows: ROWS, seconds: SECONDS, connections: CONNECTIONS, transport: services.wh.transport,
-      // Peak resident memory of the server (engine included) and of a load client: what bench/capped.ts's
-      // `--headroom measured` adds to a third of the store, so a small store's cap leaves the store a third.
-      serverMaxRssBytes: process.resourceUsage().maxRSS * 1024, clientMaxRssBytes, results: rows })}\n`);
+    process.stdout.write(
+      `${JSON.stringify({
+        date: new Date().toISOString(),
+        load: loadavg()
+          .map((x) => x.toFixed(2))
+          .join(' '),
+        rows: ROWS,
+        seconds: SECONDS,
+        connections: CONNECTIONS,
+        transport: services.wh.transport,
+        // Peak resident memory of the server (engine included) and of a load client: what bench/capped.ts's
+        // `--headroom measured` adds to a third of the store, so a small store's cap leaves the store a third.
+        serverMaxRssBytes: process.resourceUsage().maxRSS * 1024,
+        clientMaxRssBytes,
+        results: rows,
+      })}\n`,
+    );
   } finally {
     await server.close();
   }

@@ -43,10 +43,12 @@ await wh.exec('OPTIMIZE TABLE protocol_hourly FINAL');
 await wh.exec('SYSTEM STOP MERGES');
 const [parts] = await wh.query<{ base: string; view: string }>(
   `SELECT countIf(table = 'transactions') base, countIf(table = 'protocol_hourly') view
-   FROM system.parts WHERE active AND database = currentDatabase()`);
+   FROM system.parts WHERE active AND database = currentDatabase()`,
+);
 const disk = await wh.query<{ table: string; rows: string; bytes: string }>(
   `SELECT table, sum(rows) rows, sum(bytes_on_disk) bytes FROM system.parts WHERE active AND database = currentDatabase()
-   GROUP BY table ORDER BY sum(bytes_on_disk) DESC`);
+   GROUP BY table ORDER BY sum(bytes_on_disk) DESC`,
+);
 const totalBytes = disk.reduce((n, d) => n + Number(d.bytes), 0);
 
 const protocol = 'jupiter_v6';
@@ -60,15 +62,19 @@ const scanTimes: number[] = [];
 let viewCount = 0;
 let scanCount = 0;
 for (let i = 0; i < runs; i++) {
-  viewTimes.push(await timeMs(async () => {
-    const statement = compile(PRESETS.stats({ protocols: [protocol], range: {} }))!;
-    const [a] = await wh.query<{ m_count: number }>(statement.sql, { params: statement.params });
-    viewCount = Number(a?.m_count ?? 0);
-  }));
-  scanTimes.push(await timeMs(async () => {
-    const [r] = await wh.query<{ tx_count: string }>(SCAN, { params: { p: protocol } });
-    scanCount = Number(r?.tx_count ?? 0);
-  }));
+  viewTimes.push(
+    await timeMs(async () => {
+      const statement = compile(PRESETS.stats({ protocols: [protocol], range: {} }))!;
+      const [a] = await wh.query<{ m_count: number }>(statement.sql, { params: statement.params });
+      viewCount = Number(a?.m_count ?? 0);
+    }),
+  );
+  scanTimes.push(
+    await timeMs(async () => {
+      const [r] = await wh.query<{ tx_count: string }>(SCAN, { params: { p: protocol } });
+      scanCount = Number(r?.tx_count ?? 0);
+    }),
+  );
 }
 if (viewCount !== scanCount) throw new Error(`view and scan disagree: ${viewCount} vs ${scanCount}`);
 

@@ -36,13 +36,26 @@ const server = await startBenchServer(ROWS, (a) => a.post('/bench/constant', asy
 const connectionHeaders = await server.connectionHeaders(CONNECTIONS);
 const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getProtocolStats', params: [{ protocolName: 'jupiter_v6' }] });
 const out: Record<string, unknown> = { tree: TREE, load: readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ') };
-for (const [name, path] of [['bare', '/bench/constant'], ['getProtocolStats', '/v1/rpc']] as const) {
-  const job = { url: `${server.baseUrl}${path}`, connections: CONNECTIONS, headers: { 'content-type': 'application/json', ...server.headers }, body, connectionHeaders };
+for (const [name, path] of [
+  ['bare', '/bench/constant'],
+  ['getProtocolStats', '/v1/rpc'],
+] as const) {
+  const job = {
+    url: `${server.baseUrl}${path}`,
+    connections: CONNECTIONS,
+    headers: { 'content-type': 'application/json', ...server.headers },
+    body,
+    connectionHeaders,
+  };
   await runLoad({ ...job, seconds: 1 }); // warm-up (and the answer cached)
   const before = mainThreadMicros();
   const { result } = await runLoad({ ...job, seconds: SECONDS });
   const micros = mainThreadMicros() - before;
-  out[name] = { requestsPerSec: Math.round(result.requests.average), mainThreadMicrosPerAnswer: Math.round(micros / result.requests.total), non2xx: result.non2xx };
+  out[name] = {
+    requestsPerSec: Math.round(result.requests.average),
+    mainThreadMicrosPerAnswer: Math.round(micros / result.requests.total),
+    non2xx: result.non2xx,
+  };
 }
 console.log(JSON.stringify(out));
 await server.close();

@@ -34,4 +34,12 @@ await wh.close();
 for (const d of [rawDir, whDir]) rmSync(d, { recursive: true, force: true });
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-console.log(JSON.stringify({ atOnce: AT_ONCE, rounds: ROUNDS, engineMs: median(engine), transportMs: median(transport), ratio: +(median(engine) / median(transport)).toFixed(2) }));
+console.log(
+  JSON.stringify({
+    atOnce: AT_ONCE,
+    rounds: ROUNDS,
+    engineMs: median(engine),
+    transportMs: median(transport),
+    ratio: +(median(engine) / median(transport)).toFixed(2),
+  }),
+);

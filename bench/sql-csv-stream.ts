@@ -52,26 +52,40 @@ async function lifted(server: Awaited<ReturnType<typeof startBenchServer>>, visi
   const want = Math.min(ROWS, visible);
   const mem = memorySampler();
   const t0 = performance.now();
-  const { body } = await server.services.sqlSandbox.csv({ key: 'bench', plan: 'enterprise', budget: new Budget('enterprise', 'export') },
-    `SELECT ${COLUMNS} FROM transactions ${ORDER} LIMIT ${want}`, { maxResultRows: want });
+  const { body } = await server.services.sqlSandbox.csv(
+    { key: 'bench', plan: 'enterprise', budget: new Budget('enterprise', 'export') },
+    `SELECT ${COLUMNS} FROM transactions ${ORDER} LIMIT ${want}`,
+    { maxResultRows: want },
+  );
   const got = await drain(body);
   const seconds = (performance.now() - t0) / 1000;
-  return { mode: 'lifted', rows: got.lines - 1, requests: 1, bytes: got.bytes, seconds: round(seconds), rowsPerSecond: Math.round((got.lines - 1) / seconds), ...mem.stop() };
+  return {
+    mode: 'lifted',
+    rows: got.lines - 1,
+    requests: 1,
+    bytes: got.bytes,
+    seconds: round(seconds),
+    rowsPerSecond: Math.round((got.lines - 1) / seconds),
+    ...mem.stop(),
+  };
 }
 
 const round = (x: number) => Math.round(x * 1000) / 1000;
 
 const server = await startBenchServer(ROWS);
 try {
-  const [v] = await server.services.wh.query<{ n: string }>('SELECT count() AS n FROM transactions WHERE protocol_name IN {a:Array(String)}',
-    { params: { a: await server.services.analytics.protocols() } });
+  const [v] = await server.services.wh.query<{ n: string }>('SELECT count() AS n FROM transactions WHERE protocol_name IN {a:Array(String)}', {
+    params: { a: await server.services.analytics.protocols() },
+  });
   const visible = Number(v?.n ?? 0);
   process.stderr.write(`${visible} visible rows; streaming up to ${ROWS}\n`);
   const results = [];
   if (MODE !== 'lifted') results.push(await pages(server.baseUrl, apiKeyHeader(server), visible));
   if (MODE !== 'pages') results.push(await lifted(server, visible));
   for (const r of results) {
-    process.stdout.write(`${r.mode}: ${r.rows} rows in ${r.seconds} s (${r.rowsPerSecond} rows/s, ${r.requests} requests, ${(r.bytes / 1e6).toFixed(1)} MB), peak RSS ${r.peakRssMb} MB (start ${r.startRssMb} MB), peak heap ${r.peakHeapMb} MB\n`);
+    process.stdout.write(
+      `${r.mode}: ${r.rows} rows in ${r.seconds} s (${r.rowsPerSecond} rows/s, ${r.requests} requests, ${(r.bytes / 1e6).toFixed(1)} MB), peak RSS ${r.peakRssMb} MB (start ${r.startRssMb} MB), peak heap ${r.peakHeapMb} MB\n`,
+    );
   }
   process.stdout.write(`${JSON.stringify({ bench: 'sql-csv-stream', rowsRequested: ROWS, results })}\n`);
 } finally {

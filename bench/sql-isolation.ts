@@ -24,7 +24,8 @@ const LEGIT = [
   "SELECT signature, fee FROM transactions WHERE protocol_name = 'jupiter_v6' ORDER BY block_time DESC LIMIT 20",
 ];
 /** The heaviest thing an enterprise key gets past the cost check: a whole-table scan with work per row. */
-const ABUSIVE = 'SELECT count() FROM transactions WHERE cityHash64(signature, program_id, instruction_type, toString(fee)) % 1000 = 7 AND length(log_messages) >= 0';
+const ABUSIVE =
+  'SELECT count() FROM transactions WHERE cityHash64(signature, program_id, instruction_type, toString(fee)) % 1000 = 7 AND length(log_messages) >= 0';
 
 interface ClientJob {
   baseUrl: string;
@@ -86,8 +87,14 @@ async function clients(job: ClientJob): Promise<Phase> {
     for (let i = 0; Date.now() < until; i++) {
       const t0 = performance.now();
       const res = await fetch(`${job.baseUrl}/v1/rpc`, {
-        method: 'POST', headers: { 'x-api-key': job.rpcKey, 'content-type': 'application/json' },
-        body: JSON.stringify({ jsonrpc: '2.0', id: i, method: 'getProtocolStats', params: [{ protocolName: job.protocol, blockTime: { gte: 1_600_000_000 + i * 3601, lte: 2_000_000_000 } }] }),
+        method: 'POST',
+        headers: { 'x-api-key': job.rpcKey, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: i,
+          method: 'getProtocolStats',
+          params: [{ protocolName: job.protocol, blockTime: { gte: 1_600_000_000 + i * 3601, lte: 2_000_000_000 } }],
+        }),
       });
       await res.arrayBuffer();
       serving.push(performance.now() - t0);
@@ -99,8 +106,14 @@ async function clients(job: ClientJob): Promise<Phase> {
   };
   await Promise.all([...job.keys.map((k, n) => legit(k, n)), ...(job.abusiveKey ? [abuser(job.abusiveKey)] : []), servingLoop()]);
   return {
-    legitOk: ok, legit429: limited, legitOther: other, legitP50: pct(latencies, 0.5), legitP99: pct(latencies, 0.99),
-    abusiveAnswers: abusive, servingP99: pct(serving, 0.99), seconds: job.seconds,
+    legitOk: ok,
+    legit429: limited,
+    legitOther: other,
+    legitP50: pct(latencies, 0.5),
+    legitP99: pct(latencies, 0.99),
+    abusiveAnswers: abusive,
+    servingP99: pct(serving, 0.99),
+    seconds: job.seconds,
   };
 }
 
@@ -118,7 +131,12 @@ async function main(): Promise<void> {
   const server = await startBenchServer(ROWS);
   try {
     const newKey = async (name: string, plan: string) => {
-      const res = await server.app.inject({ method: 'POST', url: '/admin/keys', headers: { authorization: `Bearer ${server.services.config.adminToken}` }, payload: { name, plan } });
+      const res = await server.app.inject({
+        method: 'POST',
+        url: '/admin/keys',
+        headers: { authorization: `Bearer ${server.services.config.adminToken}` },
+        payload: { name, plan },
+      });
       return (res.json() as { key: string }).key;
     };
     const keys = await Promise.all(Array.from({ length: LEGIT_CLIENTS }, (_, i) => newKey(`legit-${i}`, 'enterprise')));
@@ -145,10 +163,13 @@ async function main(): Promise<void> {
 }
 
 if (process.argv[2] === 'client') {
-  clients(JSON.parse(process.argv[3]!) as ClientJob).then((p) => process.send!(p, () => process.exit(0)), (err: unknown) => {
-    console.error(err);
-    process.exit(1);
-  });
+  clients(JSON.parse(process.argv[3]!) as ClientJob).then(
+    (p) => process.send!(p, () => process.exit(0)),
+    (err: unknown) => {
+      console.error(err);
+      process.exit(1);
+    },
+  );
 } else {
   await main();
 }

@@ -17,7 +17,8 @@ export async function streamKeys(server: BenchServer, streams: number, label: st
   const keys: string[] = [server.headers['x-api-key']!];
   while (keys.length < Math.ceil(streams / PLAN_STREAMS.enterprise)) {
     const res = await server.app.inject({
-      method: 'POST', url: '/admin/keys',
+      method: 'POST',
+      url: '/admin/keys',
       headers: { authorization: `Bearer ${server.services.config.adminToken}` },
       payload: { name: `${label}-${keys.length}`, plan: 'enterprise' },
     });
@@ -35,10 +36,11 @@ export function forkClient<M>(file: string, job: unknown) {
     messages.push(m as M);
     wake?.();
   });
-  const waitFor = (pred: () => boolean): Promise<void> => new Promise((resolve) => {
-    const check = (): void => (pred() ? resolve() : void (wake = check));
-    check();
-  });
+  const waitFor = (pred: () => boolean): Promise<void> =>
+    new Promise((resolve) => {
+      const check = (): void => (pred() ? resolve() : void (wake = check));
+      check();
+    });
   return { child, messages, waitFor };
 }
 
@@ -62,10 +64,12 @@ export function signatures(): { next(): string; count(): number } {
 
 /** Run `main`, or, in the forked child (`client <job>`), `client(job)`; a failure prints its stack and exits 1. */
 export function runStreamBench<J>(main: () => Promise<void>, client: (job: J) => Promise<void>): void {
-  const fail = (side: string) => (err: unknown): void => {
-    process.stderr.write(`${side}${(err as Error).stack}\n`);
-    process.exit(1);
-  };
+  const fail =
+    (side: string) =>
+    (err: unknown): void => {
+      process.stderr.write(`${side}${(err as Error).stack}\n`);
+      process.exit(1);
+    };
   if (process.argv[2] === 'client') client(JSON.parse(process.argv[3]!) as J).catch(fail('client: '));
   else main().catch(fail(''));
 }

@@ -19,11 +19,28 @@ const SELF = fileURLToPath(import.meta.url);
 const QUERY = 'subscription { protocolActivity { protocolName timestamp count } }';
 const IDLE_PROBE_MS = 2000;
 
-interface Job { url: string; health: string; keys: string[]; listenerKey: string; replays: number; from: string; probeMs: number }
-interface Replay { events: number; ending: string; ms: number }
+interface Job {
+  url: string;
+  health: string;
+  keys: string[];
+  listenerKey: string;
+  replays: number;
+  from: string;
+  probeMs: number;
+}
+interface Replay {
+  events: number;
+  ending: string;
+  ms: number;
+}
 
 async function read(url: string, key: string, lastEventId: string | undefined, signal: AbortSignal, onEvent: (block: string) => void): Promise<void> {
-  const res = await fetch(url, { method: 'POST', signal, headers: { 'x-api-key': key, accept: 'text/event-stream', 'content-type': 'application/json', ...(lastEventId ? { 'last-event-id': lastEventId } : {}) }, body: JSON.stringify({ query: QUERY }) });
+  const res = await fetch(url, {
+    method: 'POST',
+    signal,
+    headers: { 'x-api-key': key, accept: 'text/event-stream', 'content-type': 'application/json', ...(lastEventId ? { 'last-event-id': lastEventId } : {}) },
+    body: JSON.stringify({ query: QUERY }),
+  });
   let buf = '';
   const decoder = new TextDecoder();
   try {
@@ -33,7 +50,9 @@ async function read(url: string, key: string, lastEventId: string | undefined, s
       buf = blocks.pop()!;
       for (const b of blocks) if (!b.startsWith(':')) onEvent(b);
     }
-  } catch { /* aborted */ }
+  } catch {
+    /* aborted */
+  }
 }
 
 async function client(job: Job): Promise<void> {
@@ -58,21 +77,23 @@ async function client(job: Job): Promise<void> {
   const health: number[] = [];
   const probed = probe(health, () => !probing);
   const t0 = performance.now();
-  const replays = await Promise.all(Array.from({ length: job.replays }, async (_, i): Promise<Replay> => {
-    const r: Replay = { events: 0, ending: 'open', ms: 0 };
-    const done = new AbortController();
-    await read(job.url, job.keys[i % job.keys.length]!, job.from, done.signal, (b) => {
-      if (b.includes('event: complete')) r.ending = r.ending === 'open' ? 'complete' : r.ending;
-      else if (b.includes('"errors"')) r.ending = /"code":"(\w+)"/.exec(b)?.[1] ?? 'error';
-      else if (b.includes('event: next')) r.events += 1;
-      if (r.events === expected) {
-        r.ending = 'all';
-        done.abort();
-      }
-    });
-    r.ms = performance.now() - t0;
-    return r;
-  }));
+  const replays = await Promise.all(
+    Array.from({ length: job.replays }, async (_, i): Promise<Replay> => {
+      const r: Replay = { events: 0, ending: 'open', ms: 0 };
+      const done = new AbortController();
+      await read(job.url, job.keys[i % job.keys.length]!, job.from, done.signal, (b) => {
+        if (b.includes('event: complete')) r.ending = r.ending === 'open' ? 'complete' : r.ending;
+        else if (b.includes('"errors"')) r.ending = /"code":"(\w+)"/.exec(b)?.[1] ?? 'error';
+        else if (b.includes('event: next')) r.events += 1;
+        if (r.events === expected) {
+          r.ending = 'all';
+          done.abort();
+        }
+      });
+      r.ms = performance.now() - t0;
+      return r;
+    }),
+  );
   probing = false;
   await probed;
   ctrl.abort();
@@ -88,22 +109,51 @@ async function main(): Promise<void> {
   try {
     const keys: string[] = [];
     for (let i = 0; i < Math.ceil(replays / 2); i++) {
-      const res = await app.inject({ method: 'POST', url: '/admin/keys', headers: { authorization: `Bearer ${services.config.adminToken}` }, payload: { name: `replay-${i}`, plan: 'free' } });
+      const res = await app.inject({
+        method: 'POST',
+        url: '/admin/keys',
+        headers: { authorization: `Bearer ${services.config.adminToken}` },
+        payload: { name: `replay-${i}`, plan: 'free' },
+      });
       keys.push((res.json() as { key: string }).key);
     }
     const from = services.live.events.headId();
-    const job: Job = { url: `${baseUrl}/graphql/stream`, health: `${baseUrl}/health`, keys, listenerKey: server.headers['x-api-key']!, replays, from, probeMs: Number(flag('probe-ms', '20')) };
-    const { child, messages, waitFor } = forkClient<{ ready?: boolean; report?: { replays: Replay[]; health: number[]; idle: number[]; ms: number } }>(SELF, job);
+    const job: Job = {
+      url: `${baseUrl}/graphql/stream`,
+      health: `${baseUrl}/health`,
+      keys,
+      listenerKey: server.headers['x-api-key']!,
+      replays,
+      from,
+      probeMs: Number(flag('probe-ms', '20')),
+    };
+    const { child, messages, waitFor } = forkClient<{ ready?: boolean; report?: { replays: Replay[]; health: number[]; idle: number[]; ms: number } }>(
+      SELF,
+      job,
+    );
     await waitFor(() => messages.some((m) => m.ready));
     while (services.live.subscribers < 1) await new Promise((r) => setTimeout(r, 20));
     const active = (await services.registry.list()).filter((p) => p.active).slice(0, 7);
     const sigs = signatures();
     const base = Math.floor(Date.now() / 1000 / 3600) * 3600 - 24 * 3600 * 400;
     for (let w = 0; w < writes; w++) {
-      const records = active.flatMap((p) => Array.from({ length: 700 }, (_, i) => ({
-        value: { signature: sigs.next(), slot: 350_000_000 + sigs.count(), block_time: base + (w * 700 + i) * 3600, program_id: p.programId, protocol_name: p.protocolName, instruction_type: 'swap', fee: 5000, compute_units: 100_000, accounts_count: 2, success: true },
-        position: { line: i + 1 },
-      })));
+      const records = active.flatMap((p) =>
+        Array.from({ length: 700 }, (_, i) => ({
+          value: {
+            signature: sigs.next(),
+            slot: 350_000_000 + sigs.count(),
+            block_time: base + (w * 700 + i) * 3600,
+            program_id: p.programId,
+            protocol_name: p.protocolName,
+            instruction_type: 'swap',
+            fee: 5000,
+            compute_units: 100_000,
+            accounts_count: 2,
+            success: true,
+          },
+          position: { line: i + 1 },
+        })),
+      );
       await services.pipeline.ingest(records, 'bench');
       await services.live.idle();
       process.stderr.write(`write ${w + 1}/${writes}: ${services.live.events.size} events logged\n`);
@@ -117,13 +167,27 @@ async function main(): Promise<void> {
     for (const r of got) endings[r.ending] = (endings[r.ending] ?? 0) + 1;
     const events = got.map((r) => r.events);
     const round = (x: number): number => Math.round(x * 10) / 10;
-    process.stdout.write(`${JSON.stringify({
-      date: new Date().toISOString(), machine: machine(), rateLimitClock: process.env.RATE_LIMIT_CLOCK === 'real' ? 'real' : 'fast',
-      logged, replays, eventsReplayed: events.reduce((a, b) => a + b, 0), perReplay: { min: Math.min(...events), max: Math.max(...events) }, endings,
-      seconds: round(ms / 1000), health: { probes: health.length, p50: round(pct(health, 50)), p99: round(pct(health, 99)), max: round(Math.max(...health)) },
-      healthIdle: { probes: idle.length, p50: round(pct(idle, 50)), p99: round(pct(idle, 99)), max: round(Math.max(...idle)) },
-      loadBefore: loadBefore.map(round), loadAfter: os.loadavg().map(round),
-    }, null, 1)}\n`);
+    process.stdout.write(
+      `${JSON.stringify(
+        {
+          date: new Date().toISOString(),
+          machine: machine(),
+          rateLimitClock: process.env.RATE_LIMIT_CLOCK === 'real' ? 'real' : 'fast',
+          logged,
+          replays,
+          eventsReplayed: events.reduce((a, b) => a + b, 0),
+          perReplay: { min: Math.min(...events), max: Math.max(...events) },
+          endings,
+          seconds: round(ms / 1000),
+          health: { probes: health.length, p50: round(pct(health, 50)), p99: round(pct(health, 99)), max: round(Math.max(...health)) },
+          healthIdle: { probes: idle.length, p50: round(pct(idle, 50)), p99: round(pct(idle, 99)), max: round(Math.max(...idle)) },
+          loadBefore: loadBefore.map(round),
+          loadAfter: os.loadavg().map(round),
+        },
+        null,
+        1,
+      )}\n`,
+    );
   } finally {
     await server.close();
   }

@@ -35,7 +35,15 @@ interface StreamReport {
 const QUERY = 'subscription { protocolActivity { protocolName timestamp count } }';
 
 async function client(job: ClientJob): Promise<void> {
-  const state = Array.from({ length: job.streams }, () => ({ lastId: undefined as string | undefined, lastSeq: -1, events: 0, duplicates: 0, outOfOrder: 0, seen: new Set<string>(), ctrl: new AbortController() }));
+  const state = Array.from({ length: job.streams }, () => ({
+    lastId: undefined as string | undefined,
+    lastSeq: -1,
+    events: 0,
+    duplicates: 0,
+    outOfOrder: 0,
+    seen: new Set<string>(),
+    ctrl: new AbortController(),
+  }));
   let open = 0;
   /** Reconnected streams waiting for their missed events: count expected, start, first arrival. */
   const replays = new Map<number, { expect: number; got: number; t0: number; first?: number; done?: number }>();
@@ -45,7 +53,12 @@ async function client(job: ClientJob): Promise<void> {
     s.ctrl = new AbortController();
     const res = await fetch(job.url, {
       method: 'POST',
-      headers: { 'x-api-key': job.keys[i % job.keys.length]!, accept: 'text/event-stream', 'content-type': 'application/json', ...(lastEventId === undefined ? {} : { 'last-event-id': lastEventId }) },
+      headers: {
+        'x-api-key': job.keys[i % job.keys.length]!,
+        accept: 'text/event-stream',
+        'content-type': 'application/json',
+        ...(lastEventId === undefined ? {} : { 'last-event-id': lastEventId }),
+      },
       body: JSON.stringify({ query: QUERY }),
       signal: s.ctrl.signal,
     });
@@ -66,7 +79,10 @@ async function client(job: ClientJob): Promise<void> {
           const data = lines.find((l) => l.startsWith('data: {'));
           if (event === 'gap') throw new Error(`stream ${i}: unexpected gap ${data}`);
           if (event !== 'next' || data === undefined || id === undefined) continue;
-          const payload = JSON.parse(data.slice(6)) as { data?: { protocolActivity?: { timestamp: number; protocolName: string } }; extensions?: { gap?: unknown } };
+          const payload = JSON.parse(data.slice(6)) as {
+            data?: { protocolActivity?: { timestamp: number; protocolName: string } };
+            extensions?: { gap?: unknown };
+          };
           // A gap comes in a next event's extensions (docs/graphql-subscriptions.md).
           if (payload.extensions?.gap !== undefined) throw new Error(`stream ${i}: unexpected gap ${data}`);
           const a = payload.data?.protocolActivity;
@@ -130,7 +146,12 @@ async function main(): Promise<void> {
   try {
     const keys = await streamKeys(server, streams, 'resume');
     const active = (await services.registry.list()).filter((p) => p.active);
-    const { child, messages, waitFor } = forkClient<{ ready?: boolean; dropped?: boolean; replayed?: { firstMs: number; allMs: number }[]; report?: StreamReport[] }>(SELF, { url: `${baseUrl}/graphql/stream`, keys, streams } satisfies ClientJob);
+    const { child, messages, waitFor } = forkClient<{
+      ready?: boolean;
+      dropped?: boolean;
+      replayed?: { firstMs: number; allMs: number }[];
+      report?: StreamReport[];
+    }>(SELF, { url: `${baseUrl}/graphql/stream`, keys, streams } satisfies ClientJob);
     await waitFor(() => messages.some((m) => m.ready));
     while (services.live.subscribers < streams) await new Promise((r) => setTimeout(r, 20));
 
@@ -138,13 +159,23 @@ async function main(): Promise<void> {
     const sigs = signatures();
     const write = async (w: number): Promise<void> => {
       const hour = base + w * 3600;
-      const records = active.flatMap((p) => Array.from({ length: 5 }, (_, i) => ({
-        value: {
-          signature: sigs.next(), slot: 350_000_000 + sigs.count(), block_time: hour + i, program_id: p.programId, protocol_name: p.protocolName,
-          instruction_type: 'swap', fee: 5000 + i, compute_units: 100_000 + i, accounts_count: 2, success: i % 7 !== 0,
-        },
-        position: { line: i + 1 },
-      })));
+      const records = active.flatMap((p) =>
+        Array.from({ length: 5 }, (_, i) => ({
+          value: {
+            signature: sigs.next(),
+            slot: 350_000_000 + sigs.count(),
+            block_time: hour + i,
+            program_id: p.programId,
+            protocol_name: p.protocolName,
+            instruction_type: 'swap',
+            fee: 5000 + i,
+            compute_units: 100_000 + i,
+            accounts_count: 2,
+            success: i % 7 !== 0,
+          },
+          position: { line: i + 1 },
+        })),
+      );
       const report = await services.pipeline.ingest(records, 'bench');
       if (report.accepted !== records.length) throw new Error(`write ${w}: ${report.accepted} of ${records.length} accepted`);
       await services.live.idle();
@@ -169,7 +200,9 @@ async function main(): Promise<void> {
     await waitFor(() => messages.some((m) => m.report));
     const report = messages.find((m) => m.report)!.report!;
     const expectedPerStream = writes * active.length;
-    const complete = report.filter((s) => s.events === expectedPerStream && s.duplicates === 0 && s.outOfOrder === 0 && s.pairs.length === expectedPerStream).length;
+    const complete = report.filter(
+      (s) => s.events === expectedPerStream && s.duplicates === 0 && s.outOfOrder === 0 && s.pairs.length === expectedPerStream,
+    ).length;
     const round = (x: number): number => Math.round(x * 10) / 10;
     const all = replayed.map((r) => r.allMs);
     const first = replayed.map((r) => r.firstMs);

@@ -83,7 +83,11 @@ async function main(): Promise<void> {
   try {
     const keys = await streamKeys(server, streams, 'fanout');
     const active = (await services.registry.list()).filter((p) => p.active);
-    const { child, messages, waitFor } = forkClient<{ ready?: boolean; arrivals?: Arrival[] }>(SELF, { url: `${baseUrl}/graphql/stream`, keys, streams } satisfies ClientJob);
+    const { child, messages, waitFor } = forkClient<{ ready?: boolean; arrivals?: Arrival[] }>(SELF, {
+      url: `${baseUrl}/graphql/stream`,
+      keys,
+      streams,
+    } satisfies ClientJob);
     await waitFor(() => messages.some((m) => m.ready));
     while (services.live.subscribers < streams) await new Promise((r) => setTimeout(r, 20));
 
@@ -100,13 +104,23 @@ async function main(): Promise<void> {
     const sigs = signatures();
     for (let w = 0; w < writes; w++) {
       const hour = base + w * 3600;
-      const records = active.flatMap((p) => Array.from({ length: perProtocol }, (_, i) => ({
-        value: {
-          signature: sigs.next(), slot: 1 + sigs.count(), block_time: hour + i, program_id: p.programId, protocol_name: p.protocolName,
-          instruction_type: 'swap', fee: 5000 + i, compute_units: 100_000 + i, accounts_count: 2, success: i % 7 !== 0,
-        },
-        position: { line: i + 1 },
-      })));
+      const records = active.flatMap((p) =>
+        Array.from({ length: perProtocol }, (_, i) => ({
+          value: {
+            signature: sigs.next(),
+            slot: 1 + sigs.count(),
+            block_time: hour + i,
+            program_id: p.programId,
+            protocol_name: p.protocolName,
+            instruction_type: 'swap',
+            fee: 5000 + i,
+            compute_units: 100_000 + i,
+            accounts_count: 2,
+            success: i % 7 !== 0,
+          },
+          position: { line: i + 1 },
+        })),
+      );
       started.set(hour, wallMs());
       const t0 = performance.now();
       const report = await services.pipeline.ingest(records, 'bench');
@@ -138,7 +152,8 @@ async function main(): Promise<void> {
       ingestCallMs: { p50: pct(ingestMs, 50), p99: pct(ingestMs, 99) },
     };
     const round = (x: number): number => Math.round(x * 10) / 10;
-    for (const k of ['insertToEventMs', 'commitToEventMs', 'ingestCallMs'] as const) for (const [p, v] of Object.entries(result[k])) (result[k] as Record<string, number>)[p] = round(v);
+    for (const k of ['insertToEventMs', 'commitToEventMs', 'ingestCallMs'] as const)
+      for (const [p, v] of Object.entries(result[k])) (result[k] as Record<string, number>)[p] = round(v);
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     writeFileSync(new URL(`./results/subscription-fanout-${streams}.json`, import.meta.url), `${JSON.stringify(result, null, 2)}\n`);
     child.kill();

@@ -37,7 +37,11 @@ export interface AnswerStats {
 
 /** What a statement or answer would cost before it runs, compared with the budget's cost figure. */
 export class OverBudget extends Error {
-  constructor(readonly requested: number, readonly budget: number, message: string) {
+  constructor(
+    readonly requested: number,
+    readonly budget: number,
+    message: string,
+  ) {
     super(message);
     this.name = 'OverBudget';
   }
@@ -202,8 +206,11 @@ export class Budget {
   charge(cost: number, what: string): void {
     const total = this.ledger.spentCost + cost;
     if (total > this.readRows) {
-      throw new OverBudget(total, this.readRows,
-        `${what} would cost ${Math.round(total)} (estimated rows read plus a base cost); the ${this.plan} plan allows ${this.readRows} per request`);
+      throw new OverBudget(
+        total,
+        this.readRows,
+        `${what} would cost ${Math.round(total)} (estimated rows read plus a base cost); the ${this.plan} plan allows ${this.readRows} per request`,
+      );
     }
     this.ledger.spentCost = total;
   }
@@ -273,7 +280,15 @@ export class Budget {
 }
 
 /** Numeric limits where a statement's own value and the budget's are both set: the smaller wins. */
-const TIGHTEN = new Set(['max_execution_time', 'max_rows_to_read', 'max_bytes_to_read', 'max_memory_usage', 'max_rows_in_join', 'max_bytes_in_join', 'max_result_bytes']);
+const TIGHTEN = new Set([
+  'max_execution_time',
+  'max_rows_to_read',
+  'max_bytes_to_read',
+  'max_memory_usage',
+  'max_rows_in_join',
+  'max_bytes_in_join',
+  'max_result_bytes',
+]);
 
 /**
  * A statement's settings under a budget: every limit the budget sets is at most the budget's,

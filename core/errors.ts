@@ -75,7 +75,14 @@ export const Errors = {
   rateLimited: std({ code: 'ERR_RATE_LIMITED', http: 429, rpc: -32000, rpcMessage: 'Server error', graphql: 'RATE_LIMITED' }),
   payloadTooLarge: std({ code: 'ERR_PAYLOAD_TOO_LARGE', http: 413, rpc: -32600, rpcMessage: 'Invalid Request', graphql: 'BAD_USER_INPUT' }),
   /** An answer over the interface's byte budget (core/limits.ts): the request must ask for less. */
-  responseTooLarge: kind({ code: 'ERR_RESPONSE_TOO_LARGE', http: 400, title: 'Response Too Large', rpc: -32000, rpcMessage: 'Server error', graphql: 'BAD_USER_INPUT' }),
+  responseTooLarge: kind({
+    code: 'ERR_RESPONSE_TOO_LARGE',
+    http: 400,
+    title: 'Response Too Large',
+    rpc: -32000,
+    rpcMessage: 'Server error',
+    graphql: 'BAD_USER_INPUT',
+  }),
   /** A GraphQL request over one of its limits (depth, aliases, document size) or over its
    *  plan's cost budget: refused before anything runs. */
   queryTooComplex: std({ code: 'ERR_QUERY_TOO_COMPLEX', http: 400, rpc: -32602, rpcMessage: 'Invalid params', graphql: 'QUERY_TOO_COMPLEX' }),
@@ -113,8 +120,7 @@ export class AppError extends Error {
   readonly retryAfterSeconds: number | undefined;
 }
 
-export const invalidParams = (message: string, field?: string): AppError =>
-  new AppError(Errors.invalidParams, message, { field });
+export const invalidParams = (message: string, field?: string): AppError => new AppError(Errors.invalidParams, message, { field });
 
 export const notFound = (message: string): AppError => new AppError(Errors.notFound, message);
 
@@ -124,16 +130,30 @@ export function toAppError(err: unknown): AppError {
   return new AppError(Errors.internal, 'Internal error', { cause: err });
 }
 
-const BY_STATUS = new Map<number, ErrorKind>([
-  Errors.invalidRequest, Errors.unauthorized, Errors.forbidden, Errors.notFound, Errors.methodNotAllowed,
-  Errors.notAcceptable, Errors.payloadTooLarge, Errors.uriTooLong, Errors.unsupportedMediaType,
-  Errors.rateLimited, Errors.internal, Errors.unavailable,
-].map((k) => [k.http, k]));
+const BY_STATUS = new Map<number, ErrorKind>(
+  [
+    Errors.invalidRequest,
+    Errors.unauthorized,
+    Errors.forbidden,
+    Errors.notFound,
+    Errors.methodNotAllowed,
+    Errors.notAcceptable,
+    Errors.payloadTooLarge,
+    Errors.uriTooLong,
+    Errors.unsupportedMediaType,
+    Errors.rateLimited,
+    Errors.internal,
+    Errors.unavailable,
+  ].map((k) => [k.http, k]),
+);
 
 /** The catalog kind for an HTTP status raised outside our code (the framework's 4xx):
  *  its standard-titled kind, or one made for that status. */
 export function kindForStatus(status: number): ErrorKind {
-  return BY_STATUS.get(status) ?? kind({ code: `ERR_HTTP_${status}`, http: status, title: httpTitle(status), rpc: -32600, rpcMessage: 'Invalid Request', graphql: 'BAD_USER_INPUT' });
+  return (
+    BY_STATUS.get(status) ??
+    kind({ code: `ERR_HTTP_${status}`, http: status, title: httpTitle(status), rpc: -32600, rpcMessage: 'Invalid Request', graphql: 'BAD_USER_INPUT' })
+  );
 }
 
 // ---- Parameter names: codes in the core, words at the edge ------------------------------
@@ -151,10 +171,24 @@ export type ParamKey = 'protocol' | 'protocols' | 'range' | 'cursor' | 'cursorBe
  * them `config.columns`, `config.sampling.rate`…, the SQL export route by its body's names.
  */
 export type ExportParamKey =
-  | 'format' | 'filters' | 'filters.protocols' | 'filters.dateRange' | 'columns'
-  | 'sampling' | 'sampling.strategy' | 'sampling.rate' | 'sampling.seed' | 'sampling.stratifyBy'
-  | 'preprocessing' | 'preprocessing.normalize' | 'preprocessing.normalizeMethod' | 'preprocessing.oneHotEncode'
-  | 'splits' | 'seed' | 'query' | 'job';
+  | 'format'
+  | 'filters'
+  | 'filters.protocols'
+  | 'filters.dateRange'
+  | 'columns'
+  | 'sampling'
+  | 'sampling.strategy'
+  | 'sampling.rate'
+  | 'sampling.seed'
+  | 'sampling.stratifyBy'
+  | 'preprocessing'
+  | 'preprocessing.normalize'
+  | 'preprocessing.normalizeMethod'
+  | 'preprocessing.oneHotEncode'
+  | 'splits'
+  | 'seed'
+  | 'query'
+  | 'job';
 
 /** Advice only an interface can word: where the protocol list is; how to ask for coarser buckets. */
 export type HintName = 'protocols' | 'coarserBucket';
@@ -174,7 +208,8 @@ export interface Wording {
 /** The message with every placeholder in the interface's words. */
 export function wordMessage(message: string, words: Wording): string {
   return message.replace(/\u27e8(hint:)?([a-zA-Z.]+)(\[\d+\])?\u27e9/g, (_m, isHint: string | undefined, key: string, index: string | undefined) =>
-    isHint ? (words.hints[key as HintName] ?? key) : `${words.params[key as ParamKey] ?? key}${index ?? ''}`);
+    isHint ? (words.hints[key as HintName] ?? key) : `${words.params[key as ParamKey] ?? key}${index ?? ''}`,
+  );
 }
 
 /** An AppError worded for an interface (other errors pass through unchanged). */
@@ -183,4 +218,3 @@ export function worded(err: unknown, words: Wording): unknown {
   const out = new AppError(err.kind, wordMessage(err.message, words), { cause: err.cause, field: err.field, retryAfterSeconds: err.retryAfterSeconds });
   return out;
 }
-

@@ -26,7 +26,7 @@ const ISO_TIME_TO = 'YYYY-MM-DDTHH:MM:SS.mmm'.length;
 const QUIET_FIELDS = new Set(['level', 'time', 'msg', 'pid', 'hostname', 'err']);
 
 /** A value as a person reads it after `key=`: strings bare unless they hold spaces, the rest as JSON. */
-const shown = (v: unknown): string => (typeof v === 'string' ? (/[\s"=]/.test(v) ? JSON.stringify(v) : v) : JSON.stringify(v) ?? String(v));
+const shown = (v: unknown): string => (typeof v === 'string' ? (/[\s"=]/.test(v) ? JSON.stringify(v) : v) : (JSON.stringify(v) ?? String(v)));
 
 /**
  * One pino JSON line as a person reads it on a terminal: time, level, message, then the other
@@ -42,7 +42,9 @@ export function prettyLine(json: string, colour: boolean): string {
   const level = Number(o.level);
   const paint = (code: string, s: string): string => (colour ? `\u001b[${code}m${s}\u001b[0m` : s);
   const time = typeof o.time === 'number' ? new Date(o.time).toISOString().slice(ISO_TIME_FROM, ISO_TIME_TO) : '';
-  const fields = Object.entries(o).filter(([k]) => !QUIET_FIELDS.has(k)).map(([k, v]) => `${paint('90', `${k}=`)}${shown(v)}`);
+  const fields = Object.entries(o)
+    .filter(([k]) => !QUIET_FIELDS.has(k))
+    .map(([k, v]) => `${paint('90', `${k}=`)}${shown(v)}`);
   let line = `${paint('90', time)} ${paint(LEVEL_COLOURS[level] ?? '0', (LEVEL_NAMES[level] ?? String(o.level)).padEnd(5))} ${String(o.msg ?? '')}${fields.length > 0 ? `  ${fields.join(' ')}` : ''}\n`;
   const err = o.err as { type?: string; message?: string; stack?: string } | undefined;
   if (err !== undefined) line += `${String(err.stack ?? `${err.type ?? 'Error'}: ${err.message ?? ''}`).replace(/^/gm, '    ')}\n`;

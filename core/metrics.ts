@@ -6,7 +6,15 @@
 // and secrets stay out.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { BackfillState, IngestObserver, IngestStage, WarehouseObserver } from './observers.ts';
-import { BATCH_ROWS_BUCKETS, FRESHNESS_BLOCK_SECONDS_BUCKETS, FRESHNESS_PRODUCE_SECONDS_BUCKETS, HTTP_SECONDS_BUCKETS, KAFKA_BATCH_RECORDS_BUCKETS, KAFKA_INSERT_SECONDS_BUCKETS, STATEMENT_SECONDS_BUCKETS } from './limits/metrics.ts';
+import {
+  BATCH_ROWS_BUCKETS,
+  FRESHNESS_BLOCK_SECONDS_BUCKETS,
+  FRESHNESS_PRODUCE_SECONDS_BUCKETS,
+  HTTP_SECONDS_BUCKETS,
+  KAFKA_BATCH_RECORDS_BUCKETS,
+  KAFKA_INSERT_SECONDS_BUCKETS,
+  STATEMENT_SECONDS_BUCKETS,
+} from './limits/metrics.ts';
 
 export type FreshnessProbe = () => Promise<{ newestBlockTime: number | null; newestIngestedAt: number | null }>;
 
@@ -73,7 +81,7 @@ export class Metrics implements WarehouseObserver, IngestObserver {
 
   readonly ingestStageSeconds = new Histogram({
     name: 'txa_ingest_stage_seconds',
-    help: 'Time in each ingest stage: parse (a call\'s parse and checks), queue (a chunk\'s wait for the writer), then per batch dedupe, journal, insert, notify',
+    help: "Time in each ingest stage: parse (a call's parse and checks), queue (a chunk's wait for the writer), then per batch dedupe, journal, insert, notify",
     labelNames: ['stage'] as const,
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [this.registry],
@@ -191,31 +199,57 @@ export class KafkaMetrics {
     const name = (n: string): string => `txa_ingest_kafka_${n}`;
     this.records = new Counter({ name: name('records_total'), help: 'Kafka records processed, by outcome', labelNames: ['topic', 'outcome'], registers });
     this.deadLetters = new Counter({
-      name: name('dead_letters_total'), help: 'Records published to the dead-letter topic, by kind of rejection', labelNames: ['topic', 'kind'], registers,
+      name: name('dead_letters_total'),
+      help: 'Records published to the dead-letter topic, by kind of rejection',
+      labelNames: ['topic', 'kind'],
+      registers,
     });
     this.batches = new Counter({ name: name('batches_total'), help: 'Kafka batches stored and committed', labelNames: ['topic'], registers });
     this.insertErrors = new Counter({
-      name: name('insert_errors_total'), help: 'Warehouse inserts that failed and were retried (the partition is paused meanwhile)', labelNames: ['topic'], registers,
+      name: name('insert_errors_total'),
+      help: 'Warehouse inserts that failed and were retried (the partition is paused meanwhile)',
+      labelNames: ['topic'],
+      registers,
     });
     this.insertSeconds = new Histogram({
-      name: name('batch_insert_seconds'), help: 'Time for one pipeline.ingest of a Kafka batch (validate, de-duplicate, insert)',
-      labelNames: ['topic'], buckets: KAFKA_INSERT_SECONDS_BUCKETS, registers,
+      name: name('batch_insert_seconds'),
+      help: 'Time for one pipeline.ingest of a Kafka batch (validate, de-duplicate, insert)',
+      labelNames: ['topic'],
+      buckets: KAFKA_INSERT_SECONDS_BUCKETS,
+      registers,
     });
     this.batchRecords = new Histogram({
-      name: name('batch_records'), help: 'Records per Kafka batch handed to the pipeline',
-      labelNames: ['topic'], buckets: KAFKA_BATCH_RECORDS_BUCKETS, registers,
+      name: name('batch_records'),
+      help: 'Records per Kafka batch handed to the pipeline',
+      labelNames: ['topic'],
+      buckets: KAFKA_BATCH_RECORDS_BUCKETS,
+      registers,
     });
     this.lag = new Gauge({
-      name: name('consumer_lag'), help: 'Records between the committed position and the high watermark, per partition', labelNames: ['topic', 'partition'], registers,
+      name: name('consumer_lag'),
+      help: 'Records between the committed position and the high watermark, per partition',
+      labelNames: ['topic', 'partition'],
+      registers,
     });
-    this.paused = new Gauge({ name: name('paused_partitions'), help: 'Partitions paused because the warehouse is failing or slow', labelNames: ['topic'], registers });
+    this.paused = new Gauge({
+      name: name('paused_partitions'),
+      help: 'Partitions paused because the warehouse is failing or slow',
+      labelNames: ['topic'],
+      registers,
+    });
     this.freshnessBlockTime = new Histogram({
-      name: name('freshness_block_time_seconds'), help: 'Now minus the record block_time when its batch is stored (end-to-end freshness)',
-      labelNames: ['topic'], buckets: FRESHNESS_BLOCK_SECONDS_BUCKETS, registers,
+      name: name('freshness_block_time_seconds'),
+      help: 'Now minus the record block_time when its batch is stored (end-to-end freshness)',
+      labelNames: ['topic'],
+      buckets: FRESHNESS_BLOCK_SECONDS_BUCKETS,
+      registers,
     });
     this.freshnessProduce = new Histogram({
-      name: name('freshness_produce_seconds'), help: 'Now minus the Kafka produce timestamp when the record is stored',
-      labelNames: ['topic'], buckets: FRESHNESS_PRODUCE_SECONDS_BUCKETS, registers,
+      name: name('freshness_produce_seconds'),
+      help: 'Now minus the Kafka produce timestamp when the record is stored',
+      labelNames: ['topic'],
+      buckets: FRESHNESS_PRODUCE_SECONDS_BUCKETS,
+      registers,
     });
   }
 }

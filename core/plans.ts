@@ -126,7 +126,11 @@ export const EXPORT_WORKERS_RESERVED_FOR_PAID = 1;
  * All plans together (448 MiB) stay well inside the process's V8 heap limit (1 GiB by
  * default, NODE_HEAP_MB in package.json's start script), with room for the caches.
  */
-export const PLAN_ANSWER_MEMORY_BYTES: Readonly<Record<Plan, number>> = Object.freeze({ free: 64 * 1024 ** 2, x402: 128 * 1024 ** 2, enterprise: 256 * 1024 ** 2 });
+export const PLAN_ANSWER_MEMORY_BYTES: Readonly<Record<Plan, number>> = Object.freeze({
+  free: 64 * 1024 ** 2,
+  x402: 128 * 1024 ** 2,
+  enterprise: 256 * 1024 ** 2,
+});
 
 // ---- The x402 plan's prices (docs/x402.md "Prices") ---------------------------------------
 

@@ -38,7 +38,9 @@ export function resolveProtocols(active: readonly string[], ask: ProtocolAsk): s
     case 'list':
       if (ask.names === undefined) return [...active];
       if (ask.names.length === 0) {
-        throw new AppError(Errors.invalidParams, `${param('protocols')} must name at least one protocol (${hint('protocols')}); leave it out for all of them`, { field: 'protocols' });
+        throw new AppError(Errors.invalidParams, `${param('protocols')} must name at least one protocol (${hint('protocols')}); leave it out for all of them`, {
+          field: 'protocols',
+        });
       }
       return [...new Set(resolveProtocols(active, { kind: 'each', names: ask.names }))];
     case 'known':

@@ -50,7 +50,9 @@ export function ordered(from: string, to?: string, field?: string): CrossFieldRu
       check(values) {
         const r = valueAt(values, from) as { gte?: unknown; lte?: unknown } | undefined;
         if (r === null || typeof r !== 'object' || !given(r.gte) || !given(r.lte) || (r.gte as number) <= (r.lte as number)) return;
-        throw new AppError(Errors.invalidParams, `${from}.gte must not be later than ${from}.lte (got gte ${String(r.gte)}, lte ${String(r.lte)})`, { field: field ?? from });
+        throw new AppError(Errors.invalidParams, `${from}.gte must not be later than ${from}.lte (got gte ${String(r.gte)}, lte ${String(r.lte)})`, {
+          field: field ?? from,
+        });
       },
     };
   }
@@ -91,7 +93,13 @@ export function issued(param: string, by: string, not: string, why: string): Cro
  * `maximum`: documented as days times buckets per day; run by `run`, which counts the buckets
  * with the analytics layer's one bucket count (it knows calendars; this layer does not).
  */
-export function spanAtMost(from: string, to: string, per: { param: string } & Record<string, number | string>, maximum: number, run: (values: RequestValues) => void): CrossFieldRule {
+export function spanAtMost(
+  from: string,
+  to: string,
+  per: { param: string } & Record<string, number | string>,
+  maximum: number,
+  run: (values: RequestValues) => void,
+): CrossFieldRule {
   return { doc: { rule: 'spanAtMost', params: [from, to], perDay: per, maximum }, check: run };
 }
 
@@ -111,17 +119,24 @@ export function checkRules(rules: readonly CrossFieldRule[], values: RequestValu
 
 /** The rules as the documents show them. */
 export const rulesDoc = (rules: readonly CrossFieldRule[]): { 'x-cross-field-rules'?: Readonly<Record<string, unknown>>[] } =>
-  (rules.length === 0 ? {} : { 'x-cross-field-rules': rules.map((r) => r.doc) });
+  rules.length === 0 ? {} : { 'x-cross-field-rules': rules.map((r) => r.doc) };
 
 // ---- the one day range -------------------------------------------------------------------
 
 /** A block-time range in Unix seconds, both bounds inclusive; an open side is absent. */
-export interface SecondsRange { gte?: number; lte?: number }
-
+export interface SecondsRange {
+  gte?: number;
+  lte?: number;
+}
 
 /** How a door names the two days of a range in its errors (`field`: the parameter its
  *  errors carry, when not the day's own name), and words a refused day (the vocabulary's words unless given). */
-export interface DayNames { from: string; to: string; field?: string; words?: DayWords }
+export interface DayNames {
+  from: string;
+  to: string;
+  field?: string;
+  words?: DayWords;
+}
 
 /**
  * The one conversion of a day range to seconds: [from 00:00:00, to 23:59:59] UTC, each day a
@@ -176,7 +191,12 @@ export type CheckedRequest<S extends TObject = TObject> = Static<S> & { protocol
  * protocol scope are run against the `active` protocols. `nameOf` words a field's path as
  * the door names it (`limit` is `options.limit` on JSON-RPC).
  */
-export function checkRequest<S extends TObject>(decl: RequestDecl<S>, input: RequestInput, active: readonly string[], nameOf: (path: string) => string = (p) => p): CheckedRequest<S> {
+export function checkRequest<S extends TObject>(
+  decl: RequestDecl<S>,
+  input: RequestInput,
+  active: readonly string[],
+  nameOf: (path: string) => string = (p) => p,
+): CheckedRequest<S> {
   const values: Record<string, unknown> = { ...input.values };
   for (const [k, v] of Object.entries(values)) if (v === null || v === undefined) delete values[k];
   if (input.days !== undefined) {
@@ -185,9 +205,10 @@ export function checkRequest<S extends TObject>(decl: RequestDecl<S>, input: Req
   }
   if (!decl.validate(values)) throw schemaRefusal(decl.validate.errors?.[0], nameOf);
   checkRules(decl.rules, values);
-  const ask: ProtocolAsk = decl.scope === 'one'
-    ? { kind: 'one', name: values.protocol as string | undefined }
-    : { kind: decl.scope, names: values.protocols as string[] } as ProtocolAsk;
+  const ask: ProtocolAsk =
+    decl.scope === 'one'
+      ? { kind: 'one', name: values.protocol as string | undefined }
+      : ({ kind: decl.scope, names: values.protocols as string[] } as ProtocolAsk);
   return { ...values, protocols: resolveProtocols(active, ask), range: (values.range as SecondsRange | undefined) ?? {} } as CheckedRequest<S>;
 }
 
@@ -196,8 +217,11 @@ function schemaRefusal(err: ErrorObject | undefined, nameOf: (path: string) => s
   if (err === undefined) return invalidParams('the request is invalid', 'request');
   const p = err.params as Record<string, unknown>;
   const at = err.instancePath.split('/').slice(1).join('.');
-  const field = nameOf(err.keyword === 'required' || err.keyword === 'additionalProperties'
-    ? [at, String(p.missingProperty ?? p.additionalProperty)].filter((s) => s !== '').join('.') : at || 'request');
+  const field = nameOf(
+    err.keyword === 'required' || err.keyword === 'additionalProperties'
+      ? [at, String(p.missingProperty ?? p.additionalProperty)].filter((s) => s !== '').join('.')
+      : at || 'request',
+  );
   const got = ` (got ${JSON.stringify(err.data)?.slice(0, QUOTED_PARAM_VALUE_MAX_CHARS)})`;
   const words: Record<string, string> = {
     required: 'is required',

@@ -7,7 +7,10 @@ import { INGEST_BACKFILLS_KEPT } from '../core/limits/ingest.ts';
 import type { BackfillState, IngestObserver } from '../core/observers.ts';
 
 export class BackfillProgress {
-  constructor(private readonly state: BackfillState, private readonly observer: IngestObserver | undefined) {}
+  constructor(
+    private readonly state: BackfillState,
+    private readonly observer: IngestObserver | undefined,
+  ) {}
 
   /** Records done since the last call. */
   add(records: number): void {

@@ -28,9 +28,31 @@ export interface CityHasher {
 export function cityHasher(): CityHasher {
   const V = new Uint32Array(64);
   // Register numbers (each names two slots: r = high, r + 1 = low).
-  const K0 = 0, K1 = 2, K2 = 4, K3 = 6, KM = 8;
-  const X = 10, Y = 12, Z = 14, V0 = 16, V1 = 18, W0 = 20, W1 = 22;
-  const A = 24, B = 26, C = 28, D = 30, T = 32, U = 34, S = 36, P = 38, Q = 40, E = 42, F = 44, G = 46, H = 48;
+  const K0 = 0,
+    K1 = 2,
+    K2 = 4,
+    K3 = 6,
+    KM = 8;
+  const X = 10,
+    Y = 12,
+    Z = 14,
+    V0 = 16,
+    V1 = 18,
+    W0 = 20,
+    W1 = 22;
+  const A = 24,
+    B = 26,
+    C = 28,
+    D = 30,
+    T = 32,
+    U = 34,
+    S = 36,
+    P = 38,
+    Q = 40,
+    E = 42,
+    F = 44,
+    G = 46,
+    H = 48;
 
   function setK(r: number, hi: number, lo: number): void {
     V[r] = hi;
@@ -86,9 +108,17 @@ export function cityHasher(): CityHasher {
 
   /** d = low 64 bits of a * b */
   function mul(d: number, a: number, b: number): void {
-    const ah = V[a]!, al = V[a + 1]!, bh = V[b]!, bl = V[b + 1]!;
-    const a0 = al & 0xffff, a1 = al >>> 16, b0 = bl & 0xffff, b1 = bl >>> 16;
-    const p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0;
+    const ah = V[a]!,
+      al = V[a + 1]!,
+      bh = V[b]!,
+      bl = V[b + 1]!;
+    const a0 = al & 0xffff,
+      a1 = al >>> 16,
+      b0 = bl & 0xffff,
+      b1 = bl >>> 16;
+    const p00 = a0 * b0,
+      p01 = a0 * b1,
+      p10 = a1 * b0;
     const mid = (p00 >>> 16) + (p01 & 0xffff) + (p10 & 0xffff);
     const hi = a1 * b1 + (p01 >>> 16) + (p10 >>> 16) + (mid >>> 16);
     V[d] = hi + Math.imul(ah, bl) + Math.imul(al, bh);
@@ -97,7 +127,8 @@ export function cityHasher(): CityHasher {
 
   /** d = a rotated right by s, 0 < s < 64, s !== 32 */
   function rot(d: number, a: number, s: number): void {
-    const ah = V[a]!, al = V[a + 1]!;
+    const ah = V[a]!,
+      al = V[a + 1]!;
     if (s < 32) {
       V[d + 1] = (al >>> s) | (ah << (32 - s));
       V[d] = (ah >>> s) | (al << (32 - s));
@@ -260,9 +291,18 @@ export function cityHasher(): CityHasher {
   /** cityHash64 of bytes [0, len) of b, into register U. */
   function city(b: Buffer, len: number): void {
     buf = b;
-    if (len <= 16) { len0to16(len); return; }
-    if (len <= 32) { len17to32(len); return; }
-    if (len <= 64) { len33to64(len); return; }
+    if (len <= 16) {
+      len0to16(len);
+      return;
+    }
+    if (len <= 32) {
+      len17to32(len);
+      return;
+    }
+    if (len <= 64) {
+      len33to64(len);
+      return;
+    }
     ld(X, 0);
     ld(Y, len - 16);
     xor(Y, Y, K1);

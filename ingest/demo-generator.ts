@@ -28,10 +28,8 @@ export interface DemoWindow {
 const SLOT_ANCHOR = { time: 1_700_000_000, slot: 229_000_000 };
 
 const lit = (s: string): string => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
-const arr = (xs: readonly (string | number)[]): string =>
-  `[${xs.map((x) => (typeof x === 'number' ? String(x) : lit(x))).join(', ')}]`;
-const nested = (ps: readonly ProtocolProfile[], f: (p: ProtocolProfile) => readonly (string | number)[]): string =>
-  `[${ps.map((p) => arr(f(p))).join(', ')}]`;
+const arr = (xs: readonly (string | number)[]): string => `[${xs.map((x) => (typeof x === 'number' ? String(x) : lit(x))).join(', ')}]`;
+const nested = (ps: readonly ProtocolProfile[], f: (p: ProtocolProfile) => readonly (string | number)[]): string => `[${ps.map((p) => arr(f(p))).join(', ')}]`;
 const cumulative = (ws: readonly number[]): number[] => {
   let acc = 0;
   return ws.map((w) => (acc += w));
@@ -72,8 +70,7 @@ function generatorSelect(profiles: readonly ProtocolProfile[]): string {
   // at a fraction of sipHash's cost (hashing dominates generation time).
   const h = (salt: number, of = 'n'): string => `intHash64(${of === 'n' ? 'row_hash' : 'src_hash'} + ${salt})`;
   const unit = (salt: number, of = 'n'): string => `((${h(salt, of)} % 1000000) / 1000000.0)`;
-  const sigPart = (hash: string, k: number): string =>
-    `chunks[1 + bitAnd(bitShiftRight(${hash}, ${16 * k}), 65535)]`;
+  const sigPart = (hash: string, k: number): string => `chunks[1 + bitAnd(bitShiftRight(${hash}, ${16 * k}), 65535)]`;
   const address = (label: string): string =>
     `base58Encode(concat(sipHash128({seed:UInt64}, '${label}', number), sipHash128({seed:UInt64}, '${label}2', number)))`;
 
@@ -158,7 +155,6 @@ FROM
   FROM numbers({offset:UInt64}, {count:UInt64})
 )`;
 }
-
 
 function windowParams(w: DemoWindow): Record<string, number> {
   if (!(w.endTime > w.startTime)) throw new Error('demo window: endTime must be after startTime');

@@ -40,7 +40,13 @@ export function parseDemoRecordsArgs(argv: readonly string[], now = Date.now()):
       args: [...argv],
       strict: true,
       allowPositionals: false,
-      options: { count: { type: 'string' }, seed: { type: 'string' }, days: { type: 'string' }, end: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+      options: {
+        count: { type: 'string' },
+        seed: { type: 'string' },
+        days: { type: 'string' },
+        end: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
     }).values;
   } catch (err) {
     throw new UsageError((err as Error).message);
@@ -71,7 +77,12 @@ async function writeRecords({ count, seed, days, end }: DemoRecordsFlags): Promi
   try {
     for (let offset = 0; offset < count; offset += DEMO_RECORDS_SLICE) {
       const text = await demoRecordsNdjson(wh, {
-        seed, total: count, offset, count: Math.min(DEMO_RECORDS_SLICE, count - offset), startTime: end - days * 86_400, endTime: end,
+        seed,
+        total: count,
+        offset,
+        count: Math.min(DEMO_RECORDS_SLICE, count - offset),
+        startTime: end - days * 86_400,
+        endTime: end,
       });
       if (!process.stdout.write(text)) await new Promise((r) => process.stdout.once('drain', r));
     }

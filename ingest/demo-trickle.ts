@@ -56,8 +56,10 @@ export class DemoTrickle {
     const nowSeconds = Math.floor(this.now() / 1000);
     const { newestBlockTime } = await readFreshness(this.wh);
     this.from = Math.max(nowSeconds - DEMO_TRICKLE_BACKFILL_SECONDS, (newestBlockTime ?? 0) + 1);
-    this.log.info({ perMinute: this.options.perMinute, intervalMs: this.options.intervalMs },
-      'demo trickle: demo records keep arriving (DEMO_TRICKLE=0 turns it off)');
+    this.log.info(
+      { perMinute: this.options.perMinute, intervalMs: this.options.intervalMs },
+      'demo trickle: demo records keep arriving (DEMO_TRICKLE=0 turns it off)',
+    );
     this.schedule(0);
   }
 
@@ -86,11 +88,19 @@ export class DemoTrickle {
     const due = Math.min(DEMO_TRICKLE_MAX_PER_WRITE, Math.floor(to * perSecond) - Math.floor(this.from * perSecond));
     if (to <= this.from || due <= 0) return;
     const text = await demoRecordsNdjson(this.wh, {
-      seed: this.options.seed, total: due, offset: 0, count: due, startTime: this.from, endTime: to,
+      seed: this.options.seed,
+      total: due,
+      offset: 0,
+      count: due,
+      startTime: this.from,
+      endTime: to,
       idBase: DEMO_TRICKLE_ID_BASE + this.from * DEMO_TRICKLE_IDS_PER_SECOND,
     });
     const lines = text.split('\n').filter((l) => l !== '');
-    const report = await this.sink.ingest(lines.map((value, i) => ({ value, position: { line: i + 1 } })), 'demo');
+    const report = await this.sink.ingest(
+      lines.map((value, i) => ({ value, position: { line: i + 1 } })),
+      'demo',
+    );
     this.from = to;
     this.writes += 1;
     this.records += report.accepted;
@@ -104,6 +114,8 @@ export class DemoTrickle {
 export async function holdsDemoData(wh: Warehouse, seed: number): Promise<boolean> {
   const [first] = (await demoRecordsNdjson(wh, { seed, total: 1, offset: 0, count: 1, startTime: 0, endTime: 1 })).split('\n');
   const signature = (JSON.parse(first!) as { signature: string }).signature;
-  const [row] = await wh.query<{ n: string }>(`SELECT count() AS n FROM ${TABLES.txBySignature} WHERE sig_key = cityHash64({s:String})`, { params: { s: signature } });
+  const [row] = await wh.query<{ n: string }>(`SELECT count() AS n FROM ${TABLES.txBySignature} WHERE sig_key = cityHash64({s:String})`, {
+    params: { s: signature },
+  });
   return Number(row?.n ?? 0) > 0;
 }

@@ -37,15 +37,27 @@ async function main(): Promise<void> {
     writerId: config.ingest.writerId,
     observer: metrics,
   });
-  const source = new KafkaSource(pipeline, logger, { ...config.kafka, brokers }, {
-    // A consumer that will not restart by itself: exit, so the supervisor restarts the process
-    // (uncommitted batches are re-delivered, and the journal repairs a half-done insert).
-    onFatal: (err) => guard.exitNow('kafka consumer stopped for good', err),
-  }, metrics.kafka);
+  const source = new KafkaSource(
+    pipeline,
+    logger,
+    { ...config.kafka, brokers },
+    {
+      // A consumer that will not restart by itself: exit, so the supervisor restarts the process
+      // (uncommitted batches are re-delivered, and the journal repairs a half-done insert).
+      onFatal: (err) => guard.exitNow('kafka consumer stopped for good', err),
+    },
+    metrics.kafka,
+  );
   // A topic replayed beside the live one (KAFKA_BACKFILL_TOPIC), in the backfill lane.
-  const backfill = backfillSource(pipeline, logger, { ...config.kafka, brokers }, {
-    onFatal: (err) => guard.exitNow('kafka backfill consumer stopped for good', err),
-  }, metrics.kafka);
+  const backfill = backfillSource(
+    pipeline,
+    logger,
+    { ...config.kafka, brokers },
+    {
+      onFatal: (err) => guard.exitNow('kafka backfill consumer stopped for good', err),
+    },
+    metrics.kafka,
+  );
   const metricsServer = config.ingest.metricsPort === 0 ? undefined : await startMetricsServer(metrics.registry, config.ingest.metricsPort, config.host);
   if (metricsServer) logger.info({ url: `http://${config.host}:${config.ingest.metricsPort}/metrics` }, 'ingest metrics');
 
@@ -68,7 +80,7 @@ async function main(): Promise<void> {
   let last = source.stats();
   const reporter = setInterval(() => {
     const now = source.stats();
-    const perSecond = Math.round(((now.stored + now.duplicates) - (last.stored + last.duplicates)) / (INGEST_REPORT_EVERY_MS / 1000));
+    const perSecond = Math.round((now.stored + now.duplicates - (last.stored + last.duplicates)) / (INGEST_REPORT_EVERY_MS / 1000));
     logger.info({ ...now, recordsPerSecond: perSecond }, 'ingest progress');
     last = now;
   }, INGEST_REPORT_EVERY_MS);

@@ -14,21 +14,22 @@ export interface KafkaClientOptions {
 // kafkajs levels -> pino methods. kafkajs logs every retried connection at ERROR; those
 // retries are expected while a broker restarts, so they are downgraded to warn.
 function logCreator(log: Logger) {
-  return () => (entry: LogEntry): void => {
-    const { message, ...extra } = entry.log;
-    const fields = { kafka: entry.namespace, ...extra };
-    switch (entry.level) {
-      case logLevel.ERROR:
-      case logLevel.WARN:
-        log.warn(fields, message);
-        break;
-      case logLevel.INFO:
-        log.debug(fields, message);
-        break;
-      default:
-        log.trace(fields, message);
-    }
-  };
+  return () =>
+    (entry: LogEntry): void => {
+      const { message, ...extra } = entry.log;
+      const fields = { kafka: entry.namespace, ...extra };
+      switch (entry.level) {
+        case logLevel.ERROR:
+        case logLevel.WARN:
+          log.warn(fields, message);
+          break;
+        case logLevel.INFO:
+          log.debug(fields, message);
+          break;
+        default:
+          log.trace(fields, message);
+      }
+    };
 }
 
 export function kafkaClient(options: KafkaClientOptions, log: Logger): Kafka {

@@ -271,15 +271,30 @@ export class KafkaSource {
  * dead-letter topic, its progress among the pipeline's backfills. undefined when unset.
  */
 export function backfillSource(
-  pipeline: Pick<IngestPipeline, 'ingest' | 'backfills'>, log: Logger, options: KafkaSourceOptions, hooks: KafkaSourceHooks, metrics: KafkaMetrics,
+  pipeline: Pick<IngestPipeline, 'ingest' | 'backfills'>,
+  log: Logger,
+  options: KafkaSourceOptions,
+  hooks: KafkaSourceHooks,
+  metrics: KafkaMetrics,
 ): KafkaSource | undefined {
   const topic = options.backfillTopic;
   if (topic === undefined) return undefined;
-  return new KafkaSource(pipeline, log, {
-    ...options, topic, deadLetterTopic: `${topic}.dlq`, groupId: `${options.groupId}-backfill`, fromBeginning: true,
-    // One partition's batch in hand at a time: the parse of a replay's batches shares the one
-    // JavaScript thread with the live source's, which the writer's lanes do not order.
-    concurrentPartitions: 1,
-    lane: 'backfill', progress: pipeline.backfills.start(`kafka:${topic}`, null),
-  }, hooks, metrics);
+  return new KafkaSource(
+    pipeline,
+    log,
+    {
+      ...options,
+      topic,
+      deadLetterTopic: `${topic}.dlq`,
+      groupId: `${options.groupId}-backfill`,
+      fromBeginning: true,
+      // One partition's batch in hand at a time: the parse of a replay's batches shares the one
+      // JavaScript thread with the live source's, which the writer's lanes do not order.
+      concurrentPartitions: 1,
+      lane: 'backfill',
+      progress: pipeline.backfills.start(`kafka:${topic}`, null),
+    },
+    hooks,
+    metrics,
+  );
 }

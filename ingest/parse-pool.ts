@@ -56,14 +56,17 @@ interface Slot {
   inFlight: Map<number, { resolve: (r: ParseReply) => void; reject: (err: Error) => void }>;
 }
 
-
 export class ParsePool {
   private readonly slots: Slot[] = [];
   private nextId = 1;
   private failedOnce = false;
   private started = false;
 
-  constructor(private readonly size: number, private readonly log: Logger, private readonly entry: URL = new URL('./parse-worker.ts', import.meta.url)) {}
+  constructor(
+    private readonly size: number,
+    private readonly log: Logger,
+    private readonly entry: URL = new URL('./parse-worker.ts', import.meta.url),
+  ) {}
 
   /** Start the workers (once; later calls do nothing). They take chunks once they say they are ready. */
   start(): void {
@@ -75,7 +78,9 @@ export class ParsePool {
   private startOne(): void {
     let worker: Worker;
     try {
-      worker = new Worker(new URL('./parse-worker-boot.mjs', import.meta.url), { workerData: { entry: this.entry.href, typescript: this.entry.pathname.endsWith('.ts') } });
+      worker = new Worker(new URL('./parse-worker-boot.mjs', import.meta.url), {
+        workerData: { entry: this.entry.href, typescript: this.entry.pathname.endsWith('.ts') },
+      });
     } catch (err) {
       this.drop(undefined, err);
       return;

@@ -51,5 +51,10 @@ export function parseRecord(value: string | Uint8Array | object, ctx: RecordCont
   // U+FFFD); sent as they came, the engine would store the bad bytes themselves, and the
   // records by signature (one JSON text a record, migration 090) could not be read back.
   const asText = typeof value === 'string' || !(value instanceof Uint8Array) || isUtf8(value);
-  return ok({ row, asReceived: json !== undefined && asText && storesAsReceived(parsed.value.value as IngestRecord, json), kh: ctx.hasher.high(), kl: ctx.hasher.low() });
+  return ok({
+    row,
+    asReceived: json !== undefined && asText && storesAsReceived(parsed.value.value as IngestRecord, json),
+    kh: ctx.hasher.high(),
+    kl: ctx.hasher.low(),
+  });
 }

@@ -201,8 +201,12 @@ export class IngestPipeline {
       const { err } = call.failure;
       // A full disk is the operator's to fix, not a bug: said as such, with what was kept.
       if (isStorageFull(err)) {
-        throw new AppError(Errors.storageFull, 'the store is out of disk space: this write was not completed (earlier batches of it stay stored, '
-          + 'and the views are repaired before the next write); send it again once space is freed', { cause: err, retryAfterSeconds: 60 });
+        throw new AppError(
+          Errors.storageFull,
+          'the store is out of disk space: this write was not completed (earlier batches of it stay stored, ' +
+            'and the views are repaired before the next write); send it again once space is freed',
+          { cause: err, retryAfterSeconds: 60 },
+        );
       }
       throw err;
     }

@@ -52,9 +52,17 @@ function parseFlags(argv: string[]): Flags {
         strict: true,
         allowPositionals: false,
         options: {
-          count: { type: 'string' }, rate: { type: 'string' }, seed: { type: 'string' }, offset: { type: 'string' },
-          total: { type: 'string' }, live: { type: 'boolean' }, topic: { type: 'string' }, brokers: { type: 'string' },
-          slice: { type: 'string' }, quiet: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+          count: { type: 'string' },
+          rate: { type: 'string' },
+          seed: { type: 'string' },
+          offset: { type: 'string' },
+          total: { type: 'string' },
+          live: { type: 'boolean' },
+          topic: { type: 'string' },
+          brokers: { type: 'string' },
+          slice: { type: 'string' },
+          quiet: { type: 'boolean' },
+          help: { type: 'boolean', short: 'h' },
         },
       }).values;
     } catch (err) {
@@ -136,9 +144,7 @@ async function main(): Promise<void> {
   // --live: the data set's time window starts now and lasts as long as producing it will,
   // so each record's block_time is about its produce time.
   const nowSec = Math.floor(Date.now() / 1000);
-  const window = flags.live
-    ? { startTime: nowSec, endTime: nowSec + Math.max(1, Math.ceil(flags.total / flags.rate)) }
-    : demoWindow();
+  const window = flags.live ? { startTime: nowSec, endTime: nowSec + Math.max(1, Math.ceil(flags.total / flags.rate)) } : demoWindow();
   const generate = async (offset: number): Promise<string[]> => {
     const count = Math.min(flags.slice, flags.offset + flags.count - offset);
     const text = await demoRecordsNdjson(wh, { seed: flags.seed, total: flags.total, offset, count, ...window });
@@ -169,7 +175,14 @@ async function main(): Promise<void> {
       const lines = await next;
       const following = offset + flags.slice;
       if (following < end) next = generate(following);
-      await publishLines(producer, flags.topic, lines, { pacer, chunk, onSent: (n) => { sent += n; print(); } });
+      await publishLines(producer, flags.topic, lines, {
+        pacer,
+        chunk,
+        onSent: (n) => {
+          sent += n;
+          print();
+        },
+      });
     }
     print(true);
     if (tty) process.stderr.write('\n');

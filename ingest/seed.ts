@@ -41,7 +41,10 @@ export async function seedIfEmpty(wh: Warehouse, rows: number, seed: number, onP
  * Returns the rows seeded now and the running trickle, if any; stop it before the engine closes.
  */
 export async function startDemo(
-  wh: Warehouse, sink: TrickleSink, log: Logger, config: Pick<Config, 'demoRows' | 'demoSeed' | 'demoTrickle'>,
+  wh: Warehouse,
+  sink: TrickleSink,
+  log: Logger,
+  config: Pick<Config, 'demoRows' | 'demoSeed' | 'demoTrickle'>,
   onProgress?: (p: SeedProgress) => void,
 ): Promise<{ seeded: number; trickle: DemoTrickle | undefined }> {
   const seeded = await seedIfEmpty(wh, config.demoRows, config.demoSeed, onProgress);

@@ -42,15 +42,32 @@ options (filters): --protocols a,b  --from YYYY-MM-DD  --to YYYY-MM-DD  --column
 `;
 
 class CliError extends Error {
-  constructor(message: string, readonly exitCode: number) {
+  constructor(
+    message: string,
+    readonly exitCode: number,
+  ) {
     super(message);
   }
 }
 
-interface FileView { name: string; rows: number; bytes: number; sha256: string; path: string }
+interface FileView {
+  name: string;
+  rows: number;
+  bytes: number;
+  sha256: string;
+  path: string;
+}
 interface JobView {
-  id: string; status: string; progress: number; rowsWritten: number; rowsTotal: number | null; error: string | null;
-  seeds: { split: number; sampling: number | null }; files: FileView[]; manifest: { path: string } | null; card: { path: string } | null;
+  id: string;
+  status: string;
+  progress: number;
+  rowsWritten: number;
+  rowsTotal: number | null;
+  error: string | null;
+  seeds: { split: number; sampling: number | null };
+  files: FileView[];
+  manifest: { path: string } | null;
+  card: { path: string } | null;
 }
 
 function headers(cfg: ClientConfig): Record<string, string> {
@@ -187,7 +204,8 @@ function outputOptions(v: Record<string, string | boolean | undefined>): Record<
     out.splits = { train: train ?? 0, test: test ?? 0, val: val ?? 0 };
   }
   if (typeof v.seed === 'string') out.seed = num('seed', v.seed);
-  if (typeof v.sample === 'string') out.sampling = { strategy: 'RANDOM', rate: num('sample', v.sample), seed: num('sample-seed', v['sample-seed'] as string | undefined) };
+  if (typeof v.sample === 'string')
+    out.sampling = { strategy: 'RANDOM', rate: num('sample', v.sample), seed: num('sample-seed', v['sample-seed'] as string | undefined) };
   return out;
 }
 
@@ -196,11 +214,25 @@ async function run(argv: string[]): Promise<void> {
     args: argv,
     allowPositionals: true,
     options: {
-      url: { type: 'string' }, key: { type: 'string' }, format: { type: 'string' }, splits: { type: 'string' },
-      seed: { type: 'string' }, sample: { type: 'string' }, 'sample-seed': { type: 'string' }, protocols: { type: 'string' },
-      from: { type: 'string' }, to: { type: 'string' }, columns: { type: 'string' }, out: { type: 'string' },
-      'stratify-by': { type: 'string' }, normalize: { type: 'string' }, 'normalize-method': { type: 'string' }, 'one-hot': { type: 'string' },
-      'no-wait': { type: 'boolean' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+      url: { type: 'string' },
+      key: { type: 'string' },
+      format: { type: 'string' },
+      splits: { type: 'string' },
+      seed: { type: 'string' },
+      sample: { type: 'string' },
+      'sample-seed': { type: 'string' },
+      protocols: { type: 'string' },
+      from: { type: 'string' },
+      to: { type: 'string' },
+      columns: { type: 'string' },
+      out: { type: 'string' },
+      'stratify-by': { type: 'string' },
+      normalize: { type: 'string' },
+      'normalize-method': { type: 'string' },
+      'one-hot': { type: 'string' },
+      'no-wait': { type: 'boolean' },
+      json: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
     },
   });
   const [command, ...args] = positionals;
@@ -238,9 +270,10 @@ async function run(argv: string[]): Promise<void> {
         if (output.sampling === undefined) throw new CliError('--stratify-by needs --sample RATE', 2);
         output.sampling = { ...(output.sampling as object), strategy: 'STRATIFIED', stratifyBy: values['stratify-by'] };
       }
-      const preprocessing = values.normalize !== undefined || values['one-hot'] !== undefined
-        ? { normalize: list(values.normalize), normalizeMethod: values['normalize-method']?.toUpperCase(), oneHotEncode: list(values['one-hot']) }
-        : undefined;
+      const preprocessing =
+        values.normalize !== undefined || values['one-hot'] !== undefined
+          ? { normalize: list(values.normalize), normalizeMethod: values['normalize-method']?.toUpperCase(), oneHotEncode: list(values['one-hot']) }
+          : undefined;
       const config = { ...output, filters, ...(values.columns ? { columns: list(values.columns) } : {}), ...(preprocessing ? { preprocessing } : {}) };
       return finish(await call<JobView>(cfg, 'POST', '/v1/exports', config));
     }
@@ -250,7 +283,8 @@ async function run(argv: string[]): Promise<void> {
     }
     case 'list': {
       const page = await call<{ jobs: JobView[] }>(cfg, 'GET', '/v1/exports?first=100');
-      for (const j of page.jobs) process.stdout.write(`${j.id}  ${j.status.padEnd(9)} ${String(j.progress).padStart(3)}%  ${j.rowsWritten} rows${j.error ? `  ${j.error}` : ''}\n`);
+      for (const j of page.jobs)
+        process.stdout.write(`${j.id}  ${j.status.padEnd(9)} ${String(j.progress).padStart(3)}%  ${j.rowsWritten} rows${j.error ? `  ${j.error}` : ''}\n`);
       return;
     }
     case 'cancel': {

@@ -84,7 +84,14 @@ function table(rows: KeyView[]): string {
   ];
   const cells = [cols.map(([h]) => h), ...rows.map((r) => cols.map(([, f]) => f(r)))];
   const widths = cols.map((_, i) => Math.max(...cells.map((row) => row[i]!.length)));
-  return cells.map((row) => row.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');
+  return cells
+    .map((row) =>
+      row
+        .map((c, i) => c.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 async function run(argv: string[]): Promise<void> {
@@ -124,8 +131,7 @@ async function run(argv: string[]): Promise<void> {
         process.stdout.write(`${JSON.stringify(k)}\n`);
       } else {
         process.stdout.write(
-          `created key ${k.id} (${k.name}, plan ${k.plan})\n\n  ${k.key}\n\n` +
-            'Store this secret now: it is shown only once and cannot be recovered.\n',
+          `created key ${k.id} (${k.name}, plan ${k.plan})\n\n  ${k.key}\n\n` + 'Store this secret now: it is shown only once and cannot be recovered.\n',
         );
       }
       return;

@@ -153,10 +153,9 @@ export class AccountStore {
 
   async findByInvite(inviteHash: string): Promise<AccountRecord | undefined> {
     if (inviteHash === '') return undefined;
-    const rows = await this.wh.query<AccountRow>(
-      `SELECT ${ACCOUNT_COLUMNS} FROM ${TABLES.accounts} FINAL WHERE invite_hash = {h:String} LIMIT 1`,
-      { params: { h: inviteHash } },
-    );
+    const rows = await this.wh.query<AccountRow>(`SELECT ${ACCOUNT_COLUMNS} FROM ${TABLES.accounts} FINAL WHERE invite_hash = {h:String} LIMIT 1`, {
+      params: { h: inviteHash },
+    });
     return rows[0] ? toAccount(rows[0]) : undefined;
   }
 
@@ -184,15 +183,17 @@ export class AccountStore {
 
   async createSession(s: { tokenHash: string; accountId: string; csrfToken: string; expiresAt: number }): Promise<SessionRecord> {
     const at = this.now();
-    await this.wh.insert(TABLES.dashboardSessions, [{
-      token_hash: s.tokenHash,
-      account_id: s.accountId,
-      csrf_token: s.csrfToken,
-      ended: 0,
-      created_at: chTime(at),
-      expires_at: chTime(s.expiresAt),
-      updated_at: chTime(at),
-    }]);
+    await this.wh.insert(TABLES.dashboardSessions, [
+      {
+        token_hash: s.tokenHash,
+        account_id: s.accountId,
+        csrf_token: s.csrfToken,
+        ended: 0,
+        created_at: chTime(at),
+        expires_at: chTime(s.expiresAt),
+        updated_at: chTime(at),
+      },
+    ]);
     return { ...s, ended: false, createdAt: at };
   }
 
@@ -215,14 +216,16 @@ export class AccountStore {
 
   /** End a session for good (sign-out). */
   async endSession(s: SessionRecord): Promise<void> {
-    await this.wh.insert(TABLES.dashboardSessions, [{
-      token_hash: s.tokenHash,
-      account_id: s.accountId,
-      csrf_token: s.csrfToken,
-      ended: 1,
-      created_at: chTime(s.createdAt),
-      expires_at: chTime(s.expiresAt),
-      updated_at: chTime(Math.max(this.now(), s.createdAt + 1)),
-    }]);
+    await this.wh.insert(TABLES.dashboardSessions, [
+      {
+        token_hash: s.tokenHash,
+        account_id: s.accountId,
+        csrf_token: s.csrfToken,
+        ended: 1,
+        created_at: chTime(s.createdAt),
+        expires_at: chTime(s.expiresAt),
+        updated_at: chTime(Math.max(this.now(), s.createdAt + 1)),
+      },
+    ]);
   }
 }

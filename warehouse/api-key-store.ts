@@ -140,10 +140,7 @@ export class ApiKeyStore {
 
   /** The key a presented secret belongs to, whatever its status; undefined when unknown. */
   async findBySecret(secret: string): Promise<ApiKeyRecord | undefined> {
-    const rows = await this.wh.query<JoinedRow>(
-      `${JOINED} WHERE k.key_hash = {hash:FixedString(64)} LIMIT 1`,
-      { params: { hash: hashSecret(secret) } },
-    );
+    const rows = await this.wh.query<JoinedRow>(`${JOINED} WHERE k.key_hash = {hash:FixedString(64)} LIMIT 1`, { params: { hash: hashSecret(secret) } });
     return rows[0] ? toRecord(rows[0]) : undefined;
   }
 

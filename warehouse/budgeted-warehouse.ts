@@ -18,12 +18,10 @@ export interface BudgetBinding {
   under(budget: Budget | null | undefined): Warehouse;
 }
 
-export const isBudgetBinding = (wh: Warehouse): wh is Warehouse & BudgetBinding =>
-  typeof (wh as Partial<BudgetBinding>).under === 'function';
+export const isBudgetBinding = (wh: Warehouse): wh is Warehouse & BudgetBinding => typeof (wh as Partial<BudgetBinding>).under === 'function';
 
 /** `wh` bound to `budget` when it takes one (a plain warehouse, as tests and CLIs open, is used as it is). */
-export const boundTo = (wh: Warehouse, budget: Budget | null | undefined): Warehouse =>
-  isBudgetBinding(wh) ? wh.under(budget) : wh;
+export const boundTo = (wh: Warehouse, budget: Budget | null | undefined): Warehouse => (isBudgetBinding(wh) ? wh.under(budget) : wh);
 
 /** The operator's budget: background work (live streams' reads, start-up) is bounded too, never unlimited. */
 export const operatorBudget = (): Budget => new Budget('enterprise', 'operator');
@@ -49,7 +47,11 @@ function budgeted(budget: Budget | undefined, label: string, sql: string, option
 }
 
 const timedOutWaiting = (budget: Budget): AppError =>
-  new AppError(Errors.queryTimeout, `the request waited past its ${budget.door} time budget for its plan's turn on the engine; retry shortly, or ask for less`, { retryAfterSeconds: 1 });
+  new AppError(
+    Errors.queryTimeout,
+    `the request waited past its ${budget.door} time budget for its plan's turn on the engine; retry shortly, or ask for less`,
+    { retryAfterSeconds: 1 },
+  );
 
 export class BudgetedWarehouse implements Warehouse, BudgetBinding {
   constructor(

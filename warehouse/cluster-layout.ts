@@ -41,7 +41,7 @@ const HOURLY_WHY =
   'hourly states stay on the shard whose base rows produced them (the view writes locally, no network hop per insert); ' +
   'a (protocol, hour) may so have rows on every shard, and every read already aggregates (sum, min, max, uniqExactMerge, ' +
   'quantilesTDigestMerge GROUP BY), which over the Distributed table merges the states of all shards: exact for counts, ' +
-  'sums and distinct counts. Keeping a protocol\'s hours on one shard instead would put most of the load on the shard of the ' +
+  "sums and distinct counts. Keeping a protocol's hours on one shard instead would put most of the load on the shard of the " +
   'busiest protocol and send every view row across the network. The key only places rows inserted directly (view repair, backfills).';
 
 export const CLUSTER_LAYOUT: Readonly<Record<string, TableRole>> = Object.freeze({
@@ -49,7 +49,7 @@ export const CLUSTER_LAYOUT: Readonly<Record<string, TableRole>> = Object.freeze
     kind: 'sharded',
     shardingKey: 'cityHash64(signature)',
     viewWrites: 'local',
-    why: 'a record\'s instructions stay together and land on the shard that also holds its tx_by_signature rows (sig_key = cityHash64(signature)); listings by protocol and time read every shard in parallel',
+    why: "a record's instructions stay together and land on the shard that also holds its tx_by_signature rows (sig_key = cityHash64(signature)); listings by protocol and time read every shard in parallel",
   },
   tx_by_signature: {
     kind: 'sharded',
@@ -61,7 +61,7 @@ export const CLUSTER_LAYOUT: Readonly<Record<string, TableRole>> = Object.freeze
     kind: 'sharded',
     shardingKey: 'sig_key',
     viewWrites: 'local',
-    why: 'sig_key = cityHash64(signature), the base table\'s own key: the view writes on the node holding the base rows, which is the shard the Distributed key would choose, and a lookup by signature touches one shard (optimize_skip_unused_shards)',
+    why: "sig_key = cityHash64(signature), the base table's own key: the view writes on the node holding the base rows, which is the shard the Distributed key would choose, and a lookup by signature touches one shard (optimize_skip_unused_shards)",
   },
   tx_by_signature_v3: {
     kind: 'sharded',
@@ -73,25 +73,25 @@ export const CLUSTER_LAYOUT: Readonly<Record<string, TableRole>> = Object.freeze
     kind: 'sharded',
     shardingKey: 'sig_key',
     viewWrites: 'local',
-    why: 'migration 080\'s twin of tx_by_signature_v2, swapped in by REPLACE PARTITION: the same placement, so each shard swaps its own rows',
+    why: "migration 080's twin of tx_by_signature_v2, swapped in by REPLACE PARTITION: the same placement, so each shard swaps its own rows",
   },
   tx_by_address: {
     kind: 'sharded',
     shardingKey: 'address_key',
     viewWrites: 'distributed',
-    why: 'one address\'s whole history on one shard: an address listing reads one shard in key order (keyset cursor unchanged); the view sends each row to its address\'s shard, since an address\'s records were signed on every shard',
+    why: "one address's whole history on one shard: an address listing reads one shard in key order (keyset cursor unchanged); the view sends each row to its address's shard, since an address's records were signed on every shard",
   },
   tx_by_address_listing: {
     kind: 'sharded',
     shardingKey: 'address_key',
     viewWrites: 'distributed',
-    why: 'as tx_by_address, whose order and keys it shares: one address\'s listing rows on one shard, read in key order',
+    why: "as tx_by_address, whose order and keys it shares: one address's listing rows on one shard, read in key order",
   },
   ingest_keys: {
     kind: 'sharded',
     shardingKey: 'sig_key',
     viewWrites: 'local',
-    why: 'sig_key = cityHash64(signature), the base table\'s own sharding key: the view writes on the node holding the base rows, and ingest\'s de-duplication asks every shard for the keys of its batch\'s seconds',
+    why: "sig_key = cityHash64(signature), the base table's own sharding key: the view writes on the node holding the base rows, and ingest's de-duplication asks every shard for the keys of its batch's seconds",
   },
   protocol_hourly: { kind: 'sharded', shardingKey: 'cityHash64(protocol_name)', viewWrites: 'local', why: HOURLY_WHY },
   instruction_hourly: { kind: 'sharded', shardingKey: 'cityHash64(protocol_name)', viewWrites: 'local', why: HOURLY_WHY },
@@ -102,9 +102,12 @@ export const CLUSTER_LAYOUT: Readonly<Record<string, TableRole>> = Object.freeze
     viewWrites: 'local',
     why: 'max() states per shard, merged by max() in every read',
   },
-  protocols: { kind: 'everywhere', why: 'a dozen rows read with FINAL by every process and in the sandbox\'s row policy' },
+  protocols: { kind: 'everywhere', why: "a dozen rows read with FINAL by every process and in the sandbox's row policy" },
   dead_letters: { kind: 'everywhere', why: 'rejections are rare (kept 30 days); an operator reads them from any node' },
-  ingest_journal: { kind: 'everywhere', why: 'each writer reads its own unfinished entries, and the API reads finished batches, from whichever node it reaches' },
+  ingest_journal: {
+    kind: 'everywhere',
+    why: 'each writer reads its own unfinished entries, and the API reads finished batches, from whichever node it reaches',
+  },
   api_keys: { kind: 'everywhere', why: 'thousands of rows read whole with FINAL by every API replica' },
   api_key_usage: { kind: 'everywhere', why: 'per-minute sums per key, merged by sum() in reads; small next to the records' },
   accounts: { kind: 'everywhere', why: 'read with FINAL by id or email' },
@@ -131,7 +134,13 @@ function splitComments(statement: string): { comments: string; body: string } {
   const lines = statement.split('\n');
   let i = 0;
   while (i < lines.length && (lines[i]!.trim().startsWith('--') || lines[i]!.trim() === '')) i++;
-  return { comments: lines.slice(0, i).map((l) => `${l}\n`).join(''), body: lines.slice(i).join('\n') };
+  return {
+    comments: lines
+      .slice(0, i)
+      .map((l) => `${l}\n`)
+      .join(''),
+    body: lines.slice(i).join('\n'),
+  };
 }
 
 /** `ENGINE = XMergeTree[(args)]` as its replicated form with a Keeper path and the replica macro. */
@@ -185,7 +194,9 @@ export function renderForCluster(statement: string, cluster: ClusterTarget): str
       throw new Error(`view ${view} must read only FROM transactions to be rendered for a cluster, reads ${sources.join(', ') || 'nothing'}`);
     }
     const to = role.viewWrites === 'local' ? localName(target) : target;
-    return out([`CREATE MATERIALIZED VIEW IF NOT EXISTS ${view} ${on} TO ${to} AS${select.replace(/\bFROM transactions\b/, `FROM ${localName('transactions')}`)}`]);
+    return out([
+      `CREATE MATERIALIZED VIEW IF NOT EXISTS ${view} ${on} TO ${to} AS${select.replace(/\bFROM transactions\b/, `FROM ${localName('transactions')}`)}`,
+    ]);
   }
 
   m = DROP.exec(body);

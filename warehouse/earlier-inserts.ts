@@ -25,7 +25,9 @@ export async function awaitEarlierInserts(wh: Warehouse, sleep: (ms: number) => 
     );
     if (Number(row?.n ?? 0) === 0) return;
     if (waited >= MIGRATION_INSERT_WAIT_MS) {
-      throw new Error(`an insert begun before the new view is still running after ${MIGRATION_INSERT_WAIT_MS / 1000} s (${row?.q ?? ''}); stop it or wait, then start again: the migration resumes`);
+      throw new Error(
+        `an insert begun before the new view is still running after ${MIGRATION_INSERT_WAIT_MS / 1000} s (${row?.q ?? ''}); stop it or wait, then start again: the migration resumes`,
+      );
     }
     await sleep(MIGRATION_INSERT_POLL_MS);
   }

@@ -4,14 +4,7 @@ import { mkdirSync } from 'node:fs';
 import { Session } from 'chdb';
 import { reclaimAbortSignal } from '../core/process-guard.ts';
 import { SessionTurns } from './session-turns.ts';
-import {
-  renderSettings,
-  WarehouseError,
-  type InsertOptions,
-  type QueryOptions,
-  type Settings,
-  type Warehouse,
-} from './warehouse.ts';
+import { renderSettings, WarehouseError, type InsertOptions, type QueryOptions, type Settings, type Warehouse } from './warehouse.ts';
 
 interface ChdbLikeError {
   message: string;
@@ -86,7 +79,10 @@ export class EmbeddedWarehouse implements Warehouse {
     const full = withSettings(sql, options.settings);
     const turns = options.sideSession === undefined ? this.turns : this.side(options.sideSession);
     try {
-      const result = await turns.run((session) => (options.params ? session.queryBindAsync(full, options.params, { format }) : session.queryAsync(full, { format })), options.signal);
+      const result = await turns.run(
+        (session) => (options.params ? session.queryBindAsync(full, options.params, { format }) : session.queryAsync(full, { format })),
+        options.signal,
+      );
       return result.text();
     } catch (err) {
       throw wrap(err);
@@ -141,13 +137,15 @@ export class EmbeddedWarehouse implements Warehouse {
     let payload = '';
     for (const row of rows) payload += `${JSON.stringify(row)}\n`;
     try {
-      await this.turns.run((session) => session.insert({
-        table,
-        values: Buffer.from(payload),
-        format: 'JSONEachRow',
-        columns: options.columns,
-        settings: options.settings,
-      }));
+      await this.turns.run((session) =>
+        session.insert({
+          table,
+          values: Buffer.from(payload),
+          format: 'JSONEachRow',
+          columns: options.columns,
+          settings: options.settings,
+        }),
+      );
     } catch (err) {
       throw wrap(err);
     }
@@ -156,14 +154,16 @@ export class EmbeddedWarehouse implements Warehouse {
   async insertBytes(table: string, data: Uint8Array, format: string, options: InsertOptions = {}): Promise<void> {
     if (data.byteLength === 0) return;
     try {
-      await this.turns.run((session) => session.insert({
-        table,
-        values: Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength),
-        // chDB's type names the formats it streams; any input format name is accepted.
-        format: format as 'JSONEachRow',
-        columns: options.columns,
-        settings: options.settings,
-      }));
+      await this.turns.run((session) =>
+        session.insert({
+          table,
+          values: Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength),
+          // chDB's type names the formats it streams; any input format name is accepted.
+          format: format as 'JSONEachRow',
+          columns: options.columns,
+          settings: options.settings,
+        }),
+      );
     } catch (err) {
       throw wrap(err);
     }

@@ -29,10 +29,17 @@ export async function checkIntegrity(wh: Warehouse): Promise<IntegrityProblem[]>
   const problems: IntegrityProblem[] = [];
   const keys = await wh.query<{ id: string; plan: string; status: string }>(`SELECT id, plan, status FROM ${TABLES.apiKeys} FINAL`);
   for (const k of keys) {
-    const bad = [!isPlan(k.plan) ? `plan ${shown(k.plan)} is not a plan` : '', !isKeyStatus(k.status) ? `status ${shown(k.status)} is not a key status` : '']
-      .filter(Boolean);
+    const bad = [
+      !isPlan(k.plan) ? `plan ${shown(k.plan)} is not a plan` : '',
+      !isKeyStatus(k.status) ? `status ${shown(k.status)} is not a key status` : '',
+    ].filter(Boolean);
     if (bad.length > 0) {
-      problems.push({ table: TABLES.apiKeys, row: shown(k.id), problem: bad.join('; '), effect: 'the key is refused (403) until the row is fixed (PATCH /admin/keys/:id)' });
+      problems.push({
+        table: TABLES.apiKeys,
+        row: shown(k.id),
+        problem: bad.join('; '),
+        effect: 'the key is refused (403) until the row is fixed (PATCH /admin/keys/:id)',
+      });
     }
   }
   const protocols = await wh.query<{ protocol_name: string; program_id: string }>(`SELECT protocol_name, program_id FROM ${TABLES.protocols} FINAL`);
@@ -41,7 +48,9 @@ export async function checkIntegrity(wh: Warehouse): Promise<IntegrityProblem[]>
       problems.push({
         table: TABLES.protocols,
         row: shown(p.protocol_name),
-        problem: !PROTOCOL_NAME.test(p.protocol_name) ? 'the name is not a lowercase snake_case protocol name' : `program_id ${shown(p.program_id)} is not a Base58 address`,
+        problem: !PROTOCOL_NAME.test(p.protocol_name)
+          ? 'the name is not a lowercase snake_case protocol name'
+          : `program_id ${shown(p.program_id)} is not a Base58 address`,
         effect: 'left out of the registry: not offered to clients, and its records are refused at ingest',
       });
     }

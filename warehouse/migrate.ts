@@ -27,7 +27,9 @@ export function splitStatements(sql: string): string[] {
 }
 
 export function loadMigrations(dir: string = MIGRATIONS_DIR): Migration[] {
-  const files = readdirSync(dir).filter((f) => /^\d{3}_[a-z0-9_]+\.sql$/.test(f)).sort();
+  const files = readdirSync(dir)
+    .filter((f) => /^\d{3}_[a-z0-9_]+\.sql$/.test(f))
+    .sort();
   return files.map((file) => {
     const text = readFileSync(path.join(dir, file), 'utf8');
     return {
@@ -67,10 +69,13 @@ export async function checkClusterReady(wh: Warehouse, cluster: ClusterTarget): 
   const macros = await wh.query<{ macro: string }>("SELECT macro FROM system.macros WHERE macro IN ('shard', 'replica')");
   const have = new Set(macros.map((r) => r.macro));
   const missing = ['shard', 'replica'].filter((x) => !have.has(x));
-  if (missing.length > 0) throw new Error(`CLICKHOUSE_CLUSTER=${cluster.name}: the server has no ${missing.map((x) => `{${x}}`).join(' or ')} macro (<macros> in its config)`);
+  if (missing.length > 0)
+    throw new Error(`CLICKHOUSE_CLUSTER=${cluster.name}: the server has no ${missing.map((x) => `{${x}}`).join(' or ')} macro (<macros> in its config)`);
   const [mode] = await wh.query<{ v: string }>("SELECT getSetting('distributed_product_mode') AS v");
   if (mode?.v !== 'global') {
-    throw new Error(`CLICKHOUSE_CLUSTER=${cluster.name}: distributed_product_mode is "${mode?.v}", must be "global" (the server warehouse sends it; a proxy or profile overrides it)`);
+    throw new Error(
+      `CLICKHOUSE_CLUSTER=${cluster.name}: distributed_product_mode is "${mode?.v}", must be "global" (the server warehouse sends it; a proxy or profile overrides it)`,
+    );
   }
 }
 
@@ -79,11 +84,7 @@ export interface MigrateResult {
   current: number;
 }
 
-export async function migrate(
-  wh: Warehouse,
-  onApply: (name: string) => void = () => {},
-  migrations: Migration[] = loadMigrations(),
-): Promise<MigrateResult> {
+export async function migrate(wh: Warehouse, onApply: (name: string) => void = () => {}, migrations: Migration[] = loadMigrations()): Promise<MigrateResult> {
   const cluster = wh.cluster;
   if (cluster !== undefined) await checkClusterReady(wh, cluster);
   for (const ddl of cluster === undefined ? [SCHEMA_MIGRATIONS_DDL] : renderForCluster(SCHEMA_MIGRATIONS_DDL, cluster)) await wh.exec(ddl);

@@ -23,7 +23,9 @@ const isCode = (err: unknown, code: number): boolean => err instanceof Warehouse
 export async function withMigrationLock<T>(wh: Warehouse, fn: () => Promise<T>): Promise<T> {
   const owner = randomUUID();
   const renew = (): Promise<void> =>
-    wh.exec(`INSERT INTO ${LOCK} SELECT {o:String}, now64(3, 'UTC') + toIntervalMillisecond({ms:UInt32})`, { params: { o: owner, ms: MIGRATION_LOCK_LEASE_MS } });
+    wh.exec(`INSERT INTO ${LOCK} SELECT {o:String}, now64(3, 'UTC') + toIntervalMillisecond({ms:UInt32})`, {
+      params: { o: owner, ms: MIGRATION_LOCK_LEASE_MS },
+    });
   for (;;) {
     try {
       await wh.exec(`CREATE TABLE ${LOCK} (owner String, until DateTime64(3, 'UTC')) ENGINE = MergeTree ORDER BY tuple()`);

@@ -23,7 +23,9 @@ export function openSandboxSessions(config: Pick<Config, 'clickhouse' | 'dataDir
   const { url, user, password, database, cluster } = config.clickhouse;
   if (url === undefined) return Array.from({ length: n }, () => new EmbeddedWarehouse(config.dataDir));
   const shared = new ServerWarehouse(
-    config.sql.user === undefined ? { url, user, password, database, cluster } : { url, user: config.sql.user, password: config.sql.password, database, cluster },
+    config.sql.user === undefined
+      ? { url, user, password, database, cluster }
+      : { url, user: config.sql.user, password: config.sql.password, database, cluster },
   );
   let open = n;
   // Each slot closes "its" session; the shared client closes with the last one.

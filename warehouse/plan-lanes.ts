@@ -33,10 +33,13 @@ export class PlanLanes {
       const queue = this.waiting.get(plan) ?? [];
       const waiter: Waiter = { resolve, timer: undefined };
       if (Number.isFinite(maxWaitMs)) {
-        waiter.timer = setTimeout(() => {
-          queue.splice(queue.indexOf(waiter), 1);
-          resolve(undefined);
-        }, Math.max(0, maxWaitMs));
+        waiter.timer = setTimeout(
+          () => {
+            queue.splice(queue.indexOf(waiter), 1);
+            resolve(undefined);
+          },
+          Math.max(0, maxWaitMs),
+        );
       }
       queue.push(waiter);
       this.waiting.set(plan, queue);

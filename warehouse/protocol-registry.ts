@@ -42,9 +42,7 @@ export class ProtocolRegistry {
   }
 
   private async read(generation: number): Promise<ProtocolEntry[]> {
-    const rows = await this.wh.query<Row>(
-      `SELECT protocol_name, program_id, active FROM ${TABLES.protocols} FINAL ORDER BY protocol_name`,
-    );
+    const rows = await this.wh.query<Row>(`SELECT protocol_name, program_id, active FROM ${TABLES.protocols} FINAL ORDER BY protocol_name`);
     // Rows the service cannot use are left out (warehouse/integrity.ts reports them).
     const entries = rows
       .filter((r) => usableProtocolRow(r.protocol_name, r.program_id))
@@ -79,7 +77,9 @@ export class ProtocolRegistry {
   async setActive(name: string, active: boolean): Promise<ProtocolEntry | undefined> {
     const entry = await this.get(name);
     if (!entry) return undefined;
-    await this.wh.insert(TABLES.protocols, [{ protocol_name: name, program_id: entry.programId, active, updated_at: new Date().toISOString().replace('T', ' ').replace('Z', '') }]);
+    await this.wh.insert(TABLES.protocols, [
+      { protocol_name: name, program_id: entry.programId, active, updated_at: new Date().toISOString().replace('T', ' ').replace('Z', '') },
+    ]);
     this.cache = undefined;
     this.reading = undefined;
     this.generation += 1;

@@ -25,7 +25,11 @@ export class SessionTurns {
     this.tail = done.then(
       () => undefined,
       async () => {
-        if (started) await this.session.queryAsync(DRAIN, { format: 'TSV' }).then(() => undefined, () => undefined);
+        if (started)
+          await this.session.queryAsync(DRAIN, { format: 'TSV' }).then(
+            () => undefined,
+            () => undefined,
+          );
       },
     );
     return signal === undefined ? done : untilAborted(done, signal);
@@ -33,7 +37,8 @@ export class SessionTurns {
 }
 
 /** As chDB words an aborted wait. */
-const aborted = (): Error => Object.assign(new Error('Query aborted (the underlying computation may still run to completion in the background)'), { name: 'ChdbAbortError' });
+const aborted = (): Error =>
+  Object.assign(new Error('Query aborted (the underlying computation may still run to completion in the background)'), { name: 'ChdbAbortError' });
 
 /** `work`'s outcome, or a rejection once `signal` aborts first (the work runs on). */
 function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
@@ -48,8 +53,14 @@ function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
     };
     signal.addEventListener('abort', onAbort, { once: true });
     work.then(
-      (v) => { signal.removeEventListener('abort', onAbort); resolve(v); },
-      (e: unknown) => { signal.removeEventListener('abort', onAbort); reject(e); },
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
     );
   });
 }

@@ -54,9 +54,9 @@ const AS_COLUMN: Partial<Record<(typeof FIELDS)[number][0], (e: string) => strin
  * parser keeps the bytes, as the base table holds them. It decodes the few rows the key
  * chose, not the table.
  */
-export const SIGNATURE_RECORDS = `(SELECT sig_key, JSONExtract(record, 'Tuple(${FIELDS.map(([, t]) => t).join(', ')})') AS rec, ${
-  FIELDS.map(([name], i) => `${(AS_COLUMN[name] ?? ((e: string) => e))(`rec.${i + 1}`)} AS ${name}`).join(', ')
-} FROM ${TABLES.txBySignature} SETTINGS allow_simdjson = 0)`;
+export const SIGNATURE_RECORDS = `(SELECT sig_key, JSONExtract(record, 'Tuple(${FIELDS.map(([, t]) => t).join(', ')})') AS rec, ${FIELDS.map(
+  ([name], i) => `${(AS_COLUMN[name] ?? ((e: string) => e))(`rec.${i + 1}`)} AS ${name}`,
+).join(', ')} FROM ${TABLES.txBySignature} SETTINGS allow_simdjson = 0)`;
 
 const at = (name: (typeof FIELDS)[number][0]): number => FIELDS.findIndex(([n]) => n === name) + 1;
 
@@ -88,7 +88,16 @@ export function unpackSignatureRecord(json: string): SignatureRecordRow {
     if (!ok) throw new Error(`not a stored signature record: field ${FIELDS[i]![0]}`);
   }
   return {
-    signature: a[0], instruction_index: a[1], slot: a[2], block_time: a[3], program_id: a[4], protocol_name: a[5],
-    instruction_type: a[6], fee: a[7], compute_units: a[8], accounts_count: a[9], success: a[10],
+    signature: a[0],
+    instruction_index: a[1],
+    slot: a[2],
+    block_time: a[3],
+    program_id: a[4],
+    protocol_name: a[5],
+    instruction_type: a[6],
+    fee: a[7],
+    compute_units: a[8],
+    accounts_count: a[9],
+    success: a[10],
   } as SignatureRecordRow;
 }

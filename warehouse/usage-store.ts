@@ -136,9 +136,7 @@ export class UsageStore {
 
   /** Last recorded use per key id (ISO 8601); keys never used are absent. */
   async lastUsed(): Promise<Map<string, string>> {
-    const rows = await this.wh.query<{ key_id: string; last: string }>(
-      `SELECT key_id, max(last_used_at) AS last FROM ${TABLES.apiKeyUsage} GROUP BY key_id`,
-    );
+    const rows = await this.wh.query<{ key_id: string; last: string }>(`SELECT key_id, max(last_used_at) AS last FROM ${TABLES.apiKeyUsage} GROUP BY key_id`);
     return new Map(rows.map((r) => [r.key_id, `${r.last.replace(' ', 'T')}Z`]));
   }
 }

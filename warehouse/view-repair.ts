@@ -92,7 +92,9 @@ export async function rebuildViewBuckets(wh: Warehouse, buckets: readonly Bucket
       const rows = await wh.query<{ k: string }>(`SELECT DISTINCT toString(cityHash64(signature)) AS k FROM ${readFrom(source)} WHERE ${inBase}`, { params });
       for (let i = 0; i < rows.length; i += VIEW_REPAIR_DELETE_KEYS) {
         const sk = rows.slice(i, i + VIEW_REPAIR_DELETE_KEYS).map((r) => BigInt(r.k)); // numbers: a string array item is quoted, which Array(UInt64) does not read
-        await wh.exec(`DELETE FROM ${deleteFrom} WHERE sig_key IN {sk:Array(UInt64)} AND ${rule.bucket} IN {keys:Array(String)}`, { params: { ...params, sk } });
+        await wh.exec(`DELETE FROM ${deleteFrom} WHERE sig_key IN {sk:Array(UInt64)} AND ${rule.bucket} IN {keys:Array(String)}`, {
+          params: { ...params, sk },
+        });
       }
     } else if (rule !== undefined) {
       await wh.exec(`DELETE FROM ${deleteFrom} WHERE ${rule.bucket} IN {keys:Array(String)}`, { params });

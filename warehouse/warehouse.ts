@@ -131,4 +131,3 @@ export function isStorageFull(err: unknown): boolean {
   if (err instanceof WarehouseError && err.clickhouseCode === ClickHouseCode.NOT_ENOUGH_SPACE) return true;
   return /NOT_ENOUGH_SPACE|No space left on device|ENOSPC/.test(err.message);
 }
-

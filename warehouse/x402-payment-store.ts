@@ -33,17 +33,19 @@ export class X402PaymentStore {
   constructor(private readonly wh: Warehouse) {}
 
   async insert(p: X402Payment): Promise<void> {
-    await this.wh.insert(TABLES.x402Payments, [{
-      settled_at: chMillis(p.settledAt),
-      payer: p.payer,
-      amount: p.amount.toString(),
-      asset: p.asset,
-      network: p.network,
-      transaction: p.transaction,
-      interface: p.interface,
-      route: p.route,
-      cost_units: Math.round(p.costUnits),
-    }]);
+    await this.wh.insert(TABLES.x402Payments, [
+      {
+        settled_at: chMillis(p.settledAt),
+        payer: p.payer,
+        amount: p.amount.toString(),
+        asset: p.asset,
+        network: p.network,
+        transaction: p.transaction,
+        interface: p.interface,
+        route: p.route,
+        cost_units: Math.round(p.costUnits),
+      },
+    ]);
   }
 
   /**

@@ -189,9 +189,14 @@ async function authenticate(gate: Gate, req: FastifyRequest, reply: FastifyReply
     const budget = await access.limiter.peek(anonymousSubject(req.ip), access.anonymousPerMinute);
     if (!budget.allowed) await meter.chargeAnonymous(req);
   });
-  const refusal = record === undefined ? { reason: 'invalid', message: 'Invalid API key' }
-    : record.accountDisabled ? { reason: 'inactive', message: 'API key belongs to a disabled account' }
-      : record.status !== 'active' ? { reason: record.status, message: STATUS_MESSAGE[record.status] } : undefined;
+  const refusal =
+    record === undefined
+      ? { reason: 'invalid', message: 'Invalid API key' }
+      : record.accountDisabled
+        ? { reason: 'inactive', message: 'API key belongs to a disabled account' }
+        : record.status !== 'active'
+          ? { reason: record.status, message: STATUS_MESSAGE[record.status] }
+          : undefined;
   if (record === undefined || refusal !== undefined) {
     access.metrics.authFailures.inc({ reason: refusal!.reason });
     await meter.chargeAnonymous(req);

@@ -37,7 +37,10 @@ export function setAnswerStatsHeaders(reply: FastifyReply, stats: AnswerStats): 
   // bytes on every answer for nobody (a tenth of a small answer's headers).
   const exposed = reply.getHeader('access-control-expose-headers');
   if (exposed === undefined) return;
-  const list = String(exposed).split(',').map((h) => h.trim()).filter((h) => h.length > 0);
+  const list = String(exposed)
+    .split(',')
+    .map((h) => h.trim())
+    .filter((h) => h.length > 0);
   for (const name of EXPOSED_STATS_HEADERS) if (!list.includes(name)) list.push(name);
   reply.header('access-control-expose-headers', list.join(', '));
 }

@@ -19,21 +19,50 @@ import { pathOf } from './protected-paths.ts';
 
 /** Paths whose answers other origins may read: every API door. Not /dashboard, /admin, /metrics, /health. */
 export function isApiDoorPath(path: string): boolean {
-  return path === '/v1/rpc' || path.startsWith('/v1/') || path === '/api/v1' || path.startsWith('/api/v1/') || path === '/graphql' || path.startsWith('/graphql/') ||
-    path === '/mcp' || path === '/llms.txt';
+  return (
+    path === '/v1/rpc' ||
+    path.startsWith('/v1/') ||
+    path === '/api/v1' ||
+    path.startsWith('/api/v1/') ||
+    path === '/graphql' ||
+    path.startsWith('/graphql/') ||
+    path === '/mcp' ||
+    path === '/llms.txt'
+  );
 }
 
 /** Request headers a page may send (anything else fails its preflight: an allow-list). An MCP
  *  client sends `authorization` (its key as a bearer token), `mcp-protocol-version` after
  *  initialize, and `mcp-session-id` / `last-event-id` where a server gave it a session or an
  *  event stream (this stateless door gives neither, but a client may send them anyway). */
-export const CORS_ALLOWED_HEADERS = ['accept', 'content-type', 'x-api-key', 'x-request-id', 'if-none-match', 'range', 'last-event-id', 'authorization', 'mcp-protocol-version', 'mcp-session-id'] as const;
+export const CORS_ALLOWED_HEADERS = [
+  'accept',
+  'content-type',
+  'x-api-key',
+  'x-request-id',
+  'if-none-match',
+  'range',
+  'last-event-id',
+  'authorization',
+  'mcp-protocol-version',
+  'mcp-session-id',
+] as const;
 
 /** Answer headers a page may read beyond the CORS-safelisted ones. */
 export const CORS_EXPOSED_HEADERS = [
-  'x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'x-ratelimit-plan', 'retry-after',
-  'x-data-newest-block-time', 'x-data-ingested-at', 'x-request-id',
-  'etag', 'content-disposition', 'content-range', 'accept-ranges', 'content-encoding',
+  'x-ratelimit-limit',
+  'x-ratelimit-remaining',
+  'x-ratelimit-reset',
+  'x-ratelimit-plan',
+  'retry-after',
+  'x-data-newest-block-time',
+  'x-data-ingested-at',
+  'x-request-id',
+  'etag',
+  'content-disposition',
+  'content-range',
+  'accept-ranges',
+  'content-encoding',
   // A 401's challenge (api/access/presented-key.ts, keyChallenge): an MCP client reads it.
   'www-authenticate',
 ] as const;

@@ -9,7 +9,15 @@ import type { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../core/config/load-config.ts';
 import { AppError, httpTitle, kindForStatus } from '../../core/errors.ts';
-import { HTTP_KEEP_ALIVE_TIMEOUT_MS, HTTP_MAX_HEADER_BYTES, HTTP_MAX_PATH_PARAM_CHARS, HTTP_MAX_PATH_PARAM_UTF16_UNITS, HTTP_MAX_URI_BYTES, QUOTED_TOKEN_MAX_CHARS, REQUEST_LINE_PEEK_BYTES } from '../../core/limits/http.ts';
+import {
+  HTTP_KEEP_ALIVE_TIMEOUT_MS,
+  HTTP_MAX_HEADER_BYTES,
+  HTTP_MAX_PATH_PARAM_CHARS,
+  HTTP_MAX_PATH_PARAM_UTF16_UNITS,
+  HTTP_MAX_URI_BYTES,
+  QUOTED_TOKEN_MAX_CHARS,
+  REQUEST_LINE_PEEK_BYTES,
+} from '../../core/limits/http.ts';
 import type { Logger } from '../../core/logger.ts';
 import { addressFigures, rateLimitHeaders } from './rate-limit-headers.ts';
 import type { Access } from './access.ts';
@@ -53,11 +61,17 @@ function requestLineOverflow(raw: unknown): boolean {
 
 /** Status and message for an error of Node's HTTP parser (llhttp codes; `reason` is
  *  llhttp's fixed text, never request bytes) or of its request time-out. */
-function parserErrorAnswer(err: NodeJS.ErrnoException & { reason?: unknown; rawPacket?: unknown }, requestTimeoutMs: number): { status: number; message: string } {
+function parserErrorAnswer(
+  err: NodeJS.ErrnoException & { reason?: unknown; rawPacket?: unknown },
+  requestTimeoutMs: number,
+): { status: number; message: string } {
   switch (err.code) {
     case 'HPE_HEADER_OVERFLOW':
       if (requestLineOverflow(err.rawPacket)) return { status: 414, message: URI_TOO_LONG };
-      return { status: 431, message: `the request line and headers together are larger than the limit of ${HTTP_MAX_HEADER_BYTES} bytes; shorten the URL or the headers` };
+      return {
+        status: 431,
+        message: `the request line and headers together are larger than the limit of ${HTTP_MAX_HEADER_BYTES} bytes; shorten the URL or the headers`,
+      };
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return { status: 408, message: `the request was not received in full within ${requestTimeoutMs} ms` };
     case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
@@ -89,21 +103,22 @@ export function clientErrorHandler(access: Access, config: Config, log: Logger):
     answered.add(socket);
     const { status, message } = parserErrorAnswer(e, config.http.requestTimeoutMs);
     log.debug({ code: e.code, status }, 'request refused by the HTTP parser');
-    void addressFigures(access, socket.remoteAddress).then((figures) => {
-      // Node's own rule: write only when no answer of a request on this connection has
-      // begun (a keep-alive connection's earlier request may be mid-answer), else just close.
-      const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
-      if (socket.writable && !(inFlight?.headersSent ?? false)) {
-        const body = JSON.stringify({ error: httpTitle(status), message });
-        const headers = [
-          ['content-type', 'application/json; charset=utf-8'],
-          ['content-length', String(Buffer.byteLength(body))],
-          ['connection', 'close'],
-          ...(figures === undefined ? [] : rateLimitHeaders(figures)),
-        ];
-        socket.write(`HTTP/1.1 ${status} ${httpTitle(status)}\r\n${headers.map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n${body}`);
-      }
-    })
+    void addressFigures(access, socket.remoteAddress)
+      .then((figures) => {
+        // Node's own rule: write only when no answer of a request on this connection has
+        // begun (a keep-alive connection's earlier request may be mid-answer), else just close.
+        const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } | null })._httpMessage;
+        if (socket.writable && !(inFlight?.headersSent ?? false)) {
+          const body = JSON.stringify({ error: httpTitle(status), message });
+          const headers = [
+            ['content-type', 'application/json; charset=utf-8'],
+            ['content-length', String(Buffer.byteLength(body))],
+            ['connection', 'close'],
+            ...(figures === undefined ? [] : rateLimitHeaders(figures)),
+          ];
+          socket.write(`HTTP/1.1 ${status} ${httpTitle(status)}\r\n${headers.map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n${body}`);
+        }
+      })
       .catch((writeErr: unknown) => log.debug({ err: writeErr }, 'could not answer a request refused by the HTTP parser'))
       .finally(() => socket.destroy());
   };
@@ -162,7 +177,11 @@ function unsupportedCoding(req: FastifyRequest, reply: FastifyReply): AppError |
   const coding = req.headers['content-encoding'];
   if (coding === undefined || IDENTITY_ONLY.test(coding)) return undefined;
   reply.header('accept-encoding', 'identity');
-  return refuse(reply, 415, `the request body is sent with Content-Encoding ${JSON.stringify(coding.slice(0, QUOTED_TOKEN_MAX_CHARS))}; this service accepts only identity (an uncoded body): send it without Content-Encoding`);
+  return refuse(
+    reply,
+    415,
+    `the request body is sent with Content-Encoding ${JSON.stringify(coding.slice(0, QUOTED_TOKEN_MAX_CHARS))}; this service accepts only identity (an uncoded body): send it without Content-Encoding`,
+  );
 }
 
 /**

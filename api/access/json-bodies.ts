@@ -10,10 +10,15 @@ import { JSON_KEY_PATH_MAX_CHARS } from '../../core/limits/http.ts';
 
 /** A body that is valid JSON but holds a key refused for prototype safety. */
 export class ForbiddenJsonKey extends AppError {
-  constructor(readonly key: string, readonly at: string) {
-    super(Errors.invalidRequest,
+  constructor(
+    readonly key: string,
+    readonly at: string,
+  ) {
+    super(
+      Errors.invalidRequest,
       `the request body holds the key ${JSON.stringify(key)} (at ${at}); keys that could change an object's prototype ` +
-      '("__proto__", and "constructor" holding "prototype") are refused in every JSON body, however deep: rename the key');
+        '("__proto__", and "constructor" holding "prototype") are refused in every JSON body, however deep: rename the key',
+    );
   }
 }
 
@@ -29,7 +34,8 @@ export function forbiddenKeyIn(value: unknown): { key: string; at: string } | un
     for (const [k, x] of entries) {
       const here = Array.isArray(v) ? `${at}${k}` : `${at}${at === '' ? '' : '.'}${k}`;
       const prototypeOf = k === 'constructor' && typeof x === 'object' && x !== null && Object.hasOwn(x, 'prototype');
-      if (!Array.isArray(v) && (k === '__proto__' || prototypeOf)) return { key: k, at: here.length > PATH_MAX_CHARS ? `…${here.slice(-PATH_MAX_CHARS)}` : here };
+      if (!Array.isArray(v) && (k === '__proto__' || prototypeOf))
+        return { key: k, at: here.length > PATH_MAX_CHARS ? `…${here.slice(-PATH_MAX_CHARS)}` : here };
       stack.push({ v: x, at: here.length > 2 * PATH_MAX_CHARS ? here.slice(-PATH_MAX_CHARS) : here });
     }
   }

@@ -32,10 +32,7 @@ export interface OperatorTokenMessages {
 const subject = (req: FastifyRequest): string => `operator-token:${req.ip}`;
 
 const tooManyFailures = (d: RateDecision): AppError =>
-  new AppError(
-    Errors.rateLimited,
-    `Too many failed operator-token attempts from this address: ${d.limit} per minute; retry after ${d.retryAfterSeconds} s`,
-  );
+  new AppError(Errors.rateLimited, `Too many failed operator-token attempts from this address: ${d.limit} per minute; retry after ${d.retryAfterSeconds} s`);
 
 /** An onRequest hook accepting `Authorization: Bearer <t>` for any of `tokens`. */
 export function operatorTokenGuard(access: Access, tokens: readonly string[], messages: OperatorTokenMessages) {

@@ -7,7 +7,8 @@ import { BEARER_KEY_ROUTES, pathOf } from './protected-paths.ts';
 export const MISSING_KEY_MESSAGE = 'API key required: send it in the x-api-key header or the api-key query parameter';
 /** The same on the routes that also take `Authorization: Bearer <key>` (BEARER_KEY_ROUTES): their docs
  *  give that form first (a Prometheus scrape, an MCP client), so the refusal names it too. */
-export const MISSING_KEY_MESSAGE_BEARER = 'API key required: send it as "Authorization: Bearer <key>", in the x-api-key header or in the api-key query parameter';
+export const MISSING_KEY_MESSAGE_BEARER =
+  'API key required: send it as "Authorization: Bearer <key>", in the x-api-key header or in the api-key query parameter';
 
 /** The 404 of a path where a client looks for OAuth (protected-paths.ts, asksForOAuth): there is
  *  none; the key is what it needs. */

@@ -21,9 +21,22 @@ export function isExempt(path: string, route?: string): boolean {
   if (path === '/dashboard' || path.startsWith('/dashboard/')) {
     return route === undefined || route === '/dashboard' || route.startsWith('/dashboard/');
   }
-  return path === '/health' || path.startsWith(SIGNED_LINK_PREFIX) || path === '/graphql/graphiql.js' || path === '/graphql/graphiql.css' || path.startsWith('/graphql/assets/') || path === '/metrics' || path === '/admin' || path.startsWith('/admin/') ||
-    path === '/api/v1/openapi.json' || path === '/api/v1/docs' || path.startsWith('/api/v1/docs/') || path === '/v1/openrpc.json' ||
-    path === '/llms.txt' || isUnservedOAuth(path, route);
+  return (
+    path === '/health' ||
+    path.startsWith(SIGNED_LINK_PREFIX) ||
+    path === '/graphql/graphiql.js' ||
+    path === '/graphql/graphiql.css' ||
+    path.startsWith('/graphql/assets/') ||
+    path === '/metrics' ||
+    path === '/admin' ||
+    path.startsWith('/admin/') ||
+    path === '/api/v1/openapi.json' ||
+    path === '/api/v1/docs' ||
+    path.startsWith('/api/v1/docs/') ||
+    path === '/v1/openrpc.json' ||
+    path === '/llms.txt' ||
+    isUnservedOAuth(path, route)
+  );
 }
 
 /** The OAuth endpoints an MCP client tries at the server's origin when discovery finds no
@@ -112,8 +125,7 @@ const RPC_METHOD_NAMES: ReadonlySet<string> = new Set([...CATALOG_RPC_METHODS, R
 
 /** The usage label of a call's method: the method's name when it is one of the method
  *  table's, else UNKNOWN_RPC_METHOD, so invented names cannot fill the usage table. */
-export const rpcUsageMethod = (method: unknown): string =>
-  typeof method === 'string' && RPC_METHOD_NAMES.has(method) ? method : UNKNOWN_RPC_METHOD;
+export const rpcUsageMethod = (method: unknown): string => (typeof method === 'string' && RPC_METHOD_NAMES.has(method) ? method : UNKNOWN_RPC_METHOD);
 
 /** Usage labels of a parsed JSON-RPC body that was refused before any call ran (a batch
  *  over the rate limit): one per call that would have been answered (notifications, calls

@@ -24,7 +24,11 @@ export async function setRateLimitHeaders(access: Access, req: FastifyRequest, r
 /** The rate-limit headers (SPEC's names), set on every answer in two shapes: straight onto a
  *  reply (the answer edge) and as a list (answers that bypass it, http-protocol.ts). */
 const RATE_LIMIT_HEADERS = Object.freeze({
-  limit: 'x-ratelimit-limit', remaining: 'x-ratelimit-remaining', reset: 'x-ratelimit-reset', plan: 'x-ratelimit-plan', retryAfter: 'retry-after',
+  limit: 'x-ratelimit-limit',
+  remaining: 'x-ratelimit-remaining',
+  reset: 'x-ratelimit-reset',
+  plan: 'x-ratelimit-plan',
+  retryAfter: 'retry-after',
 } as const);
 
 /** The last reset time written out: every answer of a window names the same one. */

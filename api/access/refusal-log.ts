@@ -28,7 +28,10 @@ export class SampledRefusalLog extends LogController {
   private overflow = 0;
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly log: Logger, private readonly now: () => number = Date.now) {
+  constructor(
+    private readonly log: Logger,
+    private readonly now: () => number = Date.now,
+  ) {
     super();
   }
 
@@ -63,14 +66,20 @@ export class SampledRefusalLog extends LogController {
         this.windows.delete(subject);
         continue;
       }
-      this.log.info({ subject, refused: w.refused, windowSeconds: REFUSAL_LOG_WINDOW_SECONDS }, `${w.refused} more requests refused (429) in ${REFUSAL_LOG_WINDOW_SECONDS} s`);
+      this.log.info(
+        { subject, refused: w.refused, windowSeconds: REFUSAL_LOG_WINDOW_SECONDS },
+        `${w.refused} more requests refused (429) in ${REFUSAL_LOG_WINDOW_SECONDS} s`,
+      );
       // Still refused: the next window counts on without a line of its own at its start.
       w.until = now + WINDOW_MS;
       w.refused = 0;
     }
     for (const [ip, until] of this.addresses) if (until <= now) this.addresses.delete(ip);
     if (this.overflow > 0) {
-      this.log.info({ refused: this.overflow, windowSeconds: REFUSAL_LOG_WINDOW_SECONDS }, `${this.overflow} requests of further keys and addresses refused (429)`);
+      this.log.info(
+        { refused: this.overflow, windowSeconds: REFUSAL_LOG_WINDOW_SECONDS },
+        `${this.overflow} requests of further keys and addresses refused (429)`,
+      );
       this.overflow = 0;
     }
     if (this.windows.size === 0 && this.addresses.size === 0) this.stop();
@@ -98,7 +107,9 @@ export class SampledRefusalLog extends LogController {
       return;
     }
     this.windows.set(subject, { until: now + WINDOW_MS, refused: 0 });
-    reply.log.info({ req: request, statusCode: reply.statusCode, subject, responseTime: reply.elapsedTime },
-      `request refused (429); further refusals of this ${subject.startsWith('key:') ? 'key' : 'address'} are counted and logged once per ${REFUSAL_LOG_WINDOW_SECONDS} s`);
+    reply.log.info(
+      { req: request, statusCode: reply.statusCode, subject, responseTime: reply.elapsedTime },
+      `request refused (429); further refusals of this ${subject.startsWith('key:') ? 'key' : 'address'} are counted and logged once per ${REFUSAL_LOG_WINDOW_SECONDS} s`,
+    );
   }
 }

@@ -54,13 +54,21 @@ function answerByDeadline(budget: Budget, reply: FastifyReply): void {
     reply.raw.once('close', () => budget.releaseAnswers());
     return;
   }
-  const timer = setTimeout(() => {
-    // Its answer is already on its way out (the edge runs it): a second reply would mix this
-    // one's status with that one's body. One reply per request.
-    if (reply.sent || reply.raw.headersSent || reply.answering) return;
-    reply.log.error({ door: budget.door }, 'a request passed its wall time unanswered; answered with the time-out');
-    void reply.send(new AppError(Errors.queryTimeout, `the request ran past its ${Math.round((budget.deadline - budget.start) / 1000)} s time budget and was abandoned; ask for less`));
-  }, budget.deadline - Date.now() + REQUEST_DEADLINE_GRACE_MS);
+  const timer = setTimeout(
+    () => {
+      // Its answer is already on its way out (the edge runs it): a second reply would mix this
+      // one's status with that one's body. One reply per request.
+      if (reply.sent || reply.raw.headersSent || reply.answering) return;
+      reply.log.error({ door: budget.door }, 'a request passed its wall time unanswered; answered with the time-out');
+      void reply.send(
+        new AppError(
+          Errors.queryTimeout,
+          `the request ran past its ${Math.round((budget.deadline - budget.start) / 1000)} s time budget and was abandoned; ask for less`,
+        ),
+      );
+    },
+    budget.deadline - Date.now() + REQUEST_DEADLINE_GRACE_MS,
+  );
   timer.unref();
   // One listener for both: a close listener per concern costs the cheapest requests measurably.
   reply.raw.once('close', () => {

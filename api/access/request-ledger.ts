@@ -34,7 +34,10 @@ class Slot {
   private abandoned: NodeJS.Timeout | undefined;
 
   /** `budget`: the request's; the slot waits for its work (a cancelled MCP call still running) to end. */
-  constructor(private readonly release: () => void, private readonly budget: Budget | null) {}
+  constructor(
+    private readonly release: () => void,
+    private readonly budget: Budget | null,
+  ) {}
 
   answered(): void {
     this.answeredYet = true;

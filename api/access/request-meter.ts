@@ -9,10 +9,7 @@ import { anonymousSubject } from './rate-limit-headers.ts';
 import type { RateDecision } from './rate-limiter.ts';
 
 const rateLimitedError = (d: RateDecision, who: string): AppError =>
-  new AppError(
-    Errors.rateLimited,
-    `Rate limit exceeded: ${d.limit} requests per minute for ${who}; retry after ${d.retryAfterSeconds} s`,
-  );
+  new AppError(Errors.rateLimited, `Rate limit exceeded: ${d.limit} requests per minute for ${who}; retry after ${d.retryAfterSeconds} s`);
 
 export class RequestMeter {
   constructor(private readonly access: Access) {}

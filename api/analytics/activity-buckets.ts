@@ -65,16 +65,24 @@ export function toBucketFigures(keys: readonly BucketKey[], granularity: Activit
 
 /** Current figures of the named buckets of the `shown` protocols (others are left out), read
  *  in chunks of ACTIVITY_KEYS_PER_READ keys, uncached (the facade's activityBuckets). */
-export async function readBucketFigures(wh: Warehouse, shown: ReadonlySet<string>, keys: readonly BucketKey[], size: ActivityGranularity): Promise<BucketFigures[]> {
+export async function readBucketFigures(
+  wh: Warehouse,
+  shown: ReadonlySet<string>,
+  keys: readonly BucketKey[],
+  size: ActivityGranularity,
+): Promise<BucketFigures[]> {
   const wanted = keys.filter((k) => shown.has(k.protocolName));
   const out: BucketFigures[] = [];
   for (let i = 0; i < wanted.length; i += ACTIVITY_KEYS_PER_READ) {
     const chunk = wanted.slice(i, i + ACTIVITY_KEYS_PER_READ);
-    const q = PRESETS.cells({
-      protocols: [...new Set(chunk.map((k) => k.protocolName))],
-      range: cellsRange(chunk, size),
-      cells: chunk.map((k) => ({ protocol: k.protocolName, start: k.start })),
-    }, size);
+    const q = PRESETS.cells(
+      {
+        protocols: [...new Set(chunk.map((k) => k.protocolName))],
+        range: cellsRange(chunk, size),
+        cells: chunk.map((k) => ({ protocol: k.protocolName, start: k.start })),
+      },
+      size,
+    );
     const statement = compile(q);
     const rows = statement === undefined ? [] : readRows(q, await wh.query<Record<string, unknown>>(statement.sql, { params: statement.params }));
     out.push(...toBucketFigures(chunk, size, rows));

@@ -41,8 +41,7 @@ interface AddressCursor {
 // filters, sortOrder)]. The tag keeps tokens of other listings (getTransactions) out.
 const TAG = 'a2';
 
-const fingerprintOf = (req: AddressListRequest): string =>
-  listingFingerprint({ address: req.address, filters: req.filters, sortOrder: req.sortOrder });
+const fingerprintOf = (req: AddressListRequest): string => listingFingerprint({ address: req.address, filters: req.filters, sortOrder: req.sortOrder });
 
 function encode(tokens: PageTokens, c: AddressCursor, req: AddressListRequest): string {
   return tokens.encode([TAG, c.blockTime, c.sigKey, c.instructionIndex, fingerprintOf(req)]);
@@ -60,7 +59,8 @@ function decode(tokens: PageTokens, token: string, req: AddressListRequest): Add
   return tokens.decode(token, TAG, fingerprintOf(req), (v) =>
     v.length === 3 && isUInt(v[0], MAX_BLOCK_TIME) && isUInt64Text(v[1]) && isUInt(v[2], UINT16_MAX)
       ? { blockTime: v[0], sigKey: v[1], instructionIndex: v[2] }
-      : undefined);
+      : undefined,
+  );
 }
 
 /**
@@ -139,7 +139,13 @@ export type RecordsByKey = (keys: readonly string[]) => Promise<KeyedRow[]>;
  * instruction_index) are served together, ordered by signature, so the keyset cursor,
  * which names that triple, never splits them.
  */
-export async function listAddressTransactions(wh: Warehouse, tokens: PageTokens, records: RecordsByKey, req: AddressListRequest, visible: readonly string[]): Promise<Page<AddressTransaction>> {
+export async function listAddressTransactions(
+  wh: Warehouse,
+  tokens: PageTokens,
+  records: RecordsByKey,
+  req: AddressListRequest,
+  visible: readonly string[],
+): Promise<Page<AddressTransaction>> {
   if (visible.length === 0) return { data: [], next: null };
   const built = addressConditions(req.address, req.filters, visible);
   const asc = req.sortOrder === 'asc';
@@ -148,19 +154,25 @@ export async function listAddressTransactions(wh: Warehouse, tokens: PageTokens,
   // meanwhile are either ahead of it (served later) or behind (never). The bound on
   // block_time alone says nothing new, but the primary key can use it (the tuple comparison
   // it cannot): a page from the middle of 2.4M records read ~100x the rows without it.
-  const after = (c: AddressCursor | undefined): Conditions => (c === undefined ? built : {
-    where: [...built.where,
-      `(block_time, sig_key, instruction_index) ${asc ? '>' : '<'} (toDateTime({c_bt:UInt32}, 'UTC'), {c_sk:UInt64}, {c_idx:UInt16})`,
-      `block_time ${asc ? '>=' : '<='} toDateTime({c_bt:UInt32}, 'UTC')`],
-    params: { ...built.params, c_bt: c.blockTime, c_sk: c.sigKey, c_idx: c.instructionIndex },
-  });
-  const read = (where: string[], params: Record<string, unknown>, limit: number | undefined) => wh.query<RefRow>(
-    `SELECT toString(sig_key) AS sk, instruction_index, toUInt32(block_time) AS bt, program_id, protocol_name, success
+  const after = (c: AddressCursor | undefined): Conditions =>
+    c === undefined
+      ? built
+      : {
+          where: [
+            ...built.where,
+            `(block_time, sig_key, instruction_index) ${asc ? '>' : '<'} (toDateTime({c_bt:UInt32}, 'UTC'), {c_sk:UInt64}, {c_idx:UInt16})`,
+            `block_time ${asc ? '>=' : '<='} toDateTime({c_bt:UInt32}, 'UTC')`,
+          ],
+          params: { ...built.params, c_bt: c.blockTime, c_sk: c.sigKey, c_idx: c.instructionIndex },
+        };
+  const read = (where: string[], params: Record<string, unknown>, limit: number | undefined) =>
+    wh.query<RefRow>(
+      `SELECT toString(sig_key) AS sk, instruction_index, toUInt32(block_time) AS bt, program_id, protocol_name, success
      FROM ${TABLES.txByAddress} WHERE ${where.join(' AND ')}
      ORDER BY block_time ${dir}, sig_key ${dir}, instruction_index ${dir}${limit === undefined ? '' : ' LIMIT {lim:UInt32}'}`,
-    // One thread: a page is one short range, and the second core serves other requests.
-    { params: { ...params, ...(limit === undefined ? {} : { lim: limit }) }, settings: { max_threads: 1 } },
-  );
+      // One thread: a page is one short range, and the second core serves other requests.
+      { params: { ...params, ...(limit === undefined ? {} : { lim: limit }) }, settings: { max_threads: 1 } },
+    );
   const wanted = req.filters.signatures === undefined ? undefined : new Set(req.filters.signatures);
 
   const out: KeyedRow[] = [];
@@ -180,12 +192,17 @@ export async function listAddressTransactions(wh: Warehouse, tokens: PageTokens,
       const tail = refs.at(-1)!;
       let k = refs.length - 1;
       while (k > 0 && sameKey(refs[k - 1]!, tail)) k -= 1;
-      served = k > 0 ? refs.slice(0, k) : await read(
-        [...bound.where, '(block_time, sig_key, instruction_index) = (toDateTime({g_bt:UInt32}, \'UTC\'), {g_sk:UInt64}, {g_idx:UInt16})'],
-        { ...bound.params, g_bt: Number(tail.bt), g_sk: tail.sk, g_idx: Number(tail.instruction_index) }, undefined);
+      served =
+        k > 0
+          ? refs.slice(0, k)
+          : await read(
+              [...bound.where, "(block_time, sig_key, instruction_index) = (toDateTime({g_bt:UInt32}, 'UTC'), {g_sk:UInt64}, {g_idx:UInt16})"],
+              { ...bound.params, g_bt: Number(tail.bt), g_sk: tail.sk, g_idx: Number(tail.instruction_index) },
+              undefined,
+            );
     }
     const byRef = byReference(await records([...new Set(served.map((r) => r.sk))]));
-    for (let i = 0; i < served.length;) {
+    for (let i = 0; i < served.length; ) {
       if (out.length >= req.limit) {
         more = true;
         break;
@@ -195,10 +212,12 @@ export async function listAddressTransactions(wh: Warehouse, tokens: PageTokens,
       while (j < served.length && sameKey(served[j]!, served[i]!)) j += 1;
       const group = served.slice(i, j);
       const ref = group[0]!;
-      const matches = (byRef.get(`${ref.sk}#${Number(ref.instruction_index)}`) ?? []).filter((d) =>
-        Number(d.block_time) === Number(ref.bt) && group.some((g) => d.program_id === g.program_id
-          && d.protocol_name === g.protocol_name && Boolean(d.success) === Boolean(g.success))
-        && (wanted === undefined || wanted.has(d.signature)));
+      const matches = (byRef.get(`${ref.sk}#${Number(ref.instruction_index)}`) ?? []).filter(
+        (d) =>
+          Number(d.block_time) === Number(ref.bt) &&
+          group.some((g) => d.program_id === g.program_id && d.protocol_name === g.protocol_name && Boolean(d.success) === Boolean(g.success)) &&
+          (wanted === undefined || wanted.has(d.signature)),
+      );
       // One record per signature, at most one per reference of the group.
       const unique = [...new Map(matches.map((d) => [d.signature, d])).values()].slice(0, group.length);
       out.push(...unique.sort((x, y) => (x.signature < y.signature ? -1 : x.signature > y.signature ? 1 : 0) * (asc ? 1 : -1)));
@@ -239,9 +258,7 @@ export async function countAddressTransactions(wh: Warehouse, address: string, f
   const refs = `SELECT sig_key, instruction_index, block_time, program_id, protocol_name, success FROM ${TABLES.txByAddress}
     WHERE ${built.where.join(' AND ')}`;
   // Only a signatures filter needs the detail rows (to compare the signature itself).
-  const sql = filters.signatures === undefined
-    ? `SELECT count() AS n FROM (${refs})`
-    : `SELECT count() AS n FROM (${joined(refs, true)})`;
+  const sql = filters.signatures === undefined ? `SELECT count() AS n FROM (${refs})` : `SELECT count() AS n FROM (${joined(refs, true)})`;
   const rows = await wh.query<{ n: string }>(sql, { params: built.params });
   return Number(rows[0]?.n ?? 0);
 }

@@ -37,18 +37,26 @@ export class AnalyticsWarehouse implements Warehouse, BudgetBinding {
     switch (err.clickhouseCode) {
       case ClickHouseCode.TIMEOUT_EXCEEDED:
       case ClickHouseCode.QUERY_WAS_CANCELLED:
-        return new AppError(Errors.queryTimeout,
+        return new AppError(
+          Errors.queryTimeout,
           `the answer took longer than ${this.seconds} s to compute and was cancelled; narrow the request (a shorter blockTime range, fewer records per page)`,
-          { cause: err });
+          { cause: err },
+        );
       // The request budget's limits (core/budget.ts), met while running: the client asked for too much.
       case ClickHouseCode.TOO_MANY_ROWS:
       case ClickHouseCode.TOO_MANY_ROWS_OR_BYTES:
         return /result/i.test(err.message)
-          ? new AppError(Errors.responseTooLarge, 'the answer is larger than this interface may send: ask for fewer records per page or a shorter range', { cause: err })
-          : new AppError(Errors.queryTooComplex, 'the answer would read more rows than the plan allows per request: narrow the range or name a protocol', { cause: err });
+          ? new AppError(Errors.responseTooLarge, 'the answer is larger than this interface may send: ask for fewer records per page or a shorter range', {
+              cause: err,
+            })
+          : new AppError(Errors.queryTooComplex, 'the answer would read more rows than the plan allows per request: narrow the range or name a protocol', {
+              cause: err,
+            });
       case ClickHouseCode.MEMORY_LIMIT_EXCEEDED:
       case ClickHouseCode.SET_SIZE_LIMIT_EXCEEDED:
-        return new AppError(Errors.queryTooComplex, 'the answer needs more memory than the plan allows per request: narrow the range or ask for fewer groups', { cause: err });
+        return new AppError(Errors.queryTooComplex, 'the answer needs more memory than the plan allows per request: narrow the range or ask for fewer groups', {
+          cause: err,
+        });
       default:
         return err;
     }

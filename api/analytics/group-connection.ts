@@ -54,16 +54,23 @@ const VIEW_KEPT: ReadonlySet<string> = new Set(['protocols', 'range', 'instructi
 /** `q`'s filters the views keep, or undefined when it has no other. */
 function viewFilters(f: QuestionFilters): QuestionFilters | undefined {
   const entries = Object.entries(f).filter(([, v]) => v !== undefined);
-  return entries.every(([k]) => VIEW_KEPT.has(k)) ? undefined : Object.fromEntries(entries.filter(([k]) => VIEW_KEPT.has(k))) as unknown as QuestionFilters;
+  return entries.every(([k]) => VIEW_KEPT.has(k)) ? undefined : (Object.fromEntries(entries.filter(([k]) => VIEW_KEPT.has(k))) as unknown as QuestionFilters);
 }
 
 /** The count of `q`'s groups: exact, or (record-level filters, over budget) over the filters the views keep. */
-async function countOf(q: Question, others: readonly Statement[], shape: CostShape, reads: GroupReads): Promise<{ statement: Statement | undefined; estimated: boolean }> {
+async function countOf(
+  q: Question,
+  others: readonly Statement[],
+  shape: CostShape,
+  reads: GroupReads,
+): Promise<{ statement: Statement | undefined; estimated: boolean }> {
   const exact = reads.compileCount(q);
   const kept = viewFilters(q.filters);
-  if (exact === undefined || kept === undefined || await reads.fits([...others, exact], shape)) return { statement: exact, estimated: false };
+  if (exact === undefined || kept === undefined || (await reads.fits([...others, exact], shape))) return { statement: exact, estimated: false };
   const estimate = reads.compileCount({ ...q, filters: kept });
-  return estimate !== undefined && await reads.fits([...others, estimate], shape) ? { statement: estimate, estimated: true } : { statement: exact, estimated: false };
+  return estimate !== undefined && (await reads.fits([...others, estimate], shape))
+    ? { statement: estimate, estimated: true }
+    : { statement: exact, estimated: false };
 }
 
 /**

@@ -103,7 +103,8 @@ function readPosition(v: unknown[], keys: readonly PageKey[]): Position | undefi
   const out: (string | number)[] = [];
   for (const [i, k] of keys.entries()) {
     const x = v[i + 1];
-    if (k !== 'errorMessage' && isTimeDimension(k) ? !(Number.isSafeInteger(x) && (x as number) >= 0 && (x as number) <= UINT32_MAX) : typeof x !== 'string') return undefined;
+    if (k !== 'errorMessage' && isTimeDimension(k) ? !(Number.isSafeInteger(x) && (x as number) >= 0 && (x as number) <= UINT32_MAX) : typeof x !== 'string')
+      return undefined;
     out.push(x as string | number);
   }
   return { value: v[0], keys: out };
@@ -130,7 +131,8 @@ const groupFingerprint = (req: GroupPageRequest, protocols: readonly string[]): 
 /** A page of groups sorted by a metric, then by the group keys, one way; one row past the page tells whether more follow. */
 export function groupsQuestion(tokens: PageTokens, req: GroupPageRequest, protocols: readonly string[]): Question<Metric> {
   const keys = pageKeys(req);
-  const after = req.cursor === undefined ? undefined : tokens.decode(req.cursor, 'g1', groupFingerprint(req, protocols), (v) => readPosition(v, keys), req.direction);
+  const after =
+    req.cursor === undefined ? undefined : tokens.decode(req.cursor, 'g1', groupFingerprint(req, protocols), (v) => readPosition(v, keys), req.direction);
   return {
     measures: req.metrics,
     dimensions: keys,
@@ -153,7 +155,12 @@ export function toGroupPage(tokens: PageTokens, req: GroupPageRequest, protocols
     groups: kept.map((g, i) => ({
       group: g,
       // Sorted by a key, the position is the keys alone (the value is unused).
-      cursor: tokens.encode(['g1', sortMetric === undefined ? 0 : ((rows[i]!.values[sortMetric] as number | undefined) ?? 0), ...keys.map((k) => keyValue(g, k)), fp]),
+      cursor: tokens.encode([
+        'g1',
+        sortMetric === undefined ? 0 : ((rows[i]!.values[sortMetric] as number | undefined) ?? 0),
+        ...keys.map((k) => keyValue(g, k)),
+        fp,
+      ]),
     })),
     more: rows.length > req.limit,
   };
@@ -168,7 +175,8 @@ const failureFingerprint = (req: FailureRequest, protocols: readonly string[]): 
 /** Failed records grouped by error message (and the asked keys), most frequent first. */
 export function failuresQuestion(tokens: PageTokens, req: FailureRequest, protocols: readonly string[]): Question<Metric> {
   const keys = failureKeys(req);
-  const after = req.cursor === undefined ? undefined : tokens.decode(req.cursor, 'f1', failureFingerprint(req, protocols), (v) => readPosition(v, keys), req.direction);
+  const after =
+    req.cursor === undefined ? undefined : tokens.decode(req.cursor, 'f1', failureFingerprint(req, protocols), (v) => readPosition(v, keys), req.direction);
   return {
     measures: req.metrics,
     dimensions: keys,
@@ -215,8 +223,11 @@ export function toSeries(req: SeriesRequest, rows: readonly AnswerRow[]): Series
   }
   const points = bySeries.size * starts.length * Math.max(1, req.metrics.length);
   if (points > MAX_SERIES_POINTS) {
-    throw new AppError(Errors.invalidParams,
-      `${param('range')}: the answer would hold ${points} points; at most ${MAX_SERIES_POINTS} are allowed (use a shorter range, a coarser bucket, fewer metrics or fewer groups)`, { field: 'range' });
+    throw new AppError(
+      Errors.invalidParams,
+      `${param('range')}: the answer would hold ${points} points; at most ${MAX_SERIES_POINTS} are allowed (use a shorter range, a coarser bucket, fewer metrics or fewer groups)`,
+      { field: 'range' },
+    );
   }
   const zero = Object.fromEntries(req.metrics.map((m) => [m, 0])) as Group['values'];
   return [...bySeries.values()].map((s) => ({ keys: s.keys, points: starts.map((time) => ({ time, values: s.byTime.get(time) ?? zero })) }));

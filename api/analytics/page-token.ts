@@ -32,7 +32,9 @@ function canonical(v: unknown): string {
     return `[${items.every((x) => x.startsWith('"')) ? items.sort().join(',') : items.join(',')}]`;
   }
   if (typeof v === 'object' && v !== null) {
-    const entries = Object.entries(v).filter(([, x]) => x !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const entries = Object.entries(v)
+      .filter(([, x]) => x !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     return `{${entries.map(([k, x]) => `${JSON.stringify(k)}:${canonical(x)}`).join(',')}}`;
   }
   return JSON.stringify(v) ?? 'null';
@@ -43,8 +45,10 @@ export function listingFingerprint(what: unknown): string {
   return createHash('sha256').update(canonical(what)).digest('base64url').slice(0, LISTING_FINGERPRINT_CHARS);
 }
 
-const malformed = (key: ParamKey): AppError => new AppError(Errors.invalidParams,
-  `${param(key)} is not a pagination token this method issued; pass back the ${param(key)} of the previous page unchanged`, { field: key });
+const malformed = (key: ParamKey): AppError =>
+  new AppError(Errors.invalidParams, `${param(key)} is not a pagination token this method issued; pass back the ${param(key)} of the previous page unchanged`, {
+    field: key,
+  });
 
 /**
  * The codec of pagination tokens under one MAC key. Every replica must use the same key for
@@ -71,13 +75,7 @@ export class PageTokens {
    * fingerprint) and returns the position, or undefined when any is malformed. `direction`
    * is the page's (errors name the token as the argument it came in).
    */
-  decode<T>(
-    token: string,
-    tag: string,
-    fingerprint: string,
-    read: (position: unknown[]) => T | undefined,
-    direction: PageDirection = 'forward',
-  ): T {
+  decode<T>(token: string, tag: string, fingerprint: string, read: (position: unknown[]) => T | undefined, direction: PageDirection = 'forward'): T {
     const key = tokenParam(direction);
     // Bounded before anything is decoded, whichever door let it in.
     if (token.length === 0 || token.length > PAGE_TOKEN_MAX_CHARS) throw malformed(key);
@@ -97,8 +95,12 @@ export class PageTokens {
     const expected = Buffer.from(this.macOf(parts));
     if (mac.length !== expected.length || !timingSafeEqual(mac, expected)) throw malformed(key);
     if (parts.at(-1) !== fingerprint) {
-      throw new AppError(Errors.invalidParams, `${param(key)} belongs to a listing with other filters or another ${param('order')}; `
-        + `send the same filters and ${param('order')} as for the first page, or start again without a token`, { field: key });
+      throw new AppError(
+        Errors.invalidParams,
+        `${param(key)} belongs to a listing with other filters or another ${param('order')}; ` +
+          `send the same filters and ${param('order')} as for the first page, or start again without a token`,
+        { field: key },
+      );
     }
     return position;
   }

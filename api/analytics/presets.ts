@@ -10,8 +10,20 @@ import type { TimeRange } from './types.ts';
 export type TopSortBy = 'transactions' | 'fees' | 'successRate';
 type Preset = Question<MeasureName>;
 
-const STATS: MeasureName[] = ['count', 'successCount', 'failedCount', 'successRate', 'sumFee', 'avgFee', 'sumComputeUnits',
-  'avgComputeUnits', 'avgAccounts', 'instructionTypes', 'firstSeen', 'lastSeen'];
+const STATS: MeasureName[] = [
+  'count',
+  'successCount',
+  'failedCount',
+  'successRate',
+  'sumFee',
+  'avgFee',
+  'sumComputeUnits',
+  'avgComputeUnits',
+  'avgAccounts',
+  'instructionTypes',
+  'firstSeen',
+  'lastSeen',
+];
 const FEES: MeasureName[] = ['count', 'sumFee', 'avgFee', 'minFee', 'maxFee', 'feeQuantiles'];
 
 const perProtocol = (measures: MeasureName[], filters: QuestionFilters): Preset => ({ measures, dimensions: ['protocol'], filters });
@@ -20,14 +32,21 @@ export const PRESETS = {
   /** getProtocolStats, and GraphQL protocolStats with the count of distinct program ids. */
   stats: (f: QuestionFilters, programs = false): Preset => perProtocol(programs ? [...STATS, 'programs'] : STATS, f),
   comparison: (f: QuestionFilters): Preset => perProtocol(['count', 'successRate', 'avgFee', 'avgComputeUnits', 'instructionTypes'], f),
-  performance: (f: QuestionFilters): Preset =>
-    perProtocol(['count', 'successRate', 'avgComputeUnits', 'avgFee', 'cuQuantiles', 'avgAccounts', 'sumFee'], f),
+  performance: (f: QuestionFilters): Preset => perProtocol(['count', 'successRate', 'avgComputeUnits', 'avgFee', 'cuQuantiles', 'avgAccounts', 'sumFee'], f),
   top: (f: QuestionFilters): Preset => perProtocol(['count', 'successRate', 'sumFee'], f),
-  activity: (f: QuestionFilters, granularity: Granularity): Preset =>
-    ({ measures: ['count', 'successCount', 'failedCount', 'sumFee', 'sumComputeUnits'], dimensions: ['time'], granularity, filters: f }),
+  activity: (f: QuestionFilters, granularity: Granularity): Preset => ({
+    measures: ['count', 'successCount', 'failedCount', 'sumFee', 'sumComputeUnits'],
+    dimensions: ['time'],
+    granularity,
+    filters: f,
+  }),
   /** Figures of named (protocol, bucket) cells, for live subscriptions. */
-  cells: (f: QuestionFilters, granularity: ActivityGranularity): Preset =>
-    ({ measures: ['count', 'successCount', 'failedCount', 'sumFee', 'sumComputeUnits', 'maxSlot'], dimensions: ['protocol', 'time'], granularity, filters: f }),
+  cells: (f: QuestionFilters, granularity: ActivityGranularity): Preset => ({
+    measures: ['count', 'successCount', 'failedCount', 'sumFee', 'sumComputeUnits', 'maxSlot'],
+    dimensions: ['protocol', 'time'],
+    granularity,
+    filters: f,
+  }),
   instructionTypes: (f: QuestionFilters, limit: number): Preset => ({
     measures: ['count', 'successRate', 'avgComputeUnits', 'avgFee'],
     dimensions: ['protocol', 'instructionType'],
@@ -38,8 +57,7 @@ export const PRESETS = {
   count: (f: QuestionFilters): Preset => ({ measures: ['count'], filters: f }),
   fees: (f: QuestionFilters): Preset => ({ measures: FEES, filters: f }),
   feesPerProtocol: (f: QuestionFilters): Preset => perProtocol(FEES, f),
-  global: (f: QuestionFilters): Preset =>
-    perProtocol(['count', 'successCount', 'sumFee', 'sumComputeUnits', 'firstSeen', 'lastSeen', 'maxSlot'], f),
+  global: (f: QuestionFilters): Preset => perProtocol(['count', 'successCount', 'sumFee', 'sumComputeUnits', 'firstSeen', 'lastSeen', 'maxSlot'], f),
 };
 
 export function toStats(protocolName: string, r: AnswerRow | undefined): ProtocolStats {
@@ -93,11 +111,12 @@ export function toActivity(rows: readonly AnswerRow[], range: Required<TimeRange
   });
 }
 
-export const toInstructionTypes = (rows: readonly AnswerRow[]): InstructionTypeStats[] => rows.map((r) => ({
-  instructionType: r.instructionType ?? '',
-  protocolName: r.protocol ?? '',
-  count: num(r, 'count'),
-  successRate: num(r, 'successRate'),
-  averageComputeUnits: num(r, 'avgComputeUnits'),
-  averageFee: num(r, 'avgFee'),
-}));
+export const toInstructionTypes = (rows: readonly AnswerRow[]): InstructionTypeStats[] =>
+  rows.map((r) => ({
+    instructionType: r.instructionType ?? '',
+    protocolName: r.protocol ?? '',
+    count: num(r, 'count'),
+    successRate: num(r, 'successRate'),
+    averageComputeUnits: num(r, 'avgComputeUnits'),
+    averageFee: num(r, 'avgFee'),
+  }));

@@ -48,9 +48,14 @@ export function metricsQuestions(ask: MetricsAsk): { totals: Question; windows: 
   const dimensions = dimensionsOf(ask);
   return {
     totals: { measures: TOTALS, dimensions, filters: filtersOf(ask, {}) },
-    windows: Object.entries(ask.windows).map(([label, seconds]) => [label, {
-      measures: WINDOW, dimensions, filters: filtersOf(ask, { gte: ask.now - seconds + 1, lte: ask.now }),
-    }]),
+    windows: Object.entries(ask.windows).map(([label, seconds]) => [
+      label,
+      {
+        measures: WINDOW,
+        dimensions,
+        filters: filtersOf(ask, { gte: ask.now - seconds + 1, lte: ask.now }),
+      },
+    ]),
   };
 }
 
@@ -74,10 +79,12 @@ function windowFigures(r: AnswerRow | undefined): WindowFigures {
 export function toMetricsSeries(ask: MetricsAsk, totals: readonly AnswerRow[], windows: readonly [string, readonly AnswerRow[]][]): MetricsSeries[] {
   const byWindow = windows.map(([label, rows]) => [label, new Map(rows.map((r) => [keyOf(r), r]))] as const);
   const byKey = new Map(totals.map((r) => [keyOf(r), r]));
-  const keys = ask.instructionTypes === undefined
-    ? ask.protocols.map((protocol) => ({ protocol }))
-    : totals.map((r) => ({ protocol: r.protocol ?? '', instructionType: r.instructionType ?? '' }))
-      .sort((a, b) => a.protocol.localeCompare(b.protocol) || a.instructionType.localeCompare(b.instructionType));
+  const keys =
+    ask.instructionTypes === undefined
+      ? ask.protocols.map((protocol) => ({ protocol }))
+      : totals
+          .map((r) => ({ protocol: r.protocol ?? '', instructionType: r.instructionType ?? '' }))
+          .sort((a, b) => a.protocol.localeCompare(b.protocol) || a.instructionType.localeCompare(b.instructionType));
   return keys.map((k) => {
     const t = byKey.get(keyOf(k));
     return {

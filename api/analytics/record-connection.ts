@@ -20,10 +20,7 @@ import { pageFlags, type ConnectionPage, type ConnectionWants, type TotalCount }
 import { compile, readRows, type Question } from './question/compile.ts';
 import { addFilter, type Statement } from './question/model.ts';
 import { scanOrder, type PageTokens } from './page-token.ts';
-import {
-  chargedStatements, filterConditions, listingStatements, readPage, scanOf, toEdges,
-  type Listing, type Scan,
-} from './transactions.ts';
+import { chargedStatements, filterConditions, listingStatements, readPage, scanOf, toEdges, type Listing, type Scan } from './transactions.ts';
 import type { ListRequest, Transaction, TransactionFilters } from './types.ts';
 
 /** How a listing's records are counted: a statement and how to read its number (none when nothing can match). */
@@ -60,12 +57,20 @@ export function countPlan(filters: TransactionFilters, visible: readonly string[
     const built = filterConditions(filters, visible);
     built.where.push('sig_key IN (SELECT cityHash64(arrayJoin({sigs:Array(String)})))');
     addFilter(built, 'signatures', filters.signatures);
-    return { statement: { sql: `SELECT count() AS n FROM ${SIGNATURE_RECORDS} WHERE ${built.where.join(' AND ')}`, params: built.params }, read: NUMBER, estimated: false };
+    return {
+      statement: { sql: `SELECT count() AS n FROM ${SIGNATURE_RECORDS} WHERE ${built.where.join(' AND ')}`, params: built.params },
+      read: NUMBER,
+      estimated: false,
+    };
   }
   if (!recordLevel(filters)) return viewCount(filters, visible, false);
   if (!exact) return viewCount(filters, visible, true);
   const built = filterConditions(filters, visible);
-  return { statement: { sql: `SELECT count() AS n FROM ${TABLES.transactions} WHERE ${built.where.join(' AND ')}`, params: built.params }, read: NUMBER, estimated: false };
+  return {
+    statement: { sql: `SELECT count() AS n FROM ${TABLES.transactions} WHERE ${built.where.join(' AND ')}`, params: built.params },
+    read: NUMBER,
+    estimated: false,
+  };
 }
 
 /** The filters the hourly views keep; any other (programIds today) asks for records. An allow-list: a filter added later counts records until a view keeps it. */

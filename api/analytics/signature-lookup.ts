@@ -12,7 +12,13 @@
 // session of its own (QueryOptions.sideSession), so it never waits for the serving session's
 // other statements, nor they for it. Batches in flight are read at once, each smaller: two
 // by default (core/limits/questions.ts; bench/RESULTS.md, "A record in one column").
-import { POINT_READ_BATCHES_IN_FLIGHT, POINT_READ_COARSE_INDEX_GRANULARITY, POINT_READ_GATHER_TURNS, QUOTED_KEY_MAX_CHARS, RECORD_LOOKUP_MAX_KEYS } from '../../core/limits/questions.ts';
+import {
+  POINT_READ_BATCHES_IN_FLIGHT,
+  POINT_READ_COARSE_INDEX_GRANULARITY,
+  POINT_READ_GATHER_TURNS,
+  QUOTED_KEY_MAX_CHARS,
+  RECORD_LOOKUP_MAX_KEYS,
+} from '../../core/limits/questions.ts';
 import { AppError, Errors } from '../../core/errors.ts';
 import { cityHasher, type CityHasher } from '../../ingest/city-hash.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
@@ -43,7 +49,10 @@ export function pointReadStatement(keys: ReadonlySet<bigint>, table: string = TA
  * read (POINT_READ_COARSE_INDEX_GRANULARITY; "The hottest address's page").
  */
 export const POINT_READ_SETTINGS = Object.freeze({
-  max_threads: 1, use_query_condition_cache: 0, optimize_move_to_prewhere: 0, allow_experimental_analyzer: 0,
+  max_threads: 1,
+  use_query_condition_cache: 0,
+  optimize_move_to_prewhere: 0,
+  allow_experimental_analyzer: 0,
   merge_tree_coarse_index_granularity: POINT_READ_COARSE_INDEX_GRANULARITY,
 });
 
@@ -52,7 +61,14 @@ export type KeyedRow = TxRow & { sk: string };
 
 /** A lookup waiting for the next batch; `wh` is the asking request's warehouse (bound to its budget): a batch runs on its first waiter's. */
 type Waiter =
-  | { kind: 'signature'; signature: string; wh: Warehouse; active: ReadonlySet<string>; resolve: (tx: Transaction | null) => void; reject: (err: unknown) => void }
+  | {
+      kind: 'signature';
+      signature: string;
+      wh: Warehouse;
+      active: ReadonlySet<string>;
+      resolve: (tx: Transaction | null) => void;
+      reject: (err: unknown) => void;
+    }
   | { kind: 'keys'; keys: readonly string[]; wh: Warehouse; resolve: (rows: KeyedRow[]) => void; reject: (err: unknown) => void };
 
 export interface SignatureLookupOptions {
@@ -115,10 +131,12 @@ export class SignatureLookup {
       // arrived while this batch was read are parsed first, so they join the next batch
       // rather than the first of them going out alone (fewer, larger batches: each query has
       // a floor of ~2 ms of engine CPU whatever it reads). One client alone waits for nothing.
-      void this.run(batch, session).finally(() => afterTurns(POINT_READ_GATHER_TURNS, () => {
-        this.idle.push(session);
-        this.pump();
-      }));
+      void this.run(batch, session).finally(() =>
+        afterTurns(POINT_READ_GATHER_TURNS, () => {
+          this.idle.push(session);
+          this.pump();
+        }),
+      );
     }
   }
 
@@ -162,7 +180,10 @@ export class SignatureLookup {
     const bySignature = new Map<string, KeyedRow[]>();
     const byKey = new Map<string, KeyedRow[]>();
     for (const r of rows) {
-      for (const [map, k] of [[bySignature, r.signature], [byKey, r.sk]] as const) {
+      for (const [map, k] of [
+        [bySignature, r.signature],
+        [byKey, r.sk],
+      ] as const) {
         const list = map.get(k);
         if (list) list.push(r);
         else map.set(k, [r]);

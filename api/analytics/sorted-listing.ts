@@ -33,7 +33,12 @@ const SORTS: Readonly<Record<ListingSort, { expr: string; column: string; type: 
 const TAG = 's1';
 const SIGNATURE = new RegExp(BASE58_SIGNATURE);
 
-interface SortedCursor { value: number | string; blockTime: number; signature: string; instructionIndex: number }
+interface SortedCursor {
+  value: number | string;
+  blockTime: number;
+  signature: string;
+  instructionIndex: number;
+}
 
 /** How the statement reads (transactions.ts's Scan): in `order`, from `cursor` (past it, or from it on when `inclusive`), `limit` rows and one more. */
 interface SortedScan {
@@ -49,7 +54,11 @@ const fingerprintOf = (req: ListRequest): string => listingFingerprint({ filters
 const wide = (sortBy: ListingSort): boolean => SORTS[sortBy].type === 'UInt64';
 
 /** The cursor resuming right after a row (a 32- or 16-bit column's value as a number, a 64-bit one's as text). */
-export function sortedCursorOf(tokens: PageTokens, r: { block_time: number; signature: string; instruction_index: number } & Record<string, unknown>, req: ListRequest & { sortBy: ListingSort }): string {
+export function sortedCursorOf(
+  tokens: PageTokens,
+  r: { block_time: number; signature: string; instruction_index: number } & Record<string, unknown>,
+  req: ListRequest & { sortBy: ListingSort },
+): string {
   const { column, numeric } = SORTS[req.sortBy];
   const value = wide(req.sortBy) ? String(r[column]) : numeric ? Number(r[column]) : String(r[column]);
   return tokens.encode([TAG, value, Number(r.block_time), r.signature, Number(r.instruction_index), fingerprintOf(req)]);
@@ -60,11 +69,18 @@ export function decodeSorted(tokens: PageTokens, token: string, req: ListRequest
   // A string value is bounded by the token's own bound (the codec's); the MAC says we wrote it.
   const numeric = req.sortBy === undefined || SORTS[req.sortBy].numeric;
   // A 64-bit value as text (or as a number below 2^53, as tokens issued before carried it).
-  const valueOk = (x: unknown): boolean => (req.sortBy !== undefined && wide(req.sortBy) && isUInt64Text(x)) || (numeric ? isUInt(x, Number.MAX_SAFE_INTEGER) : typeof x === 'string');
-  return tokens.decode(token, TAG, fingerprintOf(req), (v) =>
-    v.length === 4 && valueOk(v[0]) && isUInt(v[1], MAX_BLOCK_TIME) && typeof v[2] === 'string' && SIGNATURE.test(v[2]) && isUInt(v[3], UINT16_MAX)
-      ? { value: v[0] as number | string, blockTime: v[1], signature: v[2], instructionIndex: v[3] }
-      : undefined, direction);
+  const valueOk = (x: unknown): boolean =>
+    (req.sortBy !== undefined && wide(req.sortBy) && isUInt64Text(x)) || (numeric ? isUInt(x, Number.MAX_SAFE_INTEGER) : typeof x === 'string');
+  return tokens.decode(
+    token,
+    TAG,
+    fingerprintOf(req),
+    (v) =>
+      v.length === 4 && valueOk(v[0]) && isUInt(v[1], MAX_BLOCK_TIME) && typeof v[2] === 'string' && SIGNATURE.test(v[2]) && isUInt(v[3], UINT16_MAX)
+        ? { value: v[0] as number | string, blockTime: v[1], signature: v[2], instructionIndex: v[3] }
+        : undefined,
+    direction,
+  );
 }
 
 /**
@@ -73,7 +89,13 @@ export function decodeSorted(tokens: PageTokens, token: string, req: ListRequest
  * read as `scan` says: in the listing's order or its reverse (a backward page, turned back
  * by the caller), strictly past its cursor or from it on.
  */
-export function sortedListingStatement(req: ListRequest & { sortBy: ListingSort }, scan: SortedScan, built: Conditions, columns: string, table: string): Statement {
+export function sortedListingStatement(
+  req: ListRequest & { sortBy: ListingSort },
+  scan: SortedScan,
+  built: Conditions,
+  columns: string,
+  table: string,
+): Statement {
   const { expr: column, type } = SORTS[req.sortBy];
   const dir = scan.order === 'asc' ? 'ASC' : 'DESC';
   const where = [...built.where];

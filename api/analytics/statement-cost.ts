@@ -47,7 +47,11 @@ export async function estimateCost(wh: Warehouse, sql: string, input: CostInput,
     for (const s of sizes) perTable.set(s.table, Number(s.rows));
   }
   const estimatedRows = [...perTable.values()].reduce((a, b) => a + b, 0);
-  return costOf(estimatedRows, input.crossJoins, [...perTable].map(([table, n]) => ({ table, rows: n })));
+  return costOf(
+    estimatedRows,
+    input.crossJoins,
+    [...perTable].map(([table, n]) => ({ table, rows: n })),
+  );
 }
 
 /** The score for an estimate; joins without a condition are costed by the product of their sides. */
@@ -59,8 +63,10 @@ export function costOf(estimatedRows: number, crossJoins: number, tables: { tabl
   const crossJoin = crossJoins > 0;
   const recommendations: string[] = [];
   if (tables.some((t) => t.table === TABLES.transactions)) {
-    recommendations.push(`narrow the date range (WHERE date BETWEEN 'YYYY-MM-DD' AND 'YYYY-MM-DD'), or read the hourly tables ${HOURLY_TABLES} instead of ${TABLES.transactions}`);
-    recommendations.push('add a protocol (WHERE protocol_name = \'…\'): the table is ordered by protocol and time');
+    recommendations.push(
+      `narrow the date range (WHERE date BETWEEN 'YYYY-MM-DD' AND 'YYYY-MM-DD'), or read the hourly tables ${HOURLY_TABLES} instead of ${TABLES.transactions}`,
+    );
+    recommendations.push("add a protocol (WHERE protocol_name = '…'): the table is ordered by protocol and time");
   }
   if (crossJoin) recommendations.unshift('join with a condition (JOIN … ON …) instead of a comma or CROSS JOIN');
   return { estimatedRows, score, tables, recommendations };

@@ -9,8 +9,7 @@ export interface TableColumn {
 }
 
 export async function tableColumns(wh: Warehouse, table: string): Promise<TableColumn[]> {
-  return wh.query<TableColumn>(
-    'SELECT name, type FROM system.columns WHERE database = currentDatabase() AND table = {table:String} ORDER BY position',
-    { params: { table } },
-  );
+  return wh.query<TableColumn>('SELECT name, type FROM system.columns WHERE database = currentDatabase() AND table = {table:String} ORDER BY position', {
+    params: { table },
+  });
 }

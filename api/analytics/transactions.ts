@@ -42,8 +42,7 @@ export interface Cursor {
 // [TAG, blockTime, signature, instructionIndex, fingerprint of (filters, sortOrder)]
 const TAG = 't2';
 
-const fingerprintOf = (req: Pick<ListRequest, 'filters' | 'sortOrder'>): string =>
-  listingFingerprint({ filters: req.filters, sortOrder: req.sortOrder });
+const fingerprintOf = (req: Pick<ListRequest, 'filters' | 'sortOrder'>): string => listingFingerprint({ filters: req.filters, sortOrder: req.sortOrder });
 
 export function encodeCursor(tokens: PageTokens, c: Cursor, req: Pick<ListRequest, 'filters' | 'sortOrder'>): string {
   return tokens.encode([TAG, c.blockTime, c.signature, c.instructionIndex, fingerprintOf(req)]);
@@ -53,10 +52,16 @@ const SIGNATURE = new RegExp(BASE58_SIGNATURE);
 
 /** A cursor of this listing (its filters and sortOrder), whichever way the page goes from it. */
 export function decodeCursor(tokens: PageTokens, token: string, req: Pick<ListRequest, 'filters' | 'sortOrder'>, direction: PageDirection = 'forward'): Cursor {
-  return tokens.decode(token, TAG, fingerprintOf(req), (v) =>
-    v.length === 3 && isUInt(v[0], MAX_BLOCK_TIME) && typeof v[1] === 'string' && SIGNATURE.test(v[1]) && isUInt(v[2], UINT16_MAX)
-      ? { blockTime: v[0], signature: v[1], instructionIndex: v[2] }
-      : undefined, direction);
+  return tokens.decode(
+    token,
+    TAG,
+    fingerprintOf(req),
+    (v) =>
+      v.length === 3 && isUInt(v[0], MAX_BLOCK_TIME) && typeof v[1] === 'string' && SIGNATURE.test(v[1]) && isUInt(v[2], UINT16_MAX)
+        ? { blockTime: v[0], signature: v[1], instructionIndex: v[2] }
+        : undefined,
+    direction,
+  );
 }
 
 /**
@@ -77,8 +82,12 @@ export function scanOf(tokens: PageTokens, req: ListRequest): Scan {
   const direction = req.direction ?? 'forward';
   return {
     order: scanOrder(req.sortOrder, direction),
-    cursor: req.cursor === undefined ? undefined
-      : req.sortBy !== undefined ? decodeSorted(tokens, req.cursor, req, direction) : decodeCursor(tokens, req.cursor, req, direction),
+    cursor:
+      req.cursor === undefined
+        ? undefined
+        : req.sortBy !== undefined
+          ? decodeSorted(tokens, req.cursor, req, direction)
+          : decodeCursor(tokens, req.cursor, req, direction),
     inclusive: false,
     limit: req.limit,
   };
@@ -87,7 +96,13 @@ export function scanOf(tokens: PageTokens, req: ListRequest): Scan {
 // ---- filtered listing -----------------------------------------------------------------
 
 /** WHERE conditions shared by the base table and the records by signature (SIGNATURE_RECORDS: same column names). */
-export function filterConditions(filters: TransactionFilters, visible: readonly string[], cursor?: Cursor, order: SortOrder = 'desc', inclusive = false): Conditions {
+export function filterConditions(
+  filters: TransactionFilters,
+  visible: readonly string[],
+  cursor?: Cursor,
+  order: SortOrder = 'desc',
+  inclusive = false,
+): Conditions {
   const { where, params } = commonConditions(filters, visible);
   addFilter({ where, params }, 'instructionTypes', filters.instructionTypes);
   addRanges({ where, params }, filters.ranges);
@@ -118,9 +133,10 @@ export async function readPage(wh: Warehouse, req: ListRequest, scan: Scan, list
   return scan.order === req.sortOrder ? page : { rows: page.rows.reverse(), more: page.more };
 }
 
-const cursorOf = (tokens: PageTokens, r: TxRow, req: ListRequest): string => (req.sortBy !== undefined
-  ? sortedCursorOf(tokens, { ...r }, { ...req, sortBy: req.sortBy })
-  : encodeCursor(tokens, { blockTime: Number(r.block_time), signature: r.signature, instructionIndex: Number(r.instruction_index) }, req));
+const cursorOf = (tokens: PageTokens, r: TxRow, req: ListRequest): string =>
+  req.sortBy !== undefined
+    ? sortedCursorOf(tokens, { ...r }, { ...req, sortBy: req.sortBy })
+    : encodeCursor(tokens, { blockTime: Number(r.block_time), signature: r.signature, instructionIndex: Number(r.instruction_index) }, req);
 
 /**
  * List records matching the filters, ordered by (block_time, signature, instruction_index).
@@ -145,8 +161,12 @@ export const toEdges = (tokens: PageTokens, rows: readonly TxRow[], req: ListReq
 export function chargedStatements(listing: Listing | undefined, filters: TransactionFilters): Statement[] {
   if (listing === undefined) return [];
   if (listing.windowed === undefined) return [listing.full];
-  const thinned = filters.instructionTypes !== undefined || filters.programIds !== undefined || filters.status !== undefined
-    || filters.ranges !== undefined || filters.logMessage !== undefined;
+  const thinned =
+    filters.instructionTypes !== undefined ||
+    filters.programIds !== undefined ||
+    filters.status !== undefined ||
+    filters.ranges !== undefined ||
+    filters.logMessage !== undefined;
   return thinned ? [listing.windowed, listing.full] : [listing.windowed];
 }
 
@@ -166,7 +186,10 @@ export async function listingStatements(wh: Warehouse, req: ListRequest, visible
   if (req.sortBy !== undefined) {
     // Sorted by a record column: one statement over the whole range (sorted-listing.ts).
     const table = req.filters.signatures ? SIGNATURE_RECORDS : TABLES.transactions;
-    return { full: sortedListingStatement({ ...req, sortBy: req.sortBy }, scan, filterConditions(req.filters, visible), TX_COLUMNS, table), windowed: undefined };
+    return {
+      full: sortedListingStatement({ ...req, sortBy: req.sortBy }, scan, filterConditions(req.filters, visible), TX_COLUMNS, table),
+      windowed: undefined,
+    };
   }
   const { cursor, limit } = scan;
   const dir = scan.order === 'asc' ? 'ASC' : 'DESC';
@@ -178,7 +201,10 @@ export async function listingStatements(wh: Warehouse, req: ListRequest, visible
     built.where.push('sig_key IN (SELECT cityHash64(arrayJoin({sigs:Array(String)})))');
     addFilter(built, 'signatures', req.filters.signatures);
     return {
-      full: { sql: `SELECT ${TX_COLUMNS} FROM ${SIGNATURE_RECORDS} WHERE ${built.where.join(' AND ')} ${order} LIMIT {lim:UInt32}`, params: { ...built.params, lim: limit + 1 } },
+      full: {
+        sql: `SELECT ${TX_COLUMNS} FROM ${SIGNATURE_RECORDS} WHERE ${built.where.join(' AND ')} ${order} LIMIT {lim:UInt32}`,
+        params: { ...built.params, lim: limit + 1 },
+      },
       windowed: undefined,
     };
   }
@@ -191,9 +217,7 @@ export async function listingStatements(wh: Warehouse, req: ListRequest, visible
        ${order} LIMIT {lim:UInt32}`,
     params: { ...built.params, lim: limit + 1, win: window },
   });
-  const bound = scan.order === 'asc'
-    ? "block_time < toDateTime({win:UInt32}, 'UTC')"
-    : "block_time >= toDateTime({win:UInt32}, 'UTC')";
+  const bound = scan.order === 'asc' ? "block_time < toDateTime({win:UInt32}, 'UTC')" : "block_time >= toDateTime({win:UInt32}, 'UTC')";
   return { full: statement(undefined), windowed: window === undefined ? undefined : statement(bound) };
 }
 

@@ -12,7 +12,6 @@ export interface TimeRange {
   lte?: number;
 }
 
-
 /** Record columns a range filter bounds (question/model.ts RANGE_FILTERS writes their conditions). */
 export type RangeFilter = 'slot' | 'fee' | 'computeUnits' | 'accountsCount';
 /** Record columns a listing may be sorted by (then by time): those range filters bound, and the three names a record carries. */
@@ -22,7 +21,10 @@ export type ListingSort = RangeFilter | 'protocol' | 'programId' | 'instructionT
  * and fee are UInt64, past the 2^53 a JSON number (a double) holds exactly, so a bound travels
  * as text from the request to the statement's UInt64 parameter and is compared digit for digit.
  */
-export interface Bounds { min?: string; max?: string }
+export interface Bounds {
+  min?: string;
+  max?: string;
+}
 
 export interface TransactionFilters {
   blockTime?: TimeRange;

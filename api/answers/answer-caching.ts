@@ -63,7 +63,10 @@ export function installAnswerCaching(app: FastifyInstance, version: () => string
   app.addHook('preHandler', (req, reply, done) => {
     if (!taggable(req)) return done();
     // The key and its plan: GraphQL's extensions.cost states the plan's budget.
-    const digest = createHash('sha256').update(`${version()}\n${req.apiKey?.id ?? ''}.${req.apiKey?.plan ?? ''}\n${withoutKey(req.url)}`).digest('base64url').slice(0, ETAG_DIGEST_CHARS);
+    const digest = createHash('sha256')
+      .update(`${version()}\n${req.apiKey?.id ?? ''}.${req.apiKey?.plan ?? ''}\n${withoutKey(req.url)}`)
+      .digest('base64url')
+      .slice(0, ETAG_DIGEST_CHARS);
     const tag = `W/"${digest}"`;
     tags.set(req, tag);
     const inm = req.headers['if-none-match'];

@@ -29,7 +29,10 @@ function run(steps: readonly EdgeStep[], from: number, req: FastifyRequest, repl
     }
     // A payload is a string, a buffer, a stream or nothing, never a promise: a promise is a step waiting.
     if (out instanceof Promise) {
-      out.then((p: unknown) => run(steps, i + 1, req, reply, p, done), (err: Error) => done(err));
+      out.then(
+        (p: unknown) => run(steps, i + 1, req, reply, p, done),
+        (err: Error) => done(err),
+      );
       return;
     }
     current = out;

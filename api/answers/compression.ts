@@ -24,7 +24,9 @@ export type Coding = 'br' | 'gzip';
 const COMPRESSIBLE = /^(application\/(json|x-ndjson|jsonl|graphql-response\+json|problem\+json)|text\/(csv|plain))\s*(;|$)/i;
 
 const gzipOptions: ZlibOptions = { level: COMPRESS_GZIP_LEVEL };
-const brotliOptions: BrotliOptions = { params: { [constants.BROTLI_PARAM_QUALITY]: COMPRESS_BROTLI_QUALITY, [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT } };
+const brotliOptions: BrotliOptions = {
+  params: { [constants.BROTLI_PARAM_QUALITY]: COMPRESS_BROTLI_QUALITY, [constants.BROTLI_PARAM_MODE]: constants.BROTLI_MODE_TEXT },
+};
 const gzipAsync = promisify(gzip);
 const brotliAsync = promisify(brotliCompress);
 
@@ -68,16 +70,22 @@ export function installCompression(app: FastifyInstance): void {
       const bytes = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.byteLength;
       if (bytes < COMPRESS_MIN_BYTES) return done(null, payload);
       // On the thread pool: a large answer does not hold the event loop while it is coded.
-      (coding === 'br' ? brotliAsync(payload, brotliOptions) : gzipAsync(payload, gzipOptions)).then((coded) => {
-        reply.header('content-encoding', coding).header('content-length', String(coded.byteLength));
-        done(null, coded);
-      }, (err: Error) => done(err));
+      (coding === 'br' ? brotliAsync(payload, brotliOptions) : gzipAsync(payload, gzipOptions)).then(
+        (coded) => {
+          reply.header('content-encoding', coding).header('content-length', String(coded.byteLength));
+          done(null, coded);
+        },
+        (err: Error) => done(err),
+      );
       return;
     }
     if (typeof (payload as Readable).pipe !== 'function') return done(null, payload);
     reply.header('content-encoding', coding).removeHeader('content-length');
     const coder = coding === 'br' ? createBrotliCompress(brotliOptions) : createGzip(gzipOptions);
     // pipeline: an error on either side (the answer cut by its budget) ends the coded stream too.
-    done(null, pipeline(payload as Readable, coder, () => {}));
+    done(
+      null,
+      pipeline(payload as Readable, coder, () => {}),
+    );
   });
 }

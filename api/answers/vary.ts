@@ -20,7 +20,13 @@ export function appendVary(reply: FastifyReply, ...names: readonly string[]): vo
     reply.header('vary', names[0]);
     return;
   }
-  const list = vary === undefined ? [] : String(vary).split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const list =
+    vary === undefined
+      ? []
+      : String(vary)
+          .split(',')
+          .map((s) => s.trim())
+          .filter((s) => s !== '');
   if (list.includes('*')) return;
   const have = new Set(list.map((v) => v.toLowerCase()));
   for (const name of names) {

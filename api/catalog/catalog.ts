@@ -4,7 +4,18 @@
 // OpenAPI document (api/rest/), and the GraphQL field each maps to. A door takes the
 // catalog as an argument, so a test can build every door from a catalog of its own.
 import type { Operation, RestRoute, RpcMethod } from './declare.ts';
-import { globalStats, feeStats, instructionTypes, protocolActivity, protocolComparison, protocolPerformance, protocols, protocolStats, queryComplexity, topProtocols } from './protocols.ts';
+import {
+  globalStats,
+  feeStats,
+  instructionTypes,
+  protocolActivity,
+  protocolComparison,
+  protocolPerformance,
+  protocols,
+  protocolStats,
+  queryComplexity,
+  topProtocols,
+} from './protocols.ts';
 import { addressTransactions, failedTransactions, transaction, transactions } from './transactions.ts';
 
 export type { Operation, RestRoute, RpcMethod } from './declare.ts';

@@ -14,7 +14,16 @@ import type {
   RouteGenericInterface,
 } from 'fastify';
 import type { ResolveFastifyReplyReturnType } from 'fastify/types/type-provider.js';
-import { checkRules, ordered, rulesDoc, type CrossFieldRule, fillDefaults, type CheckedRequest, type RequestDecl, type RequestValues } from '../../core/request-check.ts';
+import {
+  checkRules,
+  ordered,
+  rulesDoc,
+  type CrossFieldRule,
+  fillDefaults,
+  type CheckedRequest,
+  type RequestDecl,
+  type RequestValues,
+} from '../../core/request-check.ts';
 import type { Analytics } from '../analytics/analytics.ts';
 
 // ---- JSON-RPC: positional params ---------------------------------------------------------
@@ -28,10 +37,18 @@ export interface Positional<S extends TSchema = TSchema, R extends boolean = boo
   readonly description: string;
 }
 
-export const required = <S extends TSchema>(name: string, schema: S, description: string): Positional<S, true> =>
-  ({ name, schema, required: true, description });
-export const optional = <S extends TSchema>(name: string, schema: S, description: string): Positional<S, false> =>
-  ({ name, schema, required: false, description });
+export const required = <S extends TSchema>(name: string, schema: S, description: string): Positional<S, true> => ({
+  name,
+  schema,
+  required: true,
+  description,
+});
+export const optional = <S extends TSchema>(name: string, schema: S, description: string): Positional<S, false> => ({
+  name,
+  schema,
+  required: false,
+  description,
+});
 
 /** An optional position may also be null: JSON-RPC clients often fill unused positions so. */
 type CheckedOf<P> = P extends Positional<infer S, true> ? Static<S> : P extends Positional<infer S, false> ? Static<S> | null | undefined : never;
@@ -51,9 +68,9 @@ export type ArgsOf<P extends readonly Positional[]> = { -readonly [K in keyof P]
 export function positionalSchema<const P extends readonly Positional[]>(params: P): TUnsafe<CheckedArgs<P>> {
   const items = positionSchemas(params);
   const minItems = params.filter((p) => p.required).length;
-  return Type.Unsafe<CheckedArgs<P>>(items.length === 0
-    ? { type: 'array', maxItems: 0 }
-    : { type: 'array', items, minItems, maxItems: items.length, additionalItems: false });
+  return Type.Unsafe<CheckedArgs<P>>(
+    items.length === 0 ? { type: 'array', maxItems: 0 } : { type: 'array', items, minItems, maxItems: items.length, additionalItems: false },
+  );
 }
 
 /** Each position's schema as validated: an optional object position accepts null too. */
@@ -129,7 +146,12 @@ export interface RestRoute {
 
 /** A GET route of the REST interface (tagged REST, so OpenAPI lists it), its handler typed
  *  from its own schema: the validated schema is the documented one. */
-export function restGet<const S extends FastifySchema>(d: { url: string; schema: S; rules?: readonly CrossFieldRule[]; run(a: Analytics, req: RestRequest<S>): RestAnswer<S> }): RestRoute {
+export function restGet<const S extends FastifySchema>(d: {
+  url: string;
+  schema: S;
+  rules?: readonly CrossFieldRule[];
+  run(a: Analytics, req: RestRequest<S>): RestAnswer<S>;
+}): RestRoute {
   const rules = d.rules ?? [];
   const route = (schema: FastifySchema): RestRoute => ({
     method: 'GET',

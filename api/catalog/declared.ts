@@ -67,11 +67,13 @@ const RPC_NAMES: Readonly<Record<string, string>> = { protocol: 'protocolName', 
 const rpcName = (field: string): string => RPC_NAMES[field] ?? field;
 /** REST's name of a request field: snake_case, and protocol_name for one protocol or a list of one. */
 export const restName = (field: string): string =>
-  (field === 'protocol' || field === 'protocols' ? 'protocol_name' : field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`));
+  field === 'protocol' || field === 'protocols' ? 'protocol_name' : field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
 /** Scalar request fields (what a query string or a GraphQL argument carries as such). */
-export const scalarFields = (schema: TObject): [string, TSchema][] => Object.entries(schema.properties)
-  .filter(([k, s]) => k !== 'protocol' && k !== 'protocols' && k !== 'range' && ['string', 'integer', 'number', 'boolean'].includes(String(s.type)));
+export const scalarFields = (schema: TObject): [string, TSchema][] =>
+  Object.entries(schema.properties).filter(
+    ([k, s]) => k !== 'protocol' && k !== 'protocols' && k !== 'range' && ['string', 'integer', 'number', 'boolean'].includes(String(s.type)),
+  );
 
 /** An operation of the catalog, every door derived from its one request declaration. */
 export function declared<S extends TObject, R extends TSchema>(d: Declared<S, R>): Operation {
@@ -137,7 +139,14 @@ function restOf<S extends TObject, R extends TSchema>(d: Declared<S, R>, url: st
   const querystring = Type.Object({
     ...('protocol' in fields || 'protocols' in fields ? { protocol_name: scalar('protocol', query.protocol_name) } : {}),
     ...('range' in fields ? { date_from: day(query.date_from), date_to: day(query.date_to) } : {}),
-    ...Object.fromEntries(scalarFields(d.request.schema).filter(([k]) => !inPath(k)).map(([k, s]) => { const f = own(k, s); return [f.name, scalar(k, f.schema)]; })),
+    ...Object.fromEntries(
+      scalarFields(d.request.schema)
+        .filter(([k]) => !inPath(k))
+        .map(([k, s]) => {
+          const f = own(k, s);
+          return [f.name, scalar(k, f.schema)];
+        }),
+    ),
   });
   const params = pathFields.length === 0 ? {} : { params: Type.Object(Object.fromEntries(pathFields.map(([k, s]) => [own(k, s).name, own(k, s).schema]))) };
   const queried = Object.keys(querystring.properties).length === 0 ? {} : { querystring };
@@ -150,7 +159,10 @@ function restOf<S extends TObject, R extends TSchema>(d: Declared<S, R>, url: st
     ...params,
     ...queried,
     ...rulesDoc(rules),
-    response: { 200: envelope(w?.result ?? d.result, w?.resultWords ?? d.summary), ...(w?.notFound ? errors(400, 401, 403, 404, 429) : errors(400, 401, 403, 429)) },
+    response: {
+      200: envelope(w?.result ?? d.result, w?.resultWords ?? d.summary),
+      ...(w?.notFound ? errors(400, 401, 403, 404, 429) : errors(400, 401, 403, 429)),
+    },
   };
   return restGet({
     url,

@@ -27,8 +27,7 @@ export const limit = (l: { default: number; max: number }) =>
   withDefault(Type.Integer({ minimum: 1, maximum: l.max, description: `Rows to return: default ${l.default}, at most ${l.max}` }), l.default);
 
 /** A non-empty list of at most `max` items (an empty list would filter everything away). */
-export const list = <T extends TSchema>(items: T, max: number, description: string) =>
-  Type.Array(items, { minItems: 1, maxItems: max, description });
+export const list = <T extends TSchema>(items: T, max: number, description: string) => Type.Array(items, { minItems: 1, maxItems: max, description });
 /** One of the list filters every interface shares (FILTER_LISTS). */
 const filterList = <K extends keyof typeof FILTER_LISTS>(key: K, description: string) =>
   Type.Optional(list(FILTER_LISTS[key].item, FILTER_LISTS[key].max, description));
@@ -39,10 +38,13 @@ export const options = <P extends Parameters<typeof Type.Object>[0]>(properties:
 
 export const blockTime = Type.Optional({ ...BlockTimeRange, description: 'Range filter {gte, lte}: Unix timestamps, both bounds inclusive' });
 /** A closed range: both bounds required (getProtocolActivity). */
-export const ClosedBlockTime = Type.Object({ gte: UnixSeconds, lte: UnixSeconds }, {
-  additionalProperties: false,
-  description: 'Range filter {gte, lte}: Unix timestamps, both bounds inclusive and both required',
-});
+export const ClosedBlockTime = Type.Object(
+  { gte: UnixSeconds, lte: UnixSeconds },
+  {
+    additionalProperties: false,
+    description: 'Range filter {gte, lte}: Unix timestamps, both bounds inclusive and both required',
+  },
+);
 
 export const sortOrder = (order: (typeof SORT_ORDERS)[number]) => withDefault(stringEnum(SORT_ORDERS, `asc or desc (default ${order})`, 'SortOrder'), order);
 
@@ -55,10 +57,13 @@ const filterFields = {
 };
 
 /** The filters object of getTransactions. */
-export const Filters = options({
-  ...filterFields,
-  instructionTypes: filterList('instructionTypes', 'Instruction types'),
-}, 'Filters, all optional; a record must match every one given');
+export const Filters = options(
+  {
+    ...filterFields,
+    instructionTypes: filterList('instructionTypes', 'Instruction types'),
+  },
+  'Filters, all optional; a record must match every one given',
+);
 /** getTransactionsForAddress: the same filters except instructionTypes, which SPEC does not list for it. */
 export const AddressFilters = options(filterFields, 'Filters, all optional (no instructionTypes for this method)');
 
@@ -66,11 +71,13 @@ export const AddressFilters = options(filterFields, 'Filters, all optional (no i
 export const listingOptions = (order: (typeof SORT_ORDERS)[number]) => ({
   sortOrder: sortOrder(order),
   limit: limit(LIST_LIMITS.transactions),
-  paginationToken: Type.Optional(Type.String({
-    minLength: 1,
-    maxLength: PAGE_TOKEN_MAX_CHARS,
-    description: 'The paginationToken of the previous page, unchanged, to continue after it',
-  })),
+  paginationToken: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: PAGE_TOKEN_MAX_CHARS,
+      description: 'The paginationToken of the previous page, unchanged, to continue after it',
+    }),
+  ),
 });
 
 export { Address, ProtocolName, Signature };
@@ -91,17 +98,28 @@ export const query = {
   signature: described(Signature, 'Transaction signature (Base58)'),
   date_from: day('First day, YYYY-MM-DD, inclusive, UTC (from 00:00:00)'),
   date_to: day('Last day, YYYY-MM-DD, inclusive, UTC (until 23:59:59)'),
-  limit: withDefault(Type.Integer({
-    minimum: 1,
-    maximum: LIST_LIMITS.restTransactions.max,
-    description: `Rows per page, 1-${LIST_LIMITS.restTransactions.max}`,
-  }), LIST_LIMITS.restTransactions.default),
-  offset: withDefault(Type.Integer({ minimum: 0, maximum: REST_OFFSET_WINDOW - 1, description: `Rows to skip; offset + limit is at most ${REST_OFFSET_WINDOW} (page further with cursor)` }), 0),
+  limit: withDefault(
+    Type.Integer({
+      minimum: 1,
+      maximum: LIST_LIMITS.restTransactions.max,
+      description: `Rows per page, 1-${LIST_LIMITS.restTransactions.max}`,
+    }),
+    LIST_LIMITS.restTransactions.default,
+  ),
+  offset: withDefault(
+    Type.Integer({
+      minimum: 0,
+      maximum: REST_OFFSET_WINDOW - 1,
+      description: `Rows to skip; offset + limit is at most ${REST_OFFSET_WINDOW} (page further with cursor)`,
+    }),
+    0,
+  ),
   /** The keyset cursor: the same signed token as JSON-RPC's paginationToken (api/analytics/page-token.ts). */
   cursor: Type.String({
     minLength: 1,
     maxLength: PAGE_TOKEN_MAX_CHARS,
-    description: 'meta.next of the previous page, unchanged, to continue right after it (with the same filters); reaches every record of any range. Not combined with offset',
+    description:
+      'meta.next of the previous page, unchanged, to continue right after it (with the same filters); reaches every record of any range. Not combined with offset',
   }),
   granularity: withDefault(stringEnum(GRANULARITIES, 'Bucket size: hour, day, week (ISO weeks, from Monday 00:00 UTC) or month (UTC)', 'Granularity'), 'hour'),
 };

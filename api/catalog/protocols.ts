@@ -1,7 +1,7 @@
 // The catalog's per-protocol aggregates: statistics, comparison, performance, rankings,
 // activity over time, instruction types, fees, the protocol list and whole-store figures.
 // Each is declared once; its doors are derived (api/catalog/catalog.ts).
-import { Type, } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import { HOURS_PER_DAY, LIST_LIMITS, MAX_ACTIVITY_BUCKETS } from '../../core/limits.ts';
 import { FILTER_LISTS } from '../../core/vocabulary/primitives.ts';
 import {
@@ -22,29 +22,50 @@ import { DAYS_IN_ORDER, envelope, errors, FeeAnswer, ok } from './rest-schemas.t
 import { operation, restGet, stringEnum, withDefault, type Operation } from './declare.ts';
 import { blockTime, ClosedBlockTime, dayRangeQuery, limit, list, options, ProtocolName, query, strict } from './params.ts';
 
-
 // Requests declared door-neutral (declared.ts): `protocol` is JSON-RPC's protocolName, `range` its blockTime.
-const ComparisonRequest = options({
-  protocols: { ...list(FILTER_LISTS.protocols.item, FILTER_LISTS.protocols.max, 'Protocol identifiers, each once'), uniqueItems: true },
-  range: blockTime,
-}, 'getProtocolComparison options');
+const ComparisonRequest = options(
+  {
+    protocols: { ...list(FILTER_LISTS.protocols.item, FILTER_LISTS.protocols.max, 'Protocol identifiers, each once'), uniqueItems: true },
+    range: blockTime,
+  },
+  'getProtocolComparison options',
+);
 const PerformanceRequest = options({ protocol: ProtocolName, range: blockTime }, 'getProtocolPerformance options');
 const StatsRequest = options({ protocol: ProtocolName, range: blockTime }, 'getProtocolStats options');
-const TopRequest = options({
-  limit: limit(LIST_LIMITS.topProtocols),
-  sortBy: withDefault(stringEnum(['transactions', 'fees', 'successRate'], 'transactions, fees or successRate (default transactions)', 'TopProtocolsSortBy'), 'transactions'),
-  range: blockTime,
-}, 'getTopProtocols options');
-const ActivityRequest = options({
-  protocol: Type.Optional(ProtocolName),
-  range: ClosedBlockTime,
-  interval: withDefault(stringEnum(GRANULARITIES, 'hour, day, week (ISO weeks, from Monday 00:00 UTC) or month (UTC) (default hour); only hour buckets have an hour field', 'Granularity'), 'hour'),
-}, 'getProtocolActivity options (protocolName omitted: all protocols)');
-const InstructionTypeRequest = options({
-  protocol: Type.Optional(ProtocolName),
-  limit: limit(LIST_LIMITS.instructionTypes),
-  range: blockTime,
-}, 'getInstructionTypes options (protocolName omitted: all protocols)');
+const TopRequest = options(
+  {
+    limit: limit(LIST_LIMITS.topProtocols),
+    sortBy: withDefault(
+      stringEnum(['transactions', 'fees', 'successRate'], 'transactions, fees or successRate (default transactions)', 'TopProtocolsSortBy'),
+      'transactions',
+    ),
+    range: blockTime,
+  },
+  'getTopProtocols options',
+);
+const ActivityRequest = options(
+  {
+    protocol: Type.Optional(ProtocolName),
+    range: ClosedBlockTime,
+    interval: withDefault(
+      stringEnum(
+        GRANULARITIES,
+        'hour, day, week (ISO weeks, from Monday 00:00 UTC) or month (UTC) (default hour); only hour buckets have an hour field',
+        'Granularity',
+      ),
+      'hour',
+    ),
+  },
+  'getProtocolActivity options (protocolName omitted: all protocols)',
+);
+const InstructionTypeRequest = options(
+  {
+    protocol: Type.Optional(ProtocolName),
+    limit: limit(LIST_LIMITS.instructionTypes),
+    range: blockTime,
+  },
+  'getInstructionTypes options (protocolName omitted: all protocols)',
+);
 
 const optionsOf = (fields: string) => `Options object: ${fields}`;
 /** A call priced as the statistics of a range. */
@@ -114,15 +135,17 @@ export const protocolActivity: Operation = declared({
   request: request(ActivityRequest, 'one', [
     // Hourly buckets: 24 a day; daily: 1 (the last storable day has fewer hours, never more);
     // weeks and months: 0, as the storable range never holds more of them than the maximum.
-    spanAtMost('range.gte', 'range.lte', { param: 'interval', hour: HOURS_PER_DAY, day: 1, week: 0, month: 0 }, MAX_ACTIVITY_BUCKETS,
-      (v) => checkBuckets(v.range as Required<TimeRange>, (v.interval as Granularity | undefined) ?? 'hour')),
+    spanAtMost('range.gte', 'range.lte', { param: 'interval', hour: HOURS_PER_DAY, day: 1, week: 0, month: 0 }, MAX_ACTIVITY_BUCKETS, (v) =>
+      checkBuckets(v.range as Required<TimeRange>, (v.interval as Granularity | undefined) ?? 'hour'),
+    ),
   ]),
   result: Type.Array(strict(ActivityBucket)),
   doors: { rpc: 'getProtocolActivity', rest: '/analytics/time-series', graphqlPeer: 'timeSeries' },
   rpcWords: optionsOf('protocolName, blockTime (required, both bounds), interval'),
   restWords: {
     summary: 'Transactions over time',
-    description: 'Hourly, daily, weekly (ISO weeks, from Monday 00:00 UTC) or monthly buckets over the whole day range, empty buckets included as zeros ' +
+    description:
+      'Hourly, daily, weekly (ISO weeks, from Monday 00:00 UTC) or monthly buckets over the whole day range, empty buckets included as zeros ' +
       '(JSON-RPC getProtocolActivity; only hour buckets have an hour field; the first and last week or month may be partly outside the range, and count only the records inside it). ' +
       'Without protocol_name, all protocols together. ' +
       `At most ${MAX_ACTIVITY_BUCKETS} buckets.`,
@@ -163,7 +186,8 @@ export const feeStats: Operation = {
     url: '/analytics/fees',
     schema: {
       summary: 'Fee statistics',
-      description: 'Total, average, minimum, maximum and p50/p95/p99 of fees in lamports, for one protocol or all ' +
+      description:
+        'Total, average, minimum, maximum and p50/p95/p99 of fees in lamports, for one protocol or all ' +
         'protocols together, plus the same per protocol. Percentiles come from mergeable t-digest sketches (approximate).',
       querystring: Type.Object({ protocol_name: Type.Optional(query.protocol_name), ...dayRangeQuery }),
       response: { 200: envelope(FeeAnswer, 'Fee statistics'), ...errors(400, 401, 403, 429) },
@@ -184,7 +208,8 @@ export const globalStats: Operation = {
     url: '/stats',
     schema: {
       summary: 'Global statistics',
-      description: 'Totals, success and failure, per-protocol counts, first and last block time, latest slot over the ' +
+      description:
+        'Totals, success and failure, per-protocol counts, first and last block time, latest slot over the ' +
         'active protocols (from the hourly view), and storage size per table (system.parts). Never scans the base table.',
       response: { 200: envelope(GlobalStats, 'Global statistics'), ...errors(401, 403, 429) },
     },

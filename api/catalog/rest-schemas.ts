@@ -21,30 +21,45 @@ export const errorBody = {
   properties: { error: { type: 'string' }, message: { type: 'string' } },
 } as const;
 
-export const Meta = Type.Object({
-  limit: Type.Optional(int64),
-  offset: Type.Optional(int64),
-  count: Int64({ description: 'Items in data (1 for a single object)' }),
-  total: Type.Optional(Int64({ description: 'All matching records, where cheap to know (views)' })),
-  next: Type.Optional(Type.Unsafe<string | null>({
-    type: ['string', 'null'],
-    description: 'Keyset listings: pass it back as cursor for the page after this one; null on the last page',
-  })),
-  protocolName: Type.Optional(nullableStr),
-  dateFrom: Type.Optional(nullableStr),
-  dateTo: Type.Optional(nullableStr),
-  granularity: Type.Optional(str),
-  blockTime: Type.Optional(Type.Object({
-    gte: nullableSeconds,
-    lte: nullableSeconds,
-  }, { description: 'The day range as Unix seconds, inclusive (the JSON-RPC blockTime filter)' })),
-  stats: Type.Optional(Type.Object({
-    elapsedMs: int64,
-    rowsRead: int64,
-    bytesRead: int64,
-    cost: int64,
-  }, { description: "The answer's statistics, as in its X-Stats-* headers: time taken (ms), rows and bytes the engine read, cost in the plan's units" })),
-}, { description: 'Paging, the range the answer covers, and its statistics' });
+export const Meta = Type.Object(
+  {
+    limit: Type.Optional(int64),
+    offset: Type.Optional(int64),
+    count: Int64({ description: 'Items in data (1 for a single object)' }),
+    total: Type.Optional(Int64({ description: 'All matching records, where cheap to know (views)' })),
+    next: Type.Optional(
+      Type.Unsafe<string | null>({
+        type: ['string', 'null'],
+        description: 'Keyset listings: pass it back as cursor for the page after this one; null on the last page',
+      }),
+    ),
+    protocolName: Type.Optional(nullableStr),
+    dateFrom: Type.Optional(nullableStr),
+    dateTo: Type.Optional(nullableStr),
+    granularity: Type.Optional(str),
+    blockTime: Type.Optional(
+      Type.Object(
+        {
+          gte: nullableSeconds,
+          lte: nullableSeconds,
+        },
+        { description: 'The day range as Unix seconds, inclusive (the JSON-RPC blockTime filter)' },
+      ),
+    ),
+    stats: Type.Optional(
+      Type.Object(
+        {
+          elapsedMs: int64,
+          rowsRead: int64,
+          bytesRead: int64,
+          cost: int64,
+        },
+        { description: "The answer's statistics, as in its X-Stats-* headers: time taken (ms), rows and bytes the engine read, cost in the plan's units" },
+      ),
+    ),
+  },
+  { description: 'Paging, the range the answer covers, and its statistics' },
+);
 
 /** The fee answer: the overall statistics and the same per protocol. */
 export const FeeAnswer = Type.Object({ ...FeeStats.properties, protocols: Type.Array(FeeStats, { description: 'The same statistics per protocol' }) });
@@ -53,8 +68,7 @@ export const FeeAnswer = Type.Object({ ...FeeStats.properties, protocols: Type.A
 const Success = Type.Literal(true, { title: 'Success', description: 'Always true in a success answer (errors are {error, message})' });
 
 /** The success envelope around a data schema. */
-export const envelope = <T extends TSchema>(data: T, description: string) =>
-  Type.Object({ success: Success, data, meta: Meta }, { description });
+export const envelope = <T extends TSchema>(data: T, description: string) => Type.Object({ success: Success, data, meta: Meta }, { description });
 
 /** date_from is not after date_to: a rule between parameters (core/request-check.ts), run
  *  before the handler and shown as `x-cross-field-rules` (docs/rest-and-sql.md, "Rules a

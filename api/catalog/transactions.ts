@@ -10,7 +10,20 @@ import type { TransactionFilters } from '../analytics/types.ts';
 import { dayRange, rangeMeta } from './rest-params.ts';
 import { DAYS_IN_ORDER, envelope, errors, ok } from './rest-schemas.ts';
 import { filled, operation, optional, required, restGet, rpcMethod, stringEnum, withDefault, type Operation } from './declare.ts';
-import { Address, AddressFilters, blockTime, dayRangeQuery, Filters, limit, listingOptions, options, ProtocolName, query, Signature, strict } from './params.ts';
+import {
+  Address,
+  AddressFilters,
+  blockTime,
+  dayRangeQuery,
+  Filters,
+  limit,
+  listingOptions,
+  options,
+  ProtocolName,
+  query,
+  Signature,
+  strict,
+} from './params.ts';
 
 const closed = { additionalProperties: false } as const;
 /** A page of a keyset listing: pass paginationToken back for the next page (null on the last). */
@@ -19,11 +32,14 @@ const page = <T extends TSchema>(item: T) => Type.Object({ data: Type.Array(item
 export const SignatureInfo = Type.Pick(AddressTransaction, ['signature', 'instructionIndex', 'slot', 'blockTime', 'success'], closed);
 
 const TransactionsOptions = options({ ...listingOptions('desc'), filters: Type.Optional(Filters) }, 'getTransactions options');
-const AddressOptions = options({
-  ...listingOptions('asc'),
-  transactionDetails: withDefault(stringEnum(['full', 'signatures', 'none'], 'full, signatures or none (default full)', 'TransactionDetails'), 'full'),
-  filters: Type.Optional(AddressFilters),
-}, 'getTransactionsForAddress options');
+const AddressOptions = options(
+  {
+    ...listingOptions('asc'),
+    transactionDetails: withDefault(stringEnum(['full', 'signatures', 'none'], 'full, signatures or none (default full)', 'TransactionDetails'), 'full'),
+    filters: Type.Optional(AddressFilters),
+  },
+  'getTransactionsForAddress options',
+);
 const ListQuery = Type.Object({
   protocol_name: Type.Optional(query.protocol_filter),
   program_id: Type.Optional(query.program_id),
@@ -34,12 +50,15 @@ const ListQuery = Type.Object({
   cursor: Type.Optional(query.cursor),
 });
 /** getFailedTransactions' request, door-neutral (declared.ts: `protocol` is protocolName, `range` blockTime). */
-const FailedRequest = options({
-  protocol: Type.Optional(ProtocolName),
-  programId: Type.Optional(Address),
-  limit: limit(LIST_LIMITS.failedTransactions),
-  range: blockTime,
-}, 'getFailedTransactions options');
+const FailedRequest = options(
+  {
+    protocol: Type.Optional(ProtocolName),
+    programId: Type.Optional(Address),
+    limit: limit(LIST_LIMITS.failedTransactions),
+    range: blockTime,
+  },
+  'getFailedTransactions options',
+);
 
 export const transaction: Operation = declared({
   name: 'transaction',
@@ -77,7 +96,8 @@ export const transactions: Operation = {
     url: '/transactions',
     schema: {
       summary: 'List transactions',
-      description: 'Instruction records, newest first (block time, then signature, then instruction index). ' +
+      description:
+        'Instruction records, newest first (block time, then signature, then instruction index). ' +
         'Equals JSON-RPC getTransactions with sortOrder desc and the same filters. ' +
         `offset + limit may reach ${REST_OFFSET_WINDOW}; to walk further (any day, any size), pass meta.next back as cursor. ` +
         'The cursor is the JSON-RPC paginationToken of getTransactions (sortOrder desc, same filters): one signed codec for every door.',
@@ -135,7 +155,10 @@ export const addressTransactions: Operation = {
       }
       const p = await a.addressTransactions({ address, filters, sortOrder: o.sortOrder, limit: o.limit, cursor: o.paginationToken }, 'known');
       if (o.transactionDetails === 'full') return { data: p.data, paginationToken: p.next };
-      return { data: p.data.map(({ signature, instructionIndex, slot, blockTime, success }) => ({ signature, instructionIndex, slot, blockTime, success })), paginationToken: p.next };
+      return {
+        data: p.data.map(({ signature, instructionIndex, slot, blockTime, success }) => ({ signature, instructionIndex, slot, blockTime, success })),
+        paginationToken: p.next,
+      };
     },
   }),
 };
@@ -150,6 +173,11 @@ export const failedTransactions: Operation = declared({
   doors: { rpc: 'getFailedTransactions', graphqlPeer: 'failedTransactions' },
   rpcWords: 'protocolName, programId, limit, blockTime',
   answer: async (a, c) => ({
-    data: await a.failedTransactions({ protocolName: c.protocol, programId: c.programId, range: c.range, limit: c.limit ?? LIST_LIMITS.failedTransactions.default }),
+    data: await a.failedTransactions({
+      protocolName: c.protocol,
+      programId: c.programId,
+      range: c.range,
+      limit: c.limit ?? LIST_LIMITS.failedTransactions.default,
+    }),
   }),
 });

@@ -4,7 +4,15 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../core/config/load-config.ts';
 import { AppError, Errors, invalidParams } from '../../core/errors.ts';
-import { DASHBOARD_BODY_LIMIT_BYTES, EMAIL_CLAIM_MS, KEY_ENVIRONMENT_MAX_LENGTH, KEY_NAME_MAX_LENGTH, KEYS_PER_ACCOUNT_MAX, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../../core/limits/dashboard.ts';
+import {
+  DASHBOARD_BODY_LIMIT_BYTES,
+  EMAIL_CLAIM_MS,
+  KEY_ENVIRONMENT_MAX_LENGTH,
+  KEY_NAME_MAX_LENGTH,
+  KEYS_PER_ACCOUNT_MAX,
+  PASSWORD_MAX_LENGTH,
+  PASSWORD_MIN_LENGTH,
+} from '../../core/limits/dashboard.ts';
 import { sha256Hex, type AccountRecord, type AccountStore } from '../../warehouse/account-store.ts';
 import type { Access } from '../access/access.ts';
 import { AttemptLimits } from './attempt-limits.ts';

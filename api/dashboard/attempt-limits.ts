@@ -20,7 +20,10 @@ const accountSubject = (email: string): string => `dashboard-account:${sha256Hex
 export class AttemptLimits {
   private readonly limiter: FixedWindowLimiter;
 
-  constructor(private readonly access: Access, private readonly limits: Config['dashboard']) {
+  constructor(
+    private readonly access: Access,
+    private readonly limits: Config['dashboard'],
+  ) {
     this.limiter = new FixedWindowLimiter(access.rateLimitStore, access.now, SIGNIN_WINDOW_MS);
   }
 

@@ -66,7 +66,11 @@ interface Asset {
 
 function asset(file: string): Asset {
   const body = readFileSync(file);
-  return { body, type: TYPES[path.extname(file)] ?? 'application/octet-stream', etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, ETAG_DIGEST_CHARS)}"` };
+  return {
+    body,
+    type: TYPES[path.extname(file)] ?? 'application/octet-stream',
+    etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, ETAG_DIGEST_CHARS)}"`,
+  };
 }
 
 /** Every file the dashboard serves, by its path under /dashboard/static/, read once at start:

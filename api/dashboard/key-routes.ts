@@ -50,7 +50,6 @@ async function ownKey(access: Access, caller: DashboardCaller, id: string): Prom
 
 /** List, create (the secret in that one answer only), revoke. */
 function keyCalls(app: FastifyInstance, { access, sessions }: KeyRouteOptions): void {
-
   // Key creations of one account run one at a time in this process: the count of held keys
   // and the write are otherwise interleaved, and parallel calls all passed the cap.
   const creating = new Map<string, Promise<unknown>>();
@@ -63,11 +62,9 @@ function keyCalls(app: FastifyInstance, { access, sessions }: KeyRouteOptions): 
     });
     return run;
   }
-  const heldKeys = async (accountId: string): Promise<number> =>
-    (await access.keys.listByAccount(accountId)).filter((k) => k.status !== 'revoked').length;
+  const heldKeys = async (accountId: string): Promise<number> => (await access.keys.listByAccount(accountId)).filter((k) => k.status !== 'revoked').length;
   const overCap = (): AppError =>
     new AppError(Errors.conflict, `This account already holds ${KEYS_PER_ACCOUNT_MAX} keys that are not revoked; revoke one first`);
-
 
   app.get('/dashboard/api/keys', async (req) => {
     const caller = await sessions.require(req);
@@ -81,11 +78,11 @@ function keyCalls(app: FastifyInstance, { access, sessions }: KeyRouteOptions): 
     const name = parseKeyName(body.name);
     const environment = parseEnvironment(body.environment);
     const { record, secret } = await inTurn(caller.account.id, async () => {
-      if (await heldKeys(caller.account.id) >= KEYS_PER_ACCOUNT_MAX) throw overCap();
+      if ((await heldKeys(caller.account.id)) >= KEYS_PER_ACCOUNT_MAX) throw overCap();
       const made = await access.keys.create(name, caller.account.plan, { accountId: caller.account.id, environment });
       // Another API process may have created one meanwhile: over the cap, this one is
       // withdrawn before its secret is shown (fail closed; the caller may try again).
-      if (await heldKeys(caller.account.id) > KEYS_PER_ACCOUNT_MAX) {
+      if ((await heldKeys(caller.account.id)) > KEYS_PER_ACCOUNT_MAX) {
         await access.keys.update(made.record.id, { status: 'revoked' });
         throw overCap();
       }
@@ -121,45 +118,50 @@ function usageCalls(app: FastifyInstance, { access, sessions, wh }: KeyRouteOpti
     await access.usage.flush();
   };
 
-  app.get<{ Querystring: { key?: string; granularity?: string } }>('/dashboard/api/usage', async (req: FastifyRequest<{ Querystring: { key?: string; granularity?: string } }>) => {
-    const caller = await sessions.require(req);
-    const granularity = req.query.granularity ?? 'minute';
-    if (!isGranularity(granularity)) throw invalidParams('granularity must be minute, hour or day', 'granularity');
-    const which = req.query.key ?? 'all';
-    const accountKeys = await access.keys.listByAccount(caller.account.id);
-    const keys = which === 'all' ? accountKeys : [await ownKey(access, caller, which)];
-    await freshUsage();
+  app.get<{ Querystring: { key?: string; granularity?: string } }>(
+    '/dashboard/api/usage',
+    async (req: FastifyRequest<{ Querystring: { key?: string; granularity?: string } }>) => {
+      const caller = await sessions.require(req);
+      const granularity = req.query.granularity ?? 'minute';
+      if (!isGranularity(granularity)) throw invalidParams('granularity must be minute, hour or day', 'granularity');
+      const which = req.query.key ?? 'all';
+      const accountKeys = await access.keys.listByAccount(caller.account.id);
+      const keys = which === 'all' ? accountKeys : [await ownKey(access, caller, which)];
+      await freshUsage();
 
-    const g = USAGE_VIEWS[granularity];
-    const now = Date.now();
-    const toMs = Math.floor(now / g.bucketMs) * g.bucketMs + g.bucketMs;
-    const fromMs = toMs - g.spanMs;
-    const rows = keys.length === 0 ? [] : await access.usageStore.query({ keyIds: keys.map((k) => k.id), fromMs, toMs, granularity });
+      const g = USAGE_VIEWS[granularity];
+      const now = Date.now();
+      const toMs = Math.floor(now / g.bucketMs) * g.bucketMs + g.bucketMs;
+      const fromMs = toMs - g.spanMs;
+      const rows = keys.length === 0 ? [] : await access.usageStore.query({ keyIds: keys.map((k) => k.id), fromMs, toMs, granularity });
 
-    const summary = summariseUsage(rows, keys, fromMs, toMs, g.bucketMs);
-    // The current one-minute window of each key: what is left before 429.
-    const windows = await Promise.all(keys.map(async (k) => {
-      const limit = PLAN_LIMITS[k.plan];
-      const d = await access.limiter.peek(`key:${k.id}`, limit);
-      return { keyId: k.id, name: k.name, status: k.status, plan: k.plan, limit, remaining: d.remaining, resetAt: new Date(d.resetAt).toISOString() };
-    }));
-    const perMinute = PLAN_LIMITS[caller.account.plan];
-    return {
-      key: which,
-      granularity,
-      from: new Date(fromMs).toISOString(),
-      to: new Date(toMs).toISOString(),
-      plan: caller.account.plan,
-      limitPerMinute: perMinute,
-      // The scale of `cost`: the plan's units are rows the engine reads (or the estimate charged
-      // before running), and one request may cost at most this many (docs/access.md).
-      costBudgetPerRequest: PLAN_QUERY_BUDGET[caller.account.plan],
-      // The plan's limit for one key over one bucket (what the chart draws).
-      limitPerBucket: perMinute * (g.bucketMs / 60_000),
-      ...summary,
-      windows,
-    };
-  });
+      const summary = summariseUsage(rows, keys, fromMs, toMs, g.bucketMs);
+      // The current one-minute window of each key: what is left before 429.
+      const windows = await Promise.all(
+        keys.map(async (k) => {
+          const limit = PLAN_LIMITS[k.plan];
+          const d = await access.limiter.peek(`key:${k.id}`, limit);
+          return { keyId: k.id, name: k.name, status: k.status, plan: k.plan, limit, remaining: d.remaining, resetAt: new Date(d.resetAt).toISOString() };
+        }),
+      );
+      const perMinute = PLAN_LIMITS[caller.account.plan];
+      return {
+        key: which,
+        granularity,
+        from: new Date(fromMs).toISOString(),
+        to: new Date(toMs).toISOString(),
+        plan: caller.account.plan,
+        limitPerMinute: perMinute,
+        // The scale of `cost`: the plan's units are rows the engine reads (or the estimate charged
+        // before running), and one request may cost at most this many (docs/access.md).
+        costBudgetPerRequest: PLAN_QUERY_BUDGET[caller.account.plan],
+        // The plan's limit for one key over one bucket (what the chart draws).
+        limitPerBucket: perMinute * (g.bucketMs / 60_000),
+        ...summary,
+        windows,
+      };
+    },
+  );
 
   // How fresh the stored data is (newest block_time and ingest time), for the live page when
   // the analytics answers carry no freshness headers.

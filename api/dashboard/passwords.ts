@@ -47,7 +47,17 @@ export async function verifyPassword(password: string, stored: string): Promise<
   const [N, r, p] = [Number(m[1]), Number(m[2]), Number(m[3])];
   // Only parameters this code would write (or weaker ones within reason) are run: a stored
   // value cannot make a sign-in allocate more than 64 MiB or run for minutes.
-  if (N < 2 || N > SCRYPT_BOUNDS.maxN || (N & (N - 1)) !== 0 || r < 1 || r > SCRYPT_BOUNDS.maxR || p < 1 || p > SCRYPT_BOUNDS.maxP || SCRYPT_BOUNDS.bytesPerNr * N * r > SCRYPT_BOUNDS.maxMemoryBytes) return false;
+  if (
+    N < 2 ||
+    N > SCRYPT_BOUNDS.maxN ||
+    (N & (N - 1)) !== 0 ||
+    r < 1 ||
+    r > SCRYPT_BOUNDS.maxR ||
+    p < 1 ||
+    p > SCRYPT_BOUNDS.maxP ||
+    SCRYPT_BOUNDS.bytesPerNr * N * r > SCRYPT_BOUNDS.maxMemoryBytes
+  )
+    return false;
   const expected = Buffer.from(m[5]!, 'base64url');
   const key = await derive(password, Buffer.from(m[4]!, 'base64url'), N, r, p, expected.length);
   return key.length === expected.length && timingSafeEqual(key, expected);

@@ -98,7 +98,7 @@ export class Sessions {
     const caller = await this.require(req);
     const sent = req.headers[CSRF_HEADER];
     if (typeof sent !== 'string' || sent.length > CSRF_TOKEN_MAX_CHARS || !sameSecret(sent, caller.session.csrfToken)) {
-      throw new AppError(Errors.forbidden, 'The page\'s security token is missing or stale (signed in elsewhere or out?); reload the page and try again');
+      throw new AppError(Errors.forbidden, "The page's security token is missing or stale (signed in elsewhere or out?); reload the page and try again");
     }
     return caller;
   }

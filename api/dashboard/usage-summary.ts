@@ -16,7 +16,9 @@ export function summariseUsage(rows: readonly UsageBucket[], keys: readonly ApiK
     buckets.set(t, { t: t / 1000, rpc: 0, rest: 0, sql: 0, graphql: 0, mcp: 0, other: 0, errors: 0, rateLimited: 0, cost: 0 });
   }
   // Cost per key over time: one series per key of the answer.
-  const keyCost = new Map(keys.map((k) => [k.id, { keyId: k.id, name: k.name, requests: 0, cost: 0, rowsRead: 0, bytesRead: 0, buckets: new Map<number, number>() }]));
+  const keyCost = new Map(
+    keys.map((k) => [k.id, { keyId: k.id, name: k.name, requests: 0, cost: 0, rowsRead: 0, bytesRead: 0, buckets: new Map<number, number>() }]),
+  );
   const byInterface: Record<string, number> = Object.fromEntries(INTERFACES.map((i) => [i, 0]));
   const byMethod = new Map<string, { requests: number; cost: number; rowsRead: number; buckets: Map<number, number> }>();
   let cost = 0;
@@ -56,13 +58,29 @@ export function summariseUsage(rows: readonly UsageBucket[], keys: readonly ApiK
   return {
     totals: { requests, errors, rateLimited, cost, byInterface },
     // Busiest methods, and the costliest (cost in the plan's units: docs/access.md, "The cost of every answer").
-    methods: [...byMethod].sort((a, b) => b[1].requests - a[1].requests).slice(0, USAGE_TOP_METHODS).map(([label, m]) => ({ label, requests: m.requests, cost: m.cost, rowsRead: m.rowsRead })),
+    methods: [...byMethod]
+      .sort((a, b) => b[1].requests - a[1].requests)
+      .slice(0, USAGE_TOP_METHODS)
+      .map(([label, m]) => ({ label, requests: m.requests, cost: m.cost, rowsRead: m.rowsRead })),
     // With their cost per bucket, for the chart of cost per method over time.
-    costlyMethods: [...byMethod].filter(([, m]) => m.cost > 0).sort((a, b) => b[1].cost - a[1].cost).slice(0, USAGE_TOP_METHODS).map(([label, m]) => ({
-      label, requests: m.requests, cost: m.cost, rowsRead: m.rowsRead, costPerBucket: [...buckets.keys()].map((t) => m.buckets.get(t) ?? 0),
-    })),
+    costlyMethods: [...byMethod]
+      .filter(([, m]) => m.cost > 0)
+      .sort((a, b) => b[1].cost - a[1].cost)
+      .slice(0, USAGE_TOP_METHODS)
+      .map(([label, m]) => ({
+        label,
+        requests: m.requests,
+        cost: m.cost,
+        rowsRead: m.rowsRead,
+        costPerBucket: [...buckets.keys()].map((t) => m.buckets.get(t) ?? 0),
+      })),
     keys: [...keyCost.values()].map((k) => ({
-      keyId: k.keyId, name: k.name, requests: k.requests, cost: k.cost, rowsRead: k.rowsRead, bytesRead: k.bytesRead,
+      keyId: k.keyId,
+      name: k.name,
+      requests: k.requests,
+      cost: k.cost,
+      rowsRead: k.rowsRead,
+      bytesRead: k.bytesRead,
       costPerBucket: [...buckets.keys()].map((t) => k.buckets.get(t) ?? 0),
     })),
     buckets: [...buckets.values()],

@@ -27,7 +27,9 @@ export class DownloadLinks {
   }
 
   private mac(c: LinkClaims): string {
-    return createHmac('sha256', this.secret).update(JSON.stringify([c.job, c.file, c.key, c.expires])).digest('base64url');
+    return createHmac('sha256', this.secret)
+      .update(JSON.stringify([c.job, c.file, c.key, c.expires]))
+      .digest('base64url');
   }
 
   /** The link's path and query below `prefix`. */

@@ -65,66 +65,107 @@ export async function executionRoutes(app: FastifyInstance, opts: { executions: 
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   const one = (description: string) => ({ ...executionSchema, description });
 
-  app.post('/v1/query/executions', {
-    schema: {
-      tags, operationId: 'createQueryExecution', summary: 'Start a SQL execution: an id at once, the query runs in the background',
-      description: 'The same sandbox, guard, cost check, budgets and fair sharing as POST /v1/query and SQL exports; ' +
-        `no 30 s answer deadline and no ${EXECUTION_PAGE_MAX_ROWS}-row LIMIT on the whole result (the plan's export row cap applies). ` +
-        `Poll GET /v1/query/executions/{id} (about once a second: ${EXECUTION_POLLS_PER_MINUTE} polls a minute per key, apart from the plan's requests), then page the results.`,
-      body: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['query'],
-        properties: {
-          query: { ...sqlText, examples: [...SQL_EXAMPLES], description: 'One read-only SELECT, as for POST /v1/query; no LIMIT is added' },
-          format: { type: ['string', 'null'], pattern: '^(?:[Jj][Ss][Oo][Nn]|[Cc][Ss][Vv])$', default: 'json', description: 'json or csv (any case): the format of the result pages' },
+  app.post(
+    '/v1/query/executions',
+    {
+      schema: {
+        tags,
+        operationId: 'createQueryExecution',
+        summary: 'Start a SQL execution: an id at once, the query runs in the background',
+        description:
+          'The same sandbox, guard, cost check, budgets and fair sharing as POST /v1/query and SQL exports; ' +
+          `no 30 s answer deadline and no ${EXECUTION_PAGE_MAX_ROWS}-row LIMIT on the whole result (the plan's export row cap applies). ` +
+          `Poll GET /v1/query/executions/{id} (about once a second: ${EXECUTION_POLLS_PER_MINUTE} polls a minute per key, apart from the plan's requests), then page the results.`,
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['query'],
+          properties: {
+            query: { ...sqlText, examples: [...SQL_EXAMPLES], description: 'One read-only SELECT, as for POST /v1/query; no LIMIT is added' },
+            format: {
+              type: ['string', 'null'],
+              pattern: '^(?:[Jj][Ss][Oo][Nn]|[Cc][Ss][Vv])$',
+              default: 'json',
+              description: 'json or csv (any case): the format of the result pages',
+            },
+          },
+          'x-cross-field-rules': [SQL_LANGUAGE_RULE],
         },
-        'x-cross-field-rules': [SQL_LANGUAGE_RULE],
+        response: { 202: one('The execution, QUEUED (or already RUNNING)'), ...errors(400, 401, 403, 413, 415, 429) },
       },
-      response: { 202: one('The execution, QUEUED (or already RUNNING)'), ...errors(400, 401, 403, 413, 415, 429) },
     },
-  }, async (req, reply) => reply.code(202).send(await svc.create(ownerOf(req), req.body)));
+    async (req, reply) => reply.code(202).send(await svc.create(ownerOf(req), req.body)),
+  );
 
-  app.get<{ Params: { id: string } }>('/v1/query/executions/:id', {
-    schema: { tags, operationId: 'getQueryExecution', summary: `State and progress of an execution: a poll, charged against a window of ${EXECUTION_POLLS_PER_MINUTE} polls a minute per key instead of the plan's requests (an unknown id against both)`, params: idParam,
-      response: { 200: one('The execution'), ...errors(401, 403, 404, 414, 429) } },
-  }, async (req) => {
-    try {
-      return svc.get(ownerOf(req), req.params.id);
-    } catch (err) {
-      // Polls spend only their own window; an id this key has no execution under is charged
-      // like any request besides, so guessing ids spends the plan's window (execution-polls.ts).
-      if (err instanceof AppError && err.kind === Errors.notFound) await req.consumeRateLimit(1);
-      throw err;
-    }
-  });
-
-  app.post<{ Params: { id: string } }>('/v1/query/executions/:id/cancel', {
-    schema: { tags, operationId: 'cancelQueryExecution', summary: 'Cancel an execution (a finished one is answered as it is)', params: idParam,
-      response: { 200: one('The execution'), ...errors(401, 403, 404, 414, 415, 429) } },
-  }, async (req) => svc.cancel(ownerOf(req), req.params.id));
-
-  app.get<{ Params: { id: string }; Querystring: { cursor?: string; limit?: string } }>('/v1/query/executions/:id/results', {
-    // A cursor is one this execution's pages issued (nextCursor), not any string: others are 400.
-    schema: ({
-      'x-cross-field-rules': [{ rule: 'issued', param: 'cursor', by: 'nextCursor' }],
-      tags, operationId: 'getQueryExecutionResults', summary: `A page of an execution's results (at most ${EXECUTION_PAGE_MAX_ROWS} rows), in its format`,
-      params: idParam,
-      querystring: { type: 'object', properties: {
-        cursor: { type: 'string', maxLength: EXECUTION_TOKEN_MAX_CHARS, description: 'nextCursor of the previous page; none for the first' },
-        limit: { type: 'integer', minimum: 1, maximum: EXECUTION_PAGE_MAX_ROWS, default: EXECUTION_PAGE_MAX_ROWS },
-      } },
-      response: {
-        200: { description: 'The page', content: { 'application/json': { schema: pageSchema }, 'text/csv': { schema: { type: 'string' } } } },
-        ...errors(400, 401, 403, 404, 414, 429),
-        409: { description: 'The execution has no results (QUEUED, RUNNING, FAILED or CANCELLED)', $ref: 'ErrorBody#' },
+  app.get<{ Params: { id: string } }>(
+    '/v1/query/executions/:id',
+    {
+      schema: {
+        tags,
+        operationId: 'getQueryExecution',
+        summary: `State and progress of an execution: a poll, charged against a window of ${EXECUTION_POLLS_PER_MINUTE} polls a minute per key instead of the plan's requests (an unknown id against both)`,
+        params: idParam,
+        response: { 200: one('The execution'), ...errors(401, 403, 404, 414, 429) },
       },
-    }) as FastifySchema,
-  }, async (req, reply: FastifyReply) => {
-    const page = await svc.page(ownerOf(req), req.params.id, req.query.cursor, req.query.limit);
-    reply.header(EXECUTION_TOTAL_ROWS_HEADER, String(page.totalRows));
-    if (page.nextCursor !== null) reply.header(EXECUTION_NEXT_CURSOR_HEADER, page.nextCursor);
-    if (page.format === 'csv') return reply.type('text/csv; charset=utf-8').send(page.text ?? '');
-    return reply.type('application/json; charset=utf-8').send({ data: page.rows, count: page.count, totalRows: page.totalRows, offset: page.offset, nextCursor: page.nextCursor });
-  });
+    },
+    async (req) => {
+      try {
+        return svc.get(ownerOf(req), req.params.id);
+      } catch (err) {
+        // Polls spend only their own window; an id this key has no execution under is charged
+        // like any request besides, so guessing ids spends the plan's window (execution-polls.ts).
+        if (err instanceof AppError && err.kind === Errors.notFound) await req.consumeRateLimit(1);
+        throw err;
+      }
+    },
+  );
+
+  app.post<{ Params: { id: string } }>(
+    '/v1/query/executions/:id/cancel',
+    {
+      schema: {
+        tags,
+        operationId: 'cancelQueryExecution',
+        summary: 'Cancel an execution (a finished one is answered as it is)',
+        params: idParam,
+        response: { 200: one('The execution'), ...errors(401, 403, 404, 414, 415, 429) },
+      },
+    },
+    async (req) => svc.cancel(ownerOf(req), req.params.id),
+  );
+
+  app.get<{ Params: { id: string }; Querystring: { cursor?: string; limit?: string } }>(
+    '/v1/query/executions/:id/results',
+    {
+      // A cursor is one this execution's pages issued (nextCursor), not any string: others are 400.
+      schema: {
+        'x-cross-field-rules': [{ rule: 'issued', param: 'cursor', by: 'nextCursor' }],
+        tags,
+        operationId: 'getQueryExecutionResults',
+        summary: `A page of an execution's results (at most ${EXECUTION_PAGE_MAX_ROWS} rows), in its format`,
+        params: idParam,
+        querystring: {
+          type: 'object',
+          properties: {
+            cursor: { type: 'string', maxLength: EXECUTION_TOKEN_MAX_CHARS, description: 'nextCursor of the previous page; none for the first' },
+            limit: { type: 'integer', minimum: 1, maximum: EXECUTION_PAGE_MAX_ROWS, default: EXECUTION_PAGE_MAX_ROWS },
+          },
+        },
+        response: {
+          200: { description: 'The page', content: { 'application/json': { schema: pageSchema }, 'text/csv': { schema: { type: 'string' } } } },
+          ...errors(400, 401, 403, 404, 414, 429),
+          409: { description: 'The execution has no results (QUEUED, RUNNING, FAILED or CANCELLED)', $ref: 'ErrorBody#' },
+        },
+      } as FastifySchema,
+    },
+    async (req, reply: FastifyReply) => {
+      const page = await svc.page(ownerOf(req), req.params.id, req.query.cursor, req.query.limit);
+      reply.header(EXECUTION_TOTAL_ROWS_HEADER, String(page.totalRows));
+      if (page.nextCursor !== null) reply.header(EXECUTION_NEXT_CURSOR_HEADER, page.nextCursor);
+      if (page.format === 'csv') return reply.type('text/csv; charset=utf-8').send(page.text ?? '');
+      return reply
+        .type('application/json; charset=utf-8')
+        .send({ data: page.rows, count: page.count, totalRows: page.totalRows, offset: page.offset, nextCursor: page.nextCursor });
+    },
+  );
 }

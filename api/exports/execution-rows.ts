@@ -23,8 +23,7 @@ export function rowColumnFor(columns: readonly { name: string }[] | null): strin
  * statement's own ORDER BY and LIMIT (one ordered stream by then), so the numbers follow the
  * rows' order in the file.
  */
-export const numberedRows = (select: string, column: string): string =>
-  `SELECT *, rowNumberInAllBlocks() AS ${quotedName(column)} FROM (\n${select}\n)`;
+export const numberedRows = (select: string, column: string): string => `SELECT *, rowNumberInAllBlocks() AS ${quotedName(column)} FROM (\n${select}\n)`;
 
 /** The row-number column of an execution's file, or undefined (not an execution, or one written before files were numbered). */
 export const rowColumnOf = (job: JobRecord): string | undefined => job.execution?.rowColumn;

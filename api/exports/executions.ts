@@ -64,7 +64,6 @@ const ID_SHAPE = /^exp_[A-Za-z0-9_-]{16}$/;
 const notFound = (): AppError => new AppError(Errors.notFound, 'no SQL execution with this id for this API key');
 const bad = (field: string, message: string): AppError => new AppError(Errors.invalidParams, `${field} ${message}`, { field });
 
-
 /**
  * The statement reading rows [offset, offset + size) of an execution's file: our statement over
  * our file, with the engine's own names and types for the columns, so a page equals the direct
@@ -75,7 +74,9 @@ const bad = (field: string, message: string): AppError => new AppError(Errors.in
 function pageStatement(job: JobRecord, file: string, offset: number, size: number): string {
   const columns = job.schema ?? [];
   const rowColumn = rowColumnOf(job);
-  const structure = [...columns, ...(rowColumn === undefined ? [] : [{ name: rowColumn, type: 'UInt64' }])].map((c) => `${quotedName(c.name)} ${c.type}`).join(', ');
+  const structure = [...columns, ...(rowColumn === undefined ? [] : [{ name: rowColumn, type: 'UInt64' }])]
+    .map((c) => `${quotedName(c.name)} ${c.type}`)
+    .join(', ');
   const source = `file(${literal(file)}, 'Parquet', ${literal(structure)})`;
   if (rowColumn === undefined) return `SELECT * FROM ${source} LIMIT ${size} OFFSET ${offset}`;
   const row = quotedName(rowColumn);
@@ -104,7 +105,8 @@ export class ExecutionService {
       throw new AppError(Errors.invalidQuery, 'the body must be a JSON object {"query": "...", "format": "json" | "csv"}');
     }
     const input = body as Record<string, unknown>;
-    for (const k of Object.keys(input)) if (k !== 'query' && k !== 'format') throw bad(k.slice(0, QUOTED_FIELD_MAX_CHARS), 'is not a field of an execution; fields: query, format');
+    for (const k of Object.keys(input))
+      if (k !== 'query' && k !== 'format') throw bad(k.slice(0, QUOTED_FIELD_MAX_CHARS), 'is not a field of an execution; fields: query, format');
     const format = typeof input.format === 'string' ? input.format.toLowerCase() : (input.format ?? 'json');
     if (format !== 'json' && format !== 'csv') throw new AppError(Errors.invalidQuery, 'format must be "json" or "csv"');
     if (typeof input.query !== 'string' || input.query.trim() === '') throw new AppError(Errors.invalidQuery, 'the query must be a non-empty string');
@@ -127,7 +129,10 @@ export class ExecutionService {
     const job = this.owned(owner, id);
     if (this.reader.transport !== 'embedded') {
       // The engine is another machine: file() there would read its disk, not ours.
-      throw new AppError(Errors.unavailable, `results pages are read by the embedded engine; with a ClickHouse server, download the results file: GET /v1/query/exports/${job.id}/files/train-00000.parquet`);
+      throw new AppError(
+        Errors.unavailable,
+        `results pages are read by the embedded engine; with a ClickHouse server, download the results file: GET /v1/query/exports/${job.id}/files/train-00000.parquet`,
+      );
     }
     const size = limit === undefined ? EXECUTION_PAGE_MAX_ROWS : Number(limit);
     if (typeof limit !== 'undefined' && (typeof limit !== 'string' || !/^[1-9]\d{0,4}$/.test(limit) || size > EXECUTION_PAGE_MAX_ROWS)) {
@@ -136,7 +141,12 @@ export class ExecutionService {
     const offset = cursor === undefined ? 0 : this.offsetOf(job, cursor);
     if (job.status === 'EXPIRED') throw new AppError(Errors.notFound, `the results of this execution expired at ${job.expiresAt}; run it again`);
     if (job.status !== 'COMPLETED') {
-      const why = job.status === 'FAILED' ? `: ${job.error ?? 'it failed'}` : job.status === 'CANCELLED' ? '' : '; poll GET /v1/query/executions/{id} (about once a second) until it is COMPLETED';
+      const why =
+        job.status === 'FAILED'
+          ? `: ${job.error ?? 'it failed'}`
+          : job.status === 'CANCELLED'
+            ? ''
+            : '; poll GET /v1/query/executions/{id} (about once a second) until it is COMPLETED';
       throw new AppError(Errors.conflict, `the execution is ${job.status}, it has no results${why}`);
     }
     const total = job.rowsWritten;
@@ -182,8 +192,9 @@ export class ExecutionService {
       throw bad('cursor', 'is not a cursor of this execution; pass the nextCursor of the previous page unchanged');
     }
     try {
-      return this.tokens.decode(cursor, CURSOR_TAG, listingFingerprint({ execution: job.id }),
-        (p) => (p.length === 1 && isUInt(p[0], Number.MAX_SAFE_INTEGER) ? p[0] : undefined));
+      return this.tokens.decode(cursor, CURSOR_TAG, listingFingerprint({ execution: job.id }), (p) =>
+        p.length === 1 && isUInt(p[0], Number.MAX_SAFE_INTEGER) ? p[0] : undefined,
+      );
     } catch {
       throw bad('cursor', 'is not a cursor of this execution; pass the nextCursor of the previous page unchanged');
     }

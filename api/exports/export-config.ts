@@ -22,8 +22,24 @@ export const FORMAT_FILES: Readonly<Record<ExportFormat, { engine: string; ext: 
  * fields), in the order a default export writes them. ingested_at is internal.
  */
 export const EXPORT_COLUMNS = [
-  'signature', 'instruction_index', 'slot', 'block_time', 'date', 'hour', 'day_of_week', 'program_id', 'protocol_name',
-  'instruction_type', 'fee', 'compute_units', 'accounts_count', 'success', 'accounts', 'error_message', 'log_messages', 'raw_data',
+  'signature',
+  'instruction_index',
+  'slot',
+  'block_time',
+  'date',
+  'hour',
+  'day_of_week',
+  'program_id',
+  'protocol_name',
+  'instruction_type',
+  'fee',
+  'compute_units',
+  'accounts_count',
+  'success',
+  'accounts',
+  'error_message',
+  'log_messages',
+  'raw_data',
 ] as const;
 
 export const SPLIT_NAMES = ['train', 'test', 'val'] as const;
@@ -161,7 +177,12 @@ function preprocessingOf(v: unknown, columns: readonly string[]): Preprocessing 
   if (v === undefined || v === null) return null;
   if (!isObject(v)) throw bad('preprocessing', 'must be an object {normalize, normalizeMethod, oneHotEncode}');
   onlyKeys(v, ['normalize', 'normalizeMethod', 'oneHotEncode'], 'preprocessing');
-  const m = v.normalizeMethod === undefined || v.normalizeMethod === null ? 'Z_SCORE' : typeof v.normalizeMethod === 'string' ? v.normalizeMethod.toUpperCase() : v.normalizeMethod;
+  const m =
+    v.normalizeMethod === undefined || v.normalizeMethod === null
+      ? 'Z_SCORE'
+      : typeof v.normalizeMethod === 'string'
+        ? v.normalizeMethod.toUpperCase()
+        : v.normalizeMethod;
   if (!(NORMALIZE_METHODS as readonly unknown[]).includes(m)) throw bad('preprocessing.normalizeMethod', `must be one of ${NORMALIZE_METHODS.join(', ')}`);
   const normalize = columnList(v.normalize, 'preprocessing.normalize', NORMALIZE_COLUMNS, columns);
   const oneHotEncode = columnList(v.oneHotEncode, 'preprocessing.oneHotEncode', ONE_HOT_COLUMNS, columns);
@@ -215,10 +236,14 @@ function outputOf(v: Record<string, unknown>): OutputSpec {
  * protocols the caller may see (inactive ones are hidden on every interface).
  */
 export function filterExportSpec(input: unknown, visible: readonly string[]): FilterExportSpec {
-  if (!isObject(input)) throw new AppError(Errors.invalidParams, 'the export configuration must be a JSON object {format, filters, columns, sampling, splits, seed}');
+  if (!isObject(input))
+    throw new AppError(Errors.invalidParams, 'the export configuration must be a JSON object {format, filters, columns, sampling, splits, seed}');
   for (const k of Object.keys(input)) {
     if (!['format', 'filters', 'columns', 'sampling', 'splits', 'seed', 'preprocessing'].includes(k)) {
-      throw new AppError(Errors.invalidParams, `the export configuration has no field "${k.slice(0, 50)}"; fields: format, filters, columns, sampling, splits, seed, preprocessing`);
+      throw new AppError(
+        Errors.invalidParams,
+        `the export configuration has no field "${k.slice(0, 50)}"; fields: format, filters, columns, sampling, splits, seed, preprocessing`,
+      );
     }
   }
   const output = outputOf(input);
@@ -234,7 +259,11 @@ export function filterExportSpec(input: unknown, visible: readonly string[]): Fi
       protocols = [];
       f.protocols.forEach((p, i) => {
         if (typeof p !== 'string' || !visible.includes(p)) {
-          throw bad('filters.protocols', `${typeof p === 'string' ? `"${p.slice(0, 60)}"` : 'is not a string:'} is not an available protocol; available: ${visible.join(', ')}`, i);
+          throw bad(
+            'filters.protocols',
+            `${typeof p === 'string' ? `"${p.slice(0, 60)}"` : 'is not a string:'} is not an available protocol; available: ${visible.join(', ')}`,
+            i,
+          );
         }
         if (!protocols!.includes(p)) protocols!.push(p);
       });
@@ -256,7 +285,11 @@ export function filterExportSpec(input: unknown, visible: readonly string[]): Fi
     columns = [];
     input.columns.forEach((c, i) => {
       if (typeof c !== 'string' || !(EXPORT_COLUMNS as readonly string[]).includes(c)) {
-        throw bad('columns', `${typeof c === 'string' ? `"${c.slice(0, 60)}"` : 'is not a string:'} is not an exportable column; columns: ${EXPORT_COLUMNS.join(', ')}`, i);
+        throw bad(
+          'columns',
+          `${typeof c === 'string' ? `"${c.slice(0, 60)}"` : 'is not a string:'} is not an exportable column; columns: ${EXPORT_COLUMNS.join(', ')}`,
+          i,
+        );
       }
       if (columns.includes(c)) throw bad('columns', `"${c}" is listed twice`, i);
       columns.push(c);
@@ -276,7 +309,8 @@ export function sqlExportSpec(input: unknown): SqlExportSpec {
   if (typeof input.query !== 'string' || input.query.trim() === '') throw bad('query', 'must be a non-empty string');
   const output = outputOf(input);
   // Strata are columns of transactions; a query's result has columns of its own.
-  if (output.sampling?.strategy === 'STRATIFIED') throw bad('sampling.strategy', 'STRATIFIED is offered for exports by filters (POST /v1/exports, exportDataset); a SQL export samples RANDOM');
+  if (output.sampling?.strategy === 'STRATIFIED')
+    throw bad('sampling.strategy', 'STRATIFIED is offered for exports by filters (POST /v1/exports, exportDataset); a SQL export samples RANDOM');
   return { kind: 'sql', ...output, query: input.query };
 }
 

@@ -46,31 +46,41 @@ export class ExportQuotas {
     const q = this.config.quotas;
     const jobTotal = bytesOf(job) + coming;
     if (jobTotal > q.jobBytes[plan]) {
-      throw new JobFailure(`this export would hold about ${jobTotal} bytes; the ${plan} plan allows ${q.jobBytes[plan]} bytes per export. `
-        + 'Export less: a narrower date range, fewer columns, sampling, or a query returning fewer or smaller rows');
+      throw new JobFailure(
+        `this export would hold about ${jobTotal} bytes; the ${plan} plan allows ${q.jobBytes[plan]} bytes per export. ` +
+          'Export less: a narrower date range, fewer columns, sampling, or a query returning fewer or smaller rows',
+      );
     }
     const keyTotal = held((j) => j.owner === job.owner) + coming;
     if (keyTotal > q.keyBytes[plan]) {
-      throw new JobFailure(`this API key's export files would hold about ${keyTotal} bytes; the ${plan} plan allows ${q.keyBytes[plan]} bytes per key. `
-        + 'Try again when older exports of this key have expired (their expiresAt), or export less');
+      throw new JobFailure(
+        `this API key's export files would hold about ${keyTotal} bytes; the ${plan} plan allows ${q.keyBytes[plan]} bytes per key. ` +
+          'Try again when older exports of this key have expired (their expiresAt), or export less',
+      );
     }
     const budget = this.config.diskBudgetBytes;
     const total = held(() => true) + coming;
     if (total > budget) {
-      throw new JobFailure(`the export disk budget is used up: ${what} (about ${coming} bytes) would take export files to ${total} bytes of the ${budget} allowed (EXPORT_DISK_BUDGET_BYTES); `
-        + 'this job\'s files were deleted. Export less (a narrower dateRange, sampling) or try again when older exports have expired');
+      throw new JobFailure(
+        `the export disk budget is used up: ${what} (about ${coming} bytes) would take export files to ${total} bytes of the ${budget} allowed (EXPORT_DISK_BUDGET_BYTES); ` +
+          "this job's files were deleted. Export less (a narrower dateRange, sampling) or try again when older exports have expired",
+      );
     }
     const share = Math.floor(q.planShare[plan] * budget);
     const planTotal = held((j) => j.plan === plan) + coming;
     if (planTotal > share) {
-      throw new JobFailure(`export files of all ${plan}-plan keys would hold about ${planTotal} bytes; the ${plan} plan's share of the export disk is ${share} bytes. `
-        + 'Try again when older exports have expired, or export less');
+      throw new JobFailure(
+        `export files of all ${plan}-plan keys would hold about ${planTotal} bytes; the ${plan} plan's share of the export disk is ${share} bytes. ` +
+          'Try again when older exports have expired, or export less',
+      );
     }
     const free = this.freeDisk(this.config.dir);
     const reserve = this.config.ingestReserveBytes;
     if (coming + others.reduce((a, w) => a + w.bytes, 0) > free - reserve) {
-      throw new JobFailure(`the disk holding export files has ${free} bytes free and keeps ${reserve} of them for ingest (EXPORT_INGEST_RESERVE_BYTES): `
-        + `${what} (about ${coming} bytes) does not fit. Try again later, or export less`);
+      throw new JobFailure(
+        `the disk holding export files has ${free} bytes free and keeps ${reserve} of them for ingest (EXPORT_INGEST_RESERVE_BYTES): ` +
+          `${what} (about ${coming} bytes) does not fit. Try again later, or export less`,
+      );
     }
     if (hold) this.writing.set(job.id, { job, bytes: coming });
   }
@@ -88,11 +98,23 @@ export class ExportQuotas {
       if (bytes < limit) return;
       const expiries = jobs.map((j) => (j.expiresAt === null ? Number.POSITIVE_INFINITY : Date.parse(j.expiresAt))).filter(Number.isFinite);
       const wait = expiries.length === 0 ? EXPORT_QUOTA_RETRY_AFTER_SECONDS : Math.max(1, Math.ceil((Math.min(...expiries) - now) / 1000));
-      throw new AppError(Errors.rateLimited, `${what} hold ${bytes} bytes of the ${limit} the ${owner.plan} plan allows; `
-        + `a new export can start when older ones expire (the first in ${wait} s)`, { retryAfterSeconds: wait });
+      throw new AppError(
+        Errors.rateLimited,
+        `${what} hold ${bytes} bytes of the ${limit} the ${owner.plan} plan allows; ` +
+          `a new export can start when older ones expire (the first in ${wait} s)`,
+        { retryAfterSeconds: wait },
+      );
     };
-    full(live.filter((j) => j.owner === owner.id), q.keyBytes[owner.plan], 'this API key\'s export files');
-    full(live.filter((j) => j.plan === owner.plan), Math.floor(q.planShare[owner.plan] * this.config.diskBudgetBytes), `export files of all ${owner.plan}-plan keys`);
+    full(
+      live.filter((j) => j.owner === owner.id),
+      q.keyBytes[owner.plan],
+      "this API key's export files",
+    );
+    full(
+      live.filter((j) => j.plan === owner.plan),
+      Math.floor(q.planShare[owner.plan] * this.config.diskBudgetBytes),
+      `export files of all ${owner.plan}-plan keys`,
+    );
   }
 
   /** The job's statement ended: its bytes are now its files (or deleted). */

@@ -17,9 +17,20 @@ import { AppError, Errors, worded, type Wording } from '../../core/errors.ts';
 import { SIGNED_LINK_PREFIX } from '../access/protected-paths.ts';
 import { appendVary, CALLER_HEADERS } from '../answers/vary.ts';
 import { fileDigest } from './export-writer.ts';
-import { errors, FILE_MEDIA_TYPE, fileParams, fileResponses, filterBody, jobParams, jobSchema, linkQuery, listQuery, pageSchema, sqlBody } from './export-schemas.ts';
+import {
+  errors,
+  FILE_MEDIA_TYPE,
+  fileParams,
+  fileResponses,
+  filterBody,
+  jobParams,
+  jobSchema,
+  linkQuery,
+  listQuery,
+  pageSchema,
+  sqlBody,
+} from './export-schemas.ts';
 import type { ExportFileHandle, ExportOwner, ExportService } from './export-service.ts';
-
 
 /** This interface's names for the logical keys: the body's own field names. */
 const WORDING: Wording = {
@@ -43,7 +54,10 @@ function ownerOf(req: FastifyRequest): ExportOwner {
 }
 
 /** The two kinds of export job, by route base, and the noun their operationIds use (listSqlExports, getExport …). */
-const JOB_BASES = [['/v1/query/exports', 'SqlExport'], ['/v1/exports', 'Export']] as const;
+const JOB_BASES = [
+  ['/v1/query/exports', 'SqlExport'],
+  ['/v1/exports', 'Export'],
+] as const;
 
 export async function exportRoutes(app: FastifyInstance, opts: { exports: ExportService }): Promise<void> {
   const svc = opts.exports;
@@ -54,64 +68,112 @@ export async function exportRoutes(app: FastifyInstance, opts: { exports: Export
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   const created = { 202: { description: 'The job, QUEUED (or already RUNNING)', ...jobSchema }, ...errors(400, 401, 403, 413, 415, 429) };
 
-  app.post('/v1/query/exports', {
-    schema: { tags, operationId: 'createSqlExport', summary: 'Export the rows of a SQL SELECT to files (background job)', body: sqlBody, response: created },
-  }, async (req, reply) => reply.code(202).send(await wordedErrors(() => svc.createSql(ownerOf(req), req.body))));
-  app.post('/v1/exports', {
-    schema: { tags, operationId: 'createExport', summary: 'Export transactions by filters to files (background job)', body: filterBody, response: created },
-  }, async (req, reply) => reply.code(202).send(await wordedErrors(() => svc.create(ownerOf(req), req.body))));
+  app.post(
+    '/v1/query/exports',
+    {
+      schema: { tags, operationId: 'createSqlExport', summary: 'Export the rows of a SQL SELECT to files (background job)', body: sqlBody, response: created },
+    },
+    async (req, reply) => reply.code(202).send(await wordedErrors(() => svc.createSql(ownerOf(req), req.body))),
+  );
+  app.post(
+    '/v1/exports',
+    {
+      schema: { tags, operationId: 'createExport', summary: 'Export transactions by filters to files (background job)', body: filterBody, response: created },
+    },
+    async (req, reply) => reply.code(202).send(await wordedErrors(() => svc.create(ownerOf(req), req.body))),
+  );
 
   for (const [base, noun] of JOB_BASES) {
-    app.get(base, {
-      schema: {
-        tags, operationId: `list${noun}s`, summary: 'Your export jobs, newest first',
-        querystring: listQuery,
-        // A cursor is one this listing issued (endCursor), not any string: others are 400.
-        'x-cross-field-rules': [{ rule: 'issued', param: 'after', by: 'endCursor' }],
-        response: { 200: { description: 'A page of jobs', ...pageSchema }, ...errors(400, 401, 403, 429) },
+    app.get(
+      base,
+      {
+        schema: {
+          tags,
+          operationId: `list${noun}s`,
+          summary: 'Your export jobs, newest first',
+          querystring: listQuery,
+          // A cursor is one this listing issued (endCursor), not any string: others are 400.
+          'x-cross-field-rules': [{ rule: 'issued', param: 'after', by: 'endCursor' }],
+          response: { 200: { description: 'A page of jobs', ...pageSchema }, ...errors(400, 401, 403, 429) },
+        },
       },
-    }, async (req) => {
-      const q = req.query as Record<string, string | undefined>;
-      const first = q.first === undefined ? undefined : /^\d{1,4}$/.test(q.first) ? Number(q.first) : NaN;
-      // REST's page, as SPEC shapes it: the jobs, whether more follow, and the cursor to go on from.
-      const { jobs, hasNextPage, endCursor } = await wordedErrors(() => svc.list(ownerOf(req), { first, after: q.after ?? null }));
-      return { jobs, hasNextPage, endCursor };
-    });
-    app.get<{ Params: { id: string } }>(`${base}/:id`, {
-      schema: { tags, operationId: `get${noun}`, summary: 'One export job: status, progress, files and fresh download links', params: jobParams('job'),
-        response: { 200: { description: 'The job', ...jobSchema }, ...errors(401, 403, 404, 414, 429) } },
-    }, async (req) => wordedErrors(() => svc.get(ownerOf(req), req.params.id)));
-    app.post<{ Params: { id: string } }>(`${base}/:id/cancel`, {
-      schema: { tags, operationId: `cancel${noun}`, summary: 'Cancel an export job (a finished job is answered as it is)', params: jobParams('job'),
-        response: { 200: { description: 'The job', ...jobSchema }, ...errors(400, 401, 403, 404, 414, 415, 429) } },
-    }, async (req) => wordedErrors(() => svc.cancel(ownerOf(req), req.params.id)));
-    app.get<{ Params: { id: string; name: string } }>(`${base}/:id/files/:name`, {
-      schema: { tags, operationId: `download${noun}File`, summary: 'Download a file of a completed job (Range, If-Range, ETag)', params: fileParams,
-        response: { ...fileResponses, ...errors(401, 403, 404, 414, 416, 429) } },
-    }, async (req, reply) => sendFile(req, reply, await wordedErrors(() => svc.openFile(ownerOf(req), req.params.id, req.params.name))));
+      async (req) => {
+        const q = req.query as Record<string, string | undefined>;
+        const first = q.first === undefined ? undefined : /^\d{1,4}$/.test(q.first) ? Number(q.first) : NaN;
+        // REST's page, as SPEC shapes it: the jobs, whether more follow, and the cursor to go on from.
+        const { jobs, hasNextPage, endCursor } = await wordedErrors(() => svc.list(ownerOf(req), { first, after: q.after ?? null }));
+        return { jobs, hasNextPage, endCursor };
+      },
+    );
+    app.get<{ Params: { id: string } }>(
+      `${base}/:id`,
+      {
+        schema: {
+          tags,
+          operationId: `get${noun}`,
+          summary: 'One export job: status, progress, files and fresh download links',
+          params: jobParams('job'),
+          response: { 200: { description: 'The job', ...jobSchema }, ...errors(401, 403, 404, 414, 429) },
+        },
+      },
+      async (req) => wordedErrors(() => svc.get(ownerOf(req), req.params.id)),
+    );
+    app.post<{ Params: { id: string } }>(
+      `${base}/:id/cancel`,
+      {
+        schema: {
+          tags,
+          operationId: `cancel${noun}`,
+          summary: 'Cancel an export job (a finished job is answered as it is)',
+          params: jobParams('job'),
+          response: { 200: { description: 'The job', ...jobSchema }, ...errors(400, 401, 403, 404, 414, 415, 429) },
+        },
+      },
+      async (req) => wordedErrors(() => svc.cancel(ownerOf(req), req.params.id)),
+    );
+    app.get<{ Params: { id: string; name: string } }>(
+      `${base}/:id/files/:name`,
+      {
+        schema: {
+          tags,
+          operationId: `download${noun}File`,
+          summary: 'Download a file of a completed job (Range, If-Range, ETag)',
+          params: fileParams,
+          response: { ...fileResponses, ...errors(401, 403, 404, 414, 416, 429) },
+        },
+      },
+      async (req, reply) => sendFile(req, reply, await wordedErrors(() => svc.openFile(ownerOf(req), req.params.id, req.params.name))),
+    );
   }
 
-  app.get<{ Params: { id: string; name: string } }>(`${SIGNED_LINK_PREFIX}:id/:name`, {
-    schema: {
-      tags, operationId: 'downloadExportLink', summary: 'Download through a signed link (no API key; expires, and stops with the key\'s revocation)',
-      security: [], params: fileParams,
-      querystring: linkQuery,
-      response: { ...fileResponses, ...errors(403, 404, 414, 416, 429) },
+  app.get<{ Params: { id: string; name: string } }>(
+    `${SIGNED_LINK_PREFIX}:id/:name`,
+    {
+      schema: {
+        tags,
+        operationId: 'downloadExportLink',
+        summary: "Download through a signed link (no API key; expires, and stops with the key's revocation)",
+        security: [],
+        params: fileParams,
+        querystring: linkQuery,
+        response: { ...fileResponses, ...errors(403, 404, 414, 416, 429) },
+      },
     },
-  }, async (req, reply) => {
-    // A link is a credential of its own, so its downloads count against the issuing key's
-    // rate limit, and refused links against the client's address, as requests without a
-    // valid key do: the path is exempt from the key check, not from limits.
-    let handle: Awaited<ReturnType<ExportService['openLink']>>;
-    try {
-      handle = await svc.openLink(req.params.id, req.params.name, req.query as Record<string, unknown>);
-    } catch (err) {
-      if (err instanceof AppError && err.kind === Errors.forbidden) await req.consumeRateLimitOf(null);
-      throw err;
-    }
-    await req.consumeRateLimitOf(handle.key);
-    return sendFile(req, reply, handle);
-  });
+    async (req, reply) => {
+      // A link is a credential of its own, so its downloads count against the issuing key's
+      // rate limit, and refused links against the client's address, as requests without a
+      // valid key do: the path is exempt from the key check, not from limits.
+      let handle: Awaited<ReturnType<ExportService['openLink']>>;
+      try {
+        handle = await svc.openLink(req.params.id, req.params.name, req.query as Record<string, unknown>);
+      } catch (err) {
+        if (err instanceof AppError && err.kind === Errors.forbidden) await req.consumeRateLimitOf(null);
+        throw err;
+      }
+      await req.consumeRateLimitOf(handle.key);
+      return sendFile(req, reply, handle);
+    },
+  );
 }
 
 /**
@@ -155,10 +217,16 @@ async function sendFile(req: FastifyRequest, reply: FastifyReply, h: ExportFileH
       end = m[2] === '' ? size - 1 : Math.min(Number(m[2]), size - 1);
     }
     if (start >= size || start > end) {
-      return reply.code(416).header('content-range', `bytes */${size}`).type('application/json; charset=utf-8')
+      return reply
+        .code(416)
+        .header('content-range', `bytes */${size}`)
+        .type('application/json; charset=utf-8')
         .send({ error: 'Range Not Satisfiable', message: `the file has ${size} bytes` });
     }
-    reply.code(206).header('content-range', `bytes ${start}-${end}/${size}`).header('content-length', String(end - start + 1));
+    reply
+      .code(206)
+      .header('content-range', `bytes ${start}-${end}/${size}`)
+      .header('content-length', String(end - start + 1));
     return reply.send(size === 0 ? '' : createReadStream(h.file, { start, end }));
   }
   reply.code(200).header('content-length', String(size));

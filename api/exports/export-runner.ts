@@ -15,13 +15,29 @@ import { TABLES } from '../../warehouse/tables.ts';
 import { budgetSettings } from '../sql/query-cost.ts';
 import { activeSplits, FORMAT_FILES, SPLIT_NAMES, type ExportFormat, type FilterExportSpec, type SqlExportSpec } from './export-config.ts';
 import type { ExportQuotas } from './export-quotas.ts';
-import { csvColumns, csvFileColumns, dataWatermark, emptySelect, fileName, filterWhere, literal, planFilterExport, rowBytesExpression, sampleCondition, selectList, splitExpression, writeEmptySplits, writeFile, writeFilterChunk, writeSettings } from './export-writer.ts';
+import {
+  csvColumns,
+  csvFileColumns,
+  dataWatermark,
+  emptySelect,
+  fileName,
+  filterWhere,
+  literal,
+  planFilterExport,
+  rowBytesExpression,
+  sampleCondition,
+  selectList,
+  splitExpression,
+  writeEmptySplits,
+  writeFile,
+  writeFilterChunk,
+  writeSettings,
+} from './export-writer.ts';
 import type { FileFactsWorker } from './file-facts.ts';
 import { JobFailure } from './job-errors.ts';
 import { numberedRows, rowColumnOf } from './execution-rows.ts';
 import type { ExportFile, JobRecord } from './job-store.ts';
 import { EXPORT_SAMPLE_ROWS } from '../../core/limits/exports.ts';
-
 
 /** What a run needs of the service. */
 export interface RunContext {
@@ -63,14 +79,19 @@ function budgetFailure(err: unknown, job: JobRecord, seconds: number): unknown {
   switch (err.clickhouseCode) {
     case ClickHouseCode.TIMEOUT_EXCEEDED:
     case ClickHouseCode.QUERY_WAS_CANCELLED:
-      return new JobFailure(`a statement of this export ran longer than the ${seconds} s limit of one export statement (the SQL time-out) and was stopped; `
-        + (sql ? 'a SQL export runs as one statement: narrow the query, or split it into several exports by a range (WHERE date BETWEEN …)'
-          : 'each chunk of a filter export is one statement: narrow filters.dateRange or name fewer filters.protocols'));
+      return new JobFailure(
+        `a statement of this export ran longer than the ${seconds} s limit of one export statement (the SQL time-out) and was stopped; ` +
+          (sql
+            ? 'a SQL export runs as one statement: narrow the query, or split it into several exports by a range (WHERE date BETWEEN …)'
+            : 'each chunk of a filter export is one statement: narrow filters.dateRange or name fewer filters.protocols'),
+      );
     case ClickHouseCode.TOO_MANY_ROWS:
     case ClickHouseCode.TOO_MANY_ROWS_OR_BYTES:
       if (/to read/i.test(err.message)) {
-        return new JobFailure(`a statement of this export read more rows than the ${job.plan} plan allows per statement (${PLAN_QUERY_BUDGET[job.plan]}); `
-          + 'narrow it: a date range on transactions, fewer protocols, or the hourly tables');
+        return new JobFailure(
+          `a statement of this export read more rows than the ${job.plan} plan allows per statement (${PLAN_QUERY_BUDGET[job.plan]}); ` +
+            'narrow it: a date range on transactions, fewer protocols, or the hourly tables',
+        );
       }
       return err;
     case ClickHouseCode.MEMORY_LIMIT_EXCEEDED:
@@ -91,15 +112,20 @@ export async function runFilters(ctx: RunContext, spec: FilterExportSpec): Promi
     ctx.checkpoint();
     const cap = config.maxRows[job.plan];
     if (plan.rowsTotal > cap) {
-      throw new JobFailure(`the export would write ${plan.rowsTotal} rows; the ${job.plan} plan allows ${cap} rows per export: narrow filters.dateRange, name fewer filters.protocols, or sample (sampling.rate)`);
+      throw new JobFailure(
+        `the export would write ${plan.rowsTotal} rows; the ${job.plan} plan allows ${cap} rows per export: narrow filters.dateRange, name fewer filters.protocols, or sample (sampling.rate)`,
+      );
     }
     // Bytes per row of a sample as the file will hold them: the first chunk is checked
     // against the quotas before it is written, not once it is on disk.
     const where = filterWhere(spec, visible, plan.work.ingestedAt, plan.work.strata);
     const sample = `SELECT ${selectList(spec, plan.work.fitted)} FROM ${TABLES.transactions} WHERE ${where} LIMIT ${EXPORT_SAMPLE_ROWS}`;
-    const [s] = await statement(ctx, settings, () => wh.query<{ n: string | number; bytes: string | number | null }>(
-      `SELECT count() AS n, sum(${rowBytesExpression(spec.format)}) AS bytes FROM (${spec.format === 'CSV' ? csvColumns(sample, plan.schema) : sample})`,
-      { settings }));
+    const [s] = await statement(ctx, settings, () =>
+      wh.query<{ n: string | number; bytes: string | number | null }>(
+        `SELECT count() AS n, sum(${rowBytesExpression(spec.format)}) AS bytes FROM (${spec.format === 'CSV' ? csvColumns(sample, plan.schema) : sample})`,
+        { settings },
+      ),
+    );
     job.work = { ...plan.work, rowBytes: Number(s?.n ?? 0) === 0 ? 0 : Number(s?.bytes ?? 0) / Number(s!.n) };
     job.rowsTotal = plan.rowsTotal;
     job.schema = plan.schema;
@@ -113,7 +139,11 @@ export async function runFilters(ctx: RunContext, spec: FilterExportSpec): Promi
   let failure: unknown = null;
   const checks: Promise<void>[] = [];
   const check = (entry: ExportFile): void => {
-    checks.push(checkFile(ctx.files, entry, path.join(dir, entry.name), spec.format).catch((err: unknown) => { failure ??= err; }));
+    checks.push(
+      checkFile(ctx.files, entry, path.join(dir, entry.name), spec.format).catch((err: unknown) => {
+        failure ??= err;
+      }),
+    );
   };
   for (const f of job.files) if (f.sha256 === '') check(f);
   const rowsOf = (i: number): number => SPLIT_NAMES.reduce((a, s) => a + work.chunks[i]!.rows[s], 0);
@@ -127,7 +157,7 @@ export async function runFilters(ctx: RunContext, spec: FilterExportSpec): Promi
     // bound, so the whole job is judged on it only once files show the real ratio), and the
     // next chunk is held against them while it is written.
     const soFar = job.files.reduce((a, f) => ({ rows: a.rows + f.rows, bytes: a.bytes + f.bytes }), { rows: 0, bytes: 0 });
-    const rate = soFar.rows > 0 ? soFar.bytes / soFar.rows : work.rowBytes ?? 0;
+    const rate = soFar.rows > 0 ? soFar.bytes / soFar.rows : (work.rowBytes ?? 0);
     if (soFar.rows > 0 || spec.format !== 'PARQUET') {
       let rest = 0;
       for (let j = i; j < work.chunks.length; j++) rest += rowsOf(j);
@@ -152,7 +182,9 @@ export async function runFilters(ctx: RunContext, spec: FilterExportSpec): Promi
     ctx.quotas.recheck(job);
   }
   ctx.checkpoint();
-  const empty = await statement(ctx, settings, () => writeEmptySplits(wh, spec, emptySelect(spec, work.fitted), new Set(job.files.map((f) => f.split)), dir, settings));
+  const empty = await statement(ctx, settings, () =>
+    writeEmptySplits(wh, spec, emptySelect(spec, work.fitted), new Set(job.files.map((f) => f.split)), dir, settings),
+  );
   for (const f of empty) {
     const entry: ExportFile = { ...f, bytes: (await stat(path.join(dir, f.name))).size, sha256: '' };
     job.files.push(entry);
@@ -196,12 +228,16 @@ export async function runSql(ctx: RunContext, spec: SqlExportSpec): Promise<void
   // time-out and read budget as the write, and a query over the row cap or a quota fails
   // before anything is written. The write takes at most the rows counted; the files are
   // counted again once written (a query whose output changes between the runs is caught there).
-  const [probe] = await statement(ctx, settings, () => wh.query<{ rows: string | number; bytes: string | number }>(
-    `SELECT count() AS rows, sum(${rowBytesExpression(spec.format)}) AS bytes FROM (\n${select}\n)`, { settings }));
+  const [probe] = await statement(ctx, settings, () =>
+    wh.query<{ rows: string | number; bytes: string | number }>(
+      `SELECT count() AS rows, sum(${rowBytesExpression(spec.format)}) AS bytes FROM (\n${select}\n)`,
+      { settings },
+    ),
+  );
   const rows = Number(probe?.rows ?? 0);
   if (rows > cap) throw new JobFailure(overCap);
   ctx.checkpoint();
-  ctx.quotas.claim(job, Number(probe?.bytes ?? 0), 'the query\'s rows');
+  ctx.quotas.claim(job, Number(probe?.bytes ?? 0), "the query's rows");
   const limited = `SELECT * FROM (\n${select}\n) LIMIT ${rows}`;
   // An execution's rows carry their numbers: its results pages are ranges of them (execution-rows.ts).
   const rowColumn = rowColumnOf(job);
@@ -210,7 +246,10 @@ export async function runSql(ctx: RunContext, spec: SqlExportSpec): Promise<void
     await statement(ctx, settings, async () => {
       if (splits.length > 1 && wh.transport === 'embedded') {
         const pattern = path.join(dir, `{_partition_id}-00000.${FORMAT_FILES[spec.format].ext}`);
-        await wh.exec(`INSERT INTO FUNCTION file(${literal(pattern)}, ${literal(format)}) PARTITION BY ${splitExpression(spec.splits, spec.seed)}\n${bounded}`, { settings });
+        await wh.exec(
+          `INSERT INTO FUNCTION file(${literal(pattern)}, ${literal(format)}) PARTITION BY ${splitExpression(spec.splits, spec.seed)}\n${bounded}`,
+          { settings },
+        );
       } else {
         for (const s of splits) {
           const one = splits.length > 1 ? `SELECT * FROM (${bounded}) WHERE ${splitExpression(spec.splits, spec.seed)} = '${s}'` : bounded;
@@ -222,7 +261,9 @@ export async function runSql(ctx: RunContext, spec: SqlExportSpec): Promise<void
     ctx.quotas.release(job);
   }
   ctx.checkpoint();
-  await statement(ctx, settings, () => writeEmptySplits(wh, spec, select, new Set(SPLIT_NAMES.filter((s) => existsSync(path.join(dir, fileName(s, 0, spec.format))))), dir, settings));
+  await statement(ctx, settings, () =>
+    writeEmptySplits(wh, spec, select, new Set(SPLIT_NAMES.filter((s) => existsSync(path.join(dir, fileName(s, 0, spec.format))))), dir, settings),
+  );
   for (const s of SPLIT_NAMES) {
     const name = fileName(s, 0, spec.format);
     const file = path.join(dir, name);

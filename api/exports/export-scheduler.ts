@@ -35,14 +35,12 @@ function compareClaims(a: Schedulable, heldA: number, b: Schedulable, heldB: num
   return PLAN_PRIORITY[b.plan] - PLAN_PRIORITY[a.plan] || heldA - heldB || turns.of(a.owner) - turns.of(b.owner) || a.seq - b.seq;
 }
 
-const heldBy = (running: readonly Schedulable[], owner: string, except?: string): number =>
-  running.filter((r) => r.owner === owner && r.id !== except).length;
+const heldBy = (running: readonly Schedulable[], owner: string, except?: string): number => running.filter((r) => r.owner === owner && r.id !== except).length;
 
 /** The queued job to start on a free worker, or undefined (none, or none allowed one now). */
 export function nextJob<T extends Schedulable>(queued: readonly T[], running: readonly Schedulable[], workers: number, turns: Turns = NO_TURNS): T | undefined {
   if (running.length >= workers) return undefined;
-  return eligible(queued, running, workers)
-    .sort((a, b) => compareClaims(a, heldBy(running, a.owner), b, heldBy(running, b.owner), turns))[0];
+  return eligible(queued, running, workers).sort((a, b) => compareClaims(a, heldBy(running, a.owner), b, heldBy(running, b.owner), turns))[0];
 }
 
 /** Whether running `job` should give its worker to a queued job, at a chunk boundary. */

@@ -7,7 +7,18 @@ import { PAGE_TOKEN_MAX_CHARS } from '../../core/limits/questions.ts';
 import { ordered } from '../../core/request-check.ts';
 import { ActiveProtocolName, CalendarDay, DOUBLE, Int64, INT64, pathParam } from '../../core/vocabulary/primitives.ts';
 import { sqlText, SQL_EXPORT_EXAMPLES, SQL_EXPORT_LANGUAGE_RULE } from '../sql/sql-text.ts';
-import { EXPORT_COLUMNS, EXPORT_FORMATS, MAX_SEED, NORMALIZE_COLUMNS, NORMALIZE_METHODS, ONE_HOT_COLUMNS, SAMPLING_STRATEGIES, SPLIT_NAMES, SPLIT_SUM_TOLERANCE, STRATUM_COLUMNS } from './export-config.ts';
+import {
+  EXPORT_COLUMNS,
+  EXPORT_FORMATS,
+  MAX_SEED,
+  NORMALIZE_COLUMNS,
+  NORMALIZE_METHODS,
+  ONE_HOT_COLUMNS,
+  SAMPLING_STRATEGIES,
+  SPLIT_NAMES,
+  SPLIT_SUM_TOLERANCE,
+  STRATUM_COLUMNS,
+} from './export-config.ts';
 import { JOB_STATUSES } from './job-store.ts';
 import { LINK_EXPIRES_PATTERN, LINK_SIG_PATTERN } from './download-links.ts';
 
@@ -18,23 +29,21 @@ const TEXT: Record<number, string> = {
   400: 'Invalid configuration or query (the message names the field)',
   401: 'API key missing',
   403: 'API key invalid, inactive or revoked; for a signed link: forged, expired, or its key revoked',
-  404: 'No such job or file for this API key (another key\'s job is not found either)',
+  404: "No such job or file for this API key (another key's job is not found either)",
   413: 'Request body too large',
   414: 'A path parameter longer than its maxLength, or a URI over the limit',
   415: 'Body is not application/json, or sent with a Content-Encoding other than identity',
   416: 'Range past the end of the file',
-  429: 'Rate limit, or the plan\'s cap of queued and running export jobs (Retry-After)',
+  429: "Rate limit, or the plan's cap of queued and running export jobs (Retry-After)",
 };
-export const errors = (...codes: number[]) =>
-  Object.fromEntries(codes.map((c) => [c, { description: TEXT[c] ?? 'Error', $ref: 'ErrorBody#' }]));
+export const errors = (...codes: number[]) => Object.fromEntries(codes.map((c) => [c, { description: TEXT[c] ?? 'Error', $ref: 'ErrorBody#' }]));
 
 const nullable = (type: string) => ({ type: [type, 'null'] });
 const Nullable = <T extends TSchema>(t: T) => Type.Union([t, Type.Null()]);
 const Link = Type.Object({ url: Type.String(), path: Type.String() });
 /** A string enum as one named schema ({enum, title}), not a union of constants: generated clients
  *  make one enum class of it (a union gave openapi-python-client one class per value). */
-const NamedEnum = <const V extends readonly string[]>(title: string, values: V) =>
-  Type.Unsafe<V[number]>({ type: 'string', enum: [...values], title });
+const NamedEnum = <const V extends readonly string[]>(title: string, values: V) => Type.Unsafe<V[number]>({ type: 'string', enum: [...values], title });
 
 /** A job's file as every interface shows it: the stored facts plus its two ways to download. */
 export const ExportFileViewSchema = Type.Object({
@@ -64,9 +73,16 @@ export const ExportJobViewSchema = Type.Object({
   error: Nullable(Type.String({ description: 'Why a FAILED job failed' })),
   rowCount: Nullable(Int64({ description: 'Rows in the files of a COMPLETED (or since EXPIRED) job; null before' })),
   fileSize: Nullable(Int64({ description: 'Bytes of the data files of a COMPLETED job; null otherwise' })),
-  downloadUrl: Nullable(Type.String({ description: 'Signed link of a COMPLETED job: its data file when it wrote one, else manifest.json (which lists every file); null otherwise' })),
+  downloadUrl: Nullable(
+    Type.String({
+      description: 'Signed link of a COMPLETED job: its data file when it wrote one, else manifest.json (which lists every file); null otherwise',
+    }),
+  ),
   completedAt: Nullable(Type.String({ description: 'When the job COMPLETED (also for an EXPIRED job); null otherwise' })),
-  seeds: Type.Object({ split: Int64({ description: 'The split seed, 0 to 2^32-1 (drawn when the job was created without one)' }), sampling: Nullable(Int64()) }),
+  seeds: Type.Object({
+    split: Int64({ description: 'The split seed, 0 to 2^32-1 (drawn when the job was created without one)' }),
+    sampling: Nullable(Int64()),
+  }),
   /** Data files (COMPLETED jobs), then manifest.json and README.md as `manifest` and `card`. */
   files: Type.Array(ExportFileViewSchema),
   manifest: Nullable(Link),
@@ -92,19 +108,33 @@ export const SPLITS_SUM_TO_ONE = { rule: 'sumEquals', property: 'splits', value:
 const EXPORT_DAYS_IN_ORDER = ordered('filters.dateRange.start', 'filters.dateRange.end');
 
 /** Sampling of a filter export (RANDOM or STRATIFIED) or of a SQL export (RANDOM: a query's result has no strata). */
-const sampling = (strategies: readonly string[]) => orNull({
-  type: 'object',
-  additionalProperties: false,
-  required: ['rate'],
-  properties: {
-    strategy: { type: 'string', enum: [...strategies], title: strategies.includes('STRATIFIED') ? 'SamplingStrategy' : 'SqlSamplingStrategy', description: 'RANDOM: each transaction kept with probability rate. STRATIFIED (filter exports): each stratum keeps rate of its rows' },
-    rate: { type: 'number', format: DOUBLE, minimum: 0, maximum: 1 },
-    seed: seed('Sampling seed; drawn when absent'),
-    ...(strategies.includes('STRATIFIED')
-      ? { stratifyBy: orNull({ type: 'string', enum: [...STRATUM_COLUMNS], title: 'StratumColumn', default: 'protocol_name', description: 'STRATIFIED only: the column whose values are the strata' }) }
-      : {}),
-  },
-});
+const sampling = (strategies: readonly string[]) =>
+  orNull({
+    type: 'object',
+    additionalProperties: false,
+    required: ['rate'],
+    properties: {
+      strategy: {
+        type: 'string',
+        enum: [...strategies],
+        title: strategies.includes('STRATIFIED') ? 'SamplingStrategy' : 'SqlSamplingStrategy',
+        description: 'RANDOM: each transaction kept with probability rate. STRATIFIED (filter exports): each stratum keeps rate of its rows',
+      },
+      rate: { type: 'number', format: DOUBLE, minimum: 0, maximum: 1 },
+      seed: seed('Sampling seed; drawn when absent'),
+      ...(strategies.includes('STRATIFIED')
+        ? {
+            stratifyBy: orNull({
+              type: 'string',
+              enum: [...STRATUM_COLUMNS],
+              title: 'StratumColumn',
+              default: 'protocol_name',
+              description: 'STRATIFIED only: the column whose values are the strata',
+            }),
+          }
+        : {}),
+    },
+  });
 
 const output = {
   format: orNull({ type: 'string', pattern: caseless(EXPORT_FORMATS), default: 'PARQUET', description: `${EXPORT_FORMATS.join(', ')} (any case)` }),
@@ -149,7 +179,12 @@ export const filterBody = {
       description: 'Training-set transforms computed by the engine while writing, stated in the dataset card (docs/exports.md); each column must be exported',
       properties: {
         normalize: orNull({ type: 'array', items: { type: 'string', enum: [...NORMALIZE_COLUMNS], title: 'NormalizeColumn' }, uniqueItems: true }),
-        normalizeMethod: orNull({ type: 'string', pattern: caseless(NORMALIZE_METHODS), default: 'Z_SCORE', description: `${NORMALIZE_METHODS.join(' or ')} (any case); fitted on the train split` }),
+        normalizeMethod: orNull({
+          type: 'string',
+          pattern: caseless(NORMALIZE_METHODS),
+          default: 'Z_SCORE',
+          description: `${NORMALIZE_METHODS.join(' or ')} (any case); fitted on the train split`,
+        }),
         oneHotEncode: orNull({ type: 'array', items: { type: 'string', enum: [...ONE_HOT_COLUMNS], title: 'OneHotColumn' }, uniqueItems: true }),
       },
     }),
@@ -181,7 +216,7 @@ export const jobParams = (what: string) => ({ type: 'object', properties: { id: 
 /** The path of one file of an export job. */
 export const fileParams = {
   type: 'object',
-  properties: { id: idOf('job'), name: pathParam({ type: 'string', description: 'A file name from the job\'s files (or manifest.json, README.md)' }) },
+  properties: { id: idOf('job'), name: pathParam({ type: 'string', description: "A file name from the job's files (or manifest.json, README.md)" }) },
   required: ['id', 'name'],
 };
 /** A listing of export jobs: page size, and the cursor of the page before (a token of the one codec, PAGE_TOKEN_MAX_CHARS at most). */
@@ -198,7 +233,7 @@ export const linkQuery = {
   properties: {
     key: { type: 'string', format: 'uuid', pattern: UUID_PATTERN, description: 'The id of the API key the link was minted for' },
     expires: { type: 'string', pattern: LINK_EXPIRES_PATTERN, description: 'Expiry, Unix seconds' },
-    sig: { type: 'string', pattern: LINK_SIG_PATTERN, description: 'The link\'s signature' },
+    sig: { type: 'string', pattern: LINK_SIG_PATTERN, description: "The link's signature" },
   },
   required: ['key', 'expires', 'sig'],
 };

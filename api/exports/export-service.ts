@@ -79,8 +79,10 @@ const bad = (key: ExportParamKey, message: string): AppError => new AppError(Err
 const jobNotFound = (): AppError => new AppError(Errors.notFound, `${param('job')}: no export job with this id for this API key`);
 
 /** Jobs waiting for a worker, and jobs holding one. */
-const byState = (all: readonly JobRecord[]): { queued: JobRecord[]; running: JobRecord[] } =>
-  ({ queued: all.filter((j) => j.status === 'QUEUED'), running: all.filter((j) => j.status === 'RUNNING') });
+const byState = (all: readonly JobRecord[]): { queued: JobRecord[]; running: JobRecord[] } => ({
+  queued: all.filter((j) => j.status === 'QUEUED'),
+  running: all.filter((j) => j.status === 'RUNNING'),
+});
 const isActive = (j: JobRecord): boolean => j.status === 'QUEUED' || j.status === 'RUNNING';
 
 export class ExportService {
@@ -136,7 +138,10 @@ export class ExportService {
     const needsSignature = spec.sampling !== null || activeSplits(spec.splits).length > 1;
     const sig = prepared.columns.find((c) => c.name === 'signature');
     if (needsSignature && (sig === undefined || !/String/.test(sig.type))) {
-      throw bad(spec.sampling !== null ? 'sampling' : 'splits', 'needs a column named signature (a String) in the query\'s result: splits and samples are drawn by transaction');
+      throw bad(
+        spec.sampling !== null ? 'sampling' : 'splits',
+        "needs a column named signature (a String) in the query's result: splits and samples are drawn by transaction",
+      );
     }
     // An execution's file numbers its rows, so that each results page reads only its own.
     const numbered = execution === undefined ? undefined : { ...execution, rowColumn: rowColumnFor(prepared.columns) };
@@ -225,9 +230,11 @@ export class ExportService {
     const active = this.deps.store.all().filter((j) => j.owner === owner.id && isActive(j)).length;
     if (active + adding > cap) {
       const asked = adding > 1 ? ` (this request would start ${adding}, ${active} are queued or running)` : '';
-      throw new AppError(Errors.rateLimited,
+      throw new AppError(
+        Errors.rateLimited,
         `Too many export jobs: plan ${owner.plan} allows ${cap} queued or running at once per API key${asked}; retry when one has finished (or cancel one)`,
-        { retryAfterSeconds: EXPORT_CAP_RETRY_AFTER_SECONDS });
+        { retryAfterSeconds: EXPORT_CAP_RETRY_AFTER_SECONDS },
+      );
     }
   }
 
@@ -282,7 +289,12 @@ export class ExportService {
         this.running.delete(run);
         this.free.push(wh);
         this.pump();
-        this.turns.forgetIdle(this.deps.store.all().filter(isActive).map((j) => j.owner));
+        this.turns.forgetIdle(
+          this.deps.store
+            .all()
+            .filter(isActive)
+            .map((j) => j.owner),
+        );
       });
       this.running.add(run);
     }
@@ -296,7 +308,9 @@ export class ExportService {
     mkdirSync(dir, { recursive: true });
     // Under the budget of the job's plan, whichever request or process started the worker.
     const ctx: RunContext = {
-      job, wh: boundTo(wh, new Budget(job.plan, 'export')), dir,
+      job,
+      wh: boundTo(wh, new Budget(job.plan, 'export')),
+      dir,
       config: this.deps.config,
       quotas: this.quotas,
       visibleProtocols: this.deps.visibleProtocols,
@@ -310,7 +324,8 @@ export class ExportService {
       files: this.files,
     };
     try {
-      if (job.attempts > EXPORT_MAX_ATTEMPTS) throw new JobFailure(`the service stopped ${job.attempts - 1} times while this job ran; it was not started again`);
+      if (job.attempts > EXPORT_MAX_ATTEMPTS)
+        throw new JobFailure(`the service stopped ${job.attempts - 1} times while this job ran; it was not started again`);
       const spec = job.spec;
       await (spec.kind === 'filters' ? runFilters(ctx, spec) : runSql(ctx, spec));
       this.checkpoint(job);

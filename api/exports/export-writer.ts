@@ -18,7 +18,16 @@ import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
 import { daySpan } from '../../core/request-check.ts';
 import type { Settings, Warehouse } from '../../warehouse/warehouse.ts';
-import { activeSplits, EXPORT_DAYS, FORMAT_FILES, SPLIT_NAMES, type ExportFormat, type FilterExportSpec, type OutputSpec, type SplitName } from './export-config.ts';
+import {
+  activeSplits,
+  EXPORT_DAYS,
+  FORMAT_FILES,
+  SPLIT_NAMES,
+  type ExportFormat,
+  type FilterExportSpec,
+  type OutputSpec,
+  type SplitName,
+} from './export-config.ts';
 import { literal, sampleCondition, splitExpression } from './export-sql.ts';
 import type { Chunk, JobWork } from './job-store.ts';
 import { TABLES } from '../../warehouse/tables.ts';
@@ -141,9 +150,9 @@ export async function planFilterExport(
     for (const s of SPLIT_NAMES) current.rows[s] += perSplit[s];
   }
   const fitted = await fitPreprocessing(wh, spec, where, settings);
-  const schema = await wh.query<{ name: string; type: string }>(
-    `DESCRIBE TABLE (SELECT ${selectList(spec, fitted)} FROM ${TABLES.transactions})`, { settings },
-  );
+  const schema = await wh.query<{ name: string; type: string }>(`DESCRIBE TABLE (SELECT ${selectList(spec, fitted)} FROM ${TABLES.transactions})`, {
+    settings,
+  });
   const work: JobWork = { ingestedAt, maxBlockTime, visible: [...visible], chunks, nextChunk: 0 };
   if (strata !== undefined) work.strata = strata;
   if (fitted !== null) work.fitted = fitted;
@@ -202,7 +211,12 @@ export async function writeFilterChunk(
  * SELECT; the engine writes its first 0 rows. Returns the files written.
  */
 export async function writeEmptySplits(
-  wh: Warehouse, spec: OutputSpec, select: string, present: ReadonlySet<SplitName>, dir: string, settings: Settings,
+  wh: Warehouse,
+  spec: OutputSpec,
+  select: string,
+  present: ReadonlySet<SplitName>,
+  dir: string,
+  settings: Settings,
 ): Promise<{ name: string; split: SplitName; rows: number }[]> {
   const out: { name: string; split: SplitName; rows: number }[] = [];
   for (const split of activeSplits(spec.splits)) {

@@ -39,7 +39,8 @@ const newestFirst = (a: JobRecord, b: JobRecord): number => b.seq - a.seq;
 
 function sizeOf(size: number | undefined, name: 'first' | 'last'): number {
   const n = size ?? EXPORT_LIST_DEFAULT;
-  if (!Number.isSafeInteger(n) || n < 1 || n > EXPORT_LIST_MAX) throw new AppError(Errors.invalidParams, `${name} must be a whole number from 1 to ${EXPORT_LIST_MAX}`, { field: name });
+  if (!Number.isSafeInteger(n) || n < 1 || n > EXPORT_LIST_MAX)
+    throw new AppError(Errors.invalidParams, `${name} must be a whole number from 1 to ${EXPORT_LIST_MAX}`, { field: name });
   return n;
 }
 
@@ -49,7 +50,9 @@ function indexOf(tokens: PageTokens, jobs: readonly JobRecord[], token: string, 
   let at: JobPosition | undefined;
   try {
     at = tokens.decode(token, CURSOR_TAG, fingerprint, jobPosition, direction);
-  } catch { /* answered below, as a cursor of no job */ }
+  } catch {
+    /* answered below, as a cursor of no job */
+  }
   const i = at === undefined ? -1 : jobs.findIndex((j) => j.seq === at.seq && j.id === at.id);
   if (i < 0) throw new AppError(Errors.invalidParams, `${param(key)} is not a cursor of this listing`, { field: key });
   return i;

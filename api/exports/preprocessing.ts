@@ -58,24 +58,35 @@ export async function fitPreprocessing(wh: Warehouse, spec: FilterExportSpec, wh
   const parts: string[] = [`countIf(${fit}) AS fit_rows`];
   p.normalize.forEach((c, i) => {
     const x = `toFloat64(${c})`;
-    parts.push(`avgIf(${x}, ${fit}) AS mean_${i}`, `stddevPopStableIf(${x}, ${fit}) AS std_${i}`, `minIf(${x}, ${fit}) AS min_${i}`, `maxIf(${x}, ${fit}) AS max_${i}`);
+    parts.push(
+      `avgIf(${x}, ${fit}) AS mean_${i}`,
+      `stddevPopStableIf(${x}, ${fit}) AS std_${i}`,
+      `minIf(${x}, ${fit}) AS min_${i}`,
+      `maxIf(${x}, ${fit}) AS max_${i}`,
+    );
   });
   // One more than the cap: a column over it is refused, never cut.
-  p.oneHotEncode.forEach((c, i) => { parts.push(`arraySort(groupUniqArray(${EXPORT_ONE_HOT_MAX_CATEGORIES + 1})(toString(${c}))) AS cat_${i}`); });
+  p.oneHotEncode.forEach((c, i) => {
+    parts.push(`arraySort(groupUniqArray(${EXPORT_ONE_HOT_MAX_CATEGORIES + 1})(toString(${c}))) AS cat_${i}`);
+  });
   const [r = {}] = await wh.query<Row>(`SELECT ${parts.join(', ')} FROM ${TABLES.transactions} WHERE ${where}`, { settings });
   const rows = Number(r.fit_rows ?? 0);
   const taken = new Set(spec.columns);
   return {
     method: p.normalizeMethod,
     fittedOn,
-    normalize: p.normalize.map((column, i) => rows === 0
-      ? { column, rows, mean: null, std: null, min: null, max: null }
-      : { column, rows, mean: num(r[`mean_${i}`]), std: num(r[`std_${i}`]), min: num(r[`min_${i}`]), max: num(r[`max_${i}`]) }),
+    normalize: p.normalize.map((column, i) =>
+      rows === 0
+        ? { column, rows, mean: null, std: null, min: null, max: null }
+        : { column, rows, mean: num(r[`mean_${i}`]), std: num(r[`std_${i}`]), min: num(r[`min_${i}`]), max: num(r[`max_${i}`]) },
+    ),
     oneHot: p.oneHotEncode.map((column, i) => {
       const categories = (r[`cat_${i}`] as string[] | undefined) ?? [];
       if (categories.length > EXPORT_ONE_HOT_MAX_CATEGORIES) {
-        throw new JobFailure(`preprocessing.oneHotEncode: ${column} has more than ${EXPORT_ONE_HOT_MAX_CATEGORIES} distinct values in this export, one column each; `
-          + 'one-hot encoding is for low-cardinality columns: narrow the filters or leave it out');
+        throw new JobFailure(
+          `preprocessing.oneHotEncode: ${column} has more than ${EXPORT_ONE_HOT_MAX_CATEGORIES} distinct values in this export, one column each; ` +
+            'one-hot encoding is for low-cardinality columns: narrow the filters or leave it out',
+        );
       }
       taken.delete(column);
       return { column, categories, names: categories.map((v) => indicatorName(column, v, taken)) };

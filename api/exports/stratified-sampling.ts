@@ -68,8 +68,10 @@ export async function planStrata(wh: Warehouse, sampling: Sampling, where: strin
     { settings },
   );
   if (located.length > EXPORT_STRATA_MAX) {
-    throw new JobFailure(`sampling.stratifyBy ${column} has more than ${EXPORT_STRATA_MAX} distinct values in this export; stratified sampling is for categories: `
-      + 'stratify by another column (protocol_name, the default) or sample RANDOM');
+    throw new JobFailure(
+      `sampling.stratifyBy ${column} has more than ${EXPORT_STRATA_MAX} distinct values in this export; stratified sampling is for categories: ` +
+        'stratify by another column (protocol_name, the default) or sample RANDOM',
+    );
   }
   const plan: StrataPlan = { column, values: [], rows: [], kept: [], thresholds: [] };
   const inner: { i: number; bucket: number; rank: number; before: number }[] = [];

@@ -24,10 +24,9 @@ export interface StreamOptions {
   onData?: (data: Buffer) => void;
 }
 
-
 export const overBudgetMessage = (budget: number): string =>
-  `this field's answer would take the response past its ${formatBytes(budget)} budget; ask for less `
-  + '(a smaller pagination.first, a shorter filters.dateRange, a coarser bucketBy, fewer metrics, fields or aliases per request)';
+  `this field's answer would take the response past its ${formatBytes(budget)} budget; ask for less ` +
+  '(a smaller pagination.first, a shorter filters.dateRange, a coarser bucketBy, fewer metrics, fields or aliases per request)';
 
 /** Each piece of the answer as bytes, the data gathered a top-level field at a time. */
 async function* answerChunks(answer: Answer, o: StreamOptions): AsyncGenerator<Buffer> {

@@ -39,7 +39,8 @@ function inRange(digits: string, shown: string, node?: ValueNode): string {
 function fromText(s: string, shown: string, node?: ValueNode): string {
   if (!DECIMAL.test(s)) throw refused(`BigInt cannot represent ${shown}: a string must be a decimal integer (digits, an optional leading "-")`, node);
   // Bounded before it is built: a thousand-digit literal is refused by its length.
-  if (s.replace(/^-?0*/, '').length > MAX_DIGITS) throw refused(`BigInt cannot represent ${shown}: it is outside ${BIGINT_SCALAR_MIN} to ${BIGINT_SCALAR_MAX} (-2^63 to 2^64-1)`, node);
+  if (s.replace(/^-?0*/, '').length > MAX_DIGITS)
+    throw refused(`BigInt cannot represent ${shown}: it is outside ${BIGINT_SCALAR_MIN} to ${BIGINT_SCALAR_MAX} (-2^63 to 2^64-1)`, node);
   return inRange(s, shown, node);
 }
 
@@ -50,9 +51,12 @@ const fromString = (s: string, node?: ValueNode): string => fromText(s, quoted(s
 export function parseBigIntValue(value: unknown): string {
   if (typeof value === 'string') return fromString(value);
   if (typeof value === 'bigint') return inRange(value.toString(), value.toString());
-  if (typeof value !== 'number' || !Number.isInteger(value)) throw nonInteger(typeof value === 'number' ? String(value) : (JSON.stringify(value) ?? String(value)).slice(0, 40));
+  if (typeof value !== 'number' || !Number.isInteger(value))
+    throw nonInteger(typeof value === 'number' ? String(value) : (JSON.stringify(value) ?? String(value)).slice(0, 40));
   if (!Number.isSafeInteger(value)) {
-    throw refused(`BigInt cannot represent ${value} exactly: a JSON number past 2^53-1 (${Number.MAX_SAFE_INTEGER}) has been rounded; send it as a string of decimal digits`);
+    throw refused(
+      `BigInt cannot represent ${value} exactly: a JSON number past 2^53-1 (${Number.MAX_SAFE_INTEGER}) has been rounded; send it as a string of decimal digits`,
+    );
   }
   return inRange(String(value), String(value));
 }
@@ -77,7 +81,8 @@ export function parseBigIntLiteral(node: ValueNode): string {
   }
   if (digits === '0') return '0';
   if (shift < 0) throw nonInteger(node.value, node);
-  if (digits.length + shift > MAX_DIGITS) throw refused(`BigInt cannot represent ${node.value}: it is outside ${BIGINT_SCALAR_MIN} to ${BIGINT_SCALAR_MAX} (-2^63 to 2^64-1)`, node);
+  if (digits.length + shift > MAX_DIGITS)
+    throw refused(`BigInt cannot represent ${node.value}: it is outside ${BIGINT_SCALAR_MIN} to ${BIGINT_SCALAR_MAX} (-2^63 to 2^64-1)`, node);
   return inRange(`${sign}${digits}${'0'.repeat(shift)}`, node.value, node);
 }
 

@@ -2,8 +2,14 @@
 // the connection object the schema's types read (edges, nodes, pageInfo, totalCount). The
 // pagination argument itself is read by api/graphql/pagination-args.ts.
 import {
-  getDirectiveValues, GraphQLIncludeDirective, GraphQLSkipDirective, Kind,
-  type DocumentNode, type FragmentDefinitionNode, type OperationDefinitionNode, type SelectionSetNode,
+  getDirectiveValues,
+  GraphQLIncludeDirective,
+  GraphQLSkipDirective,
+  Kind,
+  type DocumentNode,
+  type FragmentDefinitionNode,
+  type OperationDefinitionNode,
+  type SelectionSetNode,
 } from 'graphql';
 import type { ConnectionPage, SelectedExtras } from '../analytics/connection.ts';
 
@@ -16,8 +22,15 @@ const COSTLY = new Set(['hasPreviousPage', 'hasNextPage', 'totalCount', 'totalCo
  * Which costly fields a top-level connection field selects, after fragments and
  * @skip/@include, over every selection of its response key (GraphQL merges them).
  */
-export function connectionSelection(document: DocumentNode, operation: OperationDefinitionNode, responseKey: string, variables: Record<string, unknown>): ConnectionSelection {
-  const fragments = new Map<string, FragmentDefinitionNode>(document.definitions.flatMap((d) => (d.kind === Kind.FRAGMENT_DEFINITION ? [[d.name.value, d] as const] : [])));
+export function connectionSelection(
+  document: DocumentNode,
+  operation: OperationDefinitionNode,
+  responseKey: string,
+  variables: Record<string, unknown>,
+): ConnectionSelection {
+  const fragments = new Map<string, FragmentDefinitionNode>(
+    document.definitions.flatMap((d) => (d.kind === Kind.FRAGMENT_DEFINITION ? [[d.name.value, d] as const] : [])),
+  );
   const found = new Set<string>();
   const included = (node: Parameters<typeof getDirectiveValues>[1]): boolean =>
     getDirectiveValues(GraphQLSkipDirective, node, variables)?.if !== true && getDirectiveValues(GraphQLIncludeDirective, node, variables)?.if !== false;
@@ -41,7 +54,11 @@ export function connectionSelection(document: DocumentNode, operation: Operation
     }
   };
   visit(operation.selectionSet, -1, new Set());
-  return { hasPreviousPage: found.has('hasPreviousPage'), hasNextPage: found.has('hasNextPage'), totalCount: found.has('totalCount') || found.has('totalCountIsEstimate') };
+  return {
+    hasPreviousPage: found.has('hasPreviousPage'),
+    hasNextPage: found.has('hasNextPage'),
+    totalCount: found.has('totalCount') || found.has('totalCountIsEstimate'),
+  };
 }
 
 /** The connection object of the schema (edges, nodes, pageInfo, totalCount, totalCountIsEstimate). */

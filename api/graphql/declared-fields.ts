@@ -19,8 +19,9 @@ function sdlOf(s: TSchema, name: string, types: string[]): string {
   if (s.type === 'array') return `[${sdlOf(s.items as TSchema, `${name}Item`, types)}!]`;
   if (s.type === 'object') {
     const required = new Set<string>((s.required as string[] | undefined) ?? []);
-    const fields = Object.entries(s.properties as Record<string, TSchema>)
-      .map(([k, p]) => `  ${k}: ${sdlOf(p, `${name}${upper(k)}`, types)}${required.has(k) ? '!' : ''}`);
+    const fields = Object.entries(s.properties as Record<string, TSchema>).map(
+      ([k, p]) => `  ${k}: ${sdlOf(p, `${name}${upper(k)}`, types)}${required.has(k) ? '!' : ''}`,
+    );
     types.push(`type ${name} {\n${fields.join('\n')}\n}`);
     return name;
   }
@@ -33,10 +34,14 @@ function sdlOf(s: TSchema, name: string, types: string[]): string {
 
 /** The filters a declared request takes on GraphQL. */
 function filtersOf(schema: TObject): string[] {
-  return [...('protocol' in schema.properties || 'protocols' in schema.properties ? ['protocols'] : []), ...('range' in schema.properties ? ['dateRange'] : [])];
+  return [
+    ...('protocol' in schema.properties || 'protocols' in schema.properties ? ['protocols'] : []),
+    ...('range' in schema.properties ? ['dateRange'] : []),
+  ];
 }
 
-const declaredOps = (catalog: readonly Operation[]) => catalog.filter((op) => op.request !== undefined && op.result !== undefined && op.graphql?.derived === true && op.respond !== undefined);
+const declaredOps = (catalog: readonly Operation[]) =>
+  catalog.filter((op) => op.request !== undefined && op.result !== undefined && op.graphql?.derived === true && op.respond !== undefined);
 
 /** The SDL of the catalog's declared operations: their Query fields and result types. */
 export function declaredSdl(catalog: readonly Operation[]): string {

@@ -31,7 +31,13 @@ export async function documentCost(schema: GraphQLSchema, analytics: Analytics, 
     for (const [key, node] of topLevelFields(document, op, variables)) {
       const def = rootFields[node.name.value];
       if (def === undefined || node.name.value.startsWith('__')) continue;
-      const plan = await planField(under, node.name.value, getArgumentValues(def, node, variables), PLAN_QUERY_BUDGET.x402, connectionSelection(document, op, key, variables));
+      const plan = await planField(
+        under,
+        node.name.value,
+        getArgumentValues(def, node, variables),
+        PLAN_QUERY_BUDGET.x402,
+        connectionSelection(document, op, key, variables),
+      );
       if (plan === undefined) return undefined;
       units += (await under.cost(plan.question)).score;
     }

@@ -2,18 +2,15 @@
 // validation caches of one route plugin. The selection count runs right after parsing, so
 // a document over it is refused before graphql-js's overlapping-fields rule, which is
 // quadratic in the fields it compares, ever sees it.
-import {
-  GraphQLError,
-  Kind,
-  parse,
-  validate,
-  type DocumentNode,
-  type GraphQLSchema,
-  type SelectionSetNode,
-  type ValidationRule,
-} from 'graphql';
+import { GraphQLError, Kind, parse, validate, type DocumentNode, type GraphQLSchema, type SelectionSetNode, type ValidationRule } from 'graphql';
 import { Errors } from '../../core/errors.ts';
-import { GRAPHQL_DOCUMENT_CACHE_ENTRIES, GRAPHQL_MAX_DOCUMENT_CHARS, GRAPHQL_MAX_SAME_NAME, GRAPHQL_MAX_SELECTIONS, GRAPHQL_MAX_TOKENS } from '../../core/limits.ts';
+import {
+  GRAPHQL_DOCUMENT_CACHE_ENTRIES,
+  GRAPHQL_MAX_DOCUMENT_CHARS,
+  GRAPHQL_MAX_SAME_NAME,
+  GRAPHQL_MAX_SELECTIONS,
+  GRAPHQL_MAX_TOKENS,
+} from '../../core/limits.ts';
 import { graphqlError } from './errors.ts';
 
 export const tooComplex = (message: string): GraphQLError => graphqlError(Errors.queryTooComplex, message);
@@ -124,17 +121,20 @@ export function parseDocument(source: string, maxSelections = GRAPHQL_MAX_SELECT
     throw err;
   }
   if (selectionCount(document, maxSelections) > maxSelections) {
-    throw tooComplex(`the document selects more than ${maxSelections} fields (each fragment spread counts the fields it brings); `
-      + 'send fewer fields, aliases or fragment spreads per request');
+    throw tooComplex(
+      `the document selects more than ${maxSelections} fields (each fragment spread counts the fields it brings); ` +
+        'send fewer fields, aliases or fragment spreads per request',
+    );
   }
   const repeated = mostRepeatedName(document);
   if (repeated.times > GRAPHQL_MAX_SAME_NAME) {
-    throw tooComplex(`the document selects "${repeated.name}" ${repeated.times > 1e6 ? 'over a million' : repeated.times} times in one selection set (fragments included); `
-      + `at most ${GRAPHQL_MAX_SAME_NAME} are allowed: select each field once, or give each an alias`);
+    throw tooComplex(
+      `the document selects "${repeated.name}" ${repeated.times > 1e6 ? 'over a million' : repeated.times} times in one selection set (fragments included); ` +
+        `at most ${GRAPHQL_MAX_SAME_NAME} are allowed: select each field once, or give each an alias`,
+    );
   }
   return document;
 }
-
 
 /**
  * Parsed documents by text, and validation results by document: clients send the same few
@@ -165,6 +165,11 @@ export class DocumentCache {
 function worded(errors: readonly GraphQLError[]): readonly GraphQLError[] {
   const last = errors.at(-1);
   if (last === undefined || !/Validation aborted/.test(last.message)) return errors;
-  return [...errors.slice(0, -1), graphqlError(Errors.invalidParams,
-    `validation stopped after the ${errors.length - 1} errors above; fix them (fields of one name must have the same arguments and subfields) and send the document again`)];
+  return [
+    ...errors.slice(0, -1),
+    graphqlError(
+      Errors.invalidParams,
+      `validation stopped after the ${errors.length - 1} errors above; fix them (fields of one name must have the same arguments and subfields) and send the document again`,
+    ),
+  ];
 }

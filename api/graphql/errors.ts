@@ -46,7 +46,12 @@ export function fieldError(err: unknown, path: readonly (string | number)[]): Gr
 }
 
 /** Arguments some shared services name bare (the export service's "first must be ..."), as GraphQL writes them. */
-const AS_WRITTEN: Readonly<Record<string, string>> = { first: 'pagination.first', after: 'pagination.after', last: 'pagination.last', before: 'pagination.before' };
+const AS_WRITTEN: Readonly<Record<string, string>> = {
+  first: 'pagination.first',
+  after: 'pagination.after',
+  last: 'pagination.last',
+  before: 'pagination.before',
+};
 
 /** A message that starts with a bare argument name, with the name as the request wrote it. */
 function asWritten(message: string, field: string | undefined): string {

@@ -13,7 +13,11 @@ type Args = Record<string, unknown>;
 function withoutNulls(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(withoutNulls);
   if (typeof v !== 'object' || v === null) return v;
-  return Object.fromEntries(Object.entries(v).filter(([, x]) => x !== null && x !== undefined).map(([k, x]) => [k, withoutNulls(x)]));
+  return Object.fromEntries(
+    Object.entries(v)
+      .filter(([, x]) => x !== null && x !== undefined)
+      .map(([k, x]) => [k, withoutNulls(x)]),
+  );
 }
 
 const fixed = (run: () => Promise<unknown> | unknown): FieldPlan => ({ question: { kind: 'fixed' }, run: async () => run() });

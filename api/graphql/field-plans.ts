@@ -9,10 +9,7 @@ import { FAILURE_METRICS, type Group, type Metric } from '../analytics/group-pag
 import { bucketCount, type Granularity } from '../analytics/question/granularity.ts';
 import { isTimeDimension } from '../analytics/question/model.ts';
 import type { TimeRange, Transaction } from '../analytics/types.ts';
-import {
-  errorPatternOf, groupFilters, keysOf, list, metricsOf, rangeOf, takesOnly, transactionsAsk,
-  type Args, type FiltersArg,
-} from './question-args.ts';
+import { errorPatternOf, groupFilters, keysOf, list, metricsOf, rangeOf, takesOnly, transactionsAsk, type Args, type FiltersArg } from './question-args.ts';
 import { pageOf, type PaginationArg } from './pagination-args.ts';
 import { wantsOf } from '../analytics/connection.ts';
 import { connectionOf, type ConnectionSelection } from './connection-plans.ts';
@@ -49,12 +46,20 @@ const RECOMMENDATION: Record<Exclude<Recommendation, 'dropPercentile'>, string> 
   narrowRange: 'narrow filters.dateRange (fewer days)',
   addProtocol: 'add a protocol (filters.protocols)',
   coarserBucket: 'use a coarser bucket (bucketBy DAY, WEEK or MONTH, or groupBy without HOUR)',
-  useViews: 'drop what only records answer (groupBy PROGRAM_ID; filters slotRange, feeRange, computeRange, accountsCount, success, status, logMessage, programIds, signatures): without them hourly views answer',
+  useViews:
+    'drop what only records answer (groupBy PROGRAM_ID; filters slotRange, feeRange, computeRange, accountsCount, success, status, logMessage, programIds, signatures): without them hourly views answer',
 };
 
 /** The recommendations in words; the percentile metrics are the vocabulary's. */
-export const wordRecommendations = (cost: AnswerCost, vocab: QuestionVocabulary): string[] => cost.recommendations.map((r) =>
-  (r === 'dropPercentile' ? `drop a percentile metric (${vocab.metrics.filter((m) => m.percentile).map((m) => m.value).join(', ')})` : RECOMMENDATION[r]));
+export const wordRecommendations = (cost: AnswerCost, vocab: QuestionVocabulary): string[] =>
+  cost.recommendations.map((r) =>
+    r === 'dropPercentile'
+      ? `drop a percentile metric (${vocab.metrics
+          .filter((m) => m.percentile)
+          .map((m) => m.value)
+          .join(', ')})`
+      : RECOMMENDATION[r],
+  );
 
 // ---- the node shapes of the schema --------------------------------------------------------
 
@@ -154,7 +159,8 @@ async function failedTransactionsPlan(a: Analytics, args: Args, selection: Conne
   if (unshown.length > 0) throw invalidParams('groupBy: failedTransactions groups by PROTOCOL, INSTRUCTION_TYPE and HOUR', 'groupBy');
   const metrics = metricsOf(args.metrics, vocab);
   const other = metrics.filter((m) => !FAILURE_METRICS.has(m));
-  if (other.length > 0) throw invalidParams(`metrics: failedTransactions offers COUNT, SUM_FEE and AVG_FEE (not ${other.map(metricValue).join(', ')})`, 'metrics');
+  if (other.length > 0)
+    throw invalidParams(`metrics: failedTransactions offers COUNT, SUM_FEE and AVG_FEE (not ${other.map(metricValue).join(', ')})`, 'metrics');
   const pattern = errorPatternOf(f);
   const page = pageOf(args.pagination as PaginationArg | null | undefined);
   const request = {

@@ -28,10 +28,15 @@ export function graphiqlAssets() {
   const js = readFileSync(path.join(ASSETS, 'graphiql.js'), 'utf8');
   const css = readFileSync(path.join(ASSETS, 'graphiql.css'), 'utf8');
   const packaged = new Map(Object.entries(PACKAGE_ASSETS).map(([name, a]) => [name, { body: readFileSync(a.file), type: a.type }]));
-  const csp = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; font-src 'self' data:; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+  const csp =
+    "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; font-src 'self' data:; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
   const common = (reply: FastifyReply, type: string): FastifyReply =>
-    reply.header('content-type', type).header('content-security-policy', csp).header('x-frame-options', 'DENY')
-      .header('x-content-type-options', 'nosniff').header('cache-control', 'no-cache');
+    reply
+      .header('content-type', type)
+      .header('content-security-policy', csp)
+      .header('x-frame-options', 'DENY')
+      .header('x-content-type-options', 'nosniff')
+      .header('cache-control', 'no-cache');
   return {
     send: (reply: FastifyReply) => common(reply, 'text/html; charset=utf-8').send(html),
     script: (reply: FastifyReply) => common(reply, 'text/javascript; charset=utf-8').send(js),
@@ -43,4 +48,3 @@ export function graphiqlAssets() {
     },
   };
 }
-

@@ -21,7 +21,14 @@ declare module 'graphql-helix' {
     parse?: (source: string) => DocumentNode;
     validate?: (schema: GraphQLSchema, document: DocumentNode, rules: readonly ValidationRule[]) => readonly GraphQLError[];
     validationRules?: readonly ValidationRule[];
-    execute?: (args: { schema: GraphQLSchema; document: DocumentNode; rootValue: unknown; contextValue: unknown; variableValues?: { readonly [name: string]: unknown }; operationName?: string }) => Promise<ExecutionResult>;
+    execute?: (args: {
+      schema: GraphQLSchema;
+      document: DocumentNode;
+      rootValue: unknown;
+      contextValue: unknown;
+      variableValues?: { readonly [name: string]: unknown };
+      operationName?: string;
+    }) => Promise<ExecutionResult>;
     contextFactory?: () => TContext | Promise<TContext>;
   }
 

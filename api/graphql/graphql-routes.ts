@@ -6,15 +6,7 @@
 // Before anything runs, a guard plans, costs and sizes the request (request-guard.ts); the
 // answer is streamed in chunks within its byte budget (answer-stream.ts).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import {
-  getOperationAST,
-  GraphQLError,
-  MaxIntrospectionDepthRule,
-  specifiedRules,
-  type DocumentNode,
-  type GraphQLSchema,
-  type ValidationRule,
-} from 'graphql';
+import { getOperationAST, GraphQLError, MaxIntrospectionDepthRule, specifiedRules, type DocumentNode, type GraphQLSchema, type ValidationRule } from 'graphql';
 import { HttpError, processRequest } from 'graphql-helix';
 import { AppError, Errors, notFound } from '../../core/errors.ts';
 import {
@@ -94,7 +86,13 @@ export async function graphqlRoutes(app: FastifyInstance, opts: GraphqlRouteOpti
   async function handle(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     if (wantsGraphiql(req.method, pathOf(req.url), req.headers.accept)) return page.send(reply);
     // The request budget's cost figure (core/budget.ts); tests may lower it per plan.
-    const ledger: Ledger = { requested: 0, budget: req.apiKey ? (opts.budgets?.[req.apiKey.plan] ?? req.budget?.readRows ?? budgets[req.apiKey.plan]) : 0, fields: 0, query: false, points: 0 };
+    const ledger: Ledger = {
+      requested: 0,
+      budget: req.apiKey ? (opts.budgets?.[req.apiKey.plan] ?? req.budget?.readRows ?? budgets[req.apiKey.plan]) : 0,
+      fields: 0,
+      query: false,
+      points: 0,
+    };
     let params: Params;
     try {
       params = readParams(req);
@@ -102,16 +100,19 @@ export async function graphqlRoutes(app: FastifyInstance, opts: GraphqlRouteOpti
       return sendError(err, req, reply, ledger);
     }
     const type = responseType(req.headers.accept);
-    const extensions = async (): Promise<Record<string, unknown>> => buildExtensions({
-      cost: { requested: ledger.requested, budget: ledger.budget },
-      freshness: opts.freshness?.extension(await opts.analytics.protocols()),
-      stats: answerStatsOf(req.budget),
-    });
+    const extensions = async (): Promise<Record<string, unknown>> =>
+      buildExtensions({
+        cost: { requested: ledger.requested, budget: ledger.budget },
+        freshness: opts.freshness?.extension(await opts.analytics.protocols()),
+        stats: answerStatsOf(req.budget),
+      });
     // An identical query of the same key answered a moment ago, with nothing changed since:
     // its answer again. Keyed by the key itself, so no answer can reach another key (export
     // jobs, the plan's budget); export fields are never kept, as their progress moves.
-    const memoKey = req.apiKey === undefined || req.apiKey === null ? undefined
-      : `${req.apiKey.id}\u0000${params.operationName ?? ''}\u0000${params.query}\u0000${JSON.stringify(params.variables ?? null)}`;
+    const memoKey =
+      req.apiKey === undefined || req.apiKey === null
+        ? undefined
+        : `${req.apiKey.id}\u0000${params.operationName ?? ''}\u0000${params.query}\u0000${JSON.stringify(params.variables ?? null)}`;
     const version = opts.analytics.answersVersion();
     const remembered = memoKey === undefined ? undefined : memo.get(memoKey, version);
     if (remembered !== undefined) {
@@ -123,7 +124,10 @@ export async function graphqlRoutes(app: FastifyInstance, opts: GraphqlRouteOpti
       ledger.requested = remembered.requested;
       const ext = await extensions();
       // A small remembered answer goes out as one text; a large one in chunks.
-      const body = remembered.data.length <= ANSWER_CHUNK_BYTES ? `{"data":${remembered.data.toString('utf8')},"extensions":${JSON.stringify(ext)}}` : rememberedStream(remembered.data, ext);
+      const body =
+        remembered.data.length <= ANSWER_CHUNK_BYTES
+          ? `{"data":${remembered.data.toString('utf8')},"extensions":${JSON.stringify(ext)}}`
+          : rememberedStream(remembered.data, ext);
       return reply.code(200).header('content-type', `${type}; charset=utf-8`).send(body);
     }
     const result = await processRequest<RequestContext>({
@@ -165,9 +169,14 @@ export async function graphqlRoutes(app: FastifyInstance, opts: GraphqlRouteOpti
     const requestError = payload.data === undefined;
     let status = result.status;
     if (status !== 405 && status !== 429) status = requestError && type === GRAPHQL_RESPONSE ? 400 : 200;
-    const errors = payload.errors && payload.errors.length > 0
-      ? payload.errors.map((e) => formatError(e instanceof GraphQLError ? e : new GraphQLError(String((e as Error).message)), (err) => req.log.error({ err }, 'GraphQL field failed')))
-      : undefined;
+    const errors =
+      payload.errors && payload.errors.length > 0
+        ? payload.errors.map((e) =>
+            formatError(e instanceof GraphQLError ? e : new GraphQLError(String((e as Error).message)), (err) =>
+              req.log.error({ err }, 'GraphQL field failed'),
+            ),
+          )
+        : undefined;
     // Only whole answers with data and no errors are kept (a field cut for the budget is an error).
     const keep = memoKey !== undefined && ledger.query && status === 200 && !requestError && errors === undefined;
     const answer = {

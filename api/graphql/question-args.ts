@@ -3,11 +3,7 @@
 // are derived from the same declarations, so a value the schema takes is one this knows) and
 // turned into the analytics layer's requests. Nothing is read here.
 import { invalidParams } from '../../core/errors.ts';
-import {
-  GRAPHQL_MAX_PATTERN_CHARS,
-  QUESTION_MAX_LOG_MESSAGE_CHARS,
-  QUESTION_RANGE_MAX,
-} from '../../core/limits.ts';
+import { GRAPHQL_MAX_PATTERN_CHARS, QUESTION_MAX_LOG_MESSAGE_CHARS, QUESTION_RANGE_MAX } from '../../core/limits.ts';
 import { daySpan } from '../../core/request-check.ts';
 import { breaksRule, FILTER_LISTS } from '../../core/vocabulary/primitives.ts';
 import type { GroupFilters, GroupPageRequest, Metric } from '../analytics/group-pages.ts';
@@ -16,9 +12,15 @@ import type { ListRequest, TimeRange, TransactionFilters } from '../analytics/ty
 import { pageOf, type PaginationArg } from './pagination-args.ts';
 import { KEY_SORTS, RECORD_SORTS, type GroupKey, type QuestionVocabulary } from './question-vocabulary.ts';
 
-interface DateRangeArg { start?: string | null; end?: string | null }
+interface DateRangeArg {
+  start?: string | null;
+  end?: string | null;
+}
 /** A range's bounds as the BigInt scalar parses them: canonical decimal text (api/graphql/bigint-scalar.ts). */
-interface RangeArg { min?: string | null; max?: string | null }
+interface RangeArg {
+  min?: string | null;
+  max?: string | null;
+}
 export interface FiltersArg {
   protocols?: string[] | null;
   dateRange?: DateRangeArg | null;
@@ -34,12 +36,18 @@ export interface FiltersArg {
   success?: boolean | null;
   logMessage?: string | null;
 }
-interface SortArg { field?: string | null; direction?: 'ASC' | 'DESC' | null }
+interface SortArg {
+  field?: string | null;
+  direction?: 'ASC' | 'DESC' | null;
+}
 export type Args = Record<string, unknown>;
 
 /** Each range filter's argument name and the model's range it sets. */
 const RANGE_ARGS: Readonly<Record<'slotRange' | 'feeRange' | 'computeRange' | 'accountsCount', RangeFilter>> = {
-  slotRange: 'slot', feeRange: 'fee', computeRange: 'computeUnits', accountsCount: 'accountsCount',
+  slotRange: 'slot',
+  feeRange: 'fee',
+  computeRange: 'computeUnits',
+  accountsCount: 'accountsCount',
 };
 
 export const present = <T>(v: T | null | undefined): v is T => v !== null && v !== undefined;
@@ -71,7 +79,20 @@ export function rangeOf(f: FiltersArg | null | undefined, required = false): Tim
 }
 
 /** Every filter of the SDL's TransactionFilters but errorPattern: what records and groups of them are filtered by. */
-const RECORD_FILTERS = ['protocols', 'dateRange', 'instructionTypes', 'programIds', 'signatures', 'status', 'success', 'slotRange', 'feeRange', 'computeRange', 'accountsCount', 'logMessage'] as const;
+const RECORD_FILTERS = [
+  'protocols',
+  'dateRange',
+  'instructionTypes',
+  'programIds',
+  'signatures',
+  'status',
+  'success',
+  'slotRange',
+  'feeRange',
+  'computeRange',
+  'accountsCount',
+  'logMessage',
+] as const;
 
 /**
  * The filters each GraphQL field takes, declared once: the fields share one SDL input type
@@ -86,7 +107,11 @@ export const FIELD_FILTERS = {
 } as const satisfies Record<string, readonly (keyof FiltersArg)[]>;
 
 /** Refuse any filter given that `field` does not take (FIELD_FILTERS, or a declared field's own). */
-export function takesOnly<F extends string>(f: FiltersArg | null | undefined, field: F, taken: readonly string[] = FIELD_FILTERS[field as keyof typeof FIELD_FILTERS]): void {
+export function takesOnly<F extends string>(
+  f: FiltersArg | null | undefined,
+  field: F,
+  taken: readonly string[] = FIELD_FILTERS[field as keyof typeof FIELD_FILTERS],
+): void {
   for (const [n, v] of Object.entries(f ?? {})) {
     if (present(v) && !taken.includes(n)) throw invalidParams(`filters.${n} is not a filter of ${field} (it takes ${taken.join(', ')})`, n);
   }
@@ -136,10 +161,12 @@ function bounds(r: RangeArg, name: string, max: bigint): Bounds {
     const v = r[side];
     if (!present(v)) continue;
     const n = /^-?\d+$/.test(v) ? BigInt(v) : undefined;
-    if (n === undefined || n < 0n || n > max) throw invalidParams(`filters.${name}.${side} must be a whole number from 0 to ${max} (got ${v.slice(0, 40)})`, name);
+    if (n === undefined || n < 0n || n > max)
+      throw invalidParams(`filters.${name}.${side} must be a whole number from 0 to ${max} (got ${v.slice(0, 40)})`, name);
     out[side] = n.toString();
   }
-  if (out.min !== undefined && out.max !== undefined && BigInt(out.min) > BigInt(out.max)) throw invalidParams(`filters.${name}.min (${out.min}) is above its max (${out.max})`, name);
+  if (out.min !== undefined && out.max !== undefined && BigInt(out.min) > BigInt(out.max))
+    throw invalidParams(`filters.${name}.min (${out.min}) is above its max (${out.max})`, name);
   return out;
 }
 
@@ -192,12 +219,15 @@ export function errorPatternOf(f: FiltersArg | null | undefined): string | undef
 }
 
 /** What transactions(filters, pagination, groupBy, metrics, sort) asks: records, or groups (no keys but metrics: one group of everything). */
-export type TransactionsAsk =
-  | { kind: 'listing'; request: ListRequest; points: number }
-  | { kind: 'groups'; request: GroupPageRequest; points: number };
+export type TransactionsAsk = { kind: 'listing'; request: ListRequest; points: number } | { kind: 'groups'; request: GroupPageRequest; points: number };
 
 /** The sort of groups: a metric (default COUNT, or the first metric asked), or a grouped key. */
-function groupSort(sort: SortArg | null | undefined, keys: readonly GroupKey[], metrics: readonly Metric[], vocab: QuestionVocabulary): GroupPageRequest['sort'] {
+function groupSort(
+  sort: SortArg | null | undefined,
+  keys: readonly GroupKey[],
+  metrics: readonly Metric[],
+  vocab: QuestionVocabulary,
+): GroupPageRequest['sort'] {
   const direction = sort?.direction === 'ASC' ? 'asc' : 'desc';
   const field = sort?.field ?? undefined;
   if (field === undefined) return { metric: metrics.includes('count') ? 'count' : metrics[0]!, direction };
@@ -247,7 +277,7 @@ export function transactionsAsk(args: Args, vocab: QuestionVocabulary): Transact
   const listing = keys.length === 0 && asked.length === 0;
   const field = sort?.field ?? undefined;
   // Records: in time order (DATE), or by a record column then time.
-  const recordSort = field === undefined ? undefined : RECORD_SORTS[field]?.column ?? KEY_SORTS[field]?.record;
+  const recordSort = field === undefined ? undefined : (RECORD_SORTS[field]?.column ?? KEY_SORTS[field]?.record);
   if (listing && field !== undefined && field !== 'DATE' && recordSort === undefined) {
     throw invalidParams(`sort.field sorts groups by ${field}; without groupBy or metrics records are sorted by DATE, ${RECORD_SORT_NAMES}`, 'sort');
   }
@@ -268,7 +298,11 @@ export function transactionsAsk(args: Args, vocab: QuestionVocabulary): Transact
     ...records,
   };
   if (groupOrder !== undefined) {
-    return { kind: 'groups', request: { filters, keys, metrics, sort: groupOrder, limit: page.limit, direction: page.direction, ...cursor }, points: page.limit };
+    return {
+      kind: 'groups',
+      request: { filters, keys, metrics, sort: groupOrder, limit: page.limit, direction: page.direction, ...cursor },
+      points: page.limit,
+    };
   }
   // A listing's filters: the records' own, with the record-level ones.
   const { range, protocols, instructionTypes, programIds, signatures, success, ranges, logMessage } = filters;
@@ -278,10 +312,14 @@ export function transactionsAsk(args: Args, vocab: QuestionVocabulary): Transact
     ...(instructionTypes ? { instructionTypes: [...instructionTypes] } : {}),
     ...(programIds ? { programIds: [...programIds] } : {}),
     ...(signatures ? { signatures: [...signatures] } : {}),
-    ...(success !== undefined ? { status: success ? 'succeeded' as const : 'failed' as const } : {}),
+    ...(success !== undefined ? { status: success ? ('succeeded' as const) : ('failed' as const) } : {}),
     ...(ranges ? { ranges } : {}),
     ...(logMessage !== undefined ? { logMessage } : {}),
   };
   const sortBy = recordSort === undefined ? {} : { sortBy: recordSort };
-  return { kind: 'listing', request: { filters: listed, sortOrder: sort?.direction === 'ASC' ? 'asc' : 'desc', ...sortBy, limit: page.limit, direction: page.direction, ...cursor }, points: page.limit };
+  return {
+    kind: 'listing',
+    request: { filters: listed, sortOrder: sort?.direction === 'ASC' ? 'asc' : 'desc', ...sortBy, limit: page.limit, direction: page.direction, ...cursor },
+    points: page.limit,
+  };
 }

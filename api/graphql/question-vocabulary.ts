@@ -36,14 +36,56 @@ export interface GroupKeyWord {
 const day = (t: string | number): string => new Date(Number(t) * 1000).toISOString().slice(0, 10);
 
 export const GROUP_KEYS: readonly GroupKeyWord[] = [
-  { value: 'PROTOCOL', dimension: 'protocol', field: 'protocol', type: 'String', description: 'By protocol (the node\'s protocol and protocolName)', show: String },
-  { value: 'HOUR', dimension: 'time', field: 'hour', type: 'Float', description: 'By hour: the start of the hour, Unix seconds, in the node\'s hour field', show: Number },
+  {
+    value: 'PROTOCOL',
+    dimension: 'protocol',
+    field: 'protocol',
+    type: 'String',
+    description: "By protocol (the node's protocol and protocolName)",
+    show: String,
+  },
+  {
+    value: 'HOUR',
+    dimension: 'time',
+    field: 'hour',
+    type: 'Float',
+    description: "By hour: the start of the hour, Unix seconds, in the node's hour field",
+    show: Number,
+  },
   { value: 'INSTRUCTION_TYPE', dimension: 'instructionType', field: 'instructionType', type: undefined, description: 'By instruction type', show: String },
-  { value: 'DATE', dimension: 'date', field: 'date', type: 'String', description: 'By UTC day, YYYY-MM-DD, in the node\'s date field', show: day },
-  { value: 'PROGRAM_ID', dimension: 'program', field: 'programId', type: undefined, description: 'By program id (read from records: no hourly view keeps it)', show: String },
-  { value: 'DAY_OF_WEEK', dimension: 'dayOfWeek', field: 'dayOfWeek', type: 'Int', description: 'By ISO day of week in UTC, 1 (Monday) to 7 (Sunday), in the node\'s dayOfWeek field', show: Number },
-  { value: 'WEEK', dimension: 'week', field: 'week', type: 'String', description: 'By ISO week (Monday 00:00 UTC to Sunday 23:59:59): the date of its Monday, YYYY-MM-DD, in the node\'s week field', show: day },
-  { value: 'MONTH', dimension: 'month', field: 'month', type: 'String', description: 'By UTC month, YYYY-MM, in the node\'s month field', show: (t) => day(t).slice(0, 7) },
+  { value: 'DATE', dimension: 'date', field: 'date', type: 'String', description: "By UTC day, YYYY-MM-DD, in the node's date field", show: day },
+  {
+    value: 'PROGRAM_ID',
+    dimension: 'program',
+    field: 'programId',
+    type: undefined,
+    description: 'By program id (read from records: no hourly view keeps it)',
+    show: String,
+  },
+  {
+    value: 'DAY_OF_WEEK',
+    dimension: 'dayOfWeek',
+    field: 'dayOfWeek',
+    type: 'Int',
+    description: "By ISO day of week in UTC, 1 (Monday) to 7 (Sunday), in the node's dayOfWeek field",
+    show: Number,
+  },
+  {
+    value: 'WEEK',
+    dimension: 'week',
+    field: 'week',
+    type: 'String',
+    description: "By ISO week (Monday 00:00 UTC to Sunday 23:59:59): the date of its Monday, YYYY-MM-DD, in the node's week field",
+    show: day,
+  },
+  {
+    value: 'MONTH',
+    dimension: 'month',
+    field: 'month',
+    type: 'String',
+    description: "By UTC month, YYYY-MM, in the node's month field",
+    show: (t) => day(t).slice(0, 7),
+  },
 ];
 
 /**
@@ -54,7 +96,11 @@ export const KEY_SORTS: Readonly<Record<string, { keys: readonly GroupKey[]; rec
   DATE: { keys: ['time', 'date', 'week', 'month'], description: 'Groups: by their time key (HOUR, DATE, WEEK or MONTH). Records: by block time (their order)' },
   PROTOCOL: { keys: ['protocol'], record: 'protocol', description: 'Groups by PROTOCOL: by protocol name. Records: by protocol name, then time' },
   PROGRAM_ID: { keys: ['program'], record: 'programId', description: 'Groups by PROGRAM_ID: by program id. Records: by program id, then time' },
-  INSTRUCTION_TYPE: { keys: ['instructionType'], record: 'instructionType', description: 'Groups by INSTRUCTION_TYPE: by instruction type. Records: by instruction type, then time' },
+  INSTRUCTION_TYPE: {
+    keys: ['instructionType'],
+    record: 'instructionType',
+    description: 'Groups by INSTRUCTION_TYPE: by instruction type. Records: by instruction type, then time',
+  },
 };
 /** Record columns only a listing's sort may name; groups are sorted by metrics or keys instead. */
 export const RECORD_SORTS: Readonly<Record<string, { column: RangeFilter; description: string }>> = {
@@ -107,7 +153,13 @@ const olderWord = (w: MetricWord): MetricWord => ({
 export function questionVocabulary(measures: Measures = MEASURES): QuestionVocabulary {
   const metrics = Object.entries(measures).flatMap(([name, m]) => {
     if (m.metric === undefined) return [];
-    const word: MetricWord = { value: metricValue(name), measure: name, field: METRIC_RENAMES[name] ?? name, description: m.metric, percentile: !isDerived(m) && m.percentile === true };
+    const word: MetricWord = {
+      value: metricValue(name),
+      measure: name,
+      field: METRIC_RENAMES[name] ?? name,
+      description: m.metric,
+      percentile: !isDerived(m) && m.percentile === true,
+    };
     return METRIC_RENAMES[name] === undefined ? [word] : [word, olderWord(word)];
   });
   return {

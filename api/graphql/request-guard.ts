@@ -92,113 +92,134 @@ function meterOf(ledger: Ledger, maxPoints: number): FieldMeter {
     count(points) {
       ledger.points += points;
       if (ledger.points > maxPoints) {
-        throw new AppError(Errors.queryTooComplex, `the request's fields answer more than ${maxPoints} items (records, groups, time-series points) together; at most ${maxPoints} are allowed per document; ${askLess}`);
+        throw new AppError(
+          Errors.queryTooComplex,
+          `the request's fields answer more than ${maxPoints} items (records, groups, time-series points) together; at most ${maxPoints} are allowed per document; ${askLess}`,
+        );
       }
     },
   };
 }
 
-export const guardedExecute = (o: GuardOptions, req: FastifyRequest, ledger: Ledger) => async (args: ExecutionArgs): Promise<ExecutionResult> => {
-  const op = getOperationAST(args.document, args.operationName);
-  if (!op) return { errors: [graphqlError(Errors.invalidParams, 'the document has no operation of that name')] };
-  // graphql-js leaves a mutation against a schema without Mutation to execution; refuse it as a request error.
-  const root = o.schema.getRootType(op.operation);
-  if (!root) return { errors: [graphqlError(Errors.invalidParams, `this service has no ${op.operation} operations`)] };
-  const coerced = getVariableValues(o.schema, op.variableDefinitions ?? [], (args.variableValues ?? {}) as Record<string, unknown>, { maxErrors: 20 });
-  if (coerced.errors) return { errors: coerced.errors };
-  const variables = coerced.coerced;
-  const fields = [...topLevelFields(args.document, op, variables)].filter(([, f]) => !f.name.value.startsWith('__'));
-  ledger.fields = fields.length;
-  ledger.query = op.operation === 'query';
-  if (fields.length > GRAPHQL_MAX_ROOT_FIELDS) {
-    return { errors: [tooComplex(`the operation asks for ${fields.length} top-level fields; at most ${GRAPHQL_MAX_ROOT_FIELDS} are allowed`)] };
-  }
-  // Each top-level field is one request against the rate limit (the first was counted on arrival).
-  if (fields.length > 1) {
-    try {
-      await req.consumeRateLimit(fields.length - 1);
-    } catch (err) {
-      const e = err as AppError;
-      throw new HttpError(e.kind?.http ?? 429, e.message, { graphqlErrors: [graphqlError(e.kind ?? Errors.rateLimited, e.message)] });
+export const guardedExecute =
+  (o: GuardOptions, req: FastifyRequest, ledger: Ledger) =>
+  async (args: ExecutionArgs): Promise<ExecutionResult> => {
+    const op = getOperationAST(args.document, args.operationName);
+    if (!op) return { errors: [graphqlError(Errors.invalidParams, 'the document has no operation of that name')] };
+    // graphql-js leaves a mutation against a schema without Mutation to execution; refuse it as a request error.
+    const root = o.schema.getRootType(op.operation);
+    if (!root) return { errors: [graphqlError(Errors.invalidParams, `this service has no ${op.operation} operations`)] };
+    const coerced = getVariableValues(o.schema, op.variableDefinitions ?? [], (args.variableValues ?? {}) as Record<string, unknown>, { maxErrors: 20 });
+    if (coerced.errors) return { errors: coerced.errors };
+    const variables = coerced.coerced;
+    const fields = [...topLevelFields(args.document, op, variables)].filter(([, f]) => !f.name.value.startsWith('__'));
+    ledger.fields = fields.length;
+    ledger.query = op.operation === 'query';
+    if (fields.length > GRAPHQL_MAX_ROOT_FIELDS) {
+      return { errors: [tooComplex(`the operation asks for ${fields.length} top-level fields; at most ${GRAPHQL_MAX_ROOT_FIELDS} are allowed`)] };
     }
-  }
-  const rootFields = root.getFields();
-  // Every statement of this request's fields runs under its budget (none: refused).
-  const analytics = o.analytics.under(req.budget);
-  const plans = new Map<string, FieldPlan>();
-  const errors: GraphQLError[] = [];
-  const creations = op.operation === 'mutation' ? fields.filter(([, f]) => f.name.value === 'exportDataset').length : 0;
-  for (const [key, node] of fields) {
-    try {
-      const def = rootFields[node.name.value];
-      if (!def) continue;
-      const fieldArgs = getArgumentValues(def, node, variables);
-      const owner = req.apiKey === null ? null : { id: req.apiKey.id, plan: req.apiKey.plan, budget: req.budget };
-      const exportPlan = o.exports === undefined ? undefined : planExportField(o.exports, owner, node.name.value, fieldArgs, creations);
-      if (exportPlan !== undefined) ledger.query = false;
-      const plan = exportPlan ?? await planField(analytics, node.name.value, fieldArgs, ledger.budget, connectionSelection(args.document, op, key, variables))
-        ?? await declaredPlan(o.catalog, analytics, node.name.value, fieldArgs);
-      if (plan) plans.set(key, plan);
-    } catch (err) {
-      // A cap on work the caller already has running (export jobs) refuses the request as the rate limit does.
-      if (err instanceof AppError && err.kind === Errors.rateLimited) {
-        throw new HttpError(429, err.message, {
-          headers: err.retryAfterSeconds === undefined ? [] : [{ name: 'Retry-After', value: String(err.retryAfterSeconds) }],
-          graphqlErrors: [graphqlError(Errors.rateLimited, err.message)],
-        });
-      }
-      errors.push(fieldError(err, [key]));
-    }
-  }
-  if (errors.length === 0) {
-    const scores = await Promise.all([...plans].map(async ([key, plan]) => {
+    // Each top-level field is one request against the rate limit (the first was counted on arrival).
+    if (fields.length > 1) {
       try {
-        return (await analytics.cost(plan.question)).score;
+        await req.consumeRateLimit(fields.length - 1);
       } catch (err) {
+        const e = err as AppError;
+        throw new HttpError(e.kind?.http ?? 429, e.message, { graphqlErrors: [graphqlError(e.kind ?? Errors.rateLimited, e.message)] });
+      }
+    }
+    const rootFields = root.getFields();
+    // Every statement of this request's fields runs under its budget (none: refused).
+    const analytics = o.analytics.under(req.budget);
+    const plans = new Map<string, FieldPlan>();
+    const errors: GraphQLError[] = [];
+    const creations = op.operation === 'mutation' ? fields.filter(([, f]) => f.name.value === 'exportDataset').length : 0;
+    for (const [key, node] of fields) {
+      try {
+        const def = rootFields[node.name.value];
+        if (!def) continue;
+        const fieldArgs = getArgumentValues(def, node, variables);
+        const owner = req.apiKey === null ? null : { id: req.apiKey.id, plan: req.apiKey.plan, budget: req.budget };
+        const exportPlan = o.exports === undefined ? undefined : planExportField(o.exports, owner, node.name.value, fieldArgs, creations);
+        if (exportPlan !== undefined) ledger.query = false;
+        const plan =
+          exportPlan ??
+          (await planField(analytics, node.name.value, fieldArgs, ledger.budget, connectionSelection(args.document, op, key, variables))) ??
+          (await declaredPlan(o.catalog, analytics, node.name.value, fieldArgs));
+        if (plan) plans.set(key, plan);
+      } catch (err) {
+        // A cap on work the caller already has running (export jobs) refuses the request as the rate limit does.
+        if (err instanceof AppError && err.kind === Errors.rateLimited) {
+          throw new HttpError(429, err.message, {
+            headers: err.retryAfterSeconds === undefined ? [] : [{ name: 'Retry-After', value: String(err.retryAfterSeconds) }],
+            graphqlErrors: [graphqlError(Errors.rateLimited, err.message)],
+          });
+        }
         errors.push(fieldError(err, [key]));
-        return 0;
-      }
-    }));
-    ledger.requested = scores.reduce((a, b) => a + b, 0);
-    if (errors.length === 0 && ledger.requested > ledger.budget) {
-      errors.push(tooComplex(`the request would cost ${Math.round(ledger.requested)} (estimated rows read plus a base cost); `
-        + `the ${req.apiKey?.plan ?? 'current'} plan allows ${ledger.budget} per request. queryComplexity lists what would lower it`));
-    } else if (errors.length === 0) {
-      // Spent on the request's one budget (core/budget.ts), which every door's work draws on.
-      try {
-        req.budget?.charge(ledger.requested, 'the request');
-      } catch (err) {
-        errors.push(tooComplex((err as Error).message));
       }
     }
-  }
-  if (errors.length === 0) {
-    // Aliases multiply an answer: their items are bounded together, before anything runs.
-    const planned = [...plans.values()].reduce((sum, p) => sum + (p.points ?? 1), 0);
-    if (planned > o.maxPoints) {
-      errors.push(tooComplex(`the request asks for ${planned} items (records, groups, time-series points) over its top-level fields; `
-        + `at most ${o.maxPoints} are allowed per document; ${askLess}`));
+    if (errors.length === 0) {
+      const scores = await Promise.all(
+        [...plans].map(async ([key, plan]) => {
+          try {
+            return (await analytics.cost(plan.question)).score;
+          } catch (err) {
+            errors.push(fieldError(err, [key]));
+            return 0;
+          }
+        }),
+      );
+      ledger.requested = scores.reduce((a, b) => a + b, 0);
+      if (errors.length === 0 && ledger.requested > ledger.budget) {
+        errors.push(
+          tooComplex(
+            `the request would cost ${Math.round(ledger.requested)} (estimated rows read plus a base cost); ` +
+              `the ${req.apiKey?.plan ?? 'current'} plan allows ${ledger.budget} per request. queryComplexity lists what would lower it`,
+          ),
+        );
+      } else if (errors.length === 0) {
+        // Spent on the request's one budget (core/budget.ts), which every door's work draws on.
+        try {
+          req.budget?.charge(ledger.requested, 'the request');
+        } catch (err) {
+          errors.push(tooComplex((err as Error).message));
+        }
+      }
     }
-  }
-  if (errors.length > 0) return { errors };
+    if (errors.length === 0) {
+      // Aliases multiply an answer: their items are bounded together, before anything runs.
+      const planned = [...plans.values()].reduce((sum, p) => sum + (p.points ?? 1), 0);
+      if (planned > o.maxPoints) {
+        errors.push(
+          tooComplex(
+            `the request asks for ${planned} items (records, groups, time-series points) over its top-level fields; ` +
+              `at most ${o.maxPoints} are allowed per document; ${askLess}`,
+          ),
+        );
+      }
+    }
+    if (errors.length > 0) return { errors };
 
-  let turns = Promise.resolve();
-  const context: RequestContext = {
-    plans,
-    meter: meterOf(ledger, o.maxPoints),
-    // Chained, so two fields never get the same turn (immediates queued together run together).
-    nextTurn: () => (turns = turns.then(() => nextTurn())),
+    let turns = Promise.resolve();
+    const context: RequestContext = {
+      plans,
+      meter: meterOf(ledger, o.maxPoints),
+      // Chained, so two fields never get the same turn (immediates queued together run together).
+      nextTurn: () => (turns = turns.then(() => nextTurn())),
+    };
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<ExecutionResult>((resolve) => {
+      timer = setTimeout(
+        () =>
+          resolve({
+            data: null,
+            errors: [tooComplex(`the request ran longer than ${o.timeoutMs / 1000} s and was abandoned; ask for less (a shorter dateRange, fewer fields)`)],
+          }),
+        o.timeoutMs,
+      );
+    });
+    try {
+      return await Promise.race([execute({ ...args, contextValue: context }) as Promise<ExecutionResult>, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
   };
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<ExecutionResult>((resolve) => {
-    timer = setTimeout(() => resolve({
-      data: null,
-      errors: [tooComplex(`the request ran longer than ${o.timeoutMs / 1000} s and was abandoned; ask for less (a shorter dateRange, fewer fields)`)],
-    }), o.timeoutMs);
-  });
-  try {
-    return await Promise.race([execute({ ...args, contextValue: context }) as Promise<ExecutionResult>, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-};

@@ -16,7 +16,10 @@ export const JSON_TYPE = 'application/json';
 /** The media type of the answer: graphql-response+json when the client accepts it, else JSON. */
 export function responseType(accept: string | undefined): string {
   if (accept === undefined) return JSON_TYPE;
-  const accepted = accept.split(',').map((p) => p.trim().toLowerCase()).filter((p) => !/;\s*q=0(\.0*)?\s*(;|$)/.test(p));
+  const accepted = accept
+    .split(',')
+    .map((p) => p.trim().toLowerCase())
+    .filter((p) => !/;\s*q=0(\.0*)?\s*(;|$)/.test(p));
   return accepted.some((p) => p.startsWith(GRAPHQL_RESPONSE)) ? GRAPHQL_RESPONSE : JSON_TYPE;
 }
 
@@ -44,16 +47,21 @@ export interface Params {
  */
 export type Door = 'query' | 'stream';
 
-const WORDS: Readonly<Record<Door, {
-  repeated(name: string): string;
-  notJson(name: string): string;
-  mediaType: string;
-  notObject: string;
-  noQuery: string;
-  queryNotString: string;
-  notMap(name: string): string;
-  notString(name: string): string;
-}>> = {
+const WORDS: Readonly<
+  Record<
+    Door,
+    {
+      repeated(name: string): string;
+      notJson(name: string): string;
+      mediaType: string;
+      notObject: string;
+      noQuery: string;
+      queryNotString: string;
+      notMap(name: string): string;
+      notString(name: string): string;
+    }
+  >
+> = {
   query: {
     repeated: (name) => `${name} must be given once`,
     notJson: (name) => `${name} must be a JSON object`,
@@ -95,7 +103,10 @@ export function readParams(req: FastifyRequest, door: Door = 'query'): Params {
       throw badRequest(say.notJson(name));
     }
   };
-  const type = String(req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  const type = String(req.headers['content-type'] ?? '')
+    .split(';')[0]!
+    .trim()
+    .toLowerCase();
   if (req.method === 'GET') source = (req.query ?? {}) as Record<string, unknown>;
   // Fastify parses text/plain into a string; a GraphQL request body is JSON.
   else if (typeof req.body === 'string' || (door === 'stream' && type !== JSON_TYPE)) throw new AppError(Errors.unsupportedMediaType, say.mediaType);
@@ -136,11 +147,16 @@ export function sendGraphqlError(err: unknown, req: FastifyRequest, reply: Fasti
     if (kind.http >= 500) req.log.error({ err }, 'GraphQL request failed');
   } else if (typeof fe?.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
     kind = kindForStatus(fe.statusCode);
-    message = fe.code === 'FST_ERR_CTP_INVALID_JSON_BODY' ? 'request body is not valid JSON'
-      : fe.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ? 'request body is empty; send {"query": "..."}'
-        : fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ? 'send the request as application/json (or use GET with a query string)'
-          : fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? `request body is larger than ${GRAPHQL_BODY_LIMIT_BYTES} bytes`
-            : String(fe.message ?? kind.title);
+    message =
+      fe.code === 'FST_ERR_CTP_INVALID_JSON_BODY'
+        ? 'request body is not valid JSON'
+        : fe.code === 'FST_ERR_CTP_EMPTY_JSON_BODY'
+          ? 'request body is empty; send {"query": "..."}'
+          : fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'
+            ? 'send the request as application/json (or use GET with a query string)'
+            : fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE'
+              ? `request body is larger than ${GRAPHQL_BODY_LIMIT_BYTES} bytes`
+              : String(fe.message ?? kind.title);
   } else {
     req.log.error({ err }, 'GraphQL request failed');
     kind = Errors.internal;

@@ -16,7 +16,8 @@ const SCHEMA_DIR = path.join(import.meta.dirname, 'schema');
 
 const described = (text: string, line: string): string => `  ${JSON.stringify(text)}\n  ${line}`;
 /** A line with its deprecation, when it has one. */
-const maybeDeprecated = (line: string, reason: string | undefined): string => (reason === undefined ? line : `${line} @deprecated(reason: ${JSON.stringify(reason)})`);
+const maybeDeprecated = (line: string, reason: string | undefined): string =>
+  reason === undefined ? line : `${line} @deprecated(reason: ${JSON.stringify(reason)})`;
 
 /**
  * The enums and node fields of open questions, from the catalog's vocabulary: GroupBy,

@@ -19,7 +19,11 @@ export type Node = Record<string, unknown>;
  * `budget`: the plan's, which an exact totalCount must fit in (else it is estimated).
  */
 export async function prepareTransactions(
-  a: Analytics, args: Args, vocab: QuestionVocabulary, selected?: SelectedExtras, budget?: number,
+  a: Analytics,
+  args: Args,
+  vocab: QuestionVocabulary,
+  selected?: SelectedExtras,
+  budget?: number,
 ): Promise<{ prepared: Prepared<ConnectionPage<Node>>; points: number }> {
   const ask = transactionsAsk(args, vocab);
   const wants = wantsOf(selected, ask.request.direction ?? 'forward');
@@ -32,7 +36,10 @@ export async function prepareTransactions(
         answer: async () => {
           const page = await listing.answer();
           // A record's node: its fields and its UTC day (a node's hour is the HOUR group key, not a record's hour of day).
-          const edges = page.edges.map((e) => ({ node: { ...e.node, date: new Date(e.node.blockTime * 1000).toISOString().slice(0, 10) } as Node, cursor: e.cursor }));
+          const edges = page.edges.map((e) => ({
+            node: { ...e.node, date: new Date(e.node.blockTime * 1000).toISOString().slice(0, 10) } as Node,
+            cursor: e.cursor,
+          }));
           return { ...page, edges };
         },
       },

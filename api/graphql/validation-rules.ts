@@ -88,8 +88,16 @@ export function aliasLimit(max = GRAPHQL_MAX_ALIASES): ValidationRule {
  * BAD_USER_INPUT, which it would be without a code.
  */
 export const introspectionDepthLimit: ValidationRule = (context: ValidationContext) =>
-  MaxIntrospectionDepthRule(Object.create(context, {
-    reportError: {
-      value: (e: GraphQLError) => context.reportError(tooComplex(`${e.message}: introspection nests fields, interfaces, possibleTypes and inputFields at most 3 levels deep`, e.nodes?.[0] ?? context.getDocument())),
-    },
-  }) as ValidationContext);
+  MaxIntrospectionDepthRule(
+    Object.create(context, {
+      reportError: {
+        value: (e: GraphQLError) =>
+          context.reportError(
+            tooComplex(
+              `${e.message}: introspection nests fields, interfaces, possibleTypes and inputFields at most 3 levels deep`,
+              e.nodes?.[0] ?? context.getDocument(),
+            ),
+          ),
+      },
+    }) as ValidationContext,
+  );

@@ -7,7 +7,9 @@ import { PUBLISHED_TABLES } from '../../warehouse/tables.ts';
 import type { Tool } from './mcp-tools.ts';
 
 export function llmsTxt(tools: readonly Tool[]): string {
-  const plans = Object.entries(PLAN_LIMITS).map(([plan, n]) => `${plan} ${n}`).join(', ');
+  const plans = Object.entries(PLAN_LIMITS)
+    .map(([plan, n]) => `${plan} ${n}`)
+    .join(', ');
   return `# Solana DeFi transaction analytics
 
 > Read-only analytics over instruction-level transaction records of Solana DeFi protocols (Jupiter, Raydium, Orca Whirlpool, Pump.fun, …):

@@ -19,7 +19,15 @@ const SERVER_VERSION = '1.0.0';
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The MCP methods a usage label may name; any other method is counted as OTHER_METHOD. */
-const USAGE_METHODS: ReadonlySet<string> = new Set(['initialize', 'ping', 'tools/list', 'resources/list', 'resources/read', 'resources/templates/list', 'prompts/list']);
+const USAGE_METHODS: ReadonlySet<string> = new Set([
+  'initialize',
+  'ping',
+  'tools/list',
+  'resources/list',
+  'resources/read',
+  'resources/templates/list',
+  'prompts/list',
+]);
 const OTHER_METHOD = '(other)';
 
 /** Usage labels of the requests of a body other than tool calls (those are labelled by their tool once answered). */
@@ -60,7 +68,10 @@ function header(req: FastifyRequest, name: string): string | undefined {
 /** A request's hooks as one object: methods, not closures made per request (each also named under tsx). */
 class RequestHooks implements CallHooks {
   readonly reference: string;
-  constructor(private readonly req: FastifyRequest, private readonly calls: { label: string; error: boolean }[]) {
+  constructor(
+    private readonly req: FastifyRequest,
+    private readonly calls: { label: string; error: boolean }[],
+  ) {
     this.reference = req.id;
   }
 
@@ -83,11 +94,14 @@ export async function mcpRoutes(app: FastifyInstance, opts: ToolDeps): Promise<v
       return reply.code(400).send({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error: the request body is not valid JSON' } });
     }
     // Valid JSON holding "__proto__" (in a tool's arguments, say): no parse error, a refused request.
-    if (err instanceof ForbiddenJsonKey) return reply.code(400).send({ jsonrpc: '2.0', id: null, error: { code: -32600, message: `Invalid Request: ${err.message}` } });
+    if (err instanceof ForbiddenJsonKey)
+      return reply.code(400).send({ jsonrpc: '2.0', id: null, error: { code: -32600, message: `Invalid Request: ${err.message}` } });
     throw err;
   });
 
-  app.get('/llms.txt', async (_req, reply) => reply.type('text/plain; charset=utf-8').header('cache-control', 'public, max-age=300').send(llmsTxt(door.tools.list)));
+  app.get('/llms.txt', async (_req, reply) =>
+    reply.type('text/plain; charset=utf-8').header('cache-control', 'public, max-age=300').send(llmsTxt(door.tools.list)),
+  );
 
   app.post('/mcp', { bodyLimit: MCP_BODY_LIMIT_BYTES }, async (req, reply) => {
     // A keyless POST with x402 on: its tool calls pay for themselves (api/x402/x402-mcp.ts);
@@ -118,11 +132,17 @@ export async function mcpRoutes(app: FastifyInstance, opts: ToolDeps): Promise<v
       req.usageCalls = calls;
       req.usageExpected = protocolCount + toolCallCount(req.body);
     }
-    const post = { accept: header(req, 'accept'), contentType: header(req, 'content-type'), protocolVersion: header(req, 'mcp-protocol-version'), body: req.body };
+    const post = {
+      accept: header(req, 'accept'),
+      contentType: header(req, 'content-type'),
+      protocolVersion: header(req, 'mcp-protocol-version'),
+      body: req.body,
+    };
     const answer = await door.answer(post, caller, new RequestHooks(req, calls), requests, payments);
     // A tool call the SDK refused before any handler ran (params of the wrong shape) told no
     // one: it still counted against the rate limit, so it is recorded, as an invalid call.
-    for (let unheard = whole ? 0 : toolCallCount(req.body) - (calls.length - protocolCount); unheard > 0; unheard--) calls.push({ label: INVALID_TOOL_CALL, error: true });
+    for (let unheard = whole ? 0 : toolCallCount(req.body) - (calls.length - protocolCount); unheard > 0; unheard--)
+      calls.push({ label: INVALID_TOOL_CALL, error: true });
     // Answered by its deadline meanwhile (request-budget.ts): one reply per request.
     if (reply.sent) return reply;
     reply.code(answer.status);

@@ -20,8 +20,9 @@ import type { SqlSandbox } from '../sql/sql-sandbox.ts';
 
 /** Who calls a tool: the request's key, plan, budget and rate-limit figures. */
 /** Every tool's last words: a caller without a key may pay per call (docs/x402.md). */
-const PAY_PER_CALL = ' Without an API key, where the operator enabled x402, each call is paid per call in USDC on Solana: unpaid, it answers '
-  + 'a tool error holding the x402 payment requirements (structuredContent); call again with the signed payment in params._meta["x402/payment"] (docs/x402.md).';
+const PAY_PER_CALL =
+  ' Without an API key, where the operator enabled x402, each call is paid per call in USDC on Solana: unpaid, it answers ' +
+  'a tool error holding the x402 payment requirements (structuredContent); call again with the signed payment in params._meta["x402/payment"] (docs/x402.md).';
 
 export interface ToolCaller {
   keyId: string;
@@ -86,8 +87,10 @@ function catalogTool(op: Operation, m: RpcMethod, methods: CatalogMethods, analy
   return {
     name: m.method,
     title: m.method,
-    description: `${op.summary}. The same answer as the JSON-RPC method ${m.method}; ` +
-      (args.length === 0 ? 'takes no arguments.' : `arguments by the method's parameter names: ${args.join('; ')}.`) + PAY_PER_CALL,
+    description:
+      `${op.summary}. The same answer as the JSON-RPC method ${m.method}; ` +
+      (args.length === 0 ? 'takes no arguments.' : `arguments by the method's parameter names: ${args.join('; ')}.`) +
+      PAY_PER_CALL,
     inputSchema: {
       type: 'object',
       properties: Object.fromEntries(m.params.map((p, i) => [p.name, schemas[i]])),
@@ -97,7 +100,10 @@ function catalogTool(op: Operation, m: RpcMethod, methods: CatalogMethods, analy
     run: async (a, caller) => {
       // Before validation, as on JSON-RPC: schema checks and error messages recurse into the value.
       if (deeperThan(a, MAX_PARAMS_DEPTH)) {
-        throw new AppError(Errors.invalidParams, `arguments are nested more than ${MAX_PARAMS_DEPTH} levels deep (arrays and objects); no tool takes anything that deep`);
+        throw new AppError(
+          Errors.invalidParams,
+          `arguments are nested more than ${MAX_PARAMS_DEPTH} levels deep (arrays and objects); no tool takes anything that deep`,
+        );
       }
       // Under the request's budget, as its JSON-RPC method runs.
       return JSON.stringify(await methods.call(analytics.under(caller.budget), m.method, positionsOf(m, a)));
@@ -123,11 +129,13 @@ function sqlTool(sandbox: SqlSandbox): Tool {
   return {
     name: 'run_sql',
     title: 'Run a read-only SQL query',
-    description: `One read-only ClickHouse SELECT (WITH, JOIN, aggregations, GROUP BY, ORDER BY, HAVING, LIMIT, OFFSET, subqueries) over the published tables ${PUBLISHED_TABLES.join(', ')}; ` +
+    description:
+      `One read-only ClickHouse SELECT (WITH, JOIN, aggregations, GROUP BY, ORDER BY, HAVING, LIMIT, OFFSET, subqueries) over the published tables ${PUBLISHED_TABLES.join(', ')}; ` +
       `the same sandbox, rules and errors as POST /v1/query. At most ${SQL_MAX_LENGTH} characters; LIMIT at most ${SQL_MAX_LIMIT}, ` +
       `LIMIT ${SQL_DEFAULT_LIMIT} appended when absent; ${SQL_TIMEOUT_SECONDS} s time-out; one statement, no semicolons; ` +
       'date is compared with YYYY-MM-DD strings. format json (default) answers {data, count, query}; csv answers the CSV text. ' +
-      'The resource txa://tables/transactions/columns lists the columns.' + PAY_PER_CALL,
+      'The resource txa://tables/transactions/columns lists the columns.' +
+      PAY_PER_CALL,
     inputSchema: {
       type: 'object',
       properties: {
@@ -153,11 +161,13 @@ function sqlTool(sandbox: SqlSandbox): Tool {
 /** The visible protocols with their program ids and how fresh their data is (list_protocols, the protocols resource). */
 export async function protocolList(deps: Pick<ToolDeps, 'analytics' | 'registry' | 'freshness'>): Promise<unknown[]> {
   const visible = new Set(await deps.analytics.protocols());
-  return (await deps.registry.list()).filter((e) => visible.has(e.protocolName)).map((e) => ({
-    protocolName: e.protocolName,
-    programId: e.programId,
-    ...deps.freshness.extension([e.protocolName]),
-  }));
+  return (await deps.registry.list())
+    .filter((e) => visible.has(e.protocolName))
+    .map((e) => ({
+      protocolName: e.protocolName,
+      programId: e.programId,
+      ...deps.freshness.extension([e.protocolName]),
+    }));
 }
 
 function noArguments(tool: string, args: Record<string, unknown>): void {
@@ -169,7 +179,8 @@ function protocolsTool(deps: ToolDeps): Tool {
   return {
     name: 'list_protocols',
     title: 'List the protocols',
-    description: 'The protocols your key may query (the values of protocolName, protocol_name and filters.protocols), each with its program id ' +
+    description:
+      'The protocols your key may query (the values of protocolName, protocol_name and filters.protocols), each with its program id ' +
       'and how fresh its data is: newestBlockTime (the newest stored block time) and ingestedAt (when data last arrived), ISO 8601, UTC. Takes no arguments.',
     inputSchema: { type: 'object', properties: {}, additionalProperties: false },
     async run(args) {
@@ -183,7 +194,8 @@ function usageTool(usage: UsageStore): Tool {
   return {
     name: 'get_usage',
     title: 'Usage of this API key',
-    description: `Your key's plan, its rate limit right now (requests per minute, remaining in this window, when the window resets) and its requests, errors and ` +
+    description:
+      `Your key's plan, its rate limit right now (requests per minute, remaining in this window, when the window resets) and its requests, errors and ` +
       `rate-limited requests of the last ${MCP_USAGE_HOURS} hours by interface and method (recorded every few seconds, so the latest calls may be missing). Takes no arguments.`,
     inputSchema: { type: 'object', properties: {}, additionalProperties: false },
     async run(args, caller) {

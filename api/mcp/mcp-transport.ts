@@ -12,8 +12,12 @@ import { MAX_BATCH_SIZE } from '@modelcontextprotocol/sdk/server/requestBody.js'
 import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
-  isInitializeRequest, JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS,
-  type JSONRPCMessage, type MessageExtraInfo, type RequestId,
+  isInitializeRequest,
+  JSONRPCMessageSchema,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  type JSONRPCMessage,
+  type MessageExtraInfo,
+  type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
 
 /** What the transport reads of an HTTP POST: three headers (as sent, or absent) and the parsed body. */
@@ -35,8 +39,11 @@ export interface McpAnswer {
 const JSON_HEADERS: Readonly<Record<string, string>> = Object.freeze({ 'content-type': 'application/json' });
 
 /** The SDK transport's error answer (createJsonErrorResponse): same status, body text and key order. */
-export const jsonRpcHttpError = (status: number, code: number, message: string): McpAnswer =>
-  ({ status, headers: { ...JSON_HEADERS }, body: JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }) });
+export const jsonRpcHttpError = (status: number, code: number, message: string): McpAnswer => ({
+  status,
+  headers: { ...JSON_HEADERS },
+  body: JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }),
+});
 
 /** One HTTP request in flight: its requests' original ids, their answers as they come, and its context. */
 interface Exchange<C> {
@@ -52,13 +59,25 @@ interface Exchange<C> {
   open: number;
 }
 
-interface Pending<C> { exchange: Exchange<C>; original: RequestId }
+interface Pending<C> {
+  exchange: Exchange<C>;
+  original: RequestId;
+}
 
 /** A request answered by the door itself (answerDirectly), while it runs: cancelled through its controller. */
-interface DirectRun { owner: string; original: RequestId; abort: AbortController }
+interface DirectRun {
+  owner: string;
+  original: RequestId;
+  abort: AbortController;
+}
 
 /** A single request exactly as the SDK's JSONRPCMessageSchema takes it unchanged (see plainRequest). */
-export interface PlainRequest { jsonrpc: '2.0'; id: string | number; method: string; params?: Record<string, unknown> }
+export interface PlainRequest {
+  jsonrpc: '2.0';
+  id: string | number;
+  method: string;
+  params?: Record<string, unknown>;
+}
 
 /**
  * What the door answers itself, past the SDK's protocol: a result, or undefined to leave the
@@ -170,7 +189,7 @@ export class StatelessJsonTransport<C> implements Transport {
       }
       if (this.direct !== undefined) {
         const request = plainRequest(raw);
-        const answer = request === undefined ? undefined : this.version(post.protocolVersion) ?? this.answerDirect(request, context);
+        const answer = request === undefined ? undefined : (this.version(post.protocolVersion) ?? this.answerDirect(request, context));
         if (answer !== undefined) return await answer;
       }
       let messages: JSONRPCMessage[];
@@ -223,7 +242,11 @@ export class StatelessJsonTransport<C> implements Transport {
     } catch (error) {
       // As the SDK's transport answers anything thrown while handling a POST.
       this.onerror?.(error as Error);
-      return { status: 400, headers: { ...JSON_HEADERS }, body: JSON.stringify({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error', data: String(error) }, id: null }) };
+      return {
+        status: 400,
+        headers: { ...JSON_HEADERS },
+        body: JSON.stringify({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error', data: String(error) }, id: null }),
+      };
     }
   }
 
@@ -296,17 +319,25 @@ export class StatelessJsonTransport<C> implements Transport {
     const { id } = request;
     // Cancelled (by a later POST of its sender): answered at once with no body, as a request
     // whose answer MCP says is not sent; what still runs of it is dropped when it ends.
-    const cancelled = new Promise<McpAnswer>((resolve) => run.abort.signal.addEventListener('abort', () => resolve({ status: 202, headers: {}, body: undefined }), { once: true }));
+    const cancelled = new Promise<McpAnswer>((resolve) =>
+      run.abort.signal.addEventListener('abort', () => resolve({ status: 202, headers: {}, body: undefined }), { once: true }),
+    );
     const answered = result.then(
       (r) => ({ status: 200, headers: { ...JSON_HEADERS }, body: JSON.stringify({ result: r, jsonrpc: '2.0', id }) }),
       (error: { code?: unknown; message?: unknown; data?: unknown }) => ({
         status: 200,
         headers: { ...JSON_HEADERS },
         body: JSON.stringify({
-          jsonrpc: '2.0', id,
-          error: { code: Number.isSafeInteger(error.code) ? error.code : -32603, message: error.message ?? 'Internal error', ...(error.data !== undefined && { data: error.data }) },
+          jsonrpc: '2.0',
+          id,
+          error: {
+            code: Number.isSafeInteger(error.code) ? error.code : -32603,
+            message: error.message ?? 'Internal error',
+            ...(error.data !== undefined && { data: error.data }),
+          },
         }),
-      }));
+      }),
+    );
     return Promise.race([answered, cancelled]).finally(() => this.directRuns.delete(run));
   }
 

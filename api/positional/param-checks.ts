@@ -16,4 +16,3 @@ export function validateParams(method: string, params: readonly unknown[]): void
   const check: ParamsCheck = found;
   check(m.schema, params);
 }
-

@@ -103,8 +103,7 @@ function withDefaults(positions: readonly Positional[], args: readonly unknown[]
 // ---- checking a method's params ------------------------------------------------------------
 
 /** Positional params by their positions' names, as the rules read them. */
-const byName = (params: readonly Positional[], args: readonly unknown[]): RequestValues =>
-  Object.fromEntries(params.map((p, i) => [p.name, args[i]]));
+const byName = (params: readonly Positional[], args: readonly unknown[]): RequestValues => Object.fromEntries(params.map((p, i) => [p.name, args[i]]));
 
 const shown = (v: unknown): string => {
   let s: string | undefined;
@@ -119,7 +118,10 @@ const shown = (v: unknown): string => {
 
 /** "/1/filters/protocols/0" -> "options.filters.protocols[0]" using the positional names. */
 function fieldName(instancePath: string, names: readonly string[]): string {
-  const parts = instancePath.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const parts = instancePath
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
   if (parts.length === 0) return 'params';
   const [first, ...rest] = parts;
   let out = names[Number(first)] ?? `params[${first}]`;
@@ -158,7 +160,9 @@ function describe(err: ErrorObject, names: readonly string[], method: string): A
     case 'maxItems':
     case 'additionalItems':
       if (err.instancePath === '') {
-        return invalid(`${method} takes at most ${names.length} positional parameter${names.length === 1 ? '' : 's'}${names.length ? ` (${names.join(', ')})` : ''}`);
+        return invalid(
+          `${method} takes at most ${names.length} positional parameter${names.length === 1 ? '' : 's'}${names.length ? ` (${names.join(', ')})` : ''}`,
+        );
       }
       return invalid(`${field} must hold at most ${String(p.limit)} items`);
     case 'additionalProperties': {
@@ -177,7 +181,8 @@ function describe(err: ErrorObject, names: readonly string[], method: string): A
       if (p.format === INT64) return invalid(`${field} must be a whole number${got}`);
       return invalid(`${field} ${err.message ?? 'is invalid'}`);
     case 'pattern': {
-      const rule = ruleOfPattern(p.pattern) ?? (err.parentSchema as { description?: string } | undefined)?.description ?? `a string matching ${String(p.pattern)}`;
+      const rule =
+        ruleOfPattern(p.pattern) ?? (err.parentSchema as { description?: string } | undefined)?.description ?? `a string matching ${String(p.pattern)}`;
       return invalid(`${field} must be ${rule}${got}`);
     }
     case 'minLength':
@@ -197,7 +202,11 @@ function check(validate: ValidateFunction, m: RpcMethod, params: unknown): void 
   if (!validate(params)) {
     const first = validate.errors?.[0];
     if (!first) throw new AppError(Errors.invalidParams, 'params are invalid', { field: 'params' });
-    throw describe(first, m.params.map((p) => p.name), m.method);
+    throw describe(
+      first,
+      m.params.map((p) => p.name),
+      m.method,
+    );
   }
   if (Array.isArray(params)) checkRules(m.rules, byName(m.params, params));
 }
@@ -210,14 +219,16 @@ export function paramsChecks(methods: Iterable<RpcMethod>): ReadonlyMap<string, 
   // strictTuples off: trailing positional params are optional, which strict tuples forbid.
   const ajv = new Ajv({ allErrors: false, strict: true, strictTuples: false, verbose: true });
   for (const [name, format] of Object.entries(NUMBER_FORMATS)) ajv.addFormat(name, format);
-  return new Map([...methods].map((m) => {
-    const validate = ajv.compile(m.schema);
-    const checkOf: ParamsCheck = (schema, params) => {
-      if (schema !== m.schema) throw new Error(`the params check of ${m.method} was asked about another schema`);
-      check(validate, m, params);
-    };
-    return [m.method, checkOf];
-  }));
+  return new Map(
+    [...methods].map((m) => {
+      const validate = ajv.compile(m.schema);
+      const checkOf: ParamsCheck = (schema, params) => {
+        if (schema !== m.schema) throw new Error(`the params check of ${m.method} was asked about another schema`);
+        check(validate, m, params);
+      };
+      return [m.method, checkOf];
+    }),
+  );
 }
 
 /** Is `value` nested deeper than `limit` levels of arrays and objects? Iterative, and it

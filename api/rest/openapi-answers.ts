@@ -13,10 +13,16 @@ const ERROR_CONTENT = { 'application/json': { schema: { $ref: '#/components/sche
 
 /** SPEC "Limits": on every answer. */
 const RATE_LIMIT_HEADERS: Json = {
-  'X-RateLimit-Limit': { description: 'Requests allowed per minute for the plan (or for requests without a valid key, per address)', schema: { type: 'integer', format: INT64 } },
+  'X-RateLimit-Limit': {
+    description: 'Requests allowed per minute for the plan (or for requests without a valid key, per address)',
+    schema: { type: 'integer', format: INT64 },
+  },
   'X-RateLimit-Remaining': { description: 'Requests left in the current window', schema: { type: 'integer', format: INT64, minimum: 0 } },
   'X-RateLimit-Reset': { description: 'When the window resets (ISO 8601)', schema: { type: 'string', format: 'date-time' } },
-  'X-RateLimit-Plan': { description: 'free, x402 or enterprise (requests without a valid key count as free, per address)', schema: { type: 'string', enum: [...PLANS], title: 'Plan' } },
+  'X-RateLimit-Plan': {
+    description: 'free, x402 or enterprise (requests without a valid key count as free, per address)',
+    schema: { type: 'string', enum: [...PLANS], title: 'Plan' },
+  },
 };
 const RETRY_AFTER = { description: 'Seconds to wait before retrying', required: true, schema: { type: 'integer', format: INT64, minimum: 1 } };
 
@@ -118,7 +124,11 @@ export function withProtocolNames(doc: Json, names: readonly string[]): Json {
 
 /** A Go-style constant name of an enum value ("protocol_name" -> PROTOCOL_NAME; "SqlExport" -> SQL_EXPORT). */
 const constantName = (v: unknown): string =>
-  String(v).replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase().replace(/[^A-Z0-9]+/g, '_').replace(/^_|_$/g, '');
+  String(v)
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .toUpperCase()
+    .replace(/[^A-Z0-9]+/g, '_')
+    .replace(/^_|_$/g, '');
 
 /**
  * Names for the values of the named enums that share a value name with another one (ExportColumn's

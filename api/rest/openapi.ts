@@ -24,7 +24,8 @@ export async function registerOpenApi(app: FastifyInstance, opts: OpenApiOptions
       info: {
         title: 'Solana DeFi transaction analytics: REST and SQL',
         version: '1.0.0',
-        description: 'Read-only analytics over instruction-level transaction records. Successful REST answers are ' +
+        description:
+          'Read-only analytics over instruction-level transaction records. Successful REST answers are ' +
           '{success: true, data, meta}; errors are {error, message}. Dates are YYYY-MM-DD, inclusive, UTC. ' +
           'Send the API key in the x-api-key header (or the api-key query parameter). Every answer carries ' +
           'X-RateLimit-Limit, -Remaining, -Reset and -Plan; a 429 carries Retry-After (seconds). A method a path ' +

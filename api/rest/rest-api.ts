@@ -21,8 +21,11 @@ const DAY_SHAPE = new RegExp(DAY_PATTERN);
 
 /** Query parameters the matched route's schema declares as integers, or as dates. */
 function paramsOf(schema: unknown, is: (s: { type?: unknown; format?: unknown }) => boolean): string[] {
-  const properties = (schema as { querystring?: { properties?: Record<string, { type?: unknown; format?: unknown }> } } | undefined)?.querystring?.properties ?? {};
-  return Object.entries(properties).filter(([, s]) => is(s)).map(([name]) => name);
+  const properties =
+    (schema as { querystring?: { properties?: Record<string, { type?: unknown; format?: unknown }> } } | undefined)?.querystring?.properties ?? {};
+  return Object.entries(properties)
+    .filter(([, s]) => is(s))
+    .map(([name]) => name);
 }
 
 /** "limit must be <= 1000" rather than "querystring/limit must be <= 1000": clients know parameters, not schema paths. */

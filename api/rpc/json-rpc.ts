@@ -13,9 +13,7 @@ import { invalidRequest, methodNotFound, parseError, rpcError, toRpcError, type 
 
 export type JsonRpcId = string | number | null;
 
-export type RpcResponse =
-  | { jsonrpc: '2.0'; id: JsonRpcId; result: unknown }
-  | { jsonrpc: '2.0'; id: JsonRpcId; error: RpcErrorObject };
+export type RpcResponse = { jsonrpc: '2.0'; id: JsonRpcId; result: unknown } | { jsonrpc: '2.0'; id: JsonRpcId; error: RpcErrorObject };
 
 /** The body when it was not valid JSON (a marker, since `null` is valid JSON). */
 export const PARSE_FAILED: { readonly parseFailed: true } = Object.freeze({ parseFailed: true });
@@ -46,11 +44,9 @@ const fail = (id: JsonRpcId, error: RpcErrorObject): RpcResponse => ({ jsonrpc: 
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-const methodOf = (call: unknown): string | undefined =>
-  isObject(call) && typeof call.method === 'string' ? call.method : undefined;
+const methodOf = (call: unknown): string | undefined => (isObject(call) && typeof call.method === 'string' ? call.method : undefined);
 
-const isValidId = (id: unknown): id is JsonRpcId =>
-  id === null || typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id));
+const isValidId = (id: unknown): id is JsonRpcId => id === null || typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id));
 
 /**
  * A request body as parsed, with what the raw text told of its calls that JSON.parse lost.
@@ -127,8 +123,13 @@ function envelope(body: RpcBody, at: number, methods: MethodTable): { answer: Rp
   if (hasId && !isValidId(call.id)) return { answer: fail(null, invalidRequest('id must be a string, a number or null')) };
   if (hasId && body.inexactIds.has(at)) {
     return {
-      answer: fail(null, invalidRequest(`id ${String(call.id)} is not the number that was sent: numeric ids must be integers `
-        + `within ±${Number.MAX_SAFE_INTEGER} (or numbers that survive a JSON round trip exactly); send large ids as strings`)),
+      answer: fail(
+        null,
+        invalidRequest(
+          `id ${String(call.id)} is not the number that was sent: numeric ids must be integers ` +
+            `within ±${Number.MAX_SAFE_INTEGER} (or numbers that survive a JSON round trip exactly); send large ids as strings`,
+        ),
+      ),
     };
   }
   const id: JsonRpcId = hasId ? (call.id as JsonRpcId) : null;
@@ -146,11 +147,24 @@ function envelope(body: RpcBody, at: number, methods: MethodTable): { answer: Rp
   if (!methods.has(call.method)) return { answer: fail(id, methodNotFound(`unknown method "${call.method}"`)) };
   // Before validation: schema checks and error messages recurse into the value.
   if (deeperThan(params, MAX_PARAMS_DEPTH)) {
-    return { answer: fail(id, rpcError(Errors.invalidParams, `params are nested more than ${MAX_PARAMS_DEPTH} levels deep (arrays and objects); no method takes anything that deep`)) };
+    return {
+      answer: fail(
+        id,
+        rpcError(Errors.invalidParams, `params are nested more than ${MAX_PARAMS_DEPTH} levels deep (arrays and objects); no method takes anything that deep`),
+      ),
+    };
   }
   const inexact = body.inexactParams.get(at);
   if (inexact !== undefined) {
-    return { answer: fail(id, rpcError(Errors.invalidParams, `params: the number ${inexact.slice(0, 40)} cannot be represented exactly (JSON numbers are doubles) and would be read as ${JSON.stringify(Number(inexact))}; send the value you mean, e.g. a whole number of seconds`)) };
+    return {
+      answer: fail(
+        id,
+        rpcError(
+          Errors.invalidParams,
+          `params: the number ${inexact.slice(0, 40)} cannot be represented exactly (JSON numbers are doubles) and would be read as ${JSON.stringify(Number(inexact))}; send the value you mean, e.g. a whole number of seconds`,
+        ),
+      ),
+    };
   }
   if (isObject(params)) {
     // JSON-RPC allows by-name params, but every method here is specified positionally.
@@ -165,15 +179,28 @@ async function callText(r: Runnable, methods: MethodTable, budget: Budget | null
   return JSON.stringify({ jsonrpc: '2.0', id: r.id, result });
 }
 
-const busy = (id: JsonRpcId): string => JSON.stringify(fail(id, rpcError(Errors.rateLimited,
-  'the answers of this plan\'s requests in flight fill its answer memory; retry shortly, or ask for fewer records per call')));
+const busy = (id: JsonRpcId): string =>
+  JSON.stringify(
+    fail(
+      id,
+      rpcError(Errors.rateLimited, "the answers of this plan's requests in flight fill its answer memory; retry shortly, or ask for fewer records per call"),
+    ),
+  );
 
-const overBudget = (id: JsonRpcId, budget: number): string => JSON.stringify(fail(id, rpcError(Errors.responseTooLarge,
-  `this answer would take the response past its ${formatBytes(budget)} budget; ask for fewer records `
-  + '(a smaller limit, then page with paginationToken) or send fewer calls per batch')));
+const overBudget = (id: JsonRpcId, budget: number): string =>
+  JSON.stringify(
+    fail(
+      id,
+      rpcError(
+        Errors.responseTooLarge,
+        `this answer would take the response past its ${formatBytes(budget)} budget; ask for fewer records ` +
+          '(a smaller limit, then page with paginationToken) or send fewer calls per batch',
+      ),
+    ),
+  );
 
-const ended = (id: JsonRpcId): string => JSON.stringify(fail(id, rpcError(Errors.queryTimeout,
-  'the request ended (its client left, or it ran past its time budget) before this call ran')));
+const ended = (id: JsonRpcId): string =>
+  JSON.stringify(fail(id, rpcError(Errors.queryTimeout, 'the request ended (its client left, or it ran past its time budget) before this call ran')));
 
 /** A call's outcome from the batch executor as its JSON-RPC answer text, and whether it is an error. */
 function worded(o: MemberOutcome, r: Runnable, budget: number, ctx: CallContext): { text: string; error: boolean } {
@@ -206,9 +233,14 @@ export async function handleBody(parsed: RpcBody, methods: MethodTable, ctx: Cal
   const calls = Array.isArray(body) ? body : [body];
   if (Array.isArray(body) && (body.length === 0 || body.length > RPC_MAX_BATCH)) {
     ctx.onAnswer?.(undefined, true);
-    return JSON.stringify(fail(null, invalidRequest(body.length === 0
-      ? 'a batch must hold at least one request'
-      : `a batch may hold at most ${RPC_MAX_BATCH} requests; this one holds ${body.length}`)));
+    return JSON.stringify(
+      fail(
+        null,
+        invalidRequest(
+          body.length === 0 ? 'a batch must hold at least one request' : `a batch may hold at most ${RPC_MAX_BATCH} requests; this one holds ${body.length}`,
+        ),
+      ),
+    );
   }
   // The envelope's own answers first: their bytes (an unknown method's name, an id of any
   // length, echoed) are set aside with each call's room for its refusal before any call runs.
@@ -222,11 +254,13 @@ export async function handleBody(parsed: RpcBody, methods: MethodTable, ctx: Cal
   // Every call, a lone one too, runs through the batch executor: its answer bytes reserved
   // against the budget before it is built, and none started once the request has ended.
   const batch = new AnswerBatch({ budget: ctx.budget, answerBytes: budget, members: ids.length, setAside: setAsideBytes(ids, fixed) });
-  const answers = await Promise.all(checked.map(async (e): Promise<{ text: string; error: boolean } | undefined> => {
-    if ('answer' in e) return e.answer === undefined ? undefined : { text: e.answer, error: true };
-    const r = e.run;
-    return worded(await batch.run((b) => callText(r, methods, b)), r, budget, ctx);
-  }));
+  const answers = await Promise.all(
+    checked.map(async (e): Promise<{ text: string; error: boolean } | undefined> => {
+      if ('answer' in e) return e.answer === undefined ? undefined : { text: e.answer, error: true };
+      const r = e.run;
+      return worded(await batch.run((b) => callText(r, methods, b)), r, budget, ctx);
+    }),
+  );
   const out: string[] = [];
   answers.forEach((a, i) => {
     if (a === undefined) return;

@@ -29,7 +29,10 @@ export const RPC_PATH = '/v1/rpc';
  * server. An absolute URL: the meta-schema types a server's url as a URI.
  */
 export function withServer(doc: OpenRpcDocument, origin: string): OpenRpcDocument {
-  return { ...doc, servers: [{ name: 'this server', url: `${origin}${RPC_PATH}`, summary: 'The JSON-RPC endpoint of the server this document was fetched from' }] };
+  return {
+    ...doc,
+    servers: [{ name: 'this server', url: `${origin}${RPC_PATH}`, summary: 'The JSON-RPC endpoint of the server this document was fetched from' }],
+  };
 }
 
 const errorOf = (kind: ErrorKind, when: string) => ({ code: kind.rpc, message: kind.rpcMessage, data: when });
@@ -46,28 +49,31 @@ export function openRpcDocument(catalog: readonly Operation[]): OpenRpcDocument 
     info: {
       title: 'Solana DeFi transaction analytics: JSON-RPC 2.0',
       version: '1.0.0',
-      description: `Read-only analytics over instruction-level transaction records, at POST {base_url}${RPC_PATH} (servers). `
-        + 'Params are positional; send the API key in the x-api-key header (or the api-key query parameter).',
+      description:
+        `Read-only analytics over instruction-level transaction records, at POST {base_url}${RPC_PATH} (servers). ` +
+        'Params are positional; send the API key in the x-api-key header (or the api-key query parameter).',
     },
     methods: catalog.flatMap((op) => {
       const m = op.rpc;
       if (!m) return [];
       const schemas = positionSchemas(m.params);
-      return [{
-        name: m.method,
-        summary: op.summary,
-        paramStructure: 'by-position',
-        params: m.params.map((p, i) => ({ name: p.name, description: p.description, required: p.required, schema: schemas[i] })),
-        result: { name: 'result', schema: m.result },
-        errors: METHOD_ERRORS,
-        // Extensions: what else the catalog says of the operation.
-        // The method's own (its ranges in order) and, for a declared request, the request's.
-        ...rulesDoc([...m.rules, ...(op.request?.rules ?? [])]),
-        'x-cost': op.cost,
-        'x-analytics-preset': op.preset,
-        ...(op.rest ? { 'x-rest': `${op.rest.method} /api/v1${op.rest.url}` } : {}),
-        ...(op.graphql ? { 'x-graphql': op.graphql.field } : {}),
-      }];
+      return [
+        {
+          name: m.method,
+          summary: op.summary,
+          paramStructure: 'by-position',
+          params: m.params.map((p, i) => ({ name: p.name, description: p.description, required: p.required, schema: schemas[i] })),
+          result: { name: 'result', schema: m.result },
+          errors: METHOD_ERRORS,
+          // Extensions: what else the catalog says of the operation.
+          // The method's own (its ranges in order) and, for a declared request, the request's.
+          ...rulesDoc([...m.rules, ...(op.request?.rules ?? [])]),
+          'x-cost': op.cost,
+          'x-analytics-preset': op.preset,
+          ...(op.rest ? { 'x-rest': `${op.rest.method} /api/v1${op.rest.url}` } : {}),
+          ...(op.graphql ? { 'x-graphql': op.graphql.field } : {}),
+        },
+      ];
     }),
   };
 }

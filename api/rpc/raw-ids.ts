@@ -107,8 +107,7 @@ const OBJ = 1;
 const ARR = 2;
 
 /** A call object is the top-level object, or an object directly inside a top-level array. */
-const isCallDepth = (stack: number[]): boolean =>
-  (stack.length === 1 && stack[0] === OBJ) || (stack.length === 2 && stack[0] === ARR && stack[1] === OBJ);
+const isCallDepth = (stack: number[]): boolean => (stack.length === 1 && stack[0] === OBJ) || (stack.length === 2 && stack[0] === ARR && stack[1] === OBJ);
 
 /** Index of the quote closing the string that opens at `start`. */
 function stringEnd(text: string, start: number): number {

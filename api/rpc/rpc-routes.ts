@@ -22,7 +22,10 @@ export class RpcMethods {
   /** The OpenRPC document of this method table's catalog. */
   readonly openRpc: OpenRpcDocument;
 
-  constructor(private readonly analytics: Analytics, catalog: readonly Operation[] = CATALOG) {
+  constructor(
+    private readonly analytics: Analytics,
+    catalog: readonly Operation[] = CATALOG,
+  ) {
     this.methods = new CatalogMethods(catalog);
     this.openRpc = openRpcDocument(catalog);
   }
@@ -57,7 +60,10 @@ class RequestContext implements CallContext {
 
   readonly budget: Budget | null;
 
-  constructor(private readonly req: FastifyRequest, readonly budgetBytes: number | undefined) {
+  constructor(
+    private readonly req: FastifyRequest,
+    readonly budgetBytes: number | undefined,
+  ) {
     this.reference = req.id;
     this.budget = req.budget;
   }
@@ -98,9 +104,10 @@ export async function rpcRoutes(app: FastifyInstance, opts: RpcRouteOptions): Pr
   // (authentication, rate limits) goes on to the app's error handler by being rethrown.
   app.setErrorHandler((err: FastifyError, _req, reply) => {
     if (typeof err.code === 'string' && err.code.startsWith('FST_ERR_CTP_')) {
-      const data = err.code === 'FST_ERR_CTP_BODY_TOO_LARGE'
-        ? `the request body is larger than the ${formatBytes(RPC_BODY_LIMIT_BYTES)} limit (${RPC_BODY_LIMIT_BYTES} bytes); send fewer calls per batch`
-        : 'the request body could not be read';
+      const data =
+        err.code === 'FST_ERR_CTP_BODY_TOO_LARGE'
+          ? `the request body is larger than the ${formatBytes(RPC_BODY_LIMIT_BYTES)} limit (${RPC_BODY_LIMIT_BYTES} bytes); send fewer calls per batch`
+          : 'the request body could not be read';
       const answer: RpcResponse = { jsonrpc: '2.0', id: null, error: invalidRequest(data) };
       return reply.code(200).send(answer);
     }

@@ -56,7 +56,9 @@ function literalArrayLength(detail: string): number {
 
 /** range(end), range(start, end[, step]) with literal integers; anything else cannot be priced. */
 function rangeLength(args: readonly AstNode[]): number {
-  const nums = args.map((a) => (a.kind === 'Literal' ? /^(?:U?Int\d+)_(-?\d+)$/.exec(a.detail)?.[1] : undefined)).map((v) => (v === undefined ? NaN : Number(v)));
+  const nums = args
+    .map((a) => (a.kind === 'Literal' ? /^(?:U?Int\d+)_(-?\d+)$/.exec(a.detail)?.[1] : undefined))
+    .map((v) => (v === undefined ? NaN : Number(v)));
   if (nums.length < 1 || nums.length > 3 || nums.some((v) => !Number.isFinite(v))) return Infinity;
   const [start, end, step] = nums.length === 1 ? [0, nums[0]!, 1] : [nums[0]!, nums[1]!, nums[2] ?? 1];
   if (step <= 0) return Infinity;

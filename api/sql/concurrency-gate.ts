@@ -43,7 +43,6 @@ export interface Lease<S> {
   release(): void;
 }
 
-
 export function busy(message: string): AppError {
   return new AppError(Errors.rateLimited, message, { retryAfterSeconds: SQL_RETRY_AFTER_SECONDS });
 }
@@ -94,7 +93,11 @@ export class ConcurrencyGate<S> {
       return Promise.resolve(this.lease(key, group));
     }
     if (running + queuedForKey >= 1 + this.limits.queuePerKey) {
-      return Promise.reject(busy(`this key already has ${running + queuedForKey} SQL queries running or waiting; at most ${1 + this.limits.queuePerKey} at a time: wait for one to finish`));
+      return Promise.reject(
+        busy(
+          `this key already has ${running + queuedForKey} SQL queries running or waiting; at most ${1 + this.limits.queuePerKey} at a time: wait for one to finish`,
+        ),
+      );
     }
     if (this.waiting.length >= this.limits.queueTotal) {
       return Promise.reject(busy('the SQL interface is busy with other queries: try again shortly'));
@@ -117,7 +120,10 @@ export class ConcurrencyGate<S> {
           resolve(lease);
         },
         reject,
-        timer: setTimeout(() => leave(busy(`no SQL session became free within ${Math.round(this.limits.maxWaitMs / 1000)} s: try again shortly`)), this.limits.maxWaitMs),
+        timer: setTimeout(
+          () => leave(busy(`no SQL session became free within ${Math.round(this.limits.maxWaitMs / 1000)} s: try again shortly`)),
+          this.limits.maxWaitMs,
+        ),
       };
       this.waiting.push(waiter);
       signal?.addEventListener('abort', onAbort, { once: true });

@@ -30,8 +30,24 @@ export const POLICY_ENGINE_VERSION = policy.engineVersion;
 const SYNTAX_FUNCTIONS: ReadonlySet<string> = new Set(['lambda', 'exists', 'grouping', 'untuple']);
 
 /** The engine's aggregate-function combinators, longest first so `OrDefault` wins over `If`-like tails. */
-const COMBINATORS = ['SimpleState', 'MergeState', 'OrDefault', 'Distinct', 'Resample', 'ForEach', 'ArgMax', 'ArgMin', 'OrNull',
-  'Tuple', 'Merge', 'State', 'Array', 'Null', 'Map', 'If'];
+const COMBINATORS = [
+  'SimpleState',
+  'MergeState',
+  'OrDefault',
+  'Distinct',
+  'Resample',
+  'ForEach',
+  'ArgMax',
+  'ArgMin',
+  'OrNull',
+  'Tuple',
+  'Merge',
+  'State',
+  'Array',
+  'Null',
+  'Map',
+  'If',
+];
 
 /** One row of system.functions, as the policy needs it. */
 export interface CatalogEntry {

@@ -65,8 +65,18 @@ interface Side {
  * measured of the same function of the column (join-stats.ts renders it from this list,
  * never from the client's text).
  */
-export const KEY_FUNCTIONS: ReadonlySet<string> = new Set(['toStartOfHour', 'toStartOfDay', 'toStartOfMinute', 'toStartOfFiveMinutes',
-  'toStartOfFifteenMinutes', 'toStartOfMonth', 'toDate', 'toYYYYMM', 'toYYYYMMDD', 'toHour']);
+export const KEY_FUNCTIONS: ReadonlySet<string> = new Set([
+  'toStartOfHour',
+  'toStartOfDay',
+  'toStartOfMinute',
+  'toStartOfFiveMinutes',
+  'toStartOfFifteenMinutes',
+  'toStartOfMonth',
+  'toDate',
+  'toYYYYMM',
+  'toYYYYMMDD',
+  'toHour',
+]);
 
 const bare = (k: JoinKind): boolean => k.kind === 'COMMA' || k.kind === 'CROSS' || k.kind === 'PASTE';
 
@@ -75,7 +85,8 @@ export async function priceJoins(root: AstNode, tokens: readonly Token[], cteNam
   const nodes = [...walk(root)];
   const joinElements = nodes.filter((n) => n.kind === 'TablesInSelectQueryElement' && n.children.some((c) => c.kind === 'TableJoin'));
   const kinds = joinKinds(tokens);
-  const agree = kinds.length === joinElements.length &&
+  const agree =
+    kinds.length === joinElements.length &&
     joinElements.every((e, i) => bare(kinds[i]!) === (e.children.find((c) => c.kind === 'TableJoin')!.children.length === 0));
   const kindOf = new Map<AstNode, JoinKind>(agree ? joinElements.map((e, i) => [e, kinds[i]!]) : []);
 
@@ -84,14 +95,18 @@ export async function priceJoins(root: AstNode, tokens: readonly Token[], cteNam
   const withElements = nodes.filter((n) => n.kind === 'WithElement');
   const ctes = new Map<string, AstNode | undefined>();
   if (withElements.length === cteNames.length) {
-    cteNames.forEach((name, i) => { ctes.set(name, ctes.has(name) ? undefined : withElements[i]!.children[0]?.children[0]); });
+    cteNames.forEach((name, i) => {
+      ctes.set(name, ctes.has(name) ? undefined : withElements[i]!.children[0]?.children[0]);
+    });
   } else {
     for (const name of cteNames) ctes.set(name, undefined);
   }
   // LIMIT n BY k is printed like a GROUP BY list, and WITH ROLLUP/CUBE are not printed at
   // all (they repeat key values): where the text has one, grouping proves nothing.
-  const limitBy = tokens.some((t, k) => (isKeyword(t, 'LIMIT') && tokens.slice(k + 1).some((u) => u.depth === t.depth && isKeyword(u, 'BY'))) ||
-    isKeyword(t, 'ROLLUP') || isKeyword(t, 'CUBE'));
+  const limitBy = tokens.some(
+    (t, k) =>
+      (isKeyword(t, 'LIMIT') && tokens.slice(k + 1).some((u) => u.depth === t.depth && isKeyword(u, 'BY'))) || isKeyword(t, 'ROLLUP') || isKeyword(t, 'CUBE'),
+  );
 
   // Expression aliases, wherever defined: a name one of them takes (`'x' AS signature`, even
   // a quoted `a.signature`) may not stand for the column of the same name.
@@ -252,7 +267,12 @@ class Pricer {
       }
       const table = target.detail;
       const rows = await this.facts.sideRows(table);
-      return { rows, names: target.alias === undefined ? names : [target.alias], table, top: async (cols) => Math.min(rows, await this.facts.keyTop(table, cols)) };
+      return {
+        rows,
+        names: target.alias === undefined ? names : [target.alias],
+        table,
+        top: async (cols) => Math.min(rows, await this.facts.keyTop(table, cols)),
+      };
     }
     return this.subquerySide(target.children[0]!, target.alias === undefined ? [] : [target.alias]);
   }
@@ -261,7 +281,7 @@ class Pricer {
     this.inProgress.add(query);
     try {
       const rows = await this.queryRows(query);
-      const selects = query.kind === 'SelectWithUnionQuery' ? query.children[0]?.children ?? [] : [];
+      const selects = query.kind === 'SelectWithUnionQuery' ? (query.children[0]?.children ?? []) : [];
       const single = selects.length === 1 && selects[0]!.kind === 'SelectQuery' ? selects[0]! : undefined;
       return { rows, names, top: async (cols) => Math.min(rows, single ? await this.subqueryTop(single, cols, rows) : rows) };
     } finally {
@@ -296,7 +316,13 @@ class Pricer {
     // GROUP BY plain columns all in the key: each key value once (twice with WITH TOTALS).
     if (grouped?.children.every((g) => g.kind === 'Identifier' && mapped.includes(g.detail))) return Math.min(rows, 2);
     const only = tables.children.length === 1 ? tables.children[0]!.children.find((c) => c.kind === 'TableExpression')?.children[0] : undefined;
-    if (only?.kind === 'TableIdentifier' && !this.ctes.has(only.detail) && !grouped && !hasArrayJoin(select) && !mapped.some((c) => this.aliases.has(c!.replace(/^\w+\((.*)\)$/, '$1')))) {
+    if (
+      only?.kind === 'TableIdentifier' &&
+      !this.ctes.has(only.detail) &&
+      !grouped &&
+      !hasArrayJoin(select) &&
+      !mapped.some((c) => this.aliases.has(c!.replace(/^\w+\((.*)\)$/, '$1')))
+    ) {
       return Math.min(rows, await this.facts.keyTop(only.detail, mapped as string[]));
     }
     return rows;

@@ -8,7 +8,25 @@ export interface JoinKind {
 }
 
 const MODIFIERS = new Set(['GLOBAL', 'LOCAL', 'ANY', 'ALL', 'ASOF', 'SEMI', 'ANTI', 'LEFT', 'RIGHT', 'FULL', 'INNER', 'OUTER', 'CROSS', 'PASTE']);
-const CLAUSES = new Set(['WITH', 'SELECT', 'FROM', 'PREWHERE', 'WHERE', 'GROUP', 'HAVING', 'WINDOW', 'QUALIFY', 'ORDER', 'LIMIT', 'OFFSET', 'SETTINGS', 'UNION', 'EXCEPT', 'INTERSECT', 'INTERPOLATE']);
+const CLAUSES = new Set([
+  'WITH',
+  'SELECT',
+  'FROM',
+  'PREWHERE',
+  'WHERE',
+  'GROUP',
+  'HAVING',
+  'WINDOW',
+  'QUALIFY',
+  'ORDER',
+  'LIMIT',
+  'OFFSET',
+  'SETTINGS',
+  'UNION',
+  'EXCEPT',
+  'INTERSECT',
+  'INTERPOLATE',
+]);
 
 /**
  * The kind of each join, in the order of the text. The parse-tree dump does not print a

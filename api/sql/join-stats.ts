@@ -5,7 +5,16 @@
 // reads them: SQL sees their description, not their numbers, and the published tables
 // declare none. So the numbers are measured here over a bounded read (the first
 // SQL_JOIN_SAMPLE_ROWS rows of the table) and reused for SQL_JOIN_STATS_TTL_MS.
-import { SQL_JOIN_DISTINCT_KEY_SHARE, SQL_JOIN_LOCAL_REPEAT_MAX, SQL_JOIN_MEASURE_MAX_ROWS, SQL_JOIN_MEASURE_SECONDS, SQL_JOIN_MEASUREMENTS_PER_QUERY, SQL_JOIN_SAMPLE_ROWS, SQL_JOIN_STATS_MAX_ENTRIES, SQL_JOIN_STATS_TTL_MS } from '../../core/limits/sql.ts';
+import {
+  SQL_JOIN_DISTINCT_KEY_SHARE,
+  SQL_JOIN_LOCAL_REPEAT_MAX,
+  SQL_JOIN_MEASURE_MAX_ROWS,
+  SQL_JOIN_MEASURE_SECONDS,
+  SQL_JOIN_MEASUREMENTS_PER_QUERY,
+  SQL_JOIN_SAMPLE_ROWS,
+  SQL_JOIN_STATS_MAX_ENTRIES,
+  SQL_JOIN_STATS_TTL_MS,
+} from '../../core/limits/sql.ts';
 import type { Settings, Warehouse } from '../../warehouse/warehouse.ts';
 import { KEY_FUNCTIONS, type JoinFacts } from './join-cost.ts';
 
@@ -14,7 +23,11 @@ import { KEY_FUNCTIONS, type JoinFacts } from './join-cost.ts';
 // mode holds readonly = 2 CONST, where sending one is an error.
 // Past the time or the rows, the measurement stops and keeps what it read (a smaller sample).
 const MEASURE_SETTINGS: Settings = {
-  max_execution_time: SQL_JOIN_MEASURE_SECONDS, timeout_overflow_mode: 'break', max_threads: 1, max_rows_to_read: SQL_JOIN_MEASURE_MAX_ROWS, read_overflow_mode: 'break',
+  max_execution_time: SQL_JOIN_MEASURE_SECONDS,
+  timeout_overflow_mode: 'break',
+  max_threads: 1,
+  max_rows_to_read: SQL_JOIN_MEASURE_MAX_ROWS,
+  read_overflow_mode: 'break',
 };
 
 const PLAIN_NAME = /^\w+$/;

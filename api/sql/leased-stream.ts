@@ -18,7 +18,11 @@ export function tooLarge(cause?: unknown, memberCap?: number): AppError {
   if (memberCap !== undefined) {
     return new AppError(Errors.responseTooLarge, `the answer is larger than the ${formatBytes(memberCap)} reserved for it in its batch`, { cause });
   }
-  return new AppError(Errors.invalidQuery, `the answer is larger than ${SQL_MAX_RESPONSE_BYTES / 1024 / 1024} MiB, the most one SQL answer may carry: select fewer or smaller columns, aggregate, or lower the LIMIT`, { cause });
+  return new AppError(
+    Errors.invalidQuery,
+    `the answer is larger than ${SQL_MAX_RESPONSE_BYTES / 1024 / 1024} MiB, the most one SQL answer may carry: select fewer or smaller columns, aggregate, or lower the LIMIT`,
+    { cause },
+  );
 }
 
 /**

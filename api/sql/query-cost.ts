@@ -15,7 +15,6 @@ import { SQL_BYTES_PER_BUDGET_ROW } from '../../core/limits/sql.ts';
 export { PLAN_QUERY_BUDGET };
 export { costOf, estimateCost };
 
-
 /** A client query's cost: the statement's, with the rows its joins produce. */
 export interface SqlCostEstimate extends CostEstimate {
   /** Rows the query's joins produce at most (join-cost.ts); 0 without joins or when not priced. */
@@ -56,7 +55,11 @@ export async function estimateSqlCost(wh: Warehouse, prepared: PreparedQuery, se
   // Written so that a NaN is over budget too (fail closed).
   if (!(plannedRows <= budget)) {
     const tables = await Promise.all(prepared.tables.map(async (table) => ({ table, rows: await stats.tableRows(wh, table).catch(() => 0) })));
-    const read = costOf(tables.reduce((a, t) => a + t.rows, 0), 0, tables);
+    const read = costOf(
+      tables.reduce((a, t) => a + t.rows, 0),
+      0,
+      tables,
+    );
     return withJoins(read, { rows: plannedRows, joins: planned });
   }
   const read = await estimateCost(wh, prepared.executed, { tables: prepared.tables, crossJoins: 0 }, settings);
@@ -73,16 +76,18 @@ export function budgetSettings(plan: Plan): Settings {
 export function overBudgetMessage(cost: SqlCostEstimate, plan: Plan): string {
   const budget = PLAN_QUERY_BUDGET[plan];
   const join = cost.costliestJoin;
-  const what = join !== undefined && cost.joinRows !== undefined && cost.joinRows > 0
-    ? (Number.isFinite(join.rows)
-      ? `would read about ${fmt(cost.estimatedRows)} rows and its joins would produce about ${fmt(cost.joinRows)} rows (${join.what}: about ${fmt(join.rows)})`
-      : `has a join whose output cannot be estimated before it runs (${join.what}); ARRAY JOIN a column or a literal array, and name each side's columns with its alias`)
-    : cost.score === cost.estimatedRows
-      ? `would read about ${fmt(cost.estimatedRows)} rows`
-      : `would compare about ${fmt(cost.score)} row pairs (a join without a condition over ${fmt(cost.estimatedRows)} rows)`;
+  const what =
+    join !== undefined && cost.joinRows !== undefined && cost.joinRows > 0
+      ? Number.isFinite(join.rows)
+        ? `would read about ${fmt(cost.estimatedRows)} rows and its joins would produce about ${fmt(cost.joinRows)} rows (${join.what}: about ${fmt(join.rows)})`
+        : `has a join whose output cannot be estimated before it runs (${join.what}); ARRAY JOIN a column or a literal array, and name each side's columns with its alias`
+      : cost.score === cost.estimatedRows
+        ? `would read about ${fmt(cost.estimatedRows)} rows`
+        : `would compare about ${fmt(cost.score)} row pairs (a join without a condition over ${fmt(cost.estimatedRows)} rows)`;
   return `the query ${what}; the ${plan} plan allows ${fmt(budget)} per query. To narrow it: ${cost.recommendations.join('; ') || 'read fewer rows'}`;
 }
 
 const MILLION = 1e6;
 const BILLION = 1e9;
-const fmt = (n: number): string => (!Number.isFinite(n) ? 'unbounded' : n >= BILLION ? `${(n / BILLION).toFixed(1)}B` : n >= MILLION ? `${(n / MILLION).toFixed(1)}M` : `${Math.round(n)}`);
+const fmt = (n: number): string =>
+  !Number.isFinite(n) ? 'unbounded' : n >= BILLION ? `${(n / BILLION).toFixed(1)}B` : n >= MILLION ? `${(n / MILLION).toFixed(1)}M` : `${Math.round(n)}`;

@@ -16,7 +16,8 @@ const bodySchema = {
   properties: {
     query: {
       ...sqlText,
-      description: `One read-only SELECT (WITH, JOIN, GROUP BY … allowed) over ${PUBLISHED_TABLES.join(', ')}; ` +
+      description:
+        `One read-only SELECT (WITH, JOIN, GROUP BY … allowed) over ${PUBLISHED_TABLES.join(', ')}; ` +
         `at most ${SQL_MAX_LENGTH} characters; LIMIT at most ${SQL_MAX_LIMIT}, LIMIT ${SQL_DEFAULT_LIMIT} appended when absent`,
     },
     // Read in any case ("CSV" is csv); null is the default.
@@ -46,7 +47,8 @@ const csvBodySchema = {
   },
 } as const;
 
-const COMMON_DESCRIPTION = 'Rejected queries: 400 {error:"Invalid query", message}, also for a query whose ' +
+const COMMON_DESCRIPTION =
+  'Rejected queries: 400 {error:"Invalid query", message}, also for a query whose ' +
   `estimated rows read exceed the plan's budget and for an answer over ${SQL_MAX_RESPONSE_BYTES / 1024 / 1024} MiB. ` +
   'Queries running longer than the time-out (30 s) are cancelled by the engine: 408. Client SQL runs on engine ' +
   'sessions of its own, one query per key at a time with a short queue: past it, 429 with Retry-After.';
@@ -69,8 +71,10 @@ const errorAnswers = {
 const csvSchema = {
   tags: ['SQL'],
   summary: 'Run a read-only SQL query, answered as CSV',
-  description: 'The same query as POST /v1/query with format csv, for clients generated from this document (one media ' +
-    'type per operation): text/csv; charset=utf-8, header row, RFC 4180 quoting, CRLF line ends, streamed. ' + COMMON_DESCRIPTION,
+  description:
+    'The same query as POST /v1/query with format csv, for clients generated from this document (one media ' +
+    'type per operation): text/csv; charset=utf-8, header row, RFC 4180 quoting, CRLF line ends, streamed. ' +
+    COMMON_DESCRIPTION,
   body: csvBodySchema,
   response: {
     200: { description: 'Query result as CSV', content: { 'text/csv': { schema: { type: 'string' } } } },
@@ -81,7 +85,8 @@ const csvSchema = {
 const schema = {
   tags: ['SQL'],
   summary: 'Run a read-only SQL query',
-  description: 'format json (default): {data, count, query}. format csv: text/csv; charset=utf-8, header row, RFC 4180 ' +
+  description:
+    'format json (default): {data, count, query}. format csv: text/csv; charset=utf-8, header row, RFC 4180 ' +
     'quoting, CRLF line ends, streamed (generated clients: call POST /v1/query/csv for CSV, since they decode this ' +
     'operation\'s answers as JSON). Rejected queries: 400 {error:"Invalid query", message}, also for a query whose ' +
     `estimated rows read exceed the plan's budget and for an answer over ${SQL_MAX_RESPONSE_BYTES / 1024 / 1024} MiB. ` +
@@ -114,36 +119,42 @@ interface Body {
 export async function sqlRoutes(app: FastifyInstance, opts: { sandbox: SqlSandbox }): Promise<void> {
   const { sandbox } = opts;
 
-  const answer = (csvOnly: boolean) => async (req: FastifyRequest<{ Body: Body | undefined }>, reply: FastifyReply): Promise<unknown> => {
-    const body = req.body;
-    // No body at all is an empty query; a body of the wrong shape gets told the right one.
-    if (body === undefined || body === null) throw new AppError(Errors.invalidQuery, 'the query must be a non-empty string');
-    if (typeof body !== 'object' || Array.isArray(body)) {
-      throw new AppError(Errors.invalidQuery, 'the body must be a JSON object {"query": "...", "format": "json" | "csv"}');
-    }
-    // "CSV" is as clear as "csv"; anything else is refused rather than guessed.
-    const format = typeof body.format === 'string' ? body.format.toLowerCase() : (body.format ?? (csvOnly ? 'csv' : 'json'));
-    if (csvOnly ? format !== 'csv' : format !== 'json' && format !== 'csv') {
-      throw new AppError(Errors.invalidQuery, csvOnly ? 'format must be "csv" (or left out) on this route' : 'format must be "json" or "csv"');
-    }
-    // Access control has authenticated the key before any handler runs.
-    const caller: Caller = { key: req.apiKey?.id ?? req.ip, plan: req.apiKey?.plan ?? 'free', ...(req.budget === null ? {} : { budget: req.budget }) };
-    if (format === 'json') return reply.type('application/json; charset=utf-8').send(await sandbox.json(caller, body.query));
-    const csv = await sandbox.csv(caller, body.query);
-    return reply
-      .type('text/csv; charset=utf-8')
-      .header('content-disposition', 'inline; filename="query.csv"')
-      .send(Readable.from(csv.body, { objectMode: false }));
-  };
+  const answer =
+    (csvOnly: boolean) =>
+    async (req: FastifyRequest<{ Body: Body | undefined }>, reply: FastifyReply): Promise<unknown> => {
+      const body = req.body;
+      // No body at all is an empty query; a body of the wrong shape gets told the right one.
+      if (body === undefined || body === null) throw new AppError(Errors.invalidQuery, 'the query must be a non-empty string');
+      if (typeof body !== 'object' || Array.isArray(body)) {
+        throw new AppError(Errors.invalidQuery, 'the body must be a JSON object {"query": "...", "format": "json" | "csv"}');
+      }
+      // "CSV" is as clear as "csv"; anything else is refused rather than guessed.
+      const format = typeof body.format === 'string' ? body.format.toLowerCase() : (body.format ?? (csvOnly ? 'csv' : 'json'));
+      if (csvOnly ? format !== 'csv' : format !== 'json' && format !== 'csv') {
+        throw new AppError(Errors.invalidQuery, csvOnly ? 'format must be "csv" (or left out) on this route' : 'format must be "json" or "csv"');
+      }
+      // Access control has authenticated the key before any handler runs.
+      const caller: Caller = { key: req.apiKey?.id ?? req.ip, plan: req.apiKey?.plan ?? 'free', ...(req.budget === null ? {} : { budget: req.budget }) };
+      if (format === 'json') return reply.type('application/json; charset=utf-8').send(await sandbox.json(caller, body.query));
+      const csv = await sandbox.csv(caller, body.query);
+      return reply
+        .type('text/csv; charset=utf-8')
+        .header('content-disposition', 'inline; filename="query.csv"')
+        .send(Readable.from(csv.body, { objectMode: false }));
+    };
 
   for (const [url, csvOnly] of SQL_ROUTES) {
-    app.post(url, {
-      schema: { ...(csvOnly ? csvSchema : schema), operationId: OPERATION_IDS[url] },
-      // The schema documents the body; the handler checks it, so that a missing or
-      // non-string query gets the message SPEC requires instead of a generic one.
-      validatorCompiler: () => () => true,
-      // The JSON answer's rows are arbitrary: serialize them as they are.
-      serializerCompiler: () => (data) => JSON.stringify(data),
-    }, answer(csvOnly));
+    app.post(
+      url,
+      {
+        schema: { ...(csvOnly ? csvSchema : schema), operationId: OPERATION_IDS[url] },
+        // The schema documents the body; the handler checks it, so that a missing or
+        // non-string query gets the message SPEC requires instead of a generic one.
+        validatorCompiler: () => () => true,
+        // The JSON answer's rows are arbitrary: serialize them as they are.
+        serializerCompiler: () => (data) => JSON.stringify(data),
+      },
+      answer(csvOnly),
+    );
   }
 }

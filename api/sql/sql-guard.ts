@@ -38,12 +38,35 @@ export { PUBLISHED_TABLES };
  * children. Any other kind (SETTINGS, query parameters, kinds a newer engine adds) is refused.
  */
 const KNOWN_KINDS: ReadonlySet<string> = new Set([
-  'SelectWithUnionQuery', 'SelectIntersectExceptQuery', 'SelectQuery', 'ExpressionList',
-  'TablesInSelectQuery', 'TablesInSelectQueryElement', 'TableExpression', 'TableIdentifier', 'TableJoin', 'ArrayJoin',
-  'Subquery', 'WithElement', 'Identifier', 'Literal', 'Function', 'OrderByElement', 'InterpolateElement',
-  'WindowDefinition', 'WindowListElement', 'SampleRatio',
-  'Asterisk', 'QualifiedAsterisk', 'ColumnsRegexpMatcher', 'QualifiedColumnsRegexpMatcher', 'ColumnsListMatcher',
-  'QualifiedColumnsListMatcher', 'ColumnsTransformerList', 'ColumnsExceptTransformer', 'ColumnsReplaceTransformer',
+  'SelectWithUnionQuery',
+  'SelectIntersectExceptQuery',
+  'SelectQuery',
+  'ExpressionList',
+  'TablesInSelectQuery',
+  'TablesInSelectQueryElement',
+  'TableExpression',
+  'TableIdentifier',
+  'TableJoin',
+  'ArrayJoin',
+  'Subquery',
+  'WithElement',
+  'Identifier',
+  'Literal',
+  'Function',
+  'OrderByElement',
+  'InterpolateElement',
+  'WindowDefinition',
+  'WindowListElement',
+  'SampleRatio',
+  'Asterisk',
+  'QualifiedAsterisk',
+  'ColumnsRegexpMatcher',
+  'QualifiedColumnsRegexpMatcher',
+  'ColumnsListMatcher',
+  'QualifiedColumnsListMatcher',
+  'ColumnsTransformerList',
+  'ColumnsExceptTransformer',
+  'ColumnsReplaceTransformer',
   'ColumnsReplaceTransformer::Replacement',
   // Printed as a leaf: its content is checked from the canonical text (checkApply).
   'ColumnsApplyTransformer',
@@ -54,8 +77,6 @@ const TABLE_EXPRESSION_CHILDREN: ReadonlySet<string> = new Set(['TableIdentifier
 
 /** `x IN name` reads a whole table by name: such an argument must be a published table or a CTE. */
 const IN_FUNCTIONS = new Set(['in', 'notin', 'globalin', 'globalnotin', 'nullin', 'notnullin', 'globalnullin', 'globalnotnullin']);
-
-
 
 export interface PreparedQuery {
   /** The text that runs: the client's text, plus `LIMIT 1000` when the outer query had none. */
@@ -127,7 +148,13 @@ export async function prepareQuery(ctx: GuardContext, input: unknown, maxLimit =
 
 /** The text that runs: the client's, when its outermost LIMIT is a literal within `maxLimit`
  *  (read from the canonical text, confirmed in the tree), or with LIMIT SQL_DEFAULT_LIMIT added. */
-function withOuterLimit(text: string, canonical: string, root: AstNode, parenthesized: boolean, maxLimit: number): { executed: string; injectedLimit: boolean } {
+function withOuterLimit(
+  text: string,
+  canonical: string,
+  root: AstNode,
+  parenthesized: boolean,
+  maxLimit: number,
+): { executed: string; injectedLimit: boolean } {
   const lim = outerLimit(canonical);
   if (lim.nonLiteral) throw invalid(`the outermost LIMIT must be a whole number of rows, at most ${maxLimit}`);
   if (lim.length !== undefined) {
@@ -141,9 +168,7 @@ function withOuterLimit(text: string, canonical: string, root: AstNode, parenthe
   // A LIMIT appended after a UNION binds to its last branch only, and cannot follow a
   // parenthesized query or a bare OFFSET: wrap those instead.
   const sep = text.includes('--') || text.includes('#') ? '\n' : ' ';
-  const executed = single
-    ? `${text}${sep}LIMIT ${SQL_DEFAULT_LIMIT}`
-    : `SELECT * FROM (\n${text}\n) LIMIT ${SQL_DEFAULT_LIMIT}`;
+  const executed = single ? `${text}${sep}LIMIT ${SQL_DEFAULT_LIMIT}` : `SELECT * FROM (\n${text}\n) LIMIT ${SQL_DEFAULT_LIMIT}`;
   return { executed, injectedLimit: true };
 }
 
@@ -323,7 +348,9 @@ function clauseMessage(tokens: readonly Token[]): string | undefined {
   if (top.some((t, k) => isKeyword(t, 'SETTINGS') && top[k + 1]?.type === 'word' && top[k + 2]?.text === '=')) {
     return 'SETTINGS clauses are not allowed: the service sets the limits';
   }
-  const formatAt = top.findIndex((t, k) => isKeyword(t, 'FORMAT') && top[k + 1]?.type === 'word' && (k + 2 === top.length || isKeyword(top[k + 2], 'SETTINGS')));
+  const formatAt = top.findIndex(
+    (t, k) => isKeyword(t, 'FORMAT') && top[k + 1]?.type === 'word' && (k + 2 === top.length || isKeyword(top[k + 2], 'SETTINGS')),
+  );
   if (formatAt >= 0) return 'FORMAT clauses are not allowed: choose "json" or "csv" with the format field';
   return undefined;
 }

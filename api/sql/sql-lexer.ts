@@ -36,7 +36,8 @@ const isDigit = (c: string): boolean => c >= '0' && c <= '9';
 /** A string literal or quoted identifier from its opening quote at `start`: its text (quotes
  *  doubled or backslash-escaped inside), whether a backslash escape was used, and the position after it. */
 function readQuoted(src: string, start: number, q: string, type: 'string' | 'quoted'): { text: string; escaped: boolean; end: number } {
-  const unterminated = (): LexError => new LexError(`unterminated ${type === 'string' ? 'string literal' : 'quoted identifier'} starting at position ${start + 1}`);
+  const unterminated = (): LexError =>
+    new LexError(`unterminated ${type === 'string' ? 'string literal' : 'quoted identifier'} starting at position ${start + 1}`);
   let i = start + 1;
   let text = '';
   let escaped = false;
@@ -141,8 +142,7 @@ export function lex(src: string): Lexed {
   return { tokens, semicolons };
 }
 
-export const isKeyword = (t: Token | undefined, word: string): boolean =>
-  t !== undefined && t.type === 'word' && t.text.toUpperCase() === word;
+export const isKeyword = (t: Token | undefined, word: string): boolean => t !== undefined && t.type === 'word' && t.text.toUpperCase() === word;
 
 export interface OuterLimit {
   /** The outermost query's LIMIT row count, when it has one. */

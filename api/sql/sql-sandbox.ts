@@ -18,7 +18,6 @@ import { ENGINE_LOWEST_PRIORITY } from '../../core/limits/process.ts';
 
 export { SQL_MAX_RESPONSE_BYTES };
 
-
 export interface SandboxLimits {
   timeoutSeconds: number;
   maxMemoryBytes: number;
@@ -53,7 +52,8 @@ export interface RunOptions {
 const quote = (s: string): string => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 const invalid = (message: string, cause?: unknown): AppError => new AppError(Errors.invalidQuery, message, { cause });
 /** A batch member's query given up (the member cancelled, or its request ended) before or while it ran. */
-const givenUp = (): AppError => new AppError(Errors.queryTimeout, 'the request ended (its client left, it ran past its time budget, or the call was cancelled) before this query finished');
+const givenUp = (): AppError =>
+  new AppError(Errors.queryTimeout, 'the request ended (its client left, it ran past its time budget, or the call was cancelled) before this query finished');
 
 export class SqlSandbox {
   private readonly gate: ConcurrencyGate<Warehouse>;
@@ -194,8 +194,13 @@ export class SqlSandbox {
       const prepared = await this.prepare(wh, caller, text, { maxResultRows: maxRows });
       // The guard appends LIMIT 1000 to a query without one; an export wants every row.
       const sql = prepared.injectedLimit ? String(text).trim() : prepared.executed;
-      const { readonly: _r, max_result_rows: _mr, max_result_bytes: _mb, result_overflow_mode: _ro, ...settings } =
-        await this.settings(caller.plan, { maxResultRows: maxRows }, {});
+      const {
+        readonly: _r,
+        max_result_rows: _mr,
+        max_result_bytes: _mb,
+        result_overflow_mode: _ro,
+        ...settings
+      } = await this.settings(caller.plan, { maxResultRows: maxRows }, {});
       let columns: { name: string; type: string }[];
       try {
         columns = await wh.query<{ name: string; type: string }>(`DESCRIBE TABLE (\n${sql}\n)`, { settings: { ...settings, readonly: 1 } });
@@ -320,9 +325,11 @@ export class SqlSandbox {
     switch (err.clickhouseCode) {
       case ClickHouseCode.TIMEOUT_EXCEEDED:
       case ClickHouseCode.QUERY_WAS_CANCELLED:
-        return new AppError(Errors.queryTimeout,
+        return new AppError(
+          Errors.queryTimeout,
           `the query ran longer than the ${t} s time-out and was cancelled by the engine; narrow it (a date range on transactions, or the hourly tables)`,
-          { cause: err });
+          { cause: err },
+        );
       case ClickHouseCode.TOO_MANY_ROWS_OR_BYTES:
       case ClickHouseCode.TOO_MANY_ROWS:
         if (/to read/i.test(err.message)) {
@@ -349,4 +356,3 @@ export class SqlSandbox {
     await Promise.all(this.sessions.map((s) => s.close()));
   }
 }
-

@@ -11,9 +11,43 @@ import { isKeyword, lex, LexError, type Token } from './sql-lexer.ts';
 export const invalid = (message: string, cause?: unknown): AppError => new AppError(Errors.invalidQuery, message, { cause });
 
 /** First words of statements other than SELECT, named in the rejection message. */
-const STATEMENT_WORDS = new Set(['INSERT', 'UPDATE', 'DELETE', 'DROP', 'CREATE', 'ALTER', 'TRUNCATE', 'REPLACE', 'GRANT',
-  'REVOKE', 'KILL', 'OPTIMIZE', 'RENAME', 'ATTACH', 'DETACH', 'SYSTEM', 'SET', 'USE', 'SHOW', 'DESCRIBE', 'DESC', 'EXPLAIN',
-  'EXCHANGE', 'UNDROP', 'BACKUP', 'RESTORE', 'CHECK', 'WATCH', 'MOVE', 'EXISTS', 'BEGIN', 'COMMIT', 'ROLLBACK', 'UPSERT', 'MERGE']);
+const STATEMENT_WORDS = new Set([
+  'INSERT',
+  'UPDATE',
+  'DELETE',
+  'DROP',
+  'CREATE',
+  'ALTER',
+  'TRUNCATE',
+  'REPLACE',
+  'GRANT',
+  'REVOKE',
+  'KILL',
+  'OPTIMIZE',
+  'RENAME',
+  'ATTACH',
+  'DETACH',
+  'SYSTEM',
+  'SET',
+  'USE',
+  'SHOW',
+  'DESCRIBE',
+  'DESC',
+  'EXPLAIN',
+  'EXCHANGE',
+  'UNDROP',
+  'BACKUP',
+  'RESTORE',
+  'CHECK',
+  'WATCH',
+  'MOVE',
+  'EXISTS',
+  'BEGIN',
+  'COMMIT',
+  'ROLLBACK',
+  'UPSERT',
+  'MERGE',
+]);
 
 /** The trimmed text of a query whose shape and surface may go on to the engine, and its first token. */
 export function surfaceOf(input: unknown): { text: string; first: Token } {
@@ -55,7 +89,9 @@ export function surfaceOf(input: unknown): { text: string; first: Token } {
     if (word !== undefined && STATEMENT_WORDS.has(word)) {
       throw invalid(`${word} statements are not allowed: only read-only SELECT queries (SELECT, WITH …) are accepted`);
     }
-    throw invalid(`the query must start with SELECT or WITH (found "${first.text.slice(0, SQL_QUOTED_WORD_MAX_CHARS)}"): only read-only SELECT queries are accepted`);
+    throw invalid(
+      `the query must start with SELECT or WITH (found "${first.text.slice(0, SQL_QUOTED_WORD_MAX_CHARS)}"): only read-only SELECT queries are accepted`,
+    );
   }
   return { text, first };
 }

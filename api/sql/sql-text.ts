@@ -38,4 +38,7 @@ export const sqlText = {
  *  refused (400 Invalid query). `valid`: queries in it. */
 const languageRule = (valid: readonly string[], language: string) => ({ rule: 'language', property: 'query', language, valid: [...valid] }) as const;
 export const SQL_LANGUAGE_RULE = languageRule(SQL_EXAMPLES, 'read-only ClickHouse SELECT (docs/rest-and-sql.md)');
-export const SQL_EXPORT_LANGUAGE_RULE = languageRule(SQL_EXPORT_EXAMPLES, 'read-only ClickHouse SELECT with a signature column when sampling or splitting (docs/exports.md)');
+export const SQL_EXPORT_LANGUAGE_RULE = languageRule(
+  SQL_EXPORT_EXAMPLES,
+  'read-only ClickHouse SELECT with a signature column when sampling or splitting (docs/exports.md)',
+);

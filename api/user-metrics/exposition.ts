@@ -13,7 +13,10 @@ const QUANTILES = ['0.5', '0.95', '0.99'] as const;
 
 const escapeLabel = (v: string): string => v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
 const labels = (l: Record<string, string | undefined>): string =>
-  `{${Object.entries(l).filter(([, v]) => v !== undefined).map(([k, v]) => `${k}="${escapeLabel(v!)}"`).join(',')}}`;
+  `{${Object.entries(l)
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => `${k}="${escapeLabel(v!)}"`)
+    .join(',')}}`;
 const value = (n: number): string => (Number.isFinite(n) ? String(n) : Number.isNaN(n) ? 'NaN' : n > 0 ? '+Inf' : '-Inf');
 
 interface Family {
@@ -39,10 +42,16 @@ export function exposition(series: readonly MetricsSeries[], freshness: (protoco
     wTx: family('txa_protocol_window_transactions', 'gauge', 'Records with a block time in the window ending now'),
     wFailed: family('txa_protocol_window_failed_transactions', 'gauge', 'Failed records with a block time in the window ending now'),
     ratio: family('txa_protocol_success_ratio', 'gauge', 'Successful over all records in the window (0-1); absent for a window without records'),
-    fee: family('txa_protocol_fee_lamports', 'summary',
-      'Fee per record, lamports: quantiles (t-digest) in the window, absent for a window without records; _sum and _count over all stored records'),
-    wCu: family('txa_protocol_compute_units', 'summary',
-      'Compute units per record: quantiles (t-digest) in the window, absent for a window without records; _sum and _count over all stored records'),
+    fee: family(
+      'txa_protocol_fee_lamports',
+      'summary',
+      'Fee per record, lamports: quantiles (t-digest) in the window, absent for a window without records; _sum and _count over all stored records',
+    ),
+    wCu: family(
+      'txa_protocol_compute_units',
+      'summary',
+      'Compute units per record: quantiles (t-digest) in the window, absent for a window without records; _sum and _count over all stored records',
+    ),
     newest: family('txa_protocol_newest_block_time_seconds', 'gauge', 'Newest stored block time, Unix seconds'),
     ingested: family('txa_protocol_ingested_at_seconds', 'gauge', 'When records of the protocol last arrived, Unix seconds'),
     age: family('txa_protocol_data_age_seconds', 'gauge', 'Seconds between now and the newest stored block time'),
@@ -74,5 +83,7 @@ export function exposition(series: readonly MetricsSeries[], freshness: (protoco
     }
     if (fr.ingestedAtMs !== null) f.ingested.samples.push(`${f.ingested.name}${pl} ${value(fr.ingestedAtMs / 1000)}`);
   }
-  return Object.values(f).map((x) => `# HELP ${x.name} ${x.help}\n# TYPE ${x.name} ${x.type}\n${x.samples.map((s) => `${s}\n`).join('')}`).join('');
+  return Object.values(f)
+    .map((x) => `# HELP ${x.name} ${x.help}\n# TYPE ${x.name} ${x.type}\n${x.samples.map((s) => `${s}\n`).join('')}`)
+    .join('');
 }

@@ -42,10 +42,16 @@ function listParam(query: Record<string, unknown>, name: string, max: number, ru
 function readQuery(req: FastifyRequest): { protocols?: string[]; instructionTypes?: string[] } {
   const query = (req.query ?? {}) as Record<string, unknown>;
   const unknown = Object.keys(query).find((k) => !ACCEPTED.includes(k));
-  if (unknown !== undefined) throw bad(`unknown query parameter "${unknown.slice(0, QUOTED_PARAM_MAX_CHARS)}"; accepted: protocol, instruction_type (each repeatable)`, unknown);
+  if (unknown !== undefined)
+    throw bad(`unknown query parameter "${unknown.slice(0, QUOTED_PARAM_MAX_CHARS)}"; accepted: protocol, instruction_type (each repeatable)`, unknown);
   const protocols = listParam(query, 'protocol', FILTER_LIST_MAX, 'a protocol identifier such as jupiter_v6', (v) => PROTOCOL.test(v));
-  const instructionTypes = listParam(query, 'instruction_type', USER_METRICS_MAX_INSTRUCTION_TYPES,
-    `an instruction type: letters, digits and underscores, at most ${USER_METRICS_INSTRUCTION_TYPE_MAX_CHARS} characters`, (v) => TYPE.test(v));
+  const instructionTypes = listParam(
+    query,
+    'instruction_type',
+    USER_METRICS_MAX_INSTRUCTION_TYPES,
+    `an instruction type: letters, digits and underscores, at most ${USER_METRICS_INSTRUCTION_TYPE_MAX_CHARS} characters`,
+    (v) => TYPE.test(v),
+  );
   return { ...(protocols === undefined ? {} : { protocols }), ...(instructionTypes === undefined ? {} : { instructionTypes }) };
 }
 
@@ -59,7 +65,8 @@ const schema = {
   tags: ['Metrics'],
   operationId: 'getMetrics',
   summary: 'Protocol activity in the Prometheus text format',
-  description: 'For your own Prometheus: per visible protocol (per instruction type too when instruction_type is given) the counters ' +
+  description:
+    'For your own Prometheus: per visible protocol (per instruction type too when instruction_type is given) the counters ' +
     'txa_protocol_transactions_total, txa_protocol_failed_transactions_total, txa_protocol_fees_lamports_total, txa_protocol_compute_units_total ' +
     '(all time), the gauges txa_protocol_window_transactions, txa_protocol_window_failed_transactions, txa_protocol_success_ratio (0-1) ' +
     'for window="5m" and window="1h" ending now, the summaries txa_protocol_fee_lamports and txa_protocol_compute_units (quantile 0.5, 0.95, ' +
@@ -72,9 +79,16 @@ const schema = {
     style: 'form',
     explode: true,
     properties: {
-      protocol: repeatable({ ...ActiveProtocolName }, FILTER_LIST_MAX, `Only these protocols (repeatable, at most ${FILTER_LIST_MAX}); unknown or inactive: 400`),
-      instruction_type: repeatable({ type: 'string', pattern: TYPE_PATTERN }, USER_METRICS_MAX_INSTRUCTION_TYPES,
-        `Per instruction type, only these (repeatable, at most ${USER_METRICS_MAX_INSTRUCTION_TYPES})`),
+      protocol: repeatable(
+        { ...ActiveProtocolName },
+        FILTER_LIST_MAX,
+        `Only these protocols (repeatable, at most ${FILTER_LIST_MAX}); unknown or inactive: 400`,
+      ),
+      instruction_type: repeatable(
+        { type: 'string', pattern: TYPE_PATTERN },
+        USER_METRICS_MAX_INSTRUCTION_TYPES,
+        `Per instruction type, only these (repeatable, at most ${USER_METRICS_MAX_INSTRUCTION_TYPES})`,
+      ),
     },
   },
   response: {
@@ -87,21 +101,27 @@ const schema = {
 };
 
 export async function userMetricsRoutes(app: FastifyInstance, opts: { analytics: Analytics; freshness: FreshnessWatermark }): Promise<void> {
-  app.get('/v1/metrics', {
-    schema,
-    // The handler checks the parameters, with messages that name them; the schema documents them.
-    validatorCompiler: () => () => true,
-    // The exposition is text already; error bodies are {error, message} as everywhere.
-    serializerCompiler: () => (data) => (typeof data === 'string' ? data : JSON.stringify(data)),
-  }, async (req, reply) => {
-    const asked = readQuery(req);
-    const now = Math.floor(Date.now() / 1000);
-    let series: Awaited<ReturnType<Analytics['protocolMetrics']>>;
-    try {
-      series = await opts.analytics.under(req.budget).protocolMetrics(asked.protocols, { instructionTypes: asked.instructionTypes, windows: USER_METRICS_WINDOWS, now });
-    } catch (err) {
-      throw worded(err, WORDING);
-    }
-    return reply.type(EXPOSITION_CONTENT_TYPE).send(exposition(series, (p) => opts.freshness.current([p]), now));
-  });
+  app.get(
+    '/v1/metrics',
+    {
+      schema,
+      // The handler checks the parameters, with messages that name them; the schema documents them.
+      validatorCompiler: () => () => true,
+      // The exposition is text already; error bodies are {error, message} as everywhere.
+      serializerCompiler: () => (data) => (typeof data === 'string' ? data : JSON.stringify(data)),
+    },
+    async (req, reply) => {
+      const asked = readQuery(req);
+      const now = Math.floor(Date.now() / 1000);
+      let series: Awaited<ReturnType<Analytics['protocolMetrics']>>;
+      try {
+        series = await opts.analytics
+          .under(req.budget)
+          .protocolMetrics(asked.protocols, { instructionTypes: asked.instructionTypes, windows: USER_METRICS_WINDOWS, now });
+      } catch (err) {
+        throw worded(err, WORDING);
+      }
+      return reply.type(EXPOSITION_CONTENT_TYPE).send(exposition(series, (p) => opts.freshness.current([p]), now));
+    },
+  );
 }

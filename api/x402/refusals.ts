@@ -4,10 +4,23 @@ import { createHash } from 'node:crypto';
 import { getBase64Encoder, getTransactionDecoder } from '@solana/kit';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 
-export type RefusalCode = 'payment_required' | 'malformed_payment' | 'replayed_payment' | 'wrong_network' | 'wrong_mint' | 'wrong_recipient' | 'underpaid' | 'expired_payment' | 'invalid_payment' | 'settlement_failed';
+export type RefusalCode =
+  | 'payment_required'
+  | 'malformed_payment'
+  | 'replayed_payment'
+  | 'wrong_network'
+  | 'wrong_mint'
+  | 'wrong_recipient'
+  | 'underpaid'
+  | 'expired_payment'
+  | 'invalid_payment'
+  | 'settlement_failed';
 
 export class PaymentRefusal extends Error {
-  constructor(readonly code: RefusalCode, message: string) {
+  constructor(
+    readonly code: RefusalCode,
+    message: string,
+  ) {
     super(`${code}: ${message}`);
     this.name = 'PaymentRefusal';
   }
@@ -21,9 +34,13 @@ const echo = (v: unknown): string => {
 
 /** The mismatch between what the caller signed for and what we ask, before the facilitator is asked. */
 export function acceptedMismatch(accepted: PaymentRequirements | undefined, ours: PaymentRequirements): PaymentRefusal | undefined {
-  if (typeof accepted !== 'object' || accepted === null || Array.isArray(accepted)) return new PaymentRefusal('malformed_payment', 'the payment names no accepted requirements');
+  if (typeof accepted !== 'object' || accepted === null || Array.isArray(accepted))
+    return new PaymentRefusal('malformed_payment', 'the payment names no accepted requirements');
   if (accepted.scheme !== ours.scheme || accepted.network !== ours.network) {
-    return new PaymentRefusal('wrong_network', `this service takes scheme ${ours.scheme} on ${ours.network}, the payment is ${echo(accepted.scheme)} on ${echo(accepted.network)}`);
+    return new PaymentRefusal(
+      'wrong_network',
+      `this service takes scheme ${ours.scheme} on ${ours.network}, the payment is ${echo(accepted.scheme)} on ${echo(accepted.network)}`,
+    );
   }
   if (accepted.asset !== ours.asset) return new PaymentRefusal('wrong_mint', `pay in the token of mint ${ours.asset}, not ${echo(accepted.asset)}`);
   if (accepted.payTo !== ours.payTo) return new PaymentRefusal('wrong_recipient', `pay ${ours.payTo}, not ${echo(accepted.payTo)}`);
@@ -37,7 +54,8 @@ export function acceptedMismatch(accepted: PaymentRequirements | undefined, ours
 export function verifyRefusal(reason: string | undefined, message: string | undefined): PaymentRefusal {
   const r = reason ?? 'unknown';
   const detail = `${r}${message ? `: ${message.slice(0, 300)}` : ''}`;
-  if (/blockhash|expired/i.test(`${r} ${message ?? ''}`)) return new PaymentRefusal('expired_payment', `the payment's transaction has expired (its blockhash is too old); sign a new one (${detail})`);
+  if (/blockhash|expired/i.test(`${r} ${message ?? ''}`))
+    return new PaymentRefusal('expired_payment', `the payment's transaction has expired (its blockhash is too old); sign a new one (${detail})`);
   if (/amount/.test(r)) return new PaymentRefusal('underpaid', `the transaction does not transfer the price (${detail})`);
   if (/mint/.test(r)) return new PaymentRefusal('wrong_mint', `the transaction transfers another token (${detail})`);
   if (/recipient|destination/.test(r)) return new PaymentRefusal('wrong_recipient', `the transaction pays another account (${detail})`);
@@ -62,5 +80,7 @@ export function paymentMessage(payload: PaymentPayload): Uint8Array | undefined 
 
 /** One payment's identity: a digest of its signed message (the same transfer sent twice, or spelled twice, is one payment). */
 export function paymentId(payload: PaymentPayload): string {
-  return createHash('sha256').update(paymentMessage(payload) ?? JSON.stringify(payload.payload)).digest('hex');
+  return createHash('sha256')
+    .update(paymentMessage(payload) ?? JSON.stringify(payload.payload))
+    .digest('hex');
 }

@@ -67,8 +67,14 @@ export class X402Gateway {
 
   /** The 402's body and its PAYMENT-REQUIRED header, with the reason of a refused payment. */
   async required(quote: Quote, refusal?: PaymentRefusal, retry = 'the PAYMENT-SIGNATURE header'): Promise<{ body: PaymentRequired; header: string }> {
-    const error = refusal?.message ?? `payment_required: this call costs ${quote.requirements.amount} atomic units of ${quote.requirements.asset} (${quote.units} cost units); pay with the x402 exact scheme and retry with ${retry}`;
-    const body = await this.server.createPaymentRequiredResponse([quote.requirements], { url: quote.url, description: quote.description, mimeType: 'application/json' }, error);
+    const error =
+      refusal?.message ??
+      `payment_required: this call costs ${quote.requirements.amount} atomic units of ${quote.requirements.asset} (${quote.units} cost units); pay with the x402 exact scheme and retry with ${retry}`;
+    const body = await this.server.createPaymentRequiredResponse(
+      [quote.requirements],
+      { url: quote.url, description: quote.description, mimeType: 'application/json' },
+      error,
+    );
     return { body, header: encodePaymentRequiredHeader(body) };
   }
 
@@ -157,7 +163,10 @@ export class X402Gateway {
    */
   settle(paid: PaidCall): Promise<{ result: SettleResponse; header: string }> {
     const turn = (this.settling.get(paid.payer) ?? Promise.resolve()).then(() => this.settleNow(paid)).finally(paid.release);
-    const done = turn.then(() => undefined, () => undefined);
+    const done = turn.then(
+      () => undefined,
+      () => undefined,
+    );
     this.settling.set(paid.payer, done);
     void done.then(() => {
       if (this.settling.get(paid.payer) === done) this.settling.delete(paid.payer);
@@ -172,7 +181,8 @@ export class X402Gateway {
     } catch (err) {
       throw new PaymentRefusal('settlement_failed', `the payment could not be settled: ${(err as Error).message.slice(0, 300)}`);
     }
-    if (!result.success) throw new PaymentRefusal('settlement_failed', `the payment could not be settled: ${result.errorReason ?? ''} ${result.errorMessage ?? ''}`.trim());
+    if (!result.success)
+      throw new PaymentRefusal('settlement_failed', `the payment could not be settled: ${result.errorReason ?? ''} ${result.errorMessage ?? ''}`.trim());
     return { result, header: encodePaymentResponseHeader(result) };
   }
 }

@@ -21,7 +21,9 @@ import { PaymentRefusal, paymentId } from './refusals.ts';
 export const X402_PAYMENT_META = 'x402/payment';
 
 /** A tool call paid for by itself (x402's MCP transport): whose key it runs as. */
-export interface PaidTool { readonly keyId: string }
+export interface PaidTool {
+  readonly keyId: string;
+}
 
 /** The pay-per-call tool calls of a keyless POST: each admitted before it runs and settled once it answered. */
 export interface ToolPayments {
@@ -73,14 +75,23 @@ export class McpPayments implements ToolPayments {
   /** The first payer whose payment verified: the POST runs as theirs. */
   payer: string | undefined;
 
-  private constructor(private readonly door: X402Door, private readonly req: FastifyRequest) {}
+  private constructor(
+    private readonly door: X402Door,
+    private readonly req: FastifyRequest,
+  ) {}
 
   /** Verify (and claim) every payment of the POST before anything runs. */
   static async admit(door: X402Door, req: FastifyRequest): Promise<McpPayments> {
     const payments = new McpPayments(door, req);
     for (const call of paidToolCalls(req.body)) {
       // Unreadable: refused when its call runs.
-      const payload = (() => { try { return door.gateway.decode(call.payment); } catch { return undefined; } })();
+      const payload = (() => {
+        try {
+          return door.gateway.decode(call.payment);
+        } catch {
+          return undefined;
+        }
+      })();
       const id = payload === undefined ? undefined : paymentId(payload);
       if (payload === undefined || id === undefined || payments.verdicts.has(id)) continue;
       let quote: Quote;

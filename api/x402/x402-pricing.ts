@@ -65,14 +65,15 @@ function graphqlFields(body: unknown, query: unknown): number {
   try {
     const { definitions } = parse(text, { maxTokens: 10_000 });
     const fragments = new Map(definitions.flatMap((d) => (d.kind === Kind.FRAGMENT_DEFINITION ? [[d.name.value, d.selectionSet] as const] : [])));
-    const count = (set: SelectionSetNode, seen: Set<string>): number => set.selections.reduce((n, s) => {
-      if (s.kind === Kind.FIELD) return n + 1;
-      if (s.kind === Kind.INLINE_FRAGMENT) return n + count(s.selectionSet, seen);
-      const fragment = fragments.get(s.name.value);
-      if (fragment === undefined || seen.has(s.name.value)) return n;
-      seen.add(s.name.value);
-      return n + count(fragment, seen);
-    }, 0);
+    const count = (set: SelectionSetNode, seen: Set<string>): number =>
+      set.selections.reduce((n, s) => {
+        if (s.kind === Kind.FIELD) return n + 1;
+        if (s.kind === Kind.INLINE_FRAGMENT) return n + count(s.selectionSet, seen);
+        const fragment = fragments.get(s.name.value);
+        if (fragment === undefined || seen.has(s.name.value)) return n;
+        seen.add(s.name.value);
+        return n + count(fragment, seen);
+      }, 0);
     let fields = 0;
     for (const d of definitions) if (d.kind === Kind.OPERATION_DEFINITION) fields += count(d.selectionSet, new Set());
     return Math.max(1, fields);
@@ -86,7 +87,9 @@ function graphqlFields(body: unknown, query: unknown): number {
  * each is priced by an engine estimate before any payment, so the count is bounded per request.
  */
 export function limitPaidMcp(body: unknown): void {
-  const sql = (Array.isArray(body) ? body : [body]).filter((m) => isObject(m) && m.method === 'tools/call' && isObject(m.params) && m.params.name === 'run_sql').length;
+  const sql = (Array.isArray(body) ? body : [body]).filter(
+    (m) => isObject(m) && m.method === 'tools/call' && isObject(m.params) && m.params.name === 'run_sql',
+  ).length;
   if (sql > X402_PRICES.sqlPerPaidCall) throw new AppError(Errors.invalidRequest, `a paid MCP batch holds at most ${X402_PRICES.sqlPerPaidCall} run_sql calls`);
 }
 
@@ -96,7 +99,9 @@ const positions = (m: RpcMethod, args: Record<string, unknown>): unknown[] => m.
 export class Pricing {
   private readonly methods = new CatalogMethods(CATALOG);
   private readonly byMethod = new Map(this.methods.list().map((m) => [m.method, m]));
-  private readonly restRoutes: ReadonlyMap<string, RestRoute> = new Map(CATALOG.flatMap((op) => (op.rest === undefined ? [] : [[`/api/v1${op.rest.url}`, op.rest] as const])));
+  private readonly restRoutes: ReadonlyMap<string, RestRoute> = new Map(
+    CATALOG.flatMap((op) => (op.rest === undefined ? [] : [[`/api/v1${op.rest.url}`, op.rest] as const])),
+  );
 
   /** Pricers of routes whose door prices its own calls (GraphQL): undefined, priced as any other. */
   private readonly byRoute = new Map<string, (req: FastifyRequest) => Promise<number | undefined>>();

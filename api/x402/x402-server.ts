@@ -37,7 +37,9 @@ export async function resourceServerOf(config: X402Config, chain?: SvmChain): Pr
   try {
     await server.initialize();
   } catch (err) {
-    throw new Error(`x402: the facilitator cannot be reached or does not support exact payments on ${config.network}: ${(err as Error).message}`, { cause: err });
+    throw new Error(`x402: the facilitator cannot be reached or does not support exact payments on ${config.network}: ${(err as Error).message}`, {
+      cause: err,
+    });
   }
   return server;
 }

@@ -42,10 +42,12 @@ export function engineSection(v: EnvVars, p: Problems): Pick<Config, 'clickhouse
 export function kafkaSection(v: EnvVars, p: Problems): Config['kafka'] {
   const topic = v.KAFKA_TOPIC;
   const deadLetterTopic = v.KAFKA_DLQ_TOPIC ?? `${topic}.dlq`;
-  if (v.KAFKA_DLQ_TOPIC === undefined && !TOPIC.test(deadLetterTopic)) p.add(`KAFKA_DLQ_TOPIC must be 1-249 characters of letters, digits, ".", "_" or "-", got "${deadLetterTopic}"`);
+  if (v.KAFKA_DLQ_TOPIC === undefined && !TOPIC.test(deadLetterTopic))
+    p.add(`KAFKA_DLQ_TOPIC must be 1-249 characters of letters, digits, ".", "_" or "-", got "${deadLetterTopic}"`);
   if (deadLetterTopic === topic) p.add('KAFKA_DLQ_TOPIC must differ from KAFKA_TOPIC');
   const backfillTopic = v.KAFKA_BACKFILL_TOPIC;
-  if (backfillTopic !== undefined && (backfillTopic === topic || backfillTopic === deadLetterTopic)) p.add('KAFKA_BACKFILL_TOPIC must differ from KAFKA_TOPIC and KAFKA_DLQ_TOPIC');
+  if (backfillTopic !== undefined && (backfillTopic === topic || backfillTopic === deadLetterTopic))
+    p.add('KAFKA_BACKFILL_TOPIC must differ from KAFKA_TOPIC and KAFKA_DLQ_TOPIC');
   return {
     brokers: v.KAFKA_BROKERS,
     topic,
@@ -74,7 +76,14 @@ export function ingestSection(v: EnvVars, serverUrl: string | undefined): Config
   // predecessor's. Server: several ingest processes share the tables; each repairs only
   // its own entries, so the id must be stable across restarts (a host or pod name).
   const writerId = v.INGEST_WRITER_ID ?? (serverUrl === undefined ? 'embedded' : hostname());
-  return { maxBodyBytes: v.INGEST_MAX_BODY_BYTES, maxRecordBytes: v.INGEST_MAX_RECORD_BYTES, batchRows: v.INGEST_BATCH_ROWS, parseWorkers, writerId, metricsPort: v.INGEST_METRICS_PORT };
+  return {
+    maxBodyBytes: v.INGEST_MAX_BODY_BYTES,
+    maxRecordBytes: v.INGEST_MAX_RECORD_BYTES,
+    batchRows: v.INGEST_BATCH_ROWS,
+    parseWorkers,
+    writerId,
+    metricsPort: v.INGEST_METRICS_PORT,
+  };
 }
 
 /** Client SQL, and the analytics layer's engine time limit read beside it. */

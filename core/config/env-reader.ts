@@ -87,7 +87,10 @@ function oneOf(name: string, given: string, s: VarSchema, problems: Problems): s
 
 /** A comma-separated list, each entry checked against the items' pattern. */
 function commaList(name: string, given: string, s: VarSchema, problems: Problems): string[] {
-  const items = given.split(',').map((b) => b.trim()).filter(Boolean);
+  const items = given
+    .split(',')
+    .map((b) => b.trim())
+    .filter(Boolean);
   for (const b of items) if (!new RegExp(s.items!.pattern!).test(b)) problems.add(`${name} entry "${b}" must be ${s.items!.patternWords}`);
   if (items.length === 0) problems.add(`${name} is set but lists no ${s.commaList}`);
   return items;

@@ -53,7 +53,10 @@ const raw = (description: string) => Type.String({ default: '', raw: true, descr
 const url = (protocols: readonly string[], description: string) => Type.Optional(Type.String({ format: 'url', protocols, description }));
 /** One of `values`, compared in lower case when `lowerCase`. */
 const oneOf = <T extends string>(values: readonly T[], def: T, description: string, lowerCase = false) =>
-  Type.Union(values.map((v) => Type.Literal(v)), { default: def, lowerCase, description });
+  Type.Union(
+    values.map((v) => Type.Literal(v)),
+    { default: def, lowerCase, description },
+  );
 /** A Kafka topic name, by Kafka's own rule. */
 const TOPIC = { pattern: '^[A-Za-z0-9._-]{1,249}$', patternWords: '1-249 characters of letters, digits, ".", "_" or "-"' };
 
@@ -66,17 +69,26 @@ export const ENV_SCHEMA = Type.Object({
   HOST: textOr('127.0.0.1', 'the API address'),
   // The engine: embedded (no CLICKHOUSE_URL) or a server, a cluster.
   CLICKHOUSE_URL: url(['http:', 'https:'], 'a ClickHouse server; unset: the embedded engine'),
-  CLICKHOUSE_CLUSTER: text('cluster mode: a cluster of the servers\' remote_servers (needs CLICKHOUSE_URL); unset: one server, or embedded'),
+  CLICKHOUSE_CLUSTER: text("cluster mode: a cluster of the servers' remote_servers (needs CLICKHOUSE_URL); unset: one server, or embedded"),
   CLICKHOUSE_DATABASE: textOr('default', 'the database of the tables'),
-  DATA_DIR: textOr('./data', 'the embedded engine\'s data directory'),
+  DATA_DIR: textOr('./data', "the embedded engine's data directory"),
   DEMO_ROWS: int(2_000_000, 0, 10_000_000_000, 'demo records seeded into an empty store'),
-  DEMO_SEED: int(42, 0, INT31, 'the demo generator\'s seed'),
-  DEMO_TRICKLE: intOr(0, DEMO_TRICKLE_MAX_PER_MINUTE, 'demo records a minute added while running; default the seeded data\'s own rate (DEMO_ROWS over DEMO_DAYS); 0 = off'),
+  DEMO_SEED: int(42, 0, INT31, "the demo generator's seed"),
+  DEMO_TRICKLE: intOr(
+    0,
+    DEMO_TRICKLE_MAX_PER_MINUTE,
+    "demo records a minute added while running; default the seeded data's own rate (DEMO_ROWS over DEMO_DAYS); 0 = off",
+  ),
   DEMO_TRICKLE_INTERVAL_MS: int(5 * SECOND_MS, 10, HOUR_MS, 'how often the trickle writes'),
   CLICKHOUSE_USER: textOr('default', 'the server user'),
-  CLICKHOUSE_PASSWORD: raw('the server user\'s password'),
+  CLICKHOUSE_PASSWORD: raw("the server user's password"),
   // Kafka.
-  KAFKA_BROKERS: Type.Optional(Type.Array(Type.String({ pattern: '^[A-Za-z0-9.\\-_[\\]:]+:\\d{1,5}$', patternWords: 'host:port' }), { commaList: 'broker', description: 'host:port, comma-separated; unset: no Kafka' })),
+  KAFKA_BROKERS: Type.Optional(
+    Type.Array(Type.String({ pattern: '^[A-Za-z0-9.\\-_[\\]:]+:\\d{1,5}$', patternWords: 'host:port' }), {
+      commaList: 'broker',
+      description: 'host:port, comma-separated; unset: no Kafka',
+    }),
+  ),
   KAFKA_TOPIC: Type.String({ ...TOPIC, default: 'solana.instructions', description: 'the topic of records' }),
   KAFKA_DLQ_TOPIC: Type.Optional(Type.String({ ...TOPIC, description: 'the dead-letter topic; default KAFKA_TOPIC + ".dlq"' })),
   KAFKA_BACKFILL_TOPIC: Type.Optional(Type.String({ ...TOPIC, description: 'a topic replayed from its beginning in the backfill lane; unset: none' })),
@@ -91,15 +103,15 @@ export const ENV_SCHEMA = Type.Object({
   KAFKA_SESSION_TIMEOUT_MS: int(30 * SECOND_MS, 6 * SECOND_MS, 300 * SECOND_MS, 'how long the group waits for a silent member'),
   REDIS_URL: url(['redis:', 'rediss:'], 'shared rate limits and revocations across API processes; unset: each process alone'),
   // The operator.
-  LOG_LEVEL: oneOf(LOG_LEVELS, 'info', 'pino\'s level'),
+  LOG_LEVEL: oneOf(LOG_LEVELS, 'info', "pino's level"),
   LOG_FORMAT: oneOf(LOG_FORMATS, 'auto', 'json lines, pretty lines, or auto (pretty on a terminal)', true),
   ADMIN_TOKEN: text('the operator token; default a random one, printed at start', { minLength: TOKEN_MIN_CHARS }),
   // Ingest.
   INGEST_MAX_BODY_BYTES: int(64 * MiB, KiB, INT31, 'the largest ingest request body'),
   INGEST_MAX_RECORD_BYTES: int(256 * KiB, 256, 64 * MiB, 'the largest record'),
   INGEST_BATCH_ROWS: int(10_000, 1, 1_000_000, 'rows per insert'),
-  INGEST_PARSE_WORKERS: intOr(0, 16, 'parse workers; default what is beyond the engine\'s two cores, at most 2'),
-  INGEST_METRICS_PORT: int(9464, 0, PORT_MAX, 'the standalone ingest process\'s /metrics port'),
+  INGEST_PARSE_WORKERS: intOr(0, 16, "parse workers; default what is beyond the engine's two cores, at most 2"),
+  INGEST_METRICS_PORT: int(9464, 0, PORT_MAX, "the standalone ingest process's /metrics port"),
   INGEST_WRITER_ID: text('the journal\'s writer id; default "embedded", or the host name with a server'),
   // Client SQL and the analytics layer's engine time limit.
   SQL_TIMEOUT_SECONDS: int(SQL_TIMEOUT_SECONDS, 1, 3600, 'the engine time limit of a client query'),
@@ -109,13 +121,13 @@ export const ENV_SCHEMA = Type.Object({
   SQL_MAX_THREADS: int(1, 1, 256, 'engine threads of a client query'),
   SQL_QUEUE_PER_KEY: int(2, 0, 100, 'queries a key may queue'),
   SQL_QUEUE_TOTAL: int(8, 0, 10_000, 'queries queued in all'),
-  CLICKHOUSE_SQL_USER: text('the sandbox user of client SQL (needs CLICKHOUSE_URL); unset: the service\'s own user'),
-  CLICKHOUSE_SQL_PASSWORD: raw('the sandbox user\'s password'),
+  CLICKHOUSE_SQL_USER: text("the sandbox user of client SQL (needs CLICKHOUSE_URL); unset: the service's own user"),
+  CLICKHOUSE_SQL_PASSWORD: raw("the sandbox user's password"),
   // Access control.
   METRICS_TOKEN: text('the /metrics bearer token (at least 16 characters); unset: /metrics is not served'),
   METRICS_TOKEN_FILE: text('the /metrics token in a file (a container secret); unset: METRICS_TOKEN'),
   // 1000 ms at most: DESIGN/issue require a revocation to be seen within one second.
-  KEY_CACHE_TTL_MS: int(500, 0, SECOND_MS, 'how long a key\'s record is cached'),
+  KEY_CACHE_TTL_MS: int(500, 0, SECOND_MS, "how long a key's record is cached"),
   ANONYMOUS_RATE_LIMIT: int(60, 1, 1_000_000, 'keyless requests a minute per address'),
   USAGE_FLUSH_MS: int(5 * SECOND_MS, 100, 300 * SECOND_MS, 'how often usage counts are written'),
   // Lifecycle.
@@ -127,7 +139,7 @@ export const ENV_SCHEMA = Type.Object({
   // HTTP. 0 (Node's "no limit") is refused for the request time-out: a body trickled a byte
   // at a time would hold a connection, and a unit of its key's rate limit, for ever.
   REQUEST_TIMEOUT_MS: int(30 * SECOND_MS, 100, HOUR_MS, 'the time to receive a request in full'),
-  CONNECTION_TIMEOUT_MS: intOr(0, 24 * HOUR_MS, 'an idle connection\'s time-out; default 120 s, or twice the longest silent answer'),
+  CONNECTION_TIMEOUT_MS: intOr(0, 24 * HOUR_MS, "an idle connection's time-out; default 120 s, or twice the longest silent answer"),
   CORS_ORIGINS: text('*, none, or a comma-separated list of origins; unset: *'),
   // Export jobs.
   EXPORT_DIR: text('where export jobs and files live; default <DATA_DIR>-exports'),
@@ -149,7 +161,7 @@ export const ENV_SCHEMA = Type.Object({
   EXPORT_LINK_TTL_SECONDS: int(3600, 10, 7 * DAY_SECONDS, 'how long a download link is valid'),
   // The dashboard.
   DASHBOARD_SIGNUP: oneOf(['open', 'invite'] as const, 'open', 'open: anyone may sign up; invite: only through operator invitations', true),
-  SESSION_TTL_HOURS: int(12, 1, 24 * 30, 'a dashboard session\'s lifetime'),
+  SESSION_TTL_HOURS: int(12, 1, 24 * 30, "a dashboard session's lifetime"),
   SESSION_COOKIE_SECURE: bool(false, 'mark the session cookie Secure (behind TLS)'),
   SIGNIN_FAILURES_PER_ACCOUNT: int(10, 1, 10_000, 'sign-in failures per account per 15 minutes'),
   SIGNIN_ATTEMPTS_PER_ADDRESS: int(30, 1, 1_000_000, 'failed sign-ins and sign-ups per address per 15 minutes'),
@@ -164,7 +176,7 @@ export const ENV_SCHEMA = Type.Object({
   X402_ASSET: text('the SPL token mint callers pay in; default USDC of the network'),
   X402_FACILITATOR_URL: url(['http:', 'https:'], 'a remote facilitator; unset: X402_FACILITATOR_SECRET_KEY'),
   X402_FACILITATOR_SECRET_KEY: text('settle in-process with this key (JSON array or base58); unset: X402_FACILITATOR_URL'),
-  X402_SOLANA_RPC_URL: url(['http:', 'https:'], 'the Solana RPC of an in-process facilitator; unset: the network\'s public one'),
+  X402_SOLANA_RPC_URL: url(['http:', 'https:'], "the Solana RPC of an in-process facilitator; unset: the network's public one"),
 });
 
 /** The variables, as the service reads them: each declared type, a default where it has one. */

@@ -10,10 +10,14 @@ import type { Problems } from './env-reader.ts';
 import { ADMIN_TOKEN_BYTES, CONNECTION_TIMEOUT_FLOOR_MS, type EnvVars, QUOTED_CHARS, STALL_EXIT_MIN_MS, TOKEN_MIN_CHARS } from './env-schema.ts';
 import type { Config, ExportConfig } from './types.ts';
 
-
 export function operatorSection(v: EnvVars): Pick<Config, 'logLevel' | 'logFormat' | 'adminToken' | 'adminTokenGenerated'> {
   const given = v.ADMIN_TOKEN;
-  return { logLevel: v.LOG_LEVEL, logFormat: v.LOG_FORMAT, adminToken: given ?? randomBytes(ADMIN_TOKEN_BYTES).toString('base64url'), adminTokenGenerated: given === undefined };
+  return {
+    logLevel: v.LOG_LEVEL,
+    logFormat: v.LOG_FORMAT,
+    adminToken: given ?? randomBytes(ADMIN_TOKEN_BYTES).toString('base64url'),
+    adminTokenGenerated: given === undefined,
+  };
 }
 
 export function accessSection(v: EnvVars, p: Problems): Config['access'] {
@@ -33,9 +37,13 @@ export function accessSection(v: EnvVars, p: Problems): Config['access'] {
   return { metricsToken, keyCacheTtlMs: v.KEY_CACHE_TTL_MS, anonymousPerMinute: v.ANONYMOUS_RATE_LIMIT, usageFlushMs: v.USAGE_FLUSH_MS };
 }
 
-export function lifecycleSection(v: EnvVars, p: Problems): Pick<Config, 'health' | 'shutdownTimeoutMs' | 'stallExitMs' | 'freshnessRefreshMs' | 'streamReplayWindowSeconds'> {
+export function lifecycleSection(
+  v: EnvVars,
+  p: Problems,
+): Pick<Config, 'health' | 'shutdownTimeoutMs' | 'stallExitMs' | 'freshnessRefreshMs' | 'streamReplayWindowSeconds'> {
   const stallExitMs = v.PROCESS_STALL_EXIT_MS;
-  if (stallExitMs !== 0 && stallExitMs < STALL_EXIT_MIN_MS) p.add(`PROCESS_STALL_EXIT_MS must be 0 (no watchdog) or at least ${STALL_EXIT_MIN_MS}, got ${stallExitMs}`);
+  if (stallExitMs !== 0 && stallExitMs < STALL_EXIT_MIN_MS)
+    p.add(`PROCESS_STALL_EXIT_MS must be 0 (no watchdog) or at least ${STALL_EXIT_MIN_MS}, got ${stallExitMs}`);
   return {
     health: { maxIngestAgeSeconds: v.HEALTH_MAX_INGEST_AGE_SECONDS },
     shutdownTimeoutMs: v.SHUTDOWN_TIMEOUT_MS,
@@ -55,7 +63,9 @@ export function httpSection(v: EnvVars, p: Problems, longestSilenceSeconds: numb
   const connectionTimeoutMs = v.CONNECTION_TIMEOUT_MS ?? Math.max(CONNECTION_TIMEOUT_FLOOR_MS, 2 * sqlTimeoutMs, 2 * requestTimeoutMs);
   // A connection silent for less than the longest legitimate silence would cut answers.
   if (connectionTimeoutMs !== 0 && connectionTimeoutMs <= Math.max(sqlTimeoutMs, requestTimeoutMs)) {
-    p.add(`CONNECTION_TIMEOUT_MS must be 0 or more than SQL_TIMEOUT_SECONDS and ANALYTICS_TIMEOUT_SECONDS (${sqlTimeoutMs} ms) and REQUEST_TIMEOUT_MS (${requestTimeoutMs} ms), got ${connectionTimeoutMs}`);
+    p.add(
+      `CONNECTION_TIMEOUT_MS must be 0 or more than SQL_TIMEOUT_SECONDS and ANALYTICS_TIMEOUT_SECONDS (${sqlTimeoutMs} ms) and REQUEST_TIMEOUT_MS (${requestTimeoutMs} ms), got ${connectionTimeoutMs}`,
+    );
   }
   return { requestTimeoutMs, connectionTimeoutMs, corsOrigins: corsOrigins(v, p) };
 }
@@ -66,14 +76,22 @@ function corsOrigins(v: EnvVars, p: Problems): '*' | readonly string[] {
   if (raw === undefined || raw === '*') return '*';
   if (raw.toLowerCase() === 'none') return [];
   const origins: string[] = [];
-  for (const item of raw.split(',').map((s) => s.trim()).filter((s) => s !== '')) {
+  for (const item of raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '')) {
     let origin: string | undefined;
     try {
       const u = new URL(item);
       // An origin is scheme, host and port only: what a browser sends in the Origin header.
       if ((u.protocol === 'http:' || u.protocol === 'https:') && u.origin === item.replace(/\/$/, '')) origin = u.origin;
-    } catch { /* reported below */ }
-    if (origin === undefined) p.add(`CORS_ORIGINS must be *, none, or a comma-separated list of origins like https://app.example.com (scheme, host, optional port; no path), got "${item.slice(0, QUOTED_CHARS)}"`);
+    } catch {
+      /* reported below */
+    }
+    if (origin === undefined)
+      p.add(
+        `CORS_ORIGINS must be *, none, or a comma-separated list of origins like https://app.example.com (scheme, host, optional port; no path), got "${item.slice(0, QUOTED_CHARS)}"`,
+      );
     else origins.push(origin);
   }
   if (origins.length === 0 && p.list.length === 0) p.add('CORS_ORIGINS lists no origin; use none for no cross-origin access');
@@ -86,7 +104,8 @@ export function exportsSection(v: EnvVars, p: Problems, dataDir: string, sqlTime
   if (dir === dataDir || dir.startsWith(`${dataDir}${path.sep}`)) p.add('EXPORT_DIR must not be inside DATA_DIR');
   // A job's statements obey the same time-out as a client query: lowering is allowed, raising is not.
   const statementTimeoutSeconds = v.EXPORT_STATEMENT_TIMEOUT_SECONDS ?? sqlTimeoutSeconds;
-  if (statementTimeoutSeconds > sqlTimeoutSeconds) p.add(`EXPORT_STATEMENT_TIMEOUT_SECONDS must be between 1 and ${sqlTimeoutSeconds}, got ${statementTimeoutSeconds}`);
+  if (statementTimeoutSeconds > sqlTimeoutSeconds)
+    p.add(`EXPORT_STATEMENT_TIMEOUT_SECONDS must be between 1 and ${sqlTimeoutSeconds}, got ${statementTimeoutSeconds}`);
   return {
     dir,
     retentionHours: v.EXPORT_RETENTION_HOURS,

@@ -22,13 +22,14 @@ const USDC: Readonly<Record<string, string>> = Object.freeze({
   'solana:4uhcVJyU9pJkvQyS88uRDiswHXSCkY3z': '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU',
 });
 
-
 /** A Solana secret key as solana-keygen writes it (a JSON array of 64 numbers) or as base58. */
 function secretKey(p: Problems, name: string, raw: string): Uint8Array | undefined {
   try {
     const bytes = raw.startsWith('[') ? Uint8Array.from(JSON.parse(raw) as number[]) : getBase58Encoder().encode(raw);
     if (bytes.length === SECRET_KEY_BYTES) return Uint8Array.from(bytes);
-  } catch { /* reported below */ }
+  } catch {
+    /* reported below */
+  }
   p.add(`${name} must be a 64-byte Solana secret key, as a JSON array of numbers (solana-keygen) or base58`);
   return undefined;
 }
@@ -46,9 +47,14 @@ function facilitator(v: EnvVars, p: Problems): X402Config['facilitator'] {
   const url = v.X402_FACILITATOR_URL;
   const rawKey = v.X402_FACILITATOR_SECRET_KEY;
   const rpcUrl = v.X402_SOLANA_RPC_URL;
-  if (url !== undefined && rawKey !== undefined) p.add('set X402_FACILITATOR_URL (a remote facilitator) or X402_FACILITATOR_SECRET_KEY (settle in-process), not both');
-  if (rawKey !== undefined) return { kind: 'local', secretKey: secretKey(p, 'X402_FACILITATOR_SECRET_KEY', rawKey) ?? new Uint8Array(SECRET_KEY_BYTES), rpcUrl };
-  if (url === undefined) p.add('X402_ENABLED is true but no facilitator is set: X402_FACILITATOR_URL, or X402_FACILITATOR_SECRET_KEY (and X402_SOLANA_RPC_URL) to settle in-process');
+  if (url !== undefined && rawKey !== undefined)
+    p.add('set X402_FACILITATOR_URL (a remote facilitator) or X402_FACILITATOR_SECRET_KEY (settle in-process), not both');
+  if (rawKey !== undefined)
+    return { kind: 'local', secretKey: secretKey(p, 'X402_FACILITATOR_SECRET_KEY', rawKey) ?? new Uint8Array(SECRET_KEY_BYTES), rpcUrl };
+  if (url === undefined)
+    p.add(
+      'X402_ENABLED is true but no facilitator is set: X402_FACILITATOR_URL, or X402_FACILITATOR_SECRET_KEY (and X402_SOLANA_RPC_URL) to settle in-process',
+    );
   return { kind: 'remote', url: url ?? '' };
 }
 

@@ -14,8 +14,7 @@ const bounded = (maximum: number, description?: string) => Type.Integer({ minimu
 const num = (description?: string) => Float64(described(description));
 const str = (description?: string) => Type.String(described(description));
 /** `T | null` with a plain `type: [..., 'null']` (faster to serialise than anyOf). */
-const nullable = (type: 'string' | 'integer', description?: string) =>
-  Type.Unsafe<string | null>({ type: [type, 'null'], ...described(description) });
+const nullable = (type: 'string' | 'integer', description?: string) => Type.Unsafe<string | null>({ type: [type, 'null'], ...described(description) });
 const percent = () => num('Percent 0-100');
 const unixSeconds = (description = 'Unix seconds') => int64(description);
 const lamports = (description = 'Lamports') => int64(description);

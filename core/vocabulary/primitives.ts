@@ -5,7 +5,15 @@ import { Type, type IntegerOptions, type NumberOptions, type Static } from '@sin
 import { invalidParams } from '../errors.ts';
 import { calendarDayPattern } from './calendar.ts';
 import { HTTP_MAX_PATH_PARAM_CHARS } from '../limits/http.ts';
-import { FILTER_LIST_MAX, INSTRUCTION_TYPE_MAX_CHARS, MAX_BLOCK_DATE, MAX_BLOCK_TIME, MIN_BLOCK_DATE, MIN_BLOCK_TIME, SIGNATURE_LIST_MAX } from '../limits/questions.ts';
+import {
+  FILTER_LIST_MAX,
+  INSTRUCTION_TYPE_MAX_CHARS,
+  MAX_BLOCK_DATE,
+  MAX_BLOCK_TIME,
+  MIN_BLOCK_DATE,
+  MIN_BLOCK_TIME,
+  SIGNATURE_LIST_MAX,
+} from '../limits/questions.ts';
 
 /** Base58 (Bitcoin alphabet): no 0, O, I or l. */
 const BASE58 = '[1-9A-HJ-NP-Za-km-z]';
@@ -49,7 +57,11 @@ export const NUMBER_FORMATS: Readonly<Record<string, { type: 'number'; validate:
 export const UINT16_MAX = 2 ** 16 - 1;
 export const UINT32_MAX = 2 ** 32 - 1;
 
-export const InstructionType = Type.String({ minLength: 1, maxLength: INSTRUCTION_TYPE_MAX_CHARS, description: `an instruction type of 1-${INSTRUCTION_TYPE_MAX_CHARS} characters` });
+export const InstructionType = Type.String({
+  minLength: 1,
+  maxLength: INSTRUCTION_TYPE_MAX_CHARS,
+  description: `an instruction type of 1-${INSTRUCTION_TYPE_MAX_CHARS} characters`,
+});
 /** Whole Unix seconds the store can hold (block_time is DateTime, UInt32). A number that is
  *  a multiple of 1 rather than an integer type, so 1.5 reads as "not a whole number" (a bad
  *  value), not as a wrong JSON type (an unparsable filter, in JSON-RPC's classification). */
@@ -95,14 +107,15 @@ const RULES: ReadonlyMap<string, string> = new Map(
 );
 
 /** The primitives' patterns, compiled once (breaksRule compiles any other pattern per call). */
-const PATTERNS: ReadonlyMap<string, RegExp> = new Map([Signature, Address, ProtocolName, Day, CalendarDay].map((s) => [s.pattern as string, new RegExp(s.pattern as string)]));
+const PATTERNS: ReadonlyMap<string, RegExp> = new Map(
+  [Signature, Address, ProtocolName, Day, CalendarDay].map((s) => [s.pattern as string, new RegExp(s.pattern as string)]),
+);
 
 /** The human rule of a primitive's pattern ("a Base58 signature of 64-88 characters"), for
  *  validators that report only the pattern a value failed. */
 export function ruleOfPattern(pattern: unknown): string | undefined {
   return typeof pattern === 'string' ? RULES.get(pattern) : undefined;
 }
-
 
 /**
  * Check a string against a primitive (its pattern and lengths): undefined when it is one,
@@ -146,4 +159,3 @@ export function dayStart(value: string, field: string, words: DayWords = DAY_WOR
   if (value < MIN_BLOCK_DATE || value > MAX_BLOCK_DATE) throw invalidParams(words.outOfRange(field, value), error);
   return ms / 1000;
 }
-

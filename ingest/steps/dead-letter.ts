@@ -38,9 +38,13 @@ export class DeadLetters implements Pick<StepSink<RawRecord>, 'deadLetter'> {
   async write(wh: Warehouse, source: string, log: Logger): Promise<void> {
     if (this.dead.length === 0) return;
     try {
-      await wh.insert(TABLES.deadLetters, this.dead.map((d) => ({ source, position: positionText(d.position), code: d.code, reason: d.detail, payload: d.payload })), {
-        columns: ['source', 'position', 'code', 'reason', 'payload'],
-      });
+      await wh.insert(
+        TABLES.deadLetters,
+        this.dead.map((d) => ({ source, position: positionText(d.position), code: d.code, reason: d.detail, payload: d.payload })),
+        {
+          columns: ['source', 'position', 'code', 'reason', 'payload'],
+        },
+      );
     } catch (err) {
       // The rejection is still reported to the caller; losing the copy is logged loudly.
       log.error({ err, count: this.dead.length, source }, 'dead-letter write failed');

@@ -51,7 +51,10 @@ export function dedupeInBatch(batch: Accepted[]): (Ok<Accepted> | Drop)[] {
 
 /** Against the store, by one of DEDUPE_DESIGNS; nothing is kept between batches. */
 export class StoreDedupe {
-  constructor(private readonly wh: Warehouse, private readonly design: DedupeDesign = 'time-keys') {}
+  constructor(
+    private readonly wh: Warehouse,
+    private readonly design: DedupeDesign = 'time-keys',
+  ) {}
 
   readonly step: BatchStep<Accepted> = async (batch) => {
     const candidates = this.design === 'time-keys' ? await this.matchedByTime(batch) : batch;
@@ -83,9 +86,10 @@ export class StoreDedupe {
       // backfill of old records) asks for its (block_time, sig_key) pairs, at most a granule per
       // key and part, so its read is bounded by the batch's size, never by the store's.
       const keys = 'arrayMap((h, l) -> bitOr(bitShiftLeft(toUInt64(h), 32), toUInt64(l)), {h:Array(UInt32)}, {l:Array(UInt32)})';
-      const where = to - from <= INGEST_DEDUPE_SPAN_SECONDS
-        ? `PREWHERE sig_key IN (SELECT arrayJoin(${keys})) WHERE block_time BETWEEN toDateTime({from:UInt32}, 'UTC') AND toDateTime({to:UInt32}, 'UTC')`
-        : `WHERE (block_time, sig_key) IN (SELECT arrayJoin(arrayZip(arrayMap(x -> toDateTime(x, 'UTC'), {t:Array(UInt32)}), ${keys})))`;
+      const where =
+        to - from <= INGEST_DEDUPE_SPAN_SECONDS
+          ? `PREWHERE sig_key IN (SELECT arrayJoin(${keys})) WHERE block_time BETWEEN toDateTime({from:UInt32}, 'UTC') AND toDateTime({to:UInt32}, 'UTC')`
+          : `WHERE (block_time, sig_key) IN (SELECT arrayJoin(arrayZip(arrayMap(x -> toDateTime(x, 'UTC'), {t:Array(UInt32)}), ${keys})))`;
       const text = await this.wh.queryText(
         `SELECT toUInt32(block_time), bitShiftRight(sig_key, 32), bitAnd(sig_key, 4294967295), instruction_index FROM ${TABLES.ingestKeys} ${where}`,
         'TabSeparated',

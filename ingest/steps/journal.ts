@@ -22,7 +22,11 @@ export class WriteJournal {
   /** A stored batch whose 'done' row waits to ride on the next 'begin'. */
   private pendingDone: string | undefined;
 
-  constructor(wh: Warehouse, writerId: string, private readonly log: Logger) {
+  constructor(
+    wh: Warehouse,
+    writerId: string,
+    private readonly log: Logger,
+  ) {
     this.journal = new IngestJournal(wh, writerId, log);
   }
 

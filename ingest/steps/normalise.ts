@@ -5,7 +5,8 @@ import { deadLetter, ok, type RecordResult } from './step.ts';
 import type { IngestRecord } from './validate.ts';
 
 export function normalise(r: IngestRecord): RecordResult<BaseRow> {
-  if (r.accounts === undefined && r.accounts_count === undefined) return deadLetter('accounts_count_missing', 'accounts_count is required when accounts is absent');
+  if (r.accounts === undefined && r.accounts_count === undefined)
+    return deadLetter('accounts_count_missing', 'accounts_count is required when accounts is absent');
   const slot = String(r.slot);
   if (slot.length === 20 && slot > '18446744073709551615') return deadLetter('slot_out_of_range', 'slot is out of range');
   return ok(normaliseRecord(r));
@@ -46,8 +47,10 @@ export function normaliseRecord(r: IngestRecord): BaseRow {
  * since each record must be one line of the buffer.
  */
 export function storesAsReceived(r: IngestRecord, json: string): boolean {
-  return r.accounts_count !== undefined
-    && !Array.isArray(r.log_messages)
-    && (typeof r.slot !== 'number' || r.slot <= Number.MAX_SAFE_INTEGER)
-    && json.indexOf('\n') < 0;
+  return (
+    r.accounts_count !== undefined &&
+    !Array.isArray(r.log_messages) &&
+    (typeof r.slot !== 'number' || r.slot <= Number.MAX_SAFE_INTEGER) &&
+    json.indexOf('\n') < 0
+  );
 }

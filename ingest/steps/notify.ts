@@ -12,7 +12,11 @@ type ChangeListener = DataChangeObserver['dataChanged'];
 export class ChangeNotifier {
   private readonly listeners = new Set<ChangeListener>();
 
-  constructor(private readonly dataVersion: DataVersion, private readonly log: Logger, private readonly observer: IngestObserver | undefined) {}
+  constructor(
+    private readonly dataVersion: DataVersion,
+    private readonly log: Logger,
+    private readonly observer: IngestObserver | undefined,
+  ) {}
 
   /** Listeners run synchronously on the write path: they must only record and schedule. */
   observe(observer: DataChangeObserver): () => void {

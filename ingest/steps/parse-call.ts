@@ -13,7 +13,6 @@ import { INGEST_CHUNKS_PER_WORKER, INGEST_PARSE_CHUNK, INGEST_PARSE_SLICE } from
 import type { RejectionCode } from '../rejection.ts';
 import { rawLine, type Accepted, type RawRecord } from './records.ts';
 
-
 /** Where the call's parsed records go, in order. */
 export interface ParsedSink {
   /** A record that passed every record step. */
@@ -44,7 +43,16 @@ export async function parseCall(
       if (result.kind === 'ok') {
         const { row, kh, kl } = result.value;
         const line = result.value.asReceived ? rawLine(rec.value as string | Uint8Array) : undefined;
-        sink.ok({ signature: row.signature, instruction_index: row.instruction_index, protocol_name: row.protocol_name, block_time: row.block_time, row, line, kh, kl });
+        sink.ok({
+          signature: row.signature,
+          instruction_index: row.instruction_index,
+          protocol_name: row.protocol_name,
+          block_time: row.block_time,
+          row,
+          line,
+          kh,
+          kl,
+        });
       } else {
         sink.deadLetter(rec, result.code, result.reason);
       }
@@ -103,11 +111,24 @@ function unpack(reply: ParseReply, records: readonly RawRecord[], from: number, 
     const signature = reply.sigs[s++]!;
     if (status === OK_ROW) {
       const row = reply.rows[r++]!;
-      sink.ok({ signature, instruction_index: row.instruction_index, protocol_name: row.protocol_name, block_time: row.block_time, row, kh: reply.kh[k]!, kl: reply.kl[k]! });
+      sink.ok({
+        signature,
+        instruction_index: row.instruction_index,
+        protocol_name: row.protocol_name,
+        block_time: row.block_time,
+        row,
+        kh: reply.kh[k]!,
+        kl: reply.kl[k]!,
+      });
     } else {
       sink.ok({
-        signature, instruction_index: reply.ix[k]!, protocol_name: pairs[reply.proto[k]!]![0], block_time: reply.bt[k]!,
-        line: rawLine(rec.value as string | Uint8Array), kh: reply.kh[k]!, kl: reply.kl[k]!,
+        signature,
+        instruction_index: reply.ix[k]!,
+        protocol_name: pairs[reply.proto[k]!]![0],
+        block_time: reply.bt[k]!,
+        line: rawLine(rec.value as string | Uint8Array),
+        kh: reply.kh[k]!,
+        kl: reply.kl[k]!,
       });
     }
   }

@@ -11,23 +11,26 @@ import { deadLetter, ok, type RecordResult } from './step.ts';
  * primitives; IngestRecord is derived from it. snake_case because producers write the
  * column names of the base table.
  */
-export const RecordSchema = Type.Object({
-  signature: Signature,
-  instruction_index: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
-  slot: Type.Union([Type.Integer({ minimum: 0 }), Type.String({ pattern: '^(0|[1-9]\\d{0,19})$' })]),
-  block_time: Type.Integer({ minimum: MIN_BLOCK_TIME, maximum: MAX_BLOCK_TIME }),
-  program_id: Address,
-  protocol_name: ProtocolName,
-  instruction_type: InstructionType,
-  fee: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
-  compute_units: Type.Integer({ minimum: 0, maximum: 4294967295 }),
-  accounts: Type.Optional(Type.Array(Address, { maxItems: 1024 })),
-  accounts_count: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
-  success: Type.Boolean(),
-  error_message: Type.Optional(Type.String()),
-  log_messages: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())])),
-  raw_data: Type.Optional(Type.String()),
-}, { $id: 'ingest-record' });
+export const RecordSchema = Type.Object(
+  {
+    signature: Signature,
+    instruction_index: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
+    slot: Type.Union([Type.Integer({ minimum: 0 }), Type.String({ pattern: '^(0|[1-9]\\d{0,19})$' })]),
+    block_time: Type.Integer({ minimum: MIN_BLOCK_TIME, maximum: MAX_BLOCK_TIME }),
+    program_id: Address,
+    protocol_name: ProtocolName,
+    instruction_type: InstructionType,
+    fee: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
+    compute_units: Type.Integer({ minimum: 0, maximum: 4294967295 }),
+    accounts: Type.Optional(Type.Array(Address, { maxItems: 1024 })),
+    accounts_count: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
+    success: Type.Boolean(),
+    error_message: Type.Optional(Type.String()),
+    log_messages: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())])),
+    raw_data: Type.Optional(Type.String()),
+  },
+  { $id: 'ingest-record' },
+);
 export type IngestRecord = Static<typeof RecordSchema>;
 
 // Compiled once: the validator is a pure function of the schema.
@@ -87,6 +90,7 @@ export function validate(value: unknown): RecordResult<IngestRecord> {
   // itself; the anyOf error names what is allowed, the first branch's error only half.
   if (!validator(value)) return deadLetter('schema', describe(validator.errors?.find((e) => e.keyword === 'anyOf') ?? validator.errors?.[0]));
   const surrogateAt = loneSurrogateAt(value);
-  if (surrogateAt !== undefined) return deadLetter('schema', `${surrogateAt} must be well-formed Unicode text: a lone surrogate (\\ud800-\\udfff without its pair) cannot be stored`);
+  if (surrogateAt !== undefined)
+    return deadLetter('schema', `${surrogateAt} must be well-formed Unicode text: a lone surrogate (\\ud800-\\udfff without its pair) cannot be stored`);
   return ok(value);
 }

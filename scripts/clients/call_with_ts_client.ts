@@ -12,8 +12,18 @@
 // which operations were called from what went out, not from what this file says.
 import { createHash } from 'node:crypto';
 import {
-  type ApiResponse, Configuration, ExportJobStatus, ExportsApi, type GetSqlExport200Response, Granularity, MetricsApi,
-  type Middleware, ProtocolName, RESTApi, SQLApi, SQLExecutionsApi,
+  type ApiResponse,
+  Configuration,
+  ExportJobStatus,
+  ExportsApi,
+  type GetSqlExport200Response,
+  Granularity,
+  MetricsApi,
+  type Middleware,
+  ProtocolName,
+  RESTApi,
+  SQLApi,
+  SQLExecutionsApi,
 } from './index';
 
 type Results = Record<string, { ok: boolean; detail: string }>;
@@ -43,8 +53,13 @@ const keyless = new ExportsApi(new Configuration({ middleware: [recorder] })); /
 
 const results: Results = {};
 const state: {
-  signature?: string; rows?: Record<string, unknown>[]; job?: string; sqlJob?: string; execution?: string;
-  jobView?: GetSqlExport200Response; sqlJobView?: GetSqlExport200Response;
+  signature?: string;
+  rows?: Record<string, unknown>[];
+  job?: string;
+  sqlJob?: string;
+  execution?: string;
+  jobView?: GetSqlExport200Response;
+  sqlJobView?: GetSqlExport200Response;
 } = {};
 
 function check(cond: unknown, what: string): asserts cond {
@@ -70,7 +85,7 @@ async function run(operationId: string, fn: () => Promise<unknown>): Promise<voi
   } catch (err) {
     const body = (err as { response?: Response }).response;
     const detail = body === undefined ? '' : `: HTTP ${body.status} ${(await body.text()).slice(0, 500)}`;
-    results[operationId] = { ok: false, detail: `${err instanceof Error ? err.stack ?? err.message : String(err)}${detail}`.slice(0, 1500) };
+    results[operationId] = { ok: false, detail: `${err instanceof Error ? (err.stack ?? err.message) : String(err)}${detail}`.slice(0, 1500) };
   }
 }
 
@@ -172,7 +187,12 @@ async function sqlCalls(): Promise<void> {
     const counters = text.split('\n').filter((l) => l.startsWith('txa_protocol_transactions_total{'));
     const seen = counters.map((l) => /protocol="([^"]+)"/.exec(l)?.[1]).sort();
     check(JSON.stringify(seen) === '["jupiter_v6","pump_fun"]', `protocols ${seen}`);
-    const jupiter = Number(counters.find((l) => l.includes('"jupiter_v6"'))!.split(' ').pop());
+    const jupiter = Number(
+      counters
+        .find((l) => l.includes('"jupiter_v6"'))!
+        .split(' ')
+        .pop(),
+    );
     const stats = await decoded(rest.getProtocolStatsRaw({ protocolName: ProtocolName.JupiterV6 }));
     check(jupiter === stats.data.totalTransactions, `counter ${jupiter}, REST stats ${stats.data.totalTransactions}`);
     return `txa_protocol_transactions_total{protocol="jupiter_v6"} ${jupiter}`;
@@ -181,9 +201,17 @@ async function sqlCalls(): Promise<void> {
 
 async function startJobs(): Promise<void> {
   await run('createExport', async () => {
-    const job = await decoded(exportsApi.createExportRaw({
-      createExportRequest: { format: 'PARQUET', seed: BIG_SEED, filters: { protocols: [ProtocolName.JupiterV6] }, columns: new Set(['signature', 'block_time', 'fee', 'success'] as const) },
-    }), 202);
+    const job = await decoded(
+      exportsApi.createExportRaw({
+        createExportRequest: {
+          format: 'PARQUET',
+          seed: BIG_SEED,
+          filters: { protocols: [ProtocolName.JupiterV6] },
+          columns: new Set(['signature', 'block_time', 'fee', 'success'] as const),
+        },
+      }),
+      202,
+    );
     state.job = job.id;
     return job.id;
   });
@@ -229,7 +257,7 @@ async function filterExportCalls(): Promise<void> {
     const job = need(state.jobView, 'the finished export');
     const file = job.files[0]!;
     const bytes = await bytesOf(await decoded(exportsApi.downloadExportFileRaw({ id: job.id, name: file.name })));
-    check(sha256(bytes) === file.sha256, 'sha256 differs from the job\'s');
+    check(sha256(bytes) === file.sha256, "sha256 differs from the job's");
     const magic = (at: number) => new TextDecoder().decode(bytes.subarray(at, at + 4));
     check(magic(0) === 'PAR1' && magic(bytes.length - 4) === 'PAR1', 'not a Parquet file');
     return `${file.name}: ${bytes.length} bytes`;
@@ -240,7 +268,7 @@ async function filterExportCalls(): Promise<void> {
     const q = new URL(file.url, 'http://link').searchParams;
     const link = { id: job.id, name: file.name, key: q.get('key')!, expires: q.get('expires')!, sig: q.get('sig')! };
     const bytes = await bytesOf(await decoded(keyless.downloadExportLinkRaw(link)));
-    check(sha256(bytes) === file.sha256, 'sha256 differs from the job\'s');
+    check(sha256(bytes) === file.sha256, "sha256 differs from the job's");
     return `${bytes.length} bytes without the key`;
   });
   await run('cancelExport', async () => {
@@ -265,7 +293,7 @@ async function sqlExportCalls(): Promise<void> {
     const job = need(state.sqlJobView, 'the finished SQL export');
     const file = job.files[0]!;
     const bytes = await bytesOf(await decoded(exportsApi.downloadSqlExportFileRaw({ id: job.id, name: file.name })));
-    check(sha256(bytes) === file.sha256, 'sha256 differs from the job\'s');
+    check(sha256(bytes) === file.sha256, "sha256 differs from the job's");
     const records = csvRecords(new TextDecoder().decode(bytes));
     check(records.length - 1 === file.rows, `${records.length - 1} CSV rows, the job says ${file.rows}`);
     return `${file.name}: ${file.rows} rows`;
@@ -294,7 +322,7 @@ async function executionCalls(): Promise<void> {
     const page = await decoded(executions.getQueryExecutionResultsRaw({ id: need(state.execution, 'the execution') }));
     const direct = await decoded(sql.runQueryRaw({ runQueryRequest: { query: EXEC_QUERY } }));
     const got = strings(need(page.data, 'data'));
-    check(JSON.stringify(got) === JSON.stringify(strings(need(direct.data, 'data'))), 'rows differ from /v1/query\'s');
+    check(JSON.stringify(got) === JSON.stringify(strings(need(direct.data, 'data'))), "rows differ from /v1/query's");
     check(page.totalRows === got.length && page.nextCursor == null, `totalRows ${page.totalRows}, nextCursor ${page.nextCursor}`);
     return `${got.length} rows, as /v1/query answers them`;
   });

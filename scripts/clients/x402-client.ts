@@ -37,7 +37,12 @@ export async function paidRpc(base: string, client: x402Client, method: string, 
   return { status: res.status, body: (await res.json()) as unknown, settlement };
 }
 
-type ToolResult = { isError?: boolean; content: { type: string; text: string }[]; structuredContent?: Record<string, unknown>; _meta?: Record<string, unknown> };
+type ToolResult = {
+  isError?: boolean;
+  content: { type: string; text: string }[];
+  structuredContent?: Record<string, unknown>;
+  _meta?: Record<string, unknown>;
+};
 
 /** An MCP tool call paid inside MCP: called, and if it asks for payment, paid and called again. */
 export async function paidTool(base: string, client: x402Client, name: string, args: Record<string, unknown>): Promise<ToolResult> {

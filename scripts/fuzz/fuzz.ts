@@ -43,7 +43,14 @@ try {
     console.log(rest.output.slice(-8000));
   }
 
-  const graphqlUp = (await fetch(`${service.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': keys[1]! }, body: '{"query":"{__typename}"}' })).status === 200;
+  const graphqlUp =
+    (
+      await fetch(`${service.url}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': keys[1]! },
+        body: '{"query":"{__typename}"}',
+      })
+    ).status === 200;
   if (graphqlUp) {
     const gql = await runSchemathesis({
       location: `${service.url}/graphql`,
@@ -70,8 +77,11 @@ try {
     maxMs: share * 1000,
     samples: await rpcSamples(service.url, keys[2]!),
   });
-  console.log(`JSON-RPC: ${rpc.requests} requests, ${rpc.calls} answers (${JSON.stringify(rpc.byMode)}), outcomes ${JSON.stringify(rpc.outcomes)}, ${rpc.failures.length} failures`);
-  for (const f of rpc.failures.slice(0, 20)) console.log(`  [${f.check}] ${f.detail}\n    request: ${f.request.slice(0, 500)}\n    response (${f.status}): ${f.response.slice(0, 500)}`);
+  console.log(
+    `JSON-RPC: ${rpc.requests} requests, ${rpc.calls} answers (${JSON.stringify(rpc.byMode)}), outcomes ${JSON.stringify(rpc.outcomes)}, ${rpc.failures.length} failures`,
+  );
+  for (const f of rpc.failures.slice(0, 20))
+    console.log(`  [${f.check}] ${f.detail}\n    request: ${f.request.slice(0, 500)}\n    response (${f.status}): ${f.response.slice(0, 500)}`);
   if (rpc.failures.length > 0) failed++;
 } finally {
   await service.stop();

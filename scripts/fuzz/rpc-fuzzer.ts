@@ -76,17 +76,50 @@ interface Schema {
 }
 
 const HOSTILE_STRINGS = [
-  '', ' ', '\u0000', "' OR '1'='1", '"; DROP TABLE transactions; --', '../../etc/passwd', '\u202e\u0301', '😀'.repeat(50),
+  '',
+  ' ',
+  '\u0000',
+  "' OR '1'='1",
+  '"; DROP TABLE transactions; --',
+  '../../etc/passwd',
+  '\u202e\u0301',
+  '😀'.repeat(50),
   // biome-ignore lint/suspicious/noTemplateCurlyInString: a log-injection payload, sent as written
-  'a'.repeat(10_000), '{{7*7}}', '${jndi:ldap://x}', '%00', '\\', 'null', 'NaN', '-1', '1e309', '0x10',
+  'a'.repeat(10_000),
+  '{{7*7}}',
+  '${jndi:ldap://x}',
+  '%00',
+  '\\',
+  'null',
+  'NaN',
+  '-1',
+  '1e309',
+  '0x10',
 ];
 const HOSTILE_VALUES: unknown[] = [
-  null, true, false, 0, -1, 1.5, -0, 1e308, Number.MAX_SAFE_INTEGER, 2 ** 53 + 2, [], {}, [[[[]]]], { __proto__: { a: 1 } },
-  { constructor: { prototype: { polluted: true } } }, ...HOSTILE_STRINGS,
+  null,
+  true,
+  false,
+  0,
+  -1,
+  1.5,
+  -0,
+  1e308,
+  Number.MAX_SAFE_INTEGER,
+  2 ** 53 + 2,
+  [],
+  {},
+  [[[[]]]],
+  { __proto__: { a: 1 } },
+  { constructor: { prototype: { polluted: true } } },
+  ...HOSTILE_STRINGS,
 ];
 
 class Generator {
-  constructor(private readonly rnd: () => number, private readonly samples: RpcFuzzOptions['samples']) {}
+  constructor(
+    private readonly rnd: () => number,
+    private readonly samples: RpcFuzzOptions['samples'],
+  ) {}
 
   int(lo: number, hi: number): number {
     return lo + Math.floor(this.rnd() * (hi - lo + 1));
@@ -240,7 +273,7 @@ export function checkAnswer(answer: unknown, expectedId: unknown, method: Method
   if (typeof answer !== 'object' || answer === null) return 'answer is not an object';
   const a = answer as { jsonrpc?: unknown; id?: unknown; result?: unknown; error?: { code?: unknown; message?: unknown; data?: unknown } };
   if (a.jsonrpc !== '2.0') return 'jsonrpc is not "2.0"';
-  if (('result' in a) === ('error' in a)) return 'exactly one of result and error must be present';
+  if ('result' in a === 'error' in a) return 'exactly one of result and error must be present';
   if (a.error !== undefined) {
     const code = a.error.code;
     outcomes[String(code)] = (outcomes[String(code)] ?? 0) + 1;
@@ -262,7 +295,14 @@ export function checkAnswer(answer: unknown, expectedId: unknown, method: Method
 
 export async function fuzzRpc(opts: RpcFuzzOptions): Promise<RpcFuzzReport> {
   const g = new Generator(prng(opts.seed), opts.samples);
-  const report: RpcFuzzReport = { seed: opts.seed, requests: 0, calls: 0, outcomes: {}, byMode: { valid: 0, boundary: 0, invalid: 0, envelope: 0 }, failures: [] };
+  const report: RpcFuzzReport = {
+    seed: opts.seed,
+    requests: 0,
+    calls: 0,
+    outcomes: {},
+    byMode: { valid: 0, boundary: 0, invalid: 0, envelope: 0 },
+    failures: [],
+  };
   const deadline = Date.now() + opts.maxMs;
   const modes: Mode[] = ['valid', 'valid', 'boundary', 'invalid', 'invalid', 'invalid', 'envelope'];
   for (let n = 1; n <= opts.maxRequests && Date.now() < deadline; n++) {

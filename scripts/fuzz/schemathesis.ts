@@ -70,8 +70,7 @@ export type SchemathesisOptions = {
   /** Checks to leave out (GRAPHQL_EXCLUDED_CHECKS for the GraphQL run); none by default. */
   excludeChecks?: string[];
   extraArgs?: string[];
-} & (
-  /** At most this many cases per operation and phase, no time budget, no example database. */
+} /** At most this many cases per operation and phase, no time budget, no example database. */ & (
   | { examples: number; seconds?: undefined }
   /** Fuzzing and stateful testing repeat until the budget is spent; the example database kept. */
   | { seconds: number; examples?: undefined }
@@ -80,16 +79,23 @@ export type SchemathesisOptions = {
 /** The command line of a run (after the executable). */
 export function schemathesisArgs(opts: SchemathesisOptions): string[] {
   return [
-    '--config-file', CONFIG_FILE,
-    'run', opts.location,
-    '--checks', CHECKS.join(','),
+    '--config-file',
+    CONFIG_FILE,
+    'run',
+    opts.location,
+    '--checks',
+    CHECKS.join(','),
     ...(opts.excludeChecks === undefined || opts.excludeChecks.length === 0 ? [] : ['--exclude-checks', opts.excludeChecks.join(',')]),
-    '--seed', String(opts.seed),
+    '--seed',
+    String(opts.seed),
     // A fixed set: no database, which would replay examples an earlier run happened to store.
     ...(opts.examples === undefined ? ['--max-time', String(opts.seconds)] : ['--max-examples', String(opts.examples), '--generation-database', 'none']),
-    '--workers', '1',
-    '--rate-limit', `${opts.ratePerMinute}/m`,
-    '--request-timeout', '35',
+    '--workers',
+    '1',
+    '--rate-limit',
+    `${opts.ratePerMinute}/m`,
+    '--request-timeout',
+    '35',
     '--no-color',
     ...(opts.phases === undefined ? [] : ['--phases', opts.phases.join(',')]),
     ...Object.entries(opts.headers).flatMap(([k, v]) => ['-H', `${k}: ${v}`]),

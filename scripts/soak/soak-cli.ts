@@ -31,7 +31,10 @@ const growth = report.rssGrowthAfterWarmup;
 const checks = [
   [`no 5xx (${report.byOutcome['5xx'] ?? 0})`, (report.byOutcome['5xx'] ?? 0) === 0],
   [`RSS growth after warm-up under 10 % (${growth === null ? '?' : (growth * 100).toFixed(1)} %)`, growth !== null && growth < 0.1],
-  [`every produced record stored once (produced ${report.produced}, stored ${report.stored}, distinct ${report.storedDistinct})`, report.stored === report.produced && report.storedDistinct === report.produced],
+  [
+    `every produced record stored once (produced ${report.produced}, stored ${report.stored}, distinct ${report.storedDistinct})`,
+    report.stored === report.produced && report.storedDistinct === report.produced,
+  ],
 ] as const;
 console.log(`\nserved ${report.served} requests: ${JSON.stringify(report.byOutcome)}; report in ${file}`);
 for (const [what, ok] of checks) console.log(`${ok ? 'ok  ' : 'MISS'} ${what}`);

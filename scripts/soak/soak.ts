@@ -73,9 +73,24 @@ function traffic(protocols: string[]): Call[] {
     { iface: 'rpc', cached: true, path: '/v1/rpc', body: rpc('getTopProtocols', [{ limit: 5 }]) },
     { iface: 'rest', cached: true, path: '/api/v1/stats', body: undefined },
     { iface: 'rest', cached: false, path: `/api/v1/transactions?protocol_name=${q}&limit=20`, body: undefined },
-    { iface: 'sql', cached: false, path: '/v1/query', body: { query: 'SELECT protocol_name, count() AS n, avg(fee) AS f FROM transactions GROUP BY protocol_name ORDER BY n DESC' } },
-    { iface: 'graphql', cached: true, path: '/graphql', body: gql(`{ protocolStats(filters: { protocols: ["${p}"] }) { protocolName totalTransactions averageFee } }`) },
-    { iface: 'graphql', cached: false, path: '/graphql', body: gql('{ transactions(groupBy: [PROTOCOL], metrics: [COUNT, P95_FEE]) { edges { node { protocol count p95Fee } } } }') },
+    {
+      iface: 'sql',
+      cached: false,
+      path: '/v1/query',
+      body: { query: 'SELECT protocol_name, count() AS n, avg(fee) AS f FROM transactions GROUP BY protocol_name ORDER BY n DESC' },
+    },
+    {
+      iface: 'graphql',
+      cached: true,
+      path: '/graphql',
+      body: gql(`{ protocolStats(filters: { protocols: ["${p}"] }) { protocolName totalTransactions averageFee } }`),
+    },
+    {
+      iface: 'graphql',
+      cached: false,
+      path: '/graphql',
+      body: gql('{ transactions(groupBy: [PROTOCOL], metrics: [COUNT, P95_FEE]) { edges { node { protocol count p95Fee } } } }'),
+    },
   ];
 }
 
@@ -90,9 +105,13 @@ async function metric(service: ApiService, name: string): Promise<number | null>
 }
 
 async function produce(brokers: string, count: number, rate: number): Promise<void> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'ingest/produce-cli.ts', '--count', String(count), '--rate', String(rate), '--live', '--quiet', '--brokers', brokers], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'ingest/produce-cli.ts', '--count', String(count), '--rate', String(rate), '--live', '--quiet', '--brokers', brokers],
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   let err = '';
   child.stderr.on('data', (d: Buffer) => (err += d.toString()));
   const code = await new Promise<number | null>((r) => child.once('exit', r));
@@ -121,15 +140,41 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
     const produced = Math.max(1, Math.round(opts.produceRate * opts.seconds));
     const producing = produce(broker.brokers, produced, opts.produceRate);
     // Some data before the clients start, so answers are not all empty.
-    await waitFor('first records stored', async () => {
-      const r = await fetch(`${svc.url}/v1/rpc`, { method: 'POST', headers: { 'x-api-key': keys[0]!, 'content-type': 'application/json' }, body: JSON.stringify(rpc('getProtocols', [])) });
-      const names = ((await r.json()) as { result?: string[] }).result ?? [];
-      return names.length > 0;
-    }, 60_000);
-    const names = ((await (await fetch(`${svc.url}/v1/rpc`, { method: 'POST', headers: { 'x-api-key': keys[0]!, 'content-type': 'application/json' }, body: JSON.stringify(rpc('getProtocols', [])) })).json()) as { result: string[] }).result;
+    await waitFor(
+      'first records stored',
+      async () => {
+        const r = await fetch(`${svc.url}/v1/rpc`, {
+          method: 'POST',
+          headers: { 'x-api-key': keys[0]!, 'content-type': 'application/json' },
+          body: JSON.stringify(rpc('getProtocols', [])),
+        });
+        const names = ((await r.json()) as { result?: string[] }).result ?? [];
+        return names.length > 0;
+      },
+      60_000,
+    );
+    const names = (
+      (await (
+        await fetch(`${svc.url}/v1/rpc`, {
+          method: 'POST',
+          headers: { 'x-api-key': keys[0]!, 'content-type': 'application/json' },
+          body: JSON.stringify(rpc('getProtocols', [])),
+        })
+      ).json()) as { result: string[] }
+    ).result;
     const calls = traffic(names);
 
-    const report: SoakReport = { seconds: opts.seconds, served: 0, byOutcome: {}, windows: [], produced, stored: 0, storedDistinct: 0, rssGrowthAfterWarmup: null, serverErrors: [] };
+    const report: SoakReport = {
+      seconds: opts.seconds,
+      served: 0,
+      byOutcome: {},
+      windows: [],
+      produced,
+      stored: 0,
+      storedDistinct: 0,
+      rssGrowthAfterWarmup: null,
+      serverErrors: [],
+    };
     const start = Date.now();
     let window = newWindow(0);
     const latencies: Record<string, number[]> = {};
@@ -179,7 +224,9 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
       w.rssBytes = await metric(svc, 'process_resident_memory_bytes');
       w.eventLoopLagP99Seconds = await metric(svc, 'nodejs_eventloop_lag_p99_seconds');
       report.windows.push(w);
-      log(`soak ${String(w.at).padStart(4)} s: ${JSON.stringify(w.requests)} p99 ${JSON.stringify(w.p99)} cached p99 ${w.cachedP99} ms, RSS ${w.rssBytes === null ? '?' : Math.round(w.rssBytes / 2 ** 20)} MiB, loop lag p99 ${w.eventLoopLagP99Seconds}`);
+      log(
+        `soak ${String(w.at).padStart(4)} s: ${JSON.stringify(w.requests)} p99 ${JSON.stringify(w.p99)} cached p99 ${w.cachedP99} ms, RSS ${w.rssBytes === null ? '?' : Math.round(w.rssBytes / 2 ** 20)} MiB, loop lag p99 ${w.eventLoopLagP99Seconds}`,
+      );
     };
 
     // Fixed rate: a tick every 1000/rate ms sends the next call; the abusive client sends
@@ -237,7 +284,15 @@ export async function runSoak(opts: SoakOptions): Promise<SoakReport> {
 }
 
 function newWindow(at: number): SoakWindow {
-  return { at, requests: { rpc: {}, rest: {}, sql: {}, graphql: {}, abusive: {} }, p50: {}, p99: {}, cachedP99: null, rssBytes: null, eventLoopLagP99Seconds: null };
+  return {
+    at,
+    requests: { rpc: {}, rest: {}, sql: {}, graphql: {}, abusive: {} },
+    p50: {},
+    p99: {},
+    cachedP99: null,
+    rssBytes: null,
+    eventLoopLagP99Seconds: null,
+  };
 }
 
 const round = (x: number | undefined): number | undefined => (x === undefined ? undefined : Math.round(x * 10) / 10);

@@ -20,13 +20,16 @@ afterAll(() => {
 
 /** Start api/main.ts on this test's data; resolves with its address once it prints it. */
 async function startMain(): Promise<MainProcess> {
-  const main = await spawnMain({
-    DATA_DIR: dataDir,
-    DEMO_ROWS: '0',
-    ADMIN_TOKEN,
-    // Only the shutdown flush can write usage within this test.
-    USAGE_FLUSH_MS: '300000',
-  }, 60_000);
+  const main = await spawnMain(
+    {
+      DATA_DIR: dataDir,
+      DEMO_ROWS: '0',
+      ADMIN_TOKEN,
+      // Only the shutdown flush can write usage within this test.
+      USAGE_FLUSH_MS: '300000',
+    },
+    60_000,
+  );
   children.push(main.child);
   return main;
 }

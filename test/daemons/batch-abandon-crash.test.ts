@@ -20,13 +20,20 @@ afterAll(() => {
 });
 
 const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-const bigBatch = JSON.stringify(Array.from({ length: 100 }, (_, i) => ({
-  jsonrpc: '2.0', id: i + 1, method: 'tools/call', params: { name: 'getTransactions', arguments: { options: { limit: 10_000 } } },
-})));
+const bigBatch = JSON.stringify(
+  Array.from({ length: 100 }, (_, i) => ({
+    jsonrpc: '2.0',
+    id: i + 1,
+    method: 'tools/call',
+    params: { name: 'getTransactions', arguments: { options: { limit: 10_000 } } },
+  })),
+);
 
 async function createKey(url: string, plan: string, name: string): Promise<string> {
   const res = await fetch(`${url}/admin/keys`, {
-    method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name, plan }),
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name, plan }),
   });
   expect(res.status).toBe(201);
   return ((await res.json()) as { key: string }).key;
@@ -50,11 +57,9 @@ it('abandoned MCP batches of free keys leave the service up on a small heap', as
   const dir = mkdtempSync(path.join(tmpdir(), 'txa-batch-crash-'));
   dirs.push(dir);
   // 12,000 records: each call's answer is 10,000 records (about 3.6 MB), as in the review.
-  const main = await spawnMain(
-    { DATA_DIR: path.join(dir, 'data'), EXPORT_DIR: path.join(dir, 'exports'), DEMO_ROWS: '12000', ADMIN_TOKEN },
-    240_000,
-    ['--max-old-space-size=320'],
-  );
+  const main = await spawnMain({ DATA_DIR: path.join(dir, 'data'), EXPORT_DIR: path.join(dir, 'exports'), DEMO_ROWS: '12000', ADMIN_TOKEN }, 240_000, [
+    '--max-old-space-size=320',
+  ]);
   children.push(main.child);
   let out = '';
   main.child.stderr?.on('data', (d: Buffer) => (out += d.toString()));

@@ -35,11 +35,12 @@ beforeAll(async () => {
 afterAll(async () => t?.cleanup());
 
 const ORIGIN = 'https://pages.example.net';
-const preflight = (url: string, method: string, origin = ORIGIN) => t.app.inject({
-  method: 'OPTIONS',
-  url,
-  headers: { origin, 'access-control-request-method': method, 'access-control-request-headers': 'x-api-key, content-type' },
-});
+const preflight = (url: string, method: string, origin = ORIGIN) =>
+  t.app.inject({
+    method: 'OPTIONS',
+    url,
+    headers: { origin, 'access-control-request-method': method, 'access-control-request-headers': 'x-api-key, content-type' },
+  });
 
 describe('CORS', () => {
   it.each([
@@ -88,7 +89,16 @@ describe('CORS', () => {
     expect(ok.statusCode).toBe(200);
     expect(ok.headers['access-control-allow-origin']).toBe('*');
     const exposed = String(ok.headers['access-control-expose-headers']).split(', ');
-    for (const h of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'x-ratelimit-plan', 'retry-after', 'x-data-newest-block-time', 'x-data-ingested-at', 'etag']) {
+    for (const h of [
+      'x-ratelimit-limit',
+      'x-ratelimit-remaining',
+      'x-ratelimit-reset',
+      'x-ratelimit-plan',
+      'retry-after',
+      'x-data-newest-block-time',
+      'x-data-ingested-at',
+      'etag',
+    ]) {
       expect(exposed).toContain(h);
     }
     const noKey = await t.app.inject({ method: 'GET', url: '/api/v1/stats', headers: { origin: ORIGIN } });
@@ -106,7 +116,11 @@ describe('CORS', () => {
       const mine = await listed.inject({ method: 'GET', url: '/api/v1/stats', headers: { ...headers, origin: ORIGIN } });
       expect(mine.headers['access-control-allow-origin']).toBe(ORIGIN);
       expect(String(mine.headers.vary)).toMatch(/Origin/);
-      const other = await listed.inject({ method: 'OPTIONS', url: '/v1/rpc', headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' } });
+      const other = await listed.inject({
+        method: 'OPTIONS',
+        url: '/v1/rpc',
+        headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' },
+      });
       expect(other.statusCode).toBe(204);
       expect(other.headers['access-control-allow-origin']).toBeUndefined();
       const none = await closed.inject({ method: 'GET', url: '/api/v1/stats', headers: { ...headers, origin: ORIGIN } });
@@ -149,10 +163,20 @@ describe('compression', () => {
     expect(csv.headers['content-encoding']).toBe('gzip');
     expect(csv.headers['content-length']).toBeUndefined(); // streamed: no length known in advance
     expect(gunzipSync(csv.rawPayload).toString()).toBe(csvPlain.body);
-    const gql = await t.app.inject({ method: 'POST', url: '/graphql', headers: { ...headers, 'accept-encoding': 'br' }, payload: { query: '{ transactions(pagination: {first: 500}) { edges { node { signature fee } } } }' } });
+    const gql = await t.app.inject({
+      method: 'POST',
+      url: '/graphql',
+      headers: { ...headers, 'accept-encoding': 'br' },
+      payload: { query: '{ transactions(pagination: {first: 500}) { edges { node { signature fee } } } }' },
+    });
     expect(gql.headers['content-encoding']).toBe('br');
     expect(JSON.parse(brotliDecompressSync(gql.rawPayload).toString()).data.transactions.edges).toHaveLength(500);
-    const rpc = await t.app.inject({ method: 'POST', url: '/v1/rpc', headers: { ...headers, 'accept-encoding': 'gzip' }, payload: { jsonrpc: '2.0', id: 1, method: 'getTransactions', params: [{ limit: 200 }] } });
+    const rpc = await t.app.inject({
+      method: 'POST',
+      url: '/v1/rpc',
+      headers: { ...headers, 'accept-encoding': 'gzip' },
+      payload: { jsonrpc: '2.0', id: 1, method: 'getTransactions', params: [{ limit: 200 }] },
+    });
     expect(rpc.headers['content-encoding']).toBe('gzip');
     expect(JSON.parse(gunzipSync(rpc.rawPayload).toString()).result.data).toHaveLength(200);
   });
@@ -169,9 +193,15 @@ describe('the answer byte budget counts the answer before compression', () => {
     installAnswerBudget(app);
     const over = ANSWER_BUDGET_BYTES.rest + 1024;
     app.get('/whole', async (_req, reply) => reply.type('application/json').send(`"${'a'.repeat(over)}"`));
-    app.get('/stream', async (_req, reply) => reply.type('text/csv').send(Readable.from((function* () {
-      for (let sent = 0; sent < over; sent += 65_536) yield Buffer.alloc(65_536, 0x61);
-    })())));
+    app.get('/stream', async (_req, reply) =>
+      reply.type('text/csv').send(
+        Readable.from(
+          (function* () {
+            for (let sent = 0; sent < over; sent += 65_536) yield Buffer.alloc(65_536, 0x61);
+          })(),
+        ),
+      ),
+    );
     installCompression(app);
     try {
       const whole = await app.inject({ method: 'GET', url: '/whole', headers: { 'accept-encoding': 'gzip' } });
@@ -205,10 +235,20 @@ describe('caching: ETag from the data version, If-None-Match, Cache-Control', ()
     const byQueryKey = await t.app.inject({ method: 'GET', url: `${url}?api-key=${encodeURIComponent(key)}`, headers: { 'if-none-match': tag } });
     expect(byQueryKey.statusCode).toBe(304);
 
-    await ingest(t.services, [{
-      signature: '5'.repeat(88), slot: 1, block_time: Math.floor(Date.now() / 1000) - 60, program_id: 'JUP6LkbZbjS1jKKwapdHNy74zcZ3tLUZoi5QNyVTaV4',
-      protocol_name: 'jupiter_v6', instruction_type: 'route', fee: 123_456_789, compute_units: 1, accounts_count: 0, success: true,
-    }]);
+    await ingest(t.services, [
+      {
+        signature: '5'.repeat(88),
+        slot: 1,
+        block_time: Math.floor(Date.now() / 1000) - 60,
+        program_id: 'JUP6LkbZbjS1jKKwapdHNy74zcZ3tLUZoi5QNyVTaV4',
+        protocol_name: 'jupiter_v6',
+        instruction_type: 'route',
+        fee: 123_456_789,
+        compute_units: 1,
+        accounts_count: 0,
+        success: true,
+      },
+    ]);
     const changed = await t.app.inject({ method: 'GET', url, headers: { ...headers, 'if-none-match': tag } });
     expect(changed.statusCode).toBe(200);
     expect(changed.headers.etag).not.toBe(tag);
@@ -220,10 +260,18 @@ describe('caching: ETag from the data version, If-None-Match, Cache-Control', ()
     const gql = await t.app.inject({ method: 'GET', url: `/graphql?query=${q}`, headers: { ...headers, accept: 'application/json' } });
     expect(gql.statusCode).toBe(200);
     expect(gql.headers.etag).toMatch(/^W\//);
-    const again = await t.app.inject({ method: 'GET', url: `/graphql?query=${q}`, headers: { ...headers, accept: 'application/json', 'if-none-match': String(gql.headers.etag) } });
+    const again = await t.app.inject({
+      method: 'GET',
+      url: `/graphql?query=${q}`,
+      headers: { ...headers, accept: 'application/json', 'if-none-match': String(gql.headers.etag) },
+    });
     expect(again.statusCode).toBe(304);
     // Export jobs move without the data version: never tagged.
-    const jobs = await t.app.inject({ method: 'GET', url: `/graphql?query=${encodeURIComponent('{ exportJobs { edges { node { status } } } }')}`, headers: { ...headers, accept: 'application/json' } });
+    const jobs = await t.app.inject({
+      method: 'GET',
+      url: `/graphql?query=${encodeURIComponent('{ exportJobs { edges { node { status } } } }')}`,
+      headers: { ...headers, accept: 'application/json' },
+    });
     expect(jobs.statusCode).toBe(200);
     expect(jobs.headers.etag).toBeUndefined();
     expect(jobs.headers['cache-control']).toBe('no-store');
@@ -259,33 +307,52 @@ describe('a page on a second origin, in Chromium', () => {
   });
 
   it('calls JSON-RPC, REST (header and query key), SQL (JSON, CSV), GraphQL, and reads the exposed headers', async () => {
-    const got = await page.evaluate(async ({ base, key }) => {
-      const json = { 'content-type': 'application/json', 'x-api-key': key };
-      const rpc = await fetch(`${base}/v1/rpc`, { method: 'POST', headers: json, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getProtocols', params: [] }) });
-      const rest = await fetch(`${base}/api/v1/transactions?limit=500`, { headers: { 'x-api-key': key } });
-      const restBody = await rest.json();
-      const byQuery = await fetch(`${base}/api/v1/stats?api-key=${encodeURIComponent(key)}`);
-      const sql = await fetch(`${base}/v1/query`, { method: 'POST', headers: json, body: JSON.stringify({ query: 'SELECT count() AS n FROM transactions' }) });
-      const csv = await fetch(`${base}/api/v1/query`, { method: 'POST', headers: json, body: JSON.stringify({ query: 'SELECT signature FROM transactions LIMIT 3', format: 'csv' }) });
-      const gql = await fetch(`${base}/graphql`, { method: 'POST', headers: json, body: JSON.stringify({ query: '{ protocolStats { protocolName } }' }) });
-      const noKey = await fetch(`${base}/api/v1/stats`);
-      // A "simple" request (no preflight at all): text/plain body, key in the query.
-      const plain = await fetch(`${base}/v1/rpc?api-key=${encodeURIComponent(key)}`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'getProtocols', params: [] }) });
-      return {
-        plain: (await plain.json()).result.length,
-        rpc: (await rpc.json()).result,
-        rpcRemaining: rpc.headers.get('x-ratelimit-remaining'),
-        restCount: restBody.data.length,
-        restNext: typeof restBody.meta.next,
-        restTag: rest.headers.get('etag'),
-        restFresh: rest.headers.get('x-data-newest-block-time'),
-        byQuery: (await byQuery.json()).success,
-        sql: (await sql.json()).data,
-        csv: (await csv.text()).split('\r\n')[0],
-        gql: (await gql.json()).data.protocolStats.length,
-        noKey: [noKey.status, (await noKey.json()).error],
-      };
-    }, { base, key });
+    const got = await page.evaluate(
+      async ({ base, key }) => {
+        const json = { 'content-type': 'application/json', 'x-api-key': key };
+        const rpc = await fetch(`${base}/v1/rpc`, {
+          method: 'POST',
+          headers: json,
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getProtocols', params: [] }),
+        });
+        const rest = await fetch(`${base}/api/v1/transactions?limit=500`, { headers: { 'x-api-key': key } });
+        const restBody = await rest.json();
+        const byQuery = await fetch(`${base}/api/v1/stats?api-key=${encodeURIComponent(key)}`);
+        const sql = await fetch(`${base}/v1/query`, {
+          method: 'POST',
+          headers: json,
+          body: JSON.stringify({ query: 'SELECT count() AS n FROM transactions' }),
+        });
+        const csv = await fetch(`${base}/api/v1/query`, {
+          method: 'POST',
+          headers: json,
+          body: JSON.stringify({ query: 'SELECT signature FROM transactions LIMIT 3', format: 'csv' }),
+        });
+        const gql = await fetch(`${base}/graphql`, { method: 'POST', headers: json, body: JSON.stringify({ query: '{ protocolStats { protocolName } }' }) });
+        const noKey = await fetch(`${base}/api/v1/stats`);
+        // A "simple" request (no preflight at all): text/plain body, key in the query.
+        const plain = await fetch(`${base}/v1/rpc?api-key=${encodeURIComponent(key)}`, {
+          method: 'POST',
+          headers: { 'content-type': 'text/plain' },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'getProtocols', params: [] }),
+        });
+        return {
+          plain: (await plain.json()).result.length,
+          rpc: (await rpc.json()).result,
+          rpcRemaining: rpc.headers.get('x-ratelimit-remaining'),
+          restCount: restBody.data.length,
+          restNext: typeof restBody.meta.next,
+          restTag: rest.headers.get('etag'),
+          restFresh: rest.headers.get('x-data-newest-block-time'),
+          byQuery: (await byQuery.json()).success,
+          sql: (await sql.json()).data,
+          csv: (await csv.text()).split('\r\n')[0],
+          gql: (await gql.json()).data.protocolStats.length,
+          noKey: [noKey.status, (await noKey.json()).error],
+        };
+      },
+      { base, key },
+    );
     expect(got.rpc).toEqual(expect.arrayContaining(['jupiter_v6']));
     expect(Number(got.rpcRemaining)).toBeGreaterThan(0);
     expect(got.restCount).toBe(500);
@@ -301,68 +368,129 @@ describe('a page on a second origin, in Chromium', () => {
   });
 
   it('follows the GraphQL stream with an EventSource (key in the query: EventSource sends no headers)', async () => {
-    const events = page.evaluate(({ base, key }) => new Promise<string>((resolve, reject) => {
-      const q = encodeURIComponent('subscription { protocolActivity { protocolName count } }');
-      const es = new EventSource(`${base}/graphql/stream?query=${q}&api-key=${encodeURIComponent(key)}`);
-      const timer = setTimeout(() => { es.close(); reject(new Error('no event within 20 s')); }, 20_000);
-      es.addEventListener('next', (e) => { clearTimeout(timer); es.close(); resolve((e as MessageEvent).data as string); });
-      es.onerror = () => { if (es.readyState === EventSource.CLOSED) { clearTimeout(timer); reject(new Error('stream refused')); } };
-    }), { base, key });
+    const events = page.evaluate(
+      ({ base, key }) =>
+        new Promise<string>((resolve, reject) => {
+          const q = encodeURIComponent('subscription { protocolActivity { protocolName count } }');
+          const es = new EventSource(`${base}/graphql/stream?query=${q}&api-key=${encodeURIComponent(key)}`);
+          const timer = setTimeout(() => {
+            es.close();
+            reject(new Error('no event within 20 s'));
+          }, 20_000);
+          es.addEventListener('next', (e) => {
+            clearTimeout(timer);
+            es.close();
+            resolve((e as MessageEvent).data as string);
+          });
+          es.onerror = () => {
+            if (es.readyState === EventSource.CLOSED) {
+              clearTimeout(timer);
+              reject(new Error('stream refused'));
+            }
+          };
+        }),
+      { base, key },
+    );
     // Records land while the page listens.
     await new Promise((r) => setTimeout(r, 500));
     const now = Math.floor(Date.now() / 1000);
-    await ingest(t.services, Array.from({ length: 5 }, (_, i) => ({
-      signature: `${'4'.repeat(87)}${'abcde'[i]}`, slot: 2 + i, block_time: now - 30, program_id: 'JUP6LkbZbjS1jKKwapdHNy74zcZ3tLUZoi5QNyVTaV4',
-      protocol_name: 'jupiter_v6', instruction_type: 'route', fee: 5000, compute_units: 1000, accounts_count: 0, success: true,
-    })));
+    await ingest(
+      t.services,
+      Array.from({ length: 5 }, (_, i) => ({
+        signature: `${'4'.repeat(87)}${'abcde'[i]}`,
+        slot: 2 + i,
+        block_time: now - 30,
+        program_id: 'JUP6LkbZbjS1jKKwapdHNy74zcZ3tLUZoi5QNyVTaV4',
+        protocol_name: 'jupiter_v6',
+        instruction_type: 'route',
+        fee: 5000,
+        compute_units: 1000,
+        accounts_count: 0,
+        success: true,
+      })),
+    );
     const event = JSON.parse(await events) as { data: { protocolActivity: { protocolName: string; count: number } } };
     expect(event.data.protocolActivity.protocolName).toBe('jupiter_v6');
   });
 
   it('runs an export job and downloads its file, reading Content-Disposition', async () => {
-    const got = await page.evaluate(async ({ base, key }) => {
-      const json = { 'content-type': 'application/json', 'x-api-key': key };
-      const created = await (await fetch(`${base}/v1/query/exports`, { method: 'POST', headers: json, body: JSON.stringify({ query: 'SELECT signature, fee FROM transactions LIMIT 50', format: 'CSV' }) })).json();
-      let job = created;
-      for (let i = 0; i < 200 && job.status !== 'COMPLETED' && job.status !== 'FAILED'; i += 1) {
-        await new Promise((r) => setTimeout(r, 100));
-        job = await (await fetch(`${base}/v1/query/exports/${job.id}`, { headers: { 'x-api-key': key } })).json();
-      }
-      const file = job.files.find((f: { name: string }) => f.name.endsWith('.csv'));
-      const res = await fetch(`${base}/v1/query/exports/${job.id}/files/${file.name}`, { headers: { 'x-api-key': key } });
-      return { status: job.status, disposition: res.headers.get('content-disposition'), lines: (await res.text()).trim().split('\n').length };
-    }, { base, key });
+    const got = await page.evaluate(
+      async ({ base, key }) => {
+        const json = { 'content-type': 'application/json', 'x-api-key': key };
+        const created = await (
+          await fetch(`${base}/v1/query/exports`, {
+            method: 'POST',
+            headers: json,
+            body: JSON.stringify({ query: 'SELECT signature, fee FROM transactions LIMIT 50', format: 'CSV' }),
+          })
+        ).json();
+        let job = created;
+        for (let i = 0; i < 200 && job.status !== 'COMPLETED' && job.status !== 'FAILED'; i += 1) {
+          await new Promise((r) => setTimeout(r, 100));
+          job = await (await fetch(`${base}/v1/query/exports/${job.id}`, { headers: { 'x-api-key': key } })).json();
+        }
+        const file = job.files.find((f: { name: string }) => f.name.endsWith('.csv'));
+        const res = await fetch(`${base}/v1/query/exports/${job.id}/files/${file.name}`, { headers: { 'x-api-key': key } });
+        return { status: job.status, disposition: res.headers.get('content-disposition'), lines: (await res.text()).trim().split('\n').length };
+      },
+      { base, key },
+    );
     expect(got.status).toBe('COMPLETED');
     expect(got.disposition).toMatch(/^attachment; filename=/);
     expect(got.lines).toBe(51);
   });
 
-  it('connects the MCP SDK\'s client (a browser-based agent), reads a 401\'s challenge and /llms.txt', async () => {
+  it("connects the MCP SDK's client (a browser-based agent), reads a 401's challenge and /llms.txt", async () => {
     // The SDK's client as a page script (esbuild: vitest's bundler, in node_modules).
     const { build } = await import('esbuild');
     const bundle = await build({
       stdin: {
-        contents: "import { Client } from '@modelcontextprotocol/sdk/client/index.js';\nimport { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';\nglobalThis.mcp = { Client, StreamableHTTPClientTransport };",
+        contents:
+          "import { Client } from '@modelcontextprotocol/sdk/client/index.js';\nimport { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';\nglobalThis.mcp = { Client, StreamableHTTPClientTransport };",
         resolveDir: path.resolve(import.meta.dirname, '..', '..'),
       },
-      bundle: true, format: 'iife', platform: 'browser', write: false, logLevel: 'error',
+      bundle: true,
+      format: 'iife',
+      platform: 'browser',
+      write: false,
+      logLevel: 'error',
     });
     await page.evaluate(bundle.outputFiles[0]!.text);
-    const got = await page.evaluate(async ({ base, key }) => {
-      type Sdk = { Client: new (info: object) => { connect(t: unknown): Promise<void>; listTools(): Promise<{ tools: unknown[] }>; callTool(c: object): Promise<{ content: { text: string }[] }>; close(): Promise<void> }; StreamableHTTPClientTransport: new (url: URL, o?: object) => unknown };
-      const { Client, StreamableHTTPClientTransport } = (globalThis as unknown as { mcp: Sdk }).mcp;
-      const url = new URL(`${base}/mcp`);
-      const client = new Client({ name: 'page-agent', version: '1.0.0' });
-      // The key as a bearer token (preflighted with mcp-protocol-version once initialized).
-      await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: { authorization: `Bearer ${key}` } } }));
-      const tools = (await client.listTools()).tools.length;
-      const protocols = JSON.parse((await client.callTool({ name: 'getProtocols', arguments: {} })).content[0]!.text) as string[];
-      await client.close();
-      const refused = await new Client({ name: 'page-agent', version: '1.0.0' }).connect(new StreamableHTTPClientTransport(url)).then(() => 'connected', (e: Error) => e.message);
-      const raw = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{}' });
-      const llms = await fetch(`${base}/llms.txt`);
-      return { tools, protocols, refused, status: raw.status, challenge: raw.headers.get('www-authenticate'), llms: (await llms.text()).slice(0, 2) };
-    }, { base, key });
+    const got = await page.evaluate(
+      async ({ base, key }) => {
+        type Sdk = {
+          Client: new (
+            info: object,
+          ) => {
+            connect(t: unknown): Promise<void>;
+            listTools(): Promise<{ tools: unknown[] }>;
+            callTool(c: object): Promise<{ content: { text: string }[] }>;
+            close(): Promise<void>;
+          };
+          StreamableHTTPClientTransport: new (url: URL, o?: object) => unknown;
+        };
+        const { Client, StreamableHTTPClientTransport } = (globalThis as unknown as { mcp: Sdk }).mcp;
+        const url = new URL(`${base}/mcp`);
+        const client = new Client({ name: 'page-agent', version: '1.0.0' });
+        // The key as a bearer token (preflighted with mcp-protocol-version once initialized).
+        await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: { authorization: `Bearer ${key}` } } }));
+        const tools = (await client.listTools()).tools.length;
+        const protocols = JSON.parse((await client.callTool({ name: 'getProtocols', arguments: {} })).content[0]!.text) as string[];
+        await client.close();
+        const refused = await new Client({ name: 'page-agent', version: '1.0.0' }).connect(new StreamableHTTPClientTransport(url)).then(
+          () => 'connected',
+          (e: Error) => e.message,
+        );
+        const raw = await fetch(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+          body: '{}',
+        });
+        const llms = await fetch(`${base}/llms.txt`);
+        return { tools, protocols, refused, status: raw.status, challenge: raw.headers.get('www-authenticate'), llms: (await llms.text()).slice(0, 2) };
+      },
+      { base, key },
+    );
     expect(got.tools).toBeGreaterThan(10);
     expect(got.protocols).toContain('jupiter_v6');
     expect(got.refused).toContain('API key required');
@@ -376,7 +504,12 @@ describe('a UTF-8 byte order mark before a JSON body', () => {
   it('is ignored alike by JSON-RPC, SQL (both paths) and GraphQL', async () => {
     const bom = (o: object): Buffer => Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify(o))]);
     const json = { ...headers, 'content-type': 'application/json' };
-    const rpc = await t.app.inject({ method: 'POST', url: '/v1/rpc', headers: json, payload: bom({ jsonrpc: '2.0', id: 1, method: 'getProtocols', params: [] }) });
+    const rpc = await t.app.inject({
+      method: 'POST',
+      url: '/v1/rpc',
+      headers: json,
+      payload: bom({ jsonrpc: '2.0', id: 1, method: 'getProtocols', params: [] }),
+    });
     expect(rpc.json()).toMatchObject({ jsonrpc: '2.0', id: 1, result: expect.arrayContaining(['jupiter_v6']) });
     for (const url of ['/v1/query', '/api/v1/query']) {
       const sql = await t.app.inject({ method: 'POST', url, headers: json, payload: bom({ query: 'SELECT 1 AS one' }) });
@@ -387,7 +520,12 @@ describe('a UTF-8 byte order mark before a JSON body', () => {
     expect(gql.statusCode).toBe(200);
     expect(gql.json().data.protocolStats.length).toBeGreaterThan(0);
     // Two marks are not one: the second is part of the text, which is then not JSON.
-    const twice = await t.app.inject({ method: 'POST', url: '/v1/rpc', headers: json, payload: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), bom({ jsonrpc: '2.0', id: 1, method: 'getProtocols' })]) });
+    const twice = await t.app.inject({
+      method: 'POST',
+      url: '/v1/rpc',
+      headers: json,
+      payload: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), bom({ jsonrpc: '2.0', id: 1, method: 'getProtocols' })]),
+    });
     expect(twice.json().error.code).toBe(-32700);
   });
 });

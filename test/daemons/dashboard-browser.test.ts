@@ -65,11 +65,12 @@ async function visit(hash: string, heading: string): Promise<void> {
   await page.getByRole('heading', { level: 1, name: heading }).waitFor();
 }
 
-const rpc = (key: string) => fetch(`${base}/v1/rpc`, {
-  method: 'POST',
-  headers: { 'content-type': 'application/json', 'x-api-key': key },
-  body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getProtocols', params: [] }),
-});
+const rpc = (key: string) =>
+  fetch(`${base}/v1/rpc`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': key },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getProtocols', params: [] }),
+  });
 
 const B58 = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz';
 const base58 = (n: number): string => Array.from(randomBytes(n), (b) => B58[b % 58]).join('');
@@ -168,8 +169,11 @@ describe('dashboard in Chromium', () => {
     // The cost of the answers: a total, a chart per key over time, per key and per method.
     expect(await page.locator('#usage-cost').textContent()).toMatch(/^\d[\d,]*$/);
     // ... with its scale: what a plan unit is, the average per request and what the plan allows per request.
-    expect(await page.locator('#usage-cost-scale').textContent())
-      .toMatch(new RegExp(`^1 unit ≈ one row the engine reads\\. About \\d[\\d,]* per request here; your plan \\(free\\) allows ${PLAN_QUERY_BUDGET.free.toLocaleString('en-US')} per request\\.$`));
+    expect(await page.locator('#usage-cost-scale').textContent()).toMatch(
+      new RegExp(
+        `^1 unit ≈ one row the engine reads\\. About \\d[\\d,]* per request here; your plan \\(free\\) allows ${PLAN_QUERY_BUDGET.free.toLocaleString('en-US')} per request\\.$`,
+      ),
+    );
     expect(await page.locator('abbr[title^="One plan unit is about one row the engine reads"]').textContent()).toBe('Cost (plan units)');
     expect(await page.locator('#usage-cost-chart canvas').count()).toBeGreaterThan(0);
     expect(await page.locator('#usage-method-cost-chart canvas').count()).toBeGreaterThan(0);
@@ -186,7 +190,10 @@ describe('dashboard in Chromium', () => {
     await page.getByRole('button', { name: 'Use this key' }).click();
     await expect.poll(() => page.locator('#live-mode').textContent()).toContain('GraphQL subscription');
     await expect.poll(() => page.locator('#live-top').textContent()).toContain('No transactions in the last 24 hours');
-    await ingest(t.services, Array.from({ length: 40 }, (_, i) => recentRecord(i)));
+    await ingest(
+      t.services,
+      Array.from({ length: 40 }, (_, i) => recentRecord(i)),
+    );
     await expect.poll(() => page.locator('#live-top').textContent(), { timeout: 10_000 }).toContain('jupiter_v6');
     expect(await page.locator('#live-top .count').first().textContent()).toBe('40');
     await expect.poll(() => page.locator('#live-freshness').textContent(), { timeout: 10_000 }).toContain('s ago');
@@ -195,12 +202,17 @@ describe('dashboard in Chromium', () => {
     await checkPage('live');
 
     // A server without the stream (404): the page polls JSON-RPC every 2 s instead.
-    await page.route('**/graphql/stream', (route) => route.fulfill({ status: 404, contentType: 'application/json', body: '{"error":"Not Found","message":"no route"}' }));
+    await page.route('**/graphql/stream', (route) =>
+      route.fulfill({ status: 404, contentType: 'application/json', body: '{"error":"Not Found","message":"no route"}' }),
+    );
     await page.getByRole('link', { name: 'Usage' }).click();
     await page.getByRole('heading', { level: 1, name: 'Usage' }).waitFor();
     await page.getByRole('link', { name: 'Live' }).click();
     await expect.poll(() => page.locator('#live-mode').textContent()).toContain('Polling');
-    await ingest(t.services, Array.from({ length: 10 }, (_, i) => recentRecord(100 + i)));
+    await ingest(
+      t.services,
+      Array.from({ length: 10 }, (_, i) => recentRecord(100 + i)),
+    );
     await expect.poll(() => page.locator('#live-top .count').first().textContent(), { timeout: 10_000 }).toBe('50');
     await screenshot(page, 'live-polling');
     await page.unroute('**/graphql/stream');
@@ -225,7 +237,7 @@ describe('dashboard in Chromium', () => {
     await checkPage('playground');
   });
 
-  it('the exports page lists the key\'s export jobs with progress and a working signed download link', async () => {
+  it("the exports page lists the key's export jobs with progress and a working signed download link", async () => {
     const created = await fetch(`${base}/v1/query/exports`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-api-key': secret },
@@ -252,10 +264,7 @@ describe('dashboard in Chromium', () => {
     await screenshot(page, 'keys-revoke-dialog');
     expect(await seriousViolations(page)).toEqual([]);
     // Timed from the revocation's answer: the guarantee is about the server, not the click.
-    const [answer] = await Promise.all([
-      page.waitForResponse((r) => r.url().endsWith('/revoke')),
-      dialog.getByRole('button', { name: 'Revoke key' }).click(),
-    ]);
+    const [answer] = await Promise.all([page.waitForResponse((r) => r.url().endsWith('/revoke')), dialog.getByRole('button', { name: 'Revoke key' }).click()]);
     expect(answer.status()).toBe(200);
     const revokedAt = Date.now();
     let status = 0;

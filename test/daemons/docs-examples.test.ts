@@ -17,7 +17,13 @@ import { startApiService, type ApiService } from '../../scripts/daemons/api-serv
 import { asksForCsv, docBlocks, emptinessOf, errorOf, shownLinesMismatch, type DocBlock, type DocCommand } from '../support/doc-examples.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
-const DOCS = ['README.md', ...readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`)];
+const DOCS = [
+  'README.md',
+  ...readdirSync(path.join(ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .sort()
+    .map((f) => `docs/${f}`),
+];
 const SHELL = new Set(['sh', 'bash', 'shell', 'console']);
 
 let service: ApiService;
@@ -52,14 +58,23 @@ function substitute(text: string): string {
 /** Run a doc's commands in one bash; returns each command's output (stdout and stderr) and exit code. */
 function runDoc(commands: DocCommand[]): Promise<{ out: string; rc: number }[]> {
   const script = ['exec 2>&1'];
-  commands.forEach((c, i) => { script.push(`printf '\\n@@begin ${i}@@\\n'`, substitute(c.text), `printf '\\n@@end ${i} %d@@\\n' $?`); });
+  commands.forEach((c, i) => {
+    script.push(`printf '\\n@@begin ${i}@@\\n'`, substitute(c.text), `printf '\\n@@end ${i} %d@@\\n' $?`);
+  });
   return new Promise((resolve) => {
-    execFile('bash', ['-c', script.join('\n')], { cwd: work, timeout: 180_000, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, NO_COLOR: '1' } }, (_err, stdout) => {
-      resolve(commands.map((_, i) => {
-        const m = new RegExp(`@@begin ${i}@@\\n([\\s\\S]*?)\\n@@end ${i} (\\d+)@@`).exec(stdout);
-        return m ? { out: m[1]!, rc: Number(m[2]) } : { out: `(did not run; the script stopped before it)\n${stdout.slice(-2000)}`, rc: -1 };
-      }));
-    });
+    execFile(
+      'bash',
+      ['-c', script.join('\n')],
+      { cwd: work, timeout: 180_000, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, NO_COLOR: '1' } },
+      (_err, stdout) => {
+        resolve(
+          commands.map((_, i) => {
+            const m = new RegExp(`@@begin ${i}@@\\n([\\s\\S]*?)\\n@@end ${i} (\\d+)@@`).exec(stdout);
+            return m ? { out: m[1]!, rc: Number(m[2]) } : { out: `(did not run; the script stopped before it)\n${stdout.slice(-2000)}`, rc: -1 };
+          }),
+        );
+      },
+    );
   });
 }
 
@@ -100,7 +115,7 @@ describe('comparing a CSV answer with the lines a doc shows', () => {
   });
 });
 
-describe('the docs\' shell examples', () => {
+describe("the docs' shell examples", () => {
   it('are each run here, or say why not', () => {
     const unmarked: string[] = [];
     for (const doc of DOCS) {
@@ -112,7 +127,9 @@ describe('the docs\' shell examples', () => {
   });
 
   for (const doc of DOCS) {
-    const commands = blocksOf(doc).filter((b) => SHELL.has(b.lang) && b.skip === null).flatMap((b) => b.commands);
+    const commands = blocksOf(doc)
+      .filter((b) => SHELL.has(b.lang) && b.skip === null)
+      .flatMap((b) => b.commands);
     if (commands.length === 0) continue;
     it(`${doc}: every example answers with data, as written`, async () => {
       const results = await runDoc(commands);

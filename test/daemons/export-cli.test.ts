@@ -89,8 +89,27 @@ it('resumes an interrupted download from its .part with Range and If-Range', asy
 
 it('passes the ML options: --stratify-by with --sample, --normalize, --normalize-method, --one-hot', async () => {
   const dir = path.join(out, 'ml');
-  const r = await cli(['filters', '--format', 'jsonl', '--columns', 'signature,protocol_name,fee', '--sample', '0.5', '--sample-seed', '3',
-    '--stratify-by', 'protocol_name', '--normalize', 'fee', '--normalize-method', 'min_max', '--one-hot', 'protocol_name', '--out', dir]);
+  const r = await cli([
+    'filters',
+    '--format',
+    'jsonl',
+    '--columns',
+    'signature,protocol_name,fee',
+    '--sample',
+    '0.5',
+    '--sample-seed',
+    '3',
+    '--stratify-by',
+    'protocol_name',
+    '--normalize',
+    'fee',
+    '--normalize-method',
+    'min_max',
+    '--one-hot',
+    'protocol_name',
+    '--out',
+    dir,
+  ]);
   expect(r.code, r.stderr).toBe(0);
   const manifest = JSON.parse(readFileSync(path.join(dir, 'manifest.json'), 'utf8'));
   expect(manifest.config.sampling).toMatchObject({ strategy: 'STRATIFIED', rate: 0.5, seed: 3, stratifyBy: 'protocol_name' });

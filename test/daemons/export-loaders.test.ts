@@ -28,16 +28,26 @@ const FORMATS = ['PARQUET', 'CSV', 'JSONL'] as const;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{3})?Z$/;
 
 type Job = { id: string; status: string; error: string | null; files: { name: string; split: string; rows: number }[] };
-type Seen = { rows: number; features: Record<string, string>; first: Record<string, unknown> | null; feeMean: number | null; feeStd: number | null; protocols: Record<string, number> };
+type Seen = {
+  rows: number;
+  features: Record<string, string>;
+  first: Record<string, unknown> | null;
+  feeMean: number | null;
+  feeStd: number | null;
+  protocols: Record<string, number>;
+};
 type Decoded = Record<string, Record<string, string>>;
-type Report = Record<string, {
-  pyarrow: Record<string, { rows: number; columns: string[]; types: Record<string, string>; first: Record<string, unknown> | null }>;
-  datasets: Record<string, Seen> | null;
-  streaming: Record<string, Seen> | null;
-  errors: Record<string, string>;
-  /** Per file, per reader (pyarrow, pandas, csv): the text columns by signature, decoded by the card's rule. */
-  text: Record<string, Record<'pyarrow' | 'pandas' | 'csv', { rows?: number; decoded: Decoded }>>;
-}>;
+type Report = Record<
+  string,
+  {
+    pyarrow: Record<string, { rows: number; columns: string[]; types: Record<string, string>; first: Record<string, unknown> | null }>;
+    datasets: Record<string, Seen> | null;
+    streaming: Record<string, Seen> | null;
+    errors: Record<string, string>;
+    /** Per file, per reader (pyarrow, pandas, csv): the text columns by signature, decoded by the card's rule. */
+    text: Record<string, Record<'pyarrow' | 'pandas' | 'csv', { rows?: number; decoded: Decoded }>>;
+  }
+>;
 
 const exportsRead: { name: string; dir: string; format: string; empty: boolean; job: Job; manifest: any; text?: string[] }[] = [];
 /** A day of its own for the multi-line records (the demo records end on 2024-12-31). */
@@ -66,9 +76,17 @@ function multilineRecords(): IngestRecord[] {
     ];
     const sep = i % 7 === 0 ? '\r\n' : i % 11 === 0 ? '\r' : '\n';
     return {
-      signature: b58(`multiline-${i}`, 88), instruction_index: 0, slot: 310_000_000 + i, block_time: start + i,
-      program_id: program, protocol_name: 'pump_fun', instruction_type: 'buy', fee: 5000 + i, compute_units: 40_000 + i,
-      accounts: [b58(`multiline-account-${i % 50}`, 44)], success: i % 3 !== 0,
+      signature: b58(`multiline-${i}`, 88),
+      instruction_index: 0,
+      slot: 310_000_000 + i,
+      block_time: start + i,
+      program_id: program,
+      protocol_name: 'pump_fun',
+      instruction_type: 'buy',
+      fee: 5000 + i,
+      compute_units: 40_000 + i,
+      accounts: [b58(`multiline-account-${i % 50}`, 44)],
+      success: i % 3 !== 0,
       ...(i % 3 === 0 ? { error_message: 'custom program error: 0x1771\nSlippage tolerance exceeded' } : {}),
       log_messages: i % 5 === 0 && sep === '\n' ? lines : lines.join(sep),
     };
@@ -93,31 +111,64 @@ async function exportTo(name: string, config: Record<string, unknown>, empty: bo
     expect(d.statusCode).toBe(200);
     writeFileSync(path.join(dir, f), d.rawPayload);
   }
-  exportsRead.push({ name, dir, format: String(config.format), empty, job, manifest: JSON.parse(readFileSync(path.join(dir, 'manifest.json'), 'utf8')), ...(text === undefined ? {} : { text }) });
+  exportsRead.push({
+    name,
+    dir,
+    format: String(config.format),
+    empty,
+    job,
+    manifest: JSON.parse(readFileSync(path.join(dir, 'manifest.json'), 'utf8')),
+    ...(text === undefined ? {} : { text }),
+  });
 }
 
 beforeAll(async () => {
   // The pinned loaders (installed once; 15-90 s on a fresh machine, mostly download; then reused).
-  python = path.join(execFileSync('bash', [path.join(ROOT, 'scripts/python/venv.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim(), 'python');
+  python = path.join(
+    execFileSync('bash', [path.join(ROOT, 'scripts/python/venv.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim(),
+    'python',
+  );
   t = await startApp({ EXPORT_FILE_MAX_ROWS: '400' });
   a = await apiKeyHeaders(t.app, 'enterprise');
   await ingest(t.services, await demoRecords(t.services, 1500));
   const protocols = (await t.services.analytics.protocols()).slice(0, 3);
   for (const format of FORMATS) {
-    await exportTo(format, {
-      format, filters: { protocols, dateRange: RANGE }, splits: { train: 0.8, test: 0.1, val: 0.1 }, seed: 3,
-      sampling: { strategy: 'STRATIFIED', rate: 0.5, seed: 4 }, preprocessing: { normalize: ['fee'] },
-    }, false);
+    await exportTo(
+      format,
+      {
+        format,
+        filters: { protocols, dateRange: RANGE },
+        splits: { train: 0.8, test: 0.1, val: 0.1 },
+        seed: 3,
+        sampling: { strategy: 'STRATIFIED', rate: 0.5, seed: 4 },
+        preprocessing: { normalize: ['fee'] },
+      },
+      false,
+    );
     // No record falls in this window: a 0-row export.
     await exportTo(`${format}-empty`, { format, filters: { dateRange: { start: '2020-01-01', end: '2020-01-02' } }, splits: { train: 0.9, test: 0.1 } }, true);
   }
   await ingest(t.services, multilineRecords());
-  await exportTo('CSV-multiline', {
-    format: 'CSV', filters: { protocols: ['pump_fun'], dateRange: { start: MULTILINE_DAY, end: MULTILINE_DAY } },
-    columns: ['signature', 'block_time', 'fee', 'accounts', 'error_message', 'log_messages'], splits: { train: 1, test: 0, val: 0 },
-  }, false, MULTILINE_TEXT);
-  const out = execFileSync(python, [path.join(ROOT, 'test/support/read-exports.py'), JSON.stringify(exportsRead.map(({ name, dir, format, empty, text }) => ({ name, dir, format, empty, text }))), path.join(scratch, 'hf-cache')],
-    { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 * 1024 * 1024 });
+  await exportTo(
+    'CSV-multiline',
+    {
+      format: 'CSV',
+      filters: { protocols: ['pump_fun'], dateRange: { start: MULTILINE_DAY, end: MULTILINE_DAY } },
+      columns: ['signature', 'block_time', 'fee', 'accounts', 'error_message', 'log_messages'],
+      splits: { train: 1, test: 0, val: 0 },
+    },
+    false,
+    MULTILINE_TEXT,
+  );
+  const out = execFileSync(
+    python,
+    [
+      path.join(ROOT, 'test/support/read-exports.py'),
+      JSON.stringify(exportsRead.map(({ name, dir, format, empty, text }) => ({ name, dir, format, empty, text }))),
+      path.join(scratch, 'hf-cache'),
+    ],
+    { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 * 1024 * 1024 },
+  );
   report = JSON.parse(out) as Report;
 }, 300_000);
 afterAll(async () => {
@@ -143,7 +194,11 @@ describe('every loader reads every format', () => {
       }
       for (const mode of ['datasets', 'streaming'] as const) {
         const splits = seen[mode]!;
-        expect(Object.keys(splits).sort()).toEqual(Object.keys(e.manifest.rowsPerSplit).map((s) => LOADER_SPLIT[s]!).sort());
+        expect(Object.keys(splits).sort()).toEqual(
+          Object.keys(e.manifest.rowsPerSplit)
+            .map((s) => LOADER_SPLIT[s]!)
+            .sort(),
+        );
         for (const [s, n] of Object.entries(e.manifest.rowsPerSplit)) {
           expect(splits[LOADER_SPLIT[s]!]!.rows, `${mode} ${s}`).toBe(n);
           expect(Object.keys(splits[LOADER_SPLIT[s]!]!.features)).toEqual(columns);
@@ -154,12 +209,16 @@ describe('every loader reads every format', () => {
       // The instant each loader sees is the stored one.
       const first = seen.pyarrow[e.job.files[0]!.name]!.first!;
       const [stored] = await t.services.wh.query<{ t: number }>(
-        `SELECT toUnixTimestamp(block_time) AS t FROM transactions WHERE signature = {s:String} LIMIT 1`, { params: { s: String(first.signature) } });
+        `SELECT toUnixTimestamp(block_time) AS t FROM transactions WHERE signature = {s:String} LIMIT 1`,
+        { params: { s: String(first.signature) } },
+      );
       const asUtc = (v: unknown) => Date.parse(/(Z|[+-]\d\d:\d\d)$/.test(String(v)) ? String(v) : `${String(v)}Z`) / 1000;
       expect(asUtc(first.block_time)).toBe(Number(stored!.t));
       const viaDatasets = seen.datasets!.train!.first!;
       const [again] = await t.services.wh.query<{ t: number }>(
-        `SELECT toUnixTimestamp(block_time) AS t FROM transactions WHERE signature = {s:String} LIMIT 1`, { params: { s: String(viaDatasets.signature) } });
+        `SELECT toUnixTimestamp(block_time) AS t FROM transactions WHERE signature = {s:String} LIMIT 1`,
+        { params: { s: String(viaDatasets.signature) } },
+      );
       expect(asUtc(viaDatasets.block_time)).toBe(Number(again!.t));
       expect(e.manifest.watermark.ingestedAt).toMatch(ISO);
       expect(e.manifest.watermark.maxBlockTime).toMatch(ISO);
@@ -169,12 +228,15 @@ describe('every loader reads every format', () => {
   it('CSV and JSONL write timestamps as ISO 8601 UTC with Z; CSV writes accounts as a JSON array equal to the stored list', async () => {
     const csv = exportsRead.find((x) => x.name === 'CSV')!;
     const rows = await t.services.wh.query<{ signature: string; block_time: string; accounts: string }>(
-      `SELECT signature, block_time, accounts FROM file('${path.join(csv.dir, csv.job.files[0]!.name)}', 'CSVWithNames', 'signature String, block_time String, accounts String') LIMIT 50`);
+      `SELECT signature, block_time, accounts FROM file('${path.join(csv.dir, csv.job.files[0]!.name)}', 'CSVWithNames', 'signature String, block_time String, accounts String') LIMIT 50`,
+    );
     expect(rows.length).toBeGreaterThan(0);
     for (const r of rows) {
       expect(r.block_time).toMatch(ISO);
       const [stored] = await t.services.wh.query<{ accounts: string[]; t: number }>(
-        `SELECT accounts, toUnixTimestamp(block_time) AS t FROM transactions WHERE signature = {s:String} LIMIT 1`, { params: { s: r.signature } });
+        `SELECT accounts, toUnixTimestamp(block_time) AS t FROM transactions WHERE signature = {s:String} LIMIT 1`,
+        { params: { s: r.signature } },
+      );
       expect(JSON.parse(r.accounts)).toEqual(stored!.accounts);
       expect(Date.parse(r.block_time) / 1000).toBe(Number(stored!.t));
     }
@@ -196,12 +258,13 @@ describe('every loader reads every format', () => {
     }
   });
 
-  it('the stratified sample keeps each protocol\'s share of the filtered rows within the stated tolerance, as datasets counts it', async () => {
+  it("the stratified sample keeps each protocol's share of the filtered rows within the stated tolerance, as datasets counts it", async () => {
     const e = exportsRead.find((x) => x.name === 'PARQUET')!;
     const protocols = e.manifest.config.filters.protocols as string[];
     const pop = await t.services.wh.query<{ p: string; n: string }>(
       `SELECT protocol_name AS p, count() AS n FROM transactions WHERE protocol_name IN {ps:Array(String)} AND date BETWEEN {s:Date} AND {e:Date} GROUP BY p`,
-      { params: { ps: protocols, s: RANGE.start, e: RANGE.end } });
+      { params: { ps: protocols, s: RANGE.start, e: RANGE.end } },
+    );
     const N = pop.reduce((x, r) => x + Number(r.n), 0);
     for (const format of FORMATS) {
       const kept: Record<string, number> = {};
@@ -223,7 +286,10 @@ describe('an empty export', () => {
       const e = exportsRead.find((x) => x.name === `${format}-empty`)!;
       const seen = report[`${format}-empty`]!;
       expect(seen.errors).toEqual({});
-      expect(e.job.files.map((f) => [f.name, f.rows])).toEqual([[`train-00000.${format === 'PARQUET' ? 'parquet' : format.toLowerCase()}`, 0], [`test-00000.${format === 'PARQUET' ? 'parquet' : format.toLowerCase()}`, 0]]);
+      expect(e.job.files.map((f) => [f.name, f.rows])).toEqual([
+        [`train-00000.${format === 'PARQUET' ? 'parquet' : format.toLowerCase()}`, 0],
+        [`test-00000.${format === 'PARQUET' ? 'parquet' : format.toLowerCase()}`, 0],
+      ]);
       const columns = e.manifest.schema.map((c: { name: string }) => c.name);
       expect(columns).toContain('accounts');
       const card = readFileSync(path.join(e.dir, 'README.md'), 'utf8');
@@ -240,12 +306,14 @@ describe('an empty export', () => {
 });
 
 describe('a CSV of multi-line log messages', () => {
-  it('pyarrow, pandas, the csv module and datasets, each with its defaults, read it row for row; the card\'s rule gives back every stored value', async () => {
+  it("pyarrow, pandas, the csv module and datasets, each with its defaults, read it row for row; the card's rule gives back every stored value", async () => {
     const e = exportsRead.find((x) => x.name === 'CSV-multiline')!;
     const seen = report['CSV-multiline']!;
     expect(seen.errors).toEqual({});
     const stored = await t.services.wh.query<{ signature: string; log_messages: string; error_message: string }>(
-      'SELECT signature, log_messages, error_message FROM transactions WHERE date = {d:Date}', { params: { d: MULTILINE_DAY } });
+      'SELECT signature, log_messages, error_message FROM transactions WHERE date = {d:Date}',
+      { params: { d: MULTILINE_DAY } },
+    );
     expect(stored).toHaveLength(3000);
     expect(stored.filter((r) => r.log_messages.includes('\r\n')).length).toBeGreaterThan(100);
     expect(stored.filter((r) => /\r(?!\n)/.test(r.log_messages)).length).toBeGreaterThan(100);

@@ -22,32 +22,47 @@ afterAll(() => {
 });
 
 async function startMain(): Promise<MainProcess> {
-  const main = await spawnMain({
-    DATA_DIR: dataDir,
-    EXPORT_DIR: exportDir,
-    // Seeded at the first start only (an empty store).
-    DEMO_ROWS: '20000',
-    ADMIN_TOKEN,
-    // Many small chunks: the job is long enough to be killed in the middle.
-    EXPORT_FILE_MAX_ROWS: '150',
-  }, 120_000);
+  const main = await spawnMain(
+    {
+      DATA_DIR: dataDir,
+      EXPORT_DIR: exportDir,
+      // Seeded at the first start only (an empty store).
+      DEMO_ROWS: '20000',
+      ADMIN_TOKEN,
+      // Many small chunks: the job is long enough to be killed in the middle.
+      EXPORT_FILE_MAX_ROWS: '150',
+    },
+    120_000,
+  );
   children.push(main.child);
   return main;
 }
 
-type Job = { id: string; status: string; progress: number; rowsWritten: number; rowsTotal: number; files: { name: string; rows: number; sha256: string; path: string }[] };
+type Job = {
+  id: string;
+  status: string;
+  progress: number;
+  rowsWritten: number;
+  rowsTotal: number;
+  files: { name: string; rows: number; sha256: string; path: string }[];
+};
 
 it('resumes a job whose process was killed mid-job (SIGKILL), to complete, whole files', async () => {
   const first = await startMain();
   const created = await fetch(`${first.url}/admin/keys`, {
-    method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
     body: JSON.stringify({ name: 'exporter', plan: 'enterprise' }),
   });
   const { key } = (await created.json()) as { key: string };
   const headers = { 'x-api-key': key, 'content-type': 'application/json' };
-  const job0 = (await (await fetch(`${first.url}/v1/exports`, {
-    method: 'POST', headers, body: JSON.stringify({ format: 'PARQUET', splits: { train: 0.8, test: 0.2 }, seed: 1 }),
-  })).json()) as Job;
+  const job0 = (await (
+    await fetch(`${first.url}/v1/exports`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ format: 'PARQUET', splits: { train: 0.8, test: 0.2 }, seed: 1 }),
+    })
+  ).json()) as Job;
   expect(job0.status).toMatch(/^(QUEUED|RUNNING)$/);
 
   let seen: Job | undefined;

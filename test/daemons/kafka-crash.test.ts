@@ -84,18 +84,40 @@ afterAll(async () => {
 });
 
 it('SIGKILLed and restarted ingest stores every record exactly once', async () => {
-  const producer = node('ingest/produce-cli.ts', { KAFKA_BROKERS: broker.brokers },
-    ['--topic', TOPIC, '--count', String(N), '--seed', '5', '--slice', '10000', '--quiet']);
+  const producer = node('ingest/produce-cli.ts', { KAFKA_BROKERS: broker.brokers }, [
+    '--topic',
+    TOPIC,
+    '--count',
+    String(N),
+    '--seed',
+    '5',
+    '--slice',
+    '10000',
+    '--quiet',
+  ]);
   expect(await exited(producer), producer.output()).toBe(0);
   const produced = producer.output();
   expect(produced).toContain(`published ${N} records`);
   // The same records again (same seed), on the topic the backfill lane replays.
-  const again = node('ingest/produce-cli.ts', { KAFKA_BROKERS: broker.brokers },
-    ['--topic', BACKFILL_TOPIC, '--count', String(N), '--seed', '5', '--slice', '10000', '--quiet']);
+  const again = node('ingest/produce-cli.ts', { KAFKA_BROKERS: broker.brokers }, [
+    '--topic',
+    BACKFILL_TOPIC,
+    '--count',
+    String(N),
+    '--seed',
+    '5',
+    '--slice',
+    '10000',
+    '--quiet',
+  ]);
   expect(await exited(again), again.output()).toBe(0);
 
   const env = {
-    DATA_DIR: dataDir, KAFKA_BROKERS: broker.brokers, KAFKA_TOPIC: TOPIC, KAFKA_GROUP_ID: GROUP, LOG_LEVEL: 'info',
+    DATA_DIR: dataDir,
+    KAFKA_BROKERS: broker.brokers,
+    KAFKA_TOPIC: TOPIC,
+    KAFKA_GROUP_ID: GROUP,
+    LOG_LEVEL: 'info',
     // Small fetches make many small batches, so the kills land between insert and commit.
     KAFKA_MAX_BYTES_PER_PARTITION: '65536',
     // A killed member holds its partitions until its session expires; keep that short.
@@ -109,10 +131,11 @@ it('SIGKILLed and restarted ingest stores every record exactly once', async () =
     // Kill at a random moment after this run has committed something: inserts, commits
     // and re-deliveries are then all in play.
     const start = await committed();
-    await waitFor('the ingest process to make progress', async () => ingest.exitCode !== null || (await committed()) > start || start === N, 60_000, 100)
-      .catch((err: Error) => {
+    await waitFor('the ingest process to make progress', async () => ingest.exitCode !== null || (await committed()) > start || start === N, 60_000, 100).catch(
+      (err: Error) => {
         throw new Error(`${err.message}; its output:\n${ingest.output().slice(-4000)}`);
-      });
+      },
+    );
     expect(ingest.exitCode, ingest.output()).toBeNull();
     await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 600)));
     ingest.kill('SIGKILL');
@@ -121,7 +144,10 @@ it('SIGKILLed and restarted ingest stores every record exactly once', async () =
     console.log(`kill ${k + 1}: committed ${progress.at(-1)} at ${new Date().toISOString()}`);
   }
   // At least one kill landed in mid-stream (after some commits, before the last one).
-  expect(progress.some((c) => c > 0 && c < N), `committed offsets after each kill: ${progress.join(', ')}`).toBe(true);
+  expect(
+    progress.some((c) => c > 0 && c < N),
+    `committed offsets after each kill: ${progress.join(', ')}`,
+  ).toBe(true);
 
   console.log(`drain from ${new Date().toISOString()}`);
   const metricsPort = await freePort();
@@ -146,7 +172,6 @@ it('SIGKILLed and restarted ingest stores every record exactly once', async () =
   expect(counts.instruction_hourly).toBe(N);
   const [distinct] = await services.wh.query<{ n: string }>('SELECT uniqExact(signature, instruction_index) AS n FROM transactions');
   expect(Number(distinct?.n)).toBe(N);
-  const [addr] = await services.wh.query<{ n: string }>(
-    'SELECT sum(length(arrayDistinct(arrayPushBack(accounts, program_id)))) AS n FROM transactions');
+  const [addr] = await services.wh.query<{ n: string }>('SELECT sum(length(arrayDistinct(arrayPushBack(accounts, program_id)))) AS n FROM transactions');
   expect(counts.tx_by_address).toBe(Number(addr?.n));
 }, 300_000);

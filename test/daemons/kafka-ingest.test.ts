@@ -159,7 +159,9 @@ describe('kafka source', () => {
     await restartMidStream(records.slice(4_001), 0);
   });
 
-  it('loses nothing and duplicates nothing when the broker is away for 30 s mid-stream, and reports the lag it then works off', { timeout: 180_000 }, async () => {
+  it('loses nothing and duplicates nothing when the broker is away for 30 s mid-stream, and reports the lag it then works off', {
+    timeout: 180_000,
+  }, async () => {
     // Longer than the client's own retries (kafkajs gives up on a connection after about
     // 30 s of backoff): the source must come back by itself, not only ride out a blip.
     await restartMidStream(await demoRecords(s, 4_000, 77), 30_000);
@@ -167,10 +169,15 @@ describe('kafka source', () => {
     const lag = await s.metrics.registry.getSingleMetricAsString('txa_ingest_kafka_consumer_lag');
     const values = [...lag.matchAll(new RegExp(`topic="${TOPIC.replace(/\./g, '\\.')}",partition="\\d+"} (\\d+)`, 'g'))].map((m) => Number(m[1]));
     expect(values.length).toBeGreaterThan(0);
-    await waitFor('lag back to 0', async () => {
-      const text = await s.metrics.registry.getSingleMetricAsString('txa_ingest_kafka_consumer_lag');
-      return [...text.matchAll(new RegExp(`topic="${TOPIC.replace(/\./g, '\\.')}",partition="\\d+"} (\\d+)`, 'g'))].every((m) => m[1] === '0');
-    }, 30_000, 500);
+    await waitFor(
+      'lag back to 0',
+      async () => {
+        const text = await s.metrics.registry.getSingleMetricAsString('txa_ingest_kafka_consumer_lag');
+        return [...text.matchAll(new RegExp(`topic="${TOPIC.replace(/\./g, '\\.')}",partition="\\d+"} (\\d+)`, 'g'))].every((m) => m[1] === '0');
+      },
+      30_000,
+      500,
+    );
   });
 
   it('keeps its partitions through a slow insert (heartbeats) and retries a failing one with the partition paused', async () => {
@@ -188,10 +195,21 @@ describe('kafka source', () => {
         return s.pipeline.ingest(records, source);
       },
     };
-    const slow = new KafkaSource(flaky, log, {
-      ...s.config.kafka, brokers: [broker.brokers], topic, deadLetterTopic: `${topic}.dlq`, groupId: 'kafka-slow-test',
-      sessionTimeoutMs: 6_000, retryBackoffMs: 200,
-    }, {}, s.metrics.kafka);
+    const slow = new KafkaSource(
+      flaky,
+      log,
+      {
+        ...s.config.kafka,
+        brokers: [broker.brokers],
+        topic,
+        deadLetterTopic: `${topic}.dlq`,
+        groupId: 'kafka-slow-test',
+        sessionTimeoutMs: 6_000,
+        retryBackoffMs: 200,
+      },
+      {},
+      s.metrics.kafka,
+    );
     const extra = await demoRecords(s, 600, 99);
     try {
       await slow.start();
@@ -215,10 +233,16 @@ describe('kafka source', () => {
     const topic = `${TOPIC}.rebalance`;
     const kafka = kafkaClient({ brokers: [broker.brokers], clientId: 'test-rebalance' }, log);
     await ensureTopics(kafka, [topic], 4);
-    const member = (): KafkaSource => new KafkaSource(s.pipeline, log, {
-      ...s.config.kafka, brokers: [broker.brokers], topic, deadLetterTopic: `${topic}.dlq`, groupId: 'kafka-rebalance-test',
-      sessionTimeoutMs: 6_000, maxBytesPerPartition: 65_536,
-    });
+    const member = (): KafkaSource =>
+      new KafkaSource(s.pipeline, log, {
+        ...s.config.kafka,
+        brokers: [broker.brokers],
+        topic,
+        deadLetterTopic: `${topic}.dlq`,
+        groupId: 'kafka-rebalance-test',
+        sessionTimeoutMs: 6_000,
+        maxBytesPerPartition: 65_536,
+      });
     const extra = await demoRecords(s, 8_000, 123);
     const before = await tableCounts(s);
     const a = member();
@@ -253,7 +277,13 @@ describe('kafka source', () => {
     const before = await tableCounts(s);
     const stored = source.stats().stored;
     // The live topic as a backfill (its own group, from the beginning): every record a re-delivery.
-    const replay = backfillSource(s.pipeline, log, { ...s.config.kafka, brokers: [broker.brokers], backfillTopic: TOPIC, groupId: 'kafka-ingest-test-replay', retryBackoffMs: 100 }, {}, s.metrics.kafka)!;
+    const replay = backfillSource(
+      s.pipeline,
+      log,
+      { ...s.config.kafka, brokers: [broker.brokers], backfillTopic: TOPIC, groupId: 'kafka-ingest-test-replay', retryBackoffMs: 100 },
+      {},
+      s.metrics.kafka,
+    )!;
     const live = await demoRecords(s, 500, 4040);
     try {
       await replay.start();

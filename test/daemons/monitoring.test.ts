@@ -86,8 +86,15 @@ beforeAll(async () => {
   const child = spawn(process.execPath, ['--import', 'tsx', 'ingest/ingest-main.ts'], {
     cwd: ROOT,
     env: {
-      ...process.env, DATA_DIR: path.join(dir, 'ingest-data'), DEMO_ROWS: '0', LOG_LEVEL: 'warn', HOST: '127.0.0.1',
-      KAFKA_BROKERS: broker.brokers, KAFKA_TOPIC: TOPIC, KAFKA_GROUP_ID: 'monitoring-ingest', INGEST_METRICS_PORT: String(ingestPort),
+      ...process.env,
+      DATA_DIR: path.join(dir, 'ingest-data'),
+      DEMO_ROWS: '0',
+      LOG_LEVEL: 'warn',
+      HOST: '127.0.0.1',
+      KAFKA_BROKERS: broker.brokers,
+      KAFKA_TOPIC: TOPIC,
+      KAFKA_GROUP_ID: 'monitoring-ingest',
+      INGEST_METRICS_PORT: String(ingestPort),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -95,11 +102,18 @@ beforeAll(async () => {
   child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
   ingest = Object.assign(child, { output: () => out });
-  await waitFor('the ingest process to consume the topic', async () => {
-    if (ingest.exitCode !== null) throw new Error(`ingest exited: ${out}`);
-    const text = await fetch(`http://127.0.0.1:${ingestPort}/metrics`).then((r) => r.text(), () => '');
-    return /txa_ingest_kafka_records_total\{topic="monitoring-test",outcome="accepted"\} 500/.test(text);
-  }, 120_000);
+  await waitFor(
+    'the ingest process to consume the topic',
+    async () => {
+      if (ingest.exitCode !== null) throw new Error(`ingest exited: ${out}`);
+      const text = await fetch(`http://127.0.0.1:${ingestPort}/metrics`).then(
+        (r) => r.text(),
+        () => '',
+      );
+      return /txa_ingest_kafka_records_total\{topic="monitoring-test",outcome="accepted"\} 500/.test(text);
+    },
+    120_000,
+  );
 }, 300_000);
 
 afterAll(async () => {
@@ -143,10 +157,14 @@ describe('monitoring as shipped', () => {
       .replace('scrape_interval: 5s', 'scrape_interval: 1s');
     expect(config).not.toBe(shipped);
     prom = await startPrometheusWithConfig(config);
-    await waitFor('both targets up', async () => {
-      const up = await prom!.query('up');
-      return ['api', 'ingest'].every((job) => up.some((s) => s.metric.job === job && s.value[1] === '1'));
-    }, 60_000);
+    await waitFor(
+      'both targets up',
+      async () => {
+        const up = await prom!.query('up');
+        return ['api', 'ingest'].every((job) => up.some((s) => s.metric.job === job && s.value[1] === '1'));
+      },
+      60_000,
+    );
     const served = await prom.query('sum(txa_ingest_kafka_records_total{outcome="accepted"}) by (job)');
     expect(served.map((s) => s.metric.job).sort()).toEqual(['api', 'ingest']);
   }, 90_000);

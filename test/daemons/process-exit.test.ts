@@ -35,11 +35,11 @@ interface Service {
 async function start(env: Record<string, string> = {}, nodeArgs: string[] = []): Promise<Service> {
   const dir = mkdtempSync(path.join(tmpdir(), 'txa-exit-'));
   dirs.push(dir);
-  const main = await spawnMain(
-    { DATA_DIR: path.join(dir, 'data'), EXPORT_DIR: path.join(dir, 'exports'), DEMO_ROWS: '0', ADMIN_TOKEN, ...env },
-    120_000,
-    ['--import', './test/support/crash-trigger.ts', ...nodeArgs],
-  );
+  const main = await spawnMain({ DATA_DIR: path.join(dir, 'data'), EXPORT_DIR: path.join(dir, 'exports'), DEMO_ROWS: '0', ADMIN_TOKEN, ...env }, 120_000, [
+    '--import',
+    './test/support/crash-trigger.ts',
+    ...nodeArgs,
+  ]);
   children.push(main.child);
   let out = '';
   main.child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
@@ -87,7 +87,13 @@ it('SIGTERM with a request in flight and a statement running in the engine ends 
   service.child.kill('SIGUSR2');
   // A request whose body is still arriving: the graceful drain waits for it until the deadline.
   const u = new URL(`${service.url}/admin/ingest`);
-  const req = http.request({ host: u.hostname, port: u.port, path: u.pathname, method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/x-ndjson' } });
+  const req = http.request({
+    host: u.hostname,
+    port: u.port,
+    path: u.pathname,
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/x-ndjson' },
+  });
   req.on('error', () => undefined);
   req.write('{"signature":');
   await new Promise((r) => setTimeout(r, 1000));

@@ -39,9 +39,13 @@ beforeAll(async () => {
   key = (await service.createKey('enterprise', 'promtool')).key;
   // Records of the last minute, so that both windows (5m, 1h) have fee and compute-unit quantiles.
   const now = Math.floor(Date.now() / 1000);
-  const live = ['pump_fun', 'jupiter_v6'].flatMap((p) => Array.from({ length: 12 }, (_, i) => liveRecord({ protocolName: p, programId: PROGRAM_OF[p]! }, now - 60 + i, i)));
+  const live = ['pump_fun', 'jupiter_v6'].flatMap((p) =>
+    Array.from({ length: 12 }, (_, i) => liveRecord({ protocolName: p, programId: PROGRAM_OF[p]! }, now - 60 + i, i)),
+  );
   const res = await fetch(`${service.url}/admin/ingest`, {
-    method: 'POST', headers: { authorization: `Bearer ${service.adminToken}` }, body: live.map((r) => JSON.stringify(r)).join('\n'),
+    method: 'POST',
+    headers: { authorization: `Bearer ${service.adminToken}` },
+    body: live.map((r) => JSON.stringify(r)).join('\n'),
   });
   expect(res.status, await res.clone().text()).toBe(200);
 }, 240_000);
@@ -58,13 +62,14 @@ describe('promtool check metrics', () => {
       expect(res.status).toBe(200);
       const text = await res.text();
       for (const name of ['txa_protocol_fee_lamports', 'txa_protocol_compute_units']) {
-        for (const window of ['5m', '1h']) expect(text, `${name} ${window}${query}`).toMatch(new RegExp(`^${name}\\{[^}]*window="${window}"[^}]*quantile="0\\.95"\\} \\d`, 'm'));
+        for (const window of ['5m', '1h'])
+          expect(text, `${name} ${window}${query}`).toMatch(new RegExp(`^${name}\\{[^}]*window="${window}"[^}]*quantile="0\\.95"\\} \\d`, 'm'));
       }
       expect(promtool(['check', 'metrics'], text), query).toEqual({ code: 0, output: '' });
     }
   });
 
-  it('passes on the operator\'s /metrics', async () => {
+  it("passes on the operator's /metrics", async () => {
     const res = await fetch(`${service.url}/metrics`, { headers: { authorization: `Bearer ${service.adminToken}` } });
     expect(res.status).toBe(200);
     const text = await res.text();
@@ -81,7 +86,7 @@ describe('promtool test rules', () => {
     expect(promtool(['test', 'rules', RULES_TESTS])).toEqual({ code: 0, output: expect.stringContaining('SUCCESS') });
   });
 
-  it('two days of the demo generator\'s records at the default density raise no alert, live or seeded; anomalies added to them fire', async () => {
+  it("two days of the demo generator's records at the default density raise no alert, live or seeded; anomalies added to them fire", async () => {
     const HOUR = 3600;
     // Records over 50 hours at the density of the default demo (DEMO_ROWS over DEMO_DAYS).
     const start = 1_750_000_000 - (1_750_000_000 % HOUR);
@@ -91,7 +96,10 @@ describe('promtool test rules', () => {
     let records: IngestRecord[];
     try {
       const text = await demoRecordsNdjson(s.wh, { seed: 42, total, offset: 0, count: total, startTime: start, endTime: start + hours * HOUR });
-      records = text.trim().split('\n').map((l) => JSON.parse(l) as IngestRecord);
+      records = text
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as IngestRecord);
     } finally {
       await s.cleanup();
     }
@@ -107,34 +115,49 @@ describe('promtool test rules', () => {
       return [r];
     });
     const per = (rs: readonly IngestRecord[], from: number, to: number, storedAt: (r: IngestRecord) => number): Map<string, Scrape[]> =>
-      new Map(ACTIVE_PROTOCOLS.map((p) => [p, scrapes(rs.filter((r) => r.protocol_name === p), from, to, storedAt)]));
+      new Map(
+        ACTIVE_PROTOCOLS.map((p) => [
+          p,
+          scrapes(
+            rs.filter((r) => r.protocol_name === p),
+            from,
+            to,
+            storedAt,
+          ),
+        ]),
+      );
     const liveMinutes = (hours - 1) * 60;
     const quietMinutes = 48 * 60;
     // Seeded: the store holds the records of the first 49 hours before Prometheus starts; it ingests nothing after.
     const seeded = shown.filter((r) => r.block_time <= quietEnd);
     const seededMinutes = 26 * 60;
     const file = path.join(scratch, 'demo-shape.test.yml');
-    writeFileSync(file, rulesTestFile(RULES, [
-      {
-        name: 'the demo ingesting live: quiet for 48 hours, then each anomaly fires',
-        series: inputSeries(per(anomalous, start + HOUR, start + hours * HOUR, (r) => r.block_time)),
-        expect: [
-          { expr: 'count_over_time(ALERTS[48h])', atMinutes: quietMinutes, samples: [] },
-          {
-            expr: 'count by (alertname, protocol) (ALERTS{alertstate="firing"})', atMinutes: liveMinutes, samples: [
-              { labels: '{alertname="ProtocolDataStale", protocol="whirlpool"}', value: 1 },
-              { labels: '{alertname="ProtocolFailureRateHigh", protocol="jupiter_v6"}', value: 1 },
-              { labels: '{alertname="ProtocolFeesHigh", protocol="pump_fun"}', value: 1 },
-            ],
-          },
-        ],
-      },
-      {
-        name: 'the demo on its seeded records, not ingesting: quiet',
-        series: inputSeries(per(seeded, quietEnd, quietEnd + seededMinutes * 60, () => start)),
-        expect: [{ expr: 'count_over_time(ALERTS[26h])', atMinutes: seededMinutes, samples: [] }],
-      },
-    ]));
+    writeFileSync(
+      file,
+      rulesTestFile(RULES, [
+        {
+          name: 'the demo ingesting live: quiet for 48 hours, then each anomaly fires',
+          series: inputSeries(per(anomalous, start + HOUR, start + hours * HOUR, (r) => r.block_time)),
+          expect: [
+            { expr: 'count_over_time(ALERTS[48h])', atMinutes: quietMinutes, samples: [] },
+            {
+              expr: 'count by (alertname, protocol) (ALERTS{alertstate="firing"})',
+              atMinutes: liveMinutes,
+              samples: [
+                { labels: '{alertname="ProtocolDataStale", protocol="whirlpool"}', value: 1 },
+                { labels: '{alertname="ProtocolFailureRateHigh", protocol="jupiter_v6"}', value: 1 },
+                { labels: '{alertname="ProtocolFeesHigh", protocol="pump_fun"}', value: 1 },
+              ],
+            },
+          ],
+        },
+        {
+          name: 'the demo on its seeded records, not ingesting: quiet',
+          series: inputSeries(per(seeded, quietEnd, quietEnd + seededMinutes * 60, () => start)),
+          expect: [{ expr: 'count_over_time(ALERTS[26h])', atMinutes: seededMinutes, samples: [] }],
+        },
+      ]),
+    );
     const run = promtool(['test', 'rules', file]);
     expect(run.output.slice(0, 4000)).toContain('SUCCESS');
     expect(run.code).toBe(0);

@@ -11,9 +11,14 @@ import { prettyLine } from '../../core/logger.ts';
 const dirs: string[] = [];
 const children: ChildProcess[] = [];
 afterAll(() => {
-  for (const c of children) if (c.pid !== undefined && c.exitCode === null) {
-    try { process.kill(-c.pid, 'SIGTERM'); } catch { /* already gone */ }
-  }
+  for (const c of children)
+    if (c.pid !== undefined && c.exitCode === null) {
+      try {
+        process.kill(-c.pid, 'SIGTERM');
+      } catch {
+        /* already gone */
+      }
+    }
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
@@ -48,9 +53,24 @@ function start(onTerminal: boolean): Promise<{ out: string; child: ChildProcess 
 
 describe('log lines', () => {
   it('reads a pino line as time, level, message and fields, with an error stack below', () => {
-    const line = prettyLine(JSON.stringify({ level: 40, time: Date.UTC(2026, 0, 2, 3, 4, 5, 6), pid: 1, hostname: 'h', msg: 'slow answer', door: 'rest', ms: 1200, note: 'two words' }), false);
+    const line = prettyLine(
+      JSON.stringify({
+        level: 40,
+        time: Date.UTC(2026, 0, 2, 3, 4, 5, 6),
+        pid: 1,
+        hostname: 'h',
+        msg: 'slow answer',
+        door: 'rest',
+        ms: 1200,
+        note: 'two words',
+      }),
+      false,
+    );
     expect(line).toBe('03:04:05.006 WARN  slow answer  door=rest ms=1200 note="two words"\n');
-    const err = prettyLine(JSON.stringify({ level: 50, time: 0, msg: 'failed', err: { type: 'Error', message: 'boom', stack: 'Error: boom\n    at x' } }), false);
+    const err = prettyLine(
+      JSON.stringify({ level: 50, time: 0, msg: 'failed', err: { type: 'Error', message: 'boom', stack: 'Error: boom\n    at x' } }),
+      false,
+    );
     expect(err.split('\n').slice(1, 3)).toEqual(['    Error: boom', '        at x']);
     expect(prettyLine('not json', false)).toBe('not json\n');
   });
@@ -72,7 +92,9 @@ describe('npm start', () => {
     delete env.ADMIN_TOKEN;
     delete env.TXA_URL;
     const result = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      execFile('bash', ['-c', command!], { env, cwd: process.cwd() }, (err, stdout, stderr) => resolve({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr }));
+      execFile('bash', ['-c', command!], { env, cwd: process.cwd() }, (err, stdout, stderr) =>
+        resolve({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr }),
+      );
     });
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toMatch(/txa_|key/i);

@@ -32,9 +32,17 @@ function liveRecords(at: number): IngestRecord[] {
   const out: IngestRecord[] = [];
   const add = (protocol: string, i: number, time: number, success: boolean, type: string): void => {
     out.push({
-      signature: b58(`live-${protocol}-${i}`, 88), instruction_index: 0, slot: 400_000_000 + out.length, block_time: time,
-      program_id: PROGRAM_OF[protocol]!, protocol_name: protocol, instruction_type: type,
-      fee: 5000 + i * 1000, compute_units: 30_000 + i * 500, accounts_count: 3, success,
+      signature: b58(`live-${protocol}-${i}`, 88),
+      instruction_index: 0,
+      slot: 400_000_000 + out.length,
+      block_time: time,
+      program_id: PROGRAM_OF[protocol]!,
+      protocol_name: protocol,
+      instruction_type: type,
+      fee: 5000 + i * 1000,
+      compute_units: 30_000 + i * 500,
+      accounts_count: 3,
+      success,
       ...(success ? {} : { error_message: 'custom program error: 0x1771' }),
     });
   };
@@ -48,17 +56,21 @@ function liveRecords(at: number): IngestRecord[] {
 type Sample = { name: string; labels: Record<string, string>; value: number };
 
 function parseExposition(text: string): Sample[] {
-  return text.split('\n').filter((l) => l !== '' && !l.startsWith('#')).map((line) => {
-    const m = /^([a-z_]+)\{(.*)\} (\S+)$/.exec(line);
-    if (m === null) throw new Error(`not a sample line: ${line}`);
-    const labels = Object.fromEntries([...m[2]!.matchAll(/([a-z_]+)="((?:[^"\\]|\\.)*)"/g)].map((x) => [x[1]!, x[2]!]));
-    return { name: m[1]!, labels, value: Number(m[3]) };
-  });
+  return text
+    .split('\n')
+    .filter((l) => l !== '' && !l.startsWith('#'))
+    .map((line) => {
+      const m = /^([a-z_]+)\{(.*)\} (\S+)$/.exec(line);
+      if (m === null) throw new Error(`not a sample line: ${line}`);
+      const labels = Object.fromEntries([...m[2]!.matchAll(/([a-z_]+)="((?:[^"\\]|\\.)*)"/g)].map((x) => [x[1]!, x[2]!]));
+      return { name: m[1]!, labels, value: Number(m[3]) };
+    });
 }
 
 const pick = (samples: Sample[], name: string, labels: Record<string, string>): number | undefined =>
-  samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v)
-    && Object.keys(s.labels).length === Object.keys(labels).length)?.value;
+  samples.find(
+    (s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v) && Object.keys(s.labels).length === Object.keys(labels).length,
+  )?.value;
 
 async function scrape(query = '', headers: Record<string, string> = { authorization: `Bearer ${key}` }): Promise<Response> {
   return fetch(`${base}/v1/metrics${query}`, { headers });
@@ -89,7 +101,7 @@ afterAll(async () => {
 });
 
 describe('GET /v1/metrics', () => {
-  it('per visible protocol: all-time counters equal to the records\' sums, window gauges, freshness', async () => {
+  it("per visible protocol: all-time counters equal to the records' sums, window gauges, freshness", async () => {
     const res = await scrape();
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
@@ -111,7 +123,8 @@ describe('GET /v1/metrics', () => {
       for (const window of ['5m', '1h']) {
         expect(pick(samples, 'txa_protocol_fee_lamports_sum', { protocol: p, window }), p).toBe(sum((r) => r.fee));
         expect(pick(samples, 'txa_protocol_compute_units_sum', { protocol: p, window }), p).toBe(sum((r) => r.compute_units));
-        for (const name of ['txa_protocol_fee_lamports_count', 'txa_protocol_compute_units_count']) expect(pick(samples, name, { protocol: p, window }), p).toBe(mine.length);
+        for (const name of ['txa_protocol_fee_lamports_count', 'txa_protocol_compute_units_count'])
+          expect(pick(samples, name, { protocol: p, window }), p).toBe(mine.length);
       }
     }
     expect(pick(samples, 'txa_protocol_window_transactions', { protocol: 'pump_amm', window: '5m' })).toBe(60);
@@ -141,13 +154,18 @@ describe('GET /v1/metrics', () => {
     expect([...new Set(samples.map((s) => s.labels.protocol))]).toEqual(['pump_amm']);
     const pump = records.filter((r) => r.protocol_name === 'pump_amm');
     for (const type of ['buy', 'sell']) {
-      expect(pick(samples, 'txa_protocol_transactions_total', { protocol: 'pump_amm', instruction_type: type })).toBe(pump.filter((r) => r.instruction_type === type).length);
+      expect(pick(samples, 'txa_protocol_transactions_total', { protocol: 'pump_amm', instruction_type: type })).toBe(
+        pump.filter((r) => r.instruction_type === type).length,
+      );
     }
     expect(pick(samples, 'txa_protocol_window_transactions', { protocol: 'pump_amm', instruction_type: 'buy', window: '5m' })).toBe(12);
     for (const [query, message] of [
       ['?protocol=raydium_amm_v4', 'protocol[0]: unknown protocol "raydium_amm_v4" (GET /api/v1/stats or JSON-RPC getProtocols lists the available ones)'],
       ['?protocol=Jupiter', 'protocol must be a protocol identifier such as jupiter_v6 (got "Jupiter")'],
-      ['?instruction_type=swap%20base%20in', 'instruction_type must be an instruction type: letters, digits and underscores, at most 64 characters (got "swap base in")'],
+      [
+        '?instruction_type=swap%20base%20in',
+        'instruction_type must be an instruction type: letters, digits and underscores, at most 64 characters (got "swap base in")',
+      ],
       ['?window=1d', 'unknown query parameter "window"; accepted: protocol, instruction_type (each repeatable)'],
       [`?${Array.from({ length: 21 }, (_, i) => `instruction_type=t${i}`).join('&')}`, 'instruction_type may be given at most 20 times (got 21)'],
     ] as const) {
@@ -162,7 +180,7 @@ describe('GET /v1/metrics', () => {
     expect((await scrape(`?api-key=${encodeURIComponent(key)}`, {})).status).toBe(200);
     const none = await scrape('', {});
     expect(none.status).toBe(401);
-    expect((await none.json() as { error: string }).error).toBe('Unauthorized');
+    expect(((await none.json()) as { error: string }).error).toBe('Unauthorized');
     expect((await scrape('', { authorization: 'Bearer txa_unknown' })).status).toBe(403);
     const a = Number((await scrape()).headers.get('x-ratelimit-remaining'));
     const b = Number((await scrape()).headers.get('x-ratelimit-remaining'));
@@ -170,7 +188,10 @@ describe('GET /v1/metrics', () => {
   });
 
   it('is in the OpenAPI document, its protocol parameter naming the active protocols', async () => {
-    const doc = (await (await fetch(`${base}/api/v1/openapi.json`)).json()) as { paths: Record<string, { get?: { tags: string[]; parameters: { name: string; schema: unknown }[] } }>; components?: { schemas?: Record<string, unknown> } };
+    const doc = (await (await fetch(`${base}/api/v1/openapi.json`)).json()) as {
+      paths: Record<string, { get?: { tags: string[]; parameters: { name: string; schema: unknown }[] } }>;
+      components?: { schemas?: Record<string, unknown> };
+    };
     const op = doc.paths['/v1/metrics']?.get;
     expect(op?.tags).toEqual(['Metrics']);
     expect(op?.parameters.map((p) => p.name).sort()).toEqual(['instruction_type', 'protocol']);
@@ -204,13 +225,22 @@ describe('GET /v1/metrics', () => {
       const res = (await (await fetch(`${prom!.url}/api/v1/alerts`)).json()) as { data: { alerts: { labels: Record<string, string>; state: string }[] } };
       return res.data.alerts.some((a) => a.labels.alertname === 'ProtocolFailureRateHigh');
     });
-    const alerts = ((await (await fetch(`${prom.url}/api/v1/alerts`)).json()) as { data: { alerts: { labels: Record<string, string>; state: string }[] } }).data.alerts;
+    const alerts = ((await (await fetch(`${prom.url}/api/v1/alerts`)).json()) as { data: { alerts: { labels: Record<string, string>; state: string }[] } }).data
+      .alerts;
     expect(alerts.filter((a) => a.labels.alertname === 'ProtocolFailureRateHigh').map((a) => [a.labels.protocol, a.state])).toEqual([['pump_amm', 'pending']]);
-    const health = ((await (await fetch(`${prom.url}/api/v1/rules`)).json()) as { data: { groups: { rules: { name: string; health: string }[] }[] } }).data.groups.flatMap((g) => g.rules);
-    expect(health.map((r) => [r.name, r.health])).toEqual([['ProtocolFailureRateHigh', 'ok'], ['ProtocolDataStale', 'ok'], ['ProtocolFeesHigh', 'ok']]);
+    const health = (
+      (await (await fetch(`${prom.url}/api/v1/rules`)).json()) as { data: { groups: { rules: { name: string; health: string }[] }[] } }
+    ).data.groups.flatMap((g) => g.rules);
+    expect(health.map((r) => [r.name, r.health])).toEqual([
+      ['ProtocolFailureRateHigh', 'ok'],
+      ['ProtocolDataStale', 'ok'],
+      ['ProtocolFeesHigh', 'ok'],
+    ]);
 
     // The dashboard: valid JSON, and every panel's query answers with data (rates need two scrapes).
-    const board = JSON.parse(readFileSync(path.join(SHIPPED, 'grafana-dashboard.json'), 'utf8')) as { panels: { title: string; targets: { expr: string }[] }[] };
+    const board = JSON.parse(readFileSync(path.join(SHIPPED, 'grafana-dashboard.json'), 'utf8')) as {
+      panels: { title: string; targets: { expr: string }[] }[];
+    };
     const exprs = board.panels.flatMap((p) => p.targets.map((x) => ({ panel: p.title, expr: x.expr.replaceAll('$protocol', '.+') })));
     expect(exprs.length).toBeGreaterThan(5);
     await waitFor('two scrapes', async () => (await prom!.query('count_over_time(up{job="solana-defi-protocols"}[1m])')).some((s) => Number(s.value[1]) >= 2));

@@ -111,7 +111,12 @@ describe('per-key cap on requests in flight', () => {
   it('a spelling of the route that is not its path is capped too', async () => {
     const a = await createKey(ctx.app, 'free', 'spelling');
     const held = await hold(a.key, FREE_CAP);
-    const spelled = await ctx.app.inject({ method: 'POST', url: '/v1/%72pc', headers: { 'x-api-key': a.key }, payload: { jsonrpc: '2.0', id: 1, method: 'getProtocols' } });
+    const spelled = await ctx.app.inject({
+      method: 'POST',
+      url: '/v1/%72pc',
+      headers: { 'x-api-key': a.key },
+      payload: { jsonrpc: '2.0', id: 1, method: 'getProtocols' },
+    });
     expect(spelled.statusCode).toBe(429);
     openGate();
     await Promise.all(held);
@@ -157,8 +162,11 @@ describe('clients that go away', () => {
 
   it('a request abandoned while its body is read, or right after its headers, gives its slot back', async () => {
     const a = await createKey(ctx.app, 'free', 'half-sent');
-    const partial = await Promise.all(Array.from({ length: FREE_CAP }, () =>
-      send(`POST /v1/rpc HTTP/1.1\r\nHost: x\r\nx-api-key: ${a.key}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"jsonrpc"`)));
+    const partial = await Promise.all(
+      Array.from({ length: FREE_CAP }, () =>
+        send(`POST /v1/rpc HTTP/1.1\r\nHost: x\r\nx-api-key: ${a.key}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"jsonrpc"`),
+      ),
+    );
     await until(() => inFlight(a.id) === FREE_CAP, 'slots of half-sent requests');
     for (const s of partial) s.destroy();
     await until(() => inFlight(a.id) === 0, 'slots of half-sent requests back');

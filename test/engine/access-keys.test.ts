@@ -119,13 +119,29 @@ describe('usage', () => {
     expect(res.statusCode).toBe(200);
     const answers = res.json<{ id: number; error?: { code: number } }[]>();
     expect(answers.map((a) => [a.id, a.error?.code ?? 'ok'])).toEqual([
-      [0, -32601], [1, -32601], [2, -32601], [3, -32601], [4, -32601], [10, 'ok'], [11, -32602], [12, -32601], [13, -32600],
+      [0, -32601],
+      [1, -32601],
+      [2, -32601],
+      [3, -32601],
+      [4, -32601],
+      [10, 'ok'],
+      [11, -32602],
+      [12, -32601],
+      [13, -32600],
     ]);
     // A lone call answered with an error, and a body that is not JSON.
-    await ctx.app.inject({ method: 'POST', url: '/v1/rpc', headers: { 'x-api-key': key }, payload: { jsonrpc: '2.0', id: 1, method: 'getProtocolStats', params: [{}] } });
+    await ctx.app.inject({
+      method: 'POST',
+      url: '/v1/rpc',
+      headers: { 'x-api-key': key },
+      payload: { jsonrpc: '2.0', id: 1, method: 'getProtocolStats', params: [{}] },
+    });
     await ctx.app.inject({ method: 'POST', url: '/v1/rpc', headers: { 'x-api-key': key, 'content-type': 'application/json' }, payload: '{"jsonrpc":' });
     // A notification alone: nothing runs, nothing is recorded.
-    expect((await ctx.app.inject({ method: 'POST', url: '/v1/rpc', headers: { 'x-api-key': key }, payload: { jsonrpc: '2.0', method: 'probe_notification' } })).statusCode).toBe(204);
+    expect(
+      (await ctx.app.inject({ method: 'POST', url: '/v1/rpc', headers: { 'x-api-key': key }, payload: { jsonrpc: '2.0', method: 'probe_notification' } }))
+        .statusCode,
+    ).toBe(204);
 
     const usage = await admin('GET', `/admin/keys/${id}/usage?granularity=day&flush=true`);
     const rows = usage.json<{ data: { interface: string; method: string; requests: number; errors: number }[] }>().data;
@@ -212,6 +228,8 @@ describe('npm run keys (CLI)', () => {
     expect(refused.status).toBe(403);
 
     await expect(cli('set-plan', id!, 'gold')).rejects.toMatchObject({ code: 1 });
-    await expect(run(process.execPath, ['--import', 'tsx', 'scripts/keys-cli.ts', 'list'], { env: { ...env, ADMIN_TOKEN: '' } })).rejects.toMatchObject({ code: 2 });
+    await expect(run(process.execPath, ['--import', 'tsx', 'scripts/keys-cli.ts', 'list'], { env: { ...env, ADMIN_TOKEN: '' } })).rejects.toMatchObject({
+      code: 2,
+    });
   });
 });

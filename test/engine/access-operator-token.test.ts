@@ -18,8 +18,7 @@ afterAll(async () => {
 });
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
-const admin = (ip: string, token: string, url = '/admin/keys') =>
-  ctx.app.inject({ method: 'GET', url, headers: bearer(token), remoteAddress: ip });
+const admin = (ip: string, token: string, url = '/admin/keys') => ctx.app.inject({ method: 'GET', url, headers: bearer(token), remoteAddress: ip });
 const metrics = (ip: string, token: string) => ctx.app.inject({ method: 'GET', url: '/metrics', headers: bearer(token), remoteAddress: ip });
 
 describe('failed operator-token attempts', () => {
@@ -56,7 +55,13 @@ describe('failed operator-token attempts', () => {
     expect(right.headers['x-ratelimit-reset']).toBe('2030-01-01T12:01:00.000Z');
     expect(right.headers['x-ratelimit-plan']).toBe('free');
     // No admin write slips through either, nor a missing token, nor an unknown admin path.
-    const create = await ctx.app.inject({ method: 'POST', url: '/admin/keys', headers: bearer(ADMIN_TOKEN), payload: { name: 'x', plan: 'free' }, remoteAddress: ip });
+    const create = await ctx.app.inject({
+      method: 'POST',
+      url: '/admin/keys',
+      headers: bearer(ADMIN_TOKEN),
+      payload: { name: 'x', plan: 'free' },
+      remoteAddress: ip,
+    });
     expect(create.statusCode).toBe(429);
     expect((await ctx.app.inject({ method: 'GET', url: '/admin/keys', remoteAddress: ip })).statusCode).toBe(429);
     expect((await admin(ip, ADMIN_TOKEN, '/admin/no-such-thing')).statusCode).toBe(429);

@@ -86,7 +86,12 @@ describe('several units per request', () => {
     const batch = Array.from({ length: 10 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'getProtocols' }));
     const res = await ctx.app.inject({ method: 'POST', url: '/v1/rpc', headers: { 'x-api-key': key }, payload: batch });
     expect(res.headers['x-ratelimit-remaining']).toBe('90');
-    const single = await ctx.app.inject({ method: 'POST', url: '/v1/rpc', headers: { 'x-api-key': key }, payload: { jsonrpc: '2.0', id: 1, method: 'getProtocols' } });
+    const single = await ctx.app.inject({
+      method: 'POST',
+      url: '/v1/rpc',
+      headers: { 'x-api-key': key },
+      payload: { jsonrpc: '2.0', id: 1, method: 'getProtocols' },
+    });
     expect(single.headers['x-ratelimit-remaining']).toBe('89');
     // A batch larger than what is left is refused whole.
     const big = Array.from({ length: 95 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'getProtocols' }));
@@ -159,7 +164,12 @@ describe('unknown keys once the address has spent its budget', () => {
     const lookups = (): number => query.mock.calls.filter(([sql]) => /key_hash = \{hash/.test(sql)).length;
     const statuses: number[] = [];
     for (let i = 0; i < 40; i++) {
-      const res = await ctx.app.inject({ method: 'GET', url: '/api/v1/__access-test', headers: { 'x-api-key': `txa_${randomBytes(32).toString('base64url')}` }, remoteAddress: ip });
+      const res = await ctx.app.inject({
+        method: 'GET',
+        url: '/api/v1/__access-test',
+        headers: { 'x-api-key': `txa_${randomBytes(32).toString('base64url')}` },
+        remoteAddress: ip,
+      });
       statuses.push(res.statusCode);
     }
     const storeLookups = lookups();
@@ -178,7 +188,7 @@ describe('X-RateLimit-* without a valid key', () => {
     retryAfter: res.headers['retry-after'],
   });
 
-  it('401 and 403 carry the address\'s per-IP figures, counting down', async () => {
+  it("401 and 403 carry the address's per-IP figures, counting down", async () => {
     const ip = '198.51.100.21';
     const missing = await ctx.app.inject({ method: 'GET', url: '/api/v1/__access-test', remoteAddress: ip });
     expect(missing.statusCode).toBe(401);
@@ -197,7 +207,11 @@ describe('X-RateLimit-* without a valid key', () => {
     expect(headersOf(health)).toMatchObject({ limit: '5', remaining: '4', plan: 'free', retryAfter: undefined });
     expect(headersOf(await ctx.app.inject({ method: 'GET', url: '/health', remoteAddress: ip }))).toMatchObject({ remaining: '4' });
     // A fresh address shows its whole budget.
-    expect(headersOf(await ctx.app.inject({ method: 'GET', url: '/health', remoteAddress: '198.51.100.23' }))).toMatchObject({ limit: '5', remaining: '5', plan: 'free' });
+    expect(headersOf(await ctx.app.inject({ method: 'GET', url: '/health', remoteAddress: '198.51.100.23' }))).toMatchObject({
+      limit: '5',
+      remaining: '5',
+      plan: 'free',
+    });
   });
 });
 

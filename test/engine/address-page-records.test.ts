@@ -27,9 +27,17 @@ function denseRecords(): IngestRecord[] {
   return Array.from({ length: 300 }, (_, i): IngestRecord[] => {
     const protocol = PROTOCOLS[(i * 3) % PROTOCOLS.length]!;
     const base: IngestRecord = {
-      signature: b58(`dense-${i}`, 88), instruction_index: 0, slot: 310_000_000 + i, block_time: DENSE_START + Math.floor(i / 8),
-      program_id: PROGRAM_OF[protocol]!, protocol_name: protocol, instruction_type: i % 3 === 0 ? 'swap' : 'buy',
-      fee: 5000 + i, compute_units: 30_000 + i * 13, accounts: [DENSE, b58(`dense-acct-${i % 4}`, 44)], success: i % 6 !== 0,
+      signature: b58(`dense-${i}`, 88),
+      instruction_index: 0,
+      slot: 310_000_000 + i,
+      block_time: DENSE_START + Math.floor(i / 8),
+      program_id: PROGRAM_OF[protocol]!,
+      protocol_name: protocol,
+      instruction_type: i % 3 === 0 ? 'swap' : 'buy',
+      fee: 5000 + i,
+      compute_units: 30_000 + i * 13,
+      accounts: [DENSE, b58(`dense-acct-${i % 4}`, 44)],
+      success: i % 6 !== 0,
     };
     return i % 9 === 0 ? [base, { ...base, instruction_index: 2, instruction_type: 'claim', compute_units: base.compute_units + 1 }] : [base];
   }).flat();
@@ -40,9 +48,17 @@ function sparseRecords(): IngestRecord[] {
   return Array.from({ length: 40 }, (_, i): IngestRecord => {
     const protocol = PROTOCOLS[i % PROTOCOLS.length]!;
     return {
-      signature: b58(`sparse-${i}`, 88), instruction_index: 0, slot: 320_000_000 + i, block_time: FIXTURE_START + 600 + i * 5400,
-      program_id: PROGRAM_OF[protocol]!, protocol_name: protocol, instruction_type: 'swap', fee: 7000 + i, compute_units: 50_000 + i,
-      accounts: [SPARSE], success: i % 5 !== 0,
+      signature: b58(`sparse-${i}`, 88),
+      instruction_index: 0,
+      slot: 320_000_000 + i,
+      block_time: FIXTURE_START + 600 + i * 5400,
+      program_id: PROGRAM_OF[protocol]!,
+      protocol_name: protocol,
+      instruction_type: 'swap',
+      fee: 7000 + i,
+      compute_units: 50_000 + i,
+      accounts: [SPARSE],
+      success: i % 5 !== 0,
     };
   });
 }
@@ -56,25 +72,37 @@ beforeAll(async () => {
   // A record of another signature under a stored record's 64-bit key (a hash collision, made
   // by hand): same key and instruction index, another time, and another program; each must be
   // passed over, and the stored record still served.
-  for (const [label, of, dt, protocol] of [['collider-a', 'dense-17', 1, 'jupiter_v6'], ['collider-b', 'sparse-7', 0, 'whirlpool'], ['collider-c', 'dense-40', 0, 'pump_amm']] as const) {
+  for (const [label, of, dt, protocol] of [
+    ['collider-a', 'dense-17', 1, 'jupiter_v6'],
+    ['collider-b', 'sparse-7', 0, 'whirlpool'],
+    ['collider-c', 'dense-40', 0, 'pump_amm'],
+  ] as const) {
     await wh.exec(
       `INSERT INTO tx_by_signature_v3 (sig_key, instruction_index, record)
        SELECT sig_key, instruction_index, toJSONString(({s:String}, instruction_index, toString(slot + 1), toUInt32(block_time) + {dt:UInt32}, {p:String}, {pn:String},
          instruction_type, toString(fee + 1), compute_units, accounts_count, success))
        FROM ${SIGNATURE_RECORDS} WHERE signature = {of:String}`,
-      { params: { s: b58(label, 88), of: b58(of, 88), dt, p: PROGRAM_OF[protocol]!, pn: protocol } });
+      { params: { s: b58(label, 88), of: b58(of, 88), dt, p: PROGRAM_OF[protocol]!, pn: protocol } },
+    );
   }
   // References without records (a crash between the two lookup tables' commits), in each address's range.
-  for (const [addr, sig, bt] of [[DENSE, 'dense-orphan', DENSE_START + 3], [SPARSE, 'sparse-orphan', FIXTURE_START + 600 + 10 * 5400]] as const) {
+  for (const [addr, sig, bt] of [
+    [DENSE, 'dense-orphan', DENSE_START + 3],
+    [SPARSE, 'sparse-orphan', FIXTURE_START + 600 + 10 * 5400],
+  ] as const) {
     await wh.exec(
       `INSERT INTO tx_by_address (address_key, address, block_time, sig_key, instruction_index, program_id, protocol_name, success)
        SELECT cityHash64({a:String}), {a:String}, toDateTime({bt:UInt32}, 'UTC'), cityHash64({s:String}), 0, {p:String}, 'jupiter_v6', true`,
-      { params: { a: addr, bt, s: b58(sig, 88), p: PROGRAM_OF.jupiter_v6 } });
+      { params: { a: addr, bt, s: b58(sig, 88), p: PROGRAM_OF.jupiter_v6 } },
+    );
   }
 });
 afterAll(async () => ctx?.cleanup());
 
-interface Page { data: TxObject[]; paginationToken: string | null }
+interface Page {
+  data: TxObject[];
+  paginationToken: string | null;
+}
 
 async function walk(addr: string, options: Record<string, unknown>, limit: number): Promise<TxObject[]> {
   const data: TxObject[] = [];
@@ -89,20 +117,39 @@ async function walk(addr: string, options: Record<string, unknown>, limit: numbe
   }
 }
 
-describe('a dense page (the hottest address\'s kind) and a sparse one answer as the oracle', () => {
+describe("a dense page (the hottest address's kind) and a sparse one answer as the oracle", () => {
   const cases = (start: number, span: number): [string, Record<string, unknown>, string, Record<string, unknown>][] => [
     ['no filters', {}, '1', {}],
     ['blockTime gte', { blockTime: { gte: start + span / 2 } }, "block_time >= toDateTime({t:UInt32}, 'UTC')", { t: start + span / 2 }],
-    ['blockTime lte, failed only', { blockTime: { lte: start + span / 2 }, status: 'failed' }, "block_time <= toDateTime({t:UInt32}, 'UTC') AND NOT success", { t: start + span / 2 }],
-    ['succeeded, protocols and programIds', { status: 'succeeded', protocols: ['jupiter_v6', 'pump_fun', 'whirlpool'], programIds: [PROGRAM_OF.pump_fun, PROGRAM_OF.whirlpool] },
-      "success AND protocol_name IN ('jupiter_v6', 'pump_fun', 'whirlpool') AND program_id IN {p:Array(String)}", { p: [PROGRAM_OF.pump_fun, PROGRAM_OF.whirlpool] }],
-    ['signatures (one with a collider, one without a record)', { signatures: [b58('dense-17', 88), b58('dense-27', 88), b58('sparse-7', 88), b58('sparse-3', 88), b58('dense-orphan', 88), b58('collider-a', 88)] },
-      'signature IN {s:Array(String)}', { s: [b58('dense-17', 88), b58('dense-27', 88), b58('sparse-7', 88), b58('sparse-3', 88)] }],
+    [
+      'blockTime lte, failed only',
+      { blockTime: { lte: start + span / 2 }, status: 'failed' },
+      "block_time <= toDateTime({t:UInt32}, 'UTC') AND NOT success",
+      { t: start + span / 2 },
+    ],
+    [
+      'succeeded, protocols and programIds',
+      { status: 'succeeded', protocols: ['jupiter_v6', 'pump_fun', 'whirlpool'], programIds: [PROGRAM_OF.pump_fun, PROGRAM_OF.whirlpool] },
+      "success AND protocol_name IN ('jupiter_v6', 'pump_fun', 'whirlpool') AND program_id IN {p:Array(String)}",
+      { p: [PROGRAM_OF.pump_fun, PROGRAM_OF.whirlpool] },
+    ],
+    [
+      'signatures (one with a collider, one without a record)',
+      { signatures: [b58('dense-17', 88), b58('dense-27', 88), b58('sparse-7', 88), b58('sparse-3', 88), b58('dense-orphan', 88), b58('collider-a', 88)] },
+      'signature IN {s:Array(String)}',
+      { s: [b58('dense-17', 88), b58('dense-27', 88), b58('sparse-7', 88), b58('sparse-3', 88)] },
+    ],
   ];
 
-  for (const [label, addr, start, span] of [['dense', DENSE, DENSE_START, 40], ['sparse', SPARSE, FIXTURE_START, 220_000]] as const) {
+  for (const [label, addr, start, span] of [
+    ['dense', DENSE, DENSE_START, 40],
+    ['sparse', SPARSE, FIXTURE_START, 220_000],
+  ] as const) {
     it.each(cases(start, span))(`${label}: %s — every page, both orders, limits 7 and 100`, async (_case, filters, where, params) => {
-      for (const [sortOrder, order] of [['asc', ADDRESS_ORDER.asc], ['desc', ADDRESS_ORDER.desc]] as const) {
+      for (const [sortOrder, order] of [
+        ['asc', ADDRESS_ORDER.asc],
+        ['desc', ADDRESS_ORDER.desc],
+      ] as const) {
         const expected = await addressTransactions(ctx.services, addr, where, params, order);
         expect(expected.length).toBeGreaterThan(0);
         for (const limit of [7, 100]) expect(await walk(addr, { filters, sortOrder }, limit)).toEqual(expected);
@@ -110,10 +157,11 @@ describe('a dense page (the hottest address\'s kind) and a sparse one answer as 
     });
   }
 
-  it('the collided and orphaned references really are in the pages\' ranges (the cases above exercise them)', async () => {
+  it("the collided and orphaned references really are in the pages' ranges (the cases above exercise them)", async () => {
     const [n] = await ctx.services.wh.query<{ n: string }>(
       `SELECT count() AS n FROM tx_by_signature_v3 WHERE sig_key IN (cityHash64({a:String}), cityHash64({b:String}), cityHash64({c:String}))`,
-      { params: { a: b58('dense-17', 88), b: b58('sparse-7', 88), c: b58('dense-40', 88) } });
+      { params: { a: b58('dense-17', 88), b: b58('sparse-7', 88), c: b58('dense-40', 88) } },
+    );
     expect(Number(n!.n)).toBe(6);
     const dense = await walk(DENSE, {}, 100);
     for (const served of ['dense-17', 'dense-40']) expect(dense.some((t) => t.signature === b58(served, 88))).toBe(true);
@@ -122,12 +170,14 @@ describe('a dense page (the hottest address\'s kind) and a sparse one answer as 
 });
 
 describe('one coalesced read serves signatures and signature keys together', () => {
-  it('getTransaction lookups and a page\'s keys in one batch each get what they asked for', async () => {
+  it("getTransaction lookups and a page's keys in one batch each get what they asked for", async () => {
     const wh = ctx.services.wh;
     // One batch in flight, so the reads after the first go out together as the test describes.
     const lookup = new SignatureLookup({ maxInFlight: 1 });
     const keyRows = await wh.query<{ sk: string }>(
-      `SELECT DISTINCT toString(sig_key) AS sk FROM tx_by_address WHERE address = {a:String} ORDER BY sk LIMIT 60`, { params: { a: DENSE } });
+      `SELECT DISTINCT toString(sig_key) AS sk FROM tx_by_address WHERE address = {a:String} ORDER BY sk LIMIT 60`,
+      { params: { a: DENSE } },
+    );
     const keys = [...keyRows.map((r) => r.sk), '12345678901234567890'];
     const active = new Set(await ctx.services.analytics.protocols());
     const sigs = [b58('dense-9', 88), b58('sparse-12', 88), b58('collider-a', 88), b58('nope', 88)];
@@ -142,7 +192,9 @@ describe('one coalesced read serves signatures and signature keys together', () 
     expect(await found[3]).toBeNull();
     // Every row stored under each key, whatever its protocol (the caller matches them to references).
     const expected = await wh.query<{ signature: string; instruction_index: number; sk: string }>(
-      `SELECT signature, instruction_index, toString(sig_key) AS sk FROM ${SIGNATURE_RECORDS} WHERE toString(sig_key) IN {k:Array(String)}`, { params: { k: keys } });
+      `SELECT signature, instruction_index, toString(sig_key) AS sk FROM ${SIGNATURE_RECORDS} WHERE toString(sig_key) IN {k:Array(String)}`,
+      { params: { k: keys } },
+    );
     const id = (r: { signature: string; instruction_index: number; sk: string }) => `${r.sk}|${r.signature}|${Number(r.instruction_index)}`;
     expect((await byKeys).map(id).sort()).toEqual(expected.map(id).sort());
     expect(new Set((await small).map((r) => r.sk))).toEqual(new Set(keys.slice(0, 5)));

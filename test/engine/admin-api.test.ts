@@ -45,7 +45,10 @@ describe('POST /admin/ingest', () => {
       JSON.stringify({ ...records[3], protocol_name: 'sushiswap_v9' }),
     ];
     const res = await ctx.app.inject({
-      method: 'POST', url: '/admin/ingest', headers: { ...auth, 'content-type': 'application/x-ndjson' }, payload: lines.join('\n'),
+      method: 'POST',
+      url: '/admin/ingest',
+      headers: { ...auth, 'content-type': 'application/x-ndjson' },
+      payload: lines.join('\n'),
     });
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({
@@ -85,7 +88,7 @@ describe('POST /admin/ingest', () => {
     expect(await countStored(ctx.services, 'signature = {s:String}', { s: a!.signature })).toBe(1);
   });
 
-  it('rejects a record whose program_id is another protocol\'s, or unknown to the registry, naming both', async () => {
+  it("rejects a record whose program_id is another protocol's, or unknown to the registry, naming both", async () => {
     const [r] = await demoRecords(ctx.services, 1, 125);
     const jupiter = { ...r!, protocol_name: 'jupiter_v6', instruction_type: 'route' };
     const lines = [
@@ -99,12 +102,24 @@ describe('POST /admin/ingest', () => {
       rejected: 2,
       duplicates: 0,
       errors: [
-        { line: 1, code: 'program_mismatch', reason: 'program_id "CAMMCzo5YL8w4VFF8KVHrK22GGUsp5VTaW7grrKgrWqK" is the program of raydium_amm_v3, not of jupiter_v6' },
-        { line: 2, code: 'program_unregistered', reason: 'program_id "11111111111111111111111111111111" is not in the protocol registry; the program of jupiter_v6 is JUP6LkbZbjS1jKKwapdHNy74zcZ3tLUZoi5QNyVTaV4' },
+        {
+          line: 1,
+          code: 'program_mismatch',
+          reason: 'program_id "CAMMCzo5YL8w4VFF8KVHrK22GGUsp5VTaW7grrKgrWqK" is the program of raydium_amm_v3, not of jupiter_v6',
+        },
+        {
+          line: 2,
+          code: 'program_unregistered',
+          reason:
+            'program_id "11111111111111111111111111111111" is not in the protocol registry; the program of jupiter_v6 is JUP6LkbZbjS1jKKwapdHNy74zcZ3tLUZoi5QNyVTaV4',
+        },
       ],
       errorsOmitted: 0,
     });
-    expect(await ctx.services.operatorAnalytics.transaction(r!.signature)).toMatchObject({ protocolName: 'jupiter_v6', programId: 'JUP6LkbZbjS1jKKwapdHNy74zcZ3tLUZoi5QNyVTaV4' });
+    expect(await ctx.services.operatorAnalytics.transaction(r!.signature)).toMatchObject({
+      protocolName: 'jupiter_v6',
+      programId: 'JUP6LkbZbjS1jKKwapdHNy74zcZ3tLUZoi5QNyVTaV4',
+    });
   });
 
   it('refuses an oversized body as a whole with 413 and stores nothing from it', async () => {
@@ -123,7 +138,11 @@ describe('/admin/protocols', () => {
     expect(list.statusCode).toBe(200);
     const data = list.json().data as { protocolName: string; active: boolean; programId: string }[];
     expect(data).toHaveLength(12);
-    expect(data.find((p) => p.protocolName === 'phoenix_v1')).toEqual({ protocolName: 'phoenix_v1', programId: 'PhoeNiXZ8ByJGLkxNfZRnkUfjvmuYqLR89jjFHGqdXY', active: false });
+    expect(data.find((p) => p.protocolName === 'phoenix_v1')).toEqual({
+      protocolName: 'phoenix_v1',
+      programId: 'PhoeNiXZ8ByJGLkxNfZRnkUfjvmuYqLR89jjFHGqdXY',
+      active: false,
+    });
     expect(await ctx.services.analytics.protocols()).not.toContain('phoenix_v1');
 
     const on = await ctx.app.inject({ method: 'PATCH', url: '/admin/protocols/phoenix_v1', headers: auth, payload: { active: true } });

@@ -43,7 +43,10 @@ describe('time range planning', () => {
   it('splits a ragged range into whole hours and two edges', () => {
     expect(planRange({ gte: 7200 + 10, lte: 5 * 3600 + 99 })).toEqual({
       view: { from: 3 * 3600, to: 5 * 3600 },
-      edges: [{ from: 7210, to: 3 * 3600 }, { from: 5 * 3600, to: 5 * 3600 + 100 }],
+      edges: [
+        { from: 7210, to: 3 * 3600 },
+        { from: 5 * 3600, to: 5 * 3600 + 100 },
+      ],
     });
   });
   it('answers short ranges from the base table only, and open ranges from the view', () => {
@@ -94,7 +97,9 @@ describe('protocol stats', () => {
     const range = { gte: FIXTURE_START + 999, lte: FIXTURE_END - 999 };
     const a = await s.operatorAnalytics.protocolAggregate('jupiter_v6', range);
     const exact = await oracle.exactQuantiles(s, 'compute_units', ['jupiter_v6'], range, [0.5, 0.95, 0.99]);
-    a!.cuQuantiles.forEach((v, i) => { expect(Math.abs(v - exact[i]!) / exact[i]!).toBeLessThan(0.05); });
+    a!.cuQuantiles.forEach((v, i) => {
+      expect(Math.abs(v - exact[i]!) / exact[i]!).toBeLessThan(0.05);
+    });
   });
 });
 
@@ -109,11 +114,21 @@ describe('protocol comparison and performance', () => {
       const st = await oracle.protocolStats(s, p, range);
       const got = await s.operatorAnalytics.protocolPerformance(p, range);
       const { p50ComputeUnits, p95ComputeUnits, p99ComputeUnits, ...exact } = got;
-      expect(exact).toEqual(close({
-        protocolName: p, successRate: st.successRate, averageComputeUnits: st.averageComputeUnits, averageFee: st.averageFee,
-        averageAccountsCount: st.averageAccountsCount, totalVolume: st.totalFees,
-      }));
-      for (const [v, q] of [[p50ComputeUnits, 0.5], [p95ComputeUnits, 0.95], [p99ComputeUnits, 0.99]] as const) {
+      expect(exact).toEqual(
+        close({
+          protocolName: p,
+          successRate: st.successRate,
+          averageComputeUnits: st.averageComputeUnits,
+          averageFee: st.averageFee,
+          averageAccountsCount: st.averageAccountsCount,
+          totalVolume: st.totalFees,
+        }),
+      );
+      for (const [v, q] of [
+        [p50ComputeUnits, 0.5],
+        [p95ComputeUnits, 0.95],
+        [p99ComputeUnits, 0.99],
+      ] as const) {
         expect(Number.isInteger(v)).toBe(true);
         const [lo, hi] = await oracle.exactQuantiles(s, 'compute_units', [p], range, [q - 0.03, Math.min(1, q + 0.03)]);
         expect(v).toBeGreaterThanOrEqual(lo!);
@@ -126,8 +141,15 @@ describe('protocol comparison and performance', () => {
 
   it('performance over a range without records is all zeros', async () => {
     expect(await s.operatorAnalytics.protocolPerformance('whirlpool', { gte: 1000, lte: 2000 })).toEqual({
-      protocolName: 'whirlpool', successRate: 0, averageComputeUnits: 0, averageFee: 0, p50ComputeUnits: 0, p95ComputeUnits: 0,
-      p99ComputeUnits: 0, averageAccountsCount: 0, totalVolume: 0,
+      protocolName: 'whirlpool',
+      successRate: 0,
+      averageComputeUnits: 0,
+      averageFee: 0,
+      p50ComputeUnits: 0,
+      p95ComputeUnits: 0,
+      p99ComputeUnits: 0,
+      averageAccountsCount: 0,
+      totalVolume: 0,
     });
   });
 });
@@ -211,10 +233,21 @@ describe('failed transactions', () => {
   it.each([
     ['protocol', { protocolName: 'pump_fun' }, { protocols: ['pump_fun'] }],
     ['program id', { programId: PROGRAM_OF.jupiter_v6 }, { programId: PROGRAM_OF.jupiter_v6 }],
-    ['program id of another protocol than the protocol asked', { protocolName: 'pump_fun', programId: PROGRAM_OF.jupiter_v6 }, { protocols: ['pump_fun'], programId: PROGRAM_OF.jupiter_v6 }],
-    ['range', { range: { gte: FIXTURE_START + 7200 + 5, lte: FIXTURE_START + 86_400 + 77 } }, { range: { gte: FIXTURE_START + 7200 + 5, lte: FIXTURE_START + 86_400 + 77 } }],
-    ['everything, limit 5', { protocolName: 'jupiter_v6', programId: PROGRAM_OF.jupiter_v6, range: { lte: FIXTURE_START + 2 * 86_400 }, limit: 5 },
-      { protocols: ['jupiter_v6'], programId: PROGRAM_OF.jupiter_v6, range: { lte: FIXTURE_START + 2 * 86_400 }, limit: 5 }],
+    [
+      'program id of another protocol than the protocol asked',
+      { protocolName: 'pump_fun', programId: PROGRAM_OF.jupiter_v6 },
+      { protocols: ['pump_fun'], programId: PROGRAM_OF.jupiter_v6 },
+    ],
+    [
+      'range',
+      { range: { gte: FIXTURE_START + 7200 + 5, lte: FIXTURE_START + 86_400 + 77 } },
+      { range: { gte: FIXTURE_START + 7200 + 5, lte: FIXTURE_START + 86_400 + 77 } },
+    ],
+    [
+      'everything, limit 5',
+      { protocolName: 'jupiter_v6', programId: PROGRAM_OF.jupiter_v6, range: { lte: FIXTURE_START + 2 * 86_400 }, limit: 5 },
+      { protocols: ['jupiter_v6'], programId: PROGRAM_OF.jupiter_v6, range: { lte: FIXTURE_START + 2 * 86_400 }, limit: 5 },
+    ],
   ])('filtered by %s', async (_label, opts, ref) => {
     const limit = (opts as { limit?: number }).limit ?? 100;
     expect(await s.operatorAnalytics.failedTransactions({ range: {}, limit, ...opts })).toEqual(await oracle.failedTransactions(s, { limit, ...ref }));
@@ -237,7 +270,12 @@ describe('transactions', () => {
     const first = records.find((r) => r.signature === second.signature && r.instruction_index === 0)!;
     const tx = await s.operatorAnalytics.transaction(second.signature);
     if (first.protocol_name !== 'raydium_amm_v4' && first.protocol_name !== 'meteora_dlmm') {
-      expect(tx).toMatchObject({ signature: first.signature, protocolName: first.protocol_name, instructionType: first.instruction_type, slot: String(first.slot) });
+      expect(tx).toMatchObject({
+        signature: first.signature,
+        protocolName: first.protocol_name,
+        instructionType: first.instruction_type,
+        slot: String(first.slot),
+      });
     }
     const multi = b58('hot-25', 88);
     expect(await s.operatorAnalytics.transaction(multi)).toEqual(await oracle.transaction(s, multi));
@@ -257,28 +295,68 @@ describe('transactions', () => {
   const cases: [string, () => Promise<[object, string, Record<string, unknown>]>][] = [
     ['blockTime.gte', async () => [{ blockTime: { gte: mid } }, "block_time >= toDateTime({g:UInt32}, 'UTC')", { g: mid }]],
     ['blockTime.lte', async () => [{ blockTime: { lte: mid } }, "block_time <= toDateTime({l:UInt32}, 'UTC')", { l: mid }]],
-    ['blockTime both', async () => [{ blockTime: { gte: mid, lte: late } }, "block_time BETWEEN toDateTime({g:UInt32}, 'UTC') AND toDateTime({l:UInt32}, 'UTC')", { g: mid, l: late }]],
-    ['blockTime one second', async () => [{ blockTime: { gte: FIXTURE_START + 17, lte: FIXTURE_START + 17 } }, "block_time = toDateTime({g:UInt32}, 'UTC')", { g: FIXTURE_START + 17 }]],
+    [
+      'blockTime both',
+      async () => [
+        { blockTime: { gte: mid, lte: late } },
+        "block_time BETWEEN toDateTime({g:UInt32}, 'UTC') AND toDateTime({l:UInt32}, 'UTC')",
+        { g: mid, l: late },
+      ],
+    ],
+    [
+      'blockTime one second',
+      async () => [
+        { blockTime: { gte: FIXTURE_START + 17, lte: FIXTURE_START + 17 } },
+        "block_time = toDateTime({g:UInt32}, 'UTC')",
+        { g: FIXTURE_START + 17 },
+      ],
+    ],
     ['status succeeded', async () => [{ status: 'succeeded' }, 'success', {}]],
     ['status failed', async () => [{ status: 'failed' }, 'NOT success', {}]],
     ['status all', async () => [{ status: 'all' }, '1', {}]],
     ['protocols', async () => [{ protocols: ['pump_fun', 'whirlpool'] }, "protocol_name IN ('pump_fun', 'whirlpool')", {}]],
-    ['programIds', async () => [{ programIds: [PROGRAM_OF.jupiter_v6, PROGRAM_OF.pump_amm] }, 'program_id IN {p:Array(String)}', { p: [PROGRAM_OF.jupiter_v6, PROGRAM_OF.pump_amm] }]],
+    [
+      'programIds',
+      async () => [
+        { programIds: [PROGRAM_OF.jupiter_v6, PROGRAM_OF.pump_amm] },
+        'program_id IN {p:Array(String)}',
+        { p: [PROGRAM_OF.jupiter_v6, PROGRAM_OF.pump_amm] },
+      ],
+    ],
     ['programIds of an inactive protocol', async () => [{ programIds: [PROGRAM_OF.raydium_amm_v4] }, '0', {}]],
     ['instructionTypes', async () => [{ instructionTypes: ['buy', 'route', 'claim'] }, "instruction_type IN ('buy', 'route', 'claim')", {}]],
-    ['signatures', async () => {
-      const sigs = await someSigs();
-      return [{ signatures: sigs }, 'signature IN {s:Array(String)}', { s: sigs }];
-    }],
-    ['all combined', async () => [
-      { blockTime: { gte: FIXTURE_START + 3600, lte: late }, status: 'failed', protocols: ['pump_fun', 'jupiter_v6', 'whirlpool'], programIds: [PROGRAM_OF.pump_fun, PROGRAM_OF.whirlpool], instructionTypes: ['buy', 'sell', 'swap'] },
-      "block_time BETWEEN toDateTime({g:UInt32}, 'UTC') AND toDateTime({l:UInt32}, 'UTC') AND NOT success AND protocol_name IN ('pump_fun', 'jupiter_v6', 'whirlpool') AND program_id IN {p:Array(String)} AND instruction_type IN ('buy', 'sell', 'swap')",
-      { g: FIXTURE_START + 3600, l: late, p: [PROGRAM_OF.pump_fun, PROGRAM_OF.whirlpool] },
-    ]],
-    ['signatures combined with status and protocols', async () => {
-      const sigs = await someSigs();
-      return [{ signatures: sigs, status: 'succeeded', protocols: ACTIVE_PROTOCOLS.slice(1) }, "signature IN {s:Array(String)} AND success AND protocol_name != 'jupiter_v4'", { s: sigs }];
-    }],
+    [
+      'signatures',
+      async () => {
+        const sigs = await someSigs();
+        return [{ signatures: sigs }, 'signature IN {s:Array(String)}', { s: sigs }];
+      },
+    ],
+    [
+      'all combined',
+      async () => [
+        {
+          blockTime: { gte: FIXTURE_START + 3600, lte: late },
+          status: 'failed',
+          protocols: ['pump_fun', 'jupiter_v6', 'whirlpool'],
+          programIds: [PROGRAM_OF.pump_fun, PROGRAM_OF.whirlpool],
+          instructionTypes: ['buy', 'sell', 'swap'],
+        },
+        "block_time BETWEEN toDateTime({g:UInt32}, 'UTC') AND toDateTime({l:UInt32}, 'UTC') AND NOT success AND protocol_name IN ('pump_fun', 'jupiter_v6', 'whirlpool') AND program_id IN {p:Array(String)} AND instruction_type IN ('buy', 'sell', 'swap')",
+        { g: FIXTURE_START + 3600, l: late, p: [PROGRAM_OF.pump_fun, PROGRAM_OF.whirlpool] },
+      ],
+    ],
+    [
+      'signatures combined with status and protocols',
+      async () => {
+        const sigs = await someSigs();
+        return [
+          { signatures: sigs, status: 'succeeded', protocols: ACTIVE_PROTOCOLS.slice(1) },
+          "signature IN {s:Array(String)} AND success AND protocol_name != 'jupiter_v4'",
+          { s: sigs },
+        ];
+      },
+    ],
   ];
 
   it.each(cases)('filter %s: the same records, in order (both orders), as the SQL condition', async (_label, make) => {
@@ -342,17 +420,34 @@ describe('address transactions', () => {
   const cases: [string, object, string, Record<string, unknown>][] = [
     ['blockTime.gte', { blockTime: { gte: mid } }, "block_time >= toDateTime({g:UInt32}, 'UTC')", { g: mid }],
     ['blockTime.lte', { blockTime: { lte: mid } }, "block_time <= toDateTime({l:UInt32}, 'UTC')", { l: mid }],
-    ['blockTime both', { blockTime: { gte: FIXTURE_START + 5000, lte: mid } }, "block_time BETWEEN toDateTime({g:UInt32}, 'UTC') AND toDateTime({l:UInt32}, 'UTC')", { g: FIXTURE_START + 5000, l: mid }],
+    [
+      'blockTime both',
+      { blockTime: { gte: FIXTURE_START + 5000, lte: mid } },
+      "block_time BETWEEN toDateTime({g:UInt32}, 'UTC') AND toDateTime({l:UInt32}, 'UTC')",
+      { g: FIXTURE_START + 5000, l: mid },
+    ],
     ['status succeeded', { status: 'succeeded' }, 'success', {}],
     ['status failed', { status: 'failed' }, 'NOT success', {}],
     ['status all', { status: 'all' }, '1', {}],
     ['protocols', { protocols: ['whirlpool', 'pump_amm'] }, "protocol_name IN ('whirlpool', 'pump_amm')", {}],
     ['programIds', { programIds: [PROGRAM_OF.jupiter_v6] }, 'program_id = {p:String}', { p: PROGRAM_OF.jupiter_v6 }],
-    ['signatures', { signatures: [b58('hot-0', 88), b58('hot-25', 88), b58('hot-3', 88), b58('hot-100', 88), b58('nope', 88)] },
-      'signature IN {s:Array(String)}', { s: [b58('hot-0', 88), b58('hot-25', 88), b58('hot-3', 88), b58('hot-100', 88)] }],
-    ['all combined', { blockTime: { gte: FIXTURE_START + 5000, lte: FIXTURE_START + 170_000 }, status: 'succeeded', protocols: ['jupiter_v6', 'pump_fun', 'whirlpool'], programIds: [PROGRAM_OF.pump_fun, PROGRAM_OF.whirlpool] },
+    [
+      'signatures',
+      { signatures: [b58('hot-0', 88), b58('hot-25', 88), b58('hot-3', 88), b58('hot-100', 88), b58('nope', 88)] },
+      'signature IN {s:Array(String)}',
+      { s: [b58('hot-0', 88), b58('hot-25', 88), b58('hot-3', 88), b58('hot-100', 88)] },
+    ],
+    [
+      'all combined',
+      {
+        blockTime: { gte: FIXTURE_START + 5000, lte: FIXTURE_START + 170_000 },
+        status: 'succeeded',
+        protocols: ['jupiter_v6', 'pump_fun', 'whirlpool'],
+        programIds: [PROGRAM_OF.pump_fun, PROGRAM_OF.whirlpool],
+      },
       "block_time BETWEEN toDateTime({g:UInt32}, 'UTC') AND toDateTime({l:UInt32}, 'UTC') AND success AND protocol_name IN ('jupiter_v6', 'pump_fun', 'whirlpool') AND program_id IN {p:Array(String)}",
-      { g: FIXTURE_START + 5000, l: FIXTURE_START + 170_000, p: [PROGRAM_OF.pump_fun, PROGRAM_OF.whirlpool] }],
+      { g: FIXTURE_START + 5000, l: FIXTURE_START + 170_000, p: [PROGRAM_OF.pump_fun, PROGRAM_OF.whirlpool] },
+    ],
   ];
 
   it.each(cases)('filter %s: the same records, in order (both orders), as the SQL condition; the count agrees', async (label, filters, where, params) => {
@@ -361,7 +456,8 @@ describe('address transactions', () => {
       expect(page.data).toEqual(await oracle.addressTransactions(s, HOT, where, params, ADDRESS_ORDER[sortOrder]));
     }
     expect(await s.operatorAnalytics.addressTransactionCount(HOT, filters)).toBe((await oracle.addressTransactions(s, HOT, where, params)).length);
-    if (label !== 'status all') expect((await oracle.addressTransactions(s, HOT, where, params)).length).toBeLessThan((await oracle.addressTransactions(s, HOT)).length);
+    if (label !== 'status all')
+      expect((await oracle.addressTransactions(s, HOT, where, params)).length).toBeLessThan((await oracle.addressTransactions(s, HOT)).length);
   });
 
   it('a program id is an address: it matches every visible record of that program; hidden protocols are left out', async () => {
@@ -376,15 +472,25 @@ describe('address transactions', () => {
 });
 
 describe('fee statistics', () => {
-  const check = async (protocols: readonly string[], got: { totalTransactions: number; totalFees: number; minFee: number; maxFee: number; averageFee: number; p50Fee: number; p95Fee: number; p99Fee: number }, range?: Range) => {
+  const check = async (
+    protocols: readonly string[],
+    got: { totalTransactions: number; totalFees: number; minFee: number; maxFee: number; averageFee: number; p50Fee: number; p95Fee: number; p99Fee: number },
+    range?: Range,
+  ) => {
     const ref = await oracle.feeStats(s, protocols, range);
     expect(ref.totalTransactions).toBeGreaterThan(0);
     const { p50Fee, p95Fee, p99Fee, ...exact } = got;
-    expect(exact).toMatchObject(close({ totalTransactions: ref.totalTransactions, totalFees: ref.totalFees, minFee: ref.minFee, maxFee: ref.maxFee, averageFee: ref.averageFee }));
+    expect(exact).toMatchObject(
+      close({ totalTransactions: ref.totalTransactions, totalFees: ref.totalFees, minFee: ref.minFee, maxFee: ref.maxFee, averageFee: ref.averageFee }),
+    );
     // t-digest percentiles are approximate: ordered, within [min, max], near the exact values.
     expect(p50Fee).toBeLessThanOrEqual(p95Fee);
     expect(p95Fee).toBeLessThanOrEqual(p99Fee);
-    [[p50Fee, ref.p50Fee], [p95Fee, ref.p95Fee], [p99Fee, ref.p99Fee]].forEach(([a, e]) => {
+    [
+      [p50Fee, ref.p50Fee],
+      [p95Fee, ref.p95Fee],
+      [p99Fee, ref.p99Fee],
+    ].forEach(([a, e]) => {
       expect(a).toBeGreaterThanOrEqual(got.minFee);
       expect(a).toBeLessThanOrEqual(got.maxFee);
       expect(Math.abs(a! - e!) / Math.max(e!, 1)).toBeLessThan(0.35);
@@ -409,7 +515,13 @@ describe('fee statistics', () => {
   });
 
   it('zeros for an empty range', async () => {
-    expect((await s.operatorAnalytics.feeStats(undefined, { gte: 1000, lte: 2000 })).overall).toMatchObject({ totalTransactions: 0, totalFees: 0, minFee: 0, maxFee: 0, p99Fee: 0 });
+    expect((await s.operatorAnalytics.feeStats(undefined, { gte: 1000, lte: 2000 })).overall).toMatchObject({
+      totalTransactions: 0,
+      totalFees: 0,
+      minFee: 0,
+      maxFee: 0,
+      p99Fee: 0,
+    });
   });
 });
 

@@ -18,14 +18,15 @@ beforeAll(async () => {
 });
 afterAll(async () => s?.t.cleanup());
 
-const statsOf = (headers: Record<string, unknown>) => Object.fromEntries(
-  Object.entries(ANSWER_STATS_HEADERS).map(([field, name]) => {
-    const v = headers[name];
-    expect(typeof v, `header ${name}`).toBe('string');
-    expect(String(v)).toMatch(/^\d+$/);
-    return [field, Number(v)];
-  }),
-) as { elapsedMs: number; rowsRead: number; bytesRead: number; cost: number };
+const statsOf = (headers: Record<string, unknown>) =>
+  Object.fromEntries(
+    Object.entries(ANSWER_STATS_HEADERS).map(([field, name]) => {
+      const v = headers[name];
+      expect(typeof v, `header ${name}`).toBe('string');
+      expect(String(v)).toMatch(/^\d+$/);
+      return [field, Number(v)];
+    }),
+  ) as { elapsedMs: number; rowsRead: number; bytesRead: number; cost: number };
 
 describe('the ledger: what the engine read, per request', () => {
   it('records the rows and bytes a statement read, as the engine counts them (numbers(N) reads N rows)', async () => {
@@ -67,9 +68,11 @@ describe('every door carries the statistics', () => {
     for (const name of Object.values(ANSWER_STATS_HEADERS)) expect(String(browser.headers['access-control-expose-headers'])).toContain(name);
   });
 
-  it('JSON-RPC: headers only, the envelope stays SPEC\'s', async () => {
+  it("JSON-RPC: headers only, the envelope stays SPEC's", async () => {
     const res = await s.t.app.inject({
-      method: 'POST', url: '/v1/rpc', headers: s.headers,
+      method: 'POST',
+      url: '/v1/rpc',
+      headers: s.headers,
       payload: { jsonrpc: '2.0', id: 1, method: 'getTransactions', params: [{ limit: 5 }] },
     });
     expect(res.statusCode).toBe(200);
@@ -80,7 +83,9 @@ describe('every door carries the statistics', () => {
 
   it('GraphQL: extensions.stats equals the headers, beside extensions.cost', async () => {
     const res = await s.t.app.inject({
-      method: 'POST', url: '/graphql', headers: s.headers,
+      method: 'POST',
+      url: '/graphql',
+      headers: s.headers,
       payload: { query: `{ protocolStats(filters: { protocols: ["${s.active[1]}"] }) { protocolName totalTransactions } }` },
     });
     expect(res.statusCode, res.body).toBe(200);
@@ -91,11 +96,21 @@ describe('every door carries the statistics', () => {
   });
 
   it('SQL: headers only ({data, count, query} as SPEC fixes it), the cost charged before running', async () => {
-    const res = await s.t.app.inject({ method: 'POST', url: '/v1/query', headers: s.headers, payload: { query: 'SELECT protocol_name, count() AS n FROM transactions GROUP BY protocol_name' } });
+    const res = await s.t.app.inject({
+      method: 'POST',
+      url: '/v1/query',
+      headers: s.headers,
+      payload: { query: 'SELECT protocol_name, count() AS n FROM transactions GROUP BY protocol_name' },
+    });
     expect(res.statusCode, res.body).toBe(200);
     expect(Object.keys(res.json()).sort()).toEqual(['count', 'data', 'query']);
     expect(statsOf(res.headers).cost).toBeGreaterThan(0);
-    const csv = await s.t.app.inject({ method: 'POST', url: '/v1/query', headers: s.headers, payload: { query: 'SELECT signature FROM transactions LIMIT 3', format: 'csv' } });
+    const csv = await s.t.app.inject({
+      method: 'POST',
+      url: '/v1/query',
+      headers: s.headers,
+      payload: { query: 'SELECT signature FROM transactions LIMIT 3', format: 'csv' },
+    });
     expect(csv.statusCode).toBe(200);
     statsOf(csv.headers);
   });
@@ -117,7 +132,7 @@ describe('every door carries the statistics', () => {
 });
 
 describe('usage: cost per key and per method over time', () => {
-  it('the dashboard\'s usage page sums each answer\'s cost per key, per method and per bucket', async () => {
+  it("the dashboard's usage page sums each answer's cost per key, per method and per bucket", async () => {
     const { app } = s.t;
     const session = await signUp(app, 'cost@example.com');
     const made = await call(app, session, 'POST', '/dashboard/api/keys', { name: 'researcher', environment: 'production' });
@@ -148,7 +163,11 @@ describe('usage: cost per key and per method over time', () => {
       expect(m?.cost, label).toBe(cost);
       // Over time too: the costly methods' buckets add up to their cost.
       const c = u.costlyMethods.find((x: { label: string }) => x.label.endsWith(label));
-      if (cost > 0) expect(c.costPerBucket.reduce((a: number, b: number) => a + b, 0), label).toBe(cost);
+      if (cost > 0)
+        expect(
+          c.costPerBucket.reduce((a: number, b: number) => a + b, 0),
+          label,
+        ).toBe(cost);
     }
   });
 });

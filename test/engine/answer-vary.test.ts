@@ -22,7 +22,10 @@ afterAll(async () => t?.cleanup());
 const ORIGIN = 'https://pages.example.net';
 
 describe('caching: Vary names every header that chose a stored answer', () => {
-  const varyOf = (res: { headers: Record<string, unknown> }): string[] => String(res.headers.vary ?? '').split(',').map((v) => v.trim().toLowerCase());
+  const varyOf = (res: { headers: Record<string, unknown> }): string[] =>
+    String(res.headers.vary ?? '')
+      .split(',')
+      .map((v) => v.trim().toLowerCase());
   const CHOOSERS = ['x-api-key', 'authorization', 'accept', 'accept-encoding'];
 
   it('on every cacheable answer: REST and GraphQL GETs, their 304s, small answers and coded ones', async () => {

@@ -32,21 +32,41 @@ const members: Member[] = [
 ];
 
 const rpcBody = (ms: Member[]) => ms.map(([method, options], i) => ({ jsonrpc: '2.0', id: i, method, params: method === 'getProtocols' ? [] : [options] }));
-const mcpBody = (ms: Member[]) => ms.map(([name, options], i) => ({
-  jsonrpc: '2.0', id: i, method: 'tools/call', params: { name, arguments: name === 'getProtocols' ? {} : { options } },
-}));
+const mcpBody = (ms: Member[]) =>
+  ms.map(([name, options], i) => ({
+    jsonrpc: '2.0',
+    id: i,
+    method: 'tools/call',
+    params: { name, arguments: name === 'getProtocols' ? {} : { options } },
+  }));
 
 /** What a door said of each member: 'ok', or the error's machine code. */
-interface Outcomes { each: string[]; bytes: number }
+interface Outcomes {
+  each: string[];
+  bytes: number;
+}
 
 async function viaRpc(key: string, ms: Member[]): Promise<Outcomes> {
-  const res = await t.app.inject({ method: 'POST', url: '/v1/rpc', headers: { 'content-type': 'application/json', 'x-api-key': key }, payload: JSON.stringify(rpcBody(ms)) });
+  const res = await t.app.inject({
+    method: 'POST',
+    url: '/v1/rpc',
+    headers: { 'content-type': 'application/json', 'x-api-key': key },
+    payload: JSON.stringify(rpcBody(ms)),
+  });
   expect(res.statusCode).toBe(200);
   const answers = res.json<{ id: number; result?: unknown; error?: { code: number; data?: string } }[]>();
   expect(answers.map((a) => a.id)).toEqual(ms.map((_, i) => i));
   return {
     bytes: Buffer.byteLength(res.body),
-    each: answers.map((a) => (a.error === undefined ? 'ok' : /past its .* budget/.test(a.error.data ?? '') ? 'ERR_RESPONSE_TOO_LARGE' : a.error.code === -32602 ? 'ERR_INVALID_PARAMS' : String(a.error.code))),
+    each: answers.map((a) =>
+      a.error === undefined
+        ? 'ok'
+        : /past its .* budget/.test(a.error.data ?? '')
+          ? 'ERR_RESPONSE_TOO_LARGE'
+          : a.error.code === -32602
+            ? 'ERR_INVALID_PARAMS'
+            : String(a.error.code),
+    ),
   };
 }
 
@@ -71,7 +91,10 @@ const counts = (row: string): { requests: number; errors: number } => {
 async function usageOf(keyId: string, iface: string): Promise<string[]> {
   await t.services.access.usage.flush();
   const rows = await t.services.access.usageStore.query({ keyId, fromMs: Date.now() - 3_600_000, toMs: Date.now() + 60_000, granularity: 'hour' });
-  return rows.filter((r) => r.interface === iface).map((r) => `${r.method} ${r.requests} ${r.errors}`).sort();
+  return rows
+    .filter((r) => r.interface === iface)
+    .map((r) => `${r.method} ${r.requests} ${r.errors}`)
+    .sort();
 }
 
 describe('the same batch on JSON-RPC and MCP', () => {
@@ -94,7 +117,9 @@ describe('the same batch on JSON-RPC and MCP', () => {
     expect(await usageOf(mcpKey.id, 'mcp')).toEqual(['getProtocols 1 1', `getTransactions ${listings} ${errors - 1}`]);
   });
 
-  const CORPUS = (JSON.parse(readFileSync(new URL('../fixtures/hostile-batches.json', import.meta.url), 'utf8')) as { cases: { name: string; members: Member[] }[] }).cases;
+  const CORPUS = (
+    JSON.parse(readFileSync(new URL('../fixtures/hostile-batches.json', import.meta.url), 'utf8')) as { cases: { name: string; members: Member[] }[] }
+  ).cases;
   for (const c of CORPUS) {
     it(`corpus (test/fixtures/hostile-batches.json): ${c.name}`, async () => {
       const rpcKey = await createKey(t.app, 'enterprise', `corpus-rpc-${c.name.slice(0, 40)}`);
@@ -115,7 +140,11 @@ describe('the same batch on JSON-RPC and MCP', () => {
 
   it('a lone call past the budget is refused the same way on both doors, and small calls are answered', async () => {
     const key = await createKey(t.app, 'free', 'batch-small');
-    const small: Member[] = [['getTransactions', { limit: 5 }], ['getProtocols', {}], ['getTransactions', { limit: 0 }]];
+    const small: Member[] = [
+      ['getTransactions', { limit: 5 }],
+      ['getProtocols', {}],
+      ['getTransactions', { limit: 0 }],
+    ];
     const rpc = await viaRpc(key.key, small);
     expect(rpc.each.slice(0, 2)).toEqual(['ok', 'ok']);
     expect((await viaMcp(key.key, small)).each).toEqual(rpc.each);
@@ -125,7 +154,12 @@ describe('the same batch on JSON-RPC and MCP', () => {
     const key = await createKey(t.app, 'enterprise', 'batch-gone');
     const base = await t.app.listen({ port: 0, host: '127.0.0.1' });
     const abort = new AbortController();
-    const sent = fetch(`${base}/mcp`, { method: 'POST', headers: { ...MCP_HEADERS, 'x-api-key': key.key }, body: JSON.stringify(mcpBody(members.slice(0, 10).concat(members.slice(0, 10)))), signal: abort.signal });
+    const sent = fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: { ...MCP_HEADERS, 'x-api-key': key.key },
+      body: JSON.stringify(mcpBody(members.slice(0, 10).concat(members.slice(0, 10)))),
+      signal: abort.signal,
+    });
     // Gone once its first calls run.
     setTimeout(() => abort.abort(), 150);
     await sent.catch(() => undefined);
@@ -148,7 +182,8 @@ describe('the same batch on JSON-RPC and MCP', () => {
     const key = await createKey(t.app, 'free', 'batch-cancel');
     const { access, sqlSandbox } = t.services;
     const slow = 'SELECT sum(cityHash64(signature, number)) AS h FROM transactions ARRAY JOIN range(20000) AS number';
-    const post = (body: unknown) => t.app.inject({ method: 'POST', url: '/mcp', headers: { ...MCP_HEADERS, 'x-api-key': key.key }, payload: JSON.stringify(body) });
+    const post = (body: unknown) =>
+      t.app.inject({ method: 'POST', url: '/mcp', headers: { ...MCP_HEADERS, 'x-api-key': key.key }, payload: JSON.stringify(body) });
     const callOf = (id: number) => post({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'run_sql', arguments: { query: slow } } });
     const cancelOf = (id: number) => post({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id } });
     const until = async (done: () => boolean) => {
@@ -183,9 +218,14 @@ describe('the same batch on JSON-RPC and MCP', () => {
     expect(JSON.parse(next.body).result.isError).toBeUndefined();
   });
 
-  it('a coalesced point read is not capped by its first asker\'s reservation (it serves other requests too)', async () => {
+  it("a coalesced point read is not capped by its first asker's reservation (it serves other requests too)", async () => {
     const key = await createKey(t.app, 'enterprise', 'point-reads');
-    const res = await t.app.inject({ method: 'POST', url: '/v1/rpc', headers: { 'content-type': 'application/json', 'x-api-key': key.key }, payload: JSON.stringify(rpcBody([['getTransactions', { limit: 40 }]])) });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/v1/rpc',
+      headers: { 'content-type': 'application/json', 'x-api-key': key.key },
+      payload: JSON.stringify(rpcBody([['getTransactions', { limit: 40 }]])),
+    });
     const signatures = res.json<{ result: { data: { signature: string }[] } }[]>()[0]!.result.data.map((r) => r.signature);
     expect(signatures).toHaveLength(40);
     // Members reserved 100 bytes each: less than one record. Their lookups share reads.

@@ -29,9 +29,16 @@ interface Service {
   ports?: string[];
   depends_on?: string[] | Record<string, unknown>;
 }
-const compose = parseYaml(read('docker-compose.yml'), { merge: true }) as { services: Record<string, Service>; volumes: Record<string, unknown>; secrets: Record<string, { file: string }> };
+const compose = parseYaml(read('docker-compose.yml'), { merge: true }) as {
+  services: Record<string, Service>;
+  volumes: Record<string, unknown>;
+  secrets: Record<string, { file: string }>;
+};
 const services = compose.services;
-const named = (re: RegExp): string[] => Object.keys(services).filter((n) => re.test(n)).sort();
+const named = (re: RegExp): string[] =>
+  Object.keys(services)
+    .filter((n) => re.test(n))
+    .sort();
 const chNodes = named(/^ch-s\d+-r\d+$/);
 const keepers = named(/^keeper-\d+$/);
 const apis = named(/^api-\d+$/);
@@ -40,9 +47,7 @@ const cluster = parseXml(read('clickhouse/cluster.xml'));
 
 /** A service's environment as the process sees it: compose's ${VAR:-default} expanded to the default. */
 function envOf(name: string): Record<string, string> {
-  return Object.fromEntries(
-    Object.entries(services[name]!.environment ?? {}).map(([k, v]) => [k, String(v).replace(/\$\{[A-Z_]+:-([^}]*)\}/g, '$1')]),
-  );
+  return Object.fromEntries(Object.entries(services[name]!.environment ?? {}).map(([k, v]) => [k, String(v).replace(/\$\{[A-Z_]+:-([^}]*)\}/g, '$1')]));
 }
 
 describe('deploy/cluster (files parsed and cross-checked; the stack itself not run here)', () => {
@@ -67,7 +72,11 @@ describe('deploy/cluster (files parsed and cross-checked; the stack itself not r
   });
 
   it('parses every XML config (well-formed)', () => {
-    const files = ['clickhouse/cluster.xml', ...readdirSync(path.join(dir, 'clickhouse/macros')).map((f) => `clickhouse/macros/${f}`), ...readdirSync(path.join(dir, 'keeper')).map((f) => `keeper/${f}`)];
+    const files = [
+      'clickhouse/cluster.xml',
+      ...readdirSync(path.join(dir, 'clickhouse/macros')).map((f) => `clickhouse/macros/${f}`),
+      ...readdirSync(path.join(dir, 'keeper')).map((f) => `keeper/${f}`),
+    ];
     expect(files).toHaveLength(1 + 4 + 3);
     for (const f of files) expect(parseXml(read(f)).name, f).toBe('clickhouse');
     // The checker itself refuses what is not well-formed.
@@ -97,7 +106,9 @@ describe('deploy/cluster (files parsed and cross-checked; the stack itself not r
   it('gives each node its own macros: replica unique, shard the one remote_servers puts it in, file mounted on that node', () => {
     const shards = select(cluster, 'remote_servers', 'txa', 'shard');
     const shardOf = new Map<string, string>();
-    shards.forEach((s, i) => { for (const r of select(s, 'replica')) shardOf.set(textAt(r, 'host'), String(i + 1).padStart(2, '0')); });
+    shards.forEach((s, i) => {
+      for (const r of select(s, 'replica')) shardOf.set(textAt(r, 'host'), String(i + 1).padStart(2, '0'));
+    });
     const seen = new Set<string>();
     for (const node of chNodes) {
       const mount = services[node]!.volumes!.find((v) => v.endsWith(':/etc/clickhouse-server/config.d/macros.xml:ro'));
@@ -115,7 +126,7 @@ describe('deploy/cluster (files parsed and cross-checked; the stack itself not r
     expect(seen.size).toBe(4);
   });
 
-  it('agrees on the three Keeper nodes: the servers\' <zookeeper>, each Keeper\'s id and Raft peers', () => {
+  it("agrees on the three Keeper nodes: the servers' <zookeeper>, each Keeper's id and Raft peers", () => {
     const zk = select(cluster, 'zookeeper', 'node').map((n) => `${textAt(n, 'host')}:${textAt(n, 'port')}`);
     expect(zk).toEqual(keepers.map((k) => `${k}:9181`));
     const ids = new Set<string>();
@@ -135,14 +146,21 @@ describe('deploy/cluster (files parsed and cross-checked; the stack itself not r
 
   it('configures API and ingest replicas with variables core/config/load-config.ts reads, and values it accepts', () => {
     // The loader and its sections (core/config/).
-    const source = ['core/config/load-config.ts', ...readdirSync(path.join(root, 'core/config')).map((f) => `core/config/${f}`)].map((f) => readFileSync(path.join(root, f), 'utf8')).join('\n');
-    const known = new Set([...source.matchAll(/\b(?:str|int|bool|url|topicName|raw)\('([A-Z][A-Z0-9_]*)'/g), ...source.matchAll(/\benv\.([A-Z][A-Z0-9_]*)/g)].map((m) => m[1]!));
+    const source = ['core/config/load-config.ts', ...readdirSync(path.join(root, 'core/config')).map((f) => `core/config/${f}`)]
+      .map((f) => readFileSync(path.join(root, f), 'utf8'))
+      .join('\n');
+    const known = new Set(
+      [...source.matchAll(/\b(?:str|int|bool|url|topicName|raw)\('([A-Z][A-Z0-9_]*)'/g), ...source.matchAll(/\benv\.([A-Z][A-Z0-9_]*)/g)].map((m) => m[1]!),
+    );
     expect(known).toContain('CLICKHOUSE_CLUSTER');
     const writers = new Set<string>();
     for (const s of [...apis, ...ingests]) {
       const env = envOf(s);
       for (const k of Object.keys(env)) expect(known, `${s}: ${k} is not a variable core/config/load-config.ts reads`).toContain(k);
-      const c = loadConfig({ ...env, METRICS_TOKEN_FILE: env.METRICS_TOKEN_FILE === undefined ? undefined : path.resolve(dir, compose.secrets.metrics_token!.file) });
+      const c = loadConfig({
+        ...env,
+        METRICS_TOKEN_FILE: env.METRICS_TOKEN_FILE === undefined ? undefined : path.resolve(dir, compose.secrets.metrics_token!.file),
+      });
       expect(c.clickhouse.cluster).toBe('txa');
       expect(chNodes).toContain(new URL(c.clickhouse.url!).hostname);
       expect(new URL(c.clickhouse.url!).port).toBe('8123');
@@ -168,8 +186,14 @@ describe('deploy/cluster (files parsed and cross-checked; the stack itself not r
   });
 
   it('scrapes each API and ingest replica and each ClickHouse node in Prometheus, and balances both API replicas', () => {
-    const prom = parseYaml(read('prometheus.yml')) as { scrape_configs: { job_name: string; static_configs: { targets: string[] }[]; authorization?: { credentials_file: string } }[] };
-    const targets = (job: string): string[] => prom.scrape_configs.find((j) => j.job_name === job)!.static_configs.flatMap((c) => c.targets).sort();
+    const prom = parseYaml(read('prometheus.yml')) as {
+      scrape_configs: { job_name: string; static_configs: { targets: string[] }[]; authorization?: { credentials_file: string } }[];
+    };
+    const targets = (job: string): string[] =>
+      prom.scrape_configs
+        .find((j) => j.job_name === job)!
+        .static_configs.flatMap((c) => c.targets)
+        .sort();
     expect(targets('api')).toEqual(apis.map((a) => `${a}:${envOf(a).PORT}`));
     expect(targets('ingest')).toEqual(ingests.map((i) => `${i}:${envOf(i).INGEST_METRICS_PORT}`));
     expect(targets('clickhouse')).toEqual(chNodes.map((n) => `${n}:${textAt(cluster, 'prometheus', 'port')}`));
@@ -180,7 +204,7 @@ describe('deploy/cluster (files parsed and cross-checked; the stack itself not r
   });
 });
 
-describe('the cluster\'s SQL sandbox user (parsed only: no ClickHouse server here)', () => {
+describe("the cluster's SQL sandbox user (parsed only: no ClickHouse server here)", () => {
   let tmp: string;
   let wh: EmbeddedWarehouse;
   beforeAll(() => {
@@ -192,13 +216,20 @@ describe('the cluster\'s SQL sandbox user (parsed only: no ClickHouse server her
     rmSync(tmp, { recursive: true, force: true });
   });
 
-  it('parses with the engine parser and grants the published tables and their shards\' local tables, nothing else', async () => {
-    const statements = read('sql-sandbox-user.sql').replace(/^--.*$/gm, '').split(';').map((s) => s.trim()).filter(Boolean);
+  it("parses with the engine parser and grants the published tables and their shards' local tables, nothing else", async () => {
+    const statements = read('sql-sandbox-user.sql')
+      .replace(/^--.*$/gm, '')
+      .split(';')
+      .map((s) => s.trim())
+      .filter(Boolean);
     for (const q of statements) {
       const [row] = await wh.query<{ f: string }>('SELECT formatQuerySingleLine({q:String}) AS f', { params: { q } });
       expect(row!.f.length, q).toBeGreaterThan(0);
     }
-    const granted = statements.filter((s) => /^GRANT SELECT ON default\./.test(s)).map((s) => /ON default\.(\w+)/.exec(s)![1]).sort();
+    const granted = statements
+      .filter((s) => /^GRANT SELECT ON default\./.test(s))
+      .map((s) => /ON default\.(\w+)/.exec(s)![1])
+      .sort();
     expect(granted).toEqual([...PUBLISHED_TABLES, ...PUBLISHED_TABLES.map(localName)].sort());
     const policy = statements.find((s) => s.startsWith('CREATE ROW POLICY'))!;
     for (const t of granted) expect(policy).toContain(`default.${t}`);

@@ -44,7 +44,9 @@ async function formatted(sql: string): Promise<string> {
 
 describe('single node: nothing changes for existing installs', () => {
   it('runs exactly the statements of each file, and records the checksum of the file itself', () => {
-    const files = readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith('.sql')).sort();
+    const files = readdirSync(MIGRATIONS_DIR)
+      .filter((f) => f.endsWith('.sql'))
+      .sort();
     const migrations = loadMigrations();
     expect(migrations.map((m) => `${m.name}.sql`)).toEqual(files);
     for (const m of migrations) {
@@ -59,15 +61,16 @@ describe('single node: nothing changes for existing installs', () => {
 describe('cluster mode: every migration rendered', () => {
   it('gives every table the migrations create, and every table the code names, a cluster role', () => {
     const created = new Set<string>(['schema_migrations']);
-    for (const m of loadMigrations()) for (const s of m.statements) {
-      const t = /CREATE TABLE IF NOT EXISTS (\w+)/.exec(s)?.[1];
-      if (t) created.add(t);
-    }
+    for (const m of loadMigrations())
+      for (const s of m.statements) {
+        const t = /CREATE TABLE IF NOT EXISTS (\w+)/.exec(s)?.[1];
+        if (t) created.add(t);
+      }
     expect([...created].sort()).toEqual(Object.keys(CLUSTER_LAYOUT).sort());
     for (const t of Object.values(TABLES)) expect(Object.keys(CLUSTER_LAYOUT), t).toContain(t);
   });
 
-  it('parses every rendered statement with the engine\'s parser (formatQuery), each DDL ON CLUSTER', async () => {
+  it("parses every rendered statement with the engine's parser (formatQuery), each DDL ON CLUSTER", async () => {
     const all = rendered();
     expect(all.length).toBeGreaterThanOrEqual(40);
     for (const { migration, sql } of all) {
@@ -84,7 +87,9 @@ describe('cluster mode: every migration rendered', () => {
       if (table === 'tx_by_signature') continue; // 002's layout, dropped by 021; checked with the others below
       if (role.kind === 'sharded') {
         const local = sql.find((s) => s.startsWith(`CREATE TABLE IF NOT EXISTS ${localName(table)} ON CLUSTER txa`));
-        expect(local, table).toMatch(new RegExp(`ENGINE = Replicated\\w*MergeTree\\('/clickhouse/tables/\\{shard\\}/\\{database\\}/${localName(table)}', '\\{replica\\}'`));
+        expect(local, table).toMatch(
+          new RegExp(`ENGINE = Replicated\\w*MergeTree\\('/clickhouse/tables/\\{shard\\}/\\{database\\}/${localName(table)}', '\\{replica\\}'`),
+        );
         const dist = sql.find((s) => s.startsWith(`CREATE TABLE IF NOT EXISTS ${table} ON CLUSTER txa`));
         expect(dist, table).toBe(
           `CREATE TABLE IF NOT EXISTS ${table} ON CLUSTER txa AS default.${localName(table)}\n` +
@@ -93,15 +98,20 @@ describe('cluster mode: every migration rendered', () => {
       } else {
         const s = sql.find((x) => x.startsWith(`CREATE TABLE IF NOT EXISTS ${table} ON CLUSTER txa`));
         expect(s, table).toMatch(new RegExp(`ENGINE = Replicated\\w*MergeTree\\('/clickhouse/tables/all/\\{database\\}/${table}', '\\{replica\\}'`));
-        expect(sql.some((x) => x.includes(`${localName(table)} `)), table).toBe(false);
+        expect(
+          sql.some((x) => x.includes(`${localName(table)} `)),
+          table,
+        ).toBe(false);
       }
     }
     // No table is created without a replicated engine or a Distributed one.
     for (const s of sql.filter((x) => x.startsWith('CREATE TABLE'))) expect(s).toMatch(/ENGINE = (Replicated\w*MergeTree\(|Distributed\()/);
   });
 
-  it('runs the views on each shard\'s transactions_local, writing locally except the address tables (routed by address)', () => {
-    const views = rendered().map((r) => r.sql.replace(/^--.*\n/gm, '')).filter((s) => s.startsWith('CREATE MATERIALIZED VIEW'));
+  it("runs the views on each shard's transactions_local, writing locally except the address tables (routed by address)", () => {
+    const views = rendered()
+      .map((r) => r.sql.replace(/^--.*\n/gm, ''))
+      .filter((s) => s.startsWith('CREATE MATERIALIZED VIEW'));
     const targets = Object.fromEntries(views.map((v) => [/VIEW IF NOT EXISTS (\w+)/.exec(v)![1]!, /ON CLUSTER txa TO (\w+) AS/.exec(v)![1]!]));
     expect(targets).toEqual({
       tx_by_signature_mv: 'tx_by_signature_local',
@@ -122,22 +132,28 @@ describe('cluster mode: every migration rendered', () => {
     }
   });
 
-  it('co-locates the by-signature lookup with its base rows: the view computes sig_key as the base table\'s sharding key', () => {
+  it("co-locates the by-signature lookup with its base rows: the view computes sig_key as the base table's sharding key", () => {
     const base = CLUSTER_LAYOUT.transactions!;
     const lookup = CLUSTER_LAYOUT.tx_by_signature_v2!;
     expect(base.kind === 'sharded' && base.shardingKey).toBe('cityHash64(signature)');
     expect(lookup.kind === 'sharded' && lookup.shardingKey).toBe('sig_key');
-    const view = loadMigrations().find((m) => m.version === 21)!.statements.find((s) => s.includes('CREATE MATERIALIZED VIEW'))!;
+    const view = loadMigrations()
+      .find((m) => m.version === 21)!
+      .statements.find((s) => s.includes('CREATE MATERIALIZED VIEW'))!;
     expect(view).toContain('cityHash64(signature) AS sig_key');
   });
 
   it('matches the reviewed snapshot of the cluster DDL', async () => {
-    const text = rendered().map((r) => `-- [${r.migration}]\n${r.sql};\n`).join('\n');
+    const text = rendered()
+      .map((r) => `-- [${r.migration}]\n${r.sql};\n`)
+      .join('\n');
     await expect(text).toMatchFileSnapshot('../fixtures/cluster-ddl.sql');
   });
 
   it('refuses what it cannot render rather than creating a table on one node', () => {
-    expect(() => renderForCluster('CREATE TABLE IF NOT EXISTS mystery (a UInt8) ENGINE = MergeTree ORDER BY a', CLUSTER)).toThrow(/no cluster role for table mystery/);
+    expect(() => renderForCluster('CREATE TABLE IF NOT EXISTS mystery (a UInt8) ENGINE = MergeTree ORDER BY a', CLUSTER)).toThrow(
+      /no cluster role for table mystery/,
+    );
     expect(() => renderForCluster('CREATE TABLE IF NOT EXISTS protocols (a UInt8) ENGINE = Memory', CLUSTER)).toThrow(/no replicated form/);
     expect(() => renderForCluster('RENAME TABLE a TO b', CLUSTER)).toThrow(/not rendered for a cluster/);
     expect(() => renderForCluster('ALTER TABLE transactions MODIFY TTL block_time + INTERVAL 1 DAY', CLUSTER)).toThrow(/only column changes/);
@@ -165,8 +181,12 @@ class RecordingWarehouse implements Warehouse {
     this.queries.push(sql);
     return this.answer(sql, options) as T[];
   }
-  queryText(): Promise<string> { return Promise.reject(new Error('not used')); }
-  stream(): AsyncIterable<Uint8Array> { throw new Error('not used'); }
+  queryText(): Promise<string> {
+    return Promise.reject(new Error('not used'));
+  }
+  stream(): AsyncIterable<Uint8Array> {
+    throw new Error('not used');
+  }
   async insert(_table: string, _rows: readonly object[], _options?: InsertOptions): Promise<void> {}
   async insertBytes(_table: string, _data: Uint8Array, _format: string, _options?: InsertOptions): Promise<void> {}
   async exec(sql: string, options?: QueryOptions): Promise<void> {
@@ -201,17 +221,32 @@ describe('the runner in cluster mode (recording warehouse, no server)', () => {
   });
 
   it('stops, in words, on a server without the cluster, the macros or GLOBAL subqueries', async () => {
-    await expect(migrate(new RecordingWarehouse(CLUSTER, (s) => (s.includes('system.clusters') ? [{ n: '0' }] : readyCluster(s))))).rejects.toThrow(/no such cluster in remote_servers/);
-    await expect(migrate(new RecordingWarehouse(CLUSTER, (s) => (s.includes('system.macros') ? [{ macro: 'shard' }] : readyCluster(s))))).rejects.toThrow(/no \{replica\} macro/);
-    await expect(migrate(new RecordingWarehouse(CLUSTER, (s) => (s.includes('distributed_product_mode') ? [{ v: 'deny' }] : readyCluster(s))))).rejects.toThrow(/must be "global"/);
+    await expect(migrate(new RecordingWarehouse(CLUSTER, (s) => (s.includes('system.clusters') ? [{ n: '0' }] : readyCluster(s))))).rejects.toThrow(
+      /no such cluster in remote_servers/,
+    );
+    await expect(migrate(new RecordingWarehouse(CLUSTER, (s) => (s.includes('system.macros') ? [{ macro: 'shard' }] : readyCluster(s))))).rejects.toThrow(
+      /no \{replica\} macro/,
+    );
+    await expect(migrate(new RecordingWarehouse(CLUSTER, (s) => (s.includes('distributed_product_mode') ? [{ v: 'deny' }] : readyCluster(s))))).rejects.toThrow(
+      /must be "global"/,
+    );
   });
 });
 
 describe('view repair in cluster mode (recording warehouse, no server)', () => {
-  it('deletes the buckets on every shard\'s local table and re-derives them from the whole base table through the Distributed target', async () => {
+  it("deletes the buckets on every shard's local table and re-derives them from the whole base table through the Distributed target", async () => {
     const views = [
-      { name: 'protocol_hourly_mv', as_select: 'SELECT protocol_name, toStartOfHour(block_time) AS hour_start, count() AS tx_count FROM default.transactions_local GROUP BY protocol_name, hour_start', target: 'default.protocol_hourly_local' },
-      { name: 'tx_by_address_mv', as_select: 'SELECT cityHash64(address) AS address_key, block_time, protocol_name FROM default.transactions_local', target: 'default.tx_by_address' },
+      {
+        name: 'protocol_hourly_mv',
+        as_select:
+          'SELECT protocol_name, toStartOfHour(block_time) AS hour_start, count() AS tx_count FROM default.transactions_local GROUP BY protocol_name, hour_start',
+        target: 'default.protocol_hourly_local',
+      },
+      {
+        name: 'tx_by_address_mv',
+        as_select: 'SELECT cityHash64(address) AS address_key, block_time, protocol_name FROM default.transactions_local',
+        target: 'default.tx_by_address',
+      },
     ];
     const rec = new RecordingWarehouse(CLUSTER, (sql, options) => {
       if (sql.includes("engine = 'MaterializedView'")) {
@@ -220,15 +255,23 @@ describe('view repair in cluster mode (recording warehouse, no server)', () => {
       }
       if (sql.includes('system.columns')) {
         return options?.params?.t === 'protocol_hourly'
-          ? [{ name: 'protocol_name', type: 'LowCardinality(String)' }, { name: 'hour_start', type: "DateTime('UTC')" }]
-          : [{ name: 'protocol_name', type: 'LowCardinality(String)' }, { name: 'block_time', type: "DateTime('UTC')" }];
+          ? [
+              { name: 'protocol_name', type: 'LowCardinality(String)' },
+              { name: 'hour_start', type: "DateTime('UTC')" },
+            ]
+          : [
+              { name: 'protocol_name', type: 'LowCardinality(String)' },
+              { name: 'block_time', type: "DateTime('UTC')" },
+            ];
       }
       return [];
     });
     await rebuildViewBuckets(rec, [{ protocol_name: 'pump_fun', hour_start: 1_700_000_000 - (1_700_000_000 % 3600) }]);
     expect(rec.execs).toHaveLength(4);
     expect(rec.execs[0]).toMatch(/^DELETE FROM default\.protocol_hourly_local ON CLUSTER txa WHERE .*toStartOfHour\(hour_start\)/);
-    expect(rec.execs[1]).toMatch(/^INSERT INTO default\.protocol_hourly SELECT .* FROM \(SELECT \* FROM default\.transactions WHERE [\s\S]*\) AS transactions_local GROUP BY/);
+    expect(rec.execs[1]).toMatch(
+      /^INSERT INTO default\.protocol_hourly SELECT .* FROM \(SELECT \* FROM default\.transactions WHERE [\s\S]*\) AS transactions_local GROUP BY/,
+    );
     expect(rec.execs[2]).toMatch(/^DELETE FROM default\.tx_by_address_local ON CLUSTER txa WHERE .*toStartOfHour\(block_time\)/);
     expect(rec.execs[3]).toMatch(/^INSERT INTO default\.tx_by_address SELECT .* FROM \(SELECT \* FROM default\.transactions WHERE /);
     // And the engine's parser reads each of them.
@@ -241,12 +284,21 @@ describe('view repair of the records by signature in cluster mode (recording war
   // (BAD_ARGUMENTS, "ALTER UPDATE/ALTER DELETE statement with subquery may be nondeterministic")
   // because every replica would evaluate it on its own, at its own time. The keys of the
   // buckets' base rows are read first and bound as values.
-  const v3 = { name: 'tx_by_signature_v3_mv', target: 'default.tx_by_signature_v3_local',
-    as_select: "SELECT cityHash64(signature) AS sig_key, instruction_index, toJSONString((signature, instruction_index)) AS record FROM default.transactions_local" };
+  const v3 = {
+    name: 'tx_by_signature_v3_mv',
+    target: 'default.tx_by_signature_v3_local',
+    as_select:
+      'SELECT cityHash64(signature) AS sig_key, instruction_index, toJSONString((signature, instruction_index)) AS record FROM default.transactions_local',
+  };
   const repair = async (keys: string[]): Promise<RecordingWarehouse> => {
     const rec = new RecordingWarehouse(CLUSTER, (sql) => {
       if (sql.includes("engine = 'MaterializedView'")) return [v3];
-      if (sql.includes('system.columns')) return [{ name: 'sig_key', type: 'UInt64' }, { name: 'instruction_index', type: 'UInt16' }, { name: 'record', type: 'String' }];
+      if (sql.includes('system.columns'))
+        return [
+          { name: 'sig_key', type: 'UInt64' },
+          { name: 'instruction_index', type: 'UInt16' },
+          { name: 'record', type: 'String' },
+        ];
       if (/cityHash64\(signature\)/.test(sql)) return keys.map((k) => ({ k }));
       return [];
     });
@@ -254,7 +306,7 @@ describe('view repair of the records by signature in cluster mode (recording war
     return rec;
   };
 
-  it('deletes by the keys of the buckets\' base rows bound as values, never by a subquery, then re-derives', async () => {
+  it("deletes by the keys of the buckets' base rows bound as values, never by a subquery, then re-derives", async () => {
     const keys = Array.from({ length: 25_000 }, (_, i) => String(18_446_744_073_709_551_615n - BigInt(i)));
     const rec = await repair(keys);
     const deletes = rec.execs.flatMap((s, i) => (s.startsWith('DELETE') ? [i] : []));
@@ -324,8 +376,12 @@ describe('the analytics layer is the same in both modes', () => {
   it('never reads the cluster setting: its SQL is one text, naming the same tables (Distributed ones in a cluster)', () => {
     const root = path.resolve(import.meta.dirname, '..', '..');
     const walk = (d: string): string[] =>
-      readdirSync(path.join(root, d), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(path.join(d, e.name)) : e.name.endsWith('.ts') ? [path.join(d, e.name)] : []));
-    const readers = ['api', 'ingest', 'warehouse'].flatMap(walk).filter((f) => /\.cluster\b|CLICKHOUSE_CLUSTER|clickhouse\.cluster/.test(readFileSync(path.join(root, f), 'utf8')));
+      readdirSync(path.join(root, d), { withFileTypes: true }).flatMap((e) =>
+        e.isDirectory() ? walk(path.join(d, e.name)) : e.name.endsWith('.ts') ? [path.join(d, e.name)] : [],
+      );
+    const readers = ['api', 'ingest', 'warehouse']
+      .flatMap(walk)
+      .filter((f) => /\.cluster\b|CLICKHOUSE_CLUSTER|clickhouse\.cluster/.test(readFileSync(path.join(root, f), 'utf8')));
     // Only the schema's owners (runner, repair, transports and their pass-through wrappers) know the mode.
     expect(readers.sort()).toEqual([
       'api/analytics/analytics-warehouse.ts',

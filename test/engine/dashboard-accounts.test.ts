@@ -14,13 +14,20 @@ let clock = Date.now();
 let t: Awaited<ReturnType<typeof startApp>>;
 
 beforeAll(async () => {
-  t = await startApp({ SIGNIN_FAILURES_PER_ACCOUNT: '3', SIGNIN_ATTEMPTS_PER_ADDRESS: '8', SESSION_TTL_HOURS: '1', KEY_CACHE_TTL_MS: '200' }, { now: () => clock });
+  t = await startApp(
+    { SIGNIN_FAILURES_PER_ACCOUNT: '3', SIGNIN_ATTEMPTS_PER_ADDRESS: '8', SESSION_TTL_HOURS: '1', KEY_CACHE_TTL_MS: '200' },
+    { now: () => clock },
+  );
 });
 afterAll(async () => t?.cleanup());
 
-const rpc = (key: string) => t.app.inject({
-  method: 'POST', url: '/v1/rpc', headers: { 'x-api-key': key }, payload: { jsonrpc: '2.0', id: 1, method: 'getProtocols', params: [] },
-});
+const rpc = (key: string) =>
+  t.app.inject({
+    method: 'POST',
+    url: '/v1/rpc',
+    headers: { 'x-api-key': key },
+    payload: { jsonrpc: '2.0', id: 1, method: 'getProtocols', params: [] },
+  });
 
 const createKey = async (s: DashboardSession, name = 'bot', environment = 'staging') => {
   const res = await call(t.app, s, 'POST', '/dashboard/api/keys', { name, environment });
@@ -30,7 +37,11 @@ const createKey = async (s: DashboardSession, name = 'bot', environment = 'stagi
 
 describe('sign-up and sign-in', () => {
   it('creates an account with a session cookie (HTTP-only, SameSite=Strict) and answers the session probe', async () => {
-    const res = await t.app.inject({ method: 'POST', url: '/dashboard/api/signup', payload: { email: ' Alice@Example.com ', password: 'correct horse battery' } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/dashboard/api/signup',
+      payload: { email: ' Alice@Example.com ', password: 'correct horse battery' },
+    });
     expect(res.statusCode, res.body).toBe(201);
     const setCookie = String(res.headers['set-cookie']);
     expect(setCookie).toMatch(/^txa_session=[A-Za-z0-9_-]{43}; Path=\/dashboard; HttpOnly; SameSite=Strict; Max-Age=3600$/);
@@ -46,7 +57,11 @@ describe('sign-up and sign-in', () => {
 
   it('refuses a duplicate email (409), a weak password (400 stating the rule) and a bad email, creating nothing', async () => {
     const before = (await t.services.accounts.list()).length;
-    const dup = await t.app.inject({ method: 'POST', url: '/dashboard/api/signup', payload: { email: 'ALICE@example.com', password: 'another good password' } });
+    const dup = await t.app.inject({
+      method: 'POST',
+      url: '/dashboard/api/signup',
+      payload: { email: 'ALICE@example.com', password: 'another good password' },
+    });
     expect(dup.statusCode).toBe(409);
     expect(dup.json()).toEqual({ error: 'Conflict', message: 'An account with this email already exists: sign in instead' });
     const weak = await t.app.inject({ method: 'POST', url: '/dashboard/api/signup', payload: { email: 'weak@example.com', password: 'short' } });
@@ -59,10 +74,20 @@ describe('sign-up and sign-in', () => {
   });
 
   it('signs in with the right password only (401 otherwise, the same for an unknown email)', async () => {
-    const wrong = await t.app.inject({ method: 'POST', url: '/dashboard/api/signin', payload: { email: 'alice@example.com', password: 'wrong password!!' }, remoteAddress: '10.0.0.1' });
+    const wrong = await t.app.inject({
+      method: 'POST',
+      url: '/dashboard/api/signin',
+      payload: { email: 'alice@example.com', password: 'wrong password!!' },
+      remoteAddress: '10.0.0.1',
+    });
     expect(wrong.statusCode).toBe(401);
     expect(wrong.json()).toEqual({ error: 'Unauthorized', message: 'Email or password is wrong' });
-    const unknown = await t.app.inject({ method: 'POST', url: '/dashboard/api/signin', payload: { email: 'nobody@example.com', password: 'wrong password!!' }, remoteAddress: '10.0.0.1' });
+    const unknown = await t.app.inject({
+      method: 'POST',
+      url: '/dashboard/api/signin',
+      payload: { email: 'nobody@example.com', password: 'wrong password!!' },
+      remoteAddress: '10.0.0.1',
+    });
     expect(unknown.json()).toEqual(wrong.json());
     const s = await signIn(t.app, 'alice@example.com', 'correct horse battery', '10.0.0.1');
     expect(s.csrf).toMatch(/^[A-Za-z0-9_-]{43}$/);
@@ -71,10 +96,20 @@ describe('sign-up and sign-in', () => {
   it('limits failed sign-ins per account (429 even for the right password, then free after the window)', async () => {
     await signUp(t.app, 'target@example.com');
     for (let i = 0; i < 3; i++) {
-      const r = await t.app.inject({ method: 'POST', url: '/dashboard/api/signin', payload: { email: 'target@example.com', password: `guess number ${i}!` }, remoteAddress: `10.1.0.${i}` });
+      const r = await t.app.inject({
+        method: 'POST',
+        url: '/dashboard/api/signin',
+        payload: { email: 'target@example.com', password: `guess number ${i}!` },
+        remoteAddress: `10.1.0.${i}`,
+      });
       expect(r.statusCode).toBe(401);
     }
-    const locked = await t.app.inject({ method: 'POST', url: '/dashboard/api/signin', payload: { email: 'target@example.com', password: 'correct horse battery' }, remoteAddress: '10.1.1.1' });
+    const locked = await t.app.inject({
+      method: 'POST',
+      url: '/dashboard/api/signin',
+      payload: { email: 'target@example.com', password: 'correct horse battery' },
+      remoteAddress: '10.1.1.1',
+    });
     expect(locked.statusCode).toBe(429);
     expect(locked.json().message).toMatch(/Too many failed sign-ins for this account: 3 per 15 minutes; retry after \d+ s/);
     expect(Number(locked.headers['retry-after'])).toBeGreaterThan(0);
@@ -86,12 +121,22 @@ describe('sign-up and sign-in', () => {
     const from = '10.2.0.9';
     let last = 0;
     for (let i = 0; i < 9; i++) {
-      const r = await t.app.inject({ method: 'POST', url: '/dashboard/api/signin', payload: { email: `spray${i}@example.com`, password: 'wrong password!!' }, remoteAddress: from });
+      const r = await t.app.inject({
+        method: 'POST',
+        url: '/dashboard/api/signin',
+        payload: { email: `spray${i}@example.com`, password: 'wrong password!!' },
+        remoteAddress: from,
+      });
       last = r.statusCode;
       if (i < 8) expect(r.statusCode).toBe(401);
     }
     expect(last).toBe(429);
-    const signup = await t.app.inject({ method: 'POST', url: '/dashboard/api/signup', payload: { email: 'fresh@example.com', password: 'correct horse battery' }, remoteAddress: from });
+    const signup = await t.app.inject({
+      method: 'POST',
+      url: '/dashboard/api/signup',
+      payload: { email: 'fresh@example.com', password: 'correct horse battery' },
+      remoteAddress: from,
+    });
     expect(signup.statusCode).toBe(429);
     expect(signup.json().message).toContain('from this address');
     expect(await t.services.accounts.findByEmail('fresh@example.com')).toBeUndefined();
@@ -182,8 +227,12 @@ describe('keys of an account', () => {
   it('refuses bad names and environments', async () => {
     const s = await signUp(t.app, 'names@example.com');
     for (const [body, field] of [
-      [{ name: '' }, 'name'], [{ name: 'a'.repeat(101) }, 'name'], [{ name: 'a\u202eb' }, 'name'], [{ name: 'x', environment: 'prod<script>' }, 'environment'],
-      [{ name: 'x', environment: 'e'.repeat(33) }, 'environment'], [{ name: 'x', environment: 7 }, 'environment'],
+      [{ name: '' }, 'name'],
+      [{ name: 'a'.repeat(101) }, 'name'],
+      [{ name: 'a\u202eb' }, 'name'],
+      [{ name: 'x', environment: 'prod<script>' }, 'environment'],
+      [{ name: 'x', environment: 'e'.repeat(33) }, 'environment'],
+      [{ name: 'x', environment: 7 }, 'environment'],
     ] as const) {
       const res = await call(t.app, s, 'POST', '/dashboard/api/keys', body);
       expect(res.statusCode, JSON.stringify(body)).toBe(400);
@@ -192,13 +241,14 @@ describe('keys of an account', () => {
     expect((await call(t.app, s, 'GET', '/dashboard/api/keys')).json().data).toEqual([]);
   });
 
-  it('usage of the account moves with the key\'s requests, with the plan limit and the window\'s remaining requests', async () => {
+  it("usage of the account moves with the key's requests, with the plan limit and the window's remaining requests", async () => {
     const s = await signUp(t.app, 'usage@example.com');
     const k = await createKey(s, 'usage', 'production');
     for (let i = 0; i < 3; i++) expect((await rpc(k.key)).statusCode).toBe(200);
     // One MCP tool call: the usage page counts it under MCP, not "other".
     const mcp = await t.app.inject({
-      method: 'POST', url: '/mcp',
+      method: 'POST',
+      url: '/mcp',
       headers: { 'x-api-key': k.key, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
       payload: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'getProtocols', arguments: {} } },
     });
@@ -222,7 +272,7 @@ describe('keys of an account', () => {
 });
 
 describe('operator account routes', () => {
-  it('sets an account\'s plan (its keys follow) and disables it (its keys answer 403, its sessions end), then enables it again', async () => {
+  it("sets an account's plan (its keys follow) and disables it (its keys answer 403, its sessions end), then enables it again", async () => {
     const s = await signUp(t.app, 'ops@example.com');
     const k = await createKey(s, 'ops', 'production');
     expect((await rpc(k.key)).headers['x-ratelimit-plan']).toBe('free');
@@ -238,7 +288,11 @@ describe('operator account routes', () => {
     expect(refused.statusCode).toBe(403);
     expect(refused.json().message).toBe('API key belongs to a disabled account');
     expect((await call(t.app, s, 'GET', '/dashboard/api/keys')).statusCode).toBe(403);
-    const signin = await t.app.inject({ method: 'POST', url: '/dashboard/api/signin', payload: { email: 'ops@example.com', password: 'correct horse battery' } });
+    const signin = await t.app.inject({
+      method: 'POST',
+      url: '/dashboard/api/signin',
+      payload: { email: 'ops@example.com', password: 'correct horse battery' },
+    });
     expect(signin.statusCode).toBe(403);
 
     await t.app.inject({ method: 'PATCH', url: `/admin/accounts/${s.accountId}`, headers: adminHeaders(), payload: { status: 'active' } });
@@ -259,4 +313,3 @@ describe('operator account routes', () => {
     expect(all.some((a: { email: string }) => a.email === 'bad-change@example.com')).toBe(true);
   });
 });
-

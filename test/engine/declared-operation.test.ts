@@ -19,16 +19,26 @@ import { startServices } from '../support/services.ts';
 const protocolSample = declared({
   name: 'protocolSample',
   summary: 'A sample of the asked protocols (a test operation)',
-  request: request(Type.Object({
-    protocols: Type.Optional(list(ProtocolName, 5, 'Protocols')),
-    range: blockTime,
-    limit: withDefault(Type.Integer({ minimum: 1, maximum: 3, description: 'How many' }), 2),
-    offset: withDefault(Type.Integer({ minimum: 0, maximum: 9, description: 'How many to skip' }), 0),
-  }, { additionalProperties: false }), 'list', [sumAtMost('offset', 'limit', 10, 'ask for fewer')]),
+  request: request(
+    Type.Object(
+      {
+        protocols: Type.Optional(list(ProtocolName, 5, 'Protocols')),
+        range: blockTime,
+        limit: withDefault(Type.Integer({ minimum: 1, maximum: 3, description: 'How many' }), 2),
+        offset: withDefault(Type.Integer({ minimum: 0, maximum: 9, description: 'How many to skip' }), 0),
+      },
+      { additionalProperties: false },
+    ),
+    'list',
+    [sumAtMost('offset', 'limit', 10, 'ask for fewer')],
+  ),
   result: Type.Object({ protocols: Type.Array(Type.String()), seconds: Type.Integer() }, { additionalProperties: false }),
   doors: { rpc: 'getProtocolSample', rest: '/analytics/protocol-sample', graphql: 'protocolSample' },
   // Defaults are filled by the one check (the declaration's types say optional).
-  answer: async (_a, c) => ({ protocols: c.protocols.slice(c.offset ?? 0, (c.offset ?? 0) + (c.limit ?? 2)), seconds: c.range.gte === undefined || c.range.lte === undefined ? 0 : c.range.lte - c.range.gte + 1 }),
+  answer: async (_a, c) => ({
+    protocols: c.protocols.slice(c.offset ?? 0, (c.offset ?? 0) + (c.limit ?? 2)),
+    seconds: c.range.gte === undefined || c.range.lte === undefined ? 0 : c.range.lte - c.range.gte + 1,
+  }),
 });
 
 let app: FastifyInstance;
@@ -52,7 +62,12 @@ afterAll(async () => cleanup());
 type Said = { data: unknown } | { code: string | number; message: string };
 
 /** The request by its neutral names, sent through each door. */
-interface Ask { protocols?: string[]; days?: [string, string]; limit?: number; offset?: number }
+interface Ask {
+  protocols?: string[];
+  days?: [string, string];
+  limit?: number;
+  offset?: number;
+}
 
 const SECONDS = { '2024-12-30': Date.UTC(2024, 11, 30) / 1000, '2024-12-31': Date.UTC(2024, 11, 31) / 1000 } as Record<string, number>;
 const rpcOptions = (q: Ask) => ({
@@ -64,7 +79,12 @@ const rpcOptions = (q: Ask) => ({
 
 const DOORS: Record<string, (q: Ask) => Promise<Said>> = {
   async rpc(q) {
-    const res = await app.inject({ method: 'POST', url: '/v1/rpc', headers, payload: { jsonrpc: '2.0', id: 1, method: 'getProtocolSample', params: [rpcOptions(q)] } });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/v1/rpc',
+      headers,
+      payload: { jsonrpc: '2.0', id: 1, method: 'getProtocolSample', params: [rpcOptions(q)] },
+    });
     const body = res.json() as { result?: unknown; error?: { code: number; data: string } };
     return body.error ? { code: body.error.code, message: body.error.data } : { data: body.result };
   },
@@ -90,8 +110,16 @@ const DOORS: Record<string, (q: Ask) => Promise<Said>> = {
     return res.statusCode === 200 ? { data: body.data } : { code: res.statusCode, message: body.message ?? res.body };
   },
   async graphql(q) {
-    const filters = [q.protocols ? `protocols: ${JSON.stringify(q.protocols)}` : '', q.days ? `dateRange: { start: "${q.days[0]}", end: "${q.days[1]}" }` : ''].filter(Boolean).join(', ');
-    const args = [filters ? `filters: { ${filters} }` : '', q.limit === undefined ? '' : `limit: ${q.limit}`, q.offset === undefined ? '' : `offset: ${q.offset}`].filter(Boolean).join(', ');
+    const filters = [q.protocols ? `protocols: ${JSON.stringify(q.protocols)}` : '', q.days ? `dateRange: { start: "${q.days[0]}", end: "${q.days[1]}" }` : '']
+      .filter(Boolean)
+      .join(', ');
+    const args = [
+      filters ? `filters: { ${filters} }` : '',
+      q.limit === undefined ? '' : `limit: ${q.limit}`,
+      q.offset === undefined ? '' : `offset: ${q.offset}`,
+    ]
+      .filter(Boolean)
+      .join(', ');
     const query = `{ protocolSample${args ? `(${args})` : ''} { protocols seconds } }`;
     const res = await app.inject({ method: 'POST', url: '/graphql', headers: { ...headers, 'content-type': 'application/json' }, payload: { query } });
     const body = res.json() as { data?: { protocolSample: unknown }; errors?: { message: string; extensions: { code: string } }[] };
@@ -132,14 +160,26 @@ describe('an operation declared once by its request', () => {
     const openapi = (await app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json() as { paths: Record<string, { get: Record<string, unknown> }> };
     const route = openapi.paths['/api/v1/analytics/protocol-sample']!.get;
     // The route's days in order (REST's range), then the declaration's rules by REST's names.
-    expect(route['x-cross-field-rules']).toEqual([{ rule: 'ordered', params: ['date_from', 'date_to'] }, { rule: 'sumAtMost', params: ['offset', 'limit'], maximum: 10 }]);
+    expect(route['x-cross-field-rules']).toEqual([
+      { rule: 'ordered', params: ['date_from', 'date_to'] },
+      { rule: 'sumAtMost', params: ['offset', 'limit'], maximum: 10 },
+    ]);
     expect(JSON.stringify(route.parameters)).toContain('"name":"offset"');
-    const openrpc = (await app.inject({ method: 'POST', url: '/v1/rpc', headers, payload: { jsonrpc: '2.0', id: 1, method: 'rpc.discover' } })).json() as { result: { methods: { name: string; [k: string]: unknown }[] } };
+    const openrpc = (await app.inject({ method: 'POST', url: '/v1/rpc', headers, payload: { jsonrpc: '2.0', id: 1, method: 'rpc.discover' } })).json() as {
+      result: { methods: { name: string; [k: string]: unknown }[] };
+    };
     const method = openrpc.result.methods.find((m) => m.name === 'getProtocolSample')!;
     expect(method['x-cross-field-rules']).toContainEqual({ rule: 'sumAtMost', params: ['offset', 'limit'], maximum: 10 });
     expect(method['x-cross-field-rules']).toContainEqual({ rule: 'ordered', params: ['options.blockTime.gte', 'options.blockTime.lte'] });
-    const sdl = await app.inject({ method: 'POST', url: '/graphql', headers: { ...headers, 'content-type': 'application/json' }, payload: { query: '{ __type(name: "Query") { fields { name description args { name } } } }' } });
-    const field = (sdl.json() as { data: { __type: { fields: { name: string; description: string; args: { name: string }[] }[] } } }).data.__type.fields.find((f) => f.name === 'protocolSample')!;
+    const sdl = await app.inject({
+      method: 'POST',
+      url: '/graphql',
+      headers: { ...headers, 'content-type': 'application/json' },
+      payload: { query: '{ __type(name: "Query") { fields { name description args { name } } } }' },
+    });
+    const field = (sdl.json() as { data: { __type: { fields: { name: string; description: string; args: { name: string }[] }[] } } }).data.__type.fields.find(
+      (f) => f.name === 'protocolSample',
+    )!;
     expect(field.args.map((a) => a.name)).toEqual(['filters', 'limit', 'offset']);
     expect(field.description).toContain('sumAtMost');
   });

@@ -14,7 +14,11 @@ beforeAll(async () => {
 afterAll(async () => s.cleanup());
 
 const window = (seed: number, count: number, offset = 0) => ({ seed, total: 20_000, offset, count, startTime: FIXTURE_START, endTime: FIXTURE_END });
-const parse = (text: string): IngestRecord[] => text.trim().split('\n').map((l) => JSON.parse(l) as IngestRecord);
+const parse = (text: string): IngestRecord[] =>
+  text
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as IngestRecord);
 
 const q = async <T>(sql: string) => (await s.wh.query<T>(sql))[0]!;
 
@@ -42,26 +46,38 @@ describe('demo generator', () => {
     const total = Number((await q<{ n: string }>('SELECT count() n FROM transactions')).n);
     expect(total).toBe(200_000);
     // A few protocols dominate.
-    const top2 = await q<{ share: number }>(`SELECT sum(c) / 200000 share FROM (SELECT count() c FROM transactions GROUP BY protocol_name ORDER BY c DESC LIMIT 2)`);
+    const top2 = await q<{ share: number }>(
+      `SELECT sum(c) / 200000 share FROM (SELECT count() c FROM transactions GROUP BY protocol_name ORDER BY c DESC LIMIT 2)`,
+    );
     expect(top2.share).toBeGreaterThan(0.45);
     // Swaps dominate instruction mixes.
-    const swaps = await q<{ share: number }>(`SELECT countIf(instruction_type ILIKE '%swap%' OR instruction_type ILIKE '%route%' OR instruction_type IN ('buy', 'sell', 'buyExactSolIn')) / count() share FROM transactions`);
+    const swaps = await q<{ share: number }>(
+      `SELECT countIf(instruction_type ILIKE '%swap%' OR instruction_type ILIKE '%route%' OR instruction_type IN ('buy', 'sell', 'buyExactSolIn')) / count() share FROM transactions`,
+    );
     expect(swaps.share).toBeGreaterThan(0.7);
     // Fees: 5000-lamport base plus a heavy-tailed priority fee.
-    const fees = await q<{ mn: string; med: number; p99: number; mean: number }>('SELECT min(fee) mn, median(fee) med, quantile(0.99)(fee) p99, avg(fee) mean FROM transactions');
+    const fees = await q<{ mn: string; med: number; p99: number; mean: number }>(
+      'SELECT min(fee) mn, median(fee) med, quantile(0.99)(fee) p99, avg(fee) mean FROM transactions',
+    );
     expect(Number(fees.mn)).toBe(5000);
     expect(fees.p99 / fees.med).toBeGreaterThan(20);
     expect(fees.mean).toBeGreaterThan(fees.med);
     // A few percent fail, with program-style errors and logs.
-    const fail = await q<{ rate: number; withMsg: number }>(`SELECT countIf(NOT success) / count() rate, countIf(NOT success AND error_message LIKE 'Program % failed: %' AND log_messages LIKE '%consumed%') / countIf(NOT success) withMsg FROM transactions`);
+    const fail = await q<{ rate: number; withMsg: number }>(
+      `SELECT countIf(NOT success) / count() rate, countIf(NOT success AND error_message LIKE 'Program % failed: %' AND log_messages LIKE '%consumed%') / countIf(NOT success) withMsg FROM transactions`,
+    );
     expect(fail.rate).toBeGreaterThan(0.02);
     expect(fail.rate).toBeLessThan(0.08);
     expect(fail.withMsg).toBe(1);
     // Compute units depend on the instruction type.
-    const cu = await q<{ route: number; buy: number }>(`SELECT avgIf(compute_units, instruction_type = 'route' AND success) route, avgIf(compute_units, instruction_type = 'buy' AND success) buy FROM transactions`);
+    const cu = await q<{ route: number; buy: number }>(
+      `SELECT avgIf(compute_units, instruction_type = 'route' AND success) route, avgIf(compute_units, instruction_type = 'buy' AND success) buy FROM transactions`,
+    );
     expect(cu.route).toBeGreaterThan(cu.buy * 2);
     // Account popularity is Zipf-like: the hottest address appears far more than the median one.
-    const hot = await q<{ top: string; med: number }>(`SELECT max(c) top, median(c) med FROM (SELECT address, count() c FROM tx_by_address WHERE address NOT IN (SELECT program_id FROM protocols) GROUP BY address)`);
+    const hot = await q<{ top: string; med: number }>(
+      `SELECT max(c) top, median(c) med FROM (SELECT address, count() c FROM tx_by_address WHERE address NOT IN (SELECT program_id FROM protocols) GROUP BY address)`,
+    );
     expect(Number(hot.top) / hot.med).toBeGreaterThan(100);
   });
 
@@ -134,8 +150,14 @@ describe('npm run demo-records', () => {
   });
 
   it('parses the flags, with the defaults the usage names', () => {
-    expect(parseDemoRecordsArgs(['--count', '5', '--seed', '0', '--days', '2', '--end', '1735689600'])).toEqual({ help: false, flags: { count: 5, seed: 0, days: 2, end: 1_735_689_600 } });
-    expect(parseDemoRecordsArgs([], Date.UTC(2025, 0, 1, 12, 34))).toEqual({ help: false, flags: { count: 1000, seed: 7, days: 30, end: Date.UTC(2025, 0, 1, 12) / 1000 } });
+    expect(parseDemoRecordsArgs(['--count', '5', '--seed', '0', '--days', '2', '--end', '1735689600'])).toEqual({
+      help: false,
+      flags: { count: 5, seed: 0, days: 2, end: 1_735_689_600 },
+    });
+    expect(parseDemoRecordsArgs([], Date.UTC(2025, 0, 1, 12, 34))).toEqual({
+      help: false,
+      flags: { count: 1000, seed: 7, days: 30, end: Date.UTC(2025, 0, 1, 12) / 1000 },
+    });
     expect(parseDemoRecordsArgs(['--count', '3', '--help'])).toEqual({ help: true });
   });
 });

@@ -73,17 +73,19 @@ describe('the demo trickle', () => {
     expect(await count(real)).toBe(before);
   });
 
-  it('is never on in the test suite\'s own servers unless a test asks (in-process and child services)', () => {
+  it("is never on in the test suite's own servers unless a test asks (in-process and child services)", () => {
     expect(testConfig().demoTrickle.perMinute).toBe(0);
     expect(mainEnv({ DEMO_ROWS: '20000' }).DEMO_TRICKLE).toBe('0');
     expect(mainEnv({ DEMO_TRICKLE: '60' }).DEMO_TRICKLE).toBe('60');
   });
 
-  it('runs by default at the seeded data\'s own rate (DEMO_ROWS over 30 days), every 5 s; the settings are checked', () => {
+  it("runs by default at the seeded data's own rate (DEMO_ROWS over 30 days), every 5 s; the settings are checked", () => {
     const dflt = loadConfig({ DEMO_ROWS: '2000000', ADMIN_TOKEN: 'x'.repeat(32) });
     expect(dflt.demoTrickle).toEqual({ perMinute: Math.ceil(2_000_000 / (30 * 24 * 60)), intervalMs: 5000 });
     expect(loadConfig({ DEMO_ROWS: '0', ADMIN_TOKEN: 'x'.repeat(32) }).demoTrickle.perMinute).toBe(0);
     expect(loadConfig({ DEMO_ROWS: '10000000000', ADMIN_TOKEN: 'x'.repeat(32) }).demoTrickle.perMinute).toBe(DEMO_TRICKLE_MAX_PER_MINUTE);
-    expect(() => loadConfig({ DEMO_TRICKLE: 'lots', DEMO_TRICKLE_INTERVAL_MS: '1', ADMIN_TOKEN: 'x'.repeat(32) })).toThrow(/DEMO_TRICKLE must be [\s\S]*DEMO_TRICKLE_INTERVAL_MS must be between 10 and 3600000, got 1/);
+    expect(() => loadConfig({ DEMO_TRICKLE: 'lots', DEMO_TRICKLE_INTERVAL_MS: '1', ADMIN_TOKEN: 'x'.repeat(32) })).toThrow(
+      /DEMO_TRICKLE must be [\s\S]*DEMO_TRICKLE_INTERVAL_MS must be between 10 and 3600000, got 1/,
+    );
   });
 });

@@ -17,7 +17,10 @@ beforeAll(async () => {
 afterAll(async () => t.cleanup());
 
 /** What a door said: its error kind's code as the door shows it, and the message. */
-interface Refusal { code: string | number; message: string }
+interface Refusal {
+  code: string | number;
+  message: string;
+}
 
 async function rpc(method: string, params: unknown[]): Promise<Refusal> {
   const res = await t.app.inject({ method: 'POST', url: '/v1/rpc', headers, payload: { jsonrpc: '2.0', id: 1, method, params } });
@@ -33,7 +36,7 @@ async function mcp(tool: string, args: Record<string, unknown>): Promise<Refusal
     payload: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: tool, arguments: args } },
   });
   const r = (res.json() as { result?: { isError?: boolean; _meta?: { 'txa/error'?: { code: string } }; content: { text: string }[] } }).result;
-  return { code: r?.isError ? r._meta?.['txa/error']?.code ?? 'no code' : 'answered', message: r?.content[0]?.text ?? res.body };
+  return { code: r?.isError ? (r._meta?.['txa/error']?.code ?? 'no code') : 'answered', message: r?.content[0]?.text ?? res.body };
 }
 
 async function rest(url: string): Promise<Refusal> {
@@ -52,7 +55,10 @@ const CODES = { rpc: Errors.invalidParams.rpc, mcp: Errors.invalidParams.code, r
 type Door = keyof typeof CODES;
 
 /** One invalid request per door, and the rule every door's refusal must name. */
-interface Case { rule: RegExp; doors: Partial<Record<Door, () => Promise<Refusal>>> }
+interface Case {
+  rule: RegExp;
+  doors: Partial<Record<Door, () => Promise<Refusal>>>;
+}
 
 const gte = dayStart(3);
 const lte = dayStart(1);
@@ -94,7 +100,7 @@ const CASES: Record<string, Case> = {
       graphql: () => graphql('{ timeSeries(filters: { dateRange: { start: "2000-01-01", end: "2024-12-31" } }, bucketBy: HOUR) { value } }'),
     },
   },
-  'a page past the listing window (sumAtMost, and each door\'s page maximum)': {
+  "a page past the listing window (sumAtMost, and each door's page maximum)": {
     rule: new RegExp(`(offset \\+ limit must be at most ${REST_OFFSET_WINDOW}|limit must be at most 10000|pagination.first must be between 1 and)`),
     doors: {
       rpc: () => rpc('getTransactions', [{ limit: 10_001 }]),

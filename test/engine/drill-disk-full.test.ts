@@ -45,37 +45,42 @@ afterAll(async () => {
   rmSync(mountPoint, { recursive: true, force: true });
 });
 
-const post = (ndjson: string) => app.inject({ method: 'POST', url: '/admin/ingest', headers: { ...adminHeaders(), 'content-type': 'application/x-ndjson' }, payload: ndjson });
+const post = (ndjson: string) =>
+  app.inject({ method: 'POST', url: '/admin/ingest', headers: { ...adminHeaders(), 'content-type': 'application/x-ndjson' }, payload: ndjson });
 const count = async (sql: string): Promise<number> => Number((await services.wh.query<{ n: string }>(sql))[0]!.n);
 
-it.runIf(canMount)('refuses a write on a full disk with 507, keeps the store consistent, and ingests again once space returns (needs a tmpfs mount)', async () => {
-  let full: Awaited<ReturnType<typeof post>> | undefined;
-  let failed = '';
-  for (let seed = 1; seed <= 40 && full === undefined; seed++) {
-    const body = (await demoRecords(services, 20_000, seed)).map((r) => JSON.stringify(r)).join('\n');
-    const res = await post(body);
-    if (res.statusCode !== 200) {
-      full = res;
-      failed = body;
+it.runIf(canMount)(
+  'refuses a write on a full disk with 507, keeps the store consistent, and ingests again once space returns (needs a tmpfs mount)',
+  async () => {
+    let full: Awaited<ReturnType<typeof post>> | undefined;
+    let failed = '';
+    for (let seed = 1; seed <= 40 && full === undefined; seed++) {
+      const body = (await demoRecords(services, 20_000, seed)).map((r) => JSON.stringify(r)).join('\n');
+      const res = await post(body);
+      if (res.statusCode !== 200) {
+        full = res;
+        failed = body;
+      }
     }
-  }
-  expect(full, 'the 40 MiB disk never filled').toBeDefined();
-  expect(full!.statusCode).toBe(507);
-  expect(full!.headers['retry-after']).toBe('60');
-  expect(full!.json()).toEqual({ error: 'Insufficient Storage', message: expect.stringMatching(/out of disk space.*send it again once space is freed/) });
+    expect(full, 'the 40 MiB disk never filled').toBeDefined();
+    expect(full!.statusCode).toBe(507);
+    expect(full!.headers['retry-after']).toBe('60');
+    expect(full!.json()).toEqual({ error: 'Insufficient Storage', message: expect.stringMatching(/out of disk space.*send it again once space is freed/) });
 
-  // Space returns; the same body again is accepted (what was stored counts as duplicates),
-  // and the journal has made every view agree with the base table.
-  expect(mount('512m', true)).toBe(true);
-  const again = await post(failed);
-  expect(again.statusCode, again.body).toBe(200);
-  const base = await count('SELECT count() AS n FROM transactions');
-  expect(again.json().accepted + again.json().duplicates).toBe(20_000);
-  expect(await count('SELECT count() AS n FROM tx_by_signature_v3')).toBe(base);
-  expect(await count('SELECT sum(tx_count) AS n FROM protocol_hourly')).toBe(base);
-  expect(await count('SELECT sum(tx_count) AS n FROM instruction_hourly')).toBe(base);
-  expect(await count('SELECT uniqExact(signature, instruction_index) AS n FROM transactions')).toBe(base);
-  // And the service answers from it.
-  const health = await app.inject({ method: 'GET', url: '/health' });
-  expect(health.statusCode).toBe(200);
-}, 300_000);
+    // Space returns; the same body again is accepted (what was stored counts as duplicates),
+    // and the journal has made every view agree with the base table.
+    expect(mount('512m', true)).toBe(true);
+    const again = await post(failed);
+    expect(again.statusCode, again.body).toBe(200);
+    const base = await count('SELECT count() AS n FROM transactions');
+    expect(again.json().accepted + again.json().duplicates).toBe(20_000);
+    expect(await count('SELECT count() AS n FROM tx_by_signature_v3')).toBe(base);
+    expect(await count('SELECT sum(tx_count) AS n FROM protocol_hourly')).toBe(base);
+    expect(await count('SELECT sum(tx_count) AS n FROM instruction_hourly')).toBe(base);
+    expect(await count('SELECT uniqExact(signature, instruction_index) AS n FROM transactions')).toBe(base);
+    // And the service answers from it.
+    const health = await app.inject({ method: 'GET', url: '/health' });
+    expect(health.statusCode).toBe(200);
+  },
+  300_000,
+);

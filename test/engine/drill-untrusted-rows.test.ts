@@ -39,18 +39,27 @@ afterAll(async () => {
   await services?.close();
 });
 
-const rpc = (key: string) => app.inject({
-  method: 'POST', url: '/v1/rpc', headers: { 'x-api-key': key, 'content-type': 'application/json' },
-  payload: { jsonrpc: '2.0', id: 1, method: 'getProtocols', params: [] },
-});
+const rpc = (key: string) =>
+  app.inject({
+    method: 'POST',
+    url: '/v1/rpc',
+    headers: { 'x-api-key': key, 'content-type': 'application/json' },
+    payload: { jsonrpc: '2.0', id: 1, method: 'getProtocols', params: [] },
+  });
 
 it('starts and names each untrusted row and what it does about it', () => {
-  const lines = log.text().trim().split('\n').map((l) => JSON.parse(l) as { msg: string; table?: string });
+  const lines = log
+    .text()
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { msg: string; table?: string });
   const msgs = lines.filter((l) => l.msg.startsWith('untrusted row')).map((l) => l.msg);
-  expect(msgs).toEqual(expect.arrayContaining([
-    expect.stringMatching(/api_keys: plan "gold" is not a plan; the key is refused/),
-    expect.stringMatching(/protocols: the name is not a lowercase snake_case protocol name; left out of the registry/),
-  ]));
+  expect(msgs).toEqual(
+    expect.arrayContaining([
+      expect.stringMatching(/api_keys: plan "gold" is not a plan; the key is refused/),
+      expect.stringMatching(/protocols: the name is not a lowercase snake_case protocol name; left out of the registry/),
+    ]),
+  );
 });
 
 it('fails closed on them: the key answers 403, the protocol is not offered', async () => {

@@ -45,7 +45,10 @@ describe('polls of an execution', () => {
     }
     const refused = await poll(key, id);
     expect(refused.statusCode).toBe(429);
-    expect(refused.json()).toEqual({ error: 'Too Many Requests', message: expect.stringMatching(new RegExp(`^Too many polls: ${EXECUTION_POLLS_PER_MINUTE} polls of SQL executions per minute per API key`)) });
+    expect(refused.json()).toEqual({
+      error: 'Too Many Requests',
+      message: expect.stringMatching(new RegExp(`^Too many polls: ${EXECUTION_POLLS_PER_MINUTE} polls of SQL executions per minute per API key`)),
+    });
     expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     // Other requests of the key are not held back by its polls.
     const page = await t.app.inject({ method: 'GET', url: `/v1/query/executions/${id}/results`, headers: { 'x-api-key': key } });
@@ -54,7 +57,7 @@ describe('polls of an execution', () => {
     expect((await poll(key, id)).statusCode).toBe(200);
   });
 
-  it('of an id the key has no execution under are charged like any request: the plan\'s window runs out', async () => {
+  it("of an id the key has no execution under are charged like any request: the plan's window runs out", async () => {
     const { key } = await freshKeyWithExecution('unknown-ids');
     const other = await freshKeyWithExecution('other-key');
     clock += 60_000;
@@ -87,8 +90,14 @@ describe('a flood of refused requests in the log', () => {
     }
     const windows = Math.ceil((Date.now() - started) / (REFUSAL_LOG_WINDOW_SECONDS * 1000));
     // Lines of requests and of refusals (not the service's background work).
-    const since = (): Record<string, unknown>[] => log.text().slice(before).split('\n').filter((l) => l !== '')
-      .map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.reqId !== undefined || l.subject !== undefined);
+    const since = (): Record<string, unknown>[] =>
+      log
+        .text()
+        .slice(before)
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .filter((l) => l.reqId !== undefined || l.subject !== undefined);
     const during = since();
     // The first request's "incoming request", its refusal's line, then at most a count per
     // window that ended while the flood went on (2 x 300 lines before).
@@ -101,14 +110,22 @@ describe('a flood of refused requests in the log', () => {
 });
 
 describe('the sampled refusal log', () => {
-  it('logs a key\'s first refusal, counts the rest per window, rolls on while they go on, and stops after', () => {
+  it("logs a key's first refusal, counts the rest per window, rolls on while they go on, and stops after", () => {
     const sink = captureLog('info');
     let now = 0;
     const ctl = new SampledRefusalLog(sink.logger, () => now);
-    const refuse = (keyId: string | null, ip = '10.0.0.1') => ctl.requestCompleted(null,
-      { id: 'r', method: 'GET', url: '/x', ip, apiKey: keyId === null ? null : { id: keyId, name: 'k', plan: 'free' } } as never,
-      { statusCode: 429, elapsedTime: 1, log: sink.logger } as never);
-    const lines = (): { msg: string; refused?: number; subject?: string }[] => sink.text().split('\n').filter((l) => l !== '').map((l) => JSON.parse(l));
+    const refuse = (keyId: string | null, ip = '10.0.0.1') =>
+      ctl.requestCompleted(
+        null,
+        { id: 'r', method: 'GET', url: '/x', ip, apiKey: keyId === null ? null : { id: keyId, name: 'k', plan: 'free' } } as never,
+        { statusCode: 429, elapsedTime: 1, log: sink.logger } as never,
+      );
+    const lines = (): { msg: string; refused?: number; subject?: string }[] =>
+      sink
+        .text()
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => JSON.parse(l));
     for (let i = 0; i < 50; i++) refuse('k1');
     refuse(null);
     expect(lines().map((l) => l.subject)).toEqual(['key:k1', 'ip:10.0.0.1']);
@@ -116,7 +133,11 @@ describe('the sampled refusal log', () => {
     for (let i = 0; i < 5; i++) refuse('k1');
     ctl.flush();
     // k1: 49 in its first window and 5 after it ended, counted there; the address had one.
-    expect(lines().slice(2).map((l) => [l.subject, l.refused])).toEqual([['key:k1', 54]]);
+    expect(
+      lines()
+        .slice(2)
+        .map((l) => [l.subject, l.refused]),
+    ).toEqual([['key:k1', 54]]);
     now += REFUSAL_LOG_WINDOW_SECONDS * 1000;
     ctl.flush();
     // Nothing more: the windows are closed, and the next refusal is logged at once again.

@@ -67,7 +67,8 @@ function watchDir(id: string): () => number {
 
 // 1.3 billion hashes over 64M pairs of generated rows: within the free plan's join output
 // (100M), no table read, seconds of one core, little memory (pairs come in small blocks).
-const SLOW = "SELECT count() AS n FROM (SELECT arrayJoin(range(8000)) AS a) AS l CROSS JOIN (SELECT arrayJoin(range(8000)) AS b) AS r WHERE arraySum(arrayMap(x -> cityHash64(a, b, x) % 2, range(20))) > 100";
+const SLOW =
+  'SELECT count() AS n FROM (SELECT arrayJoin(range(8000)) AS a) AS l CROSS JOIN (SELECT arrayJoin(range(8000)) AS b) AS r WHERE arraySum(arrayMap(x -> cityHash64(a, b, x) % 2, range(20))) > 100';
 
 describe('time and read budgets per statement', () => {
   it('fails a SQL export whose statement passes the SQL time-out, naming the limit per statement', async () => {
@@ -87,7 +88,7 @@ describe('time and read budgets per statement', () => {
     }
   });
 
-  it('counts generated rows against the plan\'s bytes per export before writing any (no table read)', async () => {
+  it("counts generated rows against the plan's bytes per export before writing any (no table read)", async () => {
     const h = await key('free', 'generator');
     const quotas = t.services.config.exports.quotas;
     const saved = quotas.jobBytes.free;
@@ -106,7 +107,7 @@ describe('time and read budgets per statement', () => {
 });
 
 describe('disk quotas', () => {
-  it('checks a filter export\'s first chunk before writing it', async () => {
+  it("checks a filter export's first chunk before writing it", async () => {
     const cfg = t.services.config.exports;
     const h = await key('enterprise', 'first-chunk');
     const saved = cfg.diskBudgetBytes;
@@ -142,7 +143,9 @@ describe('disk quotas', () => {
       cfg.quotas.keyBytes.free = keyHeld(one);
       const full = await post('/v1/query/exports', one, { query, format: 'CSV' });
       expect(full.statusCode, full.body).toBe(429);
-      expect(full.json().message).toMatch(/^this API key's export files hold \d+ bytes of the \d+ the free plan allows; a new export can start when older ones expire/);
+      expect(full.json().message).toMatch(
+        /^this API key's export files hold \d+ bytes of the \d+ the free plan allows; a new export can start when older ones expire/,
+      );
       expect(Number(full.headers['retry-after'])).toBeGreaterThan(0);
       cfg.quotas.keyBytes.free = 250_000;
       // Another free key has a quota of its own.
@@ -170,7 +173,10 @@ describe('disk quotas', () => {
     const s = statfsSync(cfg.dir);
     cfg.ingestReserveBytes = s.bavail * s.bsize - 10_000;
     try {
-      const job = await waitJob(await start('/v1/query/exports', h, { query: "SELECT repeat('z', 1000) AS pad FROM (SELECT arrayJoin(range(1000)))", format: 'CSV' }), h);
+      const job = await waitJob(
+        await start('/v1/query/exports', h, { query: "SELECT repeat('z', 1000) AS pad FROM (SELECT arrayJoin(range(1000)))", format: 'CSV' }),
+        h,
+      );
       expect(job.status).toBe('FAILED');
       expect(job.error).toMatch(/^the disk holding export files has \d+ bytes free and keeps \d+ of them for ingest \(EXPORT_INGEST_RESERVE_BYTES\)/);
     } finally {
@@ -180,7 +186,7 @@ describe('disk quotas', () => {
 });
 
 describe('fair sharing of export workers', () => {
-  it('runs an enterprise key\'s small job while a free key\'s long export is still running', async () => {
+  it("runs an enterprise key's small job while a free key's long export is still running", async () => {
     const cfg = t.services.config.exports;
     const saved = cfg.fileMaxRows;
     cfg.fileMaxRows = 10; // hundreds of chunks: a long job
@@ -221,7 +227,10 @@ describe('fair sharing of export workers', () => {
       const light = await waitJob(created.json<Job>().id, polite);
       expect(light.status, light.error ?? '').toBe('COMPLETED');
       const states = await Promise.all(jobs.map(async (id) => (await read(id, greedy)).status));
-      expect(states.some((s) => s === 'QUEUED' || s === 'RUNNING'), states.join()).toBe(true);
+      expect(
+        states.some((s) => s === 'QUEUED' || s === 'RUNNING'),
+        states.join(),
+      ).toBe(true);
       for (const id of jobs) expect((await waitJob(id, greedy)).status).toBe('COMPLETED');
     } finally {
       cfg.fileMaxRows = saved;

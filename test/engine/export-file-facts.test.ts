@@ -17,7 +17,9 @@ const fileFacts = (file: string, format: ExportFormat) => worker.facts(file, for
 
 const dir = mkdtempSync(path.join(tmpdir(), 'txa-file-facts-'));
 let wh: EmbeddedWarehouse;
-beforeAll(() => { wh = new EmbeddedWarehouse(path.join(dir, 'data')); });
+beforeAll(() => {
+  wh = new EmbeddedWarehouse(path.join(dir, 'data'));
+});
 afterAll(async () => {
   await wh.close();
   rmSync(dir, { recursive: true, force: true });
@@ -33,14 +35,17 @@ FROM numbers({rows})`;
 
 async function write(format: ExportFormat, rows: number, settings: Record<string, string | number> = {}): Promise<string> {
   const file = path.join(dir, `f-${format}-${rows}-${Object.keys(settings).length}.${FORMAT_FILES[format].ext}`);
-  await wh.exec(`INSERT INTO FUNCTION file('${file}', '${FORMAT_FILES[format].engine}') ${AWKWARD.replace('{rows}', String(rows))}`,
-    { settings: { engine_file_truncate_on_insert: 1, ...settings } });
+  await wh.exec(`INSERT INTO FUNCTION file('${file}', '${FORMAT_FILES[format].engine}') ${AWKWARD.replace('{rows}', String(rows))}`, {
+    settings: { engine_file_truncate_on_insert: 1, ...settings },
+  });
   return file;
 }
 
 async function engineRows(file: string, format: ExportFormat): Promise<number> {
   // The structure is given: the engine cannot infer it from an empty text file (nor count one).
-  const [r] = await wh.query<{ n: string }>(`SELECT count() AS n FROM file('${file}', '${FORMAT_FILES[format].engine}', 'n UInt64, text String, list Array(String), pad String')`);
+  const [r] = await wh.query<{ n: string }>(
+    `SELECT count() AS n FROM file('${file}', '${FORMAT_FILES[format].engine}', 'n UInt64, text String, list Array(String), pad String')`,
+  );
   return Number(r!.n);
 }
 
@@ -59,7 +64,7 @@ describe('export file facts', () => {
     }
   }
 
-  it('CSV records spanning the reader\'s buffers are counted once', async () => {
+  it("CSV records spanning the reader's buffers are counted once", async () => {
     // ~300 B per record x 40,000 rows is 12 MB: three 4 MiB reads, each boundary inside a record.
     const file = await write('CSV', 40_000);
     expect(readFileSync(file).length).toBeGreaterThan(2 * 4 * 2 ** 20);

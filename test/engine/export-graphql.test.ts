@@ -20,8 +20,12 @@ beforeAll(async () => {
 });
 afterAll(async () => t.cleanup());
 
-const gql = graphqlClient(() => t.app, () => headers);
-const JOB = 'id status progress kind format rowsWritten rowsTotal error seeds { split sampling } files { name split rows bytes sha256 url path } manifest { url path }';
+const gql = graphqlClient(
+  () => t.app,
+  () => headers,
+);
+const JOB =
+  'id status progress kind format rowsWritten rowsTotal error seeds { split sampling } files { name split rows bytes sha256 url path } manifest { url path }';
 
 async function waitJob(id: string): Promise<Record<string, any>> {
   for (let i = 0; i < 500; i++) {
@@ -60,7 +64,7 @@ describe('GraphQL exports', () => {
     expect(viaLink.headers.etag).toBe(`"${job.files[0].sha256}"`);
   });
 
-  it('lists this key\'s jobs newest first with cursors; another key sees none of them', async () => {
+  it("lists this key's jobs newest first with cursors; another key sees none of them", async () => {
     const first = await gql('{ exportJobs(pagination: { first: 1 }) { edges { node { id } cursor } pageInfo { hasNextPage endCursor } } }');
     const page = first.body.data!.exportJobs;
     expect(page.edges).toHaveLength(1);
@@ -146,7 +150,7 @@ describe('GraphQL exports', () => {
     expect(r.body.errors?.[0]?.message).toMatch(/XLSX/);
   });
 
-  it('answers 429 RATE_LIMITED with Retry-After past the plan\'s cap of queued and running jobs', async () => {
+  it("answers 429 RATE_LIMITED with Retry-After past the plan's cap of queued and running jobs", async () => {
     const free = await apiKeyHeaders(t.app, 'free');
     const cfg = t.services.config.exports;
     const saved = cfg.fileMaxRows;

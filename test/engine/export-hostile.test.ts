@@ -28,7 +28,10 @@ interface Case {
   /** Fresh keys the repeats rotate over (default 1: all with the same key). */
   keys?: number;
   expect: {
-    status: number; message?: string; contentRange?: string; bytes?: number | string;
+    status: number;
+    message?: string;
+    contentRange?: string;
+    bytes?: number | string;
     /** The job each request created, in order: its final status and a pattern of its error. */
     jobs?: { status: string; error?: string }[];
   };
@@ -49,7 +52,12 @@ let clockOffset = 0;
 const staged: Record<string, string> = {};
 
 async function completedJob(h: Record<string, string>): Promise<Job> {
-  const res = await t.app.inject({ method: 'POST', url: '/v1/exports', headers: { ...h, 'content-type': 'application/json' }, payload: { format: 'CSV', columns: ['signature', 'fee'] } });
+  const res = await t.app.inject({
+    method: 'POST',
+    url: '/v1/exports',
+    headers: { ...h, 'content-type': 'application/json' },
+    payload: { format: 'CSV', columns: ['signature', 'fee'] },
+  });
   expect(res.statusCode, res.body).toBe(202);
   const id = res.json<Job>().id;
   for (let i = 0; i < 300; i++) {
@@ -150,7 +158,10 @@ describe('hostile export requests', () => {
         const res = await t.app.inject({
           method: c.method,
           url: fill(c.url),
-          headers: { ...(c.method === 'POST' ? { ...own, 'content-type': 'application/json' } : own), ...Object.fromEntries(Object.entries(c.headers ?? {}).map(([k, v]) => [k, fill(v)])) },
+          headers: {
+            ...(c.method === 'POST' ? { ...own, 'content-type': 'application/json' } : own),
+            ...Object.fromEntries(Object.entries(c.headers ?? {}).map(([k, v]) => [k, fill(v)])),
+          },
           ...(c.method === 'POST' ? { payload: c.raw ?? JSON.stringify(c.body ?? null) } : {}),
         });
         expect(res.statusCode, res.body.slice(0, 300)).toBe(c.expect.status);

@@ -31,7 +31,18 @@ afterAll(async () => {
 });
 
 type File = { name: string; split: string; rows: number; bytes: number; sha256: string; url: string };
-type Job = { id: string; status: string; error: string | null; rowsWritten: number; files: File[]; rowCount: number | null; fileSize: number | null; downloadUrl: string | null; completedAt: string | null; finishedAt: string | null };
+type Job = {
+  id: string;
+  status: string;
+  error: string | null;
+  rowsWritten: number;
+  files: File[];
+  rowCount: number | null;
+  fileSize: number | null;
+  downloadUrl: string | null;
+  completedAt: string | null;
+  finishedAt: string | null;
+};
 
 const post = (url: string, payload: unknown) =>
   t.app.inject({ method: 'POST', url, headers: { ...a, 'content-type': 'application/json' }, payload: JSON.stringify(payload) });
@@ -59,7 +70,7 @@ async function rowsOf<T>(job: Job, format: keyof typeof ENGINE, columns: string,
   for (const f of job.files.filter((x) => split === undefined || x.split === split)) {
     const file = path.join(scratch, `${job.id}-${f.name}`);
     writeFileSync(file, (await get(`/v1/exports/${job.id}/files/${f.name}`)).rawPayload);
-    out.push(...await t.services.wh.query<T>(`SELECT ${columns} FROM file('${file}', '${ENGINE[format]}')`));
+    out.push(...(await t.services.wh.query<T>(`SELECT ${columns} FROM file('${file}', '${ENGINE[format]}')`)));
   }
   return out;
 }
@@ -91,20 +102,30 @@ describe('STRATIFIED sampling', () => {
     protocols = (await t.services.analytics.protocols()).slice(0, 4);
   });
 
-  it('keeps exactly the rows of the documented rule, each stratum\'s share within the stated tolerance, reproducibly by seed', async () => {
+  it("keeps exactly the rows of the documented rule, each stratum's share within the stated tolerance, reproducibly by seed", async () => {
     const config = {
-      format: 'PARQUET', filters: { protocols, dateRange: RANGE }, columns: ['signature', 'instruction_index', 'protocol_name', 'fee'],
-      sampling: { strategy: 'STRATIFIED', rate: 0.3, seed: 9 }, splits: { train: 0.8, test: 0.2 }, seed: 1,
+      format: 'PARQUET',
+      filters: { protocols, dateRange: RANGE },
+      columns: ['signature', 'instruction_index', 'protocol_name', 'fee'],
+      sampling: { strategy: 'STRATIFIED', rate: 0.3, seed: 9 },
+      splits: { train: 0.8, test: 0.2 },
+      seed: 1,
     };
     const job = await exportJob(config);
-    const got = await rowsOf<{ signature: string; instruction_index: number; protocol_name: string }>(job, 'PARQUET', 'signature, instruction_index, protocol_name');
+    const got = await rowsOf<{ signature: string; instruction_index: number; protocol_name: string }>(
+      job,
+      'PARQUET',
+      'signature, instruction_index, protocol_name',
+    );
     const ref = await referenceStratified('protocol_name', protocols, 0.3, 9);
     const key = (r: { signature: string; instruction_index: number }) => `${r.signature}/${r.instruction_index}`;
     expect(new Set(got.map(key))).toEqual(new Set(ref.map(key)));
     expect(got.length).toBe(ref.length);
 
     // Shares: the population's, from the table; the sample's, from the files.
-    const pop = await t.services.wh.query<{ s: string; n: string }>(`SELECT protocol_name AS s, count() AS n FROM transactions WHERE ${where(protocols)} GROUP BY s`);
+    const pop = await t.services.wh.query<{ s: string; n: string }>(
+      `SELECT protocol_name AS s, count() AS n FROM transactions WHERE ${where(protocols)} GROUP BY s`,
+    );
     const N = pop.reduce((x, r) => x + Number(r.n), 0);
     const K = got.length;
     const manifest = await manifestOf(job);
@@ -129,8 +150,11 @@ describe('STRATIFIED sampling', () => {
 
   it('stratifies by a named column (instruction_type), in CSV, the same rule', async () => {
     const job = await exportJob({
-      format: 'CSV', filters: { protocols, dateRange: RANGE }, columns: ['signature', 'instruction_index', 'instruction_type'],
-      sampling: { strategy: 'STRATIFIED', rate: 0.25, seed: 77, stratifyBy: 'instruction_type' }, seed: 2,
+      format: 'CSV',
+      filters: { protocols, dateRange: RANGE },
+      columns: ['signature', 'instruction_index', 'instruction_type'],
+      sampling: { strategy: 'STRATIFIED', rate: 0.25, seed: 77, stratifyBy: 'instruction_type' },
+      seed: 2,
     });
     const got = await rowsOf<{ signature: string; instruction_index: number }>(job, 'CSV', 'signature, instruction_index');
     const ref = await referenceStratified('instruction_type', protocols, 0.25, 77);
@@ -156,10 +180,14 @@ describe('preprocessing', () => {
   });
   const splitOf = (seed: number) => `multiIf(cityHash64(signature, toUInt64(${seed})) % ${HASH} < ${Math.round(0.7 * HASH)}, 'train', 'test')`;
 
-  it('z-score: the train split\'s normalised columns have mean 0 and deviation 1; test rows use the same stated parameters', async () => {
+  it("z-score: the train split's normalised columns have mean 0 and deviation 1; test rows use the same stated parameters", async () => {
     const job = await exportJob({
-      format: 'JSONL', filters: { protocols, dateRange: RANGE }, columns: ['signature', 'instruction_index', 'fee', 'compute_units', 'success'],
-      splits: { train: 0.7, test: 0.3 }, seed: 21, preprocessing: { normalize: ['fee', 'compute_units'] },
+      format: 'JSONL',
+      filters: { protocols, dateRange: RANGE },
+      columns: ['signature', 'instruction_index', 'fee', 'compute_units', 'success'],
+      splits: { train: 0.7, test: 0.3 },
+      seed: 21,
+      preprocessing: { normalize: ['fee', 'compute_units'] },
     });
     const train = await rowsOf<{ fee: number; compute_units: number }>(job, 'JSONL', 'fee, compute_units', 'train');
     const mean = (xs: number[]) => xs.reduce((x, y) => x + y, 0) / xs.length;
@@ -171,7 +199,8 @@ describe('preprocessing', () => {
     }
     // The parameters the manifest states are the train split's, computed here from the table.
     const [raw] = await t.services.wh.query<{ m: number; s: number; n: string }>(
-      `SELECT avg(fee) AS m, stddevPopStable(toFloat64(fee)) AS s, count() AS n FROM transactions WHERE ${where(protocols)} AND ${splitOf(21)} = 'train'`);
+      `SELECT avg(fee) AS m, stddevPopStable(toFloat64(fee)) AS s, count() AS n FROM transactions WHERE ${where(protocols)} AND ${splitOf(21)} = 'train'`,
+    );
     const manifest = await manifestOf(job);
     const fee = manifest.preprocessing.normalize.find((n: { column: string }) => n.column === 'fee');
     expect(manifest.preprocessing.fittedOn).toBe('train');
@@ -182,16 +211,22 @@ describe('preprocessing', () => {
     const test = await rowsOf<{ signature: string; instruction_index: number; fee: number }>(job, 'JSONL', 'signature, instruction_index, fee', 'test');
     expect(test.length).toBeGreaterThan(0);
     const one = test[0]!;
-    const [stored] = await t.services.wh.query<{ fee: string }>(`SELECT fee FROM transactions WHERE signature = '${one.signature}' AND instruction_index = ${one.instruction_index}`);
+    const [stored] = await t.services.wh.query<{ fee: string }>(
+      `SELECT fee FROM transactions WHERE signature = '${one.signature}' AND instruction_index = ${one.instruction_index}`,
+    );
     expect(one.fee).toBeCloseTo((Number(stored!.fee) - fee.mean) / fee.std, 9);
     const card = (await get(`/v1/exports/${job.id}/files/README.md`)).body;
     expect(card).toContain(`\`fee\`: z-score, (x - mean) / std with mean = ${fee.mean}, std = ${fee.std}`);
   });
 
-  it('min-max spans [0, 1] on the train split; one-hot writes one 0/1 column per value, marking each row\'s own', async () => {
+  it("min-max spans [0, 1] on the train split; one-hot writes one 0/1 column per value, marking each row's own", async () => {
     const job = await exportJob({
-      format: 'PARQUET', filters: { protocols, dateRange: RANGE }, columns: ['signature', 'instruction_index', 'protocol_name', 'accounts_count'],
-      splits: { train: 0.7, test: 0.3 }, seed: 21, preprocessing: { normalize: ['accounts_count'], normalizeMethod: 'MIN_MAX', oneHotEncode: ['protocol_name'] },
+      format: 'PARQUET',
+      filters: { protocols, dateRange: RANGE },
+      columns: ['signature', 'instruction_index', 'protocol_name', 'accounts_count'],
+      splits: { train: 0.7, test: 0.3 },
+      seed: 21,
+      preprocessing: { normalize: ['accounts_count'], normalizeMethod: 'MIN_MAX', oneHotEncode: ['protocol_name'] },
     });
     const names = protocols.map((p) => `protocol_name_${p}`);
     const rows = await rowsOf<Record<string, number | string>>(job, 'PARQUET', `signature, instruction_index, accounts_count, ${names.join(', ')}`, 'train');
@@ -199,7 +234,8 @@ describe('preprocessing', () => {
     expect(Math.min(...xs)).toBe(0);
     expect(Math.max(...xs)).toBe(1);
     const sigs = await t.services.wh.query<{ signature: string; instruction_index: number; protocol_name: string }>(
-      `SELECT signature, instruction_index, protocol_name FROM transactions WHERE ${where(protocols)}`);
+      `SELECT signature, instruction_index, protocol_name FROM transactions WHERE ${where(protocols)}`,
+    );
     const protocolOf = new Map(sigs.map((s) => [`${s.signature}/${s.instruction_index}`, s.protocol_name]));
     for (const r of rows) {
       const own = protocolOf.get(`${r.signature}/${r.instruction_index}`)!;
@@ -207,12 +243,17 @@ describe('preprocessing', () => {
     }
     const manifest = await manifestOf(job);
     expect(manifest.schema.map((c: { name: string }) => c.name)).toEqual(['signature', 'instruction_index', ...names, 'accounts_count']);
-    expect(manifest.preprocessing.oneHot).toEqual([{ column: 'protocol_name', categories: [...protocols].sort(), names: [...protocols].sort().map((p) => `protocol_name_${p}`) }]);
+    expect(manifest.preprocessing.oneHot).toEqual([
+      { column: 'protocol_name', categories: [...protocols].sort(), names: [...protocols].sort().map((p) => `protocol_name_${p}`) },
+    ]);
   });
 
   it('refuses columns off the allow-lists or not exported, naming the field (REST and GraphQL words)', async () => {
     const cases: [unknown, RegExp][] = [
-      [{ preprocessing: { normalize: ['signature'] } }, /preprocessing\.normalize\[0\] "signature" cannot be used here; columns: fee, compute_units, accounts_count/],
+      [
+        { preprocessing: { normalize: ['signature'] } },
+        /preprocessing\.normalize\[0\] "signature" cannot be used here; columns: fee, compute_units, accounts_count/,
+      ],
       [{ columns: ['signature'], preprocessing: { normalize: ['fee'] } }, /preprocessing\.normalize\[0\] "fee" is not among the exported columns/],
       [{ preprocessing: { oneHotEncode: ['raw_data'] } }, /preprocessing\.oneHotEncode\[0\] "raw_data" cannot be used here/],
       [{ preprocessing: { normalize: ['fee'], normalizeMethod: 'LOG' } }, /preprocessing\.normalizeMethod must be one of Z_SCORE, MIN_MAX/],
@@ -223,17 +264,24 @@ describe('preprocessing', () => {
       expect(r.statusCode, JSON.stringify(body)).toBe(400);
       expect(r.json().message).toMatch(message);
     }
-    const gql = graphqlClient(() => t.app, () => a);
+    const gql = graphqlClient(
+      () => t.app,
+      () => a,
+    );
     const r = await gql('mutation { exportDataset(config: { preprocessing: { normalize: ["slot"] } }) { id } }');
     expect(r.body.errors?.[0]?.message).toMatch(/^config\.preprocessing\.normalize\[0\] "slot" cannot be used here/);
   });
 });
 
 describe('job fields rowCount, fileSize, downloadUrl, completedAt', () => {
-  it('are real on REST and GraphQL: the files\' rows and bytes, a working link, the completion time', async () => {
+  it("are real on REST and GraphQL: the files' rows and bytes, a working link, the completion time", async () => {
     // One protocol's day: fewer rows than a chunk, so one file.
     const protocol = (await t.services.analytics.protocols())[0]!;
-    const job = await exportJob({ format: 'CSV', filters: { protocols: [protocol], dateRange: { start: RANGE.start, end: RANGE.start } }, columns: ['signature', 'fee'] });
+    const job = await exportJob({
+      format: 'CSV',
+      filters: { protocols: [protocol], dateRange: { start: RANGE.start, end: RANGE.start } },
+      columns: ['signature', 'fee'],
+    });
     expect(job.files).toHaveLength(1);
     expect(job.rowCount).toBe(job.files[0]!.rows);
     expect(job.rowCount).toBe(job.rowsWritten);
@@ -244,8 +292,14 @@ describe('job fields rowCount, fileSize, downloadUrl, completedAt', () => {
     expect(file.statusCode).toBe(200);
     expect(file.body.split('\n')[0]).toBe('"signature","fee"');
 
-    const gql = graphqlClient(() => t.app, () => a);
-    const r = await gql<{ exportJob: Record<string, unknown> }>('query($id: ID!) { exportJob(id: $id) { rowCount fileSize downloadUrl error createdAt completedAt } }', { id: job.id });
+    const gql = graphqlClient(
+      () => t.app,
+      () => a,
+    );
+    const r = await gql<{ exportJob: Record<string, unknown> }>(
+      'query($id: ID!) { exportJob(id: $id) { rowCount fileSize downloadUrl error createdAt completedAt } }',
+      { id: job.id },
+    );
     expect(r.body.errors).toBeUndefined();
     const g = r.body.data!.exportJob;
     expect(g).toMatchObject({ rowCount: job.rowCount, fileSize: job.fileSize, error: null, completedAt: job.completedAt });
@@ -265,8 +319,11 @@ describe('job fields rowCount, fileSize, downloadUrl, completedAt', () => {
 });
 
 describe('files every loader reads', () => {
-  it('a SQL export\'s CSV writes arrays as JSON and times as ISO 8601 UTC; its schema says String for them', async () => {
-    const r = await post('/v1/query/exports', { query: `SELECT signature, accounts, block_time FROM transactions WHERE date = '${RANGE.start}' ORDER BY signature LIMIT 30`, format: 'CSV' });
+  it("a SQL export's CSV writes arrays as JSON and times as ISO 8601 UTC; its schema says String for them", async () => {
+    const r = await post('/v1/query/exports', {
+      query: `SELECT signature, accounts, block_time FROM transactions WHERE date = '${RANGE.start}' ORDER BY signature LIMIT 30`,
+      format: 'CSV',
+    });
     expect(r.statusCode, r.body).toBe(202);
     let job = r.json<Job>();
     for (let i = 0; i < 400 && ['QUEUED', 'RUNNING'].includes(job.status); i++) {
@@ -274,12 +331,18 @@ describe('files every loader reads', () => {
       job = (await get(`/v1/exports/${job.id}`)).json<Job>();
     }
     expect(job.status, job.error ?? '').toBe('COMPLETED');
-    const rows = await rowsOf<{ signature: string; accounts: string; block_time: string }>(job, 'CSV', 'signature, accounts, toString(block_time) AS block_time');
+    const rows = await rowsOf<{ signature: string; accounts: string; block_time: string }>(
+      job,
+      'CSV',
+      'signature, accounts, toString(block_time) AS block_time',
+    );
     expect(rows).toHaveLength(30);
     const csv = (await get(`/v1/exports/${job.id}/files/${job.files[0]!.name}`)).body.split('\n');
     expect(csv[1]).toMatch(/^"[1-9A-HJ-NP-Za-km-z]+","\[.*\]","\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z"$/);
     for (const row of rows) {
-      const [stored] = await t.services.wh.query<{ accounts: string[] }>(`SELECT accounts FROM transactions WHERE signature = {s:String} LIMIT 1`, { params: { s: row.signature } });
+      const [stored] = await t.services.wh.query<{ accounts: string[] }>(`SELECT accounts FROM transactions WHERE signature = {s:String} LIMIT 1`, {
+        params: { s: row.signature },
+      });
       expect(JSON.parse(row.accounts)).toEqual(stored!.accounts);
     }
     const manifest = await manifestOf(job);
@@ -289,10 +352,17 @@ describe('files every loader reads', () => {
 
   it('an export of 0 rows with every ML option completes: one empty file per split, with the columns as stored', async () => {
     const job = await exportJob({
-      format: 'PARQUET', filters: { dateRange: { start: '2020-01-01', end: '2020-01-01' } }, columns: ['signature', 'protocol_name', 'fee'],
-      sampling: { strategy: 'STRATIFIED', rate: 0.5 }, splits: { train: 0.5, val: 0.5 }, preprocessing: { normalize: ['fee'], oneHotEncode: ['protocol_name'] },
+      format: 'PARQUET',
+      filters: { dateRange: { start: '2020-01-01', end: '2020-01-01' } },
+      columns: ['signature', 'protocol_name', 'fee'],
+      sampling: { strategy: 'STRATIFIED', rate: 0.5 },
+      splits: { train: 0.5, val: 0.5 },
+      preprocessing: { normalize: ['fee'], oneHotEncode: ['protocol_name'] },
     });
-    expect(job.files.map((f) => [f.name, f.rows])).toEqual([['train-00000.parquet', 0], ['val-00000.parquet', 0]]);
+    expect(job.files.map((f) => [f.name, f.rows])).toEqual([
+      ['train-00000.parquet', 0],
+      ['val-00000.parquet', 0],
+    ]);
     expect(job.rowCount).toBe(0);
     const manifest = await manifestOf(job);
     expect(manifest.schema.map((c: { name: string }) => c.name)).toEqual(['signature', 'protocol_name', 'fee']);

@@ -46,7 +46,10 @@ it('runs QUEUED jobs, resumes a RUNNING one, fails one interrupted too often', a
   const resumed = await old.create(owner, { format: 'JSONL', columns: ['fee'] });
   const hopeless = await old.create(owner, { format: 'CSV', columns: ['fee'] });
   const store = new JobStore(dir);
-  for (const [id, attempts] of [[resumed.id, 1], [hopeless.id, EXPORT_MAX_ATTEMPTS]] as const) {
+  for (const [id, attempts] of [
+    [resumed.id, 1],
+    [hopeless.id, EXPORT_MAX_ATTEMPTS],
+  ] as const) {
     const job = store.get(id)!;
     job.status = 'RUNNING';
     job.attempts = attempts;

@@ -39,7 +39,13 @@ afterAll(async () => {
   rmSync(scratch, { recursive: true, force: true });
 });
 
-type Job = { id: string; status: string; error: string | null; rowsWritten: number; files: { name: string; split: string; rows: number; sha256: string; bytes: number }[] };
+type Job = {
+  id: string;
+  status: string;
+  error: string | null;
+  rowsWritten: number;
+  files: { name: string; split: string; rows: number; sha256: string; bytes: number }[];
+};
 
 async function runJob(url: string, config: unknown): Promise<Job> {
   const r = await t.app.inject({ method: 'POST', url, headers: { ...headers, 'content-type': 'application/json' }, payload: JSON.stringify(config) });
@@ -59,15 +65,23 @@ describe('exports over the server transport', () => {
   for (const format of ['PARQUET', 'CSV', 'JSONL'] as const) {
     it(`a filter export in ${format}: rows per split as counted independently, files as the manifest says`, async () => {
       const job = await runJob('/v1/exports', {
-        format, filters: { protocols }, columns: ['signature', 'instruction_index', 'fee', 'success', 'error_message'],
-        splits: { train: 0.6, test: 0.3, val: 0.1 }, seed: 3,
+        format,
+        filters: { protocols },
+        columns: ['signature', 'instruction_index', 'fee', 'success', 'error_message'],
+        splits: { train: 0.6, test: 0.3, val: 0.1 },
+        seed: 3,
       });
       expect(job.status, job.error ?? '').toBe('COMPLETED');
       const h = `cityHash64(signature, toUInt64(3)) % ${HASH}`;
-      const expected = Object.fromEntries((await t.services.wh.query<{ split: string; n: string }>(
-        `SELECT multiIf(${h} < ${Math.round(0.6 * HASH)}, 'train', ${h} < ${Math.round(0.9 * HASH)}, 'test', 'val') AS split, count() AS n
-         FROM transactions WHERE protocol_name IN {p:Array(String)} GROUP BY split`, { params: { p: protocols } },
-      )).map((r) => [r.split, Number(r.n)]));
+      const expected = Object.fromEntries(
+        (
+          await t.services.wh.query<{ split: string; n: string }>(
+            `SELECT multiIf(${h} < ${Math.round(0.6 * HASH)}, 'train', ${h} < ${Math.round(0.9 * HASH)}, 'test', 'val') AS split, count() AS n
+         FROM transactions WHERE protocol_name IN {p:Array(String)} GROUP BY split`,
+            { params: { p: protocols } },
+          )
+        ).map((r) => [r.split, Number(r.n)]),
+      );
       const got: Record<string, number> = {};
       for (const f of job.files) got[f.split] = (got[f.split] ?? 0) + f.rows;
       expect(got).toEqual(expected);
@@ -85,9 +99,16 @@ describe('exports over the server transport', () => {
   }
 
   it('a SQL export streams every row, split by signature', async () => {
-    const job = await runJob('/v1/query/exports', { query: 'SELECT signature, fee FROM transactions WHERE fee > 0', format: 'CSV', splits: { train: 0.5, test: 0.5, val: 0 }, seed: 1 });
+    const job = await runJob('/v1/query/exports', {
+      query: 'SELECT signature, fee FROM transactions WHERE fee > 0',
+      format: 'CSV',
+      splits: { train: 0.5, test: 0.5, val: 0 },
+      seed: 1,
+    });
     expect(job.status, job.error ?? '').toBe('COMPLETED');
-    const [n] = await t.services.wh.query<{ n: string }>('SELECT count() AS n FROM transactions WHERE fee > 0 AND protocol_name IN {p:Array(String)}', { params: { p: await t.services.analytics.protocols() } });
+    const [n] = await t.services.wh.query<{ n: string }>('SELECT count() AS n FROM transactions WHERE fee > 0 AND protocol_name IN {p:Array(String)}', {
+      params: { p: await t.services.analytics.protocols() },
+    });
     expect(job.rowsWritten).toBe(Number(n!.n));
     expect(job.files.map((f) => f.name)).toEqual(['train-00000.csv', 'test-00000.csv']);
   });

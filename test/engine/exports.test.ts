@@ -36,7 +36,12 @@ afterAll(async () => {
 });
 
 type Job = {
-  id: string; status: string; progress: number; error: string | null; rowsWritten: number; rowsTotal: number | null;
+  id: string;
+  status: string;
+  progress: number;
+  error: string | null;
+  rowsWritten: number;
+  rowsTotal: number | null;
   seeds: { split: number; sampling: number | null };
   files: { name: string; split: string; rows: number; bytes: number; sha256: string; url: string; path: string }[];
   manifest: { url: string; path: string } | null;
@@ -78,7 +83,16 @@ const ENGINE_FORMAT = { PARQUET: 'Parquet', CSV: 'CSVWithNames', JSONL: 'JSONEac
 const sha = (buf: Buffer): string => createHash('sha256').update(buf).digest('hex');
 
 /** The split and sample figures, computed here from the formula the docs state, not from the service's code. */
-async function expectedCounts(opts: { protocols: string[]; start: string; end: string; rate: number; sampleSeed: number; seed: number; train: number; test: number }) {
+async function expectedCounts(opts: {
+  protocols: string[];
+  start: string;
+  end: string;
+  rate: number;
+  sampleSeed: number;
+  seed: number;
+  train: number;
+  test: number;
+}) {
   const keep = `cityHash64(signature, toUInt64(${opts.sampleSeed})) % ${HASH} < ${Math.round(opts.rate * HASH)}`;
   const h = `cityHash64(signature, toUInt64(${opts.seed})) % ${HASH}`;
   const rows = await t.services.wh.query<{ split: string; n: string }>(
@@ -107,9 +121,23 @@ describe('formats, filters, sampling and splits', () => {
       expect(job.progress).toBe(100);
       // Progress only moves forward.
       expect(seen).toEqual([...seen].sort((x, y) => x - y));
-      const expected = await expectedCounts({ protocols: protocols.slice(0, 2), start: '2024-12-29', end: '2024-12-31', rate: 0.6, sampleSeed: 11, seed: 5, train: 0.7, test: 0.2 });
+      const expected = await expectedCounts({
+        protocols: protocols.slice(0, 2),
+        start: '2024-12-29',
+        end: '2024-12-31',
+        rate: 0.6,
+        sampleSeed: 11,
+        seed: 5,
+        train: 0.7,
+        test: 0.2,
+      });
       expect(Object.values(expected).reduce((x, y) => x + y, 0)).toBeGreaterThan(400); // several chunks
-      const manifest = JSON.parse((await get(`/v1/exports/${job.id}/files/manifest.json`, a)).body) as { files: Job['files']; schema: { name: string; type: string }[]; config: { seed: number }; watermark: { ingestedAt: string } };
+      const manifest = JSON.parse((await get(`/v1/exports/${job.id}/files/manifest.json`, a)).body) as {
+        files: Job['files'];
+        schema: { name: string; type: string }[];
+        config: { seed: number };
+        watermark: { ingestedAt: string };
+      };
       expect(manifest.files).toEqual(job.files.map(({ url: _u, path: _p, ...f }) => f));
       expect(manifest.schema.map((c) => c.name)).toEqual(config(format).columns);
       expect(manifest.config.seed).toBe(5);
@@ -146,14 +174,22 @@ describe('formats, filters, sampling and splits', () => {
     const job = await exportJob({ format: 'CSV', columns: ['signature'], sampling: { rate: 0.3 }, splits: { train: 0.5, test: 0.5 } });
     expect(job.status).toBe('COMPLETED');
     expect(Number.isInteger(job.seeds.split) && Number.isInteger(job.seeds.sampling)).toBe(true);
-    const again = await exportJob({ format: 'CSV', columns: ['signature'], sampling: { rate: 0.3, seed: job.seeds.sampling }, splits: { train: 0.5, test: 0.5 }, seed: job.seeds.split });
+    const again = await exportJob({
+      format: 'CSV',
+      columns: ['signature'],
+      sampling: { rate: 0.3, seed: job.seeds.sampling },
+      splits: { train: 0.5, test: 0.5 },
+      seed: job.seeds.split,
+    });
     expect(again.files.map((f) => f.sha256)).toEqual(job.files.map((f) => f.sha256));
   });
 
   it('splits by separate statements when signature is not among the columns', async () => {
     const job = await exportJob({ format: 'JSONL', columns: ['fee'], splits: { train: 0.5, test: 0.3, val: 0.2 }, seed: 3 });
     expect(job.status).toBe('COMPLETED');
-    const [total] = await t.services.wh.query<{ n: string }>('SELECT count() AS n FROM transactions WHERE protocol_name IN {p:Array(String)}', { params: { p: await t.services.analytics.protocols() } });
+    const [total] = await t.services.wh.query<{ n: string }>('SELECT count() AS n FROM transactions WHERE protocol_name IN {p:Array(String)}', {
+      params: { p: await t.services.analytics.protocols() },
+    });
     expect(job.rowsWritten).toBe(Number(total!.n));
     expect(new Set(job.files.map((f) => f.split))).toEqual(new Set(['train', 'test', 'val']));
   });
@@ -180,7 +216,9 @@ describe('SQL exports', () => {
     const job = await waitJob(r.json<Job>().id);
     expect(job.status, job.error ?? '').toBe('COMPLETED');
     // Inactive protocols are hidden from client SQL, exports included.
-    const [n] = await t.services.wh.query<{ n: string }>('SELECT count() AS n FROM transactions WHERE fee > 0 AND protocol_name IN {p:Array(String)}', { params: { p: await t.services.analytics.protocols() } });
+    const [n] = await t.services.wh.query<{ n: string }>('SELECT count() AS n FROM transactions WHERE fee > 0 AND protocol_name IN {p:Array(String)}', {
+      params: { p: await t.services.analytics.protocols() },
+    });
     expect(job.rowsWritten).toBe(Number(n!.n));
     expect(job.rowsWritten).toBeGreaterThan(1000);
     expect(job.files.map((f) => f.name)).toEqual(['train-00000.csv', 'test-00000.csv']);
@@ -321,7 +359,12 @@ describe('downloads', () => {
     expect(Number(two.headers['x-ratelimit-remaining'])).toBe(Number(one.headers['x-ratelimit-remaining']) - 1);
     // The link's downloads are the issuing key's usage too, as charged: each one, the refused ones as rate-limited.
     await t.services.access.usage.flush();
-    const rows = await t.services.access.usageStore.query({ keyId: freeKey.id, fromMs: Date.now() - 3_600_000, toMs: Date.now() + 60_000, granularity: 'hour' });
+    const rows = await t.services.access.usageStore.query({
+      keyId: freeKey.id,
+      fromMs: Date.now() - 3_600_000,
+      toMs: Date.now() + 60_000,
+      granularity: 'hour',
+    });
     const link = rows.filter((r) => r.method.includes('/v1/exports/links/'));
     const sum = (k: 'requests' | 'rateLimited') => link.reduce((n, r) => n + r[k], 0);
     expect(sum('requests')).toBeGreaterThanOrEqual(2);
@@ -363,7 +406,7 @@ describe('downloads', () => {
 });
 
 describe('limits', () => {
-  it('refuses a key past its plan\'s concurrent jobs with 429 and Retry-After', async () => {
+  it("refuses a key past its plan's concurrent jobs with 429 and Retry-After", async () => {
     const free = await apiKeyHeaders(t.app, 'free');
     // The free plan's row cap here is 50: the first job fails once planned, with the reason.
     const first = await post('/v1/exports', free, { format: 'CSV', columns: ['signature'] });
@@ -398,11 +441,13 @@ describe('limits', () => {
     try {
       for (const format of ['CSV', 'JSONL', 'PARQUET']) {
         // 2,000 rows of 100 kB of random text: ~200 MB in every format, against 10 MB of room.
-        const r = await post('/v1/query/exports', a, { query: "SELECT signature, randomPrintableASCII(100000) AS pad FROM transactions LIMIT 2000", format });
+        const r = await post('/v1/query/exports', a, { query: 'SELECT signature, randomPrintableASCII(100000) AS pad FROM transactions LIMIT 2000', format });
         expect(r.statusCode, r.body).toBe(202);
         const dir = path.join(cfg.dir, 'files', r.json<Job>().id);
         let largest = 0;
-        const sizes = setInterval(() => { largest = Math.max(largest, existsSync(dir) ? heldIn(dir) : 0); }, 5);
+        const sizes = setInterval(() => {
+          largest = Math.max(largest, existsSync(dir) ? heldIn(dir) : 0);
+        }, 5);
         const job = await waitJob(r.json<Job>().id);
         clearInterval(sizes);
         expect(job.status, format).toBe('FAILED');
@@ -429,7 +474,9 @@ describe('limits', () => {
       const r = await post('/v1/exports', a, { format: 'CSV', columns: ['signature'] });
       const dir = path.join(cfg.dir, 'files', r.json<Job>().id);
       let largest = 0;
-      const sizes = setInterval(() => { largest = Math.max(largest, heldIn(dir)); }, 5);
+      const sizes = setInterval(() => {
+        largest = Math.max(largest, heldIn(dir));
+      }, 5);
       const job = await waitJob(r.json<Job>().id);
       clearInterval(sizes);
       expect(job.status).toBe('FAILED');

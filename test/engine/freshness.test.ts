@@ -36,7 +36,12 @@ async function answers(): Promise<[string, number, Record<string, unknown>][]> {
   const rest = await t.app.inject({ method: 'GET', url: '/api/v1/stats', headers });
   const sql = await t.app.inject({ method: 'POST', url: '/v1/query', headers, payload: { query: 'SELECT count() AS n FROM transactions' } });
   const restError = await t.app.inject({ method: 'GET', url: '/api/v1/analytics/protocols?protocol_name=nope', headers });
-  return [['rpc', rpc.statusCode, rpc.headers], ['rest', rest.statusCode, rest.headers], ['sql', sql.statusCode, sql.headers], ['rest error', restError.statusCode, restError.headers]];
+  return [
+    ['rpc', rpc.statusCode, rpc.headers],
+    ['rest', rest.statusCode, rest.headers],
+    ['sql', sql.statusCode, sql.headers],
+    ['rest error', restError.statusCode, restError.headers],
+  ];
 }
 
 beforeAll(async () => {
@@ -95,7 +100,11 @@ describe('freshness headers', () => {
 
   it('learns writes of another process (npm run ingest) within the refresh period', async () => {
     // A second pipeline on the same store, unknown to the API's watermark: as the standalone ingest process writes.
-    const other = new IngestPipeline(t.services.wh, t.services.registry, new DataVersion(), createLogger('silent'), { maxRecordBytes: 1 << 20, batchRows: 5000, writerId: 'other-process' });
+    const other = new IngestPipeline(t.services.wh, t.services.registry, new DataVersion(), createLogger('silent'), {
+      maxRecordBytes: 1 << 20,
+      batchRows: 5000,
+      writerId: 'other-process',
+    });
     const rec = (await demoRecords(t.services, 50, 5)).find((r) => active.includes(r.protocol_name))!;
     const blockTime = FIXTURE_END + 7 * 86_400;
     const report = await other.ingest([{ value: { ...rec, block_time: blockTime }, position: { line: 1 } }], 'other');
@@ -112,7 +121,8 @@ describe('freshness headers', () => {
     let seen: unknown;
     try {
       for (;;) {
-        seen = (await t.app.inject({ method: 'POST', url: '/v1/rpc', headers, payload: { jsonrpc: '2.0', id: 1, method: 'getProtocols', params: [] } })).headers[NEWEST_BLOCK_TIME_HEADER];
+        seen = (await t.app.inject({ method: 'POST', url: '/v1/rpc', headers, payload: { jsonrpc: '2.0', id: 1, method: 'getProtocols', params: [] } }))
+          .headers[NEWEST_BLOCK_TIME_HEADER];
         if (seen === iso(blockTime)) break;
         await new Promise((r) => setTimeout(r, REFRESH_MS / 4));
       }
@@ -150,7 +160,12 @@ describe('freshness headers', () => {
     expect(res.statusCode).toBe(200);
     const truth = await newestVisible();
     expect(res.headers[NEWEST_BLOCK_TIME_HEADER]).toBe(iso(truth.block));
-    const event = JSON.parse(res.body.split('\n').find((l) => l.startsWith('data: {'))!.slice(6)) as { errors: unknown[]; extensions: { freshness: { newestBlockTime: string } } };
+    const event = JSON.parse(
+      res.body
+        .split('\n')
+        .find((l) => l.startsWith('data: {'))!
+        .slice(6),
+    ) as { errors: unknown[]; extensions: { freshness: { newestBlockTime: string } } };
     expect(event.extensions.freshness.newestBlockTime).toBe(iso(truth.block));
   });
 });

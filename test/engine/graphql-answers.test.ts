@@ -13,30 +13,38 @@ const fx = graphqlFixture(20_000);
 const { gql, appWith } = fx;
 
 /** The review's field: hourly buckets over 26 days, by protocol and instruction type, 4 metrics (~95,000 points on this data). */
-const AUDIT_FIELD = 'timeSeries(filters: {dateRange: {start: "2024-12-06", end: "2024-12-31"}}, bucketBy: HOUR, groupBy: [PROTOCOL, INSTRUCTION_TYPE], metrics: [COUNT, SUM_FEE, MAX_FEE, MIN_FEE]) { timestamp value label }';
-const aliased = (n: number, field: string, comment = '') => `${comment ? `# ${comment}\n` : ''}{ ${Array.from({ length: n }, (_, i) => `a${i}: ${field}`).join(' ')} }`;
+const AUDIT_FIELD =
+  'timeSeries(filters: {dateRange: {start: "2024-12-06", end: "2024-12-31"}}, bucketBy: HOUR, groupBy: [PROTOCOL, INSTRUCTION_TYPE], metrics: [COUNT, SUM_FEE, MAX_FEE, MIN_FEE]) { timestamp value label }';
+const aliased = (n: number, field: string, comment = '') =>
+  `${comment ? `# ${comment}\n` : ''}{ ${Array.from({ length: n }, (_, i) => `a${i}: ${field}`).join(' ')} }`;
 
-describe('the review\'s document: ten aliased hourly time series', () => {
-  it('is refused before it runs, naming the document\'s limit, with a small answer and the event loop free', async () => {
+describe("the review's document: ten aliased hourly time series", () => {
+  it("is refused before it runs, naming the document's limit, with a small answer and the event loop free", async () => {
     const { result: r, maxBlockMs } = await longestLoopBlock(() => gql(aliased(10, AUDIT_FIELD, `unique ${Math.random()}`), undefined, STRICT));
     console.info(`the review's document: longest event-loop block ${maxBlockMs.toFixed(0)} ms, ${r.text.length} bytes`);
     expect(r.status).toBe(400);
     expect(r.body.data).toBeUndefined();
-    expect(r.body.errors).toEqual([expect.objectContaining({
-      message: expect.stringMatching(new RegExp(`at most ${GRAPHQL_MAX_DOCUMENT_POINTS} are allowed per document; ask for less`)),
-      extensions: { code: 'QUERY_TOO_COMPLEX' },
-    })]);
+    expect(r.body.errors).toEqual([
+      expect.objectContaining({
+        message: expect.stringMatching(new RegExp(`at most ${GRAPHQL_MAX_DOCUMENT_POINTS} are allowed per document; ask for less`)),
+        extensions: { code: 'QUERY_TOO_COMPLEX' },
+      }),
+    ]);
     expect(r.text.length).toBeLessThan(10_000);
     // The event-loop figure is printed, not asserted (no wall-clock assertions): bench/hostile-load.ts measures it as ratios.
   });
 
   it('where the series are known only once read (by instruction type), the items are counted as fields answer and stop at the bound', async () => {
     // One protocol before reading, dozens of instruction types after: 48 x 1 x 1 = 48 planned points.
-    const field = 'timeSeries(filters: {protocols: ["jupiter_v6"], dateRange: {start: "2024-12-30", end: "2024-12-31"}}, groupBy: [INSTRUCTION_TYPE]) { value }';
+    const field =
+      'timeSeries(filters: {protocols: ["jupiter_v6"], dateRange: {start: "2024-12-30", end: "2024-12-31"}}, groupBy: [INSTRUCTION_TYPE]) { value }';
     const small = await appWith({ maxDocumentPoints: 200 });
     const r = await graphqlClient(() => small, fx.headers)(aliased(3, field));
     expect(r.status).toBe(200);
-    expect(r.body.errors?.[0]).toMatchObject({ message: expect.stringMatching(/answer more than 200 items .* at most 200 are allowed per document/), extensions: { code: 'QUERY_TOO_COMPLEX' } });
+    expect(r.body.errors?.[0]).toMatchObject({
+      message: expect.stringMatching(/answer more than 200 items .* at most 200 are allowed per document/),
+      extensions: { code: 'QUERY_TOO_COMPLEX' },
+    });
     // Under the real bound the same document is answered.
     const whole = await gql(aliased(3, field));
     expect(whole.body.errors).toBeUndefined();
@@ -47,7 +55,8 @@ describe('the review\'s document: ten aliased hourly time series', () => {
 describe('a heavy document within the limits', () => {
   it('is answered whole, streamed, under the byte budget, without holding the event loop for long', async () => {
     // 10 x 624 hours x 7 protocols = 43,680 points planned: under GRAPHQL_MAX_DOCUMENT_POINTS.
-    const field = 'timeSeries(filters: {dateRange: {start: "2024-12-06", end: "2024-12-31"}}, bucketBy: HOUR, groupBy: [PROTOCOL], metrics: [COUNT]) { timestamp value label }';
+    const field =
+      'timeSeries(filters: {dateRange: {start: "2024-12-06", end: "2024-12-31"}}, bucketBy: HOUR, groupBy: [PROTOCOL], metrics: [COUNT]) { timestamp value label }';
     const { result: r, maxBlockMs } = await longestLoopBlock(() => gql(aliased(10, field, `heavy ${Math.random()}`)));
     console.info(`heavy allowed document: longest event-loop block ${maxBlockMs.toFixed(0)} ms, ${r.text.length} bytes`);
     expect(r.status).toBe(200);
@@ -71,7 +80,11 @@ describe('the byte budget of one answer', () => {
     expect(r.body.data!.a1).toBeNull();
     expect(r.body.data!.a2).toBeNull();
     expect(r.body.errors).toEqual([
-      { message: expect.stringMatching(/^this field's answer would take the response past its 300000 bytes budget; ask for less \(a smaller pagination\.first/), path: ['a1'], extensions: { code: 'QUERY_TOO_COMPLEX' } },
+      {
+        message: expect.stringMatching(/^this field's answer would take the response past its 300000 bytes budget; ask for less \(a smaller pagination\.first/),
+        path: ['a1'],
+        extensions: { code: 'QUERY_TOO_COMPLEX' },
+      },
       { message: expect.any(String), path: ['a2'], extensions: { code: 'QUERY_TOO_COMPLEX' } },
     ]);
     expect(r.body.extensions.cost.requested).toBeGreaterThan(0);
@@ -119,7 +132,8 @@ describe('listings are charged for every statement they may run', () => {
   });
 
   it('a plan whose budget covers the window but not the whole range refuses it before it runs', async () => {
-    const q = '{ transactions(filters: { programIds: ["JUP6LkbZbjS1jKKwapdHNy74zcZ3tLUZoi5QNyVTaV4"] }, pagination: {first: 100}) { pageInfo { hasNextPage } } }';
+    const q =
+      '{ transactions(filters: { programIds: ["JUP6LkbZbjS1jKKwapdHNy74zcZ3tLUZoi5QNyVTaV4"] }, pagination: {first: 100}) { pageInfo { hasNextPage } } }';
     const plain = await gql('{ transactions(pagination: {first: 100}) { pageInfo { hasNextPage } } }');
     const budget = plain.body.extensions.cost.requested + 1000;
     const tight = await appWith({ budgets: { free: budget, x402: budget, enterprise: budget } });
@@ -135,7 +149,7 @@ describe('no page can be framed', () => {
     ['Swagger UI', '/api/v1/docs'],
     ['GraphiQL', '/graphql'],
     ['the dashboard', '/dashboard'],
-  ])('%s carries Content-Security-Policy frame-ancestors \'none\' and X-Frame-Options DENY', async (_name, url) => {
+  ])("%s carries Content-Security-Policy frame-ancestors 'none' and X-Frame-Options DENY", async (_name, url) => {
     const res = await fx.t().app.inject({ method: 'GET', url, headers: { accept: 'text/html' } });
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/html/);

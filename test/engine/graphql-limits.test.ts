@@ -23,7 +23,9 @@ function expectError(r: GraphqlReply<unknown>, status: number, code: string, mes
 
 describe('authentication and rate limits answer in GraphQL shape', () => {
   it('401 without a key, 403 with an unknown one, both with X-RateLimit-* and extensions.code', async () => {
-    const none = await fx.t().app.inject({ method: 'POST', url: '/graphql', headers: { 'content-type': 'application/json' }, payload: '{"query":"{ protocols }"}' });
+    const none = await fx
+      .t()
+      .app.inject({ method: 'POST', url: '/graphql', headers: { 'content-type': 'application/json' }, payload: '{"query":"{ protocols }"}' });
     expect(none.statusCode).toBe(401);
     expect(none.json()).toMatchObject({ errors: [{ message: expect.stringMatching(/x-api-key/), extensions: { code: 'UNAUTHENTICATED' } }] });
     expect(none.headers['x-ratelimit-limit']).toBeDefined();
@@ -78,9 +80,10 @@ describe('limits at their edges', () => {
   });
 
   it('top-level fields: more than 10 refused even with few aliases', async () => {
-    const q = '{ protocols protocolStats { protocolName } signature(signature: "x") { slot } queryComplexity { score } transactions { pageInfo { hasNextPage } } '
-      + 'failedTransactions { pageInfo { hasNextPage } } timeSeries(filters: { dateRange: { start: "2024-12-30", end: "2024-12-30" } }) { value } '
-      + 'a: protocols b: protocols c: protocols d: protocols }';
+    const q =
+      '{ protocols protocolStats { protocolName } signature(signature: "x") { slot } queryComplexity { score } transactions { pageInfo { hasNextPage } } ' +
+      'failedTransactions { pageInfo { hasNextPage } } timeSeries(filters: { dateRange: { start: "2024-12-30", end: "2024-12-30" } }) { value } ' +
+      'a: protocols b: protocols c: protocols d: protocols }';
     expectError(await gql(q, undefined, STRICT), 400, 'QUERY_TOO_COMPLEX', /11 top-level fields; at most 10/);
   });
 
@@ -103,12 +106,22 @@ describe('limits at their edges', () => {
     const ok = await gql(series('2025-02-19')); // 416 days = 9984 buckets
     expect(ok.status).toBe(200);
     expect(ok.body.data!.timeSeries).toHaveLength(9984);
-    expectError(await gql(series('2025-02-20'), undefined, STRICT), 400, 'BAD_USER_INPUT', /filters\.dateRange: the range spans 10008 hour buckets; at most 10000/);
+    expectError(
+      await gql(series('2025-02-20'), undefined, STRICT),
+      400,
+      'BAD_USER_INPUT',
+      /filters\.dateRange: the range spans 10008 hour buckets; at most 10000/,
+    );
   });
 
   it('a request running past the time-out is answered with QUERY_TOO_COMPLEX, not left hanging', async () => {
     const app = await appWith({ timeoutMs: 1 });
-    const r = await graphqlClient(() => app, fx.headers)('{ timeSeries(filters: { dateRange: { start: "2020-01-01", end: "2024-12-31" } }, bucketBy: DAY, metrics: [COUNT, P99_FEE], groupBy: [PROTOCOL, INSTRUCTION_TYPE]) { value } }');
+    const r = await graphqlClient(
+      () => app,
+      fx.headers,
+    )(
+      '{ timeSeries(filters: { dateRange: { start: "2020-01-01", end: "2024-12-31" } }, bucketBy: DAY, metrics: [COUNT, P99_FEE], groupBy: [PROTOCOL, INSTRUCTION_TYPE]) { value } }',
+    );
     expectError(r, 200, 'QUERY_TOO_COMPLEX', /ran longer than 0.001 s/);
   });
 });
@@ -118,20 +131,68 @@ describe('bad input names its argument (BAD_USER_INPUT, 400 under graphql-respon
     ['unknown enum value', '{ transactions(groupBy: [DAY]) { pageInfo { hasNextPage } } }', /Value "DAY" does not exist in "GroupBy" enum/],
     ['unknown metric in a variable', 'query($m: [Metric!]) { transactions(metrics: $m) { pageInfo { hasNextPage } } }', /Variable "\$m".*P42_FEE/],
     ['empty protocol list', '{ transactions(filters: { protocols: [] }) { pageInfo { hasNextPage } } }', /filters\.protocols must name at least one protocol/],
-    ['unknown protocol', '{ protocolStats(filters: { protocols: ["jupiter_v6", "nope_v9"] }) { protocolName } }', /filters\.protocols\[1\]: unknown protocol "nope_v9" \(query \{ protocols \} lists the available ones\)/],
-    ['start after end', '{ transactions(filters: { dateRange: { start: "2024-12-31", end: "2024-12-01" } }) { pageInfo { hasNextPage } } }', /filters\.dateRange\.start \(2024-12-31\) is after filters\.dateRange\.end \(2024-12-01\)/],
-    ['impossible date', '{ transactions(filters: { dateRange: { start: "2024-02-30" } }) { pageInfo { hasNextPage } } }', /filters\.dateRange\.start must be a calendar date written YYYY-MM-DD/],
-    ['date past storable time', '{ protocolStats(filters: { dateRange: { end: "2200-01-01" } }) { protocolName } }', /filters\.dateRange\.end must be between 1970-01-01 and 2106-02-07/],
+    [
+      'unknown protocol',
+      '{ protocolStats(filters: { protocols: ["jupiter_v6", "nope_v9"] }) { protocolName } }',
+      /filters\.protocols\[1\]: unknown protocol "nope_v9" \(query \{ protocols \} lists the available ones\)/,
+    ],
+    [
+      'start after end',
+      '{ transactions(filters: { dateRange: { start: "2024-12-31", end: "2024-12-01" } }) { pageInfo { hasNextPage } } }',
+      /filters\.dateRange\.start \(2024-12-31\) is after filters\.dateRange\.end \(2024-12-01\)/,
+    ],
+    [
+      'impossible date',
+      '{ transactions(filters: { dateRange: { start: "2024-02-30" } }) { pageInfo { hasNextPage } } }',
+      /filters\.dateRange\.start must be a calendar date written YYYY-MM-DD/,
+    ],
+    [
+      'date past storable time',
+      '{ protocolStats(filters: { dateRange: { end: "2200-01-01" } }) { protocolName } }',
+      /filters\.dateRange\.end must be between 1970-01-01 and 2106-02-07/,
+    ],
     ['timeSeries without both ends', '{ timeSeries(filters: { dateRange: { start: "2024-12-30" } }) { value } }', /filters\.dateRange with both start and end/],
-    ['garbage cursor', '{ transactions(pagination: { after: "bm90IGEgY3Vyc29y" }) { pageInfo { hasNextPage } } }', /pagination\.after is not a pagination token/],
+    [
+      'garbage cursor',
+      '{ transactions(pagination: { after: "bm90IGEgY3Vyc29y" }) { pageInfo { hasNextPage } } }',
+      /pagination\.after is not a pagination token/,
+    ],
     ['sort.field without groups', '{ transactions(sort: { field: COUNT }) { pageInfo { hasNextPage } } }', /sort\.field sorts groups/],
-    ['record sort for groups', '{ transactions(groupBy: [PROTOCOL], sort: { field: FEE }) { pageInfo { hasNextPage } } }', /sort\.field FEE sorts records; sort groups by a metric/],
-    ['key sort without the key', '{ transactions(groupBy: [PROTOCOL], sort: { field: PROGRAM_ID }) { pageInfo { hasNextPage } } }', /sort\.field PROGRAM_ID sorts groups by a key they are grouped by/],
-    ['inverted range', '{ transactions(groupBy: [PROTOCOL], filters: { feeRange: { min: 10, max: 5 } }) { pageInfo { hasNextPage } } }', /filters\.feeRange\.min \(10\) is above its max \(5\)/],
-    ['fractional range', '{ transactions(groupBy: [PROTOCOL], filters: { computeRange: { min: 1.5 } }) { pageInfo { hasNextPage } } }', /BigInt cannot represent a non-integer value: 1\.5; write a whole number/],
-    ['DATE groups in a series', '{ timeSeries(filters: { dateRange: { start: "2024-12-30", end: "2024-12-30" } }, groupBy: [WEEK]) { value } }', /groupBy WEEK is not allowed in timeSeries/],
-    ['percentile of failures', '{ failedTransactions(metrics: [P95_FEE]) { pageInfo { hasNextPage } } }', /metrics: failedTransactions offers COUNT, SUM_FEE and AVG_FEE \(not P95_FEE\)/],
-    ['HOUR groups in a series', '{ timeSeries(filters: { dateRange: { start: "2024-12-30", end: "2024-12-30" } }, groupBy: [HOUR]) { value } }', /groupBy HOUR is not allowed in timeSeries/],
+    [
+      'record sort for groups',
+      '{ transactions(groupBy: [PROTOCOL], sort: { field: FEE }) { pageInfo { hasNextPage } } }',
+      /sort\.field FEE sorts records; sort groups by a metric/,
+    ],
+    [
+      'key sort without the key',
+      '{ transactions(groupBy: [PROTOCOL], sort: { field: PROGRAM_ID }) { pageInfo { hasNextPage } } }',
+      /sort\.field PROGRAM_ID sorts groups by a key they are grouped by/,
+    ],
+    [
+      'inverted range',
+      '{ transactions(groupBy: [PROTOCOL], filters: { feeRange: { min: 10, max: 5 } }) { pageInfo { hasNextPage } } }',
+      /filters\.feeRange\.min \(10\) is above its max \(5\)/,
+    ],
+    [
+      'fractional range',
+      '{ transactions(groupBy: [PROTOCOL], filters: { computeRange: { min: 1.5 } }) { pageInfo { hasNextPage } } }',
+      /BigInt cannot represent a non-integer value: 1\.5; write a whole number/,
+    ],
+    [
+      'DATE groups in a series',
+      '{ timeSeries(filters: { dateRange: { start: "2024-12-30", end: "2024-12-30" } }, groupBy: [WEEK]) { value } }',
+      /groupBy WEEK is not allowed in timeSeries/,
+    ],
+    [
+      'percentile of failures',
+      '{ failedTransactions(metrics: [P95_FEE]) { pageInfo { hasNextPage } } }',
+      /metrics: failedTransactions offers COUNT, SUM_FEE and AVG_FEE \(not P95_FEE\)/,
+    ],
+    [
+      'HOUR groups in a series',
+      '{ timeSeries(filters: { dateRange: { start: "2024-12-30", end: "2024-12-30" } }, groupBy: [HOUR]) { value } }',
+      /groupBy HOUR is not allowed in timeSeries/,
+    ],
   ];
   it.each(cases)('%s', async (_name, query, message) => {
     const variables = query.includes('$m') ? { m: ['P42_FEE'] } : undefined;
@@ -145,11 +206,19 @@ describe('bad input names its argument (BAD_USER_INPUT, 400 under graphql-respon
   it('a cursor from other filters, groupBy or sort is refused naming pagination.after', async () => {
     const first = await gql('{ transactions(filters: { protocols: ["pump_fun"] }, pagination: { first: 2 }) { pageInfo { endCursor } } }');
     const cursor = first.body.data!.transactions.pageInfo.endCursor as string;
-    const other = await gql('query($c: String) { transactions(filters: { protocols: ["whirlpool"] }, pagination: { first: 2, after: $c }) { pageInfo { endCursor } } }', { c: cursor }, STRICT);
+    const other = await gql(
+      'query($c: String) { transactions(filters: { protocols: ["whirlpool"] }, pagination: { first: 2, after: $c }) { pageInfo { endCursor } } }',
+      { c: cursor },
+      STRICT,
+    );
     expectError(other, 400, 'BAD_USER_INPUT', /pagination\.after belongs to a listing with other filters/);
     const groups = await gql('{ transactions(groupBy: [PROTOCOL], pagination: { first: 2 }) { pageInfo { endCursor } } }');
     const g = groups.body.data!.transactions.pageInfo.endCursor as string;
-    const sorted = await gql('query($c: String) { transactions(groupBy: [PROTOCOL], sort: { field: COUNT, direction: ASC }, pagination: { first: 2, after: $c }) { pageInfo { endCursor } } }', { c: g }, STRICT);
+    const sorted = await gql(
+      'query($c: String) { transactions(groupBy: [PROTOCOL], sort: { field: COUNT, direction: ASC }, pagination: { first: 2, after: $c }) { pageInfo { endCursor } } }',
+      { c: g },
+      STRICT,
+    );
     expectError(sorted, 400, 'BAD_USER_INPUT', /pagination\.after belongs to a listing with other filters/);
     const asRecords = await gql('query($c: String) { transactions(pagination: { first: 2, after: $c }) { pageInfo { endCursor } } }', { c: g }, STRICT);
     expectError(asRecords, 400, 'BAD_USER_INPUT', /pagination\.after is not a pagination token/);
@@ -158,7 +227,10 @@ describe('bad input names its argument (BAD_USER_INPUT, 400 under graphql-respon
 
 describe('one cost model: queryComplexity and the guard', () => {
   const questions = [
-    ['groups', 'filters: { protocols: ["pump_fun"], dateRange: { start: "2024-12-29", end: "2024-12-31" } }, groupBy: [PROTOCOL, HOUR], metrics: [COUNT, P95_FEE]'],
+    [
+      'groups',
+      'filters: { protocols: ["pump_fun"], dateRange: { start: "2024-12-29", end: "2024-12-31" } }, groupBy: [PROTOCOL, HOUR], metrics: [COUNT, P95_FEE]',
+    ],
     ['records', 'filters: { instructionTypes: ["swap"] }'],
   ] as const;
 
@@ -193,14 +265,18 @@ describe('one cost model: queryComplexity and the guard', () => {
       'use a coarser bucket (bucketBy DAY, WEEK or MONTH, or groupBy without HOUR)',
       'drop a percentile metric (P50_FEE, P95_FEE, P99_FEE, P50_COMPUTE_UNITS, P95_COMPUTE_UNITS, P99_COMPUTE_UNITS)',
     ]);
-    const narrow = await gql('{ queryComplexity(filters: { protocols: ["pump_fun"], dateRange: { start: "2024-12-30", end: "2024-12-30" } }, groupBy: [PROTOCOL], metrics: [COUNT]) { recommendations } }');
+    const narrow = await gql(
+      '{ queryComplexity(filters: { protocols: ["pump_fun"], dateRange: { start: "2024-12-30", end: "2024-12-30" } }, groupBy: [PROTOCOL], metrics: [COUNT]) { recommendations } }',
+    );
     expect(narrow.body.data!.queryComplexity.recommendations).toEqual([]);
   });
 
-  it('a request\'s cost is the sum of its fields\' costs', async () => {
+  it("a request's cost is the sum of its fields' costs", async () => {
     const a = await gql('{ protocolStats(filters: { protocols: ["pump_fun"] }) { protocolName } }');
     const b = await gql('{ timeSeries(filters: { dateRange: { start: "2024-12-30", end: "2024-12-31" } }) { value } }');
-    const both = await gql('{ protocolStats(filters: { protocols: ["pump_fun"] }) { protocolName } timeSeries(filters: { dateRange: { start: "2024-12-30", end: "2024-12-31" } }) { value } }');
+    const both = await gql(
+      '{ protocolStats(filters: { protocols: ["pump_fun"] }) { protocolName } timeSeries(filters: { dateRange: { start: "2024-12-30", end: "2024-12-31" } }) { value } }',
+    );
     expect(both.body.extensions.cost.requested).toBe(a.body.extensions.cost.requested + b.body.extensions.cost.requested);
   });
 });
@@ -249,7 +325,9 @@ describe('HTTP: GET, methods, GraphiQL', () => {
       expect(r.statusCode, payload).toBe(400);
       expect(r.json().errors[0].extensions.code, payload).toBe('BAD_USER_INPUT');
     }
-    const text = await fx.t().app.inject({ method: 'POST', url: '/graphql', headers: { ...fx.headers(), 'content-type': 'text/plain' }, payload: '{ protocols }' });
+    const text = await fx
+      .t()
+      .app.inject({ method: 'POST', url: '/graphql', headers: { ...fx.headers(), 'content-type': 'text/plain' }, payload: '{ protocols }' });
     expect(text.statusCode).toBe(415);
     expect(text.json().errors[0].message).toMatch(/application\/json/);
   });

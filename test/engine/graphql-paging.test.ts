@@ -19,18 +19,48 @@ const active = () => fx.t().services.registry.activeNames();
 
 const PAGE_INFO = 'pageInfo { hasPreviousPage hasNextPage startCursor endCursor }';
 
-interface PageInfo { hasPreviousPage: boolean; hasNextPage: boolean; startCursor: string | null; endCursor: string | null }
-interface Conn<N> { edges: { node: N; cursor: string }[]; nodes: N[]; pageInfo: PageInfo; totalCount?: number; totalCountIsEstimate?: boolean }
+interface PageInfo {
+  hasPreviousPage: boolean;
+  hasNextPage: boolean;
+  startCursor: string | null;
+  endCursor: string | null;
+}
+interface Conn<N> {
+  edges: { node: N; cursor: string }[];
+  nodes: N[];
+  pageInfo: PageInfo;
+  totalCount?: number;
+  totalCountIsEstimate?: boolean;
+}
 
 /** One page of a connection field `field(args, pagination: $p)`, with `node` selected. */
-async function page<N>(field: string, args: string, node: string, p: Record<string, unknown>, extra = 'totalCount totalCountIsEstimate', client: Gql = gql): Promise<Conn<N>> {
-  const d = await dataOf(client(`query($p: Pagination) { c: ${field}(${args}${args ? ', ' : ''}pagination: $p) {
-    edges { cursor node { ${node} } } nodes { ${node} } ${PAGE_INFO} ${extra} } }`, { p }));
+async function page<N>(
+  field: string,
+  args: string,
+  node: string,
+  p: Record<string, unknown>,
+  extra = 'totalCount totalCountIsEstimate',
+  client: Gql = gql,
+): Promise<Conn<N>> {
+  const d = await dataOf(
+    client(
+      `query($p: Pagination) { c: ${field}(${args}${args ? ', ' : ''}pagination: $p) {
+    edges { cursor node { ${node} } } nodes { ${node} } ${PAGE_INFO} ${extra} } }`,
+      { p },
+    ),
+  );
   return d.c as Conn<N>;
 }
 
 /** Every page of a walk one way; checks each page's cursors and flags on the way. */
-async function walk<N>(field: string, args: string, node: string, size: number, direction: 'forward' | 'backward', client: Gql = gql): Promise<{ items: N[]; pages: Conn<N>[] }> {
+async function walk<N>(
+  field: string,
+  args: string,
+  node: string,
+  size: number,
+  direction: 'forward' | 'backward',
+  client: Gql = gql,
+): Promise<{ items: N[]; pages: Conn<N>[] }> {
   const pages: Conn<N>[] = [];
   let cursor: string | null = null;
   for (let i = 0; i < 200; i++) {
@@ -40,7 +70,8 @@ async function walk<N>(field: string, args: string, node: string, size: number, 
     expect(c.pageInfo.startCursor).toBe(c.edges[0]?.cursor ?? null);
     expect(c.pageInfo.endCursor).toBe(c.edges.at(-1)?.cursor ?? null);
     pages.push(c);
-    const [more, started] = direction === 'forward' ? [c.pageInfo.hasNextPage, c.pageInfo.hasPreviousPage] : [c.pageInfo.hasPreviousPage, c.pageInfo.hasNextPage];
+    const [more, started] =
+      direction === 'forward' ? [c.pageInfo.hasNextPage, c.pageInfo.hasPreviousPage] : [c.pageInfo.hasPreviousPage, c.pageInfo.hasNextPage];
     // The end a page starts from: the listing's edge without a cursor, items behind it with one.
     expect(started).toBe(cursor !== null);
     if (!more) break;
@@ -52,7 +83,15 @@ async function walk<N>(field: string, args: string, node: string, size: number, 
 }
 
 /** Forward and backward walks equal each other, the oracle's items in order, and totalCount the oracle's count. */
-async function expectBothWays<N>(field: string, args: string, node: string, size: number, oracle: unknown[], key: (n: N) => unknown, client: Gql = gql): Promise<void> {
+async function expectBothWays<N>(
+  field: string,
+  args: string,
+  node: string,
+  size: number,
+  oracle: unknown[],
+  key: (n: N) => unknown,
+  client: Gql = gql,
+): Promise<void> {
   expect(oracle.length).toBeGreaterThan(size); // more than one page each way
   const fwd = await walk<N>(field, args, node, size, 'forward', client);
   const bwd = await walk<N>(field, args, node, size, 'backward', client);
@@ -76,9 +115,12 @@ const REC = 'signature blockTime instructionType';
 
 /** The oracle of a record listing: the base table's records in the listing's keyset order. */
 async function records(where: string, order: 'ASC' | 'DESC', params: Record<string, unknown> = {}): Promise<string[]> {
-  const rows = await sql<{ k: string }>(`SELECT concat(toString(toUInt32(block_time)), ':', signature, ':', instruction_type) AS k FROM transactions
+  const rows = await sql<{ k: string }>(
+    `SELECT concat(toString(toUInt32(block_time)), ':', signature, ':', instruction_type) AS k FROM transactions
     WHERE protocol_name IN {active:Array(String)} ${where ? `AND ${where}` : ''}
-    ORDER BY block_time ${order}, signature ${order}, instruction_index ${order}`, { active: await active(), ...params });
+    ORDER BY block_time ${order}, signature ${order}, instruction_index ${order}`,
+    { active: await active(), ...params },
+  );
   return rows.map((r) => r.k);
 }
 const recKey = (n: Rec): string => `${n.blockTime}:${n.signature}:${n.instructionType}`;
@@ -89,15 +131,33 @@ describe('transactions (records) page both ways', () => {
   });
 
   it('oldest first (sort ASC) with protocols and dateRange', async () => {
-    await expectBothWays<Rec>('transactions', `filters: { protocols: ["pump_fun", "jupiter_v6"], ${DAYS} }, sort: { direction: ASC }`, REC, 97,
-      await records("protocol_name IN ('pump_fun', 'jupiter_v6')", 'ASC'), recKey);
+    await expectBothWays<Rec>(
+      'transactions',
+      `filters: { protocols: ["pump_fun", "jupiter_v6"], ${DAYS} }, sort: { direction: ASC }`,
+      REC,
+      97,
+      await records("protocol_name IN ('pump_fun', 'jupiter_v6')", 'ASC'),
+      recKey,
+    );
   });
 
   it('with status, instructionTypes and programIds (filters the hourly views do not keep)', async () => {
-    await expectBothWays<Rec>('transactions', 'filters: { status: SUCCEEDED, instructionTypes: ["buy", "sell", "swap"] }', REC, 113,
-      await records("success AND instruction_type IN ('buy', 'sell', 'swap')", 'DESC'), recKey);
-    await expectBothWays<Rec>('transactions', `filters: { programIds: ["${PROGRAM_OF.pump_fun}", "${PROGRAM_OF.whirlpool}"] }`, REC, 150,
-      await records('program_id IN {p:Array(String)}', 'DESC', { p: [PROGRAM_OF.pump_fun, PROGRAM_OF.whirlpool] }), recKey);
+    await expectBothWays<Rec>(
+      'transactions',
+      'filters: { status: SUCCEEDED, instructionTypes: ["buy", "sell", "swap"] }',
+      REC,
+      113,
+      await records("success AND instruction_type IN ('buy', 'sell', 'swap')", 'DESC'),
+      recKey,
+    );
+    await expectBothWays<Rec>(
+      'transactions',
+      `filters: { programIds: ["${PROGRAM_OF.pump_fun}", "${PROGRAM_OF.whirlpool}"] }`,
+      REC,
+      150,
+      await records('program_id IN {p:Array(String)}', 'DESC', { p: [PROGRAM_OF.pump_fun, PROGRAM_OF.whirlpool] }),
+      recKey,
+    );
   });
 
   it('one page holding everything: no page before or after, both ways', async () => {
@@ -114,7 +174,10 @@ describe('transactions (records) page both ways', () => {
   it('signatures: totalCount is a point read, exact', async () => {
     const [a, b] = (await records("protocol_name = 'pump_fun'", 'DESC')).map((k) => k.split(':')[1]!);
     const c = await page<Rec>('transactions', `filters: { signatures: ["${a}", "${b}"] }`, REC, { last: 1 });
-    const [n] = await sql<{ n: string }>('SELECT count() AS n FROM transactions WHERE signature IN {s:Array(String)} AND protocol_name IN {active:Array(String)}', { s: [a, b], active: await active() });
+    const [n] = await sql<{ n: string }>(
+      'SELECT count() AS n FROM transactions WHERE signature IN {s:Array(String)} AND protocol_name IN {active:Array(String)}',
+      { s: [a, b], active: await active() },
+    );
     expect([c.totalCount, c.totalCountIsEstimate, c.edges.length, c.pageInfo.hasPreviousPage]).toEqual([Number(n!.n), false, 1, Number(n!.n) > 1]);
   });
 });
@@ -127,18 +190,33 @@ describe('transactions (groups) page both ways', () => {
       const ref = await sql<{ p: string; h: number; s: string }>(
         `SELECT protocol_name AS p, toUInt32(toStartOfHour(block_time)) AS h, sum(fee) AS s FROM transactions
          WHERE protocol_name IN {a:Array(String)} AND instruction_type IN ('buy', 'sell', 'swap', 'route')
-         GROUP BY p, h ORDER BY s ${dir}, p ${dir}, h ${dir}`, { a: ['pump_fun', 'jupiter_v6', 'whirlpool', 'pump_amm'] });
-      await expectBothWays<GroupNode>('transactions',
+         GROUP BY p, h ORDER BY s ${dir}, p ${dir}, h ${dir}`,
+        { a: ['pump_fun', 'jupiter_v6', 'whirlpool', 'pump_amm'] },
+      );
+      await expectBothWays<GroupNode>(
+        'transactions',
         `filters: { protocols: ["pump_fun", "jupiter_v6", "whirlpool", "pump_amm"], instructionTypes: ["buy", "sell", "swap", "route"] }, groupBy: [PROTOCOL, HOUR], metrics: [SUM_FEE], sort: { field: SUM_FEE, direction: ${dir} }`,
-        'protocol hour sumFee', 40, ref.map((r) => [r.p, r.h, Number(r.s)]), (n) => [n.protocol, n.hour, n.sumFee]);
+        'protocol hour sumFee',
+        40,
+        ref.map((r) => [r.p, r.h, Number(r.s)]),
+        (n) => [n.protocol, n.hour, n.sumFee],
+      );
     }
   });
 
   it('by PROTOCOL with COUNT over every protocol (groups tied on nothing but their key)', async () => {
     const ref = await sql<{ p: string; n: string }>(
-      'SELECT protocol_name AS p, count() AS n FROM transactions WHERE protocol_name IN {a:Array(String)} GROUP BY p ORDER BY n DESC, p DESC', { a: await active() });
-    await expectBothWays<GroupNode>('transactions', 'groupBy: [PROTOCOL], metrics: [COUNT]', 'protocol count', 2,
-      ref.map((r) => [r.p, Number(r.n)]), (n) => [n.protocol, n.count]);
+      'SELECT protocol_name AS p, count() AS n FROM transactions WHERE protocol_name IN {a:Array(String)} GROUP BY p ORDER BY n DESC, p DESC',
+      { a: await active() },
+    );
+    await expectBothWays<GroupNode>(
+      'transactions',
+      'groupBy: [PROTOCOL], metrics: [COUNT]',
+      'protocol count',
+      2,
+      ref.map((r) => [r.p, Number(r.n)]),
+      (n) => [n.protocol, n.count],
+    );
   });
 
   it('metrics without groupBy: one group, no page before or after; totalCount 1', async () => {
@@ -153,11 +231,20 @@ describe('sorted listings and record-level filters (the question breadth) page b
   type Fee = { signature: string; blockTime: number; fee: number };
   it('records sorted by FEE, ASC and DESC, with a feeRange (base-table count, exact)', async () => {
     for (const dir of ['ASC', 'DESC'] as const) {
-      const rows = await sql<{ k: string }>(`SELECT concat(toString(fee), ':', toString(toUInt32(block_time)), ':', signature) AS k FROM transactions
+      const rows = await sql<{ k: string }>(
+        `SELECT concat(toString(fee), ':', toString(toUInt32(block_time)), ':', signature) AS k FROM transactions
         WHERE protocol_name IN {active:Array(String)} AND fee >= 5000
-        ORDER BY fee ${dir}, block_time ${dir}, signature ${dir}, instruction_index ${dir}`, { active: await active() });
-      await expectBothWays<Fee>('transactions', `filters: { feeRange: { min: 5000 } }, sort: { field: FEE, direction: ${dir} }`, 'signature blockTime fee', 211,
-        rows.map((r) => r.k), (n) => `${n.fee}:${n.blockTime}:${n.signature}`);
+        ORDER BY fee ${dir}, block_time ${dir}, signature ${dir}, instruction_index ${dir}`,
+        { active: await active() },
+      );
+      await expectBothWays<Fee>(
+        'transactions',
+        `filters: { feeRange: { min: 5000 } }, sort: { field: FEE, direction: ${dir} }`,
+        'signature blockTime fee',
+        211,
+        rows.map((r) => r.k),
+        (n) => `${n.fee}:${n.blockTime}:${n.signature}`,
+      );
     }
   });
 
@@ -165,20 +252,43 @@ describe('sorted listings and record-level filters (the question breadth) page b
   type Named = { signature: string; blockTime: number; protocolName: string; programId: string; instructionType: string };
   const NAMED = 'signature blockTime protocolName programId instructionType';
   for (const [field, column, of, dir, filter, where, size] of [
-    ['PROTOCOL', 'protocol_name', (n: Named) => n.protocolName, 'ASC', `filters: { ${DAYS} }`,
-      `block_time BETWEEN toDateTime('${FIXTURE_DAYS[0]} 00:00:00', 'UTC') AND toDateTime('${FIXTURE_DAYS[2]} 23:59:59', 'UTC')`, 173],
+    [
+      'PROTOCOL',
+      'protocol_name',
+      (n: Named) => n.protocolName,
+      'ASC',
+      `filters: { ${DAYS} }`,
+      `block_time BETWEEN toDateTime('${FIXTURE_DAYS[0]} 00:00:00', 'UTC') AND toDateTime('${FIXTURE_DAYS[2]} 23:59:59', 'UTC')`,
+      173,
+    ],
     ['PROGRAM_ID', 'program_id', (n: Named) => n.programId, 'DESC', 'filters: { status: SUCCEEDED }', 'success', 199],
-    ['INSTRUCTION_TYPE', 'instruction_type', (n: Named) => n.instructionType, 'ASC',
-      'filters: { protocols: ["pump_fun", "jupiter_v6", "whirlpool"], feeRange: { max: 20000 } }', "protocol_name IN ('pump_fun', 'jupiter_v6', 'whirlpool') AND fee <= 20000", 91],
+    [
+      'INSTRUCTION_TYPE',
+      'instruction_type',
+      (n: Named) => n.instructionType,
+      'ASC',
+      'filters: { protocols: ["pump_fun", "jupiter_v6", "whirlpool"], feeRange: { max: 20000 } }',
+      "protocol_name IN ('pump_fun', 'jupiter_v6', 'whirlpool') AND fee <= 20000",
+      91,
+    ],
   ] as const) {
     it(`records sorted by ${field} (${dir}) with a filter, then by time`, async () => {
-      const rows = await sql<{ k: string }>(`SELECT concat(${column}, ':', toString(toUInt32(block_time)), ':', signature, ':', instruction_type) AS k FROM transactions
+      const rows = await sql<{ k: string }>(
+        `SELECT concat(${column}, ':', toString(toUInt32(block_time)), ':', signature, ':', instruction_type) AS k FROM transactions
         WHERE protocol_name IN {active:Array(String)} AND ${where}
-        ORDER BY ${column} ${dir}, block_time ${dir}, signature ${dir}, instruction_index ${dir}`, { active: await active() });
+        ORDER BY ${column} ${dir}, block_time ${dir}, signature ${dir}, instruction_index ${dir}`,
+        { active: await active() },
+      );
       // The fixture has several values of the column, or the sort says nothing.
       expect(new Set(rows.map((r) => r.k.split(':')[0])).size).toBeGreaterThan(1);
-      await expectBothWays<Named>('transactions', `${filter}, sort: { field: ${field}, direction: ${dir} }`, NAMED, size,
-        rows.map((r) => r.k), (n) => `${of(n)}:${n.blockTime}:${n.signature}:${n.instructionType}`);
+      await expectBothWays<Named>(
+        'transactions',
+        `${filter}, sort: { field: ${field}, direction: ${dir} }`,
+        NAMED,
+        size,
+        rows.map((r) => r.k),
+        (n) => `${of(n)}:${n.blockTime}:${n.signature}:${n.instructionType}`,
+      );
     });
   }
 
@@ -198,12 +308,20 @@ describe('sorted listings and record-level filters (the question breadth) page b
     const c = await page<Named>('transactions', 'sort: { field: PROTOCOL }', 'signature', { first: 2 }, '');
     const cur = c.pageInfo.endCursor!;
     for (const other of ['FEE', 'PROGRAM_ID', 'DATE']) {
-      const r = await gql(`{ transactions(sort: { field: ${other} }, pagination: { last: 2, before: ${JSON.stringify(cur)} }) { edges { cursor } } }`, undefined, STRICT);
+      const r = await gql(
+        `{ transactions(sort: { field: ${other} }, pagination: { last: 2, before: ${JSON.stringify(cur)} }) { edges { cursor } } }`,
+        undefined,
+        STRICT,
+      );
       expectRefused(r, /pagination\.before (is not a pagination token|belongs to a listing with other filters)/);
     }
     const parts = JSON.parse(Buffer.from(cur, 'base64url').toString('utf8')) as unknown[];
     const edited = Buffer.from(JSON.stringify([parts[0], `${String(parts[1])}z`, ...parts.slice(2)])).toString('base64url');
-    const r = await gql(`{ transactions(sort: { field: PROTOCOL }, pagination: { first: 2, after: ${JSON.stringify(edited)} }) { edges { cursor } } }`, undefined, STRICT);
+    const r = await gql(
+      `{ transactions(sort: { field: PROTOCOL }, pagination: { first: 2, after: ${JSON.stringify(edited)} }) { edges { cursor } } }`,
+      undefined,
+      STRICT,
+    );
     expectRefused(r, /pagination\.after is not a pagination token/);
   });
 
@@ -211,25 +329,38 @@ describe('sorted listings and record-level filters (the question breadth) page b
     for (const dir of ['ASC', 'DESC'] as const) {
       const ref = await sql<{ p: string; d: string; n: string }>(
         `SELECT protocol_name AS p, toString(toDate(block_time)) AS d, count() AS n FROM transactions
-         WHERE protocol_name IN {a:Array(String)} AND success GROUP BY p, d ORDER BY p ${dir}, d ${dir}`, { a: await active() });
-      await expectBothWays<{ protocol: string; date: string; count: number }>('transactions',
-        `filters: { success: true }, groupBy: [PROTOCOL, DATE], sort: { field: PROTOCOL, direction: ${dir} }`, 'protocol date count', 3,
-        ref.map((r) => [r.p, r.d, Number(r.n)]), (n) => [n.protocol, n.date, n.count]);
+         WHERE protocol_name IN {a:Array(String)} AND success GROUP BY p, d ORDER BY p ${dir}, d ${dir}`,
+        { a: await active() },
+      );
+      await expectBothWays<{ protocol: string; date: string; count: number }>(
+        'transactions',
+        `filters: { success: true }, groupBy: [PROTOCOL, DATE], sort: { field: PROTOCOL, direction: ${dir} }`,
+        'protocol date count',
+        3,
+        ref.map((r) => [r.p, r.d, Number(r.n)]),
+        (n) => [n.protocol, n.date, n.count],
+      );
     }
   });
 
-  it('a sorted listing\'s cursor is refused by the time-ordered listing, as before', async () => {
+  it("a sorted listing's cursor is refused by the time-ordered listing, as before", async () => {
     const c = await page<Fee>('transactions', 'sort: { field: FEE }', 'signature', { first: 2 }, '');
     const r = await gql(`{ transactions(pagination: { last: 2, before: ${JSON.stringify(c.pageInfo.endCursor)} }) { edges { cursor } } }`, undefined, STRICT);
     expectRefused(r, /pagination\.before is not a pagination token/);
   });
 
-  it('group totalCount with a record-level filter over budget: the views\' count of the other filters, marked estimated', async () => {
+  it("group totalCount with a record-level filter over budget: the views' count of the other filters, marked estimated", async () => {
     const args = 'filters: { feeRange: { min: 20000 } }, groupBy: [PROTOCOL, HOUR]';
-    const [exact] = await sql<{ n: string }>(`SELECT count() AS n FROM (SELECT DISTINCT protocol_name, toStartOfHour(block_time) FROM transactions
-      WHERE protocol_name IN {a:Array(String)} AND fee >= 20000)`, { a: await active() });
-    const [others] = await sql<{ n: string }>(`SELECT count() AS n FROM (SELECT DISTINCT protocol_name, toStartOfHour(block_time) FROM transactions
-      WHERE protocol_name IN {a:Array(String)})`, { a: await active() });
+    const [exact] = await sql<{ n: string }>(
+      `SELECT count() AS n FROM (SELECT DISTINCT protocol_name, toStartOfHour(block_time) FROM transactions
+      WHERE protocol_name IN {a:Array(String)} AND fee >= 20000)`,
+      { a: await active() },
+    );
+    const [others] = await sql<{ n: string }>(
+      `SELECT count() AS n FROM (SELECT DISTINCT protocol_name, toStartOfHour(block_time) FROM transactions
+      WHERE protocol_name IN {a:Array(String)})`,
+      { a: await active() },
+    );
     expect(Number(others!.n)).toBeGreaterThan(Number(exact!.n));
     const ask = (client: Gql, extra: string) => client(`{ transactions(${args}, pagination: { first: 10 }) { edges { cursor } ${extra} } }`);
     const pageOnly = (await ask(gql, '')).body.extensions.cost.requested;
@@ -239,7 +370,10 @@ describe('sorted listings and record-level filters (the question breadth) page b
     expect(full).toBeGreaterThan(pageOnly);
     const budget = full - 1;
     const tight = await fx.appWith({ budgets: { free: budget, x402: budget, enterprise: budget } });
-    const estimated = await ask(graphqlClient(() => tight, fx.headers), 'totalCount totalCountIsEstimate');
+    const estimated = await ask(
+      graphqlClient(() => tight, fx.headers),
+      'totalCount totalCountIsEstimate',
+    );
     expect(estimated.status, estimated.text.slice(0, 300)).toBe(200);
     expect(estimated.body.data!.transactions).toMatchObject({ totalCount: Number(others!.n), totalCountIsEstimate: true });
     expect(estimated.body.extensions.cost.requested).toBeLessThanOrEqual(budget);
@@ -251,19 +385,29 @@ describe('failedTransactions page both ways', () => {
     const ref = await sql<{ p: string; e: string; n: string }>(
       `SELECT protocol_name AS p, error_message AS e, count() AS n FROM transactions
        WHERE NOT success AND protocol_name IN {a:Array(String)} AND positionCaseInsensitiveUTF8(error_message, 'error') > 0
-       GROUP BY p, e ORDER BY n DESC, p DESC, e DESC`, { a: await active() });
-    await expectBothWays<{ protocolName: string; errorMessage: string; count: number }>('failedTransactions',
-      'filters: { errorPattern: "ERROR" }, groupBy: [PROTOCOL]', 'protocolName errorMessage count', 3,
-      ref.map((r) => [r.p, r.e, Number(r.n)]), (n) => [n.protocolName, n.errorMessage, n.count]);
+       GROUP BY p, e ORDER BY n DESC, p DESC, e DESC`,
+      { a: await active() },
+    );
+    await expectBothWays<{ protocolName: string; errorMessage: string; count: number }>(
+      'failedTransactions',
+      'filters: { errorPattern: "ERROR" }, groupBy: [PROTOCOL]',
+      'protocolName errorMessage count',
+      3,
+      ref.map((r) => [r.p, r.e, Number(r.n)]),
+      (n) => [n.protocolName, n.errorMessage, n.count],
+    );
   });
 });
 
 describe('exportJobs pages both ways', () => {
-  it('a key\'s jobs, newest first: the same jobs both ways, flags exact, totalCount exact; hostile cursors refused', async () => {
+  it("a key's jobs, newest first: the same jobs both ways, flags exact, totalCount exact; hostile cursors refused", async () => {
     // A key of its own, so the listing holds exactly the jobs made here; each is cancelled
     // at once (listed like any other, and no engine work).
     const { key } = await createKey(fx.t().app, 'enterprise', 'paging-jobs');
-    const mine = graphqlClient(() => fx.t().app, () => ({ 'x-api-key': key }));
+    const mine = graphqlClient(
+      () => fx.t().app,
+      () => ({ 'x-api-key': key }),
+    );
     const made: string[] = [];
     for (let i = 0; i < 11; i++) {
       const d = await dataOf(mine(`mutation { exportDataset(config: { format: CSV, columns: ["fee"], filters: { protocols: ["whirlpool"] } }) { id } }`));
@@ -279,18 +423,30 @@ describe('exportJobs pages both ways', () => {
     const forged = Buffer.from(JSON.stringify([parts[0], (parts[1] as number) - 1, ...parts.slice(2)])).toString('base64url');
     const flipped = `${good.slice(0, 10)}${good[10] === 'A' ? 'B' : 'A'}${good.slice(11)}`;
     for (const bad of [forged, flipped, `${good}=`, 'bm90IGEgY3Vyc29y', '', 'A'.repeat(PAGE_TOKEN_MAX_CHARS + 1)]) {
-      expectRefused(await mine(`{ exportJobs(pagination: { last: 2, before: ${JSON.stringify(bad)} }) { edges { cursor } } }`, undefined, STRICT), /pagination\.before is not a cursor/);
-      expectRefused(await mine(`{ exportJobs(pagination: { first: 2, after: ${JSON.stringify(bad)} }) { edges { cursor } } }`, undefined, STRICT), /pagination\.after is not a cursor/);
+      expectRefused(
+        await mine(`{ exportJobs(pagination: { last: 2, before: ${JSON.stringify(bad)} }) { edges { cursor } } }`, undefined, STRICT),
+        /pagination\.before is not a cursor/,
+      );
+      expectRefused(
+        await mine(`{ exportJobs(pagination: { first: 2, after: ${JSON.stringify(bad)} }) { edges { cursor } } }`, undefined, STRICT),
+        /pagination\.after is not a cursor/,
+      );
     }
-    expectRefused(await gql(`{ exportJobs(pagination: { last: 2, before: ${JSON.stringify(good)} }) { edges { cursor } } }`, undefined, STRICT), /pagination\.before is not a cursor/);
+    expectRefused(
+      await gql(`{ exportJobs(pagination: { last: 2, before: ${JSON.stringify(good)} }) { edges { cursor } } }`, undefined, STRICT),
+      /pagination\.before is not a cursor/,
+    );
   });
 });
 
 describe('totalCount when the exact count would pass the budget', () => {
-  it('is the hourly views\' count of every filter but programIds (an upper bound), marked estimated; exact when it fits', async () => {
+  it("is the hourly views' count of every filter but programIds (an upper bound), marked estimated; exact when it fits", async () => {
     const programs = [PROGRAM_OF.pump_fun!];
     const args = `filters: { protocols: ["pump_fun", "jupiter_v6"], programIds: ["${programs[0]}"], ${DAYS} }`;
-    const [exact] = await sql<{ n: string }>("SELECT count() AS n FROM transactions WHERE protocol_name IN ('pump_fun', 'jupiter_v6') AND program_id IN {p:Array(String)}", { p: programs });
+    const [exact] = await sql<{ n: string }>(
+      "SELECT count() AS n FROM transactions WHERE protocol_name IN ('pump_fun', 'jupiter_v6') AND program_id IN {p:Array(String)}",
+      { p: programs },
+    );
     const [others] = await sql<{ n: string }>("SELECT count() AS n FROM transactions WHERE protocol_name IN ('pump_fun', 'jupiter_v6')");
     expect(Number(others!.n)).toBeGreaterThan(Number(exact!.n));
     const ask = (client: Gql, extra: string) => client(`{ transactions(${args}, pagination: { first: 10 }) { edges { cursor } ${extra} } }`);
@@ -311,8 +467,14 @@ describe('totalCount when the exact count would pass the budget', () => {
     expect(estimated.body.extensions.cost.requested).toBeGreaterThan(pageOnly);
     // The same question with room for the exact count is exact.
     const roomy = await fx.appWith({ budgets: { free: full, x402: full, enterprise: full } });
-    expect((await ask(graphqlClient(() => roomy, fx.headers), 'totalCount totalCountIsEstimate')).body.data!.transactions)
-      .toMatchObject({ totalCount: Number(exact!.n), totalCountIsEstimate: false });
+    expect(
+      (
+        await ask(
+          graphqlClient(() => roomy, fx.headers),
+          'totalCount totalCountIsEstimate',
+        )
+      ).body.data!.transactions,
+    ).toMatchObject({ totalCount: Number(exact!.n), totalCountIsEstimate: false });
   });
 
   it('is read (and charged) only when selected; so is the flag of the end a page starts from', async () => {
@@ -323,8 +485,9 @@ describe('totalCount when the exact count would pass the budget', () => {
     expect(await cost(`${base} totalCount } }`)).toBeGreaterThan(plain);
     expect(await cost(`${base} pageInfo { hasPreviousPage } } }`)).toBeGreaterThan(plain);
     // On a first page the start is the listing's edge: nothing to read.
-    expect(await cost('{ transactions(pagination: { first: 5 }) { edges { cursor } pageInfo { hasNextPage hasPreviousPage } } }'))
-      .toBe(await cost('{ transactions(pagination: { first: 5 }) { edges { cursor } pageInfo { hasNextPage } } }'));
+    expect(await cost('{ transactions(pagination: { first: 5 }) { edges { cursor } pageInfo { hasNextPage hasPreviousPage } } }')).toBe(
+      await cost('{ transactions(pagination: { first: 5 }) { edges { cursor } pageInfo { hasNextPage } } }'),
+    );
   });
 });
 
@@ -336,7 +499,7 @@ function expectRefused(r: GraphqlReply<unknown>, message: RegExp): void {
   expect(r.text).not.toMatch(/\n\s+at |\.ts:\d+|node_modules|DB::Exception/);
 }
 
-describe('refusals (Relay\'s rules and hostile cursors) are 400 BAD_USER_INPUT naming the argument', () => {
+describe("refusals (Relay's rules and hostile cursors) are 400 BAD_USER_INPUT naming the argument", () => {
   const ask = (field: string, pagination: string, extra = '') =>
     gql(`{ ${field}(${extra}pagination: { ${pagination} }) { edges { cursor } } }`, undefined, STRICT);
 
@@ -371,10 +534,16 @@ describe('refusals (Relay\'s rules and hostile cursors) are 400 BAD_USER_INPUT n
     for (const bad of [forged, flipped, 'bm90IGEgY3Vyc29y', `${good}=`]) {
       expectRefused(await ask('transactions', `last: 2, before: ${JSON.stringify(bad)}`), /pagination\.before is not a pagination token/);
     }
-    expectRefused(await ask('transactions', `last: 2, before: ${JSON.stringify('A'.repeat(PAGE_TOKEN_MAX_CHARS + 1))}`), new RegExp(`pagination\\.before is not a cursor this service issued \\(at most ${PAGE_TOKEN_MAX_CHARS} characters\\)`));
+    expectRefused(
+      await ask('transactions', `last: 2, before: ${JSON.stringify('A'.repeat(PAGE_TOKEN_MAX_CHARS + 1))}`),
+      new RegExp(`pagination\\.before is not a cursor this service issued \\(at most ${PAGE_TOKEN_MAX_CHARS} characters\\)`),
+    );
     expectRefused(await ask('transactions', 'last: 2, before: ""'), /pagination\.before is not a cursor/);
     // A cursor of this listing with other filters, and a group cursor sent to records.
-    expectRefused(await ask('transactions', `last: 2, before: ${JSON.stringify(good)}`, 'filters: { status: FAILED }, '), /pagination\.before belongs to a listing with other filters/);
+    expectRefused(
+      await ask('transactions', `last: 2, before: ${JSON.stringify(good)}`, 'filters: { status: FAILED }, '),
+      /pagination\.before belongs to a listing with other filters/,
+    );
     const g = await page<GroupNode>('transactions', 'groupBy: [PROTOCOL]', 'protocol', { first: 1 }, '');
     expectRefused(await ask('transactions', `last: 2, before: ${JSON.stringify(g.pageInfo.endCursor)}`), /pagination\.before is not a pagination token/);
     expectRefused(await ask('failedTransactions', `last: 2, before: ${JSON.stringify(g.pageInfo.endCursor)}`), /pagination\.before is not a pagination token/);

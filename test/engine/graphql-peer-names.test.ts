@@ -19,23 +19,34 @@ const HUGE_SLOTS = ['18446744073709551615', '18446744073709551614', '90071992547
 
 async function ingestHugeSlots(): Promise<void> {
   const records = HUGE_SLOTS.map((slot, i) => ({
-    signature: b58(`huge-slot-${i}`, 88), slot, block_time: FIXTURE_START + 3600 + i, program_id: PROGRAM_OF.jupiter_v6!, protocol_name: 'jupiter_v6',
-    instruction_type: 'route', fee: 5000 + i, compute_units: 100_000, accounts_count: 3, success: true,
+    signature: b58(`huge-slot-${i}`, 88),
+    slot,
+    block_time: FIXTURE_START + 3600 + i,
+    program_id: PROGRAM_OF.jupiter_v6!,
+    protocol_name: 'jupiter_v6',
+    instruction_type: 'route',
+    fee: 5000 + i,
+    compute_units: 100_000,
+    accounts_count: 3,
+    success: true,
   }));
   const report = await ingest(t().services, records);
   expect(report.accepted).toBe(HUGE_SLOTS.length);
 }
 
-describe('metrics under the public system\'s names', () => {
+describe("metrics under the public system's names", () => {
   it('SUM_ACCOUNTS_COUNT and AVG_ACCOUNTS_COUNT answer in sumAccountsCount and avgAccountsCount, equal to the base table and to the older names', async () => {
-    const d = await dataOf(gql(`{
+    const d = await dataOf(
+      gql(`{
       peer: transactions(groupBy: [PROTOCOL], metrics: [COUNT, SUM_ACCOUNTS_COUNT, AVG_ACCOUNTS_COUNT], sort: { field: SUM_ACCOUNTS_COUNT, direction: DESC }) {
         nodes { protocol count sumAccountsCount avgAccountsCount sumAccounts avgAccounts } }
       ours: transactions(groupBy: [PROTOCOL], metrics: [COUNT, SUM_ACCOUNTS, AVG_ACCOUNTS], sort: { field: SUM_ACCOUNTS, direction: DESC }) {
-        nodes { protocol count sumAccountsCount avgAccountsCount sumAccounts avgAccounts } } }`));
+        nodes { protocol count sumAccountsCount avgAccountsCount sumAccounts avgAccounts } } }`),
+    );
     const ref = await sql<{ p: string; n: string; s: string }>(
       `SELECT protocol_name AS p, count() AS n, sum(accounts_count) AS s FROM transactions WHERE protocol_name IN {a:Array(String)} GROUP BY p`,
-      { a: await t().services.registry.activeNames() });
+      { a: await t().services.registry.activeNames() },
+    );
     const want = ref.map((r) => ({ protocol: r.p, count: Number(r.n), sum: Number(r.s) })).sort((a, b) => b.sum - a.sum || (a.protocol < b.protocol ? 1 : -1));
     expect(want.length).toBeGreaterThan(1);
     type N = { protocol: string; count: number; sumAccountsCount: number; avgAccountsCount: number; sumAccounts: number; avgAccounts: number };
@@ -51,27 +62,54 @@ describe('metrics under the public system\'s names', () => {
   });
 
   it('timeSeries labels each series with the name the request used', async () => {
-    const d = await dataOf(gql(`{ timeSeries(filters: { dateRange: { start: "2024-12-29", end: "2024-12-29" } }, bucketBy: DAY, metrics: [AVG_ACCOUNTS_COUNT, SUM_ACCOUNTS]) { value label } }`));
+    const d = await dataOf(
+      gql(
+        `{ timeSeries(filters: { dateRange: { start: "2024-12-29", end: "2024-12-29" } }, bucketBy: DAY, metrics: [AVG_ACCOUNTS_COUNT, SUM_ACCOUNTS]) { value label } }`,
+      ),
+    );
     expect(d.timeSeries.map((p: { label: string }) => p.label)).toEqual(['all:AVG_ACCOUNTS_COUNT', 'all:SUM_ACCOUNTS']);
     expect(d.timeSeries[1].value).toBeGreaterThan(0);
   });
 
   it('refuses one metric named twice, once under each name', async () => {
     const r = await gql('{ transactions(metrics: [SUM_ACCOUNTS, SUM_ACCOUNTS_COUNT]) { nodes { count } } }');
-    expect(r.body.errors?.[0]).toMatchObject({ message: 'metrics[1]: SUM_ACCOUNTS_COUNT is the metric SUM_ACCOUNTS names; name it once', extensions: { code: 'BAD_USER_INPUT' } });
+    expect(r.body.errors?.[0]).toMatchObject({
+      message: 'metrics[1]: SUM_ACCOUNTS_COUNT is the metric SUM_ACCOUNTS names; name it once',
+      extensions: { code: 'BAD_USER_INPUT' },
+    });
   });
 
-  it('marks the older names deprecated, with a reason naming the new one; SPEC\'s metric names are not deprecated', async () => {
-    const d = await dataOf(gql(`{
+  it("marks the older names deprecated, with a reason naming the new one; SPEC's metric names are not deprecated", async () => {
+    const d = await dataOf(
+      gql(`{
       metric: __type(name: "Metric") { enumValues(includeDeprecated: true) { name isDeprecated deprecationReason } }
       sort: __type(name: "SortField") { enumValues(includeDeprecated: true) { name isDeprecated deprecationReason } }
-      node: __type(name: "TransactionNode") { fields(includeDeprecated: true) { name isDeprecated deprecationReason } } }`));
+      node: __type(name: "TransactionNode") { fields(includeDeprecated: true) { name isDeprecated deprecationReason } } }`),
+    );
     type V = { name: string; isDeprecated: boolean; deprecationReason: string | null };
     for (const values of [d.metric.enumValues, d.sort.enumValues] as V[][]) {
       const by = new Map(values.map((v) => [v.name, v]));
-      expect(by.get('SUM_ACCOUNTS')).toMatchObject({ isDeprecated: true, deprecationReason: expect.stringMatching(/^Use SUM_ACCOUNTS_COUNT \(node field sumAccountsCount\)/) });
-      expect(by.get('AVG_ACCOUNTS')).toMatchObject({ isDeprecated: true, deprecationReason: expect.stringMatching(/^Use AVG_ACCOUNTS_COUNT \(node field avgAccountsCount\)/) });
-      for (const name of ['SUM_ACCOUNTS_COUNT', 'AVG_ACCOUNTS_COUNT', 'COUNT', 'AVG_FEE', 'MIN_FEE', 'MAX_FEE', 'P50_FEE', 'P95_FEE', 'P99_FEE', 'SUM_FEE', 'P95_COMPUTE_UNITS']) {
+      expect(by.get('SUM_ACCOUNTS')).toMatchObject({
+        isDeprecated: true,
+        deprecationReason: expect.stringMatching(/^Use SUM_ACCOUNTS_COUNT \(node field sumAccountsCount\)/),
+      });
+      expect(by.get('AVG_ACCOUNTS')).toMatchObject({
+        isDeprecated: true,
+        deprecationReason: expect.stringMatching(/^Use AVG_ACCOUNTS_COUNT \(node field avgAccountsCount\)/),
+      });
+      for (const name of [
+        'SUM_ACCOUNTS_COUNT',
+        'AVG_ACCOUNTS_COUNT',
+        'COUNT',
+        'AVG_FEE',
+        'MIN_FEE',
+        'MAX_FEE',
+        'P50_FEE',
+        'P95_FEE',
+        'P99_FEE',
+        'SUM_FEE',
+        'P95_COMPUTE_UNITS',
+      ]) {
         expect(by.get(name), name).toMatchObject({ isDeprecated: false });
       }
       expect(values.filter((v) => v.isDeprecated).map((v) => v.name)).toEqual(['SUM_ACCOUNTS', 'AVG_ACCOUNTS']);
@@ -85,7 +123,7 @@ describe('metrics under the public system\'s names', () => {
 });
 
 describe('BigInt range bounds', () => {
-  it('takes a client\'s filters with bounds as strings (the public system\'s form) and as numbers, alike', async () => {
+  it("takes a client's filters with bounds as strings (the public system's form) and as numbers, alike", async () => {
     const query = 'query($f: TransactionFilters) { transactions(filters: $f, metrics: [COUNT]) { nodes { count } } }';
     const [low] = await sql<{ s: string }>('SELECT toString(quantileExact(0.3)(slot)) AS s FROM transactions');
     const asText = { slotRange: { min: low!.s }, feeRange: { min: '5000', max: '2000000000' }, computeRange: { max: '1400000' } };
@@ -93,7 +131,8 @@ describe('BigInt range bounds', () => {
     const [a, b] = [await dataOf(gql(query, { f: asText })), await dataOf(gql(query, { f: asNumbers }))];
     const [ref] = await sql<{ n: string }>(
       'SELECT count() AS n FROM transactions WHERE protocol_name IN {a:Array(String)} AND slot >= {s:UInt64} AND fee BETWEEN 5000 AND 2000000000 AND compute_units <= 1400000',
-      { a: await t().services.registry.activeNames(), s: low!.s });
+      { a: await t().services.registry.activeNames(), s: low!.s },
+    );
     expect(a.transactions.nodes[0].count).toBe(Number(ref!.n));
     expect(Number(ref!.n)).toBeGreaterThan(0);
     expect(b).toEqual(a);
@@ -102,13 +141,19 @@ describe('BigInt range bounds', () => {
   it('compares slots past 2^53 exactly, up to 2^64-1, in listings and in groups', async () => {
     await ingestHugeSlots();
     const slotsOf = async (range: string): Promise<string[]> =>
-      (await dataOf(gql(`{ transactions(filters: { slotRange: ${range} }, sort: { field: SLOT, direction: ASC }) { nodes { slot } } }`))).transactions.nodes.map((n: { slot: string }) => n.slot);
+      (
+        await dataOf(gql(`{ transactions(filters: { slotRange: ${range} }, sort: { field: SLOT, direction: ASC }) { nodes { slot } } }`))
+      ).transactions.nodes.map((n: { slot: string }) => n.slot);
     expect(await slotsOf('{ min: "18446744073709551615" }')).toEqual(['18446744073709551615']);
     expect(await slotsOf('{ min: "18446744073709551614", max: "18446744073709551614" }')).toEqual(['18446744073709551614']);
     expect(await slotsOf('{ min: 9007199254740993, max: 9007199254740993 }')).toEqual(['9007199254740993']);
     expect(await slotsOf('{ min: "9007199254740992", max: "9007199254740992" }')).toEqual(['9007199254740992']);
     expect(await slotsOf('{ min: "9007199254740992" }')).toEqual([...HUGE_SLOTS].reverse());
-    const groups = await dataOf(gql('{ transactions(filters: { slotRange: { max: "18446744073709551614", min: "9007199254740993" } }, groupBy: [PROTOCOL], metrics: [COUNT]) { nodes { protocol count } } }'));
+    const groups = await dataOf(
+      gql(
+        '{ transactions(filters: { slotRange: { max: "18446744073709551614", min: "9007199254740993" } }, groupBy: [PROTOCOL], metrics: [COUNT]) { nodes { protocol count } } }',
+      ),
+    );
     expect(groups.transactions.nodes).toEqual([{ protocol: 'jupiter_v6', count: 2 }]);
   });
 
@@ -125,10 +170,35 @@ describe('BigInt range bounds', () => {
     expect(parseBigIntValue(-0)).toBe('0');
     expect(parseBigIntValue(Number.MAX_SAFE_INTEGER)).toBe('9007199254740991');
     expect(parseBigIntValue(-9_223_372_036_854_775_808n)).toBe('-9223372036854775808');
-    for (const [literal, want] of [['12', '12'], ['"12"', '12'], ['1.0', '1'], ['2.5e1', '25'], ['1200e-2', '12'], ['-0.0', '0'], ['18446744073709551615', '18446744073709551615']] as const) {
+    for (const [literal, want] of [
+      ['12', '12'],
+      ['"12"', '12'],
+      ['1.0', '1'],
+      ['2.5e1', '25'],
+      ['1200e-2', '12'],
+      ['-0.0', '0'],
+      ['18446744073709551615', '18446744073709551615'],
+    ] as const) {
       expect(parseBigIntLiteral(parseValue(literal)), literal).toBe(want);
     }
-    for (const v of [1.5, Number.NaN, Number.POSITIVE_INFINITY, 2 ** 53, 1e30, true, null, {}, [], '1e3', '12.0', ' 12', '0x10', '', '18446744073709551616', '-9223372036854775809']) {
+    for (const v of [
+      1.5,
+      Number.NaN,
+      Number.POSITIVE_INFINITY,
+      2 ** 53,
+      1e30,
+      true,
+      null,
+      {},
+      [],
+      '1e3',
+      '12.0',
+      ' 12',
+      '0x10',
+      '',
+      '18446744073709551616',
+      '-9223372036854775809',
+    ]) {
       expect(() => parseBigIntValue(v), String(v)).toThrow(/^BigInt cannot represent /);
     }
     for (const literal of ['1.5', '1e20', '1e-1', 'true', 'null', 'NaN', '[1]', '{ a: 1 }', '"1e3"', '18446744073709551616']) {

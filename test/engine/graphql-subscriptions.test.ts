@@ -69,11 +69,14 @@ function collect(c: Client, query: string, variables?: Record<string, unknown>):
   const results: Collected['results'] = [];
   let stop!: () => void;
   const done = new Promise<{ error?: unknown; at: number }>((resolve) => {
-    stop = c.subscribe({ query, variables }, {
-      next: (r) => void results.push(r as Collected['results'][number]),
-      error: (error) => resolve({ error, at: Date.now() }),
-      complete: () => resolve({ at: Date.now() }),
-    });
+    stop = c.subscribe(
+      { query, variables },
+      {
+        next: (r) => void results.push(r as Collected['results'][number]),
+        error: (error) => resolve({ error, at: Date.now() }),
+        complete: () => resolve({ at: Date.now() }),
+      },
+    );
   });
   return { results, done, stop };
 }
@@ -94,7 +97,12 @@ async function baseTable(size: 'hour' | 'day', keys: string[]): Promise<Map<stri
      FROM transactions WHERE k IN {keys:Array(String)} GROUP BY k`,
     { params: { keys } },
   );
-  return new Map(rows.map((r) => [r.k, { count: Number(r.n), successCount: Number(r.ok), failedCount: Number(r.n) - Number(r.ok), totalFees: Number(r.fees), totalComputeUnits: Number(r.cu) }]));
+  return new Map(
+    rows.map((r) => [
+      r.k,
+      { count: Number(r.n), successCount: Number(r.ok), failedCount: Number(r.n) - Number(r.ok), totalFees: Number(r.fees), totalComputeUnits: Number(r.cu) },
+    ]),
+  );
 }
 
 const EVENT_FIELDS = 'protocolName bucket timestamp bucketStart date hour count successCount failedCount totalFees totalComputeUnits';
@@ -155,7 +163,10 @@ describe('protocolActivity over /graphql/stream', () => {
     expect([...gotH.keys()].sort()).toEqual([...hourKeys].sort());
     for (const k of hourKeys) {
       const e = gotH.get(k)!;
-      expect({ count: e.count, successCount: e.successCount, failedCount: e.failedCount, totalFees: e.totalFees, totalComputeUnits: e.totalComputeUnits }, k).toEqual(truthH.get(k));
+      expect(
+        { count: e.count, successCount: e.successCount, failedCount: e.failedCount, totalFees: e.totalFees, totalComputeUnits: e.totalComputeUnits },
+        k,
+      ).toEqual(truthH.get(k));
       expect(e.bucket).toBe('HOUR');
       expect(e.bucketStart).toBe(new Date(e.timestamp * 1000).toISOString().replace('.000Z', 'Z'));
       expect(e.hour).toBe(new Date(e.timestamp * 1000).getUTCHours());
@@ -169,7 +180,10 @@ describe('protocolActivity over /graphql/stream', () => {
     expect([...gotD.keys()].sort()).toEqual([...dayKeys].sort());
     for (const k of dayKeys) {
       const e = gotD.get(k)!;
-      expect({ count: e.count, successCount: e.successCount, failedCount: e.failedCount, totalFees: e.totalFees, totalComputeUnits: e.totalComputeUnits }, k).toEqual(truthD.get(k));
+      expect(
+        { count: e.count, successCount: e.successCount, failedCount: e.failedCount, totalFees: e.totalFees, totalComputeUnits: e.totalComputeUnits },
+        k,
+      ).toEqual(truthD.get(k));
       expect(e.bucket).toBe('DAY');
       expect(e.hour).toBeNull();
     }
@@ -179,7 +193,9 @@ describe('protocolActivity over /graphql/stream', () => {
     // Every event says how fresh the data is: this write's newest visible block_time.
     const newest = Math.max(...records.filter((r) => r.protocol_name !== hidden.protocolName).map((r) => r.block_time));
     for (const r of [...hourly.results, ...daily.results]) {
-      expect((r.extensions as { freshness: { newestBlockTime: string } }).freshness.newestBlockTime).toBe(new Date(newest * 1000).toISOString().replace('.000Z', 'Z'));
+      expect((r.extensions as { freshness: { newestBlockTime: string } }).freshness.newestBlockTime).toBe(
+        new Date(newest * 1000).toISOString().replace('.000Z', 'Z'),
+      );
     }
 
     // A later write to a bucket sends its new totals.
@@ -194,13 +210,23 @@ describe('protocolActivity over /graphql/stream', () => {
 
   it('pushes writes of another process (the standalone ingest), learnt from the ingest journal', async () => {
     const p = active[1]!;
-    const s = collect(client(), `subscription { protocolActivity(protocols: ["${p.protocolName}"]) { protocolName timestamp count successCount failedCount totalFees totalComputeUnits } }`);
+    const s = collect(
+      client(),
+      `subscription { protocolActivity(protocols: ["${p.protocolName}"]) { protocolName timestamp count successCount failedCount totalFees totalComputeUnits } }`,
+    );
     await until(() => services.live.subscribers === 1, 5000, 'subscriber');
     // Let the tail take its starting position, as it does one period after the first subscriber.
     await new Promise((r) => setTimeout(r, 2 * JOURNAL_POLL_MS));
-    const other = new IngestPipeline(services.wh, services.registry, new DataVersion(), createLogger('silent'), { maxRecordBytes: 1 << 20, batchRows: 5000, writerId: 'standalone-ingest' });
+    const other = new IngestPipeline(services.wh, services.registry, new DataVersion(), createLogger('silent'), {
+      maxRecordBytes: 1 << 20,
+      batchRows: 5000,
+      writerId: 'standalone-ingest',
+    });
     const h = FIXTURE_END + 40 * 3600;
-    const report = await other.ingest(Array.from({ length: 3 }, (_, i) => ({ value: liveRecord(p, h + i, i), position: { line: i + 1 } })), 'kafka');
+    const report = await other.ingest(
+      Array.from({ length: 3 }, (_, i) => ({ value: liveRecord(p, h + i, i), position: { line: i + 1 } })),
+      'kafka',
+    );
     expect(report.accepted).toBe(3);
     await until(() => s.results.length > 0, 5000, 'event from the journal');
     const k = `${p.protocolName}#${h}`;
@@ -225,7 +251,11 @@ describe('protocolActivity over /graphql/stream', () => {
     // One write of this process (as POST /admin/ingest) and one of another (the standalone ingest).
     const h = FIXTURE_END + 60 * 3600;
     await ingest(services, [liveRecord(p!, h, 1)]);
-    const other = new IngestPipeline(services.wh, services.registry, new DataVersion(), createLogger('silent'), { maxRecordBytes: 1 << 20, batchRows: 5000, writerId: 'standalone-ingest' });
+    const other = new IngestPipeline(services.wh, services.registry, new DataVersion(), createLogger('silent'), {
+      maxRecordBytes: 1 << 20,
+      batchRows: 5000,
+      writerId: 'standalone-ingest',
+    });
     await other.ingest([{ value: liveRecord(q!, h, 2), position: { line: 1 } }], 'kafka');
     await until(() => latest(s.results).size === 2, 5000, 'both writes');
     await pollsPast(2);
@@ -254,7 +284,7 @@ describe('protocolActivity over /graphql/stream', () => {
     await until(() => services.live.subscribers === 0, 5000, 'stream to close');
   });
 
-  it('closes a revoked key\'s streams within 1 s: announced on the key-change bus, and unannounced (another process)', async () => {
+  it("closes a revoked key's streams within 1 s: announced on the key-change bus, and unannounced (another process)", async () => {
     for (const announced of [true, false]) {
       const k = await createKey(app, 'enterprise', `revoked-${announced}`);
       const s = collect(client(k.key), 'subscription { protocolActivity { count } }');
@@ -274,14 +304,19 @@ describe('protocolActivity over /graphql/stream', () => {
       expect((last.errors![0] as { extensions?: { code?: string } }).extensions?.code).toBe('FORBIDDEN');
       await until(() => app.liveStreams.count(k.id) === 0, 2000, 'slot released');
       // And the key can open no new stream.
-      const again = await fetch(`${base}/graphql/stream`, { method: 'POST', headers: { 'x-api-key': k.key, accept: 'text/event-stream', 'content-type': 'application/json' }, body: JSON.stringify({ query: 'subscription { protocolActivity { count } }' }) });
+      const again = await fetch(`${base}/graphql/stream`, {
+        method: 'POST',
+        headers: { 'x-api-key': k.key, accept: 'text/event-stream', 'content-type': 'application/json' },
+        body: JSON.stringify({ query: 'subscription { protocolActivity { count } }' }),
+      });
       expect(again.status).toBe(403);
     }
   });
 
   it('answers 401 without a key, 403 with a bad one, 406 without an event-stream accept, before any stream starts', async () => {
     const body = JSON.stringify({ query: 'subscription { protocolActivity { count } }' });
-    const post = (headers: Record<string, string>) => fetch(`${base}/graphql/stream`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+    const post = (headers: Record<string, string>) =>
+      fetch(`${base}/graphql/stream`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
     const none = await post({ accept: 'text/event-stream' });
     expect(none.status).toBe(401);
     expect(await none.json()).toMatchObject({ error: 'Unauthorized' });
@@ -296,10 +331,13 @@ describe('protocolActivity over /graphql/stream', () => {
 
   it('carries x-request-id, X-RateLimit-* and freshness headers on the stream, and sends heartbeats', async () => {
     const ctrl = new AbortController();
-    const res = await fetch(`${base}/graphql/stream?api-key=${encodeURIComponent(key)}&query=${encodeURIComponent('subscription { protocolActivity { count } }')}`, {
-      headers: { accept: 'text/event-stream' },
-      signal: ctrl.signal,
-    });
+    const res = await fetch(
+      `${base}/graphql/stream?api-key=${encodeURIComponent(key)}&query=${encodeURIComponent('subscription { protocolActivity { count } }')}`,
+      {
+        headers: { accept: 'text/event-stream' },
+        signal: ctrl.signal,
+      },
+    );
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
     expect(res.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
@@ -319,14 +357,18 @@ describe('protocolActivity over /graphql/stream', () => {
     await until(() => app.liveStreams.count() === 0, 2000, 'stream to close');
   });
 
-  it('refuses a stream over the plan\'s cap with 429 and its headers', async () => {
+  it("refuses a stream over the plan's cap with 429 and its headers", async () => {
     const free = await createKey(app, 'free', 'cap');
     const cap = PLAN_STREAMS.free;
     const open = Array.from({ length: cap }, () => collect(client(free.key), 'subscription { protocolActivity { count } }'));
     await until(() => app.liveStreams.count(free.id) === cap, 5000, 'streams open');
-    const over = await fetch(`${base}/graphql/stream`, { method: 'POST', headers: { 'x-api-key': free.key, accept: 'text/event-stream', 'content-type': 'application/json' }, body: JSON.stringify({ query: 'subscription { protocolActivity { count } }' }) });
+    const over = await fetch(`${base}/graphql/stream`, {
+      method: 'POST',
+      headers: { 'x-api-key': free.key, accept: 'text/event-stream', 'content-type': 'application/json' },
+      body: JSON.stringify({ query: 'subscription { protocolActivity { count } }' }),
+    });
     expect(over.status).toBe(429);
-    expect((await over.json() as { message: string }).message).toContain(`allows ${cap} open /graphql/stream connections`);
+    expect(((await over.json()) as { message: string }).message).toContain(`allows ${cap} open /graphql/stream connections`);
     expect(over.headers.get('x-ratelimit-plan')).toBe('free');
     expect(over.headers.get('x-request-id')).not.toBeNull();
     // Another key is not affected; closing one frees a slot.
@@ -346,7 +388,9 @@ describe('protocolActivity over /graphql/stream', () => {
     const body = JSON.stringify({ query });
     const socket = net.connect(port, '127.0.0.1');
     await new Promise((r) => socket.once('connect', r));
-    socket.write(`POST /graphql/stream HTTP/1.1\r\nhost: x\r\nx-api-key: ${key}\r\naccept: text/event-stream\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    socket.write(
+      `POST /graphql/stream HTTP/1.1\r\nhost: x\r\nx-api-key: ${key}\r\naccept: text/event-stream\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
     await until(() => services.live.subscribers === 1, 5000, 'subscriber');
     socket.pause(); // reads nothing from here on
     // Many hours of one protocol: one event per hour, far more bytes than the sockets hold.
@@ -435,13 +479,17 @@ function hangUp(c: StreamCase, ms: number): Promise<void> {
   const socket = net.connect(port, '127.0.0.1');
   socket.on('error', () => undefined);
   socket.resume();
-  return new Promise((resolve) => socket.once('connect', () => {
-    socket.write(`POST /graphql/stream HTTP/1.1\r\nhost: x\r\nx-api-key: ${key}\r\naccept: text/event-stream\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
-    setTimeout(() => {
-      socket.destroy();
-      resolve();
-    }, ms);
-  }));
+  return new Promise((resolve) =>
+    socket.once('connect', () => {
+      socket.write(
+        `POST /graphql/stream HTTP/1.1\r\nhost: x\r\nx-api-key: ${key}\r\naccept: text/event-stream\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      );
+      setTimeout(() => {
+        socket.destroy();
+        resolve();
+      }, ms);
+    }),
+  );
 }
 
 /** A stream read on a socket of its own (no pool: fetch's pool left idle sockets behind that
@@ -449,21 +497,34 @@ function hangUp(c: StreamCase, ms: number): Promise<void> {
 function rawStream(apiKey: string, body: unknown, lastEventId?: string): Promise<{ status: number; events: SseEvent[]; close(): void }> {
   const payload = JSON.stringify(body);
   return new Promise((resolve, reject) => {
-    const req = http.request({
-      host: '127.0.0.1', port, path: '/graphql/stream', method: 'POST', agent: false,
-      headers: { 'x-api-key': apiKey, accept: 'text/event-stream', 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), ...(lastEventId === undefined ? {} : { 'last-event-id': lastEventId }) },
-    }, (res) => {
-      const events: SseEvent[] = [];
-      let buf = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        const parsed = parseSse(buf + chunk);
-        buf = parsed.rest;
-        events.push(...parsed.events);
-      });
-      res.on('error', () => undefined);
-      resolve({ status: res.statusCode ?? 0, events, close: () => req.destroy() });
-    });
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/graphql/stream',
+        method: 'POST',
+        agent: false,
+        headers: {
+          'x-api-key': apiKey,
+          accept: 'text/event-stream',
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(payload),
+          ...(lastEventId === undefined ? {} : { 'last-event-id': lastEventId }),
+        },
+      },
+      (res) => {
+        const events: SseEvent[] = [];
+        let buf = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          const parsed = parseSse(buf + chunk);
+          buf = parsed.rest;
+          events.push(...parsed.events);
+        });
+        res.on('error', () => undefined);
+        resolve({ status: res.statusCode ?? 0, events, close: () => req.destroy() });
+      },
+    );
     req.on('error', reject);
     req.end(payload);
   });
@@ -478,7 +539,7 @@ async function replayCase(c: StreamCase, index: number): Promise<void> {
   const h0 = FIXTURE_END + (1000 + index * 10) * 3600;
   const records = r.protocols.flatMap((name, j) => [0, 1, 2].map((h) => liveRecord(active.find((p) => p.protocolName === name)!, h0 + h * 3600, 10 * j + h)));
   await ingest(services, records);
-  await until(() => first.events.length === records.length, 5000, 'the first key\'s events');
+  await until(() => first.events.length === records.length, 5000, "the first key's events");
   const at = first.events.findIndex((e) => activityOf(e).protocolName === r.resumeAt);
   const expected = first.events.slice(at + 1).filter((e) => r.expectProtocols.includes(activityOf(e).protocolName));
   let second: Awaited<ReturnType<typeof rawStream>> | undefined;
@@ -495,14 +556,18 @@ async function replayCase(c: StreamCase, index: number): Promise<void> {
     await ingest(services, [liveRecord(active.find((p) => p.protocolName === r.expectProtocols[0])!, liveHour, 99)]);
     const s2 = second;
     await until(() => s2.events.some((e) => e.event === 'next' && activityOf(e).timestamp === liveHour), 5000, 'the live event');
-    const replayed = s2.events.slice(0, s2.events.findIndex((e) => activityOf(e).timestamp === liveHour));
+    const replayed = s2.events.slice(
+      0,
+      s2.events.findIndex((e) => activityOf(e).timestamp === liveHour),
+    );
     const shape = (e: SseEvent) => [e.event, e.id, JSON.parse(e.data).data];
     expect(replayed.map(shape)).toEqual(expected.map(shape));
     expect(s2.events.every((e) => r.expectProtocols.includes(activityOf(e).protocolName))).toBe(true);
   } finally {
     first.close();
     second?.close();
-    if (r.deactivate !== undefined) await app.inject({ method: 'PATCH', url: `/admin/protocols/${r.deactivate}`, headers: adminHeaders(), payload: { active: true } });
+    if (r.deactivate !== undefined)
+      await app.inject({ method: 'PATCH', url: `/admin/protocols/${r.deactivate}`, headers: adminHeaders(), payload: { active: true } });
   }
   await until(() => services.live.subscribers === 0, 5000, 'streams to close');
 }

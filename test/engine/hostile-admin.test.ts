@@ -112,7 +112,10 @@ describe('hostile ingest lines (fixtures/hostile-ingest.json)', () => {
   it('each line gets its listed outcome, in one body', async () => {
     const body = Buffer.concat(ingestCases.flatMap((c, i) => (i === 0 ? [lineOf(c)] : [Buffer.from('\n'), lineOf(c)])));
     const res = await ctx.app.inject({
-      method: 'POST', url: '/admin/ingest', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/x-ndjson' }, payload: body,
+      method: 'POST',
+      url: '/admin/ingest',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/x-ndjson' },
+      payload: body,
     });
     expect(res.statusCode).toBe(200);
     expectNoInternals(res.body);
@@ -132,8 +135,11 @@ describe('hostile ingest lines (fixtures/hostile-ingest.json)', () => {
     expect(answer).toMatchObject({ accepted: count('accepted'), rejected: count('rejected'), duplicates: count('duplicate') });
     // Every rejected line is kept in the dead-letter table with the code the answer gave it,
     // and counted under that code on /metrics (issue 40); nothing refused is silently coerced.
-    const kept = new Set((await ctx.services.wh.query<{ position: string; code: string }>(
-      "SELECT position, code FROM dead_letters WHERE source = 'http'")).map((d) => `${d.position}|${d.code}`));
+    const kept = new Set(
+      (await ctx.services.wh.query<{ position: string; code: string }>("SELECT position, code FROM dead_letters WHERE source = 'http'")).map(
+        (d) => `${d.position}|${d.code}`,
+      ),
+    );
     const byCode = new Map<string, number>();
     for (const e of answer.errors) {
       expect(kept.has(`line ${e.line}|${e.code}`), `line ${e.line} (${e.code}) in dead_letters`).toBe(true);
@@ -148,8 +154,9 @@ describe('hostile ingest lines (fixtures/hostile-ingest.json)', () => {
     expect(await countStored(ctx.services, "signature LIKE 'HHHH%'")).toBe(count('accepted'));
     const withText = ingestCases.find((c) => c.name.startsWith('control characters'))!;
     const record = JSON.parse(withText.line!) as { signature: string; error_message: string };
-    const [row] = await ctx.services.wh.query<{ error_message: string }>(
-      'SELECT error_message FROM transactions WHERE signature = {s:String}', { params: { s: record.signature } });
+    const [row] = await ctx.services.wh.query<{ error_message: string }>('SELECT error_message FROM transactions WHERE signature = {s:String}', {
+      params: { s: record.signature },
+    });
     expect(row?.error_message).toBe(record.error_message);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });

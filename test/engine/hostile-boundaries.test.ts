@@ -40,15 +40,32 @@ beforeAll(async () => {
   keys.revoked = revoked.key;
   await ctx.app.inject({ method: 'POST', url: `/admin/keys/${revoked.id}/revoke`, headers: adminHeaders() });
   // An execution of the other key: its id must be as unknown to the valid key as a forged one.
-  const started = await ctx.app.inject({ method: 'POST', url: '/v1/query/executions', headers: { 'x-api-key': keys.other }, payload: { query: 'SELECT 1 AS one' } });
+  const started = await ctx.app.inject({
+    method: 'POST',
+    url: '/v1/query/executions',
+    headers: { 'x-api-key': keys.other },
+    payload: { query: 'SELECT 1 AS one' },
+  });
   ids.otherExec = started.json<{ id: string }>().id;
-  const own = await ctx.app.inject({ method: 'POST', url: '/v1/query/executions', headers: { 'x-api-key': keys.valid }, payload: { query: 'SELECT 1 AS one' } });
+  const own = await ctx.app.inject({
+    method: 'POST',
+    url: '/v1/query/executions',
+    headers: { 'x-api-key': keys.valid },
+    payload: { query: 'SELECT 1 AS one' },
+  });
   ids.ownExec = own.json<{ id: string }>().id;
   // A results cursor of an execution of many rows, to be sent to another execution.
-  const many = await ctx.app.inject({ method: 'POST', url: '/v1/query/executions', headers: { 'x-api-key': keys.valid }, payload: { query: 'SELECT signature FROM transactions' } });
+  const many = await ctx.app.inject({
+    method: 'POST',
+    url: '/v1/query/executions',
+    headers: { 'x-api-key': keys.valid },
+    payload: { query: 'SELECT signature FROM transactions' },
+  });
   ids.manyExec = many.json<{ id: string }>().id;
   for (let i = 0; i < 200; i++) {
-    const state = (await ctx.app.inject({ method: 'GET', url: `/v1/query/executions/${ids.manyExec}`, headers: { 'x-api-key': keys.valid } })).json<{ state: string }>().state;
+    const state = (await ctx.app.inject({ method: 'GET', url: `/v1/query/executions/${ids.manyExec}`, headers: { 'x-api-key': keys.valid } })).json<{
+      state: string;
+    }>().state;
     if (state === 'COMPLETED') break;
     // Polls are limited per key (EXECUTION_POLLS_PER_MINUTE): back off to a quarter second.
     await new Promise((r) => setTimeout(r, Math.min(250, 25 * 2 ** Math.min(i, 4))));
@@ -102,7 +119,12 @@ describe('hostile corpus of the new doors (test/fixtures/hostile-boundaries.json
   it.each(CASES.map((c) => [c.name, c] as const))('%s', async (_name, c) => {
     const before = log.text().length;
     const payload = c.raw !== undefined ? expandText(c.raw) : c.json !== undefined ? JSON.stringify(expand(c.json)) : undefined;
-    const res = await ctx.app.inject({ method: c.method as 'GET', url: expandText(c.url), headers: headersOf(c), ...(payload !== undefined ? { payload } : {}) });
+    const res = await ctx.app.inject({
+      method: c.method as 'GET',
+      url: expandText(c.url),
+      headers: headersOf(c),
+      ...(payload !== undefined ? { payload } : {}),
+    });
     if (process.env.HOSTILE_EXPLORE) console.log(`${c.name} => ${res.statusCode} ${res.body.slice(0, 200)}`);
     expect(res.statusCode, res.body.slice(0, 300)).toBe(c.expect.status);
     expect(res.body).not.toMatch(/\n\s+at |\.ts:\d+|node_modules|DB::Exception|Internal error/);
@@ -130,13 +152,27 @@ describe('key-less preflights cost no engine work', () => {
       const m = await ctx.services.metrics.registry.getSingleMetric('txa_warehouse_query_duration_seconds')!.get();
       return m.values.filter((v) => (v as { metricName?: string }).metricName?.endsWith('_count')).reduce((n, v) => n + v.value, 0);
     };
-    const paths = ['/mcp', '/v1/metrics', '/v1/query/executions', '/v1/query/executions/x/results', '/api/v1/transactions', '/graphql', '/graphql/stream', '/v1/rpc', '/v1/query'];
+    const paths = [
+      '/mcp',
+      '/v1/metrics',
+      '/v1/query/executions',
+      '/v1/query/executions/x/results',
+      '/api/v1/transactions',
+      '/graphql',
+      '/graphql/stream',
+      '/v1/rpc',
+      '/v1/query',
+    ];
     const beforeCalls = await calls();
     expect(beforeCalls, 'the set-up used the warehouse: the count is live').toBeGreaterThan(0);
     for (let i = 0; i < 200; i++) {
       const path = paths[i % paths.length]!;
-      const res = await ctx.app.inject({ method: 'OPTIONS', url: path, headers: { origin: `https://o${i}.example`, 'access-control-request-method': 'POST', 'content-type': 'application/json' },
-        payload: JSON.stringify({ query: 'SELECT count() FROM transactions a, transactions b' }) });
+      const res = await ctx.app.inject({
+        method: 'OPTIONS',
+        url: path,
+        headers: { origin: `https://o${i}.example`, 'access-control-request-method': 'POST', 'content-type': 'application/json' },
+        payload: JSON.stringify({ query: 'SELECT count() FROM transactions a, transactions b' }),
+      });
       expect(res.statusCode, path).toBeLessThan(500);
     }
     expect(await calls()).toBe(beforeCalls);
@@ -156,7 +192,12 @@ describe('a free key cannot buy unbounded work through the new doors', () => {
     expect(statuses[0]).toBe(202);
     expect(statuses.slice(1).every((s) => s === 429 || s === 202)).toBe(true);
     expect(statuses.filter((s) => s === 202).length).toBeLessThan(5);
-    const batch = Array.from({ length: 100 }, (_, id) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'run_sql', arguments: { query: 'SELECT count() FROM transactions a, transactions b' } } }));
+    const batch = Array.from({ length: 100 }, (_, id) => ({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name: 'run_sql', arguments: { query: 'SELECT count() FROM transactions a, transactions b' } },
+    }));
     const res = await ctx.app.inject({ method: 'POST', url: '/mcp', headers: { 'x-api-key': free, ...MCP_HEADERS }, payload: JSON.stringify(batch) });
     expect(res.statusCode).toBe(429);
     expect(res.json()).toEqual({ error: 'Too Many Requests', message: expect.stringMatching(/^Rate limit exceeded: \d+ requests per minute for plan free/) });

@@ -55,13 +55,20 @@ function payloadOf(body: Body | undefined): { payload?: string; contentType?: st
 
 function sessionHeaders(mode: SessionMode): Record<string, string> {
   switch (mode) {
-    case 'none': return {};
-    case 'valid': return { cookie: s.cookie, 'x-csrf-token': s.csrf };
-    case 'no-csrf': return { cookie: s.cookie };
-    case 'wrong-csrf': return { cookie: s.cookie, 'x-csrf-token': `${s.csrf.slice(0, -1)}${s.csrf.endsWith('A') ? 'B' : 'A'}` };
-    case 'huge-csrf': return { cookie: s.cookie, 'x-csrf-token': 'A'.repeat(10_000) };
-    case 'valid-cookie-second': return { cookie: `txa_session=garbage; ${s.cookie}` };
-    case 'one-key-short': return { cookie: short.cookie, 'x-csrf-token': short.csrf };
+    case 'none':
+      return {};
+    case 'valid':
+      return { cookie: s.cookie, 'x-csrf-token': s.csrf };
+    case 'no-csrf':
+      return { cookie: s.cookie };
+    case 'wrong-csrf':
+      return { cookie: s.cookie, 'x-csrf-token': `${s.csrf.slice(0, -1)}${s.csrf.endsWith('A') ? 'B' : 'A'}` };
+    case 'huge-csrf':
+      return { cookie: s.cookie, 'x-csrf-token': 'A'.repeat(10_000) };
+    case 'valid-cookie-second':
+      return { cookie: `txa_session=garbage; ${s.cookie}` };
+    case 'one-key-short':
+      return { cookie: short.cookie, 'x-csrf-token': short.csrf };
   }
 }
 
@@ -75,13 +82,14 @@ describe('hostile dashboard requests (fixtures/hostile-dashboard.json)', () => {
     const headers: Record<string, string> = { ...sessionHeaders(c.session), ...c.headers };
     const type = c.contentType ?? contentType;
     if (type !== undefined) headers['content-type'] = type;
-    const send = () => t.app.inject({
-      method: c.method,
-      url: c.url,
-      headers,
-      remoteAddress: `10.77.${Math.floor(i / 250)}.${(i % 250) + 1}`,
-      ...(payload === undefined ? {} : { payload }),
-    });
+    const send = () =>
+      t.app.inject({
+        method: c.method,
+        url: c.url,
+        headers,
+        remoteAddress: `10.77.${Math.floor(i / 250)}.${(i % 250) + 1}`,
+        ...(payload === undefined ? {} : { payload }),
+      });
     if (c.concurrent !== undefined) {
       const all = await Promise.all(Array.from({ length: c.concurrent }, send));
       const created = all.filter((r) => r.statusCode === 201).length;

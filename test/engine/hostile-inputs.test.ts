@@ -139,7 +139,10 @@ describe('1. dates outside the storable range', () => {
   it('REST: date_from=2162-12-29 is a 400 naming the parameter and the range, not rows from 2026', async () => {
     const res = await get('/api/v1/transactions?date_from=2162-12-29');
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toEqual({ error: 'Bad Request', message: 'date_from must be between 1970-01-01 and 2106-02-07 (the days block times can be stored for), got "2162-12-29"' });
+    expect(res.json()).toEqual({
+      error: 'Bad Request',
+      message: 'date_from must be between 1970-01-01 and 2106-02-07 (the days block times can be stored for), got "2162-12-29"',
+    });
   });
 
   it('REST: a day before 1970 is a 400, not a 500', async () => {
@@ -159,7 +162,11 @@ describe('1. dates outside the storable range', () => {
   });
 
   it('JSON-RPC: blockTime bounds outside 0..4294967295 or fractional are -32602 naming the field', async () => {
-    for (const [bt, field] of [[{ gte: -1 }, 'gte'], [{ lte: MAX + 1 }, 'lte'], [{ gte: 1.5 }, 'gte']] as const) {
+    for (const [bt, field] of [
+      [{ gte: -1 }, 'gte'],
+      [{ lte: MAX + 1 }, 'lte'],
+      [{ gte: 1.5 }, 'gte'],
+    ] as const) {
       const e = await rpc.error('getTransactions', [{ filters: { blockTime: bt } }]);
       expect(e.code).toBe(-32602);
       expect(e.data).toMatch(new RegExp(`^options\\.filters\\.blockTime\\.${field} must`));
@@ -188,11 +195,7 @@ describe('2. forged pagination tokens', () => {
     const same = { protocols: ['pump_fun', 'jupiter_v6'], status: 'succeeded' };
     const next = await rpc.call<{ data: unknown[] }>('getTransactions', [{ filters: same, limit: 5, paginationToken: first.paginationToken }]);
     expect(next.data).toHaveLength(5);
-    for (const other of [
-      { filters: { ...filters, status: 'failed' } },
-      { filters: { protocols: ['jupiter_v6'] } },
-      { filters, sortOrder: 'asc' },
-    ]) {
+    for (const other of [{ filters: { ...filters, status: 'failed' } }, { filters: { protocols: ['jupiter_v6'] } }, { filters, sortOrder: 'asc' }]) {
       const e = await rpc.error('getTransactions', [{ ...other, limit: 5, paginationToken: first.paginationToken }]);
       expect(e.code).toBe(-32602);
       expect(e.data).toMatch(/^paginationToken belongs to a listing with other filters or another sortOrder/);
@@ -213,10 +216,7 @@ describe('2. forged pagination tokens', () => {
     // The attack of the outside review: the public fingerprint kept, the position moved.
     const forged = [...parts];
     forged[1] = 1_794_000_000;
-    for (const token of [
-      Buffer.from(JSON.stringify(forged)).toString('base64url'),
-      Buffer.from(JSON.stringify(parts.slice(0, -1))).toString('base64url'),
-    ]) {
+    for (const token of [Buffer.from(JSON.stringify(forged)).toString('base64url'), Buffer.from(JSON.stringify(parts.slice(0, -1))).toString('base64url')]) {
       const e = await rpc.error('getTransactions', [{ limit: 1, paginationToken: token }]);
       expect(e.code).toBe(-32602);
       expect(e.data).toMatch(/^paginationToken is not a pagination token this method issued/);
@@ -230,7 +230,10 @@ describe('2. forged pagination tokens', () => {
     expect(e.code).toBe(-32602);
     expect(e.data).toMatch(/^paginationToken is not a pagination token this method issued/);
     const first = await rpc.call<{ paginationToken: string }>('getTransactionsForAddress', [PROGRAM_OF.jupiter_v6, { limit: 1 }]);
-    const counted = await rpc.call<{ count: number }>('getTransactionsForAddress', [PROGRAM_OF.jupiter_v6, { transactionDetails: 'none', paginationToken: first.paginationToken }]);
+    const counted = await rpc.call<{ count: number }>('getTransactionsForAddress', [
+      PROGRAM_OF.jupiter_v6,
+      { transactionDetails: 'none', paginationToken: first.paginationToken },
+    ]);
     expect(counted.count).toBeGreaterThan(0);
   });
 });
@@ -241,8 +244,13 @@ describe('3. nesting depth and body size', () => {
     const res = await post(`{"jsonrpc":"2.0","id":1,"method":"getTransactions","params":[{"filters":{"blockTime":{"gte":${deep}}}}]}`);
     expect(res.statusCode).toBe(200);
     expect(res.json()).toEqual({
-      jsonrpc: '2.0', id: 1,
-      error: { code: -32602, message: 'Invalid params', data: 'params are nested more than 32 levels deep (arrays and objects); no method takes anything that deep' },
+      jsonrpc: '2.0',
+      id: 1,
+      error: {
+        code: -32602,
+        message: 'Invalid params',
+        data: 'params are nested more than 32 levels deep (arrays and objects); no method takes anything that deep',
+      },
     });
   });
 
@@ -312,7 +320,9 @@ describe('6. ids that JSON numbers cannot carry exactly', () => {
 
 describe('7. numbers JSON cannot carry exactly, in params', () => {
   it('a blockTime of 1793999934.0000001 (read as 1793999934) is -32602, not a range moved by a second', async () => {
-    const reply = await post(`{"jsonrpc":"2.0","id":1,"method":"getTransactions","params":[{"filters":{"blockTime":{"gte":1793999934.0000001,"lte":1793999934.0000001}}}]}`);
+    const reply = await post(
+      `{"jsonrpc":"2.0","id":1,"method":"getTransactions","params":[{"filters":{"blockTime":{"gte":1793999934.0000001,"lte":1793999934.0000001}}}]}`,
+    );
     const answer = JSON.parse(reply.body) as { error?: { code: number; data: string } };
     expect(answer.error?.code).toBe(-32602);
     expect(answer.error?.data).toMatch(/^params: the number 1793999934.0000001 cannot be represented exactly/);
@@ -322,7 +332,9 @@ describe('7. numbers JSON cannot carry exactly, in params', () => {
   });
 
   it('in a batch, only the call holding the inexact number is refused', async () => {
-    const reply = await post(`[{"jsonrpc":"2.0","id":1,"method":"getProtocols"},{"jsonrpc":"2.0","id":2,"method":"getProtocolStats","params":[{"protocolName":"jupiter_v6","blockTime":{"gte":1793999933.9999999}}]}]`);
+    const reply = await post(
+      `[{"jsonrpc":"2.0","id":1,"method":"getProtocols"},{"jsonrpc":"2.0","id":2,"method":"getProtocolStats","params":[{"protocolName":"jupiter_v6","blockTime":{"gte":1793999933.9999999}}]}]`,
+    );
     const answers = JSON.parse(reply.body) as { id: number; result?: unknown; error?: { code: number } }[];
     expect(answers.find((a) => a.id === 1)).toHaveProperty('result');
     expect(answers.find((a) => a.id === 2)?.error?.code).toBe(-32602);

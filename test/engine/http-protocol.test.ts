@@ -63,10 +63,16 @@ function rawRequest(data: string | Buffer, opts: { waitMs?: number; trickle?: { 
       clearInterval(timer);
       clearTimeout(deadline);
       socket.destroy();
-      if (err) { reject(err); return; }
+      if (err) {
+        reject(err);
+        return;
+      }
       const text = received.toString('latin1');
       const end = text.indexOf('\r\n\r\n');
-      if (end === -1) { reject(new Error(`no answer: ${JSON.stringify(text.slice(0, 200))}`)); return; }
+      if (end === -1) {
+        reject(new Error(`no answer: ${JSON.stringify(text.slice(0, 200))}`));
+        return;
+      }
       const [statusLine, ...lines] = text.slice(0, end).split('\r\n');
       const headers: Record<string, string> = {};
       for (const l of lines) {
@@ -75,7 +81,12 @@ function rawRequest(data: string | Buffer, opts: { waitMs?: number; trickle?: { 
       }
       const length = Number(headers['content-length'] ?? NaN);
       const body = received.subarray(Buffer.byteLength(text.slice(0, end + 4), 'latin1'));
-      resolve({ status: Number(statusLine!.split(' ')[1]), headers, body: (Number.isNaN(length) ? body : body.subarray(0, length)).toString('utf8'), ms: Date.now() - t0 });
+      resolve({
+        status: Number(statusLine!.split(' ')[1]),
+        headers,
+        body: (Number.isNaN(length) ? body : body.subarray(0, length)).toString('utf8'),
+        ms: Date.now() - t0,
+      });
     };
     const complete = (): boolean => {
       const text = received.toString('latin1');
@@ -121,7 +132,7 @@ describe('requests refused by the HTTP parser (test/fixtures/hostile-http.json)'
     expect((JSON.parse(res.body) as { message: string }).message).toMatch(new RegExp(c.expect.message));
   });
 
-  it('the service keeps answering after them, and the figures are the address\'s, unspent', async () => {
+  it("the service keeps answering after them, and the figures are the address's, unspent", async () => {
     const before = await rawRequest('GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
     expect(before.status).toBe(200);
     await rawRequest('GARBAGE\r\n\r\n');
@@ -164,13 +175,14 @@ describe('request time-out (REQUEST_TIMEOUT_MS)', () => {
 
   it('an idle keep-alive connection is not cut by it: a request after a pause longer than the time-out is answered', async () => {
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-    const get = () => new Promise<{ status: number; reused: boolean }>((resolve, reject) => {
-      const req = http.get({ host: '127.0.0.1', port, path: '/health', agent }, (res) => {
-        res.resume();
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, reused: req.reusedSocket }));
+    const get = () =>
+      new Promise<{ status: number; reused: boolean }>((resolve, reject) => {
+        const req = http.get({ host: '127.0.0.1', port, path: '/health', agent }, (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, reused: req.reusedSocket }));
+        });
+        req.on('error', reject);
       });
-      req.on('error', reject);
-    });
     expect(await get()).toEqual({ status: 200, reused: false });
     await new Promise((r) => setTimeout(r, 1.5 * REQUEST_TIMEOUT_MS));
     expect(await get()).toEqual({ status: 200, reused: true });

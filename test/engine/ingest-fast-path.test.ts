@@ -18,9 +18,17 @@ afterAll(async () => s.cleanup());
 
 const sig = (c: string): string => `${c.repeat(87)}a`;
 const base = (signature: string): Record<string, unknown> => ({
-  signature, slot: 300_000_000, block_time: 1_735_600_000, program_id: 'whirLbMiicVdio4qvUfM5KAg6Ct8VwpYzGff3uctyCc',
-  protocol_name: 'whirlpool', instruction_type: 'swap', fee: 5000, compute_units: 60_000,
-  accounts: ['EfUr3UvsoY9EdC7QTaBRqhtyFbrLnBd2fDwkYhHXFvcN', 'whirLbMiicVdio4qvUfM5KAg6Ct8VwpYzGff3uctyCc'], accounts_count: 2, success: true,
+  signature,
+  slot: 300_000_000,
+  block_time: 1_735_600_000,
+  program_id: 'whirLbMiicVdio4qvUfM5KAg6Ct8VwpYzGff3uctyCc',
+  protocol_name: 'whirlpool',
+  instruction_type: 'swap',
+  fee: 5000,
+  compute_units: 60_000,
+  accounts: ['EfUr3UvsoY9EdC7QTaBRqhtyFbrLnBd2fDwkYhHXFvcN', 'whirLbMiicVdio4qvUfM5KAg6Ct8VwpYzGff3uctyCc'],
+  accounts_count: 2,
+  success: true,
 });
 
 // Each entry: the record's text as a producer sends it, and whether it can go as received.
@@ -30,23 +38,42 @@ const CASES: { text: string; raw: boolean }[] = [
   { text: JSON.stringify({ ...base(sig('3')), slot: '300000001' }), raw: true },
   { text: JSON.stringify({ ...base(sig('4')), slot: '18446744073709551615' }), raw: true },
   // log lines as an array: joined with newlines, so re-serialised
-  { text: JSON.stringify({ ...base(sig('5')), success: false, error_message: 'failed: é \u2028', log_messages: ['Program log: a', 'Program log: "b"'] }), raw: false },
+  {
+    text: JSON.stringify({ ...base(sig('5')), success: false, error_message: 'failed: é \u2028', log_messages: ['Program log: a', 'Program log: "b"'] }),
+    raw: false,
+  },
   // accounts_count missing: the length of accounts, so re-serialised
   { text: JSON.stringify({ ...base(sig('6')), accounts_count: undefined }), raw: false },
   // optional fields absent and keys the base table does not take (date is derived, never sent)
-  { text: JSON.stringify({ signature: sig('7'), instruction_index: 3, slot: 1, block_time: 1_735_600_100, program_id: 'whirLbMiicVdio4qvUfM5KAg6Ct8VwpYzGff3uctyCc',
-      protocol_name: 'whirlpool', instruction_type: 'swap', fee: 0, compute_units: 0, accounts_count: 0, success: true, date: '2001-01-01', extra: { a: [1] } }), raw: true },
+  {
+    text: JSON.stringify({
+      signature: sig('7'),
+      instruction_index: 3,
+      slot: 1,
+      block_time: 1_735_600_100,
+      program_id: 'whirLbMiicVdio4qvUfM5KAg6Ct8VwpYzGff3uctyCc',
+      protocol_name: 'whirlpool',
+      instruction_type: 'swap',
+      fee: 0,
+      compute_units: 0,
+      accounts_count: 0,
+      success: true,
+      date: '2001-01-01',
+      extra: { a: [1] },
+    }),
+    raw: true,
+  },
   // a slot number past 2^53: JSON.parse rounds it and the row path stores the rounded value
   { text: JSON.stringify(base(sig('8'))).replace('"slot":300000000', '"slot":9007199254740993'), raw: false },
   // escapes and whitespace as a producer may write them
-  { text: ` { "signature" : "${sig('9')}", "slot": 1, "block_time": 1735600200, "program_id": "whirLbMiicVdio4qvUfM5KAg6Ct8VwpYzGff3uctyCc", "protocol_name": "whirlpool", "instruction_type": "sw\\u0061p", "fee": 1, "compute_units": 2, "accounts_count": 1, "success": false, "error_message": "tab\\there \\ud83d\\ude00" } `, raw: true },
+  {
+    text: ` { "signature" : "${sig('9')}", "slot": 1, "block_time": 1735600200, "program_id": "whirLbMiicVdio4qvUfM5KAg6Ct8VwpYzGff3uctyCc", "protocol_name": "whirlpool", "instruction_type": "sw\\u0061p", "fee": 1, "compute_units": 2, "accounts_count": 1, "success": false, "error_message": "tab\\there \\ud83d\\ude00" } `,
+    raw: true,
+  },
 ];
 // Valid JSON the engine's reader refuses (a number written 5e3, a repeated key): the batch
 // is retried re-serialised and still stores what the row path stores.
-const REFUSED = [
-  JSON.stringify(base(sig('A'))).replace('"fee":5000', '"fee":5e3'),
-  JSON.stringify(base(sig('B'))).replace('"fee":5000', '"fee":1,"fee":7'),
-];
+const REFUSED = [JSON.stringify(base(sig('A'))).replace('"fee":5000', '"fee":5e3'), JSON.stringify(base(sig('B'))).replace('"fee":5000', '"fee":1,"fee":7')];
 
 function recording(wh: Warehouse, payloads: string[]): Warehouse {
   return new Proxy(wh, {
@@ -68,14 +95,23 @@ const COLS = [...BASE_COLUMNS.filter((c) => c !== 'slot'), 'toString(slot) AS sl
 it('stores every record exactly as the row path does, passing the canonical ones through as received', async () => {
   const payloads: string[] = [];
   const pipeline = new IngestPipeline(recording(s.wh, payloads), s.registry, s.dataVersion, createLogger('silent'), {
-    maxRecordBytes: s.config.ingest.maxRecordBytes, batchRows: 100, writerId: 'fast-path-test',
+    maxRecordBytes: s.config.ingest.maxRecordBytes,
+    batchRows: 100,
+    writerId: 'fast-path-test',
   });
   const lines = [...CASES.map((c) => c.text), ...REFUSED];
   // As Kafka hands them (buffers, one with a byte-order mark) and as NDJSON lines (strings).
-  const asBuffers = lines.slice(0, 4).map((t, i) => ({ value: Buffer.from(i === 0 ? `\uFEFF${t}` : t), position: { topic: 't', partition: 0, offset: String(i) } }));
+  const asBuffers = lines
+    .slice(0, 4)
+    .map((t, i) => ({ value: Buffer.from(i === 0 ? `\uFEFF${t}` : t), position: { topic: 't', partition: 0, offset: String(i) } }));
   const asText = lines.slice(4, CASES.length).map((t, i) => ({ value: t, position: { line: i + 1 } }));
   expect(await pipeline.ingest([...asBuffers, ...asText], 'test')).toEqual({ accepted: CASES.length, duplicates: 0, rejected: [] });
-  expect(await pipeline.ingest(REFUSED.map((t, i) => ({ value: t, position: { line: i + 1 } })), 'test')).toEqual({ accepted: REFUSED.length, duplicates: 0, rejected: [] });
+  expect(
+    await pipeline.ingest(
+      REFUSED.map((t, i) => ({ value: t, position: { line: i + 1 } })),
+      'test',
+    ),
+  ).toEqual({ accepted: REFUSED.length, duplicates: 0, rejected: [] });
 
   // Which went as received: the first batch's buffer holds those lines verbatim.
   for (const c of CASES) expect(payloads[0]!.includes(c.text.trim())).toBe(c.raw);

@@ -36,7 +36,9 @@ it('rebuilds the views of an unfinished insert, and the replay then adds nothing
 
   // A fresh pipeline (the restarted process) repairs before it stores anything.
   const restarted = new IngestPipeline(s.wh, s.registry, s.dataVersion, createLogger('silent'), {
-    maxRecordBytes: s.config.ingest.maxRecordBytes, batchRows: 700, writerId: s.config.ingest.writerId,
+    maxRecordBytes: s.config.ingest.maxRecordBytes,
+    batchRows: 700,
+    writerId: s.config.ingest.writerId,
   });
   const report = await ingest({ pipeline: restarted }, records);
   expect(report.duplicates).toBe(records.length);

@@ -47,7 +47,11 @@ describe('backfill and live lanes', () => {
     expect(liveDone).toBe(true);
     // The live records were stored while the backfill still had batches to write.
     expect(backfillDoneAtLive).toBeLessThan(backfill.length);
-    expect(pipeline.backfills.list().find((b) => b.name === 'test-lanes')).toMatchObject({ done: backfill.length, total: backfill.length, finishedAt: expect.any(Number) });
+    expect(pipeline.backfills.list().find((b) => b.name === 'test-lanes')).toMatchObject({
+      done: backfill.length,
+      total: backfill.length,
+      finishedAt: expect.any(Number),
+    });
   });
 
   it('takes a backfill file over HTTP, shows its progress, and a replay of it changes no count', async () => {

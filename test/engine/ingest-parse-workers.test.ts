@@ -24,9 +24,17 @@ const sigOf = (n: number): string => {
   return `${out.padEnd(87, '2')}a`;
 };
 const base = (n: number): Record<string, unknown> => ({
-  signature: sigOf(n), slot: 300_000_000 + n, block_time: 1_735_600_000 + n, program_id: PROGRAM,
-  protocol_name: 'whirlpool', instruction_type: 'swap', fee: 5000, compute_units: 60_000,
-  accounts: ['EfUr3UvsoY9EdC7QTaBRqhtyFbrLnBd2fDwkYhHXFvcN', PROGRAM], accounts_count: 2, success: true,
+  signature: sigOf(n),
+  slot: 300_000_000 + n,
+  block_time: 1_735_600_000 + n,
+  program_id: PROGRAM,
+  protocol_name: 'whirlpool',
+  instruction_type: 'swap',
+  fee: 5000,
+  compute_units: 60_000,
+  accounts: ['EfUr3UvsoY9EdC7QTaBRqhtyFbrLnBd2fDwkYhHXFvcN', PROGRAM],
+  accounts_count: 2,
+  success: true,
 });
 
 /** 4,500 lines: mostly canonical records, with every kind of normalisation, refusal and repeat among them. */
@@ -36,23 +44,54 @@ function lines(offset: number): string[] {
     const n = offset + i;
     const r = base(n);
     switch (i % 50) {
-      case 1: out.push(JSON.stringify({ ...r, log_messages: ['a', 'b "c"'] })); break;
-      case 2: out.push(JSON.stringify({ ...r, accounts_count: undefined })); break;
-      case 3: out.push(JSON.stringify({ ...r, slot: String(r.slot) })); break;
-      case 4: out.push(JSON.stringify(r).replace(`"slot":${String(r.slot)}`, '"slot":9007199254740993')); break;
-      case 5: out.push(`\uFEFF${JSON.stringify(r)}`); break;
-      case 6: out.push('{"signature": oops'); break;
-      case 7: out.push('[1, 2]'); break;
-      case 8: out.push(JSON.stringify({ ...r, fee: -1 })); break;
-      case 9: out.push(JSON.stringify({ ...r, protocol_name: 'nope' })); break;
-      case 10: out.push(JSON.stringify({ ...r, program_id: 'EfUr3UvsoY9EdC7QTaBRqhtyFbrLnBd2fDwkYhHXFvcN' })); break;
-      case 11: out.push(JSON.stringify({ ...r, accounts: undefined, accounts_count: undefined })); break;
-      case 12: out.push(JSON.stringify({ ...r, slot: '99999999999999999999' })); break;
-      case 13: out.push(JSON.stringify({ ...r, raw_data: 'x'.repeat(70_000) })); break;
+      case 1:
+        out.push(JSON.stringify({ ...r, log_messages: ['a', 'b "c"'] }));
+        break;
+      case 2:
+        out.push(JSON.stringify({ ...r, accounts_count: undefined }));
+        break;
+      case 3:
+        out.push(JSON.stringify({ ...r, slot: String(r.slot) }));
+        break;
+      case 4:
+        out.push(JSON.stringify(r).replace(`"slot":${String(r.slot)}`, '"slot":9007199254740993'));
+        break;
+      case 5:
+        out.push(`\uFEFF${JSON.stringify(r)}`);
+        break;
+      case 6:
+        out.push('{"signature": oops');
+        break;
+      case 7:
+        out.push('[1, 2]');
+        break;
+      case 8:
+        out.push(JSON.stringify({ ...r, fee: -1 }));
+        break;
+      case 9:
+        out.push(JSON.stringify({ ...r, protocol_name: 'nope' }));
+        break;
+      case 10:
+        out.push(JSON.stringify({ ...r, program_id: 'EfUr3UvsoY9EdC7QTaBRqhtyFbrLnBd2fDwkYhHXFvcN' }));
+        break;
+      case 11:
+        out.push(JSON.stringify({ ...r, accounts: undefined, accounts_count: undefined }));
+        break;
+      case 12:
+        out.push(JSON.stringify({ ...r, slot: '99999999999999999999' }));
+        break;
+      case 13:
+        out.push(JSON.stringify({ ...r, raw_data: 'x'.repeat(70_000) }));
+        break;
       // the same identity as the record before: a repeat within the call
-      case 14: out.push(JSON.stringify(base(n - 1))); break;
-      case 15: out.push(JSON.stringify({ ...r, instruction_index: 7, error_message: 'é \u2028 \ud83d\ude00' })); break;
-      default: out.push(JSON.stringify(r));
+      case 14:
+        out.push(JSON.stringify(base(n - 1)));
+        break;
+      case 15:
+        out.push(JSON.stringify({ ...r, instruction_index: 7, error_message: 'é \u2028 \ud83d\ude00' }));
+        break;
+      default:
+        out.push(JSON.stringify(r));
     }
   }
   return out;
@@ -95,7 +134,12 @@ async function whenReady(p: IngestPipeline, want: number): Promise<void> {
 async function run(workers: number, records: RawRecord[], rawInsert: boolean, entry?: URL) {
   const out = { payloads: [] as string[], dead: [] as unknown[] };
   const p = new IngestPipeline(capturing(s.wh, out), s.registry, s.dataVersion, createLogger('silent'), {
-    maxRecordBytes: 65_536, batchRows: 1000, writerId: `workers-${workers}`, rawInsert, parseWorkers: workers, parseWorkerEntry: entry,
+    maxRecordBytes: 65_536,
+    batchRows: 1000,
+    writerId: `workers-${workers}`,
+    rawInsert,
+    parseWorkers: workers,
+    parseWorkerEntry: entry,
   });
   try {
     if (workers > 0 && entry === undefined) await whenReady(p, workers);
@@ -116,7 +160,9 @@ it('gives the same report, dead letters and engine bytes on workers as on the ma
       expect(onWorkers.ready).toBe(2);
       expect(onWorkers.onWorkers).toBe(records.length);
       expect(inThread.report.rejected.length).toBeGreaterThan(0);
-      expect(new Set(inThread.report.rejected.map((r) => r.code))).toEqual(new Set(['not_json', 'not_object', 'schema', 'unknown_protocol', 'program_unregistered', 'accounts_count_missing', 'slot_out_of_range', 'oversized']));
+      expect(new Set(inThread.report.rejected.map((r) => r.code))).toEqual(
+        new Set(['not_json', 'not_object', 'schema', 'unknown_protocol', 'program_unregistered', 'accounts_count_missing', 'slot_out_of_range', 'oversized']),
+      );
       expect(inThread.report.duplicates).toBeGreaterThan(0);
       expect(onWorkers.report).toEqual(inThread.report);
       expect(onWorkers.out.dead).toEqual(inThread.out.dead);
@@ -137,7 +183,11 @@ it('parses on the main thread when a worker cannot start or dies on a chunk, wit
 
   const out = { payloads: [] as string[], dead: [] as unknown[] };
   const p = new IngestPipeline(capturing(s.wh, out), s.registry, s.dataVersion, createLogger('silent'), {
-    maxRecordBytes: 65_536, batchRows: 1000, writerId: 'crashing', parseWorkers: 1, parseWorkerEntry: new URL('../support/parse-worker-crashes.ts', import.meta.url),
+    maxRecordBytes: 65_536,
+    batchRows: 1000,
+    writerId: 'crashing',
+    parseWorkers: 1,
+    parseWorkerEntry: new URL('../support/parse-worker-crashes.ts', import.meta.url),
   });
   await whenReady(p, 1);
   expect(await p.ingest(records, 'test')).toEqual(expected.report);
@@ -150,7 +200,10 @@ it('parses on the main thread when a worker cannot start or dies on a chunk, wit
 
 it('stores through workers into the real store, the engine-refused batch retried re-serialised', async () => {
   const p = new IngestPipeline(s.wh, s.registry, s.dataVersion, createLogger('silent'), {
-    maxRecordBytes: 65_536, batchRows: 5000, writerId: 'workers-store', parseWorkers: 2,
+    maxRecordBytes: 65_536,
+    batchRows: 5000,
+    writerId: 'workers-store',
+    parseWorkers: 2,
   });
   await whenReady(p, 2);
   const ls = Array.from({ length: 3000 }, (_, i) => JSON.stringify(base(50_000 + i)));
@@ -159,7 +212,9 @@ it('stores through workers into the real store, the engine-refused batch retried
   expect(await p.ingest(asBuffers(ls), 'test')).toEqual({ accepted: 3000, duplicates: 0, rejected: [] });
   expect(p.recordsParsedOnWorkers).toBe(3000);
   expect(await p.ingest(asText(ls), 'test')).toEqual({ accepted: 0, duplicates: 3000, rejected: [] });
-  const [row] = await s.wh.query<{ n: string; fee: string }>(`SELECT count() AS n, sum(fee) AS fee FROM transactions WHERE signature IN {s:Array(String)}`, { params: { s: ls.map((_, i) => sigOf(50_000 + i)) } });
+  const [row] = await s.wh.query<{ n: string; fee: string }>(`SELECT count() AS n, sum(fee) AS fee FROM transactions WHERE signature IN {s:Array(String)}`, {
+    params: { s: ls.map((_, i) => sigOf(50_000 + i)) },
+  });
   expect(row).toEqual({ n: '3000', fee: String(3000 * 5000) });
   await p.close();
 });

@@ -31,8 +31,10 @@ interface Case {
 
 /** {{repeat:TEXT:N}}: TEXT N times (deep and long bodies, kept short in the file). */
 const expanded = (raw: string): string => raw.replace(/\{\{repeat:(.+?):(\d+)\}\}/g, (_m, text: string, n: string) => text.repeat(Number(n)));
-const CASES = (JSON.parse(readFileSync(new URL('../fixtures/mcp-direct-differential.json', import.meta.url), 'utf8')) as { cases: Case[] }).cases
-  .map((c) => ({ ...c, raw: expanded(c.raw) }));
+const CASES = (JSON.parse(readFileSync(new URL('../fixtures/mcp-direct-differential.json', import.meta.url), 'utf8')) as { cases: Case[] }).cases.map((c) => ({
+  ...c,
+  raw: expanded(c.raw),
+}));
 
 let t: Awaited<ReturnType<typeof startApp>>;
 let doors: { direct: McpDoor; server: McpDoor };
@@ -44,7 +46,13 @@ beforeAll(async () => {
   t = await startApp();
   signatures = [...new Set((await ingestDemo(t.services, 300)).map((r) => r.signature))].slice(0, 8);
   key = (await createKey(t.app, 'enterprise', 'mcp-direct')).key;
-  const deps = { analytics: t.services.analytics, sandbox: t.services.sqlSandbox, registry: t.services.registry, freshness: t.services.freshness, usage: t.services.access.usageStore };
+  const deps = {
+    analytics: t.services.analytics,
+    sandbox: t.services.sqlSandbox,
+    registry: t.services.registry,
+    freshness: t.services.freshness,
+    usage: t.services.access.usageStore,
+  };
   doors = { direct: new McpDoor(deps, '1.0.0'), server: new McpDoor(deps, '1.0.0', false) };
 }, 120_000);
 
@@ -60,11 +68,16 @@ function budgetOf(kind: Case['budget']): { budget: Budget | null; memory: PlanAn
     return { budget: b, memory };
   };
   switch (kind ?? 'enterprise') {
-    case 'none': return { budget: null, memory };
-    case 'free': return bound(new Budget('free', 'mcp'));
-    case 'tight': return bound(Object.assign(new Budget('free', 'mcp'), { answerBytes: 200 }));
-    case 'wire64k': return bound(Object.assign(new Budget('free', 'mcp'), { answerBytes: 64 * 1024 }));
-    case 'wire16m': return bound(Object.assign(new Budget('enterprise', 'mcp'), { answerBytes: 16 * 1024 * 1024 }));
+    case 'none':
+      return { budget: null, memory };
+    case 'free':
+      return bound(new Budget('free', 'mcp'));
+    case 'tight':
+      return bound(Object.assign(new Budget('free', 'mcp'), { answerBytes: 200 }));
+    case 'wire64k':
+      return bound(Object.assign(new Budget('free', 'mcp'), { answerBytes: 64 * 1024 }));
+    case 'wire16m':
+      return bound(Object.assign(new Budget('enterprise', 'mcp'), { answerBytes: 16 * 1024 * 1024 }));
     case 'memoryFull': {
       // A pool of 10 bytes, already holding some: any answer of this plan is refused.
       const full = new PlanAnswerMemory({ free: 10, x402: 10, enterprise: 10 });
@@ -73,14 +86,19 @@ function budgetOf(kind: Case['budget']): { budget: Budget | null; memory: PlanAn
       budget.answerMemory = full;
       return { budget, memory: full };
     }
-    default: return bound(new Budget('enterprise', 'mcp'));
+    default:
+      return bound(new Budget('enterprise', 'mcp'));
   }
 }
 
 const headersOf = (c: Case) => {
   const h = c.headers ?? {};
-  const value = (v: string | null | undefined, dflt: string) => (v === null ? undefined : v ?? dflt);
-  return { accept: value(h.accept, 'application/json, text/event-stream'), contentType: value(h.contentType, 'application/json'), protocolVersion: value(h.protocolVersion, '2025-06-18') };
+  const value = (v: string | null | undefined, dflt: string) => (v === null ? undefined : (v ?? dflt));
+  return {
+    accept: value(h.accept, 'application/json, text/event-stream'),
+    contentType: value(h.contentType, 'application/json'),
+    protocolVersion: value(h.protocolVersion, '2025-06-18'),
+  };
 };
 
 /** get_usage's window starts at the call's own millisecond. */
@@ -96,7 +114,14 @@ async function answer(door: McpDoor, c: Case) {
   const body = JSON.parse(c.raw) as unknown;
   // As the route decides it (mcpRequestCount): only a POST of several requests is a batch.
   const a = await door.answer({ ...headersOf(c), body }, caller, hooks, mcpRequestCount(body));
-  return { answer: { ...a, body: untimed(a.body) }, calls, internal, spent: budget?.spent ?? 0, held: memory.heldBy(budget?.plan ?? 'enterprise'), budgetBytes: budget?.answerBytes ?? Infinity };
+  return {
+    answer: { ...a, body: untimed(a.body) },
+    calls,
+    internal,
+    spent: budget?.spent ?? 0,
+    held: memory.heldBy(budget?.plan ?? 'enterprise'),
+    budgetBytes: budget?.answerBytes ?? Infinity,
+  };
 }
 
 const isJson = (raw: string): boolean => {
@@ -108,7 +133,7 @@ const isJson = (raw: string): boolean => {
   }
 };
 
-describe('the direct MCP answer reads as the SDK Server\'s (test/fixtures/mcp-direct-differential.json)', () => {
+describe("the direct MCP answer reads as the SDK Server's (test/fixtures/mcp-direct-differential.json)", () => {
   it.each(CASES.filter((c) => isJson(c.raw)).map((c) => [c.name, c] as const))('%s', async (_name, c) => {
     const want = await answer(doors.server, c);
     expect(await answer(doors.direct, c)).toEqual(want);
@@ -120,7 +145,7 @@ describe('the direct MCP answer reads as the SDK Server\'s (test/fixtures/mcp-di
   });
 });
 
-describe('through HTTP, the app\'s door answers what the reference door answers', () => {
+describe("through HTTP, the app's door answers what the reference door answers", () => {
   it.each(CASES.filter((c) => c.budget === undefined).map((c) => [c.name, c] as const))('%s', async (_name, c) => {
     const h = headersOf(c);
     const headers: Record<string, string> = { 'x-api-key': key };
@@ -142,7 +167,7 @@ describe('through HTTP, the app\'s door answers what the reference door answers'
 });
 
 describe('a client that goes away mid-call', () => {
-  it('starts no call and leaves nothing held in its plan\'s answer memory, on either door', async () => {
+  it("starts no call and leaves nothing held in its plan's answer memory, on either door", async () => {
     const body = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'getTransactions', arguments: { options: { limit: 20 } } } };
     for (const door of [doors.direct, doors.server]) {
       const memory = new PlanAnswerMemory();
@@ -168,8 +193,13 @@ describe('run_sql in a batch', () => {
   // It ran capped at its batch's first reservation (1 MiB) and its cap surfaced as the SQL door's
   // "larger than 32 MiB" (ERR_INVALID_QUERY), never run again with more: no MCP run_sql answered
   // more than 1 MiB, where /v1/query answers up to 32 MiB.
-  it.each(['json', 'csv'])('answers past its first reservation, up to the door\'s budget, on both doors (%s)', async (format) => {
-    const body = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'run_sql', arguments: { query: "SELECT repeat('a', 700000) AS s FROM transactions LIMIT 2", format } } };
+  it.each(['json', 'csv'])("answers past its first reservation, up to the door's budget, on both doors (%s)", async (format) => {
+    const body = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'run_sql', arguments: { query: "SELECT repeat('a', 700000) AS s FROM transactions LIMIT 2", format } },
+    };
     for (const door of [doors.direct, doors.server]) {
       const caller: ToolCaller = { keyId: 'mcp-direct-sql', plan: 'enterprise', budget: new Budget('enterprise', 'mcp'), rateLimit: null };
       const hooks: CallHooks = { reference: 'req-sql', onInternalError: () => {}, onToolCall: () => {} };
@@ -185,24 +215,39 @@ describe('run_sql calls of one batch', () => {
   // The sandbox lets a key have three queries running or waiting; a batch ran four calls at a
   // time, so its fourth run_sql was refused ERR_RATE_LIMITED by its own batch.
   it('are answered, however many: the batch is not refused as if the key had sent them at once', async () => {
-    const body = Array.from({ length: 8 }, (_, i) => ({ jsonrpc: '2.0', id: i + 1, method: 'tools/call', params: { name: 'run_sql', arguments: { query: `SELECT ${i} AS n` } } }));
+    const body = Array.from({ length: 8 }, (_, i) => ({
+      jsonrpc: '2.0',
+      id: i + 1,
+      method: 'tools/call',
+      params: { name: 'run_sql', arguments: { query: `SELECT ${i} AS n` } },
+    }));
     const caller: ToolCaller = { keyId: 'mcp-direct-sql-batch', plan: 'free', budget: new Budget('free', 'mcp'), rateLimit: null };
     const hooks: CallHooks = { reference: 'req-sql-batch', onInternalError: () => {}, onToolCall: () => {} };
     const a = await doors.direct.answer({ ...headersOf({ name: '', raw: '' }), body }, caller, hooks, body.length);
     const answers = JSON.parse(a.body!) as { id: number; result: { isError?: boolean; content: { text: string }[] } }[];
-    expect(answers.map((x) => (x.result.isError ? x.result.content[0]!.text.slice(0, 60) : JSON.parse(x.result.content[0]!.text).data[0].n))).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    expect(answers.map((x) => (x.result.isError ? x.result.content[0]!.text.slice(0, 60) : JSON.parse(x.result.content[0]!.text).data[0].n))).toEqual([
+      0, 1, 2, 3, 4, 5, 6, 7,
+    ]);
   });
 });
 
-describe('a failure past the tool (its request\'s hooks throw)', () => {
+describe("a failure past the tool (its request's hooks throw)", () => {
   it('is the same JSON-RPC error on both doors', async () => {
     const body = { jsonrpc: '2.0', id: 'h', method: 'tools/call', params: { name: 'getProtocols', arguments: {} } };
-    const answers = await Promise.all([doors.direct, doors.server].map(async (door) => {
-      const err = Object.assign(new Error('the usage table is gone'), { code: 'ENOENT', data: { at: 'onToolCall' } });
-      const hooks: CallHooks = { reference: 'req-h', onInternalError: () => {}, onToolCall: () => { throw err; } };
-      const caller: ToolCaller = { keyId: 'mcp-direct-hooks', plan: 'enterprise', budget: new Budget('enterprise', 'mcp'), rateLimit: null };
-      return door.answer({ ...headersOf({ name: '', raw: '' }), body: structuredClone(body) }, caller, hooks, 1);
-    }));
+    const answers = await Promise.all(
+      [doors.direct, doors.server].map(async (door) => {
+        const err = Object.assign(new Error('the usage table is gone'), { code: 'ENOENT', data: { at: 'onToolCall' } });
+        const hooks: CallHooks = {
+          reference: 'req-h',
+          onInternalError: () => {},
+          onToolCall: () => {
+            throw err;
+          },
+        };
+        const caller: ToolCaller = { keyId: 'mcp-direct-hooks', plan: 'enterprise', budget: new Budget('enterprise', 'mcp'), rateLimit: null };
+        return door.answer({ ...headersOf({ name: '', raw: '' }), body: structuredClone(body) }, caller, hooks, 1);
+      }),
+    );
     expect(JSON.parse(answers[1]!.body!).error).toEqual({ code: -32603, message: 'the usage table is gone', data: { at: 'onToolCall' } });
     expect(answers[0]).toEqual(answers[1]);
   });

@@ -130,7 +130,7 @@ function argsOf(method: string, params: readonly unknown[]): Record<string, unkn
 }
 
 describe('MCP door', () => {
-  it('lists one tool per JSON-RPC method with the catalog\'s schema and SPEC\'s words, plus run_sql, list_protocols and get_usage', async () => {
+  it("lists one tool per JSON-RPC method with the catalog's schema and SPEC's words, plus run_sql, list_protocols and get_usage", async () => {
     const { tools } = await client.listTools();
     expect(tools.map((x) => x.name).sort()).toEqual([...RPC_METHOD_NAMES, 'run_sql', 'list_protocols', 'get_usage'].sort());
     for (const op of CATALOG.filter((o) => o.rpc !== undefined)) {
@@ -175,7 +175,8 @@ describe('MCP door', () => {
   it('run_sql answers what POST /v1/query answers, with the same rules and errors', async () => {
     const headers = { 'x-api-key': key };
     const sql = (query: string, format = 'json') => t.app.inject({ method: 'POST', url: '/v1/query', headers, payload: { query, format } });
-    const query = "SELECT protocol_name, count() AS n, sum(fee) AS fees FROM transactions WHERE date >= '2024-12-30' GROUP BY protocol_name ORDER BY protocol_name";
+    const query =
+      "SELECT protocol_name, count() AS n, sum(fee) AS fees FROM transactions WHERE date >= '2024-12-30' GROUP BY protocol_name ORDER BY protocol_name";
     const ok = await call('run_sql', { query });
     expect(ok.isError).toBeFalsy();
     expect(JSON.parse(text(ok))).toEqual((await sql(query)).json());
@@ -192,7 +193,7 @@ describe('MCP door', () => {
     expect(text(await call('run_sql', { sql: query }))).toBe('sql is not an argument of run_sql (its arguments: query, format)');
   });
 
-  it('run_sql is priced against the plan\'s budget like /v1/query: a cross join too dear for the free plan is refused alike', async () => {
+  it("run_sql is priced against the plan's budget like /v1/query: a cross join too dear for the free plan is refused alike", async () => {
     const free = (await createKey(t.app, 'free', 'mcp-free')).key;
     const c = await connect({ 'x-api-key': free });
     const query = 'SELECT count() FROM transactions AS a, transactions AS b, transactions AS c';
@@ -221,7 +222,19 @@ describe('MCP door', () => {
     const cols = await client.readResource({ uri: 'txa://tables/transactions/columns' });
     const table = JSON.parse((cols.contents[0] as { text: string }).text) as { columns: { name: string; type: string; description?: string }[] };
     const names = table.columns.map((c) => c.name);
-    for (const spec of ['signature', 'protocol_name', 'program_id', 'date', 'hour', 'day_of_week', 'instruction_type', 'fee', 'compute_units', 'accounts_count', 'success']) {
+    for (const spec of [
+      'signature',
+      'protocol_name',
+      'program_id',
+      'date',
+      'hour',
+      'day_of_week',
+      'instruction_type',
+      'fee',
+      'compute_units',
+      'accounts_count',
+      'success',
+    ]) {
       expect(names).toContain(spec);
     }
     expect(table.columns.find((c) => c.name === 'date')?.description).toContain('YYYY-MM-DD');
@@ -239,15 +252,21 @@ describe('MCP door', () => {
     await expect(c.callTool({ name: 'invented_tool', arguments: {} })).rejects.toThrow();
     // Params the SDK refuses before any tool is looked up still count, as invalid calls.
     const raw = await fetch(`${base}/mcp`, {
-      method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-api-key': k.key },
-      body: JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 5, arguments: {} } }, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'getProtocols', arguments: [] } }]),
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-api-key': k.key },
+      body: JSON.stringify([
+        { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 5, arguments: {} } },
+        { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'getProtocols', arguments: [] } },
+      ]),
     });
     expect(raw.status).toBe(200);
     expect(((await raw.json()) as { error: { code: number } }[]).map((a) => a.error.code)).toEqual([-32602, -32602]);
     // Recorded once each answer is sent, written every few seconds: flush now.
     await new Promise((r) => setTimeout(r, 100));
     await t.services.access.usage.flush();
-    const { usage } = JSON.parse(text(await call('get_usage', {}, c))) as { usage: { byMethod: { interface: string; method: string; requests: number; errors: number }[] } };
+    const { usage } = JSON.parse(text(await call('get_usage', {}, c))) as {
+      usage: { byMethod: { interface: string; method: string; requests: number; errors: number }[] };
+    };
     const of = (method: string) => usage.byMethod.find((u) => u.interface === 'mcp' && u.method === method);
     expect(of('getProtocols')).toMatchObject({ requests: 2, errors: 0 });
     expect(of('run_sql')).toMatchObject({ requests: 1, errors: 1 });
@@ -259,11 +278,19 @@ describe('MCP door', () => {
     await c.close();
   });
 
-  it('without a key: 401 with SPEC\'s body; an unknown key: 403; the bearer form works', async () => {
-    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
-    const post = (headers: Record<string, string>, url = `${base}/mcp`) => fetch(url, {
-      method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body: JSON.stringify(init),
-    });
+  it("without a key: 401 with SPEC's body; an unknown key: 403; the bearer form works", async () => {
+    const init = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    };
+    const post = (headers: Record<string, string>, url = `${base}/mcp`) =>
+      fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+        body: JSON.stringify(init),
+      });
     const none = await post({});
     expect(none.status).toBe(401);
     expect(await none.json()).toEqual({ error: 'Unauthorized', message: MISSING_KEY_MESSAGE_BEARER });
@@ -292,7 +319,11 @@ describe('MCP door', () => {
     const get = await fetch(`${base}/mcp`, { headers: { 'x-api-key': key, accept: 'text/event-stream' } });
     expect(get.status).toBe(405);
     expect(get.headers.get('allow')).toContain('POST');
-    const bad = await fetch(`${base}/mcp`, { method: 'POST', body: '{"jsonrpc":', headers: { 'x-api-key': key, 'content-type': 'application/json', accept: 'application/json, text/event-stream' } });
+    const bad = await fetch(`${base}/mcp`, {
+      method: 'POST',
+      body: '{"jsonrpc":',
+      headers: { 'x-api-key': key, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { error: { code: number } }).error.code).toBe(-32700);
   });
@@ -314,11 +345,14 @@ describe('MCP door', () => {
     expect((await call('getProtocols', {}, c)).isError).toBeFalsy();
     const revoked = await t.app.inject({ method: 'POST', url: `/admin/keys/${k.id}/revoke`, headers: adminHeaders() });
     expect(revoked.statusCode).toBe(200);
-    await expect(c.callTool({ name: 'getProtocols', arguments: {} })).rejects.toMatchObject({ code: 403, message: expect.stringContaining('API key has been revoked') });
+    await expect(c.callTool({ name: 'getProtocols', arguments: {} })).rejects.toMatchObject({
+      code: 403,
+      message: expect.stringContaining('API key has been revoked'),
+    });
     await c.close();
   });
 
-  it('each tool call counts against the plan\'s rate limit, the calls of a batch each', async () => {
+  it("each tool call counts against the plan's rate limit, the calls of a batch each", async () => {
     const k = (await createKey(t.app, 'free', 'mcp-rate')).key;
     const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-api-key': k, 'mcp-protocol-version': '2025-06-18' };
     const callOf = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'getProtocols', arguments: {} } });
@@ -348,11 +382,22 @@ describe('MCP door', () => {
     ];
     const expected: unknown[] = [];
     for (const c of calls) expected.push(await rpc.call(c.method, c.params));
-    const answers = await Promise.all(calls.map(async (c, i) => {
-      const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-api-key': keys[i % keys.length]!, 'mcp-protocol-version': '2025-06-18' };
-      const res = await fetch(`${base}/mcp`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: c.method, arguments: argsOf(c.method, c.params) } }) });
-      return { status: res.status, body: (await res.json()) as { id: unknown; result: ToolResult } };
-    }));
+    const answers = await Promise.all(
+      calls.map(async (c, i) => {
+        const headers = {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'x-api-key': keys[i % keys.length]!,
+          'mcp-protocol-version': '2025-06-18',
+        };
+        const res = await fetch(`${base}/mcp`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: c.method, arguments: argsOf(c.method, c.params) } }),
+        });
+        return { status: res.status, body: (await res.json()) as { id: unknown; result: ToolResult } };
+      }),
+    );
     expect(answers.length).toBeGreaterThanOrEqual(30);
     answers.forEach((a, i) => {
       const what = `${calls[i]!.method} ${JSON.stringify(calls[i]!.params)}`;
@@ -363,10 +408,16 @@ describe('MCP door', () => {
     });
   });
 
-  it('the common tool call, answered past the SDK\'s protocol, reads to the byte what the SDK\'s Server answers', async () => {
+  it("the common tool call, answered past the SDK's protocol, reads to the byte what the SDK's Server answers", async () => {
     // The door answers a single plain tools/call itself for speed (McpDoor.direct); a door
     // without that shortcut is the reference: every answer and every usage label must agree.
-    const deps = { analytics: t.services.analytics, sandbox: t.services.sqlSandbox, registry: t.services.registry, freshness: t.services.freshness, usage: t.services.access.usageStore };
+    const deps = {
+      analytics: t.services.analytics,
+      sandbox: t.services.sqlSandbox,
+      registry: t.services.registry,
+      freshness: t.services.freshness,
+      usage: t.services.access.usageStore,
+    };
     const doors = { direct: new McpDoor(deps, '1.0.0'), server: new McpDoor(deps, '1.0.0', false) };
     const toolCall = (name: string, args: unknown, id: unknown = 1) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
     const bodies: unknown[] = [
@@ -388,7 +439,12 @@ describe('MCP door', () => {
     const answer = async (door: McpDoor, body: unknown, budget: Budget | null) => {
       const calls: { label: string; error: boolean }[] = [];
       const hooks: CallHooks = { reference: 'req-1', onInternalError: () => {}, onToolCall: (label, error) => calls.push({ label, error }) };
-      const post = { accept: 'application/json, text/event-stream', contentType: 'application/json', protocolVersion: '2025-06-18', body: structuredClone(body) };
+      const post = {
+        accept: 'application/json, text/event-stream',
+        contentType: 'application/json',
+        protocolVersion: '2025-06-18',
+        body: structuredClone(body),
+      };
       return { answer: await door.answer(post, caller(budget), hooks, 1), calls };
     };
     for (const body of bodies) {
@@ -404,7 +460,12 @@ describe('MCP door', () => {
   });
 
   it('a task-augmented call is processed normally, its task ignored, as MCP asks of a server that declares no tasks', async () => {
-    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-api-key': key, 'mcp-protocol-version': '2025-11-25' };
+    const headers = {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'x-api-key': key,
+      'mcp-protocol-version': '2025-11-25',
+    };
     const want = await rpc.call('getProtocols', []);
     const withTask = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'getProtocols', arguments: {}, task: { ttl: 60_000 } } });
     const one = await fetch(`${base}/mcp`, { method: 'POST', headers, body: JSON.stringify(withTask(1)) });
@@ -424,24 +485,29 @@ describe('MCP door', () => {
     // A query that runs well past the moment its client goes (a cross join of the fixture).
     const slow = 'SELECT a.signature, count() AS n FROM transactions a CROSS JOIN transactions b GROUP BY a.signature ORDER BY n DESC, a.signature LIMIT 500';
     let remainingBefore = (await t.services.access.limiter.peek(`key:${keyId}`, PLAN_LIMITS.enterprise)).remaining;
-    const dropped = (path: string, body: unknown, headers: Record<string, string>) => new Promise<void>((resolve) => {
-      const req = httpRequest(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': k.key, ...headers } });
-      req.on('error', () => resolve());
-      req.on('close', () => resolve());
-      req.end(JSON.stringify(body));
-      // Gone once the server has authenticated and charged the request (the key's window
-      // counts one more: SQL takes no in-flight slot to wait for) and its query has had a
-      // moment to start.
-      void (async () => {
-        const charged = async () => (await t.services.access.limiter.peek(`key:${keyId}`, PLAN_LIMITS.enterprise)).remaining;
-        const before = remainingBefore;
-        while ((await charged()) >= before) await new Promise((r) => setTimeout(r, 5));
-        remainingBefore = await charged();
-        await new Promise((r) => setTimeout(r, 20));
-        req.destroy();
-      })();
-    });
-    await dropped('/mcp', { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'run_sql', arguments: { query: slow } } }, { accept: 'application/json, text/event-stream' });
+    const dropped = (path: string, body: unknown, headers: Record<string, string>) =>
+      new Promise<void>((resolve) => {
+        const req = httpRequest(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': k.key, ...headers } });
+        req.on('error', () => resolve());
+        req.on('close', () => resolve());
+        req.end(JSON.stringify(body));
+        // Gone once the server has authenticated and charged the request (the key's window
+        // counts one more: SQL takes no in-flight slot to wait for) and its query has had a
+        // moment to start.
+        void (async () => {
+          const charged = async () => (await t.services.access.limiter.peek(`key:${keyId}`, PLAN_LIMITS.enterprise)).remaining;
+          const before = remainingBefore;
+          while ((await charged()) >= before) await new Promise((r) => setTimeout(r, 5));
+          remainingBefore = await charged();
+          await new Promise((r) => setTimeout(r, 20));
+          req.destroy();
+        })();
+      });
+    await dropped(
+      '/mcp',
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'run_sql', arguments: { query: slow } } },
+      { accept: 'application/json, text/event-stream' },
+    );
     await dropped('/v1/query', { query: slow }, {});
     // The queries end on their own after their clients left: wait for both to be recorded.
     expect(await usageOnceRecorded(keyId, 2)).toEqual(['mcp run_sql 1', 'sql POST /v1/query 1']);
@@ -452,7 +518,10 @@ describe('MCP door', () => {
     // routes listened for the close, and a hijacked stream never reaches the answer edge.
     const k = await createKey(t.app, 'enterprise', 'stream-gone');
     await new Promise<void>((resolve) => {
-      const req = httpRequest(`${base}/graphql/stream`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'x-api-key': k.key } });
+      const req = httpRequest(`${base}/graphql/stream`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'x-api-key': k.key },
+      });
       req.on('error', () => resolve());
       req.on('close', () => resolve());
       // Open (its headers arrived): the client hangs up, as every client of a live stream does.

@@ -15,15 +15,24 @@ describe('migration 040', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'txa-mig040-'));
     const wh = new EmbeddedWarehouse(path.join(dir, 'data'));
     try {
-      await migrate(wh, () => {}, loadMigrations().filter((m) => m.version < 40));
+      await migrate(
+        wh,
+        () => {},
+        loadMigrations().filter((m) => m.version < 40),
+      );
       // 2000 records, each with two accounts (one listed twice in half of them: one row per address) and the program: 6000 rows.
       await wh.exec(`${INSERT}
         SELECT concat('sig', toString(number)), number % 3, 1000 + number, toDateTime('2025-01-01 00:00:00', 'UTC') + number, 'JUP6LkbZbjS1jKKwapdHNy74zcZ3tLUZoi5QNyVTaV4',
                'jupiter_v6', 'route', 5000 + number, 100 + number, 3, number % 5 != 0, if(number % 2 = 0, ['a', concat('b', toString(number % 7)), 'a'], ['c', 'a']) FROM numbers(2000)`);
       // Up to 060, which drops this table again (test/engine/migration-060.test.ts).
-      const r = await migrate(wh, () => {}, loadMigrations().filter((m) => m.version < 60));
+      const r = await migrate(
+        wh,
+        () => {},
+        loadMigrations().filter((m) => m.version < 60),
+      );
       expect(r.applied).toContain('040_address_listing');
-      const same = async () => wh.query(`
+      const same = async () =>
+        wh.query(`
         SELECT (SELECT count() FROM tx_by_address) AS refs, (SELECT count() FROM tx_by_address_listing) AS rows,
                (SELECT uniqExact(address, signature, instruction_index) FROM tx_by_address_listing) AS distinct_rows,
                (SELECT count() FROM tx_by_address_listing AS l INNER JOIN transactions AS t ON t.signature = l.signature AND t.instruction_index = l.instruction_index
@@ -31,7 +40,9 @@ describe('migration 040', () => {
                    AND l.success = t.success AND l.instruction_type = t.instruction_type AND l.accounts_count = t.accounts_count
                    AND (has(t.accounts, l.address) OR l.address = t.program_id)) AS matching`);
       expect(await same()).toEqual([{ refs: '6000', rows: '6000', distinct_rows: '6000', matching: '6000' }]);
-      await wh.exec(`${INSERT} VALUES ('late', 0, 1, '2025-01-02 00:00:00', 'JUP6LkbZbjS1jKKwapdHNy74zcZ3tLUZoi5QNyVTaV4', 'jupiter_v6', 'route', 5000, 100, 3, 1, ['a', 'z'])`);
+      await wh.exec(
+        `${INSERT} VALUES ('late', 0, 1, '2025-01-02 00:00:00', 'JUP6LkbZbjS1jKKwapdHNy74zcZ3tLUZoi5QNyVTaV4', 'jupiter_v6', 'route', 5000, 100, 3, 1, ['a', 'z'])`,
+      );
       expect(await same()).toEqual([{ refs: '6003', rows: '6003', distinct_rows: '6003', matching: '6003' }]);
     } finally {
       await wh.close();

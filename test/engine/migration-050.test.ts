@@ -33,7 +33,11 @@ describe('migration 050', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'txa-mig050-'));
     const wh = new EmbeddedWarehouse(path.join(dir, 'data'));
     try {
-      await migrate(wh, () => {}, loadMigrations().filter((m) => m.version < 50));
+      await migrate(
+        wh,
+        () => {},
+        loadMigrations().filter((m) => m.version < 50),
+      );
       await wh.exec(rows(0, 1500, '2025-01-01 00:00:00'));
       await wh.exec(rows(1500, 500, '2025-01-01 10:00:00'));
       const before = [await wh.query(OLD_FIGURES), await wh.query(OLD_INSTRUCTION)];

@@ -23,7 +23,11 @@ describe('migration 090 with an insert in flight', () => {
     const wh = new EmbeddedWarehouse(path.join(dir, 'data'));
     const rows = async (from: string) => (await wh.query<{ r: string }>(`SELECT ${FIELDS} AS r FROM ${from} ORDER BY r`)).map((x) => x.r);
     try {
-      await migrate(wh, () => {}, loadMigrations().filter((m) => m.version < 90));
+      await migrate(
+        wh,
+        () => {},
+        loadMigrations().filter((m) => m.version < 90),
+      );
       await insertDemoRows(wh, { seed: 5, total: 2000, offset: 0, count: 2000, startTime: START, endTime: START + 86_400 });
       // ~2 s, one block (so one part, committed at its end), on a session of its own.
       const inflight = wh.exec(
@@ -38,7 +42,11 @@ describe('migration 090 with an insert in flight', () => {
         if (Number(p!.n) > 0) break;
         await new Promise((r) => setTimeout(r, 20));
       }
-      const r = await migrate(wh, () => {}, loadMigrations().filter((m) => m.version <= 90));
+      const r = await migrate(
+        wh,
+        () => {},
+        loadMigrations().filter((m) => m.version <= 90),
+      );
       expect(r.applied).toEqual(['090_packed_signature_records']);
       await inflight;
       const expected = await rows('(SELECT cityHash64(signature) AS sig_key, * FROM transactions)');

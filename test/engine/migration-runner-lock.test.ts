@@ -20,9 +20,15 @@ let wh: EmbeddedWarehouse;
 function otherProcess(w: EmbeddedWarehouse): Warehouse {
   const o = (x?: QueryOptions): QueryOptions => ({ ...x, sideSession: 0 });
   return {
-    transport: 'embedded', cluster: undefined,
-    query: (s, x) => w.query(s, o(x)), queryText: (s, f, x) => w.queryText(s, f, o(x)), stream: (s, f, x) => w.stream(s, f, o(x)),
-    exec: (s, x) => w.exec(s, o(x)), insert: (t, r, x) => w.insert(t, r, x), insertBytes: (t, d, f, x) => w.insertBytes(t, d, f, x), close: async () => {},
+    transport: 'embedded',
+    cluster: undefined,
+    query: (s, x) => w.query(s, o(x)),
+    queryText: (s, f, x) => w.queryText(s, f, o(x)),
+    stream: (s, f, x) => w.stream(s, f, o(x)),
+    exec: (s, x) => w.exec(s, o(x)),
+    insert: (t, r, x) => w.insert(t, r, x),
+    insertBytes: (t, d, f, x) => w.insertBytes(t, d, f, x),
+    close: async () => {},
   };
 }
 
@@ -37,7 +43,11 @@ afterAll(async () => {
 
 describe('the migration runner, started twice at once', () => {
   it('applies 090 once: every record once in tx_by_signature_v3, the migration recorded once', async () => {
-    await migrate(wh, () => {}, loadMigrations().filter((m) => m.version < 90));
+    await migrate(
+      wh,
+      () => {},
+      loadMigrations().filter((m) => m.version < 90),
+    );
     await insertDemoRows(wh, { seed: 9, total: 200_000, offset: 0, count: 200_000, startTime: START, endTime: START + 86_400 });
     const upTo90 = loadMigrations().filter((m) => m.version <= 90);
     const [a, b] = await Promise.all([migrate(wh, () => {}, upTo90), migrate(otherProcess(wh), () => {}, upTo90)]);
@@ -45,23 +55,32 @@ describe('the migration runner, started twice at once', () => {
     const [n] = await wh.query<{ base: string; v3: string; distinct: string; recorded: string }>(
       `SELECT (SELECT count() FROM transactions) AS base, (SELECT count() FROM tx_by_signature_v3) AS v3,
               (SELECT uniqExact(sig_key, instruction_index) FROM tx_by_signature_v3) AS distinct,
-              (SELECT count() FROM schema_migrations WHERE version = 90) AS recorded`);
+              (SELECT count() FROM schema_migrations WHERE version = 90) AS recorded`,
+    );
     expect(n).toEqual({ base: '200000', v3: '200000', distinct: '200000', recorded: '1' });
     expect(await wh.query("SELECT name FROM system.tables WHERE database = currentDatabase() AND name LIKE 'schema_migrations_lock%'")).toEqual([]);
   });
 
   it('waits while another runner holds the lock, and takes over a lock whose lease ran out', async () => {
     // A migration of this test's own, one per case.
-    const extra = (v: number): Migration[] => [...loadMigrations(), {
-      version: v, name: `${v}_lock_test`, checksum: `lock-test-${v}`,
-      statements: [`CREATE TABLE IF NOT EXISTS lock_test_${v} (x UInt8) ENGINE = MergeTree ORDER BY x`],
-    }];
+    const extra = (v: number): Migration[] => [
+      ...loadMigrations(),
+      {
+        version: v,
+        name: `${v}_lock_test`,
+        checksum: `lock-test-${v}`,
+        statements: [`CREATE TABLE IF NOT EXISTS lock_test_${v} (x UInt8) ENGINE = MergeTree ORDER BY x`],
+      },
+    ];
     // The service's own migrations first (those after 090 too), so only the test's is pending.
     await migrate(wh, () => {}, loadMigrations());
     await wh.exec("CREATE TABLE schema_migrations_lock (owner String, until DateTime64(3, 'UTC')) ENGINE = MergeTree ORDER BY tuple()");
     await wh.exec("INSERT INTO schema_migrations_lock SELECT 'someone-else', now64(3, 'UTC') + INTERVAL 1 MINUTE");
     let done = false;
-    const run = migrate(otherProcess(wh), () => {}, extra(9001)).then((r) => { done = true; return r; });
+    const run = migrate(otherProcess(wh), () => {}, extra(9001)).then((r) => {
+      done = true;
+      return r;
+    });
     await new Promise((r) => setTimeout(r, 600));
     expect(done).toBe(false);
     await wh.exec('DROP TABLE schema_migrations_lock SYNC');

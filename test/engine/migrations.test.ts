@@ -32,8 +32,17 @@ describe('migrations', () => {
 
   it('create every table a view writes to, each view targeting an explicit table', async () => {
     const rows = await wh.query<{ name: string; engine: string; create_table_query: string }>(
-      "SELECT name, engine, create_table_query FROM system.tables WHERE database = currentDatabase() AND engine = 'MaterializedView'");
-    expect(rows.map((r) => r.name).sort()).toEqual(['failure_hourly_mv', 'ingest_freshness_mv', 'ingest_keys_mv', 'instruction_hourly_mv', 'protocol_hourly_mv', 'tx_by_address_mv', 'tx_by_signature_v3_mv']);
+      "SELECT name, engine, create_table_query FROM system.tables WHERE database = currentDatabase() AND engine = 'MaterializedView'",
+    );
+    expect(rows.map((r) => r.name).sort()).toEqual([
+      'failure_hourly_mv',
+      'ingest_freshness_mv',
+      'ingest_keys_mv',
+      'instruction_hourly_mv',
+      'protocol_hourly_mv',
+      'tx_by_address_mv',
+      'tx_by_signature_v3_mv',
+    ]);
     for (const r of rows) expect(r.create_table_query).toMatch(/ TO default\.\w+/);
   });
 
@@ -42,7 +51,8 @@ describe('migrations', () => {
     const names = new Set(tables.map((t) => t.name));
     for (const name of Object.values(TABLES)) expect(names, name).toContain(name);
     const cols = await wh.query<{ name: string; default_kind: string }>(
-      "SELECT name, default_kind FROM system.columns WHERE database = currentDatabase() AND table = 'transactions'");
+      "SELECT name, default_kind FROM system.columns WHERE database = currentDatabase() AND table = 'transactions'",
+    );
     // The ingest path writes every column that has no default, and only columns a client
     // may write (not MATERIALIZED or ALIAS ones, which the table computes).
     const writable = cols.filter((c) => c.default_kind === '' || c.default_kind === 'DEFAULT').map((c) => c.name);
@@ -69,7 +79,8 @@ describe('migrations', () => {
   });
 
   it('split files into statements at line-ending semicolons only', () => {
-    expect(splitStatements("-- why; because\nCREATE TABLE a (s String DEFAULT ';') ENGINE = Memory;\n\nINSERT INTO a VALUES ('x;y');\n-- trailing comment\n"))
-      .toEqual(["-- why; because\nCREATE TABLE a (s String DEFAULT ';') ENGINE = Memory", "INSERT INTO a VALUES ('x;y')"]);
+    expect(
+      splitStatements("-- why; because\nCREATE TABLE a (s String DEFAULT ';') ENGINE = Memory;\n\nINSERT INTO a VALUES ('x;y');\n-- trailing comment\n"),
+    ).toEqual(["-- why; because\nCREATE TABLE a (s String DEFAULT ';') ENGINE = Memory", "INSERT INTO a VALUES ('x;y')"]);
   });
 });

@@ -14,8 +14,17 @@ import { isFraction, isInteger, isWholeNumber, longestString, resolved, schemasO
 import { startApp } from '../support/services.ts';
 
 type Json = Record<string, unknown>;
-interface Parameter { name: string; in: string; schema: Json; style?: string; explode?: boolean }
-interface Operation { operationId?: string; parameters?: Parameter[] }
+interface Parameter {
+  name: string;
+  in: string;
+  schema: Json;
+  style?: string;
+  explode?: boolean;
+}
+interface Operation {
+  operationId?: string;
+  parameters?: Parameter[];
+}
 
 let t: Awaited<ReturnType<typeof startApp>>;
 let headers: Record<string, string>;
@@ -30,39 +39,92 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.cleanup());
 
-const operations = () => Object.entries(openApi.paths).flatMap(([path, item]) => Object.entries(item).map(([method, op]) => ({ name: `${method.toUpperCase()} ${path}`, path, op })));
+const operations = () =>
+  Object.entries(openApi.paths).flatMap(([path, item]) => Object.entries(item).map(([method, op]) => ({ name: `${method.toUpperCase()} ${path}`, path, op })));
 
 /** The 64-bit quantities, by field name, wherever they appear in either document: totals and
  *  counts of records, lamports and compute units and their sums, rows, bytes and costs, seeds
  *  (0..2^32-1), file sizes, Unix seconds (past 2038). A declared list, not a guess: each name
  *  must occur, and every whole number under it must say int64. */
 const INT64_FIELDS = [
-  'totalTransactions', 'successfulTransactions', 'failedTransactions', 'transactionCount', 'successCount', 'failedCount', 'total', 'totalRows',
-  'fee', 'computeUnits', 'totalFees', 'totalComputeUnits', 'minFee', 'maxFee', 'totalVolume',
-  'rowsRead', 'bytesRead', 'cost', 'elapsedMs', 'rows', 'bytes', 'rowsWritten', 'rowsTotal', 'rowCount', 'fileSize', 'bytesOnDisk', 'uncompressedBytes',
-  'seed', 'split', 'sampling', 'blockTime', 'firstSeen', 'lastSeen', 'timestamp', 'gte', 'lte',
+  'totalTransactions',
+  'successfulTransactions',
+  'failedTransactions',
+  'transactionCount',
+  'successCount',
+  'failedCount',
+  'total',
+  'totalRows',
+  'fee',
+  'computeUnits',
+  'totalFees',
+  'totalComputeUnits',
+  'minFee',
+  'maxFee',
+  'totalVolume',
+  'rowsRead',
+  'bytesRead',
+  'cost',
+  'elapsedMs',
+  'rows',
+  'bytes',
+  'rowsWritten',
+  'rowsTotal',
+  'rowCount',
+  'fileSize',
+  'bytesOnDisk',
+  'uncompressedBytes',
+  'seed',
+  'split',
+  'sampling',
+  'blockTime',
+  'firstSeen',
+  'lastSeen',
+  'timestamp',
+  'gte',
+  'lte',
 ];
 const INT32_MAX = 2 ** 31 - 1;
 
 describe('64-bit numbers', () => {
   it('every 64-bit field of the declared list says format int64, in OpenAPI and OpenRPC', () => {
-    for (const [label, doc] of [['OpenAPI', openApi], ['OpenRPC', openRpc]] as const) {
+    for (const [label, doc] of [
+      ['OpenAPI', openApi],
+      ['OpenRPC', openRpc],
+    ] as const) {
       const whole = schemasOf(doc).filter((s) => s.property !== undefined && INT64_FIELDS.includes(s.property) && isWholeNumber(s.schema));
-      expect(whole.filter((s) => s.schema.format !== 'int64').map((s) => s.at), label).toEqual([]);
+      expect(
+        whole.filter((s) => s.schema.format !== 'int64').map((s) => s.at),
+        label,
+      ).toEqual([]);
     }
     const seen = new Set([...schemasOf(openApi), ...schemasOf(openRpc)].filter((s) => isWholeNumber(s.schema)).map((s) => s.property));
-    expect(INT64_FIELDS.filter((f) => !seen.has(f)), 'fields of the list found in neither document').toEqual([]);
+    expect(
+      INT64_FIELDS.filter((f) => !seen.has(f)),
+      'fields of the list found in neither document',
+    ).toEqual([]);
     // The quantity the Go client could not decode: an export job's split seed.
     const job = schemasOf(openApi).find((s) => s.at.includes('/v1/exports/{id}') && s.at.endsWith('seeds.properties.split'));
     expect(job?.schema).toMatchObject({ type: 'integer', format: 'int64' });
   });
 
   it('no integer is left to be read as 32-bit unless its declared maximum fits, and no fraction as a 32-bit float', () => {
-    for (const [label, doc] of [['OpenAPI', openApi], ['OpenRPC', openRpc]] as const) {
+    for (const [label, doc] of [
+      ['OpenAPI', openApi],
+      ['OpenRPC', openRpc],
+    ] as const) {
       const all = schemasOf(doc);
-      const narrow = all.filter((s) => isInteger(s.schema) && s.schema.format !== 'int64' && !(typeof s.schema.maximum === 'number' && s.schema.maximum <= INT32_MAX));
-      expect(narrow.map((s) => s.at), label).toEqual([]);
-      expect(all.filter((s) => isFraction(s.schema) && s.schema.format !== 'double').map((s) => s.at), label).toEqual([]);
+      const narrow = all.filter(
+        (s) => isInteger(s.schema) && s.schema.format !== 'int64' && !(typeof s.schema.maximum === 'number' && s.schema.maximum <= INT32_MAX),
+      );
+      expect(
+        narrow.map((s) => s.at),
+        label,
+      ).toEqual([]);
+      expect(
+        all.filter((s) => isFraction(s.schema) && s.schema.format !== 'double').map((s) => s.at),
+        label,
+      ).toEqual([]);
     }
   });
 });
@@ -81,7 +143,11 @@ describe('enums', () => {
   });
 
   it('no two enums give a value the same constant name (a Go client declares them all in one package)', () => {
-    const constant = (v: unknown) => String(v).replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase().replace(/[^A-Z0-9]+/g, '_');
+    const constant = (v: unknown) =>
+      String(v)
+        .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+        .toUpperCase()
+        .replace(/[^A-Z0-9]+/g, '_');
     const owners = new Map<string, string[]>();
     for (const [name, s] of Object.entries(openApi.components.schemas)) {
       if (!Array.isArray(s.enum)) continue;
@@ -126,7 +192,7 @@ describe('operations and parameters', () => {
     'GET /v1/query/executions/{id}/results': 'getQueryExecutionResults',
   };
 
-  it('every operation has a readable, unique operationId, the catalog\'s where the catalog declares it', () => {
+  it("every operation has a readable, unique operationId, the catalog's where the catalog declares it", () => {
     const ids = operations().map(({ name, op }) => [name, op.operationId] as const);
     expect(Object.fromEntries(ids)).toEqual(OPERATION_IDS);
     for (const [name, id] of ids) expect(id, name).toMatch(/^[a-z][A-Za-z0-9]+$/);
@@ -144,13 +210,16 @@ describe('operations and parameters', () => {
 
   it('a day parameter is declared form, not exploded: the same ?date_from=2025-01-31, which typescript-fetch then sends as the day', () => {
     // Exploded, openapi-generator's typescript-fetch client sends its Date as toISOString(), a timestamp the server refuses (400).
-    const days = operations().flatMap(({ name, op }) => (op.parameters ?? []).filter((p) => p.in === 'query' && p.schema.format === 'date').map((p) => ({ name: `${name} ${p.name}`, p })));
-    expect(days.map((d) => d.name.replace(/^GET \/api\/v1/, '')).sort()).toEqual(['/analytics/fees', '/analytics/protocols', '/analytics/time-series', '/transactions']
-      .flatMap((path) => [`${path} date_from`, `${path} date_to`]));
+    const days = operations().flatMap(({ name, op }) =>
+      (op.parameters ?? []).filter((p) => p.in === 'query' && p.schema.format === 'date').map((p) => ({ name: `${name} ${p.name}`, p })),
+    );
+    expect(days.map((d) => d.name.replace(/^GET \/api\/v1/, '')).sort()).toEqual(
+      ['/analytics/fees', '/analytics/protocols', '/analytics/time-series', '/transactions'].flatMap((path) => [`${path} date_from`, `${path} date_to`]),
+    );
     for (const { name, p } of days) expect(p, name).toMatchObject({ style: 'form', explode: false });
   });
 
-  it('every path parameter declares the router\'s limit as its maxLength, and every string parameter is bounded', () => {
+  it("every path parameter declares the router's limit as its maxLength, and every string parameter is bounded", () => {
     for (const { name, path, op } of operations()) {
       const inPath = (op.parameters ?? []).filter((p) => p.in === 'path');
       expect(inPath.map((p) => p.name).sort(), name).toEqual([...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort());
@@ -180,7 +249,12 @@ describe('operations and parameters', () => {
 describe('the OpenRPC document', () => {
   it('names its server: the JSON-RPC endpoint where it was fetched, and rpc.discover the one it was asked at', async () => {
     expect(openRpc.servers).toEqual([expect.objectContaining({ url: 'http://api.example.test:8080/v1/rpc' })]);
-    const res = await t.app.inject({ method: 'POST', url: '/v1/rpc', headers: { ...headers, host: 'rpc.example.test' }, payload: { jsonrpc: '2.0', id: 1, method: 'rpc.discover' } });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/v1/rpc',
+      headers: { ...headers, host: 'rpc.example.test' },
+      payload: { jsonrpc: '2.0', id: 1, method: 'rpc.discover' },
+    });
     expect((res.json() as { result: Json }).result.servers).toEqual([expect.objectContaining({ url: 'http://rpc.example.test/v1/rpc' })]);
   });
 });

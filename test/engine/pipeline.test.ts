@@ -79,7 +79,9 @@ describe('ingest pipeline and views', () => {
   it('derives date, hour and day_of_week from block_time in UTC', async () => {
     const r = records[5]!;
     const [row] = await s.wh.query<{ date: string; hour: number; day_of_week: number }>(
-      'SELECT toString(date) AS date, hour, day_of_week FROM transactions WHERE signature = {s:String} LIMIT 1', { params: { s: r.signature } });
+      'SELECT toString(date) AS date, hour, day_of_week FROM transactions WHERE signature = {s:String} LIMIT 1',
+      { params: { s: r.signature } },
+    );
     const d = new Date(r.block_time * 1000);
     expect(row).toEqual({ date: d.toISOString().slice(0, 10), hour: d.getUTCHours(), day_of_week: d.getUTCDay() === 0 ? 7 : d.getUTCDay() });
   });
@@ -87,8 +89,16 @@ describe('ingest pipeline and views', () => {
 
 describe('bad input', () => {
   const good = (): Record<string, unknown> => ({
-    signature: `${'5'.repeat(87)}a`, slot: 300_000_000, block_time: 1_735_600_000, program_id: 'whirLbMiicVdio4qvUfM5KAg6Ct8VwpYzGff3uctyCc',
-    protocol_name: 'whirlpool', instruction_type: 'swap', fee: 5000, compute_units: 60_000, accounts: ['EfUr3UvsoY9EdC7QTaBRqhtyFbrLnBd2fDwkYhHXFvcN'], success: true,
+    signature: `${'5'.repeat(87)}a`,
+    slot: 300_000_000,
+    block_time: 1_735_600_000,
+    program_id: 'whirLbMiicVdio4qvUfM5KAg6Ct8VwpYzGff3uctyCc',
+    protocol_name: 'whirlpool',
+    instruction_type: 'swap',
+    fee: 5000,
+    compute_units: 60_000,
+    accounts: ['EfUr3UvsoY9EdC7QTaBRqhtyFbrLnBd2fDwkYhHXFvcN'],
+    success: true,
   });
 
   it('rejects each bad record with its reason, stores the valid ones, and keeps them in the dead-letter table', async () => {
@@ -105,7 +115,10 @@ describe('bad input', () => {
       JSON.stringify({ ...good(), signature: '6'.repeat(88), log_messages: ['Program log: a', 'Program log: b'], accounts: undefined, accounts_count: 9 }),
       JSON.stringify(good()),
     ];
-    const report = await s.pipeline.ingest(lines.map((value, i) => ({ value, position: { line: i + 1 } })), 'test');
+    const report = await s.pipeline.ingest(
+      lines.map((value, i) => ({ value, position: { line: i + 1 } })),
+      'test',
+    );
     expect(report.accepted).toBe(2);
     const reasons = Object.fromEntries(report.rejected.map((r) => ['line' in r.position ? `line ${r.position.line}` : '?', r.detail]));
     const codes = report.rejected.map((r) => r.code);
@@ -122,11 +135,14 @@ describe('bad input', () => {
     expect((await tableCounts(s)).transactions).toBe(before! + 2);
 
     const [stored] = await s.wh.query<{ log_messages: string; accounts_count: number }>(
-      "SELECT log_messages, accounts_count FROM transactions WHERE signature = {s:String}", { params: { s: '6'.repeat(88) } });
+      'SELECT log_messages, accounts_count FROM transactions WHERE signature = {s:String}',
+      { params: { s: '6'.repeat(88) } },
+    );
     expect(stored).toEqual({ log_messages: 'Program log: a\nProgram log: b', accounts_count: 9 });
 
     const dead = await s.wh.query<{ position: string; code: string; reason: string; payload: string }>(
-      "SELECT position, code, reason, payload FROM dead_letters WHERE source = 'test' ORDER BY position");
+      "SELECT position, code, reason, payload FROM dead_letters WHERE source = 'test' ORDER BY position",
+    );
     expect(dead.map((d) => d.position).sort()).toEqual(Object.keys(reasons).sort());
     expect(dead.find((d) => d.position === 'line 4')?.code).toBe('unknown_protocol');
     expect(dead.find((d) => d.position === 'line 4')?.payload).toBe(lines[3]);
@@ -134,22 +150,43 @@ describe('bad input', () => {
 
   it('checks program_id against the registry, for every source, and dead-letters a mismatch with its reason', async () => {
     const raydiumProgram = 'CAMMCzo5YL8w4VFF8KVHrK22GGUsp5VTaW7grrKgrWqK';
-    const report = await s.pipeline.ingest([
-      { value: { ...good(), signature: '7'.repeat(88), program_id: raydiumProgram }, position: { topic: 'topic', partition: 0, offset: '41' } },
-      { value: JSON.stringify({ ...good(), signature: '8'.repeat(88), program_id: 'So11111111111111111111111111111111111111112' }), position: { topic: 'topic', partition: 0, offset: '42' } },
-    ], 'kafka:test-topic');
+    const report = await s.pipeline.ingest(
+      [
+        { value: { ...good(), signature: '7'.repeat(88), program_id: raydiumProgram }, position: { topic: 'topic', partition: 0, offset: '41' } },
+        {
+          value: JSON.stringify({ ...good(), signature: '8'.repeat(88), program_id: 'So11111111111111111111111111111111111111112' }),
+          position: { topic: 'topic', partition: 0, offset: '42' },
+        },
+      ],
+      'kafka:test-topic',
+    );
     expect(report.accepted).toBe(0);
     expect(report.rejected).toEqual([
-      { code: 'program_mismatch', detail: `program_id "${raydiumProgram}" is the program of raydium_amm_v3, not of whirlpool`, position: { topic: 'topic', partition: 0, offset: '41' } },
-      { code: 'program_unregistered', detail: 'program_id "So11111111111111111111111111111111111111112" is not in the protocol registry; the program of whirlpool is whirLbMiicVdio4qvUfM5KAg6Ct8VwpYzGff3uctyCc', position: { topic: 'topic', partition: 0, offset: '42' } },
+      {
+        code: 'program_mismatch',
+        detail: `program_id "${raydiumProgram}" is the program of raydium_amm_v3, not of whirlpool`,
+        position: { topic: 'topic', partition: 0, offset: '41' },
+      },
+      {
+        code: 'program_unregistered',
+        detail:
+          'program_id "So11111111111111111111111111111111111111112" is not in the protocol registry; the program of whirlpool is whirLbMiicVdio4qvUfM5KAg6Ct8VwpYzGff3uctyCc',
+        position: { topic: 'topic', partition: 0, offset: '42' },
+      },
     ]);
     const dead = await s.wh.query<{ position: string; code: string; reason: string }>(
-      "SELECT position, code, reason FROM dead_letters WHERE source = 'kafka:test-topic' ORDER BY position");
-    expect(dead).toEqual(report.rejected.map((r) => ({ position: `topic/0/${'offset' in r.position ? r.position.offset : ''}`, code: r.code, reason: r.detail })));
+      "SELECT position, code, reason FROM dead_letters WHERE source = 'kafka:test-topic' ORDER BY position",
+    );
+    expect(dead).toEqual(
+      report.rejected.map((r) => ({ position: `topic/0/${'offset' in r.position ? r.position.offset : ''}`, code: r.code, reason: r.detail })),
+    );
   });
 
   it('reads a record that starts with a byte-order mark', async () => {
-    const report = await s.pipeline.ingest([{ value: `\uFEFF${JSON.stringify({ ...good(), signature: '9'.repeat(88) })}`, position: { topic: 'topic', partition: 0, offset: '43' } }], 'test');
+    const report = await s.pipeline.ingest(
+      [{ value: `\uFEFF${JSON.stringify({ ...good(), signature: '9'.repeat(88) })}`, position: { topic: 'topic', partition: 0, offset: '43' } }],
+      'test',
+    );
     expect(report).toEqual({ accepted: 1, duplicates: 0, rejected: [] });
   });
 
@@ -162,7 +199,7 @@ describe('bad input', () => {
 });
 
 describe('a write that fails while the call is still parsing', () => {
-  it('fails the call with the full-disk error, and no chunk\'s failure escapes as an unhandled rejection (which ends the process)', async () => {
+  it("fails the call with the full-disk error, and no chunk's failure escapes as an unhandled rejection (which ends the process)", async () => {
     const { IngestPipeline } = await import('../../ingest/pipeline.ts');
     const { createLogger } = await import('../../core/logger.ts');
     const { ClickHouseCode, WarehouseError } = await import('../../warehouse/warehouse.ts');
@@ -181,12 +218,19 @@ describe('a write that fails while the call is still parsing', () => {
       },
     });
     // Small batches: chunks are handed to the writer (and fail) while later records still parse.
-    const pipeline = new IngestPipeline(full, s.registry, s.dataVersion, createLogger('silent'), { maxRecordBytes: 1 << 20, batchRows: 50, writerId: 'full-disk-test' });
+    const pipeline = new IngestPipeline(full, s.registry, s.dataVersion, createLogger('silent'), {
+      maxRecordBytes: 1 << 20,
+      batchRows: 50,
+      writerId: 'full-disk-test',
+    });
     const unhandled: unknown[] = [];
     const listener = (reason: unknown) => unhandled.push(reason);
     process.on('unhandledRejection', listener);
     try {
-      const lines = (await demoRecords(s, 20_000)).map((r, i) => ({ value: JSON.stringify({ ...r, signature: `${r.signature.slice(0, 60)}fd${i}` }), position: { line: i + 1 } }));
+      const lines = (await demoRecords(s, 20_000)).map((r, i) => ({
+        value: JSON.stringify({ ...r, signature: `${r.signature.slice(0, 60)}fd${i}` }),
+        position: { line: i + 1 },
+      }));
       await expect(pipeline.ingest(lines, 'test')).rejects.toMatchObject({ message: expect.stringMatching(/out of disk space/) });
       // Node reports an unhandled rejection after the microtask queue drains: give it turns.
       await new Promise((r) => setTimeout(r, 50));

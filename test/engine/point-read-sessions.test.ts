@@ -25,7 +25,13 @@ afterAll(async () => ctx?.cleanup());
 function recording(): { wh: Warehouse; seen: QueryOptions[] } {
   const seen: QueryOptions[] = [];
   const inner = ctx.wh;
-  const wh = { ...inner, query: <T>(sql: string, o?: QueryOptions) => { seen.push(o ?? {}); return inner.query<T>(sql, o); } } as Warehouse;
+  const wh = {
+    ...inner,
+    query: <T>(sql: string, o?: QueryOptions) => {
+      seen.push(o ?? {});
+      return inner.query<T>(sql, o);
+    },
+  } as Warehouse;
   return { wh, seen };
 }
 
@@ -47,11 +53,13 @@ describe('point reads on side sessions', () => {
     // Both side sessions were read, and none of it on the serving session itself.
     expect(new Set(two.seen.map((o) => o.sideSession))).toEqual(new Set([0, 1]));
     // Keys asked by number: the records of those keys, whatever their protocol.
-    const keyed = await lookup2.byKeys(two.wh, [(await ctx.wh.query<{ k: string }>('SELECT toString(cityHash64({s:String})) AS k', { params: { s: refs[0]!.signature } }))[0]!.k]);
+    const keyed = await lookup2.byKeys(two.wh, [
+      (await ctx.wh.query<{ k: string }>('SELECT toString(cityHash64({s:String})) AS k', { params: { s: refs[0]!.signature } }))[0]!.k,
+    ]);
     expect(keyed.map((r) => r.signature)).toContain(refs[0]!.signature);
   });
 
-  it('runs every statement under the asking request\'s budget: unbound or spent, nothing is read', async () => {
+  it("runs every statement under the asking request's budget: unbound or spent, nothing is read", async () => {
     const [ref] = await transactionsWhere(ctx, 'instruction_index = 0', {}, LISTING_ORDER.asc);
     const rec = recording();
     const serving = new BudgetedWarehouse(rec.wh, 'analytics');
@@ -80,7 +88,12 @@ describe('point reads on side sessions', () => {
     const lookup = new SignatureLookup({ maxInFlight: 1, maxBatch: 50 });
     // The session busy with a first read, the next four wait and go out as one batch, led by the spent request.
     const first = lookup.find(fresh, refs[0]!.signature, active);
-    const asked = [lookup.find(spent, refs[0]!.signature, active), lookup.find(fresh, refs[1]!.signature, active), lookup.byKeys(fresh, ['1']), lookup.find(fresh, refs[2]!.signature, active)];
+    const asked = [
+      lookup.find(spent, refs[0]!.signature, active),
+      lookup.find(fresh, refs[1]!.signature, active),
+      lookup.byKeys(fresh, ['1']),
+      lookup.find(fresh, refs[2]!.signature, active),
+    ];
     const settled = await Promise.allSettled(asked);
     expect(wire(await first)).toEqual(refs[0]);
     expect(settled[0]!.status).toBe('rejected');
@@ -104,7 +117,11 @@ describe('point reads on side sessions', () => {
       const free = serving.under(new Budget('free', 'rpc', Date.now() - span + 5000));
       const paid = serving.under(new Budget('enterprise', 'rpc'));
       const lookup = new SignatureLookup({ maxInFlight: 1, maxBatch: 50 });
-      const got = await Promise.all([lookup.find(free, refs[0]!.signature, active), lookup.find(paid, refs[1]!.signature, active), lookup.find(free, refs[2]!.signature, active)]);
+      const got = await Promise.all([
+        lookup.find(free, refs[0]!.signature, active),
+        lookup.find(paid, refs[1]!.signature, active),
+        lookup.find(free, refs[2]!.signature, active),
+      ]);
       expect(wire(got)).toEqual(refs);
       expect(lanes.stats('free')).toEqual({ inFlight: 1, waiting: 0 });
     } finally {

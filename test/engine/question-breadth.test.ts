@@ -25,8 +25,16 @@ let active: string[];
 let records: Rec[];
 
 interface Rec {
-  t: number; slot: number; protocol: string; instructionType: string; program: string;
-  fee: number; cu: number; accounts: number; success: boolean; log: string;
+  t: number;
+  slot: number;
+  protocol: string;
+  instructionType: string;
+  program: string;
+  fee: number;
+  cu: number;
+  accounts: number;
+  success: boolean;
+  log: string;
 }
 
 beforeAll(async () => {
@@ -38,15 +46,28 @@ beforeAll(async () => {
   active = await t.services.registry.activeNames();
   const rows = await t.services.wh.query<Record<string, string | number | boolean>>(
     `SELECT toUInt32(block_time) AS t, slot, protocol_name, instruction_type, program_id, fee, compute_units, accounts_count, success, log_messages
-     FROM transactions WHERE protocol_name IN {ps:Array(String)}`, { params: { ps: active } });
+     FROM transactions WHERE protocol_name IN {ps:Array(String)}`,
+    { params: { ps: active } },
+  );
   records = rows.map((r) => ({
-    t: Number(r.t), slot: Number(r.slot), protocol: String(r.protocol_name), instructionType: String(r.instruction_type), program: String(r.program_id),
-    fee: Number(r.fee), cu: Number(r.compute_units), accounts: Number(r.accounts_count), success: r.success === true || r.success === 1 || r.success === 'true', log: String(r.log_messages),
+    t: Number(r.t),
+    slot: Number(r.slot),
+    protocol: String(r.protocol_name),
+    instructionType: String(r.instruction_type),
+    program: String(r.program_id),
+    fee: Number(r.fee),
+    cu: Number(r.compute_units),
+    accounts: Number(r.accounts_count),
+    success: r.success === true || r.success === 1 || r.success === 'true',
+    log: String(r.log_messages),
   }));
 });
 afterAll(async () => t.cleanup());
 
-const gql = graphqlClient(() => t.app, () => headers);
+const gql = graphqlClient(
+  () => t.app,
+  () => headers,
+);
 
 // ---- the reference: plain TypeScript over raw records -------------------------------------
 
@@ -60,29 +81,63 @@ const KEY: Record<Exclude<Dimension, 'errorMessage'>, (r: Rec) => string | numbe
   time: (r) => Math.floor(r.t / 3600) * 3600,
   date: (r) => dayOf(r.t) * DAY,
   week: (r) => (dayOf(r.t) - (isoDow(r.t) - 1)) * DAY,
-  month: (r) => { const d = new Date(r.t * 1000); return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1) / 1000; },
+  month: (r) => {
+    const d = new Date(r.t * 1000);
+    return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1) / 1000;
+  },
   dayOfWeek: (r) => isoDow(r.t),
 };
 
-interface Figures { count: number; sumFee: number; minFee: number; maxFee: number; sumCu: number; minCu: number; maxCu: number; sumAccounts: number; cus: number[] }
+interface Figures {
+  count: number;
+  sumFee: number;
+  minFee: number;
+  maxFee: number;
+  sumCu: number;
+  minCu: number;
+  maxCu: number;
+  sumAccounts: number;
+  cus: number[];
+}
 
 function reference(dims: readonly Dimension[], keep: (r: Rec) => boolean): Map<string, Figures> {
   const out = new Map<string, Figures>();
   for (const r of records.filter(keep)) {
     const id = JSON.stringify(dims.map((d) => KEY[d as keyof typeof KEY](r)));
     const f = out.get(id) ?? { count: 0, sumFee: 0, minFee: Infinity, maxFee: 0, sumCu: 0, minCu: Infinity, maxCu: 0, sumAccounts: 0, cus: [] };
-    f.count += 1; f.sumFee += r.fee; f.minFee = Math.min(f.minFee, r.fee); f.maxFee = Math.max(f.maxFee, r.fee);
-    f.sumCu += r.cu; f.minCu = Math.min(f.minCu, r.cu); f.maxCu = Math.max(f.maxCu, r.cu); f.sumAccounts += r.accounts; f.cus.push(r.cu);
+    f.count += 1;
+    f.sumFee += r.fee;
+    f.minFee = Math.min(f.minFee, r.fee);
+    f.maxFee = Math.max(f.maxFee, r.fee);
+    f.sumCu += r.cu;
+    f.minCu = Math.min(f.minCu, r.cu);
+    f.maxCu = Math.max(f.maxCu, r.cu);
+    f.sumAccounts += r.accounts;
+    f.cus.push(r.cu);
     out.set(id, f);
   }
   return out;
 }
 
-const inRange = (gte: number, lte: number) => (r: Rec): boolean => r.t >= gte && r.t <= lte;
+const inRange =
+  (gte: number, lte: number) =>
+  (r: Rec): boolean =>
+    r.t >= gte && r.t <= lte;
 /** A ragged range: from mid-hour on Wednesday 2024-11-20 (its ISO week cut after two days) to mid-hour before the window's end. */
 const RAGGED = { gte: Date.UTC(2024, 10, 20, 13, 27, 41) / 1000, lte: FIXTURE_END - 1800 - 17 };
 
-const ALL_MEASURES = ['count', 'sumFee', 'minFee', 'maxFee', 'sumComputeUnits', 'avgComputeUnits', 'minComputeUnits', 'maxComputeUnits', 'sumAccounts', 'avgAccounts'];
+const ALL_MEASURES = [
+  'count',
+  'sumFee',
+  'minFee',
+  'maxFee',
+  'sumComputeUnits',
+  'avgComputeUnits',
+  'minComputeUnits',
+  'maxComputeUnits',
+  'sumAccounts',
+  'avgAccounts',
+];
 
 async function ask(q: Question) {
   const st = compile(q)!;
@@ -96,8 +151,16 @@ function expectEqual(rows: Awaited<ReturnType<typeof ask>>['rows'], dims: readon
     const w = want.get(JSON.stringify(dims.map((d) => row[d as keyof typeof row])));
     expect(w, JSON.stringify(row)).toBeDefined();
     const v = row.values;
-    expect([v.count, v.sumFee, v.minFee, v.maxFee, v.sumComputeUnits, v.minComputeUnits, v.maxComputeUnits, v.sumAccounts])
-      .toEqual([w!.count, w!.sumFee, w!.minFee, w!.maxFee, w!.sumCu, w!.minCu, w!.maxCu, w!.sumAccounts]);
+    expect([v.count, v.sumFee, v.minFee, v.maxFee, v.sumComputeUnits, v.minComputeUnits, v.maxComputeUnits, v.sumAccounts]).toEqual([
+      w!.count,
+      w!.sumFee,
+      w!.minFee,
+      w!.maxFee,
+      w!.sumCu,
+      w!.minCu,
+      w!.maxCu,
+      w!.sumAccounts,
+    ]);
     expect(v.avgComputeUnits).toBe(w!.sumCu / w!.count);
     expect(v.avgAccounts).toBe(w!.sumAccounts / w!.count);
   }
@@ -123,8 +186,13 @@ describe('every group key, alone and in pairs, over a ragged range', () => {
       expect(rows.length, dims.join('+')).toBe(want.size);
       for (const row of rows) {
         const w = want.get(JSON.stringify(dims.map((d) => row[d as keyof typeof row])))!;
-        expect([row.values.count, row.values.sumFee, row.values.minComputeUnits, row.values.maxComputeUnits, row.values.sumAccounts], dims.join('+'))
-          .toEqual([w.count, w.sumFee, w.minCu, w.maxCu, w.sumAccounts]);
+        expect([row.values.count, row.values.sumFee, row.values.minComputeUnits, row.values.maxComputeUnits, row.values.sumAccounts], dims.join('+')).toEqual([
+          w.count,
+          w.sumFee,
+          w.minCu,
+          w.maxCu,
+          w.sumAccounts,
+        ]);
       }
     }
   });
@@ -143,7 +211,11 @@ describe('every group key, alone and in pairs, over a ragged range', () => {
     for (const row of rows) {
       const cus = [...want.get(JSON.stringify([row.protocol]))!.cus].sort((a, b) => a - b);
       const at = (p: number) => cus[Math.min(cus.length - 1, Math.max(0, Math.floor(p * cus.length)))]!;
-      for (const [m, p] of [['p50ComputeUnits', 0.5], ['p95ComputeUnits', 0.95], ['p99ComputeUnits', 0.99]] as const) {
+      for (const [m, p] of [
+        ['p50ComputeUnits', 0.5],
+        ['p95ComputeUnits', 0.95],
+        ['p99ComputeUnits', 0.99],
+      ] as const) {
         const v = row.values[m] as number;
         expect(v).toBeGreaterThanOrEqual(at(p - 0.03) - 1);
         expect(v).toBeLessThanOrEqual(at(Math.min(0.999, p + 0.03)) + 1);
@@ -185,7 +257,9 @@ describe('on GraphQL', () => {
   it('lists records in a slot range (the listing selects slot as text; the bound still compares numbers)', async () => {
     const slots = records.map((r) => r.slot).sort((a, b) => a - b);
     const [lo, hi] = [slots[Math.floor(slots.length / 4)]!, slots[Math.floor(slots.length / 2)]!];
-    const data = await dataOf(gql(`{ transactions(filters: { slotRange: { min: ${lo}, max: ${hi} } }, pagination: { first: 1000 }, sort: { direction: ASC }) { nodes { slot } } }`));
+    const data = await dataOf(
+      gql(`{ transactions(filters: { slotRange: { min: ${lo}, max: ${hi} } }, pagination: { first: 1000 }, sort: { direction: ASC }) { nodes { slot } } }`),
+    );
     const got = data.transactions.nodes.map((n: { slot: string | number }) => Number(n.slot));
     expect(got.length).toBeGreaterThan(0);
     for (const s of got) expect(s >= lo && s <= hi).toBe(true);
@@ -194,9 +268,11 @@ describe('on GraphQL', () => {
   });
 
   it('groups by DATE, WEEK, MONTH, DAY_OF_WEEK and PROGRAM_ID with their node fields, sorted by a key', async () => {
-    const data = await dataOf(gql(`{ transactions(filters: { dateRange: { start: "2024-11-01", end: "2024-12-31" } }, groupBy: [MONTH, WEEK, DAY_OF_WEEK, DATE, PROGRAM_ID],
+    const data = await dataOf(
+      gql(`{ transactions(filters: { dateRange: { start: "2024-11-01", end: "2024-12-31" } }, groupBy: [MONTH, WEEK, DAY_OF_WEEK, DATE, PROGRAM_ID],
       metrics: [COUNT, MIN_COMPUTE_UNITS, MAX_COMPUTE_UNITS, SUM_ACCOUNTS, AVG_ACCOUNTS], sort: { field: DATE, direction: ASC }, pagination: { first: 1000 }) {
-      edges { node { month week dayOfWeek date programId count minComputeUnits maxComputeUnits sumAccounts avgAccounts } } } }`));
+      edges { node { month week dayOfWeek date programId count minComputeUnits maxComputeUnits sumAccounts avgAccounts } } } }`),
+    );
     const nodes = data.transactions.edges.map((e: { node: Record<string, unknown> }) => e.node);
     const from = Date.UTC(2024, 10, 1) / 1000;
     const want = reference(['month', 'week', 'dayOfWeek', 'date', 'program'], inRange(from, FIXTURE_END - 1));
@@ -208,7 +284,13 @@ describe('on GraphQL', () => {
         return iso(m).slice(0, 7) === n.month && iso(w) === n.week && dow === n.dayOfWeek && iso(d) === n.date && p === n.programId;
       });
       const f = want.get(key!)!;
-      expect([n.count, n.minComputeUnits, n.maxComputeUnits, n.sumAccounts, n.avgAccounts]).toEqual([f.count, f.minCu, f.maxCu, f.sumAccounts, f.sumAccounts / f.count]);
+      expect([n.count, n.minComputeUnits, n.maxComputeUnits, n.sumAccounts, n.avgAccounts]).toEqual([
+        f.count,
+        f.minCu,
+        f.maxCu,
+        f.sumAccounts,
+        f.sumAccounts / f.count,
+      ]);
     }
     // Sorted by the DATE key (the first time key grouped by: MONTH), ascending.
     const months = nodes.map((n: { month: string }) => n.month);
@@ -216,7 +298,8 @@ describe('on GraphQL', () => {
   });
 
   it('pages groups sorted by a key with cursors, no gap and no repeat', async () => {
-    const q = (after?: string) => gql(`{ transactions(groupBy: [PROTOCOL, DATE], sort: { field: PROTOCOL, direction: ASC }, pagination: { first: 7${after ? `, after: "${after}"` : ''} }) {
+    const q = (after?: string) =>
+      gql(`{ transactions(groupBy: [PROTOCOL, DATE], sort: { field: PROTOCOL, direction: ASC }, pagination: { first: 7${after ? `, after: "${after}"` : ''} }) {
       edges { node { protocol date count } cursor } pageInfo { hasNextPage endCursor } } }`);
     const seen: string[] = [];
     let after: string | undefined;
@@ -231,17 +314,24 @@ describe('on GraphQL', () => {
   });
 
   it('filters groups by feeRange, computeRange, slotRange, accountsCount, success and logMessage together', async () => {
-    const data = await dataOf(gql(`{ transactions(groupBy: [PROTOCOL], metrics: [COUNT, SUM_FEE], filters: { feeRange: { min: 5000 }, computeRange: { max: 900000 },
-      slotRange: { min: 1 }, accountsCount: { min: 8 }, success: false, logMessage: "Instruction:" }) { edges { node { protocol count sumFee } } } }`));
+    const data = await dataOf(
+      gql(`{ transactions(groupBy: [PROTOCOL], metrics: [COUNT, SUM_FEE], filters: { feeRange: { min: 5000 }, computeRange: { max: 900000 },
+      slotRange: { min: 1 }, accountsCount: { min: 8 }, success: false, logMessage: "Instruction:" }) { edges { node { protocol count sumFee } } } }`),
+    );
     const keep = (r: Rec) => r.fee >= 5000 && r.cu <= 900_000 && r.slot >= 1 && r.accounts >= 8 && !r.success && r.log.toLowerCase().includes('instruction:');
     const want = reference(['protocol'], keep);
-    expect(Object.fromEntries(data.transactions.edges.map((e: { node: { protocol: string; count: number; sumFee: number } }) => [e.node.protocol, [e.node.count, e.node.sumFee]])))
-      .toEqual(Object.fromEntries([...want].map(([k, f]) => [JSON.parse(k)[0], [f.count, f.sumFee]])));
+    expect(
+      Object.fromEntries(
+        data.transactions.edges.map((e: { node: { protocol: string; count: number; sumFee: number } }) => [e.node.protocol, [e.node.count, e.node.sumFee]]),
+      ),
+    ).toEqual(Object.fromEntries([...want].map(([k, f]) => [JSON.parse(k)[0], [f.count, f.sumFee]])));
   });
 
   it('lists records filtered by ranges and log messages', async () => {
-    const data = await dataOf(gql(`{ transactions(filters: { feeRange: { min: 5000, max: 30000 }, logMessage: "instruction: swap", dateRange: { start: "2024-12-29", end: "2024-12-31" } }, pagination: { first: 1000 }) {
-      edges { node { signature fee } } } }`));
+    const data = await dataOf(
+      gql(`{ transactions(filters: { feeRange: { min: 5000, max: 30000 }, logMessage: "instruction: swap", dateRange: { start: "2024-12-29", end: "2024-12-31" } }, pagination: { first: 1000 }) {
+      edges { node { signature fee } } } }`),
+    );
     const want = records.filter((r) => r.t >= FIXTURE_START && r.fee >= 5000 && r.fee <= 30_000 && r.log.toLowerCase().includes('instruction: swap'));
     expect(want.length).toBeGreaterThan(0);
     expect(data.transactions.edges.length).toBe(want.length);
@@ -250,13 +340,22 @@ describe('on GraphQL', () => {
   it('lists records sorted by FEE, COMPUTE_UNITS, ACCOUNTS_COUNT or SLOT, paged with cursors, no gap and no repeat', async () => {
     const day = FIXTURE_START + DAY;
     const want = records.filter((r) => r.protocol === 'pump_fun' && r.t >= day && r.t < day + DAY);
-    for (const [field, of, dir] of [['FEE', (r: Rec) => r.fee, 'ASC'], ['COMPUTE_UNITS', (r: Rec) => r.cu, 'DESC'], ['ACCOUNTS_COUNT', (r: Rec) => r.accounts, 'ASC'], ['SLOT', (r: Rec) => r.slot, 'DESC']] as const) {
+    for (const [field, of, dir] of [
+      ['FEE', (r: Rec) => r.fee, 'ASC'],
+      ['COMPUTE_UNITS', (r: Rec) => r.cu, 'DESC'],
+      ['ACCOUNTS_COUNT', (r: Rec) => r.accounts, 'ASC'],
+      ['SLOT', (r: Rec) => r.slot, 'DESC'],
+    ] as const) {
       const seen: { signature: string; v: number }[] = [];
       let after: string | undefined;
       const key = { FEE: 'fee', COMPUTE_UNITS: 'computeUnits', ACCOUNTS_COUNT: 'accountsCount', SLOT: 'slot' }[field];
       for (;;) {
-        const page = (await dataOf(gql(`{ transactions(filters: { protocols: ["pump_fun"], dateRange: { start: "2024-12-30", end: "2024-12-30" } }, sort: { field: ${field}, direction: ${dir} },
-          pagination: { first: 97${after ? `, after: "${after}"` : ''} }) { edges { node { signature fee computeUnits accountsCount slot } } pageInfo { hasNextPage endCursor } } }`))).transactions;
+        const page = (
+          await dataOf(
+            gql(`{ transactions(filters: { protocols: ["pump_fun"], dateRange: { start: "2024-12-30", end: "2024-12-30" } }, sort: { field: ${field}, direction: ${dir} },
+          pagination: { first: 97${after ? `, after: "${after}"` : ''} }) { edges { node { signature fee computeUnits accountsCount slot } } pageInfo { hasNextPage endCursor } } }`),
+          )
+        ).transactions;
         seen.push(...page.edges.map((e: { node: Record<string, string | number> }) => ({ signature: `${e.node.signature}`, v: Number(e.node[key]) })));
         if (!page.pageInfo.hasNextPage) break;
         after = page.pageInfo.endCursor;
@@ -295,7 +394,10 @@ describe('week and month buckets on REST and JSON-RPC', () => {
   });
 
   it('REST granularity=week and JSON-RPC interval "month" equal the reference; SPEC\'s values unchanged', async () => {
-    const rest = await t.app.inject({ url: '/api/v1/analytics/time-series?protocol_name=pump_fun&date_from=2024-11-20&date_to=2024-12-31&granularity=week', headers });
+    const rest = await t.app.inject({
+      url: '/api/v1/analytics/time-series?protocol_name=pump_fun&date_from=2024-11-20&date_to=2024-12-31&granularity=week',
+      headers,
+    });
     expect(rest.statusCode).toBe(200);
     const weeks = rest.json().data as { timestamp: number; count: number; hour?: number }[];
     const from = Date.UTC(2024, 10, 20) / 1000;
@@ -304,7 +406,12 @@ describe('week and month buckets on REST and JSON-RPC', () => {
     expect(weeks.map((w) => [w.timestamp, w.count])).toEqual([...want].map(([k, f]) => [JSON.parse(k)[0], f.count]).sort((a, b) => a[0] - b[0]));
     expect(weeks.every((w) => w.hour === undefined)).toBe(true);
 
-    const rpc = await t.app.inject({ method: 'POST', url: '/v1/rpc', headers, payload: { jsonrpc: '2.0', id: 1, method: 'getProtocolActivity', params: [{ blockTime: { gte: from, lte: FIXTURE_END - 1 }, interval: 'month' }] } });
+    const rpc = await t.app.inject({
+      method: 'POST',
+      url: '/v1/rpc',
+      headers,
+      payload: { jsonrpc: '2.0', id: 1, method: 'getProtocolActivity', params: [{ blockTime: { gte: from, lte: FIXTURE_END - 1 }, interval: 'month' }] },
+    });
     const months = rpc.json().result as { timestamp: number; count: number }[];
     const wantMonths = reference(['month'], (r) => r.t >= from && r.t < FIXTURE_END);
     expect(months.map((m) => [m.timestamp, m.count])).toEqual([...wantMonths].map(([k, f]) => [JSON.parse(k)[0], f.count]).sort((a, b) => a[0] - b[0]));

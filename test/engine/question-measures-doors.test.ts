@@ -40,7 +40,10 @@ afterAll(async () => {
   await t.cleanup();
 });
 
-const gql = graphqlClient(() => t.app, () => headers);
+const gql = graphqlClient(
+  () => t.app,
+  () => headers,
+);
 
 /** Failure rate per protocol over [gte, lte], by scanning the base table alone. */
 async function reference(gte: number, lte: number): Promise<Map<string, number>> {
@@ -55,18 +58,26 @@ async function reference(gte: number, lte: number): Promise<Map<string, number>>
 
 describe('a measure declared as a metric in the model', () => {
   it('is a value of Metric and SortField and a field of the group node, only where it was declared', async () => {
-    const q = '{ m: __type(name: "Metric") { enumValues { name } } s: __type(name: "SortField") { enumValues { name } } n: __type(name: "TransactionNode") { fields { name } } }';
+    const q =
+      '{ m: __type(name: "Metric") { enumValues { name } } s: __type(name: "SortField") { enumValues { name } } n: __type(name: "TransactionNode") { fields { name } } }';
     const withRate = await dataOf(gql(q));
     expect(withRate.m.enumValues.map((v: { name: string }) => v.name)).toContain('FAILURE_RATE');
     expect(withRate.s.enumValues.map((v: { name: string }) => v.name)).toContain('FAILURE_RATE');
     expect(withRate.n.fields.map((f: { name: string }) => f.name)).toContain('failureRate');
-    const without = await dataOf(graphqlClient(() => plain, () => headers)(q));
+    const without = await dataOf(
+      graphqlClient(
+        () => plain,
+        () => headers,
+      )(q),
+    );
     expect(without.m.enumValues.map((v: { name: string }) => v.name)).not.toContain('FAILURE_RATE');
   });
 
   it('answers transactions(groupBy, metrics, sort) equal to the base table over the fixture window', async () => {
-    const data = await dataOf(gql(`{ transactions(filters: { dateRange: { start: "2024-12-29", end: "2024-12-31" } }, groupBy: [PROTOCOL], metrics: [FAILURE_RATE, COUNT], sort: { field: FAILURE_RATE, direction: ASC }) {
-      edges { node { protocol failureRate count } } } }`));
+    const data = await dataOf(
+      gql(`{ transactions(filters: { dateRange: { start: "2024-12-29", end: "2024-12-31" } }, groupBy: [PROTOCOL], metrics: [FAILURE_RATE, COUNT], sort: { field: FAILURE_RATE, direction: ASC }) {
+      edges { node { protocol failureRate count } } } }`),
+    );
     const nodes = data.transactions.edges.map((e: { node: { protocol: string; failureRate: number } }) => e.node);
     const want = await reference(FIXTURE_START, FIXTURE_END - 1);
     expect(nodes.length).toBe(want.size);
@@ -76,8 +87,10 @@ describe('a measure declared as a metric in the model', () => {
   });
 
   it('answers timeSeries and queryComplexity too', async () => {
-    const data = await dataOf(gql(`{ timeSeries(filters: { protocols: ["pump_fun"], dateRange: { start: "2024-12-30", end: "2024-12-30" } }, bucketBy: DAY, metrics: [FAILURE_RATE]) { timestamp value label }
-      queryComplexity(groupBy: [PROTOCOL], metrics: [FAILURE_RATE]) { score } }`));
+    const data = await dataOf(
+      gql(`{ timeSeries(filters: { protocols: ["pump_fun"], dateRange: { start: "2024-12-30", end: "2024-12-30" } }, bucketBy: DAY, metrics: [FAILURE_RATE]) { timestamp value label }
+      queryComplexity(groupBy: [PROTOCOL], metrics: [FAILURE_RATE]) { score } }`),
+    );
     const day = FIXTURE_START + 86_400;
     const want = await reference(day, day + 86_399);
     expect(data.timeSeries).toEqual([{ timestamp: day, value: expect.any(Number), label: 'all:FAILURE_RATE' }]);

@@ -38,7 +38,9 @@ async function reference(range: { gte: number; lte: number }): Promise<Map<strin
      GROUP BY p`,
     { params: { ps: PROTOCOLS, ...range } },
   );
-  return new Map(rows.map((r) => [r.p, { rate: (Number(r.failed) / Number(r.n)) * 100, count: Number(r.n), feePerAccount: Number(r.fees) / Number(r.accounts) }]));
+  return new Map(
+    rows.map((r) => [r.p, { rate: (Number(r.failed) / Number(r.n)) * 100, count: Number(r.n), feePerAccount: Number(r.fees) / Number(r.accounts) }]),
+  );
 }
 
 describe('a measure added by one declaration', () => {
@@ -105,8 +107,12 @@ describe('a measure added by one declaration', () => {
 
 describe('source choice', () => {
   it('takes the smallest view that keeps every dimension, state and filter, and the base table for what no view keeps', () => {
-    expect(compile({ measures: ['count'], dimensions: ['instructionType'], filters: { protocols: PROTOCOLS, range: {} } })!.sql).toContain('FROM instruction_hourly');
-    expect(compile({ measures: ['count'], dimensions: ['errorMessage'], filters: { protocols: PROTOCOLS, range: {}, status: 'failed' } })!.sql).toContain('failures AS tx_count');
+    expect(compile({ measures: ['count'], dimensions: ['instructionType'], filters: { protocols: PROTOCOLS, range: {} } })!.sql).toContain(
+      'FROM instruction_hourly',
+    );
+    expect(compile({ measures: ['count'], dimensions: ['errorMessage'], filters: { protocols: PROTOCOLS, range: {}, status: 'failed' } })!.sql).toContain(
+      'failures AS tx_count',
+    );
     const records = compile({ measures: ['programs'], dimensions: ['instructionType'], filters: { protocols: PROTOCOLS, range: {} } })!;
     expect(records.sql).not.toMatch(/_hourly/);
     expect(records.sql).toContain('FROM transactions');

@@ -23,12 +23,17 @@ describe('the budget, as figures', () => {
     const free = new Budget('free', 'graphql', 0);
     expect(free.readRows).toBe(PLAN_QUERY_BUDGET.free);
     expect(free.answerBytes).toBe(ANSWER_BUDGET_BYTES.graphql);
-    expect(free.engineSettings(true, 0)).toMatchObject({ max_rows_to_read: PLAN_QUERY_BUDGET.free, max_memory_usage: PLAN_MEMORY_BYTES.free, max_result_bytes: ANSWER_BUDGET_BYTES.graphql, max_execution_time: 30 });
+    expect(free.engineSettings(true, 0)).toMatchObject({
+      max_rows_to_read: PLAN_QUERY_BUDGET.free,
+      max_memory_usage: PLAN_MEMORY_BYTES.free,
+      max_result_bytes: ANSWER_BUDGET_BYTES.graphql,
+      max_execution_time: 30,
+    });
     // Files are not answers: no result-bytes limit on an export's statements.
     expect(new Budget('free', 'export', 0).engineSettings(false, 0)).not.toHaveProperty('max_result_bytes');
   });
 
-  it('never loosens a statement\'s own tighter limit, and a statement cannot lift one (0 means no limit)', () => {
+  it("never loosens a statement's own tighter limit, and a statement cannot lift one (0 means no limit)", () => {
     const budget = new Budget('free', 'sql', 0).engineSettings(true, 0);
     const out = tightened({ max_execution_time: 5, max_rows_to_read: 0, max_memory_usage: 2 ** 40, readonly: 1 }, budget);
     expect(out.max_execution_time).toBe(5);
@@ -38,7 +43,7 @@ describe('the budget, as figures', () => {
     expect(Object.keys(out).at(-1)).toBe('readonly');
   });
 
-  it('shortens a statement to what is left of the request\'s wall time, and charges cost before work runs', () => {
+  it("shortens a statement to what is left of the request's wall time, and charges cost before work runs", () => {
     const b = new Budget('free', 'rest', 0);
     expect(b.engineSettings(true, 25_500).max_execution_time).toBe(5);
     b.charge(PLAN_QUERY_BUDGET.free - 10, 'the first field');
@@ -55,22 +60,35 @@ describe('every route passes the budget', () => {
     const { app, services } = t;
     // Routes a later change might add, asking a session as the doors do (services.ts).
     const probe = new BudgetedWarehouse(services.wh, 'probe');
-    const limits = async (wh: BudgetedWarehouse) => (await wh.query<Record<string, string>>(
-      "SELECT toString(getSetting('max_rows_to_read')) AS rows, toString(getSetting('max_memory_usage')) AS memory, toString(getSetting('max_result_bytes')) AS answer",
-    ))[0];
+    const limits = async (wh: BudgetedWarehouse) =>
+      (
+        await wh.query<Record<string, string>>(
+          "SELECT toString(getSetting('max_rows_to_read')) AS rows, toString(getSetting('max_memory_usage')) AS memory, toString(getSetting('max_result_bytes')) AS answer",
+        )
+      )[0];
     app.get('/v1/new-door', async (req) => limits(probe.under(req.budget)));
     app.get('/v1/new-door/unbound', async () => limits(probe));
     app.get('/dashboard/new-open-route', async (req) => limits(probe.under(req.budget)));
     app.get('/v1/new-door/big', async () => 'x'.repeat(ANSWER_BUDGET_BYTES.rest + 1));
     app.get('/v1/new-door/stuck', () => new Promise(() => {}));
     // An answer whose way out (its onSend) is still running when the request's deadline passes.
-    app.get('/v1/new-door/slow-out', {
-      onSend: (_req, _reply, payload, done) => void setTimeout(() => done(null, payload), DOOR_WALL_MS.rest + REQUEST_DEADLINE_GRACE_MS + 1000),
-    }, async () => ({ answer: 'the handler\'s' }));
+    app.get(
+      '/v1/new-door/slow-out',
+      {
+        onSend: (_req, _reply, payload, done) => void setTimeout(() => done(null, payload), DOOR_WALL_MS.rest + REQUEST_DEADLINE_GRACE_MS + 1000),
+      },
+      async () => ({ answer: "the handler's" }),
+    );
     app.get('/v1/new-door/big-stream', async (_req, reply) => {
       const chunk = Buffer.alloc(1024 * 1024, 'y');
       let n = 0;
-      return reply.type('text/plain').send(new Readable({ read() { this.push(n++ < 40 ? chunk : null); } }));
+      return reply.type('text/plain').send(
+        new Readable({
+          read() {
+            this.push(n++ < 40 ? chunk : null);
+          },
+        }),
+      );
     });
   });
   afterAll(async () => t?.cleanup());
@@ -83,7 +101,7 @@ describe('every route passes the budget', () => {
     }
   });
 
-  it('a door that forgets to bind its request\'s budget reaches nothing, even for a key', async () => {
+  it("a door that forgets to bind its request's budget reaches nothing, even for a key", async () => {
     const res = await t.app.inject({ method: 'GET', url: '/v1/new-door/unbound', headers: await apiKeyHeaders(t.app, 'enterprise') });
     expect(res.statusCode).toBe(500);
     expect(res.json()).toMatchObject({ error: 'Internal Server Error', message: 'Internal error' });
@@ -97,7 +115,7 @@ describe('every route passes the budget', () => {
     expect(log.text()).toMatch(/a probe statement ran without a budget \(bind one with under\(\)\)/);
   });
 
-  it('an answer over the door\'s byte budget never leaves, even when the door did not check it', async () => {
+  it("an answer over the door's byte budget never leaves, even when the door did not check it", async () => {
     const headers = await apiKeyHeaders(t.app, 'free');
     const res = await t.app.inject({ method: 'GET', url: '/v1/new-door/big', headers });
     expect(res.statusCode).toBe(400);
@@ -108,7 +126,7 @@ describe('every route passes the budget', () => {
     expect(bytes).toBeLessThanOrEqual(ANSWER_BUDGET_BYTES.rest);
   });
 
-  it('bounds the answer bytes a plan\'s requests hold at once: a JSON-RPC call past the plan\'s answer memory answers busy, and the bytes go back when the response ends', async () => {
+  it("bounds the answer bytes a plan's requests hold at once: a JSON-RPC call past the plan's answer memory answers busy, and the bytes go back when the response ends", async () => {
     const memory = new PlanAnswerMemory({ free: 10, x402: 10, enterprise: 10 });
     t.services.access.answerMemory = memory;
     try {
@@ -118,7 +136,10 @@ describe('every route passes the budget', () => {
       const answers = res.json() as { id: number; result?: unknown; error?: { message: string; data?: unknown } }[];
       // The first answer is held (an answer larger than the whole memory still goes alone); the next ones find it full.
       expect(answers[0]).toHaveProperty('result');
-      expect(answers.slice(1).map((a) => JSON.stringify(a.error?.data))).toEqual([expect.stringMatching(/answer memory/), expect.stringMatching(/answer memory/)]);
+      expect(answers.slice(1).map((a) => JSON.stringify(a.error?.data))).toEqual([
+        expect.stringMatching(/answer memory/),
+        expect.stringMatching(/answer memory/),
+      ]);
       expect(memory.heldBy('free')).toBe(0);
       const again = await t.app.inject({ method: 'POST', url: '/v1/rpc', headers, payload: call(4) });
       expect(again.json()).toHaveProperty('result');
@@ -158,23 +179,25 @@ describe('every route passes the budget', () => {
       }
       const res = await pending;
       expect(res.statusCode).toBe(200);
-      expect(res.json()).toEqual({ answer: 'the handler\'s' });
+      expect(res.json()).toEqual({ answer: "the handler's" });
       expect(log.text().slice(logged)).not.toMatch(/Reply was already sent|passed its wall time unanswered/);
     } finally {
       vi.useRealTimers();
     }
   });
 
-  it('work run under a budget of its own (an export job, for its owner\'s plan) gets that plan\'s limits, whatever started it', async () => {
+  it("work run under a budget of its own (an export job, for its owner's plan) gets that plan's limits, whatever started it", async () => {
     const probe = new BudgetedWarehouse(t.services.wh, 'probe', false);
-    const rows = await probe.under(new Budget('free', 'export'))
+    const rows = await probe
+      .under(new Budget('free', 'export'))
       .query<{ rows: string; answer: string }>("SELECT toString(getSetting('max_rows_to_read')) AS rows, toString(getSetting('max_result_bytes')) AS answer");
     // Files are not answers: the plan's read budget, and no result-bytes limit from the budget.
     expect(rows[0]).toEqual({ rows: String(PLAN_QUERY_BUDGET.free), answer: '0' });
   });
 
   it('background work (live streams, CLIs, tests) runs under the operator budget it names, never unlimited', async () => {
-    const [row] = await new BudgetedWarehouse(t.services.wh, 'probe').under(operatorBudget())
+    const [row] = await new BudgetedWarehouse(t.services.wh, 'probe')
+      .under(operatorBudget())
       .query<{ rows: string }>("SELECT toString(getSetting('max_rows_to_read')) AS rows");
     expect(row?.rows).toBe(String(PLAN_QUERY_BUDGET.enterprise));
     // The analytics layer the doors get refuses until bound; the operator's view answers.

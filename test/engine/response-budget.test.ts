@@ -62,7 +62,9 @@ describe('JSON-RPC', () => {
   it('small answers after the budget is used up are refused too: answers stay in order, none skipped over', async () => {
     const app = await smallBudgetRpc(200_000);
     const res = await app.inject({
-      method: 'POST', url: '/v1/rpc', headers: { 'content-type': 'application/json' },
+      method: 'POST',
+      url: '/v1/rpc',
+      headers: { 'content-type': 'application/json' },
       payload: JSON.stringify([listing(1, 300), listing(2, 1000), { jsonrpc: '2.0', id: 3, method: 'getProtocols' }, listing(4, 0)]),
     });
     const answers = res.json<RpcAnswer<{ data: unknown[] }>[]>();
@@ -75,9 +77,15 @@ describe('JSON-RPC', () => {
 
   it('a single call whose answer is larger than the budget gets the error; a smaller one its result', async () => {
     const app = await smallBudgetRpc(200_000);
-    const send = async (limit: number) => (await app.inject({
-      method: 'POST', url: '/v1/rpc', headers: { 'content-type': 'application/json' }, payload: JSON.stringify(listing(9, limit)),
-    })).json<RpcAnswer<{ data: unknown[] }>>();
+    const send = async (limit: number) =>
+      (
+        await app.inject({
+          method: 'POST',
+          url: '/v1/rpc',
+          headers: { 'content-type': 'application/json' },
+          payload: JSON.stringify(listing(9, limit)),
+        })
+      ).json<RpcAnswer<{ data: unknown[] }>>();
     expect((await send(10_000)).error).toMatchObject({ code: -32000, data: expect.stringMatching(/budget/) });
     expect((await send(50)).result?.data).toHaveLength(50);
     await app.close();

@@ -16,7 +16,10 @@ beforeAll(async () => {
 });
 afterAll(async () => t.cleanup());
 
-const get = restGet(() => t.app, () => headers);
+const get = restGet(
+  () => t.app,
+  () => headers,
+);
 
 const a = () => t.services.operatorAnalytics;
 /** The answer as it travels: JSON. */
@@ -26,7 +29,13 @@ describe('GET /api/v1/analytics/protocols', () => {
   it('equals the analytics answer over the inclusive day range, with the range in meta', async () => {
     const body = await get<Envelope<ProtocolStats>>(`/api/v1/analytics/protocols?protocol_name=jupiter_v6&date_from=${DAYS[1]}&date_to=${DAYS[2]}`);
     expect(body.data.totalTransactions).toBeGreaterThan(0);
-    expect(body.meta).toMatchObject({ count: 1, protocolName: 'jupiter_v6', dateFrom: DAYS[1], dateTo: DAYS[2], blockTime: { gte: dayStart(1), lte: dayStart(3) - 1 } });
+    expect(body.meta).toMatchObject({
+      count: 1,
+      protocolName: 'jupiter_v6',
+      dateFrom: DAYS[1],
+      dateTo: DAYS[2],
+      blockTime: { gte: dayStart(1), lte: dayStart(3) - 1 },
+    });
     expect(body.data).toEqual(wire(await a().protocolStats('jupiter_v6', { gte: dayStart(1), lte: dayStart(3) - 1 })));
   });
 
@@ -96,7 +105,9 @@ describe('GET /api/v1/analytics/time-series', () => {
 
 describe('GET /api/v1/analytics/fees', () => {
   it('one protocol over a range: the analytics answer, overall and as its one per-protocol item', async () => {
-    const body = await get<Envelope<FeeStats & { protocols: FeeStats[] }>>(`/api/v1/analytics/fees?protocol_name=jupiter_v6&date_from=${DAYS[0]}&date_to=${DAYS[1]}`);
+    const body = await get<Envelope<FeeStats & { protocols: FeeStats[] }>>(
+      `/api/v1/analytics/fees?protocol_name=jupiter_v6&date_from=${DAYS[0]}&date_to=${DAYS[1]}`,
+    );
     const { overall, protocols } = await a().feeStats('jupiter_v6', { gte: dayStart(0), lte: dayStart(2) - 1 });
     expect(overall.totalTransactions).toBeGreaterThan(0);
     expect(body.data).toEqual(wire({ ...overall, protocols }));

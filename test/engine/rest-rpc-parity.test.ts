@@ -14,7 +14,10 @@ beforeAll(async () => {
 });
 afterAll(async () => t.cleanup());
 
-const get = restGet(() => t.app, () => headers);
+const get = restGet(
+  () => t.app,
+  () => headers,
+);
 const rest = async (url: string): Promise<unknown> => (await get<Envelope<unknown>>(url)).data;
 
 async function rpc(method: string, params: unknown[]): Promise<unknown> {
@@ -31,20 +34,25 @@ const to = dayStart(3) - 1; // 2024-12-31 23:59:59
 describe('REST equals JSON-RPC', () => {
   it('/analytics/protocols = getProtocolStats', async () => {
     for (const p of ['jupiter_v6', 'pump_fun', 'whirlpool']) {
-      expect(await rest(`/api/v1/analytics/protocols?protocol_name=${p}&date_from=2024-12-30&date_to=2024-12-31`))
-        .toEqual(await rpc('getProtocolStats', [{ protocolName: p, blockTime: { gte: from, lte: to } }]));
+      expect(await rest(`/api/v1/analytics/protocols?protocol_name=${p}&date_from=2024-12-30&date_to=2024-12-31`)).toEqual(
+        await rpc('getProtocolStats', [{ protocolName: p, blockTime: { gte: from, lte: to } }]),
+      );
     }
   });
 
   it('/analytics/time-series = getProtocolActivity (hour and day)', async () => {
-    expect(await rest('/api/v1/analytics/time-series?protocol_name=pump_fun&date_from=2024-12-30&date_to=2024-12-31'))
-      .toEqual(await rpc('getProtocolActivity', [{ protocolName: 'pump_fun', blockTime: { gte: from, lte: to }, interval: 'hour' }]));
-    expect(await rest('/api/v1/analytics/time-series?date_from=2024-12-30&date_to=2024-12-31&granularity=day'))
-      .toEqual(await rpc('getProtocolActivity', [{ blockTime: { gte: from, lte: to }, interval: 'day' }]));
+    expect(await rest('/api/v1/analytics/time-series?protocol_name=pump_fun&date_from=2024-12-30&date_to=2024-12-31')).toEqual(
+      await rpc('getProtocolActivity', [{ protocolName: 'pump_fun', blockTime: { gte: from, lte: to }, interval: 'hour' }]),
+    );
+    expect(await rest('/api/v1/analytics/time-series?date_from=2024-12-30&date_to=2024-12-31&granularity=day')).toEqual(
+      await rpc('getProtocolActivity', [{ blockTime: { gte: from, lte: to }, interval: 'day' }]),
+    );
   });
 
   it('/transactions = getTransactions (newest first)', async () => {
-    const viaRpc = (await rpc('getTransactions', [{ sortOrder: 'desc', limit: 25, filters: { protocols: ['jupiter_v6'], blockTime: { gte: from, lte: to } } }])) as { data: unknown[] };
+    const viaRpc = (await rpc('getTransactions', [
+      { sortOrder: 'desc', limit: 25, filters: { protocols: ['jupiter_v6'], blockTime: { gte: from, lte: to } } },
+    ])) as { data: unknown[] };
     expect(await rest('/api/v1/transactions?protocol_name=jupiter_v6&date_from=2024-12-30&date_to=2024-12-31&limit=25')).toEqual(viaRpc.data);
   });
 

@@ -67,8 +67,14 @@ describe('GET /api/v1/stats', () => {
 
   it('answers zeros on an empty store', () => {
     expect(toGlobalStats(['pump_fun'], [], [])).toMatchObject({
-      totalTransactions: 0, successRate: 0, averageFee: 0, firstSeen: 0, lastSeen: 0, latestSlot: '0',
-      protocols: [{ protocolName: 'pump_fun', totalTransactions: 0 }], storage: { bytesOnDisk: 0, tables: [] },
+      totalTransactions: 0,
+      successRate: 0,
+      averageFee: 0,
+      firstSeen: 0,
+      lastSeen: 0,
+      latestSlot: '0',
+      protocols: [{ protocolName: 'pump_fun', totalTransactions: 0 }],
+      storage: { bytesOnDisk: 0, tables: [] },
     });
   });
 });
@@ -78,18 +84,29 @@ describe('OpenAPI document and docs page', () => {
     const doc = (await get('/api/v1/openapi.json')).json() as {
       openapi: string;
       components: { schemas: Record<string, unknown> };
-      paths: Record<string, Record<string, { parameters?: { name: string; in: string; required?: boolean; schema: Record<string, unknown> }[]; responses: Record<string, unknown> }>>;
+      paths: Record<
+        string,
+        Record<string, { parameters?: { name: string; in: string; required?: boolean; schema: Record<string, unknown> }[]; responses: Record<string, unknown> }>
+      >;
     };
     expect(doc.openapi).toMatch(/^3\./);
-    for (const path of ['/api/v1/transactions', '/api/v1/transactions/{signature}', '/api/v1/analytics/protocols',
-      '/api/v1/analytics/time-series', '/api/v1/analytics/fees', '/api/v1/stats']) {
+    for (const path of [
+      '/api/v1/transactions',
+      '/api/v1/transactions/{signature}',
+      '/api/v1/analytics/protocols',
+      '/api/v1/analytics/time-series',
+      '/api/v1/analytics/fees',
+      '/api/v1/stats',
+    ]) {
       expect(doc.paths[path]?.get, path).toBeDefined();
     }
     expect(doc.paths['/v1/query']?.post).toBeDefined();
     expect(doc.paths['/api/v1/query']?.post).toBeDefined();
     const limit = doc.paths['/api/v1/transactions']!.get!.parameters!.find((p) => p.name === 'limit');
     expect(limit).toMatchObject({ in: 'query', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 } });
-    const required = doc.paths['/api/v1/analytics/time-series']!.get!.parameters!.filter((p) => p.required).map((p) => p.name).sort();
+    const required = doc.paths['/api/v1/analytics/time-series']!.get!.parameters!.filter((p) => p.required)
+      .map((p) => p.name)
+      .sort();
     expect(required).toEqual(['date_from', 'date_to']);
     expect(Object.keys(doc.paths['/api/v1/transactions/{signature}']!.get!.responses)).toEqual(expect.arrayContaining(['200', '404']));
     expect(doc.components.schemas.ErrorBody).toMatchObject({ required: ['error', 'message'] });
@@ -103,7 +120,12 @@ describe('OpenAPI document and docs page', () => {
   });
 
   it('states what the server checks: active protocol names as the enum, real calendar days, every status and its headers', async () => {
-    type Op = { parameters?: { name: string; schema: Record<string, unknown> }[]; responses: Record<string, { headers?: Record<string, { required?: boolean }> }>; security?: unknown[]; requestBody?: unknown };
+    type Op = {
+      parameters?: { name: string; schema: Record<string, unknown> }[];
+      responses: Record<string, { headers?: Record<string, { required?: boolean }> }>;
+      security?: unknown[];
+      requestBody?: unknown;
+    };
     const doc = (await get('/api/v1/openapi.json')).json() as {
       paths: Record<string, Record<string, Op>>;
       components: { responses: Record<string, { headers: Record<string, { required?: boolean }> }>; schemas: Record<string, Record<string, unknown>> };
@@ -139,7 +161,12 @@ describe('OpenAPI document and docs page', () => {
     for (const url of ['/api/v1/openapi.json', '/api/v1/docs', '/api/v1/docs/static/swagger-ui.css']) {
       expect((await t.app.inject({ method: 'GET', url })).statusCode, url).toBe(200);
     }
-    for (const [method, url] of [['GET', '/api/v1/stats'], ['GET', '/api/v1/transactions'], ['POST', '/v1/query'], ['POST', '/api/v1/query']] as const) {
+    for (const [method, url] of [
+      ['GET', '/api/v1/stats'],
+      ['GET', '/api/v1/transactions'],
+      ['POST', '/v1/query'],
+      ['POST', '/api/v1/query'],
+    ] as const) {
       const res = await t.app.inject({ method, url, ...(method === 'POST' ? { payload: { query: 'SELECT 1' } } : {}) });
       expect(res.statusCode, url).toBe(401);
       expect((res.json() as { error: string }).error).toBe('Unauthorized');

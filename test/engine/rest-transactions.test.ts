@@ -17,7 +17,10 @@ beforeAll(async () => {
 });
 afterAll(async () => t.cleanup());
 
-const get = restGet(() => t.app, () => headers);
+const get = restGet(
+  () => t.app,
+  () => headers,
+);
 
 /** Independent reference: one offset page of the listing (newest first), from the base table. */
 async function reference(where: string, params: Record<string, unknown>, limit: number, offset = 0) {
@@ -37,7 +40,18 @@ describe('GET /api/v1/transactions', () => {
     expect(body.meta.total).toBe(await countStored(t.services, 'protocol_name IN {a:Array(String)}', { a: active }));
     // Every field of the transaction object is present and typed as in JSON-RPC.
     const tx = body.data[0]!;
-    expect(Object.keys(tx).sort()).toEqual(['accountsCount', 'blockTime', 'computeUnits', 'fee', 'instructionType', 'programId', 'protocolName', 'signature', 'slot', 'success']);
+    expect(Object.keys(tx).sort()).toEqual([
+      'accountsCount',
+      'blockTime',
+      'computeUnits',
+      'fee',
+      'instructionType',
+      'programId',
+      'protocolName',
+      'signature',
+      'slot',
+      'success',
+    ]);
     expect(typeof tx.slot).toBe('string');
   });
 
@@ -73,7 +87,9 @@ describe('GET /api/v1/transactions', () => {
   it('equals the JSON-RPC getTransactions answer (same analytics call)', async () => {
     const rest = await get<Envelope<Transaction[]>>(`/api/v1/transactions?protocol_name=pump_fun&date_from=${DAY2}&limit=50`);
     const rpc = await t.services.operatorAnalytics.transactions({
-      filters: { protocols: ['pump_fun'], blockTime: { gte: DAY2_START } }, sortOrder: 'desc', limit: 50,
+      filters: { protocols: ['pump_fun'], blockTime: { gte: DAY2_START } },
+      sortOrder: 'desc',
+      limit: 50,
     });
     expect(rest.data).toEqual(rpc.data);
   });
@@ -105,7 +121,10 @@ describe('GET /api/v1/transactions', () => {
     ['offset=-1', /offset/],
     ['offset=x', /offset/],
     // The advice names what reaches further: the cursor.
-    ['offset=9950&limit=100', /offset \+ limit must be at most 10000 \(got 10050\); to page further, drop offset and pass the meta\.next of each page as cursor/],
+    [
+      'offset=9950&limit=100',
+      /offset \+ limit must be at most 10000 \(got 10050\); to page further, drop offset and pass the meta\.next of each page as cursor/,
+    ],
     ['cursor=', /cursor/],
     ['cursor=bm90LWEtdG9rZW4', /cursor is not a pagination token this method issued/],
     ['date_from=2024-13-01', /date_from/],
@@ -163,7 +182,9 @@ describe('GET /api/v1/transactions keyset cursor (meta.next)', () => {
     const other = await get<{ message: string }>(`/api/v1/transactions?protocol_name=whirlpool&cursor=${encodeURIComponent(cursor)}`, 400);
     expect(other.message).toMatch(/cursor belongs to a listing with other filters/);
     const edited = `${cursor.slice(0, -2)}${cursor.endsWith('A') ? 'B' : 'A'}`;
-    expect((await get<{ message: string }>(`/api/v1/transactions?protocol_name=pump_fun&cursor=${edited}`, 400)).message).toMatch(/cursor is not a pagination token/);
+    expect((await get<{ message: string }>(`/api/v1/transactions?protocol_name=pump_fun&cursor=${edited}`, 400)).message).toMatch(
+      /cursor is not a pagination token/,
+    );
     const both = await get<{ message: string }>(`/api/v1/transactions?protocol_name=pump_fun&offset=3&cursor=${encodeURIComponent(cursor)}`, 400);
     expect(both.message).toMatch(/cursor and offset cannot be combined/);
   });

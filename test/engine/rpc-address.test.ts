@@ -77,7 +77,9 @@ describe('defaults and options', () => {
 
   it('transactionDetails "signatures": signature, instructionIndex, slot, blockTime and success only', async () => {
     const page = await rpc.call<Page<Record<string, unknown>>>('getTransactionsForAddress', [HOT, { transactionDetails: 'signatures', limit: 40 }]);
-    const expected = (await ref(HOT)).slice(0, 40).map((t) => ({ signature: t.signature, instructionIndex: t.instructionIndex, slot: t.slot, blockTime: t.blockTime, success: t.success }));
+    const expected = (await ref(HOT))
+      .slice(0, 40)
+      .map((t) => ({ signature: t.signature, instructionIndex: t.instructionIndex, slot: t.slot, blockTime: t.blockTime, success: t.success }));
     expect(page.data).toEqual(expected);
     expect(typeof page.paginationToken).toBe('string');
   });
@@ -85,7 +87,10 @@ describe('defaults and options', () => {
   it('transactionDetails "none": no records, the number of matching records in count', async () => {
     const page = await rpc.call<Page>('getTransactionsForAddress', [HOT, { transactionDetails: 'none' }]);
     expect(page).toEqual({ data: [], paginationToken: null, count: (await ref(HOT)).length });
-    const filtered = await rpc.call<Page>('getTransactionsForAddress', [HOT, { transactionDetails: 'none', filters: { status: 'failed', protocols: ['pump_fun', 'jupiter_v6'] } }]);
+    const filtered = await rpc.call<Page>('getTransactionsForAddress', [
+      HOT,
+      { transactionDetails: 'none', filters: { status: 'failed', protocols: ['pump_fun', 'jupiter_v6'] } },
+    ]);
     expect(filtered.count).toBe((await ref(HOT, "NOT success AND protocol_name IN ('pump_fun', 'jupiter_v6')")).length);
     const sigs = [b58('hot-0', 88), b58('hot-25', 88), b58('hot-3', 88), b58('nope', 88)];
     const bySig = await rpc.call<Page>('getTransactionsForAddress', [HOT, { transactionDetails: 'none', filters: { signatures: sigs } }]);
@@ -134,7 +139,15 @@ describe('filters, alone and combined', () => {
     ['protocols', { protocols: ['whirlpool', 'pump_amm'] }],
     ['programIds', { programIds: [PROGRAM_OF.jupiter_v6] }],
     ['signatures', { signatures: [b58('hot-0', 88), b58('hot-25', 88), b58('hot-3', 88), b58('hot-100', 88), b58('nope', 88)] }],
-    ['all combined', { blockTime: { gte: FIXTURE_START + 5000, lte: FIXTURE_START + 170_000 }, status: 'succeeded', protocols: ['jupiter_v6', 'pump_fun', 'whirlpool'], programIds: [PROGRAM_OF.pump_fun, PROGRAM_OF.whirlpool] }],
+    [
+      'all combined',
+      {
+        blockTime: { gte: FIXTURE_START + 5000, lte: FIXTURE_START + 170_000 },
+        status: 'succeeded',
+        protocols: ['jupiter_v6', 'pump_fun', 'whirlpool'],
+        programIds: [PROGRAM_OF.pump_fun, PROGRAM_OF.whirlpool],
+      },
+    ],
   ];
 
   it.each(cases)('%s: the analytics listing for the same filter (HOT and the demo hot account)', async (label, filters) => {
@@ -169,7 +182,10 @@ describe('pagination', () => {
     return data;
   };
 
-  it.each([['asc', ASC], ['desc', DESC]] as const)('walking every page (%s) yields each record once, in order', async (sortOrder, order) => {
+  it.each([
+    ['asc', ASC],
+    ['desc', DESC],
+  ] as const)('walking every page (%s) yields each record once, in order', async (sortOrder, order) => {
     expect(await walk(HOT, { sortOrder }, 7)).toEqual(await ref(HOT, '1', {}, order));
     expect(await walk(demoHot, { sortOrder }, 100)).toEqual(await ref(demoHot, '1', {}, order));
   });
@@ -177,10 +193,16 @@ describe('pagination', () => {
   it('tells apart two instructions of one transaction by instructionIndex', async () => {
     const addr = b58('two-instructions', 44);
     const [base] = hotRecords('twoix', 1);
-    await ingest(ctx.services, [0, 3].map((i) => ({ ...base!, instruction_index: i, accounts: [addr] })));
+    await ingest(
+      ctx.services,
+      [0, 3].map((i) => ({ ...base!, instruction_index: i, accounts: [addr] })),
+    );
     for (const transactionDetails of ['full', 'signatures'] as const) {
       const page = await rpc.call<Page<{ signature: string; instructionIndex: number }>>('getTransactionsForAddress', [addr, { transactionDetails }]);
-      expect(page.data.map((t) => [t.signature, t.instructionIndex])).toEqual([[base!.signature, 0], [base!.signature, 3]]);
+      expect(page.data.map((t) => [t.signature, t.instructionIndex])).toEqual([
+        [base!.signature, 0],
+        [base!.signature, 3],
+      ]);
     }
   });
 
@@ -194,13 +216,18 @@ describe('pagination', () => {
     // the state a read between the commits of the two lookup tables sees, or a crash
     // leaves, is a reference without its row; it is passed over.
     const addr = b58('inflight-address', 44);
-    await ingest(ctx.services, hotRecords('infl', 20).map((r) => ({ ...r, accounts: [addr] })));
+    await ingest(
+      ctx.services,
+      hotRecords('infl', 20).map((r) => ({ ...r, accounts: [addr] })),
+    );
     const before = await ref(addr);
     const wh = ctx.services.wh;
-    const orphan = async (signature: string, blockTime: number) => wh.exec(
-      `INSERT INTO tx_by_address (address_key, address, block_time, sig_key, instruction_index, program_id, protocol_name, success)
+    const orphan = async (signature: string, blockTime: number) =>
+      wh.exec(
+        `INSERT INTO tx_by_address (address_key, address, block_time, sig_key, instruction_index, program_id, protocol_name, success)
        SELECT cityHash64({a:String}), {a:String}, toDateTime({bt:UInt32}, 'UTC'), cityHash64({s:String}), 0, {p:String}, 'jupiter_v6', true`,
-      { params: { a: addr, bt: blockTime, s: signature, p: PROGRAM_OF.jupiter_v6 } });
+        { params: { a: addr, bt: blockTime, s: signature, p: PROGRAM_OF.jupiter_v6 } },
+      );
     await orphan(b58('inflight-late', 88), before[5]!.blockTime + 1);
     await orphan(b58('inflight-never', 88), before[15]!.blockTime - 1);
 
@@ -213,14 +240,24 @@ describe('pagination', () => {
 
   it('records landing between pages: no skips, no repeats; only records ahead of the cursor appear', async () => {
     const addr = b58('live-address', 44);
-    await ingest(ctx.services, hotRecords('live', 120).map((r) => ({ ...r, accounts: [addr] })));
+    await ingest(
+      ctx.services,
+      hotRecords('live', 120).map((r) => ({ ...r, accounts: [addr] })),
+    );
     const before = await ref(addr);
     const inserted: { record: IngestRecord; after: TxObject }[] = [];
     const data = await walk(addr, {}, 9, async (last, round) => {
       const mk = (label: string, blockTime: number): IngestRecord => ({
-        signature: b58(`landing-${round}-${label}`, 88), slot: 500_000_000 + round, block_time: blockTime,
-        program_id: PROGRAM_OF.pump_fun!, protocol_name: 'pump_fun', instruction_type: 'buy', fee: 7000, compute_units: 31_000 + round,
-        accounts: [addr], success: round % 2 === 0,
+        signature: b58(`landing-${round}-${label}`, 88),
+        slot: 500_000_000 + round,
+        block_time: blockTime,
+        program_id: PROGRAM_OF.pump_fun!,
+        protocol_name: 'pump_fun',
+        instruction_type: 'buy',
+        fee: 7000,
+        compute_units: 31_000 + round,
+        accounts: [addr],
+        success: round % 2 === 0,
       });
       const batch = [mk('later', last.blockTime + 3600), mk('earlier', last.blockTime - 60), mk('same-second', last.blockTime)];
       await ingest(ctx.services, batch);
@@ -240,7 +277,7 @@ describe('pagination', () => {
   });
 });
 
-describe('a hot address\'s whole history, page by page, against the reference (issue 15)', () => {
+describe("a hot address's whole history, page by page, against the reference (issue 15)", () => {
   // Every page of every listing below is compared with support/oracle.ts, which reads the
   // base table alone: whatever table or shared read serves pages, the answers are the same.
   const walk = async (addr: string, options: Record<string, unknown>, limit: number): Promise<TxObject[]> => {
@@ -261,28 +298,47 @@ describe('a hot address\'s whole history, page by page, against the reference (i
     ['no filters', {}, '1', {}],
     ['blockTime gte (after)', { blockTime: { gte: mid } }, "block_time >= toDateTime({t:UInt32}, 'UTC')", { t: mid }],
     ['blockTime lte (before)', { blockTime: { lte: mid } }, "block_time <= toDateTime({t:UInt32}, 'UTC')", { t: mid }],
-    ['blockTime both, failed only', { blockTime: { gte: FIXTURE_START + 5000, lte: mid }, status: 'failed' },
-      "block_time BETWEEN toDateTime({a:UInt32}, 'UTC') AND toDateTime({b:UInt32}, 'UTC') AND NOT success", { a: FIXTURE_START + 5000, b: mid }],
-    ['protocols and programIds', { protocols: ['jupiter_v6', 'pump_fun', 'whirlpool'], programIds: [PROGRAM_OF.pump_fun, PROGRAM_OF.whirlpool] },
-      "protocol_name IN ('jupiter_v6', 'pump_fun', 'whirlpool') AND program_id IN {p:Array(String)}", { p: [PROGRAM_OF.pump_fun, PROGRAM_OF.whirlpool] }],
-    ['signatures', { signatures: [b58('hot-0', 88), b58('hot-25', 88), b58('hot-3', 88), b58('hot-100', 88), b58('hot-249', 88), b58('nope', 88)] },
-      'signature IN {s:Array(String)}', { s: [b58('hot-0', 88), b58('hot-25', 88), b58('hot-3', 88), b58('hot-100', 88), b58('hot-249', 88)] }],
+    [
+      'blockTime both, failed only',
+      { blockTime: { gte: FIXTURE_START + 5000, lte: mid }, status: 'failed' },
+      "block_time BETWEEN toDateTime({a:UInt32}, 'UTC') AND toDateTime({b:UInt32}, 'UTC') AND NOT success",
+      { a: FIXTURE_START + 5000, b: mid },
+    ],
+    [
+      'protocols and programIds',
+      { protocols: ['jupiter_v6', 'pump_fun', 'whirlpool'], programIds: [PROGRAM_OF.pump_fun, PROGRAM_OF.whirlpool] },
+      "protocol_name IN ('jupiter_v6', 'pump_fun', 'whirlpool') AND program_id IN {p:Array(String)}",
+      { p: [PROGRAM_OF.pump_fun, PROGRAM_OF.whirlpool] },
+    ],
+    [
+      'signatures',
+      { signatures: [b58('hot-0', 88), b58('hot-25', 88), b58('hot-3', 88), b58('hot-100', 88), b58('hot-249', 88), b58('nope', 88)] },
+      'signature IN {s:Array(String)}',
+      { s: [b58('hot-0', 88), b58('hot-25', 88), b58('hot-3', 88), b58('hot-100', 88), b58('hot-249', 88)] },
+    ],
   ];
 
   it.each(filterCases)('%s: every page, both orders, limits 1, 7 and 100, equals the reference', async (_label, filters, where, params) => {
-    for (const [sortOrder, order] of [['asc', ASC], ['desc', DESC]] as const) {
+    for (const [sortOrder, order] of [
+      ['asc', ASC],
+      ['desc', DESC],
+    ] as const) {
       const expected = await ref(HOT, where, params, order);
       expect(expected.length).toBeGreaterThan(0);
       for (const limit of [1, 7, 100]) expect(await walk(HOT, { filters, sortOrder }, limit)).toEqual(expected);
       // Signatures-only pages: the same records, four fields each.
-      expect(await walk(HOT, { filters, sortOrder, transactionDetails: 'signatures' }, 13))
-        .toEqual(expected.map((t) => ({ signature: t.signature, instructionIndex: t.instructionIndex, slot: t.slot, blockTime: t.blockTime, success: t.success })));
+      expect(await walk(HOT, { filters, sortOrder, transactionDetails: 'signatures' }, 13)).toEqual(
+        expected.map((t) => ({ signature: t.signature, instructionIndex: t.instructionIndex, slot: t.slot, blockTime: t.blockTime, success: t.success })),
+      );
     }
   });
 
-  it('the demo data\'s busiest account and a program id: every page of 100 in both orders', async () => {
+  it("the demo data's busiest account and a program id: every page of 100 in both orders", async () => {
     for (const addr of [demoHot, PROGRAM_OF.pump_fun!]) {
-      for (const [sortOrder, order] of [['asc', ASC], ['desc', DESC]] as const) {
+      for (const [sortOrder, order] of [
+        ['asc', ASC],
+        ['desc', DESC],
+      ] as const) {
         const expected = await ref(addr, '1', {}, order);
         expect(expected.length).toBeGreaterThan(100);
         expect(await walk(addr, { sortOrder }, 100)).toEqual(expected);
@@ -298,11 +354,22 @@ describe('a hot address\'s whole history, page by page, against the reference (i
 
   it('a request made after a record is stored sees it, even while an identical read is in flight', async () => {
     const addr = b58('shared-read-address', 44);
-    await ingest(ctx.services, hotRecords('shared', 30).map((r) => ({ ...r, accounts: [addr] })));
+    await ingest(
+      ctx.services,
+      hotRecords('shared', 30).map((r) => ({ ...r, accounts: [addr] })),
+    );
     const earlier = rpc.call<Page>('getTransactionsForAddress', [addr, { sortOrder: 'desc', limit: 5 }]);
     const newest: IngestRecord = {
-      signature: b58('shared-newest', 88), slot: 600_000_000, block_time: FIXTURE_END - 1, program_id: PROGRAM_OF.pump_fun!, protocol_name: 'pump_fun',
-      instruction_type: 'buy', fee: 5000, compute_units: 1000, accounts: [addr], success: true,
+      signature: b58('shared-newest', 88),
+      slot: 600_000_000,
+      block_time: FIXTURE_END - 1,
+      program_id: PROGRAM_OF.pump_fun!,
+      protocol_name: 'pump_fun',
+      instruction_type: 'buy',
+      fee: 5000,
+      compute_units: 1000,
+      accounts: [addr],
+      success: true,
     };
     await ingest(ctx.services, [newest]);
     const later = await rpc.call<Page>('getTransactionsForAddress', [addr, { sortOrder: 'desc', limit: 5 }]);

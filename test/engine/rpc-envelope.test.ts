@@ -16,8 +16,12 @@ beforeAll(async () => {
 afterAll(async () => ctx?.cleanup());
 
 const ACTIVE = ['jupiter_v4', 'jupiter_v6', 'pump_amm', 'pump_fun', 'raydium_amm_v3', 'raydium_cp_swap', 'whirlpool'];
-const call = (id: unknown, method: string, params?: unknown): Record<string, unknown> =>
-  ({ jsonrpc: '2.0', ...(id === undefined ? {} : { id }), method, ...(params === undefined ? {} : { params }) });
+const call = (id: unknown, method: string, params?: unknown): Record<string, unknown> => ({
+  jsonrpc: '2.0',
+  ...(id === undefined ? {} : { id }),
+  method,
+  ...(params === undefined ? {} : { params }),
+});
 
 describe('single calls', () => {
   it('echoes a number id and a string id, with HTTP 200 and a JSON body', async () => {
@@ -26,7 +30,12 @@ describe('single calls', () => {
     expect(n.json).toEqual({ jsonrpc: '2.0', id: 7, result: ACTIVE });
     const s = await rpc.raw(call('abc-1', 'getProtocols'));
     expect(s.json).toEqual({ jsonrpc: '2.0', id: 'abc-1', result: ACTIVE });
-    const res = await ctx.app.inject({ method: 'POST', url: '/v1/rpc', headers: { ...rpc.headers, 'content-type': 'application/json' }, payload: JSON.stringify(call(1, 'getProtocols')) });
+    const res = await ctx.app.inject({
+      method: 'POST',
+      url: '/v1/rpc',
+      headers: { ...rpc.headers, 'content-type': 'application/json' },
+      payload: JSON.stringify(call(1, 'getProtocols')),
+    });
     expect(res.headers['content-type']).toMatch(/^application\/json/);
   });
 
@@ -151,9 +160,19 @@ describe('-32000 server error for unparsable filters', () => {
     ['filters a string', 'getTransactions', [{ filters: 'status=failed' }], /options\.filters must be object/],
     ['filters an array', 'getTransactions', [{ filters: [] }], /options\.filters must be object/],
     ['filters.blockTime a number', 'getTransactions', [{ filters: { blockTime: 5 } }], /options\.filters\.blockTime must be object/],
-    ['filters.blockTime.gte a string', 'getTransactions', [{ filters: { blockTime: { gte: 'yesterday' } } }], /options\.filters\.blockTime\.gte must be number/],
+    [
+      'filters.blockTime.gte a string',
+      'getTransactions',
+      [{ filters: { blockTime: { gte: 'yesterday' } } }],
+      /options\.filters\.blockTime\.gte must be number/,
+    ],
     ['filters.protocols a string', 'getTransactions', [{ filters: { protocols: 'jupiter_v6' } }], /options\.filters\.protocols must be array/],
-    ['address filters a number', 'getTransactionsForAddress', ['JUP6LkbZbjS1jKKwapdHNy74zcZ3tLUZoi5QNyVTaV4', { filters: 1 }], /options\.filters must be object/],
+    [
+      'address filters a number',
+      'getTransactionsForAddress',
+      ['JUP6LkbZbjS1jKKwapdHNy74zcZ3tLUZoi5QNyVTaV4', { filters: 1 }],
+      /options\.filters must be object/,
+    ],
     ['stats blockTime a string', 'getProtocolStats', [{ protocolName: 'jupiter_v6', blockTime: '2025-01-01' }], /options\.blockTime must be object/],
     ['activity blockTime.lte a string', 'getProtocolActivity', [{ blockTime: { gte: FIXTURE_START, lte: 'now' } }], /options\.blockTime\.lte must be number/],
   ])('%s', async (_label, method, params, data) => {
@@ -258,9 +277,19 @@ describe('discovery: the OpenRPC document', () => {
     expect(res.statusCode).toBe(200);
     const doc = res.json() as { openrpc: string; methods: { name: string }[] };
     expect(doc.openrpc).toMatch(/^1\./);
-    expect(doc.methods.map((m) => m.name)).toEqual(['getTransaction', 'getTransactions', 'getTransactionsForAddress', 'getProtocolStats',
-      'getProtocolComparison', 'getProtocolPerformance', 'getTopProtocols', 'getProtocolActivity', 'getInstructionTypes',
-      'getFailedTransactions', 'getProtocols']);
+    expect(doc.methods.map((m) => m.name)).toEqual([
+      'getTransaction',
+      'getTransactions',
+      'getTransactionsForAddress',
+      'getProtocolStats',
+      'getProtocolComparison',
+      'getProtocolPerformance',
+      'getTopProtocols',
+      'getProtocolActivity',
+      'getInstructionTypes',
+      'getFailedTransactions',
+      'getProtocols',
+    ]);
     const r = await rpc.raw(call(1, 'rpc.discover'));
     expect(r.json).toEqual({ jsonrpc: '2.0', id: 1, result: doc });
   });

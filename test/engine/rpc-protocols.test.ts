@@ -54,8 +54,21 @@ describe('getProtocolStats', () => {
     for (const p of ['jupiter_v6', 'pump_fun', 'raydium_cp_swap']) {
       const got = await rpc.call<Record<string, number | string>>('getProtocolStats', [{ protocolName: p, ...bt(range) }]);
       expect(got).toEqual(wire(await a().protocolStats(p, range ?? {})));
-      expect(Object.keys(got).sort()).toEqual(['averageAccountsCount', 'averageComputeUnits', 'averageFee', 'failedTransactions', 'firstSeen',
-        'lastSeen', 'protocolName', 'successRate', 'successfulTransactions', 'totalComputeUnits', 'totalFees', 'totalTransactions', 'uniqueInstructionTypes']);
+      expect(Object.keys(got).sort()).toEqual([
+        'averageAccountsCount',
+        'averageComputeUnits',
+        'averageFee',
+        'failedTransactions',
+        'firstSeen',
+        'lastSeen',
+        'protocolName',
+        'successRate',
+        'successfulTransactions',
+        'totalComputeUnits',
+        'totalFees',
+        'totalTransactions',
+        'uniqueInstructionTypes',
+      ]);
     }
   });
 
@@ -109,16 +122,32 @@ describe('getProtocolPerformance', () => {
   it.each(RANGES.slice(0, 3))('%s: the analytics answer, under the field names of SPEC', async (_label, range) => {
     for (const p of ['jupiter_v6', 'pump_fun']) {
       const got = await rpc.call<Record<string, number | string>>('getProtocolPerformance', [{ protocolName: p, ...bt(range) }]);
-      expect(Object.keys(got).sort()).toEqual(['averageAccountsCount', 'averageComputeUnits', 'averageFee', 'p50ComputeUnits',
-        'p95ComputeUnits', 'p99ComputeUnits', 'protocolName', 'successRate', 'totalVolume']);
+      expect(Object.keys(got).sort()).toEqual([
+        'averageAccountsCount',
+        'averageComputeUnits',
+        'averageFee',
+        'p50ComputeUnits',
+        'p95ComputeUnits',
+        'p99ComputeUnits',
+        'protocolName',
+        'successRate',
+        'totalVolume',
+      ]);
       expect(got).toEqual(wire(await a().protocolPerformance(p, range ?? {})));
     }
   });
 
   it('a range without records gives zeros', async () => {
     expect(await rpc.call('getProtocolPerformance', [{ protocolName: 'whirlpool', blockTime: { gte: 1000, lte: 2000 } }])).toEqual({
-      protocolName: 'whirlpool', successRate: 0, averageComputeUnits: 0, averageFee: 0, p50ComputeUnits: 0, p95ComputeUnits: 0,
-      p99ComputeUnits: 0, averageAccountsCount: 0, totalVolume: 0,
+      protocolName: 'whirlpool',
+      successRate: 0,
+      averageComputeUnits: 0,
+      averageFee: 0,
+      p50ComputeUnits: 0,
+      p95ComputeUnits: 0,
+      p99ComputeUnits: 0,
+      averageAccountsCount: 0,
+      totalVolume: 0,
     });
   });
 
@@ -169,7 +198,9 @@ describe('getProtocolActivity', () => {
   it.each([['jupiter_v6'], [undefined]])('one day hourly (%s): 24 buckets, the analytics answer', async (protocol) => {
     const gte = FIXTURE_START + 86_400;
     const lte = gte + 86_399;
-    const got = await rpc.call<Record<string, unknown>[]>('getProtocolActivity', [{ ...(protocol ? { protocolName: protocol } : {}), blockTime: { gte, lte } }]);
+    const got = await rpc.call<Record<string, unknown>[]>('getProtocolActivity', [
+      { ...(protocol ? { protocolName: protocol } : {}), blockTime: { gte, lte } },
+    ]);
     expect(got).toHaveLength(24);
     expect(got[5]).toMatchObject({ timestamp: gte + 5 * 3600, date: '2024-12-30', hour: 5 });
     expect(got).toEqual(wire(await a().activity(protocol, { gte, lte }, 'hour')));
@@ -178,13 +209,17 @@ describe('getProtocolActivity', () => {
   it('ragged range: one bucket per hour touched, the analytics answer', async () => {
     const gte = FIXTURE_START + 2 * 3600 + 1000;
     const lte = FIXTURE_START + 5 * 3600 + 100;
-    const got = await rpc.call<{ timestamp: number; count: number; totalFees: number }[]>('getProtocolActivity', [{ protocolName: 'pump_fun', blockTime: { gte, lte } }]);
+    const got = await rpc.call<{ timestamp: number; count: number; totalFees: number }[]>('getProtocolActivity', [
+      { protocolName: 'pump_fun', blockTime: { gte, lte } },
+    ]);
     expect(got.map((b) => b.timestamp)).toEqual([2, 3, 4, 5].map((h) => FIXTURE_START + h * 3600));
     expect(got).toEqual(wire(await a().activity('pump_fun', { gte, lte }, 'hour')));
   });
 
   it('interval day: daily buckets without an hour field', async () => {
-    const got = await rpc.call<Record<string, unknown>[]>('getProtocolActivity', [{ blockTime: { gte: FIXTURE_START, lte: FIXTURE_END - 1 }, interval: 'day' }]);
+    const got = await rpc.call<Record<string, unknown>[]>('getProtocolActivity', [
+      { blockTime: { gte: FIXTURE_START, lte: FIXTURE_END - 1 }, interval: 'day' },
+    ]);
     expect(got.map((b) => b.date)).toEqual(['2024-12-29', '2024-12-30', '2024-12-31']);
     expect(got.some((b) => 'hour' in b)).toBe(false);
     expect(got).toEqual(wire(await a().activity(undefined, { gte: FIXTURE_START, lte: FIXTURE_END - 1 }, 'day')));
@@ -195,7 +230,11 @@ describe('getProtocolActivity', () => {
     [[{ protocolName: 'jupiter_v6' }], -32602, /options\.blockTime is required/],
     [[{ blockTime: { gte: FIXTURE_START } }], -32602, /options\.blockTime\.lte is required/],
     [[{ blockTime: { lte: FIXTURE_START } }], -32602, /options\.blockTime\.gte is required/],
-    [[{ blockTime: { gte: FIXTURE_START, lte: FIXTURE_START + 10 }, interval: 'minute' }], -32602, /options\.interval must be one of "hour", "day", "week", "month"/],
+    [
+      [{ blockTime: { gte: FIXTURE_START, lte: FIXTURE_START + 10 }, interval: 'minute' }],
+      -32602,
+      /options\.interval must be one of "hour", "day", "week", "month"/,
+    ],
     [[{ blockTime: { gte: FIXTURE_START, lte: FIXTURE_START + 10 }, protocolName: 'kamino_lending' }], -32602, /options\.protocolName: unknown protocol/],
     [[{ blockTime: { gte: 0, lte: 4_000_000_000 } }], -32602, /blockTime: the range spans/],
     [[{ blockTime: { gte: FIXTURE_START + 10, lte: FIXTURE_START } }], -32602, /gte must not be later than/],
@@ -216,8 +255,9 @@ describe('getInstructionTypes', () => {
   });
 
   it.each(RANGES)('%s: one protocol, with a range and a limit', async (_label, range) => {
-    expect(await rpc.call('getInstructionTypes', [{ protocolName: 'jupiter_v6', limit: 4, ...bt(range) }]))
-      .toEqual(wire(await a().instructionTypes('jupiter_v6', range ?? {}, 4)));
+    expect(await rpc.call('getInstructionTypes', [{ protocolName: 'jupiter_v6', limit: 4, ...bt(range) }])).toEqual(
+      wire(await a().instructionTypes('jupiter_v6', range ?? {}, 4)),
+    );
   });
 
   it('limit 1 and 1000 (maximum) accepted', async () => {
@@ -251,9 +291,16 @@ describe('getFailedTransactions', () => {
   it.each([
     ['protocolName', { protocolName: 'pump_fun' }, { protocolName: 'pump_fun' }],
     ['programId', { programId: PROGRAM_OF.jupiter_v6 }, { programId: PROGRAM_OF.jupiter_v6 }],
-    ['blockTime', { blockTime: { gte: FIXTURE_START + 7200 + 5, lte: FIXTURE_START + 86_400 + 77 } }, { range: { gte: FIXTURE_START + 7200 + 5, lte: FIXTURE_START + 86_400 + 77 } }],
-    ['everything, limit 5', { protocolName: 'jupiter_v6', programId: PROGRAM_OF.jupiter_v6, blockTime: { lte: FIXTURE_START + 2 * 86_400 }, limit: 5 },
-      { protocolName: 'jupiter_v6', programId: PROGRAM_OF.jupiter_v6, range: { lte: FIXTURE_START + 2 * 86_400 }, limit: 5 }],
+    [
+      'blockTime',
+      { blockTime: { gte: FIXTURE_START + 7200 + 5, lte: FIXTURE_START + 86_400 + 77 } },
+      { range: { gte: FIXTURE_START + 7200 + 5, lte: FIXTURE_START + 86_400 + 77 } },
+    ],
+    [
+      'everything, limit 5',
+      { protocolName: 'jupiter_v6', programId: PROGRAM_OF.jupiter_v6, blockTime: { lte: FIXTURE_START + 2 * 86_400 }, limit: 5 },
+      { protocolName: 'jupiter_v6', programId: PROGRAM_OF.jupiter_v6, range: { lte: FIXTURE_START + 2 * 86_400 }, limit: 5 },
+    ],
   ])('%s: the analytics answer for the same filter', async (_label, options, opts) => {
     const got = await rpc.call<{ data: unknown[] }>('getFailedTransactions', [options]);
     expect(got.data.length).toBeGreaterThan(0);
@@ -261,7 +308,9 @@ describe('getFailedTransactions', () => {
   });
 
   it('limit 1000 (maximum) accepted; 1001 is rejected', async () => {
-    expect((await rpc.call<{ data: unknown[] }>('getFailedTransactions', [{ limit: 1000 }])).data).toEqual(wire(await a().failedTransactions({ range: {}, limit: 1000 })));
+    expect((await rpc.call<{ data: unknown[] }>('getFailedTransactions', [{ limit: 1000 }])).data).toEqual(
+      wire(await a().failedTransactions({ range: {}, limit: 1000 })),
+    );
     expect((await rpc.error('getFailedTransactions', [{ limit: 1001 }])).data).toMatch(/options\.limit must be at most 1000/);
   });
 

@@ -41,8 +41,18 @@ describe('getTransaction', () => {
     expect(got).toEqual(JSON.parse(JSON.stringify(await ctx.services.operatorAnalytics.transaction(ref!.signature))));
     expect(got.signature).toBe(ref!.signature);
     expect(typeof got.slot).toBe('string');
-    expect(Object.keys(got).sort()).toEqual(['accountsCount', 'blockTime', 'computeUnits', 'fee', 'instructionType', 'programId',
-      'protocolName', 'signature', 'slot', 'success']);
+    expect(Object.keys(got).sort()).toEqual([
+      'accountsCount',
+      'blockTime',
+      'computeUnits',
+      'fee',
+      'instructionType',
+      'programId',
+      'protocolName',
+      'signature',
+      'slot',
+      'success',
+    ]);
   });
 
   it('is a null result (not an error) for an unknown signature and for a record of an inactive protocol', async () => {
@@ -64,7 +74,13 @@ describe('getTransaction', () => {
     const { SignatureLookup } = await import('../../api/analytics/signature-lookup.ts');
     let queries = 0;
     const wh = ctx.services.wh;
-    const counting = { ...wh, query: <T>(sql: string, o?: Parameters<typeof wh.query>[1]) => { queries += 1; return wh.query<T>(sql, o); } } as typeof wh;
+    const counting = {
+      ...wh,
+      query: <T>(sql: string, o?: Parameters<typeof wh.query>[1]) => {
+        queries += 1;
+        return wh.query<T>(sql, o);
+      },
+    } as typeof wh;
     const lookup = new SignatureLookup({ maxInFlight: 1, maxBatch: 200 });
     const refs = (await all('instruction_index = 0', {}, ASC)).slice(0, 50);
     const active = new Set(ACTIVE_PROTOCOLS);
@@ -178,11 +194,20 @@ describe('getTransactions filters, alone and combined', () => {
     ['programIds of an inactive protocol', async () => ({ programIds: [PROGRAM_OF.raydium_amm_v4] })],
     ['instructionTypes', async () => ({ instructionTypes: ['buy', 'route', 'claim'] })],
     ['signatures', async () => ({ signatures: await someSigs() })],
-    ['all combined', async () => ({
-      blockTime: { gte: FIXTURE_START + 3600, lte: late }, status: 'failed', protocols: ['pump_fun', 'jupiter_v6', 'whirlpool'],
-      programIds: [PROGRAM_OF.pump_fun, PROGRAM_OF.whirlpool], instructionTypes: ['buy', 'sell', 'swap'],
-    })],
-    ['signatures combined with status and protocols', async () => ({ signatures: await someSigs(), status: 'succeeded', protocols: ACTIVE_PROTOCOLS.slice(1) })],
+    [
+      'all combined',
+      async () => ({
+        blockTime: { gte: FIXTURE_START + 3600, lte: late },
+        status: 'failed',
+        protocols: ['pump_fun', 'jupiter_v6', 'whirlpool'],
+        programIds: [PROGRAM_OF.pump_fun, PROGRAM_OF.whirlpool],
+        instructionTypes: ['buy', 'sell', 'swap'],
+      }),
+    ],
+    [
+      'signatures combined with status and protocols',
+      async () => ({ signatures: await someSigs(), status: 'succeeded', protocols: ACTIVE_PROTOCOLS.slice(1) }),
+    ],
   ];
 
   it.each(cases)('%s: the analytics listing for the same filter', async (label, make) => {
@@ -215,7 +240,10 @@ describe('getTransactions pagination', () => {
     return { data, pages };
   };
 
-  it.each([['desc', DESC], ['asc', ASC]] as const)('walking every page (%s) yields each record exactly once, in order', async (sortOrder, order) => {
+  it.each([
+    ['desc', DESC],
+    ['asc', ASC],
+  ] as const)('walking every page (%s) yields each record exactly once, in order', async (sortOrder, order) => {
     const expected = await all('1', {}, order);
     const { data, pages } = await walk({ sortOrder }, 97);
     expect(pages).toBe(Math.ceil(expected.length / 97) + (expected.length % 97 === 0 ? 1 : 0));
@@ -244,8 +272,16 @@ describe('getTransactions pagination', () => {
         // Around the cursor: newer than everything, just older than the cursor, and at the
         // cursor's very second with signatures sorting either side of it.
         const mk = (label: string, blockTime: number, signature = b58(`live-${round}-${label}`, 88)): IngestRecord => ({
-          signature, slot: 400_000_000 + round, block_time: blockTime, program_id: PROGRAM_OF.jupiter_v6!, protocol_name: 'jupiter_v6',
-          instruction_type: 'route', fee: 5000, compute_units: 100_000 + round, accounts: [b58('live', 44)], success: true,
+          signature,
+          slot: 400_000_000 + round,
+          block_time: blockTime,
+          program_id: PROGRAM_OF.jupiter_v6!,
+          protocol_name: 'jupiter_v6',
+          instruction_type: 'route',
+          fee: 5000,
+          compute_units: 100_000 + round,
+          accounts: [b58('live', 44)],
+          success: true,
         });
         const batch = [
           mk('newest', FIXTURE_END + 1000 + round),

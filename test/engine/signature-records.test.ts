@@ -38,14 +38,31 @@ const TYPES = [
 
 function line(i: number, instructionType: string, extra: Record<string, unknown> = {}): string {
   return JSON.stringify({
-    signature: b58(`hostile-field-${i}`, 88), instruction_index: i % 3, slot: 330_000_000 + i, block_time: T0 + i * 600,
-    program_id: PROGRAM_OF.jupiter_v6, protocol_name: 'jupiter_v6', instruction_type: instructionType, fee: 5000 + i,
-    compute_units: 60_000 + i, accounts: [ADDR], accounts_count: 1, success: i % 2 === 0, ...extra,
+    signature: b58(`hostile-field-${i}`, 88),
+    instruction_index: i % 3,
+    slot: 330_000_000 + i,
+    block_time: T0 + i * 600,
+    program_id: PROGRAM_OF.jupiter_v6,
+    protocol_name: 'jupiter_v6',
+    instruction_type: instructionType,
+    fee: 5000 + i,
+    compute_units: 60_000 + i,
+    accounts: [ADDR],
+    accounts_count: 1,
+    success: i % 2 === 0,
+    ...extra,
   });
 }
 
 /** The largest value of every number the record carries. */
-const MAXIMA = line(90, 'max', { slot: '18446744073709551615', fee: Number.MAX_SAFE_INTEGER, compute_units: 4294967295, accounts_count: 65535, instruction_index: 65535, success: false });
+const MAXIMA = line(90, 'max', {
+  slot: '18446744073709551615',
+  fee: Number.MAX_SAFE_INTEGER,
+  compute_units: 4294967295,
+  accounts_count: 65535,
+  instruction_index: 65535,
+  success: false,
+});
 
 /** A line whose instruction_type carries bytes that are not UTF-8, as received bytes. */
 function invalidUtf8(i: number): Uint8Array {
@@ -62,11 +79,26 @@ let ctx: Awaited<ReturnType<typeof startApp>>;
 let rpc: RpcClient;
 let headers: Record<string, string>;
 
-const ingestAll = () => ctx.services.pipeline.ingest(RECORDS.map((value, i) => ({ value, position: { line: i + 1 } })), 'test');
+const ingestAll = () =>
+  ctx.services.pipeline.ingest(
+    RECORDS.map((value, i) => ({ value, position: { line: i + 1 } })),
+    'test',
+  );
 const baseCount = async (): Promise<number> =>
-  Number((await ctx.services.wh.query<{ n: string }>('SELECT count() AS n FROM transactions WHERE signature IN {s:Array(String)}', { params: { s: SIGNATURES } }))[0]!.n);
+  Number(
+    (
+      await ctx.services.wh.query<{ n: string }>('SELECT count() AS n FROM transactions WHERE signature IN {s:Array(String)}', { params: { s: SIGNATURES } })
+    )[0]!.n,
+  );
 const storedBySignature = async (): Promise<number> =>
-  Number((await ctx.services.wh.query<{ n: string }>('SELECT count() AS n FROM tx_by_signature_v3 WHERE sig_key IN (SELECT cityHash64(arrayJoin({s:Array(String)})))', { params: { s: SIGNATURES } }))[0]!.n);
+  Number(
+    (
+      await ctx.services.wh.query<{ n: string }>(
+        'SELECT count() AS n FROM tx_by_signature_v3 WHERE sig_key IN (SELECT cityHash64(arrayJoin({s:Array(String)})))',
+        { params: { s: SIGNATURES } },
+      )
+    )[0]!.n,
+  );
 
 beforeAll(async () => {
   ctx = await startApp();
@@ -81,14 +113,25 @@ afterAll(async () => ctx?.cleanup());
 
 describe('hostile field values read back through every door exactly as the base table holds them', () => {
   it('getTransaction, REST and GraphQL by signature', async () => {
-    const rest = restGet(() => ctx.app, () => headers);
-    const gql = graphqlClient(() => ctx.app, () => headers);
+    const rest = restGet(
+      () => ctx.app,
+      () => headers,
+    );
+    const gql = graphqlClient(
+      () => ctx.app,
+      () => headers,
+    );
     for (const s of SIGNATURES) {
       const expected = await transaction(ctx.services, s);
       expect(expected).not.toBeNull();
       expect(await rpc.call('getTransaction', [s])).toEqual(expected);
       expect((await rest<Envelope<TxObject>>(`/api/v1/transactions/${s}`)).data).toEqual(expected);
-      const d = await dataOf(gql('query($s: String!) { signature(signature: $s) { signature slot blockTime programId protocolName instructionType fee computeUnits accountsCount success } }', { s }));
+      const d = await dataOf(
+        gql(
+          'query($s: String!) { signature(signature: $s) { signature slot blockTime programId protocolName instructionType fee computeUnits accountsCount success } }',
+          { s },
+        ),
+      );
       expect(d.signature).toEqual(expected);
     }
   });
@@ -100,10 +143,21 @@ describe('hostile field values read back through every door exactly as the base 
     expect(expected.length).toBe(SIGNATURES.length);
     const listed = await rpc.call<{ data: TxObject[] }>('getTransactions', [{ limit: 100, filters: { signatures: SIGNATURES } }]);
     expect(listed.data).toEqual(expected);
-    const byAddressAndSignatures = await rpc.call<{ data: TxObject[] }>('getTransactionsForAddress', [ADDR, { limit: 100, sortOrder: 'asc', filters: { signatures: SIGNATURES } }]);
+    const byAddressAndSignatures = await rpc.call<{ data: TxObject[] }>('getTransactionsForAddress', [
+      ADDR,
+      { limit: 100, sortOrder: 'asc', filters: { signatures: SIGNATURES } },
+    ]);
     expect(byAddressAndSignatures.data).toEqual(page.data);
-    const gql = graphqlClient(() => ctx.app, () => headers);
-    const d = await dataOf(gql('query($s: [String!]) { transactions(filters: {signatures: $s}, pagination: {first: 100}) { totalCount totalCountIsEstimate nodes { signature instructionType } } }', { s: SIGNATURES }));
+    const gql = graphqlClient(
+      () => ctx.app,
+      () => headers,
+    );
+    const d = await dataOf(
+      gql(
+        'query($s: [String!]) { transactions(filters: {signatures: $s}, pagination: {first: 100}) { totalCount totalCountIsEstimate nodes { signature instructionType } } }',
+        { s: SIGNATURES },
+      ),
+    );
     expect(d.transactions.totalCount).toBe(expected.length);
     expect(d.transactions.nodes).toEqual(expected.map((t) => ({ signature: t.signature, instructionType: t.instructionType })));
   });
@@ -115,16 +169,41 @@ describe('a listing filtered by signatures and sorted by a record column, paged'
   // type, the page after it would start with it again (known, for stores holding such rows).
   const sorted = SIGNATURES.filter((s) => s !== b58(`hostile-field-${LEGACY}`, 88));
   // The oracle selects slot as text under its own name: sort it as the number.
-  it.each([['INSTRUCTION_TYPE', 'instruction_type'], ['FEE', 'fee'], ['SLOT', 'toUInt64(slot)'], ['COMPUTE_UNITS', 'compute_units']] as const)('by %s, both directions, pages of 1 and 3', async (field, column) => {
-    const gql = graphqlClient(() => ctx.app, () => headers);
-    for (const [direction, pageSize] of [['ASC', 1], ['DESC', 1], ['ASC', 3], ['DESC', 3]] as const) {
-      const expected = (await transactionsWhere(ctx.services, 'signature IN {s:Array(String)}', { s: sorted },
-        ['', 'block_time', 'signature', 'instruction_index'].map((c) => `${c || column} ${direction}`).join(', '))).map((t) => [t.signature, t.instructionType]);
+  it.each([
+    ['INSTRUCTION_TYPE', 'instruction_type'],
+    ['FEE', 'fee'],
+    ['SLOT', 'toUInt64(slot)'],
+    ['COMPUTE_UNITS', 'compute_units'],
+  ] as const)('by %s, both directions, pages of 1 and 3', async (field, column) => {
+    const gql = graphqlClient(
+      () => ctx.app,
+      () => headers,
+    );
+    for (const [direction, pageSize] of [
+      ['ASC', 1],
+      ['DESC', 1],
+      ['ASC', 3],
+      ['DESC', 3],
+    ] as const) {
+      const expected = (
+        await transactionsWhere(
+          ctx.services,
+          'signature IN {s:Array(String)}',
+          { s: sorted },
+          ['', 'block_time', 'signature', 'instruction_index'].map((c) => `${c || column} ${direction}`).join(', '),
+        )
+      ).map((t) => [t.signature, t.instructionType]);
       const got: unknown[] = [];
       let after: string | null = null;
       for (let i = 0; i < 40; i++) {
-        const d: { transactions: { nodes: { signature: string; instructionType: string }[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } } } = await dataOf(gql(`query($s: [String!], $after: String, $n: Int) { transactions(filters: {signatures: $s}, sort: {field: ${field}, direction: ${direction}}, pagination: {first: $n, after: $after}) {
-          nodes { signature instructionType } pageInfo { hasNextPage endCursor } } }`, { s: sorted, after, n: pageSize }));
+        const d: { transactions: { nodes: { signature: string; instructionType: string }[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } } } =
+          await dataOf(
+            gql(
+              `query($s: [String!], $after: String, $n: Int) { transactions(filters: {signatures: $s}, sort: {field: ${field}, direction: ${direction}}, pagination: {first: $n, after: $after}) {
+          nodes { signature instructionType } pageInfo { hasNextPage endCursor } } }`,
+              { s: sorted, after, n: pageSize },
+            ),
+          );
         got.push(...d.transactions.nodes.map((n) => [n.signature, n.instructionType]));
         if (!d.transactions.pageInfo.hasNextPage) break;
         after = d.transactions.pageInfo.endCursor;
@@ -138,10 +217,14 @@ describe('one field read from the stored array by SQL (deletes, benchmarks)', ()
   it('signature, protocol and block time equal the base table for every hostile record', async () => {
     const got = await ctx.services.wh.query<{ s: string; p: string; t: string }>(
       `SELECT ${signatureRecordField('signature')} AS s, ${signatureRecordField('protocol_name')} AS p, toString(${signatureRecordField('block_time')}) AS t
-       FROM tx_by_signature_v3 WHERE sig_key IN (SELECT cityHash64(arrayJoin({s:Array(String)}))) ORDER BY s, t`, { params: { s: SIGNATURES } });
+       FROM tx_by_signature_v3 WHERE sig_key IN (SELECT cityHash64(arrayJoin({s:Array(String)}))) ORDER BY s, t`,
+      { params: { s: SIGNATURES } },
+    );
     const want = await ctx.services.wh.query<{ s: string; p: string; t: string }>(
       `SELECT signature AS s, protocol_name AS p, toString(toUInt32(block_time)) AS t FROM transactions
-       WHERE signature IN {s:Array(String)} ORDER BY s, t`, { params: { s: SIGNATURES } });
+       WHERE signature IN {s:Array(String)} ORDER BY s, t`,
+      { params: { s: SIGNATURES } },
+    );
     expect(got.length).toBeGreaterThanOrEqual(SIGNATURES.length);
     expect(got).toEqual(want);
   });
@@ -150,7 +233,9 @@ describe('one field read from the stored array by SQL (deletes, benchmarks)', ()
 describe('what the pipeline stores', () => {
   it('is text: a received line with bytes that are not UTF-8 is stored as it was checked (each bad sequence U+FFFD), not as the bytes came', async () => {
     const bad = await ctx.services.wh.query<{ s: string }>(
-      'SELECT signature AS s FROM transactions WHERE signature IN {s:Array(String)} AND NOT isValidUTF8(instruction_type) ORDER BY s', { params: { s: SIGNATURES } });
+      'SELECT signature AS s FROM transactions WHERE signature IN {s:Array(String)} AND NOT isValidUTF8(instruction_type) ORDER BY s',
+      { params: { s: SIGNATURES } },
+    );
     expect(bad.map((r) => r.s)).toEqual([b58(`hostile-field-${LEGACY}`, 88)]);
     expect((await transaction(ctx.services, b58('hostile-field-91', 88)))!.instructionType).toBe(`A${'\ufffd'.repeat(6)}B`);
   });
@@ -159,7 +244,10 @@ describe('what the pipeline stores', () => {
 describe('nothing stored twice', () => {
   it('a replay of the same records is all duplicates', async () => {
     const before = await baseCount();
-    const report = await ctx.services.pipeline.ingest([...RECORDS, invalidUtf8(LEGACY)].map((value, i) => ({ value, position: { line: i + 1 } })), 'test');
+    const report = await ctx.services.pipeline.ingest(
+      [...RECORDS, invalidUtf8(LEGACY)].map((value, i) => ({ value, position: { line: i + 1 } })),
+      'test',
+    );
     expect([report.accepted, report.duplicates, report.rejected]).toEqual([0, RECORDS.length + 1, []]);
     expect(await baseCount()).toBe(before);
   });
@@ -176,11 +264,17 @@ describe('nothing stored twice', () => {
        SELECT sig_key, instruction_index, toJSONString(({s:String}, instruction_index, toString(slot), toUInt32(block_time) + {dt:UInt32}, program_id, protocol_name,
          instruction_type, toString(fee), compute_units, accounts_count, success))
        FROM ${SIGNATURE_RECORDS} WHERE signature = {of:String}`,
-      { params: { s: b58('collider', 88), of: b58('hostile-field-3', 88), dt: other - T0 } });
-    const all = async () => (await wh.query<{ r: string }>('SELECT concat(toString(sig_key), toString(instruction_index), record) AS r FROM tx_by_signature_v3 ORDER BY r')).map((x) => x.r);
+      { params: { s: b58('collider', 88), of: b58('hostile-field-3', 88), dt: other - T0 } },
+    );
+    const all = async () =>
+      (await wh.query<{ r: string }>('SELECT concat(toString(sig_key), toString(instruction_index), record) AS r FROM tx_by_signature_v3 ORDER BY r')).map(
+        (x) => x.r,
+      );
     const before = await all();
-    const buckets = [...new Set([...TYPES.keys(), 90, 91, 92, LEGACY].map((i) => T0 + i * 600))]
-      .map((t) => ({ protocol_name: 'jupiter_v6', hour_start: t - (t % 3600) }));
+    const buckets = [...new Set([...TYPES.keys(), 90, 91, 92, LEGACY].map((i) => T0 + i * 600))].map((t) => ({
+      protocol_name: 'jupiter_v6',
+      hour_start: t - (t % 3600),
+    }));
     await rebuildViewBuckets(wh, buckets);
     expect(await storedBySignature()).toBe(SIGNATURES.length + 2);
     expect(await all()).toEqual(before);
@@ -193,7 +287,9 @@ describe('a record that does not decode', () => {
     const wh = ctx.services.wh;
     const damaged = b58('damaged-record', 88);
     // A row written by hand or damaged: not the array migration 090 writes.
-    await wh.exec("INSERT INTO tx_by_signature_v3 (sig_key, instruction_index, record) VALUES (cityHash64({s:String}), 0, '[\"truncated')", { params: { s: damaged } });
+    await wh.exec("INSERT INTO tx_by_signature_v3 (sig_key, instruction_index, record) VALUES (cityHash64({s:String}), 0, '[\"truncated')", {
+      params: { s: damaged },
+    });
     const active = new Set(await ctx.services.analytics.protocols());
     const [damagedKey] = await wh.query<{ k: string }>('SELECT toString(cityHash64({s:String})) AS k', { params: { s: damaged } });
     const lookup = new SignatureLookup();
@@ -204,7 +300,8 @@ describe('a record that does not decode', () => {
     const badKeys = lookup.byKeys(wh, [damagedKey!.k]);
     const outcomes = await Promise.allSettled([first, ...good, bad, badKeys]);
     expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled', 'rejected', 'rejected']);
-    for (const [i, s] of SIGNATURES.slice(0, 4).entries()) expect((outcomes[i] as PromiseFulfilledResult<unknown>).value).toEqual(await transaction(ctx.services, s));
+    for (const [i, s] of SIGNATURES.slice(0, 4).entries())
+      expect((outcomes[i] as PromiseFulfilledResult<unknown>).value).toEqual(await transaction(ctx.services, s));
     await wh.exec('DELETE FROM tx_by_signature_v3 WHERE sig_key = cityHash64({s:String})', { params: { s: damaged } });
   });
 });

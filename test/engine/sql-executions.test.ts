@@ -56,8 +56,8 @@ const reference = async (format: 'JSONEachRow' | 'CSVWithNames') => {
   return format === 'JSONEachRow' ? t.services.wh.query(sql, { params: { active } }) : t.services.wh.queryText(sql, format, { params: { active } });
 };
 
-describe('an execution\'s life', () => {
-  it('answers an id at once, is polled without spending the plan\'s requests, and pages results equal to a direct read (JSON)', async () => {
+describe("an execution's life", () => {
+  it("answers an id at once, is polled without spending the plan's requests, and pages results equal to a direct read (JSON)", async () => {
     const res = await start(QUERY);
     expect(res.statusCode, res.body).toBe(202);
     const started = res.json();
@@ -130,7 +130,9 @@ describe('an execution\'s life', () => {
   it('pages CSV in the size asked, each with its header row, equal to a direct read', async () => {
     const id = (await start(QUERY, 'CSV')).json().id;
     expect((await finished(id)).state).toBe('COMPLETED');
-    const direct = String(await reference('CSVWithNames')).split('\n').filter((l) => l !== '');
+    const direct = String(await reference('CSVWithNames'))
+      .split('\n')
+      .filter((l) => l !== '');
     const [header, ...body] = direct;
     const got: string[] = [];
     let cursor: string | undefined;
@@ -178,7 +180,12 @@ describe('an execution\'s life', () => {
     const listing = (await t.app.inject({ method: 'GET', url: '/v1/query/exports', headers })).json();
     expect(listing.jobs.map((j: { id: string }) => j.id)).not.toContain(id);
     // An export job's id is not an execution's.
-    const exp = await t.app.inject({ method: 'POST', url: '/v1/query/exports', headers, payload: { query: 'SELECT signature FROM transactions LIMIT 5', format: 'CSV' } });
+    const exp = await t.app.inject({
+      method: 'POST',
+      url: '/v1/query/exports',
+      headers,
+      payload: { query: 'SELECT signature FROM transactions LIMIT 5', format: 'CSV' },
+    });
     expect(exp.statusCode, exp.body).toBe(202);
     expect((await state(exp.json().id)).statusCode).toBe(404);
   });
@@ -203,7 +210,16 @@ describe('an execution\'s life', () => {
 
 describe('hostile ids, cursors and limits: a clear 4xx, never a 5xx', () => {
   it('answers ids of every shape with 404 (or 414 past the path limit)', async () => {
-    const ids = ['x', 'exp_', 'exp_AAAAAAAAAAAAAAAA', '..%2F..%2Fetc%2Fpasswd', '%00', 'exp_AAAAAAAAAAAAAAA%27', encodeURIComponent('exp_" OR 1=1 --'), 'a'.repeat(600)];
+    const ids = [
+      'x',
+      'exp_',
+      'exp_AAAAAAAAAAAAAAAA',
+      '..%2F..%2Fetc%2Fpasswd',
+      '%00',
+      'exp_AAAAAAAAAAAAAAA%27',
+      encodeURIComponent('exp_" OR 1=1 --'),
+      'a'.repeat(600),
+    ];
     for (const id of ids) {
       for (const url of [`/v1/query/executions/${id}`, `/v1/query/executions/${id}/results`]) {
         const res = await t.app.inject({ method: 'GET', url, headers });

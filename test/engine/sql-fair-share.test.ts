@@ -14,13 +14,14 @@ beforeAll(async () => {
 afterAll(async () => t?.cleanup());
 
 // Within the free budget (4M row pairs), but hundreds of hashes per pair: it runs to the time-out.
-const HEAVY = 'SELECT count() FROM transactions a JOIN transactions b ON a.signature = b.signature OR 1 = 1 WHERE arraySum(arrayMap(x -> sipHash64(x, a.fee, b.fee) % 2, range(200))) > 0';
+const HEAVY =
+  'SELECT count() FROM transactions a JOIN transactions b ON a.signature = b.signature OR 1 = 1 WHERE arraySum(arrayMap(x -> sipHash64(x, a.fee, b.fee) % 2, range(200))) > 0';
 
 const sql = (headers: Record<string, string>, query: string) =>
   t.app.inject({ method: 'POST', url: '/v1/query', headers: { ...headers, 'content-type': 'application/json' }, payload: JSON.stringify({ query }) });
 
 describe('SQL sessions shared between plans', () => {
-  it('two free keys with heavy queries hold one session between them; an enterprise key\'s query runs on the other at once', async () => {
+  it("two free keys with heavy queries hold one session between them; an enterprise key's query runs on the other at once", async () => {
     const free1 = { 'x-api-key': (await createKey(t.app, 'free', 'free-1')).key };
     const free2 = { 'x-api-key': (await createKey(t.app, 'free', 'free-2')).key };
     const enterprise = await apiKeyHeaders(t.app, 'enterprise');

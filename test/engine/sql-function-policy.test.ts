@@ -33,9 +33,32 @@ describe('function policy', () => {
   });
 
   it('refuses every reader of files, settings, identity, dictionaries and other tables, under any alias', () => {
-    const readers = ['file', 'getSetting', 'getServerSetting', 'hostName', 'currentUser', 'currentDatabase', 'version', 'dictGet',
-      'dictGetString', 'joinGet', 'hasColumnInTable', 'sleep', 'sleepEachRow', 'getMacro', 'filesystemAvailable', 'serverUUID',
-      'queryID', 'initialQueryID', 'addressToSymbol', 'logTrace', 'generateSerialID', 'aiGenerate', 'formatRow', 'getClientHTTPHeader'];
+    const readers = [
+      'file',
+      'getSetting',
+      'getServerSetting',
+      'hostName',
+      'currentUser',
+      'currentDatabase',
+      'version',
+      'dictGet',
+      'dictGetString',
+      'joinGet',
+      'hasColumnInTable',
+      'sleep',
+      'sleepEachRow',
+      'getMacro',
+      'filesystemAvailable',
+      'serverUUID',
+      'queryID',
+      'initialQueryID',
+      'addressToSymbol',
+      'logTrace',
+      'generateSerialID',
+      'aiGenerate',
+      'formatRow',
+      'getClientHTTPHeader',
+    ];
     for (const name of readers) expect(policy.judge(name).allowed, name).toBe(false);
     // Aliases resolve to what they name: DATABASE() is currentDatabase(), user() is currentUser().
     const aliasesOfDenied = catalog.filter((f) => f.alias_to !== '' && DENIED_FUNCTIONS.has(f.alias_to));

@@ -98,7 +98,7 @@ describe('hostile query corpus', () => {
     const cases: [string, RegExp][] = [
       ['SELECT 1; DROP TABLE transactions', /one statement/],
       ['DROP TABLE transactions', /DROP statements are not allowed/],
-      ['SELECT * FROM file(\'/etc/passwd\', \'LineAsString\')', /table functions are not allowed \(file\)/],
+      ["SELECT * FROM file('/etc/passwd', 'LineAsString')", /table functions are not allowed \(file\)/],
       ['SELECT * FROM system.tables', /system and information_schema/],
       ['SELECT * FROM protocols', /not published.*transactions, protocol_hourly, instruction_hourly/],
       ['SELECT 1 SETTINGS readonly = 0', /SETTINGS/],
@@ -145,7 +145,9 @@ describe('hostile query corpus', () => {
   it('left every table as it was (nothing was written, dropped or altered)', async () => {
     const [row] = await t.services.wh.query<{ n: string }>('SELECT count() AS n FROM transactions');
     expect(Number(row?.n)).toBe(2000);
-    const tables = await t.services.wh.query<{ name: string }>("SELECT name FROM system.tables WHERE database = currentDatabase() AND name IN ('t', 'leak', 'v', 't2')");
+    const tables = await t.services.wh.query<{ name: string }>(
+      "SELECT name FROM system.tables WHERE database = currentDatabase() AND name IN ('t', 'leak', 'v', 't2')",
+    );
     expect(tables).toEqual([]);
   });
 });
@@ -191,9 +193,11 @@ describe('the same decisions whatever the transport', () => {
       transport: 'server',
       // As the server answers a framed statement: JSONEachRow text, one row a line (the embedded
       // query() reads its own format, JSONEachRowWithProgress, which the framing overrides).
-      query: async <T>(sql: string, o?: QueryOptions) => (await wh.queryText(`${sql}\nFORMAT JSONEachRow`, 'JSONEachRow',
-        { ...o, settings: { output_format_json_quote_64bit_integers: 1, ...o?.settings } }))
-        .split('\n').filter((l) => l.length > 0).map((l) => JSON.parse(l) as T),
+      query: async <T>(sql: string, o?: QueryOptions) =>
+        (await wh.queryText(`${sql}\nFORMAT JSONEachRow`, 'JSONEachRow', { ...o, settings: { output_format_json_quote_64bit_integers: 1, ...o?.settings } }))
+          .split('\n')
+          .filter((l) => l.length > 0)
+          .map((l) => JSON.parse(l) as T),
       queryText: (sql: string, format: string, o?: QueryOptions) => wh.queryText(`${sql}\nFORMAT ${format}`, format, o),
       stream: (sql, format, o) => wh.stream(`${sql}\nFORMAT ${format}`, format, o),
       insert: (table, rows, o) => wh.insert(table, rows, o),
@@ -207,7 +211,8 @@ describe('the same decisions whatever the transport', () => {
     const policy = loadFunctionPolicy(wh);
     return {
       wh,
-      realTables: async () => new Set((await wh.query<{ name: string }>('SELECT name FROM system.tables WHERE database = currentDatabase()')).map((r) => r.name)),
+      realTables: async () =>
+        new Set((await wh.query<{ name: string }>('SELECT name FROM system.tables WHERE database = currentDatabase()')).map((r) => r.name)),
       functions: () => policy,
     };
   };
@@ -217,12 +222,21 @@ describe('the same decisions whatever the transport', () => {
     const server = contextFor(serverFramed(t.services.wh));
     const differences: string[] = [];
     for (const query of legit) {
-      const a = await prepareQuery(embedded, query).then((p) => p.executed, (e: Error) => `refused: ${e.message}`);
-      const b = await prepareQuery(server, query).then((p) => p.executed, (e: Error) => `refused: ${e.message}`);
+      const a = await prepareQuery(embedded, query).then(
+        (p) => p.executed,
+        (e: Error) => `refused: ${e.message}`,
+      );
+      const b = await prepareQuery(server, query).then(
+        (p) => p.executed,
+        (e: Error) => `refused: ${e.message}`,
+      );
       if (a !== b || a.startsWith('refused')) differences.push(`${query.slice(0, 80)}: embedded ${a.slice(0, 80)} / server ${b.slice(0, 80)}`);
     }
     for (const h of hostile.filter((x) => x.stage === undefined)) {
-      const refused = await prepareQuery(server, materialize(h)).then(() => false, (e: unknown) => e instanceof AppError && e.kind.title === 'Invalid query');
+      const refused = await prepareQuery(server, materialize(h)).then(
+        () => false,
+        (e: unknown) => e instanceof AppError && e.kind.title === 'Invalid query',
+      );
       if (!refused) differences.push(`hostile accepted under server framing: ${JSON.stringify(h.query).slice(0, 80)}`);
     }
     expect(differences).toEqual([]);

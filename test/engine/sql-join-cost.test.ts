@@ -47,8 +47,10 @@ const SUCCESS_JOIN = `SelectWithUnionQuery (children 1)
 
 const price = (dump: string, canonical: string) => priceJoins(parseAstDump(dump)[0]!, lex(canonical).tokens, [], facts);
 const successJoin = (leftKey: string, rightQualifier: string) =>
-  price(SUCCESS_JOIN.replace('LEFT_KEY', leftKey).replace('RIGHT_QUALIFIER', rightQualifier),
-    `SELECT count() FROM transactions AS t1 INNER JOIN transactions AS t2 ON t1.${leftKey} = ${rightQualifier}.success WHERE t1.fee > 0`);
+  price(
+    SUCCESS_JOIN.replace('LEFT_KEY', leftKey).replace('RIGHT_QUALIFIER', rightQualifier),
+    `SELECT count() FROM transactions AS t1 INNER JOIN transactions AS t2 ON t1.${leftKey} = ${rightQualifier}.success WHERE t1.fee > 0`,
+  );
 
 describe('the audit at its own size (0.5M rows a side)', () => {
   it('prices ON t1.success = t2.success at the pairs it makes (~2e11), far over every plan', async () => {
@@ -125,7 +127,8 @@ const MIXED = `SelectWithUnionQuery (children 1)
               Identifier x.signature
               Identifier y.signature
 `;
-const MIXED_TEXT = 'SELECT count() FROM (SELECT protocol_name, count() AS c FROM transactions GROUP BY protocol_name) AS a PASTE JOIN transactions AS b, ' +
+const MIXED_TEXT =
+  'SELECT count() FROM (SELECT protocol_name, count() AS c FROM transactions GROUP BY protocol_name) AS a PASTE JOIN transactions AS b, ' +
   'protocol_hourly AS h WHERE fee IN (SELECT x.fee FROM transactions AS x ANY LEFT JOIN transactions AS y ON x.signature = y.signature)';
 
 describe('every join of the tree, each by its kind', () => {
@@ -136,7 +139,9 @@ describe('every join of the tree, each by its kind', () => {
       { kind: 'LEFT', strictness: 'ANY' },
     ]);
     // Commas of a select list, a USING list or an ARRAY JOIN list are no joins.
-    expect(joinKinds(lex('SELECT a, b FROM t AS x ARRAY JOIN p AS q, r AS s INNER JOIN u AS y USING (k, l)').tokens)).toEqual([{ kind: 'INNER', strictness: 'ALL' }]);
+    expect(joinKinds(lex('SELECT a, b FROM t AS x ARRAY JOIN p AS q, r AS s INNER JOIN u AS y USING (k, l)').tokens)).toEqual([
+      { kind: 'INNER', strictness: 'ALL' },
+    ]);
   });
 
   it('prices PASTE by the sum of its sides, a comma by the product, an ANY LEFT join in an IN-subquery by its left side', async () => {
@@ -192,31 +197,48 @@ const EMPTY_WITH_UNPRICEABLE = `SelectWithUnionQuery (children 1)
 describe('what cannot be priced', () => {
   it('is Infinity, also beside an empty side (0 × Infinity is no number, and no number must never pass)', async () => {
     const emptyHourly: JoinFacts = { ...facts, sideRows: async (t) => (t === 'protocol_hourly' ? 0 : AUDIT_ROWS) };
-    const p = await priceJoins(parseAstDump(EMPTY_WITH_UNPRICEABLE)[0]!,
-      lex('SELECT count() FROM protocol_hourly AS h INNER JOIN (SELECT arrayJoin(range(fee)) AS x FROM transactions) AS b ON h.tx_count = b.x').tokens, [], emptyHourly);
+    const p = await priceJoins(
+      parseAstDump(EMPTY_WITH_UNPRICEABLE)[0]!,
+      lex('SELECT count() FROM protocol_hourly AS h INNER JOIN (SELECT arrayJoin(range(fee)) AS x FROM transactions) AS b ON h.tx_count = b.x').tokens,
+      [],
+      emptyHourly,
+    );
     expect(p.rows).toBe(Infinity);
   });
 });
 
 describe('engine messages a client sees', () => {
   it('never name the database', () => {
-    const err = new Error("Code: 60. DB::Exception: Table default.transactions_x does not exist. Maybe you meant default.transactions?. (UNKNOWN_TABLE) (version 26.7.2.1)");
+    const err = new Error(
+      'Code: 60. DB::Exception: Table default.transactions_x does not exist. Maybe you meant default.transactions?. (UNKNOWN_TABLE) (version 26.7.2.1)',
+    );
     expect(engineMessage(err)).toBe('Table transactions_x does not exist. Maybe you meant transactions?. (UNKNOWN_TABLE)');
-    expect(engineMessage(new Error('Code: 81. DB::Exception: While reading `default`.`transactions`: failed. (X)'))).toBe('While reading `transactions`: failed. (X)');
+    expect(engineMessage(new Error('Code: 81. DB::Exception: While reading `default`.`transactions`: failed. (X)'))).toBe(
+      'While reading `transactions`: failed. (X)',
+    );
     // Another current database (server mode) is cut too; words ending in "default" are not.
-    expect(engineMessage(new Error('Code: 1. DB::Exception: no column in analytics.transactions; join_default.x kept. (X)'), 'analytics'))
-      .toBe('no column in transactions; join_default.x kept. (X)');
+    expect(engineMessage(new Error('Code: 1. DB::Exception: no column in analytics.transactions; join_default.x kept. (X)'), 'analytics')).toBe(
+      'no column in transactions; join_default.x kept. (X)',
+    );
   });
 
   it('are cut to ENGINE_MESSAGE_MAX_CHARS, keeping their head and code, however long the value the engine quotes', () => {
     // The 2026-11 review: parseDateTimeBestEffort of a 20 MB string answered a 20 MB error body.
     const quoted = '1'.repeat(20_000_000);
-    const m = engineMessage(new Error(`Code: 41. DB::Exception: Cannot parse string '${quoted}' as DateTime: syntax error at position 19. (CANNOT_PARSE_DATETIME) (version 26.7.2.1)`));
+    const m = engineMessage(
+      new Error(
+        `Code: 41. DB::Exception: Cannot parse string '${quoted}' as DateTime: syntax error at position 19. (CANNOT_PARSE_DATETIME) (version 26.7.2.1)`,
+      ),
+    );
     expect(m.length).toBeLessThanOrEqual(ENGINE_MESSAGE_MAX_CHARS);
     expect(m).toMatch(/^Cannot parse string '1111/);
     expect(m).toMatch(/…\. \(CANNOT_PARSE_DATETIME\)$/);
     // The sandbox's settings are still cut from a long message.
-    const scoped = engineMessage(new Error(`Code: 62. DB::Exception: bad ${'x'.repeat(2000)}: In scope SELECT 1 SETTINGS additional_table_filters = {'transactions': 'protocol_name IN (1)'}. (SYNTAX_ERROR)`));
+    const scoped = engineMessage(
+      new Error(
+        `Code: 62. DB::Exception: bad ${'x'.repeat(2000)}: In scope SELECT 1 SETTINGS additional_table_filters = {'transactions': 'protocol_name IN (1)'}. (SYNTAX_ERROR)`,
+      ),
+    );
     expect(scoped).not.toMatch(/additional_table_filters|In scope/);
   });
 });
@@ -238,9 +260,14 @@ describe('key statistics (JoinStats): measured on the engine, bounded, kept a wh
     return { wh, calls };
   }
 
-  it('scales a repeating key\'s most common value to the table, keeps a mostly distinct key\'s count', async () => {
-    const { wh, calls } = fakeEngine((p) => (p.c0 === 'signature' ? { sampled: 1e6, values: 250_000, top: 12 }
-      : p.c0 === 'fee' ? { sampled: 1e6, values: 300_000, top: 200_000 } : { sampled: 1e6, values: 2, top: 900_000 }));
+  it("scales a repeating key's most common value to the table, keeps a mostly distinct key's count", async () => {
+    const { wh, calls } = fakeEngine((p) =>
+      p.c0 === 'signature'
+        ? { sampled: 1e6, values: 250_000, top: 12 }
+        : p.c0 === 'fee'
+          ? { sampled: 1e6, values: 300_000, top: 200_000 }
+          : { sampled: 1e6, values: 2, top: 900_000 },
+    );
     const facts = new JoinStats().facts(wh, [{ table: 'transactions', rows: 100_000_000 }]);
     expect(await facts.keyTop('transactions', ['success'])).toBe(90_000_000);
     expect(await facts.keyTop('transactions', ['signature'])).toBe(12);
@@ -282,7 +309,7 @@ describe('key statistics (JoinStats): measured on the engine, bounded, kept a wh
     expect(calls).toHaveLength(measured + 1); // measured again after the TTL
   });
 
-  it('shares one query\'s measurements between its pricing passes', async () => {
+  it("shares one query's measurements between its pricing passes", async () => {
     const { wh, calls } = fakeEngine(() => ({ sampled: 1e6, values: 1e6, top: 1 }));
     const stats = new JoinStats();
     const shared = JoinStats.budget();

@@ -17,10 +17,12 @@ interface Hostile {
 }
 
 const ROWS = 40_000;
-const joinCases = (JSON.parse(readFileSync(new URL('../fixtures/hostile-queries.json', import.meta.url), 'utf8')) as Hostile[])
-  .filter((h) => h.category === 'join');
-const legitJoins = (JSON.parse(readFileSync(new URL('../fixtures/legit-queries.json', import.meta.url), 'utf8')) as string[])
-  .filter((q) => /\bJOIN\b/i.test(q));
+const joinCases = (JSON.parse(readFileSync(new URL('../fixtures/hostile-queries.json', import.meta.url), 'utf8')) as Hostile[]).filter(
+  (h) => h.category === 'join',
+);
+const legitJoins = (JSON.parse(readFileSync(new URL('../fixtures/legit-queries.json', import.meta.url), 'utf8')) as string[]).filter((q) =>
+  /\bJOIN\b/i.test(q),
+);
 
 let t: Awaited<ReturnType<typeof startApp>>;
 let free: Record<string, string>;
@@ -37,7 +39,7 @@ const sql = (query: string) =>
 
 const NARROWING = [/signature and instruction_index/, /date range/, /aggregated subqueries/, /hourly tables/];
 
-describe('the audit\'s joins are refused before they run', () => {
+describe("the audit's joins are refused before they run", () => {
   it('a self-join on a two-valued key (success), however few rows it reads', async () => {
     const res = await sql('SELECT count() FROM transactions t1 JOIN transactions t2 ON t1.success = t2.success WHERE t1.fee > 0');
     expect(res.statusCode).toBe(400);
@@ -54,7 +56,10 @@ describe('the audit\'s joins are refused before they run', () => {
     const res = await sql('SELECT count() FROM transactions t1 JOIN transactions t2 ON t1.fee = t1.fee');
     expect(res.statusCode).toBe(400);
     expect((res.json() as { message: string }).message).toMatch(/no equality between plain columns of both sides: every row with every row/);
-    const cost = await t.services.sqlSandbox.cost({ key: 'cost', plan: 'free', budget: new Budget('free', 'sql') }, 'SELECT count() FROM transactions t1 JOIN transactions t2 ON t1.fee = t1.fee');
+    const cost = await t.services.sqlSandbox.cost(
+      { key: 'cost', plan: 'free', budget: new Budget('free', 'sql') },
+      'SELECT count() FROM transactions t1 JOIN transactions t2 ON t1.fee = t1.fee',
+    );
     expect(cost.joinRows).toBe(ROWS * ROWS); // every row with every row
   });
 
@@ -71,10 +76,12 @@ describe('the audit\'s joins are refused before they run', () => {
     }
   });
 
-  it('a CTE whose body joins itself (WITH RECURSIVE) is refused, and the key\'s next query still finds a session', async () => {
+  it("a CTE whose body joins itself (WITH RECURSIVE) is refused, and the key's next query still finds a session", async () => {
     // The 2026-11 review: pricing awaited the CTE's own pending price, so the request never
     // answered and the free plan's SQL session stayed taken until the process restarted.
-    const res = await sql('WITH RECURSIVE r AS (SELECT 1 AS n UNION ALL SELECT r.n + 1 FROM r JOIN transactions t ON t.instruction_index = r.n WHERE r.n < 5) SELECT count() FROM r');
+    const res = await sql(
+      'WITH RECURSIVE r AS (SELECT 1 AS n UNION ALL SELECT r.n + 1 FROM r JOIN transactions t ON t.instruction_index = r.n WHERE r.n < 5) SELECT count() FROM r',
+    );
     expect(res.statusCode, res.body).toBe(400);
     expect((res.json() as { message: string }).message).toMatch(/join whose output cannot be estimated/);
     const next = await sql('SELECT 1 AS one');
@@ -92,7 +99,7 @@ describe('the audit\'s joins are refused before they run', () => {
 });
 
 describe('while a join runs', () => {
-  it('keeps the engine\'s own join limits: right-side rows and bytes, throwing past them', async () => {
+  it("keeps the engine's own join limits: right-side rows and bytes, throwing past them", async () => {
     const settings = await t.services.sqlSandbox.settings('free', {}, {});
     expect(settings).toMatchObject({ max_rows_in_join: PLAN_JOIN_ROWS.free, join_overflow_mode: 'throw' });
     expect(Number(settings.max_bytes_in_join)).toBeGreaterThan(0);
@@ -107,13 +114,18 @@ describe('legitimate joins pass for a free key', () => {
 
   it('prices a self-join on signature by the most rows one signature has', async () => {
     const [most] = await t.services.wh.query<{ n: string }>('SELECT max(c) AS n FROM (SELECT count() AS c FROM transactions GROUP BY signature)');
-    const cost = await t.services.sqlSandbox.cost({ key: 'cost', plan: 'free', budget: new Budget('free', 'sql') }, 'SELECT count() FROM transactions a JOIN transactions b ON a.signature = b.signature');
+    const cost = await t.services.sqlSandbox.cost(
+      { key: 'cost', plan: 'free', budget: new Budget('free', 'sql') },
+      'SELECT count() FROM transactions a JOIN transactions b ON a.signature = b.signature',
+    );
     expect(cost.joinRows).toBe(ROWS * Number(most?.n));
   });
 
   it('prices transactions joined with protocol_hourly on protocol_name and hour at most one hourly row per record', async () => {
-    const cost = await t.services.sqlSandbox.cost({ key: 'cost', plan: 'free', budget: new Budget('free', 'sql') },
-      'SELECT count() FROM transactions AS t JOIN protocol_hourly AS h ON h.protocol_name = t.protocol_name AND h.hour_start = toStartOfHour(t.block_time)');
+    const cost = await t.services.sqlSandbox.cost(
+      { key: 'cost', plan: 'free', budget: new Budget('free', 'sql') },
+      'SELECT count() FROM transactions AS t JOIN protocol_hourly AS h ON h.protocol_name = t.protocol_name AND h.hour_start = toStartOfHour(t.block_time)',
+    );
     expect(cost.joinRows).toBeLessThanOrEqual(ROWS);
   });
 });
@@ -121,8 +133,19 @@ describe('legitimate joins pass for a free key', () => {
 describe('hostile join corpus (test/fixtures/hostile-queries.json, category "join")', () => {
   it('holds every join shape the review asked for', () => {
     const text = joinCases.map((h) => String(h.query)).join('\n');
-    for (const shape of [/t1\.fee = t1\.fee/, /\.success = \w+\.success/, /\.protocol_name = \w+\.protocol_name/, /\.instruction_type = \w+\.instruction_type/,
-      /\.date = \w+\.date/, /JOIN transactions c ON/, /WITH \w+ AS \(SELECT .* JOIN/, /IN \(SELECT .* JOIN/, /ARRAY JOIN/, /arrayJoin\(range\(/, /transactions a, transactions b JOIN/]) {
+    for (const shape of [
+      /t1\.fee = t1\.fee/,
+      /\.success = \w+\.success/,
+      /\.protocol_name = \w+\.protocol_name/,
+      /\.instruction_type = \w+\.instruction_type/,
+      /\.date = \w+\.date/,
+      /JOIN transactions c ON/,
+      /WITH \w+ AS \(SELECT .* JOIN/,
+      /IN \(SELECT .* JOIN/,
+      /ARRAY JOIN/,
+      /arrayJoin\(range\(/,
+      /transactions a, transactions b JOIN/,
+    ]) {
       expect(text).toMatch(shape);
     }
     expect(joinCases.every((h) => h.outcome === 'refused' || h.outcome === 'runs')).toBe(true);

@@ -80,20 +80,28 @@ describe('JSON answers', () => {
 
   it('hides records of inactive protocols, in the base table and in the hourly tables', async () => {
     const [all] = await t.services.wh.query<{ n: string; visible: string }>(
-      'SELECT count() AS n, countIf(protocol_name IN {a:Array(String)}) AS visible FROM transactions', { params: { a: active } });
+      'SELECT count() AS n, countIf(protocol_name IN {a:Array(String)}) AS visible FROM transactions',
+      { params: { a: active } },
+    );
     expect(Number(all?.n)).toBeGreaterThan(Number(all?.visible)); // the fixture does hold hidden records
     const viaSql = (await post({ query: 'SELECT count() AS n FROM transactions' })).json() as JsonAnswer;
     expect(Number(viaSql.data[0]?.n)).toBe(Number(all?.visible));
     const names = (await post({ query: 'SELECT DISTINCT protocol_name AS p FROM protocol_hourly ORDER BY p' })).json() as JsonAnswer;
     expect(names.data.map((r) => r.p).every((p) => active.includes(String(p)))).toBe(true);
-    const sub = (await post({ query: 'SELECT count() AS n FROM (SELECT * FROM instruction_hourly WHERE protocol_name NOT IN (SELECT protocol_name FROM protocol_hourly))' })).json() as JsonAnswer;
+    const sub = (
+      await post({
+        query: 'SELECT count() AS n FROM (SELECT * FROM instruction_hourly WHERE protocol_name NOT IN (SELECT protocol_name FROM protocol_hourly))',
+      })
+    ).json() as JsonAnswer;
     expect(Number(sub.data[0]?.n)).toBe(0);
   });
 
   it('refuses a result over 10000 rows that no LIMIT bounded', async () => {
     // Each branch is capped, the union of four is not: the engine's row cap stops it.
     const branch = 'SELECT signature FROM transactions LIMIT 3000';
-    const res = await post({ query: `SELECT * FROM (${branch}) UNION ALL SELECT * FROM (${branch}) UNION ALL SELECT * FROM (${branch}) UNION ALL SELECT * FROM (${branch}) UNION ALL SELECT signature FROM transactions LIMIT 10` });
+    const res = await post({
+      query: `SELECT * FROM (${branch}) UNION ALL SELECT * FROM (${branch}) UNION ALL SELECT * FROM (${branch}) UNION ALL SELECT * FROM (${branch}) UNION ALL SELECT signature FROM transactions LIMIT 10`,
+    });
     expect(res.statusCode).toBe(400);
     expect(res.json()).toMatchObject({ error: 'Invalid query', message: expect.stringMatching(/more than 10000 rows/) });
   });
@@ -119,7 +127,12 @@ describe('JSON answers', () => {
   });
 
   it('refuses a body that is not an object and an unknown format', async () => {
-    const notObject = await t.app.inject({ method: 'POST', url: '/v1/query', headers: { ...headers, 'content-type': 'application/json' }, payload: '"SELECT 1"' });
+    const notObject = await t.app.inject({
+      method: 'POST',
+      url: '/v1/query',
+      headers: { ...headers, 'content-type': 'application/json' },
+      payload: '"SELECT 1"',
+    });
     expect(notObject.statusCode).toBe(400);
     expect((notObject.json() as { error: string }).error).toBe('Invalid query');
     const fmt = await post({ query: 'SELECT 1', format: 'xml' });
@@ -185,7 +198,10 @@ describe('CSV answers', () => {
   it('keeps streaming while other queries run on the engine meanwhile', async () => {
     // Queries fall between the stream's reads; on one shared engine session they would end
     // the stream (even its final "done" read fails with "No active streaming query").
-    const { body } = await t.services.sqlSandbox.csv({ key: 'test', plan: 'free', budget: new Budget('free', 'sql') }, 'SELECT * EXCEPT (log_messages, raw_data, error_message) FROM transactions LIMIT 3000');
+    const { body } = await t.services.sqlSandbox.csv(
+      { key: 'test', plan: 'free', budget: new Budget('free', 'sql') },
+      'SELECT * EXCEPT (log_messages, raw_data, error_message) FROM transactions LIMIT 3000',
+    );
     const it = body[Symbol.asyncIterator]();
     let text = '';
     let chunks = 0;
@@ -198,7 +214,9 @@ describe('CSV answers', () => {
       await post({ query: 'SELECT 1 AS one' });
     }
     expect(chunks).toBeGreaterThanOrEqual(1);
-    const [visible] = await t.services.wh.query<{ n: string }>('SELECT count() AS n FROM transactions WHERE protocol_name IN {a:Array(String)}', { params: { a: active } });
+    const [visible] = await t.services.wh.query<{ n: string }>('SELECT count() AS n FROM transactions WHERE protocol_name IN {a:Array(String)}', {
+      params: { a: active },
+    });
     expect(text.split('\r\n').filter((l) => l !== '')).toHaveLength(Math.min(3000, Number(visible?.n)) + 1);
   });
 

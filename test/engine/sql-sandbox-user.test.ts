@@ -12,7 +12,11 @@ import { PLAN_QUERY_BUDGET } from '../../core/plans.ts';
 import { startServices } from '../support/services.ts';
 
 const file = readFileSync(new URL('../../deploy/clickhouse/sql-sandbox-user.sql', import.meta.url), 'utf8');
-const statements = file.replace(/^--.*$/gm, '').split(';').map((s) => s.trim()).filter((s) => s !== '');
+const statements = file
+  .replace(/^--.*$/gm, '')
+  .split(';')
+  .map((s) => s.trim())
+  .filter((s) => s !== '');
 
 let s: Awaited<ReturnType<typeof startServices>>;
 beforeAll(async () => {

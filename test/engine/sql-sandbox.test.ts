@@ -43,7 +43,9 @@ async function servingLatencies(rounds: number, offset: number, while_: () => bo
     const gte = 1_600_000_000 + (offset + i) * 3601;
     t0 = performance.now();
     const r = await t.app.inject({
-      method: 'POST', url: '/v1/rpc', headers: { ...enterprise, 'content-type': 'application/json' },
+      method: 'POST',
+      url: '/v1/rpc',
+      headers: { ...enterprise, 'content-type': 'application/json' },
       payload: { jsonrpc: '2.0', id: i, method: 'getProtocolStats', params: [{ protocolName: protocol, blockTime: { gte, lte: 2_000_000_000 } }] },
     });
     out.push(performance.now() - t0);
@@ -92,7 +94,9 @@ describe('cost check before running', () => {
     const res = await sql(free, HEAVY);
     expect(res.statusCode).toBe(400);
     const { message } = res.json() as { message: string };
-    expect(message).toMatch(/would read about 6000 rows and its joins would produce about 8.0B rows \(a × b × c \(no join condition: every row with every row\): about 8.0B\); the free plan allows 100.0M per query/);
+    expect(message).toMatch(
+      /would read about 6000 rows and its joins would produce about 8.0B rows \(a × b × c \(no join condition: every row with every row\): about 8.0B\); the free plan allows 100.0M per query/,
+    );
     expect(message).toMatch(/join on the key that identifies rows/);
     expect(message).toMatch(/narrow the date range/);
     // Nothing ran: the refusal came from the estimate, at once.
@@ -105,8 +109,10 @@ describe('cost check before running', () => {
   });
 
   it('counts a join whose condition names no column (ON 1 = 1, ON true) as a cross join', async () => {
-    const cost = await t.services.sqlSandbox.cost({ key: 'cost-test', plan: 'free', budget: new Budget('free', 'sql') },
-      'SELECT count() FROM transactions a JOIN transactions b ON 1 = 1 JOIN transactions c ON true');
+    const cost = await t.services.sqlSandbox.cost(
+      { key: 'cost-test', plan: 'free', budget: new Budget('free', 'sql') },
+      'SELECT count() FROM transactions a JOIN transactions b ON 1 = 1 JOIN transactions c ON true',
+    );
     // Rows read, plus each join's product: a × b, then (a × b) × c.
     expect(cost.score).toBe(6000 + 2000 ** 2 + 2000 ** 3);
     expect((await sql(free, 'SELECT count() FROM transactions a JOIN transactions b ON 1 = 1 JOIN transactions c ON true')).statusCode).toBe(400);

@@ -10,7 +10,11 @@ import { startClickHouseShim, type Shim } from '../support/clickhouse-http-shim.
 import { ingestDemo } from '../support/fixtures.ts';
 import { startApp } from '../support/services.ts';
 
-const hostile = JSON.parse(readFileSync(new URL('../fixtures/hostile-queries.json', import.meta.url), 'utf8')) as { query: unknown; generate?: string; stage?: string }[];
+const hostile = JSON.parse(readFileSync(new URL('../fixtures/hostile-queries.json', import.meta.url), 'utf8')) as {
+  query: unknown;
+  generate?: string;
+  stage?: string;
+}[];
 const legit = JSON.parse(readFileSync(new URL('../fixtures/legit-queries.json', import.meta.url), 'utf8')) as string[];
 
 let shim: Shim | undefined;

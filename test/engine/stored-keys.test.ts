@@ -92,7 +92,12 @@ describe('de-duplication against the store', () => {
   it('de-duplicates a record written by a bare INSERT that bypassed every pipeline', async () => {
     const mine = pipelineOver(s.wh, 'writer-a');
     await mine.prepare();
-    const outside = records.slice(1500, 1510).map((r) => ({ ...r, instruction_index: r.instruction_index ?? 0, accounts: r.accounts ?? [], accounts_count: r.accounts_count ?? (r.accounts ?? []).length }));
+    const outside = records.slice(1500, 1510).map((r) => ({
+      ...r,
+      instruction_index: r.instruction_index ?? 0,
+      accounts: r.accounts ?? [],
+      accounts_count: r.accounts_count ?? (r.accounts ?? []).length,
+    }));
     await s.wh.insert('transactions', outside, { columns: BASE_COLUMNS.filter((c) => c in outside[0]!) });
     const report = await mine.ingest(asRaw(records.slice(1500, 1520)), 'test');
     expect(report).toMatchObject({ accepted: 10, duplicates: 10 });

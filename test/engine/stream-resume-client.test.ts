@@ -25,13 +25,38 @@ import { startServices } from '../support/services.ts';
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const QUERY = 'subscription { protocolActivity { protocolName timestamp count } }';
 
-interface Activity { protocolName: string; timestamp: number; count: number }
-interface Gap { reason: string; lastEventId: string; resumeAfterId: string; message: string }
-interface Follower { done: Promise<void>; lastEventId(): string | undefined; stop(): void }
-type Follow = (o: { url: string; apiKey: string; query: string; from?: string; onData(data: { protocolActivity: Activity }, eventId: string): void; onGap(gap: Gap): void }) => Follower;
+interface Activity {
+  protocolName: string;
+  timestamp: number;
+  count: number;
+}
+interface Gap {
+  reason: string;
+  lastEventId: string;
+  resumeAfterId: string;
+  message: string;
+}
+interface Follower {
+  done: Promise<void>;
+  lastEventId(): string | undefined;
+  stop(): void;
+}
+type Follow = (o: {
+  url: string;
+  apiKey: string;
+  query: string;
+  from?: string;
+  onData(data: { protocolActivity: Activity }, eventId: string): void;
+  onGap(gap: Gap): void;
+}) => Follower;
 
 /** What one follower received, in order, and how it ended if it did. */
-interface Received { data: { id: string; activity: Activity }[]; gaps: Gap[]; error?: unknown; follower: Follower }
+interface Received {
+  data: { id: string; activity: Activity }[];
+  gaps: Gap[];
+  error?: unknown;
+  follower: Follower;
+}
 
 /**
  * A proxy between the client and the server that can cut every connection through it (as a
@@ -52,7 +77,12 @@ class CuttingProxy {
           res.writeHead(answer.statusCode ?? 502, answer.headers);
           answer.pipe(res);
         });
-        const pair = { destroy: () => { up.destroy(); req.socket.destroy(); } };
+        const pair = {
+          destroy: () => {
+            up.destroy();
+            req.socket.destroy();
+          },
+        };
         this.open.add(pair);
         res.once('close', () => this.open.delete(pair));
         up.once('error', () => req.socket.destroy());
@@ -114,12 +144,17 @@ afterAll(async () => {
 function start(url: string, from?: string): Received {
   const got: Omit<Received, 'follower'> & { follower?: Follower } = { data: [], gaps: [] };
   const follower = follow({
-    url, apiKey: key, query: QUERY, ...(from === undefined ? {} : { from }),
+    url,
+    apiKey: key,
+    query: QUERY,
+    ...(from === undefined ? {} : { from }),
     onData: (data, eventId) => got.data.push({ id: eventId, activity: data.protocolActivity }),
     onGap: (gap) => got.gaps.push(gap),
   });
   // An error ends it (graphql-sse refusing an event, say): kept for the test to show.
-  follower.done.catch((err: unknown) => { got.error = err; });
+  follower.done.catch((err: unknown) => {
+    got.error = err;
+  });
   got.follower = follower;
   return got as Received;
 }
@@ -133,7 +168,8 @@ async function write(hour: number, per: number, slot0: number): Promise<Set<numb
   const active = (await services.registry.list()).filter((p) => p.active).slice(0, 2);
   const records: IngestRecord[] = [];
   for (const p of active) {
-    for (const h of [hour, hour + 1]) for (let i = 0; i < per; i++) records.push({ ...liveRecord(p, FIXTURE_START + h * 3600 + i, slot0 + records.length), slot: slot0 + records.length });
+    for (const h of [hour, hour + 1])
+      for (let i = 0; i < per; i++) records.push({ ...liveRecord(p, FIXTURE_START + h * 3600 + i, slot0 + records.length), slot: slot0 + records.length });
   }
   expect((await ingest(services, records)).rejected).toEqual([]);
   await services.live.idle();

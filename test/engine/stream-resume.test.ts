@@ -49,7 +49,12 @@ async function open(s: Server, lastEventId?: string, key = s.key, search = ''): 
   const ctrl = new AbortController();
   const res = await fetch(`${s.base}/graphql/stream${search}`, {
     method: 'POST',
-    headers: { 'x-api-key': key, accept: 'text/event-stream', 'content-type': 'application/json', ...(lastEventId === undefined ? {} : { 'last-event-id': lastEventId }) },
+    headers: {
+      'x-api-key': key,
+      accept: 'text/event-stream',
+      'content-type': 'application/json',
+      ...(lastEventId === undefined ? {} : { 'last-event-id': lastEventId }),
+    },
     body: JSON.stringify({ query: QUERY }),
     signal: ctrl.signal,
   });
@@ -64,9 +69,15 @@ async function open(s: Server, lastEventId?: string, key = s.key, search = ''): 
           const parsed = parseSse(buf + decoder.decode(chunk as Uint8Array, { stream: true }));
           buf = parsed.rest;
           events.push(...parsed.events);
-          for (const w of [...waiters]) if (events.length >= w.n) { waiters.splice(waiters.indexOf(w), 1); w.resolve(); }
+          for (const w of [...waiters])
+            if (events.length >= w.n) {
+              waiters.splice(waiters.indexOf(w), 1);
+              w.resolve();
+            }
         }
-      } catch { /* aborted */ }
+      } catch {
+        /* aborted */
+      }
     })();
   } else await res.text();
   return {
@@ -81,12 +92,17 @@ async function until(cond: () => boolean): Promise<void> {
   while (!cond()) await new Promise((r) => setTimeout(r, 10));
 }
 
-const activity = (e: SseEvent) => (JSON.parse(e.data) as { data: { protocolActivity: { protocolName: string; timestamp: number; count: number } } }).data.protocolActivity;
+const activity = (e: SseEvent) =>
+  (JSON.parse(e.data) as { data: { protocolActivity: { protocolName: string; timestamp: number; count: number } } }).data.protocolActivity;
 const seqOf = (id: string | undefined) => Number(String(id).split('-')[1]);
 /** A reconnect's gap as sent by default: a `next` event without data, the gap in extensions.gap and its id in extensions.eventId. */
 function gapOf(e: SseEvent): Record<string, unknown> & { resumeAfterId: string } {
   expect(e.event, e.data).toBe('next');
-  const payload = JSON.parse(e.data) as { data?: unknown; errors?: unknown; extensions: { gap: Record<string, unknown> & { resumeAfterId: string }; eventId: string } };
+  const payload = JSON.parse(e.data) as {
+    data?: unknown;
+    errors?: unknown;
+    extensions: { gap: Record<string, unknown> & { resumeAfterId: string }; eventId: string };
+  };
   expect(payload.data).toBeUndefined();
   expect(payload.errors).toBeUndefined();
   expect(payload.extensions.eventId).toBe(payload.extensions.gap.resumeAfterId);
@@ -98,7 +114,8 @@ function gapOf(e: SseEvent): Record<string, unknown> & { resumeAfterId: string }
 function batch(s: Server, w: number, per: number, slot0: number): IngestRecord[] {
   const out: IngestRecord[] = [];
   for (const p of s.active.slice(0, 2)) {
-    for (const h of [w, w + 1]) for (let i = 0; i < per; i++) out.push({ ...liveRecord(p, FIXTURE_START + h * 3600 + i, slot0 + out.length), slot: slot0 + out.length });
+    for (const h of [w, w + 1])
+      for (let i = 0; i < per; i++) out.push({ ...liveRecord(p, FIXTURE_START + h * 3600 + i, slot0 + out.length), slot: slot0 + out.length });
   }
   return out;
 }
@@ -112,8 +129,13 @@ async function write(s: Server, records: IngestRecord[]): Promise<void> {
 
 describe('a subscriber that disconnects and reconnects with Last-Event-ID', () => {
   let s: Server;
-  beforeAll(async () => { s = await server(); });
-  afterAll(async () => { await s?.app.close(); await s?.services.cleanup(); });
+  beforeAll(async () => {
+    s = await server();
+  });
+  afterAll(async () => {
+    await s?.app.close();
+    await s?.services.cleanup();
+  });
 
   it('receives exactly what it missed, then the live stream: every record counted once, the same events as a subscriber that never left', async () => {
     const control = await open(s);
@@ -130,20 +152,25 @@ describe('a subscriber that disconnects and reconnects with Last-Event-ID', () =
       }
     };
     // Each write changes 4 buckets: 4 events.
-    await write(s, writes[0]!); add(writes[0]!);
+    await write(s, writes[0]!);
+    add(writes[0]!);
     await sub.until(4);
     sub.close();
     const before = [...sub.events];
     const last = before.at(-1)!.id!;
     // Missed while away: two writes.
-    await write(s, writes[1]!); add(writes[1]!);
-    await write(s, writes[2]!); add(writes[2]!);
+    await write(s, writes[1]!);
+    add(writes[1]!);
+    await write(s, writes[2]!);
+    add(writes[2]!);
     const back = await open(s, last);
     expect(back.status).toBe(200);
     await back.until(8);
     // Then live.
-    await write(s, writes[3]!); add(writes[3]!);
-    await write(s, writes[4]!); add(writes[4]!);
+    await write(s, writes[3]!);
+    add(writes[3]!);
+    await write(s, writes[4]!);
+    add(writes[4]!);
     await back.until(16);
     await control.until(20);
     back.close();
@@ -203,8 +230,13 @@ describe('a subscriber that disconnects and reconnects with Last-Event-ID', () =
 
 describe('a replay after a protocol was deactivated', () => {
   let s: Server;
-  beforeAll(async () => { s = await server(); });
-  afterAll(async () => { await s?.app.close(); await s?.services.cleanup(); });
+  beforeAll(async () => {
+    s = await server();
+  });
+  afterAll(async () => {
+    await s?.app.close();
+    await s?.services.cleanup();
+  });
 
   it('sends none of its events, though they were made while it was active: replay hides what the live stream and every door hide', async () => {
     const [hidden, shown] = s.active;
@@ -237,8 +269,13 @@ describe('what a replay costs a free key', () => {
   const minute = Date.UTC(2031, 0, 1);
   let now = minute;
   let s: Server;
-  beforeAll(async () => { s = await server({}, () => now); });
-  afterAll(async () => { await s?.app.close(); await s?.services.cleanup(); });
+  beforeAll(async () => {
+    s = await server({}, () => now);
+  });
+  afterAll(async () => {
+    await s?.app.close();
+    await s?.services.cleanup();
+  });
 
   it('one request per 100 events replayed; with its rate spent the replay ends RATE_LIMITED naming the id to resume from, and resuming there sends the rest', async () => {
     const free = await createKey(s.app, 'free', 'replay');
@@ -249,7 +286,9 @@ describe('what a replay costs a free key', () => {
     first.close();
     const from = first.events.at(-1)!.id!;
     // Missed while away: 1,000 buckets (500 hours of two protocols), one event each.
-    const records = s.active.slice(0, 2).flatMap((p, j) => Array.from({ length: 500 }, (_, i) => ({ ...liveRecord(p, FIXTURE_START + (10 + i) * 3600, i), slot: 800_001_000 + j * 500 + i })));
+    const records = s.active
+      .slice(0, 2)
+      .flatMap((p, j) => Array.from({ length: 500 }, (_, i) => ({ ...liveRecord(p, FIXTURE_START + (10 + i) * 3600, i), slot: 800_001_000 + j * 500 + i })));
     await write(s, records);
     const spentBefore = await units();
     const back = await open(s, from, free.key);
@@ -282,8 +321,13 @@ describe('what a replay costs a free key', () => {
 
 describe('a subscriber that comes back after the replay window', () => {
   let s: Server;
-  beforeAll(async () => { s = await server({ STREAM_REPLAY_WINDOW_SECONDS: '1' }); });
-  afterAll(async () => { await s?.app.close(); await s?.services.cleanup(); });
+  beforeAll(async () => {
+    s = await server({ STREAM_REPLAY_WINDOW_SECONDS: '1' });
+  });
+  afterAll(async () => {
+    await s?.app.close();
+    await s?.services.cleanup();
+  });
 
   it('is told what was lost, then gets only the live stream', async () => {
     const sub = await open(s);
@@ -306,7 +350,12 @@ describe('a subscriber that comes back after the replay window', () => {
     // Nothing replayed; the next write arrives live.
     await write(s, batch(s, 6, 2, 600_003_000));
     await back.until(5);
-    expect(back.events.slice(1).map((e) => activity(e).timestamp).every((t) => t >= FIXTURE_START + 6 * 3600)).toBe(true);
+    expect(
+      back.events
+        .slice(1)
+        .map((e) => activity(e).timestamp)
+        .every((t) => t >= FIXTURE_START + 6 * 3600),
+    ).toBe(true);
     back.close();
   });
 });

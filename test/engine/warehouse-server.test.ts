@@ -17,5 +17,12 @@ warehouseContract('server (@clickhouse/client over HTTP)', async () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'txa-shim-'));
   const shim = await startClickHouseShim(dir);
   const wh = new ServerWarehouse({ url: shim.url, user: 'default', password: '', database: 'default' });
-  return { wh, close: async () => { await wh.close(); await shim.close(); rmSync(dir, { recursive: true, force: true }); } };
+  return {
+    wh,
+    close: async () => {
+      await wh.close();
+      await shim.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 });

@@ -41,8 +41,16 @@ async function finished(url: string, headers?: Record<string, string>): Promise<
   }
 }
 
-const EXECUTION: Call = { method: 'POST', url: '/v1/query/executions', payload: { query: 'SELECT protocol_name, count() AS n FROM transactions GROUP BY protocol_name ORDER BY protocol_name' } };
-const SQL_EXPORT: Call = { method: 'POST', url: '/v1/query/exports', payload: { query: 'SELECT signature, fee FROM transactions ORDER BY signature LIMIT 50', format: 'CSV' } };
+const EXECUTION: Call = {
+  method: 'POST',
+  url: '/v1/query/executions',
+  payload: { query: 'SELECT protocol_name, count() AS n FROM transactions GROUP BY protocol_name ORDER BY protocol_name' },
+};
+const SQL_EXPORT: Call = {
+  method: 'POST',
+  url: '/v1/query/exports',
+  payload: { query: 'SELECT signature, fee FROM transactions ORDER BY signature LIMIT 50', format: 'CSV' },
+};
 
 describe('executions and exports, paid per call', () => {
   it('an execution: started, polled and paged with payments, its rows those a key gets', async () => {
@@ -104,7 +112,8 @@ describe('executions and exports, paid per call', () => {
 
 describe('an export by filters is priced by what it reads', () => {
   it('the whole store costs its rows plus the base; a day with no records the base only', async () => {
-    const price = async (filters: object) => BigInt(t.requiredOf(await t.send({ method: 'POST', url: '/v1/exports', payload: { format: 'CSV', filters } })).accepts[0]!.amount);
+    const price = async (filters: object) =>
+      BigInt(t.requiredOf(await t.send({ method: 'POST', url: '/v1/exports', payload: { format: 'CSV', filters } })).accepts[0]!.amount);
     const whole = await price({});
     expect(whole).toBeGreaterThan(2000n);
     expect(await price({ dateRange: { start: '2001-01-01', end: '2001-01-02' } })).toBe(1000n);
@@ -141,14 +150,31 @@ describe.each(DOORS)('refused payments on %s: a 402 with the reason, nothing run
     expect(await t.ledger()).toEqual(before);
   }
 
-  it('underpaid', async () => expectRefused(await signedFor((r) => { r.amount = '1'; }), /^underpaid/));
+  it('underpaid', async () =>
+    expectRefused(
+      await signedFor((r) => {
+        r.amount = '1';
+      }),
+      /^underpaid/,
+    ));
 
   it('wrong mint', async () => {
     const other = await t.chain.createMint(t.chain.payee, [t.chain.payer.address, t.chain.payee.address], 1_000_000_000n);
-    await expectRefused(await signedFor((r) => { r.asset = other.address; }), /^wrong_mint/);
+    await expectRefused(
+      await signedFor((r) => {
+        r.asset = other.address;
+      }),
+      /^wrong_mint/,
+    );
   });
 
-  it('wrong recipient', async () => expectRefused(await signedFor((r) => { r.payTo = t.chain.payer.address; }), /^wrong_recipient/));
+  it('wrong recipient', async () =>
+    expectRefused(
+      await signedFor((r) => {
+        r.payTo = t.chain.payer.address;
+      }),
+      /^wrong_recipient/,
+    ));
 
   it('forged', async () => {
     const payload = await signedFor(() => {});

@@ -17,14 +17,34 @@ import { startApp } from '../support/services.ts';
 import { forgePayment, moveTokens, respelled, type Forgery } from '../support/x402-forge.ts';
 
 type Call = { method: 'GET' | 'POST'; url: string; payload?: unknown; contentType?: string };
-interface Expect { status?: number; reason?: string; ran?: boolean; paid?: 'none' | 'price' | 'claimed'; maxBytes?: number }
+interface Expect {
+  status?: number;
+  reason?: string;
+  ran?: boolean;
+  paid?: 'none' | 'price' | 'claimed';
+  maxBytes?: number;
+}
 const corpus = JSON.parse(readFileSync(new URL('../fixtures/hostile-x402.json', import.meta.url), 'utf8')) as {
   doors: Record<string, Call>;
   headers: { id: string; send: { header?: string; base64Text?: string; base64Json?: unknown; nest?: number; legacy?: boolean }; expect: Expect }[];
   payloads: { id: string; set?: Record<string, unknown>; delete?: string[]; expect: Expect }[];
   transactions: { id: string; forge: Record<string, unknown>; expect: Expect }[];
-  replays: { id: string; open?: string; scenario: string; first: string; second?: string; respell?: 'unpadded' | 'trailing' | 'mixed'; copies?: number; expect: Expect & { answered?: number; runs?: number; feesAtMost?: number } }[];
-  pricing: { id: string; open?: string; call: Call; expect: { units?: number; unitsOfSql?: string; times?: number; status?: number; toolError?: string; atLeastKeyedCost?: boolean; keyedRequested?: boolean } }[];
+  replays: {
+    id: string;
+    open?: string;
+    scenario: string;
+    first: string;
+    second?: string;
+    respell?: 'unpadded' | 'trailing' | 'mixed';
+    copies?: number;
+    expect: Expect & { answered?: number; runs?: number; feesAtMost?: number };
+  }[];
+  pricing: {
+    id: string;
+    open?: string;
+    call: Call;
+    expect: { units?: number; unitsOfSql?: string; times?: number; status?: number; toolError?: string; atLeastKeyedCost?: boolean; keyedRequested?: boolean };
+  }[];
   limits: { id: string; perMinute?: number; maxBytes?: number; hostLength?: number; forbidden?: string[] }[];
   failures: { id: string; door: string; expect: { status: number; paid: 'none' | 'price'; replay?: string; plan?: string; limit?: string; budget?: number } }[];
 };
@@ -43,7 +63,9 @@ beforeAll(async () => {
   chain = await new Chain().start(1_000_000_000_000n);
   ctx = await startApp({ ...chain.x402Env(), X402_REQUIREMENTS_PER_MINUTE: String(PER_MINUTE) }, { x402Chain: (feePayer) => chain.signer(feePayer) });
   await ingestDemo(ctx.services, 2000);
-  http = new x402HTTPClient(x402Client.fromConfig({ schemes: [{ network: 'solana:*', client: new ExactSvmScheme(chain.payer, { rpcUrl: chain.rpcUrl }) }], spendControls: false }));
+  http = new x402HTTPClient(
+    x402Client.fromConfig({ schemes: [{ network: 'solana:*', client: new ExactSvmScheme(chain.payer, { rpcUrl: chain.rpcUrl }) }], spendControls: false }),
+  );
 });
 afterAll(async () => {
   await ctx?.cleanup();
@@ -61,7 +83,9 @@ async function send(call: Call, headers: Record<string, string> = {}, remoteAddr
   const payload = toPayload(call);
   const isMcp = call.url === '/mcp';
   const res = await ctx.app.inject({
-    method: call.method, url: call.url, remoteAddress,
+    method: call.method,
+    url: call.url,
+    remoteAddress,
     ...(payload === undefined ? {} : { payload: typeof payload === 'string' ? payload : JSON.stringify(payload) }),
     headers: {
       ...(payload === undefined ? {} : { 'content-type': call.contentType ?? 'application/json' }),
@@ -100,11 +124,16 @@ const signed = async (call: Call): Promise<PaymentPayload> => http.createPayment
 
 async function usageRuns(): Promise<number> {
   await ctx.services.access.usage.flush();
-  const [r] = await ctx.services.wh.query<{ n: string }>('SELECT sum(requests) AS n FROM api_key_usage WHERE key_id = {k:String}', { params: { k: `x402:${chain.payer.address}` } });
+  const [r] = await ctx.services.wh.query<{ n: string }>('SELECT sum(requests) AS n FROM api_key_usage WHERE key_id = {k:String}', {
+    params: { k: `x402:${chain.payer.address}` },
+  });
   return Number(r?.n ?? 0);
 }
 
-interface Snapshot { payee: bigint; runs: number }
+interface Snapshot {
+  payee: bigint;
+  runs: number;
+}
 const snapshot = async (): Promise<Snapshot> => ({ payee: await chain.balance(chain.payee.address), runs: await usageRuns() });
 
 /** Placeholders of the corpus: $price, $price*N, $price-N, $payer, $repeat:text:times. */
@@ -127,7 +156,8 @@ function setPath(target: Record<string, unknown>, path: string, value: unknown, 
 }
 
 /** An answer's size on the wire, near enough: its body and its headers. */
-const answerBytes = (res: LightMyRequestResponse): number => res.body.length + Object.entries(res.headers).reduce((n, [k, v]) => n + k.length + String(v).length, 0);
+const answerBytes = (res: LightMyRequestResponse): number =>
+  res.body.length + Object.entries(res.headers).reduce((n, [k, v]) => n + k.length + String(v).length, 0);
 
 /** The outcome a case expects, checked against the balances and usage before it. */
 async function expectOutcome(res: LightMyRequestResponse, e: Expect, before: Snapshot, price: bigint, claimed = price): Promise<void> {
@@ -170,7 +200,9 @@ describe('payloads changed after signing', () => {
 
 describe('hand-built transactions: extra instructions, fee-payer tricks, fee drains', () => {
   it.each(corpus.transactions.map((c) => [c.id, c] as const))('%s', async (_id, c) => {
-    const { accepts: [req] } = await asked(rpc());
+    const {
+      accepts: [req],
+    } = await asked(rpc());
     const price = BigInt(req!.amount);
     const forge = Object.fromEntries(Object.entries(c.forge).map(([k, v]) => [k, resolve(v, price)])) as Forgery;
     const payment = await forgePayment(chain, req!, forge);
@@ -189,7 +221,10 @@ async function concurrently(c: (typeof corpus.replays)[number]): Promise<void> {
   const payment = await signed(first);
   const price = BigInt(payment.accepted.amount);
   const spell = (i: number): PaymentPayload => (c.respell === undefined || i === 0 ? payment : respelled(payment, i % 2 === 0 ? 'unpadded' : 'trailing'));
-  const payments = c.scenario === 'sameFunds' ? [payment, ...(await Promise.all(Array.from({ length: c.copies! - 1 }, () => signed(first))))] : Array.from({ length: c.copies! }, (_, i) => spell(i));
+  const payments =
+    c.scenario === 'sameFunds'
+      ? [payment, ...(await Promise.all(Array.from({ length: c.copies! - 1 }, () => signed(first))))]
+      : Array.from({ length: c.copies! }, (_, i) => spell(i));
   // Same funds: the payer keeps exactly one price, which every payment spends.
   const excess = c.scenario === 'sameFunds' ? (await chain.balance(chain.payer.address)) - price : 0n;
   if (excess > 0n) await moveTokens(chain, chain.payer, chain.payee.address, excess);
@@ -205,7 +240,8 @@ async function concurrently(c: (typeof corpus.replays)[number]): Promise<void> {
     expect(after.payee - before.payee).toBe(price);
     if (c.expect.runs !== undefined) expect(after.runs - before.runs).toBe(c.expect.runs);
     // What our fee payer spent: one settlement's fees, not one per payment that lost the race.
-    if (c.expect.feesAtMost !== undefined) expect(feesBefore - (chain.svm.getBalance(chain.feePayer.address) ?? 0n)).toBeLessThanOrEqual(BigInt(c.expect.feesAtMost));
+    if (c.expect.feesAtMost !== undefined)
+      expect(feesBefore - (chain.svm.getBalance(chain.feePayer.address) ?? 0n)).toBeLessThanOrEqual(BigInt(c.expect.feesAtMost));
   } finally {
     if (excess > 0n) await moveTokens(chain, chain.payee, chain.payer.address, excess);
   }
@@ -213,53 +249,60 @@ async function concurrently(c: (typeof corpus.replays)[number]): Promise<void> {
 
 describe('replays: one payment, one answer', () => {
   // Open findings (docs/security-review-2026-11.md) are expected to fail until fixed.
-  for (const c of corpus.replays) (c.open === undefined ? it : it.fails)(c.id, async () => {
-    const first = corpus.doors[c.first]!;
-    if (c.scenario === 'concurrent' || c.scenario === 'sameFunds') return concurrently(c);
-    const second = corpus.doors[c.second!]!;
-    let payment = await signed(first);
-    const price = BigInt(payment.accepted.amount);
-    if (c.scenario === 'sequential') expect((await send(first, encode(payment))).statusCode).toBe(200);
-    if (c.respell === 'unpadded' || c.respell === 'trailing') payment = respelled(payment, c.respell);
-    const before = await snapshot();
-    await expectOutcome(await send(second, encode(payment)), c.expect, before, price);
-  });
+  for (const c of corpus.replays)
+    (c.open === undefined ? it : it.fails)(c.id, async () => {
+      const first = corpus.doors[c.first]!;
+      if (c.scenario === 'concurrent' || c.scenario === 'sameFunds') return concurrently(c);
+      const second = corpus.doors[c.second!]!;
+      let payment = await signed(first);
+      const price = BigInt(payment.accepted.amount);
+      if (c.scenario === 'sequential') expect((await send(first, encode(payment))).statusCode).toBe(200);
+      if (c.respell === 'unpadded' || c.respell === 'trailing') payment = respelled(payment, c.respell);
+      const before = await snapshot();
+      await expectOutcome(await send(second, encode(payment)), c.expect, before, price);
+    });
 });
 
 describe('prices: what runs is what is priced', () => {
   const units = async (call: Call): Promise<bigint> => BigInt((await asked(call)).accepts[0]!.amount);
   let key: { key: string } | undefined;
   const keyOfPlan = async (): Promise<{ key: string }> => (key ??= await createKey(ctx.app, 'x402'));
-  for (const c of corpus.pricing) (c.open === undefined ? it : it.fails)(c.id, async () => {
-    if (c.expect.status !== undefined) {
-      const res = await send(c.call);
-      expect(res.statusCode).toBe(c.expect.status);
-      if (c.expect.toolError !== undefined) {
-        // A tool error that says why, not a price.
-        expect(mcpRequired(res)).toBeUndefined();
-        expect(JSON.stringify(res.json())).toMatch(new RegExp(c.expect.toolError));
+  for (const c of corpus.pricing)
+    (c.open === undefined ? it : it.fails)(c.id, async () => {
+      if (c.expect.status !== undefined) {
+        const res = await send(c.call);
+        expect(res.statusCode).toBe(c.expect.status);
+        if (c.expect.toolError !== undefined) {
+          // A tool error that says why, not a price.
+          expect(mcpRequired(res)).toBeUndefined();
+          expect(JSON.stringify(res.json())).toMatch(new RegExp(c.expect.toolError));
+        }
+        return;
       }
-      return;
-    }
-    if (c.expect.keyedRequested) {
-      // GraphQL: the price is the cost the guard plans for an x402 key's same document.
-      const keyed = await send(c.call, { 'x-api-key': (await keyOfPlan()).key });
-      const requested = (keyed.json() as { extensions?: { cost?: { requested?: number } } }).extensions?.cost?.requested;
-      expect({ price: await units(c.call), requested, cost: keyed.headers['x-stats-cost'] }).toMatchObject({ price: BigInt(Math.max(1000, Math.ceil(requested ?? 0))) });
-      return;
-    }
-    if (c.expect.atLeastKeyedCost) {
-      // The price is at least what the cost model charges an x402 key for the same call.
-      const keyed = await send(c.call, { 'x-api-key': (await keyOfPlan()).key });
-      const price = await units(c.call);
-      expect({ price, atLeast: price >= BigInt(String(keyed.headers['x-stats-cost'])), cost: keyed.headers['x-stats-cost'] }).toMatchObject({ atLeast: true });
-      return;
-    }
-    const expected = c.expect.units !== undefined
-      ? BigInt(c.expect.units)
-      : (await units({ method: 'POST', url: '/v1/query', payload: { query: c.expect.unitsOfSql } })) * BigInt(c.expect.times ?? 1);
-    expect(await units(c.call)).toBe(expected);
-  });
+      if (c.expect.keyedRequested) {
+        // GraphQL: the price is the cost the guard plans for an x402 key's same document.
+        const keyed = await send(c.call, { 'x-api-key': (await keyOfPlan()).key });
+        const requested = (keyed.json() as { extensions?: { cost?: { requested?: number } } }).extensions?.cost?.requested;
+        expect({ price: await units(c.call), requested, cost: keyed.headers['x-stats-cost'] }).toMatchObject({
+          price: BigInt(Math.max(1000, Math.ceil(requested ?? 0))),
+        });
+        return;
+      }
+      if (c.expect.atLeastKeyedCost) {
+        // The price is at least what the cost model charges an x402 key for the same call.
+        const keyed = await send(c.call, { 'x-api-key': (await keyOfPlan()).key });
+        const price = await units(c.call);
+        expect({ price, atLeast: price >= BigInt(String(keyed.headers['x-stats-cost'])), cost: keyed.headers['x-stats-cost'] }).toMatchObject({
+          atLeast: true,
+        });
+        return;
+      }
+      const expected =
+        c.expect.units !== undefined
+          ? BigInt(c.expect.units)
+          : (await units({ method: 'POST', url: '/v1/query', payload: { query: c.expect.unitsOfSql } })) * BigInt(c.expect.times ?? 1);
+      expect(await units(c.call)).toBe(expected);
+    });
 });
 
 describe('failures after a valid payment, and the plan a paid call runs under', () => {
@@ -271,7 +314,8 @@ describe('failures after a valid payment, and the plan a paid call runs under', 
     const res = await send(door, encode(payment));
     await expectOutcome(res, { status: c.expect.status, paid: c.expect.paid }, before, price);
     if (c.expect.budget !== undefined) expect(res.json().extensions?.cost?.budget).toBe(c.expect.budget);
-    if (c.expect.plan !== undefined) expect({ plan: res.headers['x-ratelimit-plan'], limit: res.headers['x-ratelimit-limit'] }).toEqual({ plan: c.expect.plan, limit: c.expect.limit });
+    if (c.expect.plan !== undefined)
+      expect({ plan: res.headers['x-ratelimit-plan'], limit: res.headers['x-ratelimit-limit'] }).toEqual({ plan: c.expect.plan, limit: c.expect.limit });
     if (c.expect.replay !== undefined) expect((await send(door, encode(payment))).json().message).toMatch(new RegExp(`^${c.expect.replay}:`));
   });
 });

@@ -65,7 +65,7 @@ describe('a keyless MCP client pays per tool call', () => {
     expect(tools.find((x) => x.name === 'run_sql')?.description).toMatch(/x402\/payment/);
   });
 
-  it('unpaid: the requirements in a tool error; paid: the key\'s answer with the settlement, paid once', async () => {
+  it("unpaid: the requirements in a tool error; paid: the key's answer with the settlement, paid once", async () => {
     const before = await t.ledger();
     const unpaid = await call(anonymous, ...STATS);
     const required = requiredOf(unpaid);
@@ -73,7 +73,12 @@ describe('a keyless MCP client pays per tool call', () => {
     expect(required.error).toMatch(/^payment_required: .*_meta\["x402\/payment"\]/);
     expect(required.resource.url).toBe('mcp://tool/getProtocolStats');
     const [req] = required.accepts;
-    expect(req).toMatchObject({ scheme: 'exact', network: 'solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1', asset: t.chain.mint.address, payTo: t.chain.payee.address });
+    expect(req).toMatchObject({
+      scheme: 'exact',
+      network: 'solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1',
+      asset: t.chain.mint.address,
+      payTo: t.chain.payee.address,
+    });
     // Priced as its JSON-RPC method is (the cost model's figure for the statements it runs).
     const price = BigInt(req!.amount);
     const rpc = await t.send({ method: 'POST', url: '/v1/rpc', payload: { jsonrpc: '2.0', id: 1, method: STATS[0], params: [STATS[1].options] } });
@@ -107,7 +112,7 @@ describe('a keyless MCP client pays per tool call', () => {
     expect(BigInt(String(keyedHeavy.headers['x-stats-cost']))).toBe(heavy);
   });
 
-  it('a batch: each call pays for itself through the door\'s one batch executor', async () => {
+  it("a batch: each call pays for itself through the door's one batch executor", async () => {
     const required = requiredOf(await call(anonymous, 'getProtocols', {}));
     const [p1, p2] = [await t.http.createPaymentPayload(required), await t.http.createPaymentPayload(required)];
     const before = await t.chain.balance(t.chain.payee.address);
@@ -118,7 +123,11 @@ describe('a keyless MCP client pays per tool call', () => {
       // The first payment a second time in the same POST: a replay.
       { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'getProtocols', arguments: {}, _meta: { 'x402/payment': p1 } } },
     ];
-    const res = await fetch(`${base}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify(body) });
+    const res = await fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify(body),
+    });
     expect(res.status).toBe(200);
     const answers = (await res.json()) as { id: number; result: Result }[];
     const byId = new Map(answers.map((a) => [a.id, a.result]));
@@ -160,14 +169,36 @@ describe('refused MCP payments: a tool error with the reason, nothing run, nothi
   }
 
   it('underpaid, wrong mint, wrong recipient', async () => {
-    await expectRefused(await signedFor((r) => { r.amount = '1'; }), /^underpaid/);
+    await expectRefused(
+      await signedFor((r) => {
+        r.amount = '1';
+      }),
+      /^underpaid/,
+    );
     const other = await t.chain.createMint(t.chain.payee, [t.chain.payer.address, t.chain.payee.address], 1_000_000_000n);
-    await expectRefused(await signedFor((r) => { r.asset = other.address; }), /^wrong_mint/);
-    await expectRefused(await signedFor((r) => { r.payTo = t.chain.payer.address; }), /^wrong_recipient/);
+    await expectRefused(
+      await signedFor((r) => {
+        r.asset = other.address;
+      }),
+      /^wrong_mint/,
+    );
+    await expectRefused(
+      await signedFor((r) => {
+        r.payTo = t.chain.payer.address;
+      }),
+      /^wrong_recipient/,
+    );
   });
 
   it('hostile _meta values: each a payment-required tool result, never a protocol error', async () => {
-    for (const bad of ['garbage', null, 42, [], { x402Version: 2, payload: {}, accepted: { amount: '1e99' } }, { x402Version: 2, payload: { transaction: 'AAAA' }, accepted: null }]) {
+    for (const bad of [
+      'garbage',
+      null,
+      42,
+      [],
+      { x402Version: 2, payload: {}, accepted: { amount: '1e99' } },
+      { x402Version: 2, payload: { transaction: 'AAAA' }, accepted: null },
+    ]) {
       const before = await t.ledger();
       const r = (await anonymous.callTool({ name: STATS[0], arguments: STATS[1], _meta: { 'x402/payment': bad } })) as Result;
       expect(requiredOf(r).error).toMatch(/^(malformed_payment|wrong_network|underpaid)/);

@@ -35,7 +35,9 @@ afterAll(async () => {
 
 const RPC: Call = { method: 'POST', url: '/v1/rpc', payload: { jsonrpc: '2.0', id: 1, method: 'getProtocols', params: [] } };
 /** A new rate-limit window for the test's address. */
-const nextMinute = () => { clock += 61_000; };
+const nextMinute = () => {
+  clock += 61_000;
+};
 
 describe('a remote facilitator', () => {
   it('verifies and settles the payment over its HTTP API; the payee is paid the price', async () => {
@@ -53,7 +55,9 @@ describe('a remote facilitator', () => {
 
   it('one that cannot be reached stops the start with the reason', async () => {
     const config = { ...t.ctx.services.config.x402, facilitator: { kind: 'remote' as const, url: 'http://127.0.0.1:9' } };
-    await expect(resourceServerOf(config)).rejects.toThrow(/^x402: the facilitator cannot be reached or does not support exact payments on solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1/);
+    await expect(resourceServerOf(config)).rejects.toThrow(
+      /^x402: the facilitator cannot be reached or does not support exact payments on solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1/,
+    );
   });
 });
 
@@ -74,7 +78,10 @@ describe('the 402 answers of one address are limited', () => {
 
   it('each call of a batch is priced, and counts: a batch past the budget is 429 before any price', async () => {
     nextMinute();
-    const batch = (n: number): Call => ({ ...RPC, payload: Array.from({ length: n }, (_, id) => ({ jsonrpc: '2.0', id, method: 'getProtocols', params: [] })) });
+    const batch = (n: number): Call => ({
+      ...RPC,
+      payload: Array.from({ length: n }, (_, id) => ({ jsonrpc: '2.0', id, method: 'getProtocols', params: [] })),
+    });
     expect((await t.send(batch(PER_MINUTE))).statusCode).toBe(402);
     expect((await t.send(RPC)).statusCode).toBe(429);
     nextMinute();

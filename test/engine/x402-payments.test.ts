@@ -37,12 +37,23 @@ const SQL_LIGHT: Call = { method: 'POST', url: '/v1/query', payload: { query: 'S
 const SQL_HEAVY: Call = { method: 'POST', url: '/v1/query', payload: { query: 'SELECT count() AS n FROM transactions' } };
 
 describe('keyless calls with x402 on', () => {
-  it.each([['JSON-RPC', RPC], ['REST', REST], ['SQL', SQL_HEAVY], ['GraphQL', GRAPHQL]])('%s: unpaid -> 402 with requirements; paid -> the x402 key\'s answer, settled once', async (_door, call) => {
+  it.each([
+    ['JSON-RPC', RPC],
+    ['REST', REST],
+    ['SQL', SQL_HEAVY],
+    ['GraphQL', GRAPHQL],
+  ])("%s: unpaid -> 402 with requirements; paid -> the x402 key's answer, settled once", async (_door, call) => {
     const unpaid = await send(call);
     expect(unpaid.statusCode).toBe(402);
     const required = requiredOf(unpaid);
     const [req] = required.accepts;
-    expect(req).toMatchObject({ scheme: 'exact', network: 'solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1', asset: t.chain.mint.address, payTo: t.chain.payee.address, maxTimeoutSeconds: 60 });
+    expect(req).toMatchObject({
+      scheme: 'exact',
+      network: 'solana:EtWTRABZaYq6iMfeYKouRu166VU2xqa1',
+      asset: t.chain.mint.address,
+      payTo: t.chain.payee.address,
+      maxTimeoutSeconds: 60,
+    });
     const price = BigInt(req!.amount);
     const [payeeBefore, payerBefore] = [await t.chain.balance(t.chain.payee.address), await t.chain.balance(t.chain.payer.address)];
 
@@ -107,7 +118,13 @@ describe('every door priced by the cost model', () => {
 
   it('GraphQL: what the answer is charged (extensions.cost.requested); more fields cost more', async () => {
     const stats: Call = { method: 'POST', url: '/graphql', payload: { query: '{ protocolStats(filters: {protocols: ["jupiter_v6"]}) { protocolName } }' } };
-    const both: Call = { method: 'POST', url: '/graphql', payload: { query: '{ protocolStats(filters: {protocols: ["jupiter_v6"]}) { protocolName } transactions(pagination: {first: 5}) { edges { node { signature } } } }' } };
+    const both: Call = {
+      method: 'POST',
+      url: '/graphql',
+      payload: {
+        query: '{ protocolStats(filters: {protocols: ["jupiter_v6"]}) { protocolName } transactions(pagination: {first: 5}) { edges { node { signature } } } }',
+      },
+    };
     const price = await amount(stats);
     const keyed = await send(stats, t.keyHeaders);
     expect(keyed.json().extensions.cost.requested).toBeGreaterThan(1000);
@@ -138,19 +155,49 @@ describe('refused payments: a 402 with the reason, nothing run, nothing paid', (
   }
 
   it('underpaid: a transfer of less than the price', async () => {
-    await expectRefused(await signedFor((r) => { r.amount = '1'; }), /^underpaid/);
-    await expectRefused(await signedFor((r) => { r.amount = '1'; }, false), /^underpaid/);
+    await expectRefused(
+      await signedFor((r) => {
+        r.amount = '1';
+      }),
+      /^underpaid/,
+    );
+    await expectRefused(
+      await signedFor((r) => {
+        r.amount = '1';
+      }, false),
+      /^underpaid/,
+    );
   });
 
   it('wrong mint: a transfer of another token', async () => {
     const other = await t.chain.createMint(t.chain.payee, [t.chain.payer.address, t.chain.payee.address], 1_000_000_000n);
-    await expectRefused(await signedFor((r) => { r.asset = other.address; }), /^wrong_mint/);
-    await expectRefused(await signedFor((r) => { r.asset = other.address; }, false), /^wrong_mint/);
+    await expectRefused(
+      await signedFor((r) => {
+        r.asset = other.address;
+      }),
+      /^wrong_mint/,
+    );
+    await expectRefused(
+      await signedFor((r) => {
+        r.asset = other.address;
+      }, false),
+      /^wrong_mint/,
+    );
   });
 
   it('wrong recipient: a transfer to another wallet', async () => {
-    await expectRefused(await signedFor((r) => { r.payTo = t.chain.payer.address; }), /^wrong_recipient/);
-    await expectRefused(await signedFor((r) => { r.payTo = t.chain.payer.address; }, false), /^wrong_recipient/);
+    await expectRefused(
+      await signedFor((r) => {
+        r.payTo = t.chain.payer.address;
+      }),
+      /^wrong_recipient/,
+    );
+    await expectRefused(
+      await signedFor((r) => {
+        r.payTo = t.chain.payer.address;
+      }, false),
+      /^wrong_recipient/,
+    );
   });
 
   it('forged: a transaction changed after it was signed, or no payment at all', async () => {
@@ -185,8 +232,13 @@ describe('one call per payment across API processes', () => {
     // A second API process: its own gateway and memory of spent payments, the same store.
     const s = t.ctx.services;
     const other = await createX402Door({
-      config: s.config.x402, sandbox: s.sqlSandbox, payments: new X402PaymentStore(s.wh), logger: createLogger('silent'), chain: (feePayer) => t.chain.signer(feePayer),
-      wh: s.wh, analyticsOver: () => s.analytics,
+      config: s.config.x402,
+      sandbox: s.sqlSandbox,
+      payments: new X402PaymentStore(s.wh),
+      logger: createLogger('silent'),
+      chain: (feePayer) => t.chain.signer(feePayer),
+      wh: s.wh,
+      analyticsOver: () => s.analytics,
     });
     const quote = await other.gateway.quote(1000, 'http://localhost/v1/rpc', 'POST /v1/rpc');
     await expect(other.gateway.verify(payment, quote)).rejects.toThrow(/^replayed_payment/);

@@ -37,7 +37,11 @@ export function scrapes(records: readonly IngestRecord[], from: number, to: numb
   const byTime = [...records].sort((a, b) => a.block_time - b.block_time);
   const stored = records.map((r) => ({ at: ingestedAt(r), blockTime: r.block_time })).sort((a, b) => a.at - b.at);
   const out: Scrape[] = [];
-  let lo1h = 0, lo5m = 0, hi = 0, storedUpTo = 0, newest: number | null = null;
+  let lo1h = 0,
+    lo5m = 0,
+    hi = 0,
+    storedUpTo = 0,
+    newest: number | null = null;
   for (let t = from; t <= to; t += MINUTE) {
     while (hi < byTime.length && byTime[hi]!.block_time <= t) hi++;
     while (lo1h < hi && byTime[lo1h]!.block_time <= t - HOUR) lo1h++;

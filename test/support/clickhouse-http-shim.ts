@@ -9,8 +9,14 @@ import type { AddressInfo } from 'node:net';
 import { Session } from 'chdb';
 
 // Settings that only steer the HTTP protocol itself; the engine must not see them.
-const HTTP_ONLY = new Set(['wait_end_of_query', 'enable_http_compression', 'send_progress_in_http_headers',
-  'http_headers_progress_interval_ms', 'cancel_http_readonly_queries_on_client_close', 'output_format_json_quote_64bit_integers_on_http']);
+const HTTP_ONLY = new Set([
+  'wait_end_of_query',
+  'enable_http_compression',
+  'send_progress_in_http_headers',
+  'http_headers_progress_interval_ms',
+  'cancel_http_readonly_queries_on_client_close',
+  'output_format_json_quote_64bit_integers_on_http',
+]);
 const NOT_SETTINGS = new Set(['query', 'database', 'query_id', 'default_format', 'session_id', 'user', 'password']);
 
 function withSettings(sql: string, settings: [string, string][]): string {
@@ -58,9 +64,10 @@ export async function startClickHouseShim(dataDir: string): Promise<Shim> {
         const statement = url.searchParams.get('query');
         const sql = statement === null ? withSettings(body, settings) : `${withSettings(statement, settings)}\n${body}`;
         try {
-          const result = Object.keys(params).length > 0
-            ? await session.queryBindAsync(sql, params, { format: 'TabSeparated' })
-            : await session.queryAsync(sql, { format: 'TabSeparated' });
+          const result =
+            Object.keys(params).length > 0
+              ? await session.queryBindAsync(sql, params, { format: 'TabSeparated' })
+              : await session.queryAsync(sql, { format: 'TabSeparated' });
           res.writeHead(200, {
             'content-type': 'text/plain; charset=UTF-8',
             'x-clickhouse-summary': JSON.stringify({ read_rows: String(result.rowsRead), read_bytes: String(result.bytesRead), written_rows: '0' }),

@@ -16,20 +16,34 @@ export interface ClientReport {
   wire: string[];
 }
 
-interface Route { operationId: string; method: string; pattern: RegExp; literals: number }
+interface Route {
+  operationId: string;
+  method: string;
+  pattern: RegExp;
+  literals: number;
+}
 
 function routesOf(doc: { paths: Record<string, Record<string, Operation>> }): Route[] {
-  return Object.entries(doc.paths).flatMap(([path, item]) => Object.entries(item).map(([method, op]) => ({
-    operationId: op.operationId ?? `${method.toUpperCase()} ${path}`,
-    method: method.toUpperCase(),
-    pattern: new RegExp(`^${path.split(/\{[^}]+\}/).map((s) => s.replace(/[.*+?^$()|[\]\\]/g, '\\$&')).join('[^/]+')}$`),
-    literals: path.replace(/\{[^}]+\}/g, '').length,
-  })));
+  return Object.entries(doc.paths).flatMap(([path, item]) =>
+    Object.entries(item).map(([method, op]) => ({
+      operationId: op.operationId ?? `${method.toUpperCase()} ${path}`,
+      method: method.toUpperCase(),
+      pattern: new RegExp(
+        `^${path
+          .split(/\{[^}]+\}/)
+          .map((s) => s.replace(/[.*+?^$()|[\]\\]/g, '\\$&'))
+          .join('[^/]+')}$`,
+      ),
+      literals: path.replace(/\{[^}]+\}/g, '').length,
+    })),
+  );
 }
 
 /** The document's operationIds, sorted. */
 export function documentedOperations(doc: { paths: Record<string, Record<string, Operation>> }): string[] {
-  return routesOf(doc).map((r) => r.operationId).sort();
+  return routesOf(doc)
+    .map((r) => r.operationId)
+    .sort();
 }
 
 /**
@@ -52,7 +66,10 @@ export function operationsSent(doc: { paths: Record<string, Record<string, Opera
 
 /** The failed calls, one paragraph each ('' when none failed). */
 export function failures(report: ClientReport): string {
-  return Object.entries(report.results).filter(([, r]) => !r.ok).map(([op, r]) => `${op}:\n${r.detail}`).join('\n\n');
+  return Object.entries(report.results)
+    .filter(([, r]) => !r.ok)
+    .map(([op, r]) => `${op}:\n${r.detail}`)
+    .join('\n\n');
 }
 
 /**
@@ -60,7 +77,10 @@ export function failures(report: ClientReport): string {
  * enterprise key named `client`, the generator made ready beside it (`prepareTool` answers
  * its path), and the served document, also written to `openapi.json` in a new temp folder.
  */
-export async function servedDocument<D>(client: string, prepareTool: () => Promise<string>): Promise<{ service: ApiService; tool: string; key: string; dir: string; doc: D }> {
+export async function servedDocument<D>(
+  client: string,
+  prepareTool: () => Promise<string>,
+): Promise<{ service: ApiService; tool: string; key: string; dir: string; doc: D }> {
   const [service, tool] = await Promise.all([startApiService({ demoRows: 5_000 }), prepareTool()]);
   const key = (await service.createKey('enterprise', `${client}-client`)).key;
   const dir = mkdtempSync(path.join(tmpdir(), `txa-${client}client-`));

@@ -16,7 +16,12 @@ export function sessionCookie(res: LightMyRequestResponse): string | undefined {
   return c?.split(';')[0];
 }
 
-export async function signUp(app: FastifyInstance, email: string, password = 'correct horse battery', extra: Record<string, unknown> = {}): Promise<DashboardSession> {
+export async function signUp(
+  app: FastifyInstance,
+  email: string,
+  password = 'correct horse battery',
+  extra: Record<string, unknown> = {},
+): Promise<DashboardSession> {
   const res = await app.inject({ method: 'POST', url: '/dashboard/api/signup', payload: { email, password, ...extra } });
   if (res.statusCode !== 201) throw new Error(`sign-up failed: ${res.statusCode} ${res.body}`);
   return { cookie: sessionCookie(res)!, csrf: res.json().csrfToken, accountId: res.json().account.id };

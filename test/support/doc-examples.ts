@@ -38,9 +38,16 @@ export function docBlocks(file: string): DocBlock[] {
     while (end < lines.length && !/^```\s*$/.test(lines[end]!)) end++;
     let prev = i - 1;
     while (prev >= 0 && lines[prev]!.trim() === '') prev--;
-    const skip = prev >= 0 ? SKIP.exec(lines[prev]!)?.[1] ?? null : null;
+    const skip = prev >= 0 ? (SKIP.exec(lines[prev]!)?.[1] ?? null) : null;
     const lang = open[1]!.toLowerCase();
-    out.push({ file, line: i + 1, lang, skip, text: lines.slice(i + 1, end).join('\n'), commands: SHELL.has(lang) ? splitCommands(lines.slice(i + 1, end), i + 2) : [] });
+    out.push({
+      file,
+      line: i + 1,
+      lang,
+      skip,
+      text: lines.slice(i + 1, end).join('\n'),
+      commands: SHELL.has(lang) ? splitCommands(lines.slice(i + 1, end), i + 2) : [],
+    });
     i = end;
   }
   return out;
@@ -51,9 +58,18 @@ function openQuote(text: string): boolean {
   let q: "'" | '"' | null = null;
   for (let k = 0; k < text.length; k++) {
     const c = text[k]!;
-    if (q === "'") { if (c === "'") q = null; continue; }
-    if (c === '\\') { k++; continue; }
-    if (q === '"') { if (c === '"') q = null; continue; }
+    if (q === "'") {
+      if (c === "'") q = null;
+      continue;
+    }
+    if (c === '\\') {
+      k++;
+      continue;
+    }
+    if (q === '"') {
+      if (c === '"') q = null;
+      continue;
+    }
     if (c === "'" || c === '"') q = c;
     else if (c === '#' && (k === 0 || /\s/.test(text[k - 1]!))) {
       const nl = text.indexOf('\n', k);
@@ -121,7 +137,12 @@ export function shownLinesMismatch(shown: string, output: string): string | null
   const want = shown.split('\n').filter((l) => l.trim() !== '');
   const got = output.split(/\r?\n/);
   for (const [i, line] of want.entries()) {
-    const pattern = new RegExp(`^${line.split('…').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*?')}$`);
+    const pattern = new RegExp(
+      `^${line
+        .split('…')
+        .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+        .join('.*?')}$`,
+    );
     if (!pattern.test(got[i] ?? '')) return `line ${i + 1} is ${JSON.stringify((got[i] ?? '(none)').slice(0, 200))}, the doc shows ${JSON.stringify(line)}`;
   }
   return null;

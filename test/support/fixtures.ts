@@ -18,9 +18,17 @@ export const dayStart = (i: number): number => FIXTURE_START + i * 86_400;
 /** `count` deterministic demo records (every registry protocol, active or not) over the window. */
 export async function demoRecords(services: Pick<Services, 'wh'>, count: number, seed = 7): Promise<IngestRecord[]> {
   const text = await demoRecordsNdjson(services.wh, {
-    seed, total: count, offset: 0, count, startTime: FIXTURE_START, endTime: FIXTURE_END,
+    seed,
+    total: count,
+    offset: 0,
+    count,
+    startTime: FIXTURE_START,
+    endTime: FIXTURE_END,
   });
-  return text.trim().split('\n').map((l) => JSON.parse(l) as IngestRecord);
+  return text
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as IngestRecord);
 }
 
 /**
@@ -29,7 +37,10 @@ export async function demoRecords(services: Pick<Services, 'wh'>, count: number,
  * the record check itself call `services.pipeline.ingest` and read the report.
  */
 export async function ingest(services: Pick<Services, 'pipeline'>, records: readonly (object | string)[]): Promise<IngestReport> {
-  const report = await services.pipeline.ingest(records.map((value, i) => ({ value, position: { line: i + 1 } })), 'test');
+  const report = await services.pipeline.ingest(
+    records.map((value, i) => ({ value, position: { line: i + 1 } })),
+    'test',
+  );
   if (report.rejected.length > 0) throw new Error(`fixture records rejected: ${JSON.stringify(report.rejected.slice(0, 3))}`);
   return report;
 }

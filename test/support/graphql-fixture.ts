@@ -29,7 +29,10 @@ export function graphqlFixture(records: number) {
   return {
     t,
     headers: () => state.headers,
-    gql: graphqlClient(() => t().app, () => state.headers),
+    gql: graphqlClient(
+      () => t().app,
+      () => state.headers,
+    ),
     /** A second app on the same services (same keys and data) with other GraphQL settings. */
     async appWith(graphql: GraphqlSettings): Promise<FastifyInstance> {
       const app = await buildApp({ ...t().services, graphql });

@@ -9,14 +9,34 @@ import { generateKeyPairSync } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
-  address, appendTransactionMessageInstructions, createKeyPairSignerFromBytes, createTransactionMessage, generateKeyPairSigner,
-  getBase64Decoder, getBase64Encoder, getSignatureFromTransaction, getTransactionDecoder, pipe,
-  setTransactionMessageFeePayerSigner, signTransactionMessageWithSigners, type Address, type Instruction, type KeyPairSigner, type Signature, lamports, type Transaction,
+  address,
+  appendTransactionMessageInstructions,
+  createKeyPairSignerFromBytes,
+  createTransactionMessage,
+  generateKeyPairSigner,
+  getBase64Decoder,
+  getBase64Encoder,
+  getSignatureFromTransaction,
+  getTransactionDecoder,
+  pipe,
+  setTransactionMessageFeePayerSigner,
+  signTransactionMessageWithSigners,
+  type Address,
+  type Instruction,
+  type KeyPairSigner,
+  type Signature,
+  lamports,
+  type Transaction,
 } from '@solana/kit';
 import { getCreateAccountInstruction } from '@solana-program/system';
 import {
-  findAssociatedTokenPda, getCreateAssociatedTokenIdempotentInstructionAsync, getInitializeMint2Instruction, getMintSize, getMintToInstruction,
-  getTokenDecoder, TOKEN_PROGRAM_ADDRESS,
+  findAssociatedTokenPda,
+  getCreateAssociatedTokenIdempotentInstructionAsync,
+  getInitializeMint2Instruction,
+  getMintSize,
+  getMintToInstruction,
+  getTokenDecoder,
+  TOKEN_PROGRAM_ADDRESS,
 } from '@solana-program/token';
 import { FailedTransactionMetadata, LiteSVM } from 'litesvm';
 import { toFacilitatorSvmSigner, TransactionOnchainFailureError, type FacilitatorSvmSigner } from '@x402/svm';
@@ -64,13 +84,21 @@ export class Chain {
     const mint = await generateKeyPairSigner();
     const space = BigInt(getMintSize());
     await this.send(authority, [
-      getCreateAccountInstruction({ payer: authority, newAccount: mint, lamports: this.svm.minimumBalanceForRentExemption(space), space, programAddress: TOKEN_PROGRAM_ADDRESS }),
+      getCreateAccountInstruction({
+        payer: authority,
+        newAccount: mint,
+        lamports: this.svm.minimumBalanceForRentExemption(space),
+        space,
+        programAddress: TOKEN_PROGRAM_ADDRESS,
+      }),
       getInitializeMint2Instruction({ mint: mint.address, decimals: DECIMALS, mintAuthority: authority.address }),
     ]);
     for (const owner of owners) {
       await this.send(authority, [await getCreateAssociatedTokenIdempotentInstructionAsync({ payer: authority, mint: mint.address, owner })]);
     }
-    await this.send(authority, [getMintToInstruction({ mint: mint.address, token: await this.ata(owners[0]!, mint.address), mintAuthority: authority, amount })]);
+    await this.send(authority, [
+      getMintToInstruction({ mint: mint.address, token: await this.ata(owners[0]!, mint.address), mintAuthority: authority, amount }),
+    ]);
     return mint;
   }
 
@@ -81,7 +109,9 @@ export class Chain {
     this.mint = await this.createMint(this.payee, [this.payer.address, this.payee.address], payerTokens);
     this.server = createServer((req, res) => {
       let text = '';
-      req.on('data', (c: Buffer) => { text += c.toString(); });
+      req.on('data', (c: Buffer) => {
+        text += c.toString();
+      });
       req.on('end', () => {
         const call = JSON.parse(text) as { id: unknown; method: string; params: unknown[] };
         res.setHeader('content-type', 'application/json');
@@ -100,7 +130,17 @@ export class Chain {
     if (method === 'getAccountInfo') {
       const acc = this.svm.getAccount(address(String(params[0])));
       if (!acc.exists) return { context, value: null };
-      return { context, value: { data: [getBase64Decoder().decode(acc.data), 'base64'], executable: acc.executable, lamports: Number(acc.lamports), owner: acc.programAddress, rentEpoch: 0, space: acc.data.length } };
+      return {
+        context,
+        value: {
+          data: [getBase64Decoder().decode(acc.data), 'base64'],
+          executable: acc.executable,
+          lamports: Number(acc.lamports),
+          owner: acc.programAddress,
+          rentEpoch: 0,
+          space: acc.data.length,
+        },
+      };
     }
     throw new Error(`the test chain does not answer ${method}`);
   }

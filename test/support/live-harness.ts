@@ -19,9 +19,19 @@ export const QUERY = 'subscription { protocolActivity { protocolName timestamp c
 export function fakeReader(visible: Set<string>): { activityBuckets(keys: readonly BucketKey[], size: BucketSize): Promise<BucketFigures[]> } {
   let slot = 0;
   return {
-    activityBuckets: async (keys, size) => keys.filter((k) => visible.has(k.protocolName)).map((k) => ({
-      ...k, size, count: 1, successCount: 1, failedCount: 0, totalFees: 5000, totalComputeUnits: 100_000, maxSlot: ++slot,
-    })),
+    activityBuckets: async (keys, size) =>
+      keys
+        .filter((k) => visible.has(k.protocolName))
+        .map((k) => ({
+          ...k,
+          size,
+          count: 1,
+          successCount: 1,
+          failedCount: 0,
+          totalFees: 5000,
+          totalComputeUnits: 100_000,
+          maxSlot: ++slot,
+        })),
   };
 }
 
@@ -63,10 +73,21 @@ export interface OpenStream {
   tap: { on: boolean; taken: (r: ExecutionResult) => void };
 }
 
-export async function openStream(h: Harness, opts: { query?: string; lastEventId?: string; record?: boolean; charge?: ReplayCharge } = {}): Promise<OpenStream> {
-  const ctx: StreamContext = { maxQueued: 1_000_000, onOverflow: () => undefined, ...(opts.lastEventId === undefined ? {} : { lastEventId: opts.lastEventId }) };
+export async function openStream(
+  h: Harness,
+  opts: { query?: string; lastEventId?: string; record?: boolean; charge?: ReplayCharge } = {},
+): Promise<OpenStream> {
+  const ctx: StreamContext = {
+    maxQueued: 1_000_000,
+    onOverflow: () => undefined,
+    ...(opts.lastEventId === undefined ? {} : { lastEventId: opts.lastEventId }),
+  };
   const root = subscriptionRoot(h.live, { protocols: async () => [...h.visible] });
-  const prepared = await prepareSubscription({ query: opts.query ?? QUERY } as never, ctx, { schema: liveStubSchema(), root, limits: { maxDocumentChars: 8192, maxSelections: 64 } });
+  const prepared = await prepareSubscription({ query: opts.query ?? QUERY } as never, ctx, {
+    schema: liveStubSchema(),
+    root,
+    limits: { maxDocumentChars: 8192, maxSelections: 64 },
+  });
   if (prepared.kind !== 'stream') throw new Error(JSON.stringify(prepared.result.errors));
   const source = prepared.events;
   const tap: OpenStream['tap'] = { on: true, taken: () => undefined };

@@ -44,7 +44,8 @@ export function schemasOf(doc: unknown): SchemaAt[] {
     if (typeof node !== 'object' || node === null) return;
     for (const [k, v] of Object.entries(node)) {
       if (k === 'schema') visitSchema(v, `${at}.schema`, undefined);
-      else if (k === 'schemas' && at.endsWith('components')) for (const [name, s] of Object.entries(v as Json)) visitSchema(s, `${at}.schemas.${name}`, undefined);
+      else if (k === 'schemas' && at.endsWith('components'))
+        for (const [name, s] of Object.entries(v as Json)) visitSchema(s, `${at}.schemas.${name}`, undefined);
       else visitNode(v, `${at}.${k}`);
     }
   };
@@ -57,13 +58,17 @@ export function resolved(doc: Json, schema: Json): Json {
   const only = Array.isArray(schema.allOf) && schema.allOf.length === 1 ? (schema.allOf[0] as Json) : schema;
   const ref = only.$ref;
   if (typeof ref !== 'string') return schema;
-  const target = ref.replace(/^#\//, '').split('/').reduce<unknown>((node, part) => (node as Json | undefined)?.[part], doc);
+  const target = ref
+    .replace(/^#\//, '')
+    .split('/')
+    .reduce<unknown>((node, part) => (node as Json | undefined)?.[part], doc);
   return target as Json;
 }
 
 export const isInteger = (s: Json): boolean => s.type === 'integer' || (Array.isArray(s.type) && s.type.includes('integer'));
 /** A number that is a whole number (`multipleOf: 1`): an integer to a reader. */
-export const isWholeNumber = (s: Json): boolean => isInteger(s) || ((s.type === 'number' || (Array.isArray(s.type) && s.type.includes('number'))) && s.multipleOf === 1);
+export const isWholeNumber = (s: Json): boolean =>
+  isInteger(s) || ((s.type === 'number' || (Array.isArray(s.type) && s.type.includes('number'))) && s.multipleOf === 1);
 export const isFraction = (s: Json): boolean => !isWholeNumber(s) && (s.type === 'number' || (Array.isArray(s.type) && s.type.includes('number')));
 
 /**

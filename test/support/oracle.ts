@@ -5,7 +5,12 @@
 // Ranges are inclusive [gte, lte] in Unix seconds, like the analytics layer's TimeRange.
 import type { Services } from '../../api/services.ts';
 import type {
-  ActivityBucket, FailedTransaction, InstructionTypeStats, ProtocolComparisonItem, ProtocolStats, TopProtocol,
+  ActivityBucket,
+  FailedTransaction,
+  InstructionTypeStats,
+  ProtocolComparisonItem,
+  ProtocolStats,
+  TopProtocol,
 } from '../../core/vocabulary/answers.ts';
 import { ACTIVE_PROTOCOLS } from './fixtures.ts';
 
@@ -67,8 +72,17 @@ export async function totals(s: Db, protocols: readonly string[], range?: Range)
   const n = Number(r!.n);
   const v = (k: string) => (n === 0 ? 0 : Number(r![k]));
   return {
-    count: n, succeeded: v('ok'), fees: v('fees'), minFee: v('fmin'), maxFee: v('fmax'), computeUnits: v('cu'), accounts: v('acc'),
-    instructionTypes: v('types'), firstSeen: v('first'), lastSeen: v('last'), latestSlot: n === 0 ? '0' : String(r!.slot),
+    count: n,
+    succeeded: v('ok'),
+    fees: v('fees'),
+    minFee: v('fmin'),
+    maxFee: v('fmax'),
+    computeUnits: v('cu'),
+    accounts: v('acc'),
+    instructionTypes: v('types'),
+    firstSeen: v('first'),
+    lastSeen: v('last'),
+    latestSlot: n === 0 ? '0' : String(r!.slot),
   };
 }
 
@@ -94,33 +108,57 @@ export async function protocolStats(s: Db, protocol: string, range?: Range): Pro
 
 /** One comparison item per protocol, in the order given. */
 export async function protocolComparison(s: Db, protocols: readonly string[], range?: Range): Promise<ProtocolComparisonItem[]> {
-  return Promise.all(protocols.map(async (p) => {
-    const st = await protocolStats(s, p, range);
-    return {
-      protocolName: p, totalTransactions: st.totalTransactions, successRate: st.successRate, averageFee: st.averageFee,
-      averageComputeUnits: st.averageComputeUnits, uniqueInstructionTypes: st.uniqueInstructionTypes,
-    };
-  }));
+  return Promise.all(
+    protocols.map(async (p) => {
+      const st = await protocolStats(s, p, range);
+      return {
+        protocolName: p,
+        totalTransactions: st.totalTransactions,
+        successRate: st.successRate,
+        averageFee: st.averageFee,
+        averageComputeUnits: st.averageComputeUnits,
+        uniqueInstructionTypes: st.uniqueInstructionTypes,
+      };
+    }),
+  );
 }
 
 /** Protocols with records in range, sorted by `sortBy` (descending, then by name), at most `limit`. */
 export async function topProtocols(
-  s: Db, protocols: readonly string[], range: Range | undefined, sortBy: 'transactions' | 'fees' | 'successRate', limit: number,
+  s: Db,
+  protocols: readonly string[],
+  range: Range | undefined,
+  sortBy: 'transactions' | 'fees' | 'successRate',
+  limit: number,
 ): Promise<TopProtocol[]> {
   const rows = await Promise.all(protocols.map(async (p) => ({ p, t: await totals(s, [p], range) })));
-  const key = { transactions: (x: TopProtocol) => x.transactionCount, fees: (x: TopProtocol) => x.totalFees, successRate: (x: TopProtocol) => x.successRate }[sortBy];
-  return rows.filter(({ t }) => t.count > 0)
+  const key = { transactions: (x: TopProtocol) => x.transactionCount, fees: (x: TopProtocol) => x.totalFees, successRate: (x: TopProtocol) => x.successRate }[
+    sortBy
+  ];
+  return rows
+    .filter(({ t }) => t.count > 0)
     .map(({ p, t }) => ({ protocolName: p, transactionCount: t.count, successRate: pct(t.succeeded, t.count), totalFees: t.fees }))
     .sort((a, b) => key(b) - key(a) || a.protocolName.localeCompare(b.protocolName))
     .slice(0, limit);
 }
 
 /** Exact quantiles (quantilesExact) of `column` over the records of `protocols` in range. */
-export async function exactQuantiles(s: Db, column: 'fee' | 'compute_units', protocols: readonly string[], range: Range | undefined, qs: readonly number[]): Promise<number[]> {
+export async function exactQuantiles(
+  s: Db,
+  column: 'fee' | 'compute_units',
+  protocols: readonly string[],
+  range: Range | undefined,
+  qs: readonly number[],
+): Promise<number[]> {
   const { sql, params } = rangeSql(range);
-  const rows = await Promise.all(qs.map((q) => s.wh.query<{ v: number }>(
-    `SELECT quantileExact({o_q:Float64})(${column}) AS v FROM transactions WHERE protocol_name IN {o_ps:Array(String)} AND ${sql}`,
-    { params: { ...params, o_ps: protocols, o_q: q } })));
+  const rows = await Promise.all(
+    qs.map((q) =>
+      s.wh.query<{ v: number }>(
+        `SELECT quantileExact({o_q:Float64})(${column}) AS v FROM transactions WHERE protocol_name IN {o_ps:Array(String)} AND ${sql}`,
+        { params: { ...params, o_ps: protocols, o_q: q } },
+      ),
+    ),
+  );
   return rows.map(([r]) => Number(r!.v));
 }
 
@@ -144,8 +182,14 @@ export async function activityBuckets(s: Db, protocols: readonly string[], range
     const ok = Number(r?.ok ?? 0);
     const iso = new Date(ts * 1000).toISOString();
     out.push({
-      timestamp: ts, date: iso.slice(0, 10), ...(interval === 'hour' ? { hour: Number(iso.slice(11, 13)) } : {}),
-      count: n, successCount: ok, failedCount: n - ok, totalFees: Number(r?.fees ?? 0), totalComputeUnits: Number(r?.cu ?? 0),
+      timestamp: ts,
+      date: iso.slice(0, 10),
+      ...(interval === 'hour' ? { hour: Number(iso.slice(11, 13)) } : {}),
+      count: n,
+      successCount: ok,
+      failedCount: n - ok,
+      totalFees: Number(r?.fees ?? 0),
+      totalComputeUnits: Number(r?.cu ?? 0),
     });
   }
   return out;
@@ -163,15 +207,20 @@ export async function instructionTypes(s: Db, protocols: readonly string[], rang
   return rows.map((r) => {
     const n = Number(r.n);
     return {
-      instructionType: String(r.t), protocolName: String(r.p), count: n, successRate: pct(Number(r.ok), n),
-      averageComputeUnits: avg(Number(r.cu), n), averageFee: avg(Number(r.fees), n),
+      instructionType: String(r.t),
+      protocolName: String(r.p),
+      count: n,
+      successRate: pct(Number(r.ok), n),
+      averageComputeUnits: avg(Number(r.cu), n),
+      averageFee: avg(Number(r.fees), n),
     };
   });
 }
 
 /** Failed records, newest first (block time, signature, instruction index), every field. */
 export async function failedTransactions(
-  s: Db, opts: { protocols?: readonly string[]; programId?: string; range?: Range; limit: number },
+  s: Db,
+  opts: { protocols?: readonly string[]; programId?: string; range?: Range; limit: number },
 ): Promise<FailedTransaction[]> {
   const { sql, params } = rangeSql(opts.range);
   const rows = await s.wh.query<Record<string, string | number>>(
@@ -182,8 +231,14 @@ export async function failedTransactions(
     { params: { ...params, o_ps: opts.protocols ?? ACTIVE_PROTOCOLS, o_pid: opts.programId ?? '', o_lim: opts.limit } },
   );
   return rows.map((r) => ({
-    signature: String(r.signature), slot: String(r.slot), blockTime: Number(r.bt), programId: String(r.program_id),
-    protocolName: String(r.protocol_name), errorMessage: String(r.error_message), logMessages: String(r.log_messages), rawData: String(r.raw_data),
+    signature: String(r.signature),
+    slot: String(r.slot),
+    blockTime: Number(r.bt),
+    programId: String(r.program_id),
+    protocolName: String(r.protocol_name),
+    errorMessage: String(r.error_message),
+    logMessages: String(r.log_messages),
+    rawData: String(r.raw_data),
   }));
 }
 
@@ -244,7 +299,13 @@ async function rowsWhere(s: Db, where: string, params: Params, order: string): P
 }
 
 /** An address's records (it is one of the accounts, or the program id), matching `where`, with their instruction index. */
-export async function addressTransactions(s: Db, address: string, where = '1', params: Params = {}, order: string = ADDRESS_ORDER.asc): Promise<(TxObject & { instructionIndex: number })[]> {
+export async function addressTransactions(
+  s: Db,
+  address: string,
+  where = '1',
+  params: Params = {},
+  order: string = ADDRESS_ORDER.asc,
+): Promise<(TxObject & { instructionIndex: number })[]> {
   return rowsWhere(s, `(has(accounts, {o_addr:String}) OR program_id = {o_addr:String}) AND (${where})`, { ...params, o_addr: address }, order);
 }
 
@@ -264,7 +325,16 @@ export async function countStored(s: Db, where = '1', params: Params = {}): Prom
 export async function feeStats(s: Db, protocols: readonly string[], range?: Range) {
   const t = await totals(s, protocols, range);
   const [p50, p95, p99] = t.count === 0 ? [0, 0, 0] : await exactQuantiles(s, 'fee', protocols, range, [0.5, 0.95, 0.99]);
-  return { totalTransactions: t.count, totalFees: t.fees, minFee: t.minFee, maxFee: t.maxFee, averageFee: avg(t.fees, t.count), p50Fee: p50!, p95Fee: p95!, p99Fee: p99! };
+  return {
+    totalTransactions: t.count,
+    totalFees: t.fees,
+    minFee: t.minFee,
+    maxFee: t.maxFee,
+    averageFee: avg(t.fees, t.count),
+    p50Fee: p50!,
+    p95Fee: p95!,
+    p99Fee: p99!,
+  };
 }
 
 /** Whole-store figures over the visible protocols, and each protocol's record count. */
@@ -272,9 +342,19 @@ export async function globalStats(s: Db, protocols: readonly string[]) {
   const t = await totals(s, protocols);
   const per = await Promise.all(protocols.map(async (p) => ({ protocolName: p, totalTransactions: (await totals(s, [p])).count })));
   return {
-    totalTransactions: t.count, successfulTransactions: t.succeeded, failedTransactions: t.count - t.succeeded,
-    successRate: pct(t.succeeded, t.count), totalFees: t.fees, averageFee: avg(t.fees, t.count), totalComputeUnits: t.computeUnits,
-    averageComputeUnits: avg(t.computeUnits, t.count), firstSeen: t.firstSeen, lastSeen: t.lastSeen, latestSlot: t.latestSlot, protocolCount: protocols.length, protocols: per,
+    totalTransactions: t.count,
+    successfulTransactions: t.succeeded,
+    failedTransactions: t.count - t.succeeded,
+    successRate: pct(t.succeeded, t.count),
+    totalFees: t.fees,
+    averageFee: avg(t.fees, t.count),
+    totalComputeUnits: t.computeUnits,
+    averageComputeUnits: avg(t.computeUnits, t.count),
+    firstSeen: t.firstSeen,
+    lastSeen: t.lastSeen,
+    latestSlot: t.latestSlot,
+    protocolCount: protocols.length,
+    protocols: per,
   };
 }
 
@@ -288,7 +368,9 @@ export async function busiestAccount(s: Db): Promise<string> {
 export async function hiddenSignature(s: Db, visible: readonly string[]): Promise<string | undefined> {
   const [r] = await s.wh.query<{ signature: string }>(
     `SELECT signature FROM transactions GROUP BY signature HAVING countIf(protocol_name IN {o_v:Array(String)}) = 0
-     ORDER BY signature LIMIT 1`, { params: { o_v: visible } });
+     ORDER BY signature LIMIT 1`,
+    { params: { o_v: visible } },
+  );
   return r?.signature;
 }
 

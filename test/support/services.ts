@@ -26,15 +26,25 @@ export function testConfig(env: Record<string, string> = {}): Config & { dataDir
   const dataDir = mkdtempSync(path.join(tmpdir(), 'txa-test-'));
   // ANONYMOUS_RATE_LIMIT: interface tests check their 401s by the dozen from one address;
   // the per-IP limit has its own test (access-rate-limit), which sets it low explicitly.
-  return loadConfig({ DATA_DIR: dataDir, EXPORT_DIR: `${dataDir}-exports`, DEMO_ROWS: '0', ADMIN_TOKEN, LOG_LEVEL: 'silent', ANONYMOUS_RATE_LIMIT: '100000', ...env });
+  return loadConfig({
+    DATA_DIR: dataDir,
+    EXPORT_DIR: `${dataDir}-exports`,
+    DEMO_ROWS: '0',
+    ADMIN_TOKEN,
+    LOG_LEVEL: 'silent',
+    ANONYMOUS_RATE_LIMIT: '100000',
+    ...env,
+  });
 }
 
-export async function startServices(
-  env: Record<string, string> = {},
-  options: StartOptions = {},
-): Promise<Services & { cleanup(): Promise<void> }> {
+export async function startServices(env: Record<string, string> = {}, options: StartOptions = {}): Promise<Services & { cleanup(): Promise<void> }> {
   const config = testConfig(env);
-  const services = await createServices(config, options.logger ?? createLogger('silent'), { now: options.now, exportClock: options.exportClock, ...(options.measures ? { measures: options.measures } : {}), x402Chain: options.x402Chain });
+  const services = await createServices(config, options.logger ?? createLogger('silent'), {
+    now: options.now,
+    exportClock: options.exportClock,
+    ...(options.measures ? { measures: options.measures } : {}),
+    x402Chain: options.x402Chain,
+  });
   return {
     ...services,
     async cleanup() {

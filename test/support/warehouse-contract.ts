@@ -19,35 +19,43 @@ export function warehouseContract(name: string, open: () => Promise<{ wh: Wareho
     let close: () => Promise<void>;
     beforeAll(async () => {
       ({ wh, close } = await open());
-      await wh.exec('CREATE TABLE IF NOT EXISTS contract_t (id UInt64, name String, tags Array(String), at DateTime(\'UTC\') DEFAULT toDateTime(0, \'UTC\')) ENGINE = MergeTree ORDER BY id');
+      await wh.exec(
+        "CREATE TABLE IF NOT EXISTS contract_t (id UInt64, name String, tags Array(String), at DateTime('UTC') DEFAULT toDateTime(0, 'UTC')) ENGINE = MergeTree ORDER BY id",
+      );
     });
     afterAll(async () => close());
 
     it('inserts rows with a column list (other columns take their defaults) and reads them back', async () => {
-      await wh.insert('contract_t', [
-        { id: '18446744073709551615', name: "O'Brien \\ \"quoted\"\nline", tags: ['a', 'b'] },
-        { id: 2, name: 'two', tags: [] },
-      ], { columns: ['id', 'name', 'tags'] });
+      await wh.insert(
+        'contract_t',
+        [
+          { id: '18446744073709551615', name: 'O\'Brien \\ "quoted"\nline', tags: ['a', 'b'] },
+          { id: 2, name: 'two', tags: [] },
+        ],
+        { columns: ['id', 'name', 'tags'] },
+      );
       const rows = await wh.query<{ id: string; name: string; tags: string[]; at: string }>('SELECT id, name, tags, at FROM contract_t ORDER BY id');
       expect(rows).toEqual([
         { id: '2', name: 'two', tags: [], at: '1970-01-01 00:00:00' },
-        { id: '18446744073709551615', name: "O'Brien \\ \"quoted\"\nline", tags: ['a', 'b'], at: '1970-01-01 00:00:00' },
+        { id: '18446744073709551615', name: 'O\'Brien \\ "quoted"\nline', tags: ['a', 'b'], at: '1970-01-01 00:00:00' },
       ]);
     });
 
     it('binds parameters in the engine, never in the SQL text', async () => {
-      const rows = await wh.query<{ n: string }>(
-        'SELECT name AS n FROM contract_t WHERE name = {name:String} AND has({ids:Array(UInt64)}, id)',
-        { params: { name: "O'Brien \\ \"quoted\"\nline", ids: [7, 2] } });
+      const rows = await wh.query<{ n: string }>('SELECT name AS n FROM contract_t WHERE name = {name:String} AND has({ids:Array(UInt64)}, id)', {
+        params: { name: 'O\'Brien \\ "quoted"\nline', ids: [7, 2] },
+      });
       expect(rows).toEqual([]);
-      const big = await wh.query<{ n: string }>(
-        'SELECT name AS n FROM contract_t WHERE name = {name:String} AND id = {id:UInt64}',
-        { params: { name: "O'Brien \\ \"quoted\"\nline", id: '18446744073709551615' } });
-      expect(big).toEqual([{ n: "O'Brien \\ \"quoted\"\nline" }]);
+      const big = await wh.query<{ n: string }>('SELECT name AS n FROM contract_t WHERE name = {name:String} AND id = {id:UInt64}', {
+        params: { name: 'O\'Brien \\ "quoted"\nline', id: '18446744073709551615' },
+      });
+      expect(big).toEqual([{ n: 'O\'Brien \\ "quoted"\nline' }]);
       const none = await wh.query('SELECT 1 FROM contract_t WHERE name = {name:String}', { params: { name: "' OR 1=1 --" } });
       expect(none).toEqual([]);
       // An array of UInt64 from bigints (an address page's signature keys) arrives exact, past 2^53.
-      const keys = await wh.query<{ k: string }>('SELECT toString(arrayJoin({keys:Array(UInt64)})) AS k', { params: { keys: [18446744073709551615n, 9007199254740993n, 0n] } });
+      const keys = await wh.query<{ k: string }>('SELECT toString(arrayJoin({keys:Array(UInt64)})) AS k', {
+        params: { keys: [18446744073709551615n, 9007199254740993n, 0n] },
+      });
       expect(keys.map((r) => r.k)).toEqual(['18446744073709551615', '9007199254740993', '0']);
     });
 
@@ -66,8 +74,9 @@ export function warehouseContract(name: string, open: () => Promise<{ wh: Wareho
     });
 
     it('applies per-query settings (limits are enforced by the engine)', async () => {
-      await expect(wh.query('SELECT number FROM numbers(100)', { settings: { max_result_rows: 10, result_overflow_mode: 'throw' } }))
-        .rejects.toBeInstanceOf(WarehouseError);
+      await expect(wh.query('SELECT number FROM numbers(100)', { settings: { max_result_rows: 10, result_overflow_mode: 'throw' } })).rejects.toBeInstanceOf(
+        WarehouseError,
+      );
       expect(await wh.query('SELECT number FROM numbers(100)', { settings: { max_result_rows: 1000 } })).toHaveLength(100);
     });
 
@@ -78,8 +87,9 @@ export function warehouseContract(name: string, open: () => Promise<{ wh: Wareho
       const [a, b] = await Promise.all([wh.query(sql, { sideSession: 0 }), wh.query(sql, { sideSession: 1 })]);
       expect(a).toEqual(own);
       expect(b).toEqual(own);
-      await expect(wh.query('SELECT number FROM numbers(100)', { sideSession: 0, settings: { max_result_rows: 10, result_overflow_mode: 'throw' } }))
-        .rejects.toBeInstanceOf(WarehouseError);
+      await expect(
+        wh.query('SELECT number FROM numbers(100)', { sideSession: 0, settings: { max_result_rows: 10, result_overflow_mode: 'throw' } }),
+      ).rejects.toBeInstanceOf(WarehouseError);
     });
 
     it('reports engine errors with their ClickHouse code', async () => {
@@ -95,7 +105,10 @@ export function warehouseContract(name: string, open: () => Promise<{ wh: Wareho
       const registry = new ProtocolRegistry(wh);
       const pipeline = new IngestPipeline(wh, registry, dataVersion, createLogger('silent'), { maxRecordBytes: 65536, batchRows: 500 });
       const records = await demoRecords({ wh }, 1500, 3);
-      const report = await pipeline.ingest(records.map((value, i) => ({ value, position: { line: i + 1 } })), 'contract');
+      const report = await pipeline.ingest(
+        records.map((value, i) => ({ value, position: { line: i + 1 } })),
+        'contract',
+      );
       expect(report).toMatchObject({ accepted: 1500, rejected: [] });
       const analytics = new Analytics(wh, registry, dataVersion, new PageTokens('contract'));
       const stats = await analytics.protocolStats('jupiter_v6');
@@ -109,17 +122,40 @@ export function warehouseContract(name: string, open: () => Promise<{ wh: Wareho
       const registry = new ProtocolRegistry(wh);
       const pipeline = new IngestPipeline(wh, registry, new DataVersion(), createLogger('silent'), { maxRecordBytes: 65536, batchRows: 500 });
       const types = ['say "hi" \\ a/b', '\u0000\u001f\u007f\n\t', '\u2028\u2029 😀 é', 'x'.repeat(128)];
-      const line = (i: number, t: string, extra: Record<string, unknown> = {}) => JSON.stringify({
-        signature: b58(`contract-hostile-${i}`, 88), instruction_index: i, slot: '18446744073709551615', block_time: FIXTURE_START + i, program_id: PROGRAM_OF.jupiter_v6,
-        protocol_name: 'jupiter_v6', instruction_type: t, fee: Number.MAX_SAFE_INTEGER, compute_units: 4294967295, accounts: [b58('contract-acct', 44)], accounts_count: 65535, success: false, ...extra });
+      const line = (i: number, t: string, extra: Record<string, unknown> = {}) =>
+        JSON.stringify({
+          signature: b58(`contract-hostile-${i}`, 88),
+          instruction_index: i,
+          slot: '18446744073709551615',
+          block_time: FIXTURE_START + i,
+          program_id: PROGRAM_OF.jupiter_v6,
+          protocol_name: 'jupiter_v6',
+          instruction_type: t,
+          fee: Number.MAX_SAFE_INTEGER,
+          compute_units: 4294967295,
+          accounts: [b58('contract-acct', 44)],
+          accounts_count: 65535,
+          success: false,
+          ...extra,
+        });
       const [pre, post] = line(9, 'MARK').split('MARK') as [string, string];
-      const lines: (string | Uint8Array)[] = [...types.map((t, i) => line(i, t)), new Uint8Array(Buffer.concat([Buffer.from(`${pre}A`), Buffer.from([0xff, 0xc0]), Buffer.from(`B${post}`)]))];
-      const ingestAll = () => pipeline.ingest(lines.map((value, i) => ({ value, position: { line: i + 1 } })), 'contract');
+      const lines: (string | Uint8Array)[] = [
+        ...types.map((t, i) => line(i, t)),
+        new Uint8Array(Buffer.concat([Buffer.from(`${pre}A`), Buffer.from([0xff, 0xc0]), Buffer.from(`B${post}`)])),
+      ];
+      const ingestAll = () =>
+        pipeline.ingest(
+          lines.map((value, i) => ({ value, position: { line: i + 1 } })),
+          'contract',
+        );
       expect(await ingestAll()).toMatchObject({ accepted: lines.length, rejected: [] });
       const sigs = [...types.keys(), 9].map((i) => b58(`contract-hostile-${i}`, 88));
       const fields = `concat(signature, '|', toString(instruction_index), '|', toString(slot), '|', toString(block_time), '|', program_id, '|', protocol_name, '|',
         instruction_type, '|', toString(fee), '|', toString(compute_units), '|', toString(accounts_count), '|', toString(success))`;
-      const read = async (from: string) => (await wh.query<{ r: string }>(`SELECT ${fields} AS r FROM ${from} WHERE signature IN {s:Array(String)} ORDER BY r`, { params: { s: sigs } })).map((x) => x.r);
+      const read = async (from: string) =>
+        (await wh.query<{ r: string }>(`SELECT ${fields} AS r FROM ${from} WHERE signature IN {s:Array(String)} ORDER BY r`, { params: { s: sigs } })).map(
+          (x) => x.r,
+        );
       expect(await read(SIGNATURE_RECORDS)).toEqual(await read(TABLES.transactions));
       const analytics = new Analytics(wh, registry, new DataVersion(), new PageTokens('contract'));
       for (const s of sigs) expect(await analytics.transaction(s)).toEqual(await transaction({ wh }, s));

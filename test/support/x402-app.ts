@@ -21,12 +21,17 @@ export function x402Env(chain: Chain, more: Record<string, string> = {}): Record
 
 /** The official x402 client for Solana, signing as `chain`'s payer. */
 export const payerClient = (chain: Chain): x402HTTPClient =>
-  new x402HTTPClient(x402Client.fromConfig({ schemes: [{ network: 'solana:*', client: new ExactSvmScheme(chain.payer, { rpcUrl: chain.rpcUrl }) }], spendControls: false }));
+  new x402HTTPClient(
+    x402Client.fromConfig({ schemes: [{ network: 'solana:*', client: new ExactSvmScheme(chain.payer, { rpcUrl: chain.rpcUrl }) }], spendControls: false }),
+  );
 
 /** `facilitator`: a remote facilitator started on the chain (its URL); without, the service settles in-process. */
-export async function startX402App(opts: { env?: Record<string, string>; records?: number; start?: StartOptions; facilitator?: (chain: Chain) => Promise<string> } = {}) {
+export async function startX402App(
+  opts: { env?: Record<string, string>; records?: number; start?: StartOptions; facilitator?: (chain: Chain) => Promise<string> } = {},
+) {
   const chain = await new Chain().start(1_000_000_000n);
-  const remote: Record<string, string> = opts.facilitator === undefined ? {} : { X402_FACILITATOR_SECRET_KEY: '', X402_FACILITATOR_URL: await opts.facilitator(chain) };
+  const remote: Record<string, string> =
+    opts.facilitator === undefined ? {} : { X402_FACILITATOR_SECRET_KEY: '', X402_FACILITATOR_URL: await opts.facilitator(chain) };
   const ctx = await startApp(x402Env(chain, { ...remote, ...opts.env }), { x402Chain: (feePayer) => chain.signer(feePayer), ...opts.start });
   await ingestDemo(ctx.services, opts.records ?? 2000);
   const keyHeaders = { 'x-api-key': (await createKey(ctx.app, 'x402')).key };
@@ -47,7 +52,9 @@ export async function startX402App(opts: { env?: Record<string, string>; records
   /** Requests recorded in usage for the payer (its calls that ran). */
   async function usageRuns(payer: string = chain.payer.address): Promise<number> {
     await ctx.services.access.usage.flush();
-    const [r] = await ctx.services.wh.query<{ n: string }>('SELECT sum(requests) AS n FROM api_key_usage WHERE key_id = {k:String}', { params: { k: `x402:${payer}` } });
+    const [r] = await ctx.services.wh.query<{ n: string }>('SELECT sum(requests) AS n FROM api_key_usage WHERE key_id = {k:String}', {
+      params: { k: `x402:${payer}` },
+    });
     return Number(r?.n ?? 0);
   }
 
@@ -55,7 +62,17 @@ export async function startX402App(opts: { env?: Record<string, string>; records
   const ledger = async () => ({ payee: await chain.balance(chain.payee.address), rows: await paidRows(), runs: await usageRuns() });
 
   return {
-    chain, ctx, keyHeaders, http, send, requiredOf, signed, header, paidRows, usageRuns, ledger,
+    chain,
+    ctx,
+    keyHeaders,
+    http,
+    send,
+    requiredOf,
+    signed,
+    header,
+    paidRows,
+    usageRuns,
+    ledger,
     async cleanup() {
       await ctx.cleanup();
       chain.close();

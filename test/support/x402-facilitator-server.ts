@@ -13,7 +13,9 @@ import type { Chain } from './litesvm-chain.ts';
 const body = (req: IncomingMessage): Promise<string> =>
   new Promise((resolve) => {
     let text = '';
-    req.on('data', (c: Buffer) => { text += c.toString(); });
+    req.on('data', (c: Buffer) => {
+      text += c.toString();
+    });
     req.on('end', () => resolve(text));
   });
 
@@ -23,7 +25,10 @@ export class FacilitatorServer {
   url = '';
   private server: Server | undefined;
 
-  constructor(private readonly chain: Chain, private readonly network: string) {}
+  constructor(
+    private readonly chain: Chain,
+    private readonly network: string,
+  ) {}
 
   async start(): Promise<this> {
     const signer = this.chain.signer(await createKeyPairSignerFromBytes(this.chain.feePayerSecret));
@@ -36,7 +41,8 @@ export class FacilitatorServer {
         if (req.method === 'GET' && path === '/supported') answer = facilitator.getSupported();
         else if (req.method === 'POST' && (path === '/verify' || path === '/settle')) {
           const { paymentPayload, paymentRequirements } = JSON.parse(await body(req));
-          answer = path === '/verify' ? await facilitator.verify(paymentPayload, paymentRequirements) : await facilitator.settle(paymentPayload, paymentRequirements);
+          answer =
+            path === '/verify' ? await facilitator.verify(paymentPayload, paymentRequirements) : await facilitator.settle(paymentPayload, paymentRequirements);
         } else {
           res.writeHead(404).end();
           return;

@@ -5,9 +5,23 @@
 // instructions and extra signers. The chain is test/support/litesvm-chain.ts.
 import { randomBytes } from 'node:crypto';
 import {
-  AccountRole, address, appendTransactionMessageInstructions, createNoopSigner, createTransactionMessage, generateKeyPairSigner,
-  getAddressDecoder, getBase64EncodedWireTransaction, partiallySignTransactionMessageWithSigners, pipe, setTransactionMessageFeePayerSigner,
-  setTransactionMessageLifetimeUsingBlockhash, type Address, type Blockhash, type Instruction, type KeyPairSigner, type TransactionSigner,
+  AccountRole,
+  address,
+  appendTransactionMessageInstructions,
+  createNoopSigner,
+  createTransactionMessage,
+  generateKeyPairSigner,
+  getAddressDecoder,
+  getBase64EncodedWireTransaction,
+  partiallySignTransactionMessageWithSigners,
+  pipe,
+  setTransactionMessageFeePayerSigner,
+  setTransactionMessageLifetimeUsingBlockhash,
+  type Address,
+  type Blockhash,
+  type Instruction,
+  type KeyPairSigner,
+  type TransactionSigner,
 } from '@solana/kit';
 import { getTransferSolInstruction } from '@solana-program/system';
 import { getApproveInstruction, getCloseAccountInstruction, getTransferCheckedInstruction, TOKEN_PROGRAM_ADDRESS } from '@solana-program/token';
@@ -46,10 +60,17 @@ export async function forgePayment(chain: Chain, asked: PaymentRequirements, f: 
   const authority: TransactionSigner = f.from === 'facilitator' ? createNoopSigner(feePayerAddress) : chain.payer;
   const amount = BigInt(f.amount ?? asked.amount);
   const mint = address(asked.asset);
-  const transfer = getTransferCheckedInstruction({
-    source: await chain.ata(authority.address, mint), mint, destination: await chain.ata(address(asked.payTo), mint),
-    authority, amount, decimals: f.decimals ?? DECIMALS,
-  }, { programAddress: TOKEN_PROGRAM_ADDRESS });
+  const transfer = getTransferCheckedInstruction(
+    {
+      source: await chain.ata(authority.address, mint),
+      mint,
+      destination: await chain.ata(address(asked.payTo), mint),
+      authority,
+      amount,
+      decimals: f.decimals ?? DECIMALS,
+    },
+    { programAddress: TOKEN_PROGRAM_ADDRESS },
+  );
   const signers = await Promise.all(Array.from({ length: f.extraSigners ?? 0 }, () => generateKeyPairSigner()));
   const memo: Instruction = {
     programAddress: MEMO,
@@ -98,5 +119,14 @@ export function respelled(payload: PaymentPayload, how: 'unpadded' | 'trailing')
 /** Move `amount` of the chain's mint from `from` to `to` (both with token accounts) outside any payment. */
 export async function moveTokens(chain: Chain, from: KeyPairSigner, to: Address, amount: bigint): Promise<void> {
   const mint = chain.mint.address;
-  await chain.send(from, [getTransferCheckedInstruction({ source: await chain.ata(from.address, mint), mint, destination: await chain.ata(to, mint), authority: from, amount, decimals: DECIMALS })]);
+  await chain.send(from, [
+    getTransferCheckedInstruction({
+      source: await chain.ata(from.address, mint),
+      mint,
+      destination: await chain.ata(to, mint),
+      authority: from,
+      amount,
+      decimals: DECIMALS,
+    }),
+  ]);
 }

@@ -27,7 +27,20 @@ const API_UNITS: Readonly<Record<ApiLayer, readonly string[]>> = {
   // Wiring: builds everything and may import anything.
   composition: ['api/main.ts', 'api/app.ts', 'api/services.ts'],
   // The doors: each adapts the services to its protocol.
-  interfaces: ['api/rpc', 'api/mcp', 'api/user-metrics', 'api/rest', 'api/sql/query-routes.ts', 'api/graphql', 'api/exports/export-routes.ts', 'api/exports/execution-routes.ts', 'api/dashboard', 'api/admin', 'api/health-routes.ts', 'api/metrics-routes.ts'],
+  interfaces: [
+    'api/rpc',
+    'api/mcp',
+    'api/user-metrics',
+    'api/rest',
+    'api/sql/query-routes.ts',
+    'api/graphql',
+    'api/exports/export-routes.ts',
+    'api/exports/execution-routes.ts',
+    'api/dashboard',
+    'api/admin',
+    'api/health-routes.ts',
+    'api/metrics-routes.ts',
+  ],
   // Shared by several doors: access control, export jobs (the service every door's export
   // adapts), the SQL sandbox (client SQL, and the guard SQL exports go through), the
   // freshness watermark, streamed JSON answers, the positional calls JSON-RPC and MCP share.
@@ -38,7 +51,13 @@ const API_UNITS: Readonly<Record<ApiLayer, readonly string[]>> = {
   // The one analytics layer: below every door and service, above the warehouse.
   analytics: ['api/analytics'],
 };
-const API_LAYER_PEERS_MAY_IMPORT: Readonly<Record<ApiLayer, boolean>> = { composition: true, interfaces: false, services: true, catalog: true, analytics: true };
+const API_LAYER_PEERS_MAY_IMPORT: Readonly<Record<ApiLayer, boolean>> = {
+  composition: true,
+  interfaces: false,
+  services: true,
+  catalog: true,
+  analytics: true,
+};
 const API_LAYER_OF = new Map(API_LAYERS.flatMap((l) => API_UNITS[l].map((u) => [path.normalize(u), l] as const)));
 /** The unit of a file inside api/ (the most specific one listed), or undefined outside api/. */
 function apiUnitOf(file: string): string | undefined {
@@ -54,8 +73,9 @@ const API_LAYER_EXCEPTIONS: Readonly<Record<string, string>> = {};
 /** Relative imports of a file (static, side-effect and dynamic), resolved to repository paths. */
 function importsOf(file: string): string[] {
   const text = readFileSync(path.join(ROOT, file), 'utf8');
-  const specs = [...text.matchAll(/(?:^|\n)\s*(?:import|export)\s[^;]*?from\s+'(\.[^']+)'|(?:^|\n)\s*import\s+'(\.[^']+)'|import\(\s*'(\.[^']+)'\s*\)/g)]
-    .map((m) => m[1] ?? m[2] ?? m[3]!);
+  const specs = [...text.matchAll(/(?:^|\n)\s*(?:import|export)\s[^;]*?from\s+'(\.[^']+)'|(?:^|\n)\s*import\s+'(\.[^']+)'|import\(\s*'(\.[^']+)'\s*\)/g)].map(
+    (m) => m[1] ?? m[2] ?? m[3]!,
+  );
   return specs.map((s) => path.normalize(path.join(path.dirname(file), s)));
 }
 

@@ -42,7 +42,7 @@ describe('a JSON-RPC batch stays within its budget whatever its requests echo', 
     expect(answers.at(-1)!.error?.code).toBe(-32000);
   });
 
-  it('long method names echoed by the envelope\'s errors', async () => {
+  it("long method names echoed by the envelope's errors", async () => {
     const body = [...head, ...Array.from({ length: 88 }, (_, i) => call(100 + i, `m${'x'.repeat(10_000)}`))];
     const out = await handleBody(parseRpcBody(JSON.stringify(body)), methods, ctx);
     expect(Buffer.byteLength(out!)).toBeLessThanOrEqual(RPC_RESPONSE_BUDGET_BYTES);
@@ -70,7 +70,7 @@ describe('an MCP answer is counted as it is carried', () => {
   });
 });
 
-describe('a request\'s answer bytes and in-flight slot wait for its work', () => {
+describe("a request's answer bytes and in-flight slot wait for its work", () => {
   it('the bytes a member holds go back only once it ends, though its request ended first', async () => {
     const memory = new PlanAnswerMemory();
     const budget = new Budget('free', 'mcp');

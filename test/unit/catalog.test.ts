@@ -24,12 +24,28 @@ import { McpTools } from '../../api/mcp/mcp-tools.ts';
 import { AppError } from '../../core/errors.ts';
 import { LIST_LIMITS } from '../../core/limits/questions.ts';
 
-const SPEC_METHODS = ['getTransaction', 'getTransactions', 'getTransactionsForAddress', 'getProtocolStats', 'getProtocolComparison',
-  'getProtocolPerformance', 'getTopProtocols', 'getProtocolActivity', 'getInstructionTypes', 'getFailedTransactions', 'getProtocols'];
+const SPEC_METHODS = [
+  'getTransaction',
+  'getTransactions',
+  'getTransactionsForAddress',
+  'getProtocolStats',
+  'getProtocolComparison',
+  'getProtocolPerformance',
+  'getTopProtocols',
+  'getProtocolActivity',
+  'getInstructionTypes',
+  'getFailedTransactions',
+  'getProtocols',
+];
 
 /** A facade that answers what the test's extra operation asks, and nothing else. */
 // A stand-in for the layer (a unit test: no engine); its per-request view is itself.
-const analytics = { protocols: async () => ['jupiter_v6'], under() { return this; } } as unknown as Analytics;
+const analytics = {
+  protocols: async () => ['jupiter_v6'],
+  under() {
+    return this;
+  },
+} as unknown as Analytics;
 
 /** Without `$schema`: both meta-schemas name one ajv does not know (their own). */
 const withoutDialect = (schema: unknown): Record<string, unknown> => {
@@ -59,7 +75,9 @@ const refusal = (run: () => unknown): string => {
 
 describe('the OpenRPC document', () => {
   it('is valid against the OpenRPC meta-schema and lists the 11 SPEC methods with params and results', () => {
-    const doc = JSON.parse(JSON.stringify(openRpcDocument(CATALOG))) as { methods: { name: string; params: { name: string; schema: unknown }[]; result: { schema: unknown } }[] };
+    const doc = JSON.parse(JSON.stringify(openRpcDocument(CATALOG))) as {
+      methods: { name: string; params: { name: string; schema: unknown }[]; result: { schema: unknown } }[];
+    };
     const validate = openRpcValidator();
     expect(validate(doc), JSON.stringify(validate.errors?.slice(0, 3))).toBe(true);
     // The check has teeth: a method without its params list is refused.
@@ -75,7 +93,10 @@ describe('the OpenRPC document', () => {
     const doc = openRpcDocument(CATALOG);
     for (const [name, m] of rpcMethodsOf(CATALOG)) {
       const entry = doc.methods.find((x) => x.name === name) as { params: { schema: unknown }[]; result: { schema: unknown } };
-      expect(entry.params.map((p) => p.schema), name).toEqual((m.schema as { items?: unknown[] }).items ?? []);
+      expect(
+        entry.params.map((p) => p.schema),
+        name,
+      ).toEqual((m.schema as { items?: unknown[] }).items ?? []);
       expect(entry.result.schema).toBe(m.result);
     }
   });
@@ -83,7 +104,10 @@ describe('the OpenRPC document', () => {
 
 describe('a new operation or parameter shows on every door, from the catalog alone', () => {
   // One more parameter (minFee) on a new operation with a JSON-RPC method and a REST route.
-  const FeeOptions = options({ limit: limit({ default: 5, max: 50 }), minFee: Type.Optional(Type.Integer({ minimum: 0, description: 'Least fee, lamports' })) }, 'getFeeLeaders options');
+  const FeeOptions = options(
+    { limit: limit({ default: 5, max: 50 }), minFee: Type.Optional(Type.Integer({ minimum: 0, description: 'Least fee, lamports' })) },
+    'getFeeLeaders options',
+  );
   const Query = Type.Object({ min_fee: Type.Optional(Type.Integer({ minimum: 1, description: 'Least fee, lamports' })) });
   const feeLeaders: Operation = {
     name: 'feeLeaders',
@@ -99,12 +123,12 @@ describe('a new operation or parameter shows on every door, from the catalog alo
     rest: restGet({
       url: '/analytics/fee-leaders',
       schema: { summary: 'Protocols by fee', querystring: Query, response: { 200: envelope(Type.Array(Type.String()), 'Names'), ...errors(400) } },
-      run: async (a, req) => ok([...await a.protocols(), `min_fee=${req.query.min_fee ?? 'none'}`], { count: 2 }),
+      run: async (a, req) => ok([...(await a.protocols()), `min_fee=${req.query.min_fee ?? 'none'}`], { count: 2 }),
     }),
   };
   const catalog = [...CATALOG, feeLeaders];
 
-  it('JSON-RPC: dispatched and validated, with the door\'s error wording', async () => {
+  it("JSON-RPC: dispatched and validated, with the door's error wording", async () => {
     const methods = new RpcMethods(analytics, catalog);
     expect(methods.has('getFeeLeaders')).toBe(true);
     expect(await methods.call('getFeeLeaders', [{ minFee: 10 }], null)).toEqual(['jupiter_v6']);

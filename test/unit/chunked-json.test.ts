@@ -13,7 +13,8 @@ const read = async (s: NodeJS.ReadableStream): Promise<string> => {
 };
 
 /** About `n` time-series points, as the GraphQL timeSeries field answers them. */
-const points = (n: number) => Array.from({ length: n }, (_, i) => ({ timestamp: 1_733_443_200 + i * 3600, value: i * 1.5, label: `raydium_amm_v3/swap:P95_FEE${i % 7}` }));
+const points = (n: number) =>
+  Array.from({ length: n }, (_, i) => ({ timestamp: 1_733_443_200 + i * 3600, value: i * 1.5, label: `raydium_amm_v3/swap:P95_FEE${i % 7}` }));
 
 describe('jsonChunks', () => {
   it.each([
@@ -22,7 +23,13 @@ describe('jsonChunks', () => {
     ['toJSON (dates)', { at: new Date(0), nested: { toJSON: (k: string) => `key ${k}` } }],
     ['unicode and emoji keys', { 'ключ 🙂': ['é', '\u0000'], '': {} }],
     ['nesting', { data: { a: [{ x: { y: [[], {}, [1, [2, { z: null }]]] } }], b: 'text' } }],
-    ['a connection', { edges: Array.from({ length: 50 }, (_, i) => ({ node: { fee: i, ok: i % 2 === 0 }, cursor: `c${i}` })), pageInfo: { hasNextPage: true, endCursor: null } }],
+    [
+      'a connection',
+      {
+        edges: Array.from({ length: 50 }, (_, i) => ({ node: { fee: i, ok: i % 2 === 0 }, cursor: `c${i}` })),
+        pageInfo: { hasNextPage: true, endCursor: null },
+      },
+    ],
   ])('writes what JSON.stringify writes: %s', async (_name, value) => {
     expect(await chunkedStringify(value, { chunkChars: 7 })).toBe(JSON.stringify(value));
   });
@@ -46,9 +53,11 @@ describe('jsonChunks', () => {
 
   it('writes about 40 MB without holding the event loop for long (JSON.stringify holds it for the whole text)', async () => {
     const value = { data: Object.fromEntries(Array.from({ length: 5 }, (_, i) => [`a${i}`, points(100_000)])) };
-    const whole = await charsBetweenTurns(async function* () {
-      yield JSON.stringify(value);
-    }());
+    const whole = await charsBetweenTurns(
+      (async function* () {
+        yield JSON.stringify(value);
+      })(),
+    );
     const chunked = await charsBetweenTurns(jsonChunks(value));
     expect(chunked.chars).toBe(whole.chars);
     expect(whole.chars).toBeGreaterThan(35_000_000);
@@ -95,7 +104,14 @@ describe('answerStream', () => {
   it('an answer within its budget is the JSON of {data, extensions}, and its data bytes are handed to the memo', async () => {
     const data = { a: points(100), b: [1, 2, 3], c: null };
     let kept: Buffer | undefined;
-    const text = await read(answerStream(answer(data), { budgetBytes: 1_000_000, onData: (b) => { kept = b; } }));
+    const text = await read(
+      answerStream(answer(data), {
+        budgetBytes: 1_000_000,
+        onData: (b) => {
+          kept = b;
+        },
+      }),
+    );
     expect(JSON.parse(text)).toEqual({ data, extensions: { cost: { requested: 1, budget: 2 } } });
     expect(kept?.toString()).toBe(JSON.stringify(data));
     // The memo's bytes, written again with other extensions, are the same answer.
@@ -105,7 +121,17 @@ describe('answerStream', () => {
   it('a field that would pass the budget is null with an error at its path, as is every field after it; nothing is kept', async () => {
     const data = { small: points(10), big: points(5_000), after: [1] };
     let kept = false;
-    const text = await read(answerStream({ ...answer(data), errors: [{ message: 'earlier', extensions: { code: 'X' } }] }, { budgetBytes: 100_000, onData: () => { kept = true; } }));
+    const text = await read(
+      answerStream(
+        { ...answer(data), errors: [{ message: 'earlier', extensions: { code: 'X' } }] },
+        {
+          budgetBytes: 100_000,
+          onData: () => {
+            kept = true;
+          },
+        },
+      ),
+    );
     expect(Buffer.byteLength(text)).toBeLessThanOrEqual(100_000);
     const body = JSON.parse(text);
     expect(body.data).toEqual({ small: data.small, big: null, after: null });
@@ -119,7 +145,9 @@ describe('answerStream', () => {
   });
 
   it('a request error has no data member; data null stays null', async () => {
-    const refused = JSON.parse(await read(answerStream({ errors: [{ message: 'no', extensions: { code: 'BAD_USER_INPUT' } }], extensions: {} }, { budgetBytes: 1000 })));
+    const refused = JSON.parse(
+      await read(answerStream({ errors: [{ message: 'no', extensions: { code: 'BAD_USER_INPUT' } }], extensions: {} }, { budgetBytes: 1000 })),
+    );
     expect(refused).toEqual({ errors: [{ message: 'no', extensions: { code: 'BAD_USER_INPUT' } }], extensions: {} });
     expect(JSON.parse(await read(answerStream({ data: null, extensions: {} }, { budgetBytes: 1000 })))).toEqual({ data: null, extensions: {} });
   });

@@ -9,20 +9,28 @@ describe('configuration', () => {
   it('declares every variable once, in one schema, each with its default or the way its default is found', () => {
     for (const [name, schema] of Object.entries(ENV_SCHEMA.properties) as [string, { default?: unknown; description?: string }][]) {
       expect(schema.description, name).toBeTruthy();
-      if (schema.default === undefined) expect(schema.description, `${name}: no default, so the description says what unset means`).toMatch(/\b(?:default|unset)\b/);
+      if (schema.default === undefined)
+        expect(schema.description, `${name}: no default, so the description says what unset means`).toMatch(/\b(?:default|unset)\b/);
     }
     // A variable the schema declares is read: an unknown value of each is refused or kept, never ignored.
     expect(() => loadConfig({ KAFKA_SESSION_TIMEOUT_MS: '1' })).toThrow(/KAFKA_SESSION_TIMEOUT_MS must be between 6000 and 300000, got 1/);
     expect(() => loadConfig({ DASHBOARD_SIGNUP: 'maybe' })).toThrow(/DASHBOARD_SIGNUP must be open or invite, got "maybe"/);
-    expect(() => loadConfig({ SQL_TIMEOUT_SECONDS: '10', EXPORT_STATEMENT_TIMEOUT_SECONDS: '20' })).toThrow(/EXPORT_STATEMENT_TIMEOUT_SECONDS must be between 1 and 10, got 20/);
+    expect(() => loadConfig({ SQL_TIMEOUT_SECONDS: '10', EXPORT_STATEMENT_TIMEOUT_SECONDS: '20' })).toThrow(
+      /EXPORT_STATEMENT_TIMEOUT_SECONDS must be between 1 and 10, got 20/,
+    );
     expect(loadConfig({ SQL_TIMEOUT_SECONDS: '10' }).exports.statementTimeoutSeconds).toBe(10);
   });
 
   it('has the documented defaults', () => {
     const c = loadConfig({});
     expect(c).toMatchObject({
-      port: 8080, host: '127.0.0.1', demoRows: 2_000_000, logLevel: 'info', redisUrl: undefined,
-      clickhouse: { url: undefined }, kafka: { brokers: undefined, topic: 'solana.instructions', groupId: 'tx-analytics-ingest' },
+      port: 8080,
+      host: '127.0.0.1',
+      demoRows: 2_000_000,
+      logLevel: 'info',
+      redisUrl: undefined,
+      clickhouse: { url: undefined },
+      kafka: { brokers: undefined, topic: 'solana.instructions', groupId: 'tx-analytics-ingest' },
       adminTokenGenerated: true,
     });
     expect(c.adminToken.length).toBeGreaterThanOrEqual(24);
@@ -56,7 +64,10 @@ describe('configuration', () => {
     expect(loadConfig({}).http.corsOrigins).toBe('*');
     expect(loadConfig({ CORS_ORIGINS: '*' }).http.corsOrigins).toBe('*');
     expect(loadConfig({ CORS_ORIGINS: 'none' }).http.corsOrigins).toEqual([]);
-    expect(loadConfig({ CORS_ORIGINS: 'https://app.example.com, http://localhost:5173/' }).http.corsOrigins).toEqual(['https://app.example.com', 'http://localhost:5173']);
+    expect(loadConfig({ CORS_ORIGINS: 'https://app.example.com, http://localhost:5173/' }).http.corsOrigins).toEqual([
+      'https://app.example.com',
+      'http://localhost:5173',
+    ]);
     expect(() => loadConfig({ CORS_ORIGINS: 'https://app.example.com/path,ftp://x.org,app.example.com' })).toThrow(
       /CORS_ORIGINS must be \*, none, or a comma-separated list of origins[^\n]*"https:\/\/app\.example\.com\/path"\n[^\n]*"ftp:\/\/x\.org"\n[^\n]*"app\.example\.com"/,
     );
@@ -69,7 +80,9 @@ describe('configuration', () => {
     expect(loadConfig({ CONNECTION_TIMEOUT_MS: '0' }).http.connectionTimeoutMs).toBe(0);
     // 0 would mean no request time-out at all: a trickled body holds its connection forever.
     expect(() => loadConfig({ REQUEST_TIMEOUT_MS: '0' })).toThrow(/REQUEST_TIMEOUT_MS must be between 100 and 3600000, got 0/);
-    expect(() => loadConfig({ CONNECTION_TIMEOUT_MS: '30000' })).toThrow(/CONNECTION_TIMEOUT_MS must be 0 or more than SQL_TIMEOUT_SECONDS and ANALYTICS_TIMEOUT_SECONDS \(30000 ms\) and REQUEST_TIMEOUT_MS \(30000 ms\), got 30000/);
+    expect(() => loadConfig({ CONNECTION_TIMEOUT_MS: '30000' })).toThrow(
+      /CONNECTION_TIMEOUT_MS must be 0 or more than SQL_TIMEOUT_SECONDS and ANALYTICS_TIMEOUT_SECONDS \(30000 ms\) and REQUEST_TIMEOUT_MS \(30000 ms\), got 30000/,
+    );
   });
 
   it('ends a stuck process after 30 s by default; the watchdog can be turned off, not set below a second', () => {
@@ -99,7 +112,9 @@ describe('configuration', () => {
     expect(loadConfig({ CLICKHOUSE_URL: 'http://ch:8123' }).clickhouse.cluster).toBeUndefined();
     expect(() => loadConfig({ CLICKHOUSE_CLUSTER: 'txa' })).toThrow(/CLICKHOUSE_CLUSTER needs CLICKHOUSE_URL/);
     expect(() => loadConfig({ CLICKHOUSE_URL: 'http://ch:8123', CLICKHOUSE_CLUSTER: "txa' --" })).toThrow(/CLICKHOUSE_CLUSTER must be a cluster name/);
-    expect(() => loadConfig({ CLICKHOUSE_URL: 'http://ch:8123', CLICKHOUSE_CLUSTER: 'txa', CLICKHOUSE_DATABASE: 'a-b' })).toThrow(/CLICKHOUSE_DATABASE must be letters/);
+    expect(() => loadConfig({ CLICKHOUSE_URL: 'http://ch:8123', CLICKHOUSE_CLUSTER: 'txa', CLICKHOUSE_DATABASE: 'a-b' })).toThrow(
+      /CLICKHOUSE_DATABASE must be letters/,
+    );
   });
 
   it('reads the metrics token from METRICS_TOKEN_FILE (a container secret), and names a bad one', () => {
@@ -132,7 +147,11 @@ describe('compose stacks start one migration runner at a time', () => {
   // records into tx_by_signature_v3, and every record is stored there twice. So one such
   // service starts first and every other waits for it to be healthy (it is after migrating).
   const root = path.resolve(import.meta.dirname, '..', '..');
-  interface Service { command?: string[]; depends_on?: string[] | Record<string, { condition?: string }>; healthcheck?: unknown }
+  interface Service {
+    command?: string[];
+    depends_on?: string[] | Record<string, { condition?: string }>;
+    healthcheck?: unknown;
+  }
   it.each(['docker-compose.yml', 'deploy/cluster/docker-compose.yml'])('%s', (file) => {
     const { services } = parseYaml(readFileSync(path.join(root, file), 'utf8'), { merge: true }) as { services: Record<string, Service> };
     const migrating = Object.keys(services).filter((n) => ['npm start', 'npm run ingest'].includes(services[n]!.command?.join(' ') ?? ''));

@@ -20,8 +20,17 @@ describe('dashboard passwords', () => {
   it('refuses malformed stored values and parameters that would cost too much', async () => {
     const good = await hashPassword('correct horse battery');
     const [, , , , salt, key] = good.split('$');
-    for (const stored of ['', 'plain', `bcrypt$10$${salt}$${key}`, `scrypt$1048577$8$1$${salt}$${key}`, `scrypt$4194304$8$1$${salt}$${key}`,
-      `scrypt$32768$64$1$${salt}$${key}`, `scrypt$1048576$8$1$${salt}$${key}`, `scrypt$32767$8$1$${salt}$${key}`, `scrypt$32768$8$1$${salt}$`]) {
+    for (const stored of [
+      '',
+      'plain',
+      `bcrypt$10$${salt}$${key}`,
+      `scrypt$1048577$8$1$${salt}$${key}`,
+      `scrypt$4194304$8$1$${salt}$${key}`,
+      `scrypt$32768$64$1$${salt}$${key}`,
+      `scrypt$1048576$8$1$${salt}$${key}`,
+      `scrypt$32767$8$1$${salt}$${key}`,
+      `scrypt$32768$8$1$${salt}$`,
+    ]) {
       expect(await verifyPassword('correct horse battery', stored), stored).toBe(false);
     }
   });
@@ -37,7 +46,13 @@ describe('dashboard passwords', () => {
 
 describe('dashboard configuration', () => {
   it('has safe defaults and refuses bad values all at once', () => {
-    expect(loadConfig({}).dashboard).toEqual({ signup: 'open', sessionTtlMs: 12 * 3_600_000, cookieSecure: false, signinFailuresPerAccount: 10, signinAttemptsPerAddress: 30 });
+    expect(loadConfig({}).dashboard).toEqual({
+      signup: 'open',
+      sessionTtlMs: 12 * 3_600_000,
+      cookieSecure: false,
+      signinFailuresPerAccount: 10,
+      signinAttemptsPerAddress: 30,
+    });
     expect(loadConfig({ DASHBOARD_SIGNUP: 'INVITE', SESSION_COOKIE_SECURE: 'true' }).dashboard).toMatchObject({ signup: 'invite', cookieSecure: true });
     let err: unknown;
     try {

@@ -10,9 +10,21 @@ import { BYTES_PER_BUDGET_ROW } from '../../core/budget.ts';
 import { ANSWER_BUDGET_BYTES, DOOR_WALL_MS, type Door } from '../../core/limits/answers.ts';
 import { SQL_TIMEOUT_SECONDS } from '../../core/limits/sql.ts';
 import {
-  PLAN_ANSWER_MEMORY_BYTES, PLAN_CONCURRENCY, PLAN_EXPORT_DISK_SHARE, PLAN_EXPORT_JOB_BYTES, PLAN_EXPORT_KEY_BYTES,
-  PLAN_EXPORT_MAX_JOBS, PLAN_EXPORT_MAX_ROWS, PLAN_HEAVY_SHARE, PLAN_JOIN_ROWS, PLAN_LIMITS, PLAN_MEMORY_BYTES,
-  PLAN_QUERY_BUDGET, PLAN_SESSION_STATEMENTS, PLANS, type Plan,
+  PLAN_ANSWER_MEMORY_BYTES,
+  PLAN_CONCURRENCY,
+  PLAN_EXPORT_DISK_SHARE,
+  PLAN_EXPORT_JOB_BYTES,
+  PLAN_EXPORT_KEY_BYTES,
+  PLAN_EXPORT_MAX_JOBS,
+  PLAN_EXPORT_MAX_ROWS,
+  PLAN_HEAVY_SHARE,
+  PLAN_JOIN_ROWS,
+  PLAN_LIMITS,
+  PLAN_MEMORY_BYTES,
+  PLAN_QUERY_BUDGET,
+  PLAN_SESSION_STATEMENTS,
+  PLANS,
+  type Plan,
 } from '../../core/plans.ts';
 
 const doc = (name: string): string => readFileSync(new URL(`../../docs/${name}`, import.meta.url), 'utf8');
@@ -26,14 +38,31 @@ function tableAfter(text: string, heading: string): string[][] {
   const rows: string[][] = [];
   for (const line of lines.slice(start)) {
     if (!line.startsWith('|')) break;
-    rows.push(line.slice(1, -1).split('|').map((c) => c.trim()));
+    rows.push(
+      line
+        .slice(1, -1)
+        .split('|')
+        .map((c) => c.trim()),
+    );
   }
   return rows.slice(2);
 }
 
 const UNITS: Readonly<Record<string, number>> = {
-  '': 1, K: 1e3, M: 1e6, B: 1e9, KiB: 1024, MiB: 1024 ** 2, GiB: 1024 ** 3, TiB: 1024 ** 4,
-  KB: 1e3, MB: 1e6, GB: 1e9, TB: 1e12, '%': 0.01, s: 1,
+  '': 1,
+  K: 1e3,
+  M: 1e6,
+  B: 1e9,
+  KiB: 1024,
+  MiB: 1024 ** 2,
+  GiB: 1024 ** 3,
+  TiB: 1024 ** 4,
+  KB: 1e3,
+  MB: 1e6,
+  GB: 1e9,
+  TB: 1e12,
+  '%': 0.01,
+  s: 1,
 };
 
 /** A figure as the docs write it: "64 MiB", "100M", "1,000,000", "10 %", "30 s", "½", "all", "1 (…)". */
@@ -50,7 +79,10 @@ function figure(cell: string): number {
 }
 
 type PerPlan = (plan: Plan) => number;
-const of = (table: Readonly<Record<Plan, number>>): PerPlan => (plan) => table[plan];
+const of =
+  (table: Readonly<Record<Plan, number>>): PerPlan =>
+  (plan) =>
+    table[plan];
 
 /** Per-plan figures by the constant a row names (the first backquoted name of the row that is one of these). */
 const PLAN_FIGURES: Readonly<Record<string, PerPlan>> = {
@@ -87,7 +119,7 @@ function checkPlanTable(rows: string[][], columns: (row: string[]) => string[]):
   }
 }
 
-describe('docs/access.md states the code\'s figures', () => {
+describe("docs/access.md states the code's figures", () => {
   const access = doc('access.md');
 
   it('"Plans": requests per minute and requests in flight', () => {
@@ -117,7 +149,7 @@ describe('docs/access.md states the code\'s figures', () => {
   });
 });
 
-describe('docs/exports.md states the code\'s figures', () => {
+describe("docs/exports.md states the code's figures", () => {
   it('"Limits": rows, jobs, bytes, disk shares, statement time and rows read per plan', () => {
     // | limit | free | x402 | enterprise | setting |
     checkPlanTable(tableAfter(doc('exports.md'), '## Limits'), (row) => row.slice(1, 4));
@@ -125,7 +157,7 @@ describe('docs/exports.md states the code\'s figures', () => {
 });
 
 describe('reading a figure', () => {
-  it('parses the docs\' ways of writing one', () => {
+  it("parses the docs' ways of writing one", () => {
     expect(figure('64 MiB')).toBe(64 * 1024 ** 2);
     expect(figure('100M')).toBe(1e8);
     expect(figure('102.4 GB')).toBe(102.4e9);

@@ -8,7 +8,15 @@ import { EventLog, parseEventId } from '../../api/graphql/subscriptions/event-lo
 import { STREAM_EVENT_SEQ_PER_MS } from '../../core/limits/streams.ts';
 
 const fig = (i: number, maxSlot: number): BucketFigures => ({
-  protocolName: 'jupiter_v6', start: i * 3600, size: 'hour', count: i, successCount: i, failedCount: 0, totalFees: 0, totalComputeUnits: 0, maxSlot,
+  protocolName: 'jupiter_v6',
+  start: i * 3600,
+  size: 'hour',
+  count: i,
+  successCount: i,
+  failedCount: 0,
+  totalFees: 0,
+  totalComputeUnits: 0,
+  maxSlot,
 });
 
 describe('the replay log', () => {
@@ -41,7 +49,13 @@ describe('the replay log', () => {
     now += 800;
     const third = log.append([fig(3, 30)]);
     const late = log.since(first[0]!.id);
-    expect(late.gap).toMatchObject({ reason: 'window', lostThroughId: second[0]!.id, lostThroughSlot: 20, oldestAvailableId: third[0]!.id, resumeAfterId: third[0]!.id });
+    expect(late.gap).toMatchObject({
+      reason: 'window',
+      lostThroughId: second[0]!.id,
+      lostThroughSlot: 20,
+      oldestAvailableId: third[0]!.id,
+      resumeAfterId: third[0]!.id,
+    });
     // Coming back from the newest lost event is no loss.
     expect(log.since(second[0]!.id).events.map((e) => e.id)).toEqual([third[0]!.id]);
   });

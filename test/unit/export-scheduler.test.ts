@@ -77,7 +77,7 @@ describe('export scheduler: round-robin across the keys of one plan', () => {
     expect(startOrder(jobs, 1)).toEqual(['a', 'b', 'a', 'a']);
   });
 
-  it('six free keys\' queued executions hold a seventh free key for one job\'s turn each at most', () => {
+  it("six free keys' queued executions hold a seventh free key for one job's turn each at most", () => {
     const jobs: Schedulable[] = [];
     for (let round = 0; round < 3; round++) for (let k = 1; k <= 6; k++) jobs.push(job(`f${k}`, 'free'));
     jobs.push(job('f7', 'free'));
@@ -106,7 +106,9 @@ describe('export configuration', () => {
     expect(loadConfig(base).exports.statementTimeoutSeconds).toBe(30);
     expect(loadConfig({ ...base, SQL_TIMEOUT_SECONDS: '10' }).exports.statementTimeoutSeconds).toBe(10);
     expect(loadConfig({ ...base, EXPORT_STATEMENT_TIMEOUT_SECONDS: '5' }).exports.statementTimeoutSeconds).toBe(5);
-    expect(() => loadConfig({ ...base, EXPORT_STATEMENT_TIMEOUT_SECONDS: '600' })).toThrow(/EXPORT_STATEMENT_TIMEOUT_SECONDS must be between 1 and 30, got 600/);
+    expect(() => loadConfig({ ...base, EXPORT_STATEMENT_TIMEOUT_SECONDS: '600' })).toThrow(
+      /EXPORT_STATEMENT_TIMEOUT_SECONDS must be between 1 and 30, got 600/,
+    );
     expect(loadConfig(base).exports.workers).toBe(2);
   });
 });

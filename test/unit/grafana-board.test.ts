@@ -5,8 +5,18 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Metrics } from '../../core/metrics.ts';
 
-interface Panel { id: number; type: string; title: string; gridPos: { y: number }; targets?: { expr?: string }[]; fieldConfig?: { defaults?: { noValue?: string } }; options?: { content?: string } }
-const board = JSON.parse(readFileSync(path.join(import.meta.dirname, '..', '..', 'deploy/grafana/dashboards/tx-analytics.json'), 'utf8')) as { panels: Panel[] };
+interface Panel {
+  id: number;
+  type: string;
+  title: string;
+  gridPos: { y: number };
+  targets?: { expr?: string }[];
+  fieldConfig?: { defaults?: { noValue?: string } };
+  options?: { content?: string };
+}
+const board = JSON.parse(readFileSync(path.join(import.meta.dirname, '..', '..', 'deploy/grafana/dashboards/tx-analytics.json'), 'utf8')) as {
+  panels: Panel[];
+};
 
 describe('Grafana board', () => {
   it('notes under the Kafka row why its panels can be empty, and each Kafka panel says so when it has no value', () => {
@@ -25,8 +35,18 @@ describe('Grafana board', () => {
     const row = board.panels.findIndex((p) => p.type === 'row' && p.title === 'Ingest pipeline (every source)');
     expect(row).toBeGreaterThan(0);
     const exprs = board.panels.flatMap((p) => (p.targets ?? []).map((t) => t.expr ?? ''));
-    for (const series of ['txa_ingest_freshness_seconds_bucket', 'txa_ingest_stage_seconds_bucket', 'txa_ingest_dead_letters_total', 'txa_ingest_backfill_done_records', 'txa_ingest_backfill_total_records', 'txa_ingest_batch_rows_bucket']) {
-      expect(exprs.some((e) => e.includes(series)), series).toBe(true);
+    for (const series of [
+      'txa_ingest_freshness_seconds_bucket',
+      'txa_ingest_stage_seconds_bucket',
+      'txa_ingest_dead_letters_total',
+      'txa_ingest_backfill_done_records',
+      'txa_ingest_backfill_total_records',
+      'txa_ingest_batch_rows_bucket',
+    ]) {
+      expect(
+        exprs.some((e) => e.includes(series)),
+        series,
+      ).toBe(true);
     }
     // Every series the board names is one the process exports (a renamed metric would leave a blank panel).
     const exported = new Set((await new Metrics().registry.getMetricsAsJSON()).map((m) => m.name));

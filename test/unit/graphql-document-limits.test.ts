@@ -9,7 +9,8 @@ import { GRAPHQL_MAX_SAME_NAME, GRAPHQL_MAX_SELECTIONS } from '../../core/limits
 import { buildExecutableSchema } from '../../api/graphql/schema.ts';
 import { longestLoopBlock } from '../support/loop-probe.ts';
 
-const bomb = (levels: number, spreads = 2) => `{ ...F1 } ${Array.from({ length: levels - 1 }, (_, i) => `fragment F${i + 1} on Query { ${`...F${i + 2} `.repeat(spreads)}}`).join(' ')} fragment F${levels} on Query { protocols }`;
+const bomb = (levels: number, spreads = 2) =>
+  `{ ...F1 } ${Array.from({ length: levels - 1 }, (_, i) => `fragment F${i + 1} on Query { ${`...F${i + 2} `.repeat(spreads)}}`).join(' ')} fragment F${levels} on Query { protocols }`;
 
 describe('selections of a document', () => {
   it('counts fields, each fragment spread as the fields it brings', () => {
@@ -23,8 +24,14 @@ describe('selections of a document', () => {
     expect(selectionCount(parse(bomb(60)), 1000)).toBe(1001);
   });
 
-  it('GraphiQL\'s introspection query (every option) is within the limits', () => {
-    const q = getIntrospectionQuery({ descriptions: true, specifiedByUrl: true, directiveIsRepeatable: true, schemaDescription: true, inputValueDeprecation: true });
+  it("GraphiQL's introspection query (every option) is within the limits", () => {
+    const q = getIntrospectionQuery({
+      descriptions: true,
+      specifiedByUrl: true,
+      directiveIsRepeatable: true,
+      schemaDescription: true,
+      inputValueDeprecation: true,
+    });
     expect(selectionCount(parse(q))).toBeLessThanOrEqual(GRAPHQL_MAX_SELECTIONS);
     expect(() => parseDocument(q)).not.toThrow();
     expect(mostRepeatedName(parse(q)).times).toBeLessThanOrEqual(GRAPHQL_MAX_SAME_NAME);
@@ -39,14 +46,18 @@ describe('selections of a document', () => {
     const many = `{ ${'protocols '.repeat(1500)}}`;
     expect(() => parseDocument(many)).toThrow(`more than ${GRAPHQL_MAX_SELECTIONS} fields`);
     const conflicting = `{ ${Array.from({ length: 11 }, (_, i) => `protocolStats(filters: {protocols: ["p${i}"]}) { protocolName }`).join(' ')} }`;
-    expect(() => parseDocument(conflicting)).toThrow(`selects "protocolStats" 11 times in one selection set (fragments included); at most ${GRAPHQL_MAX_SAME_NAME} are allowed`);
+    expect(() => parseDocument(conflicting)).toThrow(
+      `selects "protocolStats" 11 times in one selection set (fragments included); at most ${GRAPHQL_MAX_SAME_NAME} are allowed`,
+    );
     expect(() => parseDocument(bomb(30))).toThrow(/QUERY_TOO_COMPLEX|more than 1000 fields/);
   });
 
   it('validation that stops at graphql-js\'s error limit says so instead of "Validation aborted."', async () => {
     const doc = `{ ${Array.from({ length: 10 }, () => `__schema { types { ${Array.from({ length: 10 }, (_, j) => `fields(includeDeprecated: ${j % 2 === 0}) { name }`).join(' ')} } }`).join(' ')} }`;
     const cache = new DocumentCache();
-    const { result: errors, maxBlockMs } = await longestLoopBlock(async () => cache.validate(buildExecutableSchema(), cache.parse(doc), (await import('graphql')).specifiedRules));
+    const { result: errors, maxBlockMs } = await longestLoopBlock(async () =>
+      cache.validate(buildExecutableSchema(), cache.parse(doc), (await import('graphql')).specifiedRules),
+    );
     expect(errors.at(-1)?.message).toMatch(/^validation stopped after the 100 errors above/);
     expect(errors.map((e) => e.message).join('\n')).not.toMatch(/Validation aborted/);
     console.info(`validation stopped at its error limit: longest event-loop block ${maxBlockMs.toFixed(0)} ms`);

@@ -20,11 +20,24 @@ import type { Warehouse } from '../../warehouse/warehouse.ts';
 
 const PROGRAM = 'whirLbMiicVdio4qvUfM5KAg6Ct8VwpYzGff3uctyCc';
 const OTHER_PROGRAM = 'JUP6LkbZbjS1jKKwapdHNy74zcZ3tLUZoi5QNyVTaV4';
-const ENTRIES = [{ protocolName: 'whirlpool', programId: PROGRAM }, { protocolName: 'jupiter', programId: OTHER_PROGRAM }];
+const ENTRIES = [
+  { protocolName: 'whirlpool', programId: PROGRAM },
+  { protocolName: 'jupiter', programId: OTHER_PROGRAM },
+];
 const sig = (c: string): string => `${c.repeat(87)}a`;
 const good = (signature: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
-  signature, slot: 300_000_000, block_time: 1_735_600_000, program_id: PROGRAM, protocol_name: 'whirlpool', instruction_type: 'swap',
-  fee: 5000, compute_units: 60_000, accounts: [PROGRAM], accounts_count: 1, success: true, ...extra,
+  signature,
+  slot: 300_000_000,
+  block_time: 1_735_600_000,
+  program_id: PROGRAM,
+  protocol_name: 'whirlpool',
+  instruction_type: 'swap',
+  fee: 5000,
+  compute_units: 60_000,
+  accounts: [PROGRAM],
+  accounts_count: 1,
+  success: true,
+  ...extra,
 });
 
 /** A sink that records what reached it. */
@@ -58,7 +71,12 @@ describe('step results reach their sink', () => {
     const sink = recordingSink<number>();
     expect(await runBatchSteps([1, 2, 3, 4, 5, 6], [odd, big], sink)).toEqual([2, 4]);
     expect(seenBySecond).toEqual([[2, 4, 6]]);
-    expect(sink.dropped).toEqual([[1, 'duplicate_in_batch'], [3, 'duplicate_in_batch'], [5, 'duplicate_in_batch'], [6, 'already_stored']]);
+    expect(sink.dropped).toEqual([
+      [1, 'duplicate_in_batch'],
+      [3, 'duplicate_in_batch'],
+      [5, 'duplicate_in_batch'],
+      [6, 'already_stored'],
+    ]);
   });
 });
 
@@ -129,15 +147,19 @@ describe('the pipeline routes each kind of result', () => {
     const store = fakeStore([{ signature: sig('S'), instruction_index: 0 }]);
     const registry = { list: async () => ENTRIES } as unknown as ProtocolRegistry;
     const pipeline = new IngestPipeline(store.wh, registry, new DataVersion(), createLogger('silent'), { maxRecordBytes: 4096, batchRows: 100 });
-    const records: RawRecord[] = [
-      good(sig('N')), good(sig('N')), good(sig('S')), good(sig('M')), good(sig('X'), { protocol_name: 'nope' }),
-    ].map((r, i) => ({ value: JSON.stringify(r), position: { line: i + 1 } }));
+    const records: RawRecord[] = [good(sig('N')), good(sig('N')), good(sig('S')), good(sig('M')), good(sig('X'), { protocol_name: 'nope' })].map((r, i) => ({
+      value: JSON.stringify(r),
+      position: { line: i + 1 },
+    }));
     records.push({ value: '{oops', position: { line: 6 } });
     const report = await pipeline.ingest(records, 'unit');
     // N twice (one dropped in batch), S already stored: 2 stored, 2 dropped.
     expect(report.accepted).toBe(2);
     expect(report.duplicates).toBe(2);
-    expect(report.rejected.map((r) => [r.code, r.position])).toEqual([['unknown_protocol', { line: 5 }], ['not_json', { line: 6 }]]);
+    expect(report.rejected.map((r) => [r.code, r.position])).toEqual([
+      ['unknown_protocol', { line: 5 }],
+      ['not_json', { line: 6 }],
+    ]);
     expect(store.inserted.map((line) => (JSON.parse(line) as { signature: string }).signature)).toEqual([sig('N'), sig('M')]);
     expect(store.deadLetters).toEqual([
       { source: 'unit', position: 'line 5', code: 'unknown_protocol', reason: report.rejected[0]!.detail, payload: records[4]!.value },
@@ -168,7 +190,12 @@ function fakeStore(stored: { signature: string; instruction_index: number }[]) {
       if (table === 'dead_letters') deadLetters.push(...rows);
     },
     insertBytes: async (_table: string, data: Uint8Array) => {
-      inserted.push(...Buffer.from(data).toString('utf8').split('\n').filter((l) => l.length > 0));
+      inserted.push(
+        ...Buffer.from(data)
+          .toString('utf8')
+          .split('\n')
+          .filter((l) => l.length > 0),
+      );
     },
   } as unknown as Warehouse;
   return { wh, inserted, deadLetters };

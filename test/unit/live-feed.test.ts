@@ -9,7 +9,12 @@ import { STREAM_EVENTS_PER_TURN } from '../../core/limits/streams.ts';
 describe('a live feed draining a large write', () => {
   it('lets the event loop turn while a consumer takes thousands of queued events', async () => {
     const feed = new Feed({ protocols: undefined, size: 'hour', maxQueued: 10_000, onOverflow: () => {} }, () => {});
-    const figures = Array.from({ length: 2000 }, (_, i) => ({ id: `0-${i}`, seq: i, at: 0, figures: { protocolName: 'jupiter_v6', start: i * 3600 } as unknown as BucketFigures }));
+    const figures = Array.from({ length: 2000 }, (_, i) => ({
+      id: `0-${i}`,
+      seq: i,
+      at: 0,
+      figures: { protocolName: 'jupiter_v6', start: i * 3600 } as unknown as BucketFigures,
+    }));
     feed.deliver(figures);
     let turns = 0;
     const ticker = setInterval(() => (turns += 1), 0);

@@ -20,11 +20,21 @@ function server(): Server {
   return s;
 }
 
-interface Post { accept?: string; contentType?: string; protocolVersion?: string; body: unknown }
+interface Post {
+  accept?: string;
+  contentType?: string;
+  protocolVersion?: string;
+  body: unknown;
+}
 
 const ACCEPT = 'application/json, text/event-stream';
-const post = (body: unknown, headers: Omit<Post, 'body'> = {}): Post =>
-  ({ accept: ACCEPT, contentType: 'application/json', protocolVersion: '2025-06-18', ...headers, body });
+const post = (body: unknown, headers: Omit<Post, 'body'> = {}): Post => ({
+  accept: ACCEPT,
+  contentType: 'application/json',
+  protocolVersion: '2025-06-18',
+  ...headers,
+  body,
+});
 
 /** The SDK's answer: a new Server and transport per POST, as a stateless SDK server does. */
 async function sdkAnswer(p: Post): Promise<McpAnswer> {
@@ -34,7 +44,9 @@ async function sdkAnswer(p: Post): Promise<McpAnswer> {
   if (p.accept !== undefined) headers.set('accept', p.accept);
   if (p.contentType !== undefined) headers.set('content-type', p.contentType);
   if (p.protocolVersion !== undefined) headers.set('mcp-protocol-version', p.protocolVersion);
-  const res = await transport.handleRequest(new Request('http://localhost/mcp', { method: 'POST', headers, body: JSON.stringify(p.body) }), { parsedBody: p.body });
+  const res = await transport.handleRequest(new Request('http://localhost/mcp', { method: 'POST', headers, body: JSON.stringify(p.body) }), {
+    parsedBody: p.body,
+  });
   const text = await res.text();
   return { status: res.status, headers: Object.fromEntries(res.headers.entries()), body: text === '' ? undefined : text };
 }
@@ -64,13 +76,23 @@ async function ours(route: 'straight' | 'onmessage' | 'answered' = 'straight'): 
   const transport = new StatelessJsonTransport<null>();
   const s = server();
   await s.connect(transport);
-  if (route !== 'onmessage' && !transport.handRequestsTo(s)) throw new Error('this SDK\'s protocol has no _onrequest: see handRequestsTo');
+  if (route !== 'onmessage' && !transport.handRequestsTo(s)) throw new Error("this SDK's protocol has no _onrequest: see handRequestsTo");
   if (route === 'answered') transport.answerDirectly(answeredHere);
   return (p) => transport.handle({ accept: p.accept, contentType: p.contentType, protocolVersion: p.protocolVersion, body: p.body }, null);
 }
 
-const call = (id: unknown, args: unknown = { n: id }, name = 'echo'): Record<string, unknown> => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
-const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 't', version: '1' } } };
+const call = (id: unknown, args: unknown = { n: id }, name = 'echo'): Record<string, unknown> => ({
+  jsonrpc: '2.0',
+  id,
+  method: 'tools/call',
+  params: { name, arguments: args },
+});
+const initialize = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 't', version: '1' } },
+};
 const notification = { jsonrpc: '2.0', method: 'notifications/initialized' };
 
 const CASES: [string, Post][] = [
@@ -81,7 +103,10 @@ const CASES: [string, Post][] = [
   ['a tool call without arguments', post({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo' } })],
   ['a tool call with a non-string name', post(call(1, {}, 5 as unknown as string))],
   ['a tool call with arguments that are not an object', post(call(1, [1, 2]))],
-  ['a tool call with _meta in params', post({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: {}, _meta: { progressToken: 1 } } })],
+  [
+    'a tool call with _meta in params',
+    post({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: {}, _meta: { progressToken: 1 } } }),
+  ],
   ['a tool call without params', post({ jsonrpc: '2.0', id: 1, method: 'tools/call' })],
   ['a tool call with a negative id', post(call(-3))],
   ['a tool call with an id past the safe integers', post(call(2 ** 60))],
@@ -135,7 +160,7 @@ const CASES: [string, Post][] = [
   ['a batch with a nested batch', post([[call(1)]])],
 ];
 
-describe('the door\'s stateless transport answers as the SDK\'s transport does', () => {
+describe("the door's stateless transport answers as the SDK's transport does", () => {
   it.each(CASES)('%s', async (_name, p) => {
     const want = await sdkAnswer(p);
     expect(await (await ours())(p)).toEqual(want);
@@ -160,40 +185,43 @@ describe('the door\'s stateless transport answers as the SDK\'s transport does',
     const s = server();
     await s.connect(transport);
     transport.handRequestsTo(s);
-    const answer = (p: Post, sender: string) => transport.handle({ accept: p.accept, contentType: p.contentType, protocolVersion: p.protocolVersion, body: p.body }, sender);
+    const answer = (p: Post, sender: string) =>
+      transport.handle({ accept: p.accept, contentType: p.contentType, protocolVersion: p.protocolVersion, body: p.body }, sender);
     const cancel = post({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } });
     const [called, cancelled] = await Promise.all([answer(post(call(1)), 'a'), answer(cancel, 'b')]);
     expect(called).toEqual(await sdkAnswer(post(call(1))));
     expect(cancelled).toEqual({ status: 202, headers: {}, body: undefined });
   });
 
-  describe('a cancellation of its sender stops a call and ends its POST at once (the SDK\'s transport waits for the call forever)', () => {
+  describe("a cancellation of its sender stops a call and ends its POST at once (the SDK's transport waits for the call forever)", () => {
     /** A transport whose tool waits until its signal aborts (or for good): what ran, and what was aborted. */
     async function slow(route: 'straight' | 'answered') {
       const started: number[] = [];
       const aborted: number[] = [];
-      const run = (n: number, signal: AbortSignal) => new Promise<Record<string, unknown>>((resolve) => {
-        started.push(n);
-        const stop = () => {
-          aborted.push(n);
-          resolve({ content: [{ type: 'text', text: 'stopped' }] });
-        };
-        if (signal.aborted) stop();
-        else signal.addEventListener('abort', stop, { once: true });
-        if (n === 0) resolve({ content: [{ type: 'text', text: 'quick' }] });
-      });
+      const run = (n: number, signal: AbortSignal) =>
+        new Promise<Record<string, unknown>>((resolve) => {
+          started.push(n);
+          const stop = () => {
+            aborted.push(n);
+            resolve({ content: [{ type: 'text', text: 'stopped' }] });
+          };
+          if (signal.aborted) stop();
+          else signal.addEventListener('abort', stop, { once: true });
+          if (n === 0) resolve({ content: [{ type: 'text', text: 'quick' }] });
+        });
       const s = new Server({ name: 'transport-test', version: '1.0.0' }, { capabilities: { tools: {} } });
       s.setRequestHandler(CallToolRequestSchema, (request, extra) => run(Number((request.params.arguments as { n: number }).n), extra.signal));
       const transport = new StatelessJsonTransport<string>((sender) => sender);
       await s.connect(transport);
       transport.handRequestsTo(s);
       if (route === 'answered') transport.answerDirectly((request, _sender, signal) => run(Number((request.params!.arguments as { n: number }).n), signal));
-      const answer = (p: Post, sender = 'k') => transport.handle({ accept: p.accept, contentType: p.contentType, protocolVersion: p.protocolVersion, body: p.body }, sender);
+      const answer = (p: Post, sender = 'k') =>
+        transport.handle({ accept: p.accept, contentType: p.contentType, protocolVersion: p.protocolVersion, body: p.body }, sender);
       return { answer, started, aborted };
     }
     const cancelOf = (requestId: unknown) => ({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId } });
 
-    it('in the same POST, after its call: the POST answers 202 and the call\'s signal aborts', async () => {
+    it("in the same POST, after its call: the POST answers 202 and the call's signal aborts", async () => {
       const t = await slow('straight');
       expect(await t.answer(post([call(1, { n: 5 }), cancelOf(1)]))).toEqual({ status: 202, headers: {}, body: undefined });
       expect(t.aborted).toEqual([5]);
@@ -245,14 +273,17 @@ describe('the door\'s stateless transport answers as the SDK\'s transport does',
     await s.connect(transport);
     transport.handRequestsTo(s);
     const batch = post([call(1, { n: 1 }), call(1, { n: 120 }), call(1, { n: 60 })]);
-    const got = await transport.handle({ accept: batch.accept, contentType: batch.contentType, protocolVersion: batch.protocolVersion, body: batch.body }, null);
+    const got = await transport.handle(
+      { accept: batch.accept, contentType: batch.contentType, protocolVersion: batch.protocolVersion, body: batch.body },
+      null,
+    );
     expect(finished.sort((a, b) => a - b)).toEqual([1, 60, 120]);
     expect(got.status).toBe(200);
     // The one answer for id 1 is the first to come, as with the SDK's transport.
     expect(JSON.parse(got.body!)).toEqual({ jsonrpc: '2.0', id: 1, result: { content: [{ type: 'text', text: '1' }] } });
   });
 
-  it('the pinned SDK\'s protocol takes requests straight (handRequestsTo), as the door relies on for speed', async () => {
+  it("the pinned SDK's protocol takes requests straight (handRequestsTo), as the door relies on for speed", async () => {
     // If an SDK upgrade renames the protocol's request handling, the door falls back to onmessage
     // (correct, slower): this fails so that the upgrade looks at it.
     const transport = new StatelessJsonTransport<null>();

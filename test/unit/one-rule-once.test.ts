@@ -5,7 +5,10 @@ import { describe, expect, it } from 'vitest';
 import { serviceFiles, textOf } from '../support/source-scan.ts';
 
 /** Service files (api/, core/, warehouse/, ingest/) whose text matches `re`. */
-const filesMatching = (re: RegExp): string[] => serviceFiles().filter((f) => re.test(textOf(f))).sort();
+const filesMatching = (re: RegExp): string[] =>
+  serviceFiles()
+    .filter((f) => re.test(textOf(f)))
+    .sort();
 
 /** The files that are the doors and the layer they ask (where a request is checked). */
 const DOOR_DIRS = /^api\/(catalog|rest|rpc|graphql|mcp|analytics|exports)\//;

@@ -16,8 +16,14 @@ describe('result cache', () => {
     expect(entries).toBeLessThanOrEqual(10);
     // The newest answer is still served from the cache; the oldest was dropped.
     let computed = 0;
-    await cache.get('range-49', async () => { computed++; return []; });
-    await cache.get('range-0', async () => { computed++; return []; });
+    await cache.get('range-49', async () => {
+      computed++;
+      return [];
+    });
+    await cache.get('range-0', async () => {
+      computed++;
+      return [];
+    });
     expect(computed).toBe(1);
   });
 

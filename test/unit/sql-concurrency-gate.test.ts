@@ -62,7 +62,13 @@ describe('SQL concurrency gate', () => {
   it('hands a freed slot to a key that has not had a turn before a key that just had one', async () => {
     const gate = new ConcurrencyGate(['only'], { queuePerKey: 2, queueTotal: 10, maxWaitMs: 60_000 });
     // A's second query waited first, but A just had its turn: B's comes first (it was A, oldest first, before).
-    expect(await grantOrder(gate, [['A', ''], ['A', ''], ['B', '']])).toEqual(['A', 'B', 'A']);
+    expect(
+      await grantOrder(gate, [
+        ['A', ''],
+        ['A', ''],
+        ['B', ''],
+      ]),
+    ).toEqual(['A', 'B', 'A']);
   });
 
   it('tells a caller that waited too long to retry, and forgets it', async () => {
@@ -142,14 +148,23 @@ describe('SQL concurrency gate: fair shares between plans', () => {
 });
 
 describe('SQL concurrency gate: round-robin across the keys of one plan', () => {
-  it('a key with a queue gets one turn before any key of its plan gets its second, whatever the queue\'s age', async () => {
+  it("a key with a queue gets one turn before any key of its plan gets its second, whatever the queue's age", async () => {
     const gate = new ConcurrencyGate(['only'], { queuePerKey: 3, queueTotal: 20, maxWaitMs: 60_000, groupPriority: () => 0 });
     // A queued three before B and C asked: oldest first gave A, A, A, B, C (B waited three of A's turns).
-    expect(await grantOrder(gate, [['A', 'free'], ['A', 'free'], ['A', 'free'], ['B', 'free'], ['A', 'free'], ['C', 'free']])).toEqual(['A', 'B', 'C', 'A', 'A', 'A']);
+    expect(
+      await grantOrder(gate, [
+        ['A', 'free'],
+        ['A', 'free'],
+        ['A', 'free'],
+        ['B', 'free'],
+        ['A', 'free'],
+        ['C', 'free'],
+      ]),
+    ).toEqual(['A', 'B', 'C', 'A', 'A', 'A']);
     expect(gate.stats()).toEqual({ running: 0, waiting: 0 });
   });
 
-  it('six free keys\' queues hold a seventh free key for one turn each at most, and plans still come first', async () => {
+  it("six free keys' queues hold a seventh free key for one turn each at most, and plans still come first", async () => {
     const shares = { queuePerKey: 3, queueTotal: 40, maxWaitMs: 60_000, groupPriority: (g: string) => (g === 'enterprise' ? 2 : 0) };
     const gate = new ConcurrencyGate(['only'], shares);
     const heavy: [string, string][] = [];
@@ -164,7 +179,7 @@ describe('SQL concurrency gate: round-robin across the keys of one plan', () => 
     expect(firstTurns).toContain('F7');
   });
 
-  it('remembers only keys that are busy or served after the oldest busy key\'s turn (bounded state)', async () => {
+  it("remembers only keys that are busy or served after the oldest busy key's turn (bounded state)", async () => {
     const gate = new ConcurrencyGate(['only'], { queuePerKey: 1, queueTotal: 10, maxWaitMs: 60_000 });
     for (let i = 0; i < 50; i++) (await gate.acquire(`K${i}`)).release();
     expect((gate as unknown as { turns: KeyTurns }).turns.size()).toBe(0);

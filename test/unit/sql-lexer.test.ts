@@ -25,15 +25,23 @@ describe('lex', () => {
   });
 
   it.each(["SELECT 'open", 'SELECT "open', 'SELECT `open', 'SELECT 1 /* open', 'SELECT 1 /* a /* b */', 'SELECT $$ open', "SELECT 'a\\"])(
-    'refuses what is left open: %j', (sql) => {
+    'refuses what is left open: %j',
+    (sql) => {
       expect(() => lex(sql)).toThrow(LexError);
-    });
+    },
+  );
 
   it('tracks parenthesis depth and unescapes strings', () => {
     const { tokens } = lex("SELECT (1, 'it''s', `a``b`)");
     expect(tokens.map((t) => [t.type, t.text, t.depth])).toEqual([
-      ['word', 'SELECT', 0], ['punct', '(', 0], ['number', '1', 1], ['punct', ',', 1], ['string', "it's", 1],
-      ['punct', ',', 1], ['quoted', 'a`b', 1], ['punct', ')', 0],
+      ['word', 'SELECT', 0],
+      ['punct', '(', 0],
+      ['number', '1', 1],
+      ['punct', ',', 1],
+      ['string', "it's", 1],
+      ['punct', ',', 1],
+      ['quoted', 'a`b', 1],
+      ['punct', ')', 0],
     ]);
   });
 });
@@ -72,17 +80,19 @@ describe('cteNames', () => {
 
 describe('parseAstDump', () => {
   it('reads kinds, details, aliases and nesting', () => {
-    const [root] = parseAstDump([
-      'SelectWithUnionQuery (children 1)',
-      ' ExpressionList (children 1)',
-      '  SelectQuery (children 2)',
-      '   ExpressionList (children 1)',
-      '    Function quantile (alias p) (children 2)',
-      '   TablesInSelectQuery (children 1)',
-      '    TablesInSelectQueryElement (children 1)',
-      '     TableExpression (children 1)',
-      '      TableIdentifier transactions (alias t)',
-    ].join('\n'));
+    const [root] = parseAstDump(
+      [
+        'SelectWithUnionQuery (children 1)',
+        ' ExpressionList (children 1)',
+        '  SelectQuery (children 2)',
+        '   ExpressionList (children 1)',
+        '    Function quantile (alias p) (children 2)',
+        '   TablesInSelectQuery (children 1)',
+        '    TablesInSelectQueryElement (children 1)',
+        '     TableExpression (children 1)',
+        '      TableIdentifier transactions (alias t)',
+      ].join('\n'),
+    );
     const select = root!.children[0]!.children[0]!;
     expect(select.kind).toBe('SelectQuery');
     const fn = select.children[0]!.children[0]!;

@@ -52,7 +52,7 @@ describe('what a replay costs', () => {
     for (const o of [s, listener]) o.sink.destroy();
   });
 
-  it('stops when the key\'s rate is spent: exactly the paid blocks, then RATE_LIMITED naming where to resume; resuming there sends the rest', async () => {
+  it("stops when the key's rate is spent: exactly the paid blocks, then RATE_LIMITED naming where to resume; resuming there sends the rest", async () => {
     const { h, from, listener } = await logged(1000);
     let units = 3;
     const s = await openStream(h, {
@@ -77,7 +77,19 @@ describe('what a replay costs', () => {
   });
 
   it('obeys the key as it is at each charge: refused once revoked, inactive or its account disabled; charged at its current plan', async () => {
-    const record = (over: Partial<ApiKeyRecord>): ApiKeyRecord => ({ id: 'k1', keyPrefix: 'txa_', name: 'n', plan: 'free', status: 'active', createdAt: '', updatedAt: '', accountId: '', environment: '', accountDisabled: false, ...over });
+    const record = (over: Partial<ApiKeyRecord>): ApiKeyRecord => ({
+      id: 'k1',
+      keyPrefix: 'txa_',
+      name: 'n',
+      plan: 'free',
+      status: 'active',
+      createdAt: '',
+      updatedAt: '',
+      accountId: '',
+      environment: '',
+      accountDisabled: false,
+      ...over,
+    });
     expect(keyRefusal(record({}))).toBeUndefined();
     expect(keyRefusal(record({ status: 'revoked' }))).toBe('API key has been revoked');
     expect(keyRefusal(record({ status: 'inactive' }))).toBe('API key is inactive');
@@ -90,13 +102,21 @@ describe('what a replay costs', () => {
     await charge();
     now = record({ plan: 'enterprise' });
     await charge();
-    expect(charged).toEqual([{ id: 'k1', plan: 'free' }, { id: 'k1', plan: 'enterprise' }]);
+    expect(charged).toEqual([
+      { id: 'k1', plan: 'free' },
+      { id: 'k1', plan: 'enterprise' },
+    ]);
     now = record({ status: 'inactive' });
     await expect(charge()).rejects.toMatchObject({ kind: Errors.forbidden, message: 'API key is inactive' });
     // Through a stream: the replay ends with FORBIDDEN before any event of the refused block.
     const { h, from, listener } = await logged(300);
     let calls = 0;
-    const s = await openStream(h, { lastEventId: from, charge: async () => { if (++calls > 1) await charge(); } });
+    const s = await openStream(h, {
+      lastEventId: from,
+      charge: async () => {
+        if (++calls > 1) await charge();
+      },
+    });
     await ended(s);
     expect(s.sent.filter((e) => e.id !== undefined).length).toBe(STREAM_REPLAY_EVENTS_PER_UNIT);
     expect(s.sent.at(-1)!.text).toContain('"code":"FORBIDDEN"');

@@ -39,7 +39,10 @@ describe('JSON-RPC envelope', () => {
     expect(await answer('[]')).toMatchObject({ id: null, error: { code: -32600 } });
     expect(await answer('{"jsonrpc":"1.0","id":1,"method":"echo"}')).toMatchObject({ id: 1, error: { code: -32600 } });
     expect(await answer('{"jsonrpc":"2.0","id":{},"method":"echo"}')).toMatchObject({ id: null, error: { code: -32600 } });
-    expect(await answer(`[${Array.from({ length: 101 }, () => '{"jsonrpc":"2.0","id":1,"method":"echo"}').join(',')}]`)).toMatchObject({ id: null, error: { code: -32600 } });
+    expect(await answer(`[${Array.from({ length: 101 }, () => '{"jsonrpc":"2.0","id":1,"method":"echo"}').join(',')}]`)).toMatchObject({
+      id: null,
+      error: { code: -32600 },
+    });
     expect(await answer('{"jsonrpc":"2.0","id":1,"method":"echo","params":{"a":1}}')).toMatchObject({ id: 1, error: { code: -32602 } });
   });
 
@@ -53,7 +56,7 @@ describe('JSON-RPC envelope', () => {
   it('bounds nesting before anything recurses, and hides internal failures behind a reference', async () => {
     const deep = `${'['.repeat(5000)}${']'.repeat(5000)}`;
     expect(await answer(`{"jsonrpc":"2.0","id":1,"method":"echo","params":${deep}}`)).toMatchObject({ error: { code: -32602 } });
-    const failed = await answer('{"jsonrpc":"2.0","id":1,"method":"fail"}') as { error: { code: number; data: string } };
+    const failed = (await answer('{"jsonrpc":"2.0","id":1,"method":"fail"}')) as { error: { code: number; data: string } };
     expect(failed.error.code).toBe(-32603);
     expect(failed.error.data).toContain('ref-1');
     expect(failed.error.data).not.toContain('exploded');
@@ -87,8 +90,16 @@ describe('ingest record check', () => {
     { protocolName: 'pump_fun', programId: '6EF8rrecthR5Dkzon8Nwu78hRvfCKubJ14M5uBEwF6P' },
   ]);
   const good = {
-    signature: '5'.repeat(88), slot: '123', block_time: 1_700_000_000, program_id: 'JUP6LkbZbjS1jKKwapdHNy74zcZ3tLUZoi5QNyVTaV4',
-    protocol_name: 'jupiter_v6', instruction_type: 'route', fee: 5000, compute_units: 1000, accounts: ['JUP6LkbZbjS1jKKwapdHNy74zcZ3tLUZoi5QNyVTaV4'], success: true,
+    signature: '5'.repeat(88),
+    slot: '123',
+    block_time: 1_700_000_000,
+    program_id: 'JUP6LkbZbjS1jKKwapdHNy74zcZ3tLUZoi5QNyVTaV4',
+    protocol_name: 'jupiter_v6',
+    instruction_type: 'route',
+    fee: 5000,
+    compute_units: 1000,
+    accounts: ['JUP6LkbZbjS1jKKwapdHNy74zcZ3tLUZoi5QNyVTaV4'],
+    success: true,
   };
 
   it('normalises a good record (decimal-string slot, accounts_count from accounts, log lines joined)', () => {
@@ -155,17 +166,22 @@ describe('pagination-token codec', () => {
 
 describe('parameter words at the edge', () => {
   it('fills each logical key and hint with the words of the interface, keeping list positions', () => {
-    const words = { params: { protocol: 'protocol_name', protocols: 'options.protocols' }, hints: { protocols: 'see the list', coarserBucket: 'daily buckets' } };
+    const words = {
+      params: { protocol: 'protocol_name', protocols: 'options.protocols' },
+      hints: { protocols: 'see the list', coarserBucket: 'daily buckets' },
+    };
     expect(wordMessage(`${param('protocol')}: unknown (${hint('protocols')})`, words)).toBe('protocol_name: unknown (see the list)');
     expect(wordMessage(`${param('protocols', 3)} is wrong`, words)).toBe('options.protocols[3] is wrong');
     // A key the interface has no word for is left as the key itself, never as a placeholder.
     expect(wordMessage(`${param('cursor')} is bad`, words)).toBe('cursor is bad');
     expect(wordMessage(`try ${hint('coarserBucket')}`, words)).toBe('try daily buckets');
-    const err = worded(new AppError(Errors.invalidParams, `${param('range')}: too long`, { field: 'range' }), { params: { range: 'blockTime' }, hints: words.hints });
+    const err = worded(new AppError(Errors.invalidParams, `${param('range')}: too long`, { field: 'range' }), {
+      params: { range: 'blockTime' },
+      hints: words.hints,
+    });
     expect(err).toMatchObject({ kind: Errors.invalidParams, message: 'blockTime: too long', field: 'range' });
   });
 });
-
 
 describe('one vocabulary across the interfaces', () => {
   it("GraphQL's record and statistics types carry the vocabulary's answer fields, with the same kinds, plus only their documented additions", async () => {

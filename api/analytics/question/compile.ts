@@ -8,8 +8,30 @@ import type { CostShape } from '../analytics-cost.ts';
 import type { TimeRange } from '../types.ts';
 import { bucketSql, type Granularity } from './granularity.ts';
 import {
-  addFilter, addRanges, edgesCondition, intervalCondition, planRange, BASE_SOURCE, BASE_TABLE, DIMENSIONS, isDerived, isTimeDimension, MEASURES, SOURCES, STATES, STATUS_SQL,
-  type Bounds, type Conditions, type Dimension, type Measures, type MeasureType, type RangeFilter, type Source, type SourceFilter, type State, type Statement,
+  addFilter,
+  addRanges,
+  edgesCondition,
+  intervalCondition,
+  planRange,
+  BASE_SOURCE,
+  BASE_TABLE,
+  DIMENSIONS,
+  isDerived,
+  isTimeDimension,
+  MEASURES,
+  SOURCES,
+  STATES,
+  STATUS_SQL,
+  type Bounds,
+  type Conditions,
+  type Dimension,
+  type Measures,
+  type MeasureType,
+  type RangeFilter,
+  type Source,
+  type SourceFilter,
+  type State,
+  type Statement,
 } from './model.ts';
 
 export interface QuestionFilters {
@@ -105,8 +127,13 @@ function statesOf(catalog: Measures, name: string): State[] {
 /** The source filters a question needs beyond protocols and range. */
 function neededFilters(f: QuestionFilters): SourceFilter[] {
   const given: [SourceFilter, unknown][] = [
-    ['instructionTypes', f.instructionTypes], ['errorPattern', f.errorPattern], ['cells', f.cells],
-    ['programs', f.programIds], ['signatures', f.signatures], ['success', f.success], ['logMessage', f.logMessage],
+    ['instructionTypes', f.instructionTypes],
+    ['errorPattern', f.errorPattern],
+    ['cells', f.cells],
+    ['programs', f.programIds],
+    ['signatures', f.signatures],
+    ['success', f.success],
+    ['logMessage', f.logMessage],
     ['ranges', f.ranges !== undefined && Object.keys(f.ranges).length > 0 ? f.ranges : undefined],
   ];
   return given.filter(([, v]) => v !== undefined).map(([n]) => n);
@@ -115,10 +142,15 @@ function neededFilters(f: QuestionFilters): SourceFilter[] {
 /** The smallest view that keeps every dimension, state and filter asked; else the base table. */
 export function chooseSource(dimensions: readonly Dimension[], states: readonly State[], f: QuestionFilters): Source {
   const needs = neededFilters(f);
-  return SOURCES.find((s) => s.status === (f.status ?? 'all')
-    && dimensions.every((d) => s.dimensions.includes(d))
-    && states.every((st) => s.states[st] !== undefined)
-    && needs.every((n) => s.filters.includes(n))) ?? BASE_SOURCE;
+  return (
+    SOURCES.find(
+      (s) =>
+        s.status === (f.status ?? 'all') &&
+        dimensions.every((d) => s.dimensions.includes(d)) &&
+        states.every((st) => s.states[st] !== undefined) &&
+        needs.every((n) => s.filters.includes(n)),
+    ) ?? BASE_SOURCE
+  );
 }
 
 /** What a question reads from: the view alone (direct), or whole hours and edges merged. */
@@ -137,7 +169,13 @@ interface Read {
 function readOf(source: Source, states: readonly State[], dims: readonly Dimension[], f: QuestionFilters, params: Record<string, unknown>): Read | undefined {
   // The base table answers the whole range from records: one "edge" from gte to lte.
   const plan = source.base
-    ? { view: undefined, edges: f.range.gte !== undefined && f.range.lte !== undefined && f.range.lte < f.range.gte ? [] : [{ from: f.range.gte, to: f.range.lte === undefined ? undefined : f.range.lte + 1 }] }
+    ? {
+        view: undefined,
+        edges:
+          f.range.gte !== undefined && f.range.lte !== undefined && f.range.lte < f.range.gte
+            ? []
+            : [{ from: f.range.gte, to: f.range.lte === undefined ? undefined : f.range.lte + 1 }],
+      }
     : planRange(f.range);
   const shared: Conditions = { where: [], params };
   addFilter(shared, 'protocols', f.protocols);
@@ -225,9 +263,13 @@ export function compile(q: Question, catalog: Measures = MEASURES): CompiledStat
     const sortColumn = order?.measure === undefined ? [] : [measureColumn(order.measure)];
     if (order === undefined || (order.dimensions ?? order.direction) !== order.direction) throw new Error('a keyset page needs one direction');
     const placeholders = [...(sortColumn.length > 0 ? ['{c_v:Float64}'] : []), ...dims.map((d, i) => `{c_k${i}:${DIMENSIONS[d].type}}`)];
-    having.push(`(${[...sortColumn, ...keyColumns].join(', ')}) ${order.direction === 'asc' ? '>' : '<'}${q.page?.inclusive ? '=' : ''} (${placeholders.join(', ')})`);
+    having.push(
+      `(${[...sortColumn, ...keyColumns].join(', ')}) ${order.direction === 'asc' ? '>' : '<'}${q.page?.inclusive ? '=' : ''} (${placeholders.join(', ')})`,
+    );
     if (sortColumn.length > 0) params.c_v = after.value;
-    after.keys.forEach((k, i) => { params[`c_k${i}`] = k; });
+    after.keys.forEach((k, i) => {
+      params[`c_k${i}`] = k;
+    });
   }
   if (q.page !== undefined) params.lim = q.page.limit;
   const sql = `SELECT ${select.join(', ')}

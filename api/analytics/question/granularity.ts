@@ -82,8 +82,10 @@ export function bucketStarts(range: Required<TimeRange>, granularity: Granularit
 export function checkBuckets(range: Required<TimeRange>, granularity: Granularity): void {
   const buckets = bucketCount(range, granularity);
   if (buckets > MAX_ACTIVITY_BUCKETS) {
-    throw new AppError(Errors.invalidParams,
+    throw new AppError(
+      Errors.invalidParams,
       `${param('range')}: the range spans ${buckets} ${granularity} buckets; at most ${MAX_ACTIVITY_BUCKETS} are allowed (use a shorter range${granularity === 'hour' ? ` or ${hint('coarserBucket')}` : ''})`,
-      { field: 'range' });
+      { field: 'range' },
+    );
   }
 }

@@ -99,12 +99,48 @@ export const MEASURES = {
   programs: { states: ['programs'], sql: 'uniqExactMerge(programs)', type: 'number' },
   feeQuantiles: { states: ['fee_digest'], sql: `quantilesTDigestMerge(${Q})(fee_digest)`, type: 'quantiles', percentile: true },
   cuQuantiles: { states: ['cu_digest'], sql: `quantilesTDigestMerge(${Q})(cu_digest)`, type: 'quantiles', percentile: true },
-  p50Fee: { states: ['fee_digest'], sql: `toFloat64(quantilesTDigestMerge(${Q})(fee_digest)[1])`, type: 'number', percentile: true, metric: 'Median fee (t-digest, approximate)' },
-  p95Fee: { states: ['fee_digest'], sql: `toFloat64(quantilesTDigestMerge(${Q})(fee_digest)[2])`, type: 'number', percentile: true, metric: '95th percentile of fees (t-digest, approximate)' },
-  p99Fee: { states: ['fee_digest'], sql: `toFloat64(quantilesTDigestMerge(${Q})(fee_digest)[3])`, type: 'number', percentile: true, metric: '99th percentile of fees (t-digest, approximate)' },
-  p50ComputeUnits: { states: ['cu_digest'], sql: `toFloat64(quantilesTDigestMerge(${Q})(cu_digest)[1])`, type: 'number', percentile: true, metric: 'Median compute units (t-digest, approximate)' },
-  p95ComputeUnits: { states: ['cu_digest'], sql: `toFloat64(quantilesTDigestMerge(${Q})(cu_digest)[2])`, type: 'number', percentile: true, metric: '95th percentile of compute units (t-digest, approximate)' },
-  p99ComputeUnits: { states: ['cu_digest'], sql: `toFloat64(quantilesTDigestMerge(${Q})(cu_digest)[3])`, type: 'number', percentile: true, metric: '99th percentile of compute units (t-digest, approximate)' },
+  p50Fee: {
+    states: ['fee_digest'],
+    sql: `toFloat64(quantilesTDigestMerge(${Q})(fee_digest)[1])`,
+    type: 'number',
+    percentile: true,
+    metric: 'Median fee (t-digest, approximate)',
+  },
+  p95Fee: {
+    states: ['fee_digest'],
+    sql: `toFloat64(quantilesTDigestMerge(${Q})(fee_digest)[2])`,
+    type: 'number',
+    percentile: true,
+    metric: '95th percentile of fees (t-digest, approximate)',
+  },
+  p99Fee: {
+    states: ['fee_digest'],
+    sql: `toFloat64(quantilesTDigestMerge(${Q})(fee_digest)[3])`,
+    type: 'number',
+    percentile: true,
+    metric: '99th percentile of fees (t-digest, approximate)',
+  },
+  p50ComputeUnits: {
+    states: ['cu_digest'],
+    sql: `toFloat64(quantilesTDigestMerge(${Q})(cu_digest)[1])`,
+    type: 'number',
+    percentile: true,
+    metric: 'Median compute units (t-digest, approximate)',
+  },
+  p95ComputeUnits: {
+    states: ['cu_digest'],
+    sql: `toFloat64(quantilesTDigestMerge(${Q})(cu_digest)[2])`,
+    type: 'number',
+    percentile: true,
+    metric: '95th percentile of compute units (t-digest, approximate)',
+  },
+  p99ComputeUnits: {
+    states: ['cu_digest'],
+    sql: `toFloat64(quantilesTDigestMerge(${Q})(cu_digest)[3])`,
+    type: 'number',
+    percentile: true,
+    metric: '99th percentile of compute units (t-digest, approximate)',
+  },
 } as const satisfies Record<string, Measure>;
 export type MeasureName = keyof typeof MEASURES;
 /** A catalog of measures: the model's, or the model's with more (a test's, say). */
@@ -334,11 +370,7 @@ export function planRange(range: TimeRange): RangePlan {
  * SQL condition for an interval on a column, with its parameters. Parameter names are
  * prefixed so several intervals can share one statement.
  */
-export function intervalCondition(
-  column: string,
-  iv: Interval,
-  prefix: string,
-): { sql: string; params: Record<string, number> } {
+export function intervalCondition(column: string, iv: Interval, prefix: string): { sql: string; params: Record<string, number> } {
   const parts: string[] = [];
   const params: Record<string, number> = {};
   // A negative or fractional bound would be mangled by the engine: fail loudly instead.

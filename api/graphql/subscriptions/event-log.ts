@@ -43,7 +43,11 @@ export function parseEventId(id: string): { slot: number; seq: number } {
   const m = id.length <= STREAM_EVENT_ID_MAX_CHARS ? ID_SHAPE.exec(id) : null;
   const seq = m === null ? NaN : Number(m[2]);
   if (m === null || !Number.isSafeInteger(seq)) {
-    throw new AppError(Errors.invalidParams, 'Last-Event-ID is not an event id of this stream: send the id of the last event received (<slot>-<sequence>), or none', { field: 'Last-Event-ID' });
+    throw new AppError(
+      Errors.invalidParams,
+      'Last-Event-ID is not an event id of this stream: send the id of the last event received (<slot>-<sequence>), or none',
+      { field: 'Last-Event-ID' },
+    );
   }
   return { slot: Number(m[1]), seq };
 }
@@ -113,10 +117,18 @@ export class EventLog {
         message,
       },
     });
-    if (seq >= this.nextSeq) return gap('unknown', 'this event id was not made by this server (another replica\'s, or not an id it sent): what came after it cannot be replayed; the live stream follows');
-    if (seq < this.firstSeq - 1) return gap('restart', 'the service restarted since this event: the events between it and the restart are not kept; the live stream follows');
+    if (seq >= this.nextSeq)
+      return gap(
+        'unknown',
+        "this event id was not made by this server (another replica's, or not an id it sent): what came after it cannot be replayed; the live stream follows",
+      );
+    if (seq < this.firstSeq - 1)
+      return gap('restart', 'the service restarted since this event: the events between it and the restart are not kept; the live stream follows');
     if (seq < this.evictedThrough.seq) {
-      return gap('window', `events after slot ${slot} up to slot ${this.evictedThrough.slot ?? slot} are past the replay window (or its bound) and are lost; the live stream follows`);
+      return gap(
+        'window',
+        `events after slot ${slot} up to slot ${this.evictedThrough.slot ?? slot} are past the replay window (or its bound) and are lost; the live stream follows`,
+      );
     }
     // Kept events are in seq order: find the first after the client's.
     let lo = 0;

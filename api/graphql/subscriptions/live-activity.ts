@@ -38,7 +38,6 @@ export interface JournalSource {
   finishedSince(sinceMs: number): Promise<FinishedBatch[]>;
 }
 
-
 export class LiveActivity implements DataChangeObserver {
   private readonly feeds = new Set<Feed>();
   private pending = new Map<string, ChangedBucket>();
@@ -79,10 +78,14 @@ export class LiveActivity implements DataChangeObserver {
    * when some are no longer kept the feed carries the gap instead, and only live events follow.
    */
   subscribe(options: SubscribeOptions, lastEventId?: string): Feed {
-    const feed = new Feed(options, (f) => {
-      this.feeds.delete(f);
-      this.left[f.options.size] = this.now();
-    }, this.pacer);
+    const feed = new Feed(
+      options,
+      (f) => {
+        this.feeds.delete(f);
+        this.left[f.options.size] = this.now();
+      },
+      this.pacer,
+    );
     if (lastEventId !== undefined) {
       const missed = this.events.since(lastEventId);
       if (missed.gap !== undefined) feed.gap = missed.gap;
@@ -174,7 +177,9 @@ export class LiveActivity implements DataChangeObserver {
   private async readAndFanOut(changed: readonly ChangedBucket[]): Promise<void> {
     const feeds = [...this.feeds];
     // Sizes someone listens to first: a size read only for the replay window never delays a live event.
-    const sizes = (['hour', 'day'] as const).slice().sort((a, b) => Number(!feeds.some((f) => f.options.size === a)) - Number(!feeds.some((f) => f.options.size === b)));
+    const sizes = (['hour', 'day'] as const)
+      .slice()
+      .sort((a, b) => Number(!feeds.some((f) => f.options.size === a)) - Number(!feeds.some((f) => f.options.size === b)));
     for (const size of sizes) {
       const takers = feeds.filter((f) => f.options.size === size);
       // Within the replay window every visible protocol's events are made (a subscriber may
@@ -191,8 +196,9 @@ export class LiveActivity implements DataChangeObserver {
         keys.set(`${b.protocolName}#${start}`, { protocolName: b.protocolName, start });
       }
       this.reads += 1;
-      const figures = (await this.reader.activityBuckets([...keys.values()], size))
-        .sort((a, b) => a.start - b.start || (a.protocolName < b.protocolName ? -1 : a.protocolName > b.protocolName ? 1 : 0));
+      const figures = (await this.reader.activityBuckets([...keys.values()], size)).sort(
+        (a, b) => a.start - b.start || (a.protocolName < b.protocolName ? -1 : a.protocolName > b.protocolName ? 1 : 0),
+      );
       // Ids are given and the events kept, then handed out, in one synchronous step (subscribe's replay relies on it).
       const made = this.events.append(figures);
       for (const feed of this.feeds) {

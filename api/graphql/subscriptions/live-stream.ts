@@ -131,9 +131,11 @@ export class LiveStream {
     } catch (err) {
       if (this.closed) return false;
       if (!(err instanceof AppError)) throw err;
-      const message = err.kind !== Errors.rateLimited ? err.message
-        : `the replay stopped: ${err.message}. A replay costs one request per ${STREAM_REPLAY_EVENTS_PER_UNIT} events (or ${STREAM_REPLAY_BYTES_PER_UNIT / 1024} KiB) sent`
-          + (this.lastSentId === undefined ? '' : `; reconnect then with Last-Event-ID: ${this.lastSentId} to go on from the last event sent`);
+      const message =
+        err.kind !== Errors.rateLimited
+          ? err.message
+          : `the replay stopped: ${err.message}. A replay costs one request per ${STREAM_REPLAY_EVENTS_PER_UNIT} events (or ${STREAM_REPLAY_BYTES_PER_UNIT / 1024} KiB) sent` +
+            (this.lastSentId === undefined ? '' : `; reconnect then with Last-Event-ID: ${this.lastSentId} to go on from the last event sent`);
       this.close([{ message, extensions: { code: err.kind.graphql } }]);
       return false;
     }

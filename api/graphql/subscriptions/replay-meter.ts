@@ -47,8 +47,11 @@ export class ReplayMeter {
 export function keyRefusal(record: ApiKeyRecord | undefined): string | undefined {
   // A disabled account's keys are refused like revoked ones (access control does the same).
   if (record !== undefined && record.status === 'active' && !record.accountDisabled) return undefined;
-  return record?.accountDisabled === true ? 'API key belongs to a disabled account'
-    : record?.status === 'inactive' ? 'API key is inactive' : 'API key has been revoked';
+  return record?.accountDisabled === true
+    ? 'API key belongs to a disabled account'
+    : record?.status === 'inactive'
+      ? 'API key is inactive'
+      : 'API key has been revoked';
 }
 
 /** The charge of a replay block to the key that presented `secret`, as the key is now. */

@@ -125,7 +125,8 @@ export function subscriptionRoot(live: LiveActivity, analytics: VisibleProtocols
       const size: BucketSize = args.bucket === 'DAY' ? 'day' : 'hour';
       let protocols: string[] | undefined;
       if (args.protocols !== undefined && args.protocols !== null) {
-        if (args.protocols.length === 0) throw userError('protocols: the list is empty; name at least one protocol, or leave the argument out for every protocol');
+        if (args.protocols.length === 0)
+          throw userError('protocols: the list is empty; name at least one protocol, or leave the argument out for every protocol');
         if (args.protocols.length > STREAM_MAX_PROTOCOLS) throw userError(`protocols: at most ${STREAM_MAX_PROTOCOLS} names, got ${args.protocols.length}`);
         // Each active, duplicates dropped: the one protocol check (protocol-scope.ts).
         protocols = resolveProtocols(await analytics.protocols(), { kind: 'list', names: args.protocols });

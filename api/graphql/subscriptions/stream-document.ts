@@ -74,9 +74,13 @@ export async function prepareSubscription(
   }
   const op = getOperationAST(document, params.operationName);
   if (op === null || op === undefined) {
-    return fail(userError(params.operationName === undefined
-      ? 'the document holds several operations: name the one to run in "operationName"'
-      : `no operation named ${JSON.stringify(params.operationName.slice(0, 100))} in the document`));
+    return fail(
+      userError(
+        params.operationName === undefined
+          ? 'the document holds several operations: name the one to run in "operationName"'
+          : `no operation named ${JSON.stringify(params.operationName.slice(0, 100))} in the document`,
+      ),
+    );
   }
   if (op.operation !== 'subscription') {
     return fail(userError(`/graphql/stream serves subscriptions only; send ${op.operation === 'query' ? 'queries' : 'mutations'} to POST /graphql`));

@@ -62,7 +62,10 @@ function gapFormOf(req: FastifyRequest): GapForm {
   const v = (req.query as Record<string, unknown> | undefined)?.gap;
   if (v === undefined || v === 'next') return 'next';
   if (v === 'event') return 'event';
-  throw new AppError(Errors.invalidRequest, 'the query parameter "gap" is "next" (a gap in a next event\'s extensions.gap, the default) or "event" (the SSE event gap), given once');
+  throw new AppError(
+    Errors.invalidRequest,
+    'the query parameter "gap" is "next" (a gap in a next event\'s extensions.gap, the default) or "event" (the SSE event gap), given once',
+  );
 }
 
 /** The Last-Event-ID header, checked for shape (400 before the stream opens); undefined when absent. */
@@ -142,8 +145,14 @@ export class GraphqlStreams implements StreamHost {
     }
     return {
       ...(result.data !== undefined ? { data: result.data } : {}),
-      ...(result.errors ? { errors: result.errors.map((e) => formatError(e, (err) => this.logger.error({ err }, 'subscription field failed'), GRAPHQL_WORDING)) } : {}),
-      extensions: { ...(eventId === undefined ? {} : { eventId }), ...result.extensions, ...(visible ? { freshness: this.opts.freshness.extension(visible) } : {}) },
+      ...(result.errors
+        ? { errors: result.errors.map((e) => formatError(e, (err) => this.logger.error({ err }, 'subscription field failed'), GRAPHQL_WORDING)) }
+        : {}),
+      extensions: {
+        ...(eventId === undefined ? {} : { eventId }),
+        ...result.extensions,
+        ...(visible ? { freshness: this.opts.freshness.extension(visible) } : {}),
+      },
     };
   }
 
@@ -154,7 +163,10 @@ export class GraphqlStreams implements StreamHost {
     // The protocol's "single connection" mode (PUT a reservation, then operations by id) is
     // not served: say so rather than answer 404.
     const reservations = async (): Promise<never> => {
-      throw new AppError(Errors.methodNotAllowed, 'only the distinct-connections mode of graphql-sse is served: GET or POST with accept: text/event-stream, one subscription per connection');
+      throw new AppError(
+        Errors.methodNotAllowed,
+        'only the distinct-connections mode of graphql-sse is served: GET or POST with accept: text/event-stream, one subscription per connection',
+      );
     };
     app.put(STREAM_PATH, reservations);
     app.delete(STREAM_PATH, reservations);
@@ -186,16 +198,22 @@ export class GraphqlStreams implements StreamHost {
     const release = this.slots.tryAcquire(key.id, cap);
     if (release === undefined) {
       this.opts.access.metrics.rateLimitRejections.inc({ plan: key.plan });
-      throw new AppError(Errors.rateLimited, `Too many open streams: plan ${key.plan} allows ${cap} open /graphql/stream connections per API key; close one first`);
+      throw new AppError(
+        Errors.rateLimited,
+        `Too many open streams: plan ${key.plan} allows ${cap} open /graphql/stream connections per API key; close one first`,
+      );
     }
     let prepared: Prepared;
     let stream: LiveStream | undefined;
     const ctx: StreamContext = {
       maxQueued: this.limits.maxQueued,
-      onOverflow: (queued) => stream?.close([{
-        message: `the client read events too slowly: ${queued} events of earlier writes were still waiting when more arrived (the limit is ${this.limits.maxQueued}); the stream is closed: reconnect, and read faster or subscribe to fewer protocols`,
-        extensions: { code: Errors.slowConsumer.graphql },
-      }]),
+      onOverflow: (queued) =>
+        stream?.close([
+          {
+            message: `the client read events too slowly: ${queued} events of earlier writes were still waiting when more arrived (the limit is ${this.limits.maxQueued}); the stream is closed: reconnect, and read faster or subscribe to fewer protocols`,
+            extensions: { code: Errors.slowConsumer.graphql },
+          },
+        ]),
       ...(lastEventId === undefined ? {} : { lastEventId }),
     };
     try {
@@ -223,7 +241,8 @@ export class GraphqlStreams implements StreamHost {
       return reply;
     }
     const headers: Record<string, string> = {};
-    for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : String(value);
+    for (const [name, value] of Object.entries(reply.getHeaders()))
+      if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : String(value);
     raw.writeHead(200, {
       ...headers,
       'content-type': 'text/event-stream; charset=utf-8',
@@ -248,10 +267,18 @@ export class GraphqlStreams implements StreamHost {
       replayed: () => ctx.replayed === true,
       meter: new ReplayMeter(chargeKey(req, (s) => this.opts.access.authenticator.lookup(s), secret)),
     };
-    stream = new LiveStream(key.id, secret, raw, source, this, () => {
-      release();
-      this.open.delete(stream!);
-    }, lastEventId);
+    stream = new LiveStream(
+      key.id,
+      secret,
+      raw,
+      source,
+      this,
+      () => {
+        release();
+        this.open.delete(stream!);
+      },
+      lastEventId,
+    );
     this.open.add(stream);
     this.ensureChecker();
     // Came back too late for some events: say which, then the live stream (its id: where to resume from).
