@@ -131,7 +131,7 @@ async function run(argv: string[]): Promise<void> {
         process.stdout.write(`${JSON.stringify(k)}\n`);
       } else {
         process.stdout.write(
-          `created key ${k.id} (${k.name}, plan ${k.plan})\n\n  ${k.key}\n\n` + 'Store this secret now: it is shown only once and cannot be recovered.\n',
+          `created key ${k.id} (${k.name}, plan ${k.plan})\n\n  ${k.key}\n\nStore this secret now: it is shown only once and cannot be recovered.\n`,
         );
       }
       return;

@@ -84,9 +84,9 @@ const HOSTILE_STRINGS = [
   '../../etc/passwd',
   '\u202e\u0301',
   '😀'.repeat(50),
-  // biome-ignore lint/suspicious/noTemplateCurlyInString: a log-injection payload, sent as written
   'a'.repeat(10_000),
   '{{7*7}}',
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a log-injection payload, sent as written
   '${jndi:ldap://x}',
   '%00',
   '\\',
