@@ -11,6 +11,8 @@ import {
   FRESHNESS_BLOCK_SECONDS_BUCKETS,
   FRESHNESS_PRODUCE_SECONDS_BUCKETS,
   HTTP_SECONDS_BUCKETS,
+  INGEST_FRESHNESS_SECONDS_BUCKETS,
+  INGEST_STAGE_SECONDS_BUCKETS,
   KAFKA_BATCH_RECORDS_BUCKETS,
   KAFKA_INSERT_SECONDS_BUCKETS,
   STATEMENT_SECONDS_BUCKETS,
@@ -83,7 +85,7 @@ export class Metrics implements WarehouseObserver, IngestObserver {
     name: 'txa_ingest_stage_seconds',
     help: "Time in each ingest stage: parse (a call's parse and checks), queue (a chunk's wait for the writer), then per batch dedupe, journal, insert, notify",
     labelNames: ['stage'] as const,
-    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    buckets: INGEST_STAGE_SECONDS_BUCKETS,
     registers: [this.registry],
   });
 
@@ -91,7 +93,7 @@ export class Metrics implements WarehouseObserver, IngestObserver {
     name: 'txa_ingest_freshness_seconds',
     help: 'Received by the ingest pipeline -> queryable, per handed chunk, by lane (live, backfill)',
     labelNames: ['lane'] as const,
-    buckets: [0.05, 0.1, 0.25, 0.5, 0.75, 1, 1.5, 2, 5, 10, 30],
+    buckets: INGEST_FRESHNESS_SECONDS_BUCKETS,
     registers: [this.registry],
   });
 

@@ -322,7 +322,6 @@ const NOT_YET_NAMED: readonly string[] = [
   p('ingest', 'steps', 'insert.ts'),
   p('ingest', 'steps', 'normalise.ts'),
   p('ingest', 'steps', 'validate.ts'),
-  p('ingest', 'stored-keys.ts'),
   p('warehouse', 'api-key-store.ts'),
   p('warehouse', 'cluster-layout.ts'),
   p('warehouse', 'integrity.ts'),
