@@ -180,7 +180,8 @@ export async function createServices(config: Config, logger: Logger = createLogg
       executions.close();
       await exports.close();
       await Promise.all(exportSessions.map((s) => s.close()));
-      // Usage is flushed while the warehouse is still open.
+      // Settled payments' records, then usage, are written while the warehouse is still open.
+      await access.x402?.recorded();
       await access.close();
       await sqlSandbox.close();
       await pipeline.close();

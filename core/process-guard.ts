@@ -79,6 +79,7 @@ export function reclaimAbortSignal(): void {
 
 // The watchdog: a worker thread (its own event loop, alive while the main one is stuck)
 // reads a counter the main thread bumps from a timer; unchanged for stallExitMs = stuck.
+// Its source is evaluated on its own: what it needs comes in workerData, never by name.
 const WATCHDOG_SOURCE = `
 const { workerData } = require('node:worker_threads');
 const { writeSync } = require('node:fs');
@@ -91,7 +92,7 @@ setInterval(() => {
   if (beat !== seen) { seen = beat; since = now; return; }
   if (now - since < workerData.stallExitMs) return;
   try {
-    writeSync(2, JSON.stringify({ level: PINO_FATAL, time: now, pid: workerData.pid, stalledMs: now - since,
+    writeSync(2, JSON.stringify({ level: workerData.level, time: now, pid: workerData.pid, stalledMs: now - since,
       msg: 'fatal: the event loop has not run for ' + (now - since) + ' ms (PROCESS_STALL_EXIT_MS); the process ends now (SIGKILL)' }) + '\\n');
   } catch {}
   process.kill(workerData.pid, 'SIGKILL');
@@ -117,7 +118,10 @@ export function installProcessGuard(options: ProcessGuardOptions): ProcessGuard 
       const beats = new Int32Array(new SharedArrayBuffer(4));
       const checkMs = checkIntervalOf(stallExitMs);
       setInterval(() => Atomics.add(beats, 0, 1), checkMs).unref();
-      const worker = new Worker(WATCHDOG_SOURCE, { eval: true, workerData: { beats: beats.buffer, stallExitMs, checkMs, pid: process.pid } });
+      const worker = new Worker(WATCHDOG_SOURCE, {
+        eval: true,
+        workerData: { beats: beats.buffer, stallExitMs, checkMs, pid: process.pid, level: PINO_FATAL },
+      });
       // The watchdog must never be what keeps a finished process alive.
       worker.unref();
       worker.on('error', (err) => lastWords({ err: err.message }, 'the event-loop watchdog failed; a stuck process will not be ended'));

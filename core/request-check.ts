@@ -66,6 +66,12 @@ export function ordered(from: string, to?: string, field?: string): CrossFieldRu
   };
 }
 
+/** `ordered(from, to)` over a request body: its document names the dotted paths `fields`
+ *  (a query's rules name `params`), as the fuzzer's hook and other readers take them. */
+export function orderedFields(from: string, to: string, field?: string): CrossFieldRule {
+  return { ...ordered(from, to, field), doc: { rule: 'ordered', fields: [from, to] } };
+}
+
 /** `a` + `b` is at most `maximum`; `advice` says how to ask for more. The error names `a`. */
 export function sumAtMost(a: string, b: string, maximum: number, advice: string): CrossFieldRule {
   return {

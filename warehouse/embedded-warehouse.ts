@@ -1,8 +1,9 @@
 // Embedded transport: ClickHouse in-process through chDB. One engine per process and one
 // data directory per engine, so the service runs as a single process in this mode.
 import { mkdirSync } from 'node:fs';
-import { Session } from 'chdb';
-import { reclaimAbortSignal } from '../core/process-guard.ts';
+import type { Session } from 'chdb';
+import { SERVING_SESSIONS } from '../core/limits/warehouse.ts';
+import { openSession, SessionPool } from './session-pool.ts';
 import { SessionTurns } from './session-turns.ts';
 import { renderSettings, WarehouseError, type InsertOptions, type QueryOptions, type Settings, type Warehouse } from './warehouse.ts';
 
@@ -30,9 +31,8 @@ function withSettings(sql: string, settings: Settings | undefined): string {
 
 export class EmbeddedWarehouse implements Warehouse {
   readonly transport = 'embedded' as const;
-  private readonly session: Session;
-  /** The serving session's statements, in turn (session-turns.ts); side sessions have their own. */
-  private readonly turns: SessionTurns;
+  /** The serving sessions, each running its statements in turn (session-pool.ts); side sessions are apart. */
+  private readonly serving: SessionPool;
   // Any other statement on a session ends that session's open stream (chDB answers the
   // stream's next read with "No active streaming query"), so streams get a session of
   // their own over the same data directory, opened on first use. chDB allows one open
@@ -42,13 +42,13 @@ export class EmbeddedWarehouse implements Warehouse {
   /** Sessions of QueryOptions.sideSession, by number, each opened on first use. */
   private readonly sideSessions: { session: Session; turns: SessionTurns }[] = [];
 
-  constructor(private readonly dataDir: string) {
+  /** `sessions`: serving sessions at most (1 for a worker that runs one statement at a time anyway). */
+  constructor(
+    private readonly dataDir: string,
+    options: { sessions?: number } = {},
+  ) {
     mkdirSync(dataDir, { recursive: true });
-    this.session = new Session(dataDir);
-    this.turns = new SessionTurns(this.session);
-    // Opening the engine installs its SIGABRT handler, which holds an aborting process for
-    // 300 s (docs/reliability.md, "A crash ends the process"): take the signal back.
-    reclaimAbortSignal();
+    this.serving = new SessionPool(dataDir, options.sessions ?? SERVING_SESSIONS);
   }
 
   async query<T>(sql: string, options: QueryOptions = {}): Promise<T[]> {
@@ -77,7 +77,7 @@ export class EmbeddedWarehouse implements Warehouse {
 
   async queryText(sql: string, format: string, options: QueryOptions = {}): Promise<string> {
     const full = withSettings(sql, options.settings);
-    const turns = options.sideSession === undefined ? this.turns : this.side(options.sideSession);
+    const turns = options.sideSession === undefined ? this.serving.turns() : this.side(options.sideSession);
     try {
       const result = await turns.run(
         (session) => (options.params ? session.queryBindAsync(full, options.params, { format }) : session.queryAsync(full, { format })),
@@ -137,7 +137,7 @@ export class EmbeddedWarehouse implements Warehouse {
     let payload = '';
     for (const row of rows) payload += `${JSON.stringify(row)}\n`;
     try {
-      await this.turns.run((session) =>
+      await this.serving.turns().run((session) =>
         session.insert({
           table,
           values: Buffer.from(payload),
@@ -154,7 +154,7 @@ export class EmbeddedWarehouse implements Warehouse {
   async insertBytes(table: string, data: Uint8Array, format: string, options: InsertOptions = {}): Promise<void> {
     if (data.byteLength === 0) return;
     try {
-      await this.turns.run((session) =>
+      await this.serving.turns().run((session) =>
         session.insert({
           table,
           values: Buffer.isBuffer(data) ? data : Buffer.from(data.buffer, data.byteOffset, data.byteLength),
@@ -173,10 +173,14 @@ export class EmbeddedWarehouse implements Warehouse {
     await this.queryText(sql, 'TSV', options);
   }
 
+  /** Serving sessions open now (they open on demand, up to the constructor's `sessions`). */
+  get servingSessions(): number {
+    return this.serving.opened;
+  }
+
   private streams(): Session {
     if (this.streamSession === undefined) {
-      this.streamSession = new Session(this.dataDir);
-      reclaimAbortSignal();
+      this.streamSession = openSession(this.dataDir);
     }
     return this.streamSession;
   }
@@ -184,16 +188,16 @@ export class EmbeddedWarehouse implements Warehouse {
   private side(n: number): SessionTurns {
     let side = this.sideSessions[n];
     if (side === undefined) {
-      const session = new Session(this.dataDir);
+      const session = openSession(this.dataDir);
       side = this.sideSessions[n] = { session, turns: new SessionTurns(session) };
-      reclaimAbortSignal();
     }
     return side.turns;
   }
 
   async close(): Promise<void> {
+    await Promise.all(this.sideSessions.map((s) => s?.turns.ended()));
     for (const s of this.sideSessions) s?.session.close();
     this.streamSession?.close();
-    this.session.close();
+    await this.serving.close();
   }
 }

@@ -3,11 +3,11 @@ import { EmbeddedWarehouse } from './embedded-warehouse.ts';
 import { ServerWarehouse } from './server-warehouse.ts';
 import type { Warehouse } from './warehouse.ts';
 
-/** Embedded chDB unless CLICKHOUSE_URL names a server. */
-export function openWarehouse(config: Pick<Config, 'clickhouse' | 'dataDir'>): Warehouse {
+/** Embedded chDB unless CLICKHOUSE_URL names a server; embedded, over at most `sessions` serving sessions (SERVING_SESSIONS). */
+export function openWarehouse(config: Pick<Config, 'clickhouse' | 'dataDir'>, sessions?: number): Warehouse {
   const { url, user, password, database, cluster } = config.clickhouse;
   if (url !== undefined) return new ServerWarehouse({ url, user, password, database, cluster });
-  return new EmbeddedWarehouse(config.dataDir);
+  return new EmbeddedWarehouse(config.dataDir, { sessions });
 }
 
 /**
@@ -21,7 +21,8 @@ export function openWarehouse(config: Pick<Config, 'clickhouse' | 'dataDir'>): W
 export function openSandboxSessions(config: Pick<Config, 'clickhouse' | 'dataDir' | 'sql'>): Warehouse[] {
   const n = config.sql.sessions;
   const { url, user, password, database, cluster } = config.clickhouse;
-  if (url === undefined) return Array.from({ length: n }, () => new EmbeddedWarehouse(config.dataDir));
+  // One session each: the sandbox spreads client queries over its sessions itself.
+  if (url === undefined) return Array.from({ length: n }, () => new EmbeddedWarehouse(config.dataDir, { sessions: 1 }));
   const shared = new ServerWarehouse(
     config.sql.user === undefined
       ? { url, user, password, database, cluster }
@@ -51,5 +52,6 @@ export function openSandboxSessions(config: Pick<Config, 'clickhouse' | 'dataDir
  * apart from the serving session, so a long export statement never queues serving queries.
  */
 export function openExportSessions(config: Pick<Config, 'clickhouse' | 'dataDir' | 'exports'>): Warehouse[] {
-  return Array.from({ length: config.exports.workers }, () => openWarehouse(config));
+  // One session each: a worker runs its statements one after another.
+  return Array.from({ length: config.exports.workers }, () => openWarehouse(config, 1));
 }

@@ -11,27 +11,45 @@ const DRAIN = 'SELECT 1';
 
 export class SessionTurns {
   private tail: Promise<void> = Promise.resolve();
+  private waitingOrRunning = 0;
 
   constructor(private readonly session: Session) {}
+
+  /** Statements given to this session and not yet ended (a drain counts with its statement): how busy it is. */
+  get busy(): number {
+    return this.waitingOrRunning;
+  }
+
+  /** Settles once every statement given so far (and its drain) has ended: a session closed
+   *  under a running statement keeps the engine's data directory bound, and the next session
+   *  over another directory cannot open. */
+  ended(): Promise<void> {
+    return this.tail;
+  }
 
   /** Run `work` on the session once the statements before it ended; `signal` ends the wait, not the work. */
   run<T>(work: (session: Session) => Promise<T>, signal?: AbortSignal): Promise<T> {
     let started = false;
+    this.waitingOrRunning += 1;
     const done = this.tail.then(() => {
       if (signal?.aborted) throw aborted();
       started = true;
       return work(this.session);
     });
-    this.tail = done.then(
-      () => undefined,
-      async () => {
-        if (started)
-          await this.session.queryAsync(DRAIN, { format: 'TSV' }).then(
-            () => undefined,
-            () => undefined,
-          );
-      },
-    );
+    this.tail = done
+      .then(
+        () => undefined,
+        async () => {
+          if (started)
+            await this.session.queryAsync(DRAIN, { format: 'TSV' }).then(
+              () => undefined,
+              () => undefined,
+            );
+        },
+      )
+      .finally(() => {
+        this.waitingOrRunning -= 1;
+      });
     return signal === undefined ? done : untilAborted(done, signal);
   }
 }

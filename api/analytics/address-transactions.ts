@@ -147,32 +147,8 @@ export async function listAddressTransactions(
   visible: readonly string[],
 ): Promise<Page<AddressTransaction>> {
   if (visible.length === 0) return { data: [], next: null };
-  const built = addressConditions(req.address, req.filters, visible);
   const asc = req.sortOrder === 'asc';
-  const dir = asc ? 'ASC' : 'DESC';
-  // Strictly after a position: a keyset bound on the table's own key, so records landing
-  // meanwhile are either ahead of it (served later) or behind (never). The bound on
-  // block_time alone says nothing new, but the primary key can use it (the tuple comparison
-  // it cannot): a page from the middle of 2.4M records read ~100x the rows without it.
-  const after = (c: AddressCursor | undefined): Conditions =>
-    c === undefined
-      ? built
-      : {
-          where: [
-            ...built.where,
-            `(block_time, sig_key, instruction_index) ${asc ? '>' : '<'} (toDateTime({c_bt:UInt32}, 'UTC'), {c_sk:UInt64}, {c_idx:UInt16})`,
-            `block_time ${asc ? '>=' : '<='} toDateTime({c_bt:UInt32}, 'UTC')`,
-          ],
-          params: { ...built.params, c_bt: c.blockTime, c_sk: c.sigKey, c_idx: c.instructionIndex },
-        };
-  const read = (where: string[], params: Record<string, unknown>, limit: number | undefined) =>
-    wh.query<RefRow>(
-      `SELECT toString(sig_key) AS sk, instruction_index, toUInt32(block_time) AS bt, program_id, protocol_name, success
-     FROM ${TABLES.txByAddress} WHERE ${where.join(' AND ')}
-     ORDER BY block_time ${dir}, sig_key ${dir}, instruction_index ${dir}${limit === undefined ? '' : ' LIMIT {lim:UInt32}'}`,
-      // One thread: a page is one short range, and the second core serves other requests.
-      { params: { ...params, ...(limit === undefined ? {} : { lim: limit }) }, settings: { max_threads: 1 } },
-    );
+  const { after, read } = referenceReads(wh, addressConditions(req.address, req.filters, visible), asc);
   const wanted = req.filters.signatures === undefined ? undefined : new Set(req.filters.signatures);
 
   const out: KeyedRow[] = [];
@@ -212,15 +188,7 @@ export async function listAddressTransactions(
       while (j < served.length && sameKey(served[j]!, served[i]!)) j += 1;
       const group = served.slice(i, j);
       const ref = group[0]!;
-      const matches = (byRef.get(`${ref.sk}#${Number(ref.instruction_index)}`) ?? []).filter(
-        (d) =>
-          Number(d.block_time) === Number(ref.bt) &&
-          group.some((g) => d.program_id === g.program_id && d.protocol_name === g.protocol_name && Boolean(d.success) === Boolean(g.success)) &&
-          (wanted === undefined || wanted.has(d.signature)),
-      );
-      // One record per signature, at most one per reference of the group.
-      const unique = [...new Map(matches.map((d) => [d.signature, d])).values()].slice(0, group.length);
-      out.push(...unique.sort((x, y) => (x.signature < y.signature ? -1 : x.signature > y.signature ? 1 : 0) * (asc ? 1 : -1)));
+      out.push(...groupRecords(group, byRef, wanted, asc));
       position = { blockTime: Number(ref.bt), sigKey: ref.sk, instructionIndex: Number(ref.instruction_index) };
       i = j;
     }
@@ -234,6 +202,52 @@ export async function listAddressTransactions(
     data: out.map((r) => ({ ...toTransaction(r), instructionIndex: Number(r.instruction_index) })),
     next: more && position ? encode(tokens, position, req) : null,
   };
+}
+
+/** The keyset reads of an address's references, in the page's order: a bound after a position, and the read under it. */
+function referenceReads(wh: Warehouse, built: Conditions, asc: boolean) {
+  const dir = asc ? 'ASC' : 'DESC';
+  // Strictly after a position: a keyset bound on the table's own key, so records landing
+  // meanwhile are either ahead of it (served later) or behind (never). The bound on
+  // block_time alone says nothing new, but the primary key can use it (the tuple comparison
+  // it cannot): a page from the middle of 2.4M records read ~100x the rows without it.
+  const after = (c: AddressCursor | undefined): Conditions =>
+    c === undefined
+      ? built
+      : {
+          where: [
+            ...built.where,
+            `(block_time, sig_key, instruction_index) ${asc ? '>' : '<'} (toDateTime({c_bt:UInt32}, 'UTC'), {c_sk:UInt64}, {c_idx:UInt16})`,
+            `block_time ${asc ? '>=' : '<='} toDateTime({c_bt:UInt32}, 'UTC')`,
+          ],
+          params: { ...built.params, c_bt: c.blockTime, c_sk: c.sigKey, c_idx: c.instructionIndex },
+        };
+  const read = (where: string[], params: Record<string, unknown>, limit: number | undefined) =>
+    wh.query<RefRow>(
+      `SELECT toString(sig_key) AS sk, instruction_index, toUInt32(block_time) AS bt, program_id, protocol_name, success
+     FROM ${TABLES.txByAddress} WHERE ${where.join(' AND ')}
+     ORDER BY block_time ${dir}, sig_key ${dir}, instruction_index ${dir}${limit === undefined ? '' : ' LIMIT {lim:UInt32}'}`,
+      // One thread: a page is one short range, and the second core serves other requests.
+      { params: { ...params, ...(limit === undefined ? {} : { lim: limit }) }, settings: { max_threads: 1 } },
+    );
+  return { after, read };
+}
+
+/**
+ * The records of a group of references sharing one key, ordered by signature: those agreeing
+ * with a reference of the group (and named, when signatures are asked), one per signature, at
+ * most one per reference.
+ */
+function groupRecords(group: readonly RefRow[], byRef: Map<string, KeyedRow[]>, wanted: Set<string> | undefined, asc: boolean): KeyedRow[] {
+  const ref = group[0]!;
+  const matches = (byRef.get(`${ref.sk}#${Number(ref.instruction_index)}`) ?? []).filter(
+    (d) =>
+      Number(d.block_time) === Number(ref.bt) &&
+      group.some((g) => d.program_id === g.program_id && d.protocol_name === g.protocol_name && Boolean(d.success) === Boolean(g.success)) &&
+      (wanted === undefined || wanted.has(d.signature)),
+  );
+  const unique = [...new Map(matches.map((d) => [d.signature, d])).values()].slice(0, group.length);
+  return unique.sort((x, y) => (x.signature < y.signature ? -1 : x.signature > y.signature ? 1 : 0) * (asc ? 1 : -1));
 }
 
 /** Records by the reference they answer (signature key and instruction index). */

@@ -4,7 +4,8 @@
 // protocol-scope.ts), the result cache, and all SQL for answers: aggregate answers are
 // presets over the question model (presets.ts, group-pages.ts), compiled by the one
 // compiler (question/compile.ts) into one statement that is costed and run as the same
-// object; record listings are built by their own helpers. warehouse/ owns the schema.
+// object (question-runner.ts); record listings are built by their own helpers. warehouse/
+// owns the schema.
 import type { DataVersion } from '../../warehouse/data-version.ts';
 import type { ProtocolRegistry } from '../../warehouse/protocol-registry.ts';
 import type { Budget } from '../../core/budget.ts';
@@ -12,24 +13,27 @@ import { boundTo } from '../../warehouse/budgeted-warehouse.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
 import { TABLES } from '../../warehouse/tables.ts';
 import { readBucketFigures, type BucketFigures, type BucketKey } from './activity-buckets.ts';
-import {
-  checkAddressToken,
-  countAddressTransactions,
-  listAddressTransactions,
-  type AddressFilters,
-  type AddressListRequest,
-} from './address-transactions.ts';
-import { costOf, type AnswerCost, type CostShape } from './analytics-cost.ts';
+import { checkAddressToken, countAddressTransactions, listAddressTransactions, type AddressFilters, type AddressListRequest } from './address-transactions.ts';
+import type { AnswerCost, CostShape } from './analytics-cost.ts';
 import { listFailedTransactions, type FailedTransaction } from './failed-transactions.ts';
 import { toFeeStats, type FeeStats } from './fee-stats.ts';
 import { tableStorage, toGlobalStats, type GlobalStats } from './global-stats.ts';
 import { NO_EXTRAS, type ConnectionPage, type ConnectionWants } from './connection.ts';
 import {
-  failuresQuestion, groupsQuestion, seriesQuestion, toFailurePage, toGroupPage, toSeries,
-  type FailureRequest, type Group, type GroupPageRequest, type Series, type SeriesRequest,
+  failuresQuestion,
+  groupsQuestion,
+  seriesQuestion,
+  toFailurePage,
+  toGroupPage,
+  toSeries,
+  type FailureRequest,
+  type Group,
+  type GroupPage,
+  type GroupPageRequest,
+  type Series,
+  type SeriesRequest,
 } from './group-pages.ts';
-import { prepareGroupConnection, type GroupReads } from './group-connection.ts';
-import { compileCount } from './question/count.ts';
+import { prepareGroupConnection } from './group-connection.ts';
 import type { PageTokens } from './page-token.ts';
 import { prepareRecordConnection } from './record-connection.ts';
 import { PRESETS, toActivity, toInstructionTypes, toStats, toTop, type TopSortBy } from './presets.ts';
@@ -37,17 +41,28 @@ import { toComparison, toPerformance, type ProtocolComparisonItem, type Protocol
 import { resolveProtocols, type ListingScope, type ProtocolAsk } from '../../core/protocol-scope.ts';
 import { checkRequest, type CheckedRequest, type RequestDecl, type RequestInput } from '../../core/request-check.ts';
 import type { TObject } from '@sinclair/typebox';
-import { compile, costShapeOf, readRows, type AnswerRow, type CompiledStatement, type Question, type QuestionFilters } from './question/compile.ts';
-import { MEASURES, type Measures, type Statement } from './question/model.ts';
+import type { AnswerRow, Question, QuestionFilters } from './question/compile.ts';
+import { MEASURES, type Measures } from './question/model.ts';
 import { checkBuckets, type ActivityGranularity, type Granularity } from './question/granularity.ts';
-import { FIXED_SHAPE, type CostQuestion, type Prepared } from './prepared.ts';
+import type { CostQuestion, Prepared } from './prepared.ts';
+import { QuestionRunner, type Compiled } from './question-runner.ts';
 import { QuestionMemo, ResultCache } from './result-cache.ts';
 import { SharedReads } from './shared-reads.ts';
 import { SignatureLookup } from './signature-lookup.ts';
 import { tableColumns, type TableColumn } from './table-columns.ts';
 import { metricsQuestions, toMetricsSeries, type MetricsAsk, type MetricsSeries } from './protocol-metrics.ts';
 import { listTransactions } from './transactions.ts';
-import type { AddressTransaction, InstructionTypeStats, ListRequest, Page, ProtocolStats, TimeRange, TopProtocol, Transaction, ActivityBucket } from './types.ts';
+import type {
+  AddressTransaction,
+  InstructionTypeStats,
+  ListRequest,
+  Page,
+  ProtocolStats,
+  TimeRange,
+  TopProtocol,
+  Transaction,
+  ActivityBucket,
+} from './types.ts';
 
 export type { TopSortBy };
 export type { CostQuestion, Prepared } from './prepared.ts';
@@ -57,12 +72,6 @@ export type ProtocolStatsWithPrograms = ProtocolStats & { uniquePrograms: number
 
 /** The figures of the performance preset: what protocolPerformance is shaped from. */
 export type ProtocolAggregate = AnswerRow['values'] & { cuQuantiles: [number, number, number] };
-
-/** A question compiled once: its statement, and the result cache's key of its rows. */
-interface Compiled { readonly statement: CompiledStatement | undefined; readonly key: string }
-
-/** The result cache's key of a statement's rows: the statement itself. */
-const rowsKey = (s: Statement): string => `q:${s.sql}:${JSON.stringify(s.params)}`;
 
 /** What every request's view of the layer shares: cached answers, coalesced reads, the registry's generation. */
 interface Shared {
@@ -83,6 +92,7 @@ export interface DeclaredAsk<S extends TObject, T> {
 
 export class Analytics {
   private readonly shared: Shared;
+  private readonly questions: QuestionRunner;
 
   constructor(
     private readonly wh: Warehouse,
@@ -94,7 +104,14 @@ export class Analytics {
     readonly measures: Measures = MEASURES,
     shared?: Shared,
   ) {
-    this.shared = shared ?? { cache: new ResultCache(dataVersion), compiled: new QuestionMemo(), signatures: new SignatureLookup(), addressPages: new SharedReads(), generation: 0 };
+    this.shared = shared ?? {
+      cache: new ResultCache(dataVersion),
+      compiled: new QuestionMemo(),
+      signatures: new SignatureLookup(),
+      addressPages: new SharedReads(),
+      generation: 0,
+    };
+    this.questions = new QuestionRunner(wh, this.shared.cache, this.shared.compiled, measures);
   }
 
   /**
@@ -135,7 +152,11 @@ export class Analytics {
    * schema, rules, protocol scope, days), then its answer prepared from the checked request
    * alone, run when the caller is ready (GraphQL plans every field before any runs).
    */
-  async prepare<S extends TObject, T>(op: DeclaredAsk<S, T>, input: RequestInput, nameOf?: (path: string) => string): Promise<{ checked: CheckedRequest<S>; answer(): Promise<T> }> {
+  async prepare<S extends TObject, T>(
+    op: DeclaredAsk<S, T>,
+    input: RequestInput,
+    nameOf?: (path: string) => string,
+  ): Promise<{ checked: CheckedRequest<S>; answer(): Promise<T> }> {
     const checked = checkRequest(op.request, input, await this.registry.activeNames(), nameOf);
     return { checked, answer: () => op.respond(this, checked) };
   }
@@ -145,44 +166,11 @@ export class Analytics {
     return resolveProtocols(await this.registry.activeNames(), ask);
   }
 
-
-  // ---- questions: compiled once, costed and run as the same statement -----------------------
-
-  /** The rows of a compiled question, from the result cache (keyed by the statement itself). */
-  private rows(q: Question, statement: CompiledStatement | undefined, key = statement === undefined ? '' : rowsKey(statement)): Promise<AnswerRow[]> {
-    if (statement === undefined) return Promise.resolve([]);
-    return this.shared.cache.hit<AnswerRow[]>(key) ?? this.shared.cache.get(key,
-      async () => readRows(q, await this.wh.query<Record<string, unknown>>(statement.sql, { params: statement.params }), this.measures));
-  }
-
-  /** `q` compiled, once per distinct question (compiling reads no data, so it never goes stale). */
-  private compiled(q: Question): Compiled {
-    const id = this.shared.compiled.idOf(q);
-    const kept = this.shared.compiled.get(id);
-    if (kept !== undefined) return kept;
-    const statement = compile(q, this.measures);
-    return this.shared.compiled.set(id, { statement, key: statement === undefined ? '' : rowsKey(statement) });
-  }
-
-  private ask(q: Question): Promise<AnswerRow[]> {
-    const { statement, key } = this.compiled(q);
-    return this.rows(q, statement, key);
-  }
-
-  private prepared<T>(q: Question, shape: (rows: AnswerRow[]) => T): Prepared<T> {
-    const { statement, key } = this.compiled(q);
-    return {
-      kind: 'prepared',
-      statements: statement === undefined ? [] : [statement],
-      shape: statement?.costShape ?? costShapeOf(q, this.measures),
-      answer: async () => shape(await this.rows(q, statement, key)),
-    };
-  }
+  // ---- cost: questions are compiled once, costed and run as the same statement (question-runner.ts) ----
 
   /** The cost of answering, estimated by the engine before anything runs. */
   async cost(q: CostQuestion): Promise<AnswerCost> {
-    const [statements, shape] = q.kind === 'fixed' ? [[], FIXED_SHAPE] : [q.statements, q.shape];
-    return this.shared.cache.get(`cost:${JSON.stringify([statements, shape])}`, () => costOf(this.wh, statements, shape));
+    return this.questions.cost(q);
   }
 
   // ---- presets: protocol-level answers -------------------------------------------------------
@@ -193,13 +181,13 @@ export class Analytics {
   }
 
   async protocolStats(protocolName: string, range: TimeRange = {}): Promise<ProtocolStats> {
-    const [row] = await this.ask(PRESETS.stats(await this.filters({ kind: 'one', name: protocolName }, range)));
+    const [row] = await this.questions.ask(PRESETS.stats(await this.filters({ kind: 'one', name: protocolName }, range)));
     return toStats(protocolName, row);
   }
 
   /** The performance figures of one protocol, with t-digest percentiles of compute units. */
   async protocolAggregate(protocolName: string, range: TimeRange = {}): Promise<ProtocolAggregate | undefined> {
-    const [row] = await this.ask(PRESETS.performance(await this.filters({ kind: 'one', name: protocolName }, range)));
+    const [row] = await this.questions.ask(PRESETS.performance(await this.filters({ kind: 'one', name: protocolName }, range)));
     return row?.values as ProtocolAggregate | undefined;
   }
 
@@ -208,41 +196,41 @@ export class Analytics {
    * approximate (close to exact for the sizes here).
    */
   async protocolPerformance(protocolName: string, range: TimeRange): Promise<ProtocolPerformance> {
-    const [row] = await this.ask(PRESETS.performance(await this.filters({ kind: 'one', name: protocolName }, range)));
+    const [row] = await this.questions.ask(PRESETS.performance(await this.filters({ kind: 'one', name: protocolName }, range)));
     return toPerformance(protocolName, row);
   }
 
   /** One item per requested protocol, in the order asked; each must be active. */
   async protocolComparison(protocols: readonly string[], range: TimeRange): Promise<ProtocolComparisonItem[]> {
-    return toComparison(protocols, await this.ask(PRESETS.comparison(await this.filters({ kind: 'each', names: protocols }, range))));
+    return toComparison(protocols, await this.questions.ask(PRESETS.comparison(await this.filters({ kind: 'each', names: protocols }, range))));
   }
 
   async topProtocols(range: TimeRange, sortBy: TopSortBy, limit: number): Promise<TopProtocol[]> {
-    return toTop(await this.ask(PRESETS.top(await this.filters({ kind: 'narrow', names: undefined }, range))), sortBy, limit);
+    return toTop(await this.questions.ask(PRESETS.top(await this.filters({ kind: 'narrow', names: undefined }, range))), sortBy, limit);
   }
 
   /** Hourly or daily buckets over a closed range; buckets without records are included as zeros. */
   async activity(protocolName: string | undefined, range: Required<TimeRange>, interval: Granularity): Promise<ActivityBucket[]> {
     if (range.lte < range.gte) return [];
     checkBuckets(range, interval);
-    const rows = await this.ask(PRESETS.activity(await this.filters({ kind: 'one', name: protocolName }, range), interval));
+    const rows = await this.questions.ask(PRESETS.activity(await this.filters({ kind: 'one', name: protocolName }, range), interval));
     return toActivity(rows, range, interval);
   }
 
   async instructionTypes(protocolName: string | undefined, range: TimeRange, limit: number): Promise<InstructionTypeStats[]> {
-    return toInstructionTypes(await this.ask(PRESETS.instructionTypes(await this.filters({ kind: 'one', name: protocolName }, range), limit)));
+    return toInstructionTypes(await this.questions.ask(PRESETS.instructionTypes(await this.filters({ kind: 'one', name: protocolName }, range), limit)));
   }
 
   /** Records of the visible protocols (narrowed to `requested`) in a range. */
   async transactionCount(requested: readonly string[] | undefined, range: TimeRange): Promise<number> {
-    const [row] = await this.ask(PRESETS.count(await this.filters({ kind: 'narrow', names: requested }, range)));
+    const [row] = await this.questions.ask(PRESETS.count(await this.filters({ kind: 'narrow', names: requested }, range)));
     return (row?.values.count as number | undefined) ?? 0;
   }
 
   /** Fee statistics for one protocol or all visible ones, overall and per protocol. */
   async feeStats(protocolName: string | undefined, range: TimeRange): Promise<{ overall: FeeStats; protocols: FeeStats[] }> {
     const f = await this.filters({ kind: 'one', name: protocolName }, range);
-    const [[all], per] = await Promise.all([this.ask(PRESETS.fees(f)), this.ask(PRESETS.feesPerProtocol(f))]);
+    const [[all], per] = await Promise.all([this.questions.ask(PRESETS.fees(f)), this.questions.ask(PRESETS.feesPerProtocol(f))]);
     const byName = new Map(per.map((r) => [r.protocol, r]));
     return { overall: toFeeStats(protocolName ?? null, all), protocols: f.protocols.map((p) => toFeeStats(p, byName.get(p))) };
   }
@@ -250,13 +238,13 @@ export class Analytics {
   /** Whole-database figures: view totals over all time and storage from system.parts (no base-table scan). */
   async globalStats(): Promise<GlobalStats> {
     const f = await this.filters({ kind: 'narrow', names: undefined }, {});
-    return toGlobalStats(f.protocols, await this.ask(PRESETS.global(f)), await tableStorage(this.wh));
+    return toGlobalStats(f.protocols, await this.questions.ask(PRESETS.global(f)), await tableStorage(this.wh));
   }
 
   /** Statistics of each asked protocol (every visible one when none is asked), in that order, prepared (costed before it runs). */
   async prepareStatsList(asked: readonly string[] | undefined, range: TimeRange): Promise<Prepared<ProtocolStatsWithPrograms[]>> {
     const f = await this.filters({ kind: 'list', names: asked }, range);
-    return this.prepared(PRESETS.stats(f, true), (rows) => {
+    return this.questions.prepared(PRESETS.stats(f, true), (rows) => {
       const byName = new Map(rows.map((r) => [r.protocol, r]));
       return f.protocols.map((p) => ({ ...toStats(p, byName.get(p)), uniquePrograms: (byName.get(p)?.values.programs as number | undefined) ?? 0 }));
     });
@@ -274,36 +262,30 @@ export class Analytics {
 
   /** A page of groups as a connection: its statement, and those of the extras asked (group-connection.ts); `budget` as for prepareListing. */
   async prepareGroups(req: GroupPageRequest, wants: ConnectionWants = NO_EXTRAS, budget?: number): Promise<Prepared<ConnectionPage<Group>>> {
-    const protocols = await this.scope({ kind: 'list', names: req.filters.protocols });
-    return prepareGroupConnection(req, wants, groupsQuestion(this.tokens, req, protocols), (rows) => toGroupPage(this.tokens, req, protocols, rows), this.groupReads(budget));
+    return this.groupConnection(req, wants, budget, groupsQuestion, toGroupPage);
   }
 
   async prepareFailures(req: FailureRequest, wants: ConnectionWants = NO_EXTRAS, budget?: number): Promise<Prepared<ConnectionPage<Group>>> {
+    return this.groupConnection(req, wants, budget, failuresQuestion, toFailurePage);
+  }
+
+  /** A connection of groups or of failures: the question and page of its kind, over the protocols its filter asks. */
+  private async groupConnection<R extends GroupPageRequest | FailureRequest>(
+    req: R,
+    wants: ConnectionWants,
+    budget: number | undefined,
+    question: (tokens: PageTokens, req: R, protocols: readonly string[]) => Question,
+    page: (tokens: PageTokens, req: R, protocols: readonly string[], rows: readonly AnswerRow[]) => GroupPage,
+  ): Promise<Prepared<ConnectionPage<Group>>> {
     const protocols = await this.scope({ kind: 'list', names: req.filters.protocols });
-    return prepareGroupConnection(req, wants, failuresQuestion(this.tokens, req, protocols), (rows) => toFailurePage(this.tokens, req, protocols, rows), this.groupReads(budget));
-  }
-
-  /** How group connections compile and read: this layer's compiler, cache and cost model. */
-  private groupReads(budget: number | undefined): GroupReads {
-    return {
-      compile: (q) => compile(q, this.measures),
-      compileCount: (q) => compileCount(q, this.measures),
-      rows: (q, statement) => this.rows(q, statement),
-      count: (c) => this.shared.cache.get(`n:${c.sql}:${JSON.stringify(c.params)}`,
-        async () => Number((await this.wh.query<{ n: string }>(c.sql, { params: c.params }))[0]?.n ?? 0)),
-      fits: (statements, shape) => this.fits(statements, shape, budget),
-    };
-  }
-
-  /** Whether statements of an answer of `shape` cost at most `budget` (always, without one), as the guard scores them. */
-  private async fits(statements: readonly Statement[], shape: CostShape, budget: number | undefined): Promise<boolean> {
-    return budget === undefined || (await this.cost({ kind: 'prepared', statements, shape, answer: async () => undefined })).score <= budget;
+    const reads = this.questions.groupReads(budget);
+    return prepareGroupConnection(req, wants, question(this.tokens, req, protocols), (rows) => page(this.tokens, req, protocols, rows), reads);
   }
 
   async prepareSeries(req: SeriesRequest): Promise<Prepared<Series[]>> {
     checkBuckets(req.filters.range, req.granularity);
     const protocols = await this.scope({ kind: 'list', names: req.filters.protocols });
-    return this.prepared(seriesQuestion(req, protocols), (rows) => toSeries(req, rows));
+    return this.questions.prepared(seriesQuestion(req, protocols), (rows) => toSeries(req, rows));
   }
 
   /**
@@ -313,8 +295,12 @@ export class Analytics {
   async protocolMetrics(asked: readonly string[] | undefined, ask: Omit<MetricsAsk, 'protocols'>): Promise<MetricsSeries[]> {
     const full: MetricsAsk = { ...ask, protocols: await this.scope({ kind: 'list', names: asked }) };
     const q = metricsQuestions(full);
-    const [totals, ...windows] = await Promise.all([this.ask(q.totals), ...q.windows.map(([, w]) => this.ask(w))]);
-    return toMetricsSeries(full, totals!, q.windows.map(([label], i) => [label, windows[i]!]));
+    const [totals, ...windows] = await Promise.all([this.questions.ask(q.totals), ...q.windows.map(([, w]) => this.questions.ask(w))]);
+    return toMetricsSeries(
+      full,
+      totals!,
+      q.windows.map(([label], i) => [label, windows[i]!]),
+    );
   }
 
   /** The base table's columns (name and type), as client SQL reads them. */
@@ -338,10 +324,15 @@ export class Analytics {
    * costed, then run. `budget`: the plan's, which an exact count must fit in with the page
    * (else its estimate is given, record-connection.ts); no limit when absent.
    */
-  async prepareListing(req: ListRequest, wants: ConnectionWants = NO_EXTRAS, budget?: number, protocols: 'narrow' | 'list' = 'list'): Promise<Prepared<ConnectionPage<Transaction>>> {
+  async prepareListing(
+    req: ListRequest,
+    wants: ConnectionWants = NO_EXTRAS,
+    budget?: number,
+    protocols: 'narrow' | 'list' = 'list',
+  ): Promise<Prepared<ConnectionPage<Transaction>>> {
     const visible = await this.scope({ kind: protocols, names: req.filters.protocols });
     const shape: CostShape = { range: req.filters.blockTime ?? {}, protocolsGiven: req.filters.protocols !== undefined };
-    const connection = await prepareRecordConnection(this.wh, this.tokens, req, visible, wants, (statements) => this.fits(statements, shape, budget));
+    const connection = await prepareRecordConnection(this.wh, this.tokens, req, visible, wants, (statements) => this.questions.fits(statements, shape, budget));
     return { kind: 'prepared', statements: connection.statements, shape, answer: () => connection.answer() };
   }
 
@@ -357,7 +348,9 @@ export class Analytics {
     // Concurrent requests for the same page share one read (shared-reads.ts); a page's
     // records are fresh objects per read, and callers only map them, never mutate.
     const key = JSON.stringify([this.answersVersion(), visible, req.address, req.filters, req.sortOrder, req.limit, req.cursor ?? null]);
-    return this.shared.addressPages.run(key, () => listAddressTransactions(this.wh, this.tokens, (keys) => this.shared.signatures.byKeys(this.wh, keys), req, visible));
+    return this.shared.addressPages.run(key, () =>
+      listAddressTransactions(this.wh, this.tokens, (keys) => this.shared.signatures.byKeys(this.wh, keys), req, visible),
+    );
   }
 
   /** How many of an address's records match, with no details. */

@@ -57,14 +57,22 @@ const pageSchema = {
 } as const;
 const idParam = jobParams('execution');
 
+/** The OpenAPI tag of every route here. */
+const tags = ['SQL executions'];
+/** The execution schema under an answer's own description. */
+const one = (description: string) => ({ ...executionSchema, description });
+
 export async function executionRoutes(app: FastifyInstance, opts: { executions: ExecutionService }): Promise<void> {
-  const svc = opts.executions;
-  const tags = ['SQL executions'];
   // The service checks bodies and queries (naming the field); answers are written as they are.
   app.setValidatorCompiler(() => () => true);
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
-  const one = (description: string) => ({ ...executionSchema, description });
+  startRoute(app, opts.executions);
+  stateRoutes(app, opts.executions);
+  resultsRoute(app, opts.executions);
+}
 
+/** Starting an execution: its id at once, the query run in the background. */
+function startRoute(app: FastifyInstance, svc: ExecutionService): void {
   app.post(
     '/v1/query/executions',
     {
@@ -96,7 +104,10 @@ export async function executionRoutes(app: FastifyInstance, opts: { executions: 
     },
     async (req, reply) => reply.code(202).send(await svc.create(ownerOf(req), req.body)),
   );
+}
 
+/** An execution's state: polled (a window of its own), or cancelled. */
+function stateRoutes(app: FastifyInstance, svc: ExecutionService): void {
   app.get<{ Params: { id: string } }>(
     '/v1/query/executions/:id',
     {
@@ -133,7 +144,10 @@ export async function executionRoutes(app: FastifyInstance, opts: { executions: 
     },
     async (req) => svc.cancel(ownerOf(req), req.params.id),
   );
+}
 
+/** The pages of a completed execution's results, in its format, the totals also in headers. */
+function resultsRoute(app: FastifyInstance, svc: ExecutionService): void {
   app.get<{ Params: { id: string }; Querystring: { cursor?: string; limit?: string } }>(
     '/v1/query/executions/:id/results',
     {

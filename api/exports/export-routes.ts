@@ -59,13 +59,21 @@ const JOB_BASES = [
   ['/v1/exports', 'Export'],
 ] as const;
 
+/** The OpenAPI tag of every route here. */
+const tags = ['Exports'];
+
 export async function exportRoutes(app: FastifyInstance, opts: { exports: ExportService }): Promise<void> {
-  const svc = opts.exports;
-  const tags = ['Exports'];
   // Bodies and queries are checked by the service, which names the field at fault; answers
   // are written as they are (the schemas document them for the OpenAPI document).
   app.setValidatorCompiler(() => () => true);
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  creationRoutes(app, opts.exports);
+  for (const [base, noun] of JOB_BASES) jobRoutes(app, opts.exports, base, noun);
+  signedLinkRoute(app, opts.exports);
+}
+
+/** The two routes that start a job: one of a SQL SELECT, one of filters. */
+function creationRoutes(app: FastifyInstance, svc: ExportService): void {
   const created = { 202: { description: 'The job, QUEUED (or already RUNNING)', ...jobSchema }, ...errors(400, 401, 403, 413, 415, 429) };
 
   app.post(
@@ -82,70 +90,74 @@ export async function exportRoutes(app: FastifyInstance, opts: { exports: Export
     },
     async (req, reply) => reply.code(202).send(await wordedErrors(() => svc.create(ownerOf(req), req.body))),
   );
+}
 
-  for (const [base, noun] of JOB_BASES) {
-    app.get(
-      base,
-      {
-        schema: {
-          tags,
-          operationId: `list${noun}s`,
-          summary: 'Your export jobs, newest first',
-          querystring: listQuery,
-          // A cursor is one this listing issued (endCursor), not any string: others are 400.
-          'x-cross-field-rules': [{ rule: 'issued', param: 'after', by: 'endCursor' }],
-          response: { 200: { description: 'A page of jobs', ...pageSchema }, ...errors(400, 401, 403, 429) },
-        },
+/** The routes of one kind of job, under `base`: list, read, cancel, download a file. */
+function jobRoutes(app: FastifyInstance, svc: ExportService, base: string, noun: string): void {
+  app.get(
+    base,
+    {
+      schema: {
+        tags,
+        operationId: `list${noun}s`,
+        summary: 'Your export jobs, newest first',
+        querystring: listQuery,
+        // A cursor is one this listing issued (endCursor), not any string: others are 400.
+        'x-cross-field-rules': [{ rule: 'issued', param: 'after', by: 'endCursor' }],
+        response: { 200: { description: 'A page of jobs', ...pageSchema }, ...errors(400, 401, 403, 429) },
       },
-      async (req) => {
-        const q = req.query as Record<string, string | undefined>;
-        const first = q.first === undefined ? undefined : /^\d{1,4}$/.test(q.first) ? Number(q.first) : NaN;
-        // REST's page, as SPEC shapes it: the jobs, whether more follow, and the cursor to go on from.
-        const { jobs, hasNextPage, endCursor } = await wordedErrors(() => svc.list(ownerOf(req), { first, after: q.after ?? null }));
-        return { jobs, hasNextPage, endCursor };
+    },
+    async (req) => {
+      const q = req.query as Record<string, string | undefined>;
+      const first = q.first === undefined ? undefined : /^\d{1,4}$/.test(q.first) ? Number(q.first) : NaN;
+      // REST's page, as SPEC shapes it: the jobs, whether more follow, and the cursor to go on from.
+      const { jobs, hasNextPage, endCursor } = await wordedErrors(() => svc.list(ownerOf(req), { first, after: q.after ?? null }));
+      return { jobs, hasNextPage, endCursor };
+    },
+  );
+  app.get<{ Params: { id: string } }>(
+    `${base}/:id`,
+    {
+      schema: {
+        tags,
+        operationId: `get${noun}`,
+        summary: 'One export job: status, progress, files and fresh download links',
+        params: jobParams('job'),
+        response: { 200: { description: 'The job', ...jobSchema }, ...errors(401, 403, 404, 414, 429) },
       },
-    );
-    app.get<{ Params: { id: string } }>(
-      `${base}/:id`,
-      {
-        schema: {
-          tags,
-          operationId: `get${noun}`,
-          summary: 'One export job: status, progress, files and fresh download links',
-          params: jobParams('job'),
-          response: { 200: { description: 'The job', ...jobSchema }, ...errors(401, 403, 404, 414, 429) },
-        },
+    },
+    async (req) => wordedErrors(() => svc.get(ownerOf(req), req.params.id)),
+  );
+  app.post<{ Params: { id: string } }>(
+    `${base}/:id/cancel`,
+    {
+      schema: {
+        tags,
+        operationId: `cancel${noun}`,
+        summary: 'Cancel an export job (a finished job is answered as it is)',
+        params: jobParams('job'),
+        response: { 200: { description: 'The job', ...jobSchema }, ...errors(400, 401, 403, 404, 414, 415, 429) },
       },
-      async (req) => wordedErrors(() => svc.get(ownerOf(req), req.params.id)),
-    );
-    app.post<{ Params: { id: string } }>(
-      `${base}/:id/cancel`,
-      {
-        schema: {
-          tags,
-          operationId: `cancel${noun}`,
-          summary: 'Cancel an export job (a finished job is answered as it is)',
-          params: jobParams('job'),
-          response: { 200: { description: 'The job', ...jobSchema }, ...errors(400, 401, 403, 404, 414, 415, 429) },
-        },
+    },
+    async (req) => wordedErrors(() => svc.cancel(ownerOf(req), req.params.id)),
+  );
+  app.get<{ Params: { id: string; name: string } }>(
+    `${base}/:id/files/:name`,
+    {
+      schema: {
+        tags,
+        operationId: `download${noun}File`,
+        summary: 'Download a file of a completed job (Range, If-Range, ETag)',
+        params: fileParams,
+        response: { ...fileResponses, ...errors(401, 403, 404, 414, 416, 429) },
       },
-      async (req) => wordedErrors(() => svc.cancel(ownerOf(req), req.params.id)),
-    );
-    app.get<{ Params: { id: string; name: string } }>(
-      `${base}/:id/files/:name`,
-      {
-        schema: {
-          tags,
-          operationId: `download${noun}File`,
-          summary: 'Download a file of a completed job (Range, If-Range, ETag)',
-          params: fileParams,
-          response: { ...fileResponses, ...errors(401, 403, 404, 414, 416, 429) },
-        },
-      },
-      async (req, reply) => sendFile(req, reply, await wordedErrors(() => svc.openFile(ownerOf(req), req.params.id, req.params.name))),
-    );
-  }
+    },
+    async (req, reply) => sendFile(req, reply, await wordedErrors(() => svc.openFile(ownerOf(req), req.params.id, req.params.name))),
+  );
+}
 
+/** The download through a signed link: no key, the link its own credential (download-links.ts). */
+function signedLinkRoute(app: FastifyInstance, svc: ExportService): void {
   app.get<{ Params: { id: string; name: string } }>(
     `${SIGNED_LINK_PREFIX}:id/:name`,
     {

@@ -36,7 +36,7 @@ import {
 import type { FileFactsWorker } from './file-facts.ts';
 import { JobFailure } from './job-errors.ts';
 import { numberedRows, rowColumnOf } from './execution-rows.ts';
-import type { ExportFile, JobRecord } from './job-store.ts';
+import type { ExportFile, JobRecord, JobWork } from './job-store.ts';
 import { EXPORT_SAMPLE_ROWS } from '../../core/limits/exports.ts';
 
 /** What a run needs of the service. */
@@ -103,35 +103,42 @@ function budgetFailure(err: unknown, job: JobRecord, seconds: number): unknown {
 
 // ---- Filter exports ----------------------------------------------------------------------
 
+/**
+ * A filter export's first stage, once per job: its chunks planned, refused past the plan's row
+ * cap, and the bytes per row of a sample measured; kept on the job, so a resumed job skips it.
+ */
+async function planFilterJob(ctx: RunContext, spec: FilterExportSpec, settings: Settings): Promise<JobWork> {
+  const { job, wh, config } = ctx;
+  const visible = await ctx.visibleProtocols();
+  const plan = await statement(ctx, settings, () => planFilterExport(wh, spec, visible, config.fileMaxRows, settings));
+  ctx.checkpoint();
+  const cap = config.maxRows[job.plan];
+  if (plan.rowsTotal > cap) {
+    throw new JobFailure(
+      `the export would write ${plan.rowsTotal} rows; the ${job.plan} plan allows ${cap} rows per export: narrow filters.dateRange, name fewer filters.protocols, or sample (sampling.rate)`,
+    );
+  }
+  // Bytes per row of a sample as the file will hold them: the first chunk is checked
+  // against the quotas before it is written, not once it is on disk.
+  const where = filterWhere(spec, visible, plan.work.ingestedAt, plan.work.strata);
+  const sample = `SELECT ${selectList(spec, plan.work.fitted)} FROM ${TABLES.transactions} WHERE ${where} LIMIT ${EXPORT_SAMPLE_ROWS}`;
+  const [s] = await statement(ctx, settings, () =>
+    wh.query<{ n: string | number; bytes: string | number | null }>(
+      `SELECT count() AS n, sum(${rowBytesExpression(spec.format)}) AS bytes FROM (${spec.format === 'CSV' ? csvColumns(sample, plan.schema) : sample})`,
+      { settings },
+    ),
+  );
+  job.work = { ...plan.work, rowBytes: Number(s?.n ?? 0) === 0 ? 0 : Number(s?.bytes ?? 0) / Number(s!.n) };
+  job.rowsTotal = plan.rowsTotal;
+  job.schema = plan.schema;
+  ctx.save();
+  return job.work;
+}
+
 export async function runFilters(ctx: RunContext, spec: FilterExportSpec): Promise<void> {
   const { job, wh, dir, config } = ctx;
   const settings = filterSettings(config, job.plan);
-  if (job.work === null) {
-    const visible = await ctx.visibleProtocols();
-    const plan = await statement(ctx, settings, () => planFilterExport(wh, spec, visible, config.fileMaxRows, settings));
-    ctx.checkpoint();
-    const cap = config.maxRows[job.plan];
-    if (plan.rowsTotal > cap) {
-      throw new JobFailure(
-        `the export would write ${plan.rowsTotal} rows; the ${job.plan} plan allows ${cap} rows per export: narrow filters.dateRange, name fewer filters.protocols, or sample (sampling.rate)`,
-      );
-    }
-    // Bytes per row of a sample as the file will hold them: the first chunk is checked
-    // against the quotas before it is written, not once it is on disk.
-    const where = filterWhere(spec, visible, plan.work.ingestedAt, plan.work.strata);
-    const sample = `SELECT ${selectList(spec, plan.work.fitted)} FROM ${TABLES.transactions} WHERE ${where} LIMIT ${EXPORT_SAMPLE_ROWS}`;
-    const [s] = await statement(ctx, settings, () =>
-      wh.query<{ n: string | number; bytes: string | number | null }>(
-        `SELECT count() AS n, sum(${rowBytesExpression(spec.format)}) AS bytes FROM (${spec.format === 'CSV' ? csvColumns(sample, plan.schema) : sample})`,
-        { settings },
-      ),
-    );
-    job.work = { ...plan.work, rowBytes: Number(s?.n ?? 0) === 0 ? 0 : Number(s?.bytes ?? 0) / Number(s!.n) };
-    job.rowsTotal = plan.rowsTotal;
-    job.schema = plan.schema;
-    ctx.save();
-  }
-  const work = job.work;
+  const work = job.work ?? (await planFilterJob(ctx, spec, settings));
   // Files of chunks before nextChunk are done; a chunk interrupted mid-write is rewritten whole.
   job.files = job.files.filter((f) => Number(f.name.slice(f.name.indexOf('-') + 1, f.name.indexOf('.'))) < work.nextChunk);
   // Each file's hash and row count are taken on the worker while the engine writes the

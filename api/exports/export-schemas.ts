@@ -4,7 +4,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { EXPORT_LIST_DEFAULT, EXPORT_LIST_MAX, PROGRESS_MAX_PERCENT } from '../../core/limits/exports.ts';
 import { PAGE_TOKEN_MAX_CHARS } from '../../core/limits/questions.ts';
-import { ordered } from '../../core/request-check.ts';
+import { orderedFields } from '../../core/request-check.ts';
 import { ActiveProtocolName, CalendarDay, DOUBLE, Int64, INT64, pathParam } from '../../core/vocabulary/primitives.ts';
 import { sqlText, SQL_EXPORT_EXAMPLES, SQL_EXPORT_LANGUAGE_RULE } from '../sql/sql-text.ts';
 import {
@@ -105,7 +105,7 @@ const seed = (description: string) => orNull({ type: 'integer', format: INT64, m
 export const SPLITS_SUM_TO_ONE = { rule: 'sumEquals', property: 'splits', value: 1, tolerance: SPLIT_SUM_TOLERANCE } as const;
 
 /** The days of filters.dateRange in order: the rule daySpan runs on them (export-config.ts), as documented. */
-const EXPORT_DAYS_IN_ORDER = ordered('filters.dateRange.start', 'filters.dateRange.end');
+const EXPORT_DAYS_IN_ORDER = orderedFields('filters.dateRange.start', 'filters.dateRange.end');
 
 /** Sampling of a filter export (RANDOM or STRATIFIED) or of a SQL export (RANDOM: a query's result has no strata). */
 const sampling = (strategies: readonly string[]) =>

@@ -8,19 +8,30 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import {
-  CallToolRequestSchema, ErrorCode, InitializeRequestSchema, ListResourcesRequestSchema, ListResourceTemplatesRequestSchema, ListToolsRequestSchema, ReadResourceRequestSchema,
-  type CallToolRequest, type CallToolResult, type InitializeRequest, type InitializeResult, type JSONRPCMessage,
+  CallToolRequestSchema,
+  ErrorCode,
+  InitializeRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  ReadResourceRequestSchema,
+  type CallToolResult,
+  type InitializeRequest,
+  type InitializeResult,
+  type JSONRPCMessage,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Budget } from '../../core/budget.ts';
 import { AppError, Errors } from '../../core/errors.ts';
-import { ANSWER_BUDGET_BYTES, formatBytes, MCP_CARRY_FACTOR, MCP_ECHO_MAX_CHARS } from '../../core/limits.ts';
+import { ANSWER_BUDGET_BYTES, formatBytes, MCP_CARRY_FACTOR } from '../../core/limits.ts';
 import { AnswerBatch, setAsideBytes, type MemberOutcome } from '../answers/answer-batch.ts';
 import { X402_PAYMENT_META, type PaidTool, type ToolPayments } from '../x402/x402-mcp.ts';
 import { resources, type Resource } from './mcp-resources.ts';
 import { McpTools, TOOL_ANNOTATIONS, type Tool, type ToolCaller, type ToolDeps } from './mcp-tools.ts';
+import { checked, echoed, isPlainObject, plainToolCall, ProtocolError, withoutTasks } from './mcp-messages.ts';
 import { StatelessJsonTransport, type McpAnswer, type McpPost, type PlainRequest } from './mcp-transport.ts';
 
-const INSTRUCTIONS = 'Read-only analytics over instruction-level Solana DeFi transaction records. ' +
+const INSTRUCTIONS =
+  'Read-only analytics over instruction-level Solana DeFi transaction records. ' +
   'list_protocols names the protocols you may query and how fresh their data is; the get*/run_sql tools answer exactly what the ' +
   'JSON-RPC methods and POST /v1/query answer. Times are Unix seconds (blockTime {gte, lte}); fees are lamports. ' +
   'Prefer aggregate tools (getProtocolStats, getProtocolActivity, getTopProtocols) over listing records.';
@@ -32,18 +43,6 @@ export interface CallHooks {
   /** Told of each tool call once answered: its usage label (the tool's name, or one label for
    *  every unknown name, so invented names cannot fill the usage table) and whether it failed. */
   onToolCall(label: string, error: boolean): void;
-}
-
-/**
- * A JSON-RPC error a handler throws: the SDK's protocol sends its `code` and `message` as they
- * are. Not the SDK's McpError, whose message is already "MCP error <code>: <message>": the
- * SDK's client makes an McpError of what it receives, so it read "MCP error -32602: MCP error
- * -32602: unknown tool …".
- */
-class ProtocolError extends Error {
-  constructor(readonly code: number, message: string) {
-    super(message);
-  }
 }
 
 /**
@@ -86,10 +85,21 @@ function toolError(err: unknown, hooks: CallHooks): CallToolResult {
 
 /** A batch member's refusal (api/answers/answer-batch.ts) in the words JSON-RPC gives it. */
 function refusal(reason: 'overBudget' | 'busy' | 'ended', answerBytes: number): AppError {
-  if (reason === 'busy') return new AppError(Errors.rateLimited, 'the answers of this plan\'s requests in flight fill its answer memory; retry shortly, or ask for fewer records per call');
-  if (reason === 'ended') return new AppError(Errors.queryTimeout, 'the request ended (its client left, it ran past its time budget, or the call was cancelled) before this call ran');
-  return new AppError(Errors.responseTooLarge, `this answer would take the response past its ${formatBytes(answerBytes)} budget; ask for fewer records `
-    + '(a smaller limit, then page with paginationToken) or send fewer calls per batch');
+  if (reason === 'busy')
+    return new AppError(
+      Errors.rateLimited,
+      "the answers of this plan's requests in flight fill its answer memory; retry shortly, or ask for fewer records per call",
+    );
+  if (reason === 'ended')
+    return new AppError(
+      Errors.queryTimeout,
+      'the request ended (its client left, it ran past its time budget, or the call was cancelled) before this call ran',
+    );
+  return new AppError(
+    Errors.responseTooLarge,
+    `this answer would take the response past its ${formatBytes(answerBytes)} budget; ask for fewer records ` +
+      '(a smaller limit, then page with paginationToken) or send fewer calls per batch',
+  );
 }
 
 /** Characters JSON escapes as six (\u00XX): a text without them at most doubles when carried in a JSON string. */
@@ -125,56 +135,6 @@ class SqlTurns {
   }
 }
 
-/** A client's name as quoted back: at most MCP_ECHO_MAX_CHARS characters. */
-const echoed = (name: string): string => (name.length > MCP_ECHO_MAX_CHARS ? `${name.slice(0, MCP_ECHO_MAX_CHARS)}…` : name);
-
-/** The issues of a failed parse, as zod gives them. */
-interface Parsed<T> { success: boolean; data?: T; error?: { issues: readonly { path: readonly PropertyKey[]; message: string }[] } }
-
-/**
- * `request` as `schema` reads it, or -32602 naming the first bad field. The SDK's own parse,
- * run before a handler, answers a client's malformed params (arguments that are not an object,
- * a uri that is not a string) with -32603, an internal error, and the schema's whole dump; so
- * handlers are registered under a schema of only their method and check the params here.
- */
-function checked<T>(schema: { safeParse(v: unknown): Parsed<T> }, request: unknown): T {
-  const r = schema.safeParse(request);
-  if (r.success) return r.data as T;
-  const issue = r.error?.issues[0];
-  throw new ProtocolError(ErrorCode.InvalidParams, `invalid params: ${issue ? `${issue.path.map(String).join('.')}: ${issue.message}` : 'malformed'}`);
-}
-
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/**
- * The common tools/call, `{ name, arguments? }` and nothing else, taken as it is: the shape
- * CallToolRequestSchema accepts unchanged (a string name, an object of arguments). Anything
- * else (other keys, _meta, wrong types) goes through the schema's parse and its error.
- */
-function plainToolCall(raw: unknown): CallToolRequest | undefined {
-  if (!isPlainObject(raw) || !isPlainObject(raw.params)) return undefined;
-  const params = raw.params;
-  for (const k in params) if (k !== 'name' && k !== 'arguments') return undefined;
-  if (typeof params.name !== 'string') return undefined;
-  if (params.arguments !== undefined && !isPlainObject(params.arguments)) return undefined;
-  return raw as unknown as CallToolRequest;
-}
-
-/**
- * The body with `task` left out of every request's params. The door declares no `tasks`
- * capability, and MCP (2025-11-25, "Tasks": task support and handling) says a receiver that
- * does not declare it for a request type MUST process such requests normally, ignoring the
- * task augmentation; the SDK's Server refuses them instead, with -32603 (an internal error).
- */
-function withoutTasks(body: unknown): unknown {
-  const strip = (m: unknown): unknown => {
-    if (!isPlainObject(m) || !isPlainObject(m.params) || !Object.hasOwn(m.params, 'task')) return m;
-    const { task: _ignored, ...params } = m.params;
-    return { ...m, params };
-  };
-  return Array.isArray(body) ? body.map(strip) : strip(body);
-}
-
 /** What a handler knows of the HTTP request it answers. */
 interface CallContext {
   caller: ToolCaller;
@@ -207,7 +167,11 @@ export class McpDoor {
   private listBytes: Record<'tools/list' | 'resources/list', number> | undefined;
 
   /** `direct`: answer the common tool call past the SDK's protocol (off only to compare the two). */
-  constructor(deps: ToolDeps, private readonly version: string, direct = true) {
+  constructor(
+    deps: ToolDeps,
+    private readonly version: string,
+    direct = true,
+  ) {
     this.tools = new McpTools(deps);
     this.resources = resources(deps);
     if (direct) this.transport.answerDirectly((request, context, cancelled) => this.direct(request, context, cancelled));
@@ -226,7 +190,13 @@ export class McpDoor {
     // The door's content budget: its answer budget (the request's, a bare app's the door's own)
     // less what carrying the answers as JSON strings may add (MCP_CARRY_FACTOR).
     const answerBytes = Math.floor((caller.budget?.answerBytes ?? ANSWER_BUDGET_BYTES.mcp) / MCP_CARRY_FACTOR);
-    const answers = new AnswerBatch({ budget: caller.budget, answerBytes, members: Math.max(1, requests), setAside: this.setAside(post.body), measure: carriedMeasure });
+    const answers = new AnswerBatch({
+      budget: caller.budget,
+      answerBytes,
+      members: Math.max(1, requests),
+      setAside: this.setAside(post.body),
+      measure: carriedMeasure,
+    });
     const context: CallContext = { caller, hooks, batch: requests > 1, answers, answerBytes, sql: new SqlTurns(), payments };
     return this.transport.handle({ ...post, body: withoutTasks(post.body) }, context);
   }
@@ -237,14 +207,19 @@ export class McpDoor {
    * its id, and the lists the door answers without running a call.
    */
   private setAside(body: unknown): number {
-    const requests = (Array.isArray(body) ? body : [body]).filter((m): m is Record<string, unknown> => isPlainObject(m) && typeof m.method === 'string' && Object.hasOwn(m, 'id'));
+    const requests = (Array.isArray(body) ? body : [body]).filter(
+      (m): m is Record<string, unknown> => isPlainObject(m) && typeof m.method === 'string' && Object.hasOwn(m, 'id'),
+    );
     this.listBytes ??= {
       'tools/list': Buffer.byteLength(JSON.stringify(this.toolList())),
       'resources/list': Buffer.byteLength(JSON.stringify(this.resourceList())),
     };
     const lists = this.listBytes;
     const fixed = requests.reduce((n, m) => n + (m.method === 'tools/list' || m.method === 'resources/list' ? lists[m.method] : 0), 0);
-    return setAsideBytes(requests.map((m) => m.id), fixed);
+    return setAsideBytes(
+      requests.map((m) => m.id),
+      fixed,
+    );
   }
 
   /** The context of the request a handler runs for: a handler never runs outside one. */
@@ -302,7 +277,15 @@ export class McpDoor {
   }
 
   private toolList() {
-    return { tools: this.tools.list.map((t) => ({ name: t.name, title: t.title, description: t.description, inputSchema: t.inputSchema, annotations: TOOL_ANNOTATIONS })) };
+    return {
+      tools: this.tools.list.map((t) => ({
+        name: t.name,
+        title: t.title,
+        description: t.description,
+        inputSchema: t.inputSchema,
+        annotations: TOOL_ANNOTATIONS,
+      })),
+    };
   }
 
   private resourceList() {
@@ -310,11 +293,14 @@ export class McpDoor {
   }
 
   private server(): Server {
-    const server = new Server({ name: 'solana-tx-analytics', title: 'Solana DeFi transaction analytics', version: this.version }, {
-      capabilities: { tools: { listChanged: false }, resources: { listChanged: false } },
-      instructions: INSTRUCTIONS,
-      jsonSchemaValidator: new AjvJsonSchemaValidator(),
-    });
+    const server = new Server(
+      { name: 'solana-tx-analytics', title: 'Solana DeFi transaction analytics', version: this.version },
+      {
+        capabilities: { tools: { listChanged: false }, resources: { listChanged: false } },
+        instructions: INSTRUCTIONS,
+        jsonSchemaValidator: new AjvJsonSchemaValidator(),
+      },
+    );
     // The SDK's own initialize handler, registered with the SDK's parse: the same check first.
     const sdk = server as unknown as { _oninitialize(request: InitializeRequest): Promise<InitializeResult> };
     server.setRequestHandler(InitializeRequestSchema.pick({ method: true }).loose(), (raw) => sdk._oninitialize(checked(InitializeRequestSchema, raw)));
@@ -346,7 +332,8 @@ export class McpDoor {
       const { caller, hooks, answers, answerBytes } = this.context(extra.requestId);
       const request = checked(ReadResourceRequestSchema, raw);
       const resource = this.resources.find((r) => r.uri === request.params.uri);
-      if (resource === undefined) throw new ProtocolError(ErrorCode.InvalidParams, `unknown resource "${echoed(request.params.uri)}"; resources/list lists the resources`);
+      if (resource === undefined)
+        throw new ProtocolError(ErrorCode.InvalidParams, `unknown resource "${echoed(request.params.uri)}"; resources/list lists the resources`);
       // A member of the POST's batch, as a tool call is: its bytes reserved before it is read.
       const outcome = await answers.run((budget) => resource.read(budget === caller.budget ? caller : { ...caller, budget }), extra.signal);
       if ('text' in outcome) return { contents: [{ uri: resource.uri, mimeType: resource.mimeType, text: outcome.text }] };

@@ -21,6 +21,8 @@ export interface X402Door {
   priceTool: ToolPricer;
   /** A settled payment, for usage and revenue (warehouse/x402-payment-store.ts). */
   settled(req: FastifyRequest, paid: PaidCall, transaction: string): void;
+  /** Settles once every settled payment so far is recorded (or its record failed): at close, and for readers of usage. */
+  recorded(): Promise<void>;
 }
 
 export interface X402DoorDeps extends PricingDeps {
@@ -34,6 +36,8 @@ export interface X402DoorDeps extends PricingDeps {
 
 export async function createX402Door(deps: X402DoorDeps): Promise<X402Door> {
   const pricing = new Pricing(deps);
+  /** Records being written: the answer does not wait for them, a close does. */
+  const writing = new Set<Promise<void>>();
   const gateway = new X402Gateway(await resourceServerOf(deps.config, deps.chain), deps.config, deps.now, (id) => deps.payments.claim(id));
   return {
     config: deps.config,
@@ -55,7 +59,12 @@ export async function createX402Door(deps: X402DoorDeps): Promise<X402Door> {
         costUnits: paid.units,
       };
       // Off the answer's path; a lost row loses bookkeeping, never the payment (it is on chain).
-      deps.payments.insert(row).catch((err: unknown) => deps.logger.error({ err, transaction }, 'x402: a settled payment could not be recorded'));
+      const write = deps.payments.insert(row).catch((err: unknown) => deps.logger.error({ err, transaction }, 'x402: a settled payment could not be recorded'));
+      writing.add(write);
+      void write.finally(() => writing.delete(write));
+    },
+    async recorded() {
+      await Promise.all([...writing]);
     },
   };
 }

@@ -22,3 +22,14 @@ export const MIGRATION_LOCK_POLL_MS = 250;
  * server's 1 MiB http_max_uri_size. A bucket with more keys is deleted in several statements.
  */
 export const VIEW_REPAIR_DELETE_KEYS = 10_000;
+
+// ---- Serving sessions of one embedded warehouse (warehouse/session-pool.ts) ----
+/**
+ * chDB sessions one EmbeddedWarehouse spreads its statements over. Each session runs its own
+ * statements in turn (a failed statement's leftovers stay on its session: session-turns.ts),
+ * so more sessions let statements without bound parameters run at once: a quick statement sent
+ * just after a slow one took 70-84 ms on one session, 5-15 ms on 2-4 (bench/RESULTS.md, "chDB
+ * sessions: correct answers without head-of-line blocking"). One more than the 2 cores: two slow
+ * statements leave a session to a quick one. Opened on demand, only while all are busy.
+ */
+export const SERVING_SESSIONS = 3;

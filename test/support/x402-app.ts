@@ -45,6 +45,8 @@ export async function startX402App(
 
   /** Settled payments recorded. */
   async function paidRows(): Promise<number> {
+    // A payment is recorded just after its answer: count once the records under way are written.
+    await ctx.services.access.x402?.recorded();
     const [r] = await ctx.services.wh.query<{ n: string }>('SELECT count() AS n FROM x402_payments');
     return Number(r?.n ?? 0);
   }

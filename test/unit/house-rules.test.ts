@@ -295,10 +295,6 @@ const NOT_YET_SPLIT: readonly string[] = [
   `${p('api', 'app.ts')} buildApp`,
   `${p('api', 'services.ts')} createServices`,
   // grown past 80 lines by the one formatting commit (biome format); to split by concept
-  `${p('api', 'analytics', 'address-transactions.ts')} listAddressTransactions`,
-  `${p('api', 'exports', 'execution-routes.ts')} executionRoutes`,
-  `${p('api', 'exports', 'export-routes.ts')} exportRoutes`,
-  `${p('api', 'exports', 'export-runner.ts')} runFilters`,
 ];
 const splitLater = (o: string): string | undefined => NOT_YET_SPLIT.find((e) => o.startsWith(`${e.split(' ')[0]}:`) && o.includes(` ${e.split(' ')[1]} (`));
 
