@@ -34,6 +34,7 @@ import { createLogger } from '../core/logger.ts';
 import { demoRecordsNdjson } from '../ingest/demo-generator.ts';
 import { ndjsonRecords } from '../ingest/ndjson.ts';
 import { IngestPipeline } from '../ingest/pipeline.ts';
+import { EngineChecks } from '../ingest/engine-checks.ts';
 import { checkRecord, protocolLookup } from '../ingest/record-schema.ts';
 import { BASE_COLUMNS, TABLES, type BaseRow } from '../warehouse/tables.ts';
 import { startBenchServer } from './bench-server.ts';
@@ -47,8 +48,11 @@ const { values } = parseArgs({
     only: { type: 'string' },
     rounds: { type: 'string' },
     workers: { type: 'string' },
+    skip: { type: 'string' },
   },
 });
+/** Round cases left out (--skip signature-index,workers): each costs the shared machine a run. */
+const SKIP = new Set((values.skip ?? '').split(',').filter((x) => x !== ''));
 const WORKERS = Number(values.workers ?? 2);
 const ROUNDS = Number(values.rounds ?? 1);
 const ROWS = Number(values.rows ?? 1_000_000);
@@ -274,6 +278,7 @@ async function main(): Promise<void> {
     results['start to first record'] = { ms: startMs, recordsPerSec: 0 };
     const p = new IngestPipeline(wh, registry, server.services.dataVersion, log, opts);
     await warm(p, 'rounds pipeline');
+    const checks = new EngineChecks(wh, stageDir);
     const unfiltered = new IngestPipeline(wh, registry, server.services.dataVersion, log, { ...opts, dedupe: 'signature-index' });
     await warm(unfiltered, 'rounds pipeline, de-duplication by the signature index');
     const onWorkers = new IngestPipeline(wh, registry, server.services.dataVersion, log, { ...opts, parseWorkers: WORKERS });
@@ -309,16 +314,31 @@ async function main(): Promise<void> {
         const rep = await p.ingest(ndjsonRecords(b), 'bench');
         if (rep.accepted !== RECORDS) throw new Error(`pipeline accepted ${rep.accepted}`);
       });
-      const noFilter = await rate1(async (b) => {
-        const rep = await unfiltered.ingest(ndjsonRecords(b), 'bench');
-        if (rep.accepted !== RECORDS) throw new Error(`pipeline accepted ${rep.accepted}`);
+      // Validation in the engine (migration 121): the body's lines to the engine, checked
+      // and routed there; nothing parsed in JavaScript.
+      const engine = await rate1(async (b) => {
+        const { batch, result } = await checks.check(b, opts.maxRecordBytes, await registry.list());
+        try {
+          if (result.valid !== RECORDS || result.duplicates !== 0) throw new Error(`engine checks: ${JSON.stringify(result).slice(0, 300)}`);
+          await checks.store(batch, 'bench');
+        } finally {
+          await checks.release(batch);
+        }
       });
+      const noFilter = SKIP.has('signature-index')
+        ? 0
+        : await rate1(async (b) => {
+            const rep = await unfiltered.ingest(ndjsonRecords(b), 'bench');
+            if (rep.accepted !== RECORDS) throw new Error(`pipeline accepted ${rep.accepted}`);
+          });
       const workersBefore = onWorkers.recordsParsedOnWorkers;
-      const pipeW = await rate1(async (b) => {
-        const rep = await onWorkers.ingest(ndjsonRecords(b), 'bench');
-        if (rep.accepted !== RECORDS) throw new Error(`pipeline on workers accepted ${rep.accepted}`);
-      });
-      if (onWorkers.recordsParsedOnWorkers - workersBefore !== RECORDS)
+      const pipeW = SKIP.has('workers')
+        ? 0
+        : await rate1(async (b) => {
+            const rep = await onWorkers.ingest(ndjsonRecords(b), 'bench');
+            if (rep.accepted !== RECORDS) throw new Error(`pipeline on workers accepted ${rep.accepted}`);
+          });
+      if (!SKIP.has('workers') && onWorkers.recordsParsedOnWorkers - workersBefore !== RECORDS)
         say(`  (only ${onWorkers.recordsParsedOnWorkers - workersBefore} records were parsed on the workers)`);
       const http = await rate1(async (b) => {
         const res = await fetch(`${server.baseUrl}/admin/ingest`, {
@@ -342,6 +362,9 @@ async function main(): Promise<void> {
         noFilter,
         pipelineWorkers: pipeW,
         http,
+        engine,
+        'engine/buffer': engine / bufferMean,
+        'engine/http': engine / http,
         'noFilter/buffer': noFilter / bufferMean,
         'pipeline/buffer': pipe / bufferMean,
         'pipelineWorkers/buffer': pipeW / bufferMean,
@@ -355,13 +378,14 @@ async function main(): Promise<void> {
         `round ${r + 1}/${ROUNDS} (load ${load.toFixed(1)} on ${availableParallelism()} cores): engine buffer ${buffer.toLocaleString('en-US')}/${buffer2.toLocaleString('en-US')}, file ${file.toLocaleString('en-US')}, ` +
           `pipeline ${pipe.toLocaleString('en-US')} (by the signature index ${noFilter.toLocaleString('en-US')}, on ${WORKERS} workers ${pipeW.toLocaleString('en-US')}), http ${http.toLocaleString('en-US')} records/s; ` +
           `pipeline ${rr['pipeline/buffer'].toFixed(2)} of buffer, ${rr['pipeline/best'].toFixed(2)} of best; on workers ${rr['pipelineWorkers/buffer'].toFixed(2)} / ${rr['pipelineWorkers/best'].toFixed(2)}; ` +
-          `http ${rr['http/buffer'].toFixed(2)} of buffer, ${rr['http/best'].toFixed(2)} of best`,
+          `http ${rr['http/buffer'].toFixed(2)} of buffer, ${rr['http/best'].toFixed(2)} of best; ` +
+          `engine checks ${engine.toLocaleString('en-US')} records/s, ${rr['engine/buffer'].toFixed(2)} of buffer, ${rr['engine/http'].toFixed(2)} of http`,
       );
     }
     const med = (k: string): number => median(roundRatios.map((x) => x[k]!));
     say(
       `medians over ${ROUNDS} rounds: pipeline ${med('pipeline/buffer').toFixed(2)} of the buffer insert, ${med('pipeline/best').toFixed(2)} of the best engine path; ` +
-        `by the signature index ${med('noFilter/buffer').toFixed(2)}; on ${WORKERS} parse workers ${med('pipelineWorkers/buffer').toFixed(2)} / ${med('pipelineWorkers/best').toFixed(2)}; POST /admin/ingest ${med('http/buffer').toFixed(2)} / ${med('http/best').toFixed(2)}; file/buffer ${median(roundRatios.map((x) => x.file! / ((x.buffer! + x.buffer2!) / 2))).toFixed(2)}`,
+        `by the signature index ${med('noFilter/buffer').toFixed(2)}; on ${WORKERS} parse workers ${med('pipelineWorkers/buffer').toFixed(2)} / ${med('pipelineWorkers/best').toFixed(2)}; POST /admin/ingest ${med('http/buffer').toFixed(2)} / ${med('http/best').toFixed(2)}; engine checks ${med('engine/buffer').toFixed(2)} of buffer, ${med('engine/http').toFixed(2)} of http; file/buffer ${median(roundRatios.map((x) => x.file! / ((x.buffer! + x.buffer2!) / 2))).toFixed(2)}`,
     );
   }
   rmSync(stageDir, { recursive: true, force: true });

@@ -157,6 +157,7 @@ const CREATE_VIEW = new RegExp(`^CREATE MATERIALIZED VIEW IF NOT EXISTS (${IDENT
 const DROP = new RegExp(`^DROP (TABLE|VIEW) IF EXISTS (${IDENT})$`);
 const ALTER = new RegExp(`^ALTER TABLE (${IDENT}) ([\\s\\S]+)$`);
 const INSERT = new RegExp(`^INSERT INTO (${IDENT})\\b`);
+const CREATE_PLAIN = new RegExp(`^CREATE (FUNCTION|VIEW) IF NOT EXISTS (${IDENT}) AS\\b([\\s\\S]*)$`);
 
 /**
  * One single-node statement as the statements a cluster runs (in order). DDL gets
@@ -170,6 +171,11 @@ export function renderForCluster(statement: string, cluster: ClusterTarget): str
   const out = (statements: string[]): string[] => statements.map((s, i) => (i === 0 ? comments + s : s));
 
   let m = CREATE_TABLE.exec(body);
+  if (m && m[3] === 'Memory') {
+    // A writer's scratch table (migration 121): each node has its own, read only by the
+    // statements of the writer that filled it on that node; nothing to replicate or shard.
+    return out([body.replace(/^(CREATE TABLE IF NOT EXISTS \S+)/, `$1 ${on}`)]);
+  }
   if (m) {
     const [, table, columns, engine, args, rest] = m as unknown as [string, string, string, string, string | undefined, string];
     const role = roleOf(table);
@@ -197,6 +203,13 @@ export function renderForCluster(statement: string, cluster: ClusterTarget): str
     return out([
       `CREATE MATERIALIZED VIEW IF NOT EXISTS ${view} ${on} TO ${to} AS${select.replace(/\bFROM transactions\b/, `FROM ${localName('transactions')}`)}`,
     ]);
+  }
+
+  m = CREATE_PLAIN.exec(body);
+  if (m) {
+    // A SQL function or a plain view is a definition, not data: every node gets it.
+    const [, kind, name, rest] = m as unknown as [string, string, string, string];
+    return out([`CREATE ${kind} IF NOT EXISTS ${name} ${on} AS${rest}`]);
   }
 
   m = DROP.exec(body);

@@ -10,6 +10,11 @@ export const TABLES = {
   txBySignature: 'tx_by_signature_v3',
   /** Stored identities in time order (block_time, sig_key, instruction_index): ingest's de-duplication reads the batch's seconds (120). */
   ingestKeys: 'ingest_keys',
+  /** An NDJSON batch's lines as received, and the engine's checks of them (migration 121). */
+  ingestLines: 'ingest_lines',
+  ingestChecked: 'ingest_checked',
+  /** The checks as a parameterised view over ingest_lines (121). */
+  ingestLineChecks: 'ingest_line_checks',
   /** One reference row per (account or program, record): address histories, pages and counts (003; 060 dropped 040's wide copy). */
   txByAddress: 'tx_by_address',
   protocolHourly: 'protocol_hourly',
