@@ -60,3 +60,7 @@ export const INGEST_REPORT_EVERY_MS = 10_000;
 export const KAFKA_MAX_BACKOFF_MS = 30_000;
 /** How often the consumer heartbeats while the warehouse works on a batch (ms), so it does not look dead. */
 export const KAFKA_HEARTBEAT_EVERY_MS = 1_000;
+
+/** The largest slot (UInt64) as text, and 2^64 as a number: a slot at or past it is out of range. */
+export const UINT64_MAX_TEXT = '18446744073709551615';
+export const UINT64_LIMIT = 2 ** 64;

@@ -316,7 +316,6 @@ const NOT_YET_NAMED: readonly string[] = [
   p('ingest', 'seed.ts'),
   p('ingest', 'steps', 'dead-letter.ts'),
   p('ingest', 'steps', 'insert.ts'),
-  p('ingest', 'steps', 'normalise.ts'),
   p('ingest', 'steps', 'validate.ts'),
   p('warehouse', 'api-key-store.ts'),
   p('warehouse', 'cluster-layout.ts'),
