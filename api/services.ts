@@ -102,6 +102,7 @@ export async function createServices(config: Config, logger: Logger = createLogg
     maxRecordBytes: config.ingest.maxRecordBytes,
     batchRows: config.ingest.batchRows,
     parseWorkers: config.ingest.parseWorkers,
+    checks: config.ingest.checks,
     observer: metrics,
     writerId: config.ingest.writerId,
   });

@@ -26,7 +26,8 @@ export interface EngineBatch {
   refused: EngineRefusal[];
   /** Lines for the JavaScript record steps (see migration 121), with their numbers. */
   deferred: { line: number; text: string }[];
-  /** (protocol, hour) of the rows about to be stored, for the ingest journal. */
+  /** Per (protocol, hour) of the rows about to be stored, its newest block time: for the
+   *  ingest journal and the change notice. */
   buckets: { protocol_name: string; block_time: number }[];
 }
 
@@ -96,9 +97,11 @@ export class EngineChecks {
       batch,
       dropped.map((d) => Number(d.n)),
     );
-    const buckets = await this.wh.query<{ protocol_name: string; block_time: number }>(
-      `SELECT protocol_name, toUInt32(toStartOfHour(toDateTime(block_time, 'UTC'))) AS block_time FROM ${TABLES.ingestChecked}
-       WHERE batch = {b:String} AND code = '' AND n NOT IN {d:Array(UInt32)} GROUP BY protocol_name, block_time`,
+    // Per (protocol, hour) of the rows to store, the newest block time: the journal's buckets
+    // and what the change notice names (ingest/steps/notify.ts).
+    const buckets = await this.wh.query<{ protocol_name: string; newest: number }>(
+      `SELECT protocol_name, max(block_time) AS newest FROM ${TABLES.ingestChecked}
+       WHERE batch = {b:String} AND code = '' AND n NOT IN {d:Array(UInt32)} GROUP BY protocol_name, intDiv(block_time, 3600)`,
       { params: { ...params, d: this.droppedLines.get(batch)! } },
     );
     return {
@@ -106,7 +109,7 @@ export class EngineChecks {
       duplicates: dropped.length,
       refused: others.filter((o) => o.code !== 'defer').map((o) => ({ line: Number(o.n), code: o.code as RejectionCode, reason: o.reason })),
       deferred: others.filter((o) => o.code === 'defer').map((o) => ({ line: Number(o.n), text: o.line })),
-      buckets: buckets.map((b) => ({ protocol_name: b.protocol_name, block_time: Number(b.block_time) })),
+      buckets: buckets.map((b) => ({ protocol_name: b.protocol_name, block_time: Number(b.newest) })),
     };
   }
 

@@ -31,6 +31,8 @@ import type { Accepted, RawRecord } from './steps/records.ts';
 import { runBatchSteps, type BatchStep, type StepSink } from './steps/step.ts';
 import { LiveCalls, WriteQueue, type Call, type Lane } from './write-queue.ts';
 import { Backfills, type BackfillProgress } from './backfills.ts';
+import { EngineIngest } from './engine-ingest.ts';
+import { ndjsonRecords } from './ndjson.ts';
 
 export type { RawRecord } from './steps/records.ts';
 export type { Lane } from './write-queue.ts';
@@ -61,6 +63,9 @@ export interface PipelineOptions {
   /** How records are checked against the store (ingest/steps/dedupe.ts; default 'time-keys');
    *  the other design is kept for the benchmark's comparison. */
   dedupe?: DedupeDesign;
+  /** Where an NDJSON body's records are checked (INGEST_CHECKS; ingest/engine-ingest.ts): 'engine'
+   *  or, the default here, 'javascript' (record by record, this file). */
+  checks?: 'engine' | 'javascript';
   /** Worker threads that parse and check records beside the engine's insert (ingest/parse-pool.ts;
    *  INGEST_PARSE_WORKERS). 0 (the default here) parses on the calling thread. */
   parseWorkers?: number;
@@ -98,6 +103,8 @@ export class IngestPipeline {
   private readonly pool: ParsePool | undefined;
   /** Backfills through this pipeline, running and recently finished (ingest/backfills.ts). */
   readonly backfills: Backfills;
+  /** The engine's checks of NDJSON bodies (options.checks 'engine'). */
+  private readonly inEngine: EngineIngest | undefined;
   /** Records a parse worker answered for (tests and benchmarks check the workers were used). */
   recordsParsedOnWorkers = 0;
 
@@ -114,6 +121,16 @@ export class IngestPipeline {
     this.batchSteps = [dedupeInBatch, new StoreDedupe(wh, options.dedupe).step];
     const workers = options.parseWorkers ?? 0;
     this.pool = workers > 0 ? new ParsePool(workers, log, options.parseWorkerEntry) : undefined;
+    this.inEngine =
+      options.checks === 'engine'
+        ? new EngineIngest(wh, registry, options.maxRecordBytes, {
+            writerTurn: (fn) => this.serialised(() => this.engineTurn(fn)),
+            journal: this.journal,
+            notifier: this.notifier,
+            observer: options.observer,
+            stageTimer: () => this.stageTimer(),
+          })
+        : undefined;
   }
 
   /** Parse workers ready to take records (0 while they start, or when none could start). */
@@ -163,6 +180,24 @@ export class IngestPipeline {
     }
   }
 
+  /** An NDJSON body: checked in the engine (options.checks 'engine') or here, record by record. */
+  async ingestNdjson(body: Buffer, source: string, options: IngestOptions = {}): Promise<IngestReport> {
+    const inEngine = this.inEngine;
+    if (inEngine === undefined) return this.ingest(ndjsonRecords(body), source, options);
+    const live = (options.lane ?? 'live') === 'live';
+    if (live) this.liveCalls.enter();
+    else await this.liveCalls.idle(INGEST_BACKFILL_YIELD_MS);
+    try {
+      const report = await inEngine
+        .ingest(body, source, (deferred) => this.ingestCall(deferred, source, { ...options, progress: undefined }))
+        .catch(callFailed);
+      options.progress?.add(report.accepted + report.duplicates + report.rejected.length);
+      return report;
+    } finally {
+      if (live) this.liveCalls.leave();
+    }
+  }
+
   private async ingestCall(records: readonly RawRecord[], source: string, options: IngestOptions): Promise<IngestReport> {
     const receivedAt = performance.now();
     const entries = await this.registry.list();
@@ -197,19 +232,7 @@ export class IngestPipeline {
     if (chunk.length > 0 && call.failure === undefined) handed.push(this.enqueue(chunk, call));
     this.options.observer?.observeStage('parse', (performance.now() - receivedAt) / 1000);
     const outcomes = await Promise.allSettled(handed);
-    if (call.failure !== undefined) {
-      const { err } = call.failure;
-      // A full disk is the operator's to fix, not a bug: said as such, with what was kept.
-      if (isStorageFull(err)) {
-        throw new AppError(
-          Errors.storageFull,
-          'the store is out of disk space: this write was not completed (earlier batches of it stay stored, ' +
-            'and the views are repaired before the next write); send it again once space is freed',
-          { cause: err, retryAfterSeconds: 60 },
-        );
-      }
-      throw err;
-    }
+    if (call.failure !== undefined) callFailed(call.failure.err);
     let duplicates = 0;
     for (const o of outcomes) if (o.status === 'fulfilled') duplicates += o.value;
     await dead.write(this.wh, source, this.log);
@@ -331,6 +354,16 @@ export class IngestPipeline {
     }
   }
 
+  /** The engine path's writer turn: as a batch's (storeBatch), repaired first, its 'done' written when nothing follows. */
+  private async engineTurn<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      await this.repairUnfinished();
+      return await fn();
+    } finally {
+      if ((this.queued === 0 && this.queue.empty) || this.journal.repairsPending) await this.journal.flushDone();
+    }
+  }
+
   /** Reports the time since its last call (or its making) as the named writer stage. */
   private stageTimer(): (stage: IngestStage) => void {
     let t = performance.now();
@@ -340,4 +373,17 @@ export class IngestPipeline {
       t = now;
     };
   }
+}
+
+/** A call's write failed: a full disk is the operator's to fix, not a bug, said as such with what was kept. */
+function callFailed(err: unknown): never {
+  if (isStorageFull(err)) {
+    throw new AppError(
+      Errors.storageFull,
+      'the store is out of disk space: this write was not completed (earlier batches of it stay stored, ' +
+        'and the views are repaired before the next write); send it again once space is freed',
+      { cause: err, retryAfterSeconds: 60 },
+    );
+  }
+  throw err;
 }

@@ -26,10 +26,10 @@ export async function ingestRoutes(app: FastifyInstance, opts: { pipeline: Inges
   app.post<{ Querystring: { lane?: Lane } }>('/admin/ingest', { bodyLimit: opts.maxBodyBytes, schema: { querystring } }, async (req) => {
     const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     const lane = req.query.lane ?? 'live';
-    const records = ndjsonRecords(body);
     if (lane === 'backfill') backfills += 1;
-    const progress = lane === 'backfill' ? opts.pipeline.backfills.start(`http:${backfills}`, records.length) : undefined;
-    const report = await opts.pipeline.ingest(records, 'http', { lane, progress }).finally(() => progress?.finish());
+    // A backfill's progress is out of its records (split here only to count them).
+    const progress = lane === 'backfill' ? opts.pipeline.backfills.start(`http:${backfills}`, ndjsonRecords(body).length) : undefined;
+    const report = await opts.pipeline.ingestNdjson(body, 'http', { lane, progress }).finally(() => progress?.finish());
     return {
       accepted: report.accepted,
       rejected: report.rejected.length,

@@ -80,6 +80,9 @@ export function ingestSection(v: EnvVars, serverUrl: string | undefined): Config
     maxBodyBytes: v.INGEST_MAX_BODY_BYTES,
     maxRecordBytes: v.INGEST_MAX_RECORD_BYTES,
     batchRows: v.INGEST_BATCH_ROWS,
+    // Checks in the engine measured 1.4-2.4x the JavaScript path (bench/RESULTS.md, issue 40);
+    // they read a staged file, which only the embedded engine can.
+    checks: serverUrl === undefined ? v.INGEST_CHECKS : 'javascript',
     parseWorkers,
     writerId,
     metricsPort: v.INGEST_METRICS_PORT,

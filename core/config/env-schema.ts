@@ -110,6 +110,12 @@ export const ENV_SCHEMA = Type.Object({
   INGEST_MAX_BODY_BYTES: int(64 * MiB, KiB, INT31, 'the largest ingest request body'),
   INGEST_MAX_RECORD_BYTES: int(256 * KiB, 256, 64 * MiB, 'the largest record'),
   INGEST_BATCH_ROWS: int(10_000, 1, 1_000_000, 'rows per insert'),
+  INGEST_CHECKS: oneOf(
+    ['engine', 'javascript'] as const,
+    'engine',
+    "where an NDJSON body's records are checked: engine (SQL, migration 121; embedded engine only) or javascript",
+    true,
+  ),
   INGEST_PARSE_WORKERS: intOr(0, 16, "parse workers; default what is beyond the engine's two cores, at most 2"),
   INGEST_METRICS_PORT: int(9464, 0, PORT_MAX, "the standalone ingest process's /metrics port"),
   INGEST_WRITER_ID: text('the journal\'s writer id; default "embedded", or the host name with a server'),
