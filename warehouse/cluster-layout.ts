@@ -35,7 +35,10 @@ export type TableRole =
       viewWrites: 'local' | 'distributed';
       why: string;
     }
-  | { kind: 'everywhere'; why: string };
+  | { kind: 'everywhere'; why: string }
+  /** A writer's scratch table (Memory): each node its own, read only by the statements of the
+   *  writer that filled it on that node; nothing replicated, nothing sharded. */
+  | { kind: 'node-local'; why: string };
 
 const HOURLY_WHY =
   'hourly states stay on the shard whose base rows produced them (the view writes locally, no network hop per insert); ' +
@@ -104,6 +107,8 @@ export const CLUSTER_LAYOUT: Readonly<Record<string, TableRole>> = Object.freeze
   },
   protocols: { kind: 'everywhere', why: "a dozen rows read with FINAL by every process and in the sandbox's row policy" },
   dead_letters: { kind: 'everywhere', why: 'rejections are rare (kept 30 days); an operator reads them from any node' },
+  ingest_lines: { kind: 'node-local', why: "an NDJSON body's lines between their load and their routing (migration 121), on the node the writer talks to" },
+  ingest_checked: { kind: 'node-local', why: 'the checks of those lines, read by the same writer on the same node (migration 121)' },
   ingest_journal: {
     kind: 'everywhere',
     why: 'each writer reads its own unfinished entries, and the API reads finished batches, from whichever node it reaches',
@@ -171,14 +176,10 @@ export function renderForCluster(statement: string, cluster: ClusterTarget): str
   const out = (statements: string[]): string[] => statements.map((s, i) => (i === 0 ? comments + s : s));
 
   let m = CREATE_TABLE.exec(body);
-  if (m && m[3] === 'Memory') {
-    // A writer's scratch table (migration 121): each node has its own, read only by the
-    // statements of the writer that filled it on that node; nothing to replicate or shard.
-    return out([body.replace(/^(CREATE TABLE IF NOT EXISTS \S+)/, `$1 ${on}`)]);
-  }
   if (m) {
     const [, table, columns, engine, args, rest] = m as unknown as [string, string, string, string, string | undefined, string];
     const role = roleOf(table);
+    if (role.kind === 'node-local') return out([`CREATE TABLE IF NOT EXISTS ${table} ${on}${columns}ENGINE = ${engine}${rest}`]);
     if (role.kind === 'everywhere') {
       return out([`CREATE TABLE IF NOT EXISTS ${table} ${on}${columns}${replicatedEngine(engine, args, `/clickhouse/tables/all/{database}/${table}`)}${rest}`]);
     }
