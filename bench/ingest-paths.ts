@@ -20,7 +20,8 @@
 //                  from a staged file, the pipeline, the pipeline de-duplicating by the
 //                  signature index (the other design, issue 40), the pipeline with --workers parse
 //                  workers (default 2; the others parse on the main thread), POST /admin/ingest
-//                  (as the service is configured: INGEST_PARSE_WORKERS); each round's ratios
+//                  (as the service is configured: INGEST_PARSE_WORKERS, INGEST_CHECKS), the pipeline
+//                  with its checks in the engine (ingestNdjson, INGEST_CHECKS=engine); each round's ratios
 //                  are to that round's best engine path, so a change of load between rounds
 //                  (the machine is shared) moves both sides; the medians are reported.
 // The pipelines are warmed first (one small ingest, JIT warm); with --rounds, the time from a
@@ -34,7 +35,6 @@ import { createLogger } from '../core/logger.ts';
 import { demoRecordsNdjson } from '../ingest/demo-generator.ts';
 import { ndjsonRecords } from '../ingest/ndjson.ts';
 import { IngestPipeline } from '../ingest/pipeline.ts';
-import { EngineChecks } from '../ingest/engine-checks.ts';
 import { checkRecord, protocolLookup } from '../ingest/record-schema.ts';
 import { BASE_COLUMNS, TABLES, type BaseRow } from '../warehouse/tables.ts';
 import { startBenchServer } from './bench-server.ts';
@@ -278,7 +278,12 @@ async function main(): Promise<void> {
     results['start to first record'] = { ms: startMs, recordsPerSec: 0 };
     const p = new IngestPipeline(wh, registry, server.services.dataVersion, log, opts);
     await warm(p, 'rounds pipeline');
-    const checks = new EngineChecks(wh, stageDir);
+    const inEngine = new IngestPipeline(wh, registry, server.services.dataVersion, log, { ...opts, checks: 'engine' });
+    await warm(inEngine, 'rounds pipeline, checks in the engine');
+    await inEngine.ingestNdjson(
+      Buffer.from(await demoRecordsNdjson(wh, { seed: seed++, total: 2000, offset: 0, count: 2000, startTime: now - 86_400, endTime: now })),
+      'bench-warm',
+    );
     const unfiltered = new IngestPipeline(wh, registry, server.services.dataVersion, log, { ...opts, dedupe: 'signature-index' });
     await warm(unfiltered, 'rounds pipeline, de-duplication by the signature index');
     const onWorkers = new IngestPipeline(wh, registry, server.services.dataVersion, log, { ...opts, parseWorkers: WORKERS });
@@ -314,16 +319,11 @@ async function main(): Promise<void> {
         const rep = await p.ingest(ndjsonRecords(b), 'bench');
         if (rep.accepted !== RECORDS) throw new Error(`pipeline accepted ${rep.accepted}`);
       });
-      // Validation in the engine (migration 121): the body's lines to the engine, checked
-      // and routed there; nothing parsed in JavaScript.
+      // Checks in the engine (migration 121; INGEST_CHECKS=engine): the body's lines to the
+      // engine, checked, journalled and routed there; nothing parsed in JavaScript.
       const engine = await rate1(async (b) => {
-        const { batch, result } = await checks.check(b, opts.maxRecordBytes, await registry.list());
-        try {
-          if (result.valid !== RECORDS || result.duplicates !== 0) throw new Error(`engine checks: ${JSON.stringify(result).slice(0, 300)}`);
-          await checks.store(batch, 'bench');
-        } finally {
-          await checks.release(batch);
-        }
+        const rep = await inEngine.ingestNdjson(b, 'bench');
+        if (rep.accepted !== RECORDS) throw new Error(`engine checks accepted ${rep.accepted}`);
       });
       const noFilter = SKIP.has('signature-index')
         ? 0
@@ -365,6 +365,7 @@ async function main(): Promise<void> {
         engine,
         'engine/buffer': engine / bufferMean,
         'engine/http': engine / http,
+        'engine/pipeline': engine / pipe,
         'noFilter/buffer': noFilter / bufferMean,
         'pipeline/buffer': pipe / bufferMean,
         'pipelineWorkers/buffer': pipeW / bufferMean,
@@ -379,13 +380,13 @@ async function main(): Promise<void> {
           `pipeline ${pipe.toLocaleString('en-US')} (by the signature index ${noFilter.toLocaleString('en-US')}, on ${WORKERS} workers ${pipeW.toLocaleString('en-US')}), http ${http.toLocaleString('en-US')} records/s; ` +
           `pipeline ${rr['pipeline/buffer'].toFixed(2)} of buffer, ${rr['pipeline/best'].toFixed(2)} of best; on workers ${rr['pipelineWorkers/buffer'].toFixed(2)} / ${rr['pipelineWorkers/best'].toFixed(2)}; ` +
           `http ${rr['http/buffer'].toFixed(2)} of buffer, ${rr['http/best'].toFixed(2)} of best; ` +
-          `engine checks ${engine.toLocaleString('en-US')} records/s, ${rr['engine/buffer'].toFixed(2)} of buffer, ${rr['engine/http'].toFixed(2)} of http`,
+          `engine checks ${engine.toLocaleString('en-US')} records/s, ${rr['engine/buffer'].toFixed(2)} of buffer, ${rr['engine/pipeline'].toFixed(2)} of the JavaScript pipeline, ${rr['engine/http'].toFixed(2)} of http`,
       );
     }
     const med = (k: string): number => median(roundRatios.map((x) => x[k]!));
     say(
       `medians over ${ROUNDS} rounds: pipeline ${med('pipeline/buffer').toFixed(2)} of the buffer insert, ${med('pipeline/best').toFixed(2)} of the best engine path; ` +
-        `by the signature index ${med('noFilter/buffer').toFixed(2)}; on ${WORKERS} parse workers ${med('pipelineWorkers/buffer').toFixed(2)} / ${med('pipelineWorkers/best').toFixed(2)}; POST /admin/ingest ${med('http/buffer').toFixed(2)} / ${med('http/best').toFixed(2)}; engine checks ${med('engine/buffer').toFixed(2)} of buffer, ${med('engine/http').toFixed(2)} of http; file/buffer ${median(roundRatios.map((x) => x.file! / ((x.buffer! + x.buffer2!) / 2))).toFixed(2)}`,
+        `by the signature index ${med('noFilter/buffer').toFixed(2)}; on ${WORKERS} parse workers ${med('pipelineWorkers/buffer').toFixed(2)} / ${med('pipelineWorkers/best').toFixed(2)}; POST /admin/ingest ${med('http/buffer').toFixed(2)} / ${med('http/best').toFixed(2)}; engine checks ${med('engine/buffer').toFixed(2)} of buffer, ${med('engine/pipeline').toFixed(2)} of the JavaScript pipeline, ${med('engine/http').toFixed(2)} of http; file/buffer ${median(roundRatios.map((x) => x.file! / ((x.buffer! + x.buffer2!) / 2))).toFixed(2)}`,
     );
   }
   rmSync(stageDir, { recursive: true, force: true });
