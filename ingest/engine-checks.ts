@@ -64,8 +64,9 @@ export class EngineChecks {
     } finally {
       await rm(file, { force: true });
     }
+    // A valid line's text is not kept: its row is (the text is for dead letters and deferred lines).
     await this.wh.exec(
-      `INSERT INTO ${TABLES.ingestChecked} SELECT {b:String} AS batch, n, line, code, reason, ${BASE_COLUMNS.join(', ')}, sig_key
+      `INSERT INTO ${TABLES.ingestChecked} SELECT {b:String} AS batch, n, if(code IN ('', 'skip'), '', line), code, reason, ${BASE_COLUMNS.join(', ')}, sig_key
        FROM ${TABLES.ingestLineChecks}(batch = {b:String}, max_bytes = {m:UInt32}, names = {names:Array(String)}, programs = {programs:Array(String)})`,
       { params: { b: batch, m: maxRecordBytes, names: registry.map((r) => r.protocolName), programs: registry.map((r) => r.programId) } },
     );
