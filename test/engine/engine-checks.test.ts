@@ -6,13 +6,16 @@
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../core/logger.ts';
 import { cityHasher } from '../../ingest/city-hash.ts';
+import { IngestJournal } from '../../ingest/ingest-journal.ts';
+import { IngestPipeline } from '../../ingest/pipeline.ts';
 import { EngineChecks } from '../../ingest/engine-checks.ts';
 import { ndjsonRecords } from '../../ingest/ndjson.ts';
 import { parseRecord } from '../../ingest/parse-record.ts';
 import { protocolLookup } from '../../ingest/record-schema.ts';
 import { BASE_COLUMNS } from '../../warehouse/tables.ts';
-import { tableCounts } from '../support/fixtures.ts';
+import { demoRecords, tableCounts } from '../support/fixtures.ts';
 import { recordVariants } from '../support/record-variants.ts';
 import { startServices } from '../support/services.ts';
 
@@ -113,5 +116,35 @@ describe('record checks in the engine', () => {
     expect(after.transactions).toBe(before.transactions + 1);
     const [dead] = await s.wh.query<{ n: string }>(`SELECT count() AS n FROM dead_letters WHERE payload LIKE '%HHHX%'`);
     expect(Number(dead!.n)).toBe(0);
+  });
+
+  it('repairs an insert that stopped part-way before it checks the next body, and the replay adds nothing', async () => {
+    const records = await demoRecords(s, 1500, 5);
+    const ndjson = (rs: readonly object[]) => Buffer.from(rs.map((r) => JSON.stringify(r)).join('\n'));
+    const [first, second] = [records.slice(0, 1000), records.slice(1000)];
+    expect((await s.pipeline.ingestNdjson(ndjson(first), 'http')).rejected).toEqual([]);
+    const good = await tableCounts(s);
+    // A crash inside the engine's insert of `second`: the journal's 'begin', the base rows
+    // stored, the view rows of those records never committed.
+    const journal = new IngestJournal(s.wh, s.config.ingest.writerId, createLogger('silent'));
+    await journal.begin(second.map((r) => ({ protocol_name: r.protocol_name, block_time: r.block_time })));
+    await s.pipeline.ingestNdjson(ndjson(second), 'http');
+    await s.wh.exec('DELETE FROM tx_by_signature_v3 WHERE sig_key IN (SELECT cityHash64(arrayJoin({sigs:Array(String)})))', {
+      params: { sigs: second.map((r) => r.signature) },
+    });
+    expect((await tableCounts(s)).tx_by_signature_v3).toBeLessThan((await tableCounts(s)).transactions);
+    // The restarted process, checks in the engine: it repairs first, then every record is a duplicate.
+    const restarted = new IngestPipeline(s.wh, s.registry, s.dataVersion, createLogger('silent'), {
+      maxRecordBytes: s.config.ingest.maxRecordBytes,
+      batchRows: 700,
+      writerId: s.config.ingest.writerId,
+      checks: 'engine',
+    });
+    expect(await restarted.ingestNdjson(ndjson(records), 'http')).toMatchObject({ accepted: 0, duplicates: records.length });
+    const counts = await tableCounts(s);
+    expect(counts.transactions).toBe(good.transactions + second.length);
+    expect(counts.tx_by_signature_v3).toBe(counts.transactions);
+    const [keys] = await s.wh.query<{ n: string }>('SELECT count() AS n FROM ingest_keys');
+    expect(Number(keys!.n)).toBe(counts.transactions);
   });
 });
