@@ -49,7 +49,8 @@ export class EngineChecks {
    * Load and check a body's lines; answer what the engine decided, nothing stored yet. Then
    * `store` (the writer journals in between) and always `release`.
    */
-  async check(body: Uint8Array, maxRecordBytes: number, registry: readonly Registered[]): Promise<{ batch: string; result: EngineBatch }> {
+  /** firstLine: the number of the body's first line (a piece of a larger body starts later). */
+  async check(body: Uint8Array, maxRecordBytes: number, registry: readonly Registered[], firstLine = 1): Promise<{ batch: string; result: EngineBatch }> {
     const batch = randomUUID();
     // chDB takes only a few text formats as insert data; LineAsString (nothing parsed, so no
     // line is malformed to it) is read from a staged file instead.
@@ -57,9 +58,9 @@ export class EngineChecks {
     await writeFile(file, body);
     try {
       await this.wh.exec(
-        `INSERT INTO ${TABLES.ingestLines} SELECT {b:String}, toUInt32(rowNumberInAllBlocks() + 1), line FROM file({f:String}, 'LineAsString')`,
+        `INSERT INTO ${TABLES.ingestLines} SELECT {b:String}, toUInt32(rowNumberInAllBlocks() + {first:UInt32}), line FROM file({f:String}, 'LineAsString')`,
         // One stream keeps the body's order, so row numbers are line numbers.
-        { params: { b: batch, f: file }, settings: { max_threads: 1, input_format_parallel_parsing: 0 } },
+        { params: { b: batch, f: file, first: firstLine }, settings: { max_threads: 1, input_format_parallel_parsing: 0 } },
       );
     } finally {
       await rm(file, { force: true });

@@ -188,10 +188,15 @@ export class IngestPipeline {
     if (live) this.liveCalls.enter();
     else await this.liveCalls.idle(INGEST_BACKFILL_YIELD_MS);
     try {
+      // A backfill goes in pieces of its batch size, so live calls' turns go between them; its
+      // progress counts each piece's lines as they are done, the deferred ones at the end.
+      const progress = options.progress;
       const report = await inEngine
-        .ingest(body, source, (deferred) => this.ingestCall(deferred, source, { ...options, progress: undefined }))
+        .ingest(body, source, (deferred) => this.ingestCall(deferred, source, options), {
+          pieceLines: live ? undefined : INGEST_BACKFILL_BATCH_ROWS,
+          done: progress && ((n) => progress.add(n)),
+        })
         .catch(callFailed);
-      options.progress?.add(report.accepted + report.duplicates + report.rejected.length);
       return report;
     } finally {
       if (live) this.liveCalls.leave();

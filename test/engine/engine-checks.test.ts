@@ -147,4 +147,17 @@ describe('record checks in the engine', () => {
     const [keys] = await s.wh.query<{ n: string }>('SELECT count() AS n FROM ingest_keys');
     expect(Number(keys!.n)).toBe(counts.transactions);
   });
+
+  it('takes a backfill body in pieces: line numbers run on across them, and the progress reaches the total', async () => {
+    const records = await demoRecords(s, 11_000, 9);
+    const lines = records.map((r) => JSON.stringify(r));
+    lines.splice(7500, 0, '{"signature": 1}'); // line 7,501: in the second piece of 5,000
+    const body = Buffer.from(lines.join('\n'));
+    const progress = s.pipeline.backfills.start('engine-pieces', lines.length);
+    const report = await s.pipeline.ingestNdjson(body, 'http', { lane: 'backfill', progress });
+    progress.finish();
+    expect(report.accepted).toBe(records.length);
+    expect(report.rejected.map((r) => [r.position, r.code])).toEqual([[{ line: 7501 }, 'schema']]);
+    expect(s.pipeline.backfills.list().find((b) => b.name === 'engine-pieces')).toMatchObject({ done: lines.length, total: lines.length });
+  });
 });
