@@ -6,7 +6,7 @@ import { HTTP_BODY_LIMIT_BYTES, QUOTED_HEADER_MAX_CHARS } from '../core/limits/h
 import { redactUrl } from '../core/logger.ts';
 import { installAccessControl } from './access/access-control.ts';
 import { NO_OAUTH_MESSAGE } from './access/presented-key.ts';
-import { asksForOAuth } from './access/protected-paths.ts';
+import { asksForOAuth, declareRoutes, open } from './access/route-policy.ts';
 import { setRateLimitHeaders } from './access/rate-limit-headers.ts';
 import { installMethodNotAllowed, learnRoutes } from './access/allowed-methods.ts';
 import { installCors } from './access/cors.ts';
@@ -124,7 +124,8 @@ const framingStep: EdgeStep = (_req, reply, payload) => {
   return payload;
 };
 
-export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise<FastifyInstance> {
+/** The Fastify instance: its server options, and every error answered in our shape (routing errors, unknown paths included). */
+function createFastify(deps: AppDeps): FastifyInstance {
   // Refused floods are logged one line per key or address per window, not two per request.
   const requestLog = new SampledRefusalLog(deps.logger);
   const app = Fastify({
@@ -165,12 +166,16 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
     const path = pathOfUrl(req.url);
     const message = `no route for ${req.method} ${path}`;
     if (!asksForOAuth(path)) return reply.code(404).send({ error: Errors.notFound.title, message });
-    // Where an MCP client looks for OAuth (answered without a key: protected-paths.ts), say what it
+    // Where an MCP client looks for OAuth (answered without a key: route-policy.ts isUnservedOAuth), say what it
     // needs instead; also as OAuth's error_description, the words an OAuth client shows.
     const noOAuth = `${message}: ${NO_OAUTH_MESSAGE}`;
     return reply.code(404).send({ error: Errors.notFound.title, message: noOAuth, error_description: noOAuth });
   });
+  return app;
+}
 
+/** The root hooks, before any route, so that they cover every route registered after them (in any plugin). */
+function installRequestPipeline(app: FastifyInstance, deps: AppDeps): void {
   // JSON bodies whose refusal of a "__proto__" key says so (Fastify's says "not valid JSON"):
   // before any route, so every plugin inherits the parser.
   installJsonBodies(app);
@@ -185,7 +190,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   const routes = learnRoutes(app);
   // Browsers on other origins: preflights answered without a key, so before access control.
   installCors(app, routes, deps.config.http.corsOrigins);
-  const accessStep = installAccessControl(app, deps.access);
+  const accessStep = installAccessControl(app, deps.access, routes);
   // A path some route answers, asked with another method: 405 with Allow.
   installMethodNotAllowed(app, routes);
   // ETag from the data version, If-None-Match -> 304 before the handler, Cache-Control on the API doors' answers.
@@ -211,7 +216,10 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
     freshnessStep(deps.freshness, { now: () => deps.registry.activeNamesNow(), read: () => deps.analytics.protocols() }),
     cachingStep,
   ]);
+}
 
+/** Every door's routes: probes, JSON-RPC, MCP, the operator API, REST with its document, SQL, exports, GraphQL, the dashboard. */
+async function registerDoors(app: FastifyInstance, deps: AppDeps, options: AppOptions): Promise<void> {
   await app.register(healthRoutes, {
     wh: deps.wh,
     maxIngestAgeSeconds: deps.config.health.maxIngestAgeSeconds,
@@ -233,6 +241,8 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   });
 
   await app.register(async (admin) => {
+    // No API key: the operator's bearer token, checked here for every route and unknown path.
+    declareRoutes(admin, open());
     admin.addHook('onRequest', adminGuard(deps.access, deps.config.adminToken));
     await admin.register(protocolRoutes, { registry: deps.registry, onChange: () => deps.analytics.invalidate() });
     await admin.register(ingestRoutes, { pipeline: deps.pipeline, maxBodyBytes: deps.config.ingest.maxBodyBytes });
@@ -250,7 +260,7 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
 
   // OpenAPI first: it documents the routes registered after it.
   await registerOpenApi(app, { protocols: () => deps.analytics.protocols() });
-  await app.register(restApi, { prefix: '/api/v1', analytics: deps.analytics, catalog: options.catalog });
+  await app.register(restApi, { prefix: '/api/v1', analytics: deps.analytics, catalog: options.catalog, x402: deps.access.x402 });
   await app.register(sqlRoutes, { sandbox: deps.sqlSandbox });
   await app.register(userMetricsRoutes, { analytics: deps.analytics, freshness: deps.freshness });
   await app.register(exportRoutes, { exports: deps.exports });
@@ -279,6 +289,12 @@ export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise
   });
   // The dashboard: pages without a key, its JSON calls behind a session cookie.
   await app.register(dashboard, { config: deps.config, access: deps.access, accounts: deps.accounts, wh: deps.wh });
+}
+
+export async function buildApp(deps: AppDeps, options: AppOptions = {}): Promise<FastifyInstance> {
+  const app = createFastify(deps);
+  installRequestPipeline(app, deps);
+  await registerDoors(app, deps, options);
   // Last of all: a root onSend hook added now runs after every other one (each door's own
   // budget check included), so it codes the answer exactly as they left it.
   installCompression(app);

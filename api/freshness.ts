@@ -10,7 +10,7 @@ import type { Logger } from '../core/logger.ts';
 import type { CommittedChange, DataChangeObserver } from '../core/observers.ts';
 import { readFreshnessByProtocol } from '../warehouse/ingest-freshness.ts';
 import type { Warehouse } from '../warehouse/warehouse.ts';
-import { interfaceOf } from './access/protected-paths.ts';
+import { policyOf } from './access/route-policy.ts';
 import type { EdgeStep } from './answers/answer-edge.ts';
 
 /** Header names (docs/access.md, "Freshness"). */
@@ -125,7 +125,7 @@ export function toExtension(f: FreshnessFigures): FreshnessExtension {
 const ANALYTICS_INTERFACES: ReadonlySet<string> = new Set(['rpc', 'rest', 'sql', 'graphql', 'mcp']);
 
 /** Whether an answer states freshness: an authenticated request of an analytics interface. */
-const carriesFreshness = (req: FastifyRequest): boolean => req.apiKey !== null && ANALYTICS_INTERFACES.has(interfaceOf(req.routeOptions.url ?? ''));
+const carriesFreshness = (req: FastifyRequest): boolean => req.apiKey !== null && ANALYTICS_INTERFACES.has(policyOf(req).interface);
 
 /** The visible protocols: from the registry's cache when it is fresh (`now`, synchronous), else read. */
 export interface VisibleProtocols {

@@ -8,6 +8,7 @@ import { checkIntegrity } from '../warehouse/integrity.ts';
 import { migrationStatus } from '../warehouse/migrate.ts';
 import type { Warehouse } from '../warehouse/warehouse.ts';
 import type { RateLimitStore } from './access/rate-limit-store.ts';
+import { open } from './access/route-policy.ts';
 
 interface Check {
   ok: boolean;
@@ -23,7 +24,7 @@ export interface HealthOptions {
 const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 export async function healthRoutes(app: FastifyInstance, opts: HealthOptions): Promise<void> {
-  app.get('/health', async (_req, reply) => {
+  app.get('/health', { config: open() }, async (_req, reply) => {
     const checks: Record<string, Check> = {};
     const t0 = Date.now();
     try {

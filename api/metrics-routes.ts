@@ -6,13 +6,15 @@ import type { FastifyInstance } from 'fastify';
 import type { Access } from './access/access.ts';
 import type { Metrics } from '../core/metrics.ts';
 import { operatorTokenGuard } from './access/operator-auth.ts';
+import { open } from './access/route-policy.ts';
 
 export async function metricsRoutes(app: FastifyInstance, opts: { metrics: Metrics; access: Access; tokens: string[] }): Promise<void> {
   const guard = operatorTokenGuard(opts.access, opts.tokens, {
     missing: 'Metrics token required: send "Authorization: Bearer <METRICS_TOKEN or ADMIN_TOKEN>"',
     invalid: 'Invalid metrics token',
   });
-  app.get('/metrics', { onRequest: guard }, async (_req, reply) => {
+  // No API key: the operator's (or metrics) token, checked by the guard.
+  app.get('/metrics', { onRequest: guard, config: open() }, async (_req, reply) => {
     reply.header('content-type', opts.metrics.registry.contentType);
     return opts.metrics.registry.metrics();
   });

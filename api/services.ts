@@ -76,47 +76,22 @@ export interface ServiceOptions {
 
 export async function createServices(config: Config, logger: Logger = createLogger(config.logLevel), options: ServiceOptions = {}): Promise<Services> {
   const metrics = new Metrics();
-  // Every warehouse call, from any part, is timed for txa_warehouse_query_duration_seconds.
-  const wh = new InstrumentedWarehouse(openWarehouse(config), metrics);
-  await migrate(wh, (name) => logger.info({ migration: name }, 'applying migration'));
-  // Start anyway, and say which rows are not trusted and what is done with them.
-  for (const p of await checkIntegrity(wh)) logger.warn(p, `untrusted row in ${p.table}: ${p.problem}; ${p.effect}`);
-  metrics.addFreshness(cachedFreshness(wh));
+  const store = await openStore(config, metrics, logger);
+  const { wh, servingWh } = store;
   const dataVersion = new DataVersion();
   const registry = new ProtocolRegistry(wh);
   // Pagination tokens carry a MAC; replicas share the operator token, so they share the key.
   const pageTokens = new PageTokens(config.adminToken);
-  // Every statement a door can cause passes the request budget (warehouse/budgeted-warehouse.ts):
-  // the serving session's analytics reads, client SQL, export chunks; each is bound to a budget.
-  // Free keys' analytics statements run on a serving session of their own: however heavy
-  // (10,000-record listings), they never queue a paid key's read or /health behind them.
-  const freeServing = new InstrumentedWarehouse(openWarehouse(config), metrics);
-  const servingWh = new BudgetedWarehouse(wh, 'analytics', true, new PlanLanes(), { free: freeServing });
-  const analytics = new Analytics(new AnalyticsWarehouse(servingWh, config.analyticsTimeoutSeconds), registry, dataVersion, pageTokens, options.measures);
+  const analyticsOver = (over: Warehouse): Analytics => new Analytics(over, registry, dataVersion, pageTokens, options.measures);
+  const analytics = analyticsOver(new AnalyticsWarehouse(servingWh, config.analyticsTimeoutSeconds));
   const sqlSandbox = new SqlSandbox(
     openSandboxSessions(config).map((session) => new BudgetedWarehouse(new InstrumentedWarehouse(session, metrics), 'sql')),
     { ...config.sql, readonlyByUser: config.sql.user !== undefined },
     () => analytics.protocols(),
   );
-  const pipeline = new IngestPipeline(wh, registry, dataVersion, logger, {
-    maxRecordBytes: config.ingest.maxRecordBytes,
-    batchRows: config.ingest.batchRows,
-    parseWorkers: config.ingest.parseWorkers,
-    checks: config.ingest.checks,
-    observer: metrics,
-    writerId: config.ingest.writerId,
-  });
-  // The watermark first: an event sent for a write then already carries that write's freshness.
-  const freshness = new FreshnessWatermark(wh, logger, config.freshnessRefreshMs);
-  pipeline.observeChanges(freshness);
-  await freshness.start();
   // Live streams' reads serve every subscriber at once: background work, under the operator's budget.
-  // Events are kept for the replay window, for clients that reconnect with Last-Event-ID.
   const operatorAnalytics = analytics.under(operatorBudget());
-  const live = new LiveActivity(operatorAnalytics, logger, { windowSeconds: config.streamReplayWindowSeconds });
-  pipeline.observeChanges(live);
-  // Writes of other processes (npm run ingest, other replicas) reach streams through the journal.
-  live.tailJournal({ clock: () => journalClock(wh), finishedSince: (since) => readFinishedBatches(wh, since) }, config.freshnessRefreshMs);
+  const writes = await startWrites(config, logger, metrics, { wh, registry, dataVersion, operatorAnalytics });
   const access = await createAccess({ config, wh, logger, metrics, now: options.now });
   // Keyless calls paid per call (docs/x402.md): the facilitator is reached now, so a bad one fails the start.
   if (config.x402.enabled) {
@@ -129,33 +104,11 @@ export async function createServices(config: Config, logger: Logger = createLogg
       now: options.now,
       // Catalog calls are priced by a dry run of the same layer (api/analytics/dry-run.ts).
       wh: servingWh,
-      analyticsOver: (over) => new Analytics(over, registry, dataVersion, pageTokens, options.measures),
+      analyticsOver,
     });
   }
   const accounts = new AccountStore(wh, access.now);
-  const exportSessions = openExportSessions(config).map((session) => new InstrumentedWarehouse(session, metrics));
-  // Export statements write files: their reads are budgeted, their output is bounded by the job's quotas instead.
-  const budgetedExportSessions = exportSessions.map((session) => new BudgetedWarehouse(session, 'export', false));
-  const jobStore = new JobStore(config.exports.dir);
-  const exports = new ExportService({
-    config: config.exports,
-    store: jobStore,
-    sessions: budgetedExportSessions,
-    sandbox: sqlSandbox,
-    visibleProtocols: () => analytics.protocols(),
-    // A key of a disabled account is refused everywhere else (access control): its links too.
-    keyStatus: async (id) => {
-      const key = await access.keys.get(id);
-      return key?.accountDisabled === true ? 'inactive' : key?.status;
-    },
-    links: new DownloadLinks(config.adminToken),
-    tokens: pageTokens,
-    logger,
-    now: options.exportClock,
-  });
-  exports.start();
-  // Pages are read on the serving session, under each request's budget and its plan's share.
-  const executions = new ExecutionService(exports, jobStore, servingWh, pageTokens, options.exportClock);
+  const jobs = startJobs(config, logger, metrics, { access, sqlSandbox, servingWh, pageTokens, analytics }, options.exportClock);
   return {
     config,
     logger,
@@ -166,28 +119,118 @@ export async function createServices(config: Config, logger: Logger = createLogg
     analytics,
     operatorAnalytics,
     sqlSandbox,
-    pipeline,
     metrics,
     access,
-    exports,
-    executions,
     accounts,
-    freshness,
-    live,
+    ...writes,
+    exports: jobs.exports,
+    executions: jobs.executions,
     async close() {
-      freshness.stop();
-      live.stop();
-      // A job's chunk in progress ends first; the job resumes at the next start.
-      executions.close();
-      await exports.close();
-      await Promise.all(exportSessions.map((s) => s.close()));
+      writes.freshness.stop();
+      writes.live.stop();
+      await jobs.close();
       // Settled payments' records, then usage, are written while the warehouse is still open.
       await access.x402?.recorded();
       await access.close();
       await sqlSandbox.close();
-      await pipeline.close();
+      await writes.pipeline.close();
+      await store.close();
+    },
+  };
+}
+
+/**
+ * The store, migrated and checked, and the sessions the serving statements run on. Every
+ * statement a door can cause passes the request budget (warehouse/budgeted-warehouse.ts).
+ * Free keys' analytics statements run on a serving session of their own: however heavy
+ * (10,000-record listings), they never queue a paid key's read or /health behind them.
+ */
+async function openStore(config: Config, metrics: Metrics, logger: Logger) {
+  // Every warehouse call, from any part, is timed for txa_warehouse_query_duration_seconds.
+  const wh = new InstrumentedWarehouse(openWarehouse(config), metrics);
+  await migrate(wh, (name) => logger.info({ migration: name }, 'applying migration'));
+  // Start anyway, and say which rows are not trusted and what is done with them.
+  for (const p of await checkIntegrity(wh)) logger.warn(p, `untrusted row in ${p.table}: ${p.problem}; ${p.effect}`);
+  metrics.addFreshness(cachedFreshness(wh));
+  const freeServing = new InstrumentedWarehouse(openWarehouse(config), metrics);
+  const servingWh = new BudgetedWarehouse(wh, 'analytics', true, new PlanLanes(), { free: freeServing });
+  return {
+    wh,
+    servingWh,
+    async close() {
       await freeServing.close();
       await wh.close();
+    },
+  };
+}
+
+/** The write path and what watches it: the ingest pipeline, the freshness watermark, live streams. */
+async function startWrites(
+  config: Config,
+  logger: Logger,
+  metrics: Metrics,
+  parts: { wh: Warehouse; registry: ProtocolRegistry; dataVersion: DataVersion; operatorAnalytics: Analytics },
+): Promise<Pick<Services, 'pipeline' | 'freshness' | 'live'>> {
+  const { wh } = parts;
+  const pipeline = new IngestPipeline(wh, parts.registry, parts.dataVersion, logger, {
+    maxRecordBytes: config.ingest.maxRecordBytes,
+    batchRows: config.ingest.batchRows,
+    parseWorkers: config.ingest.parseWorkers,
+    checks: config.ingest.checks,
+    observer: metrics,
+    writerId: config.ingest.writerId,
+  });
+  // The watermark first: an event sent for a write then already carries that write's freshness.
+  const freshness = new FreshnessWatermark(wh, logger, config.freshnessRefreshMs);
+  pipeline.observeChanges(freshness);
+  await freshness.start();
+  // Events are kept for the replay window, for clients that reconnect with Last-Event-ID.
+  const live = new LiveActivity(parts.operatorAnalytics, logger, { windowSeconds: config.streamReplayWindowSeconds });
+  pipeline.observeChanges(live);
+  // Writes of other processes (npm run ingest, other replicas) reach streams through the journal.
+  live.tailJournal({ clock: () => journalClock(wh), finishedSince: (since) => readFinishedBatches(wh, since) }, config.freshnessRefreshMs);
+  return { pipeline, freshness, live };
+}
+
+/** Export jobs and SQL executions, on engine sessions of their own. */
+function startJobs(
+  config: Config,
+  logger: Logger,
+  metrics: Metrics,
+  parts: { access: Access; sqlSandbox: SqlSandbox; servingWh: Warehouse; pageTokens: PageTokens; analytics: Analytics },
+  clock: (() => number) | undefined,
+) {
+  const { access, pageTokens } = parts;
+  const exportSessions = openExportSessions(config).map((session) => new InstrumentedWarehouse(session, metrics));
+  const jobStore = new JobStore(config.exports.dir);
+  const exports = new ExportService({
+    config: config.exports,
+    store: jobStore,
+    // Export statements write files: their reads are budgeted, their output is bounded by the job's quotas instead.
+    sessions: exportSessions.map((session) => new BudgetedWarehouse(session, 'export', false)),
+    sandbox: parts.sqlSandbox,
+    visibleProtocols: () => parts.analytics.protocols(),
+    // A key of a disabled account is refused everywhere else (access control): its links too.
+    keyStatus: async (id) => {
+      const key = await access.keys.get(id);
+      return key?.accountDisabled === true ? 'inactive' : key?.status;
+    },
+    links: new DownloadLinks(config.adminToken),
+    tokens: pageTokens,
+    logger,
+    now: clock,
+  });
+  exports.start();
+  // Pages are read on the serving session, under each request's budget and its plan's share.
+  const executions = new ExecutionService(exports, jobStore, parts.servingWh, pageTokens, clock);
+  return {
+    exports,
+    executions,
+    async close() {
+      // A job's chunk in progress ends first; the job resumes at the next start.
+      executions.close();
+      await exports.close();
+      await Promise.all(exportSessions.map((s) => s.close()));
     },
   };
 }

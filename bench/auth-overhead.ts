@@ -19,6 +19,7 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { installAccessControl } from '../api/access/access-control.ts';
+import { keyed } from '../api/access/route-policy.ts';
 import { installAnswerEdge } from '../api/answers/answer-edge.ts';
 import { createAccess, type Access } from '../api/access/access.ts';
 import { Metrics } from '../core/metrics.ts';
@@ -49,7 +50,8 @@ async function benchApp(services: Services, metrics: Metrics, access: Access | u
   // Its answer-edge step too (X-RateLimit-*, the in-flight slot), as buildApp's edge runs it.
   if (access) installAnswerEdge(app, [installAccessControl(app, access)]);
   // A cached aggregate: the first call computes it in the engine, later ones hit the cache.
-  app.get(ROUTE, async () => services.operatorAnalytics.topProtocols({}, 'transactions', 10));
+  // Declared as a REST route is (api/rest/rest-api.ts): keyed, the REST door, an in-flight slot.
+  app.get(ROUTE, { config: keyed('rest', 'rest') }, async () => services.operatorAnalytics.topProtocols({}, 'transactions', 10));
   await app.listen({ port: 0, host: '127.0.0.1' });
   return app;
 }

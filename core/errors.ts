@@ -218,3 +218,23 @@ export function worded(err: unknown, words: Wording): unknown {
   const out = new AppError(err.kind, wordMessage(err.message, words), { cause: err.cause, field: err.field, retryAfterSeconds: err.retryAfterSeconds });
   return out;
 }
+
+// ---- The engine's own error codes (ClickHouse), which the warehouse translates ----------
+
+/** ClickHouse error codes the service reacts to. */
+export const ClickHouseCode = {
+  SYNTAX_ERROR: 62,
+  TIMEOUT_EXCEEDED: 159,
+  QUERY_WAS_CANCELLED: 394,
+  TOO_MANY_ROWS: 158,
+  /** Result or read rows/bytes over a limit (the newer code of TOO_MANY_ROWS). */
+  TOO_MANY_ROWS_OR_BYTES: 396,
+  /** A join's in-memory table over max_rows_in_join / max_bytes_in_join. */
+  SET_SIZE_LIMIT_EXCEEDED: 191,
+  MEMORY_LIMIT_EXCEEDED: 241,
+  READONLY: 164,
+  NOT_ENOUGH_SPACE: 243,
+  /** A table of that name exists (the migration lock is held: migration-lock.ts). */
+  TABLE_ALREADY_EXISTS: 57,
+  UNKNOWN_TABLE: 60,
+} as const;

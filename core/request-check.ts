@@ -12,7 +12,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { AppError, Errors, invalidParams } from './errors.ts';
 import { MAX_BLOCK_TIME } from './limits.ts';
 import { resolveProtocols, type ProtocolAsk } from './protocol-scope.ts';
-import { dayStart, NUMBER_FORMATS, type DayWords } from './vocabulary/primitives.ts';
+import { dayStart, NUMBER_FORMATS, ruleOfPattern, type DayWords } from './vocabulary/primitives.ts';
 
 /** A request's values by name; a dotted name reads inside objects (`options.blockTime`). */
 export type RequestValues = Readonly<Record<string, unknown>>;
@@ -27,12 +27,13 @@ export interface CrossFieldRule {
 
 const given = (v: unknown): boolean => v !== undefined && v !== null;
 
-/** The value at a dotted name, or undefined when a step is missing. */
+/** The value at a dotted name, or undefined when a step is missing. Own properties only: a
+ *  name such as `constructor` or `range.toString` reads nothing from a prototype. */
 export function valueAt(values: RequestValues, name: string): unknown {
-  if (name in values) return values[name];
+  if (Object.hasOwn(values, name)) return values[name];
   let v: unknown = values;
   for (const step of name.split('.')) {
-    if (typeof v !== 'object' || v === null) return undefined;
+    if (typeof v !== 'object' || v === null || !Object.hasOwn(v, step)) return undefined;
     v = (v as Record<string, unknown>)[step];
   }
   return v;
@@ -50,8 +51,9 @@ export function ordered(from: string, to?: string, field?: string): CrossFieldRu
       check(values) {
         const r = valueAt(values, from) as { gte?: unknown; lte?: unknown } | undefined;
         if (r === null || typeof r !== 'object' || !given(r.gte) || !given(r.lte) || (r.gte as number) <= (r.lte as number)) return;
-        throw new AppError(Errors.invalidParams, `${from}.gte must not be later than ${from}.lte (got gte ${String(r.gte)}, lte ${String(r.lte)})`, {
-          field: field ?? from,
+        const shown = field ?? from;
+        throw new AppError(Errors.invalidParams, `${shown}.gte must not be later than ${shown}.lte (got gte ${String(r.gte)}, lte ${String(r.lte)})`, {
+          field: shown,
         });
       },
     };
@@ -61,7 +63,8 @@ export function ordered(from: string, to?: string, field?: string): CrossFieldRu
     check(values) {
       const a = valueAt(values, from) as string | number | undefined;
       const b = valueAt(values, to) as string | number | undefined;
-      if (given(a) && given(b) && a! > b!) throw invalidParams(`${from} (${String(a)}) is after ${to} (${String(b)})`, field ?? from);
+      // Fails closed: values that do not compare (NaN) are not in order either.
+      if (given(a) && given(b) && !(a! <= b!)) throw invalidParams(`${from} (${String(a)}) is after ${to} (${String(b)})`, field ?? from);
     },
   };
 }
@@ -78,7 +81,8 @@ export function sumAtMost(a: string, b: string, maximum: number, advice: string)
     doc: { rule: 'sumAtMost', params: [a, b], maximum },
     check(values) {
       const sum = Number(valueAt(values, a) ?? 0) + Number(valueAt(values, b) ?? 0);
-      if (sum > maximum) throw invalidParams(`${a} + ${b} must be at most ${maximum} (got ${sum}); ${advice}`, a);
+      // Fails closed: a sum that is not a number (a value that is not one) is not at most anything.
+      if (!(sum <= maximum)) throw invalidParams(`${a} + ${b} must be at most ${maximum} (got ${sum}); ${advice}`, a);
     },
   };
 }
@@ -210,6 +214,11 @@ export function checkRequest<S extends TObject>(
     if (range.gte !== undefined || range.lte !== undefined) values.range = range;
   }
   if (!decl.validate(values)) throw schemaRefusal(decl.validate.errors?.[0], nameOf);
+  // A scope of each protocol asked needs the list (a declaration may leave it optional).
+  if (decl.scope === 'each' && values.protocols === undefined) throw invalidParams(`${nameOf('protocols')} is required`, nameOf('protocols'));
+  // The range is in order whichever door it came through (a door's own check is not the
+  // request's): before the declared rules, which count its buckets.
+  ordered('range', undefined, nameOf('range')).check(values);
   checkRules(decl.rules, values);
   const ask: ProtocolAsk =
     decl.scope === 'one'
@@ -218,17 +227,27 @@ export function checkRequest<S extends TObject>(
   return { ...values, protocols: resolveProtocols(active, ask), range: (values.range as SecondsRange | undefined) ?? {} } as CheckedRequest<S>;
 }
 
+/** A violation's path as the door names it: its first step by `nameOf` (a door maps the
+ *  request's top-level names), then `.member` and `[index]` (`filters.protocols[0]`). */
+function pathName(steps: readonly string[], nameOf: (path: string) => string): string {
+  const [head, ...rest] = steps;
+  if (head === undefined) return 'request';
+  return `${nameOf(head)}${rest.map((s) => (/^\d+$/.test(s) ? `[${s}]` : `.${s}`)).join('')}`;
+}
+
+/** A value as a refusal quotes it, cut short; a number JSON cannot write (Infinity) as itself. */
+const quoted = (v: unknown): string =>
+  (typeof v === 'number' && !Number.isFinite(v) ? String(v) : (JSON.stringify(v) ?? String(v))).slice(0, QUOTED_PARAM_VALUE_MAX_CHARS);
+
 /** The first schema violation as invalid params naming the field in the door's words. */
 function schemaRefusal(err: ErrorObject | undefined, nameOf: (path: string) => string): AppError {
   if (err === undefined) return invalidParams('the request is invalid', 'request');
   const p = err.params as Record<string, unknown>;
-  const at = err.instancePath.split('/').slice(1).join('.');
-  const field = nameOf(
-    err.keyword === 'required' || err.keyword === 'additionalProperties'
-      ? [at, String(p.missingProperty ?? p.additionalProperty)].filter((s) => s !== '').join('.')
-      : at || 'request',
-  );
-  const got = ` (got ${JSON.stringify(err.data)?.slice(0, QUOTED_PARAM_VALUE_MAX_CHARS)})`;
+  const steps = err.instancePath.split('/').slice(1);
+  const named = err.keyword === 'required' || err.keyword === 'additionalProperties';
+  const field = pathName(named ? [...steps, String(p.missingProperty ?? p.additionalProperty)] : steps, nameOf);
+  const got = ` (got ${quoted(err.data)})`;
+  const rule = ruleOfPattern(p.pattern) ?? (err.parentSchema as { description?: string } | undefined)?.description;
   const words: Record<string, string> = {
     required: 'is required',
     additionalProperties: 'is not a field of this request',
@@ -237,6 +256,11 @@ function schemaRefusal(err: ErrorObject | undefined, nameOf: (path: string) => s
     enum: `must be one of ${(p.allowedValues as unknown[] | undefined)?.join(', ')}${got}`,
     maxItems: `must hold at most ${String(p.limit)} items`,
     minItems: 'must not be empty; leave it out to apply no filter',
+    // The primitive's rule in words (as every door words it), not its regular expression.
+    pattern: `must be ${rule ?? `a string matching ${String(p.pattern)}`}${got}`,
+    multipleOf: `must be a whole number${got}`,
+    uniqueItems: `must not list the same value twice (items ${String(p.j)} and ${String(p.i)} are equal)`,
+    maxLength: `must be at most ${String(p.limit)} characters long`,
   };
   return invalidParams(`${field} ${words[err.keyword] ?? `${err.message ?? 'is invalid'}${got}`}`, field);
 }

@@ -1,6 +1,7 @@
 // API keys in the warehouse (migrations 009 and 031). Secrets are generated here and only their
 // SHA-256 hash is stored; the secret leaves this module once, in create()'s answer.
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { SECRET_BYTES } from '../core/limits/access.ts';
 import { isPlan, type Plan } from '../core/plans.ts';
 import type { Warehouse } from './warehouse.ts';
 import { TABLES } from './tables.ts';
@@ -97,8 +98,8 @@ export class ApiKeyStore {
 
   /** Create a key; the returned secret is never stored and cannot be read again. */
   async create(name: string, plan: Plan, owner: { accountId?: string; environment?: string } = {}): Promise<{ record: ApiKeyRecord; secret: string }> {
-    // 32 random bytes (256 bits) in base64url: 43 characters, URL- and header-safe.
-    const secret = `${KEY_PREFIX}${randomBytes(32).toString('base64url')}`;
+    // SECRET_BYTES random bytes (256 bits) in base64url: 43 characters, URL- and header-safe.
+    const secret = `${KEY_PREFIX}${randomBytes(SECRET_BYTES).toString('base64url')}`;
     const at = this.now();
     const row: Row = {
       id: randomUUID(),

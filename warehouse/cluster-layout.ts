@@ -21,6 +21,7 @@
 //    the whole cluster, so each node holds the whole table, any node answers a read alone, and
 //    FINAL and point lookups work exactly as on one node.
 import type { ClusterTarget } from './warehouse.ts';
+import { QUOTED_STATEMENT_MAX_CHARS } from '../core/limits/warehouse.ts';
 
 export type TableRole =
   | {
@@ -248,7 +249,7 @@ export function renderForCluster(statement: string, cluster: ClusterTarget): str
   if (m) {
     const [, table, commands] = m as unknown as [string, string, string];
     if (!/^(ADD|DROP|MODIFY|COMMENT|RENAME) COLUMN\b/.test(commands)) {
-      throw new Error(`ALTER TABLE ${table}: only column changes are rendered for a cluster, got "${commands.slice(0, 40)}"`);
+      throw new Error(`ALTER TABLE ${table}: only column changes are rendered for a cluster, got "${commands.slice(0, QUOTED_STATEMENT_MAX_CHARS)}"`);
     }
     const role = roleOf(table);
     if (role.kind === 'everywhere') return out([`ALTER TABLE ${table} ${on} ${commands}`]);
@@ -262,5 +263,5 @@ export function renderForCluster(statement: string, cluster: ClusterTarget): str
     return out([body]);
   }
 
-  throw new Error(`statement not rendered for a cluster (add a rule to warehouse/cluster-layout.ts): ${body.slice(0, 80)}`);
+  throw new Error(`statement not rendered for a cluster (add a rule to warehouse/cluster-layout.ts): ${body.slice(0, QUOTED_STATEMENT_MAX_CHARS)}`);
 }

@@ -4,6 +4,7 @@
 // registry row with an unreadable name or program is left out). The process still starts:
 // one bad row must not take every other key and protocol down with it.
 import { isPlan } from '../core/plans.ts';
+import { QUOTED_REGISTRY_VALUE_MAX_CHARS } from '../core/limits/warehouse.ts';
 import { BASE58_ADDRESS, PROTOCOL_NAME_PATTERN } from '../core/vocabulary/primitives.ts';
 import { isKeyStatus } from './api-key-store.ts';
 import { TABLES } from './tables.ts';
@@ -20,7 +21,8 @@ export interface IntegrityProblem {
 
 const PROTOCOL_NAME = new RegExp(PROTOCOL_NAME_PATTERN);
 const ADDRESS = new RegExp(BASE58_ADDRESS);
-const shown = (s: string): string => JSON.stringify(s.length > 60 ? `${s.slice(0, 57)}...` : s);
+const shown = (s: string): string =>
+  JSON.stringify(s.length > QUOTED_REGISTRY_VALUE_MAX_CHARS ? `${s.slice(0, QUOTED_REGISTRY_VALUE_MAX_CHARS - '...'.length)}...` : s);
 
 /** Is a registry row one the service can use? (The registry leaves the others out.) */
 export const usableProtocolRow = (name: string, programId: string): boolean => PROTOCOL_NAME.test(name) && ADDRESS.test(programId);

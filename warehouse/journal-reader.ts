@@ -3,6 +3,7 @@
 // it to learn the (protocol, hour) buckets written by the standalone ingest process or
 // another replica; its own writes it hears from its pipeline directly.
 import type { Warehouse } from './warehouse.ts';
+import { JOURNAL_BEGIN_LOOKBACK_MS } from '../core/limits/ingest.ts';
 import { TABLES } from './tables.ts';
 
 export interface FinishedBatch {
@@ -20,8 +21,6 @@ export async function journalClock(wh: Warehouse): Promise<number> {
 
 /** Batches whose 'done' row is at or after `sinceMs`, with the buckets their 'begin' named. */
 export async function readFinishedBatches(wh: Warehouse, sinceMs: number): Promise<FinishedBatch[]> {
-  // A batch's 'begin' precedes its 'done' by the insert's duration; ten minutes of margin
-  // keeps the begin side of the join from reading the journal's whole week.
   const rows = await wh.query<{ batch_id: string; at: string; buckets: [string, number][] }>(
     `SELECT d.batch_id AS batch_id, toUnixTimestamp64Milli(d.done_at) AS at,
             arrayMap(x -> (x.1, toUInt32(x.2)), b.begun) AS buckets
@@ -31,7 +30,7 @@ export async function readFinishedBatches(wh: Warehouse, sinceMs: number): Promi
            WHERE state = 'begin' AND at >= fromUnixTimestamp64Milli({begin:Int64}, 'UTC') GROUP BY batch_id) AS b
      ON d.batch_id = b.batch_id
      ORDER BY at`,
-    { params: { since: sinceMs, begin: sinceMs - 600_000 } },
+    { params: { since: sinceMs, begin: sinceMs - JOURNAL_BEGIN_LOOKBACK_MS } },
   );
   return rows.map((r) => ({
     batchId: r.batch_id,

@@ -2,6 +2,7 @@
 // Used when CLICKHOUSE_URL is set; API and ingest then scale as separate processes.
 import { ClickHouseLogLevel, createClient, type ClickHouseClient, type ClickHouseSettings } from '@clickhouse/client';
 import { Readable } from 'node:stream';
+import { SERVER_REQUEST_TIMEOUT_MS } from '../core/limits/warehouse.ts';
 import { WarehouseError, type ClusterTarget, type InsertOptions, type QueryOptions, type Warehouse } from './warehouse.ts';
 
 export interface ServerWarehouseOptions {
@@ -66,7 +67,7 @@ export class ServerWarehouse implements Warehouse {
       database: options.database,
       // Statements must be complete before we answer (ingest says "queryable when it returns").
       clickhouse_settings: { wait_end_of_query: 1 },
-      request_timeout: 60_000,
+      request_timeout: SERVER_REQUEST_TIMEOUT_MS,
       // Failures surface as WarehouseError to the caller, which decides what to log.
       log: { level: ClickHouseLogLevel.OFF },
     });

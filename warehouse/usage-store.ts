@@ -44,7 +44,11 @@ export interface UsageBucket {
   bytesRead: number;
 }
 
-const chSeconds = (ms: number): string => new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
+const chSeconds = (ms: number): string =>
+  new Date(ms)
+    .toISOString()
+    .replace('T', ' ')
+    .replace(/\.\d+Z$/, '');
 const chMillis = (ms: number): string => new Date(ms).toISOString().replace('T', ' ').replace('Z', '');
 
 // Fixed SQL per granularity: the bucket function is chosen from this map, never spliced

@@ -15,6 +15,8 @@ import { SIGNATURE_RECORD_BUCKET } from './signature-records.ts';
 import { TABLES } from './tables.ts';
 import type { ClusterTarget, Warehouse } from './warehouse.ts';
 
+const HOUR_SECONDS = 3600;
+
 export interface Bucket {
   protocol_name: string;
   /** Unix seconds of the hour's start. */
@@ -74,7 +76,7 @@ export async function rebuildViewBuckets(wh: Warehouse, buckets: readonly Bucket
     keys: buckets.map((b) => `${b.protocol_name}#${b.hour_start}`),
     protocols: [...new Set(buckets.map((b) => b.protocol_name))],
     from: Math.min(...buckets.map((b) => b.hour_start)),
-    to: Math.max(...buckets.map((b) => b.hour_start)) + 3599,
+    to: Math.max(...buckets.map((b) => b.hour_start)) + HOUR_SECONDS - 1,
   };
   // The protocol and time-range terms let the base table's key prune; the tuple test is exact.
   const inBase = `protocol_name IN {protocols:Array(String)}

@@ -1,6 +1,8 @@
-// Authentication and rate limiting for every non-exempt request (DESIGN.md section 4), as
-// hooks on the root Fastify instance: they run for every route registered after them,
-// in any plugin, so interfaces added later are protected without any change here.
+// Authentication and rate limiting for every request to a keyed route (DESIGN.md section 4),
+// as hooks on the root Fastify instance: they run for every route registered after them, in
+// any plugin. Whether a route needs a key, its door and its interface are the route's own
+// declaration (`config.policy`, route-policy.ts); a route that declares nothing, and a path no
+// route answers, need a key, so interfaces added later are protected without any change here.
 //
 //   onRequest   key from x-api-key (wins) or ?api-key=; 401 missing, 403 unknown/inactive/
 //               revoked (both also count against a per-IP limit; once that is spent, a key
@@ -31,9 +33,11 @@ import type { KeyStatus } from '../../warehouse/api-key-store.ts';
 import type { EdgeStep } from '../answers/answer-edge.ts';
 import { admitPayment, payable, pricedCalls } from '../x402/x402-fastify.ts';
 import type { Access } from './access.ts';
-import { chargeExecutionPoll } from './execution-polls.ts';
 import { keyChallenge, MISSING_KEY_MESSAGE, MISSING_KEY_MESSAGE_BEARER, presentedKey, takesBearer } from './presented-key.ts';
-import { interfaceOf, isExecutionPoll, isExempt, pathOf, rpcCallCount, wantsGraphiql } from './protected-paths.ts';
+import { allowedPolicy, type RouteTable } from './allowed-methods.ts';
+import { chargeExecutionPoll, isExecutionPoll } from './execution-polls.ts';
+import { isUnservedOAuth, pathOf, policyOf, wantsGraphiql } from './route-policy.ts';
+import { rpcCallCount } from './rpc-usage.ts';
 import { anonymousSubject, setDecisionHeaders, setRateLimitHeaders, type ResetText } from './rate-limit-headers.ts';
 import type { RateDecision } from './rate-limiter.ts';
 import { grantBudget } from './request-budget.ts';
@@ -49,7 +53,7 @@ declare module 'fastify' {
     /** The latest rate-limit decision for this request (drives the X-RateLimit-* headers). */
     rateLimit: (RateDecision & { plan: Plan }) | null;
     /** Count `units` more requests against the caller's plan; throws the 429 AppError when
-     *  the limit is exceeded. No-op on exempt routes. */
+     *  the limit is exceeded. No-op on public routes. */
     consumeRateLimit(units: number): Promise<void>;
     /** Count one request of a route that carries its own credential (a signed export link)
      *  against the plan of the key it stands for, or, when the credential is not valid
@@ -78,12 +82,14 @@ interface Gate {
   access: Access;
   meter: RequestMeter;
   ledger: RequestLedger;
+  /** The routes as registered (allowed-methods.ts): a method a public path does not answer is its 405, without a key. */
+  routes: RouteTable;
 }
 
 /** Install the key check, the rate limits, the in-flight slots and the usage records; returns
  *  the answer edge's step of access control (answer-edge.ts), which the caller installs. */
-export function installAccessControl(app: FastifyInstance, access: Access): EdgeStep {
-  const gate: Gate = { access, meter: new RequestMeter(access), ledger: new RequestLedger(access) };
+export function installAccessControl(app: FastifyInstance, access: Access, routes: RouteTable = new Map()): EdgeStep {
+  const gate: Gate = { access, meter: new RequestMeter(access), ledger: new RequestLedger(access), routes };
   decorate(app, gate);
   app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => authenticate(gate, req, reply));
   // A pending x402 call: priced, then 402 or, its payment verified, the payer's call under the x402 plan.
@@ -156,21 +162,30 @@ function decorate(app: FastifyInstance, { meter, ledger }: Gate): void {
 /** JSON-RPC, REST, MCP and GraphQL's request route take an in-flight slot; the rest (SQL,
  *  exports, downloads, live streams: long-lived) are only watched for a cut-off answer. */
 function admitOrWatch({ ledger }: Gate, req: FastifyRequest, reply: FastifyReply, key: AuthenticatedKey, bodyRead = false): void {
-  const route = req.routeOptions.url ?? '';
-  const iface = interfaceOf(route);
-  if (iface === 'rpc' || iface === 'rest' || iface === 'mcp' || route === '/graphql') ledger.admit(req, reply, key, bodyRead);
+  const policy = policyOf(req);
+  const iface = policy.interface;
+  if (iface === 'rpc' || iface === 'rest' || iface === 'mcp' || policy.door === 'graphql') ledger.admit(req, reply, key, bodyRead);
   else ledger.watchWithoutSlot(req, reply);
+}
+
+/** Whether a request needs no key: its route declares itself public; or no route matched and
+ *  it is a discovery or OAuth path no route serves (its 404), or a method a public path does
+ *  not answer (its 405); or it asks for the GraphiQL page. */
+function isPublic({ routes }: Gate, req: FastifyRequest): boolean {
+  if (policyOf(req).access === 'public') return true;
+  const path = pathOf(req.url);
+  if (req.routeOptions.url === undefined && (isUnservedOAuth(path, undefined) || allowedPolicy(routes.values(), path)?.access === 'public')) return true;
+  return wantsGraphiql(req.method, path, req.headers.accept);
 }
 
 /** The key check of a protected request: 401 missing, 403 unknown or not active, else the
  *  key's budget granted, one unit charged and (by door) an in-flight slot taken. */
 async function authenticate(gate: Gate, req: FastifyRequest, reply: FastifyReply): Promise<void> {
   const { access, meter } = gate;
-  const path = pathOf(req.url);
-  if (isExempt(path, req.routeOptions.url) || wantsGraphiql(req.method, path, req.headers.accept)) return;
+  if (isPublic(gate, req)) return;
   const secret = presentedKey(req);
   // x402 on: a keyless call to a keyed door may pay for itself; priced once its body is read (preHandler).
-  if (secret === undefined && access.x402 !== undefined && payable(req.routeOptions.url ?? '')) {
+  if (secret === undefined && access.x402 !== undefined && payable(policyOf(req))) {
     await meter.chargePaymentAttempt(req);
     req.x402 = 'pending';
     return;

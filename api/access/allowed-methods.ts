@@ -6,16 +6,34 @@
 // body is read (so a QUERY without Content-Type is not refused as a malformed body first).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError, Errors } from '../../core/errors.ts';
-import { pathOf } from './protected-paths.ts';
+import { declaredPolicy, pathOf, UNDECLARED, type RoutePolicy } from './route-policy.ts';
 import { QUOTED_PATH_MAX_CHARS } from '../../core/limits/http.ts';
 
 interface KnownRoute {
   readonly pattern: RegExp;
   readonly methods: Set<string>;
+  /** The options each route at this URL was registered with: their policy is read when asked,
+   *  as a door's own onRoute hook (route-policy.ts declareRoutes) sets it after this one. */
+  readonly registered: { config?: unknown }[];
 }
 
-/** The routes registered so far, learnt as they are (shared by the 405 answer and CORS preflights). */
+/** The routes registered so far, learnt as they are (shared by the 405 answer, CORS preflights
+ *  and access control). */
 export type RouteTable = ReadonlyMap<string, KnownRoute>;
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The app's routes as registered (learnRoutes): what they answer and the policy each declared. */
+    routeTable: RouteTable;
+  }
+}
+
+/** The routes that declare no policy (route-policy.ts), as `METHOD url`: they need a key, at the REST door, under no interface. */
+export function undeclaredRoutes(routes: RouteTable): string[] {
+  return [...routes].flatMap(([url, known]) =>
+    known.registered.filter((r) => declaredPolicy(r) === UNDECLARED).map((r) => `${String((r as { method?: unknown }).method)} ${url}`),
+  );
+}
 
 /** A route's URL (find-my-way syntax: `:param`, `:param(regex)`, `*`) as a regular expression
  *  over a request path. A path parameter is one non-empty segment; `*` is any rest. */
@@ -35,12 +53,29 @@ export function allowedMethods(routes: Iterable<KnownRoute>, path: string): stri
   return [...methods].sort().join(', ');
 }
 
+/** The policy of the routes matching `path` when they all declare the same access (the 405 of a
+ *  public path needs no key); undefined when none matches, keyed when any of them is. */
+export function allowedPolicy(routes: Iterable<KnownRoute>, path: string): RoutePolicy | undefined {
+  let found: RoutePolicy | undefined;
+  for (const route of routes) {
+    if (!route.pattern.test(path)) continue;
+    for (const r of route.registered) {
+      const p = declaredPolicy(r);
+      if (p.access !== 'public') return p;
+      found = p;
+    }
+  }
+  return found;
+}
+
 /** Learn every route registered after this call (its URL pattern and methods). */
 export function learnRoutes(app: FastifyInstance): RouteTable {
   const routes = new Map<string, KnownRoute>();
+  app.decorate('routeTable', routes);
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
-    const known = routes.get(route.url) ?? { pattern: routePattern(route.url), methods: new Set<string>() };
+    const known = routes.get(route.url) ?? { pattern: routePattern(route.url), methods: new Set<string>(), registered: [] };
+    known.registered.push(route);
     for (const m of methods) {
       known.methods.add(m.toUpperCase());
       // Fastify answers HEAD for every GET route (exposeHeadRoutes).

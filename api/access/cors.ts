@@ -15,7 +15,7 @@
 import type { FastifyInstance } from 'fastify';
 import { CORS_PREFLIGHT_MAX_AGE_SECONDS } from '../../core/limits/http.ts';
 import { allowedMethods, type RouteTable } from './allowed-methods.ts';
-import { pathOf } from './protected-paths.ts';
+import { pathOf } from './route-policy.ts';
 
 /** Paths whose answers other origins may read: every API door. Not /dashboard, /admin, /metrics, /health. */
 export function isApiDoorPath(path: string): boolean {

@@ -10,6 +10,12 @@ import { EXECUTION_POLLS_PER_MINUTE } from '../../core/limits/sql.ts';
 import { PLAN_LIMITS, type Plan } from '../../core/plans.ts';
 import type { Access } from './access.ts';
 
+/**
+ * Polls of an SQL execution's state, which read nothing but memory: charged against a poll
+ * window of their own (EXECUTION_POLLS_PER_MINUTE) instead of the plan's request window.
+ */
+export const isExecutionPoll = (method: string, route: string): boolean => method === 'GET' && route === '/v1/query/executions/:id';
+
 /** Count one poll of `key`'s; throws the 429 past its poll window. The answer's X-RateLimit-*
  *  are the key's request window, read without spending it. */
 export async function chargeExecutionPoll(access: Access, req: FastifyRequest, key: { id: string; plan: Plan }): Promise<void> {

@@ -2,7 +2,11 @@
 // (x-api-key), `Authorization: Bearer <key>` on the routes that take it (BEARER_KEY_ROUTES),
 // or the api-key query parameter; the 401's message and its WWW-Authenticate challenge.
 import type { FastifyRequest } from 'fastify';
-import { BEARER_KEY_ROUTES, pathOf } from './protected-paths.ts';
+import { pathOf } from './route-policy.ts';
+
+/** Routes that also take the key as `Authorization: Bearer <key>`: what Prometheus'
+ *  `authorization` block and MCP clients send. Elsewhere that header is the operator's. */
+export const BEARER_KEY_ROUTES: ReadonlySet<string> = new Set(['/v1/metrics', '/mcp']);
 
 export const MISSING_KEY_MESSAGE = 'API key required: send it in the x-api-key header or the api-key query parameter';
 /** The same on the routes that also take `Authorization: Bearer <key>` (BEARER_KEY_ROUTES): their docs
@@ -10,7 +14,7 @@ export const MISSING_KEY_MESSAGE = 'API key required: send it in the x-api-key h
 export const MISSING_KEY_MESSAGE_BEARER =
   'API key required: send it as "Authorization: Bearer <key>", in the x-api-key header or in the api-key query parameter';
 
-/** The 404 of a path where a client looks for OAuth (protected-paths.ts, asksForOAuth): there is
+/** The 404 of a path where a client looks for OAuth (route-policy.ts, asksForOAuth): there is
  *  none; the key is what it needs. */
 export const NO_OAUTH_MESSAGE = `this service has no OAuth (no authorization server, no client registration). ${MISSING_KEY_MESSAGE_BEARER.replace('"Authorization: Bearer <key>"', '"Authorization: Bearer <key>" (on /mcp and /v1/metrics)')}`;
 
@@ -39,6 +43,9 @@ function firstString(v: unknown): string | undefined {
 
 /** The presented key: the header wins when both forms are sent (SPEC.md prefers it); on
  *  the routes of BEARER_KEY_ROUTES `Authorization: Bearer <key>` comes next. */
+/** The query parameter a key may come in, on every route. */
+export const KEY_QUERY_PARAM = 'api-key';
+
 export function presentedKey(req: FastifyRequest): string | undefined {
   const fromHeader = firstString(req.headers['x-api-key']);
   if (fromHeader !== undefined) return fromHeader;
@@ -47,5 +54,5 @@ export function presentedKey(req: FastifyRequest): string | undefined {
     if (bearer !== null) return bearer[1];
   }
   const query = req.query as Record<string, unknown> | undefined;
-  return firstString(query?.['api-key']);
+  return firstString(query?.[KEY_QUERY_PARAM]);
 }

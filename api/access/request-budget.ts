@@ -14,7 +14,7 @@ import { REQUEST_DEADLINE_GRACE_MS } from '../../core/limits/http.ts';
 import type { Plan } from '../../core/plans.ts';
 import { operatorBudget } from '../../warehouse/budgeted-warehouse.ts';
 import { installAnswerEdge, type EdgeStep } from '../answers/answer-edge.ts';
-import { doorOf } from './protected-paths.ts';
+import { policyOf } from './route-policy.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -35,7 +35,7 @@ export function installRequestBudget(app: FastifyInstance): void {
 
 /** Give `req` the budget of `plan` at its door; every statement it causes from now on runs under it. */
 export function grantBudget(req: FastifyRequest, plan: Plan, answerMemory?: AnswerMemory, reply?: FastifyReply): Budget {
-  const budget = new Budget(plan, doorOf(req.routeOptions.url ?? ''));
+  const budget = new Budget(plan, policyOf(req).door);
   budget.answerMemory = answerMemory;
   req.budget = budget;
   if (reply !== undefined) answerByDeadline(budget, reply);

@@ -8,7 +8,8 @@ import { ABANDONED_SLOT_RELEASE_MS } from '../../core/limits/access.ts';
 import { PLAN_CONCURRENCY, type Plan } from '../../core/plans.ts';
 import type { Access } from './access.ts';
 import { answerStatsOf } from './answer-stats.ts';
-import { interfaceOf, pathOf, rpcUsageMethod, rpcUsageMethods } from './protected-paths.ts';
+import { policyOf } from './route-policy.ts';
+import { rpcUsageMethod, rpcUsageMethods } from './rpc-usage.ts';
 import type { UsageSpent } from './usage-recorder.ts';
 
 /** The usage label of a call of a batch still running (or never reported) when the request's answer went. */
@@ -145,7 +146,7 @@ export class RequestLedger {
     this.slots.get(req)?.done();
     const key = req.apiKey ?? this.chargedKeys.get(req);
     if (key === null || key === undefined) return;
-    const iface = interfaceOf(req.routeOptions.url ?? pathOf(req.url));
+    const iface = policyOf(req).interface;
     const outcome = { error: reply.statusCode >= 400, rateLimited: reply.statusCode === 429 };
     // The answer's cost and reads (its X-Stats-* figures) on the usage row of what it did.
     const stats = answerStatsOf(req.budget);

@@ -16,7 +16,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ANSWER_MAX_AGE_SECONDS, ETAG_DIGEST_CHARS } from '../../core/limits/http.ts';
 import { isApiDoorPath } from '../access/cors.ts';
-import { doorOf, interfaceOf, pathOf } from '../access/protected-paths.ts';
+import { pathOf, policyOf } from '../access/route-policy.ts';
 import type { EdgeStep } from './answer-edge.ts';
 import { appendVary, CACHEABLE_ANSWER_VARY } from './vary.ts';
 
@@ -52,7 +52,8 @@ function taggable(req: FastifyRequest): boolean {
     const query = (req.query as Record<string, unknown> | undefined)?.query;
     return typeof query === 'string' && !UNVERSIONED_GRAPHQL.test(query);
   }
-  return interfaceOf(route) === 'rest' && doorOf(route) === 'rest';
+  const policy = policyOf(req);
+  return policy.interface === 'rest' && policy.door === 'rest';
 }
 
 /** `version()`: the data version, changing whenever an answer given before may differ now.

@@ -1,9 +1,9 @@
 // The catalog: every SPEC operation the analytics layer answers, declared once
 // (declare.ts says how). The doors are derived from it: JSON-RPC dispatch and params
-// validation (api/rpc/), the OpenRPC document (api/rpc/openrpc.ts), REST routes and so the
-// OpenAPI document (api/rest/), and the GraphQL field each maps to. A door takes the
+// validation (api/rpc/), the OpenRPC document (api/rpc/openrpc.ts), REST routes (built from
+// each operation's REST data by api/rest/) and so the OpenAPI document, and the GraphQL field each maps to. A door takes the
 // catalog as an argument, so a test can build every door from a catalog of its own.
-import type { Operation, RestRoute, RpcMethod } from './declare.ts';
+import type { Operation, RpcMethod } from './declare.ts';
 import {
   globalStats,
   feeStats,
@@ -18,7 +18,7 @@ import {
 } from './protocols.ts';
 import { addressTransactions, failedTransactions, transaction, transactions } from './transactions.ts';
 
-export type { Operation, RestRoute, RpcMethod } from './declare.ts';
+export type { Operation, RestDoor, RpcMethod } from './declare.ts';
 
 /** In SPEC's order of the JSON-RPC method table, then the REST-only and GraphQL-only ones. */
 /** The service-discovery method of OpenRPC, answered by the JSON-RPC door beside the catalog's methods. */
@@ -53,9 +53,6 @@ export function rpcMethodsOf(catalog: readonly Operation[]): ReadonlyMap<string,
  * when the catalog renames the operation, and generated clients name their calls by it.
  */
 export const operationIdOf = (op: Operation): string => op.rpc?.method ?? `get${op.name[0]!.toUpperCase()}${op.name.slice(1)}`;
-
-/** The REST routes of a catalog, each named by its operation (operationIdOf). */
-export const restRoutesOf = (catalog: readonly Operation[]): RestRoute[] => catalog.flatMap((op) => (op.rest ? [op.rest.named(operationIdOf(op))] : []));
 
 /** The JSON-RPC method names of the service's catalog (usage labels, the method table). */
 export const RPC_METHOD_NAMES: readonly string[] = Object.freeze([...rpcMethodsOf(CATALOG).keys()]);

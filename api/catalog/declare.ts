@@ -2,28 +2,8 @@
 // TypeBox schemas (JSON Schema and TypeScript type in one), its answer, the facade method it
 // runs and its cost. The doors are derived from these declarations (docs/architecture.md,
 // "The catalog"); nothing here knows how a door validates or words an error.
-import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Type, type Static, type TObject, type TOptionalWithFlag, type TSchema, type TUnsafe } from '@sinclair/typebox';
-import type {
-  ContextConfigDefault,
-  FastifyInstance,
-  FastifyRequest,
-  FastifySchema,
-  RawRequestDefaultExpression,
-  RawServerDefault,
-  RouteGenericInterface,
-} from 'fastify';
-import type { ResolveFastifyReplyReturnType } from 'fastify/types/type-provider.js';
-import {
-  checkRules,
-  ordered,
-  rulesDoc,
-  type CrossFieldRule,
-  fillDefaults,
-  type CheckedRequest,
-  type RequestDecl,
-  type RequestValues,
-} from '../../core/request-check.ts';
+import { ordered, type CrossFieldRule, fillDefaults, type CheckedRequest, type RequestDecl } from '../../core/request-check.ts';
 import type { Analytics } from '../analytics/analytics.ts';
 
 // ---- JSON-RPC: positional params ---------------------------------------------------------
@@ -122,53 +102,30 @@ function rangeRules(params: readonly Positional[]): CrossFieldRule[] {
   });
 }
 
-// ---- REST: routes through the TypeBox type provider ---------------------------------------
+// ---- REST: the route's data (api/rest/ builds and mounts the route) ------------------------
 
-/** A request as the TypeBox type provider types it from the route's schema. */
-export type RestRequest<S extends FastifySchema> = FastifyRequest<RouteGenericInterface, RawServerDefault, RawRequestDefaultExpression, S, TypeBoxTypeProvider>;
-/** What the handler may answer: the Static of the route's response schemas. */
-export type RestAnswer<S extends FastifySchema> = ResolveFastifyReplyReturnType<TypeBoxTypeProvider, S, RouteGenericInterface>;
-
-export interface RestRoute {
-  readonly method: 'GET';
-  /** Below the REST base /api/v1. */
-  readonly url: string;
-  /** The route schema: what Fastify validates and serialises with, and so what OpenAPI shows. */
-  readonly schema: FastifySchema;
-  /** Its cross-field rules: run on the validated query before the handler, and in the document. */
-  readonly rules: readonly CrossFieldRule[];
-  mount(app: FastifyInstance, a: Analytics): void;
-  /** The route's answer to a request already validated, on `a` (the x402 plan prices a call by answering it on a view that runs nothing). */
-  answer(a: Analytics, req: FastifyRequest): Promise<unknown>;
-  /** The same route with its OpenAPI operationId (the catalog gives each its operation's: catalog.ts operationIdOf). */
-  named(operationId: string): RestRoute;
+/** How a REST route words what a request declaration says (declared.ts): its documents' words,
+ *  a field's own name and schema there (`interval` as `granularity`), and which of the checked
+ *  request's fields the answer's meta shows. api/rest/ builds the route from these. */
+export interface RestWords<S extends TObject = TObject> {
+  summary: string;
+  description: string;
+  /** The answer's schema in the envelope and its words (the declaration's result and summary unless given). */
+  result?: TSchema;
+  resultWords?: string;
+  /** A request field by its REST name and schema, where not derived. */
+  fields?: Readonly<Record<string, { name: string; schema: TSchema }>>;
+  /** The words of a 404, when a null answer is one (the route then answers 404 beyond 400, 401, 403 and 429). */
+  notFound?(checked: CheckedRequest<S>): string;
+  /** The request fields the meta beside the data shows (`range`: its days and seconds), by REST's meta names. */
+  meta?: readonly (keyof S['properties'] & string)[];
 }
 
-/** A GET route of the REST interface (tagged REST, so OpenAPI lists it), its handler typed
- *  from its own schema: the validated schema is the documented one. */
-export function restGet<const S extends FastifySchema>(d: {
-  url: string;
-  schema: S;
-  rules?: readonly CrossFieldRule[];
-  run(a: Analytics, req: RestRequest<S>): RestAnswer<S>;
-}): RestRoute {
-  const rules = d.rules ?? [];
-  const route = (schema: FastifySchema): RestRoute => ({
-    method: 'GET',
-    url: d.url,
-    schema,
-    rules,
-    mount(app, a) {
-      // Each request asks under its own budget (a route without one is refused by the engine side).
-      app.withTypeProvider<TypeBoxTypeProvider>().get<RouteGenericInterface, ContextConfigDefault, S>(d.url, { schema: schema as S }, (req) => {
-        checkRules(rules, req.query as RequestValues);
-        return d.run(a.under(req.budget), req);
-      });
-    },
-    answer: async (a, req) => d.run(a, req as RestRequest<S>),
-    named: (operationId) => route({ ...schema, operationId }),
-  });
-  return route({ ...d.schema, ...rulesDoc(rules), tags: ['REST'] });
+/** An operation's REST route, as data: its path below /api/v1 and, for an operation declared by
+ *  its request, REST's words for it. A hand-written route's handler lives in api/rest/. */
+export interface RestDoor {
+  readonly url: string;
+  readonly words?: RestWords;
 }
 
 // ---- the operation -----------------------------------------------------------------------
@@ -195,7 +152,7 @@ export interface Operation {
   readonly preset: Preset;
   readonly cost: Cost;
   readonly rpc?: RpcMethod;
-  readonly rest?: RestRoute;
+  readonly rest?: RestDoor;
   /** The GraphQL field that asks the same question (SPEC "Versioning", REST-to-GraphQL mapping). */
   readonly graphql?: { field: string; derived?: true };
   /** Its request, declared once (declared.ts): present when every door is derived from it. */

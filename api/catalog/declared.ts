@@ -3,18 +3,15 @@
 // derived: the JSON-RPC method (one options object: the request's fields, `protocol` as
 // protocolName and `range` as blockTime; MCP's tool follows from it), the REST route (the
 // scalar fields in snake_case, `protocol(s)` as protocol_name, `range` as date_from/date_to)
-// and the GraphQL field (api/graphql/declared-fields.ts). Each door only maps its wire
+// and the GraphQL field (api/graphql/declared-fields.ts); the REST route is built by
+// api/rest/declared-routes.ts from the request and REST's words (`restWords`). Each door only maps its wire
 // shape onto the request's names; the facade's one entry (Analytics.prepare) runs the one
 // check, and the operation answers from the checked request.
-import { Type, type Static, type TObject, type TSchema } from '@sinclair/typebox';
-import type { FastifySchema } from 'fastify';
-import { notFound } from '../../core/errors.ts';
-import { rulesDoc, type CheckedRequest, type RequestDecl, type RequestInput } from '../../core/request-check.ts';
+import type { Static, TObject, TSchema } from '@sinclair/typebox';
+import type { CheckedRequest, RequestDecl, RequestInput } from '../../core/request-check.ts';
 import type { Analytics } from '../analytics/analytics.ts';
-import { optional, required, restGet, rpcMethod, type Cost, type Operation, type Preset } from './declare.ts';
-import { DAYS_IN_ORDER, envelope, errors, ok } from './rest-schemas.ts';
-import type { DayRange } from './rest-params.ts';
-import { options, query } from './params.ts';
+import { optional, required, rpcMethod, type Cost, type Operation, type Preset, type RestWords } from './declare.ts';
+import { options } from './params.ts';
 
 /** The doors an operation is offered on, by their names there. */
 export interface DeclaredDoors {
@@ -47,28 +44,9 @@ export interface Declared<S extends TObject, R extends TSchema> {
   answer(a: Analytics, checked: CheckedRequest<S>): Promise<Static<R>>;
 }
 
-/** How a REST route words what the declaration says: its documents' words, a field's own name
- *  and schema there (`interval` as `granularity`), and the meta beside the data. */
-export interface RestWords<S extends TObject> {
-  summary: string;
-  description: string;
-  /** The answer's schema in the envelope and its words (the declaration's result and summary unless given). */
-  result?: TSchema;
-  resultWords?: string;
-  /** A request field by its REST name and schema, where not derived. */
-  fields?: Readonly<Record<string, { name: string; schema: TSchema }>>;
-  /** The errors the route may answer beyond 400, 401, 403 and 429 (404 with notFound). */
-  notFound?(checked: CheckedRequest<S>): string;
-  meta?(checked: CheckedRequest<S>, days: DayRange): Record<string, unknown>;
-}
-
 /** JSON-RPC's name of a request field (the others keep theirs). */
-const RPC_NAMES: Readonly<Record<string, string>> = { protocol: 'protocolName', range: 'blockTime' };
+export const RPC_NAMES: Readonly<Record<string, string>> = { protocol: 'protocolName', range: 'blockTime' };
 const rpcName = (field: string): string => RPC_NAMES[field] ?? field;
-/** REST's name of a request field: snake_case, and protocol_name for one protocol or a list of one. */
-export const restName = (field: string): string =>
-  field === 'protocol' || field === 'protocols' ? 'protocol_name' : field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-
 /** Scalar request fields (what a query string or a GraphQL argument carries as such). */
 export const scalarFields = (schema: TObject): [string, TSchema][] =>
   Object.entries(schema.properties).filter(
@@ -91,7 +69,8 @@ export function declared<S extends TObject, R extends TSchema>(d: Declared<S, R>
     // The declaration's types hold for a request its own schema checked.
     respond: (a, checked) => d.answer(a, checked as CheckedRequest<S>),
     ...(d.doors.rpc === undefined ? {} : { rpc: rpcOf(d, d.doors.rpc, run) }),
-    ...(d.doors.rest === undefined ? {} : { rest: restOf(d, d.doors.rest, run) }),
+    // REST's route is built from the request and these words by api/rest/ (declared-routes.ts).
+    ...(d.doors.rest === undefined ? {} : { rest: { url: d.doors.rest, ...(d.restWords === undefined ? {} : { words: d.restWords as RestWords }) } }),
     ...(d.doors.graphql === undefined ? {} : { graphql: { field: d.doors.graphql, derived: true } }),
     ...(d.doors.graphqlPeer === undefined ? {} : { graphql: { field: d.doors.graphqlPeer } }),
   };
@@ -124,76 +103,4 @@ function rpcOf<S extends TObject, R extends TSchema>(d: Declared<S, R>, method: 
       return run(a, { values }, (path) => `options.${path.split('.').map(rpcName).join('.')}`).then((r) => r.data as Static<R>);
     },
   });
-}
-
-function restOf<S extends TObject, R extends TSchema>(d: Declared<S, R>, url: string, run: Run) {
-  const fields = d.request.schema.properties;
-  const w = d.restWords;
-  const required = new Set(d.request.schema.required ?? []);
-  const scalar = (name: string, s: TSchema) => (required.has(name) ? s : Type.Optional(s));
-  const own = (k: string, s: TSchema) => w?.fields?.[k] ?? { name: restName(k), schema: s };
-  const day = (s: TSchema) => (required.has('range') ? s : Type.Optional(s));
-  // A field the URL names (`:signature`) is a path parameter; the others are the query's.
-  const inPath = (k: string) => url.includes(`:${own(k, fields[k]!).name}`);
-  const pathFields = scalarFields(d.request.schema).filter(([k]) => inPath(k));
-  const querystring = Type.Object({
-    ...('protocol' in fields || 'protocols' in fields ? { protocol_name: scalar('protocol', query.protocol_name) } : {}),
-    ...('range' in fields ? { date_from: day(query.date_from), date_to: day(query.date_to) } : {}),
-    ...Object.fromEntries(
-      scalarFields(d.request.schema)
-        .filter(([k]) => !inPath(k))
-        .map(([k, s]) => {
-          const f = own(k, s);
-          return [f.name, scalar(k, f.schema)];
-        }),
-    ),
-  });
-  const params = pathFields.length === 0 ? {} : { params: Type.Object(Object.fromEntries(pathFields.map(([k, s]) => [own(k, s).name, own(k, s).schema]))) };
-  const queried = Object.keys(querystring.properties).length === 0 ? {} : { querystring };
-  // The rules as REST names their fields: the range's days first, in order, then the declaration's.
-  const rules = [...('range' in fields ? [DAYS_IN_ORDER] : []), ...d.request.rules.map((r) => ({ ...r, doc: restDoc(r.doc, (k) => own(k, fields[k]!).name) }))];
-  // The schema is built from the declaration, so its static type is too wide for the handler's; the route validates and serialises by it all the same.
-  const schema: FastifySchema = {
-    summary: w?.summary ?? d.summary,
-    ...(w === undefined ? {} : { description: w.description }),
-    ...params,
-    ...queried,
-    ...rulesDoc(rules),
-    response: {
-      200: envelope(w?.result ?? d.result, w?.resultWords ?? d.summary),
-      ...(w?.notFound ? errors(400, 401, 403, 404, 429) : errors(400, 401, 403, 429)),
-    },
-  };
-  return restGet({
-    url,
-    schema,
-    async run(a, req) {
-      const q = { ...(req.query as Record<string, string | undefined>), ...(req.params as Record<string, string | undefined>) };
-      const values: Record<string, unknown> = Object.fromEntries(scalarFields(d.request.schema).map(([k, s]) => [k, q[own(k, s).name]]));
-      if ('protocol' in fields) values.protocol = q.protocol_name;
-      if ('protocols' in fields && q.protocol_name !== undefined) values.protocols = [q.protocol_name];
-      const days = 'range' in fields ? { from: q.date_from, to: q.date_to, names: REST_DAYS } : undefined;
-      const { checked, data } = await run(a, { values, ...(days ? { days } : {}) }, (path) => own(path, fields[path]!).name);
-      if (data === null && w?.notFound) throw notFound(w.notFound(checked as CheckedRequest<S>));
-      const meta = w?.meta?.(checked as CheckedRequest<S>, { dateFrom: q.date_from, dateTo: q.date_to, range: checked.range }) ?? {};
-      return ok(data, { count: Array.isArray(data) ? data.length : 1, ...meta });
-    },
-  });
-}
-
-const REST_DAYS = { from: 'date_from', to: 'date_to' };
-/** A rule's document with the request's names as REST gives them (`range.gte` is date_from). */
-function restDoc(doc: Readonly<Record<string, unknown>>, nameOf: (field: string) => string): Record<string, unknown> {
-  const rename = (v: unknown): unknown => {
-    if (typeof v !== 'string') return v;
-    if (v === 'range.gte') return 'date_from';
-    if (v === 'range.lte') return 'date_to';
-    return v in RPC_NAMES || v.includes('.') ? v : nameOf(v);
-  };
-  const per = doc.perDay as Record<string, unknown> | undefined;
-  return {
-    ...doc,
-    ...(Array.isArray(doc.params) ? { params: doc.params.map(rename) } : {}),
-    ...(per === undefined ? {} : { perDay: { ...per, param: rename(per.param) } }),
-  };
 }

@@ -82,12 +82,13 @@ export const listingOptions = (order: (typeof SORT_ORDERS)[number]) => ({
 
 export { Address, ProtocolName, Signature };
 
-// ---- REST query parameters (SPEC's snake_case names) --------------------------------------
+// ---- REST query parameters (SPEC's snake_case names): schemas only, data the REST routes
+// (api/rest/) and the declarations' REST words name; no route is built here ------------------
 
 /** A primitive of the vocabulary with REST's own description (the rule stays the primitive's: REST words errors by pattern). */
 const described = <T extends TSchema>(primitive: T, description: string, extra: object = {}): T => ({ ...primitive, description, ...extra });
 /** A day of a REST range: a real calendar day the store can hold, stated by the pattern and
- *  checked by daySpan() before the schema (rest-api.ts), whose words the client gets. */
+ *  checked by daySpan() before the schema (api/rest/rest-api.ts), whose words the client gets. */
 const day = (description: string) => described(CalendarDay, description, { examples: ['2025-01-01'] });
 
 export const query = {

@@ -6,7 +6,6 @@ import { HOURS_PER_DAY, LIST_LIMITS, MAX_ACTIVITY_BUCKETS } from '../../core/lim
 import { FILTER_LISTS } from '../../core/vocabulary/primitives.ts';
 import {
   ActivityBucket,
-  GlobalStats,
   InstructionTypeStats,
   ProtocolComparisonItem,
   ProtocolPerformance,
@@ -17,10 +16,8 @@ import { checkBuckets, GRANULARITIES, type Granularity } from '../analytics/ques
 import { request, spanAtMost } from '../../core/request-check.ts';
 import { declared } from './declared.ts';
 import type { TimeRange } from '../analytics/types.ts';
-import { dayRange, rangeMeta } from './rest-params.ts';
-import { DAYS_IN_ORDER, envelope, errors, FeeAnswer, ok } from './rest-schemas.ts';
-import { operation, restGet, stringEnum, withDefault, type Operation } from './declare.ts';
-import { blockTime, ClosedBlockTime, dayRangeQuery, limit, list, options, ProtocolName, query, strict } from './params.ts';
+import { operation, stringEnum, withDefault, type Operation } from './declare.ts';
+import { blockTime, ClosedBlockTime, limit, list, options, ProtocolName, query, strict } from './params.ts';
 
 // Requests declared door-neutral (declared.ts): `protocol` is JSON-RPC's protocolName, `range` its blockTime.
 const ComparisonRequest = options(
@@ -85,7 +82,7 @@ export const protocolStats: Operation = declared({
     description: 'Equals JSON-RPC getProtocolStats {protocolName, blockTime} over the day range. Unknown or inactive protocols: 400.',
     result: ProtocolStats,
     resultWords: 'Protocol statistics',
-    meta: (c, days) => ({ protocolName: c.protocol, ...rangeMeta(days) }),
+    meta: ['protocol', 'range'],
   },
   answer: (a, c) => a.protocolStats(c.protocol, c.range),
 });
@@ -152,7 +149,7 @@ export const protocolActivity: Operation = declared({
     result: Type.Array(ActivityBucket),
     resultWords: 'Buckets in time order',
     fields: { interval: { name: 'granularity', schema: query.granularity } },
-    meta: (c, days) => ({ granularity: c.interval, protocolName: c.protocol ?? null, ...rangeMeta(days) }),
+    meta: ['interval', 'protocol', 'range'],
   },
   // The one check ordered the range and counted its buckets.
   answer: (a, c) => a.activity(c.protocol, c.range as Required<TimeRange>, c.interval ?? 'hour'),
@@ -182,39 +179,14 @@ export const protocols: Operation = declared({
 export const feeStats: Operation = {
   // SPEC "Versioning": /analytics/fees becomes transactions with fee metrics.
   ...operation('feeStats', 'stats', 'Fee statistics for one protocol or all together, and per protocol', { graphql: 'transactions' }),
-  rest: restGet({
-    url: '/analytics/fees',
-    schema: {
-      summary: 'Fee statistics',
-      description:
-        'Total, average, minimum, maximum and p50/p95/p99 of fees in lamports, for one protocol or all ' +
-        'protocols together, plus the same per protocol. Percentiles come from mergeable t-digest sketches (approximate).',
-      querystring: Type.Object({ protocol_name: Type.Optional(query.protocol_name), ...dayRangeQuery }),
-      response: { 200: envelope(FeeAnswer, 'Fee statistics'), ...errors(400, 401, 403, 429) },
-    },
-    rules: [DAYS_IN_ORDER],
-    async run(a, req) {
-      const days = dayRange(req.query);
-      const { overall, protocols: per } = await a.feeStats(req.query.protocol_name, days.range);
-      return ok({ ...overall, protocols: per }, { count: 1, protocolName: req.query.protocol_name ?? null, ...rangeMeta(days) });
-    },
-  }),
+  // The route and its handler: api/rest/hand-routes.ts.
+  rest: { url: '/analytics/fees' },
 };
 
 export const globalStats: Operation = {
   // SPEC "Versioning": /stats becomes protocolStats.
   ...operation('globalStats', 'fixed', 'Global database statistics', { graphql: 'protocolStats' }),
-  rest: restGet({
-    url: '/stats',
-    schema: {
-      summary: 'Global statistics',
-      description:
-        'Totals, success and failure, per-protocol counts, first and last block time, latest slot over the ' +
-        'active protocols (from the hourly view), and storage size per table (system.parts). Never scans the base table.',
-      response: { 200: envelope(GlobalStats, 'Global statistics'), ...errors(401, 403, 429) },
-    },
-    run: async (a) => ok(await a.globalStats(), { count: 1 }),
-  }),
+  rest: { url: '/stats' },
 };
 
 export const queryComplexity: Operation = {

@@ -1,29 +1,13 @@
 // The catalog's record-level operations: one transaction, listings, records of an address,
 // failed transactions. Each is declared once; its doors are derived (api/catalog/catalog.ts).
 import { Type, type TSchema } from '@sinclair/typebox';
-import { issued, request, sumAtMost } from '../../core/request-check.ts';
+import { request } from '../../core/request-check.ts';
 import { declared } from './declared.ts';
-import { LIST_LIMITS, REST_OFFSET_WINDOW } from '../../core/limits.ts';
+import { LIST_LIMITS } from '../../core/limits.ts';
 import { AddressTransaction, FailedTransaction, Transaction } from '../../core/vocabulary/answers.ts';
 import { Int64, pathParam } from '../../core/vocabulary/primitives.ts';
-import type { TransactionFilters } from '../analytics/types.ts';
-import { dayRange, rangeMeta } from './rest-params.ts';
-import { DAYS_IN_ORDER, envelope, errors, ok } from './rest-schemas.ts';
-import { filled, operation, optional, required, restGet, rpcMethod, stringEnum, withDefault, type Operation } from './declare.ts';
-import {
-  Address,
-  AddressFilters,
-  blockTime,
-  dayRangeQuery,
-  Filters,
-  limit,
-  listingOptions,
-  options,
-  ProtocolName,
-  query,
-  Signature,
-  strict,
-} from './params.ts';
+import { operation, optional, required, rpcMethod, stringEnum, withDefault, type Operation } from './declare.ts';
+import { Address, AddressFilters, blockTime, Filters, limit, listingOptions, options, ProtocolName, query, Signature, strict } from './params.ts';
 
 const closed = { additionalProperties: false } as const;
 /** A page of a keyset listing: pass paginationToken back for the next page (null on the last). */
@@ -40,15 +24,6 @@ const AddressOptions = options(
   },
   'getTransactionsForAddress options',
 );
-const ListQuery = Type.Object({
-  protocol_name: Type.Optional(query.protocol_filter),
-  program_id: Type.Optional(query.program_id),
-  ...dayRangeQuery,
-  signature: Type.Optional(query.signature),
-  limit: query.limit,
-  offset: query.offset,
-  cursor: Type.Optional(query.cursor),
-});
 /** getFailedTransactions' request, door-neutral (declared.ts: `protocol` is protocolName, `range` blockTime). */
 const FailedRequest = options(
   {
@@ -92,43 +67,8 @@ export const transactions: Operation = {
       return { data: p.data, paginationToken: p.next };
     },
   }),
-  rest: restGet({
-    url: '/transactions',
-    schema: {
-      summary: 'List transactions',
-      description:
-        'Instruction records, newest first (block time, then signature, then instruction index). ' +
-        'Equals JSON-RPC getTransactions with sortOrder desc and the same filters. ' +
-        `offset + limit may reach ${REST_OFFSET_WINDOW}; to walk further (any day, any size), pass meta.next back as cursor. ` +
-        'The cursor is the JSON-RPC paginationToken of getTransactions (sortOrder desc, same filters): one signed codec for every door.',
-      querystring: ListQuery,
-      response: { 200: envelope(Type.Array(Transaction), 'A page of transactions'), ...errors(400, 401, 403, 429) },
-    },
-    rules: [
-      DAYS_IN_ORDER,
-      sumAtMost('offset', 'limit', REST_OFFSET_WINDOW, 'to page further, drop offset and pass the meta.next of each page as cursor (it reaches every record)'),
-      // A cursor only the server mints (and never together with an offset).
-      issued('cursor', 'meta.next', 'offset', 'the cursor already says where the page starts'),
-    ],
-    async run(a, req) {
-      const q = filled(ListQuery, req.query);
-      const days = dayRange(q);
-      const filters: TransactionFilters = {};
-      if (q.protocol_name !== undefined) filters.protocols = [q.protocol_name];
-      if (q.program_id !== undefined) filters.programIds = [q.program_id];
-      if (q.signature !== undefined) filters.signatures = [q.signature];
-      if (days.range.gte !== undefined || days.range.lte !== undefined) filters.blockTime = days.range;
-      // One keyset page as deep as offset + limit (a page equals the JSON-RPC answer's slice),
-      // or the keyset page after the cursor. Either way the page's next cursor resumes after its last row.
-      const p = await a.transactions({ filters, sortOrder: 'desc', limit: q.offset + q.limit, cursor: q.cursor });
-      const data = p.data.slice(q.offset);
-      // The total is cheap (hourly view plus ragged edges) unless a filter the view lacks is set.
-      const cheap = q.program_id === undefined && q.signature === undefined;
-      const total = cheap ? await a.transactionCount(filters.protocols, days.range) : undefined;
-      const meta = { limit: q.limit, offset: q.offset, count: data.length, next: p.next, protocolName: q.protocol_name ?? null, ...rangeMeta(days) };
-      return ok(data, total === undefined ? meta : { ...meta, total });
-    },
-  }),
+  // The route and its handler: api/rest/hand-routes.ts.
+  rest: { url: '/transactions' },
 };
 
 export const addressTransactions: Operation = {

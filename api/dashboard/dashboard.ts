@@ -18,6 +18,7 @@ import { accountRoutes } from './account-routes.ts';
 import { dashboardKeyRoutes } from './key-routes.ts';
 import { Sessions } from './sessions.ts';
 import { ETAG_DIGEST_CHARS } from '../../core/limits/http.ts';
+import { declareRoutes, open, pathOf } from '../access/route-policy.ts';
 
 export interface DashboardOptions {
   config: Config;
@@ -102,6 +103,8 @@ export async function dashboard(app: FastifyInstance, opts: DashboardOptions): P
   const assets = loadAssets();
   const index = asset(path.join(PUBLIC_DIR, 'index.html'));
   const sessions = new Sessions(accounts, config.dashboard, access.now);
+  // No API key: the pages hold no data, and the JSON calls need a session cookie (account-routes.ts).
+  declareRoutes(app, open());
 
   app.addHook('onSend', async (req, reply, payload) => {
     for (const [name, value] of Object.entries(SECURITY_HEADERS)) reply.header(name, value);
@@ -123,5 +126,10 @@ export async function dashboard(app: FastifyInstance, opts: DashboardOptions): P
   await app.register(dashboardKeyRoutes, { access, sessions, wh });
   app.all('/dashboard/api/*', async () => {
     throw notFound('no such dashboard call');
+  });
+  // Any other page under /dashboard/ does not exist: its 404 needs no key, as the pages do
+  // (a path no route answers elsewhere needs one, route-policy.ts).
+  app.get('/dashboard/*', async (req) => {
+    throw notFound(`no route for GET ${pathOf(req.url)}`);
   });
 }

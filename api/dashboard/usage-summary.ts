@@ -5,7 +5,7 @@ import { USAGE_TOP_METHODS } from '../../core/limits/dashboard.ts';
 import type { ApiKeyRecord } from '../../warehouse/api-key-store.ts';
 import type { UsageBucket } from '../../warehouse/usage-store.ts';
 
-/** The interfaces usage is counted under (api/access/protected-paths.ts interfaceOf). */
+/** The interfaces usage is counted under (each route's policy: api/access/route-policy.ts). */
 const INTERFACES = ['rpc', 'rest', 'sql', 'graphql', 'mcp', 'other'] as const;
 
 export function summariseUsage(rows: readonly UsageBucket[], keys: readonly ApiKeyRecord[], fromMs: number, toMs: number, bucketMs: number) {

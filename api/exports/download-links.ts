@@ -5,6 +5,10 @@
 // its links at once, whatever their expiry.
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 
+/** Where signed links are served (export-routes.ts): the link is the credential, checked by its
+ *  route (MAC, expiry, and the issuing key still active), so the route needs no API key. */
+export const SIGNED_LINK_PREFIX = '/v1/exports/links/';
+
 /** A link's expiry as minted: Unix seconds in decimal digits. */
 export const LINK_EXPIRES_PATTERN = '^[0-9]{1,12}$';
 /** A link's signature as minted: an HMAC-SHA256, base64url without padding (43 characters). */

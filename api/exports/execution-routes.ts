@@ -13,6 +13,7 @@ import { INT64 } from '../../core/vocabulary/primitives.ts';
 import type { ExportOwner } from './export-service.ts';
 import { RESULT_FORMATS, type ExecutionService } from './executions.ts';
 import { JOB_STATUSES } from './job-store.ts';
+import { declareRoutes, keyed } from '../access/route-policy.ts';
 
 /** Headers of a results page: the total row count and the next page's cursor (also in a JSON body). */
 export const EXECUTION_TOTAL_ROWS_HEADER = 'x-execution-total-rows';
@@ -66,6 +67,8 @@ export async function executionRoutes(app: FastifyInstance, opts: { executions: 
   // The service checks bodies and queries (naming the field); answers are written as they are.
   app.setValidatorCompiler(() => () => true);
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  // Executions answer pages of a client query's rows: the SQL door's budget.
+  declareRoutes(app, keyed('sql', 'sql'));
   startRoute(app, opts.executions);
   stateRoutes(app, opts.executions);
   resultsRoute(app, opts.executions);

@@ -1,7 +1,7 @@
 // HTTP adapter of the export jobs (docs/exports.md): bulk SQL exports for clients without
 // GraphQL, filter exports for the CLI, and the downloads. Every route but the signed link
 // sits behind access control (registered after it in buildApp); the signed link carries
-// its own proof (download-links.ts) and is exempt from the key check (protected-paths.ts).
+// its own proof (download-links.ts) and declares that it needs no key (config: open()).
 //
 //   POST /v1/query/exports            {query, format, sampling, splits, seed}     -> 202 job
 //   POST /v1/exports                  {format, filters, columns, sampling, splits, seed} -> 202 job
@@ -14,7 +14,8 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, Errors, worded, type Wording } from '../../core/errors.ts';
-import { SIGNED_LINK_PREFIX } from '../access/protected-paths.ts';
+import { declareRoutes, keyed, open } from '../access/route-policy.ts';
+import { SIGNED_LINK_PREFIX } from './download-links.ts';
 import { appendVary, CALLER_HEADERS } from '../answers/vary.ts';
 import { fileDigest } from './export-writer.ts';
 import {
@@ -67,6 +68,8 @@ export async function exportRoutes(app: FastifyInstance, opts: { exports: Export
   // are written as they are (the schemas document them for the OpenAPI document).
   app.setValidatorCompiler(() => () => true);
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  // Export jobs are a door of their own (their answers are files); a file's download another.
+  declareRoutes(app, keyed('other', 'export'));
   creationRoutes(app, opts.exports);
   for (const [base, noun] of JOB_BASES) jobRoutes(app, opts.exports, base, noun);
   signedLinkRoute(app, opts.exports);
@@ -144,6 +147,7 @@ function jobRoutes(app: FastifyInstance, svc: ExportService, base: string, noun:
   app.get<{ Params: { id: string; name: string } }>(
     `${base}/:id/files/:name`,
     {
+      config: keyed('other', 'download'),
       schema: {
         tags,
         operationId: `download${noun}File`,
@@ -161,6 +165,8 @@ function signedLinkRoute(app: FastifyInstance, svc: ExportService): void {
   app.get<{ Params: { id: string; name: string } }>(
     `${SIGNED_LINK_PREFIX}:id/:name`,
     {
+      // No key: the link is its own credential, checked here.
+      config: open(),
       schema: {
         tags,
         operationId: 'downloadExportLink',
@@ -174,7 +180,7 @@ function signedLinkRoute(app: FastifyInstance, svc: ExportService): void {
     async (req, reply) => {
       // A link is a credential of its own, so its downloads count against the issuing key's
       // rate limit, and refused links against the client's address, as requests without a
-      // valid key do: the path is exempt from the key check, not from limits.
+      // valid key do: the route needs no key, but is not exempt from limits.
       let handle: Awaited<ReturnType<ExportService['openLink']>>;
       try {
         handle = await svc.openLink(req.params.id, req.params.name, req.query as Record<string, unknown>);

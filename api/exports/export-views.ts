@@ -3,10 +3,9 @@
 import path from 'node:path';
 import { AppError, Errors } from '../../core/errors.ts';
 import { WarehouseError } from '../../warehouse/warehouse.ts';
-import { SIGNED_LINK_PREFIX } from '../access/protected-paths.ts';
 import { engineMessage } from '../sql/sql-guard.ts';
 import { DATASET_CARD, MANIFEST } from './dataset-card.ts';
-import type { DownloadLinks } from './download-links.ts';
+import { SIGNED_LINK_PREFIX, type DownloadLinks } from './download-links.ts';
 import { FORMAT_FILES } from './export-config.ts';
 import type { ExportJobView } from './export-schemas.ts';
 import { JobFailure } from './job-errors.ts';

@@ -73,8 +73,15 @@ export async function declaredPlan(catalog: readonly Operation[], a: Analytics, 
   const values: Record<string, unknown> = Object.fromEntries(scalarFields(schema).map(([k]) => [k, args[k]]));
   if ('protocols' in schema.properties) values.protocols = f?.protocols;
   if ('protocol' in schema.properties) {
-    if ((f?.protocols?.length ?? 0) > 1) throw invalidParams(`filters.protocols: ${field} answers for one protocol`, 'protocols');
-    values.protocol = f?.protocols?.[0];
+    // One protocol, or the list left out for all of them: an empty list is neither (it read as "all").
+    const asked = f?.protocols ?? undefined;
+    if (asked !== undefined && asked.length !== 1) {
+      throw invalidParams(
+        `filters.protocols: ${field} answers for one protocol (got ${asked.length}); leave filters.protocols out for all of them`,
+        'protocols',
+      );
+    }
+    values.protocol = asked?.[0];
   }
   const d = f?.dateRange;
   const input = { values, ...(d ? { days: { from: d.start, to: d.end, names: GRAPHQL_DAYS } } : {}) };

@@ -7,6 +7,7 @@
 import type { FastifyRequest } from 'fastify';
 import { getArgumentValues, getOperationAST, getVariableValues, parse, type GraphQLSchema } from 'graphql';
 import { Budget } from '../../core/budget.ts';
+import { GRAPHQL_SCAN_MAX_TOKENS } from '../../core/limits/graphql.ts';
 import { PLAN_QUERY_BUDGET } from '../../core/plans.ts';
 import type { Analytics } from '../analytics/analytics.ts';
 import { connectionSelection } from './connection-plans.ts';
@@ -18,7 +19,7 @@ import { readParams } from './request-params.ts';
 export async function documentCost(schema: GraphQLSchema, analytics: Analytics, req: FastifyRequest): Promise<number | undefined> {
   try {
     const params = readParams(req);
-    const document = parse(params.query, { maxTokens: 10_000 });
+    const document = parse(params.query, { maxTokens: GRAPHQL_SCAN_MAX_TOKENS });
     const op = getOperationAST(document, params.operationName);
     if (op?.operation !== 'query') return undefined;
     const coerced = getVariableValues(schema, op.variableDefinitions ?? [], params.variables ?? {}, { maxErrors: 20 });

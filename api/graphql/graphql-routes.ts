@@ -18,7 +18,7 @@ import {
   GRAPHQL_TIMEOUT_MS,
 } from '../../core/limits.ts';
 import { PLAN_QUERY_BUDGET, type Plan } from '../../core/plans.ts';
-import { pathOf, wantsGraphiql } from '../access/protected-paths.ts';
+import { keyed, open, pathOf, wantsGraphiql } from '../access/route-policy.ts';
 import type { Analytics } from '../analytics/analytics.ts';
 import type { ExportService } from '../exports/export-service.ts';
 import type { FreshnessWatermark } from '../freshness.ts';
@@ -200,11 +200,13 @@ export async function graphqlRoutes(app: FastifyInstance, opts: GraphqlRouteOpti
     return reply.code(status).header('content-type', `${type}; charset=utf-8`).send(stream);
   }
 
-  app.get('/graphql', handle);
-  app.post('/graphql', { bodyLimit: GRAPHQL_BODY_LIMIT_BYTES }, handle);
-  app.get('/graphql/graphiql.js', (_req, reply) => page.script(reply));
-  app.get('/graphql/graphiql.css', (_req, reply) => page.style(reply));
-  app.get<{ Params: { name: string } }>('/graphql/assets/:name', async (req, reply) => {
+  // GET /graphql asked by a browser for the GraphiQL page needs no key (wantsGraphiql, access control).
+  app.get('/graphql', { config: keyed('graphql', 'graphql') }, handle);
+  app.post('/graphql', { bodyLimit: GRAPHQL_BODY_LIMIT_BYTES, config: keyed('graphql', 'graphql') }, handle);
+  // GraphiQL's script, style and packaged files, which a browser loads without a key: they hold no data.
+  app.get('/graphql/graphiql.js', { config: open('graphql') }, (_req, reply) => page.script(reply));
+  app.get('/graphql/graphiql.css', { config: open('graphql') }, (_req, reply) => page.style(reply));
+  app.get<{ Params: { name: string } }>('/graphql/assets/:name', { config: open('graphql') }, async (req, reply) => {
     const sent = page.packaged(req.params.name, reply);
     if (sent === undefined) throw notFound(`no GraphiQL asset named ${JSON.stringify(req.params.name.slice(0, 100))}`);
     return sent;

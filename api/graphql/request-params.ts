@@ -7,7 +7,8 @@
 // media types each route answers in, and the GraphQL-shaped error answer of /graphql.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, Errors, kindForStatus, type ErrorKind } from '../../core/errors.ts';
-import { GRAPHQL_BODY_LIMIT_BYTES } from '../../core/limits.ts';
+import { GRAPHQL_BODY_LIMIT_BYTES, MAX_PARAMS_DEPTH } from '../../core/limits.ts';
+import { deeperThan } from '../positional/positional-calls.ts';
 import { buildExtensions } from './extensions.ts';
 
 export const GRAPHQL_RESPONSE = 'application/graphql-response+json';
@@ -121,6 +122,11 @@ export function readParams(req: FastifyRequest, door: Door = 'query'): Params {
   if (operationName !== undefined && operationName !== null && typeof operationName !== 'string') throw badRequest(say.notString('operationName'));
   const variables = decoded('variables', source.variables);
   if (variables !== undefined && variables !== null && !isMap(variables)) throw badRequest(say.notMap('variables'));
+  // Refused before anything reads them: a value thousands of levels deep overflows the stack
+  // of whatever walks it (the answer memo's JSON.stringify did: a 500). No input type nests so deep.
+  if (deeperThan(variables, MAX_PARAMS_DEPTH)) {
+    throw badRequest(`variables are nested more than ${MAX_PARAMS_DEPTH} levels deep (lists and objects); no argument takes anything that deep`);
+  }
   const extensions = door === 'stream' ? undefined : decoded('extensions', source.extensions);
   if (extensions !== undefined && extensions !== null && !isMap(extensions)) throw badRequest(say.notMap('extensions'));
   return {

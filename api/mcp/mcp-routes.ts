@@ -12,6 +12,7 @@ import { MCP_BODY_LIMIT_BYTES } from '../../core/limits.ts';
 import { llmsTxt } from './llms-txt.ts';
 import { McpDoor, type CallHooks } from './mcp-server.ts';
 import type { ToolCaller, ToolDeps } from './mcp-tools.ts';
+import { keyed, open } from '../access/route-policy.ts';
 
 /** The implementation version the door announces (the API's version, as in its paths). */
 const SERVER_VERSION = '1.0.0';
@@ -99,11 +100,11 @@ export async function mcpRoutes(app: FastifyInstance, opts: ToolDeps): Promise<v
     throw err;
   });
 
-  app.get('/llms.txt', async (_req, reply) =>
+  app.get('/llms.txt', { config: open() }, async (_req, reply) =>
     reply.type('text/plain; charset=utf-8').header('cache-control', 'public, max-age=300').send(llmsTxt(door.tools.list)),
   );
 
-  app.post('/mcp', { bodyLimit: MCP_BODY_LIMIT_BYTES }, async (req, reply) => {
+  app.post('/mcp', { bodyLimit: MCP_BODY_LIMIT_BYTES, config: keyed('mcp', 'mcp') }, async (req, reply) => {
     // A keyless POST with x402 on: its tool calls pay for themselves (api/x402/x402-mcp.ts);
     // it runs as its first payer's, or as no one's (the address's) when none paid.
     const payments = req.x402 !== null && typeof req.x402 === 'object' && 'admit' in req.x402 ? req.x402 : undefined;

@@ -216,8 +216,10 @@ export class McpDoor {
     };
     const lists = this.listBytes;
     const fixed = requests.reduce((n, m) => n + (m.method === 'tools/list' || m.method === 'resources/list' ? lists[m.method] : 0), 0);
+    // An id is a string or a number (anything else is refused, answered with id null): never
+    // JSON.stringify a client's id of another kind, which overflows the stack when nested deep.
     return setAsideBytes(
-      requests.map((m) => m.id),
+      requests.map((m) => (typeof m.id === 'string' || typeof m.id === 'number' ? m.id : null)),
       fixed,
     );
   }

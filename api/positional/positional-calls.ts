@@ -106,6 +106,8 @@ function withDefaults(positions: readonly Positional[], args: readonly unknown[]
 const byName = (params: readonly Positional[], args: readonly unknown[]): RequestValues => Object.fromEntries(params.map((p, i) => [p.name, args[i]]));
 
 const shown = (v: unknown): string => {
+  // JSON writes Infinity (what JSON.parse makes of 1e400) as null: quote it as itself.
+  if (typeof v === 'number' && !Number.isFinite(v)) return String(v);
   let s: string | undefined;
   try {
     s = JSON.stringify(v);
@@ -139,6 +141,9 @@ function describe(err: ErrorObject, names: readonly string[], method: string): A
   const invalid = (message: string, f = field): AppError => new AppError(Errors.invalidParams, message, { field: f });
   switch (err.keyword) {
     case 'type': {
+      // A number past ±1.8e308 parses as Infinity: a value out of range, not a filter of the wrong type.
+      if (typeof err.data === 'number' && !Number.isFinite(err.data))
+        return invalid(`${field} must be a finite number${got}; JSON numbers past ±1.8e308 are read as Infinity`);
       const message = `${field} must be ${String(p.type).replace(',', ' or ')}${got}`;
       if (inFilter(err.instancePath)) {
         return new AppError(Errors.unparsableFilter, `unparsable filter: ${message}`, { field });

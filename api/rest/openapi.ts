@@ -8,7 +8,8 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
-import { errorBody } from '../catalog/rest-schemas.ts';
+import { declareRoutes, open } from '../access/route-policy.ts';
+import { errorBody } from './rest-schemas.ts';
 import { withCommonAnswers, withDayParameters, withNamedEnums, withProtocolNames } from './openapi-answers.ts';
 
 export interface OpenApiOptions {
@@ -50,10 +51,14 @@ export async function registerOpenApi(app: FastifyInstance, opts: OpenApiOptions
       buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
     },
   });
-  await app.register(swaggerUi, { routePrefix: '/api/v1/docs' });
+  // The page and its files need no key (they hold no data): declared for the plugin's routes.
+  await app.register(async (docs) => {
+    declareRoutes(docs, open('rest'));
+    await docs.register(swaggerUi, { routePrefix: '/api/v1/docs' });
+  });
   // servers: the address the document was fetched from, so generators and clients built from
   // it call this server (a relative '/' would leave them without a base URL).
-  app.get('/api/v1/openapi.json', { schema: { hide: true } }, async (req) => ({
+  app.get('/api/v1/openapi.json', { schema: { hide: true }, config: open('rest') }, async (req) => ({
     ...withNamedEnums(withProtocolNames(app.swagger() as unknown as Record<string, unknown>, await opts.protocols())),
     servers: [{ url: `${req.protocol}://${req.host}`, description: 'this server' }],
   }));

@@ -1,15 +1,23 @@
-// The REST interface (base /api/v1): its routes, derived from the catalog (api/catalog/:
-// each operation with a REST route declares its URL, its TypeBox schemas and its handler),
+// The REST interface (base /api/v1): its routes, built from the catalog (api/catalog/: each
+// operation with a REST route gives its URL; one declared by its request, REST's words too:
+// declared-routes.ts builds its route; the others' are written by hand, hand-routes.ts),
 // and its validation messages. Registered with prefix /api/v1 by buildApp, after the
 // OpenAPI plugin so the routes are documented from the same schemas Fastify validates with.
 import type { FastifyInstance, FastifySchemaValidationError } from 'fastify';
 import { answerStatsOf } from '../access/answer-stats.ts';
+import { KEY_QUERY_PARAM } from '../access/presented-key.ts';
+import { declareRoutes, keyed } from '../access/route-policy.ts';
+import { QUOTED_PARAM_MAX_CHARS } from '../../core/limits/http.ts';
 import { Errors, invalidParams, worded, type Wording } from '../../core/errors.ts';
 import { fitsBudget, formatBytes, REST_RESPONSE_BUDGET_BYTES } from '../../core/limits.ts';
 import { daySpan } from '../../core/request-check.ts';
 import { Day, DAY_PATTERN, ruleOfPattern } from '../../core/vocabulary/primitives.ts';
 import type { Analytics } from '../analytics/analytics.ts';
-import { CATALOG, restRoutesOf, type Operation } from '../catalog/catalog.ts';
+import { CATALOG, operationIdOf, type Operation } from '../catalog/catalog.ts';
+import type { X402Door } from '../x402/x402-door.ts';
+import { declaredRoute, isDeclaredRest } from './declared-routes.ts';
+import { HAND_ROUTES } from './hand-routes.ts';
+import type { RestRoute } from './rest-route.ts';
 
 /** REST's names for the analytics layer's logical parameters. */
 const REST_WORDING: Wording = {
@@ -26,6 +34,22 @@ function paramsOf(schema: unknown, is: (s: { type?: unknown; format?: unknown })
   return Object.entries(properties)
     .filter(([, s]) => is(s))
     .map(([name]) => name);
+}
+
+/**
+ * A query parameter the route does not declare is refused, never ignored: a misspelt
+ * `date_form` or `protocol` would otherwise answer for all time or every protocol. The
+ * api-key parameter is every route's (presented-key.ts).
+ */
+function refuseUnknownParams(schema: unknown, query: Record<string, unknown> | undefined): void {
+  const declared = paramsOf(schema, () => true);
+  const unknown = Object.keys(query ?? {}).find((k) => k !== KEY_QUERY_PARAM && !declared.includes(k));
+  if (unknown === undefined) return;
+  const accepted = declared.length === 0 ? 'this route takes none' : `accepted: ${declared.join(', ')}`;
+  throw invalidParams(
+    `unknown query parameter ${JSON.stringify(unknown.slice(0, QUOTED_PARAM_MAX_CHARS))}; ${accepted}`,
+    unknown.slice(0, QUOTED_PARAM_MAX_CHARS),
+  );
 }
 
 /** "limit must be <= 1000" rather than "querystring/limit must be <= 1000": clients know parameters, not schema paths. */
@@ -49,9 +73,26 @@ export interface RestApiOptions {
   responseBudgetBytes?: number;
   /** The operations to serve; the service's catalog unless set (tests). */
   catalog?: readonly Operation[];
+  /** Routes written by hand, by their operation's name; HAND_ROUTES unless set (a test adds one). */
+  handRoutes?: Readonly<Record<string, RestRoute>>;
+  /** With the x402 plan on: where each route's keyless calls are priced, by their answer's statements. */
+  x402?: Pick<X402Door, 'priceByAnswer'>;
+}
+
+/** The REST routes of a catalog, each named by its operation (operationIdOf): built from its
+ *  request declaration, or the hand-written route of its name. */
+export function restRoutesOf(catalog: readonly Operation[], handRoutes: Readonly<Record<string, RestRoute>> = HAND_ROUTES): RestRoute[] {
+  return catalog.flatMap((op) => {
+    if (op.rest === undefined) return [];
+    const route = isDeclaredRest(op) ? declaredRoute(op) : handRoutes[op.name];
+    if (route === undefined || route.url !== op.rest.url) throw new Error(`operation ${op.name}: no REST route at ${op.rest.url}`);
+    return [route.named(operationIdOf(op))];
+  });
 }
 
 export async function restApi(app: FastifyInstance, opts: RestApiOptions): Promise<void> {
+  // Every route of this interface needs a key, at the REST door's budget.
+  declareRoutes(app, keyed('rest', 'rest'));
   app.setSchemaErrorFormatter(schemaErrorMessage);
   // Every answer of this interface, whatever route produced it, is checked as serialized:
   // one larger than the budget is replaced by a 400 asking for a smaller page.
@@ -78,6 +119,7 @@ export async function restApi(app: FastifyInstance, opts: RestApiOptions): Promi
   // (preValidation runs before the schema is checked.)
   app.addHook('preValidation', async (req) => {
     const query = req.query as Record<string, unknown> | undefined;
+    refuseUnknownParams(req.routeOptions.schema, query);
     for (const name of paramsOf(req.routeOptions.schema, (s) => s.type === 'integer')) {
       const v = query?.[name];
       if (v === undefined) continue;
@@ -99,5 +141,8 @@ export async function restApi(app: FastifyInstance, opts: RestApiOptions): Promi
   app.setErrorHandler((err) => {
     throw worded(err, REST_WORDING);
   });
-  for (const route of restRoutesOf(opts.catalog ?? CATALOG)) route.mount(app, opts.analytics);
+  for (const route of restRoutesOf(opts.catalog ?? CATALOG, opts.handRoutes)) {
+    route.mount(app, opts.analytics);
+    opts.x402?.priceByAnswer(`${app.prefix}${route.url}`, (dry, req) => route.answer(dry, req));
+  }
 }

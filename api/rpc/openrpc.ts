@@ -70,7 +70,7 @@ export function openRpcDocument(catalog: readonly Operation[]): OpenRpcDocument 
           ...rulesDoc([...m.rules, ...(op.request?.rules ?? [])]),
           'x-cost': op.cost,
           'x-analytics-preset': op.preset,
-          ...(op.rest ? { 'x-rest': `${op.rest.method} /api/v1${op.rest.url}` } : {}),
+          ...(op.rest ? { 'x-rest': `GET /api/v1${op.rest.url}` } : {}),
           ...(op.graphql ? { 'x-graphql': op.graphql.field } : {}),
         },
       ];

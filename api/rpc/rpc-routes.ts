@@ -15,6 +15,7 @@ import { CatalogMethods } from '../positional/positional-calls.ts';
 import { handleBody, parseRpcBody, unparsedBody, type CallContext, type MethodTable, type RpcBody, type RpcResponse } from './json-rpc.ts';
 import { openRpcDocument, RPC_DISCOVER, withServer, type OpenRpcDocument } from './openrpc.ts';
 import { invalidRequest } from './rpc-errors.ts';
+import { keyed, open } from '../access/route-policy.ts';
 
 /** The methods as the envelope layer sees them: look up, validate, run. */
 export class RpcMethods {
@@ -114,10 +115,12 @@ export async function rpcRoutes(app: FastifyInstance, opts: RpcRouteOptions): Pr
     throw err;
   });
 
-  // The same document rpc.discover answers; exempt from the API key (api/access/protected-paths.ts).
-  app.get('/v1/openrpc.json', async (req, reply) => reply.header('cache-control', 'public, max-age=300').send(withServer(methods.openRpc, originOf(req))));
+  // The same document rpc.discover answers, so it needs no key.
+  app.get('/v1/openrpc.json', { config: open() }, async (req, reply) =>
+    reply.header('cache-control', 'public, max-age=300').send(withServer(methods.openRpc, originOf(req))),
+  );
 
-  app.post('/v1/rpc', { bodyLimit: RPC_BODY_LIMIT_BYTES }, async (req, reply) => {
+  app.post('/v1/rpc', { bodyLimit: RPC_BODY_LIMIT_BYTES, config: keyed('rpc', 'rpc') }, async (req, reply) => {
     // No body at all (no content type, nothing sent) is not valid JSON either.
     const body = req.rpcBody ?? unparsedBody();
     const ctx = new RequestContext(req, opts.responseBudgetBytes);

@@ -4,7 +4,7 @@
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError, Errors } from '../../core/errors.ts';
-import { SQL_QUERY_PATHS } from '../access/protected-paths.ts';
+import { keyed } from '../access/route-policy.ts';
 import { PUBLISHED_TABLES, SQL_DEFAULT_LIMIT, SQL_MAX_LENGTH, SQL_MAX_LIMIT } from './sql-guard.ts';
 import { SQL_MAX_RESPONSE_BYTES, type Caller, type SqlSandbox } from './sql-sandbox.ts';
 import { sqlText, SQL_LANGUAGE_RULE } from './sql-text.ts';
@@ -105,6 +105,10 @@ const schema = {
   },
 };
 
+/** The SQL interface's routes: SPEC's /v1/query and its REST alias, and /v1/query/csv (the
+ *  same query answered as CSV only, for generated clients). */
+const SQL_QUERY_PATHS: readonly string[] = ['/v1/query', '/api/v1/query', '/v1/query/csv'];
+
 /** Each route and whether it answers CSV only. */
 const SQL_ROUTES = SQL_QUERY_PATHS.map((url) => [url, url.endsWith('/csv')] as const);
 
@@ -148,6 +152,7 @@ export async function sqlRoutes(app: FastifyInstance, opts: { sandbox: SqlSandbo
       url,
       {
         schema: { ...(csvOnly ? csvSchema : schema), operationId: OPERATION_IDS[url] },
+        config: keyed('sql', 'sql'),
         // The schema documents the body; the handler checks it, so that a missing or
         // non-string query gets the message SPEC requires instead of a generic one.
         validatorCompiler: () => () => true,

@@ -12,6 +12,7 @@ import type { Analytics } from '../analytics/analytics.ts';
 import type { FreshnessWatermark } from '../freshness.ts';
 import { EXPOSITION_CONTENT_TYPE, exposition } from './exposition.ts';
 import { QUOTED_PARAM_MAX_CHARS, QUOTED_VALUE_MAX_CHARS } from '../../core/limits/http.ts';
+import { keyed } from '../access/route-policy.ts';
 
 const WORDING: Wording = {
   params: { protocol: 'protocol', protocols: 'protocol', range: 'window', cursor: 'cursor', order: 'order' },
@@ -104,6 +105,7 @@ export async function userMetricsRoutes(app: FastifyInstance, opts: { analytics:
   app.get(
     '/v1/metrics',
     {
+      config: keyed('other', 'rest'),
       schema,
       // The handler checks the parameters, with messages that name them; the schema documents them.
       validatorCompiler: () => () => true,

@@ -3,6 +3,7 @@
 import { createHash } from 'node:crypto';
 import { getBase64Encoder, getTransactionDecoder } from '@solana/kit';
 import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
+import { X402_CAUSE_MAX_CHARS, X402_ECHO_MAX_CHARS } from '../../core/limits/access.ts';
 
 export type RefusalCode =
   | 'payment_required'
@@ -29,7 +30,7 @@ export class PaymentRefusal extends Error {
 /** A value of the caller's, echoed in a refusal (the 402's message and its PAYMENT-REQUIRED header): clipped. */
 const echo = (v: unknown): string => {
   const text = String(v);
-  return text.length > 64 ? `${text.slice(0, 64)}…` : text;
+  return text.length > X402_ECHO_MAX_CHARS ? `${text.slice(0, X402_ECHO_MAX_CHARS)}…` : text;
 };
 
 /** The mismatch between what the caller signed for and what we ask, before the facilitator is asked. */
@@ -53,7 +54,7 @@ export function acceptedMismatch(accepted: PaymentRequirements | undefined, ours
 /** The facilitator's refusal of a verified transaction, by its reason. */
 export function verifyRefusal(reason: string | undefined, message: string | undefined): PaymentRefusal {
   const r = reason ?? 'unknown';
-  const detail = `${r}${message ? `: ${message.slice(0, 300)}` : ''}`;
+  const detail = `${r}${message ? `: ${message.slice(0, X402_CAUSE_MAX_CHARS)}` : ''}`;
   if (/blockhash|expired/i.test(`${r} ${message ?? ''}`))
     return new PaymentRefusal('expired_payment', `the payment's transaction has expired (its blockhash is too old); sign a new one (${detail})`);
   if (/amount/.test(r)) return new PaymentRefusal('underpaid', `the transaction does not transfer the price (${detail})`);

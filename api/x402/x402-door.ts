@@ -5,7 +5,7 @@ import type { FastifyRequest } from 'fastify';
 import type { X402Config } from '../../core/config/load-config.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { X402PaymentStore } from '../../warehouse/x402-payment-store.ts';
-import { interfaceOf } from '../access/protected-paths.ts';
+import { policyOf } from '../access/route-policy.ts';
 import { X402Gateway, type PaidCall } from './x402-gateway.ts';
 import { Pricing, type Pricer, type PricingDeps, type ToolPricer } from './x402-pricing.ts';
 import { resourceServerOf, type SvmChain } from './x402-server.ts';
@@ -17,6 +17,8 @@ export interface X402Door {
   price: Pricer;
   /** Lets a door price its own calls (GraphQL: what its guard will charge). */
   priceWith: Pricing['priceWith'];
+  /** Lets a door price its GET calls by their answer's statements (REST's routes). */
+  priceByAnswer: Pricing['priceByAnswer'];
   /** The price of one MCP tool call, in cost units. */
   priceTool: ToolPricer;
   /** A settled payment, for usage and revenue (warehouse/x402-payment-store.ts). */
@@ -44,6 +46,7 @@ export async function createX402Door(deps: X402DoorDeps): Promise<X402Door> {
     gateway,
     price: pricing.price,
     priceWith: (route, pricer) => pricing.priceWith(route, pricer),
+    priceByAnswer: (route, answer) => pricing.priceByAnswer(route, answer),
     priceTool: pricing.priceTool,
     settled(req: FastifyRequest, paid: PaidCall, transaction: string) {
       const route = req.routeOptions.url ?? '';
@@ -54,7 +57,7 @@ export async function createX402Door(deps: X402DoorDeps): Promise<X402Door> {
         asset: paid.requirements.asset,
         network: paid.requirements.network,
         transaction,
-        interface: interfaceOf(route),
+        interface: policyOf(req).interface,
         route: `${req.method} ${route}`,
         costUnits: paid.units,
       };

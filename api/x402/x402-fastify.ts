@@ -14,7 +14,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { HOST_HEADER_MAX_CHARS } from '../../core/limits/http.ts';
 import type { Readable } from 'node:stream';
 import type { EdgeStep } from '../answers/answer-edge.ts';
-import { interfaceOf, rpcCallCount } from '../access/protected-paths.ts';
+import type { RoutePolicy } from '../access/route-policy.ts';
+import { rpcCallCount } from '../access/rpc-usage.ts';
 import type { PaidCall } from './x402-gateway.ts';
 import { PaymentRefusal } from './refusals.ts';
 import { McpPayments } from './x402-mcp.ts';
@@ -32,11 +33,12 @@ declare module 'fastify' {
 export const PAYMENT_HEADER = 'payment-signature';
 export const LEGACY_PAYMENT_HEADER = 'x-payment';
 
-/** The doors a keyless request may pay for: every keyed door except live streams (no per-call answer to price). */
-export function payable(route: string): boolean {
-  if (route === '/graphql/stream') return false;
-  const iface = interfaceOf(route);
-  return iface !== 'other' || route === '/v1/exports' || route.startsWith('/v1/exports/') || route.startsWith('/v1/query/exports');
+/** The doors a keyless request may pay for, by its route's policy (route-policy.ts): every
+ *  keyed door of an interface, and export jobs and their files, except live streams (no
+ *  per-call answer to price). A route that declares no interface is not payable. */
+export function payable(policy: RoutePolicy): boolean {
+  if (policy.access !== 'keyed' || policy.door === 'stream') return false;
+  return policy.interface !== 'other' || policy.door === 'export' || policy.door === 'download';
 }
 
 /**

@@ -6,6 +6,7 @@ import { decodePaymentSignatureHeader, encodePaymentRequiredHeader, encodePaymen
 import type { x402ResourceServer } from '@x402/core/server';
 import type { PaymentPayload, PaymentRequired, PaymentRequirements, SettleResponse } from '@x402/core/types';
 import type { X402Config } from '../../core/config/load-config.ts';
+import { X402_CAUSE_MAX_CHARS } from '../../core/limits/access.ts';
 import { x402Price } from '../../core/plans.ts';
 import { acceptedMismatch, PaymentRefusal, paymentId, paymentMessage, verifyRefusal } from './refusals.ts';
 import { SpentPayments } from './spent-payments.ts';
@@ -88,7 +89,7 @@ export class X402Gateway {
       if (paymentMessage(payload) === undefined) throw new Error('payload.transaction is not a base64 Solana transaction');
       return payload;
     } catch (err) {
-      throw new PaymentRefusal('malformed_payment', `the payment cannot be read: ${(err as Error).message.slice(0, 200)}`);
+      throw new PaymentRefusal('malformed_payment', `the payment cannot be read: ${(err as Error).message.slice(0, X402_CAUSE_MAX_CHARS)}`);
     }
   }
 
@@ -179,7 +180,7 @@ export class X402Gateway {
     try {
       result = await this.server.settlePayment(paid.payload, paid.requirements);
     } catch (err) {
-      throw new PaymentRefusal('settlement_failed', `the payment could not be settled: ${(err as Error).message.slice(0, 300)}`);
+      throw new PaymentRefusal('settlement_failed', `the payment could not be settled: ${(err as Error).message.slice(0, X402_CAUSE_MAX_CHARS)}`);
     }
     if (!result.success)
       throw new PaymentRefusal('settlement_failed', `the payment could not be settled: ${result.errorReason ?? ''} ${result.errorMessage ?? ''}`.trim());

@@ -2,8 +2,8 @@
 // budget uses (api/analytics/analytics-cost.ts, api/sql/query-cost.ts):
 //   client SQL (the query doors, SQL executions and SQL exports, MCP's run_sql): the engine's
 //     estimate of what it reads plus what its joins produce, the figure a key's query is charged;
-//   a catalog call (a JSON-RPC method, each call of a batch; a REST route; an MCP catalog
-//     tool): answered once on a view that runs nothing (api/analytics/dry-run.ts), its
+//   a catalog call (a JSON-RPC method, each call of a batch; a REST route, priced as its
+//     door asks, api/rest/rest-api.ts; an MCP catalog tool): answered once on a view that runs nothing (api/analytics/dry-run.ts), its
 //     statements priced by the engine's estimate of the rows each reads plus the base cost per
 //     statement, as a prepared answer's cost is;
 //   an export by filters: the engine's estimate of the rows of `transactions` it reads (before
@@ -18,6 +18,7 @@
 // calls (limitPaidMcp), and one the MCP transport refuses whole is one call.
 import type { FastifyRequest } from 'fastify';
 import { MAX_BATCH_SIZE } from '@modelcontextprotocol/sdk/server/requestBody.js';
+import { GRAPHQL_SCAN_MAX_TOKENS } from '../../core/limits/graphql.ts';
 import { parse, Kind, type SelectionSetNode } from 'graphql';
 import { Budget } from '../../core/budget.ts';
 import { RPC_MAX_BATCH } from '../../core/limits.ts';
@@ -31,9 +32,10 @@ import { estimateCost } from '../analytics/statement-cost.ts';
 import { filterExportSpec } from '../exports/export-config.ts';
 import { filterExportRead } from '../exports/export-writer.ts';
 import { TABLES } from '../../warehouse/tables.ts';
-import { CATALOG, type RestRoute, type RpcMethod } from '../catalog/catalog.ts';
+import { CATALOG, type RpcMethod } from '../catalog/catalog.ts';
 import { CatalogMethods } from '../positional/positional-calls.ts';
-import { doorOf } from '../access/protected-paths.ts';
+import type { Door } from '../../core/limits/answers.ts';
+import { policyOf } from '../access/route-policy.ts';
 import type { SqlSandbox } from '../sql/sql-sandbox.ts';
 
 export type Pricer = (req: FastifyRequest) => Promise<number>;
@@ -63,7 +65,7 @@ function graphqlFields(body: unknown, query: unknown): number {
   const text = (body as { query?: unknown } | undefined)?.query ?? (query as { query?: unknown } | undefined)?.query;
   if (typeof text !== 'string') return 1;
   try {
-    const { definitions } = parse(text, { maxTokens: 10_000 });
+    const { definitions } = parse(text, { maxTokens: GRAPHQL_SCAN_MAX_TOKENS });
     const fragments = new Map(definitions.flatMap((d) => (d.kind === Kind.FRAGMENT_DEFINITION ? [[d.name.value, d.selectionSet] as const] : [])));
     const count = (set: SelectionSetNode, seen: Set<string>): number =>
       set.selections.reduce((n, s) => {
@@ -99,11 +101,7 @@ const positions = (m: RpcMethod, args: Record<string, unknown>): unknown[] => m.
 export class Pricing {
   private readonly methods = new CatalogMethods(CATALOG);
   private readonly byMethod = new Map(this.methods.list().map((m) => [m.method, m]));
-  private readonly restRoutes: ReadonlyMap<string, RestRoute> = new Map(
-    CATALOG.flatMap((op) => (op.rest === undefined ? [] : [[`/api/v1${op.rest.url}`, op.rest] as const])),
-  );
-
-  /** Pricers of routes whose door prices its own calls (GraphQL): undefined, priced as any other. */
+  /** Pricers of routes whose door prices its own calls (GraphQL; REST's routes, by their answers): undefined, priced as any other. */
   private readonly byRoute = new Map<string, (req: FastifyRequest) => Promise<number | undefined>>();
 
   constructor(private readonly deps: PricingDeps) {}
@@ -113,17 +111,20 @@ export class Pricing {
     this.byRoute.set(route, pricer);
   }
 
+  /** `route`'s GET calls priced by the statements of their answer (`answer` run on a view that runs nothing): REST's routes (api/rest/rest-api.ts). */
+  priceByAnswer(route: string, answer: (dry: Analytics, req: FastifyRequest) => Promise<unknown>): void {
+    this.priceWith(route, async (req) => (req.method === 'GET' ? this.answer(policyOf(req).door, (dry) => answer(dry, req)) : undefined));
+  }
+
   /** The price of an HTTP call, in cost units. */
   readonly price: Pricer = async (req) => {
     const route = req.routeOptions.url ?? '';
     const body = req.body;
     const sql = isObject(body) ? body.query : undefined;
-    if (req.method === 'POST' && SQL_BODY_ROUTES.has(route) && typeof sql === 'string') return this.sql(req.ip, route, sql);
+    if (req.method === 'POST' && SQL_BODY_ROUTES.has(route) && typeof sql === 'string') return this.sql(req.ip, policyOf(req).door, sql);
     const own = await this.byRoute.get(route)?.(req);
     if (own !== undefined) return Math.max(X402_PRICES.unitsPerCall, Math.ceil(own));
     if (route === '/v1/rpc') return this.rpc(body);
-    const rest = req.method === 'GET' ? this.restRoutes.get(route) : undefined;
-    if (rest !== undefined) return this.answer(route, (dry) => rest.answer(dry, req));
     if (route === '/graphql') return X402_PRICES.unitsPerCall * graphqlFields(body, req.query);
     if (route === '/mcp') return this.mcp(req.ip, body);
     if (req.method === 'POST' && route === '/v1/exports') return this.filterExport(body);
@@ -132,20 +133,20 @@ export class Pricing {
 
   /** The price of one MCP tool call, in cost units. */
   readonly priceTool: ToolPricer = async (ip, tool, args) => {
-    if (tool === 'run_sql' && typeof args.query === 'string') return this.sql(ip, '/mcp', args.query);
+    if (tool === 'run_sql' && typeof args.query === 'string') return this.sql(ip, 'mcp', args.query);
     const m = this.byMethod.get(tool);
-    return m === undefined ? X402_PRICES.unitsPerCall : this.answer('/mcp', (dry) => this.methods.call(dry, tool, positions(m, args)));
+    return m === undefined ? X402_PRICES.unitsPerCall : this.answer('mcp', (dry) => this.methods.call(dry, tool, positions(m, args)));
   };
 
   /** Client SQL: as the x402 plan's query would be charged, on a budget of its own that nothing else uses. */
-  private async sql(ip: string, route: string, sql: string): Promise<number> {
-    const cost = await this.deps.sandbox.cost({ key: `x402-quote:${ip}`, plan: 'x402', budget: new Budget('x402', doorOf(route)) }, sql);
+  private async sql(ip: string, door: Door, sql: string): Promise<number> {
+    const cost = await this.deps.sandbox.cost({ key: `x402-quote:${ip}`, plan: 'x402', budget: new Budget('x402', door) }, sql);
     return Math.max(X402_PRICES.unitsPerCall, Math.ceil(cost.score));
   }
 
   /** A catalog answer's statements, priced by a dry run under a budget of the x402 plan. */
-  private async answer(route: string, answer: (dry: Analytics) => Promise<unknown>): Promise<number> {
-    const wh = boundTo(this.deps.wh, new Budget('x402', doorOf(route)));
+  private async answer(door: Door, answer: (dry: Analytics) => Promise<unknown>): Promise<number> {
+    const wh = boundTo(this.deps.wh, new Budget('x402', door));
     const cost = await dryRunCost(this.deps.analyticsOver, wh, answer);
     return Math.max(X402_PRICES.unitsPerCall, Math.ceil(cost.score));
   }
@@ -170,7 +171,7 @@ export class Pricing {
     for (const c of calls) {
       const method = isObject(c) && typeof c.method === 'string' && this.methods.has(c.method) ? c.method : undefined;
       const params = isObject(c) && Array.isArray(c.params) ? c.params : [];
-      units += method === undefined ? X402_PRICES.unitsPerCall : await this.answer('/v1/rpc', (dry) => this.methods.call(dry, method, params));
+      units += method === undefined ? X402_PRICES.unitsPerCall : await this.answer('rpc', (dry) => this.methods.call(dry, method, params));
     }
     return units;
   }

@@ -24,9 +24,13 @@ export const RATE_STORE_SWEEP_MS = 1000;
 export const RATE_WINDOW_GRACE_MS = 5_000;
 /** At most one warning this often while Redis cannot be reached (requests go on, counted locally). */
 export const REDIS_WARNING_INTERVAL_MS = 10_000;
-/** Random bytes of a secret the service makes (an invitation, a session, its CSRF token). */
+/** Random bytes of a secret the service makes (an API key, an invitation, a session, its CSRF token): 256 bits. */
 export const SECRET_BYTES = 32;
 /** Days the operator's x402 report covers when no range is given. */
 export const OPERATOR_REPORT_DEFAULT_DAYS = 30;
 /** How long /metrics reuses one freshness read, however often Prometheus scrapes. */
 export const METRICS_FRESHNESS_REUSE_MS = 5000;
+/** A caller's value echoed in an x402 refusal (the 402's message and its PAYMENT-REQUIRED header). */
+export const X402_ECHO_MAX_CHARS = 64;
+/** The facilitator's or the payment library's own message, quoted in a refusal. */
+export const X402_CAUSE_MAX_CHARS = 300;

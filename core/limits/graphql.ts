@@ -67,3 +67,6 @@ export const GRAPHQL_ONE_PIECE_ANSWER_ITEMS = 2_000;
 export const GRAPHQL_ANSWER_TAIL_RESERVE_BYTES = 16 * 1024;
 /** GraphQL: entries of the parsed-document cache; the oldest goes past it. */
 export const GRAPHQL_DOCUMENT_CACHE_ENTRIES = 500;
+/** Tokens read of a document that is only priced (x402): a longer one stops the read early,
+ *  so pricing costs no more than this; execution applies GRAPHQL_MAX_TOKENS in its own words. */
+export const GRAPHQL_SCAN_MAX_TOKENS = 10_000;

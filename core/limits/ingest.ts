@@ -64,3 +64,7 @@ export const KAFKA_HEARTBEAT_EVERY_MS = 1_000;
 /** The largest slot (UInt64) as text, and 2^64 as a number: a slot at or past it is out of range. */
 export const UINT64_MAX_TEXT = '18446744073709551615';
 export const UINT64_LIMIT = 2 ** 64;
+
+/** How far before a batch's 'done' journal row its 'begin' row is looked for: the insert's
+ *  duration with margin, so that the join does not read the journal's whole week. */
+export const JOURNAL_BEGIN_LOOKBACK_MS = 10 * 60_000;

@@ -33,3 +33,14 @@ export const VIEW_REPAIR_DELETE_KEYS = 10_000;
  * statements leave a session to a quick one. Opened on demand, only while all are busy.
  */
 export const SERVING_SESSIONS = 3;
+
+// ---- The server transport (warehouse/server-warehouse.ts) ----
+/** How long one HTTP request to a ClickHouse server may take before the client gives up; a
+ *  serving statement ends far sooner (its own max_execution_time), so this bounds migrations and repairs. */
+export const SERVER_REQUEST_TIMEOUT_MS = 60_000;
+
+// ---- Messages the warehouse words for an operator ----
+/** A statement quoted in an error about it (a migration the cluster layout cannot render). */
+export const QUOTED_STATEMENT_MAX_CHARS = 80;
+/** A registry value quoted in an integrity finding. */
+export const QUOTED_REGISTRY_VALUE_MAX_CHARS = 60;

@@ -4,6 +4,7 @@
 // client that went away, once its request's work is done, never earlier and never lost.
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { keyed } from '../../api/access/route-policy.ts';
 import { PLAN_CONCURRENCY } from '../../core/plans.ts';
 import { createKey } from '../support/api-key.ts';
 import { startApp } from '../support/services.ts';
@@ -23,12 +24,13 @@ let entered = 0;
 
 beforeAll(async () => {
   ctx = await startApp();
-  ctx.app.get('/api/v1/__hold', async () => {
+  // REST routes, as the REST door declares its own (keyed, an in-flight slot).
+  ctx.app.get('/api/v1/__hold', { config: keyed('rest', 'rest') }, async () => {
     entered++;
     await gate.promise;
     return { ok: true };
   });
-  ctx.app.get('/api/v1/__quick', async () => ({ ok: true }));
+  ctx.app.get('/api/v1/__quick', { config: keyed('rest', 'rest') }, async () => ({ ok: true }));
   await ctx.app.listen({ port: 0, host: '127.0.0.1' });
   port = (ctx.app.server.address() as net.AddressInfo).port;
 });

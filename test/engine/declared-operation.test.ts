@@ -3,43 +3,14 @@
 // on every door: JSON-RPC, MCP, REST and GraphQL answer it alike, refuse the same invalid
 // requests by the same rule (each in its own words), and the OpenAPI and OpenRPC documents
 // and the GraphQL schema show it, rules included. No door was edited to offer it.
-import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATALOG } from '../../api/catalog/catalog.ts';
-import { withDefault } from '../../api/catalog/declare.ts';
-import { declared } from '../../api/catalog/declared.ts';
-import { blockTime, list, ProtocolName } from '../../api/catalog/params.ts';
-import { request, sumAtMost } from '../../core/request-check.ts';
 import { apiKeyHeaders } from '../support/api-key.ts';
 import { ingestDemo } from '../support/fixtures.ts';
+// A sample of the asked protocols (every visible one when none is asked), with the length of the range asked.
+import { protocolSample } from '../support/sample-operation.ts';
 import { startServices } from '../support/services.ts';
-
-/** A sample of the asked protocols (every visible one when none is asked), with the length of the range asked. */
-const protocolSample = declared({
-  name: 'protocolSample',
-  summary: 'A sample of the asked protocols (a test operation)',
-  request: request(
-    Type.Object(
-      {
-        protocols: Type.Optional(list(ProtocolName, 5, 'Protocols')),
-        range: blockTime,
-        limit: withDefault(Type.Integer({ minimum: 1, maximum: 3, description: 'How many' }), 2),
-        offset: withDefault(Type.Integer({ minimum: 0, maximum: 9, description: 'How many to skip' }), 0),
-      },
-      { additionalProperties: false },
-    ),
-    'list',
-    [sumAtMost('offset', 'limit', 10, 'ask for fewer')],
-  ),
-  result: Type.Object({ protocols: Type.Array(Type.String()), seconds: Type.Integer() }, { additionalProperties: false }),
-  doors: { rpc: 'getProtocolSample', rest: '/analytics/protocol-sample', graphql: 'protocolSample' },
-  // Defaults are filled by the one check (the declaration's types say optional).
-  answer: async (_a, c) => ({
-    protocols: c.protocols.slice(c.offset ?? 0, (c.offset ?? 0) + (c.limit ?? 2)),
-    seconds: c.range.gte === undefined || c.range.lte === undefined ? 0 : c.range.lte - c.range.gte + 1,
-  }),
-});
 
 let app: FastifyInstance;
 let headers: Record<string, string>;

@@ -1,6 +1,7 @@
 // Every error body is {error, message} with the standard HTTP title of its status, errors
 // raised by the framework itself (content type, body size, JSON syntax, routing) included.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { keyed } from '../../api/access/route-policy.ts';
 import { HTTP_TITLES, httpTitle, kindForStatus } from '../../core/errors.ts';
 import { adminHeaders, apiKeyHeaders } from '../support/api-key.ts';
 import { startApp } from '../support/services.ts';
@@ -10,7 +11,7 @@ let ctx: Awaited<ReturnType<typeof startApp>>;
 beforeAll(async () => {
   ctx = await startApp();
   // A handler failing in an unexpected way: its cause must not reach the client.
-  ctx.app.get('/api/v1/__boom', async () => {
+  ctx.app.get('/api/v1/__boom', { config: keyed('rest', 'rest') }, async () => {
     throw new Error('secret internal detail at /srv/app/x.ts:12');
   });
   await ctx.app.ready();

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { keyed } from '../../api/access/route-policy.ts';
 import { HTTP_TITLES } from '../../core/errors.ts';
 import { createKey } from '../support/api-key.ts';
 import { startApp } from '../support/services.ts';
@@ -30,7 +31,7 @@ let keyId: string;
 beforeAll(async () => {
   ctx = await startApp({ REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS), ANONYMOUS_RATE_LIMIT: String(ANONYMOUS_RATE_LIMIT) });
   // Answers later than the request time-out: the time-out must not cut them.
-  ctx.app.get('/api/v1/__slow', async () => {
+  ctx.app.get('/api/v1/__slow', { config: keyed('rest', 'rest') }, async () => {
     await new Promise((r) => setTimeout(r, 2.5 * REQUEST_TIMEOUT_MS));
     return { ok: true };
   });

@@ -15,7 +15,7 @@ import type { OAuthClientInformationMixed, OAuthTokens } from '@modelcontextprot
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyChallenge, MISSING_KEY_MESSAGE_BEARER, NO_OAUTH_MESSAGE } from '../../api/access/presented-key.ts';
 import { CORS_ALLOWED_HEADERS } from '../../api/access/cors.ts';
-import { isExempt } from '../../api/access/protected-paths.ts';
+import { isUnservedOAuth } from '../../api/access/route-policy.ts';
 import { createKey } from '../support/api-key.ts';
 import { startApp } from '../support/services.ts';
 
@@ -161,8 +161,9 @@ describe('a client without a key', () => {
     for (const path of ['/registerx', '/.well-knownx', '/oauth/token', '/mcp/.well-known/openid-configuration']) {
       expect((await fetch(`${base}${path}`)).status, path).toBe(401);
     }
-    expect(isExempt('/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource')).toBe(false);
-    expect(isExempt('/register', '/register')).toBe(false);
+    // A route served there later is not unserved: it needs a key unless it declares itself public.
+    expect(isUnservedOAuth('/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource')).toBe(false);
+    expect(isUnservedOAuth('/register', '/register')).toBe(false);
     // The SDK's own discovery reads that as "no OAuth here".
     await expect(discoverOAuthProtectedResourceMetadata(`${base}/mcp`)).rejects.toThrow(/does not implement OAuth 2.0 Protected Resource Metadata/);
     expect(await discoverAuthorizationServerMetadata(base)).toBeUndefined();

@@ -5,6 +5,7 @@
 // byte budget never leaves, even from a door that forgot its own check.
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { open } from '../../api/access/route-policy.ts';
 import { Budget, tightened } from '../../core/budget.ts';
 import { ANSWER_BUDGET_BYTES, DOOR_WALL_MS } from '../../core/limits/answers.ts';
 import { REQUEST_DEADLINE_GRACE_MS } from '../../core/limits/http.ts';
@@ -68,7 +69,8 @@ describe('every route passes the budget', () => {
       )[0];
     app.get('/v1/new-door', async (req) => limits(probe.under(req.budget)));
     app.get('/v1/new-door/unbound', async () => limits(probe));
-    app.get('/dashboard/new-open-route', async (req) => limits(probe.under(req.budget)));
+    // Declared public (no key), as the dashboard's routes are: it has no budget.
+    app.get('/dashboard/new-open-route', { config: open() }, async (req) => limits(probe.under(req.budget)));
     app.get('/v1/new-door/big', async () => 'x'.repeat(ANSWER_BUDGET_BYTES.rest + 1));
     app.get('/v1/new-door/stuck', () => new Promise(() => {}));
     // An answer whose way out (its onSend) is still running when the request's deadline passes.

@@ -7,7 +7,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REST_RESPONSE_BUDGET_BYTES, RPC_RESPONSE_BUDGET_BYTES } from '../../core/limits/answers.ts';
 import { restApi } from '../../api/rest/rest-api.ts';
-import { errorBody } from '../../api/catalog/rest-schemas.ts';
+import { errorBody } from '../../api/rest/rest-schemas.ts';
 import { rpcRoutes } from '../../api/rpc/rpc-routes.ts';
 import { startApp } from '../support/services.ts';
 import { ingestDemo } from '../support/fixtures.ts';

@@ -129,3 +129,25 @@ describe('GET /api/v1/analytics/fees', () => {
     expect((await get<{ message: string }>('/api/v1/analytics/fees?date_to=31-12-2024', 400)).message).toMatch(/date_to/);
   });
 });
+
+describe('an unknown query parameter', () => {
+  const raw = (url: string, h: Record<string, string> = headers) => t.app.inject({ method: 'GET', url, headers: h });
+
+  it('is refused with a 400 naming it and the accepted ones, never ignored (a misspelt date would answer for all time)', async () => {
+    const res = await raw(`/api/v1/analytics/time-series?protocol_name=jupiter_v6&date_form=${DAYS[1]}&date_to=${DAYS[1]}`);
+    expect(res.statusCode).toBe(400);
+    const body = res.json() as { message: string };
+    expect(body.message).toContain('unknown query parameter "date_form"');
+    expect(body.message).toContain('date_from');
+    // A route that takes no query parameter says so.
+    const byPath = await raw('/api/v1/stats?limit=5');
+    expect(byPath.statusCode).toBe(400);
+    expect((byPath.json() as { message: string }).message).toMatch(/unknown query parameter "limit"/);
+  });
+
+  it('does not include the api-key parameter, which every route takes', async () => {
+    const key = headers['x-api-key']!;
+    const res = await raw(`/api/v1/analytics/protocols?protocol_name=jupiter_v6&api-key=${encodeURIComponent(key)}`, {});
+    expect(res.statusCode).toBe(200);
+  });
+});

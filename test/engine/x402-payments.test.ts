@@ -7,7 +7,7 @@ import type { PaymentPayload, PaymentRequired } from '@x402/core/types';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Budget } from '../../core/budget.ts';
 import { createLogger } from '../../core/logger.ts';
-import { doorOf } from '../../api/access/protected-paths.ts';
+import type { Door } from '../../core/limits/answers.ts';
 import { Analytics } from '../../api/analytics/analytics.ts';
 import { dryRunCost } from '../../api/analytics/dry-run.ts';
 import { CATALOG } from '../../api/catalog/catalog.ts';
@@ -92,9 +92,9 @@ describe('every door priced by the cost model', () => {
   const rpc = (method: string, params: unknown[]): Call => ({ method: 'POST', url: '/v1/rpc', payload: { jsonrpc: '2.0', id: 1, method, params } });
   const amount = async (call: Call) => BigInt(requiredOf(await send(call)).accepts[0]!.amount);
   /** The cost model's figure for what `answer` runs: its statements' estimated rows plus the base cost per statement. */
-  async function costModel(route: string, answer: (a: Analytics) => Promise<unknown>): Promise<bigint> {
+  async function costModel(door: Door, answer: (a: Analytics) => Promise<unknown>): Promise<bigint> {
     const s = t.ctx.services;
-    const cost = await dryRunCost((wh) => new Analytics(wh, s.registry, s.dataVersion, s.pageTokens), boundTo(s.wh, new Budget('x402', doorOf(route))), answer);
+    const cost = await dryRunCost((wh) => new Analytics(wh, s.registry, s.dataVersion, s.pageTokens), boundTo(s.wh, new Budget('x402', door)), answer);
     return BigInt(Math.max(1000, Math.ceil(cost.score)));
   }
 
@@ -103,7 +103,7 @@ describe('every door priced by the cost model', () => {
     const whole = [{ protocolName: 'jupiter_v6' }];
     const hour = [{ protocolName: 'jupiter_v6', blockTime: { gte: 1_700_000_000, lte: 1_700_003_600 } }];
     const wholePrice = await amount(rpc('getProtocolStats', whole));
-    expect(wholePrice).toBe(await costModel('/v1/rpc', (a) => methods.call(a, 'getProtocolStats', whole)));
+    expect(wholePrice).toBe(await costModel('rpc', (a) => methods.call(a, 'getProtocolStats', whole)));
     expect(wholePrice).toBeGreaterThan(await amount(rpc('getProtocolStats', hour)));
     // A listing reads more than one protocol's hourly figures; a name list reads nothing.
     expect(await amount(rpc('getTransactions', [{}]))).toBeGreaterThan(wholePrice);
@@ -113,7 +113,7 @@ describe('every door priced by the cost model', () => {
     expect(await amount(batch)).toBe(wholePrice + 1000n);
     const stats = await amount(REST);
     expect(stats).toBeGreaterThan(1000n);
-    expect(stats).toBe(await costModel('/api/v1/stats', (a) => a.globalStats()));
+    expect(stats).toBe(await costModel('rest', (a) => a.globalStats()));
   });
 
   it('GraphQL: what the answer is charged (extensions.cost.requested); more fields cost more', async () => {

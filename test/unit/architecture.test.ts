@@ -131,6 +131,13 @@ describe('architecture', () => {
     expect(helpers.map(([file]) => file)).toEqual([]);
   });
 
+  it('keeps the catalog door-neutral: no file of api/catalog imports Fastify (routes are built in api/rest/)', () => {
+    const catalog = files.filter((f) => f.startsWith(path.join('api', 'catalog') + path.sep));
+    expect(catalog.length).toBeGreaterThan(0);
+    const fastify = catalog.filter((f) => /from\s+'fastify(?:\/[^']*)?'|from\s+'@fastify\//.test(readFileSync(path.join(ROOT, f), 'utf8')));
+    expect(fastify).toEqual([]);
+  });
+
   it('has no import cycles', () => {
     const state = new Map<string, 'open' | 'done'>();
     const cycles: string[] = [];

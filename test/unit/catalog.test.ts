@@ -11,12 +11,14 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { Analytics } from '../../api/analytics/analytics.ts';
 import { CATALOG, rpcMethodsOf, type Operation } from '../../api/catalog/catalog.ts';
-import { optional, restGet, rpcMethod, type ParamsCheck } from '../../api/catalog/declare.ts';
+import { optional, rpcMethod, type ParamsCheck } from '../../api/catalog/declare.ts';
 import { limit, options } from '../../api/catalog/params.ts';
 import { registerOpenApi } from '../../api/rest/openapi.ts';
 import { CALENDAR_DAY_PATTERN, dayStart } from '../../core/vocabulary/primitives.ts';
 import { restApi } from '../../api/rest/rest-api.ts';
-import { envelope, errors, ok } from '../../api/catalog/rest-schemas.ts';
+import { HAND_ROUTES } from '../../api/rest/hand-routes.ts';
+import { restGet } from '../../api/rest/rest-route.ts';
+import { envelope, errors, ok } from '../../api/rest/rest-schemas.ts';
 import { openRpcDocument } from '../../api/rpc/openrpc.ts';
 import { paramsChecks } from '../../api/positional/positional-calls.ts';
 import { RpcMethods } from '../../api/rpc/rpc-routes.ts';
@@ -120,7 +122,11 @@ describe('a new operation or parameter shows on every door, from the catalog alo
       result: Type.Array(Type.String()),
       run: async (a) => a.protocols(),
     }),
-    rest: restGet({
+    rest: { url: '/analytics/fee-leaders' },
+  };
+  // Not declared by its request: its REST route is written by hand, REST's own code (api/rest/).
+  const handRoutes = {
+    feeLeaders: restGet({
       url: '/analytics/fee-leaders',
       schema: { summary: 'Protocols by fee', querystring: Query, response: { 200: envelope(Type.Array(Type.String()), 'Names'), ...errors(400) } },
       run: async (a, req) => ok([...(await a.protocols()), `min_fee=${req.query.min_fee ?? 'none'}`], { count: 2 }),
@@ -161,7 +167,7 @@ describe('a new operation or parameter shows on every door, from the catalog alo
   it('REST and OpenAPI: the route, validated and documented from one schema', async () => {
     const app = Fastify();
     await registerOpenApi(app, { protocols: async () => ['jupiter_v6'] });
-    await app.register(restApi, { prefix: '/api/v1', analytics, catalog });
+    await app.register(restApi, { prefix: '/api/v1', analytics, catalog, handRoutes: { ...HAND_ROUTES, ...handRoutes } });
     await app.ready();
     const doc = app.swagger() as { paths: Record<string, { get?: { parameters?: { name: string; schema: unknown }[] } }> };
     const param = doc.paths['/api/v1/analytics/fee-leaders']?.get?.parameters?.find((p) => p.name === 'min_fee');

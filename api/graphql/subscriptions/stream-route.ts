@@ -51,6 +51,7 @@ import { chargeKey, keyRefusal, ReplayMeter } from './replay-meter.ts';
 import { formatError } from '../errors.ts';
 import { GRAPHQL_WORDING, subscriptionRoot, type StreamContext, type VisibleProtocols } from './schema.ts';
 import { prepareSubscription, type Prepared } from './stream-document.ts';
+import { keyed } from '../../access/route-policy.ts';
 
 export const STREAM_PATH = '/graphql/stream';
 
@@ -158,8 +159,10 @@ export class GraphqlStreams implements StreamHost {
 
   install(app: FastifyInstance): void {
     const handler = (req: FastifyRequest, reply: FastifyReply) => this.handle(req, reply);
-    app.get(STREAM_PATH, handler);
-    app.post(STREAM_PATH, handler);
+    // Live streams are a door of their own (long-lived answers).
+    const config = keyed('graphql', 'stream');
+    app.get(STREAM_PATH, { config }, handler);
+    app.post(STREAM_PATH, { config }, handler);
     // The protocol's "single connection" mode (PUT a reservation, then operations by id) is
     // not served: say so rather than answer 404.
     const reservations = async (): Promise<never> => {
@@ -168,8 +171,8 @@ export class GraphqlStreams implements StreamHost {
         'only the distinct-connections mode of graphql-sse is served: GET or POST with accept: text/event-stream, one subscription per connection',
       );
     };
-    app.put(STREAM_PATH, reservations);
-    app.delete(STREAM_PATH, reservations);
+    app.put(STREAM_PATH, { config }, reservations);
+    app.delete(STREAM_PATH, { config }, reservations);
     // Before the server waits for connections to end: end the streams (they would never).
     app.addHook('preClose', async () => this.closeAll(Errors.unavailable, 'the service is shutting down; reconnect'));
     app.addHook('onClose', async () => {
