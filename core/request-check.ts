@@ -21,8 +21,9 @@ export type RequestValues = Readonly<Record<string, unknown>>;
 export interface CrossFieldRule {
   /** As documented (`x-cross-field-rules`): the rule's name, its parameters and its bound. */
   readonly doc: Readonly<Record<string, unknown>>;
-  /** Throws an invalid-params AppError naming the parameter when `values` break the rule. */
-  check(values: RequestValues): void;
+  /** Throws an invalid-params AppError naming the parameter when `values` break the rule;
+   *  `nameOf` words a field as the door names it (the rules below that name nested fields use it). */
+  check(values: RequestValues, nameOf?: (path: string) => string): void;
 }
 
 const given = (v: unknown): boolean => v !== undefined && v !== null;
@@ -113,6 +114,58 @@ export function spanAtMost(
   return { doc: { rule: 'spanAtMost', params: [from, to], perDay: per, maximum }, check: run };
 }
 
+/** The numbers of the object at `field` (its `parts`, an absent one 0) sum to `value`, within `tolerance`. */
+export function sumEquals(field: string, parts: readonly string[], value: number, tolerance: number): CrossFieldRule {
+  return {
+    doc: { rule: 'sumEquals', property: field, value, tolerance },
+    check(values, nameOf = (p) => p) {
+      const o = valueAt(values, field) as Record<string, unknown> | undefined;
+      if (o === undefined || o === null) return;
+      const sum = parts.reduce((acc, k) => acc + Number(o[k] ?? 0), 0);
+      if (Math.abs(sum - value) > tolerance) throw invalidParams(`${nameOf(field)} must sum to ${value} (${parts.join(' + ')} = ${sum})`, nameOf(field));
+    },
+  };
+}
+
+/** Each item of the lists at `fields` is among the list at `of` (`whole` when that is absent), which `words` names. */
+export function subsetOf(fields: readonly string[], of: string, whole: readonly string[], words: string): CrossFieldRule {
+  return {
+    doc: { rule: 'subsetOf', fields: [...fields], of },
+    check(values, nameOf = (p) => p) {
+      const among = (valueAt(values, of) as readonly string[] | undefined) ?? whole;
+      for (const f of fields) {
+        for (const [i, item] of ((valueAt(values, f) as readonly string[] | undefined) ?? []).entries()) {
+          if (!among.includes(item)) throw invalidParams(`${nameOf(`${f}.${i}`)} ${JSON.stringify(item)} is not among ${words}; add it to ${of}`, nameOf(f));
+        }
+      }
+    },
+  };
+}
+
+/** `field` is given only when `when` (absent: `otherwise`) equals `equals`. */
+export function onlyWith(field: string, when: string, equals: string, otherwise: string): CrossFieldRule {
+  return {
+    doc: { rule: 'onlyWith', field, when, equals },
+    check(values, nameOf = (p) => p) {
+      if (!given(valueAt(values, field)) || (valueAt(values, when) ?? otherwise) === equals) return;
+      throw invalidParams(`${nameOf(field)} is for ${when.split('.').pop()} ${equals}`, nameOf(field));
+    },
+  };
+}
+
+/** `field` is not `value` here, for the reason `why` gives. */
+export function notValue(field: string, value: string, why: string): CrossFieldRule {
+  return {
+    doc: { rule: 'notValue', field, value },
+    check(values, nameOf = (p) => p) {
+      if (valueAt(values, field) === value) throw invalidParams(`${nameOf(field)} ${value} ${why}`, nameOf(field));
+    },
+  };
+}
+
+/** A rule that a later layer runs (the SQL guard), declared here so that the documents show it. */
+export const ranBy = (doc: Readonly<Record<string, unknown>>): CrossFieldRule => ({ doc, check() {} });
+
 /** An object with the schema's top-level defaults filled in where a value is absent (a default is stated once, in its schema). */
 export function fillDefaults(schema: TObject, value: object | null | undefined): Record<string, unknown> {
   const out: Record<string, unknown> = { ...(value ?? {}) };
@@ -123,8 +176,8 @@ export function fillDefaults(schema: TObject, value: object | null | undefined):
 }
 
 /** Run every rule of a request, in the order declared: the first broken one is the error. */
-export function checkRules(rules: readonly CrossFieldRule[], values: RequestValues): void {
-  for (const r of rules) r.check(values);
+export function checkRules(rules: readonly CrossFieldRule[], values: RequestValues, nameOf?: (path: string) => string): void {
+  for (const r of rules) r.check(values, nameOf);
 }
 
 /** The rules as the documents show them. */
@@ -176,14 +229,27 @@ export interface RequestDecl<S extends TObject = TObject> {
   readonly schema: S;
   readonly scope: ScopeKind;
   readonly rules: readonly CrossFieldRule[];
+  /** Where a body names its protocols and its days, when not at the top (see RequestPlaces). */
+  readonly places?: RequestPlaces;
   /** The schema compiled once, when declared (defaults filled in as it validates). */
   readonly validate: ValidateFunction;
 }
 
-export function request<S extends TObject>(schema: S, scope: ScopeKind, rules: readonly CrossFieldRule[] = []): RequestDecl<S> {
+/**
+ * Where a request whose fields are one nested body (an export's `filters: {protocols,
+ * dateRange: {start, end}}`) holds its protocols and its days: the check reads them there,
+ * converts the days with daySpan after the schema (which holds them as CalendarDays), and
+ * words a protocol refusal by that place (its placeholder, `⟨filters.protocols[1]⟩`).
+ */
+export interface RequestPlaces {
+  protocols?: string;
+  days?: { at: string; from: string; to: string; names: DayNames };
+}
+
+export function request<S extends TObject>(schema: S, scope: ScopeKind, rules: readonly CrossFieldRule[] = [], places?: RequestPlaces): RequestDecl<S> {
   const ajv = new Ajv({ allErrors: false, strict: false, useDefaults: true, verbose: true });
   for (const [name, format] of Object.entries(NUMBER_FORMATS)) ajv.addFormat(name, format);
-  return { schema, scope, rules, validate: ajv.compile(schema) };
+  return { schema, scope, rules, ...(places === undefined ? {} : { places }), validate: ajv.compile(schema) };
 }
 
 /** What a door hands the check: the request's values by the declaration's names, and its days, if it takes days. */
@@ -213,25 +279,50 @@ export function checkRequest<S extends TObject>(
     const range = daySpan(input.days.from, input.days.to, input.days.names);
     if (range.gte !== undefined || range.lte !== undefined) values.range = range;
   }
+  const placed = daysAt(values, decl.places?.days);
+  // Before the schema, as a door's days are: the calendar's words, not the day pattern's.
+  const range = placed === undefined ? {} : daySpan(placed.from, placed.to, placed.names);
   if (!decl.validate(values)) throw schemaRefusal(decl.validate.errors?.[0], nameOf);
+  if (range.gte !== undefined || range.lte !== undefined) values.range = range;
+  const at = decl.places?.protocols ?? 'protocols';
   // A scope of each protocol asked needs the list (a declaration may leave it optional).
-  if (decl.scope === 'each' && values.protocols === undefined) throw invalidParams(`${nameOf('protocols')} is required`, nameOf('protocols'));
+  if (decl.scope === 'each' && valueAt(values, at) === undefined) throw invalidParams(`${nameOf(at)} is required`, nameOf(at));
   // The range is in order whichever door it came through (a door's own check is not the
   // request's): before the declared rules, which count its buckets.
   ordered('range', undefined, nameOf('range')).check(values);
-  checkRules(decl.rules, values);
+  checkRules(decl.rules, values, nameOf);
   const ask: ProtocolAsk =
     decl.scope === 'one'
       ? { kind: 'one', name: values.protocol as string | undefined }
-      : ({ kind: decl.scope, names: values.protocols as string[] } as ProtocolAsk);
-  return { ...values, protocols: resolveProtocols(active, ask), range: (values.range as SecondsRange | undefined) ?? {} } as CheckedRequest<S>;
+      : ({ kind: decl.scope, names: valueAt(values, at) as string[] } as ProtocolAsk);
+  return { ...values, protocols: scoped(active, ask, at), range: (values.range as SecondsRange | undefined) ?? {} } as CheckedRequest<S>;
+}
+
+/** A body's days at their place, when they are days to convert (text or absent, in an object);
+ *  any other shape is left to the schema, which refuses it in its own words. */
+function daysAt(values: RequestValues, days: RequestPlaces['days']): { from?: string; to?: string; names: DayNames } | undefined {
+  const d = days === undefined ? undefined : valueAt(values, days.at);
+  if (days === undefined || typeof d !== 'object' || d === null || Array.isArray(d)) return undefined;
+  const [from, to] = [(d as Record<string, unknown>)[days.from], (d as Record<string, unknown>)[days.to]];
+  if (![from, to].every((v) => v === undefined || typeof v === 'string')) return undefined;
+  return { from: from as string | undefined, to: to as string | undefined, names: days.names };
+}
+
+/** The protocols resolved; a refusal names them by their place in the request when that is not `protocols`. */
+function scoped(active: readonly string[], ask: ProtocolAsk, at: string): string[] {
+  try {
+    return resolveProtocols(active, ask);
+  } catch (err) {
+    if (at === 'protocols' || !(err instanceof AppError)) throw err;
+    throw new AppError(err.kind, err.message.replace(`\u27e8protocols`, `\u27e8${at}`), { field: at });
+  }
 }
 
 /** A violation's path as the door names it: its first step by `nameOf` (a door maps the
  *  request's top-level names), then `.member` and `[index]` (`filters.protocols[0]`). */
 function pathName(steps: readonly string[], nameOf: (path: string) => string): string {
   const [head, ...rest] = steps;
-  if (head === undefined) return 'request';
+  if (head === undefined) return nameOf('') || 'request';
   return `${nameOf(head)}${rest.map((s) => (/^\d+$/.test(s) ? `[${s}]` : `.${s}`)).join('')}`;
 }
 
@@ -244,6 +335,19 @@ function schemaRefusal(err: ErrorObject | undefined, nameOf: (path: string) => s
   if (err === undefined) return invalidParams('the request is invalid', 'request');
   const p = err.params as Record<string, unknown>;
   const steps = err.instancePath.split('/').slice(1);
+  const own = declaredRefusal(err);
+  if (own !== undefined) {
+    const field = pathName(err.keyword === 'required' ? [...steps, String(p.missingProperty)] : steps, nameOf);
+    return invalidParams(`${field} ${own}`, field);
+  }
+  if (err.keyword === 'uniqueItems') {
+    // The first item that repeats an earlier one (ajv names a pair found from the end).
+    const seen = new Set<string>();
+    const items = err.data as unknown[];
+    const i = items.findIndex((x) => seen.size === seen.add(JSON.stringify(x)).size);
+    const field = pathName([...steps, String(i)], nameOf);
+    return invalidParams(`${field} ${quoted(items[i])} is listed twice`, field);
+  }
   const named = err.keyword === 'required' || err.keyword === 'additionalProperties';
   const field = pathName(named ? [...steps, String(p.missingProperty ?? p.additionalProperty)] : steps, nameOf);
   const got = ` (got ${quoted(err.data)})`;
@@ -259,8 +363,20 @@ function schemaRefusal(err: ErrorObject | undefined, nameOf: (path: string) => s
     // The primitive's rule in words (as every door words it), not its regular expression.
     pattern: `must be ${rule ?? `a string matching ${String(p.pattern)}`}${got}`,
     multipleOf: `must be a whole number${got}`,
-    uniqueItems: `must not list the same value twice (items ${String(p.j)} and ${String(p.i)} are equal)`,
     maxLength: `must be at most ${String(p.limit)} characters long`,
   };
   return invalidParams(`${field} ${words[err.keyword] ?? `${err.message ?? 'is invalid'}${got}`}`, field);
+}
+
+/**
+ * A field's own words for a refusal, declared beside its schema as `x-refusal`: one text for
+ * every keyword, or a text per keyword (`{enum: '{value} is not an exportable column'}`); the
+ * field's name leads it. `{value}` is the value refused, `{name}` a property that is not one.
+ */
+function declaredRefusal(err: ErrorObject): string | undefined {
+  const declared = (err.parentSchema as { 'x-refusal'?: string | Record<string, string> } | undefined)?.['x-refusal'];
+  const text = typeof declared === 'string' ? declared : declared?.[err.keyword];
+  if (text === undefined) return undefined;
+  const name = String((err.params as { additionalProperty?: unknown }).additionalProperty ?? '').slice(0, QUOTED_PARAM_VALUE_MAX_CHARS);
+  return text.replace('{value}', quoted(err.data) ?? '').replace('{name}', name);
 }

@@ -7,7 +7,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import { AppError, Errors } from '../../core/errors.ts';
 import { EXECUTION_PAGE_MAX_ROWS, EXECUTION_POLLS_PER_MINUTE, EXECUTION_RESULT_TTL_HOURS, EXECUTION_TOKEN_MAX_CHARS } from '../../core/limits/sql.ts';
-import { sqlText, SQL_EXAMPLES, SQL_LANGUAGE_RULE } from '../sql/sql-text.ts';
+import { SQL_EXECUTION, sqlBodySchema } from '../sql/query-request.ts';
 import { errors, jobParams, jobSchema } from './export-schemas.ts';
 import { INT64 } from '../../core/vocabulary/primitives.ts';
 import type { ExportOwner } from './export-service.ts';
@@ -87,21 +87,7 @@ function startRoute(app: FastifyInstance, svc: ExecutionService): void {
           'The same sandbox, guard, cost check, budgets and fair sharing as POST /v1/query and SQL exports; ' +
           `no 30 s answer deadline and no ${EXECUTION_PAGE_MAX_ROWS}-row LIMIT on the whole result (the plan's export row cap applies). ` +
           `Poll GET /v1/query/executions/{id} (about once a second: ${EXECUTION_POLLS_PER_MINUTE} polls a minute per key, apart from the plan's requests), then page the results.`,
-        body: {
-          type: 'object',
-          additionalProperties: false,
-          required: ['query'],
-          properties: {
-            query: { ...sqlText, examples: [...SQL_EXAMPLES], description: 'One read-only SELECT, as for POST /v1/query; no LIMIT is added' },
-            format: {
-              type: ['string', 'null'],
-              pattern: '^(?:[Jj][Ss][Oo][Nn]|[Cc][Ss][Vv])$',
-              default: 'json',
-              description: 'json or csv (any case): the format of the result pages',
-            },
-          },
-          'x-cross-field-rules': [SQL_LANGUAGE_RULE],
-        },
+        body: sqlBodySchema(SQL_EXECUTION),
         response: { 202: one('The execution, QUEUED (or already RUNNING)'), ...errors(400, 401, 403, 413, 415, 429) },
       },
     },

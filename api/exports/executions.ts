@@ -18,8 +18,8 @@ import { literal } from './export-writer.ts';
 import { quotedName, rowColumnOf } from './execution-rows.ts';
 import type { ExportOwner, ExportService } from './export-service.ts';
 import { failureMessage } from './export-views.ts';
+import { checkSqlBody, SQL_EXECUTION } from '../sql/query-request.ts';
 import type { JobRecord, JobStatus, JobStore } from './job-store.ts';
-import { QUOTED_FIELD_MAX_CHARS } from '../../core/limits/exports.ts';
 
 /** The formats of an execution's result pages. */
 export const RESULT_FORMATS = ['json', 'csv'] as const;
@@ -101,16 +101,8 @@ export class ExecutionService {
 
   /** Start an execution of `{query, format}`: the same checks as a SQL export, answered at once. */
   async create(owner: ExportOwner, body: unknown): Promise<ExecutionView> {
-    if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-      throw new AppError(Errors.invalidQuery, 'the body must be a JSON object {"query": "...", "format": "json" | "csv"}');
-    }
-    const input = body as Record<string, unknown>;
-    for (const k of Object.keys(input))
-      if (k !== 'query' && k !== 'format') throw bad(k.slice(0, QUOTED_FIELD_MAX_CHARS), 'is not a field of an execution; fields: query, format');
-    const format = typeof input.format === 'string' ? input.format.toLowerCase() : (input.format ?? 'json');
-    if (format !== 'json' && format !== 'csv') throw new AppError(Errors.invalidQuery, 'format must be "json" or "csv"');
-    if (typeof input.query !== 'string' || input.query.trim() === '') throw new AppError(Errors.invalidQuery, 'the query must be a non-empty string');
-    const job = await this.exports.createSql(owner, { query: input.query, format: 'PARQUET' }, { format });
+    const { query, format } = checkSqlBody(SQL_EXECUTION, body);
+    const job = await this.exports.createSql(owner, { query, format: 'PARQUET' }, { format: format as ExecutionFormat });
     return this.view(this.owned(owner, job.id));
   }
 

@@ -1,24 +1,13 @@
 // Route schemas of the export routes, for the OpenAPI document (/api/v1/openapi.json) and
-// the contract fuzzer that reads it. Bodies and queries are checked by export-config.ts
-// (so that errors name the field in this interface's words), not by these schemas.
+// the contract fuzzer that reads it. The creation bodies are derived from their request
+// declarations (export-request.ts), which the service checks once (checkRequest).
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { EXPORT_LIST_DEFAULT, EXPORT_LIST_MAX, PROGRESS_MAX_PERCENT } from '../../core/limits/exports.ts';
 import { PAGE_TOKEN_MAX_CHARS } from '../../core/limits/questions.ts';
-import { orderedFields } from '../../core/request-check.ts';
-import { ActiveProtocolName, CalendarDay, DOUBLE, Int64, INT64, pathParam } from '../../core/vocabulary/primitives.ts';
-import { sqlText, SQL_EXPORT_EXAMPLES, SQL_EXPORT_LANGUAGE_RULE } from '../sql/sql-text.ts';
-import {
-  EXPORT_COLUMNS,
-  EXPORT_FORMATS,
-  MAX_SEED,
-  NORMALIZE_COLUMNS,
-  NORMALIZE_METHODS,
-  ONE_HOT_COLUMNS,
-  SAMPLING_STRATEGIES,
-  SPLIT_NAMES,
-  SPLIT_SUM_TOLERANCE,
-  STRATUM_COLUMNS,
-} from './export-config.ts';
+import { rulesDoc, type RequestDecl } from '../../core/request-check.ts';
+import { Int64, pathParam } from '../../core/vocabulary/primitives.ts';
+import { EXPORT_FORMATS, SPLIT_NAMES } from './export-config.ts';
+import { FILTER_EXPORT, SQL_EXPORT } from './export-request.ts';
 import { JOB_STATUSES } from './job-store.ts';
 import { LINK_EXPIRES_PATTERN, LINK_SIG_PATTERN } from './download-links.ts';
 
@@ -92,121 +81,31 @@ export const ExportJobViewSchema = Type.Object({
 export type ExportJobView = Static<typeof ExportJobViewSchema>;
 export const jobSchema = ExportJobViewSchema;
 
-/** A value the service reads case-insensitively ("csv" is CSV), as a pattern over the values. */
-const caseless = (values: readonly string[]) =>
-  `^(?:${values.map((v) => [...v].map((c) => (/[a-z]/i.test(c) ? `[${c.toUpperCase()}${c.toLowerCase()}]` : c)).join('')).join('|')})$`;
-/** Every optional field of these bodies may also be null, which means "absent". */
-const orNull = <T extends { type: string }>(schema: T) => ({ ...schema, type: [schema.type, 'null'] });
-const fraction = orNull({ type: 'number', format: DOUBLE, minimum: 0, maximum: 1 });
-const seed = (description: string) => orNull({ type: 'integer', format: INT64, minimum: 0, maximum: MAX_SEED, description });
+/** A declared body as REST documents it: the declaration's schema, every optional field also
+ *  null (which means absent), and its cross-field rules. */
+function restBody(decl: RequestDecl): Record<string, unknown> {
+  const nullable = (s: TSchema, optional: boolean): TSchema => {
+    const out: Record<string, unknown> = { ...s };
+    if (s.type === 'object' && s.properties !== undefined) {
+      const required = new Set<string>((s.required as string[] | undefined) ?? []);
+      out.properties = Object.fromEntries(Object.entries(s.properties as Record<string, TSchema>).map(([k, p]) => [k, nullable(p, !required.has(k))]));
+    }
+    if (optional && typeof s.type === 'string') out.type = [s.type, 'null'];
+    // A default that applies only with another field's value: the check leaves it out, the document states it.
+    if (s['x-doc-default'] !== undefined) out.default = s['x-doc-default'];
+    // Titles name GraphQL's input types; in this document only enums are named (components),
+    // so generated clients keep the names they derive from the route (CreateExportRequestFilters).
+    if (!Array.isArray(s.enum)) delete out.title;
+    // The check's own keys (refusal words, GraphQL's enum values) are not the document's.
+    for (const own of ['x-refusal', 'x-enum', 'x-doc-default']) delete out[own];
+    return out as TSchema;
+  };
+  return { ...nullable(decl.schema, false), ...rulesDoc(decl.rules) };
+}
 
-/** Rules between fields that JSON Schema cannot state, for the document's readers
- *  (x-cross-field-rules, docs/rest-and-sql.md "Rules a schema cannot state"). */
-export const SPLITS_SUM_TO_ONE = { rule: 'sumEquals', property: 'splits', value: 1, tolerance: SPLIT_SUM_TOLERANCE } as const;
-
-/** The days of filters.dateRange in order: the rule daySpan runs on them (export-config.ts), as documented. */
-const EXPORT_DAYS_IN_ORDER = orderedFields('filters.dateRange.start', 'filters.dateRange.end');
-
-/** Sampling of a filter export (RANDOM or STRATIFIED) or of a SQL export (RANDOM: a query's result has no strata). */
-const sampling = (strategies: readonly string[]) =>
-  orNull({
-    type: 'object',
-    additionalProperties: false,
-    required: ['rate'],
-    properties: {
-      strategy: {
-        type: 'string',
-        enum: [...strategies],
-        title: strategies.includes('STRATIFIED') ? 'SamplingStrategy' : 'SqlSamplingStrategy',
-        description: 'RANDOM: each transaction kept with probability rate. STRATIFIED (filter exports): each stratum keeps rate of its rows',
-      },
-      rate: { type: 'number', format: DOUBLE, minimum: 0, maximum: 1 },
-      seed: seed('Sampling seed; drawn when absent'),
-      ...(strategies.includes('STRATIFIED')
-        ? {
-            stratifyBy: orNull({
-              type: 'string',
-              enum: [...STRATUM_COLUMNS],
-              title: 'StratumColumn',
-              default: 'protocol_name',
-              description: 'STRATIFIED only: the column whose values are the strata',
-            }),
-          }
-        : {}),
-    },
-  });
-
-const output = {
-  format: orNull({ type: 'string', pattern: caseless(EXPORT_FORMATS), default: 'PARQUET', description: `${EXPORT_FORMATS.join(', ')} (any case)` }),
-  splits: orNull({
-    type: 'object',
-    additionalProperties: false,
-    description: `Fractions summing to 1 (within ${SPLIT_SUM_TOLERANCE}; an absent one is 0); by a hash of the signature`,
-    properties: Object.fromEntries(SPLIT_NAMES.map((s) => [s, fraction])),
-  }),
-  seed: seed('Split seed; drawn and reported when absent'),
-};
-
-/** Rules of the ML options a schema cannot state: the columns they name are exported; stratifyBy goes with STRATIFIED. */
-export const PREPROCESSING_COLUMNS_EXPORTED = { rule: 'subsetOf', fields: ['preprocessing.normalize', 'preprocessing.oneHotEncode'], of: 'columns' } as const;
-export const STRATIFY_BY_WITH_STRATIFIED = { rule: 'onlyWith', field: 'sampling.stratifyBy', when: 'sampling.strategy', equals: 'STRATIFIED' } as const;
-
-const day = (description: string) => ({ ...CalendarDay, type: ['string', 'null'], description });
-
-export const filterBody = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    ...output,
-    sampling: sampling(SAMPLING_STRATEGIES),
-    filters: orNull({
-      type: 'object',
-      additionalProperties: false,
-      properties: {
-        protocols: orNull({ type: 'array', items: ActiveProtocolName, minItems: 1, description: 'Active protocol names (GET /api/v1/stats lists them)' }),
-        dateRange: orNull({
-          type: 'object',
-          additionalProperties: false,
-          description: 'Inclusive UTC days; start not after end',
-          properties: { start: day('First day, YYYY-MM-DD'), end: day('Last day, YYYY-MM-DD') },
-        }),
-      },
-    }),
-    columns: orNull({ type: 'array', items: { type: 'string', enum: [...EXPORT_COLUMNS], title: 'ExportColumn' }, minItems: 1, uniqueItems: true }),
-    preprocessing: orNull({
-      type: 'object',
-      additionalProperties: false,
-      description: 'Training-set transforms computed by the engine while writing, stated in the dataset card (docs/exports.md); each column must be exported',
-      properties: {
-        normalize: orNull({ type: 'array', items: { type: 'string', enum: [...NORMALIZE_COLUMNS], title: 'NormalizeColumn' }, uniqueItems: true }),
-        normalizeMethod: orNull({
-          type: 'string',
-          pattern: caseless(NORMALIZE_METHODS),
-          default: 'Z_SCORE',
-          description: `${NORMALIZE_METHODS.join(' or ')} (any case); fitted on the train split`,
-        }),
-        oneHotEncode: orNull({ type: 'array', items: { type: 'string', enum: [...ONE_HOT_COLUMNS], title: 'OneHotColumn' }, uniqueItems: true }),
-      },
-    }),
-  },
-  'x-cross-field-rules': [SPLITS_SUM_TO_ONE, EXPORT_DAYS_IN_ORDER.doc, PREPROCESSING_COLUMNS_EXPORTED, STRATIFY_BY_WITH_STRATIFIED],
-} as const;
-
-export const sqlBody = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['query'],
-  properties: {
-    query: {
-      ...sqlText,
-      examples: [...SQL_EXPORT_EXAMPLES],
-      description: 'One read-only SELECT, as for POST /v1/query; no LIMIT is added. With sampling or splits, its result needs a signature column',
-    },
-    ...output,
-    sampling: sampling(['RANDOM']),
-  },
-  'x-cross-field-rules': [SPLITS_SUM_TO_ONE, SQL_EXPORT_LANGUAGE_RULE],
-} as const;
+/** The bodies of the two creation routes, derived from their declarations (export-request.ts). */
+export const filterBody = restBody(FILTER_EXPORT);
+export const sqlBody = restBody(SQL_EXPORT);
 
 // ---- parameters: every limit the service holds them to, stated (longer path parameters: 414)
 

@@ -16,18 +16,9 @@ import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
-import { daySpan } from '../../core/request-check.ts';
+import { AppError, Errors } from '../../core/errors.ts';
 import type { Settings, Warehouse } from '../../warehouse/warehouse.ts';
-import {
-  activeSplits,
-  EXPORT_DAYS,
-  FORMAT_FILES,
-  SPLIT_NAMES,
-  type ExportFormat,
-  type FilterExportSpec,
-  type OutputSpec,
-  type SplitName,
-} from './export-config.ts';
+import { activeSplits, FORMAT_FILES, SPLIT_NAMES, type ExportFormat, type FilterExportSpec, type OutputSpec, type SplitName } from './export-config.ts';
 import { literal, sampleCondition, splitExpression } from './export-sql.ts';
 import type { Chunk, JobWork } from './job-store.ts';
 import { TABLES } from '../../warehouse/tables.ts';
@@ -68,10 +59,14 @@ export function writeSettings(base: { maxThreads: number; timeoutSeconds: number
 /** WHERE clause of a filter export before sampling (without chunk bounds). */
 export function baseWhere(spec: FilterExportSpec, visible: readonly string[], ingestedAt: string | null): string {
   const parts = [`protocol_name IN ${literal(spec.filters.protocols ?? [...visible])}`];
-  // The days as seconds, by the one day-range conversion (both ends inclusive).
-  const range = daySpan(spec.filters.dateRange?.start, spec.filters.dateRange?.end, EXPORT_DAYS);
-  if (range.gte !== undefined) parts.push(`block_time >= toDateTime(${literal(range.gte)})`);
-  if (range.lte !== undefined) parts.push(`block_time <= toDateTime(${literal(range.lte)})`);
+  // The days as seconds, as the one check converted them (both ends inclusive). A job written
+  // before the spec kept them is not run on days it cannot read: it fails, to be asked again.
+  const range = spec.filters.range;
+  if (range === undefined && spec.filters.dateRange !== null) {
+    throw new AppError(Errors.invalidParams, 'this job was created by an older version of the service; create it again');
+  }
+  if (range?.gte !== undefined) parts.push(`block_time >= toDateTime(${literal(range.gte)})`);
+  if (range?.lte !== undefined) parts.push(`block_time <= toDateTime(${literal(range.lte)})`);
   if (ingestedAt !== null) parts.push(`ingested_at <= toDateTime64(${literal(ingestedAt)}, 3, 'UTC')`);
   return parts.join(' AND ');
 }

@@ -1,23 +1,24 @@
 // GraphQL's export fields as thin adapters over the export job service (api/exports/):
 // exportDataset and cancelExportJob (Mutation), exportJob and exportJobs (Query). They cost
 // a fixed amount (the job runs later, under its own caps); the service checks the config
-// and names the part at fault by logical key, which errors.ts words as `config.columns[1]`.
+// once (its request declared in export-request.ts, from which exportDataset's input types
+// are derived here) and names the part at fault by logical key, which errors.ts words as
+// `config.columns[1]`.
 import { AppError, Errors } from '../../core/errors.ts';
+import { FILTER_EXPORT, withoutNulls } from '../exports/export-request.ts';
 import type { ExportJobView, ExportOwner, ExportService } from '../exports/export-service.ts';
+import { inputType, type InputTypes } from './input-sdl.ts';
 import { directionOf, type PaginationArg } from './pagination-args.ts';
 import type { FieldPlan } from './field-plans.ts';
 
 type Args = Record<string, unknown>;
 
-/** GraphQL input objects carry null for fields given as null: the service knows absent ones only. */
-function withoutNulls(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(withoutNulls);
-  if (typeof v !== 'object' || v === null) return v;
-  return Object.fromEntries(
-    Object.entries(v)
-      .filter(([, x]) => x !== null && x !== undefined)
-      .map(([k, x]) => [k, withoutNulls(x)]),
-  );
+/** exportDataset's input types, from the export's one request declaration: ExportConfig and
+ *  those it takes (filters are the queries' TransactionFilters, whose other fields the check refuses). */
+export function exportInputSdl(): string {
+  const types: InputTypes = new Map();
+  inputType(FILTER_EXPORT.schema, types, { filters: 'TransactionFilters' });
+  return [...types.values()].join('\n\n');
 }
 
 const fixed = (run: () => Promise<unknown> | unknown): FieldPlan => ({ question: { kind: 'fixed' }, run: async () => run() });
@@ -59,7 +60,7 @@ export function planExportField(exports: ExportService, owner: ExportOwner | nul
     case 'exportDataset':
       // At the cap the request is refused before it runs (429 with Retry-After, like the rate limit).
       exports.checkCaps(who(), creations);
-      return fixed(() => exports.create(who(), withoutNulls(args.config)));
+      return fixed(() => exports.create(who(), args.config));
     case 'cancelExportJob':
       return fixed(() => orNull(() => exports.cancel(who(), String(args.id))));
     case 'exportJob':

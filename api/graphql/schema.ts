@@ -10,6 +10,8 @@ import { KEY_SORTS, questionVocabulary, RECORD_SORTS } from './question-vocabula
 import { CATALOG, type Operation } from '../catalog/catalog.ts';
 import { installBigInt } from './bigint-scalar.ts';
 import { declaredSdl } from './declared-fields.ts';
+import { exportInputSdl } from './export-plans.ts';
+import { subscriptionFieldsSdl } from './subscriptions/schema.ts';
 import type { FieldMeter, FieldPlan } from './field-plans.ts';
 
 const SCHEMA_DIR = path.join(import.meta.dirname, 'schema');
@@ -50,6 +52,8 @@ export function schemaSource(dir = SCHEMA_DIR, measures: Measures = MEASURES, ca
       .map((f) => readFileSync(path.join(dir, f), 'utf8')),
     vocabularySource(measures),
     declaredSdl(catalog),
+    exportInputSdl(),
+    subscriptionFieldsSdl(),
   ].join('\n');
 }
 

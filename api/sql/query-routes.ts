@@ -1,30 +1,12 @@
 // POST /v1/query and its REST alias POST /api/v1/query: the SQL interface's HTTP adapter.
-// It only reads the body and shapes the answer; the sandbox decides whether the query may
+// It only maps the body onto its declared request (query-request.ts) and shapes the answer; the sandbox decides whether the query may
 // run and runs it on its own engine sessions (see sql-sandbox.ts and sql-guard.ts).
 import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, Errors } from '../../core/errors.ts';
 import { keyed } from '../access/route-policy.ts';
-import { PUBLISHED_TABLES, SQL_DEFAULT_LIMIT, SQL_MAX_LENGTH, SQL_MAX_LIMIT } from './sql-guard.ts';
 import { SQL_MAX_RESPONSE_BYTES, type Caller, type SqlSandbox } from './sql-sandbox.ts';
-import { sqlText, SQL_LANGUAGE_RULE } from './sql-text.ts';
+import { checkSqlBody, SQL_CSV_QUERY, SQL_QUERY, sqlBodySchema } from './query-request.ts';
 import { INT64 } from '../../core/vocabulary/primitives.ts';
-
-const bodySchema = {
-  type: 'object',
-  required: ['query'],
-  properties: {
-    query: {
-      ...sqlText,
-      description:
-        `One read-only SELECT (WITH, JOIN, GROUP BY … allowed) over ${PUBLISHED_TABLES.join(', ')}; ` +
-        `at most ${SQL_MAX_LENGTH} characters; LIMIT at most ${SQL_MAX_LIMIT}, LIMIT ${SQL_DEFAULT_LIMIT} appended when absent`,
-    },
-    // Read in any case ("CSV" is csv); null is the default.
-    format: { type: ['string', 'null'], pattern: '^(?:[Jj][Ss][Oo][Nn]|[Cc][Ss][Vv])$', default: 'json', description: 'json or csv (any case)' },
-  },
-  'x-cross-field-rules': [SQL_LANGUAGE_RULE],
-} as const;
 
 const jsonAnswer = {
   type: 'object',
@@ -37,15 +19,6 @@ const jsonAnswer = {
 } as const;
 
 const errorRef = (description: string) => ({ description, $ref: 'ErrorBody#' });
-
-/** The CSV route's body: the same query; format may be left out (or say csv). */
-const csvBodySchema = {
-  ...bodySchema,
-  properties: {
-    ...bodySchema.properties,
-    format: { type: ['string', 'null'], pattern: '^[Cc][Ss][Vv]$', default: 'csv', description: 'csv (any case), or left out' },
-  },
-} as const;
 
 const COMMON_DESCRIPTION =
   'Rejected queries: 400 {error:"Invalid query", message}, also for a query whose ' +
@@ -75,7 +48,7 @@ const csvSchema = {
     'The same query as POST /v1/query with format csv, for clients generated from this document (one media ' +
     'type per operation): text/csv; charset=utf-8, header row, RFC 4180 quoting, CRLF line ends, streamed. ' +
     COMMON_DESCRIPTION,
-  body: csvBodySchema,
+  body: sqlBodySchema(SQL_CSV_QUERY),
   response: {
     200: { description: 'Query result as CSV', content: { 'text/csv': { schema: { type: 'string' } } } },
     ...errorAnswers,
@@ -92,7 +65,7 @@ const schema = {
     `estimated rows read exceed the plan's budget and for an answer over ${SQL_MAX_RESPONSE_BYTES / 1024 / 1024} MiB. ` +
     'Queries running longer than the time-out (30 s) are cancelled by the engine: 408. Client SQL runs on engine ' +
     'sessions of its own, one query per key at a time with a short queue: past it, 429 with Retry-After.',
-  body: bodySchema,
+  body: sqlBodySchema(SQL_QUERY),
   response: {
     200: {
       description: 'Query result (JSON; CSV when format is csv)',
@@ -115,32 +88,18 @@ const SQL_ROUTES = SQL_QUERY_PATHS.map((url) => [url, url.endsWith('/csv')] as c
 /** The OpenAPI operationId of each route: one readable name per route (the REST alias is its own operation). */
 const OPERATION_IDS: Readonly<Record<string, string>> = { '/v1/query': 'runQuery', '/api/v1/query': 'runRestQuery', '/v1/query/csv': 'runCsvQuery' };
 
-interface Body {
-  query?: unknown;
-  format?: unknown;
-}
-
 export async function sqlRoutes(app: FastifyInstance, opts: { sandbox: SqlSandbox }): Promise<void> {
   const { sandbox } = opts;
 
   const answer =
     (csvOnly: boolean) =>
-    async (req: FastifyRequest<{ Body: Body | undefined }>, reply: FastifyReply): Promise<unknown> => {
-      const body = req.body;
-      // No body at all is an empty query; a body of the wrong shape gets told the right one.
-      if (body === undefined || body === null) throw new AppError(Errors.invalidQuery, 'the query must be a non-empty string');
-      if (typeof body !== 'object' || Array.isArray(body)) {
-        throw new AppError(Errors.invalidQuery, 'the body must be a JSON object {"query": "...", "format": "json" | "csv"}');
-      }
-      // "CSV" is as clear as "csv"; anything else is refused rather than guessed.
-      const format = typeof body.format === 'string' ? body.format.toLowerCase() : (body.format ?? (csvOnly ? 'csv' : 'json'));
-      if (csvOnly ? format !== 'csv' : format !== 'json' && format !== 'csv') {
-        throw new AppError(Errors.invalidQuery, csvOnly ? 'format must be "csv" (or left out) on this route' : 'format must be "json" or "csv"');
-      }
+    async (req: FastifyRequest<{ Body: unknown }>, reply: FastifyReply): Promise<unknown> => {
+      // The body checked once (query-request.ts); the SQL text is then the sandbox's to judge.
+      const { query, format } = checkSqlBody(csvOnly ? SQL_CSV_QUERY : SQL_QUERY, req.body);
       // Access control has authenticated the key before any handler runs.
       const caller: Caller = { key: req.apiKey?.id ?? req.ip, plan: req.apiKey?.plan ?? 'free', ...(req.budget === null ? {} : { budget: req.budget }) };
-      if (format === 'json') return reply.type('application/json; charset=utf-8').send(await sandbox.json(caller, body.query));
-      const csv = await sandbox.csv(caller, body.query);
+      if (format === 'json') return reply.type('application/json; charset=utf-8').send(await sandbox.json(caller, query));
+      const csv = await sandbox.csv(caller, query);
       return reply
         .type('text/csv; charset=utf-8')
         .header('content-disposition', 'inline; filename="query.csv"')
@@ -153,8 +112,8 @@ export async function sqlRoutes(app: FastifyInstance, opts: { sandbox: SqlSandbo
       {
         schema: { ...(csvOnly ? csvSchema : schema), operationId: OPERATION_IDS[url] },
         config: keyed('sql', 'sql'),
-        // The schema documents the body; the handler checks it, so that a missing or
-        // non-string query gets the message SPEC requires instead of a generic one.
+        // The schema documents the body; the handler runs its one check (checkSqlBody), whose
+        // refusals are SPEC's (400 Invalid query, "the query must be a non-empty string").
         validatorCompiler: () => () => true,
         // The JSON answer's rows are arbitrary: serialize them as they are.
         serializerCompiler: () => (data) => JSON.stringify(data),

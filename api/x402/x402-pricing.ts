@@ -29,7 +29,7 @@ import type { Warehouse } from '../../warehouse/warehouse.ts';
 import type { Analytics } from '../analytics/analytics.ts';
 import { dryRunCost } from '../analytics/dry-run.ts';
 import { estimateCost } from '../analytics/statement-cost.ts';
-import { filterExportSpec } from '../exports/export-config.ts';
+import { filterExportSpec } from '../exports/export-request.ts';
 import { filterExportRead } from '../exports/export-writer.ts';
 import { TABLES } from '../../warehouse/tables.ts';
 import { CATALOG, type RpcMethod } from '../catalog/catalog.ts';

@@ -14,6 +14,8 @@ export const EXPORT_INGEST_RESERVE_BYTES = 2 * 1024 * MiB;
 export const EXPORT_CAP_RETRY_AFTER_SECONDS = 30;
 /** Export jobs: a job interrupted by this many restarts is failed instead of started again. */
 export const EXPORT_MAX_ATTEMPTS = 3;
+/** Seeds are 32-bit unsigned integers (cityHash64's seed argument, and exact in every JSON). */
+export const MAX_SEED = 2 ** 32 - 1;
 /** Export jobs per page of a listing, by default and at most. */
 export const EXPORT_LIST_DEFAULT = 20;
 export const EXPORT_LIST_MAX = 100;

@@ -70,3 +70,6 @@ export const GRAPHQL_DOCUMENT_CACHE_ENTRIES = 500;
 /** Tokens read of a document that is only priced (x402): a longer one stops the read early,
  *  so pricing costs no more than this; execution applies GRAPHQL_MAX_TOKENS in its own words. */
 export const GRAPHQL_SCAN_MAX_TOKENS = 10_000;
+
+/** GraphQL's Int is a signed 32-bit integer: a whole number that may pass this is a Float in the SDL (exact to 2^53). */
+export const GRAPHQL_INT_MAX = 2 ** 31 - 1;

@@ -121,6 +121,11 @@ def _apply(rule: dict[str, Any], case: Any) -> None:
         held, when = _get(body, rule["field"]), _get(body, rule["when"])
         if held is not None and held[1] in held[0] and (when is None or when[0].get(when[1], None) != rule["equals"]):
             held[0].pop(held[1], None)
+    elif kind == "notValue" and body is not None:
+        # A value this body refuses (a SQL export's STRATIFIED): dropped, its default taken.
+        held = _get(body, rule["field"])
+        if held is not None and held[0].get(held[1]) == rule["value"]:
+            held[0].pop(held[1], None)
     elif kind == "issued" and query is not None:
         # A cursor only the server can mint: a generated one is dropped, the first page asked.
         query.pop(rule["param"], None)

@@ -130,7 +130,7 @@ describe('GraphQL exports', () => {
     ['splits not summing to 1', '{ splits: { train: 0.5, test: 0.2 } }', /^config\.splits must sum to 1/],
     ['rate above 1', '{ sampling: { rate: 1.5 } }', /^config\.sampling\.rate must be a number from 0 to 1/],
     ['empty protocol list', '{ filters: { protocols: [] } }', /^config\.filters\.protocols is empty/],
-    ['unknown protocol', '{ filters: { protocols: ["nope_v1"] } }', /^config\.filters\.protocols\[0\] "nope_v1" is not an available protocol/],
+    ['unknown protocol', '{ filters: { protocols: ["nope_v1"] } }', /^config\.filters\.protocols\[0\]: unknown protocol "nope_v1"/],
     ['a filter exports do not take', '{ filters: { errorPattern: "x" } }', /^config\.filters has no field "errorPattern"/],
     ['seed past 32 bits', '{ seed: 4294967296 }', /^config\.seed must be a whole number from 0 to 4294967295/],
   ];

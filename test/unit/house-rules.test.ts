@@ -272,8 +272,8 @@ function scanLongFunctions(): string[] {
 }
 
 // ---------------------------------------------------------------------------------------
-// The request boundary (api/catalog/, api/rpc/, api/mcp/, api/graphql/, the question model,
-// export-config; its other files offend no rule) is being rewritten on the `boundary` branch
+// The request boundary (api/catalog/, api/rpc/, api/mcp/, api/graphql/, the question model;
+// its other files offend no rule) is being rewritten on the `boundary` branch
 // (issue 36): its offences are excused here, by folder, until that branch lands, and this
 // list then goes. Temporary; owner: the boundary branch.
 const BOUNDARY_BRANCH = [
@@ -281,7 +281,7 @@ const BOUNDARY_BRANCH = [
   p('api', 'mcp') + path.sep,
   p('api', 'graphql') + path.sep,
   p('api', 'analytics', 'question') + path.sep,
-  p('api', 'exports', 'export-config.ts'),
+  // api/exports/export-config.ts went: its hand validator is the declared export body (export-request.ts).
 ];
 /** Long functions, as `file name`: in ingest/ and warehouse/, whose owners (the record id and
  *  ingest branches) are working in them today. Temporary; owners: those branches. An entry

@@ -36,6 +36,23 @@ describe('each request rule is written once', () => {
     expect(filesMatching(/'x-cross-field-rules'/).filter((f) => /^api\/(catalog|rest|rpc)\//.test(f))).toEqual([]);
   });
 
+  it('bodies (exports, SQL, executions) and the subscription are declared requests: no door converts days or resolves protocols itself', () => {
+    // The days of an export are converted by the one check; the writer reads the seconds it stored.
+    expect(filesMatching(/\bdaySpan\(/).filter((f) => /^api\/(exports|sql|graphql\/subscriptions)\//.test(f))).toEqual([]);
+    // Protocols are resolved by the facade or the one check, nowhere else.
+    expect(filesMatching(/\bresolveProtocols\(/).filter((f) => f !== 'core/protocol-scope.ts')).toEqual([
+      'api/analytics/analytics.ts',
+      'core/request-check.ts',
+    ]);
+    // A body's rules are values of request-check, run by the one check and shown in the documents.
+    expect(filesMatching(/rule: '(sumEquals|subsetOf|onlyWith|notValue)'/)).toEqual(['core/request-check.ts']);
+    // Each body's shape is declared once: the export body, the SQL body's format, the subscription's list.
+    expect(filesMatching(/has no field "\{name\}"; fields: format, filters/)).toEqual(['api/exports/export-request.ts']);
+    // (MCP's run_sql still reads its own arguments: api/mcp is not yet on the declared SQL request.)
+    expect(filesMatching(/must be "json" or "csv"/).filter((f) => !f.startsWith('api/mcp/'))).toEqual(['api/sql/query-request.ts']);
+    expect(filesMatching(/the list is empty; name at least one protocol/)).toEqual(['api/graphql/subscriptions/schema.ts']);
+  });
+
   it('GraphQL fields declare the filters they take; no hand-kept list of refused ones', () => {
     expect(filesMatching(/\brefuse\(\s*\w+\s*,\s*\[/)).toEqual([]);
   });

@@ -44,7 +44,7 @@ describe('checkRequest', () => {
     const r = refusal(() => checkRequest(sample, { values: { protocols: ['jupiter_v6', 'Jupiter_V6'] } }, ACTIVE, graphqlName));
     expect(r?.message).toBe('filters.protocols[1] must be a lowercase snake_case protocol name of 1-64 characters, e.g. jupiter_v6 (got "Jupiter_V6")');
     expect(refusal(() => checkRequest(sample, { values: { protocols: ['pump_fun', 'pump_fun'] } }, ACTIVE, graphqlName))?.message).toBe(
-      'filters.protocols must not list the same value twice (items 1 and 0 are equal)',
+      'filters.protocols[1] "pump_fun" is listed twice',
     );
   });
 

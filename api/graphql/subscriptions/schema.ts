@@ -5,16 +5,57 @@
 // liveStubSchema() is the subscription SDL plus a placeholder Query, for as long as the
 // query schema is not on this branch: the stream route takes whichever schema it is given.
 import { readFileSync } from 'node:fs';
+import { Type } from '@sinclair/typebox';
 import { buildSchema, GraphQLError, type GraphQLSchema } from 'graphql';
 import { Errors, type Wording } from '../../../core/errors.ts';
-import { resolveProtocols } from '../../../core/protocol-scope.ts';
+import { checkRequest, request } from '../../../core/request-check.ts';
 import { STREAM_MAX_PROTOCOLS } from '../../../core/limits.ts';
+import { inputFields, type InputTypes } from '../input-sdl.ts';
 import type { BucketFigures, BucketSize } from '../../analytics/activity-buckets.ts';
 import type { Gap } from './event-log.ts';
 import type { Feed } from './feed.ts';
 import type { LiveActivity } from './live-activity.ts';
 
-export const SUBSCRIPTION_SDL = readFileSync(new URL('../schema/subscription.graphql', import.meta.url), 'utf8');
+/**
+ * The request of `protocolActivity`, declared once and checked by the one check: the
+ * protocols (a list, each active, duplicates dropped: protocol-scope's `list`) and the bucket
+ * size. Names are plain strings, so that any name the registry lacks is refused by protocol-scope.
+ */
+export const PROTOCOL_ACTIVITY = request(
+  Type.Object({
+    protocols: Type.Optional(
+      Type.Array(Type.String(), {
+        minItems: 1,
+        maxItems: STREAM_MAX_PROTOCOLS,
+        description: 'Protocols to follow (omitted: every visible protocol); at least one when given, each active',
+        'x-refusal': {
+          minItems: 'the list is empty; name at least one protocol, or leave the argument out for every protocol',
+          maxItems: `at most ${STREAM_MAX_PROTOCOLS} names`,
+        },
+      }),
+    ),
+    bucket: Type.Optional(
+      Type.Unsafe<'HOUR' | 'DAY'>({
+        type: 'string',
+        enum: ['HOUR', 'DAY'],
+        title: 'ActivityBucketSize',
+        default: 'HOUR',
+        description: 'Size of a live activity bucket: an hour, or a UTC day',
+      }),
+    ),
+  }),
+  'list',
+);
+
+/** The Subscription type: its field's arguments and their input types derived from the declaration. */
+export function subscriptionFieldsSdl(): string {
+  const types: InputTypes = new Map();
+  const args = inputFields(PROTOCOL_ACTIVITY.schema, types, {}, '    ');
+  const doc = `Each new or changed activity bucket of the named protocols (omitted: every visible protocol) as records are ingested. Nothing is sent for buckets no write touches. An empty list, an unknown or inactive protocol, or more than ${STREAM_MAX_PROTOCOLS} names: BAD_USER_INPUT.`;
+  return [...types.values(), `type Subscription {\n  ${JSON.stringify(doc)}\n  protocolActivity(\n${args.join('\n')}\n  ): ActivityEvent!\n}`].join('\n\n');
+}
+
+export const SUBSCRIPTION_SDL = `${readFileSync(new URL('../schema/subscription.graphql', import.meta.url), 'utf8')}\n${subscriptionFieldsSdl()}`;
 
 /** The subscription SDL with a stand-in Query type (a schema must have one). */
 export function liveStubSchema(): GraphQLSchema {
@@ -122,15 +163,10 @@ interface ProtocolActivityArgs {
 export function subscriptionRoot(live: LiveActivity, analytics: VisibleProtocols) {
   return {
     async protocolActivity(args: ProtocolActivityArgs, ctx: StreamContext) {
-      const size: BucketSize = args.bucket === 'DAY' ? 'day' : 'hour';
-      let protocols: string[] | undefined;
-      if (args.protocols !== undefined && args.protocols !== null) {
-        if (args.protocols.length === 0)
-          throw userError('protocols: the list is empty; name at least one protocol, or leave the argument out for every protocol');
-        if (args.protocols.length > STREAM_MAX_PROTOCOLS) throw userError(`protocols: at most ${STREAM_MAX_PROTOCOLS} names, got ${args.protocols.length}`);
-        // Each active, duplicates dropped: the one protocol check (protocol-scope.ts).
-        protocols = resolveProtocols(await analytics.protocols(), { kind: 'list', names: args.protocols });
-      }
+      // The arguments checked once (PROTOCOL_ACTIVITY); a refusal names the argument (`protocols: …`).
+      const checked = checkRequest(PROTOCOL_ACTIVITY, { values: { ...args } }, await analytics.protocols(), (path) => `${path}:`);
+      const size: BucketSize = checked.bucket === 'DAY' ? 'day' : 'hour';
+      const protocols = args.protocols === undefined || args.protocols === null ? undefined : checked.protocols;
       const feed = live.subscribe({ protocols, size, maxQueued: ctx.maxQueued, onOverflow: (n) => ctx.onOverflow(n) }, ctx.lastEventId);
       ctx.gap = feed.gap;
       return asPayloads(feed, ctx, analytics);
