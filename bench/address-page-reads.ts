@@ -28,9 +28,9 @@
 // max_rows_to_read refuses a range read before reading (against the primary-key estimate).
 import { EmbeddedWarehouse } from '../warehouse/embedded-warehouse.ts';
 import { TABLES } from '../warehouse/tables.ts';
-import { TX_COLUMNS } from '../api/analytics/transactions.ts';
-import { SIGNATURE_RECORDS } from '../warehouse/signature-records.ts';
-import { flag, keyList, machine, median, POINT_READ_SETTINGS, pointReadSql, requireCurrentSchema, timeMs } from './bench-support.ts';
+import { TX_COLUMNS } from '../api/analytics/records/transactions.ts';
+import { decodedRecords } from '../warehouse/signature-records.ts';
+import { flag, keyList, machine, median, POINT_READ_SETTINGS, pointReadSql, requireCurrentSchema, timeMs, V3_TABLE } from './bench-support.ts';
 
 const dir = flag('dir', '');
 if (dir === '') throw new Error('--dir of a seeded store is required');
@@ -71,7 +71,7 @@ const pageKeys = (page: Ref[]): string[] => [...new Set(page.map((r) => r.sk))];
 function pointSql(page: Ref[], fields = false): { sql: string; params: Record<string, unknown> } {
   return {
     sql: fields
-      ? `SELECT ${TX_COLUMNS}, toString(sig_key) AS sk FROM ${SIGNATURE_RECORDS} WHERE sig_key IN (${keyList(pageKeys(page))})`
+      ? `SELECT ${TX_COLUMNS}, toString(sig_key) AS sk FROM ${decodedRecords(V3_TABLE)} WHERE sig_key IN (${keyList(pageKeys(page))})`
       : pointReadSql(pageKeys(page)),
     params: {},
   };
@@ -80,7 +80,7 @@ function pointSql(page: Ref[], fields = false): { sql: string; params: Record<st
 function pointParamsSql(page: Ref[]): { sql: string; params: Record<string, unknown> } {
   const keys = pageKeys(page);
   return {
-    sql: `SELECT record, toString(sig_key) AS sk FROM ${TABLES.txBySignature} WHERE sig_key IN (${keys.map((_, i) => `{k${i}:UInt64}`).join(', ')})`,
+    sql: `SELECT record, toString(sig_key) AS sk FROM ${V3_TABLE} WHERE sig_key IN (${keys.map((_, i) => `{k${i}:UInt64}`).join(', ')})`,
     params: Object.fromEntries(keys.map((k, i) => [`k${i}`, k])),
   };
 }

@@ -18,13 +18,13 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { installAccessControl } from '../api/access/access-control.ts';
-import { keyed } from '../api/access/route-policy.ts';
-import { installAnswerEdge } from '../api/answers/answer-edge.ts';
-import { createAccess, type Access } from '../api/access/access.ts';
+import { installAccessControl } from '../api/services/access/access-control.ts';
+import { keyed } from '../api/services/access/route-policy.ts';
+import { installAnswerEdge } from '../api/services/answers/answer-edge.ts';
+import { createAccess, type Access } from '../api/services/access/access.ts';
 import { Metrics } from '../core/metrics.ts';
-import { installRequestMetrics } from '../api/access/request-metrics.ts';
-import { createServices, type Services } from '../api/services.ts';
+import { installRequestMetrics } from '../api/services/access/request-metrics.ts';
+import { createServices, type Services } from '../api/server/services.ts';
 import { loadConfig } from '../core/config/load-config.ts';
 import { createLogger } from '../core/logger.ts';
 import { startRedisServer } from '../scripts/daemons/redis-server.ts';
@@ -50,7 +50,7 @@ async function benchApp(services: Services, metrics: Metrics, access: Access | u
   // Its answer-edge step too (X-RateLimit-*, the in-flight slot), as buildApp's edge runs it.
   if (access) installAnswerEdge(app, [installAccessControl(app, access)]);
   // A cached aggregate: the first call computes it in the engine, later ones hit the cache.
-  // Declared as a REST route is (api/rest/rest-api.ts): keyed, the REST door, an in-flight slot.
+  // Declared as a REST route is (api/doors/rest/rest-api.ts): keyed, the REST door, an in-flight slot.
   app.get(ROUTE, { config: keyed('rest', 'rest') }, async () => services.operatorAnalytics.topProtocols({}, 'transactions', 10));
   await app.listen({ port: 0, host: '127.0.0.1' });
   return app;

@@ -1,10 +1,9 @@
 // Shared bits of the benchmark scripts: flags, timing, machine description, the service's point read.
 import { execSync } from 'node:child_process';
 import os from 'node:os';
-import { POINT_READ_SETTINGS, pointReadStatement } from '../api/analytics/signature-lookup.ts';
-import { uint64List } from '../api/analytics/uint64-text.ts';
+import { POINT_READ_SETTINGS, pointReadStatement } from '../api/analytics/records/signature-lookup.ts';
+import { uint64List } from '../api/analytics/records/uint64-text.ts';
 import { migrationStatus } from '../warehouse/migrate.ts';
-import { TABLES } from '../warehouse/tables.ts';
 import type { Warehouse } from '../warehouse/warehouse.ts';
 
 export function flag(name: string, def: string): string {
@@ -50,10 +49,17 @@ export function machine(): string {
 /** Signature keys (decimal text or bigint) once each, as a set for the service's point read. */
 const keySet = (keys: Iterable<bigint | string>): Set<bigint> => new Set([...keys].map((k) => BigInt(k)));
 /**
- * The service's point read of tx_by_signature_v3 (api/analytics/signature-lookup.ts, since
- * migration 090), its statement and settings themselves (`table`: a copy of that table's layout).
+ * The service's point read (api/analytics/records/signature-lookup.ts: through tx_rid_by_sig since
+ * migration 110), its statement and settings themselves (`table`: a table keyed by sig_key
+ * with 090's record column, read directly).
  */
-export const pointReadSql = (keys: Iterable<bigint | string>, table: string = TABLES.txBySignature): string => pointReadStatement(keySet(keys), table);
+export const pointReadSql = (keys: Iterable<bigint | string>, table?: string): string => pointReadStatement(keySet(keys), table);
+
+/**
+ * 090's records by signature, which migration 110 drops (tx_rid_by_sig and tx_by_rid took its
+ * place): the benches of the point-read designs before 110 read it, on stores seeded before 110.
+ */
+export const V3_TABLE = 'tx_by_signature_v3';
 /** Signature keys (decimal text or bigint) once each, as the point read's literal list. */
 export const keyList = (keys: Iterable<bigint | string>): string => uint64List(keySet(keys));
 export { POINT_READ_SETTINGS };

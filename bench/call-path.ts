@@ -2,7 +2,7 @@
 // coverage (call counts per function, reset at each take) around one warmed-up call of
 // JSON-RPC getProtocolStats and of GraphQL transactions(groupBy, metrics), counting the
 // project's files in which any function ran. Access hooks (key check, rate limit, usage)
-// and the answer edge's (api/answers/: the one onSend pass, caching and compression headers)
+// and the answer edge's (api/services/answers/: the one onSend pass, caching and compression headers)
 // are listed apart from the call's own path. `npx tsx bench/call-path.ts`.
 import { Session } from 'node:inspector/promises';
 import { startBenchServer } from './bench-server.ts';
@@ -47,7 +47,7 @@ const calls: Record<string, () => Promise<{ statusCode: number; body: string }>>
       },
     }),
 };
-const ACCESS = /^api\/(access|answers|freshness|app)\b|^api\/(access|answers)\/|^core\/(logger|budget)\.ts$/;
+const ACCESS = /^api\/services\/(access|answers|freshness)\b|^api\/server\/app\b|^core\/(logger|budget)\.ts$/;
 for (const [name, call] of Object.entries(calls)) {
   for (let i = 0; i < 3; i++) await call();
   t.services.operatorAnalytics.invalidate(); // the measured call reaches the engine, not the result cache

@@ -2,7 +2,7 @@
 // plan allows (aliased GraphQL time series with unique comments, the audit's join queries,
 // full JSON-RPC batches, generated-row SQL exports) for BENCH_SECONDS, while a fourth client
 // (an enterprise key) probes /health and getProtocolStats. The same probes run on the idle
-// server first, in the same run. The service runs as its own process (api/main.ts), so its
+// server first, in the same run. The service runs as its own process (api/server/main.ts), so its
 // memory is measured apart from this load generator's.
 //
 //   npx tsx bench/hostile-load.ts                              # 300k demo rows, 60 s of attack

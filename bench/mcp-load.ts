@@ -16,7 +16,7 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import { CallToolRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { Result } from 'autocannon';
-import { StatelessJsonTransport } from '../api/mcp/mcp-transport.ts';
+import { StatelessJsonTransport } from '../api/doors/mcp/mcp-transport.ts';
 import { startBenchServer } from './bench-server.ts';
 import { runLoad } from './load-client.ts';
 
@@ -27,7 +27,7 @@ const ROWS = Number(process.env.BENCH_ROWS ?? 100_000);
 const CPU_CALLS = Number(process.env.BENCH_CPU_CALLS ?? 2000);
 
 const rpcBody = (method: string, params: unknown[]): string => JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
-/** The tool call of the same method: its positions by name (api/mcp/mcp-tools.ts). */
+/** The tool call of the same method: its positions by name (api/doors/mcp/mcp-tools.ts). */
 const mcpBody = (name: string, args: Record<string, unknown>): string =>
   JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } });
 
@@ -214,7 +214,7 @@ async function main(): Promise<void> {
     // The SDK's own floor: a bare Server on the same stateless JSON transport answering a
     // constant tool call, no service code at all. Its time per call is the least any tool
     // call through the official transport can cost here; compare it with the CPU table.
-    // And the same Server on the door's own transport (api/mcp/mcp-transport.ts), alternated.
+    // And the same Server on the door's own transport (api/doors/mcp/mcp-transport.ts), alternated.
     const floors = { sdk: [] as number[], door: [] as number[] };
     for (let i = 0; i < 2; i++) {
       floors.sdk.push(await sdkFloorMicros(2000));

@@ -15,7 +15,7 @@
 import { cityHasher } from '../ingest/city-hash.ts';
 import { EmbeddedWarehouse } from '../warehouse/embedded-warehouse.ts';
 import { TABLES } from '../warehouse/tables.ts';
-import { flag, machine, median, POINT_READ_SETTINGS, requireCurrentSchema } from './bench-support.ts';
+import { flag, machine, median, POINT_READ_SETTINGS, requireCurrentSchema, V3_TABLE } from './bench-support.ts';
 
 const dir = flag('dir', '');
 if (dir === '') throw new Error('--dir of a seeded store is required');
@@ -29,7 +29,7 @@ const key = (s: string): string => {
   return ((BigInt(h.high()) << 32n) | BigInt(h.low())).toString();
 };
 const SETTINGS = POINT_READ_SETTINGS;
-const SELECT = `SELECT record, toString(sig_key) AS sk FROM ${TABLES.txBySignature}`;
+const SELECT = `SELECT record, toString(sig_key) AS sk FROM ${V3_TABLE}`;
 
 type Form = (w: EmbeddedWarehouse, sigs: string[]) => Promise<unknown[]>;
 const FORMS: Record<string, Form> = {

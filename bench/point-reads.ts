@@ -14,7 +14,7 @@
 import { EmbeddedWarehouse } from '../warehouse/embedded-warehouse.ts';
 import { TABLES } from '../warehouse/tables.ts';
 import { unpackSignatureRecord } from '../warehouse/signature-records.ts';
-import { flag, machine, median, POINT_READ_SETTINGS, pointReadSql, requireCurrentSchema, timeMs } from './bench-support.ts';
+import { flag, machine, median, POINT_READ_SETTINGS, pointReadSql, requireCurrentSchema, timeMs, V3_TABLE } from './bench-support.ts';
 
 const dir = flag('dir', '');
 if (dir === '') throw new Error('--dir of a seeded store is required');
@@ -47,8 +47,8 @@ try {
   console.log(machine());
   await requireCurrentSchema(wh, dir);
   if (process.argv.includes('--optimize')) {
-    const ms = await timeMs(() => wh.exec(`OPTIMIZE TABLE ${TABLES.txBySignature} FINAL`));
-    console.log(`OPTIMIZE FINAL ${TABLES.txBySignature}: ${(ms / 1000).toFixed(1)} s`);
+    const ms = await timeMs(() => wh.exec(`OPTIMIZE TABLE ${V3_TABLE} FINAL`));
+    console.log(`OPTIMIZE FINAL ${V3_TABLE}: ${(ms / 1000).toFixed(1)} s`);
   }
   await wh.exec('SYSTEM STOP MERGES');
   console.table(
@@ -57,15 +57,15 @@ try {
       formatReadableSize(sum(primary_key_bytes_in_memory)) AS pk_memory, sum(marks) AS marks,
       formatReadableSize(sum(marks_bytes)) AS marks_on_disk
     FROM system.parts WHERE active AND database = currentDatabase() AND table IN {t:Array(String)} GROUP BY table ORDER BY table`,
-      { params: { t: [TABLES.transactions, TABLES.txBySignature, TABLES.txByAddress] } },
+      { params: { t: [TABLES.transactions, V3_TABLE, TABLES.txByAddress] } },
     ),
   );
   // Random stored keys, read from the sig_key column alone (8 B a record; a sample of
   // signatures, as rpc-load.ts takes, reads the whole signature column into the cache).
-  const [range] = await wh.query<{ n: string }>(`SELECT count() AS n FROM ${TABLES.txBySignature}`);
+  const [range] = await wh.query<{ n: string }>(`SELECT count() AS n FROM ${V3_TABLE}`);
   const total = Number(range!.n);
   const sample = (
-    await wh.query<{ k: string }>(`SELECT toString(sig_key) AS k FROM ${TABLES.txBySignature} WHERE intHash64(sig_key) % {m:UInt64} = 0 LIMIT {n:UInt32}`, {
+    await wh.query<{ k: string }>(`SELECT toString(sig_key) AS k FROM ${V3_TABLE} WHERE intHash64(sig_key) % {m:UInt64} = 0 LIMIT {n:UInt32}`, {
       params: { m: Math.max(1, Math.floor(total / (4 * BATCHES * BATCH))), n: 2 * BATCHES * BATCH },
     })
   ).map((r) => r.k);

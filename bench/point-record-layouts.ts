@@ -13,11 +13,10 @@
 //
 // The scratch tables (bench_layout_*) are dropped at the end unless --keep. Needs ~6x the
 // by-signature table's size free on disk. Figures: bench/RESULTS.md, "A record in one column".
-import { POINT_READ_SETTINGS } from '../api/analytics/signature-lookup.ts';
+import { POINT_READ_SETTINGS } from '../api/analytics/records/signature-lookup.ts';
 import { EmbeddedWarehouse } from '../warehouse/embedded-warehouse.ts';
-import { SIGNATURE_RECORDS } from '../warehouse/signature-records.ts';
-import { TABLES } from '../warehouse/tables.ts';
-import { flag, machine, median, timeMs } from './bench-support.ts';
+import { decodedRecords } from '../warehouse/signature-records.ts';
+import { flag, machine, median, timeMs, V3_TABLE } from './bench-support.ts';
 
 const dir = flag('dir', '');
 if (dir === '') throw new Error('--dir of a seeded store is required');
@@ -47,8 +46,8 @@ interface Layout {
   parts: 1 | 3;
   read: string;
 }
-const FROM_RECORDS = `${SIGNATURE_RECORDS}`;
-const FROM_V3 = TABLES.txBySignature;
+const FROM_RECORDS = decodedRecords(V3_TABLE);
+const FROM_V3 = V3_TABLE;
 const layouts: Layout[] = [
   {
     name: 'columns, 1 part',
@@ -131,9 +130,9 @@ try {
     await wh.query(`SELECT table, count() AS parts, sum(rows) AS records, round(sum(bytes_on_disk) / sum(rows), 1) AS bytes_a_record
     FROM system.parts WHERE active AND database = currentDatabase() AND table LIKE 'bench_layout_%' GROUP BY table ORDER BY table`),
   );
-  const sample = (
-    await wh.query<{ k: string }>(`SELECT toString(sig_key) AS k FROM ${TABLES.txBySignature} WHERE intHash64(sig_key) % 97 = 0 LIMIT 20000`)
-  ).map((r) => r.k);
+  const sample = (await wh.query<{ k: string }>(`SELECT toString(sig_key) AS k FROM ${V3_TABLE} WHERE intHash64(sig_key) % 97 = 0 LIMIT 20000`)).map(
+    (r) => r.k,
+  );
   if (sample.length === 0) throw new Error('the store holds no records');
   const pick = (n: number) => Array.from({ length: n }, () => sample[Math.floor(Math.random() * sample.length)]!);
   const results: Record<string, Record<string, number[]>> = {};

@@ -7,7 +7,7 @@
 //
 // Needs a store at migration 090. --build makes the candidates once (kept in the store,
 // dropped with --drop), each filled from tx_by_signature_v3 (the older layouts' columns
-// decoded through SIGNATURE_RECORDS, warehouse/signature-records.ts):
+// decoded through decodedRecords, warehouse/signature-records.ts):
 //   ps_mt_one       021's layout (ten columns, wide parts) merged to one part (OPTIMIZE FINAL)
 //   ps_compact_one  the same in one compact part (a granule's columns side by side: 080's layout)
 //   ps_kv           EmbeddedRocksDB keyed by sig_key, a key's records as arrays
@@ -18,9 +18,9 @@
 // return the record column as the service reads it, the others their columns.
 import { execSync } from 'node:child_process';
 import { EmbeddedWarehouse } from '../warehouse/embedded-warehouse.ts';
-import { SIGNATURE_RECORDS } from '../warehouse/signature-records.ts';
+import { decodedRecords } from '../warehouse/signature-records.ts';
 import { TABLES } from '../warehouse/tables.ts';
-import { flag, keyList, machine, median, POINT_READ_SETTINGS, pointReadSql, requireCurrentSchema, timeMs } from './bench-support.ts';
+import { flag, keyList, machine, median, POINT_READ_SETTINGS, pointReadSql, requireCurrentSchema, timeMs, V3_TABLE } from './bench-support.ts';
 
 const dir = flag('dir', '');
 if (dir === '') throw new Error('--dir of a seeded store is required');
@@ -47,7 +47,7 @@ try {
   if (process.argv.includes('--build')) {
     if (!(await exists('ps_mt_one'))) {
       await wh.exec(V2_TABLE('ps_mt_one'));
-      const copy = await timeMs(() => wh.exec(`INSERT INTO ps_mt_one SELECT sig_key, ${COLS} FROM ${SIGNATURE_RECORDS}`));
+      const copy = await timeMs(() => wh.exec(`INSERT INTO ps_mt_one SELECT sig_key, ${COLS} FROM ${decodedRecords(V3_TABLE)}`));
       const opt = await timeMs(() => wh.exec('OPTIMIZE TABLE ps_mt_one FINAL'));
       console.log(`ps_mt_one: copy ${(copy / 1000).toFixed(1)} s, OPTIMIZE FINAL ${(opt / 1000).toFixed(1)} s`);
     }
@@ -55,7 +55,7 @@ try {
       // Compact parts keep a granule's columns next to each other in one file: one read
       // from disk per key past memory instead of one per column.
       await wh.exec(V2_TABLE('ps_compact_one', ', min_bytes_for_wide_part = 1000000000000, min_rows_for_wide_part = 1000000000000'));
-      const copy = await timeMs(() => wh.exec(`INSERT INTO ps_compact_one SELECT sig_key, ${COLS} FROM ${SIGNATURE_RECORDS}`));
+      const copy = await timeMs(() => wh.exec(`INSERT INTO ps_compact_one SELECT sig_key, ${COLS} FROM ${decodedRecords(V3_TABLE)}`));
       const opt = await timeMs(() => wh.exec('OPTIMIZE TABLE ps_compact_one FINAL'));
       console.log(`ps_compact_one: copy ${(copy / 1000).toFixed(1)} s, OPTIMIZE FINAL ${(opt / 1000).toFixed(1)} s`);
     }
@@ -67,13 +67,13 @@ try {
       const ms = await timeMs(() =>
         wh.exec(`INSERT INTO ps_kv SELECT sig_key, groupArray(signature), groupArray(instruction_index), groupArray(slot),
         groupArray(block_time), groupArray(program_id), groupArray(protocol_name), groupArray(instruction_type), groupArray(fee),
-        groupArray(compute_units), groupArray(accounts_count), groupArray(success) FROM ${SIGNATURE_RECORDS} GROUP BY sig_key`),
+        groupArray(compute_units), groupArray(accounts_count), groupArray(success) FROM ${decodedRecords(V3_TABLE)} GROUP BY sig_key`),
       );
       console.log(`ps_kv: build ${(ms / 1000).toFixed(1)} s`);
     }
     if (!(await exists('ps_v3_one'))) {
-      await wh.exec(`CREATE TABLE ps_v3_one AS ${TABLES.txBySignature}`);
-      const copy = await timeMs(() => wh.exec(`INSERT INTO ps_v3_one SELECT * FROM ${TABLES.txBySignature}`));
+      await wh.exec(`CREATE TABLE ps_v3_one AS ${V3_TABLE}`);
+      const copy = await timeMs(() => wh.exec(`INSERT INTO ps_v3_one SELECT * FROM ${V3_TABLE}`));
       const opt = await timeMs(() => wh.exec('OPTIMIZE TABLE ps_v3_one FINAL'));
       console.log(`ps_v3_one: copy ${(copy / 1000).toFixed(1)} s, OPTIMIZE FINAL ${(opt / 1000).toFixed(1)} s`);
     }
@@ -95,12 +95,12 @@ try {
   }
 
   const sample = (
-    await wh.query<{ k: string }>(`SELECT toString(sig_key) AS k FROM ${TABLES.txBySignature} WHERE intHash64(sig_key) % {m:UInt64} = 0 LIMIT {n:UInt32}`, {
+    await wh.query<{ k: string }>(`SELECT toString(sig_key) AS k FROM ${V3_TABLE} WHERE intHash64(sig_key) % {m:UInt64} = 0 LIMIT {n:UInt32}`, {
       params: { m: Math.max(1, Math.floor(records / 8000)), n: 4000 },
     })
   ).map((r) => r.k);
   // Each reader takes the batch's keys as the service writes them (a literal list).
-  const readers: Record<string, (keys: string[]) => string> = { [TABLES.txBySignature]: (keys) => pointReadSql(keys) };
+  const readers: Record<string, (keys: string[]) => string> = { service: (keys) => pointReadSql(keys) };
   const literal = (keys: string[]) => ` WHERE sig_key IN (${keyList(keys)})`;
   if (await exists('ps_mt_one')) readers.ps_mt_one = (keys) => `SELECT ${COLS} FROM ps_mt_one${literal(keys)}`;
   if (await exists('ps_compact_one')) readers.ps_compact_one = (keys) => `SELECT ${COLS} FROM ps_compact_one${literal(keys)}`;

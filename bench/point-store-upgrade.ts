@@ -14,14 +14,13 @@
 import { existsSync } from 'node:fs';
 import { EmbeddedWarehouse } from '../warehouse/embedded-warehouse.ts';
 import { loadMigrations, migrate } from '../warehouse/migrate.ts';
-import { TABLES } from '../warehouse/tables.ts';
-import { flag, machine, timeMs } from './bench-support.ts';
+import { flag, machine, timeMs, V3_TABLE } from './bench-support.ts';
 
 const dir = flag('dir', '');
 if (dir === '') throw new Error('--dir of a seeded store is required');
 const optimize = process.argv.includes('--optimize');
 /** The by-signature table before migration 090, and the current one. */
-const BY_SIGNATURE = ['tx_by_signature_v2', TABLES.txBySignature];
+const BY_SIGNATURE = ['tx_by_signature_v2', V3_TABLE];
 
 if (!existsSync(dir)) {
   console.error(`${dir} does not exist: give the data directory of a seeded store`);
@@ -47,7 +46,7 @@ if (!existsSync(dir)) {
       process.exitCode = 1;
     } else if (pending.length === 0 && !optimize) {
       console.error(
-        `${dir} is at the current schema (migration ${Math.max(...applied)}): nothing to upgrade. The upgrades this times (080, 090) run only on stores seeded before them; --optimize merges ${TABLES.txBySignature} alone.`,
+        `${dir} is at the current schema (migration ${Math.max(...applied)}): nothing to upgrade. The upgrades this times (080, 090) run only on stores seeded before them; --optimize merges ${V3_TABLE} alone.`,
       );
       process.exitCode = 1;
     } else {
@@ -61,8 +60,8 @@ if (!existsSync(dir)) {
         console.log(`migrations applied: ${done.join(', ') || 'none'} in ${(ms / 1000).toFixed(2)} s`);
       }
       if (optimize) {
-        const opt = await timeMs(() => wh.exec(`OPTIMIZE TABLE ${TABLES.txBySignature} FINAL`));
-        console.log(`OPTIMIZE TABLE ${TABLES.txBySignature} FINAL: ${(opt / 1000).toFixed(1)} s`);
+        const opt = await timeMs(() => wh.exec(`OPTIMIZE TABLE ${V3_TABLE} FINAL`));
+        console.log(`OPTIMIZE TABLE ${V3_TABLE} FINAL: ${(opt / 1000).toFixed(1)} s`);
       }
       console.table(await state());
     }

@@ -17,7 +17,7 @@
 import { loadavg } from 'node:os';
 import type { Result } from 'autocannon';
 import { runLoad } from './load-client.ts';
-import { addressCursorToken } from '../api/analytics/address-transactions.ts';
+import { addressCursorToken } from '../api/analytics/records/address-transactions.ts';
 import { startBenchServer } from './bench-server.ts';
 import { TABLES } from '../warehouse/tables.ts';
 import { signatureRecordField } from '../warehouse/signature-records.ts';
@@ -112,14 +112,14 @@ async function main(): Promise<void> {
     // another is answered as not found). By default 100,000 chosen by a hash: past memory their
     // granules of the point table (~1.3 GB at 100M) fit in any cap once read, so a warmed cache
     // would serve them all. BENCH_KEYS=granules takes one record of every 128-row granule of
-    // tx_by_signature_v3 instead (the table's index granularity, migration 090): the first served
-    // one of four candidates in its middle, so asking at random reads the whole table evenly.
+    // tx_by_rid instead (the table's index granularity, migration 110): the first served one of
+    // four candidates in its middle, so asking at random reads the whole table evenly.
     const served = new Set(await services.analytics.protocols());
     const sigs =
       KEYS === 'granules'
         ? (
             await services.wh.query<{ s: string }>(
-              `SELECT argMin(${signatureRecordField('signature')}, _part_offset) AS s FROM ${TABLES.txBySignature}
+              `SELECT argMin(${signatureRecordField('signature')}, _part_offset) AS s FROM ${TABLES.txByRid}
          WHERE _part_offset % 128 BETWEEN 64 AND 67 AND ${signatureRecordField('protocol_name')} IN {p:Array(String)}
          GROUP BY _part, intDiv(_part_offset, 128)`,
               { params: { p: [...served] } },
@@ -133,24 +133,25 @@ async function main(): Promise<void> {
           ).map((r) => r.s);
     process.stdout.write(`${sigs.length} signatures to ask for (BENCH_KEYS=${KEYS})\n`);
     const [hot] = await services.wh.query<{ a: string }>(
-      `SELECT address AS a, count() AS c FROM tx_by_address
-       WHERE address NOT IN (SELECT program_id FROM protocols) GROUP BY a ORDER BY c DESC LIMIT 1`,
+      `SELECT arrayJoin(accounts) AS a, count() AS c FROM transactions
+       WHERE a NOT IN (SELECT program_id FROM protocols) GROUP BY a ORDER BY c DESC LIMIT 1`,
     );
     const [span] = await services.wh.query<{ first: number; last: number }>(
       'SELECT toUInt32(min(hour_start)) AS first, toUInt32(toStartOfDay(max(hour_start))) AS last FROM protocol_hourly',
     );
     // Random addresses at random places of their histories (issue 25): 2,000 references
     // chosen by a hash of the record, each a page start (half of them first pages).
-    const places = await services.wh.query<{ a: string; bt: number; sk: string; ii: number }>(
-      `SELECT address AS a, toUInt32(block_time) AS bt, toString(sig_key) AS sk, instruction_index AS ii FROM tx_by_address
-       WHERE intHash64(sig_key) % 2000 = 0 ORDER BY cityHash64(address, sig_key) LIMIT 2000`,
+    // (Migration 110: address rows keep no address text; the places come from the base table.)
+    const places = await services.wh.query<{ a: string; id: string }>(
+      `SELECT arrayJoin(arrayDistinct(arrayPushBack(accounts, toString(program_id)))) AS a, toString(rid) AS id FROM transactions
+       WHERE intHash64(rid) % 2000 = 0 ORDER BY cityHash64(a, rid) LIMIT 2000`,
     );
     const randomPage = (): string => {
       const p = places[Math.floor(Math.random() * places.length)]!;
       const req = { address: p.a, filters: {}, sortOrder: 'asc' as const, limit: 100 };
       return body('getTransactionsForAddress', [
         p.a,
-        { limit: 100, ...(Math.random() < 0.5 ? { paginationToken: addressCursorToken(services.pageTokens, req, Number(p.bt), p.sk, Number(p.ii)) } : {}) },
+        { limit: 100, ...(Math.random() < 0.5 ? { paginationToken: addressCursorToken(services.pageTokens, req, p.id) } : {}) },
       ]);
     };
     // Whole hours only (answered from the hourly view alone), a different range each time,

@@ -8,7 +8,7 @@
 import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { compile } from '../api/analytics/question/compile.ts';
-import { PRESETS } from '../api/analytics/presets.ts';
+import { PRESETS } from '../api/analytics/presets/presets.ts';
 import { seedDemo } from '../ingest/demo-generator.ts';
 import { progressPrinter } from '../ingest/seed.ts';
 import { EmbeddedWarehouse } from '../warehouse/embedded-warehouse.ts';

@@ -5,7 +5,7 @@
 //            (what an export job would do), one streamed query.
 // Usage: ROWS=1000000 MODE=both npx tsx bench/sql-csv-stream.ts   (DATA_DIR=… reuses a seeded store)
 import { Budget } from '../core/budget.ts';
-import { SQL_MAX_LIMIT } from '../api/sql/sql-guard.ts';
+import { SQL_MAX_LIMIT } from '../api/services/sql/sql-guard.ts';
 import { apiKeyHeader, memorySampler, startBenchServer } from './bench-server.ts';
 
 const ROWS = Number(process.env.ROWS ?? 1_000_000);

@@ -1,6 +1,6 @@
 // One request budget, whatever the door (DESIGN section 7, "One budget, one choke point").
 // A request declares its plan and its door; the budget derives every figure from the plan
-// tables (core/plans.ts) and the SPEC limits (core/limits.ts): rows and bytes the engine may
+// tables (core/plans.ts) and the SPEC limits (core/limits/): rows and bytes the engine may
 // read, rows a join may hold, answer bytes, wall time, memory, and the cost ledger checked
 // before a statement runs. The warehouse applies it to every statement of the request
 // (warehouse/budgeted-warehouse.ts); doors read their answer budget and cost budget from it.
@@ -16,7 +16,7 @@ export const BYTES_PER_BUDGET_ROW = SQL_BYTES_PER_BUDGET_ROW;
 /** Engine settings a budget sets on a statement (a subset of the warehouse's Settings). */
 export type BudgetSettings = Record<string, number | string>;
 
-/** Answer bytes held per plan across the process's requests (api/access/answer-memory.ts). */
+/** Answer bytes held per plan across the process's requests (api/services/access/answer-memory.ts). */
 export interface AnswerMemory {
   reserve(plan: Plan, bytes: number): boolean;
   release(plan: Plan, bytes: number): void;
@@ -131,7 +131,7 @@ export class Budget {
   }
 
   /**
-   * The budget of one member of a batch (api/answers/answer-batch.ts): the same request, its
+   * The budget of one member of a batch (api/services/answers/answer-batch.ts): the same request, its
    * costs and reads on the same ledger, but its statements' results and its answer capped at
    * the `answerBytes` reserved for it before it runs.
    */

@@ -21,6 +21,8 @@ const kind = (k: ErrorKind): ErrorKind => Object.freeze(k);
 /** x402's status: the HTTP answer to an unpaid call, and the code its MCP transport gives the
  *  same refusal inside a tool error. */
 export const PAYMENT_REQUIRED_STATUS = 402;
+/** JSON-RPC's implementation-defined "Server error": what MCP's transport answers for a refusal at the HTTP level, as the SDK's does. */
+export const RPC_SERVER_ERROR = -32000;
 
 /** The HTTP reason phrase of each status the service answers with: the `error` field of
  *  every `{error, message}` body comes from here (via a kind's `title`), so a 415 can never
@@ -74,7 +76,7 @@ export const Errors = {
   conflict: std({ code: 'ERR_CONFLICT', http: 409, rpc: -32000, rpcMessage: 'Server error', graphql: 'BAD_USER_INPUT' }),
   rateLimited: std({ code: 'ERR_RATE_LIMITED', http: 429, rpc: -32000, rpcMessage: 'Server error', graphql: 'RATE_LIMITED' }),
   payloadTooLarge: std({ code: 'ERR_PAYLOAD_TOO_LARGE', http: 413, rpc: -32600, rpcMessage: 'Invalid Request', graphql: 'BAD_USER_INPUT' }),
-  /** An answer over the interface's byte budget (core/limits.ts): the request must ask for less. */
+  /** An answer over the interface's byte budget (core/limits/): the request must ask for less. */
   responseTooLarge: kind({
     code: 'ERR_RESPONSE_TOO_LARGE',
     http: 400,
@@ -167,7 +169,7 @@ export function kindForStatus(status: number): ErrorKind {
 export type ParamKey = 'protocol' | 'protocols' | 'range' | 'cursor' | 'cursorBefore' | 'order' | ExportParamKey;
 
 /**
- * The parts of an export job's configuration (api/exports/), by logical key: GraphQL words
+ * The parts of an export job's configuration (api/services/exports/), by logical key: GraphQL words
  * them `config.columns`, `config.sampling.rate`…, the SQL export route by its body's names.
  */
 export type ExportParamKey =
@@ -238,3 +240,19 @@ export const ClickHouseCode = {
   TABLE_ALREADY_EXISTS: 57,
   UNKNOWN_TABLE: 60,
 } as const;
+
+/** ClickHouse error codes of reading an insert's input itself: the input's fault, not the store's. */
+export const CLICKHOUSE_INPUT_FORMAT_CODES: readonly number[] = [
+  6, // CANNOT_PARSE_TEXT
+  26, // CANNOT_PARSE_QUOTED_STRING
+  27, // CANNOT_PARSE_INPUT_ASSERTION_FAILED
+  32, // ATTEMPT_TO_READ_AFTER_EOF
+  38, // CANNOT_PARSE_DATE
+  41, // CANNOT_PARSE_DATETIME
+  69, // ARGUMENT_OUT_OF_BOUND
+  70, // CANNOT_CONVERT_TYPE
+  72, // CANNOT_PARSE_NUMBER
+  117, // INCORRECT_DATA
+  130, // CANNOT_READ_ARRAY_FROM_TEXT
+  131, // TOO_LARGE_STRING_SIZE
+];

@@ -10,9 +10,9 @@ import { LAST_SECOND_OF_DAY } from './vocabulary/calendar.ts';
 import type { Static, TObject } from '@sinclair/typebox';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { AppError, Errors, invalidParams } from './errors.ts';
-import { MAX_BLOCK_TIME } from './limits.ts';
+import { MAX_BLOCK_TIME } from './limits/questions.ts';
 import { resolveProtocols, type ProtocolAsk } from './protocol-scope.ts';
-import { dayStart, NUMBER_FORMATS, ruleOfPattern, type DayWords } from './vocabulary/primitives.ts';
+import { dayStart, NUMBER_FORMATS, ruleOfLengths, ruleOfPattern, type DayWords } from './vocabulary/primitives.ts';
 
 /** A request's values by name; a dotted name reads inside objects (`options.blockTime`). */
 export type RequestValues = Readonly<Record<string, unknown>>;
@@ -258,8 +258,9 @@ export interface RequestInput {
   days?: { from: string | null | undefined; to: string | null | undefined; names: DayNames };
 }
 
-/** A request that passed the check: its values, defaults filled, its protocols resolved and its range in seconds. */
-export type CheckedRequest<S extends TObject = TObject> = Static<S> & { protocols: string[]; range: SecondsRange };
+/** A request that passed the check: its values, defaults filled, its protocols resolved and its range in seconds;
+ *  `protocolsAsked`: the names as the request gave them, if it did (a listing's cursor is bound to its filters as asked). */
+export type CheckedRequest<S extends TObject = TObject> = Static<S> & { protocols: string[]; protocolsAsked?: readonly string[]; range: SecondsRange };
 
 /**
  * The one check of a request, whichever door it came through (Cube's normalizeQuery is the
@@ -295,7 +296,14 @@ export function checkRequest<S extends TObject>(
     decl.scope === 'one'
       ? { kind: 'one', name: values.protocol as string | undefined }
       : ({ kind: decl.scope, names: valueAt(values, at) as string[] } as ProtocolAsk);
-  return { ...values, protocols: scoped(active, ask, at), range: (values.range as SecondsRange | undefined) ?? {} } as CheckedRequest<S>;
+  // The protocols as the caller gave them: a listing's cursor is bound to those.
+  const asked = decl.scope === 'one' ? undefined : (valueAt(values, at) as string[] | undefined);
+  return {
+    ...values,
+    protocols: scoped(active, ask, at),
+    ...(asked === undefined ? {} : { protocolsAsked: asked }),
+    range: (values.range as SecondsRange | undefined) ?? {},
+  } as CheckedRequest<S>;
 }
 
 /** A body's days at their place, when they are days to convert (text or absent, in an object);
@@ -351,19 +359,26 @@ function schemaRefusal(err: ErrorObject | undefined, nameOf: (path: string) => s
   const named = err.keyword === 'required' || err.keyword === 'additionalProperties';
   const field = pathName(named ? [...steps, String(p.missingProperty ?? p.additionalProperty)] : steps, nameOf);
   const got = ` (got ${quoted(err.data)})`;
-  const rule = ruleOfPattern(p.pattern) ?? (err.parentSchema as { description?: string } | undefined)?.description;
+  // A primitive's rule in the vocabulary's words ("a Base58 signature of 64-88 characters"), whichever part of it broke.
+  const schema = err.parentSchema as { pattern?: unknown; description?: string } | undefined;
+  const rule = ruleOfPattern(schema?.pattern ?? p.pattern);
+  // A primitive stated by its lengths alone (an instruction type): its rule, for either length.
+  const lengths = ruleOfLengths(schema);
+  const broken = `must be ${rule}${got}`;
   const words: Record<string, string> = {
+    ...(rule === undefined ? {} : { pattern: broken, minLength: broken, maxLength: broken }),
     required: 'is required',
     additionalProperties: 'is not a field of this request',
     maximum: `must be at most ${String(p.limit)}${got}`,
     minimum: `must be at least ${String(p.limit)}${got}`,
     enum: `must be one of ${(p.allowedValues as unknown[] | undefined)?.join(', ')}${got}`,
-    maxItems: `must hold at most ${String(p.limit)} items`,
+    maxItems: `may hold at most ${String(p.limit)} entries (got ${Array.isArray(err.data) ? err.data.length : '?'})`,
     minItems: 'must not be empty; leave it out to apply no filter',
     // The primitive's rule in words (as every door words it), not its regular expression.
-    pattern: `must be ${rule ?? `a string matching ${String(p.pattern)}`}${got}`,
+    pattern: `must be ${rule ?? schema?.description ?? `a string matching ${String(p.pattern)}`}${got}`,
     multipleOf: `must be a whole number${got}`,
     maxLength: `must be at most ${String(p.limit)} characters long`,
+    ...(lengths === undefined ? {} : { minLength: `must be ${lengths}${got}`, maxLength: `must be ${lengths}${got}` }),
   };
   return invalidParams(`${field} ${words[err.keyword] ?? `${err.message ?? 'is invalid'}${got}`}`, field);
 }

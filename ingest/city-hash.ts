@@ -1,5 +1,5 @@
 // CityHash64 v1.0.2, the function behind ClickHouse's cityHash64() and so behind sig_key
-// (tx_by_signature_v3's and ingest_keys' key). The ingest pipeline computes a record's sig_key
+// (tx_rid_by_sig's and ingest_keys' key). The ingest pipeline computes a record's sig_key
 // in JS, so that de-duplication sends the engine keys, not signatures to hash
 // (ingest/steps/dedupe.ts). test/stored-keys.test.ts checks it against the engine's
 // cityHash64 for every length from 0 to 300 bytes.

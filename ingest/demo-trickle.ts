@@ -114,7 +114,7 @@ export class DemoTrickle {
 export async function holdsDemoData(wh: Warehouse, seed: number): Promise<boolean> {
   const [first] = (await demoRecordsNdjson(wh, { seed, total: 1, offset: 0, count: 1, startTime: 0, endTime: 1 })).split('\n');
   const signature = (JSON.parse(first!) as { signature: string }).signature;
-  const [row] = await wh.query<{ n: string }>(`SELECT count() AS n FROM ${TABLES.txBySignature} WHERE sig_key = cityHash64({s:String})`, {
+  const [row] = await wh.query<{ n: string }>(`SELECT count() AS n FROM ${TABLES.txRidBySig} WHERE sig_key = cityHash64({s:String})`, {
     params: { s: signature },
   });
   return Number(row?.n ?? 0) > 0;

@@ -2,7 +2,7 @@
 // on start-up repairs the view buckets of inserts that never finished. This is what keeps
 // "a replay changes no count" true after a crash in the middle of an insert: without it
 // the base table may hold a batch whose view rows are missing, the de-duplication (which
-// reads tx_by_signature_v3, a view target) would call the replayed records new, and the base
+// reads tx_rid_by_sig and tx_by_rid, view targets) would call the replayed records new, and the base
 // table would get them twice.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../core/logger.ts';

@@ -1,5 +1,6 @@
 // One way to reach Kafka for the source, the producer CLI, tests and the benchmark: a
 // kafkajs client whose logs go through our pino logger, and idempotent topic creation.
+import { KAFKA_CONNECTION_TIMEOUT_MS, KAFKA_RETRIES, KAFKA_RETRY_INITIAL_MS, KAFKA_RETRY_MAX_MS, KAFKA_TOPIC_RETRY_MS } from '../core/limits/ingest.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Kafka, logLevel, type LogEntry } from 'kafkajs';
 import type { Logger } from '../core/logger.ts';
@@ -38,9 +39,9 @@ export function kafkaClient(options: KafkaClientOptions, log: Logger): Kafka {
     brokers: [...options.brokers],
     logLevel: logLevel.INFO,
     logCreator: logCreator(log),
-    connectionTimeout: 3_000,
+    connectionTimeout: KAFKA_CONNECTION_TIMEOUT_MS,
     // A broker restart takes a few seconds; keep retrying rather than failing the process.
-    retry: { initialRetryTime: 200, maxRetryTime: 5_000, retries: options.retries ?? 30 },
+    retry: { initialRetryTime: KAFKA_RETRY_INITIAL_MS, maxRetryTime: KAFKA_RETRY_MAX_MS, retries: options.retries ?? KAFKA_RETRIES },
   });
 }
 
@@ -56,7 +57,7 @@ export async function ensureTopics(kafka: Kafka, topics: readonly string[], numP
     } catch (err) {
       const e = err as { retriable?: boolean; type?: string };
       if (attempt >= 10 || !(e.retriable || e.type === 'UNKNOWN_TOPIC_OR_PARTITION')) throw err;
-      await sleep(300);
+      await sleep(KAFKA_TOPIC_RETRY_MS);
     }
   }
 }

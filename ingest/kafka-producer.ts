@@ -2,6 +2,7 @@
 // instruction of one transaction lands in one partition (the de-duplication argument in
 // docs/kafka.md relies on that), at a steady rate. Shared by the producer CLI, the tests
 // and the benchmark.
+import { KAFKA_PUBLISH_CHUNK } from '../core/limits/ingest.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Message, Producer } from 'kafkajs';
 
@@ -44,7 +45,7 @@ export interface PublishOptions {
 
 /** Publish lines in order of chunks; resolves when every one is acknowledged (acks=all). */
 export async function publishLines(producer: Producer, topic: string, lines: readonly string[], options: PublishOptions = {}): Promise<void> {
-  const chunk = options.chunk ?? 4_000;
+  const chunk = options.chunk ?? KAFKA_PUBLISH_CHUNK;
   const inFlight = options.inFlight ?? 8;
   const pending = new Set<Promise<void>>();
   for (let i = 0; i < lines.length; i += chunk) {

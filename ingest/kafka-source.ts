@@ -10,11 +10,19 @@ import { Partitioners } from 'kafkajs';
 import { Registry } from 'prom-client';
 import type { Config } from '../core/config/load-config.ts';
 import type { Logger } from '../core/logger.ts';
-import { KAFKA_HEARTBEAT_EVERY_MS, KAFKA_MAX_BACKOFF_MS } from '../core/limits/ingest.ts';
+import {
+  KAFKA_FETCH_MAX_WAIT_MS,
+  KAFKA_FETCH_MIN_BYTES,
+  KAFKA_FETCH_MIN_MAX_BYTES,
+  KAFKA_HEARTBEAT_EVERY_MS,
+  KAFKA_MAX_BACKOFF_MS,
+  KAFKA_MIN_HEARTBEAT_INTERVAL_MS,
+  KAFKA_REBALANCE_TIMEOUT_MS,
+} from '../core/limits/ingest.ts';
 import { KafkaMetrics } from '../core/metrics.ts';
 import { ensureTopics, kafkaClient } from './kafka-client.ts';
 import { DeadLetterPublisher, type DeadLetterInput } from './kafka-dead-letter.ts';
-import type { IngestPipeline, Lane, RawRecord, Rejection } from './pipeline.ts';
+import type { IngestPipeline, IngestReport, Lane, RawRecord, Rejection } from './pipeline.ts';
 import type { BackfillProgress } from './backfills.ts';
 
 export type KafkaSourceOptions = Omit<Config['kafka'], 'brokers'> & {
@@ -111,13 +119,13 @@ export class KafkaSource {
       // A slow insert cannot get the member evicted: heartbeats continue during the insert
       // (see handleBatch). A shorter session lets a crashed member's partitions move sooner.
       sessionTimeout: this.options.sessionTimeoutMs,
-      rebalanceTimeout: 60_000,
-      heartbeatInterval: Math.max(1_000, Math.floor(this.options.sessionTimeoutMs / 10)),
+      rebalanceTimeout: KAFKA_REBALANCE_TIMEOUT_MS,
+      heartbeatInterval: Math.max(KAFKA_MIN_HEARTBEAT_INTERVAL_MS, Math.floor(this.options.sessionTimeoutMs / 10)),
       maxBytesPerPartition: this.options.maxBytesPerPartition,
-      maxBytes: Math.max(this.options.maxBytesPerPartition, 16 * 1024 * 1024),
+      maxBytes: Math.max(this.options.maxBytesPerPartition, KAFKA_FETCH_MIN_MAX_BYTES),
       // Wait briefly for a fuller batch: fewer, larger inserts suit ClickHouse.
-      minBytes: 64 * 1024,
-      maxWaitTimeInMs: 250,
+      minBytes: KAFKA_FETCH_MIN_BYTES,
+      maxWaitTimeInMs: KAFKA_FETCH_MAX_WAIT_MS,
       allowAutoTopicCreation: false,
     });
     this.consumer = consumer;
@@ -174,7 +182,6 @@ export class KafkaSource {
     const { batch } = payload;
     const { topic, partition } = batch;
     if (batch.isEmpty()) return;
-    const labels = { topic };
     const byOffset = new Map<string, KafkaMessage>();
     const records: RawRecord[] = [];
     const empty: Rejection[] = [];
@@ -185,22 +192,49 @@ export class KafkaSource {
       if (m.value === null || m.value.byteLength === 0) empty.push({ code: 'empty', detail: 'empty message (no value)', position });
       else records.push({ value: m.value, position });
     }
+    const report = await this.storeUntilDone(payload, records);
+    // Stopping or re-seeked: the batch stays uncommitted; it is re-delivered later.
+    if (report === undefined) return;
 
+    const rejected = [...empty, ...report.rejected];
+    // Every position here is a message of this batch (one topic and partition): its offset names it.
+    const offsetOf = (r: Rejection): string => ('offset' in r.position ? r.position.offset : '');
+    const deadSet = new Set(rejected.map(offsetOf));
+    const dead: DeadLetterInput[] = rejected.flatMap((rejection) => {
+      const message = byOffset.get(offsetOf(rejection));
+      return message === undefined ? [] : [{ rejection, message, topic, partition }];
+    });
+    // The dead letters must be durable before the offsets move past them.
+    await this.deadLetters?.publish(dead);
+
+    const last = batch.lastOffset();
+    payload.resolveOffset(last);
+    await payload.commitOffsetsIfNecessary({
+      topics: [{ topic, partitions: [{ partition, offset: (BigInt(last) + 1n).toString() }] }],
+    });
+    this.measureStored(batch, report, { rejected: rejected.length, deadLettered: dead.length, deadSet });
+  }
+
+  /** The batch's records stored, retried while the warehouse fails (the partition paused
+   *  meanwhile, heartbeats going on); undefined when the consumer stops or the batch goes stale. */
+  private async storeUntilDone(payload: EachBatchPayload, records: RawRecord[]): Promise<IngestReport | undefined> {
+    const { topic, partition } = payload.batch;
+    const labels = { topic };
     // Heartbeat while the warehouse works, so a slow insert does not look like a dead member.
     const beat = setInterval(() => {
       payload.heartbeat().catch(() => undefined);
     }, KAFKA_HEARTBEAT_EVERY_MS);
     let resume: (() => void) | undefined;
-    let report: Awaited<ReturnType<IngestPipeline['ingest']>> | undefined;
     try {
       let delay = this.options.retryBackoffMs;
-      while (report === undefined) {
+      for (;;) {
         // Stopping or re-seeked: leave the batch uncommitted; it is re-delivered later.
-        if (!payload.isRunning() || payload.isStale()) return;
+        if (!payload.isRunning() || payload.isStale()) return undefined;
         const t0 = performance.now();
         try {
-          report = await this.pipeline.ingest(records, `kafka:${topic}`, { lane: this.options.lane ?? 'live' });
+          const report = await this.pipeline.ingest(records, `kafka:${topic}`, { lane: this.options.lane ?? 'live' });
           this.metrics.insertSeconds.observe(labels, (performance.now() - t0) / 1000);
+          return report;
         } catch (err) {
           // The warehouse is down or overloaded: stop fetching this partition (back-pressure)
           // and retry the same batch with a growing delay; nothing is committed meanwhile.
@@ -222,40 +256,32 @@ export class KafkaSource {
         this.metrics.paused.dec(labels);
       }
     }
+  }
 
-    const rejected = [...empty, ...report.rejected];
-    // Every position here is a message of this batch (one topic and partition): its offset names it.
-    const offsetOf = (r: Rejection): string => ('offset' in r.position ? r.position.offset : '');
-    const deadSet = new Set(rejected.map(offsetOf));
-    const dead: DeadLetterInput[] = rejected.flatMap((rejection) => {
-      const message = byOffset.get(offsetOf(rejection));
-      return message === undefined ? [] : [{ rejection, message, topic, partition }];
-    });
-    // The dead letters must be durable before the offsets move past them.
-    await this.deadLetters?.publish(dead);
-
-    const last = batch.lastOffset();
-    payload.resolveOffset(last);
-    await payload.commitOffsetsIfNecessary({
-      topics: [{ topic, partitions: [{ partition, offset: (BigInt(last) + 1n).toString() }] }],
-    });
-
+  /** A committed batch's counters, metrics (outcomes, lag, freshness) and the onStored hook. */
+  private measureStored(
+    batch: EachBatchPayload['batch'],
+    report: IngestReport,
+    outcome: { rejected: number; deadLettered: number; deadSet: ReadonlySet<string> },
+  ): void {
+    const { topic, partition } = batch;
+    const labels = { topic };
     const stored = report.accepted;
     this.counters.batches += 1;
     this.counters.stored += stored;
     this.counters.duplicates += report.duplicates;
-    this.counters.deadLettered += dead.length;
+    this.counters.deadLettered += outcome.deadLettered;
     this.options.progress?.add(batch.messages.length);
     this.metrics.batches.inc(labels);
     this.metrics.batchRecords.observe(labels, batch.messages.length);
     this.metrics.records.inc({ topic, outcome: 'accepted' }, stored);
     this.metrics.records.inc({ topic, outcome: 'duplicate' }, report.duplicates);
-    this.metrics.records.inc({ topic, outcome: 'rejected' }, rejected.length);
-    this.metrics.lag.set({ topic, partition: String(partition) }, Number(BigInt(batch.highWatermark) - BigInt(last) - 1n));
+    this.metrics.records.inc({ topic, outcome: 'rejected' }, outcome.rejected);
+    this.metrics.lag.set({ topic, partition: String(partition) }, Number(BigInt(batch.highWatermark) - BigInt(batch.lastOffset()) - 1n));
     const nowMs = Date.now();
     const storedMessages: KafkaMessage[] = [];
     for (const m of batch.messages) {
-      if (m.value === null || deadSet.has(m.offset)) continue;
+      if (m.value === null || outcome.deadSet.has(m.offset)) continue;
       storedMessages.push(m);
       this.metrics.freshnessProduce.observe(labels, Math.max(0, (nowMs - Number(m.timestamp)) / 1000));
       const bt = blockTimeOf(m.value);

@@ -5,12 +5,13 @@
 //   record steps (ingest/parse-record.ts, on this thread or the parse workers):
 //     parse -> validate -> resolve-protocol -> normalise (and the sig_key hash)
 //   writer steps (one batch at a time, this file's drain):
-//     dedupe in batch -> dedupe against the store -> journal -> insert -> notify
+//     dedupe in batch -> dedupe against the store -> counted positions (record-id.ts)
+//     -> journal -> insert -> notify
 // Writes are serialised per process so that "which of these are new?" and "insert them"
 // cannot interleave, which is what makes replaying records change no count in the base
 // table or any view.
 import { AppError, Errors } from '../core/errors.ts';
-import { INGEST_BACKFILL_BATCH_ROWS, INGEST_BACKFILL_YIELD_MS, INGEST_HAND_ROWS } from '../core/limits/ingest.ts';
+import { INGEST_BACKFILL_BATCH_ROWS, INGEST_BACKFILL_YIELD_MS, INGEST_HAND_ROWS, INGEST_STORAGE_FULL_RETRY_AFTER_SECONDS } from '../core/limits/ingest.ts';
 import type { DataChangeObserver, IngestObserver, IngestStage } from '../core/observers.ts';
 import type { Logger } from '../core/logger.ts';
 import type { DataVersion } from '../warehouse/data-version.ts';
@@ -23,6 +24,7 @@ import type { Rejection } from './rejection.ts';
 import { protocolLookup } from './steps/resolve-protocol.ts';
 import { DeadLetters } from './steps/dead-letter.ts';
 import { dedupeInBatch, StoreDedupe, type DedupeDesign } from './steps/dedupe.ts';
+import { countedPositions } from './record-id.ts';
 import { FormatRefused, insertRows } from './steps/insert.ts';
 import { WriteJournal } from './steps/journal.ts';
 import { ChangeNotifier } from './steps/notify.ts';
@@ -118,7 +120,7 @@ export class IngestPipeline {
     this.journal = new WriteJournal(wh, options.writerId ?? 'default', log);
     this.notifier = new ChangeNotifier(dataVersion, log, options.observer);
     this.backfills = new Backfills(options.observer);
-    this.batchSteps = [dedupeInBatch, new StoreDedupe(wh, options.dedupe).step];
+    this.batchSteps = [dedupeInBatch, new StoreDedupe(wh, options.dedupe).step, countedPositions(wh)];
     const workers = options.parseWorkers ?? 0;
     this.pool = workers > 0 ? new ParsePool(workers, log, options.parseWorkerEntry) : undefined;
     this.inEngine =
@@ -387,7 +389,7 @@ function callFailed(err: unknown): never {
       Errors.storageFull,
       'the store is out of disk space: this write was not completed (earlier batches of it stay stored, ' +
         'and the views are repaired before the next write); send it again once space is freed',
-      { cause: err, retryAfterSeconds: 60 },
+      { cause: err, retryAfterSeconds: INGEST_STORAGE_FULL_RETRY_AFTER_SECONDS },
     );
   }
   throw err;

@@ -2,6 +2,20 @@
 // (the demo generator, seeded) to the Kafka topic, keyed by signature, with progress.
 // Records are generated in slices by an embedded engine in a temporary directory, so this
 // never touches the service's DATA_DIR; the next slice is generated while one is sent.
+import {
+  KAFKA_PUBLISH_CHUNK,
+  PRODUCE_CHUNKS_PER_SECOND,
+  PRODUCE_DEFAULT_COUNT,
+  PRODUCE_DEFAULT_SEED,
+  PRODUCE_DEFAULT_SLICE,
+  PRODUCE_MAX_RATE,
+  PRODUCE_MAX_SLICE,
+  PRODUCE_MIN_CHUNK,
+  PRODUCE_MIN_SLICE,
+  PRODUCE_PROGRESS_LOG_MS,
+  PRODUCE_PROGRESS_TTY_MS,
+  PROGRESS_BAR_CHARS,
+} from '../core/limits/ingest.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -93,18 +107,18 @@ function parseFlags(argv: string[]): Flags {
     if (err instanceof ConfigError) throw new UsageError(err.problems.join('\n'));
     throw err;
   }
-  const count = num('count', 100_000, 1);
+  const count = num('count', PRODUCE_DEFAULT_COUNT, 1);
   const offset = num('offset', 0, 0);
   const flags: Flags = {
     count,
-    rate: num('rate', 0, 0, 10_000_000),
-    seed: num('seed', 42, 0, 2 ** 31 - 1),
+    rate: num('rate', 0, 0, PRODUCE_MAX_RATE),
+    seed: num('seed', PRODUCE_DEFAULT_SEED, 0, 2 ** 31 - 1),
     offset,
     total: num('total', offset + count, 1),
     live: values.live === true,
     topic: config.kafka.topic,
     brokers: config.kafka.brokers ?? ['127.0.0.1:9092'],
-    slice: num('slice', 50_000, 100, 1_000_000),
+    slice: num('slice', PRODUCE_DEFAULT_SLICE, PRODUCE_MIN_SLICE, PRODUCE_MAX_SLICE),
     quiet: values.quiet === true,
     partitions: config.kafka.partitions,
   };
@@ -117,7 +131,7 @@ function parseFlags(argv: string[]): Flags {
 function progressLine(sent: number, total: number, elapsedMs: number): string {
   const pct = Math.floor((sent / total) * 100);
   const rate = elapsedMs > 0 ? Math.round(sent / (elapsedMs / 1000)) : 0;
-  return `produce [${'#'.repeat(Math.floor(pct / 4)).padEnd(25, '.')}] ${pct}% ${sent.toLocaleString('en-US')}/${total.toLocaleString('en-US')} records, ${rate.toLocaleString('en-US')} records/s`;
+  return `produce [${'#'.repeat(Math.floor((pct * PROGRESS_BAR_CHARS) / 100)).padEnd(PROGRESS_BAR_CHARS, '.')}] ${pct}% ${sent.toLocaleString('en-US')}/${total.toLocaleString('en-US')} records, ${rate.toLocaleString('en-US')} records/s`;
 }
 
 async function main(): Promise<void> {
@@ -152,8 +166,8 @@ async function main(): Promise<void> {
   };
 
   const pacer = new Pacer(flags.rate);
-  // Chunks of about 50 ms of records keep the rate smooth; 4000 at most per request.
-  const chunk = flags.rate > 0 ? Math.min(4_000, Math.max(100, Math.floor(flags.rate / 20))) : 4_000;
+  const chunk =
+    flags.rate > 0 ? Math.min(KAFKA_PUBLISH_CHUNK, Math.max(PRODUCE_MIN_CHUNK, Math.floor(flags.rate / PRODUCE_CHUNKS_PER_SECOND))) : KAFKA_PUBLISH_CHUNK;
   const tty = process.stderr.isTTY && !flags.quiet;
   let t0 = performance.now();
   let sent = 0;
@@ -161,7 +175,7 @@ async function main(): Promise<void> {
   const print = (force = false): void => {
     if (flags.quiet) return;
     const now = performance.now();
-    if (!force && now - lastPrint < (tty ? 200 : 2_000)) return;
+    if (!force && now - lastPrint < (tty ? PRODUCE_PROGRESS_TTY_MS : PRODUCE_PROGRESS_LOG_MS)) return;
     lastPrint = now;
     const line = progressLine(sent, flags.count, now - t0);
     process.stderr.write(tty ? `\r${line}` : `${line}\n`);

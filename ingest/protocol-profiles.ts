@@ -92,6 +92,37 @@ export const WELL_KNOWN = {
 /** The error a transaction gets when it runs out of its CU limit (a runtime error, any program). */
 export const CU_EXCEEDED = 'exceeded CUs meter at BPF instruction';
 
+/** Where the demo's slots are anchored: mainnet's slot at a Unix time (2.5 slots a second from there). */
+export const SLOT_ANCHOR = { time: 1_700_000_000, slot: 229_000_000 } as const;
+/** Shares of a profile (failRate, fee.prioritized) are drawn as whole parts of this many. */
+export const SHARE_SCALE = 10_000;
+/**
+ * The generator's independent draws (demo-generator.ts): each is a row's hash, or its
+ * transaction's (`src`), salted with its own number, so that changing one draw leaves the
+ * others as they were. A number is a draw's identity: renumbering one changes the demo data.
+ */
+export const DEMO_DRAWS = {
+  secondInstruction: 0,
+  protocol: 1,
+  instruction: 2,
+  computeUnits: 3,
+  outcome: 4,
+  prioritized: 5,
+  signatureHigh: 6,
+  signatureLow: 7,
+  accountsCount: 9,
+  wallet: 10,
+  errorKind: 11,
+  poolRank: 12,
+  venue: 13,
+  quoteMint: 14,
+  tokenProgram: 15,
+  failedShare: 16,
+  cuPriceRadius: 17,
+  cuPriceAngle: 18,
+  transactionJitter: 19,
+} as const;
+
 const i = (name: string, weight: number, cu: readonly [number, number], acc: readonly [number, number], signers = 1): InstructionProfile => ({
   name,
   weight,

@@ -1,7 +1,7 @@
 // Seeding an empty store with demo rows at first start, with a visible progress display,
 // and keeping seeded demo data live afterwards (ingest/demo-trickle.ts).
 import type { Config } from '../core/config/load-config.ts';
-import { DEMO_DAYS } from '../core/limits/ingest.ts';
+import { DEMO_DAYS, PROGRESS_BAR_CHARS } from '../core/limits/ingest.ts';
 import type { Logger } from '../core/logger.ts';
 import type { Warehouse } from '../warehouse/warehouse.ts';
 import { seedDemo, type SeedProgress } from './demo-generator.ts';
@@ -18,7 +18,7 @@ export function progressPrinter(out: NodeJS.WriteStream = process.stderr): (p: S
   return (p) => {
     const pct = Math.floor((p.done / p.total) * 100);
     const rate = p.elapsedMs > 0 ? Math.round(p.done / (p.elapsedMs / 1000)) : 0;
-    const bar = '#'.repeat(Math.floor(pct / 4)).padEnd(25, '.');
+    const bar = '#'.repeat(Math.floor((pct * PROGRESS_BAR_CHARS) / 100)).padEnd(PROGRESS_BAR_CHARS, '.');
     const line = `seeding demo data [${bar}] ${pct}% ${p.done.toLocaleString('en-US')}/${p.total.toLocaleString('en-US')} rows, ${rate.toLocaleString('en-US')} rows/s`;
     if (out.isTTY) out.write(`\r${line}${p.done === p.total ? '\n' : ''}`);
     else out.write(`${line}\n`);

@@ -1,6 +1,6 @@
 // Dashboard accounts and their sessions in the warehouse (migrations 030 and 032). This
 // module stores what it is given: password hashing, token generation and every rule about
-// who may do what live in api/dashboard/. Session tokens and invite tokens are stored only
+// who may do what live in api/doors/dashboard/. Session tokens and invite tokens are stored only
 // as SHA-256 hashes.
 import { createHash, randomUUID } from 'node:crypto';
 import { isPlan, type Plan } from '../core/plans.ts';

@@ -39,7 +39,14 @@ export type TableRole =
   | { kind: 'everywhere'; why: string }
   /** A writer's scratch table (Memory): each node its own, read only by the statements of the
    *  writer that filled it on that node; nothing replicated, nothing sharded. */
-  | { kind: 'node-local'; why: string };
+  | { kind: 'node-local'; why: string }
+  /**
+   * A key → value lookup a migration builds, fills once and reads by key in a mutation
+   * (110's Join table). A Join table has no replicated form and an INSERT reaches one node,
+   * so in a cluster its rows go to an everywhere-replicated `<name>_rows` table and each node
+   * reads them through a dictionary of the same name (dictGet in place of joinGet).
+   */
+  | { kind: 'lookup'; why: string };
 
 const HOURLY_WHY =
   'hourly states stay on the shard whose base rows produced them (the view writes locally, no network hop per insert); ' +
@@ -53,7 +60,7 @@ export const CLUSTER_LAYOUT: Readonly<Record<string, TableRole>> = Object.freeze
     kind: 'sharded',
     shardingKey: 'cityHash64(signature)',
     viewWrites: 'local',
-    why: "a record's instructions stay together and land on the shard that also holds its tx_by_signature rows (sig_key = cityHash64(signature)); listings by protocol and time read every shard in parallel",
+    why: "a record's instructions stay together and land on the shard that also holds its tx_by_rid and tx_rid_by_sig rows (sig_key = cityHash64(signature)); listings by protocol and time read every shard in parallel",
   },
   tx_by_signature: {
     kind: 'sharded',
@@ -120,6 +127,28 @@ export const CLUSTER_LAYOUT: Readonly<Record<string, TableRole>> = Object.freeze
   dashboard_sessions: { kind: 'everywhere', why: 'a point read by token hash with FINAL on every dashboard call' },
   x402_payments: { kind: 'everywhere', why: 'one row per paid call, read by payer for revenue; small next to the records' },
   x402_payment_claims: { kind: 'everywhere', why: 'a claim per paid call, read back by payment id by whichever API process verified it; kept a day' },
+  tx_by_rid: {
+    kind: 'sharded',
+    shardingKey: 'cityHash64(JSONExtractString(record, 1))',
+    viewWrites: 'local',
+    why: "the record array starts with its signature, so the key is the base table's own (cityHash64(signature)): the view writes on the node holding the base rows and a repair's direct insert lands where the view would have written; a page reads every shard in parallel (rid IN a GLOBAL subquery)",
+  },
+  tx_rid_by_sig: {
+    kind: 'sharded',
+    shardingKey: 'sig_key',
+    viewWrites: 'local',
+    why: "sig_key = cityHash64(signature), the base table's own key, as tx_by_signature_v3's which it replaces (110): the view writes on the node holding the base rows, and a signature's index rows sit on the shard of its records in tx_by_rid, so a lookup's rid IN (index) is answered on each shard by its own rows",
+  },
+  tx_by_address_v2: {
+    kind: 'sharded',
+    shardingKey: 'address_key',
+    viewWrites: 'distributed',
+    why: "as tx_by_address_listing, which 110 replaces: one address's rows on one shard, read in (address_key, rid) order",
+  },
+  rid_assign_110: {
+    kind: 'lookup',
+    why: "migration 110's numbering of the records stored before it: filled once from the whole store (the Distributed transactions, so the ids equal a single node's), read by every node's mutation of its own shard, dropped at the end",
+  },
   schema_migrations: { kind: 'everywhere', why: 'every node (and any process reaching any node) sees which migrations ran' },
 });
 
@@ -158,12 +187,80 @@ function replicatedEngine(engine: string, args: string | undefined, keeperPath: 
   return `ENGINE = Replicated${engine}(${q(keeperPath)}, '{replica}'${rest})`;
 }
 
+/** `<name>_rows`: where a lookup's rows are kept, replicated to every node. */
+const rowsName = (table: string): string => `${table}_rows`;
+
+/**
+ * A lookup's Join table as the replicated rows table plus a dictionary over it on every node
+ * (the dictionary reads the node's own replica: no network per key in the mutation).
+ */
+function renderLookup(table: string, columns: string, engine: string, args: string | undefined, on: string, cluster: ClusterTarget): string[] {
+  const keys = (args ?? '')
+    .split(',')
+    .map((a) => a.trim())
+    .slice(2);
+  if (engine !== 'Join' || keys.length === 0) throw new Error(`lookup ${table} must be a Join(ANY, LEFT, keys…) table to be rendered for a cluster`);
+  const cols = columns.trim().replace(/^\(|\)$/g, '');
+  const rows = rowsName(table);
+  return [
+    `CREATE TABLE IF NOT EXISTS ${rows} ${on}\n(${cols})\n` +
+      `ENGINE = ReplicatedMergeTree(${q(`/clickhouse/tables/all/{database}/${rows}`)}, '{replica}')\nORDER BY (${keys.join(', ')})`,
+    `CREATE DICTIONARY IF NOT EXISTS ${table} ${on}\n(${cols})\nPRIMARY KEY ${keys.join(', ')}\n` +
+      `SOURCE(CLICKHOUSE(DB ${q(cluster.database)} TABLE ${q(rows)}))\nLAYOUT(COMPLEX_KEY_HASHED())\nLIFETIME(0)`,
+  ];
+}
+
 const CREATE_TABLE = new RegExp(`^CREATE TABLE IF NOT EXISTS (${IDENT})(\\s*\\([\\s\\S]*\\)\\s*)ENGINE = (${IDENT})(?:\\(([^)]*)\\))?([\\s\\S]*)$`);
 const CREATE_VIEW = new RegExp(`^CREATE MATERIALIZED VIEW IF NOT EXISTS (${IDENT}) TO (${IDENT}) AS\\b([\\s\\S]*)$`);
 const DROP = new RegExp(`^DROP (TABLE|VIEW) IF EXISTS (${IDENT})$`);
 const ALTER = new RegExp(`^ALTER TABLE (${IDENT}) ([\\s\\S]+)$`);
 const INSERT = new RegExp(`^INSERT INTO (${IDENT})\\b`);
 const CREATE_PLAIN = new RegExp(`^CREATE (FUNCTION|VIEW) IF NOT EXISTS (${IDENT}) AS\\b([\\s\\S]*)$`);
+const TRUNCATE = new RegExp(`^TRUNCATE TABLE (${IDENT})$`);
+
+/** An `ALTER TABLE` as the statements a cluster runs: a view's new SELECT, a partition swap, a
+ *  table's settings, a mutation from a lookup, or column changes. */
+function renderAlter(table: string, commands: string, on: string): string[] {
+  if (/^MODIFY QUERY\b/.test(commands)) {
+    // A view's new SELECT: each node's view reads its own shard of the base table.
+    const view = table;
+    const sources = [...commands.matchAll(new RegExp(`\\bFROM (${IDENT})\\b`, 'g'))].map((x) => x[1]!);
+    if (sources.length !== 1 || sources[0] !== 'transactions') throw new Error(`view ${view} must read only FROM transactions to be rendered for a cluster`);
+    return [`ALTER TABLE ${view} ${on} ${commands.replace(/\bFROM transactions\b/, `FROM ${localName('transactions')}`)}`];
+  }
+  const replace = new RegExp(`^REPLACE PARTITION (\\S+) FROM (${IDENT})((?: SETTINGS .*)?)$`).exec(commands);
+  if (replace) {
+    // Parts move between the stored tables of one node (each shard swaps its own rows).
+    const [, partition, from, settings] = replace as unknown as [string, string, string, string];
+    if (roleOf(table).kind !== roleOf(from).kind) throw new Error(`REPLACE PARTITION between ${table} and ${from}: both must be sharded, or both everywhere`);
+    const name = (t: string) => (roleOf(t).kind === 'everywhere' ? t : localName(t));
+    return [`ALTER TABLE ${name(table)} ${on} REPLACE PARTITION ${partition} FROM ${name(from)}${settings}`];
+  }
+  if (/^MODIFY SETTING\b/.test(commands)) {
+    // MergeTree settings (a merge policy) belong to the stored table; a Distributed table has none.
+    return [`ALTER TABLE ${roleOf(table).kind === 'everywhere' ? table : localName(table)} ${on} ${commands}`];
+  }
+  const update = /^UPDATE (\w+) = joinGet\('([^']+)', '(\w+)', (.+?)\)\s+WHERE ([\s\S]+?) SETTINGS ([\s\S]+)$/.exec(commands);
+  if (update) {
+    // A mutation reading a lookup: each shard's replicas update their own rows, each from the
+    // dictionary on its node, the same rows everywhere (hence deterministic, which the server
+    // cannot see: a dictionary read is refused in a replicated mutation without the setting).
+    const [, column, lookup, attribute, keys, where, settings] = update as unknown as string[];
+    if (roleOf(table).kind !== 'sharded' || roleOf(lookup!.split('.').at(-1)!).kind !== 'lookup') {
+      throw new Error(`ALTER TABLE ${table} UPDATE: only a sharded table updated from a lookup is rendered for a cluster`);
+    }
+    return [
+      `ALTER TABLE ${localName(table)} ${on} UPDATE ${column} = dictGet('${lookup}', '${attribute}', (${keys})) ` +
+        `WHERE ${where} SETTINGS ${settings}, allow_nondeterministic_mutations = 1`,
+    ];
+  }
+  if (!/^(ADD|DROP|MODIFY|COMMENT|RENAME) COLUMN\b/.test(commands)) {
+    throw new Error(`ALTER TABLE ${table}: only column changes are rendered for a cluster, got "${commands.slice(0, QUOTED_STATEMENT_MAX_CHARS)}"`);
+  }
+  if (roleOf(table).kind === 'everywhere') return [`ALTER TABLE ${table} ${on} ${commands}`];
+  // The stored columns first, then the Distributed table's view of them.
+  return [`ALTER TABLE ${localName(table)} ${on} ${commands}`, `ALTER TABLE ${table} ${on} ${commands}`];
+}
 
 /**
  * One single-node statement as the statements a cluster runs (in order). DDL gets
@@ -181,6 +278,7 @@ export function renderForCluster(statement: string, cluster: ClusterTarget): str
     const [, table, columns, engine, args, rest] = m as unknown as [string, string, string, string, string | undefined, string];
     const role = roleOf(table);
     if (role.kind === 'node-local') return out([`CREATE TABLE IF NOT EXISTS ${table} ${on}${columns}ENGINE = ${engine}${rest}`]);
+    if (role.kind === 'lookup') return out(renderLookup(table, columns, engine, args, on, cluster));
     if (role.kind === 'everywhere') {
       return out([`CREATE TABLE IF NOT EXISTS ${table} ${on}${columns}${replicatedEngine(engine, args, `/clickhouse/tables/all/{database}/${table}`)}${rest}`]);
     }
@@ -219,48 +317,27 @@ export function renderForCluster(statement: string, cluster: ClusterTarget): str
     const [, kind, name] = m as unknown as [string, 'TABLE' | 'VIEW', string];
     if (kind === 'VIEW') return out([`DROP VIEW IF EXISTS ${name} ${on} SYNC`]);
     const role = roleOf(name);
+    if (role.kind === 'lookup') return out([`DROP DICTIONARY IF EXISTS ${name} ${on} SYNC`, `DROP TABLE IF EXISTS ${rowsName(name)} ${on} SYNC`]);
     if (role.kind === 'everywhere') return out([`DROP TABLE IF EXISTS ${name} ${on} SYNC`]);
     // The Distributed table first: nothing may read through it into a dropped local table.
     return out([`DROP TABLE IF EXISTS ${name} ${on} SYNC`, `DROP TABLE IF EXISTS ${localName(name)} ${on} SYNC`]);
   }
 
   m = ALTER.exec(body);
-  if (m && /^MODIFY QUERY\b/.test(m[2]!)) {
-    // A view's new SELECT: each node's view reads its own shard of the base table.
-    const [, view, commands] = m as unknown as [string, string, string];
-    const sources = [...commands.matchAll(new RegExp(`\\bFROM (${IDENT})\\b`, 'g'))].map((x) => x[1]!);
-    if (sources.length !== 1 || sources[0] !== 'transactions') throw new Error(`view ${view} must read only FROM transactions to be rendered for a cluster`);
-    return out([`ALTER TABLE ${view} ${on} ${commands.replace(/\bFROM transactions\b/, `FROM ${localName('transactions')}`)}`]);
-  }
-  const replace = m === null ? null : new RegExp(`^REPLACE PARTITION (\\S+) FROM (${IDENT})((?: SETTINGS .*)?)$`).exec(m[2]!);
-  if (m && replace) {
-    // Parts move between the stored tables of one node (each shard swaps its own rows).
-    const [table, [, partition, from, settings]] = [m[1]!, replace as unknown as [string, string, string, string]];
-    if (roleOf(table).kind !== roleOf(from).kind) throw new Error(`REPLACE PARTITION between ${table} and ${from}: both must be sharded, or both everywhere`);
-    const name = (t: string) => (roleOf(t).kind === 'everywhere' ? t : localName(t));
-    return out([`ALTER TABLE ${name(table)} ${on} REPLACE PARTITION ${partition} FROM ${name(from)}${settings}`]);
-  }
-  if (m && /^MODIFY SETTING\b/.test(m[2]!)) {
-    // MergeTree settings (a merge policy) belong to the stored table; a Distributed table has none.
-    const [, table, commands] = m as unknown as [string, string, string];
-    const role = roleOf(table);
-    return out([`ALTER TABLE ${role.kind === 'everywhere' ? table : localName(table)} ${on} ${commands}`]);
-  }
-  if (m) {
-    const [, table, commands] = m as unknown as [string, string, string];
-    if (!/^(ADD|DROP|MODIFY|COMMENT|RENAME) COLUMN\b/.test(commands)) {
-      throw new Error(`ALTER TABLE ${table}: only column changes are rendered for a cluster, got "${commands.slice(0, QUOTED_STATEMENT_MAX_CHARS)}"`);
-    }
-    const role = roleOf(table);
-    if (role.kind === 'everywhere') return out([`ALTER TABLE ${table} ${on} ${commands}`]);
-    // The stored columns first, then the Distributed table's view of them.
-    return out([`ALTER TABLE ${localName(table)} ${on} ${commands}`, `ALTER TABLE ${table} ${on} ${commands}`]);
-  }
+  if (m) return out(renderAlter(m[1]!, m[2]!, on));
 
   m = INSERT.exec(body);
   if (m) {
-    roleOf(m[1]!);
-    return out([body]);
+    if (roleOf(m[1]!).kind !== 'lookup') return out([body]);
+    // One insert into the replicated rows; every replica has them before any dictionary loads.
+    const rows = rowsName(m[1]!);
+    return out([body.replace(INSERT, `INSERT INTO ${rows}`), `SYSTEM SYNC REPLICA ${on} ${rows}`, `SYSTEM RELOAD DICTIONARY ${on} ${m[1]!}`]);
+  }
+
+  m = TRUNCATE.exec(body);
+  if (m) {
+    if (roleOf(m[1]!).kind !== 'lookup') throw new Error(`TRUNCATE TABLE ${m[1]!}: only a lookup's rows are truncated in a cluster`);
+    return out([`TRUNCATE TABLE IF EXISTS ${rowsName(m[1]!)} ${on} SYNC`]);
   }
 
   throw new Error(`statement not rendered for a cluster (add a rule to warehouse/cluster-layout.ts): ${body.slice(0, QUOTED_STATEMENT_MAX_CHARS)}`);

@@ -95,7 +95,7 @@ export async function migrate(wh: Warehouse, onApply: (name: string) => void = (
     for (const m of await pendingOf(wh, migrations)) {
       onApply(m.name);
       for (const statement of renderMigration(m, cluster)) {
-        await wh.exec(statement);
+        await wh.exec(await withDatabase(wh, statement, cluster));
         if (createsView(statement)) await awaitEarlierInserts(wh);
       }
       await wh.insert('schema_migrations', [{ version: m.version, name: m.name, checksum: m.checksum }], {
@@ -106,6 +106,18 @@ export async function migrate(wh: Warehouse, onApply: (name: string) => void = (
   };
   if ((await pendingOf(wh, migrations)).length > 0) await (cluster === undefined ? withMigrationLock(wh, apply) : apply());
   return { applied, current: migrations.at(-1)?.version ?? 0 };
+}
+
+/**
+ * `{current_database}` in a statement becomes the session's database: a mutation runs
+ * outside any session, so a table it reads by name (110's joinGet) must be qualified. A
+ * cluster's database is the one its Distributed tables name (every node runs the statement).
+ */
+async function withDatabase(wh: Warehouse, statement: string, cluster: ClusterTarget | undefined): Promise<string> {
+  if (!statement.includes('{current_database}')) return statement;
+  const [row] = cluster !== undefined ? [{ db: cluster.database }] : await wh.query<{ db: string }>('SELECT currentDatabase() AS db');
+  if (!/^[A-Za-z0-9_]+$/.test(row!.db)) throw new Error(`database name ${JSON.stringify(row!.db)} cannot be written into a statement`);
+  return statement.replaceAll('{current_database}', row!.db);
 }
 
 /** The migrations not applied yet, in order; an applied one whose file changed is an error. */

@@ -48,7 +48,7 @@ export function openSandboxSessions(config: Pick<Config, 'clickhouse' | 'dataDir
 }
 
 /**
- * Engine sessions export jobs run on (api/exports/), one per worker: like the SQL sandbox's,
+ * Engine sessions export jobs run on (api/services/exports/), one per worker: like the SQL sandbox's,
  * apart from the serving session, so a long export statement never queues serving queries.
  */
 export function openExportSessions(config: Pick<Config, 'clickhouse' | 'dataDir' | 'exports'>): Warehouse[] {

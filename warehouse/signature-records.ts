@@ -1,5 +1,5 @@
-// The record as tx_by_signature_v3 stores it (migration 090): one JSON array per record,
-// in one column, so a point read decodes one column of a granule rather than ten (bench/
+// The record as tx_by_rid stores it (migrations 090, 110): one JSON array per record, in one
+// column, so a point read decodes one column of a granule rather than ten (bench/
 // RESULTS.md, "A record in one column"). This file is the one reader of that array: the
 // point reads parse it here, and SQL that filters on its fields reads them through
 // SIGNATURE_RECORDS, which names them as 021's columns were named, with their types.
@@ -43,9 +43,13 @@ const AS_COLUMN: Partial<Record<(typeof FIELDS)[number][0], (e: string) => strin
 };
 
 /**
- * tx_by_signature_v3 with the record's fields as columns (021's names and types) beside
- * sig_key: `FROM ${SIGNATURE_RECORDS} WHERE sig_key IN (...) AND ...`. The engine pushes the
- * key condition into the read, so only the chosen granules are decoded.
+ * The records of the signatures bound as `{sigs:Array(String)}`, with the record's fields as
+ * columns (021's names and types) beside sig_key and rid: `FROM ${SIGNATURE_RECORDS} WHERE
+ * ...`. Every statement reading it binds `sigs`: the records are found through the index
+ * (tx_rid_by_sig: signature hash → rid, then tx_by_rid by rid, migration 110), so only the
+ * granules of those keys are decoded. sig_key is the record's own signature's hash: the
+ * records of an id that two transactions share (docs/ingest-record-id.md) come along, and
+ * a reader's `sig_key IN` or `signature IN` keeps only those asked.
  *
  * Decoded by the engine's other JSON parser (allow_simdjson = 0): a record whose
  * instruction type holds bytes that are not UTF-8 (stored as they came before the ingest
@@ -54,14 +58,22 @@ const AS_COLUMN: Partial<Record<(typeof FIELDS)[number][0], (e: string) => strin
  * parser keeps the bytes, as the base table holds them. It decodes the few rows the key
  * chose, not the table.
  */
-export const SIGNATURE_RECORDS = `(SELECT sig_key, JSONExtract(record, 'Tuple(${FIELDS.map(([, t]) => t).join(', ')})') AS rec, ${FIELDS.map(
-  ([name], i) => `${(AS_COLUMN[name] ?? ((e: string) => e))(`rec.${i + 1}`)} AS ${name}`,
-).join(', ')} FROM ${TABLES.txBySignature} SETTINGS allow_simdjson = 0)`;
+export const SIGNATURE_RECORDS = decodedRecords(
+  `${TABLES.txByRid} WHERE rid IN (SELECT rid FROM ${TABLES.txRidBySig} WHERE sig_key IN (SELECT cityHash64(arrayJoin({sigs:Array(String)}))))`,
+  ['rid'],
+);
+
+/** The records of `source` (a table with 090's `record` column, and its conditions), decoded as SIGNATURE_RECORDS decodes them, with `keep`'s columns. */
+export function decodedRecords(source: string, keep: readonly string[] = []): string {
+  const fields = FIELDS.map(([name], i) => `${(AS_COLUMN[name] ?? ((e: string) => e))(`rec.${i + 1}`)} AS ${name}`);
+  return `(SELECT cityHash64(signature) AS sig_key, ${keep.map((c) => `${c}, `).join('')}JSONExtract(record, 'Tuple(${FIELDS.map(([, t]) => t).join(', ')})') AS rec, ${fields.join(', ')}
+  FROM ${source} SETTINGS allow_simdjson = 0)`;
+}
 
 const at = (name: (typeof FIELDS)[number][0]): number => FIELDS.findIndex(([n]) => n === name) + 1;
 
 /**
- * One field of a stored record as SQL over tx_by_signature_v3's `record`, for statements that
+ * One field of a stored record as SQL over tx_by_rid's `record`, for statements that
  * read the table itself (a delete, a benchmark's choice of rows by `_part_offset`). toValidUTF8:
  * simdjson refuses a text with bytes that are not UTF-8 (see SIGNATURE_RECORDS), and such
  * statements cannot choose their parser; none of these fields can hold such bytes.

@@ -6,8 +6,12 @@ import { Type, type Static } from '@sinclair/typebox';
 export const TABLES = {
   /** The base table: one row per instruction record (migration 001). */
   transactions: 'transactions',
-  /** Records by signature (sig_key = cityHash64(signature)), each in one JSON column: point lookups, details and de-duplication (090; read through warehouse/signature-records.ts). */
-  txBySignature: 'tx_by_signature_v3',
+  /** Records by id (rid, migration 110), each in one JSON column (090's array): address pages read their records here. */
+  txByRid: 'tx_by_rid',
+  /** (sig_key = cityHash64(signature), instruction_index) → rid: the way from a signature to its records in txByRid, for point lookups, signature filters and de-duplication (110; read through warehouse/signature-records.ts). */
+  txRidBySig: 'tx_rid_by_sig',
+  /** One row per (address, record) in (address hash, rid) order: address histories, pages and counts (110; 003's before). */
+  txByAddress: 'tx_by_address_v2',
   /** Stored identities in time order (block_time, sig_key, instruction_index): ingest's de-duplication reads the batch's seconds (120). */
   ingestKeys: 'ingest_keys',
   /** An NDJSON batch's lines as received, and the engine's checks of them (migration 121). */
@@ -15,8 +19,6 @@ export const TABLES = {
   ingestChecked: 'ingest_checked',
   /** The checks as a parameterised view over ingest_lines (121). */
   ingestLineChecks: 'ingest_line_checks',
-  /** One reference row per (account or program, record): address histories, pages and counts (003; 060 dropped 040's wide copy). */
-  txByAddress: 'tx_by_address',
   protocolHourly: 'protocol_hourly',
   instructionHourly: 'instruction_hourly',
   failureHourly: 'failure_hourly',
@@ -44,6 +46,8 @@ export const PUBLISHED_TABLES: readonly string[] = Object.freeze([TABLES.transac
 export const BaseRow = Type.Object({
   signature: Type.String(),
   instruction_index: Type.Integer(),
+  /** The transaction's position in its block (the record id's middle part, migration 110): as sent, or the writer's per-slot counter. */
+  transaction_index: Type.Optional(Type.Integer()),
   /** UInt64 as a decimal string: it can exceed 2^53. */
   slot: Type.String(),
   block_time: Type.Integer(),

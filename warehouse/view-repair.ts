@@ -47,11 +47,14 @@ async function viewsOnTransactions(wh: Warehouse, source: string): Promise<ViewD
  * ("protocol#hourUnixSeconds"), whose buckets are deleted and derived again; for a target
  * holding only max/min states (such as ingest_freshness), none: it is derived again without
  * deleting, as re-adding a max or min is harmless. A target holding whole records in one
- * column (tx_by_signature_v3, migration 090) is placed by its record's fields, and the
- * delete first narrows to the keys of the buckets' base rows, so it reads a few granules,
- * not the table.
+ * column (tx_by_rid, migration 110) is placed by its record's fields, and the delete first
+ * narrows to the keys of the buckets' base rows, so it reads a few granules, not the table.
+ * The signature index (tx_rid_by_sig, 110) has no field to place a row by: its rows in the
+ * buckets are the buckets' records' own (signature hash, instruction, id) entries, and only
+ * those are deleted (a signature's other instructions may sit in another bucket, and a row
+ * of another record under the same key and instruction has another id).
  */
-async function repairRule(wh: Warehouse, target: string): Promise<{ bucket: string; byKey: boolean } | undefined> {
+async function repairRule(wh: Warehouse, target: string): Promise<RepairRule | undefined> {
   const [db, table] = target.includes('.') ? target.split('.', 2) : [undefined, target];
   const cols = await wh.query<{ name: string; type: string }>(
     `SELECT name, type FROM system.columns WHERE database = ${db ? '{db:String}' : 'currentDatabase()'} AND table = {t:String}`,
@@ -59,7 +62,10 @@ async function repairRule(wh: Warehouse, target: string): Promise<{ bucket: stri
   );
   const names = new Set(cols.map((c) => c.name));
   const hourOf = (col: string) => `concat(protocol_name, '#', toString(toUInt32(toStartOfHour(${col}))))`;
-  if (names.has('sig_key') && names.has('record') && !names.has('protocol_name')) return { bucket: SIGNATURE_RECORD_BUCKET, byKey: true };
+  // tx_by_rid (110): the same record array, keyed by the record id.
+  if (names.has('rid') && names.has('record') && !names.has('protocol_name')) return { bucket: SIGNATURE_RECORD_BUCKET, byKey: true, key: 'rid' };
+  if (names.has('sig_key') && names.has('instruction_index') && names.has('rid') && !names.has('protocol_name'))
+    return { bucket: '', byKey: true, key: 'entry' };
   if (!names.has('protocol_name')) throw new Error(`view target ${target} has no protocol_name column: no repair rule for it`);
   if (names.has('hour_start')) return { bucket: hourOf('hour_start'), byKey: false };
   if (names.has('block_time')) return { bucket: hourOf('block_time'), byKey: false };
@@ -91,24 +97,43 @@ export async function rebuildViewBuckets(wh: Warehouse, buckets: readonly Bucket
       // Narrowed to the keys of the buckets' base rows, read first and bound as values: a
       // mutation of a replicated table may not hold a subquery (the server refuses it, as each
       // replica would evaluate it on its own). No base rows: none of this table's to delete.
-      const rows = await wh.query<{ k: string }>(`SELECT DISTINCT toString(cityHash64(signature)) AS k FROM ${readFrom(source)} WHERE ${inBase}`, { params });
+      const key = rule.key ?? 'rid';
+      const rows = await wh.query<{ k: string }>(`SELECT DISTINCT ${KEY_OF_BASE_ROW[key]} AS k FROM ${readFrom(source)} WHERE ${inBase}`, { params });
+      const column = key === 'entry' ? 'sig_key' : key;
+      const exact =
+        key === 'entry'
+          ? `${KEY_OF_BASE_ROW.entry.replace('cityHash64(signature)', 'sig_key')} IN {entries:Array(String)}`
+          : `${rule.bucket} IN {keys:Array(String)}`;
       for (let i = 0; i < rows.length; i += VIEW_REPAIR_DELETE_KEYS) {
-        const sk = rows.slice(i, i + VIEW_REPAIR_DELETE_KEYS).map((r) => BigInt(r.k)); // numbers: a string array item is quoted, which Array(UInt64) does not read
-        await wh.exec(`DELETE FROM ${deleteFrom} WHERE sig_key IN {sk:Array(UInt64)} AND ${rule.bucket} IN {keys:Array(String)}`, {
-          params: { ...params, sk },
-        });
+        const chunk = rows.slice(i, i + VIEW_REPAIR_DELETE_KEYS).map((r) => r.k);
+        const sk = chunk.map((k) => BigInt(k.split('#')[0]!)); // numbers: a string array item is quoted, which Array(UInt64) does not read
+        await wh.exec(`DELETE FROM ${deleteFrom} WHERE ${column} IN {sk:Array(UInt64)} AND ${exact}`, { params: { ...params, sk, entries: chunk } });
       }
     } else if (rule !== undefined) {
       await wh.exec(`DELETE FROM ${deleteFrom} WHERE ${rule.bucket} IN {keys:Array(String)}`, { params });
     }
-    // The view's own SELECT, reading only the affected buckets of the base table.
+    // The view's own SELECT, reading only the affected buckets of the base table (rid named:
+    // a MATERIALIZED column is not in *, migration 110).
     const select = view.asSelect.replace(
       new RegExp(`( FROM )((\`?[A-Za-z0-9_]+\`?\\.)?\`?${source}\`?)( |$)`),
-      (_m, from: string, table: string, _db: string, tail: string) => `${from}(SELECT * FROM ${readFrom(table)} WHERE ${inBase}) AS ${source}${tail}`,
+      (_m, from: string, table: string, _db: string, tail: string) => `${from}(SELECT *, rid FROM ${readFrom(table)} WHERE ${inBase}) AS ${source}${tail}`,
     );
     await wh.exec(`INSERT INTO ${insertInto} ${select}`, { params });
   }
 }
+
+/** How a target's rows are repaired (repairRule): by bucket alone, or narrowed first to keys of the buckets' base rows. */
+interface RepairRule {
+  bucket: string;
+  byKey: boolean;
+  key?: 'rid' | 'entry';
+}
+
+/** A base row's key in a keyed target, as text ("sig_key#instruction_index#rid" for an index entry). */
+const KEY_OF_BASE_ROW = {
+  rid: 'toString(rid)',
+  entry: "concat(toString(cityHash64(signature)), '#', toString(instruction_index), '#', toString(rid))",
+} as const;
 
 interface RepairTables {
   /** Where the re-derived rows are inserted (and whose columns decide the rule). */

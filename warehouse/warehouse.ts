@@ -22,7 +22,7 @@ export interface QueryOptions {
    * session of its own over the same data directory, opened on first use; a session runs one
    * statement at a time, and sessions run at the same time only for statements without bound
    * parameters (chDB runs every bound statement of the process one after another). So the
-   * coalesced point reads (api/analytics/signature-lookup.ts) run beside each other and beside
+   * coalesced point reads (api/analytics/records/signature-lookup.ts) run beside each other and beside
    * the serving session's statements; nor does it wait for a plan's turn on the serving session
    * (budgeted-warehouse.ts). Server: ignored (the server runs statements concurrently).
    */

@@ -1,5 +1,5 @@
 // The shared analytics layer: every interface (JSON-RPC, REST, GraphQL) asks here and only
-// maps the answer (client SQL has its own sandbox in api/sql/). It owns protocol visibility
+// maps the answer (client SQL has its own sandbox in api/services/sql/). It owns protocol visibility
 // (inactive protocols are hidden; each request's protocols are resolved once, by
 // protocol-scope.ts), the result cache, and all SQL for answers: aggregate answers are
 // presets over the question model (presets.ts, group-pages.ts), compiled by the one
@@ -12,13 +12,19 @@ import type { Budget } from '../../core/budget.ts';
 import { boundTo } from '../../warehouse/budgeted-warehouse.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
 import { TABLES } from '../../warehouse/tables.ts';
-import { readBucketFigures, type BucketFigures, type BucketKey } from './activity-buckets.ts';
-import { checkAddressToken, countAddressTransactions, listAddressTransactions, type AddressFilters, type AddressListRequest } from './address-transactions.ts';
-import type { AnswerCost, CostShape } from './analytics-cost.ts';
-import { listFailedTransactions, type FailedTransaction } from './failed-transactions.ts';
-import { toFeeStats, type FeeStats } from './fee-stats.ts';
-import { tableStorage, toGlobalStats, type GlobalStats } from './global-stats.ts';
-import { NO_EXTRAS, type ConnectionPage, type ConnectionWants } from './connection.ts';
+import { readBucketFigures, type BucketFigures, type BucketKey } from './presets/activity-buckets.ts';
+import {
+  checkAddressToken,
+  countAddressTransactions,
+  listAddressTransactions,
+  type AddressFilters,
+  type AddressListRequest,
+} from './records/address-transactions.ts';
+import type { AnswerCost, CostShape } from './cost/analytics-cost.ts';
+import { listFailedTransactions, type FailedTransaction } from './records/failed-transactions.ts';
+import { toFeeStats, type FeeStats } from './presets/fee-stats.ts';
+import { tableStorage, toGlobalStats, type GlobalStats } from './presets/global-stats.ts';
+import { NO_EXTRAS, type ConnectionPage, type ConnectionWants } from './paging/connection.ts';
 import {
   failuresQuestion,
   groupsQuestion,
@@ -32,26 +38,26 @@ import {
   type GroupPageRequest,
   type Series,
   type SeriesRequest,
-} from './group-pages.ts';
-import { prepareGroupConnection } from './group-connection.ts';
-import type { PageTokens } from './page-token.ts';
-import { prepareRecordConnection } from './record-connection.ts';
-import { PRESETS, toActivity, toInstructionTypes, toStats, toTop, type TopSortBy } from './presets.ts';
-import { toComparison, toPerformance, type ProtocolComparisonItem, type ProtocolPerformance } from './protocol-reports.ts';
+} from './presets/group-pages.ts';
+import { prepareGroupConnection } from './paging/group-connection.ts';
+import type { PageTokens } from './paging/page-token.ts';
+import { prepareRecordConnection } from './paging/record-connection.ts';
+import { PRESETS, toActivity, toInstructionTypes, toStats, toTop, type TopSortBy } from './presets/presets.ts';
+import { toComparison, toPerformance, type ProtocolComparisonItem, type ProtocolPerformance } from './presets/protocol-reports.ts';
 import { resolveProtocols, type ListingScope, type ProtocolAsk } from '../../core/protocol-scope.ts';
 import { checkRequest, type CheckedRequest, type RequestDecl, type RequestInput } from '../../core/request-check.ts';
 import type { TObject } from '@sinclair/typebox';
 import type { AnswerRow, Question, QuestionFilters } from './question/compile.ts';
 import { MEASURES, type Measures } from './question/model.ts';
-import { checkBuckets, type ActivityGranularity, type Granularity } from './question/granularity.ts';
+import type { ActivityGranularity, Granularity } from './question/granularity.ts';
 import type { CostQuestion, Prepared } from './prepared.ts';
 import { QuestionRunner, type Compiled } from './question-runner.ts';
 import { QuestionMemo, ResultCache } from './result-cache.ts';
 import { SharedReads } from './shared-reads.ts';
-import { SignatureLookup } from './signature-lookup.ts';
-import { tableColumns, type TableColumn } from './table-columns.ts';
-import { metricsQuestions, toMetricsSeries, type MetricsAsk, type MetricsSeries } from './protocol-metrics.ts';
-import { listTransactions } from './transactions.ts';
+import { SignatureLookup } from './records/signature-lookup.ts';
+import { tableColumns, type TableColumn } from './records/table-columns.ts';
+import { metricsQuestions, toMetricsSeries, type MetricsAsk, type MetricsSeries } from './presets/protocol-metrics.ts';
+import { listTransactions } from './records/transactions.ts';
 import type {
   AddressTransaction,
   InstructionTypeStats,
@@ -209,10 +215,10 @@ export class Analytics {
     return toTop(await this.questions.ask(PRESETS.top(await this.filters({ kind: 'narrow', names: undefined }, range))), sortBy, limit);
   }
 
-  /** Hourly or daily buckets over a closed range; buckets without records are included as zeros. */
+  /** Hourly or daily buckets over a closed range; buckets without records are included as zeros.
+   *  Their count was checked by the request's declared rule (api/catalog/open-questions.ts bucketsAtMost). */
   async activity(protocolName: string | undefined, range: Required<TimeRange>, interval: Granularity): Promise<ActivityBucket[]> {
     if (range.lte < range.gte) return [];
-    checkBuckets(range, interval);
     const rows = await this.questions.ask(PRESETS.activity(await this.filters({ kind: 'one', name: protocolName }, range), interval));
     return toActivity(rows, range, interval);
   }
@@ -241,12 +247,14 @@ export class Analytics {
     return toGlobalStats(f.protocols, await this.questions.ask(PRESETS.global(f)), await tableStorage(this.wh));
   }
 
-  /** Statistics of each asked protocol (every visible one when none is asked), in that order, prepared (costed before it runs). */
-  async prepareStatsList(asked: readonly string[] | undefined, range: TimeRange): Promise<Prepared<ProtocolStatsWithPrograms[]>> {
-    const f = await this.filters({ kind: 'list', names: asked }, range);
-    return this.questions.prepared(PRESETS.stats(f, true), (rows) => {
+  /**
+   * Statistics of each of `protocols` (resolved by the one check: every visible one when none
+   * was named), in that order, with their distinct program ids; prepared (costed before it runs).
+   */
+  async statsList(protocols: readonly string[], range: TimeRange, named: boolean): Promise<Prepared<ProtocolStatsWithPrograms[]>> {
+    return this.questions.prepared(PRESETS.stats({ protocols: [...protocols], range, protocolsNamed: named }, true), (rows) => {
       const byName = new Map(rows.map((r) => [r.protocol, r]));
-      return f.protocols.map((p) => ({ ...toStats(p, byName.get(p)), uniquePrograms: (byName.get(p)?.values.programs as number | undefined) ?? 0 }));
+      return protocols.map((p) => ({ ...toStats(p, byName.get(p)), uniquePrograms: (byName.get(p)?.values.programs as number | undefined) ?? 0 }));
     });
   }
 
@@ -259,32 +267,43 @@ export class Analytics {
   }
 
   // ---- open questions (the caller picks dimensions and measures): groups, failures, series ----
+  // Each is the preset of a request the one check passed (api/catalog/open-questions.ts):
+  // `protocols` are those it resolved, `req.filters.protocols` those asked (a cursor is bound to them).
 
   /** A page of groups as a connection: its statement, and those of the extras asked (group-connection.ts); `budget` as for prepareListing. */
-  async prepareGroups(req: GroupPageRequest, wants: ConnectionWants = NO_EXTRAS, budget?: number): Promise<Prepared<ConnectionPage<Group>>> {
-    return this.groupConnection(req, wants, budget, groupsQuestion, toGroupPage);
+  async prepareGroups(
+    req: GroupPageRequest,
+    protocols: readonly string[],
+    wants: ConnectionWants = NO_EXTRAS,
+    budget?: number,
+  ): Promise<Prepared<ConnectionPage<Group>>> {
+    return this.groupConnection(req, protocols, wants, budget, groupsQuestion, toGroupPage);
   }
 
-  async prepareFailures(req: FailureRequest, wants: ConnectionWants = NO_EXTRAS, budget?: number): Promise<Prepared<ConnectionPage<Group>>> {
-    return this.groupConnection(req, wants, budget, failuresQuestion, toFailurePage);
+  async prepareFailures(
+    req: FailureRequest,
+    protocols: readonly string[],
+    wants: ConnectionWants = NO_EXTRAS,
+    budget?: number,
+  ): Promise<Prepared<ConnectionPage<Group>>> {
+    return this.groupConnection(req, protocols, wants, budget, failuresQuestion, toFailurePage);
   }
 
-  /** A connection of groups or of failures: the question and page of its kind, over the protocols its filter asks. */
+  /** A connection of groups or of failures: the question and page of its kind. */
   private async groupConnection<R extends GroupPageRequest | FailureRequest>(
     req: R,
+    protocols: readonly string[],
     wants: ConnectionWants,
     budget: number | undefined,
     question: (tokens: PageTokens, req: R, protocols: readonly string[]) => Question,
     page: (tokens: PageTokens, req: R, protocols: readonly string[], rows: readonly AnswerRow[]) => GroupPage,
   ): Promise<Prepared<ConnectionPage<Group>>> {
-    const protocols = await this.scope({ kind: 'list', names: req.filters.protocols });
     const reads = this.questions.groupReads(budget);
     return prepareGroupConnection(req, wants, question(this.tokens, req, protocols), (rows) => page(this.tokens, req, protocols, rows), reads);
   }
 
-  async prepareSeries(req: SeriesRequest): Promise<Prepared<Series[]>> {
-    checkBuckets(req.filters.range, req.granularity);
-    const protocols = await this.scope({ kind: 'list', names: req.filters.protocols });
+  /** A time series; its bucket count was checked by its request's declared rule. */
+  async prepareSeries(req: SeriesRequest, protocols: readonly string[]): Promise<Prepared<Series[]>> {
     return this.questions.prepared(seriesQuestion(req, protocols), (rows) => toSeries(req, rows));
   }
 
@@ -326,11 +345,10 @@ export class Analytics {
    */
   async prepareListing(
     req: ListRequest,
+    visible: readonly string[],
     wants: ConnectionWants = NO_EXTRAS,
     budget?: number,
-    protocols: 'narrow' | 'list' = 'list',
   ): Promise<Prepared<ConnectionPage<Transaction>>> {
-    const visible = await this.scope({ kind: protocols, names: req.filters.protocols });
     const shape: CostShape = { range: req.filters.blockTime ?? {}, protocolsGiven: req.filters.protocols !== undefined };
     const connection = await prepareRecordConnection(this.wh, this.tokens, req, visible, wants, (statements) => this.questions.fits(statements, shape, budget));
     return { kind: 'prepared', statements: connection.statements, shape, answer: () => connection.answer() };
@@ -348,9 +366,7 @@ export class Analytics {
     // Concurrent requests for the same page share one read (shared-reads.ts); a page's
     // records are fresh objects per read, and callers only map them, never mutate.
     const key = JSON.stringify([this.answersVersion(), visible, req.address, req.filters, req.sortOrder, req.limit, req.cursor ?? null]);
-    return this.shared.addressPages.run(key, () =>
-      listAddressTransactions(this.wh, this.tokens, (keys) => this.shared.signatures.byKeys(this.wh, keys), req, visible),
-    );
+    return this.shared.addressPages.run(key, () => listAddressTransactions(this.wh, this.tokens, req, visible));
   }
 
   /** How many of an address's records match, with no details. */

@@ -1,7 +1,7 @@
 // An answer prepared for one request: its statements built once, then costed against the
 // request's budget and run as the same objects (the question model's promise: a statement is
 // never built twice). The analytics facade prepares them; GraphQL's field plans hold them.
-import type { CostShape } from './analytics-cost.ts';
+import type { CostShape } from './cost/analytics-cost.ts';
 import type { Statement } from './question/model.ts';
 
 /**

@@ -3,8 +3,8 @@
 // statement itself. One per view of the facade (Analytics.under): its warehouse is the view's,
 // bound to the request's budget; the cache and the memo of compiled questions are shared.
 import type { Warehouse } from '../../warehouse/warehouse.ts';
-import { costOf, type AnswerCost, type CostShape } from './analytics-cost.ts';
-import type { GroupReads } from './group-connection.ts';
+import { costOf, type AnswerCost, type CostShape } from './cost/analytics-cost.ts';
+import type { GroupReads } from './paging/group-connection.ts';
 import { FIXED_SHAPE, type CostQuestion, type Prepared } from './prepared.ts';
 import { compileCount } from './question/count.ts';
 import { compile, costShapeOf, readRows, type AnswerRow, type CompiledStatement, type Question } from './question/compile.ts';

@@ -1,7 +1,7 @@
 // The requests the analytics layer takes. Answer shapes and primitives are the
 // vocabulary's (core/vocabulary/: schema and type in one), re-exported for its helpers.
 import type { SortOrder, TxStatus } from '../../core/vocabulary/primitives.ts';
-import type { PageDirection } from './page-token.ts';
+import type { PageDirection } from './paging/page-token.ts';
 
 export type { ActivityBucket, AddressTransaction, InstructionTypeStats, ProtocolStats, TopProtocol, Transaction } from '../../core/vocabulary/answers.ts';
 export type { SortOrder, TxStatus };

@@ -1,7 +1,7 @@
 // The catalog: every SPEC operation the analytics layer answers, declared once
 // (declare.ts says how). The doors are derived from it: JSON-RPC dispatch and params
-// validation (api/rpc/), the OpenRPC document (api/rpc/openrpc.ts), REST routes (built from
-// each operation's REST data by api/rest/) and so the OpenAPI document, and the GraphQL field each maps to. A door takes the
+// validation (api/doors/rpc/), the OpenRPC document (api/doors/rpc/openrpc.ts), REST routes (built from
+// each operation's REST data by api/doors/rest/) and so the OpenAPI document, and the GraphQL field each maps to. A door takes the
 // catalog as an argument, so a test can build every door from a catalog of its own.
 import type { Operation, RpcMethod } from './declare.ts';
 import {
@@ -13,6 +13,7 @@ import {
   protocolPerformance,
   protocols,
   protocolStats,
+  protocolStatsList,
   queryComplexity,
   topProtocols,
 } from './protocols.ts';
@@ -29,6 +30,7 @@ export const CATALOG: readonly Operation[] = Object.freeze([
   transactions,
   addressTransactions,
   protocolStats,
+  protocolStatsList,
   protocolComparison,
   protocolPerformance,
   topProtocols,

@@ -3,8 +3,8 @@
 // runs and its cost. The doors are derived from these declarations (docs/architecture.md,
 // "The catalog"); nothing here knows how a door validates or words an error.
 import { Type, type Static, type TObject, type TOptionalWithFlag, type TSchema, type TUnsafe } from '@sinclair/typebox';
-import { ordered, type CrossFieldRule, fillDefaults, type CheckedRequest, type RequestDecl } from '../../core/request-check.ts';
-import type { Analytics } from '../analytics/analytics.ts';
+import { ordered, type CrossFieldRule, fillDefaults, type CheckedRequest, type RequestDecl, type ScopeKind } from '../../core/request-check.ts';
+import type { Analytics, Prepared } from '../analytics/analytics.ts';
 
 // ---- JSON-RPC: positional params ---------------------------------------------------------
 
@@ -60,7 +60,7 @@ export const positionSchemas = (params: readonly Positional[]): TSchema[] =>
 /** A door's params check: returns only when `params` is valid for `schema`, else throws the door's error. */
 export type ParamsCheck = <S extends TSchema>(schema: S, params: unknown) => asserts params is Static<S>;
 
-/** A JSON-RPC method as the door sees it, types erased. positional-calls.ts (api/positional/) calls it: the params
+/** A JSON-RPC method as the door sees it, types erased. positional-calls.ts (api/services/positional/) calls it: the params
  *  checked against `schema`, each options object's defaults filled in, then `run`. */
 export interface RpcMethod {
   readonly method: string;
@@ -70,6 +70,9 @@ export interface RpcMethod {
   readonly result: TSchema;
   /** Its cross-field rules (each range in order), run after the schema and shown by OpenRPC. */
   readonly rules: readonly CrossFieldRule[];
+  /** Positions of SPEC's own shape mapped onto a declared request (declared.ts rpcShape): the
+   *  request's rules name fields these positions may not hold, so OpenRPC shows only `rules`. */
+  readonly ownShape?: true;
   /** The declared handler; only ever given params checked against `schema`, defaults filled (ArgsOf). */
   run(a: Analytics, args: readonly unknown[]): Promise<unknown>;
 }
@@ -102,27 +105,34 @@ function rangeRules(params: readonly Positional[]): CrossFieldRule[] {
   });
 }
 
-// ---- REST: the route's data (api/rest/ builds and mounts the route) ------------------------
+// ---- REST: the route's data (api/doors/rest/ builds and mounts the route) ------------------------
 
 /** How a REST route words what a request declaration says (declared.ts): its documents' words,
  *  a field's own name and schema there (`interval` as `granularity`), and which of the checked
- *  request's fields the answer's meta shows. api/rest/ builds the route from these. */
+ *  request's fields the answer's meta shows. api/doors/rest/ builds the route from these. */
 export interface RestWords<S extends TObject = TObject> {
   summary: string;
   description: string;
   /** The answer's schema in the envelope and its words (the declaration's result and summary unless given). */
   result?: TSchema;
   resultWords?: string;
-  /** A request field by its REST name and schema, where not derived. */
+  /** A request field by its REST name and schema, where not derived; a list field so named takes one value (program_id). */
   fields?: Readonly<Record<string, { name: string; schema: TSchema }>>;
+  /** Request fields REST does not take (its listing is always newest first). */
+  omit?: readonly (keyof S['properties'] & string)[];
+  /** How REST's protocol_name is resolved, where SPEC words it apart (a listing's: an unknown one matches nothing). */
+  scope?: ScopeKind;
   /** The words of a 404, when a null answer is one (the route then answers 404 beyond 400, 401, 403 and 429). */
   notFound?(checked: CheckedRequest<S>): string;
   /** The request fields the meta beside the data shows (`range`: its days and seconds), by REST's meta names. */
   meta?: readonly (keyof S['properties'] & string)[];
+  /** The answer is a page (`{data, paginationToken}`): REST's envelope holds its data, `meta.next`
+   *  its token, and `meta.total` the count of every match where that is cheap. */
+  page?: true;
 }
 
 /** An operation's REST route, as data: its path below /api/v1 and, for an operation declared by
- *  its request, REST's words for it. A hand-written route's handler lives in api/rest/. */
+ *  its request, REST's words for it. A hand-written route's handler lives in api/doors/rest/. */
 export interface RestDoor {
   readonly url: string;
   readonly words?: RestWords;
@@ -161,6 +171,8 @@ export interface Operation {
   readonly result?: TSchema;
   /** With `request`: the answer to a request that passed the one check (Analytics.prepare). */
   respond?(a: Analytics, checked: CheckedRequest): Promise<unknown>;
+  /** With `request`, where declared: the answer's statements built before any runs (GraphQL's cost guard estimates them). */
+  prepared?(a: Analytics, checked: CheckedRequest): Promise<Prepared<unknown>>;
 }
 
 /** The head of an operation: its name (the preset's unless given), SPEC's words for it, the

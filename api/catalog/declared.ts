@@ -1,16 +1,16 @@
 // An operation declared by its request alone (core/request-check.ts `request`: one TypeBox
 // schema with door-neutral names, its protocol scope, its cross-field rules). Its doors are
 // derived: the JSON-RPC method (one options object: the request's fields, `protocol` as
-// protocolName and `range` as blockTime; MCP's tool follows from it), the REST route (the
-// scalar fields in snake_case, `protocol(s)` as protocol_name, `range` as date_from/date_to)
-// and the GraphQL field (api/graphql/declared-fields.ts); the REST route is built by
-// api/rest/declared-routes.ts from the request and REST's words (`restWords`). Each door only maps its wire
-// shape onto the request's names; the facade's one entry (Analytics.prepare) runs the one
-// check, and the operation answers from the checked request.
+// protocolName and `range` as blockTime, or SPEC's own positions mapped onto the request:
+// `rpcShape`; MCP's tool follows from it), the REST route (built by api/doors/rest/declared-routes.ts
+// from the request and REST's words, `restWords`) and the GraphQL field
+// (api/doors/graphql/declared-fields.ts). Each door only maps its wire shape onto the request's
+// names; the facade's one entry (Analytics.prepare) runs the one check, and the operation
+// answers from the checked request.
 import type { Static, TObject, TSchema } from '@sinclair/typebox';
 import type { CheckedRequest, RequestDecl, RequestInput } from '../../core/request-check.ts';
-import type { Analytics } from '../analytics/analytics.ts';
-import { optional, required, rpcMethod, type Cost, type Operation, type Preset, type RestWords } from './declare.ts';
+import type { Analytics, Prepared } from '../analytics/analytics.ts';
+import { optional, required, rpcMethod, type Cost, type Operation, type Positional, type Preset, type RestWords } from './declare.ts';
 import { options } from './params.ts';
 
 /** The doors an operation is offered on, by their names there. */
@@ -38,15 +38,29 @@ export interface Declared<S extends TObject, R extends TSchema> {
   rpcWords?: string;
   /** The one field JSON-RPC takes as a position of its own (getTransaction's signature), worded by rpcWords. */
   rpcPositional?: string;
+  /** JSON-RPC's own positions, where SPEC gives a shape the derivation does not (a listing's nested filters). */
+  rpcShape?: RpcShape;
   /** REST's own words for its route, where SPEC documents them apart from the declaration's. */
   restWords?: RestWords<S>;
-  /** The answer, from the checked request only (the facade's presets). */
-  answer(a: Analytics, checked: CheckedRequest<S>): Promise<Static<R>>;
+  /** The answer, from the checked request only (the facade's presets); `prepared`'s, run, unless given. */
+  answer?(a: Analytics, checked: CheckedRequest<S>): Promise<Static<R>>;
+  /** The answer as statements built before any runs, for a door that costs them first (GraphQL's guard). */
+  prepared?(a: Analytics, checked: CheckedRequest<S>): Promise<Prepared<Static<R>>>;
+}
+
+/** A JSON-RPC method's positions as SPEC gives them, mapped onto the request's names: validated as
+ *  declared (positional-calls.ts), then `values` hands the one check the request, whose paths
+ *  `nameOf` words back in the method's terms. */
+export interface RpcShape {
+  params: readonly Positional[];
+  values(args: readonly unknown[]): Record<string, unknown>;
+  nameOf(path: string): string;
 }
 
 /** JSON-RPC's name of a request field (the others keep theirs). */
 export const RPC_NAMES: Readonly<Record<string, string>> = { protocol: 'protocolName', range: 'blockTime' };
 const rpcName = (field: string): string => RPC_NAMES[field] ?? field;
+
 /** Scalar request fields (what a query string or a GraphQL argument carries as such). */
 export const scalarFields = (schema: TObject): [string, TSchema][] =>
   Object.entries(schema.properties).filter(
@@ -54,9 +68,13 @@ export const scalarFields = (schema: TObject): [string, TSchema][] =>
   );
 
 /** An operation of the catalog, every door derived from its one request declaration. */
-export function declared<S extends TObject, R extends TSchema>(d: Declared<S, R>): Operation {
-  const run = async (a: Analytics, input: RequestInput, nameOf: (path: string) => string) => {
-    const prepared = await a.prepare({ request: d.request, respond: d.answer }, input, nameOf);
+export function declared<S extends TObject, R extends TSchema>(decl: Declared<S, R>): Operation {
+  const prepared = decl.prepared;
+  const answer = decl.answer ?? (async (a: Analytics, c: CheckedRequest<S>) => (await prepared!(a, c)).answer());
+  const d = { ...decl, answer };
+  const run = async (a: Analytics, input: RequestInput, nameOf: (path: string) => string, request: RequestDecl = d.request) => {
+    // The declaration's types hold for a request its own schema checked (a door may only narrow its protocol scope).
+    const prepared = await a.prepare({ request: request as RequestDecl<S>, respond: d.answer }, input, nameOf);
     return { checked: prepared.checked, data: await prepared.answer() };
   };
   return {
@@ -68,21 +86,32 @@ export function declared<S extends TObject, R extends TSchema>(d: Declared<S, R>
     result: d.result,
     // The declaration's types hold for a request its own schema checked.
     respond: (a, checked) => d.answer(a, checked as CheckedRequest<S>),
+    ...(prepared === undefined ? {} : { prepared: (a: Analytics, checked: CheckedRequest) => prepared(a, checked as CheckedRequest<S>) }),
     ...(d.doors.rpc === undefined ? {} : { rpc: rpcOf(d, d.doors.rpc, run) }),
-    // REST's route is built from the request and these words by api/rest/ (declared-routes.ts).
+    // REST's route is built from the request and these words by api/doors/rest/ (declared-routes.ts).
     ...(d.doors.rest === undefined ? {} : { rest: { url: d.doors.rest, ...(d.restWords === undefined ? {} : { words: d.restWords as RestWords }) } }),
     ...(d.doors.graphql === undefined ? {} : { graphql: { field: d.doors.graphql, derived: true } }),
     ...(d.doors.graphqlPeer === undefined ? {} : { graphql: { field: d.doors.graphqlPeer } }),
   };
 }
 
-type Run = (a: Analytics, input: RequestInput, nameOf: (path: string) => string) => Promise<{ checked: CheckedRequest; data: unknown }>;
+type Run = (a: Analytics, input: RequestInput, nameOf: (path: string) => string, request?: RequestDecl) => Promise<{ checked: CheckedRequest; data: unknown }>;
 
 function rpcOf<S extends TObject, R extends TSchema>(d: Declared<S, R>, method: string, run: Run) {
   const props = Object.fromEntries(Object.entries(d.request.schema.properties).map(([k, s]) => [rpcName(k), s]));
   const Options = options(props, d.request.schema.description ?? `${method} options`);
   const mandatory = (d.request.schema.required ?? []).length > 0;
   const position = (mandatory ? required : optional)('options', Options, d.rpcWords ?? `Options object: ${Object.keys(props).join(', ')}`);
+  const shape = d.rpcShape;
+  if (shape !== undefined) {
+    const m = rpcMethod({
+      method,
+      params: shape.params,
+      result: d.result,
+      run: (a, args) => run(a, { values: shape.values(args) }, shape.nameOf).then((r) => r.data as Static<R>),
+    });
+    return { ...m, ownShape: true as const };
+  }
   const alone = d.rpcPositional;
   if (alone !== undefined) {
     return rpcMethod({

@@ -1,9 +1,9 @@
 // The parameters operations share, as TypeBox schemas: built from the vocabulary's primitives
-// (core/vocabulary/primitives.ts) with SPEC's defaults and maxima (core/limits.ts) and
+// (core/vocabulary/primitives.ts) with SPEC's defaults and maxima (core/limits/) and
 // SPEC's words as descriptions. A primitive with a pattern keeps its own description: it is
 // the rule error messages quote ("must be a Base58 signature of 64-88 characters").
 import { Type, type TSchema } from '@sinclair/typebox';
-import { LIST_LIMITS, PAGE_TOKEN_MAX_CHARS, REST_OFFSET_WINDOW } from '../../core/limits.ts';
+import { LIST_LIMITS, PAGE_TOKEN_MAX_CHARS, REST_OFFSET_WINDOW } from '../../core/limits/questions.ts';
 import {
   ActiveProtocolName,
   Address,
@@ -56,17 +56,29 @@ const filterFields = {
   signatures: filterList('signatures', 'Transaction signatures'),
 };
 
+/** The filter of getTransactions beyond the address listing's. */
+export const instructionTypesFilter = filterList('instructionTypes', 'Instruction types');
+
 /** The filters object of getTransactions. */
 export const Filters = options(
   {
     ...filterFields,
-    instructionTypes: filterList('instructionTypes', 'Instruction types'),
+    instructionTypes: instructionTypesFilter,
   },
   'Filters, all optional; a record must match every one given',
 );
 /** getTransactionsForAddress: the same filters except instructionTypes, which SPEC does not list for it. */
 export const AddressFilters = options(filterFields, 'Filters, all optional (no instructionTypes for this method)');
 
+/** A record listing's filters, door-neutral (declared.ts: `range` is JSON-RPC's blockTime): what
+ *  its request holds at the top level, in REST's order of its query. */
+export const listingFilters = {
+  protocols: filterFields.protocols,
+  programIds: filterFields.programIds,
+  range: blockTime,
+  signatures: filterFields.signatures,
+  status: filterFields.status,
+};
 /** The options every keyset listing takes. */
 export const listingOptions = (order: (typeof SORT_ORDERS)[number]) => ({
   sortOrder: sortOrder(order),
@@ -83,12 +95,12 @@ export const listingOptions = (order: (typeof SORT_ORDERS)[number]) => ({
 export { Address, ProtocolName, Signature };
 
 // ---- REST query parameters (SPEC's snake_case names): schemas only, data the REST routes
-// (api/rest/) and the declarations' REST words name; no route is built here ------------------
+// (api/doors/rest/) and the declarations' REST words name; no route is built here ------------------
 
 /** A primitive of the vocabulary with REST's own description (the rule stays the primitive's: REST words errors by pattern). */
 const described = <T extends TSchema>(primitive: T, description: string, extra: object = {}): T => ({ ...primitive, description, ...extra });
 /** A day of a REST range: a real calendar day the store can hold, stated by the pattern and
- *  checked by daySpan() before the schema (api/rest/rest-api.ts), whose words the client gets. */
+ *  checked by daySpan() before the schema (api/doors/rest/rest-api.ts), whose words the client gets. */
 const day = (description: string) => described(CalendarDay, description, { examples: ['2025-01-01'] });
 
 export const query = {
@@ -115,7 +127,7 @@ export const query = {
     }),
     0,
   ),
-  /** The keyset cursor: the same signed token as JSON-RPC's paginationToken (api/analytics/page-token.ts). */
+  /** The keyset cursor: the same signed token as JSON-RPC's paginationToken (api/analytics/paging/page-token.ts). */
   cursor: Type.String({
     minLength: 1,
     maxLength: PAGE_TOKEN_MAX_CHARS,

@@ -2,18 +2,21 @@
 // activity over time, instruction types, fees, the protocol list and whole-store figures.
 // Each is declared once; its doors are derived (api/catalog/catalog.ts).
 import { Type } from '@sinclair/typebox';
-import { HOURS_PER_DAY, LIST_LIMITS, MAX_ACTIVITY_BUCKETS } from '../../core/limits.ts';
+import { LIST_LIMITS, MAX_ACTIVITY_BUCKETS } from '../../core/limits/questions.ts';
 import { FILTER_LISTS } from '../../core/vocabulary/primitives.ts';
 import {
   ActivityBucket,
+  FeeAnswer,
+  GlobalStats,
   InstructionTypeStats,
   ProtocolComparisonItem,
   ProtocolPerformance,
   ProtocolStats,
   TopProtocol,
 } from '../../core/vocabulary/answers.ts';
-import { checkBuckets, GRANULARITIES, type Granularity } from '../analytics/question/granularity.ts';
-import { request, spanAtMost } from '../../core/request-check.ts';
+import { GRANULARITIES } from '../analytics/question/granularity.ts';
+import { request } from '../../core/request-check.ts';
+import { bucketsAtMost } from './open-questions.ts';
 import { declared } from './declared.ts';
 import type { TimeRange } from '../analytics/types.ts';
 import { operation, stringEnum, withDefault, type Operation } from './declare.ts';
@@ -87,6 +90,25 @@ export const protocolStats: Operation = declared({
   answer: (a, c) => a.protocolStats(c.protocol, c.range),
 });
 
+/** GraphQL's protocolStats: each asked protocol's statistics (every available one when none is asked), with distinct program ids. */
+export const protocolStatsList: Operation = declared({
+  name: 'protocolStatsList',
+  summary: 'Statistics per protocol: each one asked, or every available protocol',
+  preset: 'statsList',
+  cost: STATS,
+  request: request(
+    options(
+      { protocols: Type.Optional(list(FILTER_LISTS.protocols.item, FILTER_LISTS.protocols.max, 'Protocol identifiers')), range: blockTime },
+      'protocolStats (GraphQL) request',
+    ),
+    'list',
+  ),
+  result: Type.Array(Type.Object({ ...ProtocolStats.properties, uniquePrograms: Type.Integer({ minimum: 0, description: 'Distinct program ids' }) })),
+  // The SDL's own field (its types are shared with other fields).
+  doors: { graphqlPeer: 'protocolStats' },
+  prepared: (a, c) => a.statsList(c.protocols, c.range, c.protocolsAsked !== undefined),
+});
+
 export const protocolComparison: Operation = declared({
   name: 'protocolComparison',
   summary: 'One comparison item per requested protocol',
@@ -129,13 +151,7 @@ export const protocolActivity: Operation = declared({
   summary: 'Transactions over time in hourly, daily, weekly (from Monday, UTC) or monthly buckets, empty buckets included as zeros',
   preset: 'activity',
   cost: { requests: 1, question: 'series' },
-  request: request(ActivityRequest, 'one', [
-    // Hourly buckets: 24 a day; daily: 1 (the last storable day has fewer hours, never more);
-    // weeks and months: 0, as the storable range never holds more of them than the maximum.
-    spanAtMost('range.gte', 'range.lte', { param: 'interval', hour: HOURS_PER_DAY, day: 1, week: 0, month: 0 }, MAX_ACTIVITY_BUCKETS, (v) =>
-      checkBuckets(v.range as Required<TimeRange>, (v.interval as Granularity | undefined) ?? 'hour'),
-    ),
-  ]),
+  request: request(ActivityRequest, 'one', [bucketsAtMost('interval')]),
   result: Type.Array(strict(ActivityBucket)),
   doors: { rpc: 'getProtocolActivity', rest: '/analytics/time-series', graphqlPeer: 'timeSeries' },
   rpcWords: optionsOf('protocolName, blockTime (required, both bounds), interval'),
@@ -176,18 +192,46 @@ export const protocols: Operation = declared({
   answer: (a) => a.protocols(),
 });
 
-export const feeStats: Operation = {
+export const feeStats: Operation = declared({
+  name: 'feeStats',
+  summary: 'Fee statistics for one protocol or all together, and per protocol',
+  preset: 'feeStats',
+  cost: STATS,
+  request: request(options({ protocol: Type.Optional(ProtocolName), range: blockTime }, 'Fee statistics request (protocol omitted: all protocols)'), 'one'),
+  result: FeeAnswer,
   // SPEC "Versioning": /analytics/fees becomes transactions with fee metrics.
-  ...operation('feeStats', 'stats', 'Fee statistics for one protocol or all together, and per protocol', { graphql: 'transactions' }),
-  // The route and its handler: api/rest/hand-routes.ts.
-  rest: { url: '/analytics/fees' },
-};
+  doors: { rest: '/analytics/fees', graphqlPeer: 'transactions' },
+  restWords: {
+    summary: 'Fee statistics',
+    description:
+      'Total, average, minimum, maximum and p50/p95/p99 of fees in lamports, for one protocol or all ' +
+      'protocols together, plus the same per protocol. Percentiles come from mergeable t-digest sketches (approximate).',
+    resultWords: 'Fee statistics',
+    meta: ['protocol', 'range'],
+  },
+  answer: async (a, c) => {
+    const { overall, protocols: per } = await a.feeStats(c.protocol, c.range);
+    return { ...overall, protocols: per };
+  },
+});
 
-export const globalStats: Operation = {
+export const globalStats: Operation = declared({
+  name: 'globalStats',
+  summary: 'Global database statistics',
+  request: request(options({}, 'Global statistics: no parameters'), 'narrow'),
+  result: GlobalStats,
   // SPEC "Versioning": /stats becomes protocolStats.
-  ...operation('globalStats', 'fixed', 'Global database statistics', { graphql: 'protocolStats' }),
-  rest: { url: '/stats' },
-};
+  doors: { rest: '/stats', graphqlPeer: 'protocolStats' },
+  restWords: {
+    summary: 'Global statistics',
+    description:
+      'Totals, success and failure, per-protocol counts, first and last block time, latest slot over the ' +
+      'active protocols (from the hourly view), and storage size per table (system.parts). Never scans the base table.',
+    resultWords: 'Global statistics',
+  },
+  preset: 'globalStats',
+  answer: (a) => a.globalStats(),
+});
 
 export const queryComplexity: Operation = {
   ...operation('cost', 'fixed', 'What a question would cost, and what would lower it, before it runs', { name: 'queryComplexity', graphql: 'queryComplexity' }),

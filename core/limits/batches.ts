@@ -3,7 +3,7 @@
 /** Most calls one JSON-RPC batch may carry (DESIGN section 4); a larger batch is refused whole. */
 export const RPC_MAX_BATCH = 100;
 
-// ---- Batches of calls in one request (api/answers/answer-batch.ts) ---------------------------
+// ---- Batches of calls in one request (api/services/answers/answer-batch.ts) ---------------------------
 
 /** Members of one batch run at most this many at a time, so one batch cannot hog the engine. */
 export const BATCH_CONCURRENCY = 4;

@@ -9,6 +9,10 @@ const MiB = 1024 * 1024;
 export const GRAPHQL_MAX_DOCUMENT_CHARS = 16_384;
 /** Most lexical tokens the parser reads before giving up (bounds parse work on hostile text). */
 export const GRAPHQL_MAX_TOKENS = 4_000;
+/** Characters of an unknown GraphiQL asset's name quoted back in its 404. */
+export const GRAPHIQL_QUOTED_NAME_MAX_CHARS = 100;
+/** Variable coercion errors reported before giving up on a document's variables. */
+export const GRAPHQL_MAX_VARIABLE_ERRORS = 20;
 /** Deepest field nesting of an operation; introspection fields (`__schema`, `__type`) are exempt. */
 export const GRAPHQL_MAX_DEPTH = 8;
 /** Most aliased fields in one document (each top-level field also counts against the rate limit). */
@@ -55,9 +59,9 @@ export const GRAPHQL_MAX_SELECTIONS = 1_000;
  */
 export const GRAPHQL_MAX_SAME_NAME = 10;
 /** Bytes of the remembered answers of identical GraphQL queries, all keys together (the oldest go first). */
-export const GRAPHQL_MEMO_BUDGET_BYTES = 64 * MiB;
+export const GRAPHQL_ANSWER_CACHE_BYTES = 64 * MiB;
 /** How long a remembered answer may be served again; a timer drops expired ones. */
-export const GRAPHQL_MEMO_TTL_MS = 2000;
+export const GRAPHQL_ANSWER_CACHE_TTL_MS = 2000;
 /** Items (records, groups, points) up to which a GraphQL answer is serialised in one piece
  *  rather than streamed in chunks: a few milliseconds of the event loop, and the common
  *  answer (stats, a page of groups) skips the stream's turns. */

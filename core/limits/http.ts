@@ -60,7 +60,7 @@ export const HTTP_MAX_PATH_PARAM_CHARS = 100;
 /**
  * The router's own bound on a path parameter, in UTF-16 code units (how JavaScript strings count):
  * a code point takes at most two, so no parameter within HTTP_MAX_PATH_PARAM_CHARS is refused by
- * the router; one past that is refused by code points (api/access/http-protocol.ts).
+ * the router; one past that is refused by code points (api/services/access/http-protocol.ts).
  */
 export const HTTP_MAX_PATH_PARAM_UTF16_UNITS = 2 * HTTP_MAX_PATH_PARAM_CHARS;
 // ---- Client text quoted back in a message, and digests in headers ----

@@ -14,6 +14,8 @@ export const INGEST_CHUNKS_PER_WORKER = 2;
 // ---- Demo data (ingest/demo-generator.ts, ingest/seed.ts, ingest/demo-records-cli.ts) --------
 /** Signature chunks drawn from: 8 chunks x 11 base58 characters make an 88-character signature. */
 export const DEMO_SIG_CHUNKS = 65_536;
+/** Rows seeded by one INSERT ... SELECT when the caller does not say. */
+export const DEMO_SEED_SLICE_ROWS = 1_000_000;
 /** Wallets drawn log-uniformly: a few are very hot (Zipf-like). */
 export const DEMO_ACCOUNT_POOL = 100_000;
 /** Demo data covers this many days before the current hour. */
@@ -55,7 +57,56 @@ export const INGEST_BACKFILLS_KEPT = 20;
 /** npm run ingest: how often the consumer's progress line is printed (ms). */
 export const INGEST_REPORT_EVERY_MS = 10_000;
 
+/** Ingest: characters of a refused oversized record the dead-letter table keeps (4 KiB). */
+export const INGEST_DEAD_LETTER_PAYLOAD_CHARS = 4096;
+/** Ingest: most addresses a record's `accounts` may list. */
+export const INGEST_MAX_ACCOUNTS = 1024;
+/** Ingest: Retry-After of a write refused because the store's disk is full (the operator frees space). */
+export const INGEST_STORAGE_FULL_RETRY_AFTER_SECONDS = 60;
+/** Characters of the progress bar npm run seed and npm run produce draw. */
+export const PROGRESS_BAR_CHARS = 25;
+
+// ---- Kafka clients (ingest/kafka-client.ts) ---------------------------------------------------
+/** How long a client waits for a broker's connection (ms). */
+export const KAFKA_CONNECTION_TIMEOUT_MS = 3_000;
+/** A broker restart takes a few seconds: retries start this far apart (ms), grow to the most,
+ *  and are this many before the client gives up. */
+export const KAFKA_RETRY_INITIAL_MS = 200;
+export const KAFKA_RETRY_MAX_MS = 5_000;
+export const KAFKA_RETRIES = 30;
+/** Pause before topics are created again after a retriable error (ms). */
+export const KAFKA_TOPIC_RETRY_MS = 300;
+/** Messages per produce request when the caller does not say. */
+export const KAFKA_PUBLISH_CHUNK = 4_000;
+
+// ---- npm run produce (ingest/produce-cli.ts) ----------------------------------------------------
+/** Records produced when --count is not given, and the seed when --seed is not. */
+export const PRODUCE_DEFAULT_COUNT = 100_000;
+export const PRODUCE_DEFAULT_SEED = 42;
+/** Largest --rate, records a second. */
+export const PRODUCE_MAX_RATE = 10_000_000;
+/** --slice: records rendered at a time, its default and bounds. */
+export const PRODUCE_DEFAULT_SLICE = 50_000;
+export const PRODUCE_MIN_SLICE = 100;
+export const PRODUCE_MAX_SLICE = 1_000_000;
+/** Paced produce requests a second (chunks of about 50 ms of records keep the rate smooth), and
+ *  the smallest such chunk; KAFKA_PUBLISH_CHUNK is the largest. */
+export const PRODUCE_CHUNKS_PER_SECOND = 20;
+export const PRODUCE_MIN_CHUNK = 100;
+/** How often the progress line is drawn again on a terminal, and printed to a log (ms). */
+export const PRODUCE_PROGRESS_TTY_MS = 200;
+export const PRODUCE_PROGRESS_LOG_MS = 2_000;
+
 // ---- Kafka source (ingest/kafka-source.ts) ----------------------------------------------------
+/** How long the group waits for members to rejoin during a rebalance (ms). */
+export const KAFKA_REBALANCE_TIMEOUT_MS = 60_000;
+/** The group heartbeat's shortest interval (ms); it is otherwise a tenth of the session time-out. */
+export const KAFKA_MIN_HEARTBEAT_INTERVAL_MS = 1_000;
+/** A fetch's byte bound is at least this, however small the per-partition bound. */
+export const KAFKA_FETCH_MIN_MAX_BYTES = 16 * 1024 * 1024;
+/** A fetch waits up to KAFKA_FETCH_MAX_WAIT_MS for this many bytes: fewer, larger inserts suit ClickHouse. */
+export const KAFKA_FETCH_MIN_BYTES = 64 * 1024;
+export const KAFKA_FETCH_MAX_WAIT_MS = 250;
 /** Longest wait between two retries of a failed insert (ms): the wait doubles up to it. */
 export const KAFKA_MAX_BACKOFF_MS = 30_000;
 /** How often the consumer heartbeats while the warehouse works on a batch (ms), so it does not look dead. */

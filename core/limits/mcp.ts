@@ -1,9 +1,9 @@
-// Limits of the MCP door and users' own Prometheus (api/mcp/, api/user-metrics/; docs/mcp.md,
+// Limits of the MCP door and users' own Prometheus (api/doors/mcp/, api/doors/user-metrics/; docs/mcp.md,
 // docs/user-metrics.md).
 
 const MiB = 1024 * 1024;
 
-// ---- MCP door and users' own Prometheus (api/mcp/, api/user-metrics/; docs/mcp.md, docs/user-metrics.md) ----
+// ---- MCP door and users' own Prometheus (api/doors/mcp/, api/doors/user-metrics/; docs/mcp.md, docs/user-metrics.md) ----
 
 /** POST /mcp: bytes of one request body (a tool call's arguments are small; run_sql carries
  *  at most SQL_MAX_LENGTH characters of query, JSON-escaped). */
@@ -25,7 +25,7 @@ export const USER_METRICS_MAX_INSTRUCTION_TYPES = 20;
  *  schema calls valid fits the URI limit (HTTP_MAX_URI_BYTES) with the protocol list at its longest. */
 export const USER_METRICS_INSTRUCTION_TYPE_MAX_CHARS = 64;
 
-// ---- Hostile review of the MCP door (api/mcp/mcp-server.ts) ----
+// ---- Hostile review of the MCP door (api/doors/mcp/mcp-server.ts) ----
 
 /** POST /mcp: characters of an unknown tool name or resource URI quoted back in its error
  *  (a name may be as long as the body limit; the answer need not repeat it). */

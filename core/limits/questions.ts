@@ -44,13 +44,13 @@ export const HOURS_PER_DAY = 24;
  *  most MAX_ACTIVITY_BUCKETS buckets, like every activity answer. */
 export const MAX_SERIES_POINTS = 100_000;
 
-// ---- Answer cost (api/analytics/analytics-cost.ts): the fixed part of every answer's score ----
+// ---- Answer cost (api/analytics/cost/analytics-cost.ts): the fixed part of every answer's score ----
 /** Row-equivalents charged per statement whatever it reads (an engine round trip). */
 export const ANSWER_COST_PER_STATEMENT = 1_000;
 /** Row-equivalents charged per percentile metric (merging t-digest states). */
 export const ANSWER_COST_PER_PERCENTILE = 1_000;
 
-// ---- Activity bucket reads (api/analytics/activity-buckets.ts; live streams' changed buckets) ----
+// ---- Activity bucket reads (api/analytics/presets/activity-buckets.ts; live streams' changed buckets) ----
 /** Bucket keys per statement: bound parameters travel in the URL to a server (1 MiB limit), and a
  *  backfill can touch tens of thousands of buckets between two reads. */
 export const ACTIVITY_KEYS_PER_READ = 5000;
@@ -64,7 +64,7 @@ export const QUESTION_RANGE_MAX = Object.freeze({
   computeUnits: 4_294_967_295n,
   accountsCount: 65_535n,
 });
-/** GraphQL's BigInt scalar (api/graphql/bigint-scalar.ts): the integers it takes, -2^63 (Int64's
+/** GraphQL's BigInt scalar (api/doors/graphql/bigint-scalar.ts): the integers it takes, -2^63 (Int64's
  *  least) to 2^64-1 (UInt64's most); a field may take fewer (the range filters take no negatives). */
 export const BIGINT_SCALAR_MIN = -(2n ** 63n);
 export const BIGINT_SCALAR_MAX = 2n ** 64n - 1n;
@@ -99,12 +99,18 @@ export const POINT_READ_GATHER_TURNS = 2;
  * keys and a little for 1 or 20 (bench/address-page-reads.ts).
  */
 export const POINT_READ_COARSE_INDEX_GRANULARITY = 2;
+/** Rates are percentages (SPEC: successRate 0-100): a ratio measure's scale. */
+export const PERCENT = 100;
 // ---- The signed tokens of listings ----
 /** Base64url characters of a listing's fingerprint (72 bits) and of a page token's MAC (132 bits). */
 export const LISTING_FINGERPRINT_CHARS = 12;
 export const PAGE_TOKEN_MAC_CHARS = 22;
 /** Characters of a bad signature key quoted in its error. */
 export const QUOTED_KEY_MAX_CHARS = 40;
+/** Characters of a refused number's text quoted back (an inexact JSON number, a BigInt out of range). */
+export const QUOTED_NUMBER_MAX_CHARS = 40;
+/** Characters of a refused list-filter value (a protocol, program id, signature, instruction type) quoted back. */
+export const QUOTED_FILTER_VALUE_MAX_CHARS = 100;
 /** Longest instruction type, in characters. */
 export const INSTRUCTION_TYPE_MAX_CHARS = 128;
 /** Characters of a refused parameter value quoted back in its error (JSON-RPC, MCP, declared requests). */

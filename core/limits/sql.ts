@@ -50,7 +50,7 @@ export const SQL_JOIN_MEASURE_SECONDS = 2;
 /** SQL join pricing: rows one key measurement may read before it stops and keeps what it read (twice the sample). */
 export const SQL_JOIN_MEASURE_MAX_ROWS = 2 * SQL_JOIN_SAMPLE_ROWS;
 
-// ---- SQL executions (issue 26: POST /v1/query/executions; api/exports/executions.ts) ----------
+// ---- SQL executions (issue 26: POST /v1/query/executions; api/services/exports/executions.ts) ----------
 
 /** Rows one results page may carry (and the page size when none is asked). */
 export const EXECUTION_PAGE_MAX_ROWS = 10_000;

@@ -13,6 +13,10 @@ export const STREAM_KEY_CHECK_MS = 250;
 export const STREAM_CLOSE_GRACE_MS = 5000;
 /** Largest subscription document (characters). */
 export const STREAM_MAX_DOCUMENT_CHARS = 8 * 1024;
+/** Most lexical tokens the parser reads of a subscription document before giving up (bounds parse work on hostile text). */
+export const STREAM_MAX_TOKENS = 2000;
+/** Characters of an unknown operationName quoted back in the error that names it. */
+export const STREAM_QUOTED_NAME_MAX_CHARS = 100;
 /** Most fields one subscription may select (aliases included): each is sent with every event. */
 export const STREAM_MAX_SELECTIONS = 64;
 /** Events one stream takes from its queue before it lets the event loop turn (I/O, other streams, /health run between). */
@@ -29,6 +33,9 @@ export const STREAM_JOURNAL_LOOKBACK_MS = 5_000;
 export const STREAM_REPLAY_WINDOW_SECONDS = 86_400;
 /** Most events kept for replay, whatever the window (about 300 bytes each in memory, ~60 MB at the bound): past it the oldest go (a reconnect before them gets a gap event). */
 export const STREAM_REPLAY_MAX_EVENTS = 200_000;
+/** The replay log drops its evicted head in one copy once it holds more than this many
+ *  evicted events and they are the larger part: amortised O(1) per event. */
+export const STREAM_REPLAY_COMPACT_AFTER = 1024;
 /** Event ids: a per-process sequence starting at the process start in ms times this, so ids of a later process sort after. */
 export const STREAM_EVENT_SEQ_PER_MS = 1000;
 /** Longest Last-Event-ID read (two whole numbers and a dash). */

@@ -14,11 +14,12 @@ export const MIGRATION_LOCK_RENEW_MS = 10_000;
 /** How often a waiting runner looks at the lock. */
 export const MIGRATION_LOCK_POLL_MS = 250;
 
-// ---- Deleting the records by signature of repaired buckets (migration 090) ----
+// ---- Deleting keyed rows of repaired buckets (migrations 090, 110) ----
 /**
- * Signature keys bound to one DELETE of tx_by_signature_v3's rows in the repaired buckets.
- * The keys go as a parameter (a mutation of a replicated table may not hold a subquery),
- * and the server transport sends parameters in the URL: 10,000 keys are ~210 KB of the
+ * Keys bound to one DELETE of a keyed target's rows in the repaired buckets (tx_by_rid's ids,
+ * tx_rid_by_sig's "sig_key#instruction#rid" entries with their sig_keys). The keys go as a
+ * parameter (a mutation of a replicated table may not hold a subquery), and the server
+ * transport sends parameters in the URL: 10,000 entries and their keys are ~700 KB of the
  * server's 1 MiB http_max_uri_size. A bucket with more keys is deleted in several statements.
  */
 export const VIEW_REPAIR_DELETE_KEYS = 10_000;

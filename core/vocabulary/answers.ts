@@ -185,3 +185,6 @@ export const ANSWER_SHAPES: Readonly<Record<string, TSchema>> = {
   TableStorage,
   GlobalStats,
 };
+
+/** The fee answer: the overall statistics and the same per protocol. */
+export const FeeAnswer = Type.Object({ ...FeeStats.properties, protocols: Type.Array(FeeStats, { description: 'The same statistics per protocol' }) });

@@ -6,6 +6,8 @@
 const isLeap = (y: number): boolean => (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
 /** Days of each month of a common year (February 29 is handled apart). */
 const MONTH_DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+/** Days of the shortest month: a month bucket is at least this wide. */
+export const SHORTEST_MONTH_DAYS = Math.min(...MONTH_DAYS);
 const pad = (n: number, width: number): string => String(n).padStart(width, '0');
 
 /** Alternatives matching exactly the decimal numbers lo..hi written with `lo.length` digits. */

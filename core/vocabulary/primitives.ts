@@ -106,31 +106,15 @@ const RULES: ReadonlyMap<string, string> = new Map(
   [Signature, Address, ProtocolName, Day, CalendarDay].map((s) => [s.pattern as string, s.description as string]),
 );
 
-/** The primitives' patterns, compiled once (breaksRule compiles any other pattern per call). */
-const PATTERNS: ReadonlyMap<string, RegExp> = new Map(
-  [Signature, Address, ProtocolName, Day, CalendarDay].map((s) => [s.pattern as string, new RegExp(s.pattern as string)]),
-);
-
 /** The human rule of a primitive's pattern ("a Base58 signature of 64-88 characters"), for
  *  validators that report only the pattern a value failed. */
 export function ruleOfPattern(pattern: unknown): string | undefined {
   return typeof pattern === 'string' ? RULES.get(pattern) : undefined;
 }
 
-/**
- * Check a string against a primitive (its pattern and lengths): undefined when it is one,
- * else the rule it breaks ("a Base58 signature of 64-88 characters"), for interfaces whose
- * own validation cannot carry JSON Schema (GraphQL's type system knows only String).
- */
-export function breaksRule(value: string, primitive: { pattern?: string; minLength?: number; maxLength?: number; description?: string }): string | undefined {
-  const rule = primitive.description ?? `a string of ${primitive.minLength ?? 0}-${primitive.maxLength ?? 'any'} characters`;
-  if (primitive.minLength !== undefined && value.length < primitive.minLength) return rule;
-  if (primitive.maxLength !== undefined && value.length > primitive.maxLength) return rule;
-  if (primitive.pattern !== undefined) {
-    const re = PATTERNS.get(primitive.pattern) ?? new RegExp(primitive.pattern);
-    if (!re.test(value)) return rule;
-  }
-  return undefined;
+/** The rule of a primitive stated by its lengths alone (no pattern: an instruction type), from its schema. */
+export function ruleOfLengths(schema: { description?: unknown } | undefined): string | undefined {
+  return schema?.description === InstructionType.description ? InstructionType.description : undefined;
 }
 
 /** How a door words a day it refuses: not a calendar day written YYYY-MM-DD, or outside the

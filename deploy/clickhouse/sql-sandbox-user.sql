@@ -4,7 +4,7 @@
 -- after replacing __SQL_PASSWORD__ and, if the service's database is not `default`, the
 -- database name.
 --
--- Why: in embedded mode the guard (api/sql/sql-guard.ts) is the only wall. A server has
+-- Why: in embedded mode the guard (api/services/sql/sql-guard.ts) is the only wall. A server has
 -- users and grants, so there the engine enforces the same rules a second time: SELECT on the
 -- three published tables only (not the keys, the registry, the lookups or the dead letters),
 -- a row policy hiding inactive protocols as every interface does, and a settings profile

@@ -1,5 +1,6 @@
 // The dead-letter sink: records a step refused, with their code, reason, where they came
 // from and their text, kept in the dead-letter table (and reported to the caller).
+import { INGEST_DEAD_LETTER_PAYLOAD_CHARS } from '../../core/limits/ingest.ts';
 import type { Logger } from '../../core/logger.ts';
 import { TABLES } from '../../warehouse/tables.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
@@ -56,7 +57,7 @@ export class DeadLetters implements Pick<StepSink<RawRecord>, 'deadLetter'> {
 function payloadOf(value: RawRecord['value'], code: RejectionCode): string {
   if (typeof value === 'string' || value instanceof Uint8Array) {
     const text = recordText(value);
-    return code === 'oversized' ? text.slice(0, 4096) : text;
+    return code === 'oversized' ? text.slice(0, INGEST_DEAD_LETTER_PAYLOAD_CHARS) : text;
   }
   return JSON.stringify(value);
 }

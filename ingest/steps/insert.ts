@@ -20,12 +20,13 @@
 // (INSERT_FORMAT_ERRORS) throws FormatRefused; the writer repairs it like any failed insert
 // and sends the batch again with every record re-serialised (JSON.stringify writes canonical
 // numbers, one key each), so such a record costs speed, never correctness.
+import { CLICKHOUSE_INPUT_FORMAT_CODES } from '../../core/errors.ts';
 import { BASE_COLUMNS, TABLES } from '../../warehouse/tables.ts';
 import { WarehouseError, type Warehouse } from '../../warehouse/warehouse.ts';
 import { rowOf, type Accepted } from './records.ts';
 
 /** Engine errors of reading the input itself (CANNOT_PARSE_*, INCORRECT_DATA, ...). */
-const INSERT_FORMAT_ERRORS: ReadonlySet<number> = new Set([6, 26, 27, 32, 38, 41, 69, 70, 72, 117, 130, 131]);
+const INSERT_FORMAT_ERRORS: ReadonlySet<number> = new Set(CLICKHOUSE_INPUT_FORMAT_CODES);
 /** The insert's settings: views in parallel; fields the base table does not take (a
  *  producer's extra keys, a `date` it has no say over) are skipped, as the named column
  *  list already skips them when rows are objects. */

@@ -1,19 +1,17 @@
 // Step 4, normalise: a valid record of a known protocol to its base-table row. Refuses
 // `accounts_count_missing` and `slot_out_of_range` (what the row cannot be built without).
+import { MAX_RID_SLOT } from '../../core/limits/record-id.ts';
 import type { BaseRow } from '../../warehouse/tables.ts';
 import { deadLetter, ok, type RecordResult } from './step.ts';
-import { UINT64_LIMIT, UINT64_MAX_TEXT } from '../../core/limits/ingest.ts';
 import type { IngestRecord } from './validate.ts';
 
 export function normalise(r: IngestRecord): RecordResult<BaseRow> {
   if (r.accounts === undefined && r.accounts_count === undefined)
     return deadLetter('accounts_count_missing', 'accounts_count is required when accounts is absent');
   const slot = String(r.slot);
-  // A numeric slot past UInt64 (1e21, 1e300: whole numbers to the schema) is written in
-  // exponent form by String(), which no decimal check catches and the engine refuses,
-  // failing the whole batch: compared as a number instead.
-  const past = typeof r.slot === 'number' ? r.slot >= UINT64_LIMIT : slot.length === UINT64_MAX_TEXT.length && slot > UINT64_MAX_TEXT;
-  if (past) return deadLetter('slot_out_of_range', 'slot is out of range');
+  // The slot is the record id's high part (migration 110): 34 bits, the last value reserved.
+  if (!/^\d{1,20}$/.test(slot) || BigInt(slot) > MAX_RID_SLOT)
+    return deadLetter('slot_out_of_range', `slot is out of range (at most ${MAX_RID_SLOT}: the record id's limit)`);
   return ok(normaliseRecord(r));
 }
 
@@ -26,6 +24,7 @@ export function normaliseRecord(r: IngestRecord): BaseRow {
   return {
     signature: r.signature,
     instruction_index: r.instruction_index ?? 0,
+    ...(r.transaction_index === undefined ? {} : { transaction_index: r.transaction_index }),
     slot,
     block_time: r.block_time,
     program_id: r.program_id,
@@ -52,8 +51,10 @@ export function normaliseRecord(r: IngestRecord): BaseRow {
  * since each record must be one line of the buffer.
  */
 export function storesAsReceived(r: IngestRecord, json: string): boolean {
+  // Without transaction_index the writer adds its counter's position to the row it sends.
   return (
     r.accounts_count !== undefined &&
+    r.transaction_index !== undefined &&
     !Array.isArray(r.log_messages) &&
     (typeof r.slot !== 'number' || r.slot <= Number.MAX_SAFE_INTEGER) &&
     json.indexOf('\n') < 0

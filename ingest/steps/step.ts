@@ -15,6 +15,8 @@ export const DROP_CODES = [
   'duplicate_in_batch',
   /** The identity is already in the store. */
   'already_stored',
+  /** Sent without transaction_index to a slot whose counter is used up (65,536 transactions: ingest/record-id.ts). */
+  'no_position',
 ] as const;
 export type DropCode = (typeof DROP_CODES)[number];
 

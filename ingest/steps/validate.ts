@@ -1,8 +1,10 @@
 // Step 2, validate: a JSON value against the record schema (DESIGN.md section 3). Refuses
 // `not_object` and `schema` (the message names the first field that fails).
+import { INGEST_MAX_ACCOUNTS } from '../../core/limits/ingest.ts';
 import { Type, type Static } from '@sinclair/typebox';
 import { Ajv, type ErrorObject } from 'ajv';
 import { MAX_BLOCK_TIME, MIN_BLOCK_TIME } from '../../core/limits/questions.ts';
+import { MAX_INSTRUCTION_INDEX, MAX_TRANSACTION_INDEX } from '../../core/limits/record-id.ts';
 import { Address, InstructionType, ProtocolName, ruleOfPattern, Signature } from '../../core/vocabulary/primitives.ts';
 import { deadLetter, ok, type RecordResult } from './step.ts';
 
@@ -14,16 +16,18 @@ import { deadLetter, ok, type RecordResult } from './step.ts';
 export const RecordSchema = Type.Object(
   {
     signature: Signature,
-    instruction_index: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
+    // Both are parts of the record id (migration 110): their widths are its limits.
+    instruction_index: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_INSTRUCTION_INDEX })),
+    transaction_index: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_TRANSACTION_INDEX })),
     slot: Type.Union([Type.Integer({ minimum: 0 }), Type.String({ pattern: '^(0|[1-9]\\d{0,19})$' })]),
     block_time: Type.Integer({ minimum: MIN_BLOCK_TIME, maximum: MAX_BLOCK_TIME }),
     program_id: Address,
     protocol_name: ProtocolName,
     instruction_type: InstructionType,
     fee: Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
-    compute_units: Type.Integer({ minimum: 0, maximum: 4294967295 }),
-    accounts: Type.Optional(Type.Array(Address, { maxItems: 1024 })),
-    accounts_count: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
+    compute_units: Type.Integer({ minimum: 0, maximum: 2 ** 32 - 1 }),
+    accounts: Type.Optional(Type.Array(Address, { maxItems: INGEST_MAX_ACCOUNTS })),
+    accounts_count: Type.Optional(Type.Integer({ minimum: 0, maximum: 2 ** 16 - 1 })),
     success: Type.Boolean(),
     error_message: Type.Optional(Type.String()),
     log_messages: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())])),

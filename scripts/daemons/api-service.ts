@@ -1,4 +1,4 @@
-// The service itself as a child process (api/main.ts), for the fuzzers, the soak and the
+// The service itself as a child process (api/server/main.ts), for the fuzzers, the soak and the
 // tests that need a real listening server in another process: its own data directory, an
 // operator token, a key of the asked plan, and a clean stop.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -39,7 +39,7 @@ export interface MainProcess {
 }
 
 /**
- * The environment of api/main.ts as a child: `env` over this process's, on PORT 0 and
+ * The environment of api/server/main.ts as a child: `env` over this process's, on PORT 0 and
  * 127.0.0.1 unless given, and without the demo trickle unless `env` asks for it (DEMO_TRICKLE):
  * a test's records stay the ones it wrote.
  */
@@ -48,12 +48,12 @@ export function mainEnv(env: Record<string, string>): NodeJS.ProcessEnv {
 }
 
 /**
- * Start api/main.ts as a child process with `env` over this process's environment (PORT 0
+ * Start api/server/main.ts as a child process with `env` over this process's environment (PORT 0
  * and HOST 127.0.0.1 unless given); resolves once it prints the address it listens on.
  * `nodeArgs` go to node after tsx is registered (a heap limit, a test's preload).
  */
 export function spawnMain(env: Record<string, string>, timeoutMs = 180_000, nodeArgs: string[] = []): Promise<MainProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...nodeArgs, 'api/main.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', ...nodeArgs, 'api/server/main.ts'], {
     env: mainEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
   });

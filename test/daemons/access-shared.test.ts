@@ -6,9 +6,9 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../core/logger.ts';
-import { createAccess, type Access } from '../../api/access/access.ts';
+import { createAccess, type Access } from '../../api/services/access/access.ts';
 import { Metrics } from '../../core/metrics.ts';
-import { buildApp } from '../../api/app.ts';
+import { buildApp } from '../../api/server/app.ts';
 import { loadConfig } from '../../core/config/load-config.ts';
 import { addAccessTestRoutes } from '../support/access-routes.ts';
 import { adminHeaders, createKey } from '../support/api-key.ts';

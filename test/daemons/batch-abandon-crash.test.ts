@@ -1,8 +1,8 @@
 // Issue 35, finding 1: abandoned MCP batches crashed the process. Free keys POSTed /mcp a batch
 // of 100 tools/call getTransactions {options: {limit: 10000}} (about 3.6 MB an answer) and went
 // away after 300 ms; every call still ran and built its answer (360 MB a batch) until the heap
-// limit ended the process. Here the real service (api/main.ts as a child process) runs on a small
-// heap: with every member's answer reserved before it is built (api/answers/answer-batch.ts) and
+// limit ended the process. Here the real service (api/server/main.ts as a child process) runs on a small
+// heap: with every member's answer reserved before it is built (api/services/answers/answer-batch.ts) and
 // none started once its client is gone, it serves another key's request after the attack.
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';

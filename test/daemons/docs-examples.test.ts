@@ -1,5 +1,5 @@
 // The docs are tested: every shell example of README.md and docs/*.md runs, as written, against
-// a started demo server (npm start's code path: api/main.ts seeding demo data into an empty
+// a started demo server (npm start's code path: api/server/main.ts seeding demo data into an empty
 // store). A reader copies a doc's blocks in order into one shell, so each doc runs as one bash
 // session: variables and ids set by an earlier example serve the later ones. Only three things
 // are put in, as a reader would: the server's address for http://127.0.0.1:8080 (and

@@ -1,4 +1,4 @@
-// An export job survives the death of its process: the service (api/main.ts as a child
+// An export job survives the death of its process: the service (api/server/main.ts as a child
 // process) is killed with SIGKILL in the middle of a job, started again on the same data
 // and export directories, and the job resumes at its first unwritten chunk and completes;
 // no job is left RUNNING. Its files are whole: every sha256 and row count of the manifest

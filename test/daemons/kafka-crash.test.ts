@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createServices, type Services } from '../../api/services.ts';
+import { createServices, type Services } from '../../api/server/services.ts';
 import { loadConfig } from '../../core/config/load-config.ts';
 import { createLogger } from '../../core/logger.ts';
 import { kafkaClient } from '../../ingest/kafka-client.ts';
@@ -165,7 +165,7 @@ it('SIGKILLed and restarted ingest stores every record exactly once', async () =
   services = await createServices(loadConfig({ DATA_DIR: dataDir, DEMO_ROWS: '0', LOG_LEVEL: 'silent' }), createLogger('silent'));
   const counts = await tableCounts(services);
   expect(counts.transactions).toBe(N);
-  expect(counts.tx_by_signature_v3).toBe(N);
+  expect(counts.tx_rid_by_sig).toBe(N);
   const [keys] = await services.wh.query<{ n: string }>('SELECT count() AS n FROM ingest_keys');
   expect(Number(keys?.n)).toBe(N);
   expect(counts.protocol_hourly).toBe(N);
@@ -173,5 +173,5 @@ it('SIGKILLed and restarted ingest stores every record exactly once', async () =
   const [distinct] = await services.wh.query<{ n: string }>('SELECT uniqExact(signature, instruction_index) AS n FROM transactions');
   expect(Number(distinct?.n)).toBe(N);
   const [addr] = await services.wh.query<{ n: string }>('SELECT sum(length(arrayDistinct(arrayPushBack(accounts, program_id)))) AS n FROM transactions');
-  expect(counts.tx_by_address).toBe(Number(addr?.n));
+  expect(counts.tx_by_address_v2).toBe(Number(addr?.n));
 }, 300_000);

@@ -63,7 +63,7 @@ async function restartMidStream(rest: readonly object[], awayMs: number): Promis
   await new Promise((r) => setTimeout(r, 1_000));
   const counts = await tableCounts(s);
   expect(counts.transactions).toBe(before + rest.length);
-  expect(counts.tx_by_signature_v3).toBe(counts.transactions);
+  expect(counts.tx_rid_by_sig).toBe(counts.transactions);
   expect(counts.protocol_hourly).toBe(counts.transactions);
   expect(counts.instruction_hourly).toBe(counts.transactions);
 }
@@ -76,7 +76,7 @@ describe('kafka source', () => {
 
     const counts = await tableCounts(s);
     expect(counts.transactions).toBe(first.length);
-    expect(counts.tx_by_signature_v3).toBe(first.length);
+    expect(counts.tx_rid_by_sig).toBe(first.length);
     expect(counts.protocol_hourly).toBe(first.length);
     const jupiter = first.filter((r) => r.protocol_name === 'jupiter_v6');
     expect(jupiter.length).toBeGreaterThan(100);
@@ -268,7 +268,7 @@ describe('kafka source', () => {
     expect(a.stats().stored + b.stats().stored).toBe(extra.length);
     const counts = await tableCounts(s);
     expect(counts.transactions - before.transactions).toBe(extra.length);
-    expect(counts.tx_by_signature_v3).toBe(counts.transactions);
+    expect(counts.tx_rid_by_sig).toBe(counts.transactions);
     expect(counts.protocol_hourly).toBe(counts.transactions);
     expect(counts.instruction_hourly).toBe(counts.transactions);
   }, 120_000);
@@ -299,7 +299,7 @@ describe('kafka source', () => {
     expect(progress.finishedAt).not.toBeNull();
     const counts = await tableCounts(s);
     expect(counts.transactions - before.transactions).toBe(live.length);
-    expect(counts.tx_by_signature_v3).toBe(counts.transactions);
+    expect(counts.tx_rid_by_sig).toBe(counts.transactions);
     expect(counts.protocol_hourly).toBe(counts.transactions);
     expect(counts.instruction_hourly).toBe(counts.transactions);
     // An independent count: one row per identity in the base table.

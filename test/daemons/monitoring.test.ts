@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { Producer } from 'kafkajs';
 import { Partitioners } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inProcessKafka } from '../../api/services.ts';
+import { inProcessKafka } from '../../api/server/services.ts';
 import { createLogger } from '../../core/logger.ts';
 import { ensureTopics, kafkaClient } from '../../ingest/kafka-client.ts';
 import { publishLines } from '../../ingest/kafka-producer.ts';
@@ -73,7 +73,7 @@ beforeAll(async () => {
   await ensureTopics(kafka, [TOPIC, `${TOPIC}.dlq`], 2);
   producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
   await producer.connect();
-  // The API's own wiring of the in-process source (api/main.ts uses the same function).
+  // The API's own wiring of the in-process source (api/server/main.ts uses the same function).
   source = inProcessKafka(t.services)!;
   await source.start();
   const records = await demoRecords(t.services, 500, 5);

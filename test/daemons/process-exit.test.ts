@@ -1,5 +1,5 @@
 // Crash means exit (docs/reliability.md, "A crash ends the process"): the real service
-// (api/main.ts as a child process, the embedded engine open) that meets a fatal error ends
+// (api/server/main.ts as a child process, the embedded engine open) that meets a fatal error ends
 // within seconds, never lingering on its port. The crashes are set off by a test-only preload
 // (test/support/crash-trigger.ts) on SIGUSR2, so the service runs its own code unchanged.
 // Before the fix each of these outlived its deadline: the engine's SIGABRT handler held an

@@ -22,17 +22,17 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-/** Start api/main.ts (in its own process group), on a terminal or piped; resolve with its output once it listens. */
+/** Start api/server/main.ts (in its own process group), on a terminal or piped; resolve with its output once it listens. */
 function start(onTerminal: boolean): Promise<{ out: string; child: ChildProcess }> {
   const dir = mkdtempSync(path.join(tmpdir(), 'txa-terminal-'));
   dirs.push(dir);
   const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', HOST: '127.0.0.1', DATA_DIR: path.join(dir, 'data'), DEMO_ROWS: '0', LOG_LEVEL: 'info' };
   delete env.ADMIN_TOKEN;
   delete env.LOG_FORMAT;
-  const node = `${process.execPath} --import tsx api/main.ts`;
+  const node = `${process.execPath} --import tsx api/server/main.ts`;
   const child = onTerminal
     ? spawn('script', ['-qfec', node, '/dev/null'], { env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] })
-    : spawn(process.execPath, ['--import', 'tsx', 'api/main.ts'], { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    : spawn(process.execPath, ['--import', 'tsx', 'api/server/main.ts'], { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   let out = '';
   return new Promise((resolve, reject) => {

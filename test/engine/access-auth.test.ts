@@ -2,7 +2,7 @@
 // in the header or the query, X-RateLimit-* headers on success and on errors, and the
 // api-key query parameter never reaching the logs.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MISSING_KEY_MESSAGE } from '../../api/access/presented-key.ts';
+import { MISSING_KEY_MESSAGE } from '../../api/services/access/presented-key.ts';
 import { addAccessTestRoutes } from '../support/access-routes.ts';
 import { adminHeaders, apiKeyHeaders, createKey } from '../support/api-key.ts';
 import { captureLog } from '../support/log-capture.ts';

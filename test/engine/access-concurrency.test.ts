@@ -4,7 +4,7 @@
 // client that went away, once its request's work is done, never earlier and never lost.
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { keyed } from '../../api/access/route-policy.ts';
+import { keyed } from '../../api/services/access/route-policy.ts';
 import { PLAN_CONCURRENCY } from '../../core/plans.ts';
 import { createKey } from '../support/api-key.ts';
 import { startApp } from '../support/services.ts';

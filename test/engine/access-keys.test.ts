@@ -188,7 +188,7 @@ describe('GET /health', () => {
   it('fails naming the ingest check when data is older than HEALTH_MAX_INGEST_AGE_SECONDS', async () => {
     // The stored data is empty, so any maximum age fails the ingest check; the health
     // routes are mounted alone with that setting on the same engine.
-    const { healthRoutes } = await import('../../api/health-routes.ts');
+    const { healthRoutes } = await import('../../api/doors/probes/health-routes.ts');
     const Fastify = (await import('fastify')).default;
     const app = Fastify();
     await app.register(healthRoutes, { wh: ctx.services.wh, maxIngestAgeSeconds: 60 });

@@ -2,7 +2,7 @@
 // are limited per client address in one budget, so neither secret can be guessed at speed;
 // the window clock is injected so the test moves to the next minute instead of waiting.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OPERATOR_TOKEN_FAILURES_PER_MINUTE } from '../../api/access/operator-auth.ts';
+import { OPERATOR_TOKEN_FAILURES_PER_MINUTE } from '../../api/services/access/operator-auth.ts';
 import { ADMIN_TOKEN, startApp } from '../support/services.ts';
 
 const METRICS_TOKEN = 'test-metrics-token-0123456789';

@@ -1,18 +1,18 @@
-// The records of an address page (issue 25, the hottest address): a page's references come
-// from tx_by_address and its records from tx_by_signature_v3 by signature key, through the
-// coalesced point-read queue (signature-lookup.ts), whose keys go as one array parameter
-// next to getTransaction's signatures. A page dense in time (many protocols in a few
-// seconds, as the hottest address's pages are) and a sparse one (a few records over days)
-// answer exactly as the base-table oracle, with every filter, in both orders, with a record
-// sharing a reference's 64-bit key (a hash collision) and a reference without its record.
+// The records of an address page (issue 25, the hottest address; issue 37: one statement,
+// address rows by record id joined to tx_by_rid). A page dense in time (many protocols in a
+// few seconds, as the hottest address's pages are) and a sparse one (a few records over
+// days) answer exactly as the base-table oracle, with every filter, in both orders, with a
+// record sharing a stored signature's 64-bit key (a hash collision, which the signatures
+// filter must not take for the other) and an address row without its record.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SIGNATURE_RECORDS } from '../../warehouse/signature-records.ts';
 import type { IngestRecord } from '../../ingest/record-schema.ts';
-import { SignatureLookup } from '../../api/analytics/signature-lookup.ts';
+import { SignatureLookup } from '../../api/analytics/records/signature-lookup.ts';
 import { startApp } from '../support/services.ts';
 import { b58, FIXTURE_START, ingest, ingestDemo, PROGRAM_OF } from '../support/fixtures.ts';
 import { ADDRESS_ORDER, addressTransactions, transaction, type TxObject } from '../support/oracle.ts';
 import { RpcClient } from '../support/rpc-client.ts';
+import { packRid } from '../../ingest/record-id.ts';
 
 let ctx: Awaited<ReturnType<typeof startApp>>;
 let rpc: RpcClient;
@@ -70,30 +70,38 @@ beforeAll(async () => {
   await ingest(ctx.services, [...denseRecords(), ...sparseRecords()]);
   const wh = ctx.services.wh;
   // A record of another signature under a stored record's 64-bit key (a hash collision, made
-  // by hand): same key and instruction index, another time, and another program; each must be
-  // passed over, and the stored record still served.
-  for (const [label, of, dt, protocol] of [
-    ['collider-a', 'dense-17', 1, 'jupiter_v6'],
-    ['collider-b', 'sparse-7', 0, 'whirlpool'],
-    ['collider-c', 'dense-40', 0, 'pump_amm'],
-  ] as const) {
+  // by hand): an index entry of the same key and instruction index, with an id of its own,
+  // and a record at another time, with another program; each must be passed over, and the
+  // stored record still served.
+  for (const [i, [label, of, dt, protocol]] of (
+    [
+      ['collider-a', 'dense-17', 1, 'jupiter_v6'],
+      ['collider-b', 'sparse-7', 0, 'whirlpool'],
+      ['collider-c', 'dense-40', 0, 'pump_amm'],
+    ] as const
+  ).entries()) {
+    const params = { s: b58(label, 88), of: b58(of, 88), dt, p: PROGRAM_OF[protocol]!, pn: protocol, r: ((1n << 63n) | BigInt(i)).toString() };
     await wh.exec(
-      `INSERT INTO tx_by_signature_v3 (sig_key, instruction_index, record)
-       SELECT sig_key, instruction_index, toJSONString(({s:String}, instruction_index, toString(slot + 1), toUInt32(block_time) + {dt:UInt32}, {p:String}, {pn:String},
+      `INSERT INTO tx_by_rid (rid, record)
+       SELECT {r:UInt64}, toJSONString(({s:String}, instruction_index, toString(slot + 1), toUInt32(block_time) + {dt:UInt32}, {p:String}, {pn:String},
          instruction_type, toString(fee + 1), compute_units, accounts_count, success))
        FROM ${SIGNATURE_RECORDS} WHERE signature = {of:String}`,
-      { params: { s: b58(label, 88), of: b58(of, 88), dt, p: PROGRAM_OF[protocol]!, pn: protocol } },
+      { params: { ...params, sigs: [params.of] } },
     );
+    await wh.exec('INSERT INTO tx_rid_by_sig SELECT cityHash64(signature), instruction_index, {r:UInt64} FROM transactions WHERE signature = {of:String}', {
+      params,
+    });
   }
-  // References without records (a crash between the two lookup tables' commits), in each address's range.
-  for (const [addr, sig, bt] of [
-    [DENSE, 'dense-orphan', DENSE_START + 3],
-    [SPARSE, 'sparse-orphan', FIXTURE_START + 600 + 10 * 5400],
+  // Address rows without records (a crash between the two tables' commits), in each address's
+  // range: an id in a slot of the address's records, at a position no record holds.
+  for (const [addr, slot, bt] of [
+    [DENSE, 310_000_003, DENSE_START + 3],
+    [SPARSE, 320_000_010, FIXTURE_START + 600 + 10 * 5400],
   ] as const) {
     await wh.exec(
-      `INSERT INTO tx_by_address (address_key, address, block_time, sig_key, instruction_index, program_id, protocol_name, success)
-       SELECT cityHash64({a:String}), {a:String}, toDateTime({bt:UInt32}, 'UTC'), cityHash64({s:String}), 0, {p:String}, 'jupiter_v6', true`,
-      { params: { a: addr, bt, s: b58(sig, 88), p: PROGRAM_OF.jupiter_v6 } },
+      `INSERT INTO tx_by_address_v2 (address_key, rid, block_time, program_id, protocol_name, success)
+       SELECT reinterpretAsUInt128(sipHash128({a:String})), {rid:UInt64}, toDateTime({bt:UInt32}, 'UTC'), {p:String}, 'jupiter_v6', true`,
+      { params: { a: addr, bt, rid: packRid(BigInt(slot), 40_000, 0).toString(), p: PROGRAM_OF.jupiter_v6 } },
     );
   }
 });
@@ -159,13 +167,15 @@ describe("a dense page (the hottest address's kind) and a sparse one answer as t
 
   it("the collided and orphaned references really are in the pages' ranges (the cases above exercise them)", async () => {
     const [n] = await ctx.services.wh.query<{ n: string }>(
-      `SELECT count() AS n FROM tx_by_signature_v3 WHERE sig_key IN (cityHash64({a:String}), cityHash64({b:String}), cityHash64({c:String}))`,
+      `SELECT count() AS n FROM tx_rid_by_sig WHERE sig_key IN (cityHash64({a:String}), cityHash64({b:String}), cityHash64({c:String}))`,
       { params: { a: b58('dense-17', 88), b: b58('sparse-7', 88), c: b58('dense-40', 88) } },
     );
     expect(Number(n!.n)).toBe(6);
     const dense = await walk(DENSE, {}, 100);
     for (const served of ['dense-17', 'dense-40']) expect(dense.some((t) => t.signature === b58(served, 88))).toBe(true);
-    for (const passedOver of ['collider-a', 'collider-c', 'dense-orphan']) expect(dense.some((t) => t.signature === b58(passedOver, 88))).toBe(false);
+    const [orphans] = await ctx.services.wh.query<{ n: string }>('SELECT count() AS n FROM tx_by_address_v2 WHERE rid NOT IN (SELECT rid FROM tx_by_rid)');
+    expect(Number(orphans!.n)).toBe(2);
+    for (const passedOver of ['collider-a', 'collider-c']) expect(dense.some((t) => t.signature === b58(passedOver, 88))).toBe(false);
   });
 });
 
@@ -175,10 +185,11 @@ describe('one coalesced read serves signatures and signature keys together', () 
     // One batch in flight, so the reads after the first go out together as the test describes.
     const lookup = new SignatureLookup({ maxInFlight: 1 });
     const keyRows = await wh.query<{ sk: string }>(
-      `SELECT DISTINCT toString(sig_key) AS sk FROM tx_by_address WHERE address = {a:String} ORDER BY sk LIMIT 60`,
+      `SELECT DISTINCT toString(cityHash64(signature)) AS sk FROM transactions WHERE has(accounts, {a:String}) ORDER BY sk LIMIT 60`,
       { params: { a: DENSE } },
     );
-    const keys = [...keyRows.map((r) => r.sk), '12345678901234567890'];
+    const [k17] = await wh.query<{ sk: string }>('SELECT toString(cityHash64({s:String})) AS sk', { params: { s: b58('dense-17', 88) } });
+    const keys = [...new Set([...keyRows.map((r) => r.sk), k17!.sk]), '12345678901234567890'];
     const active = new Set(await ctx.services.analytics.protocols());
     const sigs = [b58('dense-9', 88), b58('sparse-12', 88), b58('collider-a', 88), b58('nope', 88)];
     // The first read goes out alone; the rest wait for it and go out as one mixed batch.
@@ -188,11 +199,13 @@ describe('one coalesced read serves signatures and signature keys together', () 
     const small = lookup.byKeys(wh, keys.slice(0, 5));
     expect(await first).toEqual(await transaction(ctx.services, b58('dense-1', 88)));
     for (const [i, s] of sigs.slice(0, 2).entries()) expect(await found[i]).toEqual(await transaction(ctx.services, s));
-    expect(await found[2]).toMatchObject({ signature: b58('collider-a', 88) }); // stored only in the lookup table, under dense-17's key
+    // Indexed only under dense-17's key (among `keys`): read in this batch through it, the
+    // record answers its own signature, never dense-17's (the keys' answers below).
+    expect(await found[2]).toMatchObject({ signature: b58('collider-a', 88) });
     expect(await found[3]).toBeNull();
-    // Every row stored under each key, whatever its protocol (the caller matches them to references).
+    // Every record under each key, whatever its protocol (the caller matches them to references).
     const expected = await wh.query<{ signature: string; instruction_index: number; sk: string }>(
-      `SELECT signature, instruction_index, toString(sig_key) AS sk FROM ${SIGNATURE_RECORDS} WHERE toString(sig_key) IN {k:Array(String)}`,
+      `SELECT signature, instruction_index, toString(cityHash64(signature)) AS sk FROM transactions WHERE toString(cityHash64(signature)) IN {k:Array(String)}`,
       { params: { k: keys } },
     );
     const id = (r: { signature: string; instruction_index: number; sk: string }) => `${r.sk}|${r.signature}|${Number(r.instruction_index)}`;

@@ -9,6 +9,7 @@ import { ADDRESS_ORDER, LISTING_ORDER, type Range } from '../support/oracle.ts';
 import { startServices } from '../support/services.ts';
 import type { IngestRecord } from '../../ingest/record-schema.ts';
 import { planRange } from '../../api/analytics/question/model.ts';
+import { protocolActivity } from '../../api/catalog/protocols.ts';
 
 let s: Awaited<ReturnType<typeof startServices>>;
 let records: IngestRecord[];
@@ -193,8 +194,10 @@ describe('activity', () => {
     expect(buckets).toEqual(await oracle.activityBuckets(s, await oracle.activeProtocols(s), range, 'day'));
   });
 
-  it('refuses more buckets than allowed', async () => {
-    await expect(s.operatorAnalytics.activity(undefined, { gte: 0, lte: 86_400 * 500 }, 'hour')).rejects.toThrow(/at most 10000/);
+  it('refuses more buckets than allowed: the rule of the declared request, which every door runs', async () => {
+    const ask = { request: protocolActivity.request!, respond: protocolActivity.respond! };
+    const asked = s.operatorAnalytics.prepare(ask, { values: { range: { gte: 0, lte: 86_400 * 500 }, interval: 'hour' } });
+    await expect(asked).rejects.toThrow(/at most 10000/);
   });
 });
 

@@ -5,7 +5,7 @@
 // key and method, and the dashboard's usage page shows it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Budget } from '../../core/budget.ts';
-import { ANSWER_STATS_HEADERS } from '../../api/access/answer-stats.ts';
+import { ANSWER_STATS_HEADERS } from '../../api/services/access/answer-stats.ts';
 import { BudgetedWarehouse } from '../../warehouse/budgeted-warehouse.ts';
 import { call, signUp } from '../support/dashboard-session.ts';
 import { FIXTURE_DAYS } from '../support/fixtures.ts';

@@ -4,7 +4,7 @@
 // `Vary: Accept-Encoding` only: a page switching keys (or a shared machine) could be handed
 // the previous key's answer to the same URL.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../api/app.ts';
+import { buildApp } from '../../api/server/app.ts';
 import { apiKeyHeaders } from '../support/api-key.ts';
 import { ingestDemo } from '../support/fixtures.ts';
 import { startApp } from '../support/services.ts';

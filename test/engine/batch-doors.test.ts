@@ -1,4 +1,4 @@
-// Issue 35: one batch executor (api/answers/answer-batch.ts) for every door that takes batches.
+// Issue 35: one batch executor (api/services/answers/answer-batch.ts) for every door that takes batches.
 // The same batch through JSON-RPC and MCP refuses the same members for the budget, stays within
 // the door's answer budget (MCP used to build 100 answers and let the edge cut the whole POST),
 // and records one usage row per call that ran (MCP recorded a cut batch as one POST).

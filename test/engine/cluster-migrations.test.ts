@@ -101,6 +101,20 @@ describe('cluster mode: every migration rendered', () => {
       } else if (role.kind === 'node-local') {
         const s = sql.find((x) => x.startsWith(`CREATE TABLE IF NOT EXISTS ${table} ON CLUSTER txa`));
         expect(s, table).toMatch(/ENGINE = Memory$/);
+      } else if (role.kind === 'lookup') {
+        // Its rows replicated to every node, read through a dictionary on each node.
+        expect(
+          sql.find((s) => s.startsWith(`CREATE TABLE IF NOT EXISTS ${table}_rows ON CLUSTER txa`)),
+          table,
+        ).toMatch(new RegExp(`ENGINE = ReplicatedMergeTree\\('/clickhouse/tables/all/\\{database\\}/${table}_rows', '\\{replica\\}'\\)`));
+        expect(
+          sql.find((s) => s.startsWith(`CREATE DICTIONARY IF NOT EXISTS ${table} ON CLUSTER txa`)),
+          table,
+        ).toMatch(new RegExp(`SOURCE\\(CLICKHOUSE\\(DB 'default' TABLE '${table}_rows'\\)\\)`));
+        expect(
+          sql.some((x) => x.startsWith(`CREATE TABLE IF NOT EXISTS ${table} `)),
+          table,
+        ).toBe(false);
       } else {
         const s = sql.find((x) => x.startsWith(`CREATE TABLE IF NOT EXISTS ${table} ON CLUSTER txa`));
         expect(s, table).toMatch(new RegExp(`ENGINE = Replicated\\w*MergeTree\\('/clickhouse/tables/all/\\{database\\}/${table}', '\\{replica\\}'`));
@@ -132,6 +146,9 @@ describe('cluster mode: every migration rendered', () => {
       tx_by_address_listing_mv: 'tx_by_address_listing',
       tx_by_signature_v2_compact_mv: 'tx_by_signature_v2_compact_local',
       tx_by_signature_v3_mv: 'tx_by_signature_v3_local',
+      tx_by_rid_mv: 'tx_by_rid_local',
+      tx_rid_by_sig_mv: 'tx_rid_by_sig_local',
+      tx_by_address_v2_mv: 'tx_by_address_v2',
       ingest_keys_mv: 'ingest_keys_local',
     });
     for (const v of views) {
@@ -163,6 +180,11 @@ describe('cluster mode: every migration rendered', () => {
       /no cluster role for table mystery/,
     );
     expect(() => renderForCluster('CREATE TABLE IF NOT EXISTS protocols (a UInt8) ENGINE = Memory', CLUSTER)).toThrow(/no replicated form/);
+    // Only a lookup's rows are truncated, and only a lookup is read by a mutation.
+    expect(() => renderForCluster('TRUNCATE TABLE transactions', CLUSTER)).toThrow(/only a lookup's rows/);
+    expect(() =>
+      renderForCluster("ALTER TABLE transactions UPDATE rid = joinGet('db.protocols', 'rid', slot) WHERE rid = 0 SETTINGS mutations_sync = 2", CLUSTER),
+    ).toThrow(/updated from a lookup/);
     expect(() => renderForCluster('RENAME TABLE a TO b', CLUSTER)).toThrow(/not rendered for a cluster/);
     expect(() => renderForCluster('ALTER TABLE transactions MODIFY TTL block_time + INTERVAL 1 DAY', CLUSTER)).toThrow(/only column changes/);
     expect(() => renderForCluster('CREATE MATERIALIZED VIEW IF NOT EXISTS v TO protocols AS SELECT 1 FROM transactions', CLUSTER)).toThrow(/not sharded/);
@@ -219,7 +241,8 @@ describe('the runner in cluster mode (recording warehouse, no server)', () => {
     const rec = new RecordingWarehouse(CLUSTER, readyCluster);
     const r = await migrate(rec);
     expect(r.applied).toEqual(loadMigrations().map((m) => m.name));
-    expect(rec.execs).toEqual(rendered().map((x) => x.sql));
+    // {current_database} (110's mutation reads its lookup by name) is the cluster's database.
+    expect(rec.execs).toEqual(rendered().map((x) => x.sql.replaceAll('{current_database}', 'default')));
     // After every new view, a look at every node's running inserts.
     const views = rendered().filter((x) => /^CREATE MATERIALIZED VIEW\b/im.test(x.sql)).length;
     expect(views).toBeGreaterThan(0);
@@ -278,34 +301,33 @@ describe('view repair in cluster mode (recording warehouse, no server)', () => {
     expect(rec.execs).toHaveLength(4);
     expect(rec.execs[0]).toMatch(/^DELETE FROM default\.protocol_hourly_local ON CLUSTER txa WHERE .*toStartOfHour\(hour_start\)/);
     expect(rec.execs[1]).toMatch(
-      /^INSERT INTO default\.protocol_hourly SELECT .* FROM \(SELECT \* FROM default\.transactions WHERE [\s\S]*\) AS transactions_local GROUP BY/,
+      /^INSERT INTO default\.protocol_hourly SELECT .* FROM \(SELECT \*, rid FROM default\.transactions WHERE [\s\S]*\) AS transactions_local GROUP BY/,
     );
     expect(rec.execs[2]).toMatch(/^DELETE FROM default\.tx_by_address_local ON CLUSTER txa WHERE .*toStartOfHour\(block_time\)/);
-    expect(rec.execs[3]).toMatch(/^INSERT INTO default\.tx_by_address SELECT .* FROM \(SELECT \* FROM default\.transactions WHERE /);
+    expect(rec.execs[3]).toMatch(/^INSERT INTO default\.tx_by_address SELECT .* FROM \(SELECT \*, rid FROM default\.transactions WHERE /);
     // And the engine's parser reads each of them.
     for (const s of rec.execs) expect(await formatted(s)).toMatch(/^(DELETE|INSERT)/);
   });
 });
 
-describe('view repair of the records by signature in cluster mode (recording warehouse, no server)', () => {
+describe('view repair of the signature index in cluster mode (recording warehouse, no server)', () => {
   // A mutation of a Replicated* table may not hold a subquery: the server refuses it
   // (BAD_ARGUMENTS, "ALTER UPDATE/ALTER DELETE statement with subquery may be nondeterministic")
   // because every replica would evaluate it on its own, at its own time. The keys of the
   // buckets' base rows are read first and bound as values.
-  const v3 = {
-    name: 'tx_by_signature_v3_mv',
-    target: 'default.tx_by_signature_v3_local',
-    as_select:
-      'SELECT cityHash64(signature) AS sig_key, instruction_index, toJSONString((signature, instruction_index)) AS record FROM default.transactions_local',
+  const index = {
+    name: 'tx_rid_by_sig_mv',
+    target: 'default.tx_rid_by_sig_local',
+    as_select: 'SELECT cityHash64(signature) AS sig_key, instruction_index, rid FROM default.transactions_local',
   };
   const repair = async (keys: string[]): Promise<RecordingWarehouse> => {
     const rec = new RecordingWarehouse(CLUSTER, (sql) => {
-      if (sql.includes("engine = 'MaterializedView'")) return [v3];
+      if (sql.includes("engine = 'MaterializedView'")) return [index];
       if (sql.includes('system.columns'))
         return [
           { name: 'sig_key', type: 'UInt64' },
           { name: 'instruction_index', type: 'UInt16' },
-          { name: 'record', type: 'String' },
+          { name: 'rid', type: 'UInt64' },
         ];
       if (/cityHash64\(signature\)/.test(sql)) return keys.map((k) => ({ k }));
       return [];
@@ -314,22 +336,23 @@ describe('view repair of the records by signature in cluster mode (recording war
     return rec;
   };
 
-  it("deletes by the keys of the buckets' base rows bound as values, never by a subquery, then re-derives", async () => {
-    const keys = Array.from({ length: 25_000 }, (_, i) => String(18_446_744_073_709_551_615n - BigInt(i)));
+  it("deletes the buckets' base rows' (signature hash, instruction, id) entries bound as values, never by a subquery, then re-derives", async () => {
+    const keys = Array.from({ length: 25_000 }, (_, i) => `${18_446_744_073_709_551_615n - BigInt(i >> 1)}#${i & 1}#${1_000_000 + i}`);
     const rec = await repair(keys);
     const deletes = rec.execs.flatMap((s, i) => (s.startsWith('DELETE') ? [i] : []));
     expect(deletes.length).toBeGreaterThan(0);
     const bound: unknown[] = [];
     for (const i of deletes) {
-      expect(rec.execs[i]).toMatch(/^DELETE FROM default\.tx_by_signature_v3_local ON CLUSTER txa WHERE /);
+      expect(rec.execs[i]).toMatch(/^DELETE FROM default\.tx_rid_by_sig_local ON CLUSTER txa WHERE /);
       expect(rec.execs[i]).not.toMatch(/\bSELECT\b/i);
       expect(await formatted(rec.execs[i]!)).toMatch(/^DELETE/);
-      const sk = rec.execParams[i]!.sk as unknown[];
-      expect(sk.length).toBeLessThanOrEqual(10_000); // each statement's parameters stay a modest URL
-      bound.push(...sk.map(String));
+      const entries = rec.execParams[i]!.entries as unknown[];
+      expect(entries.length).toBeLessThanOrEqual(10_000); // each statement's parameters stay a modest URL
+      expect((rec.execParams[i]!.sk as unknown[]).map(String)).toEqual(entries.map((e) => String(e).split('#')[0]));
+      bound.push(...entries);
     }
     expect(bound).toEqual(keys);
-    expect(rec.execs.at(-1)).toMatch(/^INSERT INTO default\.tx_by_signature_v3 SELECT .* FROM \(SELECT \* FROM default\.transactions WHERE /);
+    expect(rec.execs.at(-1)).toMatch(/^INSERT INTO default\.tx_rid_by_sig SELECT .* FROM \(SELECT \*, rid FROM default\.transactions WHERE /);
     // Buckets without base rows hold no rows of this table to delete.
     expect((await repair([])).execs.filter((s) => s.startsWith('DELETE'))).toEqual([]);
   });

@@ -17,7 +17,7 @@ let headers: Record<string, string>;
 let cleanup: () => Promise<void>;
 
 beforeAll(async () => {
-  const { buildApp } = await import('../../api/app.ts');
+  const { buildApp } = await import('../../api/server/app.ts');
   const services = await startServices();
   app = await buildApp(services, { catalog: [...CATALOG, protocolSample] });
   headers = await apiKeyHeaders(app);

@@ -1,6 +1,6 @@
 // Values nested thousands of levels deep where a door read them with something recursive:
 // refused as bad requests, never a 500. GraphQL variables, used or not, were a 500: the
-// answer memo's key is JSON.stringify(variables), which overflows the stack past a few
+// answer cache's key is JSON.stringify(variables), which overflows the stack past a few
 // thousand levels. An MCP message whose id was so deep was a 500 too: the door set aside
 // answer room for each request's id by JSON.stringify(id), before the transport refused it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

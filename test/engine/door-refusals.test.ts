@@ -2,63 +2,12 @@
 // by the same rule: the same error kind (ERR_INVALID_PARAMS: -32602, the MCP tool error's
 // code, 400, BAD_USER_INPUT) and a message naming the same rule in the door's own words.
 // A door that checked on its own would drift from the others; this holds them together.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Errors } from '../../core/errors.ts';
-import { REST_OFFSET_WINDOW } from '../../core/limits.ts';
+import { describe, expect, it } from 'vitest';
+import { REST_OFFSET_WINDOW } from '../../core/limits/questions.ts';
 import { dayStart } from '../support/fixtures.ts';
-import { startAppWithData } from '../support/services.ts';
+import { appWithDoors, CODES, expectSameRule, type Case, type Door, type Refusal } from '../support/door-calls.ts';
 
-let t: Awaited<ReturnType<typeof startAppWithData>>['t'];
-let headers: Record<string, string>;
-
-beforeAll(async () => {
-  ({ t, headers } = await startAppWithData(500));
-});
-afterAll(async () => t.cleanup());
-
-/** What a door said: its error kind's code as the door shows it, and the message. */
-interface Refusal {
-  code: string | number;
-  message: string;
-}
-
-async function rpc(method: string, params: unknown[]): Promise<Refusal> {
-  const res = await t.app.inject({ method: 'POST', url: '/v1/rpc', headers, payload: { jsonrpc: '2.0', id: 1, method, params } });
-  const e = (res.json() as { error?: { code: number; data: string } }).error;
-  return { code: e?.code ?? 'answered', message: e?.data ?? res.body };
-}
-
-async function mcp(tool: string, args: Record<string, unknown>): Promise<Refusal> {
-  const res = await t.app.inject({
-    method: 'POST',
-    url: '/mcp',
-    headers: { ...headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
-    payload: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: tool, arguments: args } },
-  });
-  const r = (res.json() as { result?: { isError?: boolean; _meta?: { 'txa/error'?: { code: string } }; content: { text: string }[] } }).result;
-  return { code: r?.isError ? (r._meta?.['txa/error']?.code ?? 'no code') : 'answered', message: r?.content[0]?.text ?? res.body };
-}
-
-async function rest(url: string): Promise<Refusal> {
-  const res = await t.app.inject({ method: 'GET', url: `/api/v1${url}`, headers });
-  return { code: res.statusCode, message: (res.json() as { message?: string }).message ?? res.body };
-}
-
-async function graphql(query: string): Promise<Refusal> {
-  const res = await t.app.inject({ method: 'POST', url: '/graphql', headers: { ...headers, 'content-type': 'application/json' }, payload: { query } });
-  const e = (res.json() as { errors?: { message: string; extensions: { code: string } }[] }).errors?.[0];
-  return { code: e?.extensions.code ?? 'answered', message: e?.message ?? res.body };
-}
-
-/** Each door's code for the invalid-params kind. */
-const CODES = { rpc: Errors.invalidParams.rpc, mcp: Errors.invalidParams.code, rest: Errors.invalidParams.http, graphql: Errors.invalidParams.graphql };
-type Door = keyof typeof CODES;
-
-/** One invalid request per door, and the rule every door's refusal must name. */
-interface Case {
-  rule: RegExp;
-  doors: Partial<Record<Door, () => Promise<Refusal>>>;
-}
+const { rpc, mcp, rest, graphql, t } = appWithDoors(500);
 
 const gte = dayStart(3);
 const lte = dayStart(1);
@@ -113,16 +62,12 @@ const CASES: Record<string, Case> = {
 
 describe('every door refuses the same invalid request by the same rule', () => {
   it.each(Object.entries(CASES))('%s', async (_name, c) => {
-    for (const [door, send] of Object.entries(c.doors) as [Door, () => Promise<Refusal>][]) {
-      const r = await send();
-      expect(r.code, `${door}: ${r.message}`).toBe(CODES[door]);
-      expect(r.message, door).toMatch(c.rule);
-    }
+    await expectSameRule(c);
   });
 
   it('an inactive protocol is refused as an unknown one, on every door', async () => {
-    await t.services.registry.setActive('whirlpool', false);
-    t.services.analytics.invalidate();
+    await t().services.registry.setActive('whirlpool', false);
+    t().services.analytics.invalidate();
     try {
       const refusals: [Door, Refusal][] = [
         ['rpc', await rpc('getProtocolStats', [{ protocolName: 'whirlpool' }])],
@@ -135,8 +80,8 @@ describe('every door refuses the same invalid request by the same rule', () => {
         expect(r.message, door).toMatch(/unknown protocol "whirlpool"/);
       }
     } finally {
-      await t.services.registry.setActive('whirlpool', true);
-      t.services.analytics.invalidate();
+      await t().services.registry.setActive('whirlpool', true);
+      t().services.analytics.invalidate();
     }
   });
 });

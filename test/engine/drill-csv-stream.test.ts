@@ -5,8 +5,8 @@
 // stream: the first half of its first chunk is passed on, then the stream throws.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../api/app.ts';
-import { SqlSandbox } from '../../api/sql/sql-sandbox.ts';
+import { buildApp } from '../../api/server/app.ts';
+import { SqlSandbox } from '../../api/services/sql/sql-sandbox.ts';
 import type { Warehouse } from '../../warehouse/warehouse.ts';
 import { apiKeyHeaders } from '../support/api-key.ts';
 import { ingestDemo } from '../support/fixtures.ts';

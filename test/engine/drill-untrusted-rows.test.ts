@@ -4,8 +4,8 @@
 // the protocol is left out), counts them on /health, and everything else keeps working.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../api/app.ts';
-import { createServices, type Services } from '../../api/services.ts';
+import { buildApp } from '../../api/server/app.ts';
+import { createServices, type Services } from '../../api/server/services.ts';
 import { createLogger } from '../../core/logger.ts';
 import { TABLES } from '../../warehouse/tables.ts';
 import { createKey } from '../support/api-key.ts';

@@ -129,10 +129,10 @@ describe('record checks in the engine', () => {
     const journal = new IngestJournal(s.wh, s.config.ingest.writerId, createLogger('silent'));
     await journal.begin(second.map((r) => ({ protocol_name: r.protocol_name, block_time: r.block_time })));
     await s.pipeline.ingestNdjson(ndjson(second), 'http');
-    await s.wh.exec('DELETE FROM tx_by_signature_v3 WHERE sig_key IN (SELECT cityHash64(arrayJoin({sigs:Array(String)})))', {
+    await s.wh.exec('DELETE FROM tx_rid_by_sig WHERE sig_key IN (SELECT cityHash64(arrayJoin({sigs:Array(String)})))', {
       params: { sigs: second.map((r) => r.signature) },
     });
-    expect((await tableCounts(s)).tx_by_signature_v3).toBeLessThan((await tableCounts(s)).transactions);
+    expect((await tableCounts(s)).tx_rid_by_sig).toBeLessThan((await tableCounts(s)).transactions);
     // The restarted process, checks in the engine: it repairs first, then every record is a duplicate.
     const restarted = new IngestPipeline(s.wh, s.registry, s.dataVersion, createLogger('silent'), {
       maxRecordBytes: s.config.ingest.maxRecordBytes,
@@ -143,7 +143,7 @@ describe('record checks in the engine', () => {
     expect(await restarted.ingestNdjson(ndjson(records), 'http')).toMatchObject({ accepted: 0, duplicates: records.length });
     const counts = await tableCounts(s);
     expect(counts.transactions).toBe(good.transactions + second.length);
-    expect(counts.tx_by_signature_v3).toBe(counts.transactions);
+    expect(counts.tx_rid_by_sig).toBe(counts.transactions);
     const [keys] = await s.wh.query<{ n: string }>('SELECT count() AS n FROM ingest_keys');
     expect(Number(keys!.n)).toBe(counts.transactions);
   });

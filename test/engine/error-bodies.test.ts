@@ -1,7 +1,7 @@
 // Every error body is {error, message} with the standard HTTP title of its status, errors
 // raised by the framework itself (content type, body size, JSON syntax, routing) included.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { keyed } from '../../api/access/route-policy.ts';
+import { keyed } from '../../api/services/access/route-policy.ts';
 import { HTTP_TITLES, httpTitle, kindForStatus } from '../../core/errors.ts';
 import { adminHeaders, apiKeyHeaders } from '../support/api-key.ts';
 import { startApp } from '../support/services.ts';

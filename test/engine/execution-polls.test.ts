@@ -2,10 +2,10 @@
 // polls spend a window of their own (EXECUTION_POLLS_PER_MINUTE), answered 429 with
 // Retry-After past it; a poll of an id the key has no execution under is charged like any
 // request; and a flood of refused requests is logged one line per key per window, with a
-// count, not two lines per request (api/access/refusal-log.ts). Before, polls were free: one
+// count, not two lines per request (api/services/access/refusal-log.ts). Before, polls were free: one
 // free key made 3,941 polls a second, and 66,054 polls of unknown ids in 20 s, each logged.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SampledRefusalLog } from '../../api/access/refusal-log.ts';
+import { SampledRefusalLog } from '../../api/services/access/refusal-log.ts';
 import { REFUSAL_LOG_WINDOW_SECONDS } from '../../core/limits/access.ts';
 import { EXECUTION_POLLS_PER_MINUTE } from '../../core/limits/sql.ts';
 import { PLAN_LIMITS } from '../../core/plans.ts';
@@ -79,7 +79,7 @@ describe('a flood of refused requests in the log', () => {
     const { key, id } = await freshKeyWithExecution('flood');
     for (let i = 0; i < EXECUTION_POLLS_PER_MINUTE; i++) await poll(key, id);
     // A second app on the same services: closing it logs the count of its open window.
-    const { buildApp } = await import('../../api/app.ts');
+    const { buildApp } = await import('../../api/server/app.ts');
     const app = await buildApp(t.services);
     const before = log.text().length;
     const started = Date.now();

@@ -1,5 +1,5 @@
 // The manifest's figures of an export file (rows, bytes, sha256) are taken by our own reader on
-// a worker thread (api/exports/file-facts.ts), not by the engine: here they are checked
+// a worker thread (api/services/exports/file-facts.ts), not by the engine: here they are checked
 // against the engine's own count of files it wrote and against a hash taken here, on data
 // chosen to trip a naive counter (newlines, quotes and commas inside CSV fields, records
 // straddling the reader's 4 MiB buffers, Parquet files of many row groups, empty results).
@@ -8,8 +8,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FORMAT_FILES, type ExportFormat } from '../../api/exports/export-config.ts';
-import { FileFactsWorker } from '../../api/exports/file-facts.ts';
+import { FORMAT_FILES, type ExportFormat } from '../../api/services/exports/export-config.ts';
+import { FileFactsWorker } from '../../api/services/exports/file-facts.ts';
 import { EmbeddedWarehouse } from '../../warehouse/embedded-warehouse.ts';
 
 const worker = new FileFactsWorker();

@@ -97,7 +97,7 @@ describe('GraphQL exports', () => {
     }
   });
 
-  it('answers export fields fresh on every request, per key (never from the memo of identical queries)', async () => {
+  it('answers export fields fresh on every request, per key (never from the answer cache of identical queries)', async () => {
     const doc = '{ exportJobs(pagination: { first: 100 }) { edges { node { id status progress } } } }';
     const mine = (await gql(doc)).body.data!.exportJobs.edges;
     expect(mine.length).toBeGreaterThan(0);

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IngestPipeline } from '../../ingest/pipeline.ts';
 import { DataVersion } from '../../warehouse/data-version.ts';
 import { createLogger } from '../../core/logger.ts';
-import { INGESTED_AT_HEADER, NEWEST_BLOCK_TIME_HEADER } from '../../api/freshness.ts';
+import { INGESTED_AT_HEADER, NEWEST_BLOCK_TIME_HEADER } from '../../api/services/freshness.ts';
 import { apiKeyHeaders } from '../support/api-key.ts';
 import { demoRecords, FIXTURE_END, ingest } from '../support/fixtures.ts';
 import { startApp } from '../support/services.ts';

@@ -90,14 +90,14 @@ describe('the byte budget of one answer', () => {
     expect(r.body.extensions.cost.requested).toBeGreaterThan(0);
   });
 
-  it('an answer cut for the budget is not remembered: the next identical request is cut again, not answered from the memo', async () => {
+  it('an answer cut for the budget is not remembered: the next identical request is cut again, not answered from the answer cache', async () => {
     const small = await appWith({ responseBudgetBytes: 100_000 });
     const q = aliased(2, 'transactions(pagination: {first: 300}) { edges { cursor } }');
     const send = graphqlClient(() => small, fx.headers);
     const first = await send(q);
     const again = await send(q);
     expect(first.body.errors?.length).toBeGreaterThan(0);
-    // The same answer but its statistics (each request's own: api/access/answer-stats.ts).
+    // The same answer but its statistics (each request's own: api/services/access/answer-stats.ts).
     expect(withoutStats(again.text)).toBe(withoutStats(first.text));
   });
 });
@@ -105,14 +105,14 @@ describe('the byte budget of one answer', () => {
 /** An answer's text without extensions.stats, which differs per request by design. */
 const withoutStats = (text: string): string => text.replace(/,"stats":\{[^}]*\}/, '');
 
-describe('the answer memo', () => {
+describe('the answer cache', () => {
   it('answers an identical query again from the bytes it kept, the same text', async () => {
     const q = `# memo ${Math.random()}\n{ protocols protocolStats { protocolName totalTransactions } }`;
     const first = await gql(q);
     const again = await gql(q);
     expect(first.status).toBe(200);
     expect(withoutStats(again.text)).toBe(withoutStats(first.text));
-    // Answered from the memo: nothing read again.
+    // Answered from the answer cache: nothing read again.
     expect((again.body.extensions as unknown as { stats: { rowsRead: number } }).stats.rowsRead).toBe(0);
   });
 });

@@ -4,7 +4,7 @@
 // time-out, GET and GraphiQL.
 import { describe, expect, it } from 'vitest';
 import { GRAPHQL_MAX_ALIASES, GRAPHQL_MAX_DOCUMENT_CHARS, GRAPHQL_MAX_TOKENS } from '../../core/limits/graphql.ts';
-import { PLAN_QUERY_BUDGET } from '../../api/sql/query-cost.ts';
+import { PLAN_QUERY_BUDGET } from '../../api/services/sql/query-cost.ts';
 import { apiKeyHeaders, createKey } from '../support/api-key.ts';
 import { graphqlClient, type GraphqlReply } from '../support/graphql-client.ts';
 import { graphqlFixture, STRICT } from '../support/graphql-fixture.ts';

@@ -5,9 +5,10 @@
 // bound rounded through a double cannot tell 2^64-1 from 2^64-2).
 import { describe, expect, it } from 'vitest';
 import { addRanges, type Conditions } from '../../api/analytics/question/model.ts';
-import { parseBigIntLiteral, parseBigIntValue } from '../../api/graphql/bigint-scalar.ts';
+import { parseBigIntLiteral, parseBigIntValue } from '../../api/doors/graphql/bigint-scalar.ts';
 import { parseValue } from 'graphql';
-import { b58, FIXTURE_START, ingest, PROGRAM_OF } from '../support/fixtures.ts';
+import { b58, FIXTURE_START, PROGRAM_OF } from '../support/fixtures.ts';
+import { BASE_COLUMNS } from '../../warehouse/tables.ts';
 import { dataOf } from '../support/graphql-client.ts';
 import { graphqlFixture } from '../support/graphql-fixture.ts';
 
@@ -30,8 +31,10 @@ async function ingestHugeSlots(): Promise<void> {
     accounts_count: 3,
     success: true,
   }));
-  const report = await ingest(t().services, records);
-  expect(report.accepted).toBe(HUGE_SLOTS.length);
+  // Ingest refuses slots past the record id's (docs/ingest-record-id.md); a store holds such
+  // slots from before migration 110, so they are written into the base table directly.
+  const lines = records.map((r, i) => JSON.stringify({ ...r, transaction_index: i })).join('\n');
+  await t().services.wh.insertBytes('transactions', Buffer.from(lines), 'JSONEachRow', { columns: BASE_COLUMNS });
 }
 
 describe("metrics under the public system's names", () => {

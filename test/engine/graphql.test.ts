@@ -3,7 +3,7 @@
 // set of figures); aliases; a cursor walk while records arrive.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ActivityBucket, ProtocolStats } from '../../api/analytics/types.ts';
-import type { FeeStats } from '../../api/analytics/fee-stats.ts';
+import type { FeeStats } from '../../api/analytics/presets/fee-stats.ts';
 import { FIXTURE_END, FIXTURE_START } from '../support/fixtures.ts';
 import { dataOf, graphqlClient } from '../support/graphql-client.ts';
 import { restGet, type Envelope } from '../support/rest-client.ts';

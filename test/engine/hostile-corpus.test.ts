@@ -10,7 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATALOG } from '../../api/catalog/catalog.ts';
 import { Errors } from '../../core/errors.ts';
-import type { Services } from '../../api/services.ts';
+import type { Services } from '../../api/server/services.ts';
 import { apiKeyHeaders } from '../support/api-key.ts';
 import { ingestDemo } from '../support/fixtures.ts';
 import { oneProtocolSample, protocolSample } from '../support/sample-operation.ts';
@@ -313,7 +313,7 @@ async function mintTokens(): Promise<void> {
 }
 
 beforeAll(async () => {
-  const { buildApp } = await import('../../api/app.ts');
+  const { buildApp } = await import('../../api/server/app.ts');
   services = await startServices();
   app = await buildApp(services, { catalog: [...CATALOG, protocolSample, oneProtocolSample] });
   headers = await apiKeyHeaders(app);

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { keyed } from '../../api/access/route-policy.ts';
+import { keyed } from '../../api/services/access/route-policy.ts';
 import { HTTP_TITLES } from '../../core/errors.ts';
 import { createKey } from '../support/api-key.ts';
 import { startApp } from '../support/services.ts';

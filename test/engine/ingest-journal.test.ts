@@ -29,10 +29,10 @@ it('rebuilds the views of an unfinished insert, and the replay then adds nothing
   await journal.begin(second.map((r) => ({ protocol_name: r.protocol_name, block_time: r.block_time })));
   await ingest(s, second);
   const sigs = second.map((r) => r.signature);
-  await s.wh.exec('DELETE FROM tx_by_signature_v3 WHERE sig_key IN (SELECT cityHash64(arrayJoin({sigs:Array(String)})))', { params: { sigs } });
+  await s.wh.exec('DELETE FROM tx_rid_by_sig WHERE sig_key IN (SELECT cityHash64(arrayJoin({sigs:Array(String)})))', { params: { sigs } });
   await s.wh.exec('DELETE FROM protocol_hourly WHERE hour_start >= toDateTime({t:UInt32})', { params: { t: second[0]!.block_time } });
   const broken = await tableCounts(s);
-  expect(broken.tx_by_signature_v3).toBeLessThan(broken.transactions!);
+  expect(broken.tx_rid_by_sig).toBeLessThan(broken.transactions!);
 
   // A fresh pipeline (the restarted process) repairs before it stores anything.
   const restarted = new IngestPipeline(s.wh, s.registry, s.dataVersion, createLogger('silent'), {
@@ -44,7 +44,7 @@ it('rebuilds the views of an unfinished insert, and the replay then adds nothing
   expect(report.duplicates).toBe(records.length);
   const counts = await tableCounts(s);
   expect(counts.transactions).toBe(good.transactions! + second.length);
-  expect(counts.tx_by_signature_v3).toBe(counts.transactions);
+  expect(counts.tx_rid_by_sig).toBe(counts.transactions);
   expect(counts.protocol_hourly).toBe(counts.transactions);
   expect(counts.instruction_hourly).toBe(counts.transactions);
 });

@@ -13,9 +13,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { OAuthClientInformationMixed, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { keyChallenge, MISSING_KEY_MESSAGE_BEARER, NO_OAUTH_MESSAGE } from '../../api/access/presented-key.ts';
-import { CORS_ALLOWED_HEADERS } from '../../api/access/cors.ts';
-import { isUnservedOAuth } from '../../api/access/route-policy.ts';
+import { keyChallenge, MISSING_KEY_MESSAGE_BEARER, NO_OAUTH_MESSAGE } from '../../api/services/access/presented-key.ts';
+import { CORS_ALLOWED_HEADERS } from '../../api/services/access/cors.ts';
+import { isUnservedOAuth } from '../../api/services/access/route-policy.ts';
 import { createKey } from '../support/api-key.ts';
 import { startApp } from '../support/services.ts';
 

@@ -6,10 +6,10 @@
 // through HTTP the app's door must answer what the reference answers.
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PlanAnswerMemory } from '../../api/access/answer-memory.ts';
-import { McpDoor, type CallHooks } from '../../api/mcp/mcp-server.ts';
-import { mcpRequestCount } from '../../api/mcp/mcp-routes.ts';
-import type { ToolCaller } from '../../api/mcp/mcp-tools.ts';
+import { PlanAnswerMemory } from '../../api/services/access/answer-memory.ts';
+import { McpDoor, type CallHooks } from '../../api/doors/mcp/mcp-server.ts';
+import { mcpRequestCount } from '../../api/doors/mcp/mcp-routes.ts';
+import type { ToolCaller } from '../../api/doors/mcp/mcp-tools.ts';
 import { Budget } from '../../core/budget.ts';
 import { createKey } from '../support/api-key.ts';
 import { ingestDemo } from '../support/fixtures.ts';
@@ -60,7 +60,7 @@ afterAll(async () => {
   await t?.cleanup();
 });
 
-/** A plan's answer memory, as the HTTP edge gives each budget (api/access/answer-memory.ts). */
+/** A plan's answer memory, as the HTTP edge gives each budget (api/services/access/answer-memory.ts). */
 function budgetOf(kind: Case['budget']): { budget: Budget | null; memory: PlanAnswerMemory } {
   const memory = new PlanAnswerMemory();
   const bound = (b: Budget): { budget: Budget; memory: PlanAnswerMemory } => {
@@ -180,7 +180,7 @@ describe('a client that goes away mid-call', () => {
       // The client goes: the edge gives back what the request held (request-budget.ts, on the response's close) while its tool still runs.
       budget.releaseAnswers();
       const a = await answered;
-      // Its call had not started: it never runs (api/answers/answer-batch.ts), and is recorded as refused ...
+      // Its call had not started: it never runs (api/services/answers/answer-batch.ts), and is recorded as refused ...
       expect(JSON.parse(a.body!).result).toMatchObject({ isError: true, _meta: { 'txa/error': { code: 'ERR_QUERY_TIMEOUT' } } });
       expect(calls).toEqual(['getTransactions']);
       // ... and the answer no one will read holds nothing once its request has ended.

@@ -6,9 +6,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { listAddressTransactions } from '../../api/analytics/address-transactions.ts';
-import { PageTokens } from '../../api/analytics/page-token.ts';
-import { SignatureLookup } from '../../api/analytics/signature-lookup.ts';
+import { listAddressTransactions } from '../../api/analytics/records/address-transactions.ts';
+import { PageTokens } from '../../api/analytics/paging/page-token.ts';
 import { insertDemoRows } from '../../ingest/demo-generator.ts';
 import { EmbeddedWarehouse } from '../../warehouse/embedded-warehouse.ts';
 import { loadMigrations, migrate } from '../../warehouse/migrate.ts';
@@ -69,7 +68,6 @@ describe('migration 060', () => {
 
       // Pages are read by today's code, so on today's schema (later migrations keep every record).
       await migrate(wh, () => {});
-      const lookup = new SignatureLookup();
       const visible = (await wh.query<{ p: string }>('SELECT DISTINCT protocol_name AS p FROM transactions')).map((x) => x.p);
       for (const { a, n } of addresses) {
         for (const [sortOrder, d] of [
@@ -79,13 +77,7 @@ describe('migration 060', () => {
           const got: string[] = [];
           let cursor: string | undefined;
           do {
-            const page = await listAddressTransactions(
-              wh,
-              new PageTokens('migration-060'),
-              (k) => lookup.byKeys(wh, k),
-              { address: a, filters: {}, sortOrder, limit: 50, cursor },
-              visible,
-            );
+            const page = await listAddressTransactions(wh, new PageTokens('migration-060'), { address: a, filters: {}, sortOrder, limit: 50, cursor }, visible);
             got.push(...page.data.map((t) => t.signature));
             cursor = page.next ?? undefined;
           } while (cursor !== undefined);

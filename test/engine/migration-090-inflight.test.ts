@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { insertDemoRows } from '../../ingest/demo-generator.ts';
 import { EmbeddedWarehouse } from '../../warehouse/embedded-warehouse.ts';
 import { loadMigrations, migrate } from '../../warehouse/migrate.ts';
-import { SIGNATURE_RECORDS } from '../../warehouse/signature-records.ts';
+import { decodedRecords } from '../../warehouse/signature-records.ts';
 
 const START = 1_735_689_600; // 2025-01-01
 const FIELDS = `concat(toString(sig_key), '|', signature, '|', toString(instruction_index), '|', toString(slot), '|', toString(block_time), '|',
@@ -51,7 +51,7 @@ describe('migration 090 with an insert in flight', () => {
       await inflight;
       const expected = await rows('(SELECT cityHash64(signature) AS sig_key, * FROM transactions)');
       expect(expected.length).toBe(4000);
-      expect(await rows(SIGNATURE_RECORDS)).toEqual(expected);
+      expect(await rows(decodedRecords('tx_by_signature_v3'))).toEqual(expected);
     } finally {
       await wh.close();
       rmSync(dir, { recursive: true, force: true });

@@ -8,12 +8,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { SignatureLookup } from '../../api/analytics/signature-lookup.ts';
-import { toTransaction, TX_COLUMNS, type TxRow } from '../../api/analytics/transactions.ts';
+import { SignatureLookup } from '../../api/analytics/records/signature-lookup.ts';
+import { toTransaction, TX_COLUMNS, type TxRow } from '../../api/analytics/records/transactions.ts';
 import { insertDemoRows } from '../../ingest/demo-generator.ts';
 import { EmbeddedWarehouse } from '../../warehouse/embedded-warehouse.ts';
 import { loadMigrations, migrate } from '../../warehouse/migrate.ts';
-import { SIGNATURE_RECORDS } from '../../warehouse/signature-records.ts';
+import { decodedRecords } from '../../warehouse/signature-records.ts';
 
 const RECORDS = 6000;
 const START = 1_735_689_600; // 2025-01-01
@@ -64,12 +64,12 @@ describe('migration 090', () => {
       expect(r.applied).toEqual(['090_packed_signature_records']);
       expect(await wh.query("SELECT name FROM system.tables WHERE database = currentDatabase() AND name LIKE 'tx_by_signature_v2%'")).toEqual([]);
       // Every record once, each field as 021's columns held it.
-      expect(await rows(SIGNATURE_RECORDS)).toEqual(before);
+      expect(await rows(decodedRecords('tx_by_signature_v3'))).toEqual(before);
 
       // Records ingested after it reach the new table once, through its view; kept in parts of their own.
       await wh.exec('SYSTEM STOP MERGES tx_by_signature_v3');
       for (let i = 0; i < 2; i++) await insertDemoRows(wh, window(RECORDS + i * (RECORDS / 2), RECORDS / 2));
-      const after = await rows(SIGNATURE_RECORDS);
+      const after = await rows(decodedRecords('tx_by_signature_v3'));
       expect(after.length).toBe(2 * RECORDS + odd.length + 1);
       expect(after).toEqual(await expected());
 
@@ -82,7 +82,7 @@ describe('migration 090', () => {
         'odd2',
         'odd3',
       ];
-      const lookup = new SignatureLookup();
+      const lookup = new SignatureLookup({ table: 'tx_by_signature_v3' });
       const found = await Promise.all([...signatures, 'not-a-stored-signature'].map((s) => lookup.find(wh, s, visible)));
       const oracle = await Promise.all(
         signatures.map(async (s) => {
@@ -113,7 +113,7 @@ describe('migration 090', () => {
       };
       let keyed: { sk: string }[] = [];
       const withFilters = await selectedMarks(async () => {
-        keyed = await new SignatureLookup().byKeys(wh, keys);
+        keyed = await new SignatureLookup({ table: 'tx_by_signature_v3' }).byKeys(wh, keys);
       });
       expect(new Set(keyed.map((x) => x.sk))).toEqual(new Set(keys));
       const withoutFilters = await selectedMarks(() =>

@@ -40,8 +40,9 @@ describe('migrations', () => {
       'ingest_keys_mv',
       'instruction_hourly_mv',
       'protocol_hourly_mv',
-      'tx_by_address_mv',
-      'tx_by_signature_v3_mv',
+      'tx_by_address_v2_mv',
+      'tx_by_rid_mv',
+      'tx_rid_by_sig_mv',
     ]);
     for (const r of rows) expect(r.create_table_query).toMatch(/ TO default\.\w+/);
   });
@@ -55,7 +56,7 @@ describe('migrations', () => {
     );
     // The ingest path writes every column that has no default, and only columns a client
     // may write (not MATERIALIZED or ALIAS ones, which the table computes).
-    const writable = cols.filter((c) => c.default_kind === '' || c.default_kind === 'DEFAULT').map((c) => c.name);
+    const writable = cols.filter((c) => c.default_kind === '' || c.default_kind === 'DEFAULT' || c.default_kind === 'EPHEMERAL').map((c) => c.name);
     for (const c of cols.filter((x) => x.default_kind === '')) expect(BASE_COLUMNS, c.name).toContain(c.name);
     for (const c of BASE_COLUMNS) expect(writable, c).toContain(c);
   });

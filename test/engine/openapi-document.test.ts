@@ -7,7 +7,7 @@
 // test/openapi-{go,ts}-client.test.ts build Go and TypeScript clients from the same document.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CATALOG, operationIdOf } from '../../api/catalog/catalog.ts';
-import { PATH_PARAM_TOO_LONG } from '../../api/access/http-protocol.ts';
+import { PATH_PARAM_TOO_LONG } from '../../api/services/access/http-protocol.ts';
 import { HTTP_MAX_PATH_PARAM_CHARS } from '../../core/limits/http.ts';
 import { apiKeyHeaders } from '../support/api-key.ts';
 import { isFraction, isInteger, isWholeNumber, longestString, resolved, schemasOf } from '../support/openapi-walk.ts';

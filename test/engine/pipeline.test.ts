@@ -22,11 +22,12 @@ describe('ingest pipeline and views', () => {
     const counts = await tableCounts(s);
     const identities = new Set(records.map((r) => `${r.signature}#${r.instruction_index ?? 0}`));
     expect(counts.transactions).toBe(identities.size);
-    expect(counts.tx_by_signature_v3).toBe(counts.transactions);
+    expect(counts.tx_rid_by_sig).toBe(counts.transactions);
+    expect(counts.tx_by_rid).toBe(counts.transactions);
     expect(counts.protocol_hourly).toBe(counts.transactions);
     expect(counts.instruction_hourly).toBe(counts.transactions);
     const expectedAddressRows = records.reduce((n, r) => n + new Set([...(r.accounts ?? []), r.program_id]).size, 0);
-    expect(counts.tx_by_address).toBe(expectedAddressRows);
+    expect(counts.tx_by_address_v2).toBe(expectedAddressRows);
   });
 
   it('hourly view sums match the base table per protocol and hour', async () => {

@@ -1,9 +1,9 @@
-// The coalesced point reads (api/analytics/signature-lookup.ts) on side sessions of their own:
+// The coalesced point reads (api/analytics/records/signature-lookup.ts) on side sessions of their own:
 // batches on two sessions at once answer as one session does and as the base table says;
 // every statement still runs under the asking request's budget (an unbound or spent budget
 // reads nothing); keys that are not decimal UInt64s never reach a statement.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SignatureLookup } from '../../api/analytics/signature-lookup.ts';
+import { SignatureLookup } from '../../api/analytics/records/signature-lookup.ts';
 import { Budget } from '../../core/budget.ts';
 import { POINT_READ_BATCHES_IN_FLIGHT } from '../../core/limits/questions.ts';
 import { PLAN_QUERY_BUDGET } from '../../core/plans.ts';

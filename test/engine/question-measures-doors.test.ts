@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { Analytics } from '../../api/analytics/analytics.ts';
 import { MEASURES, type Measure } from '../../api/analytics/question/model.ts';
-import { buildApp } from '../../api/app.ts';
+import { buildApp } from '../../api/server/app.ts';
 import { apiKeyHeaders } from '../support/api-key.ts';
 import { FIXTURE_END, FIXTURE_START, ingestDemo } from '../support/fixtures.ts';
 import { dataOf, graphqlClient } from '../support/graphql-client.ts';

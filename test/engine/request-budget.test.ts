@@ -1,18 +1,18 @@
 // One request budget at one choke point (core/budget.ts, warehouse/budgeted-warehouse.ts,
-// api/access/request-budget.ts): a route that asks under its request's budget gets its
+// api/services/access/request-budget.ts): a route that asks under its request's budget gets its
 // plan's limits applied by the engine to every statement; a route that reaches the engine
 // without binding one, or on an open path (no budget), is refused; an answer over its door's
 // byte budget never leaves, even from a door that forgot its own check.
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { open } from '../../api/access/route-policy.ts';
+import { open } from '../../api/services/access/route-policy.ts';
 import { Budget, tightened } from '../../core/budget.ts';
 import { ANSWER_BUDGET_BYTES, DOOR_WALL_MS } from '../../core/limits/answers.ts';
 import { REQUEST_DEADLINE_GRACE_MS } from '../../core/limits/http.ts';
 import { PLAN_MEMORY_BYTES, PLAN_QUERY_BUDGET } from '../../core/plans.ts';
 import { BudgetedWarehouse, operatorBudget } from '../../warehouse/budgeted-warehouse.ts';
 import { apiKeyHeaders } from '../support/api-key.ts';
-import { PlanAnswerMemory } from '../../api/access/answer-memory.ts';
+import { PlanAnswerMemory } from '../../api/services/access/answer-memory.ts';
 import { captureLog } from '../support/log-capture.ts';
 import { startApp } from '../support/services.ts';
 

@@ -1,4 +1,4 @@
-// The byte budget of one response (core/limits.ts): a JSON-RPC batch whose answers would
+// The byte budget of one response (core/limits/): a JSON-RPC batch whose answers would
 // pass it gets results for the head and errors for the tail (and the server does not
 // build the oversized answer), a single call past it gets the error, and a REST answer
 // past its budget is a 400.
@@ -6,9 +6,9 @@ import { asOperator } from '../support/operator-requests.ts';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REST_RESPONSE_BUDGET_BYTES, RPC_RESPONSE_BUDGET_BYTES } from '../../core/limits/answers.ts';
-import { restApi } from '../../api/rest/rest-api.ts';
-import { errorBody } from '../../api/rest/rest-schemas.ts';
-import { rpcRoutes } from '../../api/rpc/rpc-routes.ts';
+import { restApi } from '../../api/doors/rest/rest-api.ts';
+import { errorBody } from '../../api/doors/rest/rest-schemas.ts';
+import { rpcRoutes } from '../../api/doors/rpc/rpc-routes.ts';
 import { startApp } from '../support/services.ts';
 import { ingestDemo } from '../support/fixtures.ts';
 import { RpcClient, type RpcAnswer } from '../support/rpc-client.ts';

@@ -3,7 +3,7 @@
 // are checked against the oracle in analytics.test.ts); parameters, meta, edges and errors.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ActivityBucket, ProtocolStats } from '../../api/analytics/types.ts';
-import type { FeeStats } from '../../api/analytics/fee-stats.ts';
+import type { FeeStats } from '../../api/analytics/presets/fee-stats.ts';
 import { dayStart, FIXTURE_DAYS as DAYS } from '../support/fixtures.ts';
 import { restGet, type Envelope } from '../support/rest-client.ts';
 import { startAppWithData } from '../support/services.ts';

@@ -2,7 +2,7 @@
 // checked against the oracle in analytics.test.ts), the OpenAPI
 // document generated from the route schemas, and the interactive docs page.
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { toGlobalStats, type GlobalStats } from '../../api/analytics/global-stats.ts';
+import { toGlobalStats, type GlobalStats } from '../../api/analytics/presets/global-stats.ts';
 import type { QueryOptions } from '../../warehouse/warehouse.ts';
 import { startAppWithData } from '../support/services.ts';
 

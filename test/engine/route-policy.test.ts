@@ -1,11 +1,11 @@
-// Route policy (api/access/route-policy.ts): each route declares in its `config` whether it
+// Route policy (api/services/access/route-policy.ts): each route declares in its `config` whether it
 // needs a key, its door and its interface, and access control reads that, not the path. A
 // route that declares nothing needs a key; so does a path no route answers, except an OAuth
 // or discovery path no route serves (MCP clients read its 401 as "sign in"), and a method a
 // public path does not answer (its 405).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { undeclaredRoutes } from '../../api/access/allowed-methods.ts';
-import { keyed, open } from '../../api/access/route-policy.ts';
+import { undeclaredRoutes } from '../../api/services/access/allowed-methods.ts';
+import { keyed, open } from '../../api/services/access/route-policy.ts';
 import { ANSWER_BUDGET_BYTES } from '../../core/limits/answers.ts';
 import { apiKeyHeaders } from '../support/api-key.ts';
 import { startApp } from '../support/services.ts';

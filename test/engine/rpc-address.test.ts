@@ -212,9 +212,9 @@ describe('pagination', () => {
   });
 
   it('a half-stored record (a reference without its record) neither shows nor cuts a page', async () => {
-    // Pages read references from tx_by_address and records from tx_by_signature_v3 (060, 090):
-    // the state a read between the commits of the two lookup tables sees, or a crash
-    // leaves, is a reference without its row; it is passed over.
+    // Pages read ids from tx_by_address_v2 and records from tx_by_rid (110): the state a read
+    // between the commits of the two tables sees, or a crash leaves, is an address row
+    // without its record; it is passed over.
     const addr = b58('inflight-address', 44);
     await ingest(
       ctx.services,
@@ -222,14 +222,16 @@ describe('pagination', () => {
     );
     const before = await ref(addr);
     const wh = ctx.services.wh;
+    // An id just after (or before) a stored record's, at a position no record holds.
     const orphan = async (signature: string, blockTime: number) =>
       wh.exec(
-        `INSERT INTO tx_by_address (address_key, address, block_time, sig_key, instruction_index, program_id, protocol_name, success)
-       SELECT cityHash64({a:String}), {a:String}, toDateTime({bt:UInt32}, 'UTC'), cityHash64({s:String}), 0, {p:String}, 'jupiter_v6', true`,
-        { params: { a: addr, bt: blockTime, s: signature, p: PROGRAM_OF.jupiter_v6 } },
+        `INSERT INTO tx_by_address_v2 (address_key, rid, block_time, program_id, protocol_name, success)
+       SELECT reinterpretAsUInt128(sipHash128({a:String})), bitOr(bitAnd(rid, bitNot(toUInt64(1073741823))), {pos:UInt64}), toDateTime({bt:UInt32}, 'UTC'), {p:String}, 'jupiter_v6', true
+       FROM transactions WHERE signature = {s:String} AND instruction_index = 0`,
+        { params: { a: addr, bt: blockTime, s: signature, pos: 131_000 * 8192, p: PROGRAM_OF.jupiter_v6 } },
       );
-    await orphan(b58('inflight-late', 88), before[5]!.blockTime + 1);
-    await orphan(b58('inflight-never', 88), before[15]!.blockTime - 1);
+    await orphan(before[5]!.signature, before[5]!.blockTime);
+    await orphan(before[15]!.signature, before[15]!.blockTime);
 
     const page1 = await rpc.call<Page>('getTransactionsForAddress', [addr, { limit: 10 }]);
     expect(page1.data).toEqual(before.slice(0, 10));
@@ -240,16 +242,17 @@ describe('pagination', () => {
 
   it('records landing between pages: no skips, no repeats; only records ahead of the cursor appear', async () => {
     const addr = b58('live-address', 44);
+    // Slots follow time here, as on the chain: pages are in ledger order (slot, then position).
     await ingest(
       ctx.services,
-      hotRecords('live', 120).map((r) => ({ ...r, accounts: [addr] })),
+      hotRecords('live', 120).map((r) => ({ ...r, slot: r.block_time, accounts: [addr] })),
     );
     const before = await ref(addr);
     const inserted: { record: IngestRecord; after: TxObject }[] = [];
     const data = await walk(addr, {}, 9, async (last, round) => {
       const mk = (label: string, blockTime: number): IngestRecord => ({
         signature: b58(`landing-${round}-${label}`, 88),
-        slot: 500_000_000 + round,
+        slot: blockTime,
         block_time: blockTime,
         program_id: PROGRAM_OF.pump_fun!,
         protocol_name: 'pump_fun',

@@ -71,7 +71,7 @@ describe('getTransaction', () => {
   });
 
   it('sends lookups that arrive while one is in flight as one query', async () => {
-    const { SignatureLookup } = await import('../../api/analytics/signature-lookup.ts');
+    const { SignatureLookup } = await import('../../api/analytics/records/signature-lookup.ts');
     let queries = 0;
     const wh = ctx.services.wh;
     const counting = {

@@ -1,5 +1,5 @@
-// The records by signature (migration 090: one JSON array per record, warehouse/
-// signature-records.ts) answer exactly what the base table holds, for hostile field values
+// The records by signature (migration 090's JSON array per record, in tx_by_rid, found
+// through the signature index tx_rid_by_sig since 110; warehouse/signature-records.ts) answer exactly what the base table holds, for hostile field values
 // ingested through the real pipeline: instruction types with every character a JSON
 // string escapes (quotes, backslashes, '/', control characters, U+2028/2029), emoji, the
 // largest numbers each field takes, and a record whose raw bytes carry invalid UTF-8 (as a
@@ -8,7 +8,7 @@
 // signatures filter and its count) equals the base-table oracle; a replay stores nothing
 // twice; a view repair of their buckets leaves each record once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SignatureLookup } from '../../api/analytics/signature-lookup.ts';
+import { SignatureLookup } from '../../api/analytics/records/signature-lookup.ts';
 import { SIGNATURE_RECORDS, signatureRecordField } from '../../warehouse/signature-records.ts';
 import { rebuildViewBuckets } from '../../warehouse/view-repair.ts';
 import { apiKeyHeaders } from '../support/api-key.ts';
@@ -56,11 +56,11 @@ function line(i: number, instructionType: string, extra: Record<string, unknown>
 
 /** The largest value of every number the record carries. */
 const MAXIMA = line(90, 'max', {
-  slot: '18446744073709551615',
+  slot: '17179869182',
   fee: Number.MAX_SAFE_INTEGER,
   compute_units: 4294967295,
   accounts_count: 65535,
-  instruction_index: 65535,
+  instruction_index: 8191,
   success: false,
 });
 
@@ -93,10 +93,9 @@ const baseCount = async (): Promise<number> =>
 const storedBySignature = async (): Promise<number> =>
   Number(
     (
-      await ctx.services.wh.query<{ n: string }>(
-        'SELECT count() AS n FROM tx_by_signature_v3 WHERE sig_key IN (SELECT cityHash64(arrayJoin({s:Array(String)})))',
-        { params: { s: SIGNATURES } },
-      )
+      await ctx.services.wh.query<{ n: string }>('SELECT count() AS n FROM tx_rid_by_sig WHERE sig_key IN (SELECT cityHash64(arrayJoin({s:Array(String)})))', {
+        params: { s: SIGNATURES },
+      })
     )[0]!.n,
   );
 
@@ -217,7 +216,7 @@ describe('one field read from the stored array by SQL (deletes, benchmarks)', ()
   it('signature, protocol and block time equal the base table for every hostile record', async () => {
     const got = await ctx.services.wh.query<{ s: string; p: string; t: string }>(
       `SELECT ${signatureRecordField('signature')} AS s, ${signatureRecordField('protocol_name')} AS p, toString(${signatureRecordField('block_time')}) AS t
-       FROM tx_by_signature_v3 WHERE sig_key IN (SELECT cityHash64(arrayJoin({s:Array(String)}))) ORDER BY s, t`,
+       FROM tx_by_rid WHERE rid IN (SELECT rid FROM tx_rid_by_sig WHERE sig_key IN (SELECT cityHash64(arrayJoin({s:Array(String)})))) ORDER BY s, t`,
       { params: { s: SIGNATURES } },
     );
     const want = await ctx.services.wh.query<{ s: string; p: string; t: string }>(
@@ -252,24 +251,32 @@ describe('nothing stored twice', () => {
     expect(await baseCount()).toBe(before);
   });
 
-  it('a view repair of their buckets leaves each record once in the records by signature, and every other row as it was', async () => {
+  it('a view repair of their buckets leaves each record once in the records and the signature index, and every other row as it was', async () => {
     const wh = ctx.services.wh;
     // Beside the repaired buckets: a second instruction of a repaired signature in another
-    // hour, and a row of another signature under a repaired record's key (a hash collision,
-    // made by hand) in another hour. Neither is in a repaired bucket; both must stay.
+    // hour, and a record of another signature under a repaired record's key and instruction
+    // (a hash collision, made by hand: an index entry with its own id) in another hour.
+    // Neither is in a repaired bucket; both must stay.
     const other = T0 + 40 * 3600;
     await ingest(ctx.services, [line(5, 'second instruction, another hour', { instruction_index: 7, block_time: other })]);
+    const params = { s: b58('collider', 88), of: b58('hostile-field-3', 88), dt: other - T0, r: ((1n << 63n) | 7n).toString() };
     await wh.exec(
-      `INSERT INTO tx_by_signature_v3 (sig_key, instruction_index, record)
-       SELECT sig_key, instruction_index, toJSONString(({s:String}, instruction_index, toString(slot), toUInt32(block_time) + {dt:UInt32}, program_id, protocol_name,
+      `INSERT INTO tx_by_rid (rid, record)
+       SELECT {r:UInt64}, toJSONString(({s:String}, instruction_index, toString(slot), toUInt32(block_time) + {dt:UInt32}, program_id, protocol_name,
          instruction_type, toString(fee), compute_units, accounts_count, success))
        FROM ${SIGNATURE_RECORDS} WHERE signature = {of:String}`,
-      { params: { s: b58('collider', 88), of: b58('hostile-field-3', 88), dt: other - T0 } },
+      { params: { ...params, sigs: [params.of] } },
     );
+    await wh.exec('INSERT INTO tx_rid_by_sig SELECT cityHash64(signature), instruction_index, {r:UInt64} FROM transactions WHERE signature = {of:String}', {
+      params,
+    });
     const all = async () =>
-      (await wh.query<{ r: string }>('SELECT concat(toString(sig_key), toString(instruction_index), record) AS r FROM tx_by_signature_v3 ORDER BY r')).map(
-        (x) => x.r,
-      );
+      [
+        ...(await wh.query<{ r: string }>(
+          "SELECT concat(toString(sig_key), '#', toString(instruction_index), '#', toString(rid)) AS r FROM tx_rid_by_sig ORDER BY r",
+        )),
+        ...(await wh.query<{ r: string }>("SELECT concat(toString(rid), '#', record) AS r FROM tx_by_rid ORDER BY r")),
+      ].map((x) => x.r);
     const before = await all();
     const buckets = [...new Set([...TYPES.keys(), 90, 91, 92, LEGACY].map((i) => T0 + i * 600))].map((t) => ({
       protocol_name: 'jupiter_v6',
@@ -283,13 +290,13 @@ describe('nothing stored twice', () => {
 });
 
 describe('a record that does not decode', () => {
-  it('fails only the lookups that asked for its key, not the others read in the same batch', async () => {
+  it('fails only the lookups it may answer (those that found nothing), not the others read in the same batch', async () => {
     const wh = ctx.services.wh;
     const damaged = b58('damaged-record', 88);
-    // A row written by hand or damaged: not the array migration 090 writes.
-    await wh.exec("INSERT INTO tx_by_signature_v3 (sig_key, instruction_index, record) VALUES (cityHash64({s:String}), 0, '[\"truncated')", {
-      params: { s: damaged },
-    });
+    // A row written by hand or damaged: not the array migration 090 writes, under an id of its own.
+    const params = { s: damaged, r: ((1n << 63n) | 8n).toString() };
+    await wh.exec('INSERT INTO tx_rid_by_sig VALUES (cityHash64({s:String}), 0, {r:UInt64})', { params });
+    await wh.exec("INSERT INTO tx_by_rid VALUES ({r:UInt64}, '[\"truncated')", { params });
     const active = new Set(await ctx.services.analytics.protocols());
     const [damagedKey] = await wh.query<{ k: string }>('SELECT toString(cityHash64({s:String})) AS k', { params: { s: damaged } });
     const lookup = new SignatureLookup();
@@ -302,6 +309,7 @@ describe('a record that does not decode', () => {
     expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled', 'rejected', 'rejected']);
     for (const [i, s] of SIGNATURES.slice(0, 4).entries())
       expect((outcomes[i] as PromiseFulfilledResult<unknown>).value).toEqual(await transaction(ctx.services, s));
-    await wh.exec('DELETE FROM tx_by_signature_v3 WHERE sig_key = cityHash64({s:String})', { params: { s: damaged } });
+    await wh.exec('DELETE FROM tx_rid_by_sig WHERE sig_key = cityHash64({s:String})', { params });
+    await wh.exec('DELETE FROM tx_by_rid WHERE rid = {r:UInt64}', { params });
   });
 });

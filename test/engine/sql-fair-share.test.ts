@@ -1,4 +1,4 @@
-// Fair sharing of the SQL sessions between plans (api/sql/concurrency-gate.ts, PLAN_HEAVY_SHARE):
+// Fair sharing of the SQL sessions between plans (api/services/sql/concurrency-gate.ts, PLAN_HEAVY_SHARE):
 // free keys running the heaviest queries their plan allows hold at most their share of the
 // sessions, so another plan's key is answered while they run, never after them.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

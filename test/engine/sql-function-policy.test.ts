@@ -3,7 +3,7 @@
 // that adds a function cannot slip a new reader of files or settings past the guard: it
 // stays refused, and this test names it until someone classifies it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ALLOWED_FUNCTIONS, CATALOG_SQL, DENIED_FUNCTIONS, FunctionPolicy, type CatalogEntry } from '../../api/sql/function-policy.ts';
+import { ALLOWED_FUNCTIONS, CATALOG_SQL, DENIED_FUNCTIONS, FunctionPolicy, type CatalogEntry } from '../../api/services/sql/function-policy.ts';
 import { startApp } from '../support/services.ts';
 
 let t: Awaited<ReturnType<typeof startApp>>;
@@ -22,7 +22,7 @@ describe('function policy', () => {
     const unclassified = catalog
       .filter((f) => f.alias_to === '' && !ALLOWED_FUNCTIONS.has(f.name) && !DENIED_FUNCTIONS.has(f.name))
       .map((f) => `${f.name} (${f.categories || 'no category'})`);
-    expect(unclassified, 'add these to api/sql/function-policy.json, allowed or denied with a reason').toEqual([]);
+    expect(unclassified, 'add these to api/services/sql/function-policy.json, allowed or denied with a reason').toEqual([]);
   });
 
   it('names no function twice and none the engine lacks', () => {

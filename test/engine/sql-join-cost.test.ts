@@ -1,16 +1,16 @@
-// The join pricing on its own (api/sql/join-cost.ts): parse trees as the engine dumps them
+// The join pricing on its own (api/services/sql/join-cost.ts): parse trees as the engine dumps them
 // (EXPLAIN AST of ClickHouse 26.7), canonical texts as formatQuerySingleLine prints them,
 // and table facts at the audit's sizes (two reads of 0.5M rows), no engine needed. And the
 // engine messages a client sees, without the database's name.
 import { describe, expect, it } from 'vitest';
 import { SQL_JOIN_MEASUREMENTS_PER_QUERY, SQL_JOIN_STATS_TTL_MS } from '../../core/limits/sql.ts';
 import { PLAN_QUERY_BUDGET } from '../../core/plans.ts';
-import { joinKinds, priceJoins, type JoinFacts } from '../../api/sql/join-cost.ts';
-import { JoinStats } from '../../api/sql/join-stats.ts';
+import { joinKinds, priceJoins, type JoinFacts } from '../../api/services/sql/join-cost.ts';
+import { JoinStats } from '../../api/services/sql/join-stats.ts';
 import type { QueryOptions, Warehouse } from '../../warehouse/warehouse.ts';
-import { parseAstDump } from '../../api/sql/sql-ast.ts';
-import { ENGINE_MESSAGE_MAX_CHARS, engineMessage } from '../../api/sql/engine-message.ts';
-import { lex } from '../../api/sql/sql-lexer.ts';
+import { parseAstDump } from '../../api/services/sql/sql-ast.ts';
+import { ENGINE_MESSAGE_MAX_CHARS, engineMessage } from '../../api/services/sql/engine-message.ts';
+import { lex } from '../../api/services/sql/sql-lexer.ts';
 
 const AUDIT_ROWS = 500_000;
 

@@ -6,8 +6,8 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../core/config/load-config.ts';
-import { PUBLISHED_TABLES, SQL_MAX_LIMIT } from '../../api/sql/sql-guard.ts';
-import { SQL_MAX_RESPONSE_BYTES, SqlSandbox } from '../../api/sql/sql-sandbox.ts';
+import { PUBLISHED_TABLES, SQL_MAX_LIMIT } from '../../api/services/sql/sql-guard.ts';
+import { SQL_MAX_RESPONSE_BYTES, SqlSandbox } from '../../api/services/sql/sql-sandbox.ts';
 import { PLAN_QUERY_BUDGET } from '../../core/plans.ts';
 import { startServices } from '../support/services.ts';
 

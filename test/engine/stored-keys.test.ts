@@ -85,7 +85,7 @@ describe('de-duplication against the store', () => {
     expect(report).toMatchObject({ accepted: fresh.length, duplicates: 300, rejected: [] });
     const after = await tableCounts(s);
     expect(after.transactions).toBe(before.transactions + fresh.length);
-    expect(after.tx_by_signature_v3).toBe(after.transactions);
+    expect(after.tx_rid_by_sig).toBe(after.transactions);
     expect(after.protocol_hourly).toBe(after.transactions);
   });
 
@@ -102,7 +102,7 @@ describe('de-duplication against the store', () => {
     const report = await mine.ingest(asRaw(records.slice(1500, 1520)), 'test');
     expect(report).toMatchObject({ accepted: 10, duplicates: 10 });
     const counts = await tableCounts(s);
-    expect(counts.tx_by_signature_v3).toBe(counts.transactions);
+    expect(counts.tx_rid_by_sig).toBe(counts.transactions);
   });
 
   it('drops a replay of live records (one minute of block times: read by time range) and stores the new ones', async () => {

@@ -8,8 +8,8 @@
 import type net from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../api/app.ts';
-import type { Services } from '../../api/services.ts';
+import { buildApp } from '../../api/server/app.ts';
+import type { Services } from '../../api/server/services.ts';
 import { adminHeaders, createKey } from '../support/api-key.ts';
 import { FIXTURE_START, ingest } from '../support/fixtures.ts';
 import { liveRecord, parseSse, type SseEvent } from '../support/live-records.ts';

@@ -4,7 +4,7 @@
 // and calls per payer are read at GET /admin/x402/payers; a facilitator that cannot be
 // reached stops the start with the reason.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resourceServerOf } from '../../api/x402/x402-server.ts';
+import { resourceServerOf } from '../../api/services/x402/x402-server.ts';
 import { ADMIN_TOKEN } from '../support/admin-token.ts';
 import type { Chain } from '../support/litesvm-chain.ts';
 import { FacilitatorServer } from '../support/x402-facilitator-server.ts';

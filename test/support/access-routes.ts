@@ -1,10 +1,10 @@
 // Test-only routes standing in for the real interfaces (/v1/rpc, /api/v1/*, /graphql), added
 // by other modules: each declares the policy of the door it stands for (its route `config`,
-// api/access/route-policy.ts), as those do, to show that the access hooks protect any route
+// api/services/access/route-policy.ts), as those do, to show that the access hooks protect any route
 // registered after buildApp(), with no change to them.
 import type { FastifyInstance } from 'fastify';
 import { invalidParams } from '../../core/errors.ts';
-import { keyed } from '../../api/access/route-policy.ts';
+import { keyed } from '../../api/services/access/route-policy.ts';
 
 const REST = { config: keyed('rest', 'rest') };
 

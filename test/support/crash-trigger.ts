@@ -1,5 +1,5 @@
 // Test-only preload for test/daemons/process-exit.test.ts, loaded into the real service
-// (node --import tsx --import ./test/support/crash-trigger.ts api/main.ts), so the service's
+// (node --import tsx --import ./test/support/crash-trigger.ts api/server/main.ts), so the service's
 // own code has no crash hook. On SIGUSR2 it does what CRASH_TRIGGER names, after starting
 // a long engine statement on a session of its own when CRASH_ENGINE_BUSY=1 (the engine
 // working in a thread-pool thread, as while a heavy query is answered).

@@ -1,7 +1,7 @@
 // Known data sets for tests, and the one way tests store records: through the real ingest
 // pipeline. One time window serves every test, so figures and dates mean the same
 // everywhere: demo records spread evenly over it, the hand-made "hot" records start at it.
-import type { Services } from '../../api/services.ts';
+import type { Services } from '../../api/server/services.ts';
 import { demoRecordsNdjson } from '../../ingest/demo-generator.ts';
 import type { IngestReport } from '../../ingest/pipeline.ts';
 import { PROTOCOL_PROFILES } from '../../ingest/protocol-profiles.ts';
@@ -105,7 +105,15 @@ export function hotRecords(prefix = 'hot', count = 250, start = FIXTURE_START): 
 }
 
 /** Row counts of the base table and every table a view writes to. */
-export const COUNTED_TABLES = ['transactions', 'tx_by_signature_v3', 'tx_by_address', 'protocol_hourly', 'instruction_hourly', 'failure_hourly'] as const;
+export const COUNTED_TABLES = [
+  'transactions',
+  'tx_rid_by_sig',
+  'tx_by_rid',
+  'tx_by_address_v2',
+  'protocol_hourly',
+  'instruction_hourly',
+  'failure_hourly',
+] as const;
 export type CountedTable = (typeof COUNTED_TABLES)[number];
 
 export async function tableCounts(services: Pick<Services, 'wh'>): Promise<Record<CountedTable, number>> {

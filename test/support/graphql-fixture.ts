@@ -2,7 +2,7 @@
 // with other GraphQL settings (lower budgets, smaller limits), all closed after the file.
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll } from 'vitest';
-import { buildApp } from '../../api/app.ts';
+import { buildApp } from '../../api/server/app.ts';
 import { graphqlClient } from './graphql-client.ts';
 import { startAppWithData } from './services.ts';
 

@@ -4,12 +4,12 @@
 import type { ServerResponse } from 'node:http';
 import { Writable } from 'node:stream';
 import type { ExecutionResult } from 'graphql';
-import type { BucketFigures, BucketKey, BucketSize } from '../../api/analytics/activity-buckets.ts';
-import { LiveActivity } from '../../api/graphql/subscriptions/live-activity.ts';
-import { LiveStream, type StreamHost } from '../../api/graphql/subscriptions/live-stream.ts';
-import { ReplayMeter, type ReplayCharge } from '../../api/graphql/subscriptions/replay-meter.ts';
-import { liveStubSchema, subscriptionRoot, type StreamContext } from '../../api/graphql/subscriptions/schema.ts';
-import { prepareSubscription } from '../../api/graphql/subscriptions/stream-document.ts';
+import type { BucketFigures, BucketKey, BucketSize } from '../../api/analytics/presets/activity-buckets.ts';
+import { LiveActivity } from '../../api/doors/graphql/subscriptions/live-activity.ts';
+import { LiveStream, type StreamHost } from '../../api/doors/graphql/subscriptions/live-stream.ts';
+import { ReplayMeter, type ReplayCharge } from '../../api/doors/graphql/subscriptions/replay-meter.ts';
+import { liveStubSchema, subscriptionRoot, type StreamContext } from '../../api/doors/graphql/subscriptions/schema.ts';
+import { prepareSubscription } from '../../api/doors/graphql/subscriptions/stream-document.ts';
 import { createLogger } from '../../core/logger.ts';
 import type { ChangedBucket } from '../../core/observers.ts';
 

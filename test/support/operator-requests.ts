@@ -3,7 +3,7 @@
 // `req.budget`, and a request without one reaches nothing (warehouse/budgeted-warehouse.ts).
 import type { FastifyInstance } from 'fastify';
 import { operatorBudget } from '../../warehouse/budgeted-warehouse.ts';
-import '../../api/access/request-budget.ts';
+import '../../api/services/access/request-budget.ts';
 
 export function asOperator(app: FastifyInstance): FastifyInstance {
   app.decorateRequest('budget', null);

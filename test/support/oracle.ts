@@ -3,7 +3,7 @@
 // service's own code). Tests compare answers with these; the answer shapes are imported
 // as types only, so a figure the service computes wrong cannot leak into its reference.
 // Ranges are inclusive [gte, lte] in Unix seconds, like the analytics layer's TimeRange.
-import type { Services } from '../../api/services.ts';
+import type { Services } from '../../api/server/services.ts';
 import type {
   ActivityBucket,
   FailedTransaction,
@@ -261,10 +261,16 @@ export const LISTING_ORDER = {
   desc: 'block_time DESC, signature DESC, instruction_index DESC',
   asc: 'block_time ASC, signature ASC, instruction_index ASC',
 } as const;
-/** An address listing's order: block time, then the signature's 64-bit hash (the lookup table's key). */
+/**
+ * An address listing's order: ledger order, the record id (migration 110: slot in its high
+ * bits, then the transaction's position in its block, then instruction index), read from
+ * the base table's own rid column; test/engine/record-id.test.ts checks each id against what the
+ * record says; records sharing an id (a producer's repeated transaction_index) by signature.
+ * (Not `slot`: the rows name the slot's text so, which sorts as text.)
+ */
 export const ADDRESS_ORDER = {
-  asc: 'block_time ASC, cityHash64(signature) ASC, instruction_index ASC',
-  desc: 'block_time DESC, cityHash64(signature) DESC, instruction_index DESC',
+  asc: 'rid ASC, signature ASC',
+  desc: 'rid DESC, signature DESC',
 } as const;
 
 /**

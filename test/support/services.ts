@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadConfig, type Config } from '../../core/config/load-config.ts';
 import { createLogger, type Logger } from '../../core/logger.ts';
-import { createServices, type Services } from '../../api/services.ts';
+import { createServices, type Services } from '../../api/server/services.ts';
 import { ADMIN_TOKEN } from './admin-token.ts';
 
 export { ADMIN_TOKEN };
@@ -19,7 +19,7 @@ export interface StartOptions {
   /** The question model's measures the services answer (the model's unless given). */
   measures?: import('../../api/analytics/question/model.ts').Measures;
   /** The chain an in-process x402 facilitator settles on (test/support/litesvm-chain.ts). */
-  x402Chain?: import('../../api/x402/x402-server.ts').SvmChain;
+  x402Chain?: import('../../api/services/x402/x402-server.ts').SvmChain;
 }
 
 export function testConfig(env: Record<string, string> = {}): Config & { dataDir: string } {
@@ -57,7 +57,7 @@ export async function startServices(env: Record<string, string> = {}, options: S
 
 /** Services plus the HTTP app built on them (drive it with app.inject()). */
 export async function startApp(env: Record<string, string> = {}, options: StartOptions = {}) {
-  const { buildApp } = await import('../../api/app.ts');
+  const { buildApp } = await import('../../api/server/app.ts');
   const services = await startServices(env, options);
   const app = await buildApp(services);
   return {

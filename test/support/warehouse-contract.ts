@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../core/logger.ts';
 import { IngestPipeline } from '../../ingest/pipeline.ts';
 import { Analytics } from '../../api/analytics/analytics.ts';
-import { PageTokens } from '../../api/analytics/page-token.ts';
+import { PageTokens } from '../../api/analytics/paging/page-token.ts';
 import { DataVersion } from '../../warehouse/data-version.ts';
 import { migrate } from '../../warehouse/migrate.ts';
 import { ProtocolRegistry } from '../../warehouse/protocol-registry.ts';
@@ -126,7 +126,7 @@ export function warehouseContract(name: string, open: () => Promise<{ wh: Wareho
         JSON.stringify({
           signature: b58(`contract-hostile-${i}`, 88),
           instruction_index: i,
-          slot: '18446744073709551615',
+          slot: '17179869182', // the largest the record id takes (core/limits/record-id.ts)
           block_time: FIXTURE_START + i,
           program_id: PROGRAM_OF.jupiter_v6,
           protocol_name: 'jupiter_v6',
@@ -153,9 +153,9 @@ export function warehouseContract(name: string, open: () => Promise<{ wh: Wareho
       const fields = `concat(signature, '|', toString(instruction_index), '|', toString(slot), '|', toString(block_time), '|', program_id, '|', protocol_name, '|',
         instruction_type, '|', toString(fee), '|', toString(compute_units), '|', toString(accounts_count), '|', toString(success))`;
       const read = async (from: string) =>
-        (await wh.query<{ r: string }>(`SELECT ${fields} AS r FROM ${from} WHERE signature IN {s:Array(String)} ORDER BY r`, { params: { s: sigs } })).map(
-          (x) => x.r,
-        );
+        (
+          await wh.query<{ r: string }>(`SELECT ${fields} AS r FROM ${from} WHERE signature IN {s:Array(String)} ORDER BY r`, { params: { s: sigs, sigs } })
+        ).map((x) => x.r);
       expect(await read(SIGNATURE_RECORDS)).toEqual(await read(TABLES.transactions));
       const analytics = new Analytics(wh, registry, new DataVersion(), new PageTokens('contract'));
       for (const s of sigs) expect(await analytics.transaction(s)).toEqual(await transaction({ wh }, s));

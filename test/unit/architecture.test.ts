@@ -17,43 +17,32 @@ const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
   test: ['core', 'warehouse', 'ingest', 'api', 'scripts', 'bench'],
 };
 
-// Inside api/: the layers of docs/architecture.md ("House rules"), highest first. A unit
-// is a folder or a file; a file listed on its own belongs to that unit, not its folder's.
-// Each layer imports only the layers below it; `peers` says whether units of one layer
-// may import each other (interfaces may not: each door is independent of the others).
-const API_LAYERS = ['composition', 'interfaces', 'services', 'catalog', 'analytics'] as const;
+// Inside api/: one folder per layer (docs/architecture.md, "Layers inside api/"), highest
+// first. A unit is a folder or a file; a file listed on its own belongs to that unit, not its
+// folder's. Each layer imports only the layers below it; `peers` says whether units of one
+// layer may import each other: each door (a folder of api/doors/) is a unit of its own, and
+// doors may not import each other.
+const API_LAYERS = ['server', 'doors', 'services', 'catalog', 'analytics'] as const;
 type ApiLayer = (typeof API_LAYERS)[number];
+/** The doors, each a folder of api/doors/: a new door is added here. */
+const DOORS = ['admin', 'dashboard', 'exports', 'graphql', 'mcp', 'probes', 'rest', 'rpc', 'sql', 'user-metrics'] as const;
 const API_UNITS: Readonly<Record<ApiLayer, readonly string[]>> = {
-  // Wiring: builds everything and may import anything.
-  composition: ['api/main.ts', 'api/app.ts', 'api/services.ts'],
-  // The doors: each adapts the services to its protocol.
-  interfaces: [
-    'api/rpc',
-    'api/mcp',
-    'api/user-metrics',
-    'api/rest',
-    'api/sql/query-routes.ts',
-    'api/graphql',
-    'api/exports/export-routes.ts',
-    'api/exports/execution-routes.ts',
-    'api/dashboard',
-    'api/admin',
-    'api/health-routes.ts',
-    'api/metrics-routes.ts',
-  ],
-  // Shared by several doors: access control, export jobs (the service every door's export
-  // adapts), the SQL sandbox (client SQL, and the guard SQL exports go through), the
-  // freshness watermark, streamed JSON answers, the positional calls JSON-RPC and MCP share.
-  services: ['api/access', 'api/exports', 'api/sql', 'api/freshness.ts', 'api/answers', 'api/x402', 'api/positional'],
-  // The catalog of operations every door is derived from (api/catalog/): their names,
-  // parameter and answer schemas, presets; below the doors and the services that name them.
+  // Wiring: the entry point, the app and the services it builds; may import anything.
+  server: ['api/server'],
+  // The doors: each maps its wire shape onto the catalog and the services, and words their errors.
+  doors: DOORS.map((d) => `api/doors/${d}`),
+  // Shared by several doors: access control, answers on their way out, x402 payments, export
+  // jobs and SQL executions, the SQL sandbox, the freshness watermark, the positional calls
+  // JSON-RPC and MCP share.
+  services: ['api/services'],
+  // The catalog of operations every door is derived from: names, request and answer schemas.
   catalog: ['api/catalog'],
   // The one analytics layer: below every door and service, above the warehouse.
   analytics: ['api/analytics'],
 };
 const API_LAYER_PEERS_MAY_IMPORT: Readonly<Record<ApiLayer, boolean>> = {
-  composition: true,
-  interfaces: false,
+  server: true,
+  doors: false,
   services: true,
   catalog: true,
   analytics: true,
@@ -86,7 +75,7 @@ const layerOf = (file: string): string => file.split(path.sep)[0]!;
 describe('architecture', () => {
   it('reads a real graph', () => {
     expect(files.length).toBeGreaterThan(100);
-    expect(graph.get(path.join('api', 'app.ts'))).toContain(path.join('core', 'errors.ts'));
+    expect(graph.get(path.join('api', 'server', 'app.ts'))).toContain(path.join('core', 'errors.ts'));
   });
 
   it('every import points at a layer below (or the same one)', () => {
@@ -101,7 +90,7 @@ describe('architecture', () => {
     expect(upward).toEqual([]);
   });
 
-  it('inside api/, interfaces import services and analytics, never each other, and nothing below imports upward', () => {
+  it('inside api/, doors import services, the catalog and analytics, never each other, and nothing below imports upward', () => {
     const wrong: string[] = [];
     for (const [file, deps] of graph) {
       const from = apiUnitOf(file);
@@ -131,7 +120,7 @@ describe('architecture', () => {
     expect(helpers.map(([file]) => file)).toEqual([]);
   });
 
-  it('keeps the catalog door-neutral: no file of api/catalog imports Fastify (routes are built in api/rest/)', () => {
+  it('keeps the catalog door-neutral: no file of api/catalog imports Fastify (routes are built in api/doors/rest/)', () => {
     const catalog = files.filter((f) => f.startsWith(path.join('api', 'catalog') + path.sep));
     expect(catalog.length).toBeGreaterThan(0);
     const fastify = catalog.filter((f) => /from\s+'fastify(?:\/[^']*)?'|from\s+'@fastify\//.test(readFileSync(path.join(ROOT, f), 'utf8')));

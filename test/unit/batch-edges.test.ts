@@ -1,5 +1,5 @@
 // Issue 35, the review of the batch doors (docs/security-review-2026-11.md, "Review of the batch
-// and stream doors"): what the batch executor (api/answers/answer-batch.ts) and the request
+// and stream doors"): what the batch executor (api/services/answers/answer-batch.ts) and the request
 // budget (core/budget.ts) must hold at their edges, without an engine.
 //  - Refusals echo their request's id, and the envelope's own errors what was sent (a method's
 //    name): a batch of long ids used to build a JSON-RPC answer past its budget (34.5 MB of a
@@ -11,11 +11,11 @@
 //    running with its POST answered, its slot and its bytes given back meanwhile.
 //  - An MCP batch refused whole (over 100 messages) is one request, as on JSON-RPC.
 import { describe, expect, it } from 'vitest';
-import { PlanAnswerMemory } from '../../api/access/answer-memory.ts';
-import { AnswerBatch } from '../../api/answers/answer-batch.ts';
-import { mcpRequestCount } from '../../api/mcp/mcp-routes.ts';
-import { carriedMeasure } from '../../api/mcp/mcp-server.ts';
-import { handleBody, parseRpcBody, type MethodTable } from '../../api/rpc/json-rpc.ts';
+import { PlanAnswerMemory } from '../../api/services/access/answer-memory.ts';
+import { AnswerBatch } from '../../api/services/answers/answer-batch.ts';
+import { mcpRequestCount } from '../../api/doors/mcp/mcp-routes.ts';
+import { carriedMeasure } from '../../api/doors/mcp/mcp-server.ts';
+import { handleBody, parseRpcBody, type MethodTable } from '../../api/doors/rpc/json-rpc.ts';
 import { Budget } from '../../core/budget.ts';
 import { RPC_RESPONSE_BUDGET_BYTES } from '../../core/limits/answers.ts';
 import { MCP_CARRY_FACTOR } from '../../core/limits/mcp.ts';

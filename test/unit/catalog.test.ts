@@ -13,16 +13,15 @@ import type { Analytics } from '../../api/analytics/analytics.ts';
 import { CATALOG, rpcMethodsOf, type Operation } from '../../api/catalog/catalog.ts';
 import { optional, rpcMethod, type ParamsCheck } from '../../api/catalog/declare.ts';
 import { limit, options } from '../../api/catalog/params.ts';
-import { registerOpenApi } from '../../api/rest/openapi.ts';
+import { registerOpenApi } from '../../api/doors/rest/openapi.ts';
 import { CALENDAR_DAY_PATTERN, dayStart } from '../../core/vocabulary/primitives.ts';
-import { restApi } from '../../api/rest/rest-api.ts';
-import { HAND_ROUTES } from '../../api/rest/hand-routes.ts';
-import { restGet } from '../../api/rest/rest-route.ts';
-import { envelope, errors, ok } from '../../api/rest/rest-schemas.ts';
-import { openRpcDocument } from '../../api/rpc/openrpc.ts';
-import { paramsChecks } from '../../api/positional/positional-calls.ts';
-import { RpcMethods } from '../../api/rpc/rpc-routes.ts';
-import { McpTools } from '../../api/mcp/mcp-tools.ts';
+import { restApi } from '../../api/doors/rest/rest-api.ts';
+import { restGet } from '../../api/doors/rest/rest-route.ts';
+import { envelope, errors, ok } from '../../api/doors/rest/rest-schemas.ts';
+import { openRpcDocument } from '../../api/doors/rpc/openrpc.ts';
+import { paramsChecks } from '../../api/services/positional/positional-calls.ts';
+import { RpcMethods } from '../../api/doors/rpc/rpc-routes.ts';
+import { McpTools } from '../../api/doors/mcp/mcp-tools.ts';
 import { AppError } from '../../core/errors.ts';
 import { LIST_LIMITS } from '../../core/limits/questions.ts';
 
@@ -124,7 +123,7 @@ describe('a new operation or parameter shows on every door, from the catalog alo
     }),
     rest: { url: '/analytics/fee-leaders' },
   };
-  // Not declared by its request: its REST route is written by hand, REST's own code (api/rest/).
+  // Not declared by its request: its REST route is written by hand, REST's own code (api/doors/rest/).
   const handRoutes = {
     feeLeaders: restGet({
       url: '/analytics/fee-leaders',
@@ -167,7 +166,7 @@ describe('a new operation or parameter shows on every door, from the catalog alo
   it('REST and OpenAPI: the route, validated and documented from one schema', async () => {
     const app = Fastify();
     await registerOpenApi(app, { protocols: async () => ['jupiter_v6'] });
-    await app.register(restApi, { prefix: '/api/v1', analytics, catalog, handRoutes: { ...HAND_ROUTES, ...handRoutes } });
+    await app.register(restApi, { prefix: '/api/v1', analytics, catalog, handRoutes });
     await app.ready();
     const doc = app.swagger() as { paths: Record<string, { get?: { parameters?: { name: string; schema: unknown }[] } }> };
     const param = doc.paths['/api/v1/analytics/fee-leaders']?.get?.parameters?.find((p) => p.name === 'min_fee');
@@ -183,14 +182,14 @@ describe('a new operation or parameter shows on every door, from the catalog alo
 
 describe('the catalog and the other doors', () => {
   it('names only GraphQL fields the schema has', () => {
-    const sdl = readFileSync(new URL('../../api/graphql/schema/query.graphql', import.meta.url), 'utf8');
+    const sdl = readFileSync(new URL('../../api/doors/graphql/schema/query.graphql', import.meta.url), 'utf8');
     for (const op of CATALOG) {
       if (op.graphql) expect(sdl, `${op.name} -> ${op.graphql.field}`).toMatch(new RegExp(`^\\s+${op.graphql.field}\\(|^\\s+${op.graphql.field}:`, 'm'));
     }
   });
 
   it('GraphQL states the page size of LIST_LIMITS.graphqlFirst', () => {
-    const sdl = readFileSync(new URL('../../api/graphql/schema/query.graphql', import.meta.url), 'utf8');
+    const sdl = readFileSync(new URL('../../api/doors/graphql/schema/query.graphql', import.meta.url), 'utf8');
     const { default: first, max } = LIST_LIMITS.graphqlFirst;
     expect(sdl).toContain(`first (default ${first}, at most ${max}; larger is refused)`);
   });

@@ -1,9 +1,9 @@
-// The chunked JSON writer (api/answers/chunked-json.ts) and the GraphQL answer stream on it
-// (api/graphql/answer-stream.ts): the same text JSON.stringify writes, in bounded chunks,
+// The chunked JSON writer (api/services/answers/chunked-json.ts) and the GraphQL answer stream on it
+// (api/doors/graphql/answer-stream.ts): the same text JSON.stringify writes, in bounded chunks,
 // a turn of the event loop apart; an answer cut at its byte budget field by field.
 import { describe, expect, it } from 'vitest';
-import { chunkedStringify, jsonChunks } from '../../api/answers/chunked-json.ts';
-import { answerStream, rememberedStream, type Answer } from '../../api/graphql/answer-stream.ts';
+import { chunkedStringify, jsonChunks } from '../../api/services/answers/chunked-json.ts';
+import { answerStream, rememberedStream, type Answer } from '../../api/doors/graphql/answer-stream.ts';
 import { ANSWER_CHUNK_BYTES } from '../../core/limits/answers.ts';
 
 const read = async (s: NodeJS.ReadableStream): Promise<string> => {

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { CONTENT_SECURITY_POLICY, loadAssets, PUBLIC_DIR } from '../../api/dashboard/dashboard.ts';
+import { CONTENT_SECURITY_POLICY, loadAssets, PUBLIC_DIR } from '../../api/doors/dashboard/dashboard.ts';
 
 const assets = loadAssets();
 const js = [...assets].filter(([name]) => name.endsWith('.js'));

@@ -1,8 +1,8 @@
-// Password hashing (api/dashboard/passwords.ts) and the dashboard's configuration, without an
+// Password hashing (api/doors/dashboard/passwords.ts) and the dashboard's configuration, without an
 // engine: scrypt with a salt per password and its parameters in the stored form; stored
 // values this code would not write are refused rather than run; the rule's edges.
 import { describe, expect, it } from 'vitest';
-import { hashPassword, passwordProblem, SCRYPT_PARAMS, verifyPassword } from '../../api/dashboard/passwords.ts';
+import { hashPassword, passwordProblem, SCRYPT_PARAMS, verifyPassword } from '../../api/doors/dashboard/passwords.ts';
 import { ConfigError, loadConfig } from '../../core/config/load-config.ts';
 
 describe('dashboard passwords', () => {

@@ -4,12 +4,12 @@
 import { buildSchema, type GraphQLInputObjectType } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { AppError, wordMessage } from '../../core/errors.ts';
-import { filterBody, sqlBody } from '../../api/exports/export-schemas.ts';
-import { FILTER_EXPORT, filterExportSpec, SQL_EXPORT, sqlExportSpec } from '../../api/exports/export-request.ts';
-import { exportInputSdl } from '../../api/graphql/export-plans.ts';
-import { GRAPHQL_WORDING } from '../../api/graphql/errors.ts';
-import { subscriptionFieldsSdl } from '../../api/graphql/subscriptions/schema.ts';
-import { checkSqlBody, SQL_EXECUTION, SQL_QUERY } from '../../api/sql/query-request.ts';
+import { filterBody, sqlBody } from '../../api/services/exports/export-schemas.ts';
+import { FILTER_EXPORT, filterExportSpec, SQL_EXPORT, sqlExportSpec } from '../../api/services/exports/export-request.ts';
+import { exportInputSdl } from '../../api/doors/graphql/export-plans.ts';
+import { GRAPHQL_WORDING } from '../../api/doors/graphql/errors.ts';
+import { subscriptionFieldsSdl } from '../../api/doors/graphql/subscriptions/schema.ts';
+import { checkSqlBody, SQL_EXECUTION, SQL_QUERY } from '../../api/services/sql/query-request.ts';
 
 const VISIBLE = ['jupiter_v6', 'raydium_amm'];
 const REST = { params: {}, hints: { protocols: 'GET /api/v1/stats lists the available ones', coarserBucket: '' } };

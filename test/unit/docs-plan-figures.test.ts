@@ -1,7 +1,7 @@
 // The plan and budget figures the docs state are the code's: every row of the figure tables
 // of docs/access.md ("Plans", "Budgets") and docs/exports.md ("Limits") is read, each cell
 // parsed ("64 MiB", "100M", "½", "10 %", "1,000,000") and compared with the constant the row
-// names (core/plans.ts, core/limits.ts, core/budget.ts). A row naming no constant known here
+// names (core/plans.ts, core/limits/, core/budget.ts). A row naming no constant known here
 // fails too, so a new row comes with its check. (The docs said 256 MiB and 1 GiB of answer
 // memory for x402 and enterprise while the code held 128 and 256 MiB.)
 import { readFileSync } from 'node:fs';

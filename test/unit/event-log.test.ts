@@ -1,10 +1,10 @@
-// The replay log of /graphql/stream (api/graphql/subscriptions/event-log.ts), on its own with
+// The replay log of /graphql/stream (api/doors/graphql/subscriptions/event-log.ts), on its own with
 // a hand-moved clock: ids order events and carry the slot high-water mark; a reconnect gets
 // exactly the events after its id; the window and the count bound drop the oldest, and an id
 // before them, of an earlier process, or never made is answered with a gap naming the loss.
 import { describe, expect, it } from 'vitest';
-import type { BucketFigures } from '../../api/analytics/activity-buckets.ts';
-import { EventLog, parseEventId } from '../../api/graphql/subscriptions/event-log.ts';
+import type { BucketFigures } from '../../api/analytics/presets/activity-buckets.ts';
+import { EventLog, parseEventId } from '../../api/doors/graphql/subscriptions/event-log.ts';
 import { STREAM_EVENT_SEQ_PER_MS } from '../../core/limits/streams.ts';
 
 const fig = (i: number, maxSlot: number): BucketFigures => ({

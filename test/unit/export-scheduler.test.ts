@@ -1,10 +1,10 @@
-// Who gets an export worker (api/exports/export-scheduler.ts), without an engine: paid
+// Who gets an export worker (api/services/exports/export-scheduler.ts), without an engine: paid
 // plans first, a worker kept for them, a key never holding more than its share, round-robin
 // across the keys of a plan, and a running job giving its worker up at a chunk boundary only
 // to a better claim (no ping-pong).
 import { describe, expect, it } from 'vitest';
-import { nextJob, planWorkers, shouldYield, type Schedulable } from '../../api/exports/export-scheduler.ts';
-import { KeyTurns } from '../../api/sql/key-turns.ts';
+import { nextJob, planWorkers, shouldYield, type Schedulable } from '../../api/services/exports/export-scheduler.ts';
+import { KeyTurns } from '../../api/services/sql/key-turns.ts';
 import { loadConfig } from '../../core/config/load-config.ts';
 import type { Plan } from '../../core/plans.ts';
 

@@ -1,12 +1,12 @@
-// The GraphQL document's limits checked right after parsing (api/graphql/document-limits.ts)
-// and the answer memo's bounds (api/graphql/answer-memo.ts): pure functions and one class,
+// The GraphQL document's limits checked right after parsing (api/doors/graphql/document-limits.ts)
+// and the answer cache's bounds (api/doors/graphql/answer-cache.ts): pure functions and one class,
 // no engine.
 import { getIntrospectionQuery, parse } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { AnswerMemo } from '../../api/graphql/answer-memo.ts';
-import { DocumentCache, mostRepeatedName, parseDocument, selectionCount } from '../../api/graphql/document-limits.ts';
+import { AnswerCache } from '../../api/doors/graphql/answer-cache.ts';
+import { DocumentCache, mostRepeatedName, parseDocument, selectionCount } from '../../api/doors/graphql/document-limits.ts';
 import { GRAPHQL_MAX_SAME_NAME, GRAPHQL_MAX_SELECTIONS } from '../../core/limits/graphql.ts';
-import { buildExecutableSchema } from '../../api/graphql/schema.ts';
+import { buildExecutableSchema } from '../../api/doors/graphql/schema.ts';
 import { longestLoopBlock } from '../support/loop-probe.ts';
 
 const bomb = (levels: number, spreads = 2) =>
@@ -64,11 +64,11 @@ describe('selections of a document', () => {
   });
 });
 
-describe('the answer memo', () => {
+describe('the answer cache', () => {
   const entry = (bytes: number, at = 0) => ({ version: 'v', at, fields: 1, requested: 1, data: Buffer.alloc(bytes) });
 
   it('is bounded by bytes: the oldest answers go first, an answer larger than the whole memo is not kept', () => {
-    const memo = new AnswerMemo({ budgetBytes: 10_000, ttlMs: 60_000, now: () => 0 });
+    const memo = new AnswerCache({ budgetBytes: 10_000, ttlMs: 60_000, now: () => 0 });
     for (let i = 0; i < 10; i++) memo.set(`k${i}`, entry(3_000));
     expect(memo.bytes).toBeLessThanOrEqual(10_000);
     expect(memo.size).toBe(3);
@@ -81,7 +81,7 @@ describe('the answer memo', () => {
 
   it('drops expired answers on a timer, without waiting for a read, and stops the timer on close', async () => {
     let now = 0;
-    const memo = new AnswerMemo({ budgetBytes: 1_000_000, ttlMs: 40, now: () => now });
+    const memo = new AnswerCache({ budgetBytes: 1_000_000, ttlMs: 40, now: () => now });
     memo.set('a', entry(1000, 0));
     memo.set('b', entry(1000, 0));
     expect(memo.size).toBe(2);
@@ -93,7 +93,7 @@ describe('the answer memo', () => {
   });
 
   it('answers only the same data version', () => {
-    const memo = new AnswerMemo({ now: () => 0 });
+    const memo = new AnswerCache({ now: () => 0 });
     memo.set('a', entry(10));
     expect(memo.get('a', 'other')).toBeUndefined();
     expect(memo.size).toBe(0);

@@ -37,6 +37,7 @@ const good = (signature: string, extra: Record<string, unknown> = {}): Record<st
   accounts: [PROGRAM],
   accounts_count: 1,
   success: true,
+  transaction_index: 0,
   ...extra,
 });
 

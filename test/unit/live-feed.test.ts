@@ -2,8 +2,8 @@
 // loop: every STREAM_EVENTS_PER_TURN events the next waits for a turn of the loop, so I/O
 // (other requests, /health) runs between (the security review's stream fan-out finding).
 import { describe, expect, it } from 'vitest';
-import { Feed } from '../../api/graphql/subscriptions/feed.ts';
-import type { BucketFigures } from '../../api/analytics/activity-buckets.ts';
+import { Feed } from '../../api/doors/graphql/subscriptions/feed.ts';
+import type { BucketFigures } from '../../api/analytics/presets/activity-buckets.ts';
 import { STREAM_EVENTS_PER_TURN } from '../../core/limits/streams.ts';
 
 describe('a live feed draining a large write', () => {

@@ -7,8 +7,8 @@
 // are called by hand, the clock moved by hand.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { FinishedBatch } from '../../warehouse/journal-reader.ts';
-import type { JournalSource } from '../../api/graphql/subscriptions/live-activity.ts';
-import { DeliveredBatches } from '../../api/graphql/subscriptions/delivered-batches.ts';
+import type { JournalSource } from '../../api/doors/graphql/subscriptions/live-activity.ts';
+import { DeliveredBatches } from '../../api/doors/graphql/subscriptions/delivered-batches.ts';
 import { STREAM_JOURNAL_LOOKBACK_MS, STREAM_JOURNAL_UNSEEN_KEEP_MS } from '../../core/limits/streams.ts';
 import { buckets, harness, openStream, turnsUntil } from '../support/live-harness.ts';
 

@@ -1,4 +1,4 @@
-// The door's own stateless transport (api/mcp/mcp-transport.ts) against the SDK's
+// The door's own stateless transport (api/doors/mcp/mcp-transport.ts) against the SDK's
 // WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true }), stateless, as the door
 // used it before: the same Server handlers behind each, the same POSTs, and the answers must be
 // the same, status, headers and body text. The SDK's transport is the reference, so an SDK
@@ -7,7 +7,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { CallToolRequestSchema, ErrorCode, LATEST_PROTOCOL_VERSION, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
-import { StatelessJsonTransport, type DirectAnswer, type McpAnswer } from '../../api/mcp/mcp-transport.ts';
+import { StatelessJsonTransport, type DirectAnswer, type McpAnswer } from '../../api/doors/mcp/mcp-transport.ts';
 
 /** A Server with a tool that echoes its arguments, one that fails, and tools/list. */
 function server(): Server {

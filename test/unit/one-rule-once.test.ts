@@ -11,7 +11,7 @@ const filesMatching = (re: RegExp): string[] =>
     .sort();
 
 /** The files that are the doors and the layer they ask (where a request is checked). */
-const DOOR_DIRS = /^api\/(catalog|rest|rpc|graphql|mcp|analytics|exports)\//;
+const DOOR_DIRS = /^api\/(catalog|doors\/(rest|rpc|graphql|mcp|exports)|analytics|services\/exports)\//;
 
 describe('each request rule is written once', () => {
   it('the day range to seconds: daySpan in core/request-check.ts (the last second of a day, and dayStart, nowhere else)', () => {
@@ -26,14 +26,23 @@ describe('each request rule is written once', () => {
     expect(filesMatching(/\.activeNames\(\)/).filter((f) => DOOR_DIRS.test(f))).toEqual(['api/analytics/analytics.ts']);
   });
 
-  it('the bucket count: checkBuckets alone compares with MAX_ACTIVITY_BUCKETS', () => {
+  it('the bucket count: checkBuckets alone compares with MAX_ACTIVITY_BUCKETS, run by one declared rule', () => {
     expect(filesMatching(/>\s*MAX_ACTIVITY_BUCKETS/)).toEqual(['api/analytics/question/granularity.ts']);
+    // bucketsAtMost (getProtocolActivity's interval, timeSeries' granularity): the facade does not count again.
+    expect(filesMatching(/\bcheckBuckets\(/).filter((f) => f !== 'api/analytics/question/granularity.ts')).toEqual(['api/catalog/open-questions.ts']);
+  });
+
+  it("GraphQL's open questions hand their protocols and days to the one check", () => {
+    // transactions, timeSeries, failedTransactions, queryComplexity: declared in api/catalog/open-questions.ts.
+    expect(filesMatching(/\bdaySpan\(/).filter((f) => f.startsWith('api/doors/graphql/'))).toEqual([]);
+    // Their list filters' items are held to the vocabulary's primitives by the one check's schema: no hand copy of a primitive's rule.
+    expect(filesMatching(/\bbreaksRule\b|FILTER_LISTS\[/).filter((f) => f.startsWith('api/doors/'))).toEqual([]);
   });
 
   it('cross-field rules are values of core/request-check.ts, run and documented from one declaration', () => {
     // No rule written as a JSON literal for the documents beside a check coded by hand.
     expect(filesMatching(/rule: '(ordered|sumAtMost|spanAtMost)'/)).toEqual(['core/request-check.ts']);
-    expect(filesMatching(/'x-cross-field-rules'/).filter((f) => /^api\/(catalog|rest|rpc)\//.test(f))).toEqual([]);
+    expect(filesMatching(/'x-cross-field-rules'/).filter((f) => /^api\/(catalog|doors\/(rest|rpc))\//.test(f))).toEqual([]);
   });
 
   it('bodies (exports, SQL, executions) and the subscription are declared requests: no door converts days or resolves protocols itself', () => {
@@ -47,10 +56,10 @@ describe('each request rule is written once', () => {
     // A body's rules are values of request-check, run by the one check and shown in the documents.
     expect(filesMatching(/rule: '(sumEquals|subsetOf|onlyWith|notValue)'/)).toEqual(['core/request-check.ts']);
     // Each body's shape is declared once: the export body, the SQL body's format, the subscription's list.
-    expect(filesMatching(/has no field "\{name\}"; fields: format, filters/)).toEqual(['api/exports/export-request.ts']);
-    // (MCP's run_sql still reads its own arguments: api/mcp is not yet on the declared SQL request.)
-    expect(filesMatching(/must be "json" or "csv"/).filter((f) => !f.startsWith('api/mcp/'))).toEqual(['api/sql/query-request.ts']);
-    expect(filesMatching(/the list is empty; name at least one protocol/)).toEqual(['api/graphql/subscriptions/schema.ts']);
+    expect(filesMatching(/has no field "\{name\}"; fields: format, filters/)).toEqual(['api/services/exports/export-request.ts']);
+    // (MCP's run_sql still reads its own arguments: api/doors/mcp is not yet on the declared SQL request.)
+    expect(filesMatching(/must be "json" or "csv"/).filter((f) => !f.startsWith('api/doors/mcp/'))).toEqual(['api/services/sql/query-request.ts']);
+    expect(filesMatching(/the list is empty; name at least one protocol/)).toEqual(['api/doors/graphql/subscriptions/schema.ts']);
   });
 
   it('GraphQL fields declare the filters they take; no hand-kept list of refused ones', () => {
@@ -58,6 +67,6 @@ describe('each request rule is written once', () => {
   });
 
   it('one formatError for every GraphQL operation (queries, mutations, subscriptions)', () => {
-    expect(filesMatching(/function formatError\b/)).toEqual(['api/graphql/errors.ts']);
+    expect(filesMatching(/function formatError\b/)).toEqual(['api/doors/graphql/errors.ts']);
   });
 });

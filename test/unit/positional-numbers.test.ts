@@ -1,9 +1,9 @@
-// JSON-RPC's and MCP's positional params (api/positional/) with a number JSON.parse could not
+// JSON-RPC's and MCP's positional params (api/services/positional/) with a number JSON.parse could not
 // keep: 1e400 is read as Infinity. Refused as a value out of range, quoted as itself, on both
 // doors alike (MCP reads its arguments with JSON.parse too, without JSON-RPC's raw-text scan).
 import { describe, expect, it } from 'vitest';
 import { AppError, Errors } from '../../core/errors.ts';
-import { validateParams } from '../../api/positional/param-checks.ts';
+import { validateParams } from '../../api/services/positional/param-checks.ts';
 
 function refusal(method: string, params: unknown[]): AppError {
   try {

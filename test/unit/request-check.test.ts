@@ -7,7 +7,7 @@ import { checkRequest, ordered, request, sumAtMost, valueAt } from '../../core/r
 import { BlockTimeRange, ProtocolName } from '../../core/vocabulary/primitives.ts';
 
 const ACTIVE = ['jupiter_v6', 'pump_fun'];
-/** GraphQL's names (api/graphql/declared-fields.ts): how a declared field's refusals read there. */
+/** GraphQL's names (api/doors/graphql/declared-fields.ts): how a declared field's refusals read there. */
 const graphqlName = (path: string): string => ({ protocols: 'filters.protocols', range: 'filters.dateRange' })[path] ?? path;
 
 const sample = request(

@@ -4,8 +4,8 @@
 // nothing running, and a 429 with Retry-After for everything past the queues.
 import { describe, expect, it } from 'vitest';
 import { AppError, Errors } from '../../core/errors.ts';
-import { ConcurrencyGate } from '../../api/sql/concurrency-gate.ts';
-import { KeyTurns } from '../../api/sql/key-turns.ts';
+import { ConcurrencyGate } from '../../api/services/sql/concurrency-gate.ts';
+import { KeyTurns } from '../../api/services/sql/key-turns.ts';
 
 const refused = (p: Promise<unknown>) =>
   p.then(

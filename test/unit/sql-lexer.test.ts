@@ -1,8 +1,8 @@
 // The SQL surface tokenizer (no engine needed): strings, identifiers, comments and
 // heredocs as ClickHouse lexes them; the outermost LIMIT; WITH names; the tree reader.
 import { describe, expect, it } from 'vitest';
-import { parseAstDump } from '../../api/sql/sql-ast.ts';
-import { cteNames, lex, LexError, outerLimit } from '../../api/sql/sql-lexer.ts';
+import { parseAstDump } from '../../api/services/sql/sql-ast.ts';
+import { cteNames, lex, LexError, outerLimit } from '../../api/services/sql/sql-lexer.ts';
 
 describe('lex', () => {
   it.each([

@@ -4,7 +4,7 @@
 // key's /health p99 to 1.45 s). The real hub, subscribe and LiveStream (test/support/
 // live-harness.ts) with a charge of the test's own; counts only, no clock.
 import { describe, expect, it } from 'vitest';
-import { chargeKey, keyRefusal } from '../../api/graphql/subscriptions/replay-meter.ts';
+import { chargeKey, keyRefusal } from '../../api/doors/graphql/subscriptions/replay-meter.ts';
 import { AppError, Errors } from '../../core/errors.ts';
 import { STREAM_REPLAY_BYTES_PER_UNIT, STREAM_REPLAY_EVENTS_PER_TURN, STREAM_REPLAY_EVENTS_PER_UNIT } from '../../core/limits/streams.ts';
 import type { ApiKeyRecord } from '../../warehouse/api-key-store.ts';

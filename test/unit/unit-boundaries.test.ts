@@ -4,9 +4,9 @@
 // here a regression shows in milliseconds (npm run test:fast).
 import { createHash, createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { listingFingerprint, PageTokens } from '../../api/analytics/page-token.ts';
-import { handleBody, parseRpcBody, PARSE_FAILED, type MethodTable } from '../../api/rpc/json-rpc.ts';
-import { validateParams } from '../../api/positional/param-checks.ts';
+import { listingFingerprint, PageTokens } from '../../api/analytics/paging/page-token.ts';
+import { handleBody, parseRpcBody, PARSE_FAILED, type MethodTable } from '../../api/doors/rpc/json-rpc.ts';
+import { validateParams } from '../../api/services/positional/param-checks.ts';
 import { AppError, Errors, hint, param, worded, wordMessage } from '../../core/errors.ts';
 import { checkRecord, protocolLookup } from '../../ingest/record-schema.ts';
 
@@ -186,7 +186,7 @@ describe('parameter words at the edge', () => {
 describe('one vocabulary across the interfaces', () => {
   it("GraphQL's record and statistics types carry the vocabulary's answer fields, with the same kinds, plus only their documented additions", async () => {
     const { buildSchema, getNamedType, GraphQLObjectType } = await import('graphql');
-    const { schemaSource } = await import('../../api/graphql/schema.ts');
+    const { schemaSource } = await import('../../api/doors/graphql/schema.ts');
     const answers = await import('../../core/vocabulary/answers.ts');
     const schema = buildSchema(schemaSource());
     const kindOf = (t: string): string => (t === 'Boolean' ? 'boolean' : t === 'String' ? 'string' : 'number');

@@ -4,7 +4,7 @@
 // the ragged edges of the range from the base table, merged in one statement; an
 // hour-aligned range reads the view alone, without the UNION wrapper (a few ms cheaper).
 // Only the view columns the question's measures use are read (each costs ~0.5 ms).
-import type { CostShape } from '../analytics-cost.ts';
+import type { CostShape } from '../cost/analytics-cost.ts';
 import type { TimeRange } from '../types.ts';
 import { bucketSql, type Granularity } from './granularity.ts';
 import {

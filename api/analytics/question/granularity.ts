@@ -2,7 +2,8 @@
 // granularity, GraphQL bucketBy and groupBy HOUR, live activity buckets) names its size as
 // a Granularity, and the engine and this module agree on where each bucket starts.
 import { AppError, Errors, hint, param } from '../../../core/errors.ts';
-import { MAX_ACTIVITY_BUCKETS } from '../../../core/limits.ts';
+import { MAX_ACTIVITY_BUCKETS } from '../../../core/limits/questions.ts';
+import { SHORTEST_MONTH_DAYS } from '../../../core/vocabulary/calendar.ts';
 import type { TimeRange } from '../types.ts';
 
 /** Every bucket size, smallest first (the catalog offers them on JSON-RPC and REST). */
@@ -67,7 +68,7 @@ function nextBucket(start: number, granularity: Granularity): number {
 /** How many buckets cover [gte, lte], without listing them (months: close enough, rounded up). */
 export function bucketCount(range: Required<TimeRange>, granularity: Granularity): number {
   if (range.lte < range.gte) return 0;
-  const width = { hour: HOUR, day: DAY, week: 7 * DAY, month: 28 * DAY }[granularity];
+  const width = { hour: HOUR, day: DAY, week: 7 * DAY, month: SHORTEST_MONTH_DAYS * DAY }[granularity];
   return Math.floor((range.lte - bucketStart(range.gte, granularity)) / width) + 1;
 }
 

@@ -12,6 +12,7 @@
 // - A filter's condition and bound parameter read the same over the base table, the lookup
 //   tables (same column names) and the views that keep its column: record listings
 //   (transactions.ts, address-transactions.ts, failed-transactions.ts) take theirs from here too.
+import { PERCENT } from '../../../core/limits/questions.ts';
 import { TABLES } from '../../../warehouse/tables.ts';
 import type { Bounds, RangeFilter, TimeRange, TransactionFilters } from '../types.ts';
 import type { Granularity } from './granularity.ts';
@@ -81,7 +82,7 @@ export const MEASURES = {
   count: { states: ['tx_count'], sql: 'sum(tx_count)', type: 'number', metric: 'Records in the group' },
   successCount: { states: ['success_count'], sql: 'sum(success_count)', type: 'number' },
   failedCount: { of: ['count', 'successCount'], op: 'difference' },
-  successRate: { of: ['successCount', 'count'], op: 'ratio', scale: 100 },
+  successRate: { of: ['successCount', 'count'], op: 'ratio', scale: PERCENT },
   sumFee: { states: ['fee_sum'], sql: 'sum(fee_sum)', type: 'number', metric: 'Total fee, lamports' },
   avgFee: { of: ['sumFee', 'count'], op: 'ratio', metric: 'Average fee per record, lamports' },
   minFee: { states: ['fee_min'], sql: 'min(fee_min)', type: 'number', metric: 'Lowest fee, lamports' },
@@ -349,7 +350,7 @@ const HOUR = 3600;
  * it wrapped around and dropped the records of the last storable hour. An upper bound at
  * or past 2^32 bounds nothing and is left out; a lower one there matches nothing.
  */
-const END_OF_TIME = 4_294_967_296;
+const END_OF_TIME = 2 ** 32;
 
 export function planRange(range: TimeRange): RangePlan {
   const from = range.gte;

@@ -1,0 +1,215 @@
+// Each top-level field of a request, turned into the analytics question it asks (for the
+// cost guard, before anything runs) and how to answer it (for its resolver). Arguments are
+// checked here with GraphQL's names for them; the answers come from the shared analytics
+// layer and are only reshaped for the schema's types.
+import { invalidParams } from '../../../core/errors.ts';
+import type { Analytics, CostQuestion } from '../../analytics/analytics.ts';
+import type { AnswerCost, Recommendation } from '../../analytics/cost/analytics-cost.ts';
+import { FAILURE_METRICS, type Group, type Metric } from '../../analytics/presets/group-pages.ts';
+import { bucketCount, type Granularity } from '../../analytics/question/granularity.ts';
+import { isTimeDimension } from '../../analytics/question/model.ts';
+import type { TimeRange } from '../../analytics/types.ts';
+import { graphqlName, groupFilters, keysOf, metricsOf, scopeInput, takesOnly, type Args, type FiltersArg } from './question-args.ts';
+import { pageOf, type PaginationArg } from './pagination-args.ts';
+import { wantsOf } from '../../analytics/paging/connection.ts';
+import { connectionOf, type ConnectionSelection } from './connection-plans.ts';
+import { metricValue, questionVocabulary, type GroupKey, type QuestionVocabulary } from './question-vocabulary.ts';
+import { checkTransactions, prepareTransactions } from './transactions-question.ts';
+import { OPEN_QUESTIONS } from '../../catalog/open-questions.ts';
+
+/**
+ * What a running field reports to its request: the items it answers, against the document's
+ * GRAPHQL_MAX_DOCUMENT_POINTS (throws QUERY_TOO_COMPLEX past it).
+ */
+export interface FieldMeter {
+  count(points: number): void;
+}
+
+/**
+ * A top-level field ready to run: what it costs is asked of `question` (its prepared
+ * answer: the statements are built once, then costed and run as the same objects), `run` answers it;
+ * `points` is how many items its arguments ask for (the least it can answer when the number
+ * of series is known only once read; 1 when absent).
+ */
+export interface FieldPlan {
+  question: CostQuestion;
+  points?: number;
+  run(meter: FieldMeter): Promise<unknown>;
+}
+
+/** The keys failedTransactions' nodes show. */
+const FAILURE_KEYS: readonly GroupKey[] = ['protocol', 'instructionType', 'time'];
+
+const GRANULARITY: Record<string, Granularity> = { HOUR: 'hour', DAY: 'day', WEEK: 'week', MONTH: 'month' };
+
+const RECOMMENDATION: Record<Exclude<Recommendation, 'dropPercentile'>, string> = {
+  narrowRange: 'narrow filters.dateRange (fewer days)',
+  addProtocol: 'add a protocol (filters.protocols)',
+  coarserBucket: 'use a coarser bucket (bucketBy DAY, WEEK or MONTH, or groupBy without HOUR)',
+  useViews:
+    'drop what only records answer (groupBy PROGRAM_ID; filters slotRange, feeRange, computeRange, accountsCount, success, status, logMessage, programIds, signatures): without them hourly views answer',
+};
+
+/** The recommendations in words; the percentile metrics are the vocabulary's. */
+export const wordRecommendations = (cost: AnswerCost, vocab: QuestionVocabulary): string[] =>
+  cost.recommendations.map((r) =>
+    r === 'dropPercentile'
+      ? `drop a percentile metric (${vocab.metrics
+          .filter((m) => m.percentile)
+          .map((m) => m.value)
+          .join(', ')})`
+      : RECOMMENDATION[r],
+  );
+
+// ---- the fields ---------------------------------------------------------------------------
+
+/** The question and answer of transactions(filters, pagination, groupBy, metrics, sort): prepared by the catalog. */
+async function transactionsPlan(a: Analytics, args: Args, selection: ConnectionSelection | undefined, budget: number): Promise<FieldPlan> {
+  const vocab = questionVocabulary(a.measures);
+  const ask = await checkTransactions(a, args, vocab);
+  const prepared = await prepareTransactions(a, ask, vocab, selection, budget);
+  return {
+    question: prepared,
+    points: ask.points,
+    async run(meter) {
+      const page = await prepared.answer();
+      meter.count(page.edges.length);
+      return connectionOf(page, (n) => n);
+    },
+  };
+}
+
+async function timeSeriesPlan(a: Analytics, args: Args): Promise<FieldPlan> {
+  const f = args.filters as FiltersArg;
+  takesOnly(f, 'timeSeries');
+  const vocab = questionVocabulary(a.measures);
+  const keys = keysOf(args.groupBy, vocab);
+  const timeKey = vocab.groupKeys.find((k) => keys.includes(k.dimension) && isTimeDimension(k.dimension));
+  if (timeKey !== undefined) throw invalidParams(`groupBy ${timeKey.value} is not allowed in timeSeries: bucketBy sets the time buckets`, 'groupBy');
+  const metrics = metricsOf(args.metrics, vocab);
+  if (metrics.length === 0) throw invalidParams('metrics must name at least one metric', 'metrics');
+  const granularity = GRANULARITY[args.bucketBy as string] ?? 'hour';
+  // The protocols, the closed range and its bucket count: by the one check (open-questions.ts).
+  const asked = await a.prepare(
+    {
+      request: OPEN_QUESTIONS.timeSeries,
+      respond: async (a, c) => {
+        const range = c.range as Required<TimeRange>;
+        return { prepared: await a.prepareSeries({ filters: { ...groupFilters(f, c), range }, keys, metrics, granularity }, c.protocols), range };
+      },
+    },
+    scopeInput(f, { granularity }, true),
+    graphqlName,
+  );
+  const { prepared, range } = await asked.answer();
+  // Known before reading: buckets x metrics x protocols (by PROTOCOL); instruction types only once read.
+  const protocolSeries = keys.includes('protocol') ? (asked.checked.protocolsAsked ?? asked.checked.protocols).length : 1;
+  return {
+    question: prepared,
+    points: bucketCount(range, granularity) * metrics.length * Math.max(1, protocolSeries),
+    async run(meter) {
+      const series = await prepared.answer();
+      meter.count(series.length * (series[0]?.points.length ?? 0) * metrics.length);
+      const out: { timestamp: number; value: number; label: string }[] = [];
+      for (const s of series) {
+        const name = keys.length === 0 ? 'all' : keys.map((k) => s.keys[k as keyof typeof s.keys]).join('/');
+        for (const [i, m] of metrics.entries()) {
+          // The metric as the request named it (a renamed metric's older name too).
+          const label = `${name}:${(args.metrics as string[] | undefined)?.[i] ?? metricValue(m)}`;
+          for (const p of s.points) out.push({ timestamp: p.time, value: p.values[m] ?? 0, label });
+        }
+      }
+      return out;
+    },
+  };
+}
+
+async function failedTransactionsPlan(a: Analytics, args: Args, selection: ConnectionSelection | undefined, budget: number): Promise<FieldPlan> {
+  const f = args.filters as FiltersArg | null | undefined;
+  takesOnly(f, 'failedTransactions');
+  const vocab = questionVocabulary(a.measures);
+  const keys = args.groupBy !== null && args.groupBy !== undefined ? keysOf(args.groupBy, vocab) : (['protocol', 'instructionType'] as GroupKey[]);
+  const unshown = keys.filter((k) => !FAILURE_KEYS.includes(k));
+  if (unshown.length > 0) throw invalidParams('groupBy: failedTransactions groups by PROTOCOL, INSTRUCTION_TYPE and HOUR', 'groupBy');
+  const metrics = metricsOf(args.metrics, vocab);
+  const other = metrics.filter((m) => !FAILURE_METRICS.has(m));
+  if (other.length > 0)
+    throw invalidParams(`metrics: failedTransactions offers COUNT, SUM_FEE and AVG_FEE (not ${other.map(metricValue).join(', ')})`, 'metrics');
+  const page = pageOf(args.pagination as PaginationArg | null | undefined);
+  const asks = {
+    keys,
+    metrics: metrics.length > 0 ? metrics : (['count'] as Metric[]),
+    limit: page.limit,
+    direction: page.direction,
+    ...(page.cursor ? { cursor: page.cursor } : {}),
+  };
+  // The protocols and range by the one check; the selection and budget beside the checked request.
+  const asked = await a.prepare(
+    {
+      request: OPEN_QUESTIONS.failedTransactions,
+      respond: (a, c) =>
+        a.prepareFailures(
+          { ...asks, filters: { ...groupFilters(f, c), ...(c.errorPattern !== undefined ? { errorPattern: c.errorPattern } : {}) } },
+          c.protocols,
+          wantsOf(selection, page.direction),
+          budget,
+        ),
+    },
+    scopeInput(f),
+    graphqlName,
+  );
+  const prepared = await asked.answer();
+  return {
+    question: prepared,
+    points: page.limit,
+    async run(meter) {
+      const page = await prepared.answer();
+      meter.count(page.edges.length);
+      return connectionOf(page, (g: Group) => ({
+        protocolName: g.protocol ?? null,
+        instructionType: g.instructionType ?? null,
+        hour: g.time ?? null,
+        errorMessage: g.errorMessage ?? '',
+        count: g.values.count ?? 0,
+        sumFee: g.values.sumFee ?? null,
+        avgFee: g.values.avgFee ?? null,
+      }));
+    },
+  };
+}
+
+async function queryComplexityPlan(a: Analytics, args: Args, budget: number): Promise<FieldPlan> {
+  // The question transactions(filters, groupBy, metrics) would ask, with default paging:
+  // its arguments are checked now, a listing's protocols too (a listing reads its page
+  // window to be prepared); groups are prepared when this field runs.
+  const vocab = questionVocabulary(a.measures);
+  const ask = await checkTransactions(a, { filters: args.filters, groupBy: args.groupBy, metrics: args.metrics }, vocab);
+  const listing = ask.kind === 'listing' ? await prepareTransactions(a, ask, vocab) : undefined;
+  return {
+    question: { kind: 'fixed' },
+    async run() {
+      const cost = await a.cost(listing ?? (await prepareTransactions(a, ask, vocab)));
+      return { ...cost, withinBudget: cost.score <= budget, recommendations: wordRecommendations(cost, vocab) };
+    },
+  };
+}
+
+/**
+ * The plan of one top-level field of Query; undefined for fields this module does not own
+ * (those asked through a declared request, declared-fields.ts: signature, protocolStats, protocols).
+ * `selection`: the connection fields the document selects that cost reads of their own.
+ */
+export async function planField(a: Analytics, field: string, args: Args, budget: number, selection?: ConnectionSelection): Promise<FieldPlan | undefined> {
+  switch (field) {
+    case 'transactions':
+      return transactionsPlan(a, args, selection, budget);
+    case 'timeSeries':
+      return timeSeriesPlan(a, args);
+    case 'failedTransactions':
+      return failedTransactionsPlan(a, args, selection, budget);
+    case 'queryComplexity':
+      return queryComplexityPlan(a, args, budget);
+    default:
+      return undefined;
+  }
+}
