@@ -11,6 +11,8 @@ import { cityHasher } from '../../ingest/city-hash.ts';
 import { IngestJournal } from '../../ingest/ingest-journal.ts';
 import { IngestPipeline } from '../../ingest/pipeline.ts';
 import { EngineChecks } from '../../ingest/engine-checks.ts';
+import { packRid, unpackRid } from '../../ingest/record-id.ts';
+import { FIRST_COUNTED_POSITION, MAX_INSTRUCTION_INDEX, MAX_RID_SLOT, MAX_TRANSACTION_INDEX } from '../../core/limits/record-id.ts';
 import { ndjsonRecords } from '../../ingest/ndjson.ts';
 import { parseRecord } from '../../ingest/parse-record.ts';
 import { protocolLookup } from '../../ingest/record-schema.ts';
@@ -27,13 +29,34 @@ const lineOf = (c: Case): Buffer =>
     : c.record !== undefined
       ? Buffer.from(JSON.stringify({ ...c.record, raw_data: 'x'.repeat(c.padRawData ?? 0) }))
       : Buffer.from(c.line ?? '');
-const valid = JSON.parse(corpus.find((c) => c.name === 'CRLF line ending')!.line!.replace(/\r$/, '')) as Record<string, unknown>;
+/** A valid record that carries its transaction_index: the engine decides it whole (one without
+ *  is deferred, its record id's counted position assigned by the writer: ingest/record-id.ts). */
+const valid = {
+  ...(JSON.parse(corpus.find((c) => c.name === 'CRLF line ending')!.line!.replace(/\r$/, '')) as Record<string, unknown>),
+  transaction_index: 7,
+};
 /** The hostile corpus, then the variants of a valid record, as one body. */
 const body = (prefix: string): Buffer =>
   Buffer.concat([
     ...corpus.flatMap((c, i) => (i === 0 ? [lineOf(c)] : [Buffer.from('\n'), lineOf(c)])),
     Buffer.from(`\n${recordVariants(valid, prefix).join('\n')}\n`),
+    Buffer.from(`${idBounds(prefix).join('\n')}\n`),
   ]);
+/** Records at and past the record id's bounds (migration 110): slot, instruction and transaction index. */
+const idBounds = (prefix: string): string[] =>
+  [
+    { slot: String(MAX_RID_SLOT) },
+    { slot: String(MAX_RID_SLOT + 1n) },
+    { slot: Number(MAX_RID_SLOT + 1n) },
+    { slot: 2 ** 60 },
+    { slot: '18446744073709551615' },
+    { instruction_index: MAX_INSTRUCTION_INDEX },
+    { instruction_index: MAX_INSTRUCTION_INDEX + 1 },
+    { transaction_index: MAX_TRANSACTION_INDEX },
+    { transaction_index: MAX_TRANSACTION_INDEX + 1 },
+    { transaction_index: -1 },
+    { transaction_index: 1.5 },
+  ].map((change, i) => JSON.stringify({ ...valid, signature: `${prefix}B${'abcdefghijk'[i]}`.padEnd(86, 'z'), ...change }));
 
 /** Columns read as the row holds them: 64-bit numbers as text, the time as Unix seconds, the flag as 0/1. */
 const TEXT_OF: Record<string, string> = { slot: 'toString', fee: 'toString', block_time: 'toUInt32', success: 'toUInt8' };
@@ -86,8 +109,10 @@ describe('record checks in the engine', () => {
     expect(first.accepted).toBe(identities.size);
     expect(first.accepted + first.duplicates).toBe(oks.length);
     expect(first.rejected.map((r) => r.code)).toEqual([...js.entries()].filter(([, a]) => a.kind !== 'ok').map(([, a]) => (a as { code: string }).code));
+    // transaction_index is stored only as the middle part of rid (EPHEMERAL, migration 110).
+    const columns = BASE_COLUMNS.filter((c) => c !== 'transaction_index');
     const stored = await s.wh.query<Record<string, unknown>>(
-      `SELECT ${BASE_COLUMNS.map((c) => (TEXT_OF[c] ? `${TEXT_OF[c]}(${c}) AS ${c}` : c)).join(', ')} FROM transactions
+      `SELECT ${columns.map((c) => (TEXT_OF[c] ? `${TEXT_OF[c]}(${c}) AS ${c}` : c)).join(', ')}, toString(rid) AS rid FROM transactions
        WHERE signature IN {sigs:Array(String)} ORDER BY signature, instruction_index`,
       { params: { sigs: oks.map((r) => r.signature) } },
     );
@@ -95,13 +120,30 @@ describe('record checks in the engine', () => {
     expect(byId.size).toBe(identities.size);
     for (const row of oks) {
       const got = byId.get(`${row.signature}#${row.instruction_index}`)!;
-      for (const c of BASE_COLUMNS) expect(String(got[c]), `${row.signature} ${c}`).toBe(String(c === 'success' ? Number(row[c]) : row[c]));
+      for (const c of columns) expect(String(got[c]), `${row.signature} ${c}`).toBe(String(c === 'success' ? Number(row[c]) : row[c]));
+      const position = row.transaction_index ?? -1;
+      const rid = position >= 0 ? packRid(BigInt(row.slot), position, row.instruction_index) : undefined;
+      if (rid !== undefined) expect(got.rid, `${row.signature} rid`).toBe(rid.toString());
     }
     // The same body again: every valid line a duplicate, every count unchanged.
     const before = await tableCounts(s);
     const again = await s.pipeline.ingestNdjson(b, 'http');
     expect(again).toMatchObject({ accepted: 0, duplicates: oks.length });
     expect(await tableCounts(s)).toEqual(before);
+  });
+
+  it('defers a record without transaction_index, which the writer gives a counted position', async () => {
+    const { transaction_index: _, ...unplaced } = { ...valid, signature: 'HHHY'.padEnd(86, 'z') };
+    const line = JSON.stringify(unplaced);
+    const checks = new EngineChecks(s.wh, tmpdir());
+    const { batch, result } = await checks.check(Buffer.from(line), s.config.ingest.maxRecordBytes, await s.registry.list());
+    await checks.release(batch);
+    expect(result).toMatchObject({ valid: 0, refused: [], deferred: [{ line: 1 }] });
+    expect(await s.pipeline.ingestNdjson(Buffer.from(line), 'http')).toMatchObject({ accepted: 1, rejected: [] });
+    const [row] = await s.wh.query<{ rid: string }>('SELECT toString(rid) AS rid FROM transactions WHERE signature = {s:String}', {
+      params: { s: unplaced.signature },
+    });
+    expect(unpackRid(BigInt(row!.rid)).position).toBeGreaterThanOrEqual(FIRST_COUNTED_POSITION);
   });
 
   it('stores once a record repeated in the body, in a deferred line, or after a blank line', async () => {

@@ -50,8 +50,10 @@ CREATE FUNCTION IF NOT EXISTS ingest_unquote AS (r) ->
 -- U+FFFD there), any surrogate escape (a lone one is refused there with its path), JSON the
 -- engine's reader refuses (not_json's message is V8's own; numbers past UInt64 and nesting
 -- past the reader's depth are valid JSON to JSON.parse), duplicate keys (the last wins in
--- JSON.parse, the first here), a numeric slot past 2^53 (JSON.parse rounds it and the row
--- path stores the rounded value). These are rare; everything else is decided here.
+-- JSON.parse, the first here), and a valid record without transaction_index: its record id
+-- (migration 110) takes a counted position that the writer assigns from stored state
+-- (ingest/record-id.ts), which only the JavaScript path does. Producers that send
+-- transaction_index (the chain's own position) are decided here whole.
 -- The order of the checks is Ajv's: the object, then the first missing required field, then
 -- each field in the schema's order (type, then bounds or lengths, then pattern, then array
 -- items), then the registry (resolve-protocol.ts), then normalise.ts's two.
@@ -78,8 +80,12 @@ SELECT
         NOT has({programs:Array(String)}, program_id), 'program_unregistered',
         owner != protocol_name, 'program_mismatch',
         NOT has_accounts AND NOT has_count, 'accounts_count_missing',
-        length(slot_text) = 20 AND slot_text > '18446744073709551615', 'slot_out_of_range',
-        NOT startsWith(r_slot, '"') AND toFloat64OrZero(r_slot) > 9007199254740991, 'defer',
+        -- The slot is the record id's high part (migration 110): at most 2^34 - 2
+        -- (core/limits/record-id.ts MAX_RID_SLOT), as normalise.ts refuses. A numeric slot
+        -- is compared as the double JSON.parse reads (any past 2^53 is far past the bound).
+        if(startsWith(r_slot, '"'), length(slot_text) > 11 OR toUInt64OrZero(slot_text) > 17179869182,
+           toFloat64OrZero(r_slot) > 17179869182), 'slot_out_of_range',
+        NOT has(keys, 'transaction_index'), 'defer',
         '') AS code,
     multiIf(
         code = 'oversized', concat('record is ', toString(length(l)), ' bytes; the limit is ', toString({max_bytes:UInt32})),
@@ -90,9 +96,9 @@ SELECT
         code = 'program_unregistered', concat('program_id "', program_id, '" is not in the protocol registry; the program of ', protocol_name, ' is ', name_program),
         code = 'program_mismatch', concat('program_id "', program_id, '" is the program of ', owner, ', not of ', protocol_name),
         code = 'accounts_count_missing', 'accounts_count is required when accounts is absent',
-        code = 'slot_out_of_range', 'slot is out of range',
+        code = 'slot_out_of_range', 'slot is out of range (at most 17179869182: the record id''s limit)',
         '') AS reason,
-    signature, instruction_index, slot, block_time, program_id, protocol_name, instruction_type,
+    signature, instruction_index, transaction_index, slot, block_time, program_id, protocol_name, instruction_type,
     fee, compute_units, accounts, accounts_count, success, error_message, log_messages, raw_data,
     cityHash64(signature) AS sig_key,
     transform(protocol_name, {names:Array(String)}, {programs:Array(String)}, '') AS name_program,
@@ -104,7 +110,9 @@ FROM
         multiIf(
             NOT startsWith(r_sig, '"'), 'signature must be string',
             NOT match(r_sig, '^"[1-9A-HJ-NP-Za-km-z]{64,88}"$'), 'signature must be a Base58 signature of 64-88 characters',
-            has(keys, 'instruction_index') AND ingest_int_check('instruction_index', r_ii, 0, 65535) != '', ingest_int_check('instruction_index', r_ii, 0, 65535),
+            -- instruction_index and transaction_index are parts of the record id (110): their widths are its limits.
+            has(keys, 'instruction_index') AND ingest_int_check('instruction_index', r_ii, 0, 8191) != '', ingest_int_check('instruction_index', r_ii, 0, 8191),
+            has(keys, 'transaction_index') AND ingest_int_check('transaction_index', r_ti, 0, 65535) != '', ingest_int_check('transaction_index', r_ti, 0, 65535),
             ingest_int_check('slot', r_slot, 0, inf) != '' AND NOT match(r_slot, '^"(0|[1-9][0-9]{0,19})"$'),
                 'slot must be a non-negative integer or a decimal string',
             ingest_int_check('block_time', r_bt, 0, 4294967295) != '', ingest_int_check('block_time', r_bt, 0, 4294967295),
@@ -132,9 +140,10 @@ FROM
             '') AS bad,
         -- The row, as normaliseRecord (ingest/steps/normalise.ts) builds it. The fields whose
         -- pattern passed hold no escapes: their text is between their quotes. Numbers are whole
-        -- doubles at most 2^53 once checked (a numeric slot past that is deferred): exact.
+        -- doubles at most 2^53 once checked (a numeric slot past the id's bound is refused above): exact.
         substring(r_sig, 2, length(r_sig) - 2) AS signature,
         toUInt16(toFloat64OrZero(r_ii)) AS instruction_index,
+        toUInt32(toFloat64OrZero(r_ti)) AS transaction_index,
         if(startsWith(r_slot, '"'), substring(r_slot, 2, length(r_slot) - 2), toString(toUInt64(toFloat64OrZero(r_slot)))) AS slot_text,
         toUInt64OrZero(slot_text) AS slot,
         toUInt32(toFloat64OrZero(r_bt)) AS block_time,
@@ -168,6 +177,7 @@ FROM
             SELECT
                 n, l, blank, utf8, surrogate, json, object, keys,
                 vals[indexOf(keys, 'signature')] AS r_sig, vals[indexOf(keys, 'instruction_index')] AS r_ii,
+                vals[indexOf(keys, 'transaction_index')] AS r_ti,
                 vals[indexOf(keys, 'slot')] AS r_slot, vals[indexOf(keys, 'block_time')] AS r_bt,
                 vals[indexOf(keys, 'program_id')] AS r_pid, vals[indexOf(keys, 'protocol_name')] AS r_pn,
                 vals[indexOf(keys, 'instruction_type')] AS r_it, vals[indexOf(keys, 'fee')] AS r_fee,
@@ -220,6 +230,7 @@ CREATE TABLE IF NOT EXISTS ingest_checked
     reason            String,
     signature         String,
     instruction_index UInt16,
+    transaction_index UInt32,
     slot              UInt64,
     block_time        UInt32,
     program_id        String,
