@@ -11,10 +11,11 @@
 //    instruction_index); the engine reads the granules of the batch's own seconds (the newest
 //    granules of the newest parts for a live batch), or for a batch spread over a long time,
 //    its (block_time, sig_key) pairs as an IN set on that key prefix: whatever the store's size. Only the records it
-//    matches (re-deliveries) are then compared by signature in tx_by_signature_v3, so a hash
-//    collision can never drop a new record. When the record id lands (issue 37) the key becomes
-//    the id and the set an `id IN` set: the same read.
-//  - 'signature-index': every batch's signatures looked up in tx_by_signature_v3 (ordered by a
+//    matches (re-deliveries) are then compared by signature through the signature index
+//    (tx_rid_by_sig, then their records in tx_by_rid: SIGNATURE_RECORDS), so a hash collision
+//    can never drop a new record. The record id (migration 110) is not the key here: a record
+//    sent without transaction_index gets its id only after this step (ingest/record-id.ts).
+//  - 'signature-index': every batch's signatures looked up through tx_rid_by_sig (ordered by a
 //    hash: the keys land in random granules of every part; kept for the benchmark).
 import { SIGNATURE_RECORDS } from '../../warehouse/signature-records.ts';
 import { TABLES } from '../../warehouse/tables.ts';
@@ -101,9 +102,9 @@ export class StoreDedupe {
     return batch.filter((a) => found.has(`${a.block_time}\t${a.kh >>> 0}\t${a.kl >>> 0}\t${a.instruction_index}`));
   }
 
-  /** Identities of these records that tx_by_signature_v3 holds, compared by signature. */
+  /** Identities of these records that the store holds (tx_rid_by_sig → tx_by_rid), compared by signature. */
   private async storedIdentities(records: readonly Accepted[]): Promise<Set<string>> {
-    // The signature lookup table answers by primary key (sig_key). Signatures are compared
+    // The signature index answers by primary key (sig_key), its rids by tx_by_rid's. Signatures are compared
     // here, not in SQL: a hash collision returns a row whose own signature then matches no
     // identity. Embedded, the whole set goes in one read (issue 15: one query of 40,000
     // cost about half of eight of 5,000); a server gets 5,000 per URL (its 1 MiB limit).

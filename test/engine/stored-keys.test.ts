@@ -1,5 +1,5 @@
 // De-duplication against the store asks the engine per batch (issue 40: ingest_keys, ordered
-// by time, then tx_by_signature_v3 by signature for what it matched); the process keeps no
+// by time, then tx_rid_by_sig → tx_by_rid by signature for what it matched); the process keeps no
 // state of the store. It must never call a stored record new: these tests store records
 // through writers this pipeline did not hear from (another pipeline over another handle of
 // the same warehouse, a bare INSERT) after it started, and check the replay is still a
