@@ -11,7 +11,8 @@ import { isTimeDimension } from '../../analytics/question/model.ts';
 import type { TimeRange } from '../../analytics/types.ts';
 import { graphqlName, groupFilters, keysOf, metricsOf, scopeInput, takesOnly, type Args, type FiltersArg } from './question-args.ts';
 import { pageOf, type PaginationArg } from './pagination-args.ts';
-import { wantsOf } from '../../analytics/paging/connection.ts';
+import { wantsOf, type ConnectionPage } from '../../analytics/paging/connection.ts';
+import type { Prepared } from '../../analytics/prepared.ts';
 import { connectionOf, type ConnectionSelection } from './connection-plans.ts';
 import { metricValue, questionVocabulary, type GroupKey, type QuestionVocabulary } from './question-vocabulary.ts';
 import { checkTransactions, prepareTransactions } from './transactions-question.ts';
@@ -35,6 +36,19 @@ export interface FieldPlan {
   question: CostQuestion;
   points?: number;
   run(meter: FieldMeter): Promise<unknown>;
+}
+
+/** A connection field's plan: its prepared page, its points, and each edge counted and mapped to its node. */
+function connectionPlan<T, O>(prepared: Prepared<ConnectionPage<T>>, points: number, node: (t: T) => O): FieldPlan {
+  return {
+    question: prepared,
+    points,
+    async run(meter) {
+      const page = await prepared.answer();
+      meter.count(page.edges.length);
+      return connectionOf(page, node);
+    },
+  };
 }
 
 /** The keys failedTransactions' nodes show. */
@@ -68,15 +82,7 @@ async function transactionsPlan(a: Analytics, args: Args, selection: ConnectionS
   const vocab = questionVocabulary(a.measures);
   const ask = await checkTransactions(a, args, vocab);
   const prepared = await prepareTransactions(a, ask, vocab, selection, budget);
-  return {
-    question: prepared,
-    points: ask.points,
-    async run(meter) {
-      const page = await prepared.answer();
-      meter.count(page.edges.length);
-      return connectionOf(page, (n) => n);
-    },
-  };
+  return connectionPlan(prepared, ask.points, (n) => n);
 }
 
 async function timeSeriesPlan(a: Analytics, args: Args): Promise<FieldPlan> {
@@ -159,23 +165,15 @@ async function failedTransactionsPlan(a: Analytics, args: Args, selection: Conne
     graphqlName,
   );
   const prepared = await asked.answer();
-  return {
-    question: prepared,
-    points: page.limit,
-    async run(meter) {
-      const page = await prepared.answer();
-      meter.count(page.edges.length);
-      return connectionOf(page, (g: Group) => ({
-        protocolName: g.protocol ?? null,
-        instructionType: g.instructionType ?? null,
-        hour: g.time ?? null,
-        errorMessage: g.errorMessage ?? '',
-        count: g.values.count ?? 0,
-        sumFee: g.values.sumFee ?? null,
-        avgFee: g.values.avgFee ?? null,
-      }));
-    },
-  };
+  return connectionPlan(prepared, page.limit, (g: Group) => ({
+    protocolName: g.protocol ?? null,
+    instructionType: g.instructionType ?? null,
+    hour: g.time ?? null,
+    errorMessage: g.errorMessage ?? '',
+    count: g.values.count ?? 0,
+    sumFee: g.values.sumFee ?? null,
+    avgFee: g.values.avgFee ?? null,
+  }));
 }
 
 async function queryComplexityPlan(a: Analytics, args: Args, budget: number): Promise<FieldPlan> {
