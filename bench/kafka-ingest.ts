@@ -15,6 +15,7 @@
 // --count 1000000 --rate 20000 --seconds 60. Everything stays on loopback.
 import { spawn } from 'node:child_process';
 import { writeFileSync, mkdirSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -38,6 +39,7 @@ const { values } = parseArgs({
     brokers: { type: 'string' },
     'rate-fraction': { type: 'string' },
     backfill: { type: 'boolean' },
+    tag: { type: 'string' },
   },
 });
 const COUNT = Number(values.count ?? 20_000);
@@ -60,10 +62,12 @@ async function main(): Promise<void> {
   const broker = values.brokers === undefined ? await startBroker() : undefined;
   const brokers = values.brokers ?? broker!.brokers;
   // Ingest settings under test come from the environment (INGEST_BATCH_ROWS, KAFKA_MAX_BYTES_PER_PARTITION, ...).
-  const s = await startBenchServices({ LOG_LEVEL: 'warn', ...pickEnv(['INGEST_BATCH_ROWS', 'KAFKA_MAX_BYTES_PER_PARTITION', 'KAFKA_TOPIC_PARTITIONS']) });
+  // The machine is shared: the load average at the start and the end goes with every figure.
+  const env = pickEnv(['INGEST_BATCH_ROWS', 'INGEST_CHECKS', 'KAFKA_MAX_BYTES_PER_PARTITION', 'KAFKA_TOPIC_PARTITIONS', 'KAFKA_CONCURRENT_PARTITIONS']);
+  const s = await startBenchServices({ LOG_LEVEL: 'warn', ...env });
   const kafka = kafkaClient({ brokers: [brokers], clientId: 'bench' }, log);
   const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
-  const results: Record<string, unknown> = { count: COUNT, rate: RATE, seconds: SECONDS, at: new Date().toISOString() };
+  const results: Record<string, unknown> = { count: COUNT, rate: RATE, seconds: SECONDS, at: new Date().toISOString(), env, loadAtStart: loadavg() };
   try {
     await producer.connect();
     const topic = `bench-${Date.now()}`;
@@ -160,8 +164,9 @@ async function main(): Promise<void> {
     await s.cleanup();
     await broker?.cleanup();
   }
+  results.loadAtEnd = loadavg();
   mkdirSync(path.join(ROOT, 'bench', 'results'), { recursive: true });
-  const file = path.join(ROOT, 'bench', 'results', `kafka-ingest-${COUNT}.json`);
+  const file = path.join(ROOT, 'bench', 'results', `kafka-ingest-${COUNT}${values.tag === undefined ? '' : `-${values.tag}`}.json`);
   writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
   report(`results written to ${path.relative(ROOT, file)}`);
 }

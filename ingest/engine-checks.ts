@@ -31,6 +31,13 @@ export interface EngineBatch {
   buckets: { protocol_name: string; block_time: number }[];
 }
 
+/** Where a batch's refused lines are kept: the source, and each line's position as the
+ *  dead-letter table reads it (a Kafka message's topic/partition/offset; none: "line n"). */
+export interface DeadLetterPlace {
+  source: string;
+  positions: readonly string[];
+}
+
 /** A protocol of the registry, active or not (resolve-protocol.ts reads every one). */
 export interface Registered {
   protocolName: string;
@@ -119,8 +126,8 @@ export class EngineChecks {
   private readonly droppedLines = new Map<string, number[]>();
 
   /** Store a checked batch: new valid rows to the base table (and its views), refusals to dead_letters. */
-  async store(batch: string, source: string): Promise<void> {
-    const params = { b: batch, d: this.droppedLines.get(batch) ?? [], s: source };
+  async store(batch: string, to: DeadLetterPlace): Promise<void> {
+    const params = { b: batch, d: this.droppedLines.get(batch) ?? [], s: to.source, p: to.positions };
     await this.wh.exec(
       `INSERT INTO ${TABLES.transactions} (${BASE_COLUMNS.join(', ')})
        SELECT ${BASE_COLUMNS.join(', ')} FROM ${TABLES.ingestChecked} WHERE batch = {b:String} AND code = '' AND n NOT IN {d:Array(UInt32)}`,
@@ -129,7 +136,7 @@ export class EngineChecks {
     // The dead-letter table keeps a refused record's text (the first 4 KiB of an oversized one).
     await this.wh.exec(
       `INSERT INTO ${TABLES.deadLetters} (source, position, code, reason, payload)
-       SELECT {s:String}, concat('line ', toString(n)), code, reason, if(code = 'oversized', substringUTF8(line, 1, 4096), line)
+       SELECT {s:String}, if(n <= length({p:Array(String)}), {p:Array(String)}[n], concat('line ', toString(n))), code, reason, if(code = 'oversized', substringUTF8(line, 1, 4096), line)
        FROM ${TABLES.ingestChecked} WHERE batch = {b:String} AND code NOT IN ('', 'skip', 'defer')`,
       { params },
     );

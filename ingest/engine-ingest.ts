@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import type { IngestObserver, IngestStage } from '../core/observers.ts';
 import type { ProtocolRegistry } from '../warehouse/protocol-registry.ts';
 import type { Warehouse } from '../warehouse/warehouse.ts';
-import { EngineChecks, type EngineBatch, type Registered } from './engine-checks.ts';
-import type { Rejection } from './rejection.ts';
+import { EngineChecks, type DeadLetterPlace, type EngineBatch, type Registered } from './engine-checks.ts';
+import { positionText, type Position, type Rejection } from './rejection.ts';
 import type { WriteJournal } from './steps/journal.ts';
 import type { ChangeNotifier } from './steps/notify.ts';
 import type { RawRecord } from './steps/records.ts';
@@ -31,6 +31,51 @@ export interface EngineReport {
   rejected: Rejection[];
 }
 
+export interface BodyOptions {
+  pieceLines?: number;
+  done?: (lines: number) => void;
+  from?: RecordsBody;
+}
+
+/** A source's records as a body for the engine's checks: `lines` one a line, `others` what cannot be. */
+export interface RecordsBody {
+  body: Buffer;
+  lines: RawRecord[];
+  others: RawRecord[];
+  /** The records as received: rejections are reported in their order. */
+  received: readonly RawRecord[];
+}
+
+const NEWLINE = 0x0a;
+const CARRIAGE_RETURN = 0x0d;
+const OPEN_BRACE = 0x7b;
+
+/**
+ * Records received as text (Kafka messages), one a line. A record goes in only when it is a
+ * line the engine reads as the JavaScript steps read the message: it opens with "{" (no
+ * byte-order mark, no leading blank: a blank message is not_json there, a skipped line here)
+ * and holds no line break (a pretty-printed message would be several lines). Every other
+ * record, and one already parsed, goes to the JavaScript steps, which decide it as before.
+ */
+export function recordsBody(records: readonly RawRecord[]): RecordsBody {
+  const lines: RawRecord[] = [];
+  const others: RawRecord[] = [];
+  const parts: Buffer[] = [];
+  for (const r of records) {
+    const v = r.value;
+    const bytes = typeof v === 'string' ? Buffer.from(v) : v instanceof Uint8Array ? Buffer.from(v.buffer, v.byteOffset, v.byteLength) : undefined;
+    if (bytes === undefined || bytes[0] !== OPEN_BRACE || bytes.includes(NEWLINE) || bytes.includes(CARRIAGE_RETURN)) {
+      others.push(r);
+      continue;
+    }
+    lines.push(r);
+    parts.push(bytes, NEWLINE_BYTES);
+  }
+  return { body: Buffer.concat(parts), lines, others, received: records };
+}
+
+const NEWLINE_BYTES = Buffer.from([NEWLINE]);
+
 export class EngineIngest {
   private readonly checks: EngineChecks;
 
@@ -48,52 +93,64 @@ export class EngineIngest {
    * pieceLines: at most this many lines a writer turn (a backfill's batch size), so a live
    * call's turn can go between two pieces of a large body; undefined: the body in one turn.
    * done: told of each piece's lines decided (stored, duplicate or refused).
+   * from: when the body was built from a source's records (recordsBody): a rejection names its
+   * line's record's position, a deferred line goes back as that record, the records not in
+   * the body are decided by the JavaScript steps with the deferred ones, and the rejections
+   * come in the order the records were received.
    */
   async ingest(
     body: Uint8Array,
     source: string,
     deferred: (records: readonly RawRecord[]) => Promise<EngineReport>,
-    options: { pieceLines?: number; done?: (lines: number) => void } = {},
+    options: BodyOptions = {},
   ): Promise<EngineReport> {
-    const { pieceLines, done } = options;
+    const { pieceLines, done, from } = options;
+    const lines = from?.lines;
     const entries = await this.registry.list();
+    const positions = lines?.map((r) => positionText(r.position)) ?? [];
     const total: EngineBatch = { valid: 0, duplicates: 0, refused: [], deferred: [], buckets: [] };
     for (const piece of pieceLines === undefined ? [{ bytes: body, firstLine: 1 }] : pieces(body, pieceLines)) {
-      const batch = await this.parts.writerTurn(() => this.store(piece.bytes, piece.firstLine, entries, source));
+      const batch = await this.parts.writerTurn(() => this.store(piece.bytes, piece.firstLine, entries, { source, positions }));
       total.valid += batch.valid;
       total.duplicates += batch.duplicates;
       total.refused.push(...batch.refused);
       total.deferred.push(...batch.deferred);
       done?.(batch.valid + batch.refused.length);
     }
-    const refused: Rejection[] = total.refused.map((r) => ({ code: r.code, detail: r.reason, position: { line: r.line } }));
-    const observer = this.parts.observer;
+    const positionOf = (line: number): Position => lines?.[line - 1]?.position ?? { line };
+    const refused: Rejection[] = total.refused.map((r) => ({ code: r.code, detail: r.reason, position: positionOf(r.line) }));
     const stored = total.valid - total.duplicates;
-    observer?.observeIngest(source, stored, refused.length, total.duplicates);
-    const byCode = new Map<string, number>();
-    for (const r of refused) byCode.set(r.code, (byCode.get(r.code) ?? 0) + 1);
-    for (const [code, n] of byCode) observer?.observeDeadLetters(source, code, n);
-    if (total.deferred.length === 0) return { accepted: stored, duplicates: total.duplicates, rejected: refused };
+    this.observe(source, stored, refused, total.duplicates);
+    const toJs = [...total.deferred.map((d): RawRecord => lines?.[d.line - 1] ?? { value: d.text, position: { line: d.line } }), ...(from?.others ?? [])];
+    if (toJs.length === 0) return { accepted: stored, duplicates: total.duplicates, rejected: refused };
     // The deferred lines, decided by the JavaScript checks exactly as before (their own counts and dead letters).
-    const js = await deferred(total.deferred.map((d) => ({ value: d.text, position: { line: d.line } })));
-    const rejected = [...refused, ...js.rejected].sort((a, b) => lineOf(a) - lineOf(b));
+    const js = await deferred(toJs);
+    const rejected = [...refused, ...js.rejected].sort(from === undefined ? (a, b) => lineOf(a) - lineOf(b) : receivedOrder(from.received));
     return { accepted: stored + js.accepted, duplicates: total.duplicates + js.duplicates, rejected };
   }
 
+  private observe(source: string, stored: number, refused: readonly Rejection[], duplicates: number): void {
+    const observer = this.parts.observer;
+    observer?.observeIngest(source, stored, refused.length, duplicates);
+    const byCode = new Map<string, number>();
+    for (const r of refused) byCode.set(r.code, (byCode.get(r.code) ?? 0) + 1);
+    for (const [code, n] of byCode) observer?.observeDeadLetters(source, code, n);
+  }
+
   /** The writer's turn: check, journal, store, notice; the batch's lines are released whatever happens. */
-  private async store(body: Uint8Array, firstLine: number, entries: readonly Registered[], source: string): Promise<EngineBatch> {
+  private async store(body: Uint8Array, firstLine: number, entries: readonly Registered[], to: DeadLetterPlace): Promise<EngineBatch> {
     const stage = this.parts.stageTimer();
     const { batch, result } = await this.checks.check(body, this.maxRecordBytes, entries, firstLine);
     stage('dedupe');
     try {
       if (result.buckets.length === 0) {
-        await this.checks.store(batch, source);
+        await this.checks.store(batch, to);
         return result;
       }
       const entry = await this.parts.journal.begin(result.buckets);
       stage('journal');
       try {
-        await this.checks.store(batch, source);
+        await this.checks.store(batch, to);
         stage('insert');
       } catch (err) {
         this.parts.journal.failed(entry);
@@ -111,7 +168,11 @@ export class EngineIngest {
 
 const lineOf = (r: Rejection): number => ('line' in r.position ? r.position.line : 0);
 
-const NEWLINE = 0x0a;
+/** Rejections in the order of the records they name (each record's own position object). */
+function receivedOrder(received: readonly RawRecord[]): (a: Rejection, b: Rejection) => number {
+  const at = new Map<Position, number>(received.map((r, i) => [r.position, i]));
+  return (a, b) => (at.get(a.position) ?? 0) - (at.get(b.position) ?? 0);
+}
 
 /** The body in pieces of at most `lines` lines, each with the number of its first line. */
 function pieces(body: Uint8Array, lines: number): { bytes: Uint8Array; firstLine: number }[] {

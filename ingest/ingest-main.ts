@@ -34,6 +34,7 @@ async function main(): Promise<void> {
     maxRecordBytes: config.ingest.maxRecordBytes,
     batchRows: config.ingest.batchRows,
     parseWorkers: config.ingest.parseWorkers,
+    checks: config.ingest.checks,
     writerId: config.ingest.writerId,
     observer: metrics,
   });

@@ -33,7 +33,7 @@ import type { Accepted, RawRecord } from './steps/records.ts';
 import { runBatchSteps, type BatchStep, type StepSink } from './steps/step.ts';
 import { LiveCalls, WriteQueue, type Call, type Lane } from './write-queue.ts';
 import { Backfills, type BackfillProgress } from './backfills.ts';
-import { EngineIngest } from './engine-ingest.ts';
+import { EngineIngest, recordsBody, type RecordsBody } from './engine-ingest.ts';
 import { ndjsonRecords } from './ndjson.ts';
 
 export type { RawRecord } from './steps/records.ts';
@@ -65,7 +65,7 @@ export interface PipelineOptions {
   /** How records are checked against the store (ingest/steps/dedupe.ts; default 'time-keys');
    *  the other design is kept for the benchmark's comparison. */
   dedupe?: DedupeDesign;
-  /** Where an NDJSON body's records are checked (INGEST_CHECKS; ingest/engine-ingest.ts): 'engine'
+  /** Where NDJSON bodies' and Kafka batches' records are checked (INGEST_CHECKS; ingest/engine-ingest.ts): 'engine'
    *  or, the default here, 'javascript' (record by record, this file). */
   checks?: 'engine' | 'javascript';
   /** Worker threads that parse and check records beside the engine's insert (ingest/parse-pool.ts;
@@ -168,41 +168,42 @@ export class IngestPipeline {
     return this.queue.queuedRows();
   }
 
-  /** Validate, de-duplicate and store records; resolves once stored rows are queryable. */
-  async ingest(records: readonly RawRecord[], source: string, options: IngestOptions = {}): Promise<IngestReport> {
-    if ((options.lane ?? 'live') === 'backfill') {
-      await this.liveCalls.idle(INGEST_BACKFILL_YIELD_MS);
-      return this.ingestCall(records, source, options);
+  /**
+   * Validate, de-duplicate and store records; resolves once stored rows are queryable. With the
+   * checks in the engine (options.checks 'engine'), records received as text (Kafka messages)
+   * go there one a line, as an NDJSON body's lines do: one code path for both sources.
+   */
+  ingest(records: readonly RawRecord[], source: string, options: IngestOptions = {}): Promise<IngestReport> {
+    const lane = options.lane ?? 'live';
+    const engine = this.inEngine === undefined ? undefined : recordsBody(records);
+    if (engine === undefined || engine.lines.length === 0) {
+      return this.liveCalls.run(lane, INGEST_BACKFILL_YIELD_MS, () => this.ingestCall(records, source, options));
     }
-    this.liveCalls.enter();
-    try {
-      return await this.ingestCall(records, source, options);
-    } finally {
-      this.liveCalls.leave();
-    }
+    return this.liveCalls.run(lane, INGEST_BACKFILL_YIELD_MS, () => this.engineCall(engine.body, source, options, engine));
   }
 
   /** An NDJSON body: checked in the engine (options.checks 'engine') or here, record by record. */
-  async ingestNdjson(body: Buffer, source: string, options: IngestOptions = {}): Promise<IngestReport> {
-    const inEngine = this.inEngine;
-    if (inEngine === undefined) return this.ingest(ndjsonRecords(body), source, options);
-    const live = (options.lane ?? 'live') === 'live';
-    if (live) this.liveCalls.enter();
-    else await this.liveCalls.idle(INGEST_BACKFILL_YIELD_MS);
-    try {
-      // A backfill goes in pieces of its batch size, so live calls' turns go between them; its
-      // progress counts each piece's lines as they are done, the deferred ones at the end.
-      const progress = options.progress;
-      const report = await inEngine
-        .ingest(body, source, (deferred) => this.ingestCall(deferred, source, options), {
-          pieceLines: live ? undefined : INGEST_BACKFILL_BATCH_ROWS,
-          done: progress && ((n) => progress.add(n)),
-        })
-        .catch(callFailed);
-      return report;
-    } finally {
-      if (live) this.liveCalls.leave();
-    }
+  ingestNdjson(body: Buffer, source: string, options: IngestOptions = {}): Promise<IngestReport> {
+    const lane = options.lane ?? 'live';
+    if (this.inEngine === undefined) return this.ingest(ndjsonRecords(body), source, options);
+    return this.liveCalls.run(lane, INGEST_BACKFILL_YIELD_MS, () => this.engineCall(body, source, options));
+  }
+
+  /** A body through the engine's checks; what it defers (and `records.others`) through the JavaScript steps. */
+  private async engineCall(body: Uint8Array, source: string, options: IngestOptions, records?: RecordsBody): Promise<IngestReport> {
+    const receivedAt = performance.now();
+    const lane = options.lane ?? 'live';
+    // A backfill goes in pieces of its batch size, so live calls' turns go between them; its
+    // progress counts each piece's lines as they are done, the deferred ones at the end.
+    const progress = options.progress;
+    const report = await this.inEngine!.ingest(body, source, (deferred) => this.ingestCall(deferred, source, options), {
+      pieceLines: lane === 'live' ? undefined : INGEST_BACKFILL_BATCH_ROWS,
+      done: progress && ((n) => progress.add(n)),
+      from: records,
+    }).catch(callFailed);
+    // Received by the pipeline -> queryable, as the JavaScript writer reports it per batch.
+    this.options.observer?.observeFreshness(lane, (performance.now() - receivedAt) / 1000);
+    return report;
   }
 
   private async ingestCall(records: readonly RawRecord[], source: string, options: IngestOptions): Promise<IngestReport> {

@@ -93,6 +93,21 @@ export class LiveCalls {
     for (const wake of [...this.waiting]) wake();
   }
 
+  /** Run a call in its lane: a live call is in hand while it runs; a backfill call first waits
+   *  (at most maxMs) for no live call to be in hand. */
+  async run<T>(lane: Lane, maxMs: number, call: () => Promise<T>): Promise<T> {
+    if (lane === 'backfill') {
+      await this.idle(maxMs);
+      return call();
+    }
+    this.enter();
+    try {
+      return await call();
+    } finally {
+      this.leave();
+    }
+  }
+
   /** Resolves when no live call is in hand, or after maxMs. */
   idle(maxMs: number): Promise<void> {
     if (this.inHand === 0) return Promise.resolve();

@@ -113,7 +113,7 @@ export const ENV_SCHEMA = Type.Object({
   INGEST_CHECKS: oneOf(
     ['engine', 'javascript'] as const,
     'engine',
-    "where an NDJSON body's records are checked: engine (SQL, migration 121; embedded engine only) or javascript",
+    "where NDJSON bodies' and Kafka batches' records are checked: engine (SQL, migration 121; embedded engine only) or javascript",
     true,
   ),
   INGEST_PARSE_WORKERS: intOr(0, 16, "parse workers; default what is beyond the engine's two cores, at most 2"),

@@ -66,7 +66,7 @@ export interface Config {
     maxBodyBytes: number;
     maxRecordBytes: number;
     batchRows: number;
-    /** Where an NDJSON body's records are checked (INGEST_CHECKS): in the engine as SQL (migration 121) or in JavaScript.
+    /** Where NDJSON bodies' and Kafka batches' records are checked (INGEST_CHECKS): in the engine as SQL (migration 121) or in JavaScript.
      *  'engine' only with the embedded engine (its lines are staged as a file the engine reads); a server uses 'javascript'. */
     checks: 'engine' | 'javascript';
     /** Worker threads that parse and check records beside the engine's insert (INGEST_PARSE_WORKERS; 0 = on the main thread). */

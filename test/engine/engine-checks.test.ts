@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../core/logger.ts';
 import { cityHasher } from '../../ingest/city-hash.ts';
 import { IngestJournal } from '../../ingest/ingest-journal.ts';
-import { IngestPipeline } from '../../ingest/pipeline.ts';
+import { IngestPipeline, type IngestReport } from '../../ingest/pipeline.ts';
+import { recordsBody } from '../../ingest/engine-ingest.ts';
 import { EngineChecks } from '../../ingest/engine-checks.ts';
 import { packRid, unpackRid } from '../../ingest/record-id.ts';
 import { FIRST_COUNTED_POSITION, MAX_INSTRUCTION_INDEX, MAX_RID_SLOT, MAX_TRANSACTION_INDEX } from '../../core/limits/record-id.ts';
@@ -188,6 +189,45 @@ describe('record checks in the engine', () => {
     expect(counts.tx_rid_by_sig).toBe(counts.transactions);
     const [keys] = await s.wh.query<{ n: string }>('SELECT count() AS n FROM ingest_keys');
     expect(Number(keys!.n)).toBe(counts.transactions);
+  });
+
+  it('checks a Kafka batch in the engine as the JavaScript steps do: codes, messages, positions, dead letters, and nothing twice', async () => {
+    // Each line of the hostile corpus and the variants a Kafka message of its own.
+    const messages = (prefix: string) =>
+      body(prefix)
+        .toString('latin1')
+        .split('\n')
+        .map((text, i) => ({ value: Buffer.from(text, 'latin1'), position: { topic: `kc-${prefix}`, partition: 1, offset: String(100 + i) } }));
+    const javascript = new IngestPipeline(s.wh, s.registry, s.dataVersion, createLogger('silent'), {
+      maxRecordBytes: s.config.ingest.maxRecordBytes,
+      batchRows: s.config.ingest.batchRows,
+      writerId: 'kafka-js',
+      checks: 'javascript',
+    });
+    const deadLetters = (source: string) =>
+      s.wh.query<Record<string, string>>('SELECT position, code, reason, payload FROM dead_letters WHERE source = {s:String} ORDER BY position', {
+        params: { s: source },
+      });
+    const sorted = (r: IngestReport) =>
+      [...r.rejected].sort((a, b) => Number((a.position as { offset: string }).offset) - Number((b.position as { offset: string }).offset));
+    // The same messages through both paths, each path first once: the answers are the same, the
+    // second path finds every valid record stored, and the tables count each record once.
+    for (const [first, second, prefix] of [[s.pipeline, javascript, 'KCE'] as const, [javascript, s.pipeline, 'KCJ'] as const]) {
+      const batch = messages(prefix);
+      expect(recordsBody(batch).lines.length).toBeGreaterThan(batch.length * 0.9);
+      const one = await first.ingest(batch, `kafka:${prefix}-1`);
+      const before = await tableCounts(s);
+      const two = await second.ingest(batch, `kafka:${prefix}-2`);
+      expect(await tableCounts(s)).toEqual(before);
+      expect(one.accepted).toBeGreaterThan(100);
+      expect(one.rejected.length).toBeGreaterThan(600);
+      expect(two).toMatchObject({ accepted: 0, duplicates: one.accepted + one.duplicates });
+      expect(sorted(two)).toEqual(sorted(one));
+      const [a, b] = [await deadLetters(`kafka:${prefix}-1`), await deadLetters(`kafka:${prefix}-2`)];
+      expect(a.length).toBe(one.rejected.length);
+      expect(b).toEqual(a);
+      expect(a[0]!.position).toMatch(new RegExp(`^kc-${prefix}/1/\\d+$`));
+    }
   });
 
   it('takes a backfill body in pieces: line numbers run on across them, and the progress reaches the total', async () => {
