@@ -62,6 +62,7 @@ export interface KafkaSourceStats {
 }
 
 const BLOCK_TIME_KEY = Buffer.from('"block_time":');
+const NO_VALUE = Buffer.alloc(0);
 
 /** block_time of a JSON record without parsing it again (the pipeline already did). */
 function blockTimeOf(value: Buffer): number | undefined {
@@ -184,19 +185,16 @@ export class KafkaSource {
     if (batch.isEmpty()) return;
     const byOffset = new Map<string, KafkaMessage>();
     const records: RawRecord[] = [];
-    const empty: Rejection[] = [];
     for (const m of batch.messages) {
-      const position = { topic, partition, offset: m.offset };
       byOffset.set(m.offset, m);
-      // A tombstone or empty value is no record at all; the pipeline would call it bad JSON.
-      if (m.value === null || m.value.byteLength === 0) empty.push({ code: 'empty', detail: 'empty message (no value)', position });
-      else records.push({ value: m.value, position });
+      // A tombstone (no value) is refused 'empty' by the pipeline, kept in the dead-letter table and topic like any refusal.
+      records.push({ value: m.value ?? NO_VALUE, position: { topic, partition, offset: m.offset } });
     }
     const report = await this.storeUntilDone(payload, records);
     // Stopping or re-seeked: the batch stays uncommitted; it is re-delivered later.
     if (report === undefined) return;
 
-    const rejected = [...empty, ...report.rejected];
+    const rejected = report.rejected;
     // Every position here is a message of this batch (one topic and partition): its offset names it.
     const offsetOf = (r: Rejection): string => ('offset' in r.position ? r.position.offset : '');
     const deadSet = new Set(rejected.map(offsetOf));

@@ -148,6 +148,24 @@ describe('kafka source', () => {
       expect(d!.value?.toString('utf8') ?? null).toBe(b.value === null ? '' : b.value);
     });
 
+    // The dead-letter table holds each of them too, with its code and the message's place.
+    const table = await s.wh.query<{ position: string; code: string; reason: string }>(
+      'SELECT position, code, reason FROM dead_letters WHERE source = {s:String} AND position IN {p:Array(String)}',
+      {
+        params: {
+          s: `kafka:${TOPIC}`,
+          p: bad.map((_, i) => `${TOPIC}/${seen.get(`bad-${i}`)!.headers[DLQ_HEADERS.partition]}/${seen.get(`bad-${i}`)!.headers[DLQ_HEADERS.offset]}`),
+        },
+      },
+    );
+    expect(table.map((r) => r.code).sort()).toEqual(bad.map((b) => b.kind).sort());
+    bad.forEach((b, i) => {
+      const d = seen.get(`bad-${i}`)!;
+      const row = table.find((r) => r.position === `${TOPIC}/${d.headers[DLQ_HEADERS.partition]}/${d.headers[DLQ_HEADERS.offset]}`);
+      expect(row, `dead_letters row for bad-${i}`).toMatchObject({ code: b.kind });
+      expect(row!.reason).toMatch(b.reason);
+    });
+
     const metrics = await s.metrics.registry.getSingleMetricAsString('txa_ingest_kafka_dead_letters_total');
     for (const kind of ['not_json', 'schema', 'unknown_protocol', 'program_mismatch', 'oversized', 'empty']) {
       expect(metrics).toContain(`kind="${kind}"} 1`);
