@@ -38,6 +38,21 @@ export interface DeadLetterPlace {
   positions: readonly string[];
 }
 
+/** A loaded batch: its id and how many lines its body has. */
+export interface Loaded {
+  batch: string;
+  lines: number;
+}
+
+const NEWLINE = 0x0a;
+
+/** Lines of a body as LineAsString reads them: each newline ends one, and a last one may lack it. */
+export function lineCount(body: Uint8Array): number {
+  let n = 0;
+  for (let at = body.indexOf(NEWLINE); at >= 0; at = body.indexOf(NEWLINE, at + 1)) n += 1;
+  return body.length > 0 && body[body.length - 1] !== NEWLINE ? n + 1 : n;
+}
+
 /** A protocol of the registry, active or not (resolve-protocol.ts reads every one). */
 export interface Registered {
   protocolName: string;
@@ -53,39 +68,64 @@ export class EngineChecks {
   ) {}
 
   /**
-   * Load and check a body's lines; answer what the engine decided, nothing stored yet. Then
-   * `store` (the writer journals in between) and always `release`.
+   * `load` and `decide` at once: what the engine decided, nothing stored yet. Then `store`
+   * and always `release`. firstLine: the number of the body's first line (a piece of a larger
+   * body starts later).
    */
-  /** firstLine: the number of the body's first line (a piece of a larger body starts later). */
   async check(body: Uint8Array, maxRecordBytes: number, registry: readonly Registered[], firstLine = 1): Promise<{ batch: string; result: EngineBatch }> {
-    const batch = randomUUID();
-    // chDB takes only a few text formats as insert data; LineAsString (nothing parsed, so no
-    // line is malformed to it) is read from a staged file instead.
-    const file = path.join(this.stageDir, `${batch}.ndjson`);
-    await writeFile(file, body);
-    try {
-      await this.wh.exec(
-        `INSERT INTO ${TABLES.ingestLines} SELECT {b:String}, toUInt32(rowNumberInAllBlocks() + {first:UInt32}), line FROM file({f:String}, 'LineAsString')`,
-        // One stream keeps the body's order, so row numbers are line numbers.
-        { params: { b: batch, f: file, first: firstLine }, settings: { max_threads: 1, input_format_parallel_parsing: 0 } },
-      );
-    } finally {
-      await rm(file, { force: true });
-    }
-    // A valid line's text is not kept: its row is (the text is for dead letters and deferred lines).
-    await this.wh.exec(
-      `INSERT INTO ${TABLES.ingestChecked} SELECT {b:String} AS batch, n, if(code IN ('', 'skip'), '', line), code, reason, ${BASE_COLUMNS.join(', ')}, sig_key
-       FROM ${TABLES.ingestLineChecks}(batch = {b:String}, max_bytes = {m:UInt32}, names = {names:Array(String)}, programs = {programs:Array(String)})`,
-      { params: { b: batch, m: maxRecordBytes, names: registry.map((r) => r.protocolName), programs: registry.map((r) => r.programId) } },
-    );
-    return { batch, result: await this.decided(batch) };
+    const loaded = await this.load(body, maxRecordBytes, registry, firstLine);
+    return { batch: loaded.batch, result: await this.decide(loaded) };
   }
 
-  private async decided(batch: string): Promise<EngineBatch> {
+  /**
+   * Load and check a body's lines into ingest_checked under a batch of their own: no writer
+   * turn needed, so it runs beside another batch's turn. Then, in the writer's turn, `decide`
+   * and `store`; always `release`.
+   */
+  async load(body: Uint8Array, maxRecordBytes: number, registry: readonly Registered[], firstLine = 1): Promise<Loaded> {
+    const batch = randomUUID();
+    try {
+      // chDB takes only a few text formats as insert data; LineAsString (nothing parsed, so no
+      // line is malformed to it) is read from a staged file instead.
+      const file = path.join(this.stageDir, `${batch}.ndjson`);
+      await writeFile(file, body);
+      try {
+        await this.wh.exec(
+          `INSERT INTO ${TABLES.ingestLines} SELECT {b:String}, toUInt32(rowNumberInAllBlocks() + {first:UInt32}), line FROM file({f:String}, 'LineAsString')`,
+          // One stream keeps the body's order, so row numbers are line numbers.
+          { params: { b: batch, f: file, first: firstLine }, settings: { max_threads: 1, input_format_parallel_parsing: 0 } },
+        );
+      } finally {
+        await rm(file, { force: true });
+      }
+      // A valid line's text is not kept: its row is (the text is for dead letters and deferred lines).
+      await this.wh.exec(
+        `INSERT INTO ${TABLES.ingestChecked} SELECT {b:String} AS batch, n, if(code IN ('', 'skip'), '', line), code, reason, ${BASE_COLUMNS.join(', ')}, sig_key
+         FROM ${TABLES.ingestLineChecks}(batch = {b:String}, max_bytes = {m:UInt32}, names = {names:Array(String)}, programs = {programs:Array(String)})`,
+        { params: { b: batch, m: maxRecordBytes, names: registry.map((r) => r.protocolName), programs: registry.map((r) => r.programId) } },
+      );
+    } catch (err) {
+      // Nothing of a failed load stays behind (its caller never learns the batch).
+      await this.release(batch).catch(() => undefined);
+      throw err;
+    }
+    return { batch, lines: lineCount(body) };
+  }
+
+  /** What the engine decided of a loaded batch (in the writer's turn: its de-duplication reads the store). */
+  async decide(loaded: Loaded): Promise<EngineBatch> {
+    const { batch } = loaded;
     const params = { b: batch };
-    const [counts] = await this.wh.query<{ valid: string }>(`SELECT countIf(code = '') AS valid FROM ${TABLES.ingestChecked} WHERE batch = {b:String}`, {
-      params,
-    });
+    const [counts] = await this.wh.query<{ valid: string; rows: string }>(
+      `SELECT countIf(code = '') AS valid, count() AS rows FROM ${TABLES.ingestChecked} WHERE batch = {b:String}`,
+      { params },
+    );
+    // Every line has its row, or the call fails (and is sent again) rather than lose a record
+    // silently: batches load beside each other's turns, and a Memory table's delete must not
+    // have taken a concurrent load's rows.
+    if (Number(counts?.rows ?? 0) !== loaded.lines) {
+      throw new Error(`ingest batch ${batch}: ${counts?.rows ?? 0} of its ${loaded.lines} lines were checked`);
+    }
     const others = await this.wh.query<{ n: number; code: string; reason: string; line: string }>(
       `SELECT n, code, reason, if(code = 'defer', line, '') AS line FROM ${TABLES.ingestChecked}
        WHERE batch = {b:String} AND code NOT IN ('', 'skip') ORDER BY n`,

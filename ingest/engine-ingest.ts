@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import type { IngestObserver, IngestStage } from '../core/observers.ts';
 import type { ProtocolRegistry } from '../warehouse/protocol-registry.ts';
 import type { Warehouse } from '../warehouse/warehouse.ts';
-import { EngineChecks, type DeadLetterPlace, type EngineBatch, type Registered } from './engine-checks.ts';
+import { EngineChecks, type DeadLetterPlace, type EngineBatch, type Loaded, type Registered } from './engine-checks.ts';
 import { positionText, type Position, type Rejection } from './rejection.ts';
 import type { WriteJournal } from './steps/journal.ts';
 import type { ChangeNotifier } from './steps/notify.ts';
@@ -110,7 +110,7 @@ export class EngineIngest {
     const positions = lines?.map((r) => positionText(r.position)) ?? [];
     const total: EngineBatch = { valid: 0, duplicates: 0, refused: [], deferred: [], buckets: [] };
     for (const piece of pieceLines === undefined ? [{ bytes: body, firstLine: 1 }] : pieces(body, pieceLines)) {
-      const batch = await this.parts.writerTurn(() => this.store(piece.bytes, piece.firstLine, entries, { source, positions }));
+      const batch = await this.piece(piece.bytes, piece.firstLine, entries, { source, positions });
       total.valid += batch.valid;
       total.duplicates += batch.duplicates;
       total.refused.push(...batch.refused);
@@ -137,32 +137,49 @@ export class EngineIngest {
     for (const [code, n] of byCode) observer?.observeDeadLetters(source, code, n);
   }
 
-  /** The writer's turn: check, journal, store, notice; the batch's lines are released whatever happens. */
-  private async store(body: Uint8Array, firstLine: number, entries: readonly Registered[], to: DeadLetterPlace): Promise<EngineBatch> {
+  /**
+   * A piece of a body: its lines loaded and checked before the writer's turn (beside other
+   * calls' turns: the engine checks one batch while it stores another), then decided and
+   * stored in the turn; its lines released after it, whatever happened.
+   */
+  private async piece(body: Uint8Array, firstLine: number, entries: readonly Registered[], to: DeadLetterPlace): Promise<EngineBatch> {
     const stage = this.parts.stageTimer();
-    const { batch, result } = await this.checks.check(body, this.maxRecordBytes, entries, firstLine);
-    stage('dedupe');
+    let loaded: Loaded | undefined;
     try {
-      if (result.buckets.length === 0) {
-        await this.checks.store(batch, to);
-        return result;
-      }
-      const entry = await this.parts.journal.begin(result.buckets);
-      stage('journal');
-      try {
-        await this.checks.store(batch, to);
-        stage('insert');
-      } catch (err) {
-        this.parts.journal.failed(entry);
-        throw err;
-      }
-      this.parts.journal.finished(entry);
-      this.parts.notifier.stored(entry.id, entry.buckets, result.buckets, result.valid - result.duplicates);
-      stage('notify');
-      return result;
+      loaded = await this.checks.load(body, this.maxRecordBytes, entries, firstLine);
+      stage('parse');
+      const checked = loaded;
+      return await this.parts.writerTurn(() => {
+        stage('queue');
+        return this.store(checked, to, stage);
+      });
     } finally {
-      await this.checks.release(batch);
+      if (loaded !== undefined) await this.checks.release(loaded.batch);
     }
+  }
+
+  /** The writer's turn: decide (de-duplicate), journal, store, notice. */
+  private async store(loaded: Loaded, to: DeadLetterPlace, stage: (name: IngestStage) => void): Promise<EngineBatch> {
+    const { batch } = loaded;
+    const result = await this.checks.decide(loaded);
+    stage('dedupe');
+    if (result.buckets.length === 0) {
+      await this.checks.store(batch, to);
+      return result;
+    }
+    const entry = await this.parts.journal.begin(result.buckets);
+    stage('journal');
+    try {
+      await this.checks.store(batch, to);
+      stage('insert');
+    } catch (err) {
+      this.parts.journal.failed(entry);
+      throw err;
+    }
+    this.parts.journal.finished(entry);
+    this.parts.notifier.stored(entry.id, entry.buckets, result.buckets, result.valid - result.duplicates);
+    stage('notify');
+    return result;
   }
 }
 

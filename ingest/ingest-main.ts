@@ -35,6 +35,7 @@ async function main(): Promise<void> {
     batchRows: config.ingest.batchRows,
     parseWorkers: config.ingest.parseWorkers,
     checks: config.ingest.checks,
+    engineMinRecords: config.ingest.engineMinRecords,
     writerId: config.ingest.writerId,
     observer: metrics,
   });

@@ -34,6 +34,7 @@ import { runBatchSteps, type BatchStep, type StepSink } from './steps/step.ts';
 import { LiveCalls, WriteQueue, type Call, type Lane } from './write-queue.ts';
 import { Backfills, type BackfillProgress } from './backfills.ts';
 import { EngineIngest, recordsBody, type RecordsBody } from './engine-ingest.ts';
+import { lineCount } from './engine-checks.ts';
 import { ndjsonRecords } from './ndjson.ts';
 
 export type { RawRecord } from './steps/records.ts';
@@ -68,6 +69,8 @@ export interface PipelineOptions {
   /** Where NDJSON bodies' and Kafka batches' records are checked (INGEST_CHECKS; ingest/engine-ingest.ts): 'engine'
    *  or, the default here, 'javascript' (record by record, this file). */
   checks?: 'engine' | 'javascript';
+  /** With checks 'engine', the fewest records of a call checked there (INGEST_ENGINE_MIN_RECORDS); default 1. */
+  engineMinRecords?: number;
   /** Worker threads that parse and check records beside the engine's insert (ingest/parse-pool.ts;
    *  INGEST_PARSE_WORKERS). 0 (the default here) parses on the calling thread. */
   parseWorkers?: number;
@@ -171,21 +174,20 @@ export class IngestPipeline {
   /**
    * Validate, de-duplicate and store records; resolves once stored rows are queryable. With the
    * checks in the engine (options.checks 'engine'), records received as text (Kafka messages)
-   * go there one a line, as an NDJSON body's lines do: one code path for both sources.
+   * go there one a line, as an NDJSON body's lines do (one code path for both sources), when
+   * there are at least engineMinRecords of them.
    */
   ingest(records: readonly RawRecord[], source: string, options: IngestOptions = {}): Promise<IngestReport> {
-    const lane = options.lane ?? 'live';
-    const engine = this.inEngine === undefined ? undefined : recordsBody(records);
-    if (engine === undefined || engine.lines.length === 0) {
-      return this.liveCalls.run(lane, INGEST_BACKFILL_YIELD_MS, () => this.ingestCall(records, source, options));
-    }
-    return this.liveCalls.run(lane, INGEST_BACKFILL_YIELD_MS, () => this.engineCall(engine.body, source, options, engine));
+    const engine = this.inEngine === undefined || records.length < (this.options.engineMinRecords ?? 1) ? undefined : recordsBody(records);
+    return this.liveCalls.run(options.lane ?? 'live', INGEST_BACKFILL_YIELD_MS, () =>
+      engine === undefined || engine.lines.length === 0 ? this.ingestCall(records, source, options) : this.engineCall(engine.body, source, options, engine),
+    );
   }
 
   /** An NDJSON body: checked in the engine (options.checks 'engine') or here, record by record. */
   ingestNdjson(body: Buffer, source: string, options: IngestOptions = {}): Promise<IngestReport> {
     const lane = options.lane ?? 'live';
-    if (this.inEngine === undefined) return this.ingest(ndjsonRecords(body), source, options);
+    if (this.inEngine === undefined || lineCount(body) < (this.options.engineMinRecords ?? 1)) return this.ingest(ndjsonRecords(body), source, options);
     return this.liveCalls.run(lane, INGEST_BACKFILL_YIELD_MS, () => this.engineCall(body, source, options));
   }
 

@@ -177,6 +177,7 @@ async function startWrites(
     batchRows: config.ingest.batchRows,
     parseWorkers: config.ingest.parseWorkers,
     checks: config.ingest.checks,
+    engineMinRecords: config.ingest.engineMinRecords,
     observer: metrics,
     writerId: config.ingest.writerId,
   });

@@ -83,6 +83,7 @@ export function ingestSection(v: EnvVars, serverUrl: string | undefined): Config
     // Checks in the engine measured 1.4-2.4x the JavaScript path (bench/RESULTS.md, issue 40);
     // they read a staged file, which only the embedded engine can.
     checks: serverUrl === undefined ? v.INGEST_CHECKS : 'javascript',
+    engineMinRecords: v.INGEST_ENGINE_MIN_RECORDS,
     parseWorkers,
     writerId,
     metricsPort: v.INGEST_METRICS_PORT,

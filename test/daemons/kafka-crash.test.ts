@@ -124,6 +124,9 @@ it('SIGKILLed and restarted ingest stores every record exactly once', async () =
     KAFKA_SESSION_TIMEOUT_MS: '6000',
     INGEST_METRICS_PORT: '0',
     KAFKA_BACKFILL_TOPIC: BACKFILL_TOPIC,
+    // Every batch through the checks in the engine (issue 40), however small.
+    INGEST_CHECKS: 'engine',
+    INGEST_ENGINE_MIN_RECORDS: '1',
   };
   const progress: number[] = [];
   for (let k = 0; k < KILLS; k += 1) {

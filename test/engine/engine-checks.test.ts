@@ -64,7 +64,7 @@ const TEXT_OF: Record<string, string> = { slot: 'toString', fee: 'toString', blo
 
 let s: Awaited<ReturnType<typeof startServices>>;
 beforeAll(async () => {
-  s = await startServices({ INGEST_CHECKS: 'engine' });
+  s = await startServices({ INGEST_CHECKS: 'engine', INGEST_ENGINE_MIN_RECORDS: '1' });
 });
 afterAll(async () => s.cleanup());
 
@@ -228,6 +228,24 @@ describe('record checks in the engine', () => {
       expect(b).toEqual(a);
       expect(a[0]!.position).toMatch(new RegExp(`^kc-${prefix}/1/\\d+$`));
     }
+  });
+
+  it("checks bodies beside each other's turns: concurrent calls with shared records store each record once and lose none", async () => {
+    const records = await demoRecords(s, 3000, 13);
+    const lines = records.map((r) => JSON.stringify(r));
+    // Six calls at once, each a third of the records, every record in two of them; one refused line each.
+    const bodies = [0, 1, 2, 3, 4, 5].map((i) => {
+      const from = (i % 3) * 1000;
+      return Buffer.from([...lines.slice(from, from + 1000), `{"signature": ${i}}`].join('\n'));
+    });
+    const before = await tableCounts(s);
+    const reports = await Promise.all(bodies.map((b, i) => s.pipeline.ingestNdjson(b, `concurrent-${i}`)));
+    expect(reports.reduce((n, r) => n + r.accepted, 0)).toBe(records.length);
+    expect(reports.reduce((n, r) => n + r.duplicates, 0)).toBe(records.length);
+    for (const r of reports) expect(r.rejected.map((x) => [x.position, x.code])).toEqual([[{ line: 1001 }, 'schema']]);
+    const after = await tableCounts(s);
+    expect(after.transactions).toBe(before.transactions + records.length);
+    expect(after.tx_rid_by_sig).toBe(after.transactions);
   });
 
   it('takes a backfill body in pieces: line numbers run on across them, and the progress reaches the total', async () => {

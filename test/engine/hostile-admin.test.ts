@@ -40,7 +40,8 @@ const ingestCases = fixture<{ lines: IngestCase[] }>('hostile-ingest.json').line
 let ctx: Awaited<ReturnType<typeof startApp>>;
 
 beforeAll(async () => {
-  ctx = await startApp({ INGEST_MAX_BODY_BYTES: String(2 * 1024 * 1024) });
+  // Every body through the checks in the engine, however few its lines (INGEST_ENGINE_MIN_RECORDS).
+  ctx = await startApp({ INGEST_MAX_BODY_BYTES: String(2 * 1024 * 1024), INGEST_CHECKS: 'engine', INGEST_ENGINE_MIN_RECORDS: '1' });
 });
 afterAll(async () => ctx?.cleanup());
 
