@@ -63,7 +63,14 @@ async function main(): Promise<void> {
   const brokers = values.brokers ?? broker!.brokers;
   // Ingest settings under test come from the environment (INGEST_BATCH_ROWS, KAFKA_MAX_BYTES_PER_PARTITION, ...).
   // The machine is shared: the load average at the start and the end goes with every figure.
-  const env = pickEnv(['INGEST_BATCH_ROWS', 'INGEST_CHECKS', 'KAFKA_MAX_BYTES_PER_PARTITION', 'KAFKA_TOPIC_PARTITIONS', 'KAFKA_CONCURRENT_PARTITIONS']);
+  const env = pickEnv([
+    'INGEST_BATCH_ROWS',
+    'INGEST_CHECKS',
+    'INGEST_ENGINE_MIN_RECORDS',
+    'KAFKA_MAX_BYTES_PER_PARTITION',
+    'KAFKA_TOPIC_PARTITIONS',
+    'KAFKA_CONCURRENT_PARTITIONS',
+  ]);
   const s = await startBenchServices({ LOG_LEVEL: 'warn', ...env });
   const kafka = kafkaClient({ brokers: [brokers], clientId: 'bench' }, log);
   const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
@@ -191,7 +198,7 @@ async function clickhouseKafkaEngine(
   // Blocks of 5000 rows: the size of our batches at the default fetch size, so both write
   // to ClickHouse at the same granularity.
   await wh.exec(`CREATE TABLE kbench.queue (
-      signature String, instruction_index UInt16, slot UInt64, block_time UInt32, program_id String, protocol_name String,
+      signature String, instruction_index UInt16, transaction_index UInt32, slot UInt64, block_time UInt32, program_id String, protocol_name String,
       instruction_type String, fee UInt64, compute_units UInt32, accounts Array(String), accounts_count UInt16, success Bool,
       error_message String, log_messages String, raw_data String)
     ENGINE = Kafka SETTINGS kafka_broker_list = '${brokers}', kafka_topic_list = '${topic}', kafka_group_name = '${topic}-clickhouse',
