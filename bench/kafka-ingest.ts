@@ -70,6 +70,7 @@ async function main(): Promise<void> {
     'KAFKA_MAX_BYTES_PER_PARTITION',
     'KAFKA_TOPIC_PARTITIONS',
     'KAFKA_CONCURRENT_PARTITIONS',
+    'INGEST_PARSE_WORKERS',
   ]);
   const s = await startBenchServices({ LOG_LEVEL: 'warn', ...env });
   const kafka = kafkaClient({ brokers: [brokers], clientId: 'bench' }, log);
