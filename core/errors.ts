@@ -1,5 +1,6 @@
 // One error catalog for every interface. Each entry has a stable code and its mapping
 // to HTTP, JSON-RPC 2.0 and GraphQL, so the four adapters never invent their own.
+import { QUOTED_PARAM_VALUE_MAX_CHARS } from './limits/questions.ts';
 
 export interface ErrorKind {
   /** Stable machine code, e.g. ERR_INVALID_PARAMS. Never renamed once published. */
@@ -198,6 +199,17 @@ export type HintName = 'protocols' | 'coarserBucket';
 /** A parameter's place in a core message, for the interface to fill in. */
 export const param = (key: ParamKey, index?: number): string => `\u27e8${key}${index === undefined ? '' : `[${index}]`}\u27e9`;
 
+/** A value as a refusal quotes it, cut short: a number JSON cannot write (Infinity) as itself, and
+ *  one nested past the stack (from a door that does not bound its depth first) by its kind, never a 500. */
+export function quoted(v: unknown): string {
+  if (typeof v === 'number' && !Number.isFinite(v)) return String(v);
+  try {
+    return (JSON.stringify(v) ?? String(v)).slice(0, QUOTED_PARAM_VALUE_MAX_CHARS);
+  } catch {
+    return Array.isArray(v) ? '[…]' : '{…}';
+  }
+}
+
 /** A hint's place in a core message (e.g. where the list of protocols is). */
 export const hint = (name: HintName): string => `\u27e8hint:${name}\u27e9`;
 
@@ -205,12 +217,17 @@ export interface Wording {
   /** The interface's name for a logical key (the key itself when it has none). */
   params: Partial<Record<ParamKey, string>>;
   hints: Record<HintName, string>;
+  /** Keys the interface takes one value of where the request holds a list (REST's one
+   *  protocol_name): an item's index is not shown, as that parameter has none. */
+  single?: readonly ParamKey[];
 }
 
 /** The message with every placeholder in the interface's words. */
 export function wordMessage(message: string, words: Wording): string {
   return message.replace(/\u27e8(hint:)?([a-zA-Z.]+)(\[\d+\])?\u27e9/g, (_m, isHint: string | undefined, key: string, index: string | undefined) =>
-    isHint ? (words.hints[key as HintName] ?? key) : `${words.params[key as ParamKey] ?? key}${index ?? ''}`,
+    isHint
+      ? (words.hints[key as HintName] ?? key)
+      : `${words.params[key as ParamKey] ?? key}${index === undefined || words.single?.includes(key as ParamKey) ? '' : index}`,
   );
 }
 

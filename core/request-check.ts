@@ -1,170 +1,17 @@
-// The rules of a request that JSON Schema cannot state (two values in relation), each
-// declared once as a value that both runs and documents itself: a door's operation lists
-// its rules, the check runs them after the schema, and the documents (OpenAPI, OpenRPC,
-// GraphQL descriptions) show `doc` as `x-cross-field-rules`. Also the one conversion of a
-// day range (YYYY-MM-DD, inclusive, UTC) to block-time seconds, which every door that takes
-// days (REST, GraphQL filters, exports) goes through. Door-neutral: errors name parameters
-// as the caller gives them (a door passes its own names, or placeholders it words later).
-import { QUOTED_PARAM_VALUE_MAX_CHARS } from './limits/questions.ts';
+// The one check of a request, whichever door it came through: its days converted (the one
+// conversion of a day range, YYYY-MM-DD inclusive UTC, to block-time seconds, which every
+// door that takes days goes through), then its schema, its cross-field rules
+// (request-rules.ts) and its protocol scope. Door-neutral: errors name parameters as the
+// caller gives them (a door passes its own names, or placeholders it words later).
+import { QUOTED_NUMBER_MAX_CHARS, QUOTED_PARAM_VALUE_MAX_CHARS } from './limits/questions.ts';
 import { LAST_SECOND_OF_DAY } from './vocabulary/calendar.ts';
 import type { Static, TObject } from '@sinclair/typebox';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
-import { AppError, Errors, invalidParams } from './errors.ts';
+import { AppError, invalidParams, quoted } from './errors.ts';
 import { MAX_BLOCK_TIME } from './limits/questions.ts';
 import { resolveProtocols, type ProtocolAsk } from './protocol-scope.ts';
-import { dayStart, NUMBER_FORMATS, ruleOfLengths, ruleOfPattern, type DayWords } from './vocabulary/primitives.ts';
-
-/** A request's values by name; a dotted name reads inside objects (`options.blockTime`). */
-export type RequestValues = Readonly<Record<string, unknown>>;
-
-/** A rule between parameters: what the documents show, and the check that refuses a request breaking it. */
-export interface CrossFieldRule {
-  /** As documented (`x-cross-field-rules`): the rule's name, its parameters and its bound. */
-  readonly doc: Readonly<Record<string, unknown>>;
-  /** Throws an invalid-params AppError naming the parameter when `values` break the rule;
-   *  `nameOf` words a field as the door names it (the rules below that name nested fields use it). */
-  check(values: RequestValues, nameOf?: (path: string) => string): void;
-}
-
-const given = (v: unknown): boolean => v !== undefined && v !== null;
-
-/** The value at a dotted name, or undefined when a step is missing. Own properties only: a
- *  name such as `constructor` or `range.toString` reads nothing from a prototype. */
-export function valueAt(values: RequestValues, name: string): unknown {
-  if (Object.hasOwn(values, name)) return values[name];
-  let v: unknown = values;
-  for (const step of name.split('.')) {
-    if (typeof v !== 'object' || v === null || !Object.hasOwn(v, step)) return undefined;
-    v = (v as Record<string, unknown>)[step];
-  }
-  return v;
-}
-
-/**
- * `from` is not after `to` (two parameters: days or numbers), or, given one name, the range
- * object there has `gte` not after `lte`. `field` is the parameter the error names (`from`,
- * or the range, unless given).
- */
-export function ordered(from: string, to?: string, field?: string): CrossFieldRule {
-  if (to === undefined) {
-    return {
-      doc: { rule: 'ordered', params: [`${from}.gte`, `${from}.lte`] },
-      check(values) {
-        const r = valueAt(values, from) as { gte?: unknown; lte?: unknown } | undefined;
-        if (r === null || typeof r !== 'object' || !given(r.gte) || !given(r.lte) || (r.gte as number) <= (r.lte as number)) return;
-        const shown = field ?? from;
-        throw new AppError(Errors.invalidParams, `${shown}.gte must not be later than ${shown}.lte (got gte ${String(r.gte)}, lte ${String(r.lte)})`, {
-          field: shown,
-        });
-      },
-    };
-  }
-  return {
-    doc: { rule: 'ordered', params: [from, to] },
-    check(values) {
-      const a = valueAt(values, from) as string | number | undefined;
-      const b = valueAt(values, to) as string | number | undefined;
-      // Fails closed: values that do not compare (NaN) are not in order either.
-      if (given(a) && given(b) && !(a! <= b!)) throw invalidParams(`${from} (${String(a)}) is after ${to} (${String(b)})`, field ?? from);
-    },
-  };
-}
-
-/** `ordered(from, to)` over a request body: its document names the dotted paths `fields`
- *  (a query's rules name `params`), as the fuzzer's hook and other readers take them. */
-export function orderedFields(from: string, to: string, field?: string): CrossFieldRule {
-  return { ...ordered(from, to, field), doc: { rule: 'ordered', fields: [from, to] } };
-}
-
-/** `a` + `b` is at most `maximum`; `advice` says how to ask for more. The error names `a`. */
-export function sumAtMost(a: string, b: string, maximum: number, advice: string): CrossFieldRule {
-  return {
-    doc: { rule: 'sumAtMost', params: [a, b], maximum },
-    check(values) {
-      const sum = Number(valueAt(values, a) ?? 0) + Number(valueAt(values, b) ?? 0);
-      // Fails closed: a sum that is not a number (a value that is not one) is not at most anything.
-      if (!(sum <= maximum)) throw invalidParams(`${a} + ${b} must be at most ${maximum} (got ${sum}); ${advice}`, a);
-    },
-  };
-}
-
-/** `param` is a token only the server mints (`by`), and is not given with a non-zero `not`. */
-export function issued(param: string, by: string, not: string, why: string): CrossFieldRule {
-  return {
-    doc: { rule: 'issued', param, by },
-    check(values) {
-      const other = valueAt(values, not);
-      if (given(valueAt(values, param)) && given(other) && other !== 0) throw invalidParams(`${param} and ${not} cannot be combined: ${why}; drop ${not}`, not);
-    },
-  };
-}
-
-/**
- * The span from `from` to `to`, in buckets of the size `per.param` names, is at most
- * `maximum`: documented as days times buckets per day; run by `run`, which counts the buckets
- * with the analytics layer's one bucket count (it knows calendars; this layer does not).
- */
-export function spanAtMost(
-  from: string,
-  to: string,
-  per: { param: string } & Record<string, number | string>,
-  maximum: number,
-  run: (values: RequestValues) => void,
-): CrossFieldRule {
-  return { doc: { rule: 'spanAtMost', params: [from, to], perDay: per, maximum }, check: run };
-}
-
-/** The numbers of the object at `field` (its `parts`, an absent one 0) sum to `value`, within `tolerance`. */
-export function sumEquals(field: string, parts: readonly string[], value: number, tolerance: number): CrossFieldRule {
-  return {
-    doc: { rule: 'sumEquals', property: field, value, tolerance },
-    check(values, nameOf = (p) => p) {
-      const o = valueAt(values, field) as Record<string, unknown> | undefined;
-      if (o === undefined || o === null) return;
-      const sum = parts.reduce((acc, k) => acc + Number(o[k] ?? 0), 0);
-      if (Math.abs(sum - value) > tolerance) throw invalidParams(`${nameOf(field)} must sum to ${value} (${parts.join(' + ')} = ${sum})`, nameOf(field));
-    },
-  };
-}
-
-/** Each item of the lists at `fields` is among the list at `of` (`whole` when that is absent), which `words` names. */
-export function subsetOf(fields: readonly string[], of: string, whole: readonly string[], words: string): CrossFieldRule {
-  return {
-    doc: { rule: 'subsetOf', fields: [...fields], of },
-    check(values, nameOf = (p) => p) {
-      const among = (valueAt(values, of) as readonly string[] | undefined) ?? whole;
-      for (const f of fields) {
-        for (const [i, item] of ((valueAt(values, f) as readonly string[] | undefined) ?? []).entries()) {
-          if (!among.includes(item)) throw invalidParams(`${nameOf(`${f}.${i}`)} ${JSON.stringify(item)} is not among ${words}; add it to ${of}`, nameOf(f));
-        }
-      }
-    },
-  };
-}
-
-/** `field` is given only when `when` (absent: `otherwise`) equals `equals`. */
-export function onlyWith(field: string, when: string, equals: string, otherwise: string): CrossFieldRule {
-  return {
-    doc: { rule: 'onlyWith', field, when, equals },
-    check(values, nameOf = (p) => p) {
-      if (!given(valueAt(values, field)) || (valueAt(values, when) ?? otherwise) === equals) return;
-      throw invalidParams(`${nameOf(field)} is for ${when.split('.').pop()} ${equals}`, nameOf(field));
-    },
-  };
-}
-
-/** `field` is not `value` here, for the reason `why` gives. */
-export function notValue(field: string, value: string, why: string): CrossFieldRule {
-  return {
-    doc: { rule: 'notValue', field, value },
-    check(values, nameOf = (p) => p) {
-      if (valueAt(values, field) === value) throw invalidParams(`${nameOf(field)} ${value} ${why}`, nameOf(field));
-    },
-  };
-}
-
-/** A rule that a later layer runs (the SQL guard), declared here so that the documents show it. */
-export const ranBy = (doc: Readonly<Record<string, unknown>>): CrossFieldRule => ({ doc, check() {} });
+import { checkRules, given, ordered, valueAt, type CrossFieldRule, type RequestValues } from './request-rules.ts';
+import { dayStart, DECIMAL_FORMATS, NUMBER_FORMATS, ruleOfLengths, ruleOfPattern, type DayWords } from './vocabulary/primitives.ts';
 
 /** An object with the schema's top-level defaults filled in where a value is absent (a default is stated once, in its schema). */
 export function fillDefaults(schema: TObject, value: object | null | undefined): Record<string, unknown> {
@@ -174,15 +21,6 @@ export function fillDefaults(schema: TObject, value: object | null | undefined):
   }
   return out;
 }
-
-/** Run every rule of a request, in the order declared: the first broken one is the error. */
-export function checkRules(rules: readonly CrossFieldRule[], values: RequestValues, nameOf?: (path: string) => string): void {
-  for (const r of rules) r.check(values, nameOf);
-}
-
-/** The rules as the documents show them. */
-export const rulesDoc = (rules: readonly CrossFieldRule[]): { 'x-cross-field-rules'?: Readonly<Record<string, unknown>>[] } =>
-  rules.length === 0 ? {} : { 'x-cross-field-rules': rules.map((r) => r.doc) };
 
 // ---- the one day range -------------------------------------------------------------------
 
@@ -248,7 +86,7 @@ export interface RequestPlaces {
 
 export function request<S extends TObject>(schema: S, scope: ScopeKind, rules: readonly CrossFieldRule[] = [], places?: RequestPlaces): RequestDecl<S> {
   const ajv = new Ajv({ allErrors: false, strict: false, useDefaults: true, verbose: true });
-  for (const [name, format] of Object.entries(NUMBER_FORMATS)) ajv.addFormat(name, format);
+  for (const [name, format] of Object.entries({ ...NUMBER_FORMATS, ...DECIMAL_FORMATS })) ajv.addFormat(name, format);
   return { schema, scope, rules, ...(places === undefined ? {} : { places }), validate: ajv.compile(schema) };
 }
 
@@ -334,16 +172,12 @@ function pathName(steps: readonly string[], nameOf: (path: string) => string): s
   return `${nameOf(head)}${rest.map((s) => (/^\d+$/.test(s) ? `[${s}]` : `.${s}`)).join('')}`;
 }
 
-/** A value as a refusal quotes it, cut short; a number JSON cannot write (Infinity) as itself. */
-const quoted = (v: unknown): string =>
-  (typeof v === 'number' && !Number.isFinite(v) ? String(v) : (JSON.stringify(v) ?? String(v))).slice(0, QUOTED_PARAM_VALUE_MAX_CHARS);
-
 /** The first schema violation as invalid params naming the field in the door's words. */
 function schemaRefusal(err: ErrorObject | undefined, nameOf: (path: string) => string): AppError {
   if (err === undefined) return invalidParams('the request is invalid', 'request');
   const p = err.params as Record<string, unknown>;
   const steps = err.instancePath.split('/').slice(1);
-  const own = declaredRefusal(err);
+  const own = declaredRefusal(err, nameOf);
   if (own !== undefined) {
     const field = pathName(err.keyword === 'required' ? [...steps, String(p.missingProperty)] : steps, nameOf);
     return invalidParams(`${field} ${own}`, field);
@@ -386,12 +220,15 @@ function schemaRefusal(err: ErrorObject | undefined, nameOf: (path: string) => s
 /**
  * A field's own words for a refusal, declared beside its schema as `x-refusal`: one text for
  * every keyword, or a text per keyword (`{enum: '{value} is not an exportable column'}`); the
- * field's name leads it. `{value}` is the value refused, `{name}` a property that is not one.
+ * field's name leads it. `{value}` is the value refused (`{number}` unquoted), `{name}` a property that is not one,
+ * any other `{path}` a field of the request as the door names it (`{page.after}`).
  */
-function declaredRefusal(err: ErrorObject): string | undefined {
+function declaredRefusal(err: ErrorObject, nameOf: (path: string) => string): string | undefined {
   const declared = (err.parentSchema as { 'x-refusal'?: string | Record<string, string> } | undefined)?.['x-refusal'];
   const text = typeof declared === 'string' ? declared : declared?.[err.keyword];
   if (text === undefined) return undefined;
   const name = String((err.params as { additionalProperty?: unknown }).additionalProperty ?? '').slice(0, QUOTED_PARAM_VALUE_MAX_CHARS);
-  return text.replace('{value}', quoted(err.data) ?? '').replace('{name}', name);
+  // `{number}`: a number written as text (a BigInt bound), shown as the number it is, cut short.
+  const own: Record<string, string> = { value: quoted(err.data) ?? '', number: String(err.data).slice(0, QUOTED_NUMBER_MAX_CHARS), name };
+  return text.replace(/\{([\w.]+)\}/g, (_m, key: string) => own[key] ?? nameOf(key));
 }

@@ -20,34 +20,18 @@ import {
   type AddressFilters,
   type AddressListRequest,
 } from './records/address-transactions.ts';
-import type { AnswerCost, CostShape } from './cost/analytics-cost.ts';
+import type { AnswerCost } from './cost/analytics-cost.ts';
 import { listFailedTransactions, type FailedTransaction } from './records/failed-transactions.ts';
 import { toFeeStats, type FeeStats } from './presets/fee-stats.ts';
 import { tableStorage, toGlobalStats, type GlobalStats } from './presets/global-stats.ts';
-import { NO_EXTRAS, type ConnectionPage, type ConnectionWants } from './paging/connection.ts';
-import {
-  failuresQuestion,
-  groupsQuestion,
-  seriesQuestion,
-  toFailurePage,
-  toGroupPage,
-  toSeries,
-  type FailureRequest,
-  type Group,
-  type GroupPage,
-  type GroupPageRequest,
-  type Series,
-  type SeriesRequest,
-} from './presets/group-pages.ts';
-import { prepareGroupConnection } from './paging/group-connection.ts';
 import type { PageTokens } from './paging/page-token.ts';
-import { prepareRecordConnection } from './paging/record-connection.ts';
+import { PREPARERS, type PrepareContext, type PrepareDeps, type PreparedOp, type PreparedOps } from './prepared-answers.ts';
 import { PRESETS, toActivity, toInstructionTypes, toStats, toTop, type TopSortBy } from './presets/presets.ts';
 import { toComparison, toPerformance, type ProtocolComparisonItem, type ProtocolPerformance } from './presets/protocol-reports.ts';
 import { resolveProtocols, type ListingScope, type ProtocolAsk } from '../../core/protocol-scope.ts';
 import { checkRequest, type CheckedRequest, type RequestDecl, type RequestInput } from '../../core/request-check.ts';
 import type { TObject } from '@sinclair/typebox';
-import type { AnswerRow, Question, QuestionFilters } from './question/compile.ts';
+import type { AnswerRow, QuestionFilters } from './question/compile.ts';
 import { MEASURES, type Measures } from './question/model.ts';
 import type { ActivityGranularity, Granularity } from './question/granularity.ts';
 import type { CostQuestion, Prepared } from './prepared.ts';
@@ -72,9 +56,7 @@ import type {
 
 export type { TopSortBy };
 export type { CostQuestion, Prepared } from './prepared.ts';
-
-/** Protocol statistics with the count of distinct program ids (GraphQL protocolStats). */
-export type ProtocolStatsWithPrograms = ProtocolStats & { uniquePrograms: number };
+export type { Checked, PrepareContext, PreparedOp, PreparedOps, ProtocolStatsWithPrograms } from './prepared-answers.ts';
 
 /** The figures of the performance preset: what protocolPerformance is shaped from. */
 export type ProtocolAggregate = AnswerRow['values'] & { cuQuantiles: [number, number, number] };
@@ -90,15 +72,11 @@ interface Shared {
   generation: number;
 }
 
-/** An operation declared by its request (api/catalog/declared.ts), as the facade answers it. */
-export interface DeclaredAsk<S extends TObject, T> {
-  readonly request: RequestDecl<S>;
-  respond(a: Analytics, checked: CheckedRequest<S>): Promise<T>;
-}
-
 export class Analytics {
   private readonly shared: Shared;
   private readonly questions: QuestionRunner;
+  /** What prepared answers are built from (prepared-answers.ts): this view's warehouse, tokens and runner. */
+  private readonly deps: PrepareDeps;
 
   constructor(
     private readonly wh: Warehouse,
@@ -118,6 +96,7 @@ export class Analytics {
       generation: 0,
     };
     this.questions = new QuestionRunner(wh, this.shared.cache, this.shared.compiled, measures);
+    this.deps = { wh, tokens, questions: this.questions };
   }
 
   /**
@@ -153,18 +132,21 @@ export class Analytics {
   }
 
   /**
-   * The one entry of an operation declared by its request, whichever door it came through: the
-   * request checked once against the active protocols (core/request-check.ts checkRequest:
-   * schema, rules, protocol scope, days), then its answer prepared from the checked request
-   * alone, run when the caller is ready (GraphQL plans every field before any runs).
+   * The one check of a request, whichever door it came through: against the active protocols
+   * (one registry read), by core/request-check.ts checkRequest (schema, rules, protocol scope,
+   * days). Its answer then comes from the checked request alone (`prepare`, or a preset).
    */
-  async prepare<S extends TObject, T>(
-    op: DeclaredAsk<S, T>,
-    input: RequestInput,
-    nameOf?: (path: string) => string,
-  ): Promise<{ checked: CheckedRequest<S>; answer(): Promise<T> }> {
-    const checked = checkRequest(op.request, input, await this.registry.activeNames(), nameOf);
-    return { checked, answer: () => op.respond(this, checked) };
+  async check<S extends TObject>(request: RequestDecl<S>, input: RequestInput, nameOf?: (path: string) => string): Promise<CheckedRequest<S>> {
+    return checkRequest(request, input, await this.registry.activeNames(), nameOf);
+  }
+
+  /**
+   * The one entry of a prepared answer, keyed by its operation (prepared-answers.ts): the
+   * checked request's statements built once, costed (`cost`) and run (`answer()`) as the
+   * same objects; `context` is what the door's document selects and its plan's budget.
+   */
+  prepare<K extends PreparedOp>(op: K, checked: PreparedOps[K]['checked'], context: PrepareContext = {}): Promise<Prepared<PreparedOps[K]['answer']>> {
+    return PREPARERS[op](this.deps, checked, context);
   }
 
   /** The protocols a request reads: one registry read, resolved by protocol-scope.ts. */
@@ -248,63 +230,11 @@ export class Analytics {
   }
 
   /**
-   * Statistics of each of `protocols` (resolved by the one check: every visible one when none
-   * was named), in that order, with their distinct program ids; prepared (costed before it runs).
-   */
-  async statsList(protocols: readonly string[], range: TimeRange, named: boolean): Promise<Prepared<ProtocolStatsWithPrograms[]>> {
-    return this.questions.prepared(PRESETS.stats({ protocols: [...protocols], range, protocolsNamed: named }, true), (rows) => {
-      const byName = new Map(rows.map((r) => [r.protocol, r]));
-      return protocols.map((p) => ({ ...toStats(p, byName.get(p)), uniquePrograms: (byName.get(p)?.values.programs as number | undefined) ?? 0 }));
-    });
-  }
-
-  /**
    * Current figures of named activity buckets of the visible protocols, uncached: live
    * subscriptions ask once per committed write, right after it changed these very buckets.
    */
   async activityBuckets(keys: readonly BucketKey[], size: ActivityGranularity): Promise<BucketFigures[]> {
     return readBucketFigures(this.wh, new Set(await this.protocols()), keys, size);
-  }
-
-  // ---- open questions (the caller picks dimensions and measures): groups, failures, series ----
-  // Each is the preset of a request the one check passed (api/catalog/open-questions.ts):
-  // `protocols` are those it resolved, `req.filters.protocols` those asked (a cursor is bound to them).
-
-  /** A page of groups as a connection: its statement, and those of the extras asked (group-connection.ts); `budget` as for prepareListing. */
-  async prepareGroups(
-    req: GroupPageRequest,
-    protocols: readonly string[],
-    wants: ConnectionWants = NO_EXTRAS,
-    budget?: number,
-  ): Promise<Prepared<ConnectionPage<Group>>> {
-    return this.groupConnection(req, protocols, wants, budget, groupsQuestion, toGroupPage);
-  }
-
-  async prepareFailures(
-    req: FailureRequest,
-    protocols: readonly string[],
-    wants: ConnectionWants = NO_EXTRAS,
-    budget?: number,
-  ): Promise<Prepared<ConnectionPage<Group>>> {
-    return this.groupConnection(req, protocols, wants, budget, failuresQuestion, toFailurePage);
-  }
-
-  /** A connection of groups or of failures: the question and page of its kind. */
-  private async groupConnection<R extends GroupPageRequest | FailureRequest>(
-    req: R,
-    protocols: readonly string[],
-    wants: ConnectionWants,
-    budget: number | undefined,
-    question: (tokens: PageTokens, req: R, protocols: readonly string[]) => Question,
-    page: (tokens: PageTokens, req: R, protocols: readonly string[], rows: readonly AnswerRow[]) => GroupPage,
-  ): Promise<Prepared<ConnectionPage<Group>>> {
-    const reads = this.questions.groupReads(budget);
-    return prepareGroupConnection(req, wants, question(this.tokens, req, protocols), (rows) => page(this.tokens, req, protocols, rows), reads);
-  }
-
-  /** A time series; its bucket count was checked by its request's declared rule. */
-  async prepareSeries(req: SeriesRequest, protocols: readonly string[]): Promise<Prepared<Series[]>> {
-    return this.questions.prepared(seriesQuestion(req, protocols), (rows) => toSeries(req, rows));
   }
 
   /**
@@ -336,22 +266,6 @@ export class Analytics {
   /** A page of records; `protocols`: how the filter's protocols are resolved (protocol-scope.ts). */
   async transactions(req: ListRequest, protocols: ListingScope = 'narrow'): Promise<Page<Transaction>> {
     return listTransactions(this.wh, this.tokens, req, await this.scope({ kind: protocols, names: req.filters.protocols }));
-  }
-
-  /**
-   * A listing's statements as a connection, read once (the page window asks the hourly view):
-   * costed, then run. `budget`: the plan's, which an exact count must fit in with the page
-   * (else its estimate is given, record-connection.ts); no limit when absent.
-   */
-  async prepareListing(
-    req: ListRequest,
-    visible: readonly string[],
-    wants: ConnectionWants = NO_EXTRAS,
-    budget?: number,
-  ): Promise<Prepared<ConnectionPage<Transaction>>> {
-    const shape: CostShape = { range: req.filters.blockTime ?? {}, protocolsGiven: req.filters.protocols !== undefined };
-    const connection = await prepareRecordConnection(this.wh, this.tokens, req, visible, wants, (statements) => this.questions.fits(statements, shape, budget));
-    return { kind: 'prepared', statements: connection.statements, shape, answer: () => connection.answer() };
   }
 
   /** Failed records of the visible protocols, or of one protocol (which must be active). */

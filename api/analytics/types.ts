@@ -27,7 +27,8 @@ export interface Bounds {
 }
 
 export interface TransactionFilters {
-  blockTime?: TimeRange;
+  /** The records' block times (page tokens hash it as `blockTime`: fingerprintedFilters). */
+  range?: TimeRange;
   status?: TxStatus;
   protocols?: string[];
   programIds?: string[];

@@ -3,7 +3,8 @@
 // runs and its cost. The doors are derived from these declarations (docs/architecture.md,
 // "The catalog"); nothing here knows how a door validates or words an error.
 import { Type, type Static, type TObject, type TOptionalWithFlag, type TSchema, type TUnsafe } from '@sinclair/typebox';
-import { ordered, type CrossFieldRule, fillDefaults, type CheckedRequest, type RequestDecl, type ScopeKind } from '../../core/request-check.ts';
+import { fillDefaults, type CheckedRequest, type RequestDecl } from '../../core/request-check.ts';
+import { ordered, type CrossFieldRule } from '../../core/request-rules.ts';
 import type { Analytics, Prepared } from '../analytics/analytics.ts';
 
 // ---- JSON-RPC: positional params ---------------------------------------------------------
@@ -120,8 +121,6 @@ export interface RestWords<S extends TObject = TObject> {
   fields?: Readonly<Record<string, { name: string; schema: TSchema }>>;
   /** Request fields REST does not take (its listing is always newest first). */
   omit?: readonly (keyof S['properties'] & string)[];
-  /** How REST's protocol_name is resolved, where SPEC words it apart (a listing's: an unknown one matches nothing). */
-  scope?: ScopeKind;
   /** The words of a 404, when a null answer is one (the route then answers 404 beyond 400, 401, 403 and 429). */
   notFound?(checked: CheckedRequest<S>): string;
   /** The request fields the meta beside the data shows (`range`: its days and seconds), by REST's meta names. */

@@ -5,8 +5,8 @@
 // `rpcShape`; MCP's tool follows from it), the REST route (built by api/doors/rest/declared-routes.ts
 // from the request and REST's words, `restWords`) and the GraphQL field
 // (api/doors/graphql/declared-fields.ts). Each door only maps its wire shape onto the request's
-// names; the facade's one entry (Analytics.prepare) runs the one check, and the operation
-// answers from the checked request.
+// names; the facade runs the one check (Analytics.check), and the operation answers from the
+// checked request (a preset, or Analytics.prepare's one entry of prepared answers).
 import type { Static, TObject, TSchema } from '@sinclair/typebox';
 import type { CheckedRequest, RequestDecl, RequestInput } from '../../core/request-check.ts';
 import type { Analytics, Prepared } from '../analytics/analytics.ts';
@@ -74,8 +74,8 @@ export function declared<S extends TObject, R extends TSchema>(decl: Declared<S,
   const d = { ...decl, answer };
   const run = async (a: Analytics, input: RequestInput, nameOf: (path: string) => string, request: RequestDecl = d.request) => {
     // The declaration's types hold for a request its own schema checked (a door may only narrow its protocol scope).
-    const prepared = await a.prepare({ request: request as RequestDecl<S>, respond: d.answer }, input, nameOf);
-    return { checked: prepared.checked, data: await prepared.answer() };
+    const checked = await a.check(request as RequestDecl<S>, input, nameOf);
+    return { checked, data: await d.answer(a, checked) };
   };
   return {
     name: d.name,

@@ -8,7 +8,7 @@ import {
   ActiveProtocolName,
   Address,
   BlockTimeRange,
-  CalendarDay,
+  CheckedDay,
   FILTER_LISTS,
   ProtocolName,
   Signature,
@@ -99,14 +99,12 @@ export { Address, ProtocolName, Signature };
 
 /** A primitive of the vocabulary with REST's own description (the rule stays the primitive's: REST words errors by pattern). */
 const described = <T extends TSchema>(primitive: T, description: string, extra: object = {}): T => ({ ...primitive, description, ...extra });
-/** A day of a REST range: a real calendar day the store can hold, stated by the pattern and
- *  checked by daySpan() before the schema (api/doors/rest/rest-api.ts), whose words the client gets. */
-const day = (description: string) => described(CalendarDay, description, { examples: ['2025-01-01'] });
+/** A day of a REST range: converted by the one check (before its schema, in its words: which
+ *  part of the day is wrong); the OpenAPI document states CalendarDay's rule for it (openapi-answers.ts). */
+const day = (description: string) => described(CheckedDay, description, { examples: ['2025-01-01'] });
 
 export const query = {
   protocol_name: described(ActiveProtocolName, 'Protocol identifier, e.g. jupiter_v6 (GET /api/v1/stats lists them); unknown or inactive: 400'),
-  /** A listing's filter: an unknown or inactive protocol matches nothing (an empty page). */
-  protocol_filter: described(ProtocolName, 'Protocol identifier, e.g. jupiter_v6; an unknown or inactive one matches nothing (an empty page)'),
   program_id: described(Address, 'Program id (Base58)'),
   signature: described(Signature, 'Transaction signature (Base58)'),
   date_from: day('First day, YYYY-MM-DD, inclusive, UTC (from 00:00:00)'),

@@ -94,7 +94,6 @@ export const protocolStats: Operation = declared({
 export const protocolStatsList: Operation = declared({
   name: 'protocolStatsList',
   summary: 'Statistics per protocol: each one asked, or every available protocol',
-  preset: 'statsList',
   cost: STATS,
   request: request(
     options(
@@ -106,7 +105,7 @@ export const protocolStatsList: Operation = declared({
   result: Type.Array(Type.Object({ ...ProtocolStats.properties, uniquePrograms: Type.Integer({ minimum: 0, description: 'Distinct program ids' }) })),
   // The SDL's own field (its types are shared with other fields).
   doors: { graphqlPeer: 'protocolStats' },
-  prepared: (a, c) => a.statsList(c.protocols, c.range, c.protocolsAsked !== undefined),
+  prepared: (a, c) => a.prepare('stats', c),
 });
 
 export const protocolComparison: Operation = declared({

@@ -1,7 +1,8 @@
 // The catalog's record-level operations: one transaction, listings, records of an address,
 // failed transactions. Each is declared once; its doors are derived (api/catalog/catalog.ts).
 import { Type, type TSchema } from '@sinclair/typebox';
-import { issued, request, sumAtMost, type CheckedRequest } from '../../core/request-check.ts';
+import { request, type CheckedRequest } from '../../core/request-check.ts';
+import { issued, sumAtMost } from '../../core/request-rules.ts';
 import { declared } from './declared.ts';
 import { LIST_LIMITS, REST_OFFSET_WINDOW } from '../../core/limits/questions.ts';
 import { AddressTransaction, FailedTransaction, Transaction } from '../../core/vocabulary/answers.ts';
@@ -127,7 +128,7 @@ function filtersOf(c: CheckedRequest<typeof TransactionsRequest> | CheckedReques
   const given = <K extends string, V>(k: K, v: V | undefined) => (v === undefined ? {} : ({ [k]: v } as Record<K, V>));
   const range = c.range.gte !== undefined || c.range.lte !== undefined ? c.range : undefined;
   return {
-    ...given('blockTime', range),
+    ...given('range', range),
     ...given('status', c.status),
     ...given('protocols', c.protocolsAsked === undefined ? undefined : [...c.protocolsAsked]),
     ...given('programIds', c.programIds),
@@ -141,7 +142,7 @@ export const transactions: Operation = declared({
   summary: 'List transactions with filters, in block-time order',
   preset: 'transactions',
   cost: LISTING,
-  // 'known': each protocol of the filter must be active (REST's narrows, below).
+  // 'known': each protocol of the filter must be active, on every door (REST's protocol_name too).
   request: request(TransactionsRequest, 'known', [
     sumAtMost('offset', 'limit', REST_OFFSET_WINDOW, 'to page further, drop offset and pass the meta.next of each page as cursor (it reaches every record)'),
     // A cursor only the server mints (and never together with an offset).
@@ -164,14 +165,12 @@ export const transactions: Operation = declared({
     result: Type.Array(Transaction),
     resultWords: 'A page of transactions',
     fields: {
-      protocols: { name: 'protocol_name', schema: query.protocol_filter },
+      protocols: { name: 'protocol_name', schema: query.protocol_name },
       programIds: { name: 'program_id', schema: query.program_id },
       signatures: { name: 'signature', schema: query.signature },
       limit: { name: 'limit', schema: query.limit },
     },
     omit: ['status', 'instructionTypes', 'sortOrder'],
-    // SPEC's REST listing: an unknown or inactive protocol_name matches nothing (an empty page).
-    scope: 'narrow',
     // The envelope holds the page's records, meta.next its token and meta.total every match's count (api/doors/rest/declared-routes.ts).
     page: true,
     meta: ['limit', 'offset', 'protocols', 'range'],

@@ -53,6 +53,21 @@ export const NUMBER_FORMATS: Readonly<Record<string, { type: 'number'; validate:
   [INT64]: { type: 'number', validate: (n) => Number.isInteger(n) },
   [DOUBLE]: { type: 'number', validate: () => true },
 };
+/** Unsigned column types by the largest whole number each holds: the formats of whole numbers
+ *  written as canonical decimal text (GraphQL's BigInt scalar hands bounds so: slots and fees
+ *  pass 2^53), which a validator compares exactly, as BigInt. */
+const UNSIGNED = { uint16: 2n ** 16n - 1n, uint32: 2n ** 32n - 1n, uint64: 2n ** 64n - 1n } as const;
+const WHOLE_TEXT = '^(0|[1-9][0-9]*)$';
+const WHOLE_TEXT_RE = new RegExp(WHOLE_TEXT);
+export const DECIMAL_FORMATS: Readonly<Record<string, { type: 'string'; validate: (s: string) => boolean }>> = Object.fromEntries(
+  Object.entries(UNSIGNED).map(([name, max]) => [name, { type: 'string', validate: (s: string) => WHOLE_TEXT_RE.test(s) && BigInt(s) <= max }]),
+);
+/** A whole number from 0 to `max` (an unsigned column's largest) as canonical decimal text. */
+export function WholeText(max: bigint, description: string) {
+  const format = Object.entries(UNSIGNED).find(([, m]) => m === max)?.[0];
+  if (format === undefined) throw new Error(`no unsigned column type holds at most ${max}`);
+  return Type.String({ pattern: WHOLE_TEXT, format, description, 'x-refusal': `must be a whole number from 0 to ${max} (got {number})` });
+}
 /** Largest value of a UInt16 column (instruction_index, accounts_count): such a field fits 32 bits. */
 export const UINT16_MAX = 2 ** 16 - 1;
 export const UINT32_MAX = 2 ** 32 - 1;
@@ -78,6 +93,12 @@ export const CalendarDay = Type.String({
   pattern: CALENDAR_DAY_PATTERN,
   description: `a calendar date written YYYY-MM-DD, ${MIN_BLOCK_DATE} to ${MAX_BLOCK_DATE}`,
 });
+/** Marks a day a request's one check converts (core/request-check.ts daySpan, before its
+ *  schema, in its own words: which part of the day is wrong); a door's documents state
+ *  CalendarDay's rule in its place. */
+export const CHECKED_DAY_COMMENT = 'a calendar day the one check converts (daySpan)';
+/** A day as a door hands it to the one check: text, whose rule (CalendarDay's) the check states. */
+export const CheckedDay = Type.String({ description: CalendarDay.description, $comment: CHECKED_DAY_COMMENT });
 
 /** A path parameter of any route: at most HTTP_MAX_PATH_PARAM_CHARS characters (longer is
  *  414, before any route sees it), stated as its maxLength so the documents carry the limit.

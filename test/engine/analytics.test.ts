@@ -195,8 +195,7 @@ describe('activity', () => {
   });
 
   it('refuses more buckets than allowed: the rule of the declared request, which every door runs', async () => {
-    const ask = { request: protocolActivity.request!, respond: protocolActivity.respond! };
-    const asked = s.operatorAnalytics.prepare(ask, { values: { range: { gte: 0, lte: 86_400 * 500 }, interval: 'hour' } });
+    const asked = s.operatorAnalytics.check(protocolActivity.request!, { values: { range: { gte: 0, lte: 86_400 * 500 }, interval: 'hour' } });
     await expect(asked).rejects.toThrow(/at most 10000/);
   });
 });
@@ -296,23 +295,19 @@ describe('transactions', () => {
   };
   /** Filter cases: the analytics filters, and the same question as a SQL condition. */
   const cases: [string, () => Promise<[object, string, Record<string, unknown>]>][] = [
-    ['blockTime.gte', async () => [{ blockTime: { gte: mid } }, "block_time >= toDateTime({g:UInt32}, 'UTC')", { g: mid }]],
-    ['blockTime.lte', async () => [{ blockTime: { lte: mid } }, "block_time <= toDateTime({l:UInt32}, 'UTC')", { l: mid }]],
+    ['range.gte', async () => [{ range: { gte: mid } }, "block_time >= toDateTime({g:UInt32}, 'UTC')", { g: mid }]],
+    ['range.lte', async () => [{ range: { lte: mid } }, "block_time <= toDateTime({l:UInt32}, 'UTC')", { l: mid }]],
     [
-      'blockTime both',
+      'range both',
       async () => [
-        { blockTime: { gte: mid, lte: late } },
+        { range: { gte: mid, lte: late } },
         "block_time BETWEEN toDateTime({g:UInt32}, 'UTC') AND toDateTime({l:UInt32}, 'UTC')",
         { g: mid, l: late },
       ],
     ],
     [
-      'blockTime one second',
-      async () => [
-        { blockTime: { gte: FIXTURE_START + 17, lte: FIXTURE_START + 17 } },
-        "block_time = toDateTime({g:UInt32}, 'UTC')",
-        { g: FIXTURE_START + 17 },
-      ],
+      'range one second',
+      async () => [{ range: { gte: FIXTURE_START + 17, lte: FIXTURE_START + 17 } }, "block_time = toDateTime({g:UInt32}, 'UTC')", { g: FIXTURE_START + 17 }],
     ],
     ['status succeeded', async () => [{ status: 'succeeded' }, 'success', {}]],
     ['status failed', async () => [{ status: 'failed' }, 'NOT success', {}]],
@@ -339,7 +334,7 @@ describe('transactions', () => {
       'all combined',
       async () => [
         {
-          blockTime: { gte: FIXTURE_START + 3600, lte: late },
+          range: { gte: FIXTURE_START + 3600, lte: late },
           status: 'failed',
           protocols: ['pump_fun', 'jupiter_v6', 'whirlpool'],
           programIds: [PROGRAM_OF.pump_fun, PROGRAM_OF.whirlpool],
@@ -421,11 +416,11 @@ describe('address transactions', () => {
   const mid = FIXTURE_START + 86_400 + 999;
   /** Filter cases: the analytics filters, and the same question as a SQL condition. */
   const cases: [string, object, string, Record<string, unknown>][] = [
-    ['blockTime.gte', { blockTime: { gte: mid } }, "block_time >= toDateTime({g:UInt32}, 'UTC')", { g: mid }],
-    ['blockTime.lte', { blockTime: { lte: mid } }, "block_time <= toDateTime({l:UInt32}, 'UTC')", { l: mid }],
+    ['range.gte', { range: { gte: mid } }, "block_time >= toDateTime({g:UInt32}, 'UTC')", { g: mid }],
+    ['range.lte', { range: { lte: mid } }, "block_time <= toDateTime({l:UInt32}, 'UTC')", { l: mid }],
     [
-      'blockTime both',
-      { blockTime: { gte: FIXTURE_START + 5000, lte: mid } },
+      'range both',
+      { range: { gte: FIXTURE_START + 5000, lte: mid } },
       "block_time BETWEEN toDateTime({g:UInt32}, 'UTC') AND toDateTime({l:UInt32}, 'UTC')",
       { g: FIXTURE_START + 5000, l: mid },
     ],
@@ -443,7 +438,7 @@ describe('address transactions', () => {
     [
       'all combined',
       {
-        blockTime: { gte: FIXTURE_START + 5000, lte: FIXTURE_START + 170_000 },
+        range: { gte: FIXTURE_START + 5000, lte: FIXTURE_START + 170_000 },
         status: 'succeeded',
         protocols: ['jupiter_v6', 'pump_fun', 'whirlpool'],
         programIds: [PROGRAM_OF.pump_fun, PROGRAM_OF.whirlpool],

@@ -158,16 +158,19 @@ const OPS = {
   },
   listing: {
     takes: {
-      rpc: ['protocols', 'days', 'blockTime', 'limit', 'cursor'],
+      rpc: ['protocols', 'days', 'blockTime', 'limit', 'cursor', 'instructionTypes'],
       rest: ['protocols', 'days', 'limit', 'offset', 'cursor'],
-      graphql: ['protocols', 'days', 'limit', 'cursor'],
+      graphql: ['protocols', 'days', 'limit', 'cursor', 'instructionTypes'],
     },
-    rpc: ['getTransactions', (r, bt) => ({ limit: r.limit, paginationToken: r.cursor, filters: { protocols: r.protocols, blockTime: bt } })],
+    rpc: [
+      'getTransactions',
+      (r, bt) => ({ limit: r.limit, paginationToken: r.cursor, filters: { protocols: r.protocols, blockTime: bt, instructionTypes: r.instructionTypes } }),
+    ],
     rest: ['/transactions', (r) => ({ protocol_name: r.protocols, ...restDays(r), limit: r.limit, offset: r.offset, cursor: r.cursor })],
     graphql: [
       'query($f: TransactionFilters, $p: Pagination) { transactions(filters: $f, pagination: $p) { edges { cursor } } }',
       'transactions',
-      (r) => ({ f: { protocols: r.protocols, dateRange: dateRange(r) }, p: { first: r.limit, after: r.cursor } }),
+      (r) => ({ f: { protocols: r.protocols, dateRange: dateRange(r), instructionTypes: r.instructionTypes }, p: { first: r.limit, after: r.cursor } }),
     ],
   },
   failed: {

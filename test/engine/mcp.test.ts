@@ -189,8 +189,13 @@ describe('MCP door', () => {
       expect(r.isError, bad).toBe(true);
       expect(text(r), bad).toBe(expected.json<{ message: string }>().message);
     }
+    // The arguments are /v1/query's body, checked by its declared request: the same words, the door's name for the whole.
     expect(text(await call('run_sql', { query, format: 'xml' }))).toBe('format must be "json" or "csv"');
-    expect(text(await call('run_sql', { sql: query }))).toBe('sql is not an argument of run_sql (its arguments: query, format)');
+    expect(text(await call('run_sql', { query, format: 'CSV' }))).toBe((await sql(query, 'csv')).body);
+    expect(text(await call('run_sql', { query, format: null }))).toBe(text(ok));
+    expect(text(await call('run_sql', { query, sql: query }))).toBe('run_sql has no field "sql"; fields: query, format');
+    expect(text(await call('run_sql', { sql: query }))).toBe('the query must be a non-empty string');
+    expect(text(await call('run_sql', { query: '   ' }))).toBe((await sql('   ')).json<{ message: string }>().message);
   });
 
   it("run_sql is priced against the plan's budget like /v1/query: a cross join too dear for the free plan is refused alike", async () => {
@@ -368,6 +373,29 @@ describe('MCP door', () => {
     expect(answers.map((a) => a.id).sort()).toEqual([2, 3, 4]);
     expect(answers.every((a) => !a.result.isError)).toBe(true);
   });
+
+  it('a tool argument JSON.parse would round is refused, that call only, as JSON-RPC refuses it (the batch path too)', async () => {
+    const k = (await createKey(t.app, 'free', 'mcp-inexact')).key;
+    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-api-key': k, 'mcp-protocol-version': '2025-06-18' };
+    // The text as sent: 1.0000000000000001 is read as 1 by JSON.parse, a page size in range.
+    const call = (id: number, limit: string) =>
+      `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"getTransactions","arguments":{"options":{"limit":${limit}}}}}`;
+    const batch = await fetch(`${base}/mcp`, { method: 'POST', headers, body: `[${call(1, '1.0000000000000001')},${call(2, '1.0')}]` });
+    const answers = (await batch.json()) as { id: number; result: ToolResult }[];
+    const byId = new Map(answers.map((a) => [a.id, a.result]));
+    expect(byId.get(1)!.isError).toBe(true);
+    const words = 'the number 1.0000000000000001 cannot be represented exactly (JSON numbers are doubles) and would be read as 1';
+    expect(byId.get(1)!.content[0]!.text).toContain(`arguments: ${words}`);
+    expect(byId.get(2)!.isError).toBeFalsy();
+    const rpcAnswer = await t.app.inject({
+      method: 'POST',
+      url: '/v1/rpc',
+      headers: { 'content-type': 'application/json', 'x-api-key': k },
+      payload: '{"jsonrpc":"2.0","id":1,"method":"getTransactions","params":[{"limit":1.0000000000000001}]}',
+    });
+    expect(JSON.stringify(rpcAnswer.json())).toContain(words);
+  });
+
   it('many calls at once, every one with the same JSON-RPC id, each get the answer to their own arguments', async () => {
     // Each POST has its own transport and server (stateless): nothing of one request may reach
     // another's answer, however the SDK keys its requests (by id) and whatever runs side by side.

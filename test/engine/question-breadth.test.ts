@@ -237,7 +237,8 @@ describe('record-level filters read the base table and equal the reference', () 
     ['fee range', () => ({ ranges: { fee: { min: '6000', max: '20000' } } }), (r) => r.fee >= 6000 && r.fee <= 20_000],
     ['compute range', () => ({ ranges: { computeUnits: { max: String(medians.cu) } } }), (r) => r.cu <= medians.cu],
     ['accounts range', () => ({ ranges: { accountsCount: { min: '10', max: '14' } } }), (r) => r.accounts >= 10 && r.accounts <= 14],
-    ['success', () => ({ success: false }), (r) => !r.success],
+    ['status failed', () => ({ status: 'failed' }), (r) => !r.success],
+    ['status succeeded', () => ({ status: 'succeeded' }), (r) => r.success],
     ['log message', () => ({ logMessage: 'INSTRUCTION: ROUTE' }), (r) => r.log.toLowerCase().includes('instruction: route')],
   ];
   it.each(cases)('%s', async (_name, extra, keep) => {

@@ -87,7 +87,7 @@ describe('GET /api/v1/transactions', () => {
   it('equals the JSON-RPC getTransactions answer (same analytics call)', async () => {
     const rest = await get<Envelope<Transaction[]>>(`/api/v1/transactions?protocol_name=pump_fun&date_from=${DAY2}&limit=50`);
     const rpc = await t.services.operatorAnalytics.transactions({
-      filters: { protocols: ['pump_fun'], blockTime: { gte: DAY2_START } },
+      filters: { protocols: ['pump_fun'], range: { gte: DAY2_START } },
       sortOrder: 'desc',
       limit: 50,
     });
@@ -100,12 +100,12 @@ describe('GET /api/v1/transactions', () => {
     expect(body.data).toEqual(await reference('signature = {s:String}', { s: row!.signature }, 100));
   });
 
-  it('answers an empty page past the end and for inactive or unknown protocols', async () => {
+  it('answers an empty page past the end; refuses an inactive or unknown protocol, as every door does', async () => {
     expect((await get<Envelope<Transaction[]>>('/api/v1/transactions?date_from=2030-01-01')).data).toEqual([]);
-    const hidden = await get<Envelope<Transaction[]>>('/api/v1/transactions?protocol_name=raydium_amm_v4');
-    expect(hidden.data).toEqual([]);
-    expect(hidden.meta.total).toBe(0);
-    expect((await get<Envelope<Transaction[]>>('/api/v1/transactions?protocol_name=nope')).data).toEqual([]);
+    expect((await get<{ message: string }>('/api/v1/transactions?protocol_name=raydium_amm_v4', 400)).message).toMatch(
+      /^protocol_name: unknown protocol "raydium_amm_v4"/,
+    );
+    expect((await get<{ message: string }>('/api/v1/transactions?protocol_name=nope', 400)).message).toMatch(/^protocol_name: unknown protocol "nope"/);
   });
 
   it('accepts the limits 1 and 1000', async () => {

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IngestRecord } from '../../ingest/record-schema.ts';
 import { startApp } from '../support/services.ts';
 import { b58, FIXTURE_END, FIXTURE_START, HOT, hotRecords, ingest, ingestDemo, PROGRAM_OF } from '../support/fixtures.ts';
-import { ADDRESS_ORDER, addressTransactions, busiestAccount, countStored, type TxObject } from '../support/oracle.ts';
+import { ADDRESS_ORDER, addressTransactions, analyticsFilters, busiestAccount, countStored, type TxObject } from '../support/oracle.ts';
 import { RpcClient } from '../support/rpc-client.ts';
 
 let ctx: Awaited<ReturnType<typeof startApp>>;
@@ -35,8 +35,11 @@ afterAll(async () => ctx?.cleanup());
 const ref = (addr: string, where = '1', params: Record<string, unknown> = {}, order: string = ASC) =>
   addressTransactions(ctx.services, addr, where, params, order);
 /** The analytics layer's records for an address listing, in wire form. */
+/** The analytics listing for JSON-RPC's `filters`. */
 const analyticsPage = async (address: string, filters: object, sortOrder: 'asc' | 'desc', limit: number) =>
-  JSON.parse(JSON.stringify((await ctx.services.operatorAnalytics.addressTransactions({ address, filters, sortOrder, limit })).data)) as TxObject[];
+  JSON.parse(
+    JSON.stringify((await ctx.services.operatorAnalytics.addressTransactions({ address, filters: analyticsFilters(filters), sortOrder, limit })).data),
+  ) as TxObject[];
 
 describe('defaults and options', () => {
   it('defaults: full details, oldest first, 100 records', async () => {

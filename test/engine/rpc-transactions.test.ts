@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IngestRecord } from '../../ingest/record-schema.ts';
 import { startApp } from '../support/services.ts';
 import { ACTIVE_PROTOCOLS, b58, FIXTURE_END, FIXTURE_START, hotRecords, ingest, ingestDemo, PROGRAM_OF } from '../support/fixtures.ts';
-import { LISTING_ORDER, transactionsWhere, type TxObject } from '../support/oracle.ts';
+import { analyticsFilters, LISTING_ORDER, transactionsWhere, type TxObject } from '../support/oracle.ts';
 import { RpcClient } from '../support/rpc-client.ts';
 
 let ctx: Awaited<ReturnType<typeof startApp>>;
@@ -19,8 +19,9 @@ interface Page {
 
 const { desc: DESC, asc: ASC } = LISTING_ORDER;
 /** The analytics layer's page for a listing request, in wire form ({data, paginationToken}). */
+/** The analytics listing for JSON-RPC's `filters`. */
 const analyticsPage = async (filters: object, sortOrder: 'asc' | 'desc', limit: number) => {
-  const p = await ctx.services.operatorAnalytics.transactions({ filters, sortOrder, limit });
+  const p = await ctx.services.operatorAnalytics.transactions({ filters: analyticsFilters(filters), sortOrder, limit });
   return JSON.parse(JSON.stringify(p.data)) as TxObject[];
 };
 

@@ -11,6 +11,7 @@ import { ReplayMeter, type ReplayCharge } from '../../api/doors/graphql/subscrip
 import { liveStubSchema, subscriptionRoot, type StreamContext } from '../../api/doors/graphql/subscriptions/schema.ts';
 import { prepareSubscription } from '../../api/doors/graphql/subscriptions/stream-document.ts';
 import { createLogger } from '../../core/logger.ts';
+import { checkRequest } from '../../core/request-check.ts';
 import type { ChangedBucket } from '../../core/observers.ts';
 
 export const QUERY = 'subscription { protocolActivity { protocolName timestamp count } }';
@@ -82,7 +83,11 @@ export async function openStream(
     onOverflow: () => undefined,
     ...(opts.lastEventId === undefined ? {} : { lastEventId: opts.lastEventId }),
   };
-  const root = subscriptionRoot(h.live, { protocols: async () => [...h.visible] });
+  // The facade's two reads the subscription makes, over the harness's visible names.
+  const root = subscriptionRoot(h.live, {
+    protocols: async () => [...h.visible],
+    check: async (decl, input, nameOf) => checkRequest(decl, input, [...h.visible], nameOf),
+  });
   const prepared = await prepareSubscription({ query: opts.query ?? QUERY } as never, ctx, {
     schema: liveStubSchema(),
     root,

@@ -257,6 +257,9 @@ export interface TxObject {
 }
 
 /** The transaction listing's order: block time, then signature, then instruction index. */
+/** JSON-RPC's listing filters as the analytics layer names them: SPEC's `blockTime` is its `range`. */
+export const analyticsFilters = ({ blockTime, ...f }: { blockTime?: unknown }): object => (blockTime === undefined ? f : { ...f, range: blockTime });
+
 export const LISTING_ORDER = {
   desc: 'block_time DESC, signature DESC, instruction_index DESC',
   asc: 'block_time ASC, signature ASC, instruction_index ASC',

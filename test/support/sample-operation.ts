@@ -6,7 +6,8 @@ import { Type } from '@sinclair/typebox';
 import { withDefault } from '../../api/catalog/declare.ts';
 import { declared } from '../../api/catalog/declared.ts';
 import { blockTime, list, ProtocolName } from '../../api/catalog/params.ts';
-import { request, sumAtMost } from '../../core/request-check.ts';
+import { request } from '../../core/request-check.ts';
+import { sumAtMost } from '../../core/request-rules.ts';
 
 /** A sample of the asked protocols (every visible one when none is asked), with the length of the range asked. */
 export const protocolSample = declared({

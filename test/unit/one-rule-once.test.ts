@@ -19,6 +19,8 @@ describe('each request rule is written once', () => {
     expect(filesMatching(/86_?399|\+ 86_?400\b|T00:00:00Z`\) \/ 1000/)).toEqual(['core/vocabulary/calendar.ts']);
     expect(filesMatching(/LAST_SECOND_OF_DAY/).filter((f) => !f.startsWith('core/vocabulary/'))).toEqual(['core/request-check.ts']);
     expect(filesMatching(/[^.\w]dayStart\(/).filter((f) => !f.startsWith('core/vocabulary/'))).toEqual(['core/request-check.ts']);
+    // No door converts or words a day itself, REST's preValidation included: the one check does, before its schema.
+    expect(filesMatching(/\bdaySpan\(/)).toEqual(['core/request-check.ts']);
   });
 
   it('the protocol check: core/protocol-scope.ts words an unknown protocol, and only the facade reads the active list', () => {
@@ -39,9 +41,9 @@ describe('each request rule is written once', () => {
     expect(filesMatching(/\bbreaksRule\b|FILTER_LISTS\[/).filter((f) => f.startsWith('api/doors/'))).toEqual([]);
   });
 
-  it('cross-field rules are values of core/request-check.ts, run and documented from one declaration', () => {
+  it('cross-field rules are values of core/request-rules.ts, run and documented from one declaration', () => {
     // No rule written as a JSON literal for the documents beside a check coded by hand.
-    expect(filesMatching(/rule: '(ordered|sumAtMost|spanAtMost)'/)).toEqual(['core/request-check.ts']);
+    expect(filesMatching(/rule: '(ordered|sumAtMost|spanAtMost)'/)).toEqual(['core/request-rules.ts']);
     expect(filesMatching(/'x-cross-field-rules'/).filter((f) => /^api\/(catalog|doors\/(rest|rpc))\//.test(f))).toEqual([]);
   });
 
@@ -53,13 +55,24 @@ describe('each request rule is written once', () => {
       'api/analytics/analytics.ts',
       'core/request-check.ts',
     ]);
-    // A body's rules are values of request-check, run by the one check and shown in the documents.
-    expect(filesMatching(/rule: '(sumEquals|subsetOf|onlyWith|notValue)'/)).toEqual(['core/request-check.ts']);
+    // A body's rules are values of request-rules, run by the one check and shown in the documents.
+    expect(filesMatching(/rule: '(sumEquals|subsetOf|onlyWith|notValue)'/)).toEqual(['core/request-rules.ts']);
     // Each body's shape is declared once: the export body, the SQL body's format, the subscription's list.
     expect(filesMatching(/has no field "\{name\}"; fields: format, filters/)).toEqual(['api/services/exports/export-request.ts']);
-    // (MCP's run_sql still reads its own arguments: api/doors/mcp is not yet on the declared SQL request.)
-    expect(filesMatching(/must be "json" or "csv"/).filter((f) => !f.startsWith('api/doors/mcp/'))).toEqual(['api/services/sql/query-request.ts']);
+    // MCP's run_sql included: its arguments are the declared SQL request.
+    expect(filesMatching(/must be "json" or "csv"/)).toEqual(['api/services/sql/query-request.ts']);
     expect(filesMatching(/the list is empty; name at least one protocol/)).toEqual(['api/doors/graphql/subscriptions/schema.ts']);
+  });
+
+  it("GraphQL's open questions: groupBy, metrics, sort, pagination, record ranges, status and success are their declared requests'", () => {
+    // Relay's page rules are declared once (exportJobs runs them too); no door words them.
+    expect(filesMatching(/cannot be used together/)).toEqual(['api/catalog/open-questions.ts']);
+    // A repeated item, bounds out of order, success against status: rules of core, nowhere else.
+    expect(filesMatching(/is listed twice/)).toEqual(['core/request-check.ts', 'core/request-rules.ts']);
+    expect(filesMatching(/is above its max|\bcontradicts\b/)).toEqual(['core/request-rules.ts']);
+    // The door's argument module maps names; pagination-args.ts is gone.
+    expect(filesMatching(/function (directionOf|pageOf|keysOf|metricsOf)\b.*\bthrow\b/s).filter((f) => f.startsWith('api/doors/graphql/'))).toEqual([]);
+    expect(serviceFiles().filter((f) => f.endsWith('pagination-args.ts'))).toEqual([]);
   });
 
   it('GraphQL fields declare the filters they take; no hand-kept list of refused ones', () => {

@@ -3,7 +3,8 @@
 import { Type } from '@sinclair/typebox';
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../core/errors.ts';
-import { checkRequest, ordered, request, sumAtMost, valueAt } from '../../core/request-check.ts';
+import { checkRequest, request } from '../../core/request-check.ts';
+import { ordered, sumAtMost, valueAt } from '../../core/request-rules.ts';
 import { BlockTimeRange, ProtocolName } from '../../core/vocabulary/primitives.ts';
 
 const ACTIVE = ['jupiter_v6', 'pump_fun'];
@@ -50,6 +51,12 @@ describe('checkRequest', () => {
 
   it('quotes a number JSON cannot write as itself', () => {
     expect(refusal(() => checkRequest(sample, { values: { limit: Number.POSITIVE_INFINITY } }, ACTIVE))?.message).toMatch(/^limit .*\(got Infinity\)$/);
+  });
+
+  it('quotes a value nested past the stack by its kind (not a crash): MCP run_sql hands its arguments over unbounded', () => {
+    let deep: unknown = 1;
+    for (let i = 0; i < 20_000; i++) deep = [deep];
+    expect(refusal(() => checkRequest(sample, { values: { limit: deep } }, ACTIVE))?.message).toMatch(/^limit .*\(got \[…\]\)$/);
   });
 
   it('refuses a scope of each protocol without its list (not a crash)', () => {

@@ -15,7 +15,7 @@ import type { CostShape } from '../cost/analytics-cost.ts';
 import { pageFlags, type ConnectionPage, type ConnectionWants, type TotalCount } from './connection.ts';
 import type { Group, GroupPage } from '../presets/group-pages.ts';
 import { scanOrder, type PageDirection } from './page-token.ts';
-import { costShapeOf, type AnswerRow, type CompiledStatement, type Question, type QuestionFilters } from '../question/compile.ts';
+import { costShapeOf, statusFromRecords, type AnswerRow, type CompiledStatement, type Question, type QuestionFilters } from '../question/compile.ts';
 import type { Statement } from '../question/model.ts';
 
 export interface GroupConnectionRequest {
@@ -48,13 +48,14 @@ function reversed(q: Question): Question {
   return { ...q, order: { ...o, direction: scanOrder(o.direction, 'backward'), ...(o.dimensions ? { dimensions: scanOrder(o.dimensions, 'backward') } : {}) } };
 }
 
-/** The filters the hourly views keep (an allow-list: a filter added later is record-level until a view keeps it). */
+/** The filters the hourly views keep (an allow-list: a filter added later is record-level until a view keeps it); the status only where no record is read for it. */
 const VIEW_KEPT: ReadonlySet<string> = new Set(['protocols', 'range', 'instructionTypes', 'errorPattern', 'status', 'cells', 'protocolsNamed']);
 
 /** `q`'s filters the views keep, or undefined when it has no other. */
-function viewFilters(f: QuestionFilters): QuestionFilters | undefined {
-  const entries = Object.entries(f).filter(([, v]) => v !== undefined);
-  return entries.every(([k]) => VIEW_KEPT.has(k)) ? undefined : (Object.fromEntries(entries.filter(([k]) => VIEW_KEPT.has(k))) as unknown as QuestionFilters);
+function viewFilters(q: Question): QuestionFilters | undefined {
+  const kept = (k: string): boolean => VIEW_KEPT.has(k) && !(k === 'status' && statusFromRecords(q.filters, q.dimensions ?? []));
+  const entries = Object.entries(q.filters).filter(([, v]) => v !== undefined);
+  return entries.every(([k]) => kept(k)) ? undefined : (Object.fromEntries(entries.filter(([k]) => kept(k))) as unknown as QuestionFilters);
 }
 
 /** The count of `q`'s groups: exact, or (record-level filters, over budget) over the filters the views keep. */
@@ -65,7 +66,7 @@ async function countOf(
   reads: GroupReads,
 ): Promise<{ statement: Statement | undefined; estimated: boolean }> {
   const exact = reads.compileCount(q);
-  const kept = viewFilters(q.filters);
+  const kept = viewFilters(q);
   if (exact === undefined || kept === undefined || (await reads.fits([...others, exact], shape))) return { statement: exact, estimated: false };
   const estimate = reads.compileCount({ ...q, filters: kept });
   return estimate !== undefined && (await reads.fits([...others, estimate], shape))

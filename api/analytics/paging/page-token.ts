@@ -45,6 +45,14 @@ export function listingFingerprint(what: unknown): string {
   return createHash('sha256').update(canonical(what)).digest('base64url').slice(0, LISTING_FINGERPRINT_CHARS);
 }
 
+/**
+ * A record listing's filters as its tokens' fingerprints hash them: the range of block times
+ * under its former key `blockTime`. A fingerprint hashes key names, and a token issued before
+ * the filter was named `range` (by an older deploy, a replica not yet rolled) must still resume.
+ */
+export const fingerprintedFilters = <F extends { range?: unknown }>({ range, ...f }: F): Omit<F, 'range'> & { blockTime?: F['range'] } =>
+  range === undefined ? f : { ...f, blockTime: range };
+
 const malformed = (key: ParamKey): AppError =>
   new AppError(Errors.invalidParams, `${param(key)} is not a pagination token this method issued; pass back the ${param(key)} of the previous page unchanged`, {
     field: key,

@@ -39,7 +39,7 @@ function viewCount(filters: TransactionFilters, visible: readonly string[], esti
     measures: [measure],
     filters: {
       protocols: visible,
-      range: filters.blockTime ?? {},
+      range: filters.range ?? {},
       ...(filters.instructionTypes !== undefined ? { instructionTypes: filters.instructionTypes } : {}),
     },
   };
@@ -74,7 +74,7 @@ export function countPlan(filters: TransactionFilters, visible: readonly string[
 }
 
 /** The filters the hourly views keep; any other (programIds today) asks for records. An allow-list: a filter added later counts records until a view keeps it. */
-const VIEW_KEPT: ReadonlySet<string> = new Set(['protocols', 'blockTime', 'instructionTypes', 'status']);
+const VIEW_KEPT: ReadonlySet<string> = new Set(['protocols', 'range', 'instructionTypes', 'status']);
 const recordLevel = (filters: TransactionFilters): boolean => Object.entries(filters).some(([k, v]) => v !== undefined && !VIEW_KEPT.has(k));
 
 /** Whether an exact count has a cheaper estimate to fall back on (it reads the base table over the range). */

@@ -21,7 +21,7 @@ export type SortDirection = 'asc' | 'desc';
 export const FAILURE_METRICS: ReadonlySet<Metric> = new Set(['count', 'sumFee', 'avgFee']);
 
 /** Filters as asked: protocols undefined means every visible one. */
-export interface GroupFilters extends Pick<QuestionFilters, 'programIds' | 'signatures' | 'success' | 'ranges' | 'logMessage'> {
+export interface GroupFilters extends Pick<QuestionFilters, 'programIds' | 'signatures' | 'status' | 'ranges' | 'logMessage'> {
   protocols?: readonly string[];
   range: TimeRange;
   instructionTypes?: readonly string[];
@@ -40,7 +40,8 @@ export interface GroupPageRequest {
 }
 
 export interface FailureRequest {
-  filters: GroupFilters & { errorPattern?: string };
+  /** Failed records by definition: no status of their own. */
+  filters: Omit<GroupFilters, 'status'> & { errorPattern?: string };
   /** Keys besides the error message, which every failure group has. */
   keys: readonly GroupKey[];
   metrics: readonly Metric[];
@@ -85,7 +86,7 @@ export interface Series {
 
 type PageKey = GroupKey | 'errorMessage';
 
-const filtersOf = (f: GroupFilters & { errorPattern?: string }, protocols: readonly string[]) => ({
+const filtersOf = (f: GroupFilters & { errorPattern?: string }, protocols: readonly string[]): QuestionFilters => ({
   protocols,
   range: f.range,
   protocolsNamed: f.protocols !== undefined,
@@ -93,7 +94,7 @@ const filtersOf = (f: GroupFilters & { errorPattern?: string }, protocols: reado
   ...(f.errorPattern !== undefined ? { errorPattern: f.errorPattern } : {}),
   ...(f.programIds !== undefined ? { programIds: f.programIds } : {}),
   ...(f.signatures !== undefined ? { signatures: f.signatures } : {}),
-  ...(f.success !== undefined ? { success: f.success } : {}),
+  ...(f.status !== undefined ? { status: f.status } : {}),
   ...(f.ranges !== undefined ? { ranges: f.ranges } : {}),
   ...(f.logMessage !== undefined ? { logMessage: f.logMessage } : {}),
 });
@@ -125,8 +126,17 @@ function toGroup(r: AnswerRow, metrics: readonly Metric[]): Group {
 
 // ---- groups ------------------------------------------------------------------------------
 
+/**
+ * Group filters as their tokens' fingerprints hash them: the status under its former name and
+ * type (`success`, true or false). A fingerprint hashes key names, and a token issued before
+ * `success` and `status` were one filter (by an older deploy, a replica not yet rolled) must
+ * still resume; 'all', like no status, was never hashed.
+ */
+const fingerprinted = ({ status, ...f }: GroupFilters): Omit<GroupFilters, 'status'> & { success?: boolean } =>
+  status === 'succeeded' || status === 'failed' ? { ...f, success: status === 'succeeded' } : f;
+
 const groupFingerprint = (req: GroupPageRequest, protocols: readonly string[]): string =>
-  listingFingerprint({ f: { ...req.filters, protocols }, k: req.keys, m: [...req.metrics].sort(), s: req.sort, b: 'hour' });
+  listingFingerprint({ f: { ...fingerprinted(req.filters), protocols }, k: req.keys, m: [...req.metrics].sort(), s: req.sort, b: 'hour' });
 
 /** A page of groups sorted by a metric, then by the group keys, one way; one row past the page tells whether more follow. */
 export function groupsQuestion(tokens: PageTokens, req: GroupPageRequest, protocols: readonly string[]): Question<Metric> {

@@ -5,7 +5,7 @@
 // hour-aligned range reads the view alone, without the UNION wrapper (a few ms cheaper).
 // Only the view columns the question's measures use are read (each costs ~0.5 ms).
 import type { CostShape } from '../cost/analytics-cost.ts';
-import type { TimeRange } from '../types.ts';
+import type { TimeRange, TxStatus } from '../types.ts';
 import { bucketSql, type Granularity } from './granularity.ts';
 import {
   addFilter,
@@ -41,8 +41,8 @@ export interface QuestionFilters {
   instructionTypes?: readonly string[];
   /** Case-insensitive substring of the error message (failed records only). */
   errorPattern?: string;
-  /** Only failed records ('failed'), or every record (absent). */
-  status?: 'failed';
+  /** Only succeeded or only failed records; every record when absent or 'all' (statusFromRecords says where it is read). */
+  status?: TxStatus;
   /** Only these (protocol, bucket start) cells of a protocol x time question. */
   cells?: readonly { protocol: string; start: number }[];
   /** Whether the caller named the protocols (else the cost model recommends naming some). */
@@ -50,8 +50,6 @@ export interface QuestionFilters {
   // Record-level filters: no view keeps them, so they read the base table (BASE_SOURCE).
   programIds?: readonly string[];
   signatures?: readonly string[];
-  /** Only succeeded (true) or only failed (false) records. */
-  success?: boolean;
   /** Inclusive ranges of record columns. */
   ranges?: Partial<Record<RangeFilter, Bounds>>;
   /** Case-insensitive substring of the record's log messages. */
@@ -124,15 +122,28 @@ function statesOf(catalog: Measures, name: string): State[] {
   return isDerived(m) ? m.of.flatMap((x) => statesOf(catalog, x)) : [...m.states];
 }
 
+/**
+ * Whether `f`'s status filter is read from the records' `success` (the base table): every one
+ * but failed-only questions by error message (failedTransactions), which the failure view
+ * holds. The failure view could answer some other failed-only questions too (fewer rows
+ * read); they read the records as they did when `success` was a filter of its own beside
+ * `status`, so merging the two changed no statement: reading the view for them is a change
+ * of plan to make and measure on its own.
+ */
+export function statusFromRecords(f: QuestionFilters, dimensions: readonly Dimension[]): boolean {
+  if (f.status === undefined || f.status === 'all') return false;
+  return f.status === 'succeeded' || !dimensions.includes('errorMessage');
+}
+
 /** The source filters a question needs beyond protocols and range. */
-function neededFilters(f: QuestionFilters): SourceFilter[] {
+function neededFilters(f: QuestionFilters, dimensions: readonly Dimension[]): SourceFilter[] {
   const given: [SourceFilter, unknown][] = [
     ['instructionTypes', f.instructionTypes],
     ['errorPattern', f.errorPattern],
     ['cells', f.cells],
     ['programs', f.programIds],
     ['signatures', f.signatures],
-    ['success', f.success],
+    ['status', statusFromRecords(f, dimensions) ? f.status : undefined],
     ['logMessage', f.logMessage],
     ['ranges', f.ranges !== undefined && Object.keys(f.ranges).length > 0 ? f.ranges : undefined],
   ];
@@ -141,7 +152,7 @@ function neededFilters(f: QuestionFilters): SourceFilter[] {
 
 /** The smallest view that keeps every dimension, state and filter asked; else the base table. */
 export function chooseSource(dimensions: readonly Dimension[], states: readonly State[], f: QuestionFilters): Source {
-  const needs = neededFilters(f);
+  const needs = neededFilters(f, dimensions);
   return (
     SOURCES.find(
       (s) =>
@@ -187,8 +198,8 @@ function readOf(source: Source, states: readonly State[], dims: readonly Dimensi
   addFilter(records, 'signatures', f.signatures);
   addFilter(records, 'logMessage', f.logMessage);
   addRanges(records, f.ranges);
-  if (f.success !== undefined) records.where.push(STATUS_SQL[f.success ? 'succeeded' : 'failed']);
-  if (source.base && f.status === 'failed') records.where.push(STATUS_SQL.failed);
+  // A source of failed records only has its edges' `NOT success` below.
+  if ((f.status === 'succeeded' || f.status === 'failed') && source.status !== f.status) records.where.push(STATUS_SQL[f.status]);
   const columns = dims.filter((d) => !isTimeDimension(d)).map((d) => DIMENSIONS[d].column);
   const timed = dims.some(isTimeDimension);
   const branches: string[] = [];

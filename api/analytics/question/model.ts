@@ -176,7 +176,7 @@ export const TIME_DIMENSIONS = (Object.keys(DIMENSIONS) as Dimension[]).filter((
 export const isTimeDimension = (d: Dimension): boolean => 'time' in DIMENSIONS[d];
 
 /** Filters an aggregate source may apply beyond protocols and range, which every source applies. */
-export type SourceFilter = 'instructionTypes' | 'errorPattern' | 'cells' | 'programs' | 'signatures' | 'success' | 'ranges' | 'logMessage';
+export type SourceFilter = 'instructionTypes' | 'errorPattern' | 'cells' | 'programs' | 'signatures' | 'status' | 'ranges' | 'logMessage';
 
 export interface Source {
   table: string;
@@ -232,7 +232,7 @@ export const BASE_SOURCE: Source = {
   table: BASE_TABLE,
   states: same(...(Object.keys(STATES) as State[])),
   dimensions: Object.keys(DIMENSIONS) as Dimension[],
-  filters: ['instructionTypes', 'errorPattern', 'cells', 'programs', 'signatures', 'success', 'ranges', 'logMessage'],
+  filters: ['instructionTypes', 'errorPattern', 'cells', 'programs', 'signatures', 'status', 'ranges', 'logMessage'],
   status: 'all',
   base: true,
 };
@@ -305,11 +305,11 @@ export function addFilter(c: Conditions, name: FilterName, value: unknown): void
   c.params[FILTERS[name].param] = value;
 }
 
-/** The conditions every record listing shares: visible protocols, blockTime (inclusive), status, programIds. */
-export function commonConditions(filters: Pick<TransactionFilters, 'blockTime' | 'status' | 'programIds'>, visible: readonly string[]): Conditions {
+/** The conditions every record listing shares: visible protocols, range of block times (inclusive), status, programIds. */
+export function commonConditions(filters: Pick<TransactionFilters, 'range' | 'status' | 'programIds'>, visible: readonly string[]): Conditions {
   const c: Conditions = { where: [], params: {} };
   addFilter(c, 'protocols', visible);
-  const bt = filters.blockTime;
+  const bt = filters.range;
   if (bt?.gte !== undefined) {
     c.where.push("block_time >= toDateTime({gte:UInt32}, 'UTC')");
     c.params.gte = bt.gte;

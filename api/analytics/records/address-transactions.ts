@@ -7,7 +7,7 @@ import type { Warehouse } from '../../../warehouse/warehouse.ts';
 import { TABLES } from '../../../warehouse/tables.ts';
 import { SIGNATURE_RECORDS, unpackSignatureRecord } from '../../../warehouse/signature-records.ts';
 import { commonConditions, type Conditions } from '../question/model.ts';
-import { listingFingerprint, type PageTokens } from '../paging/page-token.ts';
+import { fingerprintedFilters, listingFingerprint, type PageTokens } from '../paging/page-token.ts';
 import { toTransaction } from './transactions.ts';
 import { isUInt64Text } from './uint64-text.ts';
 import type { AddressTransaction, Page, SortOrder, TransactionFilters } from '../types.ts';
@@ -30,7 +30,8 @@ export interface AddressListRequest {
 // as any token this method did not issue (invalid params), and the client starts again.
 const TAG = 'a3';
 
-const fingerprintOf = (req: AddressListRequest): string => listingFingerprint({ address: req.address, filters: req.filters, sortOrder: req.sortOrder });
+const fingerprintOf = (req: AddressListRequest): string =>
+  listingFingerprint({ address: req.address, filters: fingerprintedFilters(req.filters), sortOrder: req.sortOrder });
 
 /**
  * The token of a page starting after the record `rid`: what a previous page would have

@@ -30,7 +30,7 @@ interface Row {
 export async function listFailedTransactions(wh: Warehouse, req: FailedRequest): Promise<FailedTransaction[]> {
   if (req.protocols.length === 0) return [];
   const { where, params } = commonConditions(
-    { blockTime: req.range, status: 'failed', programIds: req.programId === undefined ? undefined : [req.programId] },
+    { range: req.range, status: 'failed', programIds: req.programId === undefined ? undefined : [req.programId] },
     req.protocols,
   );
   params.lim = req.limit;

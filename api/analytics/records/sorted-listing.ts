@@ -7,7 +7,7 @@
 import { MAX_BLOCK_TIME } from '../../../core/limits/questions.ts';
 import { BASE58_SIGNATURE, UINT16_MAX } from '../../../core/vocabulary/primitives.ts';
 import { SIGNATURE_RECORDS } from '../../../warehouse/signature-records.ts';
-import { isUInt, listingFingerprint, type PageDirection, type PageTokens } from '../paging/page-token.ts';
+import { fingerprintedFilters, isUInt, listingFingerprint, type PageDirection, type PageTokens } from '../paging/page-token.ts';
 import { isUInt64Text } from './uint64-text.ts';
 import { addFilter, RANGE_FILTERS, type Conditions, type Statement } from '../question/model.ts';
 import type { ListingSort, ListRequest } from '../types.ts';
@@ -48,7 +48,8 @@ interface SortedScan {
   limit: number;
 }
 
-const fingerprintOf = (req: ListRequest): string => listingFingerprint({ filters: req.filters, sortOrder: req.sortOrder, sortBy: req.sortBy });
+const fingerprintOf = (req: ListRequest): string =>
+  listingFingerprint({ filters: fingerprintedFilters(req.filters), sortOrder: req.sortOrder, sortBy: req.sortBy });
 
 /** A UInt64 column's cursor value travels as canonical decimal text: slots reach 2^64-1 (ingest takes them as text), past a number's 2^53. */
 const wide = (sortBy: ListingSort): boolean => SORTS[sortBy].type === 'UInt64';

@@ -4,7 +4,7 @@ import { MAX_BLOCK_TIME } from '../../../core/limits/questions.ts';
 import { BASE58_SIGNATURE, UINT16_MAX } from '../../../core/vocabulary/primitives.ts';
 import type { Warehouse } from '../../../warehouse/warehouse.ts';
 import { addFilter, addRanges, commonConditions, type Conditions, type Statement } from '../question/model.ts';
-import { isUInt, listingFingerprint, scanOrder, type PageDirection, type PageTokens } from '../paging/page-token.ts';
+import { fingerprintedFilters, isUInt, listingFingerprint, scanOrder, type PageDirection, type PageTokens } from '../paging/page-token.ts';
 import type { ListRequest, Page, SortOrder, Transaction, TransactionFilters } from '../types.ts';
 import { TABLES } from '../../../warehouse/tables.ts';
 import { SIGNATURE_RECORDS, type SignatureRecordRow } from '../../../warehouse/signature-records.ts';
@@ -42,7 +42,8 @@ export interface Cursor {
 // [TAG, blockTime, signature, instructionIndex, fingerprint of (filters, sortOrder)]
 const TAG = 't2';
 
-const fingerprintOf = (req: Pick<ListRequest, 'filters' | 'sortOrder'>): string => listingFingerprint({ filters: req.filters, sortOrder: req.sortOrder });
+const fingerprintOf = (req: Pick<ListRequest, 'filters' | 'sortOrder'>): string =>
+  listingFingerprint({ filters: fingerprintedFilters(req.filters), sortOrder: req.sortOrder });
 
 export function encodeCursor(tokens: PageTokens, c: Cursor, req: Pick<ListRequest, 'filters' | 'sortOrder'>): string {
   return tokens.encode([TAG, c.blockTime, c.signature, c.instructionIndex, fingerprintOf(req)]);
@@ -242,8 +243,8 @@ async function pageWindow(wh: Warehouse, filters: TransactionFilters, visible: r
   const desc = scan.order === 'desc';
   const where = ['protocol_name IN {visible:Array(String)}'];
   const params: Record<string, unknown> = { visible, need: scan.limit + 1 };
-  const lo = filters.blockTime?.gte;
-  let hi = filters.blockTime?.lte;
+  const lo = filters.range?.gte;
+  let hi = filters.range?.lte;
   let low = lo;
   if (cursor) {
     if (desc) hi = hi === undefined ? cursor.blockTime : Math.min(hi, cursor.blockTime);

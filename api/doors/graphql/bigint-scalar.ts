@@ -8,7 +8,8 @@
 // message and is BAD_USER_INPUT): a non-integer (1.5, true, an object), a string that is not
 // a decimal integer ("12.0", "1e3", " 12", "0x10"), a value outside -2^63..2^64-1, and a JSON
 // number past 2^53-1 (JSON.parse has already rounded it: such a value travels as a string).
-// Whether a field takes negatives, and its own maximum, is the field's rule (question-args.ts).
+// Whether a field takes negatives, and its own maximum, is the field's rule (its declared
+// request: api/catalog/open-questions.ts, a whole number from 0 to its column type's largest).
 import { GraphQLError, type GraphQLSchema, GraphQLScalarType, Kind, print, type ValueNode } from 'graphql';
 import { BIGINT_SCALAR_MAX, BIGINT_SCALAR_MIN, QUOTED_NUMBER_MAX_CHARS } from '../../../core/limits/questions.ts';
 

@@ -1,6 +1,6 @@
 // Relay-style connections: which of the connection's costly parts the document selects, and
 // the connection object the schema's types read (edges, nodes, pageInfo, totalCount). The
-// pagination argument itself is read by api/doors/graphql/pagination-args.ts.
+// pagination argument itself is the open questions' declared page (api/catalog/open-questions.ts).
 import {
   getDirectiveValues,
   GraphQLIncludeDirective,

@@ -129,16 +129,13 @@ export async function declaredPlan(catalog: readonly Operation[], a: Analytics, 
   const { op, sdl } = found;
   const input = inputOf(op.request!.schema, field, sdl, args);
   const shape = sdl.shape ?? ((v: unknown) => v);
-  if (op.prepared === undefined) {
-    const asked = await a.prepare({ request: op.request!, respond: op.respond! }, input, graphqlName);
-    return { question: { kind: 'fixed' }, run: async () => shape(await asked.answer()) };
-  }
-  const asked = await a.prepare({ request: op.request!, respond: op.prepared }, input, graphqlName);
+  const checked = await a.check(op.request!, input, graphqlName);
+  if (op.prepared === undefined) return { question: { kind: 'fixed' }, run: async () => shape(await op.respond!(a, checked)) };
   // Its statements built (nothing read yet): what the guard costs, then runs.
-  const prepared = await asked.answer();
+  const prepared = await op.prepared(a, checked);
   return {
     question: prepared,
-    points: sdl.points?.(asked.checked) ?? 1,
+    points: sdl.points?.(checked) ?? 1,
     async run(meter) {
       const answer = await prepared.answer();
       if (Array.isArray(answer)) meter.count(answer.length);

@@ -14,6 +14,7 @@ import { connectionSelection } from './connection-plans.ts';
 import { CATALOG } from '../../catalog/catalog.ts';
 import { declaredPlan } from './declared-fields.ts';
 import { planField } from './field-plans.ts';
+import { questionsOf } from './schema.ts';
 import { topLevelFields } from './request-guard.ts';
 import { readParams } from './request-params.ts';
 
@@ -36,8 +37,14 @@ export async function documentCost(schema: GraphQLSchema, analytics: Analytics, 
       if (def === undefined || node.name.value.startsWith('__')) continue;
       const fieldArgs = getArgumentValues(def, node, variables);
       const plan =
-        (await planField(under, node.name.value, fieldArgs, PLAN_QUERY_BUDGET.x402, connectionSelection(document, op, key, variables))) ??
-        (await declaredPlan(CATALOG, under, node.name.value, fieldArgs));
+        (await planField(
+          under,
+          questionsOf(schema, analytics.measures),
+          node.name.value,
+          fieldArgs,
+          PLAN_QUERY_BUDGET.x402,
+          connectionSelection(document, op, key, variables),
+        )) ?? (await declaredPlan(CATALOG, under, node.name.value, fieldArgs));
       if (plan === undefined) return undefined;
       units += (await under.cost(plan.question)).score;
     }

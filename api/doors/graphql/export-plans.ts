@@ -8,7 +8,9 @@ import { AppError, Errors } from '../../../core/errors.ts';
 import { FILTER_EXPORT, withoutNulls } from '../../services/exports/export-request.ts';
 import type { ExportJobView, ExportOwner, ExportService } from '../../services/exports/export-service.ts';
 import { inputType, type InputTypes } from './input-sdl.ts';
-import { directionOf, type PaginationArg } from './pagination-args.ts';
+import { checkRules } from '../../../core/request-rules.ts';
+import { PAGE_RULES } from '../../catalog/open-questions.ts';
+import { questionName } from './question-args.ts';
 import type { FieldPlan } from './field-plans.ts';
 
 type Args = Record<string, unknown>;
@@ -66,10 +68,10 @@ export function planExportField(exports: ExportService, owner: ExportOwner | nul
     case 'exportJob':
       return fixed(() => orNull(() => exports.get(who(), String(args.id))));
     case 'exportJobs': {
-      const p = (withoutNulls(args.pagination) ?? {}) as PaginationArg & { first?: number; last?: number };
-      // Read while planning (an in-memory list): Relay's rules and a bad cursor refuse the
-      // request (400 under graphql-response+json), as on the other connections.
-      directionOf(p);
+      const p = (withoutNulls(args.pagination) ?? {}) as { first?: number; after?: string; last?: number; before?: string };
+      // Read while planning (an in-memory list): Relay's rules (the open questions' page's,
+      // declared once) and a bad cursor refuse the request (400 under graphql-response+json), as on the other connections.
+      checkRules(PAGE_RULES, { page: p }, questionName);
       const page = inPagination(() => exports.list(who(), p));
       return fixed(() => ({
         edges: page.jobs.map((node: ExportJobView, i) => ({ node, cursor: page.cursors[i]! })),

@@ -2,21 +2,18 @@
 // cost guard, before anything runs) and how to answer it (for its resolver). Arguments are
 // checked here with GraphQL's names for them; the answers come from the shared analytics
 // layer and are only reshaped for the schema's types.
-import { invalidParams } from '../../../core/errors.ts';
 import type { Analytics, CostQuestion } from '../../analytics/analytics.ts';
 import type { AnswerCost, Recommendation } from '../../analytics/cost/analytics-cost.ts';
-import { FAILURE_METRICS, type Group, type Metric } from '../../analytics/presets/group-pages.ts';
+import type { Group, Metric } from '../../analytics/presets/group-pages.ts';
 import { bucketCount, type Granularity } from '../../analytics/question/granularity.ts';
-import { isTimeDimension } from '../../analytics/question/model.ts';
 import type { TimeRange } from '../../analytics/types.ts';
-import { graphqlName, groupFilters, keysOf, metricsOf, scopeInput, takesOnly, type Args, type FiltersArg } from './question-args.ts';
-import { pageOf, type PaginationArg } from './pagination-args.ts';
+import { groupFilters, pageOf, type CheckedQuestion } from './checked-question.ts';
+import { questionInput, questionName, type Args } from './question-args.ts';
 import { wantsOf, type ConnectionPage } from '../../analytics/paging/connection.ts';
 import type { Prepared } from '../../analytics/prepared.ts';
 import { connectionOf, type ConnectionSelection } from './connection-plans.ts';
-import { metricValue, questionVocabulary, type GroupKey, type QuestionVocabulary } from './question-vocabulary.ts';
+import { keysOf, metricsOf, metricValue, type OpenQuestionDoor, type QuestionVocabulary } from './question-vocabulary.ts';
 import { checkTransactions, prepareTransactions } from './transactions-question.ts';
-import { OPEN_QUESTIONS } from '../../catalog/open-questions.ts';
 
 /**
  * What a running field reports to its request: the items it answers, against the document's
@@ -51,10 +48,10 @@ function connectionPlan<T, O>(prepared: Prepared<ConnectionPage<T>>, points: num
   };
 }
 
-/** The keys failedTransactions' nodes show. */
-const FAILURE_KEYS: readonly GroupKey[] = ['protocol', 'instructionType', 'time'];
-
 const GRANULARITY: Record<string, Granularity> = { HOUR: 'hour', DAY: 'day', WEEK: 'week', MONTH: 'month' };
+
+/** An open question's keys and metrics as its checked request holds them. */
+type Keyed = CheckedQuestion & { groupBy?: string[]; metrics?: string[] };
 
 const RECOMMENDATION: Record<Exclude<Recommendation, 'dropPercentile'>, string> = {
   narrowRange: 'narrow filters.dateRange (fewer days)',
@@ -78,38 +75,24 @@ export const wordRecommendations = (cost: AnswerCost, vocab: QuestionVocabulary)
 // ---- the fields ---------------------------------------------------------------------------
 
 /** The question and answer of transactions(filters, pagination, groupBy, metrics, sort): prepared by the catalog. */
-async function transactionsPlan(a: Analytics, args: Args, selection: ConnectionSelection | undefined, budget: number): Promise<FieldPlan> {
-  const vocab = questionVocabulary(a.measures);
-  const ask = await checkTransactions(a, args, vocab);
-  const prepared = await prepareTransactions(a, ask, vocab, selection, budget);
+async function transactionsPlan(a: Analytics, q: OpenQuestionDoor, args: Args, selection: ConnectionSelection | undefined, budget: number): Promise<FieldPlan> {
+  const ask = await checkTransactions(a, args, q);
+  const prepared = await prepareTransactions(a, ask, q.vocab, selection, budget);
   return connectionPlan(prepared, ask.points, (n) => n);
 }
 
-async function timeSeriesPlan(a: Analytics, args: Args): Promise<FieldPlan> {
-  const f = args.filters as FiltersArg;
-  takesOnly(f, 'timeSeries');
-  const vocab = questionVocabulary(a.measures);
-  const keys = keysOf(args.groupBy, vocab);
-  const timeKey = vocab.groupKeys.find((k) => keys.includes(k.dimension) && isTimeDimension(k.dimension));
-  if (timeKey !== undefined) throw invalidParams(`groupBy ${timeKey.value} is not allowed in timeSeries: bucketBy sets the time buckets`, 'groupBy');
-  const metrics = metricsOf(args.metrics, vocab);
-  if (metrics.length === 0) throw invalidParams('metrics must name at least one metric', 'metrics');
+async function timeSeriesPlan(a: Analytics, q: OpenQuestionDoor, args: Args): Promise<FieldPlan> {
   const granularity = GRANULARITY[args.bucketBy as string] ?? 'hour';
-  // The protocols, the closed range and its bucket count: by the one check (open-questions.ts).
-  const asked = await a.prepare(
-    {
-      request: OPEN_QUESTIONS.timeSeries,
-      respond: async (a, c) => {
-        const range = c.range as Required<TimeRange>;
-        return { prepared: await a.prepareSeries({ filters: { ...groupFilters(f, c), range }, keys, metrics, granularity }, c.protocols), range };
-      },
-    },
-    scopeInput(f, { granularity }, true),
-    graphqlName,
-  );
-  const { prepared, range } = await asked.answer();
+  // Everything by the one check (open-questions.ts): the keys (no time key: bucketBy sets the
+  // buckets), at least one metric, the protocols, the closed range and its bucket count.
+  // No metrics (an explicit null) is an empty list: the request names at least one.
+  const input = questionInput('timeSeries', args, { groupBy: args.groupBy, metrics: args.metrics ?? [], granularity }, true);
+  const c = (await a.check(q.requests.timeSeries, input, questionName)) as Keyed;
+  const [keys, metrics] = [keysOf(c.groupBy, q.vocab), metricsOf(c.metrics, q.vocab)];
+  const range = c.range as Required<TimeRange>;
+  const prepared = await a.prepare('series', { filters: { ...groupFilters(c), range }, keys, metrics, granularity, protocols: c.protocols });
   // Known before reading: buckets x metrics x protocols (by PROTOCOL); instruction types only once read.
-  const protocolSeries = keys.includes('protocol') ? (asked.checked.protocolsAsked ?? asked.checked.protocols).length : 1;
+  const protocolSeries = keys.includes('protocol') ? (c.protocolsAsked ?? c.protocols).length : 1;
   return {
     question: prepared,
     points: bucketCount(range, granularity) * metrics.length * Math.max(1, protocolSeries),
@@ -130,41 +113,28 @@ async function timeSeriesPlan(a: Analytics, args: Args): Promise<FieldPlan> {
   };
 }
 
-async function failedTransactionsPlan(a: Analytics, args: Args, selection: ConnectionSelection | undefined, budget: number): Promise<FieldPlan> {
-  const f = args.filters as FiltersArg | null | undefined;
-  takesOnly(f, 'failedTransactions');
-  const vocab = questionVocabulary(a.measures);
-  const keys = args.groupBy !== null && args.groupBy !== undefined ? keysOf(args.groupBy, vocab) : (['protocol', 'instructionType'] as GroupKey[]);
-  const unshown = keys.filter((k) => !FAILURE_KEYS.includes(k));
-  if (unshown.length > 0) throw invalidParams('groupBy: failedTransactions groups by PROTOCOL, INSTRUCTION_TYPE and HOUR', 'groupBy');
-  const metrics = metricsOf(args.metrics, vocab);
-  const other = metrics.filter((m) => !FAILURE_METRICS.has(m));
-  if (other.length > 0)
-    throw invalidParams(`metrics: failedTransactions offers COUNT, SUM_FEE and AVG_FEE (not ${other.map(metricValue).join(', ')})`, 'metrics');
-  const page = pageOf(args.pagination as PaginationArg | null | undefined);
+async function failedTransactionsPlan(
+  a: Analytics,
+  q: OpenQuestionDoor,
+  args: Args,
+  selection: ConnectionSelection | undefined,
+  budget: number,
+): Promise<FieldPlan> {
+  // Everything by the one check: the keys and metrics it offers, the page, the protocols and
+  // range; the selection and budget beside the checked request.
+  const input = questionInput('failedTransactions', args, { groupBy: args.groupBy, metrics: args.metrics });
+  const c = (await a.check(q.requests.failedTransactions, input, questionName)) as Keyed & { errorPattern?: string };
+  const page = pageOf(c);
+  const metrics = metricsOf(c.metrics, q.vocab);
   const asks = {
-    keys,
+    keys: c.groupBy === undefined ? (['protocol', 'instructionType'] as const) : keysOf(c.groupBy, q.vocab),
     metrics: metrics.length > 0 ? metrics : (['count'] as Metric[]),
     limit: page.limit,
     direction: page.direction,
     ...(page.cursor ? { cursor: page.cursor } : {}),
   };
-  // The protocols and range by the one check; the selection and budget beside the checked request.
-  const asked = await a.prepare(
-    {
-      request: OPEN_QUESTIONS.failedTransactions,
-      respond: (a, c) =>
-        a.prepareFailures(
-          { ...asks, filters: { ...groupFilters(f, c), ...(c.errorPattern !== undefined ? { errorPattern: c.errorPattern } : {}) } },
-          c.protocols,
-          wantsOf(selection, page.direction),
-          budget,
-        ),
-    },
-    scopeInput(f),
-    graphqlName,
-  );
-  const prepared = await asked.answer();
+  const filters = { ...groupFilters(c), ...(c.errorPattern !== undefined ? { errorPattern: c.errorPattern } : {}) };
+  const prepared = await a.prepare('failures', { ...asks, filters, protocols: c.protocols }, { wants: wantsOf(selection, page.direction), budget });
   return connectionPlan(prepared, page.limit, (g: Group) => ({
     protocolName: g.protocol ?? null,
     instructionType: g.instructionType ?? null,
@@ -176,12 +146,12 @@ async function failedTransactionsPlan(a: Analytics, args: Args, selection: Conne
   }));
 }
 
-async function queryComplexityPlan(a: Analytics, args: Args, budget: number): Promise<FieldPlan> {
+async function queryComplexityPlan(a: Analytics, q: OpenQuestionDoor, args: Args, budget: number): Promise<FieldPlan> {
   // The question transactions(filters, groupBy, metrics) would ask, with default paging:
   // its arguments are checked now, a listing's protocols too (a listing reads its page
   // window to be prepared); groups are prepared when this field runs.
-  const vocab = questionVocabulary(a.measures);
-  const ask = await checkTransactions(a, { filters: args.filters, groupBy: args.groupBy, metrics: args.metrics }, vocab);
+  const vocab = q.vocab;
+  const ask = await checkTransactions(a, { filters: args.filters, groupBy: args.groupBy, metrics: args.metrics }, q, 'queryComplexity');
   const listing = ask.kind === 'listing' ? await prepareTransactions(a, ask, vocab) : undefined;
   return {
     question: { kind: 'fixed' },
@@ -197,16 +167,23 @@ async function queryComplexityPlan(a: Analytics, args: Args, budget: number): Pr
  * (those asked through a declared request, declared-fields.ts: signature, protocolStats, protocols).
  * `selection`: the connection fields the document selects that cost reads of their own.
  */
-export async function planField(a: Analytics, field: string, args: Args, budget: number, selection?: ConnectionSelection): Promise<FieldPlan | undefined> {
+export async function planField(
+  a: Analytics,
+  q: OpenQuestionDoor,
+  field: string,
+  args: Args,
+  budget: number,
+  selection?: ConnectionSelection,
+): Promise<FieldPlan | undefined> {
   switch (field) {
     case 'transactions':
-      return transactionsPlan(a, args, selection, budget);
+      return transactionsPlan(a, q, args, selection, budget);
     case 'timeSeries':
-      return timeSeriesPlan(a, args);
+      return timeSeriesPlan(a, q, args);
     case 'failedTransactions':
-      return failedTransactionsPlan(a, args, selection, budget);
+      return failedTransactionsPlan(a, q, args, selection, budget);
     case 'queryComplexity':
-      return queryComplexityPlan(a, args, budget);
+      return queryComplexityPlan(a, q, args, budget);
     default:
       return undefined;
   }

@@ -3,7 +3,9 @@
 // queryComplexity): derived from a catalog of the question model's measures (the model's
 // by default, a test's with more), so a measure declared as a metric in the model shows as
 // an enum value, a node field and a sort field with no edit here or in a door.
-import { isDerived, MEASURES, type Dimension, type Measures } from '../../analytics/question/model.ts';
+import { openQuestions, type OpenQuestions, type OpenWords } from '../../catalog/open-questions.ts';
+import { FAILURE_METRICS, type Metric } from '../../analytics/presets/group-pages.ts';
+import { isDerived, isTimeDimension, MEASURES, type Dimension, type Measures } from '../../analytics/question/model.ts';
 import type { ListingSort, RangeFilter } from '../../analytics/types.ts';
 
 /** One metric: its enum value, the measure it reads, the node field that carries it. */
@@ -170,3 +172,45 @@ export function questionVocabulary(measures: Measures = MEASURES): QuestionVocab
     measures,
   };
 }
+
+// ---- the open questions' requests, in this vocabulary's words ---------------------------------
+
+/** The keys failedTransactions groups by (its nodes show them). */
+const FAILURE_KEYS: readonly GroupKey[] = ['protocol', 'instructionType', 'time'];
+
+/** The GroupBy values of dimensions. */
+const valuesOf = (v: QuestionVocabulary, dims: readonly GroupKey[]): string[] => v.groupKeys.filter((k) => dims.includes(k.dimension)).map((k) => k.value);
+
+/** The words the open questions' requests are declared in (api/catalog/open-questions.ts): this vocabulary's enums and how sorts fit keys. */
+export function openWords(v: QuestionVocabulary): OpenWords {
+  const metricValues = v.metrics.map((m) => m.value);
+  const recordSorts = [...Object.keys(RECORD_SORTS), ...Object.keys(KEY_SORTS).filter((k) => KEY_SORTS[k]!.record !== undefined)];
+  return {
+    groupBy: v.groupKeys.map((k) => k.value),
+    timeKeys: v.groupKeys.filter((k) => isTimeDimension(k.dimension)).map((k) => k.value),
+    metrics: v.metricOf,
+    sorts: {
+      all: [...metricValues, ...Object.keys(KEY_SORTS), ...Object.keys(RECORD_SORTS)],
+      listing: ['DATE', ...recordSorts],
+      groups: [...metricValues, ...Object.keys(KEY_SORTS)],
+      keys: Object.fromEntries(Object.entries(KEY_SORTS).map(([field, s]) => [field, valuesOf(v, s.keys)])),
+    },
+    failures: { groupBy: valuesOf(v, FAILURE_KEYS), metrics: v.metrics.filter((m) => FAILURE_METRICS.has(m.measure as Metric)).map((m) => m.value) },
+  };
+}
+
+/** A vocabulary with the open questions' requests declared in its words: built once with the GraphQL schema (schema.ts), whose enums are the same words. */
+export interface OpenQuestionDoor {
+  vocab: QuestionVocabulary;
+  requests: OpenQuestions;
+}
+
+export function openQuestionDoor(measures: Measures = MEASURES): OpenQuestionDoor {
+  const vocab = questionVocabulary(measures);
+  return { vocab, requests: openQuestions(openWords(vocab)) };
+}
+
+/** GroupBy values (checked by the request) as the model's dimensions. */
+export const keysOf = (values: readonly string[] | undefined, v: QuestionVocabulary): GroupKey[] => (values ?? []).map((n) => v.keyOf.get(n)!.dimension);
+/** Metric values (checked by the request) as the measures they read, in the order named. */
+export const metricsOf = (values: readonly string[] | undefined, v: QuestionVocabulary): Metric[] => (values ?? []).map((n) => v.metricOf.get(n)! as Metric);

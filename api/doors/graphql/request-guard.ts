@@ -36,7 +36,7 @@ import { planExportField } from './export-plans.ts';
 import type { Operation } from '../../catalog/declare.ts';
 import { declaredPlan } from './declared-fields.ts';
 import { planField, type FieldMeter, type FieldPlan } from './field-plans.ts';
-import type { RequestContext } from './schema.ts';
+import { questionsOf, type RequestContext } from './schema.ts';
 
 /** What one request's guard learned, for its answer's extensions. */
 export interface Ledger {
@@ -164,7 +164,14 @@ async function planFields(o: GuardOptions, req: FastifyRequest, ledger: Ledger, 
       if (exportPlan !== undefined) ledger.query = false;
       const plan =
         exportPlan ??
-        (await planField(analytics, node.name.value, fieldArgs, ledger.budget, connectionSelection(args.document, a.op, key, a.variables))) ??
+        (await planField(
+          analytics,
+          questionsOf(o.schema, analytics.measures),
+          node.name.value,
+          fieldArgs,
+          ledger.budget,
+          connectionSelection(args.document, a.op, key, a.variables),
+        )) ??
         (await declaredPlan(o.catalog, analytics, node.name.value, fieldArgs));
       if (plan) plans.set(key, plan);
     } catch (err) {

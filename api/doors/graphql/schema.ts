@@ -4,9 +4,10 @@
 // already checked and costed (field-plans.ts); other types resolve by property.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { buildSchema, type GraphQLFieldResolver, type GraphQLSchema } from 'graphql';
+import { buildSchema, GraphQLSchema, type GraphQLFieldResolver } from 'graphql';
 import { MEASURES, type Measures } from '../../analytics/question/model.ts';
-import { KEY_SORTS, questionVocabulary, RECORD_SORTS } from './question-vocabulary.ts';
+import { KEY_SORTS, openQuestionDoor, questionVocabulary, RECORD_SORTS, type OpenQuestionDoor } from './question-vocabulary.ts';
+import { rulesLine } from './question-args.ts';
 import { CATALOG, type Operation } from '../../catalog/catalog.ts';
 import { installBigInt } from './bigint-scalar.ts';
 import { declaredSdl } from './declared-fields.ts';
@@ -79,14 +80,36 @@ const runPlan: GraphQLFieldResolver<unknown, RequestContext> = async (_source, _
   return value;
 };
 
-/** The schema of `dir`'s files, its open questions over `measures` (the model's by default). */
+/** The open questions' fields by the request each is checked by (queryComplexity asks what transactions would). */
+const QUESTION_FIELDS = {
+  transactions: 'transactions',
+  timeSeries: 'timeSeries',
+  failedTransactions: 'failedTransactions',
+  queryComplexity: 'transactions',
+} as const;
+
+/**
+ * The schema of `dir`'s files, its open questions over `measures` (the model's by default).
+ * It carries those questions' requests, declared in the same words as its enums and built
+ * once with it (`questionsOf`); each open field's description shows its request's rules.
+ */
 export function buildExecutableSchema(dir = SCHEMA_DIR, measures: Measures = MEASURES, catalog: readonly Operation[] = CATALOG): GraphQLSchema {
-  const schema = buildSchema(schemaSource(dir, measures, catalog));
+  const questions = openQuestionDoor(measures);
+  const built = buildSchema(schemaSource(dir, measures, catalog));
+  const schema = new GraphQLSchema({ ...built.toConfig(), extensions: { ...built.extensions, questions } });
   installBigInt(schema);
   const query = schema.getQueryType();
   if (query === null || query === undefined) throw new Error('the GraphQL schema has no Query type');
   for (const field of Object.values(query.getFields())) field.resolve = runPlan;
+  for (const [name, of] of Object.entries(QUESTION_FIELDS)) {
+    const field = query.getFields()[name];
+    if (field !== undefined) field.description = `${field.description ?? ''}\n${rulesLine(questions.requests[of].rules)}`;
+  }
   // Mutation fields (export jobs) are planned and run the same way.
   for (const field of Object.values(schema.getMutationType()?.getFields() ?? {})) field.resolve = runPlan;
   return schema;
 }
+
+/** The open questions' requests a schema was built with (built again, once per call, for a schema built elsewhere). */
+export const questionsOf = (schema: GraphQLSchema, measures: Measures = MEASURES): OpenQuestionDoor =>
+  (schema.extensions as { questions?: OpenQuestionDoor }).questions ?? openQuestionDoor(measures);

@@ -6,8 +6,10 @@
 // not active, 429 past the plan's rate. Each JSON-RPC request of a batch counts one more.
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import { MAX_BATCH_SIZE } from '@modelcontextprotocol/sdk/server/requestBody.js';
+import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { AppError, Errors } from '../../../core/errors.ts';
-import { ForbiddenJsonKey } from '../../services/access/json-bodies.ts';
+import { ForbiddenJsonKey, jsonBodyParser } from '../../services/access/json-bodies.ts';
+import { inexactNestedNumbers, MAYBE_INEXACT } from '../../services/positional/raw-numbers.ts';
 import { MCP_BODY_LIMIT_BYTES } from '../../../core/limits/mcp.ts';
 import { llmsTxt } from './llms-txt.ts';
 import { McpDoor, type CallHooks } from './mcp-server.ts';
@@ -76,6 +78,14 @@ class RequestHooks implements CallHooks {
     this.reference = req.id;
   }
 
+  inexactNumber(id: RequestId): string | undefined {
+    const tokens = this.req.mcpNumbers;
+    if (tokens === null) return undefined;
+    // By message: a tool call of this id whose members hold a number the parse rounded (a repeated id: each such call).
+    const messages = Array.isArray(this.req.body) ? this.req.body : [this.req.body];
+    return messages.flatMap((m, i) => (isObject(m) && m.id === id && m.method === 'tools/call' && tokens[i] !== undefined ? [tokens[i]] : []))[0];
+  }
+
   onInternalError(err: unknown): void {
     this.req.log.error({ err, reference: this.reference }, 'MCP call failed');
   }
@@ -101,6 +111,18 @@ export async function mcpRoutes(app: FastifyInstance, opts: ToolDeps): Promise<v
       return reply.code(400).send({ jsonrpc: '2.0', id: null, error: { code: Errors.invalidRequest.rpc, message: `Invalid Request: ${err.message}` } });
     throw err;
   });
+
+  // The body's text is scanned for numbers JSON.parse rounds, as JSON-RPC's is (one scanner,
+  // raw-numbers.ts), only when a fraction, an exponent or 16 digits make one possible.
+  app.decorateRequest('mcpNumbers', null);
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser(
+    'application/json',
+    { parseAs: 'string' },
+    jsonBodyParser(app, (req, text) => {
+      if (MAYBE_INEXACT.test(text)) req.mcpNumbers = inexactNestedNumbers(text);
+    }),
+  );
 
   app.get('/llms.txt', { config: open() }, async (_req, reply) =>
     reply.type('text/plain; charset=utf-8').header('cache-control', 'public, max-age=300').send(llmsTxt(door.tools.list)),
@@ -152,4 +174,11 @@ export async function mcpRoutes(app: FastifyInstance, opts: ToolDeps): Promise<v
     for (const name in answer.headers) reply.header(name, answer.headers[name]);
     return reply.send(answer.body);
   });
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Per message of an MCP POST (its index in a batch), the first number of its members JSON.parse rounded; null when none can be. */
+    mcpNumbers: (string | undefined)[] | null;
+  }
 }

@@ -19,12 +19,14 @@ import {
   type InitializeRequest,
   type InitializeResult,
   type JSONRPCMessage,
+  type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Budget } from '../../../core/budget.ts';
 import { AppError, Errors } from '../../../core/errors.ts';
 import { ANSWER_BUDGET_BYTES, formatBytes } from '../../../core/limits/answers.ts';
 import { MCP_CARRY_FACTOR } from '../../../core/limits/mcp.ts';
 import { AnswerBatch, setAsideBytes, type MemberOutcome } from '../../services/answers/answer-batch.ts';
+import { inexactNumberWords } from '../../services/positional/raw-numbers.ts';
 import { X402_PAYMENT_META, type PaidTool, type ToolPayments } from '../../services/x402/x402-mcp.ts';
 import { resources, type Resource } from './mcp-resources.ts';
 import { McpTools, TOOL_ANNOTATIONS, type Tool, type ToolCaller, type ToolDeps } from './mcp-tools.ts';
@@ -44,6 +46,9 @@ export interface CallHooks {
   /** Told of each tool call once answered: its usage label (the tool's name, or one label for
    *  every unknown name, so invented names cannot fill the usage table) and whether it failed. */
   onToolCall(label: string, error: boolean): void;
+  /** The first number of the tool call of this (client's) id that JSON.parse could not keep
+   *  exactly, as sent (raw-numbers.ts, from the POST's text); undefined when there is none. */
+  inexactNumber?(id: RequestId): string | undefined;
 }
 
 /**
@@ -134,6 +139,13 @@ class SqlTurns {
     this.last = mine.catch(() => undefined);
     return mine;
   }
+}
+
+/** A tool call as the door runs it: its arguments, the client's id of it, an x402 payment sent with it. */
+interface ToolCall {
+  args: Record<string, unknown>;
+  id?: RequestId;
+  payment?: unknown;
 }
 
 /** What a handler knows of the HTTP request it answers. */
@@ -241,7 +253,7 @@ export class McpDoor {
     if (request.method !== 'tools/call' || context.batch) return undefined;
     const call = plainToolCall(request);
     const tool = call === undefined ? undefined : this.tools.get(call.params.name);
-    return tool === undefined ? undefined : this.callTool(tool, call!.params.arguments ?? {}, context, cancelled);
+    return tool === undefined ? undefined : this.callTool(tool, { args: call!.params.arguments ?? {}, id: request.id }, context, cancelled);
   }
 
   /**
@@ -249,8 +261,15 @@ export class McpDoor {
    * member of the POST's batch (api/services/answers/answer-batch.ts): its answer bytes reserved before
    * it is built, its statements under a budget capped at them; `cancelled` stops it before it starts.
    */
-  private async callTool(tool: Tool, args: Record<string, unknown>, context: CallContext, cancelled?: AbortSignal, payment?: unknown): Promise<CallToolResult> {
+  private async callTool(tool: Tool, call: ToolCall, context: CallContext, cancelled?: AbortSignal): Promise<CallToolResult> {
     const { hooks, answers, answerBytes, sql, payments } = context;
+    const { args, payment } = call;
+    // A number the parse rounded is refused before anything runs, in JSON-RPC's words (its params are these arguments).
+    const inexact = call.id === undefined ? undefined : hooks.inexactNumber?.(call.id);
+    if (inexact !== undefined) {
+      hooks.onToolCall(tool.name, true);
+      return toolError(new AppError(Errors.invalidParams, `arguments: ${inexactNumberWords(inexact)}`), hooks);
+    }
     // Paid per call (x402): admitted once, as the member's first step, so members keep their
     // request order in the batch; nothing of the tool runs before its payment verified.
     let admission: Promise<PaidTool | CallToolResult> | undefined;
@@ -319,7 +338,8 @@ export class McpDoor {
         context.hooks.onToolCall(UNKNOWN_TOOL, true);
         throw new ProtocolError(ErrorCode.InvalidParams, `unknown tool "${echoed(request.params.name)}"; tools/list lists the tools`);
       }
-      return this.callTool(tool, request.params.arguments ?? {}, context, extra.signal, request.params._meta?.[X402_PAYMENT_META]);
+      const call = { args: request.params.arguments ?? {}, id: this.transport.originalOf(extra.requestId), payment: request.params._meta?.[X402_PAYMENT_META] };
+      return this.callTool(tool, call, context, extra.signal);
     });
     server.setRequestHandler(ListResourcesRequestSchema.pick({ method: true }).loose(), (raw) => {
       checked(ListResourcesRequestSchema, raw);

@@ -23,6 +23,7 @@ import { deeperThan } from '../../services/positional/positional-calls.ts';
 import type { FreshnessWatermark } from '../../services/freshness.ts';
 import { PUBLISHED_TABLES } from '../../services/sql/sql-guard.ts';
 import type { SqlSandbox } from '../../services/sql/sql-sandbox.ts';
+import { checkSqlBody, SQL_QUERY } from '../../services/sql/query-request.ts';
 
 /** Who calls a tool: the request's key, plan, budget and rate-limit figures. */
 /** Every tool's last words: a caller without a key may pay per call (docs/x402.md). */
@@ -131,7 +132,6 @@ async function collect(body: AsyncIterable<Uint8Array>, cap: number): Promise<st
 }
 
 function sqlTool(sandbox: SqlSandbox): Tool {
-  const names = ['query', 'format'];
   return {
     name: 'run_sql',
     title: 'Run a read-only SQL query',
@@ -152,14 +152,11 @@ function sqlTool(sandbox: SqlSandbox): Tool {
       additionalProperties: false,
     },
     async run(args, caller) {
-      const extra = Object.keys(args).find((k) => !names.includes(k));
-      if (extra !== undefined) throw notAnArgument(Errors.invalidQuery, 'run_sql', extra, names);
-      // As /v1/query reads its body: any case, null the default, anything else refused.
-      const format = typeof args.format === 'string' ? args.format.toLowerCase() : (args.format ?? 'json');
-      if (format !== 'json' && format !== 'csv') throw new AppError(Errors.invalidQuery, 'format must be "json" or "csv"');
+      // The arguments are POST /v1/query's body: its declared request, checked by the one check.
+      const { query, format } = checkSqlBody(SQL_QUERY, args, 'run_sql');
       const sqlCaller = { key: caller.keyId, plan: caller.plan, ...(caller.budget === null ? {} : { budget: caller.budget }) };
-      if (format === 'json') return sandbox.json(sqlCaller, args.query);
-      return collect((await sandbox.csv(sqlCaller, args.query)).body, caller.budget?.answerBytes ?? Infinity);
+      if (format === 'json') return sandbox.json(sqlCaller, query);
+      return collect((await sandbox.csv(sqlCaller, query)).body, caller.budget?.answerBytes ?? Infinity);
     },
   };
 }

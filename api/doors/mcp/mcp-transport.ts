@@ -171,6 +171,11 @@ export class StatelessJsonTransport<C> implements Transport {
     return true;
   }
 
+  /** The client's own id of the request being handled under our id `id`. */
+  originalOf(id: RequestId): RequestId | undefined {
+    return typeof id === 'number' ? this.pending.get(id)?.original : undefined;
+  }
+
   /** The context of the request being handled under our id `id` (RequestHandlerExtra.requestId). */
   contextOf(id: RequestId): C | undefined {
     return typeof id === 'number' ? this.pending.get(id)?.exchange.context : undefined;

@@ -7,7 +7,8 @@
 import { Type, type TObject, type TSchema } from '@sinclair/typebox';
 import type { FastifySchema } from 'fastify';
 import { notFound } from '../../../core/errors.ts';
-import { rulesDoc, type CheckedRequest, type CrossFieldRule, type RequestDecl } from '../../../core/request-check.ts';
+import type { CheckedRequest, RequestDecl } from '../../../core/request-check.ts';
+import { rulesDoc, type CrossFieldRule } from '../../../core/request-rules.ts';
 import type { Analytics } from '../../analytics/analytics.ts';
 import type { Operation, RestWords } from '../../catalog/declare.ts';
 import { RPC_NAMES, scalarFields } from '../../catalog/declared.ts';
@@ -69,8 +70,6 @@ export function declaredRoute(op: DeclaredRest): RestRoute {
   const nameOf = (k: string): string => all.find((f) => f.key === k)?.name ?? k;
   // The rules as REST names their fields: the range's days first, in order, then the declaration's.
   const rules = [...('range' in op.request.schema.properties ? [DAYS_IN_ORDER] : []), ...op.request.rules.map((r) => ({ ...r, doc: restDoc(r.doc, nameOf) }))];
-  // REST may resolve its protocol_name apart (a listing's narrows); the rest of the request is the declaration's.
-  const request = w?.scope === undefined ? op.request : { ...op.request, scope: w.scope };
   return restGet({
     url,
     schema: routeSchema(op, all, rules),
@@ -79,9 +78,8 @@ export function declaredRoute(op: DeclaredRest): RestRoute {
       const values: Record<string, unknown> = {};
       for (const f of all) if (!f.key.startsWith('range.') && q[f.name] !== undefined) values[f.key] = f.single ? [q[f.name]] : q[f.name];
       const days = 'range' in op.request.schema.properties ? { from: q.date_from, to: q.date_to, names: REST_DAYS } : undefined;
-      const prepared = await a.prepare({ request, respond: op.respond! }, { values, ...(days ? { days } : {}) }, nameOf);
-      const data = await prepared.answer();
-      const checked: CheckedRequest = prepared.checked;
+      const checked: CheckedRequest = await a.check(op.request, { values, ...(days ? { days } : {}) }, nameOf);
+      const data = await op.respond!(a, checked);
       if (data === null && w?.notFound) throw notFound(w.notFound(checked));
       const shown = w?.page ? (data as Page).data : data;
       const meta = { ...metaOf(w, checked, q), ...(w?.page ? await pageMeta(a, checked, data as Page) : {}) };

@@ -6,7 +6,7 @@
 // "Statuses").
 import { HTTP_MAX_PATH_PARAM_CHARS, HTTP_MAX_URI_BYTES } from '../../../core/limits/http.ts';
 import { PLANS } from '../../../core/plans.ts';
-import { ACTIVE_PROTOCOL_COMMENT, INT64 } from '../../../core/vocabulary/primitives.ts';
+import { ACTIVE_PROTOCOL_COMMENT, CalendarDay, CHECKED_DAY_COMMENT, INT64 } from '../../../core/vocabulary/primitives.ts';
 
 type Json = Record<string, unknown>;
 const ERROR_CONTENT = { 'application/json': { schema: { $ref: '#/components/schemas/ErrorBody' } } };
@@ -79,8 +79,9 @@ export function withCommonAnswers<D extends object>(document: D): D {
 }
 
 /**
- * The document with every day parameter of a query (`format: date`: date_from, date_to) declared
- * `style: form, explode: false`. For one value OpenAPI writes both the same (`?date_from=2025-01-31`),
+ * The document with every day parameter of a query (date_from, date_to: CheckedDay, which the
+ * one check converts and words) stating CalendarDay's rule (`format: date` and its pattern, what
+ * the check accepts), and declared `style: form, explode: false`. For one value OpenAPI writes both the same (`?date_from=2025-01-31`),
  * but a generator may not: openapi-generator's typescript-fetch client sends an exploded date as
  * Date.toISOString() (`2025-01-31T00:00:00.000Z`, which the server refuses with 400) and an
  * unexploded one as the day (test/openapi-ts-client.test.ts). In place, like withCommonAnswers.
@@ -90,7 +91,12 @@ export function withDayParameters<D extends object>(document: D): D {
     for (const op of Object.values(item) as Json[]) {
       const parameters = (typeof op === 'object' && op !== null ? op.parameters : undefined) as Json[] | undefined;
       for (const p of parameters ?? []) {
-        if (p.in === 'query' && (p.schema as Json | undefined)?.format === 'date') Object.assign(p, { style: 'form', explode: false });
+        const schema = p.schema as Json | undefined;
+        if (p.in !== 'query' || schema?.$comment !== CHECKED_DAY_COMMENT) continue;
+        // The marker has done its work; OpenAPI 3.0 has no $comment.
+        delete schema.$comment;
+        Object.assign(schema, { format: CalendarDay.format, pattern: CalendarDay.pattern });
+        Object.assign(p, { style: 'form', explode: false });
       }
     }
   }

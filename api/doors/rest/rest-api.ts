@@ -10,8 +10,7 @@ import { declareRoutes, keyed } from '../../services/access/route-policy.ts';
 import { QUOTED_PARAM_MAX_CHARS } from '../../../core/limits/http.ts';
 import { Errors, invalidParams, worded, type Wording } from '../../../core/errors.ts';
 import { fitsBudget, formatBytes, REST_RESPONSE_BUDGET_BYTES } from '../../../core/limits/answers.ts';
-import { daySpan } from '../../../core/request-check.ts';
-import { Day, DAY_PATTERN, ruleOfPattern } from '../../../core/vocabulary/primitives.ts';
+import { ruleOfPattern } from '../../../core/vocabulary/primitives.ts';
 import type { Analytics } from '../../analytics/analytics.ts';
 import { CATALOG, operationIdOf, type Operation } from '../../catalog/catalog.ts';
 import type { X402Door } from '../../services/x402/x402-door.ts';
@@ -22,9 +21,9 @@ import type { RestRoute } from './rest-route.ts';
 const REST_WORDING: Wording = {
   params: { protocol: 'protocol_name', protocols: 'protocol_name', range: 'date_from..date_to', cursor: 'cursor', order: 'order' },
   hints: { protocols: 'GET /api/v1/stats lists the available ones', coarserBucket: 'granularity=day' },
+  // A query takes one protocol_name (a repeated one is refused), so a list's index is never REST's.
+  single: ['protocols'],
 };
-
-const DAY_SHAPE = new RegExp(DAY_PATTERN);
 
 /** Query parameters the matched route's schema declares as integers, or as dates. */
 function paramsOf(schema: unknown, is: (s: { type?: unknown; format?: unknown }) => boolean): string[] {
@@ -127,14 +126,8 @@ export async function restApi(app: FastifyInstance, opts: RestApiOptions): Promi
         throw invalidParams(`${name} must be a whole number written in decimal digits`, name);
       }
     }
-    // Dates: the schema's pattern states the whole rule; this says which part is broken (not
-    // written YYYY-MM-DD, not a calendar day, outside the days the store can hold).
-    for (const name of paramsOf(req.routeOptions.schema, (s) => s.format === 'date')) {
-      const v = query?.[name];
-      if (typeof v !== 'string') continue;
-      if (!DAY_SHAPE.test(v)) throw invalidParams(`${name} must be ${Day.description}`, name);
-      daySpan(v, undefined, { from: name, to: name });
-    }
+    // Days are the one check's (CheckedDay): it converts them before its schema and says which
+    // part of a day is broken (not written YYYY-MM-DD, not a calendar day, outside the store).
   });
   // The analytics layer names parameters by logical key; REST words them its own way and
   // hands the error on to the app's handler (an error thrown here goes to the parent's).

@@ -14,7 +14,7 @@ import type {
   RouteGenericInterface,
 } from 'fastify';
 import type { ResolveFastifyReplyReturnType } from 'fastify/types/type-provider.js';
-import { checkRules, rulesDoc, type CrossFieldRule, type RequestValues } from '../../../core/request-check.ts';
+import { checkRules, rulesDoc, type CrossFieldRule, type RequestValues } from '../../../core/request-rules.ts';
 import type { Analytics } from '../../analytics/analytics.ts';
 
 /** A request as the TypeBox type provider types it from the route's schema. */

@@ -3,7 +3,7 @@
 // type provider) and the OpenAPI document. Field names of the data equal the JSON-RPC
 // results: the same analytics layer answers both, with the vocabulary's answer shapes.
 import { Type, type TSchema } from '@sinclair/typebox';
-import { ordered } from '../../../core/request-check.ts';
+import { ordered } from '../../../core/request-rules.ts';
 import { Int64, INT64 } from '../../../core/vocabulary/primitives.ts';
 
 const int64 = Int64();
@@ -66,7 +66,7 @@ const Success = Type.Literal(true, { title: 'Success', description: 'Always true
 /** The success envelope around a data schema. */
 export const envelope = <T extends TSchema>(data: T, description: string) => Type.Object({ success: Success, data, meta: Meta }, { description });
 
-/** date_from is not after date_to: a rule between parameters (core/request-check.ts), run
+/** date_from is not after date_to: a rule between parameters (core/request-rules.ts), run
  *  before the handler and shown as `x-cross-field-rules` (docs/rest-and-sql.md, "Rules a
  *  schema cannot state"); a request that breaks one is 400, naming it. */
 export const DAYS_IN_ORDER = ordered('date_from', 'date_to');

@@ -8,10 +8,9 @@ import { AppError, Errors } from '../../../core/errors.ts';
 import { formatBytes, RPC_RESPONSE_BUDGET_BYTES } from '../../../core/limits/answers.ts';
 import { RPC_MAX_BATCH } from '../../../core/limits/batches.ts';
 import { MAX_PARAMS_DEPTH } from '../../../core/limits/http.ts';
-import { QUOTED_NUMBER_MAX_CHARS } from '../../../core/limits/questions.ts';
 import { AnswerBatch, setAsideBytes, type MemberOutcome } from '../../services/answers/answer-batch.ts';
 import { deeperThan } from '../../services/positional/positional-calls.ts';
-import { echoesExactly, inexactNestedNumbers, numericIdTokens } from './raw-ids.ts';
+import { echoesExactly, inexactNestedNumbers, inexactNumberWords, MAYBE_INEXACT, numericIdTokens } from '../../services/positional/raw-numbers.ts';
 import { invalidRequest, methodNotFound, parseError, rpcError, toRpcError, type RpcErrorObject } from './rpc-errors.ts';
 
 export type JsonRpcId = string | number | null;
@@ -64,12 +63,6 @@ export interface RpcBody {
   readonly inexactParams: ReadonlyMap<number, string>;
 }
 
-/** What can make JSON.parse lose digits: a fraction or an exponent (a digit before a decimal
- *  point or an exponent; a number's last integer digit never follows a quote), or 16 digits in
- *  a row (an integer past 2^53 has at least 16); strings that look alike just let the scans
- *  run. The "2.0" every call carries as its version is no number. */
-const MAYBE_INEXACT = /(?<!")\d[.eE]|\d[eE]|\d\.(?!0")|\d{16}/;
-
 /** A body that was not valid JSON, or none at all. */
 export const unparsedBody = (): RpcBody => ({ value: PARSE_FAILED, inexactIds: new Set(), inexactParams: new Map() });
 
@@ -92,7 +85,7 @@ export function parseRpcBody(raw: string): RpcBody {
   const inexactIds = new Set<number>();
   const inexactParams = new Map<number, string>();
   // A body without a fraction, an exponent or a 16-digit run, whose numeric ids are all safe
-  // integers, was parsed exactly, and the scans of raw-ids.ts (a pass over the text each) are
+  // integers, was parsed exactly, and the scans of raw-numbers.ts (a pass over the text each) are
   // skipped. That is the common body, and the cheapest calls feel the scans.
   const maybeInexact = MAYBE_INEXACT.test(text);
   // The scan costs a pass over the text; only bodies with a numeric id need it.
@@ -160,13 +153,7 @@ function envelope(body: RpcBody, at: number, methods: MethodTable): { answer: Rp
   const inexact = body.inexactParams.get(at);
   if (inexact !== undefined) {
     return {
-      answer: fail(
-        id,
-        rpcError(
-          Errors.invalidParams,
-          `params: the number ${inexact.slice(0, QUOTED_NUMBER_MAX_CHARS)} cannot be represented exactly (JSON numbers are doubles) and would be read as ${JSON.stringify(Number(inexact))}; send the value you mean, e.g. a whole number of seconds`,
-        ),
-      ),
+      answer: fail(id, rpcError(Errors.invalidParams, `params: ${inexactNumberWords(inexact)}`)),
     };
   }
   if (isObject(params)) {

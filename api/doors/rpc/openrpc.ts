@@ -2,7 +2,7 @@
 // catalog: each method with its positional params and result as the schemas the door
 // validates and the fuzzer checks against. Answered by the `rpc.discover` method and served
 // at GET /v1/openrpc.json (without an API key, like the OpenAPI document: it holds no data).
-import { rulesDoc } from '../../../core/request-check.ts';
+import { rulesDoc } from '../../../core/request-rules.ts';
 import { Errors, type ErrorKind } from '../../../core/errors.ts';
 import { RPC_DISCOVER } from '../../catalog/catalog.ts';
 import { positionSchemas, type Operation } from '../../catalog/declare.ts';

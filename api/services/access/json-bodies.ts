@@ -44,11 +44,25 @@ export function forbiddenKeyIn(value: unknown): { key: string; at: string } | un
 
 /** Replace the root's application/json parser (before any route is registered: plugins inherit it). */
 export function installJsonBodies(app: FastifyInstance): void {
-  const strict = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req: FastifyRequest, body: string | Buffer, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, jsonBodyParser(app));
+}
+
+type Parsed = (err: Error | null, value?: unknown) => void;
+
+/**
+ * The application/json parser every route has. `read`: a door that also needs the body's text
+ * (MCP's scan for numbers JSON.parse rounds, api/services/positional/raw-numbers.ts) is handed it
+ * with the request once the body is accepted; its own context installs this parser with it.
+ */
+export function jsonBodyParser(app: FastifyInstance, read?: (req: FastifyRequest, text: string) => void) {
+  const strict = app.getDefaultJsonParser('error', 'error');
+  return (req: FastifyRequest, body: string | Buffer, done: Parsed): void => {
     strict(req, body as string, (err: Error | null, value?: unknown) => {
-      if (err === null || err === undefined) return done(null, value);
+      if (err === null || err === undefined) {
+        read?.(req, body as string);
+        return done(null, value);
+      }
       // Only a refusal costs the second parse: a body JSON.parse reads was refused for a key.
       let parsed: unknown;
       try {
@@ -59,5 +73,5 @@ export function installJsonBodies(app: FastifyInstance): void {
       const found = forbiddenKeyIn(parsed);
       done(found === undefined ? err : new ForbiddenJsonKey(found.key, found.at), undefined);
     });
-  });
+  };
 }

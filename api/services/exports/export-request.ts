@@ -12,19 +12,8 @@ import { Type, type TObject, type TSchema } from '@sinclair/typebox';
 import { AppError, Errors, param, type ExportParamKey } from '../../../core/errors.ts';
 import { MAX_BLOCK_DATE, MIN_BLOCK_DATE } from '../../../core/limits/questions.ts';
 import { MAX_SEED } from '../../../core/limits/exports.ts';
-import {
-  checkRequest,
-  notValue,
-  onlyWith,
-  orderedFields,
-  ranBy,
-  request,
-  subsetOf,
-  sumEquals,
-  type CheckedRequest,
-  type DayNames,
-  type RequestDecl,
-} from '../../../core/request-check.ts';
+import { checkRequest, request, type CheckedRequest, type DayNames, type RequestDecl } from '../../../core/request-check.ts';
+import { notValue, onlyWith, orderedFields, ranBy, subsetOf, sumEquals } from '../../../core/request-rules.ts';
 import { ActiveProtocolName, CALENDAR_DAY_PATTERN, DOUBLE, INT64 } from '../../../core/vocabulary/primitives.ts';
 import { sqlQuery } from '../sql/query-request.ts';
 import { SQL_EXPORT_EXAMPLES, SQL_EXPORT_LANGUAGE_RULE } from '../sql/sql-text.ts';

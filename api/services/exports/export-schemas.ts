@@ -4,7 +4,8 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { EXPORT_LIST_DEFAULT, EXPORT_LIST_MAX, PROGRESS_MAX_PERCENT } from '../../../core/limits/exports.ts';
 import { PAGE_TOKEN_MAX_CHARS } from '../../../core/limits/questions.ts';
-import { rulesDoc, type RequestDecl } from '../../../core/request-check.ts';
+import type { RequestDecl } from '../../../core/request-check.ts';
+import { rulesDoc } from '../../../core/request-rules.ts';
 import { Int64, pathParam } from '../../../core/vocabulary/primitives.ts';
 import { EXPORT_FORMATS, SPLIT_NAMES } from './export-config.ts';
 import { FILTER_EXPORT, SQL_EXPORT } from './export-request.ts';

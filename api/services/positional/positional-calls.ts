@@ -18,7 +18,8 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { AppError, Errors, worded, type Wording } from '../../../core/errors.ts';
 import { INT64, NUMBER_FORMATS, ruleOfPattern } from '../../../core/vocabulary/primitives.ts';
 import type { Analytics } from '../../analytics/analytics.ts';
-import { checkRules, fillDefaults, type RequestValues } from '../../../core/request-check.ts';
+import { fillDefaults } from '../../../core/request-check.ts';
+import { checkRules, type RequestValues } from '../../../core/request-rules.ts';
 import type { Operation, ParamsCheck, Positional, RpcMethod } from '../../catalog/declare.ts';
 
 // ---- calling a method --------------------------------------------------------------------

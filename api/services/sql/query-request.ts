@@ -7,7 +7,8 @@
 import { Type, type TObject } from '@sinclair/typebox';
 import { AppError, Errors } from '../../../core/errors.ts';
 import { SQL_MAX_LENGTH } from '../../../core/limits/sql.ts';
-import { checkRequest, ranBy, request, rulesDoc, type CheckedRequest, type RequestDecl } from '../../../core/request-check.ts';
+import { checkRequest, request, type CheckedRequest, type RequestDecl } from '../../../core/request-check.ts';
+import { ranBy, rulesDoc } from '../../../core/request-rules.ts';
 import { PUBLISHED_TABLES } from '../../../warehouse/tables.ts';
 import { SQL_DEFAULT_LIMIT, SQL_MAX_LIMIT } from '../../../core/limits/sql.ts';
 import { SQL_EXAMPLES, SQL_LANGUAGE_RULE, sqlText } from './sql-text.ts';
@@ -96,14 +97,15 @@ export function sqlBodySchema(decl: RequestDecl): Record<string, unknown> {
 
 /**
  * A SQL body checked once: its query and its result format (lower case), or 400 Invalid query
- * naming `the query`, `format` or `the body`. No body is a body without a query; null is absent.
+ * naming `the query`, `format` or the body (`whole`: how the door names it, MCP's run_sql its
+ * arguments). No body is a body without a query; null is absent.
  */
-export function checkSqlBody<S extends TObject>(decl: RequestDecl<S>, body: unknown): { query: string; format: string } {
+export function checkSqlBody<S extends TObject>(decl: RequestDecl<S>, body: unknown, whole = 'the body'): { query: string; format: string } {
   const values = body === undefined || body === null ? {} : body;
   try {
-    if (typeof values !== 'object' || Array.isArray(values)) throw new AppError(Errors.invalidQuery, `the body ${BODY_WORDS}`);
+    if (typeof values !== 'object' || Array.isArray(values)) throw new AppError(Errors.invalidQuery, `${whole} ${BODY_WORDS}`);
     const c = checkRequest(decl, { values: values as Record<string, unknown> }, [], (path) =>
-      path === '' ? 'the body' : path === 'query' ? 'the query' : path,
+      path === '' ? whole : path === 'query' ? 'the query' : path,
     ) as CheckedRequest<S> & { query: string; format: string };
     return { query: c.query, format: c.format.toLowerCase() };
   } catch (err) {

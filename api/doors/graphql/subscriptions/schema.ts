@@ -8,7 +8,8 @@ import { readFileSync } from 'node:fs';
 import { Type } from '@sinclair/typebox';
 import { buildSchema, GraphQLError, type GraphQLSchema } from 'graphql';
 import { Errors, type Wording } from '../../../../core/errors.ts';
-import { checkRequest, request } from '../../../../core/request-check.ts';
+import { request } from '../../../../core/request-check.ts';
+import type { Analytics } from '../../../analytics/analytics.ts';
 import { STREAM_MAX_PROTOCOLS } from '../../../../core/limits/streams.ts';
 import { inputFields, type InputTypes } from '../input-sdl.ts';
 import type { BucketFigures, BucketSize } from '../../../analytics/presets/activity-buckets.ts';
@@ -90,10 +91,8 @@ export interface StreamContext {
   replayed?: boolean;
 }
 
-/** The analytics the resolvers validate against: the names a caller may see. */
-export interface VisibleProtocols {
-  protocols(): Promise<string[]>;
-}
+/** The analytics the resolvers validate against: the names a caller may see, and the one check of a request against them. */
+export type VisibleProtocols = Pick<Analytics, 'protocols' | 'check'>;
 
 export interface ActivityEvent {
   protocolName: string;
@@ -164,7 +163,7 @@ export function subscriptionRoot(live: LiveActivity, analytics: VisibleProtocols
   return {
     async protocolActivity(args: ProtocolActivityArgs, ctx: StreamContext) {
       // The arguments checked once (PROTOCOL_ACTIVITY); a refusal names the argument (`protocols: …`).
-      const checked = checkRequest(PROTOCOL_ACTIVITY, { values: { ...args } }, await analytics.protocols(), (path) => `${path}:`);
+      const checked = await analytics.check(PROTOCOL_ACTIVITY, { values: { ...args } }, (path) => `${path}:`);
       const size: BucketSize = checked.bucket === 'DAY' ? 'day' : 'hour';
       const protocols = args.protocols === undefined || args.protocols === null ? undefined : checked.protocols;
       const feed = live.subscribe({ protocols, size, maxQueued: ctx.maxQueued, onOverflow: (n) => ctx.onOverflow(n) }, ctx.lastEventId);

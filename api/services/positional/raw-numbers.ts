@@ -1,10 +1,25 @@
-// Numeric JSON-RPC ids as the client wrote them. JSON.parse turns 9007199254740993 into
-// 9007199254740992 and 0.10000000000000000001 into 0.1, so echoing the parsed number would
-// answer a different id. Node 20's JSON.parse reviver gets no source text, and a regular
+// Numbers of JSON-RPC 2.0 messages as the client wrote them, for both doors that read such
+// messages (JSON-RPC's calls, MCP's tool calls): one scanner, so a number JSON.parse rounds is
+// refused alike on both. JSON.parse turns 9007199254740993 into 9007199254740992 and
+// 0.10000000000000000001 into 0.1, so echoing a parsed id would answer a different id, and a
+// parsed argument would be a value the client did not send. Node 20's JSON.parse reviver gets no source text, and a regular
 // expression over the body cannot tell an "id" member of a call from one inside params or
 // inside a string; so this walks the raw text with a small string-aware scanner (text that
 // JSON.parse has already accepted, so only its structure matters), iteratively (no
 // recursion, whatever the nesting), and reads the source token of each call's own "id".
+
+import { QUOTED_NUMBER_MAX_CHARS } from '../../../core/limits/questions.ts';
+
+/** What can make JSON.parse lose digits: a fraction or an exponent (a digit before a decimal
+ *  point or an exponent; a number's last integer digit never follows a quote), or 16 digits in
+ *  a row (an integer past 2^53 has at least 16); strings that look alike just let the scans
+ *  run. The "2.0" every message carries as its version is no number. */
+export const MAYBE_INEXACT = /(?<!")\d[.eE]|\d[eE]|\d\.(?!0")|\d{16}/;
+
+/** The words of a number refused because JSON.parse could not keep it, on every door that reads JSON-RPC messages. */
+export const inexactNumberWords = (token: string): string =>
+  `the number ${token.slice(0, QUOTED_NUMBER_MAX_CHARS)} cannot be represented exactly (JSON numbers are doubles) and would be read as ` +
+  `${JSON.stringify(Number(token))}; send the value you mean, e.g. a whole number of seconds`;
 
 /**
  * The source token of the "id" member of each call: index 0 for a single call (a top-level
