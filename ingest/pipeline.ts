@@ -177,7 +177,7 @@ export class IngestPipeline {
    * go there one a line, as an NDJSON body's lines do (one code path for both sources), when
    * there are at least engineMinRecords of them.
    */
-  ingest(records: readonly RawRecord[], source: string, options: IngestOptions = {}): Promise<IngestReport> {
+  async ingest(records: readonly RawRecord[], source: string, options: IngestOptions = {}): Promise<IngestReport> {
     const engine = this.inEngine === undefined || records.length < (this.options.engineMinRecords ?? 1) ? undefined : recordsBody(records);
     return this.liveCalls.run(options.lane ?? 'live', INGEST_BACKFILL_YIELD_MS, () =>
       engine === undefined || engine.lines.length === 0 ? this.ingestCall(records, source, options) : this.engineCall(engine.body, source, options, engine),
@@ -185,7 +185,7 @@ export class IngestPipeline {
   }
 
   /** An NDJSON body: checked in the engine (options.checks 'engine') or here, record by record. */
-  ingestNdjson(body: Buffer, source: string, options: IngestOptions = {}): Promise<IngestReport> {
+  async ingestNdjson(body: Buffer, source: string, options: IngestOptions = {}): Promise<IngestReport> {
     const lane = options.lane ?? 'live';
     if (this.inEngine === undefined || lineCount(body) < (this.options.engineMinRecords ?? 1)) return this.ingest(ndjsonRecords(body), source, options);
     return this.liveCalls.run(lane, INGEST_BACKFILL_YIELD_MS, () => this.engineCall(body, source, options));
