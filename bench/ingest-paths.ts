@@ -17,14 +17,15 @@
 //                  (parse, validate, de-duplicate, journal, insert): as received / re-serialised
 //   http           POST /admin/ingest of the NDJSON body over loopback
 //   rounds         (--rounds N) N rounds of: the engine's insert of the bytes from a buffer,
-//                  from a staged file, the pipeline, the pipeline without its stored-keys
-//                  filter (every batch reads the store), the pipeline with --workers parse
+//                  from a staged file, the pipeline, the pipeline de-duplicating by the
+//                  signature index (the other design, issue 40), the pipeline with --workers parse
 //                  workers (default 2; the others parse on the main thread), POST /admin/ingest
-//                  (as the service is configured: INGEST_PARSE_WORKERS); each round's ratios
+//                  (as the service is configured: INGEST_PARSE_WORKERS, INGEST_CHECKS), the pipeline
+//                  with its checks in the engine (ingestNdjson, INGEST_CHECKS=engine); each round's ratios
 //                  are to that round's best engine path, so a change of load between rounds
 //                  (the machine is shared) moves both sides; the medians are reported.
-// The pipelines are warmed first (one small ingest; its stored-keys filter built, JIT warm):
-// a running service pays the filter's build once at start, not per call (timed apart).
+// The pipelines are warmed first (one small ingest, JIT warm); with --rounds, the time from a
+// new pipeline to its first accepted record is measured first (issue 40: start at any size).
 import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { availableParallelism, loadavg } from 'node:os';
 import { tmpdir } from 'node:os';
@@ -47,8 +48,11 @@ const { values } = parseArgs({
     only: { type: 'string' },
     rounds: { type: 'string' },
     workers: { type: 'string' },
+    skip: { type: 'string' },
   },
 });
+/** Round cases left out (--skip signature-index,workers): each costs the shared machine a run. */
+const SKIP = new Set((values.skip ?? '').split(',').filter((x) => x !== ''));
 const WORKERS = Number(values.workers ?? 2);
 const ROUNDS = Number(values.rounds ?? 1);
 const ROWS = Number(values.rows ?? 1_000_000);
@@ -188,7 +192,7 @@ async function main(): Promise<void> {
     const dir = mkdtempSync(path.join(tmpdir(), 'txa-stage-'));
     try {
       const structure =
-        'signature String, instruction_index UInt16, slot UInt64, block_time UInt32, program_id String, protocol_name String, instruction_type String, fee UInt64, compute_units UInt32, accounts Array(String), accounts_count UInt16, success Bool, error_message String, log_messages String, raw_data String';
+        'signature String, instruction_index UInt16, transaction_index UInt32, slot UInt64, block_time UInt32, program_id String, protocol_name String, instruction_type String, fee UInt64, compute_units UInt32, accounts Array(String), accounts_count UInt16, success Bool, error_message String, log_messages String, raw_data String';
       const fromFile = (format: string) => (): Promise<void> =>
         wh.exec(`INSERT INTO ${TABLES.transactions} (${BASE_COLUMNS.join(', ')}) SELECT * FROM file({f:String}, {fmt:String}, {s:String})`, {
           params: { f: path.join(dir, `batch.${format}`), fmt: format, s: structure },
@@ -219,11 +223,11 @@ async function main(): Promise<void> {
 
   const log = createLogger('silent');
   const opts = { maxRecordBytes: 256 * 1024, batchRows: server.services.config.ingest.batchRows, writerId: 'bench', parseWorkers: 0 };
-  // Each pipeline builds its stored-keys filter once (a service at start): its build is timed
-  // apart, then one small ingest warms the JIT.
+  // Each pipeline's prepare (the journal's repair check) is timed apart, then one small
+  // ingest warms the JIT.
   const warm = async (p: IngestPipeline, name: string): Promise<void> => {
     const prepMs = await timeMs(() => p.prepare());
-    if (prepMs > 50) say(`${name}: prepare (repair check, stored-keys filter) ${prepMs.toFixed(0)} ms`);
+    if (prepMs > 50) say(`${name}: prepare (repair check) ${prepMs.toFixed(0)} ms`);
     const small = await demoRecordsNdjson(wh, { seed: seed++, total: 2000, offset: 0, count: 2000, startTime: now - 86_400, endTime: now });
     await p.ingest(ndjsonRecords(small), 'bench-warm');
   };
@@ -261,10 +265,27 @@ async function main(): Promise<void> {
   const roundRatios: Record<string, number>[] = [];
   const stageDir = mkdtempSync(path.join(tmpdir(), 'txa-stage-'));
   if (ROUNDS > 0 && values.rounds !== undefined) {
+    // Start to first accepted record (issue 40): a new pipeline, as a process start makes it,
+    // until its first record is stored; nothing of the store is read whole.
+    const first = ndjsonRecords(await demoRecordsNdjson(wh, { seed: seed++, total: 1, offset: 0, count: 1, startTime: now - 86_400, endTime: now }));
+    const startMs = await timeMs(async () => {
+      const fresh1 = new IngestPipeline(wh, registry, server.services.dataVersion, log, opts);
+      await fresh1.prepare();
+      const rep = await fresh1.ingest(first, 'bench-start');
+      if (rep.accepted !== 1) throw new Error(`start: accepted ${rep.accepted}`);
+    });
+    say(`start to first accepted record: ${startMs.toFixed(0)} ms (store of ${ROWS.toLocaleString('en-US')} rows)`);
+    results['start to first record'] = { ms: startMs, recordsPerSec: 0 };
     const p = new IngestPipeline(wh, registry, server.services.dataVersion, log, opts);
     await warm(p, 'rounds pipeline');
-    const unfiltered = new IngestPipeline(wh, registry, server.services.dataVersion, log, { ...opts, storedKeysFilter: false });
-    await warm(unfiltered, 'rounds pipeline without the stored-keys filter');
+    const inEngine = new IngestPipeline(wh, registry, server.services.dataVersion, log, { ...opts, checks: 'engine' });
+    await warm(inEngine, 'rounds pipeline, checks in the engine');
+    await inEngine.ingestNdjson(
+      Buffer.from(await demoRecordsNdjson(wh, { seed: seed++, total: 2000, offset: 0, count: 2000, startTime: now - 86_400, endTime: now })),
+      'bench-warm',
+    );
+    const unfiltered = new IngestPipeline(wh, registry, server.services.dataVersion, log, { ...opts, dedupe: 'signature-index' });
+    await warm(unfiltered, 'rounds pipeline, de-duplication by the signature index');
     const onWorkers = new IngestPipeline(wh, registry, server.services.dataVersion, log, { ...opts, parseWorkers: WORKERS });
     await warm(onWorkers, `rounds pipeline on ${WORKERS} parse workers`);
     while (onWorkers.parseWorkersReady < WORKERS) await new Promise((r) => setTimeout(r, 50));
@@ -278,7 +299,7 @@ async function main(): Promise<void> {
     for (let t = 0; t < 200 && served.parseWorkersReady < server.services.config.ingest.parseWorkers; t++) await new Promise((r) => setTimeout(r, 50));
     say(`http: POST /admin/ingest with INGEST_PARSE_WORKERS=${server.services.config.ingest.parseWorkers} (${served.parseWorkersReady} ready)`);
     const structure =
-      'signature String, instruction_index UInt16, slot UInt64, block_time UInt32, program_id String, protocol_name String, instruction_type String, fee UInt64, compute_units UInt32, accounts Array(String), accounts_count UInt16, success Bool, error_message String, log_messages String, raw_data String';
+      'signature String, instruction_index UInt16, transaction_index UInt32, slot UInt64, block_time UInt32, program_id String, protocol_name String, instruction_type String, fee UInt64, compute_units UInt32, accounts Array(String), accounts_count UInt16, success Bool, error_message String, log_messages String, raw_data String';
     for (let r = 0; r < ROUNDS; r++) {
       const load = loadavg()[0]!;
       const rate1 = async (fn: (b: Buffer<ArrayBuffer>) => Promise<unknown>): Promise<number> => {
@@ -298,16 +319,26 @@ async function main(): Promise<void> {
         const rep = await p.ingest(ndjsonRecords(b), 'bench');
         if (rep.accepted !== RECORDS) throw new Error(`pipeline accepted ${rep.accepted}`);
       });
-      const noFilter = await rate1(async (b) => {
-        const rep = await unfiltered.ingest(ndjsonRecords(b), 'bench');
-        if (rep.accepted !== RECORDS) throw new Error(`pipeline accepted ${rep.accepted}`);
+      // Checks in the engine (migration 121; INGEST_CHECKS=engine): the body's lines to the
+      // engine, checked, journalled and routed there; nothing parsed in JavaScript.
+      const engine = await rate1(async (b) => {
+        const rep = await inEngine.ingestNdjson(b, 'bench');
+        if (rep.accepted !== RECORDS) throw new Error(`engine checks accepted ${rep.accepted}`);
       });
+      const noFilter = SKIP.has('signature-index')
+        ? 0
+        : await rate1(async (b) => {
+            const rep = await unfiltered.ingest(ndjsonRecords(b), 'bench');
+            if (rep.accepted !== RECORDS) throw new Error(`pipeline accepted ${rep.accepted}`);
+          });
       const workersBefore = onWorkers.recordsParsedOnWorkers;
-      const pipeW = await rate1(async (b) => {
-        const rep = await onWorkers.ingest(ndjsonRecords(b), 'bench');
-        if (rep.accepted !== RECORDS) throw new Error(`pipeline on workers accepted ${rep.accepted}`);
-      });
-      if (onWorkers.recordsParsedOnWorkers - workersBefore !== RECORDS)
+      const pipeW = SKIP.has('workers')
+        ? 0
+        : await rate1(async (b) => {
+            const rep = await onWorkers.ingest(ndjsonRecords(b), 'bench');
+            if (rep.accepted !== RECORDS) throw new Error(`pipeline on workers accepted ${rep.accepted}`);
+          });
+      if (!SKIP.has('workers') && onWorkers.recordsParsedOnWorkers - workersBefore !== RECORDS)
         say(`  (only ${onWorkers.recordsParsedOnWorkers - workersBefore} records were parsed on the workers)`);
       const http = await rate1(async (b) => {
         const res = await fetch(`${server.baseUrl}/admin/ingest`, {
@@ -331,6 +362,10 @@ async function main(): Promise<void> {
         noFilter,
         pipelineWorkers: pipeW,
         http,
+        engine,
+        'engine/buffer': engine / bufferMean,
+        'engine/http': engine / http,
+        'engine/pipeline': engine / pipe,
         'noFilter/buffer': noFilter / bufferMean,
         'pipeline/buffer': pipe / bufferMean,
         'pipelineWorkers/buffer': pipeW / bufferMean,
@@ -342,15 +377,16 @@ async function main(): Promise<void> {
       roundRatios.push(rr);
       say(
         `round ${r + 1}/${ROUNDS} (load ${load.toFixed(1)} on ${availableParallelism()} cores): engine buffer ${buffer.toLocaleString('en-US')}/${buffer2.toLocaleString('en-US')}, file ${file.toLocaleString('en-US')}, ` +
-          `pipeline ${pipe.toLocaleString('en-US')} (without the filter ${noFilter.toLocaleString('en-US')}, on ${WORKERS} workers ${pipeW.toLocaleString('en-US')}), http ${http.toLocaleString('en-US')} records/s; ` +
+          `pipeline ${pipe.toLocaleString('en-US')} (by the signature index ${noFilter.toLocaleString('en-US')}, on ${WORKERS} workers ${pipeW.toLocaleString('en-US')}), http ${http.toLocaleString('en-US')} records/s; ` +
           `pipeline ${rr['pipeline/buffer'].toFixed(2)} of buffer, ${rr['pipeline/best'].toFixed(2)} of best; on workers ${rr['pipelineWorkers/buffer'].toFixed(2)} / ${rr['pipelineWorkers/best'].toFixed(2)}; ` +
-          `http ${rr['http/buffer'].toFixed(2)} of buffer, ${rr['http/best'].toFixed(2)} of best`,
+          `http ${rr['http/buffer'].toFixed(2)} of buffer, ${rr['http/best'].toFixed(2)} of best; ` +
+          `engine checks ${engine.toLocaleString('en-US')} records/s, ${rr['engine/buffer'].toFixed(2)} of buffer, ${rr['engine/pipeline'].toFixed(2)} of the JavaScript pipeline, ${rr['engine/http'].toFixed(2)} of http`,
       );
     }
     const med = (k: string): number => median(roundRatios.map((x) => x[k]!));
     say(
       `medians over ${ROUNDS} rounds: pipeline ${med('pipeline/buffer').toFixed(2)} of the buffer insert, ${med('pipeline/best').toFixed(2)} of the best engine path; ` +
-        `without the filter ${med('noFilter/buffer').toFixed(2)}; on ${WORKERS} parse workers ${med('pipelineWorkers/buffer').toFixed(2)} / ${med('pipelineWorkers/best').toFixed(2)}; POST /admin/ingest ${med('http/buffer').toFixed(2)} / ${med('http/best').toFixed(2)}; file/buffer ${median(roundRatios.map((x) => x.file! / ((x.buffer! + x.buffer2!) / 2))).toFixed(2)}`,
+        `by the signature index ${med('noFilter/buffer').toFixed(2)}; on ${WORKERS} parse workers ${med('pipelineWorkers/buffer').toFixed(2)} / ${med('pipelineWorkers/best').toFixed(2)}; POST /admin/ingest ${med('http/buffer').toFixed(2)} / ${med('http/best').toFixed(2)}; engine checks ${med('engine/buffer').toFixed(2)} of buffer, ${med('engine/pipeline').toFixed(2)} of the JavaScript pipeline, ${med('engine/http').toFixed(2)} of http; file/buffer ${median(roundRatios.map((x) => x.file! / ((x.buffer! + x.buffer2!) / 2))).toFixed(2)}`,
     );
   }
   rmSync(stageDir, { recursive: true, force: true });

@@ -6,11 +6,16 @@
 //  3. freshness: records produced at R records/s (npm run produce --live, its own process)
 //     while our source runs; p50/p99 from each record's produce timestamp until its batch
 //     is stored, and until an activity query through the analytics layer (what
-//     getProtocolActivity answers from) counts it.
+//     getProtocolActivity answers from) counts it. --rate-fraction F instead of --rate: R =
+//     F x our measured rate of phase 1 (issue 40 measures at 0.8);
+//  4. (--backfill) the same freshness again while a source replays a topic of --count records the
+//     store does not hold yet from its beginning: in the live lane (one queue, as before issue 40),
+//     then in the backfill lane (issue 40: < 2 s at p99 beside it), with the replay's own rate.
 // Defaults are a smoke run that finishes in about a minute; the recorded runs use
 // --count 1000000 --rate 20000 --seconds 60. Everything stays on loopback.
 import { spawn } from 'node:child_process';
 import { writeFileSync, mkdirSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -21,15 +26,26 @@ import { demoRecordsNdjson } from '../ingest/demo-generator.ts';
 import { ensureTopics, kafkaClient } from '../ingest/kafka-client.ts';
 import { publishLines } from '../ingest/kafka-producer.ts';
 import { KafkaSource } from '../ingest/kafka-source.ts';
+import type { Lane } from '../ingest/pipeline.ts';
 import { startBroker } from '../scripts/daemons/kafka-broker.ts';
 import { startBenchServices } from './bench-server.ts';
 
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values } = parseArgs({
-  options: { count: { type: 'string' }, rate: { type: 'string' }, seconds: { type: 'string' }, brokers: { type: 'string' } },
+  options: {
+    count: { type: 'string' },
+    rate: { type: 'string' },
+    seconds: { type: 'string' },
+    brokers: { type: 'string' },
+    'rate-fraction': { type: 'string' },
+    backfill: { type: 'boolean' },
+    tag: { type: 'string' },
+  },
 });
 const COUNT = Number(values.count ?? 20_000);
-const RATE = Number(values.rate ?? 5_000);
+const FRACTION = values['rate-fraction'] === undefined ? undefined : Number(values['rate-fraction']);
+if (FRACTION !== undefined && !(FRACTION > 0 && FRACTION <= 2)) throw new Error('--rate-fraction must be in (0, 2]');
+let RATE = Number(values.rate ?? 5_000);
 const SECONDS = Number(values.seconds ?? 5);
 for (const [name, v] of Object.entries({ count: COUNT, rate: RATE, seconds: SECONDS })) {
   if (!Number.isInteger(v) || v <= 0) throw new Error(`--${name} must be a positive whole number`);
@@ -46,10 +62,20 @@ async function main(): Promise<void> {
   const broker = values.brokers === undefined ? await startBroker() : undefined;
   const brokers = values.brokers ?? broker!.brokers;
   // Ingest settings under test come from the environment (INGEST_BATCH_ROWS, KAFKA_MAX_BYTES_PER_PARTITION, ...).
-  const s = await startBenchServices({ LOG_LEVEL: 'warn', ...pickEnv(['INGEST_BATCH_ROWS', 'KAFKA_MAX_BYTES_PER_PARTITION', 'KAFKA_TOPIC_PARTITIONS']) });
+  // The machine is shared: the load average at the start and the end goes with every figure.
+  const env = pickEnv([
+    'INGEST_BATCH_ROWS',
+    'INGEST_CHECKS',
+    'INGEST_ENGINE_MIN_RECORDS',
+    'KAFKA_MAX_BYTES_PER_PARTITION',
+    'KAFKA_TOPIC_PARTITIONS',
+    'KAFKA_CONCURRENT_PARTITIONS',
+    'INGEST_PARSE_WORKERS',
+  ]);
+  const s = await startBenchServices({ LOG_LEVEL: 'warn', ...env });
   const kafka = kafkaClient({ brokers: [brokers], clientId: 'bench' }, log);
   const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
-  const results: Record<string, unknown> = { count: COUNT, rate: RATE, seconds: SECONDS, at: new Date().toISOString() };
+  const results: Record<string, unknown> = { count: COUNT, rate: RATE, seconds: SECONDS, at: new Date().toISOString(), env, loadAtStart: loadavg() };
   try {
     await producer.connect();
     const topic = `bench-${Date.now()}`;
@@ -88,8 +114,30 @@ async function main(): Promise<void> {
     const n = insert?.values.find((v) => (v as { metricName?: string }).metricName?.endsWith('_count'))?.value ?? 0;
     report(`  ${n} batches, ${Math.round(COUNT / Math.max(1, n))} records each, ${Math.round((sum / Math.max(1, n)) * 1000)} ms per pipeline.ingest`);
     report(`our source (fetch + validate + de-duplicate + insert + views + commit): ${Math.round(oursRate)} records/s`);
+    // Where a batch's time went (txa_ingest_stage_seconds: mean per observation, ms).
+    const stages = await s.metrics.registry.getSingleMetric('txa_ingest_stage_seconds')?.get();
+    const perStage: Record<string, number> = {};
+    for (const v of stages?.values ?? []) {
+      const stage = String(v.labels.stage);
+      const name = (v as { metricName?: string }).metricName ?? '';
+      if (name.endsWith('_sum')) perStage[`${stage}Sum`] = v.value;
+      if (name.endsWith('_count')) perStage[`${stage}Count`] = v.value;
+    }
+    const stageMs = Object.fromEntries(
+      ['parse', 'queue', 'dedupe', 'journal', 'insert', 'notify'].map((k) => [
+        k,
+        Math.round(((perStage[`${k}Sum`] ?? 0) / Math.max(1, perStage[`${k}Count`] ?? 0)) * 1000),
+      ]),
+    );
+    report(`  mean ms per stage: ${JSON.stringify(stageMs)}`);
+    results.stageMs = stageMs;
     results.produceRecordsPerSecond = Math.round(produceRate);
     results.oursRecordsPerSecond = Math.round(oursRate);
+    if (FRACTION !== undefined) {
+      RATE = Math.max(1, Math.round(FRACTION * oursRate));
+      results.rate = RATE;
+      report(`freshness rate: ${FRACTION} x ${Math.round(oursRate)} = ${RATE} records/s`);
+    }
 
     // Phase 2: ClickHouse's Kafka engine into a copy of the same table shape and views.
     const chRate = await clickhouseKafkaEngine(s.wh, brokers, topic, COUNT);
@@ -101,13 +149,32 @@ async function main(): Promise<void> {
 
     // Phase 3: freshness at RATE records/s, produce acknowledgement -> visible in activity.
     results.freshness = await freshness(s, brokers);
+    if (values.backfill) {
+      // Topics of COUNT records the store does not hold yet (other seeds), each replayed from its
+      // beginning beside the live topic: in the live lane (as before issue 40: one queue), then in
+      // the backfill lane, so the lanes' effect on live freshness is measured in one run.
+      for (const [lane, seed] of [
+        ['live', 21],
+        ['backfill', 22],
+      ] as const) {
+        const backfillTopic = `backfill-${lane}-${Date.now()}`;
+        await ensureTopics(kafka, [backfillTopic], 4);
+        for (let offset = 0; offset < COUNT; offset += 50_000) {
+          const count = Math.min(50_000, COUNT - offset);
+          const text = await demoRecordsNdjson(s.wh, { seed, total: COUNT, offset, count, ...window });
+          await publishLines(producer, backfillTopic, text.split('\n').filter(Boolean));
+        }
+        results[`freshnessBesideBackfillIn${lane === 'live' ? 'LiveLane' : 'BackfillLane'}`] = await freshness(s, brokers, { topic: backfillTopic, lane });
+      }
+    }
   } finally {
     await producer.disconnect();
     await s.cleanup();
     await broker?.cleanup();
   }
+  results.loadAtEnd = loadavg();
   mkdirSync(path.join(ROOT, 'bench', 'results'), { recursive: true });
-  const file = path.join(ROOT, 'bench', 'results', `kafka-ingest-${COUNT}.json`);
+  const file = path.join(ROOT, 'bench', 'results', `kafka-ingest-${COUNT}${values.tag === undefined ? '' : `-${values.tag}`}.json`);
   writeFileSync(file, `${JSON.stringify(results, null, 2)}\n`);
   report(`results written to ${path.relative(ROOT, file)}`);
 }
@@ -132,7 +199,7 @@ async function clickhouseKafkaEngine(
   // Blocks of 5000 rows: the size of our batches at the default fetch size, so both write
   // to ClickHouse at the same granularity.
   await wh.exec(`CREATE TABLE kbench.queue (
-      signature String, instruction_index UInt16, slot UInt64, block_time UInt32, program_id String, protocol_name String,
+      signature String, instruction_index UInt16, transaction_index UInt32, slot UInt64, block_time UInt32, program_id String, protocol_name String,
       instruction_type String, fee UInt64, compute_units UInt32, accounts Array(String), accounts_count UInt16, success Bool,
       error_message String, log_messages String, raw_data String)
     ENGINE = Kafka SETTINGS kafka_broker_list = '${brokers}', kafka_topic_list = '${topic}', kafka_group_name = '${topic}-clickhouse',
@@ -163,7 +230,12 @@ async function clickhouseKafkaEngine(
   return (count - first.n) / seconds;
 }
 
-async function freshness(s: Awaited<ReturnType<typeof startBenchServices>>, brokers: string): Promise<Record<string, number>> {
+async function freshness(
+  s: Awaited<ReturnType<typeof startBenchServices>>,
+  brokers: string,
+  replay?: { topic: string; lane: Lane },
+): Promise<Record<string, number>> {
+  const backfillTopic = replay?.topic;
   const topic = `fresh-${Date.now()}`;
   const kafka = kafkaClient({ brokers: [brokers], clientId: 'bench-fresh' }, log);
   await ensureTopics(kafka, [topic], 4);
@@ -197,6 +269,22 @@ async function freshness(s: Awaited<ReturnType<typeof startBenchServices>>, brok
   );
   await source.start();
   await source.joined;
+  // Phase 4: phase 1's topic replayed from its beginning beside the live topic, in the backfill lane.
+  const backfill =
+    backfillTopic === undefined
+      ? undefined
+      : new KafkaSource(s.pipeline, log, {
+          ...s.config.kafka,
+          brokers: [brokers],
+          topic: backfillTopic,
+          deadLetterTopic: `${backfillTopic}.dlq`,
+          groupId: `${backfillTopic}-backfill-${Date.now()}`,
+          fromBeginning: true,
+          lane: replay!.lane,
+          concurrentPartitions: replay!.lane === 'backfill' ? 1 : s.config.kafka.concurrentPartitions,
+          progress: s.pipeline.backfills.start(`bench:${backfillTopic}`, null),
+        });
+  await backfill?.start();
 
   // The producer runs as its own process (npm run produce, --live: block_time = now), so
   // it does not compete with the consumer for this process's event loop.
@@ -239,6 +327,8 @@ async function freshness(s: Awaited<ReturnType<typeof startBenchServices>>, brok
   }
   const code = await producerDone;
   await source.stop();
+  const backfillDone = backfill?.stats();
+  await backfill?.stop();
   if (code !== 0) throw new Error(`producer exited with ${code}: ${producerOut}`);
   const achieved = Number(/\((\d+) records\/s\)/.exec(producerOut)?.[1] ?? NaN);
 
@@ -247,7 +337,14 @@ async function freshness(s: Awaited<ReturnType<typeof startBenchServices>>, brok
     const p = polls.find((x) => x.t >= b.storedAt && x.visible >= b.activeTotal);
     if (p) for (const ts of b.timestamps) visibleLatency.push(p.t - ts);
   }
+  const liveSeconds = (Date.now() - t0) / 1000;
   const out = {
+    ...(backfillDone === undefined
+      ? {}
+      : {
+          backfillRecordsPerSecond: Math.round((backfillDone.stored + backfillDone.duplicates) / liveSeconds),
+          backfillRecords: backfillDone.stored + backfillDone.duplicates,
+        }),
     producedRecordsPerSecond: achieved,
     records: storeLatency.length,
     storedP50Ms: Math.round(quantile(storeLatency, 0.5)),
@@ -256,7 +353,7 @@ async function freshness(s: Awaited<ReturnType<typeof startBenchServices>>, brok
     visibleP99Ms: Math.round(quantile(visibleLatency, 0.99)),
   };
   report(
-    `freshness at ${RATE} records/s (producer achieved ${achieved}/s): produce -> stored p50 ${out.storedP50Ms} ms, p99 ${out.storedP99Ms} ms; ` +
+    `freshness at ${RATE} records/s${backfill ? ` beside a backfill in the ${replay!.lane} lane (${out.backfillRecordsPerSecond} records/s replayed)` : ''} (producer achieved ${achieved}/s): produce -> stored p50 ${out.storedP50Ms} ms, p99 ${out.storedP99Ms} ms; ` +
       `produce -> counted by the activity query p50 ${out.visibleP50Ms} ms, p99 ${out.visibleP99Ms} ms (${out.records} records)`,
   );
   return out;

@@ -5,12 +5,14 @@
 // tests, never clash. No label ever carries a key id or key name: label values stay few
 // and secrets stay out.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { IngestObserver, WarehouseObserver } from './observers.ts';
+import type { BackfillState, IngestObserver, IngestStage, WarehouseObserver } from './observers.ts';
 import {
   BATCH_ROWS_BUCKETS,
   FRESHNESS_BLOCK_SECONDS_BUCKETS,
   FRESHNESS_PRODUCE_SECONDS_BUCKETS,
   HTTP_SECONDS_BUCKETS,
+  INGEST_FRESHNESS_SECONDS_BUCKETS,
+  INGEST_STAGE_SECONDS_BUCKETS,
   KAFKA_BATCH_RECORDS_BUCKETS,
   KAFKA_INSERT_SECONDS_BUCKETS,
   STATEMENT_SECONDS_BUCKETS,
@@ -72,6 +74,43 @@ export class Metrics implements WarehouseObserver, IngestObserver {
     registers: [this.registry],
   });
 
+  readonly ingestDeadLetters = new Counter({
+    name: 'txa_ingest_dead_letters_total',
+    help: 'Records refused by the ingest pipeline (kept in the dead-letter table), by source and rejection code',
+    labelNames: ['source', 'code'] as const,
+    registers: [this.registry],
+  });
+
+  readonly ingestStageSeconds = new Histogram({
+    name: 'txa_ingest_stage_seconds',
+    help: "Time in each ingest stage: parse (a call's parse and checks), queue (a chunk's wait for the writer), then per batch dedupe, journal, insert, notify",
+    labelNames: ['stage'] as const,
+    buckets: INGEST_STAGE_SECONDS_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly ingestFreshness = new Histogram({
+    name: 'txa_ingest_freshness_seconds',
+    help: 'Received by the ingest pipeline -> queryable, per handed chunk, by lane (live, backfill)',
+    labelNames: ['lane'] as const,
+    buckets: INGEST_FRESHNESS_SECONDS_BUCKETS,
+    registers: [this.registry],
+  });
+
+  readonly backfillDone = new Gauge({
+    name: 'txa_ingest_backfill_done_records',
+    help: 'Records a backfill has done (stored, duplicate or rejected), by backfill',
+    labelNames: ['backfill'] as const,
+    registers: [this.registry],
+  });
+
+  readonly backfillTotal = new Gauge({
+    name: 'txa_ingest_backfill_total_records',
+    help: 'Records a backfill will have done when finished, by backfill (absent while unknown)',
+    labelNames: ['backfill'] as const,
+    registers: [this.registry],
+  });
+
   /** The Kafka source's measurements (txa_ingest_kafka_*), on this same registry. */
   readonly kafka = new KafkaMetrics(this.registry);
 
@@ -123,6 +162,23 @@ export class Metrics implements WarehouseObserver, IngestObserver {
 
   observeBatch(rows: number): void {
     this.ingestBatchRows.observe(rows);
+  }
+
+  observeDeadLetters(source: string, code: string, count: number): void {
+    this.ingestDeadLetters.inc({ source, code }, count);
+  }
+
+  observeStage(stage: IngestStage, seconds: number): void {
+    this.ingestStageSeconds.observe({ stage }, seconds);
+  }
+
+  observeFreshness(lane: string, seconds: number): void {
+    this.ingestFreshness.observe({ lane }, seconds);
+  }
+
+  observeBackfill(state: BackfillState): void {
+    this.backfillDone.set({ backfill: state.name }, state.done);
+    if (state.total !== null) this.backfillTotal.set({ backfill: state.name }, state.total);
   }
 }
 

@@ -7,10 +7,29 @@ export interface WarehouseObserver {
   observeWarehouse(operation: string, seconds: number, ok: boolean): void;
 }
 
+/** The pipeline's stages as timed (issue 40): a call's parse-and-check, a chunk's wait for the
+ *  writer, then the writer's steps per batch. */
+export type IngestStage = 'parse' | 'queue' | 'dedupe' | 'journal' | 'insert' | 'notify';
+
+/** A backfill's progress: records done (stored, duplicate or rejected) of total when known. */
+export interface BackfillState {
+  name: string;
+  done: number;
+  total: number | null;
+  startedAt: number;
+  finishedAt: number | null;
+}
+
 /** Every ingest through the pipeline (any source), and every insert batch it writes. */
 export interface IngestObserver {
   observeIngest(source: string, accepted: number, rejected: number, duplicates: number): void;
   observeBatch(rows: number): void;
+  /** Rejected records of one call by rejection code. */
+  observeDeadLetters(source: string, code: string, count: number): void;
+  observeStage(stage: IngestStage, seconds: number): void;
+  /** Received by the pipeline -> queryable, per chunk of a call, by lane ('live', 'backfill'). */
+  observeFreshness(lane: string, seconds: number): void;
+  observeBackfill(state: BackfillState): void;
 }
 
 /** One (protocol, hour) bucket of the hourly views. */

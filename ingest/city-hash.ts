@@ -1,7 +1,7 @@
 // CityHash64 v1.0.2, the function behind ClickHouse's cityHash64() and so behind sig_key
-// (tx_rid_by_sig's key). The ingest pipeline computes a record's sig_key in JS to ask
-// its in-memory filter of stored keys (ingest/stored-keys.ts) whether the record may already
-// be stored, without a read. test/stored-keys.test.ts checks it against the engine's
+// (tx_rid_by_sig's and ingest_keys' key). The ingest pipeline computes a record's sig_key
+// in JS, so that de-duplication sends the engine keys, not signatures to hash
+// (ingest/steps/dedupe.ts). test/stored-keys.test.ts checks it against the engine's
 // cityHash64 for every length from 0 to 300 bytes.
 //
 // Why it looks like this: 64-bit values live as high/low 32-bit halves in one Uint32Array

@@ -12,7 +12,7 @@ import { InstrumentedWarehouse } from '../warehouse/instrumented-warehouse.ts';
 import { migrate } from '../warehouse/migrate.ts';
 import { openWarehouse } from '../warehouse/open-warehouse.ts';
 import { ProtocolRegistry } from '../warehouse/protocol-registry.ts';
-import { KafkaSource } from './kafka-source.ts';
+import { backfillSource, KafkaSource } from './kafka-source.ts';
 import { startMetricsServer } from './metrics-server.ts';
 import { IngestPipeline } from './pipeline.ts';
 
@@ -34,6 +34,8 @@ async function main(): Promise<void> {
     maxRecordBytes: config.ingest.maxRecordBytes,
     batchRows: config.ingest.batchRows,
     parseWorkers: config.ingest.parseWorkers,
+    checks: config.ingest.checks,
+    engineMinRecords: config.ingest.engineMinRecords,
     writerId: config.ingest.writerId,
     observer: metrics,
   });
@@ -48,6 +50,16 @@ async function main(): Promise<void> {
     },
     metrics.kafka,
   );
+  // A topic replayed beside the live one (KAFKA_BACKFILL_TOPIC), in the backfill lane.
+  const backfill = backfillSource(
+    pipeline,
+    logger,
+    { ...config.kafka, brokers },
+    {
+      onFatal: (err) => guard.exitNow('kafka backfill consumer stopped for good', err),
+    },
+    metrics.kafka,
+  );
   const metricsServer = config.ingest.metricsPort === 0 ? undefined : await startMetricsServer(metrics.registry, config.ingest.metricsPort, config.host);
   if (metricsServer) logger.info({ url: `http://${config.host}:${config.ingest.metricsPort}/metrics` }, 'ingest metrics');
 
@@ -58,6 +70,7 @@ async function main(): Promise<void> {
     logger.info({ signal }, 'stopping: finishing and committing the batches in flight');
     clearInterval(reporter);
     await source.stop();
+    await backfill?.stop();
     metricsServer?.close();
     await wh.close();
     process.exit(0);
@@ -75,11 +88,11 @@ async function main(): Promise<void> {
   }, INGEST_REPORT_EVERY_MS);
   reporter.unref();
 
-  // Repair a crashed predecessor's inserts and build the stored-keys filter while the
-  // consumer joins its group, not in the first batch's time; a failure here is retried by
-  // that first batch.
+  // Repair a crashed predecessor's inserts while the consumer joins its group, not in the
+  // first batch's time; a failure here is retried by that first batch.
   pipeline.prepare().catch((err: unknown) => logger.warn({ err }, 'ingest preparation failed; the first batch retries it'));
   await source.start();
+  await backfill?.start();
 }
 
 main().catch((err) => {

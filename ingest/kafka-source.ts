@@ -22,9 +22,16 @@ import {
 import { KafkaMetrics } from '../core/metrics.ts';
 import { ensureTopics, kafkaClient } from './kafka-client.ts';
 import { DeadLetterPublisher, type DeadLetterInput } from './kafka-dead-letter.ts';
-import type { IngestPipeline, IngestReport, RawRecord, Rejection } from './pipeline.ts';
+import type { IngestPipeline, IngestReport, Lane, RawRecord, Rejection } from './pipeline.ts';
+import type { BackfillProgress } from './backfills.ts';
 
-export type KafkaSourceOptions = Omit<Config['kafka'], 'brokers'> & { brokers: readonly string[] };
+export type KafkaSourceOptions = Omit<Config['kafka'], 'brokers'> & {
+  brokers: readonly string[];
+  /** 'backfill': a topic replayed from its beginning, in the pipeline's backfill lane, its
+   *  progress (records of the topic as it was at start) in progress; default 'live'. */
+  lane?: Lane;
+  progress?: BackfillProgress;
+};
 
 /** A batch whose rows are stored (queryable) and whose offsets are committed. */
 export interface StoredBatch {
@@ -55,6 +62,7 @@ export interface KafkaSourceStats {
 }
 
 const BLOCK_TIME_KEY = Buffer.from('"block_time":');
+const NO_VALUE = Buffer.alloc(0);
 
 /** block_time of a JSON record without parsing it again (the pipeline already did). */
 function blockTimeOf(value: Buffer): number | undefined {
@@ -102,6 +110,7 @@ export class KafkaSource {
   async start(): Promise<void> {
     const { topic, deadLetterTopic, partitions, groupId } = this.options;
     await ensureTopics(this.kafka, [topic, deadLetterTopic], partitions);
+    if (this.options.progress !== undefined) await this.measureBackfill(this.options.progress);
     this.producer = this.kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, allowAutoTopicCreation: false });
     await this.producer.connect();
     this.deadLetters = new DeadLetterPublisher(this.producer, deadLetterTopic, this.metrics);
@@ -148,6 +157,18 @@ export class KafkaSource {
     this.log.info({ topic, groupId, deadLetterTopic, brokers: this.options.brokers }, 'kafka source started');
   }
 
+  /** A backfill's total: the records the topic holds now (what a replay from the beginning covers). */
+  private async measureBackfill(progress: BackfillProgress): Promise<void> {
+    const admin = this.kafka.admin();
+    await admin.connect();
+    try {
+      const offsets = await admin.fetchTopicOffsets(this.options.topic);
+      progress.setTotal(offsets.reduce((n, o) => n + Number(BigInt(o.high) - BigInt(o.low)), 0));
+    } finally {
+      await admin.disconnect();
+    }
+  }
+
   /** Leave the group after the batches in flight are stored and committed. */
   async stop(): Promise<void> {
     // disconnect() waits for the running eachBatch to return, and that commits what it wrote.
@@ -164,19 +185,16 @@ export class KafkaSource {
     if (batch.isEmpty()) return;
     const byOffset = new Map<string, KafkaMessage>();
     const records: RawRecord[] = [];
-    const empty: Rejection[] = [];
     for (const m of batch.messages) {
-      const position = { topic, partition, offset: m.offset };
       byOffset.set(m.offset, m);
-      // A tombstone or empty value is no record at all; the pipeline would call it bad JSON.
-      if (m.value === null || m.value.byteLength === 0) empty.push({ code: 'empty', detail: 'empty message (no value)', position });
-      else records.push({ value: m.value, position });
+      // A tombstone (no value) is refused 'empty' by the pipeline, kept in the dead-letter table and topic like any refusal.
+      records.push({ value: m.value ?? NO_VALUE, position: { topic, partition, offset: m.offset } });
     }
     const report = await this.storeUntilDone(payload, records);
     // Stopping or re-seeked: the batch stays uncommitted; it is re-delivered later.
     if (report === undefined) return;
 
-    const rejected = [...empty, ...report.rejected];
+    const rejected = report.rejected;
     // Every position here is a message of this batch (one topic and partition): its offset names it.
     const offsetOf = (r: Rejection): string => ('offset' in r.position ? r.position.offset : '');
     const deadSet = new Set(rejected.map(offsetOf));
@@ -212,7 +230,7 @@ export class KafkaSource {
         if (!payload.isRunning() || payload.isStale()) return undefined;
         const t0 = performance.now();
         try {
-          const report = await this.pipeline.ingest(records, `kafka:${topic}`);
+          const report = await this.pipeline.ingest(records, `kafka:${topic}`, { lane: this.options.lane ?? 'live' });
           this.metrics.insertSeconds.observe(labels, (performance.now() - t0) / 1000);
           return report;
         } catch (err) {
@@ -251,6 +269,7 @@ export class KafkaSource {
     this.counters.stored += stored;
     this.counters.duplicates += report.duplicates;
     this.counters.deadLettered += outcome.deadLettered;
+    this.options.progress?.add(batch.messages.length);
     this.metrics.batches.inc(labels);
     this.metrics.batchRecords.observe(labels, batch.messages.length);
     this.metrics.records.inc({ topic, outcome: 'accepted' }, stored);
@@ -268,4 +287,38 @@ export class KafkaSource {
     }
     this.hooks.onStored?.({ topic, partition, storedAt: nowMs, messages: storedMessages });
   }
+}
+
+/**
+ * The backfill source beside the live one (KAFKA_BACKFILL_TOPIC): the topic replayed from its
+ * beginning in the pipeline's backfill lane, under its own group (`<group>-backfill`) and
+ * dead-letter topic, its progress among the pipeline's backfills. undefined when unset.
+ */
+export function backfillSource(
+  pipeline: Pick<IngestPipeline, 'ingest' | 'backfills'>,
+  log: Logger,
+  options: KafkaSourceOptions,
+  hooks: KafkaSourceHooks,
+  metrics: KafkaMetrics,
+): KafkaSource | undefined {
+  const topic = options.backfillTopic;
+  if (topic === undefined) return undefined;
+  return new KafkaSource(
+    pipeline,
+    log,
+    {
+      ...options,
+      topic,
+      deadLetterTopic: `${topic}.dlq`,
+      groupId: `${options.groupId}-backfill`,
+      fromBeginning: true,
+      // One partition's batch in hand at a time: the parse of a replay's batches shares the one
+      // JavaScript thread with the live source's, which the writer's lanes do not order.
+      concurrentPartitions: 1,
+      lane: 'backfill',
+      progress: pipeline.backfills.start(`kafka:${topic}`, null),
+    },
+    hooks,
+    metrics,
+  );
 }

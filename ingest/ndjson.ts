@@ -1,6 +1,6 @@
 // Splitting an NDJSON body into records that remember their line numbers, so every
 // rejection can say exactly which line it was.
-import type { RawRecord } from './pipeline.ts';
+import type { RawRecord } from './steps/records.ts';
 
 export function ndjsonRecords(body: Buffer | string): RawRecord[] {
   const raw = typeof body === 'string' ? body : body.toString('utf8');

@@ -11,8 +11,8 @@
 // cannot interleave, which is what makes replaying records change no count in the base
 // table or any view.
 import { AppError, Errors } from '../core/errors.ts';
-import { INGEST_HAND_ROWS, INGEST_STORAGE_FULL_RETRY_AFTER_SECONDS } from '../core/limits/ingest.ts';
-import type { DataChangeObserver, IngestObserver } from '../core/observers.ts';
+import { INGEST_BACKFILL_BATCH_ROWS, INGEST_BACKFILL_YIELD_MS, INGEST_HAND_ROWS, INGEST_STORAGE_FULL_RETRY_AFTER_SECONDS } from '../core/limits/ingest.ts';
+import type { DataChangeObserver, IngestObserver, IngestStage } from '../core/observers.ts';
 import type { Logger } from '../core/logger.ts';
 import type { DataVersion } from '../warehouse/data-version.ts';
 import type { ProtocolRegistry } from '../warehouse/protocol-registry.ts';
@@ -20,11 +20,10 @@ import { isStorageFull, type Warehouse } from '../warehouse/warehouse.ts';
 import { cityHasher } from './city-hash.ts';
 import { ParsePool } from './parse-pool.ts';
 import type { RecordContext } from './parse-record.ts';
-import { storedKeysFor } from './stored-keys.ts';
 import type { Rejection } from './rejection.ts';
 import { protocolLookup } from './steps/resolve-protocol.ts';
 import { DeadLetters } from './steps/dead-letter.ts';
-import { dedupeInBatch, StoreDedupe } from './steps/dedupe.ts';
+import { dedupeInBatch, StoreDedupe, type DedupeDesign } from './steps/dedupe.ts';
 import { countedPositions } from './record-id.ts';
 import { FormatRefused, insertRows } from './steps/insert.ts';
 import { WriteJournal } from './steps/journal.ts';
@@ -32,8 +31,14 @@ import { ChangeNotifier } from './steps/notify.ts';
 import { parseCall } from './steps/parse-call.ts';
 import type { Accepted, RawRecord } from './steps/records.ts';
 import { runBatchSteps, type BatchStep, type StepSink } from './steps/step.ts';
+import { LiveCalls, WriteQueue, type Call, type Lane } from './write-queue.ts';
+import { Backfills, type BackfillProgress } from './backfills.ts';
+import { EngineIngest, recordsBody, type RecordsBody } from './engine-ingest.ts';
+import { lineCount } from './engine-checks.ts';
+import { ndjsonRecords } from './ndjson.ts';
 
 export type { RawRecord } from './steps/records.ts';
+export type { Lane } from './write-queue.ts';
 export type { Rejection };
 
 export interface IngestReport {
@@ -58,9 +63,14 @@ export interface PipelineOptions {
    * kept for the benchmark's comparison and as the retry of a batch the engine refused.
    */
   rawInsert?: boolean;
-  /** Rule out never-stored records with the in-memory filter of stored keys (default true);
-   *  false reads the store for every batch, as before issue 15 (the benchmark's comparison). */
-  storedKeysFilter?: boolean;
+  /** How records are checked against the store (ingest/steps/dedupe.ts; default 'time-keys');
+   *  the other design is kept for the benchmark's comparison. */
+  dedupe?: DedupeDesign;
+  /** Where NDJSON bodies' and Kafka batches' records are checked (INGEST_CHECKS; ingest/engine-ingest.ts): 'engine'
+   *  or, the default here, 'javascript' (record by record, this file). */
+  checks?: 'engine' | 'javascript';
+  /** With checks 'engine', the fewest records of a call checked there (INGEST_ENGINE_MIN_RECORDS); default 1. */
+  engineMinRecords?: number;
   /** Worker threads that parse and check records beside the engine's insert (ingest/parse-pool.ts;
    *  INGEST_PARSE_WORKERS). 0 (the default here) parses on the calling thread. */
   parseWorkers?: number;
@@ -68,15 +78,12 @@ export interface PipelineOptions {
   parseWorkerEntry?: URL;
 }
 
-/** One ingest call as the write queue sees it: its first failure stops the rest of it. */
-interface Call {
-  failure: { err: unknown } | undefined;
-}
-interface Queued {
-  rows: Accepted[];
-  call: Call;
-  resolve: (duplicates: number) => void;
-  reject: (err: unknown) => void;
+/** How a source hands records in. */
+export interface IngestOptions {
+  /** 'live' (default) or 'backfill': backfill batches wait while live ones are queued (ingest/write-queue.ts). */
+  lane?: Lane;
+  /** Where the call's records done (stored, duplicate, rejected) are counted, as they are. */
+  progress?: BackfillProgress;
 }
 
 /** A writer step's drop: marked on the record, counted by its call as a duplicate. */
@@ -86,19 +93,23 @@ export class IngestPipeline {
   private writeTurn: Promise<unknown> = Promise.resolve();
   /** Write turns waiting behind the running one. */
   private queued = 0;
-  /** Parsed rows waiting for the writer, and whether a writer turn is scheduled or running. */
-  private readonly queue: Queued[] = [];
+  /** Parsed rows waiting for the writer, by lane, and whether a writer turn is scheduled or running. */
+  private readonly queue = new WriteQueue();
+  /** Live calls in hand: a backfill call's parse waits for them (bounded). */
+  private readonly liveCalls = new LiveCalls();
   private draining = false;
   private readonly journal: WriteJournal;
   private readonly notifier: ChangeNotifier;
-  /** Against the store, with the filter of stored keys (unset in a cluster or when turned off). */
-  private readonly storeDedupe: StoreDedupe;
   /** The writer's steps before the journal and the insert, in order: a new one goes here. */
   private readonly batchSteps: readonly BatchStep<Accepted>[];
   /** This pipeline's sig_key hasher (the record steps on this thread). */
   private readonly hasher = cityHasher();
   /** Parse workers (options.parseWorkers > 0); the main thread parses while none is ready. */
   private readonly pool: ParsePool | undefined;
+  /** Backfills through this pipeline, running and recently finished (ingest/backfills.ts). */
+  readonly backfills: Backfills;
+  /** The engine's checks of NDJSON bodies (options.checks 'engine'). */
+  private readonly inEngine: EngineIngest | undefined;
   /** Records a parse worker answered for (tests and benchmarks check the workers were used). */
   recordsParsedOnWorkers = 0;
 
@@ -111,10 +122,20 @@ export class IngestPipeline {
   ) {
     this.journal = new WriteJournal(wh, options.writerId ?? 'default', log);
     this.notifier = new ChangeNotifier(dataVersion, log, options.observer);
-    this.storeDedupe = new StoreDedupe(wh, options.storedKeysFilter === false ? undefined : storedKeysFor(wh));
-    this.batchSteps = [dedupeInBatch, this.storeDedupe.step, countedPositions(wh)];
+    this.backfills = new Backfills(options.observer);
+    this.batchSteps = [dedupeInBatch, new StoreDedupe(wh, options.dedupe).step, countedPositions(wh)];
     const workers = options.parseWorkers ?? 0;
     this.pool = workers > 0 ? new ParsePool(workers, log, options.parseWorkerEntry) : undefined;
+    this.inEngine =
+      options.checks === 'engine'
+        ? new EngineIngest(wh, registry, options.maxRecordBytes, {
+            writerTurn: (fn) => this.serialised(() => this.engineTurn(fn)),
+            journal: this.journal,
+            notifier: this.notifier,
+            observer: options.observer,
+            stageTimer: () => this.stageTimer(),
+          })
+        : undefined;
   }
 
   /** Parse workers ready to take records (0 while they start, or when none could start). */
@@ -136,24 +157,66 @@ export class IngestPipeline {
   }
 
   /**
-   * Do now what the first write would otherwise do first: repair unfinished inserts and
-   * build the stored-keys filter (one read of every stored key); start the parse workers.
-   * Optional; a service calls it at start so that its first batch does not wait for the filter.
+   * Do now what the first write would otherwise do first: repair unfinished inserts; start
+   * the parse workers. Optional. Nothing is read whole: de-duplication asks the store per
+   * batch (ingest/steps/dedupe.ts), so a start costs the same at any store size.
    */
   async prepare(): Promise<void> {
     this.pool?.start();
-    await this.serialised(async () => {
-      await this.repairUnfinished();
-      await this.storeDedupe.prepare();
-    });
+    await this.serialised(() => this.repairUnfinished());
   }
 
-  /** Validate, de-duplicate and store records; resolves once stored rows are queryable. */
-  async ingest(records: readonly RawRecord[], source: string): Promise<IngestReport> {
+  /** Rows waiting for the writer, per lane (the admin status answer). */
+  queuedRows(): Record<Lane, number> {
+    return this.queue.queuedRows();
+  }
+
+  /**
+   * Validate, de-duplicate and store records; resolves once stored rows are queryable. With the
+   * checks in the engine (options.checks 'engine'), records received as text (Kafka messages)
+   * go there one a line, as an NDJSON body's lines do (one code path for both sources), when
+   * there are at least engineMinRecords of them.
+   */
+  async ingest(records: readonly RawRecord[], source: string, options: IngestOptions = {}): Promise<IngestReport> {
+    const engine = this.inEngine === undefined || records.length < (this.options.engineMinRecords ?? 1) ? undefined : recordsBody(records);
+    return this.liveCalls.run(options.lane ?? 'live', INGEST_BACKFILL_YIELD_MS, () =>
+      engine === undefined || engine.lines.length === 0 ? this.ingestCall(records, source, options) : this.engineCall(engine.body, source, options, engine),
+    );
+  }
+
+  /** An NDJSON body: checked in the engine (options.checks 'engine') or here, record by record. */
+  async ingestNdjson(body: Buffer, source: string, options: IngestOptions = {}): Promise<IngestReport> {
+    const lane = options.lane ?? 'live';
+    if (this.inEngine === undefined || lineCount(body) < (this.options.engineMinRecords ?? 1)) return this.ingest(ndjsonRecords(body), source, options);
+    return this.liveCalls.run(lane, INGEST_BACKFILL_YIELD_MS, () => this.engineCall(body, source, options));
+  }
+
+  /** A body through the engine's checks; what it defers (and `records.others`) through the JavaScript steps. */
+  private async engineCall(body: Uint8Array, source: string, options: IngestOptions, records?: RecordsBody): Promise<IngestReport> {
+    const receivedAt = performance.now();
+    const lane = options.lane ?? 'live';
+    // A backfill goes in pieces of its batch size, so live calls' turns go between them; its
+    // progress counts each piece's lines as they are done, the deferred ones at the end.
+    const progress = options.progress;
+    const report = await this.inEngine!.ingest(body, source, (deferred) => this.ingestCall(deferred, source, options), {
+      pieceLines: lane === 'live' ? undefined : INGEST_BACKFILL_BATCH_ROWS,
+      done: progress && ((n) => progress.add(n)),
+      from: records,
+    }).catch(callFailed);
+    // Received by the pipeline -> queryable, as the JavaScript writer reports it per batch.
+    this.options.observer?.observeFreshness(lane, (performance.now() - receivedAt) / 1000);
+    return report;
+  }
+
+  private async ingestCall(records: readonly RawRecord[], source: string, options: IngestOptions): Promise<IngestReport> {
+    const receivedAt = performance.now();
     const entries = await this.registry.list();
     const ctx: RecordContext = { maxRecordBytes: this.options.maxRecordBytes, known: protocolLookup(entries), hasher: this.hasher };
     const dead = new DeadLetters();
-    const call: Call = { failure: undefined };
+    const lane = options.lane ?? 'live';
+    const call: Call = { failure: undefined, lane, receivedAt, onStored: options.progress && ((n) => options.progress!.add(n)) };
+    // A backfill's chunks are its batches (the writer never groups backfill past that size).
+    const hand = Math.min(INGEST_HAND_ROWS, this.options.batchRows, lane === 'backfill' ? INGEST_BACKFILL_BATCH_ROWS : Infinity);
     const handed: Promise<number>[] = [];
     let valid = 0;
     // Records are parsed and checked while earlier ones are being stored: the engine inserts
@@ -166,7 +229,7 @@ export class IngestPipeline {
       ok: (a) => {
         chunk.push(a);
         valid += 1;
-        if (chunk.length >= Math.min(INGEST_HAND_ROWS, this.options.batchRows)) {
+        if (chunk.length >= hand) {
           handed.push(this.enqueue(chunk, call));
           chunk = [];
         }
@@ -177,25 +240,16 @@ export class IngestPipeline {
       parsedOnWorkers: (n) => void (this.recordsParsedOnWorkers += n),
     });
     if (chunk.length > 0 && call.failure === undefined) handed.push(this.enqueue(chunk, call));
+    this.options.observer?.observeStage('parse', (performance.now() - receivedAt) / 1000);
     const outcomes = await Promise.allSettled(handed);
-    if (call.failure !== undefined) {
-      const { err } = call.failure;
-      // A full disk is the operator's to fix, not a bug: said as such, with what was kept.
-      if (isStorageFull(err)) {
-        throw new AppError(
-          Errors.storageFull,
-          'the store is out of disk space: this write was not completed (earlier batches of it stay stored, ' +
-            'and the views are repaired before the next write); send it again once space is freed',
-          { cause: err, retryAfterSeconds: INGEST_STORAGE_FULL_RETRY_AFTER_SECONDS },
-        );
-      }
-      throw err;
-    }
+    if (call.failure !== undefined) callFailed(call.failure.err);
     let duplicates = 0;
     for (const o of outcomes) if (o.status === 'fulfilled') duplicates += o.value;
     await dead.write(this.wh, source, this.log);
     const accepted = valid - duplicates;
     this.options.observer?.observeIngest(source, accepted, dead.count, duplicates);
+    for (const [code, n] of dead.countsByCode()) this.options.observer?.observeDeadLetters(source, code, n);
+    options.progress?.add(dead.count);
     return { accepted, duplicates, rejected: dead.rejections() };
   }
 
@@ -222,26 +276,15 @@ export class IngestPipeline {
     return handed;
   }
 
-  /** The writer: stores queued chunks, grouped, until the queue is empty. */
+  /** The writer: stores queued chunks, grouped per lane (live first), until the queue is empty. */
   private async drain(): Promise<void> {
     try {
-      while (this.queue.length > 0) {
-        const group: Queued[] = [];
-        let n = 0;
-        while (this.queue.length > 0) {
-          const next = this.queue[0]!;
-          if (next.call.failure !== undefined) {
-            this.queue.shift();
-            next.reject(next.call.failure.err);
-            continue;
-          }
-          if (group.length > 0 && n + next.rows.length > this.options.batchRows) break;
-          this.queue.shift();
-          group.push(next);
-          n += next.rows.length;
-        }
+      while (!this.queue.empty) {
+        const { lane, group } = this.queue.next(this.options.batchRows, INGEST_BACKFILL_BATCH_ROWS);
         if (group.length === 0) continue;
         const rows = group.length === 1 ? group[0]!.rows : group.flatMap((g) => g.rows);
+        const startedAt = performance.now();
+        for (const g of group) this.options.observer?.observeStage('queue', (startedAt - g.call.receivedAt) / 1000);
         try {
           try {
             await this.storeBatch(rows, this.options.rawInsert ?? true);
@@ -259,9 +302,13 @@ export class IngestPipeline {
           }
           continue;
         }
+        const storedAt = performance.now();
         for (const g of group) {
           let dropped = 0;
           for (const a of g.rows) if (a.dropped !== undefined) dropped += 1;
+          // Received by the pipeline -> queryable: the freshness the pipeline itself adds.
+          this.options.observer?.observeFreshness(lane, (storedAt - g.call.receivedAt) / 1000);
+          g.call.onStored?.(g.rows.length);
           g.resolve(dropped);
         }
       }
@@ -291,13 +338,17 @@ export class IngestPipeline {
 
   /** One batch through the writer's steps. */
   private async storeBatch(batch: Accepted[], raw: boolean): Promise<void> {
+    const stage = this.stageTimer();
     try {
       await this.repairUnfinished();
       const fresh = await runBatchSteps(batch, this.batchSteps, markDropped);
+      stage('dedupe');
       if (fresh.length === 0) return;
       const entry = await this.journal.begin(fresh);
+      stage('journal');
       try {
         await insertRows(this.wh, fresh, raw);
+        stage('insert');
       } catch (err) {
         this.journal.failed(entry);
         throw err;
@@ -305,11 +356,44 @@ export class IngestPipeline {
       // While another batch waits its turn, its 'begin' carries this 'done' (one journal
       // write per batch); otherwise it is written below before returning.
       this.journal.finished(entry);
-      this.storeDedupe.learn(fresh);
       this.notifier.stored(entry.id, entry.buckets, fresh);
+      stage('notify');
     } finally {
       // Nothing queued behind to carry a deferred 'done' (or this batch failed): write it now.
-      if ((this.queued === 0 && this.queue.length === 0) || this.journal.repairsPending) await this.journal.flushDone();
+      if ((this.queued === 0 && this.queue.empty) || this.journal.repairsPending) await this.journal.flushDone();
     }
   }
+
+  /** The engine path's writer turn: as a batch's (storeBatch), repaired first, its 'done' written when nothing follows. */
+  private async engineTurn<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      await this.repairUnfinished();
+      return await fn();
+    } finally {
+      if ((this.queued === 0 && this.queue.empty) || this.journal.repairsPending) await this.journal.flushDone();
+    }
+  }
+
+  /** Reports the time since its last call (or its making) as the named writer stage. */
+  private stageTimer(): (stage: IngestStage) => void {
+    let t = performance.now();
+    return (name) => {
+      const now = performance.now();
+      this.options.observer?.observeStage(name, (now - t) / 1000);
+      t = now;
+    };
+  }
+}
+
+/** A call's write failed: a full disk is the operator's to fix, not a bug, said as such with what was kept. */
+function callFailed(err: unknown): never {
+  if (isStorageFull(err)) {
+    throw new AppError(
+      Errors.storageFull,
+      'the store is out of disk space: this write was not completed (earlier batches of it stay stored, ' +
+        'and the views are repaired before the next write); send it again once space is freed',
+      { cause: err, retryAfterSeconds: INGEST_STORAGE_FULL_RETRY_AFTER_SECONDS },
+    );
+  }
+  throw err;
 }

@@ -37,6 +37,9 @@ export type TableRole =
       why: string;
     }
   | { kind: 'everywhere'; why: string }
+  /** A writer's scratch table (Memory): each node its own, read only by the statements of the
+   *  writer that filled it on that node; nothing replicated, nothing sharded. */
+  | { kind: 'node-local'; why: string }
   /**
    * A key → value lookup a migration builds, fills once and reads by key in a mutation
    * (110's Join table). A Join table has no replicated form and an INSERT reaches one node,
@@ -95,6 +98,12 @@ export const CLUSTER_LAYOUT: Readonly<Record<string, TableRole>> = Object.freeze
     viewWrites: 'distributed',
     why: "as tx_by_address, whose order and keys it shares: one address's listing rows on one shard, read in key order",
   },
+  ingest_keys: {
+    kind: 'sharded',
+    shardingKey: 'sig_key',
+    viewWrites: 'local',
+    why: "sig_key = cityHash64(signature), the base table's own sharding key: the view writes on the node holding the base rows, and ingest's de-duplication asks every shard for the keys of its batch's seconds",
+  },
   protocol_hourly: { kind: 'sharded', shardingKey: 'cityHash64(protocol_name)', viewWrites: 'local', why: HOURLY_WHY },
   instruction_hourly: { kind: 'sharded', shardingKey: 'cityHash64(protocol_name)', viewWrites: 'local', why: HOURLY_WHY },
   failure_hourly: { kind: 'sharded', shardingKey: 'cityHash64(protocol_name)', viewWrites: 'local', why: HOURLY_WHY },
@@ -106,6 +115,8 @@ export const CLUSTER_LAYOUT: Readonly<Record<string, TableRole>> = Object.freeze
   },
   protocols: { kind: 'everywhere', why: "a dozen rows read with FINAL by every process and in the sandbox's row policy" },
   dead_letters: { kind: 'everywhere', why: 'rejections are rare (kept 30 days); an operator reads them from any node' },
+  ingest_lines: { kind: 'node-local', why: "an NDJSON body's lines between their load and their routing (migration 121), on the node the writer talks to" },
+  ingest_checked: { kind: 'node-local', why: 'the checks of those lines, read by the same writer on the same node (migration 121)' },
   ingest_journal: {
     kind: 'everywhere',
     why: 'each writer reads its own unfinished entries, and the API reads finished batches, from whichever node it reaches',
@@ -204,6 +215,7 @@ const CREATE_VIEW = new RegExp(`^CREATE MATERIALIZED VIEW IF NOT EXISTS (${IDENT
 const DROP = new RegExp(`^DROP (TABLE|VIEW) IF EXISTS (${IDENT})$`);
 const ALTER = new RegExp(`^ALTER TABLE (${IDENT}) ([\\s\\S]+)$`);
 const INSERT = new RegExp(`^INSERT INTO (${IDENT})\\b`);
+const CREATE_PLAIN = new RegExp(`^CREATE (FUNCTION|VIEW) IF NOT EXISTS (${IDENT}) AS\\b([\\s\\S]*)$`);
 const TRUNCATE = new RegExp(`^TRUNCATE TABLE (${IDENT})$`);
 
 /** An `ALTER TABLE` as the statements a cluster runs: a view's new SELECT, a partition swap, a
@@ -265,6 +277,7 @@ export function renderForCluster(statement: string, cluster: ClusterTarget): str
   if (m) {
     const [, table, columns, engine, args, rest] = m as unknown as [string, string, string, string, string | undefined, string];
     const role = roleOf(table);
+    if (role.kind === 'node-local') return out([`CREATE TABLE IF NOT EXISTS ${table} ${on}${columns}ENGINE = ${engine}${rest}`]);
     if (role.kind === 'lookup') return out(renderLookup(table, columns, engine, args, on, cluster));
     if (role.kind === 'everywhere') {
       return out([`CREATE TABLE IF NOT EXISTS ${table} ${on}${columns}${replicatedEngine(engine, args, `/clickhouse/tables/all/{database}/${table}`)}${rest}`]);
@@ -290,6 +303,13 @@ export function renderForCluster(statement: string, cluster: ClusterTarget): str
     return out([
       `CREATE MATERIALIZED VIEW IF NOT EXISTS ${view} ${on} TO ${to} AS${select.replace(/\bFROM transactions\b/, `FROM ${localName('transactions')}`)}`,
     ]);
+  }
+
+  m = CREATE_PLAIN.exec(body);
+  if (m) {
+    // A SQL function or a plain view is a definition, not data: every node gets it.
+    const [, kind, name, rest] = m as unknown as [string, string, string, string];
+    return out([`CREATE ${kind} IF NOT EXISTS ${name} ${on} AS${rest}`]);
   }
 
   m = DROP.exec(body);

@@ -12,6 +12,13 @@ export const TABLES = {
   txRidBySig: 'tx_rid_by_sig',
   /** One row per (address, record) in (address hash, rid) order: address histories, pages and counts (110; 003's before). */
   txByAddress: 'tx_by_address_v2',
+  /** Stored identities in time order (block_time, sig_key, instruction_index): ingest's de-duplication reads the batch's seconds (120). */
+  ingestKeys: 'ingest_keys',
+  /** An NDJSON batch's lines as received, and the engine's checks of them (migration 121). */
+  ingestLines: 'ingest_lines',
+  ingestChecked: 'ingest_checked',
+  /** The checks as a parameterised view over ingest_lines (121). */
+  ingestLineChecks: 'ingest_line_checks',
   protocolHourly: 'protocol_hourly',
   instructionHourly: 'instruction_hourly',
   failureHourly: 'failure_hourly',

@@ -117,13 +117,3 @@ export function isStorageFull(err: unknown): boolean {
   if (err instanceof WarehouseError && err.clickhouseCode === ClickHouseCode.NOT_ENOUGH_SPACE) return true;
   return /NOT_ENOUGH_SPACE|No space left on device|ENOSPC/.test(err.message);
 }
-
-/**
- * Whether a table's parts take their block numbers in the order they become visible: true on
- * one MergeTree (embedded, or a single server), false in a cluster (Replicated tables number
- * blocks per shard, before a part is visible). The ingest's stored-keys filter relies on it
- * to read only the parts committed since its last read (ingest/stored-keys.ts).
- */
-export function blockNumbersFollowCommits(wh: Warehouse): boolean {
-  return wh.cluster === undefined;
-}

@@ -7,6 +7,7 @@ import type { DemoTrickle } from '../../ingest/demo-trickle.ts';
 import { progressPrinter, startDemo } from '../../ingest/seed.ts';
 import { buildApp } from './app.ts';
 import { createServices, inProcessKafka } from './services.ts';
+import { backfillSource } from '../../ingest/kafka-source.ts';
 
 // ---- the start-up banner: where to reach the service, and commands that work as printed
 // (copied into another terminal, where ADMIN_TOKEN and TXA_URL are not set).
@@ -56,6 +57,20 @@ async function main(): Promise<void> {
     // The API keeps serving; ingest stops until a restart, and the log says so loudly.
     onFatal: (err) => logger.fatal({ err }, 'kafka consumer stopped for good; restart the service to resume ingest'),
   });
+  // A topic replayed beside the live one (KAFKA_BACKFILL_TOPIC), in the pipeline's backfill lane.
+  const brokers = config.kafka.brokers;
+  const backfill =
+    brokers === undefined
+      ? undefined
+      : backfillSource(
+          services.pipeline,
+          logger,
+          { ...config.kafka, brokers },
+          {
+            onFatal: (err) => logger.fatal({ err }, 'kafka backfill consumer stopped for good; restart the service to resume it'),
+          },
+          services.metrics.kafka,
+        );
   // Graceful shutdown: stop accepting connections, let in-flight requests finish
   // (app.close() waits for them), then flush buffered usage and close the engine
   // (services.close()). A stuck request cannot hold the process past SHUTDOWN_TIMEOUT_MS:
@@ -71,6 +86,7 @@ async function main(): Promise<void> {
     try {
       // Stop consuming first: the batch in flight is stored and committed before the engine closes.
       await kafka?.stop();
+      await backfill?.stop();
       await trickle?.stop();
       await app.close();
       await services.close();
@@ -85,6 +101,7 @@ async function main(): Promise<void> {
   const address = await app.listen({ port: config.port, host: config.host });
   guard.watchEventLoop();
   await kafka?.start();
+  await backfill?.start();
   const consuming = kafka ? `consuming ${config.kafka.topic} from ${config.kafka.brokers?.join(',')} as ${config.kafka.groupId}` : undefined;
   process.stdout.write(startupBanner(config, address, consuming));
 }

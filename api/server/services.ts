@@ -176,6 +176,8 @@ async function startWrites(
     maxRecordBytes: config.ingest.maxRecordBytes,
     batchRows: config.ingest.batchRows,
     parseWorkers: config.ingest.parseWorkers,
+    checks: config.ingest.checks,
+    engineMinRecords: config.ingest.engineMinRecords,
     observer: metrics,
     writerId: config.ingest.writerId,
   });

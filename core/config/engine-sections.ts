@@ -45,6 +45,9 @@ export function kafkaSection(v: EnvVars, p: Problems): Config['kafka'] {
   if (v.KAFKA_DLQ_TOPIC === undefined && !TOPIC.test(deadLetterTopic))
     p.add(`KAFKA_DLQ_TOPIC must be 1-249 characters of letters, digits, ".", "_" or "-", got "${deadLetterTopic}"`);
   if (deadLetterTopic === topic) p.add('KAFKA_DLQ_TOPIC must differ from KAFKA_TOPIC');
+  const backfillTopic = v.KAFKA_BACKFILL_TOPIC;
+  if (backfillTopic !== undefined && (backfillTopic === topic || backfillTopic === deadLetterTopic))
+    p.add('KAFKA_BACKFILL_TOPIC must differ from KAFKA_TOPIC and KAFKA_DLQ_TOPIC');
   return {
     brokers: v.KAFKA_BROKERS,
     topic,
@@ -57,6 +60,7 @@ export function kafkaSection(v: EnvVars, p: Problems): Config['kafka'] {
     concurrentPartitions: v.KAFKA_CONCURRENT_PARTITIONS,
     retryBackoffMs: v.KAFKA_RETRY_BACKOFF_MS,
     sessionTimeoutMs: v.KAFKA_SESSION_TIMEOUT_MS,
+    backfillTopic,
   };
 }
 
@@ -76,6 +80,10 @@ export function ingestSection(v: EnvVars, serverUrl: string | undefined): Config
     maxBodyBytes: v.INGEST_MAX_BODY_BYTES,
     maxRecordBytes: v.INGEST_MAX_RECORD_BYTES,
     batchRows: v.INGEST_BATCH_ROWS,
+    // Checks in the engine measured 1.4-2.4x the JavaScript path (bench/RESULTS.md, issue 40);
+    // they read a staged file, which only the embedded engine can.
+    checks: serverUrl === undefined ? v.INGEST_CHECKS : 'javascript',
+    engineMinRecords: v.INGEST_ENGINE_MIN_RECORDS,
     parseWorkers,
     writerId,
     metricsPort: v.INGEST_METRICS_PORT,

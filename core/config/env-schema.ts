@@ -91,6 +91,7 @@ export const ENV_SCHEMA = Type.Object({
   ),
   KAFKA_TOPIC: Type.String({ ...TOPIC, default: 'solana.instructions', description: 'the topic of records' }),
   KAFKA_DLQ_TOPIC: Type.Optional(Type.String({ ...TOPIC, description: 'the dead-letter topic; default KAFKA_TOPIC + ".dlq"' })),
+  KAFKA_BACKFILL_TOPIC: Type.Optional(Type.String({ ...TOPIC, description: 'a topic replayed from its beginning in the backfill lane; unset: none' })),
   KAFKA_GROUP_ID: textOr('tx-analytics-ingest', 'the consumer group'),
   KAFKA_CLIENT_ID: textOr('tx-analytics', 'the client id'),
   KAFKA_TOPIC_PARTITIONS: int(4, 1, 10_000, 'partitions of topics the service creates'),
@@ -109,6 +110,21 @@ export const ENV_SCHEMA = Type.Object({
   INGEST_MAX_BODY_BYTES: int(64 * MiB, KiB, INT31, 'the largest ingest request body'),
   INGEST_MAX_RECORD_BYTES: int(256 * KiB, 256, 64 * MiB, 'the largest record'),
   INGEST_BATCH_ROWS: int(10_000, 1, 1_000_000, 'rows per insert'),
+  INGEST_CHECKS: oneOf(
+    ['engine', 'javascript'] as const,
+    'engine',
+    "where NDJSON bodies' and Kafka batches' records are checked: engine (SQL, migration 121; embedded engine only) or javascript",
+    true,
+  ),
+  // Below this many records a call's fixed costs in the engine (a dozen statements) outweigh
+  // what its checks save: Kafka-shaped batches measured 0.06-0.4 of the JavaScript path at
+  // 50-1,000 records, 0.4-1.4 at 5,000-40,000 (bench/RESULTS.md, issue 40, third session).
+  INGEST_ENGINE_MIN_RECORDS: int(
+    10_000,
+    1,
+    INT31,
+    "with INGEST_CHECKS=engine, the fewest records of a call (a body's lines, a Kafka batch) checked in the engine; fewer go through JavaScript",
+  ),
   INGEST_PARSE_WORKERS: intOr(0, 16, "parse workers; default what is beyond the engine's two cores, at most 2"),
   INGEST_METRICS_PORT: int(9464, 0, PORT_MAX, "the standalone ingest process's /metrics port"),
   INGEST_WRITER_ID: text('the journal\'s writer id; default "embedded", or the host name with a server'),

@@ -52,6 +52,9 @@ export interface Config {
     retryBackoffMs: number;
     /** How long the group waits for a silent member (e.g. a killed process) before reassigning. */
     sessionTimeoutMs: number;
+    /** KAFKA_BACKFILL_TOPIC: a topic replayed from its beginning in the pipeline's backfill lane
+     *  (its own group, `<group>-backfill`), beside the live topic; unset = none. */
+    backfillTopic: string | undefined;
   };
   redisUrl: string | undefined;
   adminToken: string;
@@ -63,6 +66,11 @@ export interface Config {
     maxBodyBytes: number;
     maxRecordBytes: number;
     batchRows: number;
+    /** Where NDJSON bodies' and Kafka batches' records are checked (INGEST_CHECKS): in the engine as SQL (migration 121) or in JavaScript.
+     *  'engine' only with the embedded engine (its lines are staged as a file the engine reads); a server uses 'javascript'. */
+    checks: 'engine' | 'javascript';
+    /** With checks 'engine', the fewest records of a call checked there (INGEST_ENGINE_MIN_RECORDS); fewer go through JavaScript. */
+    engineMinRecords: number;
     /** Worker threads that parse and check records beside the engine's insert (INGEST_PARSE_WORKERS; 0 = on the main thread). */
     parseWorkers: number;
     /** Names this process in the ingest journal (INGEST_WRITER_ID; default: embedded, or the host name with a server). */

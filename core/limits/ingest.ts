@@ -43,6 +43,17 @@ export const DEMO_TRICKLE_IDS_PER_SECOND = 2 ** 16;
 // ---- Ingest pipeline (ingest/pipeline.ts, ingest/ingest-main.ts) ------------------------------
 /** Parsed rows handed to the write queue at a time (the writer groups them up to batchRows). */
 export const INGEST_HAND_ROWS = 5000;
+/** Rows per backfill batch at most (ingest/write-queue.ts): what a live record may wait behind,
+ *  one insert of this size (~0.2-0.5 s on the shared 2-core machine, bench/RESULTS.md issue 40). */
+export const INGEST_BACKFILL_BATCH_ROWS = 5000;
+/** De-duplication (ingest/steps/dedupe.ts): a batch whose block times span at most this many
+ *  seconds reads its time range of ingest_keys; a wider one asks for its keys one by one. */
+export const INGEST_DEDUPE_SPAN_SECONDS = 3600;
+/** Longest a backfill call waits for live calls in hand before it parses anyway (ms): live
+ *  records get the JavaScript thread first, a backfill still moves under steady live traffic. */
+export const INGEST_BACKFILL_YIELD_MS = 250;
+/** Backfills whose progress the pipeline keeps for the status answer (finished ones beyond it are forgotten). */
+export const INGEST_BACKFILLS_KEPT = 20;
 /** npm run ingest: how often the consumer's progress line is printed (ms). */
 export const INGEST_REPORT_EVERY_MS = 10_000;
 
@@ -101,14 +112,10 @@ export const KAFKA_MAX_BACKOFF_MS = 30_000;
 /** How often the consumer heartbeats while the warehouse works on a batch (ms), so it does not look dead. */
 export const KAFKA_HEARTBEAT_EVERY_MS = 1_000;
 
-// ---- Stored-keys filter (ingest/stored-keys.ts): the Bloom filter of signatures already stored ----
-/** Bits per key and probes: ~0.8 % false positives. */
-export const STORED_KEYS_BITS_PER_KEY = 10;
-export const STORED_KEYS_PROBES = 7;
-/** The smallest layer, in keys. */
-export const STORED_KEYS_MIN_CAPACITY = 1 << 20;
-/** Keys per read when the filter is first built. */
-export const STORED_KEYS_READ_SLICE = 2_000_000;
+/** The largest slot (UInt64) as text, and 2^64 as a number: a slot at or past it is out of range. */
+export const UINT64_MAX_TEXT = '18446744073709551615';
+export const UINT64_LIMIT = 2 ** 64;
+
 /** How far before a batch's 'done' journal row its 'begin' row is looked for: the insert's
  *  duration with margin, so that the join does not read the journal's whole week. */
 export const JOURNAL_BEGIN_LOOKBACK_MS = 10 * 60_000;

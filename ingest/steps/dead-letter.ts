@@ -23,6 +23,13 @@ export class DeadLetters implements Pick<StepSink<RawRecord>, 'deadLetter'> {
     this.dead.push({ code, detail: reason, position: rec.position, payload: payloadOf(rec.value, code) });
   }
 
+  /** Refused records by code (the dead-letter metric). */
+  countsByCode(): Map<RejectionCode, number> {
+    const out = new Map<RejectionCode, number>();
+    for (const d of this.dead) out.set(d.code, (out.get(d.code) ?? 0) + 1);
+    return out;
+  }
+
   /** What the caller is told: the payloads stay in the table. */
   rejections(): Rejection[] {
     return this.dead.map(({ code, detail, position }) => ({ code, detail, position }));

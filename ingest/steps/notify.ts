@@ -5,9 +5,11 @@ import type { DataChangeObserver, IngestObserver } from '../../core/observers.ts
 import type { Logger } from '../../core/logger.ts';
 import type { DataVersion } from '../../warehouse/data-version.ts';
 import type { Bucket } from '../../warehouse/view-repair.ts';
-import type { Accepted } from './records.ts';
 
 type ChangeListener = DataChangeObserver['dataChanged'];
+
+/** What a change notice reads of a stored row: its protocol and block time. */
+type Newest = { protocol_name: string; block_time: number };
 
 export class ChangeNotifier {
   private readonly listeners = new Set<ChangeListener>();
@@ -25,14 +27,14 @@ export class ChangeNotifier {
     return () => this.listeners.delete(listener);
   }
 
-  /** A batch of new rows was stored. */
-  stored(batchId: string, buckets: readonly Bucket[], rows: readonly Accepted[]): void {
-    this.observer?.observeBatch(rows.length);
+  /** A batch of new rows was stored (`count` of them: rows may be one per bucket, each with its newest block time). */
+  stored(batchId: string, buckets: readonly Bucket[], rows: readonly Newest[], count = rows.length): void {
+    this.observer?.observeBatch(count);
     this.changed(batchId, buckets, rows);
   }
 
   /** The data changed: rows stored, or view buckets rebuilt (rows empty). */
-  changed(batchId: string, buckets: readonly Bucket[], rows: readonly Accepted[]): void {
+  changed(batchId: string, buckets: readonly Bucket[], rows: readonly Newest[]): void {
     this.dataVersion.bump();
     if (this.listeners.size === 0) return;
     const newest = new Map<string, number>();

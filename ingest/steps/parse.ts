@@ -1,5 +1,5 @@
 // Step 1, parse: a received record (text, bytes, or a value a caller already parsed) to a
-// JSON value. Refuses `oversized` (over INGEST_MAX_RECORD_BYTES) and `not_json`.
+// JSON value. Refuses `empty` (no bytes), `oversized` (over INGEST_MAX_RECORD_BYTES) and `not_json`.
 import { deadLetter, ok, type RecordResult } from './step.ts';
 
 export interface Parsed {
@@ -16,6 +16,8 @@ export function recordText(value: string | Uint8Array): string {
 export function parse(value: string | Uint8Array | object, maxRecordBytes: number): RecordResult<Parsed> {
   if (typeof value !== 'string' && !(value instanceof Uint8Array)) return ok({ value, json: undefined });
   const bytes = typeof value === 'string' ? Buffer.byteLength(value) : value.byteLength;
+  // A Kafka tombstone or empty message: no record at all, refused as such rather than as bad JSON.
+  if (bytes === 0) return deadLetter('empty', 'empty message (no value)');
   if (bytes > maxRecordBytes) return deadLetter('oversized', `record is ${bytes} bytes; the limit is ${maxRecordBytes}`);
   const text = recordText(value);
   // A byte-order mark (Windows tools write one) is encoding, not JSON.

@@ -27,7 +27,7 @@ export interface Accepted {
   block_time: number;
   row?: BaseRow;
   line?: string | Buffer;
-  /** sig_key = cityHash64(signature), high and low halves: what the stored-keys filter takes. */
+  /** sig_key = cityHash64(signature), high and low halves: what de-duplication's ingest_keys lookup takes. */
   kh: number;
   kl: number;
   /** Set when a writer step dropped it (its call counts it as a duplicate). */

@@ -2,6 +2,9 @@
 // SIGKILL at random points while it consumes, restarted each time, and finally allowed to
 // drain. Records re-delivered after each crash (stored but not yet committed) must not
 // create duplicates: the base table holds exactly N rows and every view agrees with it.
+// Beside the live topic, the same records arrive again through a backfill topic
+// (KAFKA_BACKFILL_TOPIC, the pipeline's backfill lane; issue 40), killed with it: every one of
+// them is a duplicate, judged against ingest_keys, the only de-duplication state.
 // chDB binds a data directory to one process, so this test process opens the ingest
 // process's DATA_DIR only after that process has exited.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -22,6 +25,7 @@ const N = 20_000;
 const TOPIC = 'crash-test';
 const GROUP = 'crash-test-ingest';
 const KILLS = 4;
+const BACKFILL_TOPIC = 'crash-test-backfill';
 
 let broker: TestBroker;
 let dataDir: string;
@@ -48,14 +52,14 @@ const exited = (child: ChildProcess): Promise<number | null> =>
     ? Promise.resolve(child.exitCode)
     : new Promise((resolve) => child.once('exit', (code) => resolve(code)));
 
-async function committed(): Promise<number> {
+async function committed(groupId = GROUP, topic = TOPIC): Promise<number> {
   // Right after the broker starts, the group coordinator may still be loading
   // (NOT_COORDINATOR / COORDINATOR_LOAD_IN_PROGRESS): ask again.
   for (let attempt = 0; ; attempt += 1) {
     const admin = kafkaClient({ brokers: [broker.brokers], clientId: 'crash-test-admin' }, createLogger('silent')).admin();
     try {
       await admin.connect();
-      const [t] = await admin.fetchOffsets({ groupId: GROUP, topics: [TOPIC] });
+      const [t] = await admin.fetchOffsets({ groupId, topics: [topic] });
       return (t?.partitions ?? []).reduce((n, p) => n + Math.max(0, Number(p.offset)), 0);
     } catch (err) {
       if (attempt >= 20) throw err;
@@ -94,6 +98,19 @@ it('SIGKILLed and restarted ingest stores every record exactly once', async () =
   expect(await exited(producer), producer.output()).toBe(0);
   const produced = producer.output();
   expect(produced).toContain(`published ${N} records`);
+  // The same records again (same seed), on the topic the backfill lane replays.
+  const again = node('ingest/produce-cli.ts', { KAFKA_BROKERS: broker.brokers }, [
+    '--topic',
+    BACKFILL_TOPIC,
+    '--count',
+    String(N),
+    '--seed',
+    '5',
+    '--slice',
+    '10000',
+    '--quiet',
+  ]);
+  expect(await exited(again), again.output()).toBe(0);
 
   const env = {
     DATA_DIR: dataDir,
@@ -106,6 +123,10 @@ it('SIGKILLed and restarted ingest stores every record exactly once', async () =
     // A killed member holds its partitions until its session expires; keep that short.
     KAFKA_SESSION_TIMEOUT_MS: '6000',
     INGEST_METRICS_PORT: '0',
+    KAFKA_BACKFILL_TOPIC: BACKFILL_TOPIC,
+    // Every batch through the checks in the engine (issue 40), however small.
+    INGEST_CHECKS: 'engine',
+    INGEST_ENGINE_MIN_RECORDS: '1',
   };
   const progress: number[] = [];
   for (let k = 0; k < KILLS; k += 1) {
@@ -135,6 +156,7 @@ it('SIGKILLed and restarted ingest stores every record exactly once', async () =
   const metricsPort = await freePort();
   const final = node('ingest/ingest-main.ts', { ...env, INGEST_METRICS_PORT: String(metricsPort) });
   await waitFor('the ingest process to drain the topic', async () => (await committed()) === N, 120_000, 500);
+  await waitFor('the backfill to drain its topic', async () => (await committed(`${GROUP}-backfill`, BACKFILL_TOPIC)) === N, 120_000, 500);
   // The standalone process serves its measurements for Prometheus.
   const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
   expect(metrics).toMatch(/txa_ingest_kafka_records_total\{topic="crash-test",outcome="accepted"\} \d+/);
@@ -147,6 +169,8 @@ it('SIGKILLed and restarted ingest stores every record exactly once', async () =
   const counts = await tableCounts(services);
   expect(counts.transactions).toBe(N);
   expect(counts.tx_rid_by_sig).toBe(N);
+  const [keys] = await services.wh.query<{ n: string }>('SELECT count() AS n FROM ingest_keys');
+  expect(Number(keys?.n)).toBe(N);
   expect(counts.protocol_hourly).toBe(N);
   expect(counts.instruction_hourly).toBe(N);
   const [distinct] = await services.wh.query<{ n: string }>('SELECT uniqExact(signature, instruction_index) AS n FROM transactions');

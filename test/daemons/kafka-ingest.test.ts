@@ -7,7 +7,7 @@ import { createLogger } from '../../core/logger.ts';
 import { ensureTopics, kafkaClient } from '../../ingest/kafka-client.ts';
 import { DLQ_HEADERS } from '../../ingest/kafka-dead-letter.ts';
 import { publishLines } from '../../ingest/kafka-producer.ts';
-import { KafkaSource } from '../../ingest/kafka-source.ts';
+import { backfillSource, KafkaSource } from '../../ingest/kafka-source.ts';
 import type { IngestPipeline } from '../../ingest/pipeline.ts';
 import type { IngestRecord } from '../../ingest/record-schema.ts';
 import { demoRecords, tableCounts } from '../support/fixtures.ts';
@@ -148,6 +148,24 @@ describe('kafka source', () => {
       expect(d!.value?.toString('utf8') ?? null).toBe(b.value === null ? '' : b.value);
     });
 
+    // The dead-letter table holds each of them too, with its code and the message's place.
+    const table = await s.wh.query<{ position: string; code: string; reason: string }>(
+      'SELECT position, code, reason FROM dead_letters WHERE source = {s:String} AND position IN {p:Array(String)}',
+      {
+        params: {
+          s: `kafka:${TOPIC}`,
+          p: bad.map((_, i) => `${TOPIC}/${seen.get(`bad-${i}`)!.headers[DLQ_HEADERS.partition]}/${seen.get(`bad-${i}`)!.headers[DLQ_HEADERS.offset]}`),
+        },
+      },
+    );
+    expect(table.map((r) => r.code).sort()).toEqual(bad.map((b) => b.kind).sort());
+    bad.forEach((b, i) => {
+      const d = seen.get(`bad-${i}`)!;
+      const row = table.find((r) => r.position === `${TOPIC}/${d.headers[DLQ_HEADERS.partition]}/${d.headers[DLQ_HEADERS.offset]}`);
+      expect(row, `dead_letters row for bad-${i}`).toMatchObject({ code: b.kind });
+      expect(row!.reason).toMatch(b.reason);
+    });
+
     const metrics = await s.metrics.registry.getSingleMetricAsString('txa_ingest_kafka_dead_letters_total');
     for (const kind of ['not_json', 'schema', 'unknown_protocol', 'program_mismatch', 'oversized', 'empty']) {
       expect(metrics).toContain(`kind="${kind}"} 1`);
@@ -271,5 +289,39 @@ describe('kafka source', () => {
     expect(counts.tx_rid_by_sig).toBe(counts.transactions);
     expect(counts.protocol_hourly).toBe(counts.transactions);
     expect(counts.instruction_hourly).toBe(counts.transactions);
+  }, 120_000);
+
+  it('a backfill replaying the topic from its beginning beside live records stores nothing twice and shows its progress', async () => {
+    const before = await tableCounts(s);
+    const stored = source.stats().stored;
+    // The live topic as a backfill (its own group, from the beginning): every record a re-delivery.
+    const replay = backfillSource(
+      s.pipeline,
+      log,
+      { ...s.config.kafka, brokers: [broker.brokers], backfillTopic: TOPIC, groupId: 'kafka-ingest-test-replay', retryBackoffMs: 100 },
+      {},
+      s.metrics.kafka,
+    )!;
+    const live = await demoRecords(s, 500, 4040);
+    try {
+      await replay.start();
+      await publishLines(producer, TOPIC, lines(live));
+      await waitFor('the live records stored', () => source.stats().stored >= stored + live.length, 60_000, 100);
+      const mine = () => s.pipeline.backfills.list().find((b) => b.name === `kafka:${TOPIC}`)!;
+      await waitFor('the backfill done', () => mine().total !== null && mine().done >= mine().total!, 60_000, 100);
+    } finally {
+      await replay.stop();
+    }
+    const progress = s.pipeline.backfills.list().find((b) => b.name === `kafka:${TOPIC}`)!;
+    expect(progress.total).toBeGreaterThan(0);
+    expect(progress.finishedAt).not.toBeNull();
+    const counts = await tableCounts(s);
+    expect(counts.transactions - before.transactions).toBe(live.length);
+    expect(counts.tx_rid_by_sig).toBe(counts.transactions);
+    expect(counts.protocol_hourly).toBe(counts.transactions);
+    expect(counts.instruction_hourly).toBe(counts.transactions);
+    // An independent count: one row per identity in the base table.
+    const [distinct] = await s.wh.query<{ n: string }>('SELECT uniqExact(signature, instruction_index) AS n FROM transactions');
+    expect(Number(distinct!.n)).toBe(counts.transactions);
   }, 120_000);
 });

@@ -74,6 +74,9 @@ describe('promtool check metrics', () => {
     expect(res.status).toBe(200);
     const text = await res.text();
     expect(text).toMatch(/^txa_http_request_duration_seconds_bucket\{/m);
+    // The ingest pipeline's series (issue 40), present after the ingest above.
+    expect(text).toMatch(/^txa_ingest_stage_seconds_bucket\{[^}]*stage="insert"/m);
+    expect(text).toMatch(/^txa_ingest_freshness_seconds_bucket\{[^}]*lane="live"/m);
     expect(promtool(['check', 'metrics'], text)).toEqual({ code: 0, output: '' });
   });
 });

@@ -40,7 +40,8 @@ const ingestCases = fixture<{ lines: IngestCase[] }>('hostile-ingest.json').line
 let ctx: Awaited<ReturnType<typeof startApp>>;
 
 beforeAll(async () => {
-  ctx = await startApp({ INGEST_MAX_BODY_BYTES: String(2 * 1024 * 1024) });
+  // Every body through the checks in the engine, however few its lines (INGEST_ENGINE_MIN_RECORDS).
+  ctx = await startApp({ INGEST_MAX_BODY_BYTES: String(2 * 1024 * 1024), INGEST_CHECKS: 'engine', INGEST_ENGINE_MIN_RECORDS: '1' });
 });
 afterAll(async () => ctx?.cleanup());
 
@@ -119,7 +120,7 @@ describe('hostile ingest lines (fixtures/hostile-ingest.json)', () => {
     });
     expect(res.statusCode).toBe(200);
     expectNoInternals(res.body);
-    const answer = res.json<{ accepted: number; rejected: number; duplicates: number; errors: { line: number; reason: string }[] }>();
+    const answer = res.json<{ accepted: number; rejected: number; duplicates: number; errors: { line: number; code: string; reason: string }[] }>();
     const count = (e: IngestCase['expect']) => ingestCases.filter((c) => c.expect === e).length;
     const reasons = new Map(answer.errors.map((e) => [e.line, e.reason]));
     ingestCases.forEach((c, i) => {
@@ -133,6 +134,23 @@ describe('hostile ingest lines (fixtures/hostile-ingest.json)', () => {
       }
     });
     expect(answer).toMatchObject({ accepted: count('accepted'), rejected: count('rejected'), duplicates: count('duplicate') });
+    // Every rejected line is kept in the dead-letter table with the code the answer gave it,
+    // and counted under that code on /metrics (issue 40); nothing refused is silently coerced.
+    const kept = new Set(
+      (await ctx.services.wh.query<{ position: string; code: string }>("SELECT position, code FROM dead_letters WHERE source = 'http'")).map(
+        (d) => `${d.position}|${d.code}`,
+      ),
+    );
+    const byCode = new Map<string, number>();
+    for (const e of answer.errors) {
+      expect(kept.has(`line ${e.line}|${e.code}`), `line ${e.line} (${e.code}) in dead_letters`).toBe(true);
+      byCode.set(e.code, (byCode.get(e.code) ?? 0) + 1);
+    }
+    const metric = await ctx.services.metrics.registry.getSingleMetric('txa_ingest_dead_letters_total')!.get();
+    for (const [code, n] of byCode) {
+      const counted = metric.values.find((v) => v.labels.code === code && v.labels.source === 'http')?.value ?? 0;
+      expect(counted, code).toBeGreaterThanOrEqual(n);
+    }
     // What was accepted is stored exactly once, free text byte for byte.
     expect(await countStored(ctx.services, "signature LIKE 'HHHH%'")).toBe(count('accepted'));
     const withText = ingestCases.find((c) => c.name.startsWith('control characters'))!;

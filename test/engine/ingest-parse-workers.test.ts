@@ -137,7 +137,6 @@ async function run(workers: number, records: RawRecord[], rawInsert: boolean, en
     maxRecordBytes: 65_536,
     batchRows: 1000,
     writerId: `workers-${workers}`,
-    storedKeysFilter: false,
     rawInsert,
     parseWorkers: workers,
     parseWorkerEntry: entry,
@@ -187,7 +186,6 @@ it('parses on the main thread when a worker cannot start or dies on a chunk, wit
     maxRecordBytes: 65_536,
     batchRows: 1000,
     writerId: 'crashing',
-    storedKeysFilter: false,
     parseWorkers: 1,
     parseWorkerEntry: new URL('../support/parse-worker-crashes.ts', import.meta.url),
   });

@@ -37,6 +37,7 @@ describe('migrations', () => {
     expect(rows.map((r) => r.name).sort()).toEqual([
       'failure_hourly_mv',
       'ingest_freshness_mv',
+      'ingest_keys_mv',
       'instruction_hourly_mv',
       'protocol_hourly_mv',
       'tx_by_address_v2_mv',

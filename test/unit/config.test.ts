@@ -99,6 +99,11 @@ describe('configuration', () => {
     expect(c.kafka.concurrentPartitions).toBe(4);
     expect(loadConfig({ KAFKA_CONCURRENT_PARTITIONS: '1' }).kafka.concurrentPartitions).toBe(1);
     expect(() => loadConfig({ KAFKA_CONCURRENT_PARTITIONS: '0' })).toThrow(/KAFKA_CONCURRENT_PARTITIONS must be between 1 and 64, got 0/);
+    // A backfill topic beside the live one: off unless named, never the live or dead-letter topic.
+    expect(c.kafka.backfillTopic).toBeUndefined();
+    expect(loadConfig({ KAFKA_BACKFILL_TOPIC: 'history' }).kafka.backfillTopic).toBe('history');
+    expect(() => loadConfig({ KAFKA_BACKFILL_TOPIC: 'solana.instructions' })).toThrow(/KAFKA_BACKFILL_TOPIC must differ/);
+    expect(() => loadConfig({ KAFKA_BACKFILL_TOPIC: 'bad topic!' })).toThrow(/KAFKA_BACKFILL_TOPIC must be 1-249 characters/);
   });
 
   it('turns on cluster mode with CLICKHOUSE_CLUSTER, only with a server and a plain cluster name', () => {

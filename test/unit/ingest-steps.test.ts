@@ -138,7 +138,7 @@ describe('the writer steps', () => {
 
   it('dedupe against the store: an identity the store holds is dropped already_stored', async () => {
     const store = fakeStore([{ signature: 'a', instruction_index: 1 }]);
-    const results = await new StoreDedupe(store.wh, undefined).step([accepted('a', 0), accepted('a', 1), accepted('b', 0)]);
+    const results = await new StoreDedupe(store.wh).step([accepted('a', 0), accepted('a', 1), accepted('b', 0)]);
     expect(results.map((r) => (r.kind === 'ok' ? 'ok' : r.code))).toEqual(['ok', 'already_stored', 'ok']);
   });
 });
@@ -147,11 +147,7 @@ describe('the pipeline routes each kind of result', () => {
   it('ok to the insert, drops to the duplicates count, dead letters to the dead-letter table and the report', async () => {
     const store = fakeStore([{ signature: sig('S'), instruction_index: 0 }]);
     const registry = { list: async () => ENTRIES } as unknown as ProtocolRegistry;
-    const pipeline = new IngestPipeline(store.wh, registry, new DataVersion(), createLogger('silent'), {
-      maxRecordBytes: 4096,
-      batchRows: 100,
-      storedKeysFilter: false,
-    });
+    const pipeline = new IngestPipeline(store.wh, registry, new DataVersion(), createLogger('silent'), { maxRecordBytes: 4096, batchRows: 100 });
     const records: RawRecord[] = [good(sig('N')), good(sig('N')), good(sig('S')), good(sig('M')), good(sig('X'), { protocol_name: 'nope' })].map((r, i) => ({
       value: JSON.stringify(r),
       position: { line: i + 1 },
@@ -182,6 +178,14 @@ function fakeStore(stored: { signature: string; instruction_index: number }[]) {
     query: async (_sql: string, options?: { params?: { sigs?: string[] } }) => {
       const sigs = options?.params?.sigs;
       return sigs === undefined ? [] : stored.filter((s) => sigs.includes(s.signature));
+    },
+    // The time-ordered key read (ingest_keys): every asked key "matches" at every stored
+    // instruction index, so the comparison by signature above is what decides.
+    queryText: async (_sql: string, _format: string, options?: { params?: { t?: number[]; h?: number[]; l?: number[] } }) => {
+      const p = options?.params;
+      if (p?.t === undefined) return '';
+      const ixs = [...new Set(stored.map((s) => s.instruction_index))];
+      return p.t.flatMap((t, i) => ixs.map((ix) => `${t}\t${p.h![i]}\t${p.l![i]}\t${ix}\n`)).join('');
     },
     insert: async (table: string, rows: object[]) => {
       if (table === 'dead_letters') deadLetters.push(...rows);

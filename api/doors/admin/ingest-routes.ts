@@ -1,8 +1,11 @@
 // POST /admin/ingest: NDJSON records through the one ingest pipeline. Answers once the
-// accepted records are stored and queryable.
+// accepted records are stored and queryable. `?lane=backfill` sends a large file through the
+// backfill lane (live records are written first; ingest/write-queue.ts) and shows its progress
+// in GET /admin/ingest/status beside the rows each lane has queued.
 import type { FastifyInstance } from 'fastify';
 import { ndjsonRecords } from '../../../ingest/ndjson.ts';
 import { positionText } from '../../../ingest/rejection.ts';
+import { LANES, type Lane } from '../../../ingest/write-queue.ts';
 import type { IngestPipeline } from '../../../ingest/pipeline.ts';
 import { INGEST_MAX_LISTED_ERRORS } from '../../../core/limits/ingest.ts';
 
@@ -14,9 +17,19 @@ export async function ingestRoutes(app: FastifyInstance, opts: { pipeline: Inges
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: opts.maxBodyBytes }, (_req, body, done) => done(null, body));
 
-  app.post('/admin/ingest', { bodyLimit: opts.maxBodyBytes }, async (req) => {
+  const querystring = {
+    type: 'object',
+    properties: { lane: { type: 'string', enum: [...LANES], description: 'live (default) or backfill' } },
+    additionalProperties: false,
+  } as const;
+  let backfills = 0;
+  app.post<{ Querystring: { lane?: Lane } }>('/admin/ingest', { bodyLimit: opts.maxBodyBytes, schema: { querystring } }, async (req) => {
     const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-    const report = await opts.pipeline.ingest(ndjsonRecords(body), 'http');
+    const lane = req.query.lane ?? 'live';
+    if (lane === 'backfill') backfills += 1;
+    // A backfill's progress is out of its records (split here only to count them).
+    const progress = lane === 'backfill' ? opts.pipeline.backfills.start(`http:${backfills}`, ndjsonRecords(body).length) : undefined;
+    const report = await opts.pipeline.ingestNdjson(body, 'http', { lane, progress }).finally(() => progress?.finish());
     return {
       accepted: report.accepted,
       rejected: report.rejected.length,
@@ -29,4 +42,10 @@ export async function ingestRoutes(app: FastifyInstance, opts: { pipeline: Inges
       errorsOmitted: Math.max(0, report.rejected.length - INGEST_MAX_LISTED_ERRORS),
     };
   });
+
+  // What each lane has queued for the writer, and the backfills running or recently finished.
+  app.get('/admin/ingest/status', async () => ({
+    lanes: opts.pipeline.queuedRows(),
+    backfills: opts.pipeline.backfills.list(),
+  }));
 }

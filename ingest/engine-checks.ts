@@ -1,0 +1,192 @@
+// Validation in the engine (issue 40, migration 121): an NDJSON body's lines go to the
+// engine as received, the record checks run there as SQL (ingest_line_checks), and the
+// routing statements below send valid new rows to the base table and refusals to the
+// dead-letter table, with the codes and messages of the JavaScript checks. Lines the
+// engine's JSON reader may read differently from JSON.parse come back 'deferred', for the
+// JavaScript record steps to decide as before. One batch at a time (the pipeline's writer).
+import { randomUUID } from 'node:crypto';
+import { rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { BASE_COLUMNS, TABLES } from '../warehouse/tables.ts';
+import type { Warehouse } from '../warehouse/warehouse.ts';
+import type { RejectionCode } from './rejection.ts';
+
+/** A line the engine refused: its number in the body, its code and message. */
+export interface EngineRefusal {
+  line: number;
+  code: RejectionCode;
+  reason: string;
+}
+
+export interface EngineBatch {
+  /** Valid lines (stored or dropped as duplicates). */
+  valid: number;
+  /** Valid lines not stored: already stored, or repeated earlier in the body. */
+  duplicates: number;
+  refused: EngineRefusal[];
+  /** Lines for the JavaScript record steps (see migration 121), with their numbers. */
+  deferred: { line: number; text: string }[];
+  /** Per (protocol, hour) of the rows about to be stored, its newest block time: for the
+   *  ingest journal and the change notice. */
+  buckets: { protocol_name: string; block_time: number }[];
+}
+
+/** Where a batch's refused lines are kept: the source, and each line's position as the
+ *  dead-letter table reads it (a Kafka message's topic/partition/offset; none: "line n"). */
+export interface DeadLetterPlace {
+  source: string;
+  positions: readonly string[];
+}
+
+/** A loaded batch: its id and how many lines its body has. */
+export interface Loaded {
+  batch: string;
+  lines: number;
+}
+
+const NEWLINE = 0x0a;
+
+/** Lines of a body as LineAsString reads them: each newline ends one, and a last one may lack it. */
+export function lineCount(body: Uint8Array): number {
+  let n = 0;
+  for (let at = body.indexOf(NEWLINE); at >= 0; at = body.indexOf(NEWLINE, at + 1)) n += 1;
+  return body.length > 0 && body[body.length - 1] !== NEWLINE ? n + 1 : n;
+}
+
+/** A protocol of the registry, active or not (resolve-protocol.ts reads every one). */
+export interface Registered {
+  protocolName: string;
+  programId: string;
+}
+
+const ROUTE_SETTINGS = { parallel_view_processing: 1 };
+
+export class EngineChecks {
+  constructor(
+    private readonly wh: Warehouse,
+    private readonly stageDir: string,
+  ) {}
+
+  /**
+   * `load` and `decide` at once: what the engine decided, nothing stored yet. Then `store`
+   * and always `release`. firstLine: the number of the body's first line (a piece of a larger
+   * body starts later).
+   */
+  async check(body: Uint8Array, maxRecordBytes: number, registry: readonly Registered[], firstLine = 1): Promise<{ batch: string; result: EngineBatch }> {
+    const loaded = await this.load(body, maxRecordBytes, registry, firstLine);
+    return { batch: loaded.batch, result: await this.decide(loaded) };
+  }
+
+  /**
+   * Load and check a body's lines into ingest_checked under a batch of their own: no writer
+   * turn needed, so it runs beside another batch's turn. Then, in the writer's turn, `decide`
+   * and `store`; always `release`.
+   */
+  async load(body: Uint8Array, maxRecordBytes: number, registry: readonly Registered[], firstLine = 1): Promise<Loaded> {
+    const batch = randomUUID();
+    try {
+      // chDB takes only a few text formats as insert data; LineAsString (nothing parsed, so no
+      // line is malformed to it) is read from a staged file instead.
+      const file = path.join(this.stageDir, `${batch}.ndjson`);
+      await writeFile(file, body);
+      try {
+        await this.wh.exec(
+          `INSERT INTO ${TABLES.ingestLines} SELECT {b:String}, toUInt32(rowNumberInAllBlocks() + {first:UInt32}), line FROM file({f:String}, 'LineAsString')`,
+          // One stream keeps the body's order, so row numbers are line numbers.
+          { params: { b: batch, f: file, first: firstLine }, settings: { max_threads: 1, input_format_parallel_parsing: 0 } },
+        );
+      } finally {
+        await rm(file, { force: true });
+      }
+      // A valid line's text is not kept: its row is (the text is for dead letters and deferred lines).
+      await this.wh.exec(
+        `INSERT INTO ${TABLES.ingestChecked} SELECT {b:String} AS batch, n, if(code IN ('', 'skip'), '', line), code, reason, ${BASE_COLUMNS.join(', ')}, sig_key
+         FROM ${TABLES.ingestLineChecks}(batch = {b:String}, max_bytes = {m:UInt32}, names = {names:Array(String)}, programs = {programs:Array(String)})`,
+        { params: { b: batch, m: maxRecordBytes, names: registry.map((r) => r.protocolName), programs: registry.map((r) => r.programId) } },
+      );
+    } catch (err) {
+      // Nothing of a failed load stays behind (its caller never learns the batch).
+      await this.release(batch).catch(() => undefined);
+      throw err;
+    }
+    return { batch, lines: lineCount(body) };
+  }
+
+  /** What the engine decided of a loaded batch (in the writer's turn: its de-duplication reads the store). */
+  async decide(loaded: Loaded): Promise<EngineBatch> {
+    const { batch } = loaded;
+    const params = { b: batch };
+    const [counts] = await this.wh.query<{ valid: string; rows: string }>(
+      `SELECT countIf(code = '') AS valid, count() AS rows FROM ${TABLES.ingestChecked} WHERE batch = {b:String}`,
+      { params },
+    );
+    // Every line has its row, or the call fails (and is sent again) rather than lose a record
+    // silently: batches load beside each other's turns, and a Memory table's delete must not
+    // have taken a concurrent load's rows.
+    if (Number(counts?.rows ?? 0) !== loaded.lines) {
+      throw new Error(`ingest batch ${batch}: ${counts?.rows ?? 0} of its ${loaded.lines} lines were checked`);
+    }
+    const others = await this.wh.query<{ n: number; code: string; reason: string; line: string }>(
+      `SELECT n, code, reason, if(code = 'defer', line, '') AS line FROM ${TABLES.ingestChecked}
+       WHERE batch = {b:String} AND code NOT IN ('', 'skip') ORDER BY n`,
+      { params },
+    );
+    // A valid line is dropped when an earlier line of the body has its identity, or the store
+    // has it (ingest_keys, over the batch's block times: migration 120).
+    const dropped = await this.wh.query<{ n: number }>(
+      `SELECT n FROM ${TABLES.ingestChecked} WHERE batch = {b:String} AND code = ''
+         AND (n NOT IN (SELECT min(n) FROM ${TABLES.ingestChecked} WHERE batch = {b:String} AND code = '' GROUP BY signature, instruction_index)
+           OR (toDateTime(block_time, 'UTC'), sig_key, instruction_index) IN (
+             SELECT block_time, sig_key, instruction_index FROM ${TABLES.ingestKeys}
+             WHERE block_time BETWEEN (SELECT toDateTime(min(block_time), 'UTC') FROM ${TABLES.ingestChecked} WHERE batch = {b:String} AND code = '')
+                                  AND (SELECT toDateTime(max(block_time), 'UTC') FROM ${TABLES.ingestChecked} WHERE batch = {b:String} AND code = '')))`,
+      { params },
+    );
+    this.droppedLines.set(
+      batch,
+      dropped.map((d) => Number(d.n)),
+    );
+    // Per (protocol, hour) of the rows to store, the newest block time: the journal's buckets
+    // and what the change notice names (ingest/steps/notify.ts).
+    const buckets = await this.wh.query<{ protocol_name: string; newest: number }>(
+      `SELECT protocol_name, max(block_time) AS newest FROM ${TABLES.ingestChecked}
+       WHERE batch = {b:String} AND code = '' AND n NOT IN {d:Array(UInt32)} GROUP BY protocol_name, intDiv(block_time, 3600)`,
+      { params: { ...params, d: this.droppedLines.get(batch)! } },
+    );
+    return {
+      valid: Number(counts?.valid ?? 0),
+      duplicates: dropped.length,
+      refused: others.filter((o) => o.code !== 'defer').map((o) => ({ line: Number(o.n), code: o.code as RejectionCode, reason: o.reason })),
+      deferred: others.filter((o) => o.code === 'defer').map((o) => ({ line: Number(o.n), text: o.line })),
+      buckets: buckets.map((b) => ({ protocol_name: b.protocol_name, block_time: Number(b.newest) })),
+    };
+  }
+
+  /** Lines of a checked batch that are dropped as duplicates, by batch (until release). */
+  private readonly droppedLines = new Map<string, number[]>();
+
+  /** Store a checked batch: new valid rows to the base table (and its views), refusals to dead_letters. */
+  async store(batch: string, to: DeadLetterPlace): Promise<void> {
+    const params = { b: batch, d: this.droppedLines.get(batch) ?? [], s: to.source, p: to.positions };
+    await this.wh.exec(
+      `INSERT INTO ${TABLES.transactions} (${BASE_COLUMNS.join(', ')})
+       SELECT ${BASE_COLUMNS.join(', ')} FROM ${TABLES.ingestChecked} WHERE batch = {b:String} AND code = '' AND n NOT IN {d:Array(UInt32)}`,
+      { params, settings: ROUTE_SETTINGS },
+    );
+    // The dead-letter table keeps a refused record's text (the first 4 KiB of an oversized one).
+    await this.wh.exec(
+      `INSERT INTO ${TABLES.deadLetters} (source, position, code, reason, payload)
+       SELECT {s:String}, if(n <= length({p:Array(String)}), {p:Array(String)}[n], concat('line ', toString(n))), code, reason, if(code = 'oversized', substringUTF8(line, 1, 4096), line)
+       FROM ${TABLES.ingestChecked} WHERE batch = {b:String} AND code NOT IN ('', 'skip', 'defer')`,
+      { params },
+    );
+  }
+
+  /** Forget a batch's lines (after store, or when the call failed). */
+  async release(batch: string): Promise<void> {
+    this.droppedLines.delete(batch);
+    for (const t of [TABLES.ingestLines, TABLES.ingestChecked]) {
+      await this.wh.exec(`ALTER TABLE ${t} DELETE WHERE batch = {b:String}`, { params: { b: batch } });
+    }
+  }
+}
