@@ -42,7 +42,8 @@ describe('migration 110', () => {
     const reference = path.join(root, 'reference');
     cpSync(seed, reference, { recursive: true });
     const expected = JSON.parse(run('dump', reference)) as Record<string, string>;
-    expect(expected.applied).toEqual(['110_record_id']);
+    // The seed stopped before 110; those after it (ingest's, 120 on) run after it.
+    expect((expected.applied as unknown as string[])[0]).toBe('110_record_id');
     const [n, distinct, zero] = JSON.parse(expected.unique!.replace(/\(/g, '[').replace(/\)/g, ']')) as number[];
     expect(n).toBe(40_005);
     expect(distinct).toBe(n);
