@@ -60,6 +60,28 @@ const RECORDS = Number(values.records ?? 40_000);
 const INSERT = { columns: BASE_COLUMNS, settings: { parallel_view_processing: 1, input_format_skip_unknown_fields: 1 } };
 const say = (s: string): void => void process.stderr.write(`${s}\n`);
 
+/** The base table's insert columns with their types, in BASE_COLUMNS order (a staged file's structure). */
+const TYPES: Record<string, string> = {
+  signature: 'String',
+  instruction_index: 'UInt16',
+  // Migration 110: the record id's position (EPHEMERAL: read to compute rid, not stored).
+  transaction_index: 'UInt32',
+  slot: 'UInt64',
+  block_time: 'UInt32',
+  program_id: 'String',
+  protocol_name: 'String',
+  instruction_type: 'String',
+  fee: 'UInt64',
+  compute_units: 'UInt32',
+  accounts: 'Array(String)',
+  accounts_count: 'UInt16',
+  success: 'Bool',
+  error_message: 'String',
+  log_messages: 'String',
+  raw_data: 'String',
+};
+const STRUCTURE = BASE_COLUMNS.map((c) => `${c} ${TYPES[c]}`).join(', ');
+
 /** RowBinary of base rows in BASE_COLUMNS order (String = varint length + bytes). */
 export function rowBinary(rows: readonly BaseRow[]): Buffer {
   let buf = Buffer.allocUnsafe(1 << 20);
@@ -86,8 +108,9 @@ export function rowBinary(rows: readonly BaseRow[]): Buffer {
   };
   for (const r of rows) {
     str(r.signature);
-    ensure(2 + 8 + 4);
+    ensure(2 + 4 + 8 + 4);
     off = buf.writeUInt16LE(r.instruction_index, off);
+    off = buf.writeUInt32LE(r.transaction_index ?? 0, off);
     off = buf.writeBigUInt64LE(BigInt(r.slot), off);
     off = buf.writeUInt32LE(r.block_time, off);
     str(r.program_id);
@@ -191,8 +214,7 @@ async function main(): Promise<void> {
     // would instead receive as the request body.
     const dir = mkdtempSync(path.join(tmpdir(), 'txa-stage-'));
     try {
-      const structure =
-        'signature String, instruction_index UInt16, transaction_index UInt32, slot UInt64, block_time UInt32, program_id String, protocol_name String, instruction_type String, fee UInt64, compute_units UInt32, accounts Array(String), accounts_count UInt16, success Bool, error_message String, log_messages String, raw_data String';
+      const structure = STRUCTURE;
       const fromFile = (format: string) => (): Promise<void> =>
         wh.exec(`INSERT INTO ${TABLES.transactions} (${BASE_COLUMNS.join(', ')}) SELECT * FROM file({f:String}, {fmt:String}, {s:String})`, {
           params: { f: path.join(dir, `batch.${format}`), fmt: format, s: structure },
@@ -298,8 +320,7 @@ async function main(): Promise<void> {
     await served.prepare();
     for (let t = 0; t < 200 && served.parseWorkersReady < server.services.config.ingest.parseWorkers; t++) await new Promise((r) => setTimeout(r, 50));
     say(`http: POST /admin/ingest with INGEST_PARSE_WORKERS=${server.services.config.ingest.parseWorkers} (${served.parseWorkersReady} ready)`);
-    const structure =
-      'signature String, instruction_index UInt16, transaction_index UInt32, slot UInt64, block_time UInt32, program_id String, protocol_name String, instruction_type String, fee UInt64, compute_units UInt32, accounts Array(String), accounts_count UInt16, success Bool, error_message String, log_messages String, raw_data String';
+    const structure = STRUCTURE;
     for (let r = 0; r < ROUNDS; r++) {
       const load = loadavg()[0]!;
       const rate1 = async (fn: (b: Buffer<ArrayBuffer>) => Promise<unknown>): Promise<number> => {

@@ -9,12 +9,14 @@
 //   BENCH_SECONDS=3 BENCH_ROWS=50000 npx tsx bench/rpc-load.ts   # quick smoke run
 //   BENCH_ONLY=getTransaction,getProtocolStats ...               # some scenarios only
 //   BENCH_WARMUP=60 ...                                          # each scenario untimed for 60 s first (a cold page cache under memcap)
+//   BENCH_SERVE=1 ...                                            # stay up and run scenarios asked on stdin (bench/capped-paired.ts)
 //
 // Scenarios: getProtocolStats over the full range, getProtocolActivity for one day hourly,
 // getTransaction for random known signatures, getTransactionsForAddress for the hottest
 // address with limit 100 (also with 1 connection: the single-client latency). Every
 // response is checked for a JSON-RPC error before counting.
 import { loadavg } from 'node:os';
+import { createInterface } from 'node:readline';
 import type { Result } from 'autocannon';
 import { runLoad } from './load-client.ts';
 import { addressCursorToken } from '../api/analytics/records/address-transactions.ts';
@@ -226,15 +228,12 @@ async function main(): Promise<void> {
         throw new Error(`${s.name} does not answer: ${res.statusCode} ${res.body.slice(0, 300)}`);
     }
 
-    // Warm up the server (JIT, connection pools) so the first timed scenario is not penalised.
-    await run(url, headers, scenarios[0]!, [], Math.min(2, SECONDS));
-
-    const rows: Row[] = [];
-    let bare = 0;
-    for (const s of scenarios) {
-      process.stdout.write(`${s.name}: ${SECONDS}s x ${CONNECTIONS} connections...\n`);
-      // Random-body scenarios send one of 100,000 bodies made up front (the load runs in its own
-      // process); a scenario of every signature sends one of its own bodies for each.
+    // Random-body scenarios send one of 100,000 bodies made up front (the load runs in its own
+    // process); a scenario of every signature sends one of its own bodies for each.
+    const made = new Map<Scenario, string[]>();
+    const bodiesOf = (s: Scenario): string[] => {
+      const known = made.get(s);
+      if (known) return known;
       const bodies = s.each
         ? sigs.map(s.each)
         : s.get
@@ -242,43 +241,54 @@ async function main(): Promise<void> {
           : typeof s.body === 'string'
             ? []
             : Array.from({ length: 100_000 }, s.body as () => string);
-      // Under a memory cap the page cache starts empty (memcap drops it) and fills at the disk's
-      // pace, minutes for a store of tens of GB: BENCH_WARMUP seconds of the same load, untimed,
-      // first let the cache reach the state a long-running server has at that memory size (the
-      // bare route reads no store).
-      if (WARMUP > 0 && s !== scenarios[0]) {
-        process.stdout.write(`${s.name}: warm-up ${WARMUP}s x ${CONNECTIONS} connections (untimed)...\n`);
-        await run(url, headers, s, bodies, WARMUP);
-      }
-      const { result, rpcErrors } = await run(url, headers, s, bodies);
-      const rps = result.requests.average;
-      if (rows.length === 0) bare = rps;
-      rows.push({
-        scenario: s.name,
-        requestsPerSec: Math.round(rps),
+      made.set(s, bodies);
+      return bodies;
+    };
+    /** One timed run of `s` (ratioToBare filled in by the caller). */
+    const measure = async (s: Scenario, seconds = SECONDS, connections = CONNECTIONS, name = s.name): Promise<Row> => {
+      const { result, rpcErrors } = await run(url, headers, s, bodiesOf(s), seconds, connections);
+      return {
+        scenario: name,
+        requestsPerSec: Math.round(result.requests.average),
         p50Ms: result.latency.p50,
         p99Ms: result.latency.p99,
         errors: result.errors,
         non2xx: result.non2xx,
         ...otherStatuses(result),
         rpcErrors,
-        ratioToBare: bare === 0 ? 0 : Number((rps / bare).toFixed(3)),
+        ratioToBare: 0,
         load1: Number(loadavg()[0]!.toFixed(1)),
-      });
+      };
+    };
+
+    // Warm up the server (JIT, connection pools) so the first timed scenario is not penalised.
+    await run(url, headers, scenarios[0]!, [], Math.min(2, SECONDS));
+
+    if (process.env.BENCH_SERVE === '1') {
+      await serve(scenarios, measure);
+      return;
+    }
+
+    const rows: Row[] = [];
+    let bare = 0;
+    const ratio = (rps: number): number => (bare === 0 ? 0 : Number((rps / bare).toFixed(3)));
+    for (const s of scenarios) {
+      process.stdout.write(`${s.name}: ${SECONDS}s x ${CONNECTIONS} connections...\n`);
+      // Under a memory cap the page cache starts empty (memcap drops it) and fills at the disk's
+      // pace, minutes for a store of tens of GB: BENCH_WARMUP seconds of the same load, untimed,
+      // first let the cache reach the state a long-running server has at that memory size (the
+      // bare route reads no store).
+      if (WARMUP > 0 && s !== scenarios[0]) {
+        process.stdout.write(`${s.name}: warm-up ${WARMUP}s x ${CONNECTIONS} connections (untimed)...\n`);
+        await run(url, headers, s, bodiesOf(s), WARMUP);
+      }
+      const row = await measure(s);
+      if (rows.length === 0) bare = row.requestsPerSec;
+      rows.push({ ...row, ratioToBare: ratio(row.requestsPerSec) });
       if (SINGLE.has(s.name) && CONNECTIONS !== 1 && process.env.BENCH_SINGLE !== '0') {
         process.stdout.write(`${s.name}: ${SECONDS}s x 1 connection...\n`);
-        const one = await run(url, headers, s, bodies, SECONDS, 1);
-        rows.push({
-          scenario: `${s.name}, 1 connection`,
-          requestsPerSec: Math.round(one.result.requests.average),
-          p50Ms: one.result.latency.p50,
-          p99Ms: one.result.latency.p99,
-          errors: one.result.errors,
-          non2xx: one.result.non2xx,
-          rpcErrors: one.rpcErrors,
-          ratioToBare: bare === 0 ? 0 : Number((one.result.requests.average / bare).toFixed(3)),
-          load1: Number(loadavg()[0]!.toFixed(1)),
-        });
+        const one = await measure(s, SECONDS, 1, `${s.name}, 1 connection`);
+        rows.push({ ...one, ratioToBare: ratio(one.requestsPerSec) });
       }
     }
     console.table(rows);
@@ -302,6 +312,31 @@ async function main(): Promise<void> {
   } finally {
     await server.close();
   }
+}
+
+/**
+ * BENCH_SERVE=1 (bench/capped-paired.ts): the server stays up and runs what it is asked, one
+ * JSON line on stdin each, `{"scenario": name, "seconds": n, "connections": n}` (the name as
+ * BENCH_ONLY gives it, by prefix; the bare route is "bare"), answering each with a line
+ * `@@{row}` on stdout; `{"quit": true}` ends it. Printed first: `@@{"ready": [names]}`.
+ */
+async function serve(scenarios: Scenario[], measure: (s: Scenario, seconds?: number, connections?: number) => Promise<Row>): Promise<void> {
+  const answer = (x: unknown): boolean => process.stdout.write(`@@${JSON.stringify(x)}\n`);
+  answer({ ready: scenarios.map((s) => s.name) });
+  const lines = createInterface({ input: process.stdin });
+  for await (const line of lines) {
+    const ask = JSON.parse(line) as { scenario?: string; seconds?: number; connections?: number; quit?: boolean };
+    if (ask.quit) break;
+    const s = scenarios.find((x) => x.name.startsWith(ask.scenario ?? '\u0000'));
+    if (!s) {
+      answer({ error: `no scenario ${ask.scenario}` });
+      continue;
+    }
+    // With the peak memory of this server and of a load client, for a cap that adds them (bench/capped.ts's headroom).
+    const row = await measure(s, ask.seconds ?? SECONDS, ask.connections ?? CONNECTIONS);
+    answer({ ...row, serverMaxRssBytes: process.resourceUsage().maxRSS * 1024, clientMaxRssBytes });
+  }
+  lines.close();
 }
 
 main().catch((err: unknown) => {
