@@ -23,7 +23,7 @@ import { deeperThan } from '../../services/positional/positional-calls.ts';
 import type { FreshnessWatermark } from '../../services/freshness.ts';
 import { PUBLISHED_TABLES } from '../../services/sql/sql-guard.ts';
 import type { SqlSandbox } from '../../services/sql/sql-sandbox.ts';
-import { checkSqlBody, SQL_QUERY } from '../../services/sql/query-request.ts';
+import { checkSqlBody, SQL_QUERY, sqlBodySchema } from '../../services/sql/query-request.ts';
 
 /** Who calls a tool: the request's key, plan, budget and rate-limit figures. */
 /** Every tool's last words: a caller without a key may pay per call (docs/x402.md). */
@@ -142,15 +142,8 @@ function sqlTool(sandbox: SqlSandbox): Tool {
       'date is compared with YYYY-MM-DD strings. format json (default) answers {data, count, query}; csv answers the CSV text. ' +
       'The resource txa://tables/transactions/columns lists the columns.' +
       PAY_PER_CALL,
-    inputSchema: {
-      type: 'object',
-      properties: {
-        query: { type: 'string', minLength: 1, maxLength: SQL_MAX_LENGTH, description: 'The SELECT text' },
-        format: { type: 'string', enum: ['json', 'csv'], default: 'json', description: 'json (default) or csv' },
-      },
-      required: ['query'],
-      additionalProperties: false,
-    },
+    // POST /v1/query's declared body, as its OpenAPI document shows it: one declaration.
+    inputSchema: sqlBodySchema(SQL_QUERY),
     async run(args, caller) {
       // The arguments are POST /v1/query's body: its declared request, checked by the one check.
       const { query, format } = checkSqlBody(SQL_QUERY, args, 'run_sql');

@@ -87,13 +87,26 @@ export const SQL_EXECUTION = request(
 );
 
 /** A declared body as the OpenAPI document shows it: its schema (format may also be null, "absent") and its rules. */
-export function sqlBodySchema(decl: RequestDecl): Record<string, unknown> {
+export function sqlBodySchema(decl: RequestDecl): ClosedObjectSchema {
   // The refusal words are the check's, not the document's.
   const { 'x-refusal': _body, ...body } = decl.schema;
   const { 'x-refusal': _query, ...query } = decl.schema.properties.query!;
   const { 'x-refusal': _format, ...format } = decl.schema.properties.format!;
-  return { ...body, properties: { query, format: { ...format, type: ['string', 'null'] } }, ...rulesDoc(decl.rules) };
+  return {
+    ...body,
+    type: 'object',
+    properties: { query, format: { ...format, type: ['string', 'null'] } },
+    required: [...(decl.schema.required ?? [])],
+    additionalProperties: false,
+    ...rulesDoc(decl.rules),
+  };
 }
+
+/** A closed JSON object schema (an OpenAPI body, an MCP tool's input). */
+export type ClosedObjectSchema = { type: 'object'; properties: Record<string, unknown>; required?: string[]; additionalProperties: false } & Record<
+  string,
+  unknown
+>;
 
 /**
  * A SQL body checked once: its query and its result format (lower case), or 400 Invalid query
