@@ -84,32 +84,14 @@ afterAll(async () => {
 });
 
 it('SIGKILLed and restarted ingest stores every record exactly once', async () => {
-  const producer = node('ingest/produce-cli.ts', { KAFKA_BROKERS: broker.brokers }, [
-    '--topic',
-    TOPIC,
-    '--count',
-    String(N),
-    '--seed',
-    '5',
-    '--slice',
-    '10000',
-    '--quiet',
-  ]);
+  // The same records (same seed) on the live topic and on the topic the backfill lane replays.
+  const produce = (topic: string) =>
+    node('ingest/produce-cli.ts', { KAFKA_BROKERS: broker.brokers }, ['--topic', topic, '--count', String(N), '--seed', '5', '--slice', '10000', '--quiet']);
+  const producer = produce(TOPIC);
   expect(await exited(producer), producer.output()).toBe(0);
   const produced = producer.output();
   expect(produced).toContain(`published ${N} records`);
-  // The same records again (same seed), on the topic the backfill lane replays.
-  const again = node('ingest/produce-cli.ts', { KAFKA_BROKERS: broker.brokers }, [
-    '--topic',
-    BACKFILL_TOPIC,
-    '--count',
-    String(N),
-    '--seed',
-    '5',
-    '--slice',
-    '10000',
-    '--quiet',
-  ]);
+  const again = produce(BACKFILL_TOPIC);
   expect(await exited(again), again.output()).toBe(0);
 
   const env = {
