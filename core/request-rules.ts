@@ -18,7 +18,7 @@ export interface CrossFieldRule {
 }
 
 /** Whether a value was given (null is not a value here). */
-export const given = (v: unknown): boolean => v !== undefined && v !== null;
+export const given = <T>(v: T | null | undefined): v is T => v !== undefined && v !== null;
 
 /** The value at a dotted name, or undefined when a step is missing. Own properties only: a
  *  name such as `constructor` or `range.toString` reads nothing from a prototype. */

@@ -6,7 +6,7 @@
 // here but which filters a field takes (the fields share one input type), and nothing is read.
 import { invalidParams } from '../../../core/errors.ts';
 import type { RequestInput } from '../../../core/request-check.ts';
-import type { CrossFieldRule } from '../../../core/request-rules.ts';
+import { given, type CrossFieldRule } from '../../../core/request-rules.ts';
 import type { RangeFilter } from '../../analytics/question/model.ts';
 
 interface DateRangeArg {
@@ -42,8 +42,6 @@ const RANGE_ARGS: Readonly<Record<'slotRange' | 'feeRange' | 'computeRange' | 'a
   computeRange: 'computeUnits',
   accountsCount: 'accountsCount',
 };
-
-export const present = <T>(v: T | null | undefined): v is T => v !== null && v !== undefined;
 
 /** GraphQL's names of request fields it takes under `filters` (every field's: declared-fields.ts too). */
 const FILTER_NAMES: Readonly<Record<string, string>> = {
@@ -119,18 +117,18 @@ export function takesOnly<F extends string>(
   taken: readonly string[] = FIELD_FILTERS[field as keyof typeof FIELD_FILTERS],
 ): void {
   for (const [n, v] of Object.entries(f ?? {})) {
-    if (present(v) && !taken.includes(n)) throw invalidParams(`filters.${n} is not a filter of ${field} (it takes ${taken.join(', ')})`, n);
+    if (given(v) && !taken.includes(n)) throw invalidParams(`filters.${n} is not a filter of ${field} (it takes ${taken.join(', ')})`, n);
   }
 }
 
 /** An object without its null members (GraphQL's explicit nulls are absent values to the request). */
-const given = (o: Record<string, unknown> | null | undefined): Record<string, unknown> | undefined =>
-  present(o) ? Object.fromEntries(Object.entries(o).filter(([, v]) => present(v))) : undefined;
+const withoutNulls = (o: Record<string, unknown> | null | undefined): Record<string, unknown> | undefined =>
+  given(o) ? Object.fromEntries(Object.entries(o).filter(([, v]) => given(v))) : undefined;
 
 /** The filters' record ranges by the request's names ({fee: {min, max}}). */
 const rangesOf = (f: FiltersArg | null | undefined): Record<string, unknown> =>
   Object.fromEntries(
-    Object.entries(RANGE_ARGS).map(([arg, r]) => [r, given(f?.[arg as keyof typeof RANGE_ARGS] as Record<string, unknown> | null | undefined)]),
+    Object.entries(RANGE_ARGS).map(([arg, r]) => [r, withoutNulls(f?.[arg as keyof typeof RANGE_ARGS] as Record<string, unknown> | null | undefined)]),
   );
 
 /**
@@ -144,19 +142,19 @@ export function questionInput(field: keyof typeof FIELD_FILTERS, args: Args, mor
   const f = args.filters as FiltersArg | null | undefined;
   takesOnly(f, field);
   const d = f?.dateRange;
-  if (required && (!present(d) || !present(d.start) || !present(d.end))) {
+  if (required && (!given(d) || !given(d.start) || !given(d.end))) {
     throw invalidParams('filters.dateRange with both start and end (YYYY-MM-DD) is required', 'dateRange');
   }
   const { protocols, instructionTypes, programIds, signatures, logMessage, errorPattern, status, success } = f ?? {};
   const values = {
     ...{ protocols, instructionTypes, programIds, signatures, logMessage, errorPattern, status, success },
     ...rangesOf(f),
-    page: given(args.pagination as Record<string, unknown> | null | undefined),
+    page: withoutNulls(args.pagination as Record<string, unknown> | null | undefined),
     ...Object.fromEntries(
-      Object.entries(more).map(([k, v]) => [k, typeof v === 'object' && !Array.isArray(v) ? given(v as Record<string, unknown> | null) : v]),
+      Object.entries(more).map(([k, v]) => [k, typeof v === 'object' && !Array.isArray(v) ? withoutNulls(v as Record<string, unknown> | null) : v]),
     ),
   };
-  return { values, ...(present(d) ? { days: { from: d.start, to: d.end, names: GRAPHQL_DAYS } } : {}) };
+  return { values, ...(given(d) ? { days: { from: d.start, to: d.end, names: GRAPHQL_DAYS } } : {}) };
 }
 
 /** Members of a rule's document that name request fields (a path, or a list of them). */
