@@ -13,7 +13,6 @@
 //     then in the backfill lane (issue 40: < 2 s at p99 beside it), with the replay's own rate.
 // Defaults are a smoke run that finishes in about a minute; the recorded runs use
 // --count 1000000 --rate 20000 --seconds 60. Everything stays on loopback.
-import { spawn } from 'node:child_process';
 import { writeFileSync, mkdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import path from 'node:path';
@@ -26,9 +25,9 @@ import { demoRecordsNdjson } from '../ingest/demo-generator.ts';
 import { ensureTopics, kafkaClient } from '../ingest/kafka-client.ts';
 import { publishLines } from '../ingest/kafka-producer.ts';
 import { KafkaSource } from '../ingest/kafka-source.ts';
-import type { Lane } from '../ingest/pipeline.ts';
 import { startBroker } from '../scripts/daemons/kafka-broker.ts';
 import { startBenchServices } from './bench-server.ts';
+import { freshness, kafkaEngineCopy } from './kafka-freshness.ts';
 
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values } = parseArgs({
@@ -52,10 +51,6 @@ for (const [name, v] of Object.entries({ count: COUNT, rate: RATE, seconds: SECO
 }
 
 const log = createLogger('warn');
-const quantile = (xs: number[], q: number): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? NaN;
-};
 const report = (line: string): void => void process.stderr.write(`${line}\n`);
 
 async function main(): Promise<void> {
@@ -148,7 +143,7 @@ async function main(): Promise<void> {
     }
 
     // Phase 3: freshness at RATE records/s, produce acknowledgement -> visible in activity.
-    results.freshness = await freshness(s, brokers);
+    results.freshness = await freshness(s, brokers, { rate: RATE, seconds: SECONDS });
     if (values.backfill) {
       // Topics of COUNT records the store does not hold yet (other seeds), each replayed from its
       // beginning beside the live topic: in the live lane (as before issue 40: one queue), then in
@@ -164,7 +159,12 @@ async function main(): Promise<void> {
           const text = await demoRecordsNdjson(s.wh, { seed, total: COUNT, offset, count, ...window });
           await publishLines(producer, backfillTopic, text.split('\n').filter(Boolean));
         }
-        results[`freshnessBesideBackfillIn${lane === 'live' ? 'LiveLane' : 'BackfillLane'}`] = await freshness(s, brokers, { topic: backfillTopic, lane });
+        results[`freshnessBesideBackfillIn${lane === 'live' ? 'LiveLane' : 'BackfillLane'}`] = await freshness(
+          s,
+          brokers,
+          { rate: RATE, seconds: SECONDS },
+          { topic: backfillTopic, lane },
+        );
       }
     }
   } finally {
@@ -185,27 +185,7 @@ async function clickhouseKafkaEngine(
   topic: string,
   count: number,
 ): Promise<number | undefined> {
-  await wh.exec('CREATE DATABASE IF NOT EXISTS kbench');
-  await wh.exec('CREATE TABLE kbench.transactions AS default.transactions');
-  const views = await wh.query<{ name: string; as_select: string; target: string }>(
-    `SELECT name, as_select, extract(create_table_query, ' TO ([^ ]+)') AS target FROM system.tables
-     WHERE database = 'default' AND engine = 'MaterializedView' AND position(as_select, 'default.transactions') > 0`,
-  );
-  for (const v of views) {
-    const table = v.target.replace(/^default\./, '');
-    await wh.exec(`CREATE TABLE kbench.${table} AS default.${table}`);
-    await wh.exec(`CREATE MATERIALIZED VIEW kbench.${v.name} TO kbench.${table} AS ${v.as_select.replace('default.transactions', 'kbench.transactions')}`);
-  }
-  // Blocks of 5000 rows: the size of our batches at the default fetch size, so both write
-  // to ClickHouse at the same granularity.
-  await wh.exec(`CREATE TABLE kbench.queue (
-      signature String, instruction_index UInt16, transaction_index UInt32, slot UInt64, block_time UInt32, program_id String, protocol_name String,
-      instruction_type String, fee UInt64, compute_units UInt32, accounts Array(String), accounts_count UInt16, success Bool,
-      error_message String, log_messages String, raw_data String)
-    ENGINE = Kafka SETTINGS kafka_broker_list = '${brokers}', kafka_topic_list = '${topic}', kafka_group_name = '${topic}-clickhouse',
-      kafka_format = 'JSONEachRow', kafka_num_consumers = 1, kafka_max_block_size = 5000, kafka_skip_broken_messages = 1000`);
-  await wh.exec(`CREATE MATERIALIZED VIEW kbench.queue_mv TO kbench.transactions AS
-    SELECT * EXCEPT block_time, toDateTime(block_time, 'UTC') AS block_time FROM kbench.queue`);
+  await kafkaEngineCopy(wh, brokers, topic);
   const deadline = Date.now() + 120_000;
   let n = 0;
   let first: { n: number; t: number } | undefined;
@@ -228,135 +208,6 @@ async function clickhouseKafkaEngine(
     return undefined;
   }
   return (count - first.n) / seconds;
-}
-
-async function freshness(
-  s: Awaited<ReturnType<typeof startBenchServices>>,
-  brokers: string,
-  replay?: { topic: string; lane: Lane },
-): Promise<Record<string, number>> {
-  const backfillTopic = replay?.topic;
-  const topic = `fresh-${Date.now()}`;
-  const kafka = kafkaClient({ brokers: [brokers], clientId: 'bench-fresh' }, log);
-  await ensureTopics(kafka, [topic], 4);
-  const total = RATE * SECONDS;
-  const active = new Set(await s.analytics.protocols());
-  const protocolOf = (value: Buffer | null): string => /"protocol_name":"([a-z0-9_]+)"/.exec(value?.toString('latin1') ?? '')?.[1] ?? '';
-
-  // Batches are stored one at a time (the pipeline serialises writes), so the activity
-  // total reaching a batch's running total means that batch is visible.
-  const stored: { storedAt: number; activeTotal: number; timestamps: number[] }[] = [];
-  let activeTotal = 0;
-  const storeLatency: number[] = [];
-  const source = new KafkaSource(
-    s.pipeline,
-    log,
-    {
-      ...s.config.kafka,
-      brokers: [brokers],
-      topic,
-      deadLetterTopic: `${topic}.dlq`,
-      groupId: `${topic}-ours`,
-    },
-    {
-      onStored: (b) => {
-        const timestamps = b.messages.map((m) => Number(m.timestamp));
-        for (const t of timestamps) storeLatency.push(b.storedAt - t);
-        activeTotal += b.messages.filter((m) => active.has(protocolOf(m.value))).length;
-        stored.push({ storedAt: b.storedAt, activeTotal, timestamps });
-      },
-    },
-  );
-  await source.start();
-  await source.joined;
-  // Phase 4: phase 1's topic replayed from its beginning beside the live topic, in the backfill lane.
-  const backfill =
-    backfillTopic === undefined
-      ? undefined
-      : new KafkaSource(s.pipeline, log, {
-          ...s.config.kafka,
-          brokers: [brokers],
-          topic: backfillTopic,
-          deadLetterTopic: `${backfillTopic}.dlq`,
-          groupId: `${backfillTopic}-backfill-${Date.now()}`,
-          fromBeginning: true,
-          lane: replay!.lane,
-          concurrentPartitions: replay!.lane === 'backfill' ? 1 : s.config.kafka.concurrentPartitions,
-          progress: s.pipeline.backfills.start(`bench:${backfillTopic}`, null),
-        });
-  await backfill?.start();
-
-  // The producer runs as its own process (npm run produce, --live: block_time = now), so
-  // it does not compete with the consumer for this process's event loop.
-  const t0 = Date.now();
-  const producer = spawn(
-    process.execPath,
-    [
-      '--import',
-      'tsx',
-      'ingest/produce-cli.ts',
-      '--brokers',
-      brokers,
-      '--topic',
-      topic,
-      '--count',
-      String(total),
-      '--rate',
-      String(RATE),
-      '--live',
-      '--seed',
-      '13',
-      '--quiet',
-    ],
-    { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
-  );
-  let producerOut = '';
-  producer.stdout.on('data', (d: Buffer) => (producerOut += d.toString()));
-  const producerDone = new Promise<number | null>((resolve) => producer.once('exit', (code) => resolve(code)));
-
-  const polls: { t: number; visible: number }[] = [];
-  const range = { gte: Math.floor(t0 / 1000) - 3600, lte: Math.floor(t0 / 1000) + SECONDS + 3600 };
-  let producing = true;
-  void producerDone.then(() => (producing = false));
-  const deadline = t0 + SECONDS * 1000 + 120_000;
-  while (Date.now() < deadline) {
-    const buckets = await s.operatorAnalytics.activity(undefined, range, 'hour');
-    polls.push({ t: Date.now(), visible: buckets.reduce((n, b) => n + b.count, 0) });
-    if (!producing && source.stats().stored >= total) break;
-    await sleep(25);
-  }
-  const code = await producerDone;
-  await source.stop();
-  const backfillDone = backfill?.stats();
-  await backfill?.stop();
-  if (code !== 0) throw new Error(`producer exited with ${code}: ${producerOut}`);
-  const achieved = Number(/\((\d+) records\/s\)/.exec(producerOut)?.[1] ?? NaN);
-
-  const visibleLatency: number[] = [];
-  for (const b of stored) {
-    const p = polls.find((x) => x.t >= b.storedAt && x.visible >= b.activeTotal);
-    if (p) for (const ts of b.timestamps) visibleLatency.push(p.t - ts);
-  }
-  const liveSeconds = (Date.now() - t0) / 1000;
-  const out = {
-    ...(backfillDone === undefined
-      ? {}
-      : {
-          backfillRecordsPerSecond: Math.round((backfillDone.stored + backfillDone.duplicates) / liveSeconds),
-          backfillRecords: backfillDone.stored + backfillDone.duplicates,
-        }),
-    producedRecordsPerSecond: achieved,
-    records: storeLatency.length,
-    storedP50Ms: Math.round(quantile(storeLatency, 0.5)),
-    storedP99Ms: Math.round(quantile(storeLatency, 0.99)),
-    visibleP50Ms: Math.round(quantile(visibleLatency, 0.5)),
-    visibleP99Ms: Math.round(quantile(visibleLatency, 0.99)),
-  };
-  report(
-    `freshness at ${RATE} records/s${backfill ? ` beside a backfill in the ${replay!.lane} lane (${out.backfillRecordsPerSecond} records/s replayed)` : ''} (producer achieved ${achieved}/s): produce -> stored p50 ${out.storedP50Ms} ms, p99 ${out.storedP99Ms} ms; ` +
-      `produce -> counted by the activity query p50 ${out.visibleP50Ms} ms, p99 ${out.visibleP99Ms} ms (${out.records} records)`,
-  );
-  return out;
 }
 
 main().catch((err) => {
