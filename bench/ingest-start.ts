@@ -22,7 +22,9 @@ const services = await createServices(config, createLogger('warn'));
 const started = at();
 const now = Math.floor(Date.now() / 1000);
 // A record no store holds: a seed of its own, stamped now (the live shape).
-const records = ndjsonRecords(await demoRecordsNdjson(services.wh, { seed: Date.now() % 1_000_000, total: 1, offset: 0, count: 1, startTime: now - 60, endTime: now }));
+const records = ndjsonRecords(
+  await demoRecordsNdjson(services.wh, { seed: Date.now() % 1_000_000, total: 1, offset: 0, count: 1, startTime: now - 60, endTime: now }),
+);
 const report1 = await services.pipeline.ingest(records, 'bench-start');
 const accepted = at();
 if (report1.accepted !== 1) throw new Error(`first record not accepted: ${JSON.stringify(report1)}`);

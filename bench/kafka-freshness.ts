@@ -25,6 +25,9 @@ export interface FreshnessFigures {
   lagGrowthMs: number;
   visibleP50Ms: number;
   visibleP99Ms: number;
+  /** Batches whose oldest record waited over a second: [ms since the producer started, records, that wait ms]
+   *  (where the tail comes from: a few stalls, or every batch). */
+  slowBatches: [number, number, number][];
   backfillRecordsPerSecond?: number;
   backfillRecords?: number;
 }
@@ -36,6 +39,17 @@ export const quantile = (xs: number[], q: number): number => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? NaN;
 };
+
+/** Batches whose oldest record waited more than SLOW_MS until stored. */
+function slowBatches(stored: readonly { storedAt: number; timestamps: number[] }[], t0: number): [number, number, number][] {
+  const out: [number, number, number][] = [];
+  for (const b of stored) {
+    const wait = b.storedAt - Math.min(...b.timestamps);
+    if (wait > SLOW_MS) out.push([b.storedAt - t0, b.timestamps.length, wait]);
+  }
+  return out;
+}
+const SLOW_MS = 1000;
 
 /** p50 store latency of the last third of the batches minus that of the first third. */
 function lagGrowth(stored: readonly { storedAt: number; timestamps: number[] }[]): number {
@@ -116,10 +130,9 @@ export async function freshness(
   void live.done.then(() => (producing = false));
   const deadline = t0 + SECONDS * 1000 + 120_000;
   while (Date.now() < deadline) {
-    const buckets = await s.operatorAnalytics.activity(undefined, range, 'hour');
-    polls.push({ t: Date.now(), visible: buckets.reduce((n, b) => n + b.count, 0) });
+    polls.push({ t: Date.now(), visible: await activityTotal(s, range) });
     if (!producing && source.stats().stored >= total) break;
-    await sleep(25);
+    await sleep(POLL_MS);
   }
   const achieved = await live.achieved();
   await source.stop();
@@ -143,6 +156,7 @@ export async function freshness(
     records: storeLatency.length,
     storedP50Ms: Math.round(quantile(storeLatency, 0.5)),
     lagGrowthMs: lagGrowth(stored),
+    slowBatches: slowBatches(stored, t0),
     storedP99Ms: Math.round(quantile(storeLatency, 0.99)),
     visibleP50Ms: Math.round(quantile(visibleLatency, 0.5)),
     visibleP99Ms: Math.round(quantile(visibleLatency, 0.99)),
@@ -186,6 +200,15 @@ export async function kafkaEngineCopy(wh: BenchServices['wh'], brokers: string, 
     SELECT _timestamp_ms AS produced, now64(3) AS stored FROM kbench.queue`);
 }
 
+/** Records the activity query (what getProtocolActivity answers from) counts in `range`, by hour. */
+export async function activityTotal(s: BenchServices, range: { gte: number; lte: number }): Promise<number> {
+  const buckets = await s.operatorAnalytics.activity(undefined, range, 'hour');
+  return buckets.reduce((n, b) => n + b.count, 0);
+}
+
+/** How often the freshness runs ask the activity query (ms). */
+export const POLL_MS = 25;
+
 /**
  * `count` records published to `topic` at `rate` a second by `npm run produce --live` (block_time
  * = now) as its own process, so it does not compete with the consumer for this process's event
@@ -205,4 +228,23 @@ export function produceLive(brokers: string, topic: string, count: number, rate:
       return Number(/\((\d+) records\/s\)/.exec(out)?.[1] ?? NaN);
     },
   };
+}
+
+/** The ingest settings under test, from the environment (INGEST_BATCH_ROWS, KAFKA_MAX_BYTES_PER_PARTITION, ...). */
+export function ingestEnv(): Record<string, string> {
+  const names = [
+    'INGEST_BATCH_ROWS',
+    'INGEST_CHECKS',
+    'INGEST_ENGINE_MIN_RECORDS',
+    'KAFKA_MAX_BYTES_PER_PARTITION',
+    'KAFKA_TOPIC_PARTITIONS',
+    'KAFKA_CONCURRENT_PARTITIONS',
+    'INGEST_PARSE_WORKERS',
+  ];
+  const out: Record<string, string> = {};
+  for (const n of names) {
+    const v = process.env[n];
+    if (v !== undefined) out[n] = v;
+  }
+  return out;
 }

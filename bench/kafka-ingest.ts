@@ -27,7 +27,7 @@ import { publishLines } from '../ingest/kafka-producer.ts';
 import { KafkaSource } from '../ingest/kafka-source.ts';
 import { startBroker } from '../scripts/daemons/kafka-broker.ts';
 import { startBenchServices } from './bench-server.ts';
-import { freshness, kafkaEngineCopy } from './kafka-freshness.ts';
+import { freshness, ingestEnv, kafkaEngineCopy } from './kafka-freshness.ts';
 
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values } = parseArgs({
@@ -58,15 +58,7 @@ async function main(): Promise<void> {
   const brokers = values.brokers ?? broker!.brokers;
   // Ingest settings under test come from the environment (INGEST_BATCH_ROWS, KAFKA_MAX_BYTES_PER_PARTITION, ...).
   // The machine is shared: the load average at the start and the end goes with every figure.
-  const env = pickEnv([
-    'INGEST_BATCH_ROWS',
-    'INGEST_CHECKS',
-    'INGEST_ENGINE_MIN_RECORDS',
-    'KAFKA_MAX_BYTES_PER_PARTITION',
-    'KAFKA_TOPIC_PARTITIONS',
-    'KAFKA_CONCURRENT_PARTITIONS',
-    'INGEST_PARSE_WORKERS',
-  ]);
+  const env = ingestEnv();
   const s = await startBenchServices({ LOG_LEVEL: 'warn', ...env });
   const kafka = kafkaClient({ brokers: [brokers], clientId: 'bench' }, log);
   const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner });
@@ -214,12 +206,3 @@ main().catch((err) => {
   process.stderr.write(`bench: ${(err as Error).stack ?? String(err)}\n`);
   process.exit(1);
 });
-
-function pickEnv(names: string[]): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const n of names) {
-    const v = process.env[n];
-    if (v !== undefined) out[n] = v;
-  }
-  return out;
-}

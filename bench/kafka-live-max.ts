@@ -11,8 +11,11 @@
 //     produce -> counted by the activity query (what getProtocolActivity answers from);
 //  3. the ceiling: ClickHouse's Kafka engine on a live topic at the same rate into a copy of
 //     the same table and views (no validation, no de-duplication), produce -> its block
-//     through the views, with --engine-flush-ms as its flush interval (kafka_flush_interval_ms).
+//     through the views, with --engine-flush-ms as its flush interval (kafka_flush_interval_ms),
+//     while the activity query is polled as often as in our runs (the same load beside it).
 // Usage: npx tsx bench/kafka-live-max.ts [--from 6000] [--step 1.15] [--seconds 20] [--repeats 3]
+//        [--at R]   (no ramp: freshness at R records/s, to compare designs at one rate; the
+//                    ingest settings under test come from the environment, as in kafka-ingest.ts)
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import path from 'node:path';
@@ -23,7 +26,7 @@ import { createLogger } from '../core/logger.ts';
 import { ensureTopics, kafkaClient } from '../ingest/kafka-client.ts';
 import { startBroker } from '../scripts/daemons/kafka-broker.ts';
 import { startBenchServices } from './bench-server.ts';
-import { type BenchServices, type FreshnessFigures, freshness, kafkaEngineCopy, produceLive } from './kafka-freshness.ts';
+import { activityTotal, type BenchServices, type FreshnessFigures, freshness, ingestEnv, kafkaEngineCopy, POLL_MS, produceLive } from './kafka-freshness.ts';
 
 const ROOT = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values } = parseArgs({
@@ -35,6 +38,7 @@ const { values } = parseArgs({
     fraction: { type: 'string' },
     'max-lag-growth': { type: 'string' },
     'engine-flush-ms': { type: 'string' },
+    at: { type: 'string' },
     tag: { type: 'string' },
   },
 });
@@ -45,6 +49,9 @@ const REPEATS = Number(values.repeats ?? 3);
 const FRACTION = Number(values.fraction ?? 0.8);
 const MAX_LAG_GROWTH_MS = Number(values['max-lag-growth'] ?? 500);
 const ENGINE_FLUSH_MS = Number(values['engine-flush-ms'] ?? 500);
+/** --at R: no ramp; freshness at R records/s (a maximum measured before, times the fraction). */
+const AT = values.at === undefined ? undefined : Number(values.at);
+if (AT !== undefined && !(Number.isInteger(AT) && AT > 0)) throw new Error('--at is a positive whole number of records/s');
 if (!(STEP > 1) || !(FRACTION > 0 && FRACTION <= 1) || ![FROM, SECONDS, REPEATS, ENGINE_FLUSH_MS].every((n) => Number.isInteger(n) && n > 0)) {
   throw new Error('--from, --seconds, --repeats, --engine-flush-ms: positive whole numbers; --step > 1; --fraction in (0, 1]');
 }
@@ -57,7 +64,8 @@ const load = (): string => loadavg()[0]!.toFixed(1);
 
 async function main(): Promise<void> {
   const broker = await startBroker();
-  const s = await startBenchServices({ LOG_LEVEL: 'warn' });
+  const env = ingestEnv();
+  const s = await startBenchServices({ LOG_LEVEL: 'warn', ...env });
   const results: Record<string, unknown> = {
     at: new Date().toISOString(),
     from: FROM,
@@ -68,8 +76,8 @@ async function main(): Promise<void> {
   };
   try {
     const ramp: (FreshnessFigures & { asked: number; sustained: boolean; load: string })[] = [];
-    let maxLive = 0;
-    for (let rate = FROM; rate <= RAMP_CEILING; rate = Math.round(rate * STEP)) {
+    let maxLive = AT === undefined ? 0 : AT / FRACTION;
+    for (let rate = FROM; AT === undefined && rate <= RAMP_CEILING; rate = Math.round(rate * STEP)) {
       const f = await freshness(s, broker.brokers, { rate, seconds: SECONDS });
       const sustained = f.producedRecordsPerSecond >= PRODUCER_SHORTFALL * rate && f.lagGrowthMs <= MAX_LAG_GROWTH_MS;
       ramp.push({ ...f, asked: rate, sustained, load: load() });
@@ -80,7 +88,7 @@ async function main(): Promise<void> {
     results.ramp = ramp;
     results.maxLiveRecordsPerSecond = maxLive;
     if (maxLive === 0) throw new Error(`--from ${FROM} records/s was not sustained; start lower`);
-    const rate = Math.round(FRACTION * maxLive);
+    const rate = AT ?? Math.round(FRACTION * maxLive);
     report(`maximum sustained live rate ${maxLive}/s; freshness at ${FRACTION} x = ${rate}/s`);
     const ours: FreshnessFigures[] = [];
     const engine: EngineFreshness[] = [];
@@ -117,7 +125,18 @@ async function engineFreshness(s: BenchServices, brokers: string, rate: number):
   try {
     const total = rate * SECONDS;
     const live = produceLive(brokers, topic, total, rate);
-    const achieved = await live.achieved();
+    // The activity query polled as often as in our runs, so both pay for the polling's load
+    // (it reads our tables: the same work, whatever it counts).
+    let producing = true;
+    const t0 = Math.floor(Date.now() / 1000);
+    const polling = (async () => {
+      while (producing) {
+        await activityTotal(s, { gte: t0 - 3600, lte: t0 + SECONDS + 3600 });
+        await sleep(POLL_MS);
+      }
+    })();
+    const achieved = await live.achieved().finally(() => (producing = false));
+    await polling;
     const deadline = Date.now() + 60_000;
     for (;;) {
       const [r] = await s.wh.query<{ n: string }>('SELECT count() AS n FROM kbench.latency');
