@@ -6,11 +6,11 @@
 // body's lines go in ONE insert into a Null table, and materialized views do the rest inside
 // that statement:
 //
-//   lines (Null) --check_mv: migration 121's checks, once--> checked (Null)
+//   lines (Null) --checked_mv: migration 121's checks, once a line--> checked (Null)
 //     checked --fresh_mv: valid, first of its identity in the block, not in ingest_keys--> fresh (Null)
 //         fresh --store_mv--> transactions (whose own views fire, chained) ; --stored_mv--> outcome (count)
-//     checked --dead_mv: refused--> dead_letters (the codes and messages of the checks)
-//     checked --valid_mv, refused_mv--> outcome (valid count; refused and deferred lines)
+//     checked --checked_dead_mv: refused--> dead_letters (the codes and messages of the checks)
+//     checked --checked_valid_mv, checked_refused_mv--> outcome (valid count; refused and deferred lines)
 //
 // then one read of the call's outcome (the answer: stored, duplicates, rejections by line,
 // deferred lines for the JavaScript steps) and its delete. The checks are migration 121's own
@@ -20,13 +20,16 @@
 // in a database of this script's own, dropped at the end.
 //
 //   npx tsx bench/ingest-single-pass.ts [--rows 1000000] [--records 40000] [--rounds 5] [--skip two,checks] [--out f.json]
-//   npx tsx bench/ingest-single-pass.ts --check     (correctness on a fresh store, against IngestPipeline.ingest)
+//   npx tsx bench/ingest-single-pass.ts --check [--block-rows N]   (correctness on a fresh store, against
+//     IngestPipeline.ingest; --block-rows: the statement in blocks of N lines, which (b) does not survive)
 //
 // Rounds: each measures (a) the engine's own insert of a body (ingest-support.ts engineInsert,
-// the ceiling of ingest-paths.ts), (b) the single pass, (c) today's engine path
-// (IngestPipeline.ingestNdjson with checks 'engine'), and (d) the checks alone (the lines
-// through check_mv into a Null table with no views: what the checks cost), in an order that
-// rotates each round; each a fresh body. Ratios are to (a) in the same round; medians reported.
+// the ceiling of ingest-paths.ts), (b) the single pass, (b2) the two statements, (c) today's
+// engine path (IngestPipeline.ingestNdjson with checks 'engine'), and to see where the time
+// goes, (d) the checks alone (the lines through the checks into a Null table with no views) and
+// (e) the engine's JSONEachRow parse alone (the bytes into a Null table of the base columns),
+// in an order that rotates each round; each a fresh body. Ratios are to (a) in the same round;
+// medians reported. A body must reach the views as one block in (b) (checked each call).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
@@ -39,8 +42,8 @@ import { TABLES } from '../warehouse/tables.ts';
 import type { Warehouse } from '../warehouse/warehouse.ts';
 import { machine, median, timeMs } from './bench-support.ts';
 import { startBenchServer, startBenchServices } from './bench-server.ts';
-import { benchPipelineOptions, engineInsert, freshBodies, warmPipeline } from './ingest-support.ts';
-import { type Design, SinglePass, singlePassReport } from './single-pass.ts';
+import { benchPipelineOptions, ENGINE_INSERT, engineInsert, freshBodies, warmPipeline } from './ingest-support.ts';
+import { DB, type Design, SinglePass, singlePassReport } from './single-pass.ts';
 
 const say = (s: string): void => void process.stderr.write(`${s}\n`);
 
@@ -84,7 +87,7 @@ async function rounds(): Promise<void> {
       [TABLES.transactions, TABLES.ingestKeys, 'tx_by_rid'].map(async (t) => Number((await wh.query<{ n: string }>(`SELECT count() AS n FROM ${t}`))[0]!.n)),
     );
   const rate = (ms: number): number => Math.round(RECORDS / (ms / 1000));
-  type Case = 'engine' | 'single' | 'two' | 'today' | 'checks';
+  type Case = 'engine' | 'single' | 'two' | 'today' | 'checks' | 'parse';
   // Each case answers its own time: (b)'s checks of what it stored stay outside it.
   const statementMs: Record<Design, number> = { single: 0, two: 0 };
   const designed = async (b: Buffer, design: Design): Promise<number> => {
@@ -108,8 +111,9 @@ async function rounds(): Promise<void> {
       return ms;
     },
     checks: (b) => timeMs(() => sp.checksOnly(b)),
+    parse: (b) => timeMs(() => wh.insertBytes(`${DB}.parsed`, b, 'JSONEachRow', ENGINE_INSERT)),
   };
-  const order = (['engine', 'single', 'two', 'today', 'checks'] as const).filter((c) => !SKIP.has(c));
+  const order = (['engine', 'single', 'two', 'today', 'checks', 'parse'] as const).filter((c) => !SKIP.has(c));
   const perRound: Record<string, number | string>[] = [];
   for (let r = 0; r < ROUNDS; r++) {
     const load = loadavg()[0]!;
@@ -131,16 +135,17 @@ async function rounds(): Promise<void> {
       'single/today': got.single! / got.today!,
       'single/two': got.single! / got.two!,
       ...(got.checks === undefined ? {} : { 'checks/engine': got.checks / got.engine! }),
+      ...(got.parse === undefined ? {} : { 'parse/engine': got.parse / got.engine! }),
     };
     perRound.push(row);
     say(
       `round ${r + 1}/${ROUNDS} (load ${load.toFixed(1)} on ${availableParallelism()} cores; ${row.order}): records/s engine ${got.engine}, single pass ${got.single} (its INSERT ${Math.round(statementMs.single)} ms), two statements ${got.two} (${Math.round(statementMs.two)} ms), today ${got.today}` +
-        `${got.checks === undefined ? '' : `, checks alone ${got.checks}`}; single ${row['single/engine'].toFixed(2)} of the engine, two ${row['two/engine'].toFixed(2)}, today ${row['today/engine'].toFixed(2)}, single/today ${row['single/today'].toFixed(2)}`,
+        `${got.checks === undefined ? '' : `, checks alone ${got.checks}`}${got.parse === undefined ? '' : `, the engine's parse alone ${got.parse}`}; single ${row['single/engine'].toFixed(2)} of the engine, two ${row['two/engine'].toFixed(2)}, today ${row['today/engine'].toFixed(2)}, single/today ${row['single/today'].toFixed(2)}`,
     );
   }
   const med = (k: string): number => median(perRound.map((x) => Number(x[k])).filter((x) => Number.isFinite(x)));
   const medians = Object.fromEntries(
-    ['single/engine', 'two/engine', 'today/engine', 'single/today', 'single/two', 'checks/engine'].map((k) => [k, Number(med(k).toFixed(3))]),
+    ['single/engine', 'two/engine', 'today/engine', 'single/today', 'single/two', 'checks/engine', 'parse/engine'].map((k) => [k, Number(med(k).toFixed(3))]),
   );
   say(`medians over ${ROUNDS} rounds: ${JSON.stringify(medians)}`);
   const report = { date: new Date().toISOString(), machine: machine(), rows: ROWS, records: RECORDS, rounds: perRound, medians };

@@ -124,6 +124,8 @@ export class SinglePass {
       `CREATE MATERIALIZED VIEW ${DB}.valid2_mv TO ${DB}.valid2 AS SELECT batch, n, ${BASE}, sig_key FROM ${DB}.checked2 WHERE code = ''`,
       // (d) The checks alone: the same view into a Null table with nothing behind it.
       ...(await checking('probe_lines', 'probe_checked')),
+      // (e) The engine's own parse alone: the ceiling's JSONEachRow into a Null table of the base table's columns.
+      `CREATE TABLE ${DB}.parsed (${typed(BASE_COLUMNS)}) ENGINE = Null`,
     ];
     for (const sql of ddl) await this.wh.exec(sql);
   }
