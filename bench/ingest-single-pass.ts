@@ -43,7 +43,7 @@ import type { Warehouse } from '../warehouse/warehouse.ts';
 import { machine, median, timeMs } from './bench-support.ts';
 import { startBenchServer, startBenchServices } from './bench-server.ts';
 import { benchPipelineOptions, ENGINE_INSERT, engineInsert, freshBodies, warmPipeline } from './ingest-support.ts';
-import { DB, type Design, SinglePass, singlePassReport } from './single-pass.ts';
+import { DB, type Design, JOURNAL_WRITER, SinglePass, singlePassReport } from './single-pass.ts';
 
 const say = (s: string): void => void process.stderr.write(`${s}\n`);
 
@@ -79,6 +79,7 @@ async function rounds(): Promise<void> {
   await inEngine.ingestNdjson(Buffer.from(await fresh(2000)), 'bench-warm');
   await singlePassReport(sp, js, Buffer.from(await fresh(2000)), 'bench-warm');
   await singlePassReport(sp, js, Buffer.from(await fresh(2000)), 'bench-warm', 'two');
+  await singlePassReport(sp, js, Buffer.from(await fresh(2000)), 'bench-warm', 'journal');
   await sp.checksOnly(Buffer.from(await fresh(2000)));
   say(`store: ${ROWS.toLocaleString('en-US')} rows; ${RECORDS.toLocaleString('en-US')} fresh records a body; ${machine()}`);
 
@@ -87,9 +88,9 @@ async function rounds(): Promise<void> {
       [TABLES.transactions, TABLES.ingestKeys, 'tx_by_rid'].map(async (t) => Number((await wh.query<{ n: string }>(`SELECT count() AS n FROM ${t}`))[0]!.n)),
     );
   const rate = (ms: number): number => Math.round(RECORDS / (ms / 1000));
-  type Case = 'engine' | 'single' | 'two' | 'today' | 'checks' | 'parse';
+  type Case = 'engine' | Design | 'today' | 'checks' | 'parse';
   // Each case answers its own time: (b)'s checks of what it stored stay outside it.
-  const statementMs: Record<Design, number> = { single: 0, two: 0 };
+  const statementMs: Record<Design, number> = { single: 0, journal: 0, two: 0 };
   const designed = async (b: Buffer, design: Design): Promise<number> => {
     const before = await counts();
     let r!: Awaited<ReturnType<typeof singlePassReport>>;
@@ -103,6 +104,7 @@ async function rounds(): Promise<void> {
   const cases: Record<Case, (b: Buffer) => Promise<number>> = {
     engine: (b) => timeMs(() => engineInsert(wh, b)),
     single: (b) => designed(b, 'single'),
+    journal: (b) => designed(b, 'journal'),
     two: (b) => designed(b, 'two'),
     today: async (b) => {
       let accepted = 0;
@@ -113,7 +115,7 @@ async function rounds(): Promise<void> {
     checks: (b) => timeMs(() => sp.checksOnly(b)),
     parse: (b) => timeMs(() => wh.insertBytes(`${DB}.parsed`, b, 'JSONEachRow', ENGINE_INSERT)),
   };
-  const order = (['engine', 'single', 'two', 'today', 'checks', 'parse'] as const).filter((c) => !SKIP.has(c));
+  const order = (['engine', 'single', 'journal', 'two', 'today', 'checks', 'parse'] as const).filter((c) => !SKIP.has(c));
   const perRound: Record<string, number | string>[] = [];
   for (let r = 0; r < ROUNDS; r++) {
     const load = loadavg()[0]!;
@@ -128,8 +130,10 @@ async function rounds(): Promise<void> {
       order: turn.join(','),
       ...got,
       singleInsertMs: Math.round(statementMs.single),
+      journalAndInsertMs: Math.round(statementMs.journal),
       twoInsertsMs: Math.round(statementMs.two),
       'single/engine': got.single! / got.engine!,
+      'journal/engine': got.journal! / got.engine!,
       'two/engine': got.two! / got.engine!,
       'today/engine': got.today! / got.engine!,
       'single/today': got.single! / got.today!,
@@ -139,13 +143,16 @@ async function rounds(): Promise<void> {
     };
     perRound.push(row);
     say(
-      `round ${r + 1}/${ROUNDS} (load ${load.toFixed(1)} on ${availableParallelism()} cores; ${row.order}): records/s engine ${got.engine}, single pass ${got.single} (its INSERT ${Math.round(statementMs.single)} ms), two statements ${got.two} (${Math.round(statementMs.two)} ms), today ${got.today}` +
-        `${got.checks === undefined ? '' : `, checks alone ${got.checks}`}${got.parse === undefined ? '' : `, the engine's parse alone ${got.parse}`}; single ${row['single/engine'].toFixed(2)} of the engine, two ${row['two/engine'].toFixed(2)}, today ${row['today/engine'].toFixed(2)}, single/today ${row['single/today'].toFixed(2)}`,
+      `round ${r + 1}/${ROUNDS} (load ${load.toFixed(1)} on ${availableParallelism()} cores; ${row.order}): records/s engine ${got.engine}, single pass ${got.single} (its INSERT ${Math.round(statementMs.single)} ms), with the journal ${got.journal} (${Math.round(statementMs.journal)} ms), two statements ${got.two} (${Math.round(statementMs.two)} ms), today ${got.today}` +
+        `${got.checks === undefined ? '' : `, checks alone ${got.checks}`}${got.parse === undefined ? '' : `, the engine's parse alone ${got.parse}`}; single ${row['single/engine'].toFixed(2)} of the engine, with the journal ${row['journal/engine'].toFixed(2)}, two ${row['two/engine'].toFixed(2)}, today ${row['today/engine'].toFixed(2)}, single/today ${row['single/today'].toFixed(2)}`,
     );
   }
   const med = (k: string): number => median(perRound.map((x) => Number(x[k])).filter((x) => Number.isFinite(x)));
   const medians = Object.fromEntries(
-    ['single/engine', 'two/engine', 'today/engine', 'single/today', 'single/two', 'checks/engine', 'parse/engine'].map((k) => [k, Number(med(k).toFixed(3))]),
+    ['single/engine', 'journal/engine', 'two/engine', 'today/engine', 'single/today', 'single/two', 'checks/engine', 'parse/engine'].map((k) => [
+      k,
+      Number(med(k).toFixed(3)),
+    ]),
   );
   say(`medians over ${ROUNDS} rounds: ${JSON.stringify(medians)}`);
   const report = { date: new Date().toISOString(), machine: machine(), rows: ROWS, records: RECORDS, rounds: perRound, medians };
@@ -227,6 +234,24 @@ async function check(): Promise<void> {
     say(`${x === y ? 'same   ' : 'DIFFERS'} ${what}${x === y ? '' : `\n  JavaScript: ${x.slice(0, 600)}\n  this:       ${y.slice(0, 600)}`}`);
     if (x !== y) failures.push(what);
   };
+  // The JavaScript path journals its stored rows' buckets; (b+j)'s 'begin' must name every one of them.
+  const journalled = (design: Design, js: string, here: string): void => {
+    const begun = (text: string, writer?: string): string[] =>
+      text
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => JSON.parse(l) as { writer: string; state: string; buckets: unknown[] })
+        .filter((e) => e.state === 'begin' && (writer === undefined || e.writer === writer))
+        .flatMap((e) => e.buckets.map((b) => JSON.stringify(b)));
+    const wanted = new Set(begun(js));
+    if (design !== 'journal') {
+      say(`(${TABLES.ingestJournal}: ${design} journals only its deferred lines)`);
+      return;
+    }
+    const ours = new Set(begun(here, JOURNAL_WRITER));
+    const missing = [...wanted].filter((b) => !ours.has(b));
+    same(`journal: its 'begin' names every bucket the JavaScript path journalled (${wanted.size}; it names ${ours.size})`, [], missing);
+  };
   try {
     const opts = benchPipelineOptions(services);
     const log = createLogger('silent');
@@ -238,7 +263,7 @@ async function check(): Promise<void> {
     const blockRows = values['block-rows'] === undefined ? undefined : Number(values['block-rows']);
     const sp = new SinglePass(wh, stageDir, blockRows);
     await sp.create(await registry.list(), opts.maxRecordBytes);
-    for (const design of ['single', 'two'] as const) {
+    for (const design of ['single', 'journal', 'two'] as const) {
       for (const t of before.keys()) await wh.exec(`TRUNCATE TABLE ${t}`);
       const forDeferred = new IngestPipeline(wh, registry, services.dataVersion, log, { ...opts, writerId: `check-${design}` });
       await forDeferred.prepare();
@@ -251,9 +276,7 @@ async function check(): Promise<void> {
       const after = await snapshot(wh);
       for (const [t, rows] of before) {
         if (t === TABLES.ingestJournal) {
-          say(
-            `(${t}: ${rows.split('\n').length - 1} rows on the JavaScript path, ${after.get(t)!.split('\n').length - 1} here: only the deferred lines are journalled)`,
-          );
+          journalled(design, rows, after.get(t)!);
           continue;
         }
         same(`${design}: ${t} (${rows.split('\n').length - 1} rows)`, rows, after.get(t));

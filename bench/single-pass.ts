@@ -18,8 +18,11 @@ export const BASE = BASE_COLUMNS.join(', ');
 /** A literal for the view text (the registry's names are snake_case and its programs Base58; escaped anyway). */
 const lit = (s: string): string => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 
-/** (b) one statement; (b2) two: the checks with their refusals, then the new rows. */
-export type Design = 'single' | 'two';
+/** (b) one statement; (b+j) the journal's 'begin' then the one statement; (b2) two: the checks with their refusals, then the new rows. */
+export type Design = 'single' | 'journal' | 'two';
+
+/** The journal's writer of (b+j): no pipeline repairs its entries. */
+export const JOURNAL_WRITER = 'single-pass-bench';
 
 /** The rows of `from` (those where `which`) whose identity is not in ingest_keys, over their own seconds (their keys first: PREWHERE), as engine-checks.ts asks. */
 export const newRows = (from: string, which: string): string =>
@@ -131,40 +134,78 @@ export class SinglePass {
   }
 
   async drop(): Promise<void> {
+    if (this.pendingDone !== undefined) {
+      await this.wh.insert(TABLES.ingestJournal, [{ batch_id: this.pendingDone, writer: JOURNAL_WRITER, state: 'done', buckets: [] }], {
+        columns: ['batch_id', 'writer', 'state', 'buckets'],
+      });
+      this.pendingDone = undefined;
+    }
     await this.wh.exec(`DROP DATABASE IF EXISTS ${DB} SYNC`);
   }
 
-  /** The one statement: the body's lines into `table` (staged as a file: chDB's raw insert takes no LineAsString). */
-  private async insertLines(table: string, body: Uint8Array, batch: string, source: string): Promise<number> {
+  /** The one statement: the staged body's lines into `table`. */
+  private insertLines(table: string, file: string, batch: string, source: string): Promise<number> {
+    return timeMs(() =>
+      this.wh.exec(
+        `INSERT INTO ${DB}.${table} SELECT {b:String}, {s:String}, toUInt32(rowNumberInAllBlocks() + 1), line FROM file({f:String}, 'LineAsString')`,
+        {
+          params: { b: batch, s: source, f: file },
+          // One stream keeps the body's order (row numbers are line numbers); the views of a
+          // block run side by side, as the pipeline's inserts do.
+          settings: {
+            max_threads: 1,
+            input_format_parallel_parsing: 0,
+            parallel_view_processing: 1,
+            ...(this.blockRows === undefined ? {} : { max_block_size: this.blockRows, min_insert_block_size_rows: this.blockRows }),
+          },
+        },
+      ),
+    );
+  }
+
+  /** A body staged as a file (chDB's raw insert takes no LineAsString) for fn, removed after. */
+  private async staged<T>(body: Uint8Array, batch: string, fn: (file: string) => Promise<T>): Promise<T> {
     const file = path.join(this.stageDir, `${batch}.ndjson`);
     await writeFile(file, body);
     try {
-      return await timeMs(() =>
-        this.wh.exec(
-          `INSERT INTO ${DB}.${table} SELECT {b:String}, {s:String}, toUInt32(rowNumberInAllBlocks() + 1), line FROM file({f:String}, 'LineAsString')`,
-          {
-            params: { b: batch, s: source, f: file },
-            // One stream keeps the body's order (row numbers are line numbers); the views of a
-            // block run side by side, as the pipeline's inserts do.
-            settings: {
-              max_threads: 1,
-              input_format_parallel_parsing: 0,
-              parallel_view_processing: 1,
-              ...(this.blockRows === undefined ? {} : { max_block_size: this.blockRows, min_insert_block_size_rows: this.blockRows }),
-            },
-          },
-        ),
-      );
+      return await fn(file);
     } finally {
       await rm(file, { force: true });
     }
   }
 
-  /** A body in one statement (b) or two (b2), then its outcome read and removed. */
+  /** The journal's 'done' of the previous (b+j) call, carried by the next 'begin' (as ingest/steps/journal.ts does). */
+  private pendingDone: string | undefined;
+
+  /**
+   * (b+j) How the single pass could keep the crash repair: before the statement, the ingest
+   * journal's 'begin' with the (protocol, hour) buckets of every line that names them, read by a
+   * light scan of the staged body (two fields a line; a superset of the stored rows' buckets, and
+   * rebuilding a bucket more is harmless: view-repair.ts recomputes it from the base table).
+   */
+  private async journalBegin(file: string, batch: string): Promise<number> {
+    const done = this.pendingDone;
+    this.pendingDone = batch;
+    return timeMs(() =>
+      this.wh.exec(
+        `INSERT INTO ${TABLES.ingestJournal} (batch_id, writer, state, buckets)
+         SELECT {b:String}, {w:String}, 'begin', groupUniqArray((p, toDateTime(intDiv(t, 3600) * 3600, 'UTC')))
+         FROM (SELECT JSONExtractString(line, 'protocol_name') AS p, toUInt32(toFloat64OrZero(JSONExtractRaw(line, 'block_time'))) AS t
+               FROM file({f:String}, 'LineAsString') WHERE p != '')
+         ${done === undefined ? '' : "UNION ALL SELECT {d:String}, {w:String}, 'done', []"}`,
+        { params: { b: batch, w: JOURNAL_WRITER, f: file, d: done ?? '' } },
+      ),
+    );
+  }
+
+  /** A body in one statement (b), with the journal's 'begin' before it (b+j), or two (b2); then its outcome read and removed. */
   async ingest(body: Uint8Array, source: string, design: Design = 'single'): Promise<SinglePassResult> {
     const batch = randomUUID();
-    let insertMs = await this.insertLines(design === 'single' ? 'lines' : 'lines2', body, batch, source);
-    if (design === 'two') insertMs += await this.storeTwo(batch);
+    const insertMs = await this.staged(body, batch, async (file) => {
+      const journalMs = design === 'journal' ? await this.journalBegin(file, batch) : 0;
+      const ms = await this.insertLines(design === 'two' ? 'lines2' : 'lines', file, batch, source);
+      return journalMs + ms + (design === 'two' ? await this.storeTwo(batch) : 0);
+    });
     const rows = await this.wh.query<{ n: number; code: string; reason: string; line: string }>(
       `SELECT n, code, reason, line FROM ${DB}.outcome WHERE batch = {b:String} ORDER BY n`,
       { params: { b: batch } },
@@ -199,7 +240,8 @@ export class SinglePass {
 
   /** (d) The checks alone over a body. */
   async checksOnly(body: Uint8Array): Promise<void> {
-    await this.insertLines('probe_lines', body, randomUUID(), 'probe');
+    const batch = randomUUID();
+    await this.staged(body, batch, (file) => this.insertLines('probe_lines', file, batch, 'probe'));
   }
 }
 
