@@ -19,7 +19,7 @@
 // views are rebuilt when they change); its functions are the migration's. Every object lives
 // in a database of this script's own, dropped at the end.
 //
-//   npx tsx bench/ingest-single-pass.ts [--rows 1000000] [--records 40000] [--rounds 5] [--skip two,checks] [--out f.json]
+//   npx tsx bench/ingest-single-pass.ts [--rows 1000000] [--records 40000] [--rounds 5] [--threads 1] [--skip two,checks] [--out f.json]
 //   npx tsx bench/ingest-single-pass.ts --check [--block-rows N]   (correctness on a fresh store, against
 //     IngestPipeline.ingest; --block-rows: the statement in blocks of N lines, which (b) does not survive)
 //
@@ -56,8 +56,12 @@ const { values } = parseArgs({
     out: { type: 'string' },
     check: { type: 'boolean' },
     'block-rows': { type: 'string' },
+    threads: { type: 'string' },
   },
 });
+
+/** The lines statement's max_threads (--threads; 1 as today's staging). */
+const THREADS = Number(values.threads ?? 1);
 
 async function rounds(): Promise<void> {
   const ROWS = Number(values.rows ?? 1_000_000);
@@ -68,7 +72,7 @@ async function rounds(): Promise<void> {
   const { wh, registry } = server.services;
   const fresh = freshBodies(wh, RECORDS);
   const stageDir = await mkdtemp(path.join(tmpdir(), 'txa-single-'));
-  const sp = new SinglePass(wh, stageDir);
+  const sp = new SinglePass(wh, stageDir, undefined, THREADS);
   const opts = benchPipelineOptions(server.services);
   const log = createLogger('silent');
   await sp.create(await registry.list(), opts.maxRecordBytes);
@@ -81,7 +85,7 @@ async function rounds(): Promise<void> {
   await singlePassReport(sp, js, Buffer.from(await fresh(2000)), 'bench-warm', 'two');
   await singlePassReport(sp, js, Buffer.from(await fresh(2000)), 'bench-warm', 'journal');
   await sp.checksOnly(Buffer.from(await fresh(2000)));
-  say(`store: ${ROWS.toLocaleString('en-US')} rows; ${RECORDS.toLocaleString('en-US')} fresh records a body; ${machine()}`);
+  say(`store: ${ROWS.toLocaleString('en-US')} rows; ${RECORDS.toLocaleString('en-US')} fresh records a body; lines statement max_threads ${THREADS}; ${machine()}`);
 
   const counts = async (): Promise<number[]> =>
     Promise.all(
@@ -155,7 +159,7 @@ async function rounds(): Promise<void> {
     ]),
   );
   say(`medians over ${ROUNDS} rounds: ${JSON.stringify(medians)}`);
-  const report = { date: new Date().toISOString(), machine: machine(), rows: ROWS, records: RECORDS, rounds: perRound, medians };
+  const report = { date: new Date().toISOString(), machine: machine(), rows: ROWS, records: RECORDS, threads: THREADS, rounds: perRound, medians };
   if (values.out) {
     mkdirSync(path.dirname(values.out), { recursive: true });
     writeFileSync(values.out, `${JSON.stringify(report, null, 2)}\n`);
@@ -261,7 +265,7 @@ async function check(): Promise<void> {
     const a = await jsPath.ingest(ndjsonRecords(body), 'check');
     const before = await snapshot(wh);
     const blockRows = values['block-rows'] === undefined ? undefined : Number(values['block-rows']);
-    const sp = new SinglePass(wh, stageDir, blockRows);
+    const sp = new SinglePass(wh, stageDir, blockRows, THREADS);
     await sp.create(await registry.list(), opts.maxRecordBytes);
     for (const design of ['single', 'journal', 'two'] as const) {
       for (const t of before.keys()) await wh.exec(`TRUNCATE TABLE ${t}`);

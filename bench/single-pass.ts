@@ -44,11 +44,16 @@ export interface SinglePassResult {
 }
 
 export class SinglePass {
-  /** blockRows: the statement's blocks this many lines (a probe of a body in several blocks); default: the engine's. */
+  /**
+   * blockRows: the statement's blocks this many lines (a probe of a body in several blocks);
+   * default: the engine's. threads: the lines statement's max_threads (default 1, as today's
+   * staging); more parse the file in parallel and number lines by the file's own _row_number.
+   */
   constructor(
     private readonly wh: Warehouse,
     private readonly stageDir: string,
     private readonly blockRows?: number,
+    private readonly threads = 1,
   ) {}
 
   /** The checks of migration 121, as a SELECT over `source` (a table of n, line), the view's parameters bound as literals. */
@@ -147,14 +152,14 @@ export class SinglePass {
   private insertLines(table: string, file: string, batch: string, source: string): Promise<number> {
     return timeMs(() =>
       this.wh.exec(
-        `INSERT INTO ${DB}.${table} SELECT {b:String}, {s:String}, toUInt32(rowNumberInAllBlocks() + 1), line FROM file({f:String}, 'LineAsString')`,
+        `INSERT INTO ${DB}.${table} SELECT {b:String}, {s:String}, toUInt32(${this.threads === 1 ? 'rowNumberInAllBlocks()' : '_row_number'} + 1), line FROM file({f:String}, 'LineAsString')`,
         {
           params: { b: batch, s: source, f: file },
           // One stream keeps the body's order (row numbers are line numbers); the views of a
           // block run side by side, as the pipeline's inserts do.
           settings: {
-            max_threads: 1,
-            input_format_parallel_parsing: 0,
+            max_threads: this.threads,
+            input_format_parallel_parsing: this.threads === 1 ? 0 : 1,
             parallel_view_processing: 1,
             ...(this.blockRows === undefined ? {} : { max_block_size: this.blockRows, min_insert_block_size_rows: this.blockRows }),
           },
