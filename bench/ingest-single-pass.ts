@@ -85,7 +85,9 @@ async function rounds(): Promise<void> {
   await singlePassReport(sp, js, Buffer.from(await fresh(2000)), 'bench-warm', 'two');
   await singlePassReport(sp, js, Buffer.from(await fresh(2000)), 'bench-warm', 'journal');
   await sp.checksOnly(Buffer.from(await fresh(2000)));
-  say(`store: ${ROWS.toLocaleString('en-US')} rows; ${RECORDS.toLocaleString('en-US')} fresh records a body; lines statement max_threads ${THREADS}; ${machine()}`);
+  say(
+    `store: ${ROWS.toLocaleString('en-US')} rows; ${RECORDS.toLocaleString('en-US')} fresh records a body; lines statement max_threads ${THREADS}; ${machine()}`,
+  );
 
   const counts = async (): Promise<number[]> =>
     Promise.all(
