@@ -32,13 +32,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createLogger } from '../core/logger.ts';
-import { demoRecordsNdjson } from '../ingest/demo-generator.ts';
 import { ndjsonRecords } from '../ingest/ndjson.ts';
 import { IngestPipeline } from '../ingest/pipeline.ts';
 import { checkRecord, protocolLookup } from '../ingest/record-schema.ts';
 import { BASE_COLUMNS, TABLES, type BaseRow } from '../warehouse/tables.ts';
 import { startBenchServer } from './bench-server.ts';
 import { machine, median, timeMs } from './bench-support.ts';
+import { benchPipelineOptions, ENGINE_INSERT as INSERT, engineInsert, freshBodies, warmPipeline } from './ingest-support.ts';
 
 const { values } = parseArgs({
   options: {
@@ -57,7 +57,6 @@ const WORKERS = Number(values.workers ?? 2);
 const ROUNDS = Number(values.rounds ?? 1);
 const ROWS = Number(values.rows ?? 1_000_000);
 const RECORDS = Number(values.records ?? 40_000);
-const INSERT = { columns: BASE_COLUMNS, settings: { parallel_view_processing: 1, input_format_skip_unknown_fields: 1 } };
 const say = (s: string): void => void process.stderr.write(`${s}\n`);
 
 /** The base table's insert columns with their types, in BASE_COLUMNS order (a staged file's structure). */
@@ -135,11 +134,8 @@ async function main(): Promise<void> {
   process.env.ADMIN_TOKEN ??= 'bench-admin-token-0123456789abcdef';
   const server = await startBenchServer(ROWS);
   const { wh, registry } = server.services;
-  const now = Math.floor(Date.now() / 3_600_000) * 3600;
   // A seed per run and case: a reused store (DATA_DIR) never sees the same records twice.
-  let seed = Date.now() % 1_000_000_000;
-  const fresh = async (): Promise<string> =>
-    demoRecordsNdjson(wh, { seed: seed++, total: RECORDS, offset: 0, count: RECORDS, startTime: now - 86_400, endTime: now });
+  const fresh = freshBodies(wh, RECORDS);
   const known = protocolLookup(await registry.list());
   const parsed = (nd: string): BaseRow[] =>
     nd
@@ -161,7 +157,7 @@ async function main(): Promise<void> {
   const want = (name: string): boolean => values.only === undefined || values.only.split(',').some((o) => name.startsWith(o));
   const ceiling = async (name: string): Promise<void> => {
     const bytes = Buffer.from(await fresh());
-    record(name, { ms: await timeMs(() => wh.insertBytes(TABLES.transactions, bytes, 'JSONEachRow', INSERT)) });
+    record(name, { ms: await timeMs(() => engineInsert(wh, bytes)) });
   };
 
   say(`store: ${ROWS.toLocaleString('en-US')} rows; ${RECORDS.toLocaleString('en-US')} fresh records per case; ${machine()}`);
@@ -180,7 +176,7 @@ async function main(): Promise<void> {
       const insertMs = await timeMs(() => insert(payload));
       record(name, { ms: buildMs + insertMs, buildMs, insertMs });
     };
-    const jsonInsert = (b: Buffer): Promise<void> => wh.insertBytes(TABLES.transactions, b, 'JSONEachRow', INSERT);
+    const jsonInsert = (b: Buffer): Promise<void> => engineInsert(wh, b);
     await timed(
       'path: JSON.stringify rows',
       (_nd, rows) => {
@@ -244,15 +240,10 @@ async function main(): Promise<void> {
   }
 
   const log = createLogger('silent');
-  const opts = { maxRecordBytes: 256 * 1024, batchRows: server.services.config.ingest.batchRows, writerId: 'bench', parseWorkers: 0 };
+  const opts = benchPipelineOptions(server.services);
   // Each pipeline's prepare (the journal's repair check) is timed apart, then one small
   // ingest warms the JIT.
-  const warm = async (p: IngestPipeline, name: string): Promise<void> => {
-    const prepMs = await timeMs(() => p.prepare());
-    if (prepMs > 50) say(`${name}: prepare (repair check) ${prepMs.toFixed(0)} ms`);
-    const small = await demoRecordsNdjson(wh, { seed: seed++, total: 2000, offset: 0, count: 2000, startTime: now - 86_400, endTime: now });
-    await p.ingest(ndjsonRecords(small), 'bench-warm');
-  };
+  const warm = (p: IngestPipeline, name: string): Promise<void> => warmPipeline(p, name, fresh, say);
   if (want('pipeline')) {
     for (const [name, raw] of [
       ['pipeline: as received', true],
@@ -289,7 +280,7 @@ async function main(): Promise<void> {
   if (ROUNDS > 0 && values.rounds !== undefined) {
     // Start to first accepted record (issue 40): a new pipeline, as a process start makes it,
     // until its first record is stored; nothing of the store is read whole.
-    const first = ndjsonRecords(await demoRecordsNdjson(wh, { seed: seed++, total: 1, offset: 0, count: 1, startTime: now - 86_400, endTime: now }));
+    const first = ndjsonRecords(await fresh(1));
     const startMs = await timeMs(async () => {
       const fresh1 = new IngestPipeline(wh, registry, server.services.dataVersion, log, opts);
       await fresh1.prepare();
@@ -302,19 +293,13 @@ async function main(): Promise<void> {
     await warm(p, 'rounds pipeline');
     const inEngine = new IngestPipeline(wh, registry, server.services.dataVersion, log, { ...opts, checks: 'engine' });
     await warm(inEngine, 'rounds pipeline, checks in the engine');
-    await inEngine.ingestNdjson(
-      Buffer.from(await demoRecordsNdjson(wh, { seed: seed++, total: 2000, offset: 0, count: 2000, startTime: now - 86_400, endTime: now })),
-      'bench-warm',
-    );
+    await inEngine.ingestNdjson(Buffer.from(await fresh(2000)), 'bench-warm');
     const unfiltered = new IngestPipeline(wh, registry, server.services.dataVersion, log, { ...opts, dedupe: 'signature-index' });
     await warm(unfiltered, 'rounds pipeline, de-duplication by the signature index');
     const onWorkers = new IngestPipeline(wh, registry, server.services.dataVersion, log, { ...opts, parseWorkers: WORKERS });
     await warm(onWorkers, `rounds pipeline on ${WORKERS} parse workers`);
     while (onWorkers.parseWorkersReady < WORKERS) await new Promise((r) => setTimeout(r, 50));
-    await onWorkers.ingest(
-      ndjsonRecords(await demoRecordsNdjson(wh, { seed: seed++, total: 4000, offset: 0, count: 4000, startTime: now - 86_400, endTime: now })),
-      'bench-warm',
-    );
+    await onWorkers.ingest(ndjsonRecords(await fresh(4000)), 'bench-warm');
     // The service's pipeline starts its parse workers on its first large call: started here.
     const served = server.services.pipeline;
     await served.prepare();
@@ -327,7 +312,7 @@ async function main(): Promise<void> {
         const b = Buffer.from(await fresh());
         return rate(await timeMs(() => fn(b)));
       };
-      const buffer = await rate1((b) => wh.insertBytes(TABLES.transactions, b, 'JSONEachRow', INSERT));
+      const buffer = await rate1((b) => engineInsert(wh, b));
       const file = await rate1(async (b) => {
         const f = path.join(stageDir, 'batch.ndjson');
         writeFileSync(f, b);
@@ -371,7 +356,7 @@ async function main(): Promise<void> {
         if (answer.accepted !== RECORDS) throw new Error(`http: ${JSON.stringify(answer).slice(0, 300)}`);
       });
       // A buffer insert right after, so each side has the engine measured around it.
-      const buffer2 = await rate1((b) => wh.insertBytes(TABLES.transactions, b, 'JSONEachRow', INSERT));
+      const buffer2 = await rate1((b) => engineInsert(wh, b));
       const bufferMean = (buffer + buffer2) / 2;
       const best = Math.max(bufferMean, file);
       const rr = {
