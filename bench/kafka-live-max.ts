@@ -14,6 +14,7 @@
 //     through the views, with --engine-flush-ms as its flush interval (kafka_flush_interval_ms),
 //     while the activity query is polled as often as in our runs (the same load beside it).
 // Usage: npx tsx bench/kafka-live-max.ts [--from 6000] [--step 1.15] [--seconds 20] [--repeats 3]
+//        [--warmup R] (one round at R first, reported apart)
 //        [--at R]   (no ramp: freshness at R records/s, to compare designs at one rate; the
 //                    ingest settings under test come from the environment, as in kafka-ingest.ts)
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -39,6 +40,7 @@ const { values } = parseArgs({
     'max-lag-growth': { type: 'string' },
     'engine-flush-ms': { type: 'string' },
     at: { type: 'string' },
+    warmup: { type: 'string' },
     tag: { type: 'string' },
   },
 });
@@ -51,6 +53,9 @@ const MAX_LAG_GROWTH_MS = Number(values['max-lag-growth'] ?? 500);
 const ENGINE_FLUSH_MS = Number(values['engine-flush-ms'] ?? 500);
 /** --at R: no ramp; freshness at R records/s (a maximum measured before, times the fraction). */
 const AT = values.at === undefined ? undefined : Number(values.at);
+/** --warmup R: one round at R records/s first, kept apart (is a process's first round the tail?). */
+const WARMUP = values.warmup === undefined ? undefined : Number(values.warmup);
+if (WARMUP !== undefined && !(Number.isInteger(WARMUP) && WARMUP > 0)) throw new Error('--warmup is a positive whole number of records/s');
 if (AT !== undefined && !(Number.isInteger(AT) && AT > 0)) throw new Error('--at is a positive whole number of records/s');
 if (!(STEP > 1) || !(FRACTION > 0 && FRACTION <= 1) || ![FROM, SECONDS, REPEATS, ENGINE_FLUSH_MS].every((n) => Number.isInteger(n) && n > 0)) {
   throw new Error('--from, --seconds, --repeats, --engine-flush-ms: positive whole numbers; --step > 1; --fraction in (0, 1]');
@@ -75,6 +80,7 @@ async function main(): Promise<void> {
     loadAtStart: loadavg(),
   };
   try {
+    if (WARMUP !== undefined) results.warmup = await freshness(s, broker.brokers, { rate: WARMUP, seconds: SECONDS });
     const ramp: (FreshnessFigures & { asked: number; sustained: boolean; load: string })[] = [];
     let maxLive = AT === undefined ? 0 : AT / FRACTION;
     for (let rate = FROM; AT === undefined && rate <= RAMP_CEILING; rate = Math.round(rate * STEP)) {
