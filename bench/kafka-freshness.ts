@@ -63,6 +63,8 @@ function lagGrowth(stored: readonly { storedAt: number; timestamps: number[] }[]
   return Math.round(p50(stored.slice(-third)) - p50(stored.slice(0, third)));
 }
 
+/** Live records at `pace` through a new Kafka source on the services' pipeline, optionally beside
+ *  a replay of `replay.topic` in a lane: produce → stored and produce → counted, per record. */
 export async function freshness(
   s: BenchServices,
   brokers: string,
@@ -121,16 +123,20 @@ export async function freshness(
         });
   await backfill?.start();
 
+  // Only this round's records may count: the live records are stamped from the producer's
+  // start on, so the range starts at t0 (earlier rounds, phase 1's day and a replayed topic's
+  // records are older), and what the range held before producing is subtracted.
   const t0 = Date.now();
+  const range = { gte: Math.floor(t0 / 1000), lte: Math.floor(t0 / 1000) + SECONDS + 3600 };
+  const before = await activityTotal(s, range);
   const live = produceLive(brokers, topic, total, RATE);
 
   const polls: { t: number; visible: number }[] = [];
-  const range = { gte: Math.floor(t0 / 1000) - 3600, lte: Math.floor(t0 / 1000) + SECONDS + 3600 };
   let producing = true;
   void live.done.then(() => (producing = false));
   const deadline = t0 + SECONDS * 1000 + 120_000;
   while (Date.now() < deadline) {
-    polls.push({ t: Date.now(), visible: await activityTotal(s, range) });
+    polls.push({ t: Date.now(), visible: (await activityTotal(s, range)) - before });
     if (!producing && source.stats().stored >= total) break;
     await sleep(POLL_MS);
   }
