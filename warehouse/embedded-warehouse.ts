@@ -5,7 +5,8 @@ import type { Session } from 'chdb';
 import { SERVING_SESSIONS } from '../core/limits/warehouse.ts';
 import { openSession, SessionPool } from './session-pool.ts';
 import { SessionTurns } from './session-turns.ts';
-import { renderSettings, WarehouseError, type InsertOptions, type QueryOptions, type Settings, type Warehouse } from './warehouse.ts';
+import { withLiteralParams } from './literal-params.ts';
+import { renderSettings, WarehouseError, type InsertOptions, type QueryOptions, type QueryParams, type Settings, type Warehouse } from './warehouse.ts';
 
 interface ChdbLikeError {
   message: string;
@@ -27,6 +28,12 @@ function codeFromMessage(message: string | undefined): number | undefined {
 function withSettings(sql: string, settings: Settings | undefined): string {
   if (!settings || Object.keys(settings).length === 0) return sql;
   return `${sql}\nSETTINGS ${renderSettings(settings)}`;
+}
+
+/** The text chDB runs and the parameters it binds (none when they were written as literals). */
+function statement(sql: string, options: QueryOptions): { text: string; params?: QueryParams } {
+  if (options.params && options.literalParams === true) return { text: withSettings(withLiteralParams(sql, options.params), options.settings) };
+  return { text: withSettings(sql, options.settings), params: options.params };
 }
 
 export class EmbeddedWarehouse implements Warehouse {
@@ -76,11 +83,11 @@ export class EmbeddedWarehouse implements Warehouse {
   }
 
   async queryText(sql: string, format: string, options: QueryOptions = {}): Promise<string> {
-    const full = withSettings(sql, options.settings);
     const turns = options.sideSession === undefined ? this.serving.turns() : this.side(options.sideSession);
     try {
+      const { text, params } = statement(sql, options);
       const result = await turns.run(
-        (session) => (options.params ? session.queryBindAsync(full, options.params, { format }) : session.queryAsync(full, { format })),
+        (session) => (params ? session.queryBindAsync(text, params, { format }) : session.queryAsync(text, { format })),
         options.signal,
       );
       return result.text();
@@ -95,12 +102,12 @@ export class EmbeddedWarehouse implements Warehouse {
     this.streamQueue = new Promise<void>((r) => (release = r));
     await turn;
     try {
-      const full = withSettings(sql, options.settings);
       let stream: ReturnType<Session['queryStream']>;
       try {
-        stream = options.params
-          ? this.streams().queryStreamBind(full, options.params, { format, signal: options.signal })
-          : this.streams().queryStream(full, { format, signal: options.signal });
+        const { text, params } = statement(sql, options);
+        stream = params
+          ? this.streams().queryStreamBind(text, params, { format, signal: options.signal })
+          : this.streams().queryStream(text, { format, signal: options.signal });
       } catch (err) {
         throw wrap(err);
       }

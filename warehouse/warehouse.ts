@@ -7,6 +7,13 @@ export type Settings = Record<string, string | number | boolean>;
 export interface QueryOptions {
   /** Values for `{name:Type}` placeholders, bound by the engine, never spliced into SQL. */
   params?: QueryParams;
+  /**
+   * Embedded: write `params` into the statement as literals (warehouse/literal-params.ts: a
+   * fail-closed list of types, strings as hex) rather than binding them. chDB runs every bound
+   * statement of the process one after another, whatever its session; a statement without one
+   * runs on the serving sessions beside the others. Server: bound as always (the same answer).
+   */
+  literalParams?: boolean;
   /** Per-query engine settings (readonly, max_execution_time, ...). */
   settings?: Settings;
   /** Abandon the call; with a server it also cancels the query there. */
