@@ -2,7 +2,11 @@
 // accounts or its program_id). tx_by_address_v2 holds one row per (address, record) in
 // (address hash, rid) order (migration 110), rid being the record's time-ordered id, so an
 // address's history is one key range in ledger order, read forwards or backwards; a page's
-// records come from tx_by_rid in the same statement.
+// records come from tx_by_rid in the same statement. Every read here asks for literalParams:
+// on the embedded transport its values are written into the statement as literals
+// (warehouse/literal-params.ts: strings as hex, checked digits), so pages run on the serving
+// sessions beside each other rather than in chDB's one process-wide line of bound statements
+// (bench/RESULTS.md, "Parameter-free address pages"); a server binds them as always.
 import type { Warehouse } from '../../../warehouse/warehouse.ts';
 import { TABLES } from '../../../warehouse/tables.ts';
 import { SIGNATURE_RECORDS, unpackSignatureRecord } from '../../../warehouse/signature-records.ts';
@@ -102,6 +106,7 @@ export async function listAddressTransactions(
   const dir = asc ? 'ASC' : 'DESC';
   // One thread: a page is two short ranges, and the second core serves other requests.
   const settings = { max_threads: 1 };
+  const reads = { settings, literalParams: true };
   const out: AddressTransaction[] = [];
   let position = req.cursor === undefined ? undefined : decode(tokens, req.cursor, req);
   for (;;) {
@@ -112,7 +117,7 @@ export async function listAddressTransactions(
     // (Named id, not rid: ORDER BY rid would then sort the text.)
     const rows = await wh.query<{ id: string; record: string }>(
       `SELECT toString(rid) AS id, record FROM ${TABLES.txByRid} WHERE rid IN (${ids}) ORDER BY rid ${dir}`,
-      { params, settings },
+      { ...reads, params },
     );
     const records = new Map<string, string[]>();
     for (const r of rows) records.set(r.id, [...(records.get(r.id) ?? []), r.record]);
@@ -120,7 +125,7 @@ export async function listAddressTransactions(
     let order = [...records.keys()];
     let read = order.length;
     if (read < need + 1) {
-      const all = (await wh.query<{ id: string }>(`SELECT toString(rid) AS id FROM (${ids}) ORDER BY rid ${dir}`, { params, settings })).map((r) => r.id);
+      const all = (await wh.query<{ id: string }>(`SELECT toString(rid) AS id FROM (${ids}) ORDER BY rid ${dir}`, { ...reads, params })).map((r) => r.id);
       order = [...new Set(all)];
       read = all.length;
     }
@@ -145,7 +150,7 @@ export async function listAddressTransactions(
     if (list.length > 1) {
       const refs = await wh.query<{ bt: number; program_id: string; protocol_name: string; success: boolean }>(
         `SELECT toUInt32(block_time) AS bt, program_id, protocol_name, success FROM ${TABLES.txByAddress} WHERE ${built.where.join(' AND ')} AND rid = {rid:UInt64}`,
-        { params: { ...built.params, rid }, settings },
+        { ...reads, params: { ...built.params, rid } },
       );
       list = list.filter((r) =>
         refs.some(
@@ -166,6 +171,9 @@ export async function listAddressTransactions(
 export async function countAddressTransactions(wh: Warehouse, address: string, filters: AddressFilters, visible: readonly string[]): Promise<number> {
   if (visible.length === 0) return 0;
   const built = addressConditions(address, filters, visible);
-  const rows = await wh.query<{ n: string }>(`SELECT count() AS n FROM ${TABLES.txByAddress} WHERE ${built.where.join(' AND ')}`, { params: built.params });
+  const rows = await wh.query<{ n: string }>(`SELECT count() AS n FROM ${TABLES.txByAddress} WHERE ${built.where.join(' AND ')}`, {
+    params: built.params,
+    literalParams: true,
+  });
   return Number(rows[0]?.n ?? 0);
 }
