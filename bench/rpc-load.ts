@@ -10,6 +10,8 @@
 //   BENCH_ONLY=getTransaction,getProtocolStats ...               # some scenarios only
 //   BENCH_WARMUP=60 ...                                          # each scenario untimed for 60 s first (a cold page cache under memcap)
 //   BENCH_SERVE=1 ...                                            # stay up and run scenarios asked on stdin (bench/capped-paired.ts)
+//   BENCH_ROUNDS=3 ...                                           # every scenario (the bare route first) 3 times, the order reversed each round
+//   BENCH_BOUND_PAGES=1 ...                                      # each address scenario also as "[bound]": its parameters bound, as before issue 37's literalParams
 //
 // Scenarios: getProtocolStats over the full range, getProtocolActivity for one day hourly,
 // getTransaction for random known signatures, getTransactionsForAddress for the hottest
@@ -23,6 +25,8 @@ import { addressCursorToken } from '../api/analytics/records/address-transaction
 import { startBenchServer } from './bench-server.ts';
 import { TABLES } from '../warehouse/tables.ts';
 import { signatureRecordField } from '../warehouse/signature-records.ts';
+import { EmbeddedWarehouse } from '../warehouse/embedded-warehouse.ts';
+import type { QueryOptions } from '../warehouse/warehouse.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -31,6 +35,8 @@ const ROWS = Number(process.env.BENCH_ROWS ?? 200_000);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 0);
 /** Which signatures the point-read scenarios ask for: 'sample' (100,000) or 'granules' (see below). */
 const KEYS = process.env.BENCH_KEYS ?? 'sample';
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
+const BOUND_PAGES = process.env.BENCH_BOUND_PAGES === '1';
 if (KEYS !== 'sample' && KEYS !== 'granules') throw new Error('BENCH_KEYS is sample or granules');
 
 const body = (method: string, params: unknown[]): string => JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
@@ -46,6 +52,20 @@ interface Scenario {
   each?: (signature: string) => string;
   /** What marks an error answered with HTTP 200 (GraphQL: "errors"). */
   errorMark?: string;
+  /** BENCH_BOUND_PAGES: run with the engine binding every parameter (literalParams ignored). */
+  bound?: boolean;
+}
+
+/**
+ * The embedded warehouse with literalParams ignored while `bound()` says so: the address page
+ * as it ran before it asked for literals (every statement in chDB's one line of bound ones),
+ * measured in the same run as the page that asks. A bench-only patch of this process.
+ */
+function ignoreLiteralParamsWhile(bound: () => boolean): void {
+  const own = EmbeddedWarehouse.prototype.queryText;
+  EmbeddedWarehouse.prototype.queryText = function (this: EmbeddedWarehouse, sql: string, format: string, options?: QueryOptions) {
+    return own.call(this, sql, format, bound() && options ? { ...options, literalParams: false } : options);
+  };
 }
 
 /** autocannon's count of answers by status, 200 left out. */
@@ -212,7 +232,12 @@ async function main(): Promise<void> {
     ]);
     // BENCH_ONLY=getTransaction,getProtocolStats runs those (and the bare route, the ratio's base).
     const only = process.env.BENCH_ONLY?.split(',').filter(Boolean);
-    const scenarios = all.filter((s, i) => i === 0 || !only || only.some((o) => s.name.startsWith(o)));
+    const chosen = all.filter((s, i) => i === 0 || !only || only.some((o) => s.name.startsWith(o)));
+    const scenarios = BOUND_PAGES
+      ? chosen.flatMap((s) => (s.name.startsWith('getTransactionsForAddress') ? [s, { ...s, name: `${s.name} [bound]`, bound: true }] : [s]))
+      : chosen;
+    let boundNow = false;
+    if (BOUND_PAGES) ignoreLiteralParamsWhile(() => boundNow);
 
     // Each scenario must answer correctly before it is timed.
     for (const s of scenarios.slice(1)) {
@@ -246,7 +271,10 @@ async function main(): Promise<void> {
     };
     /** One timed run of `s` (ratioToBare filled in by the caller). */
     const measure = async (s: Scenario, seconds = SECONDS, connections = CONNECTIONS, name = s.name): Promise<Row> => {
-      const { result, rpcErrors } = await run(url, headers, s, bodiesOf(s), seconds, connections);
+      boundNow = s.bound === true;
+      const { result, rpcErrors } = await run(url, headers, s, bodiesOf(s), seconds, connections).finally(() => {
+        boundNow = false;
+      });
       return {
         scenario: name,
         requestsPerSec: Math.round(result.requests.average),
@@ -272,7 +300,11 @@ async function main(): Promise<void> {
     const rows: Row[] = [];
     let bare = 0;
     const ratio = (rps: number): number => (bare === 0 ? 0 : Number((rps / bare).toFixed(3)));
-    for (const s of scenarios) {
+    // Rounds: the bare route first (the ratios' base), the others in turn, reversed every other round.
+    const rest = scenarios.slice(1);
+    const order = Array.from({ length: ROUNDS }, (_, r) => [scenarios[0]!, ...(r % 2 === 0 ? rest : [...rest].reverse())]).flat();
+    for (const s of order) {
+      if (s === scenarios[0] && rows.length > 0) bare = 0;
       process.stdout.write(`${s.name}: ${SECONDS}s x ${CONNECTIONS} connections...\n`);
       // Under a memory cap the page cache starts empty (memcap drops it) and fills at the disk's
       // pace, minutes for a store of tens of GB: BENCH_WARMUP seconds of the same load, untimed,
@@ -283,9 +315,9 @@ async function main(): Promise<void> {
         await run(url, headers, s, bodiesOf(s), WARMUP);
       }
       const row = await measure(s);
-      if (rows.length === 0) bare = row.requestsPerSec;
+      if (bare === 0) bare = row.requestsPerSec;
       rows.push({ ...row, ratioToBare: ratio(row.requestsPerSec) });
-      if (SINGLE.has(s.name) && CONNECTIONS !== 1 && process.env.BENCH_SINGLE !== '0') {
+      if (SINGLE.has(s.name.replace(' [bound]', '')) && CONNECTIONS !== 1 && process.env.BENCH_SINGLE !== '0') {
         process.stdout.write(`${s.name}: ${SECONDS}s x 1 connection...\n`);
         const one = await measure(s, SECONDS, 1, `${s.name}, 1 connection`);
         rows.push({ ...one, ratioToBare: ratio(one.requestsPerSec) });
