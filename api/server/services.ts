@@ -178,6 +178,7 @@ async function startWrites(
     parseWorkers: config.ingest.parseWorkers,
     checks: config.ingest.checks,
     engineMinRecords: config.ingest.engineMinRecords,
+    dedupeLookup: config.ingest.dedupeLookup,
     observer: metrics,
     writerId: config.ingest.writerId,
   });
