@@ -322,7 +322,6 @@ export class IngestPipeline {
         }
       }
     } finally {
-      this.ahead?.reset();
       this.draining = false;
     }
   }
@@ -379,6 +378,7 @@ export class IngestPipeline {
 
   /** The engine path's writer turn: as a batch's (storeBatch), repaired first, its 'done' written when nothing follows. */
   private async engineTurn<T>(fn: () => Promise<T>): Promise<T> {
+    this.ahead?.reset();
     try {
       await this.repairUnfinished();
       return await fn();

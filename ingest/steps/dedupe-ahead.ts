@@ -15,14 +15,15 @@
 //    one or the other; two batches with the same record store it once.
 //  - Only the writer writes these tables (one writer per store for the record id, docs/
 //    ingest-record-id.md), and its every write goes through the write turn: Kafka and NDJSON
-//    chunks share the queue and this log. The engine path's turns (checks in the engine) run
-//    between drains, and every lookahead is dropped when a drain ends (reset), as it is when any
-//    batch fails: a failed insert may have stored part of a batch and is repaired (its views
-//    rebuilt) before the next write, so no lookahead that may have read across it or across the
-//    repair is used; those records are looked up again in their turn, as before this design.
+//    chunks share the queue and this log. A write this class does not see (the engine path's
+//    turn, checks in the engine) resets it first, as any batch that fails does: a failed insert
+//    may have stored part of a batch and is repaired (its views rebuilt) before the next write, so
+//    no lookahead that may have read across it or across the repair is used (those records are
+//    looked up again in their turn, as before this design), and none starts until the next insert,
+//    which comes after the writer's repairs.
 //  - Redelivery and restarts: nothing here outlives the process. After a restart or a SIGKILL the
-//    journal repairs unfinished inserts in the first turn, and lookaheads start only during an
-//    insert, which is after that repair; a redelivered record is found by a lookup or in flight.
+//    journal repairs unfinished inserts in the first turn, before the first insert; a redelivered
+//    record is found by a lookup or is in flight.
 // Memory: the rows of batches in flight since the oldest unused lookahead started (a few batches),
 // whatever the store's size.
 import { INGEST_DEDUPE_SIDE_SESSION } from '../../core/limits/ingest.ts';
@@ -54,6 +55,8 @@ export class DedupeAhead {
   /** The last batch whose insert started, and whether it is running. */
   private seq = 0;
   private insertingNow = false;
+  /** Lookups may start: from the first insert after a reset (which comes after the writer's repairs) on. */
+  private active = false;
   /** Batches whose insert started since the oldest lookahead still to be used started. */
   private readonly inFlight: { seq: number; rows: readonly Accepted[] }[] = [];
   /** The lookahead of each queued record that has one. */
@@ -75,17 +78,21 @@ export class DedupeAhead {
   inserting(rows: readonly Accepted[], queued: readonly (readonly Accepted[])[], batchRows: number): void {
     this.inFlight.push({ seq: ++this.seq, rows });
     this.insertingNow = true;
+    this.active = true;
     this.queued(queued, batchRows);
   }
 
-  /** The insert ended: chunks queued from now on are looked up in their turn, until the next insert starts. */
+  /** The insert ended: whole in what any lookup starting from now reads. */
   inserted(): void {
     this.insertingNow = false;
   }
 
-  /** A chunk was queued (or an insert starts): while an insert runs, the next batch's chunks not yet looked up are, beside it. */
+  /** A chunk was queued (or an insert starts): the next batch's chunks not yet looked up are, now. */
   queued(queued: readonly (readonly Accepted[])[], batchRows: number): void {
-    if (!this.insertingNow) return;
+    if (!this.active) return;
+    // The batch being inserted may be half visible to the lookup: it is checked in memory. When
+    // none is, every batch before is whole in what the lookup reads, and every later one in memory.
+    const since = this.insertingNow ? this.seq : this.seq + 1;
     let n = 0;
     for (const chunk of queued) {
       if (n >= batchRows) break;
@@ -93,7 +100,7 @@ export class DedupeAhead {
       if (chunk.length === 0 || this.valid(this.looks.get(chunk[0]!))) continue;
       const look: Lookahead = {
         generation: this.generation,
-        since: this.seq,
+        since,
         stored: this.store.stored(chunk, { literal: true, sideSession: this.sideSession }).catch(() => undefined),
       };
       this.outstanding.add(look);
@@ -102,10 +109,12 @@ export class DedupeAhead {
     this.prune();
   }
 
-  /** Forget every lookahead and batch in flight: a batch failed, or the writer's drain ended. */
+  /** Forget every lookahead and batch in flight, and start none until the next insert: a batch failed
+   *  (it is repaired before the next), or a write this class does not see (the engine path's) begins. */
   reset(): void {
     this.generation += 1;
     this.insertingNow = false;
+    this.active = false;
     this.looks.clear();
     this.outstanding.clear();
     this.inFlight.length = 0;
