@@ -246,7 +246,6 @@ export function ingestEnv(): Record<string, string> {
     'KAFKA_TOPIC_PARTITIONS',
     'KAFKA_CONCURRENT_PARTITIONS',
     'INGEST_PARSE_WORKERS',
-    'INGEST_DEDUPE_LOOKUP',
   ];
   const out: Record<string, string> = {};
   for (const n of names) {

@@ -118,9 +118,6 @@ async function main(): Promise<void> {
     );
     report(`  mean ms per stage: ${JSON.stringify(stageMs)}`);
     results.stageMs = stageMs;
-    // INGEST_DEDUPE_LOOKUP=beside-insert: records whose store lookup ran beside an earlier batch's insert.
-    results.recordsCheckedAhead = s.pipeline.ahead?.checkedAhead ?? 0;
-    report(`  records de-duplicated beside an insert: ${results.recordsCheckedAhead}`);
     results.produceRecordsPerSecond = Math.round(produceRate);
     results.oursRecordsPerSecond = Math.round(oursRate);
     if (FRACTION !== undefined) {

@@ -36,7 +36,6 @@ async function main(): Promise<void> {
     parseWorkers: config.ingest.parseWorkers,
     checks: config.ingest.checks,
     engineMinRecords: config.ingest.engineMinRecords,
-    dedupeLookup: config.ingest.dedupeLookup,
     writerId: config.ingest.writerId,
     observer: metrics,
   });

@@ -10,21 +10,20 @@
 // Writes are serialised per process so that "which of these are new?" and "insert them"
 // cannot interleave, which is what makes replaying records change no count in the base
 // table or any view.
-import { INGEST_BACKFILL_BATCH_ROWS, INGEST_BACKFILL_YIELD_MS, INGEST_HAND_ROWS } from '../core/limits/ingest.ts';
+import { AppError, Errors } from '../core/errors.ts';
+import { INGEST_BACKFILL_BATCH_ROWS, INGEST_BACKFILL_YIELD_MS, INGEST_HAND_ROWS, INGEST_STORAGE_FULL_RETRY_AFTER_SECONDS } from '../core/limits/ingest.ts';
 import type { DataChangeObserver, IngestObserver, IngestStage } from '../core/observers.ts';
 import type { Logger } from '../core/logger.ts';
 import type { DataVersion } from '../warehouse/data-version.ts';
 import type { ProtocolRegistry } from '../warehouse/protocol-registry.ts';
-import type { Warehouse } from '../warehouse/warehouse.ts';
-import { callFailed } from './call-failed.ts';
+import { isStorageFull, type Warehouse } from '../warehouse/warehouse.ts';
 import { cityHasher } from './city-hash.ts';
 import { ParsePool } from './parse-pool.ts';
 import type { RecordContext } from './parse-record.ts';
 import type { Rejection } from './rejection.ts';
 import { protocolLookup } from './steps/resolve-protocol.ts';
 import { DeadLetters } from './steps/dead-letter.ts';
-import { dedupeInBatch, type DedupeDesign, type DedupeLookup } from './steps/dedupe.ts';
-import { storeDedupeStep, type DedupeAhead } from './steps/dedupe-ahead.ts';
+import { dedupeInBatch, StoreDedupe, type DedupeDesign } from './steps/dedupe.ts';
 import { countedPositions } from './record-id.ts';
 import { FormatRefused, insertRows } from './steps/insert.ts';
 import { WriteJournal } from './steps/journal.ts';
@@ -67,8 +66,6 @@ export interface PipelineOptions {
   /** How records are checked against the store (ingest/steps/dedupe.ts; default 'time-keys');
    *  the other design is kept for the benchmark's comparison. */
   dedupe?: DedupeDesign;
-  /** Where that lookup runs (INGEST_DEDUPE_LOOKUP; default 'in-turn'); beside the insert only embedded. */
-  dedupeLookup?: DedupeLookup;
   /** Where NDJSON bodies' and Kafka batches' records are checked (INGEST_CHECKS; ingest/engine-ingest.ts): 'engine'
    *  or, the default here, 'javascript' (record by record, this file). */
   checks?: 'engine' | 'javascript';
@@ -103,8 +100,6 @@ export class IngestPipeline {
   private draining = false;
   private readonly journal: WriteJournal;
   private readonly notifier: ChangeNotifier;
-  /** The store lookups beside the insert (options.dedupeLookup 'beside-insert'; tests read what it checked). */
-  readonly ahead: DedupeAhead | undefined;
   /** The writer's steps before the journal and the insert, in order: a new one goes here. */
   private readonly batchSteps: readonly BatchStep<Accepted>[];
   /** This pipeline's sig_key hasher (the record steps on this thread). */
@@ -128,9 +123,7 @@ export class IngestPipeline {
     this.journal = new WriteJournal(wh, options.writerId ?? 'default', log);
     this.notifier = new ChangeNotifier(dataVersion, log, options.observer);
     this.backfills = new Backfills(options.observer);
-    const store = storeDedupeStep(wh, options.dedupe, options.dedupeLookup);
-    this.ahead = store.ahead;
-    this.batchSteps = [dedupeInBatch, store.step, countedPositions(wh)];
+    this.batchSteps = [dedupeInBatch, new StoreDedupe(wh, options.dedupe).step, countedPositions(wh)];
     const workers = options.parseWorkers ?? 0;
     this.pool = workers > 0 ? new ParsePool(workers, log, options.parseWorkerEntry) : undefined;
     this.inEngine =
@@ -271,7 +264,6 @@ export class IngestPipeline {
   private enqueue(rows: Accepted[], call: Call): Promise<number> {
     const handed = new Promise<number>((resolve, reject) => {
       this.queue.push({ rows, call, resolve, reject });
-      this.ahead?.queued(this.queue.chunks(), this.options.batchRows);
       if (!this.draining) {
         this.draining = true;
         this.serialised(() => this.drain()).catch((err: unknown) => this.log.error({ err }, 'ingest writer failed'));
@@ -304,7 +296,6 @@ export class IngestPipeline {
             await this.storeBatch(rows, false);
           }
         } catch (err) {
-          this.ahead?.reset();
           for (const g of group) {
             g.call.failure ??= { err };
             g.reject(err);
@@ -355,14 +346,11 @@ export class IngestPipeline {
       if (fresh.length === 0) return;
       const entry = await this.journal.begin(fresh);
       stage('journal');
-      this.ahead?.inserting(fresh, this.queue.chunks(), this.options.batchRows);
       try {
         await insertRows(this.wh, fresh, raw);
-        this.ahead?.inserted();
         stage('insert');
       } catch (err) {
         this.journal.failed(entry);
-        this.ahead?.reset();
         throw err;
       }
       // While another batch waits its turn, its 'begin' carries this 'done' (one journal
@@ -378,7 +366,6 @@ export class IngestPipeline {
 
   /** The engine path's writer turn: as a batch's (storeBatch), repaired first, its 'done' written when nothing follows. */
   private async engineTurn<T>(fn: () => Promise<T>): Promise<T> {
-    this.ahead?.reset();
     try {
       await this.repairUnfinished();
       return await fn();
@@ -396,4 +383,17 @@ export class IngestPipeline {
       t = now;
     };
   }
+}
+
+/** A call's write failed: a full disk is the operator's to fix, not a bug, said as such with what was kept. */
+function callFailed(err: unknown): never {
+  if (isStorageFull(err)) {
+    throw new AppError(
+      Errors.storageFull,
+      'the store is out of disk space: this write was not completed (earlier batches of it stay stored, ' +
+        'and the views are repaired before the next write); send it again once space is freed',
+      { cause: err, retryAfterSeconds: INGEST_STORAGE_FULL_RETRY_AFTER_SECONDS },
+    );
+  }
+  throw err;
 }

@@ -38,11 +38,6 @@ export class WriteQueue {
     return this.lanes.live.length === 0 && this.lanes.backfill.length === 0;
   }
 
-  /** The queued chunks' rows, in the order the writer takes them (live first): what a lookahead checks (ingest/steps/dedupe-ahead.ts). */
-  chunks(): Accepted[][] {
-    return LANES.flatMap((lane) => this.lanes[lane].map((q) => q.rows));
-  }
-
   /** Rows waiting for the writer, per lane (the admin status answer, metrics). */
   queuedRows(): Record<Lane, number> {
     const rows = (qs: Queued[]): number => qs.reduce((n, q) => n + q.rows.length, 0);

@@ -58,14 +58,10 @@ const AS_COLUMN: Partial<Record<(typeof FIELDS)[number][0], (e: string) => strin
  * parser keeps the bytes, as the base table holds them. It decodes the few rows the key
  * chose, not the table.
  */
-export const SIGNATURE_RECORDS = signatureRecords('{sigs:Array(String)}');
-
-/** SIGNATURE_RECORDS of the signatures `sigs` (an Array(String) expression: ingest's literal lookups, ingest/steps/lookup-args.ts). */
-export function signatureRecords(sigs: string): string {
-  return decodedRecords(`${TABLES.txByRid} WHERE rid IN (SELECT rid FROM ${TABLES.txRidBySig} WHERE sig_key IN (SELECT cityHash64(arrayJoin(${sigs}))))`, [
-    'rid',
-  ]);
-}
+export const SIGNATURE_RECORDS = decodedRecords(
+  `${TABLES.txByRid} WHERE rid IN (SELECT rid FROM ${TABLES.txRidBySig} WHERE sig_key IN (SELECT cityHash64(arrayJoin({sigs:Array(String)}))))`,
+  ['rid'],
+);
 
 /** The records of `source` (a table with 090's `record` column, and its conditions), decoded as SIGNATURE_RECORDS decodes them, with `keep`'s columns. */
 export function decodedRecords(source: string, keep: readonly string[] = []): string {

@@ -178,7 +178,6 @@ async function startWrites(
     parseWorkers: config.ingest.parseWorkers,
     checks: config.ingest.checks,
     engineMinRecords: config.ingest.engineMinRecords,
-    dedupeLookup: config.ingest.dedupeLookup,
     observer: metrics,
     writerId: config.ingest.writerId,
   });

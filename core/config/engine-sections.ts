@@ -84,7 +84,6 @@ export function ingestSection(v: EnvVars, serverUrl: string | undefined): Config
     // they read a staged file, which only the embedded engine can.
     checks: serverUrl === undefined ? v.INGEST_CHECKS : 'javascript',
     engineMinRecords: v.INGEST_ENGINE_MIN_RECORDS,
-    dedupeLookup: v.INGEST_DEDUPE_LOOKUP,
     parseWorkers,
     writerId,
     metricsPort: v.INGEST_METRICS_PORT,

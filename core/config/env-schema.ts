@@ -125,14 +125,6 @@ export const ENV_SCHEMA = Type.Object({
     INT31,
     "with INGEST_CHECKS=engine, the fewest records of a call (a body's lines, a Kafka batch) checked in the engine; fewer go through JavaScript",
   ),
-  // Where de-duplication's store lookup runs (ingest/steps/dedupe-ahead.ts; bench/RESULTS.md,
-  // "De-duplication beside the insert").
-  INGEST_DEDUPE_LOOKUP: oneOf(
-    ['in-turn', 'in-turn-literal', 'beside-insert'] as const,
-    'in-turn',
-    "where de-duplication's store lookup runs: in the writer's turn (bound or literal values), or beside the previous batch's insert (embedded only)",
-    true,
-  ),
   INGEST_PARSE_WORKERS: intOr(0, 16, "parse workers; default what is beyond the engine's two cores, at most 2"),
   INGEST_METRICS_PORT: int(9464, 0, PORT_MAX, "the standalone ingest process's /metrics port"),
   INGEST_WRITER_ID: text('the journal\'s writer id; default "embedded", or the host name with a server'),

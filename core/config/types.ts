@@ -71,8 +71,6 @@ export interface Config {
     checks: 'engine' | 'javascript';
     /** With checks 'engine', the fewest records of a call checked there (INGEST_ENGINE_MIN_RECORDS); fewer go through JavaScript. */
     engineMinRecords: number;
-    /** Where de-duplication's store lookup runs (INGEST_DEDUPE_LOOKUP; ingest/steps/dedupe-ahead.ts). */
-    dedupeLookup: 'in-turn' | 'in-turn-literal' | 'beside-insert';
     /** Worker threads that parse and check records beside the engine's insert (INGEST_PARSE_WORKERS; 0 = on the main thread). */
     parseWorkers: number;
     /** Names this process in the ingest journal (INGEST_WRITER_ID; default: embedded, or the host name with a server). */

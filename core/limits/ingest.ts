@@ -1,19 +1,10 @@
 // Limits of ingest: the pipeline, its sources (Kafka, the operator API) and the demo data.
-import { POINT_READ_BATCHES_IN_FLIGHT } from './questions.ts';
 
 /** Rejected lines POST /admin/ingest lists one by one; the rest are counted, and all are in the
  *  dead-letter table with their reasons (a million listed errors were 46 MB of answer). */
 export const INGEST_MAX_LISTED_ERRORS = 1000;
 /** Ingest: signatures per store lookup of the de-duplication step over a server (embedded reads them all at once). */
 export const INGEST_LOOKUP_CHUNK = 5000;
-/** Ingest: records and signatures per de-duplication lookup written as literals (ingest/steps/lookup-args.ts):
- *  the statement's text stays under the engine's max_query_size (256 KiB): ~33 bytes a record's
- *  numbers, ~180 a signature's hex. */
-export const INGEST_LITERAL_LOOKUP_KEYS = 5000;
-export const INGEST_LITERAL_LOOKUP_SIGNATURES = 1000;
-/** The side session (QueryOptions.sideSession) the de-duplication lookups beside the insert run on:
- *  the one after the point reads' (api/analytics/records/signature-lookup.ts). */
-export const INGEST_DEDUPE_SIDE_SESSION = POINT_READ_BATCHES_IN_FLIGHT;
 /** Ingest: records parsed between two yields to the event loop while a batch is being stored. */
 export const INGEST_PARSE_SLICE = 500;
 /** Ingest: records per chunk sent to a parse worker, and chunks in flight per ready worker. */
