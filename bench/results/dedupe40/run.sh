@@ -1,6 +1,7 @@
 #!/bin/sh
 # Issue 40 (kafka40): the three de-duplication lookups against the Kafka engine, interleaved rounds.
-# Usage: sh bench/results/dedupe40/run.sh ROUNDS
+# Usage: sh bench/results/dedupe40/run.sh ROUNDS, at commit fb76b47 (INGEST_DEDUPE_LOOKUP was removed by 58f39d0;
+# on later code every variant runs the in-turn lookup).
 cd "$(dirname "$0")/../../.."
 rounds=${1:-5}
 variants="in-turn beside-insert in-turn-literal"
