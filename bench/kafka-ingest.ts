@@ -38,10 +38,18 @@ const { values } = parseArgs({
     brokers: { type: 'string' },
     'rate-fraction': { type: 'string' },
     backfill: { type: 'boolean' },
+    'backfill-count': { type: 'string' },
+    lanes: { type: 'string' },
     tag: { type: 'string' },
   },
 });
 const COUNT = Number(values.count ?? 20_000);
+// The replay's size apart from phase 1's (issue 40 asks for 10M beside live), and which lanes
+// to replay it in (both by default: the live lane's figure is the one to beat).
+const BACKFILL_COUNT = Number(values['backfill-count'] ?? COUNT);
+const LANES = (values.lanes ?? 'live,backfill').split(',');
+if (!Number.isInteger(BACKFILL_COUNT) || BACKFILL_COUNT <= 0) throw new Error('--backfill-count must be a positive whole number');
+if (LANES.length === 0 || LANES.some((l) => l !== 'live' && l !== 'backfill')) throw new Error('--lanes takes live, backfill or both');
 const FRACTION = values['rate-fraction'] === undefined ? undefined : Number(values['rate-fraction']);
 if (FRACTION !== undefined && !(FRACTION > 0 && FRACTION <= 2)) throw new Error('--rate-fraction must be in (0, 2]');
 let RATE = Number(values.rate ?? 5_000);
@@ -144,13 +152,18 @@ async function main(): Promise<void> {
         ['live', 21],
         ['backfill', 22],
       ] as const) {
+        if (!LANES.includes(lane)) continue;
         const backfillTopic = `backfill-${lane}-${Date.now()}`;
         await ensureTopics(kafka, [backfillTopic], 4);
-        for (let offset = 0; offset < COUNT; offset += 50_000) {
-          const count = Math.min(50_000, COUNT - offset);
-          const text = await demoRecordsNdjson(s.wh, { seed, total: COUNT, offset, count, ...window });
+        const started = performance.now();
+        for (let offset = 0; offset < BACKFILL_COUNT; offset += 50_000) {
+          const count = Math.min(50_000, BACKFILL_COUNT - offset);
+          const text = await demoRecordsNdjson(s.wh, { seed, total: BACKFILL_COUNT, offset, count, ...window });
           await publishLines(producer, backfillTopic, text.split('\n').filter(Boolean));
+          if ((offset / 50_000) % 20 === 19)
+            report(`backfill topic (${lane} lane): ${offset + count} of ${BACKFILL_COUNT} produced, ${Math.round((performance.now() - started) / 1000)} s`);
         }
+        results[`backfillCount`] = BACKFILL_COUNT;
         results[`freshnessBesideBackfillIn${lane === 'live' ? 'LiveLane' : 'BackfillLane'}`] = await freshness(
           s,
           brokers,
