@@ -3,6 +3,7 @@
 // de-duplicate them and route them; and (b2) the same in two statements. Not wired into the
 // pipeline: every object lives in a database of its own (DB), created and dropped here.
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Registered } from '../ingest/engine-checks.ts';
@@ -10,6 +11,7 @@ import type { IngestPipeline, IngestReport } from '../ingest/pipeline.ts';
 import type { RawRecord } from '../ingest/steps/records.ts';
 import type { RejectionCode } from '../ingest/rejection.ts';
 import { BASE_COLUMNS, TABLES } from '../warehouse/tables.ts';
+import { MIGRATIONS_DIR } from '../warehouse/migrate.ts';
 import type { Warehouse } from '../warehouse/warehouse.ts';
 import { timeMs } from './bench-support.ts';
 
@@ -19,7 +21,11 @@ export const BASE = BASE_COLUMNS.join(', ');
 const lit = (s: string): string => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 
 /** (b) one statement; (b+j) the journal's 'begin' then the one statement; (b2) two: the checks with their refusals, then the new rows. */
-export type Design = 'single' | 'journal' | 'two';
+/** (two121) is (b2) with migration 121's checks, the checks before checks40's cheaper ones. */
+export type Design = 'single' | 'journal' | 'two' | 'two121';
+
+/** The migration whose checks the '121' cases run (the store's own are 122's). */
+export const CHECKS_121 = '121_ingest_in_engine_checks';
 
 /** The journal's writer of (b+j): no pipeline repairs its entries. */
 export const JOURNAL_WRITER = 'single-pass-bench';
@@ -31,6 +37,15 @@ export const newRows = (from: string, which: string): string =>
      PREWHERE sig_key IN (SELECT sig_key FROM ${from} WHERE ${which})
      WHERE block_time BETWEEN (SELECT toDateTime(min(block_time), 'UTC') FROM ${from} WHERE ${which})
                           AND (SELECT toDateTime(max(block_time), 'UTC') FROM ${from} WHERE ${which}))`;
+
+/** The SELECT of the CREATE VIEW ingest_line_checks in a migration's file (e.g. '121_ingest_in_engine_checks'). */
+export function checksOfMigration(name: string): string {
+  const text = readFileSync(path.join(MIGRATIONS_DIR, `${name}.sql`), 'utf8');
+  const create = 'CREATE VIEW IF NOT EXISTS ingest_line_checks AS';
+  const at = text.indexOf(create);
+  if (at < 0) throw new Error(`${name} does not create ingest_line_checks`);
+  return text.slice(at + create.length, text.indexOf(';\n', at)).trim();
+}
 
 /** What a single-pass call did: as the pipeline's answer, plus the lines for the JavaScript steps. */
 export interface SinglePassResult {
@@ -56,14 +71,13 @@ export class SinglePass {
     private readonly threads = 1,
   ) {}
 
-  /** The checks of migration 121, as a SELECT over `source` (a table of n, line), the view's parameters bound as literals. */
-  async checksOver(source: string, registry: readonly Registered[], maxBytes: number): Promise<string> {
-    const [v] = await this.wh.query<{ q: string }>(
-      `SELECT create_table_query AS q FROM system.tables WHERE database = currentDatabase() AND name = 'ingest_line_checks'`,
-    );
-    if (v === undefined) throw new Error('ingest_line_checks (migration 121) is missing');
-    const at = v.q.indexOf(' AS SELECT ');
-    let sql = v.q.slice(at + ' AS '.length);
+  /**
+   * The checks of ingest_line_checks (the store's: migration 122's), or with `migration` those
+   * of that migration's file (121: the checks before checks40), as a SELECT over `source` (a
+   * table of n, line), the view's parameters bound as literals.
+   */
+  async checksOver(source: string, registry: readonly Registered[], maxBytes: number, migration?: string): Promise<string> {
+    let sql = migration === undefined ? await this.storedChecks() : checksOfMigration(migration);
     const from = /FROM (\w+\.)?ingest_lines\s+WHERE batch = \{batch:String\}/g;
     if ((sql.match(from) ?? []).length !== 1) throw new Error('the checks view no longer reads ingest_lines by batch: update this prototype');
     sql = sql
@@ -73,6 +87,15 @@ export class SinglePass {
       .replaceAll('{programs:Array(String)}', `[${registry.map((r) => lit(r.programId)).join(', ')}]::Array(String)`);
     if (/\{\w+:[^}]+\}/.test(sql)) throw new Error('the checks view has a parameter this prototype does not bind');
     return sql;
+  }
+
+  /** The SELECT of the store's ingest_line_checks. */
+  private async storedChecks(): Promise<string> {
+    const [v] = await this.wh.query<{ q: string }>(
+      `SELECT create_table_query AS q FROM system.tables WHERE database = currentDatabase() AND name = 'ingest_line_checks'`,
+    );
+    if (v === undefined) throw new Error('ingest_line_checks (migration 121) is missing');
+    return v.q.slice(v.q.indexOf(' AS SELECT ') + ' AS '.length);
   }
 
   /** The database, its Null tables and the views (rebuilt whole: the registry is in their text). */
@@ -87,13 +110,13 @@ export class SinglePass {
     // A Null table of lines and its checks, once a line, into a Null table of checked lines;
     // the batch and source ride as scalars of the block (a materialized view's every read of
     // its source table is the inserted block).
-    const checking = async (lines: string, checked: string): Promise<string[]> => [
+    const checking = async (lines: string, checked: string, migration?: string): Promise<string[]> => [
       `CREATE TABLE ${DB}.${lines} (batch String, source LowCardinality(String), n UInt32, line String) ENGINE = Null`,
       `CREATE TABLE ${DB}.${checked} (source LowCardinality(String), ${cols.map((c) => `${c.name} ${c.type}`).join(', ')}) ENGINE = Null`,
       `CREATE MATERIALIZED VIEW ${DB}.${checked}_mv TO ${DB}.${checked} AS
        SELECT (SELECT any(batch) FROM ${DB}.${lines}) AS batch, (SELECT any(source) FROM ${DB}.${lines}) AS source,
               n, if(code IN ('', 'skip'), '', line) AS line, code, reason, ${BASE}, sig_key
-       FROM (${await this.checksOver(`${DB}.${lines}`, registry, maxBytes)})`,
+       FROM (${await this.checksOver(`${DB}.${lines}`, registry, maxBytes, migration)})`,
     ];
     // What every design does with the refused lines of a checked block, and the answer's counts.
     const refusals = (checked: string): string[] => [
@@ -132,6 +155,11 @@ export class SinglePass {
       `CREATE MATERIALIZED VIEW ${DB}.valid2_mv TO ${DB}.valid2 AS SELECT batch, n, ${BASE}, sig_key FROM ${DB}.checked2 WHERE code = ''`,
       // (d) The checks alone: the same view into a Null table with nothing behind it.
       ...(await checking('probe_lines', 'probe_checked')),
+      // (b2) and (d) again with migration 121's checks, to compare the cheaper checks in the same rounds.
+      ...(await checking('lines2_121', 'checked2_121', CHECKS_121)),
+      ...refusals('checked2_121'),
+      `CREATE MATERIALIZED VIEW ${DB}.valid2_121_mv TO ${DB}.valid2 AS SELECT batch, n, ${BASE}, sig_key FROM ${DB}.checked2_121 WHERE code = ''`,
+      ...(await checking('probe_lines_121', 'probe_checked_121', CHECKS_121)),
       // (e) The engine's own parse alone: the ceiling's JSONEachRow into a Null table of the base table's columns.
       `CREATE TABLE ${DB}.parsed (${typed(BASE_COLUMNS)}) ENGINE = Null`,
     ];
@@ -208,8 +236,9 @@ export class SinglePass {
     const batch = randomUUID();
     const insertMs = await this.staged(body, batch, async (file) => {
       const journalMs = design === 'journal' ? await this.journalBegin(file, batch) : 0;
-      const ms = await this.insertLines(design === 'two' ? 'lines2' : 'lines', file, batch, source);
-      return journalMs + ms + (design === 'two' ? await this.storeTwo(batch) : 0);
+      const two = design === 'two' || design === 'two121';
+      const ms = await this.insertLines(design === 'two121' ? 'lines2_121' : two ? 'lines2' : 'lines', file, batch, source);
+      return journalMs + ms + (two ? await this.storeTwo(batch) : 0);
     });
     const rows = await this.wh.query<{ n: number; code: string; reason: string; line: string }>(
       `SELECT n, code, reason, line FROM ${DB}.outcome WHERE batch = {b:String} ORDER BY n`,
@@ -244,9 +273,9 @@ export class SinglePass {
   }
 
   /** (d) The checks alone over a body. */
-  async checksOnly(body: Uint8Array): Promise<void> {
+  async checksOnly(body: Uint8Array, migration?: typeof CHECKS_121): Promise<void> {
     const batch = randomUUID();
-    await this.staged(body, batch, (file) => this.insertLines('probe_lines', file, batch, 'probe'));
+    await this.staged(body, batch, (file) => this.insertLines(migration === undefined ? 'probe_lines' : 'probe_lines_121', file, batch, 'probe'));
   }
 }
 
