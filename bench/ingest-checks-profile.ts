@@ -64,6 +64,34 @@ const [structure] = await wh.query<{ s: string }>(
 );
 const B58 = '[1-9A-HJ-NP-Za-km-z]';
 const lit = (xs: string[]): string => `[${xs.map((x) => `'${x}'`).join(', ')}]`;
+/** An RE2 pattern as a SQL string literal. */
+const sqlString = (re: string): string => `'${re.replaceAll('\\', '\\\\').replaceAll("'", "\\'")}'`;
+// The shape of a flat record of the known fields, each value in a form that passes its checks
+// (no blanks, no escapes, no control characters): the sketch's test of an exact common path.
+const TEXT = String.raw`"[^"\\\x00-\x1f]*"`;
+const UINT = (digits: number): string => `(0|[1-9][0-9]{0,${digits - 1}})`;
+const VALUE: Record<string, string> = {
+  signature: `"${B58}{64,88}"`,
+  instruction_index: UINT(4),
+  transaction_index: UINT(5),
+  slot: UINT(11),
+  block_time: UINT(10),
+  program_id: `"${B58}{32,44}"`,
+  protocol_name: '"[a-z][a-z0-9_]{0,63}"',
+  instruction_type: TEXT,
+  fee: UINT(15),
+  compute_units: UINT(10),
+  accounts: String.raw`\[("${B58}{32,44}"(,"${B58}{32,44}")*)?\]`,
+  accounts_count: UINT(5),
+  success: '(true|false)',
+  error_message: TEXT,
+  log_messages: String.raw`(${TEXT}|\[(${TEXT}(,${TEXT})*)?\])`,
+  raw_data: TEXT,
+};
+const PAIR = `(${Object.entries(VALUE)
+  .map(([k, v]) => `"${k}":${v}`)
+  .join('|')})`;
+const SHAPE = sqlString(String.raw`^\{${PAIR}(,${PAIR})*\}$`);
 const ACCOUNTS = `'^\\\\[("${B58}{32,44}"(,"${B58}{32,44}")*)?\\\\]$'`;
 const ints121 = `ingest_int_check('instruction_index', r_ii, 0, 8191) != '' OR ingest_int_check('transaction_index', r_ti, 0, 65535) != ''
   OR ingest_int_check('block_time', r_bt, 0, 4294967295) != '' OR ingest_int_check('fee', r_fee, 0, 9007199254740991) != ''
@@ -81,6 +109,14 @@ const parts: Record<string, string> = {
        AND length(accounts) <= 1024 AND arrayAll(x -> match(x, '^${B58}{32,44}$'), accounts)
        AND lengthUTF8(instruction_type) BETWEEN 1 AND 128 AND slot <= 17179869182 AND instruction_index <= 8191)
      FROM file('${file}', 'JSONEachRow', '${structure!.s}')`,
+  // The pieces of an exact common path over the raw line (a sketch): a shape pattern that only a
+  // flat record of the known fields, each value of its passing form, matches; its keys counted
+  // (a key is the only '":' such a line holds); the typed values in one extraction.
+  'a sketch: the shape pattern over the raw line': `SELECT countIf(match(line, ${SHAPE})) FROM profile_lines`,
+  'a sketch: keys counted, each known one found': `SELECT countIf(countSubstrings(line, '":') = ${Object.values(FIELDS)
+    .map((f) => `(position(line, '"${f}":') > 0)`)
+    .join(' + ')}) FROM profile_lines`,
+  'a sketch: the typed values in one JSONExtract': `SELECT sum(cityHash64(JSONExtract(line, 'Tuple(${structure!.s})'))) FROM profile_lines`,
   'the whole checks view, 121': whole(before),
   'the whole checks view, 122 (cheaper)': whole(now),
   'read the lines': 'SELECT sum(length(line)) FROM profile_lines',
@@ -111,19 +147,23 @@ const parts: Record<string, string> = {
   'free text unquoted (error_message, log_messages, raw_data, instruction_type)': `SELECT sum(length(ingest_unquote(r_em)) + length(ingest_unquote(r_rd)) + length(ingest_unquote(r_it)) + length(ingest_unquote(r_lm))) FROM profile_fields`,
 };
 const times: Record<string, number[]> = {};
+/** Each part's answer (its counts: e.g. how many lines a pattern matched). */
+const answers: Record<string, string> = {};
 const loads: number[] = [];
 for (let r = 0; r < ROUNDS; r++) {
   loads.push(loadavg()[0]!);
   for (const [name, sql] of Object.entries(parts)) {
     for (const threads of THREADS) {
-      (times[`${name} @${threads}`] ??= []).push(await timeMs(() => wh.queryText(sql, 'TSV', { settings: { max_threads: threads } })));
+      let out = '';
+      (times[`${name} @${threads}`] ??= []).push(await timeMs(async () => void (out = await wh.queryText(sql, 'TSV', { settings: { max_threads: threads } }))));
+      answers[name] = out.trim();
     }
   }
 }
 process.stderr.write(`${RECORDS.toLocaleString('en-US')} records; load at each round's start ${loads.map((l) => l.toFixed(2)).join(', ')}; ${machine()}\n`);
 for (const [k, v] of Object.entries(times))
   process.stderr.write(
-    `${k.padEnd(80)} ${median(v).toFixed(0).padStart(6)} ms ${((median(v) * 1000) / RECORDS).toFixed(2).padStart(6)} µs/record  (${v.map((x) => x.toFixed(0)).join(', ')})\n`,
+    `${k.padEnd(80)} ${median(v).toFixed(0).padStart(6)} ms ${((median(v) * 1000) / RECORDS).toFixed(2).padStart(6)} µs/record  (${v.map((x) => x.toFixed(0)).join(', ')})  [${answers[k.replace(/ @\d$/, '')]!.replaceAll('\t', ' ').slice(0, 40)}]\n`,
   );
 rmSync(file, { force: true });
 await services.cleanup();
