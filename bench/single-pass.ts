@@ -20,9 +20,64 @@ export const BASE = BASE_COLUMNS.join(', ');
 /** A literal for the view text (the registry's names are snake_case and its programs Base58; escaped anyway). */
 const lit = (s: string): string => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 
+// (b2f)'s common path (bench/RESULTS.md, checks40). A line that matches SHAPE is a flat JSON
+// object of known fields, each value in a form its checks pass (no blanks, escapes or control
+// characters; canonical unsigned integers; Base58 and name patterns; true/false), so its typed
+// values are the values migration 121's text checks read. KEYS_DISTINCT: in such a line a key
+// is the only '":', so the count of those against the known keys found proves none is unknown
+// or repeated. fastTests: what the shape does not fix (bounds, required fields, the registry).
+const B58 = '[1-9A-HJ-NP-Za-km-z]';
+const TEXT = String.raw`"[^"\\\x00-\x1f]*"`;
+const UINT = (digits: number): string => `(0|[1-9][0-9]{0,${digits - 1}})`;
+const FAST_VALUE: Record<string, string> = {
+  signature: `"${B58}{64,88}"`,
+  instruction_index: UINT(4),
+  transaction_index: UINT(5),
+  slot: UINT(11),
+  block_time: UINT(10),
+  program_id: `"${B58}{32,44}"`,
+  protocol_name: '"[a-z][a-z0-9_]{0,63}"',
+  instruction_type: TEXT,
+  fee: UINT(15),
+  compute_units: UINT(10),
+  accounts: String.raw`\[("${B58}{32,44}"(,"${B58}{32,44}")*)?\]`,
+  accounts_count: UINT(5),
+  success: '(true|false)',
+  error_message: TEXT,
+  log_messages: TEXT,
+  raw_data: TEXT,
+};
+const PAIR = `(${Object.entries(FAST_VALUE)
+  .map(([k, v]) => `"${k}":${v}`)
+  .join('|')})`;
+const SHAPE = lit(String.raw`^\{${PAIR}(,${PAIR})*\}$`);
+const has = (k: string): string => `position(line, '"${k}":') > 0`;
+const KEYS_DISTINCT = `countSubstrings(line, '":') = ${Object.keys(FAST_VALUE)
+  .map((k) => `(${has(k)})`)
+  .join(
+    ' + ',
+  )} AND ${['signature', 'slot', 'block_time', 'program_id', 'protocol_name', 'instruction_type', 'fee', 'compute_units', 'success', 'transaction_index'].map(has).join(' AND ')} AND (${has('accounts')} OR ${has('accounts_count')})`;
+const FAST_TYPE = `Tuple(${Object.keys(FAST_VALUE)
+  .filter((k) => k !== 'success')
+  .map((k) => `${k} ${k === 'accounts' ? 'Array(String)' : FAST_VALUE[k]!.startsWith('"') ? 'String' : 'UInt64'}`)
+  .join(', ')})`;
+const fastTests = (names: string, programs: string): string =>
+  `t.instruction_index <= 8191 AND t.transaction_index <= 65535 AND t.block_time <= 4294967295 AND t.compute_units <= 4294967295
+   AND t.accounts_count <= 65535 AND t.slot <= 17179869182 AND length(t.accounts) <= 1024 AND lengthUTF8(t.instruction_type) BETWEEN 1 AND 128
+   AND transform(t.program_id, ${programs}, ${names}, '') = t.protocol_name`;
+/** The base columns of a fast line's row where the typed value is not the column as it is. */
+const FAST_ROW: Record<string, string> = {
+  instruction_index: 'toUInt16(t.instruction_index)',
+  transaction_index: 'toUInt32(t.transaction_index)',
+  block_time: 'toUInt32(t.block_time)',
+  compute_units: 'toUInt32(t.compute_units)',
+  accounts_count: `if(${has('accounts_count')}, toUInt16(t.accounts_count), toUInt16(length(t.accounts)))`,
+  success: `position(line, '"success":true') > 0`,
+};
+
 /** (b) one statement; (b+j) the journal's 'begin' then the one statement; (b2) two: the checks with their refusals, then the new rows. */
 /** (two121) is (b2) with migration 121's checks, the checks before checks40's cheaper ones. */
-export type Design = 'single' | 'journal' | 'two' | 'two121';
+export type Design = 'single' | 'journal' | 'two' | 'two121' | 'fast';
 
 /** The migration whose checks the '121' cases run (the store's own are 122's). */
 export const CHECKS_121 = '121_ingest_in_engine_checks';
@@ -51,6 +106,8 @@ export function checksOfMigration(name: string): string {
 export interface SinglePassResult {
   valid: number;
   stored: number;
+  /** (b2f) Valid lines that took the common path (not the checks view). */
+  fast: number;
   /** Blocks the checked lines reached the views in (one: the in-block de-duplication covers the body). */
   blocks: number;
   refused: { line: number; code: RejectionCode; reason: string }[];
@@ -87,6 +144,39 @@ export class SinglePass {
       .replaceAll('{programs:Array(String)}', `[${registry.map((r) => lit(r.programId)).join(', ')}]::Array(String)`);
     if (/\{\w+:[^}]+\}/.test(sql)) throw new Error('the checks view has a parameter this prototype does not bind');
     return sql;
+  }
+
+  /** (b2f)'s tables and views: lines3 → lines3f (with `fast` and the typed row) → valid2, or the checks view → checked3. */
+  private async fastPath(registry: readonly Registered[], maxBytes: number, cols: { name: string; type: string }[]): Promise<string[]> {
+    const names = `[${registry.map((r) => lit(r.protocolName)).join(', ')}]::Array(String)`;
+    const programs = `[${registry.map((r) => lit(r.programId)).join(', ')}]::Array(String)`;
+    const rest = `(SELECT n, line FROM ${DB}.lines3f WHERE NOT fast)`;
+    const row = BASE_COLUMNS.map((c) => (FAST_ROW[c] ?? `t.${c}`) + ` AS ${c}`).join(', ');
+    return [
+      `CREATE TABLE ${DB}.lines3 (batch String, source LowCardinality(String), n UInt32, line String) ENGINE = Null`,
+      `CREATE TABLE ${DB}.lines3f (batch String, source LowCardinality(String), n UInt32, line String, fast Bool, t ${FAST_TYPE}) ENGINE = Null`,
+      `CREATE MATERIALIZED VIEW ${DB}.lines3f_mv TO ${DB}.lines3f AS
+       SELECT batch, source, n, line, shape AND ${fastTests(names, programs)} AS fast, t
+       FROM (SELECT *, JSONExtract(if(shape, line, '{}'), '${FAST_TYPE}') AS t
+             FROM (SELECT *, length(line) <= ${maxBytes} AND isValidUTF8(line) AND match(line, ${SHAPE}) AND ${KEYS_DISTINCT} AS shape FROM ${DB}.lines3))`,
+      `CREATE MATERIALIZED VIEW ${DB}.fast_mv TO ${DB}.valid2 AS SELECT batch, n, ${row}, cityHash64(signature) AS sig_key FROM ${DB}.lines3f WHERE fast`,
+      `CREATE MATERIALIZED VIEW ${DB}.fast_valid_mv TO ${DB}.outcome AS
+       SELECT batch, toUInt32(0) AS n, 'validfast' AS code, toString(count()) AS reason, '' AS line FROM (SELECT batch FROM ${DB}.lines3f WHERE fast) GROUP BY batch`,
+      `CREATE TABLE ${DB}.checked3 (source LowCardinality(String), ${cols.map((c) => `${c.name} ${c.type}`).join(', ')}) ENGINE = Null`,
+      `CREATE MATERIALIZED VIEW ${DB}.checked3_mv TO ${DB}.checked3 AS
+       SELECT (SELECT any(batch) FROM ${DB}.lines3f) AS batch, (SELECT any(source) FROM ${DB}.lines3f) AS source,
+              n, if(code IN ('', 'skip'), '', line) AS line, code, reason, ${BASE}, sig_key
+       FROM (${await this.checksOver(rest, registry, maxBytes)})`,
+      `CREATE MATERIALIZED VIEW ${DB}.checked3_valid_mv TO ${DB}.outcome AS
+       SELECT batch, toUInt32(0) AS n, 'valid' AS code, toString(count()) AS reason, '' AS line
+       FROM (SELECT batch FROM ${DB}.checked3 WHERE code = '') GROUP BY batch`,
+      `CREATE MATERIALIZED VIEW ${DB}.checked3_refused_mv TO ${DB}.outcome AS
+       SELECT batch, n, code, reason, if(code = 'defer', line, '') AS line FROM ${DB}.checked3 WHERE code NOT IN ('', 'skip')`,
+      `CREATE MATERIALIZED VIEW ${DB}.checked3_dead_mv TO ${TABLES.deadLetters} (source LowCardinality(String), position String, code LowCardinality(String), reason String, payload String) AS
+       SELECT source, concat('line ', toString(n)) AS position, code, reason, if(code = 'oversized', substringUTF8(line, 1, 4096), line) AS payload
+       FROM ${DB}.checked3 WHERE code NOT IN ('', 'skip', 'defer')`,
+      `CREATE MATERIALIZED VIEW ${DB}.valid3_mv TO ${DB}.valid2 AS SELECT batch, n, ${BASE}, sig_key FROM ${DB}.checked3 WHERE code = ''`,
+    ];
   }
 
   /** The SELECT of the store's ingest_line_checks. */
@@ -160,6 +250,10 @@ export class SinglePass {
       ...refusals('checked2_121'),
       `CREATE MATERIALIZED VIEW ${DB}.valid2_121_mv TO ${DB}.valid2 AS SELECT batch, n, ${BASE}, sig_key FROM ${DB}.checked2_121 WHERE code = ''`,
       ...(await checking('probe_lines_121', 'probe_checked_121', CHECKS_121)),
+      // (b2f) (b2) with a common path before the checks (checks40's prototype, bench/RESULTS.md):
+      // each line's `fast` flag computed once, the fast lines' typed row straight to valid2, the
+      // rest through the store's checks view.
+      ...(await this.fastPath(registry, maxBytes, cols)),
       // (e) The engine's own parse alone: the ceiling's JSONEachRow into a Null table of the base table's columns.
       `CREATE TABLE ${DB}.parsed (${typed(BASE_COLUMNS)}) ENGINE = Null`,
     ];
@@ -236,8 +330,9 @@ export class SinglePass {
     const batch = randomUUID();
     const insertMs = await this.staged(body, batch, async (file) => {
       const journalMs = design === 'journal' ? await this.journalBegin(file, batch) : 0;
-      const two = design === 'two' || design === 'two121';
-      const ms = await this.insertLines(design === 'two121' ? 'lines2_121' : two ? 'lines2' : 'lines', file, batch, source);
+      const two = design === 'two' || design === 'two121' || design === 'fast';
+      const table = { two121: 'lines2_121', fast: 'lines3', two: 'lines2' }[design as string] ?? 'lines';
+      const ms = await this.insertLines(table, file, batch, source);
       return journalMs + ms + (two ? await this.storeTwo(batch) : 0);
     });
     const rows = await this.wh.query<{ n: number; code: string; reason: string; line: string }>(
@@ -246,9 +341,10 @@ export class SinglePass {
     );
     await this.wh.exec(`ALTER TABLE ${DB}.outcome DELETE WHERE batch = {b:String}`, { params: { b: batch } });
     const sum = (code: string): number => rows.filter((r) => r.code === code).reduce((s, r) => s + Number(r.reason), 0);
-    const others = rows.filter((r) => r.code !== 'valid' && r.code !== 'stored');
+    const others = rows.filter((r) => r.code !== 'valid' && r.code !== 'validfast' && r.code !== 'stored');
     return {
-      valid: sum('valid'),
+      valid: sum('valid') + sum('validfast'),
+      fast: sum('validfast'),
       stored: sum('stored'),
       blocks: rows.filter((r) => r.code === 'valid').length,
       refused: others.filter((r) => r.code !== 'defer').map((r) => ({ line: Number(r.n), code: r.code as RejectionCode, reason: r.reason })),
@@ -286,7 +382,7 @@ export async function singlePassReport(
   body: Uint8Array,
   source: string,
   design: Design = 'single',
-): Promise<IngestReport & { blocks: number; insertMs: number }> {
+): Promise<IngestReport & { blocks: number; insertMs: number; fast: number }> {
   const r = await sp.ingest(body, source, design);
   const rejected = r.refused.map((x) => ({ code: x.code, detail: x.reason, position: { line: x.line } }));
   const deferred = r.deferred.length === 0 ? { accepted: 0, duplicates: 0, rejected: [] } : await js.ingest(r.deferred, source);
@@ -297,5 +393,6 @@ export async function singlePassReport(
     rejected: [...rejected, ...deferred.rejected].sort((a, b) => lineOf(a) - lineOf(b)),
     blocks: r.blocks,
     insertMs: r.insertMs,
+    fast: r.fast,
   };
 }
