@@ -154,11 +154,15 @@ export class SinglePass {
     const row = BASE_COLUMNS.map((c) => (FAST_ROW[c] ?? `t.${c}`) + ` AS ${c}`).join(', ');
     return [
       `CREATE TABLE ${DB}.lines3 (batch String, source LowCardinality(String), n UInt32, line String) ENGINE = Null`,
+      // Two hops: the shape and the typed row, then the flag from the row's columns (in one
+      // SELECT, each use of t.x re-ran the JSONExtract: 12 µs a line instead of ~5).
+      `CREATE TABLE ${DB}.lines3t (batch String, source LowCardinality(String), n UInt32, line String, shape Bool, t ${FAST_TYPE}) ENGINE = Null`,
+      `CREATE MATERIALIZED VIEW ${DB}.lines3t_mv TO ${DB}.lines3t AS
+       SELECT batch, source, n, line, shape, JSONExtract(if(shape, line, '{}'), '${FAST_TYPE}') AS t
+       FROM (SELECT *, length(line) <= ${maxBytes} AND isValidUTF8(line) AND match(line, ${SHAPE}) AND ${KEYS_DISTINCT} AS shape FROM ${DB}.lines3)`,
       `CREATE TABLE ${DB}.lines3f (batch String, source LowCardinality(String), n UInt32, line String, fast Bool, t ${FAST_TYPE}) ENGINE = Null`,
       `CREATE MATERIALIZED VIEW ${DB}.lines3f_mv TO ${DB}.lines3f AS
-       SELECT batch, source, n, line, shape AND ${fastTests(names, programs)} AS fast, t
-       FROM (SELECT *, JSONExtract(if(shape, line, '{}'), '${FAST_TYPE}') AS t
-             FROM (SELECT *, length(line) <= ${maxBytes} AND isValidUTF8(line) AND match(line, ${SHAPE}) AND ${KEYS_DISTINCT} AS shape FROM ${DB}.lines3))`,
+       SELECT batch, source, n, line, shape AND ${fastTests(names, programs)} AS fast, t FROM ${DB}.lines3t`,
       `CREATE MATERIALIZED VIEW ${DB}.fast_mv TO ${DB}.valid2 AS SELECT batch, n, ${row}, cityHash64(signature) AS sig_key FROM ${DB}.lines3f WHERE fast`,
       `CREATE MATERIALIZED VIEW ${DB}.fast_valid_mv TO ${DB}.outcome AS
        SELECT batch, toUInt32(0) AS n, 'validfast' AS code, toString(count()) AS reason, '' AS line FROM (SELECT batch FROM ${DB}.lines3f WHERE fast) GROUP BY batch`,
