@@ -15,6 +15,7 @@ import { BASE_COLUMNS } from '../warehouse/tables.ts';
 import { machine, median, timeMs } from './bench-support.ts';
 import { startBenchServices } from './bench-server.ts';
 import { benchPipelineOptions, freshBodies } from './ingest-support.ts';
+import { SHAPE, shapeTest } from './common-path.ts';
 import { SinglePass } from './single-pass.ts';
 
 const { values } = parseArgs({ options: { records: { type: 'string' }, rounds: { type: 'string' }, threads: { type: 'string' } } });
@@ -64,34 +65,6 @@ const [structure] = await wh.query<{ s: string }>(
 );
 const B58 = '[1-9A-HJ-NP-Za-km-z]';
 const lit = (xs: string[]): string => `[${xs.map((x) => `'${x}'`).join(', ')}]`;
-/** An RE2 pattern as a SQL string literal. */
-const sqlString = (re: string): string => `'${re.replaceAll('\\', '\\\\').replaceAll("'", "\\'")}'`;
-// The shape of a flat record of the known fields, each value in a form that passes its checks
-// (no blanks, no escapes, no control characters): the sketch's test of an exact common path.
-const TEXT = String.raw`"[^"\\\x00-\x1f]*"`;
-const UINT = (digits: number): string => `(0|[1-9][0-9]{0,${digits - 1}})`;
-const VALUE: Record<string, string> = {
-  signature: `"${B58}{64,88}"`,
-  instruction_index: UINT(4),
-  transaction_index: UINT(5),
-  slot: UINT(11),
-  block_time: UINT(10),
-  program_id: `"${B58}{32,44}"`,
-  protocol_name: '"[a-z][a-z0-9_]{0,63}"',
-  instruction_type: TEXT,
-  fee: UINT(15),
-  compute_units: UINT(10),
-  accounts: String.raw`\[("${B58}{32,44}"(,"${B58}{32,44}")*)?\]`,
-  accounts_count: UINT(5),
-  success: '(true|false)',
-  error_message: TEXT,
-  log_messages: String.raw`(${TEXT}|\[(${TEXT}(,${TEXT})*)?\])`,
-  raw_data: TEXT,
-};
-const PAIR = `(${Object.entries(VALUE)
-  .map(([k, v]) => `"${k}":${v}`)
-  .join('|')})`;
-const SHAPE = sqlString(String.raw`^\{${PAIR}(,${PAIR})*\}$`);
 const ACCOUNTS = `'^\\\\[("${B58}{32,44}"(,"${B58}{32,44}")*)?\\\\]$'`;
 const ints121 = `ingest_int_check('instruction_index', r_ii, 0, 8191) != '' OR ingest_int_check('transaction_index', r_ti, 0, 65535) != ''
   OR ingest_int_check('block_time', r_bt, 0, 4294967295) != '' OR ingest_int_check('fee', r_fee, 0, 9007199254740991) != ''
@@ -113,6 +86,8 @@ const parts: Record<string, string> = {
   // flat record of the known fields, each value of its passing form, matches; its keys counted
   // (a key is the only '":' such a line holds); the typed values in one extraction.
   'a sketch: the shape pattern over the raw line': `SELECT countIf(match(line, ${SHAPE})) FROM profile_lines`,
+  // (b2f)'s shape test whole, as its view computes it (bench/common-path.ts): do the parts add up?
+  "a sketch: (b2f)'s whole shape test in one expression": `SELECT countIf(${shapeTest(262144)}) FROM profile_lines`,
   'a sketch: keys counted, each known one found': `SELECT countIf(countSubstrings(line, '":') = ${Object.values(FIELDS)
     .map((f) => `(position(line, '"${f}":') > 0)`)
     .join(' + ')}) FROM profile_lines`,

@@ -14,7 +14,7 @@ import { BASE_COLUMNS, TABLES } from '../warehouse/tables.ts';
 import { MIGRATIONS_DIR } from '../warehouse/migrate.ts';
 import type { Warehouse } from '../warehouse/warehouse.ts';
 import { timeMs } from './bench-support.ts';
-import { FAST_ROW, FAST_TYPE, fastTests, KEYS_DISTINCT, lit, SHAPE } from './common-path.ts';
+import { FAST_ROW, FAST_TYPE, fastTests, lit, shapeTest } from './common-path.ts';
 
 export const DB = 'single_pass_bench';
 export const BASE = BASE_COLUMNS.join(', ');
@@ -103,10 +103,10 @@ export class SinglePass {
       `CREATE TABLE ${DB}.lines3t (batch String, source LowCardinality(String), n UInt32, line String, shape Bool, t ${FAST_TYPE}) ENGINE = Null`,
       `CREATE MATERIALIZED VIEW ${DB}.lines3t_mv TO ${DB}.lines3t AS
        SELECT batch, source, n, line, shape, JSONExtract(if(shape, line, '{}'), '${FAST_TYPE}') AS t
-       FROM (SELECT *, length(line) <= ${maxBytes} AND isValidUTF8(line) AND match(line, ${SHAPE}) AND ${KEYS_DISTINCT} AS shape FROM ${DB}.lines3)`,
+       FROM (SELECT *, ${shapeTest(maxBytes)} AS shape FROM ${DB}.lines3)`,
       `CREATE TABLE ${DB}.lines3f (batch String, source LowCardinality(String), n UInt32, line String, fast Bool, t ${FAST_TYPE}) ENGINE = Null`,
       `CREATE MATERIALIZED VIEW ${DB}.lines3f_mv TO ${DB}.lines3f AS
-       SELECT batch, source, n, line, shape AND ${fastTests(names, programs)} AS fast, t FROM ${DB}.lines3t`,
+       SELECT batch, source, n, line, least(shape, ${fastTests(names, programs)}) AS fast, t FROM ${DB}.lines3t`,
       `CREATE MATERIALIZED VIEW ${DB}.fast_mv TO ${DB}.valid2 AS SELECT batch, n, ${row}, cityHash64(signature) AS sig_key FROM ${DB}.lines3f WHERE fast`,
       `CREATE MATERIALIZED VIEW ${DB}.fast_valid_mv TO ${DB}.outcome AS
        SELECT batch, toUInt32(0) AS n, 'validfast' AS code, toString(count()) AS reason, '' AS line FROM (SELECT batch FROM ${DB}.lines3f WHERE fast) GROUP BY batch`,
