@@ -28,7 +28,9 @@
 // engine path (IngestPipeline.ingestNdjson with checks 'engine'), and to see where the time
 // goes, (d) the checks alone (the lines through the checks into a Null table with no views) and
 // (e) the engine's JSONEachRow parse alone (the bytes into a Null table of the base columns),
-// in an order that rotates each round; each a fresh body. Ratios are to (a) in the same round;
+// in an order that rotates each round; each a fresh body. Since checks40 the store's checks are
+// migration 122's (cheaper, the same answers); (two121) and (checks121) are (b2) and (d) with
+// migration 121's checks, in the same rounds. Ratios are to (a) in the same round;
 // medians reported. A body must reach the views as one block in (b) (checked each call).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -43,7 +45,7 @@ import type { Warehouse } from '../warehouse/warehouse.ts';
 import { machine, median, timeMs } from './bench-support.ts';
 import { startBenchServer, startBenchServices } from './bench-server.ts';
 import { benchPipelineOptions, ENGINE_INSERT, engineInsert, freshBodies, warmPipeline } from './ingest-support.ts';
-import { DB, type Design, JOURNAL_WRITER, SinglePass, singlePassReport } from './single-pass.ts';
+import { CHECKS_121, DB, type Design, JOURNAL_WRITER, SinglePass, singlePassReport } from './single-pass.ts';
 
 const say = (s: string): void => void process.stderr.write(`${s}\n`);
 
@@ -84,7 +86,10 @@ async function rounds(): Promise<void> {
   await singlePassReport(sp, js, Buffer.from(await fresh(2000)), 'bench-warm');
   await singlePassReport(sp, js, Buffer.from(await fresh(2000)), 'bench-warm', 'two');
   await singlePassReport(sp, js, Buffer.from(await fresh(2000)), 'bench-warm', 'journal');
+  await singlePassReport(sp, js, Buffer.from(await fresh(2000)), 'bench-warm', 'two121');
+  await singlePassReport(sp, js, Buffer.from(await fresh(2000)), 'bench-warm', 'fast');
   await sp.checksOnly(Buffer.from(await fresh(2000)));
+  await sp.checksOnly(Buffer.from(await fresh(2000)), CHECKS_121);
   say(
     `store: ${ROWS.toLocaleString('en-US')} rows; ${RECORDS.toLocaleString('en-US')} fresh records a body; lines statement max_threads ${THREADS}; ${machine()}`,
   );
@@ -94,9 +99,11 @@ async function rounds(): Promise<void> {
       [TABLES.transactions, TABLES.ingestKeys, 'tx_by_rid'].map(async (t) => Number((await wh.query<{ n: string }>(`SELECT count() AS n FROM ${t}`))[0]!.n)),
     );
   const rate = (ms: number): number => Math.round(RECORDS / (ms / 1000));
-  type Case = 'engine' | Design | 'today' | 'checks' | 'parse';
+  type Case = 'engine' | Design | 'today' | 'checks' | 'checks121' | 'parse';
   // Each case answers its own time: (b)'s checks of what it stored stay outside it.
-  const statementMs: Record<Design, number> = { single: 0, journal: 0, two: 0 };
+  /** (b2f): the share of each body's lines that took the common path. */
+  const fastShare: number[] = [];
+  const statementMs: Record<Design, number> = { single: 0, journal: 0, two: 0, two121: 0, fast: 0 };
   const designed = async (b: Buffer, design: Design): Promise<number> => {
     const before = await counts();
     let r!: Awaited<ReturnType<typeof singlePassReport>>;
@@ -104,6 +111,7 @@ async function rounds(): Promise<void> {
     statementMs[design] = r.insertMs;
     const after = await counts();
     if (r.accepted !== RECORDS || r.blocks !== 1) throw new Error(`${design}: accepted ${r.accepted} in ${r.blocks} blocks`);
+    if (design === 'fast') fastShare.push(r.fast / RECORDS);
     if (after.some((n, i) => n - before[i]! !== RECORDS)) throw new Error(`${design}: counts ${before} -> ${after}`);
     return ms;
   };
@@ -112,6 +120,8 @@ async function rounds(): Promise<void> {
     single: (b) => designed(b, 'single'),
     journal: (b) => designed(b, 'journal'),
     two: (b) => designed(b, 'two'),
+    two121: (b) => designed(b, 'two121'),
+    fast: (b) => designed(b, 'fast'),
     today: async (b) => {
       let accepted = 0;
       const ms = await timeMs(async () => void ({ accepted } = await inEngine.ingestNdjson(b, 'bench')));
@@ -119,9 +129,10 @@ async function rounds(): Promise<void> {
       return ms;
     },
     checks: (b) => timeMs(() => sp.checksOnly(b)),
+    checks121: (b) => timeMs(() => sp.checksOnly(b, CHECKS_121)),
     parse: (b) => timeMs(() => wh.insertBytes(`${DB}.parsed`, b, 'JSONEachRow', ENGINE_INSERT)),
   };
-  const order = (['engine', 'single', 'journal', 'two', 'today', 'checks', 'parse'] as const).filter((c) => !SKIP.has(c));
+  const order = (['engine', 'single', 'journal', 'two', 'two121', 'fast', 'today', 'checks', 'checks121', 'parse'] as const).filter((c) => !SKIP.has(c));
   const perRound: Record<string, number | string>[] = [];
   for (let r = 0; r < ROUNDS; r++) {
     const load = loadavg()[0]!;
@@ -141,26 +152,41 @@ async function rounds(): Promise<void> {
       'single/engine': got.single! / got.engine!,
       'journal/engine': got.journal! / got.engine!,
       'two/engine': got.two! / got.engine!,
+      ...(got.fast === undefined ? {} : { 'fast/engine': got.fast / got.engine!, 'fast/two': got.fast / got.two! }),
+      ...(got.two121 === undefined ? {} : { 'two121/engine': got.two121 / got.engine!, 'two/two121': got.two! / got.two121 }),
       'today/engine': got.today! / got.engine!,
       'single/today': got.single! / got.today!,
       'single/two': got.single! / got.two!,
       ...(got.checks === undefined ? {} : { 'checks/engine': got.checks / got.engine! }),
+      ...(got.checks121 === undefined ? {} : { 'checks121/engine': got.checks121 / got.engine! }),
       ...(got.parse === undefined ? {} : { 'parse/engine': got.parse / got.engine! }),
     };
     perRound.push(row);
     say(
-      `round ${r + 1}/${ROUNDS} (load ${load.toFixed(1)} on ${availableParallelism()} cores; ${row.order}): records/s engine ${got.engine}, single pass ${got.single} (its INSERT ${Math.round(statementMs.single)} ms), with the journal ${got.journal} (${Math.round(statementMs.journal)} ms), two statements ${got.two} (${Math.round(statementMs.two)} ms), today ${got.today}` +
-        `${got.checks === undefined ? '' : `, checks alone ${got.checks}`}${got.parse === undefined ? '' : `, the engine's parse alone ${got.parse}`}; single ${row['single/engine'].toFixed(2)} of the engine, with the journal ${row['journal/engine'].toFixed(2)}, two ${row['two/engine'].toFixed(2)}, today ${row['today/engine'].toFixed(2)}, single/today ${row['single/today'].toFixed(2)}`,
+      `round ${r + 1}/${ROUNDS} (load ${load.toFixed(1)} on ${availableParallelism()} cores; ${row.order}): records/s engine ${got.engine}, single pass ${got.single} (its INSERT ${Math.round(statementMs.single)} ms), with the journal ${got.journal} (${Math.round(statementMs.journal)} ms), two statements ${got.two} (${Math.round(statementMs.two)} ms), with 121's checks ${got.two121}, with the common path ${got.fast}, today ${got.today}` +
+        `${got.checks === undefined ? '' : `, checks alone ${got.checks}`}${got.checks121 === undefined ? '' : `, 121's checks alone ${got.checks121}`}${got.parse === undefined ? '' : `, the engine's parse alone ${got.parse}`}; single ${row['single/engine'].toFixed(2)} of the engine, with the journal ${row['journal/engine'].toFixed(2)}, two ${row['two/engine'].toFixed(2)}, two with 121's checks ${(got.two121! / got.engine!).toFixed(2)}, with the common path ${(got.fast! / got.engine!).toFixed(2)}, today ${row['today/engine'].toFixed(2)}, single/today ${row['single/today'].toFixed(2)}`,
     );
   }
   const med = (k: string): number => median(perRound.map((x) => Number(x[k])).filter((x) => Number.isFinite(x)));
   const medians = Object.fromEntries(
-    ['single/engine', 'journal/engine', 'two/engine', 'today/engine', 'single/today', 'single/two', 'checks/engine', 'parse/engine'].map((k) => [
-      k,
-      Number(med(k).toFixed(3)),
-    ]),
+    [
+      'single/engine',
+      'journal/engine',
+      'two/engine',
+      'two121/engine',
+      'two/two121',
+      'fast/engine',
+      'fast/two',
+      'today/engine',
+      'single/today',
+      'single/two',
+      'checks/engine',
+      'checks121/engine',
+      'parse/engine',
+    ].map((k) => [k, Number(med(k).toFixed(3))]),
   );
   say(`medians over ${ROUNDS} rounds: ${JSON.stringify(medians)}`);
+  if (fastShare.length > 0) say(`(b2f): lines on the common path ${fastShare.map((x) => `${(x * 100).toFixed(1)} %`).join(', ')}`);
   const report = { date: new Date().toISOString(), machine: machine(), rows: ROWS, records: RECORDS, threads: THREADS, rounds: perRound, medians };
   if (values.out) {
     mkdirSync(path.dirname(values.out), { recursive: true });
@@ -269,14 +295,14 @@ async function check(): Promise<void> {
     const blockRows = values['block-rows'] === undefined ? undefined : Number(values['block-rows']);
     const sp = new SinglePass(wh, stageDir, blockRows, THREADS);
     await sp.create(await registry.list(), opts.maxRecordBytes);
-    for (const design of ['single', 'journal', 'two'] as const) {
+    for (const design of ['single', 'journal', 'two', 'two121', 'fast'] as const) {
       for (const t of before.keys()) await wh.exec(`TRUNCATE TABLE ${t}`);
       const forDeferred = new IngestPipeline(wh, registry, services.dataVersion, log, { ...opts, writerId: `check-${design}` });
       await forDeferred.prepare();
-      const { blocks, insertMs: _, ...b } = await singlePassReport(sp, forDeferred, body, 'check', design);
+      const { blocks, insertMs: _, fast, ...b } = await singlePassReport(sp, forDeferred, body, 'check', design);
       say(
         `\n${design}: ${b.accepted} stored, ${b.duplicates} duplicates, ${b.rejected.length} rejected (JavaScript path: ${a.accepted}, ${a.duplicates}, ${a.rejected.length}); ` +
-          `${blocks} block${blocks === 1 ? '' : 's'} of checked lines${blockRows === undefined ? '' : `, --block-rows ${blockRows}`}`,
+          `${blocks} block${blocks === 1 ? '' : 's'} of checked lines${blockRows === undefined ? '' : `, --block-rows ${blockRows}`}${design === 'fast' ? `; ${fast} valid lines on the common path` : ''}`,
       );
       same(`${design}: answer (accepted, duplicates, rejections with code, message, line)`, a, b);
       const after = await snapshot(wh);

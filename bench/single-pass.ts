@@ -3,6 +3,7 @@
 // de-duplicate them and route them; and (b2) the same in two statements. Not wired into the
 // pipeline: every object lives in a database of its own (DB), created and dropped here.
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Registered } from '../ingest/engine-checks.ts';
@@ -10,16 +11,20 @@ import type { IngestPipeline, IngestReport } from '../ingest/pipeline.ts';
 import type { RawRecord } from '../ingest/steps/records.ts';
 import type { RejectionCode } from '../ingest/rejection.ts';
 import { BASE_COLUMNS, TABLES } from '../warehouse/tables.ts';
+import { MIGRATIONS_DIR } from '../warehouse/migrate.ts';
 import type { Warehouse } from '../warehouse/warehouse.ts';
 import { timeMs } from './bench-support.ts';
+import { FAST_ROW, FAST_TYPE, fastTests, lit, shapeTest } from './common-path.ts';
 
 export const DB = 'single_pass_bench';
 export const BASE = BASE_COLUMNS.join(', ');
-/** A literal for the view text (the registry's names are snake_case and its programs Base58; escaped anyway). */
-const lit = (s: string): string => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 
 /** (b) one statement; (b+j) the journal's 'begin' then the one statement; (b2) two: the checks with their refusals, then the new rows. */
-export type Design = 'single' | 'journal' | 'two';
+/** (two121) is (b2) with migration 121's checks, the checks before checks40's cheaper ones. */
+export type Design = 'single' | 'journal' | 'two' | 'two121' | 'fast';
+
+/** The migration whose checks the '121' cases run (the store's own are 122's). */
+export const CHECKS_121 = '121_ingest_in_engine_checks';
 
 /** The journal's writer of (b+j): no pipeline repairs its entries. */
 export const JOURNAL_WRITER = 'single-pass-bench';
@@ -32,10 +37,21 @@ export const newRows = (from: string, which: string): string =>
      WHERE block_time BETWEEN (SELECT toDateTime(min(block_time), 'UTC') FROM ${from} WHERE ${which})
                           AND (SELECT toDateTime(max(block_time), 'UTC') FROM ${from} WHERE ${which}))`;
 
+/** The SELECT of the CREATE VIEW ingest_line_checks in a migration's file (e.g. '121_ingest_in_engine_checks'). */
+export function checksOfMigration(name: string): string {
+  const text = readFileSync(path.join(MIGRATIONS_DIR, `${name}.sql`), 'utf8');
+  const create = 'CREATE VIEW IF NOT EXISTS ingest_line_checks AS';
+  const at = text.indexOf(create);
+  if (at < 0) throw new Error(`${name} does not create ingest_line_checks`);
+  return text.slice(at + create.length, text.indexOf(';\n', at)).trim();
+}
+
 /** What a single-pass call did: as the pipeline's answer, plus the lines for the JavaScript steps. */
 export interface SinglePassResult {
   valid: number;
   stored: number;
+  /** (b2f) Valid lines that took the common path (not the checks view). */
+  fast: number;
   /** Blocks the checked lines reached the views in (one: the in-block de-duplication covers the body). */
   blocks: number;
   refused: { line: number; code: RejectionCode; reason: string }[];
@@ -56,14 +72,13 @@ export class SinglePass {
     private readonly threads = 1,
   ) {}
 
-  /** The checks of migration 121, as a SELECT over `source` (a table of n, line), the view's parameters bound as literals. */
-  async checksOver(source: string, registry: readonly Registered[], maxBytes: number): Promise<string> {
-    const [v] = await this.wh.query<{ q: string }>(
-      `SELECT create_table_query AS q FROM system.tables WHERE database = currentDatabase() AND name = 'ingest_line_checks'`,
-    );
-    if (v === undefined) throw new Error('ingest_line_checks (migration 121) is missing');
-    const at = v.q.indexOf(' AS SELECT ');
-    let sql = v.q.slice(at + ' AS '.length);
+  /**
+   * The checks of ingest_line_checks (the store's: migration 122's), or with `migration` those
+   * of that migration's file (121: the checks before checks40), as a SELECT over `source` (a
+   * table of n, line), the view's parameters bound as literals.
+   */
+  async checksOver(source: string, registry: readonly Registered[], maxBytes: number, migration?: string): Promise<string> {
+    let sql = migration === undefined ? await this.storedChecks() : checksOfMigration(migration);
     const from = /FROM (\w+\.)?ingest_lines\s+WHERE batch = \{batch:String\}/g;
     if ((sql.match(from) ?? []).length !== 1) throw new Error('the checks view no longer reads ingest_lines by batch: update this prototype');
     sql = sql
@@ -73,6 +88,52 @@ export class SinglePass {
       .replaceAll('{programs:Array(String)}', `[${registry.map((r) => lit(r.programId)).join(', ')}]::Array(String)`);
     if (/\{\w+:[^}]+\}/.test(sql)) throw new Error('the checks view has a parameter this prototype does not bind');
     return sql;
+  }
+
+  /** (b2f)'s tables and views: lines3 → lines3f (with `fast` and the typed row) → valid2, or the checks view → checked3. */
+  private async fastPath(registry: readonly Registered[], maxBytes: number, cols: { name: string; type: string }[]): Promise<string[]> {
+    const names = `[${registry.map((r) => lit(r.protocolName)).join(', ')}]::Array(String)`;
+    const programs = `[${registry.map((r) => lit(r.programId)).join(', ')}]::Array(String)`;
+    const rest = `(SELECT n, line FROM ${DB}.lines3f WHERE NOT fast)`;
+    const row = BASE_COLUMNS.map((c) => (FAST_ROW[c] ?? `t.${c}`) + ` AS ${c}`).join(', ');
+    return [
+      `CREATE TABLE ${DB}.lines3 (batch String, source LowCardinality(String), n UInt32, line String) ENGINE = Null`,
+      // Two hops: the shape and the typed row, then the flag from the row's columns (in one
+      // SELECT, each use of t.x re-ran the JSONExtract: 12 µs a line instead of ~5).
+      `CREATE TABLE ${DB}.lines3t (batch String, source LowCardinality(String), n UInt32, line String, shape Bool, t ${FAST_TYPE}) ENGINE = Null`,
+      `CREATE MATERIALIZED VIEW ${DB}.lines3t_mv TO ${DB}.lines3t AS
+       SELECT batch, source, n, line, shape, JSONExtract(if(shape, line, '{}'), '${FAST_TYPE}') AS t
+       FROM (SELECT *, ${shapeTest(maxBytes)} AS shape FROM ${DB}.lines3)`,
+      `CREATE TABLE ${DB}.lines3f (batch String, source LowCardinality(String), n UInt32, line String, fast Bool, t ${FAST_TYPE}) ENGINE = Null`,
+      `CREATE MATERIALIZED VIEW ${DB}.lines3f_mv TO ${DB}.lines3f AS
+       SELECT batch, source, n, line, least(shape, ${fastTests(names, programs)}) AS fast, t FROM ${DB}.lines3t`,
+      `CREATE MATERIALIZED VIEW ${DB}.fast_mv TO ${DB}.valid2 AS SELECT batch, n, ${row}, cityHash64(signature) AS sig_key FROM ${DB}.lines3f WHERE fast`,
+      `CREATE MATERIALIZED VIEW ${DB}.fast_valid_mv TO ${DB}.outcome AS
+       SELECT batch, toUInt32(0) AS n, 'validfast' AS code, toString(count()) AS reason, '' AS line FROM (SELECT batch FROM ${DB}.lines3f WHERE fast) GROUP BY batch`,
+      `CREATE TABLE ${DB}.checked3 (source LowCardinality(String), ${cols.map((c) => `${c.name} ${c.type}`).join(', ')}) ENGINE = Null`,
+      `CREATE MATERIALIZED VIEW ${DB}.checked3_mv TO ${DB}.checked3 AS
+       SELECT (SELECT any(batch) FROM ${DB}.lines3f) AS batch, (SELECT any(source) FROM ${DB}.lines3f) AS source,
+              n, if(code IN ('', 'skip'), '', line) AS line, code, reason, ${BASE}, sig_key
+       FROM (${await this.checksOver(rest, registry, maxBytes)})`,
+      `CREATE MATERIALIZED VIEW ${DB}.checked3_valid_mv TO ${DB}.outcome AS
+       SELECT batch, toUInt32(0) AS n, 'valid' AS code, toString(count()) AS reason, '' AS line
+       FROM (SELECT batch FROM ${DB}.checked3 WHERE code = '') GROUP BY batch`,
+      `CREATE MATERIALIZED VIEW ${DB}.checked3_refused_mv TO ${DB}.outcome AS
+       SELECT batch, n, code, reason, if(code = 'defer', line, '') AS line FROM ${DB}.checked3 WHERE code NOT IN ('', 'skip')`,
+      `CREATE MATERIALIZED VIEW ${DB}.checked3_dead_mv TO ${TABLES.deadLetters} (source LowCardinality(String), position String, code LowCardinality(String), reason String, payload String) AS
+       SELECT source, concat('line ', toString(n)) AS position, code, reason, if(code = 'oversized', substringUTF8(line, 1, 4096), line) AS payload
+       FROM ${DB}.checked3 WHERE code NOT IN ('', 'skip', 'defer')`,
+      `CREATE MATERIALIZED VIEW ${DB}.valid3_mv TO ${DB}.valid2 AS SELECT batch, n, ${BASE}, sig_key FROM ${DB}.checked3 WHERE code = ''`,
+    ];
+  }
+
+  /** The SELECT of the store's ingest_line_checks. */
+  private async storedChecks(): Promise<string> {
+    const [v] = await this.wh.query<{ q: string }>(
+      `SELECT create_table_query AS q FROM system.tables WHERE database = currentDatabase() AND name = 'ingest_line_checks'`,
+    );
+    if (v === undefined) throw new Error('ingest_line_checks (migration 121) is missing');
+    return v.q.slice(v.q.indexOf(' AS SELECT ') + ' AS '.length);
   }
 
   /** The database, its Null tables and the views (rebuilt whole: the registry is in their text). */
@@ -87,13 +148,13 @@ export class SinglePass {
     // A Null table of lines and its checks, once a line, into a Null table of checked lines;
     // the batch and source ride as scalars of the block (a materialized view's every read of
     // its source table is the inserted block).
-    const checking = async (lines: string, checked: string): Promise<string[]> => [
+    const checking = async (lines: string, checked: string, migration?: string): Promise<string[]> => [
       `CREATE TABLE ${DB}.${lines} (batch String, source LowCardinality(String), n UInt32, line String) ENGINE = Null`,
       `CREATE TABLE ${DB}.${checked} (source LowCardinality(String), ${cols.map((c) => `${c.name} ${c.type}`).join(', ')}) ENGINE = Null`,
       `CREATE MATERIALIZED VIEW ${DB}.${checked}_mv TO ${DB}.${checked} AS
        SELECT (SELECT any(batch) FROM ${DB}.${lines}) AS batch, (SELECT any(source) FROM ${DB}.${lines}) AS source,
               n, if(code IN ('', 'skip'), '', line) AS line, code, reason, ${BASE}, sig_key
-       FROM (${await this.checksOver(`${DB}.${lines}`, registry, maxBytes)})`,
+       FROM (${await this.checksOver(`${DB}.${lines}`, registry, maxBytes, migration)})`,
     ];
     // What every design does with the refused lines of a checked block, and the answer's counts.
     const refusals = (checked: string): string[] => [
@@ -132,6 +193,15 @@ export class SinglePass {
       `CREATE MATERIALIZED VIEW ${DB}.valid2_mv TO ${DB}.valid2 AS SELECT batch, n, ${BASE}, sig_key FROM ${DB}.checked2 WHERE code = ''`,
       // (d) The checks alone: the same view into a Null table with nothing behind it.
       ...(await checking('probe_lines', 'probe_checked')),
+      // (b2) and (d) again with migration 121's checks, to compare the cheaper checks in the same rounds.
+      ...(await checking('lines2_121', 'checked2_121', CHECKS_121)),
+      ...refusals('checked2_121'),
+      `CREATE MATERIALIZED VIEW ${DB}.valid2_121_mv TO ${DB}.valid2 AS SELECT batch, n, ${BASE}, sig_key FROM ${DB}.checked2_121 WHERE code = ''`,
+      ...(await checking('probe_lines_121', 'probe_checked_121', CHECKS_121)),
+      // (b2f) (b2) with a common path before the checks (checks40's prototype, bench/RESULTS.md):
+      // each line's `fast` flag computed once, the fast lines' typed row straight to valid2, the
+      // rest through the store's checks view.
+      ...(await this.fastPath(registry, maxBytes, cols)),
       // (e) The engine's own parse alone: the ceiling's JSONEachRow into a Null table of the base table's columns.
       `CREATE TABLE ${DB}.parsed (${typed(BASE_COLUMNS)}) ENGINE = Null`,
     ];
@@ -208,8 +278,10 @@ export class SinglePass {
     const batch = randomUUID();
     const insertMs = await this.staged(body, batch, async (file) => {
       const journalMs = design === 'journal' ? await this.journalBegin(file, batch) : 0;
-      const ms = await this.insertLines(design === 'two' ? 'lines2' : 'lines', file, batch, source);
-      return journalMs + ms + (design === 'two' ? await this.storeTwo(batch) : 0);
+      const two = design === 'two' || design === 'two121' || design === 'fast';
+      const table = { two121: 'lines2_121', fast: 'lines3', two: 'lines2' }[design as string] ?? 'lines';
+      const ms = await this.insertLines(table, file, batch, source);
+      return journalMs + ms + (two ? await this.storeTwo(batch) : 0);
     });
     const rows = await this.wh.query<{ n: number; code: string; reason: string; line: string }>(
       `SELECT n, code, reason, line FROM ${DB}.outcome WHERE batch = {b:String} ORDER BY n`,
@@ -217,9 +289,10 @@ export class SinglePass {
     );
     await this.wh.exec(`ALTER TABLE ${DB}.outcome DELETE WHERE batch = {b:String}`, { params: { b: batch } });
     const sum = (code: string): number => rows.filter((r) => r.code === code).reduce((s, r) => s + Number(r.reason), 0);
-    const others = rows.filter((r) => r.code !== 'valid' && r.code !== 'stored');
+    const others = rows.filter((r) => r.code !== 'valid' && r.code !== 'validfast' && r.code !== 'stored');
     return {
-      valid: sum('valid'),
+      valid: sum('valid') + sum('validfast'),
+      fast: sum('validfast'),
       stored: sum('stored'),
       blocks: rows.filter((r) => r.code === 'valid').length,
       refused: others.filter((r) => r.code !== 'defer').map((r) => ({ line: Number(r.n), code: r.code as RejectionCode, reason: r.reason })),
@@ -244,9 +317,9 @@ export class SinglePass {
   }
 
   /** (d) The checks alone over a body. */
-  async checksOnly(body: Uint8Array): Promise<void> {
+  async checksOnly(body: Uint8Array, migration?: typeof CHECKS_121): Promise<void> {
     const batch = randomUUID();
-    await this.staged(body, batch, (file) => this.insertLines('probe_lines', file, batch, 'probe'));
+    await this.staged(body, batch, (file) => this.insertLines(migration === undefined ? 'probe_lines' : 'probe_lines_121', file, batch, 'probe'));
   }
 }
 
@@ -257,7 +330,7 @@ export async function singlePassReport(
   body: Uint8Array,
   source: string,
   design: Design = 'single',
-): Promise<IngestReport & { blocks: number; insertMs: number }> {
+): Promise<IngestReport & { blocks: number; insertMs: number; fast: number }> {
   const r = await sp.ingest(body, source, design);
   const rejected = r.refused.map((x) => ({ code: x.code, detail: x.reason, position: { line: x.line } }));
   const deferred = r.deferred.length === 0 ? { accepted: 0, duplicates: 0, rejected: [] } : await js.ingest(r.deferred, source);
@@ -268,5 +341,6 @@ export async function singlePassReport(
     rejected: [...rejected, ...deferred.rejected].sort((a, b) => lineOf(a) - lineOf(b)),
     blocks: r.blocks,
     insertMs: r.insertMs,
+    fast: r.fast,
   };
 }

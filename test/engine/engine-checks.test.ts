@@ -4,6 +4,7 @@
 // exactly-once guarantees (a replay, a line repeated in the body, a deferred line repeating
 // an engine-checked one: each identity stored once, in the base table and every view).
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { tmpdir } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../../core/logger.ts';
@@ -17,7 +18,8 @@ import { FIRST_COUNTED_POSITION, MAX_INSTRUCTION_INDEX, MAX_RID_SLOT, MAX_TRANSA
 import { ndjsonRecords } from '../../ingest/ndjson.ts';
 import { parseRecord } from '../../ingest/parse-record.ts';
 import { protocolLookup } from '../../ingest/record-schema.ts';
-import { BASE_COLUMNS } from '../../warehouse/tables.ts';
+import { MIGRATIONS_DIR } from '../../warehouse/migrate.ts';
+import { BASE_COLUMNS, TABLES } from '../../warehouse/tables.ts';
 import { demoRecords, tableCounts } from '../support/fixtures.ts';
 import { recordVariants } from '../support/record-variants.ts';
 import { startServices } from '../support/services.ts';
@@ -59,6 +61,30 @@ const idBounds = (prefix: string): string[] =>
     { transaction_index: 1.5 },
   ].map((change, i) => JSON.stringify({ ...valid, signature: `${prefix}B${'abcdefghijk'[i]}`.padEnd(86, 'z'), ...change }));
 
+/** Lines aimed at the common-case tests of migration 122: numbers in every form JSON allows, the
+ *  accounts' array in any layout and at its bounds, CR and byte-order marks, the free text. */
+const ADDRESS = 'JUP6LkbZbjS1jKKwapdHNy74zcZ3tLUZoi5QNyVTaV4';
+const fastPathLines = (prefix: string): string[] => {
+  const sig = (i: number) => `${prefix}${i.toString(36)}`.padEnd(88, 'z');
+  // The valid record with one field's JSON text replaced (raw: as written, not as JSON.stringify writes it).
+  const line = (i: number, field: string, raw: string) => JSON.stringify({ ...valid, signature: sig(i), [field]: '@raw' }).replace('"@raw"', raw);
+  const many = (n: number, sep: string) => `[${Array.from({ length: n }, () => JSON.stringify(ADDRESS)).join(sep)}]`;
+  const numbers = ['1.0', '1e3', '1E3', '-0', '0.0', '00', '5000.0', '1.5e1', '18446744073709551616', '9007199254740993', '4294967296', '65536', '8192'];
+  const integers = ['fee', 'compute_units', 'block_time', 'slot', 'instruction_index', 'transaction_index', 'accounts_count'];
+  const accounts = [many(0, ','), many(1, ' , '), many(3, ',\t'), many(1023, ', '), many(1024, ','), many(1025, ','), '[ ]', '[null]', '[["x"]]'];
+  return [
+    ...numbers.flatMap((n, k) => integers.map((f, j) => line(100 + k * 10 + j, f, n))),
+    ...[...accounts, ...['1'.repeat(31), '1'.repeat(45), '0OIl', 'a,b', 'a\\"b'].map((x) => `["${x}"]`)].map((a, k) => line(300 + k, 'accounts', a)),
+    `${line(400, 'raw_data', '"a\\u0041"')}\r`,
+    `\ufeff${line(401, 'fee', '1')}`,
+    `\ufeff${line(402, 'fee', '2')}\r`,
+    `${line(403, 'fee', '3')}\r\r`,
+    `  ${line(404, 'log_messages', '["a","b\\n"]')}  `,
+    line(405, 'error_message', '7'),
+    line(406, 'instruction_type', '"a\\u00e9"'),
+  ];
+};
+
 /** Columns read as the row holds them: 64-bit numbers as text, the time as Unix seconds, the flag as 0/1. */
 const TEXT_OF: Record<string, string> = { slot: 'toString', fee: 'toString', block_time: 'toUInt32', success: 'toUInt8' };
 
@@ -99,6 +125,57 @@ describe('record checks in the engine', () => {
     // The engine decides nearly all of it: only the classes migration 121 names are deferred.
     expect(agreed).toBeGreaterThan(600);
     expect(deferred.size).toBeLessThan(20);
+  });
+
+  it("answers every line as migration 121's checks did: the cheaper checks (122) give the same code, message and row", async () => {
+    // Migration 121's view, as its file created it, beside the store's (122's).
+    const text = readFileSync(path.join(MIGRATIONS_DIR, '121_ingest_in_engine_checks.sql'), 'utf8');
+    const create = 'CREATE VIEW IF NOT EXISTS ingest_line_checks AS';
+    const at = text.indexOf(create);
+    await s.wh.exec(`CREATE VIEW IF NOT EXISTS ingest_line_checks_121 AS ${text.slice(at + create.length, text.indexOf(';\n', at))}`);
+    const generated = (await demoRecords(s, 2000, 21)).map((r, i) => JSON.stringify({ transaction_index: i % 300, ...r }));
+    const b = Buffer.concat([body('HHHQ'), Buffer.from([...fastPathLines('HHHF'), ...generated].join('\n'))]);
+    const checks = new EngineChecks(s.wh, tmpdir());
+    const registry = await s.registry.list();
+    const loaded = await checks.load(b, s.config.ingest.maxRecordBytes, registry);
+    try {
+      const answers = (view: string) =>
+        s.wh.queryText(
+          `SELECT * FROM ${view}(batch = {b:String}, max_bytes = {m:UInt32}, names = {names:Array(String)}, programs = {programs:Array(String)}) ORDER BY n`,
+          'JSONEachRow',
+          {
+            params: {
+              b: loaded.batch,
+              m: s.config.ingest.maxRecordBytes,
+              names: registry.map((r) => r.protocolName),
+              programs: registry.map((r) => r.programId),
+            },
+          },
+        );
+      const [before, now] = [(await answers('ingest_line_checks_121')).split('\n'), (await answers(TABLES.ingestLineChecks)).split('\n')];
+      expect(now.length).toBe(loaded.lines + 1);
+      for (let i = 0; i < before.length; i++) expect(now[i], `line ${i + 1}`).toBe(before[i]);
+      // Every kind of answer is among them: valid, refused with each code the engine gives, deferred, skipped.
+      const codes = new Set(now.filter((l) => l !== '').map((l) => (JSON.parse(l) as { code: string }).code));
+      expect([...codes].sort()).toEqual(
+        [
+          '',
+          'accounts_count_missing',
+          'defer',
+          'not_object',
+          'oversized',
+          'program_mismatch',
+          'program_unregistered',
+          'schema',
+          'skip',
+          'slot_out_of_range',
+          'unknown_protocol',
+        ].sort(),
+      );
+    } finally {
+      await checks.release(loaded.batch);
+      await s.wh.exec('DROP VIEW IF EXISTS ingest_line_checks_121');
+    }
   });
 
   it('stores the rows the JavaScript path builds, free text byte for byte, and nothing twice', async () => {
