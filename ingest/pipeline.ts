@@ -11,7 +11,7 @@
 // cannot interleave, which is what makes replaying records change no count in the base
 // table or any view.
 import { AppError, Errors } from '../core/errors.ts';
-import { INGEST_BACKFILL_BATCH_ROWS, INGEST_BACKFILL_YIELD_MS, INGEST_HAND_ROWS, INGEST_STORAGE_FULL_RETRY_AFTER_SECONDS } from '../core/limits/ingest.ts';
+import { INGEST_BACKFILL_BATCH_ROWS, INGEST_BACKFILL_YIELD, INGEST_HAND_ROWS, INGEST_STORAGE_FULL_RETRY_AFTER_SECONDS } from '../core/limits/ingest.ts';
 import type { DataChangeObserver, IngestObserver, IngestStage } from '../core/observers.ts';
 import type { Logger } from '../core/logger.ts';
 import type { DataVersion } from '../warehouse/data-version.ts';
@@ -96,7 +96,7 @@ export class IngestPipeline {
   /** Parsed rows waiting for the writer, by lane, and whether a writer turn is scheduled or running. */
   private readonly queue = new WriteQueue();
   /** Live calls in hand: a backfill call's parse waits for them (bounded). */
-  private readonly liveCalls = new LiveCalls();
+  private readonly liveCalls = new LiveCalls(INGEST_BACKFILL_YIELD);
   private draining = false;
   private readonly journal: WriteJournal;
   private readonly notifier: ChangeNotifier;
@@ -179,7 +179,7 @@ export class IngestPipeline {
    */
   async ingest(records: readonly RawRecord[], source: string, options: IngestOptions = {}): Promise<IngestReport> {
     const engine = this.inEngine === undefined || records.length < (this.options.engineMinRecords ?? 1) ? undefined : recordsBody(records);
-    return this.liveCalls.run(options.lane ?? 'live', INGEST_BACKFILL_YIELD_MS, () =>
+    return this.liveCalls.run(options.lane ?? 'live', () =>
       engine === undefined || engine.lines.length === 0 ? this.ingestCall(records, source, options) : this.engineCall(engine.body, source, options, engine),
     );
   }
@@ -188,7 +188,7 @@ export class IngestPipeline {
   async ingestNdjson(body: Buffer, source: string, options: IngestOptions = {}): Promise<IngestReport> {
     const lane = options.lane ?? 'live';
     if (this.inEngine === undefined || lineCount(body) < (this.options.engineMinRecords ?? 1)) return this.ingest(ndjsonRecords(body), source, options);
-    return this.liveCalls.run(lane, INGEST_BACKFILL_YIELD_MS, () => this.engineCall(body, source, options));
+    return this.liveCalls.run(lane, () => this.engineCall(body, source, options));
   }
 
   /** A body through the engine's checks; what it defers (and `records.others`) through the JavaScript steps. */

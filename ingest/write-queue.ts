@@ -73,15 +73,33 @@ export class WriteQueue {
   }
 }
 
+/** How long a backfill call may wait for live calls (ms): while live is fresh, and while it is behind. */
+export interface BackfillYield {
+  freshMs: number;
+  /** A live call slower than this (arrival to stored, ms) means live is behind. */
+  lagMs: number;
+  laggingMs: number;
+}
+
 /**
  * Live calls in hand (from arrival until stored). A backfill call waits for none to be in hand
- * before it parses, at most maxMs: the lanes order the writer, but a replay's parse would still
- * take the one JavaScript thread from live calls (bench/RESULTS.md, issue 40); the bound keeps
- * a backfill moving under steady live traffic.
+ * before it parses, at most `freshMs`, the lanes ordering the writer but not the machine's cores
+ * (a replay's parse and insert take them from live calls). While live is behind (its last call,
+ * ended within `laggingMs`, took longer than `lagMs`) a backfill call waits for live to be both
+ * idle and fresh again, at most `laggingMs`: beside live at 80 % of its maximum, a backfill
+ * admitted at every gap between live calls saturated the 2-core machine (bench/RESULTS.md,
+ * issue 40). The bounds keep a backfill moving under steady live traffic.
  */
 export class LiveCalls {
   private inHand = 0;
+  /** The last live call: how long it took (ms, arrival to stored), and when it ended. */
+  private last = { tookMs: 0, endedAt: -Infinity };
   private readonly waiting = new Set<() => void>();
+
+  constructor(
+    private readonly bounds: BackfillYield,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
 
   enter(): void {
     this.inHand += 1;
@@ -89,28 +107,40 @@ export class LiveCalls {
 
   leave(): void {
     this.inHand -= 1;
-    if (this.inHand > 0) return;
+    if (!this.ready) return;
     for (const wake of [...this.waiting]) wake();
   }
 
+  /** Whether live is behind: its last call, ended recently, took longer than the lag bound. */
+  get lagging(): boolean {
+    return this.last.tookMs > this.bounds.lagMs && this.now() - this.last.endedAt < this.bounds.laggingMs;
+  }
+
+  /** Whether a backfill call may start now: no live call in hand, and live not behind. */
+  private get ready(): boolean {
+    return this.inHand === 0 && !this.lagging;
+  }
+
   /** Run a call in its lane: a live call is in hand while it runs; a backfill call first waits
-   *  (at most maxMs) for no live call to be in hand. */
-  async run<T>(lane: Lane, maxMs: number, call: () => Promise<T>): Promise<T> {
+   *  until it may start (at most the bound for live's state). */
+  async run<T>(lane: Lane, call: () => Promise<T>): Promise<T> {
     if (lane === 'backfill') {
-      await this.idle(maxMs);
+      if (!this.ready) await this.idle(this.lagging ? this.bounds.laggingMs : this.bounds.freshMs);
       return call();
     }
+    const started = this.now();
     this.enter();
     try {
       return await call();
     } finally {
+      const endedAt = this.now();
+      this.last = { tookMs: endedAt - started, endedAt };
       this.leave();
     }
   }
 
-  /** Resolves when no live call is in hand, or after maxMs. */
-  idle(maxMs: number): Promise<void> {
-    if (this.inHand === 0) return Promise.resolve();
+  /** Resolves when a backfill call may start, or after maxMs. */
+  private idle(maxMs: number): Promise<void> {
     return new Promise((resolve) => {
       const wake = (): void => {
         clearTimeout(timer);

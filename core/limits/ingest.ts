@@ -49,9 +49,17 @@ export const INGEST_BACKFILL_BATCH_ROWS = 5000;
 /** De-duplication (ingest/steps/dedupe.ts): a batch whose block times span at most this many
  *  seconds reads its time range of ingest_keys; a wider one asks for its keys one by one. */
 export const INGEST_DEDUPE_SPAN_SECONDS = 3600;
-/** Longest a backfill call waits for live calls in hand before it parses anyway (ms): live
- *  records get the JavaScript thread first, a backfill still moves under steady live traffic. */
-export const INGEST_BACKFILL_YIELD_MS = 250;
+/**
+ * How long a backfill call waits for live calls in hand before it parses anyway (ms), so live
+ * records get the machine first and a backfill still moves under steady live traffic:
+ * - freshMs: while live keeps up;
+ * - lagMs: a live call slower than this (arrival to stored) means live is behind; half the
+ *   freshness target (1 s), so the backfill steps back before live records miss it;
+ * - laggingMs: while live is behind. At 80 % of the live maximum a forced backfill batch every
+ *   250 ms saturated the 2-core machine (live p99 5.5 s beside a 10M replay, bench/RESULTS.md,
+ *   issue 40); one every 5 s still moves a replay ~1,000 records/s.
+ */
+export const INGEST_BACKFILL_YIELD = { freshMs: 250, lagMs: 500, laggingMs: 5000 } as const;
 /** Backfills whose progress the pipeline keeps for the status answer (finished ones beyond it are forgotten). */
 export const INGEST_BACKFILLS_KEPT = 20;
 /** npm run ingest: how often the consumer's progress line is printed (ms). */
