@@ -23,6 +23,13 @@ function liveCall(calls: LiveCalls, tookMs: number): { finish: () => void; done:
   return { finish, done };
 }
 
+/** A live call that took `tookMs` by the fake clock, already stored. */
+async function storedLiveCall(calls: LiveCalls, tookMs: number): Promise<void> {
+  const call = liveCall(calls, tookMs);
+  call.finish();
+  await call.done;
+}
+
 /** Starts a backfill call; `started()` tells whether it has begun. */
 function backfillCall(calls: LiveCalls): { started: () => boolean; done: Promise<void> } {
   let began = false;
@@ -54,9 +61,7 @@ describe('a backfill call beside live calls', () => {
 
   it('while live keeps up, starts anyway after the short bound', async () => {
     const calls = new LiveCalls(BOUNDS, () => clock);
-    const fast = liveCall(calls, 200);
-    fast.finish();
-    await fast.done;
+    await storedLiveCall(calls, 200);
     expect(calls.lagging).toBe(false);
     const busy = liveCall(calls, 0);
     const b = backfillCall(calls);
@@ -69,9 +74,7 @@ describe('a backfill call beside live calls', () => {
 
   it('while live is behind, waits up to the long bound, and still moves', async () => {
     const calls = new LiveCalls(BOUNDS, () => clock);
-    const slow = liveCall(calls, BOUNDS.lagMs + 1);
-    slow.finish();
-    await slow.done;
+    await storedLiveCall(calls, BOUNDS.lagMs + 1);
     expect(calls.lagging).toBe(true);
     const busy = liveCall(calls, 0);
     const b = backfillCall(calls);
@@ -84,15 +87,11 @@ describe('a backfill call beside live calls', () => {
 
   it('while live is behind, waits for a fast live call even when none is in hand', async () => {
     const calls = new LiveCalls(BOUNDS, () => clock);
-    const slow = liveCall(calls, BOUNDS.lagMs + 1);
-    slow.finish();
-    await slow.done;
+    await storedLiveCall(calls, BOUNDS.lagMs + 1);
     const b = backfillCall(calls);
     await vi.advanceTimersByTimeAsync(BOUNDS.freshMs);
     expect(b.started()).toBe(false);
-    const fast = liveCall(calls, BOUNDS.lagMs);
-    fast.finish();
-    await fast.done;
+    await storedLiveCall(calls, BOUNDS.lagMs);
     await vi.advanceTimersByTimeAsync(0);
     expect(calls.lagging).toBe(false);
     expect(b.started()).toBe(true);
@@ -100,9 +99,7 @@ describe('a backfill call beside live calls', () => {
 
   it('forgets a slow live call once no live call came for the long bound', async () => {
     const calls = new LiveCalls(BOUNDS, () => clock);
-    const slow = liveCall(calls, BOUNDS.lagMs + 1);
-    slow.finish();
-    await slow.done;
+    await storedLiveCall(calls, BOUNDS.lagMs + 1);
     expect(calls.lagging).toBe(true);
     clock += BOUNDS.laggingMs;
     expect(calls.lagging).toBe(false);
