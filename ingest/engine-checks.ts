@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { INGEST_STAGE_BLOCK_LINES } from '../core/limits/ingest.ts';
 import { BASE_COLUMNS, TABLES } from '../warehouse/tables.ts';
 import type { Warehouse } from '../warehouse/warehouse.ts';
 import type { RejectionCode } from './rejection.ts';
@@ -61,6 +62,14 @@ export interface Registered {
 
 const ROUTE_SETTINGS = { parallel_view_processing: 1 };
 
+const STAGE_SETTINGS = {
+  max_threads: 1,
+  input_format_parallel_parsing: 0,
+  max_block_size: INGEST_STAGE_BLOCK_LINES,
+  min_insert_block_size_rows: INGEST_STAGE_BLOCK_LINES,
+  min_insert_block_size_bytes: 0,
+};
+
 export class EngineChecks {
   constructor(
     private readonly wh: Warehouse,
@@ -92,17 +101,21 @@ export class EngineChecks {
       try {
         await this.wh.exec(
           `INSERT INTO ${TABLES.ingestLines} SELECT {b:String}, toUInt32(rowNumberInAllBlocks() + {first:UInt32}), line FROM file({f:String}, 'LineAsString')`,
-          // One stream keeps the body's order, so row numbers are line numbers.
-          { params: { b: batch, f: file, first: firstLine }, settings: { max_threads: 1, input_format_parallel_parsing: 0 } },
+          // One stream keeps the body's order, so row numbers are line numbers; blocks of
+          // INGEST_STAGE_BLOCK_LINES let the checks below read them on every core.
+          { params: { b: batch, f: file, first: firstLine }, literalParams: true, settings: STAGE_SETTINGS },
         );
       } finally {
         await rm(file, { force: true });
       }
       // A valid line's text is not kept: its row is (the text is for dead letters and deferred lines).
       await this.wh.exec(
-        `INSERT INTO ${TABLES.ingestChecked} SELECT {b:String} AS batch, n, if(code IN ('', 'skip'), '', line), code, reason, ${BASE_COLUMNS.join(', ')}, sig_key
-         FROM ${TABLES.ingestLineChecks}(batch = {b:String}, max_bytes = {m:UInt32}, names = {names:Array(String)}, programs = {programs:Array(String)})`,
-        { params: { b: batch, m: maxRecordBytes, names: registry.map((r) => r.protocolName), programs: registry.map((r) => r.programId) } },
+        `INSERT INTO ${TABLES.ingestChecked} SELECT {batch:String} AS batch, n, if(code IN ('', 'skip'), '', line), code, reason, ${BASE_COLUMNS.join(', ')}, sig_key
+         FROM (${await this.checksText()})`,
+        {
+          params: { batch, max_bytes: maxRecordBytes, names: registry.map((r) => r.protocolName), programs: registry.map((r) => r.programId) },
+          literalParams: true,
+        },
       );
     } catch (err) {
       // Nothing of a failed load stays behind (its caller never learns the batch).
@@ -112,13 +125,37 @@ export class EngineChecks {
     return { batch, lines: lineCount(body) };
   }
 
+  /** The checks view's SELECT as the engine stores it (the migrations' one definition), read once. */
+  private checksSelect: Promise<string> | undefined;
+
+  /**
+   * The checks, as their view's own text run in place: a call of the parameterised view costs
+   * ~60 ms of planning a statement more than the same text (bench/RESULTS.md, "The checks'
+   * fixed cost"), a third of a Kafka-sized batch's whole check. Its parameters are the view's.
+   */
+  private checksText(): Promise<string> {
+    this.checksSelect ??= this.wh
+      .query<{ as_select: string }>(`SELECT as_select FROM system.tables WHERE database = currentDatabase() AND name = {v:String}`, {
+        params: { v: TABLES.ingestLineChecks },
+      })
+      .then(([row]) => {
+        if (row === undefined || row.as_select === '') throw new Error(`the view ${TABLES.ingestLineChecks} is missing`);
+        return row.as_select;
+      })
+      .catch((err: unknown) => {
+        this.checksSelect = undefined;
+        throw err;
+      });
+    return this.checksSelect;
+  }
+
   /** What the engine decided of a loaded batch (in the writer's turn: its de-duplication reads the store). */
   async decide(loaded: Loaded): Promise<EngineBatch> {
     const { batch } = loaded;
     const params = { b: batch };
     const [counts] = await this.wh.query<{ valid: string; rows: string }>(
       `SELECT countIf(code = '') AS valid, count() AS rows FROM ${TABLES.ingestChecked} WHERE batch = {b:String}`,
-      { params },
+      { params, literalParams: true },
     );
     // Every line has its row, or the call fails (and is sent again) rather than lose a record
     // silently: batches load beside each other's turns, and a Memory table's delete must not
@@ -129,7 +166,7 @@ export class EngineChecks {
     const others = await this.wh.query<{ n: number; code: string; reason: string; line: string }>(
       `SELECT n, code, reason, if(code = 'defer', line, '') AS line FROM ${TABLES.ingestChecked}
        WHERE batch = {b:String} AND code NOT IN ('', 'skip') ORDER BY n`,
-      { params },
+      { params, literalParams: true },
     );
     // A valid line is dropped when an earlier line of the body has its identity, or the store
     // has it (ingest_keys, over the batch's block times: migration 120).
@@ -140,7 +177,7 @@ export class EngineChecks {
              SELECT block_time, sig_key, instruction_index FROM ${TABLES.ingestKeys}
              WHERE block_time BETWEEN (SELECT toDateTime(min(block_time), 'UTC') FROM ${TABLES.ingestChecked} WHERE batch = {b:String} AND code = '')
                                   AND (SELECT toDateTime(max(block_time), 'UTC') FROM ${TABLES.ingestChecked} WHERE batch = {b:String} AND code = '')))`,
-      { params },
+      { params, literalParams: true },
     );
     this.droppedLines.set(
       batch,
@@ -151,7 +188,7 @@ export class EngineChecks {
     const buckets = await this.wh.query<{ protocol_name: string; newest: number }>(
       `SELECT protocol_name, max(block_time) AS newest FROM ${TABLES.ingestChecked}
        WHERE batch = {b:String} AND code = '' AND n NOT IN {d:Array(UInt32)} GROUP BY protocol_name, intDiv(block_time, 3600)`,
-      { params: { ...params, d: this.droppedLines.get(batch)! } },
+      { params: { ...params, d: this.droppedLines.get(batch)! }, literalParams: true },
     );
     return {
       valid: Number(counts?.valid ?? 0),
@@ -165,20 +202,27 @@ export class EngineChecks {
   /** Lines of a checked batch that are dropped as duplicates, by batch (until release). */
   private readonly droppedLines = new Map<string, number[]>();
 
-  /** Store a checked batch: new valid rows to the base table (and its views), refusals to dead_letters. */
-  async store(batch: string, to: DeadLetterPlace): Promise<void> {
-    const params = { b: batch, d: this.droppedLines.get(batch) ?? [], s: to.source, p: to.positions };
+  /**
+   * Store a checked batch: new valid rows to the base table (and its views), refusals to
+   * dead_letters. refused: the refused lines' numbers (decide's), whose positions are the only
+   * ones the dead-letter statement is given: with literal values a Kafka batch's every position
+   * would be thousands of literals to parse.
+   */
+  async store(batch: string, to: DeadLetterPlace, refused: readonly number[]): Promise<void> {
     await this.wh.exec(
       `INSERT INTO ${TABLES.transactions} (${BASE_COLUMNS.join(', ')})
        SELECT ${BASE_COLUMNS.join(', ')} FROM ${TABLES.ingestChecked} WHERE batch = {b:String} AND code = '' AND n NOT IN {d:Array(UInt32)}`,
-      { params, settings: ROUTE_SETTINGS },
+      { params: { b: batch, d: this.droppedLines.get(batch) ?? [] }, literalParams: true, settings: ROUTE_SETTINGS },
     );
+    if (refused.length === 0) return;
+    const lines = [...new Set(refused)];
+    const positions = lines.map((n) => to.positions[n - 1] ?? `line ${n}`);
     // The dead-letter table keeps a refused record's text (the first 4 KiB of an oversized one).
     await this.wh.exec(
       `INSERT INTO ${TABLES.deadLetters} (source, position, code, reason, payload)
-       SELECT {s:String}, if(n <= length({p:Array(String)}), {p:Array(String)}[n], concat('line ', toString(n))), code, reason, if(code = 'oversized', substringUTF8(line, 1, 4096), line)
+       SELECT {s:String}, {p:Array(String)}[indexOf({ns:Array(UInt32)}, n)], code, reason, if(code = 'oversized', substringUTF8(line, 1, 4096), line)
        FROM ${TABLES.ingestChecked} WHERE batch = {b:String} AND code NOT IN ('', 'skip', 'defer')`,
-      { params },
+      { params: { b: batch, s: to.source, p: positions, ns: lines }, literalParams: true },
     );
   }
 
@@ -186,7 +230,7 @@ export class EngineChecks {
   async release(batch: string): Promise<void> {
     this.droppedLines.delete(batch);
     for (const t of [TABLES.ingestLines, TABLES.ingestChecked]) {
-      await this.wh.exec(`ALTER TABLE ${t} DELETE WHERE batch = {b:String}`, { params: { b: batch } });
+      await this.wh.exec(`ALTER TABLE ${t} DELETE WHERE batch = {b:String}`, { params: { b: batch }, literalParams: true });
     }
   }
 }

@@ -164,13 +164,13 @@ export class EngineIngest {
     const result = await this.checks.decide(loaded);
     stage('dedupe');
     if (result.buckets.length === 0) {
-      await this.checks.store(batch, to);
+      await this.checks.store(batch, to, refusedLines(result));
       return result;
     }
     const entry = await this.parts.journal.begin(result.buckets);
     stage('journal');
     try {
-      await this.checks.store(batch, to);
+      await this.checks.store(batch, to, refusedLines(result));
       stage('insert');
     } catch (err) {
       this.parts.journal.failed(entry);
@@ -182,6 +182,9 @@ export class EngineIngest {
     return result;
   }
 }
+
+/** The lines of a batch the engine refused (each goes to the dead-letter table). */
+const refusedLines = (result: EngineBatch): number[] => result.refused.map((r) => r.line);
 
 const lineOf = (r: Rejection): number => ('line' in r.position ? r.position.line : 0);
 

@@ -22,6 +22,11 @@ describe('withLiteralParams', () => {
     expect(withLiteralParams('x IN {p:Array(String)}', { p: [] })).toBe('x IN CAST([] AS Array(String))');
   });
 
+  it('writes an array of whole numbers as bare checked digits in a typed array (an empty one too)', () => {
+    expect(withLiteralParams('n NOT IN {d:Array(UInt32)}', { d: [1, '4294967295', 7n] })).toBe('n NOT IN CAST([1, 4294967295, 7] AS Array(UInt32))');
+    expect(withLiteralParams('{d:Array(UInt8)}', { d: [] })).toBe('CAST([] AS Array(UInt8))');
+  });
+
   it('writes whole numbers as checked digits cast to their type, up to the type maximum', () => {
     expect(withLiteralParams('LIMIT {lim:UInt32}', { lim: 101 })).toBe("LIMIT CAST('101' AS UInt32)");
     expect(withLiteralParams('rid > {after:UInt64}', { after: '18446744073709551615' })).toBe("rid > CAST('18446744073709551615' AS UInt64)");
@@ -55,6 +60,11 @@ describe('withLiteralParams', () => {
     ['an array as a string parameter', 'String', ['a']],
     ['a string as an array parameter', 'Array(String)', 'a'],
     ['a number inside a string array', 'Array(String)', ['a', 1]],
+    ['a string as an array of numbers', 'Array(UInt32)', '1'],
+    ['an injection inside an array of numbers', 'Array(UInt32)', [1, '1]) OR 1=1 --']],
+    ['a negative item', 'Array(UInt64)', [-1]],
+    ['an item past the type', 'Array(UInt8)', [256]],
+    ['an array of signed numbers', 'Array(Int32)', [1]],
   ])('refuses %s', (_label, type, value) => {
     expect(() => withLiteralParams(`SELECT {v:${type}}`, { v: value })).toThrow(/parameter v/);
   });
