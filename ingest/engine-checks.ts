@@ -149,53 +149,52 @@ export class EngineChecks {
     return this.checksSelect;
   }
 
-  /** What the engine decided of a loaded batch (in the writer's turn: its de-duplication reads the store). */
+  /**
+   * What the engine decided of a loaded batch (in the writer's turn: its de-duplication reads
+   * the store). Two reads, each of them one statement (a statement's planning is its fixed
+   * cost): the lines' answer, then the duplicates with the buckets of what is left.
+   */
   async decide(loaded: Loaded): Promise<EngineBatch> {
     const { batch } = loaded;
     const params = { b: batch };
-    const [counts] = await this.wh.query<{ valid: string; rows: string }>(
-      `SELECT countIf(code = '') AS valid, count() AS rows FROM ${TABLES.ingestChecked} WHERE batch = {b:String}`,
+    const [answer] = await this.wh.query<{ rows: string; valid: string; others: [number, string, string, string][] }>(
+      `SELECT count() AS rows, countIf(code = '') AS valid,
+              groupArrayIf((n, code, reason, if(code = 'defer', line, '')), code NOT IN ('', 'skip')) AS others
+       FROM ${TABLES.ingestChecked} WHERE batch = {b:String}`,
       { params, literalParams: true },
     );
     // Every line has its row, or the call fails (and is sent again) rather than lose a record
     // silently: batches load beside each other's turns, and a Memory table's delete must not
     // have taken a concurrent load's rows.
-    if (Number(counts?.rows ?? 0) !== loaded.lines) {
-      throw new Error(`ingest batch ${batch}: ${counts?.rows ?? 0} of its ${loaded.lines} lines were checked`);
+    if (Number(answer?.rows ?? 0) !== loaded.lines) {
+      throw new Error(`ingest batch ${batch}: ${answer?.rows ?? 0} of its ${loaded.lines} lines were checked`);
     }
-    const others = await this.wh.query<{ n: number; code: string; reason: string; line: string }>(
-      `SELECT n, code, reason, if(code = 'defer', line, '') AS line FROM ${TABLES.ingestChecked}
-       WHERE batch = {b:String} AND code NOT IN ('', 'skip') ORDER BY n`,
-      { params, literalParams: true },
-    );
+    const others = (answer?.others ?? []).map(([n, code, reason, line]) => ({ n: Number(n), code, reason, line })).sort((a, b) => a.n - b.n);
     // A valid line is dropped when an earlier line of the body has its identity, or the store
-    // has it (ingest_keys, over the batch's block times: migration 120).
-    const dropped = await this.wh.query<{ n: number }>(
-      `SELECT n FROM ${TABLES.ingestChecked} WHERE batch = {b:String} AND code = ''
-         AND (n NOT IN (SELECT min(n) FROM ${TABLES.ingestChecked} WHERE batch = {b:String} AND code = '' GROUP BY signature, instruction_index)
+    // has it (ingest_keys, over the batch's block times: migration 120). Per (protocol, hour),
+    // the newest block time of the rows kept: the journal's buckets and what the change notice
+    // names (ingest/steps/notify.ts).
+    const groups = await this.wh.query<{ protocol_name: string; newest: number; kept: string; dropped_lines: number[] }>(
+      `SELECT protocol_name, maxIf(block_time, NOT is_dropped) AS newest, countIf(NOT is_dropped) AS kept, groupArrayIf(n, is_dropped) AS dropped_lines
+       FROM (
+         SELECT n, protocol_name, block_time,
+           n NOT IN (SELECT min(n) FROM ${TABLES.ingestChecked} WHERE batch = {b:String} AND code = '' GROUP BY signature, instruction_index)
            OR (toDateTime(block_time, 'UTC'), sig_key, instruction_index) IN (
              SELECT block_time, sig_key, instruction_index FROM ${TABLES.ingestKeys}
              WHERE block_time BETWEEN (SELECT toDateTime(min(block_time), 'UTC') FROM ${TABLES.ingestChecked} WHERE batch = {b:String} AND code = '')
-                                  AND (SELECT toDateTime(max(block_time), 'UTC') FROM ${TABLES.ingestChecked} WHERE batch = {b:String} AND code = '')))`,
+                                  AND (SELECT toDateTime(max(block_time), 'UTC') FROM ${TABLES.ingestChecked} WHERE batch = {b:String} AND code = '')) AS is_dropped
+         FROM ${TABLES.ingestChecked} WHERE batch = {b:String} AND code = '')
+       GROUP BY protocol_name, intDiv(block_time, 3600)`,
       { params, literalParams: true },
     );
-    this.droppedLines.set(
-      batch,
-      dropped.map((d) => Number(d.n)),
-    );
-    // Per (protocol, hour) of the rows to store, the newest block time: the journal's buckets
-    // and what the change notice names (ingest/steps/notify.ts).
-    const buckets = await this.wh.query<{ protocol_name: string; newest: number }>(
-      `SELECT protocol_name, max(block_time) AS newest FROM ${TABLES.ingestChecked}
-       WHERE batch = {b:String} AND code = '' AND n NOT IN {d:Array(UInt32)} GROUP BY protocol_name, intDiv(block_time, 3600)`,
-      { params: { ...params, d: this.droppedLines.get(batch)! }, literalParams: true },
-    );
+    const dropped = groups.flatMap((g) => g.dropped_lines.map(Number));
+    this.droppedLines.set(batch, dropped);
     return {
-      valid: Number(counts?.valid ?? 0),
+      valid: Number(answer?.valid ?? 0),
       duplicates: dropped.length,
-      refused: others.filter((o) => o.code !== 'defer').map((o) => ({ line: Number(o.n), code: o.code as RejectionCode, reason: o.reason })),
-      deferred: others.filter((o) => o.code === 'defer').map((o) => ({ line: Number(o.n), text: o.line })),
-      buckets: buckets.map((b) => ({ protocol_name: b.protocol_name, block_time: Number(b.newest) })),
+      refused: others.filter((o) => o.code !== 'defer').map((o) => ({ line: o.n, code: o.code as RejectionCode, reason: o.reason })),
+      deferred: others.filter((o) => o.code === 'defer').map((o) => ({ line: o.n, text: o.line })),
+      buckets: groups.filter((g) => Number(g.kept) > 0).map((g) => ({ protocol_name: g.protocol_name, block_time: Number(g.newest) })),
     };
   }
 
