@@ -11,6 +11,9 @@
 //  4. (--backfill) the same freshness again while a source replays a topic of --count records the
 //     store does not hold yet from its beginning: in the live lane (one queue, as before issue 40),
 //     then in the backfill lane (issue 40: < 2 s at p99 beside it), with the replay's own rate.
+// A large replay is produced once and reused by later runs against the same broker:
+//   scripts/kafka.sh start; then --brokers 127.0.0.1:PORT --backfill-topic NAME, and from the
+//   second run on also --backfill-produced (the topic NAME-<lane> already holds the records).
 // Defaults are a smoke run that finishes in about a minute; the recorded runs use
 // --count 1000000 --rate 20000 --seconds 60. Everything stays on loopback.
 import { writeFileSync, mkdirSync } from 'node:fs';
@@ -39,6 +42,8 @@ const { values } = parseArgs({
     'rate-fraction': { type: 'string' },
     backfill: { type: 'boolean' },
     'backfill-count': { type: 'string' },
+    'backfill-topic': { type: 'string' },
+    'backfill-produced': { type: 'boolean' },
     lanes: { type: 'string' },
     tag: { type: 'string' },
   },
@@ -153,10 +158,11 @@ async function main(): Promise<void> {
         ['backfill', 22],
       ] as const) {
         if (!LANES.includes(lane)) continue;
-        const backfillTopic = `backfill-${lane}-${Date.now()}`;
+        const backfillTopic = `${values['backfill-topic'] ?? `backfill-${Date.now()}`}-${lane}`;
         await ensureTopics(kafka, [backfillTopic], 4);
         const started = performance.now();
-        for (let offset = 0; offset < BACKFILL_COUNT; offset += 50_000) {
+        // --backfill-produced: an earlier run (same --brokers, --backfill-topic and count) produced it.
+        for (let offset = 0; offset < (values['backfill-produced'] ? 0 : BACKFILL_COUNT); offset += 50_000) {
           const count = Math.min(50_000, BACKFILL_COUNT - offset);
           const text = await demoRecordsNdjson(s.wh, { seed, total: BACKFILL_COUNT, offset, count, ...window });
           await publishLines(producer, backfillTopic, text.split('\n').filter(Boolean));
