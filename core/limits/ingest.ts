@@ -57,13 +57,15 @@ export const INGEST_DEDUPE_SPAN_SECONDS = 3600;
  * How long a backfill call waits for live calls in hand before it parses anyway (ms), so live
  * records get the machine first and a backfill still moves under steady live traffic:
  * - freshMs: while live keeps up;
- * - lagMs: a live call slower than this (arrival to stored) means live is behind; half the
- *   freshness target (1 s), so the backfill steps back before live records miss it;
+ * - lagMs: a live call slower than this (arrival to stored) means live is behind; a quarter of
+ *   the freshness target (1 s), so the backfill steps back before live records miss it (beside
+ *   a 10M replay at 80 % of the live maximum: p99 1.8-3.0 s, median 2.2, against 2.3-4.6 s,
+ *   median 2.6, at 500 ms; bench/RESULTS.md, session 17);
  * - laggingMs: while live is behind. At 80 % of the live maximum a forced backfill batch every
  *   250 ms saturated the 2-core machine (live p99 5.5 s beside a 10M replay, bench/RESULTS.md,
  *   issue 40); one every 5 s still moves a replay ~1,000 records/s.
  */
-export const INGEST_BACKFILL_YIELD = { freshMs: 250, lagMs: 500, laggingMs: 5000 } as const;
+export const INGEST_BACKFILL_YIELD = { freshMs: 250, lagMs: 250, laggingMs: 5000 } as const;
 /** Backfills whose progress the pipeline keeps for the status answer (finished ones beyond it are forgotten). */
 export const INGEST_BACKFILLS_KEPT = 20;
 /** npm run ingest: how often the consumer's progress line is printed (ms). */
