@@ -130,7 +130,7 @@ export class EngineChecks {
 
   /**
    * The checks, as their view's own text run in place: a call of the parameterised view costs
-   * ~60 ms of planning a statement more than the same text (bench/RESULTS.md, "The checks'
+   * ~60 ms of planning a statement more than the same text (bench/RESULTS.md, "The engine checks'
    * fixed cost"), a third of a Kafka-sized batch's whole check. Its parameters are the view's.
    */
   private checksText(): Promise<string> {

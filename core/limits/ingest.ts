@@ -48,7 +48,7 @@ export const INGEST_HAND_ROWS = 5000;
 export const INGEST_BACKFILL_BATCH_ROWS = 5000;
 /** Lines a block when a body is staged for the engine's checks (ingest/engine-checks.ts): a body
  *  staged as one block is checked on one thread; in blocks, on every core (a 40,000-line body's
- *  checks 470 → 320 ms on 2 cores, bench/RESULTS.md "The checks' fixed cost and one thread"). */
+ *  checks 470 → 320 ms on 2 cores, bench/RESULTS.md "The engine checks' fixed cost and one thread"). */
 export const INGEST_STAGE_BLOCK_LINES = 2048;
 /** De-duplication (ingest/steps/dedupe.ts): a batch whose block times span at most this many
  *  seconds reads its time range of ingest_keys; a wider one asks for its keys one by one. */
