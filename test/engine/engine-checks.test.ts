@@ -20,6 +20,7 @@ import { parseRecord } from '../../ingest/parse-record.ts';
 import { protocolLookup } from '../../ingest/record-schema.ts';
 import { MIGRATIONS_DIR } from '../../warehouse/migrate.ts';
 import { BASE_COLUMNS, TABLES } from '../../warehouse/tables.ts';
+import type { QueryOptions, Warehouse } from '../../warehouse/warehouse.ts';
 import { demoRecords, tableCounts } from '../support/fixtures.ts';
 import { recordVariants } from '../support/record-variants.ts';
 import { startServices } from '../support/services.ts';
@@ -236,6 +237,34 @@ describe('record checks in the engine', () => {
     expect(after.transactions).toBe(before.transactions + 1);
     const [dead] = await s.wh.query<{ n: string }>(`SELECT count() AS n FROM dead_letters WHERE payload LIKE '%HHHX%'`);
     expect(Number(dead!.n)).toBe(0);
+  });
+
+  it("checks and stores a body with its values as literals, never in chDB's line of bound statements", async () => {
+    // A bound statement of the process waits for every other one (chDB's binding): a serving
+    // read would wait behind a body's checks (bench/RESULTS.md, session 17). Each statement of
+    // the engine path that reads or writes a batch's lines asks for literal values.
+    const seen: { sql: string; literal: boolean }[] = [];
+    const opts = (sql: string, o: QueryOptions = {}): QueryOptions => {
+      if (/ingest_lines|ingest_checked/.test(sql)) seen.push({ sql, literal: o.params === undefined || o.literalParams === true });
+      return o;
+    };
+    const wh: Warehouse = Object.assign(Object.create(s.wh) as Warehouse, {
+      query: <T>(sql: string, o?: QueryOptions) => s.wh.query<T>(sql, opts(sql, o)),
+      exec: (sql: string, o?: QueryOptions) => s.wh.exec(sql, opts(sql, o)),
+    });
+    const pipeline = new IngestPipeline(wh, s.registry, s.dataVersion, createLogger('silent'), {
+      maxRecordBytes: s.config.ingest.maxRecordBytes,
+      batchRows: 700,
+      writerId: s.config.ingest.writerId,
+      checks: 'engine',
+    });
+    const line = JSON.stringify({ ...valid, signature: 'LLLX'.padEnd(86, 'z') });
+    const unknown = JSON.stringify({ ...valid, signature: 'LLLY'.padEnd(86, 'z'), protocol_name: 'no_such_protocol' });
+    const report = await pipeline.ingestNdjson(Buffer.from(`${line}\n${unknown}\n${line}\n`), 'http');
+    expect(report).toMatchObject({ accepted: 1, duplicates: 1, rejected: [{ code: 'unknown_protocol', position: { line: 2 } }] });
+    // Staging, checks, the two decision reads, the insert, the dead letter, the two deletes.
+    expect(seen.length).toBeGreaterThanOrEqual(8);
+    expect(seen.filter((x) => !x.literal).map((x) => x.sql)).toEqual([]);
   });
 
   it('repairs an insert that stopped part-way before it checks the next body, and the replay adds nothing', async () => {
